@@ -1,0 +1,114 @@
+"""DEFAULT_CONFIG (the keys Hermes users write in config.yaml) and env-var metadata. Data only."""
+
+from __future__ import annotations
+
+DEFAULT_CONFIG: dict = {
+    "model": {
+        "provider": "auto",
+        "default": "",
+        "base_url": "",
+        "api_key": "",
+        "context_length": 128000,
+        "max_tokens": None,
+    },
+    "fallback_providers": [],
+    "toolsets": ["hermes-cli"],
+    "platform_toolsets": {},
+    "agent": {
+        "max_turns": 60,
+        "api_max_retries": 3,
+        "tool_loop_warn_after": 3,
+        "tool_loop_hard_limit": 6,
+        "request_timeout": 600,
+    },
+    "terminal": {
+        "backend": "local",
+        "cwd": ".",
+        "timeout": 180,
+        "env_passthrough": [],
+        "docker_image": "hermes-sandbox:latest",
+        "docker_volumes": [],
+        "docker_mount_cwd_to_workspace": False,
+        "docker_network": False,
+        "container_cpu": 1,
+        "container_memory": 5120,
+        "singularity_image": "",
+        "ssh_host": "",
+        "ssh_user": "",
+        "ssh_port": 22,
+        "ssh_key": "",
+    },
+    "tool_output": {"max_bytes": 50000, "max_lines": 2000, "max_line_length": 2000},
+    "file_read_max_chars": 100000,
+    "approvals": {"mode": "manual", "timeout": 60, "deny": [], "cron_mode": "deny"},
+    "command_allowlist": [],
+    "checkpoints": {"enabled": True, "max_snapshots": 50},
+    "compression": {
+        "enabled": True,
+        "threshold": 0.5,
+        "target_ratio": 0.2,
+        "protect_first_n": 3,
+        "protect_last_n": 20,
+    },
+    "prompt_caching": {"enabled": True, "cache_ttl": "5m"},
+    "memory": {"memory_enabled": True, "user_profile_enabled": True, "memory_char_limit": 2200, "user_char_limit": 1375},
+    "auxiliary": {},
+    "sessions": {"title_mode": "first_message"},
+    "context_file_max_chars": 20000,
+    "display": {"show_reasoning": False, "tool_progress": "all", "streaming": True},
+    "personalities": {},
+    "skills": {"review": "auto", "external_dirs": []},
+    "mcp_servers": {},
+    "tools": {"tool_search": {"enabled": "auto", "threshold_pct": 10}},
+    "plugins": {"disabled": []},
+    "delegation": {"max_iterations": 30, "max_concurrent": 3},
+    "_config_version": 1,
+}
+
+# Environment variables (from the process or $HERMES_HOME/.env) mapped onto config keys.
+ENV_TO_CONFIG: dict[str, str] = {
+    "HERMES_INFERENCE_MODEL": "model.default",
+    "HERMES_INFERENCE_PROVIDER": "model.provider",
+    "HERMES_MAX_ITERATIONS": "agent.max_turns",
+    "TERMINAL_ENV": "terminal.backend",
+    "TERMINAL_CWD": "terminal.cwd",
+    "TERMINAL_TIMEOUT": "terminal.timeout",
+    "TERMINAL_DOCKER_IMAGE": "terminal.docker_image",
+    "TERMINAL_SINGULARITY_IMAGE": "terminal.singularity_image",
+    "TERMINAL_SSH_HOST": "terminal.ssh_host",
+    "TERMINAL_SSH_USER": "terminal.ssh_user",
+    "TERMINAL_SSH_PORT": "terminal.ssh_port",
+    "TERMINAL_SSH_KEY": "terminal.ssh_key",
+}
+
+# Optional secrets: metadata drives `hermes setup` / `hermes config migrate`.
+OPTIONAL_ENV_VARS: dict[str, dict] = {
+    "OPENROUTER_API_KEY": {
+        "description": "OpenRouter API key (provider openrouter)",
+        "prompt": "OpenRouter API key",
+        "url": "https://openrouter.ai/keys",
+        "tools": [],
+        "password": True,
+    },
+    "OPENAI_API_KEY": {
+        "description": "API key for an OpenAI-compatible endpoint",
+        "prompt": "OpenAI API key",
+        "url": "https://platform.openai.com/api-keys",
+        "tools": [],
+        "password": True,
+    },
+    "OPENAI_BASE_URL": {
+        "description": "Base URL of an OpenAI-compatible endpoint",
+        "prompt": "Base URL",
+        "url": "",
+        "tools": [],
+        "password": False,
+    },
+    "SUDO_PASSWORD": {
+        "description": "Password for sudo in the terminal tool",
+        "prompt": "sudo password",
+        "url": "",
+        "tools": ["terminal"],
+        "password": True,
+    },
+}

@@ -1,0 +1,121 @@
+"""Load Settings: defaults < config.yaml < .env < environment < CLI overrides. Errors -> ConfigError."""
+
+from __future__ import annotations
+
+import copy
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from hermes_agent import paths
+from hermes_agent.config.defaults import DEFAULT_CONFIG, ENV_TO_CONFIG
+from hermes_agent.config.settings import Settings
+from hermes_agent.errors import ConfigError
+
+
+def deep_merge(base: dict, over: Mapping) -> dict:
+    """Merge `over` into `base` recursively (mappings merge, everything else replaces)."""
+    for key, value in over.items():
+        if isinstance(value, Mapping) and isinstance(base.get(key), dict):
+            deep_merge(base[key], value)
+        else:
+            base[key] = copy.deepcopy(value)
+    return base
+
+
+def apply_dotted(data: dict, dotted: str, value: object) -> None:
+    """Set `data[a][b] = value` for `a.b`, creating intermediate mappings."""
+    parts = dotted.split(".")
+    node = data
+    for part in parts[:-1]:
+        nxt = node.get(part)
+        if not isinstance(nxt, dict):
+            nxt = {}
+            node[part] = nxt
+        node = nxt
+    node[parts[-1]] = value
+
+
+def parse_scalar(text: str) -> object:
+    """Interpret a CLI/env string as YAML scalar (true, 3, 0.5, [a, b]) or keep it as text."""
+    from ruamel.yaml import YAML
+
+    try:
+        value = YAML(typ="safe", pure=True).load(text)
+    except Exception:
+        return text
+    return text if value is None and text.strip() not in ("null", "~") else value
+
+
+def read_yaml_file(path: Path) -> dict:
+    """Parse a YAML mapping; any problem becomes a one-line ConfigError naming the file."""
+    if not path.exists():
+        return {}
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import YAMLError
+
+    try:
+        text = path.read_text(encoding="utf-8")
+        data = YAML(typ="safe", pure=True).load(text)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read: {exc}") from exc
+    except YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ConfigError(f"{path}: invalid YAML{where}: {problem}") from exc
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a mapping of settings at the top level, got {type(data).__name__}")
+    return data
+
+
+def _normalise(data: dict, source: Path | None) -> None:
+    model = data.get("model")
+    if isinstance(model, str):
+        data["model"] = {**DEFAULT_CONFIG["model"], "default": model}
+    elif model is not None and not isinstance(model, dict):
+        raise ConfigError(f"{source or 'config'}: 'model' must be a mapping or a model name")
+    ctx = data["model"].get("context_length")
+    if ctx is not None and not isinstance(ctx, int):
+        raise ConfigError(f"{source or 'config'}: model.context_length must be an integer, got {ctx!r}")
+    for key in ("toolsets", "command_allowlist", "fallback_providers"):
+        if key in data and data[key] is not None and not isinstance(data[key], list):
+            raise ConfigError(f"{source or 'config'}: '{key}' must be a list")
+
+
+def read_env_file(path: Path) -> dict[str, str]:
+    """Values of a dotenv file (empty when missing)."""
+    if not path.exists():
+        return {}
+    from dotenv import dotenv_values
+
+    return {k: v for k, v in dotenv_values(path).items() if v is not None}
+
+
+def load_settings(overrides: Mapping[str, object] | None = None, *, yolo: bool = False,
+                  environ: Mapping[str, str] | None = None, ignore_user_config: bool = False) -> Settings:
+    """Build Settings from every layer; raises ConfigError with a one-line message."""
+    environ = dict(os.environ if environ is None else environ)
+    home = paths.hermes_home()
+    cfg_path = paths.config_path()
+    data = copy.deepcopy(DEFAULT_CONFIG)
+    if not ignore_user_config:
+        user_cfg = read_yaml_file(cfg_path)
+        if isinstance(user_cfg.get("model"), str):
+            user_cfg["model"] = {"default": user_cfg["model"]}
+        deep_merge(data, user_cfg)
+    _normalise(data, cfg_path)
+    env = read_env_file(paths.env_path())
+    env.update(environ)
+    for var, key in ENV_TO_CONFIG.items():
+        if env.get(var, "").strip():
+            apply_dotted(data, key, parse_scalar(env[var].strip()))
+    for key, value in (overrides or {}).items():
+        if value is not None:
+            apply_dotted(data, key, value)
+    _normalise(data, cfg_path)
+    if str(env.get("HERMES_YOLO_MODE", "")).lower() in ("1", "true", "yes"):
+        yolo = True
+    return Settings(data=data, env=env, home=home, config_file=cfg_path, yolo=yolo)

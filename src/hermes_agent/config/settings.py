@@ -1,0 +1,69 @@
+"""The frozen Settings object: merged config plus the effective environment, passed explicitly."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+_MISSING = object()
+
+
+@dataclass(frozen=True, slots=True)
+class ModelSettings:
+    """The `model:` section, normalised."""
+
+    provider: str = "auto"
+    model: str = ""
+    base_url: str = ""
+    api_key: str = ""
+    context_length: int = 128000
+    max_tokens: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Merged configuration (defaults < config.yaml < .env < environment < CLI)."""
+
+    data: Mapping = field(default_factory=dict)
+    env: Mapping[str, str] = field(default_factory=dict)
+    home: Path = Path(".")
+    config_file: Path | None = None
+    yolo: bool = False
+
+    def get(self, dotted: str, default: object = None) -> object:
+        """Value at a dotted key such as `terminal.backend`, or `default`."""
+        node: object = self.data
+        for part in dotted.split("."):
+            if not isinstance(node, Mapping) or part not in node:
+                return default
+            node = node[part]
+        return node
+
+    def section(self, name: str) -> dict:
+        """A deep copy of a mapping section (empty dict when absent)."""
+        value = self.data.get(name)
+        return copy.deepcopy(value) if isinstance(value, Mapping) else {}
+
+    @property
+    def model(self) -> ModelSettings:
+        m = self.data.get("model") or {}
+        ctx = m.get("context_length") or 128000
+        return ModelSettings(
+            provider=str(m.get("provider") or "auto"),
+            model=str(m.get("default") or m.get("model") or ""),
+            base_url=str(m.get("base_url") or ""),
+            api_key=str(m.get("api_key") or ""),
+            context_length=int(ctx),
+            max_tokens=m.get("max_tokens"),
+        )
+
+    def with_overrides(self, overrides: Mapping[str, object]) -> Settings:
+        """A copy with dotted keys replaced (used for per-session changes such as /model)."""
+        from hermes_agent.config.loader import apply_dotted
+
+        data = copy.deepcopy(dict(self.data))
+        for key, value in overrides.items():
+            apply_dotted(data, key, value)
+        return Settings(data=data, env=self.env, home=self.home, config_file=self.config_file, yolo=self.yolo)

@@ -1,0 +1,57 @@
+"""Typed events the agent loop emits; frontends render them, the loop never prints."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hermes_agent.messages import Message, Usage
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReasoningDelta:
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolStarted:
+    call_id: str
+    name: str
+    preview: str
+    emoji: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolFinished:
+    call_id: str
+    name: str
+    result: str
+    duration_s: float
+    ok: bool
+
+
+@dataclass(frozen=True, slots=True)
+class MessageAdded:
+    message: Message
+
+
+@dataclass(frozen=True, slots=True)
+class Notice:
+    """Something the user should know (retry, fallback, loop stopped, compression)."""
+
+    text: str
+    level: str = "info"
+
+
+@dataclass(frozen=True, slots=True)
+class TurnFinished:
+    final_text: str
+    usage: Usage
+    reason: str = "stop"
+
+
+Event = TextDelta | ReasoningDelta | ToolStarted | ToolFinished | MessageAdded | Notice | TurnFinished

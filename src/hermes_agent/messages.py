@@ -1,0 +1,109 @@
+"""Conversation value types (frozen): Message, ToolCall, Usage. Only these cross layer boundaries."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, replace
+from typing import Literal
+
+Role = Literal["system", "user", "assistant", "tool"]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One function call requested by the model; `arguments` is the raw JSON text it sent."""
+
+    id: str
+    name: str
+    arguments: str = "{}"
+
+    def to_openai(self) -> dict:
+        return {"id": self.id, "type": "function", "function": {"name": self.name, "arguments": self.arguments}}
+
+    @classmethod
+    def from_openai(cls, d: dict) -> ToolCall:
+        fn = d.get("function") or {}
+        args = fn.get("arguments", "{}")
+        if not isinstance(args, str):
+            args = json.dumps(args, ensure_ascii=False)
+        return cls(id=str(d.get("id") or ""), name=str(fn.get("name") or ""), arguments=args)
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Token counts reported by the API for one model call."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    reasoning_tokens: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.prompt_tokens + other.prompt_tokens,
+            self.completion_tokens + other.completion_tokens,
+            self.cache_read_tokens + other.cache_read_tokens,
+            self.cache_write_tokens + other.cache_write_tokens,
+            self.reasoning_tokens + other.reasoning_tokens,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """One conversation message; `to_openai()` gives the chat-completions wire dict."""
+
+    role: Role
+    content: str | None = None
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
+    name: str | None = None
+    reasoning: str | None = None
+    usage: Usage | None = field(default=None, compare=False)
+    finish_reason: str | None = field(default=None, compare=False)
+
+    def to_openai(self, *, include_reasoning: bool = True) -> dict:
+        d: dict = {"role": self.role, "content": self.content}
+        if self.tool_calls:
+            d["tool_calls"] = [tc.to_openai() for tc in self.tool_calls]
+        if self.tool_call_id is not None:
+            d["tool_call_id"] = self.tool_call_id
+        if self.role == "tool" and self.name:
+            d["name"] = self.name
+        if include_reasoning and self.reasoning and self.role == "assistant":
+            d["reasoning_content"] = self.reasoning
+        return d
+
+    @classmethod
+    def from_openai(cls, d: dict) -> Message:
+        calls = tuple(ToolCall.from_openai(tc) for tc in d.get("tool_calls") or ())
+        content = d.get("content")
+        if isinstance(content, list):  # multimodal parts: keep the text
+            content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
+        return cls(
+            role=d["role"],
+            content=content,
+            tool_calls=calls,
+            tool_call_id=d.get("tool_call_id"),
+            name=d.get("name"),
+            reasoning=d.get("reasoning_content") or d.get("reasoning"),
+        )
+
+    def with_content(self, content: str | None) -> Message:
+        return replace(self, content=content)
+
+
+def system(text: str) -> Message:
+    return Message(role="system", content=text)
+
+
+def user(text: str) -> Message:
+    return Message(role="user", content=text)
+
+
+def tool_result(call: ToolCall, content: str) -> Message:
+    return Message(role="tool", content=content, tool_call_id=call.id, name=call.name)
