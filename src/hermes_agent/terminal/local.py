@@ -1,0 +1,240 @@
+"""LocalBackend: commands run on this machine, one `bash -c` per call in its own process group;
+cwd and exported variables persist per backend instance through a private state directory."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import stat as stat_mod
+import subprocess
+import tempfile
+import threading
+import time
+
+from hermes_agent.terminal.base import ExecResult
+from hermes_agent.terminal.shell import (
+    INTERRUPT_EXIT,
+    TIMEOUT_EXIT,
+    ScriptSpec,
+    build_script,
+    cap_bytes,
+    new_call_id,
+    scrub_env,
+    split_meta,
+)
+
+_POLL_S = 0.02
+_KILL_GRACE_S = 0.5
+
+
+class LocalBackend:
+    """Runs commands with the host's bash. `env` replaces the inherited environment (secrets
+    scrubbed by default); `output_limit` bounds what one call may hold in memory."""
+
+    kind = "local"
+    isolated = False
+
+    def __init__(self, cwd: str | None = None, *, env: dict[str, str] | None = None,
+                 env_passthrough: list[str] | tuple[str, ...] = (), timeout: float = 180.0,
+                 output_limit: int = 2_000_000, shell: str | None = None) -> None:
+        self._initial_cwd = os.path.abspath(os.path.expanduser(cwd)) if cwd else None
+        self._env = env
+        self._passthrough = tuple(env_passthrough)
+        self._timeout = timeout
+        self._output_limit = output_limit
+        self._shell = shell
+        self._state_dir: str | None = None
+        self._cwd: str | None = None
+        self._groups: set[int] = set()
+        self._lock = threading.Lock()
+
+    # -- commands ---------------------------------------------------------------------------
+
+    def execute(self, command: str, *, cwd: str | None = None, timeout: float | None = None,
+                stdin: str | None = None, interrupt: threading.Event | None = None) -> ExecResult:
+        """Run `command`; cwd/exported variables persist between calls of this backend."""
+        state = self._ensure_state()
+        call_id = new_call_id()
+        spec = ScriptSpec(command=command, state_dir=state, call_id=call_id,
+                          initial_cwd=self.cwd(), workdir=self._abs(cwd) if cwd else None,
+                          stdin=stdin is not None)
+        out_path = os.path.join(state, f"stdout.{call_id}")
+        in_path = os.path.join(state, f"stdin.{call_id}")
+        try:
+            if stdin is not None:
+                with open(in_path, "w", encoding="utf-8") as fh:
+                    fh.write(stdin)
+            with open(out_path, "wb") as out, \
+                    open(in_path if stdin is not None else os.devnull, "rb") as inp:
+                proc = subprocess.Popen(
+                    [self._bash(), "-c", build_script(spec)], stdin=inp, stdout=out,
+                    stderr=subprocess.PIPE, cwd=self._spawn_cwd(), env=self._child_env(),
+                    start_new_session=True)
+            with self._lock:
+                self._groups.add(proc.pid)
+            limit = self._timeout if timeout is None else timeout
+            timed_out, interrupted = self._wait(proc, limit, interrupt)
+            meta = proc.stderr.read().decode("utf-8", "replace") if proc.stderr else ""
+            if proc.stderr:
+                proc.stderr.close()
+            new_cwd, _, noise = split_meta(meta)
+            if new_cwd:
+                self._cwd = new_cwd
+            text = self._read_output(out_path)
+            if noise:
+                text = f"{text}\n{noise}" if text else noise
+            code = TIMEOUT_EXIT if timed_out else INTERRUPT_EXIT if interrupted else proc.returncode
+            if timed_out:
+                text = _append(text, f"[command timed out after {limit:g}s; its process group was killed]")
+            elif interrupted:
+                text = _append(text, "[command interrupted]")
+            return ExecResult(text, code, timed_out=timed_out, interrupted=interrupted, cwd=self._cwd)
+        finally:
+            for path in (out_path, in_path):
+                try:
+                    os.unlink(path)
+                except OSError:
+                    pass
+
+    def _wait(self, proc: subprocess.Popen, limit: float | None,
+              interrupt: threading.Event | None) -> tuple[bool, bool]:
+        """Wait for the wrapper; kill its process group on timeout or interrupt."""
+        deadline = None if limit is None or limit <= 0 else time.monotonic() + limit
+        while True:
+            try:
+                proc.wait(timeout=_POLL_S)
+                return False, False
+            except subprocess.TimeoutExpired:
+                pass
+            if interrupt is not None and interrupt.is_set():
+                self._kill_group(proc)
+                return False, True
+            if deadline is not None and time.monotonic() >= deadline:
+                self._kill_group(proc)
+                return True, False
+
+    def _kill_group(self, proc: subprocess.Popen) -> None:
+        """SIGTERM the whole group, then SIGKILL what is left after a short grace."""
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            try:
+                os.killpg(proc.pid, sig)
+            except (ProcessLookupError, PermissionError):
+                break
+            try:
+                proc.wait(timeout=_KILL_GRACE_S)
+                if sig == signal.SIGTERM:
+                    # The wrapper is gone; children that ignored TERM still get KILL.
+                    os.killpg(proc.pid, signal.SIGKILL)
+                break
+            except subprocess.TimeoutExpired:
+                continue
+            except ProcessLookupError:
+                break
+        try:
+            proc.wait(timeout=_KILL_GRACE_S)
+        except subprocess.TimeoutExpired:
+            pass
+
+    def _read_output(self, path: str) -> str:
+        """Decoded output of one call; head and tail kept when it exceeds the output limit."""
+        try:
+            size = os.path.getsize(path)
+            with open(path, "rb") as fh:
+                if size <= self._output_limit:
+                    data = fh.read(self._output_limit)
+                else:
+                    half = self._output_limit // 2
+                    head = fh.read(half)
+                    fh.seek(size - half)
+                    data = cap_bytes(head + fh.read(half), self._output_limit, total=size)
+        except OSError:
+            return ""
+        return data.decode("utf-8", "replace")
+
+    # -- state ------------------------------------------------------------------------------
+
+    def cwd(self) -> str:
+        """The current working directory of this backend's shell."""
+        if self._cwd is None:
+            self._cwd = self._initial_cwd or os.getcwd()
+        return self._cwd
+
+    def _ensure_state(self) -> str:
+        if self._state_dir is None or not os.path.isdir(self._state_dir):
+            self._state_dir = tempfile.mkdtemp(prefix="hermes-term-")
+        return self._state_dir
+
+    def _spawn_cwd(self) -> str:
+        cwd = self.cwd()
+        return cwd if os.path.isdir(cwd) else (self._initial_cwd if self._initial_cwd and
+                                                os.path.isdir(self._initial_cwd) else os.getcwd())
+
+    def _child_env(self) -> dict[str, str]:
+        base = dict(os.environ) if self._env is None else dict(self._env)
+        return scrub_env(base, self._passthrough)
+
+    def _bash(self) -> str:
+        if self._shell is None:
+            self._shell = shutil.which("bash") or "/bin/sh"
+        return self._shell
+
+    def _abs(self, path: str) -> str:
+        path = os.path.expanduser(path)
+        return path if os.path.isabs(path) else os.path.join(self.cwd(), path)
+
+    # -- files ------------------------------------------------------------------------------
+
+    def read_bytes(self, path: str, limit: int | None = None) -> bytes:
+        """Bytes of a file (at most `limit`)."""
+        with open(self._abs(path), "rb") as fh:
+            return fh.read() if limit is None else fh.read(limit)
+
+    def write_bytes(self, path: str, data: bytes) -> None:
+        """Atomically replace a file (temp file + rename), creating parent directories."""
+        target = self._abs(path)
+        parent = os.path.dirname(target) or "."
+        os.makedirs(parent, exist_ok=True)
+        try:
+            mode = os.stat(target).st_mode & 0o7777
+        except FileNotFoundError:
+            mode = None
+        fd, tmp = tempfile.mkstemp(prefix=".hermes-", dir=parent)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+            if mode is not None:
+                os.chmod(tmp, mode)
+            os.replace(tmp, target)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+
+    def stat(self, path: str) -> dict | None:
+        """{"size", "is_dir", "mtime"} or None when missing."""
+        try:
+            st = os.stat(self._abs(path))
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        return {"size": st.st_size, "is_dir": stat_mod.S_ISDIR(st.st_mode), "mtime": st.st_mtime}
+
+    def close(self) -> None:
+        """Kill what earlier calls left running and remove the state directory."""
+        with self._lock:
+            groups, self._groups = self._groups, set()
+        for pgid in groups:
+            try:
+                os.killpg(pgid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        if self._state_dir:
+            shutil.rmtree(self._state_dir, ignore_errors=True)
+            self._state_dir = None
+
+
+def _append(text: str, note: str) -> str:
+    """`note` on a line of its own after `text`."""
+    return f"{text.rstrip(chr(10))}\n{note}" if text else note
