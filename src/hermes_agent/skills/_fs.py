@@ -1,0 +1,80 @@
+"""File helpers shared by the skills modules: atomic writes, skill-directory hashing, safe copies."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+# Directories under a skills root that hold state rather than skills.
+STATE_DIRS = frozenset({".hub", ".proposals", ".cache"})
+_IGNORED_NAMES = frozenset({".git", "__pycache__", ".DS_Store"})
+
+
+def atomic_write(path: Path, data: bytes | str) -> None:
+    """Write `data` to `path` through a temp file + rename, so readers never see half a file."""
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(raw)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def skill_files(skill_dir: Path) -> list[str]:
+    """Relative POSIX paths of every regular file of a skill (sorted; VCS and cache dirs skipped)."""
+    out: list[str] = []
+    for root, dirs, files in os.walk(skill_dir):
+        dirs[:] = sorted(d for d in dirs if d not in _IGNORED_NAMES)
+        for name in files:
+            if name in _IGNORED_NAMES:
+                continue
+            full = Path(root) / name
+            if full.is_symlink() or not full.is_file():
+                continue
+            out.append(full.relative_to(skill_dir).as_posix())
+    return sorted(out)
+
+
+def content_hash(skill_dir: Path, algo: str = "sha256") -> str:
+    """Digest over (relative path, bytes) of every file of a skill: equal trees hash equal."""
+    h = hashlib.new(algo)
+    for rel in skill_files(skill_dir):
+        h.update(rel.encode("utf-8") + b"\0")
+        h.update((skill_dir / rel).read_bytes())
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+def copy_skill(src: Path, dest: Path) -> None:
+    """Replace `dest` with a copy of skill directory `src` (regular files only, staged then renamed)."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    stage = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=dest.parent))
+    try:
+        for rel in skill_files(src):
+            target = stage / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(src / rel, target)
+        if dest.exists():
+            shutil.rmtree(dest)
+        os.replace(stage, dest)
+    except BaseException:
+        shutil.rmtree(stage, ignore_errors=True)
+        raise
+
+
+def is_within(path: Path, root: Path) -> bool:
+    """True when `path` (resolved, following symlinks) lies inside `root` (resolved)."""
+    try:
+        path.resolve().relative_to(root.resolve())
+    except ValueError:
+        return False
+    return True
