@@ -1,0 +1,253 @@
+"""MEMORY.md (the agent's notes) and USER.md (the user profile): bounded entries separated by a
+line holding `§`, atomic writes under an flock shared by every session, a threat scan on write and
+on snapshot, and a snapshot frozen at session start so the system prompt stays byte-stable."""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import re
+import tempfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from hermes_agent.config.settings import Settings
+from hermes_agent.memory.scan import scan
+
+Target = Literal["memory", "user"]
+TARGETS: tuple[Target, ...] = ("memory", "user")
+ENTRY_DELIMITER = "\n§\n"
+FILE_NAMES: dict[str, str] = {"memory": "MEMORY.md", "user": "USER.md"}
+_HEADINGS = {"memory": "Memory — your own notes", "user": "User profile — what you know about the user"}
+_SPLIT = re.compile(r"\n[ \t]*§[ \t]*\n")
+_LOCK_NAME = ".memory.lock"
+
+
+@dataclass(frozen=True, slots=True)
+class WriteOutcome:
+    """Result of one memory action; `show_entries` marks errors where the model must see the store."""
+
+    ok: bool
+    message: str
+    target: str
+    entries: tuple[str, ...] = ()
+    used: int = 0
+    limit: int = 0
+    show_entries: bool = False
+
+    def as_dict(self) -> dict:
+        """The payload the memory tool returns to the model."""
+        pct = round(100 * self.used / self.limit) if self.limit else 0
+        d: dict = {"success": self.ok, "target": self.target}
+        d["message" if self.ok else "error"] = self.message
+        if self.limit:
+            d["usage"] = f"{self.used:,}/{self.limit:,} chars ({pct}%)"
+            d["entry_count"] = len(self.entries)
+        if self.show_entries:
+            d["entries"] = list(self.entries)
+        return d
+
+
+def parse_entries(text: str) -> list[str]:
+    """Entries of a memory file (blank ones dropped)."""
+    return [e.strip() for e in _SPLIT.split("\n" + text + "\n") if e.strip()]
+
+
+def joined_length(entries: list[str] | tuple[str, ...]) -> int:
+    """Characters the entries occupy once joined with the delimiter (what the budget counts)."""
+    return len(ENTRY_DELIMITER.join(entries))
+
+
+class MemoryStore:
+    """Bounded MEMORY.md / USER.md under `memories_dir`; safe across threads and processes."""
+
+    def __init__(self, memories_dir: Path | str, memory_char_limit: int = 2200, user_char_limit: int = 1375,
+                 *, targets: tuple[str, ...] = TARGETS) -> None:
+        self.dir = Path(memories_dir)
+        self.limits = {"memory": int(memory_char_limit), "user": int(user_char_limit)}
+        self.targets = tuple(t for t in targets if t in TARGETS)
+        self._snapshot: str | None = None
+
+    @classmethod
+    def from_settings(cls, settings: Settings, memories_dir: Path | str | None = None) -> MemoryStore:
+        """A store using the `memory:` config section (limits and enabled targets)."""
+        m = settings.section("memory")
+        targets = tuple(t for t, key in (("memory", "memory_enabled"), ("user", "user_profile_enabled"))
+                        if m.get(key, True))
+        where = memories_dir if memories_dir is not None else Path(settings.home) / "memories"
+        return cls(where, int(m.get("memory_char_limit", 2200)), int(m.get("user_char_limit", 1375)),
+                   targets=targets)
+
+    def path(self, target: str) -> Path:
+        return self.dir / FILE_NAMES[target]
+
+    def entries(self, target: str) -> list[str]:
+        """Current entries on disk (not the frozen snapshot)."""
+        try:
+            return parse_entries(self.path(target).read_text(encoding="utf-8", errors="replace"))
+        except FileNotFoundError:
+            return []
+
+    # ---- actions -------------------------------------------------------------------------------
+
+    def add(self, target: str, content: str) -> WriteOutcome:
+        """Append an entry; an exact duplicate is a successful no-op."""
+        text, err = self._clean(target, content)
+        if err:
+            return err
+
+        def change(cur: list[str]) -> list[str] | WriteOutcome:
+            return cur if text in cur else [*cur, text]
+
+        return self._mutate(target, change, "Entry added.")
+
+    def replace(self, target: str, old_text: str, content: str) -> WriteOutcome:
+        """Replace the one entry containing `old_text` with `content`."""
+        text, err = self._clean(target, content)
+        if err:
+            return err
+
+        def change(cur: list[str]) -> list[str] | WriteOutcome:
+            idx = self._find(target, cur, old_text)
+            if isinstance(idx, WriteOutcome):
+                return idx
+            out = [*cur[:idx], text, *cur[idx + 1:]]
+            return list(dict.fromkeys(out))  # replacing into a duplicate merges the two
+
+        return self._mutate(target, change, "Entry replaced.")
+
+    def remove(self, target: str, old_text: str) -> WriteOutcome:
+        """Delete the one entry containing `old_text`."""
+        if err := self._bad_target(target):
+            return err
+
+        def change(cur: list[str]) -> list[str] | WriteOutcome:
+            idx = self._find(target, cur, old_text)
+            return idx if isinstance(idx, WriteOutcome) else [*cur[:idx], *cur[idx + 1:]]
+
+        return self._mutate(target, change, "Entry removed.")
+
+    # ---- system prompt -------------------------------------------------------------------------
+
+    def snapshot(self) -> str:
+        """The memory block for the system prompt, taken on first call and frozen for the session."""
+        if self._snapshot is None:
+            self._snapshot = self.render()
+        return self._snapshot
+
+    def refresh_snapshot(self) -> str:
+        """Retake the snapshot (a new session in the same process)."""
+        self._snapshot = None
+        return self.snapshot()
+
+    def render(self) -> str:
+        """The current memory block; entries failing the threat scan are withheld. Empty when no entries."""
+        blocks = []
+        for target in self.targets:
+            entries = self.entries(target)
+            if not entries:
+                continue
+            safe = [e for e in entries if not scan(e)]
+            head = f"## {_HEADINGS[target]} ({joined_length(entries):,}/{self.limits[target]:,} chars)"
+            body = ENTRY_DELIMITER.join(safe)
+            if len(safe) < len(entries):
+                body += f"\n[{len(entries) - len(safe)} entry(ies) withheld: failed the safety scan]"
+            blocks.append(f"{head}\n{body}")
+        if not blocks:
+            return ""
+        intro = ("# Persistent memory (saved by you with the memory tool in earlier sessions; "
+                 "snapshot from session start — writes made now show up next session)")
+        return intro + "\n\n" + "\n\n".join(blocks)
+
+    # ---- internals -----------------------------------------------------------------------------
+
+    def _bad_target(self, target: str) -> WriteOutcome | None:
+        if target in self.targets:
+            return None
+        allowed = " or ".join(repr(t) for t in self.targets) or "none (memory is disabled)"
+        return WriteOutcome(False, f"Unknown or disabled target {target!r}; use {allowed}.", str(target))
+
+    def _clean(self, target: str, content: object) -> tuple[str, WriteOutcome | None]:
+        if err := self._bad_target(target):
+            return "", err
+        text = content.strip() if isinstance(content, str) else ""
+        if not text:
+            return "", WriteOutcome(False, "'content' is required and must be non-empty text.", target)
+        if any(line.strip() == "§" for line in text.splitlines()):
+            return "", WriteOutcome(False, "Content may not contain a line holding only '§' "
+                                           "(it separates entries).", target)
+        findings = scan(text)
+        if findings:
+            what = ", ".join(dict.fromkeys(f.label for f in findings))
+            return "", WriteOutcome(False, (
+                f"Refused: content matched the safety scan ({what}). Memory goes into your system prompt, "
+                "so it must not hold instructions aimed at a model, hidden characters or credentials. "
+                "Store a description instead (e.g. 'the API key lives in ~/.hermes/.env')."), target)
+        return text, None
+
+    def _find(self, target: str, cur: list[str], old_text: object) -> int | WriteOutcome:
+        needle = old_text.strip() if isinstance(old_text, str) else ""
+        if not needle:
+            return self._outcome(target, cur, False, "'old_text' is required: a unique substring of the "
+                                 "entry to change.", show=True)
+        hits = [i for i, e in enumerate(cur) if needle in e]
+        if not hits:
+            return self._outcome(target, cur, False, f"No {target} entry contains {needle!r}.", show=True)
+        if len(hits) > 1:
+            matching = tuple(cur[i] for i in hits)
+            return WriteOutcome(False, f"{needle!r} matches {len(hits)} entries; use a longer substring that "
+                                f"matches exactly one.", target, matching, joined_length(cur),
+                                self.limits[target], True)
+        return hits[0]
+
+    def _outcome(self, target: str, entries: list[str], ok: bool, message: str,
+                 show: bool = False) -> WriteOutcome:
+        return WriteOutcome(ok, message, target, tuple(entries), joined_length(entries),
+                            self.limits[target], show)
+
+    def _mutate(self, target: str, change: Callable[[list[str]], list[str] | WriteOutcome],
+                done: str) -> WriteOutcome:
+        limit = self.limits[target]
+        with self._locked():
+            cur = self.entries(target)  # re-read under the lock: another session may have written
+            new = change(cur)
+            if isinstance(new, WriteOutcome):
+                return new
+            if new == cur:
+                return self._outcome(target, cur, True, "No change: that entry is already stored.")
+            before, after = joined_length(cur), joined_length(new)
+            if after > limit and after > before:  # shrinking is always allowed, even over budget
+                return self._outcome(target, cur, False, (
+                    f"Not saved: {target} would use {after:,}/{limit:,} chars (now {before:,}). Make room "
+                    "first — merge or shorten entries with action 'replace', or delete stale ones with "
+                    "'remove' — then retry. Stored entries are listed below."), show=True)
+            self._write(target, new)
+            return self._outcome(target, new, True, done)
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        self.dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        with open(self.dir / _LOCK_NAME, "a+b") as fh:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+
+    def _write(self, target: str, entries: list[str]) -> None:
+        path = self.path(target)
+        data = (ENTRY_DELIMITER.join(entries) + "\n") if entries else ""
+        fd, tmp = tempfile.mkstemp(dir=self.dir, prefix=f".{path.name}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise

@@ -1,0 +1,60 @@
+"""The `memory` tool: schema plus `run_memory`, which the agent loop calls with the session's
+MemoryStore (the registry handler only answers when no store is reachable)."""
+
+from __future__ import annotations
+
+import json
+
+from hermes_agent.memory.store import MemoryStore
+from hermes_agent.tools.registry import registry
+from hermes_agent.tools.results import tool_error
+
+MEMORY_SCHEMA = {
+    "name": "memory",
+    "description": (
+        "Durable memory across sessions, shown in your system prompt at the start of each session. "
+        "Save without being asked whenever you learn something worth keeping. target 'user': who the "
+        "user is - name, role, preferences, habits, environment. target 'memory': your own notes - "
+        "project facts, conventions, fixes that worked, lessons. Not for the current task's progress "
+        "(use todo) or secrets. One compact fact per entry. If full, the error lists entries: "
+        "merge them with replace or delete stale ones, then retry."
+    ),
+    "parameters": {
+        "type": "object",
+        "properties": {
+            "action": {"type": "string", "enum": ["add", "replace", "remove"]},
+            "target": {"type": "string", "enum": ["memory", "user"]},
+            "content": {"type": "string", "description": "Entry text (add, replace)."},
+            "old_text": {"type": "string", "description": "Unique substring of the entry to replace/remove."},
+        },
+        "required": ["action", "target"],
+    },
+}
+
+
+def run_memory(args: dict, store: MemoryStore) -> str:
+    """Perform one memory action on `store`; always returns JSON text for the model."""
+    action, target = args.get("action"), args.get("target")
+    try:
+        if action == "add":
+            outcome = store.add(target, args.get("content"))
+        elif action == "replace":
+            outcome = store.replace(target, args.get("old_text"), args.get("content"))
+        elif action == "remove":
+            outcome = store.remove(target, args.get("old_text"))
+        else:
+            return tool_error(f"Unknown action {action!r}; use add, replace or remove.")
+    except OSError as exc:
+        return tool_error(f"Could not write memory: {exc.strerror or exc}")
+    return json.dumps(outcome.as_dict(), ensure_ascii=False)
+
+
+def _handle(args: dict, **kw: object) -> str:
+    ctx = kw.get("ctx")
+    store = getattr(ctx, "extras", {}).get("memory_store") if ctx is not None else None
+    if isinstance(store, MemoryStore):
+        return run_memory(args, store)
+    return tool_error("memory must be handled by the agent loop")
+
+
+registry.register("memory", "memory", MEMORY_SCHEMA, _handle, emoji="🧠")

@@ -1,0 +1,59 @@
+"""The `todo` tool: schema plus `run_todo`, which the agent loop calls with the session's TodoStore
+(the registry handler only answers when no store is reachable)."""
+
+from __future__ import annotations
+
+import json
+
+from hermes_agent.memory.todo import STATUSES, TodoError, TodoStore
+from hermes_agent.tools.registry import registry
+from hermes_agent.tools.results import tool_error
+
+TODO_SCHEMA = {
+    "name": "todo",
+    "description": (
+        "Task list for work of 3+ steps. No args: read it. 'todos' replaces the list; with merge=true "
+        "items update by id. Keep one item in_progress; mark each completed as soon as it is done."
+    ),
+    "parameters": {
+        "type": "object",
+        "properties": {
+            "todos": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "id": {"type": "string"},
+                        "content": {"type": "string"},
+                        "status": {"type": "string", "enum": list(STATUSES)},
+                    },
+                    "required": ["id"],
+                },
+            },
+            "merge": {"type": "boolean"},
+        },
+    },
+}
+
+
+def run_todo(args: dict, store: TodoStore) -> str:
+    """Read or write the task list; returns the list and per-status counts as JSON text."""
+    todos = args.get("todos")
+    if todos is not None:
+        try:
+            store.write(todos, merge=bool(args.get("merge", False)))
+        except TodoError as exc:
+            return tool_error(str(exc))
+    items = [it.as_dict() for it in store.read()]
+    return json.dumps({"todos": items, "counts": store.counts()}, ensure_ascii=False)
+
+
+def _handle(args: dict, **kw: object) -> str:
+    ctx = kw.get("ctx")
+    store = getattr(ctx, "extras", {}).get("todo_store") if ctx is not None else None
+    if isinstance(store, TodoStore):
+        return run_todo(args, store)
+    return tool_error("todo must be handled by the agent loop")
+
+
+registry.register("todo", "todo", TODO_SCHEMA, _handle, emoji="📋")
