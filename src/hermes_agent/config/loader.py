@@ -94,6 +94,17 @@ def read_env_file(path: Path) -> dict[str, str]:
     return {k: v for k, v in dotenv_values(path).items() if v is not None}
 
 
+def _apply_openai_env(data: dict, env: Mapping[str, str], overrides: Mapping[str, object]) -> None:
+    """OPENAI_BASE_URL / OPENAI_API_KEY configure the generic (auto/custom) endpoint."""
+    provider = overrides.get("model.provider") or data["model"].get("provider") or "auto"
+    if provider not in ("auto", "custom"):
+        return
+    if env.get("OPENAI_BASE_URL", "").strip():
+        data["model"]["base_url"] = env["OPENAI_BASE_URL"].strip()
+    if env.get("OPENAI_API_KEY", "").strip() and (data["model"].get("base_url") or provider == "custom"):
+        data["model"]["api_key"] = env["OPENAI_API_KEY"].strip()
+
+
 def load_settings(overrides: Mapping[str, object] | None = None, *, yolo: bool = False,
                   environ: Mapping[str, str] | None = None, ignore_user_config: bool = False) -> Settings:
     """Build Settings from every layer; raises ConfigError with a one-line message."""
@@ -112,6 +123,7 @@ def load_settings(overrides: Mapping[str, object] | None = None, *, yolo: bool =
     for var, key in ENV_TO_CONFIG.items():
         if env.get(var, "").strip():
             apply_dotted(data, key, parse_scalar(env[var].strip()))
+    _apply_openai_env(data, env, overrides or {})
     for key, value in (overrides or {}).items():
         if value is not None:
             apply_dotted(data, key, value)

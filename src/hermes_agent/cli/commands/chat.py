@@ -1,0 +1,60 @@
+"""`hermes chat`: one-shot (-q) runs print the answer on stdout, progress on stderr; no -q opens the REPL."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from hermes_agent.config.settings import Settings
+
+
+def add_parser(subparsers) -> None:
+    from hermes_agent.cli.main import add_model_flags
+
+    p = subparsers.add_parser("chat", help="chat with the agent (interactive, or one-shot with -q)")
+    add_model_flags(p, sub=True)
+    p.add_argument("-q", "--query", help="run one message and print the final answer")
+    p.add_argument("-Q", "--quiet", action="store_true", help="no progress lines on stderr")
+    p.add_argument("--max-iterations", "--max-turns", dest="max_iterations", type=int,
+                   help="max model calls per turn (default: agent.max_turns)")
+    p.add_argument("--save-trajectories", action="store_true", help="append ShareGPT trajectories")
+
+
+def run(args: argparse.Namespace, settings: Settings) -> int:
+    query = getattr(args, "query", None)
+    if query is None and not sys.stdin.isatty():
+        query = sys.stdin.read().strip()
+        if not query:
+            print("hermes: nothing to do: pass -q \"message\" or pipe a message on stdin", file=sys.stderr)
+            return 2
+    if query is None:
+        from hermes_agent.cli.repl import run_repl
+
+        return run_repl(args, settings)
+    return run_oneshot(args, settings, query)
+
+
+def run_oneshot(args: argparse.Namespace, settings: Settings, query: str) -> int:
+    """Run one turn; the answer goes to stdout."""
+    from hermes_agent.bootstrap import build_agent
+    from hermes_agent.cli.render import ProgressPrinter
+
+    toolsets = [t.strip() for t in args.toolsets.split(",")] if getattr(args, "toolsets", None) else None
+    printer = ProgressPrinter(quiet=bool(getattr(args, "quiet", False)))
+    agent = build_agent(settings, platform="cli", toolsets=toolsets, event_callback=printer,
+                        max_iterations=getattr(args, "max_iterations", None), interactive=sys.stdin.isatty(),
+                        save_trajectories=bool(getattr(args, "save_trajectories", False)))
+    try:
+        outcome = agent.run_turn(query)
+    except KeyboardInterrupt:
+        agent.interrupt()
+        print("hermes: interrupted", file=sys.stderr)
+        return 130
+    finally:
+        agent.close()
+    text = outcome.final_text
+    if not text.strip():
+        print("hermes: the model returned an empty answer", file=sys.stderr)
+        return 1
+    print(text)
+    return 0 if outcome.reason == "stop" else 3

@@ -1,0 +1,111 @@
+"""`hermes` entry point: parse argv, load Settings once, run a subcommand. HermesErrors become one line."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import sys
+
+from hermes_agent import __version__
+
+# subcommand -> module under hermes_agent.cli.commands exposing add_parser(subparsers) and run(args, settings)
+SUBCOMMANDS: dict[str, str] = {
+    "chat": "chat",
+    "sessions": "sessions",
+    "skills": "skills",
+    "mcp": "mcp",
+    "plugins": "plugins",
+    "checkpoints": "checkpoints",
+    "config": "config",
+    "setup": "setup",
+    "doctor": "doctor",
+    "status": "status",
+    "tools": "tools",
+    "model": "model",
+    "version": "version",
+    "update": "update",
+    "uninstall": "uninstall",
+    "completion": "completion",
+}
+
+
+def add_model_flags(p: argparse.ArgumentParser, sub: bool = False) -> None:
+    """Flags shared by `hermes` and `hermes chat` (a subparser must not reset the parent's values)."""
+    d = {"default": argparse.SUPPRESS} if sub else {}
+    p.add_argument("-m", "--model", help="model name for this run", **d)
+    p.add_argument("--provider", help="provider profile (openrouter, openai, custom, ...)", **d)
+    p.add_argument("--base-url", help="OpenAI-compatible base URL", **d)
+    p.add_argument("-t", "--toolsets", help="comma-separated toolsets to enable", **d)
+    p.add_argument("--yolo", action="store_true",
+                   help="run flagged commands without asking (hard-line rules still apply)", **d)
+    p.add_argument("-r", "--resume", metavar="SESSION", help="resume a session by id", **d)
+    p.add_argument("-c", "--continue", dest="continue_last", action="store_true",
+                   help="resume the latest session", **d)
+    p.add_argument("-C", "--config-set", action="append", metavar="KEY=VALUE",
+                   help="override a config key for this run (repeatable)", **(d or {"default": []}))
+
+
+def _available(name: str) -> bool:
+    return importlib.util.find_spec(f"hermes_agent.cli.commands.{SUBCOMMANDS[name]}") is not None
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="hermes", description="Hermes Agent: your self-improving AI agent")
+    parser.add_argument("-V", "--version", action="version", version=f"hermes-agent {__version__}")
+    add_model_flags(parser)
+    subs = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, module in SUBCOMMANDS.items():
+        if only is not None and name != only:
+            continue
+        if not _available(name):
+            continue
+        importlib.import_module(f"hermes_agent.cli.commands.{module}").add_parser(subs)
+    return parser
+
+
+def overrides_from(args: argparse.Namespace) -> dict[str, object]:
+    """CLI flags as dotted config overrides (highest precedence)."""
+    from hermes_agent.config.loader import parse_scalar
+
+    out: dict[str, object] = {"model.default": getattr(args, "model", None),
+                              "model.provider": getattr(args, "provider", None),
+                              "model.base_url": getattr(args, "base_url", None)}
+    for item in getattr(args, "config_set", None) or []:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise SystemExit(f"hermes: -C expects KEY=VALUE, got {item!r}")
+        out[key.strip()] = parse_scalar(value)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] in (["--version"], ["-V"]):
+        print(f"hermes-agent {__version__}")
+        return 0
+    first = next((a for a in argv if not a.startswith("-")), None)
+    parser = build_parser(first if first in SUBCOMMANDS else None)
+    args = parser.parse_args(argv)
+    from hermes_agent.errors import ConfigError, HermesError
+
+    command = args.command or "chat"
+    try:
+        from hermes_agent.config.loader import load_settings
+
+        settings = load_settings(overrides_from(args), yolo=bool(getattr(args, "yolo", False)))
+        module = importlib.import_module(f"hermes_agent.cli.commands.{SUBCOMMANDS[command]}")
+        return int(module.run(args, settings) or 0)
+    except ConfigError as exc:
+        print(f"hermes: config error: {exc}", file=sys.stderr)
+        return 2
+    except HermesError as exc:
+        print(f"hermes: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("\nhermes: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,37 @@
+"""Plain progress rendering for one-shot runs: one stderr line per tool call, notices, reasoning."""
+
+from __future__ import annotations
+
+import sys
+from typing import TextIO
+
+from hermes_agent.events import Event, Notice, ToolFinished, ToolStarted
+
+
+class ProgressPrinter:
+    """Prints `💻 ls -la (0.1s)` lines to `stream`; answers go elsewhere (stdout)."""
+
+    def __init__(self, stream: TextIO | None = None, *, quiet: bool = False) -> None:
+        self.stream = stream or sys.stderr
+        self.quiet = quiet
+        self._started: dict[str, ToolStarted] = {}
+
+    def __call__(self, event: Event) -> None:
+        if isinstance(event, ToolStarted):
+            self._started[event.call_id] = event
+        elif isinstance(event, ToolFinished) and not self.quiet:
+            start = self._started.pop(event.call_id, None)
+            emoji = (start.emoji if start else "") or "🔧"
+            label = start.preview if start and start.preview else event.name
+            if start and start.preview and event.name not in ("terminal",):
+                label = f"{event.name} {start.preview}"
+            mark = "" if event.ok else "  ✗"
+            self._write(f"{emoji} {label} ({event.duration_s:.1f}s){mark}")
+        elif isinstance(event, Notice) and not (self.quiet and event.level == "info"):
+            self._write(f"· {event.text}")
+
+    def _write(self, line: str) -> None:
+        try:
+            print(line, file=self.stream, flush=True)
+        except (BrokenPipeError, ValueError):
+            pass

@@ -1,0 +1,199 @@
+"""AIAgent: the facade every frontend drives (chat, run_conversation, interrupt)."""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from hermes_agent.config.settings import Settings
+from hermes_agent.core.context import PromptParts, build_system_prompt
+from hermes_agent.core.loop import AgentLoop, Compactor, TurnOutcome
+from hermes_agent.events import Event, ToolStarted
+from hermes_agent.messages import Message, ToolCall, system, user
+from hermes_agent.providers.base import Provider
+from hermes_agent.tools import dispatch
+from hermes_agent.tools.context import ToolContext
+from hermes_agent.tools.hooks import HookBus
+from hermes_agent.tools.registry import discover_builtin_tools, registry
+from hermes_agent.tools.results import tool_error
+
+Intercept = Callable[[dict], str]
+
+
+@dataclass(slots=True)
+class AgentServices:
+    """What the composition root (bootstrap) hands an agent."""
+
+    provider: Provider
+    settings: Settings
+    ctx: ToolContext
+    hooks: HookBus = field(default_factory=HookBus)
+    intercepts: dict[str, Intercept] = field(default_factory=dict)
+    persist: Callable[[Message], None] = lambda m: None
+    compact: Compactor | None = None
+    prompt_parts: PromptParts = field(default_factory=PromptParts)
+    session_id: str | None = None
+    trajectories_dir: object = None
+    closers: list[Callable[[], None]] = field(default_factory=list)
+
+
+def _default_services(model: str | None, api_key: str | None, base_url: str | None) -> AgentServices:
+    """Library use without bootstrap: an OpenAI-compatible endpoint with retries and no stores."""
+    from hermes_agent.config.loader import load_settings
+    from hermes_agent.providers.openai_chat import OpenAIChatProvider
+    from hermes_agent.providers.profiles import resolve_endpoint
+    from hermes_agent.providers.retry import RetryingProvider
+
+    overrides = {"model.default": model, "model.base_url": base_url, "model.api_key": api_key}
+    settings = load_settings(overrides)
+    ep = resolve_endpoint(settings.model, settings.env, str(settings.config_file))
+    provider = RetryingProvider(OpenAIChatProvider(ep.base_url, ep.api_key, ep.model, name=ep.provider))
+    return AgentServices(provider=provider, settings=settings, ctx=ToolContext(settings=settings))
+
+
+class AIAgent:
+    """A conversation with tools. Not thread-safe for concurrent turns; `interrupt()` is."""
+
+    def __init__(self, model: str | None = None, api_key: str | None = None, base_url: str | None = None,
+                 max_iterations: int = 60, enabled_toolsets: list[str] | None = None,
+                 disabled_toolsets: list[str] | None = None, quiet_mode: bool = False,
+                 tool_progress_callback: Callable[[str, str], None] | None = None,
+                 save_trajectories: bool = False, *, services: AgentServices | None = None,
+                 event_callback: Callable[[Event], None] | None = None) -> None:
+        self.services = services or _default_services(model, api_key, base_url)
+        self.max_iterations = max_iterations
+        self.enabled_toolsets, self.disabled_toolsets = enabled_toolsets, disabled_toolsets
+        self.quiet_mode, self.save_trajectories = quiet_mode, save_trajectories
+        self.tool_progress_callback, self.event_callback = tool_progress_callback, event_callback
+        self.history: list[Message] = []
+        self._cancel = threading.Event()
+        self.services.ctx.interrupt = self._cancel
+        self._defs: tuple[int, list[dict]] | None = None
+        self._loop = self._new_loop()
+        discover_builtin_tools()
+
+    @property
+    def provider(self) -> Provider:
+        return self.services.provider
+
+    @property
+    def session_id(self) -> str | None:
+        return self.services.session_id
+
+    def _new_loop(self) -> AgentLoop:
+        s = self.services
+        warn = int(s.settings.get("agent.tool_loop_warn_after", 3) or 3)
+        hard = int(s.settings.get("agent.tool_loop_hard_limit", 6) or 6)
+        from hermes_agent.core.guards import RepeatGuard
+
+        return AgentLoop(provider=s.provider, tools=self.tool_definitions, run_tool=self._run_tool, emit=self._emit,
+                         persist=s.persist, compact=s.compact, emoji_for=_emoji, max_iterations=self.max_iterations,
+                         guard=RepeatGuard(warn, hard), max_tokens=s.settings.model.max_tokens,
+                         cache_breakpoints=bool(s.settings.get("prompt_caching.enabled", True)))
+
+    def tool_definitions(self) -> list[dict]:
+        """Definitions sent to the model (cached until the registry changes)."""
+        if self._defs is None or self._defs[0] != registry.generation:
+            defs = dispatch.get_tool_definitions(self.enabled_toolsets, self.disabled_toolsets, quiet_mode=True)
+            self._defs = (registry.generation, defs)
+        return self._defs[1]
+
+    def _emit(self, event: Event) -> None:
+        if isinstance(event, ToolStarted) and self.tool_progress_callback is not None:
+            self.tool_progress_callback(event.name, event.preview)
+        if self.event_callback is not None:
+            self.event_callback(event)
+
+    def _run_tool(self, call: ToolCall) -> str:
+        allowed = {d["function"]["name"] for d in self.tool_definitions()}
+        if call.name not in allowed:
+            return tool_error(f"Unknown tool: {call.name}. Available tools: {', '.join(sorted(allowed))}")
+        intercept = self.services.intercepts.get(call.name)
+        if intercept is not None:
+            try:
+                return intercept(dispatch.parse_arguments(call.arguments))
+            except ValueError as exc:
+                return tool_error(f"Invalid arguments for {call.name}: {exc}")
+            except Exception as exc:
+                return tool_error(f"Error executing {call.name}: {type(exc).__name__}: {exc}")
+        ctx = self.services.ctx
+        return dispatch.handle_function_call(call.name, call.arguments, ctx.task_id, self._user_task,
+                                             ctx=ctx, hook_bus=self.services.hooks)
+
+    _user_task: str | None = None
+
+    def _ensure_system(self, system_message: str | None) -> None:
+        if self.history and self.history[0].role == "system":
+            return
+        text = system_message or build_system_prompt(self.services.prompt_parts)
+        self._loop.add(self.history, system(text))
+
+    def run_conversation(self, user_message: str, conversation_history: list[dict] | None = None,
+                         task_id: str | None = None, system_message: str | None = None) -> dict:
+        """Run one user turn; returns final_response, messages (OpenAI dicts), completed, api_calls, reason."""
+        if conversation_history is not None:
+            self.history = [Message.from_openai(m) for m in conversation_history]
+        if task_id:
+            self.services.ctx.task_id = task_id
+        self._cancel.clear()
+        self._ensure_system(system_message)
+        self._user_task = user_message
+        self._loop.add(self.history, user(user_message))
+        outcome = self._loop.run(self.history, self._cancel)
+        if self.save_trajectories:
+            self._save_trajectory(outcome)
+        return {"final_response": outcome.final_text, "messages": [m.to_openai() for m in self.history],
+                "completed": outcome.reason == "stop", "api_calls": outcome.api_calls, "reason": outcome.reason,
+                "usage": outcome.usage, "interrupted": outcome.reason == "interrupted"}
+
+    def run_turn(self, user_message: str) -> TurnOutcome:
+        """Like run_conversation but returns the TurnOutcome (frontends use this)."""
+        self._cancel.clear()
+        self._ensure_system(None)
+        self._user_task = user_message
+        self._loop.add(self.history, user(user_message))
+        return self._loop.run(self.history, self._cancel)
+
+    def chat(self, message: str) -> str:
+        """Send a message and return the final answer text."""
+        return self.run_conversation(message)["final_response"]
+
+    def interrupt(self) -> None:
+        """Stop the running turn as soon as possible (safe from any thread)."""
+        self._cancel.set()
+
+    def reset(self) -> None:
+        """Start a fresh conversation (the system prompt is rebuilt on the next turn)."""
+        self.history = []
+        self._loop.guard = type(self._loop.guard)(self._loop.guard.warn_after, self._loop.guard.hard_limit)
+
+    def _save_trajectory(self, outcome: TurnOutcome) -> None:
+        from pathlib import Path
+
+        from hermes_agent import paths
+        from hermes_agent.core.trajectory import save_trajectory
+
+        directory = Path(self.services.trajectories_dir or paths.trajectories_dir())
+        save_trajectory(directory, self.history, self.tool_definitions(), self.provider.model,
+                        outcome.reason == "stop")
+
+    def close(self) -> None:
+        """Release the provider, tool workers and anything bootstrap registered."""
+        self._loop.close()
+        for closer in self.services.closers:
+            try:
+                closer()
+            except Exception:  # closing must never raise into the frontend
+                pass
+        self.provider.close()
+
+
+def _emoji(name: str) -> str:
+    entry = registry.get(name)
+    return entry.emoji if entry else ""
+
+
+def new_task_id() -> str:
+    return uuid.uuid4().hex[:12]

@@ -1,0 +1,215 @@
+"""A scripted OpenAI-compatible server (real HTTP on 127.0.0.1) for tests and benchmarks.
+
+Each request consumes the next step of the script: {"content": str, "reasoning": str,
+"tool_calls": [{"name": str, "arguments": obj}], "text_tool_calls": bool, "delay": s,
+"error": {"status": int, "message": str, "retry_after": s}, "usage": {...}}. When the script is
+exhausted the `default` step answers. Every request is logged with its arrival time.
+Run standalone: python -m hermes_agent.providers.scripted --script steps.json [--port N]."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+def _chunks(step: dict, model: str) -> list[dict]:
+    """The chat.completion.chunk objects for one step."""
+    base = {"id": "chatcmpl-scripted", "object": "chat.completion.chunk", "created": int(time.time()), "model": model}
+    out = []
+
+    def delta(d: dict, finish: str | None = None) -> dict:
+        return {**base, "choices": [{"index": 0, "delta": d, "finish_reason": finish}]}
+
+    out.append(delta({"role": "assistant"}))
+    if step.get("reasoning"):
+        out.append(delta({"reasoning_content": step["reasoning"]}))
+    content = _content_of(step)
+    for piece in _split(content):
+        out.append(delta({"content": piece}))
+    calls = [] if step.get("text_tool_calls") else step.get("tool_calls") or []
+    for i, call in enumerate(calls):
+        args = call.get("arguments", {})
+        args = args if isinstance(args, str) else json.dumps(args)
+        head = {"index": i, "id": call.get("id", f"call_{i}_{int(time.time() * 1e6) % 10**8}"), "type": "function",
+                "function": {"name": call["name"], "arguments": ""}}
+        out.append(delta({"tool_calls": [head]}))
+        half = len(args) // 2
+        for part in (args[:half], args[half:]):
+            out.append(delta({"tool_calls": [{"index": i, "function": {"arguments": part}}]}))
+    out.append(delta({}, "tool_calls" if calls else "stop"))
+    out.append({**base, "choices": [], "usage": _usage(step)})
+    return out
+
+
+def _content_of(step: dict) -> str:
+    content = step.get("content") or ""
+    if step.get("text_tool_calls"):
+        for call in step.get("tool_calls") or []:
+            content += "<tool_call>" + json.dumps({"name": call["name"], "arguments": call.get("arguments", {})}) + "</tool_call>"
+    return content
+
+
+def _split(text: str) -> list[str]:
+    words = text.split(" ")
+    return [w + (" " if i < len(words) - 1 else "") for i, w in enumerate(words) if w or i < len(words) - 1] if text else []
+
+
+def _usage(step: dict) -> dict:
+    usage = step.get("usage") or {}
+    return {"prompt_tokens": usage.get("prompt_tokens", 10), "completion_tokens": usage.get("completion_tokens", 5),
+            "total_tokens": usage.get("prompt_tokens", 10) + usage.get("completion_tokens", 5)}
+
+
+def completion(step: dict, model: str) -> dict:
+    """A non-streamed chat.completion object for one step."""
+    message: dict = {"role": "assistant", "content": _content_of(step) or None}
+    if step.get("reasoning"):
+        message["reasoning_content"] = step["reasoning"]
+    calls = [] if step.get("text_tool_calls") else step.get("tool_calls") or []
+    if calls:
+        message["tool_calls"] = [
+            {"id": c.get("id", f"call_{i}"), "type": "function",
+             "function": {"name": c["name"], "arguments": c["arguments"] if isinstance(c.get("arguments"), str)
+                          else json.dumps(c.get("arguments", {}))}} for i, c in enumerate(calls)]
+    return {"id": "chatcmpl-scripted", "object": "chat.completion", "created": int(time.time()), "model": model,
+            "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}],
+            "usage": _usage(step)}
+
+
+class ScriptedServer:
+    """Serve a script of responses on 127.0.0.1; `url` ends in /v1."""
+
+    def __init__(self, script: list[dict] | None = None, default: dict | None = None, port: int = 0,
+                 models: tuple[str, ...] = ("scripted-model",)) -> None:
+        self.script = list(script or [])
+        self.default = default if default is not None else {"content": "ok"}
+        self.models = models
+        self.requests: list[dict] = []
+        self._lock = threading.Lock()
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", port), _handler_for(self))
+        self._httpd.daemon_threads = True
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+
+    def next_step(self, body: dict) -> dict:
+        with self._lock:
+            self.requests.append({"time": time.time(), "body": body})
+            return self.script.pop(0) if self.script else self.default
+
+    def add(self, *steps: dict) -> None:
+        with self._lock:
+            self.script.extend(steps)
+
+    def start(self) -> ScriptedServer:
+        self._thread = threading.Thread(target=self._httpd.serve_forever, name="scripted-llm", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    def __enter__(self) -> ScriptedServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def _handler_for(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args: object) -> None:  # quiet
+            return
+
+        def _send_json(self, status: int, obj: dict, headers: dict | None = None) -> None:
+            data = json.dumps(obj).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            for k, v in (headers or {}).items():
+                self.send_header(k, v)
+            self.end_headers()
+            self.wfile.write(data)
+
+        def do_GET(self) -> None:
+            if self.path.rstrip("/").endswith("/models"):
+                self._send_json(200, {"object": "list", "data": [{"id": m, "object": "model"} for m in server.models]})
+            else:
+                self._send_json(404, {"error": {"message": "not found"}})
+
+        def do_POST(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            try:
+                body = json.loads(self.rfile.read(length) or b"{}")
+            except ValueError:
+                return self._send_json(400, {"error": {"message": "invalid JSON body"}})
+            if not self.path.rstrip("/").endswith("/chat/completions"):
+                return self._send_json(404, {"error": {"message": "not found"}})
+            step = server.next_step(body)
+            if step.get("delay"):
+                time.sleep(float(step["delay"]))
+            if step.get("error"):
+                err = step["error"]
+                extra = {"Retry-After": str(err["retry_after"])} if "retry_after" in err else {}
+                return self._send_json(int(err.get("status", 500)),
+                                       {"error": {"message": err.get("message", "scripted error"),
+                                                  "code": err.get("code")}}, extra)
+            model = body.get("model", "scripted-model")
+            if not body.get("stream"):
+                return self._send_json(200, completion(step, model))
+            self._stream(_chunks(step, model), float(step.get("chunk_delay", 0)))
+
+        def _stream(self, chunks: list[dict], chunk_delay: float) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            try:
+                for chunk in chunks:
+                    self._write_chunk(f"data: {json.dumps(chunk)}\n\n".encode())
+                    if chunk_delay:
+                        time.sleep(chunk_delay)
+                self._write_chunk(b"data: [DONE]\n\n")
+                self.wfile.write(b"0\r\n\r\n")
+            except (BrokenPipeError, ConnectionResetError):
+                self.close_connection = True
+
+        def _write_chunk(self, data: bytes) -> None:
+            self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+            self.wfile.flush()
+
+    return Handler
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Scripted OpenAI-compatible server on 127.0.0.1")
+    parser.add_argument("--script", help="JSON file: a list of steps")
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--log", help="append each request (JSON line) to this file at exit")
+    args = parser.parse_args(argv)
+    script = json.load(open(args.script, encoding="utf-8")) if args.script else []
+    server = ScriptedServer(script, port=args.port).start()
+    print(server.url, flush=True)
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
+        if args.log:
+            with open(args.log, "a", encoding="utf-8") as fh:
+                for r in server.requests:
+                    fh.write(json.dumps(r) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,121 @@
+"""Chat-completions wire format: Message <-> JSON, streamed-chunk accumulation, error classification."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+
+from hermes_agent.errors import (
+    AuthError,
+    BadRequestError,
+    ContextTooLongError,
+    ProviderError,
+    RateLimitedError,
+    TransientError,
+)
+from hermes_agent.messages import Message, ToolCall, Usage
+
+_CONTEXT_MARKERS = re.compile(
+    r"context[_ ]length|context window|maximum context|too many tokens|prompt is too long|"
+    r"reduce the length|input is too long|exceeds the (?:model'?s? )?(?:maximum|context)", re.I)
+
+
+def usage_from(data: dict | None) -> Usage | None:
+    """Usage from an API `usage` object (None when absent)."""
+    if not data:
+        return None
+    details = data.get("prompt_tokens_details") or {}
+    out_details = data.get("completion_tokens_details") or {}
+    return Usage(
+        prompt_tokens=int(data.get("prompt_tokens") or 0),
+        completion_tokens=int(data.get("completion_tokens") or 0),
+        cache_read_tokens=int(details.get("cached_tokens") or data.get("cache_read_input_tokens") or 0),
+        cache_write_tokens=int(data.get("cache_creation_input_tokens") or 0),
+        reasoning_tokens=int(out_details.get("reasoning_tokens") or 0),
+    )
+
+
+@dataclass(slots=True)
+class StreamAccumulator:
+    """Folds chat.completion.chunk objects into one assistant Message."""
+
+    text: list[str] = field(default_factory=list)
+    reasoning: list[str] = field(default_factory=list)
+    calls: dict[int, dict] = field(default_factory=dict)
+    usage: Usage | None = None
+    finish_reason: str | None = None
+
+    def feed(self, chunk: dict) -> tuple[str, str]:
+        """Absorb one chunk; return (text delta, reasoning delta)."""
+        if chunk.get("usage"):
+            self.usage = usage_from(chunk["usage"])
+        choices = chunk.get("choices") or []
+        if not choices:
+            return "", ""
+        choice = choices[0]
+        self.finish_reason = choice.get("finish_reason") or self.finish_reason
+        delta = choice.get("delta") or choice.get("message") or {}
+        text = delta.get("content") or ""
+        reasoning = delta.get("reasoning_content") or delta.get("reasoning") or ""
+        if text:
+            self.text.append(text)
+        if reasoning:
+            self.reasoning.append(reasoning)
+        for i, tc in enumerate(delta.get("tool_calls") or ()):
+            slot = self.calls.setdefault(int(tc.get("index", i)), {"id": "", "name": "", "args": []})
+            slot["id"] = tc.get("id") or slot["id"]
+            fn = tc.get("function") or {}
+            slot["name"] += fn.get("name") or ""
+            args = fn.get("arguments")
+            if args:
+                slot["args"].append(args if isinstance(args, str) else json.dumps(args))
+        return text, reasoning
+
+    def message(self) -> Message:
+        calls = tuple(
+            ToolCall(id=c["id"] or f"call_{i}", name=c["name"], arguments="".join(c["args"]) or "{}")
+            for i, c in sorted(self.calls.items())
+        )
+        return Message(role="assistant", content="".join(self.text) or None, tool_calls=calls,
+                       reasoning="".join(self.reasoning) or None, usage=self.usage,
+                       finish_reason=self.finish_reason)
+
+
+def to_wire(messages: tuple[Message, ...]) -> list[dict]:
+    """Messages as chat-completions dicts."""
+    return [m.to_openai() for m in messages]
+
+
+def classify_http_error(status: int, body: str, retry_after: str | None, url: str) -> ProviderError:
+    """Map an HTTP error response to the typed ProviderError tree."""
+    detail = _error_detail(body)
+    where = f"{url} answered {status}"
+    if status in (401, 403):
+        return AuthError(f"{where}: the API key was refused ({detail})", status=status)
+    if status == 429:
+        return RateLimitedError(f"{where}: rate limited ({detail})", status=status,
+                                retry_after=_parse_retry_after(retry_after))
+    if status == 413 or (status in (400, 422) and _CONTEXT_MARKERS.search(body or "")):
+        return ContextTooLongError(f"{where}: the conversation is too long for the model ({detail})", status=status)
+    if status >= 500 or status == 408:
+        return TransientError(f"{where}: server error ({detail})", status=status,
+                              retry_after=_parse_retry_after(retry_after))
+    return BadRequestError(f"{where}: {detail}", status=status)
+
+
+def _error_detail(body: str) -> str:
+    try:
+        data = json.loads(body)
+        err = data.get("error", data)
+        msg = err.get("message") if isinstance(err, dict) else str(err)
+        return str(msg or body)[:300]
+    except (ValueError, AttributeError):
+        return (body or "no details").strip()[:300]
+
+
+def _parse_retry_after(value: str | None) -> float | None:
+    try:
+        return max(0.0, float(value)) if value is not None else None
+    except ValueError:
+        return None

@@ -1,0 +1,54 @@
+"""The TerminalBackend seam. Contract: a failing command is data (exit code, timed_out), never an
+exception; a timeout kills the whole process group; file primitives act inside the same machine
+the commands run on (host, container or remote)."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+
+@dataclass(frozen=True, slots=True)
+class ExecResult:
+    """Outcome of one command: combined stdout+stderr text, exit code, and whether it timed out."""
+
+    output: str
+    exit_code: int
+    timed_out: bool = False
+    interrupted: bool = False
+    cwd: str | None = None
+
+
+@runtime_checkable
+class TerminalBackend(Protocol):
+    """Runs shell commands for one task. `kind` names the backend ("local", "docker", ...);
+    `isolated` is True when commands cannot touch the host (container without host mounts)."""
+
+    kind: str
+    isolated: bool
+
+    def execute(self, command: str, *, cwd: str | None = None, timeout: float | None = None,
+                stdin: str | None = None, interrupt: threading.Event | None = None) -> ExecResult:
+        """Run `command` with bash; cwd/exported variables persist between calls of this backend."""
+        ...
+
+    def cwd(self) -> str:
+        """The current working directory inside the backend."""
+        ...
+
+    def read_bytes(self, path: str, limit: int | None = None) -> bytes:
+        """Bytes of a file (at most `limit`); raises FileNotFoundError / IsADirectoryError / PermissionError."""
+        ...
+
+    def write_bytes(self, path: str, data: bytes) -> None:
+        """Atomically replace a file, creating parent directories."""
+        ...
+
+    def stat(self, path: str) -> dict | None:
+        """{"size": int, "is_dir": bool, "mtime": float} or None when missing."""
+        ...
+
+    def close(self) -> None:
+        """Release processes/containers/connections held for this task."""
+        ...

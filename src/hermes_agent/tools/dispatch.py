@@ -1,0 +1,117 @@
+"""Tool definitions for a run and the guarded call path: parse, coerce, hooks, dispatch, cap, wrap."""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+
+from hermes_agent.tools.context import ToolContext
+from hermes_agent.tools.hooks import HookBus
+from hermes_agent.tools.registry import registry
+from hermes_agent.tools.results import tool_error
+from hermes_agent.tools.toolsets import TOOLSETS, resolve_toolset
+
+log = logging.getLogger(__name__)
+
+AGENT_LOOP_TOOLS = frozenset({"todo", "memory", "session_search", "delegate_task"})
+DEFAULT_RESULT_CAP = 100_000
+hooks = HookBus()
+
+
+def resolve_tool_names(enabled_toolsets: list[str] | None = None,
+                       disabled_toolsets: list[str] | None = None) -> set[str]:
+    """Tool names selected by enabled/disabled toolsets (None enabled = every toolset)."""
+    dynamic = registry.toolsets()
+    if enabled_toolsets:
+        names = {t for ts in enabled_toolsets for t in resolve_toolset(ts, dynamic)}
+    else:
+        names = {t for ts in (*TOOLSETS, *dynamic) for t in resolve_toolset(ts, dynamic)}
+    for ts in disabled_toolsets or ():
+        names -= set(resolve_toolset(ts, dynamic))
+    return names
+
+
+def get_tool_definitions(enabled_toolsets: list[str] | None = None, disabled_toolsets: list[str] | None = None,
+                         quiet_mode: bool = False) -> list[dict]:
+    """OpenAI-format definitions of the available tools selected by the toolsets."""
+    return registry.get_definitions(resolve_tool_names(enabled_toolsets, disabled_toolsets), quiet=quiet_mode)
+
+
+def parse_arguments(function_args: str | dict | None) -> dict:
+    """Tool-call arguments as a dict; raises ValueError with a model-readable message."""
+    if function_args is None or function_args == "":
+        return {}
+    if isinstance(function_args, dict):
+        return function_args
+    try:
+        value = json.loads(function_args)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"arguments are not valid JSON ({exc.msg} at position {exc.pos}); "
+                         "send a JSON object matching the tool's parameters") from None
+    if not isinstance(value, dict):
+        raise ValueError(f"arguments must be a JSON object, got {type(value).__name__}")
+    return value
+
+
+def _coerce(value: object, spec: dict) -> object:
+    kind = spec.get("type")
+    if not isinstance(value, str):
+        return value
+    try:
+        if kind == "integer":
+            return int(value.strip())
+        if kind == "number":
+            return float(value.strip())
+        if kind == "boolean" and value.strip().lower() in ("true", "false"):
+            return value.strip().lower() == "true"
+        if kind in ("array", "object"):
+            parsed = json.loads(value)
+            return parsed if isinstance(parsed, list | dict) else value
+    except (ValueError, TypeError):
+        return value
+    return value
+
+
+def coerce_to_schema(name: str, args: dict) -> dict:
+    """Fix common model slips ("42" for 42, "true" for true) using the tool's JSON schema."""
+    entry = registry.get(name)
+    props = ((entry.schema.get("parameters") or {}).get("properties") or {}) if entry else {}
+    return {k: _coerce(v, props[k]) if k in props else v for k, v in args.items()}
+
+
+def cap_result(result: str, limit: int) -> str:
+    """Keep head and tail of an oversized result with a clear marker of what was cut."""
+    if len(result) <= limit:
+        return result
+    head, tail = int(limit * 0.6), int(limit * 0.3)
+    cut = len(result) - head - tail
+    return f"{result[:head]}\n...[{cut} characters cut from the middle of this tool result]...\n{result[-tail:]}"
+
+
+def handle_function_call(function_name: str, function_args: str | dict | None, task_id: str | None = None,
+                         user_task: str | None = None, *, ctx: ToolContext | None = None,
+                         hook_bus: HookBus | None = None) -> str:
+    """Run one tool call and always return a JSON string (errors included)."""
+    bus = hooks if hook_bus is None else hook_bus
+    try:
+        if function_name in AGENT_LOOP_TOOLS:
+            return tool_error(f"{function_name} must be handled by the agent loop")
+        entry = registry.get(function_name)
+        if entry is None:
+            known = ", ".join(registry.names()[:40])
+            return tool_error(f"Unknown tool: {function_name}. Available tools: {known}")
+        try:
+            args = coerce_to_schema(function_name, parse_arguments(function_args))
+        except ValueError as exc:
+            return tool_error(f"Invalid arguments for {function_name}: {exc}")
+        blocked = bus.pre_tool_call(function_name, args, ctx)
+        if blocked is not None:
+            return tool_error(f"Blocked: {blocked.reason}", blocked=True)
+        started = time.perf_counter()
+        result = registry.dispatch(function_name, args, task_id=task_id, user_task=user_task, ctx=ctx)
+        result = cap_result(result, entry.max_result_size_chars or DEFAULT_RESULT_CAP)
+        return bus.post_tool_call(function_name, args, result, ctx, (time.perf_counter() - started) * 1000)
+    except Exception as exc:
+        log.exception("tool %s failed outside its handler", function_name)
+        return tool_error(f"Error executing {function_name}: {type(exc).__name__}: {exc}")

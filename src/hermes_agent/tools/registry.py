@@ -1,0 +1,190 @@
+"""The central tool registry: tools self-register; definitions are filtered by check_fn; dispatch never raises."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import logging
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from hermes_agent.tools.results import tool_error
+
+log = logging.getLogger(__name__)
+
+Handler = Callable[..., object]
+_ASYNC_TIMEOUT_S = 300.0
+
+
+@dataclass(slots=True)
+class ToolEntry:
+    """One registered tool."""
+
+    name: str
+    toolset: str
+    schema: dict
+    handler: Handler
+    check_fn: Callable[[], object] | None = None
+    requires_env: list[str] = field(default_factory=list)
+    is_async: bool = False
+    description: str = ""
+    emoji: str = ""
+    max_result_size_chars: int | None = None
+    parallel_safe: bool = False
+
+    def definition(self) -> dict:
+        """The OpenAI-format function definition."""
+        fn = {k: v for k, v in self.schema.items() if k != "name"}
+        fn = {"name": self.name, **fn}
+        fn.setdefault("description", self.description)
+        fn.setdefault("parameters", {"type": "object", "properties": {}})
+        return {"type": "function", "function": fn}
+
+
+class _AsyncBridge:
+    """Runs coroutines from sync code: a persistent loop on the main thread, one per worker
+    thread, and a disposable thread when the caller is already inside a running loop."""
+
+    def __init__(self) -> None:
+        self._local = threading.local()
+
+    def run(self, coro_factory: Callable[[], object]) -> object:
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            loop = getattr(self._local, "loop", None)
+            if loop is None or loop.is_closed():
+                loop = asyncio.new_event_loop()
+                self._local.loop = loop
+            return loop.run_until_complete(coro_factory())
+        return self._run_in_thread(coro_factory)
+
+    @staticmethod
+    def _run_in_thread(coro_factory: Callable[[], object]) -> object:
+        box: dict[str, object] = {}
+
+        def target() -> None:
+            try:
+                box["value"] = asyncio.run(asyncio.wait_for(coro_factory(), _ASYNC_TIMEOUT_S))
+            except BaseException as exc:  # re-raised in the caller's thread
+                box["error"] = exc
+
+        t = threading.Thread(target=target, name="hermes-async-tool", daemon=True)
+        t.start()
+        t.join()
+        if "error" in box:
+            raise box["error"]  # type: ignore[misc]
+        return box.get("value")
+
+
+class ToolRegistry:
+    """Singleton store of ToolEntry objects keyed by name."""
+
+    def __init__(self) -> None:
+        self._tools: dict[str, ToolEntry] = {}
+        self._lock = threading.RLock()
+        self._bridge = _AsyncBridge()
+        self.generation = 0
+
+    def register(self, name: str, toolset: str, schema: dict, handler: Handler,
+                 check_fn: Callable[[], object] | None = None, requires_env: Iterable[str] | None = None,
+                 is_async: bool = False, description: str = "", emoji: str = "",
+                 max_result_size_chars: int | None = None, parallel_safe: bool = False) -> ToolEntry:
+        """Add (or replace, with a warning) a tool."""
+        entry = ToolEntry(name, toolset, dict(schema), handler, check_fn, list(requires_env or ()),
+                          bool(is_async), description or str(schema.get("description", "")), emoji,
+                          max_result_size_chars, parallel_safe)
+        with self._lock:
+            old = self._tools.get(name)
+            if old is not None and old.toolset != toolset:
+                log.warning("tool %r from toolset %r replaced by toolset %r", name, old.toolset, toolset)
+            self._tools[name] = entry
+            self.generation += 1
+        return entry
+
+    def deregister(self, name: str) -> bool:
+        with self._lock:
+            self.generation += 1
+            return self._tools.pop(name, None) is not None
+
+    def get(self, name: str) -> ToolEntry | None:
+        return self._tools.get(name)
+
+    def names(self) -> list[str]:
+        return sorted(self._tools)
+
+    def entries(self) -> list[ToolEntry]:
+        return [self._tools[n] for n in sorted(self._tools)]
+
+    def toolsets(self) -> dict[str, list[str]]:
+        """Toolset name -> registered tool names."""
+        out: dict[str, list[str]] = {}
+        for entry in self.entries():
+            out.setdefault(entry.toolset, []).append(entry.name)
+        return out
+
+    @staticmethod
+    def _check(entry: ToolEntry, cache: dict[int, bool]) -> bool:
+        if entry.check_fn is None:
+            return True
+        key = id(entry.check_fn)
+        if key not in cache:
+            try:
+                cache[key] = bool(entry.check_fn())
+            except Exception:
+                log.debug("check_fn of %s raised; tool unavailable", entry.name, exc_info=True)
+                cache[key] = False
+        return cache[key]
+
+    def availability(self, tool_names: Iterable[str]) -> dict[str, bool]:
+        """Name -> available, running each distinct check_fn once."""
+        cache: dict[int, bool] = {}
+        return {n: self._check(e, cache) for n in tool_names if (e := self._tools.get(n))}
+
+    def get_definitions(self, tool_names: Iterable[str], quiet: bool = False) -> list[dict]:
+        """OpenAI-format schemas of the available tools among `tool_names`, sorted by name."""
+        ok = self.availability(set(tool_names))
+        return [self._tools[n].definition() for n in sorted(ok) if ok[n]]
+
+    def is_toolset_available(self, toolset: str) -> bool:
+        """True when at least one tool of the toolset passes its check."""
+        names = [e.name for e in self.entries() if e.toolset == toolset]
+        return any(self.availability(names).values())
+
+    def dispatch(self, name: str, args: dict, **kwargs: object) -> str:
+        """Run a tool; unknown names and handler exceptions come back as error JSON."""
+        entry = self._tools.get(name)
+        if entry is None:
+            return tool_error(f"Unknown tool: {name}")
+        try:
+            if entry.is_async or inspect.iscoroutinefunction(entry.handler):
+                result = self._bridge.run(lambda: entry.handler(args, **kwargs))
+            else:
+                result = entry.handler(args, **kwargs)
+                if inspect.isawaitable(result):
+                    awaitable = result
+                    result = self._bridge.run(lambda: _await(awaitable))
+        except Exception as exc:
+            log.info("tool %s failed", name, exc_info=True)
+            return tool_error(f"Tool execution failed: {type(exc).__name__}: {exc}")
+        if isinstance(result, str):
+            return result
+        if isinstance(result, dict | list):
+            return json.dumps(result, ensure_ascii=False, default=str)
+        return tool_error(f"Tool handler returned unsupported result type: {type(result).__name__}")
+
+
+async def _await(awaitable: object) -> object:
+    return await awaitable  # type: ignore[misc]
+
+
+registry = ToolRegistry()
+
+
+def discover_builtin_tools(tools_dir: str | None = None) -> list[str]:
+    """AST-scan built-in tool modules and import those that register tools (see tools/discovery.py)."""
+    from hermes_agent.tools.discovery import discover_builtin_tools as _discover
+
+    return _discover(tools_dir)
