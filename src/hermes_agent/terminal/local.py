@@ -17,11 +17,10 @@ from hermes_agent.terminal.shell import (
     INTERRUPT_EXIT,
     TIMEOUT_EXIT,
     ScriptSpec,
-    build_script,
+    build_body,
     cap_bytes,
     new_call_id,
     scrub_env,
-    split_meta,
 )
 
 _POLL_S = 0.02
@@ -58,7 +57,7 @@ class LocalBackend:
         call_id = new_call_id()
         spec = ScriptSpec(command=command, state_dir=state, call_id=call_id,
                           initial_cwd=self.cwd(), workdir=self._abs(cwd) if cwd else None,
-                          stdin=stdin is not None)
+                          stdin=stdin is not None, shell=self._bash(), host_renames=True)
         out_path = os.path.join(state, f"stdout.{call_id}")
         in_path = os.path.join(state, f"stdin.{call_id}")
         try:
@@ -68,22 +67,14 @@ class LocalBackend:
             with open(out_path, "wb") as out, \
                     open(in_path if stdin is not None else os.devnull, "rb") as inp:
                 proc = subprocess.Popen(
-                    [self._bash(), "-c", build_script(spec)], stdin=inp, stdout=out,
-                    stderr=subprocess.PIPE, cwd=self._spawn_cwd(), env=self._child_env(),
-                    start_new_session=True)
+                    self._argv(build_body(spec)), stdin=inp, stdout=out, stderr=subprocess.STDOUT,
+                    cwd=self._spawn_cwd(), env=self._child_env(), start_new_session=True)
             with self._lock:
                 self._groups.add(proc.pid)
             limit = self._timeout if timeout is None else timeout
             timed_out, interrupted = self._wait(proc, limit, interrupt)
-            meta = proc.stderr.read().decode("utf-8", "replace") if proc.stderr else ""
-            if proc.stderr:
-                proc.stderr.close()
-            new_cwd, _, noise = split_meta(meta)
-            if new_cwd:
-                self._cwd = new_cwd
+            self._load_cwd(state, call_id)
             text = self._read_output(out_path)
-            if noise:
-                text = f"{text}\n{noise}" if text else noise
             code = TIMEOUT_EXIT if timed_out else INTERRUPT_EXIT if interrupted else proc.returncode
             if timed_out:
                 text = _append(text, f"[command timed out after {limit:g}s; its process group was killed]")
@@ -159,6 +150,21 @@ class LocalBackend:
         if self._cwd is None:
             self._cwd = self._initial_cwd or os.getcwd()
         return self._cwd
+
+    def _load_cwd(self, state: str, call_id: str) -> None:
+        try:
+            os.replace(os.path.join(state, f"env.{call_id}"), os.path.join(state, "env"))
+        except OSError:
+            pass
+        try:
+            with open(os.path.join(state, "cwd"), encoding="utf-8", errors="replace") as fh:
+                self._cwd = fh.read() or self._cwd
+        except OSError:
+            pass
+
+    def _argv(self, body: str) -> list[str]:
+        """The process that runs one call's shell body (overridden by container backends)."""
+        return [self._bash(), "-c", body]
 
     def _ensure_state(self) -> str:
         if self._state_dir is None or not os.path.isdir(self._state_dir):

@@ -9,7 +9,6 @@ import shlex
 from dataclasses import dataclass
 
 CWD_MARKER = "__HERMES_CWD__="
-PGID_MARKER = "__HERMES_PGID__="
 TIMEOUT_EXIT = 124
 INTERRUPT_EXIT = 130
 
@@ -20,7 +19,8 @@ _SAFE_HERMES = {"HERMES_HOME"}
 
 @dataclass(frozen=True, slots=True)
 class ScriptSpec:
-    """What one wrapper script should do."""
+    """What one wrapper script should do. `shell` re-runs the body for remote backends;
+    `setsid` says whether the remote side has setsid (own process group for the command)."""
 
     command: str
     state_dir: str
@@ -28,9 +28,10 @@ class ScriptSpec:
     initial_cwd: str | None = None
     workdir: str | None = None
     stdin: bool = False
-    job_control: bool = False
-    emit_output: bool = False
+    shell: str = "sh"
+    setsid: bool = True
     output_limit: int = 2_000_000
+    host_renames: bool = False  # the caller renames env.<call_id> to env itself (saves a `mv` process)
 
 
 def scrub_env(environ: dict[str, str], passthrough: list[str] | tuple[str, ...] = ()) -> dict[str, str]:
@@ -39,46 +40,49 @@ def scrub_env(environ: dict[str, str], passthrough: list[str] | tuple[str, ...] 
     return {k: v for k, v in environ.items() if k in keep or not _SECRET_RE.search(k)}
 
 
-def build_script(spec: ScriptSpec) -> str:
-    """The POSIX-sh text (works in bash and busybox ash) that runs `spec.command` once."""
+def build_body(spec: ScriptSpec) -> str:
+    """POSIX-sh text (bash or busybox ash) that restores state, runs the command, saves state on exit."""
     q = shlex.quote
-    hs = q(spec.state_dir)
-    out = f'"$__hs/out.{spec.call_id}"'
-    lines = [f"__hs={hs}", '[ -d "$__hs" ] || mkdir -p "$__hs"']
-    lines.append(
-        "__hermes_save() { __rc=$?; "
-        f'export -p > "$__hs/env.{spec.call_id}" 2>/dev/null && mv -f "$__hs/env.{spec.call_id}" "$__hs/env"; '
-        'printf "%s" "${__hermes_keep:-$PWD}" > "$__hs/cwd"; exit $__rc; }'
-    )
-    body = [
+    fallback = f"cd -- {q(spec.initial_cwd)} 2>/dev/null" if spec.initial_cwd else ":"
+    tmp = f'"$__hs/env.{spec.call_id}"'
+    rename = "" if spec.host_renames else f' && mv -f {tmp} "$__hs/env"'
+    read_cwd = '$(< "$__hs/cwd")' if spec.shell.endswith("bash") else '$(cat "$__hs/cwd")'
+    lines = [
+        f"__hs={q(spec.state_dir)}",
+        f"__hermes_save() {{ __rc=$?; export -p > {tmp} 2>/dev/null{rename}; "
+        'printf "%s" "${__hermes_keep:-$PWD}" > "$__hs/cwd"; exit $__rc; }',
         "trap __hermes_save EXIT",
         '[ -r "$__hs/env" ] && . "$__hs/env" >/dev/null 2>&1',
+        f'if [ -r "$__hs/cwd" ]; then cd -- "{read_cwd}" 2>/dev/null || {fallback}; '
+        f"else {fallback}; fi",
     ]
-    fallback = f"cd -- {q(spec.initial_cwd)} 2>/dev/null" if spec.initial_cwd else ":"
-    body.append(f'if [ -r "$__hs/cwd" ]; then cd -- "$(cat "$__hs/cwd")" 2>/dev/null || {fallback}; '
-                f"else {fallback}; fi")
     if spec.workdir:
         wd = q(spec.workdir)
-        body.append(f'__hermes_keep=$PWD; cd -- {wd} || {{ echo "workdir not found: "{wd}; exit 1; }}')
-    body.append(f"eval {q(spec.command)}")
-    stdin = "<&0" if spec.stdin else "</dev/null"
-    sub = "(\n" + "\n".join(body) + "\n)"
-    if spec.job_control:
-        # A job of its own: the subshell leads a process group the backend can kill remotely.
-        lines.append("set -m")
-        lines.append(f"{sub} > {out} 2>&1 {stdin} &")
-        lines.append("__p=$!")
-        lines.append(f'printf "{PGID_MARKER}%s\\n" "$__p" >&2')
-        lines.append('wait "$__p"; __rc=$?')
-    elif spec.emit_output:
-        lines.append(f"{sub} > {out} 2>&1 {stdin}; __rc=$?")
-    else:
-        lines.append(f"{sub} 2>&1 {stdin}; __rc=$?")
-    if spec.emit_output or spec.job_control:
-        lines.append(_emit_output(out, spec.output_limit))
-    lines.append(f'printf "\\n{CWD_MARKER}%s\\n" "$(cat "$__hs/cwd" 2>/dev/null)" >&2')
-    lines.append("exit $__rc")
+        lines.append(f'__hermes_keep=$PWD; cd -- {wd} || {{ echo "workdir not found: "{wd}; exit 1; }}')
+    lines.append(f"eval {q(spec.command)}")
     return "\n".join(lines) + "\n"
+
+
+def build_remote_script(spec: ScriptSpec) -> str:
+    """Outer script for client-reached shells: runs the body as a job in its own session with
+    output captured to a remote file (background children never hold the client's pipe),
+    records the job's pid for `kill_script`, then prints output and the new cwd."""
+    out = f'"$__hs/out.{spec.call_id}"'
+    launcher = "setsid " if spec.setsid else ""
+    stdin = "<&3 3<&-" if spec.stdin else "</dev/null"
+    return "\n".join([
+        f"__hs={shlex.quote(spec.state_dir)}",
+        '[ -d "$__hs" ] || mkdir -p "$__hs"',
+        "exec 3<&0",
+        f"{launcher}{spec.shell} -c {shlex.quote(build_body(spec))} > {out} 2>&1 {stdin} &",
+        "__p=$!",
+        f'echo "$__p" > "$__hs/pid.{spec.call_id}"',
+        'wait "$__p"; __rc=$?',
+        _emit_output(out, spec.output_limit),
+        f'rm -f "$__hs/pid.{spec.call_id}"',
+        f'printf "\\n{CWD_MARKER}%s\\n" "$(cat "$__hs/cwd" 2>/dev/null)" >&2',
+        "exit $__rc",
+    ]) + "\n"
 
 
 def _emit_output(out: str, limit: int) -> str:
@@ -93,37 +97,33 @@ def _emit_output(out: str, limit: int) -> str:
     )
 
 
-def kill_script(state_dir: str, pgid: int, call_id: str, output_limit: int = 2_000_000) -> str:
-    """Shell that kills a remote process group and prints what it had written so far."""
+def kill_script(state_dir: str, call_id: str, output_limit: int = 2_000_000) -> str:
+    """Shell that kills a remote call (its process group and every descendant, for shells
+    started without setsid) and prints what it had written so far."""
     out = f'"$__hs/out.{call_id}"'
-    return (
-        f"__hs={shlex.quote(state_dir)}\n"
-        f"kill -TERM -- -{int(pgid)} 2>/dev/null; sleep 0.2; kill -KILL -- -{int(pgid)} 2>/dev/null\n"
-        + _emit_output(out, output_limit) + "\n"
-    )
+    return "\n".join([
+        f"__hs={shlex.quote(state_dir)}",
+        f'__p=$(cat "$__hs/pid.{call_id}" 2>/dev/null)',
+        '__desc() { for __s in /proc/[0-9]*/stat; do read -r __a __b __c __pp __r < "$__s" 2>/dev/null '
+        '|| continue; [ "$__pp" = "$1" ] && { echo "$__a"; __desc "$__a"; }; done; }',
+        'if [ -n "$__p" ]; then __all="$__p $(__desc "$__p")"; kill -TERM -"$__p" 2>/dev/null; '
+        "kill -TERM $__all 2>/dev/null; sleep 0.2; "
+        'kill -KILL -"$__p" 2>/dev/null; kill -KILL $__all 2>/dev/null; fi',
+        _emit_output(out, output_limit),
+        f'rm -f "$__hs/pid.{call_id}"',
+    ]) + "\n"
 
 
-def split_meta(stderr_text: str) -> tuple[str | None, int | None, str]:
-    """(cwd, pgid, other stderr) from the wrapper's stderr."""
+def split_meta(stderr_text: str) -> tuple[str | None, str]:
+    """(cwd, other stderr) from the remote wrapper's stderr."""
     cwd: str | None = None
-    pgid: int | None = None
     rest: list[str] = []
     for line in stderr_text.splitlines():
         if line.startswith(CWD_MARKER):
             cwd = line[len(CWD_MARKER):] or cwd
-        elif line.startswith(PGID_MARKER):
-            try:
-                pgid = int(line[len(PGID_MARKER):])
-            except ValueError:
-                pass
-        elif line.strip() and not _is_job_noise(line):
+        elif line.strip():
             rest.append(line)
-    return cwd, pgid, "\n".join(rest)
-
-
-def _is_job_noise(line: str) -> bool:
-    """Job-control status lines ("[1]+  Done ...") that `set -m` prints about our own subshell."""
-    return bool(re.match(r"^\[\d+\][+-]?\s", line))
+    return cwd, "\n".join(rest)
 
 
 def cap_bytes(data: bytes, limit: int, total: int | None = None) -> bytes:
