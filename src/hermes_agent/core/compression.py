@@ -233,7 +233,8 @@ def fallback_summary(dropped: Sequence[Message]) -> str:
     if tools:
         lines.append("Tools called there: " + ", ".join(f"{n} x{c}" for n, c in tools.most_common()))
     if files:
-        lines.append("Files referenced: " + ", ".join(list(files)[:20]))
+        more = f" (+{len(files) - 20} more)" if len(files) > 20 else ""
+        lines.append("Files referenced: " + ", ".join(list(files)[:20]) + more)
     lines.append("Re-read files or re-run commands if you need their current contents.")
     return "\n".join(lines)
 
@@ -272,8 +273,9 @@ def compress(messages: Sequence[Message], summarize: Summarize | None, *, protec
         summary, error = _summarize(middle, summarize, summary_budget_tokens)
         if summary is not None:
             out, cleared = _shrink([*system, *head, summary_message(summary, todo_text), *tail], target)
-            return CompressionResult(out, summary, len(middle), "summary", before,
-                                     estimate_tokens(out), cleared, None)
+            if estimate_tokens(out) < before:
+                return CompressionResult(out, summary, len(middle), "summary", before,
+                                         estimate_tokens(out), cleared, None)
     fixed = sum(message_chars(m) for m in (*system, *head, *tail)) + 2000  # room for the note
     kept, dropped, cleared = _truncate_middle_turns(middle, target * 4 - fixed)
     note = fallback_summary(dropped) if dropped else None
@@ -283,6 +285,7 @@ def compress(messages: Sequence[Message], summarize: Summarize | None, *, protec
         note_text = note
     inserted = [summary_message(note_text, todo_text)] if note_text else []
     out, cleared_more = _shrink([*system, *head, *inserted, *kept, *tail], target)
-    changed = bool(dropped or cleared or cleared_more or out != msgs)
-    return CompressionResult(out, note, len(dropped), "truncate" if changed else "none", before,
-                             estimate_tokens(out), cleared + cleared_more, error)
+    after = estimate_tokens(out)
+    if after >= before:  # e.g. the note would outweigh the few tiny turns it replaces
+        return CompressionResult(msgs, None, 0, "none", before, before, 0, error)
+    return CompressionResult(out, note, len(dropped), "truncate", before, after, cleared + cleared_more, error)
