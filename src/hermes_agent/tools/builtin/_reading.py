@@ -1,0 +1,96 @@
+"""read_file's paging: numbered lines from a window of a text file, capped in characters; files too
+big to load are paged with sed inside the backend so a 1 GB file is never read whole."""
+
+from __future__ import annotations
+
+import shlex
+
+from hermes_agent.terminal.base import TerminalBackend
+from hermes_agent.tools.builtin._fileio import (
+    LOAD_MAX_BYTES,
+    FileToolError,
+    human_size,
+    os_error,
+    read_head,
+    resolve,
+    stat_file,
+)
+
+MAX_LIMIT = 2000
+
+
+def _lines_of(data: bytes) -> list[str]:
+    """Lines as sed/grep count them: split on LF only, CR of CRLF dropped."""
+    text = data.decode("utf-8", errors="replace")
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [x[:-1] if x.endswith("\r") else x for x in lines]
+
+
+def _sed_window(backend: TerminalBackend, path: str, first: int, count: int,
+                max_bytes: int) -> tuple[list[str], bool]:
+    """Lines first..first+count-1 of a huge file; sed quits after the window, head bounds the bytes."""
+    last = first + count - 1
+    cmd = f"sed -n '{first},{last}p;{last}q' -- {shlex.quote(path)} | head -c {max_bytes}"
+    res = backend.execute(cmd, timeout=60)
+    if res.exit_code != 0 and not res.output:
+        raise FileToolError(f"Failed reading {path}: sed exited {res.exit_code}")
+    data = res.output.encode("utf-8", errors="replace")
+    lines = _lines_of(data)
+    cut = len(data) >= max_bytes
+    if cut and lines:
+        lines.pop()  # the last line was cut by the byte bound
+    return lines, cut
+
+
+def _clip_line(line: str, max_line: int) -> str:
+    if len(line) <= max_line:
+        return line
+    return f"{line[:max_line]}... [line truncated: {len(line) - max_line} more chars]"
+
+
+def read_window(backend: TerminalBackend, raw_path: str, offset: int, limit: int,
+                *, max_chars: int, max_line: int) -> dict:
+    """The read_file result mapping for lines offset..offset+limit-1 of `raw_path`."""
+    path = resolve(backend, raw_path)
+    offset, limit = max(1, offset), max(1, min(limit, MAX_LIMIT))
+    size = int(stat_file(backend, path).get("size") or 0)
+    read_head(backend, path, size)
+    total: int | None = None
+    cut = False
+    if size > LOAD_MAX_BYTES:
+        window, cut = _sed_window(backend, path, offset, limit, max_chars * 4 + 4096)
+    else:
+        try:
+            lines = _lines_of(backend.read_bytes(path, limit=LOAD_MAX_BYTES + 1))
+        except OSError as exc:
+            raise os_error(exc, path, "reading") from exc
+        total, window = len(lines), lines[offset - 1:offset - 1 + limit]
+    if total == 0:
+        return {"path": path, "content": "", "total_lines": 0, "note": "file is empty"}
+    if not window:
+        where = f"{total} lines" if total is not None else f"{human_size(size)}; fewer lines than that"
+        raise FileToolError(f"offset {offset} is past the end of {path} ({where})")
+    out, used = [], 0
+    for n, line in enumerate(window, offset):
+        row = f"{n:>5}|{_clip_line(line, max_line)}"
+        if used + len(row) + 1 > max_chars and out:
+            break
+        out.append(row)
+        used += len(row) + 1
+    end = offset + len(out) - 1
+    result: dict = {"path": path, "content": "\n".join(out), "total_lines": total, "lines": f"{offset}-{end}"}
+    notes = []
+    if len(out) < len(window):
+        notes.append(f"output capped at {max_chars} chars (file_read_max_chars)")
+    if total is None:
+        result.pop("total_lines")
+        notes.append(f"file is {human_size(size)}: total line count not computed")
+        ended = not cut and len(out) == len(window) < limit
+        notes.append("end of file" if ended else f"continue with offset={end + 1}")
+    elif end < total:
+        notes.append(f"{total - end} more lines: continue with offset={end + 1}")
+    if notes:
+        result["note"] = "; ".join(notes)
+    return result

@@ -1,0 +1,296 @@
+"""search_files engines: ripgrep (--json, streamed and stopped early), a pure-Python walker honouring
+basic .gitignore rules, and grep/find through a non-local backend's shell. All yield the same records."""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+SKIP_DIRS = (".git", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".mypy_cache",
+             ".pytest_cache", ".ruff_cache", ".hg", ".svn")
+MAX_FILE_BYTES = 50 * 1024 * 1024
+NO_RG = "__HERMES_NO_RG__"
+
+
+@dataclass(slots=True)
+class Hit:
+    """One matching line with its context lines."""
+
+    path: str
+    line: int
+    text: str
+    before: list[tuple[int, str]] = field(default_factory=list)
+    after: list[tuple[int, str]] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    """A content search: regex (or literal when `fixed`), optional name glob, context lines."""
+
+    pattern: str
+    glob: str | None = None
+    context: int = 0
+    fixed: bool = False
+
+
+def find_rg(path_env: str | None) -> str | None:
+    """The ripgrep binary on `path_env` (None: the process PATH)."""
+    return shutil.which("rg", path=path_env)
+
+
+def _exclude_globs() -> list[str]:
+    return [arg for d in SKIP_DIRS for arg in ("-g", f"!{d}")]
+
+
+def rg_content_args(rg: str, q: Query, target: str) -> list[str]:
+    """Command line for a ripgrep --json content search of `target`."""
+    args = [rg, "--json", "--no-messages", "--hidden", "--max-filesize", "50M", *_exclude_globs()]
+    if q.context:
+        args += ["-C", str(q.context)]
+    if q.glob:
+        args += ["-g", q.glob]
+    args += ["-F"] if q.fixed else []
+    return [*args, "-e", q.pattern, "--", target]
+
+
+def rg_files_args(rg: str, glob: str, target: str) -> list[str]:
+    """Command line listing files whose name matches `glob`, newest first."""
+    return [rg, "--files", "--hidden", "--no-messages", "--sortr=modified", *_exclude_globs(),
+            "--iglob", glob, "--", target]
+
+
+def parse_rg_json(lines: Iterator[str], context: int) -> Iterator[Hit]:
+    """Hits from ripgrep --json output; context lines attach to the nearest match."""
+    pending: list[tuple[int, str]] = []
+    last: Hit | None = None
+    for raw in lines:
+        if '"type":"match"' not in raw and '"type":"context"' not in raw:
+            if '"type":"begin"' in raw and last is not None:
+                yield last
+                pending, last = [], None
+            continue
+        msg = json.loads(raw)
+        data = msg["data"]
+        path = data["path"].get("text") or "<non-utf8 path>"
+        text = (data["lines"].get("text") or "").rstrip("\n").rstrip("\r")
+        num = data.get("line_number") or 0
+        if msg["type"] == "context":
+            if last is not None and num <= last.line + context and not pending:
+                last.after.append((num, text))
+            else:
+                pending.append((num, text))
+            continue
+        if last is not None:
+            yield last
+        last, pending = Hit(path, num, text, before=pending), []
+    if last is not None:
+        yield last
+
+
+def stream_process(args: list[str], cwd: str, stop: threading.Event | None) -> Iterator[str]:
+    """Stdout lines of a local process; the process is killed when the consumer stops early."""
+    proc = subprocess.Popen(args, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            stdin=subprocess.DEVNULL, text=True, errors="replace")
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            if stop is not None and stop.is_set():
+                break
+            yield line
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        if proc.stdout:
+            proc.stdout.close()
+        err = proc.stderr.read() if proc.stderr else ""
+        if proc.stderr:
+            proc.stderr.close()
+        if proc.returncode == 2 and "regex" in err:
+            raise PatternError(err.strip().splitlines()[-1] if err.strip() else "invalid regex")
+
+
+class PatternError(ValueError):
+    """The pattern is not a valid regular expression."""
+
+
+# -- pure-Python fallback ------------------------------------------------------------------------
+
+class _Ignore:
+    """Basic .gitignore rules: name and anchored globs, dir-only patterns, negation."""
+
+    def __init__(self) -> None:
+        self.rules: list[tuple[str, str, bool, bool]] = []  # (base dir, pattern, negated, dir_only)
+
+    def load(self, directory: str) -> None:
+        try:
+            with open(os.path.join(directory, ".gitignore"), encoding="utf-8", errors="replace") as fh:
+                raw = fh.read().splitlines()
+        except OSError:
+            return
+        for line in raw:
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            neg = line.startswith("!")
+            line = line[1:] if neg else line
+            dir_only = line.endswith("/")
+            self.rules.append((directory, line.strip("/") if "/" in line.rstrip("/") else line.rstrip("/"),
+                               neg, dir_only))
+
+    def ignored(self, path: str, is_dir: bool) -> bool:
+        result = False
+        name = os.path.basename(path)
+        for base, pat, neg, dir_only in self.rules:
+            if dir_only and not is_dir or not (path == base or path.startswith(base.rstrip("/") + "/")):
+                continue
+            rel = os.path.relpath(path, base)
+            hit = fnmatch.fnmatchcase(rel, pat) if "/" in pat else fnmatch.fnmatchcase(name, pat)
+            if hit:
+                result = not neg
+        return result
+
+
+def _ancestors_with_gitignore(root: str) -> list[str]:
+    """Directories above `root` up to its repository top whose .gitignore also applies."""
+    out, probe = [], os.path.dirname(root)
+    while probe and probe != os.path.dirname(probe):
+        if os.path.isfile(os.path.join(probe, ".gitignore")):
+            out.append(probe)
+        if os.path.exists(os.path.join(probe, ".git")):
+            return out
+        probe = os.path.dirname(probe)
+    return []  # not inside a repository: outer .gitignore files do not apply
+
+
+def walk_files(root: str, stop: threading.Event | None = None) -> Iterator[str]:
+    """Every file under `root` (or `root` itself), skipping SKIP_DIRS and .gitignore'd paths."""
+    if os.path.isfile(root):
+        yield root
+        return
+    ignore = _Ignore()
+    for d in reversed(_ancestors_with_gitignore(root)):
+        ignore.load(d)
+    for dirpath, dirnames, filenames in os.walk(root):
+        if stop is not None and stop.is_set():
+            return
+        ignore.load(dirpath)
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS
+                             and not ignore.ignored(os.path.join(dirpath, d), True))
+        for name in sorted(filenames):
+            full = os.path.join(dirpath, name)
+            if not ignore.ignored(full, False):
+                yield full
+
+
+def python_content(root: str, q: Query, stop: threading.Event | None = None) -> Iterator[Hit]:
+    """Content hits from the pure-Python walker (binary and oversized files skipped)."""
+    try:
+        rx = re.compile(re.escape(q.pattern) if q.fixed else q.pattern)
+    except re.error as exc:
+        raise PatternError(str(exc)) from exc
+    for full in walk_files(root, stop):
+        if q.glob and not fnmatch.fnmatch(os.path.basename(full), q.glob) \
+                and not fnmatch.fnmatch(os.path.relpath(full, root), q.glob):
+            continue
+        lines = _text_lines(full)
+        if lines is None:
+            continue
+        yield from _file_hits(full, lines, rx, q.context)
+
+
+def _text_lines(full: str) -> list[str] | None:
+    try:
+        if os.path.getsize(full) > MAX_FILE_BYTES:
+            return None
+        with open(full, "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return None
+    if b"\x00" in data[:8192]:
+        return None
+    return data.decode("utf-8", errors="replace").splitlines()
+
+
+def _file_hits(path: str, lines: list[str], rx: re.Pattern, context: int) -> Iterator[Hit]:
+    matched = [i for i, line in enumerate(lines) if rx.search(line)]
+    shown: set[int] = set(matched)
+    for k, i in enumerate(matched):
+        prev_end = matched[k - 1] + context if k else -1
+        before = [(j + 1, lines[j]) for j in range(max(0, i - context, prev_end + 1), i) if j not in shown]
+        nxt = matched[k + 1] if k + 1 < len(matched) else len(lines)
+        after = [(j + 1, lines[j]) for j in range(i + 1, min(len(lines), i + 1 + context, nxt))]
+        shown.update(j - 1 for j, _ in after)
+        yield Hit(path, i + 1, lines[i], before, after)
+
+
+def python_files(root: str, glob: str, stop: threading.Event | None = None) -> list[str]:
+    """Files whose name (or path relative to `root`) matches `glob`, newest first."""
+    found = [f for f in walk_files(root, stop)
+             if fnmatch.fnmatch(os.path.basename(f).lower(), glob.lower())
+             or fnmatch.fnmatch(os.path.relpath(f, root).lower(), glob.lower())]
+    return sorted(found, key=_mtime, reverse=True)
+
+
+def _mtime(path: str) -> float:
+    try:
+        return os.path.getmtime(path)
+    except OSError:
+        return 0.0
+
+
+# -- through a non-local backend's shell ---------------------------------------------------------
+
+def remote_content_command(q: Query, target: str, max_lines: int) -> str:
+    """Shell command: rg --json when the backend has it, else `grep -Z` output after a marker line."""
+    rg = " ".join(shlex.quote(a) for a in rg_content_args("rg", q, target))
+    excl = " ".join(f"--exclude-dir={shlex.quote(d)}" for d in SKIP_DIRS)
+    grep = ["grep", "-rnIZ", "-F" if q.fixed else "-E", *(["-C", str(q.context)] if q.context else []),
+            *([f"--include={q.glob}"] if q.glob else []), "-e", q.pattern, "--", target]
+    grep_cmd = " ".join(shlex.quote(a) for a in grep[:1]) + " " + excl + " " + \
+        " ".join(shlex.quote(a) for a in grep[1:])
+    return (f"if command -v rg >/dev/null 2>&1; then {rg} 2>/dev/null | head -n {max_lines}; "
+            f"else echo {NO_RG}; {grep_cmd} 2>/dev/null | head -n {max_lines}; fi")
+
+
+def parse_grep_z(lines: list[str]) -> Iterator[Hit]:
+    """Hits from `grep -rnZ` output: path NUL line(:|-)text; '--' separates context groups."""
+    last: Hit | None = None
+    pending: list[tuple[int, str]] = []
+    for raw in lines:
+        if "\x00" not in raw:
+            continue
+        path, rest = raw.split("\x00", 1)
+        m = re.match(r"(\d+)([:-])(.*)", rest, re.S)
+        if not m:
+            continue
+        num, sep, text = int(m.group(1)), m.group(2), m.group(3)
+        if sep == "-":
+            if last is not None and last.path == path and num > last.line and not pending:
+                last.after.append((num, text))
+            else:
+                pending.append((num, text))
+            continue
+        if last is not None:
+            yield last
+        last, pending = Hit(path, num, text, before=pending), []
+    if last is not None:
+        yield last
+
+
+def remote_files_command(glob: str, target: str, max_lines: int) -> str:
+    """Shell command listing files by name glob (rg, else find), newest first where possible."""
+    rg = " ".join(shlex.quote(a) for a in rg_files_args("rg", glob, target))
+    prune = " -o ".join(f"-name {shlex.quote(d)}" for d in SKIP_DIRS)
+    find = (f"find {shlex.quote(target)} \\( {prune} \\) -prune -o -type f -iname {shlex.quote(glob)} "
+            "-printf '%T@ %p\\n' 2>/dev/null | sort -rn | cut -d' ' -f2-")
+    return (f"if command -v rg >/dev/null 2>&1; then {rg} 2>/dev/null | head -n {max_lines}; "
+            f"else {find} | head -n {max_lines}; fi")

@@ -1,0 +1,195 @@
+"""File tools (toolset "file"): read_file, write_file, patch, search_files. They act through the task's
+terminal backend (host, container or remote) and snapshot the working directory before changing it."""
+
+from __future__ import annotations
+
+from hermes_agent.tools.builtin import _patchmode, _searchrun
+from hermes_agent.tools.builtin._fileio import (
+    FileToolError,
+    checkpoint,
+    load_text,
+    os_error,
+    resolve,
+    write_text,
+)
+from hermes_agent.tools.builtin._patching import replace, unified_diff
+from hermes_agent.tools.builtin._reading import read_window
+from hermes_agent.tools.registry import registry
+from hermes_agent.tools.results import tool_error, tool_result
+
+_PATH = {"type": "string", "description": "File path (absolute, ~/..., or relative to the working directory)"}
+
+READ_FILE_SCHEMA = {
+    "name": "read_file",
+    "description": "Read a text file as numbered lines ('N|text'); the reply says how to page on. "
+                   "Use instead of cat/head/sed in the terminal. Read before you patch.",
+    "parameters": {"type": "object", "properties": {
+        "path": _PATH,
+        "offset": {"type": "integer", "minimum": 1, "description": "First line (1-based, default 1)"},
+        "limit": {"type": "integer", "minimum": 1, "description": "Max lines (default 500, max 2000)"},
+    }, "required": ["path"]},
+}
+
+WRITE_FILE_SCHEMA = {
+    "name": "write_file",
+    "description": "Create or overwrite a whole file with `content` (parent dirs are created). "
+                   "To change part of an existing file use patch instead.",
+    "parameters": {"type": "object", "properties": {
+        "path": _PATH,
+        "content": {"type": "string", "description": "Complete new file content"},
+    }, "required": ["path", "content"]},
+}
+
+PATCH_SCHEMA = {
+    "name": "patch",
+    "description": "Edit files; returns the diff. mode=replace (default): old_string -> new_string in path; "
+                   "old_string must match one place exactly (copy it from read_file, add context lines to "
+                   "make it unique) unless replace_all; indentation/whitespace slips are tolerated. "
+                   "mode=patch: apply `patch`, a multi-file unified diff or '*** Begin Patch' text; "
+                   "all files change or none.",
+    "parameters": {"type": "object", "properties": {
+        "mode": {"type": "string", "enum": ["replace", "patch"]},
+        "path": _PATH,
+        "old_string": {"type": "string", "description": "Exact text to replace"},
+        "new_string": {"type": "string", "description": "Replacement text (may be empty)"},
+        "replace_all": {"type": "boolean", "description": "Replace every occurrence"},
+        "patch": {"type": "string", "description": "mode=patch: the diff text"},
+    }},
+}
+
+SEARCH_FILES_SCHEMA = {
+    "name": "search_files",
+    "description": "Regex search in file contents (target=content) or file-name glob search (target=files). "
+                   "Use instead of grep/find in the terminal. Skips .git, node_modules, .venv, .gitignored.",
+    "parameters": {"type": "object", "properties": {
+        "pattern": {"type": "string", "description": "Regex, or a name glob like '*.py' for target=files"},
+        "target": {"type": "string", "enum": ["content", "files"]},
+        "path": {"type": "string", "description": "Dir or file to search (default: working dir)"},
+        "file_glob": {"type": "string", "description": "Only files matching this glob, e.g. '*.ts'"},
+        "context": {"type": "integer", "description": "Context lines around matches"},
+        "output_mode": {"type": "string", "enum": ["content", "files_only", "count"]},
+        "limit": {"type": "integer", "description": "Max results (default 50)"},
+        "offset": {"type": "integer", "description": "Results to skip (paging)"},
+    }, "required": ["pattern"]},
+}
+
+
+def _ctx(kw: dict) -> object:
+    ctx = kw.get("ctx")
+    if ctx is None:
+        raise FileToolError("file tools need a ToolContext (ctx) from the caller")
+    return ctx
+
+
+def _display(backend, path: str) -> str:
+    """A path as the model should see it: relative to the working directory when inside it."""
+    prefix = backend.cwd().rstrip("/") + "/"
+    return path[len(prefix):] if path.startswith(prefix) else path
+
+
+def _safe_text(text: str) -> str:
+    """Text that survives JSON/UTF-8 even if it carries undecodable bytes (surrogate escapes)."""
+    return text.encode("utf-8", errors="surrogateescape").decode("utf-8", errors="replace")
+
+
+def _int(args: dict, key: str, default: int) -> int:
+    try:
+        return int(args.get(key) or default)
+    except (TypeError, ValueError) as exc:
+        raise FileToolError(f"{key} must be an integer") from exc
+
+
+def read_file(args: dict, **kw: object) -> str:
+    """Handler of read_file."""
+    try:
+        ctx = _ctx(kw)
+        settings = ctx.settings
+        result = read_window(
+            ctx.backend(), str(args.get("path") or ""), _int(args, "offset", 1), _int(args, "limit", 500),
+            max_chars=int(settings.get("file_read_max_chars", 100000) or 100000),
+            max_line=int(settings.get("tool_output.max_line_length", 2000) or 2000))
+    except FileToolError as exc:
+        return tool_error(str(exc), **exc.extra)
+    result["path"] = _display(ctx.backend(), result["path"])
+    return tool_result(result)
+
+
+def write_file(args: dict, **kw: object) -> str:
+    """Handler of write_file."""
+    try:
+        ctx = _ctx(kw)
+        backend = ctx.backend()
+        path = resolve(backend, str(args.get("path") or ""))
+        content = args.get("content")
+        if not isinstance(content, str):
+            raise FileToolError("content is required (a string; use \"\" for an empty file)")
+        try:
+            st = backend.stat(path)
+        except OSError as exc:
+            raise os_error(exc, path, "writing") from exc
+        if st is not None and st.get("is_dir"):
+            raise FileToolError(f"{path} is a directory; give a file path")
+        checkpoint(ctx, backend, [path], f"write_file {path}")
+        written = write_text(backend, path, content)
+    except FileToolError as exc:
+        return tool_error(str(exc), **exc.extra)
+    lines = content.count("\n") + (1 if content and not content.endswith("\n") else 0)
+    return tool_result({"path": _display(backend, path), "bytes_written": written, "lines": lines,
+                        "created": st is None})
+
+
+def patch(args: dict, **kw: object) -> str:
+    """Handler of patch (modes replace and patch)."""
+    try:
+        ctx = _ctx(kw)
+        backend = ctx.backend()
+        mode = args.get("mode") or ("patch" if args.get("patch") and not args.get("old_string") else "replace")
+        if mode == "patch":
+            text = args.get("patch")
+            if not isinstance(text, str) or not text.strip():
+                raise FileToolError("mode=patch needs `patch`: the unified diff or '*** Begin Patch' text")
+            result = _patchmode.apply(ctx, backend, text, lambda p: _display(backend, p))
+            return tool_result({**result, "diff": _safe_text(result["diff"])})
+        if mode != "replace":
+            raise FileToolError(f"unknown mode {mode!r}; use 'replace' or 'patch'")
+        return tool_result(_replace(ctx, backend, args))
+    except FileToolError as exc:
+        return tool_error(str(exc), **exc.extra)
+
+
+def _replace(ctx: object, backend, args: dict) -> dict:
+    old, new = args.get("old_string"), args.get("new_string")
+    if not isinstance(old, str) or not isinstance(new, str):
+        raise FileToolError("mode=replace needs path, old_string and new_string")
+    path = resolve(backend, str(args.get("path") or ""))
+    original = load_text(backend, path)
+    shown = _display(backend, path)
+    done = replace(original.text, old, new, replace_all=bool(args.get("replace_all")), path=shown)
+    checkpoint(ctx, backend, [path], f"patch {path}")
+    write_text(backend, path, done.text)
+    result: dict = {"path": shown, "replacements": done.count,
+                    "diff": _safe_text(unified_diff(original.text, done.text, shown))}
+    if done.strategy != "exact":
+        result["note"] = f"matched ignoring {done.strategy}; check the diff"
+    return result
+
+
+def search_files(args: dict, **kw: object) -> str:
+    """Handler of search_files."""
+    try:
+        ctx = _ctx(kw)
+        env = getattr(ctx.settings, "env", None) or {}
+        use_rg = args.get("_use_rg", True) is not False
+        result = _searchrun.run(ctx.backend(), args, path_env=env.get("PATH"), stop=ctx.interrupt,
+                                use_rg=use_rg)
+    except FileToolError as exc:
+        return tool_error(str(exc), **exc.extra)
+    except (TypeError, ValueError) as exc:
+        return tool_error(f"bad search arguments: {exc}")
+    return tool_result(result)
+
+
+registry.register("read_file", "file", READ_FILE_SCHEMA, read_file, emoji="📖", parallel_safe=True)
+registry.register("write_file", "file", WRITE_FILE_SCHEMA, write_file, emoji="✍️")
+registry.register("patch", "file", PATCH_SCHEMA, patch, emoji="🔧")
+registry.register("search_files", "file", SEARCH_FILES_SCHEMA, search_files, emoji="🔎", parallel_safe=True)
