@@ -1,0 +1,100 @@
+"""SQLite connection setup (WAL, busy timeout) and the retry that keeps "database is locked" away from users."""
+
+from __future__ import annotations
+
+import logging
+import random
+import sqlite3
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TypeVar
+
+from hermes_agent.errors import StorageError
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+BUSY_TIMEOUT_MS = 10_000
+RETRY_DEADLINE_S = 60.0
+
+
+def is_busy(exc: sqlite3.Error) -> bool:
+    """True for the transient lock errors another process can cause."""
+    text = str(exc).lower()
+    return isinstance(exc, sqlite3.OperationalError) and ("locked" in text or "busy" in text)
+
+
+def retry_busy(fn: Callable[[], T], deadline_s: float = RETRY_DEADLINE_S) -> T:
+    """Run `fn`, retrying with jittered backoff while SQLite reports a lock held elsewhere."""
+    end = time.monotonic() + deadline_s
+    delay = 0.005
+    while True:
+        try:
+            return fn()
+        except sqlite3.OperationalError as exc:
+            if not is_busy(exc) or time.monotonic() > end:
+                raise
+            log.debug("state.db busy, retrying: %s", exc)
+            time.sleep(delay * random.uniform(0.5, 1.5))
+            delay = min(delay * 2, 0.25)
+
+
+def connect(path: Path) -> sqlite3.Connection:
+    """Open (creating if needed) the database file with the pragmas the store relies on."""
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    try:
+        conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
+                               check_same_thread=False)
+    except sqlite3.Error as exc:
+        raise StorageError(f"cannot open session database {path}: {exc}") from exc
+    conn.row_factory = sqlite3.Row
+    try:
+        retry_busy(lambda: _configure(conn))
+    except sqlite3.DatabaseError as exc:
+        conn.close()
+        raise StorageError(f"{path} is not a usable session database: {exc}") from exc
+    return conn
+
+
+def _configure(conn: sqlite3.Connection) -> None:
+    conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+    # Only takes effect on a new, empty file: lets prune give pages back to the OS.
+    conn.execute("PRAGMA auto_vacuum=INCREMENTAL")
+    mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+    if str(mode).lower() != "wal":
+        log.warning("state.db journal mode is %s (WAL unavailable on this filesystem)", mode)
+    # In WAL mode NORMAL still survives a killed process; only a power cut can lose the last commits.
+    conn.execute("PRAGMA synchronous=NORMAL")
+    conn.execute("PRAGMA foreign_keys=ON")
+
+
+def split_statements(sql: str) -> Iterator[str]:
+    """Split a script into complete statements (trigger bodies keep their inner semicolons)."""
+    buf = ""
+    for piece in sql.split(";"):
+        buf += piece + ";"
+        if sqlite3.complete_statement(buf):
+            stmt = buf.strip()
+            buf = ""
+            if stmt != ";":
+                yield stmt
+    if buf.strip(" \n\t;"):
+        raise ValueError(f"incomplete SQL statement: {buf.strip()[:80]}")
+
+
+def run_in_transaction(conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection], T]) -> T:
+    """One write transaction taken with BEGIN IMMEDIATE (so it never deadlocks on upgrade), retried when busy."""
+
+    def attempt() -> T:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            result = fn(conn)
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        return result
+
+    return retry_busy(attempt)

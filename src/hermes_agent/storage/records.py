@@ -1,0 +1,127 @@
+"""Frozen value types the session store returns, and its two lookup errors. No SQL here."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass
+
+from hermes_agent.errors import StorageError
+from hermes_agent.messages import Message, ToolCall, Usage
+
+
+class SessionNotFound(StorageError):
+    """No session has this id (or id prefix)."""
+
+
+class AmbiguousSessionId(StorageError):
+    """An id prefix matched more than one session."""
+
+
+@dataclass(frozen=True, slots=True)
+class SessionInfo:
+    """One row of `sessions`: identity, lineage, counters, token totals and cost."""
+
+    id: str
+    source: str
+    model: str | None
+    title: str | None
+    parent_session_id: str | None
+    started_at: float
+    last_active_at: float
+    ended_at: float | None
+    end_reason: str | None
+    message_count: int
+    tool_call_count: int
+    api_call_count: int
+    input_tokens: int
+    output_tokens: int
+    cache_read_tokens: int
+    cache_write_tokens: int
+    reasoning_tokens: int
+    estimated_cost_usd: float | None
+    cwd: str | None
+    system_prompt: str | None
+    session_key: str | None
+    user_id: str | None
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row) -> SessionInfo:
+        return cls(**{name: row[name] for name in cls.__slots__})
+
+
+SESSION_COLUMNS = ", ".join(SessionInfo.__slots__)
+
+
+@dataclass(frozen=True, slots=True)
+class StoredMessage:
+    """A persisted message with its row id and timestamp."""
+
+    id: int
+    session_id: str
+    timestamp: float
+    message: Message
+
+
+@dataclass(frozen=True, slots=True)
+class Snippet:
+    """Text around one search hit; hits are wrapped in ** markers."""
+
+    message_id: int
+    role: str
+    timestamp: float
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class SearchHit:
+    """One session matching a search: higher score is better."""
+
+    session: SessionInfo
+    score: float
+    snippets: tuple[Snippet, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Stats:
+    """Totals over the whole store (cost is None when no priced usage was recorded)."""
+
+    sessions: int
+    messages: int
+    tool_calls: int
+    input_tokens: int
+    output_tokens: int
+    cache_read_tokens: int
+    cache_write_tokens: int
+    cost_usd: float | None
+    first_at: float | None
+    last_at: float | None
+    db_bytes: int
+    by_source: tuple[tuple[str, int, int], ...]
+    by_model: tuple[tuple[str, int, int, int, float | None], ...]
+
+
+def tool_calls_json(calls: tuple[ToolCall, ...]) -> str | None:
+    """Compact JSON for the tool_calls column (None when there are none)."""
+    if not calls:
+        return None
+    return json.dumps([{"id": c.id, "name": c.name, "arguments": c.arguments} for c in calls],
+                      ensure_ascii=False)
+
+
+def usage_json(usage: Usage | None) -> str | None:
+    if usage is None:
+        return None
+    return json.dumps([usage.prompt_tokens, usage.completion_tokens, usage.cache_read_tokens,
+                       usage.cache_write_tokens, usage.reasoning_tokens])
+
+
+def message_from_row(row: sqlite3.Row) -> StoredMessage:
+    """Rebuild the exact Message that was appended."""
+    calls = tuple(ToolCall(id=c["id"], name=c["name"], arguments=c["arguments"])
+                  for c in json.loads(row["tool_calls"] or "[]"))
+    usage = Usage(*json.loads(row["usage"])) if row["usage"] else None
+    msg = Message(role=row["role"], content=row["content"], tool_calls=calls,
+                  tool_call_id=row["tool_call_id"], name=row["tool_name"], reasoning=row["reasoning"],
+                  usage=usage, finish_reason=row["finish_reason"])
+    return StoredMessage(id=row["id"], session_id=row["session_id"], timestamp=row["timestamp"], message=msg)

@@ -1,0 +1,209 @@
+"""Full-text search over messages: user text -> safe FTS5 query (words or trigram), best sessions first.
+
+Every user term is quoted, so FTS5 syntax in the input can never raise. CJK text goes to the
+trigram index; CJK terms under 3 characters (below trigram reach) fall back to LIKE.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from dataclasses import dataclass
+
+from hermes_agent.storage.records import SESSION_COLUMNS, SearchHit, SessionInfo, Snippet
+
+_TOKEN = re.compile(r'"([^"]*)"?|(\S+)')
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\uff66-\uff9f]")
+_WORDS = "messages_fts"
+_TRIGRAM = "messages_fts_trigram"
+_CANDIDATES = 300
+_OPEN, _CLOSE = "\x02", "\x03"
+PER_SESSION = 3
+
+
+@dataclass(frozen=True, slots=True)
+class _Term:
+    text: str
+    prefix: bool = False
+    or_before: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedQuery:
+    """A query ready for SQL: FTS expressions (all terms / any term), the index, LIKE-only terms."""
+
+    table: str
+    match_all: str | None
+    match_any: str | None
+    like_terms: tuple[str, ...]
+    terms: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Filters:
+    """Restrictions applied to every candidate hit."""
+
+    source: str | None = None
+    since: float | None = None
+    until: float | None = None
+    exclude_session: str | None = None
+    exclude_sources: tuple[str, ...] = ()
+
+
+def _terms(text: str) -> list[_Term]:
+    out: list[_Term] = []
+    pending_or = False
+    for m in _TOKEN.finditer(text):
+        phrase, bare = m.group(1), m.group(2)
+        if bare in ("OR", "|"):
+            pending_or = bool(out)
+            continue
+        if bare in ("AND", "NOT", "&"):
+            continue
+        word = phrase if phrase is not None else bare.rstrip("*")
+        if not re.search(r"[^\W_]", word or ""):
+            continue
+        out.append(_Term(word.strip(), prefix=phrase is None and bare.endswith("*"), or_before=pending_or))
+        pending_or = False
+    return out
+
+
+def _quote(term: _Term, allow_prefix: bool) -> str:
+    return '"' + term.text.replace('"', '""') + '"' + ("*" if allow_prefix and term.prefix else "")
+
+
+def _join(terms: list[_Term], allow_prefix: bool, any_: bool) -> str | None:
+    if not terms:
+        return None
+    parts = [_quote(terms[0], allow_prefix)]
+    for t in terms[1:]:
+        parts.append(("OR " if any_ or t.or_before else "") + _quote(t, allow_prefix))
+    return " ".join(parts)
+
+
+def parse_query(text: str) -> ParsedQuery | None:
+    """Turn free text into a ParsedQuery; None when it holds nothing searchable."""
+    terms = _terms(text)
+    if not terms:
+        return None
+    raw = tuple(t.text for t in terms)
+    if not any(_CJK.search(t) for t in raw):
+        return ParsedQuery(_WORDS, _join(terms, True, False), _join(terms, True, True), (), raw)
+    long_terms = [t for t in terms if len(t.text) >= 3]
+    short = tuple(t.text for t in terms if len(t.text) < 3)
+    any_expr = _join(long_terms, False, True) if not short else None
+    return ParsedQuery(_TRIGRAM, _join(long_terms, False, False), any_expr, short, raw)
+
+
+def _filter_sql(f: Filters) -> tuple[str, list[object]]:
+    sql, params = [], []
+    for clause, value in (("s.source = ?", f.source), ("m.timestamp >= ?", f.since),
+                          ("m.timestamp < ?", f.until), ("s.id != ?", f.exclude_session)):
+        if value is not None:
+            sql.append(clause)
+            params.append(value)
+    if f.exclude_sources:
+        sql.append(f"s.source NOT IN ({','.join('?' * len(f.exclude_sources))})")
+        params.extend(f.exclude_sources)
+    return "".join(" AND " + s for s in sql), params
+
+
+def like_pattern(term: str) -> str:
+    """LIKE pattern matching `term` anywhere, with wildcards escaped (used with ESCAPE '\\')."""
+    return "%" + term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
+def _candidates(conn: sqlite3.Connection, q: ParsedQuery, expr: str | None,
+                f: Filters) -> list[sqlite3.Row]:
+    where, params = _filter_sql(f)
+    like_sql = "".join(" AND m.content LIKE ? ESCAPE '\\'" for _ in q.like_terms)
+    params += [like_pattern(t) for t in q.like_terms]
+    if expr is None:  # short CJK terms only: a scan, newest first
+        sql = (f"SELECT m.id, m.session_id, 0.0 AS score FROM messages m JOIN sessions s ON s.id = m.session_id "
+               f"WHERE 1 {where}{like_sql} ORDER BY m.id DESC LIMIT ?")
+        return conn.execute(sql, [*params, _CANDIDATES]).fetchall()
+    rank = "bm25(messages_fts, 1.0, 0.5, 0.3)" if q.table == _WORDS else f"bm25({q.table})"
+    sql = (f"SELECT m.id, m.session_id, {rank} AS score FROM {q.table} "
+           f"JOIN messages m ON m.id = {q.table}.rowid JOIN sessions s ON s.id = m.session_id "
+           f"WHERE {q.table} MATCH ?{where}{like_sql} ORDER BY score LIMIT ?")
+    return conn.execute(sql, [expr, *params, _CANDIDATES]).fetchall()
+
+
+def _group(rows: list[sqlite3.Row], limit: int) -> dict[str, tuple[float, list[int]]]:
+    """Session id -> (best score, up to PER_SESSION message ids), in best-first order."""
+    groups: dict[str, tuple[float, list[int]]] = {}
+    for row in rows:
+        sid = row["session_id"]
+        if sid not in groups:
+            if len(groups) >= limit:
+                continue
+            groups[sid] = (-float(row["score"]), [])
+        ids = groups[sid][1]
+        if len(ids) < PER_SESSION:
+            ids.append(row["id"])
+    return groups
+
+
+def text_snippet(content: str, terms: tuple[str, ...], width: int = 40) -> str:
+    """Window of `content` around the first hit of any term, hits wrapped in ** markers."""
+    low = content.lower()
+    hits = [i for t in terms if (i := low.find(t.lower())) >= 0]
+    pos = min(hits) if hits else 0
+    start, end = max(0, pos - width), min(len(content), pos + width + 20)
+    piece = content[start:end]
+    for t in sorted(terms, key=len, reverse=True):
+        piece = re.sub(re.escape(t), lambda m: f"**{m.group(0)}**", piece, flags=re.IGNORECASE)
+    return ("…" if start else "") + " ".join(piece.split()) + ("…" if end < len(content) else "")
+
+
+def _snippets(conn: sqlite3.Connection, q: ParsedQuery, expr: str | None, ids: list[int]) -> dict[int, Snippet]:
+    marks = ",".join("?" * len(ids))
+    if expr is None:
+        rows = conn.execute(f"SELECT id, role, timestamp, content AS snip FROM messages WHERE id IN ({marks})",
+                            ids).fetchall()
+        return {r["id"]: Snippet(r["id"], r["role"], r["timestamp"], text_snippet(r["snip"] or "", q.terms))
+                for r in rows}
+    if q.table == _TRIGRAM:
+        cols = f"snippet({_TRIGRAM}, 0, '{_OPEN}', '{_CLOSE}', '…', 32) AS s0, NULL AS s2"
+    else:
+        cols = (f"snippet({_WORDS}, 0, '{_OPEN}', '{_CLOSE}', '…', 16) AS s0, "
+                f"snippet({_WORDS}, 2, '{_OPEN}', '{_CLOSE}', '…', 16) AS s2")
+    rows = conn.execute(
+        f"SELECT m.id, m.role, m.timestamp, m.tool_name, {cols} FROM {q.table} "
+        f"JOIN messages m ON m.id = {q.table}.rowid "
+        f"WHERE {q.table} MATCH ? AND {q.table}.rowid IN ({marks})", [expr, *ids]).fetchall()
+    return {r["id"]: Snippet(r["id"], r["role"], r["timestamp"], _pick(r)) for r in rows}
+
+
+def _pick(row: sqlite3.Row) -> str:
+    """The content snippet when the hit is there, else the tool-call arguments, else name + content head."""
+    text = row["s0"] or ""
+    if _OPEN not in text:
+        calls = (row["s2"] or "").replace('\\"', '"').replace("\\n", " ")
+        if _OPEN in calls:
+            text = calls
+        elif row["tool_name"]:
+            text = f"[{row['tool_name']}] {text}"
+    # Private markers inside SQL, so ** already present in a message is not mistaken for a hit.
+    return " ".join(text.split()).replace(_OPEN, "**").replace(_CLOSE, "**")
+
+
+def search(conn: sqlite3.Connection, text: str, filters: Filters, limit: int = 10) -> list[SearchHit]:
+    """Sessions whose messages match `text`, best first, each with up to 3 snippets."""
+    q = parse_query(text)
+    if q is None or limit <= 0:
+        return []
+    expr = q.match_all
+    rows = _candidates(conn, q, expr, filters)
+    if not rows and q.match_any and q.match_any != q.match_all:
+        expr = q.match_any  # no message holds every word: rank messages holding any of them
+        rows = _candidates(conn, q, expr, filters)
+    groups = _group(rows, limit)
+    if not groups:
+        return []
+    snippets = _snippets(conn, q, expr, [i for _, ids in groups.values() for i in ids])
+    marks = ",".join("?" * len(groups))
+    sessions = {r["id"]: SessionInfo.from_row(r) for r in conn.execute(
+        f"SELECT {SESSION_COLUMNS} FROM sessions WHERE id IN ({marks})", list(groups))}
+    return [SearchHit(sessions[sid], score, tuple(snippets[i] for i in ids if i in snippets))
+            for sid, (score, ids) in groups.items() if sid in sessions]

@@ -1,0 +1,328 @@
+"""SessionStore: every session and message in $HERMES_HOME/state.db, one committed transaction per write.
+
+Safe across threads (one connection behind a lock) and processes (WAL, busy timeout, BEGIN
+IMMEDIATE, retry). sqlite3 errors leave this class only as StorageError.
+"""
+
+from __future__ import annotations
+
+import secrets
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import replace
+from datetime import datetime
+from pathlib import Path
+from typing import Literal, TypeVar
+
+from hermes_agent import paths
+from hermes_agent.errors import StorageError
+from hermes_agent.messages import Message, Usage
+from hermes_agent.storage import export as _export
+from hermes_agent.storage import search as _search
+from hermes_agent.storage import stats as _stats
+from hermes_agent.storage.db import connect, retry_busy, run_in_transaction
+from hermes_agent.storage.migrations import migrate
+from hermes_agent.storage.pricing import estimate_cost
+from hermes_agent.storage.records import (
+    SESSION_COLUMNS,
+    AmbiguousSessionId,
+    SearchHit,
+    SessionInfo,
+    SessionNotFound,
+    Stats,
+    StoredMessage,
+    message_from_row,
+    tool_calls_json,
+    usage_json,
+)
+
+T = TypeVar("T")
+TITLE_MAX = 60
+_MESSAGE_COLUMNS = ("id, session_id, role, content, tool_calls, tool_call_id, tool_name, reasoning, "
+                    "timestamp, finish_reason, usage")
+
+
+def new_session_id(now: float | None = None) -> str:
+    """Sortable id: local start time plus 6 random hex digits (20250305_091523_a1b2c3)."""
+    stamp = datetime.fromtimestamp(now if now is not None else time.time()).strftime("%Y%m%d_%H%M%S")
+    return f"{stamp}_{secrets.token_hex(3)}"
+
+
+def title_from(text: str | None) -> str | None:
+    """Default title: the first non-empty line of the first user message, shortened."""
+    for line in (text or "").splitlines():
+        line = " ".join(line.split())
+        if line:
+            return line if len(line) <= TITLE_MAX else line[: TITLE_MAX - 1].rstrip() + "…"
+    return None
+
+
+class SessionStore:
+    """The session database. Open once per process; close() when done."""
+
+    def __init__(self, path: Path | None = None, *, auto_title: bool = True) -> None:
+        self.path = Path(path) if path is not None else paths.state_db_path()
+        self.auto_title = auto_title
+        self._lock = threading.RLock()
+        self._conn = connect(self.path)
+        try:
+            migrate(self._conn)
+        except BaseException:
+            self._conn.close()
+            raise
+
+    def close(self) -> None:
+        """Close the connection (safe to call twice)."""
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self) -> SessionStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        with self._lock:
+            try:
+                return run_in_transaction(self._conn, fn)
+            except sqlite3.IntegrityError as exc:
+                raise StorageError(f"session store rejected the write: {exc}") from exc
+            except sqlite3.Error as exc:
+                raise StorageError(f"session store error: {exc}") from exc
+
+    def _read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        with self._lock:
+            try:
+                return retry_busy(lambda: fn(self._conn))
+            except sqlite3.Error as exc:
+                raise StorageError(f"session store error: {exc}") from exc
+
+    # -- sessions ---------------------------------------------------------------------------
+
+    def create_session(self, source: str = "cli", model: str | None = None, *, session_id: str | None = None,
+                       title: str | None = None, parent_session_id: str | None = None,
+                       cwd: str | None = None, system_prompt: str | None = None,
+                       session_key: str | None = None, user_id: str | None = None) -> SessionInfo:
+        """Insert a new session (a fresh id unless one is given) and return it."""
+        now = time.time()
+        values = [source, model, title, parent_session_id, now, now, cwd, system_prompt, session_key, user_id]
+        sql = ("INSERT INTO sessions (id, source, model, title, parent_session_id, started_at, last_active_at, "
+               "cwd, system_prompt, session_key, user_id) VALUES (?,?,?,?,?,?,?,?,?,?,?)")
+        for _ in range(5):
+            sid = session_id or new_session_id(now)
+            try:
+                self._write(lambda c, sid=sid: c.execute(sql, [sid, *values]))
+                return self.require_session(sid)
+            except StorageError as exc:
+                if session_id or "UNIQUE" not in str(exc):
+                    raise
+        raise StorageError("could not allocate a unique session id")
+
+    def get_session(self, id_or_prefix: str) -> SessionInfo | None:
+        """The session with this id, or with this unique id prefix (or hex suffix); None when absent."""
+        key = id_or_prefix.strip()
+        if not key:
+            return None
+
+        def find(c: sqlite3.Connection) -> list[sqlite3.Row]:
+            rows = c.execute(f"SELECT {SESSION_COLUMNS} FROM sessions WHERE id = ?", (key,)).fetchall()
+            if not rows:
+                rows = c.execute(f"SELECT {SESSION_COLUMNS} FROM sessions WHERE id >= ? AND id < ? LIMIT 6",
+                                 (key, key + "\U0010ffff")).fetchall()
+            if not rows and len(key) >= 4:
+                rows = c.execute(f"SELECT {SESSION_COLUMNS} FROM sessions WHERE id LIKE ? ESCAPE '\\' LIMIT 6",
+                                 ("%" + _search.like_pattern(key)[1:-1],)).fetchall()
+            return rows
+
+        rows = self._read(find)
+        if len(rows) > 1:
+            ids = ", ".join(r["id"] for r in rows[:5])
+            raise AmbiguousSessionId(f"session id '{key}' is ambiguous: matches {ids}")
+        return SessionInfo.from_row(rows[0]) if rows else None
+
+    def require_session(self, id_or_prefix: str) -> SessionInfo:
+        """Like get_session, but a missing session raises SessionNotFound."""
+        info = self.get_session(id_or_prefix)
+        if info is None:
+            raise SessionNotFound(f"no session matches '{id_or_prefix}'")
+        return info
+
+    def list_sessions(self, limit: int = 20, source: str | None = None,
+                      exclude: Iterable[str] = ()) -> list[SessionInfo]:
+        """Most recently active sessions first."""
+        where, params = ["1"], []
+        if source:
+            where.append("source = ?")
+            params.append(source)
+        excluded = [e for e in exclude if e]
+        if excluded:
+            where.append(f"id NOT IN ({','.join('?' * len(excluded))})")
+            params.extend(excluded)
+        sql = (f"SELECT {SESSION_COLUMNS} FROM sessions WHERE {' AND '.join(where)} "
+               "ORDER BY last_active_at DESC, id DESC LIMIT ?")
+        rows = self._read(lambda c: c.execute(sql, [*params, max(0, limit)]).fetchall())
+        return [SessionInfo.from_row(r) for r in rows]
+
+    def latest_session(self, source: str | None = None) -> SessionInfo | None:
+        """The most recently active session (for --continue)."""
+        found = self.list_sessions(1, source)
+        return found[0] if found else None
+
+    def _update(self, session_id: str, sql: str, params: list[object]) -> None:
+        cur = self._write(lambda c: c.execute(f"UPDATE sessions SET {sql} WHERE id = ?", [*params, session_id]))
+        if cur.rowcount == 0:
+            raise SessionNotFound(f"no session '{session_id}'")
+
+    def set_title(self, session_id: str, title: str | None) -> None:
+        """Rename a session (None clears the title)."""
+        self._update(session_id, "title = ?", [title])
+
+    def end_session(self, session_id: str, reason: str = "ended") -> None:
+        """Mark a session finished (reason e.g. user_exit, compression, error)."""
+        self._update(session_id, "ended_at = ?, end_reason = ?", [time.time(), reason])
+
+    def reopen_session(self, session_id: str) -> None:
+        """Clear the end mark of a resumed session."""
+        self._update(session_id, "ended_at = NULL, end_reason = NULL", [])
+
+    def add_usage(self, session_id: str, usage: Usage, cost: float | None = None,
+                  model: str | None = None) -> float | None:
+        """Add one API call's tokens; cost defaults to the pricing table's estimate. Returns the cost added."""
+
+        def tx(c: sqlite3.Connection) -> float | None:
+            row = c.execute("SELECT model FROM sessions WHERE id = ?", (session_id,)).fetchone()
+            if row is None:
+                raise SessionNotFound(f"no session '{session_id}'")
+            priced = cost if cost is not None else estimate_cost(model or row["model"] or "", usage)
+            c.execute(
+                "UPDATE sessions SET api_call_count = api_call_count + 1, input_tokens = input_tokens + ?, "
+                "output_tokens = output_tokens + ?, cache_read_tokens = cache_read_tokens + ?, "
+                "cache_write_tokens = cache_write_tokens + ?, reasoning_tokens = reasoning_tokens + ?, "
+                "estimated_cost_usd = CASE WHEN ? IS NULL THEN estimated_cost_usd "
+                "ELSE COALESCE(estimated_cost_usd, 0) + ? END, model = COALESCE(?, model) WHERE id = ?",
+                (usage.prompt_tokens, usage.completion_tokens, usage.cache_read_tokens, usage.cache_write_tokens,
+                 usage.reasoning_tokens, priced, priced, model, session_id))
+            return priced
+
+        return self._write(tx)
+
+    def delete_session(self, session_id: str) -> int:
+        """Delete a session and its messages; returns the number of messages removed."""
+
+        def tx(c: sqlite3.Connection) -> int:
+            n = c.execute("DELETE FROM messages WHERE session_id = ?", (session_id,)).rowcount
+            if c.execute("DELETE FROM sessions WHERE id = ?", (session_id,)).rowcount == 0:
+                raise SessionNotFound(f"no session '{session_id}'")
+            return n
+
+        return self._write(tx)
+
+    def prune(self, older_than_seconds: float, source: str | None = None) -> tuple[int, int]:
+        """Delete sessions idle for longer than the given age; returns (sessions, messages) removed."""
+        cutoff = time.time() - older_than_seconds
+        cond, params = "last_active_at < ?", [cutoff]
+        if source:
+            cond, params = cond + " AND source = ?", [cutoff, source]
+
+        def tx(c: sqlite3.Connection) -> tuple[int, int]:
+            sub = f"SELECT id FROM sessions WHERE {cond}"
+            n_msgs = c.execute(f"DELETE FROM messages WHERE session_id IN ({sub})", params).rowcount
+            n_sessions = c.execute(f"DELETE FROM sessions WHERE {cond}", params).rowcount
+            return n_sessions, n_msgs
+
+        removed = self._write(tx)
+        if removed[0]:
+            self._write(lambda c: c.execute("PRAGMA incremental_vacuum").fetchall())
+        return removed
+
+    def count_prunable(self, older_than_seconds: float) -> tuple[int, int]:
+        """(sessions, messages) that prune() with this age would remove."""
+        cutoff = time.time() - older_than_seconds
+        row = self._read(lambda c: c.execute(
+            "SELECT COUNT(*), COALESCE(SUM(message_count), 0) FROM sessions WHERE last_active_at < ?",
+            (cutoff,)).fetchone())
+        return int(row[0]), int(row[1])
+
+    # -- messages ---------------------------------------------------------------------------
+
+    def append_message(self, session_id: str, message: Message, timestamp: float | None = None) -> int:
+        """Persist one message in its own committed transaction; returns its id."""
+        return self.append_messages(session_id, [message], timestamp)[0]
+
+    def append_messages(self, session_id: str, messages: Iterable[Message],
+                        timestamp: float | None = None) -> list[int]:
+        """Persist several messages atomically (all or none); returns their ids."""
+        batch = list(messages)
+        now = timestamp if timestamp is not None else time.time()
+        title = next((title_from(m.content) for m in batch if m.role == "user"), None) if self.auto_title else None
+        calls = sum(len(m.tool_calls) for m in batch)
+
+        def tx(c: sqlite3.Connection) -> list[int]:
+            ids = []
+            for m in batch:
+                tokens = m.usage.completion_tokens if m.usage is not None and m.role == "assistant" else None
+                cur = c.execute(
+                    "INSERT INTO messages (session_id, role, content, tool_calls, tool_call_id, tool_name, "
+                    "reasoning, timestamp, token_count, finish_reason, usage) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                    (session_id, m.role, m.content, tool_calls_json(m.tool_calls), m.tool_call_id, m.name,
+                     m.reasoning, now, tokens, m.finish_reason, usage_json(m.usage)))
+                ids.append(int(cur.lastrowid))
+            c.execute("UPDATE sessions SET message_count = message_count + ?, tool_call_count = tool_call_count + ?, "
+                      "last_active_at = ?, title = COALESCE(title, ?) WHERE id = ?",
+                      (len(batch), calls, now, title, session_id))
+            return ids
+
+        if not batch:
+            return []
+        try:
+            return self._write(tx)
+        except StorageError as exc:
+            if "FOREIGN KEY" in str(exc):
+                raise SessionNotFound(f"no session '{session_id}'") from exc
+            raise
+
+    def get_records(self, session_id: str, around_id: int | None = None, window: int = 0) -> list[StoredMessage]:
+        """Stored messages in order; with around_id, only `window` messages either side of it."""
+        if around_id is None:
+            sql = f"SELECT {_MESSAGE_COLUMNS} FROM messages WHERE session_id = ? ORDER BY id"
+            rows = self._read(lambda c: c.execute(sql, (session_id,)).fetchall())
+        else:
+            before = (f"SELECT {_MESSAGE_COLUMNS} FROM messages WHERE session_id = ? AND id < ? "
+                      "ORDER BY id DESC LIMIT ?")
+            after = (f"SELECT {_MESSAGE_COLUMNS} FROM messages WHERE session_id = ? AND id >= ? "
+                     "ORDER BY id LIMIT ?")
+            rows = self._read(lambda c: list(reversed(c.execute(before, (session_id, around_id, window)).fetchall()))
+                              + c.execute(after, (session_id, around_id, window + 1)).fetchall())
+        return [message_from_row(r) for r in rows]
+
+    def get_messages(self, session_id: str) -> list[Message]:
+        """The conversation exactly as appended (for --resume)."""
+        return [r.message for r in self.get_records(session_id)]
+
+    # -- search, stats, export ----------------------------------------------------------------
+
+    def search(self, query: str, source: str | None = None, since: float | None = None,
+               until: float | None = None, limit: int = 10, exclude_session: str | None = None,
+               exclude_sources: tuple[str, ...] = ()) -> list[SearchHit]:
+        """Sessions matching `query` best-first (bm25), each with snippets around the hits."""
+        filters = _search.Filters(source, since, until, exclude_session, tuple(exclude_sources))
+        return self._read(lambda c: _search.search(c, query, filters, limit))
+
+    def stats(self) -> Stats:
+        """Totals over every session, by source and by model, plus the database size on disk."""
+        stats = self._read(_stats.collect)
+        size = sum(p.stat().st_size for p in (self.path, Path(f"{self.path}-wal")) if p.exists())
+        return replace(stats, db_bytes=size)
+
+    def export(self, session_id: str, fmt: Literal["jsonl", "md"] = "jsonl") -> str:
+        """The session as JSON Lines (a session line, then one line per message) or Markdown."""
+        info = self.require_session(session_id)
+        records = self.get_records(info.id)
+        if fmt == "jsonl":
+            return _export.to_jsonl(info, records)
+        if fmt == "md":
+            return _export.to_markdown(info, records)
+        raise StorageError(f"unknown export format '{fmt}' (use jsonl or md)")
