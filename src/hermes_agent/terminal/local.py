@@ -21,6 +21,7 @@ from hermes_agent.terminal.shell import (
     cap_bytes,
     new_call_id,
     scrub_env,
+    shell_argv,
 )
 
 _POLL_S = 0.02
@@ -164,7 +165,7 @@ class LocalBackend:
 
     def _argv(self, body: str) -> list[str]:
         """The process that runs one call's shell body (overridden by container backends)."""
-        return [self._bash(), "-c", body]
+        return [*shell_argv(self._bash()), body]
 
     def _ensure_state(self) -> str:
         if self._state_dir is None or not os.path.isdir(self._state_dir):

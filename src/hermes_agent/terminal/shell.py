@@ -32,6 +32,7 @@ class ScriptSpec:
     setsid: bool = True
     output_limit: int = 2_000_000
     host_renames: bool = False  # the caller renames env.<call_id> to env itself (saves a `mv` process)
+    source_rc: bool = True  # source ~/.bashrc once, on the first call, into the saved state
 
 
 def scrub_env(environ: dict[str, str], passthrough: list[str] | tuple[str, ...] = ()) -> dict[str, str]:
@@ -46,13 +47,16 @@ def build_body(spec: ScriptSpec) -> str:
     fallback = f"cd -- {q(spec.initial_cwd)} 2>/dev/null" if spec.initial_cwd else ":"
     tmp = f'"$__hs/env.{spec.call_id}"'
     rename = "" if spec.host_renames else f' && mv -f {tmp} "$__hs/env"'
-    read_cwd = '$(< "$__hs/cwd")' if spec.shell.endswith("bash") else '$(cat "$__hs/cwd")'
+    bash = spec.shell.endswith("bash")
+    read_cwd = '$(< "$__hs/cwd")' if bash else '$(cat "$__hs/cwd")'
+    # bash also keeps functions and aliases (pyenv/nvm define functions); ash can only list exports.
+    dump = "{ export -p; declare -f; alias -p; }" if bash else "export -p"
     lines = [
         f"__hs={q(spec.state_dir)}",
-        f"__hermes_save() {{ __rc=$?; export -p > {tmp} 2>/dev/null{rename}; "
+        f"__hermes_save() {{ __rc=$?; {dump} > {tmp} 2>/dev/null{rename}; "
         'printf "%s" "${__hermes_keep:-$PWD}" > "$__hs/cwd"; exit $__rc; }',
-        "trap __hermes_save EXIT",
-        '[ -r "$__hs/env" ] && . "$__hs/env" >/dev/null 2>&1',
+        "trap __hermes_save EXIT" + ("; shopt -s expand_aliases" if bash else ""),
+        f'if [ -r "$__hs/env" ]; then . "$__hs/env" >/dev/null 2>&1; else {_first_call_rc(spec)}; fi',
         f'if [ -r "$__hs/cwd" ]; then cd -- "{read_cwd}" 2>/dev/null || {fallback}; '
         f"else {fallback}; fi",
     ]
@@ -61,6 +65,19 @@ def build_body(spec: ScriptSpec) -> str:
         lines.append(f'__hermes_keep=$PWD; cd -- {wd} || {{ echo "workdir not found: "{wd}; exit 1; }}')
     lines.append(f"eval {q(spec.command)}")
     return "\n".join(lines) + "\n"
+
+
+def _first_call_rc(spec: ScriptSpec) -> str:
+    """Shell that sources the user's ~/.bashrc when no state exists yet (PATH of pyenv, nvm...)."""
+    if not (spec.source_rc and spec.shell.endswith("bash")):
+        return ":"
+    return '[ -r "$HOME/.bashrc" ] && . "$HOME/.bashrc" >/dev/null 2>&1 </dev/null; :'
+
+
+def shell_argv(shell: str) -> list[str]:
+    """argv prefix running a body with `shell`; bash gets --norc (it would otherwise read ~/.bashrc
+    on every call when started under sshd)."""
+    return [shell, "--norc", "-c"] if shell.endswith("bash") else [shell, "-c"]
 
 
 def build_remote_script(spec: ScriptSpec) -> str:
@@ -74,9 +91,9 @@ def build_remote_script(spec: ScriptSpec) -> str:
         f"__hs={shlex.quote(spec.state_dir)}",
         '[ -d "$__hs" ] || mkdir -p "$__hs"',
         "exec 3<&0",
-        f"{launcher}{spec.shell} -c {shlex.quote(build_body(spec))} > {out} 2>&1 {stdin} &",
+        f"{launcher}{' '.join(shell_argv(spec.shell))} {shlex.quote(build_body(spec))} > {out} 2>&1 {stdin} &",
         "__p=$!",
-        f'echo "$__p" > "$__hs/pid.{spec.call_id}"',
+        f'echo "$$ $__p" > "$__hs/pid.{spec.call_id}"',
         'wait "$__p"; __rc=$?',
         _emit_output(out, spec.output_limit),
         f'rm -f "$__hs/pid.{spec.call_id}"',
@@ -103,7 +120,8 @@ def kill_script(state_dir: str, call_id: str, output_limit: int = 2_000_000) -> 
     out = f'"$__hs/out.{call_id}"'
     return "\n".join([
         f"__hs={shlex.quote(state_dir)}",
-        f'__p=$(cat "$__hs/pid.{call_id}" 2>/dev/null)',
+        # The waiting wrapper dies first so that it cannot print (and delete) the output itself.
+        f'read -r __w __p < "$__hs/pid.{call_id}" 2>/dev/null && kill -KILL "$__w" 2>/dev/null',
         '__desc() { for __s in /proc/[0-9]*/stat; do read -r __a __b __c __pp __r < "$__s" 2>/dev/null '
         '|| continue; [ "$__pp" = "$1" ] && { echo "$__a"; __desc "$__a"; }; done; }',
         'if [ -n "$__p" ]; then __all="$__p $(__desc "$__p")"; kill -TERM -"$__p" 2>/dev/null; '
