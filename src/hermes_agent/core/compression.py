@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from hermes_agent.config.settings import Settings
 from hermes_agent.messages import Message
 
 log = logging.getLogger(__name__)
@@ -65,13 +66,14 @@ def estimate_tokens(messages: Sequence[Message]) -> int:
 
 def prompt_tokens_now(last_prompt_tokens: int | None, messages: Sequence[Message]) -> int:
     """Tokens the next request carries: the API's prompt figure for the last reply plus an estimate
-    of everything appended since (that reply and its tool results); chars/4 before the first reply."""
+    of everything appended since (that reply and its tool results); chars/4 before the first reply.
+    Never below the chars/4 estimate, so an endpoint reporting zero or partial usage cannot hide growth."""
+    whole = estimate_tokens(messages)
     if not last_prompt_tokens:
-        return estimate_tokens(messages)
+        return whole
     last = max((i for i, m in enumerate(messages) if m.role == "assistant"), default=None)
-    if last is None:
-        return max(last_prompt_tokens, estimate_tokens(messages))
-    return last_prompt_tokens + estimate_tokens(messages[last:])
+    since = estimate_tokens(messages[last:]) if last is not None else 0
+    return max(whole, last_prompt_tokens + since)
 
 
 def should_compress(last_prompt_tokens: int | None, messages: Sequence[Message], context_length: int,
@@ -288,4 +290,46 @@ def compress(messages: Sequence[Message], summarize: Summarize | None, *, protec
     after = estimate_tokens(out)
     if after >= before:  # e.g. the note would outweigh the few tiny turns it replaces
         return CompressionResult(msgs, None, 0, "none", before, before, 0, error)
-    return CompressionResult(out, note, len(dropped), "truncate", before, after, cleared + cleared_more, error)
+    return CompressionResult(out, note, len(dropped), "truncate", before, after,
+                             cleared + cleared_more, error)
+
+
+# ---- the loop's compactor ----------------------------------------------------------------------
+
+class AutoCompactor:
+    """The agent loop's `compact(messages, last_prompt_tokens, force)` callable, configured from the
+    `compression:` settings. Returns the compacted list, or None when nothing should change."""
+
+    def __init__(self, settings: Settings, summarize: Summarize | None = None, *,
+                 todo_text: Callable[[], str | None] | None = None,
+                 on_result: Callable[[CompressionResult], None] | None = None) -> None:
+        c = settings.section("compression")
+        self.enabled = bool(c.get("enabled", True))
+        self.threshold = float(c.get("threshold", 0.5) or 0.5)
+        self.protect_first_n = int(c.get("protect_first_n", 3))
+        self.protect_last_n = int(c.get("protect_last_n", 20))
+        self.context_length = settings.model.context_length
+        self.summarize, self.todo_text, self.on_result = summarize, todo_text, on_result
+        self._rearm_at = 0  # anti-thrashing: after a compaction that stayed big, wait for real growth
+
+    def __call__(self, messages: list[Message], last_prompt_tokens: int | None,
+                 force: bool = False) -> list[Message] | None:
+        trigger = int(self.context_length * self.threshold)
+        tokens = prompt_tokens_now(last_prompt_tokens, messages)
+        if not force and (not self.enabled or tokens < max(trigger, self._rearm_at)):
+            return None
+        target = compression_target(self.context_length, self.threshold)
+        if force:  # the endpoint refused the request: the configured window may be wrong, so halve
+            target = min(target, max(1, estimate_tokens(messages) // 2))
+        budget = max(2000, min(self.context_length // 20, 10_000))
+        todo = self.todo_text() if self.todo_text else None
+        res = compress(messages, self.summarize, protect_first_n=self.protect_first_n,
+                       protect_last_n=self.protect_last_n, todo_text=todo, target_tokens=target,
+                       summary_budget_tokens=budget)
+        if self.on_result is not None:
+            self.on_result(res)
+        if res.method == "none":
+            self._rearm_at = int(tokens * 1.1)
+            return None
+        self._rearm_at = int(res.tokens_after * 1.1) if res.tokens_after >= trigger else 0
+        return res.messages

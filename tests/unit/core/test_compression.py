@@ -8,8 +8,10 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from hermes_agent.config.settings import Settings
 from hermes_agent.core.compression import (
     SUMMARY_PREFIX,
+    AutoCompactor,
     compress,
     estimate_tokens,
     should_compress,
@@ -56,11 +58,15 @@ def test_estimate_and_trigger_use_api_usage_when_known():
     assert 200 <= estimate_tokens(msgs) <= 220
     assert not should_compress(None, msgs, context_length=1000)
     assert should_compress(None, msgs, context_length=400)
-    # After a reply, the API figure for that request counts, plus what was appended since.
-    msgs += [Message("assistant", "ok", tool_calls=(ToolCall("a", "t"),)),
-             Message("tool", "r" * 4000, tool_call_id="a")]
-    assert should_compress(100, msgs, context_length=2000)  # 100 + ~1000 >= 1000
-    assert not should_compress(100, msgs[:3], context_length=2000)
+    # After a reply, the API figure for that request counts (it includes tool schemas the
+    # estimate cannot see), plus an estimate of what was appended since.
+    msgs += [Message("assistant", "ok", tool_calls=(ToolCall("a", "t"),))]
+    assert not should_compress(900, msgs, context_length=2000)
+    assert should_compress(1500, msgs, context_length=2000)
+    msgs += [Message("tool", "r" * 4000, tool_call_id="a")]
+    assert should_compress(900, msgs, context_length=2000)  # 900 + ~1000 new tokens
+    # An endpoint that reports (almost) no usage cannot hide the growth.
+    assert should_compress(10, msgs, context_length=2000)
 
 
 def test_summary_keeps_protected_turns_verbatim_and_pairs_intact():
@@ -181,3 +187,32 @@ def test_any_conversation_keeps_pairs_and_never_grows(msgs, first, last, with_su
     assert res.messages[0] == msgs[0]
     if res.method == "truncate":
         assert res.tokens_after <= res.tokens_before
+
+
+def _settings(**compression):
+    return Settings(data={"model": {"context_length": 20_000}, "compression": compression})
+
+
+def test_auto_compactor_follows_the_compression_settings():
+    msgs = _conversation()  # about 46K tokens
+    small = msgs[:6]
+    seen: list = []
+    comp = AutoCompactor(_settings(threshold=0.5), None, on_result=seen.append)
+    assert comp(small, None) is None and seen == []  # under 50% of 20K: untouched
+    out = comp(msgs, None)
+    assert out is not None and estimate_tokens(out) <= 6000  # 20K x 0.5 x 0.6
+    assert seen[0].method == "truncate"
+    assert AutoCompactor(_settings(enabled=False), None)(msgs, None) is None
+    forced = AutoCompactor(_settings(enabled=False), None)(small, None, True)
+    assert forced is not None and estimate_tokens(forced) < estimate_tokens(small)
+
+
+def test_auto_compactor_does_not_thrash_when_protected_turns_stay_big():
+    sys_prompt = Message("system", "S" * 60_000)  # 15K tokens of system prompt: nothing can fix that
+    msgs = [sys_prompt, Message("user", "go")] + _turn(0) + _turn(1)
+    seen: list = []
+    comp = AutoCompactor(_settings(), None, on_result=seen.append)
+    comp(msgs, None)
+    comp(msgs, None)
+    comp(msgs + [Message("assistant", "more")], None)
+    assert len(seen) == 1  # retried only once the conversation grows by a further 10%
