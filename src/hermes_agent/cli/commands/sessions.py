@@ -1,0 +1,231 @@
+"""`hermes sessions list|show|search|export|rename|delete|prune|stats`: browse and manage state.db."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from datetime import datetime, timedelta
+from pathlib import Path
+
+from hermes_agent.config.settings import Settings
+from hermes_agent.errors import HermesError
+from hermes_agent.storage import SessionInfo, SessionStore, Stats
+
+_AGE = re.compile(r"^(\d+(?:\.\d+)?)\s*([smhdw]?)$")
+_AGE_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800, "": 86400}
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    """Register `hermes sessions ...`."""
+    p = subparsers.add_parser("sessions", help="List, search, export and prune saved sessions")
+    sub = p.add_subparsers(dest="sessions_command", metavar="ACTION")
+    ls = sub.add_parser("list", help="Recent sessions, newest first")
+    ls.add_argument("--source", help="Only sessions from this source (cli, telegram, cron, ...)")
+    ls.add_argument("--limit", type=int, default=20)
+    show = sub.add_parser("show", help="Print a whole session")
+    show.add_argument("id", help="Session id or a unique prefix")
+    show.add_argument("--full", action="store_true", help="Do not shorten tool output")
+    find = sub.add_parser("search", help="Full-text search over all messages")
+    find.add_argument("query", nargs="+")
+    find.add_argument("--source")
+    find.add_argument("--limit", type=int, default=10)
+    find.add_argument("--since", help="YYYY-MM-DD")
+    find.add_argument("--until", help="YYYY-MM-DD (inclusive)")
+    exp = sub.add_parser("export", help="Write a session as JSON Lines or Markdown")
+    exp.add_argument("id")
+    exp.add_argument("--format", choices=("jsonl", "md"), default="jsonl")
+    exp.add_argument("-o", "--output", help="File to write (default: stdout)")
+    ren = sub.add_parser("rename", help="Set a session's title")
+    ren.add_argument("id")
+    ren.add_argument("title", nargs="+")
+    rm = sub.add_parser("delete", help="Delete a session and its messages")
+    rm.add_argument("id")
+    rm.add_argument("--yes", "-y", action="store_true", help="Do not ask for confirmation")
+    prune = sub.add_parser("prune", help="Delete sessions idle for longer than an age")
+    prune.add_argument("--older-than", required=True, help="Age such as 30d, 12h, 2w")
+    prune.add_argument("--yes", "-y", action="store_true", help="Do not ask for confirmation")
+    st = sub.add_parser("stats", help="Token usage, cost and database size (one session with ID)")
+    st.add_argument("id", nargs="?")
+
+
+def run(args: argparse.Namespace, settings: Settings) -> int:
+    """Run one `hermes sessions` action; problems become one line on stderr and exit code 1."""
+    action = getattr(args, "sessions_command", None)
+    if action is None:  # bare `hermes sessions` lists
+        action, args = "list", argparse.Namespace(limit=20, source=None)
+    handler = _ACTIONS[action]
+    try:
+        with SessionStore() as store:
+            return handler(args, store)
+    except HermesError as exc:
+        print(f"hermes sessions {action}: {exc}", file=sys.stderr)
+        return 1
+
+
+def parse_age(text: str) -> float:
+    """Seconds in an age like '30d', '12h', '2w', '90m', '45s' (a bare number means days)."""
+    m = _AGE.match(text.strip().lower())
+    if not m:
+        raise HermesError(f"invalid age {text!r}: use a number with s, m, h, d or w (e.g. 30d)")
+    return float(m.group(1)) * _AGE_UNITS[m.group(2)]
+
+
+def _day(text: str | None, end: bool = False) -> float | None:
+    if not text:
+        return None
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise HermesError(f"invalid date {text!r}: use YYYY-MM-DD") from None
+    return (moment + timedelta(days=1 if end and len(text) <= 10 else 0)).timestamp()
+
+
+def _when(ts: float | None) -> str:
+    return datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M") if ts else "-"
+
+
+def _short(text: str | None, width: int) -> str:
+    text = " ".join((text or "").split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _cost(value: float | None) -> str:
+    return "-" if value is None else f"${value:.4f}"
+
+
+def _confirm(question: str, assume_yes: bool) -> bool:
+    if assume_yes:
+        return True
+    if not sys.stdin.isatty():
+        raise HermesError("needs confirmation: re-run with --yes")
+    return input(f"{question} [y/N] ").strip().lower() in ("y", "yes")
+
+
+def _list(args: argparse.Namespace, store: SessionStore) -> int:
+    rows = store.list_sessions(args.limit, args.source)
+    if not rows:
+        print("No sessions yet." if not args.source else f"No sessions from {args.source}.")
+        return 0
+    print(f"{'ID':<22}  {'LAST ACTIVE':<16}  {'SOURCE':<9}  {'MSGS':>5}  TITLE")
+    for s in rows:
+        print(f"{s.id:<22}  {_when(s.last_active_at):<16}  {s.source:<9}  {s.message_count:>5}  "
+              f"{_short(s.title, 60)}")
+    return 0
+
+
+def _header(info: SessionInfo) -> list[str]:
+    lines = [f"Session {info.id}  ({info.source}{', ' + info.model if info.model else ''})",
+             f"Title:    {info.title or '-'}",
+             f"Started:  {_when(info.started_at)}   Last active: {_when(info.last_active_at)}"
+             + (f"   Ended: {_when(info.ended_at)} ({info.end_reason})" if info.ended_at else ""),
+             f"Messages: {info.message_count}   Tool calls: {info.tool_call_count}   "
+             f"Tokens: {info.input_tokens:,} in / {info.output_tokens:,} out   Cost: {_cost(info.estimated_cost_usd)}"]
+    if info.parent_session_id:
+        lines.append(f"Continues: {info.parent_session_id}")
+    return lines
+
+
+def _show(args: argparse.Namespace, store: SessionStore) -> int:
+    info = store.require_session(args.id)
+    print("\n".join(_header(info)))
+    for rec in store.get_records(info.id):
+        m = rec.message
+        label = f"tool {m.name}" if m.role == "tool" and m.name else m.role
+        print(f"\n── {label} · {_when(rec.timestamp)} · #{rec.id}")
+        if m.reasoning:
+            print(f"(reasoning) {_short(m.reasoning, 400) if not args.full else m.reasoning}")
+        if m.content:
+            shorten = m.role == "tool" and not args.full and len(m.content) > 800
+            print(m.content[:800] + f"\n… [{len(m.content) - 800} more chars; --full shows all]"
+                  if shorten else m.content)
+        for tc in m.tool_calls:
+            print(f"→ {tc.name}({tc.arguments if args.full else _short(tc.arguments, 300)})")
+    return 0
+
+
+def _search(args: argparse.Namespace, store: SessionStore) -> int:
+    query = " ".join(args.query)
+    hits = store.search(query, source=args.source, since=_day(args.since), until=_day(args.until, end=True),
+                        limit=args.limit)
+    if not hits:
+        print(f"No sessions match {query!r}.")
+        return 0
+    for hit in hits:
+        s = hit.session
+        print(f"{s.id}  {_when(s.last_active_at)}  {s.source}  {_short(s.title, 60)}")
+        for snip in hit.snippets:
+            print(f"    #{snip.message_id} {snip.role}: {snip.text}")
+    return 0
+
+
+def _export(args: argparse.Namespace, store: SessionStore) -> int:
+    text = store.export(args.id, args.format)
+    if not args.output:
+        sys.stdout.write(text)
+        return 0
+    try:
+        Path(args.output).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise HermesError(f"cannot write {args.output}: {exc.strerror or exc}") from exc
+    print(f"Wrote {args.output} ({len(text.encode()):,} bytes).")
+    return 0
+
+
+def _rename(args: argparse.Namespace, store: SessionStore) -> int:
+    info = store.require_session(args.id)
+    store.set_title(info.id, " ".join(args.title))
+    print(f"Renamed {info.id}.")
+    return 0
+
+
+def _delete(args: argparse.Namespace, store: SessionStore) -> int:
+    info = store.require_session(args.id)
+    if not _confirm(f"Delete session {info.id} ({_short(info.title, 40) or 'untitled'}, "
+                    f"{info.message_count} messages)?", args.yes):
+        print("Kept.")
+        return 0
+    n = store.delete_session(info.id)
+    print(f"Deleted session {info.id} ({n} messages).")
+    return 0
+
+
+def _prune(args: argparse.Namespace, store: SessionStore) -> int:
+    age = parse_age(args.older_than)
+    sessions, messages = store.count_prunable(age)
+    if not sessions:
+        print(f"No sessions idle for more than {args.older_than}.")
+        return 0
+    if not _confirm(f"Delete {sessions} sessions ({messages} messages) idle for more than {args.older_than}?",
+                    args.yes):
+        print("Kept.")
+        return 0
+    removed, removed_msgs = store.prune(age)
+    print(f"Deleted {removed} sessions ({removed_msgs} messages).")
+    return 0
+
+
+def _stats_lines(st: Stats) -> list[str]:
+    lines = [f"Sessions: {st.sessions:,}   Messages: {st.messages:,}   Tool calls: {st.tool_calls:,}",
+             f"Tokens:   {st.input_tokens:,} in / {st.output_tokens:,} out   "
+             f"(cache read {st.cache_read_tokens:,}, cache write {st.cache_write_tokens:,})",
+             f"Cost:     {_cost(st.cost_usd)} (estimated from list prices)",
+             f"Period:   {_when(st.first_at)} .. {_when(st.last_at)}",
+             f"Database: {st.db_bytes / 1e6:.1f} MB"]
+    if st.by_source:
+        lines.append("By source: " + ", ".join(f"{src} {n} ({m} msgs)" for src, n, m in st.by_source))
+    for model, n, tin, tout, cost in st.by_model:
+        lines.append(f"  {model:<40} {n:>5} sessions  {tin:>12,} in  {tout:>10,} out  {_cost(cost)}")
+    return lines
+
+
+def _stats(args: argparse.Namespace, store: SessionStore) -> int:
+    if args.id:
+        print("\n".join(_header(store.require_session(args.id))))
+        return 0
+    print("\n".join(_stats_lines(store.stats())))
+    return 0
+
+
+_ACTIONS = {"list": _list, "show": _show, "search": _search, "export": _export, "rename": _rename,
+            "delete": _delete, "prune": _prune, "stats": _stats}

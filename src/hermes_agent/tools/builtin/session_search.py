@@ -1,0 +1,185 @@
+"""session_search: recall of past conversations. The agent loop intercepts the call and runs
+run_session_search() with its SessionStore; the registered handler only reports a missing loop."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
+
+from hermes_agent.errors import HermesError, StorageError
+from hermes_agent.tools.registry import registry
+from hermes_agent.tools.results import tool_error, tool_result
+
+if TYPE_CHECKING:
+    from hermes_agent.storage import SessionInfo, SessionStore, StoredMessage
+
+SCHEMA = {
+    "name": "session_search",
+    "description": (
+        "Search your past conversations with this user (all sessions except the current one). "
+        "Use it when the user refers to earlier work or you need a past decision, command, path or fact. "
+        "With query: best-matching sessions first, each with snippets (hits in **bold**) and message ids. "
+        "No query: most recent sessions. session_id (+ around_id): read that part of a session."
+    ),
+    "parameters": {
+        "type": "object",
+        "properties": {
+            "query": {"type": "string", "description": "Words that must all appear (falls back to any); "
+                      "\"exact phrase\", prefix*, a OR b. Any language."},
+            "source": {"type": "string", "description": "Only this origin: cli, telegram, discord, cron, ..."},
+            "since": {"type": "string", "description": "YYYY-MM-DD or relative (7d, 12h)"},
+            "until": {"type": "string", "description": "YYYY-MM-DD (inclusive) or relative"},
+            "session_id": {"type": "string", "description": "Read this session (id from a result)"},
+            "around_id": {"type": "integer", "description": "With session_id: message id to read around"},
+            "limit": {"type": "integer", "description": "Sessions to return (default 3, max 10)"},
+        },
+    },
+}
+
+_RELATIVE = re.compile(r"^(\d+)\s*([mhdw])$")
+_UNITS = {"m": 60, "h": 3600, "d": 86400, "w": 604800}
+_HIDDEN_SOURCES = ("subagent",)
+_TRANSCRIPT_CHARS = 6000
+
+
+class _BadArgument(ValueError):
+    pass
+
+
+def _intercepted(args: dict, **kw: object) -> str:
+    return tool_error("session_search must be handled by the agent loop")
+
+
+registry.register("session_search", "session_search", SCHEMA, _intercepted, emoji="🔎", parallel_safe=True)
+
+
+def parse_when(value: object, field: str, end: bool = False) -> float | None:
+    """Epoch seconds for 'YYYY-MM-DD', an ISO datetime or '7d'/'12h' ago; a date as `until` means its end."""
+    text = str(value or "").strip()
+    if not text:
+        return None
+    rel = _RELATIVE.match(text.lower())
+    if rel:
+        return time.time() - int(rel.group(1)) * _UNITS[rel.group(2)]
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise _BadArgument(f"{field}: expected YYYY-MM-DD or a relative age like 7d, got {text!r}") from None
+    if end and len(text) <= 10:
+        moment += timedelta(days=1)
+    return moment.timestamp()
+
+
+def _limit(value: object) -> int:
+    try:
+        return max(1, min(10, int(value))) if value is not None else 3
+    except (TypeError, ValueError):
+        raise _BadArgument(f"limit: expected an integer, got {value!r}") from None
+
+
+def _when(ts: float | None) -> str:
+    return datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M") if ts else ""
+
+
+def _session_brief(info: SessionInfo) -> dict:
+    return {"session_id": info.id, "title": info.title or "", "source": info.source,
+            "when": _when(info.last_active_at), "messages": info.message_count}
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + f"… [{len(text) - limit} more chars]"
+
+
+def _message_text(rec: StoredMessage, limit: int) -> str:
+    m = rec.message
+    parts = [_clip(m.content, limit if m.role != "tool" else min(limit, 400))] if m.content else []
+    parts += [f"[call {tc.name} {_clip(tc.arguments, 200)}]" for tc in m.tool_calls]
+    return " ".join(parts)
+
+
+def _browse(store: SessionStore, current: str | None, source: str | None, since: float | None,
+            until: float | None, limit: int) -> str:
+    rows = store.list_sessions(limit + 50, source, exclude=[current] if current else ())
+    rows = [s for s in rows if (source or s.source not in _HIDDEN_SOURCES)
+            and (since is None or s.last_active_at >= since) and (until is None or s.started_at < until)]
+    sessions = [_session_brief(s) for s in rows[:limit]]
+    return tool_result({"mode": "recent", "count": len(sessions), "sessions": sessions})
+
+
+def _read(store: SessionStore, session_id: str, around_id: object) -> str:
+    info = store.require_session(session_id)
+    if around_id is not None:
+        try:
+            records = store.get_records(info.id, int(around_id), window=5)
+        except (TypeError, ValueError):
+            raise _BadArgument(f"around_id: expected a message id, got {around_id!r}") from None
+    else:
+        records = store.get_records(info.id)
+        if len(records) > 10:  # bookends: how it started and how it ended
+            records = records[:5] + records[-5:]
+    messages = [{"id": r.id, "role": r.message.role, "text": _message_text(r, 1500)}
+                for r in records if r.message.role != "system"]
+    return tool_result({"mode": "read", **_session_brief(info), "shown": messages})
+
+
+def _transcript(store: SessionStore, session_id: str, around: list[int]) -> str:
+    seen: dict[int, str] = {}
+    for mid in around:
+        for rec in store.get_records(session_id, mid, window=3):
+            if rec.message.role != "system":
+                seen.setdefault(rec.id, f"{rec.message.role}: {_message_text(rec, 600)}")
+    return _clip("\n".join(seen[k] for k in sorted(seen)), _TRANSCRIPT_CHARS)
+
+
+def _summary(store: SessionStore, hit_session: str, ids: list[int], query: str,
+             summarize: Callable[[str], str]) -> str | None:
+    prompt = (f"Summarise what this earlier conversation says that is relevant to: {query}\n"
+              "Be factual and brief; keep commands, paths, decisions and outcomes.\n\n"
+              + _transcript(store, hit_session, ids))
+    try:
+        return summarize(prompt).strip() or None
+    except HermesError:
+        return None  # the snippets still answer; a failed summary must not fail the search
+
+
+def _search(store: SessionStore, query: str, current: str | None, source: str | None, since: float | None,
+            until: float | None, limit: int, summarize: Callable[[str], str] | None) -> str:
+    hits = store.search(query, source=source, since=since, until=until, limit=limit,
+                        exclude_session=current, exclude_sources=() if source else _HIDDEN_SOURCES)
+    results = []
+    for hit in hits:
+        entry = _session_brief(hit.session)
+        entry["hits"] = [{"id": s.message_id, "role": s.role, "text": s.text} for s in hit.snippets]
+        if summarize is not None:
+            text = _summary(store, hit.session.id, [s.message_id for s in hit.snippets], query, summarize)
+            if text:
+                entry["summary"] = text
+        results.append(entry)
+    payload: dict = {"mode": "search", "query": query, "count": len(results), "results": results}
+    if not results:
+        payload["hint"] = "No match. Try fewer or different words, a prefix*, or no query to list recent sessions."
+    return json.dumps(payload, ensure_ascii=False)
+
+
+def run_session_search(args: dict, store: SessionStore, current_session_id: str | None,
+                       summarize: Callable[[str], str] | None = None) -> str:
+    """Execute a session_search call for the agent loop; always returns JSON (errors as {"error": ...})."""
+    try:
+        if args.get("session_id"):
+            return _read(store, str(args["session_id"]), args.get("around_id"))
+        source = str(args.get("source") or "").strip() or None
+        since = parse_when(args.get("since"), "since")
+        until = parse_when(args.get("until"), "until", end=True)
+        limit = _limit(args.get("limit"))
+        query = str(args.get("query") or "").strip()
+        if not query:
+            return _browse(store, current_session_id, source, since, until, limit)
+        return _search(store, query, current_session_id, source, since, until, limit, summarize)
+    except _BadArgument as exc:
+        return tool_error(str(exc))
+    except StorageError as exc:
+        return tool_error(str(exc))
