@@ -26,11 +26,12 @@ def preview(call: ToolCall, limit: int = 80) -> str:
         return call.arguments[:limit]
     if not isinstance(args, dict):
         return str(args)[:limit]
-    for key in _PREVIEW_KEYS:
-        if isinstance(args.get(key), str):
-            text = " ".join(args[key].split())
-            return text if len(text) <= limit else text[: limit - 1] + "…"
-    return ""
+    keys = [k for k in _PREVIEW_KEYS if isinstance(args.get(k), str)]
+    keys = keys or [k for k, v in args.items() if isinstance(v, str)]
+    if not keys:
+        return ""
+    text = " ".join(args[keys[0]].split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 @dataclass(slots=True)

@@ -79,6 +79,13 @@ def completion(step: dict, model: str) -> dict:
             "usage": _usage(step)}
 
 
+class _QuietServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        """Clients dropping keep-alive connections is normal here; stay quiet."""
+
+
 class ScriptedServer:
     """Serve a script of responses on 127.0.0.1; `url` ends in /v1."""
 
@@ -89,8 +96,7 @@ class ScriptedServer:
         self.models = models
         self.requests: list[dict] = []
         self._lock = threading.Lock()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", port), _handler_for(self))
-        self._httpd.daemon_threads = True
+        self._httpd = _QuietServer(("127.0.0.1", port), _handler_for(self))
         self._thread: threading.Thread | None = None
 
     @property

@@ -1,0 +1,31 @@
+"""Helpers for tests: config writers and a runner for the real `hermes` executable."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+HERMES = str(Path(sys.executable).with_name("hermes"))
+
+
+def write_config(home: Path, text: str) -> Path:
+    path = home / "config.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def model_config(home: Path, url: str, extra: str = "") -> Path:
+    """A config.yaml pointing at `url` with fast retries."""
+    return write_config(home, f"model:\n  provider: custom\n  default: scripted-model\n  base_url: {url}\n"
+                              f"  api_key: test-key\nagent:\n  retry_base_delay: 0.01\n{extra}")
+
+
+def run_hermes(*args: str, home: Path, input: str | None = None, timeout: float = 60,
+               env: dict | None = None, cwd: str | None = None) -> subprocess.CompletedProcess:
+    """Run the real `hermes` executable with HERMES_HOME=home."""
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "OPENROUTER_", "HERMES_"))}
+    full_env.update({"HERMES_HOME": str(home), **(env or {})})
+    return subprocess.run([HERMES, *args], input=input, capture_output=True, text=True, timeout=timeout,
+                          env=full_env, cwd=cwd)

@@ -1,0 +1,90 @@
+"""The real `hermes` executable against the scripted server: answers, progress, and one-line failures."""
+
+from __future__ import annotations
+
+import json
+
+from hermes_agent import __version__
+from tests.helpers import model_config, run_hermes, write_config
+
+
+def test_version(hermes_home):
+    out = run_hermes("--version", home=hermes_home)
+    assert out.returncode == 0 and out.stdout.strip() == f"hermes-agent {__version__}"
+
+
+def test_chat_q_prints_answer_on_stdout_and_progress_on_stderr(scripted, hermes_home, tmp_path):
+    model_config(hermes_home, scripted.url)
+    scripted.add({"tool_calls": [{"name": "read_file", "arguments": {"path": "notes.txt"}}]},
+                 {"content": "The file says **hi**."})
+    (tmp_path / "notes.txt").write_text("hi\n")
+    out = run_hermes("chat", "-q", "what does notes.txt say?", home=hermes_home, cwd=str(tmp_path))
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == "The file says **hi**.\n"
+    assert "notes.txt" in out.stderr and "Traceback" not in out.stderr
+    first = scripted.requests[0]["body"]
+    assert first["model"] == "scripted-model" and first["messages"][-1]["content"] == "what does notes.txt say?"
+
+
+def test_flags_override_config_and_quiet_hides_progress(scripted, hermes_home):
+    write_config(hermes_home, "model:\n  provider: custom\n  default: from-config\n  base_url: http://127.0.0.1:9/v1\n")
+    scripted.add({"tool_calls": [{"name": "todo", "arguments": {}}]}, {"content": "ok"})
+    out = run_hermes("chat", "-q", "hi", "-Q", "-m", "flag-model", "--base-url", scripted.url, "-t", "todo",
+                     home=hermes_home)
+    assert out.returncode == 0, out.stderr
+    assert out.stderr == "" and out.stdout == "ok\n"
+    assert scripted.requests[0]["body"]["model"] == "flag-model"
+    assert [t["function"]["name"] for t in scripted.requests[0]["body"]["tools"]] == ["todo"]
+
+
+def test_environment_configures_the_endpoint(scripted, hermes_home):
+    scripted.add({"content": "env ok"})
+    out = run_hermes("chat", "-q", "hi", home=hermes_home,
+                     env={"OPENAI_BASE_URL": scripted.url, "OPENAI_API_KEY": "sk-test", "HERMES_INFERENCE_MODEL": "env-m"})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == "env ok\n" and scripted.requests[0]["body"]["model"] == "env-m"
+
+
+def test_no_model_configured_is_one_line_and_exit_2(hermes_home):
+    out = run_hermes("chat", "-q", "hi", home=hermes_home)
+    assert out.returncode == 2
+    assert out.stderr.count("\n") == 1 and "no model configured" in out.stderr and "hermes setup" in out.stderr
+
+
+def test_broken_config_names_the_file_and_the_problem(hermes_home):
+    path = write_config(hermes_home, "model:\n  default: x\n   base_url: [oops\n")
+    out = run_hermes("chat", "-q", "hi", home=hermes_home)
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert str(path) in out.stderr and "line" in out.stderr and out.stderr.count("\n") == 1
+
+
+def test_dead_model_server_is_one_clear_line(hermes_home):
+    write_config(hermes_home, "model:\n  provider: custom\n  default: m\n  base_url: http://127.0.0.1:9/v1\n"
+                              "agent:\n  api_max_retries: 1\n  retry_base_delay: 0.01\n")
+    out = run_hermes("chat", "-q", "hi", home=hermes_home)
+    assert out.returncode == 1 and "Traceback" not in out.stderr
+    assert "cannot reach http://127.0.0.1:9/v1" in out.stderr.splitlines()[-1]
+
+
+def test_bad_key_is_one_clear_line(scripted, hermes_home):
+    model_config(hermes_home, scripted.url)
+    scripted.add({"error": {"status": 401, "message": "invalid api key"}})
+    out = run_hermes("chat", "-q", "hi", home=hermes_home)
+    assert out.returncode == 1 and "API key was refused" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_unknown_toolset_is_a_clear_error(scripted, hermes_home):
+    model_config(hermes_home, scripted.url)
+    out = run_hermes("chat", "-q", "hi", "-t", "nonsense", home=hermes_home)
+    assert out.returncode == 1 and "unknown toolset 'nonsense'" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_text_tool_calls_are_executed(scripted, hermes_home, tmp_path):
+    model_config(hermes_home, scripted.url)
+    scripted.add({"text_tool_calls": True, "tool_calls": [{"name": "todo", "arguments": {"todos": []}}]},
+                 {"content": "listed"})
+    out = run_hermes("chat", "-q", "plan", "-t", "todo", home=hermes_home)
+    assert out.returncode == 0, out.stderr
+    second = scripted.requests[1]["body"]["messages"]
+    assert second[-2]["tool_calls"][0]["function"]["name"] == "todo" and second[-1]["role"] == "tool"
+    assert json.loads(second[-1]["content"])  # well-formed JSON back to the model

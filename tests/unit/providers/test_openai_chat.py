@@ -1,0 +1,127 @@
+"""The provider against the scripted server over real HTTP: streaming, errors by type, retries, fallback."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from hermes_agent.errors import AuthError, ContextTooLongError, RateLimitedError, TransientError
+from hermes_agent.messages import Message, ToolCall
+from hermes_agent.providers.base import ChatRequest
+from hermes_agent.providers.openai_chat import OpenAIChatProvider
+from hermes_agent.providers.retry import FallbackProvider, RetryingProvider
+from hermes_agent.providers.scripted import ScriptedServer
+
+REQ = ChatRequest((Message("user", "hi"),), tools=({"type": "function", "function": {"name": "terminal"}},))
+
+
+def provider(url: str, **kw) -> OpenAIChatProvider:
+    return OpenAIChatProvider(url, "k", "scripted-model", **kw)
+
+
+def test_streamed_text_reasoning_tool_calls_and_usage(scripted):
+    scripted.add({"content": "two words", "reasoning": "thinking hard",
+                  "tool_calls": [{"name": "terminal", "arguments": {"command": "ls -la"}}],
+                  "usage": {"prompt_tokens": 123, "completion_tokens": 7}})
+    deltas = []
+    msg = provider(scripted.url).complete(REQ, lambda kind, text: deltas.append((kind, text)))
+    assert msg.content == "two words" and msg.reasoning == "thinking hard"
+    assert msg.tool_calls[0].name == "terminal" and json.loads(msg.tool_calls[0].arguments) == {"command": "ls -la"}
+    assert msg.usage.prompt_tokens == 123 and msg.usage.completion_tokens == 7
+    assert ("reasoning", "thinking hard") in deltas and "".join(t for k, t in deltas if k == "text") == "two words"
+    body = scripted.requests[0]["body"]
+    assert body["stream"] is True and body["tools"][0]["function"]["name"] == "terminal"
+
+
+def test_reasoning_is_sent_back_on_assistant_messages(scripted):
+    history = (Message("user", "q"), Message("assistant", "a", reasoning="r1",
+                                              tool_calls=(ToolCall("c1", "terminal", "{}"),)),
+               Message("tool", "{}", tool_call_id="c1", name="terminal"))
+    provider(scripted.url).complete(ChatRequest(history))
+    sent = scripted.requests[0]["body"]["messages"]
+    assert sent[1]["reasoning_content"] == "r1" and sent[2]["tool_call_id"] == "c1"
+
+
+def test_non_streaming_endpoint(scripted):
+    scripted.add({"content": "plain"})
+    assert provider(scripted.url, stream=False).complete(REQ).content == "plain"
+
+
+def test_text_tool_calls_from_local_models_are_parsed(scripted):
+    scripted.add({"content": "Let me look. ", "text_tool_calls": True,
+                  "tool_calls": [{"name": "read_file", "arguments": {"path": "a.py"}}]})
+    msg = provider(scripted.url).complete(REQ)
+    assert msg.tool_calls[0].name == "read_file" and json.loads(msg.tool_calls[0].arguments) == {"path": "a.py"}
+    assert msg.content == "Let me look."
+
+
+@pytest.mark.parametrize("status,body,etype", [
+    (401, "bad key", AuthError), (429, "slow down", RateLimitedError), (503, "overloaded", TransientError),
+    (400, "This model's maximum context length is 8192 tokens", ContextTooLongError),
+])
+def test_errors_are_typed(scripted, status, body, etype):
+    scripted.add({"error": {"status": status, "message": body}})
+    with pytest.raises(etype) as info:
+        provider(scripted.url).complete(REQ)
+    assert str(status) in str(info.value)
+
+
+def test_unreachable_endpoint_is_one_clear_transient_error():
+    with pytest.raises(TransientError, match="cannot reach http://127.0.0.1:9/v1"):
+        provider("http://127.0.0.1:9/v1").complete(REQ)
+
+
+def test_retries_honour_retry_after_then_succeed(scripted):
+    scripted.add({"error": {"status": 429, "message": "wait", "retry_after": 0.3}},
+                 {"error": {"status": 502, "message": "bad gateway"}}, {"content": "finally"})
+    notes = []
+    started = time.monotonic()
+    msg = RetryingProvider(provider(scripted.url), max_retries=3, base_delay=0.01, notify=notes.append).complete(REQ)
+    assert msg.content == "finally" and len(scripted.requests) == 3
+    assert time.monotonic() - started >= 0.3
+    assert "retrying in 0.3s (1/3)" in notes[0]
+
+
+def test_auth_errors_are_not_retried(scripted):
+    scripted.add({"error": {"status": 401, "message": "nope"}}, {"content": "never"})
+    with pytest.raises(AuthError):
+        RetryingProvider(provider(scripted.url), base_delay=0.01).complete(REQ)
+    assert len(scripted.requests) == 1
+
+
+def test_fallback_chain_moves_on_when_a_provider_keeps_failing(scripted):
+    backup = ScriptedServer([{"content": "from backup"}]).start()
+    try:
+        scripted.add(*[{"error": {"status": 503, "message": "down"}}] * 3)
+        notes = []
+        chain = FallbackProvider([RetryingProvider(provider(scripted.url), 2, 0.01),
+                                  RetryingProvider(OpenAIChatProvider(backup.url, "k", "backup-model", name="b"), 2, 0.01)],
+                                 notify=notes.append)
+        assert chain.complete(REQ).content == "from backup"
+        assert len(scripted.requests) == 3 and "falling back to b/backup-model" in notes[0]
+        assert chain.model == "backup-model"
+    finally:
+        backup.stop()
+
+
+def test_scripted_server_speaks_the_real_openai_client(scripted):
+    from openai import OpenAI
+
+    scripted.add({"content": "hello there", "tool_calls": [{"name": "terminal", "arguments": {"command": "pwd"}}]},
+                 {"content": "non-streamed"})
+    client = OpenAI(base_url=scripted.url, api_key="k")
+    stream = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}], stream=True,
+                                            stream_options={"include_usage": True})
+    text, args = "", ""
+    for chunk in stream:
+        if chunk.choices:
+            delta = chunk.choices[0].delta
+            text += delta.content or ""
+            for tc in delta.tool_calls or []:
+                args += tc.function.arguments or ""
+    assert text == "hello there" and json.loads(args) == {"command": "pwd"}
+    resp = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
+    assert resp.choices[0].message.content == "non-streamed" and resp.usage.prompt_tokens == 10
+    assert [m.id for m in client.models.list()] == ["scripted-model"]

@@ -1,0 +1,77 @@
+"""Toolset resolution and the guarded call path of handle_function_call."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from hermes_agent.errors import ToolError
+from hermes_agent.tools import dispatch, toolsets
+from hermes_agent.tools.hooks import Block, HookBus
+from hermes_agent.tools.registry import registry
+
+
+def test_composite_and_legacy_toolsets():
+    names = toolsets.resolve_toolset("debugging")
+    assert {"terminal", "process", "web_search", "read_file", "patch"} <= set(names)
+    assert toolsets.resolve_toolset("file_tools") == ["read_file", "write_file", "patch", "search_files"]
+    assert "terminal" in toolsets.resolve_toolset("hermes-gateway")
+
+
+def test_unknown_toolset_and_cycle_are_clear_errors(monkeypatch):
+    with pytest.raises(ToolError, match="unknown toolset 'nope'"):
+        toolsets.resolve_toolset("nope")
+    monkeypatch.setitem(toolsets.TOOLSETS, "loop-a", {"description": "", "tools": [], "includes": ["loop-b"]})
+    monkeypatch.setitem(toolsets.TOOLSETS, "loop-b", {"description": "", "tools": [], "includes": ["loop-a"]})
+    with pytest.raises(ToolError, match="cycle: loop-a -> loop-b -> loop-a"):
+        toolsets.resolve_toolset("loop-a")
+
+
+@pytest.fixture
+def echo_tool():
+    schema = {"description": "echo", "parameters": {"type": "object", "properties": {
+        "n": {"type": "integer"}, "flag": {"type": "boolean"}, "items": {"type": "array"}, "s": {"type": "string"}}}}
+    registry.register("t_echo", "t-echo", schema, lambda args, **kw: json.dumps({"args": args, "ctx": kw.get("ctx")}))
+    registry.register("t_big", "t-echo", schema, lambda args, **kw: "x" * 300_000)
+    yield
+    registry.deregister("t_echo")
+    registry.deregister("t_big")
+
+
+def test_definitions_follow_enabled_and_disabled_toolsets(echo_tool):
+    names = {d["function"]["name"] for d in dispatch.get_tool_definitions(["t-echo"])}
+    assert names == {"t_echo", "t_big"}
+    everything = {d["function"]["name"] for d in dispatch.get_tool_definitions(disabled_toolsets=["t-echo"])}
+    assert "t_echo" not in everything
+
+
+def test_bad_json_and_agent_loop_tools_return_errors(echo_tool):
+    err = json.loads(dispatch.handle_function_call("t_echo", "{not json"))["error"]
+    assert "not valid JSON" in err
+    assert json.loads(dispatch.handle_function_call("t_echo", "[1]"))["error"].endswith("got list")
+    for name in ("todo", "memory", "session_search", "delegate_task"):
+        assert "must be handled by the agent loop" in json.loads(dispatch.handle_function_call(name, "{}"))["error"]
+    assert "Unknown tool: zzz" in json.loads(dispatch.handle_function_call("zzz", "{}"))["error"]
+
+
+def test_arguments_are_coerced_to_the_schema(echo_tool):
+    out = json.loads(dispatch.handle_function_call("t_echo", '{"n": "42", "flag": "true", "items": "[1,2]", "s": 5}'))
+    assert out["args"] == {"n": 42, "flag": True, "items": [1, 2], "s": 5}
+
+
+def test_pre_hook_blocks_and_post_hook_transforms(echo_tool):
+    bus = HookBus()
+    bus.register("pre_tool_call", lambda name, args, ctx: Block("not today") if args.get("n") == 1 else None)
+    bus.register("post_tool_call", lambda name, args, result, ctx, duration_ms: result.replace("args", "ARGS"))
+    blocked = json.loads(dispatch.handle_function_call("t_echo", '{"n": 1}', hook_bus=bus))
+    assert blocked == {"error": "Blocked: not today", "blocked": True}
+    assert "ARGS" in dispatch.handle_function_call("t_echo", '{"n": 2}', hook_bus=bus)
+
+
+def test_a_failing_pre_hook_fails_closed_and_huge_results_are_capped(echo_tool):
+    bus = HookBus()
+    bus.register("pre_tool_call", lambda name, args, ctx: 1 / 0)
+    assert "safety hook failed" in json.loads(dispatch.handle_function_call("t_echo", "{}", hook_bus=bus))["error"]
+    big = dispatch.handle_function_call("t_big", "{}")
+    assert len(big) < 101_000 and "characters cut from the middle" in big
