@@ -1,0 +1,128 @@
+"""Parse the `mcp_servers:` config section into ServerConfig values and build tool names.
+
+Pure data: no `mcp` import, no process or socket here."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+DEFAULT_CALL_TIMEOUT_S = 60.0
+DEFAULT_CONNECT_TIMEOUT_S = 30.0
+MAX_TOOL_NAME = 64  # what OpenAI-compatible endpoints accept
+_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+@dataclass(frozen=True, slots=True)
+class ServerConfig:
+    """One MCP server: stdio (`command`) or streamable HTTP (`url`)."""
+
+    name: str
+    command: str = ""
+    args: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+    url: str = ""
+    headers: Mapping[str, str] = field(default_factory=dict)
+    timeout: float = DEFAULT_CALL_TIMEOUT_S
+    connect_timeout: float = DEFAULT_CONNECT_TIMEOUT_S
+    enabled: bool = True
+
+    @property
+    def transport(self) -> str:
+        return "http" if self.url else "stdio"
+
+    @property
+    def target(self) -> str:
+        """What to show a user: the URL or the command line."""
+        return self.url or " ".join((self.command, *self.args))
+
+
+def sanitize(name: str) -> str:
+    """Replace every character outside [A-Za-z0-9_-] by `_`."""
+    return _UNSAFE.sub("_", name) or "_"
+
+
+def tool_name(server: str, tool: str) -> str:
+    """`mcp__<server>__<tool>`, sanitised; long names keep a hash suffix so they stay unique."""
+    name = f"mcp__{sanitize(server)}__{sanitize(tool)}"
+    if len(name) <= MAX_TOOL_NAME:
+        return name
+    digest = hashlib.sha1(name.encode()).hexdigest()[:8]
+    return f"{name[:MAX_TOOL_NAME - 9]}_{digest}"
+
+
+def toolset_name(server: str) -> str:
+    return f"mcp-{sanitize(server)}"
+
+
+def _expand(value: object, env: Mapping[str, str]) -> str:
+    """`${VAR}` in config strings is taken from the settings environment (unknown -> empty)."""
+    return _VAR.sub(lambda m: env.get(m.group(1), ""), str(value))
+
+
+def _str_map(raw: object, env: Mapping[str, str], what: str) -> dict[str, str]:
+    if raw is None:
+        return {}
+    if isinstance(raw, Mapping):
+        return {str(k): _expand(v, env) for k, v in raw.items()}
+    raise ValueError(f"{what} must be a mapping")
+
+
+def _seconds(raw: object, default: float, what: str) -> float:
+    if raw is None:
+        return default
+    try:
+        value = float(raw)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise ValueError(f"{what} must be a number of seconds") from None
+    if value <= 0:
+        raise ValueError(f"{what} must be positive")
+    return value
+
+
+def parse_server(name: str, raw: object, env: Mapping[str, str] | None = None) -> ServerConfig:
+    """One entry of `mcp_servers`; raises ValueError with a one-line reason."""
+    env = env or {}
+    if not isinstance(raw, Mapping):
+        raise ValueError("expected a mapping with `command` or `url`")
+    command, url = str(raw.get("command") or "").strip(), str(raw.get("url") or "").strip()
+    if bool(command) == bool(url):
+        raise ValueError("set exactly one of `command` (stdio) or `url` (streamable HTTP)")
+    args = raw.get("args") or []
+    if not isinstance(args, list | tuple):
+        raise ValueError("`args` must be a list")
+    if url and not url.startswith(("http://", "https://")):
+        raise ValueError("`url` must start with http:// or https://")
+    cwd = raw.get("cwd")
+    return ServerConfig(
+        name=name,
+        command=_expand(command, env),
+        args=tuple(_expand(a, env) for a in args),
+        env=_str_map(raw.get("env"), env, "`env`"),
+        cwd=_expand(cwd, env) if cwd else None,
+        url=_expand(url, env),
+        headers=_str_map(raw.get("headers"), env, "`headers`"),
+        timeout=_seconds(raw.get("timeout"), DEFAULT_CALL_TIMEOUT_S, "`timeout`"),
+        connect_timeout=_seconds(raw.get("connect_timeout"), DEFAULT_CONNECT_TIMEOUT_S, "`connect_timeout`"),
+        enabled=raw.get("enabled", True) not in (False, "false", "no", "off", 0),
+    )
+
+
+def parse_servers(section: object, env: Mapping[str, str] | None = None) -> tuple[list[ServerConfig], dict[str, str]]:
+    """All servers of `mcp_servers` (enabled or not) and name -> error for broken entries."""
+    if not section:
+        return [], {}
+    if not isinstance(section, Mapping):
+        return [], {"mcp_servers": "must be a mapping of server name to settings"}
+    servers: list[ServerConfig] = []
+    errors: dict[str, str] = {}
+    for name, raw in section.items():
+        try:
+            servers.append(parse_server(str(name), raw, env))
+        except ValueError as exc:
+            errors[str(name)] = str(exc)
+    return servers, errors

@@ -1,0 +1,335 @@
+"""One MCP server connection on the manager's event loop: connect, watch, reconnect with backoff.
+
+Runs only inside the manager loop; the `mcp` SDK is imported here, when a server is first started."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO
+
+from hermes_agent.tools.mcp.config import ServerConfig
+from hermes_agent.tools.mcp.convert import call_result_json
+from hermes_agent.tools.results import tool_error
+
+log = logging.getLogger(__name__)
+
+KEEPALIVE_S = 30.0
+STABLE_AFTER_S = 30.0
+_CONNECTION_CLOSED = -32000  # JSON-RPC code the SDK uses when the transport closed  # a connection that lived this long resets the backoff
+
+
+class ConnectionLost(Exception):
+    """The server went away (process exited, stream closed or ping failed)."""
+
+
+@dataclass(slots=True)
+class ServerStatus:
+    """What `hermes mcp test` and wait_ready report about one server."""
+
+    connected: bool = False
+    attempts: int = 0
+    connects: int = 0
+    last_error: str = ""
+    connect_ms: float = 0.0
+    list_ms: float = 0.0
+    tools: list[str] = field(default_factory=list)
+    capabilities: frozenset[str] = frozenset()
+
+
+def describe(exc: BaseException) -> str:
+    """One line for the innermost meaningful exception (anyio wraps failures in groups)."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    text = str(exc).strip() or type(exc).__name__
+    return f"{type(exc).__name__}: {text}" if type(exc).__name__ not in text else text
+
+
+class _WatchedStream:
+    """Read-stream proxy that reports end of stream (the server process exited)."""
+
+    def __init__(self, inner: object, on_close: Callable[[], None]) -> None:
+        self._inner = inner
+        self._on_close = on_close
+
+    @property
+    def last_context(self) -> object:
+        return getattr(self._inner, "last_context", None)
+
+    async def receive(self) -> object:
+        import anyio
+
+        try:
+            return await self._inner.receive()  # type: ignore[attr-defined]
+        except (anyio.EndOfStream, anyio.ClosedResourceError):
+            self._on_close()
+            raise
+
+    def __aiter__(self) -> _WatchedStream:
+        return self
+
+    async def __anext__(self) -> object:
+        import anyio
+
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()  # type: ignore[attr-defined]
+
+    async def __aenter__(self) -> _WatchedStream:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self._on_close()
+        await self.aclose()
+
+
+ToolsCallback = Callable[["ServerConnection", list, frozenset[str]], None]
+
+
+class ServerConnection:
+    """Keeps one server connected until stop(); calls `on_tools` after every (re)listing and
+    `on_down` whenever the connection is lost."""
+
+    def __init__(self, cfg: ServerConfig, on_tools: ToolsCallback, on_down: Callable[[ServerConnection], None],
+                 log_dir: Path | None = None, backoff_base: float = 1.0, backoff_cap: float = 30.0) -> None:
+        self.cfg = cfg
+        self.status = ServerStatus()
+        self._on_tools = on_tools
+        self._on_down = on_down
+        self._log_dir = log_dir
+        self._backoff = (backoff_base, backoff_cap)
+        self._session: object | None = None
+        self._up = asyncio.Event()
+        self._wake = asyncio.Event()
+        self._stopping = False
+        self._closed = False
+        self._refresh = False
+        self._check = False
+        self.first_attempt = asyncio.Event()
+
+    # lifecycle ---------------------------------------------------------------------------------
+    async def run(self) -> None:
+        """Connect, serve, and reconnect with exponential backoff until stop()."""
+        failures = 0
+        while not self._stopping:
+            started = time.monotonic()
+            self.status.attempts += 1
+            try:
+                await self._serve_once()
+            except Exception as exc:
+                self.status.last_error = describe(exc)
+                level = logging.WARNING if failures == 0 else logging.DEBUG
+                log.log(level, "MCP server %s: %s", self.cfg.name, self.status.last_error)
+            finally:
+                was_up = self.status.connected
+                self._mark_down()
+                self.first_attempt.set()
+            if self._stopping:
+                break
+            failures = 1 if was_up and time.monotonic() - started > STABLE_AFTER_S else failures + 1
+            await self._sleep(min(self._backoff[1], self._backoff[0] * 2 ** (failures - 1)))
+
+    @property
+    def stopping(self) -> bool:
+        return self._stopping
+
+    async def stop(self) -> None:
+        self._stopping = True
+        self._wake.set()
+
+    async def _sleep(self, delay: float) -> None:
+        self._wake.clear()
+        try:
+            await asyncio.wait_for(self._wake.wait(), delay)
+        except TimeoutError:
+            pass
+
+    def _mark_down(self) -> None:
+        if self.status.connected:
+            self.status.connected = False
+            self._on_down(self)
+        self._session = None
+        self._up.clear()
+
+    # one connection ----------------------------------------------------------------------------
+    async def _serve_once(self) -> None:
+        from contextlib import AsyncExitStack
+
+        from mcp import ClientSession
+
+        self._closed = self._refresh = self._check = False
+        async with AsyncExitStack() as stack:
+            t0 = time.perf_counter()
+            read, write = await self._open_transport(stack)
+            watched = _WatchedStream(read, self._note_closed)
+            session = await stack.enter_async_context(
+                ClientSession(watched, write, message_handler=self._on_message))
+            init = await asyncio.wait_for(session.initialize(), self.cfg.connect_timeout)
+            self.status.connect_ms = (time.perf_counter() - t0) * 1000
+            self.status.capabilities = await self._useful_capabilities(session, init.capabilities)
+            self._session = session
+            await self._list_and_publish(session)
+            self.status.connected = True
+            self.status.connects += 1
+            self.status.last_error = ""
+            self._up.set()
+            self.first_attempt.set()
+            await self._watch(session)
+
+    async def _open_transport(self, stack: object) -> tuple[object, object]:
+        if self.cfg.url:
+            import httpx2
+            from mcp.client.streamable_http import streamable_http_client
+
+            client = httpx2.AsyncClient(headers=dict(self.cfg.headers),
+                                        timeout=httpx2.Timeout(self.cfg.connect_timeout, read=300.0))
+            await stack.enter_async_context(client)  # type: ignore[attr-defined]
+            return await stack.enter_async_context(  # type: ignore[attr-defined]
+                streamable_http_client(self.cfg.url, http_client=client))
+        from mcp import StdioServerParameters
+        from mcp.client.stdio import stdio_client
+
+        params = StdioServerParameters(command=self.cfg.command, args=list(self.cfg.args),
+                                       env=dict(self.cfg.env) or None, cwd=self.cfg.cwd)
+        errlog = stack.enter_context(self._errlog())  # type: ignore[attr-defined]
+        return await stack.enter_async_context(stdio_client(params, errlog=errlog))  # type: ignore[attr-defined]
+
+    def _errlog(self) -> IO[str]:
+        """Server stderr goes to logs/mcp/<name>.log, never onto the user's terminal."""
+        import os
+
+        if self._log_dir is not None:
+            try:
+                self._log_dir.mkdir(parents=True, exist_ok=True)
+                return open(self._log_dir / f"{self.cfg.name}.log", "a", encoding="utf-8")  # noqa: SIM115
+            except OSError:
+                pass
+        return open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115
+
+    async def _list_and_publish(self, session: object) -> None:
+        t0 = time.perf_counter()
+        tools: list = []
+        cursor = None
+        while True:
+            from mcp.types import PaginatedRequestParams
+
+            params = PaginatedRequestParams(cursor=cursor) if cursor else None
+            page = await asyncio.wait_for(session.list_tools(params=params),  # type: ignore[attr-defined]
+                                          self.cfg.connect_timeout)
+            tools.extend(page.tools)
+            cursor = page.next_cursor
+            if not cursor:
+                break
+        self.status.list_ms = (time.perf_counter() - t0) * 1000
+        self.status.tools = [t.name for t in tools]
+        self._on_tools(self, tools, self.status.capabilities)
+
+    async def _watch(self, session: object) -> None:
+        """Sleep until stop, end of stream, a list_changed notification, or the keepalive ping."""
+        while True:
+            self._wake.clear()
+            if not (self._stopping or self._closed or self._refresh or self._check):
+                try:
+                    await asyncio.wait_for(self._wake.wait(), KEEPALIVE_S)
+                except TimeoutError:
+                    self._check = True
+            if self._stopping:
+                return
+            if self._closed:
+                raise ConnectionLost("the server closed the connection (process exited?)")
+            if self._check:
+                self._check = False
+                await self._ping(session)
+            if self._refresh:
+                self._refresh = False
+                await self._list_and_publish(session)
+
+    async def _ping(self, session: object) -> None:
+        try:
+            await asyncio.wait_for(session.send_ping(), min(10.0, self.cfg.connect_timeout))  # type: ignore[attr-defined]
+        except Exception as exc:
+            raise ConnectionLost(f"ping failed: {describe(exc)}") from exc
+
+    def _note_closed(self) -> None:
+        self._closed = True
+        self._wake.set()
+
+    async def _on_message(self, message: object) -> None:
+        if isinstance(message, Exception):
+            self._check = True  # a transport error: verify the link with a ping
+        elif getattr(message, "method", "") == "notifications/tools/list_changed":
+            self._refresh = True
+        else:
+            return
+        self._wake.set()
+
+    # requests from tool handlers ---------------------------------------------------------------
+    async def session_for_call(self, wait_s: float) -> object | None:
+        """The live session, waiting up to `wait_s` while a restart is in progress."""
+        if self._session is None:
+            try:
+                await asyncio.wait_for(self._up.wait(), wait_s)
+            except TimeoutError:
+                return None
+        return self._session
+
+    async def request(self, op: Callable[[object], Awaitable[object]], timeout: float,
+                      render: Callable[[object], str]) -> str:
+        """Run `op(session)` with a deadline; every failure becomes error JSON for the model."""
+        name = self.cfg.name
+        session = await self.session_for_call(min(timeout, 10.0))
+        if session is None:
+            why = f" ({self.status.last_error})" if self.status.last_error else ""
+            return tool_error(f"MCP server '{name}' is not connected{why}; it is being restarted, retry later")
+        try:
+            result = await asyncio.wait_for(op(session), timeout)
+        except TimeoutError:
+            return tool_error(f"MCP server '{name}' did not answer within {timeout:g}s")
+        except Exception as exc:
+            self._check = True
+            self._wake.set()
+            if getattr(exc, "code", None) == _CONNECTION_CLOSED:
+                return tool_error(f"MCP server '{name}' disconnected during the call; it is being "
+                                  "restarted: retry in a few seconds")
+            return tool_error(f"MCP server '{name}' failed: {describe(exc)}")
+        return render(result)
+
+    async def call_tool(self, tool: str, args: dict) -> str:
+        """tools/call with the server's per-call timeout."""
+        timeout = self.cfg.timeout
+        return await self.request(
+            lambda s: s.call_tool(tool, args, read_timeout_seconds=timeout),  # type: ignore[attr-defined]
+            timeout, call_result_json)
+
+
+    async def _useful_capabilities(self, session: object, caps: object) -> frozenset[str]:
+        """Advertised resources/prompts that are non-empty or may change (empty static ones cost
+        schema tokens for nothing)."""
+        found = set()
+        probes = {"resources": (("list_resources", "resources"), ("list_resource_templates", "resource_templates")),
+                  "prompts": (("list_prompts", "prompts"),)}
+        for cap, methods in probes.items():
+            advertised = getattr(caps, cap, None)
+            if advertised is None:
+                continue
+            if getattr(advertised, "list_changed", False):
+                found.add(cap)
+                continue
+            for method, attr in methods:
+                try:
+                    result = await asyncio.wait_for(getattr(session, method)(), self.cfg.connect_timeout)
+                except Exception as exc:
+                    log.debug("MCP server %s: %s failed: %s", self.cfg.name, method, describe(exc))
+                    continue
+                if getattr(result, attr, None):
+                    found.add(cap)
+                    break
+        return frozenset(found)
