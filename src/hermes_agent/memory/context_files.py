@@ -117,7 +117,18 @@ def find_context_files(cwd: Path | str, home: Path | str,
     return found
 
 
+def _max_chars(settings: Settings) -> int:
+    return int(settings.get("context_file_max_chars", DEFAULT_MAX_CHARS) or DEFAULT_MAX_CHARS)
+
+
 def context_blocks(settings: Settings, cwd: Path | str) -> list[str]:
     """Prompt blocks for the context files of `cwd`, capped at `context_file_max_chars`."""
-    max_chars = int(settings.get("context_file_max_chars", DEFAULT_MAX_CHARS) or DEFAULT_MAX_CHARS)
-    return [cf.block() for cf in find_context_files(cwd, settings.home, max_chars)]
+    return [cf.block() for cf in find_context_files(cwd, settings.home, _max_chars(settings))]
+
+
+def persona_and_blocks(settings: Settings, cwd: Path | str) -> tuple[str, tuple[str, ...]]:
+    """(SOUL.md text or "", the project-file blocks): the two context parts of the system prompt."""
+    files = find_context_files(cwd, settings.home, _max_chars(settings))
+    soul = next((f for f in files if f.kind == "soul"), None)
+    persona = "".join(f"[warning: {w}]\n" for w in soul.warnings) + soul.text if soul else ""
+    return persona, tuple(f.block() for f in files if f.kind != "soul")

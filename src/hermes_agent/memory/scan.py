@@ -23,7 +23,7 @@ _INJECTION: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("role-tag", r"<\|?\s*/?\s*(im_start|im_end|system|endoftext|assistant)\s*\|?>|\[/?INST\]|<</?SYS>>"),
         ("role-tag", r"^\s*#{0,3}\s*(system|assistant)\s*:\s*$"),
         ("exfiltration", r"\b(curl|wget|nc)\b[^\n]*\$\{?\w*(KEY|TOKEN|SECRET|PASSWORD)"),
-        ("exfiltration", r"\bcat\s+[^\n]*(\.env|id_rsa|\.ssh/|credentials)\b"),
+        ("exfiltration", r"\bcat\s+\S*(\.env|id_rsa|\.ssh/\S*|credentials)\b"),
     )
 )
 
@@ -83,5 +83,6 @@ def scan(text: str) -> list[Finding]:
 
 
 def line_is_suspicious(line: str) -> bool:
-    """True when a single line matches an injection pattern (used to drop lines from context files)."""
-    return any(rx.search(line) for _, rx in _INJECTION)
+    """True when a line matches an injection phrase or role tag (drops lines from context files,
+    where commands that use $TOKEN variables are ordinary project documentation)."""
+    return any(rx.search(line) for label, rx in _INJECTION if label != "exfiltration")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from hermes_agent.config.settings import Settings
-from hermes_agent.memory.context_files import context_blocks, find_context_files
+from hermes_agent.memory.context_files import context_blocks, find_context_files, persona_and_blocks
 
 
 @pytest.fixture
@@ -32,6 +32,8 @@ def test_soul_agents_and_hermes_md_in_order(tmp_path, home):
     assert blocks[1].startswith("## Project instructions (")
     assert blocks[1].endswith("Run tests with make test.")
     assert "Prefer small commits." in blocks[2]
+    persona, rest = persona_and_blocks(_settings(home), proj)
+    assert persona == "You are Hermes, calm and exact." and rest == tuple(blocks[1:])
 
 
 def test_agents_md_found_up_to_the_git_root_but_not_beyond(tmp_path, home):
@@ -71,3 +73,10 @@ def test_injection_lines_are_dropped_with_a_warning(tmp_path, home):
 def test_empty_files_are_skipped(tmp_path, home):
     (tmp_path / "AGENTS.md").write_text("  \n")
     assert context_blocks(_settings(home), tmp_path) == []
+
+
+def test_commands_using_token_variables_are_kept(tmp_path, home):
+    line = 'curl -H "Authorization: token $GITHUB_TOKEN" https://api.github.com/repos/o/r'
+    (tmp_path / "AGENTS.md").write_text(f"Check CI with:\n{line}\n")
+    (block,) = context_blocks(_settings(home), tmp_path)
+    assert line in block and "[warning" not in block
