@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hermes_agent.skills._fs import atomic_write, content_hash, copy_skill
 from hermes_agent.skills.catalog import SKILL_FILE
+from hermes_agent.skills.fsutil import atomic_write, content_hash, copy_skill
 
 MANIFEST = ".bundled_manifest"
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hermes_agent.config.settings import Settings
-from hermes_agent.skills._fs import STATE_DIRS, atomic_write
 from hermes_agent.skills.frontmatter import FrontmatterError, name_problem, parse_yaml, split_frontmatter
+from hermes_agent.skills.fsutil import STATE_DIRS, atomic_write
 
 log = logging.getLogger(__name__)
 

@@ -8,7 +8,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from hermes_agent.skills._fs import atomic_write, skill_files
+from hermes_agent.skills.fsutil import atomic_write, skill_files
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,10 +11,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from hermes_agent.skills._fs import atomic_write, content_hash, copy_skill, is_within, skill_files
 from hermes_agent.skills.bundled import read_manifest
 from hermes_agent.skills.catalog import SKILL_FILE, SkillCatalog, SkillInfo
 from hermes_agent.skills.frontmatter import name_problem
+from hermes_agent.skills.fsutil import atomic_write, content_hash, copy_skill, is_within, skill_files
 from hermes_agent.skills.guard import Decision, ScanReport, decide, scan_skill
 from hermes_agent.skills.taps import HUB_DIR, HubError, TapSkill, TapStore, git_head, read_tap_skill, run_git
 
@@ -210,14 +210,15 @@ class SkillsHub:
         self._log("publish", name=name, to=str(root), commit=commit)
         return {"name": name, "path": str(dest), "commit": commit}
 
-    def snapshot(self, out: Path) -> dict:
-        """Write the installed skills (name, category, source, version, hashes) to a JSON file."""
+    def snapshot(self, out: Path | None = None) -> dict:
+        """The installed skills (name, category, source, version, hashes); written as JSON to `out` if given."""
         lock = self.lock()
         rows = [{"name": s.info.name, "category": s.info.category, "source": s.source, "version": s.info.version,
                  "content_hash": content_hash(s.info.dir), "commit": lock.get(s.info.name, {}).get("commit")}
                 for s in self.installed()]
         data = {"created": time.strftime("%Y-%m-%dT%H:%M:%S"), "skills": rows}
-        atomic_write(Path(out), json.dumps(data, indent=2))
+        if out is not None:
+            atomic_write(Path(out), json.dumps(data, indent=2))
         return data
 
 

@@ -8,10 +8,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from hermes_agent.skills._fs import is_within, skill_files
 from hermes_agent.skills.catalog import SKILL_FILE, SkillCatalog
 from hermes_agent.skills.changes import Change, FileChange, apply_change, read_text
 from hermes_agent.skills.frontmatter import check_document, name_problem
+from hermes_agent.skills.fsutil import is_within, skill_files
+from hermes_agent.skills.guard import scan_text
 from hermes_agent.skills.patching import PatchError, apply_patch
 from hermes_agent.skills.review import Proposal, ProposalStore
 
@@ -55,9 +56,11 @@ class _Target:
 class SkillManager:
     """Runs skill_manage actions against the writable skills dir (external dirs are read-only)."""
 
-    def __init__(self, skills_dir: Path, *, review: str = "auto", extra_roots: tuple[Path, ...] = ()):
+    def __init__(self, skills_dir: Path, *, review: str = "auto", extra_roots: tuple[Path, ...] = (),
+                 guard: bool = False):
         self.skills_dir = Path(skills_dir)
         self.review = review
+        self.guard = guard
         self.extra_roots = extra_roots
         self.proposals = ProposalStore(self.skills_dir)
 
@@ -75,6 +78,17 @@ class SkillManager:
         return self._commit(change)
 
     def _commit(self, change: Change) -> dict:
+        warnings = [f.as_dict() for fc in change.files if fc.content
+                    for f in scan_text(fc.content, fc.rel) if f.severity in ("high", "critical")]
+        if warnings and self.guard:
+            raise SkillError("the skills guard refused this content (skills.guard_agent_created is on)",
+                             findings=warnings)
+        result = self._commit_unchecked(change)
+        if warnings:
+            result["guard_warnings"] = warnings
+        return result
+
+    def _commit_unchecked(self, change: Change) -> dict:
         skill_path = self.skills_dir / change.skill_rel
         if self.proposing:
             prop = self.proposals.propose(change)

@@ -12,8 +12,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from hermes_agent.skills._fs import atomic_write, content_hash
 from hermes_agent.skills.changes import Change, FileChange, apply_change, diff_change, read_text, sha256_text
+from hermes_agent.skills.fsutil import atomic_write, content_hash
 
 PROPOSALS_DIR = ".proposals"
 

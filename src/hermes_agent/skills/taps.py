@@ -15,8 +15,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-from hermes_agent.skills._fs import atomic_write
 from hermes_agent.skills.catalog import SKILL_FILE, parse_record
+from hermes_agent.skills.fsutil import atomic_write
 from hermes_agent.skills.guard import trust_for_source
 
 HUB_DIR = ".hub"
