@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import json
 import logging
@@ -51,6 +50,8 @@ class _AsyncBridge:
         self._local = threading.local()
 
     def run(self, coro_factory: Callable[[], object]) -> object:
+        import asyncio
+
         try:
             asyncio.get_running_loop()
         except RuntimeError:
@@ -63,6 +64,8 @@ class _AsyncBridge:
 
     @staticmethod
     def _run_in_thread(coro_factory: Callable[[], object]) -> object:
+        import asyncio
+
         box: dict[str, object] = {}
 
         def target() -> None:
