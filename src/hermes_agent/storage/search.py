@@ -17,6 +17,9 @@ _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-
 _WORDS = "messages_fts"
 _TRIGRAM = "messages_fts_trigram"
 _CANDIDATES = 300
+# bm25 costs ~3 us per matching row, so a word found in 20,000 messages would take 60 ms to rank.
+# Only the newest _WINDOW matches are ranked (idf still counts every row): recent, relevant, fast.
+_WINDOW = 2500
 _OPEN, _CLOSE = "\x02", "\x03"
 PER_SESSION = 3
 
@@ -125,8 +128,9 @@ def _candidates(conn: sqlite3.Connection, q: ParsedQuery, expr: str | None,
     rank = "bm25(messages_fts, 1.0, 0.5, 0.3)" if q.table == _WORDS else f"bm25({q.table})"
     sql = (f"SELECT m.id, m.session_id, {rank} AS score FROM {q.table} "
            f"JOIN messages m ON m.id = {q.table}.rowid JOIN sessions s ON s.id = m.session_id "
-           f"WHERE {q.table} MATCH ?{where}{like_sql} ORDER BY score LIMIT ?")
-    return conn.execute(sql, [expr, *params, _CANDIDATES]).fetchall()
+           f"WHERE {q.table} MATCH ?{where}{like_sql} ORDER BY {q.table}.rowid DESC LIMIT ?")
+    rows = conn.execute(sql, [expr, *params, _WINDOW]).fetchall()
+    return sorted(rows, key=lambda r: r[2])[:_CANDIDATES]
 
 
 def _group(rows: list[sqlite3.Row], limit: int) -> dict[str, tuple[float, list[int]]]:

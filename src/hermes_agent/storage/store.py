@@ -236,7 +236,12 @@ class SessionStore:
         removed = self._write(tx)
         if removed[0]:
             self._write(lambda c: c.execute("PRAGMA incremental_vacuum").fetchall())
+            self.checkpoint()
         return removed
+
+    def checkpoint(self) -> None:
+        """Fold the WAL back into state.db and truncate it (best effort while others read)."""
+        self._read(lambda c: c.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall())
 
     def count_prunable(self, older_than_seconds: float) -> tuple[int, int]:
         """(sessions, messages) that prune() with this age would remove."""
