@@ -1,0 +1,181 @@
+"""Tool search: when MCP/plugin schemas would take too much of the context window, send two bridge
+tools (`tool_search`, `tool_call`) instead of them. Core tools are always sent directly."""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Iterable, Mapping
+
+from hermes_agent.tools.registry import ToolRegistry
+from hermes_agent.tools.registry import registry as default_registry
+from hermes_agent.tools.results import tool_error, tool_result
+
+BRIDGE_TOOLSET = "tool_search"
+SEARCH, CALL = "tool_search", "tool_call"
+DEFAULT_LIMIT, MAX_LIMIT = 5, 20
+_WORD = re.compile(r"[a-z0-9]+")
+
+_lock = threading.Lock()
+_deferred: dict[str, dict] = {}  # name -> OpenAI definition of every tool deferred in this process
+
+
+def estimate_tokens(definitions: Iterable[dict]) -> int:
+    """Rough token count of schemas as sent (compact JSON characters / 4)."""
+    return len(json.dumps(list(definitions), separators=(",", ":"), ensure_ascii=False)) // 4
+
+
+def _name(definition: dict) -> str:
+    return str(definition.get("function", {}).get("name", ""))
+
+
+def normalize_mode(value: object) -> str:
+    """`tools.tool_search.enabled` as auto|on|off (booleans accepted)."""
+    if value is True or str(value).lower() in ("on", "true", "yes", "always", "1"):
+        return "on"
+    if value is False or str(value).lower() in ("off", "false", "no", "never", "0"):
+        return "off"
+    return "auto"
+
+
+def core_names(reg: ToolRegistry | None = None) -> set[str]:
+    """Tools that are never deferred: our own built-ins (not MCP, not plugins)."""
+    reg = reg or default_registry
+    out = set()
+    for entry in reg.entries():
+        module = getattr(entry.handler, "__module__", "") or ""
+        external = entry.toolset.startswith(("mcp-", "plugin-")) or module.startswith("hermes_agent.tools.mcp")
+        if module.startswith("hermes_agent.") and not external:
+            out.add(entry.name)
+    return out
+
+
+def assemble(definitions: list[dict], core_names: set[str], context_length: int, threshold_pct: float = 10,
+             mode: str = "auto", reg: ToolRegistry | None = None) -> list[dict]:
+    """Definitions to send: everything directly, or core tools plus the two bridge tools when the
+    non-core schemas exceed `threshold_pct` of `context_length` (always with mode "on")."""
+    mode = normalize_mode(mode)
+    plain = [d for d in definitions if _name(d) not in (SEARCH, CALL)]
+    extra = [d for d in plain if _name(d) not in core_names]
+    if mode == "off" or not extra:
+        return plain
+    if mode == "auto" and estimate_tokens(extra) <= context_length * threshold_pct / 100:
+        return plain
+    with _lock:
+        _deferred.update({_name(d): d for d in extra})
+    register_bridge(reg)
+    direct = [d for d in plain if _name(d) in core_names]
+    return [*direct, *bridge_definitions(extra, reg)]
+
+
+def deferred_names() -> set[str]:
+    """Names deferred by any assembly in this process."""
+    with _lock:
+        return set(_deferred)
+
+
+def _groups(extra: list[dict], reg: ToolRegistry) -> str:
+    counts: dict[str, int] = {}
+    for d in extra:
+        entry = reg.get(_name(d))
+        group = entry.toolset if entry else "other"
+        counts[group] = counts.get(group, 0) + 1
+    return ", ".join(f"{g} ({n})" for g, n in sorted(counts.items()))
+
+
+def bridge_definitions(extra: list[dict], reg: ToolRegistry | None = None) -> list[dict]:
+    """The two bridge tool definitions, naming the deferred tool groups."""
+    groups = _groups(extra, reg or default_registry)
+    search = {
+        "name": SEARCH,
+        "description": (f"Find more tools by keyword: {len(extra)} tools are not listed directly "
+                        f"({groups}). Returns matching names with their parameter schemas; run one with "
+                        f"{CALL}."),
+        "parameters": {"type": "object", "properties": {
+            "query": {"type": "string", "description": "keywords, e.g. 'github issue create'"},
+            "limit": {"type": "integer", "description": f"max results (default {DEFAULT_LIMIT}, max {MAX_LIMIT})"},
+        }, "required": ["query"]},
+    }
+    call = {
+        "name": CALL,
+        "description": f"Run a tool found with {SEARCH}: its exact name and arguments matching its schema.",
+        "parameters": {"type": "object", "properties": {
+            "name": {"type": "string"},
+            "arguments": {"type": "object", "description": "arguments for that tool"},
+        }, "required": ["name"]},
+    }
+    return [{"type": "function", "function": search}, {"type": "function", "function": call}]
+
+
+def _allowed(kw: Mapping[str, object]) -> dict[str, dict]:
+    """Deferred tools this call may reach: the caller's list when given in ctx.extras, else all."""
+    ctx = kw.get("ctx")
+    extras = getattr(ctx, "extras", None) or {}
+    with _lock:
+        snapshot = dict(_deferred)
+    names = extras.get("deferred_tools") if isinstance(extras, dict) else None
+    return {n: d for n, d in snapshot.items() if n in names} if names is not None else snapshot
+
+
+def _score(terms: list[str], definition: dict) -> float:
+    fn = definition.get("function", {})
+    name = str(fn.get("name", "")).lower()
+    name_words = set(_WORD.findall(name))
+    desc_words = set(_WORD.findall(str(fn.get("description", "")).lower()))
+    param_words = {w for p in (fn.get("parameters") or {}).get("properties", {}) for w in _WORD.findall(p.lower())}
+    score = 0.0
+    for term in terms:
+        if term in name_words:
+            score += 3
+        elif any(w.startswith(term) for w in name_words) or term in name:
+            score += 2
+        if term in desc_words or any(w.startswith(term) for w in desc_words if len(term) > 3):
+            score += 1
+        if term in param_words:
+            score += 0.5
+    return score
+
+
+def search(args: dict, **kw: object) -> str:
+    """Handler of tool_search: best matches with their schemas."""
+    query = str(args.get("query") or "").lower()
+    try:
+        limit = max(1, min(MAX_LIMIT, int(args.get("limit") or DEFAULT_LIMIT)))
+    except (TypeError, ValueError):
+        limit = DEFAULT_LIMIT
+    pool = _allowed(kw)
+    terms = _WORD.findall(query)
+    ranked = sorted(((_score(terms, d), n) for n, d in pool.items()), key=lambda x: (-x[0], x[1]))
+    hits = [pool[n]["function"] for s, n in ranked if s > 0][:limit]
+    if not hits:
+        return tool_result({"matches": [], "note": "no match; try other keywords", "tools": sorted(pool)[:100]})
+    return tool_result({"matches": hits})
+
+
+def call(args: dict, **kw: object) -> str:
+    """Handler of tool_call: run a deferred tool through the normal guarded call path."""
+    name = str(args.get("name") or "")
+    arguments = args.get("arguments") or {}
+    if name in (SEARCH, CALL):
+        return tool_error(f"{name} cannot be called through {CALL}")
+    if name not in _allowed(kw):
+        return tool_error(f"'{name}' is not a deferred tool; use {SEARCH} to find one, "
+                          "or call listed tools directly")
+    from hermes_agent.tools import dispatch
+
+    ctx = kw.get("ctx")
+    extras = getattr(ctx, "extras", None) or {}
+    bus = kw.get("hook_bus") or (extras.get("hook_bus") if isinstance(extras, dict) else None)
+    return dispatch.handle_function_call(name, arguments, kw.get("task_id"), kw.get("user_task"),  # type: ignore[arg-type]
+                                         ctx=ctx, hook_bus=bus)  # type: ignore[arg-type]
+
+
+def register_bridge(reg: ToolRegistry | None = None) -> None:
+    """Put the bridge tools in the registry (idempotent) so dispatch can route them."""
+    reg = reg or default_registry
+    if reg.get(SEARCH) is not None and reg.get(CALL) is not None:
+        return
+    search_def, call_def = (d["function"] for d in bridge_definitions([], reg))
+    reg.register(SEARCH, BRIDGE_TOOLSET, search_def, search, emoji="🔎", parallel_safe=True)
+    reg.register(CALL, BRIDGE_TOOLSET, call_def, call, emoji="🧰")
