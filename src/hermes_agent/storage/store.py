@@ -180,6 +180,19 @@ class SessionStore:
         """Rename a session (None clears the title)."""
         self._update(session_id, "title = ?", [title])
 
+    def set_system_prompt(self, session_id: str, prompt: str | None) -> None:
+        """Record the system prompt the session now runs with (e.g. rebuilt after compression)."""
+        self._update(session_id, "system_prompt = ?", [prompt])
+
+    def lineage(self, session_id: str) -> list[SessionInfo]:
+        """The session and its ancestors through parent_session_id (compression, branching), root first."""
+        sql = (f"WITH RECURSIVE chain(id, depth) AS (SELECT ?, 0 UNION ALL "
+               f"SELECT s.parent_session_id, chain.depth + 1 FROM sessions s JOIN chain ON s.id = chain.id "
+               f"WHERE s.parent_session_id IS NOT NULL AND chain.depth < 1000) "
+               f"SELECT {', '.join('s.' + c for c in SessionInfo.__slots__)} FROM chain "
+               f"JOIN sessions s ON s.id = chain.id ORDER BY chain.depth DESC")
+        return [SessionInfo.from_row(r) for r in self._read(lambda c: c.execute(sql, (session_id,)).fetchall())]
+
     def end_session(self, session_id: str, reason: str = "ended") -> None:
         """Mark a session finished (reason e.g. user_exit, compression, error)."""
         self._update(session_id, "ended_at = ?, end_reason = ?", [time.time(), reason])

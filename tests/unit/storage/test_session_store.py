@@ -219,3 +219,15 @@ def test_threads_sharing_one_store(store):
         t.join()
     assert len(store.get_messages(info.id)) == 400
     assert store.require_session(info.id).message_count == 400
+
+
+def test_compression_lineage_and_system_prompt(store):
+    root = store.create_session("cli", system_prompt="v1")
+    mid = store.create_session("cli", parent_session_id=root.id)
+    leaf = store.create_session("cli", parent_session_id=mid.id)
+    store.end_session(root.id, "compression")
+    store.set_system_prompt(leaf.id, "v2")
+    assert [s.id for s in store.lineage(leaf.id)] == [root.id, mid.id, leaf.id]
+    assert store.lineage("ghost") == []
+    assert store.require_session(leaf.id).system_prompt == "v2"
+    assert store.require_session(root.id).system_prompt == "v1"

@@ -87,3 +87,20 @@ def test_split_statements_keeps_trigger_bodies_whole():
     sql = "CREATE TABLE a (x); CREATE TRIGGER t AFTER INSERT ON a BEGIN SELECT 1; SELECT ';'; END;\n"
     assert list(split_statements(sql)) == [
         "CREATE TABLE a (x);", "CREATE TRIGGER t AFTER INSERT ON a BEGIN SELECT 1; SELECT ';'; END;"]
+
+
+def test_index_triggers_follow_in_place_updates(hermes_home):
+    with SessionStore() as store:
+        sid = store.create_session().id
+        mid = store.append_message(sid, Message("user", "原来的数据库内容"))
+    with sqlite3.connect(paths.state_db_path()) as c:
+        c.execute("UPDATE messages SET content = 'plain ascii replacement' WHERE id = ?", (mid,))
+    with SessionStore() as store:
+        assert store.search("数据库") == [] and store.search("原来的") == []
+        assert [h.session.id for h in store.search("replacement")] == [sid]
+    with sqlite3.connect(paths.state_db_path()) as c:
+        c.execute("UPDATE messages SET content = '新的服务器配置' WHERE id = ?", (mid,))
+        c.execute("INSERT INTO messages_fts(messages_fts) VALUES ('integrity-check')")
+    with SessionStore() as store:
+        assert store.search("replacement") == []
+        assert [h.session.id for h in store.search("服务器配置")] == [sid]
