@@ -88,3 +88,22 @@ def test_text_tool_calls_are_executed(scripted, hermes_home, tmp_path):
     second = scripted.requests[1]["body"]["messages"]
     assert second[-2]["tool_calls"][0]["function"]["name"] == "todo" and second[-1]["role"] == "tool"
     assert json.loads(second[-1]["content"])  # well-formed JSON back to the model
+
+
+def test_memory_written_in_one_run_is_in_the_next_runs_prompt(scripted, hermes_home):
+    model_config(hermes_home, scripted.url)
+    scripted.add({"tool_calls": [{"name": "memory", "arguments": {"action": "add", "target": "user",
+                                                                  "content": "Prefers tabs over spaces."}}]},
+                 {"content": "Noted."}, {"content": "You like tabs."})
+    assert run_hermes("chat", "-q", "remember: I like tabs", home=hermes_home).returncode == 0
+    assert "Prefers tabs over spaces." in (hermes_home / "memories" / "USER.md").read_text()
+    out = run_hermes("chat", "-q", "what do I like?", home=hermes_home)
+    assert out.stdout == "You like tabs.\n"
+    assert "Prefers tabs over spaces." in scripted.requests[2]["body"]["messages"][0]["content"]
+
+
+def test_agents_md_in_the_working_directory_reaches_the_prompt(scripted, hermes_home, tmp_path):
+    model_config(hermes_home, scripted.url)
+    (tmp_path / "AGENTS.md").write_text("Always run `make check` before committing.\n")
+    assert run_hermes("chat", "-q", "hi", home=hermes_home, cwd=str(tmp_path)).returncode == 0
+    assert "make check" in scripted.requests[0]["body"]["messages"][0]["content"]

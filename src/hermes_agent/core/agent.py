@@ -36,6 +36,7 @@ class AgentServices:
     prompt_parts: PromptParts = field(default_factory=PromptParts)
     session_id: str | None = None
     trajectories_dir: object = None
+    refresh_prompt: Callable[[], PromptParts] | None = None
     closers: list[Callable[[], None]] = field(default_factory=list)
 
 
@@ -167,6 +168,8 @@ class AIAgent:
     def reset(self) -> None:
         """Start a fresh conversation (the system prompt is rebuilt on the next turn)."""
         self.history = []
+        if self.services.refresh_prompt is not None:
+            self.services.prompt_parts = self.services.refresh_prompt()
         self._loop.guard = type(self._loop.guard)(self._loop.guard.warn_after, self._loop.guard.hard_limit)
 
     def _save_trajectory(self, outcome: TurnOutcome) -> None:

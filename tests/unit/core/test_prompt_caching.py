@@ -6,7 +6,7 @@ import copy
 
 import pytest
 
-from hermes_agent.core.caching import apply_cache_breakpoints
+from hermes_agent.providers.caching import apply_cache_breakpoints
 
 EPHEMERAL = {"type": "ephemeral"}
 

@@ -1,0 +1,53 @@
+"""Composition root: Settings + platform -> a ready AIAgent. The only place concrete classes are chosen."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from hermes_agent.config.settings import Settings
+from hermes_agent.core.agent import AgentServices, AIAgent, new_task_id
+from hermes_agent.events import Event, Notice
+from hermes_agent.tools.context import ToolContext
+from hermes_agent.tools.hooks import HookBus
+from hermes_agent.tools.registry import discover_builtin_tools
+
+from .provider import build_provider
+from .stores import prompt_parts, wire_compression, wire_memory_and_todo
+
+__all__ = ["build_agent", "build_provider", "platform_toolsets"]
+
+log = logging.getLogger(__name__)
+
+
+def platform_toolsets(settings: Settings, platform: str, override: list[str] | None) -> list[str]:
+    """Toolsets for a platform: CLI flag > platform_toolsets.<platform> > toolsets > hermes-<platform>."""
+    if override:
+        return override
+    per = (settings.get("platform_toolsets") or {}).get(platform)
+    if per:
+        return list(per)
+    if platform == "cli":
+        return list(settings.get("toolsets") or ["hermes-cli"])
+    return [f"hermes-{platform}"]
+
+
+def build_agent(settings: Settings, *, platform: str = "cli", toolsets: list[str] | None = None,
+                event_callback: Callable[[Event], None] | None = None, max_iterations: int | None = None,
+                approver: object = None, interactive: bool = False, save_trajectories: bool = False) -> AIAgent:
+    """Everything a frontend needs: provider chain, tools, hooks, context, stores."""
+    notify = (lambda text: event_callback(Notice(text, "warning"))) if event_callback else None
+    provider = build_provider(settings, notify)
+    discover_builtin_tools()
+    hooks = HookBus()
+    ctx = ToolContext(settings=settings, task_id=new_task_id())
+    services = AgentServices(provider=provider, settings=settings, ctx=ctx, hooks=hooks)
+    memory = wire_memory_and_todo(services, settings)
+    services.prompt_parts = prompt_parts(settings, memory)
+    services.refresh_prompt = lambda: prompt_parts(settings, memory, refresh=True)
+    wire_compression(services, settings, event_callback)
+    agent = AIAgent(max_iterations=max_iterations or int(settings.get("agent.max_turns", 60) or 60),
+                    enabled_toolsets=platform_toolsets(settings, platform, toolsets),
+                    services=services, event_callback=event_callback, save_trajectories=save_trajectories)
+    agent.tool_definitions()  # validate toolset names now: a typo is a config error, not a mid-turn surprise
+    return agent

@@ -1,0 +1,66 @@
+"""Provider chains: the main model with retries and fallbacks, and the auxiliary model for side tasks."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+
+from hermes_agent.config.settings import ModelSettings, Settings
+from hermes_agent.errors import ConfigError
+from hermes_agent.messages import user
+from hermes_agent.providers.base import ChatRequest, Provider
+from hermes_agent.providers.caching import apply_cache_breakpoints
+from hermes_agent.providers.openai_chat import OpenAIChatProvider
+from hermes_agent.providers.profiles import resolve_endpoint
+from hermes_agent.providers.retry import FallbackProvider, RetryingProvider
+
+Notify = Callable[[str], None]
+
+
+def _fallback_models(settings: Settings) -> list[ModelSettings]:
+    out = []
+    for i, row in enumerate(settings.get("fallback_providers") or []):
+        if not isinstance(row, dict):
+            raise ConfigError(f"{settings.config_file}: fallback_providers[{i}] must be a mapping")
+        key = row.get("api_key") or (settings.env.get(row["key_env"], "") if row.get("key_env") else "")
+        out.append(ModelSettings(provider=str(row.get("provider") or "custom"), model=str(row.get("model") or ""),
+                                 base_url=str(row.get("base_url") or ""), api_key=str(key or "")))
+    return out
+
+
+def _single(settings: Settings, model: ModelSettings, notify: Notify | None) -> Provider:
+    ep = resolve_endpoint(model, settings.env, str(settings.config_file))
+    hook = None
+    if settings.get("prompt_caching.enabled", True):
+        hook = functools.partial(apply_cache_breakpoints, ttl=str(settings.get("prompt_caching.cache_ttl", "5m")))
+    inner = OpenAIChatProvider(ep.base_url, ep.api_key, ep.model, name=ep.provider,
+                               timeout=float(settings.get("agent.request_timeout", 600) or 600), wire_hook=hook)
+    retries = int(settings.get("agent.api_max_retries", 3) or 0)
+    return RetryingProvider(inner, retries, float(settings.get("agent.retry_base_delay", 1.0) or 0.0), notify=notify)
+
+
+def build_provider(settings: Settings, notify: Notify | None = None) -> Provider:
+    """Primary endpoint plus `fallback_providers`, each with retries and backoff."""
+    chain = [_single(settings, m, notify) for m in [settings.model, *_fallback_models(settings)]]
+    return chain[0] if len(chain) == 1 else FallbackProvider(chain, notify=notify)
+
+
+def auxiliary_provider(settings: Settings, task: str, main: Provider) -> Provider:
+    """The provider for a side task (`auxiliary.<task>` in config), else the main one."""
+    row = (settings.get("auxiliary") or {}).get(task) or {}
+    if not isinstance(row, dict) or not (row.get("model") or row.get("base_url") or row.get("provider")):
+        return main
+    base = settings.model
+    model = ModelSettings(provider=str(row.get("provider") or base.provider), model=str(row.get("model") or base.model),
+                          base_url=str(row.get("base_url") or (base.base_url if not row.get("provider") else "")),
+                          api_key=str(row.get("api_key") or ""))
+    return _single(settings, model, None)
+
+
+def summarizer(provider: Provider, max_tokens: int = 4000) -> Callable[[str], str]:
+    """A `summarize(prompt) -> text` callable over a provider (used by compression)."""
+
+    def summarize(prompt: str) -> str:
+        return provider.complete(ChatRequest((user(prompt),), max_tokens=max_tokens)).content or ""
+
+    return summarize

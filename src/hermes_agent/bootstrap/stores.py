@@ -1,0 +1,53 @@
+"""Per-session state wired into an agent: memory, todo, context files and compression."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+
+from hermes_agent.config.settings import Settings
+from hermes_agent.core.agent import AgentServices
+from hermes_agent.core.compression import AutoCompactor, CompressionResult
+from hermes_agent.core.context import PromptParts
+from hermes_agent.events import Event, Notice
+from hermes_agent.memory.context_files import persona_and_blocks
+from hermes_agent.memory.store import MemoryStore
+from hermes_agent.memory.todo import TodoStore
+from hermes_agent.tools.builtin.memory import run_memory
+from hermes_agent.tools.builtin.todo import run_todo
+
+from .provider import auxiliary_provider, summarizer
+
+
+def wire_memory_and_todo(services: AgentServices, settings: Settings) -> MemoryStore:
+    """Memory + todo stores, their loop intercepts, and the memory snapshot for the prompt."""
+    memory = MemoryStore.from_settings(settings)
+    todos = TodoStore()
+    services.intercepts["memory"] = lambda args: run_memory(args, memory)
+    services.intercepts["todo"] = lambda args: run_todo(args, todos)
+    services.ctx.extras.update(memory_store=memory, todo_store=todos)
+    return memory
+
+
+def prompt_parts(settings: Settings, memory: MemoryStore, *, skills_index: str = "", ignore_rules: bool = False,
+                 platform_hint: str = "", refresh: bool = False) -> PromptParts:
+    """Everything the system prompt needs, taken once at session start (refresh: retake the memory snapshot)."""
+    cwd = os.getcwd()
+    if refresh:
+        memory.refresh_snapshot()
+    persona, blocks = ("", ()) if ignore_rules else persona_and_blocks(settings, cwd)
+    return PromptParts(persona=persona, memory=memory.snapshot(), skills_index=skills_index,
+                       context_files=blocks, platform_hint=platform_hint, cwd=cwd)
+
+
+def wire_compression(services: AgentServices, settings: Settings, emit: Callable[[Event], None] | None) -> None:
+    """Automatic compression (summaries by the auxiliary `compression` model, or the main one)."""
+    aux = auxiliary_provider(settings, "compression", services.provider)
+    todos = services.ctx.extras.get("todo_store")
+
+    def on_result(res: CompressionResult) -> None:
+        if emit is not None and res.method != "none":
+            emit(Notice(f"compressed context: {res.tokens_before} → {res.tokens_after} tokens ({res.method})"))
+
+    services.compact = AutoCompactor(settings, summarizer(aux),
+                                     todo_text=todos.render_for_context if todos else None, on_result=on_result)
