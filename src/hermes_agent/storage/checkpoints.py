@@ -299,13 +299,18 @@ class CheckpointStore:
             return self._stage(wd, index=os.path.join(tmp, "index"))
 
     def rollback(self, workdir: str | Path, n: int = 1) -> RestoreResult:
-        """Undo the last `n` recorded change sets: restore the n-th newest checkpoint that differs from
-        the directory now (safety snapshots are skipped, so repeated rollbacks keep going back)."""
+        """Undo the last `n` recorded change sets: restore the n-th checkpoint older than the state the
+        directory is in now (safety snapshots are skipped, so repeated rollbacks keep going back)."""
         wd = _abs(workdir)
         now = self.current_tree(wd)
-        candidates = []
-        for cp in self.list(wd):
-            if cp.safety or self._run(wd, "rev-parse", f"{cp.id}^{{tree}}").strip() == now:
+        marks = [cp for cp in self.list(wd) if not cp.safety]
+        trees = self._run(wd, "rev-parse", *(f"{cp.id}^{{tree}}" for cp in marks)).split() if marks else []
+        candidates: list[Checkpoint] = []
+        matched = False
+        for cp, tree in zip(marks, trees, strict=True):
+            if tree == now:
+                if not matched:  # the newest checkpoint equal to now: only older ones can be targets
+                    candidates, matched = [], True
                 continue
             candidates.append(cp)
         if len(candidates) < max(1, n):

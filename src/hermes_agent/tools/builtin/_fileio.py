@@ -122,7 +122,7 @@ def os_error(exc: OSError, path: str, action: str) -> FileToolError:
     if isinstance(exc, IsADirectoryError):
         return FileToolError(f"{path} is a directory, not a file; list it with "
                              f"search_files(target='files', path='{path}')")
-    if isinstance(exc, NotADirectoryError):
+    if isinstance(exc, NotADirectoryError | FileExistsError):
         return FileToolError(f"Cannot {action.split()[0]} {path}: a parent component is a file, not a directory")
     if isinstance(exc, FileNotFoundError):
         return FileToolError(f"File not found: {path}")

@@ -52,7 +52,8 @@ def _exclude_globs() -> list[str]:
 
 def rg_content_args(rg: str, q: Query, target: str) -> list[str]:
     """Command line for a ripgrep --json content search of `target`."""
-    args = [rg, "--json", "--no-messages", "--hidden", "--max-filesize", "50M", *_exclude_globs()]
+    # --sort path keeps the order stable between calls, which offset paging relies on.
+    args = [rg, "--json", "--no-messages", "--hidden", "--sort", "path", "--max-filesize", "50M", *_exclude_globs()]
     if q.context:
         args += ["-C", str(q.context)]
     if q.glob:
@@ -172,23 +173,32 @@ def _ancestors_with_gitignore(root: str) -> list[str]:
 
 
 def walk_files(root: str, stop: threading.Event | None = None) -> Iterator[str]:
-    """Every file under `root` (or `root` itself), skipping SKIP_DIRS and .gitignore'd paths."""
+    """Every file under `root` (or `root` itself) in path order, skipping SKIP_DIRS and .gitignore'd paths."""
     if os.path.isfile(root):
         yield root
         return
     ignore = _Ignore()
     for d in reversed(_ancestors_with_gitignore(root)):
         ignore.load(d)
-    for dirpath, dirnames, filenames in os.walk(root):
-        if stop is not None and stop.is_set():
-            return
-        ignore.load(dirpath)
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS
-                             and not ignore.ignored(os.path.join(dirpath, d), True))
-        for name in sorted(filenames):
-            full = os.path.join(dirpath, name)
-            if not ignore.ignored(full, False):
-                yield full
+    yield from _walk(root, ignore, stop)
+
+
+def _walk(directory: str, ignore: _Ignore, stop: threading.Event | None) -> Iterator[str]:
+    if stop is not None and stop.is_set():
+        return
+    ignore.load(directory)
+    try:
+        entries = sorted(os.scandir(directory), key=lambda e: e.name)
+    except OSError:
+        return
+    for entry in entries:
+        is_dir = entry.is_dir(follow_symlinks=False)
+        if is_dir and entry.name in SKIP_DIRS or ignore.ignored(entry.path, is_dir):
+            continue
+        if is_dir:
+            yield from _walk(entry.path, ignore, stop)
+        elif entry.is_file():
+            yield entry.path
 
 
 def python_content(root: str, q: Query, stop: threading.Event | None = None) -> Iterator[Hit]:

@@ -1,0 +1,172 @@
+"""Checkpoints: a real shadow git repository under HERMES_HOME; the user's own .git is never touched."""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from hermes_agent.cli.commands import checkpoints as cli
+from hermes_agent.config.settings import Settings
+from hermes_agent.storage.checkpoints import CheckpointError, CheckpointStore, rollback
+
+
+def _git(cwd: Path, *args: str) -> str:
+    env = {**os.environ, "GIT_AUTHOR_NAME": "u", "GIT_AUTHOR_EMAIL": "u@x", "GIT_COMMITTER_NAME": "u",
+           "GIT_COMMITTER_EMAIL": "u@x"}
+    return subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True).stdout
+
+
+def _tree_digest(root: Path) -> dict[str, str]:
+    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture
+def project(tmp_path):
+    wd = tmp_path / "project"
+    wd.mkdir()
+    (wd / "main.py").write_text("print('v1')\n")
+    (wd / "lib").mkdir()
+    (wd / "lib/util.py").write_text("X = 1\n")
+    (wd / ".gitignore").write_text("*.log\n")
+    (wd / "run.log").write_text("log v1\n")
+    (wd / "node_modules").mkdir()
+    (wd / "node_modules/dep.js").write_text("dep\n")
+    _git(wd, "init", "-q")
+    _git(wd, "add", "-A")
+    _git(wd, "commit", "-qm", "user commit")
+    return wd
+
+
+def test_snapshot_restore_round_trip_and_user_git_untouched(project, hermes_home):
+    store = CheckpointStore()
+    user_git_before = _tree_digest(project / ".git")
+    status_before = _git(project, "status", "--porcelain")
+    cid = store.snapshot(project, "before edits")
+    assert cid and store.repo_dir(project).parent == hermes_home / "checkpoints"
+    (project / "main.py").write_text("print('v2')\n")
+    (project / "lib/util.py").unlink()
+    (project / "lib/new.py").write_text("NEW = 1\n")
+    (project / "extra").mkdir()
+    (project / "extra/added.txt").write_text("added\n")
+    (project / "run.log").write_text("log v2\n")
+    result = store.restore(project, cid[:8])
+    assert result.restored == cid and result.safety_id
+    assert sorted(result.removed) == ["extra/added.txt", "lib/new.py"]
+    assert (project / "main.py").read_text() == "print('v1')\n"
+    assert (project / "lib/util.py").read_text() == "X = 1\n"
+    assert not (project / "lib/new.py").exists() and not (project / "extra").exists()
+    assert (project / "run.log").read_text() == "log v2\n"  # ignored files are never captured or reverted
+    assert _tree_digest(project / ".git") == user_git_before
+    assert _git(project, "status", "--porcelain") == status_before
+    assert _git(project, "log", "--format=%s") == "user commit\n"
+    store.restore(project, result.safety_id)  # the restore itself can be undone
+    assert (project / "main.py").read_text() == "print('v2')\n" and (project / "extra/added.txt").exists()
+
+
+def test_ignored_vendor_and_large_files_are_not_captured(project, hermes_home):
+    store = CheckpointStore(max_file_bytes=1000)
+    (project / ".venv").mkdir()
+    (project / ".venv/pyvenv.cfg").write_text("x\n")
+    (project / "big.bin").write_bytes(b"b" * 5000)
+    cid = store.snapshot(project, "s")
+    names = subprocess.run(["git", f"--git-dir={store.repo_dir(project)}", "ls-tree", "-r", "--name-only", cid],
+                           capture_output=True, text=True, check=True).stdout.split()
+    assert sorted(names) == [".gitignore", "lib/util.py", "main.py"]
+
+
+def test_dedupe_by_content_and_by_turn(project, hermes_home):
+    store = CheckpointStore()
+    first = store.snapshot(project, "a", turn=1)
+    assert first and store.snapshot(project, "unchanged") is None
+    (project / "main.py").write_text("changed\n")
+    assert store.snapshot(project, "same turn", turn=1) is None
+    assert store.snapshot(project, "next turn", turn=2)
+    assert [c.reason for c in store.list(project)] == ["next turn", "a"]
+
+
+def test_prune_keeps_the_newest_with_stable_ids(project, hermes_home):
+    store = CheckpointStore(max_snapshots=3)
+    ids = []
+    for i in range(5):
+        (project / "main.py").write_text(f"v{i}\n")
+        ids.append(store.snapshot(project, f"s{i}"))
+    kept = store.list(project)
+    assert [c.id for c in kept] == ids[:1:-1] and [c.reason for c in kept] == ["s4", "s3", "s2"]
+    store.restore(project, ids[2])
+    assert (project / "main.py").read_text() == "v2\n"
+    with pytest.raises(CheckpointError, match="no checkpoint"):
+        store.restore(project, ids[0])
+
+
+def test_diff_shows_changes_including_new_files(project, hermes_home):
+    store = CheckpointStore()
+    cid = store.snapshot(project, "s")
+    (project / "main.py").write_text("print('v2')\n")
+    (project / "fresh.py").write_text("fresh\n")
+    diff = store.diff(project, cid)
+    assert "-print('v1')\n+print('v2')" in diff and "+++ b/fresh.py" in diff
+    assert "fresh.py" in store.diff(project, cid, stat=True)
+    assert store.list(project)[0].id == cid  # diff records nothing
+
+
+def test_restore_of_one_path_leaves_the_rest(project, hermes_home):
+    store = CheckpointStore()
+    cid = store.snapshot(project, "s")
+    (project / "main.py").write_text("main v2\n")
+    (project / "lib/util.py").write_text("util v2\n")
+    store.restore(project, cid, path="lib")
+    assert (project / "lib/util.py").read_text() == "X = 1\n" and (project / "main.py").read_text() == "main v2\n"
+    with pytest.raises(CheckpointError, match="outside"):
+        store.restore(project, cid, path="../elsewhere")
+
+
+def test_rollback_steps_back_through_change_sets(project, hermes_home):
+    store = CheckpointStore()
+    for version in ("v2", "v3"):  # as the agent does: snapshot, then change
+        store.snapshot(project, f"before {version}")
+        (project / "main.py").write_text(f"{version}\n")
+    rollback(project, store=store)
+    assert (project / "main.py").read_text() == "v2\n"
+    rollback(project, store=store)
+    assert (project / "main.py").read_text() == "print('v1')\n"
+    with pytest.raises(CheckpointError, match="nothing to roll back"):
+        store.rollback(project)
+
+
+def test_refuses_root_home_and_missing_dirs(tmp_path, hermes_home):
+    store = CheckpointStore()
+    assert store.snapshot("/", "r") is None
+    assert store.snapshot(Path.home(), "h") is None
+    assert store.snapshot(tmp_path / "missing", "m") is None
+    assert store.list(tmp_path) == []
+
+
+def _cli(argv: list[str], settings: Settings) -> int:
+    parser = argparse.ArgumentParser(prog="hermes")
+    cli.add_parser(parser.add_subparsers(dest="command"))
+    return cli.run(parser.parse_args(argv), settings)
+
+
+def test_cli_list_diff_restore(project, hermes_home, capsys):
+    settings = Settings(data={"checkpoints": {"max_snapshots": 10}})
+    store = cli.store_from_settings(settings)
+    cid = store.snapshot(project, "write_file main.py")
+    (project / "main.py").write_text("edited\n")
+    assert _cli(["checkpoints", "list", str(project)], settings) == 0
+    assert f"{cid[:10]}" in capsys.readouterr().out
+    assert _cli(["checkpoints", "diff", cid[:10], str(project)], settings) == 0
+    assert "+edited" in capsys.readouterr().out
+    assert _cli(["checkpoints", "restore", cid[:10], str(project), "--path", "main.py"], settings) == 0
+    out = capsys.readouterr().out
+    assert f"restored checkpoint {cid[:10]} (main.py)" in out and "undo with" in out
+    assert (project / "main.py").read_text() == "print('v1')\n"
+    assert _cli(["checkpoints", "list", "--all"], settings) == 0
+    assert str(project) in capsys.readouterr().out
+    assert _cli(["checkpoints", "restore", "ffffff", str(project)], settings) == 1
+    assert "no checkpoint" in capsys.readouterr().err
