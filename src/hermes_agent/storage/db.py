@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import random
 import sqlite3
 import time
@@ -44,9 +45,11 @@ def connect(path: Path) -> sqlite3.Connection:
     """Open (creating if needed) the database file with the pragmas the store relies on."""
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     try:
+        # Conversations are private: create the file owner-only (SQLite gives -wal/-shm the same mode).
+        os.close(os.open(path, os.O_CREAT | os.O_RDWR, 0o600))
         conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
                                check_same_thread=False)
-    except sqlite3.Error as exc:
+    except (OSError, sqlite3.Error) as exc:
         raise StorageError(f"cannot open session database {path}: {exc}") from exc
     conn.row_factory = sqlite3.Row
     try:

@@ -231,3 +231,10 @@ def test_compression_lineage_and_system_prompt(store):
     assert store.lineage("ghost") == []
     assert store.require_session(leaf.id).system_prompt == "v2"
     assert store.require_session(root.id).system_prompt == "v1"
+
+
+def test_database_files_are_owner_only(store):
+    info = store.create_session()
+    store.append_message(info.id, Message("user", "private"))
+    for suffix in ("", "-wal"):
+        assert (store.path.parent / (store.path.name + suffix)).stat().st_mode & 0o077 == 0
