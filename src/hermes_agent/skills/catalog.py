@@ -190,8 +190,8 @@ class SkillCatalog:
         return self._skills
 
     def visible(self) -> list[SkillInfo]:
-        """Skills offered to the model: not disabled, available on this OS."""
-        return [s for s in self.all() if s.name not in self.disabled and s.available_here()]
+        """Skills offered to the model: valid frontmatter, not disabled, available on this OS."""
+        return [s for s in self.all() if s.error is None and s.name not in self.disabled and s.available_here()]
 
     def get(self, name: str) -> SkillInfo | None:
         """The skill called `name` (any root), or None."""

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
-import shutil
-import tempfile
 from pathlib import Path
+
+# hashlib, shutil and tempfile are imported inside the functions: building the skills index at
+# start-up must not pay for OpenSSL, bz2 and lzma.
 
 # Directories under a skills root that hold state rather than skills.
 STATE_DIRS = frozenset({".hub", ".proposals", ".cache"})
@@ -15,6 +15,8 @@ _IGNORED_NAMES = frozenset({".git", "__pycache__", ".DS_Store"})
 
 def atomic_write(path: Path, data: bytes | str) -> None:
     """Write `data` to `path` through a temp file + rename, so readers never see half a file."""
+    import tempfile
+
     raw = data.encode("utf-8") if isinstance(data, str) else data
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -51,6 +53,8 @@ def skill_files(skill_dir: Path) -> list[str]:
 
 def content_hash(skill_dir: Path, algo: str = "sha256") -> str:
     """Digest over (relative path, bytes) of every file of a skill: equal trees hash equal."""
+    import hashlib
+
     h = hashlib.new(algo)
     for rel in skill_files(skill_dir):
         h.update(rel.encode("utf-8") + b"\0")
@@ -61,6 +65,9 @@ def content_hash(skill_dir: Path, algo: str = "sha256") -> str:
 
 def copy_skill(src: Path, dest: Path) -> None:
     """Replace `dest` with a copy of skill directory `src` (regular files only, staged then renamed)."""
+    import shutil
+    import tempfile
+
     dest.parent.mkdir(parents=True, exist_ok=True)
     stage = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=dest.parent))
     try:

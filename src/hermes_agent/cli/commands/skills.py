@@ -110,6 +110,7 @@ def _list(args: argparse.Namespace, hub: SkillsHub, io: _IO) -> int:
     width = max(len(r.info.name) for r in rows)
     for r in rows:
         mark = " (modified)" if r.modified else ""
+        mark += f" (broken: {r.info.error})" if r.info.error else ""
         io.out(f"{r.info.name:<{width}}  {r.info.category or 'general':<22} {r.source}{mark}  {r.info.one_line(70)}")
     return 0
 

@@ -1,0 +1,61 @@
+"""Seeding bundled skills: first run copies all, later runs update only what the user left untouched."""
+
+from __future__ import annotations
+
+import shutil
+
+from hermes_agent.skills.bundled import MANIFEST, bundled_dir, bundled_skills, read_manifest, seed_bundled
+from hermes_agent.skills.catalog import SkillCatalog
+from hermes_agent.skills.frontmatter import check_document
+from hermes_agent.skills.guard import scan_skill
+
+
+def test_packaged_skills_are_valid_and_clean():
+    skills = bundled_skills()
+    assert 4 <= len(skills) <= 8
+    for category, name, path in skills:
+        meta, problems = check_document((path / "SKILL.md").read_text(), expected_name=name)
+        assert problems == [] and meta["metadata"]["hermes"]["category"] == category
+        assert all(f.severity in ("low", "medium") for f in scan_skill(path).findings), name
+
+
+def test_first_run_seeds_everything_with_manifest(hermes_home):
+    skills_dir = hermes_home / "skills"
+    report = seed_bundled(skills_dir)
+    names = sorted(n for _, n, _ in bundled_skills())
+    assert sorted(report.added) == names
+    assert sorted(read_manifest(skills_dir)) == names
+    assert "git-workflow" in SkillCatalog([skills_dir]).index_text()
+    again = seed_bundled(skills_dir)
+    assert sorted(again.unchanged) == names and not again.changed
+
+
+def test_update_respects_user_edits_and_deletions(tmp_path):
+    source = tmp_path / "bundled"
+    shutil.copytree(bundled_dir(), source)
+    skills_dir = tmp_path / "skills"
+    seed_bundled(skills_dir, source)
+    edited = skills_dir / "software-development" / "git-workflow" / "SKILL.md"
+    edited.write_text(edited.read_text() + "\nMy team always squashes.\n")
+    shutil.rmtree(skills_dir / "research" / "systematic-research")
+    for rel in ("software-development/git-workflow", "research/systematic-research",
+                "software-development/code-review"):
+        p = source / rel / "SKILL.md"
+        p.write_text(p.read_text() + "\nNew upstream tip.\n")
+    new = source / "software-development" / "new-skill"
+    new.mkdir()
+    (new / "SKILL.md").write_text("---\nname: new-skill\ndescription: Added in an update\n---\n")
+    for where in (source, skills_dir):  # the user already has a skill called "mine"
+        (where / "software-development" / "mine").mkdir()
+        (where / "software-development" / "mine" / "SKILL.md").write_text(
+            f"---\nname: mine\ndescription: from {where.name}\n---\n")
+    report = seed_bundled(skills_dir, source)
+    assert report.skipped_user_modified == ["git-workflow"]
+    assert report.skipped_user_deleted == ["systematic-research"]
+    assert report.updated == ["code-review"] and report.added == ["new-skill"]
+    assert report.skipped_conflict == ["mine"]
+    assert "from skills" in (skills_dir / "software-development/mine/SKILL.md").read_text()
+    assert "My team always squashes." in edited.read_text() and "New upstream tip." not in edited.read_text()
+    assert "New upstream tip." in (skills_dir / "software-development/code-review/SKILL.md").read_text()
+    assert not (skills_dir / "research" / "systematic-research").exists()
+    assert (skills_dir / MANIFEST).read_text().count("\n") == len(read_manifest(skills_dir))
