@@ -57,7 +57,7 @@ DEFAULT_CONFIG: dict = {
     "context_file_max_chars": 20000,
     "display": {"show_reasoning": False, "tool_progress": "all", "streaming": True},
     "personalities": {},
-    "skills": {"review": "auto", "external_dirs": []},
+    "skills": {"review": "auto", "external_dirs": [], "disabled": [], "guard_agent_created": False},
     "mcp_servers": {},
     "tools": {"tool_search": {"enabled": "auto", "threshold_pct": 10}},
     "plugins": {"disabled": []},

@@ -12,6 +12,12 @@ from .conftest import skill_md
 RELEASED_BYTES = {"skill_manage": 4030, "skill_view": 907, "skills_list": 290}
 
 
+def test_schema_action_enum_matches_the_manager():
+    from hermes_agent.skills.manage import ACTIONS
+
+    assert registry.get("skill_manage").schema["parameters"]["properties"]["action"]["enum"] == list(ACTIONS)
+
+
 def test_schemas_are_in_the_skills_toolset_and_under_half_the_released_size():
     for name, released in RELEASED_BYTES.items():
         entry = registry.get(name)

@@ -1,9 +1,9 @@
-"""Skills tools: skills_list and skill_view (progressive disclosure) and skill_manage (the agent's own skills)."""
+"""Skills tools: skills_list and skill_view (progressive disclosure) and skill_manage (the agent's own skills).
+
+Only the catalog is imported at module load; manage/review/guard load on first use (start-up stays cheap)."""
 
 from __future__ import annotations
 
-import difflib
-import shutil
 from pathlib import Path, PurePosixPath
 
 from hermes_agent import paths
@@ -11,8 +11,6 @@ from hermes_agent.config.defaults import DEFAULT_CONFIG
 from hermes_agent.config.settings import Settings
 from hermes_agent.skills.catalog import SKILL_FILE, SkillCatalog, SkillInfo, catalog_from_settings
 from hermes_agent.skills.fsutil import skill_files
-from hermes_agent.skills.manage import ACTIONS, SkillError, SkillManager
-from hermes_agent.skills.review import ProposalStore
 from hermes_agent.tools.registry import registry
 from hermes_agent.tools.results import tool_error, tool_result
 
@@ -26,6 +24,8 @@ def _settings(kw: dict) -> Settings:
 
 
 def _not_found(catalog: SkillCatalog, name: str) -> str:
+    import difflib
+
     close = difflib.get_close_matches(name, [s.name for s in catalog.visible()], n=3, cutoff=0.5)
     return tool_error(f"Skill {name!r} not found", did_you_mean=close) if close else \
         tool_error(f"Skill {name!r} not found; skills_list shows the available skills")
@@ -44,6 +44,8 @@ def skills_list(args: dict, **kw: object) -> str:
 
 
 def _missing(info: SkillInfo, settings: Settings) -> dict:
+    import shutil
+
     env = settings.env or {}
     out: dict = {}
     if missing_env := [v for v in info.required_env if not env.get(v)]:
@@ -78,6 +80,8 @@ def _view_file(info: SkillInfo, file_path: str) -> str:
 
 def skill_view(args: dict, **kw: object) -> str:
     """Full SKILL.md (plus supporting file list and unmet prerequisites), or one supporting file."""
+    from hermes_agent.skills.review import ProposalStore
+
     settings = _settings(kw)
     catalog = catalog_from_settings(settings)
     name = str(args.get("name") or "").strip()
@@ -103,6 +107,8 @@ def skill_view(args: dict, **kw: object) -> str:
 
 def skill_manage(args: dict, **kw: object) -> str:
     """Run one skill_manage action; refusals come back as error JSON the model can act on."""
+    from hermes_agent.skills.manage import SkillError, SkillManager
+
     settings = _settings(kw)
     external = tuple(Path(str(d)).expanduser() for d in settings.get("skills.external_dirs", []) or [])
     manager = SkillManager(Path(settings.home) / "skills", review=str(settings.get("skills.review", "auto")),
@@ -118,6 +124,7 @@ def skill_manage(args: dict, **kw: object) -> str:
 
 
 _S = {"type": "string"}
+ACTIONS = ("create", "patch", "edit", "delete", "write_file", "remove_file")  # == skills.manage.ACTIONS
 
 SKILLS_LIST_SCHEMA = {
     "name": "skills_list",
