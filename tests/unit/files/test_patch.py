@@ -192,3 +192,13 @@ def test_patch_mode_errors_are_clear(work, call):
     (work / "here.txt").write_text("x\n")
     exists = call("patch", mode="patch", patch="--- /dev/null\n+++ b/here.txt\n@@ -0,0 +1 @@\n+y\n")
     assert "already exists" in exists["error"] and (work / "here.txt").read_text() == "x\n"
+
+
+def test_no_newline_markers_are_honoured(work, call):
+    (work / "tail.txt").write_text("a\nb")
+    patch = "--- a/tail.txt\n+++ b/tail.txt\n@@ -1,2 +1,3 @@\n a\n-b\n\\ No newline at end of file\n+b\n+c\n"
+    assert call("patch", mode="patch", patch=patch)["files"][0]["action"] == "updated"
+    assert (work / "tail.txt").read_text() == "a\nb\nc\n"
+    patch = "--- a/tail.txt\n+++ b/tail.txt\n@@ -2,2 +2,2 @@\n b\n-c\n+C\n\\ No newline at end of file\n"
+    call("patch", mode="patch", patch=patch)
+    assert (work / "tail.txt").read_text() == "a\nb\nC"

@@ -102,6 +102,9 @@ def test_missing_paths_give_actionable_errors(work, call):
     (work / "pkg").mkdir()
     isdir = call("read_file", path="pkg")
     assert "is a directory" in isdir["error"] and "search_files" in isdir["error"]
+    os.mkfifo(work / "pipe")
+    fifo = call("read_file", path="pipe")
+    assert "not a regular file" in fifo["error"]
     empty = call("read_file", path="")
     assert empty["error"] == "path is required"
 

@@ -22,6 +22,7 @@ class Hunk:
     old_count: int | None = None
     anchor: str | None = None
     no_eol: bool = False
+    old_no_eol: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,26 +95,29 @@ def _read_unified_hunks(lines: list[str], i: int) -> tuple[tuple[Hunk, ...], int
         if not lines[i].startswith("@@"):
             i += 1
             continue
-        body, no_eol, i = _read_body(lines, i + 1, stop=lambda j: lines[j].startswith("@@") or _is_file_header(lines, j))
+        body, eol, i = _read_body(lines, i + 1, stop=lambda j: lines[j].startswith("@@") or _is_file_header(lines, j))
         start = int(m.group(1)) if m else None
         count = int(m.group(2)) if m and m.group(2) is not None else (1 if m else None)
-        hunks.append(Hunk(_trim_blank_tail(body, count, m), start, count, no_eol=no_eol))
+        hunks.append(Hunk(_trim_blank_tail(body, count, m), start, count, None, *eol))
     return tuple(hunks), i
 
 
-def _read_body(lines: list[str], i: int, stop) -> tuple[list[tuple[str, str]], bool, int]:
+def _read_body(lines: list[str], i: int, stop) -> tuple[list[tuple[str, str]], tuple[bool, bool], int]:
+    """Hunk lines until `stop`; also whether the new / old side ends without a newline."""
     body: list[tuple[str, str]] = []
-    no_eol = False
+    no_eol = old_no_eol = False
     while i < len(lines) and not stop(i):
         line = lines[i]
-        if line.startswith("\\"):
-            no_eol = no_eol or (bool(body) and body[-1][0] in " +")
+        if line.startswith("\\"):  # "\ No newline at end of file" applies to the line before it
+            tag = body[-1][0] if body else ""
+            no_eol = no_eol or tag in (" ", "+")
+            old_no_eol = old_no_eol or tag in (" ", "-")
         elif line[:1] in (" ", "-", "+"):
             body.append((line[0], line[1:]))
         else:
             body.append((" ", line))  # a context line whose leading space was dropped
         i += 1
-    return body, no_eol, i
+    return body, (no_eol, old_no_eol), i
 
 
 def _trim_blank_tail(body: list[tuple[str, str]], old_count: int | None, m) -> tuple[tuple[str, str], ...]:
@@ -148,11 +152,11 @@ def _parse_v4a(lines: list[str]) -> list[FileOp]:
             anchor = None
             if lines[i].startswith("@@"):
                 anchor, i = lines[i][2:].strip() or None, i + 1
-            body, no_eol, i = _read_body(lines, i, stop=lambda j: lines[j].startswith(("@@", "*** ")))
+            body, eol, i = _read_body(lines, i, stop=lambda j: lines[j].startswith(("@@", "*** ")))
             while body and body[-1] == (" ", ""):
                 body.pop()
             if body or anchor:
-                hunks.append(Hunk(tuple(body), None, None, anchor, no_eol))
+                hunks.append(Hunk(tuple(body), None, None, anchor, *eol))
         ops.append(FileOp(kind, path, tuple(hunks), move_to))
     return ops
 
@@ -187,8 +191,8 @@ def apply_hunks(text: str, hunks: tuple[Hunk, ...], path: str) -> str:
                 repl.append(t)
         lines[at:at + len(old)] = repl
         cursor, delta = at + len(repl), delta + len(repl) - len(old)
-        if hunk.no_eol and at + len(repl) == len(lines):
-            ends_nl = False
+        if at + len(repl) == len(lines) and (hunk.no_eol or hunk.old_no_eol):
+            ends_nl = not hunk.no_eol
     if not text:
         ends_nl = bool(lines) and not (hunks and hunks[-1].no_eol)
     eol = "\r\n" if crlf else "\n"

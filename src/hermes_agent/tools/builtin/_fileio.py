@@ -4,8 +4,10 @@ clear error messages and checkpoint hand-off. Never touches the host directly: o
 from __future__ import annotations
 
 import difflib
+import os
 import posixpath
 import shlex
+import stat as stat_mod
 from dataclasses import dataclass
 
 from hermes_agent.terminal.base import TerminalBackend
@@ -141,7 +143,17 @@ def stat_file(backend: TerminalBackend, path: str) -> dict:
     if st.get("is_dir"):
         raise FileToolError(f"{path} is a directory, not a file; list it with "
                             f"search_files(target='files', path='{path}')")
+    if backend.kind == "local" and not _is_regular(path):
+        raise FileToolError(f"{path} is not a regular file (device, FIFO or socket); reading it could block")
     return st
+
+
+def _is_regular(path: str) -> bool:
+    """True for regular files (and symlinks to them): devices and FIFOs would block a read."""
+    try:
+        return stat_mod.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return True  # let the read itself report the problem
 
 
 def read_head(backend: TerminalBackend, path: str, size: int) -> bytes:
