@@ -6,6 +6,7 @@ skills/.hub/audit.log is an append-only JSON-lines record of installs and remova
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import time
 from dataclasses import dataclass
@@ -124,7 +125,7 @@ class SkillsHub:
         return InstallResult(entry.name, True, decision, report, dest, entry.ref, commit)
 
     def _install_dest(self, entry: TapSkill, category: str | None) -> Path:
-        cat = category or entry.category or "general"
+        cat = category or re.sub(r"[^a-z0-9._-]+", "-", (entry.category or "general").lower()).strip("-.")
         if (p := name_problem(cat)) is not None:
             raise HubError(f"invalid category {cat!r}: {p}")
         existing = SkillCatalog([self.skills_dir, *self.external_dirs]).get(entry.name)

@@ -166,7 +166,7 @@ class TapStore:
             shutil.rmtree(cache, ignore_errors=True)
             cache.parent.mkdir(parents=True, exist_ok=True)
             source = str(local) if local is not None else tap.url
-            run_git(["clone", "--depth", "1", "--quiet", source, str(cache)])
+            run_git(["-c", "protocol.ext.allow=never", "clone", "--depth", "1", "--quiet", "--", source, str(cache)])
         return cache
 
     def skills(self, tap: Tap) -> list[TapSkill]:

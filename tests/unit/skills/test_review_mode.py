@@ -76,3 +76,14 @@ def test_apply_refuses_when_live_skill_changed_since(call, hermes_home):
     assert code == 1 and "changed since" in text and "user edit" in live.read_text()
     code, _ = _cli("review", "--apply", prop["proposal_id"], "--force")
     assert code == 0 and live.read_text().endswith("b\n")
+
+
+def test_slash_command_runs_review(call, hermes_home):
+    _propose(hermes_home)
+    prop = call("skill_manage", action="create", name="via-slash", content=skill_md("via-slash"))
+    lines: list[str] = []
+    assert cli.slash(load_settings(), "review", out=lines.append) == 0
+    assert any(prop["proposal_id"] in ln for ln in lines)
+    assert cli.slash(load_settings(), f"review --apply {prop['proposal_id']}", out=lines.append) == 0
+    assert (hermes_home / "skills" / "via-slash" / "SKILL.md").is_file()
+    assert cli.slash(load_settings(), "bogus", out=lines.append) == 2 and lines[-1].startswith("usage: /skills")
