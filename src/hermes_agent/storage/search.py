@@ -16,10 +16,10 @@ _TOKEN = re.compile(r'"([^"]*)"?|(\S+)')
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\uff66-\uff9f]")
 _WORDS = "messages_fts"
 _TRIGRAM = "messages_fts_trigram"
-_CANDIDATES = 300
 # bm25 costs ~3 us per matching row, so a word found in 20,000 messages would take 60 ms to rank.
 # Only the newest _WINDOW matches are ranked (idf still counts every row): recent, relevant, fast.
 _WINDOW = 2500
+_ROUNDS = 3
 _OPEN, _CLOSE = "\x02", "\x03"
 PER_SESSION = 3
 
@@ -116,26 +116,28 @@ def like_pattern(term: str) -> str:
     return "%" + term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
 
-def _candidates(conn: sqlite3.Connection, q: ParsedQuery, expr: str | None,
-                f: Filters) -> list[sqlite3.Row]:
+def _candidates(conn: sqlite3.Connection, q: ParsedQuery, expr: str | None, f: Filters,
+                skip: list[str]) -> list[sqlite3.Row]:
+    """Up to _WINDOW newest matching messages (outside sessions in `skip`), best score first."""
     where, params = _filter_sql(f)
-    like_sql = "".join(" AND m.content LIKE ? ESCAPE '\\'" for _ in q.like_terms)
+    if skip:
+        where += f" AND m.session_id NOT IN ({','.join('?' * len(skip))})"
+        params += skip
+    where += "".join(" AND m.content LIKE ? ESCAPE '\\'" for _ in q.like_terms)
     params += [like_pattern(t) for t in q.like_terms]
     if expr is None:  # short CJK terms only: a scan, newest first
         sql = (f"SELECT m.id, m.session_id, 0.0 AS score FROM messages m JOIN sessions s ON s.id = m.session_id "
-               f"WHERE 1 {where}{like_sql} ORDER BY m.id DESC LIMIT ?")
-        return conn.execute(sql, [*params, _CANDIDATES]).fetchall()
+               f"WHERE 1 {where} ORDER BY m.id DESC LIMIT ?")
+        return conn.execute(sql, [*params, _WINDOW]).fetchall()
     rank = "bm25(messages_fts, 1.0, 0.5, 0.3)" if q.table == _WORDS else f"bm25({q.table})"
     sql = (f"SELECT m.id, m.session_id, {rank} AS score FROM {q.table} "
            f"JOIN messages m ON m.id = {q.table}.rowid JOIN sessions s ON s.id = m.session_id "
-           f"WHERE {q.table} MATCH ?{where}{like_sql} ORDER BY {q.table}.rowid DESC LIMIT ?")
-    rows = conn.execute(sql, [expr, *params, _WINDOW]).fetchall()
-    return sorted(rows, key=lambda r: r[2])[:_CANDIDATES]
+           f"WHERE {q.table} MATCH ?{where} ORDER BY {q.table}.rowid DESC LIMIT ?")
+    return sorted(conn.execute(sql, [expr, *params, _WINDOW]).fetchall(), key=lambda r: r[2])
 
 
-def _group(rows: list[sqlite3.Row], limit: int) -> dict[str, tuple[float, list[int]]]:
-    """Session id -> (best score, up to PER_SESSION message ids), in best-first order."""
-    groups: dict[str, tuple[float, list[int]]] = {}
+def _group_into(groups: dict[str, tuple[float, list[int]]], rows: list[sqlite3.Row], limit: int) -> None:
+    """Add rows to session id -> (best score, up to PER_SESSION message ids), keeping at most `limit` sessions."""
     for row in rows:
         sid = row["session_id"]
         if sid not in groups:
@@ -145,7 +147,23 @@ def _group(rows: list[sqlite3.Row], limit: int) -> dict[str, tuple[float, list[i
         ids = groups[sid][1]
         if len(ids) < PER_SESSION:
             ids.append(row["id"])
-    return groups
+
+
+def _collect(conn: sqlite3.Connection, q: ParsedQuery, filters: Filters,
+             limit: int) -> tuple[str | None, dict[str, tuple[float, list[int]]]]:
+    """Best sessions for the query; when one busy session fills the window, look again past it."""
+    expr = q.match_all
+    rows = _candidates(conn, q, expr, filters, [])
+    if not rows and q.match_any and q.match_any != q.match_all:
+        expr = q.match_any  # no message holds every word: rank messages holding any of them
+        rows = _candidates(conn, q, expr, filters, [])
+    groups: dict[str, tuple[float, list[int]]] = {}
+    for _ in range(_ROUNDS):
+        _group_into(groups, rows, limit)
+        if len(groups) >= limit or len(rows) < _WINDOW:
+            break
+        rows = _candidates(conn, q, expr, filters, list(groups))
+    return expr, dict(sorted(groups.items(), key=lambda kv: -kv[1][0]))
 
 
 def text_snippet(content: str, terms: tuple[str, ...], width: int = 40) -> str:
@@ -197,12 +215,7 @@ def search(conn: sqlite3.Connection, text: str, filters: Filters, limit: int = 1
     q = parse_query(text)
     if q is None or limit <= 0:
         return []
-    expr = q.match_all
-    rows = _candidates(conn, q, expr, filters)
-    if not rows and q.match_any and q.match_any != q.match_all:
-        expr = q.match_any  # no message holds every word: rank messages holding any of them
-        rows = _candidates(conn, q, expr, filters)
-    groups = _group(rows, limit)
+    expr, groups = _collect(conn, q, filters, limit)
     if not groups:
         return []
     snippets = _snippets(conn, q, expr, [i for _, ids in groups.values() for i in ids])

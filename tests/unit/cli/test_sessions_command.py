@@ -32,7 +32,7 @@ def sid(hermes_home) -> str:
             Message("assistant", "The disk quota is exceeded; 数据库备份 needs 20 GB."),
         ])
         store.add_usage(info.id, Usage(10_000, 500))
-        other = store.create_session("telegram")
+        other = store.create_session("telegram", session_id="20000101_000000_abcdef")
         store.append_message(other.id, Message("user", "weather tomorrow?"), timestamp=time.time() - 90 * 86400)
         return info.id
 

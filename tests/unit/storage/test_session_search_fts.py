@@ -123,3 +123,11 @@ def test_limit_caps_sessions(store):
         _session(store, [f"grafana dashboard {i}"])
     assert len(store.search("grafana", limit=3)) == 3
     assert store.search("grafana", limit=0) == []
+
+
+@pytest.mark.parametrize("query", ["北京", "nginx", "北京 nginx", "北京開会"])
+def test_one_busy_session_does_not_hide_the_others(store, query):
+    quiet = _session(store, ["北京開会 nginx quiet"])
+    busy = store.create_session().id
+    store.append_messages(busy, [Message("user", f"北京開会 nginx busy {i}") for i in range(2600)])
+    assert {h.session.id for h in store.search(query)} == {busy, quiet}

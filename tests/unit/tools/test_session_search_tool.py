@@ -94,7 +94,7 @@ def test_browse_recent_without_query(store, seeded):
 
 def test_read_a_session_around_a_hit(store, seeded):
     hit = run(store, seeded["current"], query="renew")["results"][0]
-    out = run(store, seeded["current"], session_id=hit["session_id"][:18], around_id=hit["hits"][0]["id"])
+    out = run(store, seeded["current"], session_id=hit["session_id"], around_id=hit["hits"][0]["id"])
     assert out["mode"] == "read" and out["session_id"] == seeded["nginx"]
     assert [m["text"] for m in out["shown"]] == ["configure nginx TLS with certbot", "certbot renew --dry-run worked"]
 
