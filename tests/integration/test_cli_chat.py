@@ -107,3 +107,20 @@ def test_agents_md_in_the_working_directory_reaches_the_prompt(scripted, hermes_
     (tmp_path / "AGENTS.md").write_text("Always run `make check` before committing.\n")
     assert run_hermes("chat", "-q", "hi", home=hermes_home, cwd=str(tmp_path)).returncode == 0
     assert "make check" in scripted.requests[0]["body"]["messages"][0]["content"]
+
+
+def test_file_edits_are_checkpointed_and_can_be_rolled_back(scripted, hermes_home, tmp_path):
+    model_config(hermes_home, scripted.url)
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "app.py").write_text("print('v1')\n")
+    scripted.add({"tool_calls": [{"name": "patch", "arguments": {"path": "app.py", "old_string": "v1",
+                                                                 "new_string": "v2"}}]}, {"content": "patched"})
+    out = run_hermes("chat", "-q", "bump the version", home=hermes_home, cwd=str(project))
+    assert out.returncode == 0, out.stderr
+    assert (project / "app.py").read_text() == "print('v2')\n"
+    listing = run_hermes("checkpoints", "list", str(project), home=hermes_home)
+    assert listing.returncode == 0 and "patch" in listing.stdout
+    back = run_hermes("checkpoints", "rollback", "1", str(project), home=hermes_home)
+    assert back.returncode == 0, back.stderr
+    assert (project / "app.py").read_text() == "print('v1')\n"

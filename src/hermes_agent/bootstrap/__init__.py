@@ -13,7 +13,7 @@ from hermes_agent.tools.hooks import HookBus
 from hermes_agent.tools.registry import discover_builtin_tools
 
 from .provider import build_provider
-from .stores import prompt_parts, wire_compression, wire_memory_and_todo
+from .stores import prompt_parts, wire_checkpoints, wire_compression, wire_memory_and_todo
 
 __all__ = ["build_agent", "build_provider", "platform_toolsets"]
 
@@ -46,6 +46,7 @@ def build_agent(settings: Settings, *, platform: str = "cli", toolsets: list[str
     services.prompt_parts = prompt_parts(settings, memory)
     services.refresh_prompt = lambda: prompt_parts(settings, memory, refresh=True)
     wire_compression(services, settings, event_callback)
+    wire_checkpoints(services, settings)
     agent = AIAgent(max_iterations=max_iterations or int(settings.get("agent.max_turns", 60) or 60),
                     enabled_toolsets=platform_toolsets(settings, platform, toolsets),
                     services=services, event_callback=event_callback, save_trajectories=save_trajectories)

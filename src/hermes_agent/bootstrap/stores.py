@@ -40,6 +40,18 @@ def prompt_parts(settings: Settings, memory: MemoryStore, *, skills_index: str =
                        context_files=blocks, platform_hint=platform_hint, cwd=cwd)
 
 
+def wire_checkpoints(services: AgentServices, settings: Settings) -> None:
+    """Snapshot a working directory (shadow git under HERMES_HOME) before the first change of each turn."""
+    if not settings.get("checkpoints.enabled", True):
+        return
+    from hermes_agent.storage.checkpoints import CheckpointStore
+
+    store = CheckpointStore(max_snapshots=int(settings.get("checkpoints.max_snapshots", 50) or 50), env=dict(settings.env))
+    ctx = services.ctx
+    ctx.checkpoint = lambda workdir, why: store.snapshot(workdir, why, turn=ctx.extras.get("turn_id"))
+    ctx.extras["checkpoint_store"] = store
+
+
 def wire_compression(services: AgentServices, settings: Settings, emit: Callable[[Event], None] | None) -> None:
     """Automatic compression (summaries by the auxiliary `compression` model, or the main one)."""
     aux = auxiliary_provider(settings, "compression", services.provider)

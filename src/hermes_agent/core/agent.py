@@ -138,7 +138,7 @@ class AIAgent:
             self.history = [Message.from_openai(m) for m in conversation_history]
         if task_id:
             self.services.ctx.task_id = task_id
-        self._cancel.clear()
+        self._start_turn()
         self._ensure_system(system_message)
         self._user_task = user_message
         self._loop.add(self.history, user(user_message))
@@ -151,11 +151,15 @@ class AIAgent:
 
     def run_turn(self, user_message: str) -> TurnOutcome:
         """Like run_conversation but returns the TurnOutcome (frontends use this)."""
-        self._cancel.clear()
+        self._start_turn()
         self._ensure_system(None)
         self._user_task = user_message
         self._loop.add(self.history, user(user_message))
         return self._loop.run(self.history, self._cancel)
+
+    def _start_turn(self) -> None:
+        self._cancel.clear()
+        self.services.ctx.extras["turn_id"] = uuid.uuid4().hex[:12]
 
     def chat(self, message: str) -> str:
         """Send a message and return the final answer text."""
