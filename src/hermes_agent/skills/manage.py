@@ -126,7 +126,12 @@ class SkillManager:
     def _plan_create(self, name: str, content: object = None, category: object = None, **_: object) -> Change:
         if category is not None and category != "" and (p := name_problem(category)) is not None:
             raise SkillError(f"invalid category: {p.replace('name', 'category', 1)}")
-        if self._target(name, must_exist=False) is not None:
+        # A same-named skill in a read-only external dir may be shadowed by a local copy.
+        local = SkillCatalog([self.skills_dir]).get(name)
+        pending = self.proposals.pending_for(name) if self.proposing else None
+        live = local is not None and not (pending is not None and pending.remove_dir)
+        proposed = pending is not None and bool(pending.files.get(SKILL_FILE))
+        if live or proposed:
             raise SkillError(f"skill {name!r} already exists; use patch or edit to change it")
         text = _skill_md(content, name)
         rel = f"{category}/{name}" if category else name

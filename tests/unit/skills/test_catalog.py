@@ -81,3 +81,15 @@ def test_disk_cache_is_reused_and_refreshed_on_change(tmp_path):
                                                                 "error": None}]
     (root / CACHE_REL).write_text(json.dumps(data))
     assert SkillCatalog([root]).get("alpha").description == "cached"
+
+
+def test_external_dirs_are_read_only_but_can_be_shadowed(call, hermes_home, tmp_path):
+    ext = tmp_path / "team"
+    _write(ext, "ops/runbook", skill_md("runbook", "Team runbook"))
+    (hermes_home / "config.yaml").write_text(f"skills:\n  external_dirs: [{ext}]\n")
+    assert call("skill_view", name="runbook")["content"].endswith("1. First.\n")
+    out = call("skill_manage", action="patch", name="runbook", old_string="First", new_string="Second")
+    assert "read-only" in out["error"]
+    assert call("skill_manage", action="create", name="runbook", content=skill_md("runbook", "My copy"))["success"]
+    assert call("skills_list")["skills"] == [{"name": "runbook", "category": "general", "description": "My copy"}]
+    assert (ext / "ops/runbook/SKILL.md").read_text() == skill_md("runbook", "Team runbook")
