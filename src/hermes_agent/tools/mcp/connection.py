@@ -297,6 +297,10 @@ class ServerConnection:
             self._check = True
             self._wake.set()
             if getattr(exc, "code", None) == _CONNECTION_CLOSED:
+                if self._session is session:  # later calls wait for the restart instead of reusing it
+                    self._session = None
+                    self._up.clear()
+                    self._note_closed()
                 return tool_error(f"MCP server '{name}' disconnected during the call; it is being "
                                   "restarted: retry in a few seconds")
             return tool_error(f"MCP server '{name}' failed: {describe(exc)}")
