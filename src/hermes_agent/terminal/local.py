@@ -47,6 +47,7 @@ class LocalBackend:
         self._state_dir: str | None = None
         self._cwd: str | None = None
         self._groups: set[int] = set()
+        self._spawned: dict[str, int] = {}
         self._lock = threading.Lock()
 
     # -- commands ---------------------------------------------------------------------------
@@ -88,6 +89,29 @@ class LocalBackend:
                     os.unlink(path)
                 except OSError:
                     pass
+
+    def execute_pty(self, command: str, *, cwd: str | None = None, timeout: float | None = None,
+                    stdin: str | None = None, interrupt: threading.Event | None = None) -> ExecResult:
+        """Like `execute`, but under a pseudo-terminal (isatty() is true; output has terminal codes)."""
+        from hermes_agent.terminal.ptyrun import run_in_pty
+
+        state = self._ensure_state()
+        call_id = new_call_id()
+        spec = ScriptSpec(command=command, state_dir=state, call_id=call_id, initial_cwd=self.cwd(),
+                          workdir=self._abs(cwd) if cwd else None, shell=self._bash(), host_renames=True)
+        limit = self._timeout if timeout is None else timeout
+        data, code, timed_out, interrupted = run_in_pty(
+            self._argv(build_body(spec)), cwd=self._spawn_cwd(), env=self._child_env(), stdin=stdin,
+            timeout=limit, interrupt=interrupt, limit=self._output_limit)
+        self._load_cwd(state, call_id)
+        text = data.decode("utf-8", "replace").replace("\r\n", "\n")
+        if timed_out:
+            return ExecResult(_append(text, f"[command timed out after {limit:g}s; its process group was killed]"),
+                              TIMEOUT_EXIT, timed_out=True, cwd=self._cwd)
+        if interrupted:
+            return ExecResult(_append(text, "[command interrupted]"), INTERRUPT_EXIT, interrupted=True,
+                              cwd=self._cwd)
+        return ExecResult(text, code, cwd=self._cwd)
 
     def _wait(self, proc: subprocess.Popen, limit: float | None,
               interrupt: threading.Event | None) -> tuple[bool, bool]:
@@ -143,6 +167,42 @@ class LocalBackend:
         except OSError:
             return ""
         return data.decode("utf-8", "replace")
+
+    # -- background processes (used by terminal.processes) ----------------------------------
+
+    def spawn(self, command: str, *, cwd: str | None = None, token: str) -> subprocess.Popen:
+        """Start `command` in the background (own process group) with this shell's cwd and exports;
+        stdin is a pipe, stdout+stderr one pipe."""
+        spec = ScriptSpec(command=command, state_dir=self._ensure_state(), call_id=token,
+                          initial_cwd=self.cwd(), workdir=self._abs(cwd) if cwd else None,
+                          shell=self._bash(), save_state=False)
+        proc = subprocess.Popen(self._argv(build_body(spec)), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, cwd=self._spawn_cwd(), env=self._child_env(),
+                                start_new_session=True)
+        with self._lock:
+            self._groups.add(proc.pid)
+            self._spawned[token] = proc.pid
+        return proc
+
+    def kill_spawned(self, token: str) -> None:
+        """SIGTERM a background process group, SIGKILL it if still there after a short grace."""
+        with self._lock:
+            pgid = self._spawned.pop(token, None)
+            self._groups.discard(pgid)
+        if pgid is None:
+            return
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            try:
+                os.killpg(pgid, sig)
+            except (ProcessLookupError, PermissionError):
+                return
+            deadline = time.monotonic() + _KILL_GRACE_S
+            while time.monotonic() < deadline:
+                try:
+                    os.killpg(pgid, 0)
+                except (ProcessLookupError, PermissionError):
+                    return
+                time.sleep(_POLL_S)
 
     # -- state ------------------------------------------------------------------------------
 

@@ -14,7 +14,9 @@ from hermes_agent.terminal.shell import (
     INTERRUPT_EXIT,
     TIMEOUT_EXIT,
     ScriptSpec,
+    build_background_script,
     build_remote_script,
+    cleanup_script,
     kill_script,
     new_call_id,
     split_meta,
@@ -153,6 +155,19 @@ class RemoteShellBackend:
             return b""
         return proc.stdout
 
+    def spawn(self, command: str, *, cwd: str | None = None, token: str) -> subprocess.Popen:
+        """Start `command` in the background on the far side; the client's pipes carry its I/O."""
+        self._prepare()
+        spec = ScriptSpec(command=command, state_dir=self._state_dir, call_id=token,
+                          initial_cwd=self._initial_cwd, workdir=cwd, stdin=True, shell=self._detect_shell(),
+                          setsid=self._setsid, save_state=False)
+        return subprocess.Popen(self._client_argv(build_background_script(spec), True), stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=self._client_env)
+
+    def kill_spawned(self, token: str) -> None:
+        """Kill a background process's remote process group."""
+        self._kill_remote(token)
+
     def cwd(self) -> str:
         """The current working directory of the remote shell."""
         if self._cwd is None:
@@ -208,7 +223,7 @@ class RemoteShellBackend:
 
     def _remove_state(self) -> None:
         try:
-            self._run_raw(f"rm -rf {shlex.quote(self._state_dir)}", timeout=15)
+            self._run_raw(cleanup_script(self._state_dir), timeout=15)
         except (subprocess.TimeoutExpired, OSError):
             pass
 

@@ -33,6 +33,7 @@ class ScriptSpec:
     output_limit: int = 2_000_000
     host_renames: bool = False  # the caller renames env.<call_id> to env itself (saves a `mv` process)
     source_rc: bool = True  # source ~/.bashrc once, on the first call, into the saved state
+    save_state: bool = True  # False for background processes: they read the state, never write it
 
 
 def scrub_env(environ: dict[str, str], passthrough: list[str] | tuple[str, ...] = ()) -> dict[str, str]:
@@ -55,7 +56,7 @@ def build_body(spec: ScriptSpec) -> str:
         f"__hs={q(spec.state_dir)}",
         f"__hermes_save() {{ __rc=$?; {dump} > {tmp} 2>/dev/null{rename}; "
         'printf "%s" "${__hermes_keep:-$PWD}" > "$__hs/cwd"; exit $__rc; }',
-        "trap __hermes_save EXIT" + ("; shopt -s expand_aliases" if bash else ""),
+        ("trap __hermes_save EXIT" if spec.save_state else ":") + ("; shopt -s expand_aliases" if bash else ""),
         f'if [ -r "$__hs/env" ]; then . "$__hs/env" >/dev/null 2>&1; else {_first_call_rc(spec)}; fi',
         f'if [ -r "$__hs/cwd" ]; then cd -- "{read_cwd}" 2>/dev/null || {fallback}; '
         f"else {fallback}; fi",
@@ -93,11 +94,28 @@ def build_remote_script(spec: ScriptSpec) -> str:
         "exec 3<&0",
         f"{launcher}{' '.join(shell_argv(spec.shell))} {shlex.quote(build_body(spec))} > {out} 2>&1 {stdin} &",
         "__p=$!",
-        f'echo "$$ $__p" > "$__hs/pid.{spec.call_id}"',
+        f'echo "$$ $__p" > "$__hs/pid.{spec.call_id}"; echo "$__p" >> "$__hs/jobs"',
         'wait "$__p"; __rc=$?',
         _emit_output(out, spec.output_limit),
         f'rm -f "$__hs/pid.{spec.call_id}"',
         f'printf "\\n{CWD_MARKER}%s\\n" "$(cat "$__hs/cwd" 2>/dev/null)" >&2',
+        "exit $__rc",
+    ]) + "\n"
+
+
+def build_background_script(spec: ScriptSpec) -> str:
+    """Outer script for a background process on a client-reached shell: the body runs in its own
+    session with the client's stdin, its output streams straight back; pid recorded for kill_script."""
+    return "\n".join([
+        f"__hs={shlex.quote(spec.state_dir)}",
+        '[ -d "$__hs" ] || mkdir -p "$__hs"',
+        "exec 3<&0",
+        f"{'setsid ' if spec.setsid else ''}{' '.join(shell_argv(spec.shell))} "
+        f"{shlex.quote(build_body(spec))} 2>&1 <&3 3<&- &",
+        "__p=$!",
+        f'echo "$$ $__p" > "$__hs/pid.{spec.call_id}"',
+        'wait "$__p"; __rc=$?',
+        f'rm -f "$__hs/pid.{spec.call_id}"',
         "exit $__rc",
     ]) + "\n"
 
@@ -120,6 +138,8 @@ def kill_script(state_dir: str, call_id: str, output_limit: int = 2_000_000) -> 
     out = f'"$__hs/out.{call_id}"'
     return "\n".join([
         f"__hs={shlex.quote(state_dir)}",
+        # A call stopped just after it began may not have recorded its pid yet: give it 2 s.
+        f'__i=0; while [ ! -s "$__hs/pid.{call_id}" ] && [ $__i -lt 20 ]; do sleep 0.1; __i=$((__i + 1)); done',
         # The waiting wrapper dies first so that it cannot print (and delete) the output itself.
         f'read -r __w __p < "$__hs/pid.{call_id}" 2>/dev/null && kill -KILL "$__w" 2>/dev/null',
         '__desc() { for __s in /proc/[0-9]*/stat; do read -r __a __b __c __pp __r < "$__s" 2>/dev/null '
@@ -130,6 +150,13 @@ def kill_script(state_dir: str, call_id: str, output_limit: int = 2_000_000) -> 
         _emit_output(out, output_limit),
         f'rm -f "$__hs/pid.{call_id}"',
     ]) + "\n"
+
+
+def cleanup_script(state_dir: str) -> str:
+    """Shell that kills what earlier calls left running (their process groups) and removes the state."""
+    hs = shlex.quote(state_dir)
+    return (f'for __p in $(cat {hs}/jobs 2>/dev/null); do kill -KILL -"$__p" 2>/dev/null; done; '
+            f"rm -rf {hs}")
 
 
 def split_meta(stderr_text: str) -> tuple[str | None, str]:

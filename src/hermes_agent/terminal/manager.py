@@ -1,0 +1,126 @@
+"""BackendPool: one terminal backend per task, of the kind `terminal.backend` names; the only
+place that maps config keys onto backend constructors."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+
+from hermes_agent.config.settings import Settings
+from hermes_agent.errors import HermesError
+from hermes_agent.terminal.base import TerminalBackend
+
+BACKENDS = ("local", "docker", "ssh", "singularity")
+
+
+def _cwd_setting(settings: Settings) -> str | None:
+    raw = str(settings.get("terminal.cwd", ".") or ".")
+    return os.path.abspath(os.path.expanduser(raw))
+
+
+def _remote_cwd(settings: Settings, default: str | None = None) -> str | None:
+    """terminal.cwd for a remote machine: an explicit absolute path, else the backend's default."""
+    raw = str(settings.get("terminal.cwd", ".") or ".")
+    return raw if raw.startswith("/") else default
+
+
+def _client_env(settings: Settings) -> dict[str, str]:
+    """Environment for docker/ssh client processes: the process env plus DOCKER_* from settings."""
+    env = dict(os.environ)
+    env.update({k: v for k, v in settings.env.items() if k.startswith("DOCKER_")})
+    return env
+
+
+def _local(settings: Settings, task_id: str) -> TerminalBackend:
+    from hermes_agent.terminal.local import LocalBackend
+
+    return LocalBackend(_cwd_setting(settings), timeout=float(settings.get("terminal.timeout", 180)),
+                        env_passthrough=list(settings.get("terminal.env_passthrough", []) or []))
+
+
+def _docker(settings: Settings, task_id: str) -> TerminalBackend:
+    from hermes_agent.terminal.docker import DockerBackend, docker_problem
+
+    env = _client_env(settings)
+    problem = docker_problem(env=env)
+    if problem:
+        raise HermesError(f"terminal.backend is docker but {problem}")
+    t = settings.section("terminal")
+    mount = _cwd_setting(settings) if t.get("docker_mount_cwd_to_workspace") else None
+    return DockerBackend(
+        str(t.get("docker_image") or "hermes-sandbox:latest"), task_id=task_id,
+        volumes=list(t.get("docker_volumes") or []), mount_cwd=mount, network=bool(t.get("docker_network")),
+        cpus=t.get("container_cpu", 1), memory_mb=t.get("container_memory", 5120),
+        cwd=_remote_cwd(settings), timeout=float(t.get("timeout", 180)), env=env,
+        extra_args=list(t.get("docker_extra_args") or []))
+
+
+def _ssh(settings: Settings, task_id: str) -> TerminalBackend:
+    from hermes_agent.terminal.ssh import SSHBackend
+
+    t = settings.section("terminal")
+    return SSHBackend(str(t.get("ssh_host") or ""), user=str(t.get("ssh_user") or ""),
+                      port=int(t.get("ssh_port") or 22), key=str(t.get("ssh_key") or ""),
+                      cwd=_remote_cwd(settings), timeout=float(t.get("timeout", 180)),
+                      known_hosts=str(settings.home / "ssh" / "known_hosts"))
+
+
+def _singularity(settings: Settings, task_id: str) -> TerminalBackend:
+    from hermes_agent.terminal.singularity import SingularityBackend
+
+    t = settings.section("terminal")
+    return SingularityBackend(str(t.get("singularity_image") or ""), cwd=_cwd_setting(settings),
+                              timeout=float(t.get("timeout", 180)),
+                              env_passthrough=list(t.get("env_passthrough") or []))
+
+
+_FACTORIES: dict[str, Callable[[Settings, str], TerminalBackend]] = {
+    "local": _local, "docker": _docker, "ssh": _ssh, "singularity": _singularity,
+}
+
+
+class BackendPool:
+    """Backends keyed by task id, created on first `get` and released by `close`."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.kind = str(settings.get("terminal.backend", "local") or "local").strip().lower()
+        if self.kind not in _FACTORIES:
+            raise HermesError(f"unknown terminal.backend {self.kind!r} (choose one of: {', '.join(BACKENDS)})")
+        self._backends: dict[str, TerminalBackend] = {}
+        self._locks: dict[str, threading.Lock] = {}
+        self._lock = threading.Lock()
+
+    def get(self, task_id: str = "default") -> TerminalBackend:
+        """The backend of `task_id`, created on first use (raises HermesError when it cannot be)."""
+        backend = self._backends.get(task_id)
+        if backend is not None:
+            return backend
+        with self._lock:
+            lock = self._locks.setdefault(task_id, threading.Lock())
+        with lock:
+            backend = self._backends.get(task_id)
+            if backend is None:
+                backend = self._backends[task_id] = _FACTORIES[self.kind](self.settings, task_id)
+            return backend
+
+    def active(self) -> list[str]:
+        """Task ids that currently hold a backend."""
+        return sorted(self._backends)
+
+    def close(self, task_id: str) -> None:
+        """Kill the task's background processes and release its backend."""
+        from hermes_agent.terminal.processes import get_manager
+
+        get_manager().cleanup(task_id)
+        with self._lock:
+            backend = self._backends.pop(task_id, None)
+            self._locks.pop(task_id, None)
+        if backend is not None:
+            backend.close()
+
+    def close_all(self) -> None:
+        """Release every backend."""
+        for task_id in list(self._backends):
+            self.close(task_id)

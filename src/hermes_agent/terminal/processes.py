@@ -1,0 +1,260 @@
+"""Background processes started by `terminal(background=true)`: tracked per task, each with a
+rolling output buffer; list/poll/log/wait/kill/write, and `cleanup(task_id)` at the end of a task."""
+
+from __future__ import annotations
+
+import subprocess
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from hermes_agent.terminal.shell import new_call_id
+
+BUFFER_BYTES = 200_000
+MAX_TRACKED = 64
+_POLL_S = 0.05
+
+
+class Spawner(Protocol):
+    """What a backend offers for background processes (LocalBackend, docker, ssh)."""
+
+    kind: str
+
+    def spawn(self, command: str, *, cwd: str | None = None, token: str) -> subprocess.Popen: ...
+
+    def kill_spawned(self, token: str) -> None: ...
+
+
+class RollingBuffer:
+    """The last `limit` bytes of a stream; offsets count from the start of the whole stream."""
+
+    def __init__(self, limit: int = BUFFER_BYTES) -> None:
+        self.limit = limit
+        self.total = 0
+        self._data = bytearray()
+        self._lock = threading.Lock()
+
+    def append(self, chunk: bytes) -> None:
+        with self._lock:
+            self._data += chunk
+            self.total += len(chunk)
+            excess = len(self._data) - self.limit
+            if excess > 0:
+                del self._data[:excess]
+
+    @property
+    def dropped(self) -> int:
+        """Bytes that fell out of the front of the buffer."""
+        return self.total - len(self._data)
+
+    def read(self, offset: int, limit: int) -> tuple[bytes, int]:
+        """(bytes from `offset`, the offset they start at) — clamped to what is still held."""
+        with self._lock:
+            start = max(offset, self.total - len(self._data))
+            rel = start - (self.total - len(self._data))
+            return bytes(self._data[rel:rel + limit]), start
+
+    def tail(self, limit: int) -> tuple[bytes, int]:
+        """(the last `limit` bytes, the offset they start at)."""
+        with self._lock:
+            data = bytes(self._data[-limit:]) if limit else b""
+            return data, self.total - len(data)
+
+
+@dataclass(slots=True)
+class BackgroundProcess:
+    """One tracked process."""
+
+    id: str
+    task_id: str
+    command: str
+    proc: subprocess.Popen
+    spawner: Spawner
+    started: float = field(default_factory=time.time)
+    buffer: RollingBuffer = field(default_factory=RollingBuffer)
+    ended: float | None = None
+    killed: bool = False
+
+    def status(self) -> dict:
+        """Summary the model sees (no output)."""
+        code = self.proc.poll()
+        if code is not None and self.ended is None:
+            self.ended = time.time()
+        info = {"id": self.id, "command": self.command, "backend": self.spawner.kind,
+                "status": "running" if code is None else ("killed" if self.killed else "exited"),
+                "exit_code": code, "pid": self.proc.pid,
+                "runtime_s": round((self.ended or time.time()) - self.started, 1),
+                "output_bytes": self.buffer.total}
+        return info
+
+
+class ProcessManager:
+    """Registry of background processes, keyed by id and tracked per task."""
+
+    def __init__(self, buffer_bytes: int = BUFFER_BYTES, max_tracked: int = MAX_TRACKED) -> None:
+        self._procs: dict[str, BackgroundProcess] = {}
+        self._lock = threading.Lock()
+        self._buffer_bytes = buffer_bytes
+        self._max = max_tracked
+
+    def start(self, task_id: str, spawner: Spawner, command: str, *, cwd: str | None = None) -> BackgroundProcess:
+        """Spawn `command` in the background on `spawner`; raises RuntimeError when none can be added."""
+        self._prune()
+        with self._lock:
+            if len(self._procs) >= self._max:
+                raise RuntimeError(f"{self._max} background processes are already tracked; kill some first")
+        token = new_call_id()
+        proc = spawner.spawn(command, cwd=cwd, token=token)
+        bp = BackgroundProcess(id=f"proc_{token}", task_id=task_id, command=command, proc=proc, spawner=spawner,
+                               buffer=RollingBuffer(self._buffer_bytes))
+        threading.Thread(target=_pump, args=(bp,), name=f"hermes-bg-{token}", daemon=True).start()
+        with self._lock:
+            self._procs[bp.id] = bp
+        return bp
+
+    def _prune(self) -> None:
+        """Forget the oldest finished processes when the table is full."""
+        with self._lock:
+            if len(self._procs) < self._max:
+                return
+            done = sorted((p for p in self._procs.values() if p.proc.poll() is not None),
+                          key=lambda p: p.ended or p.started)
+            for p in done[: len(self._procs) - self._max + 1]:
+                del self._procs[p.id]
+
+    def get(self, proc_id: str, task_id: str | None = None) -> BackgroundProcess:
+        """The process `proc_id` (of `task_id` when given); KeyError with a helpful message otherwise."""
+        bp = self._procs.get(proc_id)
+        if bp is None or (task_id is not None and bp.task_id != task_id):
+            raise KeyError(f"no background process {proc_id!r} (use action=list)")
+        return bp
+
+    def list(self, task_id: str | None = None) -> list[dict]:
+        """Status of every process (of one task when given), oldest first."""
+        with self._lock:
+            procs = [p for p in self._procs.values() if task_id is None or p.task_id == task_id]
+        return [p.status() for p in sorted(procs, key=lambda p: p.started)]
+
+    def poll(self, proc_id: str, task_id: str | None = None, tail: int = 2000) -> dict:
+        """Status plus the last `tail` bytes of output."""
+        bp = self.get(proc_id, task_id)
+        info = bp.status()
+        data, _ = bp.buffer.tail(tail)
+        info["output_tail"] = data.decode("utf-8", "replace")
+        return info
+
+    def log(self, proc_id: str, task_id: str | None = None, *, offset: int | None = None,
+            limit: int = 50_000) -> dict:
+        """Output from byte `offset` (or the last `limit` bytes), with `next_offset` to continue."""
+        bp = self.get(proc_id, task_id)
+        if offset is None:
+            data, start = bp.buffer.tail(limit)
+        else:
+            data, start = bp.buffer.read(max(offset, 0), limit)
+        info = {"id": bp.id, "status": bp.status()["status"], "offset": start,
+                "next_offset": start + len(data), "total_bytes": bp.buffer.total,
+                "output": data.decode("utf-8", "replace")}
+        if offset is not None and start > offset:
+            info["note"] = f"bytes {offset}..{start} were dropped from the {bp.buffer.limit}-byte buffer"
+        return info
+
+    def wait(self, proc_id: str, task_id: str | None = None, *, timeout: float = 60.0,
+             interrupt: threading.Event | None = None) -> dict:
+        """Block until the process ends, `timeout` passes or `interrupt` is set."""
+        bp = self.get(proc_id, task_id)
+        deadline = time.monotonic() + max(timeout, 0)
+        while bp.proc.poll() is None and time.monotonic() < deadline:
+            if interrupt is not None and interrupt.is_set():
+                break
+            time.sleep(_POLL_S)
+        info = self.poll(proc_id, task_id)
+        info["wait_timed_out"] = info["status"] == "running"
+        return info
+
+    def kill(self, proc_id: str, task_id: str | None = None) -> dict:
+        """Kill the process group (on the backend where it runs)."""
+        bp = self.get(proc_id, task_id)
+        if bp.proc.poll() is None:
+            bp.killed = True
+            _terminate(bp)
+        return bp.status()
+
+    def write(self, proc_id: str, data: str, task_id: str | None = None, *, close: bool = False) -> dict:
+        """Send `data` to the process's stdin (and close it when `close`)."""
+        bp = self.get(proc_id, task_id)
+        if bp.proc.poll() is not None:
+            raise RuntimeError(f"{proc_id} has already exited")
+        if bp.proc.stdin is None or bp.proc.stdin.closed:
+            raise RuntimeError(f"stdin of {proc_id} is closed")
+        try:
+            if data:
+                bp.proc.stdin.write(data.encode("utf-8"))
+                bp.proc.stdin.flush()
+            if close:
+                bp.proc.stdin.close()
+        except (BrokenPipeError, OSError) as exc:
+            raise RuntimeError(f"cannot write to {proc_id}: {exc}") from exc
+        return {"id": bp.id, "written": len(data.encode("utf-8")), "stdin_closed": close}
+
+    def cleanup(self, task_id: str) -> int:
+        """Kill and forget every process of `task_id`; returns how many were running."""
+        with self._lock:
+            procs = [p for p in self._procs.values() if p.task_id == task_id]
+            for p in procs:
+                del self._procs[p.id]
+        running = 0
+        for p in procs:
+            if p.proc.poll() is None:
+                running += 1
+                p.killed = True
+                _terminate(p)
+        return running
+
+    def close_all(self) -> None:
+        """Kill every tracked process."""
+        for task in {p.task_id for p in list(self._procs.values())}:
+            self.cleanup(task)
+
+
+def _pump(bp: BackgroundProcess) -> None:
+    """Copy the process's output into its buffer until EOF."""
+    stream = bp.proc.stdout
+    if stream is None:
+        return
+    try:
+        for chunk in iter(lambda: stream.read1(65536), b""):
+            bp.buffer.append(chunk)
+    except (OSError, ValueError):
+        pass
+
+
+def _terminate(bp: BackgroundProcess) -> None:
+    try:
+        bp.spawner.kill_spawned(bp.id.removeprefix("proc_"))
+    finally:
+        if bp.proc.poll() is None:
+            bp.proc.kill()
+        try:
+            bp.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            pass
+        for stream in (bp.proc.stdin,):
+            try:
+                if stream:
+                    stream.close()
+            except OSError:
+                pass
+
+
+_default: ProcessManager | None = None
+_default_lock = threading.Lock()
+
+
+def get_manager() -> ProcessManager:
+    """The process-wide manager (created on first use)."""
+    global _default
+    with _default_lock:
+        if _default is None:
+            _default = ProcessManager()
+        return _default

@@ -1,0 +1,82 @@
+"""Run one local command under a pseudo-terminal (stdlib pty), for programs that insist on a TTY."""
+
+from __future__ import annotations
+
+import os
+import select
+import signal
+import subprocess
+import threading
+import time
+
+_DRAIN_S = 0.1
+
+
+def run_in_pty(argv: list[str], *, cwd: str, env: dict[str, str], stdin: str | None,
+               timeout: float | None, interrupt: threading.Event | None,
+               limit: int = 2_000_000) -> tuple[bytes, int, bool, bool]:
+    """(output, exit code, timed_out, interrupted); the process group is killed on timeout/interrupt."""
+    import pty
+
+    master, slave = pty.openpty()
+    env = {**env, "TERM": env.get("TERM") or "xterm", "COLUMNS": "200", "LINES": "50"}
+    try:
+        proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, cwd=cwd, env=env,
+                                start_new_session=True)
+    finally:
+        os.close(slave)
+    if stdin:
+        os.write(master, stdin.encode("utf-8"))
+    chunks: list[bytes] = []
+    size = 0
+    deadline = None if not timeout or timeout <= 0 else time.monotonic() + timeout
+    timed_out = interrupted = False
+    exited_at: float | None = None
+    try:
+        while True:
+            ready, _, _ = select.select([master], [], [], 0.02)
+            if ready:
+                try:
+                    data = os.read(master, 65536)
+                except OSError:  # EIO: every holder of the slave side is gone
+                    break
+                if not data:
+                    break
+                if size < limit:
+                    chunks.append(data)
+                size += len(data)
+                continue
+            if proc.poll() is not None:
+                # Background children may keep the slave open: stop once it has been quiet briefly.
+                exited_at = exited_at or time.monotonic()
+                if time.monotonic() - exited_at > _DRAIN_S:
+                    break
+            if interrupt is not None and interrupt.is_set():
+                interrupted = True
+                break
+            if deadline is not None and time.monotonic() >= deadline:
+                timed_out = True
+                break
+    finally:
+        os.close(master)
+    if timed_out or interrupted:
+        _kill(proc)
+    code = proc.wait()
+    return b"".join(chunks), code, timed_out, interrupted
+
+
+def _kill(proc: subprocess.Popen) -> None:
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(proc.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            return
+        try:
+            proc.wait(timeout=0.5)
+            if sig == signal.SIGTERM:
+                os.killpg(proc.pid, signal.SIGKILL)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+        except ProcessLookupError:
+            return

@@ -1,0 +1,205 @@
+"""Terminal tools (toolset "terminal"): `terminal` runs shell commands on the task's backend
+(foreground, background or under a pty); `process` manages the background ones."""
+
+from __future__ import annotations
+
+import threading
+
+from hermes_agent.terminal.processes import get_manager
+from hermes_agent.tools.builtin._termout import cap_output
+from hermes_agent.tools.registry import registry
+from hermes_agent.tools.results import tool_error, tool_result
+
+_BG_SETTLE_S = 0.3  # a background command that dies at once reports its error directly
+
+TERMINAL_SCHEMA = {
+    "name": "terminal",
+    "description": (
+        "Run a bash command. cwd, exported variables and functions persist between calls. Returns "
+        "output (stdout+stderr; long output keeps head and tail) and exit_code; a non-zero exit_code is "
+        "a normal result. Foreground commands are killed at the timeout: start servers, watchers and "
+        "long jobs with background=true and manage them with the process tool. No interactive programs "
+        "(editors, pagers, prompts) unless pty=true; prefer non-interactive flags (-y, --no-pager). "
+        "Use read_file/patch/search_files rather than cat/sed/grep for files."),
+    "parameters": {"type": "object", "properties": {
+        "command": {"type": "string", "description": "Shell command"},
+        "background": {"type": "boolean", "description": "Return at once with a process id"},
+        "timeout": {"type": "integer", "minimum": 1, "description": "Seconds before a foreground command "
+                    "is killed (default 180)"},
+        "workdir": {"type": "string", "description": "Directory for this command only (instead of cd x && ...)"},
+        "pty": {"type": "boolean", "description": "Run in a pseudo-terminal (programs that need a TTY)"},
+    }, "required": ["command"]},
+}
+
+PROCESS_SCHEMA = {
+    "name": "process",
+    "description": (
+        "Manage terminal(background=true) processes. list; poll: status + recent output; log: output "
+        "from byte offset (default: tail), gives next_offset; wait: until exit or timeout s (default 60); "
+        "kill; write: data to stdin (end with \\n to submit); close: close stdin."),
+    "parameters": {"type": "object", "properties": {
+        "action": {"type": "string", "enum": ["list", "poll", "log", "wait", "kill", "write", "close"]},
+        "id": {"type": "string"},
+        "data": {"type": "string"},
+        "timeout": {"type": "number"},
+        "offset": {"type": "integer"},
+    }, "required": ["action"]},
+}
+
+_fallback_backends: dict[str, object] = {}
+_fallback_lock = threading.Lock()
+
+
+def _task_id(kw: dict) -> str:
+    ctx = kw.get("ctx")
+    return str(kw.get("task_id") or getattr(ctx, "task_id", None) or "default")
+
+
+def _backend(kw: dict):
+    """The task's backend: from the ToolContext, else a LocalBackend kept per task id."""
+    ctx = kw.get("ctx")
+    if ctx is not None:
+        return ctx.backend()
+    from hermes_agent.terminal.local import LocalBackend
+
+    task_id = _task_id(kw)
+    with _fallback_lock:
+        backend = _fallback_backends.get(task_id)
+        if backend is None:
+            backend = _fallback_backends[task_id] = LocalBackend()
+        return backend
+
+
+def _limits(kw: dict) -> dict:
+    ctx = kw.get("ctx")
+    settings = getattr(ctx, "settings", None)
+
+    def get(key: str, default: int) -> int:
+        value = settings.get(f"tool_output.{key}", default) if settings is not None else default
+        try:
+            return int(value)
+        except (TypeError, ValueError):
+            return default
+
+    return {"max_bytes": get("max_bytes", 50_000), "max_lines": get("max_lines", 2_000),
+            "max_line_length": get("max_line_length", 2_000)}
+
+
+def _default_timeout(kw: dict) -> float:
+    settings = getattr(kw.get("ctx"), "settings", None)
+    try:
+        return float(settings.get("terminal.timeout", 180)) if settings is not None else 180.0
+    except (TypeError, ValueError):
+        return 180.0
+
+
+def terminal(args: dict, **kw: object) -> str:
+    """Handler of the `terminal` tool."""
+    command = args.get("command")
+    if not isinstance(command, str) or not command.strip():
+        return tool_error("command is required (a non-empty shell command)")
+    workdir = args.get("workdir") or None
+    timeout = args.get("timeout")
+    try:
+        timeout = float(timeout) if timeout is not None else _default_timeout(kw)
+    except (TypeError, ValueError):
+        return tool_error("timeout must be a number of seconds")
+    if timeout <= 0:
+        return tool_error("timeout must be positive")
+    try:
+        backend = _backend(kw)
+    except Exception as exc:  # a backend that cannot start (docker daemon down, ssh refused)
+        return tool_error(f"terminal backend unavailable: {exc}")
+    if args.get("background"):
+        return _start_background(backend, command, workdir, kw)
+    ctx = kw.get("ctx")
+    interrupt = getattr(ctx, "interrupt", None)
+    before = backend.cwd()
+    note = None
+    if args.get("pty") and hasattr(backend, "execute_pty"):
+        res = backend.execute_pty(command, cwd=workdir, timeout=timeout, interrupt=interrupt)
+    else:
+        if args.get("pty"):
+            note = f"pty is not available on the {backend.kind} backend; ran without a terminal"
+        res = backend.execute(command, cwd=workdir, timeout=timeout, interrupt=interrupt)
+    out: dict = {"output": cap_output(res.output, **_limits(kw)), "exit_code": res.exit_code}
+    if res.timed_out:
+        out["timed_out"] = True
+        out["note"] = (f"killed after {timeout:g}s; for long-running commands use background=true "
+                       "or a larger timeout")
+    if res.interrupted:
+        out["interrupted"] = True
+    if res.cwd and res.cwd != before:
+        out["cwd"] = res.cwd
+    if note:
+        out["note"] = note
+    return tool_result(out)
+
+
+def _start_background(backend, command: str, workdir: str | None, kw: dict) -> str:
+    if not hasattr(backend, "spawn"):
+        return tool_error(f"background processes are not supported on the {backend.kind} backend")
+    try:
+        bp = get_manager().start(_task_id(kw), backend, command, cwd=workdir)
+    except RuntimeError as exc:
+        return tool_error(str(exc))
+    try:
+        bp.proc.wait(timeout=_BG_SETTLE_S)
+    except Exception:
+        pass
+    info = get_manager().poll(bp.id, tail=4000)
+    info.pop("command", None)
+    if info["status"] == "running":
+        info["note"] = "use process(action=poll|log|wait|kill, id=...) to follow it"
+    return tool_result(info)
+
+
+def process(args: dict, **kw: object) -> str:
+    """Handler of the `process` tool."""
+    result = _process(args, kw)
+    if isinstance(result, dict):
+        for key in ("output", "output_tail"):
+            if isinstance(result.get(key), str):
+                result[key] = cap_output(result[key], **_limits(kw))
+        return tool_result(result)
+    return result
+
+
+def _process(args: dict, kw: dict) -> dict | str:
+    action = str(args.get("action") or "").strip().lower()
+    manager = get_manager()
+    task_id = _task_id(kw)
+    if action == "list":
+        return {"processes": manager.list(task_id)}
+    proc_id = args.get("id")
+    if not proc_id:
+        return tool_error(f"action {action!r} needs id (see action=list)" if action else
+                          "action is required: list, poll, log, wait, kill, write or close")
+    try:
+        if action == "poll":
+            return manager.poll(proc_id, task_id)
+        if action == "log":
+            offset = args.get("offset")
+            return manager.log(proc_id, task_id, offset=int(offset) if offset is not None else None)
+        if action == "wait":
+            timeout = float(args.get("timeout") or 60)
+            interrupt = getattr(kw.get("ctx"), "interrupt", None)
+            return manager.wait(proc_id, task_id, timeout=timeout, interrupt=interrupt)
+        if action == "kill":
+            return manager.kill(proc_id, task_id)
+        if action in ("write", "close"):
+            data = args.get("data") or ""
+            if action == "write" and not data:
+                return tool_error("write needs data")
+            return manager.write(proc_id, data, task_id, close=action == "close")
+    except KeyError as exc:
+        return tool_error(exc.args[0])
+    except (RuntimeError, ValueError) as exc:
+        return tool_error(str(exc))
+    return tool_error(f"unknown action {action!r}: use list, poll, log, wait, kill, write or close")
+
+
+registry.register("terminal", "terminal", TERMINAL_SCHEMA, terminal, emoji="💻",
+                  description="Run shell commands")
+registry.register("process", "terminal", PROCESS_SCHEMA, process, emoji="⚙️",
+                  description="Manage background processes")

@@ -1,0 +1,204 @@
+"""One contract suite over every TerminalBackend available here: local always; docker when
+DOCKER_HOST and HERMES_TEST_DOCKER_IMAGE are set (.ci/start-dockerd.sh); ssh when HERMES_TEST_SSH_*
+are set (.ci/start-sshd.sh). Backends are built by BackendPool from settings, as the agent builds them."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import subprocess
+import threading
+import time
+
+import pytest
+
+import hermes_agent.tools.builtin.terminal  # noqa: F401  (registers the tools)
+from hermes_agent.config.defaults import DEFAULT_CONFIG
+from hermes_agent.config.settings import Settings
+from hermes_agent.terminal.manager import BackendPool
+from hermes_agent.terminal.processes import get_manager
+from hermes_agent.tools.context import ToolContext
+from hermes_agent.tools.registry import registry
+
+_SSH_VARS = ("HERMES_TEST_SSH_HOST", "HERMES_TEST_SSH_PORT", "HERMES_TEST_SSH_USER", "HERMES_TEST_SSH_KEY")
+
+
+def _docker_skip() -> str | None:
+    image = os.environ.get("HERMES_TEST_DOCKER_IMAGE")
+    if not os.environ.get("DOCKER_HOST") or not image:
+        return "docker: set DOCKER_HOST and HERMES_TEST_DOCKER_IMAGE (source the env file of .ci/start-dockerd.sh)"
+    if shutil.which("docker") is None:
+        return "docker: no docker CLI"
+    probe = subprocess.run(["docker", "image", "inspect", image], capture_output=True, timeout=30)
+    return None if probe.returncode == 0 else f"docker: image {image} not built on {os.environ['DOCKER_HOST']}"
+
+
+def _ssh_skip() -> str | None:
+    missing = [v for v in _SSH_VARS if not os.environ.get(v)]
+    return f"ssh: set {', '.join(missing)} (source the env file of .ci/start-sshd.sh)" if missing else None
+
+
+def _settings(kind: str, home) -> Settings:
+    terminal = dict(DEFAULT_CONFIG["terminal"], backend=kind, timeout=60)
+    if kind == "docker":
+        terminal.update(docker_image=os.environ["HERMES_TEST_DOCKER_IMAGE"], container_memory=256)
+    if kind == "ssh":
+        terminal.update(ssh_host=os.environ["HERMES_TEST_SSH_HOST"], ssh_port=int(os.environ["HERMES_TEST_SSH_PORT"]),
+                        ssh_user=os.environ["HERMES_TEST_SSH_USER"], ssh_key=os.environ["HERMES_TEST_SSH_KEY"])
+    return Settings(data={**DEFAULT_CONFIG, "terminal": terminal}, env=dict(os.environ), home=home)
+
+
+@pytest.fixture(params=["local", "docker", "ssh"])
+def pool(request, tmp_path, monkeypatch):
+    skip = {"docker": _docker_skip, "ssh": _ssh_skip}.get(request.param, lambda: None)()
+    if skip:
+        pytest.skip(skip)
+    monkeypatch.setenv("HERMES_HOME", str(tmp_path / "home"))
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    p = BackendPool(_settings(request.param, tmp_path / "home"))
+    yield p
+    p.close_all()
+
+
+def _secs() -> str:
+    """A sleep length unique to this run: other test runs on the machine (ssh sees them) never match."""
+    return str(random.randint(100_000, 999_999))
+
+
+def _alive(backend, marker: str) -> int:
+    """How many processes on the backend's machine have `marker` in their command line."""
+    pattern = marker[:-1] + "[" + marker[-1] + "]"  # never matches the grep itself
+    res = backend.execute("for f in /proc/[0-9]*/cmdline; do tr '\\0' ' ' < \"$f\" 2>/dev/null; echo; done "
+                          f"| grep -c '{pattern}'; true", timeout=20)
+    lines = res.output.strip().splitlines()
+    return int(lines[-1]) if lines and lines[-1].isdigit() else 0
+
+
+def test_echo_and_exit_codes(pool):
+    b = pool.get("t")
+    res = b.execute("echo hello; echo oops >&2; exit 3")
+    assert res.exit_code == 3
+    assert "hello" in res.output and "oops" in res.output
+    assert b.execute("true").exit_code == 0
+
+
+def test_failing_command_is_data(pool):
+    res = pool.get("t").execute("ls /definitely/not/here")
+    assert res.exit_code != 0 and not res.timed_out
+    assert "not/here" in res.output
+    syntax = pool.get("t").execute("if then fi")
+    assert syntax.exit_code != 0
+
+
+def test_cd_and_export_persist(pool):
+    b = pool.get("t")
+    b.execute("mkdir -p /tmp/hermes-contract/sub && cd /tmp/hermes-contract/sub && export HERMES_CT=42")
+    res = b.execute("pwd; echo v=$HERMES_CT")
+    assert res.output.split() == ["/tmp/hermes-contract/sub", "v=42"]
+    assert b.cwd() == "/tmp/hermes-contract/sub"
+    once = b.execute("pwd", cwd="/")
+    assert once.output.strip() == "/" and b.execute("pwd").output.strip() == "/tmp/hermes-contract/sub"
+
+
+def test_tasks_are_isolated(pool):
+    a, b = pool.get("task-a"), pool.get("task-b")
+    assert a is not b and pool.get("task-a") is a
+    a.execute("cd /tmp && export HERMES_ONLY_A=yes")
+    res = b.execute("echo a=${HERMES_ONLY_A:-unset}; pwd")
+    assert "a=unset" in res.output
+    assert a.execute("pwd").output.strip() == "/tmp"
+
+
+def test_timeout_kills_the_process_group(pool):
+    b = pool.get("t")
+    s1, s2 = _secs(), _secs()
+    started = time.monotonic()
+    res = b.execute(f"sh -c 'sleep {s1}' & sleep {s2}; echo never", timeout=1)
+    assert time.monotonic() - started < 10
+    assert res.timed_out and res.exit_code == 124
+    assert "never" not in res.output and "timed out" in res.output
+    time.sleep(0.3)
+    assert _alive(b, f"sleep {s1}") == 0 and _alive(b, f"sleep {s2}") == 0
+
+
+def test_background_child_does_not_hang_the_call(pool):
+    b = pool.get("t")
+    started = time.monotonic()
+    res = b.execute(f"sleep {_secs()} & echo started")
+    assert res.output.strip() == "started" and res.exit_code == 0
+    assert time.monotonic() - started < 5
+
+
+def test_interrupt_stops_a_running_command(pool):
+    b = pool.get("t")
+    b.execute("true")  # connection and first-call setup are not what this measures
+    stop = threading.Event()
+    threading.Timer(0.5, stop.set).start()
+    started = time.monotonic()
+    secs = _secs()
+    res = b.execute(f"echo before; sleep {secs}", interrupt=stop)
+    assert time.monotonic() - started < 5
+    assert res.interrupted and res.exit_code == 130
+    assert "before" in res.output
+    assert _alive(b, f"sleep {secs}") == 0
+
+
+def test_stdin_and_undecodable_output(pool):
+    b = pool.get("t")
+    assert b.execute("cat", stdin="line one\nline two\n").output == "line one\nline two\n"
+    res = b.execute("printf 'a\\377b'")
+    assert res.output == "a\ufffdb"
+
+
+def test_huge_output_is_capped_with_marker(pool):
+    b = pool.get("t")
+    res = b.execute("head -c 5000000 /dev/zero | tr '\\0' a; echo; echo END")
+    assert res.exit_code == 0
+    assert len(res.output) < 2_100_000
+    assert "bytes omitted" in res.output and res.output.rstrip().endswith("END")
+    ctx = ToolContext(settings=pool.settings, task_id="t", backend_factory=pool.get)
+    out = json.loads(registry.dispatch("terminal", {"command": "seq 1 100000; echo DONE"}, ctx=ctx, task_id="t"))
+    assert out["exit_code"] == 0
+    assert "output truncated" in out["output"] and out["output"].rstrip().endswith("DONE")
+    assert out["output"].startswith("1\n2\n") and len(out["output"].encode()) < 52_000
+
+
+def test_file_primitives_round_trip(pool):
+    b = pool.get("t")
+    b.execute("mkdir -p /tmp/hermes-files && cd /tmp/hermes-files")
+    blob = bytes(range(256)) * 40
+    b.write_bytes("deep/dir/blob.bin", blob)
+    assert b.read_bytes("/tmp/hermes-files/deep/dir/blob.bin") == blob
+    assert b.read_bytes("deep/dir/blob.bin", limit=10) == blob[:10]
+    st = b.stat("deep/dir/blob.bin")
+    assert st["size"] == len(blob) and st["is_dir"] is False and st["mtime"] > 0
+    assert b.stat("deep/dir")["is_dir"] is True
+    assert b.stat("nope.txt") is None
+    b.write_bytes("deep/dir/blob.bin", b"replaced\n")
+    assert b.execute("cat deep/dir/blob.bin; ls -a deep/dir").output.split() == ["replaced", ".", "..", "blob.bin"]
+    with pytest.raises(FileNotFoundError):
+        b.read_bytes("missing.txt")
+    with pytest.raises(IsADirectoryError):
+        b.read_bytes("deep")
+
+
+def test_background_process_stdin_and_kill(pool):
+    b = pool.get("t")
+    manager = get_manager()
+    echo = manager.start("t", b, "read line; echo got:$line; pwd")
+    manager.write(echo.id, "hello\n", "t")
+    done = manager.wait(echo.id, "t", timeout=20)
+    assert done["status"] == "exited" and done["exit_code"] == 0
+    assert "got:hello" in done["output_tail"]
+    secs = _secs()
+    sleeper = manager.start("t", b, f"sleep {secs}")
+    time.sleep(0.5)
+    assert manager.poll(sleeper.id, "t")["status"] == "running"
+    assert manager.kill(sleeper.id, "t")["status"] == "killed"
+    time.sleep(0.3)
+    assert _alive(b, f"sleep {secs}") == 0
+    assert manager.cleanup("t") == 0
