@@ -19,7 +19,8 @@ _TRIGRAM = "messages_fts_trigram"
 # bm25 costs ~3 us per matching row, so a word found in 20,000 messages would take 60 ms to rank.
 # Only the newest _WINDOW matches are ranked (idf still counts every row): recent, relevant, fast.
 _WINDOW = 2500
-_ROUNDS = 3
+_LIKE_WINDOW = 300  # unranked LIKE scans need only enough rows to fill the sessions asked for
+_ROUNDS = 4
 _OPEN, _CLOSE = "\x02", "\x03"
 PER_SESSION = 3
 
@@ -99,14 +100,17 @@ def parse_query(text: str) -> ParsedQuery | None:
 
 
 def _filter_sql(f: Filters) -> tuple[str, list[object]]:
+    # A source filter as IN (subquery): one ephemeral index instead of a sessions lookup per hit.
     sql, params = [], []
-    for clause, value in (("s.source = ?", f.source), ("m.timestamp >= ?", f.since),
-                          ("m.timestamp < ?", f.until), ("s.id != ?", f.exclude_session)):
+    for clause, value in (("m.session_id IN (SELECT id FROM sessions WHERE source = ?)", f.source),
+                          ("m.timestamp >= ?", f.since), ("m.timestamp < ?", f.until),
+                          ("m.session_id != ?", f.exclude_session)):
         if value is not None:
             sql.append(clause)
             params.append(value)
-    if f.exclude_sources:
-        sql.append(f"s.source NOT IN ({','.join('?' * len(f.exclude_sources))})")
+    if f.exclude_sources:  # rarely selective: a correlated lookup beats building the excluded set
+        marks = ",".join("?" * len(f.exclude_sources))
+        sql.append(f"(SELECT source FROM sessions WHERE id = m.session_id) NOT IN ({marks})")
         params.extend(f.exclude_sources)
     return "".join(" AND " + s for s in sql), params
 
@@ -126,13 +130,11 @@ def _candidates(conn: sqlite3.Connection, q: ParsedQuery, expr: str | None, f: F
     where += "".join(" AND m.content LIKE ? ESCAPE '\\'" for _ in q.like_terms)
     params += [like_pattern(t) for t in q.like_terms]
     if expr is None:  # short CJK terms only: a scan, newest first
-        sql = (f"SELECT m.id, m.session_id, 0.0 AS score FROM messages m JOIN sessions s ON s.id = m.session_id "
-               f"WHERE 1 {where} ORDER BY m.id DESC LIMIT ?")
-        return conn.execute(sql, [*params, _WINDOW]).fetchall()
+        sql = f"SELECT m.id, m.session_id, 0.0 AS score FROM messages m WHERE 1 {where} ORDER BY m.id DESC LIMIT ?"
+        return conn.execute(sql, [*params, _LIKE_WINDOW]).fetchall()
     rank = "bm25(messages_fts, 1.0, 0.5, 0.3)" if q.table == _WORDS else f"bm25({q.table})"
     sql = (f"SELECT m.id, m.session_id, {rank} AS score FROM {q.table} "
-           f"JOIN messages m ON m.id = {q.table}.rowid JOIN sessions s ON s.id = m.session_id "
-           f"WHERE {q.table} MATCH ?{where} ORDER BY {q.table}.rowid DESC LIMIT ?")
+           f"JOIN messages m ON m.id = {q.table}.rowid WHERE {q.table} MATCH ?{where} ORDER BY {q.table}.rowid DESC LIMIT ?")
     return sorted(conn.execute(sql, [expr, *params, _WINDOW]).fetchall(), key=lambda r: r[2])
 
 
@@ -160,7 +162,7 @@ def _collect(conn: sqlite3.Connection, q: ParsedQuery, filters: Filters,
     groups: dict[str, tuple[float, list[int]]] = {}
     for _ in range(_ROUNDS):
         _group_into(groups, rows, limit)
-        if len(groups) >= limit or len(rows) < _WINDOW:
+        if len(groups) >= limit or len(rows) < (_WINDOW if expr else _LIKE_WINDOW):
             break
         rows = _candidates(conn, q, expr, filters, list(groups))
     return expr, dict(sorted(groups.items(), key=lambda kv: -kv[1][0]))
