@@ -46,7 +46,7 @@ def core_names(reg: ToolRegistry | None = None) -> set[str]:
     for entry in reg.entries():
         module = getattr(entry.handler, "__module__", "") or ""
         external = entry.toolset.startswith(("mcp-", "plugin-")) or module.startswith("hermes_agent.tools.mcp")
-        if module.startswith("hermes_agent.") and not external:
+        if module.startswith("hermes_agent.") and not external and entry.toolset != BRIDGE_TOOLSET:
             out.add(entry.name)
     return out
 
