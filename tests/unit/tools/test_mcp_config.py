@@ -7,7 +7,7 @@ import types
 
 import pytest
 
-from hermes_agent.tools.mcp.config import parse_server, parse_servers, tool_name, toolset_name
+from hermes_agent.tools.mcp.config import parse_servers, tool_name, toolset_name
 from hermes_agent.tools.mcp.convert import call_result_json, input_schema, trim_description
 from hermes_agent.tools.mcp.manager import McpManager
 
