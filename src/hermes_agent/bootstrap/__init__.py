@@ -9,6 +9,7 @@ from hermes_agent.config.settings import Settings
 from hermes_agent.core.agent import AgentServices, AIAgent, new_task_id
 from hermes_agent.events import Event, Notice
 from hermes_agent.tools.context import ToolContext
+from hermes_agent.tools.dispatch import resolve_tool_names
 from hermes_agent.tools.hooks import HookBus
 from hermes_agent.tools.registry import discover_builtin_tools
 
@@ -43,12 +44,14 @@ def build_agent(settings: Settings, *, platform: str = "cli", toolsets: list[str
     ctx = ToolContext(settings=settings, task_id=new_task_id())
     services = AgentServices(provider=provider, settings=settings, ctx=ctx, hooks=hooks)
     memory = wire_memory_and_todo(services, settings)
-    services.prompt_parts = prompt_parts(settings, memory)
-    services.refresh_prompt = lambda: prompt_parts(settings, memory, refresh=True)
+    enabled = platform_toolsets(settings, platform, toolsets)
+    with_skills = "skill_view" in resolve_tool_names(enabled)
+    services.prompt_parts = prompt_parts(settings, memory, with_skills=with_skills)
+    services.refresh_prompt = lambda: prompt_parts(settings, memory, with_skills=with_skills, refresh=True)
     wire_compression(services, settings, event_callback)
     wire_checkpoints(services, settings)
     agent = AIAgent(max_iterations=max_iterations or int(settings.get("agent.max_turns", 60) or 60),
-                    enabled_toolsets=platform_toolsets(settings, platform, toolsets),
+                    enabled_toolsets=enabled,
                     services=services, event_callback=event_callback, save_trajectories=save_trajectories)
     agent.tool_definitions()  # validate toolset names now: a typo is a config error, not a mid-turn surprise
     return agent

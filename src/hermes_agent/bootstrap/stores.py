@@ -29,14 +29,24 @@ def wire_memory_and_todo(services: AgentServices, settings: Settings) -> MemoryS
     return memory
 
 
-def prompt_parts(settings: Settings, memory: MemoryStore, *, skills_index: str = "", ignore_rules: bool = False,
+def skills_index(settings: Settings) -> str:
+    """Seed bundled skills (first run / updates, never over user edits) and return the compact index."""
+    from hermes_agent.skills.bundled import seed_bundled
+    from hermes_agent.skills.catalog import catalog_from_settings
+
+    seed_bundled(settings.home / "skills")
+    return catalog_from_settings(settings).index_text()
+
+
+def prompt_parts(settings: Settings, memory: MemoryStore, *, with_skills: bool = True, ignore_rules: bool = False,
                  platform_hint: str = "", refresh: bool = False) -> PromptParts:
     """Everything the system prompt needs, taken once at session start (refresh: retake the memory snapshot)."""
     cwd = os.getcwd()
     if refresh:
         memory.refresh_snapshot()
+    skills = skills_index(settings) if with_skills else ""
     persona, blocks = ("", ()) if ignore_rules else persona_and_blocks(settings, cwd)
-    return PromptParts(persona=persona, memory=memory.snapshot(), skills_index=skills_index,
+    return PromptParts(persona=persona, memory=memory.snapshot(), skills_index=skills,
                        context_files=blocks, platform_hint=platform_hint, cwd=cwd)
 
 
