@@ -1,0 +1,165 @@
+"""The Approver seam and its implementations. Contract: `ask` returns "once", "session", "always" or
+"deny", never raises, and gives "deny" once `request.timeout` seconds pass without an answer."""
+
+from __future__ import annotations
+
+import os
+import select
+import threading
+import time
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Literal, Protocol, TextIO
+
+Choice = Literal["once", "session", "always", "deny"]
+CHOICES: tuple[Choice, ...] = ("once", "session", "always", "deny")
+_KEYS = {"o": "once", "once": "once", "y": "once", "yes": "once", "s": "session", "session": "session",
+         "a": "always", "always": "always", "d": "deny", "deny": "deny", "n": "deny", "no": "deny", "": "deny"}
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalRequest:
+    """What the user is asked about. `command` is the full text, never truncated; `kind` is
+    "command" for terminal commands and "write" for file writes to sensitive paths."""
+
+    command: str
+    pattern_key: str
+    description: str
+    pattern_keys: tuple[str, ...] = ()
+    kind: Literal["command", "write"] = "command"
+    session_id: str | None = None
+    timeout: float = 60.0
+
+
+class Approver(Protocol):
+    """Asks a human. `can_ask` is False for approvers that never reach anyone (the gate then denies
+    at once with an explanation instead of calling `ask`)."""
+
+    can_ask: bool
+
+    def ask(self, request: ApprovalRequest) -> Choice:
+        """The user's answer; "deny" on timeout or any failure."""
+        ...
+
+
+class AutoDenyApprover:
+    """For sessions with no way to ask (stdin not a terminal, cron, subagents): always deny."""
+
+    can_ask = False
+
+    def ask(self, request: ApprovalRequest) -> Choice:
+        return "deny"
+
+
+class AutoApprover:
+    """Approves everything once (tests, or an explicit --yolo frontend)."""
+
+    can_ask = True
+
+    def ask(self, request: ApprovalRequest) -> Choice:
+        return "once"
+
+
+class ScriptedApprover:
+    """Answers from a queue (tests). An empty queue denies; `delay` seconds are waited per answer,
+    and a delay longer than the request timeout ends in "deny" like a user who never answers."""
+
+    can_ask = True
+
+    def __init__(self, answers: Iterable[Choice] = (), *, delay: float = 0.0) -> None:
+        self.answers: deque[Choice] = deque(answers)
+        self.requests: list[ApprovalRequest] = []
+        self.delay = delay
+        self._lock = threading.Lock()
+
+    def ask(self, request: ApprovalRequest) -> Choice:
+        with self._lock:
+            self.requests.append(request)
+            answer = self.answers.popleft() if self.answers else "deny"
+        if self.delay:
+            time.sleep(min(self.delay, request.timeout))
+            if self.delay >= request.timeout:
+                return "deny"
+        return answer if answer in CHOICES else "deny"
+
+
+def render_prompt(request: ApprovalRequest) -> str:
+    """The prompt text: description, the full command (every line), and the four choices."""
+    title = ("Potentially dangerous command detected" if request.kind == "command"
+             else "Write to a sensitive path requested")
+    body = "\n".join("    " + line for line in request.command.splitlines() or [""])
+    return (f"\n⚠️  {title}: {request.description}\n{body}\n\n"
+            f"    [o]nce  |  [s]ession  |  [a]lways  |  [d]eny   (no answer in {request.timeout:g} s = deny)\n"
+            f"    Choice [o/s/a/D]: ")
+
+
+def parse_choice(answer: str) -> Choice | None:
+    """Map a typed answer to a choice; None when it is not one of them."""
+    return _KEYS.get(answer.strip().lower())  # type: ignore[return-value]
+
+
+class TerminalApprover:
+    """Prompts on the controlling terminal (/dev/tty) and waits with select(), so the timeout holds
+    even while nobody types. `stream_in`/`stream_out` replace the terminal (pipes in tests)."""
+
+    can_ask = True
+
+    def __init__(self, *, timeout: float | None = None, tty: str = "/dev/tty",
+                 stream_in: TextIO | int | None = None, stream_out: TextIO | None = None) -> None:
+        self.timeout = timeout
+        self.tty = tty
+        self.stream_in = stream_in
+        self.stream_out = stream_out
+
+    def ask(self, request: ApprovalRequest) -> Choice:
+        timeout = self.timeout if self.timeout is not None else request.timeout
+        try:
+            fd_in, out, opened = self._open()
+        except OSError:
+            return "deny"
+        try:
+            out.write(render_prompt(request))
+            out.flush()
+            return self._wait(fd_in, out, time.monotonic() + timeout, timeout)
+        except (OSError, ValueError):
+            return "deny"
+        finally:
+            for f in opened:
+                f.close()
+
+    def _open(self) -> tuple[int, TextIO, list]:
+        if self.stream_in is not None and self.stream_out is not None:
+            fd = self.stream_in if isinstance(self.stream_in, int) else self.stream_in.fileno()
+            return fd, self.stream_out, []
+        tty_in = open(self.tty, "rb", buffering=0)  # noqa: SIM115 - closed in ask()
+        try:
+            tty_out = open(self.tty, "w", encoding="utf-8")  # noqa: SIM115
+        except OSError:
+            tty_in.close()
+            raise
+        return tty_in.fileno(), tty_out, [tty_in, tty_out]
+
+    @staticmethod
+    def _wait(fd: int, out: TextIO, deadline: float, timeout: float) -> Choice:
+        buf = b""
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                out.write(f"\n    No answer within {timeout:g} s: denied.\n")
+                out.flush()
+                return "deny"
+            ready, _, _ = select.select([fd], [], [], remaining)
+            if not ready:
+                continue
+            chunk = os.read(fd, 1024)
+            if not chunk:
+                return "deny"
+            buf += chunk
+            while b"\n" in buf:
+                line, buf = buf.split(b"\n", 1)
+                choice = parse_choice(line.decode("utf-8", "replace"))
+                if choice is not None:
+                    return choice
+                out.write("    Please type o, s, a or d. Choice [o/s/a/D]: ")
+                out.flush()

@@ -1,0 +1,78 @@
+"""Dangerous-command detection (layer 2, pure): a pattern table applied to a normalised command.
+Public: detect_dangerous_command, detect_hardline_command, scan_command, classify_sensitive_path."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+from hermes_agent.approval.rules.analyse import Scanner
+from hermes_agent.approval.rules.lexer import clean
+from hermes_agent.approval.rules.table import DANGEROUS_RULES, HARDLINE_RULES, TEXT_RULES, Rule
+from hermes_agent.approval.rules.targets import classify_path as classify_sensitive_path
+
+__all__ = [
+    "DANGEROUS_RULES", "HARDLINE_RULES", "TEXT_RULES", "Finding", "Rule", "Scan", "classify_sensitive_path",
+    "detect_dangerous_command", "detect_hardline_command", "scan_command",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One matched pattern: its stable key, a human description, and whether it is always refused."""
+
+    key: str
+    description: str
+    hardline: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Scan:
+    """Everything found in one command. `views` are normalised forms for deny rules (with
+    wrappers and without); `compound` is True for pipelines, lists, redirections and substitutions."""
+
+    findings: tuple[Finding, ...]
+    views: tuple[str, ...]
+    compound: bool
+    normalised: str
+
+    @property
+    def hardline(self) -> Finding | None:
+        return next((f for f in self.findings if f.hardline), None)
+
+    @property
+    def dangerous(self) -> Finding | None:
+        return self.hardline or (self.findings[0] if self.findings else None)
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        return tuple(f.key for f in self.findings)
+
+
+def analyse_command(command: str) -> Scan:
+    """Scan one command (uncached; the public helpers below cache)."""
+    text = clean(command)
+    scanner = Scanner(views=True)
+    scanner.text(text)
+    findings = tuple(Finding(k, d, h) for k, d, h in scanner.findings)
+    views = tuple(dict.fromkeys([" ".join(text.split()), *scanner.views]))
+    normalised = views[1] if scanner.top_commands == 1 and len(views) > 1 else views[0]
+    return Scan(findings, views, scanner.top_compound, normalised)
+
+
+@lru_cache(maxsize=1024)
+def scan_command(command: str) -> Scan:
+    """Scan one command (cached: the gate asks about the same command several times)."""
+    return analyse_command(command)
+
+
+def detect_dangerous_command(command: str) -> tuple[bool, str | None, str | None]:
+    """(is_dangerous, pattern_key, description); hardline commands count as dangerous."""
+    f = scan_command(command).dangerous
+    return (True, f.key, f.description) if f else (False, None, None)
+
+
+def detect_hardline_command(command: str) -> tuple[bool, str | None, str | None]:
+    """(is_hardline, pattern_key, description) for the few commands refused even with --yolo."""
+    f = scan_command(command).hardline
+    return (True, f.key, f.description) if f else (False, None, None)

@@ -1,0 +1,375 @@
+"""A small, total bash lexer: text -> statements of simple commands (quotes, escapes, $(), backticks,
+<(), heredocs, ${VAR:-x}, $'..'). It never raises; malformed input sets `error` on the result."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass, field
+
+VAR = "\x00"  # unresolved expansion marker: VAR + name [+ "=" + default] + VAR (NULs are stripped from input)
+SUB = "\x01"  # the place of a command substitution inside a word's text
+
+_ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
+_CTRL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+_PLAIN = re.compile(r"[^\s'\"\\$`;&|<>()]+")
+_DQ_PLAIN = re.compile(r"[^\"\\$`]+")
+_NAME = re.compile(r"[A-Za-z_]\w*")
+_BRACE_VAR = re.compile(r"(\w+)(:?[-=])(.*)\Z", re.S)
+_BRACE_NAME = re.compile(r"[#!]?(\w+|[@*#?$!-])")
+_ANSI_C = re.compile(r"\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|[0-7]{1,3}|c.|.)", re.S)
+_C_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "v": "\v"}
+_OPS = ("&>>", "<<<", "<<-", ";;&", "&&", "||", "|&", ";;", ";&", ">>", "<<", "&>", ">&", "<&", "<>", ">|",
+        ";", "&", "|", "<", ">", "(", ")")
+REDIRECTS = frozenset({">", ">>", "<", "<<", "<<-", "<<<", "&>", "&>>", ">&", "<&", "<>", ">|"})
+_TOP_SEPARATORS = frozenset({";", "&", "&&", "||", "\n", ";;", ";&", ";;&"})
+
+
+def clean(text: str) -> str:
+    """Strip ANSI escapes, NUL/control characters and zero-width marks; fold fullwidth forms (NFKC)."""
+    if "\x1b" in text:
+        text = _ANSI.sub("", text)
+    if not text.isascii():
+        text = unicodedata.normalize("NFKC", text)
+        text = "".join(ch for ch in text if ch in "\t\n" or unicodedata.category(ch)[0] != "C")
+    return _CTRL.sub("", text)
+
+
+def decode_ansi_c(body: str) -> str:
+    """Decode the escapes of bash $'...' quoting (also used for printf format strings)."""
+
+    def repl(m: re.Match) -> str:
+        esc = m.group(1)
+        head = esc[0]
+        if head in "xuU":
+            return chr(int(esc[1:], 16))
+        if head.isdigit():
+            return chr(int(esc, 8))
+        if head == "c":
+            return chr(ord(esc[1]) & 0x1F)
+        return _C_ESCAPES.get(esc, esc)
+
+    return _ANSI_C.sub(repl, body)
+
+
+@dataclass(slots=True)
+class Word:
+    """One shell word: `text` with quotes removed; `subs` holds (kind, inner text) substitutions."""
+
+    text: str = ""
+    subs: list = field(default_factory=list)
+    quoted: bool = False
+
+
+@dataclass(slots=True)
+class Simple:
+    """A simple command: words, redirections (op, target word) and whether stdin is a pipe."""
+
+    words: list = field(default_factory=list)
+    redirects: list = field(default_factory=list)
+    pipe_in: bool = False
+
+
+class _Lexer:
+    def __init__(self, s: str) -> None:
+        self.s, self.i, self.n = s, 0, len(s)
+        self.error = False
+        self.tokens: list = []
+        self.pending: list = []  # heredocs waiting for the end of the line: (delimiter, strip_tabs, word)
+
+    def run(self) -> list:
+        s, n = self.s, self.n
+        while self.i < n:
+            c = s[self.i]
+            if c in " \t":
+                self.i += 1
+            elif c == "\n":
+                self.tokens.append("\n")
+                self.i += 1
+                if self.pending:
+                    self._heredoc_bodies()
+            elif c == "#":
+                end = s.find("\n", self.i)
+                self.i = n if end < 0 else end
+            elif c in "<>" and s.startswith("(", self.i + 1):
+                self.tokens.append(self._word())
+            elif c in ";&|<>()":
+                self._operator()
+            else:
+                word = self._word()
+                if (self.i < n and s[self.i] in "<>" and word.text.isdigit() and not word.quoted
+                        and not s.startswith("(", self.i + 1)):
+                    continue  # a file-descriptor number such as the 2 of 2>&1
+                self.tokens.append(word)
+        if self.pending:
+            self._heredoc_bodies()
+        return self.tokens
+
+    def _operator(self) -> None:
+        for op in _OPS:
+            if self.s.startswith(op, self.i):
+                self.i += len(op)
+                self.tokens.append(op)
+                if op in ("<<", "<<-"):
+                    self._heredoc_start(op)
+                return
+
+    def _heredoc_start(self, op: str) -> None:
+        while self.i < self.n and self.s[self.i] in " \t":
+            self.i += 1
+        delim = self._word()
+        body = Word(quoted=delim.quoted)
+        self.tokens.append(body)
+        self.pending.append((delim.text, op == "<<-", body))
+
+    def _heredoc_bodies(self) -> None:
+        for delim, strip_tabs, body in self.pending:
+            lines = []
+            while self.i < self.n:
+                end = self.s.find("\n", self.i)
+                end = self.n if end < 0 else end
+                line = self.s[self.i:end]
+                self.i = end + 1
+                if (line.lstrip("\t") if strip_tabs else line) == delim:
+                    break
+                lines.append(line)
+            text = "\n".join(lines)
+            if body.quoted:
+                body.text = text
+            else:
+                inner = _Lexer(text)
+                parts: list[str] = []
+                inner._dquote(body, parts, terminator=None)
+                body.text = "".join(parts)
+                self.error |= inner.error
+        self.pending = []
+        self.i = min(self.i, self.n)
+
+    def _word(self) -> Word:
+        s, n = self.s, self.n
+        w = Word()
+        parts: list[str] = []
+        while self.i < n:
+            c = s[self.i]
+            if c in " \t\n;&|()":
+                break
+            if c in "<>":
+                if not s.startswith("(", self.i + 1):
+                    break
+                inner = self._balanced(self.i + 2)
+                w.subs.append((c + "(", inner))
+                parts.append("/dev/fd/63")
+                continue
+            m = _PLAIN.match(s, self.i)
+            if m:
+                parts.append(m.group())
+                self.i = m.end()
+            elif c == "\\":
+                if self.i + 1 < n and s[self.i + 1] != "\n":
+                    parts.append(s[self.i + 1])
+                self.i += 2
+                w.quoted = True
+            elif c == "'":
+                end = s.find("'", self.i + 1)
+                if end < 0:
+                    self.error, end = True, n
+                parts.append(s[self.i + 1:end])
+                self.i = end + 1
+                w.quoted = True
+            elif c == '"':
+                self.i += 1
+                self._dquote(w, parts)
+                w.quoted = True
+            elif c == "$":
+                if self._dollar(w, parts, in_dq=False):
+                    break
+            else:  # backtick
+                self._backtick(w, parts)
+        w.text = "".join(parts)
+        return w
+
+    def _dquote(self, w: Word, parts: list[str], terminator: str | None = '"') -> None:
+        s, n = self.s, self.n
+        while self.i < n:
+            c = s[self.i]
+            m = _DQ_PLAIN.match(s, self.i)
+            if m:
+                parts.append(m.group())
+                self.i = m.end()
+            elif c == '"':
+                self.i += 1
+                if terminator:
+                    return
+                parts.append('"')
+            elif c == "\\":
+                if self.i + 1 < n and s[self.i + 1] != "\n":
+                    parts.append(s[self.i + 1])
+                self.i += 2
+            elif c == "$":
+                self._dollar(w, parts, in_dq=True)
+            else:
+                self._backtick(w, parts)
+        if terminator:
+            self.error = True
+
+    def _dollar(self, w: Word, parts: list[str], in_dq: bool) -> bool:
+        """Handle one `$` expansion; returns True when an unquoted $IFS splits the word here."""
+        s, i = self.s, self.i
+        nxt = s[i + 1] if i + 1 < self.n else ""
+        if nxt == "(":
+            if s.startswith("((", i + 1):
+                self._balanced(i + 3)
+                if self.i < self.n and s[self.i] == ")":
+                    self.i += 1
+                parts.append("0")
+                return False
+            inner = self._balanced(i + 2)
+            w.subs.append(("$(", inner))
+            parts.append(SUB)
+            return False
+        if nxt == "{":
+            return self._brace_var(parts, in_dq)
+        if nxt == "'" and not in_dq:
+            end = i + 2
+            while end < self.n and s[end] != "'":
+                end += 2 if s[end] == "\\" else 1
+            if end >= self.n:
+                self.error = True
+            parts.append(decode_ansi_c(s[i + 2:end]))
+            self.i = end + 1
+            w.quoted = True
+            return False
+        if nxt == '"' and not in_dq:
+            self.i = i + 2
+            self._dquote(w, parts)
+            w.quoted = True
+            return False
+        m = _NAME.match(s, i + 1)
+        if m:
+            self.i = m.end()
+            return self._var(m.group(), parts, in_dq)
+        if nxt and nxt in "@*#?$!-0123456789":
+            self.i = i + 2
+            parts.append(f"{VAR}{nxt}{VAR}")
+            return False
+        parts.append("$")
+        self.i = i + 1
+        return False
+
+    def _var(self, name: str, parts: list[str], in_dq: bool, default: str | None = None) -> bool:
+        if name == "IFS":
+            if in_dq:
+                parts.append(" ")
+                return False
+            return True
+        parts.append(f"{VAR}{name}{VAR}" if default is None else f"{VAR}{name}={default}{VAR}")
+        return False
+
+    def _brace_var(self, parts: list[str], in_dq: bool) -> bool:
+        s, depth, j = self.s, 0, self.i + 1
+        while j < self.n:
+            if s[j] == "{":
+                depth += 1
+            elif s[j] == "}":
+                depth -= 1
+                if depth == 0:
+                    break
+            j += 1
+        body = s[self.i + 2:j]
+        if j >= self.n:
+            self.error = True
+        self.i = j + 1
+        m = _BRACE_VAR.match(body)
+        if m:
+            default = m.group(3).replace('"', "").replace("'", "")
+            return self._var(m.group(1), parts, in_dq, default)
+        m = _BRACE_NAME.match(body)
+        return self._var(m.group(1) if m else body, parts, in_dq)
+
+    def _backtick(self, w: Word, parts: list[str]) -> None:
+        s, j = self.s, self.i + 1
+        buf: list[str] = []
+        while j < self.n and s[j] != "`":
+            if s[j] == "\\" and j + 1 < self.n:
+                buf.append(s[j + 1])
+                j += 2
+                continue
+            buf.append(s[j])
+            j += 1
+        if j >= self.n:
+            self.error = True
+        self.i = j + 1
+        w.subs.append(("`", "".join(buf)))
+        parts.append(SUB)
+
+    def _balanced(self, start: int) -> str:
+        """Text up to the `)` matching an opening paren just before `start`; moves past it."""
+        s, n, depth, j = self.s, self.n, 1, start
+        while j < n:
+            c = s[j]
+            if c == "\\":
+                j += 2
+                continue
+            if c == "'" or c == '"':
+                end = j + 1
+                while end < n and s[end] != c:
+                    end += 2 if (c == '"' and s[end] == "\\") else 1
+                j = end + 1
+                continue
+            if c == "(":
+                depth += 1
+            elif c == ")":
+                depth -= 1
+                if depth == 0:
+                    self.i = j + 1
+                    return s[start:j]
+            j += 1
+        self.error = True
+        self.i = n
+        return s[start:]
+
+
+def lex(text: str) -> tuple[list, bool]:
+    """Tokens (Word objects and operator strings) and whether the text was malformed."""
+    lexer = _Lexer(text)
+    tokens = lexer.run()
+    return tokens, lexer.error
+
+
+def parse(tokens: list) -> list[list[Simple]]:
+    """Group tokens into statements (split at top-level ; & && || newline) of simple commands."""
+    statements: list[list[Simple]] = []
+    current: list[Simple] = []
+    cmd = Simple()
+    depth = 0
+    redirect: str | None = None
+    for tok in tokens:
+        if isinstance(tok, Word):
+            if redirect:
+                cmd.redirects.append((redirect, tok))
+                redirect = None
+                continue
+            if not cmd.words and not tok.quoted and tok.text in ("{", "}"):
+                depth += 1 if tok.text == "{" else -1
+                continue
+            cmd.words.append(tok)
+            continue
+        if tok in REDIRECTS:
+            redirect = tok
+            continue
+        redirect = None
+        if cmd.words or cmd.redirects:
+            current.append(cmd)
+        cmd = Simple(pipe_in=tok in ("|", "|&"))
+        if tok == "(":
+            depth += 1
+        elif tok == ")":
+            depth = max(0, depth - 1)
+        elif tok in _TOP_SEPARATORS and depth == 0 and current:
+            statements.append(current)
+            current = []
+    if cmd.words or cmd.redirects:
+        current.append(cmd)
+    if current:
+        statements.append(current)
+    return statements

@@ -1,0 +1,140 @@
+"""The pattern table (data). Command rules match the canonical line of one simple command
+("name arg ..." after unwrapping, rm flags split and sorted first, paths folded); text rules match a
+whole command text. Keys are stable: they are what session approvals and command_allowlist store."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hermes_agent.approval.rules.targets import RAW_DISK
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One pattern: `names` limits a command rule to canonical command names; `via` to a wrapper
+    (find -exec, xargs); `hardline` rules are refused even with --yolo."""
+
+    key: str
+    description: str
+    pattern: str
+    names: tuple[str, ...] = ()
+    hardline: bool = False
+    via: str | None = None
+    needles: tuple[str, ...] = ()  # text rules: run only when one of these occurs (lower-cased text)
+    sql: str = ""  # text rules: "ci" = case-insensitive where an SQL client/driver appears, else exact case;
+    # "only" = only where an SQL client/driver appears
+
+
+_ROOT = r"/"
+_SYS = (r"/(?:etc|usr|bin|sbin|boot|lib|lib32|lib64|libx32|var|home|root|opt|srv|dev|proc|sys|snap|run|mnt"
+        r"|media|System|Library|Applications|Users|private|usr/(?:bin|sbin|lib|lib64|local|share|include)|var/lib)")
+_HOME = r"(?:~[\w.-]*|/home/[^/ ]+|/Users/[^/ ]+)"
+_END = r"(?= |$)"
+_RM_R = r"^(?:rm|rmdir) (?:-\S+ )*-(?:r|-recursive) (?:\S+ )*"
+_SHELLS = r"(?:sh|bash|zsh|dash|ksh|mksh|ash|fish|csh|tcsh)"
+
+HARDLINE_RULES: tuple[Rule, ...] = (
+    Rule("rm_root", "recursive delete of the root filesystem", _RM_R + _ROOT + _END, ("rm",), True),
+    Rule("rm_root", "rm --no-preserve-root", r"^rm (?:\S+ )*--no-preserve-root", ("rm",), True),
+    Rule("rm_system_dir", "recursive delete of a system directory", _RM_R + _SYS + _END, ("rm",), True),
+    Rule("rm_home", "recursive delete of a home directory", _RM_R + _HOME + _END, ("rm",), True),
+    Rule("mkfs", "format a filesystem (mkfs)", r"^", ("mkfs", "mke2fs", "mkdosfs", "mkntfs", "mkexfatfs", "newfs"), True),
+    Rule("mkfs", "format a filesystem (mkfs)", r"^mkfs\.\w+", (), True),
+    Rule("dd_raw_disk", "dd onto a raw disk", r"^dd (?:\S+ )*of=" + RAW_DISK + _END, ("dd",), True),
+    Rule("wipe_raw_disk", "wipe a raw disk", r"^\S+ (?:\S+ )*" + RAW_DISK + _END, ("shred", "blkdiscard"), True),
+    Rule("wipe_raw_disk", "wipe a raw disk", r"^\S+ (?:\S+ )*(?:-\w*a|--all|--zap-all|-Z|--zap|-o|-w) (?:\S+ )*" + RAW_DISK + _END,
+         ("wipefs", "sgdisk", "badblocks"), True),
+    Rule("shutdown", "shut down or reboot the machine", r"^(?!\S+ (?:\S+ )*-c\b)", ("shutdown", "reboot", "halt", "poweroff"), True),
+    Rule("shutdown", "shut down or reboot the machine (init/telinit)", r"^(?:init|telinit) [016sS]" + _END, ("init", "telinit"), True),
+    Rule("shutdown", "shut down or reboot the machine (systemctl)",
+         r"^systemctl (?:-\S+ )*(?:poweroff|reboot|halt|kexec|emergency|rescue|soft-reboot)\b", ("systemctl",), True),
+    Rule("kill_all", "kill every process (kill -1)", r"^kill -s \S+ --(?: \S+)* -1" + _END, ("kill",), True),
+    Rule("kill_all", "kill every process (killall5)", r"^", ("killall5",), True),
+)
+
+DANGEROUS_RULES: tuple[Rule, ...] = (
+    # deletes
+    Rule("recursive_delete", "recursive delete", r"^rm (?:-\S+ )*-(?:r|-recursive)" + _END, ("rm",)),
+    Rule("glob_delete", "delete every file in the directory (rm *)", r"^rm (?:-\S+ )*(?:\S+ )*(?:\*|\./\*|\.\*)" + _END, ("rm",)),
+    Rule("secure_delete", "irrecoverable delete (shred/srm/wipe)", r"^", ("shred", "srm", "wipe")),
+    Rule("find_delete", "find -delete", r"^find (?:\S+ )*-delete" + _END, ("find",)),
+    Rule("find_exec_rm", "find -exec rm", r"^", ("rm", "unlink", "shred", "rmdir"), via="find"),
+    Rule("xargs_rm", "xargs with rm", r"^", ("rm", "unlink", "shred", "rmdir"), via="xargs"),
+    Rule("rsync_delete", "rsync deleting files at the destination", r"^rsync (?:\S+ )*--(?:delete|del|remove-source-files)\S*" + _END, ("rsync",)),
+    Rule("move_to_devnull", "move files to /dev/null", r"^mv (?:\S+ )+/dev/null$", ("mv",)),
+    # permissions and ownership
+    Rule("world_writable", "make files world/other-writable (chmod 777, o+w)",
+         r"^chmod (?:-\S+ )*(?:[0-7]?[0-7]{2}[2367]" + _END + r"|(?:\S*,)?[ugo]*[ao][ugo]*[+=][rwxXst]*w)", ("chmod",)),
+    Rule("setuid", "set the setuid/setgid bit", r"^chmod (?:-\S+ )*(?:[2-7][0-7]{3}" + _END + r"|(?:\S*,)?[ugoa]*[+=][rwxXt]*s)", ("chmod",)),
+    Rule("recursive_perm_system", "recursive chmod/chown of the root, a system or a home directory",
+         r"^\S+ (?:\S+ )*(?:-R|--recursive|-\w*R\w*) (?:\S+ )*(?:" + _ROOT + "|" + _SYS + "|" + _HOME + ")" + _END,
+         ("chmod", "chown", "chgrp", "setfacl")),
+    Rule("chown_root", "recursive chown to root", r"^chown (?:-\S+ )*(?:-R|--recursive|-\w*R\w*) (?:-\S+ )*(?:root|0)(?:[:.]\S*)?" + _END, ("chown",)),
+    # disks
+    Rule("block_device_write", "dd onto a device", r"^dd (?:\S+ )*of=/dev/(?!null|zero|stdout|stderr|fd/|shm/)", ("dd",)),
+    Rule("disk_partition", "partition or wipe a disk",
+         r"^(?!\S+ (?:\S+ )*(?:-l|--list|-s|--show|print|-p|--print|-V|--version|-h|--help)" + _END + ")",
+         ("fdisk", "sfdisk", "gdisk", "cfdisk", "parted", "sgdisk", "wipefs", "mkswap")),
+    # services and processes
+    Rule("service_control", "stop/restart a system service",
+         r"^systemctl (?:-\S+ )*(?:stop|restart|disable|mask|kill|isolate|try-restart|reload-or-restart|daemon-reexec|set-default)\b", ("systemctl",)),
+    Rule("service_control", "stop/restart a system service", r"^service \S+ (?:stop|restart|force-reload|--full-restart)\b", ("service",)),
+    Rule("service_control", "stop/restart a system service", r"^\S+ (?:\S+ )*(?:stop|restart|down|kill|unload|bootout|remove|disable)\b",
+         ("rc-service", "sv", "launchctl", "initctl")),
+    Rule("hermes_gateway_control", "stop/restart the Hermes gateway", r"^hermes (?:\S+ )*gateway (?:stop|restart|uninstall)\b", ("hermes",)),
+    Rule("hermes_update", "update Hermes itself", r"^hermes (?:\S+ )*update\b", ("hermes",)),
+    Rule("force_kill", "force kill (kill -9 / SIGKILL)", r"^kill -s KILL\b", ("kill",)),
+    Rule("kill_init", "signal to PID 1 (init)", r"^kill -s \S+ --(?: \S+)* 1" + _END, ("kill",)),
+    Rule("kill_pgrep", "kill processes found by pgrep/pidof", r"^kill (?:\S+ )*\$\((?:pgrep|pidof)\b", ("kill",)),
+    Rule("kill_by_name", "kill processes by name (killall/pkill)", r"^", ("killall", "pkill", "xkill", "skill", "slay")),
+    Rule("kill_by_name", "kill processes using a file (fuser -k)", r"^fuser (?:\S+ )*-\w*k", ("fuser",)),
+    # git
+    Rule("git_reset_hard", "git reset --hard (discards uncommitted work)", r"^git reset (?:\S+ )*--hard\b", ("git",)),
+    Rule("git_force_push", "git force push", r"^git push (?:\S+ )*(?:--force(?:-with-lease|-if-includes)?(?:=\S*)?|-[a-zA-Z]*f[a-zA-Z]*|--mirror|\+\S+)" + _END, ("git",)),
+    Rule("git_push_delete", "delete a remote branch (git push --delete)", r"^git push (?:\S+ )*(?:--delete|-d|:\S+)" + _END, ("git",)),
+    Rule("git_clean", "git clean -f (deletes untracked files)",
+         r"^git clean (?!(?:\S+ )*(?:-\w*n\w*|--dry-run)" + _END + r")(?:\S+ )*(?:-[a-zA-Z]*f[a-zA-Z]*|--force)" + _END, ("git",)),
+    Rule("git_branch_force_delete", "git branch force delete",
+         r"^git branch (?:(?:\S+ )*-[a-zA-Z]*D|(?=(?:\S+ )*(?:-[a-zA-Z]*d[a-zA-Z]*|--delete)" + _END + r")(?=(?:\S+ )*(?:-[a-zA-Z]*f[a-zA-Z]*|--force)" + _END + r"))",
+         ("git",)),
+    Rule("git_discard", "discard all uncommitted changes (git checkout/restore .)", r"^git (?:checkout|restore)(?: --worktree| -W)?(?: --)? \.$", ("git",)),
+    Rule("git_stash_drop", "drop git stashes", r"^git stash (?:drop|clear)\b", ("git",)),
+    # containers and infrastructure
+    Rule("docker_stop", "stop/kill/remove containers",
+         r"^docker (?:container )?(?:stop|kill|restart|pause|rm (?:\S+ )*(?:-\w*f\w*|--force|-\w*v\w*|--volumes)" + _END + r")", ("docker",)),
+    Rule("docker_prune", "delete docker data (prune, volume rm)",
+         r"^docker (?:(?:system|volume|container|image|network|builder|buildx) prune|volume rm|rmi (?:\S+ )*(?:-f|--force)|network rm)\b", ("docker",)),
+    Rule("docker_compose_down", "docker compose down/stop/kill/restart/rm", r"^docker compose (?:down|stop|kill|restart|rm|pause)\b", ("docker",)),
+    Rule("cloud_destroy", "destroy cloud/cluster resources",
+         r"^(?:kubectl (?:\S+ )*(?:delete|drain)|terraform (?:\S+ )*destroy|helm (?:uninstall|delete)|aws s3 (?:rb|rm (?:\S+ )*--recursive)|gsutil (?:\S+ )*(?:rb|rm (?:\S+ )*-\w*r))\b",
+         ("kubectl", "terraform", "helm", "aws", "gsutil")),
+    # privilege
+    Rule("root_shell", "open a root shell (sudo su / sudo bash)", r"^(?:su|" + _SHELLS + r")(?: -\S*)*$", ("su", "sh", "bash", "zsh", "dash", "ksh", "fish"), via="sudo"),
+    Rule("root_shell", "switch user (su)", r"^su\b(?!.* -c\b)", ("su",)),
+    # system configuration
+    Rule("cron_remove", "remove all cron jobs (crontab -r)", r"^crontab (?:\S+ )*-\w*r", ("crontab",)),
+    Rule("firewall_change", "flush or disable the firewall",
+         r"^(?:(?:ip6?tables|iptables-legacy) (?:\S+ )*(?:-F|--flush|-X|-P \S+ ACCEPT)|ufw (?:disable|reset)|nft flush|firewall-cmd (?:\S+ )*--panic)", ("iptables", "ip6tables", "iptables-legacy", "ufw", "nft", "firewall-cmd")),
+    Rule("account_change", "delete a user or clear a password", r"^(?:userdel|deluser|groupdel|delgroup|passwd (?:\S+ )*-\w*d)", ("userdel", "deluser", "groupdel", "delgroup", "passwd")),
+    Rule("kernel_change", "load/unload kernel modules or change kernel parameters",
+         r"^(?:insmod|rmmod|modprobe (?:\S+ )*-\w*r|sysctl (?:\S+ )*(?:-w|\S+=))", ("insmod", "rmmod", "modprobe", "sysctl")),
+    Rule("reverse_shell", "network shell (nc -e / socat exec)", r"^(?:nc|ncat|netcat) (?:\S+ )*(?:-\w*[ec]|--exec|--sh-exec|--lua-exec)\b|^socat (?:\S+ )*(?:exec|system):",
+         ("nc", "ncat", "netcat", "socat")),
+    Rule("db_flush", "flush a Redis database", r"(?i)^redis-cli (?:\S+ )*(?:flushall|flushdb)\b", ("redis-cli",)),
+)
+
+TEXT_RULES: tuple[Rule, ...] = (
+    Rule("fork_bomb", "fork bomb", r"(?P<f>[\w:.-]+)\s*\(\s*\)\s*\{[^}]*?(?P=f)\s*[|&]+\s*(?P=f)", hardline=True, needles=("(",)),
+    Rule("fork_bomb", "fork bomb", r"function\s+(?P<f>[\w:.-]+)\s*(?:\(\s*\))?\s*\{[^}]*?(?P=f)\s*[|&]+\s*(?P=f)", hardline=True, needles=("function",)),
+    Rule("fork_bomb", "fork bomb", r"fork\s+while\s+fork|while\s*\(?\s*(?:True|1|true)\s*\)?\s*:?\s*\{?\s*(?:os\.)?fork\s*\(|for\s*\(\s*;\s*;\s*\)\s*\{?\s*fork\s*\(|loop\s*(?:do|\{)\s*fork\b",
+         hardline=True, needles=("fork",)),
+    Rule("sql_drop", "SQL DROP", r"\bDROP\s+(?:TABLE|DATABASE|SCHEMA|VIEW|INDEX|USER|ROLE|OWNED|COLLECTION)\b", needles=("drop",), sql="ci"),
+    Rule("sql_drop", "database drop", r"\.(?:dropDatabase|drop)\s*\(\s*\)", needles=("drop",), sql="only"),
+    Rule("sql_truncate", "SQL TRUNCATE", r"\bTRUNCATE\s+(?:TABLE\s+)?[\w.\"`\[]", needles=("truncate",), sql="ci"),
+    Rule("sql_delete_all", "SQL DELETE without WHERE",
+         r"\bDELETE\s+FROM\s+[\w.\"`\[\]]+(?:\s+(?:AS\s+)?\w+)?\s*(?:;|$|[\"')]|\n)", needles=("delete",), sql="ci"),
+    Rule("sql_delete_all", "delete every document", r"\.(?:deleteMany|remove)\s*\(\s*\{\s*\}\s*\)", needles=("delete", "remove"), sql="only"),
+)
+
+SQL_CONTEXT = (r"\b(?:psql|mysql|mariadb|sqlite3?|duckdb|sqlcmd|clickhouse(?:-client)?|cqlsh|cockroach|mongo(?:sh)?|snowsql|pgcli"
+               r"|mycli|litecli|usql|bq|spark-sql|hive|beeline|trino|presto)\b|\.execute\w*\s*\(|\.sql\b|\bdb\.\w+")

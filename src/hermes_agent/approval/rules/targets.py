@@ -1,0 +1,96 @@
+"""Path classification shared by command rules and the file-write gate: raw disks, devices,
+credentials, shell rc files, SSH files, .env files and system paths. Pure string work, no filesystem."""
+
+from __future__ import annotations
+
+import posixpath
+import re
+
+RAW_DISK = r"/dev/(?:sd[a-z]+\d*|hd[a-z]+\d*|vd[a-z]+\d*|xvd[a-z]+\d*|nvme\d+(?:n\d+)?(?:p\d+)?|mmcblk\d+(?:p\d+)?|disk\d+(?:s\d+)?|rdisk\d+|md\d+|dm-\d+|mapper/\S+|loop\d+|sr\d+)"
+_RAW_DISK = re.compile(RAW_DISK + r"\Z")
+_SAFE_DEV = re.compile(r"/dev/(?:null|zero|full|random|urandom|stdin|stdout|stderr|tty|fd/\S*|shm/\S*|pts/\S*|ptmx)\Z")
+_NET_DEV = re.compile(r"/dev/(?:tcp|udp)/")
+_SHELL_RC = frozenset({
+    ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc", ".zprofile", ".zshenv",
+    ".zlogin", ".zlogout", ".kshrc", ".cshrc", ".tcshrc", ".mkshrc", ".inputrc", ".bash_aliases",
+})
+_ENV_FILE = re.compile(r"\.env(?:\.[\w.-]+)?\Z")
+_ENV_TEMPLATE = re.compile(r"\.(?:example|sample|template|dist|defaults)\Z")
+_CREDENTIAL = re.compile(
+    r"(?:^|/)(?:\.aws/(?:credentials|config)|\.netrc|\.git-credentials|\.pgpass|\.docker/config\.json|\.kube/config"
+    r"|\.gnupg(?:/|\Z)|\.pypirc|\.npmrc|\.config/gh/hosts\.yml|\.my\.cnf)")
+_SYSTEM = re.compile(
+    r"/(?:etc|boot|usr|bin|sbin|lib|lib32|lib64|libx32|sys|proc/sys|var/spool/cron|var/lib/dpkg|System"
+    r"|Library/(?:LaunchDaemons|LaunchAgents))(?:/|\Z)")
+
+# (pattern_key, description, hardline)
+Class = tuple[str, str, bool]
+RAW_DISK_WRITE: Class = ("raw_disk_write", "write to a raw disk device", True)
+DEVICE_WRITE: Class = ("device_write", "write to a device file under /dev", False)
+NETWORK_REDIRECT: Class = ("network_redirect", "redirection to a network socket (/dev/tcp, /dev/udp)", False)
+SSH_WRITE: Class = ("ssh_write", "write to SSH keys or config (~/.ssh)", False)
+SHELL_RC_WRITE: Class = ("shell_rc_write", "write to a shell startup file (~/.bashrc, ~/.zshrc, ~/.profile...)", False)
+HERMES_CONFIG_WRITE: Class = ("hermes_config_write", "write to Hermes config or secrets (~/.hermes/config.yaml, .env)", False)
+ENV_FILE_WRITE: Class = ("env_file_write", "write to a .env secrets file", False)
+CREDENTIAL_WRITE: Class = ("credential_write", "write to a credential file (~/.aws, ~/.netrc, ~/.gnupg...)", False)
+SYSTEM_WRITE: Class = ("system_file_write", "write to or delete a system path (/etc, /usr, /boot, /bin...)", False)
+
+
+def norm_path(arg: str) -> str:
+    """Fold `$HOME`, duplicate slashes, `..` and trailing `/`, `/*`, `/.` of an absolute or ~ path."""
+    if not arg or arg[0] not in "/~$":
+        return arg
+    if arg.startswith("$"):
+        if not (arg.startswith("$HOME") or arg.startswith("${HOME}")):
+            return arg
+        arg = "~" + arg[7 if arg.startswith("${HOME}") else 5:]
+    while len(arg) > 1 and arg.endswith(("/*", "/.*", "/.", "/")):
+        arg = arg[:-2] if arg.endswith(("/*", "/.")) else (arg[:-3] if arg.endswith("/.*") else arg[:-1])
+    if arg.startswith("/") and ("//" in arg or "/." in arg):
+        arg = posixpath.normpath(arg)
+        if arg.startswith("//"):
+            arg = arg[1:]
+    return arg or "/"
+
+
+def classify_path(path: str, *, hermes_home: str | None = None) -> Class | None:
+    """The sensitivity class of a path that is about to be written, or None for ordinary files."""
+    p = norm_path(path.strip())
+    if not p:
+        return None
+    if p.startswith("/dev/"):
+        if _SAFE_DEV.match(p):
+            return None
+        if _NET_DEV.match(p):
+            return NETWORK_REDIRECT
+        return RAW_DISK_WRITE if _RAW_DISK.match(p) else DEVICE_WRITE
+    if not p.startswith(("/", "~")) and ("/.." in p or p.startswith("..")):
+        p = posixpath.normpath(p)
+    base = p.rsplit("/", 1)[-1]
+    if "/.ssh/" in p or p.startswith(".ssh/") or p.endswith("/.ssh") or p == ".ssh":
+        return SSH_WRITE
+    if base in _SHELL_RC or "/.config/fish/" in p:
+        return SHELL_RC_WRITE
+    if hermes_home and (p == f"{hermes_home}/config.yaml" or p == f"{hermes_home}/.env"):
+        return HERMES_CONFIG_WRITE
+    if re.search(r"(?:^|/)\.hermes/(?:config\.yaml|\.env)\Z", p):
+        return HERMES_CONFIG_WRITE
+    if _ENV_FILE.match(base) and not _ENV_TEMPLATE.search(base):
+        return ENV_FILE_WRITE
+    if _CREDENTIAL.search(p):
+        return CREDENTIAL_WRITE
+    if _SYSTEM.match(p):
+        return SYSTEM_WRITE
+    return None
+
+
+_PROTECTED = re.compile(
+    r"(?P<root>/)\Z|(?P<system>/(?:etc|usr|bin|sbin|boot|lib|lib32|lib64|libx32|var|home|root|opt|srv|dev|proc|sys|snap|run"
+    r"|mnt|media|System|Library|Applications|Users|private|usr/(?:bin|sbin|lib|lib64|local|share|include)|var/lib))\Z"
+    r"|(?P<home>~[\w.-]*|/home/[^/]+|/Users/[^/]+)\Z")
+
+
+def protected_dir(path: str) -> str | None:
+    """"root", "system" or "home" when deleting `path` recursively would destroy the machine or a home."""
+    m = _PROTECTED.match(norm_path(path))
+    return m.lastgroup if m else None
