@@ -1,0 +1,94 @@
+"""Plugins and MCP observed through the real `hermes chat -q` (scripted model on loopback).
+
+Skipped until bootstrap/core wire them (load_plugins, start_mcp, tool_search.assemble): the tests define
+the expected behaviour."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import model_config, run_hermes
+
+_PACKAGE = Path(importlib.util.find_spec("hermes_agent").origin).parent  # type: ignore[union-attr]
+
+
+def _wired(symbol: str, where: str = "bootstrap") -> bool:
+    """True once the lead's composition code mentions `symbol` (then these tests must pass)."""
+    return any(symbol in p.read_text(encoding="utf-8") for p in (_PACKAGE / where).rglob("*.py"))
+
+
+PLUGIN = '''
+from hermes_agent.tools.hooks import Block
+
+
+def register(ctx):
+    ctx.register_tool("shout", schema={"name": "shout", "description": "Upper-case text",
+                      "parameters": {"type": "object", "properties": {"text": {"type": "string"}},
+                                     "required": ["text"]}},
+                      handler=lambda args, **kw: '{"result": "%s"}' % args["text"].upper())
+    ctx.register_hook("pre_tool_call",
+                      lambda name, args, ctx: Block("shouting about cats is not allowed")
+                      if name == "shout" and "cat" in args.get("text", "") else None)
+'''
+
+
+@pytest.mark.skipif(not _wired("load_plugins"), reason="bootstrap does not load plugins yet (wiring request)")
+def test_plugin_tool_and_blocking_hook_through_chat(scripted, hermes_home):
+    d = hermes_home / "plugins" / "guard"
+    d.mkdir(parents=True)
+    (d / "plugin.yaml").write_text("name: guard\nversion: 1.0\n")
+    (d / "__init__.py").write_text(PLUGIN)
+    (hermes_home / "plugins" / "broken").mkdir()
+    (hermes_home / "plugins" / "broken" / "__init__.py").write_text("raise RuntimeError('bad plugin')\n")
+    model_config(hermes_home, scripted.url)
+    scripted.add({"tool_calls": [{"name": "shout", "arguments": {"text": "hello"}},
+                                 {"name": "shout", "arguments": {"text": "a cat"}}]},
+                 {"content": "done"})
+    out = run_hermes("chat", "-q", "shout twice", "-t", "plugin-guard", home=hermes_home)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == "done\n" and "Traceback" not in out.stderr
+    results = [m["content"] for m in scripted.requests[1]["body"]["messages"] if m["role"] == "tool"]
+    assert results[0] == '{"result": "HELLO"}'
+    assert "shouting about cats is not allowed" in results[1]
+
+
+@pytest.mark.skipif(not _wired("start_mcp") and not _wired("McpManager"),
+                    reason="bootstrap does not start MCP yet (wiring request)")
+def test_mcp_tool_through_chat(scripted, hermes_home):
+    if importlib.util.find_spec("mcp_server_time") is None:
+        pytest.skip("mcp-server-time is not installed (.ci/install-mcp-servers.sh)")
+    model_config(hermes_home, scripted.url,
+                 extra=f"mcp_servers:\n  time:\n    command: {sys.executable}\n    args: [-m, mcp_server_time]\n"
+                       "mcp_discovery_timeout: 20\n")
+    scripted.add({"tool_calls": [{"name": "mcp__time__get_current_time", "arguments": {"timezone": "Asia/Tokyo"}}]},
+                 {"content": "it is night in Tokyo"})
+    out = run_hermes("chat", "-q", "time in Tokyo?", "-t", "mcp-time", home=hermes_home)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == "it is night in Tokyo\n"
+    tool_msg = scripted.requests[1]["body"]["messages"][-1]
+    assert tool_msg["role"] == "tool" and "Asia/Tokyo" in tool_msg["content"]
+
+
+@pytest.mark.skipif(not _wired("load_plugins") or not _wired("tool_search", "core"),
+                    reason="plugins or tool search not wired yet (wiring request)")
+def test_deferred_plugin_tool_found_and_called_through_the_bridge(scripted, hermes_home):
+    d = hermes_home / "plugins" / "guard"
+    d.mkdir(parents=True)
+    (d / "__init__.py").write_text(PLUGIN)
+    model_config(hermes_home, scripted.url, extra="tools:\n  tool_search:\n    enabled: on\n")
+    scripted.add({"tool_calls": [{"name": "tool_search", "arguments": {"query": "upper case text"}}]},
+                 {"tool_calls": [{"name": "tool_call", "arguments": {"name": "shout", "arguments": {"text": "hi"}}},
+                                 {"name": "tool_call", "arguments": {"name": "shout", "arguments": {"text": "cat"}}}]},
+                 {"content": "HI"})
+    out = run_hermes("chat", "-q", "shout hi", "-t", "todo,plugin-guard", home=hermes_home)
+    assert out.returncode == 0, out.stderr
+    sent = [t["function"]["name"] for t in scripted.requests[0]["body"]["tools"]]
+    assert sent == ["todo", "tool_search", "tool_call"]
+    found = scripted.requests[1]["body"]["messages"][-1]["content"]
+    assert '"name": "shout"' in found and '"text"' in found
+    results = [m["content"] for m in scripted.requests[2]["body"]["messages"][-2:]]
+    assert results[0] == '{"result": "HI"}' and "shouting about cats is not allowed" in results[1]
