@@ -1,0 +1,47 @@
+"""`hermes doctor`: Python and dependencies, config validity, .env permissions, endpoint reachability,
+terminal backend, each tool's availability (with the reason) and plugin failures. Exit 1 if broken."""
+
+from __future__ import annotations
+
+import argparse
+
+from hermes_agent.config.settings import Settings
+
+# Doctor must run when config.yaml is broken: it re-reads the file itself (main.py honours this flag).
+TOLERATES_BROKEN_CONFIG = True
+_MARKS = {"ok": "✓", "info": "·", "warn": "!", "fail": "✗"}
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    """Register `hermes doctor`."""
+    p = subparsers.add_parser("doctor", help="diagnose the installation, config, endpoint and tools")
+    p.add_argument("--offline", action="store_true", help="do not contact the model endpoint")
+    p.add_argument("--timeout", type=float, default=5.0, help="seconds to wait for the endpoint (default 5)")
+
+
+def run(args: argparse.Namespace, settings: Settings) -> int:
+    """Print every finding; exit code 1 when any check failed."""
+    from hermes_agent.cli import doctor_checks as dc
+
+    print(f"Hermes doctor — home {settings.home}")
+    findings = [*dc.check_python(), *dc.check_dependencies()]
+    config_findings, loaded = dc.check_config(settings)
+    findings += config_findings
+    findings += dc.check_env_file()
+    if loaded is None:
+        findings.append(dc.Finding("info", "model endpoint not checked: config.yaml must load first"))
+    else:
+        settings = loaded
+        findings += dc.check_endpoint(settings, timeout=float(getattr(args, "timeout", 5.0)),
+                                      offline=bool(getattr(args, "offline", False)))
+    findings += dc.check_backend(settings)
+    findings += dc.check_tools(settings)
+    for f in findings:
+        print(f"  {_MARKS[f.level]} {f.text}")
+    fails = sum(f.level == "fail" for f in findings)
+    warns = sum(f.level == "warn" for f in findings)
+    if fails:
+        print(f"{fails} problem(s), {warns} warning(s). Fix the ✗ lines above.")
+        return 1
+    print(f"All good{f' ({warns} warning(s))' if warns else ''}.")
+    return 0

@@ -1,0 +1,182 @@
+"""The individual `hermes doctor` checks. Each returns Findings; none raises (a check that cannot run
+says so as a finding)."""
+
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from hermes_agent import paths
+from hermes_agent.config.settings import Settings
+from hermes_agent.errors import ConfigError
+
+Level = Literal["ok", "info", "warn", "fail"]
+_IMPORT_NAMES = {"python-dotenv": "dotenv", "readability-lxml": "readability", "python-telegram-bot": "telegram",
+                 "discord.py": "discord", "agent-client-protocol": "acp"}
+_REQ = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+_SKIP_EXTRAS = {"dev"}
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    level: Level
+    text: str
+
+
+def check_python() -> list[Finding]:
+    """Python >= 3.11 (the package's floor)."""
+    version = ".".join(map(str, sys.version_info[:3]))
+    ok = sys.version_info >= (3, 11)
+    return [Finding("ok" if ok else "fail", f"python {version} ({sys.executable})"
+                    + ("" if ok else ": Hermes needs Python 3.11 or newer"))]
+
+
+def _requirements() -> list[tuple[str, str | None]]:
+    """(distribution, extra or None) from the installed package metadata."""
+    from importlib.metadata import PackageNotFoundError, requires
+
+    try:
+        reqs = requires("hermes-agent") or []
+    except PackageNotFoundError:
+        return []
+    out = []
+    for req in reqs:
+        m = _REQ.match(req)
+        if not m:
+            continue
+        extra = re.search(r"extra\s*==\s*['\"]([^'\"]+)['\"]", req)
+        out.append((m.group(1), extra.group(1) if extra else None))
+    return out
+
+
+def check_dependencies() -> list[Finding]:
+    """Required libraries import (with their versions); optional extras are reported when missing."""
+    import importlib
+    import importlib.util
+    from importlib.metadata import PackageNotFoundError, version
+
+    found: list[Finding] = []
+    missing_extras: dict[str, list[str]] = {}
+    for dist, extra in _requirements():
+        if extra in _SKIP_EXTRAS:
+            continue
+        module = _IMPORT_NAMES.get(dist, dist.replace("-", "_").lower())
+        try:
+            ver = version(dist)
+        except PackageNotFoundError:
+            ver = ""
+        if extra:
+            if not ver or importlib.util.find_spec(module.split(".")[0]) is None:
+                missing_extras.setdefault(extra, []).append(dist)
+            else:
+                found.append(Finding("ok", f"{dist} {ver} (extra {extra})"))
+            continue
+        try:
+            importlib.import_module(module)
+        except Exception as exc:  # any import failure is what we are looking for
+            found.append(Finding("fail", f"{dist} {ver or '(not installed)'} does not import: "
+                                         f"{type(exc).__name__}: {exc}"))
+            continue
+        found.append(Finding("ok", f"{dist} {ver}"))
+    if missing_extras:
+        text = "; ".join(f"{extra} ({', '.join(dists)})" for extra, dists in missing_extras.items())
+        found.append(Finding("info", f"optional extras not installed: {text} — pip install 'hermes-agent[EXTRA]'"))
+    return found or [Finding("warn", "hermes-agent package metadata not found: dependencies not checked")]
+
+
+def check_config(settings: Settings) -> tuple[list[Finding], Settings | None]:
+    """config.yaml parses and loads; unknown keys and an old _config_version are warnings. Returns the
+    settings to use for the other checks (None when the user's config does not load)."""
+    from hermes_agent.cli.config_edit import ConfigDocument
+    from hermes_agent.config.loader import load_settings
+    from hermes_agent.config.migrate import CURRENT_VERSION, config_version, unknown_keys
+
+    cfg = Path(settings.config_file) if settings.config_file else paths.config_path()
+    if not cfg.exists():
+        return [Finding("warn", f"no {cfg} yet: defaults apply (run `hermes setup`)")], settings
+    try:
+        doc = ConfigDocument.load(cfg)
+        loaded = load_settings()
+    except ConfigError as exc:
+        return [Finding("fail", f"config: {exc}")], None
+    out = [Finding("ok", f"config {cfg} is valid")]
+    for item in unknown_keys(doc.data):
+        hint = f" (did you mean '{item.suggestion}'?)" if item.suggestion else ""
+        out.append(Finding("warn", f"config: unknown key '{item.key}' is ignored{hint}"))
+    version = config_version(doc.data)
+    if version < CURRENT_VERSION:
+        out.append(Finding("warn", f"config version {version} < {CURRENT_VERSION}: run `hermes config migrate`"))
+    return out, loaded
+
+
+def check_env_file() -> list[Finding]:
+    """.env exists with mode 0600 (it holds API keys)."""
+    env = paths.env_path()
+    if not env.exists():
+        return [Finding("info", f"no {env} (API keys may come from the environment)")]
+    mode = env.stat().st_mode & 0o777
+    if mode & 0o077:
+        return [Finding("warn", f"{env} is readable by group/others (mode {mode:04o}): run chmod 600 {env}")]
+    return [Finding("ok", f"{env} mode {mode:04o}")]
+
+
+def check_endpoint(settings: Settings, timeout: float, offline: bool) -> list[Finding]:
+    """The model endpoint resolves and answers GET /models (the user's own endpoint only)."""
+    from hermes_agent.cli.endpoint_probe import ProbeError, list_models
+    from hermes_agent.providers.profiles import resolve_endpoint
+
+    cfg = str(settings.config_file or paths.config_path())
+    try:
+        ep = resolve_endpoint(settings.model, settings.env, cfg)
+    except ConfigError as exc:
+        return [Finding("fail", f"model: {exc}")]
+    head = f"model {ep.model} via {ep.provider} at {ep.base_url}"
+    if offline:
+        return [Finding("info", f"{head} (not contacted: --offline)")]
+    try:
+        res = list_models(ep.base_url, ep.api_key, timeout=timeout)
+    except ProbeError as exc:
+        return [Finding("fail", f"{head}: {exc}")]
+    out = [Finding("ok", f"{head}: answered in {res.seconds * 1000:.0f} ms ({len(res.models)} models)")]
+    if res.models and ep.model not in res.models:
+        out.append(Finding("warn", f"model {ep.model!r} is not in the endpoint's model list "
+                                   f"(e.g. {', '.join(res.models[:3])}); `hermes model` picks one"))
+    return out
+
+
+def check_tools(settings: Settings) -> list[Finding]:
+    """Each tool enabled for the CLI: available, or the reason it is not; plugin load failures."""
+    from hermes_agent.cli.tool_report import enabled_toolsets, inventory, selected_tools
+
+    try:
+        inv = inventory(settings)
+        toolsets = enabled_toolsets(settings, "cli")
+    except Exception as exc:  # tool discovery runs third-party code (plugins); report it
+        return [Finding("fail", f"tools could not be inspected: {type(exc).__name__}: {exc}")]
+    names = sorted(selected_tools(toolsets, inv.dynamic))
+    statuses = [inv.status(n) for n in names]
+    absent = [s.name for s in statuses if s.name not in inv.tools]
+    ready = [s for s in statuses if s.name in inv.tools and s.available]
+    out = [Finding("ok", f"{len(ready)} tools ready for toolsets {', '.join(toolsets)}")]
+    out += [Finding("warn", f"tool {s.name} unavailable: {s.reason}")
+            for s in statuses if s.name in inv.tools and not s.available]
+    if absent:
+        out.append(Finding("info", f"not included in this installation: {', '.join(absent)}"))
+    out += [Finding("fail", f"plugin {name} failed to load: {why}") for name, why in sorted(inv.plugin_failures.items())]
+    return out
+
+
+def check_backend(settings: Settings) -> list[Finding]:
+    """The terminal backend's client program exists."""
+    import shutil
+
+    backend = str(settings.get("terminal.backend", "local") or "local")
+    need = {"docker": "docker", "ssh": "ssh", "singularity": "singularity"}.get(backend)
+    if need and not shutil.which(need):
+        return [Finding("fail", f"terminal backend {backend}: `{need}` is not on PATH")]
+    if backend == "ssh" and not settings.get("terminal.ssh_host"):
+        return [Finding("fail", "terminal backend ssh: terminal.ssh_host is not set")]
+    return [Finding("ok", f"terminal backend {backend}")]

@@ -1,0 +1,112 @@
+"""Compare a user's config.yaml with DEFAULT_CONFIG: missing options, unknown keys, version, env vars to ask.
+Pure functions over mappings; editing the file (keeping comments) is the CLI's job."""
+
+from __future__ import annotations
+
+import copy
+import difflib
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+
+from hermes_agent.config.defaults import DEFAULT_CONFIG, OPTIONAL_ENV_VARS
+
+CURRENT_VERSION: int = int(DEFAULT_CONFIG["_config_version"])
+_VERSION_KEY = "_config_version"
+
+
+@dataclass(frozen=True, slots=True)
+class UnknownKey:
+    """A key DEFAULT_CONFIG does not know; `suggestion` is the closest known key when one is near."""
+
+    key: str
+    suggestion: str | None
+
+
+def leaf_defaults(defaults: Mapping = DEFAULT_CONFIG, prefix: str = "") -> Iterator[tuple[str, object]]:
+    """(dotted key, default) for every option; empty mappings and non-mappings are leaves."""
+    for key, value in defaults.items():
+        if key == _VERSION_KEY and not prefix:
+            continue
+        dotted = f"{prefix}{key}"
+        if isinstance(value, Mapping) and value:
+            yield from leaf_defaults(value, dotted + ".")
+        else:
+            yield dotted, copy.deepcopy(value)
+
+
+def _lookup(user: Mapping, dotted: str) -> tuple[bool, bool]:
+    """(present, blocked): blocked means a parent exists but is not a mapping (e.g. `model: gpt-4`)."""
+    node: object = user
+    for part in dotted.split("."):
+        if not isinstance(node, Mapping):
+            return False, True
+        if part not in node:
+            return False, False
+        node = node[part]
+    return True, False
+
+
+def missing_options(user: Mapping) -> list[tuple[str, object]]:
+    """Options in DEFAULT_CONFIG the user's file does not set, with their defaults, in DEFAULT order.
+    Secret slots (model.api_key) are never listed: keys belong in .env."""
+    out = []
+    for dotted, default in leaf_defaults():
+        if is_secret_key(dotted.rsplit(".", 1)[-1]):
+            continue
+        present, blocked = _lookup(user, dotted)
+        if not present and not blocked:
+            out.append((dotted, default))
+    return out
+
+
+def _suggest(key: str, known: list[str]) -> str | None:
+    close = difflib.get_close_matches(key, known, n=1, cutoff=0.75)
+    return close[0] if close else None
+
+
+def unknown_keys(user: Mapping) -> list[UnknownKey]:
+    """Top-level keys DEFAULT_CONFIG lacks, plus keys inside known sections that look like typos."""
+    known_top = list(DEFAULT_CONFIG)
+    out = [UnknownKey(k, _suggest(str(k), known_top)) for k in user if k not in DEFAULT_CONFIG]
+    for section, defaults in DEFAULT_CONFIG.items():
+        value = user.get(section)
+        if not (isinstance(defaults, Mapping) and defaults and isinstance(value, Mapping)):
+            continue
+        names = list(defaults)
+        for key in value:
+            if key in defaults:
+                continue
+            # Sections accept extra keys (model.*, agent.* tuning); only a near miss is worth reporting.
+            hint = _suggest(str(key), names)
+            if hint:
+                out.append(UnknownKey(f"{section}.{key}", f"{section}.{hint}"))
+    return out
+
+
+def config_version(user: Mapping) -> int:
+    """The file's `_config_version` (0 when absent or not a number: never migrated)."""
+    try:
+        return int(user.get(_VERSION_KEY, 0) or 0)
+    except (TypeError, ValueError):
+        return 0
+
+
+def env_vars_to_ask(from_version: int, env: Mapping[str, str]) -> list[tuple[str, dict]]:
+    """Optional env vars introduced after `from_version` (metadata `since`, default 1) that are still unset."""
+    out = []
+    for name, meta in OPTIONAL_ENV_VARS.items():
+        since = int(meta.get("since", 1))
+        if since > from_version and not str(env.get(name, "")).strip():
+            out.append((name, meta))
+    return out
+
+
+def is_secret_key(name: str) -> bool:
+    """True for names that hold credentials (api_key, *_TOKEN, passwords, OPTIONAL_ENV_VARS marked password)."""
+    meta = OPTIONAL_ENV_VARS.get(name)
+    if meta is not None:
+        return bool(meta.get("password"))
+    low = name.lower()
+    if any(word in low for word in ("api_key", "apikey", "token", "secret", "password", "passwd")):
+        return True
+    return name.isupper() and name.endswith("_KEY")  # FAL_KEY yes; terminal.ssh_key (a path) no
