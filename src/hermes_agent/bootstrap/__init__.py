@@ -14,6 +14,7 @@ from hermes_agent.tools.hooks import HookBus
 from hermes_agent.tools.registry import discover_builtin_tools
 
 from .provider import build_provider
+from .session import SessionBinding, shared_store
 from .stores import prompt_parts, wire_checkpoints, wire_compression, wire_memory_and_todo
 
 __all__ = ["build_agent", "build_provider", "platform_toolsets"]
@@ -35,7 +36,8 @@ def platform_toolsets(settings: Settings, platform: str, override: list[str] | N
 
 def build_agent(settings: Settings, *, platform: str = "cli", toolsets: list[str] | None = None,
                 event_callback: Callable[[Event], None] | None = None, max_iterations: int | None = None,
-                approver: object = None, interactive: bool = False, save_trajectories: bool = False) -> AIAgent:
+                approver: object = None, interactive: bool = False, save_trajectories: bool = False,
+                resume: str | None = None, persist: bool = True) -> AIAgent:
     """Everything a frontend needs: provider chain, tools, hooks, context, stores."""
     notify = (lambda text: event_callback(Notice(text, "warning"))) if event_callback else None
     provider = build_provider(settings, notify)
@@ -48,10 +50,24 @@ def build_agent(settings: Settings, *, platform: str = "cli", toolsets: list[str
     with_skills = "skill_view" in resolve_tool_names(enabled)
     services.prompt_parts = prompt_parts(settings, memory, with_skills=with_skills)
     services.refresh_prompt = lambda: prompt_parts(settings, memory, with_skills=with_skills, refresh=True)
-    wire_compression(services, settings, event_callback)
+    binding = _wire_session(services, settings, platform) if persist else None
+    wire_compression(services, settings, event_callback, binding.on_compressed if binding else None)
     wire_checkpoints(services, settings)
     agent = AIAgent(max_iterations=max_iterations or int(settings.get("agent.max_turns", 60) or 60),
                     enabled_toolsets=enabled,
                     services=services, event_callback=event_callback, save_trajectories=save_trajectories)
     agent.tool_definitions()  # validate toolset names now: a typo is a config error, not a mid-turn surprise
+    if resume and binding is not None:
+        agent.history = binding.resume(resume)
     return agent
+
+
+def _wire_session(services: AgentServices, settings: Settings, platform: str) -> SessionBinding:
+    store = shared_store(auto_title=settings.get("sessions.title_mode", "first_message") == "first_message")
+    binding = SessionBinding(store, services, platform)
+    services.persist = binding.persist
+    services.intercepts["session_search"] = binding.search
+    services.on_reset.append(binding.new_session)
+    services.closers.append(binding.end)
+    services.ctx.extras["session_binding"] = binding
+    return binding

@@ -62,12 +62,15 @@ def wire_checkpoints(services: AgentServices, settings: Settings) -> None:
     ctx.extras["checkpoint_store"] = store
 
 
-def wire_compression(services: AgentServices, settings: Settings, emit: Callable[[Event], None] | None) -> None:
+def wire_compression(services: AgentServices, settings: Settings, emit: Callable[[Event], None] | None,
+                     on_compressed: Callable[[CompressionResult], None] | None = None) -> None:
     """Automatic compression (summaries by the auxiliary `compression` model, or the main one)."""
     aux = auxiliary_provider(settings, "compression", services.provider)
     todos = services.ctx.extras.get("todo_store")
 
     def on_result(res: CompressionResult) -> None:
+        if on_compressed is not None:
+            on_compressed(res)
         if emit is not None and res.method != "none":
             emit(Notice(f"compressed context: {res.tokens_before} → {res.tokens_after} tokens ({res.method})"))
 

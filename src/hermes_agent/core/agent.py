@@ -37,6 +37,7 @@ class AgentServices:
     session_id: str | None = None
     trajectories_dir: object = None
     refresh_prompt: Callable[[], PromptParts] | None = None
+    on_reset: list[Callable[[], None]] = field(default_factory=list)
     closers: list[Callable[[], None]] = field(default_factory=list)
 
 
@@ -172,6 +173,8 @@ class AIAgent:
     def reset(self) -> None:
         """Start a fresh conversation (the system prompt is rebuilt on the next turn)."""
         self.history = []
+        for hook in self.services.on_reset:
+            hook()
         if self.services.refresh_prompt is not None:
             self.services.prompt_parts = self.services.refresh_prompt()
         self._loop.guard = type(self._loop.guard)(self._loop.guard.warn_after, self._loop.guard.hard_limit)

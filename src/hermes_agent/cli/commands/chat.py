@@ -40,10 +40,12 @@ def run_oneshot(args: argparse.Namespace, settings: Settings, query: str) -> int
     from hermes_agent.cli.render import ProgressPrinter
 
     toolsets = [t.strip() for t in args.toolsets.split(",")] if getattr(args, "toolsets", None) else None
-    printer = ProgressPrinter(quiet=bool(getattr(args, "quiet", False)))
+    quiet = bool(getattr(args, "quiet", False))
+    printer = ProgressPrinter(quiet=quiet)
+    resume = getattr(args, "resume", None) or ("latest" if getattr(args, "continue_last", False) else None)
     agent = build_agent(settings, platform="cli", toolsets=toolsets, event_callback=printer,
                         max_iterations=getattr(args, "max_iterations", None), interactive=sys.stdin.isatty(),
-                        save_trajectories=bool(getattr(args, "save_trajectories", False)))
+                        save_trajectories=bool(getattr(args, "save_trajectories", False)), resume=resume)
     try:
         outcome = agent.run_turn(query)
     except KeyboardInterrupt:
@@ -51,7 +53,10 @@ def run_oneshot(args: argparse.Namespace, settings: Settings, query: str) -> int
         print("hermes: interrupted", file=sys.stderr)
         return 130
     finally:
+        session_id = agent.session_id
         agent.close()
+    if session_id and not quiet:
+        print(f"session {session_id} (continue with: hermes chat --resume {session_id})", file=sys.stderr)
     text = outcome.final_text
     if not text.strip():
         print("hermes: the model returned an empty answer", file=sys.stderr)

@@ -1,0 +1,81 @@
+"""Sessions through the real `hermes`: persisted as they happen, resumed exactly, killed runs lose nothing."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+
+from tests.helpers import HERMES, model_config, run_hermes
+
+
+def _session_id(home) -> str:
+    from hermes_agent.storage.store import SessionStore
+
+    store = SessionStore(home / "state.db")
+    try:
+        return store.latest_session().id
+    finally:
+        store.close()
+
+
+def test_resume_restores_the_conversation_exactly(scripted, hermes_home):
+    model_config(hermes_home, scripted.url)
+    scripted.add({"tool_calls": [{"name": "todo", "arguments": {"todos": [{"id": "1", "content": "x",
+                                                                          "status": "pending"}]}}]},
+                 {"content": "first answer"}, {"content": "second answer"}, {"content": "third"})
+    assert run_hermes("chat", "-q", "first question", home=hermes_home).returncode == 0
+    sid = _session_id(hermes_home)
+    out = run_hermes("chat", "-q", "second question", "--resume", sid[:10], home=hermes_home)
+    assert out.returncode == 0, out.stderr
+    first_msgs, resumed = scripted.requests[1]["body"]["messages"], scripted.requests[2]["body"]["messages"]
+    assert resumed[: len(first_msgs)] == first_msgs  # byte-identical history incl. the system prompt
+    assert [m["role"] for m in resumed[len(first_msgs):]] == ["assistant", "user"]
+    assert run_hermes("chat", "-q", "third question", "--continue", home=hermes_home).returncode == 0
+    assert scripted.requests[3]["body"]["messages"][-1]["content"] == "third question"
+    assert len(scripted.requests[3]["body"]["messages"]) == len(resumed) + 2
+    show = run_hermes("sessions", "show", sid, home=hermes_home)
+    assert show.returncode == 0 and "second question" in show.stdout and "third question" in show.stdout
+
+
+def test_a_run_killed_mid_loop_keeps_every_completed_message(scripted, hermes_home, tmp_path):
+    model_config(hermes_home, scripted.url)
+    marker = tmp_path / "started"
+    scripted.add({"content": "working on it", "tool_calls": [{"name": "terminal", "arguments": {"command": "echo step-one"}}]},
+                 {"tool_calls": [{"name": "terminal", "arguments": {"command": f"touch {marker}; sleep 60"}}]})
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "HERMES_"))}
+    env["HERMES_HOME"] = str(hermes_home)
+    proc = subprocess.Popen([HERMES, "chat", "-q", "do the long task", "--yolo"], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 30
+    while not marker.exists() and time.time() < deadline:
+        time.sleep(0.05)
+    assert marker.exists(), "the second tool call never started"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(10)
+    show = run_hermes("sessions", "export", _session_id(hermes_home), "--format", "jsonl", home=hermes_home)
+    assert show.returncode == 0, show.stderr
+    rows = [json.loads(line) for line in show.stdout.splitlines() if line.strip()]
+    text = json.dumps(rows)
+    for expected in ("do the long task", "working on it", "step-one", "sleep 60"):
+        assert expected in text, f"{expected!r} lost after SIGKILL"
+
+
+def test_session_search_tool_finds_an_earlier_session(scripted, hermes_home):
+    model_config(hermes_home, scripted.url)
+    scripted.add({"content": "The deploy key lives in vault path kv/prod/zebra."},
+                 {"tool_calls": [{"name": "session_search", "arguments": {"query": "zebra"}}]}, {"content": "found it"})
+    assert run_hermes("chat", "-q", "where is the deploy key?", home=hermes_home).returncode == 0
+    assert run_hermes("chat", "-q", "remind me about the deploy key", home=hermes_home).returncode == 0
+    result = scripted.requests[2]["body"]["messages"][-1]
+    assert result["role"] == "tool" and "deploy key lives in vault path kv/prod/" in result["content"]
+
+
+def test_usage_and_cost_are_recorded(scripted, hermes_home):
+    model_config(hermes_home, scripted.url)
+    scripted.add({"content": "hi", "usage": {"prompt_tokens": 1200, "completion_tokens": 34}})
+    assert run_hermes("chat", "-q", "hi", home=hermes_home).returncode == 0
+    stats = run_hermes("sessions", "stats", home=hermes_home)
+    assert stats.returncode == 0 and ("1,200" in stats.stdout or "1200" in stats.stdout), stats.stdout
