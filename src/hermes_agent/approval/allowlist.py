@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import tempfile
 from pathlib import Path
 
@@ -16,11 +17,13 @@ def add_to_allowlist(config_path: Path, entries: list[str]) -> bool:
     from ruamel.yaml import YAML
     from ruamel.yaml.comments import CommentedMap, CommentedSeq
     from ruamel.yaml.error import YAMLError
-    from ruamel.yaml.util import load_yaml_guess_indent
 
+    yaml = YAML()
+    yaml.preserve_quotes = True
+    yaml.width = 4096
     try:
         text = config_path.read_text(encoding="utf-8") if config_path.exists() else ""
-        data, indent, block_seq_indent = load_yaml_guess_indent(text) if text.strip() else (None, 2, 0)
+        data = yaml.load(text) if text.strip() else None
     except (OSError, UnicodeDecodeError, YAMLError) as exc:
         log.warning("cannot update %s: %s", config_path, exc)
         return False
@@ -36,12 +39,16 @@ def add_to_allowlist(config_path: Path, entries: list[str]) -> bool:
     for entry in entries:
         if entry not in current:
             current.append(entry)
-    yaml = YAML()
-    yaml.preserve_quotes = True
-    yaml.width = 4096
-    seq_offset = block_seq_indent or 0
-    yaml.indent(mapping=indent or 2, sequence=(indent or 2) + seq_offset, offset=seq_offset)
+    mapping, offset = _guess_indent(text)
+    yaml.indent(mapping=mapping, sequence=offset + 2, offset=offset)
     return _atomic_dump(yaml, data, config_path)
+
+
+def _guess_indent(text: str) -> tuple[int, int]:
+    """(mapping indent, dash offset of block sequences) as the user wrote them; ruamel's defaults otherwise."""
+    mapping = re.search(r"^[^\s#][^\n]*:[ \t]*(?:#[^\n]*)?\n(?:[ \t]*(?:#[^\n]*)?\n)*( +)[^\s#-]", text, re.M)
+    sequence = re.search(r"^[^\s#][^\n]*:[ \t]*(?:#[^\n]*)?\n(?:[ \t]*(?:#[^\n]*)?\n)*( *)- ", text, re.M)
+    return (len(mapping.group(1)) if mapping else 2), (len(sequence.group(1)) if sequence else 0)
 
 
 def _atomic_dump(yaml: object, data: object, path: Path) -> bool:

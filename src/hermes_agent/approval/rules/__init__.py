@@ -11,6 +11,8 @@ from hermes_agent.approval.rules.lexer import clean
 from hermes_agent.approval.rules.table import DANGEROUS_RULES, HARDLINE_RULES, TEXT_RULES, Rule
 from hermes_agent.approval.rules.targets import classify_path as classify_sensitive_path
 
+MAX_COMMAND_CHARS = 1_000_000
+
 __all__ = [
     "DANGEROUS_RULES", "HARDLINE_RULES", "TEXT_RULES", "Finding", "Rule", "Scan", "classify_sensitive_path",
     "detect_dangerous_command", "detect_hardline_command", "scan_command",
@@ -53,7 +55,10 @@ def analyse_command(command: str) -> Scan:
     """Scan one command (uncached; the public helpers below cache)."""
     text = clean(command)
     scanner = Scanner(views=True)
-    scanner.text(text)
+    if len(text) > MAX_COMMAND_CHARS:
+        scanner.add("oversized_command", f"command longer than {MAX_COMMAND_CHARS} characters; too large to inspect")
+    else:
+        scanner.text(text)
     findings = tuple(Finding(k, d, h) for k, d, h in scanner.findings)
     views = tuple(dict.fromkeys([" ".join(text.split()), *scanner.views]))
     normalised = views[1] if scanner.top_commands == 1 and len(views) > 1 else views[0]

@@ -8,10 +8,12 @@ from dataclasses import dataclass, field
 from functools import cache
 
 from hermes_agent.approval.rules import interp
+from hermes_agent.approval.rules.canonical import SHELLS, Unwrapped, basename
+from hermes_agent.approval.rules.effects import WRITE_OPS, arg_targets, download_targets
 from hermes_agent.approval.rules.lexer import SUB, VAR, Simple, Word, decode_ansi_c, lex, parse
 from hermes_agent.approval.rules.table import DANGEROUS_RULES, HARDLINE_RULES, SQL_CONTEXT, TEXT_RULES
 from hermes_agent.approval.rules.targets import classify_path
-from hermes_agent.approval.rules.unwrap import SHELLS, Unwrapped, basename, unwrap
+from hermes_agent.approval.rules.unwrap import unwrap
 
 MAX_DEPTH = 8
 MAX_TEXTS = 96
@@ -22,7 +24,6 @@ _ASSIGN = re.compile(r"([A-Za-z_]\w*)\+?=(.*)\Z", re.S)
 _VAR_RX = re.compile(VAR + r"([^" + VAR + r"=]*)(?:=([^" + VAR + r"]*))?" + VAR)
 _BRACES = re.compile(r"\{([^{}\s]*,[^{}\s]*)\}\Z")
 _CHMOD_X = re.compile(r"(?:[ugoa]*\+[rwxXst]*x[rwxXst]*|0?[0-7]?[1357][0-7]{2})\Z")
-_WRITE_OPS = frozenset({">", ">>", "&>", "&>>", ">|", "<>"})
 _STDIN_OPS = frozenset({"<<", "<<-", "<<<"})
 _SOURCES = frozenset({"source", ".", "eval"})
 
@@ -260,11 +261,11 @@ class Scanner:
     # -- effects ------------------------------------------------------------------------------------
 
     def _writes(self, u: Unwrapped, redirects: list) -> None:
-        targets = [t for op, t in redirects if op in _WRITE_OPS or (op == ">&" and not t.isdigit() and t != "-")]
+        targets = [t for op, t in redirects if op in WRITE_OPS or (op == ">&" and not t.isdigit() and t != "-")]
         for op, t in redirects:
             if op in ("<", "<&", "<>") and t.startswith(("/dev/tcp/", "/dev/udp/")):
                 targets.append(t)
-        targets.extend(_arg_targets(u))
+        targets.extend(arg_targets(u))
         for t in targets:
             cls = classify_path(t)
             if cls:
@@ -282,7 +283,7 @@ class Scanner:
 
     def _downloads(self, u: Unwrapped, cmd: Cmd, redirects: list, env: _Env) -> None:
         if cmd.downloads:
-            env.downloaded.update(_download_targets(u, redirects))
+            env.downloaded.update(download_targets(u, redirects))
             return
         if not env.downloaded:
             return
@@ -372,44 +373,3 @@ def _render_sub(inner: str) -> str:
             out = [w.text for w in words[1:] if w.text not in ("-n", "-e")]
             return decode_ansi_c(" ".join(out)) if words[0].text == "printf" else " ".join(out)
     return "$(" + " ".join(inner.split()) + ")"
-
-
-def _download_targets(u: Unwrapped, redirects: list) -> set:
-    out = [t for op, t in redirects if op in _WRITE_OPS]
-    args = u.args
-    for i, a in enumerate(args):
-        if a in ("-o", "--output", "-O", "--output-document") and i + 1 < len(args) and not (u.name == "curl" and a == "-O"):
-            out.append(args[i + 1])
-        elif a.startswith(("--output=", "--output-document=")):
-            out.append(a.split("=", 1)[1])
-        elif "://" in a:
-            out.append(a.split("?", 1)[0].rstrip("/").rsplit("/", 1)[-1])
-    return {basename(x).lower() for x in out if x and x != "-"}
-
-
-def _arg_targets(u: Unwrapped) -> list:
-    name, args = u.name, u.args
-    operands = [a for a in args if not a.startswith("-")]
-    if name == "tee" or name in ("rm", "unlink", "truncate", "shred", "srm", "sudoedit", "rmdir"):
-        return operands
-    if name == "mv":
-        return operands
-    if name in ("cp", "install", "ln", "rsync", "scp", "ditto", "rcp"):
-        for i, a in enumerate(args):
-            if a in ("-t", "--target-directory") and i + 1 < len(args):
-                return [args[i + 1]]
-            if a.startswith("--target-directory="):
-                return [a.split("=", 1)[1]]
-        return operands[-1:] if len(operands) >= 2 else []
-    if u.inplace and name in ("sed", "gsed"):
-        scripted = any(a in ("-e", "-f", "--expression", "--file") or a.startswith(("--expression=", "--file=")) for a in args)
-        return operands if scripted else operands[1:]
-    if u.inplace and u.code:
-        return [a for a in operands if a != u.code[1]]
-    if name == "dd":
-        return [a[3:] for a in args if a.startswith("of=")]
-    if name in ("curl", "wget"):
-        flags = ("-o", "--output") if name == "curl" else ("-O", "--output-document")
-        return [args[i + 1] for i, a in enumerate(args[:-1]) if a in flags] + [
-            a.split("=", 1)[1] for a in args if a.startswith(flags[1] + "=")]
-    return []

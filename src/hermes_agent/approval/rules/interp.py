@@ -36,7 +36,7 @@ _STR = re.compile(r"'((?:[^'\\\n]|\\.)*)'|\"((?:[^\"\\\n]|\\.)*)\"")
 _BACKTICK = re.compile(r"`([^`]*)`")
 _LIST = re.compile(r"\[([^\[\]]*)\]")
 _ARGV_CALL = re.compile(r"\(\s*(['\"])([^'\"]+)\1\s*,\s*\[([^\[\]]*)\]")
-_PERL_Q = re.compile(r"\bq[qx]?\s*(?:\{([^}]*)\}|\(([^)]*)\)|\[([^\]]*)\]|/([^/]*)/|\|([^|]*)\|)")
+_SEPARATORS = str.maketrans({c: ";" for c in "'\"`{}()[],"})
 _ONLY_STRINGS = re.compile(r"\s*(?:(?:'[^']*'|\"[^\"]*\")\s*,?\s*)+\Z")
 _B64 = re.compile(r"[A-Za-z0-9+/]{8,}={0,2}\Z")
 _HEX = re.compile(r"(?:[0-9a-fA-F]{2}){4,}\Z")
@@ -75,8 +75,6 @@ def _literals(code: str, lang: str) -> list[str]:
     for m in _ARGV_CALL.finditer(code):
         if _ONLY_STRINGS.match(m.group(3)):
             out.append(" ".join([m.group(2), *(_unescape(a or b) for a, b in _STR.findall(m.group(3)))]))
-    if lang in ("perl", "ruby"):
-        out += ["".join(groups) for groups in _PERL_Q.findall(code)]
     return [s for s in out if s.strip()]
 
 
@@ -117,6 +115,9 @@ def scan_code(scanner: Scanner, lang: str, code: str, depth: int) -> None:
     if runs:
         for lit in literals:
             scanner.text(lit, depth + 1)
+        # Fallback for quoting this parser does not model (perl qq{}, ruby %w, concatenations):
+        # the code itself, with every quote and bracket turned into a command separator.
+        scanner.text(code.translate(_SEPARATORS), depth + 1)
         if _DECODE.search(code):
             scanner.add("decoded_exec", f"{lang} code runs a decoded payload")
     if (runs or _EVAL.search(code)) and _REMOTE.search(code):

@@ -124,7 +124,7 @@ DANGEROUS_RULES: tuple[Rule, ...] = (
 )
 
 TEXT_RULES: tuple[Rule, ...] = (
-    Rule("fork_bomb", "fork bomb", r"(?P<f>[\w:.-]+)\s*\(\s*\)\s*\{[^}]*?(?P=f)\s*[|&]+\s*(?P=f)", hardline=True, needles=("(",)),
+    Rule("fork_bomb", "fork bomb", r"(?<![\w:.-])(?P<f>[\w:.-]+)\s*\(\s*\)\s*\{[^}]*?(?P=f)\s*[|&]+\s*(?P=f)", hardline=True, needles=("(",)),
     Rule("fork_bomb", "fork bomb", r"function\s+(?P<f>[\w:.-]+)\s*(?:\(\s*\))?\s*\{[^}]*?(?P=f)\s*[|&]+\s*(?P=f)", hardline=True, needles=("function",)),
     Rule("fork_bomb", "fork bomb", r"fork\s+while\s+fork|while\s*\(?\s*(?:True|1|true)\s*\)?\s*:?\s*\{?\s*(?:os\.)?fork\s*\(|for\s*\(\s*;\s*;\s*\)\s*\{?\s*fork\s*\(|loop\s*(?:do|\{)\s*fork\b",
          hardline=True, needles=("fork",)),

@@ -1,0 +1,327 @@
+"""Canonical forms of the commands the pattern table knows: rm flags split and sorted, kill signals
+named, git/docker global options stripped, and the payloads commands run (sh -c, eval, su -c, ssh,
+find -exec, interpreter code, programs passed as options). Pure string work."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from hermes_agent.approval.rules.targets import norm_path
+
+SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "csh", "tcsh", "rbash", "yash", "posh"})
+_INTERP = re.compile(r"(python[\d.]*|pypy[\d.]*|perl[\d.]*|ruby[\d.]*|node|nodejs|bun|deno|php[\d.]*|lua[\d.]*|luajit|rscript|osascript)\Z")
+AWKS = frozenset({"awk", "gawk", "mawk", "nawk", "busybox-awk"})
+_GIT_GLOBAL_ARG = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path", "--config-env"})
+_DOCKER_GLOBAL_ARG = frozenset({"-H", "--host", "--context", "-c", "--config", "-l", "--log-level", "--tlscacert",
+                                "--tlscert", "--tlskey", "--url", "--connection"})
+_COMPOSE_GLOBAL_ARG = frozenset({"-f", "--file", "-p", "--project-name", "--profile", "--env-file", "--project-directory",
+                                 "--ansi", "--parallel", "--progress"})
+_SIGNALS = {"9": "KILL", "1": "HUP", "15": "TERM", "2": "INT", "3": "QUIT", "19": "STOP", "6": "ABRT"}
+
+
+@dataclass(slots=True)
+class Unwrapped:
+    """A canonical command plus what it runs: shell payloads, nested commands and interpreter code."""
+
+    name: str = ""
+    raw_name: str = ""
+    args: list = field(default_factory=list)
+    words: list = field(default_factory=list)  # Word objects parallel to args (None where synthetic)
+    chain: list = field(default_factory=list)
+    payloads: list = field(default_factory=list)  # (shell text, Word or None)
+    commands: list = field(default_factory=list)  # (argv list, via)
+    code: tuple | None = None  # (language, program text)
+    findings: list = field(default_factory=list)  # (key, description, hardline)
+    views: list = field(default_factory=list)
+    stdin_code: bool = False
+    inplace: bool = False
+
+
+def basename(word: str) -> str:
+    return word.rsplit("/", 1)[-1] if "/" in word[:-1] else word
+
+
+def canonicalise(u: Unwrapped) -> None:
+    """Rewrite `u` into its canonical form and collect the payloads it runs."""
+    name = u.name
+    if name in SHELLS:
+        _shell(u)
+    elif name == "eval":
+        u.payloads.append((" ".join(u.args), u.words[0] if len(u.words) == 1 else None))
+    elif name == "trap" and len(u.args) >= 2 and u.args[0] != "-":
+        u.payloads.append((u.args[0], u.words[0]))
+    elif name in ("at", "batch"):
+        u.stdin_code = not any(a in ("-f", "-l", "-r", "-d", "-c") for a in u.args)
+    elif name == "crontab":
+        u.stdin_code = u.args in ([], ["-"])
+    elif name in ("su", "runuser", "sg", "script"):
+        _command_option(u)
+    elif name == "ssh":
+        _ssh(u)
+    elif name in ("watch", "flock"):
+        _watch_flock(u)
+    elif name == "find":
+        _find(u)
+    elif name == "git":
+        u.args = _strip_globals(u.args, _GIT_GLOBAL_ARG, u)
+    elif name in ("docker", "podman", "nerdctl", "docker-compose", "podman-compose"):
+        _docker(u)
+    elif name == "rm":
+        _rm(u)
+    elif name == "kill":
+        _kill(u)
+    elif name in AWKS:
+        u.code = ("awk", next((a for a in u.args if not a.startswith("-")), ""))
+    elif name in ("sed", "gsed"):
+        u.inplace = any(a.startswith("--in-place") or (a.startswith("-") and not a.startswith("--") and "i" in a)
+                        for a in u.args)
+    elif _INTERP.match(name):
+        _interpreter(u)
+    elif name in _EXEC_OPTIONS:
+        _exec_options(u, _EXEC_OPTIONS[name])
+    u.args = [norm_path(a) if a[:1] in ("/", "~", "$") else a for a in u.args]
+
+
+# options whose value is a program the command runs; True = running it is itself worth a prompt
+_EXEC_OPTIONS: dict[str, dict[str, bool]] = {
+    "sort": {"--compress-program": False},
+    "tar": {"--to-command": True, "--use-compress-program": False, "-I": False, "--rsh-command": False,
+            "--info-script": True, "-F": True, "--new-volume-script": True, "--checkpoint-action": True},
+    "rsync": {"-e": False, "--rsh": False},
+    "zip": {"-TT": True, "--unzip-command": True},
+    "man": {"-P": False, "--pager": False, "-H": False, "--html": False},
+    "vim": {"-c": False, "+": False}, "vi": {"-c": False, "+": False}, "nvim": {"-c": False, "+": False},
+    "ex": {"-c": False, "+": False},
+}
+_RUNNERS = re.compile(r"(?:.*/)?(?:sh|bash|zsh|dash|ksh|fish|python[\d.]*|perl|ruby|node|php|eval|exec)\b|.*[;&|`$]")
+
+
+def _exec_options(u: Unwrapped, options: dict[str, bool]) -> None:
+    args = u.args
+    for i, a in enumerate(args):
+        key, value = a, None
+        if a.startswith("--") and "=" in a:
+            key, value = a.split("=", 1)
+        elif a.startswith("+") and "+" in options:
+            key, value = "+", a[1:]
+        elif a[:2] in options and len(a) > 2 and not a.startswith("--"):
+            key, value = a[:2], a[2:]
+        if key not in options:
+            continue
+        if value is None:
+            value = args[i + 1] if i + 1 < len(args) else ""
+        always = options[key]
+        if key == "--checkpoint-action":
+            always, value = value.startswith("exec="), value.removeprefix("exec=")
+        if u.name in ("vim", "vi", "nvim", "ex"):
+            if not value.lstrip(":").startswith("!"):
+                continue
+            value, always = value.lstrip(":")[1:], True
+        u.payloads.append((value, None))
+        if always or _RUNNERS.match(value):
+            u.findings.append(("exec_via_option", f"{u.name} {key} runs a program ({value})", False))
+
+
+def _shell(u: Unwrapped) -> None:
+    has_c, flags, i = False, "", 0
+    while i < len(u.args):
+        a = u.args[i]
+        if a in ("-o", "+o", "-O", "+O", "--rcfile", "--init-file", "-C"):
+            i += 2
+            continue
+        if a == "--command" or a.startswith("--command="):
+            has_c = True
+            if "=" in a:
+                u.payloads.append((a.split("=", 1)[1], u.words[i]))
+                return
+            i += 1
+            break
+        if a == "--" or a == "-" or not a.startswith(("-", "+")):
+            break
+        flags += a[1:]
+        has_c = has_c or ("c" in a[1:] and not a.startswith("--"))
+        i += 1
+    operands = u.args[i:]
+    if has_c:
+        if operands:
+            u.payloads.append((operands[0], u.words[i]))
+        return
+    u.stdin_code = not operands or operands[0] in ("-", "--") or "s" in flags or operands[0] == "/dev/stdin"
+
+
+def _command_option(u: Unwrapped) -> None:
+    for i, a in enumerate(u.args):
+        if a in ("-c", "--command", "--session-command") or (a.startswith("-") and not a.startswith("--") and a.endswith("c")):
+            if i + 1 < len(u.args):
+                u.payloads.append((u.args[i + 1], u.words[i + 1]))
+            u.name = u.name + "-c"
+            return
+        if a.startswith("--command="):
+            u.payloads.append((a.split("=", 1)[1], u.words[i]))
+            u.name = u.name + "-c"
+            return
+    if u.name == "runuser" and "--" in u.args:
+        rest = u.args[u.args.index("--") + 1:]
+        if rest:
+            u.commands.append((rest, "runuser"))
+
+
+def _ssh(u: Unwrapped) -> None:
+    i = 0
+    while i < len(u.args):
+        a = u.args[i]
+        option = a[2:] if a.startswith("-o") and len(a) > 2 else (u.args[i + 1] if a == "-o" and i + 1 < len(u.args) else "")
+        if option.lower().startswith(("proxycommand", "localcommand", "permitlocalcommand=yes")):
+            u.payloads.append((option.split("=", 1)[-1].split(" ", 1)[-1] if "=" in option else option, None))
+            u.findings.append(("exec_via_option", "ssh -o ProxyCommand/LocalCommand runs a program", False))
+        if a.startswith("-") and len(a) > 1:
+            i += 2 if (len(a) == 2 and a[1] in "bcDEeFIiJLlmOopQRSWwB") else 1
+            continue
+        rest = u.args[i + 1:]
+        if rest:
+            u.payloads.append((" ".join(rest), u.words[i + 1] if len(rest) == 1 else None))
+        return
+
+
+def _watch_flock(u: Unwrapped) -> None:
+    args, i = u.args, 0
+    takes = "nd" if u.name == "watch" else "wE"
+    positional = 0 if u.name == "watch" else 1
+    while i < len(args):
+        a = args[i]
+        if u.name == "flock" and a in ("-c", "--command"):
+            if i + 1 < len(args):
+                u.payloads.append((args[i + 1], u.words[i + 1]))
+            return
+        if a.startswith("-") and len(a) > 1:
+            i += 2 if (len(a) == 2 and a[1] in takes) else 1
+            continue
+        if positional:
+            positional -= 1
+            i += 1
+            continue
+        break
+    rest = args[i:]
+    if rest:
+        u.payloads.append((" ".join(rest), u.words[i] if len(rest) == 1 else None))
+
+
+def _find(u: Unwrapped) -> None:
+    args, i = u.args, 0
+    while i < len(args):
+        if args[i] in ("-exec", "-execdir", "-ok", "-okdir"):
+            j = i + 1
+            while j < len(args) and args[j] not in (";", "+"):
+                j += 1
+            if j > i + 1:
+                u.commands.append((args[i + 1:j], "find"))
+            i = j
+        i += 1
+
+
+def _strip_globals(args: list, with_arg: frozenset, u: Unwrapped) -> list:
+    i = 0
+    while i < len(args) and args[i].startswith("-"):
+        key = args[i].split("=", 1)[0]
+        if key == "-c" and i + 1 < len(args):
+            _git_config(args[i + 1], u)
+        i += 2 if (key in with_arg and "=" not in args[i]) else 1
+    return args[i:]
+
+
+def _git_config(setting: str, u: Unwrapped) -> None:
+    key, _, value = setting.partition("=")
+    key = key.lower()
+    if key.startswith("alias.") and value.startswith("!"):
+        u.payloads.append((value[1:], None))
+        u.findings.append(("exec_via_option", "git -c alias running a shell command", False))
+    elif key in ("core.sshcommand", "core.pager", "core.editor", "core.fsmonitor", "core.hookspath", "diff.external",
+                 "credential.helper", "sequence.editor", "uploadpack.packobjectshook"):
+        u.payloads.append((value.lstrip("!"), None))
+        u.findings.append(("exec_via_option", f"git -c {key} runs a program", False))
+
+
+def _docker(u: Unwrapped) -> None:
+    args = list(u.args)
+    if u.name.endswith("-compose"):
+        args = ["compose", *args]
+    u.name = "docker"
+    args = _strip_globals(args, _DOCKER_GLOBAL_ARG, u)
+    if args[:1] == ["compose"]:
+        args = ["compose", *_strip_globals(args[1:], _COMPOSE_GLOBAL_ARG, u)]
+    u.args = args
+
+
+def _rm(u: Unwrapped) -> None:
+    flags, operands, ended = [], [], False
+    for a in u.args:
+        if ended or not a.startswith("-") or a == "-":
+            operands.append(a)
+        elif a == "--":
+            ended = True
+        elif a.startswith("--"):
+            flags.append(a)
+        else:
+            flags.extend("-r" if ch == "R" else f"-{ch}" for ch in a[1:])
+    u.args = [*dict.fromkeys(flags), *operands]
+
+
+def _kill(u: Unwrapped) -> None:
+    sig, ops, i, args = "TERM", [], 0, u.args
+    while i < len(args):
+        a = args[i]
+        if a in ("-s", "-n") and i + 1 < len(args):
+            sig, i = args[i + 1], i + 2
+            continue
+        if a == "--":
+            ops.extend(args[i + 1:])
+            break
+        if a.startswith("-") and not ops and i == 0 and len(a) > 1 and (len(args) > 1 or not a[1:].isdigit() or a != "-1"):
+            sig = a[1:]
+        else:
+            ops.append(a)
+        i += 1
+    sig = sig.upper().removeprefix("SIG")
+    u.args = ["-s", _SIGNALS.get(sig, sig), "--", *ops]
+
+
+def _interpreter(u: Unwrapped) -> None:
+    lang = _INTERP.match(u.name).group(1).rstrip("0123456789.")
+    args, i, code = u.args, 0, []
+    code_flags = {"python": "c", "pypy": "c", "perl": "eE", "ruby": "e", "node": "ep", "nodejs": "ep", "bun": "e",
+                  "php": "r", "lua": "e", "luajit": "e", "rscript": "e", "osascript": "e", "deno": ""}.get(lang, "e")
+    module = False
+    if lang == "deno" and args[:1] == ["eval"] and len(args) > 1:
+        code.append(args[1])
+    while i < len(args) and not code:
+        a = args[i]
+        i += 1
+        if a in ("--eval", "--print") and i < len(args):
+            code.append(args[i])
+            break
+        if a.startswith(("--eval=", "--print=")):
+            code.append(a.split("=", 1)[1])
+            break
+        if not a.startswith("-") or a in ("-", "--"):
+            break
+        for k, ch in enumerate(a[1:], 1):
+            if ch in code_flags:
+                rest = a[k + 1:]
+                code.append(rest if rest else (args[i] if i < len(args) else ""))
+                i += 0 if rest else 1
+                break
+            if ch == "i" and lang in ("perl", "ruby"):
+                u.inplace = True
+                break
+            if ch == "m" and lang in ("python", "pypy"):
+                module = True
+                break
+    for j, a in enumerate(args[i:], i):
+        if a in ("-e", "-E") and lang == "perl" and j + 1 < len(args):
+            code.append(args[j + 1])
+    if code:
+        u.code = (lang, "\n".join(code))
+    elif not module and lang != "osascript":
+        operands = [a for a in args if not a.startswith("-") or a == "-"]
+        u.stdin_code = not operands or operands[0] == "-"
