@@ -154,8 +154,10 @@ class McpManager:
         atexit.unregister(self.shutdown)
 
     async def _stop_all(self, timeout: float) -> None:
-        for conn in self._conns.values():
+        for conn, task in zip(self._conns.values(), self._tasks, strict=False):
             await conn.stop()
+            if not conn.status.connected:
+                task.cancel()  # still connecting or backing off: nothing to close gracefully
         if not self._tasks:
             return
         done, pending = await asyncio.wait(self._tasks, timeout=timeout)
