@@ -28,7 +28,7 @@ from hermes_agent.config.settings import Settings
 
 __all__ = [
     "ApprovalGate", "ApprovalRequest", "Approver", "AutoApprover", "AutoDenyApprover", "Choice", "Decision",
-    "ScriptedApprover", "TerminalApprover", "backend_isolation", "write_paths",
+    "ScriptedApprover", "TerminalApprover", "backend_isolation", "judge_prompt", "parse_verdict", "write_paths",
 ]
 
 log = logging.getLogger(__name__)
@@ -47,6 +47,26 @@ class Decision:
     reason: str
     pattern_key: str | None = None
     via: str = ""
+
+
+JUDGE_INSTRUCTIONS = (
+    "You review one shell command an AI agent wants to run on the user's machine. It matched a danger pattern: "
+    "{description}. Reply with exactly one word: APPROVE if it is clearly routine and low-risk in a development "
+    "workflow (for example deleting build output or node_modules), DENY if it could destroy data, weaken security "
+    "or affect the system beyond the project, ESCALATE if you are unsure and a human should decide.")
+
+
+def judge_prompt(command: str, description: str) -> str:
+    """The text to send to the auxiliary model for approvals.mode: smart (shell comments stripped)."""
+    body = "\n".join(line for line in command.splitlines() if not line.lstrip().startswith("#"))
+    return JUDGE_INSTRUCTIONS.format(description=description) + f"\n\n<command>\n{body}\n</command>"
+
+
+def parse_verdict(reply: str) -> str:
+    """APPROVE, DENY or ESCALATE from a model reply (anything unclear escalates)."""
+    words = re.findall(r"[A-Z]+", reply.upper())
+    found = [w for w in words if w in ("APPROVE", "DENY", "ESCALATE")]
+    return found[0] if len(set(found)) == 1 else "ESCALATE"
 
 
 def backend_isolation(settings: Settings) -> tuple[str, bool]:

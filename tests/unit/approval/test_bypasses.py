@@ -150,3 +150,11 @@ def test_quoted_arguments_to_harmless_commands_are_data() -> None:
     for cmd in ['echo "rm -rf /"', "grep -rn 'rm -rf /' .", 'git commit -m "rm -rf build; git push -f"']:
         assert not detect_dangerous_command(cmd)[0], cmd
     assert hard('echo "rm -rf /" | sh') == "rm_root"
+
+
+def test_cd_is_followed_for_relative_deletes() -> None:
+    assert hard("cd / && rm -rf *") == "rm_root"
+    assert hard("cd ~ && rm -rf .") == "rm_home"
+    assert hard("cd /home/u/proj && rm -rf ../..") == "rm_system_dir"
+    assert detect_dangerous_command("cd /tmp/work && rm -rf *")[1] == "recursive_delete"
+    assert not detect_dangerous_command("cd build && rm -f *.o")[0]

@@ -17,7 +17,8 @@ BYPASS_CLASSES = {
     "wrapper_xargs", "wrapper_sudo", "wrapper_doas", "wrapper_time", "wrapper_busybox", "interpreter", "cmd_subst",
     "backticks", "eval", "compound", "ansi", "nul", "fullwidth", "zero_width", "ifs", "ansi_c_quote", "variable",
     "brace_expansion", "decoded_pipe", "decoded_subst", "heredoc", "curl_pipe", "process_subst", "remote_subst",
-    "chmod_exec", "exec_option", "dynamic_name", "parse_failure",
+    "chmod_exec", "exec_option", "dynamic_name", "parse_failure", "cwd", "su_c", "watch", "ssh_remote", "find_exec",
+    "herestring", "alias", "nested", "echo_pipe",
 }
 
 

@@ -15,6 +15,8 @@ from hermes_agent.approval.gate import (
     AutoDenyApprover,
     ScriptedApprover,
     TerminalApprover,
+    judge_prompt,
+    parse_verdict,
 )
 from hermes_agent.config.loader import load_settings
 from hermes_agent.tools.context import ToolContext
@@ -221,6 +223,14 @@ def test_smart_mode_asks_the_judge_first(hermes_home: Path) -> None:
     assert not gate.check("git clean -f").allowed  # unknown verdict -> escalated -> approver said deny
     assert seen[0] == ("rm -rf node_modules", "recursive delete")
     assert len(approver.requests) == 2
+
+
+def test_judge_prompt_and_verdict_parsing() -> None:
+    prompt = judge_prompt("# clean up\nrm -rf node_modules", "recursive delete")
+    assert "<command>\nrm -rf node_modules\n</command>" in prompt and "# clean up" not in prompt
+    assert "recursive delete" in prompt
+    assert [parse_verdict(r) for r in ("APPROVE", "deny.", "Escalate", "APPROVE or DENY", "sure")] == [
+        "APPROVE", "DENY", "ESCALATE", "ESCALATE", "ESCALATE"]
 
 
 def test_smart_judge_is_ignored_in_manual_mode(hermes_home: Path) -> None:

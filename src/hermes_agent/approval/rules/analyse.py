@@ -3,6 +3,7 @@ heredoc inside it) and records findings from the pattern table, write targets an
 
 from __future__ import annotations
 
+import posixpath
 import re
 from dataclasses import dataclass, field
 from functools import cache
@@ -12,7 +13,7 @@ from hermes_agent.approval.rules.canonical import SHELLS, Unwrapped, basename
 from hermes_agent.approval.rules.effects import WRITE_OPS, arg_targets, download_targets
 from hermes_agent.approval.rules.lexer import SUB, VAR, Simple, Word, decode_ansi_c, lex, parse
 from hermes_agent.approval.rules.table import DANGEROUS_RULES, HARDLINE_RULES, SQL_CONTEXT, TEXT_RULES
-from hermes_agent.approval.rules.targets import classify_path
+from hermes_agent.approval.rules.targets import classify_path, norm_path
 from hermes_agent.approval.rules.unwrap import unwrap
 
 MAX_DEPTH = 8
@@ -47,6 +48,7 @@ class _Env:
     aliases: dict = field(default_factory=dict)
     chmodded: set = field(default_factory=set)
     downloaded: set = field(default_factory=set)
+    cwd: str | None = None  # directory set by an earlier cd in the same text, when it is knowable
 
 
 @cache
@@ -175,6 +177,7 @@ class Scanner:
         if u.name in env.aliases:
             self.text(" ".join([env.aliases[u.name], *u.args]), depth + 1)
         self._rules(u)
+        self._track_cwd(u, env)
         self._writes(u, redirects)
         if u.code:
             interp.scan_code(self, u.code[0], u.code[1], depth + 1)
@@ -205,6 +208,21 @@ class Scanner:
                 continue
             if rx.match(line):
                 self.add(rule.key, rule.description, rule.hardline)
+
+    def _track_cwd(self, u: Unwrapped, env: _Env) -> None:
+        """Follow `cd` so that `cd / && rm -rf *` is judged like `rm -rf /*`."""
+        if u.name in ("cd", "pushd"):
+            target = next((a for a in u.args if not a.startswith("-") or a == "-"), "~")
+            if target == "-" or "$" in target:
+                env.cwd = None
+            elif target.startswith(("/", "~")):
+                env.cwd = norm_path(target)
+            elif env.cwd:
+                env.cwd = norm_path(posixpath.join(env.cwd, target))
+        elif u.name == "rm" and env.cwd:
+            args = [a if a.startswith(("-", "/", "~", "$")) else norm_path(posixpath.join(env.cwd, a)) for a in u.args]
+            if args != u.args:
+                self._rules(Unwrapped(name="rm", args=args, chain=list(u.chain)))
 
     def _check_sources(self, sources: set | None, how: str) -> None:
         if not sources:
