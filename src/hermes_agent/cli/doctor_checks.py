@@ -156,13 +156,14 @@ def check_tools(settings: Settings) -> list[Finding]:
         toolsets = enabled_toolsets(settings, "cli")
     except Exception as exc:  # tool discovery runs third-party code (plugins); report it
         return [Finding("fail", f"tools could not be inspected: {type(exc).__name__}: {exc}")]
-    names = sorted(selected_tools(toolsets, inv.dynamic))
-    statuses = [inv.status(n) for n in names]
-    absent = [s.name for s in statuses if s.name not in inv.tools]
-    ready = [s for s in statuses if s.name in inv.tools and s.available]
+    names = selected_tools(toolsets, inv.dynamic)
+    absent = sorted(n for n in names if n not in inv.tools)
+    ready = [n for n in names if n in inv.tools and inv.tools[n].available]
     out = [Finding("ok", f"{len(ready)} tools ready for toolsets {', '.join(toolsets)}")]
-    out += [Finding("warn", f"tool {s.name} unavailable: {s.reason}")
-            for s in statuses if s.name in inv.tools and not s.available]
+    for st in inv.tools.values():  # every registered tool: a plugin's tools matter even before enabling
+        if not st.available:
+            off = "" if st.name in names else " (not enabled for cli)"
+            out.append(Finding("warn", f"tool {st.name} unavailable: {st.reason}{off}"))
     if absent:
         out.append(Finding("info", f"not included in this installation: {', '.join(absent)}"))
     out += [Finding("fail", f"plugin {name} failed to load: {why}") for name, why in sorted(inv.plugin_failures.items())]

@@ -98,12 +98,14 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     from hermes_agent.cli.tool_report import enabled_toolsets
 
     cfg = Path(settings.config_file) if settings.config_file else paths.config_path()
+    config_line = _config_line(cfg)
+    broken = " — BROKEN: " in config_line
     rows: list[tuple[str, str]] = [
         ("version", f"hermes-agent {__version__} (python {sys.version.split()[0]})"),
         ("home", str(settings.home)),
-        ("config", _config_line(cfg)),
+        ("config", config_line),
         (".env", _env_line()),
-        *_endpoint_lines(settings),
+        *([("model", "unknown until config.yaml loads")] if broken else _endpoint_lines(settings)),
         ("terminal", str(settings.get("terminal.backend", "local"))),
         ("toolsets", _safely(lambda: ", ".join(enabled_toolsets(settings, "cli")))),
         ("sessions", _safely(_sessions)),
