@@ -311,3 +311,19 @@ def test_completion_bash_mentions_subcommands(hermes_home):
     assert out.returncode == 0
     assert "sessions" in out.stdout and "chat" in out.stdout and "complete -o default -F _hermes_complete hermes" \
         in out.stdout
+
+
+def test_config_migrate_in_a_terminal_asks_for_new_optional_keys(hermes_home):
+    from hermes_agent.config.migrate import env_vars_to_ask
+
+    write_config(hermes_home, "model:\n  default: x\n")
+    child = _spawn(hermes_home, "config", "migrate")
+    for name, meta in env_vars_to_ask(0, {}):
+        child.expect_exact(f"{meta.get('prompt') or name}: ")
+        child.sendline("or-key-from-migrate" if name == "OPENROUTER_API_KEY" else "")
+    child.expect_exact(f"config version 0 -> {CURRENT_VERSION}")
+    child.expect(pexpect.EOF)
+    env = hermes_home / ".env"
+    assert env.read_text() == "OPENROUTER_API_KEY=or-key-from-migrate\n"
+    assert stat.S_IMODE(env.stat().st_mode) == 0o600
+    assert read_yaml_file(hermes_home / "config.yaml")["_config_version"] == CURRENT_VERSION
