@@ -1,25 +1,13 @@
-"""Plugins and MCP observed through the real `hermes chat -q` (scripted model on loopback).
-
-Skipped until bootstrap/core wire them (load_plugins, start_mcp, tool_search.assemble): the tests define
-the expected behaviour."""
+"""Plugins and MCP observed through the real `hermes chat -q` (scripted model on loopback)."""
 
 from __future__ import annotations
 
 import importlib.util
 import sys
-from pathlib import Path
 
 import pytest
 
 from tests.helpers import model_config, run_hermes
-
-_PACKAGE = Path(importlib.util.find_spec("hermes_agent").origin).parent  # type: ignore[union-attr]
-
-
-def _wired(symbol: str, where: str = "bootstrap") -> bool:
-    """True once the lead's composition code mentions `symbol` (then these tests must pass)."""
-    return any(symbol in p.read_text(encoding="utf-8") for p in (_PACKAGE / where).rglob("*.py"))
-
 
 PLUGIN = '''
 from hermes_agent.tools.hooks import Block
@@ -36,7 +24,6 @@ def register(ctx):
 '''
 
 
-@pytest.mark.skipif(not _wired("load_plugins"), reason="bootstrap does not load plugins yet (wiring request)")
 def test_plugin_tool_and_blocking_hook_through_chat(scripted, hermes_home):
     d = hermes_home / "plugins" / "guard"
     d.mkdir(parents=True)
@@ -56,8 +43,6 @@ def test_plugin_tool_and_blocking_hook_through_chat(scripted, hermes_home):
     assert "shouting about cats is not allowed" in results[1]
 
 
-@pytest.mark.skipif(not _wired("start_mcp") and not _wired("McpManager"),
-                    reason="bootstrap does not start MCP yet (wiring request)")
 def test_mcp_tool_through_chat(scripted, hermes_home):
     if importlib.util.find_spec("mcp_server_time") is None:
         pytest.skip("mcp-server-time is not installed (.ci/install-mcp-servers.sh)")
@@ -73,8 +58,6 @@ def test_mcp_tool_through_chat(scripted, hermes_home):
     assert tool_msg["role"] == "tool" and "Asia/Tokyo" in tool_msg["content"]
 
 
-@pytest.mark.skipif(not _wired("load_plugins") or not _wired("tool_search", "core"),
-                    reason="plugins or tool search not wired yet (wiring request)")
 def test_deferred_plugin_tool_found_and_called_through_the_bridge(scripted, hermes_home):
     d = hermes_home / "plugins" / "guard"
     d.mkdir(parents=True)
@@ -92,3 +75,34 @@ def test_deferred_plugin_tool_found_and_called_through_the_bridge(scripted, herm
     assert '"name": "shout"' in found and '"text"' in found
     results = [m["content"] for m in scripted.requests[2]["body"]["messages"][-2:]]
     assert results[0] == '{"result": "HI"}' and "shouting about cats is not allowed" in results[1]
+
+
+LIFECYCLE = '''
+import json, os
+
+
+def register(ctx):
+    log = os.path.join(os.environ["HERMES_HOME"], "events.log")
+
+    def note(event):
+        def fn(**kw):
+            with open(log, "a") as fh:
+                fh.write(event + " " + json.dumps({k: str(v)[:40] for k, v in kw.items()}, sort_keys=True) + "\\n")
+        return fn
+
+    for event in ("on_session_start", "pre_llm_call", "post_llm_call", "on_session_end"):
+        ctx.register_hook(event, note(event))
+'''
+
+
+def test_lifecycle_hooks_fire_in_order(scripted, hermes_home):
+    d = hermes_home / "plugins" / "lifecycle"
+    d.mkdir(parents=True)
+    (d / "plugin.yaml").write_text("name: lifecycle\n")
+    (d / "__init__.py").write_text(LIFECYCLE)
+    model_config(hermes_home, scripted.url)
+    scripted.add({"content": "hello"})
+    out = run_hermes("chat", "-q", "hi", home=hermes_home)
+    assert out.returncode == 0, out.stderr
+    events = [line.split(" ")[0] for line in (hermes_home / "events.log").read_text().splitlines()]
+    assert events == ["on_session_start", "pre_llm_call", "post_llm_call", "on_session_end"]

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from hermes_agent.config.settings import Settings
 from hermes_agent.core.agent import AgentServices, AIAgent, new_task_id
 from hermes_agent.events import Event, Notice
+from hermes_agent.plugins import PluginReport, load_plugins
 from hermes_agent.tools.context import ToolContext
 from hermes_agent.tools.dispatch import resolve_tool_names
 from hermes_agent.tools.hooks import HookBus
@@ -43,8 +44,10 @@ def build_agent(settings: Settings, *, platform: str = "cli", toolsets: list[str
     provider = build_provider(settings, notify)
     discover_builtin_tools()
     hooks = HookBus()
-    ctx = ToolContext(settings=settings, task_id=new_task_id())
+    plugin_report = _load_plugins(settings, hooks)
+    ctx = ToolContext(settings=settings, task_id=new_task_id(), extras={"hook_bus": hooks, "plugins": plugin_report})
     services = AgentServices(provider=provider, settings=settings, ctx=ctx, hooks=hooks)
+    _start_mcp(services, settings, wait=not interactive)
     memory = wire_memory_and_todo(services, settings)
     enabled = platform_toolsets(settings, platform, toolsets)
     with_skills = "skill_view" in resolve_tool_names(enabled)
@@ -60,6 +63,28 @@ def build_agent(settings: Settings, *, platform: str = "cli", toolsets: list[str
     if resume and binding is not None:
         agent.history = binding.resume(resume)
     return agent
+
+
+def _load_plugins(settings: Settings, hooks: HookBus) -> PluginReport:
+    report = load_plugins(settings, hooks)
+    for name, why in report.failed.items():
+        log.warning("plugin %s skipped: %s", name, why)
+    return report
+
+
+def _start_mcp(services: AgentServices, settings: Settings, *, wait: bool) -> None:
+    """MCP servers connect in the background; a one-shot run waits briefly so their tools are usable."""
+    if not settings.get("mcp_servers"):
+        return
+    from hermes_agent.tools.mcp import start_mcp
+
+    mcp = start_mcp(settings)
+    if mcp is None:
+        return
+    services.closers.append(mcp.shutdown)
+    timeout = float(settings.get("mcp_discovery_timeout", 1.5) or 0)
+    if wait and timeout > 0:
+        mcp.wait_ready(timeout)
 
 
 def _wire_session(services: AgentServices, settings: Settings, platform: str) -> SessionBinding:

@@ -42,6 +42,7 @@ class SessionBinding:
         if self.id is None:
             info = self.store.create_session(self.source, self.services.provider.model, cwd=os.getcwd())
             self._set_id(info.id)
+            self.services.hooks.emit("on_session_start", session_id=info.id, platform=self.source)
         if message.role == "system":
             self.store.set_system_prompt(self.id, message.content)
             return
@@ -80,6 +81,7 @@ class SessionBinding:
     def end(self, reason: str = "ended") -> None:
         if self.id is not None:
             self.store.end_session(self.id, reason)
+            self.services.hooks.emit("on_session_end", session_id=self.id, reason=reason)
             self._set_id(None)
 
     def search(self, args: dict) -> str:

@@ -59,6 +59,7 @@ DEFAULT_CONFIG: dict = {
     "personalities": {},
     "skills": {"review": "auto", "external_dirs": [], "disabled": [], "guard_agent_created": False},
     "mcp_servers": {},
+    "mcp_discovery_timeout": 1.5,
     "tools": {"tool_search": {"enabled": "auto", "threshold_pct": 10}},
     "plugins": {"disabled": []},
     "delegation": {"max_iterations": 30, "max_concurrent": 3},

@@ -93,12 +93,18 @@ class AIAgent:
         return AgentLoop(provider=s.provider, tools=self.tool_definitions, run_tool=self._run_tool, emit=self._emit,
                          persist=s.persist, compact=s.compact, emoji_for=_emoji, max_iterations=self.max_iterations,
                          guard=RepeatGuard(warn, hard), max_tokens=s.settings.model.max_tokens,
-                         cache_breakpoints=bool(s.settings.get("prompt_caching.enabled", True)))
+                         cache_breakpoints=bool(s.settings.get("prompt_caching.enabled", True)), hooks=s.hooks)
 
     def tool_definitions(self) -> list[dict]:
         """Definitions sent to the model (cached until the registry changes)."""
         if self._defs is None or self._defs[0] != registry.generation:
+            from hermes_agent.tools import tool_search
+
+            st = self.services.settings
             defs = dispatch.get_tool_definitions(self.enabled_toolsets, self.disabled_toolsets, quiet_mode=True)
+            defs = tool_search.assemble(defs, tool_search.core_names(), st.model.context_length,
+                                        float(st.get("tools.tool_search.threshold_pct", 10) or 10),
+                                        str(st.get("tools.tool_search.enabled", "auto")))
             self._defs = (registry.generation, defs)
         return self._defs[1]
 

@@ -13,6 +13,7 @@ from hermes_agent.errors import ContextTooLongError
 from hermes_agent.events import Event, MessageAdded, Notice, ReasoningDelta, TextDelta, TurnFinished
 from hermes_agent.messages import Message, ToolCall, Usage, tool_result
 from hermes_agent.providers.base import ChatRequest, Provider
+from hermes_agent.tools.hooks import HookBus
 
 Compactor = Callable[[list[Message], int | None, bool], list[Message] | None]
 
@@ -43,6 +44,7 @@ class AgentLoop:
     max_tokens: int | None = None
     cache_breakpoints: bool = False
     last_prompt_tokens: int | None = None
+    hooks: HookBus | None = None
     _executor: ToolExecutor | None = None
 
     def add(self, messages: list[Message], message: Message) -> None:
@@ -61,8 +63,13 @@ class AgentLoop:
         for attempt in range(3):
             request = ChatRequest(tuple(messages), tuple(self.tools()), self.max_tokens,
                                   cache_breakpoints=self.cache_breakpoints)
+            if self.hooks is not None:
+                self.hooks.emit("pre_llm_call", messages=list(messages), tools=request.tools, model=self.provider.model)
             try:
-                return self.provider.complete(request, self._on_delta, cancel)
+                reply = self.provider.complete(request, self._on_delta, cancel)
+                if self.hooks is not None:
+                    self.hooks.emit("post_llm_call", message=reply, usage=reply.usage)
+                return reply
             except ContextTooLongError:
                 replaced = self.compact(messages, None, True) if self.compact else None
                 if replaced is None or attempt == 2:

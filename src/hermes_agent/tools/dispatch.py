@@ -25,6 +25,8 @@ def resolve_tool_names(enabled_toolsets: list[str] | None = None,
     dynamic = registry.toolsets()
     if enabled_toolsets:
         names = {t for ts in enabled_toolsets for t in resolve_toolset(ts, dynamic)}
+        if any(ts.startswith("hermes-") for ts in enabled_toolsets):  # presets include MCP and plugin tools
+            names.update(t for ts, tools in dynamic.items() if ts.startswith(("mcp-", "plugin-")) for t in tools)
     else:
         names = {t for ts in (*TOOLSETS, *dynamic) for t in resolve_toolset(ts, dynamic)}
     for ts in disabled_toolsets or ():
