@@ -12,13 +12,20 @@ mkdir -p "$DIR"
 
 warn() { echo "start-dockerd: WARNING: $* (docker backend tests will be skipped)" >&2; rm -f "$ENV_FILE"; exit 0; }
 
-BUSYBOX=$(command -v busybox 2>/dev/null || echo /bin/busybox)
-if ! command -v dockerd >/dev/null 2>&1 || ! file_ok=$("$BUSYBOX" true 2>/dev/null && echo y) || [ -z "$file_ok" ]; then
-  echo "start-dockerd: installing docker.io busybox-static" >&2
-  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker.io busybox-static; } \
-    >"$DIR/apt.log" 2>&1 || warn "apt-get install docker.io busybox-static failed (see $DIR/apt.log)"
-  BUSYBOX=$(command -v busybox 2>/dev/null || echo /bin/busybox)
+static_busybox() {  # a busybox that runs in an empty image: present and not dynamically linked
+  local bb; bb=$(command -v busybox 2>/dev/null || echo /bin/busybox)
+  [ -x "$bb" ] && ! ldd "$bb" >/dev/null 2>&1 && echo "$bb"
+}
+need=""
+command -v dockerd >/dev/null 2>&1 || need="docker.io"
+[ -n "$(static_busybox)" ] || need="$need busybox-static"
+if [ -n "$need" ]; then
+  echo "start-dockerd: installing $need" >&2
+  # shellcheck disable=SC2086
+  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $need; } \
+    >"$DIR/apt.log" 2>&1 || warn "apt-get install $need failed (see $DIR/apt.log)"
 fi
+BUSYBOX=$(static_busybox)
 command -v dockerd >/dev/null 2>&1 || warn "no dockerd binary"
 export DOCKER_HOST=unix://$SOCK
 
@@ -35,7 +42,8 @@ if ! docker image inspect "$IMAGE" >/dev/null 2>&1; then
   # Static busybox only: the image has sh, not bash (the docker backend detects this and uses sh).
   ctx=$DIR/build
   rm -rf "$ctx" && mkdir -p "$ctx"
-  cp "$(readlink -f "$BUSYBOX")" "$ctx/busybox" || warn "no static busybox to copy"
+  [ -n "$BUSYBOX" ] || warn "no static busybox (package busybox-static)"
+  cp "$(readlink -f "$BUSYBOX")" "$ctx/busybox" || warn "cannot copy $BUSYBOX"
   cat >"$ctx/Dockerfile" <<'DF'
 FROM scratch
 COPY busybox /bin/busybox

@@ -40,8 +40,10 @@ def _ssh_skip() -> str | None:
     return f"ssh: set {', '.join(missing)} (source the env file of .ci/start-sshd.sh)" if missing else None
 
 
-def _settings(kind: str, home) -> Settings:
+def _settings(kind: str, home, work) -> Settings:
     terminal = dict(DEFAULT_CONFIG["terminal"], backend=kind, timeout=60)
+    if kind == "local":
+        terminal.update(cwd=str(work))
     if kind == "docker":
         terminal.update(docker_image=os.environ["HERMES_TEST_DOCKER_IMAGE"], container_memory=256)
     if kind == "ssh":
@@ -50,18 +52,38 @@ def _settings(kind: str, home) -> Settings:
     return Settings(data={**DEFAULT_CONFIG, "terminal": terminal}, env=dict(os.environ), home=home)
 
 
+@pytest.fixture(scope="module")
+def pools(tmp_path_factory):
+    """One BackendPool per backend kind for the module (containers and connections are reused)."""
+    made: dict[str, BackendPool] = {}
+
+    def get(kind: str) -> BackendPool:
+        if kind not in made:
+            root = tmp_path_factory.mktemp(kind)
+            (root / "work").mkdir()
+            made[kind] = BackendPool(_settings(kind, root / "home", root / "work"))
+        return made[kind]
+
+    yield get
+    for p in made.values():
+        p.close_all()
+
+
 @pytest.fixture(params=["local", "docker", "ssh"])
-def pool(request, tmp_path, monkeypatch):
+def pool(request, pools):
     skip = {"docker": _docker_skip, "ssh": _ssh_skip}.get(request.param, lambda: None)()
     if skip:
         pytest.skip(skip)
-    monkeypatch.setenv("HERMES_HOME", str(tmp_path / "home"))
-    work = tmp_path / "work"
-    work.mkdir()
-    monkeypatch.chdir(work)
-    p = BackendPool(_settings(request.param, tmp_path / "home"))
-    yield p
-    p.close_all()
+    return pools(request.param)
+
+
+@pytest.fixture
+def scratch(pool):
+    """A fresh absolute directory on the backend's machine, removed afterwards."""
+    path = f"/tmp/hermes-ct-{random.randint(10**8, 10**9)}"
+    pool.get("t").execute(f"mkdir -p {path}")
+    yield path
+    pool.get("t").execute(f"rm -rf {path}")
 
 
 def _secs() -> str:
@@ -94,23 +116,25 @@ def test_failing_command_is_data(pool):
     assert syntax.exit_code != 0
 
 
-def test_cd_and_export_persist(pool):
+def test_cd_and_export_persist(pool, scratch):
     b = pool.get("t")
-    b.execute("mkdir -p /tmp/hermes-contract/sub && cd /tmp/hermes-contract/sub && export HERMES_CT=42")
+    b.execute(f"mkdir -p {scratch}/sub && cd {scratch}/sub && export HERMES_CT=42")
     res = b.execute("pwd; echo v=$HERMES_CT")
-    assert res.output.split() == ["/tmp/hermes-contract/sub", "v=42"]
-    assert b.cwd() == "/tmp/hermes-contract/sub"
+    assert res.output.split() == [f"{scratch}/sub", "v=42"]
+    assert b.cwd() == f"{scratch}/sub"
     once = b.execute("pwd", cwd="/")
-    assert once.output.strip() == "/" and b.execute("pwd").output.strip() == "/tmp/hermes-contract/sub"
+    assert once.output.strip() == "/" and b.execute("pwd").output.strip() == f"{scratch}/sub"
 
 
-def test_tasks_are_isolated(pool):
-    a, b = pool.get("task-a"), pool.get("task-b")
-    assert a is not b and pool.get("task-a") is a
-    a.execute("cd /tmp && export HERMES_ONLY_A=yes")
+def test_tasks_are_isolated(pool, scratch):
+    a, b = pool.get("t"), pool.get("other-task")
+    assert a is not b and pool.get("t") is a
+    a.execute(f"cd {scratch} && export HERMES_ONLY_A=yes")
     res = b.execute("echo a=${HERMES_ONLY_A:-unset}; pwd")
-    assert "a=unset" in res.output
-    assert a.execute("pwd").output.strip() == "/tmp"
+    assert "a=unset" in res.output and scratch not in res.output
+    assert a.execute("pwd").output.strip() == scratch
+    pool.close("other-task")
+    assert "other-task" not in pool.active()
 
 
 def test_timeout_kills_the_process_group(pool):
@@ -167,12 +191,12 @@ def test_huge_output_is_capped_with_marker(pool):
     assert out["output"].startswith("1\n2\n") and len(out["output"].encode()) < 52_000
 
 
-def test_file_primitives_round_trip(pool):
+def test_file_primitives_round_trip(pool, scratch):
     b = pool.get("t")
-    b.execute("mkdir -p /tmp/hermes-files && cd /tmp/hermes-files")
+    b.execute(f"cd {scratch}")
     blob = bytes(range(256)) * 40
     b.write_bytes("deep/dir/blob.bin", blob)
-    assert b.read_bytes("/tmp/hermes-files/deep/dir/blob.bin") == blob
+    assert b.read_bytes(f"{scratch}/deep/dir/blob.bin") == blob
     assert b.read_bytes("deep/dir/blob.bin", limit=10) == blob[:10]
     st = b.stat("deep/dir/blob.bin")
     assert st["size"] == len(blob) and st["is_dir"] is False and st["mtime"] > 0

@@ -47,7 +47,7 @@ class LocalBackend:
         self._state_dir: str | None = None
         self._cwd: str | None = None
         self._groups: set[int] = set()
-        self._spawned: dict[str, int] = {}
+        self._spawned: dict[str, subprocess.Popen] = {}
         self._lock = threading.Lock()
 
     # -- commands ---------------------------------------------------------------------------
@@ -181,28 +181,17 @@ class LocalBackend:
                                 start_new_session=True)
         with self._lock:
             self._groups.add(proc.pid)
-            self._spawned[token] = proc.pid
+            self._spawned[token] = proc
         return proc
 
     def kill_spawned(self, token: str) -> None:
-        """SIGTERM a background process group, SIGKILL it if still there after a short grace."""
+        """SIGTERM a background process group, then SIGKILL whatever is left of it."""
         with self._lock:
-            pgid = self._spawned.pop(token, None)
-            self._groups.discard(pgid)
-        if pgid is None:
-            return
-        for sig in (signal.SIGTERM, signal.SIGKILL):
-            try:
-                os.killpg(pgid, sig)
-            except (ProcessLookupError, PermissionError):
-                return
-            deadline = time.monotonic() + _KILL_GRACE_S
-            while time.monotonic() < deadline:
-                try:
-                    os.killpg(pgid, 0)
-                except (ProcessLookupError, PermissionError):
-                    return
-                time.sleep(_POLL_S)
+            proc = self._spawned.pop(token, None)
+            if proc is not None:
+                self._groups.discard(proc.pid)
+        if proc is not None:
+            self._kill_group(proc)
 
     # -- state ------------------------------------------------------------------------------
 

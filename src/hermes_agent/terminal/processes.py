@@ -75,6 +75,13 @@ class BackgroundProcess:
     buffer: RollingBuffer = field(default_factory=RollingBuffer)
     ended: float | None = None
     killed: bool = False
+    reader: threading.Thread | None = None
+
+    def settle(self) -> None:
+        """After exit, give the reader a moment to copy the last output (a grandchild that keeps
+        the pipe open must not block us, hence the bound)."""
+        if self.proc.poll() is not None and self.reader is not None and self.reader.is_alive():
+            self.reader.join(timeout=0.5)
 
     def status(self) -> dict:
         """Summary the model sees (no output)."""
@@ -108,7 +115,8 @@ class ProcessManager:
         proc = spawner.spawn(command, cwd=cwd, token=token)
         bp = BackgroundProcess(id=f"proc_{token}", task_id=task_id, command=command, proc=proc, spawner=spawner,
                                buffer=RollingBuffer(self._buffer_bytes))
-        threading.Thread(target=_pump, args=(bp,), name=f"hermes-bg-{token}", daemon=True).start()
+        bp.reader = threading.Thread(target=_pump, args=(bp,), name=f"hermes-bg-{token}", daemon=True)
+        bp.reader.start()
         with self._lock:
             self._procs[bp.id] = bp
         return bp
@@ -139,6 +147,7 @@ class ProcessManager:
     def poll(self, proc_id: str, task_id: str | None = None, tail: int = 2000) -> dict:
         """Status plus the last `tail` bytes of output."""
         bp = self.get(proc_id, task_id)
+        bp.settle()
         info = bp.status()
         data, _ = bp.buffer.tail(tail)
         info["output_tail"] = data.decode("utf-8", "replace")
@@ -148,6 +157,7 @@ class ProcessManager:
             limit: int = 50_000) -> dict:
         """Output from byte `offset` (or the last `limit` bytes), with `next_offset` to continue."""
         bp = self.get(proc_id, task_id)
+        bp.settle()
         if offset is None:
             data, start = bp.buffer.tail(limit)
         else:

@@ -22,47 +22,61 @@ def run_in_pty(argv: list[str], *, cwd: str, env: dict[str, str], stdin: str | N
     env = {**env, "TERM": env.get("TERM") or "xterm", "COLUMNS": "200", "LINES": "50"}
     try:
         proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, cwd=cwd, env=env,
-                                start_new_session=True)
+                                start_new_session=True, preexec_fn=_take_controlling_tty)
     finally:
         os.close(slave)
     if stdin:
         os.write(master, stdin.encode("utf-8"))
-    chunks: list[bytes] = []
-    size = 0
     deadline = None if not timeout or timeout <= 0 else time.monotonic() + timeout
-    timed_out = interrupted = False
-    exited_at: float | None = None
     try:
-        while True:
-            ready, _, _ = select.select([master], [], [], 0.02)
-            if ready:
-                try:
-                    data = os.read(master, 65536)
-                except OSError:  # EIO: every holder of the slave side is gone
-                    break
-                if not data:
-                    break
-                if size < limit:
-                    chunks.append(data)
-                size += len(data)
-                continue
-            if proc.poll() is not None:
-                # Background children may keep the slave open: stop once it has been quiet briefly.
-                exited_at = exited_at or time.monotonic()
-                if time.monotonic() - exited_at > _DRAIN_S:
-                    break
-            if interrupt is not None and interrupt.is_set():
-                interrupted = True
-                break
-            if deadline is not None and time.monotonic() >= deadline:
-                timed_out = True
-                break
+        data, timed_out, interrupted = _read_until_done(master, proc, deadline, interrupt, limit)
     finally:
         os.close(master)
     if timed_out or interrupted:
         _kill(proc)
-    code = proc.wait()
-    return b"".join(chunks), code, timed_out, interrupted
+    return data, proc.wait(), timed_out, interrupted
+
+
+def _read_until_done(master: int, proc: subprocess.Popen, deadline: float | None,
+                     interrupt: threading.Event | None, limit: int) -> tuple[bytes, bool, bool]:
+    """Read the pty until the command is done; (output, timed_out, interrupted)."""
+    chunks: list[bytes] = []
+    size = 0
+    exited_at: float | None = None
+    while True:
+        ready, _, _ = select.select([master], [], [], 0.02)
+        if ready:
+            try:
+                data = os.read(master, 65536)
+            except OSError:  # EIO: every holder of the slave side is gone
+                data = b""
+            if not data:
+                break
+            if size < limit:
+                chunks.append(data)
+            size += len(data)
+            continue
+        if proc.poll() is not None:
+            # Background children may keep the slave open: stop once it has been quiet briefly.
+            exited_at = exited_at or time.monotonic()
+            if time.monotonic() - exited_at > _DRAIN_S:
+                break
+        if interrupt is not None and interrupt.is_set():
+            return b"".join(chunks), False, True
+        if deadline is not None and time.monotonic() >= deadline:
+            return b"".join(chunks), True, False
+    return b"".join(chunks), False, False
+
+
+def _take_controlling_tty() -> None:
+    """In the child, after setsid: make the pty its controlling terminal (programs open /dev/tty)."""
+    import fcntl
+    import termios
+
+    try:
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+    except OSError:
+        pass
 
 
 def _kill(proc: subprocess.Popen) -> None:

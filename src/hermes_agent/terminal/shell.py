@@ -54,10 +54,11 @@ def build_body(spec: ScriptSpec) -> str:
     dump = "{ export -p; declare -f; alias -p; }" if bash else "export -p"
     lines = [
         f"__hs={q(spec.state_dir)}",
+        f'if [ -r "$__hs/env" ]; then . "$__hs/env" >/dev/null 2>&1; else {_first_call_rc(spec)}; fi',
+        # Defined after the restore: the saved functions include an older copy of this one.
         f"__hermes_save() {{ __rc=$?; {dump} > {tmp} 2>/dev/null{rename}; "
         'printf "%s" "${__hermes_keep:-$PWD}" > "$__hs/cwd"; exit $__rc; }',
         ("trap __hermes_save EXIT" if spec.save_state else ":") + ("; shopt -s expand_aliases" if bash else ""),
-        f'if [ -r "$__hs/env" ]; then . "$__hs/env" >/dev/null 2>&1; else {_first_call_rc(spec)}; fi',
         f'if [ -r "$__hs/cwd" ]; then cd -- "{read_cwd}" 2>/dev/null || {fallback}; '
         f"else {fallback}; fi",
     ]

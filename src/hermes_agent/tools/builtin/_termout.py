@@ -25,7 +25,7 @@ def cap_output(text: str, *, max_bytes: int = 50_000, max_lines: int = 2_000, ma
     """Output within the limits; when cut, head and tail are kept around one explicit marker."""
     text = strip_ansi(text)
     lines = _shorten_lines(text.split("\n"), max_line_length)
-    total_lines = len(lines)
+    total_lines = len(lines) - (1 if text.endswith("\n") else 0)
     total_bytes = len(text.encode("utf-8", "replace"))
     cut_lines = 0
     if max_lines > 0 and total_lines > max_lines:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 
+from hermes_agent.errors import HermesError
 from hermes_agent.terminal.processes import get_manager
 from hermes_agent.tools.builtin._termout import cap_output
 from hermes_agent.tools.registry import registry
@@ -112,14 +113,20 @@ def terminal(args: dict, **kw: object) -> str:
         return tool_error(f"terminal backend unavailable: {exc}")
     if args.get("background"):
         return _start_background(backend, command, workdir, kw)
-    ctx = kw.get("ctx")
-    interrupt = getattr(ctx, "interrupt", None)
+    try:
+        return _run_foreground(backend, command, workdir, timeout, bool(args.get("pty")), kw)
+    except HermesError as exc:  # the backend could not run anything (connection refused, container gone)
+        return tool_error(f"terminal backend unavailable: {exc}")
+
+
+def _run_foreground(backend, command: str, workdir: str | None, timeout: float, pty: bool, kw: dict) -> str:
+    interrupt = getattr(kw.get("ctx"), "interrupt", None)
     before = backend.cwd()
     note = None
-    if args.get("pty") and hasattr(backend, "execute_pty"):
+    if pty and hasattr(backend, "execute_pty"):
         res = backend.execute_pty(command, cwd=workdir, timeout=timeout, interrupt=interrupt)
     else:
-        if args.get("pty"):
+        if pty:
             note = f"pty is not available on the {backend.kind} backend; ran without a terminal"
         res = backend.execute(command, cwd=workdir, timeout=timeout, interrupt=interrupt)
     out: dict = {"output": cap_output(res.output, **_limits(kw)), "exit_code": res.exit_code}
@@ -141,8 +148,8 @@ def _start_background(backend, command: str, workdir: str | None, kw: dict) -> s
         return tool_error(f"background processes are not supported on the {backend.kind} backend")
     try:
         bp = get_manager().start(_task_id(kw), backend, command, cwd=workdir)
-    except RuntimeError as exc:
-        return tool_error(str(exc))
+    except (RuntimeError, HermesError, OSError) as exc:
+        return tool_error(f"cannot start background process: {exc}")
     try:
         bp.proc.wait(timeout=_BG_SETTLE_S)
     except Exception:
