@@ -10,7 +10,7 @@ from functools import cache
 
 from hermes_agent.approval.rules import interp
 from hermes_agent.approval.rules.canonical import SHELLS, Unwrapped, basename
-from hermes_agent.approval.rules.effects import WRITE_OPS, arg_targets, download_targets
+from hermes_agent.approval.rules.effects import WRITE_OPS, arg_targets, decodes, download_targets
 from hermes_agent.approval.rules.lexer import SUB, VAR, Simple, Word, decode_ansi_c, lex, parse
 from hermes_agent.approval.rules.table import DANGEROUS_RULES, HARDLINE_RULES, SQL_CONTEXT, TEXT_RULES
 from hermes_agent.approval.rules.targets import classify_path, norm_path
@@ -20,7 +20,6 @@ MAX_DEPTH = 8
 MAX_TEXTS = 96
 DOWNLOADERS = frozenset({"curl", "wget", "fetch", "http", "https", "xh", "aria2c", "lwp-request", "lwp-download", "get",
                          "nc", "ncat", "netcat", "socat", "curlie", "httpie"})
-_DECOMPRESS = frozenset({"uudecode", "gunzip", "zcat", "bzcat", "xzcat", "unxz", "unzstd", "zstdcat", "tr", "rev", "lzcat"})
 _ASSIGN = re.compile(r"([A-Za-z_]\w*)\+?=(.*)\Z", re.S)
 _VAR_RX = re.compile(VAR + r"([^" + VAR + r"=]*)(?:=([^" + VAR + r"]*))?" + VAR)
 _BRACES = re.compile(r"\{([^{}\s]*,[^{}\s]*)\}\Z")
@@ -48,6 +47,7 @@ class _Env:
     aliases: dict = field(default_factory=dict)
     chmodded: set = field(default_factory=set)
     downloaded: set = field(default_factory=set)
+    files: dict = field(default_factory=dict)  # file name -> text an earlier command wrote into it
     cwd: str | None = None  # directory set by an earlier cd in the same text, when it is knowable
 
 
@@ -151,6 +151,7 @@ class Scanner:
                 name, eq, value = a.partition("=")
                 if eq:
                     env.aliases[name] = value
+                    self.text(value, depth + 1)  # an alias may be used by a later call of the same shell
         first = next((w for w in simple.words if not _ASSIGN.match(w.text)), None)
         if first is not None and first.subs:
             self._check_sources(sub_traits.get(id(first)), "command substitution")
@@ -183,8 +184,8 @@ class Scanner:
             interp.scan_code(self, u.code[0], u.code[1], depth + 1)
         self._chmod_exec(u, env)
         cmd = self._describe(u)
-        self._downloads(u, cmd, redirects, env)
         self._stdin_feeds(u, cmd, raw_redirects, redirects, sub_traits, depth)
+        self._scripts(u, cmd, redirects, env, depth)
         if u.name in SHELLS or u.name in _SOURCES or interp.language(u.name):
             for w in u.words:
                 if w is not None and any(kind == "<(" for kind, _ in w.subs):
@@ -233,6 +234,9 @@ class Scanner:
             self.add("decoded_exec", f"run decoded content via {how} (base64 -d, xxd -r, openssl...)")
 
     def _dynamic_name(self, u: Unwrapped) -> None:
+        if not u.args and "$" in u.raw_name:
+            self.add("dynamic_command", "the whole command comes from a variable or substitution and cannot be inspected")
+            return
         shadow = Scanner()
         shadow._rules(unwrap(["rm", *u.args], [None] * (len(u.args) + 1)))
         if shadow.findings:
@@ -299,17 +303,25 @@ class Scanner:
         elif env.chmodded and u.name in SHELLS and u.args and basename(u.args[-1]).lower() in env.chmodded:
             self.add("chmod_exec", "chmod +x followed by running the file")
 
-    def _downloads(self, u: Unwrapped, cmd: Cmd, redirects: list, env: _Env) -> None:
+    def _scripts(self, u: Unwrapped, cmd: Cmd, redirects: list, env: _Env, depth: int) -> None:
+        """Files written or downloaded earlier in the same text and then run: check what they contain."""
         if cmd.downloads:
             env.downloaded.update(download_targets(u, redirects))
             return
-        if not env.downloaded:
+        if cmd.literal is not None:
+            for op, target in redirects:
+                if op in WRITE_OPS:
+                    env.files[basename(target).lower()] = cmd.literal
+        if not (env.downloaded or env.files):
             return
+        lang = interp.language(u.name)
         ran = {basename(u.raw_name).lower()}
-        if u.name in SHELLS or u.name in _SOURCES or interp.language(u.name):
+        if u.name in SHELLS or u.name in _SOURCES or lang:
             ran.update(basename(a).lower() for a in u.args[:1] if not a.startswith("-"))
         if ran & env.downloaded:
             self.add("remote_exec", "run a script just downloaded (curl -o x && sh x)")
+        for name in ran & env.files.keys():
+            self._feed(Cmd(u.name, u.args, lang=lang), env.files.pop(name), depth)
 
     def _describe(self, u: Unwrapped) -> Cmd:
         name, args = u.name, u.args
@@ -318,18 +330,8 @@ class Scanner:
             cmd.lang = interp.language(name)
         elif u.code is not None:
             cmd.lang = u.code[0]
-        short = [a for a in args if a.startswith("-") and not a.startswith("--")]
-        if name in ("base64", "base32", "basenc", "gbase64"):
-            cmd.decodes = any("d" in a or "D" in a for a in short) or "--decode" in args
-        elif name == "xxd":
-            cmd.decodes = any("r" in a for a in short) or "-revert" in args
-        elif name == "openssl":
-            cmd.decodes = "-d" in args or "-base64" in args or "-a" in args or args[:1] == ["base64"]
-        elif name in ("gzip", "bzip2", "xz", "zstd", "brotli", "lz4"):
-            cmd.decodes = "-d" in args or "--decompress" in args or any("d" in a for a in short)
-        elif name in _DECOMPRESS:
-            cmd.decodes = True
-        elif name == "echo":
+        cmd.decodes = decodes(name, args)
+        if name == "echo":        elif name == "echo":
             cmd.literal = " ".join(a for a in args if a not in ("-n", "-e", "-E", "-ne", "-en"))
         elif name == "printf" and args:
             cmd.literal = decode_ansi_c(args[0]).replace("%s", " ".join(args[1:]))

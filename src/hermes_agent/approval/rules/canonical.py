@@ -65,6 +65,9 @@ def canonicalise(u: Unwrapped) -> None:
         _find(u)
     elif name == "git":
         u.args = _strip_globals(u.args, _GIT_GLOBAL_ARG, u)
+        _exec_options(u, _GIT_EXEC_OPTIONS)
+    elif name == "rimraf":
+        u.name, u.args = "rm", ["-r", "-f", *u.args]
     elif name in ("docker", "podman", "nerdctl", "docker-compose", "podman-compose"):
         _docker(u)
     elif name == "rm":
@@ -94,6 +97,7 @@ _EXEC_OPTIONS: dict[str, dict[str, bool]] = {
     "vim": {"-c": False, "+": False}, "vi": {"-c": False, "+": False}, "nvim": {"-c": False, "+": False},
     "ex": {"-c": False, "+": False},
 }
+_GIT_EXEC_OPTIONS = {"--upload-pack": True, "--receive-pack": True, "--exec": True}
 _RUNNERS = re.compile(r"(?:.*/)?(?:sh|bash|zsh|dash|ksh|fish|python[\d.]*|perl|ruby|node|php|eval|exec)\b|.*[;&|`$]")
 
 

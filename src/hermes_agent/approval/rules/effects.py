@@ -6,6 +6,21 @@ from __future__ import annotations
 from hermes_agent.approval.rules.canonical import Unwrapped, basename
 
 WRITE_OPS = frozenset({">", ">>", "&>", "&>>", ">|", "<>"})
+_DECOMPRESS = frozenset({"uudecode", "gunzip", "zcat", "bzcat", "xzcat", "unxz", "unzstd", "zstdcat", "tr", "rev", "lzcat"})
+
+
+def decodes(name: str, args: list) -> bool:
+    """True when the command turns encoded or compressed input into something else (base64 -d, xxd -r...)."""
+    short = [a for a in args if a.startswith("-") and not a.startswith("--")]
+    if name in ("base64", "base32", "basenc", "gbase64"):
+        return any("d" in a or "D" in a for a in short) or "--decode" in args
+    if name == "xxd":
+        return any("r" in a for a in short) or "-revert" in args
+    if name == "openssl":
+        return "-d" in args or "-base64" in args or "-a" in args or args[:1] == ["base64"]
+    if name in ("gzip", "bzip2", "xz", "zstd", "brotli", "lz4"):
+        return "--decompress" in args or any("d" in a for a in short)
+    return name in _DECOMPRESS
 
 
 def download_targets(u: Unwrapped, redirects: list) -> set:
@@ -40,6 +55,13 @@ def arg_targets(u: Unwrapped) -> list:
         return operands if scripted else operands[1:]
     if u.inplace and u.code:
         return [a for a in operands if a != u.code[1]]
+    extracting = any(a in ("--extract", "--get") or (a.startswith("-") and not a.startswith("--") and "x" in a)
+                     for a in args) or bool(args and not args[0].startswith("-") and "x" in args[0])
+    if name == "tar" and extracting:
+        return [args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-C", "--directory")] + [
+            a.split("=", 1)[1] for a in args if a.startswith("--directory=")]
+    if name == "unzip":
+        return [args[i + 1] for i, a in enumerate(args[:-1]) if a == "-d"]
     if name == "dd":
         return [a[3:] for a in args if a.startswith("of=")]
     if name in ("curl", "wget"):

@@ -33,6 +33,7 @@ SHELL_RC_WRITE: Class = ("shell_rc_write", "write to a shell startup file (~/.ba
 HERMES_CONFIG_WRITE: Class = ("hermes_config_write", "write to Hermes config or secrets (~/.hermes/config.yaml, .env)", False)
 ENV_FILE_WRITE: Class = ("env_file_write", "write to a .env secrets file", False)
 CREDENTIAL_WRITE: Class = ("credential_write", "write to a credential file (~/.aws, ~/.netrc, ~/.gnupg...)", False)
+SYSRQ: Class = ("shutdown", "crash or reboot the kernel via /proc/sysrq-trigger", True)
 SYSTEM_WRITE: Class = ("system_file_write", "write to or delete a system path (/etc, /usr, /boot, /bin...)", False)
 
 
@@ -79,6 +80,8 @@ def classify_path(path: str, *, hermes_home: str | None = None) -> Class | None:
         return ENV_FILE_WRITE
     if _CREDENTIAL.search(p):
         return CREDENTIAL_WRITE
+    if p == "/proc/sysrq-trigger":
+        return SYSRQ
     if _SYSTEM.match(p):
         return SYSTEM_WRITE
     return None

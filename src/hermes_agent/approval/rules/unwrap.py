@@ -48,9 +48,28 @@ _WRAPPERS: dict[str, tuple[str, frozenset, int]] = {
     "catchsegv": ("", frozenset(), 0),
     "parallel": ("jSI", frozenset(), 0),
     "pkexec": ("", frozenset({"--user"}), 0),
+    "npx": ("p", frozenset({"--package"}), 0),
+    "pnpx": ("", frozenset(), 0),
+    "bunx": ("", frozenset(), 0),
 }
 _SUDO_PRIV = frozenset("SAsil")
 _SUDO_PRIV_LONG = frozenset({"--stdin", "--askpass", "--shell", "--login", "--list"})
+
+
+# environment variables whose value is a program something will run
+_PROGRAM_VARS = frozenset({"GIT_SSH_COMMAND", "GIT_SSH", "GIT_PAGER", "GIT_EDITOR", "PAGER", "EDITOR", "VISUAL", "LESSOPEN",
+                           "LESSCLOSE", "BROWSER", "SSH_ASKPASS", "SUDO_ASKPASS", "PROMPT_COMMAND", "BASH_ENV", "ENV",
+                           "GIT_EXTERNAL_DIFF", "GIT_ASKPASS", "MANPAGER", "SYSTEMD_PAGER"})
+
+
+def _assignment(word: str, u: Unwrapped) -> None:
+    """NAME=value before a command: programs hidden in such variables are scanned too."""
+    name, _, value = word.partition("=")
+    name = name.rstrip("+")
+    if name in ("LD_PRELOAD", "LD_AUDIT", "DYLD_INSERT_LIBRARIES"):
+        u.findings.append(("ld_preload", f"inject a library into programs ({name})", False))
+    elif name in _PROGRAM_VARS and value:
+        u.payloads.append((value.lstrip("|"), None))
 
 
 def _skip_options(args: list, i: int, argletters: str, longs: frozenset, u: Unwrapped, name: str) -> int:
@@ -60,6 +79,7 @@ def _skip_options(args: list, i: int, argletters: str, longs: frozenset, u: Unwr
         if a == "--":
             return i + 1
         if name == "env" and _ASSIGN.match(a):
+            _assignment(a, u)
             i += 1
             continue
         if a.startswith("--"):
@@ -103,6 +123,7 @@ def unwrap(args: list, words: list) -> Unwrapped:
     i = 0
     while True:
         while i < len(args) and (args[i] in _KEYWORDS or _ASSIGN.match(args[i])):
+            _assignment(args[i], u)
             i += 1
         if i >= len(args):
             return u
