@@ -331,7 +331,7 @@ class Scanner:
         elif u.code is not None:
             cmd.lang = u.code[0]
         cmd.decodes = decodes(name, args)
-        if name == "echo":        elif name == "echo":
+        if name == "echo":
             cmd.literal = " ".join(a for a in args if a not in ("-n", "-e", "-E", "-ne", "-en"))
         elif name == "printf" and args:
             cmd.literal = decode_ansi_c(args[0]).replace("%s", " ".join(args[1:]))
