@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.util
+import os
 import sys
 
 from hermes_agent import __version__
@@ -79,6 +80,20 @@ def overrides_from(args: argparse.Namespace) -> dict[str, object]:
     return out
 
 
+def _settings_for(module: object, args: argparse.Namespace):
+    """Load Settings; doctor/config/status still run (without the user's file) when config.yaml is broken."""
+    from hermes_agent.config.loader import load_settings
+    from hermes_agent.errors import ConfigError
+
+    overrides, yolo = overrides_from(args), bool(getattr(args, "yolo", False))
+    try:
+        return load_settings(overrides, yolo=yolo)
+    except ConfigError:
+        if not getattr(module, "TOLERATES_BROKEN_CONFIG", False):
+            raise
+        return load_settings(overrides, yolo=yolo, ignore_user_config=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] in (["--version"], ["-V"]):
@@ -91,11 +106,8 @@ def main(argv: list[str] | None = None) -> int:
 
     command = args.command or "chat"
     try:
-        from hermes_agent.config.loader import load_settings
-
-        settings = load_settings(overrides_from(args), yolo=bool(getattr(args, "yolo", False)))
         module = importlib.import_module(f"hermes_agent.cli.commands.{SUBCOMMANDS[command]}")
-        return int(module.run(args, settings) or 0)
+        return int(module.run(args, _settings_for(module, args)) or 0)
     except ConfigError as exc:
         print(f"hermes: config error: {exc}", file=sys.stderr)
         return 2
@@ -105,6 +117,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("\nhermes: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `hermes ... | head`
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - keep interpreter shutdown from writing again
+        return 141
 
 
 if __name__ == "__main__":
