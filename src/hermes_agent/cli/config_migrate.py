@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from hermes_agent import paths
-from hermes_agent.cli.config_edit import ConfigDocument, set_env_values
+from hermes_agent.config.edit import ConfigDocument, set_env_values
 from hermes_agent.config.migrate import (
     CURRENT_VERSION,
     config_version,

@@ -90,7 +90,7 @@ def check_dependencies() -> list[Finding]:
 def check_config(settings: Settings) -> tuple[list[Finding], Settings | None]:
     """config.yaml parses and loads; unknown keys and an old _config_version are warnings. Returns the
     settings to use for the other checks (None when the user's config does not load)."""
-    from hermes_agent.cli.config_edit import ConfigDocument
+    from hermes_agent.config.edit import ConfigDocument
     from hermes_agent.config.loader import load_settings
     from hermes_agent.config.migrate import CURRENT_VERSION, config_version, unknown_keys
 

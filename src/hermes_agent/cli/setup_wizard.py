@@ -8,7 +8,7 @@ from pathlib import Path
 
 from hermes_agent import paths
 from hermes_agent.cli.ask import ask, choose, confirm
-from hermes_agent.cli.config_edit import ConfigDocument, mask_secret, set_env_values
+from hermes_agent.config.edit import ConfigDocument, mask_secret, set_env_values
 from hermes_agent.config.settings import Settings
 from hermes_agent.errors import ConfigError
 from hermes_agent.providers.profiles import PROFILES

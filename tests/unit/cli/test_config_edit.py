@@ -8,7 +8,7 @@ import stat
 import pytest
 from dotenv import dotenv_values
 
-from hermes_agent.cli.config_edit import ConfigDocument, mask_secret, set_env_values
+from hermes_agent.config.edit import ConfigDocument, mask_secret, set_env_values
 from hermes_agent.config.loader import read_yaml_file
 from hermes_agent.errors import ConfigError
 

@@ -57,7 +57,7 @@ def _config_file(settings: Settings) -> Path:
 
 
 def _masked(data: object, key: str = "") -> object:
-    from hermes_agent.cli.config_edit import mask_secret
+    from hermes_agent.config.edit import mask_secret
     from hermes_agent.config.migrate import is_secret_key
 
     if isinstance(data, dict):
@@ -83,7 +83,7 @@ def _yaml_text(data: object) -> str:
 
 
 def _show(args: argparse.Namespace, settings: Settings) -> int:
-    from hermes_agent.cli.config_edit import mask_secret
+    from hermes_agent.config.edit import mask_secret
     from hermes_agent.config.defaults import OPTIONAL_ENV_VARS
     from hermes_agent.config.loader import read_env_file
     from hermes_agent.config.migrate import is_secret_key
@@ -141,7 +141,7 @@ def _get(args: argparse.Namespace, settings: Settings) -> int:
 
 def _save_checked(doc: object, cfg: Path) -> None:
     """Save, then load the settings; a value that breaks them is rolled back and reported."""
-    from hermes_agent.cli.config_edit import atomic_write_text
+    from hermes_agent.config.edit import atomic_write_text
     from hermes_agent.config.loader import load_settings
 
     before = cfg.read_text(encoding="utf-8") if cfg.exists() else None
@@ -157,7 +157,7 @@ def _save_checked(doc: object, cfg: Path) -> None:
 
 
 def _set(args: argparse.Namespace, settings: Settings) -> int:
-    from hermes_agent.cli.config_edit import ConfigDocument, set_env_values
+    from hermes_agent.config.edit import ConfigDocument, set_env_values
     from hermes_agent.config.loader import parse_scalar
     from hermes_agent.config.migrate import is_secret_key
 
@@ -181,7 +181,7 @@ def _set(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _unset(args: argparse.Namespace, settings: Settings) -> int:
-    from hermes_agent.cli.config_edit import ConfigDocument, set_env_values
+    from hermes_agent.config.edit import ConfigDocument, set_env_values
 
     if _ENV_KEY.match(args.key):
         from hermes_agent.config.loader import read_env_file
@@ -207,7 +207,7 @@ def _edit(args: argparse.Namespace, settings: Settings) -> int:
     import shutil
     import subprocess
 
-    from hermes_agent.cli.config_edit import atomic_write_text
+    from hermes_agent.config.edit import atomic_write_text
     from hermes_agent.config.loader import load_settings
     from hermes_agent.config.migrate import CURRENT_VERSION
 

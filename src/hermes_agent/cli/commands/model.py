@@ -20,7 +20,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _set_default(settings: Settings, name: str) -> Path:
-    from hermes_agent.cli.config_edit import ConfigDocument
+    from hermes_agent.config.edit import ConfigDocument
 
     cfg = Path(settings.config_file) if settings.config_file else paths.config_path()
     doc = ConfigDocument.load(cfg)

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from hermes_agent import paths
-from hermes_agent.cli.commands._config_edit import edit_config, section
+from hermes_agent.config.edit import edit_config, section
 from hermes_agent.config.settings import Settings
 from hermes_agent.errors import ConfigError
 

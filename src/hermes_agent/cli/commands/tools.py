@@ -100,7 +100,7 @@ def _known(name: str, settings: Settings, dynamic: dict[str, list[str]]) -> None
 
 
 def _save(settings: Settings, platform: str, toolsets: list[str]) -> Path:
-    from hermes_agent.cli.config_edit import ConfigDocument
+    from hermes_agent.config.edit import ConfigDocument
 
     cfg = Path(settings.config_file) if settings.config_file else paths.config_path()
     doc = ConfigDocument.load(cfg)

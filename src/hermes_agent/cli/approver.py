@@ -1,0 +1,135 @@
+"""Questions from worker threads answered at the REPL prompt: dangerous-command approval (the Approver
+seam: once/session/always/deny, timing out to deny) and the `clarify` tool's callback."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from hermes_agent.cli.screen import Screen
+
+
+@dataclass(slots=True)
+class Question:
+    """One pending question: the prompt line shown at the input, optional choices (arrow keys pick
+    one), and the answer once given (None when cancelled)."""
+
+    prompt: str
+    choices: list[str] = field(default_factory=list)
+    selected: int = 0
+    answer: str | None = None
+    done: threading.Event = field(default_factory=threading.Event)
+
+    def move(self, step: int) -> None:
+        """Move the highlighted choice (wrapping)."""
+        if self.choices:
+            self.selected = (self.selected + step) % len(self.choices)
+
+
+class Asker:
+    """Routes one question at a time from any thread to the prompt and waits for the answer."""
+
+    def __init__(self, screen: Screen, invalidate: Callable[[], None]) -> None:
+        self.screen = screen
+        self.invalidate = invalidate
+        self.pending: Question | None = None
+        self._one_at_a_time = threading.Lock()
+
+    def ask(self, header: list[str], question: Question, timeout: float,
+            cancel: threading.Event | None = None) -> str | None:
+        """Print `header`, show `question` at the prompt, wait; None on timeout, cancel or interrupt."""
+        with self._one_at_a_time:
+            self.screen.lines(header)
+            self.pending = question
+            self.invalidate()
+            deadline = time.monotonic() + timeout
+            try:
+                while not question.done.wait(0.1):
+                    if (cancel is not None and cancel.is_set()) or time.monotonic() > deadline:
+                        return None
+                return question.answer
+            finally:
+                self.pending = None
+                self.invalidate()
+
+    def answer(self, text: str | None) -> bool:
+        """Deliver the user's input to the pending question; False when nothing is pending."""
+        question = self.pending
+        if question is None:
+            return False
+        question.answer = text
+        question.done.set()
+        return True
+
+
+class ReplApprover:
+    """The REPL's Approver (approval.approvers.Approver): `ask(request)` shows the full command above the
+    prompt and returns once|session|always|deny; deny on timeout, Ctrl-C or an interrupted turn."""
+
+    can_ask = True
+
+    def __init__(self, asker: Asker, *, timeout: float = 60.0, yolo: bool = False,
+                 cancel: threading.Event | None = None) -> None:
+        self.asker = asker
+        self.timeout = timeout
+        self.yolo = yolo
+        self.cancel = cancel
+
+    def ask(self, request: object) -> str:
+        """Ask the user about a flagged command or write; never raises."""
+        from hermes_agent.approval.approvers import parse_choice
+
+        if self.yolo:
+            return "once"
+        command = str(getattr(request, "command", "") or "")
+        reason = str(getattr(request, "description", "") or "flagged")
+        timeout = float(getattr(request, "timeout", 0) or self.timeout)
+        title = ("Write to a sensitive path requested" if getattr(request, "kind", "command") == "write"
+                 else "Potentially dangerous command detected")
+        s = self.asker.screen
+        header = [s.style(f"⚠️  {title}: {reason}", "yellow"), *("    " + row for row in command.split("\n")),
+                  s.style(f"    [o]nce  |  [s]ession  |  [a]lways  |  [d]eny   (no answer in {timeout:g} s = deny)",
+                          "dim")]
+        prompt = "Choice [o/s/a/D]: "
+        while True:
+            raw = self.asker.ask(header, Question(prompt), timeout, self.cancel)
+            if raw is None:
+                s.line("    no answer in time, or cancelled: denied", "yellow")
+                return "deny"
+            choice = parse_choice(raw)
+            if choice is not None:
+                s.line(f"    {choice}", "dim" if choice != "deny" else "yellow")
+                return choice
+            header = [s.style("    answer o, s, a or d", "yellow")]
+
+
+def make_clarify(asker: Asker, timeout: float,
+                 cancel: threading.Event | None = None) -> Callable[[str, list[str]], str]:
+    """The ctx.clarify callback: numbered choices plus 'Other', or an open question."""
+
+    def clarify(question: str, choices: list[str]) -> str:
+        s = asker.screen
+        header = [s.style(f"❓ {question}", "bold_cyan")]
+        if choices:
+            header += [f"   {i}. {c}" for i, c in enumerate(choices, 1)]
+            header.append(s.style(f"   {len(choices) + 1}. Other (type your answer)", "dim"))
+            prompt = f"Choose 1-{len(choices) + 1} (↑/↓ + Enter) or type an answer: "
+        else:
+            prompt = "Your answer: "
+        raw = asker.ask(header, Question(prompt, list(choices)), timeout, cancel)
+        answer = _pick(raw, choices)
+        s.line(f"   → {answer}" if answer else "   (no answer)", "dim")
+        return answer
+
+    return clarify
+
+
+def _pick(raw: str | None, choices: list[str]) -> str:
+    if raw is None:
+        return ""
+    text = raw.strip()
+    if text.isdigit() and 1 <= int(text) <= len(choices):
+        return choices[int(text) - 1]
+    return text

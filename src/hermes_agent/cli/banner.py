@@ -1,0 +1,32 @@
+"""The welcome banner: plain ANSI (no rich import), printed before the prompt so start-up stays fast."""
+
+from __future__ import annotations
+
+import os
+
+from hermes_agent import __version__
+from hermes_agent.config.settings import Settings
+
+
+def _c(code: str, text: str, color: bool) -> str:
+    return f"\x1b[{code}m{text}\x1b[0m" if color else text
+
+
+def banner(settings: Settings, color: bool = True) -> str:
+    """Name, version, model and endpoint, working directory, and the keys worth knowing."""
+    m = settings.model
+    model = m.model or "(no model configured)"
+    where = m.base_url or m.provider
+    cwd = os.getcwd()
+    home = os.path.expanduser("~")
+    if cwd.startswith(home + os.sep):
+        cwd = "~" + cwd[len(home):]
+    rows = [
+        _c("1;36", "⚕ Hermes Agent", color) + _c("2", f" {__version__}", color),
+        f"  model  {_c('1', model, color)}" + _c("2", f"  via {where}", color),
+        f"  cwd    {cwd}",
+        _c("2", "  /help commands · Alt-Enter newline · Ctrl-C stop · Ctrl-D quit", color),
+    ]
+    if settings.yolo:
+        rows.append(_c("33", "  YOLO: flagged commands run without asking (hard-line rules still apply)", color))
+    return "\n".join(rows) + "\n"

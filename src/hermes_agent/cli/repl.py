@@ -1,0 +1,311 @@
+"""The interactive chat: the prompt stays on the main thread; the agent is built and every turn runs on
+one runner thread, so typing, queueing, Ctrl-C and approvals work while the model streams."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import queue
+import sys
+import threading
+from dataclasses import dataclass, field
+
+from hermes_agent import paths
+from hermes_agent.config.settings import Settings
+from hermes_agent.errors import ConfigError, HermesError
+from hermes_agent.messages import Usage
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(slots=True)
+class Job:
+    """One unit of runner work: a message for the agent, or a slash command that must not overlap a turn."""
+
+    text: str
+    command: object = None  # a slash.Command when this is a command
+    arg: str = ""
+
+
+@dataclass(slots=True)
+class Totals:
+    """Token usage of this REPL session (what /usage reports)."""
+
+    usage: Usage = field(default_factory=Usage)
+    api_calls: int = 0
+    turns: int = 0
+
+
+def run_repl(args: argparse.Namespace, settings: Settings) -> int:
+    """Open the interactive chat; returns the process exit code."""
+    return Repl(args, settings).run()
+
+
+class Repl:
+    """State shared by the prompt, the runner thread and the slash-command handlers."""
+
+    def __init__(self, args: argparse.Namespace, settings: Settings) -> None:
+        from hermes_agent.cli.approver import Asker, ReplApprover
+        from hermes_agent.cli.live import LiveView
+        from hermes_agent.cli.screen import Screen
+
+        self.args, self.settings = args, settings
+        raw = getattr(args, "toolsets", None)
+        self.toolsets = [t.strip() for t in raw.split(",") if t.strip()] if raw else None
+        self.agent = None
+        self.ready = threading.Event()
+        self.jobs: queue.Queue[Job | None] = queue.Queue()
+        self.side: queue.Queue[Job | None] = queue.Queue()  # immediate commands, never blocking the prompt
+        self.exit_code: int | None = None
+        self.totals = Totals()
+        self.session = None
+        self.color = not settings.env.get("NO_COLOR")
+        self.screen = Screen(sys.stdout, color=self.color)
+        display = settings.section("display")
+        self.live = LiveView(self.screen, self.invalidate, show_reasoning=bool(display.get("show_reasoning")),
+                             progress=str(display.get("tool_progress") or "all"))
+        self.asker = Asker(self.screen, self.invalidate)
+        self.approver = ReplApprover(self.asker, timeout=float(settings.get("approvals.timeout", 60) or 60),
+                                     yolo=settings.yolo)
+        self._runner: threading.Thread | None = None
+
+    # -- the prompt (main thread) ---------------------------------------------------------------
+
+    def run(self) -> int:
+        from prompt_toolkit.patch_stdout import StdoutProxy
+
+        from hermes_agent.cli.banner import banner
+        from hermes_agent.cli.prompt import make_session
+
+        sys.stdout.write(banner(self.settings, self.color))
+        sys.stdout.flush()
+        self.session = make_session(self, paths.hermes_home() / ".hermes_history")
+        self.session.app.after_render += self._start_runner
+        proxy = StdoutProxy(raw=True, sleep_between_writes=0.02)
+        saved = sys.stdout, sys.stderr
+        self.screen.out = sys.stdout = sys.stderr = proxy
+        try:
+            self._loop()
+        finally:
+            self._shutdown()
+            sys.stdout, sys.stderr = saved
+            proxy.close()
+            self.screen.out = sys.stdout
+        return self.exit_code or 0
+
+    def _loop(self) -> None:
+        """One prompt for the whole session: input is handled inside it (`_accept`), so the terminal
+        never drops back to cooked mode between messages and keys typed at any moment are kept."""
+        self.session.default_buffer.accept_handler = self._accept
+        while self.exit_code is None:
+            try:
+                self.session.prompt(pre_run=self._pre_run)
+            except (EOFError, KeyboardInterrupt):
+                return
+
+    def _pre_run(self) -> None:
+        if self.exit_code is not None:
+            self.session.app.exit(exception=EOFError)
+
+    def _accept(self, buffer: object) -> bool:
+        """Enter: answer a pending question, or submit; the input line is cleared either way."""
+        text = buffer.text  # type: ignore[attr-defined]
+        if self.asker.answer(text):
+            buffer.reset()  # type: ignore[attr-defined]  # answers stay out of the input history
+            return False
+        self.submit(text)
+        return False
+
+    def submit(self, text: str) -> None:
+        """Route one line of input: immediate commands run on the side thread, the rest queue."""
+        from hermes_agent.cli import slash
+
+        stripped = text.strip()
+        if not stripped:
+            return
+        if not slash.is_command(stripped):
+            self.enqueue(Job(text))
+            return
+        command, arg = slash.lookup(stripped)
+        if command is None or command.immediate:
+            self.side.put(Job(stripped, command, arg))
+        else:
+            self.enqueue(Job(stripped, command, arg))
+
+    def enqueue(self, job: Job) -> None:
+        self.live.queued.append(job.text)
+        self.jobs.put(job)
+        self.invalidate()
+
+    def echo(self, text: str) -> None:
+        """Print what the user typed, as it would have looked at the prompt."""
+        rows = text.split("\n")
+        self.screen.lines([self.screen.style("❯ ", "bold_cyan") + rows[0], *("  " + r for r in rows[1:])])
+
+    def on_ctrl_c(self, app: object) -> None:
+        """Ctrl-C: cancel a question, else stop the turn, else clear the line, else exit."""
+        buf = app.current_buffer  # type: ignore[attr-defined]
+        if self.asker.pending is not None:
+            self.asker.answer(None)
+            self.interrupt()
+        elif self.live.busy:
+            self.interrupt()
+        elif buf.text:
+            buf.reset()
+        else:
+            app.exit(exception=EOFError)  # type: ignore[attr-defined]
+
+    def interrupt(self) -> None:
+        """Stop the running turn and drop queued input."""
+        dropped = 0
+        while True:
+            try:
+                if self.jobs.get_nowait() is not None:
+                    dropped += 1
+            except queue.Empty:
+                break
+        self.live.queued.clear()
+        if self.agent is not None:
+            self.agent.interrupt()
+        if dropped:
+            self.screen.line(f"dropped {dropped} queued message(s)", "dim")
+        self.invalidate()
+
+    def prompt_fragments(self) -> list[tuple[str, str]]:
+        """What the prompt draws above and at the input: live region, question or `❯`."""
+        size = self.session.app.output.get_size() if self.session else None
+        cols, rows = (size.columns, size.rows) if size else (100, 24)
+        out = self.live.fragments(cols, max(3, min(14, rows - 8)))
+        question = self.asker.pending
+        if question is None:
+            return [*out, ("class:symbol", "❯ ")]
+        for i, choice in enumerate(question.choices):
+            style = "class:choice.selected" if i == question.selected else "class:choice"
+            out.append((style, f"  {i + 1}. {choice}"))
+            out.append(("", "\n"))
+        return [*out, ("class:question", question.prompt)]
+
+    def invalidate(self) -> None:
+        """Redraw the prompt soon (safe from any thread)."""
+        app = self.session.app if self.session is not None else None
+        if app is not None and app.is_running:
+            app.invalidate()
+
+    def request_exit(self, code: int = 0) -> None:
+        """Leave the REPL after the current input (safe from any thread)."""
+        self.exit_code = code
+        app = self.session.app if self.session is not None else None
+        if app is not None and app.is_running and app.loop is not None:
+            app.loop.call_soon_threadsafe(_exit_app, app)
+
+    # -- agent access ---------------------------------------------------------------------------
+
+    def require_agent(self, timeout: float = 60.0):
+        """The agent, waiting for the background build; raises HermesError when it failed."""
+        if not self.ready.wait(timeout):
+            raise HermesError("the agent is still starting; try again in a moment")
+        if self.agent is None:
+            raise HermesError("the agent could not be started (see the error above)")
+        return self.agent
+
+    def command_names(self) -> list[tuple[str, str]]:
+        from hermes_agent.cli import slash
+
+        return slash.completions()
+
+    def command_arguments(self, name: str) -> list[str]:
+        from hermes_agent.cli import slash
+
+        return slash.argument_values(self, name)
+
+    def run_command(self, command: object, arg: str) -> None:
+        """Run a slash command; failures become one line."""
+        try:
+            command.handler(self, arg)  # type: ignore[attr-defined]
+        except HermesError as exc:
+            self.screen.line(f"error: {exc}", "red")
+        except Exception as exc:  # a frontend boundary: one line for the user, details in the log
+            log.exception("slash command failed")
+            self.screen.line(f"error: {type(exc).__name__}: {exc}", "red")
+
+    # -- the runner thread ----------------------------------------------------------------------
+
+    def _start_runner(self, _sender: object = None) -> None:
+        if self._runner is None:
+            self._runner = threading.Thread(target=self._run_jobs, name="hermes-repl-runner", daemon=True)
+            self._runner.start()
+            threading.Thread(target=self._run_side, name="hermes-repl-commands", daemon=True).start()
+
+    def _run_side(self) -> None:
+        from hermes_agent.cli import slash
+
+        while True:
+            job = self.side.get()
+            if job is None:
+                return
+            self.echo(job.text)
+            if job.command is None:
+                self.screen.line(slash.unknown_message(job.text), "yellow")
+            else:
+                self.run_command(job.command, job.arg)
+
+    def _run_jobs(self) -> None:
+        from hermes_agent.cli.session import build
+
+        build(self)
+        while True:
+            job = self.jobs.get()
+            if job is None or self.exit_code is not None:
+                return
+            if self.live.queued:
+                self.live.queued.pop(0)
+            self.live.begin("thinking" if job.command is None else "working")
+            try:
+                self.echo(job.text)
+                if job.command is None:
+                    self.run_message(job.text)
+                else:
+                    self.run_command(job.command, job.arg)
+            finally:
+                self.live.end()
+
+    def run_message(self, text: str) -> None:
+        """Run one user turn on this thread (the runner) and add its usage to the totals."""
+        try:
+            agent = self.require_agent()
+            outcome = agent.run_turn(text)
+        except ConfigError as exc:
+            self.screen.line(f"config error: {exc}", "red")
+            return
+        except HermesError as exc:
+            self.screen.line(f"error: {exc}", "red")
+            return
+        except Exception as exc:  # frontend boundary: keep the REPL alive
+            log.exception("turn failed")
+            self.screen.line(f"error: {type(exc).__name__}: {exc}", "red")
+            return
+        self.totals.usage = self.totals.usage + outcome.usage
+        self.totals.api_calls += outcome.api_calls
+        self.totals.turns += 1
+
+    def _shutdown(self) -> None:
+        self.asker.answer(None)
+        if self.live.busy and self.agent is not None:
+            self.agent.interrupt()
+        self.jobs.put(None)
+        self.side.put(None)
+        if self._runner is not None:
+            self._runner.join(timeout=10)
+        if self.agent is not None:
+            try:
+                self.agent.close()
+            except Exception:  # closing must not turn a clean exit into a traceback
+                log.debug("agent.close failed", exc_info=True)
+
+
+def _exit_app(app: object) -> None:
+    try:
+        if app.is_running and not app.future.done():  # type: ignore[attr-defined]
+            app.exit(exception=EOFError)  # type: ignore[attr-defined]
+    except Exception:  # already exiting
+        log.debug("app.exit failed", exc_info=True)

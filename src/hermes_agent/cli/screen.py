@@ -1,0 +1,83 @@
+"""The REPL's output channel: whole lines written above the prompt from any thread, ANSI styles, and
+markdown rendered with rich (imported on first use). It never reads input."""
+
+from __future__ import annotations
+
+import io
+import re
+import shutil
+import threading
+from typing import TextIO
+
+_TRAILING = re.compile(r" +\n")
+STYLES = {"dim": "2", "bold": "1", "yellow": "33", "red": "31", "green": "32", "cyan": "36",
+          "magenta": "35", "dim_yellow": "2;33", "bold_cyan": "1;36"}
+
+
+class Screen:
+    """Thread-safe writer of finished blocks. `out` is the prompt_toolkit stdout proxy while the REPL
+    runs (so text lands above the input line) or any text stream in tests and before the prompt."""
+
+    def __init__(self, out: TextIO, *, color: bool = True, width: int | None = None) -> None:
+        self.out = out
+        self.color = color
+        self._width = width
+        self._lock = threading.Lock()
+
+    def width(self) -> int:
+        """Columns available for rendering."""
+        return self._width or shutil.get_terminal_size((100, 24)).columns
+
+    def style(self, text: str, style: str | None) -> str:
+        """`text` wrapped in the ANSI codes of a STYLES name (plain when colour is off)."""
+        if not style or not self.color or not text:
+            return text
+        return f"\x1b[{STYLES.get(style, style)}m{text}\x1b[0m"
+
+    def write(self, text: str) -> None:
+        """Write text (should end with a newline) and flush it through."""
+        with self._lock:
+            try:
+                self.out.write(text)
+                self.out.flush()
+            except (BrokenPipeError, ValueError, OSError):
+                pass
+
+    def line(self, text: str = "", style: str | None = None) -> None:
+        """One line (may contain newlines) in a style."""
+        self.write("\n".join(self.style(part, style) for part in text.split("\n")) + "\n")
+
+    def lines(self, rows: list[str], style: str | None = None) -> None:
+        """Several lines in one write, so other threads cannot interleave."""
+        if rows:
+            self.write("".join(self.style(r, style) + "\n" for r in rows))
+
+    def markdown(self, text: str) -> None:
+        """Render `text` as markdown (plain text when it has no markdown at all)."""
+        if not text.strip():
+            return
+        self.write(render_markdown(text.strip("\n"), self.width(), self.color))
+
+
+def _looks_like_markdown(text: str) -> bool:
+    return any(mark in text for mark in ("*", "_", "`", "#", "[", "|", "\n- ", "\n1.", ">")) or \
+        text.startswith(("- ", "1."))
+
+
+def render_markdown(text: str, width: int, color: bool) -> str:
+    """ANSI text of `text` rendered as markdown for a terminal `width` columns wide."""
+    if not _looks_like_markdown(text):
+        return text + "\n"
+    from rich.console import Console
+    from rich.markdown import Markdown
+
+    buf = io.StringIO()
+    console = Console(file=buf, force_terminal=color, no_color=not color, width=max(20, width),
+                      color_system="auto" if color else None, highlight=False, emoji=False, soft_wrap=False)
+    console.print(Markdown(text, code_theme="monokai", hyperlinks=False))
+    return _TRAILING.sub("\n", buf.getvalue())
+
+
+def prewarm() -> None:
+    """Import rich's markdown stack ahead of the first answer (called from a background thread)."""
+    render_markdown("**warm**", 40, True)
