@@ -32,7 +32,11 @@ def test_enable_and_disable_edit_config_and_keep_comments(hermes_home):
     assert run_hermes("plugins", "disable", "greeter", home=hermes_home).returncode == 0
     assert run_hermes("plugins", "enable", "quiet", home=hermes_home).returncode == 0
     text = path.read_text()
-    assert "# mine" in text and "# keep" in text and "disabled:\n  - greeter" in text and "enabled:\n  - quiet" in text
+    from ruamel.yaml import YAML
+
+    data = YAML(typ="safe").load(text)
+    assert "# mine" in text and "# keep" in text
+    assert data["plugins"] == {"disabled": ["greeter"], "enabled": ["quiet"]}
     listing = run_hermes("plugins", "list", home=hermes_home).stdout
     assert "greeter 1.0  disabled" in listing and "quiet        enabled" in listing
     assert run_hermes("plugins", "enable", "greeter", home=hermes_home).returncode == 0
