@@ -39,9 +39,10 @@ class DockerBackend(RemoteShellBackend):
                  mount_cwd: str | None = None, network: bool = False, cpus: float | None = 1,
                  memory_mb: int | None = 5120, cwd: str | None = None, timeout: float = 180.0,
                  env: dict[str, str] | None = None, docker: str = "docker",
-                 extra_args: list[str] | tuple[str, ...] = (), output_limit: int = 2_000_000) -> None:
+                 extra_args: list[str] | tuple[str, ...] = (), output_limit: int = 2_000_000,
+                 source_rc: bool = True) -> None:
         super().__init__(cwd=cwd or (_WORKSPACE if mount_cwd else None), timeout=timeout,
-                         output_limit=output_limit)
+                         output_limit=output_limit, source_rc=source_rc)
         self.image = image
         self.isolated = not volumes and not mount_cwd
         self._task_id = task_id

@@ -37,13 +37,14 @@ class LocalBackend:
 
     def __init__(self, cwd: str | None = None, *, env: dict[str, str] | None = None,
                  env_passthrough: list[str] | tuple[str, ...] = (), timeout: float = 180.0,
-                 output_limit: int = 2_000_000, shell: str | None = None) -> None:
+                 output_limit: int = 2_000_000, shell: str | None = None, source_rc: bool = True) -> None:
         self._initial_cwd = os.path.abspath(os.path.expanduser(cwd)) if cwd else None
         self._env = env
         self._passthrough = tuple(env_passthrough)
         self._timeout = timeout
         self._output_limit = output_limit
         self._shell = shell
+        self._source_rc = source_rc
         self._state_dir: str | None = None
         self._cwd: str | None = None
         self._groups: set[int] = set()
@@ -57,7 +58,7 @@ class LocalBackend:
         """Run `command`; cwd/exported variables persist between calls of this backend."""
         state = self._ensure_state()
         call_id = new_call_id()
-        spec = ScriptSpec(command=command, state_dir=state, call_id=call_id,
+        spec = ScriptSpec(source_rc=self._source_rc, command=command, state_dir=state, call_id=call_id,
                           initial_cwd=self.cwd(), workdir=self._abs(cwd) if cwd else None,
                           stdin=stdin is not None, shell=self._bash(), host_renames=True)
         out_path = os.path.join(state, f"stdout.{call_id}")
@@ -97,7 +98,7 @@ class LocalBackend:
 
         state = self._ensure_state()
         call_id = new_call_id()
-        spec = ScriptSpec(command=command, state_dir=state, call_id=call_id, initial_cwd=self.cwd(),
+        spec = ScriptSpec(source_rc=self._source_rc, command=command, state_dir=state, call_id=call_id, initial_cwd=self.cwd(),
                           workdir=self._abs(cwd) if cwd else None, shell=self._bash(), host_renames=True)
         limit = self._timeout if timeout is None else timeout
         data, code, timed_out, interrupted = run_in_pty(
@@ -173,7 +174,7 @@ class LocalBackend:
     def spawn(self, command: str, *, cwd: str | None = None, token: str) -> subprocess.Popen:
         """Start `command` in the background (own process group) with this shell's cwd and exports;
         stdin is a pipe, stdout+stderr one pipe."""
-        spec = ScriptSpec(command=command, state_dir=self._ensure_state(), call_id=token,
+        spec = ScriptSpec(source_rc=self._source_rc, command=command, state_dir=self._ensure_state(), call_id=token,
                           initial_cwd=self.cwd(), workdir=self._abs(cwd) if cwd else None,
                           shell=self._bash(), save_state=False)
         proc = subprocess.Popen(self._argv(build_body(spec)), stdin=subprocess.PIPE, stdout=subprocess.PIPE,

@@ -32,11 +32,16 @@ def _client_env(settings: Settings) -> dict[str, str]:
     return env
 
 
+def _source_rc(settings: Settings) -> bool:
+    return bool(settings.get("terminal.auto_source_bashrc", True))
+
+
 def _local(settings: Settings, task_id: str) -> TerminalBackend:
     from hermes_agent.terminal.local import LocalBackend
 
     return LocalBackend(_cwd_setting(settings), timeout=float(settings.get("terminal.timeout", 180)),
-                        env_passthrough=list(settings.get("terminal.env_passthrough", []) or []))
+                        env_passthrough=list(settings.get("terminal.env_passthrough", []) or []),
+                        source_rc=_source_rc(settings))
 
 
 def _docker(settings: Settings, task_id: str) -> TerminalBackend:
@@ -53,7 +58,7 @@ def _docker(settings: Settings, task_id: str) -> TerminalBackend:
         volumes=list(t.get("docker_volumes") or []), mount_cwd=mount, network=bool(t.get("docker_network")),
         cpus=t.get("container_cpu", 1), memory_mb=t.get("container_memory", 5120),
         cwd=_remote_cwd(settings), timeout=float(t.get("timeout", 180)), env=env,
-        extra_args=list(t.get("docker_extra_args") or []))
+        extra_args=list(t.get("docker_extra_args") or []), source_rc=_source_rc(settings))
 
 
 def _ssh(settings: Settings, task_id: str) -> TerminalBackend:
@@ -63,7 +68,7 @@ def _ssh(settings: Settings, task_id: str) -> TerminalBackend:
     return SSHBackend(str(t.get("ssh_host") or ""), user=str(t.get("ssh_user") or ""),
                       port=int(t.get("ssh_port") or 22), key=str(t.get("ssh_key") or ""),
                       cwd=_remote_cwd(settings), timeout=float(t.get("timeout", 180)),
-                      known_hosts=str(settings.home / "ssh" / "known_hosts"))
+                      known_hosts=str(settings.home / "ssh" / "known_hosts"), source_rc=_source_rc(settings))
 
 
 def _singularity(settings: Settings, task_id: str) -> TerminalBackend:
@@ -72,7 +77,8 @@ def _singularity(settings: Settings, task_id: str) -> TerminalBackend:
     t = settings.section("terminal")
     return SingularityBackend(str(t.get("singularity_image") or ""), cwd=_cwd_setting(settings),
                               timeout=float(t.get("timeout", 180)),
-                              env_passthrough=list(t.get("env_passthrough") or []))
+                              env_passthrough=list(t.get("env_passthrough") or []), source_rc=_source_rc(settings),
+                              binds=list(t.get("singularity_binds") or []))
 
 
 _FACTORIES: dict[str, Callable[[Settings, str], TerminalBackend]] = {

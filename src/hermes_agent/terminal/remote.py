@@ -32,10 +32,12 @@ class RemoteShellBackend:
     kind = "remote"
     isolated = False
 
-    def __init__(self, *, cwd: str | None = None, timeout: float = 180.0, output_limit: int = 2_000_000):
+    def __init__(self, *, cwd: str | None = None, timeout: float = 180.0, output_limit: int = 2_000_000,
+                 source_rc: bool = True):
         self._initial_cwd = cwd
         self._timeout = timeout
         self._output_limit = output_limit
+        self.source_rc = source_rc
         self._cwd: str | None = None
         self._shell: str | None = None
         self._setsid = True
@@ -84,7 +86,7 @@ class RemoteShellBackend:
         self._prepare()
         shell = self._detect_shell()
         call_id = new_call_id()
-        spec = ScriptSpec(command=command, state_dir=self._state_dir, call_id=call_id,
+        spec = ScriptSpec(source_rc=self.source_rc, command=command, state_dir=self._state_dir, call_id=call_id,
                           initial_cwd=self._initial_cwd, workdir=cwd, stdin=stdin is not None,
                           shell=shell, setsid=self._setsid, output_limit=self._output_limit)
         argv = self._client_argv(build_remote_script(spec), stdin is not None)
@@ -158,7 +160,7 @@ class RemoteShellBackend:
     def spawn(self, command: str, *, cwd: str | None = None, token: str) -> subprocess.Popen:
         """Start `command` in the background on the far side; the client's pipes carry its I/O."""
         self._prepare()
-        spec = ScriptSpec(command=command, state_dir=self._state_dir, call_id=token,
+        spec = ScriptSpec(source_rc=self.source_rc, command=command, state_dir=self._state_dir, call_id=token,
                           initial_cwd=self._initial_cwd, workdir=cwd, stdin=True, shell=self._detect_shell(),
                           setsid=self._setsid, save_state=False)
         return subprocess.Popen(self._client_argv(build_background_script(spec), True), stdin=subprocess.PIPE,

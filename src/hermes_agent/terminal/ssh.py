@@ -21,8 +21,8 @@ class SSHBackend(RemoteShellBackend):
 
     def __init__(self, host: str, *, user: str = "", port: int = 22, key: str = "", cwd: str | None = None,
                  timeout: float = 180.0, known_hosts: str | None = None, connect_timeout: int = 10,
-                 persist_s: int = 300, ssh: str = "ssh", output_limit: int = 2_000_000) -> None:
-        super().__init__(cwd=cwd, timeout=timeout, output_limit=output_limit)
+                 persist_s: int = 300, ssh: str = "ssh", output_limit: int = 2_000_000, source_rc: bool = True) -> None:
+        super().__init__(cwd=cwd, timeout=timeout, output_limit=output_limit, source_rc=source_rc)
         if not host:
             raise HermesError("ssh backend: terminal.ssh_host is not set")
         self.host = host
