@@ -134,3 +134,40 @@ def test_bundled_skills_are_seeded_and_indexed_in_the_prompt(scripted, hermes_ho
     assert "git-workflow" in scripted.requests[0]["body"]["messages"][0]["content"]
     viewed = scripted.requests[1]["body"]["messages"][-1]
     assert viewed["role"] == "tool" and "error" not in json.loads(viewed["content"])
+
+
+def test_flagged_command_without_a_terminal_is_denied_at_once_and_explained(scripted, hermes_home, tmp_path):
+    import time
+
+    model_config(hermes_home, scripted.url)
+    victim = tmp_path / "victim"
+    (victim / "sub").mkdir(parents=True)
+    scripted.add({"tool_calls": [{"name": "terminal", "arguments": {"command": f"rm -r {victim}"}}]},
+                 {"content": "I could not delete it: the command needs your approval."})
+    started = time.monotonic()
+    out = run_hermes("chat", "-q", "delete the victim dir", home=hermes_home, input="")
+    assert time.monotonic() - started < 5
+    assert out.returncode == 0, out.stderr
+    assert victim.exists()
+    denial = json.loads(scripted.requests[1]["body"]["messages"][-1]["content"])
+    assert "was not run" in denial["error"] and "approval" in denial["error"]
+
+
+def test_hardline_commands_are_refused_even_with_yolo(scripted, hermes_home):
+    model_config(hermes_home, scripted.url)
+    scripted.add({"tool_calls": [{"name": "terminal", "arguments": {"command": "/usr/bin/sudo rm -rf --no-preserve-root /"}}]},
+                 {"content": "refused"})
+    out = run_hermes("chat", "-q", "wipe it", "--yolo", home=hermes_home, input="")
+    assert out.returncode == 0, out.stderr
+    denial = json.loads(scripted.requests[1]["body"]["messages"][-1]["content"])
+    assert denial.get("blocked") is True
+
+
+def test_yolo_runs_flagged_commands(scripted, hermes_home, tmp_path):
+    model_config(hermes_home, scripted.url)
+    victim = tmp_path / "victim"
+    (victim / "sub").mkdir(parents=True)
+    scripted.add({"tool_calls": [{"name": "terminal", "arguments": {"command": f"rm -r {victim}"}}]}, {"content": "gone"})
+    out = run_hermes("chat", "-q", "delete it", "--yolo", home=hermes_home, input="")
+    assert out.returncode == 0, out.stderr
+    assert not victim.exists()

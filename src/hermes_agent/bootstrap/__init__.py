@@ -15,6 +15,7 @@ from hermes_agent.tools.hooks import HookBus
 from hermes_agent.tools.registry import discover_builtin_tools
 
 from .provider import build_provider
+from .safety import wire_approval
 from .session import SessionBinding, shared_store
 from .stores import prompt_parts, wire_checkpoints, wire_compression, wire_memory_and_todo
 
@@ -48,6 +49,7 @@ def build_agent(settings: Settings, *, platform: str = "cli", toolsets: list[str
     ctx = ToolContext(settings=settings, task_id=new_task_id(), extras={"hook_bus": hooks, "plugins": plugin_report})
     services = AgentServices(provider=provider, settings=settings, ctx=ctx, hooks=hooks)
     _start_mcp(services, settings, wait=not interactive)
+    wire_approval(services, settings, approver, interactive)  # type: ignore[arg-type]
     memory = wire_memory_and_todo(services, settings)
     enabled = platform_toolsets(settings, platform, toolsets)
     with_skills = "skill_view" in resolve_tool_names(enabled)

@@ -18,7 +18,7 @@ from hermes_agent.approval.gate import (
     judge_prompt,
     parse_verdict,
 )
-from hermes_agent.config.loader import load_settings
+from hermes_agent.config.loader import load_settings, read_yaml_file
 from hermes_agent.tools.context import ToolContext
 from hermes_agent.tools.hooks import Block, HookBus
 
@@ -145,7 +145,7 @@ def test_always_adds_the_allowlist_when_the_file_has_none(hermes_home: Path) -> 
     assert gate.check("chmod 777 shared").allowed
     text = (hermes_home / "config.yaml").read_text(encoding="utf-8")
     assert text.startswith("# only a comment\nmodel: m  # inline\n")
-    assert "command_allowlist:\n- world_writable" in text
+    assert read_yaml_file(hermes_home / "config.yaml")["command_allowlist"] == ["world_writable"]
 
 
 def test_always_with_a_broken_config_still_allows_but_says_so(hermes_home: Path) -> None:

@@ -1,0 +1,32 @@
+"""The approval gate as the first pre_tool_call hook, with the approver the frontend can offer."""
+
+from __future__ import annotations
+
+from hermes_agent.approval.approvers import Approver, AutoDenyApprover, TerminalApprover
+from hermes_agent.approval.gate import ApprovalGate, judge_prompt, parse_verdict
+from hermes_agent.config.settings import Settings
+from hermes_agent.core.agent import AgentServices
+from hermes_agent.messages import user
+from hermes_agent.providers.base import ChatRequest
+from hermes_agent.tools.hooks import Block
+
+from .provider import auxiliary_provider
+
+
+def wire_approval(services: AgentServices, settings: Settings, approver: Approver | None,
+                  interactive: bool) -> ApprovalGate:
+    """Install the gate. Without a way to ask (no terminal, cron, subagents) flagged commands are denied at once."""
+    if approver is None:
+        approver = TerminalApprover() if interactive else AutoDenyApprover()
+    judge = None
+    if settings.get("approvals.mode") == "smart":
+        aux = auxiliary_provider(settings, "approval", services.provider)
+
+        def judge(command: str, description: str) -> str:
+            reply = aux.complete(ChatRequest((user(judge_prompt(command, description)),), max_tokens=20))
+            return parse_verdict(reply.content or "")
+
+    gate = ApprovalGate(settings, approver, is_interactive=interactive, aux_judge=judge)
+    services.hooks.register("pre_tool_call", gate.as_hook(Block), first=True)
+    services.ctx.extras["approval_gate"] = gate
+    return gate
