@@ -171,3 +171,29 @@ def test_yolo_runs_flagged_commands(scripted, hermes_home, tmp_path):
     out = run_hermes("chat", "-q", "delete it", "--yolo", home=hermes_home, input="")
     assert out.returncode == 0, out.stderr
     assert not victim.exists()
+
+
+def test_terminal_state_persists_within_a_run_and_background_processes_are_cleaned_up(scripted, hermes_home, tmp_path):
+    model_config(hermes_home, scripted.url)
+    pidfile = tmp_path / "bg.pid"
+    scripted.add({"tool_calls": [{"name": "terminal", "arguments": {"command": f"cd {tmp_path} && export GREETING=hey"}}]},
+                 {"tool_calls": [{"name": "terminal", "arguments": {"command": "echo $GREETING from $(pwd)"}}]},
+                 {"tool_calls": [{"name": "terminal", "arguments": {"command": f"echo $$ > {pidfile}; exec sleep 300",
+                                                                    "background": True}}]},
+                 {"content": "done"})
+    out = run_hermes("chat", "-q", "go", home=hermes_home)
+    assert out.returncode == 0, out.stderr
+    second = json.loads(scripted.requests[2]["body"]["messages"][-1]["content"])
+    assert f"hey from {tmp_path}" in second["output"]
+    pid = int(pidfile.read_text().strip())
+    import os
+    import time
+
+    for _ in range(50):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.1)
+    else:
+        raise AssertionError("background process outlived the hermes run")

@@ -17,7 +17,7 @@ from hermes_agent.tools.registry import discover_builtin_tools
 from .provider import build_provider
 from .safety import wire_approval
 from .session import SessionBinding, shared_store
-from .stores import prompt_parts, wire_checkpoints, wire_compression, wire_memory_and_todo
+from .stores import prompt_parts, wire_checkpoints, wire_compression, wire_memory_and_todo, wire_terminal
 
 __all__ = ["build_agent", "build_provider", "platform_toolsets"]
 
@@ -58,6 +58,7 @@ def build_agent(settings: Settings, *, platform: str = "cli", toolsets: list[str
     binding = _wire_session(services, settings, platform) if persist else None
     wire_compression(services, settings, event_callback, binding.on_compressed if binding else None)
     wire_checkpoints(services, settings)
+    wire_terminal(services, settings)
     agent = AIAgent(max_iterations=max_iterations or int(settings.get("agent.max_turns", 60) or 60),
                     enabled_toolsets=enabled,
                     services=services, event_callback=event_callback, save_trajectories=save_trajectories)

@@ -50,6 +50,15 @@ def prompt_parts(settings: Settings, memory: MemoryStore, *, with_skills: bool =
                        context_files=blocks, platform_hint=platform_hint, cwd=cwd)
 
 
+def wire_terminal(services: AgentServices, settings: Settings) -> None:
+    """Terminal backends per task (local, docker, ssh, singularity), released with the agent."""
+    from hermes_agent.terminal.manager import BackendPool
+
+    pool = BackendPool(settings)
+    services.ctx.backend_factory = pool.get
+    services.closers.append(pool.close_all)
+
+
 def wire_checkpoints(services: AgentServices, settings: Settings) -> None:
     """Snapshot a working directory (shadow git under HERMES_HOME) before the first change of each turn."""
     if not settings.get("checkpoints.enabled", True):
