@@ -7,8 +7,10 @@ CI_DIR=${HERMES_CI_DIR:-/tmp/hermes-ci}
 DIR=$CI_DIR/dockerd
 ENV_FILE=$CI_DIR/dockerd.env
 IMAGE=${HERMES_CI_DOCKER_IMAGE:-hermes-sandbox:test}
-SOCK=$DIR/docker.sock
-mkdir -p "$DIR"
+# Socket and exec-root live under a short path: unix socket paths (containerd's too) max out at 107 bytes.
+RUN_DIR=${HERMES_CI_DOCKER_RUN:-/tmp/hermes-dockerd-$(id -u)}
+SOCK=$RUN_DIR/docker.sock
+mkdir -p "$DIR" "$RUN_DIR"
 
 warn() { echo "start-dockerd: WARNING: $* (docker backend tests will be skipped)" >&2; rm -f "$ENV_FILE"; exit 0; }
 
@@ -31,11 +33,17 @@ export DOCKER_HOST=unix://$SOCK
 
 if ! docker info >/dev/null 2>&1; then
   rm -f "$SOCK"
-  nohup dockerd --host "$DOCKER_HOST" --data-root "$DIR/root" --exec-root "$DIR/exec" \
+  nohup dockerd --host "$DOCKER_HOST" --data-root "$DIR/root" --exec-root "$RUN_DIR/exec" \
     --pidfile "$DIR/dockerd.pid" --bridge=none --iptables=false --ip-masq=false \
     >"$DIR/dockerd.log" 2>&1 </dev/null &
-  for _ in $(seq 1 60); do docker info >/dev/null 2>&1 && break; sleep 0.5; done
-  docker info >/dev/null 2>&1 || warn "dockerd did not come up (see $DIR/dockerd.log)"
+  child=$!
+  for _ in $(seq 1 60); do docker info >/dev/null 2>&1 && break; kill -0 "$child" 2>/dev/null || break; sleep 0.5; done
+  if ! docker info >/dev/null 2>&1; then
+    kill "$child" 2>/dev/null; sleep 0.5
+    # A dockerd that died early can leave its data-root bind-mounted.
+    kill -0 "$child" 2>/dev/null || umount "$DIR/root" 2>/dev/null
+    warn "dockerd did not come up (see $DIR/dockerd.log)"
+  fi
 fi
 
 if ! docker image inspect "$IMAGE" >/dev/null 2>&1; then
