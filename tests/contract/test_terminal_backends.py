@@ -102,6 +102,7 @@ def _alive(backend, marker: str) -> int:
 
 def test_echo_and_exit_codes(pool):
     b = pool.get("t")
+    assert b.kind == pool.kind and b.isolated is (pool.kind == "docker")  # no host mounts configured
     res = b.execute("echo hello; echo oops >&2; exit 3")
     assert res.exit_code == 3
     assert "hello" in res.output and "oops" in res.output
