@@ -67,8 +67,21 @@ def _backend(kw: dict):
     with _fallback_lock:
         backend = _fallback_backends.get(task_id)
         if backend is None:
+            if not _fallback_backends:
+                import atexit
+
+                atexit.register(_close_fallbacks)
             backend = _fallback_backends[task_id] = LocalBackend()
         return backend
+
+
+def _close_fallbacks() -> None:
+    """At exit: kill what ctx-less calls left running and remove their state directories."""
+    with _fallback_lock:
+        backends = list(_fallback_backends.values())
+        _fallback_backends.clear()
+    for backend in backends:
+        backend.close()
 
 
 def _limits(kw: dict) -> dict:
