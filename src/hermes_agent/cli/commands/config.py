@@ -83,8 +83,8 @@ def _yaml_text(data: object) -> str:
 
 
 def _show(args: argparse.Namespace, settings: Settings) -> int:
-    from hermes_agent.config.edit import mask_secret
     from hermes_agent.config.defaults import OPTIONAL_ENV_VARS
+    from hermes_agent.config.edit import mask_secret
     from hermes_agent.config.loader import read_env_file
     from hermes_agent.config.migrate import is_secret_key
 
