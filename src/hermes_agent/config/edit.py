@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping
 from io import StringIO
 from pathlib import Path
 
+from hermes_agent.config.loader import get_dotted, yaml_problem
 from hermes_agent.errors import ConfigError
 
 _MISSING = object()
@@ -88,10 +89,7 @@ class ConfigDocument:
         except (OSError, UnicodeDecodeError) as exc:
             raise ConfigError(f"{path}: cannot read: {exc}") from exc
         except YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
-            problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-            raise ConfigError(f"{path}: invalid YAML{where}: {problem}") from exc
+            raise ConfigError(f"{path}: invalid YAML{yaml_problem(exc)}") from exc
         if data is None:
             data = CommentedMap()
         if not isinstance(data, dict):
@@ -100,12 +98,7 @@ class ConfigDocument:
 
     def get(self, dotted: str, default: object = None) -> object:
         """The value at `a.b.c` in the file (not merged with defaults)."""
-        node: object = self.data
-        for part in dotted.split("."):
-            if not isinstance(node, Mapping) or part not in node:
-                return default
-            node = node[part]
-        return node
+        return get_dotted(self.data, dotted, default)
 
     def has(self, dotted: str) -> bool:
         return self.get(dotted, _MISSING) is not _MISSING

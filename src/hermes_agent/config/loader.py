@@ -47,6 +47,24 @@ def parse_scalar(text: str) -> object:
     return text if value is None and text.strip() not in ("null", "~") else value
 
 
+def yaml_problem(exc: Exception, line_offset: int = 1) -> str:
+    """'(line L, column C): problem' text for a YAML parse error (line numbers shifted by `line_offset`)."""
+    mark = getattr(exc, "problem_mark", None)
+    where = f" (line {mark.line + line_offset}, column {mark.column + 1})" if mark else ""
+    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    return f"{where}: {problem}"
+
+
+def get_dotted(data: Mapping, dotted: str, default: object = None) -> object:
+    """Value at a dotted key such as `terminal.backend` in nested mappings, or `default`."""
+    node: object = data
+    for part in dotted.split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            return default
+        node = node[part]
+    return node
+
+
 def read_yaml_file(path: Path) -> dict:
     """Parse a YAML mapping; any problem becomes a one-line ConfigError naming the file."""
     if not path.exists():
@@ -60,10 +78,7 @@ def read_yaml_file(path: Path) -> dict:
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read: {exc}") from exc
     except YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise ConfigError(f"{path}: invalid YAML{where}: {problem}") from exc
+        raise ConfigError(f"{path}: invalid YAML{yaml_problem(exc)}") from exc
     if data is None:
         return {}
     if not isinstance(data, dict):

@@ -34,12 +34,9 @@ class Settings:
 
     def get(self, dotted: str, default: object = None) -> object:
         """Value at a dotted key such as `terminal.backend`, or `default`."""
-        node: object = self.data
-        for part in dotted.split("."):
-            if not isinstance(node, Mapping) or part not in node:
-                return default
-            node = node[part]
-        return node
+        from hermes_agent.config.loader import get_dotted
+
+        return get_dotted(self.data, dotted, default)
 
     def section(self, name: str) -> dict:
         """A deep copy of a mapping section (empty dict when absent)."""

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from hermes_agent.config.loader import yaml_problem
+
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
 MAX_NAME = 64
 MAX_DESCRIPTION = 1024
@@ -37,10 +39,7 @@ def parse_yaml(yaml_text: str) -> dict:
     try:
         data = YAML(typ="safe", pure=True).load(yaml_text)
     except YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 2}" if mark else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise FrontmatterError(f"frontmatter is not valid YAML{where}: {problem}") from exc
+        raise FrontmatterError(f"frontmatter is not valid YAML{yaml_problem(exc, line_offset=2)}") from exc
     if data is None:
         return {}
     if not isinstance(data, dict):
