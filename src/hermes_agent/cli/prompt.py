@@ -70,6 +70,7 @@ def make_session(repl: Repl, history_path: Path) -> PromptSession:
     empty = Condition(lambda: not repl.session.default_buffer.text)
 
     @kb.add("c-c")
+    @kb.add("<sigint>")
     def _ctrl_c(event) -> None:
         repl.on_ctrl_c(event.app)
 

@@ -68,28 +68,28 @@ class Repl:
         self.approver = ReplApprover(self.asker, timeout=float(settings.get("approvals.timeout", 60) or 60),
                                      yolo=settings.yolo)
         self._runner: threading.Thread | None = None
+        self.personality: str | None = None  # chosen with /personality; re-applied after /new
 
     # -- the prompt (main thread) ---------------------------------------------------------------
 
     def run(self) -> int:
-        from prompt_toolkit.patch_stdout import StdoutProxy
-
         from hermes_agent.cli.banner import banner
         from hermes_agent.cli.prompt import make_session
+        from hermes_agent.cli.screen import PromptWriter
 
         sys.stdout.write(banner(self.settings, self.color))
         sys.stdout.flush()
         self.session = make_session(self, paths.hermes_home() / ".hermes_history")
         self.session.app.after_render += self._start_runner
-        proxy = StdoutProxy(raw=True, sleep_between_writes=0.02)
         saved = sys.stdout, sys.stderr
-        self.screen.out = sys.stdout = sys.stderr = proxy
+        writer = PromptWriter(self.session.app, saved[0])
+        self.screen.out = sys.stdout = sys.stderr = writer  # stray prints also land above the prompt
         try:
             self._loop()
         finally:
             self._shutdown()
+            writer.flush()
             sys.stdout, sys.stderr = saved
-            proxy.close()
             self.screen.out = sys.stdout
         return self.exit_code or 0
 

@@ -59,6 +59,72 @@ class Screen:
         self.write(render_markdown(text.strip("\n"), self.width(), self.color))
 
 
+class PromptWriter:
+    """A text stream whose writes land above a running prompt_toolkit app. Unlike prompt_toolkit's
+    run_in_terminal it never switches the tty to cooked mode, so a Ctrl-C or Ctrl-D typed while output
+    is printed still reaches the key bindings instead of becoming a signal or a lost EOF."""
+
+    def __init__(self, app: object, real: TextIO) -> None:
+        self.app = app
+        self.real = real
+        self._partial = ""
+        self._lock = threading.Lock()
+
+    def write(self, text: str) -> int:
+        with self._lock:
+            head, sep, tail = (self._partial + text).rpartition("\n")
+            self._partial = tail
+            if sep:
+                self._send(head + sep)
+        return len(text)
+
+    def flush(self) -> None:
+        with self._lock:
+            if self._partial:
+                self._send(self._partial)
+                self._partial = ""
+
+    def isatty(self) -> bool:
+        return self.real.isatty()
+
+    def fileno(self) -> int:
+        return self.real.fileno()
+
+    @property
+    def encoding(self) -> str:
+        return getattr(self.real, "encoding", "utf-8")
+
+    def _send(self, text: str) -> None:
+        app = self.app
+        loop = getattr(app, "loop", None)
+        if loop is not None and getattr(app, "is_running", False):
+            try:
+                loop.call_soon_threadsafe(self._emit, text)
+                return
+            except RuntimeError:  # the loop closed between the check and the call
+                pass
+        self._direct(text)
+
+    def _direct(self, text: str) -> None:
+        try:
+            self.real.write(text)
+            self.real.flush()
+        except (BrokenPipeError, ValueError, OSError):
+            pass
+
+    def _emit(self, text: str) -> None:
+        """On the app's loop: erase the prompt, print, and let the prompt redraw below."""
+        app = self.app
+        if not app.is_running:  # type: ignore[attr-defined]
+            self._direct(text)
+            return
+        app.renderer.erase()  # type: ignore[attr-defined]
+        app.output.write_raw(text)  # type: ignore[attr-defined]
+        app.output.flush()  # type: ignore[attr-defined]
+        app.renderer.request_absolute_cursor_position()  # type: ignore[attr-defined]
+        app.invalidate()  # type: ignore[attr-defined]
+
+
 def _looks_like_markdown(text: str) -> bool:
     return any(mark in text for mark in ("*", "_", "`", "#", "[", "|", "\n- ", "\n1.", ">")) or \
         text.startswith(("- ", "1."))

@@ -1,5 +1,5 @@
 """Building the REPL's agent in the background (after the prompt is up) and wiring its interactive seams:
-the approver, the clarify callback, the startup personality and `-r/-c` resume."""
+the approver, the clarify callback, the startup personality and the `-r/-c` resume recap."""
 
 from __future__ import annotations
 
@@ -18,12 +18,13 @@ def build(repl: Repl) -> None:
     """Build the agent on the runner thread; a failure prints one line and ends the REPL."""
     from hermes_agent.cli.approver import make_clarify
 
+    resume = getattr(repl.args, "resume", None) or ("latest" if getattr(repl.args, "continue_last", False) else None)
     try:
         from hermes_agent.bootstrap import build_agent
 
         agent = build_agent(repl.settings, platform="cli", toolsets=repl.toolsets, event_callback=repl.live,
                             max_iterations=getattr(repl.args, "max_iterations", None), approver=repl.approver,
-                            interactive=True)
+                            interactive=True, resume=resume)
     except ConfigError as exc:
         _fail(repl, f"hermes: config error: {exc}", 2)
         return
@@ -41,8 +42,11 @@ def build(repl: Repl) -> None:
     repl.agent = agent
     repl.ready.set()
     _startup_personality(repl)
-    _startup_resume(repl)
     repl.screen.line(ready_line(repl), "dim")
+    if resume:
+        from hermes_agent.cli.slash_session import recap
+
+        recap(repl)
     repl.invalidate()
     _prewarm()
 
@@ -87,21 +91,9 @@ def _startup_personality(repl: Repl) -> None:
 
     try:
         apply(repl.agent, repl.settings, name)
+        repl.personality = name
     except HermesError as exc:
         repl.screen.line(f"personality: {exc}", "yellow")
-
-
-def _startup_resume(repl: Repl) -> None:
-    target = getattr(repl.args, "resume", None)
-    latest = bool(getattr(repl.args, "continue_last", False))
-    if not target and not latest:
-        return
-    from hermes_agent.cli.slash_session import resume
-
-    try:
-        resume(repl, target or "", latest=latest)
-    except HermesError as exc:
-        repl.screen.line(f"resume: {exc}", "yellow")
 
 
 def _prewarm() -> None:

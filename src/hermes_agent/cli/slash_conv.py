@@ -35,7 +35,11 @@ def new(repl: Repl, arg: str) -> None:
     from hermes_agent.cli.repl import Totals
 
     agent = repl.require_agent()
-    agent.reset()
+    agent.reset()  # ends the saved session and reloads SOUL.md/memory for the new prompt
+    if repl.personality is not None:
+        from hermes_agent.cli.personality import apply
+
+        apply(agent, repl.settings, repl.personality)
     repl.totals = Totals()
     sid = f" (session {agent.session_id})" if agent.session_id else ""
     repl.screen.line(f"New conversation started{sid}.", "green")

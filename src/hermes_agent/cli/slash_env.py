@@ -127,6 +127,7 @@ def personality(repl: Repl, arg: str) -> None:
         repl.screen.line("  /personality NAME switches; named ones live under `personalities:` in config.", "dim")
         return
     p.apply(agent, repl.settings, arg)
+    repl.personality = arg
     started = any(m.role != "system" for m in agent.history)
     when = "next conversation (/new starts one)" if started else "first message of this conversation"
     repl.screen.line(f"Personality set to {arg}: the system prompt changes from the {when}.", "green")
@@ -156,7 +157,11 @@ def verbose(repl: Repl, arg: str) -> None:
 
 
 def yolo(repl: Repl, arg: str) -> None:
+    agent = repl.require_agent()
     repl.approver.yolo = not repl.approver.yolo
+    gate = agent.services.ctx.extras.get("approval_gate")
+    if gate is not None:
+        gate.yolo = repl.approver.yolo  # the gate skips asking (hard-line rules still run first)
     if repl.approver.yolo:
         repl.screen.line("YOLO on: flagged commands run without asking (hard-line rules still apply).", "yellow")
     else:

@@ -15,11 +15,17 @@ if TYPE_CHECKING:
     from hermes_agent.storage import SessionStore
 
 
+def _binding(repl: Repl) -> object | None:
+    """The agent's SessionBinding (bootstrap puts it in ctx.extras), or None when sessions are not saved."""
+    agent = repl.agent
+    return agent.services.ctx.extras.get("session_binding") if agent is not None else None
+
+
 @contextlib.contextmanager
 def _store(repl: Repl) -> Iterator[SessionStore]:
-    shared = getattr(getattr(repl.agent, "services", None), "store", None)
-    if shared is not None:
-        yield shared
+    binding = _binding(repl)
+    if binding is not None:
+        yield binding.store  # type: ignore[attr-defined]
         return
     from hermes_agent.storage import SessionStore
 
@@ -49,25 +55,35 @@ def sessions(repl: Repl, arg: str) -> None:
     s.line("  /resume ID continues one (a unique prefix is enough).", "dim")
 
 
-def resume(repl: Repl, target: str, *, latest: bool = False) -> None:
-    """Switch the agent to a saved session (the latest CLI one when `latest`)."""
+def resume(repl: Repl, target: str) -> None:
+    """Switch the agent to a saved session; the current one is ended and stays in the store."""
     agent = repl.require_agent()
+    binding = _binding(repl)
+    if binding is None:
+        raise HermesError("/resume is unavailable: this run is not saving sessions")
     with _store(repl) as store:
-        info = store.latest_session("cli") if latest else store.require_session(target)
-        if info is None:
-            raise HermesError("no saved CLI session to continue")
-    switch = getattr(agent, "resume_session", None)
-    if not callable(switch):
-        raise HermesError("resuming is unavailable: this agent cannot switch sessions yet "
-                          "(needs AIAgent.resume_session from the session store wiring)")
-    switch(info.id)
+        info = store.require_session(target)
+    if info.id == agent.session_id:
+        repl.screen.line("That is the current session.", "dim")
+        return
+    binding.end("switched")  # type: ignore[attr-defined]
+    agent.history = binding.resume(info.id)  # type: ignore[attr-defined]
+    recap(repl)
+
+
+def recap(repl: Repl) -> None:
+    """`Resumed session … “title”: 12 messages` and the last thing the user said."""
+    agent = repl.agent
+    if agent is None or not agent.session_id:
+        return
+    with _store(repl) as store:
+        info = store.get_session(agent.session_id)
     count = sum(1 for m in agent.history if m.role != "system")
-    repl.screen.line(f"Resumed session {info.id}" + (f" “{info.title}”" if info.title else "")
-                     + f": {count} messages.", "green")
+    title = f" “{info.title}”" if info is not None and info.title else ""
+    repl.screen.line(f"Resumed session {agent.session_id}{title}: {count} messages.", "green")
     last_user = next((m for m in reversed(agent.history) if m.role == "user"), None)
     if last_user is not None:
-        text = " ".join((last_user.content or "").split())
-        repl.screen.line(f"  last message: {text[:100]}", "dim")
+        repl.screen.line(f"  last message: {' '.join((last_user.content or '').split())[:100]}", "dim")
 
 
 def resume_command(repl: Repl, arg: str) -> None:
@@ -78,8 +94,10 @@ def resume_command(repl: Repl, arg: str) -> None:
 
 def title(repl: Repl, arg: str) -> None:
     agent = repl.require_agent()
+    if _binding(repl) is None:
+        raise HermesError("/title is unavailable: this run is not saving sessions")
     if not agent.session_id:
-        raise HermesError("/title is unavailable: this run is not saving sessions (no session store wired)")
+        raise HermesError("no session yet: it starts with your first message")
     with _store(repl) as store:
         if not arg:
             info = store.require_session(agent.session_id)
