@@ -22,6 +22,7 @@ OURS = str(Path(sys.executable).with_name("hermes"))
 def spawn(cmd: list[str], home: str, cwd: str) -> tuple[float, float, float, int]:
     """Run a command; return (start time, wall seconds, peak RSS MiB, exit code)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "OPENROUTER_", "HERMES_"))}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # measure as installed: bytecode cached after the warm-up run
     env.update(HERMES_HOME=home, NO_COLOR="1", TERM="dumb")
     start = time.time()
     t0 = time.perf_counter()
@@ -43,10 +44,12 @@ def make_home(url: str) -> str:
 def case(binary: str, script: list[dict], args: list[str], runs: int) -> dict:
     """Median wall/first-request/RSS and the median gap between model requests over `runs` runs."""
     walls, firsts, rsss, gaps, sizes, codes = [], [], [], [], [], []
-    for _ in range(runs):
+    for i in range(runs + 1):
         with ScriptedServer(list(script), default={"content": "done"}) as srv:
             home, cwd = make_home(srv.url), tempfile.mkdtemp(prefix="hermes-bench-cwd-")
             start, wall, rss, code = spawn([binary, *args], home, cwd)
+            if i == 0:
+                continue  # warm-up: writes bytecode caches, seeds bundled skills
             codes.append(code)
             walls.append(wall)
             rsss.append(rss)

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from hermes_agent.config.settings import ModelSettings, Settings
 from hermes_agent.errors import ConfigError
 from hermes_agent.messages import user
 from hermes_agent.providers.base import ChatRequest, Provider
 from hermes_agent.providers.caching import apply_cache_breakpoints
+from hermes_agent.providers.http import Proxy
 from hermes_agent.providers.openai_chat import OpenAIChatProvider
 from hermes_agent.providers.profiles import resolve_endpoint
 from hermes_agent.providers.retry import FallbackProvider, RetryingProvider
@@ -28,13 +29,25 @@ def _fallback_models(settings: Settings) -> list[ModelSettings]:
     return out
 
 
+def proxy_for(base_url: str, env: Mapping[str, str]) -> Proxy | None:
+    """The proxy from HTTPS_PROXY / HTTP_PROXY / ALL_PROXY (either case) honouring NO_PROXY."""
+    scheme = "https" if base_url.startswith("https:") else "http"
+    names = (f"{scheme}_proxy", f"{scheme.upper()}_PROXY", "all_proxy", "ALL_PROXY")
+    url = next((env[n] for n in names if env.get(n, "").strip()), "")
+    if not url:
+        return None
+    bypass = (env.get("no_proxy") or env.get("NO_PROXY") or "").split(",")
+    return Proxy(url.strip() if "://" in url else f"http://{url.strip()}", tuple(b for b in bypass if b.strip()))
+
+
 def _single(settings: Settings, model: ModelSettings, notify: Notify | None) -> Provider:
     ep = resolve_endpoint(model, settings.env, str(settings.config_file))
     hook = None
     if settings.get("prompt_caching.enabled", True):
         hook = functools.partial(apply_cache_breakpoints, ttl=str(settings.get("prompt_caching.cache_ttl", "5m")))
     inner = OpenAIChatProvider(ep.base_url, ep.api_key, ep.model, name=ep.provider,
-                               timeout=float(settings.get("agent.request_timeout", 600) or 600), wire_hook=hook)
+                               timeout=float(settings.get("agent.request_timeout", 600) or 600), wire_hook=hook,
+                               proxy=proxy_for(ep.base_url, settings.env))
     retries = int(settings.get("agent.api_max_retries", 3) or 0)
     return RetryingProvider(inner, retries, float(settings.get("agent.retry_base_delay", 1.0) or 0.0), notify=notify)
 

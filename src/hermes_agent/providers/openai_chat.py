@@ -1,15 +1,18 @@
-"""OpenAI-compatible chat completions over httpx2 (the openai SDK's own transport): streaming with
-tool-call deltas, reasoning kept, usage recorded, failures raised as typed ProviderErrors."""
+"""OpenAI-compatible chat completions: streaming with tool-call deltas, reasoning kept, usage recorded,
+failures raised as typed ProviderErrors. Wire-compatible with the openai SDK (the tests check both
+against the same server) without its 300 ms import."""
 
 from __future__ import annotations
 
+import http.client
 import json
 import logging
 import threading
 
-from hermes_agent.errors import ProviderError, TransientError
+from hermes_agent.errors import TransientError
 from hermes_agent.messages import Message
 from hermes_agent.providers.base import ChatRequest, OnDelta
+from hermes_agent.providers.http import HttpClient, Proxy, Response
 from hermes_agent.providers.text_tool_calls import extract_text_tool_calls
 from hermes_agent.providers.wire import StreamAccumulator, classify_http_error, to_wire
 
@@ -17,32 +20,18 @@ log = logging.getLogger(__name__)
 
 
 class OpenAIChatProvider:
-    """One endpoint + model. The HTTP client is created on first use and reused (keep-alive)."""
+    """One endpoint + model over one keep-alive connection (created on first use)."""
 
     def __init__(self, base_url: str, api_key: str, model: str, *, name: str = "custom",
                  timeout: float = 600.0, stream: bool = True, extra_headers: dict | None = None,
-                 wire_hook=None) -> None:
+                 wire_hook=None, proxy: Proxy | None = None) -> None:
         self.name, self.model = name, model
         self.base_url = base_url.rstrip("/")
-        self._api_key, self._timeout, self._stream = api_key, timeout, stream
-        self._headers = dict(extra_headers or {})
-        self._wire_hook = wire_hook
-        self._client = None
-        self._lock = threading.Lock()
-
-    def _http(self):
-        with self._lock:
-            if self._client is None:
-                import httpx2
-
-                plain = self.base_url.startswith("http://")
-                self._client = httpx2.Client(
-                    timeout=httpx2.Timeout(self._timeout, connect=15.0),
-                    verify=not plain,  # no TLS context work for plain-http local endpoints
-                    headers={"Authorization": f"Bearer {self._api_key}", "Content-Type": "application/json",
-                             "User-Agent": "hermes-agent", **self._headers},
-                )
-            return self._client
+        self._stream, self._wire_hook = stream, wire_hook
+        headers = {"Authorization": f"Bearer {api_key}", "Content-Type": "application/json",
+                   "Accept": "text/event-stream, application/json", "User-Agent": "hermes-agent",
+                   **(extra_headers or {})}
+        self._http = HttpClient(self.base_url, timeout=timeout, headers=headers, proxy=proxy)
 
     def body(self, request: ChatRequest) -> dict:
         """The JSON body sent for a request."""
@@ -65,30 +54,35 @@ class OpenAIChatProvider:
     def complete(self, request: ChatRequest, on_delta: OnDelta | None = None,
                  cancel: threading.Event | None = None) -> Message:
         """POST /chat/completions and fold the (streamed) answer into a Message."""
-        import httpx2
-
-        url = f"{self.base_url}/chat/completions"
         payload = json.dumps(self.body(request), ensure_ascii=False).encode()
         try:
-            with self._http().stream("POST", url, content=payload) as resp:
-                if resp.status_code >= 400:
-                    body = resp.read().decode("utf-8", "replace")
-                    raise classify_http_error(resp.status_code, body, resp.headers.get("retry-after"), url)
-                ctype = resp.headers.get("content-type", "")
-                if "text/event-stream" in ctype:
-                    message = self._read_stream(resp, on_delta, cancel)
-                else:
-                    message = self._read_json(resp.read(), on_delta)
-        except ProviderError:
+            resp = self._http.post("/chat/completions", payload, cancel)
+        except TransientError:
+            if cancel is not None and cancel.is_set():
+                return Message(role="assistant", content=None)
             raise
-        except httpx2.TimeoutException as exc:
-            raise TransientError(f"{url}: timed out ({type(exc).__name__})") from None
-        except httpx2.TransportError as exc:
-            raise TransientError(f"cannot reach {self.base_url}: {exc or type(exc).__name__}") from None
+        try:
+            if resp.status >= 400:
+                body = resp.read().decode("utf-8", "replace")
+                raise classify_http_error(resp.status, body, resp.headers.get("retry-after"),
+                                          f"{self.base_url}/chat/completions")
+            if "text/event-stream" in resp.headers.get("content-type", ""):
+                message = self._read_stream(resp, on_delta, cancel)
+            else:
+                message = self._read_json(resp.read(), on_delta)
+        except (OSError, http.client.HTTPException) as exc:
+            self._http.discard()
+            if cancel is not None and cancel.is_set():
+                return Message(role="assistant", content=None)
+            raise TransientError(f"{self.base_url}: the response was cut off ({type(exc).__name__})") from None
+        finally:
+            cancelled = cancel is not None and cancel.is_set()
+            if not resp.finish(drain=not cancelled):
+                self._http.discard()  # an unfinished stream: never reuse that socket
         return extract_text_tool_calls(message)
 
     @staticmethod
-    def _read_stream(resp, on_delta: OnDelta | None, cancel: threading.Event | None) -> Message:
+    def _read_stream(resp: Response, on_delta: OnDelta | None, cancel: threading.Event | None) -> Message:
         acc = StreamAccumulator()
         for line in resp.iter_lines():
             if cancel is not None and cancel.is_set():
@@ -128,7 +122,4 @@ class OpenAIChatProvider:
         return msg
 
     def close(self) -> None:
-        with self._lock:
-            if self._client is not None:
-                self._client.close()
-                self._client = None
+        self._http.close()

@@ -82,6 +82,26 @@ def completion(step: dict, model: str) -> dict:
 class _QuietServer(ThreadingHTTPServer):
     daemon_threads = True
 
+    def __init__(self, *args: object, **kw: object) -> None:
+        super().__init__(*args, **kw)  # type: ignore[arg-type]
+        self.open_sockets: set = set()
+
+    def process_request(self, request, client_address) -> None:  # type: ignore[no-untyped-def]
+        self.open_sockets.add(request)
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request) -> None:  # type: ignore[no-untyped-def]
+        self.open_sockets.discard(request)
+        super().shutdown_request(request)
+
+    def drop_connections(self) -> None:
+        """Close kept-alive client connections too, as a real server restart would."""
+        for sock in list(self.open_sockets):
+            try:
+                sock.shutdown(2)
+            except OSError:
+                pass
+
     def handle_error(self, request: object, client_address: object) -> None:
         """Clients dropping keep-alive connections is normal here; stay quiet."""
 
@@ -119,6 +139,7 @@ class ScriptedServer:
 
     def stop(self) -> None:
         self._httpd.shutdown()
+        self._httpd.drop_connections()
         self._httpd.server_close()
 
     def __enter__(self) -> ScriptedServer:

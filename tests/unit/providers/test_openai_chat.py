@@ -125,3 +125,64 @@ def test_scripted_server_speaks_the_real_openai_client(scripted):
     resp = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
     assert resp.choices[0].message.content == "non-streamed" and resp.usage.prompt_tokens == 10
     assert [m.id for m in client.models.list()] == ["scripted-model"]
+
+
+def test_interrupting_a_stalled_stream_returns_at_once(scripted):
+    import threading
+
+    scripted.add({"content": "late", "delay": 30})
+    cancel = threading.Event()
+    threading.Timer(0.3, cancel.set).start()
+    started = time.monotonic()
+    msg = provider(scripted.url).complete(REQ, cancel=cancel)
+    assert time.monotonic() - started < 3 and msg.content is None
+
+
+def test_keep_alive_connection_is_reused_and_recovers_when_the_server_restarts():
+    server = ScriptedServer([{"content": "one"}]).start()
+    port = int(server.url.rsplit(":", 1)[1].split("/")[0])
+    p = provider(server.url)
+    assert p.complete(REQ).content == "one"
+    server.stop()
+    again = ScriptedServer([{"content": "two"}], port=port).start()
+    try:
+        assert p.complete(REQ).content == "two"  # the dead kept-alive socket is replaced transparently
+    finally:
+        again.stop()
+
+
+def test_requests_go_through_the_configured_http_proxy(scripted):
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from hermes_agent.bootstrap.provider import proxy_for
+    from hermes_agent.providers.scripted import completion
+
+    seen = []
+
+    class ProxyHandler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *a):
+            return
+
+        def do_POST(self):
+            seen.append(self.path)
+            self.rfile.read(int(self.headers["Content-Length"]))
+            data = json.dumps(completion({"content": "via proxy"}, "m")).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+    proxy_server = ThreadingHTTPServer(("127.0.0.1", 0), ProxyHandler)
+    threading_ = __import__("threading")
+    threading_.Thread(target=proxy_server.serve_forever, daemon=True).start()
+    try:
+        env = {"HTTP_PROXY": f"127.0.0.1:{proxy_server.server_address[1]}", "NO_PROXY": "example.org"}
+        p = OpenAIChatProvider(scripted.url, "k", "m", proxy=proxy_for(scripted.url, env))
+        assert p.complete(REQ).content == "via proxy"
+        assert seen == [f"{scripted.url}/chat/completions"] and scripted.requests == []
+        assert proxy_for("http://example.org/v1", env).applies_to("example.org") is False
+    finally:
+        proxy_server.shutdown()
