@@ -251,8 +251,10 @@ def test_clarify_question_is_answered_at_the_prompt(start, scripted):
     repl = start()
     repl.send("paint it")
     repl.expect(r"❓ Which colour\?")
-    repl.expect(r"Choose 1-3")
-    repl.send("2")
+    repl.expect(r"1\. red\s+2\. blue\s+Choose 1-2")
+    repl.child.send("\x1b[B")  # arrow down to the second choice, then Enter
+    time.sleep(0.2)
+    repl.send("")
     repl.expect(r"→ blue")
     repl.expect(r"Blue it is\.")
     result = json.loads(wait_requests(scripted, 2)[1]["messages"][-1]["content"])
@@ -372,3 +374,19 @@ def test_denied_approval_keeps_the_directory(start, scripted, hermes_home, tmp_p
     repl.expect(r"it was denied")
     assert target.exists()
     assert "denied" in wait_requests(scripted, 2)[1]["messages"][-1]["content"].lower()
+
+
+def test_ctrl_c_stops_a_running_tool(start, scripted):
+    scripted.add({"tool_calls": [{"name": "terminal", "arguments": {"command": "sleep 30"}}]},
+                 {"content": "after the stop"})
+    repl = start()
+    repl.send("wait a while")
+    repl.expect(r"💻 sleep 30")
+    t0 = time.monotonic()
+    repl.child.sendcontrol("c")
+    repl.expect(r"interrupted")
+    assert time.monotonic() - t0 < 5
+    repl.send("status?")
+    repl.expect(r"after the stop")
+    second = wait_requests(scripted, 2)[1]["messages"]
+    assert second[-2]["role"] == "tool" and second[-1] == {"role": "user", "content": "status?"}

@@ -111,25 +111,27 @@ def make_clarify(asker: Asker, timeout: float,
 
     def clarify(question: str, choices: list[str]) -> str:
         s = asker.screen
-        header = [s.style(f"❓ {question}", "bold_cyan")]
+        header = [s.style(f"❓ {question}", "bold_cyan")]  # the choices are drawn at the prompt
         if choices:
-            header += [f"   {i}. {c}" for i, c in enumerate(choices, 1)]
-            header.append(s.style(f"   {len(choices) + 1}. Other (type your answer)", "dim"))
-            prompt = f"Choose 1-{len(choices) + 1} (↑/↓ + Enter) or type an answer: "
+            prompt = f"Choose 1-{len(choices)} (↑/↓ + Enter) or type another answer: "
         else:
             prompt = "Your answer: "
-        raw = asker.ask(header, Question(prompt, list(choices)), timeout, cancel)
-        answer = _pick(raw, choices)
+        question_box = Question(prompt, list(choices))
+        raw = asker.ask(header, question_box, timeout, cancel)
+        answer = _pick(raw, choices, question_box.selected)
         s.line(f"   → {answer}" if answer else "   (no answer)", "dim")
         return answer
 
     return clarify
 
 
-def _pick(raw: str | None, choices: list[str]) -> str:
+def _pick(raw: str | None, choices: list[str], selected: int) -> str:
+    """A number picks that choice, Enter alone the highlighted one, anything else is the answer."""
     if raw is None:
         return ""
     text = raw.strip()
+    if not text and choices:
+        return choices[selected]
     if text.isdigit() and 1 <= int(text) <= len(choices):
         return choices[int(text) - 1]
     return text

@@ -96,5 +96,5 @@ def make_session(repl: Repl, history_path: Path) -> PromptSession:
         complete_while_typing=True, key_bindings=kb, erase_when_done=True, reserve_space_for_menu=4,
         style=Style.from_dict(STYLE), include_default_pygments_style=False, prompt_continuation="  ",
         enable_suspend=True)
-    session.app.min_redraw_interval = 0.03
+    session.app.min_redraw_interval = 0.01
     return session
