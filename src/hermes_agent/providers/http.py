@@ -97,6 +97,7 @@ class HttpClient:
         conn.connect()
         if conn.sock is not None:
             conn.sock.settimeout(self.timeout)
+            conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # no Nagle/delayed-ACK stalls
         return conn
 
     def _target(self, path: str) -> str:

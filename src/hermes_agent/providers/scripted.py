@@ -152,6 +152,7 @@ class ScriptedServer:
 def _handler_for(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True  # small SSE writes must not wait for delayed ACKs
 
         def log_message(self, *args: object) -> None:  # quiet
             return
