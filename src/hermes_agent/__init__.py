@@ -8,7 +8,7 @@ __all__ = ["AIAgent", "__version__"]
 
 def __getattr__(name: str):  # lazy: `from hermes_agent import AIAgent` without import-time cost
     if name == "AIAgent":
-        from hermes_agent.core.agent import AIAgent
+        from hermes_agent.bootstrap import AIAgent
 
         return AIAgent
     raise AttributeError(name)

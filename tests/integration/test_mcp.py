@@ -240,7 +240,7 @@ def test_streamable_http_server_and_reconnect_after_restart(reg, managers, tmp_p
 
 def test_agent_loop_calls_an_mcp_tool(scripted, managers, tmp_path):
     """The model calls an MCP tool through the real agent loop; its result reaches the model."""
-    from hermes_agent.core.agent import AIAgent
+    from hermes_agent import AIAgent
     from hermes_agent.tools.registry import registry
 
     cfgs = [parse_server("time", _time_cfg())]

@@ -6,7 +6,8 @@ import logging
 from collections.abc import Callable
 
 from hermes_agent.config.settings import Settings
-from hermes_agent.core.agent import AgentServices, AIAgent, new_task_id
+from hermes_agent.core.agent import AgentServices, new_task_id
+from hermes_agent.core.agent import AIAgent as CoreAgent
 from hermes_agent.events import Event, Notice
 from hermes_agent.plugins import PluginReport, load_plugins
 from hermes_agent.tools.context import ToolContext
@@ -19,7 +20,7 @@ from .safety import wire_approval
 from .session import SessionBinding, shared_store
 from .stores import prompt_parts, wire_checkpoints, wire_compression, wire_memory_and_todo, wire_terminal
 
-__all__ = ["build_agent", "build_provider", "platform_toolsets"]
+__all__ = ["AIAgent", "build_agent", "build_provider", "build_services", "platform_toolsets"]
 
 log = logging.getLogger(__name__)
 
@@ -36,11 +37,10 @@ def platform_toolsets(settings: Settings, platform: str, override: list[str] | N
     return [f"hermes-{platform}"]
 
 
-def build_agent(settings: Settings, *, platform: str = "cli", toolsets: list[str] | None = None,
-                event_callback: Callable[[Event], None] | None = None, max_iterations: int | None = None,
-                approver: object = None, interactive: bool = False, save_trajectories: bool = False,
-                resume: str | None = None, persist: bool = True) -> AIAgent:
-    """Everything a frontend needs: provider chain, tools, hooks, context, stores."""
+def build_services(settings: Settings, *, platform: str = "cli", toolsets: list[str] | None = None,
+                   event_callback: Callable[[Event], None] | None = None, approver: object = None,
+                   interactive: bool = False, persist: bool = True) -> tuple[AgentServices, list[str]]:
+    """Provider chain, tools, hooks, approval, context, stores: everything an agent runs on."""
     notify = (lambda text: event_callback(Notice(text, "warning"))) if event_callback else None
     provider = build_provider(settings, notify)
     discover_builtin_tools()
@@ -59,13 +59,48 @@ def build_agent(settings: Settings, *, platform: str = "cli", toolsets: list[str
     wire_compression(services, settings, event_callback, binding.on_compressed if binding else None)
     wire_checkpoints(services, settings)
     wire_terminal(services, settings)
-    agent = AIAgent(max_iterations=max_iterations or int(settings.get("agent.max_turns", 60) or 60),
-                    enabled_toolsets=enabled,
-                    services=services, event_callback=event_callback, save_trajectories=save_trajectories)
-    agent.tool_definitions()  # validate toolset names now: a typo is a config error, not a mid-turn surprise
+    return services, enabled
+
+
+def build_agent(settings: Settings, *, platform: str = "cli", toolsets: list[str] | None = None,
+                event_callback: Callable[[Event], None] | None = None, max_iterations: int | None = None,
+                approver: object = None, interactive: bool = False, save_trajectories: bool = False,
+                resume: str | None = None, persist: bool = True) -> CoreAgent:
+    """A ready agent for a frontend (validates toolsets now, restores a session when asked)."""
+    services, enabled = build_services(settings, platform=platform, toolsets=toolsets, event_callback=event_callback,
+                                       approver=approver, interactive=interactive, persist=persist)
+    agent = CoreAgent(max_iterations=max_iterations or int(settings.get("agent.max_turns", 60) or 60),
+                      enabled_toolsets=enabled, services=services, event_callback=event_callback,
+                      save_trajectories=save_trajectories)
+    agent.tool_definitions()  # a toolset typo is a clear error now, not a mid-turn surprise
+    binding = services.ctx.extras.get("session_binding")
     if resume and binding is not None:
         agent.history = binding.resume(resume)
     return agent
+
+
+class AIAgent(CoreAgent):
+    """`from hermes_agent import AIAgent`: the library entry point, composed like the CLI's agent
+    (memory, todo, skills, sessions, approval that denies flagged commands since a library cannot ask)."""
+
+    def __init__(self, model: str | None = None, api_key: str | None = None, base_url: str | None = None,
+                 max_iterations: int = 60, enabled_toolsets: list[str] | None = None,
+                 disabled_toolsets: list[str] | None = None, quiet_mode: bool = False,
+                 tool_progress_callback: Callable[[str, str], None] | None = None, save_trajectories: bool = False,
+                 *, services: AgentServices | None = None, event_callback: Callable[[Event], None] | None = None,
+                 platform: str = "cli", provider: str | None = None) -> None:
+        if services is None:
+            from hermes_agent.config.loader import load_settings
+
+            settings = load_settings({"model.default": model, "model.base_url": base_url,
+                                      "model.api_key": api_key, "model.provider": provider})
+            services, default_toolsets = build_services(settings, platform=platform, toolsets=enabled_toolsets,
+                                                        event_callback=event_callback)
+            enabled_toolsets = enabled_toolsets or default_toolsets
+        super().__init__(max_iterations=max_iterations, enabled_toolsets=enabled_toolsets,
+                         disabled_toolsets=disabled_toolsets, quiet_mode=quiet_mode,
+                         tool_progress_callback=tool_progress_callback, save_trajectories=save_trajectories,
+                         services=services, event_callback=event_callback)
 
 
 def _load_plugins(settings: Settings, hooks: HookBus) -> PluginReport:

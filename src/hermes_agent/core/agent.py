@@ -41,30 +41,17 @@ class AgentServices:
     closers: list[Callable[[], None]] = field(default_factory=list)
 
 
-def _default_services(model: str | None, api_key: str | None, base_url: str | None) -> AgentServices:
-    """Library use without bootstrap: an OpenAI-compatible endpoint with retries and no stores."""
-    from hermes_agent.config.loader import load_settings
-    from hermes_agent.providers.openai_chat import OpenAIChatProvider
-    from hermes_agent.providers.profiles import resolve_endpoint
-    from hermes_agent.providers.retry import RetryingProvider
-
-    overrides = {"model.default": model, "model.base_url": base_url, "model.api_key": api_key}
-    settings = load_settings(overrides)
-    ep = resolve_endpoint(settings.model, settings.env, str(settings.config_file))
-    provider = RetryingProvider(OpenAIChatProvider(ep.base_url, ep.api_key, ep.model, name=ep.provider))
-    return AgentServices(provider=provider, settings=settings, ctx=ToolContext(settings=settings))
-
-
 class AIAgent:
     """A conversation with tools. Not thread-safe for concurrent turns; `interrupt()` is."""
 
-    def __init__(self, model: str | None = None, api_key: str | None = None, base_url: str | None = None,
-                 max_iterations: int = 60, enabled_toolsets: list[str] | None = None,
+    def __init__(self, max_iterations: int = 60, enabled_toolsets: list[str] | None = None,
                  disabled_toolsets: list[str] | None = None, quiet_mode: bool = False,
                  tool_progress_callback: Callable[[str, str], None] | None = None,
                  save_trajectories: bool = False, *, services: AgentServices | None = None,
                  event_callback: Callable[[Event], None] | None = None) -> None:
-        self.services = services or _default_services(model, api_key, base_url)
+        if services is None:
+            raise TypeError("core AIAgent needs services; use hermes_agent.AIAgent (composed by bootstrap)")
+        self.services = services
         self.max_iterations = max_iterations
         self.enabled_toolsets, self.disabled_toolsets = enabled_toolsets, disabled_toolsets
         self.quiet_mode, self.save_trajectories = quiet_mode, save_trajectories
