@@ -283,6 +283,12 @@ def test_personality_switch_changes_the_system_prompt(start, scripted, hermes_ho
     assert "Soulful" in prompts[2] and "pirate" not in prompts[2]
 
 
+def test_configured_personality_applies_from_the_start(start, scripted):
+    start("personalities:\n  terse:\n    system_prompt: Answer in five words or fewer.\n"
+          "display:\n  personality: terse\n").send("hi")
+    assert wait_requests(scripted, 1)[0]["messages"][0]["content"].startswith("Answer in five words or fewer.")
+
+
 def test_sessions_are_listed_titled_and_resumed(start, scripted):
     scripted.add({"content": "noted: apples"})
     repl = start()
@@ -390,3 +396,73 @@ def test_ctrl_c_stops_a_running_tool(start, scripted):
     repl.expect(r"after the stop")
     second = wait_requests(scripted, 2)[1]["messages"]
     assert second[-2]["role"] == "tool" and second[-1] == {"role": "user", "content": "status?"}
+
+
+def test_multiline_input_paste_and_completion(start, scripted):
+    repl = start()
+    (Path(repl.child.cwd) / "notes_dir").mkdir()
+    repl.child.send("line one\x1b\rline two\r")  # Alt-Enter (Esc Enter) inserts a newline
+    repl.expect(r"❯ line one\s+line two")
+    repl.child.send("\x1b[200~pasted a\npasted b\x1b[201~\r")  # bracketed paste keeps its newline
+    repl.expect(r"❯ pasted a\s+pasted b")
+    repl.child.send("look at ./notes")
+    repl.expect(r"notes_dir/")
+    repl.child.send("\t\r")
+    repl.expect(r"❯ look at ./notes_dir")
+    repl.child.send("/pers")
+    repl.expect(r"/personality\s+list or switch personalities")
+    repl.child.send("\t\r")
+    repl.expect(r"none\s+no persona")
+    bodies = wait_requests(scripted, 3)
+    assert [convo(b)[-1][1] for b in bodies] == ["line one\nline two", "pasted a\npasted b", "look at ./notes_dir"]
+
+
+def test_info_commands_show_the_session(start, scripted, hermes_home):
+    scripted.add({"content": "noted", "usage": {"prompt_tokens": 1200, "completion_tokens": 34}})
+    repl = start()
+    repl.send("remember the milk")
+    repl.expect(r"noted")
+    repl.send("/usage")
+    repl.expect(r"turns\s+1\s+model calls\s+1\s+input tokens\s+1,200\s+output tokens\s+34")
+    repl.send("/history")
+    repl.expect(r"you: remember the milk\s+hermes: noted")
+    repl.send("/save convo.json")
+    repl.expect(r"Saved 3 messages to convo\.json")
+    saved = json.loads((Path(repl.child.cwd) / "convo.json").read_text())
+    assert [m["role"] for m in saved["messages"]] == ["system", "user", "assistant"]
+    repl.send("/tools")
+    repl.expect(r"📖 read_file\s+file")
+    repl.send("/toolsets")
+    repl.expect(r"● hermes-cli")
+    repl.send("/provider")
+    repl.expect(r"model\s+scripted-model")
+    repl.send("/config")
+    repl.expect(rf"home\s+{re.escape(str(hermes_home))}")
+    repl.send("/verbose")
+    repl.expect(r"Tool progress: verbose")
+    repl.send("/reasoning show")
+    repl.expect(r"Reasoning is now shown")
+    repl.send("/yolo")
+    repl.expect(r"YOLO on")
+    repl.send("/stop")
+    repl.expect(r"No background processes are running")
+    repl.send("/rollback")
+    repl.expect(r"No checkpoints for .* yet")
+    repl.send("/quit")
+    repl.child.expect(pexpect.EOF, timeout=10)
+    repl.child.close()
+    assert repl.child.exitstatus == 0
+
+
+def test_rollback_restores_files_changed_by_the_agent(start, scripted):
+    repl = start()
+    work = Path(repl.child.cwd)
+    (work / "keep.txt").write_text("original\n")
+    scripted.add({"tool_calls": [{"name": "write_file", "arguments": {"path": "keep.txt", "content": "clobbered\n"}}]},
+                 {"content": "written"})
+    repl.send("overwrite keep.txt")
+    repl.expect(r"written")
+    assert (work / "keep.txt").read_text() == "clobbered\n"
+    repl.send("/rollback")
+    repl.expect(r"Restored checkpoint [0-9a-f]{10}")
+    assert (work / "keep.txt").read_text() == "original\n"

@@ -59,8 +59,9 @@ class LiveView:
     the state the prompt draws each frame (see `fragments`)."""
 
     def __init__(self, screen: Screen, invalidate: Callable[[], None], *, show_reasoning: bool = False,
-                 progress: str = "all") -> None:
+                 progress: str = "all", stream: bool = True) -> None:
         self.screen = screen
+        self.stream = stream  # False: only the spinner until the answer is complete
         self.invalidate = invalidate
         self.show_reasoning = show_reasoning
         self.progress = progress if progress in PROGRESS_MODES else "all"
@@ -157,7 +158,7 @@ class LiveView:
             out: Fragments = []
             text = "".join(self._text)[-_TAIL_CHARS:]
             thought = "".join(self._reasoning)[-_TAIL_CHARS:]
-            if text:
+            if text and self.stream:
                 out += [("", row + "\n") for row in wrap(text, width)[-max_rows:]]
             elif thought and self.show_reasoning:
                 out += [("class:reasoning", row + "\n") for row in wrap(thought, width)[-max_rows:]]

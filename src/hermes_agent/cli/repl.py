@@ -63,7 +63,8 @@ class Repl:
         self.screen = Screen(sys.stdout, color=self.color)
         display = settings.section("display")
         self.live = LiveView(self.screen, self.invalidate, show_reasoning=bool(display.get("show_reasoning")),
-                             progress=str(display.get("tool_progress") or "all"))
+                             progress=str(display.get("tool_progress") or "all"),
+                             stream=bool(display.get("streaming", True)))
         self.asker = Asker(self.screen, self.invalidate)
         self.approver = ReplApprover(self.asker, timeout=float(settings.get("approvals.timeout", 60) or 60),
                                      yolo=settings.yolo)
@@ -225,7 +226,7 @@ class Repl:
         except HermesError as exc:
             self.screen.line(f"error: {exc}", "red")
         except Exception as exc:  # a frontend boundary: one line for the user, details in the log
-            log.exception("slash command failed")
+            log.debug("slash command failed", exc_info=True)
             self.screen.line(f"error: {type(exc).__name__}: {exc}", "red")
 
     # -- the runner thread ----------------------------------------------------------------------
@@ -281,7 +282,7 @@ class Repl:
             self.screen.line(f"error: {exc}", "red")
             return
         except Exception as exc:  # frontend boundary: keep the REPL alive
-            log.exception("turn failed")
+            log.debug("turn failed", exc_info=True)
             self.screen.line(f"error: {type(exc).__name__}: {exc}", "red")
             return
         self.totals.usage = self.totals.usage + outcome.usage

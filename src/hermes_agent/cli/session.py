@@ -32,7 +32,7 @@ def build(repl: Repl) -> None:
         _fail(repl, f"hermes: error: {exc}", 1)
         return
     except Exception as exc:  # frontend boundary
-        log.exception("agent build failed")
+        log.debug("agent build failed", exc_info=True)
         _fail(repl, f"hermes: error: {type(exc).__name__}: {exc}", 1)
         return
     cancel = agent.services.ctx.interrupt

@@ -130,13 +130,18 @@ def save(repl: Repl, arg: str) -> None:
 
 
 def rollback(repl: Repl, arg: str) -> None:
-    from hermes_agent.storage.checkpoints import rollback as do_rollback
+    from hermes_agent.storage.checkpoints import CheckpointStore
 
     try:
         n = int(arg) if arg else 1
     except ValueError:
         raise HermesError("usage: /rollback [n] (n = how many change sets to undo)") from None
-    result = do_rollback(os.getcwd(), n)
+    store = CheckpointStore(max_snapshots=int(repl.settings.get("checkpoints.max_snapshots", 50) or 50))
+    if not store.list(os.getcwd()):
+        repl.screen.line(f"No checkpoints for {os.getcwd()} yet: they are taken before the agent changes files.",
+                         "yellow")
+        return
+    result = store.rollback(os.getcwd(), n)
     s = repl.screen
     s.line(f"Restored checkpoint {result.restored[:10]}.", "green")
     if result.removed:

@@ -58,7 +58,7 @@ DEFAULT_CONFIG: dict = {
     "auxiliary": {},
     "sessions": {"title_mode": "first_message"},
     "context_file_max_chars": 20000,
-    "display": {"show_reasoning": False, "tool_progress": "all", "streaming": True},
+    "display": {"show_reasoning": False, "tool_progress": "all", "streaming": True, "personality": ""},
     "personalities": {},
     "skills": {"review": "auto", "external_dirs": [], "disabled": [], "guard_agent_created": False},
     "mcp_servers": {},

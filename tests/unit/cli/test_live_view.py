@@ -74,3 +74,19 @@ def test_interrupted_turn_says_so_and_notices_are_printed():
 def test_wrap_keeps_rows_within_width():
     rows = wrap("word " * 50 + "\nx" * 3, 20)
     assert all(len(r) <= 20 for r in rows)
+
+
+def test_reasoning_is_printed_dimmed_only_when_shown():
+    from hermes_agent.events import ReasoningDelta
+
+    for shown in (False, True):
+        out = io.StringIO()
+        v = LiveView(Screen(out, color=True, width=80), lambda: None, show_reasoning=shown)
+        v.begin()
+        v(ReasoningDelta("weighing the options"))
+        live = "".join(t for _, t in v.fragments(80, 10))
+        v(TextDelta("Answer."))
+        v(MessageAdded(Message("assistant", "Answer.")))
+        assert ("weighing the options" in live) is shown
+        assert ("\x1b[2mweighing the options\x1b[0m" in out.getvalue()) is shown
+        assert out.getvalue().endswith("Answer.\n")
