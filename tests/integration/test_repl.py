@@ -466,3 +466,12 @@ def test_rollback_restores_files_changed_by_the_agent(start, scripted):
     repl.send("/rollback")
     repl.expect(r"Restored checkpoint [0-9a-f]{10}")
     assert (work / "keep.txt").read_text() == "original\n"
+
+
+def test_no_model_configured_is_one_line_and_exit_2(hermes_home, tmp_path):
+    repl = Repl(hermes_home, tmp_path)
+    repl.child.expect(pexpect.EOF, timeout=15)
+    repl.raw += repl.child.before
+    repl.child.close()
+    assert repl.child.exitstatus == 2
+    assert "hermes: config error: no model configured" in repl.text and "Traceback" not in repl.text
