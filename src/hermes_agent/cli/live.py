@@ -73,6 +73,7 @@ class LiveView:
         self._reasoning: list[str] = []
         self._tools: dict[str, Running] = {}
         self._last_tool = ""
+        self._ticker: threading.Thread | None = None
 
     # -- busy state (runner thread) -------------------------------------------------------------
 
@@ -80,7 +81,16 @@ class LiveView:
         with self._lock:
             self.label, self.started = label, time.monotonic()
             self._text, self._reasoning, self._tools = [], [], {}
+            if self._ticker is None or not self._ticker.is_alive():
+                self._ticker = threading.Thread(target=self._tick, name="hermes-spinner", daemon=True)
+                self._ticker.start()
         self.invalidate()
+
+    def _tick(self) -> None:
+        """Redraw ten times a second while busy, so the spinner and the elapsed time move."""
+        while self.label:
+            self.invalidate()
+            time.sleep(0.1)
 
     def end(self) -> None:
         with self._lock:
