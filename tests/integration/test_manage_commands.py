@@ -203,7 +203,7 @@ def test_doctor_healthy_setup_passes_and_warns_about_env_mode(hermes_home, scrip
     os.chmod(env, 0o644)
     out = run_hermes("doctor", home=hermes_home)
     assert out.returncode == 0, out.stdout
-    assert "✓ python 3." in out.stdout and "✓ openai " in out.stdout
+    assert "✓ python 3." in out.stdout and "✓ rich " in out.stdout
     assert f"✓ model scripted-model via custom at {scripted.url}: answered in" in out.stdout
     assert f"! {env} is readable by group/others (mode 0644): run chmod 600 {env}" in out.stdout
 
