@@ -149,72 +149,75 @@ class ScriptedServer:
         self.stop()
 
 
+class _Handler(BaseHTTPRequestHandler):
+    """Serves /v1/models and /v1/chat/completions from `scripted` (set per server by _handler_for)."""
+
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # small SSE writes must not wait for delayed ACKs
+    scripted: ScriptedServer
+
+    def log_message(self, *args: object) -> None:  # quiet
+        return
+
+    def _send_json(self, status: int, obj: dict, headers: dict | None = None) -> None:
+        data = json.dumps(obj).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self) -> None:
+        if self.path.rstrip("/").endswith("/models"):
+            self._send_json(200, {"object": "list", "data": [{"id": m, "object": "model"} for m in self.scripted.models]})
+        else:
+            self._send_json(404, {"error": {"message": "not found"}})
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        try:
+            body = json.loads(self.rfile.read(length) or b"{}")
+        except ValueError:
+            return self._send_json(400, {"error": {"message": "invalid JSON body"}})
+        if not self.path.rstrip("/").endswith("/chat/completions"):
+            return self._send_json(404, {"error": {"message": "not found"}})
+        step = self.scripted.next_step(body)
+        if step.get("delay"):
+            time.sleep(float(step["delay"]))
+        if step.get("error"):
+            err = step["error"]
+            extra = {"Retry-After": str(err["retry_after"])} if "retry_after" in err else {}
+            return self._send_json(int(err.get("status", 500)), {"error": {"message": err.get("message", "scripted error"),
+                                                                           "code": err.get("code")}}, extra)
+        model = body.get("model", "scripted-model")
+        if not body.get("stream"):
+            return self._send_json(200, completion(step, model))
+        self._stream(_chunks(step, model), float(step.get("chunk_delay", 0)))
+
+    def _stream(self, chunks: list[dict], chunk_delay: float) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        try:
+            for chunk in chunks:
+                self._write_chunk(f"data: {json.dumps(chunk)}\n\n".encode())
+                if chunk_delay:
+                    time.sleep(chunk_delay)
+            self._write_chunk(b"data: [DONE]\n\n")
+            self.wfile.write(b"0\r\n\r\n")
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
+
+    def _write_chunk(self, data: bytes) -> None:
+        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+        self.wfile.flush()
+
+
 def _handler_for(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        disable_nagle_algorithm = True  # small SSE writes must not wait for delayed ACKs
-
-        def log_message(self, *args: object) -> None:  # quiet
-            return
-
-        def _send_json(self, status: int, obj: dict, headers: dict | None = None) -> None:
-            data = json.dumps(obj).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            for k, v in (headers or {}).items():
-                self.send_header(k, v)
-            self.end_headers()
-            self.wfile.write(data)
-
-        def do_GET(self) -> None:
-            if self.path.rstrip("/").endswith("/models"):
-                self._send_json(200, {"object": "list", "data": [{"id": m, "object": "model"} for m in server.models]})
-            else:
-                self._send_json(404, {"error": {"message": "not found"}})
-
-        def do_POST(self) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
-            try:
-                body = json.loads(self.rfile.read(length) or b"{}")
-            except ValueError:
-                return self._send_json(400, {"error": {"message": "invalid JSON body"}})
-            if not self.path.rstrip("/").endswith("/chat/completions"):
-                return self._send_json(404, {"error": {"message": "not found"}})
-            step = server.next_step(body)
-            if step.get("delay"):
-                time.sleep(float(step["delay"]))
-            if step.get("error"):
-                err = step["error"]
-                extra = {"Retry-After": str(err["retry_after"])} if "retry_after" in err else {}
-                return self._send_json(int(err.get("status", 500)),
-                                       {"error": {"message": err.get("message", "scripted error"),
-                                                  "code": err.get("code")}}, extra)
-            model = body.get("model", "scripted-model")
-            if not body.get("stream"):
-                return self._send_json(200, completion(step, model))
-            self._stream(_chunks(step, model), float(step.get("chunk_delay", 0)))
-
-        def _stream(self, chunks: list[dict], chunk_delay: float) -> None:
-            self.send_response(200)
-            self.send_header("Content-Type", "text/event-stream")
-            self.send_header("Transfer-Encoding", "chunked")
-            self.end_headers()
-            try:
-                for chunk in chunks:
-                    self._write_chunk(f"data: {json.dumps(chunk)}\n\n".encode())
-                    if chunk_delay:
-                        time.sleep(chunk_delay)
-                self._write_chunk(b"data: [DONE]\n\n")
-                self.wfile.write(b"0\r\n\r\n")
-            except (BrokenPipeError, ConnectionResetError):
-                self.close_connection = True
-
-        def _write_chunk(self, data: bytes) -> None:
-            self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
-            self.wfile.flush()
-
-    return Handler
+    return type("ScriptedHandler", (_Handler,), {"scripted": server})
 
 
 def main(argv: list[str] | None = None) -> int:
