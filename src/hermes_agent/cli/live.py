@@ -74,6 +74,7 @@ class LiveView:
         self._tools: dict[str, Running] = {}
         self._last_tool = ""
         self._ticker: threading.Thread | None = None
+        self._pending: list[Callable[[], None]] = []
 
     # -- busy state (runner thread) -------------------------------------------------------------
 
@@ -106,33 +107,42 @@ class LiveView:
 
     def __call__(self, event: Event) -> None:
         with self._lock:
-            if isinstance(event, TextDelta):
-                self._text.append(event.text)
-            elif isinstance(event, ReasoningDelta):
-                self._reasoning.append(event.text)
-            elif isinstance(event, MessageAdded):
-                if event.message.role == "assistant":
-                    self._flush(event.message.content or "", event.message.reasoning or "")
-            elif isinstance(event, ToolStarted):
-                self._tools[event.call_id] = Running(event, time.monotonic())
-            elif isinstance(event, ToolFinished):
-                self._finished(event)
-            elif isinstance(event, Notice):
-                style = "yellow" if event.level in ("warning", "error") else "dim"
-                self.screen.line(f"· {event.text}", style)
-            elif isinstance(event, TurnFinished):
-                self._turn_finished(event)
+            self._handle(event)
+            pending, self._pending = self._pending, []
+        for action in pending:  # printed outside the lock: rendering markdown must not stall the prompt
+            action()
         self.invalidate()
+
+    def _later(self, fn: Callable[..., None], *args: object) -> None:
+        self._pending.append(lambda: fn(*args))
+
+    def _handle(self, event: Event) -> None:
+        if isinstance(event, TextDelta):
+            self._text.append(event.text)
+        elif isinstance(event, ReasoningDelta):
+            self._reasoning.append(event.text)
+        elif isinstance(event, MessageAdded):
+            if event.message.role == "assistant":
+                self._flush(event.message.content or "", event.message.reasoning or "")
+        elif isinstance(event, ToolStarted):
+            self._tools[event.call_id] = Running(event, time.monotonic())
+        elif isinstance(event, ToolFinished):
+            self._finished(event)
+        elif isinstance(event, Notice):
+            style = "yellow" if event.level in ("warning", "error") else "dim"
+            self._later(self.screen.line, f"· {event.text}", style)
+        elif isinstance(event, TurnFinished):
+            self._turn_finished(event)
 
     def _flush(self, content: str, reasoning: str) -> None:
         """An assistant message is complete: print its reasoning (if shown) and its answer."""
         thought = "".join(self._reasoning) or reasoning
         if self.show_reasoning and thought.strip():
-            self.screen.lines(wrap(thought.strip(), self.screen.width() - 2), "dim")
+            self._later(self.screen.lines, wrap(thought.strip(), self.screen.width() - 2), "dim")
         text = "".join(self._text) or content
         self._text, self._reasoning = [], []
         if text.strip():
-            self.screen.markdown(text)
+            self._later(self.screen.markdown, text)
 
     def _finished(self, event: ToolFinished) -> None:
         run = self._tools.pop(event.call_id, None)
@@ -147,15 +157,15 @@ class LiveView:
         rows = [f"{emoji} {label} {self.screen.style(f'({event.duration_s:.1f}s)', 'dim')}{mark}"]
         if self.progress == "verbose":
             rows += [self.screen.style(f"   {r}", "dim") for r in _result_preview(event.result)]
-        self.screen.lines(rows)
+        self._later(self.screen.lines, rows)
 
     def _turn_finished(self, event: TurnFinished) -> None:
         if event.reason == "interrupted":
             leftover = "".join(self._text)
             self._text = []
             if leftover.strip():
-                self.screen.markdown(leftover)
-            self.screen.line("⏹  interrupted — the conversation keeps what happened so far", "yellow")
+                self._later(self.screen.markdown, leftover)
+            self._later(self.screen.line, "⏹  interrupted — the conversation keeps what happened so far", "yellow")
 
     # -- drawing (prompt thread) ----------------------------------------------------------------
 
