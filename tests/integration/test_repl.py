@@ -475,3 +475,13 @@ def test_no_model_configured_is_one_line_and_exit_2(hermes_home, tmp_path):
     repl.child.close()
     assert repl.child.exitstatus == 2
     assert "hermes: config error: no model configured" in repl.text and "Traceback" not in repl.text
+
+
+def test_model_error_is_one_line_and_the_repl_goes_on(start, scripted):
+    scripted.add({"error": {"status": 401, "message": "invalid api key"}}, {"content": "back again"})
+    repl = start()
+    repl.send("hi")
+    repl.expect(r"error: .*API key was refused")
+    repl.send("retry please")
+    repl.expect(r"back again")
+    assert "Traceback" not in repl.text
