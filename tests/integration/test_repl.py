@@ -485,3 +485,33 @@ def test_model_error_is_one_line_and_the_repl_goes_on(start, scripted):
     repl.send("retry please")
     repl.expect(r"back again")
     assert "Traceback" not in repl.text
+
+
+def test_stop_kills_background_processes(start, scripted):
+    scripted.add({"tool_calls": [{"name": "terminal", "arguments": {"command": "sleep 60", "background": True}}]},
+                 {"content": "started it"})
+    repl = start()
+    repl.send("run a server")
+    repl.expect(r"started it")
+    started = json.loads(wait_requests(scripted, 2)[1]["messages"][-1]["content"])
+    assert started["status"] == "running"
+    repl.send("/stop")
+    repl.expect(r"Stopped 1 background process\(es\): sleep 60")
+    deadline = time.monotonic() + 5
+    while _alive(started["pid"]) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(started["pid"])
+    repl.send("/stop")
+    repl.expect(r"No background processes are running")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat") as fh:  # a zombie waiting to be reaped is dead too
+            return fh.read().split(") ", 1)[1][0] != "Z"
+    except FileNotFoundError:
+        return False
