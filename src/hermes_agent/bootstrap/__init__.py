@@ -15,6 +15,7 @@ from hermes_agent.tools.dispatch import resolve_tool_names
 from hermes_agent.tools.hooks import HookBus
 from hermes_agent.tools.registry import discover_builtin_tools
 
+from .delegation import wire_delegation
 from .provider import build_provider
 from .safety import wire_approval
 from .session import SessionBinding, shared_store
@@ -52,13 +53,16 @@ def build_services(settings: Settings, *, platform: str = "cli", toolsets: list[
     wire_approval(services, settings, approver, interactive)  # type: ignore[arg-type]
     memory = wire_memory_and_todo(services, settings)
     enabled = platform_toolsets(settings, platform, toolsets)
-    with_skills = "skill_view" in resolve_tool_names(enabled)
+    tool_names = resolve_tool_names(enabled)
+    with_skills = "skill_view" in tool_names
     services.prompt_parts = prompt_parts(settings, memory, with_skills=with_skills)
     services.refresh_prompt = lambda: prompt_parts(settings, memory, with_skills=with_skills, refresh=True)
     binding = _wire_session(services, settings, platform) if persist else None
     wire_compression(services, settings, event_callback, binding.on_compressed if binding else None)
     wire_checkpoints(services, settings)
     wire_terminal(services, settings)
+    if "delegate_task" in tool_names:
+        wire_delegation(services, enabled, persist=persist, emit=event_callback)
     return services, enabled
 
 

@@ -27,6 +27,7 @@ def wire_approval(services: AgentServices, settings: Settings, approver: Approve
             return parse_verdict(reply.content or "")
 
     gate = ApprovalGate(settings, approver, is_interactive=interactive, aux_judge=judge)
-    services.hooks.register("pre_tool_call", gate.as_hook(Block), first=True)
-    services.ctx.extras["approval_gate"] = gate
+    hook = gate.as_hook(Block)
+    services.hooks.register("pre_tool_call", hook, first=True)
+    services.ctx.extras.update(approval_gate=gate, approval_hook=hook)
     return gate

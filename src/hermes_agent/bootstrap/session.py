@@ -28,8 +28,9 @@ def shared_store(auto_title: bool = True) -> SessionStore:
 class SessionBinding:
     """The current session of one agent; created lazily on the first message so an idle REPL leaves no trace."""
 
-    def __init__(self, store: SessionStore, services: AgentServices, source: str) -> None:
-        self.store, self.services, self.source = store, services, source
+    def __init__(self, store: SessionStore, services: AgentServices, source: str, *,
+                 parent_id: str | None = None) -> None:
+        self.store, self.services, self.source, self.parent_id = store, services, source, parent_id
         self.id: str | None = None
 
     def _set_id(self, sid: str | None) -> None:
@@ -40,7 +41,8 @@ class SessionBinding:
     def persist(self, message: Message) -> None:
         """Write one message (the system prompt is kept on the session row)."""
         if self.id is None:
-            info = self.store.create_session(self.source, self.services.provider.model, cwd=os.getcwd())
+            info = self.store.create_session(self.source, self.services.provider.model, cwd=os.getcwd(),
+                                             parent_session_id=self.parent_id)
             self._set_id(info.id)
             self.services.hooks.emit("on_session_start", session_id=info.id, platform=self.source)
         if message.role == "system":

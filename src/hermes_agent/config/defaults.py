@@ -65,7 +65,7 @@ DEFAULT_CONFIG: dict = {
     "mcp_discovery_timeout": 1.5,
     "tools": {"tool_search": {"enabled": "auto", "threshold_pct": 10}},
     "plugins": {"disabled": []},
-    "delegation": {"max_iterations": 30, "max_concurrent": 3},
+    "delegation": {"max_iterations": 30, "max_concurrent": 3, "max_summary_chars": 24000},
     "_config_version": 1,
 }
 

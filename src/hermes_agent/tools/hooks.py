@@ -36,6 +36,12 @@ class HookBus:
         handlers = self._handlers.setdefault(event, [])
         handlers.insert(0, fn) if first else handlers.append(fn)
 
+    def fork(self, without: Callable[..., object] | None = None) -> HookBus:
+        """A new bus with the same handlers except `without` (subagents keep plugin hooks, not the parent's gate)."""
+        bus = HookBus()
+        bus._handlers = {event: [fn for fn in fns if fn is not without] for event, fns in self._handlers.items()}
+        return bus
+
     def has(self, event: str) -> bool:
         return bool(self._handlers.get(event))
 

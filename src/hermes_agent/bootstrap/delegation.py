@@ -1,0 +1,259 @@
+"""The `delegate_task` intercept: composes subagents (own provider connection, task id, todo list,
+terminal, auto-deny approval, no delegation/clarify/memory writes), runs them in a thread pool
+and returns one JSON result per task. Never raises into the loop: a failing child is data."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
+
+from hermes_agent.approval.approvers import AutoDenyApprover
+from hermes_agent.config.settings import Settings
+from hermes_agent.core.agent import AgentServices, new_task_id
+from hermes_agent.core.agent import AIAgent as CoreAgent
+from hermes_agent.errors import HermesError
+from hermes_agent.events import Event, Notice, ToolStarted
+from hermes_agent.memory.todo import TodoStore
+from hermes_agent.tools.builtin.todo import run_todo
+from hermes_agent.tools.context import ToolContext
+from hermes_agent.tools.dispatch import resolve_tool_names
+from hermes_agent.tools.results import tool_error
+from hermes_agent.tools.tool_search import CALL, SEARCH
+
+from .provider import build_provider
+from .safety import wire_approval
+from .session import SessionBinding, shared_store
+from .stores import wire_checkpoints, wire_compression, wire_terminal
+
+log = logging.getLogger(__name__)
+
+# Never given to a subagent: no recursion, nobody to ask, no durable writes on the user's behalf.
+BLOCKED_TOOLS = frozenset({"delegate_task", "clarify", "memory", "send_message", "execute_code", "cronjob"})
+SUBAGENT_HINT = (
+    "You are a subagent: another agent handed you one task and nobody can answer questions. Work with your "
+    "tools until the task is done, then reply with a concise report of what you did and found (files changed, "
+    "results, anything unresolved). That reply is all the other agent receives.")
+_STATUS = {"stop": "completed", "max_iterations": "max_iterations", "interrupted": "interrupted", "loop": "failed"}
+
+
+@dataclass(frozen=True, slots=True)
+class TaskSpec:
+    """One delegated task as the model asked for it."""
+
+    goal: str
+    context: str = ""
+    toolsets: tuple[str, ...] | None = None
+
+    def prompt(self) -> str:
+        """The child's first (and only) user message."""
+        return self.goal if not self.context else f"{self.goal}\n\nContext:\n{self.context}"
+
+
+def parse_tasks(args: dict) -> list[TaskSpec]:
+    """`goal` (+context, toolsets) or `tasks[]` as TaskSpecs; ValueError with a model-readable message."""
+    rows = args.get("tasks")
+    if rows is None:
+        rows = [args] if args.get("goal") else []
+    elif args.get("goal"):
+        raise ValueError("give either goal or tasks, not both")
+    if not isinstance(rows, list) or not rows:
+        raise ValueError("give a goal, or tasks: [{goal, context, toolsets}]")
+    out = []
+    for i, row in enumerate(rows):
+        goal = row.get("goal") if isinstance(row, dict) else None
+        if not isinstance(goal, str) or not goal.strip():
+            raise ValueError(f"tasks[{i}] needs a non-empty goal")
+        toolsets = row.get("toolsets")
+        if toolsets is not None and not (isinstance(toolsets, list) and all(isinstance(t, str) for t in toolsets)):
+            raise ValueError(f"tasks[{i}].toolsets must be a list of toolset names")
+        out.append(TaskSpec(goal.strip(), str(row.get("context") or "").strip(),
+                            tuple(toolsets) if toolsets else None))
+    return out
+
+
+class ChildAgent(CoreAgent):
+    """A subagent: the core agent limited to `allowed` tool names."""
+
+    def __init__(self, allowed: frozenset[str], **kw: object) -> None:
+        self.allowed = allowed
+        super().__init__(**kw)  # type: ignore[arg-type]
+
+    def tool_definitions(self) -> list[dict]:
+        return [d for d in super().tool_definitions() if d["function"]["name"] in self.allowed | {SEARCH, CALL}]
+
+
+def child_tools(spec: TaskSpec, parent_enabled: list[str]) -> tuple[list[str], frozenset[str]]:
+    """(toolsets, allowed tool names) for a child: requested ∩ the parent's tools, minus BLOCKED_TOOLS."""
+    parent_tools = resolve_tool_names(parent_enabled)
+    toolsets = list(spec.toolsets) if spec.toolsets else list(parent_enabled)
+    allowed = frozenset((resolve_tool_names(toolsets) & parent_tools) - BLOCKED_TOOLS)
+    if not allowed:
+        raise ValueError(f"toolsets {toolsets} leave the subagent no tools it may use (you have: "
+                         f"{', '.join(sorted(parent_tools - BLOCKED_TOOLS)) or 'none'})")
+    return toolsets, allowed
+
+
+def build_child(parent: AgentServices, toolsets: list[str], allowed: frozenset[str], *, persist: bool,
+                on_event: Callable[[Event], None] | None = None) -> ChildAgent:
+    """A subagent composed like build_services, sharing only settings, plugin hooks and the session store."""
+    settings: Settings = parent.settings
+    hooks = parent.hooks.fork(without=parent.ctx.extras.get("approval_hook"))
+    ctx = ToolContext(settings=settings, task_id=new_task_id(),
+                      extras={"hook_bus": hooks, "plugins": parent.ctx.extras.get("plugins"), "subagent": True})
+    services = AgentServices(provider=build_provider(settings), settings=settings, ctx=ctx, hooks=hooks)
+    wire_approval(services, settings, AutoDenyApprover(), interactive=False)
+    todos = TodoStore()
+    services.intercepts["todo"] = lambda args: run_todo(args, todos)
+    ctx.extras["todo_store"] = todos
+    skills = parent.prompt_parts.skills_index if "skill_view" in allowed else ""
+    services.prompt_parts = dataclasses.replace(parent.prompt_parts, skills_index=skills, platform_hint=SUBAGENT_HINT)
+    binding = None
+    if persist:
+        binding = SessionBinding(shared_store(), services, "subagent", parent_id=parent.session_id)
+        services.persist = binding.persist
+        services.intercepts["session_search"] = binding.search
+        services.closers.append(binding.end)
+        ctx.extras["session_binding"] = binding
+    wire_compression(services, settings, None, binding.on_compressed if binding else None)
+    wire_checkpoints(services, settings)
+    wire_terminal(services, settings)
+    max_iter = int(settings.get("delegation.max_iterations", 30) or 30)
+    return ChildAgent(allowed, max_iterations=max_iter, enabled_toolsets=toolsets, services=services,
+                      event_callback=on_event)
+
+
+def cap(text: str, limit: int) -> str:
+    """`text` cut to `limit` characters with a marker saying how much was dropped."""
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"\n...[{len(text) - limit} more characters cut]"
+
+
+def _counts(child: CoreAgent) -> tuple[int, int, str]:
+    """(assistant messages, tool calls, last non-empty assistant text) of a child's history."""
+    replies = [m for m in child.history if m.role == "assistant"]
+    last = next((m.content for m in reversed(replies) if (m.content or "").strip()), "")
+    return len(replies), sum(len(m.tool_calls or ()) for m in replies), last or ""
+
+
+def run_child(child: ChildAgent, spec: TaskSpec, cancel: threading.Event, limit: int) -> dict:
+    """Run one child turn to a result row; every failure becomes status "failed"."""
+    started, row, outcome = time.monotonic(), {"goal": spec.goal}, None
+    try:
+        if cancel.is_set():
+            row.update(status="interrupted", summary="")
+        else:
+            outcome = child.run_turn(spec.prompt())
+            text = outcome.final_text if outcome.reason == "stop" else _counts(child)[2]
+            row.update(status=_STATUS.get(outcome.reason, "failed"), summary=cap(text.strip(), limit))
+            if outcome.reason == "loop":
+                row["error"] = outcome.final_text
+    except HermesError as exc:
+        row.update(status="failed", summary=cap(_counts(child)[2], limit), error=str(exc))
+    except Exception as exc:  # a child is a tool run: its crash must reach the model as data
+        log.debug("subagent crashed", exc_info=True)
+        row.update(status="failed", summary="", error=f"{type(exc).__name__}: {exc}")
+    api_calls, tool_calls, _ = _counts(child)
+    row.update(api_calls=outcome.api_calls if outcome else api_calls, tool_calls=tool_calls,
+               session_id=child.session_id, duration_s=round(time.monotonic() - started, 2))
+    _close(child, row["status"])
+    return row
+
+
+def _close(child: CoreAgent, status: str) -> None:
+    binding = child.services.ctx.extras.get("session_binding")
+    try:
+        if binding is not None:
+            binding.end(status)
+        child.close()
+    except Exception as exc:  # the result row is already complete; closing must not lose it
+        log.warning("closing a subagent failed: %s", exc)
+
+
+class Delegator:
+    """The `delegate_task` intercept of one parent agent."""
+
+    def __init__(self, parent: AgentServices, enabled: list[str], *, persist: bool = True,
+                 emit: Callable[[Event], None] | None = None) -> None:
+        self.parent, self.enabled, self.persist = parent, list(enabled), persist
+        self.emit = emit or (lambda e: None)
+
+    def __call__(self, args: dict) -> str:
+        try:
+            specs = parse_tasks(args)
+            plans = [child_tools(spec, self.enabled) for spec in specs]
+        except (ValueError, HermesError) as exc:
+            return tool_error(f"delegate_task: {exc}")
+        settings = self.parent.settings
+        limit = int(settings.get("delegation.max_summary_chars", 24000) or 24000)
+        workers = max(1, int(settings.get("delegation.max_concurrent", 3) or 3))
+        events: queue.Queue[tuple[int, Event]] = queue.Queue()
+        children: list[ChildAgent | None] = []
+        rows: list[dict | None] = []
+        for i, (toolsets, allowed) in enumerate(plans):
+            try:
+                children.append(build_child(self.parent, toolsets, allowed, persist=self.persist,
+                                            on_event=lambda e, i=i: events.put((i, e)) if isinstance(e, ToolStarted)
+                                            else None))
+                rows.append(None)
+            except HermesError as exc:
+                children.append(None)
+                rows.append({"goal": specs[i].goal, "status": "failed", "summary": "", "error": str(exc),
+                             "api_calls": 0, "tool_calls": 0, "session_id": None})
+        self.emit(Notice(f"delegating {len(specs)} task{'s' if len(specs) > 1 else ''} to subagents"))
+        self._run_all(specs, children, rows, events, workers, limit)
+        return json.dumps({"results": rows}, ensure_ascii=False)
+
+    def _run_all(self, specs: list[TaskSpec], children: list[ChildAgent | None], rows: list[dict | None],
+                 events: queue.Queue, workers: int, limit: int) -> None:
+        """Run children `workers` at a time; relay progress and the parent's interrupt from this thread."""
+        parent_cancel = self.parent.ctx.interrupt
+        with ThreadPoolExecutor(max_workers=min(workers, len(specs)), thread_name_prefix="hermes-subagent") as pool:
+            futures: dict[Future, int] = {pool.submit(run_child, child, specs[i], parent_cancel, limit): i
+                                          for i, child in enumerate(children) if child is not None}
+            pending = set(futures)
+            while pending:
+                done, pending = wait(pending, timeout=0.1)
+                if parent_cancel.is_set():  # repeated: a child that had not started yet clears its flag on start
+                    for child in children:
+                        if child is not None:
+                            child.interrupt()
+                self._relay(events, len(specs))
+                for future in done:
+                    i = futures[future]
+                    rows[i] = future.result()
+                    self.emit(Notice(f"  [{i + 1}] {rows[i]['status']}: {_short(specs[i].goal)} "
+                                     f"({_plural(rows[i]['tool_calls'], 'tool call')}, {rows[i]['duration_s']}s)"))
+            self._relay(events, len(specs))
+
+    def _relay(self, events: queue.Queue, total: int) -> None:
+        while True:
+            try:
+                i, event = events.get_nowait()
+            except queue.Empty:
+                return
+            if isinstance(event, ToolStarted):
+                tag = f"[{i + 1}] " if total > 1 else ""
+                self.emit(Notice(f"  ↳ {tag}{event.emoji or '🔧'} {event.name} {event.preview}".rstrip()))
+
+
+def wire_delegation(services: AgentServices, enabled: list[str], *, persist: bool,
+                    emit: Callable[[Event], None] | None) -> None:
+    """Install the delegate_task intercept for an agent whose toolsets include it."""
+    services.intercepts["delegate_task"] = Delegator(services, enabled, persist=persist, emit=emit)
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def _short(text: str, limit: int = 60) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -1,0 +1,47 @@
+"""The `delegate_task` tool schema. The agent loop runs it (bootstrap/delegation.py builds the
+subagents); the registry handler only answers when a call reaches dispatch by mistake."""
+
+from __future__ import annotations
+
+from hermes_agent.tools.registry import registry
+from hermes_agent.tools.results import tool_error
+
+_TOOLSETS = {"type": "array", "items": {"type": "string"},
+             "description": "Toolsets it may use, e.g. [\"terminal\",\"file\",\"web\"] (default: yours)."}
+
+DELEGATE_SCHEMA = {
+    "name": "delegate_task",
+    "description": (
+        "Hand independent subtasks to subagents that work in their own context and return only a summary, "
+        "so your context stays small. Use for research, broad searches or exploration that would flood your "
+        "context, and for parallel pieces of work. Subagents start with NO conversation history and cannot "
+        "ask the user: goal and context must be self-contained (paths, facts found so far, constraints, what "
+        "to report). One task: goal (+context, toolsets). Several: tasks[] instead, run in parallel. "
+        "Subagents cannot delegate, ask for clarification or write memory. Verify their claims before relying "
+        "on them."
+    ),
+    "parameters": {
+        "type": "object",
+        "properties": {
+            "goal": {"type": "string", "description": "What to achieve and what to report back."},
+            "context": {"type": "string", "description": "Everything it needs to know to start."},
+            "toolsets": _TOOLSETS,
+            "tasks": {
+                "type": "array",
+                "description": "Independent tasks, each with its own goal/context/toolsets.",
+                "items": {
+                    "type": "object",
+                    "properties": {"goal": {"type": "string"}, "context": {"type": "string"}, "toolsets": _TOOLSETS},
+                    "required": ["goal"],
+                },
+            },
+        },
+    },
+}
+
+
+def _handle(args: dict, **kw: object) -> str:
+    return tool_error("delegate_task must be handled by the agent loop")
+
+
+registry.register("delegate_task", "delegation", DELEGATE_SCHEMA, _handle, emoji="🔀")
