@@ -79,3 +79,21 @@ def test_usage_and_cost_are_recorded(scripted, hermes_home):
     assert run_hermes("chat", "-q", "hi", home=hermes_home).returncode == 0
     stats = run_hermes("sessions", "stats", home=hermes_home)
     assert stats.returncode == 0 and ("1,200" in stats.stdout or "1200" in stats.stdout), stats.stdout
+
+
+def test_undone_turns_do_not_come_back_on_continue(scripted, hermes_home):
+    from hermes_agent.bootstrap import build_agent
+    from hermes_agent.config.loader import load_settings
+
+    model_config(hermes_home, scripted.url)
+    scripted.add({"content": "kept answer"}, {"content": "undone answer"}, {"content": "continued"})
+    agent = build_agent(load_settings())
+    agent.run_turn("keep this")
+    agent.run_turn("undo this")
+    agent.rewind(next(i for i, m in enumerate(agent.history) if m.content == "undo this"))
+    agent.close()
+    out = run_hermes("chat", "-q", "next", "--continue", home=hermes_home)
+    assert out.returncode == 0, out.stderr
+    contents = [m["content"] for m in scripted.requests[-1]["body"]["messages"]]
+    assert "keep this" in contents and "kept answer" in contents
+    assert "undo this" not in contents and "undone answer" not in contents

@@ -69,13 +69,15 @@ def build_services(settings: Settings, *, platform: str = "cli", toolsets: list[
 def build_agent(settings: Settings, *, platform: str = "cli", toolsets: list[str] | None = None,
                 event_callback: Callable[[Event], None] | None = None, max_iterations: int | None = None,
                 approver: object = None, interactive: bool = False, save_trajectories: bool = False,
-                resume: str | None = None, persist: bool = True) -> CoreAgent:
+                resume: str | None = None, persist: bool = True,
+                clarify: Callable[[str, list[str]], str] | None = None) -> CoreAgent:
     """A ready agent for a frontend (validates toolsets now, restores a session when asked)."""
     services, enabled = build_services(settings, platform=platform, toolsets=toolsets, event_callback=event_callback,
                                        approver=approver, interactive=interactive, persist=persist)
     agent = CoreAgent(max_iterations=max_iterations or int(settings.get("agent.max_turns", 60) or 60),
                       enabled_toolsets=enabled, services=services, event_callback=event_callback,
                       save_trajectories=save_trajectories)
+    services.ctx.clarify = clarify
     agent.tool_definitions()  # a toolset typo is a clear error now, not a mid-turn surprise
     binding = services.ctx.extras.get("session_binding")
     if resume and binding is not None:
@@ -135,6 +137,7 @@ def _wire_session(services: AgentServices, settings: Settings, platform: str) ->
     services.persist = binding.persist
     services.intercepts["session_search"] = binding.search
     services.on_reset.append(binding.new_session)
+    services.on_rewind.append(binding.on_rewind)
     services.closers.append(binding.end)
     services.ctx.extras["session_binding"] = binding
     return binding

@@ -65,16 +65,24 @@ class SessionBinding:
         history = self.store.get_messages(info.id)
         return ([system(info.system_prompt)] if info.system_prompt else []) + history
 
-    def on_compressed(self, res: CompressionResult) -> None:
-        """Continue in a child session holding the compacted conversation (parent keeps everything)."""
-        if self.id is None or res.method == "none":
+    def _branch(self, messages: list[Message], reason: str) -> None:
+        """Continue in a child session holding `messages`; the parent keeps everything it had."""
+        if self.id is None:
             return
-        prompt = next((m.content for m in res.messages if m.role == "system"), None)
+        prompt = next((m.content for m in messages if m.role == "system"), None)
         child = self.store.create_session(self.source, self.services.provider.model, parent_session_id=self.id,
                                           cwd=os.getcwd(), system_prompt=prompt)
-        self.store.append_messages(child.id, [m for m in res.messages if m.role != "system"])
-        self.store.end_session(self.id, "compression")
+        self.store.append_messages(child.id, [m for m in messages if m.role != "system"])
+        self.store.end_session(self.id, reason)
         self._set_id(child.id)
+
+    def on_compressed(self, res: CompressionResult) -> None:
+        if res.method != "none":
+            self._branch(res.messages, "compression")
+
+    def on_rewind(self, kept: list[Message]) -> None:
+        """/undo and /retry: the undone turn stays in the parent session; `--continue` resumes the branch."""
+        self._branch(kept, "rewound")
 
     def new_session(self) -> None:
         """End the current session; the next message starts another."""

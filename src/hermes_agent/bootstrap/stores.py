@@ -83,5 +83,8 @@ def wire_compression(services: AgentServices, settings: Settings, emit: Callable
         if emit is not None and res.method != "none":
             emit(Notice(f"compressed context: {res.tokens_before} → {res.tokens_after} tokens ({res.method})"))
 
-    services.compact = AutoCompactor(settings, summarizer(aux),
-                                     todo_text=todos.render_for_context if todos else None, on_result=on_result)
+    compactor = AutoCompactor(settings, summarizer(aux), todo_text=todos.render_for_context if todos else None,
+                              on_result=on_result)
+    services.compact = compactor
+    if aux is services.provider:  # summaries follow the main model when it is switched (/model)
+        services.on_provider_change.append(lambda p: setattr(compactor, "summarize", summarizer(p)))

@@ -80,6 +80,19 @@ def overrides_from(args: argparse.Namespace) -> dict[str, object]:
     return out
 
 
+def _subcommand_in(argv: list[str]) -> str | None:
+    """The subcommand named in argv ("chat" when none), or None to build every parser (help, typos)."""
+    if any(a in ("-h", "--help") for a in argv):
+        return None
+    top = argparse.ArgumentParser(add_help=False)
+    add_model_flags(top)
+    _, rest = top.parse_known_args(argv)
+    first = next((a for a in rest if not a.startswith("-")), None)
+    if first is None:
+        return "chat"
+    return first if first in SUBCOMMANDS else None
+
+
 def _settings_for(module: object, args: argparse.Namespace):
     """Load Settings; doctor/config/status still run (without the user's file) when config.yaml is broken."""
     from hermes_agent.config.loader import load_settings
@@ -99,12 +112,14 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] in (["--version"], ["-V"]):
         print(f"hermes-agent {__version__}")
         return 0
-    first = next((a for a in argv if not a.startswith("-")), None)
-    parser = build_parser(first if first in SUBCOMMANDS else None)
+    parser = build_parser(_subcommand_in(argv))
     args = parser.parse_args(argv)
     from hermes_agent.errors import ConfigError, HermesError
 
     command = args.command or "chat"
+    from hermes_agent.cli.logs import setup_logging
+
+    setup_logging()
     try:
         module = importlib.import_module(f"hermes_agent.cli.commands.{SUBCOMMANDS[command]}")
         return int(module.run(args, _settings_for(module, args)) or 0)

@@ -82,7 +82,7 @@ class Repl:
         sys.stdout.flush()
         self.session = make_session(self, paths.hermes_home() / ".hermes_history")
         self.session.app.after_render += self._start_runner
-        _log_to_file()
+
         saved = sys.stdout, sys.stderr
         writer = PromptWriter(self.session.app, saved[0])
         self.screen.out = sys.stdout = sys.stderr = writer  # stray prints also land above the prompt
@@ -303,23 +303,6 @@ class Repl:
                 self.agent.close()
             except Exception:  # closing must not turn a clean exit into a traceback
                 log.debug("agent.close failed", exc_info=True)
-
-
-def _log_to_file() -> None:
-    """Without a configured handler, library warnings (with tracebacks) would be printed over the chat by
-    logging's last-resort stderr handler; send them to $HERMES_HOME/logs/agent.log instead."""
-    root = logging.getLogger()
-    if root.handlers:
-        return
-    try:
-        directory = paths.logs_dir()
-        directory.mkdir(parents=True, exist_ok=True)
-        handler: logging.Handler = logging.FileHandler(directory / "agent.log", encoding="utf-8")
-        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    except OSError:
-        handler = logging.NullHandler()
-    root.addHandler(handler)
-    root.setLevel(logging.WARNING)
 
 
 def _exit_app(app: object) -> None:

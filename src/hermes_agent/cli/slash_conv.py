@@ -23,12 +23,8 @@ def _last_user_index(history: list) -> int | None:
 
 
 def _truncate(agent: object, index: int) -> None:
-    """Drop history[index:]; via the agent's own rewind when it has one (so stores follow)."""
-    rewind = getattr(agent, "rewind", None)
-    if callable(rewind):
-        rewind(index)
-    else:
-        del agent.history[index:]  # type: ignore[attr-defined]
+    """Drop history[index:] through the agent so the session store follows."""
+    agent.rewind(index)  # type: ignore[attr-defined]
 
 
 def new(repl: Repl, arg: str) -> None:

@@ -17,16 +17,6 @@ def _kv(repl: Repl, rows: list[tuple[str, object]]) -> None:
     repl.screen.lines([f"  {repl.screen.style(k.ljust(width), 'cyan')}  {v}" for k, v in rows])
 
 
-def _set_provider(agent: object, provider: object) -> None:
-    """Swap the agent's provider (through its own setter once it has one)."""
-    setter = getattr(agent, "set_provider", None)
-    if callable(setter):
-        setter(provider)
-        return
-    agent.services.provider = provider  # type: ignore[attr-defined]
-    agent._loop.provider = provider  # type: ignore[attr-defined]  # the loop keeps its own reference
-
-
 def model(repl: Repl, arg: str) -> None:
     agent = repl.require_agent()
     if not arg:
@@ -37,7 +27,7 @@ def model(repl: Repl, arg: str) -> None:
 
     settings = repl.settings.with_overrides({"model.default": arg})
     provider = build_provider(settings, lambda text: repl.live(Notice(text, "warning")))
-    _set_provider(agent, provider)
+    agent.set_provider(provider)
     repl.settings = settings
     repl.screen.line(f"Model switched to {arg} for this session (config unchanged).", "green")
 

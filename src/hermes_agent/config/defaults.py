@@ -20,6 +20,7 @@ DEFAULT_CONFIG: dict = {
         "tool_loop_warn_after": 3,
         "tool_loop_hard_limit": 6,
         "request_timeout": 600,
+        "clarify_timeout": 3600,
     },
     "terminal": {
         "backend": "local",

@@ -38,6 +38,8 @@ class AgentServices:
     trajectories_dir: object = None
     refresh_prompt: Callable[[], PromptParts] | None = None
     on_reset: list[Callable[[], None]] = field(default_factory=list)
+    on_rewind: list[Callable[[list[Message]], None]] = field(default_factory=list)
+    on_provider_change: list[Callable[[Provider], None]] = field(default_factory=list)
     closers: list[Callable[[], None]] = field(default_factory=list)
 
 
@@ -170,6 +172,23 @@ class AIAgent:
             hook()
         if self.services.refresh_prompt is not None:
             self.services.prompt_parts = self.services.refresh_prompt()
+        self._loop.guard = type(self._loop.guard)(self._loop.guard.warn_after, self._loop.guard.hard_limit)
+
+    def set_provider(self, provider: Provider) -> None:
+        """Switch the model endpoint for the rest of the session (e.g. /model)."""
+        old = self.services.provider
+        self.services.provider = provider
+        self._loop.provider = provider
+        for hook in self.services.on_provider_change:
+            hook(provider)
+        if old is not provider:
+            old.close()
+
+    def rewind(self, index: int) -> None:
+        """Drop history[index:] (/undo, /retry); stores continue from what remains."""
+        self.history = self.history[:max(0, index)]
+        for hook in self.services.on_rewind:
+            hook(list(self.history))
         self._loop.guard = type(self._loop.guard)(self._loop.guard.warn_after, self._loop.guard.hard_limit)
 
     def _save_trajectory(self, outcome: TurnOutcome) -> None:

@@ -302,8 +302,10 @@ class CheckpointStore:
         """Undo the last `n` recorded change sets: restore the n-th checkpoint older than the state the
         directory is in now (safety snapshots are skipped, so repeated rollbacks keep going back)."""
         wd = _abs(workdir)
-        now = self.current_tree(wd)
         marks = [cp for cp in self.list(wd) if not cp.safety]
+        if not marks:
+            raise CheckpointError(f"nothing to roll back in {wd}: no checkpoints yet")
+        now = self.current_tree(wd)
         trees = self._run(wd, "rev-parse", *(f"{cp.id}^{{tree}}" for cp in marks)).split() if marks else []
         candidates: list[Checkpoint] = []
         matched = False

@@ -41,6 +41,10 @@ def run_oneshot(args: argparse.Namespace, settings: Settings, query: str) -> int
 
     toolsets = [t.strip() for t in args.toolsets.split(",")] if getattr(args, "toolsets", None) else None
     quiet = bool(getattr(args, "quiet", False))
+    if not quiet:
+        from hermes_agent.cli.logs import warnings_to_stderr
+
+        warnings_to_stderr()
     printer = ProgressPrinter(quiet=quiet)
     resume = getattr(args, "resume", None) or ("latest" if getattr(args, "continue_last", False) else None)
     agent = build_agent(settings, platform="cli", toolsets=toolsets, event_callback=printer,

@@ -1,0 +1,44 @@
+"""Logging for every `hermes` command: details (with tracebacks) to $HERMES_HOME/logs/agent.log;
+optionally a one-line `hermes: warning: ...` on stderr for one-shot runs. Never a traceback on screen."""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+from hermes_agent import paths
+
+_MAX_LOG_BYTES = 5_000_000
+
+
+class _OneLine(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        return f"hermes: {record.levelname.lower()}: {record.getMessage().splitlines()[0]}"
+
+
+def setup_logging() -> None:
+    """Route library logs to agent.log (rotated once past 5 MB); idempotent."""
+    root = logging.getLogger()
+    if any(getattr(h, "_hermes", False) for h in root.handlers):
+        return
+    try:
+        directory = paths.logs_dir()
+        directory.mkdir(parents=True, exist_ok=True)
+        path = directory / "agent.log"
+        if path.exists() and path.stat().st_size > _MAX_LOG_BYTES:
+            path.replace(path.with_suffix(".log.1"))
+        handler: logging.Handler = logging.FileHandler(path, encoding="utf-8", delay=True)
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    except OSError:
+        handler = logging.NullHandler()
+    handler._hermes = True  # type: ignore[attr-defined]
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
+
+
+def warnings_to_stderr() -> None:
+    """Also show WARNING and above as one line on stderr (one-shot runs; the REPL draws its own)."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setLevel(logging.WARNING)
+    handler.setFormatter(_OneLine())
+    logging.getLogger("hermes_agent").addHandler(handler)
