@@ -97,3 +97,20 @@ def test_undone_turns_do_not_come_back_on_continue(scripted, hermes_home):
     contents = [m["content"] for m in scripted.requests[-1]["body"]["messages"]]
     assert "keep this" in contents and "kept answer" in contents
     assert "undo this" not in contents and "undone answer" not in contents
+
+
+def test_titles_come_from_the_first_message_and_llm_titles_only_when_asked(scripted, hermes_home):
+    from hermes_agent.storage.store import SessionStore
+
+    model_config(hermes_home, scripted.url)
+    scripted.add({"content": "Paris."})
+    assert run_hermes("chat", "-q", "What is the capital of France?", home=hermes_home).returncode == 0
+    assert len(scripted.requests) == 1  # no hidden model call for a title
+    scripted.add({"content": "Berlin."}, {"content": "German capital question"})
+    out = run_hermes("chat", "-q", "And of Germany?", "-C", "sessions.title_mode=llm", home=hermes_home)
+    assert out.returncode == 0, out.stderr
+    assert "And of Germany?" in scripted.requests[-1]["body"]["messages"][0]["content"]
+    store = SessionStore(hermes_home / "state.db")
+    titles = {s.title for s in store.list_sessions(10)}
+    store.close()
+    assert titles == {"What is the capital of France?", "German capital question"}

@@ -16,7 +16,7 @@ from hermes_agent.tools.hooks import HookBus
 from hermes_agent.tools.registry import discover_builtin_tools
 
 from .delegation import wire_delegation
-from .provider import build_provider
+from .provider import auxiliary_provider, build_provider, titler
 from .safety import wire_approval
 from .session import SessionBinding, shared_store
 from .stores import prompt_parts, wire_checkpoints, wire_compression, wire_memory_and_todo, wire_terminal
@@ -132,8 +132,11 @@ def _start_mcp(services: AgentServices, settings: Settings, *, wait: bool) -> No
 
 
 def _wire_session(services: AgentServices, settings: Settings, platform: str) -> SessionBinding:
-    store = shared_store(auto_title=settings.get("sessions.title_mode", "first_message") == "first_message")
+    mode = settings.get("sessions.title_mode", "first_message")
+    store = shared_store(auto_title=mode != "off")
     binding = SessionBinding(store, services, platform)
+    if mode == "llm":  # the user opted in to one extra (auxiliary) model call per session
+        binding.titler = titler(auxiliary_provider(settings, "title_generation", services.provider))
     services.persist = binding.persist
     services.intercepts["session_search"] = binding.search
     services.on_reset.append(binding.new_session)

@@ -77,3 +77,14 @@ def summarizer(provider: Provider, max_tokens: int = 4000) -> Callable[[str], st
         return provider.complete(ChatRequest((user(prompt),), max_tokens=max_tokens)).content or ""
 
     return summarize
+
+
+def titler(provider: Provider) -> Callable[[str, str], str]:
+    """A `title(first_message, first_answer) -> str` callable (sessions.title_mode: llm)."""
+
+    def title(question: str, answer: str) -> str:
+        prompt = ("Write a title of at most 6 words for this conversation. Reply with the title only.\n\n"
+                  f"User: {question[:1500]}\n\nAssistant: {answer[:1500]}")
+        return provider.complete(ChatRequest((user(prompt),), max_tokens=30)).content or ""
+
+    return title

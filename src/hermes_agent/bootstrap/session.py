@@ -3,7 +3,10 @@ resume, lineage on compression, and the session_search intercept."""
 
 from __future__ import annotations
 
+import logging
 import os
+import threading
+from collections.abc import Callable
 
 from hermes_agent.core.agent import AgentServices
 from hermes_agent.core.compression import CompressionResult
@@ -13,6 +16,7 @@ from hermes_agent.storage.store import SessionStore
 from hermes_agent.tools.builtin.session_search import run_session_search
 
 _STORES: dict[str, SessionStore] = {}
+log = logging.getLogger(__name__)
 
 
 def shared_store(auto_title: bool = True) -> SessionStore:
@@ -32,6 +36,9 @@ class SessionBinding:
                  parent_id: str | None = None) -> None:
         self.store, self.services, self.source, self.parent_id = store, services, source, parent_id
         self.id: str | None = None
+        self.titler: Callable[[str, str], str] | None = None  # opt-in LLM titles (sessions.title_mode: llm)
+        self._titled: set[str] = set()
+        self._title_thread: threading.Thread | None = None
 
     def _set_id(self, sid: str | None) -> None:
         self.id = sid
@@ -51,6 +58,26 @@ class SessionBinding:
         self.store.append_message(self.id, message)
         if message.role == "assistant" and message.usage is not None:
             self.store.add_usage(self.id, message.usage, model=self.services.provider.model)
+        if message.role == "assistant" and not message.tool_calls and self.titler and self.id not in self._titled:
+            self._start_title(self.id, message.content or "")
+
+    def _start_title(self, sid: str, answer: str) -> None:
+        """Ask the auxiliary model for a short title once per session, off the turn's critical path."""
+        self._titled.add(sid)
+        first = next((m.content for m in self.store.get_messages(sid) if m.role == "user"), "") or ""
+        titler = self.titler
+
+        def work() -> None:
+            try:
+                title = " ".join((titler(first, answer) or "").split())[:80].strip(" .\"'")
+            except Exception:  # a title is cosmetic: keep the first-message title
+                log.info("title generation failed", exc_info=True)
+                return
+            if title:
+                self.store.set_title(sid, title)
+
+        self._title_thread = threading.Thread(target=work, name="hermes-title", daemon=True)
+        self._title_thread.start()
 
     def resume(self, which: str) -> list[Message]:
         """Restore a session by id/prefix, or the latest of this source for `which == "latest"`."""
@@ -89,6 +116,8 @@ class SessionBinding:
         self.end("new_session")
 
     def end(self, reason: str = "ended") -> None:
+        if self._title_thread is not None:
+            self._title_thread.join(timeout=15)
         if self.id is not None:
             self.store.end_session(self.id, reason)
             self.services.hooks.emit("on_session_end", session_id=self.id, reason=reason)

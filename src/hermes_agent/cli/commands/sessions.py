@@ -103,7 +103,9 @@ def _confirm(question: str, assume_yes: bool) -> bool:
 
 
 def _list(args: argparse.Namespace, store: SessionStore) -> int:
-    rows = store.list_sessions(args.limit, args.source)
+    rows = store.list_sessions(args.limit * 3 if not args.source else args.limit, args.source)
+    if not args.source:  # subagent runs clutter the list; `--source subagent` shows them
+        rows = [r for r in rows if r.source != "subagent"][: args.limit]
     if not rows:
         print("No sessions yet." if not args.source else f"No sessions from {args.source}.")
         return 0
