@@ -40,12 +40,13 @@ class Repl:
             if not self.child.isalive():
                 raise
 
-    def expect(self, pattern: str, timeout: float = 15.0) -> re.Match:
-        """Wait until `pattern` (a regex) appears after the previous match; return the match."""
+    def expect(self, pattern: str, timeout: float = 15.0, *, anywhere: bool = False) -> re.Match:
+        """Wait until `pattern` (a regex) appears after the previous match (or anywhere on screen, for
+        lines whose order against the banner is not fixed); return the match."""
         deadline = time.monotonic() + timeout
         rx = re.compile(pattern)
         while True:
-            m = rx.search(self.text, self.pos)
+            m = rx.search(self.text, 0 if anywhere else self.pos)
             if m:
                 self.pos = m.end()
                 return m

@@ -154,7 +154,7 @@ def test_sessions_are_listed_titled_and_resumed(start, scripted):
 
     scripted.add({"content": "you said apples"})
     again = start("", "-c")
-    again.expect(rf"Resumed session {sid} “Fruit talk”: 2 messages")
+    again.expect(rf"Resumed session {sid} “Fruit talk”: 2 messages", anywhere=True)  # may print before the banner
     again.send("what fruit?")
     again.expect(r"you said apples")
     assert convo(wait_requests(scripted, 2)[1]) == [("user", "remember apples"), ("assistant", "noted: apples"),
