@@ -197,3 +197,17 @@ def test_terminal_state_persists_within_a_run_and_background_processes_are_clean
         time.sleep(0.1)
     else:
         raise AssertionError("background process outlived the hermes run")
+
+
+def test_writes_to_credential_paths_are_held_for_approval(scripted, hermes_home, tmp_path):
+    model_config(hermes_home, scripted.url)
+    fake_home = tmp_path / "home"
+    (fake_home / ".ssh").mkdir(parents=True)
+    target = fake_home / ".ssh" / "authorized_keys"
+    scripted.add({"tool_calls": [{"name": "write_file", "arguments": {"path": str(target), "content": "ssh-ed25519 AAAA x"}}]},
+                 {"content": "could not write it"})
+    out = run_hermes("chat", "-q", "add my key", home=hermes_home, input="", env={"HOME": str(fake_home)})
+    assert out.returncode == 0, out.stderr
+    assert not target.exists()
+    denial = json.loads(scripted.requests[1]["body"]["messages"][-1]["content"])
+    assert "approval" in denial["error"]

@@ -58,6 +58,21 @@ def test_mcp_tool_through_chat(scripted, hermes_home):
     assert tool_msg["role"] == "tool" and "Asia/Tokyo" in tool_msg["content"]
 
 
+def test_npm_everything_server_tool_through_chat(scripted, hermes_home):
+    from tests.integration.test_mcp import EVERYTHING
+
+    if EVERYTHING is None:
+        pytest.skip("server-everything not installed (set HERMES_TEST_MCP_EVERYTHING; .ci/install-mcp-servers.sh)")
+    model_config(hermes_home, scripted.url,
+                 extra=f"mcp_servers:\n  ev:\n    command: {EVERYTHING}\nmcp_discovery_timeout: 20\n")
+    scripted.add({"tool_calls": [{"name": "mcp__ev__echo", "arguments": {"message": "over stdio from npm"}}]},
+                 {"content": "echoed"})
+    out = run_hermes("chat", "-q", "echo something", home=hermes_home)  # default preset includes mcp-* toolsets
+    assert out.returncode == 0, out.stderr
+    tool_msg = scripted.requests[1]["body"]["messages"][-1]
+    assert tool_msg["role"] == "tool" and "over stdio from npm" in tool_msg["content"]
+
+
 def test_deferred_plugin_tool_found_and_called_through_the_bridge(scripted, hermes_home):
     d = hermes_home / "plugins" / "guard"
     d.mkdir(parents=True)
