@@ -14,26 +14,6 @@ from tests.helpers import model_config
 from tests.integration.repl_driver import PROMPT, Repl, convo, wait_requests
 
 
-@pytest.fixture
-def start(scripted, hermes_home, tmp_path):
-    """start(extra_config="", *args) -> a ready Repl on the scripted server."""
-    opened: list[Repl] = []
-    cwd = tmp_path / "work"
-    cwd.mkdir()
-
-    def _start(extra: str = "", *args: str, wait: bool = True) -> Repl:
-        model_config(hermes_home, scripted.url, extra)
-        repl = Repl(hermes_home, cwd, *args)
-        opened.append(repl)
-        if wait:
-            repl.ready()
-        return repl
-
-    yield _start
-    for repl in opened:
-        repl.close()
-
-
 def test_answer_streams_then_renders_and_ctrl_d_exits_0(start, scripted):
     scripted.add({"content": "alpha beta gamma **delta**", "chunk_delay": 0.15})
     repl = start()

@@ -9,30 +9,8 @@ import time
 from pathlib import Path
 
 import pexpect
-import pytest
 
-from tests.helpers import model_config
-from tests.integration.repl_driver import Repl, convo, wait_requests
-
-
-@pytest.fixture
-def start(scripted, hermes_home, tmp_path):
-    """start(extra_config="", *args) -> a ready Repl on the scripted server."""
-    opened: list[Repl] = []
-    cwd = tmp_path / "work"
-    cwd.mkdir()
-
-    def _start(extra: str = "", *args: str, wait: bool = True) -> Repl:
-        model_config(hermes_home, scripted.url, extra)
-        repl = Repl(hermes_home, cwd, *args)
-        opened.append(repl)
-        if wait:
-            repl.ready()
-        return repl
-
-    yield _start
-    for repl in opened:
-        repl.close()
+from tests.integration.repl_driver import convo, wait_requests
 
 
 def test_model_switch_applies_to_the_next_request(start, scripted):
