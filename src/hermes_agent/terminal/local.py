@@ -13,6 +13,7 @@ import threading
 import time
 
 from hermes_agent.terminal.base import ExecResult
+from hermes_agent.terminal.ptyrun import kill_process_group
 from hermes_agent.terminal.shell import (
     INTERRUPT_EXIT,
     TIMEOUT_EXIT,
@@ -131,27 +132,9 @@ class LocalBackend:
                 self._kill_group(proc)
                 return True, False
 
-    def _kill_group(self, proc: subprocess.Popen) -> None:
-        """SIGTERM the whole group, then SIGKILL what is left after a short grace."""
-        for sig in (signal.SIGTERM, signal.SIGKILL):
-            try:
-                os.killpg(proc.pid, sig)
-            except (ProcessLookupError, PermissionError):
-                break
-            try:
-                proc.wait(timeout=_KILL_GRACE_S)
-                if sig == signal.SIGTERM:
-                    # The wrapper is gone; children that ignored TERM still get KILL.
-                    os.killpg(proc.pid, signal.SIGKILL)
-                break
-            except subprocess.TimeoutExpired:
-                continue
-            except ProcessLookupError:
-                break
-        try:
-            proc.wait(timeout=_KILL_GRACE_S)
-        except subprocess.TimeoutExpired:
-            pass
+    @staticmethod
+    def _kill_group(proc: subprocess.Popen) -> None:
+        kill_process_group(proc, _KILL_GRACE_S)
 
     def _read_output(self, path: str) -> str:
         """Decoded output of one call; head and tail kept when it exceeds the output limit."""

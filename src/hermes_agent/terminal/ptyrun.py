@@ -33,7 +33,7 @@ def run_in_pty(argv: list[str], *, cwd: str, env: dict[str, str], stdin: str | N
     finally:
         os.close(master)
     if timed_out or interrupted:
-        _kill(proc)
+        kill_process_group(proc)
     return data, proc.wait(), timed_out, interrupted
 
 
@@ -79,18 +79,23 @@ def _take_controlling_tty() -> None:
         pass
 
 
-def _kill(proc: subprocess.Popen) -> None:
+def kill_process_group(proc: subprocess.Popen, grace: float = 0.5) -> None:
+    """SIGTERM the process group, SIGKILL what is left after `grace`, then reap the leader."""
     for sig in (signal.SIGTERM, signal.SIGKILL):
         try:
             os.killpg(proc.pid, sig)
         except (ProcessLookupError, PermissionError):
-            return
+            break
         try:
-            proc.wait(timeout=0.5)
-            if sig == signal.SIGTERM:
+            proc.wait(timeout=grace)
+            if sig == signal.SIGTERM:  # the leader is gone; children that ignored TERM still get KILL
                 os.killpg(proc.pid, signal.SIGKILL)
-            return
+            break
         except subprocess.TimeoutExpired:
             continue
         except ProcessLookupError:
-            return
+            break
+    try:
+        proc.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        pass
