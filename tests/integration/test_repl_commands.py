@@ -222,3 +222,19 @@ def _alive(pid: int) -> bool:
             return fh.read().split(") ", 1)[1][0] != "Z"
     except FileNotFoundError:
         return False
+
+
+def test_installed_skills_are_slash_commands(start, scripted, hermes_home):
+    skill = hermes_home / "skills" / "ops" / "deploy-checklist"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: deploy-checklist\ndescription: Steps before a deploy\n---\n"
+                                    "1. Run the tests.\n2. Tag the release.\n")
+    scripted.add({"content": "checklist followed"})
+    repl = start()
+    repl.send("/deploy-checklist for v2.1")
+    repl.expect(r"checklist followed")
+    sent = wait_requests(scripted, 1)[0]["messages"][-1]["content"]
+    assert sent.startswith("Follow the skill `deploy-checklist` below for: for v2.1")
+    assert "2. Tag the release." in sent
+    repl.send("/deploy-checklisst")
+    repl.expect(r"Unknown command /deploy-checklisst")

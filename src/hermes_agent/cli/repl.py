@@ -25,6 +25,7 @@ class Job:
     text: str
     command: object = None  # a slash.Command when this is a command
     arg: str = ""
+    message: str | None = None  # what the agent receives when it differs from what was typed (/skill-name)
 
 
 @dataclass(slots=True)
@@ -129,6 +130,10 @@ class Repl:
             self.enqueue(Job(text))
             return
         command, arg = slash.lookup(stripped)
+        skill = slash.skill_message(self.settings, stripped) if command is None else None
+        if skill is not None:  # installed skills are slash commands too
+            self.enqueue(Job(stripped, message=skill))
+            return
         if command is None or command.immediate:
             self.side.put(Job(stripped, command, arg))
         else:
@@ -265,7 +270,7 @@ class Repl:
             try:
                 self.echo(job.text)
                 if job.command is None:
-                    self.run_message(job.text)
+                    self.run_message(job.message or job.text)
                 else:
                     self.run_command(job.command, job.arg)
             finally:

@@ -31,6 +31,7 @@ def _help(repl: Repl, arg: str) -> None:
         head = f"/{c.name}" + (f" {c.args}" if c.args else "")
         alias = f"  (also {', '.join('/' + a for a in c.aliases)})" if c.aliases else ""
         rows.append(f"  {repl.screen.style(head.ljust(22), 'cyan')} {c.help}{repl.screen.style(alias, 'dim')}")
+    rows.append(repl.screen.style("  /<skill-name> [task] runs an installed skill (see /skills)", "dim"))
     rows.append(repl.screen.style("  Alt-Enter inserts a newline · Ctrl-C stops a turn · Ctrl-D quits", "dim"))
     repl.screen.lines(rows)
 
@@ -104,6 +105,23 @@ def suggest(name: str) -> str | None:
         return prefixed[0]
     close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
     return close[0] if close else None
+
+
+def skill_message(settings: object, text: str) -> str | None:
+    """`/skill-name task`: the user message that runs an installed skill (None when no skill has that name)."""
+    from hermes_agent.skills.catalog import catalog_from_settings
+
+    head, _, arg = text.strip().partition(" ")
+    try:
+        info = catalog_from_settings(settings).get(head[1:])  # type: ignore[arg-type]
+        body = info.path.read_text(encoding="utf-8") if info is not None and info.error is None else None
+    except OSError:
+        body = None
+    if body is None:
+        return None
+    task = arg.strip() or "the task at hand (ask me if it is unclear)"
+    return (f"Follow the skill `{info.name}` below for: {task}\n\n"
+            f"<skill name=\"{info.name}\" dir=\"{info.dir}\">\n{body.strip()}\n</skill>")
 
 
 def unknown_message(text: str) -> str:
