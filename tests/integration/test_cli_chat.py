@@ -211,3 +211,10 @@ def test_writes_to_credential_paths_are_held_for_approval(scripted, hermes_home,
     assert not target.exists()
     denial = json.loads(scripted.requests[1]["body"]["messages"][-1]["content"])
     assert "approval" in denial["error"]
+
+
+def test_oneshot_flag_prints_only_the_answer(scripted, hermes_home):
+    model_config(hermes_home, scripted.url)
+    scripted.add({"tool_calls": [{"name": "todo", "arguments": {}}]}, {"content": "just this"})
+    out = run_hermes("-z", "hi", home=hermes_home)
+    assert out.returncode == 0 and out.stdout == "just this\n" and out.stderr == ""

@@ -54,6 +54,8 @@ def _available(name: str) -> bool:
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="hermes", description="Hermes Agent: your self-improving AI agent")
     parser.add_argument("-V", "--version", action="version", version=f"hermes-agent {__version__}")
+    parser.add_argument("-z", "--oneshot", metavar="PROMPT",
+                        help="run one message and print only the final answer (like chat -q PROMPT -Q)")
     add_model_flags(parser)
     subs = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, module in SUBCOMMANDS.items():

@@ -22,6 +22,8 @@ def add_parser(subparsers) -> None:
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
     query = getattr(args, "query", None)
+    if getattr(args, "oneshot", None):  # Hermes's `hermes -z PROMPT`; approvals still apply
+        query, args.quiet = args.oneshot, True
     if query is None and not sys.stdin.isatty():
         query = sys.stdin.read().strip()
         if not query:
