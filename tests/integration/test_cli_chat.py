@@ -218,3 +218,13 @@ def test_oneshot_flag_prints_only_the_answer(scripted, hermes_home):
     scripted.add({"tool_calls": [{"name": "todo", "arguments": {}}]}, {"content": "just this"})
     out = run_hermes("-z", "hi", home=hermes_home)
     assert out.returncode == 0 and out.stdout == "just this\n" and out.stderr == ""
+
+
+def test_save_trajectories_flag_writes_sharegpt(scripted, hermes_home):
+    model_config(hermes_home, scripted.url)
+    scripted.add({"content": "traced"})
+    out = run_hermes("chat", "-q", "trace me", "--save-trajectories", "-Q", home=hermes_home)
+    assert out.returncode == 0, out.stderr
+    record = json.loads((hermes_home / "trajectories" / "trajectory_samples.jsonl").read_text().splitlines()[0])
+    assert [t["from"] for t in record["conversations"]] == ["system", "human", "gpt"]
+    assert record["conversations"][2]["value"] == "traced" and record["completed"] is True

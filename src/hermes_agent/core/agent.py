@@ -134,6 +134,13 @@ class AIAgent:
             self.history = [Message.from_openai(m) for m in conversation_history]
         if task_id:
             self.services.ctx.task_id = task_id
+        outcome = self.run_turn(user_message, system_message)
+        return {"final_response": outcome.final_text, "messages": [m.to_openai() for m in self.history],
+                "completed": outcome.reason == "stop", "api_calls": outcome.api_calls, "reason": outcome.reason,
+                "usage": outcome.usage, "interrupted": outcome.reason == "interrupted"}
+
+    def run_turn(self, user_message: str, system_message: str | None = None) -> TurnOutcome:
+        """Run one user turn and return its TurnOutcome (frontends use this; run_conversation wraps it)."""
         self._start_turn()
         self._ensure_system(system_message)
         self._user_task = user_message
@@ -141,17 +148,7 @@ class AIAgent:
         outcome = self._loop.run(self.history, self._cancel)
         if self.save_trajectories:
             self._save_trajectory(outcome)
-        return {"final_response": outcome.final_text, "messages": [m.to_openai() for m in self.history],
-                "completed": outcome.reason == "stop", "api_calls": outcome.api_calls, "reason": outcome.reason,
-                "usage": outcome.usage, "interrupted": outcome.reason == "interrupted"}
-
-    def run_turn(self, user_message: str) -> TurnOutcome:
-        """Like run_conversation but returns the TurnOutcome (frontends use this)."""
-        self._start_turn()
-        self._ensure_system(None)
-        self._user_task = user_message
-        self._loop.add(self.history, user(user_message))
-        return self._loop.run(self.history, self._cancel)
+        return outcome
 
     def _start_turn(self) -> None:
         self._cancel.clear()
