@@ -22,11 +22,6 @@ def _last_user_index(history: list) -> int | None:
     return None
 
 
-def _truncate(agent: object, index: int) -> None:
-    """Drop history[index:] through the agent so the session store follows."""
-    agent.rewind(index)  # type: ignore[attr-defined]
-
-
 def new(repl: Repl, arg: str) -> None:
     from hermes_agent.cli.repl import Totals
 
@@ -76,7 +71,7 @@ def retry(repl: Repl, arg: str) -> None:
         repl.screen.line("Nothing to retry yet.", "yellow")
         return
     text = agent.history[i].content or ""
-    _truncate(agent, i)
+    agent.rewind(i)
     repl.screen.line(f"Retrying: {_short(text, 80)}", "dim")
     repl.run_message(text)
 
@@ -89,7 +84,7 @@ def undo(repl: Repl, arg: str) -> None:
         return
     text = agent.history[i].content or ""
     removed = len(agent.history) - i
-    _truncate(agent, i)
+    agent.rewind(i)
     repl.screen.line(f"Undone: {_short(text, 80)} ({removed} message{'s' if removed != 1 else ''} removed)",
                      "green")
 
