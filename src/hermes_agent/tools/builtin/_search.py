@@ -11,7 +11,7 @@ import shlex
 import shutil
 import subprocess
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 SKIP_DIRS = (".git", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".mypy_cache",
@@ -68,23 +68,24 @@ def rg_files_args(rg: str, glob: str, target: str) -> list[str]:
             "--iglob", glob, "--", target]
 
 
-def parse_rg_json(lines: Iterator[str], context: int) -> Iterator[Hit]:
-    """Hits from ripgrep --json output; context lines attach to the nearest match."""
+_BOUNDARY = None  # a record that ends the current hit (rg's "begin" of a new file)
+Record = tuple[str, int, str, bool]  # path, line number, text, is_match
+
+
+def _fold(records: Iterable[Record | None], attach: Callable[[Hit, str, int], bool]) -> Iterator[Hit]:
+    """Group match and context lines into Hits: context before a match is kept as `before`, context
+    after it as `after` when `attach(last_hit, path, line)` says it belongs there."""
     pending: list[tuple[int, str]] = []
     last: Hit | None = None
-    for raw in lines:
-        if '"type":"match"' not in raw and '"type":"context"' not in raw:
-            if '"type":"begin"' in raw and last is not None:
+    for rec in records:
+        if rec is _BOUNDARY:
+            if last is not None:
                 yield last
                 pending, last = [], None
             continue
-        msg = json.loads(raw)
-        data = msg["data"]
-        path = data["path"].get("text") or "<non-utf8 path>"
-        text = (data["lines"].get("text") or "").rstrip("\n").rstrip("\r")
-        num = data.get("line_number") or 0
-        if msg["type"] == "context":
-            if last is not None and num <= last.line + context and not pending:
+        path, num, text, is_match = rec
+        if not is_match:
+            if last is not None and not pending and attach(last, path, num):
                 last.after.append((num, text))
             else:
                 pending.append((num, text))
@@ -94,6 +95,24 @@ def parse_rg_json(lines: Iterator[str], context: int) -> Iterator[Hit]:
         last, pending = Hit(path, num, text, before=pending), []
     if last is not None:
         yield last
+
+
+def _rg_records(lines: Iterator[str]) -> Iterator[Record | None]:
+    for raw in lines:
+        if '"type":"match"' not in raw and '"type":"context"' not in raw:
+            if '"type":"begin"' in raw:
+                yield _BOUNDARY
+            continue
+        msg = json.loads(raw)
+        data = msg["data"]
+        text = (data["lines"].get("text") or "").rstrip("\n").rstrip("\r")
+        yield (data["path"].get("text") or "<non-utf8 path>", data.get("line_number") or 0, text,
+               msg["type"] == "match")
+
+
+def parse_rg_json(lines: Iterator[str], context: int) -> Iterator[Hit]:
+    """Hits from ripgrep --json output; context lines attach to the nearest match."""
+    return _fold(_rg_records(lines), lambda last, path, num: num <= last.line + context)
 
 
 def stream_process(args: list[str], cwd: str, stop: threading.Event | None) -> Iterator[str]:
@@ -271,29 +290,19 @@ def remote_content_command(q: Query, target: str, max_lines: int) -> str:
             f"else echo {NO_RG}; {grep_cmd} 2>/dev/null | head -n {max_lines}; fi")
 
 
-def parse_grep_z(lines: list[str]) -> Iterator[Hit]:
-    """Hits from `grep -rnZ` output: path NUL line(:|-)text; '--' separates context groups."""
-    last: Hit | None = None
-    pending: list[tuple[int, str]] = []
+def _grep_records(lines: list[str]) -> Iterator[Record]:
     for raw in lines:
         if "\x00" not in raw:
             continue
         path, rest = raw.split("\x00", 1)
         m = re.match(r"(\d+)([:-])(.*)", rest, re.S)
-        if not m:
-            continue
-        num, sep, text = int(m.group(1)), m.group(2), m.group(3)
-        if sep == "-":
-            if last is not None and last.path == path and num > last.line and not pending:
-                last.after.append((num, text))
-            else:
-                pending.append((num, text))
-            continue
-        if last is not None:
-            yield last
-        last, pending = Hit(path, num, text, before=pending), []
-    if last is not None:
-        yield last
+        if m:
+            yield path, int(m.group(1)), m.group(3), m.group(2) == ":"
+
+
+def parse_grep_z(lines: list[str]) -> Iterator[Hit]:
+    """Hits from `grep -rnZ` output: path NUL line(:|-)text; '--' separates context groups."""
+    return _fold(_grep_records(lines), lambda last, path, num: last.path == path and num > last.line)
 
 
 def remote_files_command(glob: str, target: str, max_lines: int) -> str:
