@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import logging
+import os
 import re
 import sys
 import types
@@ -174,7 +175,30 @@ def _register_of(obj: object) -> Callable[[PluginContext], object]:
     return fn  # type: ignore[return-value]
 
 
+def _declares_entry_point_plugins() -> bool:
+    """Cheap pre-check: does any installed distribution's entry_points.txt name our group? Saves the
+    ~40 ms of importing and scanning importlib.metadata on every start when none does."""
+    for base in sys.path:
+        try:
+            entries = os.scandir(base or ".")
+        except OSError:
+            continue
+        with entries:
+            for entry in entries:
+                if not entry.name.endswith((".dist-info", ".egg-info")):
+                    continue
+                try:
+                    with open(os.path.join(entry.path, "entry_points.txt"), encoding="utf-8") as fh:
+                        if ENTRY_POINT_GROUP in fh.read():
+                            return True
+                except OSError:
+                    continue
+    return False
+
+
 def _entry_point_sources() -> list[PluginSource]:
+    if not _declares_entry_point_plugins():
+        return []
     from importlib.metadata import entry_points
 
     out = []
