@@ -1,0 +1,177 @@
+"""The path policy (layer 2, pure apart from resolving symlinks): for a path, may a tool or a
+contained command read it, write it, and if not, why. One table for the file tools, the approval
+gate and the OS sandbox; it never asks anyone and never touches a file."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+from typing import Literal
+
+Access = Literal["allow", "ask", "deny"]
+
+# Never readable (relative to the user's home unless absolute). Globs allowed.
+SECRET_PATHS: tuple[str, ...] = (
+    ".ssh", ".gnupg", ".aws", ".azure", ".config/gcloud", ".config/gh", ".kube", ".docker/config.json",
+    ".netrc", ".git-credentials", ".pgpass", ".pypirc", ".npmrc", ".password-store", ".local/share/keyrings",
+    ".config/hub", ".terraform.d/credentials.tfrc.json", ".vault-token",
+    "/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-", "/etc/sudoers", "/etc/sudoers.d",
+    "/etc/ssh/ssh_host_*_key", "/root/.ssh",
+)
+# Files under HERMES_HOME that hold secrets.
+HERMES_SECRETS: tuple[str, ...] = (".env", "auth.json", "auth.lock")
+# Never writable by a command or a file tool without the user's approval, even inside the workspace.
+SHELL_STARTUP: tuple[str, ...] = (
+    ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc", ".zprofile", ".zshenv",
+    ".zlogin", ".zlogout", ".kshrc", ".cshrc", ".tcshrc", ".mkshrc", ".inputrc", ".bash_aliases",
+    ".config/fish", ".config/autostart", ".config/systemd", ".config/environment.d", ".xprofile", ".xsession",
+    ".pam_environment", ".gitconfig", ".config/git", ".local/share/systemd",
+)
+SYSTEM_PROTECTED: tuple[str, ...] = (
+    "/etc", "/boot", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt", "/var/spool/cron",
+    "/var/lib", "/root/.ssh", "/sys", "/proc",
+)
+# Inside a writable root, these still need approval: they make git (or direnv) run code later.
+WORKSPACE_ASK: tuple[str, ...] = (".git/hooks", ".git/config", ".envrc")
+# Writable by default besides the workspace: scratch space and package caches.
+SHARED_TMP: tuple[str, ...] = ("/tmp", "/var/tmp", "/dev/shm")
+CACHES: tuple[str, ...] = (".cache", ".npm")
+DEVICES_WRITABLE: tuple[str, ...] = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/ptmx", "/dev/pts")
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """`access` is allow, ask (needs the user's approval) or deny; `key` is a stable approval key."""
+
+    access: Access
+    path: str
+    reason: str = ""
+    key: str = ""
+
+    @property
+    def allowed(self) -> bool:
+        return self.access == "allow"
+
+
+def resolve(path: str, cwd: str | None = None, home: str | None = None) -> str:
+    """Absolute path with `~` expanded and every symlink and `..` resolved (missing tails kept)."""
+    raw = str(path)
+    if raw == "~" or raw.startswith("~/"):
+        raw = (home or os.path.expanduser("~")) + raw[1:]
+    if not os.path.isabs(raw):
+        raw = os.path.join(cwd or os.getcwd(), raw)
+    return os.path.realpath(raw)
+
+
+def _under(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def _match(path: str, entries: Iterable[str]) -> str | None:
+    """The first entry (a resolved path or a glob) that is `path` or one of its ancestors."""
+    for entry in entries:
+        if any(ch in entry for ch in "*?["):
+            parts = path.split("/")
+            if any(fnmatchcase("/".join(parts[:n]), entry) for n in range(2, len(parts) + 1)):
+                return entry
+        elif _under(path, entry):
+            return entry
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class PathPolicy:
+    """Resolved roots and tables. Build it with `PathPolicy.build`; every check resolves first."""
+
+    home: str
+    hermes_home: str
+    workspace: tuple[str, ...]
+    writable: tuple[str, ...]
+    secrets: tuple[str, ...]
+    protected: tuple[str, ...]
+    readable_grants: tuple[str, ...] = ()
+    mode: str = "workspace-write"
+
+    @classmethod
+    def build(cls, *, workspace: Iterable[str], hermes_home: str, home: str | None = None,
+              temp_dirs: Iterable[str] = (), config: Mapping | None = None) -> PathPolicy:
+        """The policy for a session; `config` is the `sandbox:` section (writable_paths, readable_paths,
+        deny_read, protected_paths, shared_tmp, mode)."""
+        cfg = dict(config or {})
+        home = os.path.realpath(home or os.path.expanduser("~"))
+        hh = os.path.realpath(os.path.expanduser(str(hermes_home)))
+
+        def norm(items: Iterable[str]) -> tuple[str, ...]:
+            out = []
+            for item in items:
+                item = str(item).strip()
+                if not item:
+                    continue
+                if any(ch in item for ch in "*?["):
+                    out.append(item if item.startswith("/") else os.path.join(home, item.removeprefix("~/")))
+                else:
+                    out.append(resolve(item if item.startswith(("/", "~")) else "~/" + item, home, home))
+            return tuple(dict.fromkeys(out))
+
+        ws = tuple(dict.fromkeys(resolve(w, home=home) for w in workspace))
+        grants = [resolve(str(p), ws[0] if ws else None, home) for p in _as_list(cfg.get("writable_paths"))]
+        scratch = (*(SHARED_TMP if cfg.get("shared_tmp", True) else ()), *CACHES)
+        writable = ws + norm(scratch) + tuple(os.path.realpath(t) for t in temp_dirs) + tuple(grants)
+        secrets = norm((*SECRET_PATHS, *_as_list(cfg.get("deny_read")))) + tuple(
+            os.path.join(hh, name) for name in HERMES_SECRETS)
+        protected = norm((*SHELL_STARTUP, *SYSTEM_PROTECTED, *_as_list(cfg.get("protected_paths")))) + (hh,)
+        readable = tuple(resolve(str(p), ws[0] if ws else None, home) for p in _as_list(cfg.get("readable_paths")))
+        mode = str(cfg.get("mode") or "workspace-write").strip().lower()
+        return cls(home, hh, ws, tuple(dict.fromkeys(writable)), secrets, protected, readable, mode)
+
+    def check_read(self, path: str, cwd: str | None = None) -> Verdict:
+        """May a tool or command read `path`? Secrets are denied unless the user granted them."""
+        real = resolve(path, cwd, self.home)
+        hit = _match(real, self.secrets)
+        if hit and not _match(real, self.readable_grants):
+            return Verdict("deny", real, f"{real} holds credentials or secrets ({_show(hit, self.home)}); the "
+                                         "user can allow it with sandbox.readable_paths in config.yaml", "secret_read")
+        return Verdict("allow", real)
+
+    def check_write(self, path: str, cwd: str | None = None) -> Verdict:
+        """May a tool or command write `path`? allow inside the writable roots, ask elsewhere."""
+        real = resolve(path, cwd, self.home)
+        if real.startswith("/dev/"):
+            if _match(real, DEVICES_WRITABLE):
+                return Verdict("allow", real)
+            return Verdict("ask", real, f"{real} is a device file", "device_write")
+        secret = self.check_read(real)
+        if not secret.allowed:
+            return Verdict("ask", real, secret.reason.split(";")[0], "secret_write")
+        hit = _match(real, self.protected)
+        if hit and not self._granted(real, hit):
+            what = "the Hermes home (config, secrets, skills, memories)" if hit == self.hermes_home else \
+                _show(hit, self.home)
+            return Verdict("ask", real, f"{real} is protected: {what} runs or configures code later", "protected_write")
+        if self.mode == "read-only":
+            return Verdict("ask", real, "sandbox.mode is read-only", "read_only")
+        root = _match(real, self.writable)
+        if root is None:
+            return Verdict("ask", real, f"{real} is outside the workspace ({', '.join(self.workspace)}) and the "
+                                        "writable paths (sandbox.writable_paths)", "outside_workspace")
+        rel = real[len(root):].lstrip("/")
+        if any(rel == a or rel.startswith(a + "/") or f"/{a}" in f"/{rel}" for a in WORKSPACE_ASK):
+            return Verdict("ask", real, f"{real} makes git or direnv run code later", "git_hooks")
+        return Verdict("allow", real)
+
+    def _granted(self, real: str, protected_hit: str) -> bool:
+        """A user grant deeper than the protected entry wins (e.g. a project under /opt)."""
+        grant = _match(real, self.writable)
+        return grant is not None and len(grant) > len(protected_hit)
+
+
+def _as_list(value: object) -> list:
+    if value is None:
+        return []
+    return [value] if isinstance(value, str) else list(value) if isinstance(value, list | tuple) else []
+
+
+def _show(path: str, home: str) -> str:
+    return "~" + path[len(home):] if _under(path, home) and path != home else path
