@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from hermes_agent.approval.approvers import Approver, AutoDenyApprover, TerminalApprover
 from hermes_agent.approval.gate import ApprovalGate, judge_prompt, parse_verdict
+from hermes_agent.approval.policy import PathPolicy
 from hermes_agent.config.settings import Settings
 from hermes_agent.core.agent import AgentServices
 from hermes_agent.messages import user
@@ -30,4 +31,13 @@ def wire_approval(services: AgentServices, settings: Settings, approver: Approve
     hook = gate.as_hook(Block)
     services.hooks.register("pre_tool_call", hook, first=True)
     services.ctx.extras.update(approval_gate=gate, approval_hook=hook)
+    services.ctx.path_policy = build_path_policy(settings)
     return gate
+
+
+def build_path_policy(settings: Settings, workspace: str | None = None) -> PathPolicy:
+    """The session's path policy: workspace = terminal.cwd (default: where hermes started)."""
+    import os
+
+    root = workspace or os.path.abspath(os.path.expanduser(str(settings.get("terminal.cwd", ".") or ".")))
+    return PathPolicy.build(workspace=[root], hermes_home=str(settings.home), config=settings.section("sandbox"))

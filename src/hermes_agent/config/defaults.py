@@ -45,6 +45,9 @@ DEFAULT_CONFIG: dict = {
     "tool_output": {"max_bytes": 50000, "max_lines": 2000, "max_line_length": 2000},
     "file_read_max_chars": 100000,
     "approvals": {"mode": "manual", "timeout": 60, "deny": [], "cron_mode": "deny"},
+    # Containment of local commands and file tools (approval/policy.py, terminal sandbox).
+    "sandbox": {"mode": "workspace-write", "network": True, "writable_paths": [], "readable_paths": [],
+                "deny_read": [], "protected_paths": []},
     "command_allowlist": [],
     "checkpoints": {"enabled": True, "max_snapshots": 50},
     "compression": {

@@ -6,6 +6,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from hermes_agent.approval.policy import PathPolicy
 from hermes_agent.config.settings import Settings
 from hermes_agent.terminal.base import TerminalBackend
 
@@ -23,6 +24,7 @@ class ToolContext:
     spawn_subagent: Callable[..., str] | None = None
     checkpoint: Callable[[str, str], None] | None = None
     interrupt: threading.Event = field(default_factory=threading.Event)
+    path_policy: PathPolicy | None = None
     extras: dict = field(default_factory=dict)
 
     def backend(self) -> TerminalBackend:
