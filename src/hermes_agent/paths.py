@@ -5,11 +5,31 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+PROFILE_NAME = r"[a-z0-9][a-z0-9_-]{0,63}"
+
 
 def hermes_home() -> Path:
-    """$HERMES_HOME, default ~/.hermes (not created here)."""
+    """$HERMES_HOME, else the sticky profile of ~/.hermes/active_profile, else ~/.hermes (not created here)."""
     raw = os.environ.get("HERMES_HOME", "").strip()
-    return Path(raw).expanduser() if raw else Path.home() / ".hermes"
+    if raw:
+        return Path(raw).expanduser()
+    root = Path.home() / ".hermes"
+    try:
+        name = (root / "active_profile").read_text(encoding="utf-8").strip()
+    except OSError:
+        return root
+    if name and name != "default" and (root / "profiles" / name).is_dir():
+        return root / "profiles" / name
+    return root
+
+
+def hermes_root() -> Path:
+    """The directory that holds every profile: ~/.hermes, or $HERMES_HOME (minus profiles/<name>)."""
+    raw = os.environ.get("HERMES_HOME", "").strip()
+    if not raw:
+        return Path.home() / ".hermes"
+    home = Path(raw).expanduser()
+    return home.parent.parent if home.parent.name == "profiles" else home
 
 
 def ensure_home() -> Path:

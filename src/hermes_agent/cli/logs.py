@@ -9,6 +9,7 @@ import sys
 from hermes_agent import paths
 
 _MAX_LOG_BYTES = 5_000_000
+_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"  # the layout Hermes's `hermes logs` reads
 
 
 class _OneLine(logging.Formatter):
@@ -28,11 +29,15 @@ def setup_logging() -> None:
         if path.exists() and path.stat().st_size > _MAX_LOG_BYTES:
             path.replace(path.with_suffix(".log.1"))
         handler: logging.Handler = logging.FileHandler(path, encoding="utf-8", delay=True)
-        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        handler.setFormatter(logging.Formatter(_FORMAT))
+        errors: logging.Handler = logging.FileHandler(directory / "errors.log", encoding="utf-8", delay=True)
+        errors.setFormatter(logging.Formatter(_FORMAT))
+        errors.setLevel(logging.WARNING)
     except OSError:
-        handler = logging.NullHandler()
-    handler._hermes = True  # type: ignore[attr-defined]
-    root.addHandler(handler)
+        handler = errors = logging.NullHandler()
+    for h in (handler, errors):
+        h._hermes = True  # type: ignore[attr-defined]
+        root.addHandler(h)
     root.setLevel(logging.INFO)
 
 

@@ -28,6 +28,10 @@ SUBCOMMANDS: dict[str, str] = {
     "update": "update",
     "uninstall": "uninstall",
     "completion": "completion",
+    "logs": "logs",
+    "backup": "backup",
+    "import": "backup_import",
+    "profile": "profile",
 }
 
 
@@ -57,6 +61,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("-z", "--oneshot", metavar="PROMPT",
                         help="run one message and print only the final answer (like chat -q PROMPT -Q)")
     add_model_flags(parser)
+    parser.add_argument("-p", "--profile", metavar="NAME", help="use the profile NAME for this run (hermes profile)")
     subs = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, module in SUBCOMMANDS.items():
         if only is not None and name != only:
@@ -109,8 +114,36 @@ def _settings_for(module: object, args: argparse.Namespace):
         return load_settings(overrides, yolo=yolo, ignore_user_config=True)
 
 
+def apply_profile(argv: list[str]) -> list[str]:
+    """Hermes's `-p/--profile NAME` (before the subcommand): set HERMES_HOME for this run; argv without it."""
+    out, i = [], 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg in ("-p", "--profile") or arg.startswith("--profile="):
+            name = arg.partition("=")[2] if "=" in arg else (argv[i + 1] if i + 1 < len(argv) else "")
+            i += 1 if "=" in arg else 2
+            from hermes_agent.cli.commands.profile import profile_home
+
+            home = profile_home(name)
+            if not home.is_dir():
+                raise ValueError(f"no profile {name!r} (create it with: hermes profile create {name})")
+            os.environ["HERMES_HOME"] = str(home)
+            continue
+        if arg == "--" or (not arg.startswith("-") and arg in SUBCOMMANDS):
+            return out + argv[i:]
+        out.append(arg)
+        i += 1
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if "-p" in argv or any(a.startswith("--profile") for a in argv):
+        try:
+            argv = apply_profile(argv)
+        except ValueError as exc:
+            print(f"hermes: {exc}", file=sys.stderr)
+            return 2
     if argv[:1] in (["--version"], ["-V"]):
         print(f"hermes-agent {__version__}")
         return 0
