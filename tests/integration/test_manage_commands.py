@@ -321,3 +321,11 @@ def test_config_migrate_in_a_terminal_asks_for_new_optional_keys(hermes_home):
     assert env.read_text() == "OPENROUTER_API_KEY=or-key-from-migrate\n"
     assert stat.S_IMODE(env.stat().st_mode) == 0o600
     assert read_yaml_file(hermes_home / "config.yaml")["_config_version"] == CURRENT_VERSION
+
+
+def test_config_show_and_get_refuse_a_broken_file(hermes_home):
+    write_config(hermes_home, "model:\n  default: [x\n")
+    for args in (("config", "show"), ("config", "get", "model.default")):
+        out = run_hermes(*args, home=hermes_home)
+        assert out.returncode == 2 and "invalid YAML (line 3" in out.stderr and out.stdout == ""
+    assert run_hermes("config", "path", home=hermes_home).returncode == 0

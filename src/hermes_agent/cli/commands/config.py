@@ -43,6 +43,10 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     """Run one `hermes config` action; problems become one line on stderr."""
     action = getattr(args, "config_command", None) or "show"
     try:
+        if action in ("show", "get"):  # never print defaults as if they were the user's broken file
+            from hermes_agent.config.loader import read_yaml_file
+
+            read_yaml_file(_config_file(settings))
         return _ACTIONS[action](args, settings)
     except ConfigError as exc:
         print(f"hermes config {action}: {exc}", file=sys.stderr)
