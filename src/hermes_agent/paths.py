@@ -81,3 +81,21 @@ def cron_dir() -> Path:
 
 def soul_path() -> Path:
     return hermes_home() / "SOUL.md"
+
+
+def install_hint(extra: str) -> str:
+    """The command that adds an optional extra to THIS installation (the index's `hermes-agent` is upstream)."""
+    import json
+    import sys
+    from importlib import metadata
+    from urllib.parse import unquote, urlparse
+
+    try:
+        info = json.loads(metadata.distribution("hermes-agent").read_text("direct_url.json") or "{}")
+    except (metadata.PackageNotFoundError, ValueError):
+        info = {}
+    url = str(info.get("url", ""))
+    if not url.startswith("file://"):
+        return f"reinstall hermes-agent from its source checkout with the [{extra}] extra"
+    editable = "-e " if (info.get("dir_info") or {}).get("editable") else ""
+    return f"{sys.executable} -m pip install {editable}'{unquote(urlparse(url).path)}[{extra}]'"

@@ -83,7 +83,9 @@ def check_dependencies() -> list[Finding]:
         found.append(Finding("ok", f"{dist} {ver}"))
     if missing_extras:
         text = "; ".join(f"{extra} ({', '.join(dists)})" for extra, dists in missing_extras.items())
-        found.append(Finding("info", f"optional extras not installed: {text} — pip install 'hermes-agent[EXTRA]'"))
+        from hermes_agent.paths import install_hint
+
+        found.append(Finding("info", f"optional extras not installed: {text} — {install_hint('EXTRA')}"))
     return found or [Finding("warn", "hermes-agent package metadata not found: dependencies not checked")]
 
 

@@ -63,7 +63,9 @@ class McpManager:
         import importlib.util
 
         if importlib.util.find_spec("mcp") is None:
-            self.config_errors["*"] = "the `mcp` package is not installed: pip install 'hermes-agent[mcp]'"
+            from hermes_agent.paths import install_hint
+
+            self.config_errors["*"] = f"the `mcp` package is not installed: {install_hint('mcp')}"
             log.warning("MCP servers are configured but %s", self.config_errors["*"])
             return self
         loop = asyncio.new_event_loop()
