@@ -145,4 +145,10 @@ def load_settings(overrides: Mapping[str, object] | None = None, *, yolo: bool =
     _normalise(data, cfg_path)
     if str(env.get("HERMES_YOLO_MODE", "")).lower() in ("1", "true", "yes"):
         yolo = True
-    return Settings(data=data, env=env, home=home, config_file=cfg_path, yolo=yolo)
+    from hermes_agent.config.schema import build_config
+
+    try:
+        typed = build_config(data)
+    except ConfigError as exc:
+        raise ConfigError(f"{cfg_path}: {exc}") from None
+    return Settings(data=data, env=env, home=home, config_file=cfg_path, yolo=yolo, typed=typed)

@@ -6,6 +6,10 @@ import copy
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from hermes_agent.config.schema import Config
 
 _MISSING = object()
 
@@ -31,6 +35,21 @@ class Settings:
     home: Path = Path(".")
     config_file: Path | None = None
     yolo: bool = False
+    typed: Config | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def cfg(self) -> Config:
+        """The typed, validated tree (built by the loader; built here for Settings made by hand)."""
+        if self.typed is not None:
+            return self.typed
+        from hermes_agent.config.defaults import DEFAULT_CONFIG
+        from hermes_agent.config.loader import deep_merge
+        from hermes_agent.config.schema import build_config
+
+        merged = deep_merge(copy.deepcopy(DEFAULT_CONFIG), self.data)
+        typed = build_config(merged)
+        object.__setattr__(self, "typed", typed)
+        return typed
 
     def get(self, dotted: str, default: object = None) -> object:
         """Value at a dotted key such as `terminal.backend`, or `default`."""
@@ -63,4 +82,6 @@ class Settings:
         data = copy.deepcopy(dict(self.data))
         for key, value in overrides.items():
             apply_dotted(data, key, value)
-        return Settings(data=data, env=self.env, home=self.home, config_file=self.config_file, yolo=self.yolo)
+        out = Settings(data=data, env=self.env, home=self.home, config_file=self.config_file, yolo=self.yolo)
+        out.cfg  # noqa: B018 - validate now, not at first use
+        return out

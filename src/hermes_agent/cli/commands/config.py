@@ -233,7 +233,9 @@ def _edit(args: argparse.Namespace, settings: Settings) -> int:
 
 def _check(args: argparse.Namespace, settings: Settings) -> int:
     from hermes_agent.cli.config_migrate import check_report
+    from hermes_agent.config.loader import load_settings
 
+    load_settings()  # a wrong type or value fails here: one line naming key, value and what is expected
     lines, needs_attention = check_report(_config_file(settings))
     print("\n".join(lines))
     return 1 if needs_attention else 0

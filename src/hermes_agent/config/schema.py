@@ -1,0 +1,243 @@
+"""The typed Settings tree: one frozen dataclass per config section, built once from the merged
+config (whose values, defaults included, come from config/defaults.py) and validated as it is built.
+A wrong type or value is one ConfigError naming the key, the value and what is expected."""
+
+from __future__ import annotations
+
+import types
+import typing
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from typing import Literal
+
+from hermes_agent.errors import ConfigError
+
+
+def _c(**limits: object) -> dict:
+    return {"metadata": limits}
+
+
+@dataclass(frozen=True, slots=True)
+class AgentCfg:
+    max_turns: int = field(**_c(min=1))
+    api_max_retries: int = field(**_c(min=0))
+    tool_loop_warn_after: int = field(**_c(min=1))
+    tool_loop_hard_limit: int = field(**_c(min=1))
+    request_timeout: float = field(**_c(min=0.01))
+    clarify_timeout: float = field(**_c(min=0.01))
+
+
+@dataclass(frozen=True, slots=True)
+class TerminalCfg:
+    backend: Literal["local", "docker", "ssh", "singularity", "modal", "daytona"]
+    cwd: str
+    timeout: float = field(**_c(min=0.01))
+    env_passthrough: list[str]
+    docker_image: str
+    docker_volumes: list[str]
+    docker_mount_cwd_to_workspace: bool
+    docker_network: bool
+    container_cpu: float = field(**_c(min=0))
+    container_memory: int = field(**_c(min=0))
+    singularity_image: str
+    ssh_host: str
+    ssh_user: str
+    ssh_port: int = field(**_c(min=1, max=65535))
+    ssh_key: str
+    auto_source_bashrc: bool
+    docker_extra_args: list[str]
+    singularity_binds: list[str]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolOutputCfg:
+    max_bytes: int = field(**_c(min=1000))
+    max_lines: int = field(**_c(min=10))
+    max_line_length: int = field(**_c(min=80))
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalsCfg:
+    mode: Literal["manual", "smart", "off"]
+    timeout: float = field(**_c(min=0.01))
+    deny: list[str]
+    cron_mode: Literal["deny", "approve"]
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxCfg:
+    mode: Literal["workspace-write", "read-only", "off"]
+    network: bool
+    writable_paths: list[str]
+    readable_paths: list[str]
+    deny_read: list[str]
+    protected_paths: list[str]
+
+
+@dataclass(frozen=True, slots=True)
+class CheckpointsCfg:
+    enabled: bool
+    max_snapshots: int = field(**_c(min=1))
+
+
+@dataclass(frozen=True, slots=True)
+class CompressionCfg:
+    enabled: bool
+    threshold: float = field(**_c(min=0.05, max=1.0))
+    target_ratio: float = field(**_c(min=0.01, max=1.0))
+    protect_first_n: int = field(**_c(min=0))
+    protect_last_n: int = field(**_c(min=0))
+
+
+@dataclass(frozen=True, slots=True)
+class PromptCachingCfg:
+    enabled: bool
+    cache_ttl: Literal["5m", "1h"]
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryCfg:
+    memory_enabled: bool
+    user_profile_enabled: bool
+    memory_char_limit: int = field(**_c(min=100))
+    user_char_limit: int = field(**_c(min=100))
+
+
+@dataclass(frozen=True, slots=True)
+class SessionsCfg:
+    title_mode: Literal["first_message", "llm", "off"]
+
+
+@dataclass(frozen=True, slots=True)
+class DisplayCfg:
+    show_reasoning: bool
+    tool_progress: Literal["all", "new", "verbose", "log", "off"]
+    streaming: bool
+    personality: str
+
+
+@dataclass(frozen=True, slots=True)
+class SkillsCfg:
+    review: Literal["auto", "propose", "off"]
+    external_dirs: list[str]
+    disabled: list[str]
+    guard_agent_created: bool
+
+
+@dataclass(frozen=True, slots=True)
+class DelegationCfg:
+    max_iterations: int = field(**_c(min=1))
+    max_concurrent: int = field(**_c(min=1, max=32))
+    max_summary_chars: int = field(**_c(min=1000))
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    """Every modelled key, typed. Free-form sections (mcp_servers, personalities, auxiliary, ...) stay in
+    Settings.data; their own modules check them."""
+
+    agent: AgentCfg
+    terminal: TerminalCfg
+    tool_output: ToolOutputCfg
+    approvals: ApprovalsCfg
+    sandbox: SandboxCfg
+    checkpoints: CheckpointsCfg
+    compression: CompressionCfg
+    prompt_caching: PromptCachingCfg
+    memory: MemoryCfg
+    sessions: SessionsCfg
+    display: DisplayCfg
+    skills: SkillsCfg
+    delegation: DelegationCfg
+    toolsets: list[str]
+    command_allowlist: list[str]
+    file_read_max_chars: int = field(**_c(min=1000))
+    context_file_max_chars: int = field(**_c(min=0))
+    mcp_discovery_timeout: float = field(**_c(min=0))
+
+
+def _expected(kind: object, meta: Mapping) -> str:
+    if typing.get_origin(kind) is Literal:
+        return "one of " + ", ".join(str(a) for a in typing.get_args(kind))
+    name = {int: "an integer", float: "a number", bool: "true or false", str: "a string"}.get(kind, "a list of strings")
+    bounds = [f">= {meta['min']}" if "min" in meta else "", f"<= {meta['max']}" if "max" in meta else ""]
+    return " ".join([name, *(b for b in bounds if b)])
+
+
+def _convert(kind: object, value: object) -> object:
+    """`value` as `kind`, or raise ValueError."""
+    origin = typing.get_origin(kind)
+    if origin is Literal:
+        text = str(value).strip().lower() if isinstance(value, str) else value
+        if text not in typing.get_args(kind):
+            raise ValueError
+        return text
+    if origin in (typing.Union, types.UnionType):
+        if value is None and type(None) in typing.get_args(kind):
+            return None
+        return _convert(next(a for a in typing.get_args(kind) if a is not type(None)), value)
+    if origin is list:
+        if value is None:
+            return []
+        if isinstance(value, str) or not isinstance(value, list | tuple):
+            raise ValueError
+        return [str(v) for v in value]
+    if kind is bool:
+        if isinstance(value, bool):
+            return value
+        raise ValueError
+    if kind in (int, float):
+        if isinstance(value, bool) or not isinstance(value, int | float | str):
+            raise ValueError
+        number = float(value)
+        if kind is int and number != int(number):
+            raise ValueError
+        return int(number) if kind is int else number
+    if kind is str:
+        if value is None:
+            return ""
+        if isinstance(value, dict | list):
+            raise ValueError
+        return str(value)
+    return value
+
+
+def _build(cls: type, data: Mapping, prefix: str) -> object:
+    hints = typing.get_type_hints(cls)
+    values = {}
+    for f in fields(cls):
+        key = f"{prefix}{f.name}"
+        kind = hints[f.name]
+        raw = data.get(f.name) if isinstance(data, Mapping) else None
+        if isinstance(kind, type) and hasattr(kind, "__dataclass_fields__"):
+            if raw is not None and not isinstance(raw, Mapping):
+                raise ConfigError(f"{key} must be a mapping, got {raw!r}")
+            values[f.name] = _build(kind, raw or {}, f"{key}.")
+            continue
+        try:
+            value = _convert(kind, raw)
+        except (ValueError, TypeError, StopIteration):
+            raise ConfigError(f"{key} must be {_expected(kind, f.metadata)}, got {raw!r}") from None
+        lo, hi = f.metadata.get("min"), f.metadata.get("max")
+        if isinstance(value, int | float) and ((lo is not None and value < lo) or (hi is not None and value > hi)):
+            raise ConfigError(f"{key} must be {_expected(kind, f.metadata)}, got {raw!r}")
+        values[f.name] = value
+    return cls(**values)
+
+
+def build_config(data: Mapping) -> Config:
+    """The typed tree of a merged config mapping; raises ConfigError naming the first bad key."""
+    return _build(Config, data, "")  # type: ignore[return-value]
+
+
+def modelled_keys(cls: type = Config, prefix: str = "") -> list[str]:
+    """Every dotted key the typed tree checks (for `config set` and the tests)."""
+    hints = typing.get_type_hints(cls)
+    out = []
+    for f in fields(cls):
+        kind = hints[f.name]
+        if isinstance(kind, type) and hasattr(kind, "__dataclass_fields__"):
+            out += modelled_keys(kind, f"{prefix}{f.name}.")
+        else:
+            out.append(f"{prefix}{f.name}")
+    return out
