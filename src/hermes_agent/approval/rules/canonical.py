@@ -291,7 +291,7 @@ def _rm(u: Unwrapped) -> None:
         else:
             flags.extend("-r" if ch == "R" else f"-{ch}" for ch in a[1:])
     flags = ["-r" if f == "--recursive" else "-f" if f == "--force" else f for f in flags]
-    u.args = [*dict.fromkeys(flags), *operands]
+    u.args = [*dict.fromkeys(flags), *(["--"] if any(o.startswith("-") for o in operands) else []), *operands]
     u.mass_glob = any(_MASS_GLOB.search(a) for a in operands)
 
 
