@@ -19,6 +19,7 @@ BYPASS_CLASSES = {
     "brace_expansion", "decoded_pipe", "decoded_subst", "heredoc", "curl_pipe", "process_subst", "remote_subst",
     "chmod_exec", "exec_option", "dynamic_name", "parse_failure", "cwd", "su_c", "watch", "ssh_remote", "find_exec",
     "herestring", "alias", "nested", "echo_pipe", "env_program", "wrapper_npx", "write_then_run",
+    "function", "param_expansion", "glob", "symlink", "long_option",
 }
 
 

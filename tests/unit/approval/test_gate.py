@@ -71,7 +71,7 @@ def test_deny_rules_come_before_yolo(hermes_home: Path) -> None:
     assert not blocked.allowed and "'sudo'" in blocked.reason
     assert gate.check("env -S 'sudo ls'").via == "deny_rule"
     assert gate.check("git reset --hard").via == "deny_rule"
-    assert gate.check("rm -rf build").allowed  # yolo covers everything the deny rules do not name
+    assert gate.check("rm -rf data").allowed  # yolo covers everything the deny rules do not name
 
 
 def test_isolated_backend_skips_prompts(hermes_home: Path) -> None:
@@ -91,31 +91,31 @@ def test_yolo_and_mode_off_allow_flagged_commands(hermes_home: Path) -> None:
 
 def test_allowlist_pattern_key_covers_only_its_pattern(hermes_home: Path) -> None:
     gate, approver = gate_for(hermes_home, "command_allowlist: [recursive_delete]\n", ["deny"])
-    assert gate.check("rm -rf build").allowed
-    decision = gate.check("rm -rf build && git push -f")
+    assert gate.check("rm -rf data").allowed
+    decision = gate.check("rm -rf data && git push -f")
     assert not decision.allowed
     assert approver.requests[0].pattern_keys == ("git_force_push",)
 
 
 def test_literal_and_glob_allowlist_never_match_compound_commands(hermes_home: Path) -> None:
-    config = "command_allowlist: ['rm -rf node_modules', 'git push -f *']\n"
+    config = "command_allowlist: ['rm -rf vendor', 'git push -f *']\n"
     gate, approver = gate_for(hermes_home, config, ["deny", "deny"])
-    assert gate.check("rm -rf node_modules").via == "allowlist"
-    assert gate.check('rm -rf "node_modules"').via == "allowlist"
+    assert gate.check("rm -rf vendor").via == "allowlist"
+    assert gate.check('rm -rf "vendor"').via == "allowlist"
     assert gate.check("git push -f origin main").via == "allowlist"
-    assert not gate.check("rm -rf node_modules; rm -rf build").allowed
+    assert not gate.check("rm -rf vendor; rm -rf data").allowed
     assert not gate.check("git push -f origin main && echo done").allowed
-    assert [r.command for r in approver.requests] == ["rm -rf node_modules; rm -rf build",
+    assert [r.command for r in approver.requests] == ["rm -rf vendor; rm -rf data",
                                                       "git push -f origin main && echo done"]
 
 
 def test_session_approval_is_by_pattern_key_and_per_session(hermes_home: Path) -> None:
     gate, approver = gate_for(hermes_home, "", ["session", "deny"])
-    assert gate.check("rm -rf build", session_id="s1").allowed
-    assert gate.check("rm -rf dist", session_id="s1").via == "session"
+    assert gate.check("rm -rf data", session_id="s1").allowed
+    assert gate.check("rm -rf docs", session_id="s1").via == "session"
     assert len(approver.requests) == 1
     assert gate.session_keys("s1") == {"recursive_delete"}
-    assert not gate.check("rm -rf dist", session_id="s2").allowed
+    assert not gate.check("rm -rf docs", session_id="s2").allowed
     assert len(approver.requests) == 2
 
 
@@ -158,7 +158,7 @@ def test_always_with_a_broken_config_still_allows_but_says_so(hermes_home: Path)
 
 def test_no_way_to_ask_denies_at_once_with_a_readable_reason(hermes_home: Path) -> None:
     gate = ApprovalGate(settings_for(hermes_home), AutoDenyApprover(), is_interactive=True)
-    command = "rm -rf build && echo " + "x" * 300
+    command = "rm -rf data && echo " + "x" * 300
     started = time.monotonic()
     decision = gate.check(command)
     assert time.monotonic() - started < 0.5
@@ -217,17 +217,17 @@ def test_smart_mode_asks_the_judge_first(hermes_home: Path) -> None:
         return next(verdicts)
 
     gate, approver = gate_for(hermes_home, "approvals:\n  mode: smart\n", ["once", "deny"], aux_judge=judge)
-    assert gate.check("rm -rf node_modules").via == "smart"
+    assert gate.check("rm -rf vendor").via == "smart"
     assert gate.check("rm -rf /var/data").via == "smart"
     assert gate.check("git push -f").allowed  # escalated -> approver said once
     assert not gate.check("git clean -f").allowed  # unknown verdict -> escalated -> approver said deny
-    assert seen[0] == ("rm -rf node_modules", "recursive delete")
+    assert seen[0] == ("rm -rf vendor", "recursive delete")
     assert len(approver.requests) == 2
 
 
 def test_judge_prompt_and_verdict_parsing() -> None:
-    prompt = judge_prompt("# clean up\nrm -rf node_modules", "recursive delete")
-    assert "<command>\nrm -rf node_modules\n</command>" in prompt and "# clean up" not in prompt
+    prompt = judge_prompt("# clean up\nrm -rf vendor", "recursive delete")
+    assert "<command>\nrm -rf vendor\n</command>" in prompt and "# clean up" not in prompt
     assert "recursive delete" in prompt
     assert [parse_verdict(r) for r in ("APPROVE", "deny.", "Escalate", "APPROVE or DENY", "sure")] == [
         "APPROVE", "DENY", "ESCALATE", "ESCALATE", "ESCALATE"]
@@ -235,11 +235,11 @@ def test_judge_prompt_and_verdict_parsing() -> None:
 
 def test_smart_judge_is_ignored_in_manual_mode(hermes_home: Path) -> None:
     gate, approver = gate_for(hermes_home, "", ["deny"], aux_judge=lambda c, d: "APPROVE")
-    assert not gate.check("rm -rf build").allowed and len(approver.requests) == 1
+    assert not gate.check("rm -rf data").allowed and len(approver.requests) == 1
 
 
 def test_full_command_reaches_the_approver_untruncated(hermes_home: Path) -> None:
-    command = "rm -rf build\n" + "\n".join(f"echo line {i} {'y' * 200}" for i in range(40))
+    command = "rm -rf data\n" + "\n".join(f"echo line {i} {'y' * 200}" for i in range(40))
     gate, approver = gate_for(hermes_home, "", ["once"])
     assert gate.check(command).allowed
     assert approver.requests[0].command == command

@@ -7,6 +7,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from hermes_agent.approval.rules.subcommands import (
+    SQL_CLIENTS,
+    container_exec,
+    expand_long_options,
+    git_config,
+    git_setting,
+    sql_client,
+)
 from hermes_agent.approval.rules.targets import norm_path
 
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "csh", "tcsh", "rbash", "yash", "posh"})
@@ -36,6 +44,7 @@ class Unwrapped:
     views: list = field(default_factory=list)
     stdin_code: bool = False
     inplace: bool = False
+    mass_glob: bool = False  # rm of DIR/* or ~/.*: every file of a directory
 
 
 def basename(word: str) -> str:
@@ -66,12 +75,25 @@ def canonicalise(u: Unwrapped) -> None:
     elif name == "git":
         u.args = _strip_globals(u.args, _GIT_GLOBAL_ARG, u)
         _exec_options(u, _GIT_EXEC_OPTIONS)
+        if u.args[:1] == ["config"]:
+            git_config(u)
+        elif u.args:
+            u.args = [u.args[0], *expand_long_options("git " + u.args[0], u.args[1:])]
     elif name == "rimraf":
         u.name, u.args = "rm", ["-r", "-f", *u.args]
     elif name in ("docker", "podman", "nerdctl", "docker-compose", "podman-compose"):
         _docker(u)
+        container_exec(u)
+    elif name in ("kubectl", "oc"):
+        container_exec(u)
     elif name == "rm":
         _rm(u)
+    elif name in SQL_CLIENTS:
+        sql_client(u)
+    elif name in ("chmod", "chown", "chgrp", "shred", "rsync"):
+        u.args = expand_long_options("chown" if name == "chgrp" else name, u.args)
+        if name in _EXEC_OPTIONS:
+            _exec_options(u, _EXEC_OPTIONS[name])
     elif name == "kill":
         _kill(u)
     elif name in AWKS:
@@ -161,7 +183,7 @@ def _command_option(u: Unwrapped) -> None:
                 u.payloads.append((u.args[i + 1], u.words[i + 1]))
             u.name = u.name + "-c"
             return
-        if a.startswith("--command="):
+        if a.startswith(("--command=", "--session-command=")):
             u.payloads.append((a.split("=", 1)[1], u.words[i]))
             u.name = u.name + "-c"
             return
@@ -212,14 +234,18 @@ def _watch_flock(u: Unwrapped) -> None:
 
 
 def _find(u: Unwrapped) -> None:
+    """find -exec CMD {}: CMD runs on START/NAME (the -name pattern, else every file under START)."""
     args, i = u.args, 0
+    start = next((a for a in args if not a.startswith(("-", "(", "!"))), ".")
+    names = [args[k + 1] for k, a in enumerate(args[:-1]) if a in ("-name", "-iname")]
+    found = start.rstrip("/") + "/" + (names[0] if len(names) == 1 else "*")
     while i < len(args):
         if args[i] in ("-exec", "-execdir", "-ok", "-okdir"):
             j = i + 1
             while j < len(args) and args[j] not in (";", "+"):
                 j += 1
             if j > i + 1:
-                u.commands.append((args[i + 1:j], "find"))
+                u.commands.append(([found if a == "{}" else a for a in args[i + 1:j]], "find"))
             i = j
         i += 1
 
@@ -236,14 +262,7 @@ def _strip_globals(args: list, with_arg: frozenset, u: Unwrapped) -> list:
 
 def _git_config(setting: str, u: Unwrapped) -> None:
     key, _, value = setting.partition("=")
-    key = key.lower()
-    if key.startswith("alias.") and value.startswith("!"):
-        u.payloads.append((value[1:], None))
-        u.findings.append(("exec_via_option", "git -c alias running a shell command", False))
-    elif key in ("core.sshcommand", "core.pager", "core.editor", "core.fsmonitor", "core.hookspath", "diff.external",
-                 "credential.helper", "sequence.editor", "uploadpack.packobjectshook"):
-        u.payloads.append((value.lstrip("!"), None))
-        u.findings.append(("exec_via_option", f"git -c {key} runs a program", False))
+    git_setting(key, value, u)
 
 
 def _docker(u: Unwrapped) -> None:
@@ -257,9 +276,12 @@ def _docker(u: Unwrapped) -> None:
     u.args = args
 
 
+_MASS_GLOB = re.compile(r"(?:\A|/)[.*?\[\]!^]*\*[.*?\[\]!^]*\Z")
+
+
 def _rm(u: Unwrapped) -> None:
     flags, operands, ended = [], [], False
-    for a in u.args:
+    for a in expand_long_options("rm", u.args):
         if ended or not a.startswith("-") or a == "-":
             operands.append(a)
         elif a == "--":
@@ -268,7 +290,9 @@ def _rm(u: Unwrapped) -> None:
             flags.append(a)
         else:
             flags.extend("-r" if ch == "R" else f"-{ch}" for ch in a[1:])
-    u.args = [*dict.fromkeys(flags), *operands]
+    flags = ["-r" if f == "--recursive" else "-f" if f == "--force" else f for f in flags]
+    u.args = [*dict.fromkeys(flags), *(["--"] if any(o.startswith("-") for o in operands) else []), *operands]
+    u.mass_glob = any(_MASS_GLOB.search(a) for a in operands)
 
 
 def _kill(u: Unwrapped) -> None:

@@ -8,7 +8,10 @@ import binascii
 import re
 from typing import TYPE_CHECKING
 
-from hermes_agent.approval.rules.targets import classify_path, protected_dir
+from hermes_agent.approval.rules.exposure import metadata_host
+from hermes_agent.approval.rules.subcommands import SQL_CLIENTS
+from hermes_agent.approval.rules.table import SQL_CONTEXT
+from hermes_agent.approval.rules.targets import CREDENTIAL_READ, classify_path, classify_read, protected_dir
 
 if TYPE_CHECKING:
     from hermes_agent.approval.rules.analyse import Scanner
@@ -18,6 +21,8 @@ _EXEC = re.compile(
     r"|child_process|\bexec(?:Sync|File|FileSync)?\s*\(|\bspawn(?:Sync)?\s*\(|\bsystem\s*\(|shell_exec|passthru|popen"
     r"|proc_open|Open3|Kernel\s*\.\s*(?:system|exec|spawn)|Deno\s*\.\s*(?:run|Command)|Bun\s*\.\s*(?:spawn|\$)"
     r"|do shell script|\bqx\s*[{(/'\"|]|%x\s*[{(]|['\"]system['\"]|getline|\|\s*\"|\bsystem\b|\bexec\s+[q'\"$]")
+_REVERSE_SHELL = re.compile(r"(?s)(?:socket|TCPSocket|net\.connect|fsockopen|IO::Socket).*(?:dup2|pty\s*\.\s*spawn|/bin/(?:ba)?sh|['\"](?:ba)?sh['\"]"
+                            r"|\bexec\b|spawn\s*\(|child_process)")
 _BACKTICK_LANGS = frozenset({"perl", "ruby", "php"})
 _TREE_DELETE = re.compile(
     r"rmtree|remove_tree|\brm_rf?\b|FileUtils\s*\.\s*(?:remove_dir|remove_entry)|rmSync|rmdirSync|\bfs\s*\.\s*(?:promises\s*\.\s*)?rm(?:dir)?\s*\("
@@ -45,10 +50,56 @@ _LANGS = {"crontab": "cron", "python": "python", "pypy": "python", "perl": "perl
           "bun": "node", "deno": "node", "php": "php", "lua": "lua", "luajit": "lua", "rscript": "r"}
 
 
+_SQL_CTX = re.compile(SQL_CONTEXT, re.I)
+_READ = re.compile(r"\bopen\s*\(|read_text|read_bytes|readFile|File\s*\.\s*read|slurp|file_get_contents|copy")
+# characters built from numbers: chr(114), String.fromCharCode(114,109), map(chr,[114,109]), bytes([114,109])
+_CHR = re.compile(r"\b(?:chr|unichr)\s*\(\s*(0x[0-9a-fA-F]+|\d+)\s*\)")
+_NUMS = r"((?:0x[0-9a-fA-F]+|\d+)(?:\s*,\s*(?:0x[0-9a-fA-F]+|\d+))*)\s*,?\s*"
+_CHAR_LIST = re.compile(r"(?:String\s*\.\s*)?fromCharCode\s*\(\s*" + _NUMS + r"\)|map\s*\(\s*chr\s*,\s*[\[(]\s*" + _NUMS + r"[\])]\s*\)"
+                        r"|bytes\s*\(\s*\[\s*" + _NUMS + r"\]\s*\)|pack\s*\(\s*['\"]C\*['\"]\s*,\s*" + _NUMS + r"\)")
+_LIT = r"""'((?:[^'\\\n]|\\.)*)'|"((?:[^"\\\n]|\\.)*)\""""
+_CONCAT = re.compile(r"(?:" + _LIT + r")\s*[+.]\s*(?:" + _LIT + r")")
+_PACK_HEX = re.compile(r"(['\"])([0-9a-fA-F]{8,})\1\s*\]?\s*\)?\s*\.pack\s*\(\s*['\"]H\*")
+
+
 def language(name: str) -> str | None:
-    """The language of an interpreter command name (python3.11 -> python), or None."""
+    """The language of an interpreter command name (python3.11 -> python, psql -> sql), or None."""
+    if name in SQL_CLIENTS:
+        return "sql"
     base = name.rstrip("0123456789.")
     return _LANGS.get(base)
+
+
+def _char(n: str) -> str:
+    code = int(n, 16) if n.lower().startswith("0x") else int(n)
+    ch = chr(code) if 0 < code < 0x110000 else ""
+    return {"'": "\\'", "\\": "\\\\"}.get(ch, ch)
+
+
+def fold_chars(code: str) -> str:
+    """Turn characters built from numbers into string literals, then join adjacent literals."""
+    if "chr" not in code and "CharCode" not in code and "bytes" not in code and "pack" not in code:
+        return join_literals(code) if ("+" in code or "." in code) else code
+    code = _CHAR_LIST.sub(lambda m: "'" + "".join(_char(n) for n in re.split(r"\s*,\s*", next(g for g in m.groups() if g).strip())) + "'", code)
+    code = _CHR.sub(lambda m: "'" + _char(m.group(1)) + "'", code)
+    code = _PACK_HEX.sub(lambda m: "'" + (try_decode(m.group(2)) or m.group(2)) + "'", code)
+    return join_literals(code)
+
+
+def _joined(m: re.Match) -> str:
+    a = m.group(1) if m.group(1) is not None else m.group(2)
+    b = m.group(3) if m.group(3) is not None else m.group(4)
+    return '"' + (a + b).replace('"', '\\"') + '"'
+
+
+def join_literals(code: str) -> str:
+    """'r' + 'm' / "r"."m" -> "rm" (string concatenation in any of the languages)."""
+    for _ in range(8):
+        joined = _CONCAT.sub(_joined, code)
+        if joined == code:
+            break
+        code = joined
+    return code
 
 
 def _unescape(s: str) -> str:
@@ -109,8 +160,21 @@ def scan_code(scanner: Scanner, lang: str, code: str, depth: int) -> None:
             if line and not line.startswith("#") and len(parts) > (1 if line.startswith("@") else 5):
                 scanner.text(parts[-1], depth + 1)
         return
+    if lang == "sql":
+        scanner.sql_rules(code)
+        return
+    code = fold_chars(code)
     scanner.text_rules(code)
+    if _SQL_CTX.search(code):
+        scanner.sql_rules(code)
     literals = _literals(code, lang)
+    if _REVERSE_SHELL.search(code) and ("connect" in code or "TCPSocket" in code or "fsockopen" in code or "IO::Socket" in code):
+        scanner.add("reverse_shell", f"{lang} code connects a socket to a shell")
+    if _READ.search(code) and any(classify_read(lit) for lit in literals if "/" in lit):
+        scanner.add(*CREDENTIAL_READ)
+    if _REMOTE.search(code) or "socket" in code:
+        if any(metadata_host(lit) for lit in literals):
+            scanner.add("cloud_metadata", f"{lang} code contacts the cloud metadata service")
     runs = bool(_EXEC.search(code)) or (lang in _BACKTICK_LANGS and "`" in code)
     if runs:
         for lit in literals:

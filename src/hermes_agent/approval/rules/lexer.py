@@ -7,16 +7,21 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 
-VAR = "\x00"  # unresolved expansion marker: VAR + name [+ "=" + default] + VAR (NULs are stripped from input)
-SUB = "\x01"  # the place of a command substitution inside a word's text
+# Expansion markers inside a word's text (control characters are stripped from input, so they cannot clash):
+# VAR/QVAR + raw parameter body ("HOME", "X:+rm", "x:1:2") + END for an unquoted/quoted $NAME or ${...};
+# SUB/QSUB + index into Word.subs + END for an unquoted/quoted $(...) or `...`.
+VAR = "\x00"
+SUB = "\x01"
+QVAR = "\x02"
+END = "\x03"
+QSUB = "\x04"
+MARKERS = VAR + SUB + QVAR + QSUB
 
 _ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
 _CTRL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _PLAIN = re.compile(r"[^\s'\"\\$`;&|<>()]+")
 _DQ_PLAIN = re.compile(r"[^\"\\$`]+")
 _NAME = re.compile(r"[A-Za-z_]\w*")
-_BRACE_VAR = re.compile(r"(\w+)(:?[-=])(.*)\Z", re.S)
-_BRACE_NAME = re.compile(r"[#!]?(\w+|[@*#?$!-])")
 _ANSI_C = re.compile(r"\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|[0-7]{1,3}|c.|.)", re.S)
 _C_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "v": "\v"}
 _OPS = ("&>>", "<<<", "<<-", ";;&", "&&", "||", "|&", ";;", ";&", ">>", "<<", "&>", ">&", "<&", "<>", ">|",
@@ -59,6 +64,7 @@ class Word:
     text: str = ""
     subs: list = field(default_factory=list)
     quoted: bool = False
+    brace: bool = False  # an unquoted `{` occurs (brace expansion may apply)
 
 
 @dataclass(slots=True)
@@ -68,6 +74,7 @@ class Simple:
     words: list = field(default_factory=list)
     redirects: list = field(default_factory=list)
     pipe_in: bool = False
+    func: str | None = None  # the function whose body this command belongs to
 
 
 class _Lexer:
@@ -164,6 +171,7 @@ class _Lexer:
             if m:
                 parts.append(m.group())
                 self.i = m.end()
+                w.brace = w.brace or "{" in m.group()
             elif c == "\\":
                 if self.i + 1 < n and s[self.i + 1] != "\n":
                     parts.append(s[self.i + 1])
@@ -181,10 +189,9 @@ class _Lexer:
                 self._dquote(w, parts)
                 w.quoted = True
             elif c == "$":
-                if self._dollar(w, parts, in_dq=False):
-                    break
+                self._dollar(w, parts, in_dq=False)
             else:  # backtick
-                self._backtick(w, parts)
+                self._backtick(w, parts, in_dq=False)
         w.text = "".join(parts)
         return w
 
@@ -202,18 +209,19 @@ class _Lexer:
                     return
                 parts.append('"')
             elif c == "\\":
-                if self.i + 1 < n and s[self.i + 1] != "\n":
-                    parts.append(s[self.i + 1])
+                nxt = s[self.i + 1] if self.i + 1 < n else ""
+                if nxt and nxt != "\n":  # inside "...", a backslash only escapes $ ` " \\ and newline
+                    parts.append(nxt if nxt in '$`"\\' else "\\" + nxt)
                 self.i += 2
             elif c == "$":
                 self._dollar(w, parts, in_dq=True)
             else:
-                self._backtick(w, parts)
+                self._backtick(w, parts, in_dq=True)
         if terminator:
             self.error = True
 
-    def _dollar(self, w: Word, parts: list[str], in_dq: bool) -> bool:
-        """Handle one `$` expansion; returns True when an unquoted $IFS splits the word here."""
+    def _dollar(self, w: Word, parts: list[str], in_dq: bool) -> None:
+        """Handle one `$` expansion (a marker is left in the text for the evaluator)."""
         s, i = self.s, self.i
         nxt = s[i + 1] if i + 1 < self.n else ""
         if nxt == "(":
@@ -222,14 +230,13 @@ class _Lexer:
                 if self.i < self.n and s[self.i] == ")":
                     self.i += 1
                 parts.append("0")
-                return False
+                return
             inner = self._balanced(i + 2)
             w.subs.append(("$(", inner))
-            parts.append(SUB)
-            return False
-        if nxt == "{":
-            return self._brace_var(parts, in_dq)
-        if nxt == "'" and not in_dq:
+            parts.append(f"{QSUB if in_dq else SUB}{len(w.subs) - 1}{END}")
+        elif nxt == "{":
+            parts.append(f"{QVAR if in_dq else VAR}{self._brace_body()}{END}")
+        elif nxt == "'" and not in_dq:
             end = i + 2
             while end < self.n and s[end] != "'":
                 end += 2 if s[end] == "\\" else 1
@@ -238,34 +245,19 @@ class _Lexer:
             parts.append(decode_ansi_c(s[i + 2:end]))
             self.i = end + 1
             w.quoted = True
-            return False
-        if nxt == '"' and not in_dq:
+        elif nxt == '"' and not in_dq:
             self.i = i + 2
             self._dquote(w, parts)
             w.quoted = True
-            return False
-        m = _NAME.match(s, i + 1)
-        if m:
-            self.i = m.end()
-            return self._var(m.group(), parts, in_dq)
-        if nxt and nxt in "@*#?$!-0123456789":
-            self.i = i + 2
-            parts.append(f"{VAR}{nxt}{VAR}")
-            return False
-        parts.append("$")
-        self.i = i + 1
-        return False
+        elif (m := _NAME.match(s, i + 1)) or (nxt and nxt in "@*#?$!-0123456789"):
+            name = m.group() if m else nxt
+            self.i = m.end() if m else i + 2
+            parts.append(f"{QVAR if in_dq else VAR}{name}{END}")
+        else:
+            parts.append("$")
+            self.i = i + 1
 
-    def _var(self, name: str, parts: list[str], in_dq: bool, default: str | None = None) -> bool:
-        if name == "IFS":
-            if in_dq:
-                parts.append(" ")
-                return False
-            return True
-        parts.append(f"{VAR}{name}{VAR}" if default is None else f"{VAR}{name}={default}{VAR}")
-        return False
-
-    def _brace_var(self, parts: list[str], in_dq: bool) -> bool:
+    def _brace_body(self) -> str:
         s, depth, j = self.s, 0, self.i + 1
         while j < self.n:
             if s[j] == "{":
@@ -275,18 +267,13 @@ class _Lexer:
                 if depth == 0:
                     break
             j += 1
-        body = s[self.i + 2:j]
         if j >= self.n:
             self.error = True
+        body = s[self.i + 2:j]
         self.i = j + 1
-        m = _BRACE_VAR.match(body)
-        if m:
-            default = m.group(3).replace('"', "").replace("'", "")
-            return self._var(m.group(1), parts, in_dq, default)
-        m = _BRACE_NAME.match(body)
-        return self._var(m.group(1) if m else body, parts, in_dq)
+        return "".join(ch for ch in body if ch not in MARKERS + END)
 
-    def _backtick(self, w: Word, parts: list[str]) -> None:
+    def _backtick(self, w: Word, parts: list[str], in_dq: bool) -> None:
         s, j = self.s, self.i + 1
         buf: list[str] = []
         while j < self.n and s[j] != "`":
@@ -300,7 +287,7 @@ class _Lexer:
             self.error = True
         self.i = j + 1
         w.subs.append(("`", "".join(buf)))
-        parts.append(SUB)
+        parts.append(f"{QSUB if in_dq else SUB}{len(w.subs) - 1}{END}")
 
     def _balanced(self, start: int) -> str:
         """Text up to the `)` matching an opening paren just before `start`; moves past it."""
@@ -336,40 +323,94 @@ def lex(text: str) -> tuple[list, bool]:
     return tokens, lexer.error
 
 
-def parse(tokens: list) -> list[list[Simple]]:
-    """Group tokens into statements (split at top-level ; & && || newline) of simple commands."""
-    statements: list[list[Simple]] = []
-    current: list[Simple] = []
-    cmd = Simple()
-    depth = 0
-    redirect: str | None = None
-    for tok in tokens:
-        if isinstance(tok, Word):
-            if redirect:
-                cmd.redirects.append((redirect, tok))
-                redirect = None
-                continue
-            if not cmd.words and not tok.quoted and tok.text in ("{", "}"):
-                depth += 1 if tok.text == "{" else -1
-                continue
-            cmd.words.append(tok)
-            continue
-        if tok in REDIRECTS:
-            redirect = tok
-            continue
-        redirect = None
-        if cmd.words or cmd.redirects:
-            current.append(cmd)
-        cmd = Simple(pipe_in=tok in ("|", "|&"))
+class _Parser:
+    """Groups tokens into statements; records which commands form the body of a function."""
+
+    def __init__(self) -> None:
+        self.statements: list[list[Simple]] = []
+        self.current: list[Simple] = []
+        self.cmd = Simple()
+        self.depth = 0
+        self.pending_fn: str | None = None  # `function NAME` or `NAME ()` seen, body not yet opened
+        self.fn_stack: list[tuple[str, int]] = []  # (function name, depth outside its body)
+
+    def new_cmd(self, pipe_in: bool = False) -> None:
+        if self.cmd.words or self.cmd.redirects:
+            self.current.append(self.cmd)
+        self.cmd = Simple(pipe_in=pipe_in, func=self.fn_stack[-1][0] if self.fn_stack else None)
+
+    def open_group(self) -> None:
+        if self.pending_fn:
+            self.fn_stack.append((self.pending_fn, self.depth))
+            self.pending_fn = None
+            self.cmd.func = self.fn_stack[-1][0]
+        self.depth += 1
+
+    def close_group(self) -> None:
+        self.depth = max(0, self.depth - 1)
+        if self.fn_stack and self.fn_stack[-1][1] == self.depth:
+            self.fn_stack.pop()
+
+    def word(self, tok: Word, redirect: str | None, nxt: object) -> None:
+        cmd = self.cmd
+        if redirect:
+            cmd.redirects.append((redirect, tok))
+            return
+        if not cmd.words and not tok.quoted and tok.text in ("{", "}"):
+            if tok.text == "{":
+                self.open_group()
+            else:
+                self.close_group()
+            return
+        if not cmd.words and not tok.quoted and tok.text == "function" and isinstance(nxt, Word):
+            self.pending_fn = ""
+            return
+        if self.pending_fn == "" and not cmd.words:
+            self.pending_fn = tok.text
+            return
+        cmd.words.append(tok)
+
+    def operator(self, tok: str, nxt: object) -> bool:
+        """Handle an operator; returns True when the next token (`)` of `NAME ()`) is consumed."""
+        cmd = self.cmd
+        if tok == "(" and nxt == ")" and (self.pending_fn or (len(cmd.words) == 1 and not cmd.redirects)):
+            if not self.pending_fn:
+                self.pending_fn = cmd.words[0].text
+                cmd.words = []
+            return True
+        self.new_cmd(pipe_in=tok in ("|", "|&"))
+        if tok != "\n" and tok != "(":
+            self.pending_fn = None
         if tok == "(":
-            depth += 1
+            self.open_group()
         elif tok == ")":
-            depth = max(0, depth - 1)
-        elif tok in _TOP_SEPARATORS and depth == 0 and current:
-            statements.append(current)
-            current = []
-    if cmd.words or cmd.redirects:
-        current.append(cmd)
-    if current:
-        statements.append(current)
-    return statements
+            self.close_group()
+        elif tok in _TOP_SEPARATORS and self.depth == 0 and self.current:
+            self.statements.append(self.current)
+            self.current = []
+        return False
+
+
+def parse(tokens: list) -> list[list[Simple]]:
+    """Group tokens into statements (split at top-level ; & && || newline) of simple commands; the
+    commands of a function body carry the function's name in `func`."""
+    p = _Parser()
+    redirect: str | None = None
+    skip = False
+    for k, tok in enumerate(tokens):
+        if skip:
+            skip = False
+            continue
+        nxt = tokens[k + 1] if k + 1 < len(tokens) else None
+        if isinstance(tok, Word):
+            p.word(tok, redirect, nxt)
+            redirect = None
+        elif tok in REDIRECTS:
+            redirect = tok
+        else:
+            redirect = None
+            skip = p.operator(tok, nxt)
+    p.new_cmd()
+    if p.current:
+        p.statements.append(p.current)
+    return p.statements

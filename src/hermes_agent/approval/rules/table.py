@@ -4,25 +4,11 @@ whole command text. Keys are stable: they are what session approvals and command
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from hermes_agent.approval.rules.table_base import Rule
+from hermes_agent.approval.rules.table_ops import OPS_RULES
 from hermes_agent.approval.rules.targets import RAW_DISK
 
-
-@dataclass(frozen=True, slots=True)
-class Rule:
-    """One pattern: `names` limits a command rule to canonical command names; `via` to a wrapper
-    (find -exec, xargs); `hardline` rules are refused even with --yolo."""
-
-    key: str
-    description: str
-    pattern: str
-    names: tuple[str, ...] = ()
-    hardline: bool = False
-    via: str | None = None
-    needles: tuple[str, ...] = ()  # text rules: run only when one of these occurs (lower-cased text)
-    sql: str = ""  # text rules: "ci" = case-insensitive where an SQL client/driver appears, else exact case;
-    # "only" = only where an SQL client/driver appears
+__all__ = ["DANGEROUS_RULES", "HARDLINE_RULES", "SQL_CONTEXT", "TEXT_RULES", "Rule"]
 
 
 _ROOT = r"/"
@@ -127,20 +113,22 @@ DANGEROUS_RULES: tuple[Rule, ...] = (
          r"^(?:insmod|rmmod|modprobe (?:\S+ )*-\w*r|sysctl (?:\S+ )*(?:-w|\S+=))", ("insmod", "rmmod", "modprobe", "sysctl")),
     Rule("reverse_shell", "network shell (nc -e / socat exec)", r"^(?:nc|ncat|netcat) (?:\S+ )*(?:-\w*[ec]|--exec|--sh-exec|--lua-exec)\b|^socat (?:\S+ )*(?:exec|system):",
          ("nc", "ncat", "netcat", "socat")),
-    Rule("db_flush", "flush a Redis database", r"(?i)^redis-cli (?:\S+ )*(?:flushall|flushdb)\b", ("redis-cli",)),
-)
+) + OPS_RULES
 
 TEXT_RULES: tuple[Rule, ...] = (
     Rule("fork_bomb", "fork bomb", r"(?<![\w:.-])(?P<f>[\w:.-]+)\s*\(\s*\)\s*\{[^}]*?(?P=f)\s*[|&]+\s*(?P=f)", hardline=True, needles=("(",)),
     Rule("fork_bomb", "fork bomb", r"function\s+(?P<f>[\w:.-]+)\s*(?:\(\s*\))?\s*\{[^}]*?(?P=f)\s*[|&]+\s*(?P=f)", hardline=True, needles=("function",)),
     Rule("fork_bomb", "fork bomb", r"fork\s+while\s+fork|while\s*\(?\s*(?:True|1|true)\s*\)?\s*:?\s*\{?\s*(?:os\.)?fork\s*\(|for\s*\(\s*;\s*;\s*\)\s*\{?\s*fork\s*\(|loop\s*(?:do|\{)\s*fork\b",
          hardline=True, needles=("fork",)),
-    Rule("sql_drop", "SQL DROP", r"\bDROP\s+(?:TABLE|DATABASE|SCHEMA|VIEW|INDEX|USER|ROLE|OWNED|COLLECTION)\b", needles=("drop",), sql="ci"),
-    Rule("sql_drop", "database drop", r"\.(?:dropDatabase|drop)\s*\(\s*\)", needles=("drop",), sql="only"),
-    Rule("sql_truncate", "SQL TRUNCATE", r"\bTRUNCATE\s+(?:TABLE\s+)?[\w.\"`\[]", needles=("truncate",), sql="ci"),
+    Rule("sql_drop", "SQL DROP", r"\bDROP\s+(?:TABLE|DATABASE|SCHEMA|VIEW|INDEX|USER|ROLE|OWNED|COLLECTION|KEYSPACE)\b", sql="ci"),
+    Rule("sql_drop", "database drop", r"\.(?:dropDatabase|drop)\s*\(\s*\)", sql="ci"),
+    Rule("sql_truncate", "SQL TRUNCATE", r"\bTRUNCATE\s+(?:TABLE\s+)?[\w.\"`\[]", sql="ci"),
     Rule("sql_delete_all", "SQL DELETE without WHERE",
-         r"\bDELETE\s+FROM\s+[\w.\"`\[\]]+(?:\s+(?:AS\s+)?\w+)?\s*(?:;|$|[\"')]|\n)", needles=("delete",), sql="ci"),
-    Rule("sql_delete_all", "delete every document", r"\.(?:deleteMany|remove)\s*\(\s*\{\s*\}\s*\)", needles=("delete", "remove"), sql="only"),
+         r"\bDELETE\s+FROM\s+[\w.\"`\[\]]+(?:\s+(?:AS\s+)?\w+)?\s*(?:;|$|[\"')]|\n)", sql="ci"),
+    Rule("sql_delete_all", "SQL DELETE with an always-true WHERE",
+         r"\bDELETE\s+FROM\s+\S+\s+WHERE\s+(?:1|TRUE|(\d+)\s*=\s*\1|'(\w*)'\s*=\s*'\2'|(\w+)\s*=\s*\3|\d+\s*(?:<>|!=)\s*\d+)\s*(?:;|$|[\"')]|\n|--|OR\b)",
+         sql="ci"),
+    Rule("sql_delete_all", "delete every document", r"\.(?:deleteMany|remove)\s*\(\s*\{\s*\}\s*\)", sql="ci"),
 )
 
 SQL_CONTEXT = (r"\b(?:psql|mysql|mariadb|sqlite3?|duckdb|sqlcmd|clickhouse(?:-client)?|cqlsh|cockroach|mongo(?:sh)?|snowsql|pgcli"

@@ -19,6 +19,21 @@ _ENV_TEMPLATE = re.compile(r"\.(?:example|sample|template|dist|defaults)\Z")
 _CREDENTIAL = re.compile(
     r"(?:^|/)(?:\.aws/(?:credentials|config)|\.netrc|\.git-credentials|\.pgpass|\.docker/config\.json|\.kube/config"
     r"|\.gnupg(?:/|\Z)|\.pypirc|\.npmrc|\.config/gh/hosts\.yml|\.my\.cnf)")
+_HISTORY = frozenset({".bash_history", ".zsh_history", ".history", ".sh_history", ".python_history", ".node_repl_history",
+                      ".psql_history", ".mysql_history", ".sqlite_history", ".lesshst", ".zhistory"})
+_GIT_INTERNAL = re.compile(r"(?:^|/)\.git/(?:hooks(?:/|\Z)|config\Z)")
+_SECRET = re.compile(
+    r"(?:^|/)(?:\.ssh/(?!.*\.pub\Z|known_hosts\S*\Z|authorized_keys\Z|config\Z)\S|\.ssh\Z|\.gnupg(?:/|\Z)|\.aws(?:/|\Z)"
+    r"|\.azure(?:/|\Z)|\.config/(?:gcloud|gh)(?:/|\Z)|\.kube(?:/|\Z)|\.docker/config\.json\Z|\.netrc\Z|\.git-credentials\Z"
+    r"|\.pgpass\Z|\.pypirc\Z|\.npmrc\Z|\.my\.cnf\Z|\.password-store(?:/|\Z)|\.local/share/keyrings(?:/|\Z)"
+    r"|Library/Keychains(?:/|\Z)|\.hermes/\.env\Z)"
+    r"|\A/etc/(?:g?shadow-?|sudoers|ssh/ssh_host_\w+_key)\Z|\A/proc/(?:self|\d+|\*)/environ\Z")
+_DISPOSABLE = frozenset({
+    "node_modules", "build", "dist", "out", "target", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".tox",
+    ".nox", ".coverage", "coverage", "htmlcov", ".next", ".nuxt", ".turbo", ".parcel-cache", ".svelte-kit", ".angular",
+    ".gradle", ".eggs", ".hypothesis", "_build", "bower_components", ".sass-cache", ".cache", ".pytype", ".benchmarks",
+    ".docusaurus", ".expo", ".vite", "cmake-build-debug", "cmake-build-release"})
+_DISPOSABLE_GLOB = re.compile(r"\*\.(?:egg-info|pyc|pyo|o|obj|class)\Z|\A[\w.-]+\.egg-info\Z")
 _SYSTEM = re.compile(
     r"/(?:etc|boot|usr|bin|sbin|lib|lib32|lib64|libx32|sys|proc/sys|var/spool/cron|var/lib/dpkg|System"
     r"|Library/(?:LaunchDaemons|LaunchAgents))(?:/|\Z)")
@@ -33,6 +48,9 @@ SHELL_RC_WRITE: Class = ("shell_rc_write", "write to a shell startup file (~/.ba
 HERMES_CONFIG_WRITE: Class = ("hermes_config_write", "write to Hermes config or secrets (~/.hermes/config.yaml, .env)", False)
 ENV_FILE_WRITE: Class = ("env_file_write", "write to a .env secrets file", False)
 CREDENTIAL_WRITE: Class = ("credential_write", "write to a credential file (~/.aws, ~/.netrc, ~/.gnupg...)", False)
+HISTORY_WIPE: Class = ("history_wipe", "erase shell history", False)
+GIT_HOOK_WRITE: Class = ("git_hooks", "write a git hook or .git/config (runs code on later git commands)", False)
+CREDENTIAL_READ: Class = ("credential_read", "read credentials (~/.ssh keys, ~/.aws, ~/.kube, .netrc, Hermes .env...)", False)
 SYSRQ: Class = ("shutdown", "crash or reboot the kernel via /proc/sysrq-trigger", True)
 SYSTEM_WRITE: Class = ("system_file_write", "write to or delete a system path (/etc, /usr, /boot, /bin...)", False)
 
@@ -70,6 +88,10 @@ def classify_path(path: str, *, hermes_home: str | None = None) -> Class | None:
     base = p.rsplit("/", 1)[-1]
     if "/.ssh/" in p or p.startswith(".ssh/") or p.endswith("/.ssh") or p == ".ssh":
         return SSH_WRITE
+    if base in _HISTORY:
+        return HISTORY_WIPE
+    if _GIT_INTERNAL.search(p):
+        return GIT_HOOK_WRITE
     if base in _SHELL_RC or "/.config/fish/" in p:
         return SHELL_RC_WRITE
     if hermes_home and (p == f"{hermes_home}/config.yaml" or p == f"{hermes_home}/.env"):
@@ -97,3 +119,20 @@ def protected_dir(path: str) -> str | None:
     """"root", "system" or "home" when deleting `path` recursively would destroy the machine or a home."""
     m = _PROTECTED.match(norm_path(path))
     return m.lastgroup if m else None
+
+
+def classify_read(path: str) -> Class | None:
+    """CREDENTIAL_READ when reading `path` would hand secrets to the model (private keys, cloud credentials)."""
+    p = norm_path(path.strip())
+    if not p or ("/" not in p and p not in (".netrc", ".git-credentials", ".pgpass", ".ssh", ".aws", ".gnupg")):
+        return None
+    return CREDENTIAL_READ if _SECRET.search(p) else None
+
+
+def disposable(path: str) -> bool:
+    """True for build outputs and caches that a build recreates (node_modules, dist, __pycache__...)."""
+    p = path.rstrip("/")
+    if p.startswith("/") and p.count("/") < 2 or protected_dir(p):
+        return False
+    base = p.rsplit("/", 1)[-1]
+    return base in _DISPOSABLE or bool(_DISPOSABLE_GLOB.search(base))

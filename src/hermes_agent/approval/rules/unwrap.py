@@ -137,7 +137,9 @@ def unwrap(args: list, words: list) -> Unwrapped:
         i = _skip_options(args, i + 1, spec[0], spec[1], u, name)
         if u.name:  # env -S or command -v: nothing further to unwrap
             return u
-        if name == "sudo" and i >= len(args):
+        if i >= len(args):  # the wrapper alone: `env` prints the environment, `sudo -s` opens a shell
+            if name in ("env", "printenv", "sudo", "doas", "pkexec"):
+                u.raw_name, u.name, u.args = raw, name, list(args[args.index(raw) + 1:])
             return u
         i += min(spec[2], max(0, len(args) - i - 1))
         if name == "xargs" and i >= len(args):

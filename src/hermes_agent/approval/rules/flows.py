@@ -1,0 +1,215 @@
+"""Data flows between the commands of one text, as a Scanner mixin: files written (through cd and
+symlinks), credentials read, secrets or files sent over the network, files written and then run,
+and what one pipeline stage feeds the next (curl | sh, base64 -d | sh, env | curl)."""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from dataclasses import dataclass, field
+
+from hermes_agent.approval.rules import interp
+from hermes_agent.approval.rules.canonical import SHELLS, Unwrapped, basename
+from hermes_agent.approval.rules.effects import WRITE_OPS, arg_targets, decodes, download_targets
+from hermes_agent.approval.rules.expand import ShellEnv
+from hermes_agent.approval.rules.exposure import (
+    SENDERS,
+    dumps_environment,
+    metadata_host,
+    read_sources,
+    sensitive_upload,
+    upload_sources,
+)
+from hermes_agent.approval.rules.lexer import decode_ansi_c
+from hermes_agent.approval.rules.targets import CREDENTIAL_READ, classify_path, classify_read, norm_path
+
+DOWNLOADERS = frozenset({"curl", "wget", "fetch", "http", "https", "xh", "aria2c", "lwp-request", "lwp-download", "get",
+                         "nc", "ncat", "netcat", "socat", "curlie", "httpie"})
+SOURCES = frozenset({"source", ".", "eval"})
+EXFILTRATION = ("exfiltration", "send secrets, the environment or files from outside the workspace over the network", False)
+CLOUD_METADATA = ("cloud_metadata", "contact the cloud metadata service (instance credentials)", False)
+_CHMOD_X = re.compile(r"(?:[ugoa]*\+[rwxXst]*x[rwxXst]*|0?[0-7]?[1357][0-7]{2})\Z")
+_STDIN_OPS = frozenset({"<<", "<<-", "<<<"})
+_ENV_TEMPLATE = re.compile(r"(?:^|/)\.env\.(?:example|sample|template|dist|defaults)\Z")
+
+
+@dataclass(slots=True)
+class Cmd:
+    """What the pipeline checks need to know about one canonical command."""
+
+    name: str
+    args: list
+    stdin_code: bool = False
+    lang: str | None = None
+    downloads: bool = False
+    decodes: bool = False
+    literal: str | None = None  # what echo/printf/cat<<EOF writes to stdout
+    here: str | None = None  # here-string / heredoc fed to stdin
+    secret: bool = False  # prints credentials or the environment
+    sends: bool = False  # talks to the network
+    written: list = field(default_factory=list)  # files its stdout is redirected into
+
+
+class FlowChecks:
+    """Mixin for Scanner: needs add(), text() and the ShellEnv of the text being scanned."""
+
+    def add(self, key: str, description: str, hardline: bool = False) -> None:
+        raise NotImplementedError
+
+    def text(self, text: str, depth: int = 0, conservative: bool = False, env: ShellEnv | None = None) -> set[str]:
+        raise NotImplementedError
+
+    @staticmethod
+    def path(p: str, env: ShellEnv) -> str:
+        """`p` as seen from the directory cd'd into earlier, through symlinks made earlier."""
+        if env.cwd and p and not p.startswith(("/", "~", "$", "-")):
+            p = norm_path(posixpath.join(env.cwd, p))
+        for link, target in env.links.items():
+            if p == link or p.startswith(link + "/"):
+                return target + p[len(link):]
+        return p
+
+    def writes(self, u: Unwrapped, redirects: list, env: ShellEnv) -> None:
+        targets = [t for op, t in redirects if op in WRITE_OPS or (op == ">&" and not t.isdigit() and t != "-")]
+        for op, t in redirects:
+            if op in ("<", "<&", "<>") and t.startswith(("/dev/tcp/", "/dev/udp/")):
+                targets.append(t)
+        copied = arg_targets(u)
+        if u.name in ("cp", "install") and copied:
+            sources = [a for a in u.args if not a.startswith("-") and a != copied[0]]
+            if sources and all(_ENV_TEMPLATE.search(s) for s in sources) and not copied[0].startswith(("/", "~")):
+                copied = []  # a .env made from the project's own template, inside the workspace
+        targets.extend(copied)
+        if u.name == "ln" and any(a.startswith("-") and "s" in a.lstrip("-")[:3] or a == "--symbolic" for a in u.args):
+            operands = [a for a in u.args if not a.startswith("-")]
+            if len(operands) == 2:
+                env.links[self.path(operands[1], env)] = self.path(operands[0], env)
+        for t in targets:
+            cls = classify_path(self.path(t, env))
+            if cls:
+                self.add(*cls)
+
+    def exposure(self, u: Unwrapped, cmd: Cmd, redirects: list, sub_traits: dict, env: ShellEnv) -> None:
+        """Credentials read, secrets sent and metadata addresses contacted by one command."""
+        inputs = [t for op, t in redirects if op in ("<", "<>")]
+        for p in [*read_sources(u), *inputs]:
+            if classify_read(self.path(p, env)):
+                self.add(*CREDENTIAL_READ)
+                cmd.secret = True
+        cmd.secret = cmd.secret or dumps_environment(u)
+        cmd.sends = u.name in SENDERS
+        if cmd.sends:
+            if any(sensitive_upload(self.path(p, env)) for p in [*upload_sources(u), *inputs] if p != "-"):
+                self.add(*EXFILTRATION)
+            if any("@secret" in t for t in sub_traits.values()):
+                self.add(*EXFILTRATION)
+        if (cmd.sends or u.name in DOWNLOADERS) and any(metadata_host(a) for a in u.args):
+            self.add(*CLOUD_METADATA)
+        if any(metadata_host(t) for _, t in redirects if t.startswith(("/dev/tcp/", "/dev/udp/"))):
+            self.add(*CLOUD_METADATA)
+
+    def chmod_exec(self, u: Unwrapped, env: ShellEnv) -> None:
+        if u.name == "chmod":
+            operands = [a for a in u.args if not a.startswith("-")]
+            if len(operands) >= 2 and _CHMOD_X.match(operands[0]):
+                env.chmodded.update(basename(p).lower() for p in operands[1:])
+        elif env.chmodded and basename(u.raw_name).lower() in env.chmodded:
+            self.add("chmod_exec", "chmod +x followed by running the file")
+        elif env.chmodded and u.name in SHELLS and u.args and basename(u.args[-1]).lower() in env.chmodded:
+            self.add("chmod_exec", "chmod +x followed by running the file")
+
+    def scripts(self, u: Unwrapped, cmd: Cmd, redirects: list, env: ShellEnv, depth: int) -> None:
+        """Files written or downloaded earlier in the same text and then run: check what they contain."""
+        if cmd.downloads:
+            env.downloaded.update(download_targets(u, redirects))
+            return
+        cmd.written = [basename(t).lower() for op, t in redirects if op in WRITE_OPS]
+        if cmd.literal is not None or cmd.decodes:
+            content = cmd.literal if not cmd.decodes else (interp.try_decode(cmd.here) if cmd.here else None)
+            for name in cmd.written:
+                env.files[name] = content
+        if not (env.downloaded or env.files):
+            return
+        lang = interp.language(u.name)
+        ran = {basename(u.raw_name).lower()}
+        if u.name in SHELLS or u.name in SOURCES or lang:
+            ran.update(basename(a).lower() for a in u.args[:1] if not a.startswith("-"))
+        if ran & env.downloaded:
+            self.add("remote_exec", "run a script just downloaded (curl -o x && sh x)")
+        for name in ran & env.files.keys():
+            content = env.files.pop(name)
+            if content is None:
+                self.add("decoded_exec", "run a file that holds decoded content (base64 -d > x.sh; sh x.sh)")
+            else:
+                self.feed(Cmd(u.name, u.args, lang=lang), content, depth, env)
+
+    def describe(self, u: Unwrapped) -> Cmd:
+        name, args = u.name, u.args
+        cmd = Cmd(name, args, stdin_code=u.stdin_code, downloads=name in DOWNLOADERS)
+        if u.code is None and u.stdin_code and name not in SHELLS:
+            cmd.lang = interp.language(name)
+        elif u.code is not None:
+            cmd.lang = u.code[0]
+        cmd.decodes = decodes(name, args)
+        if name == "echo":
+            cmd.literal = " ".join(a for a in args if a not in ("-n", "-e", "-E", "-ne", "-en"))
+        elif name == "printf" and args:
+            cmd.literal = decode_ansi_c(args[0]).replace("%s", " ".join(args[1:]))
+        return cmd
+
+    def stdin_feeds(self, u: Unwrapped, cmd: Cmd, raw: list, resolved: list, sub_traits: dict, depth: int,
+                    env: ShellEnv) -> None:
+        for (op, w), (_, text) in zip(raw, resolved, strict=False):
+            if op not in _STDIN_OPS and not (op == "<" and any(k == "<(" for k, _ in w.subs)):
+                continue
+            if op != "<":
+                cmd.here = text
+            if u.name == "cat" and op != "<":
+                cmd.literal = text
+            if not cmd.stdin_code:
+                continue
+            if op in ("<<", "<<-") and u.name in SHELLS:
+                self.add("heredoc_shell", "shell commands run from a heredoc")
+            self.check_sources(sub_traits.get(id(w)), "redirection into an interpreter")
+            if op != "<":
+                self.feed(cmd, text, depth, env)
+
+    def check_sources(self, sources: set | None, how: str) -> None:
+        if not sources:
+            return
+        if "@download" in sources or sources & DOWNLOADERS:
+            self.add("remote_exec", f"run remote content via {how} (e.g. bash <(curl ...), $(curl ...))")
+        if "@decode" in sources:
+            self.add("decoded_exec", f"run decoded content via {how} (base64 -d, xxd -r, openssl...)")
+
+    def feed(self, sink: Cmd, text: str, depth: int, env: ShellEnv) -> None:
+        if sink.lang:
+            interp.scan_code(self, sink.lang, text, depth + 1)
+        else:
+            self.text(text, depth + 1, env=env.child())
+
+    def pipeline(self, cmds: list, env: ShellEnv, depth: int) -> None:
+        for idx, (simple, sink) in enumerate(cmds):
+            if sink is None or not simple.pipe_in:
+                continue
+            upstream = [c for _, c in cmds[:idx] if c is not None]
+            if sink.sends and any(c.secret for c in upstream):
+                self.add(*EXFILTRATION)
+            if sink.decodes and sink.written:
+                literal = next((c.literal for c in reversed(upstream) if c.literal), None)
+                decoded = interp.try_decode(literal) if literal else None
+                for name in sink.written:
+                    env.files[name] = decoded
+            if not sink.stdin_code:
+                continue
+            if any(c.downloads for c in upstream):
+                self.add("remote_pipe_shell", "pipe remote content to a shell or interpreter (curl | sh)")
+            if any(c.decodes for c in upstream):
+                self.add("decoded_pipe_shell", "pipe decoded content to a shell (base64 -d | sh)")
+                for c in upstream:
+                    decoded = interp.try_decode(c.literal) if c.literal else None
+                    if decoded:
+                        self.feed(sink, decoded, depth, env)
+            for c in upstream:
+                if c.literal and not c.decodes:
+                    self.feed(sink, c.literal, depth, env)
