@@ -328,9 +328,11 @@ class SessionStore:
                     (session_id, m.role, m.content, tool_calls_json(m.tool_calls), m.tool_call_id, m.name,
                      m.reasoning, now, tokens, m.finish_reason, usage_json(m.usage)))
                 ids.append(int(cur.lastrowid))
-            # last_active_at follows from a trigger, so messages Hermes appends move it too.
+            # last_active_at follows from a trigger, so messages Hermes appends move it too. The default title
+            # is given with a session's first messages only: an untitled session Hermes wrote stays untitled.
             c.execute("UPDATE sessions SET message_count = COALESCE(message_count, 0) + ?, "
-                      "tool_call_count = COALESCE(tool_call_count, 0) + ?, title = COALESCE(title, ?) WHERE id = ?",
+                      "tool_call_count = COALESCE(tool_call_count, 0) + ?, title = CASE WHEN title IS NULL AND "
+                      "COALESCE(message_count, 0) = 0 THEN ? ELSE title END WHERE id = ?",
                       (len(batch), calls, title and _free_title(c, title), session_id))
             return ids
 
