@@ -8,6 +8,7 @@ from collections.abc import Callable
 from hermes_agent.config.settings import Settings
 from hermes_agent.core.agent import AgentServices, new_task_id
 from hermes_agent.core.agent import AIAgent as CoreAgent
+from hermes_agent.errors import StorageError
 from hermes_agent.events import Event, Notice
 from hermes_agent.plugins import PluginReport, load_plugins
 from hermes_agent.tools.context import ToolContext
@@ -134,6 +135,8 @@ def _start_mcp(services: AgentServices, settings: Settings, *, wait: bool) -> No
 def _wire_session(services: AgentServices, settings: Settings, platform: str) -> SessionBinding:
     mode = settings.get("sessions.title_mode", "first_message")
     store = shared_store(auto_title=mode != "off")
+    if store.read_only:  # refuse before the first model call rather than lose the conversation after it
+        raise StorageError(f"cannot save this conversation: {store.read_only}")
     binding = SessionBinding(store, services, platform)
     if mode == "llm":  # the user opted in to one extra (auxiliary) model call per session
         binding.titler = titler(auxiliary_provider(settings, "title_generation", services.provider))

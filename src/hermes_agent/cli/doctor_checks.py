@@ -183,3 +183,10 @@ def check_backend(settings: Settings) -> list[Finding]:
     if backend == "ssh" and not settings.get("terminal.ssh_host"):
         return [Finding("fail", "terminal backend ssh: terminal.ssh_host is not set")]
     return [Finding("ok", f"terminal backend {backend}")]
+
+
+def check_database() -> list[Finding]:
+    """state.db: the layout version it has (shared with Hermes), a quick integrity check, search indexes."""
+    from hermes_agent.storage.health import check_database as db_checks
+
+    return [Finding(c.level, c.text) for c in db_checks(paths.state_db_path())]

@@ -1,167 +1,248 @@
-"""The schema of state.db as an ordered list of named migrations; the only place DDL lives.
+"""Bring any state.db we can read up to the shared layout (layout.py) by named migrations, forward only.
 
-Never edit a released migration: append a new (version, name, sql) row instead.
+Three kinds of file arrive here: a new one; one the released Hermes wrote (its `schema_version`
+holds one row, 1..22); and one an earlier hermes-agent wrote (ledger rows 1..3 in a
+`schema_version` with a name column). Each step is recorded by name in our ledger
+(`hermes_agent_schema`); Hermes's own `schema_version` row says 22 afterwards, as Hermes writes it.
+A file newer than we know (Hermes version > 22, or a ledger step we lack) is opened read-only.
+Never edit a released migration: append a new one.
 """
 
 from __future__ import annotations
 
 import sqlite3
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from hermes_agent.errors import StorageError
-from hermes_agent.storage.db import retry_busy, run_in_transaction, split_statements
+from hermes_agent.storage import layout as L
+from hermes_agent.storage.db import retry_busy, run_in_transaction
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    """What a file holds before migrating: its kind, Hermes's schema_version, our ledger version."""
+
+    kind: str  # "new", "hermes" or "legacy" (hermes-agent v1..v3)
+    hermes_version: int
+    ledger_version: int
 
 
 @dataclass(frozen=True, slots=True)
 class Migration:
-    """One schema step: applied once, in version order, inside the upgrade transaction."""
+    """One named step: applied once, in version order, inside the upgrade transaction."""
 
     version: int
     name: str
-    sql: str
+    apply: Callable[[sqlite3.Connection, Found], None]
 
 
-_SESSIONS_AND_MESSAGES = """
-CREATE TABLE sessions (
-    id TEXT PRIMARY KEY,
-    source TEXT NOT NULL DEFAULT 'cli',
-    model TEXT,
-    title TEXT,
-    parent_session_id TEXT REFERENCES sessions(id) ON DELETE SET NULL,
-    started_at REAL NOT NULL,
-    last_active_at REAL NOT NULL,
-    ended_at REAL,
-    end_reason TEXT,
-    message_count INTEGER NOT NULL DEFAULT 0,
-    tool_call_count INTEGER NOT NULL DEFAULT 0,
-    api_call_count INTEGER NOT NULL DEFAULT 0,
-    input_tokens INTEGER NOT NULL DEFAULT 0,
-    output_tokens INTEGER NOT NULL DEFAULT 0,
-    cache_read_tokens INTEGER NOT NULL DEFAULT 0,
-    cache_write_tokens INTEGER NOT NULL DEFAULT 0,
-    reasoning_tokens INTEGER NOT NULL DEFAULT 0,
-    estimated_cost_usd REAL,
-    cwd TEXT,
-    system_prompt TEXT,
-    session_key TEXT,
-    user_id TEXT
-);
-CREATE INDEX idx_sessions_active ON sessions(last_active_at);
-CREATE INDEX idx_sessions_source ON sessions(source, last_active_at);
-CREATE INDEX idx_sessions_parent ON sessions(parent_session_id);
-CREATE INDEX idx_sessions_key ON sessions(session_key);
-CREATE TABLE messages (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
-    role TEXT NOT NULL,
-    content TEXT,
-    tool_calls TEXT,
-    tool_call_id TEXT,
-    tool_name TEXT,
-    reasoning TEXT,
-    timestamp REAL NOT NULL,
-    token_count INTEGER,
-    finish_reason TEXT,
-    usage TEXT
-);
-CREATE INDEX idx_messages_session ON messages(session_id, id);
-"""
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    applied: tuple[str, ...]
+    read_only: str | None  # why writes are refused, None when the file is ours to write
 
-# External-content index: the text lives once, in `messages`; triggers keep the index in step.
-_FTS_WORDS = """
-CREATE VIRTUAL TABLE messages_fts USING fts5(
-    content, tool_name, tool_calls,
-    content='messages', content_rowid='id', tokenize='unicode61 remove_diacritics 2'
-);
-CREATE TRIGGER messages_fts_ai AFTER INSERT ON messages BEGIN
-    INSERT INTO messages_fts(rowid, content, tool_name, tool_calls)
-    VALUES (new.id, new.content, new.tool_name, new.tool_calls);
-END;
-CREATE TRIGGER messages_fts_ad AFTER DELETE ON messages BEGIN
-    INSERT INTO messages_fts(messages_fts, rowid, content, tool_name, tool_calls)
-    VALUES ('delete', old.id, old.content, old.tool_name, old.tool_calls);
-END;
-CREATE TRIGGER messages_fts_au AFTER UPDATE OF content, tool_name, tool_calls ON messages BEGIN
-    INSERT INTO messages_fts(messages_fts, rowid, content, tool_name, tool_calls)
-    VALUES ('delete', old.id, old.content, old.tool_name, old.tool_calls);
-    INSERT INTO messages_fts(rowid, content, tool_name, tool_calls)
-    VALUES (new.id, new.content, new.tool_name, new.tool_calls);
-END;
-INSERT INTO messages_fts(messages_fts) VALUES ('rebuild');
-"""
 
-# Trigram index for scripts without spaces (Chinese, Japanese...). Only rows holding non-ASCII
-# text are indexed (byte length != char length): pure-ASCII rows can never match such a query,
-# and skipping them keeps this index, the largest one, small for English-only users.
-_NON_ASCII_NEW = "length(new.content) != length(CAST(new.content AS BLOB))"
-_NON_ASCII_OLD = "length(old.content) != length(CAST(old.content AS BLOB))"
-_FTS_TRIGRAM = f"""
-CREATE VIRTUAL TABLE messages_fts_trigram USING fts5(
-    content, content='messages', content_rowid='id', tokenize='trigram'
-);
-CREATE TRIGGER messages_fts_trigram_ai AFTER INSERT ON messages WHEN {_NON_ASCII_NEW} BEGIN
-    INSERT INTO messages_fts_trigram(rowid, content) VALUES (new.id, new.content);
-END;
-CREATE TRIGGER messages_fts_trigram_ad AFTER DELETE ON messages WHEN {_NON_ASCII_OLD} BEGIN
-    INSERT INTO messages_fts_trigram(messages_fts_trigram, rowid, content) VALUES ('delete', old.id, old.content);
-END;
-CREATE TRIGGER messages_fts_trigram_aud AFTER UPDATE OF content ON messages WHEN {_NON_ASCII_OLD} BEGIN
-    INSERT INTO messages_fts_trigram(messages_fts_trigram, rowid, content) VALUES ('delete', old.id, old.content);
-END;
-CREATE TRIGGER messages_fts_trigram_aui AFTER UPDATE OF content ON messages WHEN {_NON_ASCII_NEW} BEGIN
-    INSERT INTO messages_fts_trigram(rowid, content) VALUES (new.id, new.content);
-END;
-INSERT INTO messages_fts_trigram(rowid, content)
-    SELECT id, content FROM messages WHERE length(content) != length(CAST(content AS BLOB));
-"""
+def _has_table(c: sqlite3.Connection, name: str) -> bool:
+    return c.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (name,)).fetchone() is not None
 
+
+def _columns(c: sqlite3.Connection, table: str) -> list[str]:
+    return [r[1] for r in c.execute(f'PRAGMA table_info("{table}")')]
+
+
+def inspect(c: sqlite3.Connection) -> Found:
+    """Classify the file without changing it."""
+    ledger = c.execute(f"SELECT COALESCE(MAX(version), 0) FROM {L.LEDGER}").fetchone()[0] \
+        if _has_table(c, L.LEDGER) else 0
+    if not _has_table(c, "schema_version"):
+        return Found("new" if not _has_table(c, "sessions") else "hermes", 0, ledger)
+    if "name" in _columns(c, "schema_version"):
+        return Found("legacy", 0, c.execute("SELECT COALESCE(MAX(version), 0) FROM schema_version").fetchone()[0])
+    row = c.execute("SELECT version FROM schema_version LIMIT 1").fetchone()
+    return Found("hermes", int(row[0]) if row else 0, ledger)
+
+
+# -- step 4: the shared layout ------------------------------------------------------------------
+
+def _create_all(c: sqlite3.Connection) -> None:
+    """Every Hermes table, missing column, index and FTS table (idempotent: IF NOT EXISTS / ADD)."""
+    for name, cols, constraint in L.TABLES:
+        c.execute(L.create_table(name, cols, constraint))
+        have = set(_columns(c, name))
+        for col, decl in cols:
+            if col not in have:
+                c.execute(f'ALTER TABLE "{name}" ADD COLUMN "{col}" {L.addable(decl)}')
+    c.execute("UPDATE messages SET active = 1 WHERE active IS NULL")
+    for name, target in L.INDEXES:
+        c.execute(f"CREATE INDEX IF NOT EXISTS {name} ON {target}")
+    c.execute(L.UNIQUE_TITLE_INDEX)
+
+
+def _ensure_fts(c: sqlite3.Connection, rebuild: bool) -> None:
+    """Create both FTS tables; refill them when new, rebuilt, or a trigger had gone missing."""
+    have = {r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")}
+    if rebuild:
+        for trig in L.FTS_TRIGGERS:
+            c.execute(f"DROP TRIGGER IF EXISTS {trig}")
+        for tbl in (L.WORDS, L.TRIGRAM):
+            c.execute(f"DROP TABLE IF EXISTS {tbl}")
+    refill = rebuild or not all(t in have for t in L.FTS_TRIGGERS)
+    for tbl in (L.WORDS, L.TRIGRAM):
+        existed = _has_table(c, tbl)
+        for stmt in L.fts_sql(tbl):
+            c.execute(stmt)
+        if refill or not existed:
+            c.execute(f"DELETE FROM {tbl}")
+            c.execute(L.fts_fill(tbl))
+
+
+_HERMES_AGENT_V3_FTS = ("messages_fts_ai", "messages_fts_ad", "messages_fts_au", "messages_fts_trigram_ai",
+                        "messages_fts_trigram_ad", "messages_fts_trigram_aud", "messages_fts_trigram_aui")
+# Hermes's format for one tool call, built from the {"id", "name", "arguments"} objects v3 stored.
+_CALLS_AS_HERMES = (
+    "CASE WHEN tool_calls IS NULL THEN NULL ELSE (SELECT json_group_array(json_object("
+    "'id', json_extract(value, '$.id'), 'type', 'function', 'function', json_object("
+    "'name', json_extract(value, '$.name'), 'arguments', json_extract(value, '$.arguments')))) "
+    "FROM json_each(messages.tool_calls)) END")
+
+
+def _convert_hermes_agent_v3(c: sqlite3.Connection) -> None:
+    """Copy sessions and messages of a v1-v3 file into Hermes's tables (same ids), then swap them in."""
+    for trig in _HERMES_AGENT_V3_FTS:
+        c.execute(f"DROP TRIGGER IF EXISTS {trig}")
+    for tbl in (L.WORDS, L.TRIGRAM):
+        c.execute(f"DROP TABLE IF EXISTS {tbl}")
+    for idx in ("idx_sessions_active", "idx_sessions_source", "idx_sessions_parent", "idx_sessions_key",
+                "idx_messages_session"):
+        c.execute(f"DROP INDEX IF EXISTS {idx}")
+    old_sessions = set(_columns(c, "sessions"))
+    sessions = (*L.table("sessions"), ("last_active_at", "REAL"))
+    messages = (*L.table("messages"), ("usage", "TEXT"))
+    c.execute(L.create_table("sessions", sessions, "FOREIGN KEY (parent_session_id) REFERENCES sessions(id)",
+                             as_name="hermes_agent_new_sessions"))
+    c.execute(L.create_table("messages", messages, "", as_name="hermes_agent_new_messages"))
+    keep = [col for col, _ in sessions if col in old_sessions]
+    c.execute(f"INSERT INTO hermes_agent_new_sessions ({', '.join(keep)}) SELECT {', '.join(keep)} FROM sessions")
+    moved = "id, session_id, role, content, tool_call_id, tool_name, reasoning, timestamp, token_count, " \
+            "finish_reason, usage"
+    c.execute(f"INSERT INTO hermes_agent_new_messages ({moved}, tool_calls, active) "
+              f"SELECT {moved}, {_CALLS_AS_HERMES}, 1 FROM messages ORDER BY id")
+    c.execute("DROP TABLE messages")
+    c.execute("DROP TABLE sessions")
+    c.execute("ALTER TABLE hermes_agent_new_sessions RENAME TO sessions")
+    c.execute("ALTER TABLE hermes_agent_new_messages RENAME TO messages")
+    c.execute(L.LEDGER_SQL)
+    c.execute(f"INSERT OR IGNORE INTO {L.LEDGER} SELECT version, name, applied_at FROM schema_version")
+    c.execute("DROP TABLE schema_version")
+
+
+_USAGE_SUMS = "api_call_count, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens"
+
+
+def _hermes_data_steps(c: sqlite3.Connection, version: int) -> None:
+    """The row changes Hermes makes between its versions (columns are added by _create_all)."""
+    if version < 16:  # subagent runs tagged with the parent they came from, so pickers hide them
+        c.execute("UPDATE sessions SET model_config = json_set(COALESCE(model_config, '{}'), '$._delegate_from', "
+                  "parent_session_id) WHERE parent_session_id IS NOT NULL AND json_extract(COALESCE("
+                  "model_config, '{}'), '$._delegate_from') IS NULL AND json_extract(COALESCE(model_config, "
+                  "'{}'), '$._branched_from') IS NULL AND NOT EXISTS (SELECT 1 FROM sessions p WHERE "
+                  "p.id = sessions.parent_session_id AND p.end_reason IN ('compression', 'branched'))")
+    if version < 22 and not c.execute("SELECT COUNT(*) FROM pragma_table_info('session_model_usage') "
+                                      "WHERE name = 'task' AND pk > 0").fetchone()[0]:
+        # v22 put `task` into the primary key: SQLite cannot alter a key, so the table is rebuilt.
+        c.execute("ALTER TABLE session_model_usage RENAME TO hermes_agent_old_model_usage")
+        c.execute(L.create_table("session_model_usage", L.table("session_model_usage"),
+                                 f"PRIMARY KEY ({L.MODEL_USAGE_KEY})"))
+        cols = [col for col, _ in L.table("session_model_usage") if col != "task"]
+        c.execute(f"INSERT INTO session_model_usage ({', '.join(cols)}, task) "
+                  f"SELECT {', '.join(cols)}, '' FROM hermes_agent_old_model_usage")
+        c.execute("DROP TABLE hermes_agent_old_model_usage")
+        for name, target in L.INDEXES:
+            if target.startswith("session_model_usage"):
+                c.execute(f"CREATE INDEX IF NOT EXISTS {name} ON {target}")
+    if version < 20:  # per-model usage seeded from each session's totals
+        c.execute(f"INSERT OR IGNORE INTO session_model_usage (session_id, model, billing_provider, "
+                  f"billing_base_url, billing_mode, {_USAGE_SUMS}, estimated_cost_usd, actual_cost_usd, "
+                  f"cost_status, cost_source, first_seen, last_seen) SELECT id, COALESCE(model, 'unknown'), "
+                  f"COALESCE(billing_provider, ''), COALESCE(billing_base_url, ''), COALESCE(billing_mode, ''), "
+                  f"{', '.join(f'COALESCE({x}, 0)' for x in _USAGE_SUMS.split(', '))}, "
+                  f"COALESCE(estimated_cost_usd, 0), COALESCE(actual_cost_usd, 0), cost_status, cost_source, "
+                  f"started_at, COALESCE(ended_at, started_at) FROM sessions WHERE COALESCE(input_tokens, 0) "
+                  f"+ COALESCE(output_tokens, 0) + COALESCE(cache_read_tokens, 0) > 0")
+
+
+def _adopt_hermes_layout(c: sqlite3.Connection, found: Found) -> None:
+    if found.kind == "legacy":
+        _convert_hermes_agent_v3(c)
+    _create_all(c)
+    hermes = found.kind == "hermes"
+    if hermes:
+        _hermes_data_steps(c, found.hermes_version)
+    # Hermes v11 re-indexed tool names and calls inline; anything older (and our v3) is rebuilt.
+    _ensure_fts(c, rebuild=found.kind == "legacy" or (hermes and found.hermes_version < 11))
+    if [tuple(r) for r in c.execute("SELECT version FROM schema_version")] != [(L.HERMES_SCHEMA_VERSION,)]:
+        c.execute("DELETE FROM schema_version")
+        c.execute("INSERT INTO schema_version (version) VALUES (?)", (L.HERMES_SCHEMA_VERSION,))
+
+
+def _last_active_and_usage(c: sqlite3.Connection, found: Found) -> None:
+    for tbl, col, decl in L.OURS_COLUMNS:
+        if col not in _columns(c, tbl):
+            c.execute(f"ALTER TABLE {tbl} ADD COLUMN {col} {decl}")
+    for stmt in (L.LAST_ACTIVE_BACKFILL, L.TOUCH_TRIGGER, L.SESSION_START_TRIGGER, L.LAST_ACTIVE_INDEX):
+        c.execute(stmt)
+
+
+# Steps 1-3 were hermes-agent's own first layout (kept in files as ledger rows, converted by step 4).
 MIGRATIONS: tuple[Migration, ...] = (
-    Migration(1, "create_sessions_and_messages", _SESSIONS_AND_MESSAGES),
-    Migration(2, "fts5_unicode61_index", _FTS_WORDS),
-    Migration(3, "fts5_trigram_index_for_cjk", _FTS_TRIGRAM),
+    Migration(4, "adopt_hermes_v22_layout", _adopt_hermes_layout),
+    Migration(5, "last_active_at_and_message_usage", _last_active_and_usage),
 )
-
 LATEST_VERSION = MIGRATIONS[-1].version
 
-_VERSION_TABLE = """CREATE TABLE IF NOT EXISTS schema_version (
-    version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at REAL NOT NULL)"""
+
+def _refusal(found: Found, path: str, latest: int) -> str | None:
+    if found.hermes_version > L.HERMES_SCHEMA_VERSION:
+        return (f"{path} has schema v{found.hermes_version}, newer than this hermes-agent knows "
+                f"(v{L.HERMES_SCHEMA_VERSION}): opened read-only; upgrade hermes-agent to write to it")
+    if found.ledger_version > latest:
+        return (f"{path} was upgraded by a newer hermes-agent (step {found.ledger_version}, this one knows "
+                f"{latest}): opened read-only; upgrade hermes-agent to write to it")
+    return None
 
 
-def current_version(conn: sqlite3.Connection) -> int:
-    """Highest applied migration (0 for a new file)."""
-    exists = conn.execute(
-        "SELECT 1 FROM sqlite_master WHERE type='table' AND name='schema_version'").fetchone()
-    if not exists:
-        return 0
-    return conn.execute("SELECT COALESCE(MAX(version), 0) FROM schema_version").fetchone()[0]
-
-
-def migrate(conn: sqlite3.Connection, migrations: tuple[Migration, ...] = MIGRATIONS) -> list[str]:
-    """Apply pending migrations in one transaction; returns the names applied (empty when current)."""
+def migrate(conn: sqlite3.Connection, path: str = "state.db",
+            migrations: tuple[Migration, ...] = MIGRATIONS) -> Outcome:
+    """Apply pending steps in one transaction; a file newer than this code is left untouched, read-only."""
+    found = retry_busy(lambda: inspect(conn))
     latest = migrations[-1].version
-    version = retry_busy(lambda: current_version(conn))
-    if version > latest:
-        raise StorageError(f"state.db has schema v{version}, newer than this hermes knows (v{latest}); "
-                           "upgrade hermes-agent")
-    if version == latest:
-        return []
+    refusal = _refusal(found, path, latest)
+    current = found.kind == "hermes" and found.hermes_version == L.HERMES_SCHEMA_VERSION \
+        and found.ledger_version == latest
+    if refusal or current:
+        return Outcome((), refusal)
 
-    def apply(c: sqlite3.Connection) -> list[str]:
-        c.execute(_VERSION_TABLE)
-        done = current_version(c)  # re-read under the write lock: another process may have migrated
+    def apply(c: sqlite3.Connection) -> tuple[str, ...]:
+        now = inspect(c)  # re-read under the write lock: another process may have migrated
+        c.execute(L.LEDGER_SQL)
+        done = now.ledger_version if now.kind != "legacy" else min(now.ledger_version, 3)
         applied = []
         for m in migrations:
             if m.version <= done:
                 continue
-            for stmt in split_statements(m.sql):
-                c.execute(stmt)
-            c.execute("INSERT INTO schema_version(version, name, applied_at) VALUES (?, ?, ?)",
+            m.apply(c, now)
+            now = Found("hermes", L.HERMES_SCHEMA_VERSION, m.version)
+            c.execute(f"INSERT OR REPLACE INTO {L.LEDGER} (version, name, applied_at) VALUES (?, ?, ?)",
                       (m.version, m.name, time.time()))
             applied.append(m.name)
-        return applied
+        return tuple(applied)
 
+    conn.execute("PRAGMA foreign_keys=OFF")  # tables are swapped during step 4; no cascade may fire
     try:
-        return run_in_transaction(conn, apply)
+        return Outcome(run_in_transaction(conn, apply), None)
     except sqlite3.Error as exc:
         raise StorageError(f"state.db migration failed: {exc}") from exc
+    finally:
+        conn.execute("PRAGMA foreign_keys=ON")

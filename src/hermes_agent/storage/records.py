@@ -47,7 +47,14 @@ class SessionInfo:
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> SessionInfo:
-        return cls(**{name: row[name] for name in cls.__slots__})
+        values = {name: row[name] for name in cls.__slots__}
+        # Hermes leaves counters it never touched NULL; a row it wrote before we first opened the file
+        # has no last_active_at until the migration backfills it.
+        for name in ("message_count", "tool_call_count", "api_call_count", "input_tokens", "output_tokens",
+                     "cache_read_tokens", "cache_write_tokens", "reasoning_tokens"):
+            values[name] = values[name] or 0
+        values["last_active_at"] = values["last_active_at"] or values["started_at"]
+        return cls(**values)
 
 
 SESSION_COLUMNS = ", ".join(SessionInfo.__slots__)
@@ -102,11 +109,33 @@ class Stats:
 
 
 def tool_calls_json(calls: tuple[ToolCall, ...]) -> str | None:
-    """Compact JSON for the tool_calls column (None when there are none)."""
+    """The tool_calls column in Hermes's format: OpenAI tool-call objects (None when there are none)."""
     if not calls:
         return None
-    return json.dumps([{"id": c.id, "name": c.name, "arguments": c.arguments} for c in calls],
-                      ensure_ascii=False)
+    return json.dumps([c.to_openai() for c in calls], ensure_ascii=False)
+
+
+def _tool_call(d: dict) -> ToolCall:
+    if "function" in d:  # Hermes's format (and ours since the shared layout)
+        return ToolCall.from_openai(d)
+    return ToolCall(id=str(d.get("id") or ""), name=str(d.get("name") or ""), arguments=d.get("arguments") or "{}")
+
+
+_JSON_CONTENT = "\x00json:"  # Hermes's prefix for list (multimodal) content stored as JSON
+
+
+def content_text(raw: str | None) -> str | None:
+    """Message text; Hermes's JSON-encoded multimodal content becomes its text parts ([image] for images)."""
+    if not raw or not raw.startswith(_JSON_CONTENT):
+        return raw
+    try:
+        parts = json.loads(raw[len(_JSON_CONTENT):])
+    except ValueError:
+        return raw
+    if not isinstance(parts, list):
+        return json.dumps(parts, ensure_ascii=False)
+    return "\n".join(p.get("text", "") if p.get("type") == "text" else f"[{p.get('type', 'part')}]"
+                     for p in parts if isinstance(p, dict))
 
 
 def usage_json(usage: Usage | None) -> str | None:
@@ -118,10 +147,13 @@ def usage_json(usage: Usage | None) -> str | None:
 
 def message_from_row(row: sqlite3.Row) -> StoredMessage:
     """Rebuild the exact Message that was appended."""
-    calls = tuple(ToolCall(id=c["id"], name=c["name"], arguments=c["arguments"])
-                  for c in json.loads(row["tool_calls"] or "[]"))
+    try:
+        calls = tuple(_tool_call(c) for c in json.loads(row["tool_calls"] or "[]") if isinstance(c, dict))
+    except ValueError:
+        calls = ()
     usage = Usage(*json.loads(row["usage"])) if row["usage"] else None
-    msg = Message(role=row["role"], content=row["content"], tool_calls=calls,
-                  tool_call_id=row["tool_call_id"], name=row["tool_name"], reasoning=row["reasoning"],
-                  usage=usage, finish_reason=row["finish_reason"])
+    msg = Message(role=row["role"], content=content_text(row["content"]), tool_calls=calls,
+                  tool_call_id=row["tool_call_id"], name=row["tool_name"],
+                  reasoning=row["reasoning"] or row["reasoning_content"], usage=usage,
+                  finish_reason=row["finish_reason"])
     return StoredMessage(id=row["id"], session_id=row["session_id"], timestamp=row["timestamp"], message=msg)

@@ -6,6 +6,7 @@ trigram index; CJK terms under 3 characters (below trigram reach) fall back to L
 
 from __future__ import annotations
 
+import json
 import re
 import sqlite3
 from dataclasses import dataclass
@@ -132,7 +133,7 @@ def _candidates(conn: sqlite3.Connection, q: ParsedQuery, expr: str | None, f: F
     if expr is None:  # short CJK terms only: a scan, newest first
         sql = f"SELECT m.id, m.session_id, 0.0 AS score FROM messages m WHERE 1 {where} ORDER BY m.id DESC LIMIT ?"
         return conn.execute(sql, [*params, _LIKE_WINDOW]).fetchall()
-    rank = "bm25(messages_fts, 1.0, 0.5, 0.3)" if q.table == _WORDS else f"bm25({q.table})"
+    rank = f"bm25({q.table})"
     sql = (f"SELECT m.id, m.session_id, {rank} AS score FROM {q.table} "
            f"JOIN messages m ON m.id = {q.table}.rowid WHERE {q.table} MATCH ?{where} ORDER BY {q.table}.rowid DESC LIMIT ?")
     return sorted(conn.execute(sql, [expr, *params, _WINDOW]).fetchall(), key=lambda r: r[2])
@@ -187,27 +188,35 @@ def _snippets(conn: sqlite3.Connection, q: ParsedQuery, expr: str | None, ids: l
                             ids).fetchall()
         return {r["id"]: Snippet(r["id"], r["role"], r["timestamp"], text_snippet(r["snip"] or "", q.terms))
                 for r in rows}
-    if q.table == _TRIGRAM:
-        cols = f"snippet({_TRIGRAM}, 0, '{_OPEN}', '{_CLOSE}', '…', 32) AS s0, NULL AS s2"
-    else:
-        cols = (f"snippet({_WORDS}, 0, '{_OPEN}', '{_CLOSE}', '…', 16) AS s0, "
-                f"snippet({_WORDS}, 2, '{_OPEN}', '{_CLOSE}', '…', 16) AS s2")
+    tokens = 32 if q.table == _TRIGRAM else 16
     rows = conn.execute(
-        f"SELECT m.id, m.role, m.timestamp, m.tool_name, {cols} FROM {q.table} "
+        f"SELECT m.id, m.role, m.timestamp, m.tool_name, m.content, m.tool_calls, "
+        f"snippet({q.table}, 0, '{_OPEN}', '{_CLOSE}', '…', {tokens}) AS snip FROM {q.table} "
         f"JOIN messages m ON m.id = {q.table}.rowid "
         f"WHERE {q.table} MATCH ? AND {q.table}.rowid IN ({marks})", [expr, *ids]).fetchall()
-    return {r["id"]: Snippet(r["id"], r["role"], r["timestamp"], _pick(r)) for r in rows}
+    return {r["id"]: Snippet(r["id"], r["role"], r["timestamp"], _pick(r, q.terms)) for r in rows}
 
 
-def _pick(row: sqlite3.Row) -> str:
-    """The content snippet when the hit is there, else the tool-call arguments, else name + content head."""
-    text = row["s0"] or ""
-    if _OPEN not in text:
-        calls = (row["s2"] or "").replace('\\"', '"').replace("\\n", " ")
-        if _OPEN in calls:
-            text = calls
-        elif row["tool_name"]:
-            text = f"[{row['tool_name']}] {text}"
+def _calls_text(raw: str) -> str:
+    """Tool calls as `name {arguments}` (Hermes's JSON objects, read loosely)."""
+    try:
+        calls = json.loads(raw)
+    except ValueError:
+        return raw
+    fns = [c.get("function") or c for c in calls if isinstance(c, dict)]
+    return "; ".join(f"{f.get('name', '')} {f.get('arguments', '')}" for f in fns)
+
+
+def _pick(row: sqlite3.Row, terms: tuple[str, ...]) -> str:
+    """The snippet around the hit: the indexed text is content, tool name and tool-call JSON joined."""
+    if row["tool_calls"] and _OPEN in (row["snip"] or "") and not (row["content"] or "").strip():
+        return text_snippet(_calls_text(row["tool_calls"]), terms)
+    text = " ".join((row["snip"] or "").replace('\\"', '"').replace("\\n", " ").split())
+    name = row["tool_name"]
+    if name and text.endswith(" " + name):  # the tool name the index appends to a tool result's content
+        text = text[: -len(name) - 1]
+    if name and not (row["content"] or "").strip():
+        text = f"[{name}] {text}"
     # Private markers inside SQL, so ** already present in a message is not mistaken for a hit.
     return " ".join(text.split()).replace(_OPEN, "**").replace(_CLOSE, "**")
 

@@ -41,7 +41,8 @@ from hermes_agent.storage.records import (
 T = TypeVar("T")
 TITLE_MAX = 60
 _MESSAGE_COLUMNS = ("id, session_id, role, content, tool_calls, tool_call_id, tool_name, reasoning, "
-                    "timestamp, finish_reason, usage")
+                    "reasoning_content, timestamp, finish_reason, usage")
+_ACTIVE = "active = 1"  # Hermes keeps rewound messages with active = 0; they are not part of the conversation
 
 
 def new_session_id(now: float | None = None) -> str:
@@ -59,6 +60,33 @@ def title_from(text: str | None) -> str | None:
     return None
 
 
+def _free_title(c: sqlite3.Connection, title: str) -> str | None:
+    """`title`, or `title #2`, `#3`... when another session has it (titles are unique in Hermes's layout)."""
+    for n in range(1, 100):
+        candidate = title if n == 1 else f"{title} #{n}"
+        if c.execute("SELECT 1 FROM sessions WHERE title = ?", (candidate,)).fetchone() is None:
+            return candidate
+    return None
+
+
+def _record_model_usage(c: sqlite3.Connection, session_id: str, model: str, usage: Usage,
+                        cost: float | None) -> None:
+    """One API call into Hermes's per-model usage table (what its `insights` reads)."""
+    now = time.time()
+    c.execute(
+        "INSERT INTO session_model_usage (session_id, model, api_call_count, input_tokens, output_tokens, "
+        "cache_read_tokens, cache_write_tokens, reasoning_tokens, estimated_cost_usd, first_seen, last_seen) "
+        "VALUES (?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (session_id, model, billing_provider, "
+        "billing_base_url, billing_mode, task) DO UPDATE SET api_call_count = api_call_count + 1, "
+        "input_tokens = input_tokens + excluded.input_tokens, output_tokens = output_tokens + excluded.output_tokens, "
+        "cache_read_tokens = cache_read_tokens + excluded.cache_read_tokens, "
+        "cache_write_tokens = cache_write_tokens + excluded.cache_write_tokens, "
+        "reasoning_tokens = reasoning_tokens + excluded.reasoning_tokens, "
+        "estimated_cost_usd = estimated_cost_usd + excluded.estimated_cost_usd, last_seen = excluded.last_seen",
+        (session_id, model, usage.prompt_tokens, usage.completion_tokens, usage.cache_read_tokens,
+         usage.cache_write_tokens, usage.reasoning_tokens, cost or 0.0, now, now))
+
+
 class SessionStore:
     """The session database. Open once per process; close() when done."""
 
@@ -68,7 +96,9 @@ class SessionStore:
         self._lock = threading.RLock()
         self._conn = connect(self.path)
         try:
-            migrate(self._conn)
+            self.read_only: str | None = migrate(self._conn, str(self.path)).read_only
+            if self.read_only:
+                self._conn.execute("PRAGMA query_only=ON")
         except BaseException:
             self._conn.close()
             raise
@@ -85,6 +115,8 @@ class SessionStore:
         self.close()
 
     def _write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        if self.read_only:
+            raise StorageError(self.read_only)
         with self._lock:
             try:
                 return run_in_transaction(self._conn, fn)
@@ -177,8 +209,13 @@ class SessionStore:
             raise SessionNotFound(f"no session '{session_id}'")
 
     def set_title(self, session_id: str, title: str | None) -> None:
-        """Rename a session (None clears the title)."""
-        self._update(session_id, "title = ?", [title])
+        """Rename a session (None clears the title). Titles are unique, as Hermes requires."""
+        try:
+            self._update(session_id, "title = ?", [title])
+        except StorageError as exc:
+            if "UNIQUE" not in str(exc):
+                raise
+            raise StorageError(f"another session is already titled '{title}'") from exc
 
     def set_system_prompt(self, session_id: str, prompt: str | None) -> None:
         """Record the system prompt the session now runs with (e.g. rebuilt after compression)."""
@@ -218,6 +255,7 @@ class SessionStore:
                 "ELSE COALESCE(estimated_cost_usd, 0) + ? END, model = COALESCE(?, model) WHERE id = ?",
                 (usage.prompt_tokens, usage.completion_tokens, usage.cache_read_tokens, usage.cache_write_tokens,
                  usage.reasoning_tokens, priced, priced, model, session_id))
+            _record_model_usage(c, session_id, model or row["model"] or "unknown", usage, priced)
             return priced
 
         return self._write(tx)
@@ -227,6 +265,7 @@ class SessionStore:
 
         def tx(c: sqlite3.Connection) -> int:
             n = c.execute("DELETE FROM messages WHERE session_id = ?", (session_id,)).rowcount
+            c.execute("UPDATE sessions SET parent_session_id = NULL WHERE parent_session_id = ?", (session_id,))
             if c.execute("DELETE FROM sessions WHERE id = ?", (session_id,)).rowcount == 0:
                 raise SessionNotFound(f"no session '{session_id}'")
             return n
@@ -243,6 +282,7 @@ class SessionStore:
         def tx(c: sqlite3.Connection) -> tuple[int, int]:
             sub = f"SELECT id FROM sessions WHERE {cond}"
             n_msgs = c.execute(f"DELETE FROM messages WHERE session_id IN ({sub})", params).rowcount
+            c.execute(f"UPDATE sessions SET parent_session_id = NULL WHERE parent_session_id IN ({sub})", params)
             n_sessions = c.execute(f"DELETE FROM sessions WHERE {cond}", params).rowcount
             return n_sessions, n_msgs
 
@@ -288,9 +328,12 @@ class SessionStore:
                     (session_id, m.role, m.content, tool_calls_json(m.tool_calls), m.tool_call_id, m.name,
                      m.reasoning, now, tokens, m.finish_reason, usage_json(m.usage)))
                 ids.append(int(cur.lastrowid))
-            c.execute("UPDATE sessions SET message_count = message_count + ?, tool_call_count = tool_call_count + ?, "
-                      "last_active_at = ?, title = COALESCE(title, ?) WHERE id = ?",
-                      (len(batch), calls, now, title, session_id))
+            # last_active_at follows from a trigger, so messages Hermes appends move it too. The default title
+            # is given with a session's first messages only: an untitled session Hermes wrote stays untitled.
+            c.execute("UPDATE sessions SET message_count = COALESCE(message_count, 0) + ?, "
+                      "tool_call_count = COALESCE(tool_call_count, 0) + ?, title = CASE WHEN title IS NULL AND "
+                      "COALESCE(message_count, 0) = 0 THEN ? ELSE title END WHERE id = ?",
+                      (len(batch), calls, title and _free_title(c, title), session_id))
             return ids
 
         if not batch:
@@ -305,12 +348,12 @@ class SessionStore:
     def get_records(self, session_id: str, around_id: int | None = None, window: int = 0) -> list[StoredMessage]:
         """Stored messages in order; with around_id, only `window` messages either side of it."""
         if around_id is None:
-            sql = f"SELECT {_MESSAGE_COLUMNS} FROM messages WHERE session_id = ? ORDER BY id"
+            sql = f"SELECT {_MESSAGE_COLUMNS} FROM messages WHERE session_id = ? AND {_ACTIVE} ORDER BY id"
             rows = self._read(lambda c: c.execute(sql, (session_id,)).fetchall())
         else:
-            before = (f"SELECT {_MESSAGE_COLUMNS} FROM messages WHERE session_id = ? AND id < ? "
+            before = (f"SELECT {_MESSAGE_COLUMNS} FROM messages WHERE session_id = ? AND id < ? AND {_ACTIVE} "
                       "ORDER BY id DESC LIMIT ?")
-            after = (f"SELECT {_MESSAGE_COLUMNS} FROM messages WHERE session_id = ? AND id >= ? "
+            after = (f"SELECT {_MESSAGE_COLUMNS} FROM messages WHERE session_id = ? AND id >= ? AND {_ACTIVE} "
                      "ORDER BY id LIMIT ?")
             rows = self._read(lambda c: list(reversed(c.execute(before, (session_id, around_id, window)).fetchall()))
                               + c.execute(after, (session_id, around_id, window + 1)).fetchall())

@@ -1,30 +1,44 @@
-"""Named, versioned migrations: fresh install, idempotent reopen, upgrade with backfill, refusal of newer schemas."""
+"""Named, forward-only migrations into the state.db layout shared with Hermes: fresh file, reopen, our
+v3 files, older Hermes files, and files newer than this code (read-only)."""
 
 from __future__ import annotations
 
 import sqlite3
+from pathlib import Path
 
 import pytest
 
 from hermes_agent import paths
 from hermes_agent.errors import StorageError
-from hermes_agent.messages import Message
+from hermes_agent.messages import Message, ToolCall, Usage
 from hermes_agent.storage import SessionStore
 from hermes_agent.storage.db import connect, split_statements
-from hermes_agent.storage.migrations import LATEST_VERSION, MIGRATIONS, migrate
+from hermes_agent.storage.layout import FTS_TRIGGERS, HERMES_SCHEMA_VERSION, LEDGER
+from hermes_agent.storage.migrations import LATEST_VERSION, MIGRATIONS, Migration, migrate
+
+V3_SQL = Path(__file__).parents[2] / "fixtures" / "state_v3.sql"
 
 
-def _versions(path):
+def _ledger(path):
     with sqlite3.connect(path) as c:
-        return c.execute("SELECT version, name FROM schema_version ORDER BY version").fetchall()
+        return c.execute(f"SELECT version, name FROM {LEDGER} ORDER BY version").fetchall()
 
 
-def test_fresh_database_gets_every_named_migration_once(hermes_home):
+def _hermes_version(path):
+    with sqlite3.connect(path) as c:
+        return c.execute("SELECT version FROM schema_version").fetchall()
+
+
+def test_fresh_database_has_hermes_single_version_row_and_our_named_steps(hermes_home):
     SessionStore().close()
     SessionStore().close()
-    assert _versions(paths.state_db_path()) == [(m.version, m.name) for m in MIGRATIONS]
-    assert [m.version for m in MIGRATIONS] == list(range(1, LATEST_VERSION + 1))
+    db = paths.state_db_path()
+    assert _hermes_version(db) == [(HERMES_SCHEMA_VERSION,)]  # one row, as Hermes reads and UPDATEs it
+    assert _ledger(db) == [(m.version, m.name) for m in MIGRATIONS]
     assert len({m.name for m in MIGRATIONS}) == len(MIGRATIONS)
+    with sqlite3.connect(db) as c:
+        triggers = {r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")}
+    assert set(FTS_TRIGGERS) <= triggers
 
 
 def test_pragmas_wal_and_busy_timeout(hermes_home):
@@ -38,31 +52,96 @@ def test_pragmas_wal_and_busy_timeout(hermes_home):
 
 def test_reapplying_returns_nothing(hermes_home):
     conn = connect(paths.state_db_path())
-    assert len(migrate(conn)) == LATEST_VERSION
-    assert migrate(conn) == []
+    assert migrate(conn).applied == tuple(m.name for m in MIGRATIONS)
+    assert migrate(conn).applied == ()
     conn.close()
 
 
-def test_upgrade_from_v1_backfills_both_search_indexes(hermes_home):
-    conn = connect(paths.state_db_path())
-    assert migrate(conn, MIGRATIONS[:1]) == ["create_sessions_and_messages"]
-    conn.execute("INSERT INTO sessions (id, source, started_at, last_active_at) VALUES ('old', 'cli', 1, 1)")
-    conn.execute("INSERT INTO messages (session_id, role, content, timestamp) VALUES "
-                 "('old', 'user', 'legacy terraform plan', 1), ('old', 'user', '旧的数据库备份', 1)")
-    conn.close()
+def _v3_file(path: Path) -> None:
+    with sqlite3.connect(path) as c:
+        c.executescript(V3_SQL.read_text(encoding="utf-8"))
+
+
+def test_v3_file_of_ours_is_converted_with_every_row_intact(hermes_home):
+    db = paths.state_db_path()
+    _v3_file(db)
     with SessionStore() as store:
-        assert [h.session.id for h in store.search("terraform")] == ["old"]
-        assert [h.session.id for h in store.search("数据库备份")] == ["old"]
-        assert store.get_messages("old")[0] == Message("user", "legacy terraform plan")
-    assert [v for v, _ in _versions(paths.state_db_path())] == [1, 2, 3]
+        first, child = "20250101_120000_aaaaaa", "20250102_090000_bbbbbb"
+        assert [s.id for s in store.list_sessions()] == [child, first]
+        info = store.require_session(first)
+        assert (info.input_tokens, info.output_tokens, info.end_reason, info.system_prompt) == (
+            250, 30, "compression", "You are Hermes.")
+        assert store.require_session(child).parent_session_id == first
+        assert store.get_messages(first) == [
+            Message("user", "deploy the terraform plan"),
+            Message("assistant", None, (ToolCall("call_1", "terminal", '{"command": "terraform apply"}'),),
+                    reasoning="thinking about it"),
+            Message("tool", "Apply complete! Resources: 3 added.", tool_call_id="call_1", name="terminal"),
+            Message("assistant", "Done: 3 resources added.")]
+        assert store.get_messages(first)[1].usage == Usage(100, 20, 5, 0, 3)
+        assert [h.session.id for h in store.search("terraform")] == [first]
+        assert [h.session.id for h in store.search("数据库迁移")] == [child]
+        new = store.append_message(child, Message("user", "and the backups?"))
+        assert new == 7  # ids continue after the converted rows
+    assert [v for v, _ in _ledger(db)] == [1, 2, 3, 4, 5]
+    assert _hermes_version(db) == [(HERMES_SCHEMA_VERSION,)]
+    with sqlite3.connect(db) as c:
+        assert c.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        assert c.execute("PRAGMA foreign_key_check").fetchall() == []
+        calls = c.execute("SELECT tool_calls FROM messages WHERE id = 2").fetchone()[0]
+    assert '"type":"function"' in calls and '"function":{"name":"terminal"' in calls
 
 
-def test_newer_schema_is_refused_with_one_clear_line(hermes_home):
+def test_older_hermes_file_is_brought_to_v22(hermes_home):
+    """A Hermes v10 file: no `active` column, usage table without `task`, FTS without tool text."""
+    db = paths.state_db_path()
+    with sqlite3.connect(db) as c:
+        c.executescript(
+            "CREATE TABLE schema_version (version INTEGER NOT NULL); INSERT INTO schema_version VALUES (10);"
+            "CREATE TABLE sessions (id TEXT PRIMARY KEY, source TEXT NOT NULL, model TEXT, started_at REAL NOT NULL,"
+            " message_count INTEGER DEFAULT 0, input_tokens INTEGER DEFAULT 0, output_tokens INTEGER DEFAULT 0,"
+            " title TEXT, parent_session_id TEXT);"
+            "CREATE TABLE messages (id INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT NOT NULL, role TEXT NOT"
+            " NULL, content TEXT, tool_call_id TEXT, tool_calls TEXT, tool_name TEXT, timestamp REAL NOT NULL);"
+            "CREATE VIRTUAL TABLE messages_fts USING fts5(content);"
+            "INSERT INTO sessions VALUES ('s1', 'cli', 'm', 100, 1, 40, 2, 'Old chat', NULL);"
+            "INSERT INTO messages (session_id, role, content, timestamp) VALUES ('s1', 'user', 'kubernetes', 101);")
+    with SessionStore() as store:
+        assert [h.session.id for h in store.search("kubernetes")] == ["s1"]
+        assert store.require_session("s1").last_active_at == 101
+        assert store.get_messages("s1") == [Message("user", "kubernetes")]
+    assert _hermes_version(db) == [(HERMES_SCHEMA_VERSION,)]
+    with sqlite3.connect(db) as c:
+        assert c.execute("SELECT session_id, model, task, input_tokens FROM session_model_usage").fetchall() == [
+            ("s1", "m", "", 40)]
+
+
+def test_newer_schema_opens_read_only_with_one_clear_line(hermes_home):
+    with SessionStore() as store:
+        sid = store.create_session().id
+        store.append_message(sid, Message("user", "kept from before"))
+    with sqlite3.connect(paths.state_db_path()) as c:
+        c.execute("UPDATE schema_version SET version = 99")
+    before = paths.state_db_path().read_bytes()
+    with SessionStore() as store:
+        assert store.read_only and "schema v99, newer than this hermes-agent knows (v22)" in store.read_only
+        assert "\n" not in store.read_only
+        assert [s.id for s in store.list_sessions()] == [sid]
+        assert [h.session.id for h in store.search("kept")] == [sid]
+        assert store.get_messages(sid) == [Message("user", "kept from before")]
+        with pytest.raises(StorageError, match="opened read-only; upgrade hermes-agent"):
+            store.append_message(sid, Message("user", "new"))
+        with pytest.raises(StorageError, match="read-only"):
+            store.create_session()
+    assert paths.state_db_path().read_bytes() == before
+
+
+def test_newer_ledger_step_of_ours_is_read_only_too(hermes_home):
     SessionStore().close()
     with sqlite3.connect(paths.state_db_path()) as c:
-        c.execute("INSERT INTO schema_version VALUES (99, 'future', 0)")
-    with pytest.raises(StorageError, match=r"schema v99, newer than this hermes knows \(v3\)"):
-        SessionStore()
+        c.execute(f"INSERT INTO {LEDGER} VALUES (?, 'from_the_future', 0)", (LATEST_VERSION + 1,))
+    with SessionStore() as store:
+        assert "newer hermes-agent" in (store.read_only or "")
 
 
 def test_garbage_file_is_a_storage_error(hermes_home):
@@ -72,12 +151,13 @@ def test_garbage_file_is_a_storage_error(hermes_home):
 
 
 def test_failed_migration_rolls_back_entirely(hermes_home):
-    from hermes_agent.storage.migrations import Migration
+    def broken(c, found):
+        c.execute("CREATE TABLE ok_table (x)")
+        c.execute("CREATE TABLE sessions (y)")
 
-    broken = (*MIGRATIONS, Migration(4, "broken", "CREATE TABLE ok_table (x); CREATE TABLE sessions (y);"))
     conn = connect(paths.state_db_path())
     with pytest.raises(StorageError, match="migration failed"):
-        migrate(conn, broken)
+        migrate(conn, migrations=(*MIGRATIONS[:1], Migration(5, "broken", broken)))
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     assert "ok_table" not in tables and "sessions" not in tables
     conn.close()

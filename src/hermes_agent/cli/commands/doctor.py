@@ -1,5 +1,6 @@
 """`hermes doctor`: Python and dependencies, config validity, .env permissions, endpoint reachability,
-terminal backend, each tool's availability (with the reason) and plugin failures. Exit 1 if broken."""
+terminal backend, each tool's availability (with the reason), plugin failures and the session database.
+Exit 1 if broken."""
 
 from __future__ import annotations
 
@@ -36,6 +37,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
                                       offline=bool(getattr(args, "offline", False)))
     findings += dc.check_backend(settings)
     findings += dc.check_tools(settings)
+    findings += dc.check_database()
     for f in findings:
         print(f"  {_MARKS[f.level]} {f.text}")
     fails = sum(f.level == "fail" for f in findings)

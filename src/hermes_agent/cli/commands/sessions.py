@@ -57,10 +57,15 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     handler = _ACTIONS[action]
     try:
         with SessionStore() as store:
+            if store.read_only and action not in _WRITES:
+                print(f"hermes sessions: note: {store.read_only}", file=sys.stderr)
             return handler(args, store)
     except HermesError as exc:
         print(f"hermes sessions {action}: {exc}", file=sys.stderr)
         return 1
+
+
+_WRITES = ("rename", "delete", "prune")
 
 
 def parse_age(text: str) -> float:

@@ -1,0 +1,168 @@
+"""The state.db layout shared with the released Hermes (its schema v22), declared as data.
+
+Hermes and hermes-agent read and write the same file, so the tables, columns, indexes, FTS tables
+and trigger names below follow Hermes's format exactly. What is ours alone lives apart and Hermes
+ignores it: the `hermes_agent_schema` ledger, sessions.last_active_at, messages.usage and the
+`hermes_agent_*` trigger/index. No SQL runs here; migrations.py applies these declarations.
+"""
+
+from __future__ import annotations
+
+HERMES_SCHEMA_VERSION = 22
+
+# (table, ((column, declaration), ...), table constraints). Column order is Hermes's.
+_SESSIONS = (
+    ("id", "TEXT PRIMARY KEY"), ("source", "TEXT NOT NULL"), ("user_id", "TEXT"), ("session_key", "TEXT"),
+    ("chat_id", "TEXT"), ("chat_type", "TEXT"), ("thread_id", "TEXT"), ("display_name", "TEXT"),
+    ("origin_json", "TEXT"), ("expiry_finalized", "INTEGER DEFAULT 0"), ("model", "TEXT"),
+    ("model_config", "TEXT"), ("system_prompt", "TEXT"), ("parent_session_id", "TEXT"),
+    ("started_at", "REAL NOT NULL"), ("ended_at", "REAL"), ("end_reason", "TEXT"),
+    ("message_count", "INTEGER DEFAULT 0"), ("tool_call_count", "INTEGER DEFAULT 0"),
+    ("input_tokens", "INTEGER DEFAULT 0"), ("output_tokens", "INTEGER DEFAULT 0"),
+    ("cache_read_tokens", "INTEGER DEFAULT 0"), ("cache_write_tokens", "INTEGER DEFAULT 0"),
+    ("reasoning_tokens", "INTEGER DEFAULT 0"), ("cwd", "TEXT"), ("git_branch", "TEXT"), ("git_repo_root", "TEXT"),
+    ("billing_provider", "TEXT"), ("billing_base_url", "TEXT"), ("billing_mode", "TEXT"),
+    ("estimated_cost_usd", "REAL"), ("actual_cost_usd", "REAL"), ("cost_status", "TEXT"), ("cost_source", "TEXT"),
+    ("pricing_version", "TEXT"), ("title", "TEXT"), ("api_call_count", "INTEGER DEFAULT 0"),
+    ("handoff_state", "TEXT"), ("handoff_platform", "TEXT"), ("handoff_error", "TEXT"),
+    ("compression_failure_cooldown_until", "REAL"), ("compression_failure_error", "TEXT"),
+    ("compression_fallback_streak", "INTEGER NOT NULL DEFAULT 0"), ("profile_name", "TEXT"),
+    ("rewind_count", "INTEGER NOT NULL DEFAULT 0"), ("archived", "INTEGER NOT NULL DEFAULT 0"),
+)
+_MESSAGES = (
+    ("id", "INTEGER PRIMARY KEY AUTOINCREMENT"), ("session_id", "TEXT NOT NULL REFERENCES sessions(id)"),
+    ("role", "TEXT NOT NULL"), ("content", "TEXT"), ("tool_call_id", "TEXT"), ("tool_calls", "TEXT"),
+    ("tool_name", "TEXT"), ("effect_disposition", "TEXT"), ("timestamp", "REAL NOT NULL"),
+    ("token_count", "INTEGER"), ("finish_reason", "TEXT"), ("reasoning", "TEXT"), ("reasoning_content", "TEXT"),
+    ("reasoning_details", "TEXT"), ("codex_reasoning_items", "TEXT"), ("codex_message_items", "TEXT"),
+    ("platform_message_id", "TEXT"), ("observed", "INTEGER DEFAULT 0"), ("active", "INTEGER NOT NULL DEFAULT 1"),
+    ("compacted", "INTEGER NOT NULL DEFAULT 0"), ("api_content", "TEXT"),
+)
+_USAGE_COUNTERS = tuple((c, "INTEGER NOT NULL DEFAULT 0") for c in (
+    "api_call_count", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens",
+    "reasoning_tokens"))
+_MODEL_USAGE = (
+    ("session_id", "TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE"), ("model", "TEXT NOT NULL"),
+    ("billing_provider", "TEXT NOT NULL DEFAULT ''"), ("billing_base_url", "TEXT NOT NULL DEFAULT ''"),
+    ("billing_mode", "TEXT NOT NULL DEFAULT ''"), ("task", "TEXT NOT NULL DEFAULT ''"), *_USAGE_COUNTERS,
+    ("estimated_cost_usd", "REAL NOT NULL DEFAULT 0"), ("actual_cost_usd", "REAL NOT NULL DEFAULT 0"),
+    ("cost_status", "TEXT"), ("cost_source", "TEXT"), ("first_seen", "REAL"), ("last_seen", "REAL"),
+)
+MODEL_USAGE_KEY = "session_id, model, billing_provider, billing_base_url, billing_mode, task"
+_ASYNC_DELEGATIONS = (
+    ("delegation_id", "TEXT PRIMARY KEY"), ("origin_session", "TEXT NOT NULL"),
+    ("origin_ui_session_id", "TEXT NOT NULL DEFAULT ''"), ("parent_session_id", "TEXT"), ("state", "TEXT NOT NULL"),
+    ("dispatched_at", "REAL NOT NULL"), ("completed_at", "REAL"), ("updated_at", "REAL NOT NULL"),
+    ("event_json", "TEXT"), ("result_json", "TEXT"), ("delivery_state", "TEXT NOT NULL DEFAULT 'pending'"),
+    ("delivery_attempts", "INTEGER NOT NULL DEFAULT 0"), ("delivered_at", "REAL"), ("owner_pid", "INTEGER"),
+    ("owner_started_at", "INTEGER"), ("task_json", "TEXT"), ("delivery_claim", "TEXT"),
+    ("delivery_claimed_at", "REAL"),
+)
+
+TABLES: tuple[tuple[str, tuple[tuple[str, str], ...], str], ...] = (
+    ("schema_version", (("version", "INTEGER NOT NULL"),), ""),
+    ("sessions", _SESSIONS, "FOREIGN KEY (parent_session_id) REFERENCES sessions(id)"),
+    ("messages", _MESSAGES, ""),
+    ("session_model_usage", _MODEL_USAGE, f"PRIMARY KEY ({MODEL_USAGE_KEY})"),
+    ("state_meta", (("key", "TEXT PRIMARY KEY"), ("value", "TEXT")), ""),
+    ("gateway_routing", (("scope", "TEXT NOT NULL DEFAULT ''"), ("session_key", "TEXT NOT NULL"),
+                         ("entry_json", "TEXT NOT NULL"), ("updated_at", "REAL NOT NULL")),
+     "PRIMARY KEY (scope, session_key)"),
+    ("compression_locks", (("session_id", "TEXT PRIMARY KEY"), ("holder", "TEXT NOT NULL"),
+                           ("acquired_at", "REAL NOT NULL"), ("expires_at", "REAL NOT NULL")), ""),
+    ("async_delegations", _ASYNC_DELEGATIONS, ""),
+)
+
+INDEXES = (
+    ("idx_sessions_source", "sessions(source)"),
+    ("idx_sessions_source_id", "sessions(source, id)"),
+    ("idx_sessions_parent", "sessions(parent_session_id)"),
+    ("idx_sessions_started", "sessions(started_at DESC)"),
+    ("idx_messages_session", "messages(session_id, timestamp)"),
+    ("idx_compression_locks_expires", "compression_locks(expires_at)"),
+    ("idx_session_model_usage_session", "session_model_usage(session_id)"),
+    ("idx_session_model_usage_model", "session_model_usage(model)"),
+    ("idx_async_delegations_delivery", "async_delegations(delivery_state, completed_at)"),
+    ("idx_messages_platform_msg_id",
+     "messages(session_id, platform_message_id) WHERE platform_message_id IS NOT NULL"),
+    ("idx_messages_session_active", "messages(session_id, active, timestamp)"),
+    ("idx_messages_active_null", "messages(active) WHERE active IS NULL"),
+    ("idx_sessions_session_key", "sessions(session_key, started_at DESC)"),
+    ("idx_sessions_gateway_peer", "sessions(source, user_id, chat_id, chat_type, thread_id, started_at DESC)"),
+    ("idx_sessions_handoff_state", "sessions(handoff_state, started_at)"),
+)
+UNIQUE_TITLE_INDEX = ("CREATE UNIQUE INDEX IF NOT EXISTS idx_sessions_title_unique "
+                      "ON sessions(title) WHERE title IS NOT NULL")
+
+# Both FTS tables hold one column: content, tool name and tool-call JSON joined by spaces (inline,
+# not external-content), kept in step by triggers with Hermes's names.
+FTS_TEXT = "COALESCE({r}.content, '') || ' ' || COALESCE({r}.tool_name, '') || ' ' || COALESCE({r}.tool_calls, '')"
+WORDS, TRIGRAM = "messages_fts", "messages_fts_trigram"
+FTS_TRIGGERS = tuple(f"{t}_{op}" for t in (WORDS, TRIGRAM) for op in ("insert", "delete", "update"))
+
+
+def non_ascii(row: str) -> str:
+    """SQL: the row's FTS text holds a non-ASCII character (only those rows can match a CJK query)."""
+    text = FTS_TEXT.format(r=row)
+    return f"length({text}) != length(CAST({text} AS BLOB))"
+
+
+def fts_sql(table: str) -> list[str]:
+    """DDL for one FTS table and its three triggers.
+
+    The trigram table only indexes rows with non-ASCII text: Hermes asks it only for queries with
+    three or more CJK characters, which no pure-ASCII row can match, and it is the largest index.
+    """
+    tokenize = ", tokenize='trigram'" if table == TRIGRAM else ""
+    new = FTS_TEXT.format(r="new")
+    when_new = f" WHEN {non_ascii('new')}" if table == TRIGRAM else ""
+    add = f"INSERT INTO {table}(rowid, content) VALUES (new.id, {new});"
+    drop = f"DELETE FROM {table} WHERE rowid = old.id;"
+    update = (f"CREATE TRIGGER IF NOT EXISTS {table}_update AFTER UPDATE ON messages BEGIN {drop} "
+              + (f"INSERT INTO {table}(rowid, content) SELECT new.id, {new} WHERE {non_ascii('new')}; END"
+                 if table == TRIGRAM else f"{add} END"))
+    return [f"CREATE VIRTUAL TABLE IF NOT EXISTS {table} USING fts5(content{tokenize})",
+            f"CREATE TRIGGER IF NOT EXISTS {table}_insert AFTER INSERT ON messages{when_new} BEGIN {add} END",
+            f"CREATE TRIGGER IF NOT EXISTS {table}_delete AFTER DELETE ON messages BEGIN {drop} END",
+            update]
+
+
+def fts_fill(table: str) -> str:
+    """SQL that indexes every stored message into `table` (after it was emptied or created)."""
+    where = f" WHERE {non_ascii('messages')}" if table == TRIGRAM else ""
+    return f"INSERT INTO {table}(rowid, content) SELECT id, {FTS_TEXT.format(r='messages')} FROM messages{where}"
+
+
+def create_table(name: str, columns: tuple[tuple[str, str], ...], constraint: str, *, as_name: str = "") -> str:
+    body = ", ".join(f"{c} {d}" for c, d in columns) + (f", {constraint}" if constraint else "")
+    return f"CREATE TABLE IF NOT EXISTS {as_name or name} ({body})"
+
+
+def table(name: str) -> tuple[tuple[str, str], ...]:
+    return next(cols for t, cols, _ in TABLES if t == name)
+
+
+def addable(declaration: str) -> str:
+    """The part of a column declaration ALTER TABLE ADD COLUMN accepts (no keys, no references)."""
+    decl = declaration.replace("PRIMARY KEY AUTOINCREMENT", "").replace("PRIMARY KEY", "")
+    return decl.split(" REFERENCES ")[0].strip()
+
+
+# Ours: a ledger of our named migrations, the last-activity time Hermes computes on every listing
+# (its latest message's timestamp, else started_at; kept by triggers so Hermes's writes move it too),
+# and the exact token usage of each assistant message. Hermes never reads these.
+LEDGER = "hermes_agent_schema"
+LEDGER_SQL = f"CREATE TABLE IF NOT EXISTS {LEDGER} (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at REAL NOT NULL)"
+OURS_COLUMNS = (("sessions", "last_active_at", "REAL"), ("messages", "usage", "TEXT"))
+TOUCH_TRIGGER = (
+    "CREATE TRIGGER IF NOT EXISTS hermes_agent_touch_session AFTER INSERT ON messages BEGIN "
+    "UPDATE sessions SET last_active_at = (SELECT MAX(timestamp) FROM messages WHERE session_id = new.session_id) "
+    "WHERE id = new.session_id; END")
+SESSION_START_TRIGGER = (
+    "CREATE TRIGGER IF NOT EXISTS hermes_agent_session_started AFTER INSERT ON sessions "
+    "WHEN new.last_active_at IS NULL BEGIN "
+    "UPDATE sessions SET last_active_at = new.started_at WHERE id = new.id; END")
+LAST_ACTIVE_INDEX = "CREATE INDEX IF NOT EXISTS hermes_agent_idx_sessions_last_active ON sessions(last_active_at)"
+LAST_ACTIVE_BACKFILL = (
+    "UPDATE sessions SET last_active_at = COALESCE((SELECT MAX(m.timestamp) FROM messages m "
+    "WHERE m.session_id = sessions.id), started_at) WHERE last_active_at IS NULL")
