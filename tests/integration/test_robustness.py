@@ -1,0 +1,86 @@
+"""Never hang, never balloon, never strand a session: stalled and oversized streams from the scripted
+server, a reply cut by the token limit, and empty prompts, all through the real `hermes` CLI."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+
+from tests.helpers import HERMES, model_config, run_hermes
+
+_STALL = "  stream_notice_after: 0.4\n  stream_idle_timeout: 1.5\n"
+
+
+def peak_rss_mib(args: list[str], home, tmp_path, **kw) -> tuple[subprocess.CompletedProcess, float]:
+    """Run the real `hermes` and measure the peak RSS of it and its children (wait4's rusage)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "OPENROUTER_", "HERMES_"))}
+    env["HERMES_HOME"] = str(home)
+    out_path, err_path = tmp_path / "stdout", tmp_path / "stderr"
+    with open(os.devnull, "rb") as devnull, open(out_path, "wb") as out, open(err_path, "wb") as err:
+        proc = subprocess.Popen([HERMES, *args], stdin=devnull, stdout=out, stderr=err, env=env, **kw)
+        _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    done = subprocess.CompletedProcess(proc.args, proc.returncode, out_path.read_text(errors="replace"),
+                                       err_path.read_text(errors="replace"))
+    return done, usage.ru_maxrss / 1024
+
+
+def test_a_silent_stream_is_reported_then_abandoned_and_the_run_fails_with_one_line(scripted, hermes_home):
+    model_config(hermes_home, scripted.url, _STALL + "  api_max_retries: 1\n")
+    scripted.add({"content": "never", "stall": 60}, {"content": "never", "stall": 60})
+    started = time.monotonic()
+    out = run_hermes("chat", "-q", "hi", home=hermes_home, timeout=30)
+    took = time.monotonic() - started
+    assert out.returncode == 1 and "Traceback" not in out.stderr
+    assert "the model has sent nothing for 0s; still waiting" in out.stderr or "sent nothing for 1s" in out.stderr
+    last = out.stderr.strip().splitlines()[-1]
+    assert last.startswith("hermes: error: ") and "the model sent nothing for 2s" in last, out.stderr
+    assert "agent.stream_idle_timeout" in last
+    assert len(scripted.requests) == 2  # the stalled attempt was retried once
+    assert took < 10, took
+
+
+def test_a_stream_that_stalls_once_is_retried_and_answers(scripted, hermes_home):
+    model_config(hermes_home, scripted.url, _STALL)
+    scripted.add({"content": "late", "stall": 60, "stall_after": 2}, {"content": "second try worked"})
+    out = run_hermes("chat", "-q", "hi", home=hermes_home, timeout=30)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == "second try worked\n"
+    assert "still waiting" in out.stderr and "retrying" in out.stderr
+
+
+def test_a_huge_reply_is_cut_at_the_cap_with_bounded_memory(scripted, hermes_home, tmp_path):
+    model_config(hermes_home, scripted.url)
+    piece = "0123456789" * 100 + "\n"  # 1001 chars
+    scripted.add({"content": piece, "repeat": 100_000})  # ~100 MB streamed
+    out, rss = peak_rss_mib(["chat", "-q", "hi"], hermes_home, tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.rstrip().endswith("the rest was discarded (agent.max_reply_chars)]")
+    assert 1_000_000 <= len(out.stdout) < 1_001_000
+    assert "truncated" in out.stderr
+    assert rss < 150, f"peak RSS {rss:.0f} MiB"
+    shown = run_hermes("sessions", "export", "-", home=hermes_home)
+    if shown.returncode == 0:
+        assert "reply truncated" in shown.stdout
+
+
+def test_a_reply_cut_by_the_token_limit_is_flagged_to_the_user_and_the_model(scripted, hermes_home):
+    model_config(hermes_home, scripted.url)
+    scripted.add({"content": "The three steps are: one, two", "finish_reason": "length"}, {"content": "three"})
+    out = run_hermes("chat", "-q", "list the steps", home=hermes_home)
+    assert "the answer was cut off" in out.stderr and "output token limit" in out.stderr
+    assert out.stdout.startswith("The three steps are: one, two")
+    again = run_hermes("chat", "--continue", "-q", "go on", home=hermes_home)
+    assert again.returncode == 0, again.stderr
+    history = scripted.requests[1]["body"]["messages"]
+    assert "[answer cut off" in history[-2]["content"]
+
+
+def test_an_empty_prompt_is_refused_without_calling_the_model(scripted, hermes_home):
+    model_config(hermes_home, scripted.url)
+    for prompt in ("", "   \n"):
+        out = run_hermes("chat", "-q", prompt, home=hermes_home)
+        assert out.returncode == 2 and out.stderr.count("\n") == 1 and "empty" in out.stderr
+    assert run_hermes("-z", "", home=hermes_home).returncode == 2
+    assert scripted.requests == []
