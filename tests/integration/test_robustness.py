@@ -84,3 +84,54 @@ def test_an_empty_prompt_is_refused_without_calling_the_model(scripted, hermes_h
         assert out.returncode == 2 and out.stderr.count("\n") == 1 and "empty" in out.stderr
     assert run_hermes("-z", "", home=hermes_home).returncode == 2
     assert scripted.requests == []
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_kill_9_mid_tool_then_continue_closes_the_call_and_reaps_what_was_left(hermes_home, tmp_path):
+    from hermes_agent.providers.scripted import ScriptedServer
+
+    work = tmp_path / "work"
+    work.mkdir()
+    with ScriptedServer(strict_tools=True) as server:
+        model_config(hermes_home, server.url)
+        server.add({"tool_calls": [{"name": "terminal", "arguments": {"command": "echo $$ > started; sleep 30"}}]},
+                   {"content": "continued fine"})
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "OPENROUTER_", "HERMES_"))}
+        env["HERMES_HOME"] = str(hermes_home)
+        proc = subprocess.Popen([HERMES, "chat", "-q", "sleep a while"], cwd=work, env=env,
+                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 20
+        while not (work / "started").exists() or not (work / "started").read_text().strip():
+            assert time.monotonic() < deadline and proc.poll() is None, "the tool never started"
+            time.sleep(0.05)
+        shell_pid = int((work / "started").read_text())
+        proc.kill()
+        proc.wait()
+        assert _alive(shell_pid)  # kill -9 leaves the tool's process group running ...
+        leftovers = [d for d in (hermes_home / "run").glob("*.json")]
+        assert len(leftovers) == 1
+        import json
+
+        state_dirs = json.loads(leftovers[0].read_text())["dirs"]
+        assert state_dirs and all(os.path.isdir(d) for d in state_dirs)  # ... and its state dir
+
+        out = run_hermes("chat", "--continue", "-q", "go on", home=hermes_home, cwd=str(work))
+        assert out.returncode == 0, out.stderr
+        assert out.stdout == "continued fine\n"
+        sent = server.requests[-1]["body"]["messages"]
+        closing = [m for m in sent if m["role"] == "tool"]
+        assert len(closing) == 1 and "interrupted" in closing[0]["content"]
+        assert not _alive(shell_pid)  # the next start reaped the group ...
+        assert not any(os.path.isdir(d) for d in state_dirs)  # ... and removed the state dir
+        assert list((hermes_home / "run").glob("*.json")) == []
+
+        again = run_hermes("chat", "--continue", "-q", "and again", home=hermes_home, cwd=str(work))
+        assert again.returncode == 0, again.stderr  # the interrupted result was stored, not re-made
+        assert [m["role"] for m in server.requests[-1]["body"]["messages"]].count("tool") == 1

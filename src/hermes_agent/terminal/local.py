@@ -14,6 +14,7 @@ import time
 
 from hermes_agent.terminal.base import ExecResult
 from hermes_agent.terminal.ptyrun import kill_process_group
+from hermes_agent.terminal.runfile import TOKEN_VAR, RunRecord
 from hermes_agent.terminal.shell import (
     INTERRUPT_EXIT,
     TIMEOUT_EXIT,
@@ -38,7 +39,8 @@ class LocalBackend:
 
     def __init__(self, cwd: str | None = None, *, env: dict[str, str] | None = None,
                  env_passthrough: list[str] | tuple[str, ...] = (), timeout: float = 180.0,
-                 output_limit: int = 2_000_000, shell: str | None = None, source_rc: bool = True) -> None:
+                 output_limit: int = 2_000_000, shell: str | None = None, source_rc: bool = True,
+                 record: RunRecord | None = None) -> None:
         self._initial_cwd = os.path.abspath(os.path.expanduser(cwd)) if cwd else None
         self._env = env
         self._passthrough = tuple(env_passthrough)
@@ -51,6 +53,7 @@ class LocalBackend:
         self._groups: set[int] = set()
         self._spawned: dict[str, subprocess.Popen] = {}
         self._lock = threading.Lock()
+        self._record = record  # mirrors groups and the state dir to HERMES_HOME/run for reaping after a crash
 
     # -- commands ---------------------------------------------------------------------------
 
@@ -73,8 +76,7 @@ class LocalBackend:
                 proc = subprocess.Popen(
                     self._argv(build_body(spec)), stdin=inp, stdout=out, stderr=subprocess.STDOUT,
                     cwd=self._spawn_cwd(), env=self._child_env(), start_new_session=True)
-            with self._lock:
-                self._groups.add(proc.pid)
+            self._track(proc.pid)
             limit = self._timeout if timeout is None else timeout
             timed_out, interrupted = self._wait(proc, limit, interrupt)
             self._load_cwd(state, call_id)
@@ -164,9 +166,15 @@ class LocalBackend:
                                 stderr=subprocess.STDOUT, cwd=self._spawn_cwd(), env=self._child_env(),
                                 start_new_session=True)
         with self._lock:
-            self._groups.add(proc.pid)
             self._spawned[token] = proc
+        self._track(proc.pid)
         return proc
+
+    def _track(self, pgid: int) -> None:
+        with self._lock:
+            self._groups.add(pgid)
+        if self._record is not None:
+            self._record.add_group(pgid)
 
     def kill_spawned(self, token: str) -> None:
         """SIGTERM a background process group, then SIGKILL whatever is left of it."""
@@ -176,6 +184,8 @@ class LocalBackend:
                 self._groups.discard(proc.pid)
         if proc is not None:
             self._kill_group(proc)
+            if self._record is not None:
+                self._record.drop_group(proc.pid)
 
     # -- state ------------------------------------------------------------------------------
 
@@ -203,6 +213,8 @@ class LocalBackend:
     def _ensure_state(self) -> str:
         if self._state_dir is None or not os.path.isdir(self._state_dir):
             self._state_dir = tempfile.mkdtemp(prefix="hermes-term-")
+            if self._record is not None:
+                self._record.add_dir(self._state_dir)
         return self._state_dir
 
     def _spawn_cwd(self) -> str:
@@ -212,7 +224,10 @@ class LocalBackend:
 
     def _child_env(self) -> dict[str, str]:
         base = dict(os.environ) if self._env is None else dict(self._env)
-        return scrub_env(base, self._passthrough)
+        env = scrub_env(base, self._passthrough)
+        if self._record is not None:
+            env[TOKEN_VAR] = self._record.token
+        return env
 
     def _bash(self) -> str:
         if self._shell is None:
@@ -270,8 +285,12 @@ class LocalBackend:
                 os.killpg(pgid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
+            if self._record is not None:
+                self._record.drop_group(pgid)
         if self._state_dir:
             shutil.rmtree(self._state_dir, ignore_errors=True)
+            if self._record is not None:
+                self._record.drop_dir(self._state_dir)
             self._state_dir = None
 
 
