@@ -135,3 +135,24 @@ def test_kill_9_mid_tool_then_continue_closes_the_call_and_reaps_what_was_left(h
         again = run_hermes("chat", "--continue", "-q", "and again", home=hermes_home, cwd=str(work))
         assert again.returncode == 0, again.stderr  # the interrupted result was stored, not re-made
         assert [m["role"] for m in server.requests[-1]["body"]["messages"]].count("tool") == 1
+
+
+def test_read_file_of_a_200_mb_line_stays_small_in_memory(scripted, hermes_home, tmp_path):
+    import json
+
+    work = tmp_path / "work"
+    work.mkdir()
+    with open(work / "huge.txt", "wb") as fh:
+        block = b"abcdefghij" * 100_000
+        for _ in range(200):
+            fh.write(block)
+        fh.write(b"\nsecond line\n")
+    model_config(hermes_home, scripted.url)
+    scripted.add({"tool_calls": [{"name": "read_file", "arguments": {"path": "huge.txt"}}]}, {"content": "read it"})
+    out, rss = peak_rss_mib(["chat", "-q", "read huge.txt"], hermes_home, tmp_path, cwd=work)
+    assert out.returncode == 0, out.stderr
+    result = json.loads(scripted.requests[1]["body"]["messages"][-1]["content"])
+    first, second = result["content"].split("\n")
+    assert first.startswith("    1|abcdefghij") and first.endswith("[line truncated: 199,998,000 more bytes]")
+    assert second == "    2|second line"
+    assert rss < 120, f"peak RSS {rss:.0f} MiB"

@@ -11,6 +11,7 @@ import subprocess
 import tempfile
 import threading
 import time
+from typing import BinaryIO
 
 from hermes_agent.terminal.base import ExecResult
 from hermes_agent.terminal.ptyrun import kill_process_group
@@ -244,6 +245,10 @@ class LocalBackend:
         """Bytes of a file (at most `limit`)."""
         with open(self._abs(path), "rb") as fh:
             return fh.read() if limit is None else fh.read(limit)
+
+    def open_bytes(self, path: str) -> BinaryIO:
+        """A file opened for reading in binary (for chunked reads of files of any size)."""
+        return open(self._abs(path), "rb")  # noqa: SIM115 - the caller closes it
 
     def write_bytes(self, path: str, data: bytes) -> None:
         """Atomically replace a file (temp file + rename), creating parent directories."""
