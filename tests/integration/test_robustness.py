@@ -156,3 +156,37 @@ def test_read_file_of_a_200_mb_line_stays_small_in_memory(scripted, hermes_home,
     assert first.startswith("    1|abcdefghij") and first.endswith("[line truncated: 199,998,000 more bytes]")
     assert second == "    2|second line"
     assert rss < 120, f"peak RSS {rss:.0f} MiB"
+
+
+def test_unknown_and_unusable_toolsets_are_named_in_one_warning_each(scripted, hermes_home):
+    model_config(hermes_home, scripted.url)
+    scripted.add({"content": "ok"}, {"content": "ok"})
+    out = run_hermes("chat", "-q", "hi", "-t", "todo,nonsense", home=hermes_home)
+    assert out.returncode == 0, out.stderr
+    assert [ln for ln in out.stderr.splitlines() if "nonsense" in ln] == ["· unknown toolset ignored: nonsense"]
+    assert [t["function"]["name"] for t in scripted.requests[0]["body"]["tools"]] == ["todo"]
+    web = run_hermes("chat", "-q", "hi", "-t", "web", home=hermes_home)
+    assert web.returncode == 0, web.stderr
+    assert sum("toolset 'web' has no usable tool here" in ln for ln in web.stderr.splitlines()) == 1
+    assert "tools" not in scripted.requests[1]["body"]
+
+
+def test_write_file_creates_files_with_the_umask_and_keeps_existing_modes(scripted, hermes_home, tmp_path):
+    import stat
+
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "script.sh").write_text("old\n")
+    (work / "script.sh").chmod(0o750)
+    model_config(hermes_home, scripted.url)
+    scripted.add({"tool_calls": [{"name": "write_file", "arguments": {"path": "new.txt", "content": "hi\n"}},
+                                 {"name": "write_file", "arguments": {"path": "script.sh", "content": "new\n"}}]},
+                 {"content": "written"})
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "OPENROUTER_", "HERMES_"))}
+    env["HERMES_HOME"] = str(hermes_home)
+    out = subprocess.run(["sh", "-c", f"umask 027 && exec {HERMES} chat -q write"], cwd=work, env=env,
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert stat.S_IMODE((work / "new.txt").stat().st_mode) == 0o640
+    assert stat.S_IMODE((work / "script.sh").stat().st_mode) == 0o750
+    assert (work / "script.sh").read_text() == "new\n"

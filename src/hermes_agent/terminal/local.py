@@ -263,8 +263,7 @@ class LocalBackend:
         try:
             with os.fdopen(fd, "wb") as fh:
                 fh.write(data)
-            if mode is not None:
-                os.chmod(tmp, mode)
+            os.chmod(tmp, mode if mode is not None else 0o666 & ~_umask())  # new files as `open()` makes them
             os.replace(tmp, target)
         except BaseException:
             try:
@@ -297,6 +296,20 @@ class LocalBackend:
             if self._record is not None:
                 self._record.drop_dir(self._state_dir)
             self._state_dir = None
+
+
+def _umask() -> int:
+    """The process umask, read without changing it (os.umask would race with other threads)."""
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    old = os.umask(0o022)
+    os.umask(old)
+    return old
 
 
 def _append(text: str, note: str) -> str:
