@@ -4,6 +4,7 @@ server, a reply cut by the token limit, and empty prompts, all through the real 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import time
 
@@ -190,3 +191,20 @@ def test_write_file_creates_files_with_the_umask_and_keeps_existing_modes(script
     assert stat.S_IMODE((work / "new.txt").stat().st_mode) == 0o640
     assert stat.S_IMODE((work / "script.sh").stat().st_mode) == 0o750
     assert (work / "script.sh").read_text() == "new\n"
+
+
+def test_repl_warns_about_a_cut_off_answer_and_prints_a_resume_hint_on_exit(start, scripted, hermes_home):
+    from tests.integration.repl_driver import ANSI, PROMPT
+
+    scripted.add({"content": "partial answer", "finish_reason": "length"})
+    repl = start()
+    repl.send("tell me everything")
+    repl.expect(r"partial answer")
+    repl.expect(r"the answer was cut off", anywhere=True)
+    repl.expect(PROMPT)
+    assert repl.exit() == 0
+    tail = ANSI.sub("", repl.child.before or "") + repl.text
+    session = re.search(r"hermes --resume (\S+)", tail)
+    assert session and "Resume this session with:" in tail and "hermes chat --continue" in tail
+    back = run_hermes("chat", "--resume", session.group(1), "-q", "go on", home=hermes_home)
+    assert back.returncode == 0, back.stderr

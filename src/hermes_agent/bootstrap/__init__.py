@@ -8,10 +8,10 @@ from collections.abc import Callable
 from hermes_agent.config.settings import Settings
 from hermes_agent.core.agent import AgentServices, new_task_id
 from hermes_agent.core.agent import AIAgent as CoreAgent
+from hermes_agent.errors import ToolError
 from hermes_agent.events import Event, Notice
 from hermes_agent.plugins import PluginReport, load_plugins
 from hermes_agent.tools.context import ToolContext
-from hermes_agent.errors import ToolError
 from hermes_agent.tools.dispatch import resolve_tool_names
 from hermes_agent.tools.hooks import HookBus
 from hermes_agent.tools.registry import discover_builtin_tools
