@@ -54,7 +54,7 @@ class LocalBackend:
         self._groups: set[int] = set()
         self._spawned: dict[str, subprocess.Popen] = {}
         self._lock = threading.Lock()
-        self._record = record  # mirrors groups and the state dir to HERMES_HOME/run for reaping after a crash
+        self._record = record  # token in every command's env + state dir in HERMES_HOME/run: reaped after a crash
 
     # -- commands ---------------------------------------------------------------------------
 
@@ -174,8 +174,6 @@ class LocalBackend:
     def _track(self, pgid: int) -> None:
         with self._lock:
             self._groups.add(pgid)
-        if self._record is not None:
-            self._record.add_group(pgid)
 
     def kill_spawned(self, token: str) -> None:
         """SIGTERM a background process group, then SIGKILL whatever is left of it."""
@@ -185,8 +183,6 @@ class LocalBackend:
                 self._groups.discard(proc.pid)
         if proc is not None:
             self._kill_group(proc)
-            if self._record is not None:
-                self._record.drop_group(proc.pid)
 
     # -- state ------------------------------------------------------------------------------
 
@@ -289,8 +285,6 @@ class LocalBackend:
                 os.killpg(pgid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
-            if self._record is not None:
-                self._record.drop_group(pgid)
         if self._state_dir:
             shutil.rmtree(self._state_dir, ignore_errors=True)
             if self._record is not None:

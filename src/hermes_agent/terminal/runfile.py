@@ -1,7 +1,8 @@
-"""What a run leaves behind if it is killed: the local backend's process groups and state directories
-are recorded in HERMES_HOME/run/<pid>.json while they exist; the next start reaps the records of dead
-runs (kills the groups that are still ours, removes the directories). Start-up cost when nothing was
-left behind: one listdir."""
+"""What a run leaves behind if it is killed: every command of the local backend carries the run's token
+in its environment, and the run's token and state directories are recorded in HERMES_HOME/run/<pid>.json
+(written when a backend starts, not per command). The next start reaps the records of dead runs: the
+process groups of processes still carrying a dead run's token are killed, its directories removed.
+Start-up cost when nothing was left behind: one listdir."""
 
 from __future__ import annotations
 
@@ -29,24 +30,13 @@ def _start_ticks(pid: int) -> str:
 
 
 class RunRecord:
-    """The process groups and state directories of this process, mirrored to its run file."""
+    """This process's token and state directories, mirrored to its run file."""
 
     def __init__(self, directory: Path) -> None:
         self.path = directory / f"{os.getpid()}.json"
         self.token = f"{os.getpid()}.{_start_ticks(os.getpid()) or 'x'}"
-        self._groups: set[int] = set()
         self._dirs: set[str] = set()
         self._lock = threading.Lock()
-
-    def add_group(self, pgid: int) -> None:
-        with self._lock:
-            self._groups.add(pgid)
-            self._save()
-
-    def drop_group(self, pgid: int) -> None:
-        with self._lock:
-            self._groups.discard(pgid)
-            self._save()
 
     def add_dir(self, path: str) -> None:
         with self._lock:
@@ -59,17 +49,18 @@ class RunRecord:
             self._save()
 
     def _save(self) -> None:
-        if not self._groups and not self._dirs:
+        if not self._dirs:
             try:
                 self.path.unlink()
             except OSError:
                 pass
             return
-        data = {"pid": os.getpid(), "token": self.token, "groups": sorted(self._groups), "dirs": sorted(self._dirs)}
-        tmp = self.path.with_suffix(".tmp")
+        data = {"pid": os.getpid(), "token": self.token, "dirs": sorted(self._dirs)}
+        tmp = f"{self.path}.tmp"
         try:
             self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            tmp.write_text(json.dumps(data), encoding="utf-8")
+            with open(tmp, "w", encoding="utf-8") as fh:
+                fh.write(json.dumps(data))
             os.replace(tmp, self.path)
         except OSError:
             pass  # bookkeeping only: a read-only home must not stop commands
@@ -136,14 +127,7 @@ def _owner_alive(data: dict) -> bool:
 
 def _reap(data: dict) -> list[str]:
     token = str(data.get("token") or "")
-    done = []
-    for pgid in data.get("groups") or []:
-        if isinstance(pgid, int) and pgid > 1 and _group_is_ours(pgid, token):
-            try:
-                os.killpg(pgid, signal.SIGKILL)
-                done.append(f"killed process group {pgid}")
-            except (ProcessLookupError, PermissionError):
-                pass
+    done = [f"killed process group {g}" for g in _kill_marked(token)] if token else []
     for d in data.get("dirs") or []:
         if isinstance(d, str) and os.path.basename(d).startswith(_DIR_PREFIX) and os.path.isdir(d):
             shutil.rmtree(d, ignore_errors=True)
@@ -151,25 +135,33 @@ def _reap(data: dict) -> list[str]:
     return done
 
 
-def _group_is_ours(pgid: int, token: str) -> bool:
-    """True when a live member of process group `pgid` carries this run's token in its environment
-    (a recycled group id belongs to someone else and is left alone; without /proc nothing is killed)."""
+def _kill_marked(token: str) -> list[int]:
+    """SIGKILL the process groups of live processes whose environment carries `token` (without /proc,
+    nothing is killed: a recycled pid must never be mistaken for ours)."""
     marker = f"{TOKEN_VAR}={token}".encode() + b"\0"
-    candidates = [pgid]
     try:
-        candidates += [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) != pgid]
+        pids = [int(p) for p in os.listdir("/proc") if p.isdigit()]
     except OSError:
-        return False
-    for pid in candidates:
-        if pid != pgid and _pgrp(pid) != pgid:
-            continue
+        return []
+    own, me = os.getpgrp(), os.getuid()
+    groups: list[int] = []
+    for pid in pids:
         try:
+            if os.stat(f"/proc/{pid}").st_uid != me:
+                continue
             with open(f"/proc/{pid}/environ", "rb") as fh:
-                if marker in fh.read():
-                    return True
+                if marker not in fh.read():
+                    continue
         except OSError:
             continue
-    return False
+        pgrp = _pgrp(pid)
+        if pgrp > 1 and pgrp != own and pgrp not in groups:
+            try:
+                os.killpg(pgrp, signal.SIGKILL)
+                groups.append(pgrp)
+            except (ProcessLookupError, PermissionError):
+                pass
+    return groups
 
 
 def _pgrp(pid: int) -> int:
