@@ -200,7 +200,7 @@ class HttpClient:
         if isinstance(exc, OSError):
             reason = exc.strerror or str(exc) or type(exc).__name__
             return TransientError(f"cannot reach {self.origin}{self.prefix}: {reason}")
-        raise exc
+        return TransientError(f"{self.origin}: malformed HTTP response ({type(exc).__name__})")
 
     @property
     def origin(self) -> str:
