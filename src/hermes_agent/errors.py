@@ -7,6 +7,7 @@
     │   ├── RateLimitedError   429 — retried with backoff, honours retry_after
     │   ├── ContextTooLongError  the request exceeded the context window — compress and retry
     │   ├── TransientError     5xx, timeouts, connection resets — retried
+    │   │   └── StreamStalledError  no byte for agent.stream_idle_timeout — retried within a budget
     │   └── BadRequestError    any other 4xx — not retried
     ├── ToolError              a tool runtime problem (unknown toolset, cycle in includes)
     ├── StorageError           the session store failed
@@ -53,6 +54,14 @@ class TransientError(ProviderError):
     """5xx, timeout or connection failure."""
 
     retryable = True
+
+
+class StreamStalledError(TransientError):
+    """The endpoint sent nothing for `silent_for` seconds; the attempt was abandoned."""
+
+    def __init__(self, message: str, *, silent_for: float) -> None:
+        super().__init__(message)
+        self.silent_for = silent_for
 
 
 class BadRequestError(ProviderError):

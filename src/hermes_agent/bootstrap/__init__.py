@@ -8,7 +8,7 @@ from collections.abc import Callable
 from hermes_agent.config.settings import Settings
 from hermes_agent.core.agent import AgentServices, new_task_id
 from hermes_agent.core.agent import AIAgent as CoreAgent
-from hermes_agent.errors import StorageError
+from hermes_agent.errors import StorageError, ToolError
 from hermes_agent.events import Event, Notice
 from hermes_agent.plugins import PluginReport, load_plugins
 from hermes_agent.tools.context import ToolContext
@@ -39,6 +39,33 @@ def platform_toolsets(settings: Settings, platform: str, override: list[str] | N
     return [f"hermes-{platform}"]
 
 
+def checked_toolsets(enabled: list[str], warn: Callable[[str], None] | None) -> list[str]:
+    """`enabled` without unknown toolset names, each named in one warning (an error when none is left);
+    a toolset whose tools are all unavailable here is kept but named too."""
+    from hermes_agent.tools.registry import registry
+    from hermes_agent.tools.toolsets import resolve_toolset
+
+    dynamic = registry.toolsets()
+    kept, unknown = [], []
+    for name in enabled:
+        if name.startswith(("hermes-", "mcp-")) or name in ("all", "*"):  # MCP toolsets may register later
+            kept.append(name)
+            continue
+        try:
+            tools = resolve_toolset(name, dynamic)
+        except ToolError:
+            unknown.append(name)
+            continue
+        kept.append(name)
+        if tools and warn is not None and not any(registry.availability(tools).values()):
+            warn(f"toolset {name!r} has no usable tool here ({', '.join(tools)} unavailable)")
+    if unknown and not kept:
+        resolve_toolset(unknown[0], dynamic)  # raises the ToolError naming it and the known toolsets
+    if unknown and warn is not None:
+        warn(f"unknown toolset{'s' if len(unknown) > 1 else ''} ignored: {', '.join(unknown)}")
+    return kept
+
+
 def build_services(settings: Settings, *, platform: str = "cli", toolsets: list[str] | None = None,
                    event_callback: Callable[[Event], None] | None = None, approver: object = None,
                    interactive: bool = False, persist: bool = True) -> tuple[AgentServices, list[str]]:
@@ -53,7 +80,7 @@ def build_services(settings: Settings, *, platform: str = "cli", toolsets: list[
     _start_mcp(services, settings, wait=not interactive)
     wire_approval(services, settings, approver, interactive)  # type: ignore[arg-type]
     memory = wire_memory_and_todo(services, settings)
-    enabled = platform_toolsets(settings, platform, toolsets)
+    enabled = checked_toolsets(platform_toolsets(settings, platform, toolsets), notify)
     tool_names = resolve_tool_names(enabled)
     with_skills = "skill_view" in tool_names
     services.prompt_parts = prompt_parts(settings, memory, with_skills=with_skills)

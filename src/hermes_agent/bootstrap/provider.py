@@ -10,7 +10,7 @@ from hermes_agent.errors import ConfigError
 from hermes_agent.messages import user
 from hermes_agent.providers.base import ChatRequest, Provider
 from hermes_agent.providers.caching import apply_cache_breakpoints
-from hermes_agent.providers.http import Proxy
+from hermes_agent.providers.http import IdlePolicy, Proxy
 from hermes_agent.providers.openai_chat import OpenAIChatProvider
 from hermes_agent.providers.profiles import resolve_endpoint
 from hermes_agent.providers.retry import FallbackProvider, RetryingProvider
@@ -47,9 +47,23 @@ def _single(settings: Settings, model: ModelSettings, notify: Notify | None) -> 
         hook = functools.partial(apply_cache_breakpoints, ttl=str(settings.get("prompt_caching.cache_ttl", "5m")))
     inner = OpenAIChatProvider(ep.base_url, ep.api_key, ep.model, name=ep.provider,
                                timeout=float(settings.get("agent.request_timeout", 600) or 600), wire_hook=hook,
-                               proxy=proxy_for(ep.base_url, settings.env))
+                               proxy=proxy_for(ep.base_url, settings.env), idle=_idle_policy(settings, notify),
+                               max_reply_chars=int(settings.get("agent.max_reply_chars", 1_000_000) or 0))
     retries = int(settings.get("agent.api_max_retries", 3) or 0)
     return RetryingProvider(inner, retries, float(settings.get("agent.retry_base_delay", 1.0) or 0.0), notify=notify)
+
+
+def _idle_policy(settings: Settings, notify: Notify | None) -> IdlePolicy:
+    """agent.stream_notice_after / agent.stream_idle_timeout: report, then abandon, a silent endpoint."""
+    notice = float(settings.get("agent.stream_notice_after", 30) or 30)
+    give_up = float(settings.get("agent.stream_idle_timeout", 120) or 120)
+
+    def on_notice(silent: float) -> None:
+        if notify is not None:
+            notify(f"the model has sent nothing for {silent:.0f}s; still waiting "
+                   f"(gives up after {give_up:g}s, agent.stream_idle_timeout)")
+
+    return IdlePolicy(notice, give_up, on_notice)
 
 
 def build_provider(settings: Settings, notify: Notify | None = None) -> Provider:

@@ -11,9 +11,13 @@ from collections.abc import Callable
 from hermes_agent.core.agent import AgentServices
 from hermes_agent.core.compression import CompressionResult
 from hermes_agent.errors import StorageError
-from hermes_agent.messages import Message, system
+from hermes_agent.messages import Message, system, tool_result
 from hermes_agent.storage.store import SessionStore
 from hermes_agent.tools.builtin.session_search import run_session_search
+from hermes_agent.tools.results import tool_error
+
+INTERRUPTED = tool_error("interrupted: hermes stopped before this tool call finished; its result is unknown "
+                         "(check its effects before relying on it)")
 
 _STORES: dict[str, SessionStore] = {}
 log = logging.getLogger(__name__)
@@ -89,7 +93,9 @@ class SessionBinding:
             info = self.store.require_session(which)
         self.store.reopen_session(info.id)
         self._set_id(info.id)
-        history = self.store.get_messages(info.id)
+        history, tail = close_dangling_tool_calls(self.store.get_messages(info.id))
+        if tail:  # a killed run left tool calls without results: every strict endpoint would refuse the history
+            self.store.append_messages(info.id, tail)
         return ([system(info.system_prompt)] if info.system_prompt else []) + history
 
     def _branch(self, messages: list[Message], reason: str) -> None:
@@ -125,3 +131,31 @@ class SessionBinding:
 
     def search(self, args: dict) -> str:
         return run_session_search(args, self.store, self.id)
+
+
+def close_dangling_tool_calls(history: list[Message]) -> tuple[list[Message], list[Message]]:
+    """`history` with an "interrupted" result after every assistant tool call that has none, and the
+    results added after the last message (those can be stored by appending; earlier gaps, left by
+    older versions, are closed in memory on every resume)."""
+    out: list[Message] = []
+    added: list[Message] = []
+    pending: list = []
+
+    def close() -> None:
+        for call in pending:
+            result = tool_result(call, INTERRUPTED)
+            out.append(result)
+            added.append(result)
+        pending.clear()
+
+    for message in history:
+        if message.role == "tool":
+            pending[:] = [c for c in pending if c.id != message.tool_call_id]
+        else:
+            close()
+            added.clear()  # only the results after the last stored message can be appended
+            if message.role == "assistant":
+                pending.extend(message.tool_calls)
+        out.append(message)
+    close()
+    return out, added

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Callable
 
@@ -17,6 +18,8 @@ from hermes_agent.tools.builtin.memory import run_memory
 from hermes_agent.tools.builtin.todo import run_todo
 
 from .provider import auxiliary_provider, summarizer
+
+log = logging.getLogger(__name__)
 
 
 def wire_memory_and_todo(services: AgentServices, settings: Settings) -> MemoryStore:
@@ -53,7 +56,10 @@ def prompt_parts(settings: Settings, memory: MemoryStore, *, with_skills: bool =
 def wire_terminal(services: AgentServices, settings: Settings) -> None:
     """Terminal backends per task (local, docker, ssh, singularity), released with the agent."""
     from hermes_agent.terminal.manager import BackendPool
+    from hermes_agent.terminal.runfile import reap_stale
 
+    for what in reap_stale():  # processes and state dirs of an earlier run that was killed
+        log.info("cleanup after a killed run: %s", what)
     pool = BackendPool(settings)
     services.ctx.backend_factory = pool.get
     services.closers.append(pool.close_all)

@@ -87,13 +87,16 @@ class Repl:
         saved = sys.stdout, sys.stderr
         writer = PromptWriter(self.session.app, saved[0])
         self.screen.out = sys.stdout = sys.stderr = writer  # stray prints also land above the prompt
+        session_id = None
         try:
             self._loop()
         finally:
-            self._shutdown()
+            session_id = self._shutdown()
             writer.flush()
             sys.stdout, sys.stderr = saved
             self.screen.out = sys.stdout
+        if session_id:  # like Hermes: how to come back to this conversation
+            print(f"\nResume this session with:\n  hermes --resume {session_id}\n  hermes chat --continue")
         return self.exit_code or 0
 
     def _loop(self) -> None:
@@ -295,7 +298,8 @@ class Repl:
         self.totals.api_calls += outcome.api_calls
         self.totals.turns += 1
 
-    def _shutdown(self) -> None:
+    def _shutdown(self) -> str | None:
+        """Stop the runner and close the agent; returns the id of the session it wrote, if any."""
         self.asker.answer(None)
         if self.live.busy and self.agent is not None:
             self.agent.interrupt()
@@ -303,11 +307,14 @@ class Repl:
         self.side.put(None)
         if self._runner is not None:
             self._runner.join(timeout=10)
-        if self.agent is not None:
-            try:
-                self.agent.close()
-            except Exception:  # closing must not turn a clean exit into a traceback
-                log.debug("agent.close failed", exc_info=True)
+        if self.agent is None:
+            return None
+        session_id = self.agent.session_id
+        try:
+            self.agent.close()
+        except Exception:  # closing must not turn a clean exit into a traceback
+            log.debug("agent.close failed", exc_info=True)
+        return session_id
 
 
 def _exit_app(app: object) -> None:

@@ -20,6 +20,9 @@ DEFAULT_CONFIG: dict = {
         "tool_loop_warn_after": 3,
         "tool_loop_hard_limit": 6,
         "request_timeout": 600,
+        "stream_notice_after": 30,
+        "stream_idle_timeout": 120,
+        "max_reply_chars": 1000000,
         "clarify_timeout": 3600,
     },
     "terminal": {

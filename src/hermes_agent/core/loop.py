@@ -15,6 +15,7 @@ from hermes_agent.messages import Message, ToolCall, Usage, tool_result
 from hermes_agent.providers.base import ChatRequest, Provider
 from hermes_agent.tools.hooks import HookBus
 
+_LENGTH_NOTE = "\n\n[answer cut off: the output token limit was reached]"
 Compactor = Callable[[list[Message], int | None, bool], list[Message] | None]
 
 
@@ -109,6 +110,7 @@ class AgentLoop:
             if cancel.is_set():
                 self.add(messages, Message("assistant", reply.content, reasoning=reply.reasoning))
                 return self._finish("Interrupted.", "interrupted", usage, calls)
+            reply = self._flag_cut_off(reply)
             self.add(messages, reply)
             if not reply.tool_calls:
                 return self._finish(reply.content or "", "stop", usage, calls)
@@ -120,6 +122,18 @@ class AgentLoop:
                   "finished. Say 'continue' to let it go on.")
         self.emit(Notice(notice, "warning"))
         return self._finish(notice, "max_iterations", usage, calls)
+
+    def _flag_cut_off(self, reply: Message) -> Message:
+        """A reply cut by the token limit (finish_reason length) or by agent.max_reply_chars: warn the
+        user, and mark a length cut in the answer itself so the model sees it on the next turn."""
+        if reply.finish_reason == "length":
+            self.emit(Notice("the answer was cut off: the model reached its output token limit "
+                             "(model.max_tokens); ask it to continue", "warning"))
+            if not reply.tool_calls:
+                return reply.with_content((reply.content or "") + _LENGTH_NOTE)
+        elif reply.finish_reason == "truncated":
+            self.emit(Notice("the reply was too long and was truncated (agent.max_reply_chars)", "warning"))
+        return reply
 
     def _finish(self, text: str, reason: str, usage: Usage, calls: int) -> TurnOutcome:
         self.emit(TurnFinished(text, usage, reason))

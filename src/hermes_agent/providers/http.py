@@ -7,11 +7,37 @@ from __future__ import annotations
 import http.client
 import socket
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from hermes_agent.errors import ProviderError, TransientError
+from hermes_agent.errors import ProviderError, StreamStalledError, TransientError
+
+_READ_CHUNK = 65536
+
+
+@dataclass(frozen=True, slots=True)
+class IdlePolicy:
+    """How long an endpoint may stay silent (no byte) before it is reported (`notice_after`, through
+    `on_notice(seconds)`) and before the attempt is abandoned (`give_up_after`)."""
+
+    notice_after: float = 30.0
+    give_up_after: float = 120.0
+    on_notice: Callable[[float], None] | None = None
+
+
+class Progress:
+    """When the last byte arrived; `stalled_for` is set when the watchdog gave up on the response."""
+
+    __slots__ = ("last", "stalled_for")
+
+    def __init__(self) -> None:
+        self.last = time.monotonic()
+        self.stalled_for = 0.0
+
+    def touch(self) -> None:
+        self.last = time.monotonic()
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,9 +60,17 @@ class Response:
     """A response whose body can be read whole or line by line (chunked bodies included).
     Call `finish()` when done with it (stops the cancellation watcher)."""
 
-    def __init__(self, raw: http.client.HTTPResponse, done: threading.Event) -> None:
+    def __init__(self, raw: http.client.HTTPResponse, done: threading.Event, progress: Progress | None = None,
+                 origin: str = "") -> None:
         self.raw, self.status, self._done = raw, raw.status, done
+        self.progress, self.origin = progress or Progress(), origin
+        self.oversized = False  # set by a reader that stopped early: the rest must not be drained
         self.headers = {k.lower(): v for k, v in raw.getheaders()}
+
+    def raise_if_stalled(self) -> None:
+        """Raise StreamStalledError when the idle watchdog abandoned this response."""
+        if self.progress.stalled_for:
+            raise stalled_error(self.origin, self.progress.stalled_for)
 
     def finish(self, drain: bool = True) -> bool:
         """Stop the watcher; consume what is left of the body so the connection can be reused.
@@ -52,15 +86,32 @@ class Response:
             return False
         return not self.raw.will_close
 
-    def read(self) -> bytes:
-        return self.raw.read()
+    def read(self, limit: int | None = None) -> bytes:
+        """The body (at most `limit` bytes), read in chunks so the idle watchdog sees progress."""
+        parts: list[bytes] = []
+        got = 0
+        while limit is None or got < limit:
+            want = _READ_CHUNK if limit is None else min(_READ_CHUNK, limit - got)
+            chunk = self.raw.read(want)
+            if not chunk:
+                break
+            self.progress.touch()
+            parts.append(chunk)
+            got += len(chunk)
+        return b"".join(parts)
 
     def iter_lines(self) -> Iterator[str]:
         while True:
             line = self.raw.readline()
             if not line:
                 return
+            self.progress.touch()
             yield line.decode("utf-8", "replace").rstrip("\r\n")
+
+
+def stalled_error(origin: str, silent_for: float) -> StreamStalledError:
+    return StreamStalledError(f"{origin}: the model sent nothing for {silent_for:.0f}s "
+                              "(agent.stream_idle_timeout); gave up on this attempt", silent_for=silent_for)
 
 
 class HttpClient:
@@ -106,63 +157,84 @@ class HttpClient:
             return f"http://{self.host}:{self.port}{full}"
         return full
 
-    def post(self, path: str, body: bytes, cancel: threading.Event | None = None) -> Response:
+    def post(self, path: str, body: bytes, cancel: threading.Event | None = None,
+             idle: IdlePolicy | None = None) -> Response:
         """Send a POST; raises TransientError when the server cannot be reached."""
-        return self.request("POST", path, body, cancel)
+        return self.request("POST", path, body, cancel, idle)
 
     def request(self, method: str, path: str, body: bytes | None = None,
-                cancel: threading.Event | None = None) -> Response:
+                cancel: threading.Event | None = None, idle: IdlePolicy | None = None) -> Response:
         headers = {**self.headers, "Content-Length": str(len(body or b""))}
         for attempt in (0, 1):
             fresh = self._conn is None
             if cancel is not None and cancel.is_set():
                 raise TransientError("request cancelled")
+            progress = Progress()
             try:
                 if self._conn is None:
                     self._conn = self._connect()
                 self._conn.request(method, self._target(path), body=body, headers=headers)
                 done = threading.Event()
-                self._watch(cancel, done)
+                self._watch(cancel, done, idle, progress)
                 try:
-                    return Response(self._conn.getresponse(), done)
+                    return Response(self._conn.getresponse(), done, progress, f"{self.origin}{self.prefix}")
                 except BaseException:
                     done.set()
                     raise
-            except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError) as exc:
+            except (OSError, http.client.HTTPException) as exc:
                 self.close()
-                if fresh or attempt == 1:
-                    raise TransientError(f"{self.origin} closed the connection ({type(exc).__name__})") from None
-            except TimeoutError:
-                self.close()
-                raise TransientError(f"{self.origin}: timed out") from None
-            except OSError as exc:
-                self.close()
-                reason = exc.strerror or str(exc) or type(exc).__name__
-                raise TransientError(f"cannot reach {self.origin}{self.prefix}: {reason}") from None
+                failure = self._failure(exc, retry=not fresh and attempt == 0, progress=progress)
+                if failure is not None:
+                    raise failure from None
         raise AssertionError("unreachable")
+
+    def _failure(self, exc: BaseException, *, retry: bool, progress: Progress) -> ProviderError | None:
+        """The error for a failed request, or None when it is worth resending once (a dead kept-alive socket)."""
+        if progress.stalled_for:
+            return stalled_error(f"{self.origin}{self.prefix}", progress.stalled_for)
+        if isinstance(exc, http.client.RemoteDisconnected | BrokenPipeError | ConnectionResetError):
+            return None if retry else TransientError(
+                f"{self.origin} closed the connection ({type(exc).__name__})")
+        if isinstance(exc, TimeoutError):
+            return TransientError(f"{self.origin}: timed out")
+        if isinstance(exc, OSError):
+            reason = exc.strerror or str(exc) or type(exc).__name__
+            return TransientError(f"cannot reach {self.origin}{self.prefix}: {reason}")
+        return TransientError(f"{self.origin}: malformed HTTP response ({type(exc).__name__})")
 
     @property
     def origin(self) -> str:
         return f"{self.scheme}://{self.host}:{self.port}"
 
-    def _watch(self, cancel: threading.Event | None, done: threading.Event) -> None:
-        """Shut the socket down when `cancel` is set before `done`, so a stalled read returns at once."""
+    def _watch(self, cancel: threading.Event | None, done: threading.Event, idle: IdlePolicy | None,
+               progress: Progress) -> None:
+        """Shut the socket down when `cancel` is set, or when the server stays silent past the idle
+        policy, so a stalled read returns at once; report a long silence through `idle.on_notice`."""
         conn = self._conn
-        if cancel is None or conn is None or conn.sock is None:
+        if (cancel is None and idle is None) or conn is None or conn.sock is None:
             return
         sock = conn.sock
 
         def watcher() -> None:
-            while not done.is_set():
-                if cancel.wait(0.05):
-                    if not done.is_set():
-                        try:
-                            sock.shutdown(socket.SHUT_RDWR)
-                        except OSError:
-                            pass
+            noticed = False
+            while not done.wait(0.05):
+                if cancel is not None and cancel.is_set():
+                    _shutdown(sock)
+                    return
+                if idle is None:
+                    continue
+                silent = time.monotonic() - progress.last
+                if silent < idle.notice_after:
+                    noticed = False
+                elif not noticed and idle.on_notice is not None:
+                    noticed = True
+                    idle.on_notice(silent)
+                if silent >= idle.give_up_after:
+                    progress.stalled_for = silent
+                    _shutdown(sock)
                     return
 
-        threading.Thread(target=watcher, name="hermes-http-cancel", daemon=True).start()
+        threading.Thread(target=watcher, name="hermes-http-watch", daemon=True).start()
 
     def discard(self) -> None:
         """Drop the connection after an unfinished or cancelled response."""
@@ -173,3 +245,10 @@ class HttpClient:
             conn, self._conn = self._conn, None
         if conn is not None:
             conn.close()
+
+
+def _shutdown(sock: socket.socket) -> None:
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass

@@ -9,14 +9,15 @@ import json
 import logging
 import threading
 
-from hermes_agent.errors import TransientError
+from hermes_agent.errors import ProviderError, TransientError
 from hermes_agent.messages import Message
 from hermes_agent.providers.base import ChatRequest, OnDelta
-from hermes_agent.providers.http import HttpClient, Proxy, Response
+from hermes_agent.providers.http import HttpClient, IdlePolicy, Proxy, Response
 from hermes_agent.providers.text_tool_calls import extract_text_tool_calls
 from hermes_agent.providers.wire import StreamAccumulator, classify_http_error, to_wire
 
 log = logging.getLogger(__name__)
+_ERROR_BODY_MAX = 1_000_000
 
 
 class OpenAIChatProvider:
@@ -24,10 +25,12 @@ class OpenAIChatProvider:
 
     def __init__(self, base_url: str, api_key: str, model: str, *, name: str = "custom",
                  timeout: float = 600.0, stream: bool = True, extra_headers: dict | None = None,
-                 wire_hook=None, proxy: Proxy | None = None) -> None:
+                 wire_hook=None, proxy: Proxy | None = None, idle: IdlePolicy | None = None,
+                 max_reply_chars: int = 1_000_000) -> None:
         self.name, self.model = name, model
         self.base_url = base_url.rstrip("/")
         self._stream, self._wire_hook = stream, wire_hook
+        self._idle, self.max_reply_chars = idle, max_reply_chars
         headers = {"Authorization": f"Bearer {api_key}", "Content-Type": "application/json",
                    "Accept": "text/event-stream, application/json", "User-Agent": "hermes-agent",
                    **(extra_headers or {})}
@@ -56,36 +59,50 @@ class OpenAIChatProvider:
         """POST /chat/completions and fold the (streamed) answer into a Message."""
         payload = json.dumps(self.body(request), ensure_ascii=False).encode()
         try:
-            resp = self._http.post("/chat/completions", payload, cancel)
+            resp = self._http.post("/chat/completions", payload, cancel, self._idle)
         except TransientError:
             if cancel is not None and cancel.is_set():
                 return Message(role="assistant", content=None)
             raise
         try:
             if resp.status >= 400:
-                body = resp.read().decode("utf-8", "replace")
+                body = resp.read(_ERROR_BODY_MAX).decode("utf-8", "replace")
                 raise classify_http_error(resp.status, body, resp.headers.get("retry-after"),
                                           f"{self.base_url}/chat/completions")
             if "text/event-stream" in resp.headers.get("content-type", ""):
                 message = self._read_stream(resp, on_delta, cancel)
             else:
-                message = self._read_json(resp.read(), on_delta)
+                message = self._read_json(self._json_body(resp), on_delta)
+            resp.raise_if_stalled()
         except (OSError, http.client.HTTPException) as exc:
             self._http.discard()
             if cancel is not None and cancel.is_set():
                 return Message(role="assistant", content=None)
+            resp.raise_if_stalled()
             raise TransientError(f"{self.base_url}: the response was cut off ({type(exc).__name__})") from None
         finally:
             cancelled = cancel is not None and cancel.is_set()
-            if not resp.finish(drain=not cancelled):
+            if not resp.finish(drain=not (cancelled or resp.progress.stalled_for or resp.oversized)):
                 self._http.discard()  # an unfinished stream: never reuse that socket
         return extract_text_tool_calls(message)
 
-    @staticmethod
-    def _read_stream(resp: Response, on_delta: OnDelta | None, cancel: threading.Event | None) -> Message:
-        acc = StreamAccumulator()
+    def _json_body(self, resp: Response) -> bytes:
+        """A non-streamed body, refused (not read on) beyond what a capped reply can need."""
+        limit = self.max_reply_chars * 8 + _ERROR_BODY_MAX
+        raw = resp.read(limit + 1)
+        if len(raw) > limit:
+            resp.oversized = True
+            raise ProviderError(f"{self.base_url}: the reply is larger than {limit // 1_000_000} MB; not read "
+                                "(agent.max_reply_chars)")
+        return raw
+
+    def _read_stream(self, resp: Response, on_delta: OnDelta | None, cancel: threading.Event | None) -> Message:
+        acc = StreamAccumulator(max_chars=self.max_reply_chars)
         for line in resp.iter_lines():
             if cancel is not None and cancel.is_set():
+                break
+            if acc.truncated:
+                resp.oversized = True  # stop reading: the rest would only be discarded
                 break
             if not line.startswith("data:"):
                 continue
@@ -108,13 +125,12 @@ class OpenAIChatProvider:
                     on_delta("text", text)
         return acc.message()
 
-    @staticmethod
-    def _read_json(raw: bytes, on_delta: OnDelta | None) -> Message:
+    def _read_json(self, raw: bytes, on_delta: OnDelta | None) -> Message:
         try:
             data = json.loads(raw)
         except ValueError:
             raise TransientError(f"endpoint returned non-JSON: {raw[:200]!r}") from None
-        acc = StreamAccumulator()
+        acc = StreamAccumulator(max_chars=self.max_reply_chars)
         acc.feed(data)
         msg = acc.message()
         if on_delta is not None and msg.content:

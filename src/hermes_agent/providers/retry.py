@@ -8,7 +8,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 
-from hermes_agent.errors import AuthError, ProviderError
+from hermes_agent.errors import AuthError, ProviderError, StreamStalledError
 from hermes_agent.messages import Message
 from hermes_agent.providers.base import ChatRequest, OnDelta, Provider
 
@@ -17,11 +17,14 @@ Notify = Callable[[str], None]
 
 
 class RetryingProvider:
-    """Retries retryable ProviderErrors up to `max_retries` times with exponential backoff."""
+    """Retries retryable ProviderErrors up to `max_retries` times with exponential backoff. A stalled
+    stream is retried only while another silent attempt would still end within `stall_budget` seconds
+    of the first one, so an endpoint that never answers fails in bounded time."""
 
     def __init__(self, inner: Provider, max_retries: int = 3, base_delay: float = 1.0, max_delay: float = 60.0,
-                 notify: Notify | None = None, sleep: Callable[[float], None] = time.sleep) -> None:
-        self.inner, self.max_retries = inner, max_retries
+                 notify: Notify | None = None, sleep: Callable[[float], None] = time.sleep,
+                 stall_budget: float = 300.0) -> None:
+        self.inner, self.max_retries, self.stall_budget = inner, max_retries, stall_budget
         self.base_delay, self.max_delay = base_delay, max_delay
         self.notify, self._sleep = notify, sleep
         self.name, self.model = inner.name, inner.model
@@ -33,7 +36,7 @@ class RetryingProvider:
 
     def complete(self, request: ChatRequest, on_delta: OnDelta | None = None,
                  cancel: threading.Event | None = None) -> Message:
-        attempt = 0
+        attempt, started = 0, time.monotonic()
         while True:
             try:
                 return self.inner.complete(request, on_delta, cancel)
@@ -41,6 +44,9 @@ class RetryingProvider:
                 if not exc.retryable or attempt >= self.max_retries or (cancel and cancel.is_set()):
                     raise
                 wait = self.delay_for(attempt, exc)
+                if isinstance(exc, StreamStalledError) and \
+                        time.monotonic() - started + wait + exc.silent_for > self.stall_budget:
+                    raise
                 attempt += 1
                 if self.notify:
                     self.notify(f"{exc} — retrying in {wait:.1f}s ({attempt}/{self.max_retries})")

@@ -2,8 +2,11 @@
 
 Each request consumes the next step of the script: {"content": str, "reasoning": str,
 "tool_calls": [{"name": str, "arguments": obj}], "text_tool_calls": bool, "delay": s,
-"error": {"status": int, "message": str, "retry_after": s}, "usage": {...}}. When the script is
-exhausted the `default` step answers. Every request is logged with its arrival time.
+"error": {"status": int, "message": str, "retry_after": s}, "usage": {...}, "finish_reason": str,
+"repeat": n (the content streamed n times over: huge replies without holding them), "stall": s (send
+the headers, then nothing for s seconds; "stall_after": chunks sent first)}. When the script is
+exhausted the `default` step answers. Every request is logged with its arrival time. With
+`strict_tools` a request whose assistant tool calls lack tool results is refused with OpenAI's 400.
 Run standalone: python -m hermes_agent.providers.scripted --script steps.json [--port N]."""
 
 from __future__ import annotations
@@ -12,23 +15,32 @@ import argparse
 import json
 import threading
 import time
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
-def _chunks(step: dict, model: str) -> list[dict]:
-    """The chat.completion.chunk objects for one step."""
+def _chunks(step: dict, model: str) -> Iterator[dict]:
+    """The chat.completion.chunk objects for one step (generated lazily: `repeat` can make gigabytes)."""
     base = {"id": "chatcmpl-scripted", "object": "chat.completion.chunk", "created": int(time.time()), "model": model}
-    out = []
 
     def delta(d: dict, finish: str | None = None) -> dict:
         return {**base, "choices": [{"index": 0, "delta": d, "finish_reason": finish}]}
 
-    out.append(delta({"role": "assistant"}))
+    yield delta({"role": "assistant"})
     if step.get("reasoning"):
-        out.append(delta({"reasoning_content": step["reasoning"]}))
+        yield delta({"reasoning_content": step["reasoning"]})
     content = _content_of(step)
-    for piece in _split(content):
-        out.append(delta({"content": piece}))
+    if step.get("repeat"):
+        for _ in range(int(step["repeat"])):
+            yield delta({"content": content})
+    else:
+        yield from (delta({"content": piece}) for piece in _split(content))
+    yield from _call_chunks(step, delta)
+    yield {**base, "choices": [], "usage": _usage(step)}
+
+
+def _call_chunks(step: dict, delta: Callable[..., dict]) -> Iterator[dict]:
+    out = []
     calls = [] if step.get("text_tool_calls") else step.get("tool_calls") or []
     for i, call in enumerate(calls):
         args = call.get("arguments", {})
@@ -39,9 +51,8 @@ def _chunks(step: dict, model: str) -> list[dict]:
         half = len(args) // 2
         for part in (args[:half], args[half:]):
             out.append(delta({"tool_calls": [{"index": i, "function": {"arguments": part}}]}))
-    out.append(delta({}, "tool_calls" if calls else "stop"))
-    out.append({**base, "choices": [], "usage": _usage(step)})
-    return out
+    out.append(delta({}, step.get("finish_reason") or ("tool_calls" if calls else "stop")))
+    return iter(out)
 
 
 def _content_of(step: dict) -> str:
@@ -75,7 +86,8 @@ def completion(step: dict, model: str) -> dict:
              "function": {"name": c["name"], "arguments": c["arguments"] if isinstance(c.get("arguments"), str)
                           else json.dumps(c.get("arguments", {}))}} for i, c in enumerate(calls)]
     return {"id": "chatcmpl-scripted", "object": "chat.completion", "created": int(time.time()), "model": model,
-            "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}],
+            "choices": [{"index": 0, "message": message,
+                         "finish_reason": step.get("finish_reason") or ("tool_calls" if calls else "stop")}],
             "usage": _usage(step)}
 
 
@@ -110,8 +122,9 @@ class ScriptedServer:
     """Serve a script of responses on 127.0.0.1; `url` ends in /v1."""
 
     def __init__(self, script: list[dict] | None = None, default: dict | None = None, port: int = 0,
-                 models: tuple[str, ...] = ("scripted-model",)) -> None:
+                 models: tuple[str, ...] = ("scripted-model",), strict_tools: bool = False) -> None:
         self.script = list(script or [])
+        self.strict_tools = strict_tools
         self.default = default if default is not None else {"content": "ok"}
         self.models = models
         self.requests: list[dict] = []
@@ -184,6 +197,14 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send_json(400, {"error": {"message": "invalid JSON body"}})
         if not self.path.rstrip("/").endswith("/chat/completions"):
             return self._send_json(404, {"error": {"message": "not found"}})
+        if self.scripted.strict_tools:
+            unanswered = unanswered_tool_calls(body.get("messages") or [])
+            if unanswered:
+                self.scripted.next_step(body)  # logged like any request; the step is spent as OpenAI would
+                return self._send_json(400, {"error": {
+                    "message": "An assistant message with 'tool_calls' must be followed by tool messages responding "
+                               "to each 'tool_call_id'. The following tool_call_ids did not have response messages: "
+                               + ", ".join(unanswered), "type": "invalid_request_error", "code": None}})
         step = self.scripted.next_step(body)
         if step.get("delay"):
             time.sleep(float(step["delay"]))
@@ -194,16 +215,21 @@ class _Handler(BaseHTTPRequestHandler):
                                                                            "code": err.get("code")}}, extra)
         model = body.get("model", "scripted-model")
         if not body.get("stream"):
+            time.sleep(float(step.get("stall") or 0))
             return self._send_json(200, completion(step, model))
-        self._stream(_chunks(step, model), float(step.get("chunk_delay", 0)))
+        self._stream(_chunks(step, model), step)
 
-    def _stream(self, chunks: list[dict], chunk_delay: float) -> None:
+    def _stream(self, chunks: Iterator[dict], step: dict) -> None:
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
+        self.wfile.flush()
+        chunk_delay, stall_at = float(step.get("chunk_delay", 0)), int(step.get("stall_after", 0))
         try:
-            for chunk in chunks:
+            for n, chunk in enumerate(chunks):
+                if n == stall_at and step.get("stall"):
+                    time.sleep(float(step["stall"]))
                 self._write_chunk(f"data: {json.dumps(chunk)}\n\n".encode())
                 if chunk_delay:
                     time.sleep(chunk_delay)
@@ -217,6 +243,20 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
 
 
+def unanswered_tool_calls(messages: list[dict]) -> list[str]:
+    """Ids of assistant tool calls not answered by tool messages before the next non-tool message."""
+    missing: list[str] = []
+    pending: list[str] = []
+    for m in messages:
+        if m.get("role") == "tool":
+            if m.get("tool_call_id") in pending:
+                pending.remove(m["tool_call_id"])
+            continue
+        missing += pending
+        pending = [c.get("id") for c in m.get("tool_calls") or []] if m.get("role") == "assistant" else []
+    return missing + pending
+
+
 def _handler_for(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
     return type("ScriptedHandler", (_Handler,), {"scripted": server})
 
@@ -226,9 +266,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--script", help="JSON file: a list of steps")
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--log", help="append each request (JSON line) to this file at exit")
+    parser.add_argument("--strict-tools", action="store_true", help="refuse unanswered tool calls with a 400")
     args = parser.parse_args(argv)
     script = json.load(open(args.script, encoding="utf-8")) if args.script else []
-    server = ScriptedServer(script, port=args.port).start()
+    server = ScriptedServer(script, port=args.port, strict_tools=args.strict_tools).start()
     print(server.url, flush=True)
     try:
         threading.Event().wait()

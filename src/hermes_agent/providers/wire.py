@@ -36,18 +36,42 @@ def usage_from(data: dict | None) -> Usage | None:
     )
 
 
+TRUNCATED = "truncated"  # finish_reason of a reply cut at max_chars
+
+
+def truncation_note(max_chars: int) -> str:
+    return (f"\n\n[reply truncated: the model sent more than {max_chars:,} characters; "
+            "the rest was discarded (agent.max_reply_chars)]")
+
+
 @dataclass(slots=True)
 class StreamAccumulator:
-    """Folds chat.completion.chunk objects into one assistant Message."""
+    """Folds chat.completion.chunk objects into one assistant Message, keeping at most `max_chars`
+    characters of text, of reasoning and of each tool call's arguments (`truncated` says it cut)."""
 
     text: list[str] = field(default_factory=list)
     reasoning: list[str] = field(default_factory=list)
     calls: dict[int, dict] = field(default_factory=dict)
     usage: Usage | None = None
     finish_reason: str | None = None
+    max_chars: int = 0  # 0: no cap
+    truncated: bool = False
+    _sizes: dict[str, int] = field(default_factory=dict)
+
+    def _keep(self, channel: str, piece: str) -> str:
+        """The part of `piece` that still fits the cap of `channel`."""
+        if not self.max_chars or not piece:
+            return piece
+        used = self._sizes.get(channel, 0)
+        room = self.max_chars - used
+        if len(piece) > room:
+            self.truncated = True
+            piece = piece[:max(0, room)]
+        self._sizes[channel] = used + len(piece)
+        return piece
 
     def feed(self, chunk: dict) -> tuple[str, str]:
-        """Absorb one chunk; return (text delta, reasoning delta)."""
+        """Absorb one chunk; return (text delta, reasoning delta) as kept."""
         if chunk.get("usage"):
             self.usage = usage_from(chunk["usage"])
         choices = chunk.get("choices") or []
@@ -56,20 +80,22 @@ class StreamAccumulator:
         choice = choices[0]
         self.finish_reason = choice.get("finish_reason") or self.finish_reason
         delta = choice.get("delta") or choice.get("message") or {}
-        text = delta.get("content") or ""
-        reasoning = delta.get("reasoning_content") or delta.get("reasoning") or ""
+        text = self._keep("text", delta.get("content") or "")
+        reasoning = self._keep("reasoning", delta.get("reasoning_content") or delta.get("reasoning") or "")
         if text:
             self.text.append(text)
         if reasoning:
             self.reasoning.append(reasoning)
         for i, tc in enumerate(delta.get("tool_calls") or ()):
-            slot = self.calls.setdefault(int(tc.get("index", i)), {"id": "", "name": "", "args": []})
+            index = int(tc.get("index", i))
+            slot = self.calls.setdefault(index, {"id": "", "name": "", "args": []})
             slot["id"] = tc.get("id") or slot["id"]
             fn = tc.get("function") or {}
             slot["name"] += fn.get("name") or ""
             args = fn.get("arguments")
             if args:
-                slot["args"].append(args if isinstance(args, str) else json.dumps(args))
+                args = args if isinstance(args, str) else json.dumps(args)
+                slot["args"].append(self._keep(f"call{index}", args))
         return text, reasoning
 
     def message(self) -> Message:
@@ -77,9 +103,12 @@ class StreamAccumulator:
             ToolCall(id=c["id"] or f"call_{i}", name=c["name"], arguments="".join(c["args"]) or "{}")
             for i, c in sorted(self.calls.items())
         )
-        return Message(role="assistant", content="".join(self.text) or None, tool_calls=calls,
+        content = "".join(self.text) or None
+        if self.truncated:
+            content = (content or "") + truncation_note(self.max_chars)
+        return Message(role="assistant", content=content, tool_calls=calls,
                        reasoning="".join(self.reasoning) or None, usage=self.usage,
-                       finish_reason=self.finish_reason)
+                       finish_reason=TRUNCATED if self.truncated else self.finish_reason)
 
 
 def to_wire(messages: tuple[Message, ...]) -> list[dict]:

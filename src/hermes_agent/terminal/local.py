@@ -11,9 +11,11 @@ import subprocess
 import tempfile
 import threading
 import time
+from typing import BinaryIO
 
 from hermes_agent.terminal.base import ExecResult
 from hermes_agent.terminal.ptyrun import kill_process_group
+from hermes_agent.terminal.runfile import TOKEN_VAR, RunRecord
 from hermes_agent.terminal.shell import (
     INTERRUPT_EXIT,
     TIMEOUT_EXIT,
@@ -38,7 +40,8 @@ class LocalBackend:
 
     def __init__(self, cwd: str | None = None, *, env: dict[str, str] | None = None,
                  env_passthrough: list[str] | tuple[str, ...] = (), timeout: float = 180.0,
-                 output_limit: int = 2_000_000, shell: str | None = None, source_rc: bool = True) -> None:
+                 output_limit: int = 2_000_000, shell: str | None = None, source_rc: bool = True,
+                 record: RunRecord | None = None) -> None:
         self._initial_cwd = os.path.abspath(os.path.expanduser(cwd)) if cwd else None
         self._env = env
         self._passthrough = tuple(env_passthrough)
@@ -51,6 +54,7 @@ class LocalBackend:
         self._groups: set[int] = set()
         self._spawned: dict[str, subprocess.Popen] = {}
         self._lock = threading.Lock()
+        self._record = record  # token in every command's env + state dir in HERMES_HOME/run: reaped after a crash
 
     # -- commands ---------------------------------------------------------------------------
 
@@ -73,8 +77,7 @@ class LocalBackend:
                 proc = subprocess.Popen(
                     self._argv(build_body(spec)), stdin=inp, stdout=out, stderr=subprocess.STDOUT,
                     cwd=self._spawn_cwd(), env=self._child_env(), start_new_session=True)
-            with self._lock:
-                self._groups.add(proc.pid)
+            self._track(proc.pid)
             limit = self._timeout if timeout is None else timeout
             timed_out, interrupted = self._wait(proc, limit, interrupt)
             self._load_cwd(state, call_id)
@@ -164,9 +167,13 @@ class LocalBackend:
                                 stderr=subprocess.STDOUT, cwd=self._spawn_cwd(), env=self._child_env(),
                                 start_new_session=True)
         with self._lock:
-            self._groups.add(proc.pid)
             self._spawned[token] = proc
+        self._track(proc.pid)
         return proc
+
+    def _track(self, pgid: int) -> None:
+        with self._lock:
+            self._groups.add(pgid)
 
     def kill_spawned(self, token: str) -> None:
         """SIGTERM a background process group, then SIGKILL whatever is left of it."""
@@ -203,6 +210,8 @@ class LocalBackend:
     def _ensure_state(self) -> str:
         if self._state_dir is None or not os.path.isdir(self._state_dir):
             self._state_dir = tempfile.mkdtemp(prefix="hermes-term-")
+            if self._record is not None:
+                self._record.add_dir(self._state_dir)
         return self._state_dir
 
     def _spawn_cwd(self) -> str:
@@ -212,7 +221,10 @@ class LocalBackend:
 
     def _child_env(self) -> dict[str, str]:
         base = dict(os.environ) if self._env is None else dict(self._env)
-        return scrub_env(base, self._passthrough)
+        env = scrub_env(base, self._passthrough)
+        if self._record is not None:
+            env[TOKEN_VAR] = self._record.token
+        return env
 
     def _bash(self) -> str:
         if self._shell is None:
@@ -230,6 +242,10 @@ class LocalBackend:
         with open(self._abs(path), "rb") as fh:
             return fh.read() if limit is None else fh.read(limit)
 
+    def open_bytes(self, path: str) -> BinaryIO:
+        """A file opened for reading in binary (for chunked reads of files of any size)."""
+        return open(self._abs(path), "rb")  # noqa: SIM115 - the caller closes it
+
     def write_bytes(self, path: str, data: bytes) -> None:
         """Atomically replace a file (temp file + rename), creating parent directories."""
         target = self._abs(path)
@@ -243,8 +259,7 @@ class LocalBackend:
         try:
             with os.fdopen(fd, "wb") as fh:
                 fh.write(data)
-            if mode is not None:
-                os.chmod(tmp, mode)
+            os.chmod(tmp, mode if mode is not None else 0o666 & ~_umask())  # new files as `open()` makes them
             os.replace(tmp, target)
         except BaseException:
             try:
@@ -272,7 +287,23 @@ class LocalBackend:
                 pass
         if self._state_dir:
             shutil.rmtree(self._state_dir, ignore_errors=True)
+            if self._record is not None:
+                self._record.drop_dir(self._state_dir)
             self._state_dir = None
+
+
+def _umask() -> int:
+    """The process umask, read without changing it (os.umask would race with other threads)."""
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    old = os.umask(0o022)
+    os.umask(old)
+    return old
 
 
 def _append(text: str, note: str) -> str:

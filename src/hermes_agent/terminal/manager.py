@@ -38,10 +38,11 @@ def _source_rc(settings: Settings) -> bool:
 
 def _local(settings: Settings, task_id: str) -> TerminalBackend:
     from hermes_agent.terminal.local import LocalBackend
+    from hermes_agent.terminal.runfile import run_record
 
     return LocalBackend(_cwd_setting(settings), timeout=float(settings.get("terminal.timeout", 180)),
                         env_passthrough=list(settings.get("terminal.env_passthrough", []) or []),
-                        source_rc=_source_rc(settings))
+                        source_rc=_source_rc(settings), record=run_record())
 
 
 def _docker(settings: Settings, task_id: str) -> TerminalBackend:

@@ -29,6 +29,9 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         if not query:
             print("hermes: nothing to do: pass -q \"message\" or pipe a message on stdin", file=sys.stderr)
             return 2
+    if query is not None and not query.strip():
+        print("hermes: empty message: nothing to send to the model", file=sys.stderr)
+        return 2
     if query is None:
         from hermes_agent.cli.repl import run_repl
 

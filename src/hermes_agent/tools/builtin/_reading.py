@@ -1,9 +1,11 @@
-"""read_file's paging: numbered lines from a window of a text file, capped in characters; files too
-big to load are paged with sed inside the backend so a 1 GB file is never read whole."""
+"""read_file's paging: numbered lines from a window of a text file, capped in characters. Memory stays
+bounded whatever the file or line length: the local backend's files are scanned in chunks keeping only
+the window's lines (each cut to its char cap); other backends page huge files with cut+sed remotely."""
 
 from __future__ import annotations
 
 import shlex
+from typing import BinaryIO
 
 from hermes_agent.terminal.base import TerminalBackend
 from hermes_agent.tools.builtin._fileio import (
@@ -17,6 +19,8 @@ from hermes_agent.tools.builtin._fileio import (
 )
 
 MAX_LIMIT = 2000
+_CHUNK = 1 << 20
+Kept = tuple[bytes, int]  # (the first bytes of a line, its whole length in bytes)
 
 
 def _lines_of(data: bytes) -> list[str]:
@@ -32,7 +36,8 @@ def _sed_window(backend: TerminalBackend, path: str, first: int, count: int,
                 max_bytes: int) -> tuple[list[str], bool]:
     """Lines first..first+count-1 of a huge file; sed quits after the window, head bounds the bytes."""
     last = first + count - 1
-    cmd = f"sed -n '{first},{last}p;{last}q' -- {shlex.quote(path)} | head -c {max_bytes}"
+    keep = max_bytes // max(1, count) + 4096  # cut bounds each line first: sed would buffer a 1 GB line whole
+    cmd = f"cut -b 1-{keep} -- {shlex.quote(path)} | sed -n '{first},{last}p;{last}q' | head -c {max_bytes}"
     res = backend.execute(cmd, timeout=60)
     if res.exit_code != 0 and not res.output:
         raise FileToolError(f"Failed reading {path}: sed exited {res.exit_code}")
@@ -42,6 +47,61 @@ def _sed_window(backend: TerminalBackend, path: str, first: int, count: int,
     if cut and lines:
         lines.pop()  # the last line was cut by the byte bound
     return lines, cut
+
+
+def _scan(fh: BinaryIO, first: int, last: int, keep: int, count_all: bool) -> tuple[list[Kept], int | None]:
+    """Lines first..last of an open file read in chunks, each kept to `keep` bytes, and the total line
+    count when `count_all` (else None: the scan stops after the window)."""
+    lineno, window, buf, size, tail_nl, empty = 1, [], bytearray(), 0, True, True
+    while chunk := fh.read(_CHUNK):
+        empty, tail_nl, pos = False, chunk.endswith(b"\n"), 0
+        while pos < len(chunk):
+            if lineno < first:
+                seen = chunk.count(b"\n", pos)
+                if lineno + seen < first:
+                    lineno += seen
+                    break
+                for _ in range(first - lineno):
+                    pos = chunk.index(b"\n", pos) + 1
+                lineno = first
+                continue
+            if lineno > last:
+                if not count_all:
+                    return window, None
+                lineno += chunk.count(b"\n", pos)
+                break
+            nl = chunk.find(b"\n", pos)
+            end = len(chunk) if nl < 0 else nl
+            if len(buf) < keep:
+                buf += chunk[pos:min(end, pos + keep - len(buf))]
+            size += end - pos
+            if nl < 0:
+                break
+            window.append((bytes(buf), size))
+            buf, size, lineno, pos = bytearray(), 0, lineno + 1, nl + 1
+    if not tail_nl and first <= lineno <= last:
+        window.append((bytes(buf), size))
+    return window, (0 if empty else lineno - (1 if tail_nl else 0)) if count_all else None
+
+
+def _kept_text(kept: Kept, max_line: int) -> str:
+    data, size = kept
+    text = data.decode("utf-8", errors="replace")
+    if size <= len(data):
+        return _clip_line(text[:-1] if text.endswith("\r") else text, max_line)
+    shown = text[:max_line]
+    return f"{shown}... [line truncated: {size - len(shown.encode('utf-8', 'replace')):,} more bytes]"
+
+
+def _local_window(backend: TerminalBackend, path: str, offset: int, limit: int, max_line: int,
+                  count_all: bool) -> tuple[list[str], int | None]:
+    opener = getattr(backend, "open_bytes", None)
+    try:
+        with opener(path) as fh:  # type: ignore[misc]
+            kept, total = _scan(fh, offset, offset + limit - 1, max_line * 4 + 4, count_all)
+    except OSError as exc:
+        raise os_error(exc, path, "reading") from exc
+    return [_kept_text(k, max_line) for k in kept], total
 
 
 def _clip_line(line: str, max_line: int) -> str:
@@ -59,14 +119,17 @@ def read_window(backend: TerminalBackend, raw_path: str, offset: int, limit: int
     read_head(backend, path, size)
     total: int | None = None
     cut = False
-    if size > LOAD_MAX_BYTES:
+    if getattr(backend, "open_bytes", None) is not None:
+        window, total = _local_window(backend, path, offset, limit, max_line, count_all=size <= LOAD_MAX_BYTES)
+    elif size > LOAD_MAX_BYTES:
         window, cut = _sed_window(backend, path, offset, limit, max_chars * 4 + 4096)
+        window = [_clip_line(line, max_line) for line in window]
     else:
         try:
             lines = _lines_of(backend.read_bytes(path, limit=LOAD_MAX_BYTES + 1))
         except OSError as exc:
             raise os_error(exc, path, "reading") from exc
-        total, window = len(lines), lines[offset - 1:offset - 1 + limit]
+        total, window = len(lines), [_clip_line(line, max_line) for line in lines[offset - 1:offset - 1 + limit]]
     if total == 0:
         return {"path": path, "content": "", "total_lines": 0, "note": "file is empty"}
     if not window:
@@ -74,7 +137,7 @@ def read_window(backend: TerminalBackend, raw_path: str, offset: int, limit: int
         raise FileToolError(f"offset {offset} is past the end of {path} ({where})")
     out, used = [], 0
     for n, line in enumerate(window, offset):
-        row = f"{n:>5}|{_clip_line(line, max_line)}"
+        row = f"{n:>5}|{line}"
         if used + len(row) + 1 > max_chars and out:
             break
         out.append(row)
