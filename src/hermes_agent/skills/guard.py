@@ -12,7 +12,13 @@ from pathlib import Path
 
 from hermes_agent.skills.guard_code import combo_hits, is_code
 from hermes_agent.skills.guard_decode import SENSITIVE_NAMES, Payload, payloads, split_names, views
-from hermes_agent.skills.guard_normalise import char_issues, hidden_payloads, mixed_script_words, normalise_line, visible
+from hermes_agent.skills.guard_normalise import (
+    char_issues,
+    hidden_payloads,
+    mixed_script_words,
+    normalise_line,
+    visible,
+)
 from hermes_agent.skills.guard_prose import (
     PROSE_RULES,
     example_lines,
