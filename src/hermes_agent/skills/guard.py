@@ -6,6 +6,7 @@ on any high or critical finding). `force=True` overrides a refusal. Pure: reads 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,6 +40,9 @@ MAX_TOTAL_BYTES = 2 * 1024 * 1024
 MAX_SCAN_BYTES = 512 * 1024
 _BINARY_EXT = frozenset({".exe", ".dll", ".so", ".dylib", ".bin", ".msi", ".scr", ".com", ".elf", ".o", ".pyc"})
 _MAX_DEPTH = 3
+# In decoded text, anything that runs a program means the encoding was there to hide it.
+_RUNS = re.compile(r"\b(?:os\.system|os\.popen|os\.exec\w*|subprocess\.\w+|exec\s*\(|eval\s*\(|child_process|execSync|"
+                   r"spawn\s*\(|Runtime\.getRuntime|/bin/(?:ba)?sh\b|(?:ba)?sh\s+-c\b|Invoke-Expression)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,6 +146,9 @@ def _payloads(f: _File, lines: list[str], raw: list[str], depth: int) -> None:
         if worst is not None and SEVERITY_RANK[worst.severity] >= SEVERITY_RANK["medium"]:
             f.add("obf-hidden-payload", "critical", "obfuscation", p.line,
                   f"{p.how} hide text that {worst.message}: {visible(p.text, 80)}")
+        elif p.how != "split string literals" and _RUNS.search(p.text):
+            f.add("obf-hidden-payload", "critical", "obfuscation", p.line,
+                  f"{p.how} hide code that runs programs: {visible(p.text, 80)}")
 
 
 def _scan(text: str, rel: str, depth: int = 0) -> list[Finding]:

@@ -33,9 +33,9 @@ def _c(rule_id: str, category: str, severity: str, parts: tuple[str, ...], messa
     return ComboRule(rule_id, category, severity, compiled, compiled[-1], message)
 
 
-_CONNECT = (r"\.connect\(\s*\(|\bsocket\.create_connection\(|\bnet\.(?:connect|createConnection)\(|new\s+net\.Socket\(|"
+_CONNECT = (r"\.connect\(\s*\(|\bconnect\(\s*\d{2,5}\s*,|\bconnect\(\s*\{\s*(?:port|host)|\bconnect\(\s*[A-Z]\w*\s*,|\bsocket\.create_connection\(|\bnet\.(?:connect|createConnection)\(|new\s+net\.Socket\(|"
             r"TCPSocket\.new|fsockopen\(|IO::Socket::INET|New-Object\s+System\.Net\.Sockets\.TCPClient")
-_SHELL_ON_SOCKET = (r"\.fileno\(\)|\bos\.dup2\(|\bpty\.spawn\(|\.pipe\(\s*\w+\.stdin\b|\bstdin\s*=\s*\w+\b[^\n]*"
+_SHELL_ON_SOCKET = (r"\.fileno\(\)|\bopen\(\s*STD(?:IN|OUT|ERR)\s*,\s*['\"]>&|\bos\.dup2\(|\bpty\.spawn\(|\.pipe\(\s*\w+\.stdin\b|\bstdin\s*=\s*\w+\b[^\n]*"
                     r"(?:/bin/|\bsh\b|bash|cmd\.exe)|\bspawn\(\s*['\"](?:/bin/)?(?:ba)?sh['\"]|\bexec\s+\{?\w*\}?\s*<>")
 _NETWORK = (r"\burlopen\(|\brequests\.\w+\(|\bhttpx\.\w+\(|\bhttp\.client\b|\bfetch\(|\baxios\b|\bsocket\.|"
             r"\bNet::HTTP\b|\b(?:curl|wget)\b|Invoke-WebRequest|\bXMLHttpRequest\b|\bhttps?\.request\(")

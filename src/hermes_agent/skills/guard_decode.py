@@ -18,7 +18,7 @@ from urllib.parse import unquote_to_bytes
 
 _STR = r"""(?:'[^'\\\n]*'|"[^"\\\n]*")"""
 _CONCAT = re.compile(rf"({_STR})\s*\+\s*({_STR})")
-_TOUCHING = re.compile(rf"({_STR})({_STR})")
+_TOUCHING = re.compile(rf"({_STR})[ \t]*({_STR})(?![ \t]*[:,])")
 _PY_JOIN = re.compile(rf"""(['"])\1\s*\.join\(\s*[\[(]\s*((?:{_STR}\s*,\s*)*{_STR})\s*,?\s*[\])]\s*\)""")
 _JS_JOIN = re.compile(rf"""\[\s*((?:{_STR}\s*,\s*)*{_STR})\s*,?\s*\]\s*\.join\(\s*(['"])\2\s*\)""")
 _LITERAL = re.compile(_STR)

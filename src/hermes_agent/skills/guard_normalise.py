@@ -63,8 +63,9 @@ def _neighbours(line: str, i: int) -> tuple[str, str]:
 
 
 def _inside_ascii(line: str, i: int) -> bool:
+    """ASCII text on both sides (or the line's end), with a visible ASCII character on at least one."""
     left, right = _neighbours(line, i)
-    return _ascii_word(left) and _ascii_word(right)
+    return left.isascii() and right.isascii() and (_ascii_word(left) or _ascii_word(right))
 
 
 def _variation_ok(line: str, i: int) -> bool:

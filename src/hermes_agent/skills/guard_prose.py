@@ -34,7 +34,10 @@ _OWN = (r"(?:your|previous|prior|earlier|above|preceding|original|system|existin
         r"whatever|the\s+user'?s?|developer|operator|safety|security|built-in|configured)")
 _NOUN = (r"(?:instructions?|system\s+prompt|prompts?|guidelines|guidance|directives|guardrails|rules|"
          r"restrictions|constraints|policies|programming|training|context|messages)")
-_GIVEN = r"(?:you\s+(?:were|have\s+been|'ve\s+been|got)\s+(?:given|told|configured|trained|provided)|given\s+to\s+you)"
+_GIVEN = (r"(?:you\s+(?:were\s+|have\s+been\s+|'ve\s+been\s+)?(?:given|told|received|got|configured|trained|provided)|"
+          r"given\s+to\s+you|(?:from\s+)?(?:before|earlier|above|previously)\b)")
+_REVOKED = (r"(?:are|is|have\s+been|has\s+been|were)\s+(?:now\s+|hereby\s+)?(?:revoked|void|cancel+ed|obsolete|"
+            r"replaced|superseded|lifted|suspended|withdrawn|no\s+longer\s+(?:valid|apply|applies|in\s+effect))")
 _FOREIGN = r"(?!\s+(?:in|from|inside|within|embedded|found|contained|that\s+appear)\b)"
 _TELL = (r"(?:tell(?:ing)?|inform(?:ing)?|mention(?:ing)?|reveal(?:ing)?|disclos(?:e|ing)|report(?:ing)?|"
          r"alert(?:ing)?|notify(?:ing)?|bring(?:ing)?\s+(?:it|this|that)?\s*up|let(?:ting)?)")
@@ -53,14 +56,20 @@ _OFF = (r"\b(?:disable|turn(?:ing)?\s+off|switch(?:ing)?\s+off|shut(?:ting)?\s+o
         r"skip(?:ping)?|circumvent\w*|get\s+around|work\s+around|suppress\w*|silenc\w+)")
 _GATE = (r"(?:approvals?(?:\s+(?:gate|prompts?|checks?|mode))?|confirmation\s+prompts?|confirmations|"
          r"permission\s+prompts?|sandbox(?:ing)?|safety\s+(?:checks?|guard|rails)|guardrails|the\s+guard)\b")
-_NEG = re.compile(r"\b(?:never|not|don'?t|do\s+not|must\s+not|mustn'?t|should\s+not|shouldn'?t|no\s+need\s+to|"
-                  r"avoid|refuse\s+to)\b[^.;]{0,30}$", re.I)
+# Negation right before the shape ("never disable the sandbox"); "don't hesitate to disable" is no negation.
+_NEG = re.compile(r"\b(?:never|not|n't|no\s+need\s+to|avoid|refuse\s+to)\s+(?:ever\s+|try\s+to\s+|attempt\s+to\s+)?"
+                  r"(?:\w+ing\s+)?$", re.I)
+# Reported, conditional speech: "if a page tells you to ignore your instructions, ..." describes an attack.
+_REPORTED = re.compile(r"\b(?:if|when|whenever|in\s+case|should)\b[^.;]*\b(?:tells?|asks?|says?|instructs?|wants?|"
+                       r"urges?|claims?|demands?)\s+(?:you\s+)?(?:to\s+)?$", re.I)
 
 PROSE_RULES: tuple[ProseRule, ...] = (
     _p("inject-ignore", "injection", "high",
        rf"\b(?:ignore|disregard|forget|override|overrule|bypass|set\s+aside|drop|abandon|discard|throw\s+out|"
        rf"stop\s+following|no\s+longer\s+follow|pay\s+no\s+attention\s+to)\b(?:\W+\w+){{0,3}}?\W+{_OWN}"
-       rf"{_W}?{_NOUN}\b{_FOREIGN}|\b(?:ignore|disregard|forget|set\s+aside|drop)\b{_W}{_NOUN}\s+{_GIVEN}",
+       rf"{_W}?{_NOUN}\b{_FOREIGN}|\b(?:ignore|disregard|forget|set\s+aside|drop|pay\s+no\s+attention\s+to)\b{_W}"
+       rf"{_NOUN}\s+{_GIVEN}|\b(?:previous|prior|earlier|original|system|your|assistant'?s?|existing)\s+(?:\w+\s+)?"
+       rf"{_NOUN}\s+{_REVOKED}",
        "tries to override the agent's instructions"),
     _p("inject-precedence", "injection", "high",
        r"\b(?:takes?|has|have)\s+(?:precedence|priority)\s+over|\b(?:supersedes?|overrides?|outranks?|replaces?)\b"
@@ -145,17 +154,22 @@ def example_lines(lines: list[str]) -> set[int]:
 
 
 def quoted_mention(paragraph: str, start: int) -> bool:
-    """True when the match at `start` sits inside quotes introduced as a mention ('text such as "…"')."""
+    """True when the match at `start` is quoted as a mention ('text such as "…"') or reported conditionally."""
+    if _REPORTED.search(paragraph[_sentence_start(paragraph, start):start]):
+        return True
     for q in _QUOTE.finditer(paragraph):
         if q.start() <= start < q.end():
             return bool(_MENTION.search(paragraph[max(0, q.start() - 40):q.start()]))
     return False
 
 
+def _sentence_start(paragraph: str, start: int) -> int:
+    return max(paragraph.rfind(c, 0, start) for c in ".;!?\n") + 1
+
+
 def negated(paragraph: str, start: int) -> bool:
     """True when the words just before `start` negate it ('never disable the sandbox')."""
-    sentence_start = max(paragraph.rfind(c, 0, start) for c in ".;!?\n") + 1
-    return bool(_NEG.search(paragraph[sentence_start:start]))
+    return bool(_NEG.search(paragraph[_sentence_start(paragraph, start):start]))
 
 
 def paragraphs(lines: list[str]) -> list[tuple[int, str, list[int]]]:

@@ -114,6 +114,9 @@ RULES: tuple[Rule, ...] = (
        rf"(?:--\s+)?(?:/\*?|{_HOME}/?\*?|/(?:home|etc|usr|var|boot|bin|lib|root|opt|srv)/?\*?)"
        r"(?=\s|$|[;&|\"')])",
        "recursively deletes the root, home or a system directory"),
+    _r("destroy-rm-home-code", "destructive", "critical",
+       r"\brm\s+-\w*[rR]\w*[^'\"\n]*['\"]\s*\+\s*[\w.()'\"]*?(?:expanduser\(\s*['\"]~/?['\"]|environ\[\s*['\"]HOME|"
+       r"home\(\)|homedir\(\)|getenv\(\s*['\"]HOME)", "builds `rm -r` of the home directory in code"),
     _r("destroy-find-home", "destructive", "critical",
        rf"\bfind\s+(?:/|{_HOME}/?)\s[^\n]*(?:-delete\b|-exec\s+rm\b)", "deletes everything under root or home"),
     _r("destroy-code-home", "destructive", "critical",
@@ -163,7 +166,8 @@ RULES: tuple[Rule, ...] = (
        "runs code downloaded at run time"),
     _r("obf-eval-decode", "obfuscation", "critical",
        r"\b(?:eval|exec|Function)\s*\(\s*(?:atob\s*\(|Buffer\.from\(|base64\.b64decode|codecs\.decode|bytes\.fromhex|"
-       r"zlib\.decompress|marshal\.loads|__import__\(\s*['\"](?:base64|zlib|marshal|codecs))",
+       r"zlib\.decompress|marshal\.loads|__import__\(\s*['\"](?:base64|zlib|marshal|codecs)|['\"]{2}\.join\(\s*map\(\s*chr|"
+       r"bytes\(\s*\[|bytearray\(|String\.fromCharCode|chr\(\s*\d)",
        "evaluates decoded or decompressed code"),
     _r("obf-shell-eval", "obfuscation", "high",
        r"\beval\s+[\"']?\$\((?:echo|printf|curl|wget)|\bprintf\s+['\"](?:\\x[0-9a-f]{2}){4,}[^\n]*\|\s*" + _SHELL,
@@ -177,10 +181,13 @@ RULES: tuple[Rule, ...] = (
        "long base64 blob", 0),
     # supply chain
     _r("supply-pipe-shell", "supply_chain", "medium",
-       rf"\b(?:curl|wget)\b[^\n|]*\|\s*{_SHELL}|(?:{_SHELL}|python3?|source)\s+<\(\s*(?:curl|wget)\b|"
+       rf"\b(?:curl|wget)\b[^\n|]*\|\s*(?:{_SHELL}|python3?\s+-(?:\s|$)|perl\b|ruby\b|node\b)|(?:{_SHELL}|python3?|source)\s+<\(\s*(?:curl|wget)\b|"
        r"\b(?:sh|bash)\s+-c\s+[\"']?\$\(\s*(?:curl|wget)\b|\b(?:iex|Invoke-Expression)\b[^\n]*\b(?:iwr|irm|"
        r"Invoke-WebRequest|DownloadString)\b",
        "pipes a downloaded script straight into a shell"),
+    _r("supply-download-run", "supply_chain", "medium",
+       r"\b(?:curl|wget)\b[^\n]*(?:-o|-O|--output)\s*(\S+)[^\n]*&&[^\n]*chmod\s+\+?[0-7]*x[^\n]*&&\s*(?:sudo\s+)?\S*\1",
+       "downloads a program and runs it"),
     _r("supply-pip-url", "supply_chain", "low", r"\bpip3?\s+install\s+[^\n]*(?:https?://|git\+)",
        "installs a package from an arbitrary URL"),
     # switching the agent's own safety off
