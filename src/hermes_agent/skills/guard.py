@@ -5,6 +5,8 @@ on any high or critical finding). `force=True` overrides a refusal. Pure: reads 
 
 from __future__ import annotations
 
+import bisect
+import functools
 import os
 import re
 from collections.abc import Iterable
@@ -89,13 +91,18 @@ class _File:
         self.out.append(Finding(rule_id, severity, category, self.rel, line, visible(quote), message))
 
 
-def _line_rules(f: _File, lines: list[str], blinded: list[str], note: str = "") -> None:
-    for lineno, (line, blind_line) in enumerate(zip(lines, blinded, strict=True), 1):
-        if not line.strip():
+def _line_rules(f: _File, lines: list[str], blinded: list[str], note: str = "", base: list[str] | None = None) -> None:
+    todo = [n for n, line in enumerate(lines) if line.strip() and (base is None or base[n] != line)]
+    if not todo:
+        return  # a view that rewrote nothing was scanned already
+    text, blind_text = "\n".join(lines[n] for n in todo), "\n".join(blinded[n] for n in todo)
+    for rule in RULES:
+        whole = blind_text if rule.header_blind else text
+        if rule.anywhere is not None and not rule.anywhere.search(whole):
             continue
-        for rule in RULES:
-            if rule.pattern.search(blind_line if rule.header_blind else line):
-                f.add(rule.id, rule.severity, rule.category, lineno, rule.message + note)
+        for n in todo:
+            if rule.pattern.search(blinded[n] if rule.header_blind else lines[n]):
+                f.add(rule.id, rule.severity, rule.category, n + 1, rule.message + note)
 
 
 def _unicode(f: _File) -> None:
@@ -116,7 +123,7 @@ def _prose(f: _File, lines: list[str], quoting: bool) -> None:
             for m in rule.pattern.finditer(text):
                 if negated(text, m.start()):
                     continue
-                lineno = first + max(i for i, off in enumerate(offsets) if off <= m.start())
+                lineno = first + bisect.bisect_right(offsets, m.start()) - 1
                 if rule.quotable and (lineno in examples or quoted_mention(text, m.start())):
                     f.add(rule.id, "low", rule.category, lineno, rule.message + " (quoted as an example)")
                 else:
@@ -141,14 +148,21 @@ def _payloads(f: _File, lines: list[str], raw: list[str], depth: int) -> None:
                   f"{p.text.strip()!r} is written in pieces so a scanner cannot read it")
         if depth >= _MAX_DEPTH:
             continue
-        inner = _scan(p.text, f.rel, depth + 1)
-        worst = max(inner, key=lambda x: SEVERITY_RANK[x.severity], default=None)
-        if worst is not None and SEVERITY_RANK[worst.severity] >= SEVERITY_RANK["medium"]:
+        worst = _worst_inside(p.text, depth + 1)
+        if worst is not None:
             f.add("obf-hidden-payload", "critical", "obfuscation", p.line,
-                  f"{p.how} hide text that {worst.message}: {visible(p.text, 80)}")
+                  f"{p.how} hide text that {worst}: {visible(p.text, 80)}")
         elif p.how != "split string literals" and _RUNS.search(p.text):
             f.add("obf-hidden-payload", "critical", "obfuscation", p.line,
                   f"{p.how} hide code that runs programs: {visible(p.text, 80)}")
+
+
+@functools.lru_cache(maxsize=4096)
+def _worst_inside(text: str, depth: int) -> str | None:
+    """The message of the worst medium-or-worse finding in decoded text (decoded text is code)."""
+    inner = _scan(text, "decoded", depth)
+    worst = max(inner, key=lambda x: SEVERITY_RANK[x.severity], default=None)
+    return worst.message if worst is not None and SEVERITY_RANK[worst.severity] >= 2 else None
 
 
 def _scan(text: str, rel: str, depth: int = 0) -> list[Finding]:
@@ -160,9 +174,9 @@ def _scan(text: str, rel: str, depth: int = 0) -> list[Finding]:
     rewritten = views(norm)
     _line_rules(f, norm, [blind(line) for line in norm])
     for (how, view), (_, blind_view) in zip(rewritten, views([blind(line) for line in norm]), strict=True):
-        _line_rules(f, view, blind_view, f" (after {how})")
+        _line_rules(f, view, blind_view, f" (after {how})", norm)
     _prose(f, norm, quoting=not f.code)
-    for view_text in {"\n".join(norm), *("\n".join(v) for _, v in rewritten)}:
+    for view_text in {"\n".join(norm), *("\n".join(v) for how, v in rewritten if how != "quotes removed")}:
         for rule, lineno in combo_hits(view_text):
             f.add(rule.id, rule.severity, rule.category, lineno, rule.message)
     if not f.code:

@@ -132,6 +132,8 @@ def mixed_script_words(line: str) -> list[str]:
 
 def normalise_line(line: str) -> str:
     """The text the rules match: invisible removed, fillers as spaces, NFKC, look-alikes folded."""
+    if line.isascii():
+        return line
     out = []
     for ch in line:
         cp = ord(ch)

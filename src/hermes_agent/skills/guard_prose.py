@@ -123,6 +123,7 @@ _MENTION = re.compile(r"\b(?:such\s+as|like|e\.g\.|for\s+example|for\s+instance|
                       r"wording|strings?|contains?)\W*$", re.I)
 _QUOTE = re.compile(r"\"[^\"]{3,300}\"|“[^”]{3,300}”|«[^»]{3,300}»|'[^']{8,300}'")
 _FENCE = re.compile(r"^\s*(```|~~~)")
+_MAX_PARAGRAPH_LINES = 40
 
 
 def fenced_lines(lines: list[str]) -> set[int]:
@@ -187,6 +188,8 @@ def paragraphs(lines: list[str]) -> list[tuple[int, str, list[int]]]:
             cur.clear()
 
     for n, line in enumerate(lines, 1):
+        if len(cur) >= _MAX_PARAGRAPH_LINES:
+            flush()
         if not line.strip() or _FENCE.match(line):
             flush()
             if line.strip():

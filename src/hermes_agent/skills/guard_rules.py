@@ -36,11 +36,13 @@ class Rule:
     pattern: re.Pattern[str]
     message: str
     header_blind: bool = False  # match on the line with HTTP header/auth arguments (and copy targets) removed
+    anywhere: re.Pattern[str] | None = None  # the same pattern, multi-line: one pass tells whether any line can match
 
 
 def _r(rule_id: str, category: str, severity: Severity, pattern: str, message: str, flags: int = re.I,
        header_blind: bool = False) -> Rule:
-    return Rule(rule_id, category, severity, re.compile(pattern, flags), message, header_blind)
+    return Rule(rule_id, category, severity, re.compile(pattern, flags), message, header_blind,
+                re.compile(pattern, flags | re.M))
 
 
 # Header and basic-auth arguments: sending a key to the API it belongs to is how APIs work.
@@ -181,7 +183,7 @@ RULES: tuple[Rule, ...] = (
        "long base64 blob", 0),
     # supply chain
     _r("supply-pipe-shell", "supply_chain", "medium",
-       rf"\b(?:curl|wget)\b[^\n|]*\|\s*(?:{_SHELL}|python3?\s+-(?:\s|$)|perl\b|ruby\b|node\b)|(?:{_SHELL}|python3?|source)\s+<\(\s*(?:curl|wget)\b|"
+       rf"\b(?:curl|wget)\b[^\n|]*\|\s*(?:{_SHELL}|python3?\s+-(?:\s|$)|perl\b|ruby\b|node\b)|\b(?:(?:ba|z|da|k)?sh|python3?|source)\s+<\(\s*(?:curl|wget)\b|"
        r"\b(?:sh|bash)\s+-c\s+[\"']?\$\(\s*(?:curl|wget)\b|\b(?:iex|Invoke-Expression)\b[^\n]*\b(?:iwr|irm|"
        r"Invoke-WebRequest|DownloadString)\b",
        "pipes a downloaded script straight into a shell"),
