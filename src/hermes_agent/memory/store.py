@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Literal
 
 from hermes_agent.config.settings import Settings
+from hermes_agent.memory.directives import execution_directives, refusal
 from hermes_agent.memory.scan import scan
 
 Target = Literal["memory", "user"]
@@ -150,7 +151,7 @@ class MemoryStore:
             entries = self.entries(target)
             if not entries:
                 continue
-            safe = [e for e in entries if not scan(e)]
+            safe = [e for e in entries if not scan(e) and not execution_directives(e)]
             head = f"## {_HEADINGS[target]} ({joined_length(entries):,}/{self.limits[target]:,} chars)"
             body = ENTRY_DELIMITER.join(safe)
             if len(safe) < len(entries):
@@ -186,6 +187,8 @@ class MemoryStore:
                 f"Refused: content matched the safety scan ({what}). Memory goes into your system prompt, "
                 "so it must not hold instructions aimed at a model, hidden characters or credentials. "
                 "Store a description instead (e.g. 'the API key lives in ~/.hermes/.env')."), target)
+        if directives := execution_directives(text):
+            return "", WriteOutcome(False, refusal(directives), target)
         return text, None
 
     def _find(self, target: str, cur: list[str], old_text: object) -> int | WriteOutcome:

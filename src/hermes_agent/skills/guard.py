@@ -5,12 +5,35 @@ on any high or critical finding). `force=True` overrides a refusal. Pure: reads 
 
 from __future__ import annotations
 
+import bisect
+import functools
 import os
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from hermes_agent.skills.guard_rules import HEADER_ARGS, RULES, SEVERITY_RANK
+from hermes_agent.skills.guard_code import combo_hits, is_code
+from hermes_agent.skills.guard_decode import SENSITIVE_NAMES, Payload, payloads, split_names, views
+from hermes_agent.skills.guard_normalise import (
+    char_issues,
+    hidden_payloads,
+    mixed_script_words,
+    normalise_line,
+    visible,
+)
+from hermes_agent.skills.guard_prose import (
+    PROSE_RULES,
+    example_lines,
+    hidden_blocks,
+    instructs,
+    negated,
+    paragraphs,
+    quoted_mention,
+)
+from hermes_agent.skills.guard_rules import RULES, SEVERITY_RANK, Finding, blind
+
+__all__ = ["Decision", "Finding", "ScanReport", "decide", "scan_skill", "scan_text", "trust_for_source"]
 
 TRUST_LEVELS = ("builtin", "trusted", "community")
 TRUSTED_REPOS = ("openai/skills", "anthropics/skills", "huggingface/skills", "nvidia/skills")
@@ -18,28 +41,10 @@ MAX_FILES = 50
 MAX_TOTAL_BYTES = 2 * 1024 * 1024
 MAX_SCAN_BYTES = 512 * 1024
 _BINARY_EXT = frozenset({".exe", ".dll", ".so", ".dylib", ".bin", ".msi", ".scr", ".com", ".elf", ".o", ".pyc"})
-_EXCERPT = 120
-
-# Invisible characters that hide text from a human reviewer.
-_ZERO_WIDTH = {0x200B, 0x200C, 0x200D, 0x2060, 0x2061, 0x2062, 0x2063, 0x2064, 0x180E, 0xFEFF, 0x00AD}
-_BIDI = {0x202A, 0x202B, 0x202C, 0x202D, 0x202E, 0x2066, 0x2067, 0x2068, 0x2069, 0x200E, 0x200F, 0x061C}
-
-
-@dataclass(frozen=True, slots=True)
-class Finding:
-    """One match: which rule, how bad, where, and the offending text."""
-
-    rule_id: str
-    severity: str
-    category: str
-    file: str
-    line: int
-    excerpt: str
-    message: str
-
-    def as_dict(self) -> dict:
-        return {"rule": self.rule_id, "severity": self.severity, "category": self.category,
-                "file": self.file, "line": self.line, "excerpt": self.excerpt, "message": self.message}
+_MAX_DEPTH = 3
+# In decoded text, anything that runs a program means the encoding was there to hide it.
+_RUNS = re.compile(r"\b(?:os\.system|os\.popen|os\.exec\w*|subprocess\.\w+|exec\s*\(|eval\s*\(|child_process|execSync|"
+                   r"spawn\s*\(|Runtime\.getRuntime|/bin/(?:ba)?sh\b|(?:ba)?sh\s+-c\b|Invoke-Expression)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,61 +79,115 @@ class Decision:
     blocking: tuple[Finding, ...] = ()
 
 
-def _visible(text: str) -> str:
-    out = "".join(f"<U+{ord(c):04X}>" if _is_invisible(ord(c)) else c for c in text.strip())
-    return out if len(out) <= _EXCERPT else out[: _EXCERPT - 1] + "…"
+class _File:
+    """One file being scanned: where findings go and how to quote a line."""
+
+    def __init__(self, rel: str, raw: list[str], code: bool) -> None:
+        self.rel, self.raw, self.code = rel, raw, code
+        self.out: list[Finding] = []
+
+    def add(self, rule_id: str, severity: str, category: str, line: int, message: str, excerpt: str = "") -> None:
+        quote = excerpt or (self.raw[line - 1] if 0 < line <= len(self.raw) else "")
+        self.out.append(Finding(rule_id, severity, category, self.rel, line, visible(quote), message))
 
 
-def _is_invisible(cp: int) -> bool:
-    return cp in _ZERO_WIDTH or cp in _BIDI or 0xE0000 <= cp <= 0xE007F
-
-
-def _hidden_codepoints(line: str, first_line: bool) -> list[int]:
-    out: list[int] = []
-    for i, ch in enumerate(line):
-        cp = ord(ch)
-        if cp <= 0x7F or (cp == 0xFEFF and i == 0 and first_line):
+def _line_rules(f: _File, lines: list[str], blinded: list[str], note: str = "", base: list[str] | None = None) -> None:
+    todo = [n for n, line in enumerate(lines) if line.strip() and (base is None or base[n] != line)]
+    if not todo:
+        return  # a view that rewrote nothing was scanned already
+    text, blind_text = "\n".join(lines[n] for n in todo), "\n".join(blinded[n] for n in todo)
+    for rule in RULES:
+        whole = blind_text if rule.header_blind else text
+        if rule.anywhere is not None and not rule.anywhere.search(whole):
             continue
-        # A zero-width joiner between two pictographs builds one emoji (e.g. a family); it hides nothing.
-        if cp == 0x200D and 0 < i < len(line) - 1 and ord(line[i - 1]) >= 0x2000 and ord(line[i + 1]) >= 0x2000:
+        for n in todo:
+            if rule.pattern.search(blinded[n] if rule.header_blind else lines[n]):
+                f.add(rule.id, rule.severity, rule.category, n + 1, rule.message + note)
+
+
+def _unicode(f: _File) -> None:
+    for lineno, line in enumerate(f.raw, 1):
+        if line.isascii():
             continue
-        out.append(cp)
-    return out
+        for issue in char_issues(line, f.code):
+            f.add(issue.rule_id, issue.severity, "invisible_unicode", lineno, issue.message)
+        if words := mixed_script_words(line):
+            f.add("unicode-homoglyph", "high" if f.code else "medium", "invisible_unicode", lineno,
+                  f"Latin words spelled with Cyrillic/Greek look-alike letters: {' '.join(words[:3])}")
 
 
-def _unicode_findings(line: str, rel: str, lineno: int) -> list[Finding]:
-    cps = _hidden_codepoints(line, lineno == 1)
-    out: list[Finding] = []
-    if any(0xE0000 <= cp <= 0xE007F for cp in cps):
-        out.append(Finding("unicode-tag-chars", "critical", "invisible_unicode", rel, lineno, _visible(line),
-                           "Unicode tag characters hide instructions no reviewer can see"))
-    if any(cp in _BIDI for cp in cps):
-        out.append(Finding("unicode-bidi", "high", "invisible_unicode", rel, lineno, _visible(line),
-                           "bidirectional override characters make text read differently than it runs"))
-    if any(cp in _ZERO_WIDTH for cp in cps):
-        out.append(Finding("unicode-zero-width", "high", "invisible_unicode", rel, lineno, _visible(line),
-                           "zero-width characters hide text from a reviewer"))
-    return out
+def _prose(f: _File, lines: list[str], quoting: bool) -> None:
+    examples = example_lines(lines) if quoting else set()
+    for first, text, offsets in paragraphs(lines):
+        for rule in PROSE_RULES:
+            for m in rule.pattern.finditer(text):
+                if negated(text, m.start()):
+                    continue
+                lineno = first + bisect.bisect_right(offsets, m.start()) - 1
+                if rule.quotable and (lineno in examples or quoted_mention(text, m.start())):
+                    f.add(rule.id, "low", rule.category, lineno, rule.message + " (quoted as an example)")
+                else:
+                    f.add(rule.id, rule.severity, rule.category, lineno, rule.message)
+                break
+
+
+def _hidden_markup(f: _File, text: str) -> None:
+    for lineno, content in hidden_blocks(text):
+        if instructs(content):
+            f.add("hidden-instruction", "high", "injection", lineno,
+                  "instructions inside an HTML comment or hidden markup: the model reads them, a reviewer does not",
+                  content)
+
+
+def _payloads(f: _File, lines: list[str], raw: list[str], depth: int) -> None:
+    found = payloads(lines) + split_names(lines)
+    found += [Payload(n, how, text) for n, line in enumerate(raw, 1) for how, text in hidden_payloads(line)]
+    for p in found:
+        if p.how == "split string literals" and p.text.strip().lower() in SENSITIVE_NAMES:
+            f.add("obf-split-name", "critical", "obfuscation", p.line,
+                  f"{p.text.strip()!r} is written in pieces so a scanner cannot read it")
+        if depth >= _MAX_DEPTH:
+            continue
+        worst = _worst_inside(p.text, depth + 1)
+        if worst is not None:
+            f.add("obf-hidden-payload", "critical", "obfuscation", p.line,
+                  f"{p.how} hide text that {worst}: {visible(p.text, 80)}")
+        elif p.how != "split string literals" and _RUNS.search(p.text):
+            f.add("obf-hidden-payload", "critical", "obfuscation", p.line,
+                  f"{p.how} hide code that runs programs: {visible(p.text, 80)}")
+
+
+@functools.lru_cache(maxsize=4096)
+def _worst_inside(text: str, depth: int) -> str | None:
+    """The message of the worst medium-or-worse finding in decoded text (decoded text is code)."""
+    inner = _scan(text, "decoded", depth)
+    worst = max(inner, key=lambda x: SEVERITY_RANK[x.severity], default=None)
+    return worst.message if worst is not None and SEVERITY_RANK[worst.severity] >= 2 else None
+
+
+def _scan(text: str, rel: str, depth: int = 0) -> list[Finding]:
+    raw = text.splitlines()
+    f = _File(rel, raw, depth > 0 or is_code(rel, text))
+    norm = [normalise_line(line) for line in raw]
+    if depth == 0:
+        _unicode(f)
+    rewritten = views(norm)
+    _line_rules(f, norm, [blind(line) for line in norm])
+    for (how, view), (_, blind_view) in zip(rewritten, views([blind(line) for line in norm]), strict=True):
+        _line_rules(f, view, blind_view, f" (after {how})", norm)
+    _prose(f, norm, quoting=not f.code)
+    for view_text in {"\n".join(norm), *("\n".join(v) for how, v in rewritten if how != "quotes removed")}:
+        for rule, lineno in combo_hits(view_text):
+            f.add(rule.id, rule.severity, rule.category, lineno, rule.message)
+    if not f.code:
+        _hidden_markup(f, "\n".join(raw))
+    _payloads(f, norm, raw, depth)
+    return f.out
 
 
 def scan_text(text: str, rel: str = "SKILL.md") -> list[Finding]:
-    """Findings of every rule (and invisible-Unicode checks) on one file's text."""
-    findings: list[Finding] = []
-    for lineno, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        blind: str | None = None
-        for rule in RULES:
-            subject = line
-            if rule.header_blind:
-                blind = HEADER_ARGS.sub(" ", line) if blind is None else blind
-                subject = blind
-            if rule.pattern.search(subject):
-                findings.append(Finding(rule.id, rule.severity, rule.category, rel, lineno, _visible(line),
-                                        rule.message))
-        if not line.isascii():
-            findings.extend(_unicode_findings(line, rel, lineno))
-    return _dedupe(findings)
+    """Findings of every rule on one file's text: normalised, decoded and rescanned."""
+    return _dedupe(_scan(text, rel))
 
 
 def _dedupe(findings: Iterable[Finding]) -> list[Finding]:
@@ -179,9 +238,17 @@ def _scan_file(path: Path, rel: str, size: int) -> list[Finding]:
     if path.suffix.lower() in _BINARY_EXT or head[:4] == b"\x7fELF" or head[:2] == b"MZ":
         return [Finding("struct-binary", "high", "structure", rel, 0, path.name,
                         "executable or binary file shipped inside a skill")]
+    text = head.decode("utf-8", errors="replace")
     if b"\x00" in head:
-        return []
-    return scan_text(head.decode("utf-8", errors="replace"), rel)
+        if not is_code(rel, text):
+            return []
+        return [Finding("struct-binary", "high", "structure", rel, 0, path.name,
+                        "a script with NUL bytes cannot be reviewed as text")]
+    out = scan_text(text, rel)
+    if size > MAX_SCAN_BYTES:
+        out.append(Finding("struct-unscanned", "high", "structure", rel, 0, f"{size} bytes",
+                           f"only the first {MAX_SCAN_BYTES} bytes were scanned; the rest could hide anything"))
+    return out
 
 
 def trust_for_source(source: str, trusted: Iterable[str] = ()) -> str:

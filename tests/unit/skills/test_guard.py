@@ -25,8 +25,11 @@ def test_detection_and_false_positive_rates_on_fixture_sets(capsys):
         print(f"\nskills guard: detection {len(caught)}/{len(malicious)}, benign refused "
               f"{len(refused)}/{len(benign)} {refused}, benign with any finding {len(flagged)}/{len(benign)}")
     assert len(caught) == len(malicious), sorted(set(d.name for d in malicious) - set(caught))
-    # One known false positive: a skill that quotes an injection phrase in order to warn about it.
-    assert refused == ["injection-awareness"]
+    # A skill that quotes an injection phrase in order to warn about it is reported, not refused.
+    assert refused == []
+    quoted = scan_skill(GUARD / "benign" / "injection-awareness").findings
+    assert [(f.rule_id, f.severity) for f in quoted] == [("inject-ignore", "low")]
+    assert "quoted as an example" in quoted[0].message
 
 
 def test_each_threat_category_is_named_in_findings():
