@@ -24,6 +24,9 @@ class AgentCfg:
     tool_loop_warn_after: int = field(**_c(min=1))
     tool_loop_hard_limit: int = field(**_c(min=1))
     request_timeout: float = field(**_c(min=0.01))
+    stream_notice_after: float = field(**_c(min=0.01))
+    stream_idle_timeout: float = field(**_c(min=0.01))
+    max_reply_chars: int = field(**_c(min=1000))
     clarify_timeout: float = field(**_c(min=0.01))
 
 
