@@ -54,7 +54,10 @@ def wire_terminal(services: AgentServices, settings: Settings) -> None:
     """Terminal backends per task (local, docker, ssh, singularity), released with the agent."""
     from hermes_agent.terminal.manager import BackendPool
 
-    pool = BackendPool(settings)
+    from .safety import build_path_policy
+
+    policy = services.ctx.path_policy or build_path_policy(settings)
+    pool = BackendPool(settings, policy=policy)
     services.ctx.backend_factory = pool.get
     services.closers.append(pool.close_all)
 
