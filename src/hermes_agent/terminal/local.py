@@ -16,6 +16,8 @@ from collections.abc import Callable
 
 from hermes_agent.terminal.base import ExecResult
 from hermes_agent.terminal.ptyrun import kill_process_group
+from hermes_agent.terminal.sandbox.runner import SandboxRunner, plain_popen
+from hermes_agent.terminal.sandbox.spec import BLOCKED_NOTE, SandboxSpec, blocked_by_sandbox
 from hermes_agent.terminal.shell import (
     INTERRUPT_EXIT,
     TIMEOUT_EXIT,
@@ -26,8 +28,6 @@ from hermes_agent.terminal.shell import (
     scrub_env,
     shell_argv,
 )
-from hermes_agent.terminal.sandbox.runner import SandboxRunner, plain_popen
-from hermes_agent.terminal.sandbox.spec import BLOCKED_NOTE, SandboxSpec, blocked_by_sandbox
 
 _POLL_S = 0.02
 _KILL_GRACE_S = 0.5

@@ -66,8 +66,8 @@ def plan(writable: tuple[str, ...], secrets: tuple[str, ...], abi: int) -> list[
 
 def _carve(root: str, rights: int, hidden: list[str], rules: list[tuple[str, int]]) -> None:
     """`rights` on `root`, except below the hidden paths: split along each one's ancestors."""
-    if any(root == h for h in hidden):
-        return
+    if any(root == h for h in hidden) or os.path.islink(root):
+        return  # a symlink would grant its target's whole tree: the target has its own entry
     below = [h for h in hidden if h.startswith(root.rstrip("/") + "/")]
     if not below:
         rules.append((root, rights if os.path.isdir(root) else rights & FILE_ONLY))
