@@ -131,7 +131,7 @@ BLOCKED_NOTE = ("[sandbox: the OS sandbox blocked this (writes only in the works
                 "the user will be asked to approve]")
 _DENIAL = re.compile(r"Read-only file system|Permission denied|Operation not permitted|No such file or directory"
                      r"|EROFS|EACCES|EPERM")
-_PATH = re.compile(r"(?:~|\.{0,2})/[^\s:'\"`,;()]*")
+_PATH = re.compile(r"(?:~|\.{0,2})/[^\s:'\"`,;()‘’]*|['‘\"]([^'’\"\n]+)['’\"]|([^\s:'\"‘’]+): (?=Read-only|Permission|Operation|No such)")
 
 
 def blocked_by_sandbox(spec: SandboxSpec, output: str, cwd: str, home: str) -> bool:
@@ -141,7 +141,8 @@ def blocked_by_sandbox(spec: SandboxSpec, output: str, cwd: str, home: str) -> b
         if not m:
             continue
         write_err = m.group(0) in ("Read-only file system", "EROFS")
-        for raw in _PATH.findall(line):
+        for found in _PATH.finditer(line):
+            raw = found.group(1) or found.group(2) or found.group(0)
             path = home + raw[1:] if raw.startswith("~") else os.path.join(cwd, raw)
             if spec.hides(path) or (m.group(0) != "No such file or directory" and spec.denies_write(path)):
                 return True
