@@ -8,7 +8,12 @@ import os
 from hermes_agent.approval.policy import PathPolicy
 from hermes_agent.terminal.sandbox import landlock
 from hermes_agent.terminal.sandbox.bwrap import bwrap_argv
-from hermes_agent.terminal.sandbox.spec import SandboxSpec, blocked_by_sandbox, secret_env_names, spec_from_policy
+from hermes_agent.terminal.sandbox.spec import (
+    SandboxSpec,
+    blocked_by_sandbox,
+    secret_env_names,
+    spec_from_policy,
+)
 
 
 def _tree(tmp_path):
