@@ -15,6 +15,7 @@ import time
 import pytest
 
 import hermes_agent.tools.builtin.terminal  # noqa: F401  (registers the tools)
+from hermes_agent.approval.policy import PathPolicy
 from hermes_agent.config.defaults import DEFAULT_CONFIG
 from hermes_agent.config.settings import Settings
 from hermes_agent.terminal.manager import BackendPool
@@ -41,6 +42,7 @@ def _ssh_skip() -> str | None:
 
 
 def _settings(kind: str, home, work) -> Settings:
+    kind, _, mechanism = kind.partition("+")
     terminal = dict(DEFAULT_CONFIG["terminal"], backend=kind, timeout=60)
     if kind == "local":
         terminal.update(cwd=str(work))
@@ -49,7 +51,15 @@ def _settings(kind: str, home, work) -> Settings:
     if kind == "ssh":
         terminal.update(ssh_host=os.environ["HERMES_TEST_SSH_HOST"], ssh_port=int(os.environ["HERMES_TEST_SSH_PORT"]),
                         ssh_user=os.environ["HERMES_TEST_SSH_USER"], ssh_key=os.environ["HERMES_TEST_SSH_KEY"])
-    return Settings(data={**DEFAULT_CONFIG, "terminal": terminal}, env=dict(os.environ), home=home)
+    sandbox = dict(DEFAULT_CONFIG["sandbox"], mechanism=mechanism or "auto")
+    return Settings(data={**DEFAULT_CONFIG, "terminal": terminal, "sandbox": sandbox}, env=dict(os.environ), home=home)
+
+
+def _sandbox_skip(kind: str) -> str | None:
+    from hermes_agent.terminal.sandbox.bwrap import bwrap_problem
+    from hermes_agent.terminal.sandbox.launcher import landlock_problem
+
+    return (bwrap_problem if kind.endswith("bwrap") else landlock_problem)()
 
 
 @pytest.fixture(scope="module")
@@ -61,7 +71,12 @@ def pools(tmp_path_factory):
         if kind not in made:
             root = tmp_path_factory.mktemp(kind)
             (root / "work").mkdir()
-            made[kind] = BackendPool(_settings(kind, root / "home", root / "work"))
+            settings = _settings(kind, root / "home", root / "work")
+            policy = None
+            if "+" in kind:  # the local backend inside the OS sandbox, as bootstrap builds it
+                policy = PathPolicy.build(workspace=[str(root / "work")], hermes_home=str(root / "home"),
+                                          config=settings.section("sandbox"))
+            made[kind] = BackendPool(settings, policy=policy)
         return made[kind]
 
     yield get
@@ -69,9 +84,11 @@ def pools(tmp_path_factory):
         p.close_all()
 
 
-@pytest.fixture(params=["local", "docker", "ssh"])
+@pytest.fixture(params=["local", "local+bwrap", "local+landlock", "docker", "ssh"])
 def pool(request, pools):
     skip = {"docker": _docker_skip, "ssh": _ssh_skip}.get(request.param, lambda: None)()
+    if "+" in request.param:
+        skip = _sandbox_skip(request.param)
     if skip:
         pytest.skip(skip)
     return pools(request.param)
@@ -227,3 +244,30 @@ def test_background_process_stdin_and_kill(pool):
     time.sleep(0.3)
     assert _alive(b, f"sleep {secs}") == 0
     assert manager.cleanup("t") == 0
+
+
+def test_sandboxed_local_contains_commands_and_background_writes(pool, request):
+    """Over the sandboxed local backends: what the model can do stays inside the policy, through
+    execute, pty and a background shell fed through process write."""
+    label = request.node.callspec.params["pool"]
+    if "+" not in label:
+        pytest.skip("only the sandboxed local backends")
+    b = pool.get("t")
+    assert b.contained and b.sandbox_state == label.split("+")[1]
+    outside = os.path.join(os.path.expanduser("~"), f".hermes-ct-{random.randint(10**8, 10**9)}")
+    res = b.execute(f"echo x >> {outside}")
+    exists = os.path.exists(outside)
+    if exists:
+        os.unlink(outside)
+    assert res.exit_code != 0 and "sandbox: false" in res.output and not exists
+    victim = os.path.join(str(pool.settings.home), "victim.txt")
+    manager = get_manager()
+    shell = manager.start("t", b, "while read -r line; do eval \"$line\"; done")
+    manager.write(shell.id, f"echo pwned > {victim}; echo done-$?\n", "t")
+    deadline = time.monotonic() + 10
+    while "done-" not in manager.poll(shell.id, "t")["output_tail"] and time.monotonic() < deadline:
+        time.sleep(0.05)
+    manager.kill(shell.id, "t")
+    assert "done-1" in manager.poll(shell.id, "t")["output_tail"] and not os.path.exists(victim)
+    pty = b.execute_pty(f"test -t 1 && echo tty; echo y > {victim}")
+    assert "tty" in pty.output and pty.exit_code != 0 and not os.path.exists(victim)

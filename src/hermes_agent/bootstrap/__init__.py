@@ -150,7 +150,14 @@ def _start_mcp(services: AgentServices, settings: Settings, *, wait: bool) -> No
         return
     from hermes_agent.tools.mcp import start_mcp
 
-    mcp = start_mcp(settings)
+    sandbox = None
+    if services.ctx.path_policy is not None:  # stdio servers run inside the OS sandbox too
+        from hermes_agent.terminal.sandbox.spec import spec_from_policy
+
+        sb = settings.section("sandbox")
+        sandbox = spec_from_policy(services.ctx.path_policy, network=sb.get("network", True),
+                                   mechanism=str(sb.get("mechanism") or "auto"))
+    mcp = start_mcp(settings, sandbox=sandbox)
     if mcp is None:
         return
     services.closers.append(mcp.shutdown)

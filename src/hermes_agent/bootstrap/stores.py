@@ -58,9 +58,12 @@ def wire_terminal(services: AgentServices, settings: Settings) -> None:
     from hermes_agent.terminal.manager import BackendPool
     from hermes_agent.terminal.runfile import reap_stale
 
+    from .safety import build_path_policy
+
     for what in reap_stale():  # processes and state dirs of an earlier run that was killed
         log.info("cleanup after a killed run: %s", what)
-    pool = BackendPool(settings)
+    policy = services.ctx.path_policy or build_path_policy(settings)
+    pool = BackendPool(settings, policy=policy)
     services.ctx.backend_factory = pool.get
     services.closers.append(pool.close_all)
 

@@ -190,3 +190,21 @@ def check_database() -> list[Finding]:
     from hermes_agent.storage.health import check_database as db_checks
 
     return [Finding(c.level, c.text) for c in db_checks(paths.state_db_path())]
+
+
+def check_sandbox(settings: Settings) -> list[Finding]:
+    """The OS sandbox of local commands: which mechanism works here, or why none does."""
+    if str(settings.get("terminal.backend", "local") or "local") != "local":
+        return []
+    from hermes_agent.terminal.sandbox.launcher import choose_mechanism
+    from hermes_agent.terminal.sandbox.spec import SandboxSpec
+
+    mode = str(settings.get("sandbox.mode", "workspace-write") or "workspace-write").strip().lower()
+    if mode == "off":
+        return [Finding("warn", "sandbox.mode is off: local commands run unconfined (only the approval rules "
+                                "stand between the model and your files)")]
+    mechanism, why = choose_mechanism(SandboxSpec(mode=mode, mechanism=str(settings.get("sandbox.mechanism") or "auto")))
+    if mechanism is None:
+        return [Finding("warn", f"no OS sandbox for local commands: {why}; commands that write will ask for "
+                                "approval (apt-get install bubblewrap)")]
+    return [Finding("ok", f"sandbox {mode} ({mechanism})")]

@@ -50,7 +50,7 @@ DEFAULT_CONFIG: dict = {
     "approvals": {"mode": "manual", "timeout": 60, "deny": [], "cron_mode": "deny"},
     # Containment of local commands and file tools (approval/policy.py, terminal sandbox).
     "sandbox": {"mode": "workspace-write", "network": True, "writable_paths": [], "readable_paths": [],
-                "deny_read": [], "protected_paths": []},
+                "deny_read": [], "protected_paths": [], "shared_tmp": True, "mechanism": "auto"},
     "command_allowlist": [],
     "checkpoints": {"enabled": True, "max_snapshots": 50},
     "compression": {

@@ -75,6 +75,8 @@ class SandboxCfg:
     readable_paths: list[str]
     deny_read: list[str]
     protected_paths: list[str]
+    shared_tmp: bool
+    mechanism: Literal["auto", "bwrap", "landlock"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,5 +1,6 @@
 """LocalBackend: commands run on this machine, one `bash -c` per call in its own process group;
-cwd and exported variables persist per backend instance through a private state directory."""
+cwd and exported variables persist per backend instance through a private state directory.
+With a SandboxSpec every process starts inside the OS sandbox (terminal/sandbox/, see README)."""
 
 from __future__ import annotations
 
@@ -11,11 +12,14 @@ import subprocess
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from typing import BinaryIO
 
 from hermes_agent.terminal.base import ExecResult
 from hermes_agent.terminal.ptyrun import kill_process_group
 from hermes_agent.terminal.runfile import TOKEN_VAR, RunRecord
+from hermes_agent.terminal.sandbox.runner import SandboxRunner, plain_popen
+from hermes_agent.terminal.sandbox.spec import BLOCKED_NOTE, SandboxSpec, blocked_by_sandbox
 from hermes_agent.terminal.shell import (
     INTERRUPT_EXIT,
     TIMEOUT_EXIT,
@@ -33,7 +37,8 @@ _KILL_GRACE_S = 0.5
 
 class LocalBackend:
     """Runs commands with the host's bash. `env` replaces the inherited environment (secrets
-    scrubbed by default); `output_limit` bounds what one call may hold in memory."""
+    scrubbed by default, `env_strip` names more); `output_limit` bounds what one call may hold in
+    memory; `sandbox` contains every command (None: unconfined, for callers without a policy)."""
 
     kind = "local"
     isolated = False
@@ -41,7 +46,8 @@ class LocalBackend:
     def __init__(self, cwd: str | None = None, *, env: dict[str, str] | None = None,
                  env_passthrough: list[str] | tuple[str, ...] = (), timeout: float = 180.0,
                  output_limit: int = 2_000_000, shell: str | None = None, source_rc: bool = True,
-                 record: RunRecord | None = None) -> None:
+                 record: RunRecord | None = None, sandbox: SandboxSpec | None = None,
+                 env_strip: list[str] | tuple[str, ...] = (), notice: Callable[[str], None] | None = None) -> None:
         self._initial_cwd = os.path.abspath(os.path.expanduser(cwd)) if cwd else None
         self._env = env
         self._passthrough = tuple(env_passthrough)
@@ -55,12 +61,58 @@ class LocalBackend:
         self._spawned: dict[str, subprocess.Popen] = {}
         self._lock = threading.Lock()
         self._record = record  # token in every command's env + state dir in HERMES_HOME/run: reaped after a crash
+        self._sandbox = sandbox
+        self._env_strip = tuple(env_strip)
+        self._notice = notice
+        self._runner: SandboxRunner | None = None
+
+    # -- sandbox ----------------------------------------------------------------------------
+
+    @property
+    def sandbox_state(self) -> str:
+        """"bwrap" | "landlock" (contained), "off" (sandbox.mode off or no policy), "unavailable"."""
+        runner = self._get_runner()
+        return runner.state if runner is not None else "off"
+
+    @property
+    def contained(self) -> bool:
+        """True when commands run inside the OS sandbox; when False and sandbox_state is
+        "unavailable", the approval gate asks before commands that write."""
+        return self.sandbox_state in ("bwrap", "landlock")
+
+    def _get_runner(self) -> SandboxRunner | None:
+        if self._sandbox is None:
+            return None
+        self._ensure_state()
+        return self._runner
+
+    def _popen(self, argv: list[str], *, stdin, stdout, stderr, pty: bool = False, sandbox: bool = True):
+        runner = self._get_runner()
+        env = self._child_env()
+        if pty:
+            env.update(TERM=env.get("TERM") or "xterm", COLUMNS="200", LINES="50")
+        if runner is None:
+            return plain_popen(argv, stdin, stdout, stderr, self._spawn_cwd(), env, pty)
+        if sandbox and runner.private_tmp():
+            env["TMPDIR"] = os.path.join(self._ensure_state(), "tmp")
+        return runner.popen(argv, stdin=stdin, stdout=stdout, stderr=stderr, cwd=self._spawn_cwd(), env=env,
+                            pty=pty, sandbox=sandbox)
+
+    def _blocked_note(self, text: str, code: int, sandbox: bool) -> str:
+        """The result text, with a note when a failure looks like the sandbox's refusal."""
+        if code == 0 or not sandbox or self._runner is None or not self._runner.contained:
+            return text
+        if blocked_by_sandbox(self._runner.spec, text, self.cwd(), os.path.expanduser("~")):
+            return _append(text, BLOCKED_NOTE)
+        return text
 
     # -- commands ---------------------------------------------------------------------------
 
     def execute(self, command: str, *, cwd: str | None = None, timeout: float | None = None,
-                stdin: str | None = None, interrupt: threading.Event | None = None) -> ExecResult:
-        """Run `command`; cwd/exported variables persist between calls of this backend."""
+                stdin: str | None = None, interrupt: threading.Event | None = None,
+                sandbox: bool = True) -> ExecResult:
+        """Run `command`; cwd/exported variables persist between calls of this backend.
+        `sandbox=False` runs this one call unconfined (the approval gate has asked the user)."""
         state = self._ensure_state()
         call_id = new_call_id()
         spec = ScriptSpec(source_rc=self._source_rc, command=command, state_dir=state, call_id=call_id,
@@ -74,9 +126,8 @@ class LocalBackend:
                     fh.write(stdin)
             with open(out_path, "wb") as out, \
                     open(in_path if stdin is not None else os.devnull, "rb") as inp:
-                proc = subprocess.Popen(
-                    self._argv(build_body(spec)), stdin=inp, stdout=out, stderr=subprocess.STDOUT,
-                    cwd=self._spawn_cwd(), env=self._child_env(), start_new_session=True)
+                proc = self._popen(self._argv(build_body(spec)), stdin=inp, stdout=out, stderr=subprocess.STDOUT,
+                                   sandbox=sandbox)
             self._track(proc.pid)
             limit = self._timeout if timeout is None else timeout
             timed_out, interrupted = self._wait(proc, limit, interrupt)
@@ -87,6 +138,8 @@ class LocalBackend:
                 text = _append(text, f"[command timed out after {limit:g}s; its process group was killed]")
             elif interrupted:
                 text = _append(text, "[command interrupted]")
+            else:
+                text = self._blocked_note(text, code, sandbox)
             return ExecResult(text, code, timed_out=timed_out, interrupted=interrupted, cwd=self._cwd)
         finally:
             for path in (out_path, in_path):
@@ -96,7 +149,8 @@ class LocalBackend:
                     pass
 
     def execute_pty(self, command: str, *, cwd: str | None = None, timeout: float | None = None,
-                    stdin: str | None = None, interrupt: threading.Event | None = None) -> ExecResult:
+                    stdin: str | None = None, interrupt: threading.Event | None = None,
+                    sandbox: bool = True) -> ExecResult:
         """Like `execute`, but under a pseudo-terminal (isatty() is true; output has terminal codes)."""
         from hermes_agent.terminal.ptyrun import run_in_pty
 
@@ -106,8 +160,8 @@ class LocalBackend:
                           workdir=self._abs(cwd) if cwd else None, shell=self._bash(), host_renames=True)
         limit = self._timeout if timeout is None else timeout
         data, code, timed_out, interrupted = run_in_pty(
-            self._argv(build_body(spec)), cwd=self._spawn_cwd(), env=self._child_env(), stdin=stdin,
-            timeout=limit, interrupt=interrupt, limit=self._output_limit)
+            self._argv(build_body(spec)), stdin=stdin, timeout=limit, interrupt=interrupt, limit=self._output_limit,
+            popen=lambda argv, fd: self._popen(argv, stdin=fd, stdout=fd, stderr=fd, pty=True, sandbox=sandbox))
         self._load_cwd(state, call_id)
         text = data.decode("utf-8", "replace").replace("\r\n", "\n")
         if timed_out:
@@ -116,7 +170,7 @@ class LocalBackend:
         if interrupted:
             return ExecResult(_append(text, "[command interrupted]"), INTERRUPT_EXIT, interrupted=True,
                               cwd=self._cwd)
-        return ExecResult(text, code, cwd=self._cwd)
+        return ExecResult(self._blocked_note(text, code, sandbox), code, cwd=self._cwd)
 
     def _wait(self, proc: subprocess.Popen, limit: float | None,
               interrupt: threading.Event | None) -> tuple[bool, bool]:
@@ -157,15 +211,14 @@ class LocalBackend:
 
     # -- background processes (used by terminal.processes) ----------------------------------
 
-    def spawn(self, command: str, *, cwd: str | None = None, token: str) -> subprocess.Popen:
+    def spawn(self, command: str, *, cwd: str | None = None, token: str, sandbox: bool = True):
         """Start `command` in the background (own process group) with this shell's cwd and exports;
         stdin is a pipe, stdout+stderr one pipe."""
         spec = ScriptSpec(source_rc=self._source_rc, command=command, state_dir=self._ensure_state(), call_id=token,
                           initial_cwd=self.cwd(), workdir=self._abs(cwd) if cwd else None,
                           shell=self._bash(), save_state=False)
-        proc = subprocess.Popen(self._argv(build_body(spec)), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, cwd=self._spawn_cwd(), env=self._child_env(),
-                                start_new_session=True)
+        proc = self._popen(self._argv(build_body(spec)), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, sandbox=sandbox)
         with self._lock:
             self._spawned[token] = proc
         self._track(proc.pid)
@@ -212,6 +265,11 @@ class LocalBackend:
             self._state_dir = tempfile.mkdtemp(prefix="hermes-term-")
             if self._record is not None:
                 self._record.add_dir(self._state_dir)
+            if self._sandbox is not None:  # the state and private temp dir are writable inside
+                os.mkdir(os.path.join(self._state_dir, "tmp"))
+                if self._runner is not None:
+                    self._runner.close()
+                self._runner = SandboxRunner(self._sandbox.with_writable(self._state_dir), self._notice)
         return self._state_dir
 
     def _spawn_cwd(self) -> str:
@@ -221,6 +279,9 @@ class LocalBackend:
 
     def _child_env(self) -> dict[str, str]:
         base = dict(os.environ) if self._env is None else dict(self._env)
+        for name in self._env_strip:
+            if name not in self._passthrough:
+                base.pop(name, None)
         env = scrub_env(base, self._passthrough)
         if self._record is not None:
             env[TOKEN_VAR] = self._record.token
@@ -285,6 +346,9 @@ class LocalBackend:
                 os.killpg(pgid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
+        if self._runner is not None:
+            self._runner.close()
+            self._runner = None
         if self._state_dir:
             shutil.rmtree(self._state_dir, ignore_errors=True)
             if self._record is not None:

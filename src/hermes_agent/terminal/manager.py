@@ -36,16 +36,28 @@ def _source_rc(settings: Settings) -> bool:
     return bool(settings.get("terminal.auto_source_bashrc", True))
 
 
-def _local(settings: Settings, task_id: str) -> TerminalBackend:
+def _local(settings: Settings, task_id: str, opts: dict) -> TerminalBackend:
     from hermes_agent.terminal.local import LocalBackend
     from hermes_agent.terminal.runfile import run_record
 
     return LocalBackend(_cwd_setting(settings), timeout=float(settings.get("terminal.timeout", 180)),
                         env_passthrough=list(settings.get("terminal.env_passthrough", []) or []),
-                        source_rc=_source_rc(settings), record=run_record())
+                        source_rc=_source_rc(settings), record=run_record(), **opts)
 
 
-def _docker(settings: Settings, task_id: str) -> TerminalBackend:
+def _local_opts(settings: Settings, policy: object | None, notice: Callable[[str], None] | None) -> dict:
+    """Sandbox spec (from the session's path policy) and the secret variable names to strip."""
+    from hermes_agent.config.loader import read_env_file
+    from hermes_agent.terminal.sandbox.spec import secret_env_names, spec_from_policy
+
+    sb = settings.section("sandbox")
+    spec = None if policy is None else spec_from_policy(
+        policy, network=sb.get("network", True), mechanism=str(sb.get("mechanism") or "auto"))  # type: ignore[arg-type]
+    strip = secret_env_names(read_env_file(settings.home / ".env"), settings.data, os.environ)
+    return {"sandbox": spec, "env_strip": strip, "notice": notice}
+
+
+def _docker(settings: Settings, task_id: str, opts: dict) -> TerminalBackend:
     from hermes_agent.terminal.docker import DockerBackend, docker_problem
 
     env = _client_env(settings)
@@ -62,7 +74,7 @@ def _docker(settings: Settings, task_id: str) -> TerminalBackend:
         extra_args=list(t.get("docker_extra_args") or []), source_rc=_source_rc(settings))
 
 
-def _ssh(settings: Settings, task_id: str) -> TerminalBackend:
+def _ssh(settings: Settings, task_id: str, opts: dict) -> TerminalBackend:
     from hermes_agent.terminal.ssh import SSHBackend
 
     t = settings.section("terminal")
@@ -72,7 +84,7 @@ def _ssh(settings: Settings, task_id: str) -> TerminalBackend:
                       known_hosts=str(settings.home / "ssh" / "known_hosts"), source_rc=_source_rc(settings))
 
 
-def _singularity(settings: Settings, task_id: str) -> TerminalBackend:
+def _singularity(settings: Settings, task_id: str, opts: dict) -> TerminalBackend:
     from hermes_agent.terminal.singularity import SingularityBackend
 
     t = settings.section("terminal")
@@ -82,19 +94,22 @@ def _singularity(settings: Settings, task_id: str) -> TerminalBackend:
                               binds=list(t.get("singularity_binds") or []))
 
 
-_FACTORIES: dict[str, Callable[[Settings, str], TerminalBackend]] = {
+_FACTORIES: dict[str, Callable[[Settings, str, dict], TerminalBackend]] = {
     "local": _local, "docker": _docker, "ssh": _ssh, "singularity": _singularity,
 }
 
 
 class BackendPool:
-    """Backends keyed by task id, created on first `get` and released by `close`."""
+    """Backends keyed by task id, created on first `get` and released by `close`. `policy` (the
+    session's approval.policy.PathPolicy) puts every local command inside the OS sandbox."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, *, policy: object | None = None,
+                 notice: Callable[[str], None] | None = None) -> None:
         self.settings = settings
         self.kind = str(settings.get("terminal.backend", "local") or "local").strip().lower()
         if self.kind not in _FACTORIES:
             raise HermesError(f"unknown terminal.backend {self.kind!r} (choose one of: {', '.join(BACKENDS)})")
+        self._opts = _local_opts(settings, policy, notice) if self.kind == "local" else {}
         self._backends: dict[str, TerminalBackend] = {}
         self._locks: dict[str, threading.Lock] = {}
         self._lock = threading.Lock()
@@ -109,7 +124,7 @@ class BackendPool:
         with lock:
             backend = self._backends.get(task_id)
             if backend is None:
-                backend = self._backends[task_id] = _FACTORIES[self.kind](self.settings, task_id)
+                backend = self._backends[task_id] = _FACTORIES[self.kind](self.settings, task_id, self._opts)
             return backend
 
     def active(self) -> list[str]:

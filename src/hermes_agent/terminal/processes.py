@@ -21,7 +21,7 @@ class Spawner(Protocol):
 
     kind: str
 
-    def spawn(self, command: str, *, cwd: str | None = None, token: str) -> subprocess.Popen: ...
+    def spawn(self, command: str, *, cwd: str | None = None, token: str, **opts: object) -> subprocess.Popen: ...
 
     def kill_spawned(self, token: str) -> None: ...
 
@@ -105,14 +105,16 @@ class ProcessManager:
         self._buffer_bytes = buffer_bytes
         self._max = max_tracked
 
-    def start(self, task_id: str, spawner: Spawner, command: str, *, cwd: str | None = None) -> BackgroundProcess:
-        """Spawn `command` in the background on `spawner`; raises RuntimeError when none can be added."""
+    def start(self, task_id: str, spawner: Spawner, command: str, *, cwd: str | None = None,
+              **opts: object) -> BackgroundProcess:
+        """Spawn `command` in the background on `spawner`; raises RuntimeError when none can be added.
+        `opts` go to the spawner (sandbox=False for one approved unsandboxed local command)."""
         self._prune()
         with self._lock:
             if len(self._procs) >= self._max:
                 raise RuntimeError(f"{self._max} background processes are already tracked; kill some first")
         token = new_call_id()
-        proc = spawner.spawn(command, cwd=cwd, token=token)
+        proc = spawner.spawn(command, cwd=cwd, token=token, **opts)
         bp = BackgroundProcess(id=f"proc_{token}", task_id=task_id, command=command, proc=proc, spawner=spawner,
                                buffer=RollingBuffer(self._buffer_bytes))
         bp.reader = threading.Thread(target=_pump, args=(bp,), name=f"hermes-bg-{token}", daemon=True)

@@ -8,21 +8,22 @@ import signal
 import subprocess
 import threading
 import time
+from collections.abc import Callable
 
 _DRAIN_S = 0.1
 
 
-def run_in_pty(argv: list[str], *, cwd: str, env: dict[str, str], stdin: str | None,
+def run_in_pty(argv: list[str], *, popen: Callable[[list[str], int], subprocess.Popen], stdin: str | None,
                timeout: float | None, interrupt: threading.Event | None,
                limit: int = 2_000_000) -> tuple[bytes, int, bool, bool]:
-    """(output, exit code, timed_out, interrupted); the process group is killed on timeout/interrupt."""
+    """(output, exit code, timed_out, interrupted); the process group is killed on timeout/interrupt.
+    `popen(argv, slave_fd)` starts the command in its own session with the pty as controlling terminal
+    (TERM, COLUMNS and LINES are set by the caller's environment)."""
     import pty
 
     master, slave = pty.openpty()
-    env = {**env, "TERM": env.get("TERM") or "xterm", "COLUMNS": "200", "LINES": "50"}
     try:
-        proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, cwd=cwd, env=env,
-                                start_new_session=True, preexec_fn=_take_controlling_tty)
+        proc = popen(argv, slave)
     finally:
         os.close(slave)
     if stdin:
@@ -66,17 +67,6 @@ def _read_until_done(master: int, proc: subprocess.Popen, deadline: float | None
         if deadline is not None and time.monotonic() >= deadline:
             return b"".join(chunks), True, False
     return b"".join(chunks), False, False
-
-
-def _take_controlling_tty() -> None:
-    """In the child, after setsid: make the pty its controlling terminal (programs open /dev/tty)."""
-    import fcntl
-    import termios
-
-    try:
-        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
-    except OSError:
-        pass
 
 
 def kill_process_group(proc: subprocess.Popen, grace: float = 0.5) -> None:

@@ -36,6 +36,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         findings += dc.check_endpoint(settings, timeout=float(getattr(args, "timeout", 5.0)),
                                       offline=bool(getattr(args, "offline", False)))
     findings += dc.check_backend(settings)
+    findings += dc.check_sandbox(settings)
     findings += dc.check_tools(settings)
     findings += dc.check_database()
     for f in findings:

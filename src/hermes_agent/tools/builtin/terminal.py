@@ -29,6 +29,9 @@ TERMINAL_SCHEMA = {
                     "is killed (default 180)"},
         "workdir": {"type": "string", "description": "Directory for this command only (instead of cd x && ...)"},
         "pty": {"type": "boolean", "description": "Run in a pseudo-terminal (programs that need a TTY)"},
+        "sandbox": {"type": "boolean", "description": "false: run this one command outside the OS sandbox; only "
+                    "after a result said the sandbox blocked it, with a reason; the user must approve"},
+        "reason": {"type": "string", "description": "Why sandbox=false is needed (shown to the user)"},
     }, "required": ["command"]},
 }
 
@@ -120,28 +123,33 @@ def terminal(args: dict, **kw: object) -> str:
         return tool_error("timeout must be a number of seconds")
     if timeout <= 0:
         return tool_error("timeout must be positive")
+    if args.get("sandbox") is False and not str(args.get("reason") or "").strip():
+        return tool_error("sandbox=false needs a reason (why the sandboxed run was not enough)")
     try:
         backend = _backend(kw)
     except Exception as exc:  # a backend that cannot start (docker daemon down, ssh refused)
         return tool_error(f"terminal backend unavailable: {exc}")
+    # Only a sandboxing backend takes the flag; the approval gate asks before such a call.
+    opts = {"sandbox": False} if args.get("sandbox") is False and hasattr(backend, "contained") else {}
     if args.get("background"):
-        return _start_background(backend, command, workdir, kw)
+        return _start_background(backend, command, workdir, kw, opts)
     try:
-        return _run_foreground(backend, command, workdir, timeout, bool(args.get("pty")), kw)
+        return _run_foreground(backend, command, workdir, timeout, bool(args.get("pty")), kw, opts)
     except HermesError as exc:  # the backend could not run anything (connection refused, container gone)
         return tool_error(f"terminal backend unavailable: {exc}")
 
 
-def _run_foreground(backend, command: str, workdir: str | None, timeout: float, pty: bool, kw: dict) -> str:
+def _run_foreground(backend, command: str, workdir: str | None, timeout: float, pty: bool, kw: dict,
+                    opts: dict) -> str:
     interrupt = getattr(kw.get("ctx"), "interrupt", None)
     before = backend.cwd()
     note = None
     if pty and hasattr(backend, "execute_pty"):
-        res = backend.execute_pty(command, cwd=workdir, timeout=timeout, interrupt=interrupt)
+        res = backend.execute_pty(command, cwd=workdir, timeout=timeout, interrupt=interrupt, **opts)
     else:
         if pty:
             note = f"pty is not available on the {backend.kind} backend; ran without a terminal"
-        res = backend.execute(command, cwd=workdir, timeout=timeout, interrupt=interrupt)
+        res = backend.execute(command, cwd=workdir, timeout=timeout, interrupt=interrupt, **opts)
     out: dict = {"output": cap_output(res.output, **_limits(kw)), "exit_code": res.exit_code}
     if res.timed_out:
         out["timed_out"] = True
@@ -156,11 +164,11 @@ def _run_foreground(backend, command: str, workdir: str | None, timeout: float, 
     return tool_result(out)
 
 
-def _start_background(backend, command: str, workdir: str | None, kw: dict) -> str:
+def _start_background(backend, command: str, workdir: str | None, kw: dict, opts: dict) -> str:
     if not hasattr(backend, "spawn"):
         return tool_error(f"background processes are not supported on the {backend.kind} backend")
     try:
-        bp = get_manager().start(_task_id(kw), backend, command, cwd=workdir)
+        bp = get_manager().start(_task_id(kw), backend, command, cwd=workdir, **opts)
     except (RuntimeError, HermesError, OSError) as exc:
         return tool_error(f"cannot start background process: {exc}")
     try:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
+from hermes_agent.terminal.sandbox.spec import SandboxSpec
 from hermes_agent.tools.mcp.config import ServerConfig
 from hermes_agent.tools.mcp.convert import call_result_json
 from hermes_agent.tools.results import tool_error
@@ -99,8 +100,10 @@ class ServerConnection:
     `on_down` whenever the connection is lost."""
 
     def __init__(self, cfg: ServerConfig, on_tools: ToolsCallback, on_down: Callable[[ServerConnection], None],
-                 log_dir: Path | None = None, backoff_base: float = 1.0, backoff_cap: float = 30.0) -> None:
+                 log_dir: Path | None = None, backoff_base: float = 1.0, backoff_cap: float = 30.0,
+                 sandbox: SandboxSpec | None = None) -> None:
         self.cfg = cfg
+        self._sandbox = sandbox
         self.status = ServerStatus()
         self._on_tools = on_tools
         self._on_down = on_down
@@ -197,7 +200,10 @@ class ServerConnection:
         from mcp import StdioServerParameters
         from mcp.client.stdio import stdio_client
 
-        params = StdioServerParameters(command=self.cfg.command, args=list(self.cfg.args),
+        from hermes_agent.terminal.sandbox.launcher import sandbox_command
+
+        argv = sandbox_command(self._sandbox, [self.cfg.command, *self.cfg.args])
+        params = StdioServerParameters(command=argv[0], args=argv[1:],
                                        env=dict(self.cfg.env) or None, cwd=self.cfg.cwd)
         errlog = stack.enter_context(self._errlog())  # type: ignore[attr-defined]
         return await stack.enter_async_context(stdio_client(params, errlog=errlog))  # type: ignore[attr-defined]

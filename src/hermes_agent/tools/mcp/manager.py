@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 
 from hermes_agent.config.settings import Settings
+from hermes_agent.terminal.sandbox.spec import SandboxSpec
 from hermes_agent.tools.mcp.config import ServerConfig, parse_servers
 from hermes_agent.tools.mcp.connection import ServerConnection, ServerStatus
 from hermes_agent.tools.mcp.registration import ServerTools
@@ -31,7 +32,8 @@ class McpManager:
 
     def __init__(self, servers: Iterable[ServerConfig], *, registry: ToolRegistry | None = None,
                  log_dir: Path | None = None, config_errors: dict[str, str] | None = None,
-                 backoff_base: float = 1.0, backoff_cap: float = 30.0) -> None:
+                 backoff_base: float = 1.0, backoff_cap: float = 30.0, sandbox: SandboxSpec | None = None) -> None:
+        self._sandbox = sandbox
         self.servers = [s for s in servers if s.enabled]
         self.config_errors = dict(config_errors or {})
         self._registry = registry or default_registry
@@ -84,7 +86,8 @@ class McpManager:
     async def _start_all(self) -> None:
         for cfg in self.servers:
             conn = ServerConnection(cfg, self._on_tools, self._on_down, log_dir=self._log_dir,
-                                    backoff_base=self._backoff[0], backoff_cap=self._backoff[1])
+                                    backoff_base=self._backoff[0], backoff_cap=self._backoff[1],
+                                    sandbox=self._sandbox)
             self._conns[cfg.name] = conn
             self._tools[cfg.name] = ServerTools(self._registry, conn, self.submit)
             self._tasks.append(asyncio.create_task(conn.run(), name=f"mcp-{cfg.name}"))

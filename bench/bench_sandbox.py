@@ -1,0 +1,72 @@
+"""Benchmark: what the OS sandbox adds to a terminal round trip. Whole LocalBackend.execute calls
+("true" and a small pipeline), medians of several runs: unsandboxed vs bwrap vs Landlock.
+Run: .venv/bin/python bench/bench_sandbox.py [--calls N] [--runs R]"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import tempfile
+import time
+
+from hermes_agent.approval.policy import PathPolicy
+from hermes_agent.terminal.local import LocalBackend
+from hermes_agent.terminal.sandbox.bwrap import bwrap_problem
+from hermes_agent.terminal.sandbox.launcher import landlock_problem
+from hermes_agent.terminal.sandbox.spec import spec_from_policy
+
+COMMANDS = ("true", "echo hi | wc -c")
+
+
+def backend(mechanism: str | None, work: str) -> LocalBackend:
+    if mechanism is None:
+        return LocalBackend(work, source_rc=False)
+    policy = PathPolicy.build(workspace=[work], hermes_home=os.path.expanduser("~/.hermes"))
+    return LocalBackend(work, source_rc=False, sandbox=spec_from_policy(policy, mechanism=mechanism))
+
+
+def run_median(b: LocalBackend, command: str, calls: int) -> float:
+    samples = []
+    for _ in range(calls):
+        start = time.perf_counter()
+        b.execute(command)
+        samples.append(time.perf_counter() - start)
+    return statistics.median(samples) * 1000
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--calls", type=int, default=40)
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args()
+    work = tempfile.mkdtemp(prefix="hermes-bench-sbx-")
+    kinds: list[tuple[str, str | None]] = [("unsandboxed", None)]
+    kinds += [(m, m) for m, p in (("bwrap", bwrap_problem()), ("landlock", landlock_problem())) if p is None]
+    backends = {name: backend(mech, work) for name, mech in kinds}
+    for b in backends.values():
+        b.execute("true")  # launcher start and first-call state are not what this measures
+    for command in COMMANDS:
+        results: dict[str, list[float]] = {name: [] for name in backends}
+        for _ in range(args.runs):  # interleaved so that machine load hits every kind alike
+            for name, b in backends.items():
+                results[name].append(run_median(b, command, args.calls))
+        base = statistics.median(results["unsandboxed"])
+        print(f"{command!r}: median of {args.runs} runs x {args.calls} calls")
+        for name, meds in results.items():
+            med = statistics.median(meds)
+            extra = "" if name == "unsandboxed" else f"  ({med - base:+.2f} ms)"
+            print(f"  {name:12s} {med:7.2f} ms{extra}")
+    start = time.perf_counter()
+    for name, mech in kinds[1:]:
+        b = backend(mech, work)
+        start = time.perf_counter()
+        b.execute("true")
+        print(f"first call with launcher start ({name}): {(time.perf_counter() - start) * 1000:.1f} ms")
+        b.close()
+    for b in backends.values():
+        b.close()
+
+
+if __name__ == "__main__":
+    main()

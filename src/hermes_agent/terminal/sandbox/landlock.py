@@ -1,0 +1,124 @@
+"""Landlock (Linux >= 5.13, no binary needed) through raw syscalls with ctypes.
+
+Landlock only allows: a rule grants rights on a file or a whole directory tree, and rights add up
+along the path. So "read everywhere except the secrets" is planned as read rights on every sibling
+along each secret's path (the directories on the way keep READ_DIR only: names under them are
+listable, contents are not). Write rights go on the writable roots. A protected path inside a
+writable root cannot be carved out without losing file creation in that root: Landlock leaves it
+writable (bubblewrap re-binds it read-only). With network off, ABI >= 4 denies TCP bind/connect.
+Stdlib only: the sandbox launcher imports this module before it serves."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import struct
+
+_SYS_CREATE, _SYS_ADD_RULE, _SYS_RESTRICT = 444, 445, 446  # the same on x86_64 and aarch64
+_PR_SET_NO_NEW_PRIVS = 38
+_RULE_PATH_BENEATH, _RULE_NET_PORT = 1, 2
+
+EXECUTE, WRITE_FILE, READ_FILE, READ_DIR = 1, 2, 4, 8
+REMOVE_DIR, REMOVE_FILE, MAKE_CHAR, MAKE_DIR, MAKE_REG, MAKE_SOCK, MAKE_FIFO, MAKE_BLOCK, MAKE_SYM = (
+    1 << 4, 1 << 5, 1 << 6, 1 << 7, 1 << 8, 1 << 9, 1 << 10, 1 << 11, 1 << 12)
+REFER, TRUNCATE, IOCTL_DEV = 1 << 13, 1 << 14, 1 << 15
+NET_BIND_TCP, NET_CONNECT_TCP = 1, 2
+SCOPE_SIGNAL = 2
+
+FILE_ONLY = EXECUTE | WRITE_FILE | READ_FILE | TRUNCATE | IOCTL_DEV
+READ = EXECUTE | READ_FILE | READ_DIR | IOCTL_DEV
+_ALL_BY_ABI = {1: (1 << 13) - 1, 2: (1 << 14) - 1, 3: (1 << 15) - 1, 5: (1 << 16) - 1}
+DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/ptmx", "/dev/pts", "/dev/random",
+           "/dev/urandom", "/dev/shm")
+
+
+def _libc() -> ctypes.CDLL:
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def abi_version() -> int:
+    """The kernel's Landlock ABI (0 when unavailable or disabled)."""
+    try:
+        res = _libc().syscall(_SYS_CREATE, None, ctypes.c_size_t(0), ctypes.c_uint32(1))
+    except (OSError, AttributeError):
+        return 0
+    return max(int(res), 0)
+
+
+def all_fs(abi: int) -> int:
+    return next(v for k, v in sorted(_ALL_BY_ABI.items(), reverse=True) if abi >= k)
+
+
+def plan(writable: tuple[str, ...], secrets: tuple[str, ...], abi: int) -> list[tuple[str, int]]:
+    """(path, rights) rules: read on / except the secrets, everything on writable roots and devices."""
+    full = all_fs(abi)
+    read = READ & full
+    hidden = [s for s in secrets if os.path.lexists(s)]
+    rules: list[tuple[str, int]] = []
+    _carve("/", read, hidden, rules)
+    for root in writable:
+        if os.path.exists(root):
+            inner = [s for s in hidden if s.startswith(root.rstrip("/") + "/")]
+            _carve(root, full, inner, rules)
+    rules += [(d, (READ | WRITE_FILE | TRUNCATE) & full) for d in DEVICES if os.path.exists(d)]
+    return rules
+
+
+def _carve(root: str, rights: int, hidden: list[str], rules: list[tuple[str, int]]) -> None:
+    """`rights` on `root`, except below the hidden paths: split along each one's ancestors."""
+    if any(root == h for h in hidden) or os.path.islink(root):
+        return  # a symlink would grant its target's whole tree: the target has its own entry
+    below = [h for h in hidden if h.startswith(root.rstrip("/") + "/")]
+    if not below:
+        rules.append((root, rights if os.path.isdir(root) else rights & FILE_ONLY))
+        return
+    rules.append((root, READ_DIR & rights))
+    try:
+        names = os.listdir(root)
+    except OSError:
+        return
+    for name in names:
+        _carve(os.path.join(root, name), rights, below, rules)
+
+
+def apply(rules: list[tuple[str, int]], *, network: bool, abi: int | None = None) -> None:
+    """Restrict this process and everything it starts, for good. Raises OSError when it cannot."""
+    abi = abi_version() if abi is None else abi
+    if abi < 1:
+        raise OSError("Landlock is not available in this kernel")
+    libc = _libc()
+    handled_fs = all_fs(abi)
+    handled_net = 0 if network or abi < 4 else NET_BIND_TCP | NET_CONNECT_TCP
+    scoped = SCOPE_SIGNAL if abi >= 6 else 0
+    attr = struct.pack("QQQ", handled_fs, handled_net, scoped)
+    size = 24 if abi >= 6 else 16
+    buf = ctypes.create_string_buffer(attr[:size], size)
+    fd = libc.syscall(_SYS_CREATE, buf, ctypes.c_size_t(size), ctypes.c_uint32(0))
+    if fd < 0:
+        raise OSError(ctypes.get_errno(), "landlock_create_ruleset failed")
+    try:
+        for path, rights in rules:
+            _add_rule(libc, fd, path, rights & handled_fs)
+        if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "prctl(NO_NEW_PRIVS) failed")
+        if libc.syscall(_SYS_RESTRICT, fd, ctypes.c_uint32(0)) != 0:
+            raise OSError(ctypes.get_errno(), "landlock_restrict_self failed")
+    finally:
+        os.close(fd)
+
+
+def _add_rule(libc: ctypes.CDLL, ruleset: int, path: str, rights: int) -> None:
+    try:
+        pfd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+    except OSError:
+        return  # vanished since planning: nothing to grant
+    try:
+        if not os.path.isdir(path):
+            rights &= FILE_ONLY
+        if not rights:
+            return
+        attr = ctypes.create_string_buffer(struct.pack("=Qi", rights, pfd), 12)
+        if libc.syscall(_SYS_ADD_RULE, ruleset, ctypes.c_uint32(_RULE_PATH_BENEATH), attr, ctypes.c_uint32(0)) != 0:
+            raise OSError(ctypes.get_errno(), f"landlock_add_rule failed for {path}")
+    finally:
+        os.close(pfd)

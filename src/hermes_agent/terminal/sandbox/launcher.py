@@ -1,0 +1,267 @@
+"""The parent side of the per-backend launcher: choose the mechanism (bwrap, else Landlock, probed
+once), start the launcher inside the sandbox, send it spawn requests, and hand back Popen-like
+proxies whose exit status the launcher reports. `sandbox_command` wraps one argv (MCP servers)."""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+from hermes_agent.errors import HermesError
+from hermes_agent.terminal.sandbox import landlock
+from hermes_agent.terminal.sandbox.bwrap import bwrap_argv, bwrap_problem
+from hermes_agent.terminal.sandbox.server import recv_frame, send_frame
+from hermes_agent.terminal.sandbox.spec import SandboxSpec
+
+_START_TIMEOUT_S = 15.0
+_SRC_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+_BOOT = f"import sys; sys.path.insert(0, {_SRC_ROOT!r}); from hermes_agent.terminal.sandbox.server import "
+
+
+class SandboxError(HermesError):
+    """The sandbox could not be started: the command was not run."""
+
+
+@functools.cache
+def landlock_problem() -> str | None:
+    abi = landlock.abi_version()
+    return None if abi >= 1 else "Landlock is not available in this kernel"
+
+
+def choose_mechanism(spec: SandboxSpec) -> tuple[str | None, str]:
+    """(mechanism or None, why not): bwrap when it works here, else Landlock."""
+    if not spec.enabled:
+        return None, "sandbox.mode is off"
+    problems = []
+    for name, probe in (("bwrap", bwrap_problem), ("landlock", landlock_problem)):
+        if spec.mechanism not in ("auto", name):
+            continue
+        problem = probe()
+        if problem is None:
+            return name, ""
+        problems.append(problem)
+    return None, "; ".join(problems) or f"unknown sandbox.mechanism {spec.mechanism!r}"
+
+
+def landlock_config(spec: SandboxSpec) -> dict:
+    abi = landlock.abi_version()
+    return {"landlock": landlock.plan(spec.writable, spec.secrets, abi), "network": spec.network}
+
+
+def sandbox_command(spec: SandboxSpec | None, argv: list[str]) -> list[str]:
+    """`argv` run inside the sandbox of `spec` (unchanged when the spec is off or nothing works here)."""
+    if spec is None:
+        return list(argv)
+    mechanism, _ = choose_mechanism(spec)
+    if mechanism == "bwrap":
+        return [*bwrap_argv(spec), *argv]
+    if mechanism == "landlock":
+        return [sys.executable, "-I", "-S", "-c", _BOOT + "exec_main; exec_main()",
+                json.dumps(landlock_config(spec)), *argv]
+    return list(argv)
+
+
+class SandboxedProcess:
+    """A Popen-like view of a process the launcher started (pid in our pid namespace)."""
+
+    def __init__(self, pid: int, args: object, stdin=None, stdout=None) -> None:
+        self.pid = pid
+        self.args = args
+        self.stdin = stdin
+        self.stdout = stdout
+        self.stderr = None
+        self.returncode: int | None = None
+        self._done = threading.Event()
+        self._lost = False
+
+    def _finish(self, code: int) -> None:
+        self.returncode = code
+        self._done.set()
+
+    def _orphan(self) -> None:
+        """The launcher died: from now on, watch the pid itself."""
+        self._lost = True
+
+    def poll(self) -> int | None:
+        if self.returncode is None and self._lost and not os.path.exists(f"/proc/{self.pid}"):
+            self._finish(-signal.SIGKILL)
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while not self._done.wait(0.05 if self._lost else (None if deadline is None else
+                                                         max(deadline - time.monotonic(), 0))):
+            if self.poll() is not None:
+                break
+            if deadline is not None and time.monotonic() >= deadline:
+                raise subprocess.TimeoutExpired(self.args, timeout)
+        return self.returncode  # type: ignore[return-value]
+
+    def send_signal(self, sig: int) -> None:
+        if self.poll() is None:
+            try:
+                os.kill(self.pid, sig)
+            except ProcessLookupError:
+                pass
+
+    def terminate(self) -> None:
+        self.send_signal(signal.SIGTERM)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+
+class Launcher:
+    """One launcher process per backend, restarted once when it dies."""
+
+    def __init__(self, spec: SandboxSpec, mechanism: str, log_path: str) -> None:
+        self.spec = spec
+        self.mechanism = mechanism
+        self._log_path = log_path
+        self._sock: socket.socket | None = None
+        self._proc: subprocess.Popen | None = None
+        self._lock = threading.Lock()
+        self._pending: dict[int, list] = {}
+        self._by_pid: dict[int, SandboxedProcess] = {}
+        self._next = 0
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    def alive(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None and self._sock is not None
+
+    def start(self) -> None:
+        parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        boot = [sys.executable, "-I", "-S", "-c", _BOOT + "main; main()", str(child.fileno())]
+        argv = [*bwrap_argv(self.spec), *boot] if self.mechanism == "bwrap" else boot
+        try:
+            with open(self._log_path, "wb") as log:
+                self._proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                                              pass_fds=(child.fileno(),), start_new_session=True)
+        except OSError as exc:
+            parent.close()
+            raise SandboxError(f"cannot start the {self.mechanism} sandbox: {exc}") from exc
+        finally:
+            child.close()
+        parent.settimeout(_START_TIMEOUT_S)
+        try:
+            send_frame(parent, landlock_config(self.spec) if self.mechanism == "landlock" else {"landlock": None})
+            reply = recv_frame(parent)
+        except (OSError, ValueError):
+            reply = None
+        ok = reply is not None and isinstance(reply[0], dict) and reply[0].get("ready")
+        if not ok:
+            self._fail_start(parent, reply[0].get("error") if reply and isinstance(reply[0], dict) else None)
+        parent.settimeout(None)
+        self._sock = parent
+        threading.Thread(target=self._read, args=(parent,), name="hermes-sandbox", daemon=True).start()
+
+    def _fail_start(self, parent: socket.socket, error: object) -> None:
+        parent.close()
+        if self._proc is not None and self._proc.poll() is None:
+            self._proc.kill()
+        if self._proc is not None:
+            self._proc.wait()
+        try:
+            with open(self._log_path, encoding="utf-8", errors="replace") as fh:
+                log = fh.read().strip().splitlines()
+        except OSError:
+            log = []
+        why = error or (log[-1] if log else "the launcher exited")
+        self._proc = None
+        raise SandboxError(f"cannot start the {self.mechanism} sandbox: {why}")
+
+    def close(self) -> None:
+        sock, self._sock = self._sock, None
+        if sock is not None:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            sock.close()
+        if self._proc is not None:
+            try:
+                self._proc.wait(timeout=2)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                self._proc.wait()
+            self._proc = None
+
+    # -- requests --------------------------------------------------------------------------
+
+    def spawn(self, argv: list[str], *, cwd: str, env: dict[str, str], stdin: int, stdout: int, stderr: int,
+              pty: bool = False, pipes: tuple = (None, None)) -> SandboxedProcess:
+        """Start `argv` inside the sandbox with the given fds; restarts a dead launcher once."""
+        for attempt in (1, 2):
+            with self._lock:
+                if not self.alive():
+                    self.close()
+                    self.start()
+            try:
+                return self._request(argv, cwd, env, (stdin, stdout, stderr), pty, pipes)
+            except (OSError, ConnectionError) as exc:
+                if attempt == 2:
+                    raise SandboxError(f"the sandbox launcher failed: {exc}") from exc
+                self.close()
+        raise AssertionError("unreachable")
+
+    def _request(self, argv: list[str], cwd: str, env: dict[str, str], fds: tuple[int, int, int], pty: bool,
+                 pipes: tuple) -> SandboxedProcess:
+        slot: list = [threading.Event(), None, None]
+        with self._lock:
+            self._next += 1
+            rid = self._next
+            self._pending[rid] = slot
+            slot[2] = (argv, pipes)
+            sock = self._sock
+            if sock is None:
+                raise ConnectionError("launcher not running")
+            send_frame(sock, {"id": rid, "argv": argv, "cwd": cwd, "env": env, "pty": pty}, fds)
+        while not slot[0].wait(0.5):
+            if not self.alive():
+                self._pending.pop(rid, None)
+                raise ConnectionError("the launcher exited")
+        reply = slot[1]
+        if isinstance(reply, SandboxedProcess):
+            return reply
+        if isinstance(reply, dict):
+            raise SandboxError(f"the sandbox could not start the command: {reply.get('error')}")
+        raise ConnectionError("the launcher exited")
+
+    def _read(self, sock: socket.socket) -> None:
+        """Replies and exit reports, in order: a pid reply always precedes its exit report."""
+        while True:
+            try:
+                frame = recv_frame(sock)
+            except (OSError, ValueError):
+                frame = None
+            if frame is None:
+                break
+            msg = frame[0] if isinstance(frame[0], dict) else {}
+            if "exit" in msg:
+                proc = self._by_pid.pop(int(msg["exit"]), None)
+                if proc is not None:
+                    proc._finish(int(msg.get("code", -1)))
+                continue
+            slot = self._pending.pop(int(msg.get("id", -1)), None)
+            if slot is None:
+                continue
+            if "pid" in msg:
+                argv, (pin, pout) = slot[2]
+                slot[1] = self._by_pid[int(msg["pid"])] = SandboxedProcess(int(msg["pid"]), argv, pin, pout)
+            else:
+                slot[1] = msg
+            slot[0].set()
+        for proc in list(self._by_pid.values()):
+            proc._orphan()
+        self._by_pid.clear()
+        for slot in list(self._pending.values()):
+            slot[0].set()
+        self._pending.clear()

@@ -1,0 +1,130 @@
+"""SandboxRunner: what a LocalBackend holds to start its processes inside the sandbox. It picks the
+mechanism once, owns the launcher, and offers a Popen-shaped `popen` for both paths."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+
+from hermes_agent.terminal.sandbox.launcher import Launcher, SandboxError, choose_mechanism
+from hermes_agent.terminal.sandbox.spec import SandboxSpec
+
+_noticed: set[str] = set()
+_notice_lock = threading.Lock()
+
+
+def _stderr_notice(line: str) -> None:
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()
+
+
+def notice_once(line: str, emit: Callable[[str], None] | None = None) -> None:
+    """Say `line` once per process (the "no sandbox here" warning)."""
+    with _notice_lock:
+        if line in _noticed:
+            return
+        _noticed.add(line)
+    (emit or _stderr_notice)(line)
+
+
+class SandboxRunner:
+    """`state` is "bwrap", "landlock", "off" (the user's choice) or "unavailable" (nothing works here:
+    commands run unconfined and the approval gate must ask for those that write)."""
+
+    def __init__(self, spec: SandboxSpec, notice: Callable[[str], None] | None = None) -> None:
+        self.spec = spec
+        self._notice = notice
+        self._launcher: Launcher | None = None
+        self._state: str | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def state(self) -> str:
+        if self._state is None:
+            if not self.spec.enabled:
+                self._state = "off"
+            else:
+                mechanism, why = choose_mechanism(self.spec)
+                self._state = mechanism or "unavailable"
+                if mechanism is None:
+                    notice_once(f"hermes: no OS sandbox for local commands ({why}); commands that write will "
+                                "ask for approval", self._notice)
+        return self._state
+
+    @property
+    def contained(self) -> bool:
+        return self.state in ("bwrap", "landlock")
+
+    def private_tmp(self) -> bool:
+        return self.contained and self.spec.denies_write("/tmp")
+
+    def popen(self, argv: list[str], *, stdin, stdout, stderr, cwd: str, env: dict[str, str], pty: bool = False,
+              sandbox: bool = True):
+        """A started process: inside the sandbox when contained and `sandbox`, else plain subprocess.
+        stdin/stdout/stderr take what Popen takes (fds, files, PIPE, DEVNULL, STDOUT)."""
+        if not (sandbox and self.contained):
+            return plain_popen(argv, stdin, stdout, stderr, cwd, env, pty)
+        return self._launch(argv, stdin, stdout, stderr, cwd, env, pty)
+
+    def _launch(self, argv, stdin, stdout, stderr, cwd, env, pty):
+        opened: list[int] = []
+        keep: list = [None, None]
+
+        def fd_of(value, index: int) -> int:
+            if value is None or value == subprocess.DEVNULL:
+                fd = os.open(os.devnull, os.O_RDWR)
+                opened.append(fd)
+                return fd
+            if value == subprocess.PIPE:
+                r, w = os.pipe()
+                mine, theirs = (w, r) if index == 0 else (r, w)
+                keep[0 if index == 0 else 1] = open(mine, "wb" if index == 0 else "rb")  # noqa: SIM115
+                opened.append(theirs)
+                return theirs
+            return value if isinstance(value, int) else value.fileno()
+
+        fds = [fd_of(stdin, 0), fd_of(stdout, 1)]
+        fds.append(fds[1] if stderr == subprocess.STDOUT else fd_of(stderr, 2))
+        try:
+            launcher = self._get_launcher()
+            return launcher.spawn(argv, cwd=cwd, env=env, stdin=fds[0], stdout=fds[1], stderr=fds[2], pty=pty,
+                                  pipes=(keep[0], keep[1]))
+        except SandboxError:
+            for f in keep:
+                if f is not None:
+                    f.close()
+            raise
+        finally:
+            for fd in opened:
+                os.close(fd)
+
+    def _get_launcher(self) -> Launcher:
+        with self._lock:
+            if self._launcher is None:
+                import tempfile
+
+                log = os.path.join(tempfile.gettempdir(), f"hermes-sandbox-{os.getpid()}-{id(self):x}.log")
+                self._launcher = Launcher(self.spec, self.state, log)
+            return self._launcher
+
+    def close(self) -> None:
+        with self._lock:
+            launcher, self._launcher = self._launcher, None
+        if launcher is not None:
+            launcher.close()
+            try:
+                os.unlink(launcher._log_path)
+            except OSError:
+                pass
+
+
+def plain_popen(argv, stdin, stdout, stderr, cwd, env, pty=False):
+    """subprocess.Popen in a new session (with the pty as controlling terminal when `pty`)."""
+    preexec = None
+    if pty:
+        from hermes_agent.terminal.sandbox.server import _take_controlling_tty as preexec
+    return subprocess.Popen(argv, stdin=stdin, stdout=stdout, stderr=stderr, cwd=cwd, env=env,
+                            start_new_session=True, preexec_fn=preexec)

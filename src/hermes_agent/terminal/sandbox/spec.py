@@ -1,0 +1,151 @@
+"""SandboxSpec: what the OS sandbox of one local backend enforces, taken from the path policy
+(duck-typed: terminal sits beside approval.policy in the layer list and cannot import it).
+Also the environment scrub and the "blocked by the sandbox" note of a command's result."""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+from typing import Protocol
+
+# Inside a writable root these stay read-only (they make git or direnv run code later).
+WORKSPACE_ASK: tuple[str, ...] = (".git/hooks", ".git/config", ".envrc")
+MODES = ("workspace-write", "read-only", "off")
+MECHANISMS = ("auto", "bwrap", "landlock")
+
+
+class PolicyLike(Protocol):
+    """The fields of approval.policy.PathPolicy the sandbox reads."""
+
+    workspace: tuple[str, ...]
+    writable: tuple[str, ...]
+    secrets: tuple[str, ...]
+    protected: tuple[str, ...]
+    mode: str
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxSpec:
+    """Resolved paths: `writable` roots (existing), `readonly` paths inside them re-bound read-only,
+    `secrets` hidden (existing files and directories), `network` off unshares/denies TCP."""
+
+    mode: str = "workspace-write"
+    writable: tuple[str, ...] = ()
+    readonly: tuple[str, ...] = ()
+    secrets: tuple[str, ...] = ()
+    network: bool = True
+    mechanism: str = "auto"
+
+    @property
+    def enabled(self) -> bool:
+        return self.mode != "off"
+
+    def with_writable(self, *paths: str) -> SandboxSpec:
+        """A copy with more writable roots (the backend's private state and temp directory)."""
+        extra = tuple(os.path.realpath(p) for p in paths if p)
+        return replace(self, writable=tuple(dict.fromkeys((*self.writable, *extra))))
+
+    def denies_write(self, path: str) -> bool:
+        """True when a write to `path` is refused by this spec (readonly, secret or outside the roots)."""
+        real = os.path.realpath(path)
+        if real.startswith("/dev/"):
+            return False
+        if _match(real, self.readonly) or _match(real, self.secrets):
+            return True
+        return _match(real, self.writable) is None
+
+    def hides(self, path: str) -> bool:
+        return _match(os.path.realpath(path), self.secrets) is not None
+
+
+def spec_from_policy(policy: PolicyLike, *, network: object = True, mechanism: str = "auto",
+                     mode: str | None = None) -> SandboxSpec:
+    """The sandbox of a path policy. Only existing paths are mounted or hidden (bwrap needs them)."""
+    mode = str(mode or policy.mode or "workspace-write").strip().lower()
+    if mode not in MODES:
+        mode = "workspace-write"
+    writable = tuple(p for p in policy.writable if os.path.exists(p)) if mode == "workspace-write" else ()
+    secrets = _existing(policy.secrets)
+    readonly = [p for p in policy.protected if _match(p, writable) and os.path.exists(p)]
+    for root in policy.workspace if mode == "workspace-write" else ():
+        readonly += [os.path.join(root, rel) for rel in WORKSPACE_ASK if os.path.lexists(os.path.join(root, rel))]
+    mech = str(mechanism or "auto").strip().lower()
+    return SandboxSpec(mode=mode, writable=writable, readonly=tuple(dict.fromkeys(os.path.realpath(p) for p in readonly)),
+                       secrets=secrets, network=_flag(network), mechanism=mech if mech in MECHANISMS else "auto")
+
+
+def _existing(entries: Iterable[str]) -> tuple[str, ...]:
+    out: list[str] = []
+    for entry in entries:
+        hits = glob.glob(entry) if any(ch in entry for ch in "*?[") else [entry]
+        out += [os.path.realpath(h) for h in hits if os.path.lexists(h)]
+    return tuple(dict.fromkeys(out))
+
+
+def _flag(value: object) -> bool:
+    if isinstance(value, str):
+        return value.strip().lower() not in ("off", "false", "no", "0", "none")
+    return bool(value)
+
+
+def _under(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def _match(path: str, roots: Iterable[str]) -> str | None:
+    best = None
+    for root in roots:
+        if _under(path, root) and (best is None or len(root) > len(best)):
+            best = root
+    return best
+
+
+# -- environment ------------------------------------------------------------------------------
+
+_SECRET_KEY = re.compile(r"(api_?key|token|secret|password)$", re.I)
+
+
+def secret_env_names(dotenv: Mapping[str, str], config: Mapping, environ: Mapping[str, str]) -> tuple[str, ...]:
+    """Variables a command must not see: every name loaded from $HERMES_HOME/.env, and every
+    variable whose value is a config value named like api_key/token/secret/password."""
+    values = {v for v in _secret_values(config) if len(v) >= 8}
+    named = {k for k, v in environ.items() if v and v in values}
+    return tuple(sorted(set(dotenv) | named))
+
+
+def _secret_values(node: object, key: str = "") -> list[str]:
+    if isinstance(node, Mapping):
+        return [v for k, sub in node.items() for v in _secret_values(sub, str(k))]
+    if isinstance(node, list):
+        return [v for sub in node for v in _secret_values(sub, key)]
+    return [node.strip()] if isinstance(node, str) and _SECRET_KEY.search(key) and node.strip() else []
+
+
+# -- "blocked by the sandbox" note ------------------------------------------------------------
+
+BLOCKED_NOTE = ("[sandbox: the OS sandbox blocked this (writes only in the workspace and temp dirs; "
+                "credentials hidden). If it is really needed, re-run with sandbox: false and a reason; "
+                "the user will be asked to approve]")
+_DENIAL = re.compile(r"Read-only file system|Permission denied|Operation not permitted|No such file or directory"
+                     r"|EROFS|EACCES|EPERM")
+_PATH = re.compile(r"(?:~|\.{0,2})/[^\s:'\"`,;()‘’]*|['‘\"]([^'’\"\n]+)['’\"]|([^\s:'\"‘’]+): (?=Read-only|Permission|Operation|No such)")
+
+
+def blocked_by_sandbox(spec: SandboxSpec, output: str, cwd: str, home: str) -> bool:
+    """Did a failed command hit the sandbox? A denial line that names a path the spec refuses."""
+    for line in output.splitlines()[-200:]:
+        m = _DENIAL.search(line)
+        if not m:
+            continue
+        write_err = m.group(0) in ("Read-only file system", "EROFS")
+        for found in _PATH.finditer(line):
+            raw = found.group(1) or found.group(2) or found.group(0)
+            path = home + raw[1:] if raw.startswith("~") else os.path.join(cwd, raw)
+            if spec.hides(path) or (m.group(0) != "No such file or directory" and spec.denies_write(path)):
+                return True
+        if write_err:
+            return True
+    return False
