@@ -46,12 +46,12 @@ def test_definitions_follow_enabled_and_disabled_toolsets(echo_tool):
     assert "t_echo" not in everything
 
 
-def test_bad_json_and_agent_loop_tools_return_errors(echo_tool):
+def test_bad_json_and_tools_without_agent_state_return_errors(echo_tool):
     err = json.loads(dispatch.handle_function_call("t_echo", "{not json"))["error"]
     assert "not valid JSON" in err
     assert json.loads(dispatch.handle_function_call("t_echo", "[1]"))["error"].endswith("got list")
-    for name in ("todo", "memory", "session_search", "delegate_task"):
-        assert "must be handled by the agent loop" in json.loads(dispatch.handle_function_call(name, "{}"))["error"]
+    for name in ("todo", "memory", "session_search", "delegate_task"):  # no agent state: a clear error
+        assert json.loads(dispatch.handle_function_call(name, "{}"))["error"] == f"{name} is not available in this context"
     assert "Unknown tool: zzz" in json.loads(dispatch.handle_function_call("zzz", "{}"))["error"]
 
 
