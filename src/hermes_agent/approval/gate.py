@@ -126,7 +126,7 @@ class ApprovalGate:
         return self._resolve(command, list(scan.findings), session_id, "command")
 
     def check_write(self, paths: Iterable[str], *, session_id: str | None = None, isolated: bool = False,
-                    tool: str = "write_file") -> Decision:
+                    tool: str = "file write") -> Decision:
         """Decide about a file-writing tool touching `paths` (credentials, rc files, /etc need approval)."""
         paths = list(paths)
         findings: list[Finding] = []

@@ -24,7 +24,6 @@ from hermes_agent.memory.todo import TodoStore
 from hermes_agent.tools.context import ToolContext
 from hermes_agent.tools.dispatch import resolve_tool_names
 from hermes_agent.tools.registry import registry
-from hermes_agent.tools.results import tool_error
 
 from .provider import build_provider
 from .safety import wire_approval
@@ -179,11 +178,9 @@ class Delegator:
         self.emit = emit or (lambda e: None)
 
     def __call__(self, args: dict) -> str:
-        try:
-            specs = parse_tasks(args)
-            plans = [child_tools(spec, self.enabled) for spec in specs]
-        except (ValueError, HermesError) as exc:
-            return tool_error(f"delegate_task: {exc}")
+        """JSON {"results": [...]} (one row per task); raises ValueError/HermesError for bad arguments."""
+        specs = parse_tasks(args)
+        plans = [child_tools(spec, self.enabled) for spec in specs]
         settings = self.parent.settings
         limit = int(settings.get("delegation.max_summary_chars", 24000) or 24000)
         workers = max(1, int(settings.get("delegation.max_concurrent", 3) or 3))

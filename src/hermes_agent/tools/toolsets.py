@@ -114,8 +114,8 @@ def resolve_or_skip(name: str, dynamic: dict[str, list[str]] | None = None,
         return resolve_toolset(name, dynamic, _stack)
     except ToolError as exc:
         with _reported_lock:
-            first = str(exc) not in _reported
-            _reported.add(str(exc))
+            first = name not in _reported
+            _reported.add(name)
         if first:
             log.warning("toolset %r left out: %s", name, exc)
         return []

@@ -3,7 +3,9 @@ builds them). Subagents never get it (no recursion), and it runs alone, never be
 
 from __future__ import annotations
 
+from hermes_agent.errors import HermesError
 from hermes_agent.tools.registry import registry
+from hermes_agent.tools.results import tool_error
 
 _TOOLSETS = {"type": "array", "items": {"type": "string"},
              "description": "Toolsets it may use, e.g. [\"terminal\",\"file\",\"web\"] (default: yours)."}
@@ -40,7 +42,10 @@ DELEGATE_SCHEMA = {
 
 
 def _handle(args: dict, **kw: object) -> str:
-    return kw["ctx"].delegate(args)  # type: ignore[attr-defined]  # `needs` guarantees it
+    try:
+        return kw["ctx"].delegate(args)  # type: ignore[attr-defined]  # `needs` guarantees it
+    except (ValueError, HermesError) as exc:  # bad goal/tasks/toolsets: the model can fix its call
+        return tool_error(f"delegate_task: {exc}")
 
 
 # Each child's summary is already capped (delegation.max_summary_chars); never cut the JSON of all rows.
