@@ -19,10 +19,18 @@ class ReasoningDelta:
 
 @dataclass(frozen=True, slots=True)
 class ToolStarted:
+    """`label` is what a frontend shows for the call (`ls -la`, `read_file src/app.py`); empty means
+    "name and preview"."""
+
     call_id: str
     name: str
     preview: str
     emoji: str = ""
+    label: str = ""
+
+    def shown(self) -> str:
+        """The label, or `name preview` when the emitter gave none."""
+        return self.label or (f"{self.name} {self.preview}" if self.preview else self.name)
 
 
 @dataclass(frozen=True, slots=True)

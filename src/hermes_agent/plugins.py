@@ -85,11 +85,12 @@ class PluginContext:
 
     def register_tool(self, name: str, toolset: str | None = None, schema: dict | None = None,
                       handler: Callable[..., object] | None = None, **kw: object) -> None:
-        """Same arguments as registry.register; toolset defaults to `plugin-<name>`."""
+        """Same arguments as registry.register; toolset defaults to `plugin-<name>`, approval to "external"
+        (asked only when the plugin passes an `approval_subject` that returns something)."""
         if not isinstance(schema, dict) or not callable(handler):
             raise ValueError(f"register_tool({name!r}) needs a schema dict and a callable handler")
         self._tools.append({"name": name, "toolset": toolset or f"plugin-{self.name}", "schema": schema,
-                            "handler": handler, **kw})
+                            "handler": handler, "approval": "external", **kw})
 
     def register_hook(self, event: str, fn: Callable[..., object]) -> None:
         """Subscribe `fn` to a hook event (pre_tool_call, post_tool_call, pre_llm_call, ...)."""

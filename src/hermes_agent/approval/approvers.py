@@ -21,13 +21,14 @@ _KEYS = {"o": "once", "once": "once", "y": "once", "yes": "once", "s": "session"
 @dataclass(frozen=True, slots=True)
 class ApprovalRequest:
     """What the user is asked about. `command` is the full text, never truncated; `kind` is
-    "command" for terminal commands and "write" for file writes to sensitive paths."""
+    "command" for terminal commands, "write" for file writes to sensitive paths and "external" for a
+    call to an MCP/plugin tool whose server asks for approval (origin, tool and arguments)."""
 
     command: str
     pattern_key: str
     description: str
     pattern_keys: tuple[str, ...] = ()
-    kind: Literal["command", "write"] = "command"
+    kind: Literal["command", "write", "external"] = "command"
     session_id: str | None = None
     timeout: float = 60.0
 
@@ -86,8 +87,8 @@ class ScriptedApprover:
 
 def render_prompt(request: ApprovalRequest) -> str:
     """The prompt text: description, the full command (every line), and the four choices."""
-    title = ("Potentially dangerous command detected" if request.kind == "command"
-             else "Write to a sensitive path requested")
+    title = {"command": "Potentially dangerous command detected", "write": "Write to a sensitive path requested",
+             "external": "External tool call needs approval"}.get(request.kind, "Approval needed")
     body = "\n".join("    " + line for line in request.command.splitlines() or [""])
     return (f"\n⚠️  {title}: {request.description}\n{body}\n\n"
             f"    [o]nce  |  [s]ession  |  [a]lways  |  [d]eny   (no answer in {request.timeout:g} s = deny)\n"

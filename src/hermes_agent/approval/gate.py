@@ -1,10 +1,12 @@
-"""The approval gate (layer 3): decides whether a terminal command or a sensitive file write may run.
-Order: hardline and approvals.deny -> isolated backend -> yolo / mode off -> command_allowlist ->
-session approvals -> smart judge (opt-in) -> the Approver. Exposed to the tool runtime as a
-pre_tool_call hook (`as_hook`)."""
+"""The approval gate (layer 3): decides whether a terminal command, a sensitive file write or a call to
+an external tool server that asks for approval may run. Order: hardline and approvals.deny -> isolated
+backend -> yolo / mode off -> command_allowlist -> session approvals -> smart judge (opt-in) -> the
+Approver. Exposed to the tool runtime as a pre_tool_call hook (`as_hook`) that reads each tool's
+`approval` trait and subject, never its name."""
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 import threading
@@ -24,19 +26,18 @@ from hermes_agent.approval.approvers import (
     TerminalApprover,
 )
 from hermes_agent.approval.rules import Finding, classify_sensitive_path, scan_command
+from hermes_agent.approval.subject import ApprovalSubject
 from hermes_agent.config.settings import Settings
 
 __all__ = [
     "ApprovalGate", "ApprovalRequest", "Approver", "AutoApprover", "AutoDenyApprover", "Choice", "Decision",
-    "ScriptedApprover", "TerminalApprover", "backend_isolation", "judge_prompt", "parse_verdict", "write_paths",
+    "ScriptedApprover", "TerminalApprover", "backend_isolation", "judge_prompt", "parse_verdict",
 ]
 
 log = logging.getLogger(__name__)
 AuxJudge = Callable[[str, str], str]
-WRITE_TOOLS = frozenset({"write_file", "patch", "edit_file", "apply_patch"})
 _ISOLATED_KINDS = frozenset({"singularity", "apptainer", "modal", "daytona"})
 _GLOB = re.compile(r"[*?\[]")
-_DIFF_PATH = re.compile(r"^(?:\+\+\+|---) (?:[ab]/)?(\S+)|^\*\*\* (?:Update|Add|Delete) File: (.+?)\s*$", re.M)
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,17 +77,6 @@ def backend_isolation(settings: Settings) -> tuple[str, bool]:
         mounts = settings.get("terminal.docker_volumes") or settings.get("terminal.docker_mount_cwd_to_workspace")
         return kind, not mounts
     return kind, kind in _ISOLATED_KINDS
-
-
-def write_paths(tool: str, args: dict) -> list[str]:
-    """Every path a file-writing tool call would modify (single path, path lists, unified diffs)."""
-    paths = [args[k] for k in ("path", "file_path", "target") if isinstance(args.get(k), str)]
-    if isinstance(args.get("paths"), list):
-        paths += [p for p in args["paths"] if isinstance(p, str)]
-    for key in ("patch", "diff"):
-        if isinstance(args.get(key), str):
-            paths += [a or b for a, b in _DIFF_PATH.findall(args[key])]
-    return [p for p in dict.fromkeys(paths) if p and p != "/dev/null"]
 
 
 class ApprovalGate:
@@ -136,7 +126,7 @@ class ApprovalGate:
         return self._resolve(command, list(scan.findings), session_id, "command")
 
     def check_write(self, paths: Iterable[str], *, session_id: str | None = None, isolated: bool = False,
-                    tool: str = "write_file") -> Decision:
+                    tool: str = "file write") -> Decision:
         """Decide about a file-writing tool touching `paths` (credentials, rc files, /etc need approval)."""
         paths = list(paths)
         findings: list[Finding] = []
@@ -172,31 +162,57 @@ class ApprovalGate:
         with self._lock:
             return frozenset(self._sessions.get(session_id or "default", ()))
 
-    def as_hook(self, block: Callable[[str], object]) -> Callable[..., object | None]:
-        """A pre_tool_call handler `fn(name, args, ctx)`; `block(reason)` builds the refusal (tools.hooks.Block)."""
+    def check_external(self, tool: str, origin: str, args: dict, *, session_id: str | None = None) -> Decision:
+        """Decide about a call to an external (MCP/plugin) tool whose server is configured to ask."""
+        key = f"external:{tool}"
+        if self._yolo_for(session_id) or self.mode == "off":
+            return Decision(True, "approvals disabled (yolo or approvals.mode: off)", key, "yolo")
+        if key in self.allowlist or key in self.session_keys(session_id):
+            return Decision(True, "tool approved (allowlist or this session)", key, "session")
+        if not self.can_ask:
+            return Decision(False, f"BLOCKED: {tool} was not run: {origin} is configured to ask the user before "
+                                   "each call and this session cannot ask. Tell the user what you wanted to do.",
+                            key, "no_approver")
+        text = f"{origin}: {tool} {json.dumps(args, ensure_ascii=False, sort_keys=True, default=str)}"
+        request = ApprovalRequest(text, key, f"a tool call to {origin}", (key,), "external", session_id, self.timeout)
+        with self._ask_lock:
+            if key in self.session_keys(session_id):
+                return Decision(True, "tool approved for this session", key, "session")
+            choice = self._ask(request)
+        return self._apply(choice, request, session_id)
+
+    def as_hook(self, block: Callable[[str], object],
+                lookup: Callable[[str], object | None] | None = None) -> Callable[..., object | None]:
+        """A pre_tool_call handler `fn(name, args, ctx)` judging each call by its tool's `approval` trait and
+        `subject(args)` (the entry comes from `lookup(name)`, else `ctx.tool_entry(name)`); `block(reason)`
+        builds the refusal (tools.hooks.Block). Without a way to see the traits it refuses (fails closed)."""
 
         def approval_hook(name: str, args: dict, ctx: object = None, **_: object) -> object | None:
-            settings = getattr(ctx, "settings", None) or self.settings
-            session_id = getattr(ctx, "session_id", None)
-            if name == "terminal":
-                command = args.get("command") if isinstance(args, dict) else None
-                if not isinstance(command, str) or not command.strip():
-                    return None
-                kind, isolated = backend_isolation(settings)
-                decision = self.check(command, kind, isolated, session_id=session_id)
-            elif name in WRITE_TOOLS and isinstance(args, dict):
-                paths = write_paths(name, args)
-                if not paths:
-                    return None
-                decision = self.check_write(paths, session_id=session_id, isolated=backend_isolation(settings)[1], tool=name)
-            else:
+            find = lookup or getattr(ctx, "tool_entry", None)
+            if find is None:
+                return block("the approval gate cannot see this tool's traits; the call was not run")
+            entry = find(name)
+            trait = getattr(entry, "approval", "none")
+            subject = entry.subject(args) if trait != "none" and isinstance(args, dict) else None  # type: ignore[union-attr]
+            if subject is None:
                 return None
+            decision = self._decide(trait, name, subject, args, ctx)
             if decision.allowed:
                 return None
             log.info("approval: blocked %s (%s, %s)", name, decision.pattern_key, decision.via)
             return block(decision.reason)
 
         return approval_hook
+
+    def _decide(self, trait: str, name: str, subject: ApprovalSubject, args: dict, ctx: object) -> Decision:
+        settings = getattr(ctx, "settings", None) or self.settings
+        session_id = getattr(ctx, "session_id", None)
+        kind, isolated = backend_isolation(settings)
+        if trait == "command":
+            return self.check(subject.command, kind, isolated, session_id=session_id)
+        if trait == "writes":
+            return self.check_write(subject.paths, session_id=session_id, isolated=isolated, tool=name)
+        return self.check_external(name, subject.origin or "an external tool server", args, session_id=session_id)
 
     # -- internals ----------------------------------------------------------------------------------
 

@@ -19,8 +19,15 @@ from hermes_agent.tools.registry import discover_builtin_tools
 from .delegation import wire_delegation
 from .provider import auxiliary_provider, build_provider, titler
 from .safety import wire_approval
-from .session import SessionBinding, shared_store
-from .stores import prompt_parts, wire_checkpoints, wire_compression, wire_memory_and_todo, wire_terminal
+from .session import SessionBinding, bind_session, shared_store
+from .stores import (
+    prompt_parts,
+    skills_in,
+    wire_checkpoints,
+    wire_compression,
+    wire_memory_and_todo,
+    wire_terminal,
+)
 
 __all__ = ["AIAgent", "build_agent", "build_provider", "build_services", "platform_toolsets"]
 
@@ -74,23 +81,21 @@ def build_services(settings: Settings, *, platform: str = "cli", toolsets: list[
     provider = build_provider(settings, notify)
     discover_builtin_tools()
     hooks = HookBus()
-    plugin_report = _load_plugins(settings, hooks)
-    ctx = ToolContext(settings=settings, task_id=new_task_id(), extras={"hook_bus": hooks, "plugins": plugin_report})
+    _load_plugins(settings, hooks)
+    ctx = ToolContext(settings=settings, task_id=new_task_id(), hook_bus=hooks)
     services = AgentServices(provider=provider, settings=settings, ctx=ctx, hooks=hooks)
     _start_mcp(services, settings, wait=not interactive)
     wire_approval(services, settings, approver, interactive)  # type: ignore[arg-type]
     memory = wire_memory_and_todo(services, settings)
     enabled = checked_toolsets(platform_toolsets(settings, platform, toolsets), notify)
-    tool_names = resolve_tool_names(enabled)
-    with_skills = "skill_view" in tool_names
+    with_skills = skills_in(resolve_tool_names(enabled))
     services.prompt_parts = prompt_parts(settings, memory, with_skills=with_skills)
     services.refresh_prompt = lambda: prompt_parts(settings, memory, with_skills=with_skills, refresh=True)
     binding = _wire_session(services, settings, platform) if persist else None
     wire_compression(services, settings, event_callback, binding.on_compressed if binding else None)
     wire_checkpoints(services, settings)
     wire_terminal(services, settings)
-    if "delegate_task" in tool_names:
-        wire_delegation(services, enabled, persist=persist, emit=event_callback)
+    wire_delegation(services, enabled, persist=persist, emit=event_callback)
     return services, enabled
 
 
@@ -107,9 +112,8 @@ def build_agent(settings: Settings, *, platform: str = "cli", toolsets: list[str
                       save_trajectories=save_trajectories)
     services.ctx.clarify = clarify
     agent.tool_definitions()  # a toolset typo is a clear error now, not a mid-turn surprise
-    binding = services.ctx.extras.get("session_binding")
-    if resume and binding is not None:
-        agent.history = binding.resume(resume)
+    if resume and services.session is not None:
+        agent.history = services.session.resume(resume)
     return agent
 
 
@@ -171,13 +175,9 @@ def _wire_session(services: AgentServices, settings: Settings, platform: str) ->
     store = shared_store(auto_title=mode != "off")
     if store.read_only:  # refuse before the first model call rather than lose the conversation after it
         raise StorageError(f"cannot save this conversation: {store.read_only}")
-    binding = SessionBinding(store, services, platform)
+    binding = bind_session(store, services, platform)
     if mode == "llm":  # the user opted in to one extra (auxiliary) model call per session
         binding.titler = titler(auxiliary_provider(settings, "title_generation", services.provider))
-    services.persist = binding.persist
-    services.intercepts["session_search"] = binding.search
     services.on_reset.append(binding.new_session)
     services.on_rewind.append(binding.on_rewind)
-    services.closers.append(binding.end)
-    services.ctx.extras["session_binding"] = binding
     return binding

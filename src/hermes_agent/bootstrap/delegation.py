@@ -1,6 +1,6 @@
-"""The `delegate_task` intercept: composes subagents (own provider connection, task id, todo list,
-terminal, auto-deny approval, no delegation/clarify/memory writes), runs them in a thread pool
-and returns one JSON result per task. Never raises into the loop: a failing child is data."""
+"""What `ctx.delegate` runs for delegate_task: composes subagents (own provider connection, task id,
+todo list, terminal, auto-deny approval, only tools whose `subagent_ok` trait allows it), runs them in
+a thread pool and returns one JSON result per task. Never raises into the loop: a failing child is data."""
 
 from __future__ import annotations
 
@@ -21,21 +21,17 @@ from hermes_agent.core.agent import AIAgent as CoreAgent
 from hermes_agent.errors import HermesError
 from hermes_agent.events import Event, Notice, ToolStarted
 from hermes_agent.memory.todo import TodoStore
-from hermes_agent.tools.builtin.todo import run_todo
 from hermes_agent.tools.context import ToolContext
 from hermes_agent.tools.dispatch import resolve_tool_names
-from hermes_agent.tools.results import tool_error
-from hermes_agent.tools.tool_search import CALL, SEARCH
+from hermes_agent.tools.registry import registry
 
 from .provider import build_provider
 from .safety import wire_approval
-from .session import SessionBinding, shared_store
-from .stores import wire_checkpoints, wire_compression, wire_terminal
+from .session import bind_session, shared_store
+from .stores import skills_in, wire_checkpoints, wire_compression, wire_terminal
 
 log = logging.getLogger(__name__)
 
-# Never given to a subagent: no recursion, nobody to ask, no durable writes on the user's behalf.
-BLOCKED_TOOLS = frozenset({"delegate_task", "clarify", "memory", "send_message", "execute_code", "cronjob"})
 SUBAGENT_HINT = (
     "You are a subagent: another agent handed you one task and nobody can answer questions. Work with your "
     "tools until the task is done, then reply with a concise report of what you did and found (files changed, "
@@ -79,24 +75,29 @@ def parse_tasks(args: dict) -> list[TaskSpec]:
 
 
 class ChildAgent(CoreAgent):
-    """A subagent: the core agent limited to `allowed` tool names."""
+    """A subagent: the core agent limited to `allowed` tool names (tool search defers only among them)."""
 
     def __init__(self, allowed: frozenset[str], **kw: object) -> None:
         self.allowed = allowed
         super().__init__(**kw)  # type: ignore[arg-type]
 
-    def tool_definitions(self) -> list[dict]:
-        return [d for d in super().tool_definitions() if d["function"]["name"] in self.allowed | {SEARCH, CALL}]
+    def selected_definitions(self) -> list[dict]:
+        return [d for d in super().selected_definitions() if d["function"]["name"] in self.allowed]
+
+
+def _subagent_ok(name: str) -> bool:
+    entry = registry.get(name)
+    return entry is None or entry.subagent_ok
 
 
 def child_tools(spec: TaskSpec, parent_enabled: list[str]) -> tuple[list[str], frozenset[str]]:
-    """(toolsets, allowed tool names) for a child: requested ∩ the parent's tools, minus BLOCKED_TOOLS."""
-    parent_tools = resolve_tool_names(parent_enabled)
+    """(toolsets, allowed tool names) for a child: requested ∩ the parent's tools, only `subagent_ok` ones."""
+    parent_tools = {n for n in resolve_tool_names(parent_enabled) if _subagent_ok(n)}
     toolsets = list(spec.toolsets) if spec.toolsets else list(parent_enabled)
-    allowed = frozenset((resolve_tool_names(toolsets) & parent_tools) - BLOCKED_TOOLS)
+    allowed = frozenset(resolve_tool_names(toolsets) & parent_tools)
     if not allowed:
         raise ValueError(f"toolsets {toolsets} leave the subagent no tools it may use (you have: "
-                         f"{', '.join(sorted(parent_tools - BLOCKED_TOOLS)) or 'none'})")
+                         f"{', '.join(sorted(parent_tools)) or 'none'})")
     return toolsets, allowed
 
 
@@ -104,23 +105,14 @@ def build_child(parent: AgentServices, toolsets: list[str], allowed: frozenset[s
                 on_event: Callable[[Event], None] | None = None) -> ChildAgent:
     """A subagent composed like build_services, sharing only settings, plugin hooks and the session store."""
     settings: Settings = parent.settings
-    hooks = parent.hooks.fork(without=parent.ctx.extras.get("approval_hook"))
-    ctx = ToolContext(settings=settings, task_id=new_task_id(),
-                      extras={"hook_bus": hooks, "plugins": parent.ctx.extras.get("plugins"), "subagent": True})
+    hooks = parent.hooks.fork(without=parent.approval_hook)
+    ctx = ToolContext(settings=settings, task_id=new_task_id(), hook_bus=hooks, todo_store=TodoStore(),
+                      is_subagent=True)
     services = AgentServices(provider=build_provider(settings), settings=settings, ctx=ctx, hooks=hooks)
     wire_approval(services, settings, AutoDenyApprover(), interactive=False)
-    todos = TodoStore()
-    services.intercepts["todo"] = lambda args: run_todo(args, todos)
-    ctx.extras["todo_store"] = todos
-    skills = parent.prompt_parts.skills_index if "skill_view" in allowed else ""
+    skills = parent.prompt_parts.skills_index if skills_in(allowed) else ""
     services.prompt_parts = dataclasses.replace(parent.prompt_parts, skills_index=skills, platform_hint=SUBAGENT_HINT)
-    binding = None
-    if persist:
-        binding = SessionBinding(shared_store(), services, "subagent", parent_id=parent.session_id)
-        services.persist = binding.persist
-        services.intercepts["session_search"] = binding.search
-        services.closers.append(binding.end)
-        ctx.extras["session_binding"] = binding
+    binding = bind_session(shared_store(), services, "subagent", parent_id=parent.session_id) if persist else None
     wire_compression(services, settings, None, binding.on_compressed if binding else None)
     wire_checkpoints(services, settings)
     wire_terminal(services, settings)
@@ -168,7 +160,7 @@ def run_child(child: ChildAgent, spec: TaskSpec, cancel: threading.Event, limit:
 
 
 def _close(child: CoreAgent, status: str) -> None:
-    binding = child.services.ctx.extras.get("session_binding")
+    binding = child.services.session
     try:
         if binding is not None:
             binding.end(status)
@@ -178,7 +170,7 @@ def _close(child: CoreAgent, status: str) -> None:
 
 
 class Delegator:
-    """The `delegate_task` intercept of one parent agent."""
+    """`ctx.delegate` of one parent agent: runs a delegate_task call."""
 
     def __init__(self, parent: AgentServices, enabled: list[str], *, persist: bool = True,
                  emit: Callable[[Event], None] | None = None) -> None:
@@ -186,11 +178,9 @@ class Delegator:
         self.emit = emit or (lambda e: None)
 
     def __call__(self, args: dict) -> str:
-        try:
-            specs = parse_tasks(args)
-            plans = [child_tools(spec, self.enabled) for spec in specs]
-        except (ValueError, HermesError) as exc:
-            return tool_error(f"delegate_task: {exc}")
+        """JSON {"results": [...]} (one row per task); raises ValueError/HermesError for bad arguments."""
+        specs = parse_tasks(args)
+        plans = [child_tools(spec, self.enabled) for spec in specs]
         settings = self.parent.settings
         limit = int(settings.get("delegation.max_summary_chars", 24000) or 24000)
         workers = max(1, int(settings.get("delegation.max_concurrent", 3) or 3))
@@ -246,8 +236,8 @@ class Delegator:
 
 def wire_delegation(services: AgentServices, enabled: list[str], *, persist: bool,
                     emit: Callable[[Event], None] | None) -> None:
-    """Install the delegate_task intercept for an agent whose toolsets include it."""
-    services.intercepts["delegate_task"] = Delegator(services, enabled, persist=persist, emit=emit)
+    """Give the agent's ToolContext its `delegate` (used when its toolsets offer delegate_task)."""
+    services.ctx.delegate = Delegator(services, enabled, persist=persist, emit=emit)
 
 
 def _plural(n: int, word: str) -> str:

@@ -10,6 +10,7 @@ from hermes_agent.core.agent import AgentServices
 from hermes_agent.messages import user
 from hermes_agent.providers.base import ChatRequest
 from hermes_agent.tools.hooks import Block
+from hermes_agent.tools.registry import registry
 
 from .provider import auxiliary_provider
 
@@ -28,9 +29,9 @@ def wire_approval(services: AgentServices, settings: Settings, approver: Approve
             return parse_verdict(reply.content or "")
 
     gate = ApprovalGate(settings, approver, is_interactive=interactive, aux_judge=judge)
-    hook = gate.as_hook(Block)
+    hook = gate.as_hook(Block, registry.get)
     services.hooks.register("pre_tool_call", hook, first=True)
-    services.ctx.extras.update(approval_gate=gate, approval_hook=hook)
+    services.gate, services.approval_hook = gate, hook
     services.ctx.path_policy = build_path_policy(settings)
     return gate
 

@@ -1,5 +1,5 @@
 """Binds an agent to the session store: every message written as it happens, usage and cost per call,
-resume, lineage on compression, and the session_search intercept."""
+resume, lineage on compression, and the agent's session_search."""
 
 from __future__ import annotations
 
@@ -31,6 +31,17 @@ def shared_store(auto_title: bool = True) -> SessionStore:
     if key not in _STORES:
         _STORES[key] = SessionStore(auto_title=auto_title)
     return _STORES[key]
+
+
+def bind_session(store: SessionStore, services: AgentServices, source: str, *,
+                 parent_id: str | None = None) -> SessionBinding:
+    """A SessionBinding wired into `services`: persist, the agent's session_search, `services.session`."""
+    binding = SessionBinding(store, services, source, parent_id=parent_id)
+    services.persist = binding.persist
+    services.session = binding
+    services.ctx.session_search = binding.search
+    services.closers.append(binding.end)
+    return binding
 
 
 class SessionBinding:

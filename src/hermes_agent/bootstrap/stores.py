@@ -14,8 +14,6 @@ from hermes_agent.events import Event, Notice
 from hermes_agent.memory.context_files import persona_and_blocks
 from hermes_agent.memory.store import MemoryStore
 from hermes_agent.memory.todo import TodoStore
-from hermes_agent.tools.builtin.memory import run_memory
-from hermes_agent.tools.builtin.todo import run_todo
 
 from .provider import auxiliary_provider, summarizer
 
@@ -23,13 +21,16 @@ log = logging.getLogger(__name__)
 
 
 def wire_memory_and_todo(services: AgentServices, settings: Settings) -> MemoryStore:
-    """Memory + todo stores, their loop intercepts, and the memory snapshot for the prompt."""
+    """Memory + todo stores in the agent's ToolContext (the memory snapshot goes in the prompt)."""
     memory = MemoryStore.from_settings(settings)
-    todos = TodoStore()
-    services.intercepts["memory"] = lambda args: run_memory(args, memory)
-    services.intercepts["todo"] = lambda args: run_todo(args, todos)
-    services.ctx.extras.update(memory_store=memory, todo_store=todos)
+    services.ctx.memory_store = memory
+    services.ctx.todo_store = TodoStore()
     return memory
+
+
+def skills_in(tool_names: set[str] | frozenset[str]) -> bool:
+    """Whether the system prompt should carry the skills index: the agent can open skills."""
+    return "skill_view" in tool_names
 
 
 def skills_index(settings: Settings) -> str:
@@ -76,15 +77,14 @@ def wire_checkpoints(services: AgentServices, settings: Settings) -> None:
 
     store = CheckpointStore(max_snapshots=int(settings.get("checkpoints.max_snapshots", 50) or 50), env=dict(settings.env))
     ctx = services.ctx
-    ctx.checkpoint = lambda workdir, why: store.snapshot(workdir, why, turn=ctx.extras.get("turn_id"))
-    ctx.extras["checkpoint_store"] = store
+    ctx.checkpoint = lambda workdir, why: store.snapshot(workdir, why, turn=ctx.turn_id)
 
 
 def wire_compression(services: AgentServices, settings: Settings, emit: Callable[[Event], None] | None,
                      on_compressed: Callable[[CompressionResult], None] | None = None) -> None:
     """Automatic compression (summaries by the auxiliary `compression` model, or the main one)."""
     aux = auxiliary_provider(settings, "compression", services.provider)
-    todos = services.ctx.extras.get("todo_store")
+    todos = services.ctx.todo_store
 
     def on_result(res: CompressionResult) -> None:
         if on_compressed is not None:

@@ -34,13 +34,6 @@ class Running:
     started: float
 
 
-def tool_label(name: str, preview: str) -> str:
-    """`ls -la` for terminal, `read_file src/app.py` for the others."""
-    if not preview:
-        return name
-    return preview if name == "terminal" else f"{name} {preview}"
-
-
 def wrap(text: str, width: int) -> list[str]:
     """Hard-wrap `text` into rows of at most `width` characters (newlines kept)."""
     rows: list[str] = []
@@ -152,7 +145,7 @@ class LiveView:
         if self.progress == "off" or (self.progress == "new" and not name_changed):
             return
         emoji = (start.emoji if start else "") or "🔧"
-        label = tool_label(event.name, start.preview if start else "")
+        label = start.shown() if start else event.name
         mark = "" if event.ok else self.screen.style("  ✗", "red")
         rows = [f"{emoji} {label} {self.screen.style(f'({event.duration_s:.1f}s)', 'dim')}{mark}"]
         if self.progress == "verbose":
@@ -191,7 +184,7 @@ class LiveView:
         if self._tools:
             run = min(self._tools.values(), key=lambda r: r.started)
             more = f" +{len(self._tools) - 1}" if len(self._tools) > 1 else ""
-            what = f"{run.event.emoji or '🔧'} {tool_label(run.event.name, run.event.preview)}"[: width - 24] + more
+            what = f"{run.event.emoji or '🔧'} {run.event.shown()}"[: width - 24] + more
             elapsed = now - run.started
         else:
             what = "streaming" if self._text else ("reasoning" if self._reasoning else self.label)

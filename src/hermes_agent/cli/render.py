@@ -22,9 +22,7 @@ class ProgressPrinter:
         elif isinstance(event, ToolFinished) and not self.quiet:
             start = self._started.pop(event.call_id, None)
             emoji = (start.emoji if start else "") or "🔧"
-            label = start.preview if start and start.preview else event.name
-            if start and start.preview and event.name not in ("terminal",):
-                label = f"{event.name} {start.preview}"
+            label = start.shown() if start else event.name
             mark = "" if event.ok else "  ✗"
             self._write(f"{emoji} {label} ({event.duration_s:.1f}s){mark}")
         elif isinstance(event, Notice) and not (self.quiet and event.level == "info"):

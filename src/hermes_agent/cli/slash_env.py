@@ -149,7 +149,7 @@ def verbose(repl: Repl, arg: str) -> None:
 def yolo(repl: Repl, arg: str) -> None:
     agent = repl.require_agent()
     repl.approver.yolo = not repl.approver.yolo
-    gate = agent.services.ctx.extras.get("approval_gate")
+    gate = agent.services.gate
     if gate is not None:
         gate.yolo = repl.approver.yolo  # the gate skips asking (hard-line rules still run first)
     if repl.approver.yolo:

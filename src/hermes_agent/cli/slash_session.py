@@ -12,20 +12,21 @@ from hermes_agent.errors import HermesError
 
 if TYPE_CHECKING:
     from hermes_agent.cli.repl import Repl
+    from hermes_agent.core.agent import SessionHandle
     from hermes_agent.storage import SessionStore
 
 
-def _binding(repl: Repl) -> object | None:
-    """The agent's SessionBinding (bootstrap puts it in ctx.extras), or None when sessions are not saved."""
+def _binding(repl: Repl) -> SessionHandle | None:
+    """The agent's session binding (`services.session`), or None when sessions are not saved."""
     agent = repl.agent
-    return agent.services.ctx.extras.get("session_binding") if agent is not None else None
+    return agent.services.session if agent is not None else None
 
 
 @contextlib.contextmanager
 def _store(repl: Repl) -> Iterator[SessionStore]:
     binding = _binding(repl)
     if binding is not None:
-        yield binding.store  # type: ignore[attr-defined]
+        yield binding.store
         return
     from hermes_agent.storage import SessionStore
 
@@ -66,8 +67,8 @@ def resume(repl: Repl, target: str) -> None:
     if info.id == agent.session_id:
         repl.screen.line("That is the current session.", "dim")
         return
-    binding.end("switched")  # type: ignore[attr-defined]
-    agent.history = binding.resume(info.id)  # type: ignore[attr-defined]
+    binding.end("switched")
+    agent.history = binding.resume(info.id)
     recap(repl)
 
 

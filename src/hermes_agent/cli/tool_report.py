@@ -58,8 +58,7 @@ def inventory(settings: Settings, *, plugins: bool = True) -> ToolInventory:
     discover_builtin_tools()
     reg = ToolRegistry()
     for e in builtin.entries():
-        reg.register(e.name, e.toolset, e.schema, e.handler, e.check_fn, e.requires_env, e.is_async,
-                     e.description, e.emoji, e.max_result_size_chars, e.parallel_safe)
+        reg.add(e)
     out = ToolInventory()
     if plugins:
         out.plugin_failures = _load_plugins(settings, reg)

@@ -6,6 +6,7 @@ import threading
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
 
 from hermes_agent.config.settings import Settings
 from hermes_agent.core.context import PromptParts, build_system_prompt
@@ -19,18 +20,34 @@ from hermes_agent.tools.hooks import HookBus
 from hermes_agent.tools.registry import discover_builtin_tools, registry
 from hermes_agent.tools.results import tool_error
 
-Intercept = Callable[[dict], str]
+if TYPE_CHECKING:
+    from hermes_agent.approval.gate import ApprovalGate
+    from hermes_agent.storage.store import SessionStore
+
+
+class SessionHandle(Protocol):
+    """The agent's binding to the session store (bootstrap's SessionBinding), as frontends use it."""
+
+    store: SessionStore
+    id: str | None
+
+    def resume(self, which: str) -> list[Message]: ...
+
+    def end(self, reason: str = "ended") -> None: ...
 
 
 @dataclass(slots=True)
 class AgentServices:
-    """What the composition root (bootstrap) hands an agent."""
+    """What the composition root (bootstrap) hands an agent. `gate`/`approval_hook` and `session` are
+    for frontends (/yolo, /resume) and subagent composition; tools get their state through `ctx`."""
 
     provider: Provider
     settings: Settings
     ctx: ToolContext
     hooks: HookBus = field(default_factory=HookBus)
-    intercepts: dict[str, Intercept] = field(default_factory=dict)
+    gate: ApprovalGate | None = None
+    approval_hook: Callable[..., object] | None = None
+    session: SessionHandle | None = None
     persist: Callable[[Message], None] = lambda m: None
     compact: Compactor | None = None
     prompt_parts: PromptParts = field(default_factory=PromptParts)
@@ -80,7 +97,7 @@ class AIAgent:
         from hermes_agent.core.guards import RepeatGuard
 
         return AgentLoop(provider=s.provider, tools=self.tool_definitions, run_tool=self._run_tool, emit=self._emit,
-                         persist=s.persist, compact=s.compact, emoji_for=_emoji, max_iterations=self.max_iterations,
+                         persist=s.persist, compact=s.compact, tool_entry=registry.get, max_iterations=self.max_iterations,
                          guard=RepeatGuard(warn, hard), max_tokens=s.settings.model.max_tokens,
                          cache_breakpoints=bool(s.settings.get("prompt_caching.enabled", True)), hooks=s.hooks)
 
@@ -90,12 +107,15 @@ class AIAgent:
             from hermes_agent.tools import tool_search
 
             st = self.services.settings
-            defs = dispatch.get_tool_definitions(self.enabled_toolsets, self.disabled_toolsets, quiet_mode=True)
-            defs = tool_search.assemble(defs, tool_search.core_names(), st.model.context_length,
+            defs = tool_search.assemble(self.selected_definitions(), tool_search.core_names(), st.model.context_length,
                                         float(st.get("tools.tool_search.threshold_pct", 10) or 10),
-                                        str(st.get("tools.tool_search.enabled", "auto")))
+                                        str(st.get("tools.tool_search.enabled", "auto")), ctx=self.services.ctx)
             self._defs = (registry.generation, defs)
         return self._defs[1]
+
+    def selected_definitions(self) -> list[dict]:
+        """Every tool this agent may use (before tool search defers any): its toolsets' available tools."""
+        return dispatch.get_tool_definitions(self.enabled_toolsets, self.disabled_toolsets, quiet_mode=True)
 
     def _emit(self, event: Event) -> None:
         if isinstance(event, ToolStarted) and self.tool_progress_callback is not None:
@@ -107,14 +127,6 @@ class AIAgent:
         allowed = {d["function"]["name"] for d in self.tool_definitions()}
         if call.name not in allowed:
             return tool_error(f"Unknown tool: {call.name}. Available tools: {', '.join(sorted(allowed))}")
-        intercept = self.services.intercepts.get(call.name)
-        if intercept is not None:
-            try:
-                return intercept(dispatch.parse_arguments(call.arguments))
-            except ValueError as exc:
-                return tool_error(f"Invalid arguments for {call.name}: {exc}")
-            except Exception as exc:
-                return tool_error(f"Error executing {call.name}: {type(exc).__name__}: {exc}")
         ctx = self.services.ctx
         return dispatch.handle_function_call(call.name, call.arguments, ctx.task_id, self._user_task,
                                              ctx=ctx, hook_bus=self.services.hooks)
@@ -152,7 +164,7 @@ class AIAgent:
 
     def _start_turn(self) -> None:
         self._cancel.clear()
-        self.services.ctx.extras["turn_id"] = uuid.uuid4().hex[:12]
+        self.services.ctx.turn_id = uuid.uuid4().hex[:12]
 
     def chat(self, message: str) -> str:
         """Send a message and return the final answer text."""
@@ -207,11 +219,6 @@ class AIAgent:
             except Exception:  # closing must never raise into the frontend
                 pass
         self.provider.close()
-
-
-def _emoji(name: str) -> str:
-    entry = registry.get(name)
-    return entry.emoji if entry else ""
 
 
 def new_task_id() -> str:

@@ -1,4 +1,5 @@
-"""Runs the tool calls of one assistant message: concurrently where safe (max 8), results in call order."""
+"""Runs the tool calls of one assistant message: concurrently where the tools' traits allow (max 8),
+results in call order. Knows tools only through their registry traits, never by name."""
 
 from __future__ import annotations
 
@@ -10,23 +11,23 @@ from dataclasses import dataclass
 
 from hermes_agent.events import Event, ToolFinished, ToolStarted
 from hermes_agent.messages import ToolCall
+from hermes_agent.tools.registry import ToolEntry
 from hermes_agent.tools.results import is_error
 
 MAX_WORKERS = 8
-SEQUENTIAL_TOOLS = frozenset({"clarify", "delegate_task"})
-PATH_TOOLS = frozenset({"write_file", "patch"})
 _PREVIEW_KEYS = ("command", "path", "pattern", "query", "name", "url", "action", "goal")
+EntryFor = Callable[[str], ToolEntry | None]
 
 
-def preview(call: ToolCall, limit: int = 80) -> str:
-    """Short human form of a call's arguments (`ls -la`, `src/app.py`)."""
+def preview(call: ToolCall, limit: int = 80, key: str | None = None) -> str:
+    """Short human form of a call's arguments (`ls -la`, `src/app.py`); `key` is tried first."""
     try:
         args = json.loads(call.arguments or "{}")
     except ValueError:
         return call.arguments[:limit]
     if not isinstance(args, dict):
         return str(args)[:limit]
-    keys = [k for k in _PREVIEW_KEYS if isinstance(args.get(k), str)]
+    keys = [k for k in ((key,) if key else ()) + _PREVIEW_KEYS if isinstance(args.get(k), str)]
     keys = keys or [k for k, v in args.items() if isinstance(v, str)]
     if not keys:
         return ""
@@ -34,33 +35,46 @@ def preview(call: ToolCall, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def started_event(call: ToolCall, entry: ToolEntry | None) -> ToolStarted:
+    """ToolStarted with the preview and the label frontends show (`ls -la`, `read_file src/app.py`)."""
+    text = preview(call, key=entry.preview_arg if entry else None)
+    bare = entry is not None and not entry.show_name
+    label = (text if bare else f"{call.name} {text}") if text else call.name
+    return ToolStarted(call.id, call.name, text, entry.emoji if entry else "", label)
+
+
 @dataclass(slots=True)
 class ToolExecutor:
-    """Executes calls through `run_one(call) -> str`, emitting ToolStarted/ToolFinished events."""
+    """Executes calls through `run_one(call) -> str`, emitting ToolStarted/ToolFinished events;
+    `entry_for(name)` gives each tool's registry traits."""
 
     run_one: Callable[[ToolCall], str]
     emit: Callable[[Event], None]
-    emoji_for: Callable[[str], str]
+    entry_for: EntryFor
     _pool: ThreadPoolExecutor | None = None
 
     def _timed(self, call: ToolCall) -> str:
-        self.emit(ToolStarted(call.id, call.name, preview(call), self.emoji_for(call.name)))
+        self.emit(started_event(call, self.entry_for(call.name)))
         started = time.perf_counter()
         result = self.run_one(call)
         self.emit(ToolFinished(call.id, call.name, result, time.perf_counter() - started, not is_error(result)))
         return result
 
-    @staticmethod
-    def _parallel_ok(calls: tuple[ToolCall, ...]) -> bool:
-        if len(calls) < 2 or any(c.name in SEQUENTIAL_TOOLS for c in calls):
+    def _parallel_ok(self, calls: tuple[ToolCall, ...]) -> bool:
+        """Parallel when every call is parallel_safe, or path-scoped (path_arg) with no path named twice."""
+        if len(calls) < 2:
             return False
         paths = []
         for c in calls:
-            if c.name in PATH_TOOLS:
-                try:
-                    paths.append(json.loads(c.arguments or "{}").get("path"))
-                except (ValueError, AttributeError):
-                    return False
+            entry = self.entry_for(c.name)
+            if entry is None or entry.parallel_safe:
+                continue
+            if entry.path_arg is None:
+                return False
+            try:
+                paths.append(json.loads(c.arguments or "{}").get(entry.path_arg))
+            except (ValueError, AttributeError):
+                return False
         return len(paths) == len(set(paths))
 
     def run(self, calls: tuple[ToolCall, ...]) -> list[str]:

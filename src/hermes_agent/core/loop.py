@@ -7,7 +7,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from hermes_agent.core.executor import ToolExecutor
+from hermes_agent.core.executor import EntryFor, ToolExecutor
 from hermes_agent.core.guards import RepeatGuard, with_warning
 from hermes_agent.errors import ContextTooLongError
 from hermes_agent.events import Event, MessageAdded, Notice, ReasoningDelta, TextDelta, TurnFinished
@@ -39,7 +39,7 @@ class AgentLoop:
     emit: Callable[[Event], None] = lambda e: None
     persist: Callable[[Message], None] = lambda m: None
     compact: Compactor | None = None
-    emoji_for: Callable[[str], str] = lambda n: ""
+    tool_entry: EntryFor = lambda n: None
     max_iterations: int = 60
     guard: RepeatGuard = field(default_factory=RepeatGuard)
     max_tokens: int | None = None
@@ -82,7 +82,7 @@ class AgentLoop:
     def _run_tools(self, messages: list[Message], calls: tuple[ToolCall, ...]) -> str | None:
         """Execute calls and append results; return a stop notice if the model is looping."""
         if self._executor is None:
-            self._executor = ToolExecutor(self.run_tool, self.emit, self.emoji_for)
+            self._executor = ToolExecutor(self.run_tool, self.emit, self.tool_entry)
         results = self._executor.run(calls)
         stop = None
         for call, result in zip(calls, results, strict=True):

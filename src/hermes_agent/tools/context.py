@@ -1,39 +1,62 @@
-"""ToolContext: everything a tool needs beyond its arguments, handed in by the caller as `ctx`."""
+"""ToolContext: everything a tool needs beyond its arguments, handed in by the caller as `ctx`.
+Each agent has its own; a field left None means "not available here" (see ToolEntry.needs)."""
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from hermes_agent.approval.policy import PathPolicy
 from hermes_agent.config.settings import Settings
 from hermes_agent.terminal.base import TerminalBackend
 
+if TYPE_CHECKING:
+    from hermes_agent.memory.store import MemoryStore
+    from hermes_agent.memory.todo import TodoStore
+    from hermes_agent.tools.hooks import HookBus
+    from hermes_agent.tools.registry import ToolEntry
+
+ToolRunner = Callable[[dict], str]
+
 
 @dataclass(slots=True)
 class ToolContext:
-    """Per-call context. `backend()` returns the terminal backend of this task (created lazily
-    by the factory); optional callbacks are None when the frontend has no way to ask the user."""
+    """Per-agent context. `backend()` returns the terminal backend of this task (created lazily by
+    the factory). Callbacks and stores are None when this agent has no such thing (a subagent has no
+    memory or clarify, a one-shot run nobody to ask, a library call no session store)."""
 
     settings: Settings
     task_id: str = "default"
     session_id: str | None = None
     backend_factory: Callable[[str], TerminalBackend] | None = None
     clarify: Callable[[str, list[str]], str] | None = None
-    spawn_subagent: Callable[..., str] | None = None
     checkpoint: Callable[[str, str], None] | None = None
     interrupt: threading.Event = field(default_factory=threading.Event)
     path_policy: PathPolicy | None = None
-    extras: dict = field(default_factory=dict)
+    memory_store: MemoryStore | None = None
+    todo_store: TodoStore | None = None
+    session_search: ToolRunner | None = None  # runs a session_search call on this agent's session store
+    delegate: ToolRunner | None = None  # runs a delegate_task call (builds this agent's subagents)
+    hook_bus: HookBus | None = None
+    deferred_tools: Mapping[str, dict] | None = None  # name -> definition, behind tool_search/tool_call
+    turn_id: str | None = None
+    is_subagent: bool = False
+    _local_backend: TerminalBackend | None = field(default=None, repr=False)
 
     def backend(self) -> TerminalBackend:
         """The terminal backend for this task."""
         if self.backend_factory is None:
-            from hermes_agent.terminal.local import LocalBackend
+            if self._local_backend is None:
+                from hermes_agent.terminal.local import LocalBackend
 
-            backend = self.extras.get("_local_backend")
-            if backend is None:
-                backend = self.extras["_local_backend"] = LocalBackend()
-            return backend
+                self._local_backend = LocalBackend()
+            return self._local_backend
         return self.backend_factory(self.task_id)
+
+    def tool_entry(self, name: str) -> ToolEntry | None:
+        """The registry entry (with its traits) of a tool this context runs."""
+        from hermes_agent.tools.registry import registry
+
+        return registry.get(name)

@@ -10,27 +10,30 @@ from hermes_agent.tools.context import ToolContext
 from hermes_agent.tools.hooks import HookBus
 from hermes_agent.tools.registry import registry
 from hermes_agent.tools.results import tool_error
-from hermes_agent.tools.toolsets import TOOLSETS, resolve_toolset
+from hermes_agent.tools.toolsets import TOOLSETS, require_known, resolve_or_skip
 
 log = logging.getLogger(__name__)
 
-AGENT_LOOP_TOOLS = frozenset({"todo", "memory", "session_search", "delegate_task"})
 DEFAULT_RESULT_CAP = 100_000
 hooks = HookBus()
 
 
 def resolve_tool_names(enabled_toolsets: list[str] | None = None,
                        disabled_toolsets: list[str] | None = None) -> set[str]:
-    """Tool names selected by enabled/disabled toolsets (None enabled = every toolset)."""
+    """Tool names selected by enabled/disabled toolsets (None enabled = every toolset). An enabled name
+    nobody knows raises ToolError; a table entry that is broken (include cycle, unknown include) is
+    logged once and left out, so it never takes the other toolsets down with it."""
     dynamic = registry.toolsets()
     if enabled_toolsets:
-        names = {t for ts in enabled_toolsets for t in resolve_toolset(ts, dynamic)}
+        require_known(enabled_toolsets, dynamic)
+        names = {t for ts in enabled_toolsets for t in resolve_or_skip(ts, dynamic)}
         if any(ts.startswith("hermes-") for ts in enabled_toolsets):  # presets include MCP and plugin tools
             names.update(t for ts, tools in dynamic.items() if ts.startswith(("mcp-", "plugin-")) for t in tools)
     else:
-        names = {t for ts in (*TOOLSETS, *dynamic) for t in resolve_toolset(ts, dynamic)}
+        names = {t for ts in (*TOOLSETS, *dynamic) for t in resolve_or_skip(ts, dynamic)}
+    require_known(disabled_toolsets or (), dynamic)
     for ts in disabled_toolsets or ():
-        names -= set(resolve_toolset(ts, dynamic))
+        names -= set(resolve_or_skip(ts, dynamic))
     return names
 
 
@@ -94,11 +97,10 @@ def cap_result(result: str, limit: int) -> str:
 def handle_function_call(function_name: str, function_args: str | dict | None, task_id: str | None = None,
                          user_task: str | None = None, *, ctx: ToolContext | None = None,
                          hook_bus: HookBus | None = None) -> str:
-    """Run one tool call and always return a JSON string (errors included)."""
-    bus = hooks if hook_bus is None else hook_bus
+    """Run one tool call and always return a JSON string (errors included). Hooks: `hook_bus`, else
+    the context's bus, else the process-wide one."""
+    bus = hook_bus or (ctx.hook_bus if ctx is not None else None) or hooks
     try:
-        if function_name in AGENT_LOOP_TOOLS:
-            return tool_error(f"{function_name} must be handled by the agent loop")
         entry = registry.get(function_name)
         if entry is None:
             known = ", ".join(registry.names()[:40])

@@ -1,4 +1,6 @@
-"""The central tool registry: tools self-register; definitions are filtered by check_fn; dispatch never raises."""
+"""The central tool registry: tools self-register with typed traits (how they run in parallel, how the
+approval gate judges them, whether subagents get them, what ToolContext state they need); definitions
+are filtered by check_fn; dispatch never raises."""
 
 from __future__ import annotations
 
@@ -8,18 +10,32 @@ import logging
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Literal
 
+from hermes_agent.approval.subject import ApprovalSubject
 from hermes_agent.tools.results import tool_error
 
 log = logging.getLogger(__name__)
 
 Handler = Callable[..., object]
+Approval = Literal["none", "command", "writes", "external"]
+SubjectFn = Callable[[dict], ApprovalSubject | None]
+APPROVALS: tuple[Approval, ...] = ("none", "command", "writes", "external")
 _ASYNC_TIMEOUT_S = 300.0
 
 
 @dataclass(slots=True)
 class ToolEntry:
-    """One registered tool."""
+    """One registered tool and its traits:
+    - parallel_safe: may run at the same time as the other calls of one model message; a tool that is
+      not, but names a `path_arg`, still runs in parallel when no other such call names the same path;
+    - approval: how the gate judges a call: "none", "command" (shell text), "writes" (paths modified),
+      "external" (MCP/plugin tools: asked when their server's config says so); `approval_subject(args)`
+      returns what is judged (None: nothing to judge for these arguments);
+    - subagent_ok: delegate_task may hand the tool to a subagent;
+    - needs: ToolContext fields that must be set for the tool to run (else dispatch answers
+      "<name> is not available in this context");
+    - preview_arg / show_name: how frontends label a call (`ls -la` vs `read_file src/app.py`)."""
 
     name: str
     toolset: str
@@ -31,7 +47,18 @@ class ToolEntry:
     description: str = ""
     emoji: str = ""
     max_result_size_chars: int | None = None
-    parallel_safe: bool = False
+    parallel_safe: bool = True
+    approval: Approval = "none"
+    approval_subject: SubjectFn | None = None
+    subagent_ok: bool = True
+    needs: frozenset[str] = frozenset()
+    path_arg: str | None = None
+    preview_arg: str | None = None
+    show_name: bool = True
+
+    def subject(self, args: dict) -> ApprovalSubject | None:
+        """What the approval gate judges for these arguments (None: nothing)."""
+        return self.approval_subject(args) if self.approval_subject is not None else None
 
     def definition(self) -> dict:
         """The OpenAI-format function definition."""
@@ -94,11 +121,22 @@ class ToolRegistry:
     def register(self, name: str, toolset: str, schema: dict, handler: Handler,
                  check_fn: Callable[[], object] | None = None, requires_env: Iterable[str] | None = None,
                  is_async: bool = False, description: str = "", emoji: str = "",
-                 max_result_size_chars: int | None = None, parallel_safe: bool = False) -> ToolEntry:
-        """Add (or replace, with a warning) a tool."""
+                 max_result_size_chars: int | None = None, parallel_safe: bool = True, *,
+                 approval: Approval = "none", approval_subject: SubjectFn | None = None, subagent_ok: bool = True,
+                 needs: Iterable[str] = (), path_arg: str | None = None, preview_arg: str | None = None,
+                 show_name: bool = True) -> ToolEntry:
+        """Add (or replace, with a warning) a tool; the keyword traits are described on ToolEntry."""
+        if approval not in APPROVALS:
+            raise ValueError(f"tool {name!r}: approval must be one of {', '.join(APPROVALS)}, got {approval!r}")
         entry = ToolEntry(name, toolset, dict(schema), handler, check_fn, list(requires_env or ()),
                           bool(is_async), description or str(schema.get("description", "")), emoji,
-                          max_result_size_chars, parallel_safe)
+                          max_result_size_chars, bool(parallel_safe), approval, approval_subject, bool(subagent_ok),
+                          frozenset(needs), path_arg, preview_arg, bool(show_name))
+        return self.add(entry)
+
+    def add(self, entry: ToolEntry) -> ToolEntry:
+        """Add (or replace) an already built entry (copies between registries keep every trait)."""
+        name, toolset = entry.name, entry.toolset
         with self._lock:
             old = self._tools.get(name)
             if old is not None and old.toolset != toolset:
@@ -161,6 +199,9 @@ class ToolRegistry:
         entry = self._tools.get(name)
         if entry is None:
             return tool_error(f"Unknown tool: {name}")
+        ctx = kwargs.get("ctx")
+        if any(getattr(ctx, need, None) is None for need in entry.needs):
+            return tool_error(f"{name} is not available in this context")
         try:
             if entry.is_async or inspect.iscoroutinefunction(entry.handler):
                 result = self._bridge.run(lambda: entry.handler(args, **kwargs))

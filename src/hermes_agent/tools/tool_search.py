@@ -1,13 +1,14 @@
 """Tool search: when MCP/plugin schemas would take too much of the context window, send two bridge
-tools (`tool_search`, `tool_call`) instead of them. Core tools are always sent directly."""
+tools (`tool_search`, `tool_call`) instead of them. Core tools are always sent directly. What is
+deferred belongs to one agent (`ctx.deferred_tools`): nothing else can reach it through the bridge."""
 
 from __future__ import annotations
 
 import json
 import re
-import threading
 from collections.abc import Iterable, Mapping
 
+from hermes_agent.tools.context import ToolContext
 from hermes_agent.tools.registry import ToolRegistry
 from hermes_agent.tools.registry import registry as default_registry
 from hermes_agent.tools.results import tool_error, tool_result
@@ -16,9 +17,6 @@ BRIDGE_TOOLSET = "tool_search"
 SEARCH, CALL = "tool_search", "tool_call"
 DEFAULT_LIMIT, MAX_LIMIT = 5, 20
 _WORD = re.compile(r"[a-z0-9]+")
-
-_lock = threading.Lock()
-_deferred: dict[str, dict] = {}  # name -> OpenAI definition of every tool deferred in this process
 
 
 def estimate_tokens(definitions: Iterable[dict]) -> int:
@@ -52,27 +50,22 @@ def core_names(reg: ToolRegistry | None = None) -> set[str]:
 
 
 def assemble(definitions: list[dict], core_names: set[str], context_length: int, threshold_pct: float = 10,
-             mode: str = "auto", reg: ToolRegistry | None = None) -> list[dict]:
+             mode: str = "auto", reg: ToolRegistry | None = None, ctx: ToolContext | None = None) -> list[dict]:
     """Definitions to send: everything directly, or core tools plus the two bridge tools when the
-    non-core schemas exceed `threshold_pct` of `context_length` (always with mode "on")."""
+    non-core schemas exceed `threshold_pct` of `context_length` (always with mode "on"). The deferred
+    definitions are stored on `ctx` (the one agent whose bridge may reach them)."""
     mode = normalize_mode(mode)
     plain = [d for d in definitions if _name(d) not in (SEARCH, CALL)]
     extra = [d for d in plain if _name(d) not in core_names]
-    if mode == "off" or not extra:
+    deferring = bool(extra) and mode != "off" and not (
+        mode == "auto" and estimate_tokens(extra) <= context_length * threshold_pct / 100)
+    if ctx is not None:
+        ctx.deferred_tools = {_name(d): d for d in extra} if deferring else {}
+    if not deferring:
         return plain
-    if mode == "auto" and estimate_tokens(extra) <= context_length * threshold_pct / 100:
-        return plain
-    with _lock:
-        _deferred.update({_name(d): d for d in extra})
     register_bridge(reg)
     direct = [d for d in plain if _name(d) in core_names]
     return [*direct, *bridge_definitions(extra, reg)]
-
-
-def deferred_names() -> set[str]:
-    """Names deferred by any assembly in this process."""
-    with _lock:
-        return set(_deferred)
 
 
 def _groups(extra: list[dict], reg: ToolRegistry) -> str:
@@ -108,14 +101,9 @@ def bridge_definitions(extra: list[dict], reg: ToolRegistry | None = None) -> li
     return [{"type": "function", "function": search}, {"type": "function", "function": call}]
 
 
-def _allowed(kw: Mapping[str, object]) -> dict[str, dict]:
-    """Deferred tools this call may reach: the caller's list when given in ctx.extras, else all."""
-    ctx = kw.get("ctx")
-    extras = getattr(ctx, "extras", None) or {}
-    with _lock:
-        snapshot = dict(_deferred)
-    names = extras.get("deferred_tools") if isinstance(extras, dict) else None
-    return {n: d for n, d in snapshot.items() if n in names} if names is not None else snapshot
+def _allowed(kw: Mapping[str, object]) -> Mapping[str, dict]:
+    """Deferred tools this call may reach: those of the calling agent's context, else none."""
+    return getattr(kw.get("ctx"), "deferred_tools", None) or {}
 
 
 def _score(terms: list[str], definition: dict) -> float:
@@ -164,11 +152,8 @@ def call(args: dict, **kw: object) -> str:
                           "or call listed tools directly")
     from hermes_agent.tools import dispatch
 
-    ctx = kw.get("ctx")
-    extras = getattr(ctx, "extras", None) or {}
-    bus = kw.get("hook_bus") or (extras.get("hook_bus") if isinstance(extras, dict) else None)
     return dispatch.handle_function_call(name, arguments, kw.get("task_id"), kw.get("user_task"),  # type: ignore[arg-type]
-                                         ctx=ctx, hook_bus=bus)  # type: ignore[arg-type]
+                                         ctx=kw.get("ctx"))  # type: ignore[arg-type]
 
 
 def register_bridge(reg: ToolRegistry | None = None) -> None:

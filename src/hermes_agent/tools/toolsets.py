@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
+import logging
+import threading
+from collections.abc import Iterable
+
 from hermes_agent.errors import ToolError
+
+log = logging.getLogger(__name__)
+_reported: set[str] = set()
+_reported_lock = threading.Lock()
 
 _FILE = ["read_file", "write_file", "patch", "search_files"]
 _BROWSER = ["browser_navigate", "browser_snapshot", "browser_click", "browser_type", "browser_scroll",
@@ -68,7 +76,7 @@ def resolve_toolset(name: str, dynamic: dict[str, list[str]] | None = None,
     if name in _stack:
         raise ToolError(f"toolset include cycle: {' -> '.join((*_stack, name))}")
     if name in ("all", "*"):
-        names = {t for ts in TOOLSETS for t in resolve_toolset(ts, dynamic, (*_stack, name))}
+        names = {t for ts in TOOLSETS for t in resolve_or_skip(ts, dynamic, (*_stack, name))}
         names.update(t for tools in (dynamic or {}).values() for t in tools)
         return sorted(names)
     if name in LEGACY_TOOLSETS:
@@ -83,3 +91,31 @@ def resolve_toolset(name: str, dynamic: dict[str, list[str]] | None = None,
     for inc in spec.get("includes", []):
         out.extend(t for t in resolve_toolset(inc, dynamic, (*_stack, name)) if t not in out)
     return out
+
+
+def is_known(name: str, dynamic: dict[str, list[str]] | None = None) -> bool:
+    """True for a toolset name of the table, a legacy name, a registered (MCP/plugin) toolset or all/*."""
+    return name in TOOLSETS or name in LEGACY_TOOLSETS or name in (dynamic or {}) or name in ("all", "*")
+
+
+def require_known(names: Iterable[str], dynamic: dict[str, list[str]] | None = None) -> None:
+    """Raise ToolError for the first name nobody knows (a typo in -t or a config list)."""
+    for name in names:
+        if not is_known(name, dynamic):
+            known = ", ".join(all_toolset_names(dynamic))
+            raise ToolError(f"unknown toolset {name!r}; known toolsets: {known}")
+
+
+def resolve_or_skip(name: str, dynamic: dict[str, list[str]] | None = None,
+                    _stack: tuple[str, ...] = ()) -> list[str]:
+    """resolve_toolset, except that a broken entry (include cycle, unknown include) is logged once
+    and resolves to nothing instead of raising."""
+    try:
+        return resolve_toolset(name, dynamic, _stack)
+    except ToolError as exc:
+        with _reported_lock:
+            first = name not in _reported
+            _reported.add(name)
+        if first:
+            log.warning("toolset %r left out: %s", name, exc)
+        return []

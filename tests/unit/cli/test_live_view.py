@@ -16,7 +16,8 @@ def view(progress: str = "all") -> tuple[LiveView, io.StringIO]:
 
 
 def tool(v: LiveView, call_id: str, name: str, preview: str, ok: bool = True) -> None:
-    v(ToolStarted(call_id, name, preview, "💻" if name == "terminal" else "📖"))
+    bare = name == "terminal"  # the executor labels a call from its tool's traits (show_name)
+    v(ToolStarted(call_id, name, preview, "💻" if bare else "📖", preview if bare else f"{name} {preview}"))
     v(ToolFinished(call_id, name, '{"output": "line one\\nline two"}', 0.25, ok))
 
 
@@ -56,7 +57,7 @@ def test_progress_modes():
 def test_running_tool_and_spinner_are_drawn_while_busy():
     v, _ = view()
     v.begin()
-    v(ToolStarted("1", "terminal", "sleep 5", "💻"))
+    v(ToolStarted("1", "terminal", "sleep 5", "💻", "sleep 5"))
     live = "".join(t for _, t in v.fragments(80, 10))
     assert "💻 sleep 5" in live and "Ctrl-C to stop" in live
     v.end()

@@ -1,4 +1,4 @@
-"""The memory and todo tools as the model sees them: schemas, run_* results, registry fallback."""
+"""The memory and todo tools as the model sees them: schemas, run_* results, no store = clear error."""
 
 from __future__ import annotations
 
@@ -23,15 +23,17 @@ def test_schemas_are_registered_and_under_half_the_released_size():
         assert size < RELEASED_BYTES[name] / 2, (name, size)
 
 
-def test_registry_dispatch_without_the_loop_says_so(tmp_path):
+def test_without_a_store_the_tools_say_they_are_not_available(tmp_path):
     for name in ("memory", "todo"):
         out = json.loads(registry.dispatch(name, {"action": "add"}))
-        assert out == {"error": f"{name} must be handled by the agent loop"}
+        assert out == {"error": f"{name} is not available in this context"}
+        out = json.loads(registry.dispatch(name, {"action": "add"}, ctx=ToolContext(settings=Settings(home=tmp_path))))
+        assert out == {"error": f"{name} is not available in this context"}
 
 
-def test_handlers_use_stores_passed_in_ctx_extras(tmp_path):
+def test_handlers_use_the_stores_of_the_tool_context(tmp_path):
     store, todos = MemoryStore(tmp_path), TodoStore()
-    ctx = ToolContext(settings=Settings(home=tmp_path), extras={"memory_store": store, "todo_store": todos})
+    ctx = ToolContext(settings=Settings(home=tmp_path), memory_store=store, todo_store=todos)
     args = {"action": "add", "target": "user", "content": "Ada"}
     out = json.loads(registry.dispatch("memory", args, ctx=ctx))
     assert out["success"] is True and store.entries("user") == ["Ada"]

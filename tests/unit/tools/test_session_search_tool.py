@@ -8,10 +8,12 @@ from datetime import date
 
 import pytest
 
+from hermes_agent.config.settings import Settings
 from hermes_agent.errors import ProviderError
 from hermes_agent.messages import Message
 from hermes_agent.storage import SessionStore
 from hermes_agent.tools.builtin import session_search as tool
+from hermes_agent.tools.context import ToolContext
 from hermes_agent.tools.registry import registry
 
 
@@ -45,12 +47,17 @@ def run(store, current, summarize=None, **args):
     return json.loads(tool.run_session_search(args, store, current, summarize))
 
 
-def test_registered_schema_is_small_and_intercepted():
+def test_registered_schema_is_small_and_runs_the_context_search(store, seeded):
     entry = registry.get("session_search")
     assert entry.toolset == "session_search" and entry.emoji == "🔎"
     size = len(json.dumps(entry.definition()["function"], separators=(",", ":"), ensure_ascii=False).encode())
     assert size < 1500
-    assert json.loads(entry.handler({"query": "x"})) == {"error": "session_search must be handled by the agent loop"}
+    ctx = ToolContext(settings=Settings())
+    assert json.loads(registry.dispatch("session_search", {"query": "x"}, ctx=ctx)) == {
+        "error": "session_search is not available in this context"}
+    ctx.session_search = lambda args: tool.run_session_search(args, store, seeded["current"])
+    out = json.loads(registry.dispatch("session_search", {"query": "nginx certbot"}, ctx=ctx))
+    assert [r["session_id"] for r in out["results"]] == [seeded["nginx"]]
 
 
 def test_search_best_first_excluding_current_and_subagents(store, seeded):

@@ -81,23 +81,24 @@ def test_mode_on_defers_even_a_few_tools_and_mode_off_never(external):
 
 def test_search_returns_matching_tools_with_schemas(external):
     core = tool_search.core_names()
-    tool_search.assemble(_defs(core | set(external)), core, 128_000)
-    hits = json.loads(tool_search.search({"query": "create jira issue"}))["matches"]
+    ctx = ToolContext(settings=Settings())
+    tool_search.assemble(_defs(core | set(external)), core, 128_000, ctx=ctx)
+    hits = json.loads(tool_search.search({"query": "create jira issue"}, ctx=ctx))["matches"]
     assert hits[0]["name"] == "mcp__jira__create_item" and "field_0" in hits[0]["parameters"]["properties"]
     assert len(hits) == 5
-    assert len(json.loads(tool_search.search({"query": "slack", "limit": 3}))["matches"]) == 3
-    none = json.loads(tool_search.search({"query": "zzzz-nothing"}))
+    assert len(json.loads(tool_search.search({"query": "slack", "limit": 3}, ctx=ctx))["matches"]) == 3
+    none = json.loads(tool_search.search({"query": "zzzz-nothing"}, ctx=ctx))
     assert none["matches"] == [] and "mcp__drive__archive_item" in none["tools"]
 
 
 def test_tool_call_runs_the_deferred_tool_through_hooks(external):
     core = tool_search.core_names()
-    tool_search.assemble(_defs(core | set(external)), core, 128_000)
     bus = HookBus()
     seen = []
     bus.register("pre_tool_call", lambda name, args, ctx: seen.append(name) or (
         Block("deleting is not allowed") if "delete" in name else None))
-    ctx = ToolContext(settings=Settings(), extras={"hook_bus": bus})
+    ctx = ToolContext(settings=Settings(), hook_bus=bus)
+    tool_search.assemble(_defs(core | set(external)), core, 128_000, ctx=ctx)
     out = dispatch.handle_function_call("tool_call", {"name": "mcp__slack__list_item", "arguments": {"field_0": "x"}},
                                         ctx=ctx, hook_bus=bus)
     assert json.loads(out) == {"ran": "mcp__slack__list_item", "args": {"field_0": "x"}}
@@ -109,10 +110,15 @@ def test_tool_call_runs_the_deferred_tool_through_hooks(external):
 
 def test_tool_call_refuses_what_was_not_deferred(external):
     core = tool_search.core_names()
-    tool_search.assemble(_defs(core | set(external)), core, 128_000)
-    assert "not a deferred tool" in json.loads(tool_search.call({"name": "terminal", "arguments": {}}))["error"]
-    assert "cannot be called" in json.loads(tool_search.call({"name": "tool_search"}))["error"]
-    ctx = ToolContext(settings=Settings(), extras={"deferred_tools": {"mcp__drive__list_item"}})
-    limited = json.loads(tool_search.call({"name": "mcp__github__list_item"}, ctx=ctx))
-    assert "not a deferred tool" in limited["error"]
+    ctx = ToolContext(settings=Settings())
+    tool_search.assemble(_defs(core | set(external)), core, 128_000, ctx=ctx)
+    assert "not a deferred tool" in json.loads(tool_search.call({"name": "terminal", "arguments": {}}, ctx=ctx))["error"]
+    assert "cannot be called" in json.loads(tool_search.call({"name": "tool_search"}, ctx=ctx))["error"]
     assert json.loads(tool_search.call({"name": "mcp__drive__list_item"}, ctx=ctx))["ran"] == "mcp__drive__list_item"
+    other = ToolContext(settings=Settings())  # another agent that deferred only one drive tool
+    tool_search.assemble(_defs(core | {"mcp__drive__list_item"}), core, 128_000, mode="on", ctx=other)
+    limited = json.loads(tool_search.call({"name": "mcp__github__list_item"}, ctx=other))
+    assert "not a deferred tool" in limited["error"]
+    assert json.loads(tool_search.call({"name": "mcp__drive__list_item"}, ctx=other))["ran"] == "mcp__drive__list_item"
+    assert "not a deferred tool" in json.loads(tool_search.call({"name": "mcp__drive__list_item"}))["error"]  # no ctx
+    assert json.loads(tool_search.search({"query": "drive"}))["matches"] == []

@@ -9,7 +9,7 @@ import pytest
 from hermes_agent.errors import ToolError
 from hermes_agent.tools import dispatch, toolsets
 from hermes_agent.tools.hooks import Block, HookBus
-from hermes_agent.tools.registry import registry
+from hermes_agent.tools.registry import discover_builtin_tools, registry
 
 
 def test_composite_and_legacy_toolsets():
@@ -46,12 +46,13 @@ def test_definitions_follow_enabled_and_disabled_toolsets(echo_tool):
     assert "t_echo" not in everything
 
 
-def test_bad_json_and_agent_loop_tools_return_errors(echo_tool):
+def test_bad_json_and_tools_without_agent_state_return_errors(echo_tool):
     err = json.loads(dispatch.handle_function_call("t_echo", "{not json"))["error"]
     assert "not valid JSON" in err
     assert json.loads(dispatch.handle_function_call("t_echo", "[1]"))["error"].endswith("got list")
-    for name in ("todo", "memory", "session_search", "delegate_task"):
-        assert "must be handled by the agent loop" in json.loads(dispatch.handle_function_call(name, "{}"))["error"]
+    discover_builtin_tools()
+    for name in ("todo", "memory", "session_search", "delegate_task"):  # no agent state: a clear error
+        assert json.loads(dispatch.handle_function_call(name, "{}"))["error"] == f"{name} is not available in this context"
     assert "Unknown tool: zzz" in json.loads(dispatch.handle_function_call("zzz", "{}"))["error"]
 
 
@@ -75,3 +76,24 @@ def test_a_failing_pre_hook_fails_closed_and_huge_results_are_capped(echo_tool):
     assert "safety hook failed" in json.loads(dispatch.handle_function_call("t_echo", "{}", hook_bus=bus))["error"]
     big = dispatch.handle_function_call("t_big", "{}")
     assert len(big) < 101_000 and "characters cut from the middle" in big
+
+
+def test_a_broken_table_entry_is_reported_once_and_left_out(monkeypatch, caplog, echo_tool):
+    monkeypatch.setitem(toolsets.TOOLSETS, "loop-a", {"description": "", "tools": ["terminal"], "includes": ["loop-b"]})
+    monkeypatch.setitem(toolsets.TOOLSETS, "loop-b", {"description": "", "tools": [], "includes": ["loop-a"]})
+    monkeypatch.setitem(toolsets.TOOLSETS, "dangling", {"description": "", "tools": ["t_big"], "includes": ["gone"]})
+    monkeypatch.setattr(toolsets, "_reported", set())
+    discover_builtin_tools()
+    with caplog.at_level("WARNING", logger="hermes_agent.tools.toolsets"):
+        everything = {d["function"]["name"] for d in dispatch.get_tool_definitions(disabled_toolsets=["t-echo"])}
+        again = {d["function"]["name"] for d in dispatch.get_tool_definitions(disabled_toolsets=["t-echo"])}
+        chosen = {d["function"]["name"] for d in dispatch.get_tool_definitions(["file", "dangling"])}
+        all_names = dispatch.resolve_tool_names(["all"])
+    assert everything == again and "read_file" in everything and "t_echo" not in everything
+    assert chosen == {"read_file", "write_file", "patch", "search_files"}  # the broken entry adds nothing
+    assert "terminal" in all_names and "t_big" in all_names  # other entries still supply them
+    warnings = [r.getMessage() for r in caplog.records]
+    assert sum("'loop-a' left out" in w and "cycle" in w for w in warnings) == 1
+    assert sum("'dangling' left out" in w and "unknown toolset 'gone'" in w for w in warnings) == 1
+    with pytest.raises(ToolError, match="unknown toolset 'nope'"):  # a typo in a requested name stays an error
+        dispatch.get_tool_definitions(["file", "nope"])

@@ -56,4 +56,4 @@ def _handle(args: dict, **kw: object) -> str:
     return tool_result(question=question, answer=answer)
 
 
-registry.register("clarify", "clarify", CLARIFY_SCHEMA, _handle, emoji="❓")
+registry.register("clarify", "clarify", CLARIFY_SCHEMA, _handle, emoji="❓", parallel_safe=False, subagent_ok=False)

@@ -1,8 +1,9 @@
-"""The `delegate_task` tool schema. The agent loop runs it (bootstrap/delegation.py builds the
-subagents); the registry handler only answers when a call reaches dispatch by mistake."""
+"""The `delegate_task` tool: hands tasks to subagents through `ctx.delegate` (bootstrap/delegation.py
+builds them). Subagents never get it (no recursion), and it runs alone, never beside other calls."""
 
 from __future__ import annotations
 
+from hermes_agent.errors import HermesError
 from hermes_agent.tools.registry import registry
 from hermes_agent.tools.results import tool_error
 
@@ -41,7 +42,12 @@ DELEGATE_SCHEMA = {
 
 
 def _handle(args: dict, **kw: object) -> str:
-    return tool_error("delegate_task must be handled by the agent loop")
+    try:
+        return kw["ctx"].delegate(args)  # type: ignore[attr-defined]  # `needs` guarantees it
+    except (ValueError, HermesError) as exc:  # bad goal/tasks/toolsets: the model can fix its call
+        return tool_error(f"delegate_task: {exc}")
 
 
-registry.register("delegate_task", "delegation", DELEGATE_SCHEMA, _handle, emoji="🔀")
+# Each child's summary is already capped (delegation.max_summary_chars); never cut the JSON of all rows.
+registry.register("delegate_task", "delegation", DELEGATE_SCHEMA, _handle, emoji="🔀", parallel_safe=False,
+                  subagent_ok=False, needs={"delegate"}, max_result_size_chars=10_000_000)

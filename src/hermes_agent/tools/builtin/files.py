@@ -3,7 +3,11 @@ terminal backend (host, container or remote) and snapshot the working directory 
 
 from __future__ import annotations
 
+import re
+
+from hermes_agent.approval.subject import ApprovalSubject
 from hermes_agent.tools.builtin import _patchmode, _searchrun
+from hermes_agent.tools.builtin._diffparse import parse_patch
 from hermes_agent.tools.builtin._fileio import (
     FileToolError,
     checkpoint,
@@ -17,6 +21,7 @@ from hermes_agent.tools.builtin._reading import read_window
 from hermes_agent.tools.registry import registry
 from hermes_agent.tools.results import tool_error, tool_result
 
+_DIFF_PATH = re.compile(r"^(?:\+\+\+|---) (?:[ab]/)?(\S+)|^\*\*\* (?:Update|Add|Delete) File: (.+?)\s*$", re.M)
 _PATH = {"type": "string", "description": "File path (absolute, ~/..., or relative to the working directory)"}
 
 READ_FILE_SCHEMA = {
@@ -189,7 +194,37 @@ def search_files(args: dict, **kw: object) -> str:
     return tool_result(result)
 
 
+def written_paths(args: dict) -> list[str]:
+    """Every path a write_file/patch call would modify: `path`, and each file a unified or V4A diff
+    names (moves included). Over-inclusive on purpose: the approval gate judges these."""
+    paths = [args[k] for k in ("path", "file_path", "target") if isinstance(args.get(k), str)]
+    if isinstance(args.get("paths"), list):
+        paths += [p for p in args["paths"] if isinstance(p, str)]
+    for key in ("patch", "diff"):
+        text = args.get(key)
+        if isinstance(text, str):
+            paths += [a or b for a, b in _DIFF_PATH.findall(text)]
+            paths += _parsed_paths(text)
+    return [p for p in dict.fromkeys(paths) if p and p != "/dev/null"]
+
+
+def _parsed_paths(text: str) -> list[str]:
+    try:
+        ops = parse_patch(text)
+    except FileToolError:
+        return []
+    return [p for op in ops for p in (op.path, op.move_to) if p]
+
+
+def writes_subject(args: dict) -> ApprovalSubject | None:
+    """What the approval gate judges for a file-writing call: the paths it would modify."""
+    paths = written_paths(args)
+    return ApprovalSubject(paths=tuple(paths)) if paths else None
+
+
 registry.register("read_file", "file", READ_FILE_SCHEMA, read_file, emoji="📖", parallel_safe=True)
-registry.register("write_file", "file", WRITE_FILE_SCHEMA, write_file, emoji="✍️")
-registry.register("patch", "file", PATCH_SCHEMA, patch, emoji="🔧")
+registry.register("write_file", "file", WRITE_FILE_SCHEMA, write_file, emoji="✍️", parallel_safe=False,
+                  path_arg="path", approval="writes", approval_subject=writes_subject)
+registry.register("patch", "file", PATCH_SCHEMA, patch, emoji="🔧", parallel_safe=False,
+                  path_arg="path", approval="writes", approval_subject=writes_subject)
 registry.register("search_files", "file", SEARCH_FILES_SCHEMA, search_files, emoji="🔎", parallel_safe=True)

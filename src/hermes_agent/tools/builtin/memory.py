@@ -1,5 +1,5 @@
-"""The `memory` tool: schema plus `run_memory`, which the agent loop calls with the session's
-MemoryStore (the registry handler only answers when no store is reachable)."""
+"""The `memory` tool: durable notes in the agent's MemoryStore (`ctx.memory_store`). Without one
+(subagents, bare library calls) dispatch answers that memory is not available."""
 
 from __future__ import annotations
 
@@ -50,11 +50,8 @@ def run_memory(args: dict, store: MemoryStore) -> str:
 
 
 def _handle(args: dict, **kw: object) -> str:
-    ctx = kw.get("ctx")
-    store = getattr(ctx, "extras", {}).get("memory_store") if ctx is not None else None
-    if isinstance(store, MemoryStore):
-        return run_memory(args, store)
-    return tool_error("memory must be handled by the agent loop")
+    return run_memory(args, kw["ctx"].memory_store)  # type: ignore[attr-defined]  # `needs` guarantees it
 
 
-registry.register("memory", "memory", MEMORY_SCHEMA, _handle, emoji="🧠")
+registry.register("memory", "memory", MEMORY_SCHEMA, _handle, emoji="🧠", subagent_ok=False,
+                  needs={"memory_store"})

@@ -1,5 +1,5 @@
-"""session_search: recall of past conversations. The agent loop intercepts the call and runs
-run_session_search() with its SessionStore; the registered handler only reports a missing loop."""
+"""session_search: recall of past conversations. The handler runs `ctx.session_search`, which
+bootstrap binds to the agent's SessionStore and current session (run_session_search below)."""
 
 from __future__ import annotations
 
@@ -50,11 +50,12 @@ class _BadArgument(ValueError):
     pass
 
 
-def _intercepted(args: dict, **kw: object) -> str:
-    return tool_error("session_search must be handled by the agent loop")
+def _handle(args: dict, **kw: object) -> str:
+    return kw["ctx"].session_search(args)  # type: ignore[attr-defined]  # `needs` guarantees it
 
 
-registry.register("session_search", "session_search", SCHEMA, _intercepted, emoji="🔎", parallel_safe=True)
+registry.register("session_search", "session_search", SCHEMA, _handle, emoji="🔎", parallel_safe=True,
+                  needs={"session_search"})
 
 
 def parse_when(value: object, field: str, end: bool = False) -> float | None:

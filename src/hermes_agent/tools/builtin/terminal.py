@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 
+from hermes_agent.approval.subject import ApprovalSubject
 from hermes_agent.errors import HermesError
 from hermes_agent.terminal.processes import get_manager
 from hermes_agent.tools.builtin._termout import cap_output
@@ -227,7 +228,24 @@ def _process(args: dict, kw: dict) -> dict | str:
     return tool_error(f"unknown action {action!r}: use list, poll, log, wait, kill, write or close")
 
 
+def command_subject(args: dict) -> ApprovalSubject | None:
+    """What the approval gate judges for a terminal call: the command text."""
+    command = args.get("command")
+    return ApprovalSubject(command=command) if isinstance(command, str) and command.strip() else None
+
+
+def stdin_subject(args: dict) -> ApprovalSubject | None:
+    """Data written to a background process's stdin is judged like a command: the process is usually
+    a shell, and a shell runs whatever arrives there."""
+    action = str(args.get("action") or "").strip().lower()
+    data = args.get("data")
+    if action in ("write", "close") and isinstance(data, str) and data.strip():
+        return ApprovalSubject(command=data)
+    return None
+
+
 registry.register("terminal", "terminal", TERMINAL_SCHEMA, terminal, emoji="💻",
-                  description="Run shell commands")
+                  description="Run shell commands", approval="command", approval_subject=command_subject,
+                  preview_arg="command", show_name=False)
 registry.register("process", "terminal", PROCESS_SCHEMA, process, emoji="⚙️",
-                  description="Manage background processes")
+                  description="Manage background processes", approval="command", approval_subject=stdin_subject)

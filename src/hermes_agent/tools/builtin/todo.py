@@ -1,5 +1,5 @@
-"""The `todo` tool: schema plus `run_todo`, which the agent loop calls with the session's TodoStore
-(the registry handler only answers when no store is reachable)."""
+"""The `todo` tool: the task list in the agent's TodoStore (`ctx.todo_store`; every agent and
+subagent has its own). Without one dispatch answers that todo is not available."""
 
 from __future__ import annotations
 
@@ -49,11 +49,7 @@ def run_todo(args: dict, store: TodoStore) -> str:
 
 
 def _handle(args: dict, **kw: object) -> str:
-    ctx = kw.get("ctx")
-    store = getattr(ctx, "extras", {}).get("todo_store") if ctx is not None else None
-    if isinstance(store, TodoStore):
-        return run_todo(args, store)
-    return tool_error("todo must be handled by the agent loop")
+    return run_todo(args, kw["ctx"].todo_store)  # type: ignore[attr-defined]  # `needs` guarantees it
 
 
-registry.register("todo", "todo", TODO_SCHEMA, _handle, emoji="📋")
+registry.register("todo", "todo", TODO_SCHEMA, _handle, emoji="📋", needs={"todo_store"})

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 DEFAULT_CALL_TIMEOUT_S = 60.0
 DEFAULT_CONNECT_TIMEOUT_S = 30.0
+APPROVAL_MODES = ("ask", "never")
 MAX_TOOL_NAME = 64  # what OpenAI-compatible endpoints accept
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -30,6 +31,7 @@ class ServerConfig:
     timeout: float = DEFAULT_CALL_TIMEOUT_S
     connect_timeout: float = DEFAULT_CONNECT_TIMEOUT_S
     enabled: bool = True
+    approval: str = "never"  # "ask": every call of this server's tools goes to the approval gate
 
     @property
     def transport(self) -> str:
@@ -98,6 +100,9 @@ def parse_server(name: str, raw: object, env: Mapping[str, str] | None = None) -
     if url and not url.startswith(("http://", "https://")):
         raise ValueError("`url` must start with http:// or https://")
     cwd = raw.get("cwd")
+    approval = str(raw.get("approval") or "never").strip().lower()
+    if approval not in APPROVAL_MODES:
+        raise ValueError(f"`approval` must be one of {', '.join(APPROVAL_MODES)}")
     return ServerConfig(
         name=name,
         command=_expand(command, env),
@@ -109,6 +114,7 @@ def parse_server(name: str, raw: object, env: Mapping[str, str] | None = None) -
         timeout=_seconds(raw.get("timeout"), DEFAULT_CALL_TIMEOUT_S, "`timeout`"),
         connect_timeout=_seconds(raw.get("connect_timeout"), DEFAULT_CONNECT_TIMEOUT_S, "`connect_timeout`"),
         enabled=raw.get("enabled", True) not in (False, "false", "no", "off", 0),
+        approval=approval,
     )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 
+from hermes_agent.approval.subject import ApprovalSubject
 from hermes_agent.tools.mcp.config import tool_name, toolset_name
 from hermes_agent.tools.mcp.connection import ServerConnection
 from hermes_agent.tools.mcp.convert import content_text, resource_contents_text, tool_schema
@@ -42,6 +43,12 @@ class ServerTools:
     def _available(self) -> bool:
         return self._conn.status.connected
 
+    def _subject(self, args: dict) -> ApprovalSubject | None:
+        """Every call is judged when the server's config says `approval: ask` (the default is never)."""
+        if self._conn.cfg.approval != "ask":
+            return None
+        return ApprovalSubject(origin=f"MCP server '{self._conn.cfg.name}'")
+
     def sync(self, tools: list, capabilities: frozenset[str]) -> None:
         """Register the listed tools plus capability-gated utilities; drop what disappeared."""
         server = self._conn.cfg.name
@@ -53,7 +60,8 @@ class ServerTools:
                 schema = {"name": name, "description": f"[{server}] {desc}",
                           "parameters": {"type": "object", "properties": props, "required": _REQUIRED.get(util, [])}}
                 self._registry.register(name, toolset, schema, self._utility_handler(util),
-                                        check_fn=self._available, emoji="🔌", parallel_safe=True)
+                                        check_fn=self._available, emoji="🔌", parallel_safe=True,
+                                        approval="external", approval_subject=self._subject)
                 wanted.add(name)
         for tool in tools:
             name = tool_name(server, tool.name)
@@ -61,7 +69,8 @@ class ServerTools:
                 log.warning("MCP server %s: tool %r replaces another tool named %s", server, tool.name, name)
             schema = tool_schema(name, tool.description, tool.input_schema)
             self._registry.register(name, toolset, schema, self._tool_handler(tool.name),
-                                    check_fn=self._available, emoji="🔌")
+                                    check_fn=self._available, emoji="🔌", approval="external",
+                                    approval_subject=self._subject)
             wanted.add(name)
         for gone in self.names - wanted:
             self._registry.deregister(gone)

@@ -1,0 +1,16 @@
+"""ApprovalSubject (layer 2, pure data): what the approval gate judges for one tool call. The tool that
+owns the arguments builds it (registry trait `approval_subject`), so the gate needs no tool names."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalSubject:
+    """`command`: shell text as the backend would run it (approval "command"); `paths`: every path the
+    call would modify (approval "writes"); `origin`: who runs an external tool, e.g. "MCP server 'gh'"."""
+
+    command: str = ""
+    paths: tuple[str, ...] = ()
+    origin: str = ""
