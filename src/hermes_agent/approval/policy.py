@@ -167,6 +167,12 @@ class PathPolicy:
         return grant is not None and len(grant) > len(protected_hit)
 
 
+def policy_for_settings(settings: object, workspace: str | None = None) -> PathPolicy:
+    """The session's policy from Settings: workspace = `workspace`, else terminal.cwd (default: the cwd)."""
+    root = workspace or os.path.abspath(os.path.expanduser(str(settings.get("terminal.cwd", ".") or ".")))
+    return PathPolicy.build(workspace=[root], hermes_home=str(settings.home), config=settings.section("sandbox"))
+
+
 def _as_list(value: object) -> list:
     if value is None:
         return []
