@@ -11,7 +11,6 @@ import pytest
 
 from hermes_agent.approval.gate import (
     ApprovalGate,
-    AutoApprover,
     AutoDenyApprover,
     ScriptedApprover,
     TerminalApprover,

@@ -43,7 +43,7 @@ def plan(backend: TerminalBackend, patch_text: str) -> list[Planned]:
 
 
 def _load(backend: TerminalBackend, path: str, *, must_exist: bool) -> Planned:
-    if backend.stat(check_read(backend, path)) is None:
+    if backend.stat(check_read(backend, path) if must_exist else path) is None:
         if must_exist:
             raise FileToolError(f"{path}: file does not exist (use '--- /dev/null' or '*** Add File' to create it)")
         return Planned(path, None, "", None)

@@ -19,8 +19,7 @@ _DIR_FLAGS = getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY | os.O_NOFOLLOW
 
 def denied_read(verdict: Verdict) -> FileToolError:
     """The error the model reads for a secret path: what, why, and how the user can grant it."""
-    return FileToolError(f"Access denied: {verdict.reason}. Do not try to read it another way; if the user "
-                         "wants you to, they add the path to sandbox.readable_paths.", path=verdict.path)
+    return FileToolError(f"Access denied: {verdict.reason}. Do not try to read it another way.", path=verdict.path)
 
 
 class GuardedBackend:
