@@ -18,7 +18,7 @@ SECRET_PATHS: tuple[str, ...] = (
     ".netrc", ".git-credentials", ".pgpass", ".pypirc", ".npmrc", ".password-store", ".local/share/keyrings",
     ".config/hub", ".terraform.d/credentials.tfrc.json", ".vault-token",
     "/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-", "/etc/sudoers", "/etc/sudoers.d",
-    "/etc/ssh/ssh_host_*_key", "/root/.ssh",
+    "/etc/ssh/ssh_host_*_key", "/root/.ssh", "/proc/*/environ", "/proc/*/task/*/environ",
 )
 # Files under HERMES_HOME that hold secrets.
 HERMES_SECRETS: tuple[str, ...] = (".env", "auth.json", "auth.lock")

@@ -55,7 +55,8 @@ def tools(home: Path, hermes_home: Path, answers=None, **sandbox):
 
 def test_secret_reads_are_refused_with_the_path_and_the_grant(home, hermes_home):
     call, _ = tools(home, hermes_home)
-    for path in ("~/.ssh/id_rsa", "keylink", "sshlink/id_rsa", "sshlink/missing_key", str(home / ".ssh/x/../id_rsa")):
+    for path in ("~/.ssh/id_rsa", "keylink", "sshlink/id_rsa", "sshlink/missing_key", str(home / ".ssh/x/../id_rsa"),
+                 "/proc/self/environ"):
         out = call("read_file", path=path)
         text = json.dumps(out)
         assert "Access denied" in out["error"] and "sandbox.readable_paths" in out["error"], path
