@@ -19,9 +19,11 @@ PROMPT = "❯ "
 class Repl:
     """Drives one `hermes` process; `expect` searches the screen text with escape codes removed."""
 
-    def __init__(self, home: Path, cwd: Path, *args: str) -> None:
+    def __init__(self, home: Path, cwd: Path, *args: str, env: dict | None = None) -> None:
+        extra = env or {}
         env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "OPENROUTER_", "HERMES_"))}
         env.update(HERMES_HOME=str(home), TERM="xterm", PROMPT_TOOLKIT_NO_CPR="1", COLUMNS="120", LINES="40")
+        env.update(extra)
         self.child = pexpect.spawn(HERMES, list(args), env=env, cwd=str(cwd), dimensions=(40, 120),
                                    encoding="utf-8", codec_errors="replace", timeout=15)
         self.raw = ""

@@ -25,13 +25,14 @@ from hermes_agent.approval.approvers import (
     ScriptedApprover,
     TerminalApprover,
 )
+from hermes_agent.approval.policy import PathPolicy, Verdict, policy_for_settings
 from hermes_agent.approval.rules import Finding, classify_sensitive_path, scan_command
 from hermes_agent.approval.subject import ApprovalSubject
 from hermes_agent.config.settings import Settings
 
 __all__ = [
     "ApprovalGate", "ApprovalRequest", "Approver", "AutoApprover", "AutoDenyApprover", "Choice", "Decision",
-    "ScriptedApprover", "TerminalApprover", "backend_isolation", "judge_prompt", "parse_verdict",
+    "ScriptedApprover", "TerminalApprover", "backend_isolation", "judge_prompt", "parse_verdict", "write_key",
 ]
 
 log = logging.getLogger(__name__)
@@ -79,11 +80,19 @@ def backend_isolation(settings: Settings) -> tuple[str, bool]:
     return kind, kind in _ISOLATED_KINDS
 
 
+def write_key(verdict: Verdict) -> str:
+    """The approval key of a write the policy asks about: the file for protected paths, the directory
+    for writes outside the workspace (so "session" covers the rest of that directory)."""
+    where = verdict.path.rsplit("/", 1)[0] or "/" if verdict.key in ("outside_workspace", "read_only") else verdict.path
+    return f"{verdict.key}:{where}"
+
+
 class ApprovalGate:
     """Decides about commands and writes for every session of one frontend."""
 
     def __init__(self, settings: Settings, approver: Approver, *, is_interactive: bool,
-                 aux_judge: AuxJudge | None = None, config_path: Path | None = None) -> None:
+                 aux_judge: AuxJudge | None = None, config_path: Path | None = None,
+                 path_policy: PathPolicy | None = None) -> None:
         self.settings = settings
         self.approver = approver
         self.can_ask = bool(is_interactive and getattr(approver, "can_ask", True))
@@ -97,6 +106,8 @@ class ApprovalGate:
         self._home = str(settings.home).rstrip("/")
         self._sessions: dict[str, set[str]] = {}
         self._yolo_sessions: set[str] = set()
+        self._grants: dict[str, set[str]] = {}  # resolved paths approved by the hook, once, for the tool
+        self.path_policy = path_policy or policy_for_settings(settings)
         self._lock = threading.Lock()
         self._ask_lock = threading.Lock()
 
@@ -126,31 +137,64 @@ class ApprovalGate:
         return self._resolve(command, list(scan.findings), session_id, "command")
 
     def check_write(self, paths: Iterable[str], *, session_id: str | None = None, isolated: bool = False,
-                    tool: str = "file write") -> Decision:
-        """Decide about a file-writing tool touching `paths` (credentials, rc files, /etc need approval)."""
+                    tool: str = "file write", verdicts: Iterable[Verdict] | None = None) -> Decision:
+        """Decide about a file-writing tool touching `paths`; the path policy's verdicts decide. A file tool
+        passes the `verdicts` for the resolved paths it will write; otherwise (the pre_tool_call hook) the
+        gate's policy judges `paths`, relative ones against the workspace, and what the user approves
+        here is granted once to the tool's own check of the same resolved paths. Raw disks: never."""
         paths = list(paths)
-        findings: list[Finding] = []
-        for p in paths:
-            cls = classify_sensitive_path(p, hermes_home=self._home)
-            if cls and all(f.key != cls[0] for f in findings):
-                findings.append(Finding(*cls))
-        subject = f"{tool} {' '.join(paths)}"
-        if not findings:
-            return Decision(True, "no sensitive path", None, "clean")
-        hard = next((f for f in findings if f.hardline), None)
+        from_hook = verdicts is None
+        verdicts = self._write_verdicts(paths) if verdicts is None else list(verdicts)
+        if from_hook:
+            with self._lock:
+                self._grants.pop(session_id or "default", None)
+        subject = f"{tool} {' '.join(dict.fromkeys(v.path for v in verdicts)) or ' '.join(paths)}"
+        hard = next((c for p in (*paths, *(v.path for v in verdicts))
+                     if (c := classify_sensitive_path(p, hermes_home=self._home)) and c[2]), None)
         if hard:
-            return Decision(False, f"BLOCKED: {subject} was not run: {hard.description} is never allowed.", hard.key, "hardline")
-        rule = self._deny_rule(paths, tuple(f.key for f in findings))
+            return Decision(False, f"BLOCKED: {subject} was not run: {hard[1]} is never allowed.", hard[0], "hardline")
+        pending = [v for v in verdicts if not v.allowed]
+        rule = self._deny_rule([*paths, *(v.path for v in verdicts)], tuple(v.key for v in pending))
         if rule:
             return Decision(False, f"BLOCKED: {subject} was not run: it matches the user's approvals.deny rule '{rule}'.",
-                            findings[0].key, "deny_rule")
+                            pending[0].key if pending else None, "deny_rule")
+        if not pending:
+            return Decision(True, "the path policy allows it", None, "clean")
+        key = write_key(pending[0])
+        with self._lock:
+            granted = self._grants.get(session_id or "default", set())
+            if not from_hook and {v.path for v in pending} <= granted:
+                granted.difference_update(v.path for v in pending)
+                return Decision(True, "approved by the user for this call", key, "granted")
+        decision = self._decide_write(subject, pending, session_id, isolated)
+        if decision.allowed and from_hook:
+            with self._lock:
+                self._grants.setdefault(session_id or "default", set()).update(v.path for v in pending)
+        return decision
+
+    def _decide_write(self, subject: str, pending: list[Verdict], session_id: str | None, isolated: bool) -> Decision:
+        key = write_key(pending[0])
         if isolated:
             return Decision(True, "isolated backend", None, "isolated")
         if self._yolo_for(session_id) or self.mode == "off":
-            return Decision(True, "approvals disabled (yolo or approvals.mode: off)", findings[0].key, "yolo")
-        if all(self._literal_allowed(p, p) for p in paths):
-            return Decision(True, "matches a command_allowlist entry", findings[0].key, "allowlist")
+            return Decision(True, "approvals disabled (yolo or approvals.mode: off)", key, "yolo")
+        if all(self._literal_allowed(v.path, v.path) for v in pending):
+            return Decision(True, "matches a command_allowlist entry", key, "allowlist")
+        findings = list({write_key(v): Finding(write_key(v), v.reason) for v in pending}.values())
         return self._resolve(subject, findings, session_id, "write")
+
+    def _write_verdicts(self, paths: list[str]) -> list[Verdict]:
+        """Policy verdicts for a local backend; elsewhere (container, ssh) the host's paths mean nothing, so
+        only the sensitive-path classes ask."""
+        if backend_isolation(self.settings)[0] == "local":
+            policy = self.path_policy
+            cwd = policy.workspace[0] if policy.workspace else None
+            return [policy.check_write(p, cwd) for p in paths]
+        out = []
+        for p in paths:
+            cls = classify_sensitive_path(p, hermes_home=self._home)
+            out.append(Verdict("ask", p, cls[1], cls[0]) if cls else Verdict("allow", p))
+        return out
 
     def set_session_yolo(self, session_id: str | None, enabled: bool) -> None:
         """Turn approvals off (or back on) for one session only; hardline rules still apply."""
@@ -230,6 +274,10 @@ class ApprovalGate:
             if verdict == "DENY":
                 return Decision(False, f"BLOCKED: `{subject}` was not run: the approval model judged it unsafe "
                                        f"({description}). Ask the user to run it themselves if it is really needed.", key, "smart")
+        if not self.can_ask and kind == "write":
+            return Decision(False, f"BLOCKED: {subject} was not done: {description}. This session cannot ask the user "
+                                   "for approval. Do not retry; tell the user, who can approve it in an interactive "
+                                   "session or grant the path with sandbox.writable_paths in config.yaml.", key, "no_approver")
         if not self.can_ask:
             return Decision(False, f"BLOCKED: `{subject}` was not run: it needs approval ({description}) and this session "
                                    "cannot ask the user. Tell the user the exact command so they can run it themselves, "

@@ -18,7 +18,7 @@ SECRET_PATHS: tuple[str, ...] = (
     ".netrc", ".git-credentials", ".pgpass", ".pypirc", ".npmrc", ".password-store", ".local/share/keyrings",
     ".config/hub", ".terraform.d/credentials.tfrc.json", ".vault-token",
     "/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-", "/etc/sudoers", "/etc/sudoers.d",
-    "/etc/ssh/ssh_host_*_key", "/root/.ssh",
+    "/etc/ssh/ssh_host_*_key", "/root/.ssh", "/proc/*/environ", "/proc/*/task/*/environ",
 )
 # Files under HERMES_HOME that hold secrets.
 HERMES_SECRETS: tuple[str, ...] = (".env", "auth.json", "auth.lock")
@@ -165,6 +165,12 @@ class PathPolicy:
         """A user grant deeper than the protected entry wins (e.g. a project under /opt)."""
         grant = _match(real, self.writable)
         return grant is not None and len(grant) > len(protected_hit)
+
+
+def policy_for_settings(settings: object, workspace: str | None = None) -> PathPolicy:
+    """The session's policy from Settings: workspace = `workspace`, else terminal.cwd (default: the cwd)."""
+    root = workspace or os.path.abspath(os.path.expanduser(str(settings.get("terminal.cwd", ".") or ".")))
+    return PathPolicy.build(workspace=[root], hermes_home=str(settings.home), config=settings.section("sandbox"))
 
 
 def _as_list(value: object) -> list:

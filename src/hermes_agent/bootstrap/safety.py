@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from hermes_agent.approval.approvers import Approver, AutoDenyApprover, TerminalApprover
 from hermes_agent.approval.gate import ApprovalGate, judge_prompt, parse_verdict
-from hermes_agent.approval.policy import PathPolicy
+from hermes_agent.approval.policy import PathPolicy, policy_for_settings
 from hermes_agent.config.settings import Settings
 from hermes_agent.core.agent import AgentServices
 from hermes_agent.messages import user
@@ -28,17 +28,16 @@ def wire_approval(services: AgentServices, settings: Settings, approver: Approve
             reply = aux.complete(ChatRequest((user(judge_prompt(command, description)),), max_tokens=20))
             return parse_verdict(reply.content or "")
 
-    gate = ApprovalGate(settings, approver, is_interactive=interactive, aux_judge=judge)
+    policy = build_path_policy(settings)
+    gate = ApprovalGate(settings, approver, is_interactive=interactive, aux_judge=judge, path_policy=policy)
     hook = gate.as_hook(Block, registry.get)
     services.hooks.register("pre_tool_call", hook, first=True)
     services.gate, services.approval_hook = gate, hook
-    services.ctx.path_policy = build_path_policy(settings)
+    services.ctx.path_policy = policy
+    services.ctx.approve_write = gate.check_write
     return gate
 
 
 def build_path_policy(settings: Settings, workspace: str | None = None) -> PathPolicy:
     """The session's path policy: workspace = terminal.cwd (default: where hermes started)."""
-    import os
-
-    root = workspace or os.path.abspath(os.path.expanduser(str(settings.get("terminal.cwd", ".") or ".")))
-    return PathPolicy.build(workspace=[root], hermes_home=str(settings.home), config=settings.section("sandbox"))
+    return policy_for_settings(settings, workspace)

@@ -35,6 +35,7 @@ class ToolContext:
     checkpoint: Callable[[str, str], None] | None = None
     interrupt: threading.Event = field(default_factory=threading.Event)
     path_policy: PathPolicy | None = None
+    approve_write: Callable[..., object] | None = None  # the approval gate's check_write (file tools ask here)
     memory_store: MemoryStore | None = None
     todo_store: TodoStore | None = None
     session_search: ToolRunner | None = None  # runs a session_search call on this agent's session store

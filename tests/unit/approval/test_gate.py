@@ -11,7 +11,6 @@ import pytest
 
 from hermes_agent.approval.gate import (
     ApprovalGate,
-    AutoApprover,
     AutoDenyApprover,
     ScriptedApprover,
     TerminalApprover,
@@ -293,36 +292,3 @@ def test_hook_trusts_isolated_docker_but_not_host_mounts(hermes_home: Path, monk
     assert bus.pre_tool_call("terminal", {"command": "git push -f"}, ToolContext(settings=settings)) is None
     mounted = settings.with_overrides({"terminal.docker_volumes": ["/home/me:/work"]})
     assert isinstance(bus.pre_tool_call("terminal", {"command": "git push -f"}, ToolContext(settings=mounted)), Block)
-
-
-def test_hook_routes_sensitive_writes_through_the_approver(hermes_home: Path) -> None:
-    settings = settings_for(hermes_home)
-    approver = ScriptedApprover(["deny", "once"])
-    bus = bus_with(ApprovalGate(settings, approver, is_interactive=True))
-    ctx = ToolContext(settings=settings, session_id="s")
-    blocked = bus.pre_tool_call("write_file", {"path": "~/.ssh/authorized_keys", "content": "k"}, ctx)
-    assert isinstance(blocked, Block) and approver.requests[0].pattern_key == "ssh_write"
-    assert approver.requests[0].kind == "write"
-    assert bus.pre_tool_call("write_file", {"path": "src/app.py", "content": ""}, ctx) is None
-    diff = "--- a/app.py\n+++ b/app.py\n@@\n-x\n+y\n--- a/.env\n+++ b/.env\n@@\n-A=1\n+A=2\n"
-    assert bus.pre_tool_call("patch", {"patch": diff}, ctx) is None  # approver answered "once"
-    assert approver.requests[1].pattern_key == "env_file_write" and "app.py" in approver.requests[1].command
-
-
-@pytest.mark.parametrize("path,key", [
-    ("/etc/hosts", "system_file_write"), ("~/.bashrc", "shell_rc_write"), ("/home/u/.zshrc", "shell_rc_write"),
-    ("~/.profile", "shell_rc_write"), ("~/.bash_profile", "shell_rc_write"), ("project/.env", "env_file_write"),
-    (".env.local", "env_file_write"), ("~/.hermes/config.yaml", "hermes_config_write"), ("~/.hermes/.env", "hermes_config_write"),
-    ("~/.aws/credentials", "credential_write"), ("../../.ssh/config", "ssh_write"),
-])
-def test_sensitive_write_paths(hermes_home: Path, path: str, key: str) -> None:
-    gate = ApprovalGate(settings_for(hermes_home), AutoDenyApprover(), is_interactive=False)
-    decision = gate.check_write([path])
-    assert not decision.allowed and decision.pattern_key == key
-
-
-def test_custom_hermes_home_config_is_sensitive(hermes_home: Path) -> None:
-    gate = ApprovalGate(settings_for(hermes_home), AutoApprover(), is_interactive=True)
-    assert gate.check_write([str(hermes_home / "config.yaml")]).pattern_key == "hermes_config_write"
-    assert gate.check_write([str(hermes_home / "notes.md")]).via == "clean"
-    assert gate.check_write([".env.example"]).via == "clean"

@@ -120,7 +120,8 @@ def missing_error(backend: TerminalBackend, path: str) -> FileToolError:
 def os_error(exc: OSError, path: str, action: str) -> FileToolError:
     """Turn an OSError from the backend into a message the model can act on."""
     if isinstance(exc, PermissionError):
-        return FileToolError(f"Permission denied {action} {path}")
+        why = f" ({exc.strerror})" if exc.strerror and exc.strerror != "Permission denied" else ""
+        return FileToolError(f"Permission denied {action} {path}{why}")
     if isinstance(exc, IsADirectoryError):
         return FileToolError(f"{path} is a directory, not a file; list it with "
                              f"search_files(target='files', path='{path}')")

@@ -16,6 +16,7 @@ from hermes_agent.tools.builtin._fileio import (
     write_text,
 )
 from hermes_agent.tools.builtin._patching import DIFF_MAX_CHARS, unified_diff
+from hermes_agent.tools.builtin._pathguard import GuardedBackend, authorize, check_read, real_path
 
 
 @dataclass(slots=True)
@@ -32,7 +33,7 @@ def plan(backend: TerminalBackend, patch_text: str) -> list[Planned]:
     """The change of every file in the patch, computed without writing anything."""
     planned: dict[str, Planned] = {}
     for op in parse_patch(patch_text):
-        path = resolve(backend, op.path)
+        path = real_path(backend, resolve(backend, op.path))
         current = planned.get(path)
         if current is None:
             current = _load(backend, path, must_exist=op.kind != "add")
@@ -42,7 +43,7 @@ def plan(backend: TerminalBackend, patch_text: str) -> list[Planned]:
 
 
 def _load(backend: TerminalBackend, path: str, *, must_exist: bool) -> Planned:
-    if backend.stat(path) is None:
+    if backend.stat(check_read(backend, path) if must_exist else path) is None:
         if must_exist:
             raise FileToolError(f"{path}: file does not exist (use '--- /dev/null' or '*** Add File' to create it)")
         return Planned(path, None, "", None)
@@ -63,7 +64,7 @@ def _apply_op(backend: TerminalBackend, op: FileOp, path: str, current: Planned,
         return
     new_text = apply_hunks(current.after, op.hunks, path) if op.hunks else current.after
     if op.move_to:
-        dest = resolve(backend, op.move_to)
+        dest = real_path(backend, resolve(backend, op.move_to))
         target = planned.get(dest) or _load(backend, dest, must_exist=False)
         if target.after is not None:
             raise FileToolError(f"cannot move {path} to {dest}: destination exists")
@@ -75,7 +76,9 @@ def _apply_op(backend: TerminalBackend, op: FileOp, path: str, current: Planned,
 
 
 def commit(ctx: object, backend: TerminalBackend, changes: list[Planned]) -> None:
-    """Write every planned change; on a failure restore the files already written and re-raise."""
+    """Write every planned change; on a failure restore the files already written and re-raise. Every
+    path is checked against the path policy (and approved when it asks) before the first write."""
+    authorize(ctx, backend, [c.path for c in changes], "patch")
     checkpoint(ctx, backend, [c.path for c in changes], "patch (multi-file)")
     done: list[Planned] = []
     try:
@@ -92,6 +95,12 @@ def commit(ctx: object, backend: TerminalBackend, changes: list[Planned]) -> Non
 
 
 def _remove(backend: TerminalBackend, path: str) -> None:
+    if isinstance(backend, GuardedBackend):
+        try:
+            backend.remove(path)
+        except OSError as exc:
+            raise FileToolError(f"Failed to delete {path}: {exc.strerror or exc}") from exc
+        return
     res = backend.execute(f"rm -f -- {shlex.quote(path)}", timeout=30)
     if res.exit_code != 0 or backend.stat(path) is not None:
         raise FileToolError(f"Failed to delete {path}: {res.output.strip() or 'unknown error'}")

@@ -39,6 +39,7 @@ class Query:
     glob: str | None = None
     context: int = 0
     fixed: bool = False
+    exclude: tuple[str, ...] = ()  # paths relative to the search root never searched (secrets)
 
 
 def find_rg(path_env: str | None) -> str | None:
@@ -46,14 +47,20 @@ def find_rg(path_env: str | None) -> str | None:
     return shutil.which("rg", path=path_env)
 
 
-def _exclude_globs() -> list[str]:
-    return [arg for d in SKIP_DIRS for arg in ("-g", f"!{d}")]
+def _exclude_globs(exclude: Iterable[str] = ()) -> list[str]:
+    """rg globs: the usual noise dirs anywhere, and `exclude` anchored at the search root (rg's cwd)."""
+    return [arg for d in (*SKIP_DIRS, *(f"/{_glob_escape(e)}" for e in exclude)) for arg in ("-g", f"!{d}")]
+
+
+def _glob_escape(path: str) -> str:
+    return re.sub(r"([*?\[\]{}!\\])", r"\\\1", path)
 
 
 def rg_content_args(rg: str, q: Query, target: str) -> list[str]:
     """Command line for a ripgrep --json content search of `target`."""
     # --sort path keeps the order stable between calls, which offset paging relies on.
-    args = [rg, "--json", "--no-messages", "--hidden", "--sort", "path", "--max-filesize", "50M", *_exclude_globs()]
+    args = [rg, "--json", "--no-messages", "--hidden", "--sort", "path", "--max-filesize", "50M",
+            *_exclude_globs(q.exclude)]
     if q.context:
         args += ["-C", str(q.context)]
     if q.glob:
@@ -62,9 +69,9 @@ def rg_content_args(rg: str, q: Query, target: str) -> list[str]:
     return [*args, "-e", q.pattern, "--", target]
 
 
-def rg_files_args(rg: str, glob: str, target: str) -> list[str]:
-    """Command line listing files whose name matches `glob`, newest first."""
-    return [rg, "--files", "--hidden", "--no-messages", "--sortr=modified", *_exclude_globs(),
+def rg_files_args(rg: str, glob: str, target: str, exclude: Iterable[str] = ()) -> list[str]:
+    """Command line listing files whose name matches `glob`, newest first (`exclude`: as in Query)."""
+    return [rg, "--files", "--hidden", "--no-messages", "--sortr=modified", *_exclude_globs(exclude),
             "--iglob", glob, "--", target]
 
 
@@ -191,18 +198,22 @@ def _ancestors_with_gitignore(root: str) -> list[str]:
     return []  # not inside a repository: outer .gitignore files do not apply
 
 
-def walk_files(root: str, stop: threading.Event | None = None) -> Iterator[str]:
-    """Every file under `root` (or `root` itself) in path order, skipping SKIP_DIRS and .gitignore'd paths."""
+Hide = Callable[[str, bool], bool]  # (path, is_symlink) -> True to leave it out of the walk
+
+
+def walk_files(root: str, stop: threading.Event | None = None, hide: Hide | None = None) -> Iterator[str]:
+    """Every file under `root` (or `root` itself) in path order, skipping SKIP_DIRS, .gitignore'd paths
+    and what `hide` names (directory symlinks are never followed)."""
     if os.path.isfile(root):
         yield root
         return
     ignore = _Ignore()
     for d in reversed(_ancestors_with_gitignore(root)):
         ignore.load(d)
-    yield from _walk(root, ignore, stop)
+    yield from _walk(root, ignore, stop, hide or (lambda _p, _l: False))
 
 
-def _walk(directory: str, ignore: _Ignore, stop: threading.Event | None) -> Iterator[str]:
+def _walk(directory: str, ignore: _Ignore, stop: threading.Event | None, hide: Hide) -> Iterator[str]:
     if stop is not None and stop.is_set():
         return
     ignore.load(directory)
@@ -212,21 +223,22 @@ def _walk(directory: str, ignore: _Ignore, stop: threading.Event | None) -> Iter
         return
     for entry in entries:
         is_dir = entry.is_dir(follow_symlinks=False)
-        if is_dir and entry.name in SKIP_DIRS or ignore.ignored(entry.path, is_dir):
+        if is_dir and entry.name in SKIP_DIRS or ignore.ignored(entry.path, is_dir) \
+                or hide(entry.path, entry.is_symlink()):
             continue
         if is_dir:
-            yield from _walk(entry.path, ignore, stop)
+            yield from _walk(entry.path, ignore, stop, hide)
         elif entry.is_file():
             yield entry.path
 
 
-def python_content(root: str, q: Query, stop: threading.Event | None = None) -> Iterator[Hit]:
+def python_content(root: str, q: Query, stop: threading.Event | None = None, hide: Hide | None = None) -> Iterator[Hit]:
     """Content hits from the pure-Python walker (binary and oversized files skipped)."""
     try:
         rx = re.compile(re.escape(q.pattern) if q.fixed else q.pattern)
     except re.error as exc:
         raise PatternError(str(exc)) from exc
-    for full in walk_files(root, stop):
+    for full in walk_files(root, stop, hide):
         if q.glob and not fnmatch.fnmatch(os.path.basename(full), q.glob) \
                 and not fnmatch.fnmatch(os.path.relpath(full, root), q.glob):
             continue
@@ -261,9 +273,9 @@ def _file_hits(path: str, lines: list[str], rx: re.Pattern, context: int) -> Ite
         yield Hit(path, i + 1, lines[i], before, after)
 
 
-def python_files(root: str, glob: str, stop: threading.Event | None = None) -> list[str]:
+def python_files(root: str, glob: str, stop: threading.Event | None = None, hide: Hide | None = None) -> list[str]:
     """Files whose name (or path relative to `root`) matches `glob`, newest first."""
-    found = [f for f in walk_files(root, stop)
+    found = [f for f in walk_files(root, stop, hide)
              if fnmatch.fnmatch(os.path.basename(f).lower(), glob.lower())
              or fnmatch.fnmatch(os.path.relpath(f, root).lower(), glob.lower())]
     return sorted(found, key=_mtime, reverse=True)

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from hermes_agent.terminal.base import TerminalBackend
 from hermes_agent.tools.builtin import _search as s
 from hermes_agent.tools.builtin._fileio import FileToolError, missing_error, resolve
+from hermes_agent.tools.builtin._pathguard import SearchGuard
 
 LINE_MAX_CHARS = 300
 COUNT_BEYOND = 1000  # keep counting this many hits past the page to report a total
@@ -23,6 +24,8 @@ def run(backend: TerminalBackend, args: dict, *, path_env: str | None,
     if not pattern:
         raise FileToolError("pattern is required")
     root = resolve(backend, str(args.get("path") or "."))
+    guard = SearchGuard.for_backend(backend, root)
+    root = guard.root if guard else root
     if backend.stat(root) is None:
         raise missing_error(backend, root)
     limit = max(1, min(int(args.get("limit") or 50), 500))
@@ -30,24 +33,27 @@ def run(backend: TerminalBackend, args: dict, *, path_env: str | None,
     cwd = backend.cwd()
     if (args.get("target") or "content") == "files":
         glob = pattern if _GLOB_CHARS & set(pattern) else f"*{pattern}*"
-        files, engine = _find_files(backend, glob, root, path_env, stop, use_rg, offset + limit + COUNT_BEYOND)
+        files, engine = _find_files(backend, glob, root, path_env, stop, use_rg, offset + limit + COUNT_BEYOND, guard)
         return _page_list("files", [_display(f, cwd) for f in files], offset, limit, engine,
                           f"no files matching '{glob}' under {root}")
-    q = s.Query(pattern, args.get("file_glob") or None, max(0, min(int(args.get("context") or 0), 10)))
+    q = s.Query(pattern, args.get("file_glob") or None, max(0, min(int(args.get("context") or 0), 10)),
+                exclude=guard.exclude if guard else ())
     mode = args.get("output_mode") or "content"
     try:
-        return _content(backend, q, root, cwd, mode, offset, limit, path_env, stop, use_rg)
+        return _content(backend, q, root, cwd, mode, offset, limit, path_env, stop, use_rg, guard)
     except s.PatternError as exc:
-        literal = s.Query(q.pattern, q.glob, q.context, fixed=True)
-        out = _content(backend, literal, root, cwd, mode, offset, limit, path_env, stop, use_rg)
+        literal = s.Query(q.pattern, q.glob, q.context, fixed=True, exclude=q.exclude)
+        out = _content(backend, literal, root, cwd, mode, offset, limit, path_env, stop, use_rg, guard)
         out["note"] = f"not a valid regex ({exc}); searched as literal text. " + out.get("note", "")
         return out
 
 
 def _content(backend: TerminalBackend, q: s.Query, root: str, cwd: str, mode: str, offset: int, limit: int,
-             path_env: str | None, stop: threading.Event | None, use_rg: bool) -> dict:
+             path_env: str | None, stop: threading.Event | None, use_rg: bool, guard: SearchGuard | None) -> dict:
     needed = offset + limit + COUNT_BEYOND if mode == "content" else AGGREGATE_MAX_HITS
-    hits, engine = _hits(backend, q, root, path_env, stop, use_rg, offset + limit, needed)
+    hits, engine = _hits(backend, q, root, path_env, stop, use_rg, offset + limit, needed, guard)
+    if guard is not None:
+        hits = (h for h in hits if guard.visible(h.path))
     empty = f"no matches for '{q.pattern}' under {root}"
     if mode == "content":
         page, total, capped = [], 0, False
@@ -81,7 +87,7 @@ def _content(backend: TerminalBackend, q: s.Query, root: str, cwd: str, mode: st
 
 
 def _hits(backend: TerminalBackend, q: s.Query, root: str, path_env: str | None, stop: threading.Event | None,
-          use_rg: bool, page_end: int, needed: int) -> tuple[Iterator[s.Hit], str]:
+          use_rg: bool, page_end: int, needed: int, guard: SearchGuard | None = None) -> tuple[Iterator[s.Hit], str]:
     if backend.kind != "local":
         max_lines = needed * (2 * q.context + 1) + 2 * needed + 100
         res = backend.execute(s.remote_content_command(q, root, max_lines), timeout=120, interrupt=stop)
@@ -93,25 +99,29 @@ def _hits(backend: TerminalBackend, q: s.Query, root: str, path_env: str | None,
     if rg:
         cwd = root if posixpath.isdir(root) else posixpath.dirname(root)
         return s.parse_rg_json(s.stream_process(s.rg_content_args(rg, q, root), cwd, stop), q.context), "rg"
-    return s.python_content(root, q, stop), "python"
+    return s.python_content(root, q, stop, guard.hide if guard else None), "python"
 
 
 def _find_files(backend: TerminalBackend, glob: str, root: str, path_env: str | None,
-                stop: threading.Event | None, use_rg: bool, needed: int) -> tuple[list[str], str]:
+                stop: threading.Event | None, use_rg: bool, needed: int,
+                guard: SearchGuard | None = None) -> tuple[list[str], str]:
     if backend.kind != "local":
         res = backend.execute(s.remote_files_command(glob, root, needed), timeout=120, interrupt=stop)
         return [x for x in res.output.splitlines() if x.strip()], "shell"
     rg = s.find_rg(path_env) if use_rg else None
     if rg:
-        lines = s.stream_process(s.rg_files_args(rg, glob, root), root, stop)
+        lines = s.stream_process(s.rg_files_args(rg, glob, root, guard.exclude if guard else ()), root, stop)
         out = []
         for line in lines:
+            if guard is not None and not guard.visible(line.rstrip("\n")):
+                continue
             out.append(line.rstrip("\n"))
             if len(out) >= needed:
                 break
         lines.close()
         return out, "rg"
-    return s.python_files(root, glob, stop)[:needed], "python"
+    found = s.python_files(root, glob, stop, guard.hide if guard else None)
+    return [f for f in found if guard is None or guard.visible(f)][:needed], "python"
 
 
 def _display(path: str, cwd: str) -> str:

@@ -17,6 +17,7 @@ from hermes_agent.tools.builtin._fileio import (
     write_text,
 )
 from hermes_agent.tools.builtin._patching import replace, unified_diff
+from hermes_agent.tools.builtin._pathguard import authorize, check_read, guarded
 from hermes_agent.tools.builtin._reading import read_window
 from hermes_agent.tools.registry import registry
 from hermes_agent.tools.results import tool_error, tool_result
@@ -109,13 +110,15 @@ def read_file(args: dict, **kw: object) -> str:
     try:
         ctx = _ctx(kw)
         settings = ctx.settings
+        backend = guarded(ctx)
+        path = resolve(backend, str(args.get("path") or ""))
         result = read_window(
-            ctx.backend(), str(args.get("path") or ""), _int(args, "offset", 1), _int(args, "limit", 500),
+            backend, check_read(backend, path), _int(args, "offset", 1), _int(args, "limit", 500),
             max_chars=int(settings.get("file_read_max_chars", 100000) or 100000),
             max_line=int(settings.get("tool_output.max_line_length", 2000) or 2000))
     except FileToolError as exc:
         return tool_error(str(exc), **exc.extra)
-    result["path"] = _display(ctx.backend(), result["path"])
+    result["path"] = _display(backend, path)
     return tool_result(result)
 
 
@@ -123,11 +126,12 @@ def write_file(args: dict, **kw: object) -> str:
     """Handler of write_file."""
     try:
         ctx = _ctx(kw)
-        backend = ctx.backend()
+        backend = guarded(ctx)
         path = resolve(backend, str(args.get("path") or ""))
         content = args.get("content")
         if not isinstance(content, str):
             raise FileToolError("content is required (a string; use \"\" for an empty file)")
+        path = authorize(ctx, backend, [path], "write_file")[0]
         try:
             st = backend.stat(path)
         except OSError as exc:
@@ -147,7 +151,7 @@ def patch(args: dict, **kw: object) -> str:
     """Handler of patch (modes replace and patch)."""
     try:
         ctx = _ctx(kw)
-        backend = ctx.backend()
+        backend = guarded(ctx)
         mode = args.get("mode") or ("patch" if args.get("patch") and not args.get("old_string") else "replace")
         if mode == "patch":
             text = args.get("patch")
@@ -166,10 +170,11 @@ def _replace(ctx: object, backend, args: dict) -> dict:
     old, new = args.get("old_string"), args.get("new_string")
     if not isinstance(old, str) or not isinstance(new, str):
         raise FileToolError("mode=replace needs path, old_string and new_string")
-    path = resolve(backend, str(args.get("path") or ""))
+    path = check_read(backend, resolve(backend, str(args.get("path") or "")))
     original = load_text(backend, path)
     shown = _display(backend, path)
     done = replace(original.text, old, new, replace_all=bool(args.get("replace_all")), path=shown)
+    path = authorize(ctx, backend, [path], "patch")[0]
     checkpoint(ctx, backend, [path], f"patch {path}")
     write_text(backend, path, done.text)
     result: dict = {"path": shown, "replacements": done.count,
@@ -185,7 +190,7 @@ def search_files(args: dict, **kw: object) -> str:
         ctx = _ctx(kw)
         env = getattr(ctx.settings, "env", None) or {}
         use_rg = args.get("_use_rg", True) is not False
-        result = _searchrun.run(ctx.backend(), args, path_env=env.get("PATH"), stop=ctx.interrupt,
+        result = _searchrun.run(guarded(ctx), args, path_env=env.get("PATH"), stop=ctx.interrupt,
                                 use_rg=use_rg)
     except FileToolError as exc:
         return tool_error(str(exc), **exc.extra)

@@ -61,7 +61,14 @@ def _read_limited(path: Path) -> tuple[str, bool]:
     return text[:_MAX_VIEW_CHARS], len(text) > _MAX_VIEW_CHARS
 
 
-def _view_file(info: SkillInfo, file_path: str) -> str:
+def _secret(kw: dict, path: Path) -> str | None:
+    """The model-readable refusal when the path policy says `path` (resolved) holds secrets."""
+    policy = getattr(kw.get("ctx"), "path_policy", None)
+    verdict = policy.check_read(str(path)) if policy is not None else None
+    return tool_error(f"Access denied: {verdict.reason}") if verdict and not verdict.allowed else None
+
+
+def _view_file(info: SkillInfo, file_path: str, kw: dict) -> str:
     rel = PurePosixPath(file_path.strip())
     if rel.is_absolute() or ".." in rel.parts or not rel.parts:
         return tool_error("file_path must be relative to the skill directory, without '..'")
@@ -72,6 +79,8 @@ def _view_file(info: SkillInfo, file_path: str) -> str:
         return tool_error("file_path escapes the skill directory")
     if not target.is_file():
         return tool_error(f"{file_path} not found in skill {info.name!r}", files=skill_files(info.dir))
+    if refused := _secret(kw, target):
+        return refused
     if b"\x00" in target.read_bytes()[:4096]:
         return tool_error(f"{file_path} is a binary file")
     text, truncated = _read_limited(target)
@@ -93,7 +102,9 @@ def skill_view(args: dict, **kw: object) -> str:
                                 "content": pending.files[SKILL_FILE]})
         return _not_found(catalog, name)
     if args.get("file_path"):
-        return _view_file(info, str(args["file_path"]))
+        return _view_file(info, str(args["file_path"]), kw)
+    if refused := _secret(kw, info.path):
+        return refused
     text, truncated = _read_limited(info.path)
     out = {"name": info.name, "category": info.category or "general", "content": text,
            "files": [f for f in skill_files(info.dir) if f != SKILL_FILE]}

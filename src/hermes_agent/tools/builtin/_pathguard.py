@@ -1,0 +1,212 @@
+"""The path policy inside the file tools (local backend only: a container's or a remote host's paths are
+not this machine's). Reads of secret paths are refused; writes the policy does not allow go to the
+approval gate; and every read and write happens on the resolved path that was checked, opened one
+component at a time without following symlinks, so a symlink swapped in after the check is refused."""
+
+from __future__ import annotations
+
+import errno
+import os
+import secrets
+import stat as stat_mod
+
+from hermes_agent.approval.policy import PathPolicy, Verdict, resolve
+from hermes_agent.terminal.base import TerminalBackend
+from hermes_agent.tools.builtin._fileio import FileToolError
+
+_DIR_FLAGS = getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY | os.O_NOFOLLOW
+
+
+def denied_read(verdict: Verdict) -> FileToolError:
+    """The error the model reads for a secret path: what, why, and how the user can grant it."""
+    return FileToolError(f"Access denied: {verdict.reason}. Do not try to read it another way.", path=verdict.path)
+
+
+class GuardedBackend:
+    """A local backend whose read_bytes/write_bytes obey `policy` and never follow a symlink: reads of
+    secrets raise, writes succeed only on resolved paths `authorize` approved. Everything else delegates."""
+
+    def __init__(self, backend: TerminalBackend, policy: PathPolicy) -> None:
+        self._backend = backend
+        self.policy = policy
+        self.approved: set[str] = set()
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._backend, name)
+
+    def real(self, path: str) -> str:
+        return resolve(path, self._backend.cwd(), self.policy.home)
+
+    def readable(self, path: str) -> str:
+        """The resolved path of a readable file; FileToolError for a secret."""
+        verdict = self.policy.check_read(path, self._backend.cwd())
+        if not verdict.allowed:
+            raise denied_read(verdict)
+        return verdict.path
+
+    def read_bytes(self, path: str, limit: int | None = None) -> bytes:
+        fd = open_nofollow(self.readable(path), os.O_RDONLY)
+        with os.fdopen(fd, "rb") as fh:
+            return fh.read() if limit is None else fh.read(limit)
+
+    def write_bytes(self, path: str, data: bytes) -> None:
+        real = self._approved(path)
+        write_nofollow(real, data)
+
+    def remove(self, path: str) -> None:
+        real = self._approved(path)
+        parent = open_dir(os.path.dirname(real), create=False)
+        try:
+            os.unlink(os.path.basename(real), dir_fd=parent)
+        finally:
+            os.close(parent)
+
+    def _approved(self, path: str) -> str:
+        real = self.real(path)
+        if real not in self.approved:
+            raise PermissionError(errno.EACCES, "not checked against the path policy (or a symlink changed it)", path)
+        return real
+
+
+def guarded(ctx: object) -> TerminalBackend:
+    """The task's backend, wrapped by the path policy when there is one and the backend is local."""
+    backend = ctx.backend()
+    policy = getattr(ctx, "path_policy", None)
+    if policy is None or backend.kind != "local" or isinstance(backend, GuardedBackend):
+        return backend
+    return GuardedBackend(backend, policy)  # type: ignore[return-value]
+
+
+def authorize(ctx: object, backend: TerminalBackend, paths: list[str], tool: str) -> list[str]:
+    """The resolved form of `paths` once every one may be written: the policy allows it or the approval
+    gate says yes (FileToolError with the gate's reason otherwise). Unguarded backends: unchanged."""
+    if not isinstance(backend, GuardedBackend):
+        return paths
+    verdicts = [backend.policy.check_write(p, backend.cwd()) for p in paths]
+    real = [v.path for v in verdicts]
+    if any(not v.allowed for v in verdicts):
+        check = getattr(ctx, "approve_write", None)
+        if check is None:
+            reasons = "; ".join(v.reason for v in verdicts if not v.allowed)
+            raise FileToolError(f"BLOCKED: {tool} was not done: {reasons}, and nobody can approve it here")
+        decision = check(real, session_id=getattr(ctx, "session_id", None), tool=tool, verdicts=verdicts)
+        if not decision.allowed:
+            raise FileToolError(decision.reason)
+    backend.approved.update(real)
+    return real
+
+
+def open_dir(path: str, *, create: bool) -> int:
+    """An fd for directory `path` (absolute, already resolved), walked from / with O_NOFOLLOW; missing
+    directories are created when `create`. A symlink anywhere on the way raises PermissionError."""
+    fd = os.open("/", _DIR_FLAGS)
+    try:
+        for name in [p for p in path.split("/") if p]:
+            try:
+                nfd = os.open(name, _DIR_FLAGS, dir_fd=fd)
+            except FileNotFoundError:
+                if not create:
+                    raise
+                os.mkdir(name, 0o777, dir_fd=fd)
+                nfd = os.open(name, _DIR_FLAGS, dir_fd=fd)
+            except OSError as exc:
+                if exc.errno in (errno.ELOOP, errno.ENOTDIR) and _is_link(fd, name):
+                    raise PermissionError(errno.EACCES, "a symlink appeared in the path after it was checked",
+                                          path) from exc
+                raise
+            os.close(fd)
+            fd = nfd
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _is_link(dir_fd: int, name: str) -> bool:
+    try:
+        return stat_mod.S_ISLNK(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
+    except OSError:
+        return False
+
+
+def open_nofollow(path: str, flags: int) -> int:
+    """Open a resolved path with no symlink followed on the way or at the end."""
+    parent = open_dir(os.path.dirname(path), create=False)
+    try:
+        return os.open(os.path.basename(path), flags | os.O_NOFOLLOW, dir_fd=parent)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise PermissionError(errno.EACCES, "a symlink appeared in the path after it was checked", path) from exc
+        raise
+    finally:
+        os.close(parent)
+
+
+def write_nofollow(path: str, data: bytes) -> None:
+    """Atomically replace the file at resolved `path` (temp file + rename inside the same directory fd),
+    keeping its mode; parent directories are created."""
+    parent = open_dir(os.path.dirname(path), create=True)
+    name = os.path.basename(path)
+    tmp = f".hermes-{secrets.token_hex(6)}"
+    try:
+        try:
+            st = os.stat(name, dir_fd=parent, follow_symlinks=False)
+            mode = stat_mod.S_IMODE(st.st_mode) if stat_mod.S_ISREG(st.st_mode) else None
+        except FileNotFoundError:
+            mode = None
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666, dir_fd=parent)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+                if mode is not None:
+                    os.fchmod(fh.fileno(), mode)
+            os.replace(tmp, name, src_dir_fd=parent, dst_dir_fd=parent)
+        except BaseException:
+            try:
+                os.unlink(tmp, dir_fd=parent)
+            except OSError:
+                pass
+            raise
+    finally:
+        os.close(parent)
+
+
+def check_read(backend: TerminalBackend, path: str) -> str:
+    """`path` resolved and checked when the backend is guarded (FileToolError for a secret), else as is."""
+    return backend.readable(path) if isinstance(backend, GuardedBackend) else path
+
+
+def real_path(backend: TerminalBackend, path: str) -> str:
+    """`path` with symlinks resolved when the backend is guarded (one name per file), else as is."""
+    return backend.real(path) if isinstance(backend, GuardedBackend) else path
+
+
+class SearchGuard:
+    """What a search under `root` must leave out: secrets below it (excluded from rg and the walker, by
+    path relative to the root) and any hit whose resolved path is a secret (symlinked files)."""
+
+    def __init__(self, policy: PathPolicy, root: str) -> None:
+        self.policy = policy
+        self.root = root
+        below = [s for s in policy.secrets if not any(c in s for c in "*?[") and s.startswith(root.rstrip("/") + "/")]
+        self.exact = frozenset(s for s in below if not policy.check_read(s).allowed)
+        self.exclude = tuple(sorted(s[len(root.rstrip("/")) + 1:] for s in self.exact))
+        self._seen: dict[str, bool] = {}
+
+    @classmethod
+    def for_backend(cls, backend: TerminalBackend, root: str) -> SearchGuard | None:
+        """None when the backend is not guarded; FileToolError when `root` itself is a secret."""
+        if not isinstance(backend, GuardedBackend):
+            return None
+        return cls(backend.policy, backend.readable(root))
+
+    def visible(self, path: str) -> bool:
+        """May a result at `path` (absolute, or relative to the root) be shown?"""
+        seen = self._seen.get(path)
+        if seen is None:
+            seen = self._seen[path] = self.policy.check_read(path, self.root).allowed
+        return seen
+
+    def hide(self, path: str, is_link: bool) -> bool:
+        """For the walker: secrets below the root, and symlinks that lead to one."""
+        return path in self.exact or (is_link and not self.visible(path))

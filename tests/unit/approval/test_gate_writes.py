@@ -1,0 +1,134 @@
+"""ApprovalGate.check_write decides from the path policy: a temp home with ~/.ssh, ~/.bashrc and a
+Hermes home, a workspace holding a symlink to ~/.ssh, real approvers (scripted answers or none)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hermes_agent.approval.gate import ApprovalGate, AutoDenyApprover, ScriptedApprover
+from hermes_agent.approval.policy import PathPolicy
+from hermes_agent.config.loader import load_settings, read_yaml_file
+from hermes_agent.tools.context import ToolContext
+from hermes_agent.tools.hooks import Block, HookBus
+
+
+@pytest.fixture()
+def home(tmp_path: Path, hermes_home: Path) -> Path:
+    h = tmp_path / "home"
+    (h / ".ssh").mkdir(parents=True)
+    (h / ".ssh/authorized_keys").write_text("ssh-ed25519 AAAA me\n")
+    (h / ".bashrc").write_text("# rc\n")
+    (h / "ws").mkdir()
+    (h / "ws/sshlink").symlink_to(h / ".ssh")
+    (h / "elsewhere").mkdir()
+    return h
+
+
+def make_gate(home: Path, hermes_home: Path, answers=(), *, interactive=True, config: str = "", yolo=False):
+    (hermes_home / "config.yaml").write_text(config, encoding="utf-8")
+    settings = load_settings(yolo=yolo)
+    policy = PathPolicy.build(workspace=[str(home / "ws")], hermes_home=str(hermes_home), home=str(home),
+                              config={"shared_tmp": False})
+    approver = ScriptedApprover(answers) if interactive else AutoDenyApprover()
+    return ApprovalGate(settings, approver, is_interactive=interactive, path_policy=policy), approver
+
+
+def test_workspace_writes_pass_without_asking(home, hermes_home):
+    gate, approver = make_gate(home, hermes_home)
+    decision = gate.check_write([str(home / "ws/src/app.py"), "notes.txt"])
+    assert decision.allowed and decision.via == "clean"
+    assert approver.requests == []
+
+
+def test_without_a_terminal_an_ask_is_denied_at_once_with_the_reason(home, hermes_home):
+    gate, approver = make_gate(home, hermes_home, interactive=False)
+    decision = gate.check_write([str(home / "elsewhere/out.txt")])
+    assert not decision.allowed and decision.via == "no_approver"
+    assert str(home / "elsewhere/out.txt") in decision.reason and "outside the workspace" in decision.reason
+    assert "sandbox.writable_paths" in decision.reason
+
+
+def test_symlinked_directory_is_judged_where_it_leads(home, hermes_home):
+    gate, approver = make_gate(home, hermes_home, ["deny"])
+    decision = gate.check_write(["sshlink/authorized_keys"], tool="write_file")
+    assert not decision.allowed and decision.via == "user"
+    request = approver.requests[0]
+    assert request.kind == "write" and str(home / ".ssh/authorized_keys") in request.command
+    assert request.pattern_key == f"secret_write:{home}/.ssh/authorized_keys"
+    assert "credentials or secrets" in request.description
+
+
+def test_once_asks_every_time_session_covers_the_directory(home, hermes_home):
+    gate, approver = make_gate(home, hermes_home, ["once", "session"])
+    out = str(home / "elsewhere/a.txt")
+    assert gate.check_write([out], session_id="s").via == "user"
+    assert gate.check_write([out], session_id="s").via == "user"
+    assert gate.check_write([str(home / "elsewhere/b.txt")], session_id="s").via == "session"
+    assert len(approver.requests) == 2
+    # the session approval of one directory does not cover a protected file
+    assert not gate.check_write([str(home / ".bashrc")], session_id="s").allowed
+    assert approver.requests[-1].pattern_key == f"protected_write:{home}/.bashrc"
+
+
+def test_always_saves_the_key_to_the_allowlist(home, hermes_home):
+    gate, approver = make_gate(home, hermes_home, ["always"])
+    assert gate.check_write([str(home / ".bashrc")]).allowed
+    saved = read_yaml_file(hermes_home / "config.yaml").get("command_allowlist")
+    assert saved == [f"protected_write:{home}/.bashrc"]
+
+
+def test_hermes_home_is_protected_and_its_env_is_secret(home, hermes_home):
+    gate, approver = make_gate(home, hermes_home, interactive=False)
+    config = gate.check_write([str(hermes_home / "config.yaml")])
+    assert not config.allowed and config.pattern_key.startswith("protected_write:")
+    env = gate.check_write([str(hermes_home / ".env")])
+    assert not env.allowed and env.pattern_key.startswith("secret_write:")
+
+
+def test_raw_disks_are_refused_even_with_yolo(home, hermes_home):
+    gate, approver = make_gate(home, hermes_home, ["once"], yolo=True)
+    decision = gate.check_write(["/dev/sda"])
+    assert not decision.allowed and decision.via == "hardline" and approver.requests == []
+    assert gate.check_write([str(home / ".bashrc")]).via == "yolo"
+
+
+def test_deny_rules_name_policy_keys(home, hermes_home):
+    gate, approver = make_gate(home, hermes_home, ["once"], config="approvals:\n  deny: [outside_workspace]\n")
+    decision = gate.check_write([str(home / "elsewhere/x")])
+    assert not decision.allowed and decision.via == "deny_rule" and approver.requests == []
+
+
+def test_the_hooks_once_is_granted_to_the_tools_own_check_only_once(home, hermes_home):
+    gate, approver = make_gate(home, hermes_home, ["once", "deny"])
+    policy = gate.path_policy
+    target = str(home / "elsewhere/x.txt")
+    bus = HookBus()
+    bus.register("pre_tool_call", gate.as_hook(Block))
+    ctx = ToolContext(settings=gate.settings, session_id="s")
+    assert bus.pre_tool_call("write_file", {"path": target, "content": "x"}, ctx) is None
+    verdicts = [policy.check_write(target)]
+    assert gate.check_write([target], session_id="s", verdicts=verdicts).via == "granted"
+    assert len(approver.requests) == 1
+    again = gate.check_write([target], session_id="s", verdicts=verdicts)  # the grant was used up
+    assert not again.allowed and len(approver.requests) == 2
+
+
+def test_hook_judges_relative_paths_against_the_workspace(home, hermes_home):
+    gate, approver = make_gate(home, hermes_home, interactive=False)
+    bus = HookBus()
+    bus.register("pre_tool_call", gate.as_hook(Block))
+    ctx = ToolContext(settings=gate.settings, session_id="s")
+    assert bus.pre_tool_call("write_file", {"path": "src/app.py", "content": ""}, ctx) is None
+    diff = "--- a/app.py\n+++ b/app.py\n@@\n-x\n+y\n--- a/../.bashrc\n+++ b/../.bashrc\n@@\n-A\n+B\n"
+    blocked = bus.pre_tool_call("patch", {"mode": "patch", "patch": diff}, ctx)
+    assert isinstance(blocked, Block) and f"{home}/.bashrc" in blocked.reason
+
+
+def test_remote_backends_keep_the_sensitive_path_classes(home, hermes_home, monkeypatch):
+    monkeypatch.setenv("TERMINAL_ENV", "ssh")
+    gate, approver = make_gate(home, hermes_home, interactive=False)
+    assert gate.check_write(["/srv/app/main.py"]).allowed  # a path on the remote host, not ours
+    decision = gate.check_write(["~/.bashrc"])
+    assert not decision.allowed and decision.pattern_key == "shell_rc_write:~/.bashrc"
