@@ -21,6 +21,7 @@ from hermes_agent.core.agent import AIAgent as CoreAgent
 from hermes_agent.errors import HermesError
 from hermes_agent.events import Event, Notice, ToolStarted
 from hermes_agent.memory.todo import TodoStore
+from hermes_agent.tools.builtin.delegate import normalise_args as normalise_delegate_args
 from hermes_agent.tools.builtin.todo import run_todo
 from hermes_agent.tools.context import ToolContext
 from hermes_agent.tools.dispatch import resolve_tool_names
@@ -58,6 +59,7 @@ class TaskSpec:
 
 def parse_tasks(args: dict) -> list[TaskSpec]:
     """`goal` (+context, toolsets) or `tasks[]` as TaskSpecs; ValueError with a model-readable message."""
+    args = normalise_delegate_args(args)
     rows = args.get("tasks")
     if rows is None:
         rows = [args] if args.get("goal") else []
