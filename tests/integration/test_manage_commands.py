@@ -209,7 +209,7 @@ def test_doctor_healthy_setup_passes_and_warns_about_env_mode(hermes_home, scrip
 
 
 def test_doctor_reports_unavailable_tools_with_reasons_and_broken_plugins(hermes_home, scripted):
-    model_config(hermes_home, scripted.url)
+    model_config(hermes_home, scripted.url, extra="plugins:\n  enabled: [acme, broken]\n")
     _install_plugins(hermes_home)
     out = run_hermes("doctor", home=hermes_home)
     assert out.returncode == 1

@@ -26,16 +26,22 @@ __all__ = ["AIAgent", "build_agent", "build_provider", "build_services", "platfo
 log = logging.getLogger(__name__)
 
 
-def platform_toolsets(settings: Settings, platform: str, override: list[str] | None) -> list[str]:
-    """Toolsets for a platform: CLI flag > platform_toolsets.<platform> > toolsets > hermes-<platform>."""
+def platform_toolsets(settings: Settings, platform: str, override: list[str] | None,
+                      plugin_toolsets: list[str] | tuple[str, ...] = ()) -> list[str]:
+    """Toolsets for a platform: CLI flag > platform_toolsets.<platform> > toolsets > hermes-<platform>.
+    Without a CLI flag, loaded plugins' toolsets are added as Hermes does: on unless the user turned
+    one off (listed in known_plugin_toolsets.<platform> but not in platform_toolsets.<platform>)."""
     if override:
         return override
     per = (settings.get("platform_toolsets") or {}).get(platform)
     if per:
-        return list(per)
-    if platform == "cli":
-        return list(settings.get("toolsets") or ["hermes-cli"])
-    return [f"hermes-{platform}"]
+        chosen = list(per)
+    elif platform == "cli":
+        chosen = list(settings.get("toolsets") or ["hermes-cli"])
+    else:
+        chosen = [f"hermes-{platform}"]
+    known = (settings.get("known_plugin_toolsets") or {}).get(platform) or []
+    return chosen + [t for t in plugin_toolsets if t not in chosen and t not in known]
 
 
 def build_services(settings: Settings, *, platform: str = "cli", toolsets: list[str] | None = None,
@@ -52,7 +58,7 @@ def build_services(settings: Settings, *, platform: str = "cli", toolsets: list[
     _start_mcp(services, settings, wait=not interactive)
     wire_approval(services, settings, approver, interactive)  # type: ignore[arg-type]
     memory = wire_memory_and_todo(services, settings)
-    enabled = platform_toolsets(settings, platform, toolsets)
+    enabled = platform_toolsets(settings, platform, toolsets, plugin_report.toolsets)
     tool_names = resolve_tool_names(enabled)
     with_skills = "skill_view" in tool_names
     services.prompt_parts = prompt_parts(settings, memory, with_skills=with_skills)
