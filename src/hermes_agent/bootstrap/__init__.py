@@ -80,7 +80,7 @@ def build_agent(settings: Settings, *, platform: str = "cli", toolsets: list[str
     """A ready agent for a frontend (validates toolsets now, restores a session when asked)."""
     services, enabled = build_services(settings, platform=platform, toolsets=toolsets, event_callback=event_callback,
                                        approver=approver, interactive=interactive, persist=persist)
-    agent = CoreAgent(max_iterations=max_iterations or int(settings.get("agent.max_turns", 60) or 60),
+    agent = CoreAgent(max_iterations=max_iterations or int(settings.get("agent.max_turns", 90) or 90),
                       enabled_toolsets=enabled, services=services, event_callback=event_callback,
                       save_trajectories=save_trajectories)
     services.ctx.clarify = clarify

@@ -126,7 +126,7 @@ def build_child(parent: AgentServices, toolsets: list[str], allowed: frozenset[s
     wire_compression(services, settings, None, binding.on_compressed if binding else None)
     wire_checkpoints(services, settings)
     wire_terminal(services, settings)
-    max_iter = int(settings.get("delegation.max_iterations", 30) or 30)
+    max_iter = int(settings.get("delegation.max_iterations", 50) or 50)
     return ChildAgent(allowed, max_iterations=max_iter, enabled_toolsets=toolsets, services=services,
                       event_callback=on_event)
 
