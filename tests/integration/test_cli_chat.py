@@ -110,7 +110,7 @@ def test_agents_md_in_the_working_directory_reaches_the_prompt(scripted, hermes_
 
 
 def test_file_edits_are_checkpointed_and_can_be_rolled_back(scripted, hermes_home, tmp_path):
-    model_config(hermes_home, scripted.url)
+    model_config(hermes_home, scripted.url, extra="checkpoints:\n  enabled: true\n")  # off by default, as in Hermes
     project = tmp_path / "proj"
     project.mkdir()
     (project / "app.py").write_text("print('v1')\n")
