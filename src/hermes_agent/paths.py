@@ -71,10 +71,6 @@ def logs_dir() -> Path:
     return hermes_home() / "logs"
 
 
-def trajectories_dir() -> Path:
-    return hermes_home() / "trajectories"
-
-
 def cron_dir() -> Path:
     return hermes_home() / "cron"
 

@@ -1,6 +1,9 @@
 """Plugins: `$HERMES_HOME/plugins/<name>/` (plugin.yaml + `register(ctx)`) and the entry-point group
-`hermes_agent.plugins`. A plugin adds tools, hooks and slash commands; one that fails is reported
-and skipped, never stopping the agent. Registration is all-or-nothing per plugin."""
+`hermes_agent.plugins`, opt-in as in Hermes (only names listed in `plugins.enabled` load). A plugin
+adds tools, hooks and slash commands; one that fails is reported and skipped, never stopping the
+agent. Registration is all-or-nothing per plugin; a tool name already held by another toolset is
+skipped with a warning unless the plugin passes `override=True` and the operator allowed it
+(`plugins.entries.<name>.allow_tool_override: true`), as in Hermes."""
 
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hermes_agent.config.settings import Settings
+from hermes_agent.plugin_compat import install_tools_shim, register_like_hermes
 from hermes_agent.tools.hooks import VALID_HOOKS, HookBus
 from hermes_agent.tools.registry import ToolRegistry
 from hermes_agent.tools.registry import registry as default_registry
@@ -63,9 +67,12 @@ class PluginReport:
 
     loaded: list[PluginManifest] = field(default_factory=list)
     failed: dict[str, str] = field(default_factory=dict)
-    disabled: list[str] = field(default_factory=list)
+    disabled: list[str] = field(default_factory=list)  # listed in plugins.disabled
+    not_enabled: list[str] = field(default_factory=list)  # not listed in plugins.enabled (opt-in)
     commands: dict[str, PluginCommand] = field(default_factory=dict)
     tools: dict[str, list[str]] = field(default_factory=dict)
+    toolsets: list[str] = field(default_factory=list)  # toolsets the loaded plugins' tools are in
+    warnings: dict[str, list[str]] = field(default_factory=dict)
 
 
 class PluginContext:
@@ -84,13 +91,27 @@ class PluginContext:
         return self.manifest.name
 
     def register_tool(self, name: str, toolset: str | None = None, schema: dict | None = None,
-                      handler: Callable[..., object] | None = None, **kw: object) -> None:
-        """Same arguments as registry.register; toolset defaults to `plugin-<name>`, approval to "external"
-        (asked only when the plugin passes an `approval_subject` that returns something)."""
+                      handler: Callable[..., object] | None = None, check_fn: Callable[[], object] | None = None,
+                      requires_env: list | None = None, is_async: bool = False, description: str = "",
+                      emoji: str = "", override: bool = False, **kw: object) -> None:
+        """Hermes's ctx.register_tool (toolset defaults to `plugin-<name>`; also max_result_size_chars); approval
+        defaults to "external" (asked only when the plugin passes an `approval_subject` that returns something)."""
         if not isinstance(schema, dict) or not callable(handler):
             raise ValueError(f"register_tool({name!r}) needs a schema dict and a callable handler")
+        if override and not self.override_allowed:
+            raise PermissionError(f"plugin {self.name!r} cannot override built-in tool {name!r}: set "
+                                  f"plugins.entries.{self.name}.allow_tool_override: true in config.yaml")
         self._tools.append({"name": name, "toolset": toolset or f"plugin-{self.name}", "schema": schema,
-                            "handler": handler, "approval": "external", **kw})
+                            "handler": handler, "check_fn": check_fn, "requires_env": requires_env,
+                            "is_async": is_async, "description": description, "emoji": emoji,
+                            "override": override, "approval": "external", **kw})
+
+    @property
+    def override_allowed(self) -> bool:
+        """`plugins.entries.<name>.allow_tool_override` (Hermes's opt-in for replacing a tool)."""
+        entries = self.settings.section("plugins").get("entries") or {}
+        entry = entries.get(self.name) if isinstance(entries, dict) else None
+        return bool(isinstance(entry, dict) and entry.get("allow_tool_override"))
 
     def register_hook(self, event: str, fn: Callable[..., object]) -> None:
         """Subscribe `fn` to a hook event (pre_tool_call, post_tool_call, pre_llm_call, ...)."""
@@ -110,21 +131,26 @@ class PluginContext:
         self._commands.append(PluginCommand(name, handler, help, self.name))
 
     def _commit(self, reg: ToolRegistry, hooks: HookBus, report: PluginReport) -> None:
-        """Check every buffered registration for conflicts, then apply them all."""
-        for tool in self._tools:
-            existing = reg.get(tool["name"])
-            if existing is not None:
-                raise ValueError(f"tool {tool['name']!r} already exists (toolset {existing.toolset})")
+        """Check every buffered registration for conflicts, then apply them all. A tool whose name another
+        toolset holds is skipped with a warning (Hermes rejects such shadowing) unless it overrides."""
         for cmd in self._commands:
             if cmd.name in report.commands:
                 raise ValueError(f"command /{cmd.name} already added by plugin {report.commands[cmd.name].plugin}")
+        added = []
         for tool in self._tools:
-            reg.register(**tool)  # type: ignore[arg-type]
+            if register_like_hermes(reg, **tool, override_allowed=self.override_allowed) is None:
+                held = reg.get(tool["name"])
+                report.warnings.setdefault(self.name, []).append(
+                    f"tool {tool['name']!r} skipped: toolset {held.toolset if held else '?'} already has it "
+                    "(register it with override=True to replace it)")
+            else:
+                added.append(tool)
         for event, fn in self._hooks:
             hooks.register(event, fn)
         for cmd in self._commands:
             report.commands[cmd.name] = cmd
-        report.tools[self.name] = [t["name"] for t in self._tools]
+        report.tools[self.name] = [t["name"] for t in added]
+        report.toolsets.extend(t["toolset"] for t in added if t["toolset"] not in report.toolsets)
 
 
 def _read_manifest(plugin_dir: Path) -> PluginManifest:
@@ -237,12 +263,10 @@ def discover_plugins(plugins_dir: Path, *, entry_points: bool = True) -> tuple[l
 
 
 def is_enabled(manifest: PluginManifest, settings: Settings) -> bool:
-    """Config `plugins.disabled` wins; `plugins.enabled` turns on a plugin whose manifest says off."""
+    """Opt-in as in Hermes: listed in `plugins.enabled` and not in `plugins.disabled`."""
     disabled = settings.get("plugins.disabled") or []
     enabled = settings.get("plugins.enabled") or []
-    if manifest.name in disabled:
-        return False
-    return manifest.enabled or manifest.name in enabled
+    return manifest.name in enabled and manifest.name not in disabled
 
 
 def load_plugins(settings: Settings, hooks: HookBus, *, registry: ToolRegistry | None = None,
@@ -258,9 +282,11 @@ def load_plugins(settings: Settings, hooks: HookBus, *, registry: ToolRegistry |
             report.failed[manifest.name] = "invalid plugin name (letters, digits, . _ - only)"
             continue
         if not is_enabled(manifest, settings):
-            report.disabled.append(manifest.name)
+            listed = manifest.name in (settings.get("plugins.disabled") or [])
+            (report.disabled if listed else report.not_enabled).append(manifest.name)
             continue
         try:
+            install_tools_shim(reg)
             register = src.load()
             ctx = PluginContext(manifest, settings)
             register(ctx)

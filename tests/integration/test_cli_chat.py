@@ -110,7 +110,7 @@ def test_agents_md_in_the_working_directory_reaches_the_prompt(scripted, hermes_
 
 
 def test_file_edits_are_checkpointed_and_can_be_rolled_back(scripted, hermes_home, tmp_path):
-    model_config(hermes_home, scripted.url)
+    model_config(hermes_home, scripted.url, extra="checkpoints:\n  enabled: true\n")  # off by default, as in Hermes
     project = tmp_path / "proj"
     project.mkdir()
     (project / "app.py").write_text("print('v1')\n")
@@ -220,11 +220,11 @@ def test_oneshot_flag_prints_only_the_answer(scripted, hermes_home):
     assert out.returncode == 0 and out.stdout == "just this\n" and out.stderr == ""
 
 
-def test_save_trajectories_flag_writes_sharegpt(scripted, hermes_home):
+def test_save_trajectories_flag_writes_sharegpt(scripted, hermes_home, tmp_path):
     model_config(hermes_home, scripted.url)
     scripted.add({"content": "traced"})
-    out = run_hermes("chat", "-q", "trace me", "--save-trajectories", "-Q", home=hermes_home)
+    out = run_hermes("chat", "-q", "trace me", "--save-trajectories", "-Q", home=hermes_home, cwd=str(tmp_path))
     assert out.returncode == 0, out.stderr
-    record = json.loads((hermes_home / "trajectories" / "trajectory_samples.jsonl").read_text().splitlines()[0])
+    record = json.loads((tmp_path / "trajectory_samples.jsonl").read_text().splitlines()[0])  # where Hermes writes
     assert [t["from"] for t in record["conversations"]] == ["system", "human", "gpt"]
-    assert record["conversations"][2]["value"] == "traced" and record["completed"] is True
+    assert record["conversations"][2]["value"] == "<think>\n</think>\ntraced" and record["completed"] is True

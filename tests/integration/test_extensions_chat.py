@@ -31,16 +31,17 @@ def test_plugin_tool_and_blocking_hook_through_chat(scripted, hermes_home):
     (d / "__init__.py").write_text(PLUGIN)
     (hermes_home / "plugins" / "broken").mkdir()
     (hermes_home / "plugins" / "broken" / "__init__.py").write_text("raise RuntimeError('bad plugin')\n")
-    model_config(hermes_home, scripted.url)
+    model_config(hermes_home, scripted.url, extra="plugins:\n  enabled: [guard, broken]\n")
     scripted.add({"tool_calls": [{"name": "shout", "arguments": {"text": "hello"}},
                                  {"name": "shout", "arguments": {"text": "a cat"}}]},
                  {"content": "done"})
-    out = run_hermes("chat", "-q", "shout twice", "-t", "plugin-guard", home=hermes_home)
+    out = run_hermes("chat", "-q", "shout twice", home=hermes_home)  # plugin tools are offered by default
     assert out.returncode == 0, out.stderr
     assert out.stdout == "done\n" and "Traceback" not in out.stderr
     results = [m["content"] for m in scripted.requests[1]["body"]["messages"] if m["role"] == "tool"]
     assert results[0] == '{"result": "HELLO"}'
     assert "shouting about cats is not allowed" in results[1]
+    assert "shout" in [t["function"]["name"] for t in scripted.requests[0]["body"]["tools"]]
 
 
 def test_mcp_tool_through_chat(scripted, hermes_home):
@@ -77,7 +78,7 @@ def test_deferred_plugin_tool_found_and_called_through_the_bridge(scripted, herm
     d = hermes_home / "plugins" / "guard"
     d.mkdir(parents=True)
     (d / "__init__.py").write_text(PLUGIN)
-    model_config(hermes_home, scripted.url, extra="tools:\n  tool_search:\n    enabled: on\n")
+    model_config(hermes_home, scripted.url, extra="tools:\n  tool_search:\n    enabled: on\nplugins:\n  enabled: [guard]\n")
     scripted.add({"tool_calls": [{"name": "tool_search", "arguments": {"query": "upper case text"}}]},
                  {"tool_calls": [{"name": "tool_call", "arguments": {"name": "shout", "arguments": {"text": "hi"}}},
                                  {"name": "tool_call", "arguments": {"name": "shout", "arguments": {"text": "cat"}}}]},
@@ -115,7 +116,7 @@ def test_lifecycle_hooks_fire_in_order(scripted, hermes_home):
     d.mkdir(parents=True)
     (d / "plugin.yaml").write_text("name: lifecycle\n")
     (d / "__init__.py").write_text(LIFECYCLE)
-    model_config(hermes_home, scripted.url)
+    model_config(hermes_home, scripted.url, extra="plugins:\n  enabled: [lifecycle]\n")
     scripted.add({"content": "hello"})
     out = run_hermes("chat", "-q", "hi", home=hermes_home)
     assert out.returncode == 0, out.stderr

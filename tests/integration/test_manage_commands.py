@@ -78,7 +78,7 @@ def test_config_check_then_migrate(hermes_home):
     assert check.returncode == 1
     assert "modle  (did you mean 'model'?)" in check.stdout
     assert "terminal.bakend  (did you mean 'terminal.backend'?)" in check.stdout
-    assert "  agent.max_turns = 60" in check.stdout and f"config version: 0 (current {CURRENT_VERSION})" in check.stdout
+    assert "  agent.max_turns = 90" in check.stdout and f"config version: 0 (current {CURRENT_VERSION})" in check.stdout
     mig = run_hermes("config", "migrate", home=hermes_home)
     assert mig.returncode == 0, mig.stderr
     assert f"config version 0 -> {CURRENT_VERSION}" in mig.stdout
@@ -140,7 +140,7 @@ def test_setup_rerun_keeps_values_on_enter(hermes_home, scripted):
     child.sendline("")
     child.expect(r"Choose a number or name \[local\]: ")
     child.sendline("docker")
-    child.expect(r"Docker image \[hermes-sandbox:latest\]: ")
+    child.expect(r"Docker image \[nikolaik/python-nodejs:python3.11-nodejs20\]: ")
     child.sendline("python:3.12-slim")
     child.expect(r"predates this version of Hermes. Add the new options now\? \[Y/n\]: ")
     child.sendline("n")
@@ -209,7 +209,7 @@ def test_doctor_healthy_setup_passes_and_warns_about_env_mode(hermes_home, scrip
 
 
 def test_doctor_reports_unavailable_tools_with_reasons_and_broken_plugins(hermes_home, scripted):
-    model_config(hermes_home, scripted.url)
+    model_config(hermes_home, scripted.url, extra="plugins:\n  enabled: [acme, broken]\n")
     _install_plugins(hermes_home)
     out = run_hermes("doctor", home=hermes_home)
     assert out.returncode == 1

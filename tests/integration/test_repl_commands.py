@@ -181,7 +181,7 @@ def test_info_commands_show_the_session(start, scripted, hermes_home):
 
 
 def test_rollback_restores_files_changed_by_the_agent(start, scripted):
-    repl = start()
+    repl = start("checkpoints:\n  enabled: true\n")  # off by default, as in Hermes
     work = Path(repl.child.cwd)
     (work / "keep.txt").write_text("original\n")
     scripted.add({"tool_calls": [{"name": "write_file", "arguments": {"path": "keep.txt", "content": "clobbered\n"}}]},

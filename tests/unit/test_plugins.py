@@ -46,8 +46,13 @@ def clean_registry():
         registry.deregister(name)
 
 
+def _enable(home: Path, *names: str, extra: str = "") -> None:
+    (home / "config.yaml").write_text(f"plugins:\n  enabled: [{', '.join(names)}]\n{extra}")
+
+
 def test_plugin_adds_a_tool_a_blocking_hook_and_a_command(hermes_home, clean_registry):
     d = _plugin(hermes_home, "guard", GUARD, "name: guard\ndescription: shouting\nversion: 1.2\n")
+    _enable(hermes_home, "guard")
     (d / "words.py").write_text("def shout(t):\n    return t.upper() + '!'\n")
     bus = HookBus()
     report = load_plugins(load_settings(), bus, entry_points=False)
@@ -79,28 +84,67 @@ def test_broken_plugins_are_reported_and_skipped(hermes_home, clean_registry):
     _plugin(hermes_home, "good", "def register(ctx):\n    ctx.register_tool('good_tool', schema={'name': 'good_tool'}, "
                                  "handler=lambda a, **k: 'fine')\n", filename="plugin.py")
     registry.register("shout", "builtin-test", {"name": "shout"}, lambda a, **k: "builtin")
+    _enable(hermes_home, "import_error", "raises", "exits", "no_register", "bad_yaml", "steals_terminal",
+            "bad_hook", "good")
     bus = HookBus()
     report = load_plugins(load_settings(), bus, entry_points=False)
-    assert [m.name for m in report.loaded] == ["good"]
+    assert [m.name for m in report.loaded] == ["good", "steals_terminal"]
     failed = report.failed
-    assert set(failed) == {"import_error", "raises", "exits", "no_register", "bad_yaml", "steals_terminal", "bad_hook"}
+    assert set(failed) == {"import_error", "raises", "exits", "no_register", "bad_yaml", "bad_hook"}
     assert "no_such_module_xyz" in failed["import_error"] and "cannot start" in failed["raises"]
     assert "SystemExit" in failed["exits"] and "register(ctx)" in failed["no_register"]
-    assert "plugin.yaml" in failed["bad_yaml"] and "already exists" in failed["steals_terminal"]
-    assert "on_everything" in failed["bad_hook"]
+    assert "plugin.yaml" in failed["bad_yaml"] and "on_everything" in failed["bad_hook"]
+    # as in Hermes, a tool name another toolset holds is not taken over without override=True
+    assert "'shout' skipped" in report.warnings["steals_terminal"][0]
+    assert registry.dispatch("shout", {}) == "builtin" and report.tools["steals_terminal"] == ["mcp__x__y"]
     # all-or-nothing: nothing of a failed plugin stays behind
-    assert registry.get("mcp__x__y") is None and registry.dispatch("shout", {}) == "builtin"
     assert not bus.has("pre_tool_call")
     assert registry.dispatch("good_tool", {}) == "fine"
 
 
-def test_disabled_by_config_or_manifest_and_enabled_override(hermes_home, clean_registry):
+def test_override_needs_the_operator_opt_in(hermes_home, clean_registry):
+    code = """
+        def register(ctx):
+            ctx.register_tool("ovr_tool", "plugin-ovr", {"name": "ovr_tool"}, lambda a, **k: "plugin",
+                              check_fn=None, requires_env=[], is_async=False, description="mine", emoji="x",
+                              override=True)
+    """
+    _plugin(hermes_home, "ovr", code)
+    registry.register("ovr_tool", "builtin-test", {"name": "ovr_tool"}, lambda a, **k: "builtin")
+    _enable(hermes_home, "ovr")
+    report = load_plugins(load_settings(), HookBus(), entry_points=False)
+    assert "allow_tool_override" in report.failed["ovr"] and registry.dispatch("ovr_tool", {}) == "builtin"
+    _enable(hermes_home, "ovr", extra="  entries:\n    ovr:\n      allow_tool_override: true\n")
+    report = load_plugins(load_settings(), HookBus(), entry_points=False)
+    assert report.failed == {} and registry.dispatch("ovr_tool", {}) == "plugin"
+    assert registry.get("ovr_tool").toolset == "plugin-ovr" and registry.get("ovr_tool").emoji == "x"
+
+
+def test_hermes_plugin_imports_tools_registry(hermes_home, clean_registry):
+    code = """
+        from tools.registry import registry, tool_error, tool_result
+
+        def register(ctx):
+            registry.register(name="direct_tool", toolset="hermesish", schema={"name": "direct_tool"},
+                              handler=lambda a, **k: tool_result(ok=True) if a.get("x") else tool_error("no x"),
+                              check_fn=None, requires_env=None, is_async=False, description="", emoji="",
+                              max_result_size_chars=1000, dynamic_schema_overrides=None, override=False)
+    """
+    _plugin(hermes_home, "hermesish", code)
+    _enable(hermes_home, "hermesish")
+    report = load_plugins(load_settings(), HookBus(), entry_points=False)
+    assert report.failed == {}
+    assert json.loads(registry.dispatch("direct_tool", {"x": 1})) == {"ok": True}
+    assert json.loads(registry.dispatch("direct_tool", {})) == {"error": "no x"}
+
+
+def test_only_plugins_listed_in_enabled_load_and_disabled_wins(hermes_home, clean_registry):
     _plugin(hermes_home, "alpha", "def register(ctx):\n    ctx.register_command('alpha', lambda a, **k: 'a')\n")
     _plugin(hermes_home, "beta", "def register(ctx):\n    ctx.register_command('beta', lambda a, **k: 'b')\n",
             manifest="name: beta\nenabled: false\n")
     report = load_plugins(load_settings(), HookBus(), entry_points=False)
-    assert [m.name for m in report.loaded] == ["alpha"] and report.disabled == ["beta"]
-    (hermes_home / "config.yaml").write_text("plugins:\n  disabled: [alpha]\n  enabled: [beta]\n")
+    assert report.loaded == [] and report.not_enabled == ["alpha", "beta"] and report.commands == {}
+    (hermes_home / "config.yaml").write_text("plugins:\n  disabled: [alpha]\n  enabled: [alpha, beta]\n")
     report = load_plugins(load_settings(), HookBus(), entry_points=False)
     assert [m.name for m in report.loaded] == ["beta"] and report.disabled == ["alpha"]
     assert set(report.commands) == {"beta"}
@@ -119,6 +163,9 @@ def test_entry_point_plugin_is_discovered_and_loaded(hermes_home, tmp_path, monk
     sources, _ = discover_plugins(hermes_home / "plugins")
     demo = next(s.manifest for s in sources if s.manifest.name == "epdemo")
     assert (demo.source, demo.version, demo.description) == ("entry_point", "2.0", "EP demo")
+    report = load_plugins(load_settings(), HookBus())
+    assert "epdemo" in report.not_enabled  # entry points are opt-in too
+    _enable(hermes_home, "epdemo")
     report = load_plugins(load_settings(), HookBus())
     assert "epdemo" in [m.name for m in report.loaded]
     assert registry.dispatch("ep_tool", {}) == "ep" and registry.get("ep_tool").toolset == "plugin-epdemo"

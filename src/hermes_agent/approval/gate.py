@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path
 
-from hermes_agent.approval.allowlist import add_to_allowlist
+from hermes_agent.approval.allowlist import add_to_allowlist, allowed_pattern_keys
 from hermes_agent.approval.approvers import (
     ApprovalRequest,
     Approver,
@@ -261,7 +261,7 @@ class ApprovalGate:
     # -- internals ----------------------------------------------------------------------------------
 
     def _resolve(self, subject: str, findings: list[Finding], session_id: str | None, kind: str) -> Decision:
-        allowed_keys = set(self.allowlist) | self.session_keys(session_id)
+        allowed_keys = allowed_pattern_keys(self.allowlist) | self.session_keys(session_id)
         pending = [f for f in findings if f.key not in allowed_keys]
         if not pending:
             return Decision(True, "pattern approved (allowlist or this session)", findings[0].key, "session")

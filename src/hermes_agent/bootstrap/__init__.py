@@ -34,16 +34,22 @@ __all__ = ["AIAgent", "build_agent", "build_provider", "build_services", "platfo
 log = logging.getLogger(__name__)
 
 
-def platform_toolsets(settings: Settings, platform: str, override: list[str] | None) -> list[str]:
-    """Toolsets for a platform: CLI flag > platform_toolsets.<platform> > toolsets > hermes-<platform>."""
+def platform_toolsets(settings: Settings, platform: str, override: list[str] | None,
+                      plugin_toolsets: list[str] | tuple[str, ...] = ()) -> list[str]:
+    """Toolsets for a platform: CLI flag > platform_toolsets.<platform> > toolsets > hermes-<platform>.
+    Without a CLI flag, loaded plugins' toolsets are added as Hermes does: on unless the user turned
+    one off (listed in known_plugin_toolsets.<platform> but not in platform_toolsets.<platform>)."""
     if override:
         return override
     per = (settings.get("platform_toolsets") or {}).get(platform)
     if per:
-        return list(per)
-    if platform == "cli":
-        return list(settings.get("toolsets") or ["hermes-cli"])
-    return [f"hermes-{platform}"]
+        chosen = list(per)
+    elif platform == "cli":
+        chosen = list(settings.get("toolsets") or ["hermes-cli"])
+    else:
+        chosen = [f"hermes-{platform}"]
+    known = (settings.get("known_plugin_toolsets") or {}).get(platform) or []
+    return chosen + [t for t in plugin_toolsets if t not in chosen and t not in known]
 
 
 def checked_toolsets(enabled: list[str], warn: Callable[[str], None] | None) -> list[str]:
@@ -81,13 +87,13 @@ def build_services(settings: Settings, *, platform: str = "cli", toolsets: list[
     provider = build_provider(settings, notify)
     discover_builtin_tools()
     hooks = HookBus()
-    _load_plugins(settings, hooks)
+    plugin_report = _load_plugins(settings, hooks)
     ctx = ToolContext(settings=settings, task_id=new_task_id(), hook_bus=hooks)
     services = AgentServices(provider=provider, settings=settings, ctx=ctx, hooks=hooks)
     _start_mcp(services, settings, wait=not interactive)
     wire_approval(services, settings, approver, interactive)  # type: ignore[arg-type]
     memory = wire_memory_and_todo(services, settings)
-    enabled = checked_toolsets(platform_toolsets(settings, platform, toolsets), notify)
+    enabled = checked_toolsets(platform_toolsets(settings, platform, toolsets, plugin_report.toolsets), notify)
     with_skills = skills_in(resolve_tool_names(enabled))
     services.prompt_parts = prompt_parts(settings, memory, with_skills=with_skills)
     services.refresh_prompt = lambda: prompt_parts(settings, memory, with_skills=with_skills, refresh=True)
@@ -107,7 +113,7 @@ def build_agent(settings: Settings, *, platform: str = "cli", toolsets: list[str
     """A ready agent for a frontend (validates toolsets now, restores a session when asked)."""
     services, enabled = build_services(settings, platform=platform, toolsets=toolsets, event_callback=event_callback,
                                        approver=approver, interactive=interactive, persist=persist)
-    agent = CoreAgent(max_iterations=max_iterations or int(settings.get("agent.max_turns", 60) or 60),
+    agent = CoreAgent(max_iterations=max_iterations or int(settings.get("agent.max_turns", 90) or 90),
                       enabled_toolsets=enabled, services=services, event_callback=event_callback,
                       save_trajectories=save_trajectories)
     services.ctx.clarify = clarify

@@ -21,6 +21,7 @@ from hermes_agent.core.agent import AIAgent as CoreAgent
 from hermes_agent.errors import HermesError
 from hermes_agent.events import Event, Notice, ToolStarted
 from hermes_agent.memory.todo import TodoStore
+from hermes_agent.tools.builtin.delegate import normalise_args as normalise_delegate_args
 from hermes_agent.tools.context import ToolContext
 from hermes_agent.tools.dispatch import resolve_tool_names
 from hermes_agent.tools.registry import registry
@@ -54,6 +55,7 @@ class TaskSpec:
 
 def parse_tasks(args: dict) -> list[TaskSpec]:
     """`goal` (+context, toolsets) or `tasks[]` as TaskSpecs; ValueError with a model-readable message."""
+    args = normalise_delegate_args(args)
     rows = args.get("tasks")
     if rows is None:
         rows = [args] if args.get("goal") else []
@@ -116,7 +118,7 @@ def build_child(parent: AgentServices, toolsets: list[str], allowed: frozenset[s
     wire_compression(services, settings, None, binding.on_compressed if binding else None)
     wire_checkpoints(services, settings)
     wire_terminal(services, settings)
-    max_iter = int(settings.get("delegation.max_iterations", 30) or 30)
+    max_iter = int(settings.get("delegation.max_iterations", 50) or 50)
     return ChildAgent(allowed, max_iterations=max_iter, enabled_toolsets=toolsets, services=services,
                       event_callback=on_event)
 

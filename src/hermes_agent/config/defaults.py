@@ -15,7 +15,7 @@ DEFAULT_CONFIG: dict = {
     "toolsets": ["hermes-cli"],
     "platform_toolsets": {},
     "agent": {
-        "max_turns": 60,
+        "max_turns": 90,
         "api_max_retries": 3,
         "tool_loop_warn_after": 3,
         "tool_loop_hard_limit": 6,
@@ -30,13 +30,13 @@ DEFAULT_CONFIG: dict = {
         "cwd": ".",
         "timeout": 180,
         "env_passthrough": [],
-        "docker_image": "hermes-sandbox:latest",
+        "docker_image": "nikolaik/python-nodejs:python3.11-nodejs20",
         "docker_volumes": [],
         "docker_mount_cwd_to_workspace": False,
-        "docker_network": False,
+        "docker_network": True,
         "container_cpu": 1,
         "container_memory": 5120,
-        "singularity_image": "",
+        "singularity_image": "docker://nikolaik/python-nodejs:python3.11-nodejs20",
         "ssh_host": "",
         "ssh_user": "",
         "ssh_port": 22,
@@ -52,7 +52,7 @@ DEFAULT_CONFIG: dict = {
     "sandbox": {"mode": "workspace-write", "network": True, "writable_paths": [], "readable_paths": [],
                 "deny_read": [], "protected_paths": [], "shared_tmp": True, "mechanism": "auto"},
     "command_allowlist": [],
-    "checkpoints": {"enabled": True, "max_snapshots": 50},
+    "checkpoints": {"enabled": False, "max_snapshots": 20},
     "compression": {
         "enabled": True,
         "threshold": 0.5,
@@ -64,17 +64,27 @@ DEFAULT_CONFIG: dict = {
     "memory": {"memory_enabled": True, "user_profile_enabled": True, "memory_char_limit": 2200, "user_char_limit": 1375},
     "auxiliary": {},
     "sessions": {"title_mode": "first_message"},  # first_message | llm (one auxiliary call) | off
-    "context_file_max_chars": 20000,
-    "display": {"show_reasoning": False, "tool_progress": "all", "streaming": True, "personality": ""},
+    "context_file_max_chars": None,  # None: the built-in 20000
+    "display": {"show_reasoning": True, "tool_progress": "all", "streaming": True, "personality": ""},
     "personalities": {},
     "skills": {"review": "auto", "external_dirs": [], "disabled": [], "guard_agent_created": False},
     "mcp_servers": {},
     "mcp_discovery_timeout": 1.5,
     "tools": {"tool_search": {"enabled": "auto", "threshold_pct": 10}},
     "plugins": {"disabled": []},
-    "delegation": {"max_iterations": 30, "max_concurrent": 3, "max_summary_chars": 24000},
+    "delegation": {"max_iterations": 50, "max_concurrent": 3, "max_summary_chars": 24000},
     "_config_version": 1,
 }
+
+# Options `hermes config migrate` never writes into a file: the released Hermes reads these keys too,
+# and our value differs from the one Hermes assumes when the key is absent (model.* are detected per
+# endpoint by Hermes; approvals.mode "manual" here vs Hermes's "smart", which sends every flagged command
+# to a model; display.streaming on here, where the REPL streams tokens, off in Hermes) — writing ours
+# would change how Hermes behaves on the same home.
+NOT_MIGRATED: frozenset[str] = frozenset({
+    "model.provider", "model.default", "model.base_url", "model.context_length", "model.max_tokens",
+    "approvals.mode", "display.streaming",
+})
 
 # Environment variables (from the process or $HERMES_HOME/.env) mapped onto config keys.
 ENV_TO_CONFIG: dict[str, str] = {

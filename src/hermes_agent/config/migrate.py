@@ -8,7 +8,7 @@ import difflib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
-from hermes_agent.config.defaults import DEFAULT_CONFIG, OPTIONAL_ENV_VARS
+from hermes_agent.config.defaults import DEFAULT_CONFIG, NOT_MIGRATED, OPTIONAL_ENV_VARS
 
 CURRENT_VERSION: int = int(DEFAULT_CONFIG["_config_version"])
 _VERSION_KEY = "_config_version"
@@ -48,10 +48,11 @@ def _lookup(user: Mapping, dotted: str) -> tuple[bool, bool]:
 
 def missing_options(user: Mapping) -> list[tuple[str, object]]:
     """Options in DEFAULT_CONFIG the user's file does not set, with their defaults, in DEFAULT order.
-    Secret slots (model.api_key) are never listed: keys belong in .env."""
+    Secret slots (model.api_key) are never listed: keys belong in .env; nor are NOT_MIGRATED options,
+    whose value here differs from what the released Hermes assumes."""
     out = []
     for dotted, default in leaf_defaults():
-        if is_secret_key(dotted.rsplit(".", 1)[-1]):
+        if is_secret_key(dotted.rsplit(".", 1)[-1]) or dotted in NOT_MIGRATED:
             continue
         present, blocked = _lookup(user, dotted)
         if not present and not blocked:

@@ -203,10 +203,9 @@ class AIAgent:
     def _save_trajectory(self, outcome: TurnOutcome) -> None:
         from pathlib import Path
 
-        from hermes_agent import paths
         from hermes_agent.core.trajectory import save_trajectory
 
-        directory = Path(self.services.trajectories_dir or paths.trajectories_dir())
+        directory = Path(self.services.trajectories_dir or Path.cwd())  # Hermes writes to the working directory
         save_trajectory(directory, self.history, self.tool_definitions(), self.provider.model,
                         outcome.reason == "stop")
 

@@ -24,7 +24,6 @@ ENTRY_DELIMITER = "\n§\n"
 FILE_NAMES: dict[str, str] = {"memory": "MEMORY.md", "user": "USER.md"}
 _HEADINGS = {"memory": "Memory — your own notes", "user": "User profile — what you know about the user"}
 _SPLIT = re.compile(r"\n[ \t]*§[ \t]*\n")
-_LOCK_NAME = ".memory.lock"
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,6 +130,43 @@ class MemoryStore:
 
         return self._mutate(target, change, "Entry removed.")
 
+    def apply_batch(self, target: str, operations: list[dict]) -> WriteOutcome:
+        """Hermes's `operations` batch: add/replace/remove applied in order to one target under one
+        lock, all or nothing, with the budget checked on the final result only."""
+        if err := self._bad_target(target):
+            return err
+        if not operations:
+            return WriteOutcome(False, "operations list is empty.", target)
+
+        def change(cur: list[str]) -> list[str] | WriteOutcome:
+            work = list(cur)
+            for i, op in enumerate(operations, 1):
+                step = self._batch_step(target, work, op)
+                if isinstance(step, WriteOutcome):
+                    return self._outcome(target, cur, False, (
+                        f"Operation {i} ({op.get('action') or 'unknown'}): {step.message} No operations "
+                        "were applied (the batch is all-or-nothing)."), show=True)
+                work = step
+            return work
+
+        return self._mutate(target, change, f"Applied {len(operations)} operation(s).")
+
+    def _batch_step(self, target: str, work: list[str], op: dict) -> list[str] | WriteOutcome:
+        action = op.get("action")
+        if action not in ("add", "replace", "remove"):
+            return WriteOutcome(False, "unknown action; use add, replace or remove.", target)
+        text = ""
+        if action != "remove":
+            text, err = self._clean(target, op.get("content"))
+            if err:
+                return err
+            if action == "add":
+                return work if text in work else [*work, text]
+        idx = self._find(target, work, op.get("old_text"))
+        if isinstance(idx, WriteOutcome):
+            return idx
+        return list(dict.fromkeys([*work[:idx], *([text] if text else []), *work[idx + 1:]]))
+
     # ---- system prompt -------------------------------------------------------------------------
 
     def snapshot(self) -> str:
@@ -214,7 +250,7 @@ class MemoryStore:
     def _mutate(self, target: str, change: Callable[[list[str]], list[str] | WriteOutcome],
                 done: str) -> WriteOutcome:
         limit = self.limits[target]
-        with self._locked():
+        with self._locked(target):
             cur = self.entries(target)  # re-read under the lock: another session may have written
             new = change(cur)
             if isinstance(new, WriteOutcome):
@@ -231,9 +267,11 @@ class MemoryStore:
             return self._outcome(target, new, True, done)
 
     @contextlib.contextmanager
-    def _locked(self) -> Iterator[None]:
+    def _locked(self, target: str) -> Iterator[None]:
+        """Hermes's lock file for the target (MEMORY.md.lock, USER.md.lock), so both programs exclude
+        each other."""
         self.dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-        with open(self.dir / _LOCK_NAME, "a+b") as fh:
+        with open(self.dir / (FILE_NAMES[target] + ".lock"), "a+b") as fh:
             fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
             try:
                 yield

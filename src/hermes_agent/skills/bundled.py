@@ -1,8 +1,11 @@
 """Seed the skills that ship with hermes-agent into HERMES_HOME/skills without clobbering user edits.
 
-`.bundled_manifest` holds one `name:md5` line per seeded skill: the hash of the copy we last wrote.
-A skill whose current hash differs from it was edited by the user and is never overwritten; one
-the user deleted is not brought back."""
+Our manifest, `.bundled_manifest.hermes-agent`, has the format of Hermes's `.bundled_manifest` (one
+`name:md5` line per seeded skill: the hash of the copy last written) but is a file of its own: Hermes
+drops names it does not ship from its manifest, and each side would take the other's skills for user
+edits. Hermes's `.bundled_manifest` is only read (entries an older version of ours wrote there for our
+skills are adopted once), never written. A skill whose current hash differs from the manifest's was
+edited by the user and is never overwritten; one the user deleted is not brought back."""
 
 from __future__ import annotations
 
@@ -12,7 +15,8 @@ from pathlib import Path
 from hermes_agent.skills.catalog import SKILL_FILE
 from hermes_agent.skills.fsutil import atomic_write, content_hash, copy_skill
 
-MANIFEST = ".bundled_manifest"
+MANIFEST = ".bundled_manifest.hermes-agent"
+HERMES_MANIFEST = ".bundled_manifest"  # the released Hermes's; read, never written
 
 
 def bundled_dir() -> Path:
@@ -36,14 +40,19 @@ class SeedReport:
         return bool(self.added or self.updated)
 
 
-def read_manifest(skills_dir: Path) -> dict[str, str]:
-    """name -> md5 of the bundled copy last seeded."""
+def read_manifest(skills_dir: Path, name: str = MANIFEST) -> dict[str, str]:
+    """name -> md5 of the bundled copy last seeded (lines `name:md5`; Hermes's v1 bare names skipped)."""
     try:
-        text = (Path(skills_dir) / MANIFEST).read_text(encoding="utf-8")
+        text = (Path(skills_dir) / name).read_text(encoding="utf-8")
     except OSError:
         return {}
     pairs = (line.strip().split(":", 1) for line in text.splitlines() if ":" in line)
-    return {name: digest for name, digest in pairs if name and not name.startswith("#")}
+    return {n: digest for n, digest in pairs if n and not n.startswith("#")}
+
+
+def _adopt_legacy(skills_dir: Path, ours: set[str]) -> dict[str, str]:
+    """Our skills' entries from Hermes's manifest, where versions before the split recorded them."""
+    return {n: d for n, d in read_manifest(skills_dir, HERMES_MANIFEST).items() if n in ours}
 
 
 def _write_manifest(skills_dir: Path, manifest: dict[str, str]) -> None:
@@ -61,9 +70,12 @@ def seed_bundled(skills_dir: Path, source: Path | None = None) -> SeedReport:
     """Copy new or updated bundled skills into `skills_dir`, respecting user edits and deletions."""
     skills_dir = Path(skills_dir)
     report = SeedReport()
+    skills = bundled_skills(source)
     manifest = read_manifest(skills_dir)
+    if not (skills_dir / MANIFEST).exists():
+        manifest = _adopt_legacy(skills_dir, {name for _, name, _ in skills})
     before = dict(manifest)
-    for category, name, src in bundled_skills(source):
+    for category, name, src in skills:
         dest = skills_dir / category / name
         new_hash = content_hash(src, "md5")
         seeded = manifest.get(name)

@@ -67,7 +67,7 @@ def _docker(settings: Settings, task_id: str, opts: dict) -> TerminalBackend:
     t = settings.section("terminal")
     mount = _cwd_setting(settings) if t.get("docker_mount_cwd_to_workspace") else None
     return DockerBackend(
-        str(t.get("docker_image") or "hermes-sandbox:latest"), task_id=task_id,
+        str(t.get("docker_image") or "nikolaik/python-nodejs:python3.11-nodejs20"), task_id=task_id,
         volumes=list(t.get("docker_volumes") or []), mount_cwd=mount, network=bool(t.get("docker_network")),
         cpus=t.get("container_cpu", 1), memory_mb=t.get("container_memory", 5120),
         cwd=_remote_cwd(settings), timeout=float(t.get("timeout", 180)), env=env,

@@ -132,7 +132,9 @@ def test_always_writes_the_allowlist_keeping_comments(hermes_home: Path) -> None
     text = (hermes_home / "config.yaml").read_text(encoding="utf-8")
     for note in ("# My Hermes config -- keep these notes!", "# the model I use", "# commands I trust", "# safe"):
         assert note in text
-    assert "- git_force_push" in text and "- make clean" in text
+    # saved as Hermes's descriptions, so the released Hermes honours the approval as well
+    assert "- git force push (rewrites remote history)" in text and "- make clean" in text
+    assert "- git force push short flag (rewrites remote history)" in text
     assert [p.name for p in hermes_home.iterdir() if p.name.startswith(".config.")] == []
     fresh, fresh_approver = gate_for(hermes_home)
     assert fresh.check("git push -f origin main", session_id="other").allowed
@@ -144,7 +146,7 @@ def test_always_adds_the_allowlist_when_the_file_has_none(hermes_home: Path) -> 
     assert gate.check("chmod 777 shared").allowed
     text = (hermes_home / "config.yaml").read_text(encoding="utf-8")
     assert text.startswith("# only a comment\nmodel: m  # inline\n")
-    assert read_yaml_file(hermes_home / "config.yaml")["command_allowlist"] == ["world_writable"]
+    assert read_yaml_file(hermes_home / "config.yaml")["command_allowlist"] == ["world/other-writable permissions"]
 
 
 def test_always_with_a_broken_config_still_allows_but_says_so(hermes_home: Path) -> None:
@@ -292,3 +294,32 @@ def test_hook_trusts_isolated_docker_but_not_host_mounts(hermes_home: Path, monk
     assert bus.pre_tool_call("terminal", {"command": "git push -f"}, ToolContext(settings=settings)) is None
     mounted = settings.with_overrides({"terminal.docker_volumes": ["/home/me:/work"]})
     assert isinstance(bus.pre_tool_call("terminal", {"command": "git push -f"}, ToolContext(settings=mounted)), Block)
+
+
+def test_hermes_description_keys_in_the_allowlist_approve_our_patterns(hermes_home: Path) -> None:
+    config = "command_allowlist: [recursive delete, 'git reset --hard (destroys uncommitted changes)']\n"
+    gate, approver = gate_for(hermes_home, config, ["deny"])
+    assert gate.check("rm -rf data").allowed
+    assert gate.check("git reset --hard HEAD~1").allowed
+    assert approver.requests == []
+    assert not gate.check("git clean -fdx").allowed  # not covered by either entry: asked, denied
+    assert len(approver.requests) == 1
+
+
+def test_hermes_format_filesystem_entry_does_not_unlock_a_hardline(hermes_home: Path) -> None:
+    gate, approver = gate_for(hermes_home, "command_allowlist: [format filesystem]\n", ["once"])
+    decision = gate.check("mkfs.ext4 /dev/sda1")
+    assert not decision.allowed and decision.via == "hardline" and approver.requests == []
+
+
+def test_every_hermes_description_names_pattern_keys_we_raise() -> None:
+    import re
+
+    from hermes_agent.approval.allowlist import HERMES_DESCRIPTION_KEYS
+
+    sources = "".join(p.read_text(encoding="utf-8") for p in
+                      (Path(__file__).parents[3] / "src/hermes_agent/approval").rglob("*.py")
+                      if p.name != "allowlist.py")
+    raised = set(re.findall(r'"([a-z_]+)"', sources))
+    missing = {k for keys in HERMES_DESCRIPTION_KEYS.values() for k in keys} - raised
+    assert missing == set()

@@ -21,7 +21,17 @@ def test_missing_options_lists_leaves_in_default_order_and_never_secrets():
     assert missing["agent.max_turns"] == DEFAULT_CONFIG["agent"]["max_turns"]
     assert "model.api_key" not in missing  # keys belong in .env
     assert "_config_version" not in missing
-    assert list(missing).index("model.context_length") < list(missing).index("agent.max_turns")
+    assert list(missing).index("terminal.timeout") < list(missing).index("checkpoints.enabled")
+    # options the released Hermes reads with a different assumed value are never written
+    assert "model.context_length" not in missing and "approvals.mode" not in missing
+
+
+def test_migrated_values_are_hermes_defaults_where_hermes_has_the_key():
+    missing = dict(missing_options({}))
+    assert missing["agent.max_turns"] == 90 and missing["delegation.max_iterations"] == 50
+    assert missing["checkpoints.enabled"] is False and missing["checkpoints.max_snapshots"] == 20
+    assert missing["display.show_reasoning"] is True and "display.streaming" not in missing
+    assert missing["terminal.docker_network"] is True and missing["context_file_max_chars"] is None
 
 
 def test_short_model_form_is_not_reported_missing():
@@ -67,7 +77,7 @@ def test_migrate_fills_defaults_bumps_version_and_keeps_comments(hermes_home):
     assert "# end of file" in text
     data = read_yaml_file(path)
     assert data["_config_version"] == CURRENT_VERSION
-    assert data["terminal"]["backend"] == "local" and data["agent"]["max_turns"] == 60
+    assert data["terminal"]["backend"] == "local" and data["agent"]["max_turns"] == 90
     assert missing_options(data) == []
     assert "api_key" not in data["model"]
     assert migrate(path, {}, interactive=False) == [f"{path} is up to date (config version {CURRENT_VERSION})"]

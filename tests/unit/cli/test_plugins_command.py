@@ -12,7 +12,9 @@ def _plugin(home, name, code, manifest=""):
     (d / "__init__.py").write_text(code)
 
 
-def test_list_shows_loaded_failed_and_disabled_plugins(hermes_home):
+def test_list_shows_loaded_failed_disabled_and_skipped_plugins(hermes_home):
+    write_config(hermes_home, "plugins:\n  enabled: [greeter, broken, quiet]\n  disabled: [quiet]\n")
+    _plugin(hermes_home, "unlisted", "def register(ctx): pass\n")
     _plugin(hermes_home, "greeter", "def register(ctx):\n    ctx.register_tool('greet', schema={'name': 'greet'}, "
                                     "handler=lambda a, **k: 'hi')\n    ctx.register_command('hello', lambda a, **k: 'hi')\n")
     _plugin(hermes_home, "broken", "import not_installed_dep\n")
@@ -23,6 +25,8 @@ def test_list_shows_loaded_failed_and_disabled_plugins(hermes_home):
     assert "enabled  tools: greet  commands: /hello - the greeter plugin" in lines["greeter"]
     assert "FAILED: ModuleNotFoundError: No module named 'not_installed_dep'" in lines["broken"]
     assert "disabled" in lines["quiet"]
+    assert "not enabled (hermes plugins enable unlisted)" in lines["unlisted"]
+    assert "Skipped (not in plugins.enabled): unlisted" in out.stdout
 
 
 def test_enable_and_disable_edit_config_and_keep_comments(hermes_home):
@@ -41,7 +45,7 @@ def test_enable_and_disable_edit_config_and_keep_comments(hermes_home):
     assert "greeter 1.0  disabled" in listing and "quiet        enabled" in listing
     assert run_hermes("plugins", "enable", "greeter", home=hermes_home).returncode == 0
     assert run_hermes("plugins", "disable", "quiet", home=hermes_home).returncode == 0
-    text = path.read_text()
-    assert "greeter" not in text and YAML(typ="safe").load(text)["plugins"]["disabled"] == ["quiet"]
+    plugins = YAML(typ="safe").load(path.read_text())["plugins"]
+    assert plugins == {"disabled": ["quiet"], "enabled": ["greeter"]}
     unknown = run_hermes("plugins", "enable", "nope", home=hermes_home)
     assert unknown.returncode == 1 and "no plugin named 'nope'" in unknown.stderr

@@ -125,13 +125,14 @@ def test_multi_turn_chat_keeps_history(scripted):
     assert sent[0] == scripted.requests[0]["body"]["messages"][0]  # byte-stable system prompt
 
 
-def test_trajectories_are_saved_in_sharegpt_format(scripted, hermes_home):
+def test_trajectories_are_saved_in_sharegpt_format(scripted, hermes_home, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # Hermes writes trajectories to the working directory
     scripted.add({"reasoning": "let me think", "tool_calls": [call("t")]}, {"content": "final"})
     agent = make_agent(scripted, save_trajectories=True)
     agent.run_conversation("record me")
-    line = (hermes_home / "trajectories" / "trajectory_samples.jsonl").read_text().splitlines()[0]
+    line = (tmp_path / "trajectory_samples.jsonl").read_text().splitlines()[0]
     convo = json.loads(line)["conversations"]
     assert [t["from"] for t in convo] == ["system", "human", "gpt", "tool", "gpt"]
     assert "<tools>" in convo[0]["value"] and "<think>\nlet me think\n</think>" in convo[2]["value"]
     assert '<tool_call>\n{"name": "nap"' in convo[2]["value"]
-    assert convo[3]["value"].startswith("<tool_response>") and convo[4]["value"] == "final"
+    assert convo[3]["value"].startswith("<tool_response>") and convo[4]["value"] == "<think>\n</think>\nfinal"

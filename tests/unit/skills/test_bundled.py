@@ -59,3 +59,27 @@ def test_update_respects_user_edits_and_deletions(tmp_path):
     assert "New upstream tip." in (skills_dir / "software-development/code-review/SKILL.md").read_text()
     assert not (skills_dir / "research" / "systematic-research").exists()
     assert (skills_dir / MANIFEST).read_text().count("\n") == len(read_manifest(skills_dir))
+
+
+def test_hermes_manifest_is_read_never_written_and_our_skills_keep_their_own(tmp_path):
+    from hermes_agent.skills.bundled import HERMES_MANIFEST
+
+    skills_dir = tmp_path / "skills"
+    skills_dir.mkdir()
+    ours = bundled_skills()
+    first_cat, first_name, first_src = ours[0]
+    # a home where Hermes seeded its own skill, and an older hermes-agent recorded ours in Hermes's manifest
+    from hermes_agent.skills.fsutil import content_hash, copy_skill
+
+    copy_skill(first_src, skills_dir / first_cat / first_name)
+    hermes_text = f"hermes-only-skill:0123456789abcdef0123456789abcdef\n{first_name}:{content_hash(first_src, 'md5')}\n"
+    (skills_dir / HERMES_MANIFEST).write_text(hermes_text)
+    report = seed_bundled(skills_dir)
+    assert first_name in report.unchanged and first_name not in report.skipped_conflict  # adopted, not mislabelled
+    assert (skills_dir / HERMES_MANIFEST).read_text() == hermes_text
+    mine = read_manifest(skills_dir)
+    assert "hermes-only-skill" not in mine and set(mine) == {name for _, name, _ in ours}
+    # Hermes cleaning names it does not ship from its manifest changes nothing for us
+    (skills_dir / HERMES_MANIFEST).write_text("hermes-only-skill:0123456789abcdef0123456789abcdef\n")
+    again = seed_bundled(skills_dir)
+    assert sorted(again.unchanged) == sorted(name for _, name, _ in ours) and not again.skipped_conflict

@@ -133,3 +133,18 @@ def test_failing_summarizer_keeps_the_snippets(store, seeded):
 
     out = run(store, seeded["current"], summarize, query="certbot")
     assert out["count"] == 1 and "summary" not in out["results"][0] and out["results"][0]["hits"]
+
+
+def test_hermes_scroll_shape_around_message_id_window_and_role_filter(store, seeded):
+    sid = seeded["nginx"]
+    ids = [r.id for r in store.get_records(sid)]
+    store.append_message(sid, Message("assistant", "renewal configured"))
+    out = run(store, None, session_id=sid, around_message_id=ids[0], window=1)
+    assert [m["id"] for m in out["shown"]] == ids[:2]
+    only_assistant = run(store, None, session_id=sid, around_message_id=ids[1], window=5, role_filter="assistant")
+    assert [m["text"] for m in only_assistant["shown"]] == ["renewal configured"]
+    newest = run(store, None, query="nginx", sort="newest", limit=5)
+    whens = [r["when"] for r in newest["results"]]
+    assert whens == sorted(whens, reverse=True) and len(whens) >= 3
+    assert "error" in run(store, None, query="nginx", sort="sideways")
+    assert run(store, None, session_id=sid, profile="default")["mode"] == "read"

@@ -59,7 +59,9 @@ def _list(args: argparse.Namespace, settings: Settings) -> int:
         if name in report.failed:
             state = f"FAILED: {report.failed[name]}"
         elif name in report.disabled:
-            state = "disabled"
+            state = "disabled (plugins.disabled)"
+        elif name in report.not_enabled:
+            state = f"not enabled (hermes plugins enable {name})"
         else:
             tools = report.tools.get(name) or []
             cmds = [f"/{c.name}" for c in report.commands.values() if c.plugin == name]
@@ -67,6 +69,10 @@ def _list(args: argparse.Namespace, settings: Settings) -> int:
                 f"  commands: {', '.join(cmds)}" if cmds else "")
         desc = f" - {m.description}" if m and m.description else ""
         print(f"{labels[name]:<{width}}  {state}{desc}")
+        for warning in report.warnings.get(name, []):
+            print(f"{'':<{width}}  warning: {warning}")
+    if report.not_enabled:
+        print(f"Skipped (not in plugins.enabled): {', '.join(sorted(report.not_enabled))}")
     return 1 if report.failed else 0
 
 
@@ -101,7 +107,7 @@ def _switch(args: argparse.Namespace, settings: Settings, on: bool) -> int:
     def mutate(data: dict) -> None:
         plugins = section(data, "plugins")
         _set_list(plugins, "disabled", args.name, not on)
-        _set_list(plugins, "enabled", args.name, on and manifest is not None and not manifest.enabled)
+        _set_list(plugins, "enabled", args.name, on)
         if not plugins:
             del data["plugins"]
 

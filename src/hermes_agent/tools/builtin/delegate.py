@@ -3,6 +3,8 @@ builds them). Subagents never get it (no recursion), and it runs alone, never be
 
 from __future__ import annotations
 
+import json
+
 from hermes_agent.errors import HermesError
 from hermes_agent.tools.registry import registry
 from hermes_agent.tools.results import tool_error
@@ -39,6 +41,29 @@ DELEGATE_SCHEMA = {
         },
     },
 }
+
+
+def normalise_args(args: dict) -> dict:
+    """Hermes's delegate_task shapes as ours: `tasks` sent as a JSON string is parsed; non-empty `tasks`
+    win over `goal` (as in Hermes); `role`, `background` and `max_iterations` (top level and per task)
+    are accepted and dropped — subagents here are leaves and the call returns when they finish."""
+    out = {k: v for k, v in args.items() if k not in _HERMES_ONLY}
+    tasks = out.get("tasks")
+    if isinstance(tasks, str):
+        try:
+            tasks = json.loads(tasks) if tasks.strip() else None
+        except ValueError:
+            pass  # left a string: parse_tasks reports it
+    if isinstance(tasks, list) and tasks:
+        out["tasks"] = [{k: v for k, v in t.items() if k not in _HERMES_ONLY} if isinstance(t, dict) else t
+                        for t in tasks]
+        out.pop("goal", None)
+    elif tasks in (None, []) or (tasks == "" and out.get("goal")):
+        out.pop("tasks", None)
+    return out
+
+
+_HERMES_ONLY = frozenset({"role", "background", "max_iterations"})
 
 
 def _handle(args: dict, **kw: object) -> str:

@@ -32,11 +32,36 @@ MEMORY_SCHEMA = {
 }
 
 
+def normalise_args(args: dict) -> dict:
+    """Hermes's shapes as ours: `target` defaults to 'memory' (also when null), and `operations`
+    (a batch of {action, content?, old_text?}, possibly sent as a JSON string) is kept as a list."""
+    out = dict(args)
+    if out.get("target") is None:
+        out["target"] = "memory"
+    ops = out.get("operations")
+    if isinstance(ops, str):
+        try:
+            ops = json.loads(ops) if ops.strip() else None
+        except ValueError:
+            pass  # left a string: run_memory reports it
+    if ops in (None, []):
+        out.pop("operations", None)
+    else:
+        out["operations"] = ops
+    return out
+
+
 def run_memory(args: dict, store: MemoryStore) -> str:
-    """Perform one memory action on `store`; always returns JSON text for the model."""
+    """Perform one memory action (or a Hermes-style `operations` batch) on `store`; always JSON text."""
+    args = normalise_args(args)
     action, target = args.get("action"), args.get("target")
     try:
-        if action == "add":
+        if "operations" in args:
+            ops = args["operations"]
+            if not isinstance(ops, list) or not all(isinstance(op, dict) for op in ops):
+                return tool_error("operations must be a list of {action, content?, old_text?} objects.")
+            outcome = store.apply_batch(target, ops)
+        elif action == "add":
             outcome = store.add(target, args.get("content"))
         elif action == "replace":
             outcome = store.replace(target, args.get("old_text"), args.get("content"))

@@ -111,11 +111,33 @@ def _browse(store: SessionStore, current: str | None, source: str | None, since:
     return tool_result({"mode": "recent", "count": len(sessions), "sessions": sessions})
 
 
-def _read(store: SessionStore, session_id: str, around_id: object) -> str:
+def normalise_args(args: dict) -> dict:
+    """Hermes's session_search shapes as ours: `around_message_id` is `around_id`; `window` (messages each
+    side, 1-20), `sort` (newest/oldest) and `role_filter` ("user,assistant") are kept; `profile` names
+    another profile's database, which this home cannot reach (an error unless it is "default")."""
+    out = dict(args)
+    if out.get("around_id") is None and out.get("around_message_id") is not None:
+        out["around_id"] = out["around_message_id"]
+    profile = str(out.pop("profile", "") or "").strip()
+    if profile and profile != "default":
+        raise _BadArgument(f"profile {profile!r}: only this home's sessions can be searched here")
+    try:
+        out["window"] = max(1, min(20, int(out.get("window") or 5)))
+    except (TypeError, ValueError):
+        raise _BadArgument(f"window: expected an integer, got {out.get('window')!r}") from None
+    roles = out.get("role_filter")
+    out["role_filter"] = frozenset(r.strip() for r in str(roles).split(",") if r.strip()) if roles else None
+    if out.get("sort") not in (None, "newest", "oldest"):
+        raise _BadArgument(f"sort: expected newest or oldest, got {out.get('sort')!r}")
+    return out
+
+
+def _read(store: SessionStore, session_id: str, around_id: object, window: int = 5,
+          roles: frozenset[str] | None = None) -> str:
     info = store.require_session(session_id)
     if around_id is not None:
         try:
-            records = store.get_records(info.id, int(around_id), window=5)
+            records = store.get_records(info.id, int(around_id), window=window)
         except (TypeError, ValueError):
             raise _BadArgument(f"around_id: expected a message id, got {around_id!r}") from None
     else:
@@ -123,7 +145,7 @@ def _read(store: SessionStore, session_id: str, around_id: object) -> str:
         if len(records) > 10:  # bookends: how it started and how it ended
             records = records[:5] + records[-5:]
     messages = [{"id": r.id, "role": r.message.role, "text": _message_text(r, 1500)}
-                for r in records if r.message.role != "system"]
+                for r in records if r.message.role != "system" and (roles is None or r.message.role in roles)]
     return tool_result({"mode": "read", **_session_brief(info), "shown": messages})
 
 
@@ -148,13 +170,17 @@ def _summary(store: SessionStore, hit_session: str, ids: list[int], query: str,
 
 
 def _search(store: SessionStore, query: str, current: str | None, source: str | None, since: float | None,
-            until: float | None, limit: int, summarize: Callable[[str], str] | None) -> str:
+            until: float | None, limit: int, summarize: Callable[[str], str] | None, args: dict) -> str:
     hits = store.search(query, source=source, since=since, until=until, limit=limit,
                         exclude_session=current, exclude_sources=() if source else _HIDDEN_SOURCES)
+    if args.get("sort"):
+        hits = sorted(hits, key=lambda h: h.session.last_active_at or 0, reverse=args["sort"] == "newest")
+    roles = args.get("role_filter")
     results = []
     for hit in hits:
         entry = _session_brief(hit.session)
-        entry["hits"] = [{"id": s.message_id, "role": s.role, "text": s.text} for s in hit.snippets]
+        entry["hits"] = [{"id": s.message_id, "role": s.role, "text": s.text} for s in hit.snippets
+                         if roles is None or s.role in roles]
         if summarize is not None:
             text = _summary(store, hit.session.id, [s.message_id for s in hit.snippets], query, summarize)
             if text:
@@ -170,8 +196,10 @@ def run_session_search(args: dict, store: SessionStore, current_session_id: str 
                        summarize: Callable[[str], str] | None = None) -> str:
     """Execute a session_search call for the agent loop; always returns JSON (errors as {"error": ...})."""
     try:
+        args = normalise_args(args)
         if args.get("session_id"):
-            return _read(store, str(args["session_id"]), args.get("around_id"))
+            return _read(store, str(args["session_id"]), args.get("around_id"), args["window"],
+                         args["role_filter"])
         source = str(args.get("source") or "").strip() or None
         since = parse_when(args.get("since"), "since")
         until = parse_when(args.get("until"), "until", end=True)
@@ -179,7 +207,7 @@ def run_session_search(args: dict, store: SessionStore, current_session_id: str 
         query = str(args.get("query") or "").strip()
         if not query:
             return _browse(store, current_session_id, source, since, until, limit)
-        return _search(store, query, current_session_id, source, since, until, limit, summarize)
+        return _search(store, query, current_session_id, source, since, until, limit, summarize, args)
     except _BadArgument as exc:
         return tool_error(str(exc))
     except StorageError as exc:

@@ -13,6 +13,7 @@ from hermes_agent.tools.registry import registry
 from hermes_agent.tools.results import tool_error, tool_result
 
 _BG_SETTLE_S = 0.3  # a background command that dies at once reports its error directly
+_LOG_LINES_BYTES = 4_000_000  # how much of the buffer Hermes-style line paging reads
 
 TERMINAL_SCHEMA = {
     "name": "terminal",
@@ -111,8 +112,23 @@ def _default_timeout(kw: dict) -> float:
         return 180.0
 
 
+_UNSUPPORTED_NOTIFY = ("notify_on_complete and watch_patterns are not supported here: check a background "
+                       "process with process(action='poll') or block on it with process(action='wait')")
+
+
+def normalise_terminal_args(args: dict) -> tuple[dict, str | None]:
+    """Hermes's extra `terminal` arguments: notify_on_complete / watch_patterns are accepted and dropped;
+    the second value is the note telling the model so (None when neither was asked for)."""
+    out = dict(args)
+    notify = out.pop("notify_on_complete", None)
+    watch = out.pop("watch_patterns", None)
+    asked = notify not in (None, False, "false") or bool(watch)
+    return out, (_UNSUPPORTED_NOTIFY if asked and out.get("background") else None)
+
+
 def terminal(args: dict, **kw: object) -> str:
     """Handler of the `terminal` tool."""
+    args, notify_note = normalise_terminal_args(args)
     command = args.get("command")
     if not isinstance(command, str) or not command.strip():
         return tool_error("command is required (a non-empty shell command)")
@@ -133,7 +149,7 @@ def terminal(args: dict, **kw: object) -> str:
     # Only a sandboxing backend takes the flag; the approval gate asks before such a call.
     opts = {"sandbox": False} if args.get("sandbox") is False and hasattr(backend, "contained") else {}
     if args.get("background"):
-        return _start_background(backend, command, workdir, kw, opts)
+        return _start_background(backend, command, workdir, kw, opts, notify_note)
     try:
         return _run_foreground(backend, command, workdir, timeout, bool(args.get("pty")), kw, opts)
     except HermesError as exc:  # the backend could not run anything (connection refused, container gone)
@@ -165,7 +181,8 @@ def _run_foreground(backend, command: str, workdir: str | None, timeout: float, 
     return tool_result(out)
 
 
-def _start_background(backend, command: str, workdir: str | None, kw: dict, opts: dict) -> str:
+def _start_background(backend, command: str, workdir: str | None, kw: dict, opts: dict,
+                      note: str | None = None) -> str:
     if not hasattr(backend, "spawn"):
         return tool_error(f"background processes are not supported on the {backend.kind} backend")
     try:
@@ -180,13 +197,42 @@ def _start_background(backend, command: str, workdir: str | None, kw: dict, opts
     info.pop("command", None)
     if info["status"] == "running":
         info["note"] = "use process(action=poll|log|wait|kill, id=...) to follow it"
+    info["session_id"] = info["id"]  # the name Hermes's process tool takes
+    if note:
+        info["notify"] = note
     return tool_result(info)
+
+
+def normalise_process_args(args: dict) -> dict:
+    """Hermes's `process` shapes as ours: `session_id` is `id`; `submit` is `write` of data plus a newline.
+    (`limit` selects Hermes's line-paged log, see `_log_lines`.)"""
+    out = dict(args)
+    if not out.get("id") and out.get("session_id"):
+        out["id"] = out["session_id"]
+    if str(out.get("action") or "").strip().lower() == "submit":
+        out["action"] = "write"
+        out["data"] = str(out.get("data") or "") + "\n"
+    return out
+
+
+def _log_lines(manager, proc_id: str, task_id: str, offset: object, limit: object) -> dict:
+    """Hermes's log paging: `limit` lines from line `offset` (offset 0 or absent: the last `limit`)."""
+    info = manager.log(proc_id, task_id, offset=0, limit=_LOG_LINES_BYTES)
+    lines = info.pop("output").splitlines()
+    first, count = int(offset or 0), max(int(limit), 1)
+    selected = lines[-count:] if first == 0 else lines[first:first + count]
+    for key in ("offset", "next_offset"):
+        info.pop(key, None)
+    return {**info, "output": "\n".join(selected), "total_lines": len(lines), "showing": f"{len(selected)} lines"}
 
 
 def process(args: dict, **kw: object) -> str:
     """Handler of the `process` tool."""
+    args = normalise_process_args(args)
     result = _process(args, kw)
     if isinstance(result, dict):
+        if args.get("session_id") and "id" in result:
+            result["session_id"] = result["id"]
         for key in ("output", "output_tail"):
             if isinstance(result.get(key), str):
                 result[key] = cap_output(result[key], **_limits(kw))
@@ -207,6 +253,8 @@ def _process(args: dict, kw: dict) -> dict | str:
     try:
         if action == "poll":
             return manager.poll(proc_id, task_id)
+        if action == "log" and args.get("limit") is not None:
+            return _log_lines(manager, proc_id, task_id, args.get("offset"), args["limit"])
         if action == "log":
             offset = args.get("offset")
             return manager.log(proc_id, task_id, offset=int(offset) if offset is not None else None)

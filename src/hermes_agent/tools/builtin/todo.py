@@ -36,8 +36,23 @@ TODO_SCHEMA = {
 }
 
 
+def normalise_args(args: dict) -> dict:
+    """Hermes's shapes as ours: `todos` sent as a JSON string is parsed; merge "true"/"false" as a bool."""
+    out = dict(args)
+    todos = out.get("todos")
+    if isinstance(todos, str):
+        try:
+            out["todos"] = json.loads(todos) if todos.strip() else None
+        except ValueError:
+            pass  # left a string: the store reports it
+    if isinstance(out.get("merge"), str):
+        out["merge"] = out["merge"].strip().lower() in ("true", "1", "yes")
+    return out
+
+
 def run_todo(args: dict, store: TodoStore) -> str:
     """Read or write the task list; returns the list and per-status counts as JSON text."""
+    args = normalise_args(args)
     todos = args.get("todos")
     if todos is not None:
         try:
