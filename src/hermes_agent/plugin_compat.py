@@ -26,10 +26,11 @@ def register_like_hermes(reg: ToolRegistry, name: str, toolset: str, schema: dic
                          is_async: bool = False, description: str = "", emoji: str = "",
                          max_result_size_chars: int | float | None = None,
                          dynamic_schema_overrides: Callable[..., object] | None = None,
-                         override: bool = False, *, override_allowed: bool = True) -> ToolEntry | None:
+                         override: bool = False, *, override_allowed: bool = True,
+                         **traits: object) -> ToolEntry | None:
     """Hermes's `registry.register`: a name held by another toolset is kept (None returned, as Hermes
     rejects the shadowing) unless `override` — which raises when the operator did not allow it.
-    (`dynamic_schema_overrides` is accepted; schemas here are static.)"""
+    (`dynamic_schema_overrides` is accepted; schemas here are static.) `traits` are ours (approval, ...)."""
     existing = reg.get(name)
     if existing is not None and existing.toolset != toolset:
         if not override:
@@ -38,7 +39,8 @@ def register_like_hermes(reg: ToolRegistry, name: str, toolset: str, schema: dic
             raise ToolOverrideRefused(f"cannot override built-in tool {name!r} without "
                                       "plugins.entries.<plugin>.allow_tool_override: true in config.yaml")
     cap = int(max_result_size_chars) if isinstance(max_result_size_chars, int | float) and max_result_size_chars > 0 else None
-    return reg.register(name, toolset, schema, handler, check_fn, requires_env, is_async, description, emoji, cap)
+    return reg.register(name, toolset, schema, handler, check_fn, requires_env, is_async, description, emoji, cap,
+                        **traits)  # type: ignore[arg-type]
 
 
 class HermesRegistryView:

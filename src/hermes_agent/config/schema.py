@@ -157,7 +157,7 @@ class Config:
     toolsets: list[str]
     command_allowlist: list[str]
     file_read_max_chars: int = field(**_c(min=1000))
-    context_file_max_chars: int = field(**_c(min=0))
+    context_file_max_chars: int | None = field(**_c(min=0))
     mcp_discovery_timeout: float = field(**_c(min=0))
 
 
