@@ -37,6 +37,7 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 AuxJudge = Callable[[str, str], str]
+UNSANDBOXED = "unsandboxed"  # approval key of a command that would run outside the OS sandbox
 _ISOLATED_KINDS = frozenset({"singularity", "apptainer", "modal", "daytona"})
 _GLOB = re.compile(r"[*?\[]")
 
@@ -114,8 +115,9 @@ class ApprovalGate:
     # -- public -------------------------------------------------------------------------------------
 
     def check(self, command: str, backend_kind: str = "local", isolated: bool = False, *,
-              session_id: str | None = None) -> Decision:
-        """Decide about one terminal command (the full text, as the backend would run it)."""
+              session_id: str | None = None, uncontained: str = "") -> Decision:
+        """Decide about one terminal command (the full text, as the backend would run it). `uncontained`
+        says why it would run outside the OS sandbox (asked for, or no sandbox here): that alone asks."""
         scan = scan_command(command)
         if scan.hardline:
             f = scan.hardline
@@ -128,13 +130,16 @@ class ApprovalGate:
                                    f"'{rule}'. Do not retry it; ask the user how to proceed.", key, "deny_rule")
         if isolated:
             return Decision(True, f"isolated {backend_kind} backend", None, "isolated")
-        if not scan.findings:
+        findings = list(scan.findings)
+        if uncontained:
+            findings.append(Finding(UNSANDBOXED, f"it would run outside the OS sandbox ({uncontained})"))
+        if not findings:
             return Decision(True, "no dangerous pattern", None, "clean")
         if self._yolo_for(session_id) or self.mode == "off":
-            return Decision(True, "approvals disabled (yolo or approvals.mode: off)", scan.dangerous.key, "yolo")
-        if not scan.compound and self._literal_allowed(scan.normalised, scan.views[0]):
-            return Decision(True, "matches a command_allowlist entry", scan.dangerous.key, "allowlist")
-        return self._resolve(command, list(scan.findings), session_id, "command")
+            return Decision(True, "approvals disabled (yolo or approvals.mode: off)", findings[0].key, "yolo")
+        if not scan.compound and not uncontained and self._literal_allowed(scan.normalised, scan.views[0]):
+            return Decision(True, "matches a command_allowlist entry", findings[0].key, "allowlist")
+        return self._resolve(command, findings, session_id, "command")
 
     def check_write(self, paths: Iterable[str], *, session_id: str | None = None, isolated: bool = False,
                     tool: str = "file write", verdicts: Iterable[Verdict] | None = None) -> Decision:
@@ -253,7 +258,8 @@ class ApprovalGate:
         session_id = getattr(ctx, "session_id", None)
         kind, isolated = backend_isolation(settings)
         if trait == "command":
-            return self.check(subject.command, kind, isolated, session_id=session_id)
+            return self.check(subject.command, kind, isolated, session_id=session_id,
+                              uncontained=subject.uncontained or _sandbox_missing(ctx))
         if trait == "writes":
             return self.check_write(subject.paths, session_id=session_id, isolated=isolated, tool=name)
         return self.check_external(name, subject.origin or "an external tool server", args, session_id=session_id)
@@ -354,3 +360,13 @@ class ApprovalGate:
             elif normalised == target or raw == " ".join(entry.split()):
                 return True
         return False
+
+
+def _sandbox_missing(ctx: object) -> str:
+    """Why commands of this context run unconfined although the user did not turn the sandbox off ("" if not)."""
+    state = getattr(ctx, "sandbox_state", None)
+    try:
+        return "no OS sandbox works on this machine" if callable(state) and state() == "unavailable" else ""
+    except Exception:  # a backend that cannot start is reported by the tool itself
+        log.debug("sandbox state unknown", exc_info=True)
+        return ""

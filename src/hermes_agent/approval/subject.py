@@ -14,3 +14,4 @@ class ApprovalSubject:
     command: str = ""
     paths: tuple[str, ...] = ()
     origin: str = ""
+    uncontained: str = ""  # why a command would run outside the OS sandbox (the model asked, with a reason)

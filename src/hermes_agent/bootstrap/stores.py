@@ -64,8 +64,10 @@ def wire_terminal(services: AgentServices, settings: Settings) -> None:
     for what in reap_stale():  # processes and state dirs of an earlier run that was killed
         log.info("cleanup after a killed run: %s", what)
     policy = services.ctx.path_policy or build_path_policy(settings)
-    pool = BackendPool(settings, policy=policy)
+    pool = BackendPool(settings, policy=policy, notice=log.warning)
     services.ctx.backend_factory = pool.get
+    ctx = services.ctx
+    ctx.sandbox_state = lambda: str(getattr(ctx.backend(), "sandbox_state", "n/a"))
     services.closers.append(pool.close_all)
 
 

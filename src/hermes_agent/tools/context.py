@@ -35,6 +35,7 @@ class ToolContext:
     checkpoint: Callable[[str, str], None] | None = None
     interrupt: threading.Event = field(default_factory=threading.Event)
     path_policy: PathPolicy | None = None
+    sandbox_state: Callable[[], str] | None = None  # "bwrap" | "landlock" | "off" | "unavailable" (local backend)
     approve_write: Callable[..., object] | None = None  # the approval gate's check_write (file tools ask here)
     memory_store: MemoryStore | None = None
     todo_store: TodoStore | None = None

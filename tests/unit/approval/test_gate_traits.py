@@ -105,3 +105,27 @@ def test_mcp_server_approval_config() -> None:
 def test_a_bad_approval_trait_is_refused_at_registration() -> None:
     with pytest.raises(ValueError, match="approval must be one of"):
         ToolRegistry().register("t", "ts", {}, lambda args, **kw: "{}", approval="maybe")  # type: ignore[arg-type]
+
+
+def test_running_outside_the_sandbox_is_always_an_approval(hermes_home: Path) -> None:
+    denied = bus_for(ApprovalGate(load_settings(), AutoDenyApprover(), is_interactive=False))
+    call = {"command": "ls", "sandbox": False, "reason": "needs ~/.cache of another user"}
+    blocked = denied.pre_tool_call("terminal", call, ctx())
+    assert isinstance(blocked, Block) and "outside the OS sandbox" in blocked.reason
+    assert "needs ~/.cache of another user" in blocked.reason
+    assert denied.pre_tool_call("terminal", {"command": "ls"}, ctx()) is None
+    approver = ScriptedApprover(["session"])
+    asking = bus_for(ApprovalGate(load_settings(), approver, is_interactive=True))
+    assert asking.pre_tool_call("terminal", call, ctx()) is None
+    assert asking.pre_tool_call("terminal", {**call, "command": "pwd"}, ctx()) is None  # approved for the session
+    assert len(approver.requests) == 1 and approver.requests[0].pattern_key == "unsandboxed"
+
+
+def test_no_sandbox_on_the_machine_asks_before_every_command(hermes_home: Path) -> None:
+    bus = bus_for(ApprovalGate(load_settings(), AutoDenyApprover(), is_interactive=False))
+    c = ctx()
+    c.sandbox_state = lambda: "unavailable"
+    blocked = bus.pre_tool_call("terminal", {"command": "echo hi > notes.txt"}, c)
+    assert isinstance(blocked, Block) and "no OS sandbox works on this machine" in blocked.reason
+    c.sandbox_state = lambda: "bwrap"
+    assert bus.pre_tool_call("terminal", {"command": "echo hi > notes.txt"}, c) is None

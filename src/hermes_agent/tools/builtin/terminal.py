@@ -279,7 +279,12 @@ def _process(args: dict, kw: dict) -> dict | str:
 def command_subject(args: dict) -> ApprovalSubject | None:
     """What the approval gate judges for a terminal call: the command text."""
     command = args.get("command")
-    return ApprovalSubject(command=command) if isinstance(command, str) and command.strip() else None
+    if not isinstance(command, str) or not command.strip():
+        return None
+    outside = ""
+    if args.get("sandbox") is False:
+        outside = f"the model asked for it: {str(args.get('reason') or 'no reason given').strip()[:300]}"
+    return ApprovalSubject(command=command, uncontained=outside)
 
 
 def stdin_subject(args: dict) -> ApprovalSubject | None:
