@@ -221,4 +221,19 @@ def test_legitimate_work_still_runs(world, scripted, sink):
     text = "\n".join(results)
     for expected in ('"exit_code": 0', "42", "wrote", "bound", "200", "cleaned"):
         assert expected in text, f"{expected!r} missing from {text[:2000]}"
-    assert (ws / ".git").is_dir()
+    assert (ws / ".git").is_dir(), results[0]
+
+
+@pytest.mark.parametrize("mechanism", ["bwrap", "landlock"])
+@pytest.mark.parametrize("name", ["env_dump", "read_key", "cd_ssh", "function", "exfil_curl", "rc_symlink",
+                                  "python_chr", "mv_away"])
+def test_attack_with_yolo_is_still_contained(name, mechanism, world, scripted, sink):
+    """--yolo turns the rules off: only the OS sandbox stands."""
+    config = world / ".hermes/config.yaml"
+    config.write_text(config.read_text() + f"  mechanism: {mechanism}\n")
+    scripted.add(*_steps(ATTACKS[name], sink))
+    before = _snapshot(world)
+    out = run_hermes("chat", "-q", "tidy up", "--yolo", home=world / ".hermes", cwd=str(world / "project"),
+                     env=_env(world), timeout=90)
+    assert "Traceback" not in out.stderr
+    _assert_contained(world, before, scripted, out.stdout + out.stderr)

@@ -81,13 +81,26 @@ def _carve(root: str, rights: int, hidden: list[str], rules: list[tuple[str, int
         _carve(os.path.join(root, name), rights, below, rules)
 
 
-def apply(rules: list[tuple[str, int]], *, network: bool, abi: int | None = None) -> None:
+FS_MAKE_BLOCK = 1 << 11
+
+
+def fence() -> bool:
+    """A Landlock domain that only forbids making block devices: enough for the kernel's rule that a
+    process inside a domain cannot ptrace, or read /proc/<pid>/environ|mem|fd of, anything outside it
+    (hermes itself). Used under bubblewrap, which shares the pid namespace. False when unavailable."""
+    if abi_version() < 1:
+        return False
+    apply([], network=True, handled=FS_MAKE_BLOCK)
+    return True
+
+
+def apply(rules: list[tuple[str, int]], *, network: bool, abi: int | None = None, handled: int | None = None) -> None:
     """Restrict this process and everything it starts, for good. Raises OSError when it cannot."""
     abi = abi_version() if abi is None else abi
     if abi < 1:
         raise OSError("Landlock is not available in this kernel")
     libc = _libc()
-    handled_fs = all_fs(abi)
+    handled_fs = all_fs(abi) if handled is None else handled
     handled_net = 0 if network or abi < 4 else NET_BIND_TCP | NET_CONNECT_TCP
     scoped = SCOPE_SIGNAL if abi >= 6 else 0
     attr = struct.pack("QQQ", handled_fs, handled_net, scoped)

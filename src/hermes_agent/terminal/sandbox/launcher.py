@@ -50,6 +50,13 @@ def choose_mechanism(spec: SandboxSpec) -> tuple[str | None, str]:
     return None, "; ".join(problems) or f"unknown sandbox.mechanism {spec.mechanism!r}"
 
 
+def launcher_env() -> dict[str, str]:
+    """The launcher's own environment: nothing secret (commands get theirs per request, and a command
+    can read its parent's /proc/<pid>/environ)."""
+    keep = ("PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "USER", "LOGNAME")
+    return {k: os.environ[k] for k in keep if k in os.environ}
+
+
 def landlock_config(spec: SandboxSpec) -> dict:
     abi = landlock.abi_version()
     return {"landlock": landlock.plan(spec.writable, spec.secrets, abi), "network": spec.network}
@@ -144,7 +151,8 @@ class Launcher:
         try:
             with open(self._log_path, "wb") as log:
                 self._proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                                              pass_fds=(child.fileno(),), start_new_session=True)
+                                              pass_fds=(child.fileno(),), start_new_session=True,
+                                              env=launcher_env())
         except OSError as exc:
             parent.close()
             raise SandboxError(f"cannot start the {self.mechanism} sandbox: {exc}") from exc
@@ -152,7 +160,8 @@ class Launcher:
             child.close()
         parent.settimeout(_START_TIMEOUT_S)
         try:
-            send_frame(parent, landlock_config(self.spec) if self.mechanism == "landlock" else {"landlock": None})
+            send_frame(parent, landlock_config(self.spec) if self.mechanism == "landlock"
+                       else {"landlock": None, "fence": True})
             reply = recv_frame(parent)
         except (OSError, ValueError):
             reply = None

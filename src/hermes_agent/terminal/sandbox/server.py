@@ -120,6 +120,10 @@ def _setup(sock: socket.socket) -> bool:
 
             rules = [(str(p), int(r)) for p, r in cfg["landlock"]]
             landlock.apply(rules, network=bool(cfg.get("network", True)))
+        elif cfg.get("fence"):
+            from hermes_agent.terminal.sandbox import landlock
+
+            landlock.fence()
     except OSError as exc:
         send_frame(sock, {"error": f"landlock: {exc}"})
         return False
