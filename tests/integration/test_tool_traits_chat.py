@@ -61,7 +61,8 @@ def test_subagent_cannot_reach_tools_its_parent_deferred(scripted, hermes_home):
         "    ctx.register_tool('shout', schema={'name': 'shout', 'description': 'Upper-case text',\n"
         "        'parameters': {'type': 'object', 'properties': {'text': {'type': 'string'}}}},\n"
         "        handler=lambda args, **kw: '{\"result\": \"%s\"}' % args.get('text', '').upper())\n")
-    model_config(hermes_home, scripted.url, extra=mcp_config(extra="tools:\n  tool_search:\n    enabled: on\n"))
+    model_config(hermes_home, scripted.url, extra=mcp_config(
+        extra="tools:\n  tool_search:\n    enabled: on\nplugins:\n  enabled: [shouter]\n"))
     child_calls = {"tool_calls": [
         {"name": "tool_call", "arguments": {"name": "mcp__dyn__pid", "arguments": {}}},
         {"name": "tool_search", "arguments": {"query": "process id pid"}},
@@ -91,7 +92,7 @@ def test_memory_and_todo_pass_the_same_hooks_as_other_tools(scripted, hermes_hom
         "def register(ctx):\n"
         "    ctx.register_hook('pre_tool_call', lambda name, args, ctx: Block('memory is read-only today')\n"
         "                      if name == 'memory' else None)\n")
-    model_config(hermes_home, scripted.url)
+    model_config(hermes_home, scripted.url, "plugins:\n  enabled: [audit]\n")
     scripted.add({"tool_calls": [
         {"name": "memory", "arguments": {"action": "add", "target": "user", "content": "likes tea"}},
         {"name": "todo", "arguments": {"todos": [{"id": "1", "content": "brew", "status": "in_progress"}]}}]},
