@@ -156,7 +156,8 @@ def test_read_file_of_a_200_mb_line_stays_small_in_memory(scripted, hermes_home,
     first, second = result["content"].split("\n")
     assert first.startswith("    1|abcdefghij") and first.endswith("[line truncated: 199,998,000 more bytes]")
     assert second == "    2|second line"
-    assert rss < 120, f"peak RSS {rss:.0f} MiB"
+    # ~44 MiB here when quiet, 125 once on a loaded CI machine; reading the line whole costs > 400 MiB.
+    assert rss < 180, f"peak RSS {rss:.0f} MiB"
 
 
 def test_unknown_and_unusable_toolsets_are_named_in_one_warning_each(scripted, hermes_home):
