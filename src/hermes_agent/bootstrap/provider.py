@@ -75,11 +75,15 @@ def build_provider(settings: Settings, notify: Notify | None = None) -> Provider
 def auxiliary_provider(settings: Settings, task: str, main: Provider) -> Provider:
     """The provider for a side task (`auxiliary.<task>` in config), else the main one."""
     row = settings.cfg.auxiliary.get(task) or {}
-    if not isinstance(row, dict) or not (row.get("model") or row.get("base_url") or row.get("provider")):
+    if not isinstance(row, dict):
+        return main
+    chosen = str(row.get("provider") or "").strip()
+    chosen = "" if chosen.lower() == "auto" else chosen  # Hermes's default rows: "auto" is the main endpoint
+    if not (row.get("model") or row.get("base_url") or chosen):
         return main
     base = settings.model
-    model = ModelSettings(provider=str(row.get("provider") or base.provider), model=str(row.get("model") or base.model),
-                          base_url=str(row.get("base_url") or (base.base_url if not row.get("provider") else "")),
+    model = ModelSettings(provider=chosen or base.provider, model=str(row.get("model") or base.model),
+                          base_url=str(row.get("base_url") or (base.base_url if not chosen else "")),
                           api_key=str(row.get("api_key") or ""))
     return _single(settings, model, None)
 
