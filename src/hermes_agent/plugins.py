@@ -109,7 +109,7 @@ class PluginContext:
     @property
     def override_allowed(self) -> bool:
         """`plugins.entries.<name>.allow_tool_override` (Hermes's opt-in for replacing a tool)."""
-        entries = self.settings.section("plugins").get("entries") or {}
+        entries = self.settings.cfg.plugins.entries
         entry = entries.get(self.name) if isinstance(entries, dict) else None
         return bool(isinstance(entry, dict) and entry.get("allow_tool_override"))
 
@@ -264,8 +264,8 @@ def discover_plugins(plugins_dir: Path, *, entry_points: bool = True) -> tuple[l
 
 def is_enabled(manifest: PluginManifest, settings: Settings) -> bool:
     """Opt-in as in Hermes: listed in `plugins.enabled` and not in `plugins.disabled`."""
-    disabled = settings.get("plugins.disabled") or []
-    enabled = settings.get("plugins.enabled") or []
+    disabled = settings.cfg.plugins.disabled
+    enabled = settings.cfg.plugins.enabled
     return manifest.name in enabled and manifest.name not in disabled
 
 
@@ -282,7 +282,7 @@ def load_plugins(settings: Settings, hooks: HookBus, *, registry: ToolRegistry |
             report.failed[manifest.name] = "invalid plugin name (letters, digits, . _ - only)"
             continue
         if not is_enabled(manifest, settings):
-            listed = manifest.name in (settings.get("plugins.disabled") or [])
+            listed = manifest.name in settings.cfg.plugins.disabled
             (report.disabled if listed else report.not_enabled).append(manifest.name)
             continue
         try:

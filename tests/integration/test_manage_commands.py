@@ -230,7 +230,7 @@ def test_doctor_unreachable_endpoint_fails(hermes_home):
 def test_doctor_on_a_broken_config_names_file_and_problem(hermes_home):
     path = write_config(hermes_home, "model:\n  default: x\n   base_url: [oops\n")
     out = run_hermes("doctor", "--offline", home=hermes_home)
-    assert out.returncode == 1 and "Traceback" not in out.stderr
+    assert out.returncode == 2 and "Traceback" not in out.stderr
     assert f"✗ config: {path}: invalid YAML (line 3" in out.stdout
     assert "✓ python 3." in out.stdout  # the other checks still ran
 

@@ -74,9 +74,9 @@ def parse_verdict(reply: str) -> str:
 
 def backend_isolation(settings: Settings) -> tuple[str, bool]:
     """(backend kind, isolated) from terminal settings: containers without host mounts are isolated."""
-    kind = str(settings.get("terminal.backend", "local") or "local").lower()
+    kind = settings.cfg.terminal.backend
     if kind in ("docker", "podman"):
-        mounts = settings.get("terminal.docker_volumes") or settings.get("terminal.docker_mount_cwd_to_workspace")
+        mounts = settings.cfg.terminal.docker_volumes or settings.cfg.terminal.docker_mount_cwd_to_workspace
         return kind, not mounts
     return kind, kind in _ISOLATED_KINDS
 
@@ -97,10 +97,10 @@ class ApprovalGate:
         self.settings = settings
         self.approver = approver
         self.can_ask = bool(is_interactive and getattr(approver, "can_ask", True))
-        self.mode = str(settings.get("approvals.mode", "manual") or "manual").strip().lower()
-        self.timeout = float(settings.get("approvals.timeout", 60) or 60)
-        self.deny_rules = [str(r) for r in settings.get("approvals.deny") or [] if str(r).strip()]
-        self.allowlist = [str(e) for e in settings.get("command_allowlist") or [] if str(e).strip()]
+        self.mode = settings.cfg.approvals.mode
+        self.timeout = settings.cfg.approvals.timeout
+        self.deny_rules = [str(r) for r in settings.cfg.approvals.deny if str(r).strip()]
+        self.allowlist = [str(e) for e in settings.cfg.command_allowlist if str(e).strip()]
         self.yolo = bool(settings.yolo)
         self.aux_judge = aux_judge
         self.config_path = config_path or settings.config_file or Path(settings.home) / "config.yaml"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from fnmatch import fnmatchcase
 from typing import Literal
 
@@ -169,8 +169,8 @@ class PathPolicy:
 
 def policy_for_settings(settings: object, workspace: str | None = None) -> PathPolicy:
     """The session's policy from Settings: workspace = `workspace`, else terminal.cwd (default: the cwd)."""
-    root = workspace or os.path.abspath(os.path.expanduser(str(settings.get("terminal.cwd", ".") or ".")))
-    return PathPolicy.build(workspace=[root], hermes_home=str(settings.home), config=settings.section("sandbox"))
+    root = workspace or os.path.abspath(os.path.expanduser(settings.cfg.terminal.cwd))
+    return PathPolicy.build(workspace=[root], hermes_home=str(settings.home), config=asdict(settings.cfg.sandbox))
 
 
 def _as_list(value: object) -> list:

@@ -41,14 +41,14 @@ def platform_toolsets(settings: Settings, platform: str, override: list[str] | N
     one off (listed in known_plugin_toolsets.<platform> but not in platform_toolsets.<platform>)."""
     if override:
         return override
-    per = (settings.get("platform_toolsets") or {}).get(platform)
+    per = settings.cfg.platform_toolsets.get(platform)
     if per:
         chosen = list(per)
     elif platform == "cli":
-        chosen = list(settings.get("toolsets") or ["hermes-cli"])
+        chosen = list(settings.cfg.toolsets)
     else:
         chosen = [f"hermes-{platform}"]
-    known = (settings.get("known_plugin_toolsets") or {}).get(platform) or []
+    known = settings.cfg.known_plugin_toolsets.get(platform) or []
     return chosen + [t for t in plugin_toolsets if t not in chosen and t not in known]
 
 
@@ -113,7 +113,7 @@ def build_agent(settings: Settings, *, platform: str = "cli", toolsets: list[str
     """A ready agent for a frontend (validates toolsets now, restores a session when asked)."""
     services, enabled = build_services(settings, platform=platform, toolsets=toolsets, event_callback=event_callback,
                                        approver=approver, interactive=interactive, persist=persist)
-    agent = CoreAgent(max_iterations=max_iterations or int(settings.get("agent.max_turns", 90) or 90),
+    agent = CoreAgent(max_iterations=max_iterations or settings.cfg.agent.max_turns,
                       enabled_toolsets=enabled, services=services, event_callback=event_callback,
                       save_trajectories=save_trajectories)
     services.ctx.clarify = clarify
@@ -156,7 +156,7 @@ def _load_plugins(settings: Settings, hooks: HookBus) -> PluginReport:
 
 def _start_mcp(services: AgentServices, settings: Settings, *, wait: bool) -> None:
     """MCP servers connect in the background; a one-shot run waits briefly so their tools are usable."""
-    if not settings.get("mcp_servers"):
+    if not settings.cfg.mcp_servers:
         return
     from hermes_agent.tools.mcp import start_mcp
 
@@ -164,20 +164,20 @@ def _start_mcp(services: AgentServices, settings: Settings, *, wait: bool) -> No
     if services.ctx.path_policy is not None:  # stdio servers run inside the OS sandbox too
         from hermes_agent.terminal.sandbox.spec import spec_from_policy
 
-        sb = settings.section("sandbox")
-        sandbox = spec_from_policy(services.ctx.path_policy, network=sb.get("network", True),
-                                   mechanism=str(sb.get("mechanism") or "auto"))
+        sb = settings.cfg.sandbox
+        sandbox = spec_from_policy(services.ctx.path_policy, network=sb.network,
+                                   mechanism=sb.mechanism)
     mcp = start_mcp(settings, sandbox=sandbox)
     if mcp is None:
         return
     services.closers.append(mcp.shutdown)
-    timeout = float(settings.get("mcp_discovery_timeout", 1.5) or 0)
+    timeout = settings.cfg.mcp_discovery_timeout
     if wait and timeout > 0:
         mcp.wait_ready(timeout)
 
 
 def _wire_session(services: AgentServices, settings: Settings, platform: str) -> SessionBinding:
-    mode = settings.get("sessions.title_mode", "first_message")
+    mode = settings.cfg.sessions.title_mode
     store = shared_store(auto_title=mode != "off")
     if store.read_only:  # refuse before the first model call rather than lose the conversation after it
         raise StorageError(f"cannot save this conversation: {store.read_only}")

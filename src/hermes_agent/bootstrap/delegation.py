@@ -118,7 +118,7 @@ def build_child(parent: AgentServices, toolsets: list[str], allowed: frozenset[s
     wire_compression(services, settings, None, binding.on_compressed if binding else None)
     wire_checkpoints(services, settings)
     wire_terminal(services, settings)
-    max_iter = int(settings.get("delegation.max_iterations", 50) or 50)
+    max_iter = settings.cfg.delegation.max_iterations
     return ChildAgent(allowed, max_iterations=max_iter, enabled_toolsets=toolsets, services=services,
                       event_callback=on_event)
 
@@ -184,8 +184,8 @@ class Delegator:
         specs = parse_tasks(args)
         plans = [child_tools(spec, self.enabled) for spec in specs]
         settings = self.parent.settings
-        limit = int(settings.get("delegation.max_summary_chars", 24000) or 24000)
-        workers = max(1, int(settings.get("delegation.max_concurrent", 3) or 3))
+        limit = settings.cfg.delegation.max_summary_chars
+        workers = settings.cfg.delegation.max_concurrent
         events: queue.Queue[tuple[int, Event]] = queue.Queue()
         children: list[ChildAgent | None] = []
         rows: list[dict | None] = []

@@ -20,7 +20,7 @@ Notify = Callable[[str], None]
 
 def _fallback_models(settings: Settings) -> list[ModelSettings]:
     out = []
-    for i, row in enumerate(settings.get("fallback_providers") or []):
+    for i, row in enumerate(settings.cfg.fallback_providers):
         if not isinstance(row, dict):
             raise ConfigError(f"{settings.config_file}: fallback_providers[{i}] must be a mapping")
         key = row.get("api_key") or (settings.env.get(row["key_env"], "") if row.get("key_env") else "")
@@ -43,20 +43,20 @@ def proxy_for(base_url: str, env: Mapping[str, str]) -> Proxy | None:
 def _single(settings: Settings, model: ModelSettings, notify: Notify | None) -> Provider:
     ep = resolve_endpoint(model, settings.env, str(settings.config_file))
     hook = None
-    if settings.get("prompt_caching.enabled", True):
-        hook = functools.partial(apply_cache_breakpoints, ttl=str(settings.get("prompt_caching.cache_ttl", "5m")))
+    if settings.cfg.prompt_caching.enabled:
+        hook = functools.partial(apply_cache_breakpoints, ttl=settings.cfg.prompt_caching.cache_ttl)
     inner = OpenAIChatProvider(ep.base_url, ep.api_key, ep.model, name=ep.provider,
-                               timeout=float(settings.get("agent.request_timeout", 600) or 600), wire_hook=hook,
+                               timeout=settings.cfg.agent.request_timeout, wire_hook=hook,
                                proxy=proxy_for(ep.base_url, settings.env), idle=_idle_policy(settings, notify),
-                               max_reply_chars=int(settings.get("agent.max_reply_chars", 1_000_000) or 0))
-    retries = int(settings.get("agent.api_max_retries", 3) or 0)
-    return RetryingProvider(inner, retries, float(settings.get("agent.retry_base_delay", 1.0) or 0.0), notify=notify)
+                               max_reply_chars=settings.cfg.agent.max_reply_chars)
+    retries = settings.cfg.agent.api_max_retries
+    return RetryingProvider(inner, retries, settings.cfg.agent.retry_base_delay, notify=notify)
 
 
 def _idle_policy(settings: Settings, notify: Notify | None) -> IdlePolicy:
     """agent.stream_notice_after / agent.stream_idle_timeout: report, then abandon, a silent endpoint."""
-    notice = float(settings.get("agent.stream_notice_after", 30) or 30)
-    give_up = float(settings.get("agent.stream_idle_timeout", 120) or 120)
+    notice = settings.cfg.agent.stream_notice_after
+    give_up = settings.cfg.agent.stream_idle_timeout
 
     def on_notice(silent: float) -> None:
         if notify is not None:
@@ -74,12 +74,16 @@ def build_provider(settings: Settings, notify: Notify | None = None) -> Provider
 
 def auxiliary_provider(settings: Settings, task: str, main: Provider) -> Provider:
     """The provider for a side task (`auxiliary.<task>` in config), else the main one."""
-    row = (settings.get("auxiliary") or {}).get(task) or {}
-    if not isinstance(row, dict) or not (row.get("model") or row.get("base_url") or row.get("provider")):
+    row = settings.cfg.auxiliary.get(task) or {}
+    if not isinstance(row, dict):
+        return main
+    chosen = str(row.get("provider") or "").strip()
+    chosen = "" if chosen.lower() == "auto" else chosen  # Hermes's default rows: "auto" is the main endpoint
+    if not (row.get("model") or row.get("base_url") or chosen):
         return main
     base = settings.model
-    model = ModelSettings(provider=str(row.get("provider") or base.provider), model=str(row.get("model") or base.model),
-                          base_url=str(row.get("base_url") or (base.base_url if not row.get("provider") else "")),
+    model = ModelSettings(provider=chosen or base.provider, model=str(row.get("model") or base.model),
+                          base_url=str(row.get("base_url") or (base.base_url if not chosen else "")),
                           api_key=str(row.get("api_key") or ""))
     return _single(settings, model, None)
 

@@ -21,7 +21,7 @@ def wire_approval(services: AgentServices, settings: Settings, approver: Approve
     if approver is None:
         approver = TerminalApprover() if interactive else AutoDenyApprover()
     judge = None
-    if settings.get("approvals.mode") == "smart":
+    if settings.cfg.approvals.mode == "smart":
         aux = auxiliary_provider(settings, "approval", services.provider)
 
         def judge(command: str, description: str) -> str:

@@ -73,11 +73,11 @@ def wire_terminal(services: AgentServices, settings: Settings) -> None:
 
 def wire_checkpoints(services: AgentServices, settings: Settings) -> None:
     """Snapshot a working directory (shadow git under HERMES_HOME) before the first change of each turn."""
-    if not settings.get("checkpoints.enabled", False):
+    if not settings.cfg.checkpoints.enabled:
         return
     from hermes_agent.storage.checkpoints import CheckpointStore
 
-    store = CheckpointStore(max_snapshots=int(settings.get("checkpoints.max_snapshots", 20) or 20), env=dict(settings.env))
+    store = CheckpointStore(max_snapshots=settings.cfg.checkpoints.max_snapshots, env=dict(settings.env))
     ctx = services.ctx
     ctx.checkpoint = lambda workdir, why: store.snapshot(workdir, why, turn=ctx.turn_id)
 

@@ -176,11 +176,11 @@ def check_backend(settings: Settings) -> list[Finding]:
     """The terminal backend's client program exists."""
     import shutil
 
-    backend = str(settings.get("terminal.backend", "local") or "local")
+    backend = settings.cfg.terminal.backend
     need = {"docker": "docker", "ssh": "ssh", "singularity": "singularity"}.get(backend)
     if need and not shutil.which(need):
         return [Finding("fail", f"terminal backend {backend}: `{need}` is not on PATH")]
-    if backend == "ssh" and not settings.get("terminal.ssh_host"):
+    if backend == "ssh" and not settings.cfg.terminal.ssh_host:
         return [Finding("fail", "terminal backend ssh: terminal.ssh_host is not set")]
     return [Finding("ok", f"terminal backend {backend}")]
 
@@ -194,16 +194,16 @@ def check_database() -> list[Finding]:
 
 def check_sandbox(settings: Settings) -> list[Finding]:
     """The OS sandbox of local commands: which mechanism works here, or why none does."""
-    if str(settings.get("terminal.backend", "local") or "local") != "local":
+    if settings.cfg.terminal.backend != "local":
         return []
     from hermes_agent.terminal.sandbox.launcher import choose_mechanism
     from hermes_agent.terminal.sandbox.spec import SandboxSpec
 
-    mode = str(settings.get("sandbox.mode", "workspace-write") or "workspace-write").strip().lower()
+    mode = settings.cfg.sandbox.mode
     if mode == "off":
         return [Finding("warn", "sandbox.mode is off: local commands run unconfined (only the approval rules "
                                 "stand between the model and your files)")]
-    mechanism, why = choose_mechanism(SandboxSpec(mode=mode, mechanism=str(settings.get("sandbox.mechanism") or "auto")))
+    mechanism, why = choose_mechanism(SandboxSpec(mode=mode, mechanism=settings.cfg.sandbox.mechanism))
     if mechanism is None:
         return [Finding("warn", f"no OS sandbox for local commands: {why}; commands that write will ask for "
                                 "approval (apt-get install bubblewrap)")]

@@ -16,7 +16,7 @@ NONE = "none"
 def named(settings: Settings) -> dict[str, str]:
     """Config personalities: a string, or a mapping with `system_prompt`/`prompt`/`description`."""
     out: dict[str, str] = {}
-    for name, value in (settings.get("personalities") or {}).items():
+    for name, value in settings.cfg.personalities.items():
         if isinstance(value, dict):
             value = value.get("system_prompt") or value.get("prompt") or value.get("description") or ""
         if isinstance(value, str) and value.strip():

@@ -62,12 +62,12 @@ class Repl:
         self.session = None
         self.color = not settings.env.get("NO_COLOR")
         self.screen = Screen(sys.stdout, color=self.color)
-        display = settings.section("display")
-        self.live = LiveView(self.screen, self.invalidate, show_reasoning=bool(display.get("show_reasoning")),
-                             progress=str(display.get("tool_progress") or "all"),
-                             stream=bool(display.get("streaming", True)))
+        display = settings.cfg.display
+        self.live = LiveView(self.screen, self.invalidate, show_reasoning=display.show_reasoning,
+                             progress=display.tool_progress,
+                             stream=display.streaming)
         self.asker = Asker(self.screen, self.invalidate)
-        self.approver = ReplApprover(self.asker, timeout=float(settings.get("approvals.timeout", 60) or 60),
+        self.approver = ReplApprover(self.asker, timeout=settings.cfg.approvals.timeout,
                                      yolo=settings.yolo)
         self._runner: threading.Thread | None = None
         self.personality: str | None = None  # chosen with /personality; re-applied after /new

@@ -37,7 +37,7 @@ def build(repl: Repl) -> None:
         return
     cancel = agent.services.ctx.interrupt
     repl.approver.cancel = cancel
-    timeout = float(repl.settings.get("agent.clarify_timeout", 3600) or 3600)
+    timeout = repl.settings.cfg.agent.clarify_timeout
     agent.services.ctx.clarify = make_clarify(repl.asker, timeout, cancel)
     repl.agent = agent
     repl.ready.set()
@@ -84,7 +84,7 @@ def skills_count(settings: object) -> int | None:
 
 
 def _startup_personality(repl: Repl) -> None:
-    name = str(repl.settings.get("display.personality") or "").strip()
+    name = repl.settings.cfg.display.personality.strip()
     if not name:
         return
     from hermes_agent.cli.personality import apply

@@ -43,9 +43,9 @@ def current_choices(settings: Settings) -> Choices:
     if provider == "auto":
         provider = "custom" if m.base_url else "openrouter" if settings.env.get("OPENROUTER_API_KEY") else (
             "openai" if settings.env.get("OPENAI_API_KEY") else "custom")
-    terminal = {k: settings.get(f"terminal.{k}", "") for fields in _BACKEND_FIELDS.values() for k in fields}
+    terminal = {k: getattr(settings.cfg.terminal, k) for fields in _BACKEND_FIELDS.values() for k in fields}
     return Choices(provider=provider, base_url=m.base_url, model=m.model,
-                   backend=str(settings.get("terminal.backend", "local") or "local"), terminal=terminal)
+                   backend=settings.cfg.terminal.backend, terminal=terminal)
 
 
 def stored_key(settings: Settings, choices: Choices) -> str:

@@ -127,7 +127,7 @@ def rollback(repl: Repl, arg: str) -> None:
         n = int(arg) if arg else 1
     except ValueError:
         raise HermesError("usage: /rollback [n] (n = how many change sets to undo)") from None
-    store = CheckpointStore(max_snapshots=int(repl.settings.get("checkpoints.max_snapshots", 20) or 20))
+    store = CheckpointStore(max_snapshots=repl.settings.cfg.checkpoints.max_snapshots)
     if not store.list(os.getcwd()):
         repl.screen.line(f"No checkpoints for {os.getcwd()} yet: they are taken before the agent changes files.",
                          "yellow")

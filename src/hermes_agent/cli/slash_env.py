@@ -37,7 +37,7 @@ def provider(repl: Repl, arg: str) -> None:
     rows: list[tuple[str, object]] = [("provider", m.provider), ("model", m.model or "(none)"),
                                       ("base_url", m.base_url or "(provider default)"),
                                       ("context", f"{m.context_length:,} tokens")]
-    for i, row in enumerate(repl.settings.get("fallback_providers") or [], 1):
+    for i, row in enumerate(repl.settings.cfg.fallback_providers, 1):
         if isinstance(row, dict):
             rows.append((f"fallback {i}", f"{row.get('provider', 'custom')} {row.get('model', '')} "
                                           f"{row.get('base_url', '')}".strip()))
@@ -96,10 +96,10 @@ def config(repl: Repl, arg: str) -> None:
     rows: list[tuple[str, object]] = [
         ("config file", s.config_file or "(none)"), ("home", s.home),
         ("model", f"{s.model.model or '(none)'} via {s.model.base_url or s.model.provider}"),
-        ("toolsets", ", ".join(repl.agent.enabled_toolsets or []) if repl.agent else s.get("toolsets")),
-        ("terminal", s.get("terminal.backend")), ("approvals", s.get("approvals.mode")),
-        ("yolo", "on" if repl.approver.yolo else "off"), ("compression", s.get("compression.enabled")),
-        ("max turns", s.get("agent.max_turns")), ("tool progress", repl.live.progress),
+        ("toolsets", ", ".join(repl.agent.enabled_toolsets or []) if repl.agent else s.cfg.toolsets),
+        ("terminal", s.cfg.terminal.backend), ("approvals", s.cfg.approvals.mode),
+        ("yolo", "on" if repl.approver.yolo else "off"), ("compression", s.cfg.compression.enabled),
+        ("max turns", s.cfg.agent.max_turns), ("tool progress", repl.live.progress),
         ("reasoning", "shown" if repl.live.show_reasoning else "hidden"),
     ]
     _kv(repl, rows)

@@ -24,6 +24,7 @@ DEFAULT_CONFIG: dict = {
         "stream_idle_timeout": 120,
         "max_reply_chars": 1000000,
         "clarify_timeout": 3600,
+        "retry_base_delay": 1.0,  # seconds before the first retry of a failed request, doubling after
     },
     "terminal": {
         "backend": "local",
@@ -71,7 +72,8 @@ DEFAULT_CONFIG: dict = {
     "mcp_servers": {},
     "mcp_discovery_timeout": 1.5,
     "tools": {"tool_search": {"enabled": "auto", "threshold_pct": 10}},
-    "plugins": {"disabled": []},
+    "plugins": {"enabled": [], "disabled": [], "entries": {}},  # opt-in, as in Hermes
+    "known_plugin_toolsets": {},  # platform -> plugin toolsets the user has seen (Hermes writes it)
     "delegation": {"max_iterations": 50, "max_concurrent": 3, "max_summary_chars": 24000},
     "_config_version": 1,
 }
@@ -80,10 +82,12 @@ DEFAULT_CONFIG: dict = {
 # and our value differs from the one Hermes assumes when the key is absent (model.* are detected per
 # endpoint by Hermes; approvals.mode "manual" here vs Hermes's "smart", which sends every flagged command
 # to a model; display.streaming on here, where the REPL streams tokens, off in Hermes) — writing ours
-# would change how Hermes behaves on the same home.
+# would change how Hermes behaves on the same home. plugins.enabled: when the key is absent, Hermes's own
+# migration enables the plugins already installed; an empty list written here would stop that.
+# known_plugin_toolsets is Hermes's record of the plugin toolsets a user has seen: Hermes writes it.
 NOT_MIGRATED: frozenset[str] = frozenset({
     "model.provider", "model.default", "model.base_url", "model.context_length", "model.max_tokens",
-    "approvals.mode", "display.streaming",
+    "approvals.mode", "display.streaming", "plugins.enabled", "known_plugin_toolsets",
 })
 
 # Environment variables (from the process or $HERMES_HOME/.env) mapped onto config keys.

@@ -65,15 +65,16 @@ def get_dotted(data: Mapping, dotted: str, default: object = None) -> object:
     return node
 
 
-def read_yaml_file(path: Path) -> dict:
-    """Parse a YAML mapping; any problem becomes a one-line ConfigError naming the file."""
-    if not path.exists():
+def read_yaml_file(path: Path, text: str | None = None) -> dict:
+    """Parse a YAML mapping (the file, or `text` as its would-be content); any problem becomes a
+    one-line ConfigError naming the file."""
+    if text is None and not path.exists():
         return {}
     from ruamel.yaml import YAML
     from ruamel.yaml.error import YAMLError
 
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8") if text is None else text
         data = YAML(typ="safe", pure=True).load(text)
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read: {exc}") from exc
@@ -121,14 +122,16 @@ def _apply_openai_env(data: dict, env: Mapping[str, str], overrides: Mapping[str
 
 
 def load_settings(overrides: Mapping[str, object] | None = None, *, yolo: bool = False,
-                  environ: Mapping[str, str] | None = None, ignore_user_config: bool = False) -> Settings:
-    """Build Settings from every layer; raises ConfigError with a one-line message."""
+                  environ: Mapping[str, str] | None = None, ignore_user_config: bool = False,
+                  config_text: str | None = None) -> Settings:
+    """Build Settings from every layer; raises ConfigError with a one-line message. `config_text`
+    stands in for config.yaml's content (to check an edit before it is written)."""
     environ = dict(os.environ if environ is None else environ)
     home = paths.hermes_home()
     cfg_path = paths.config_path()
     data = copy.deepcopy(DEFAULT_CONFIG)
     if not ignore_user_config:
-        user_cfg = read_yaml_file(cfg_path)
+        user_cfg = read_yaml_file(cfg_path, config_text)
         if isinstance(user_cfg.get("model"), str):
             user_cfg["model"] = {"default": user_cfg["model"]}
         deep_merge(data, user_cfg)

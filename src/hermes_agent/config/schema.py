@@ -1,16 +1,31 @@
 """The typed Settings tree: one frozen dataclass per config section, built once from the merged
 config (whose values, defaults included, come from config/defaults.py) and validated as it is built.
-A wrong type or value is one ConfigError naming the key, the value and what is expected."""
+A wrong type or value is one ConfigError naming the key, the value and what is expected.
+
+Conventions: a null value means the default (DEFAULT_CONFIG's), except where the type allows None;
+booleans also accept YAML 1.1's words (yes/no/on/off), which the released Hermes's loader reads as
+booleans; `aliases` map the other spellings Hermes accepts onto a choice; a `FreeForm` field is a
+mapping the schema does not look inside (its own module reads it); `Rows` is a list of mappings.
+Keys the tree does not model are ignored, never errors."""
 
 from __future__ import annotations
 
+import functools
 import types
 import typing
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Literal
 
 from hermes_agent.errors import ConfigError
+
+FreeForm = dict[str, object]
+Rows = list[dict[str, object]]
+_MISSING = object()
+_YAML11_BOOLS = {"true": True, "yes": True, "on": True, "y": True, "false": False, "no": False, "off": False, "n": False}
+# tools.tool_search.enabled as the released Hermes reads it (tools/tool_search.py), plus our own words.
+_ON_OFF_AUTO = {True: "on", False: "off", "true": "on", "1": "on", "yes": "on", "always": "on",
+                "false": "off", "0": "off", "no": "off", "never": "off"}
 
 
 def _c(**limits: object) -> dict:
@@ -28,6 +43,7 @@ class AgentCfg:
     stream_idle_timeout: float = field(**_c(min=0.01))
     max_reply_chars: int = field(**_c(min=1000))
     clarify_timeout: float = field(**_c(min=0.01))
+    retry_base_delay: float = field(**_c(min=0))
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,10 +77,11 @@ class ToolOutputCfg:
 
 @dataclass(frozen=True, slots=True)
 class ApprovalsCfg:
-    mode: Literal["manual", "smart", "off"]
+    mode: Literal["manual", "smart", "off"] = field(**_c(aliases={False: "off", True: "manual", "": "manual"}))
     timeout: float = field(**_c(min=0.01))
     deny: list[str]
-    cron_mode: Literal["deny", "approve"]
+    cron_mode: Literal["deny", "approve"] = field(**_c(aliases={"off": "approve", "allow": "approve", "yes": "approve",
+                                                                  True: "deny", False: "deny"}))
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,7 +133,7 @@ class SessionsCfg:
 @dataclass(frozen=True, slots=True)
 class DisplayCfg:
     show_reasoning: bool
-    tool_progress: Literal["all", "new", "verbose", "log", "off"]
+    tool_progress: Literal["all", "new", "verbose", "log", "off"] = field(**_c(aliases={False: "off", True: "all"}))
     streaming: bool
     personality: str
 
@@ -137,9 +154,28 @@ class DelegationCfg:
 
 
 @dataclass(frozen=True, slots=True)
+class ToolSearchCfg:
+    enabled: Literal["auto", "on", "off"] = field(**_c(aliases=_ON_OFF_AUTO))
+    threshold_pct: float = field(**_c(min=0, max=100))
+
+
+@dataclass(frozen=True, slots=True)
+class ToolsCfg:
+    # Hermes's legacy shape `tool_search: true|false` (tools/tool_search.py: true is auto, false is off).
+    tool_search: ToolSearchCfg = field(**_c(shorthand={True: {"enabled": "auto"}, False: {"enabled": "off"}}))
+
+
+@dataclass(frozen=True, slots=True)
+class PluginsCfg:
+    enabled: list[str]
+    disabled: list[str]
+    entries: FreeForm
+
+
+@dataclass(frozen=True, slots=True)
 class Config:
-    """Every modelled key, typed. Free-form sections (mcp_servers, personalities, auxiliary, ...) stay in
-    Settings.data; their own modules check them."""
+    """Every key read outside config/, typed. Free-form sections (mcp_servers, personalities, auxiliary,
+    ...) are FreeForm mappings: their own modules check their insides."""
 
     agent: AgentCfg
     terminal: TerminalCfg
@@ -159,14 +195,66 @@ class Config:
     file_read_max_chars: int = field(**_c(min=1000))
     context_file_max_chars: int | None = field(**_c(min=0))
     mcp_discovery_timeout: float = field(**_c(min=0))
+    tools: ToolsCfg
+    plugins: PluginsCfg
+    fallback_providers: Rows
+    platform_toolsets: FreeForm
+    known_plugin_toolsets: FreeForm
+    personalities: FreeForm
+    auxiliary: FreeForm
+    mcp_servers: FreeForm
+
+
+def _section(kind: object) -> bool:
+    return isinstance(kind, type) and is_dataclass(kind)
+
+
+@functools.cache
+def _hints(cls: type) -> dict[str, object]:
+    return typing.get_type_hints(cls)
 
 
 def _expected(kind: object, meta: Mapping) -> str:
     if typing.get_origin(kind) is Literal:
         return "one of " + ", ".join(str(a) for a in typing.get_args(kind))
+    if kind == FreeForm:
+        return "a mapping"
+    if kind == Rows:
+        return "a list of mappings"
     name = {int: "an integer", float: "a number", bool: "true or false", str: "a string"}.get(kind, "a list of strings")
     bounds = [f">= {meta['min']}" if "min" in meta else "", f"<= {meta['max']}" if "max" in meta else ""]
     return " ".join([name, *(b for b in bounds if b)])
+
+
+def _convert_list(kind: object, value: object) -> list:
+    if isinstance(value, str) or not isinstance(value, list | tuple):
+        raise ValueError
+    if kind == Rows:
+        if not all(isinstance(v, Mapping) for v in value):
+            raise ValueError
+        return [dict(v) for v in value]
+    if any(isinstance(v, Mapping | list) for v in value):
+        raise ValueError
+    return [str(v) for v in value]
+
+
+def _convert_scalar(kind: object, value: object) -> object:
+    if kind is bool:
+        if isinstance(value, str) and value.strip().lower() in _YAML11_BOOLS:
+            return _YAML11_BOOLS[value.strip().lower()]
+        if isinstance(value, bool):
+            return value
+        raise ValueError
+    if kind in (int, float):
+        if isinstance(value, bool) or not isinstance(value, int | float | str):
+            raise ValueError
+        number = float(value)
+        if kind is int and number != int(number):
+            raise ValueError
+        return int(number) if kind is int else number
+    if isinstance(value, dict | list):  # str
+        raise ValueError
+    return str(value)
 
 
 def _convert(kind: object, value: object) -> object:
@@ -181,67 +269,76 @@ def _convert(kind: object, value: object) -> object:
         if value is None and type(None) in typing.get_args(kind):
             return None
         return _convert(next(a for a in typing.get_args(kind) if a is not type(None)), value)
+    if value is None:  # no default to fall back on: an empty value of the type
+        return {} if kind == FreeForm else [] if origin is list else "" if kind is str else _convert_scalar(kind, value)
     if origin is list:
-        if value is None:
-            return []
-        if isinstance(value, str) or not isinstance(value, list | tuple):
+        return _convert_list(kind, value)
+    if origin is dict:
+        if not isinstance(value, Mapping):
             raise ValueError
-        return [str(v) for v in value]
-    if kind is bool:
-        if isinstance(value, bool):
-            return value
-        raise ValueError
-    if kind in (int, float):
-        if isinstance(value, bool) or not isinstance(value, int | float | str):
-            raise ValueError
-        number = float(value)
-        if kind is int and number != int(number):
-            raise ValueError
-        return int(number) if kind is int else number
-    if kind is str:
-        if value is None:
-            return ""
-        if isinstance(value, dict | list):
-            raise ValueError
-        return str(value)
+        return dict(value)
+    return _convert_scalar(kind, value)
+
+
+def _alias(meta: Mapping, raw: object) -> object:
+    """`raw` with the spellings listed in the field's `aliases` replaced by the choice they stand for."""
+    aliases = meta.get("aliases")
+    if not aliases or not isinstance(raw, bool | str):
+        return raw
+    return aliases.get(raw.strip().lower() if isinstance(raw, str) else raw, raw)
+
+
+def _value(f: object, kind: object, raw: object, default: object, key: str) -> object:
+    raw = default if raw is None and default is not _MISSING and not _nullable(kind) else _alias(f.metadata, raw)
+    try:
+        value = _convert(kind, raw)
+    except (ValueError, TypeError, StopIteration):
+        raise ConfigError(f"{key} must be {_expected(kind, f.metadata)}, got {raw!r}") from None
+    lo, hi = f.metadata.get("min"), f.metadata.get("max")
+    if isinstance(value, int | float) and not isinstance(value, bool) and (
+            (lo is not None and value < lo) or (hi is not None and value > hi)):
+        raise ConfigError(f"{key} must be {_expected(kind, f.metadata)}, got {raw!r}")
     return value
 
 
-def _build(cls: type, data: Mapping, prefix: str) -> object:
-    hints = typing.get_type_hints(cls)
+def _nullable(kind: object) -> bool:
+    return typing.get_origin(kind) in (typing.Union, types.UnionType) and type(None) in typing.get_args(kind)
+
+
+def _build(cls: type, data: Mapping, defaults: Mapping, prefix: str) -> object:
+    hints = _hints(cls)
     values = {}
     for f in fields(cls):
         key = f"{prefix}{f.name}"
         kind = hints[f.name]
         raw = data.get(f.name) if isinstance(data, Mapping) else None
-        if isinstance(kind, type) and hasattr(kind, "__dataclass_fields__"):
+        default = defaults.get(f.name, _MISSING) if isinstance(defaults, Mapping) else _MISSING
+        if _section(kind):
+            shorthand = f.metadata.get("shorthand") or {}
+            if isinstance(raw, bool) and raw in shorthand:
+                raw = shorthand[raw]
             if raw is not None and not isinstance(raw, Mapping):
                 raise ConfigError(f"{key} must be a mapping, got {raw!r}")
-            values[f.name] = _build(kind, raw or {}, f"{key}.")
-            continue
-        try:
-            value = _convert(kind, raw)
-        except (ValueError, TypeError, StopIteration):
-            raise ConfigError(f"{key} must be {_expected(kind, f.metadata)}, got {raw!r}") from None
-        lo, hi = f.metadata.get("min"), f.metadata.get("max")
-        if isinstance(value, int | float) and ((lo is not None and value < lo) or (hi is not None and value > hi)):
-            raise ConfigError(f"{key} must be {_expected(kind, f.metadata)}, got {raw!r}")
-        values[f.name] = value
+            values[f.name] = _build(kind, raw or {}, default if isinstance(default, Mapping) else {}, f"{key}.")
+        else:
+            values[f.name] = _value(f, kind, raw, default, key)
     return cls(**values)
 
 
 def build_config(data: Mapping) -> Config:
     """The typed tree of a merged config mapping; raises ConfigError naming the first bad key."""
-    return _build(Config, data, "")  # type: ignore[return-value]
+    from hermes_agent.config.defaults import DEFAULT_CONFIG
+
+    return _build(Config, data, DEFAULT_CONFIG, "")  # type: ignore[return-value]
 
 
 def modelled_keys(cls: type = Config, prefix: str = "") -> list[str]:
     """Every dotted key the typed tree checks (for `config set` and the tests)."""
-    hints = typing.get_type_hints(cls)
+    hints = _hints(cls)
     out = []
     for f in fields(cls):
         kind = hints[f.name]
-        if isinstance(kind, type) and hasattr(kind, "__dataclass_fields__"):
+        if _section(kind):
             out += modelled_keys(kind, f"{prefix}{f.name}.")
         else:
             out.append(f"{prefix}{f.name}")

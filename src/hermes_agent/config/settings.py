@@ -52,7 +52,8 @@ class Settings:
         return typed
 
     def get(self, dotted: str, default: object = None) -> object:
-        """Value at a dotted key such as `terminal.backend`, or `default`."""
+        """Raw value at a dotted key the user named (`hermes config get KEY`), or `default`. Code reads
+        settings through the typed tree, `settings.cfg.<section>.<key>` (tests/unit/config/test_typed_access.py)."""
         from hermes_agent.config.loader import get_dotted
 
         return get_dotted(self.data, dotted, default)

@@ -92,14 +92,14 @@ class AIAgent:
 
     def _new_loop(self) -> AgentLoop:
         s = self.services
-        warn = int(s.settings.get("agent.tool_loop_warn_after", 3) or 3)
-        hard = int(s.settings.get("agent.tool_loop_hard_limit", 6) or 6)
+        warn = s.settings.cfg.agent.tool_loop_warn_after
+        hard = s.settings.cfg.agent.tool_loop_hard_limit
         from hermes_agent.core.guards import RepeatGuard
 
         return AgentLoop(provider=s.provider, tools=self.tool_definitions, run_tool=self._run_tool, emit=self._emit,
                          persist=s.persist, compact=s.compact, tool_entry=registry.get, max_iterations=self.max_iterations,
                          guard=RepeatGuard(warn, hard), max_tokens=s.settings.model.max_tokens,
-                         cache_breakpoints=bool(s.settings.get("prompt_caching.enabled", True)), hooks=s.hooks)
+                         cache_breakpoints=s.settings.cfg.prompt_caching.enabled, hooks=s.hooks)
 
     def tool_definitions(self) -> list[dict]:
         """Definitions sent to the model (cached until the registry changes)."""
@@ -108,8 +108,8 @@ class AIAgent:
 
             st = self.services.settings
             defs = tool_search.assemble(self.selected_definitions(), tool_search.core_names(), st.model.context_length,
-                                        float(st.get("tools.tool_search.threshold_pct", 10) or 10),
-                                        str(st.get("tools.tool_search.enabled", "auto")), ctx=self.services.ctx)
+                                        st.cfg.tools.tool_search.threshold_pct,
+                                        st.cfg.tools.tool_search.enabled, ctx=self.services.ctx)
             self._defs = (registry.generation, defs)
         return self._defs[1]
 

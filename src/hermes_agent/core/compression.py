@@ -303,11 +303,11 @@ class AutoCompactor:
     def __init__(self, settings: Settings, summarize: Summarize | None = None, *,
                  todo_text: Callable[[], str | None] | None = None,
                  on_result: Callable[[CompressionResult], None] | None = None) -> None:
-        c = settings.section("compression")
-        self.enabled = bool(c.get("enabled", True))
-        self.threshold = float(c.get("threshold", 0.5) or 0.5)
-        self.protect_first_n = int(c.get("protect_first_n", 3))
-        self.protect_last_n = int(c.get("protect_last_n", 20))
+        c = settings.cfg.compression
+        self.enabled = c.enabled
+        self.threshold = c.threshold
+        self.protect_first_n = c.protect_first_n
+        self.protect_last_n = c.protect_last_n
         self.context_length = settings.model.context_length
         self.summarize, self.todo_text, self.on_result = summarize, todo_text, on_result
         self._rearm_at = 0  # anti-thrashing: after a compaction that stayed big, wait for real growth

@@ -118,7 +118,7 @@ def find_context_files(cwd: Path | str, home: Path | str,
 
 
 def _max_chars(settings: Settings) -> int:
-    return int(settings.get("context_file_max_chars", DEFAULT_MAX_CHARS) or DEFAULT_MAX_CHARS)
+    return settings.cfg.context_file_max_chars or DEFAULT_MAX_CHARS
 
 
 def context_blocks(settings: Settings, cwd: Path | str) -> list[str]:

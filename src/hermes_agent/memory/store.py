@@ -74,11 +74,11 @@ class MemoryStore:
     @classmethod
     def from_settings(cls, settings: Settings, memories_dir: Path | str | None = None) -> MemoryStore:
         """A store using the `memory:` config section (limits and enabled targets)."""
-        m = settings.section("memory")
-        targets = tuple(t for t, key in (("memory", "memory_enabled"), ("user", "user_profile_enabled"))
-                        if m.get(key, True))
+        m = settings.cfg.memory
+        targets = tuple(t for t, on in (("memory", m.memory_enabled), ("user", m.user_profile_enabled))
+                        if on)
         where = memories_dir if memories_dir is not None else Path(settings.home) / "memories"
-        return cls(where, int(m.get("memory_char_limit", 2200)), int(m.get("user_char_limit", 1375)),
+        return cls(where, m.memory_char_limit, m.user_char_limit,
                    targets=targets)
 
     def path(self, target: str) -> Path:

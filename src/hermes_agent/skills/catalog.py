@@ -323,6 +323,6 @@ class _DiskCache:
 
 def catalog_from_settings(settings: Settings) -> SkillCatalog:
     """The catalog for Settings: `home/skills` first, then `skills.external_dirs` (read-only)."""
-    external = settings.get("skills.external_dirs", []) or []
+    external = settings.cfg.skills.external_dirs
     roots = [Path(settings.home) / "skills", *[Path(str(d)).expanduser() for d in external]]
-    return SkillCatalog(roots, disabled=settings.get("skills.disabled", []) or [])
+    return SkillCatalog(roots, disabled=settings.cfg.skills.disabled)

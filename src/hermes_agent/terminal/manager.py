@@ -15,13 +15,13 @@ BACKENDS = ("local", "docker", "ssh", "singularity")
 
 
 def _cwd_setting(settings: Settings) -> str | None:
-    raw = str(settings.get("terminal.cwd", ".") or ".")
+    raw = settings.cfg.terminal.cwd
     return os.path.abspath(os.path.expanduser(raw))
 
 
 def _remote_cwd(settings: Settings, default: str | None = None) -> str | None:
     """terminal.cwd for a remote machine: an explicit absolute path, else the backend's default."""
-    raw = str(settings.get("terminal.cwd", ".") or ".")
+    raw = settings.cfg.terminal.cwd
     return raw if raw.startswith("/") else default
 
 
@@ -33,15 +33,15 @@ def _client_env(settings: Settings) -> dict[str, str]:
 
 
 def _source_rc(settings: Settings) -> bool:
-    return bool(settings.get("terminal.auto_source_bashrc", True))
+    return settings.cfg.terminal.auto_source_bashrc
 
 
 def _local(settings: Settings, task_id: str, opts: dict) -> TerminalBackend:
     from hermes_agent.terminal.local import LocalBackend
     from hermes_agent.terminal.runfile import run_record
 
-    return LocalBackend(_cwd_setting(settings), timeout=float(settings.get("terminal.timeout", 180)),
-                        env_passthrough=list(settings.get("terminal.env_passthrough", []) or []),
+    return LocalBackend(_cwd_setting(settings), timeout=settings.cfg.terminal.timeout,
+                        env_passthrough=list(settings.cfg.terminal.env_passthrough),
                         source_rc=_source_rc(settings), record=run_record(), **opts)
 
 
@@ -50,9 +50,9 @@ def _local_opts(settings: Settings, policy: object | None, notice: Callable[[str
     from hermes_agent.config.loader import read_env_file
     from hermes_agent.terminal.sandbox.spec import secret_env_names, spec_from_policy
 
-    sb = settings.section("sandbox")
+    sb = settings.cfg.sandbox
     spec = None if policy is None else spec_from_policy(
-        policy, network=sb.get("network", True), mechanism=str(sb.get("mechanism") or "auto"))  # type: ignore[arg-type]
+        policy, network=sb.network, mechanism=sb.mechanism)  # type: ignore[arg-type]
     strip = secret_env_names(read_env_file(settings.home / ".env"), settings.data, os.environ)
     return {"sandbox": spec, "env_strip": strip, "notice": notice}
 
@@ -64,34 +64,34 @@ def _docker(settings: Settings, task_id: str, opts: dict) -> TerminalBackend:
     problem = docker_problem(env=env)
     if problem:
         raise HermesError(f"terminal.backend is docker but {problem}")
-    t = settings.section("terminal")
-    mount = _cwd_setting(settings) if t.get("docker_mount_cwd_to_workspace") else None
+    t = settings.cfg.terminal
+    mount = _cwd_setting(settings) if t.docker_mount_cwd_to_workspace else None
     return DockerBackend(
-        str(t.get("docker_image") or "nikolaik/python-nodejs:python3.11-nodejs20"), task_id=task_id,
-        volumes=list(t.get("docker_volumes") or []), mount_cwd=mount, network=bool(t.get("docker_network")),
-        cpus=t.get("container_cpu", 1), memory_mb=t.get("container_memory", 5120),
-        cwd=_remote_cwd(settings), timeout=float(t.get("timeout", 180)), env=env,
-        extra_args=list(t.get("docker_extra_args") or []), source_rc=_source_rc(settings))
+        t.docker_image, task_id=task_id,
+        volumes=list(t.docker_volumes), mount_cwd=mount, network=t.docker_network,
+        cpus=t.container_cpu, memory_mb=t.container_memory,
+        cwd=_remote_cwd(settings), timeout=t.timeout, env=env,
+        extra_args=list(t.docker_extra_args), source_rc=_source_rc(settings))
 
 
 def _ssh(settings: Settings, task_id: str, opts: dict) -> TerminalBackend:
     from hermes_agent.terminal.ssh import SSHBackend
 
-    t = settings.section("terminal")
-    return SSHBackend(str(t.get("ssh_host") or ""), user=str(t.get("ssh_user") or ""),
-                      port=int(t.get("ssh_port") or 22), key=str(t.get("ssh_key") or ""),
-                      cwd=_remote_cwd(settings), timeout=float(t.get("timeout", 180)),
+    t = settings.cfg.terminal
+    return SSHBackend(t.ssh_host, user=t.ssh_user,
+                      port=t.ssh_port, key=t.ssh_key,
+                      cwd=_remote_cwd(settings), timeout=t.timeout,
                       known_hosts=str(settings.home / "ssh" / "known_hosts"), source_rc=_source_rc(settings))
 
 
 def _singularity(settings: Settings, task_id: str, opts: dict) -> TerminalBackend:
     from hermes_agent.terminal.singularity import SingularityBackend
 
-    t = settings.section("terminal")
-    return SingularityBackend(str(t.get("singularity_image") or ""), cwd=_cwd_setting(settings),
-                              timeout=float(t.get("timeout", 180)),
-                              env_passthrough=list(t.get("env_passthrough") or []), source_rc=_source_rc(settings),
-                              binds=list(t.get("singularity_binds") or []))
+    t = settings.cfg.terminal
+    return SingularityBackend(t.singularity_image, cwd=_cwd_setting(settings),
+                              timeout=t.timeout,
+                              env_passthrough=list(t.env_passthrough), source_rc=_source_rc(settings),
+                              binds=list(t.singularity_binds))
 
 
 _FACTORIES: dict[str, Callable[[Settings, str, dict], TerminalBackend]] = {
@@ -106,7 +106,7 @@ class BackendPool:
     def __init__(self, settings: Settings, *, policy: object | None = None,
                  notice: Callable[[str], None] | None = None) -> None:
         self.settings = settings
-        self.kind = str(settings.get("terminal.backend", "local") or "local").strip().lower()
+        self.kind = settings.cfg.terminal.backend
         if self.kind not in _FACTORIES:
             raise HermesError(f"unknown terminal.backend {self.kind!r} (choose one of: {', '.join(BACKENDS)})")
         self._opts = _local_opts(settings, policy, notice) if self.kind == "local" else {}

@@ -108,7 +108,7 @@ def test_agent_secrets_are_not_in_the_command_environment(call, monkeypatch):
 
 def test_unknown_backend_name_is_a_clear_error(tmp_path, work):
     settings = make_settings(tmp_path, work, terminal={"backend": "vagrant"})
-    with pytest.raises(HermesError, match="unknown terminal.backend 'vagrant'.*local, docker, ssh"):
+    with pytest.raises(HermesError, match="terminal.backend must be one of local, docker, ssh.*got 'vagrant'"):
         BackendPool(settings)
 
 

@@ -35,7 +35,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def store_from_settings(settings: Settings) -> CheckpointStore:
     """The checkpoint store configured by `checkpoints.*`."""
-    return CheckpointStore(max_snapshots=int(settings.get("checkpoints.max_snapshots", 20) or 20),
+    return CheckpointStore(max_snapshots=settings.cfg.checkpoints.max_snapshots,
                            env=dict(settings.env) if settings.env else None)
 
 

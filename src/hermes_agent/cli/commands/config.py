@@ -144,20 +144,12 @@ def _get(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _save_checked(doc: object, cfg: Path) -> None:
-    """Save, then load the settings; a value that breaks them is rolled back and reported."""
-    from hermes_agent.config.edit import atomic_write_text
+    """Load the settings the edited document would make; write it only when they load (a bad value
+    is refused with one line naming key, value and what is expected, and the file stays as it was)."""
     from hermes_agent.config.loader import load_settings
 
-    before = cfg.read_text(encoding="utf-8") if cfg.exists() else None
+    load_settings(config_text=doc.dumps())  # type: ignore[attr-defined]
     doc.save()  # type: ignore[attr-defined]
-    try:
-        load_settings()
-    except ConfigError:
-        if before is None:
-            cfg.unlink(missing_ok=True)
-        else:
-            atomic_write_text(cfg, before)
-        raise
 
 
 def _set(args: argparse.Namespace, settings: Settings) -> int:

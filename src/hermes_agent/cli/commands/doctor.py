@@ -1,6 +1,6 @@
 """`hermes doctor`: Python and dependencies, config validity, .env permissions, endpoint reachability,
 terminal backend, each tool's availability (with the reason), plugin failures and the session database.
-Exit 1 if broken."""
+Exit 2 when config.yaml does not load (as every other command), else 1 if anything is broken."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    """Print every finding; exit code 1 when any check failed."""
+    """Print every finding; exit code 2 when the config does not load, 1 when another check failed."""
     from hermes_agent.cli import doctor_checks as dc
 
     print(f"Hermes doctor — home {settings.home}")
@@ -45,6 +45,6 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     warns = sum(f.level == "warn" for f in findings)
     if fails:
         print(f"{fails} problem(s), {warns} warning(s). Fix the ✗ lines above.")
-        return 1
+        return 2 if loaded is None and any(f.level == "fail" for f in config_findings) else 1
     print(f"All good{f' ({warns} warning(s))' if warns else ''}.")
     return 0

@@ -71,7 +71,7 @@ def _pairs(items: list[str], what: str) -> dict[str, str]:
 def _list(args: argparse.Namespace, settings: Settings) -> int:
     from hermes_agent.tools.mcp.config import parse_servers
 
-    servers, errors = parse_servers(settings.get("mcp_servers"), settings.env)
+    servers, errors = parse_servers(settings.cfg.mcp_servers, settings.env)
     if not servers and not errors:
         print("No MCP servers configured. Add one with: hermes mcp add NAME --command CMD | --url URL")
         return 0
@@ -149,7 +149,7 @@ def _test(args: argparse.Namespace, settings: Settings) -> int:
     from hermes_agent.tools.mcp.manager import McpManager
     from hermes_agent.tools.registry import ToolRegistry
 
-    raw = (settings.get("mcp_servers") or {}).get(args.name)  # type: ignore[union-attr]
+    raw = settings.cfg.mcp_servers.get(args.name)
     if raw is None:
         raise ConfigError(f"no MCP server named {args.name!r} in config.yaml")
     try:

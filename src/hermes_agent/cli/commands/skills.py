@@ -73,7 +73,7 @@ def run(args: argparse.Namespace, settings: Settings, io: _IO | None = None) -> 
     io = io or _IO(ask=_tty_ask if sys.stdin.isatty() and sys.stdout.isatty() else None)
     action = getattr(args, "skills_command", None) or "list"
     skills_dir = Path(settings.home) / "skills"
-    external = tuple(Path(str(d)).expanduser() for d in settings.get("skills.external_dirs", []) or [])
+    external = tuple(Path(str(d)).expanduser() for d in settings.cfg.skills.external_dirs)
     hub = SkillsHub(skills_dir, external_dirs=external)
     try:
         return _HANDLERS[action](args, hub, io)

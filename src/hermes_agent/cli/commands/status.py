@@ -106,12 +106,12 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         ("config", config_line),
         (".env", _env_line()),
         *([("model", "unknown until config.yaml loads")] if broken else _endpoint_lines(settings)),
-        ("terminal", str(settings.get("terminal.backend", "local"))),
+        ("terminal", settings.cfg.terminal.backend),
         ("toolsets", _safely(lambda: ", ".join(enabled_toolsets(settings, "cli")))),
         ("sessions", _safely(_sessions)),
         ("skills", _safely(lambda: _skills(settings))),
         ("memory", _safely(lambda: _memory(settings))),
-        ("mcp servers", str(len(settings.get("mcp_servers") or {})) + " configured"),
+        ("mcp servers", str(len(settings.cfg.mcp_servers)) + " configured"),
     ]
     width = max(len(k) for k, _ in rows)
     for key, value in rows:

@@ -90,7 +90,7 @@ def _known(name: str, settings: Settings, dynamic: dict[str, list[str]]) -> None
 
     from hermes_agent.tools.toolsets import LEGACY_TOOLSETS, TOOLSETS, all_toolset_names
 
-    mcp = {f"mcp-{s}" for s in (settings.get("mcp_servers") or {})}
+    mcp = {f"mcp-{s}" for s in settings.cfg.mcp_servers}
     if name in TOOLSETS or name in LEGACY_TOOLSETS or name in dynamic or name in mcp or name in ("all", "*"):
         return
     known = [*all_toolset_names(dynamic), *sorted(mcp)]

@@ -114,8 +114,8 @@ def read_file(args: dict, **kw: object) -> str:
         path = resolve(backend, str(args.get("path") or ""))
         result = read_window(
             backend, check_read(backend, path), _int(args, "offset", 1), _int(args, "limit", 500),
-            max_chars=int(settings.get("file_read_max_chars", 100000) or 100000),
-            max_line=int(settings.get("tool_output.max_line_length", 2000) or 2000))
+            max_chars=settings.cfg.file_read_max_chars,
+            max_line=settings.cfg.tool_output.max_line_length)
     except FileToolError as exc:
         return tool_error(str(exc), **exc.extra)
     result["path"] = _display(backend, path)

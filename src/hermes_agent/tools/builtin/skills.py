@@ -110,7 +110,7 @@ def skill_view(args: dict, **kw: object) -> str:
            "files": [f for f in skill_files(info.dir) if f != SKILL_FILE]}
     if truncated:
         out["truncated"] = True
-    if settings.get("skills.review") == "propose" and (p := ProposalStore(catalog.skills_dir).pending_for(name)):
+    if settings.cfg.skills.review == "propose" and (p := ProposalStore(catalog.skills_dir).pending_for(name)):
         out["pending_proposal"] = p.id
     out.update(_missing(info, settings))
     return tool_result(out)
@@ -121,9 +121,9 @@ def skill_manage(args: dict, **kw: object) -> str:
     from hermes_agent.skills.manage import SkillError, SkillManager
 
     settings = _settings(kw)
-    external = tuple(Path(str(d)).expanduser() for d in settings.get("skills.external_dirs", []) or [])
-    manager = SkillManager(Path(settings.home) / "skills", review=str(settings.get("skills.review", "auto")),
-                           extra_roots=external, guard=bool(settings.get("skills.guard_agent_created", False)))
+    external = tuple(Path(str(d)).expanduser() for d in settings.cfg.skills.external_dirs)
+    manager = SkillManager(Path(settings.home) / "skills", review=settings.cfg.skills.review,
+                           extra_roots=external, guard=settings.cfg.skills.guard_agent_created)
     params = {k: v for k, v in args.items() if k not in ("action", "name") and v is not None}
     try:
         result = manager.run(str(args.get("action") or ""), str(args.get("name") or ""), **params)

@@ -4,13 +4,18 @@
 from __future__ import annotations
 
 import threading
+from typing import TYPE_CHECKING
 
 from hermes_agent.approval.subject import ApprovalSubject
+from hermes_agent.config.settings import Settings
 from hermes_agent.errors import HermesError
 from hermes_agent.terminal.processes import get_manager
 from hermes_agent.tools.builtin._termout import cap_output
 from hermes_agent.tools.registry import registry
 from hermes_agent.tools.results import tool_error, tool_result
+
+if TYPE_CHECKING:
+    from hermes_agent.config.schema import Config
 
 _BG_SETTLE_S = 0.3  # a background command that dies at once reports its error directly
 _LOG_LINES_BYTES = 4_000_000  # how much of the buffer Hermes-style line paging reads
@@ -89,27 +94,19 @@ def _close_fallbacks() -> None:
         backend.close()
 
 
+def _cfg(kw: dict) -> Config:
+    """The typed settings of the calling agent (the defaults when called without a context)."""
+    settings = getattr(kw.get("ctx"), "settings", None)
+    return (settings if settings is not None else Settings()).cfg
+
+
 def _limits(kw: dict) -> dict:
-    ctx = kw.get("ctx")
-    settings = getattr(ctx, "settings", None)
-
-    def get(key: str, default: int) -> int:
-        value = settings.get(f"tool_output.{key}", default) if settings is not None else default
-        try:
-            return int(value)
-        except (TypeError, ValueError):
-            return default
-
-    return {"max_bytes": get("max_bytes", 50_000), "max_lines": get("max_lines", 2_000),
-            "max_line_length": get("max_line_length", 2_000)}
+    out = _cfg(kw).tool_output
+    return {"max_bytes": out.max_bytes, "max_lines": out.max_lines, "max_line_length": out.max_line_length}
 
 
 def _default_timeout(kw: dict) -> float:
-    settings = getattr(kw.get("ctx"), "settings", None)
-    try:
-        return float(settings.get("terminal.timeout", 180)) if settings is not None else 180.0
-    except (TypeError, ValueError):
-        return 180.0
+    return _cfg(kw).terminal.timeout
 
 
 _UNSUPPORTED_NOTIFY = ("notify_on_complete and watch_patterns are not supported here: check a background "

@@ -49,7 +49,7 @@ class McpManager:
     @classmethod
     def from_settings(cls, settings: Settings, **kw: object) -> McpManager:
         """A manager for `mcp_servers` of the settings (broken entries land in config_errors)."""
-        servers, errors = parse_servers(settings.get("mcp_servers"), settings.env)
+        servers, errors = parse_servers(settings.cfg.mcp_servers, settings.env)
         for name, err in errors.items():
             log.warning("mcp_servers.%s ignored: %s", name, err)
         return cls(servers, config_errors=errors, log_dir=Path(settings.home) / "logs" / "mcp", **kw)  # type: ignore[arg-type]
