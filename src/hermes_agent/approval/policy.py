@@ -21,7 +21,7 @@ SECRET_PATHS: tuple[str, ...] = (
     "/etc/ssh/ssh_host_*_key", "/root/.ssh", "/proc/*/environ", "/proc/*/task/*/environ",
 )
 # Files under HERMES_HOME that hold secrets.
-HERMES_SECRETS: tuple[str, ...] = (".env", "auth.json", "auth.lock")
+HERMES_SECRETS: tuple[str, ...] = (".env", "auth.json", "auth.lock", "config.yaml")  # config may hold model.api_key
 # Never writable by a command or a file tool without the user's approval, even inside the workspace.
 SHELL_STARTUP: tuple[str, ...] = (
     ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc", ".zprofile", ".zshenv",

@@ -80,6 +80,10 @@ class SkillManager:
     def _commit(self, change: Change) -> dict:
         warnings = [f.as_dict() for fc in change.files if fc.content
                     for f in scan_text(fc.content, fc.rel) if f.severity in ("high", "critical")]
+        critical = [w for w in warnings if w.get("severity") == "critical"]
+        if critical:  # hidden payloads, reverse shells, "turn approvals off": never saved, guard or not
+            raise SkillError("the skills guard refused this content: it would run hidden code or weaken "
+                             "the user's safety settings", findings=critical)
         if warnings and self.guard:
             raise SkillError("the skills guard refused this content (skills.guard_agent_created is on)",
                              findings=warnings)

@@ -12,12 +12,13 @@ import subprocess
 import tempfile
 import threading
 import time
+import uuid
 from collections.abc import Callable
 from typing import BinaryIO
 
 from hermes_agent.terminal.base import ExecResult
 from hermes_agent.terminal.ptyrun import kill_process_group
-from hermes_agent.terminal.runfile import TOKEN_VAR, RunRecord
+from hermes_agent.terminal.runfile import TOKEN_VAR, RunRecord, kill_marked
 from hermes_agent.terminal.sandbox.runner import SandboxRunner, plain_popen
 from hermes_agent.terminal.sandbox.spec import BLOCKED_NOTE, SandboxSpec, blocked_by_sandbox
 from hermes_agent.terminal.shell import (
@@ -60,6 +61,7 @@ class LocalBackend:
         self._groups: set[int] = set()
         self._spawned: dict[str, subprocess.Popen] = {}
         self._lock = threading.Lock()
+        self._token = uuid.uuid4().hex  # in every command's environment: found again at close
         self._record = record  # token in every command's env + state dir in HERMES_HOME/run: reaped after a crash
         self._sandbox = sandbox
         self._env_strip = tuple(env_strip)
@@ -285,6 +287,7 @@ class LocalBackend:
         env = scrub_env(base, self._passthrough)
         if self._record is not None:
             env[TOKEN_VAR] = self._record.token
+        env[_BACKEND_VAR] = self._token
         return env
 
     def _bash(self) -> str:
@@ -346,6 +349,7 @@ class LocalBackend:
                 os.killpg(pgid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
+        kill_marked(_BACKEND_VAR, self._token)  # what left its group (setsid, nohup) dies with the session
         if self._runner is not None:
             self._runner.close()
             self._runner = None
@@ -354,6 +358,9 @@ class LocalBackend:
             if self._record is not None:
                 self._record.drop_dir(self._state_dir)
             self._state_dir = None
+
+
+_BACKEND_VAR = "HERMES_SHELL_TOKEN"
 
 
 def _umask() -> int:

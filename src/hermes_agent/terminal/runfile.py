@@ -135,10 +135,10 @@ def _reap(data: dict) -> list[str]:
     return done
 
 
-def _kill_marked(token: str) -> list[int]:
-    """SIGKILL the process groups of live processes whose environment carries `token` (without /proc,
+def _kill_marked(token: str, var: str = TOKEN_VAR) -> list[int]:
+    """SIGKILL the process groups of live processes whose environment carries `var=token` (without /proc,
     nothing is killed: a recycled pid must never be mistaken for ours)."""
-    marker = f"{TOKEN_VAR}={token}".encode() + b"\0"
+    marker = f"{var}={token}".encode() + b"\0"
     try:
         pids = [int(p) for p in os.listdir("/proc") if p.isdigit()]
     except OSError:
@@ -162,6 +162,11 @@ def _kill_marked(token: str) -> list[int]:
             except (ProcessLookupError, PermissionError):
                 pass
     return groups
+
+
+def kill_marked(var: str, token: str) -> list[int]:
+    """Kill what a backend started that escaped its process groups (setsid, nohup, double fork)."""
+    return _kill_marked(token, var) if token else []
 
 
 def _pgrp(pid: int) -> int:

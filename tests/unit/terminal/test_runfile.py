@@ -54,3 +54,17 @@ def test_records_of_live_runs_are_left_alone(tmp_path):
     _record(tmp_path / "run", os.getppid(), live, [])
     reap_stale(tmp_path / "run")
     assert [p.name for p in (tmp_path / "run").iterdir()] == [f"{os.getppid()}.json"]
+
+
+def test_a_process_that_left_its_group_dies_with_the_backend(tmp_path):
+    import time
+
+    from hermes_agent.terminal.local import LocalBackend
+
+    backend = LocalBackend(str(tmp_path))
+    late = tmp_path / "LATE"
+    out = backend.execute(f"setsid nohup sh -c 'sleep 1; touch {late}' >/dev/null 2>&1 & echo started")
+    assert "started" in out.output
+    backend.close()
+    time.sleep(1.5)
+    assert not late.exists()
