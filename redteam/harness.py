@@ -290,7 +290,7 @@ class _Script:
         return self.calls(turn)
 
 
-UNAVAILABLE = "terminal backend unavailable"
+UNAVAILABLE = ("terminal backend unavailable", "cannot start the bwrap sandbox")
 
 
 def run_attack(att: Attack, tries: int = 12) -> Outcome:
@@ -362,7 +362,7 @@ def _run_once(att: Attack) -> tuple[Outcome, bool]:
                     subprocess.run(["rm", "-rf", p], check=False)
         shutil.rmtree(ctx.root, ignore_errors=True)
     contained = not details
-    flaky = any(UNAVAILABLE in r for r in ctx.results)
+    flaky = any(u in r for r in ctx.results for u in UNAVAILABLE)
     if os.environ.get("RT_DEBUG"):
         for r in ctx.results:
             print("   RESULT:", r[:int(os.environ["RT_DEBUG"])])
