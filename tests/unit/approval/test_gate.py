@@ -270,6 +270,9 @@ def test_session_yolo(hermes_home: Path) -> None:
 
 
 def bus_with(gate: ApprovalGate) -> HookBus:
+    from hermes_agent.tools.registry import discover_builtin_tools
+
+    discover_builtin_tools()  # the hook reads the tools' traits from the registry
     bus = HookBus()
     bus.register("pre_tool_call", gate.as_hook(Block))
     return bus

@@ -81,8 +81,10 @@ def test_always_saves_the_key_to_the_allowlist(home, hermes_home):
 
 def test_hermes_home_is_protected_and_its_env_is_secret(home, hermes_home):
     gate, approver = make_gate(home, hermes_home, interactive=False)
-    config = gate.check_write([str(hermes_home / "config.yaml")])
-    assert not config.allowed and config.pattern_key.startswith("protected_write:")
+    config = gate.check_write([str(hermes_home / "config.yaml")])  # a secret too: it may hold model.api_key
+    assert not config.allowed and config.pattern_key.startswith("secret_write:")
+    skills = gate.check_write([str(hermes_home / "skills/x/scripts/run.sh")])
+    assert not skills.allowed and skills.pattern_key.startswith("protected_write:")
     env = gate.check_write([str(hermes_home / ".env")])
     assert not env.allowed and env.pattern_key.startswith("secret_write:")
 

@@ -77,7 +77,7 @@ def test_outside_workspace_asks(home):
 
 def test_hermes_home_and_system_paths_are_protected(home):
     p = policy(home)
-    assert p.check_write(str(home / ".hermes/config.yaml")).key == "protected_write"
+    assert p.check_write(str(home / ".hermes/config.yaml")).key == "secret_write"  # may hold model.api_key
     assert p.check_write(str(home / ".hermes/skills/x/scripts/run.sh")).key == "protected_write"
     assert p.check_write("/etc/cron.d/job").key == "protected_write"
 

@@ -43,7 +43,10 @@ DANGEROUS_RULES: tuple[Rule, ...] = (
     Rule("recursive_delete", "recursive delete", r"^rm (?:-\S+ )*-(?:r|-recursive)" + _END, ("rm",)),
     Rule("glob_delete", "delete every file in the directory (rm *)", r"^rm (?:-\S+ )*(?:\S+ )*(?:\*|\./\*|\.\*)" + _END, ("rm",)),
     Rule("secure_delete", "irrecoverable delete (shred/srm/wipe)", r"^", ("shred", "srm", "wipe")),
-    Rule("find_delete", "find -delete", r"^find (?:\S+ )*-delete" + _END, ("find",)),
+    # A filtered delete under a relative path (`find . -name '*.pyc' -delete`) is routine cleanup.
+    Rule("find_delete", "find -delete",
+         r"^find (?!(?!\.\.)(?:\.|\w[\w.-]*)(?:/[\w.-]+)*/? (?:\S+ )*-(?:i?name|i?path|i?regex) )(?:\S+ )*-delete" + _END,
+         ("find",)),
     Rule("find_exec_rm", "find -exec rm", r"^", ("rm", "unlink", "shred", "rmdir"), via="find"),
     Rule("xargs_rm", "xargs with rm", r"^", ("rm", "unlink", "shred", "rmdir"), via="xargs"),
     Rule("rsync_delete", "rsync deleting files at the destination", r"^rsync (?:\S+ )*--(?:delete|del|remove-source-files)\S*" + _END, ("rsync",)),
