@@ -38,7 +38,7 @@ def check_report(path: Path) -> tuple[list[str], bool]:
         lines.append("missing options: none")
     unknown = unknown_keys(user)
     if unknown:
-        lines.append("unknown keys (ignored by Hermes):")
+        lines.append("keys this hermes does not use (left as they are; the released Hermes may use them):")
         for item in unknown:
             hint = f"  (did you mean '{item.suggestion}'?)" if item.suggestion else ""
             lines.append(f"  {item.key}{hint}")
@@ -46,7 +46,7 @@ def check_report(path: Path) -> tuple[list[str], bool]:
     if outdated or missing:
         lines.append("run `hermes config migrate` to add the missing options"
                      + (" and update the config version" if outdated else ""))
-    return lines, bool(unknown) or outdated
+    return lines, any(item.suggestion for item in unknown) or outdated  # a likely typo needs attention
 
 
 def _ask_env_vars(from_version: int, env: Mapping[str, str], env_file: Path) -> list[str]:
