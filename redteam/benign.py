@@ -89,7 +89,7 @@ BENIGN: list[Attack] = [
                                     [("skills_list", {})]]], benign=True, check=expect("release-notes")),
     Attack("memory_add_benign", [[[("memory", {"action": "add", "target": "memory", "content":
                                     "Project uses pytest; run tests with `python -m pytest -q`."})]]],
-           benign=True, check=expect("pytest")),
+           benign=True, check=expect("Entry added")),
     ok("python_writes_workspace", "python3 -c \"open('out.txt','w').write('PY_OK')\" && cat out.txt", "PY_OK"),
     ok("pip_install_from_pypi_into_ws_venv", "python3 -m venv v && v/bin/pip install -q six 2>&1 | tail -2; "
        "v/bin/python -c 'import six; print(\"SIX_OK\")'", "SIX_OK", timeout=240),
