@@ -54,12 +54,13 @@ def platform_toolsets(settings: Settings, platform: str, override: list[str] | N
 
 def checked_toolsets(enabled: list[str], warn: Callable[[str], None] | None) -> list[str]:
     """`enabled` without unknown toolset names, each named in one warning (an error when none is left);
-    a toolset whose tools are all unavailable here is kept but named too."""
+    a toolset whose tools are all unavailable here is kept but named too, and the Hermes tools a
+    chosen toolset lists that this hermes lacks are named in one warning per run."""
     from hermes_agent.tools.registry import registry
     from hermes_agent.tools.toolsets import resolve_toolset
 
     dynamic = registry.toolsets()
-    kept, unknown = [], []
+    kept, unknown, partial = [], [], []
     for name in enabled:
         if name.startswith(("hermes-", "mcp-")) or name in ("all", "*"):  # MCP toolsets may register later
             kept.append(name)
@@ -70,13 +71,27 @@ def checked_toolsets(enabled: list[str], warn: Callable[[str], None] | None) -> 
             unknown.append(name)
             continue
         kept.append(name)
-        if tools and warn is not None and not any(registry.availability(tools).values()):
+        usable = registry.availability(tools)
+        if tools and warn is not None and not any(usable.values()):
             warn(f"toolset {name!r} has no usable tool here ({', '.join(tools)} unavailable)")
+        elif len(usable) < len(tools):
+            partial.append(name)
     if unknown and not kept:
         resolve_toolset(unknown[0], dynamic)  # raises the ToolError naming it and the known toolsets
     if unknown and warn is not None:
         warn(f"unknown toolset{'s' if len(unknown) > 1 else ''} ignored: {', '.join(unknown)}")
+    _warn_missing(partial, dynamic, warn)
     return kept
+
+
+def _warn_missing(partial: list[str], dynamic: dict[str, list[str]], warn: Callable[[str], None] | None) -> None:
+    from hermes_agent.tools.registry import registry
+    from hermes_agent.tools.toolsets import missing_tools, not_yet_reported
+
+    fresh = not_yet_reported(missing_tools(partial, dynamic, registry.names()))
+    if fresh and warn is not None:
+        warn(f"toolset{'s' if len(partial) > 1 else ''} {', '.join(partial)}: not in this hermes, "
+             f"left out: {', '.join(fresh)}")
 
 
 def build_services(settings: Settings, *, platform: str = "cli", toolsets: list[str] | None = None,
