@@ -34,6 +34,7 @@ from hermes_agent.storage.records import (
     Stats,
     StoredMessage,
     message_from_row,
+    stored_content,
     tool_calls_json,
     usage_json,
 )
@@ -182,6 +183,18 @@ class SessionStore:
             raise SessionNotFound(f"no session matches '{id_or_prefix}'")
         return info
 
+    def session_by_title(self, title: str) -> SessionInfo | None:
+        """As Hermes resolves a name: the newest `title #N` continuation, else the session titled `title`."""
+        escaped = title.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+        def find(c: sqlite3.Connection) -> sqlite3.Row | None:
+            row = c.execute(f"SELECT {SESSION_COLUMNS} FROM sessions WHERE title LIKE ? ESCAPE '\\' "
+                            "ORDER BY started_at DESC LIMIT 1", (f"{escaped} #%",)).fetchone()
+            return row or c.execute(f"SELECT {SESSION_COLUMNS} FROM sessions WHERE title = ?", (title,)).fetchone()
+
+        row = self._read(find)
+        return SessionInfo.from_row(row) if row else None
+
     def list_sessions(self, limit: int = 20, source: str | None = None,
                       exclude: Iterable[str] = ()) -> list[SessionInfo]:
         """Most recently active sessions first."""
@@ -325,7 +338,7 @@ class SessionStore:
                 cur = c.execute(
                     "INSERT INTO messages (session_id, role, content, tool_calls, tool_call_id, tool_name, "
                     "reasoning, timestamp, token_count, finish_reason, usage) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                    (session_id, m.role, m.content, tool_calls_json(m.tool_calls), m.tool_call_id, m.name,
+                    (session_id, m.role, stored_content(m), tool_calls_json(m.tool_calls), m.tool_call_id, m.name,
                      m.reasoning, now, tokens, m.finish_reason, usage_json(m.usage)))
                 ids.append(int(cur.lastrowid))
             # last_active_at follows from a trigger, so messages Hermes appends move it too. The default title
