@@ -32,6 +32,7 @@ SUBCOMMANDS: dict[str, str] = {
     "backup": "backup",
     "import": "backup_import",
     "profile": "profile",
+    "insights": "insights",
 }
 
 

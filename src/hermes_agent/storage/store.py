@@ -20,6 +20,7 @@ from hermes_agent import paths
 from hermes_agent.errors import StorageError
 from hermes_agent.messages import Message, Usage
 from hermes_agent.storage import export as _export
+from hermes_agent.storage import insights as _insights
 from hermes_agent.storage import search as _search
 from hermes_agent.storage import stats as _stats
 from hermes_agent.storage.db import connect, retry_busy, run_in_transaction
@@ -390,6 +391,10 @@ class SessionStore:
         stats = self._read(_stats.collect)
         size = sum(p.stat().st_size for p in (self.path, Path(f"{self.path}-wal")) if p.exists())
         return replace(stats, db_bytes=size)
+
+    def insights(self, days: int = 30, source: str | None = None) -> _insights.Insights:
+        """`hermes insights`: usage over the sessions started in the last `days` days."""
+        return self._read(lambda c: _insights.collect(c, days, source))
 
     def export(self, session_id: str, fmt: Literal["jsonl", "md"] = "jsonl") -> str:
         """The session as JSON Lines (a session line, then one line per message) or Markdown."""
