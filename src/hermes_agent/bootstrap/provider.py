@@ -41,7 +41,11 @@ def proxy_for(base_url: str, env: Mapping[str, str]) -> Proxy | None:
 
 
 def _single(settings: Settings, model: ModelSettings, notify: Notify | None) -> Provider:
-    ep = resolve_endpoint(model, settings.env, str(settings.config_file))
+    from hermes_agent.providers.auth_store import env_with_pool_keys
+    from hermes_agent.providers.profiles import PROFILES
+
+    env = env_with_pool_keys(settings.home, settings.env, {name: p.key_env for name, p in PROFILES.items()})
+    ep = resolve_endpoint(model, env, str(settings.config_file))
     hook = None
     if settings.get("prompt_caching.enabled", True):
         hook = functools.partial(apply_cache_breakpoints, ttl=str(settings.get("prompt_caching.cache_ttl", "5m")))

@@ -33,6 +33,7 @@ SUBCOMMANDS: dict[str, str] = {
     "import": "backup_import",
     "profile": "profile",
     "insights": "insights",
+    "auth": "auth",
 }
 
 
