@@ -139,5 +139,9 @@ def test_continue_by_name_resumes_the_newest_session_with_that_title(scripted, h
     assert out.returncode == 0, out.stderr
     sent = [m["content"] for m in scripted.requests[2]["body"]["messages"][1:]]
     assert sent == ["alpha project plan", "one", "go on"]
+    scripted.add({"content": "four"})
+    latest = run_hermes("-c", "chat", "-q", "latest?", home=hermes_home)  # a bare -c before the subcommand
+    assert latest.returncode == 0, latest.stderr
+    assert [m["content"] for m in scripted.requests[3]["body"]["messages"][1:4]] == sent
     bad = run_hermes("chat", "-c", "no such title", "-q", "x", home=hermes_home)
     assert bad.returncode == 1 and "no session found matching 'no such title'" in bad.stderr

@@ -152,6 +152,9 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] in (["--version"], ["-V"]):
         print(f"hermes-agent {__version__}")
         return 0
+    from hermes_agent.cli.run_flags import continue_before_subcommand
+
+    argv = continue_before_subcommand(argv, SUBCOMMANDS)
     parser = build_parser(_subcommand_in(argv))
     args = parser.parse_args(argv)
     from hermes_agent.errors import ConfigError, HermesError, UsageError

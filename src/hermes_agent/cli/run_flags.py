@@ -38,6 +38,15 @@ def add_run_flags(p: argparse.ArgumentParser, d: dict) -> None:
                    help="run in a new git worktree under <repo>/.worktrees/ on a new branch", **d)
 
 
+def continue_before_subcommand(argv: list[str], subcommands: object) -> list[str]:
+    """`hermes -c chat ...`: a bare -c followed by a subcommand means "the latest session", not a title."""
+    out = list(argv)
+    for i, arg in enumerate(out[:-1]):
+        if arg in ("-c", "--continue") and out[i + 1] in subcommands:  # type: ignore[operator]
+            out[i] = "--continue="
+    return out
+
+
 def ignores_user_config(args: argparse.Namespace) -> bool:
     return bool(getattr(args, "ignore_user_config", False) or getattr(args, "safe_mode", False))
 
@@ -53,7 +62,9 @@ def resume_target(args: argparse.Namespace) -> str | None:
     if resume:
         return resume
     cont = getattr(args, "continue_last", None)
-    return cont if isinstance(cont, str) else ("latest" if cont else None)
+    if isinstance(cont, str) and cont.strip():
+        return cont
+    return "latest" if cont is True or cont == "" else None
 
 
 def skill_names(args: argparse.Namespace) -> list[str]:
@@ -79,9 +90,10 @@ def run_options(args: argparse.Namespace, settings: Settings) -> RunOptions:
                   f"continuing with {', '.join(pre.loaded)}", file=sys.stderr)
         extra.append(pre.prompt)
     safe = bool(getattr(args, "safe_mode", False))
+    cont = getattr(args, "continue_last", None)
+    by_title = isinstance(cont, str) and bool(cont.strip()) and not getattr(args, "resume", None)
     return RunOptions(prompt_extra=tuple(extra), ignore_rules=safe or bool(getattr(args, "ignore_rules", False)),
-                      safe_mode=safe, resume_by_title=isinstance(getattr(args, "continue_last", None), str)
-                      and not getattr(args, "resume", None))
+                      safe_mode=safe, resume_by_title=by_title)
 
 
 def enter_worktree(args: argparse.Namespace, options: RunOptions, out: object = None) -> tuple[Worktree | None, RunOptions]:
