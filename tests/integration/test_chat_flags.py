@@ -113,19 +113,21 @@ def test_worktree_runs_in_a_new_worktree_and_keeps_it_only_when_changed(scripted
     (repo / "README").write_text("hello\n")
     _git("add", "README", cwd=repo)
     _git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "init", cwd=repo)
-    scripted.add({"tool_calls": [{"name": "terminal", "arguments": {"command": "pwd"}}]}, {"content": "looked"},
+    scripted.add({"content": "looked"},
                  {"tool_calls": [{"name": "write_file", "arguments": {"path": "new.txt", "content": "x\n"}}]},
                  {"content": "wrote"})
     out = run_hermes("-w", "chat", "-q", "where am I?", home=hermes_home, cwd=str(repo))
     assert out.returncode == 0, out.stderr
     created = next(ln for ln in out.stderr.splitlines() if ln.startswith("✓ Worktree created: "))
     path = created.split(": ", 1)[1]
-    assert path.startswith(str(repo / ".worktrees" / "hermes-")) and path in scripted.requests[1]["body"]["messages"][-1]["content"]
+    assert path.startswith(str(repo / ".worktrees" / "hermes-")) and f"Working directory: {path}." in _system(scripted)
     assert "isolated git worktree" in _system(scripted) and ".worktrees/" in (repo / ".gitignore").read_text()
     assert "worktree removed (nothing changed)" in out.stderr and "hermes/" not in _git("branch", cwd=repo)
     kept = run_hermes("chat", "-q", "write", "--worktree", home=hermes_home, cwd=str(repo))
     assert kept.returncode == 0 and "worktree kept (it has changes)" in kept.stderr, kept.stderr
     assert "hermes/hermes-" in _git("branch", cwd=repo) and not (repo / "new.txt").exists()
+    kept_path = next(ln for ln in kept.stderr.splitlines() if ln.startswith("✓ Worktree created: ")).split(": ", 1)[1]
+    assert (repo / kept_path / "new.txt").read_text() == "x\n"
     outside = run_hermes("-w", "chat", "-q", "hi", home=hermes_home, cwd=str(tmp_path))
     assert outside.returncode == 1 and "--worktree needs a git repository" in outside.stderr
 
