@@ -41,10 +41,12 @@ def proxy_for(base_url: str, env: Mapping[str, str]) -> Proxy | None:
 
 
 def _single(settings: Settings, model: ModelSettings, notify: Notify | None) -> Provider:
-    from hermes_agent.providers.auth_store import env_with_pool_keys
-    from hermes_agent.providers.profiles import PROFILES
+    env = settings.env
+    if (settings.home / "auth.json").exists():  # Hermes's credential pools: a key for a provider without one
+        from hermes_agent.providers.auth_store import env_with_pool_keys
+        from hermes_agent.providers.profiles import PROFILES
 
-    env = env_with_pool_keys(settings.home, settings.env, {name: p.key_env for name, p in PROFILES.items()})
+        env = env_with_pool_keys(settings.home, env, {name: p.key_env for name, p in PROFILES.items()})
     ep = resolve_endpoint(model, env, str(settings.config_file))
     hook = None
     if settings.get("prompt_caching.enabled", True):

@@ -4,8 +4,6 @@
 from __future__ import annotations
 
 import argparse
-import base64
-import mimetypes
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -115,6 +113,9 @@ def enter_worktree(args: argparse.Namespace, options: RunOptions, out: object = 
 
 def image_data_url(raw: str) -> str:
     """A local image file as a base64 data: URL (Hermes's --image); a bad path raises UsageError."""
+    import base64
+    import mimetypes
+
     path = Path(raw).expanduser()
     if not path.is_file():
         raise UsageError(f"image file not found: {raw}")
