@@ -25,6 +25,10 @@ class ConfigError(HermesError):
     """Configuration is broken or missing."""
 
 
+class UsageError(HermesError):
+    """A command-line value cannot be used (unknown skill, missing image file): one line, exit 2."""
+
+
 class ProviderError(HermesError):
     """The model endpoint failed; `retryable` says whether retrying may help."""
 

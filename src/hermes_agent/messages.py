@@ -65,9 +65,15 @@ class Message:
     reasoning: str | None = None
     usage: Usage | None = field(default=None, compare=False)
     finish_reason: str | None = field(default=None, compare=False)
+    images: tuple[str, ...] = ()  # image URLs (data: URLs for local files) sent with a user message
+
+    def content_parts(self) -> list[dict]:
+        """OpenAI multimodal content: the text part, then one `image_url` part per image."""
+        return [{"type": "text", "text": self.content or ""},
+                *({"type": "image_url", "image_url": {"url": url}} for url in self.images)]
 
     def to_openai(self, *, include_reasoning: bool = True) -> dict:
-        d: dict = {"role": self.role, "content": self.content}
+        d: dict = {"role": self.role, "content": self.content_parts() if self.images else self.content}
         if self.tool_calls:
             d["tool_calls"] = [tc.to_openai() for tc in self.tool_calls]
         if self.tool_call_id is not None:
@@ -81,9 +87,11 @@ class Message:
     @classmethod
     def from_openai(cls, d: dict) -> Message:
         calls = tuple(ToolCall.from_openai(tc) for tc in d.get("tool_calls") or ())
-        content = d.get("content")
-        if isinstance(content, list):  # multimodal parts: keep the text
-            content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
+        content, images = d.get("content"), ()
+        if isinstance(content, list):  # multimodal parts: the text, and the images' URLs
+            parts = [p for p in content if isinstance(p, dict)]
+            content = "".join(p.get("text", "") for p in parts)
+            images = tuple(str((p.get("image_url") or {}).get("url", "")) for p in parts if p.get("type") == "image_url")
         return cls(
             role=d["role"],
             content=content,
@@ -91,6 +99,7 @@ class Message:
             tool_call_id=d.get("tool_call_id"),
             name=d.get("name"),
             reasoning=d.get("reasoning_content") or d.get("reasoning"),
+            images=images,
         )
 
     def with_content(self, content: str | None) -> Message:
@@ -101,8 +110,8 @@ def system(text: str) -> Message:
     return Message(role="system", content=text)
 
 
-def user(text: str) -> Message:
-    return Message(role="user", content=text)
+def user(text: str, images: tuple[str, ...] = ()) -> Message:
+    return Message(role="user", content=text, images=images)
 
 
 def tool_result(call: ToolCall, content: str) -> Message:

@@ -17,6 +17,7 @@ from hermes_agent.tools.hooks import HookBus
 from hermes_agent.tools.registry import discover_builtin_tools
 
 from .delegation import wire_delegation
+from .options import RunOptions
 from .provider import auxiliary_provider, build_provider, titler
 from .safety import wire_approval
 from .session import SessionBinding, bind_session, shared_store
@@ -29,7 +30,7 @@ from .stores import (
     wire_terminal,
 )
 
-__all__ = ["AIAgent", "build_agent", "build_provider", "build_services", "platform_toolsets"]
+__all__ = ["AIAgent", "RunOptions", "build_agent", "build_provider", "build_services", "platform_toolsets"]
 
 log = logging.getLogger(__name__)
 
@@ -54,12 +55,13 @@ def platform_toolsets(settings: Settings, platform: str, override: list[str] | N
 
 def checked_toolsets(enabled: list[str], warn: Callable[[str], None] | None) -> list[str]:
     """`enabled` without unknown toolset names, each named in one warning (an error when none is left);
-    a toolset whose tools are all unavailable here is kept but named too."""
+    a toolset whose tools are all unavailable here is kept but named too, and the Hermes tools a
+    chosen toolset lists that this hermes lacks are named in one warning per run."""
     from hermes_agent.tools.registry import registry
     from hermes_agent.tools.toolsets import resolve_toolset
 
     dynamic = registry.toolsets()
-    kept, unknown = [], []
+    kept, unknown, partial = [], [], []
     for name in enabled:
         if name.startswith(("hermes-", "mcp-")) or name in ("all", "*"):  # MCP toolsets may register later
             kept.append(name)
@@ -70,33 +72,53 @@ def checked_toolsets(enabled: list[str], warn: Callable[[str], None] | None) -> 
             unknown.append(name)
             continue
         kept.append(name)
-        if tools and warn is not None and not any(registry.availability(tools).values()):
+        usable = registry.availability(tools)
+        if tools and warn is not None and not any(usable.values()):
             warn(f"toolset {name!r} has no usable tool here ({', '.join(tools)} unavailable)")
+        elif len(usable) < len(tools):
+            partial.append(name)
     if unknown and not kept:
         resolve_toolset(unknown[0], dynamic)  # raises the ToolError naming it and the known toolsets
     if unknown and warn is not None:
         warn(f"unknown toolset{'s' if len(unknown) > 1 else ''} ignored: {', '.join(unknown)}")
+    _warn_missing(partial, dynamic, warn)
     return kept
+
+
+def _warn_missing(partial: list[str], dynamic: dict[str, list[str]], warn: Callable[[str], None] | None) -> None:
+    from hermes_agent.tools.registry import registry
+    from hermes_agent.tools.toolsets import missing_tools, not_yet_reported
+
+    fresh = not_yet_reported(missing_tools(partial, dynamic, registry.names()))
+    if fresh and warn is not None:
+        warn(f"toolset{'s' if len(partial) > 1 else ''} {', '.join(partial)}: not in this hermes, "
+             f"left out: {', '.join(fresh)}")
 
 
 def build_services(settings: Settings, *, platform: str = "cli", toolsets: list[str] | None = None,
                    event_callback: Callable[[Event], None] | None = None, approver: object = None,
-                   interactive: bool = False, persist: bool = True) -> tuple[AgentServices, list[str]]:
+                   interactive: bool = False, persist: bool = True,
+                   options: RunOptions | None = None) -> tuple[AgentServices, list[str]]:
     """Provider chain, tools, hooks, approval, context, stores: everything an agent runs on."""
+    opts = options or RunOptions()
     notify = (lambda text: event_callback(Notice(text, "warning"))) if event_callback else None
     provider = build_provider(settings, notify)
     discover_builtin_tools()
     hooks = HookBus()
-    plugin_report = _load_plugins(settings, hooks)
+    plugin_report = PluginReport() if opts.safe_mode else _load_plugins(settings, hooks)
     ctx = ToolContext(settings=settings, task_id=new_task_id(), hook_bus=hooks)
     services = AgentServices(provider=provider, settings=settings, ctx=ctx, hooks=hooks)
-    _start_mcp(services, settings, wait=not interactive)
+    if not opts.safe_mode:
+        _start_mcp(services, settings, wait=not interactive)
     wire_approval(services, settings, approver, interactive)  # type: ignore[arg-type]
     memory = wire_memory_and_todo(services, settings)
     enabled = checked_toolsets(platform_toolsets(settings, platform, toolsets, plugin_report.toolsets), notify)
     with_skills = skills_in(resolve_tool_names(enabled))
-    services.prompt_parts = prompt_parts(settings, memory, with_skills=with_skills)
-    services.refresh_prompt = lambda: prompt_parts(settings, memory, with_skills=with_skills, refresh=True)
+    extra = opts.prompt_extra
+    services.prompt_parts = prompt_parts(settings, memory, with_skills=with_skills, ignore_rules=opts.ignore_rules,
+                                         extra=extra)
+    services.refresh_prompt = lambda: prompt_parts(settings, memory, with_skills=with_skills, refresh=True,
+                                                   ignore_rules=opts.ignore_rules, extra=extra)
     binding = _wire_session(services, settings, platform) if persist else None
     wire_compression(services, settings, event_callback, binding.on_compressed if binding else None)
     wire_checkpoints(services, settings)
@@ -109,17 +131,18 @@ def build_agent(settings: Settings, *, platform: str = "cli", toolsets: list[str
                 event_callback: Callable[[Event], None] | None = None, max_iterations: int | None = None,
                 approver: object = None, interactive: bool = False, save_trajectories: bool = False,
                 resume: str | None = None, persist: bool = True,
-                clarify: Callable[[str, list[str]], str] | None = None) -> CoreAgent:
+                clarify: Callable[[str, list[str]], str] | None = None,
+                options: RunOptions | None = None) -> CoreAgent:
     """A ready agent for a frontend (validates toolsets now, restores a session when asked)."""
     services, enabled = build_services(settings, platform=platform, toolsets=toolsets, event_callback=event_callback,
-                                       approver=approver, interactive=interactive, persist=persist)
+                                       approver=approver, interactive=interactive, persist=persist, options=options)
     agent = CoreAgent(max_iterations=max_iterations or settings.cfg.agent.max_turns,
                       enabled_toolsets=enabled, services=services, event_callback=event_callback,
                       save_trajectories=save_trajectories)
     services.ctx.clarify = clarify
     agent.tool_definitions()  # a toolset typo is a clear error now, not a mid-turn surprise
     if resume and services.session is not None:
-        agent.history = services.session.resume(resume)
+        agent.history = services.session.resume(resume, by_title=bool(options and options.resume_by_title))
     return agent
 
 

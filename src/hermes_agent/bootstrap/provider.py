@@ -41,7 +41,13 @@ def proxy_for(base_url: str, env: Mapping[str, str]) -> Proxy | None:
 
 
 def _single(settings: Settings, model: ModelSettings, notify: Notify | None) -> Provider:
-    ep = resolve_endpoint(model, settings.env, str(settings.config_file))
+    env = settings.env
+    if (settings.home / "auth.json").exists():  # Hermes's credential pools: a key for a provider without one
+        from hermes_agent.providers.auth_store import env_with_pool_keys
+        from hermes_agent.providers.profiles import PROFILES
+
+        env = env_with_pool_keys(settings.home, env, {name: p.key_env for name, p in PROFILES.items()})
+    ep = resolve_endpoint(model, env, str(settings.config_file))
     hook = None
     if settings.cfg.prompt_caching.enabled:
         hook = functools.partial(apply_cache_breakpoints, ttl=settings.cfg.prompt_caching.cache_ttl)

@@ -94,12 +94,18 @@ class SessionBinding:
         self._title_thread = threading.Thread(target=work, name="hermes-title", daemon=True)
         self._title_thread.start()
 
-    def resume(self, which: str) -> list[Message]:
-        """Restore a session by id/prefix, or the latest of this source for `which == "latest"`."""
-        if which == "latest":
+    def resume(self, which: str, *, by_title: bool = False) -> list[Message]:
+        """Restore a session by id/prefix, or the latest of this source for `which == "latest"`;
+        `by_title` (`-c NAME`): the newest session titled NAME (or `NAME #n`) first, then an id."""
+        info = self.store.session_by_title(which) if by_title else None
+        if info is not None:
+            pass
+        elif which == "latest" and not by_title:
             info = self.store.latest_session(source=self.source)
             if info is None:
                 raise StorageError(f"no earlier {self.source} session to continue")
+        elif by_title and self.store.get_session(which) is None:
+            raise StorageError(f"no session found matching '{which}' (see: hermes sessions list)")
         else:
             info = self.store.require_session(which)
         self.store.reopen_session(info.id)

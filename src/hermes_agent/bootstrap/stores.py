@@ -43,15 +43,16 @@ def skills_index(settings: Settings) -> str:
 
 
 def prompt_parts(settings: Settings, memory: MemoryStore, *, with_skills: bool = True, ignore_rules: bool = False,
-                 platform_hint: str = "", refresh: bool = False) -> PromptParts:
-    """Everything the system prompt needs, taken once at session start (refresh: retake the memory snapshot)."""
+                 platform_hint: str = "", refresh: bool = False, extra: tuple[str, ...] = ()) -> PromptParts:
+    """Everything the system prompt needs, taken once at session start (refresh: retake the memory snapshot).
+    ignore_rules (Hermes's --ignore-rules): no persona, context files or memory; `extra` is appended."""
     cwd = os.getcwd()
     if refresh:
         memory.refresh_snapshot()
     skills = skills_index(settings) if with_skills else ""
     persona, blocks = ("", ()) if ignore_rules else persona_and_blocks(settings, cwd)
-    return PromptParts(persona=persona, memory=memory.snapshot(), skills_index=skills,
-                       context_files=blocks, platform_hint=platform_hint, cwd=cwd)
+    return PromptParts(persona=persona, memory="" if ignore_rules else memory.snapshot(), skills_index=skills,
+                       context_files=blocks, platform_hint=platform_hint, cwd=cwd, extra=extra)
 
 
 def wire_terminal(services: AgentServices, settings: Settings) -> None:

@@ -32,6 +32,8 @@ SUBCOMMANDS: dict[str, str] = {
     "backup": "backup",
     "import": "backup_import",
     "profile": "profile",
+    "insights": "insights",
+    "auth": "auth",
 }
 
 
@@ -44,11 +46,12 @@ def add_model_flags(p: argparse.ArgumentParser, sub: bool = False) -> None:
     p.add_argument("-t", "--toolsets", help="comma-separated toolsets to enable", **d)
     p.add_argument("--yolo", action="store_true",
                    help="run flagged commands without asking (hard-line rules still apply)", **d)
-    p.add_argument("-r", "--resume", metavar="SESSION", help="resume a session by id", **d)
-    p.add_argument("-c", "--continue", dest="continue_last", action="store_true",
-                   help="resume the latest session", **d)
+    p.add_argument("-r", "--resume", metavar="SESSION", help="resume a session by id or title", **d)
     p.add_argument("-C", "--config-set", action="append", metavar="KEY=VALUE",
                    help="override a config key for this run (repeatable)", **(d or {"default": []}))
+    from hermes_agent.cli.run_flags import add_run_flags
+
+    add_run_flags(p, d)
 
 
 def _available(name: str) -> bool:
@@ -74,9 +77,10 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 def overrides_from(args: argparse.Namespace) -> dict[str, object]:
     """CLI flags as dotted config overrides (highest precedence)."""
+    from hermes_agent.cli.run_flags import overrides
     from hermes_agent.config.loader import parse_scalar
 
-    out: dict[str, object] = {"model.default": getattr(args, "model", None),
+    out: dict[str, object] = {**overrides(args),"model.default": getattr(args, "model", None),
                               "model.provider": getattr(args, "provider", None),
                               "model.base_url": getattr(args, "base_url", None)}
     for item in getattr(args, "config_set", None) or []:
@@ -102,12 +106,13 @@ def _subcommand_in(argv: list[str]) -> str | None:
 
 def _settings_for(module: object, args: argparse.Namespace):
     """Load Settings; doctor/config/status still run (without the user's file) when config.yaml is broken."""
+    from hermes_agent.cli.run_flags import ignores_user_config
     from hermes_agent.config.loader import load_settings
     from hermes_agent.errors import ConfigError
 
     overrides, yolo = overrides_from(args), bool(getattr(args, "yolo", False))
     try:
-        return load_settings(overrides, yolo=yolo)
+        return load_settings(overrides, yolo=yolo, ignore_user_config=ignores_user_config(args))
     except ConfigError:
         if not getattr(module, "TOLERATES_BROKEN_CONFIG", False):
             raise
@@ -147,9 +152,12 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] in (["--version"], ["-V"]):
         print(f"hermes-agent {__version__}")
         return 0
+    from hermes_agent.cli.run_flags import continue_before_subcommand
+
+    argv = continue_before_subcommand(argv, SUBCOMMANDS)
     parser = build_parser(_subcommand_in(argv))
     args = parser.parse_args(argv)
-    from hermes_agent.errors import ConfigError, HermesError
+    from hermes_agent.errors import ConfigError, HermesError, UsageError
 
     command = args.command or "chat"
     from hermes_agent.cli.logs import setup_logging
@@ -160,6 +168,9 @@ def main(argv: list[str] | None = None) -> int:
         return int(module.run(args, _settings_for(module, args)) or 0)
     except ConfigError as exc:
         print(f"hermes: config error: {exc}", file=sys.stderr)
+        return 2
+    except UsageError as exc:
+        print(f"hermes: {exc}", file=sys.stderr)
         return 2
     except HermesError as exc:
         print(f"hermes: error: {exc}", file=sys.stderr)

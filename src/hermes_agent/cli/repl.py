@@ -37,9 +37,11 @@ class Totals:
     turns: int = 0
 
 
-def run_repl(args: argparse.Namespace, settings: Settings) -> int:
-    """Open the interactive chat; returns the process exit code."""
-    return Repl(args, settings).run()
+def run_repl(args: argparse.Namespace, settings: Settings, options: object = None) -> int:
+    """Open the interactive chat (options: the bootstrap RunOptions of the chat flags); returns the exit code."""
+    repl = Repl(args, settings)
+    repl.options = options
+    return repl.run()
 
 
 class Repl:
@@ -71,6 +73,7 @@ class Repl:
                                      yolo=settings.yolo)
         self._runner: threading.Thread | None = None
         self.personality: str | None = None  # chosen with /personality; re-applied after /new
+        self.options: object = None  # RunOptions from the chat flags (-s, --ignore-rules, --safe-mode, -c NAME)
 
     # -- the prompt (main thread) ---------------------------------------------------------------
 

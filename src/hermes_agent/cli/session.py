@@ -17,14 +17,15 @@ log = logging.getLogger(__name__)
 def build(repl: Repl) -> None:
     """Build the agent on the runner thread; a failure prints one line and ends the REPL."""
     from hermes_agent.cli.approver import make_clarify
+    from hermes_agent.cli.run_flags import resume_target
 
-    resume = getattr(repl.args, "resume", None) or ("latest" if getattr(repl.args, "continue_last", False) else None)
+    resume = resume_target(repl.args)
     try:
         from hermes_agent.bootstrap import build_agent
 
         agent = build_agent(repl.settings, platform="cli", toolsets=repl.toolsets, event_callback=repl.live,
                             max_iterations=getattr(repl.args, "max_iterations", None), approver=repl.approver,
-                            interactive=True, resume=resume)
+                            interactive=True, resume=resume, options=repl.options)  # type: ignore[arg-type]
     except ConfigError as exc:
         _fail(repl, f"hermes: config error: {exc}", 2)
         return

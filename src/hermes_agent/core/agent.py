@@ -151,12 +151,14 @@ class AIAgent:
                 "completed": outcome.reason == "stop", "api_calls": outcome.api_calls, "reason": outcome.reason,
                 "usage": outcome.usage, "interrupted": outcome.reason == "interrupted"}
 
-    def run_turn(self, user_message: str, system_message: str | None = None) -> TurnOutcome:
-        """Run one user turn and return its TurnOutcome (frontends use this; run_conversation wraps it)."""
+    def run_turn(self, user_message: str, system_message: str | None = None,
+                 images: tuple[str, ...] = ()) -> TurnOutcome:
+        """Run one user turn and return its TurnOutcome (frontends use this; run_conversation wraps it);
+        `images` are image URLs (data: URLs for local files) sent with the message."""
         self._start_turn()
         self._ensure_system(system_message)
         self._user_task = user_message
-        self._loop.add(self.history, user(user_message))
+        self._loop.add(self.history, user(user_message, images))
         outcome = self._loop.run(self.history, self._cancel)
         if self.save_trajectories:
             self._save_trajectory(outcome)

@@ -136,9 +136,9 @@ class ScriptedServer:
     def url(self) -> str:
         return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
 
-    def next_step(self, body: dict) -> dict:
+    def next_step(self, body: dict, authorization: str | None = None) -> dict:
         with self._lock:
-            self.requests.append({"time": time.time(), "body": body})
+            self.requests.append({"time": time.time(), "body": body, "authorization": authorization})
             step = self.script.pop(0) if self.script else self.default
         return step(body) if callable(step) else step  # a callable step answers from the request (tests)
 
@@ -200,12 +200,12 @@ class _Handler(BaseHTTPRequestHandler):
         if self.scripted.strict_tools:
             unanswered = unanswered_tool_calls(body.get("messages") or [])
             if unanswered:
-                self.scripted.next_step(body)  # logged like any request; the step is spent as OpenAI would
+                self.scripted.next_step(body, self.headers.get("Authorization"))  # logged like any request; the step is spent as OpenAI would
                 return self._send_json(400, {"error": {
                     "message": "An assistant message with 'tool_calls' must be followed by tool messages responding "
                                "to each 'tool_call_id'. The following tool_call_ids did not have response messages: "
                                + ", ".join(unanswered), "type": "invalid_request_error", "code": None}})
-        step = self.scripted.next_step(body)
+        step = self.scripted.next_step(body, self.headers.get("Authorization"))
         if step.get("delay"):
             time.sleep(float(step["delay"]))
         if step.get("error"):

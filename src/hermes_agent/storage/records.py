@@ -124,8 +124,9 @@ def _tool_call(d: dict) -> ToolCall:
 _JSON_CONTENT = "\x00json:"  # Hermes's prefix for list (multimodal) content stored as JSON
 
 
-def content_text(raw: str | None) -> str | None:
-    """Message text; Hermes's JSON-encoded multimodal content becomes its text parts ([image] for images)."""
+def content_text(raw: str | None, *, markers: bool = True) -> str | None:
+    """Message text; Hermes's JSON-encoded multimodal content becomes its text parts (with markers:
+    `[image_url]` lines for the other parts)."""
     if not raw or not raw.startswith(_JSON_CONTENT):
         return raw
     try:
@@ -135,7 +136,26 @@ def content_text(raw: str | None) -> str | None:
     if not isinstance(parts, list):
         return json.dumps(parts, ensure_ascii=False)
     return "\n".join(p.get("text", "") if p.get("type") == "text" else f"[{p.get('type', 'part')}]"
-                     for p in parts if isinstance(p, dict))
+                     for p in parts if isinstance(p, dict) and (markers or p.get("type") == "text"))
+
+
+def stored_content(message: Message) -> str | None:
+    """The content column: text, or (with images) the OpenAI parts JSON-encoded behind Hermes's prefix."""
+    if not message.images:
+        return message.content
+    return _JSON_CONTENT + json.dumps(message.content_parts(), ensure_ascii=False)
+
+
+def _images(raw: str | None) -> tuple[str, ...]:
+    """The image URLs of JSON-encoded multimodal content (so a resumed conversation still carries them)."""
+    if not raw or not raw.startswith(_JSON_CONTENT):
+        return ()
+    try:
+        parts = json.loads(raw[len(_JSON_CONTENT):])
+    except ValueError:
+        return ()
+    return tuple(str((p.get("image_url") or {}).get("url", "")) for p in parts if isinstance(parts, list)
+                 and isinstance(p, dict) and p.get("type") == "image_url" and isinstance(p.get("image_url"), dict))
 
 
 def usage_json(usage: Usage | None) -> str | None:
@@ -152,8 +172,9 @@ def message_from_row(row: sqlite3.Row) -> StoredMessage:
     except ValueError:
         calls = ()
     usage = Usage(*json.loads(row["usage"])) if row["usage"] else None
-    msg = Message(role=row["role"], content=content_text(row["content"]), tool_calls=calls,
+    images = _images(row["content"])
+    msg = Message(role=row["role"], content=content_text(row["content"], markers=not images), tool_calls=calls,
                   tool_call_id=row["tool_call_id"], name=row["tool_name"],
                   reasoning=row["reasoning"] or row["reasoning_content"], usage=usage,
-                  finish_reason=row["finish_reason"])
+                  finish_reason=row["finish_reason"], images=images)
     return StoredMessage(id=row["id"], session_id=row["session_id"], timestamp=row["timestamp"], message=msg)

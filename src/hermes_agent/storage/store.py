@@ -20,6 +20,7 @@ from hermes_agent import paths
 from hermes_agent.errors import StorageError
 from hermes_agent.messages import Message, Usage
 from hermes_agent.storage import export as _export
+from hermes_agent.storage import insights as _insights
 from hermes_agent.storage import search as _search
 from hermes_agent.storage import stats as _stats
 from hermes_agent.storage.db import connect, retry_busy, run_in_transaction
@@ -34,6 +35,7 @@ from hermes_agent.storage.records import (
     Stats,
     StoredMessage,
     message_from_row,
+    stored_content,
     tool_calls_json,
     usage_json,
 )
@@ -182,6 +184,18 @@ class SessionStore:
             raise SessionNotFound(f"no session matches '{id_or_prefix}'")
         return info
 
+    def session_by_title(self, title: str) -> SessionInfo | None:
+        """As Hermes resolves a name: the newest `title #N` continuation, else the session titled `title`."""
+        escaped = title.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+        def find(c: sqlite3.Connection) -> sqlite3.Row | None:
+            row = c.execute(f"SELECT {SESSION_COLUMNS} FROM sessions WHERE title LIKE ? ESCAPE '\\' "
+                            "ORDER BY started_at DESC LIMIT 1", (f"{escaped} #%",)).fetchone()
+            return row or c.execute(f"SELECT {SESSION_COLUMNS} FROM sessions WHERE title = ?", (title,)).fetchone()
+
+        row = self._read(find)
+        return SessionInfo.from_row(row) if row else None
+
     def list_sessions(self, limit: int = 20, source: str | None = None,
                       exclude: Iterable[str] = ()) -> list[SessionInfo]:
         """Most recently active sessions first."""
@@ -325,7 +339,7 @@ class SessionStore:
                 cur = c.execute(
                     "INSERT INTO messages (session_id, role, content, tool_calls, tool_call_id, tool_name, "
                     "reasoning, timestamp, token_count, finish_reason, usage) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                    (session_id, m.role, m.content, tool_calls_json(m.tool_calls), m.tool_call_id, m.name,
+                    (session_id, m.role, stored_content(m), tool_calls_json(m.tool_calls), m.tool_call_id, m.name,
                      m.reasoning, now, tokens, m.finish_reason, usage_json(m.usage)))
                 ids.append(int(cur.lastrowid))
             # last_active_at follows from a trigger, so messages Hermes appends move it too. The default title
@@ -377,6 +391,10 @@ class SessionStore:
         stats = self._read(_stats.collect)
         size = sum(p.stat().st_size for p in (self.path, Path(f"{self.path}-wal")) if p.exists())
         return replace(stats, db_bytes=size)
+
+    def insights(self, days: int = 30, source: str | None = None) -> _insights.Insights:
+        """`hermes insights`: usage over the sessions started in the last `days` days."""
+        return self._read(lambda c: _insights.collect(c, days, source))
 
     def export(self, session_id: str, fmt: Literal["jsonl", "md"] = "jsonl") -> str:
         """The session as JSON Lines (a session line, then one line per message) or Markdown."""

@@ -1,4 +1,5 @@
-"""Toolset table (data): name -> description, tools, includes; plus resolution of composite and legacy names."""
+"""Toolset table (data, every name Hermes has): name -> description, tools, includes; plus resolution of
+composite and legacy names, and the tools a toolset names that this hermes does not have."""
 
 from __future__ import annotations
 
@@ -14,42 +15,103 @@ _reported_lock = threading.Lock()
 
 _FILE = ["read_file", "write_file", "patch", "search_files"]
 _BROWSER = ["browser_navigate", "browser_snapshot", "browser_click", "browser_type", "browser_scroll",
-            "browser_back", "browser_press", "browser_get_images", "browser_console", "browser_vision"]
+            "browser_back", "browser_press", "browser_get_images", "browser_vision", "browser_console",
+            "browser_cdp", "browser_dialog"]
+_SKILLS = ["skills_list", "skill_view", "skill_manage"]
+_HA = ["ha_list_entities", "ha_get_state", "ha_list_services", "ha_call_service"]
+_KANBAN = ["kanban_show", "kanban_list", "kanban_complete", "kanban_block", "kanban_heartbeat", "kanban_comment",
+           "kanban_create", "kanban_link", "kanban_unblock", "kanban_attach", "kanban_attach_url",
+           "kanban_attachments"]
+_YUANBAO = ["yb_query_group_info", "yb_query_group_members", "yb_send_dm", "yb_search_sticker", "yb_send_sticker"]
+_FEISHU_DRIVE = ["feishu_drive_list_comments", "feishu_drive_list_comment_replies", "feishu_drive_reply_comment",
+                 "feishu_drive_add_comment"]
+_SPOTIFY = ["spotify_playback", "spotify_devices", "spotify_queue", "spotify_search", "spotify_playlists",
+            "spotify_albums", "spotify_library"]
 
+# Hermes's core list (same order): what every hermes-<platform> preset offers.
 CORE_TOOLS: list[str] = [
-    "terminal", "process", *_FILE, "web_search", "web_extract", *_BROWSER, "vision_analyze",
-    "skills_list", "skill_view", "skill_manage", "todo", "memory", "session_search", "clarify",
-    "execute_code", "delegate_task", "cronjob",
+    "web_search", "web_extract", "terminal", "process", "read_terminal", "close_terminal", *_FILE,
+    "vision_analyze", "image_generate", *_SKILLS, *_BROWSER, "text_to_speech", "todo", "memory",
+    "session_search", "clarify", "execute_code", "delegate_task", "cronjob", *_HA, *_KANBAN, "computer_use",
 ]
+_CODING = ["web_search", "web_extract", "terminal", "process", "read_terminal", "close_terminal", *_FILE,
+           "vision_analyze", *_SKILLS, *_BROWSER, "todo", "memory", "session_search", "clarify",
+           "execute_code", "delegate_task"]
+_ACP = [t for t in _CODING if t not in ("read_terminal", "close_terminal", "clarify")]
+_API_SERVER = [*_ACP[:8], "vision_analyze", "image_generate", *_SKILLS, *_BROWSER, "todo", "memory",
+               "session_search", "execute_code", "delegate_task", "cronjob", *_HA]
+_WEBHOOK = ["web_search", "web_extract", "vision_analyze", "clarify"]
 
+
+def _ts(description: str, tools: list[str], includes: tuple[str, ...] = ()) -> dict:
+    return {"description": description, "tools": list(tools), "includes": list(includes)}
+
+
+# Every toolset name Hermes 0.19 has, with its tools and includes. Tools this hermes does not have
+# are left out when a toolset resolves (see missing_tools), so a Hermes config keeps working.
 TOOLSETS: dict[str, dict] = {
-    "terminal": {"description": "Shell commands and background processes", "tools": ["terminal", "process"]},
-    "file": {"description": "Read, write, patch and search files", "tools": list(_FILE)},
-    "web": {"description": "Web search and page extraction", "tools": ["web_search", "web_extract"]},
-    "search": {"description": "Web search only", "tools": ["web_search"]},
-    "browser": {"description": "Browser automation", "tools": [*_BROWSER, "web_search"]},
-    "vision": {"description": "Image analysis", "tools": ["vision_analyze"]},
-    "skills": {"description": "Skill library: list, view, manage", "tools": ["skills_list", "skill_view", "skill_manage"]},
-    "todo": {"description": "Task list for multi-step work", "tools": ["todo"]},
-    "memory": {"description": "Persistent memory across sessions", "tools": ["memory"]},
-    "session_search": {"description": "Search past conversations", "tools": ["session_search"]},
-    "clarify": {"description": "Ask the user a question", "tools": ["clarify"]},
-    "code_execution": {"description": "Run Python that calls tools", "tools": ["execute_code"]},
-    "delegation": {"description": "Subagents for independent subtasks", "tools": ["delegate_task"]},
-    "cronjob": {"description": "Scheduled jobs", "tools": ["cronjob"]},
-    "debugging": {"description": "Terminal, web and files", "tools": [], "includes": ["terminal", "web", "file"]},
-    "safe": {"description": "No shell or file writes", "tools": [], "includes": ["web", "vision"]},
-    "hermes-cli": {"description": "Default CLI toolset", "tools": list(CORE_TOOLS)},
-    "hermes-cron": {"description": "Scheduled job runs", "tools": [t for t in CORE_TOOLS if t != "clarify"]},
-    "hermes-telegram": {"description": "Telegram", "tools": list(CORE_TOOLS)},
-    "hermes-discord": {"description": "Discord", "tools": list(CORE_TOOLS)},
-    "hermes-slack": {"description": "Slack", "tools": list(CORE_TOOLS)},
-    "hermes-acp": {"description": "Editors over ACP (coding tools)",
-                   "tools": [t for t in CORE_TOOLS if t not in ("clarify", "cronjob")]},
-    "hermes-api-server": {"description": "OpenAI-compatible API server",
-                          "tools": [t for t in CORE_TOOLS if t != "clarify"]},
-    "hermes-gateway": {"description": "All messaging platforms", "tools": [],
-                       "includes": ["hermes-telegram", "hermes-discord", "hermes-slack"]},
+    "web": _ts("Web search and page extraction", ["web_search", "web_extract"]),
+    "search": _ts("Web search only", ["web_search"]),
+    "x_search": _ts("Search X (Twitter) posts through xAI", ["x_search"]),
+    "vision": _ts("Image analysis", ["vision_analyze"]),
+    "video": _ts("Video analysis", ["video_analyze"]),
+    "image_gen": _ts("Image generation", ["image_generate"]),
+    "video_gen": _ts("Video generation", ["video_generate", "xai_video_edit", "xai_video_extend"]),
+    "computer_use": _ts("Desktop control (screenshots, mouse, keyboard)", ["computer_use"]),
+    "terminal": _ts("Shell commands and background processes", ["terminal", "process"]),
+    "skills": _ts("Skill library: list, view, manage", _SKILLS),
+    "browser": _ts("Browser automation, with web search to find URLs", [*_BROWSER, "web_search"]),
+    "cronjob": _ts("Scheduled jobs", ["cronjob"]),
+    "file": _ts("Read, write, patch and search files", _FILE),
+    "tts": _ts("Text to speech", ["text_to_speech"]),
+    "todo": _ts("Task list for multi-step work", ["todo"]),
+    "memory": _ts("Persistent memory across sessions", ["memory"]),
+    "context_engine": _ts("Tools of the active context engine", []),
+    "session_search": _ts("Search past conversations", ["session_search"]),
+    "project": _ts("Desktop projects (GUI sessions only)", ["project_list", "project_create", "project_switch"]),
+    "clarify": _ts("Ask the user a question", ["clarify"]),
+    "code_execution": _ts("Run Python that calls tools", ["execute_code"]),
+    "delegation": _ts("Subagents for independent subtasks", ["delegate_task"]),
+    "homeassistant": _ts("Home Assistant control", _HA),
+    "kanban": _ts("Kanban coordination for dispatched workers", _KANBAN),
+    "discord": _ts("Discord: read and take part", ["discord"]),
+    "discord_admin": _ts("Discord server management", ["discord_admin"]),
+    "yuanbao": _ts("Yuanbao platform tools", _YUANBAO),
+    "feishu_doc": _ts("Read Feishu/Lark documents", ["feishu_doc_read"]),
+    "feishu_drive": _ts("Feishu/Lark document comments", _FEISHU_DRIVE),
+    "spotify": _ts("Spotify playback, search and library", _SPOTIFY),
+    "debugging": _ts("Terminal, web and files for troubleshooting", ["terminal", "process"], ("web", "file")),
+    "safe": _ts("No terminal: web, vision, image generation", [], ("web", "vision", "image_gen")),
+    "coding": {**_ts("Coding: files, terminal, web docs, skills, todo, delegation, vision, browser", _CODING),
+               "posture": True},  # a composite made of basic toolsets, chosen whole (as in Hermes)
+    "hermes-acp": _ts("Editors over ACP: coding tools without clarify", _ACP),
+    "hermes-api-server": _ts("OpenAI-compatible API server (no interactive tools)", _API_SERVER),
+    "hermes-cli": _ts("Default CLI toolset", CORE_TOOLS),
+    "hermes-cron": _ts("Scheduled job runs", CORE_TOOLS),
+    "hermes-telegram": _ts("Telegram", CORE_TOOLS),
+    "hermes-discord": _ts("Discord", [*CORE_TOOLS, "discord", "discord_admin"]),
+    "hermes-whatsapp": _ts("WhatsApp", CORE_TOOLS),
+    "hermes-slack": _ts("Slack", CORE_TOOLS),
+    "hermes-signal": _ts("Signal", CORE_TOOLS),
+    "hermes-bluebubbles": _ts("iMessage through BlueBubbles", CORE_TOOLS),
+    "hermes-homeassistant": _ts("Home Assistant", CORE_TOOLS),
+    "hermes-email": _ts("Email (IMAP/SMTP)", CORE_TOOLS),
+    "hermes-mattermost": _ts("Mattermost", CORE_TOOLS),
+    "hermes-matrix": _ts("Matrix", CORE_TOOLS),
+    "hermes-dingtalk": _ts("DingTalk", CORE_TOOLS),
+    "hermes-feishu": _ts("Feishu/Lark", [*CORE_TOOLS, "feishu_doc_read", *_FEISHU_DRIVE]),
+    "hermes-weixin": _ts("Weixin", CORE_TOOLS),
+    "hermes-qqbot": _ts("QQ", CORE_TOOLS),
+    "hermes-wecom": _ts("WeCom", CORE_TOOLS),
+    "hermes-wecom-callback": _ts("WeCom callback app", CORE_TOOLS),
+    "hermes-yuanbao": _ts("Yuanbao", [*CORE_TOOLS, *_YUANBAO]),
+    "hermes-sms": _ts("SMS (Twilio)", CORE_TOOLS),
+    "hermes-webhook": _ts("Webhook events (untrusted input: no terminal or files)", _WEBHOOK),
+    "hermes-gateway": _ts("All messaging platforms", [], (
+        "hermes-telegram", "hermes-discord", "hermes-whatsapp", "hermes-slack", "hermes-signal",
+        "hermes-bluebubbles", "hermes-homeassistant", "hermes-email", "hermes-sms", "hermes-mattermost",
+        "hermes-matrix", "hermes-dingtalk", "hermes-feishu", "hermes-wecom", "hermes-wecom-callback",
+        "hermes-weixin", "hermes-qqbot", "hermes-webhook", "hermes-yuanbao")),
 }
 
 LEGACY_TOOLSETS: dict[str, list[str]] = {
@@ -58,7 +120,7 @@ LEGACY_TOOLSETS: dict[str, list[str]] = {
     "vision_tools": ["vision_analyze"],
     "image_tools": ["image_generate"],
     "skills_tools": ["skills_list", "skill_view", "skill_manage"],
-    "browser_tools": _BROWSER[:9],
+    "browser_tools": _BROWSER[:10],
     "cronjob_tools": ["cronjob"],
     "file_tools": list(_FILE),
     "tts_tools": ["text_to_speech"],
@@ -119,3 +181,22 @@ def resolve_or_skip(name: str, dynamic: dict[str, list[str]] | None = None,
         if first:
             log.warning("toolset %r left out: %s", name, exc)
         return []
+
+
+def missing_tools(names: Iterable[str], dynamic: dict[str, list[str]] | None = None,
+                  have: Iterable[str] = ()) -> list[str]:
+    """Tools the named toolsets list that are not in `have` (Hermes tools this hermes lacks), in order."""
+    present, out = set(have), []
+    for name in names:
+        for tool in resolve_or_skip(name, dynamic):
+            if tool not in present and tool not in out:
+                out.append(tool)
+    return out
+
+
+def not_yet_reported(missing: list[str]) -> list[str]:
+    """The tools of `missing` not yet named in this process's warnings (so one run warns once)."""
+    with _reported_lock:
+        fresh = [t for t in missing if f"tool:{t}" not in _reported]
+        _reported.update(f"tool:{t}" for t in missing)
+    return fresh

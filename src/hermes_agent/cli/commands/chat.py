@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from hermes_agent.config.settings import Settings
+
+if TYPE_CHECKING:
+    from hermes_agent.bootstrap.options import RunOptions
 
 
 def add_parser(subparsers) -> None:
@@ -18,12 +23,15 @@ def add_parser(subparsers) -> None:
     p.add_argument("--max-iterations", "--max-turns", dest="max_iterations", type=int,
                    help="max model calls per turn (default: agent.max_turns)")
     p.add_argument("--save-trajectories", action="store_true", help="append ShareGPT trajectories")
+    p.add_argument("--image", metavar="PATH", help="attach a local image to the query (-q)")
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
     query = getattr(args, "query", None)
     if getattr(args, "oneshot", None):  # Hermes's `hermes -z PROMPT`; approvals still apply
         query, args.quiet = args.oneshot, True
+    if getattr(args, "image", None) and query is None:  # as Hermes: an image alone is a one-shot question
+        query = "What do you see in this image?"
     if query is None and not sys.stdin.isatty():
         query = sys.stdin.read().strip()
         if not query:
@@ -32,17 +40,32 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     if query is not None and not query.strip():
         print("hermes: empty message: nothing to send to the model", file=sys.stderr)
         return 2
-    if query is None:
-        from hermes_agent.cli.repl import run_repl
+    from hermes_agent.cli.run_flags import enter_worktree, image_data_url, run_options
 
-        return run_repl(args, settings)
-    return run_oneshot(args, settings, query)
+    options = run_options(args, settings)
+    images = (image_data_url(args.image),) if getattr(args, "image", None) else ()
+    worktree, options = enter_worktree(args, options, sys.stdout if query is None else sys.stderr)
+    try:
+        if query is None:
+            from hermes_agent.cli.repl import run_repl
+
+            return run_repl(args, settings, options)
+        if images:
+            query = f"{query.strip()}\n\n[Image attached at: {Path(args.image).expanduser().resolve()}]"
+        return run_oneshot(args, settings, query, options, images)
+    finally:
+        if worktree is not None:
+            from hermes_agent.cli.worktree import finish
+
+            print(finish(worktree), file=sys.stderr)
 
 
-def run_oneshot(args: argparse.Namespace, settings: Settings, query: str) -> int:
+def run_oneshot(args: argparse.Namespace, settings: Settings, query: str, options: RunOptions | None = None,
+                images: tuple[str, ...] = ()) -> int:
     """Run one turn; the answer goes to stdout."""
     from hermes_agent.bootstrap import build_agent
     from hermes_agent.cli.render import ProgressPrinter
+    from hermes_agent.cli.run_flags import resume_target
 
     toolsets = [t.strip() for t in args.toolsets.split(",")] if getattr(args, "toolsets", None) else None
     quiet = bool(getattr(args, "quiet", False))
@@ -51,12 +74,12 @@ def run_oneshot(args: argparse.Namespace, settings: Settings, query: str) -> int
 
         warnings_to_stderr()
     printer = ProgressPrinter(quiet=quiet)
-    resume = getattr(args, "resume", None) or ("latest" if getattr(args, "continue_last", False) else None)
     agent = build_agent(settings, platform="cli", toolsets=toolsets, event_callback=printer,
                         max_iterations=getattr(args, "max_iterations", None), interactive=sys.stdin.isatty(),
-                        save_trajectories=bool(getattr(args, "save_trajectories", False)), resume=resume)
+                        save_trajectories=bool(getattr(args, "save_trajectories", False)),
+                        resume=resume_target(args), options=options)
     try:
-        outcome = agent.run_turn(query)
+        outcome = agent.run_turn(query, images=images)
     except KeyboardInterrupt:
         agent.interrupt()
         print("hermes: interrupted", file=sys.stderr)

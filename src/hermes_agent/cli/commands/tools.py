@@ -6,10 +6,14 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from hermes_agent import paths
 from hermes_agent.config.settings import Settings
 from hermes_agent.errors import HermesError
+
+if TYPE_CHECKING:
+    from hermes_agent.cli.tool_report import ToolInventory
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -43,7 +47,7 @@ def _list(args: argparse.Namespace, settings: Settings) -> int:
     inv = inventory(settings)
     active = enabled_toolsets(settings, args.platform)
     chosen = selected_tools(active, inv.dynamic)
-    print(f"platform {args.platform}: toolsets {', '.join(active)}  ({len(chosen)} tools selected)")
+    print(f"platform {args.platform}: toolsets {', '.join(active)}  ({len(chosen & set(inv.tools))} tools selected)")
     names = [*TOOLSETS, *sorted(set(inv.dynamic) - set(TOOLSETS))]
     width = max(len(n) for n in names)
     for name in names:
@@ -51,19 +55,34 @@ def _list(args: argparse.Namespace, settings: Settings) -> int:
         on = sum(t in chosen for t in tools)
         mark = "[x]" if tools and on == len(tools) else "[~]" if on else "[ ]"
         desc = TOOLSETS.get(name, {}).get("description", "plugin/MCP toolset")
-        print(f"{mark} {name:<{width}}  {desc}")
-        if name.startswith("hermes-") or TOOLSETS.get(name, {}).get("includes"):
+        print(f"{mark} {name:<{width}}  {desc}{_coverage(tools, inv)}")
+        if name.startswith("hermes-") or TOOLSETS.get(name, {}).get("includes") or len(tools) > 20:
             continue  # composites repeat tools listed under the basic toolsets
-        ready = [t for t in tools if inv.status(t).available]
-        if ready:
-            print(f"      ready: {', '.join(ready)}")
-        for tool in tools:
-            if not inv.status(tool).available:
-                print(f"      unavailable: {tool} — {inv.status(tool).reason}")
+        _details(tools, inv)
     for plugin, why in sorted(inv.plugin_failures.items()):
         print(f"plugin {plugin} failed to load: {why}", file=sys.stderr)
     print("[x] enabled  [~] partly enabled  [ ] off — change with `hermes tools enable|disable NAME`")
     return 0
+
+
+def _coverage(tools: list[str], inv: ToolInventory) -> str:
+    """' (partial: 14 of 60 tools here)' when some of a toolset's tools are not in this hermes."""
+    here = sum(t in inv.tools for t in tools)
+    if not tools or here == len(tools):
+        return ""
+    return f"  (partial: {here} of {len(tools)} tools here)" if here else "  (none of its tools here yet)"
+
+
+def _details(tools: list[str], inv: ToolInventory) -> None:
+    ready = [t for t in tools if inv.status(t).available]
+    if ready:
+        print(f"      ready: {', '.join(ready)}")
+    for tool in tools:
+        if tool in inv.tools and not inv.status(tool).available:
+            print(f"      unavailable: {tool} — {inv.status(tool).reason}")
+    absent = [t for t in tools if t not in inv.tools]
+    if ready and absent:
+        print(f"      not in this hermes: {', '.join(absent)}")
 
 
 def _basic_toolsets(dynamic: dict[str, list[str]]) -> list[str]:
@@ -71,7 +90,7 @@ def _basic_toolsets(dynamic: dict[str, list[str]]) -> list[str]:
     from hermes_agent.tools.toolsets import TOOLSETS
 
     plain = {n: set(s.get("tools", [])) for n, s in TOOLSETS.items()
-             if not n.startswith("hermes-") and not s.get("includes") and s.get("tools")}
+             if not n.startswith("hermes-") and not s.get("includes") and not s.get("posture") and s.get("tools")}
     plain.update({n: set(t) for n, t in dynamic.items() if n not in TOOLSETS})
     return [n for n, tools in plain.items() if not any(tools < other for o, other in plain.items() if o != n)]
 

@@ -1,0 +1,105 @@
+"""`hermes -w/--worktree`: run in a new git worktree under <repo>/.worktrees/ on a new branch (as Hermes
+does), and remove it at exit when the run left nothing in it."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+from hermes_agent.errors import HermesError
+
+
+@dataclass(frozen=True, slots=True)
+class Worktree:
+    """A worktree this run created: where, on which branch, from which commit of which repository."""
+
+    path: Path
+    branch: str
+    repo: Path
+    base: str
+
+    def prompt_note(self) -> str:
+        return (f"[System note: you are working in an isolated git worktree at {self.path}, on branch "
+                f"`{self.branch}`. Changes here do not affect the main working tree or other agents; commit "
+                "your work on this branch.]")
+
+
+def _git(args: list[str], cwd: Path, timeout: float = 30) -> subprocess.CompletedProcess:
+    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False)
+
+
+def repo_root(cwd: Path) -> Path | None:
+    try:
+        out = _git(["rev-parse", "--show-toplevel"], cwd)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return Path(out.stdout.strip()) if out.returncode == 0 and out.stdout.strip() else None
+
+
+def create_worktree(cwd: Path) -> Worktree:
+    """A fresh worktree `.worktrees/hermes-<id>` on branch `hermes/hermes-<id>` from HEAD."""
+    root = repo_root(cwd)
+    if root is None:
+        raise HermesError("--worktree needs a git repository: cd into your project first, then run hermes -w")
+    head = _git(["rev-parse", "HEAD"], root)
+    if head.returncode != 0:
+        raise HermesError(f"--worktree: the repository at {root} has no commit to branch from yet")
+    name = f"hermes-{uuid.uuid4().hex[:8]}"
+    path, branch = root / ".worktrees" / name, f"hermes/{name}"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    _ignore_worktrees(root)
+    made = _git(["worktree", "add", str(path), "-b", branch, "HEAD"], root)
+    if made.returncode != 0:
+        raise HermesError(f"--worktree: cannot create the worktree: {made.stderr.strip()}")
+    _copy_included(root, path)
+    _git(["worktree", "lock", "--reason", f"hermes pid={os.getpid()}", str(path)], root)
+    return Worktree(path=path, branch=branch, repo=root, base=head.stdout.strip())
+
+
+def _ignore_worktrees(root: Path) -> None:
+    gitignore = root / ".gitignore"
+    existing = gitignore.read_text(encoding="utf-8") if gitignore.is_file() else ""
+    if ".worktrees/" in existing.splitlines():
+        return
+    sep = "\n" if existing and not existing.endswith("\n") else ""
+    with gitignore.open("a", encoding="utf-8") as fh:
+        fh.write(f"{sep}.worktrees/\n")
+
+
+def _copy_included(root: Path, path: Path) -> None:
+    """Files named in `.worktreeinclude` (ignored files the agent needs) are copied, directories linked."""
+    listing = root / ".worktreeinclude"
+    if not listing.is_file():
+        return
+    for line in listing.read_text(encoding="utf-8").splitlines():
+        entry = line.strip()
+        if not entry or entry.startswith("#"):
+            continue
+        src, dst = (root / entry).resolve(), (path / entry).resolve()
+        if not src.is_relative_to(root.resolve()) or not dst.is_relative_to(path.resolve()) or dst.exists():
+            continue
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        if src.is_file():
+            shutil.copy2(src, dst)
+        elif src.is_dir():
+            dst.symlink_to(src)
+
+
+def finish(wt: Worktree) -> str:
+    """Remove the worktree and its branch when the run left no commit and no change in it; otherwise keep
+    it and say how to remove it. Returns the line to show."""
+    if not wt.path.exists():
+        return ""
+    dirty = _git(["status", "--porcelain"], wt.path).stdout.strip()
+    ahead = _git(["rev-list", "--count", f"{wt.base}..HEAD"], wt.path).stdout.strip()
+    if dirty or ahead not in ("", "0"):
+        return (f"worktree kept (it has changes): {wt.path} on branch {wt.branch}\n"
+                f"  remove it with: git worktree remove --force {wt.path} && git branch -D {wt.branch}")
+    _git(["worktree", "unlock", str(wt.path)], wt.repo)
+    _git(["worktree", "remove", "--force", str(wt.path)], wt.repo)
+    _git(["branch", "-D", wt.branch], wt.repo)
+    return f"worktree removed (nothing changed): {wt.path}"
