@@ -47,7 +47,7 @@ def platform_toolsets(settings: Settings, platform: str, override: list[str] | N
     elif platform == "cli":
         chosen = list(settings.get("toolsets") or ["hermes-cli"])
     else:
-        chosen = [f"hermes-{platform}"]
+        chosen = [f"hermes-{platform.replace('_', '-')}"]  # api_server -> hermes-api-server
     known = (settings.get("known_plugin_toolsets") or {}).get(platform) or []
     return chosen + [t for t in plugin_toolsets if t not in chosen and t not in known]
 
