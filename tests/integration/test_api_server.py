@@ -127,3 +127,20 @@ def test_client_disconnect_interrupts_its_turn(api, scripted):
 def test_refuses_non_loopback_without_a_long_key(hermes_home):
     res = run_hermes("api", "--host", "0.0.0.0", home=hermes_home, env={"API_SERVER_KEY": "short"})
     assert res.returncode == 2 and "API_SERVER_KEY of at least 16" in res.stderr
+
+
+def test_responses_with_previous_response_id(api, scripted):
+    scripted.default = lambda body: {"content": _users(body)}
+    client = _client(api)
+    first = client.responses.create(model="hermes-agent", input="remember 7")
+    assert first.output_text == "remember 7" and first.id.startswith("resp_")
+    second = client.responses.create(model="hermes-agent", input="what number?", previous_response_id=first.id)
+    assert second.output_text == "remember 7|what number?"
+    fork = client.responses.create(model="hermes-agent", input="other branch", previous_response_id=first.id)
+    assert fork.output_text == "remember 7|other branch"  # forked from `first`, not mixed with `second`
+    with client.responses.stream(model="hermes-agent", input="streamed", previous_response_id=second.id) as stream:
+        deltas = [e.delta for e in stream if e.type == "response.output_text.delta"]
+        final = stream.get_final_response()
+    assert "".join(deltas) == final.output_text == "remember 7|what number?|streamed"
+    with pytest.raises(openai.NotFoundError):
+        client.responses.create(model="hermes-agent", input="x", previous_response_id="resp_missing")

@@ -43,6 +43,7 @@ class TurnResult:
     reason: str
     prompt_tokens: int
     completion_tokens: int
+    history: tuple[dict, ...] = ()  # the conversation after this turn (only when asked for)
 
 
 class ConversationPool:
@@ -96,8 +97,10 @@ class ConversationPool:
                 if not old.lock.locked():
                     old.agent.close()  # type: ignore[attr-defined]
 
-    async def run(self, conv: Conversation, message: str, history: list[dict] | None, sink: Sink | None) -> TurnResult:
-        """Run one turn (a cancelled request interrupts it); returns the answer and the session id."""
+    async def run(self, conv: Conversation, message: str, history: list[dict] | None, sink: Sink | None, *,
+                  snapshot: bool = False) -> TurnResult:
+        """Run one turn (a cancelled request interrupts it); returns the answer, the conversation key and
+        (with `snapshot`) the whole history after the turn."""
         async with conv.lock:
             conv.sink = sink
             loop = asyncio.get_running_loop()
@@ -110,8 +113,10 @@ class ConversationPool:
                 raise
             finally:
                 conv.sink = None
+            kept = tuple(m.to_openai() for m in conv.agent.history) if snapshot else ()  # type: ignore[attr-defined]
         usage = outcome.usage
-        return TurnResult(conv.key, outcome.final_text or "", outcome.reason, usage.prompt_tokens, usage.completion_tokens)
+        return TurnResult(conv.key, outcome.final_text or "", outcome.reason, usage.prompt_tokens,
+                          usage.completion_tokens, kept)
 
     @staticmethod
     def _turn(conv: Conversation, message: str, history: list[dict] | None) -> object:

@@ -12,11 +12,12 @@ from dataclasses import dataclass
 
 from aiohttp import web
 
+from hermes_agent.api import responses
+from hermes_agent.api.common import SESSION_HEADER, error
 from hermes_agent.api.conversations import ConversationPool, TurnResult
 from hermes_agent.errors import HermesError
 from hermes_agent.events import Event, TextDelta, ToolStarted
 
-SESSION_HEADER = "X-Hermes-Session-Id"
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
@@ -40,17 +41,13 @@ class ApiConfig:
                                  "characters (anyone on the network could run the agent)")
 
 
-def _error(status: int, message: str, kind: str = "invalid_request_error") -> web.Response:
-    return web.json_response({"error": {"message": message, "type": kind, "code": status}}, status=status)
-
-
 @web.middleware
 async def _auth(request: web.Request, handler):  # type: ignore[no-untyped-def]
     key = request.app["config"].key
     if key and request.path != "/health":
         given = request.headers.get("Authorization", "")
         if not hmac.compare_digest(given.encode(), f"Bearer {key}".encode()):
-            return _error(401, "Invalid or missing API key", "authentication_error")
+            return error(401, "Invalid or missing API key", "authentication_error")
     return await handler(request)
 
 
@@ -91,15 +88,15 @@ async def _chat(request: web.Request) -> web.StreamResponse:
     try:
         body = await request.json()
     except ValueError:
-        return _error(400, "Request body is not valid JSON")
+        return error(400, "Request body is not valid JSON")
     split = _split_messages(body if isinstance(body, dict) else {})
     if isinstance(split, str):
-        return _error(400, split)
+        return error(400, split)
     message, history = split
     try:
         return await _answer(request, body, message, history)
     except HermesError as exc:
-        return _error(500, str(exc), "server_error")
+        return error(500, str(exc), "server_error")
 
 
 async def _answer(request: web.Request, body: dict, message: str, history: list[dict]) -> web.StreamResponse:
@@ -158,6 +155,8 @@ def build_app(pool: ConversationPool, config: ApiConfig, *, tool_progress: bool 
     app.router.add_get("/health", _health)
     app.router.add_get("/v1/models", _models)
     app.router.add_post("/v1/chat/completions", _chat)
+    app["responses"] = responses.ResponseIndex()
+    app.router.add_post("/v1/responses", responses.handle)
     return app
 
 
