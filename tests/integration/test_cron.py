@@ -134,3 +134,14 @@ def test_jobs_written_by_hermes_are_listed_and_run(scripted, hermes_home, tmp_pa
     back = subprocess.run([str(HERMES_REF), "cron", "list"], env=_env(hermes_home), capture_output=True,
                           text=True, timeout=120, cwd=tmp_path)
     assert "theirs" in back.stdout and shutil.which("true")
+
+
+def test_a_run_over_its_timeout_is_stopped_and_recorded(scripted, hermes_home):
+    model_config(hermes_home, scripted.url)
+    scripted.add({"content": "too late", "stall": 8})
+    job = _job_id(run_hermes("cron", "create", "every 1h", "slow job", home=hermes_home).stdout)
+    t0 = time.monotonic()
+    res = run_hermes("cron", "run", job, "--now", home=hermes_home, env={"HERMES_CRON_TIMEOUT": "1"})
+    assert res.returncode == 1 and "timed out after 1s" in res.stdout
+    assert time.monotonic() - t0 < 8
+    assert _jobs(hermes_home)[0]["last_error"] == "timed out after 1s"

@@ -36,7 +36,7 @@ def _approver(settings: Settings) -> object:
     return AutoApprover() if settings.get("approvals.cron_mode", "deny") == "approve" else AutoDenyApprover()
 
 
-def _turn(job: dict, settings: Settings, timeout: float) -> tuple[bool, str, str | None]:
+def _turn(job: dict, settings: Settings, timeout: float | None) -> tuple[bool, str, str | None]:
     """Run the job's prompt as one fresh agent turn; (ok, final text, error)."""
     from hermes_agent.bootstrap import build_agent
 
@@ -91,10 +91,24 @@ def _deliver(job: dict, text: str, deliver: Deliver | None) -> str | None:
     return "; ".join(errors) or None
 
 
+def job_timeout(job: dict, settings: Settings) -> float | None:
+    """Seconds a run may take: the job's timeout_seconds, else HERMES_CRON_TIMEOUT (Hermes's knob), else
+    cron.timeout, else 600; 0 means no limit."""
+    for raw in (job.get("timeout_seconds"), settings.env.get("HERMES_CRON_TIMEOUT"), settings.get("cron.timeout")):
+        if raw not in (None, ""):
+            try:
+                value = float(str(raw))
+            except ValueError:
+                log.warning("ignoring cron timeout %r: not a number", raw)
+                continue
+            return value if value > 0 else None
+    return DEFAULT_TIMEOUT
+
+
 def run_job(job: dict, store: JobStore, settings: Settings, deliver: Deliver | None = None) -> RunResult:
     """Run one claimed job now: agent turn with its timeout, output file, outcome recorded, delivery."""
     when = utcnow()
-    timeout = float(job.get("timeout_seconds") or settings.get("cron.timeout", DEFAULT_TIMEOUT) or DEFAULT_TIMEOUT)
+    timeout = job_timeout(job, settings)
     ok, text, error = _turn(job, settings, timeout)
     output = render_output(job, when, ok, text, error)
     path = store.save_output(str(job["id"]), output, when)
