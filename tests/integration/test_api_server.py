@@ -89,7 +89,7 @@ def _users(body: dict) -> str:
     return "|".join(str(m["content"]) for m in body["messages"] if m.get("role") == "user")
 
 
-def test_twenty_concurrent_conversations_see_only_their_own_history(api, scripted):
+def test_twenty_concurrent_conversations_see_only_their_own_history(api, scripted, hermes_home):
     scripted.default = lambda body: {"content": _users(body), "delay": 0.2}
 
     def conversation(n: int) -> tuple[str, str]:
@@ -105,6 +105,10 @@ def test_twenty_concurrent_conversations_see_only_their_own_history(api, scripte
         results = list(ex.map(conversation, range(20)))
     assert len({sid for sid, _ in results}) == 20
     assert [text for _, text in results] == [f"I am {n}|again {n}" for n in range(20)]
+    import sqlite3
+
+    with sqlite3.connect(hermes_home / "state.db") as db:  # one stored session per conversation
+        assert db.execute("select count(*) from sessions where source = 'api_server'").fetchone() == (20,)
 
 
 def test_client_disconnect_interrupts_its_turn(api, scripted):
