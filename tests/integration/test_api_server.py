@@ -9,6 +9,7 @@ import socket
 import subprocess
 import time
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 
@@ -148,3 +149,18 @@ def test_responses_with_previous_response_id(api, scripted):
     assert "".join(deltas) == final.output_text == "remember 7|what number?|streamed"
     with pytest.raises(openai.NotFoundError):
         client.responses.create(model="hermes-agent", input="x", previous_response_id="resp_missing")
+
+
+@pytest.mark.skipif(not os.environ.get("HERMES_TEST_OPENAI_NPM"), reason="the openai npm package is not installed "
+                    "(.ci/install-openai-npm.sh sets HERMES_TEST_OPENAI_NPM)")
+def test_openai_npm_client(api, scripted):
+    _todo_then_echo(scripted)
+    _todo_then_echo(scripted)
+    script = Path(__file__).parent.parent / "fixtures" / "openai_npm_client.mjs"
+    res = subprocess.run(["node", str(script), os.environ["HERMES_TEST_OPENAI_NPM"], api, KEY],
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    out = json.loads(res.stdout)
+    assert out["plain"].startswith("server ran: ") and "ship the api" in out["plain"]
+    assert out["streamed"].startswith("server ran: ") and "ship the api" in out["streamed"]
+    assert out["badStatus"] == 401
