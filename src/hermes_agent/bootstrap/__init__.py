@@ -48,7 +48,7 @@ def platform_toolsets(settings: Settings, platform: str, override: list[str] | N
     elif platform == "cli":
         chosen = list(settings.cfg.toolsets)
     else:
-        chosen = [f"hermes-{platform}"]
+        chosen = [f"hermes-{platform.replace('_', '-')}"]  # api_server -> hermes-api-server
     known = settings.cfg.known_plugin_toolsets.get(platform) or []
     return chosen + [t for t in plugin_toolsets if t not in chosen and t not in known]
 

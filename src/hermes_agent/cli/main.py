@@ -34,6 +34,8 @@ SUBCOMMANDS: dict[str, str] = {
     "profile": "profile",
     "insights": "insights",
     "auth": "auth",
+    "cron": "cron",
+    "api": "api",
 }
 
 

@@ -70,6 +70,7 @@ DEFAULT_CONFIG: dict = {
     "personalities": {},
     "skills": {"review": "auto", "external_dirs": [], "disabled": [], "guard_agent_created": False},
     "mcp_servers": {},
+    "cron": {},
     "mcp_discovery_timeout": 1.5,
     "tools": {"tool_search": {"enabled": "auto", "threshold_pct": 10}},
     "plugins": {"enabled": [], "disabled": [], "entries": {}},  # opt-in, as in Hermes

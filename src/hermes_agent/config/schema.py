@@ -203,6 +203,7 @@ class Config:
     personalities: FreeForm
     auxiliary: FreeForm
     mcp_servers: FreeForm
+    cron: FreeForm  # Hermes's scheduler-provider settings; we read `cron.timeout`
 
 
 def _section(kind: object) -> bool:

@@ -1,0 +1,1 @@
+"""The OpenAI-compatible API server (`hermes api`): aiohttp app, per-conversation agents."""

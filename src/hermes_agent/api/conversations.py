@@ -1,0 +1,137 @@
+"""Conversations of the API server: one agent (and one stored session) per conversation, turns run on
+worker threads, events routed to the request that is waiting for them. Never touches HTTP."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import uuid
+from collections import OrderedDict
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+from hermes_agent.config.settings import Settings
+from hermes_agent.events import Event
+
+log = logging.getLogger(__name__)
+Sink = Callable[[Event], None]
+
+
+@dataclass(slots=True)
+class Conversation:
+    """One client conversation: its agent, the lock that serialises its turns, the current event sink."""
+
+    key: str
+    agent: object
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    sink: Sink | None = None
+
+    def emit(self, event: Event) -> None:
+        sink = self.sink
+        if sink is not None:
+            sink(event)
+
+
+@dataclass(frozen=True, slots=True)
+class TurnResult:
+    """What one turn produced for the HTTP layer."""
+
+    session_id: str
+    text: str
+    reason: str
+    prompt_tokens: int
+    completion_tokens: int
+    history: tuple[dict, ...] = ()  # the conversation after this turn (only when asked for)
+
+
+class ConversationPool:
+    """At most `limit` live conversations (least recently used closed first); `builder` makes an agent."""
+
+    def __init__(self, settings: Settings, *, limit: int = 256, workers: int = 64,
+                 builder: Callable[..., object] | None = None) -> None:
+        self.settings = settings
+        self.limit = limit
+        self._builder = builder
+        self._live: OrderedDict[str, Conversation] = OrderedDict()
+        self._guard = threading.Lock()
+        self.executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="api-turn")
+
+    def _build(self, conv: Conversation) -> object:
+        from hermes_agent.approval.approvers import AutoDenyApprover
+        from hermes_agent.bootstrap import build_agent
+
+        build = self._builder or build_agent
+        return build(self.settings, platform="api_server", approver=AutoDenyApprover(), interactive=False,
+                     event_callback=conv.emit)
+
+    async def warm(self) -> None:
+        """Build (and close) one agent before serving: first-use work such as seeding the bundled skills
+        then happens once, not in 20 concurrent builds racing over the same files."""
+        loop = asyncio.get_running_loop()
+        agent = await loop.run_in_executor(self.executor, self._build, Conversation("warm-up", agent=None))
+        agent.close()  # type: ignore[attr-defined]
+
+    async def get(self, key: str | None) -> Conversation:
+        """The live conversation `key`, else a new one under `key` (or a fresh server-issued key)."""
+        with self._guard:
+            if key and key in self._live:
+                self._live.move_to_end(key)
+                return self._live[key]
+        conv = Conversation(key or f"api-{uuid.uuid4().hex}", agent=None)
+        loop = asyncio.get_running_loop()
+        conv.agent = await loop.run_in_executor(self.executor, self._build, conv)
+        with self._guard:
+            if conv.key in self._live:  # built twice concurrently under one client key: keep the first
+                conv.agent.close()  # type: ignore[attr-defined]
+                return self._live[conv.key]
+        self._remember(conv)
+        return conv
+
+    def _remember(self, conv: Conversation) -> None:
+        with self._guard:
+            self._live[conv.key] = conv
+            while len(self._live) > self.limit:
+                _, old = self._live.popitem(last=False)
+                if not old.lock.locked():
+                    old.agent.close()  # type: ignore[attr-defined]
+
+    async def run(self, conv: Conversation, message: str, history: list[dict] | None, sink: Sink | None, *,
+                  snapshot: bool = False) -> TurnResult:
+        """Run one turn (a cancelled request interrupts it); returns the answer, the conversation key and
+        (with `snapshot`) the whole history after the turn."""
+        async with conv.lock:
+            conv.sink = sink
+            loop = asyncio.get_running_loop()
+            future = loop.run_in_executor(self.executor, self._turn, conv, message, history)
+            try:
+                outcome = await asyncio.shield(future)
+            except asyncio.CancelledError:
+                conv.agent.interrupt()  # type: ignore[attr-defined]  # the client went away
+                await asyncio.wait([future], timeout=30)
+                raise
+            finally:
+                conv.sink = None
+            kept = tuple(m.to_openai() for m in conv.agent.history) if snapshot else ()  # type: ignore[attr-defined]
+        usage = outcome.usage
+        return TurnResult(conv.key, outcome.final_text or "", outcome.reason, usage.prompt_tokens,
+                          usage.completion_tokens, kept)
+
+    @staticmethod
+    def _turn(conv: Conversation, message: str, history: list[dict] | None) -> object:
+        agent = conv.agent
+        if history:
+            from hermes_agent.messages import Message
+
+            agent.history = [Message.from_openai(m) for m in history]  # type: ignore[attr-defined]
+        return agent.run_turn(message)  # type: ignore[attr-defined]
+
+    def close(self) -> None:
+        """Close every live agent and the worker threads."""
+        with self._guard:
+            convs = list(self._live.values())
+            self._live.clear()
+        for conv in convs:
+            conv.agent.close()  # type: ignore[attr-defined]
+        self.executor.shutdown(wait=False, cancel_futures=True)

@@ -1,0 +1,176 @@
+"""The OpenAI-compatible HTTP surface (aiohttp): /v1/models, /v1/chat/completions (SSE and not),
+/health; bearer-key auth; X-Hermes-Session-Id continuity. Agents and turns live in conversations.py."""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import json
+import time
+import uuid
+from dataclasses import dataclass
+
+from aiohttp import web
+
+from hermes_agent.api import responses
+from hermes_agent.api.common import SESSION_HEADER, error
+from hermes_agent.api.conversations import ConversationPool, TurnResult
+from hermes_agent.errors import HermesError
+from hermes_agent.events import Event, TextDelta, ToolStarted
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+class ApiConfigError(ValueError):
+    """The server refuses to start with this configuration (the message says why)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ApiConfig:
+    """API_SERVER_HOST / API_SERVER_PORT / API_SERVER_KEY / API_SERVER_MODEL_NAME."""
+
+    host: str = "127.0.0.1"
+    port: int = 8642
+    key: str = ""
+    model_name: str = "hermes-agent"
+
+    def check(self) -> None:
+        """Refuse a non-loopback address without a key of at least 16 characters."""
+        if self.host not in LOOPBACK and len(self.key) < 16:
+            raise ApiConfigError(f"refusing to listen on {self.host} without API_SERVER_KEY of at least 16 "
+                                 "characters (anyone on the network could run the agent)")
+
+
+@web.middleware
+async def _auth(request: web.Request, handler):  # type: ignore[no-untyped-def]
+    key = request.app["config"].key
+    if key and request.path != "/health":
+        given = request.headers.get("Authorization", "")
+        if not hmac.compare_digest(given.encode(), f"Bearer {key}".encode()):
+            return error(401, "Invalid or missing API key", "authentication_error")
+    return await handler(request)
+
+
+async def _health(request: web.Request) -> web.Response:
+    return web.json_response({"status": "ok", "platform": "hermes-agent"})
+
+
+async def _models(request: web.Request) -> web.Response:
+    name = request.app["config"].model_name
+    return web.json_response({"object": "list", "data": [
+        {"id": name, "object": "model", "created": int(time.time()), "owned_by": "hermes"}]})
+
+
+def _split_messages(body: dict) -> tuple[str, list[dict]] | str:
+    """(last user message, earlier messages) or an error text."""
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        return "Missing or invalid 'messages' field"
+    last = messages[-1]
+    if not isinstance(last, dict) or last.get("role") != "user":
+        return "The last message must be a user message"
+    content = last.get("content")
+    if isinstance(content, list):
+        content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
+    return str(content or ""), [m for m in messages[:-1] if isinstance(m, dict)]
+
+
+def _completion(result: TurnResult, model: str, cid: str) -> dict:
+    finish = "stop" if result.reason in ("stop", "interrupted") else "length"
+    return {"id": cid, "object": "chat.completion", "created": int(time.time()), "model": model,
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": result.text},
+                         "finish_reason": finish}],
+            "usage": {"prompt_tokens": result.prompt_tokens, "completion_tokens": result.completion_tokens,
+                      "total_tokens": result.prompt_tokens + result.completion_tokens}}
+
+
+async def _chat(request: web.Request) -> web.StreamResponse:
+    try:
+        body = await request.json()
+    except ValueError:
+        return error(400, "Request body is not valid JSON")
+    split = _split_messages(body if isinstance(body, dict) else {})
+    if isinstance(split, str):
+        return error(400, split)
+    message, history = split
+    try:
+        return await _answer(request, body, message, history)
+    except HermesError as exc:
+        return error(500, str(exc), "server_error")
+
+
+async def _answer(request: web.Request, body: dict, message: str, history: list[dict]) -> web.StreamResponse:
+    pool: ConversationPool = request.app["pool"]
+    key = request.headers.get(SESSION_HEADER, "").strip() or None
+    conv = await pool.get(key)
+    model = str(body.get("model") or request.app["config"].model_name)
+    cid = f"chatcmpl-{uuid.uuid4().hex[:24]}"
+    history = [] if key else history  # a continued session has its own history
+    if body.get("stream"):
+        return await _stream(request, pool, conv, message, history, model, cid)
+    result = await pool.run(conv, message, history, None)
+    return web.json_response(_completion(result, model, cid), headers={SESSION_HEADER: result.session_id})
+
+
+def _chunk(cid: str, model: str, delta: dict, finish: str | None = None) -> bytes:
+    obj = {"id": cid, "object": "chat.completion.chunk", "created": int(time.time()), "model": model,
+           "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+    return f"data: {json.dumps(obj, ensure_ascii=False)}\n\n".encode()
+
+
+async def _stream(request: web.Request, pool: ConversationPool, conv, message: str, history: list[dict],  # type: ignore[no-untyped-def]
+                  model: str, cid: str) -> web.StreamResponse:
+    resp = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache",
+                                       SESSION_HEADER: conv.key})
+    await resp.prepare(request)
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue[bytes | None] = asyncio.Queue()
+    progress = bool(request.app["tool_progress"])
+
+    def sink(event: Event) -> None:
+        if isinstance(event, TextDelta):
+            loop.call_soon_threadsafe(queue.put_nowait, _chunk(cid, model, {"content": event.text}))
+        elif isinstance(event, ToolStarted) and progress:
+            loop.call_soon_threadsafe(queue.put_nowait, f": tool {event.shown()}\n\n".encode())
+
+    await resp.write(_chunk(cid, model, {"role": "assistant"}))
+    turn = asyncio.ensure_future(pool.run(conv, message, history, sink))
+    turn.add_done_callback(lambda _: queue.put_nowait(None))
+    try:
+        while (item := await queue.get()) is not None:
+            await resp.write(item)
+        turn.result()
+        await resp.write(_chunk(cid, model, {}, "stop"))
+        await resp.write(b"data: [DONE]\n\n")
+    except (ConnectionResetError, asyncio.CancelledError):
+        turn.cancel()  # the client went away: interrupt its turn
+        raise
+    return resp
+
+
+def build_app(pool: ConversationPool, config: ApiConfig, *, tool_progress: bool = True) -> web.Application:
+    """The aiohttp application (routes, auth); the caller runs it and closes the pool."""
+    app = web.Application(middlewares=[_auth], client_max_size=16 * 1024 * 1024)
+    app["pool"], app["config"], app["tool_progress"] = pool, config, tool_progress
+    app.router.add_get("/health", _health)
+    app.router.add_get("/v1/models", _models)
+    app.router.add_post("/v1/chat/completions", _chat)
+    app["responses"] = responses.ResponseIndex()
+    app.router.add_post("/v1/responses", responses.handle)
+    return app
+
+
+async def serve(pool: ConversationPool, config: ApiConfig, stop: asyncio.Event) -> None:
+    """Listen until `stop` is set; a disconnecting client cancels its handler (and so its turn)."""
+    config.check()
+    await pool.warm()
+    runner = web.AppRunner(build_app(pool, config), handler_cancellation=True, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, config.host, config.port)
+    await site.start()
+    print(f"hermes api: listening on http://{config.host}:{config.port}/v1", flush=True)
+    try:
+        await stop.wait()
+    finally:
+        await runner.cleanup()
+        pool.close()

@@ -1,0 +1,49 @@
+"""`hermes api`: run the OpenAI-compatible API server in the foreground (API_SERVER_HOST, API_SERVER_PORT,
+API_SERVER_KEY, API_SERVER_MODEL_NAME from the environment or .env; flags override)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import signal
+import sys
+
+from hermes_agent import paths
+from hermes_agent.config.settings import Settings
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    """Register `hermes api`."""
+    p = subparsers.add_parser("api", help="Serve the agent as an OpenAI-compatible API (/v1/chat/completions)")
+    p.add_argument("--host", help="listen address (default: API_SERVER_HOST or 127.0.0.1)")
+    p.add_argument("--port", type=int, help="port (default: API_SERVER_PORT or 8642)")
+
+
+def run(args: argparse.Namespace, settings: Settings) -> int:
+    """Serve until SIGINT/SIGTERM; a refused configuration is one line on stderr and exit 2."""
+    try:
+        from hermes_agent.api.conversations import ConversationPool
+        from hermes_agent.api.server import ApiConfig, ApiConfigError, serve
+    except ImportError:
+        print(f"hermes api: aiohttp is not installed ({paths.install_hint('gateway')})", file=sys.stderr)
+        return 1
+    env = settings.env
+    config = ApiConfig(host=args.host or env.get("API_SERVER_HOST") or "127.0.0.1",
+                       port=int(args.port or env.get("API_SERVER_PORT") or 8642),
+                       key=env.get("API_SERVER_KEY", "").strip(),
+                       model_name=env.get("API_SERVER_MODEL_NAME") or "hermes-agent")
+    try:
+        config.check()
+    except ApiConfigError as exc:
+        print(f"hermes api: {exc}", file=sys.stderr)
+        return 2
+
+    async def main() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        await serve(ConversationPool(settings), config, stop)
+
+    asyncio.run(main())
+    return 0

@@ -1,0 +1,164 @@
+"""`hermes cron list|create|edit|pause|resume|run|remove|status|daemon`: manage scheduled jobs in
+$HERMES_HOME/cron/ (Hermes's jobs.json) and run the standalone scheduler."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+import threading
+
+from hermes_agent import paths
+from hermes_agent.config.settings import Settings
+from hermes_agent.cron.jobs import JobNotFound, JobStore, new_job, utcnow
+from hermes_agent.cron.schedule import ScheduleError
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    """Register `hermes cron ...`."""
+    p = subparsers.add_parser("cron", help="Scheduled jobs: list, create, edit, pause, resume, run, remove, daemon")
+    sub = p.add_subparsers(dest="cron_command", metavar="ACTION")
+    ls = sub.add_parser("list", help="Jobs with their schedule, next run and last status")
+    ls.add_argument("--all", action="store_true", help="include paused and completed jobs")
+    cr = sub.add_parser("create", help="Schedule PROMPT: 'every 30m', '30m', 'in 20m', '0 9 * * *' or an ISO time")
+    cr.add_argument("schedule")
+    cr.add_argument("prompt")
+    cr.add_argument("--name")
+    cr.add_argument("--deliver", help="local (default), origin, or platform:chat_id")
+    cr.add_argument("--repeat", type=int, help="run this many times, then stop")
+    ed = sub.add_parser("edit", help="Change a job's schedule, prompt, name or delivery")
+    ed.add_argument("job")
+    for flag in ("--schedule", "--prompt", "--name", "--deliver"):
+        ed.add_argument(flag)
+    for name, text in (("pause", "Pause a job"), ("resume", "Resume a paused job"), ("remove", "Delete a job")):
+        sub.add_parser(name, help=text).add_argument("job")
+    rn = sub.add_parser("run", help="Run a job on the scheduler's next tick (--now: here, immediately)")
+    rn.add_argument("job")
+    rn.add_argument("--now", action="store_true")
+    sub.add_parser("status", help="Jobs, what is due next, and whether a scheduler daemon is running")
+    dm = sub.add_parser("daemon", help="Run the scheduler in the foreground (safe beside other schedulers)")
+    dm.add_argument("--interval", type=float, default=30.0, help="seconds between ticks (default 30)")
+    dm.add_argument("--once", action="store_true", help="run what is due now, then exit")
+
+
+def run(args: argparse.Namespace, settings: Settings) -> int:
+    """Run one `hermes cron` action; a bad schedule or unknown job is one line on stderr and exit 1."""
+    action = getattr(args, "cron_command", None) or "list"
+    store = JobStore(paths.cron_dir())
+    try:
+        return _ACTIONS[action](args, store, settings)
+    except ScheduleError as exc:
+        print(f"hermes cron: {exc}", file=sys.stderr)
+    except JobNotFound as exc:
+        print(f"hermes cron: no job {exc.args[0]!r} (see `hermes cron list`)", file=sys.stderr)
+    return 1
+
+
+def _list(args: argparse.Namespace, store: JobStore, settings: Settings) -> int:
+    jobs = [j for j in store.load() if getattr(args, "all", False) or j.get("state") != "completed"]
+    if not jobs:
+        print("No scheduled jobs. Create one: hermes cron create 'every 1h' 'PROMPT'")
+        return 0
+    for job in jobs:
+        state = job.get("state") or ("scheduled" if job.get("enabled", True) else "paused")
+        print(f"{job['id']}  {job.get('name')}  [{state}]")
+        print(f"    schedule: {job.get('schedule_display')}   next: {job.get('next_run_at') or '-'}   "
+              f"deliver: {job.get('deliver', 'local')}")
+        if job.get("last_run_at"):
+            error = f"  ({job['last_error']})" if job.get("last_error") else ""
+            print(f"    last run: {job['last_run_at']}  {job.get('last_status')}{error}")
+    return 0
+
+
+def _create(args: argparse.Namespace, store: JobStore, settings: Settings) -> int:
+    job = store.add(new_job(args.prompt, args.schedule, utcnow(), name=args.name, deliver=args.deliver,
+                            repeat=args.repeat))
+    print(f"Created job {job['id']} ({job['name']})\n  Schedule: {job['schedule_display']}\n"
+          f"  Next run: {job['next_run_at']}\n  Deliver: {job['deliver']}")
+    return 0
+
+
+def _edit(args: argparse.Namespace, store: JobStore, settings: Settings) -> int:
+    job = store.update(args.job, schedule=args.schedule, prompt=args.prompt, name=args.name, deliver=args.deliver)
+    print(f"Updated job {job['id']}: {job['schedule_display']}, next run {job['next_run_at']}")
+    return 0
+
+
+def _toggle(args: argparse.Namespace, store: JobStore, settings: Settings) -> int:
+    job = store.set_enabled(args.job, args.cron_command == "resume")
+    print(f"Job {job['id']} {'resumed' if job['enabled'] else 'paused'}")
+    return 0
+
+
+def _remove(args: argparse.Namespace, store: JobStore, settings: Settings) -> int:
+    job = store.remove(args.job)
+    print(f"Removed job {job['id']} ({job.get('name')})")
+    return 0
+
+
+def _run_job(args: argparse.Namespace, store: JobStore, settings: Settings) -> int:
+    if not args.now:
+        job = store.trigger(args.job)
+        print(f"Job {job['id']} will run on the scheduler's next tick")
+        return 0
+    from hermes_agent.cron.scheduler import run_job
+
+    result = run_job(store.get(args.job), store, settings)
+    print(result.text if result.ok else f"FAILED: {result.error}")
+    print(f"(output saved to {result.output_path})", file=sys.stderr)
+    return 0 if result.ok else 1
+
+
+def _daemon_pids(store: JobStore) -> list[int]:
+    alive = []
+    for pid_file in store.dir.glob("daemon.*.pid"):
+        pid = int(pid_file.suffixes[0][1:]) if pid_file.suffixes[0][1:].isdigit() else 0
+        try:
+            os.kill(pid, 0)
+            alive.append(pid)
+        except (OSError, ValueError):
+            pid_file.unlink(missing_ok=True)
+    return alive
+
+
+def _status(args: argparse.Namespace, store: JobStore, settings: Settings) -> int:
+    jobs = store.load()
+    active = [j for j in jobs if j.get("enabled", True) and j.get("next_run_at")]
+    print(f"{len(jobs)} job(s), {len(active)} active")
+    if active:
+        nxt = min(active, key=lambda j: str(j["next_run_at"]))
+        print(f"Next: {nxt['id']} ({nxt.get('name')}) at {nxt['next_run_at']}")
+    pids = _daemon_pids(store)
+    print(f"Scheduler: running (pid {', '.join(map(str, pids))})" if pids
+          else "Scheduler: not running (start it with: hermes cron daemon)")
+    return 0
+
+
+def _daemon(args: argparse.Namespace, store: JobStore, settings: Settings) -> int:
+    from hermes_agent.cron.scheduler import RunResult, run_forever, tick
+
+    def report(result: RunResult) -> None:
+        status = "ok" if result.ok else f"FAILED: {result.error}"
+        print(f"[{utcnow().isoformat(timespec='seconds')}] job {result.job_id}: {status} -> {result.output_path}",
+              flush=True)
+
+    if args.once:
+        for result in tick(store, settings):
+            report(result)
+        return 0
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    store.dir.mkdir(parents=True, exist_ok=True)
+    pid_file = store.dir / f"daemon.{os.getpid()}.pid"
+    pid_file.write_text(str(os.getpid()), encoding="utf-8")
+    print(f"hermes cron daemon: ticking every {args.interval:g}s over {store.file}", flush=True)
+    try:
+        run_forever(store, settings, interval=args.interval, stop=stop, on_result=report)
+    finally:
+        pid_file.unlink(missing_ok=True)
+    return 0
+
+
+_ACTIONS = {"list": _list, "create": _create, "edit": _edit, "pause": _toggle, "resume": _toggle,
+            "remove": _remove, "run": _run_job, "status": _status, "daemon": _daemon}

@@ -1,0 +1,134 @@
+"""The scheduler: claim due jobs under the store's lock, run each as a fresh agent turn (platform "cron",
+an approver that denies unless approvals.cron_mode is approve), save the output, record the outcome,
+and deliver through the `deliver(target, text)` callable it is handed (None: only `local` works)."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+
+from hermes_agent.config.settings import Settings
+from hermes_agent.cron.jobs import JobStore, utcnow
+
+log = logging.getLogger(__name__)
+Deliver = Callable[[str, str], None]
+DEFAULT_TIMEOUT = 600.0
+
+
+@dataclass(frozen=True, slots=True)
+class RunResult:
+    """One run of one job."""
+
+    job_id: str
+    ok: bool
+    text: str
+    error: str | None
+    output_path: str
+    delivery_error: str | None = None
+
+
+def _approver(settings: Settings) -> object:
+    from hermes_agent.approval.approvers import AutoApprover, AutoDenyApprover
+
+    return AutoApprover() if settings.cfg.approvals.cron_mode == "approve" else AutoDenyApprover()
+
+
+def _turn(job: dict, settings: Settings, timeout: float | None) -> tuple[bool, str, str | None]:
+    """Run the job's prompt as one fresh agent turn; (ok, final text, error)."""
+    from hermes_agent.bootstrap import build_agent
+
+    agent = build_agent(settings, platform="cron", approver=_approver(settings), interactive=False)
+    box: dict[str, object] = {}
+
+    def work() -> None:
+        try:
+            box["outcome"] = agent.run_turn(str(job.get("prompt") or ""))
+        except Exception as exc:  # a frontend boundary: any failure of the turn is the run's failure
+            log.warning("cron job %s failed: %s", job.get("id"), exc)
+            box["error"] = f"{type(exc).__name__}: {exc}"
+
+    worker = threading.Thread(target=work, name=f"cron-{job.get('id')}", daemon=True)
+    try:
+        worker.start()
+        worker.join(timeout)
+        if worker.is_alive():
+            agent.interrupt()
+            worker.join(10)
+            return False, "", f"timed out after {timeout:g}s"
+    finally:
+        agent.close()
+    if "error" in box:
+        return False, "", str(box["error"])
+    outcome = box["outcome"]
+    text = str(getattr(outcome, "final_text", "") or "")
+    reason = getattr(outcome, "reason", "stop")
+    return (True, text, None) if reason == "stop" else (False, text, f"turn ended: {reason}")
+
+
+def render_output(job: dict, when: datetime, ok: bool, text: str, error: str | None) -> str:
+    """The markdown saved per run (and delivered): header, prompt, then response or failure."""
+    body = f"## Response\n\n{text}\n" if ok else f"## FAILED\n\n{error}\n" + (f"\n## Partial response\n\n{text}\n" if text else "")
+    return (f"# Cron Job: {job.get('name')}\n\n**Job ID:** {job.get('id')}\n**Run Time:** {when.isoformat()}\n"
+            f"**Schedule:** {job.get('schedule_display')}\n**Status:** {'ok' if ok else 'error'}\n\n"
+            f"## Prompt\n\n{job.get('prompt')}\n\n{body}")
+
+
+def _deliver(job: dict, text: str, deliver: Deliver | None) -> str | None:
+    """Send to every target but `local` (the saved file is the local delivery); returns an error or None."""
+    targets = [t.strip() for t in str(job.get("deliver") or "local").split(",") if t.strip() and t.strip() != "local"]
+    errors = []
+    for target in targets:
+        if deliver is None:
+            errors.append(f"{target}: delivery to platforms needs the gateway (not running here)")
+            continue
+        try:
+            deliver(target, text)
+        except Exception as exc:  # a frontend boundary: a failed send is recorded on the job
+            errors.append(f"{target}: {exc}")
+    return "; ".join(errors) or None
+
+
+def job_timeout(job: dict, settings: Settings) -> float | None:
+    """Seconds a run may take: the job's timeout_seconds, else HERMES_CRON_TIMEOUT (Hermes's knob), else
+    cron.timeout, else 600; 0 means no limit."""
+    for raw in (job.get("timeout_seconds"), settings.env.get("HERMES_CRON_TIMEOUT"), settings.cfg.cron.get("timeout")):
+        if raw not in (None, ""):
+            try:
+                value = float(str(raw))
+            except ValueError:
+                log.warning("ignoring cron timeout %r: not a number", raw)
+                continue
+            return value if value > 0 else None
+    return DEFAULT_TIMEOUT
+
+
+def run_job(job: dict, store: JobStore, settings: Settings, deliver: Deliver | None = None) -> RunResult:
+    """Run one claimed job now: agent turn with its timeout, output file, outcome recorded, delivery."""
+    when = utcnow()
+    timeout = job_timeout(job, settings)
+    ok, text, error = _turn(job, settings, timeout)
+    output = render_output(job, when, ok, text, error)
+    path = store.save_output(str(job["id"]), output, when)
+    delivery_error = _deliver(job, output if not ok else text, deliver)
+    store.record(str(job["id"]), ok, error, delivery_error, when)
+    return RunResult(str(job["id"]), ok, text, error, str(path), delivery_error)
+
+
+def tick(store: JobStore, settings: Settings, deliver: Deliver | None = None,
+         now: datetime | None = None) -> list[RunResult]:
+    """Claim every due job (exactly once across processes) and run them one after another."""
+    return [run_job(job, store, settings, deliver) for job in store.claim_due(now or utcnow())]
+
+
+def run_forever(store: JobStore, settings: Settings, *, interval: float = 30.0, stop: threading.Event | None = None,
+                deliver: Deliver | None = None, on_result: Callable[[RunResult], None] | None = None) -> None:
+    """Tick until `stop` is set: at start (missed runs run once), then every `interval` seconds."""
+    stop = stop or threading.Event()
+    while not stop.is_set():
+        for result in tick(store, settings, deliver):
+            if on_result is not None:
+                on_result(result)
+        stop.wait(interval)

@@ -1,0 +1,124 @@
+"""The `cronjob` tool (Hermes 0.19's shape: action create|list|update|pause|resume|run|remove) and the
+seeds' older names `schedule_cronjob`, `list_cronjobs`, `remove_cronjob`, all over the cron job store."""
+
+from __future__ import annotations
+
+import json
+
+from hermes_agent import paths
+from hermes_agent.cron.jobs import JobNotFound, JobStore, new_job, utcnow
+from hermes_agent.cron.schedule import ScheduleError
+from hermes_agent.tools.registry import registry
+from hermes_agent.tools.results import tool_error
+
+_ACTIONS = ("create", "list", "update", "pause", "resume", "run", "remove")
+_S = {"type": "string"}
+
+CRONJOB_SCHEMA = {
+    "name": "cronjob",
+    "description": (
+        "Manage scheduled cron jobs. action='create' schedules a prompt (schedule and prompt REQUIRED); "
+        "'list' shows jobs; 'update', 'pause', 'resume', 'remove' or 'run' act on a job_id (list first, never "
+        "guess ids). Jobs run in a fresh session with no chat context and nobody to ask, so prompts must be "
+        "self-contained; the final response is delivered to the target. Cron runs must not schedule more jobs."),
+    "parameters": {"type": "object", "properties": {
+        "action": {"type": "string", "description": "One of: " + ", ".join(_ACTIONS)},
+        "job_id": {"type": "string", "description": "Required for update/pause/resume/remove/run"},
+        "prompt": {"type": "string", "description": "For create: the full self-contained prompt"},
+        "schedule": {"type": "string", "description": "'30m' (once in 30 minutes), 'every 2h', '0 9 * * *' "
+                                                      "(cron), or an ISO time such as '2026-06-01T09:00:00'"},
+        "name": {"type": "string", "description": "Optional human-friendly name"},
+        "repeat": {"type": "integer", "description": "Optional run count (default: once for one-shot, forever else)"},
+        "deliver": {"type": "string", "description": "'local' (save only), 'origin', or platform:chat_id"},
+        "include_disabled": {"type": "boolean", "description": "For list: include paused jobs (default true)"},
+    }, "required": ["action"]},
+}
+
+
+def _store() -> JobStore:
+    return JobStore(paths.cron_dir())
+
+
+def format_job(job: dict) -> dict:
+    """A job as the tool (and `hermes cron list`) shows it: Hermes's field names."""
+    prompt = str(job.get("prompt") or "")
+    rep = job.get("repeat") or {}
+    times = rep.get("times")
+    return {"job_id": job.get("id"), "name": job.get("name") or prompt[:50], "prompt_preview": prompt[:100],
+            "schedule": job.get("schedule_display") or (job.get("schedule") or {}).get("display", "?"),
+            "repeat": "forever" if times is None else f"{rep.get('completed', 0)}/{times}",
+            "deliver": job.get("deliver", "local"), "next_run_at": job.get("next_run_at"),
+            "last_run_at": job.get("last_run_at"), "last_status": job.get("last_status"),
+            "last_error": job.get("last_error"), "enabled": job.get("enabled", True),
+            "state": job.get("state", "scheduled" if job.get("enabled", True) else "paused")}
+
+
+def _create(args: dict) -> str:
+    if not args.get("schedule") or not args.get("prompt"):
+        return tool_error("action=create needs both 'schedule' and 'prompt'")
+    repeat = args.get("repeat")
+    job = new_job(str(args["prompt"]), str(args["schedule"]), utcnow(), name=args.get("name"),
+                  deliver=args.get("deliver"), repeat=int(repeat) if repeat not in (None, "") else None)
+    _store().add(job)
+    return json.dumps({"success": True, "job_id": job["id"], "name": job["name"], "schedule": job["schedule_display"],
+                       "deliver": job["deliver"], "next_run_at": job["next_run_at"], "job": format_job(job),
+                       "message": f"Cron job '{job['name']}' created."}, indent=2)
+
+
+def _on_job(action: str, args: dict) -> str:
+    job_id = str(args.get("job_id") or "")
+    if not job_id:
+        return tool_error(f"action={action} needs 'job_id' (use action='list' to find it)")
+    store = _store()
+    if action == "remove":
+        job = store.remove(job_id)
+        return json.dumps({"success": True, "message": f"Cron job '{job['name']}' removed.",
+                           "removed_job": {"id": job["id"], "name": job["name"]}}, indent=2)
+    if action in ("pause", "resume"):
+        job = store.set_enabled(job_id, action == "resume", args.get("reason"))
+    elif action == "run":
+        job = store.trigger(job_id)
+    else:
+        fields = {k: args.get(k) for k in ("prompt", "name", "deliver", "schedule")}
+        job = store.update(job_id, **fields)
+    return json.dumps({"success": True, "job": format_job(job)}, indent=2)
+
+
+def cronjob(args: dict) -> str:
+    """Run one cronjob action; errors come back as JSON the model can act on."""
+    action = str(args.get("action") or "").strip().lower()
+    try:
+        if action == "create":
+            return _create(args)
+        if action == "list":
+            jobs = [format_job(j) for j in _store().load() if args.get("include_disabled", True) or j.get("enabled", True)]
+            return json.dumps({"success": True, "count": len(jobs), "jobs": jobs}, indent=2)
+        if action in _ACTIONS:
+            return _on_job(action, args)
+    except ScheduleError as exc:
+        return tool_error(str(exc))
+    except JobNotFound:
+        return tool_error(f"no job {args.get('job_id')!r} (use action='list' to see the job ids)")
+    return tool_error(f"unknown action {action!r}: use one of {', '.join(_ACTIONS)}")
+
+
+_LEGACY = {
+    "schedule_cronjob": ("create", "Schedule a prompt to run later or repeatedly (legacy name of cronjob create).",
+                         {"prompt": _S, "schedule": _S, "name": _S, "repeat": {"type": "integer"}, "deliver": _S},
+                         ["prompt", "schedule"]),
+    "list_cronjobs": ("list", "List scheduled jobs (legacy name of cronjob list).",
+                      {"include_disabled": {"type": "boolean"}}, []),
+    "remove_cronjob": ("remove", "Remove a scheduled job (legacy name of cronjob remove).", {"job_id": _S}, ["job_id"]),
+}
+
+
+def _legacy(action: str):  # type: ignore[no-untyped-def]
+    return lambda args, **kw: cronjob({**args, "action": action})
+
+
+registry.register("cronjob", "cronjob", CRONJOB_SCHEMA, lambda args, **kw: cronjob(args), emoji="⏰",
+                  subagent_ok=False, parallel_safe=False)
+for _name, (_action, _desc, _props, _req) in _LEGACY.items():
+    registry.register(_name, "cronjob_legacy", {"name": _name, "description": _desc, "parameters": {
+        "type": "object", "properties": _props, "required": _req}}, _legacy(_action), emoji="⏰",
+        subagent_ok=False, parallel_safe=False)
