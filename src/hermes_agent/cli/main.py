@@ -32,6 +32,8 @@ SUBCOMMANDS: dict[str, str] = {
     "backup": "backup",
     "import": "backup_import",
     "profile": "profile",
+    "gateway": "gateway",
+    "pairing": "pairing",
 }
 
 

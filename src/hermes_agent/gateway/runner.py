@@ -1,0 +1,180 @@
+"""The gateway process: adapters in, chat sessions out. One asyncio loop; agent turns in worker threads."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import signal
+import time
+from pathlib import Path
+
+from hermes_agent.config.settings import Settings
+from hermes_agent.errors import StorageError
+from hermes_agent.gateway.base import Inbound, PlatformAdapter
+from hermes_agent.gateway.delivery import gateway_dir
+from hermes_agent.gateway.pairing import PairingStore
+from hermes_agent.gateway.routing import Access, authorized, pairing_reply
+from hermes_agent.gateway.session import ChatSession, SessionMap
+
+log = logging.getLogger(__name__)
+
+HELP = ("Commands:\n/new or /reset: start a new conversation\n/stop: stop the current task\n"
+        "/status: this chat's session\n/approve, /deny: answer a pending approval\n/help: this text")
+
+
+def state_path() -> Path:
+    return gateway_dir() / "gateway_state.json"
+
+
+def build_adapters(settings: Settings) -> list[PlatformAdapter]:
+    """The enabled platforms (only Telegram exists yet): a token from TELEGRAM_BOT_TOKEN or platforms.telegram.token."""
+    adapters: list[PlatformAdapter] = []
+    tg = settings.get("platforms.telegram") or {}
+    token = settings.env.get("TELEGRAM_BOT_TOKEN") or tg.get("token")
+    if token and tg.get("enabled", True) is not False:
+        from hermes_agent.gateway.platforms.telegram import TelegramAdapter
+
+        extra = tg.get("extra") or {}
+        adapters.append(TelegramAdapter(str(token), base_url=extra.get("base_url"),
+                                        base_file_url=extra.get("base_file_url"),
+                                        poll_timeout=float(extra.get("poll_timeout", 25))))
+    return adapters
+
+
+class GatewayRunner:
+    """Routes inbound events to per-chat sessions; commands and approvals are answered at once."""
+
+    def __init__(self, settings: Settings, adapters: list[PlatformAdapter]) -> None:
+        self.settings = settings
+        self.adapters = {a.name: a for a in adapters}
+        self.pairing = PairingStore()
+        self.access = {name: Access.from_settings(settings, name) for name in self.adapters}
+        self.sessions: dict[str, ChatSession] = {}
+        self.session_map = SessionMap(gateway_dir() / "sessions.json")
+        self.started = time.time()
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self._stop = asyncio.Event()
+
+    async def run(self) -> None:
+        self.loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            self.loop.add_signal_handler(sig, self._stop.set)
+        for adapter in self.adapters.values():
+            await adapter.start(self.handle)
+            print(f"gateway: {adapter.name} polling", flush=True)
+        writer = asyncio.create_task(self._write_state_forever())
+        await self._stop.wait()
+        writer.cancel()
+        await self.shutdown()
+
+    async def shutdown(self) -> None:
+        for adapter in self.adapters.values():
+            await adapter.stop()
+        for s in self.sessions.values():
+            s.stop()
+        workers = [s.worker for s in self.sessions.values() if s.worker is not None]
+        if workers:
+            await asyncio.wait(workers, timeout=5)
+        for s in self.sessions.values():
+            await asyncio.to_thread(s.close)
+        self.write_state(running=False)
+
+    async def handle(self, event: Inbound) -> None:
+        """One accepted event. Unauthorised users cost no model call; commands never wait for the agent."""
+        adapter = self.adapters[event.platform]
+        access = self.access[event.platform]
+        if not authorized(access, self.pairing, event):
+            reply = pairing_reply(access, self.pairing, event)
+            if event.callback_id:
+                await adapter.answer_callback(event.callback_id, "Not allowed.")
+            if reply:
+                await adapter.send(event.chat_id, reply)
+            adapter.ack([event.event_id])  # type: ignore[attr-defined]
+            return
+        session = self._session(event)
+        if event.callback_data is not None:
+            choice = session.approver.answer_button(event.callback_data)
+            await adapter.answer_callback(event.callback_id or "", f"Answer: {choice}" if choice else "Expired.")
+            adapter.ack([event.event_id])  # type: ignore[attr-defined]
+            return
+        text = event.text.strip()
+        if text.startswith("/"):
+            reply = await self._command(session, text)
+            if reply is not None:
+                await adapter.send(event.chat_id, reply)
+                adapter.ack([event.event_id])  # type: ignore[attr-defined]
+                return
+        session.submit(event)
+
+    async def _command(self, session: ChatSession, text: str) -> str | None:
+        """The reply to an in-chat command, or None when `text` is for the agent."""
+        word = text.split()[0].split("@")[0].lower()
+        if word in ("/approve", "/deny"):
+            choice = session.approver.answer_text(" ".join([word, *text.split()[1:]]))
+            return f"Answer recorded: {choice}." if choice else "There is nothing waiting for approval."
+        if word in ("/new", "/reset"):
+            await session.reset()
+            return "✨ New conversation started."
+        if word == "/stop":
+            busy = session.busy
+            adapter = self.adapters[session.adapter.name]
+            adapter.ack([e.event_id for e in session.stop()])  # type: ignore[attr-defined]
+            return "⏹ Stopping the current task." if busy else "Nothing is running."
+        if word == "/status":
+            sid = (session.agent.session_id if session.agent is not None else None) or session.sessions.get(session.key)  # type: ignore[attr-defined]
+            return (f"Session: {sid or '(new)'}\nModel: {self.settings.model.model}\n"
+                    f"Working: {'yes' if session.busy else 'no'}; queued messages: {len(session.queue)}\n"
+                    f"Turns since start: {session.turns}")
+        if word in ("/help", "/start"):
+            return HELP
+        return None
+
+    def _session(self, event: Inbound) -> ChatSession:
+        key = f"{event.platform}:{event.chat_id}"
+        session = self.sessions.get(key)
+        if session is None:
+            assert self.loop is not None
+            session = ChatSession(key, event.chat_id, self.adapters[event.platform], self.session_map,
+                                  self._builder(event.platform), self.loop)
+            self.sessions[key] = session
+        return session
+
+    def _builder(self, platform: str):  # type: ignore[no-untyped-def]
+        def build(approver, resume):  # type: ignore[no-untyped-def]
+            from hermes_agent.bootstrap import build_agent
+
+            try:
+                return build_agent(self.settings, platform=platform, approver=approver, resume=resume)
+            except StorageError:  # the remembered session is gone: start a new one
+                log.warning("session %s not found: starting a new one", resume)
+                return build_agent(self.settings, platform=platform, approver=approver)
+        return build
+
+    def write_state(self, running: bool = True) -> None:
+        state = {"pid": os.getpid(), "running": running, "started_at": self.started, "updated_at": time.time(),
+                 "platforms": {n: a.status() for n, a in self.adapters.items()},
+                 "sessions": len(self.sessions), "busy": sum(s.busy for s in self.sessions.values())}
+        path = state_path()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(state), encoding="utf-8")
+        tmp.replace(path)
+
+    async def _write_state_forever(self) -> None:
+        while True:
+            self.write_state()
+            await asyncio.sleep(2)
+
+
+def run_gateway(settings: Settings) -> int:
+    """`hermes gateway run`: serve until SIGINT/SIGTERM. Agents work in MESSAGING_CWD (default: home)."""
+    adapters = build_adapters(settings)
+    if not adapters:
+        print("No messaging platform configured: set TELEGRAM_BOT_TOKEN (or platforms.telegram.token).")
+        return 1
+    cwd = settings.env.get("MESSAGING_CWD") or os.path.expanduser("~")
+    os.chdir(cwd)
+    asyncio.run(GatewayRunner(settings, adapters).run())
+    return 0

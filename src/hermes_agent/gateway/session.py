@@ -1,0 +1,125 @@
+"""One chat's session: its agent (built and run in worker threads), the queue of messages that arrived
+while it worked (merged into the next turn), typing while it works, the chat -> session-id map."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from hermes_agent.gateway.approval import ChatApprover
+from hermes_agent.gateway.base import Inbound, PlatformAdapter
+
+log = logging.getLogger(__name__)
+TYPING_EVERY = 4.0
+
+
+class SessionMap:
+    """chat key -> state.db session id (HERMES_HOME/gateway/sessions.json), so chats resume after a restart."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        try:
+            self.data: dict[str, str] = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            self.data = {}
+
+    def get(self, key: str) -> str | None:
+        return self.data.get(key)
+
+    def set(self, key: str, sid: str | None) -> None:
+        if sid is None:
+            self.data.pop(key, None)
+        elif self.data.get(key) == sid:
+            return
+        else:
+            self.data[key] = sid
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=self.path.parent, suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(self.data, f)
+        os.replace(tmp, self.path)
+
+
+class ChatSession:
+    """The agent of one chat plus its inbound queue. `build(approver, resume)` makes the agent (in a thread)."""
+
+    def __init__(self, key: str, chat_id: str, adapter: PlatformAdapter, sessions: SessionMap,
+                 build: Callable[[ChatApprover, str | None], object], loop: asyncio.AbstractEventLoop) -> None:
+        self.key, self.chat_id, self.adapter, self.sessions, self.build = key, chat_id, adapter, sessions, build
+        self.approver = ChatApprover(loop, adapter, chat_id)
+        self.agent: object | None = None
+        self.queue: list[Inbound] = []
+        self.worker: asyncio.Task | None = None
+        self.turns = 0
+        self.last_active = time.monotonic()
+        self.reset_requested = False
+
+    @property
+    def busy(self) -> bool:
+        return self.worker is not None and not self.worker.done()
+
+    def submit(self, event: Inbound) -> None:
+        """Queue a message; start the worker if idle (a busy worker picks it up in its next turn)."""
+        self.queue.append(event)
+        self.last_active = time.monotonic()
+        if not self.busy:
+            self.worker = asyncio.create_task(self._work(), name=f"chat-{self.key}")
+
+    def stop(self) -> list[Inbound]:
+        """Interrupt the running turn and drop the queue; returns the dropped events (to acknowledge)."""
+        dropped, self.queue = self.queue, []
+        if self.agent is not None and self.busy:
+            self.agent.interrupt()  # type: ignore[attr-defined]
+        return dropped
+
+    async def reset(self) -> None:
+        """A new conversation: the next message starts a new session in state.db."""
+        self.stop()
+        if self.worker is not None:
+            await asyncio.gather(self.worker, return_exceptions=True)
+        if self.agent is not None:
+            await asyncio.to_thread(self.agent.reset)  # type: ignore[attr-defined]
+        self.sessions.set(self.key, None)
+
+    async def _work(self) -> None:
+        while self.queue:
+            batch, self.queue = self.queue, []
+            text = "\n\n".join(e.text for e in batch)
+            typing = asyncio.create_task(self._keep_typing())
+            try:
+                reply = await asyncio.to_thread(self._turn, text)
+            except Exception as exc:  # frontend boundary: the user hears about any failure
+                log.exception("turn failed in chat %s", self.key)
+                reply = f"⚠️ Sorry, that failed: {type(exc).__name__}: {exc}"
+            finally:
+                typing.cancel()
+                await asyncio.gather(typing, return_exceptions=True)
+            await self.adapter.send(self.chat_id, reply)
+            self.adapter.ack([e.event_id for e in batch])  # type: ignore[attr-defined]
+            self.turns += 1
+            self.last_active = time.monotonic()
+
+    async def _keep_typing(self) -> None:
+        while True:
+            await self.adapter.typing(self.chat_id)
+            await asyncio.sleep(TYPING_EVERY)
+
+    def _turn(self, text: str) -> str:
+        if self.agent is None:
+            self.agent = self.build(self.approver, self.sessions.get(self.key))
+        outcome = self.agent.run_turn(text)  # type: ignore[attr-defined]
+        self.sessions.set(self.key, self.agent.session_id)  # type: ignore[attr-defined]
+        if outcome.reason == "interrupted":
+            return outcome.final_text or "⏹ Stopped."
+        return outcome.final_text or "(no reply)"
+
+    def close(self) -> None:
+        if self.agent is not None:
+            self.agent.close()  # type: ignore[attr-defined]
+            self.agent = None
