@@ -23,6 +23,13 @@ def _markdown_v2_ok(text: str) -> bool:
     return _UNESCAPED.search(outside) is None
 
 
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        """Clients that gave up on a hanging request are expected here."""
+
+
 class FakeTelegram:
     def __init__(self, token: str = "123:TEST") -> None:
         self.token = token
@@ -41,7 +48,7 @@ class FakeTelegram:
         self.hang_until = 0.0
         self._redeliver = False
         self.cond = threading.Condition()
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        self.httpd = _Server(("127.0.0.1", 0), _handler(self))
         self.httpd.daemon_threads = True
 
     @property
@@ -123,7 +130,6 @@ class FakeTelegram:
         return None
 
     def call(self, method: str, params: dict) -> dict:
-        self.calls.append((time.time(), method))
         fn = getattr(self, "api_" + method, None)
         if fn is None:
             return {"ok": False, "error_code": 404, "description": "Not Found: method not found"}
@@ -201,6 +207,7 @@ def _handler(fake: FakeTelegram) -> type[BaseHTTPRequestHandler]:
             if len(parts) != 2 or parts[0] != "bot" + fake.token:
                 return self._send(401, {"ok": False, "error_code": 401, "description": "Unauthorized"})
             method = parts[1]
+            fake.calls.append((time.time(), method))
             if time.time() < fake.hang_until:
                 time.sleep(max(0.0, fake.hang_until - time.time()))
                 self.close_connection = True

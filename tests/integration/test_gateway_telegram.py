@@ -44,3 +44,160 @@ def test_dm_reply(fake, scripted, gateway):
     assert sent["parse_mode"] == "MarkdownV2"
     assert sent["text"] == "Hello *Alice*\\! 2\\+2\\=4\\."
     assert scripted.requests[0]["body"]["messages"][-1]["content"] == "hi there"
+
+
+def test_markdown_refused_is_retried_as_plain_text(fake, scripted, gateway):
+    scripted.add({"content": "a_b (c)"})
+    fake.fail("sendMessage", 400, description="Bad Request: can't parse entities: unsupported start tag")
+    gateway().start()
+    fake.user_says("hi")
+    assert fake.wait_for(lambda: fake.sent)
+    assert fake.sent[0]["text"] == "a_b (c)" and fake.sent[0]["parse_mode"] is None
+
+
+def test_long_reply_is_split_at_paragraphs(fake, scripted, gateway):
+    paragraphs = [f"Paragraph {i} " + "word " * 300 for i in range(6)]
+    scripted.add({"content": "\n\n".join(paragraphs)})
+    gateway().start()
+    fake.user_says("long please")
+    assert fake.wait_for(lambda: len(fake.sent) >= 2 and "Paragraph 5" in fake.sent[-1]["text"])
+    assert all(len(m["text"]) <= 4096 for m in fake.sent)
+    joined = "".join(fake.texts())
+    assert all(f"Paragraph {i}" in joined for i in range(6))
+    assert all(m["text"].rstrip().endswith("word") for m in fake.sent)
+
+
+def test_exactly_once_across_restart_duplicates_and_downtime(fake, scripted, gateway):
+    scripted.default = lambda body: {"content": "re: " + body["messages"][-1]["content"]}
+    gw = gateway()
+    fake.user_says("sent before the gateway ever started")
+    gw.start()
+    assert fake.wait_for(lambda: len(fake.sent) == 1)
+    fake.user_says("first")
+    assert fake.wait_for(lambda: len(fake.sent) == 2)
+    gw.stop()
+    fake.user_says("sent while it was down")
+    gw.start()
+    assert fake.wait_for(lambda: len(fake.sent) == 3)
+    fake.redeliver()
+    fake.user_says("after the duplicates")
+    assert fake.wait_for(lambda: len(fake.sent) == 4)
+    gw.stop()
+    gw.start()
+    fake.user_says("last")
+    assert fake.wait_for(lambda: len(fake.sent) == 5)
+    import time
+    time.sleep(1.0)
+    print(fake.texts(), [(u["update_id"], u.get("message", {}).get("text")) for u in fake.confirmed])
+    assert fake.texts() == ["re: sent before the gateway ever started", "re: first", "re: sent while it was down",
+                            "re: after the duplicates", "re: last"]
+    assert len(scripted.requests) == 5
+
+
+def test_unanswered_message_is_answered_after_a_crash(fake, scripted, gateway):
+    import signal
+    import time
+
+    scripted.add({"content": "slow answer", "delay": 3})
+    gw = gateway()
+    gw.start()
+    fake.user_says("question")
+    assert fake.wait_for(lambda: len(scripted.requests) == 1)
+    gw.stop(signal.SIGKILL)
+    scripted.add({"content": "answer after restart"})
+    gw.start()
+    assert fake.wait_for(lambda: fake.sent)
+    time.sleep(0.5)
+    assert fake.texts() == ["answer after restart"]
+
+
+def test_502_outage_and_hanging_api_are_survived(fake, scripted, gateway):
+    import time
+
+    scripted.default = lambda body: {"content": "re: " + body["messages"][-1]["content"]}
+    gateway().start()
+    fake.outage(3)
+    fake.user_says("during the outage")
+    assert not fake.wait_for(lambda: fake.sent, timeout=2.5)
+    assert fake.wait_for(lambda: fake.texts() == ["re: during the outage"], timeout=3.0)
+    recovered = fake.sent[0]["time"] - fake.down_until
+    assert recovered < 2.0
+    fake.hang(3)
+    fake.user_says("while it hangs")
+    assert fake.wait_for(lambda: len(fake.sent) == 2, timeout=15)
+    assert fake.texts()[-1] == "re: while it hangs"
+    time.sleep(0.3)
+    assert len(fake.sent) == 2
+
+
+def test_429_retry_after_is_honoured(fake, scripted, gateway):
+    scripted.add({"content": "throttled"})
+    gateway().start()
+    fake.fail("sendMessage", 429, retry_after=2)
+    fake.user_says("hi")
+    assert fake.wait_for(lambda: fake.sent)
+    sends = [t for t, m in fake.calls if m == "sendMessage"]
+    assert len(sends) == 2 and sends[1] - sends[0] >= 1.9
+    assert fake.texts() == ["throttled"]
+
+
+def test_busy_chat_messages_are_merged(fake, scripted, gateway):
+    import time
+
+    scripted.add({"content": "first answer", "delay": 2}, {"content": "second answer"})
+    gateway().start()
+    fake.user_says("one")
+    time.sleep(0.3)
+    fake.user_says("two")
+    fake.user_says("three")
+    assert fake.wait_for(lambda: len(fake.sent) == 2, timeout=15)
+    time.sleep(0.5)
+    assert len(scripted.requests) == 2
+    users = [m["content"] for r in scripted.requests for m in r["body"]["messages"] if m["role"] == "user"]
+    assert users[0] == "one" and "two" in users[-1] and "three" in users[-1]
+
+
+def test_typing_while_working_and_stopped_after_reply(fake, scripted, gateway):
+    import time
+
+    scripted.add({"content": "done", "delay": 5})
+    gateway().start()
+    fake.user_says("work hard")
+    assert fake.wait_for(lambda: fake.sent, timeout=15)
+    replied = fake.sent[0]["time"]
+    time.sleep(4.5)
+    during = [a for a in fake.actions if a["time"] <= replied]
+    assert len(during) >= 2 and all(a["action"] == "typing" for a in during)
+    assert [a for a in fake.actions if a["time"] > replied] == []
+
+
+def test_chat_commands_and_session_resumed_after_restart(fake, scripted, gateway, hermes_home):
+    import sqlite3
+
+    scripted.default = lambda body: {"content": f"{len(body['messages'])} messages"}
+    gw = gateway()
+    gw.start()
+    fake.user_says("my name is Alice")
+    assert fake.wait_for(lambda: len(fake.sent) == 1)
+    fake.user_says("/status")
+    assert fake.wait_for(lambda: len(fake.sent) == 2)
+    assert "Session: " in fake.sent[1]["text"] and "(new)" not in fake.sent[1]["text"]
+    gw.stop()
+    gw.start()
+    fake.user_says("what is my name?")
+    assert fake.wait_for(lambda: len(fake.sent) == 3)
+    contents = [m["content"] for m in scripted.requests[-1]["body"]["messages"]]
+    assert "my name is Alice" in contents
+    fake.user_says("/new")
+    assert fake.wait_for(lambda: len(fake.sent) == 4)
+    fake.user_says("fresh start")
+    assert fake.wait_for(lambda: len(fake.sent) == 5)
+    contents = [m["content"] for m in scripted.requests[-1]["body"]["messages"]]
+    assert "my name is Alice" not in contents
+    fake.user_says("/help")
+    assert fake.wait_for(lambda: len(fake.sent) == 6)
+    assert "/new" in fake.sent[5]["text"]
+    assert len(scripted.requests) == 3
+    with sqlite3.connect(hermes_home / "state.db") as db:
+        rows = db.execute("select source from sessions").fetchall()
+    assert rows == [("telegram",), ("telegram",)]

@@ -56,6 +56,7 @@ class GatewayRunner:
         self.started = time.time()
         self.loop: asyncio.AbstractEventLoop | None = None
         self._stop = asyncio.Event()
+        self.closing = False
 
     async def run(self) -> None:
         self.loop = asyncio.get_running_loop()
@@ -70,19 +71,29 @@ class GatewayRunner:
         await self.shutdown()
 
     async def shutdown(self) -> None:
-        for adapter in self.adapters.values():
-            await adapter.stop()
+        """Stop taking events; let running turns finish (5 s) and send their replies; then interrupt the rest
+        without replying: their events stay unanswered in the inbox and are handled after the next start."""
+        self.closing = True
         for s in self.sessions.values():
-            s.stop()
-        workers = [s.worker for s in self.sessions.values() if s.worker is not None]
+            s.queue.clear()
+        workers = [s.worker for s in self.sessions.values() if s.busy]
         if workers:
             await asyncio.wait(workers, timeout=5)
+        for s in self.sessions.values():
+            s.closing = True
+            s.stop()
+        if any(s.busy for s in self.sessions.values()):
+            await asyncio.wait([s.worker for s in self.sessions.values() if s.busy], timeout=10)  # type: ignore[misc]
+        for adapter in self.adapters.values():
+            await adapter.stop()
         for s in self.sessions.values():
             await asyncio.to_thread(s.close)
         self.write_state(running=False)
 
     async def handle(self, event: Inbound) -> None:
         """One accepted event. Unauthorised users cost no model call; commands never wait for the agent."""
+        if self.closing:
+            return  # left unanswered in the inbox: handled after the next start
         adapter = self.adapters[event.platform]
         access = self.access[event.platform]
         if not authorized(access, self.pairing, event):
@@ -146,10 +157,11 @@ class GatewayRunner:
             from hermes_agent.bootstrap import build_agent
 
             try:
-                return build_agent(self.settings, platform=platform, approver=approver, resume=resume)
+                return build_agent(self.settings, platform=platform, approver=approver, resume=resume,
+                                   interactive=True)
             except StorageError:  # the remembered session is gone: start a new one
                 log.warning("session %s not found: starting a new one", resume)
-                return build_agent(self.settings, platform=platform, approver=approver)
+                return build_agent(self.settings, platform=platform, approver=approver, interactive=True)
         return build
 
     def write_state(self, running: bool = True) -> None:

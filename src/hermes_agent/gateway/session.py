@@ -58,7 +58,7 @@ class ChatSession:
         self.worker: asyncio.Task | None = None
         self.turns = 0
         self.last_active = time.monotonic()
-        self.reset_requested = False
+        self.closing = False  # the gateway is stopping: an interrupted turn is neither answered nor acknowledged
 
     @property
     def busy(self) -> bool:
@@ -100,6 +100,8 @@ class ChatSession:
             finally:
                 typing.cancel()
                 await asyncio.gather(typing, return_exceptions=True)
+            if self.closing:
+                return
             await self.adapter.send(self.chat_id, reply)
             self.adapter.ack([e.event_id for e in batch])  # type: ignore[attr-defined]
             self.turns += 1

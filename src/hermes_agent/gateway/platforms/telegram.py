@@ -91,7 +91,9 @@ class TelegramAdapter:
             log.debug("telegram shutdown failed", exc_info=True)
 
     async def _retrying(self, call, *args, **kw):  # type: ignore[no-untyped-def]
-        from telegram.error import NetworkError, RetryAfter, TelegramError, TimedOut
+        """`call` until the API answers: 429 waits retry_after, outages back off (0.2 s doubling to 1 s);
+        a refusal (400 bad request, 403 forbidden, 401 bad token) is raised to the caller."""
+        from telegram.error import BadRequest, Forbidden, InvalidToken, RetryAfter, TelegramError
 
         delay = 0.2
         while True:
@@ -100,13 +102,9 @@ class TelegramAdapter:
             except RetryAfter as exc:
                 self.last_error = f"rate limited: retry after {exc.retry_after}"
                 await asyncio.sleep(_seconds(exc.retry_after))
-            except (TimedOut, NetworkError) as exc:
-                self._outage(exc)
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, 1.0)
-            except TelegramError as exc:
-                if "parse" in str(exc).lower() or "not found" in str(exc).lower():
-                    raise
+            except (BadRequest, Forbidden, InvalidToken):
+                raise
+            except TelegramError as exc:  # TimedOut, NetworkError (502, dropped connection), anything else
                 self._outage(exc)
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 1.0)
