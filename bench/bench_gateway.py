@@ -16,9 +16,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from hermes_agent.providers.scripted import ScriptedServer  # noqa: E402
 from tests.fake_telegram import FakeTelegram  # noqa: E402
 from tests.integration.gateway_helpers import Gateway  # noqa: E402
+
+from hermes_agent.providers.scripted import ScriptedServer  # noqa: E402
 
 
 def rss_mib(pid: int) -> float:
