@@ -201,3 +201,25 @@ def test_chat_commands_and_session_resumed_after_restart(fake, scripted, gateway
     with sqlite3.connect(hermes_home / "state.db") as db:
         rows = db.execute("select source from sessions").fetchall()
     assert rows == [("telegram",), ("telegram",)]
+
+
+def test_idle_chat_is_evicted_then_resumed_and_status_shows_it(fake, scripted, gateway, hermes_home):
+    import time
+
+    from tests.helpers import run_hermes
+
+    scripted.default = lambda body: {"content": f"{len(body['messages'])} messages"}
+    gw = gateway(extra="gateway:\n  idle_evict_seconds: 1\n")
+    gw.start()
+    fake.user_says("remember: blue")
+    assert fake.wait_for(lambda: len(fake.sent) == 1)
+    time.sleep(0.3)
+    busy = run_hermes("gateway", "status", home=hermes_home)
+    assert busy.returncode == 0 and "Gateway: running" in busy.stdout and "telegram: connected as @hermes_test_bot" in busy.stdout
+    assert fake.wait_for(lambda: "Sessions: 0" in run_hermes("gateway", "status", home=hermes_home).stdout, timeout=10)
+    fake.user_says("what colour?")
+    assert fake.wait_for(lambda: len(fake.sent) == 2)
+    assert "remember: blue" in [m["content"] for m in scripted.requests[-1]["body"]["messages"]]
+    gw.stop()
+    stopped = run_hermes("gateway", "status", home=hermes_home)
+    assert stopped.returncode == 1 and "Gateway: stopped" in stopped.stdout

@@ -65,9 +65,11 @@ class GatewayRunner:
         for adapter in self.adapters.values():
             await adapter.start(self.handle)
             print(f"gateway: {adapter.name} polling", flush=True)
-        writer = asyncio.create_task(self._write_state_forever())
+        background = [asyncio.create_task(self._write_state_forever()), asyncio.create_task(self._evict_forever()),
+                      asyncio.create_task(asyncio.to_thread(_warm_up))]
         await self._stop.wait()
-        writer.cancel()
+        for task in background:
+            task.cancel()
         await self.shutdown()
 
     async def shutdown(self) -> None:
@@ -174,10 +176,30 @@ class GatewayRunner:
         tmp.write_text(json.dumps(state), encoding="utf-8")
         tmp.replace(path)
 
+    async def _evict_forever(self) -> None:
+        """Idle chats give their agent back (memory stays flat); the next message resumes from state.db."""
+        idle = float(self.settings.get("gateway.idle_evict_seconds", 900) or 900)
+        while True:
+            await asyncio.sleep(min(30.0, idle / 2))
+            now = time.monotonic()
+            for key, session in list(self.sessions.items()):
+                if not session.busy and not session.queue and now - session.last_active > idle:
+                    del self.sessions[key]
+                    await asyncio.to_thread(session.close)
+                    log.info("evicted idle chat %s", key)
+
     async def _write_state_forever(self) -> None:
         while True:
             self.write_state()
             await asyncio.sleep(2)
+
+
+def _warm_up() -> None:
+    """Import the agent stack and discover tools while polling starts, so the first chat's reply is not slow."""
+    import hermes_agent.bootstrap  # noqa: F401
+    from hermes_agent.tools.registry import discover_builtin_tools
+
+    discover_builtin_tools()
 
 
 def run_gateway(settings: Settings) -> int:
