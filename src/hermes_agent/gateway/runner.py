@@ -8,6 +8,7 @@ import logging
 import os
 import signal
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from hermes_agent.config.settings import Settings
@@ -60,13 +61,15 @@ class GatewayRunner:
 
     async def run(self) -> None:
         self.loop = asyncio.get_running_loop()
+        workers = int(self.settings.get("gateway.max_concurrent_turns", 6) or 6)  # more threads only fight for the GIL
+        self.loop.set_default_executor(ThreadPoolExecutor(max_workers=workers, thread_name_prefix="gateway"))
         for sig in (signal.SIGINT, signal.SIGTERM):
             self.loop.add_signal_handler(sig, self._stop.set)
         for adapter in self.adapters.values():
             await adapter.start(self.handle)
             print(f"gateway: {adapter.name} polling", flush=True)
         background = [asyncio.create_task(self._write_state_forever()), asyncio.create_task(self._evict_forever()),
-                      asyncio.create_task(asyncio.to_thread(_warm_up))]
+                      asyncio.create_task(asyncio.to_thread(_warm_up, self.settings))]
         await self._stop.wait()
         for task in background:
             task.cancel()
@@ -194,12 +197,19 @@ class GatewayRunner:
             await asyncio.sleep(2)
 
 
-def _warm_up() -> None:
-    """Import the agent stack and discover tools while polling starts, so the first chat's reply is not slow."""
-    import hermes_agent.bootstrap  # noqa: F401
-    from hermes_agent.tools.registry import discover_builtin_tools
+def _warm_up(settings: Settings) -> None:
+    """Build and drop one throwaway agent (no MCP, nothing stored) while polling starts: the lazy imports and
+    one-time discovery are paid now, not by the first chat."""
+    from hermes_agent.approval.approvers import AutoDenyApprover
+    from hermes_agent.bootstrap import build_agent
 
-    discover_builtin_tools()
+    try:
+        agent = build_agent(settings.with_overrides({"mcp_servers": {}}), platform="telegram",
+                            approver=AutoDenyApprover(), persist=False)
+    except Exception:  # a warm-up only: the real build reports any problem to the chat
+        log.info("warm-up failed", exc_info=True)
+        return
+    agent.close()
 
 
 def run_gateway(settings: Settings) -> int:
