@@ -152,6 +152,7 @@ def test_busy_chat_messages_are_merged(fake, scripted, gateway):
     fake.user_says("three")
     assert fake.wait_for(lambda: len(fake.sent) == 2, timeout=15)
     time.sleep(0.5)
+    print(fake.texts(), [[m["content"] for m in r["body"]["messages"] if m["role"] == "user"] for r in scripted.requests])
     assert len(scripted.requests) == 2
     users = [m["content"] for r in scripted.requests for m in r["body"]["messages"] if m["role"] == "user"]
     assert users[0] == "one" and "two" in users[-1] and "three" in users[-1]
@@ -223,3 +224,63 @@ def test_idle_chat_is_evicted_then_resumed_and_status_shows_it(fake, scripted, g
     gw.stop()
     stopped = run_hermes("gateway", "status", home=hermes_home)
     assert stopped.returncode == 1 and "Gateway: stopped" in stopped.stdout
+
+
+HOOK_HANDLER = '''
+import asyncio, json, os
+
+async def handle(event_type, context):
+    if context.get("message") == "slow hook":
+        await asyncio.sleep(30)
+    if event_type == "agent:start" and context.get("message") == "boom":
+        raise RuntimeError("hook failure")
+    with open(os.path.join(os.path.dirname(__file__), "events.jsonl"), "a") as f:
+        f.write(json.dumps({"event": event_type, **context}) + "\\n")
+'''
+
+
+def test_hooks_fire_and_a_failing_or_slow_hook_never_stalls_a_chat(fake, scripted, gateway, hermes_home, tmp_path):
+    import json
+
+    hook = hermes_home / "hooks" / "recorder"
+    hook.mkdir(parents=True)
+    (hook / "HOOK.yaml").write_text("name: recorder\ndescription: records\nevents: [gateway:startup, session:start, "
+                                    "session:reset, agent:start, agent:step, agent:end, 'command:*']\n")
+    (hook / "handler.py").write_text(HOOK_HANDLER)
+    scripted.add({"tool_calls": [{"name": "terminal", "arguments": {"command": "echo hooked"}}]}, {"content": "ran"})
+    scripted.default = {"content": "fine"}
+    gateway(extra="gateway:\n  hook_timeout: 1\n").start()
+    fake.user_says("run echo")
+    assert fake.wait_for(lambda: "ran" in fake.texts())
+    fake.user_says("boom")
+    assert fake.wait_for(lambda: len(fake.sent) == 2)
+    fake.user_says("slow hook")
+    assert fake.wait_for(lambda: len(fake.sent) == 3, timeout=3)
+    fake.user_says("/new")
+    assert fake.wait_for(lambda: len(fake.sent) == 4)
+    log = hook / "events.jsonl"
+    assert fake.wait_for(lambda: log.exists() and "session:reset" in log.read_text())
+    events = [json.loads(line) for line in log.read_text().splitlines()]
+    names = [e["event"] for e in events]
+    assert names[0] == "gateway:startup" and events[0]["platforms"] == ["telegram"]
+    assert names.count("session:start") == 1
+    assert {"agent:start", "agent:step", "agent:end", "command:new", "session:reset"} <= set(names)
+    step = next(e for e in events if e["event"] == "agent:step")
+    assert step["tool_names"] == ["terminal"] and step["user_id"] == "111"
+    end = next(e for e in events if e["event"] == "agent:end")
+    assert end["response"] == "ran" and end["session_id"]
+
+
+def test_tool_progress_is_one_message_edited_in_place(fake, scripted, gateway):
+    calls = [{"name": "terminal", "arguments": {"command": "echo one"}}]
+    scripted.add({"tool_calls": calls}, {"tool_calls": [{"name": "terminal", "arguments": {"command": "ls -la"}}]},
+                 {"content": "all done"})
+    gateway(env={"HERMES_TOOL_PROGRESS": "true", "HERMES_TOOL_PROGRESS_MODE": "all"}).start()
+    fake.user_says("work")
+    assert fake.wait_for(lambda: "all done" in fake.texts())
+    assert fake.wait_for(lambda: fake.edits)
+    progress = fake.sent[0]
+    assert progress["text"].startswith("💻") and "echo one" in progress["text"]
+    assert fake.edits[-1]["message_id"] == str(progress["message_id"])
+    assert "echo one" in fake.edits[-1]["text"] and "ls -la" in fake.edits[-1]["text"]
+    assert fake.texts()[-1] == "all done"

@@ -7,6 +7,7 @@ import json
 import logging
 import os
 import signal
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -15,12 +16,14 @@ from hermes_agent.config.settings import Settings
 from hermes_agent.errors import StorageError
 from hermes_agent.gateway.base import Inbound, PlatformAdapter
 from hermes_agent.gateway.delivery import gateway_dir
+from hermes_agent.gateway.hooks import HookRunner
 from hermes_agent.gateway.pairing import PairingStore
 from hermes_agent.gateway.routing import Access, authorized, pairing_reply
 from hermes_agent.gateway.session import ChatSession, SessionMap
 
 log = logging.getLogger(__name__)
 
+_BUILD_LOCK = threading.Lock()  # bootstrap's one-time discovery is not safe to run twice at once
 HELP = ("Commands:\n/new or /reset: start a new conversation\n/stop: stop the current task\n"
         "/status: this chat's session\n/approve, /deny: answer a pending approval\n/help: this text")
 
@@ -58,6 +61,10 @@ class GatewayRunner:
         self.loop: asyncio.AbstractEventLoop | None = None
         self._stop = asyncio.Event()
         self.closing = False
+        self.hooks = HookRunner([])
+        mode = str(settings.env.get("HERMES_TOOL_PROGRESS_MODE") or "all").lower()
+        on = str(settings.env.get("HERMES_TOOL_PROGRESS", "")).lower() in ("1", "true", "yes", "on")
+        self.progress = mode if on and mode in ("new", "all") else "off"
 
     async def run(self) -> None:
         self.loop = asyncio.get_running_loop()
@@ -65,9 +72,11 @@ class GatewayRunner:
         self.loop.set_default_executor(ThreadPoolExecutor(max_workers=workers, thread_name_prefix="gateway"))
         for sig in (signal.SIGINT, signal.SIGTERM):
             self.loop.add_signal_handler(sig, self._stop.set)
+        self.hooks = HookRunner.discover(timeout=float(self.settings.get("gateway.hook_timeout", 5) or 5))
         for adapter in self.adapters.values():
             await adapter.start(self.handle)
             print(f"gateway: {adapter.name} polling", flush=True)
+        self.hooks.emit("gateway:startup", {"platforms": list(self.adapters)})
         background = [asyncio.create_task(self._write_state_forever()), asyncio.create_task(self._evict_forever()),
                       asyncio.create_task(asyncio.to_thread(_warm_up, self.settings))]
         await self._stop.wait()
@@ -110,6 +119,7 @@ class GatewayRunner:
             adapter.ack([event.event_id])  # type: ignore[attr-defined]
             return
         session = self._session(event)
+        session.user_id = event.user_id
         if event.callback_data is not None:
             choice = session.approver.answer_button(event.callback_data)
             await adapter.answer_callback(event.callback_id or "", f"Answer: {choice}" if choice else "Expired.")
@@ -127,11 +137,15 @@ class GatewayRunner:
     async def _command(self, session: ChatSession, text: str) -> str | None:
         """The reply to an in-chat command, or None when `text` is for the agent."""
         word = text.split()[0].split("@")[0].lower()
+        if word in ("/approve", "/deny", "/new", "/reset", "/stop", "/status", "/help", "/start"):
+            self.hooks.emit(f"command:{word[1:]}", {"platform": session.adapter.name, "user_id": session.user_id,
+                                                    "command": word[1:], "args": " ".join(text.split()[1:])})
         if word in ("/approve", "/deny"):
             choice = session.approver.answer_text(" ".join([word, *text.split()[1:]]))
             return f"Answer recorded: {choice}." if choice else "There is nothing waiting for approval."
         if word in ("/new", "/reset"):
             await session.reset()
+            self.hooks.emit("session:reset", session.hook_context())
             return "✨ New conversation started."
         if word == "/stop":
             busy = session.busy
@@ -153,20 +167,21 @@ class GatewayRunner:
         if session is None:
             assert self.loop is not None
             session = ChatSession(key, event.chat_id, self.adapters[event.platform], self.session_map,
-                                  self._builder(event.platform), self.loop)
+                                  self._builder(event.platform), self.loop, self.hooks, self.progress)
             self.sessions[key] = session
         return session
 
     def _builder(self, platform: str):  # type: ignore[no-untyped-def]
-        def build(approver, resume):  # type: ignore[no-untyped-def]
+        def build(approver, resume, on_event):  # type: ignore[no-untyped-def]
             from hermes_agent.bootstrap import build_agent
 
-            try:
-                return build_agent(self.settings, platform=platform, approver=approver, resume=resume,
-                                   interactive=True)
-            except StorageError:  # the remembered session is gone: start a new one
-                log.warning("session %s not found: starting a new one", resume)
-                return build_agent(self.settings, platform=platform, approver=approver, interactive=True)
+            kw = {"platform": platform, "approver": approver, "interactive": True, "event_callback": on_event}
+            with _BUILD_LOCK:
+                try:
+                    return build_agent(self.settings, resume=resume, **kw)
+                except StorageError:  # the remembered session is gone: start a new one
+                    log.warning("session %s not found: starting a new one", resume)
+                    return build_agent(self.settings, **kw)
         return build
 
     def write_state(self, running: bool = True) -> None:
@@ -204,8 +219,9 @@ def _warm_up(settings: Settings) -> None:
     from hermes_agent.bootstrap import build_agent
 
     try:
-        agent = build_agent(settings.with_overrides({"mcp_servers": {}}), platform="telegram",
-                            approver=AutoDenyApprover(), persist=False)
+        with _BUILD_LOCK:
+            agent = build_agent(settings.with_overrides({"mcp_servers": {}}), platform="telegram",
+                                approver=AutoDenyApprover(), persist=False)
     except Exception:  # a warm-up only: the real build reports any problem to the chat
         log.info("warm-up failed", exc_info=True)
         return

@@ -12,8 +12,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from hermes_agent.events import Event, ToolFinished, ToolStarted
 from hermes_agent.gateway.approval import ChatApprover
 from hermes_agent.gateway.base import Inbound, PlatformAdapter
+from hermes_agent.gateway.hooks import HookRunner
 
 log = logging.getLogger(__name__)
 TYPING_EVERY = 4.0
@@ -50,9 +52,16 @@ class ChatSession:
     """The agent of one chat plus its inbound queue. `build(approver, resume)` makes the agent (in a thread)."""
 
     def __init__(self, key: str, chat_id: str, adapter: PlatformAdapter, sessions: SessionMap,
-                 build: Callable[[ChatApprover, str | None], object], loop: asyncio.AbstractEventLoop) -> None:
+                 build: Callable[[ChatApprover, str | None, Callable[[Event], None]], object],
+                 loop: asyncio.AbstractEventLoop, hooks: HookRunner | None = None, progress: str = "off") -> None:
         self.key, self.chat_id, self.adapter, self.sessions, self.build = key, chat_id, adapter, sessions, build
+        self.loop, self.hooks, self.progress = loop, hooks or HookRunner([]), progress
         self.approver = ChatApprover(loop, adapter, chat_id)
+        self.user_id = ""
+        self._progress_lines: list[str] = []
+        self._progress_msg: asyncio.Future | None = None
+        self._steps = 0
+        self._last_tool = ""
         self.agent: object | None = None
         self.queue: list[Inbound] = []
         self.worker: asyncio.Task | None = None
@@ -91,6 +100,10 @@ class ChatSession:
         while self.queue:
             batch, self.queue = self.queue, []
             text = "\n\n".join(e.text for e in batch)
+            self.user_id = batch[-1].user_id
+            ctx = self.hook_context()
+            self.hooks.emit("agent:start", {**ctx, "message": text[:500]})
+            self._progress_lines, self._progress_msg, self._steps = [], None, 0
             typing = asyncio.create_task(self._keep_typing())
             try:
                 reply = await asyncio.to_thread(self._turn, text)
@@ -102,6 +115,7 @@ class ChatSession:
                 await asyncio.gather(typing, return_exceptions=True)
             if self.closing:
                 return
+            self.hooks.emit("agent:end", {**self.hook_context(), "response": reply[:500]})
             await self.adapter.send(self.chat_id, reply)
             self.adapter.ack([e.event_id for e in batch])  # type: ignore[attr-defined]
             self.turns += 1
@@ -112,11 +126,45 @@ class ChatSession:
             await self.adapter.typing(self.chat_id)
             await asyncio.sleep(TYPING_EVERY)
 
+    def hook_context(self) -> dict:
+        sid = self.agent.session_id if self.agent is not None else self.sessions.get(self.key)  # type: ignore[attr-defined]
+        return {"platform": self.adapter.name, "user_id": self.user_id, "chat_id": self.chat_id,
+                "session_id": sid or "", "session_key": self.key}
+
+    def _on_event(self, event: Event) -> None:
+        """Agent events (worker thread): tool progress to the chat, agent:step to the hooks."""
+        if isinstance(event, ToolFinished):
+            self._steps += 1
+            self.hooks.emit_threadsafe(self.loop, "agent:step", {**self.hook_context(), "iteration": self._steps,
+                                                                 "tool_names": [event.name]})
+        if not isinstance(event, ToolStarted) or self.progress not in ("new", "all"):
+            return
+        if self.progress == "new" and self._progress_lines and self._last_tool == event.name:
+            return
+        self._last_tool = event.name
+        self._progress_lines.append(f"{event.emoji or '⚙️'} `{event.shown()}`...")
+        asyncio.run_coroutine_threadsafe(self._show_progress(), self.loop)
+
+    async def _show_progress(self) -> None:
+        """One progress message per turn, edited in place as tools run."""
+        text = "\n".join(self._progress_lines)
+        if self._progress_msg is None:
+            self._progress_msg = asyncio.ensure_future(self.adapter.send(self.chat_id, text))
+            await self._progress_msg
+            return
+        message_id = await self._progress_msg
+        if message_id:
+            await self.adapter.edit(self.chat_id, message_id, text)
+
     def _turn(self, text: str) -> str:
         if self.agent is None:
-            self.agent = self.build(self.approver, self.sessions.get(self.key))
+            self.agent = self.build(self.approver, self.sessions.get(self.key), self._on_event)
+        before = self.agent.session_id  # type: ignore[attr-defined]
         outcome = self.agent.run_turn(text)  # type: ignore[attr-defined]
-        self.sessions.set(self.key, self.agent.session_id)  # type: ignore[attr-defined]
+        sid = self.agent.session_id  # type: ignore[attr-defined]
+        self.sessions.set(self.key, sid)
+        if sid and sid != before:
+            self.hooks.emit_threadsafe(self.loop, "session:start", self.hook_context())
         if outcome.reason == "interrupted":
             return outcome.final_text or "⏹ Stopped."
         return outcome.final_text or "(no reply)"

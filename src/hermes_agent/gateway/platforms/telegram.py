@@ -181,11 +181,13 @@ class TelegramAdapter:
     async def edit(self, chat_id: str, message_id: str, text: str) -> None:
         from telegram.error import BadRequest
 
-        try:
-            await self._retrying(self.bot.edit_message_text, chat_id=int(chat_id), message_id=int(message_id),
-                                 text=text[:MAX_LENGTH])
-        except BadRequest as exc:
-            log.info("edit refused: %s", exc)
+        for body, mode in ((escape_markdown_v2(text), "MarkdownV2"), (text, None)):
+            try:
+                await self._retrying(self.bot.edit_message_text, chat_id=int(chat_id), message_id=int(message_id),
+                                     text=body[:MAX_LENGTH], parse_mode=mode)
+                return
+            except BadRequest as exc:
+                log.info("edit refused (%s): %s", mode or "plain", exc)
 
     async def typing(self, chat_id: str) -> None:
         from telegram.error import TelegramError
