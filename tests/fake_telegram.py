@@ -109,7 +109,9 @@ class FakeTelegram:
 
     # --- helpers for assertions ----------------------------------------------------------------
     def texts(self, chat_id: int | None = None) -> list[str]:
-        return [m["text"] for m in list(self.sent) if chat_id is None or m["chat_id"] == chat_id]
+        """The messages as the user sees them (MarkdownV2 escapes removed)."""
+        return [re.sub(r"\\(.)", r"\1", m["text"]) if m["parse_mode"] == "MarkdownV2" else m["text"]
+                for m in list(self.sent) if chat_id is None or m["chat_id"] == chat_id]
 
     def wait_for(self, pred, timeout: float = 20.0) -> bool:  # type: ignore[no-untyped-def]
         deadline = time.time() + timeout

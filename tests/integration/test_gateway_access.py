@@ -127,3 +127,20 @@ def test_chat_approval(fake, scripted, gateway, tmp_path, answer):
         assert fake.wait_for(lambda: any("No answer within 3 s" in t for t in fake.texts()), timeout=10)
         assert fake.wait_for(lambda: any(t.startswith("tool said") for t in fake.texts()))
         assert target.exists()
+
+
+def test_new_during_a_pending_approval_denies_it_at_once(fake, scripted, gateway, tmp_path):
+    work = tmp_path / "work"
+    target = work / "victim"
+    target.mkdir(parents=True)
+    _approval_script(scripted, target)
+    gateway(env={"TELEGRAM_ALLOWED_USERS": "111"}, extra="approvals:\n  timeout: 60\n", cwd=work).start()
+    fake.user_says("clean up victim")
+    assert fake.wait_for(lambda: fake.sent and fake.sent[0]["reply_markup"], timeout=20)
+    started = time.time()
+    fake.user_says("/new")
+    assert fake.wait_for(lambda: any("New conversation" in t for t in fake.texts()), timeout=10)
+    assert time.time() - started < 5
+    fake.user_says("/status")
+    assert fake.wait_for(lambda: any(t.startswith("Session: (new)") for t in fake.texts()), timeout=5), fake.texts()
+    assert target.exists()

@@ -61,6 +61,7 @@ class GatewayRunner:
         self.loop: asyncio.AbstractEventLoop | None = None
         self._stop = asyncio.Event()
         self.closing = False
+        self._locks: dict[str, asyncio.Lock] = {}
         self.hooks = HookRunner([])
         mode = str(settings.env.get("HERMES_TOOL_PROGRESS_MODE") or "all").lower()
         on = str(settings.env.get("HERMES_TOOL_PROGRESS", "")).lower() in ("1", "true", "yes", "on")
@@ -105,7 +106,13 @@ class GatewayRunner:
         self.write_state(running=False)
 
     async def handle(self, event: Inbound) -> None:
-        """One accepted event. Unauthorised users cost no model call; commands never wait for the agent."""
+        """One accepted event; the events of one chat are handled in order (one lock per chat)."""
+        lock = self._locks.setdefault(f"{event.platform}:{event.chat_id}", asyncio.Lock())
+        async with lock:
+            await self._handle(event)
+
+    async def _handle(self, event: Inbound) -> None:
+        """Unauthorised users cost no model call; commands never wait for the agent."""
         if self.closing:
             return  # left unanswered in the inbox: handled after the next start
         adapter = self.adapters[event.platform]
@@ -203,6 +210,9 @@ class GatewayRunner:
             for key, session in list(self.sessions.items()):
                 if not session.busy and not session.queue and now - session.last_active > idle:
                     del self.sessions[key]
+                    lock = self._locks.get(key)
+                    if lock is not None and not lock.locked():
+                        del self._locks[key]
                     await asyncio.to_thread(session.close)
                     log.info("evicted idle chat %s", key)
 

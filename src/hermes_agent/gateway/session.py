@@ -83,13 +83,14 @@ class ChatSession:
     def stop(self) -> list[Inbound]:
         """Interrupt the running turn and drop the queue; returns the dropped events (to acknowledge)."""
         dropped, self.queue = self.queue, []
+        self.approver.answer_text("/deny")  # a pending approval must not hold the turn until its timeout
         if self.agent is not None and self.busy:
             self.agent.interrupt()  # type: ignore[attr-defined]
         return dropped
 
     async def reset(self) -> None:
-        """A new conversation: the next message starts a new session in state.db."""
-        self.stop()
+        """A new conversation: the next message starts a new session in state.db (queued messages are dropped)."""
+        self.adapter.ack([e.event_id for e in self.stop()])  # type: ignore[attr-defined]
         if self.worker is not None:
             await asyncio.gather(self.worker, return_exceptions=True)
         if self.agent is not None:

@@ -58,6 +58,7 @@ class TelegramAdapter:
         self.inbox = inbox or Inbox(self.name)
         self.handler: Handler | None = None
         self._task: asyncio.Task | None = None
+        self._handling: set[asyncio.Task] = set()
         self.connected = False
         self.last_error = ""
         self.username = ""
@@ -128,8 +129,10 @@ class TelegramAdapter:
                 inbound = self._translate(u.update_id, u.to_dict())
                 if inbound is None:
                     self.inbox.done([u.update_id])
-                elif self.handler is not None:
-                    await self.handler(inbound)
+                elif self.handler is not None:  # a task each: one slow chat never holds up polling
+                    task = asyncio.create_task(self.handler(inbound))
+                    self._handling.add(task)
+                    task.add_done_callback(self._handling.discard)
 
     def _translate(self, event_id: int, payload: dict) -> Inbound | None:
         from telegram import Update
