@@ -1,9 +1,11 @@
 """Gateway benchmark: the real `hermes gateway run` against the local fake Telegram Bot API
 (tests/fake_telegram.py) and the scripted model answering instantly.
 
-Usage: .venv/bin/python bench/bench_gateway.py [--chats 20] [--per-chat 10]
+Usage: .venv/bin/python bench/bench_gateway.py [--chats 20] [--per-chat 10] [--soak 2000] [--outage 15]
 Reports: start to polling, DM reply latency (median of 10, sequential), N chats x M messages sent at once
-(p50/p95 per message until the reply that covers it, msg/s), RSS idle and after the load."""
+(p50/p95 per message until the reply that covers it, msg/s), RSS idle / after the load / after --soak more
+messages / after idle chats are evicted (gateway.idle_evict_seconds: 5), and the time from the end of an
+--outage seconds long 502 outage to the reply of a message sent during it."""
 
 from __future__ import annotations
 
@@ -57,6 +59,14 @@ def load(fake: FakeTelegram, chats: int, per_chat: int) -> tuple[list[float], fl
     return lat, len(sent) / (max(answered_at(fake, t) or 0 for t in sent) - t0)
 
 
+def outage(fake: FakeTelegram, seconds: float) -> float:
+    fake.outage(seconds)
+    time.sleep(0.5)
+    fake.user_says("during the outage zz", chat_id=9001)
+    fake.wait_for(lambda: answered_at(fake, "during the outage zz") is not None, timeout=seconds + 60)
+    return (answered_at(fake, "during the outage zz") or float("inf")) - fake.down_until
+
+
 def pct(values: list[float], q: float) -> float:
     values = sorted(values)
     return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
@@ -66,12 +76,15 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--chats", type=int, default=20)
     ap.add_argument("--per-chat", type=int, default=10)
+    ap.add_argument("--soak", type=int, default=2000)
+    ap.add_argument("--outage", type=float, default=15.0)
     args = ap.parse_args()
     fake = FakeTelegram().start()
     model = ScriptedServer(default=lambda body: {"content": "re: " + str(body["messages"][-1]["content"])}).start()
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp)
-        gw = Gateway(home, fake, model.url, env={"GATEWAY_ALLOW_ALL_USERS": "true"})
+        gw = Gateway(home, fake, model.url, env={"GATEWAY_ALLOW_ALL_USERS": "true"},
+                     extra="gateway:\n  idle_evict_seconds: 5\n")
         try:
             start = gw.start()
             time.sleep(1.0)
@@ -80,6 +93,11 @@ def main() -> None:
             lat, rate = load(fake, args.chats, args.per_chat)
             after = rss_mib(gw.proc.pid)  # type: ignore[union-attr]
             calls = len(model.requests)
+            soak_lat, soak_rate = load(fake, args.chats, max(1, args.soak // args.chats))
+            soaked = rss_mib(gw.proc.pid)  # type: ignore[union-attr]
+            time.sleep(8)
+            evicted = rss_mib(gw.proc.pid)  # type: ignore[union-attr]
+            recovery = outage(fake, args.outage) if args.outage else None
         finally:
             gw.stop()
             fake.stop()
@@ -90,6 +108,10 @@ def main() -> None:
     print(f"{args.chats} chats x {args.per_chat} msgs: p50 {pct(lat, .5):.2f} s, p95 {pct(lat, .95):.2f} s, "
           f"{rate:.1f} msg/s, {calls - len(dm)} model calls for {total} messages (busy chats merged)")
     print(f"RSS: idle {idle:.0f} MiB, after {total + len(dm)} messages {after:.0f} MiB")
+    print(f"soak {len(soak_lat)} more messages: p50 {pct(soak_lat, .5):.2f} s, p95 {pct(soak_lat, .95):.2f} s, "
+          f"{soak_rate:.1f} msg/s; RSS after {soaked:.0f} MiB, after idle eviction {evicted:.0f} MiB")
+    if recovery is not None:
+        print(f"{args.outage:g} s 502 outage: reply {recovery:.2f} s after the API came back")
 
 
 if __name__ == "__main__":
