@@ -286,3 +286,22 @@ def test_tool_progress_is_one_message_edited_in_place(fake, scripted, gateway):
     assert fake.edits[-1]["message_id"] == str(progress["message_id"])
     assert "echo one" in fake.edits[-1]["text"] and "ls -la" in fake.edits[-1]["text"]
     assert fake.texts()[-1] == "all done"
+
+
+def test_model_command_switches_this_chat_only(fake, scripted, gateway):
+    scripted.default = lambda body: {"content": "via " + body["model"]}
+    gateway().start()
+    fake.user_says("/model")
+    assert fake.wait_for(lambda: fake.texts() and fake.texts()[0].startswith("Model: scripted-model"))
+    fake.user_says("/model other-model")
+    assert fake.wait_for(lambda: len(fake.sent) == 2)
+    assert "other-model" in fake.texts()[1]
+    fake.user_says("hello")
+    fake.user_says("hello", chat_id=222)
+    assert fake.wait_for(lambda: len(fake.sent) == 4)
+    assert fake.texts(111)[-1] == "via other-model" and fake.texts(222) == ["via scripted-model"]
+    fake.user_says("/model third-model")
+    assert fake.wait_for(lambda: len(fake.sent) == 5)
+    fake.user_says("again")
+    assert fake.wait_for(lambda: len(fake.sent) == 6)
+    assert fake.texts(111)[-1] == "via third-model"

@@ -25,7 +25,7 @@ log = logging.getLogger(__name__)
 
 _BUILD_LOCK = threading.Lock()  # bootstrap's one-time discovery is not safe to run twice at once
 HELP = ("Commands:\n/new or /reset: start a new conversation\n/stop: stop the current task\n"
-        "/status: this chat's session\n/approve, /deny: answer a pending approval\n/help: this text")
+        "/status: this chat's session\n/model [NAME]: show or switch this chat's model\n/approve, /deny: answer a pending approval\n/help: this text")
 
 
 def state_path() -> Path:
@@ -144,7 +144,7 @@ class GatewayRunner:
     async def _command(self, session: ChatSession, text: str) -> str | None:
         """The reply to an in-chat command, or None when `text` is for the agent."""
         word = text.split()[0].split("@")[0].lower()
-        if word in ("/approve", "/deny", "/new", "/reset", "/stop", "/status", "/help", "/start"):
+        if word in ("/approve", "/deny", "/new", "/reset", "/stop", "/status", "/help", "/start", "/model"):
             self.hooks.emit(f"command:{word[1:]}", {"platform": session.adapter.name, "user_id": session.user_id,
                                                     "command": word[1:], "args": " ".join(text.split()[1:])})
         if word in ("/approve", "/deny"):
@@ -161,12 +161,30 @@ class GatewayRunner:
             return "⏹ Stopping the current task." if busy else "Nothing is running."
         if word == "/status":
             sid = (session.agent.session_id if session.agent is not None else None) or session.sessions.get(session.key)  # type: ignore[attr-defined]
-            return (f"Session: {sid or '(new)'}\nModel: {self.settings.model.model}\n"
+            return (f"Session: {sid or '(new)'}\nModel: {session.model or self.settings.model.model}\n"
                     f"Working: {'yes' if session.busy else 'no'}; queued messages: {len(session.queue)}\n"
                     f"Turns since start: {session.turns}")
         if word in ("/help", "/start"):
             return HELP
+        if word == "/model":
+            return await self._model(session, text.split()[1:])
         return None
+
+    async def _model(self, session: ChatSession, args: list[str]) -> str:
+        current = session.model or self.settings.model.model
+        if not args:
+            return f"Model: {current}\nSwitch with /model NAME (this chat only)."
+        if session.busy:
+            return "I'm working: send /model again once the reply has arrived."
+        session.model = args[0]
+        if session.agent is not None:
+            await asyncio.to_thread(self._switch_model, session.agent, args[0])
+        return f"Model for this chat: {args[0]} (was {current})."
+
+    def _switch_model(self, agent: object, model: str) -> None:
+        from hermes_agent.bootstrap import build_provider
+
+        agent.set_provider(build_provider(self.settings.with_overrides({"model.default": model})))  # type: ignore[attr-defined]
 
     def _session(self, event: Inbound) -> ChatSession:
         key = f"{event.platform}:{event.chat_id}"
@@ -175,6 +193,7 @@ class GatewayRunner:
             assert self.loop is not None
             session = ChatSession(key, event.chat_id, self.adapters[event.platform], self.session_map,
                                   self._builder(event.platform), self.loop, self.hooks, self.progress)
+            session.switch_model = self._switch_model
             self.sessions[key] = session
         return session
 

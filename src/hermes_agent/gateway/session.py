@@ -58,6 +58,8 @@ class ChatSession:
         self.loop, self.hooks, self.progress = loop, hooks or HookRunner([]), progress
         self.approver = ChatApprover(loop, adapter, chat_id)
         self.user_id = ""
+        self.model: str | None = None  # /model NAME for this chat
+        self.switch_model: Callable[[object, str], None] | None = None
         self._progress_lines: list[str] = []
         self._progress_msg: asyncio.Future | None = None
         self._steps = 0
@@ -160,6 +162,8 @@ class ChatSession:
     def _turn(self, text: str) -> str:
         if self.agent is None:
             self.agent = self.build(self.approver, self.sessions.get(self.key), self._on_event)
+            if self.model and self.switch_model is not None:
+                self.switch_model(self.agent, self.model)
         before = self.agent.session_id  # type: ignore[attr-defined]
         outcome = self.agent.run_turn(text)  # type: ignore[attr-defined]
         sid = self.agent.session_id  # type: ignore[attr-defined]
