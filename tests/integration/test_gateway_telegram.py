@@ -305,3 +305,19 @@ def test_model_command_switches_this_chat_only(fake, scripted, gateway):
     fake.user_says("again")
     assert fake.wait_for(lambda: len(fake.sent) == 6)
     assert fake.texts(111)[-1] == "via third-model"
+
+
+def test_a_refused_send_does_not_wedge_the_chat(fake, scripted, gateway, hermes_home):
+    scripted.default = lambda body: {"content": "re: " + body["messages"][-1]["content"]}
+    gw = gateway()
+    gw.start()
+    fake.fail("sendMessage", 403, count=1, description="Forbidden: bot was blocked by the user")
+    fake.user_says("first")
+    assert fake.wait_for(lambda: len(scripted.requests) == 1)
+    fake.user_says("second")
+    assert fake.wait_for(lambda: fake.texts() == ["re: second"])
+    gw.stop()
+    gw.start()
+    import time
+    time.sleep(1.0)
+    assert fake.texts() == ["re: second"] and len(scripted.requests) == 2

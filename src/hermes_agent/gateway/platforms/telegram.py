@@ -161,10 +161,16 @@ class TelegramAdapter:
 
             markup = InlineKeyboardMarkup([[InlineKeyboardButton(label, callback_data=data)
                                             for label, data in buttons]])
+        from telegram.error import BadRequest, Forbidden
+
         last = None
         pieces = split_text(text or "(empty reply)", MAX_LENGTH)
-        for i, piece in enumerate(pieces):
-            last = await self._send_one(chat_id, piece, markup if i == len(pieces) - 1 else None)
+        try:
+            for i, piece in enumerate(pieces):
+                last = await self._send_one(chat_id, piece, markup if i == len(pieces) - 1 else None)
+        except (BadRequest, Forbidden) as exc:  # chat gone, bot blocked: the event is answered as far as it can be
+            self.last_error = f"{time.strftime('%H:%M:%S')} send to {chat_id} refused: {exc}"
+            log.warning("telegram: %s", self.last_error)
         return last
 
     async def _send_one(self, chat_id: str, text: str, markup: object) -> str:
