@@ -321,3 +321,29 @@ def test_a_refused_send_does_not_wedge_the_chat(fake, scripted, gateway, hermes_
     import time
     time.sleep(1.0)
     assert fake.texts() == ["re: second"] and len(scripted.requests) == 2
+
+
+def test_gateway_start_stop_in_the_background(fake, scripted, hermes_home):
+    import subprocess
+
+    from tests.helpers import HERMES
+
+    scripted.add({"content": "from the background"})
+    gw = Gateway(hermes_home, fake, scripted.url, env={"GATEWAY_ALLOW_ALL_USERS": "true"})
+
+    def hermes(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([HERMES, "gateway", *args], env=gw.env, capture_output=True, text=True, timeout=60)
+
+    started = hermes("start")
+    try:
+        assert started.returncode == 0 and "Gateway started" in started.stdout
+        assert "already running" in hermes("start").stdout
+        fake.user_says("hi")
+        assert fake.wait_for(lambda: fake.texts() == ["from the background"], timeout=30)
+        assert "Gateway: running" in hermes("status").stdout
+    finally:
+        stopped = hermes("stop")
+    assert stopped.returncode == 0 and "Gateway stopped" in stopped.stdout
+    assert "Gateway: stopped" in hermes("status").stdout
+    assert hermes("stop").returncode == 1
+    assert "telegram polling" in (hermes_home / "logs" / "gateway.log").read_text()
