@@ -47,6 +47,8 @@ class FakeTelegram:
         self.down_status = 502
         self.hang_until = 0.0
         self._redeliver = False
+        self.webhook: dict | None = None  # {"url", "secret"} after setWebhook: updates are pushed
+        self.pushes: list[tuple[int, int]] = []  # (update_id, HTTP status of our POST)
         self.cond = threading.Condition()
         self.httpd = _Server(("127.0.0.1", 0), _handler(self))
         self.httpd.daemon_threads = True
@@ -90,7 +92,33 @@ class FakeTelegram:
             self.next_update += 1
             self.updates.append({"update_id": uid, **body})
             self.cond.notify_all()
-            return uid
+        if self.webhook is not None:
+            threading.Thread(target=self._push_webhook, args=(self.updates[-1],), daemon=True).start()
+        return uid
+
+    def _push_webhook(self, update: dict, secret: str | None = None, tries: int = 50) -> int:
+        """POST one update to the webhook as Telegram does, retrying until it is answered 200."""
+        import urllib.error
+        import urllib.request
+
+        hook = self.webhook or {}
+        status = 0
+        for _ in range(tries):
+            req = urllib.request.Request(hook["url"], data=json.dumps(update).encode(), method="POST",
+                                         headers={"Content-Type": "application/json",
+                                                  "X-Telegram-Bot-Api-Secret-Token": secret or hook["secret"]})
+            try:
+                with urllib.request.urlopen(req, timeout=10) as resp:
+                    status = resp.status
+            except urllib.error.HTTPError as exc:
+                status = exc.code
+            except OSError:
+                status = 0
+            self.pushes.append((update["update_id"], status))
+            if status == 200 or secret is not None:
+                return status
+            time.sleep(0.2)
+        return status
 
     # --- faults --------------------------------------------------------------------------------
     def outage(self, seconds: float, status: int = 502) -> None:
@@ -141,9 +169,21 @@ class FakeTelegram:
         return {"ok": True, "result": BOT}
 
     def api_deleteWebhook(self, p: dict) -> dict:
+        self.webhook = None
+        return {"ok": True, "result": True}
+
+    def api_setWebhook(self, p: dict) -> dict:
+        self.webhook = {"url": p["url"], "secret": p.get("secret_token", "")}
+        with self.cond:
+            waiting = list(self.updates)
+        for update in waiting:  # what arrived before the webhook was set is pushed now
+            threading.Thread(target=self._push_webhook, args=(update,), daemon=True).start()
         return {"ok": True, "result": True}
 
     def api_getUpdates(self, p: dict) -> dict:
+        if self.webhook is not None:
+            return {"ok": False, "error_code": 409, "description": "Conflict: can't use getUpdates method while "
+                    "webhook is active; use deleteWebhook to delete the webhook first"}
         offset = int(p.get("offset") or 0)
         timeout = float(p.get("timeout") or 0)
         deadline = time.time() + timeout

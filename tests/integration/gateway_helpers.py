@@ -35,7 +35,7 @@ class Gateway:
                                      stderr=subprocess.STDOUT, text=True)
         deadline = time.time() + timeout
         while time.time() < deadline:
-            if "telegram polling" in self.log.read_text():
+            if "gateway: telegram polling" in self.log.read_text() or "gateway: telegram webhook" in self.log.read_text():
                 return time.perf_counter() - t0
             if self.proc.poll() is not None:
                 raise AssertionError(f"gateway exited:\n{self.log.read_text()}")

@@ -347,3 +347,35 @@ def test_gateway_start_stop_in_the_background(fake, scripted, hermes_home):
     assert "Gateway: stopped" in hermes("status").stdout
     assert hermes("stop").returncode == 1
     assert "telegram polling" in (hermes_home / "logs" / "gateway.log").read_text()
+
+
+def test_webhook_mode_requires_the_secret_and_answers_once(fake, scripted, gateway, hermes_home):
+    import socket
+    import subprocess
+    import time
+
+    from tests.helpers import HERMES
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    hook_url = f"http://127.0.0.1:{port}/tg/hook"
+    scripted.default = lambda body: {"content": "re: " + body["messages"][-1]["content"]}
+    fake.user_says("sent before start")
+    gw = gateway(extra=f"      webhook_url: {hook_url}\n      webhook_port: {port}\n")
+    refused = subprocess.run([HERMES, "gateway", "run"], env=gw.env, capture_output=True, text=True, timeout=30)
+    assert refused.returncode != 0 and "TELEGRAM_WEBHOOK_SECRET" in refused.stdout + refused.stderr
+    gw.env["TELEGRAM_WEBHOOK_SECRET"] = "s3cret"
+    gw.start()
+    assert fake.wait_for(lambda: fake.texts() == ["re: sent before start"])
+    assert fake.webhook == {"url": hook_url, "secret": "s3cret"}
+    uid = fake.user_says("hello hook")
+    assert fake.wait_for(lambda: "re: hello hook" in fake.texts())
+    forged = {"update_id": uid + 50, "message": {"message_id": 1, "date": 0, "text": "forged",
+                                                  "from": {"id": 111, "is_bot": False, "first_name": "M"},
+                                                  "chat": {"id": 111, "type": "private"}}}
+    assert fake._push_webhook(forged, secret="wrong") == 403
+    dup = next(u for u in fake.updates if u["update_id"] == uid)
+    assert fake._push_webhook(dup) == 200
+    time.sleep(1.0)
+    assert fake.texts() == ["re: sent before start", "re: hello hook"] and len(scripted.requests) == 2

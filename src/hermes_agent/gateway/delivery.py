@@ -13,6 +13,8 @@ from pathlib import Path
 
 from hermes_agent import paths
 
+RECENT = 500
+
 
 def gateway_dir() -> Path:
     return paths.hermes_home() / "gateway"
@@ -27,6 +29,7 @@ class Inbox:
         data = self._read()
         self.offset: int = int(data.get("offset", 0))
         self.pending: dict[int, dict] = {int(k): v for k, v in (data.get("pending") or {}).items()}
+        self.recent: list[int] = [int(i) for i in data.get("recent") or []]  # answered ids (webhooks come unordered)
 
     def _read(self) -> dict:
         try:
@@ -39,18 +42,21 @@ class Inbox:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=self.path.parent, suffix=".tmp")
         with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump({"offset": self.offset, "pending": {str(k): v for k, v in self.pending.items()}}, f)
+            json.dump({"offset": self.offset, "pending": {str(k): v for k, v in self.pending.items()},
+                       "recent": self.recent[-RECENT:]}, f)
             f.flush()
             os.fsync(f.fileno())
         os.chmod(tmp, 0o600)
         os.replace(tmp, self.path)
 
-    def accept(self, events: list[tuple[int, dict | None]]) -> list[int]:
-        """Record a fetched batch (`None` payload = nothing to answer); returns the ids that are new."""
+    def accept(self, events: list[tuple[int, dict | None]], *, ordered: bool = True) -> list[int]:
+        """Record a fetched batch (`None` payload = nothing to answer); returns the ids that are new.
+        `ordered` (polling): an id below the offset is a re-delivery; pushed events are checked by id."""
         with self._lock:
             fresh = []
+            recent = set(self.recent)
             for event_id, payload in events:
-                if event_id < self.offset or event_id in self.pending:
+                if (ordered and event_id < self.offset) or event_id in self.pending or event_id in recent:
                     continue
                 if payload is not None:
                     self.pending[event_id] = payload
@@ -64,6 +70,7 @@ class Inbox:
         with self._lock:
             removed = [self.pending.pop(i, None) for i in event_ids]
             if any(r is not None for r in removed):
+                self.recent = (self.recent + list(event_ids))[-RECENT:]
                 self._write()
 
     def unanswered(self) -> list[tuple[int, dict]]:

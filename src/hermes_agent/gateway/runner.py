@@ -43,8 +43,26 @@ def build_adapters(settings: Settings) -> list[PlatformAdapter]:
         extra = tg.get("extra") or {}
         adapters.append(TelegramAdapter(str(token), base_url=extra.get("base_url"),
                                         base_file_url=extra.get("base_file_url"),
-                                        poll_timeout=float(extra.get("poll_timeout", 25))))
+                                        poll_timeout=float(extra.get("poll_timeout", 25)),
+                                        webhook=_webhook(settings, extra)))
     return adapters
+
+
+def _webhook(settings: Settings, extra: dict):  # type: ignore[no-untyped-def]
+    """Webhook mode when `extra.webhook_url` is set; it requires a secret (TELEGRAM_WEBHOOK_SECRET or
+    extra.webhook_secret) so nobody else can inject updates."""
+    url = extra.get("webhook_url") or settings.env.get("TELEGRAM_WEBHOOK_URL")
+    if not url:
+        return None
+    from hermes_agent.errors import ConfigError
+    from hermes_agent.gateway.platforms.telegram_webhook import WebhookConfig
+
+    secret = settings.env.get("TELEGRAM_WEBHOOK_SECRET") or extra.get("webhook_secret")
+    if not secret:
+        raise ConfigError("Telegram webhook mode needs a secret: set TELEGRAM_WEBHOOK_SECRET "
+                          "(or platforms.telegram.extra.webhook_secret)")
+    return WebhookConfig(str(url), str(secret), str(extra.get("webhook_host") or "127.0.0.1"),
+                         int(extra.get("webhook_port") or 8443))
 
 
 class GatewayRunner:
@@ -76,7 +94,7 @@ class GatewayRunner:
         self.hooks = HookRunner.discover(timeout=float(self.settings.get("gateway.hook_timeout", 5) or 5))
         for adapter in self.adapters.values():
             await adapter.start(self.handle)
-            print(f"gateway: {adapter.name} polling", flush=True)
+            print(f"gateway: {adapter.name} {adapter.status().get('mode', 'polling')}", flush=True)
         self.hooks.emit("gateway:startup", {"platforms": list(self.adapters)})
         background = [asyncio.create_task(self._write_state_forever()), asyncio.create_task(self._evict_forever()),
                       asyncio.create_task(asyncio.to_thread(_warm_up, self.settings))]

@@ -10,6 +10,7 @@ import time
 
 from hermes_agent.gateway.base import Handler, Inbound, split_text
 from hermes_agent.gateway.delivery import Inbox
+from hermes_agent.gateway.platforms.telegram_webhook import WebhookConfig, serve_webhook
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +44,7 @@ class TelegramAdapter:
     max_length = MAX_LENGTH
 
     def __init__(self, token: str, *, base_url: str | None = None, base_file_url: str | None = None,
-                 poll_timeout: float = 25.0, inbox: Inbox | None = None) -> None:
+                 poll_timeout: float = 25.0, inbox: Inbox | None = None, webhook: WebhookConfig | None = None) -> None:
         from telegram import Bot
         from telegram.request import HTTPXRequest
 
@@ -59,17 +60,20 @@ class TelegramAdapter:
         self.handler: Handler | None = None
         self._task: asyncio.Task | None = None
         self._handling: set[asyncio.Task] = set()
+        self.webhook = webhook
+        self._web = None
         self.connected = False
         self.last_error = ""
         self.username = ""
 
     async def start(self, handler: Handler) -> None:
-        """getMe + deleteWebhook (retried until the API answers), re-handle the unanswered inbox, poll."""
+        """getMe (retried until the API answers), re-handle the unanswered inbox, then poll (after deleteWebhook)
+        or serve the webhook (after setWebhook with the secret)."""
         self.handler = handler
-        me = await self._retrying(self.bot.initialize)
+        await self._retrying(self.bot.initialize)
         self.username = getattr(self.bot, "username", "") or ""
-        await self._retrying(self.bot.delete_webhook)
-        del me
+        if self.webhook is None:
+            await self._retrying(self.bot.delete_webhook)
         self.connected = True
         for event_id, payload in self.inbox.unanswered():
             inbound = self._translate(event_id, payload)
@@ -77,9 +81,20 @@ class TelegramAdapter:
                 await handler(inbound)
             else:
                 self.inbox.done([event_id])
-        self._task = asyncio.create_task(self._poll_forever(), name="telegram-poll")
+        if self.webhook is None:
+            self._task = asyncio.create_task(self._poll_forever(), name="telegram-poll")
+            return
+        self._web = await serve_webhook(self.webhook, self._pushed)
+        await self._retrying(self.bot.set_webhook, url=self.webhook.url, secret_token=self.webhook.secret,
+                             allowed_updates=["message", "callback_query"])
+
+    async def _pushed(self, update: dict) -> None:
+        payload = update if ("message" in update or "callback_query" in update) else None
+        await self._deliver([(update["update_id"], payload)], ordered=False)
 
     async def stop(self) -> None:
+        if self._web is not None:
+            await self._web.cleanup()
         if self._task:
             self._task.cancel()
             try:
@@ -121,18 +136,23 @@ class TelegramAdapter:
                                            timeout=int(self.poll_timeout),
                                            allowed_updates=["message", "callback_query"])
             self.connected = True
-            batch = [(u.update_id, u.to_dict() if (u.message or u.callback_query) else None) for u in updates]
-            fresh = set(self.inbox.accept(batch))
-            for u in updates:
-                if u.update_id not in fresh:
-                    continue
-                inbound = self._translate(u.update_id, u.to_dict())
-                if inbound is None:
-                    self.inbox.done([u.update_id])
-                elif self.handler is not None:  # a task each: one slow chat never holds up polling
-                    task = asyncio.create_task(self.handler(inbound))
-                    self._handling.add(task)
-                    task.add_done_callback(self._handling.discard)
+            await self._deliver([(u.update_id, u.to_dict() if (u.message or u.callback_query) else None)
+                                 for u in updates])
+
+    async def _deliver(self, batch: list[tuple[int, dict | None]], *, ordered: bool = True) -> None:
+        """Write the batch to the inbox first, then hand each new event to the handler (a task each: one slow
+        chat never holds up the others)."""
+        fresh = set(self.inbox.accept(batch, ordered=ordered))
+        for event_id, payload in batch:
+            if event_id not in fresh or payload is None:
+                continue
+            inbound = self._translate(event_id, payload)
+            if inbound is None:
+                self.inbox.done([event_id])
+            elif self.handler is not None:
+                task = asyncio.create_task(self.handler(inbound))
+                self._handling.add(task)
+                task.add_done_callback(self._handling.discard)
 
     def _translate(self, event_id: int, payload: dict) -> Inbound | None:
         from telegram import Update
@@ -215,7 +235,7 @@ class TelegramAdapter:
             log.debug("answerCallbackQuery failed: %s", exc)
 
     def status(self) -> dict:
-        return {"connected": self.connected, "last_error": self.last_error, "bot": self.username,
+        return {"mode": "webhook" if self.webhook else "polling", "connected": self.connected, "last_error": self.last_error, "bot": self.username,
                 "offset": self.inbox.offset, "unanswered": len(self.inbox.pending)}
 
 
