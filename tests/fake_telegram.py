@@ -11,7 +11,7 @@ import re
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, unquote
 
 BOT = {"id": 4242, "is_bot": True, "first_name": "Hermes", "username": "hermes_test_bot"}
 _UNESCAPED = re.compile(r"(?<!\\)[_\[\]()~>#+\-=|{}.!]")
@@ -48,7 +48,8 @@ class FakeTelegram:
         self.hang_until = 0.0
         self._redeliver = False
         self.webhook: dict | None = None  # {"url", "secret"} after setWebhook: updates are pushed
-        self.pushes: list[tuple[int, int]] = []  # (update_id, HTTP status of our POST)
+        self.pushes: list[tuple[int, int]] = []
+        self.files: dict[str, tuple[str, bytes]] = {}  # file_id -> (file_path, content)  # (update_id, HTTP status of our POST)
         self.cond = threading.Condition()
         self.httpd = _Server(("127.0.0.1", 0), _handler(self))
         self.httpd.daemon_threads = True
@@ -73,6 +74,16 @@ class FakeTelegram:
         user = {"id": user_id or chat_id, "is_bot": False, "first_name": name, "username": name.lower()}
         msg = {"message_id": self._mid(), "date": int(time.time()), "text": text, "from": user,
                "chat": {"id": chat_id, "type": chat_type, "first_name": name}}
+        return self._push({"message": msg})
+
+    def user_sends_file(self, name: str, content: bytes, caption: str = "", chat_id: int = 111) -> int:
+        file_id = f"file{len(self.files) + 1}"
+        self.files[file_id] = (f"documents/{name}", content)
+        user = {"id": chat_id, "is_bot": False, "first_name": "Alice"}
+        msg = {"message_id": self._mid(), "date": int(time.time()), "from": user, "caption": caption,
+               "chat": {"id": chat_id, "type": "private"},
+               "document": {"file_id": file_id, "file_unique_id": file_id + "u", "file_name": name,
+                            "file_size": len(content)}}
         return self._push({"message": msg})
 
     def press(self, data: str, chat_id: int = 111, user_id: int | None = None, name: str = "Alice") -> int:
@@ -165,6 +176,14 @@ class FakeTelegram:
             return {"ok": False, "error_code": 404, "description": "Not Found: method not found"}
         return fn(params)
 
+    def api_getFile(self, p: dict) -> dict:
+        path, content = self.files[p["file_id"]]
+        return {"ok": True, "result": {"file_id": p["file_id"], "file_unique_id": p["file_id"] + "u",
+                                       "file_size": len(content), "file_path": path}}
+
+    def file_url(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}/file/bot"
+
     def api_getMe(self, p: dict) -> dict:
         return {"ok": True, "result": BOT}
 
@@ -245,6 +264,10 @@ def _handler(fake: FakeTelegram) -> type[BaseHTTPRequestHandler]:
 
         def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            prefix = f"/file/bot{fake.token}/"
+            path = unquote(self.path)
+            if path.startswith(prefix):
+                return self._file(path[len(prefix):])
             parts = self.path.strip("/").split("/")
             if len(parts) != 2 or parts[0] != "bot" + fake.token:
                 return self._send(401, {"ok": False, "error_code": 401, "description": "Unauthorized"})
@@ -260,6 +283,13 @@ def _handler(fake: FakeTelegram) -> type[BaseHTTPRequestHandler]:
             self._send(200, fake.call(method, _parse(body, self.headers.get("Content-Type", ""))))
 
         do_GET = do_POST
+
+        def _file(self, path: str) -> None:
+            content = next((c for p, c in fake.files.values() if p == path), None)
+            self.send_response(200 if content is not None else 404)
+            self.send_header("Content-Length", str(len(content or b"")))
+            self.end_headers()
+            self.wfile.write(content or b"")
 
         def _fault(self, f: dict) -> None:
             status = f["status"]

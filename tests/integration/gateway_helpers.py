@@ -19,7 +19,8 @@ class Gateway:
                  extra: str = "", cwd: Path | None = None) -> None:
         self.home, self.fake = home, fake
         model_config(home, model_url, "platforms:\n  telegram:\n    extra:\n"
-                                      f"      base_url: {fake.base_url}\n      poll_timeout: 2\n{extra}")
+                                      f"      base_url: {fake.base_url}\n      base_file_url: {fake.file_url()}\n"
+                                      f"      poll_timeout: 2\n{extra}")
         self.env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "OPENROUTER_", "HERMES_",
                                                                             "TELEGRAM_", "GATEWAY_"))}
         self.env.update({"HERMES_HOME": str(home), "TELEGRAM_BOT_TOKEN": fake.token,

@@ -379,3 +379,15 @@ def test_webhook_mode_requires_the_secret_and_answers_once(fake, scripted, gatew
     assert fake._push_webhook(dup) == 200
     time.sleep(1.0)
     assert fake.texts() == ["re: sent before start", "re: hello hook"] and len(scripted.requests) == 2
+
+
+def test_a_document_sent_by_the_user_reaches_the_agent_as_a_file(fake, scripted, gateway, hermes_home):
+    scripted.default = lambda body: {"content": "got: " + body["messages"][-1]["content"]}
+    gateway().start()
+    fake.user_sends_file("notes.txt", b"line one\nline two\n", caption="summarise this")
+    assert fake.wait_for(lambda: fake.sent)
+    said = scripted.requests[0]["body"]["messages"][-1]["content"]
+    assert said.startswith("[The user sent a file, saved at ") and said.endswith("summarise this")
+    saved = said.split("saved at ", 1)[1].split("]", 1)[0]
+    assert saved.startswith(str(hermes_home / "cache" / "documents"))
+    assert open(saved, "rb").read() == b"line one\nline two\n"

@@ -12,6 +12,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from hermes_agent import paths
 from hermes_agent.config.settings import Settings
 from hermes_agent.errors import StorageError
 from hermes_agent.gateway.base import Inbound, PlatformAdapter
@@ -150,6 +151,8 @@ class GatewayRunner:
             await adapter.answer_callback(event.callback_id or "", f"Answer: {choice}" if choice else "Expired.")
             adapter.ack([event.event_id])  # type: ignore[attr-defined]
             return
+        if event.extra.get("file_id"):
+            event = await self._with_file(adapter, event)
         text = event.text.strip()
         if text.startswith("/"):
             reply = await self._command(session, text)
@@ -158,6 +161,21 @@ class GatewayRunner:
                 adapter.ack([event.event_id])  # type: ignore[attr-defined]
                 return
         session.submit(event)
+
+    async def _with_file(self, adapter: PlatformAdapter, event: Inbound) -> Inbound:
+        """Save an attachment under HERMES_HOME/cache/documents and tell the agent where it is."""
+        import dataclasses
+        import re
+
+        name = re.sub(r"[^A-Za-z0-9._-]", "_", str(event.extra.get("file_name") or "file"))[:100]
+        target = paths.hermes_home() / "cache" / "documents" / f"{event.event_id}_{name}"
+        try:
+            saved = await adapter.download(str(event.extra["file_id"]), target)  # type: ignore[attr-defined]
+            note = f"[The user sent a file, saved at {saved}]"
+        except Exception as exc:  # frontend boundary: the agent is told the file could not be fetched
+            log.warning("attachment download failed: %s", exc)
+            note = f"[The user sent a file ({name}) that could not be downloaded: {exc}]"
+        return dataclasses.replace(event, text=f"{note}\n{event.text}".strip())
 
     async def _command(self, session: ChatSession, text: str) -> str | None:
         """The reply to an in-chat command, or None when `text` is for the agent."""

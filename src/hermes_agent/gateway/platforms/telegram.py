@@ -7,6 +7,7 @@ import asyncio
 import logging
 import re
 import time
+from pathlib import Path
 
 from hermes_agent.gateway.base import Handler, Inbound, split_text
 from hermes_agent.gateway.delivery import Inbox
@@ -165,11 +166,25 @@ class TelegramAdapter:
                            q.from_user.full_name or "", "", is_dm=bool(chat and chat.type == "private"),
                            callback_data=q.data or "", callback_id=q.id)
         msg = update.message
-        if msg is None or msg.from_user is None or not (msg.text or msg.caption):
+        if msg is None or msg.from_user is None:
+            return None
+        extra = {}
+        if msg.document is not None:
+            extra = {"file_id": msg.document.file_id, "file_name": msg.document.file_name or "document"}
+        elif msg.photo:
+            extra = {"file_id": msg.photo[-1].file_id, "file_name": f"photo_{msg.message_id}.jpg"}
+        if not (msg.text or msg.caption or extra):
             return None
         return Inbound("telegram", event_id, str(msg.chat.id), str(msg.from_user.id),
                        msg.from_user.username or msg.from_user.full_name or "", msg.text or msg.caption or "",
-                       is_dm=msg.chat.type == "private")
+                       is_dm=msg.chat.type == "private", extra=extra)
+
+    async def download(self, file_id: str, target: Path) -> Path:
+        """Fetch an attachment (getFile, then the file URL) to `target`."""
+        remote = await self._retrying(self.bot.get_file, file_id)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        await remote.download_to_drive(target)
+        return target
 
     def ack(self, event_ids: list[int] | tuple[int, ...]) -> None:
         self.inbox.done(event_ids)
