@@ -49,7 +49,8 @@ class FakeTelegram:
         self._redeliver = False
         self.webhook: dict | None = None  # {"url", "secret"} after setWebhook: updates are pushed
         self.pushes: list[tuple[int, int]] = []
-        self.files: dict[str, tuple[str, bytes]] = {}  # file_id -> (file_path, content)  # (update_id, HTTP status of our POST)
+        self.files: dict[str, tuple[str, bytes]] = {}
+        self.documents: list[dict] = []  # file_id -> (file_path, content)  # (update_id, HTTP status of our POST)
         self.cond = threading.Condition()
         self.httpd = _Server(("127.0.0.1", 0), _handler(self))
         self.httpd.daemon_threads = True
@@ -231,6 +232,16 @@ class FakeTelegram:
                           "reply_markup": p.get("reply_markup"), "message_id": msg["message_id"], "time": time.time()})
         return {"ok": True, "result": msg}
 
+    def api_sendDocument(self, p: dict) -> dict:
+        doc = p.get("document")
+        if not isinstance(doc, dict):
+            return {"ok": False, "error_code": 400, "description": "Bad Request: there is no document in the request"}
+        self.documents.append({"chat_id": int(p["chat_id"]), "filename": doc["filename"], "content": doc["content"]})
+        msg = {"message_id": self._mid(), "date": int(time.time()), "from": BOT,
+               "chat": {"id": int(p["chat_id"]), "type": "private"},
+               "document": {"file_id": "sent", "file_unique_id": "sentu", "file_name": doc["filename"]}}
+        return {"ok": True, "result": msg}
+
     def api_editMessageText(self, p: dict) -> dict:
         self.edits.append(dict(p))
         return {"ok": True, "result": {"message_id": int(p.get("message_id", 0)), "date": int(time.time()),
@@ -246,6 +257,18 @@ class FakeTelegram:
 
 
 def _parse(body: bytes, ctype: str) -> dict:
+    if ctype.startswith("multipart/form-data"):
+        from email.parser import BytesParser
+        from email.policy import HTTP
+
+        msg = BytesParser(policy=HTTP).parsebytes(f"Content-Type: {ctype}\r\n\r\n".encode() + body)
+        out: dict = {}
+        for part in msg.iter_parts():
+            name = part.get_param("name", header="content-disposition")
+            payload = part.get_payload(decode=True)
+            filename = part.get_filename()
+            out[name] = {"filename": filename, "content": payload} if filename else payload.decode()
+        return out
     if "json" in ctype:
         return json.loads(body or b"{}")
     params = {k: v[0] for k, v in parse_qs(body.decode(), keep_blank_values=True).items()}

@@ -391,3 +391,16 @@ def test_a_document_sent_by_the_user_reaches_the_agent_as_a_file(fake, scripted,
     saved = said.split("saved at ", 1)[1].split("]", 1)[0]
     assert saved.startswith(str(hermes_home / "cache" / "documents"))
     assert open(saved, "rb").read() == b"line one\nline two\n"
+
+
+def test_a_media_line_in_the_reply_sends_the_file(fake, scripted, gateway, tmp_path):
+    report = tmp_path / "report.csv"
+    report.write_bytes(b"a,b\n1,2\n")
+    gw = gateway()
+    secret = gw.home / "config.yaml"
+    scripted.add({"content": f"Here is the report.\n\nMEDIA:{report}\nMEDIA:/nonexistent/file.txt\nMEDIA:{secret}"})
+    gw.start()
+    fake.user_says("send me the report")
+    assert fake.wait_for(lambda: fake.documents)
+    assert fake.documents == [{"chat_id": 111, "filename": "report.csv", "content": b"a,b\n1,2\n"}]
+    assert fake.texts() == [f"Here is the report.\n\nMEDIA:/nonexistent/file.txt\nMEDIA:{secret}"]

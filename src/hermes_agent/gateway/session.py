@@ -7,6 +7,7 @@ import asyncio
 import json
 import logging
 import os
+import re
 import tempfile
 import time
 from collections.abc import Callable
@@ -19,6 +20,30 @@ from hermes_agent.gateway.hooks import HookRunner
 
 log = logging.getLogger(__name__)
 TYPING_EVERY = 4.0
+
+
+_MEDIA = re.compile(r"^[ \t]*MEDIA:[ \t]*(\S+)[ \t]*$", re.M)
+
+
+def _sendable(path: Path) -> bool:
+    """Never hermes's own secrets or keys, whatever the model writes: HERMES_HOME (but its cache), ~/.ssh, .env."""
+    from hermes_agent import paths
+
+    real = path.resolve()
+    home = paths.hermes_home().resolve()
+    if real.is_relative_to(home) and not real.is_relative_to(home / "cache"):
+        return False
+    return not (real.is_relative_to(Path.home().resolve() / ".ssh") or real.name == ".env")
+
+
+def media_of(reply: str) -> tuple[str, list[Path]]:
+    """Hermes's `MEDIA:/path` lines: files to send after the text (only files that exist; the line is removed)."""
+    files = [Path(m) for m in _MEDIA.findall(reply) if Path(m).is_file() and _sendable(Path(m))]
+    if not files:
+        return reply, []
+    kept = {str(f) for f in files}
+    text = _MEDIA.sub(lambda m: "" if m.group(1) in kept else m.group(0), reply)
+    return re.sub(r"\n{3,}", "\n\n", text).strip(), files
 
 
 class SessionMap:
@@ -119,7 +144,11 @@ class ChatSession:
             if self.closing:
                 return
             self.hooks.emit("agent:end", {**self.hook_context(), "response": reply[:500]})
-            await self.adapter.send(self.chat_id, reply)
+            reply, files = media_of(reply)
+            if reply.strip() or not files:
+                await self.adapter.send(self.chat_id, reply)
+            for path in files:
+                await self.adapter.send_file(self.chat_id, path)  # type: ignore[attr-defined]
             self.adapter.ack([e.event_id for e in batch])  # type: ignore[attr-defined]
             self.turns += 1
             self.last_active = time.monotonic()

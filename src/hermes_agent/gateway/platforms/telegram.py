@@ -222,6 +222,20 @@ class TelegramAdapter:
         msg = await self._retrying(self.bot.send_message, chat_id=int(chat_id), text=text, reply_markup=markup)
         return str(msg.message_id)
 
+    async def send_file(self, chat_id: str, path: Path, caption: str = "") -> str | None:
+        """Send a local file as a document (photos too: Telegram keeps them uncompressed that way)."""
+        from telegram.error import BadRequest, Forbidden
+
+        try:
+            with open(path, "rb") as fh:
+                msg = await self._retrying(self.bot.send_document, chat_id=int(chat_id), document=fh,
+                                           filename=path.name, caption=caption or None)
+        except (BadRequest, Forbidden, OSError) as exc:
+            self.last_error = f"{time.strftime('%H:%M:%S')} file {path.name} to {chat_id} refused: {exc}"
+            log.warning("telegram: %s", self.last_error)
+            return None
+        return str(msg.message_id)
+
     async def edit(self, chat_id: str, message_id: str, text: str) -> None:
         from telegram.error import BadRequest
 
