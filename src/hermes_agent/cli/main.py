@@ -36,6 +36,8 @@ SUBCOMMANDS: dict[str, str] = {
     "auth": "auth",
     "cron": "cron",
     "api": "api",
+    "gateway": "gateway",
+    "pairing": "pairing",
 }
 
 

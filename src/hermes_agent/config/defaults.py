@@ -71,6 +71,8 @@ DEFAULT_CONFIG: dict = {
     "skills": {"review": "auto", "external_dirs": [], "disabled": [], "guard_agent_created": False},
     "mcp_servers": {},
     "cron": {},
+    "gateway": {"max_concurrent_turns": 6, "hook_timeout": 5, "idle_evict_seconds": 900},
+    "platforms": {},
     "mcp_discovery_timeout": 1.5,
     "tools": {"tool_search": {"enabled": "auto", "threshold_pct": 10}},
     "plugins": {"enabled": [], "disabled": [], "entries": {}},  # opt-in, as in Hermes

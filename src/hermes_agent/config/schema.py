@@ -173,6 +173,15 @@ class PluginsCfg:
 
 
 @dataclass(frozen=True, slots=True)
+class GatewayCfg:
+    """Our gateway knobs (Hermes's other `gateway:` keys are left alone)."""
+
+    max_concurrent_turns: int = field(**_c(min=1, max=64))
+    hook_timeout: float = field(**_c(min=0.01))
+    idle_evict_seconds: float = field(**_c(min=1))
+
+
+@dataclass(frozen=True, slots=True)
 class Config:
     """Every key read outside config/, typed. Free-form sections (mcp_servers, personalities, auxiliary,
     ...) are FreeForm mappings: their own modules check their insides."""
@@ -204,6 +213,8 @@ class Config:
     auxiliary: FreeForm
     mcp_servers: FreeForm
     cron: FreeForm  # Hermes's scheduler-provider settings; we read `cron.timeout`
+    gateway: GatewayCfg
+    platforms: FreeForm  # platforms.<name>.enabled/token/extra, as Hermes users write them
 
 
 def _section(kind: object) -> bool:

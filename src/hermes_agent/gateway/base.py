@@ -1,0 +1,73 @@
+"""The PlatformAdapter seam: adapters translate a platform's API to these calls and nothing more."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+
+@dataclass(frozen=True, slots=True)
+class Inbound:
+    """One accepted platform event: a text message or a button press (`callback_data` set)."""
+
+    platform: str
+    event_id: int
+    chat_id: str
+    user_id: str
+    user_name: str
+    text: str
+    is_dm: bool = True
+    callback_data: str | None = None
+    callback_id: str | None = None
+    extra: dict = field(default_factory=dict)
+
+
+Handler = Callable[[Inbound], Awaitable[None]]
+
+
+class PlatformAdapter(Protocol):
+    """Connect, receive (through `handler`), send, edit, typing. No policy lives here."""
+
+    name: str
+    max_length: int
+
+    async def start(self, handler: Handler) -> None:
+        """Connect and start delivering events to `handler` (returns once polling runs)."""
+        ...
+
+    async def stop(self) -> None: ...
+
+    async def send(self, chat_id: str, text: str, buttons: list[tuple[str, str]] | None = None) -> str | None:
+        """Send `text` (split by the adapter if too long); returns the last message id."""
+        ...
+
+    async def edit(self, chat_id: str, message_id: str, text: str) -> None: ...
+
+    async def typing(self, chat_id: str) -> None: ...
+
+    async def answer_callback(self, callback_id: str, text: str = "") -> None: ...
+
+    def status(self) -> dict: ...
+
+
+def split_text(text: str, limit: int) -> list[str]:
+    """Pieces of at most `limit` characters, cut at a paragraph, line, sentence or word boundary when one
+    lies in the second half of the window, mid-word only when there is none."""
+    pieces: list[str] = []
+    rest = text
+    while len(rest) > limit:
+        window = rest[:limit]
+        cut = -1
+        for sep in ("\n\n", "\n", ". ", " "):
+            pos = window.rfind(sep)
+            if pos >= limit // 2:
+                cut = pos + len(sep)
+                break
+        if cut <= 0:
+            cut = limit
+        pieces.append(rest[:cut].rstrip())
+        rest = rest[cut:].lstrip("\n")
+    if rest.strip() or not pieces:
+        pieces.append(rest)
+    return pieces

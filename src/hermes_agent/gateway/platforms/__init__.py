@@ -1,0 +1,1 @@
+"""Platform adapters: one file each, each translating one platform's API to the PlatformAdapter seam."""

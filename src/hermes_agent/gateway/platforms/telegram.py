@@ -1,0 +1,273 @@
+"""Telegram through python-telegram-bot: long polling with our own loop (offsets in the durable Inbox,
+backoff on outages, 429 retry_after honoured), MarkdownV2 with a plain-text retry, 4096-char pieces."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import time
+from pathlib import Path
+
+from hermes_agent.gateway.base import Handler, Inbound, split_text
+from hermes_agent.gateway.delivery import Inbox
+from hermes_agent.gateway.platforms.telegram_webhook import WebhookConfig, serve_webhook
+
+log = logging.getLogger(__name__)
+
+MAX_LENGTH = 4096
+_SPECIAL = re.compile(r"([_*\[\]()~`>#+\-=|{}.!\\])")
+_CODE = re.compile(r"(```.*?```|`[^`\n]+`)", re.S)
+
+
+def escape_markdown_v2(text: str) -> str:
+    """Model markdown -> Telegram MarkdownV2: code spans kept, **bold** kept, every other special escaped."""
+    out = []
+    for i, part in enumerate(_CODE.split(text)):
+        if i % 2:  # a code span: only ` and \ need escaping inside
+            fence = "```" if part.startswith("```") else "`"
+            inner = part[len(fence):-len(fence)]
+            out.append(fence + inner.replace("\\", "\\\\").replace("`", "\\`") + fence)
+            continue
+        bits = part.split("**")
+        esc = [_SPECIAL.sub(r"\\\1", b) for b in bits]
+        if len(bits) % 2 == 1:  # balanced ** pairs become *bold*
+            out.append("".join(b if j % 2 == 0 else f"*{b}*" for j, b in enumerate(esc)))
+        else:
+            out.append("\\*\\*".join(esc))
+    return "".join(out)
+
+
+class TelegramAdapter:
+    """The PlatformAdapter for Telegram (python-telegram-bot's Bot, our polling loop)."""
+
+    name = "telegram"
+    max_length = MAX_LENGTH
+
+    def __init__(self, token: str, *, base_url: str | None = None, base_file_url: str | None = None,
+                 poll_timeout: float = 25.0, inbox: Inbox | None = None, webhook: WebhookConfig | None = None) -> None:
+        from telegram import Bot
+        from telegram.request import HTTPXRequest
+
+        kw = {}
+        if base_url:
+            kw["base_url"] = base_url.rstrip("/") + ("" if base_url.rstrip("/").endswith("/bot") else "/bot")
+        if base_file_url:
+            kw["base_file_url"] = base_file_url
+        self.poll_timeout = poll_timeout
+        self.bot = Bot(token, request=HTTPXRequest(connection_pool_size=32, read_timeout=15, connect_timeout=5),
+                       get_updates_request=HTTPXRequest(read_timeout=poll_timeout + 5, connect_timeout=5), **kw)
+        self.inbox = inbox or Inbox(self.name)
+        self.handler: Handler | None = None
+        self._task: asyncio.Task | None = None
+        self._handling: set[asyncio.Task] = set()
+        self.webhook = webhook
+        self._web = None
+        self.connected = False
+        self.last_error = ""
+        self.username = ""
+
+    async def start(self, handler: Handler) -> None:
+        """getMe (retried until the API answers), re-handle the unanswered inbox, then poll (after deleteWebhook)
+        or serve the webhook (after setWebhook with the secret)."""
+        self.handler = handler
+        await self._retrying(self.bot.initialize)
+        self.username = getattr(self.bot, "username", "") or ""
+        if self.webhook is None:
+            await self._retrying(self.bot.delete_webhook)
+        self.connected = True
+        for event_id, payload in self.inbox.unanswered():
+            inbound = self._translate(event_id, payload)
+            if inbound is not None:
+                await handler(inbound)
+            else:
+                self.inbox.done([event_id])
+        if self.webhook is None:
+            self._task = asyncio.create_task(self._poll_forever(), name="telegram-poll")
+            return
+        self._web = await serve_webhook(self.webhook, self._pushed)
+        await self._retrying(self.bot.set_webhook, url=self.webhook.url, secret_token=self.webhook.secret,
+                             allowed_updates=["message", "callback_query"])
+
+    async def _pushed(self, update: dict) -> None:
+        payload = update if ("message" in update or "callback_query" in update) else None
+        await self._deliver([(update["update_id"], payload)], ordered=False)
+
+    async def stop(self) -> None:
+        if self._web is not None:
+            await self._web.cleanup()
+        if self._task:
+            self._task.cancel()
+            try:
+                await self._task
+            except asyncio.CancelledError:
+                pass
+        try:
+            await self.bot.shutdown()
+        except Exception:  # frontend shutdown: a dead API must not block exit
+            log.debug("telegram shutdown failed", exc_info=True)
+
+    async def _retrying(self, call, *args, **kw):  # type: ignore[no-untyped-def]
+        """`call` until the API answers: 429 waits retry_after, outages back off (0.2 s doubling to 1 s);
+        a refusal (400 bad request, 403 forbidden, 401 bad token) is raised to the caller."""
+        from telegram.error import BadRequest, Forbidden, InvalidToken, RetryAfter, TelegramError
+
+        delay = 0.2
+        while True:
+            try:
+                return await call(*args, **kw)
+            except RetryAfter as exc:
+                self.last_error = f"rate limited: retry after {exc.retry_after}"
+                await asyncio.sleep(_seconds(exc.retry_after))
+            except (BadRequest, Forbidden, InvalidToken):
+                raise
+            except TelegramError as exc:  # TimedOut, NetworkError (502, dropped connection), anything else
+                self._outage(exc)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 1.0)
+
+    def _outage(self, exc: BaseException) -> None:
+        self.connected = False
+        self.last_error = f"{time.strftime('%H:%M:%S')} {type(exc).__name__}: {exc}"
+        log.warning("telegram API: %s", self.last_error)
+
+    async def _poll_forever(self) -> None:
+        while True:
+            updates = await self._retrying(self.bot.get_updates, offset=self.inbox.offset or None,
+                                           timeout=int(self.poll_timeout),
+                                           allowed_updates=["message", "callback_query"])
+            self.connected = True
+            await self._deliver([(u.update_id, u.to_dict() if (u.message or u.callback_query) else None)
+                                 for u in updates])
+
+    async def _deliver(self, batch: list[tuple[int, dict | None]], *, ordered: bool = True) -> None:
+        """Write the batch to the inbox first, then hand each new event to the handler (a task each: one slow
+        chat never holds up the others)."""
+        fresh = set(self.inbox.accept(batch, ordered=ordered))
+        for event_id, payload in batch:
+            if event_id not in fresh or payload is None:
+                continue
+            inbound = self._translate(event_id, payload)
+            if inbound is None:
+                self.inbox.done([event_id])
+            elif self.handler is not None:
+                task = asyncio.create_task(self.handler(inbound))
+                self._handling.add(task)
+                task.add_done_callback(self._handling.discard)
+
+    def _translate(self, event_id: int, payload: dict) -> Inbound | None:
+        from telegram import Update
+
+        update = Update.de_json(payload, self.bot)
+        if update.callback_query is not None:
+            q = update.callback_query
+            chat = q.message.chat if q.message else None
+            return Inbound("telegram", event_id, str(chat.id if chat else q.from_user.id), str(q.from_user.id),
+                           q.from_user.full_name or "", "", is_dm=bool(chat and chat.type == "private"),
+                           callback_data=q.data or "", callback_id=q.id)
+        msg = update.message
+        if msg is None or msg.from_user is None:
+            return None
+        extra = {}
+        if msg.document is not None:
+            extra = {"file_id": msg.document.file_id, "file_name": msg.document.file_name or "document"}
+        elif msg.photo:
+            extra = {"file_id": msg.photo[-1].file_id, "file_name": f"photo_{msg.message_id}.jpg"}
+        if not (msg.text or msg.caption or extra):
+            return None
+        return Inbound("telegram", event_id, str(msg.chat.id), str(msg.from_user.id),
+                       msg.from_user.username or msg.from_user.full_name or "", msg.text or msg.caption or "",
+                       is_dm=msg.chat.type == "private", extra=extra)
+
+    async def download(self, file_id: str, target: Path) -> Path:
+        """Fetch an attachment (getFile, then the file URL) to `target`."""
+        remote = await self._retrying(self.bot.get_file, file_id)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        await remote.download_to_drive(target)
+        return target
+
+    def ack(self, event_ids: list[int] | tuple[int, ...]) -> None:
+        self.inbox.done(event_ids)
+
+    async def send(self, chat_id: str, text: str, buttons: list[tuple[str, str]] | None = None) -> str | None:
+        markup = None
+        if buttons:
+            from telegram import InlineKeyboardButton, InlineKeyboardMarkup
+
+            markup = InlineKeyboardMarkup([[InlineKeyboardButton(label, callback_data=data)
+                                            for label, data in buttons]])
+        from telegram.error import BadRequest, Forbidden
+
+        last = None
+        pieces = split_text(text or "(empty reply)", MAX_LENGTH)
+        try:
+            for i, piece in enumerate(pieces):
+                last = await self._send_one(chat_id, piece, markup if i == len(pieces) - 1 else None)
+        except (BadRequest, Forbidden) as exc:  # chat gone, bot blocked: the event is answered as far as it can be
+            self.last_error = f"{time.strftime('%H:%M:%S')} send to {chat_id} refused: {exc}"
+            log.warning("telegram: %s", self.last_error)
+        return last
+
+    async def _send_one(self, chat_id: str, text: str, markup: object) -> str:
+        from telegram.error import BadRequest
+
+        escaped = escape_markdown_v2(text)
+        if len(escaped) <= MAX_LENGTH:
+            try:
+                msg = await self._retrying(self.bot.send_message, chat_id=int(chat_id), text=escaped,
+                                           parse_mode="MarkdownV2", reply_markup=markup)
+                return str(msg.message_id)
+            except BadRequest as exc:
+                log.info("MarkdownV2 refused (%s): sending plain text", exc)
+        msg = await self._retrying(self.bot.send_message, chat_id=int(chat_id), text=text, reply_markup=markup)
+        return str(msg.message_id)
+
+    async def send_file(self, chat_id: str, path: Path, caption: str = "") -> str | None:
+        """Send a local file as a document (photos too: Telegram keeps them uncompressed that way)."""
+        from telegram.error import BadRequest, Forbidden
+
+        try:
+            with open(path, "rb") as fh:
+                msg = await self._retrying(self.bot.send_document, chat_id=int(chat_id), document=fh,
+                                           filename=path.name, caption=caption or None)
+        except (BadRequest, Forbidden, OSError) as exc:
+            self.last_error = f"{time.strftime('%H:%M:%S')} file {path.name} to {chat_id} refused: {exc}"
+            log.warning("telegram: %s", self.last_error)
+            return None
+        return str(msg.message_id)
+
+    async def edit(self, chat_id: str, message_id: str, text: str) -> None:
+        from telegram.error import BadRequest
+
+        for body, mode in ((escape_markdown_v2(text), "MarkdownV2"), (text, None)):
+            try:
+                await self._retrying(self.bot.edit_message_text, chat_id=int(chat_id), message_id=int(message_id),
+                                     text=body[:MAX_LENGTH], parse_mode=mode)
+                return
+            except BadRequest as exc:
+                log.info("edit refused (%s): %s", mode or "plain", exc)
+
+    async def typing(self, chat_id: str) -> None:
+        from telegram.error import TelegramError
+
+        try:
+            await self.bot.send_chat_action(chat_id=int(chat_id), action="typing")
+        except TelegramError as exc:  # typing is cosmetic: never retried, never fatal
+            log.debug("typing failed: %s", exc)
+
+    async def answer_callback(self, callback_id: str, text: str = "") -> None:
+        from telegram.error import TelegramError
+
+        try:
+            await self.bot.answer_callback_query(callback_id, text=text or None)
+        except TelegramError as exc:
+            log.debug("answerCallbackQuery failed: %s", exc)
+
+    def status(self) -> dict:
+        return {"mode": "webhook" if self.webhook else "polling", "connected": self.connected, "last_error": self.last_error, "bot": self.username,
+                "offset": self.inbox.offset, "unanswered": len(self.inbox.pending)}
+
+
+def _seconds(value: object) -> float:
+    total = getattr(value, "total_seconds", None)
+    return float(total()) if callable(total) else float(value)  # type: ignore[arg-type]

@@ -1,0 +1,305 @@
+"""The gateway process: adapters in, chat sessions out. One asyncio loop; agent turns in worker threads."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import signal
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from hermes_agent import paths
+from hermes_agent.config.settings import Settings
+from hermes_agent.errors import StorageError
+from hermes_agent.gateway.base import Inbound, PlatformAdapter
+from hermes_agent.gateway.delivery import gateway_dir
+from hermes_agent.gateway.hooks import HookRunner
+from hermes_agent.gateway.pairing import PairingStore
+from hermes_agent.gateway.routing import Access, authorized, pairing_reply
+from hermes_agent.gateway.session import ChatSession, SessionMap
+
+log = logging.getLogger(__name__)
+
+_BUILD_LOCK = threading.Lock()  # bootstrap's one-time discovery is not safe to run twice at once
+HELP = ("Commands:\n/new or /reset: start a new conversation\n/stop: stop the current task\n"
+        "/status: this chat's session\n/model [NAME]: show or switch this chat's model\n/approve, /deny: answer a pending approval\n/help: this text")
+
+
+def state_path() -> Path:
+    return gateway_dir() / "gateway_state.json"
+
+
+def build_adapters(settings: Settings) -> list[PlatformAdapter]:
+    """The enabled platforms (only Telegram exists yet): a token from TELEGRAM_BOT_TOKEN or platforms.telegram.token."""
+    adapters: list[PlatformAdapter] = []
+    tg = settings.cfg.platforms.get("telegram") or {}
+    token = settings.env.get("TELEGRAM_BOT_TOKEN") or tg.get("token")
+    if token and tg.get("enabled", True) is not False:
+        from hermes_agent.gateway.platforms.telegram import TelegramAdapter
+
+        extra = tg.get("extra") or {}
+        adapters.append(TelegramAdapter(str(token), base_url=extra.get("base_url"),
+                                        base_file_url=extra.get("base_file_url"),
+                                        poll_timeout=float(extra.get("poll_timeout", 25)),
+                                        webhook=_webhook(settings, extra)))
+    return adapters
+
+
+def _webhook(settings: Settings, extra: dict):  # type: ignore[no-untyped-def]
+    """Webhook mode when `extra.webhook_url` is set; it requires a secret (TELEGRAM_WEBHOOK_SECRET or
+    extra.webhook_secret) so nobody else can inject updates."""
+    url = extra.get("webhook_url") or settings.env.get("TELEGRAM_WEBHOOK_URL")
+    if not url:
+        return None
+    from hermes_agent.errors import ConfigError
+    from hermes_agent.gateway.platforms.telegram_webhook import WebhookConfig
+
+    secret = settings.env.get("TELEGRAM_WEBHOOK_SECRET") or extra.get("webhook_secret")
+    if not secret:
+        raise ConfigError("Telegram webhook mode needs a secret: set TELEGRAM_WEBHOOK_SECRET "
+                          "(or platforms.telegram.extra.webhook_secret)")
+    return WebhookConfig(str(url), str(secret), str(extra.get("webhook_host") or "127.0.0.1"),
+                         int(extra.get("webhook_port") or 8443))
+
+
+class GatewayRunner:
+    """Routes inbound events to per-chat sessions; commands and approvals are answered at once."""
+
+    def __init__(self, settings: Settings, adapters: list[PlatformAdapter]) -> None:
+        self.settings = settings
+        self.adapters = {a.name: a for a in adapters}
+        self.pairing = PairingStore()
+        self.access = {name: Access.from_settings(settings, name) for name in self.adapters}
+        self.sessions: dict[str, ChatSession] = {}
+        self.session_map = SessionMap(gateway_dir() / "sessions.json")
+        self.started = time.time()
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self._stop = asyncio.Event()
+        self.closing = False
+        self._locks: dict[str, asyncio.Lock] = {}
+        self.hooks = HookRunner([])
+        mode = str(settings.env.get("HERMES_TOOL_PROGRESS_MODE") or "all").lower()
+        on = str(settings.env.get("HERMES_TOOL_PROGRESS", "")).lower() in ("1", "true", "yes", "on")
+        self.progress = mode if on and mode in ("new", "all") else "off"
+
+    async def run(self) -> None:
+        self.loop = asyncio.get_running_loop()
+        workers = self.settings.cfg.gateway.max_concurrent_turns  # more threads only fight for the GIL
+        self.loop.set_default_executor(ThreadPoolExecutor(max_workers=workers, thread_name_prefix="gateway"))
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            self.loop.add_signal_handler(sig, self._stop.set)
+        self.hooks = HookRunner.discover(timeout=self.settings.cfg.gateway.hook_timeout)
+        for adapter in self.adapters.values():
+            await adapter.start(self.handle)
+            print(f"gateway: {adapter.name} {adapter.status().get('mode', 'polling')}", flush=True)
+        self.hooks.emit("gateway:startup", {"platforms": list(self.adapters)})
+        background = [asyncio.create_task(self._write_state_forever()), asyncio.create_task(self._evict_forever()),
+                      asyncio.create_task(asyncio.to_thread(_warm_up, self.settings))]
+        await self._stop.wait()
+        for task in background:
+            task.cancel()
+        await self.shutdown()
+
+    async def shutdown(self) -> None:
+        """Stop taking events; let running turns finish (5 s) and send their replies; then interrupt the rest
+        without replying: their events stay unanswered in the inbox and are handled after the next start."""
+        self.closing = True
+        for s in self.sessions.values():
+            s.queue.clear()
+        workers = [s.worker for s in self.sessions.values() if s.busy]
+        if workers:
+            await asyncio.wait(workers, timeout=5)
+        for s in self.sessions.values():
+            s.closing = True
+            s.stop()
+        if any(s.busy for s in self.sessions.values()):
+            await asyncio.wait([s.worker for s in self.sessions.values() if s.busy], timeout=10)  # type: ignore[misc]
+        for adapter in self.adapters.values():
+            await adapter.stop()
+        for s in self.sessions.values():
+            await asyncio.to_thread(s.close)
+        self.write_state(running=False)
+
+    async def handle(self, event: Inbound) -> None:
+        """One accepted event; the events of one chat are handled in order (one lock per chat)."""
+        lock = self._locks.setdefault(f"{event.platform}:{event.chat_id}", asyncio.Lock())
+        async with lock:
+            await self._handle(event)
+
+    async def _handle(self, event: Inbound) -> None:
+        """Unauthorised users cost no model call; commands never wait for the agent."""
+        if self.closing:
+            return  # left unanswered in the inbox: handled after the next start
+        adapter = self.adapters[event.platform]
+        access = self.access[event.platform]
+        if not authorized(access, self.pairing, event):
+            reply = pairing_reply(access, self.pairing, event)
+            if event.callback_id:
+                await adapter.answer_callback(event.callback_id, "Not allowed.")
+            if reply:
+                await adapter.send(event.chat_id, reply)
+            adapter.ack([event.event_id])  # type: ignore[attr-defined]
+            return
+        session = self._session(event)
+        session.user_id = event.user_id
+        if event.callback_data is not None:
+            choice = session.approver.answer_button(event.callback_data)
+            await adapter.answer_callback(event.callback_id or "", f"Answer: {choice}" if choice else "Expired.")
+            adapter.ack([event.event_id])  # type: ignore[attr-defined]
+            return
+        if event.extra.get("file_id"):
+            event = await self._with_file(adapter, event)
+        text = event.text.strip()
+        if text.startswith("/"):
+            reply = await self._command(session, text)
+            if reply is not None:
+                await adapter.send(event.chat_id, reply)
+                adapter.ack([event.event_id])  # type: ignore[attr-defined]
+                return
+        session.submit(event)
+
+    async def _with_file(self, adapter: PlatformAdapter, event: Inbound) -> Inbound:
+        """Save an attachment under HERMES_HOME/cache/documents and tell the agent where it is."""
+        import dataclasses
+        import re
+
+        name = re.sub(r"[^A-Za-z0-9._-]", "_", str(event.extra.get("file_name") or "file"))[:100]
+        target = paths.hermes_home() / "cache" / "documents" / f"{event.event_id}_{name}"
+        try:
+            saved = await adapter.download(str(event.extra["file_id"]), target)  # type: ignore[attr-defined]
+            note = f"[The user sent a file, saved at {saved}]"
+        except Exception as exc:  # frontend boundary: the agent is told the file could not be fetched
+            log.warning("attachment download failed: %s", exc)
+            note = f"[The user sent a file ({name}) that could not be downloaded: {exc}]"
+        return dataclasses.replace(event, text=f"{note}\n{event.text}".strip())
+
+    async def _command(self, session: ChatSession, text: str) -> str | None:
+        """The reply to an in-chat command, or None when `text` is for the agent."""
+        word = text.split()[0].split("@")[0].lower()
+        if word in ("/approve", "/deny", "/new", "/reset", "/stop", "/status", "/help", "/start", "/model"):
+            self.hooks.emit(f"command:{word[1:]}", {"platform": session.adapter.name, "user_id": session.user_id,
+                                                    "command": word[1:], "args": " ".join(text.split()[1:])})
+        if word in ("/approve", "/deny"):
+            choice = session.approver.answer_text(" ".join([word, *text.split()[1:]]))
+            return f"Answer recorded: {choice}." if choice else "There is nothing waiting for approval."
+        if word in ("/new", "/reset"):
+            await session.reset()
+            self.hooks.emit("session:reset", session.hook_context())
+            return "✨ New conversation started."
+        if word == "/stop":
+            busy = session.busy
+            adapter = self.adapters[session.adapter.name]
+            adapter.ack([e.event_id for e in session.stop()])  # type: ignore[attr-defined]
+            return "⏹ Stopping the current task." if busy else "Nothing is running."
+        if word == "/status":
+            sid = (session.agent.session_id if session.agent is not None else None) or session.sessions.get(session.key)  # type: ignore[attr-defined]
+            return (f"Session: {sid or '(new)'}\nModel: {session.model or self.settings.model.model}\n"
+                    f"Working: {'yes' if session.busy else 'no'}; queued messages: {len(session.queue)}\n"
+                    f"Turns since start: {session.turns}")
+        if word in ("/help", "/start"):
+            return HELP
+        if word == "/model":
+            return await self._model(session, text.split()[1:])
+        return None
+
+    async def _model(self, session: ChatSession, args: list[str]) -> str:
+        current = session.model or self.settings.model.model
+        if not args:
+            return f"Model: {current}\nSwitch with /model NAME (this chat only)."
+        if session.busy:
+            return "I'm working: send /model again once the reply has arrived."
+        session.model = args[0]
+        if session.agent is not None:
+            await asyncio.to_thread(self._switch_model, session.agent, args[0])
+        return f"Model for this chat: {args[0]} (was {current})."
+
+    def _switch_model(self, agent: object, model: str) -> None:
+        from hermes_agent.bootstrap import build_provider
+
+        agent.set_provider(build_provider(self.settings.with_overrides({"model.default": model})))  # type: ignore[attr-defined]
+
+    def _session(self, event: Inbound) -> ChatSession:
+        key = f"{event.platform}:{event.chat_id}"
+        session = self.sessions.get(key)
+        if session is None:
+            assert self.loop is not None
+            session = ChatSession(key, event.chat_id, self.adapters[event.platform], self.session_map,
+                                  self._builder(event.platform), self.loop, self.hooks, self.progress)
+            session.switch_model = self._switch_model
+            self.sessions[key] = session
+        return session
+
+    def _builder(self, platform: str):  # type: ignore[no-untyped-def]
+        def build(approver, resume, on_event):  # type: ignore[no-untyped-def]
+            from hermes_agent.bootstrap import build_agent
+
+            kw = {"platform": platform, "approver": approver, "interactive": True, "event_callback": on_event}
+            with _BUILD_LOCK:
+                try:
+                    return build_agent(self.settings, resume=resume, **kw)
+                except StorageError:  # the remembered session is gone: start a new one
+                    log.warning("session %s not found: starting a new one", resume)
+                    return build_agent(self.settings, **kw)
+        return build
+
+    def write_state(self, running: bool = True) -> None:
+        state = {"pid": os.getpid(), "running": running, "started_at": self.started, "updated_at": time.time(),
+                 "platforms": {n: a.status() for n, a in self.adapters.items()},
+                 "sessions": len(self.sessions), "busy": sum(s.busy for s in self.sessions.values())}
+        path = state_path()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(state), encoding="utf-8")
+        tmp.replace(path)
+
+    async def _evict_forever(self) -> None:
+        """Idle chats give their agent back (memory stays flat); the next message resumes from state.db."""
+        idle = self.settings.cfg.gateway.idle_evict_seconds
+        while True:
+            await asyncio.sleep(min(30.0, idle / 2))
+            now = time.monotonic()
+            for key, session in list(self.sessions.items()):
+                if not session.busy and not session.queue and now - session.last_active > idle:
+                    del self.sessions[key]
+                    lock = self._locks.get(key)
+                    if lock is not None and not lock.locked():
+                        del self._locks[key]
+                    await asyncio.to_thread(session.close)
+                    log.info("evicted idle chat %s", key)
+
+    async def _write_state_forever(self) -> None:
+        while True:
+            self.write_state()
+            await asyncio.sleep(2)
+
+
+def _warm_up(settings: Settings) -> None:
+    """Build and drop one throwaway agent (no MCP, nothing stored) while polling starts: the lazy imports and
+    one-time discovery are paid now, not by the first chat."""
+    from hermes_agent.approval.approvers import AutoDenyApprover
+    from hermes_agent.bootstrap import build_agent
+
+    try:
+        with _BUILD_LOCK:
+            agent = build_agent(settings.with_overrides({"mcp_servers": {}}), platform="telegram",
+                                approver=AutoDenyApprover(), persist=False)
+    except Exception:  # a warm-up only: the real build reports any problem to the chat
+        log.info("warm-up failed", exc_info=True)
+        return
+    agent.close()
+
+
+def run_gateway(settings: Settings) -> int:
+    """`hermes gateway run`: serve until SIGINT/SIGTERM. Agents work in MESSAGING_CWD (default: home)."""
+    adapters = build_adapters(settings)
+    if not adapters:
+        print("No messaging platform configured: set TELEGRAM_BOT_TOKEN (or platforms.telegram.token).")
+        return 1
+    cwd = settings.env.get("MESSAGING_CWD") or os.path.expanduser("~")
+    os.chdir(cwd)
+    asyncio.run(GatewayRunner(settings, adapters).run())
+    return 0

@@ -1,0 +1,209 @@
+"""One chat's session: its agent (built and run in worker threads), the queue of messages that arrived
+while it worked (merged into the next turn), typing while it works, the chat -> session-id map."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import re
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from hermes_agent.events import Event, ToolFinished, ToolStarted
+from hermes_agent.gateway.approval import ChatApprover
+from hermes_agent.gateway.base import Inbound, PlatformAdapter
+from hermes_agent.gateway.hooks import HookRunner
+
+log = logging.getLogger(__name__)
+TYPING_EVERY = 4.0
+
+
+_MEDIA = re.compile(r"^[ \t]*MEDIA:[ \t]*(\S+)[ \t]*$", re.M)
+
+
+def _sendable(path: Path) -> bool:
+    """Never hermes's own secrets or keys, whatever the model writes: HERMES_HOME (but its cache), ~/.ssh, .env."""
+    from hermes_agent import paths
+
+    real = path.resolve()
+    home = paths.hermes_home().resolve()
+    if real.is_relative_to(home) and not real.is_relative_to(home / "cache"):
+        return False
+    return not (real.is_relative_to(Path.home().resolve() / ".ssh") or real.name == ".env")
+
+
+def media_of(reply: str) -> tuple[str, list[Path]]:
+    """Hermes's `MEDIA:/path` lines: files to send after the text (only files that exist; the line is removed)."""
+    files = [Path(m) for m in _MEDIA.findall(reply) if Path(m).is_file() and _sendable(Path(m))]
+    if not files:
+        return reply, []
+    kept = {str(f) for f in files}
+    text = _MEDIA.sub(lambda m: "" if m.group(1) in kept else m.group(0), reply)
+    return re.sub(r"\n{3,}", "\n\n", text).strip(), files
+
+
+class SessionMap:
+    """chat key -> state.db session id (HERMES_HOME/gateway/sessions.json), so chats resume after a restart."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        try:
+            self.data: dict[str, str] = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            self.data = {}
+
+    def get(self, key: str) -> str | None:
+        return self.data.get(key)
+
+    def set(self, key: str, sid: str | None) -> None:
+        if sid is None:
+            self.data.pop(key, None)
+        elif self.data.get(key) == sid:
+            return
+        else:
+            self.data[key] = sid
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=self.path.parent, suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(self.data, f)
+        os.replace(tmp, self.path)
+
+
+class ChatSession:
+    """The agent of one chat plus its inbound queue. `build(approver, resume)` makes the agent (in a thread)."""
+
+    def __init__(self, key: str, chat_id: str, adapter: PlatformAdapter, sessions: SessionMap,
+                 build: Callable[[ChatApprover, str | None, Callable[[Event], None]], object],
+                 loop: asyncio.AbstractEventLoop, hooks: HookRunner | None = None, progress: str = "off") -> None:
+        self.key, self.chat_id, self.adapter, self.sessions, self.build = key, chat_id, adapter, sessions, build
+        self.loop, self.hooks, self.progress = loop, hooks or HookRunner([]), progress
+        self.approver = ChatApprover(loop, adapter, chat_id)
+        self.user_id = ""
+        self.model: str | None = None  # /model NAME for this chat
+        self.switch_model: Callable[[object, str], None] | None = None
+        self._progress_lines: list[str] = []
+        self._progress_msg: asyncio.Future | None = None
+        self._steps = 0
+        self._last_tool = ""
+        self.agent: object | None = None
+        self.queue: list[Inbound] = []
+        self.worker: asyncio.Task | None = None
+        self.turns = 0
+        self.last_active = time.monotonic()
+        self.closing = False  # the gateway is stopping: an interrupted turn is neither answered nor acknowledged
+
+    @property
+    def busy(self) -> bool:
+        return self.worker is not None and not self.worker.done()
+
+    def submit(self, event: Inbound) -> None:
+        """Queue a message; start the worker if idle (a busy worker picks it up in its next turn)."""
+        self.queue.append(event)
+        self.last_active = time.monotonic()
+        if not self.busy:
+            self.worker = asyncio.create_task(self._work(), name=f"chat-{self.key}")
+
+    def stop(self) -> list[Inbound]:
+        """Interrupt the running turn and drop the queue; returns the dropped events (to acknowledge)."""
+        dropped, self.queue = self.queue, []
+        self.approver.answer_text("/deny")  # a pending approval must not hold the turn until its timeout
+        if self.agent is not None and self.busy:
+            self.agent.interrupt()  # type: ignore[attr-defined]
+        return dropped
+
+    async def reset(self) -> None:
+        """A new conversation: the next message starts a new session in state.db (queued messages are dropped)."""
+        self.adapter.ack([e.event_id for e in self.stop()])  # type: ignore[attr-defined]
+        if self.worker is not None:
+            await asyncio.gather(self.worker, return_exceptions=True)
+        if self.agent is not None:
+            await asyncio.to_thread(self.agent.reset)  # type: ignore[attr-defined]
+        self.sessions.set(self.key, None)
+
+    async def _work(self) -> None:
+        while self.queue:
+            batch, self.queue = self.queue, []
+            text = "\n\n".join(e.text for e in batch)
+            self.user_id = batch[-1].user_id
+            ctx = self.hook_context()
+            self.hooks.emit("agent:start", {**ctx, "message": text[:500]})
+            self._progress_lines, self._progress_msg, self._steps = [], None, 0
+            typing = asyncio.create_task(self._keep_typing())
+            try:
+                reply = await asyncio.to_thread(self._turn, text)
+            except Exception as exc:  # frontend boundary: the user hears about any failure
+                log.exception("turn failed in chat %s", self.key)
+                reply = f"⚠️ Sorry, that failed: {type(exc).__name__}: {exc}"
+            finally:
+                typing.cancel()
+                await asyncio.gather(typing, return_exceptions=True)
+            if self.closing:
+                return
+            self.hooks.emit("agent:end", {**self.hook_context(), "response": reply[:500]})
+            reply, files = media_of(reply)
+            if reply.strip() or not files:
+                await self.adapter.send(self.chat_id, reply)
+            for path in files:
+                await self.adapter.send_file(self.chat_id, path)  # type: ignore[attr-defined]
+            self.adapter.ack([e.event_id for e in batch])  # type: ignore[attr-defined]
+            self.turns += 1
+            self.last_active = time.monotonic()
+
+    async def _keep_typing(self) -> None:
+        while True:
+            await self.adapter.typing(self.chat_id)
+            await asyncio.sleep(TYPING_EVERY)
+
+    def hook_context(self) -> dict:
+        sid = self.agent.session_id if self.agent is not None else self.sessions.get(self.key)  # type: ignore[attr-defined]
+        return {"platform": self.adapter.name, "user_id": self.user_id, "chat_id": self.chat_id,
+                "session_id": sid or "", "session_key": self.key}
+
+    def _on_event(self, event: Event) -> None:
+        """Agent events (worker thread): tool progress to the chat, agent:step to the hooks."""
+        if isinstance(event, ToolFinished):
+            self._steps += 1
+            self.hooks.emit_threadsafe(self.loop, "agent:step", {**self.hook_context(), "iteration": self._steps,
+                                                                 "tool_names": [event.name]})
+        if not isinstance(event, ToolStarted) or self.progress not in ("new", "all"):
+            return
+        if self.progress == "new" and self._progress_lines and self._last_tool == event.name:
+            return
+        self._last_tool = event.name
+        self._progress_lines.append(f"{event.emoji or '⚙️'} `{event.shown()}`...")
+        asyncio.run_coroutine_threadsafe(self._show_progress(), self.loop)
+
+    async def _show_progress(self) -> None:
+        """One progress message per turn, edited in place as tools run."""
+        text = "\n".join(self._progress_lines)
+        if self._progress_msg is None:
+            self._progress_msg = asyncio.ensure_future(self.adapter.send(self.chat_id, text))
+            await self._progress_msg
+            return
+        message_id = await self._progress_msg
+        if message_id:
+            await self.adapter.edit(self.chat_id, message_id, text)
+
+    def _turn(self, text: str) -> str:
+        if self.agent is None:
+            self.agent = self.build(self.approver, self.sessions.get(self.key), self._on_event)
+            if self.model and self.switch_model is not None:
+                self.switch_model(self.agent, self.model)
+        before = self.agent.session_id  # type: ignore[attr-defined]
+        outcome = self.agent.run_turn(text)  # type: ignore[attr-defined]
+        sid = self.agent.session_id  # type: ignore[attr-defined]
+        self.sessions.set(self.key, sid)
+        if sid and sid != before:
+            self.hooks.emit_threadsafe(self.loop, "session:start", self.hook_context())
+        if outcome.reason == "interrupted":
+            return outcome.final_text or "⏹ Stopped."
+        return outcome.final_text or "(no reply)"
+
+    def close(self) -> None:
+        if self.agent is not None:
+            self.agent.close()  # type: ignore[attr-defined]
+            self.agent = None
