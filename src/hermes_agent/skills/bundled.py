@@ -67,8 +67,18 @@ def bundled_skills(source: Path | None = None) -> list[tuple[str, str, Path]]:
 
 
 def seed_bundled(skills_dir: Path, source: Path | None = None) -> SeedReport:
-    """Copy new or updated bundled skills into `skills_dir`, respecting user edits and deletions."""
+    """Copy new or updated bundled skills into `skills_dir`, respecting user edits and deletions. Several
+    processes starting on one fresh home (gateway, cron, api) take turns under a file lock."""
+    import fcntl
+
     skills_dir = Path(skills_dir)
+    skills_dir.mkdir(parents=True, exist_ok=True)
+    with open(skills_dir / ".bundled.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _seed_locked(skills_dir, source)
+
+
+def _seed_locked(skills_dir: Path, source: Path | None) -> SeedReport:
     report = SeedReport()
     skills = bundled_skills(source)
     manifest = read_manifest(skills_dir)

@@ -83,3 +83,25 @@ def test_hermes_manifest_is_read_never_written_and_our_skills_keep_their_own(tmp
     (skills_dir / HERMES_MANIFEST).write_text("hermes-only-skill:0123456789abcdef0123456789abcdef\n")
     again = seed_bundled(skills_dir)
     assert sorted(again.unchanged) == sorted(name for _, name, _ in ours) and not again.skipped_conflict
+
+
+def test_concurrent_seeding_of_a_fresh_home_is_safe(tmp_path):
+    import threading
+
+    from hermes_agent.skills.bundled import seed_bundled
+
+    errors: list[BaseException] = []
+
+    def seed() -> None:
+        try:
+            seed_bundled(tmp_path / "skills")
+        except BaseException as exc:  # noqa: BLE001 - collected and asserted below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=seed) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert any((tmp_path / "skills").rglob("SKILL.md"))
