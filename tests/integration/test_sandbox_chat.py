@@ -8,8 +8,11 @@ import base64
 import hashlib
 import json
 import random
+import shutil
 import sys
+import tempfile
 import zipfile
+from pathlib import Path
 
 import pytest
 
@@ -126,7 +129,12 @@ def test_legitimate_work_still_works(scripted, hermes_home, tmp_path, mechanism)
         f"for i in $(seq 50); do curl -s http://127.0.0.1:{port}/ && break; sleep 0.1; done | grep -c test_it",
         f"{sys.executable} -m pytest -q -p no:cacheprovider test_it.py 2>&1 | tail -1",
     ]
-    results, _ = _run(scripted, hermes_home, home, work, commands, f"sandbox:\n  mechanism: {mechanism}\n")
+    # The Hermes home (its config.yaml is a secret) lives outside /tmp for the same reason.
+    outside = Path(tempfile.mkdtemp(prefix="hermes-home-", dir="/var/tmp"))
+    try:
+        results, _ = _run(scripted, outside, home, work, commands, f"sandbox:\n  mechanism: {mechanism}\n")
+    finally:
+        shutil.rmtree(outside, ignore_errors=True)
     outputs = [r.get("output", "") for r in results]
     assert "pkg 42" in outputs[0], outputs[0]
     assert outputs[1].strip() == "1", outputs[1]
