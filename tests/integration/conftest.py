@@ -26,3 +26,13 @@ def start(scripted, hermes_home, tmp_path):
     yield _start
     for repl in opened:
         repl.close()
+
+
+@pytest.fixture
+def fake():
+    """A fake Telegram Bot API on loopback (tests/fake_telegram.py) for the gateway tests."""
+    from tests.fake_telegram import FakeTelegram
+
+    server = FakeTelegram().start()
+    yield server
+    server.stop()

@@ -10,16 +10,8 @@ import pytest
 
 pytest.importorskip("telegram")
 
-from tests.fake_telegram import FakeTelegram  # noqa: E402
 from tests.helpers import run_hermes  # noqa: E402
 from tests.integration.gateway_helpers import Gateway  # noqa: E402
-
-
-@pytest.fixture
-def fake():
-    server = FakeTelegram().start()
-    yield server
-    server.stop()
 
 
 @pytest.fixture

@@ -6,17 +6,9 @@ import pytest
 
 pytest.importorskip("telegram")
 
-from tests.fake_telegram import FakeTelegram  # noqa: E402
 from tests.integration.gateway_helpers import Gateway  # noqa: E402
 
 ALICE = 111
-
-
-@pytest.fixture
-def fake():
-    server = FakeTelegram().start()
-    yield server
-    server.stop()
 
 
 @pytest.fixture
