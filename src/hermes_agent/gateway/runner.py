@@ -34,36 +34,20 @@ def state_path() -> Path:
 
 
 def build_adapters(settings: Settings) -> list[PlatformAdapter]:
-    """The enabled platforms (only Telegram exists yet): a token from TELEGRAM_BOT_TOKEN or platforms.telegram.token."""
+    """The enabled platforms: each module in `platforms.PLATFORMS` builds its adapter from settings, or None."""
+    import importlib
+
+    from hermes_agent.gateway.platforms import PLATFORMS
+
     adapters: list[PlatformAdapter] = []
-    tg = settings.cfg.platforms.get("telegram") or {}
-    token = settings.env.get("TELEGRAM_BOT_TOKEN") or tg.get("token")
-    if token and tg.get("enabled", True) is not False:
-        from hermes_agent.gateway.platforms.telegram import TelegramAdapter
-
-        extra = tg.get("extra") or {}
-        adapters.append(TelegramAdapter(str(token), base_url=extra.get("base_url"),
-                                        base_file_url=extra.get("base_file_url"),
-                                        poll_timeout=float(extra.get("poll_timeout", 25)),
-                                        webhook=_webhook(settings, extra)))
+    for name, module in PLATFORMS:
+        conf = settings.cfg.platforms.get(name) or {}
+        if conf.get("enabled", True) is False:
+            continue
+        adapter = importlib.import_module(module).from_settings(settings, conf)
+        if adapter is not None:
+            adapters.append(adapter)
     return adapters
-
-
-def _webhook(settings: Settings, extra: dict):  # type: ignore[no-untyped-def]
-    """Webhook mode when `extra.webhook_url` is set; it requires a secret (TELEGRAM_WEBHOOK_SECRET or
-    extra.webhook_secret) so nobody else can inject updates."""
-    url = extra.get("webhook_url") or settings.env.get("TELEGRAM_WEBHOOK_URL")
-    if not url:
-        return None
-    from hermes_agent.errors import ConfigError
-    from hermes_agent.gateway.platforms.telegram_webhook import WebhookConfig
-
-    secret = settings.env.get("TELEGRAM_WEBHOOK_SECRET") or extra.get("webhook_secret")
-    if not secret:
-        raise ConfigError("Telegram webhook mode needs a secret: set TELEGRAM_WEBHOOK_SECRET "
-                          "(or platforms.telegram.extra.webhook_secret)")
-    return WebhookConfig(str(url), str(secret), str(extra.get("webhook_host") or "127.0.0.1"),
-                         int(extra.get("webhook_port") or 8443))
 
 
 class GatewayRunner:
@@ -98,7 +82,7 @@ class GatewayRunner:
             print(f"gateway: {adapter.name} {adapter.status().get('mode', 'polling')}", flush=True)
         self.hooks.emit("gateway:startup", {"platforms": list(self.adapters)})
         background = [asyncio.create_task(self._write_state_forever()), asyncio.create_task(self._evict_forever()),
-                      asyncio.create_task(asyncio.to_thread(_warm_up, self.settings))]
+                      asyncio.create_task(asyncio.to_thread(_warm_up, self.settings, next(iter(self.adapters))))]
         await self._stop.wait()
         for task in background:
             task.cancel()
@@ -277,7 +261,7 @@ class GatewayRunner:
             await asyncio.sleep(2)
 
 
-def _warm_up(settings: Settings) -> None:
+def _warm_up(settings: Settings, platform: str) -> None:
     """Build and drop one throwaway agent (no MCP, nothing stored) while polling starts: the lazy imports and
     one-time discovery are paid now, not by the first chat."""
     from hermes_agent.approval.approvers import AutoDenyApprover
@@ -285,7 +269,7 @@ def _warm_up(settings: Settings) -> None:
 
     try:
         with _BUILD_LOCK:
-            agent = build_agent(settings.with_overrides({"mcp_servers": {}}), platform="telegram",
+            agent = build_agent(settings.with_overrides({"mcp_servers": {}}), platform=platform,
                                 approver=AutoDenyApprover(), persist=False)
     except Exception:  # a warm-up only: the real build reports any problem to the chat
         log.info("warm-up failed", exc_info=True)
@@ -297,7 +281,8 @@ def run_gateway(settings: Settings) -> int:
     """`hermes gateway run`: serve until SIGINT/SIGTERM. Agents work in MESSAGING_CWD (default: home)."""
     adapters = build_adapters(settings)
     if not adapters:
-        print("No messaging platform configured: set TELEGRAM_BOT_TOKEN (or platforms.telegram.token).")
+        print("No messaging platform configured: set TELEGRAM_BOT_TOKEN (or platforms.telegram.token), "
+              "DISCORD_BOT_TOKEN, SLACK_BOT_TOKEN + SLACK_APP_TOKEN, or WHATSAPP_ACCESS_TOKEN.")
         return 1
     cwd = settings.env.get("MESSAGING_CWD") or os.path.expanduser("~")
     os.chdir(cwd)

@@ -38,6 +38,32 @@ def escape_markdown_v2(text: str) -> str:
     return "".join(out)
 
 
+def from_settings(settings, conf: dict):  # type: ignore[no-untyped-def]
+    """A TelegramAdapter when TELEGRAM_BOT_TOKEN (or platforms.telegram.token) is set, else None."""
+    token = settings.env.get("TELEGRAM_BOT_TOKEN") or conf.get("token")
+    if not token:
+        return None
+    extra = conf.get("extra") or {}
+    return TelegramAdapter(str(token), base_url=extra.get("base_url"), base_file_url=extra.get("base_file_url"),
+                           poll_timeout=float(extra.get("poll_timeout", 25)), webhook=_webhook(settings, extra))
+
+
+def _webhook(settings, extra: dict) -> WebhookConfig | None:  # type: ignore[no-untyped-def]
+    """Webhook mode when `extra.webhook_url` is set; it requires a secret (TELEGRAM_WEBHOOK_SECRET or
+    extra.webhook_secret) so nobody else can inject updates."""
+    url = extra.get("webhook_url") or settings.env.get("TELEGRAM_WEBHOOK_URL")
+    if not url:
+        return None
+    from hermes_agent.errors import ConfigError
+
+    secret = settings.env.get("TELEGRAM_WEBHOOK_SECRET") or extra.get("webhook_secret")
+    if not secret:
+        raise ConfigError("Telegram webhook mode needs a secret: set TELEGRAM_WEBHOOK_SECRET "
+                          "(or platforms.telegram.extra.webhook_secret)")
+    return WebhookConfig(str(url), str(secret), str(extra.get("webhook_host") or "127.0.0.1"),
+                         int(extra.get("webhook_port") or 8443))
+
+
 class TelegramAdapter:
     """The PlatformAdapter for Telegram (python-telegram-bot's Bot, our polling loop)."""
 
