@@ -36,9 +36,9 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         if action == "install":
             return svc.install(force=getattr(args, "force", False))
         return svc.uninstall() if action == "uninstall" else svc.control(action)
-    try:
-        import aiohttp  # noqa: F401
-    except ImportError:
+    import importlib.util
+
+    if importlib.util.find_spec("aiohttp") is None:  # found, not imported: each adapter imports what it needs
         from hermes_agent.paths import install_hint
 
         print(f"hermes gateway needs the gateway extra: {install_hint('gateway')}", file=sys.stderr)
