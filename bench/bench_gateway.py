@@ -1,8 +1,9 @@
 """Gateway benchmark: the real `hermes gateway run` against the local fake Telegram Bot API
 (tests/fake_telegram.py) and the scripted model answering instantly.
 
-Usage: .venv/bin/python bench/bench_gateway.py [--chats 20] [--per-chat 10] [--soak 2000] [--outage 15]
-Reports: start to polling, DM reply latency (median of 10, sequential), N chats x M messages sent at once
+Usage: .venv/bin/python bench/bench_gateway.py [--chats 20] [--per-chat 10] [--soak 2000] [--outage 15] [--hermes-ref BIN]
+Runs ours, then the released Hermes (--hermes-ref, its messaging extra) on a fresh fake and model.
+Reports: start to polling (process start to the first getUpdates), DM reply latency (median of 10, sequential), N chats x M messages sent at once
 (p50/p95 per message until the reply that covers it, msg/s), RSS idle / after the load / after --soak more
 messages / after idle chats are evicted (gateway.idle_evict_seconds: 5), and the time from the end of an
 --outage seconds long 502 outage to the reply of a message sent during it."""
@@ -10,7 +11,10 @@ messages / after idle chats are evicted (gateway.idle_evict_seconds: 5), and the
 from __future__ import annotations
 
 import argparse
+import os
+import signal
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -72,46 +76,103 @@ def pct(values: list[float], q: float) -> float:
     return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
 
 
+class HermesGateway:
+    """The released Hermes's `hermes gateway run` (its `messaging` extra) on the same fake and model."""
+
+    def __init__(self, bin_path: str, home: Path, fake: FakeTelegram, model_url: str) -> None:
+        self.home, self.fake, self.bin = home / "hermes-home", fake, bin_path
+        self.home.mkdir(parents=True)
+        (self.home / "config.yaml").write_text(
+            f"model:\n  provider: custom\n  default: scripted-model\n  base_url: {model_url}\n  api_key: test-key\n"
+            "auxiliary:\n  title_generation:\n    enabled: false\n"
+            f"platforms:\n  telegram:\n    enabled: true\n    extra:\n      base_url: {fake.base_url}\n"
+            f"      base_file_url: {fake.file_url()}\n", encoding="utf-8")
+        (home / "user").mkdir()
+        self.env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "HERMES_", "TELEGRAM_"))}
+        self.env.update({"HERMES_HOME": str(self.home), "HOME": str(home / "user"), "TELEGRAM_BOT_TOKEN": fake.token,
+                         "GATEWAY_ALLOW_ALL_USERS": "true", "MESSAGING_CWD": str(home / "user")})
+        self.proc: subprocess.Popen | None = None
+
+    def start(self, timeout: float = 60) -> float:
+        polls = len(self.fake.polls)
+        t0 = time.time()
+        self.proc = subprocess.Popen([self.bin, "gateway", "run"], env=self.env, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.DEVNULL, cwd=str(self.home.parent / "user"))
+        self.fake.wait_for(lambda: len(self.fake.polls) > polls, timeout=timeout)
+        return self.fake.polls[polls] - t0
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+
+
+def measure(make, args: argparse.Namespace) -> dict:  # type: ignore[no-untyped-def]
+    """One program through the whole sequence, on a fresh fake and model."""
+    fake = FakeTelegram().start()
+    model = ScriptedServer(default=lambda body: {"content": "re: " + str(body["messages"][-1]["content"])}).start()
+    r: dict = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        gw = make(Path(tmp), fake, model.url)
+        try:
+            t0 = time.time()
+            gw.start()
+            fake.wait_for(lambda: fake.polls, timeout=60)
+            r["start"] = fake.polls[0] - t0
+            time.sleep(1.0)
+            pid = gw.proc.pid
+            r["idle"] = rss_mib(pid)
+            r["dm"] = dm_latency(fake)
+            r["lat"], r["rate"] = load(fake, args.chats, args.per_chat)
+            r["after"] = rss_mib(pid)
+            r["calls"] = len(model.requests) - len(r["dm"])
+            r["soak_lat"], r["soak_rate"] = load(fake, args.chats, max(1, args.soak // args.chats))
+            r["soaked"] = rss_mib(pid)
+            time.sleep(8)
+            r["evicted"] = rss_mib(pid)
+            r["recovery"] = outage(fake, args.outage) if args.outage else None
+        finally:
+            gw.stop()
+            fake.stop()
+            model.stop()
+    return r
+
+
+def report(name: str, r: dict, args: argparse.Namespace) -> None:
+    total = args.chats * args.per_chat
+    print(f"== {name}")
+    print(f"start to polling:   {r['start'] * 1000:.0f} ms (process start to the first getUpdates)")
+    print(f"DM reply latency:   median {statistics.median(r['dm']) * 1000:.0f} ms, max {max(r['dm']) * 1000:.0f} ms")
+    print(f"{args.chats} chats x {args.per_chat} msgs: p50 {pct(r['lat'], .5):.2f} s, p95 {pct(r['lat'], .95):.2f} s, "
+          f"{r['rate']:.1f} msg/s, {r['calls']} model calls for {total} messages")
+    print(f"RSS: idle {r['idle']:.0f} MiB, after {total + len(r['dm'])} messages {r['after']:.0f} MiB")
+    print(f"soak {len(r['soak_lat'])} more messages: p50 {pct(r['soak_lat'], .5):.2f} s, "
+          f"p95 {pct(r['soak_lat'], .95):.2f} s, {r['soak_rate']:.1f} msg/s; RSS after {r['soaked']:.0f} MiB, "
+          f"after idle eviction {r['evicted']:.0f} MiB")
+    if r["recovery"] is not None:
+        print(f"{args.outage:g} s 502 outage: reply {r['recovery']:.2f} s after the API came back")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--chats", type=int, default=20)
     ap.add_argument("--per-chat", type=int, default=10)
     ap.add_argument("--soak", type=int, default=2000)
     ap.add_argument("--outage", type=float, default=15.0)
+    ap.add_argument("--hermes-ref", default=os.environ.get("HERMES_REF_BIN") or "/work/hermes-ref/bin/hermes",
+                    help="the released Hermes's hermes (with its messaging extra); '' to skip it")
     args = ap.parse_args()
-    fake = FakeTelegram().start()
-    model = ScriptedServer(default=lambda body: {"content": "re: " + str(body["messages"][-1]["content"])}).start()
-    with tempfile.TemporaryDirectory() as tmp:
-        home = Path(tmp)
-        gw = Gateway(home, fake, model.url, env={"GATEWAY_ALLOW_ALL_USERS": "true"},
-                     extra="gateway:\n  idle_evict_seconds: 5\n")
-        try:
-            start = gw.start()
-            time.sleep(1.0)
-            idle = rss_mib(gw.proc.pid)  # type: ignore[union-attr]
-            dm = dm_latency(fake)
-            lat, rate = load(fake, args.chats, args.per_chat)
-            after = rss_mib(gw.proc.pid)  # type: ignore[union-attr]
-            calls = len(model.requests)
-            soak_lat, soak_rate = load(fake, args.chats, max(1, args.soak // args.chats))
-            soaked = rss_mib(gw.proc.pid)  # type: ignore[union-attr]
-            time.sleep(8)
-            evicted = rss_mib(gw.proc.pid)  # type: ignore[union-attr]
-            recovery = outage(fake, args.outage) if args.outage else None
-        finally:
-            gw.stop()
-            fake.stop()
-            model.stop()
-    total = args.chats * args.per_chat
-    print(f"start to polling:   {start * 1000:.0f} ms (process start, imports, getMe, deleteWebhook)")
-    print(f"DM reply latency:   median {statistics.median(dm) * 1000:.0f} ms, max {max(dm) * 1000:.0f} ms (no debounce)")
-    print(f"{args.chats} chats x {args.per_chat} msgs: p50 {pct(lat, .5):.2f} s, p95 {pct(lat, .95):.2f} s, "
-          f"{rate:.1f} msg/s, {calls - len(dm)} model calls for {total} messages (busy chats merged)")
-    print(f"RSS: idle {idle:.0f} MiB, after {total + len(dm)} messages {after:.0f} MiB")
-    print(f"soak {len(soak_lat)} more messages: p50 {pct(soak_lat, .5):.2f} s, p95 {pct(soak_lat, .95):.2f} s, "
-          f"{soak_rate:.1f} msg/s; RSS after {soaked:.0f} MiB, after idle eviction {evicted:.0f} MiB")
-    if recovery is not None:
-        print(f"{args.outage:g} s 502 outage: reply {recovery:.2f} s after the API came back")
+
+    def ours(home: Path, fake: FakeTelegram, url: str) -> Gateway:
+        return Gateway(home, fake, url, env={"GATEWAY_ALLOW_ALL_USERS": "true"},
+                       extra="gateway:\n  idle_evict_seconds: 5\n")
+
+    report("hermes-agent (ours)", measure(ours, args), args)
+    if args.hermes_ref and Path(args.hermes_ref).exists():
+        report("released Hermes 0.19.0", measure(lambda h, f, u: HermesGateway(args.hermes_ref, h, f, u), args), args)
 
 
 if __name__ == "__main__":

@@ -47,6 +47,7 @@ class FakeTelegram:
         self.down_status = 502
         self.hang_until = 0.0
         self._redeliver = False
+        self.polls: list[float] = []  # when each getUpdates arrived (the bench's "start to polling")
         self.webhook: dict | None = None  # {"url", "secret"} after setWebhook: updates are pushed
         self.pushes: list[tuple[int, int]] = []
         self.files: dict[str, tuple[str, bytes]] = {}
@@ -204,6 +205,7 @@ class FakeTelegram:
         if self.webhook is not None:
             return {"ok": False, "error_code": 409, "description": "Conflict: can't use getUpdates method while "
                     "webhook is active; use deleteWebhook to delete the webhook first"}
+        self.polls.append(time.time())
         offset = int(p.get("offset") or 0)
         timeout = float(p.get("timeout") or 0)
         deadline = time.time() + timeout
