@@ -396,3 +396,21 @@ def test_a_media_line_in_the_reply_sends_the_file(fake, scripted, gateway, tmp_p
     assert fake.wait_for(lambda: fake.documents)
     assert fake.documents == [{"chat_id": 111, "filename": "report.csv", "content": b"a,b\n1,2\n"}]
     assert fake.texts() == [f"Here is the report.\n\nMEDIA:/nonexistent/file.txt\nMEDIA:{secret}"]
+
+
+def test_skill_commands_in_chat(fake, scripted, gateway, hermes_home):
+    skill = hermes_home / "skills" / "ops" / "tidy-logs"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: tidy-logs\ndescription: Rotate and compress old log files\n---\n"
+                                    "1. Find logs older than a week.\n2. Compress them.\n")
+    scripted.add({"content": "Logs tidied."})
+    gateway().start()
+    fake.user_says("/skills")
+    assert fake.wait_for(lambda: any("/tidy-logs - Rotate and compress" in t for t in fake.texts()))
+    fake.user_says("/tidy-logs in /var/log/app")
+    assert fake.wait_for(lambda: any("Logs tidied" in t for t in fake.texts()))
+    sent = scripted.requests[-1]["body"]["messages"][-1]["content"]
+    assert "Follow the skill `tidy-logs`" in sent and "in /var/log/app" in sent and "Compress them." in sent
+    fake.user_says("/no-such-skill please")
+    assert fake.wait_for(lambda: len(scripted.requests) == 2)
+    assert scripted.requests[-1]["body"]["messages"][-1]["content"] == "/no-such-skill please"

@@ -109,19 +109,9 @@ def suggest(name: str) -> str | None:
 
 def skill_message(settings: object, text: str) -> str | None:
     """`/skill-name task`: the user message that runs an installed skill (None when no skill has that name)."""
-    from hermes_agent.skills.catalog import catalog_from_settings
+    from hermes_agent.skills.invoke import skill_message as message
 
-    head, _, arg = text.strip().partition(" ")
-    try:
-        info = catalog_from_settings(settings).get(head[1:])  # type: ignore[arg-type]
-        body = info.path.read_text(encoding="utf-8") if info is not None and info.error is None else None
-    except OSError:
-        body = None
-    if body is None:
-        return None
-    task = arg.strip() or "the task at hand (ask me if it is unclear)"
-    return (f"Follow the skill `{info.name}` below for: {task}\n\n"
-            f"<skill name=\"{info.name}\" dir=\"{info.dir}\">\n{body.strip()}\n</skill>")
+    return message(settings, text)  # type: ignore[arg-type]
 
 
 def unknown_message(text: str) -> str:

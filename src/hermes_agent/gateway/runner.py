@@ -26,7 +26,8 @@ log = logging.getLogger(__name__)
 
 _BUILD_LOCK = threading.Lock()  # bootstrap's one-time discovery is not safe to run twice at once
 HELP = ("Commands:\n/new or /reset: start a new conversation\n/stop: stop the current task\n"
-        "/status: this chat's session\n/model [NAME]: show or switch this chat's model\n/approve, /deny: answer a pending approval\n/help: this text")
+        "/status: this chat's session\n/model [NAME]: show or switch this chat's model\n/approve, /deny: answer a pending approval\n"
+        "/skills: installed skills; /<skill-name> TASK runs one\n/help: this text")
 
 
 def state_path() -> Path:
@@ -144,7 +145,21 @@ class GatewayRunner:
                 await adapter.send(event.chat_id, reply)
                 adapter.ack([event.event_id])  # type: ignore[attr-defined]
                 return
+            event = await self._skill(event, text)
         session.submit(event)
+
+    async def _skill(self, event: Inbound, text: str) -> Inbound:
+        """`/skill-name task` runs an installed skill, as in the REPL; any other /word goes to the agent as is."""
+        import dataclasses
+
+        from hermes_agent.skills.invoke import skill_message
+
+        message = await asyncio.to_thread(skill_message, self.settings, text)
+        if message is None:
+            return event
+        self.hooks.emit("command:skill", {"platform": event.platform, "user_id": event.user_id,
+                                          "command": text.split()[0][1:], "args": " ".join(text.split()[1:])})
+        return dataclasses.replace(event, text=message)
 
     async def _with_file(self, adapter: PlatformAdapter, event: Inbound) -> Inbound:
         """Save an attachment under HERMES_HOME/cache/documents and tell the agent where it is."""
@@ -186,6 +201,10 @@ class GatewayRunner:
                     f"Turns since start: {session.turns}")
         if word in ("/help", "/start"):
             return HELP
+        if word == "/skills":
+            from hermes_agent.skills.invoke import skill_list
+
+            return await asyncio.to_thread(skill_list, self.settings)
         if word == "/model":
             return await self._model(session, text.split()[1:])
         return None

@@ -1,0 +1,31 @@
+"""`/skill-name task` from any frontend (REPL, chats): the user message that runs an installed skill."""
+
+from __future__ import annotations
+
+from hermes_agent.config.settings import Settings
+from hermes_agent.skills.catalog import catalog_from_settings
+
+
+def skill_message(settings: Settings, text: str) -> str | None:
+    """The message that runs the skill named by `text`'s first word (None when no skill has that name)."""
+    head, _, arg = text.strip().partition(" ")
+    try:
+        info = catalog_from_settings(settings).get(head[1:].split("@")[0])
+        body = info.path.read_text(encoding="utf-8") if info is not None and info.error is None else None
+    except OSError:
+        body = None
+    if body is None or info is None:
+        return None
+    task = arg.strip() or "the task at hand (ask me if it is unclear)"
+    return (f"Follow the skill `{info.name}` below for: {task}\n\n"
+            f"<skill name=\"{info.name}\" dir=\"{info.dir}\">\n{body.strip()}\n</skill>")
+
+
+def skill_list(settings: Settings, limit: int = 60) -> str:
+    """Installed skills, one line each: what `/skills` shows in a chat."""
+    found = catalog_from_settings(settings).visible()
+    if not found:
+        return "No skills installed (they live in $HERMES_HOME/skills)."
+    rows = [f"/{info.name} - {info.one_line(80)}" for info in found[:limit]]
+    more = f"\n... and {len(found) - limit} more" if len(found) > limit else ""
+    return "Skills (send /name followed by the task):\n" + "\n".join(rows) + more
