@@ -18,7 +18,7 @@ from hermes_agent.tools.registry import discover_builtin_tools
 
 from .delegation import wire_delegation
 from .options import RunOptions
-from .provider import auxiliary_provider, build_provider, titler
+from .provider import auxiliary_provider, build_provider, provider_from_row, titler
 from .safety import wire_approval
 from .session import SessionBinding, bind_session, shared_store
 from .stores import (
@@ -106,7 +106,8 @@ def build_services(settings: Settings, *, platform: str = "cli", toolsets: list[
     discover_builtin_tools()
     hooks = HookBus()
     plugin_report = PluginReport() if opts.safe_mode else _load_plugins(settings, hooks)
-    ctx = ToolContext(settings=settings, task_id=new_task_id(), hook_bus=hooks)
+    ctx = ToolContext(settings=settings, task_id=new_task_id(), hook_bus=hooks,
+                      provider_for=lambda row: provider_from_row(settings, row))
     services = AgentServices(provider=provider, settings=settings, ctx=ctx, hooks=hooks)
     if not opts.safe_mode:
         _start_mcp(services, settings, wait=not interactive)

@@ -87,10 +87,18 @@ def auxiliary_provider(settings: Settings, task: str, main: Provider) -> Provide
     chosen = "" if chosen.lower() == "auto" else chosen  # Hermes's default rows: "auto" is the main endpoint
     if not (row.get("model") or row.get("base_url") or chosen):
         return main
+    return provider_from_row(settings, {**row, "provider": chosen})
+
+
+def provider_from_row(settings: Settings, row: Mapping) -> Provider:
+    """A provider from a config row {provider, model, base_url, api_key} (auxiliary tasks, MoA models); what
+    the row leaves out comes from the main model (its endpoint only when the row names no other provider)."""
+    chosen = str(row.get("provider") or "").strip()
+    chosen = "" if chosen.lower() == "auto" else chosen
     base = settings.model
     model = ModelSettings(provider=chosen or base.provider, model=str(row.get("model") or base.model),
                           base_url=str(row.get("base_url") or (base.base_url if not chosen else "")),
-                          api_key=str(row.get("api_key") or ""))
+                          api_key=str(row.get("api_key") or (base.api_key if not chosen else "")))
     return _single(settings, model, None)
 
 

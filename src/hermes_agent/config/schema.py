@@ -211,6 +211,7 @@ class Config:
     known_plugin_toolsets: FreeForm
     personalities: FreeForm
     auxiliary: FreeForm
+    moa: FreeForm  # Hermes's Mixture-of-Agents presets (tools/builtin/moa.py), plus our `moa.timeout`
     mcp_servers: FreeForm
     cron: FreeForm  # Hermes's scheduler-provider settings; we read `cron.timeout`
     gateway: GatewayCfg

@@ -15,6 +15,7 @@ from hermes_agent.terminal.base import TerminalBackend
 if TYPE_CHECKING:
     from hermes_agent.memory.store import MemoryStore
     from hermes_agent.memory.todo import TodoStore
+    from hermes_agent.providers.base import Provider
     from hermes_agent.tools.hooks import HookBus
     from hermes_agent.tools.registry import ToolEntry
 
@@ -41,6 +42,7 @@ class ToolContext:
     todo_store: TodoStore | None = None
     session_search: ToolRunner | None = None  # runs a session_search call on this agent's session store
     delegate: ToolRunner | None = None  # runs a delegate_task call (builds this agent's subagents)
+    provider_for: Callable[[Mapping], Provider] | None = None  # a provider for a config row {provider, model, ...}
     hook_bus: HookBus | None = None
     deferred_tools: Mapping[str, dict] | None = None  # name -> definition, behind tool_search/tool_call
     turn_id: str | None = None

@@ -1,0 +1,64 @@
+"""mixture_of_agents through `hermes chat -q`: references in parallel (one slow, one failing), one aggregator."""
+
+from __future__ import annotations
+
+import json
+
+from tests.helpers import model_config, run_hermes
+
+MOA = """moa:
+  timeout: 1.5
+  presets:
+    default:
+      reference_models:
+        - {{provider: custom, model: ref-a, base_url: {url}}}
+        - {{provider: custom, model: ref-b, base_url: {url}}}
+        - {{provider: custom, model: ref-slow, base_url: {url}}}
+        - {{provider: custom, model: ref-broken, base_url: {url}}}
+      aggregator: {{provider: custom, model: agg, base_url: {url}}}
+      max_tokens: 500
+"""
+
+
+def _answer(body: dict) -> dict:
+    model, messages = body["model"], body["messages"]
+    if model == "ref-a":
+        return {"content": "Answer A: the sum is 42."}
+    if model == "ref-b":
+        return {"content": "Answer B: 42, by pairing terms."}
+    if model == "ref-slow":
+        return {"content": "too late", "delay": 6}
+    if model == "ref-broken":
+        return {"error": {"status": 500, "message": "backend exploded"}}
+    if model == "agg":
+        return {"content": "SYNTH from: " + messages[0]["content"][-200:].replace("\n", " ")}
+    if messages[-1]["role"] == "tool":
+        return {"content": "Main saw: " + messages[-1]["content"]}
+    return {"tool_calls": [{"name": "mixture_of_agents", "arguments": {"user_prompt": "What is the sum?"}}]}
+
+
+def test_moa_merges_the_answers_that_arrive_and_names_the_rest(scripted, hermes_home):
+    scripted.default = _answer
+    model_config(hermes_home, scripted.url, MOA.format(url=scripted.url))
+    res = run_hermes("chat", "-q", "hard question", "-t", "moa", home=hermes_home, timeout=90)
+    assert res.returncode == 0, res.stdout + res.stderr
+    tool_msg = next(r["body"]["messages"][-1]["content"] for r in scripted.requests
+                    if r["body"]["model"] == "scripted-model" and r["body"]["messages"][-1]["role"] == "tool")
+    result = json.loads(tool_msg)
+    assert result["response"].startswith("SYNTH from:") and "Answer A" in result["response"] \
+        and "Answer B" in result["response"]
+    assert sorted(result["models"]) == ["custom/ref-a", "custom/ref-b"]
+    failed = " ".join(result["failed"])
+    assert "ref-slow: no answer within 1.5s" in failed and "ref-broken" in failed
+    assert result["seconds"] < 5
+    refs = [r for r in scripted.requests if r["body"]["model"].startswith("ref-")]
+    assert all(r["body"]["messages"] == [{"role": "user", "content": "What is the sum?"}] for r in refs)
+    assert "Main saw:" in res.stdout
+
+
+def test_moa_without_configured_models_says_how_to_configure(scripted, hermes_home):
+    calls = iter([{"tool_calls": [{"name": "mixture_of_agents", "arguments": {"user_prompt": "x"}}]}])
+    scripted.default = lambda body: next(calls, {"content": "Main saw: " + body["messages"][-1]["content"]})
+    model_config(hermes_home, scripted.url)
+    res = run_hermes("chat", "-q", "hard question", "-t", "moa", home=hermes_home, timeout=60)
+    assert "moa.presets.default.reference_models" in res.stdout, res.stdout + res.stderr
