@@ -88,6 +88,15 @@ class FakeTelegram:
                             "file_size": len(content)}}
         return self._push({"message": msg})
 
+    def user_sends_voice(self, content: bytes, chat_id: int = 111) -> int:
+        file_id = f"file{len(self.files) + 1}"
+        self.files[file_id] = (f"voice/{file_id}.oga", content)
+        user = {"id": chat_id, "is_bot": False, "first_name": "Alice"}
+        msg = {"message_id": self._mid(), "date": int(time.time()), "from": user, "chat": {"id": chat_id, "type": "private"},
+               "voice": {"file_id": file_id, "file_unique_id": file_id + "u", "duration": 2, "mime_type": "audio/ogg",
+                         "file_size": len(content)}}
+        return self._push({"message": msg})
+
     def press(self, data: str, chat_id: int = 111, user_id: int | None = None, name: str = "Alice") -> int:
         user = {"id": user_id or chat_id, "is_bot": False, "first_name": name}
         msg = {"message_id": self._mid(), "date": int(time.time()), "text": "(buttons)", "from": BOT,

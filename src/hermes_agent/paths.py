@@ -95,3 +95,11 @@ def install_hint(extra: str) -> str:
         return f"reinstall hermes-agent from its source checkout with the [{extra}] extra"
     editable = "-e " if (info.get("dir_info") or {}).get("editable") else ""
     return f"{sys.executable} -m pip install {editable}'{unquote(urlparse(url).path)}[{extra}]'"
+
+
+def media_cache(kind: str) -> Path:
+    """Where generated media go, as Hermes keeps them: cache/images and cache/audio, or the legacy
+    image_cache / audio_cache directory when a Hermes home already has one."""
+    home = hermes_home()
+    legacy = home / {"images": "image_cache", "audio": "audio_cache"}.get(kind, f"{kind}_cache")
+    return legacy if legacy.is_dir() else home / "cache" / kind

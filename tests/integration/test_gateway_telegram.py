@@ -414,3 +414,23 @@ def test_skill_commands_in_chat(fake, scripted, gateway, hermes_home):
     fake.user_says("/no-such-skill please")
     assert fake.wait_for(lambda: len(scripted.requests) == 2)
     assert scripted.requests[-1]["body"]["messages"][-1]["content"] == "/no-such-skill please"
+
+
+def test_a_voice_note_is_transcribed_for_the_agent_and_echoed(fake, scripted, gateway, hermes_home):
+    from tests.fake_media import FakeMedia
+
+    media = FakeMedia().start()
+    try:
+        scripted.add({"content": "Watered."})
+        gateway(env={"OPENAI_API_KEY": "sk-stt"},
+                extra=f"stt:\n  provider: openai\n  openai:\n    base_url: {media.url}/v1\n").start()
+        fake.user_sends_voice(b"OggS" + b"\x00" * 200)
+        assert fake.wait_for(lambda: any("Watered." in t for t in fake.texts()), timeout=30)
+        assert "🎙️ please water the plants" in fake.texts()
+        sent = scripted.requests[-1]["body"]["messages"][-1]["content"]
+        assert 'Transcript: "please water the plants"' in sent
+        req = media.requests[-1]
+        assert req["path"] == "/v1/audio/transcriptions" and req["headers"]["authorization"] == "Bearer sk-stt"
+        assert b'name="model"\r\n\r\nwhisper-1' in req["body"] and b"OggS" in req["body"]
+    finally:
+        media.stop()

@@ -56,9 +56,11 @@ def test_moa_merges_the_answers_that_arrive_and_names_the_rest(scripted, hermes_
     assert "Main saw:" in res.stdout
 
 
-def test_moa_without_configured_models_says_how_to_configure(scripted, hermes_home):
-    calls = iter([{"tool_calls": [{"name": "mixture_of_agents", "arguments": {"user_prompt": "x"}}]}])
-    scripted.default = lambda body: next(calls, {"content": "Main saw: " + body["messages"][-1]["content"]})
+def test_moa_without_configured_models_is_not_offered_and_says_why(scripted, hermes_home):
+    scripted.add({"content": "fine"})
     model_config(hermes_home, scripted.url)
-    res = run_hermes("chat", "-q", "hard question", "-t", "moa", home=hermes_home, timeout=60)
-    assert "moa.presets.default.reference_models" in res.stdout, res.stdout + res.stderr
+    res = run_hermes("chat", "-q", "hard question", "-t", "moa,todo", home=hermes_home, timeout=60)
+    offered = [t["function"]["name"] for t in scripted.requests[0]["body"].get("tools") or []]
+    assert "todo" in offered and "mixture_of_agents" not in offered
+    listed = run_hermes("tools", "list", home=hermes_home)
+    assert "moa.presets.<active or default preset>.reference_models" in listed.stdout, res.stdout + res.stderr

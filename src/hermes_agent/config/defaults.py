@@ -65,6 +65,9 @@ DEFAULT_CONFIG: dict = {
     "memory": {"memory_enabled": True, "user_profile_enabled": True, "memory_char_limit": 2200, "user_char_limit": 1375},
     "auxiliary": {},
     "moa": {},
+    "tts": {},
+    "stt": {},
+    "image_gen": {},
     "sessions": {"title_mode": "first_message"},  # first_message | llm (one auxiliary call) | off
     "context_file_max_chars": None,  # None: the built-in 20000
     "display": {"show_reasoning": True, "tool_progress": "all", "streaming": True, "personality": ""},

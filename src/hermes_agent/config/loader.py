@@ -155,3 +155,28 @@ def load_settings(overrides: Mapping[str, object] | None = None, *, yolo: bool =
     except ConfigError as exc:
         raise ConfigError(f"{cfg_path}: {exc}") from None
     return Settings(data=data, env=env, home=home, config_file=cfg_path, yolo=yolo, typed=typed)
+
+
+_SNAPSHOT: dict[tuple, Settings] = {}
+
+
+def settings_snapshot() -> Settings | None:
+    """load_settings() reused until HERMES_HOME, config.yaml, .env or the environment change: for checks that
+    run without a Settings at hand (a tool's check_fn). None when the config cannot be read."""
+    def stamp(p: Path) -> float:
+        try:
+            return p.stat().st_mtime
+        except OSError:
+            return 0.0
+
+    key = (str(paths.hermes_home()), stamp(paths.config_path()), stamp(paths.env_path()),
+           hash(frozenset(os.environ.items())))
+    found = _SNAPSHOT.get(key)
+    if found is None:
+        try:
+            found = load_settings()
+        except ConfigError:
+            return None
+        _SNAPSHOT.clear()
+        _SNAPSHOT[key] = found
+    return found

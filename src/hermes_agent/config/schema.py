@@ -212,6 +212,9 @@ class Config:
     personalities: FreeForm
     auxiliary: FreeForm
     moa: FreeForm  # Hermes's Mixture-of-Agents presets (tools/builtin/moa.py), plus our `moa.timeout`
+    tts: FreeForm  # tts.provider + tts.<provider>.* (media/speech.py)
+    stt: FreeForm  # stt.enabled, stt.provider + stt.<provider>.* (media/transcribe.py)
+    image_gen: FreeForm  # image_gen.provider/model/base_url (media/images.py)
     mcp_servers: FreeForm
     cron: FreeForm  # Hermes's scheduler-provider settings; we read `cron.timeout`
     gateway: GatewayCfg

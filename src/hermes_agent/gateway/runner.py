@@ -162,7 +162,9 @@ class GatewayRunner:
         return dataclasses.replace(event, text=message)
 
     async def _with_file(self, adapter: PlatformAdapter, event: Inbound) -> Inbound:
-        """Save an attachment under HERMES_HOME/cache/documents and tell the agent where it is."""
+        """Save an attachment under HERMES_HOME/cache/documents and tell the agent where it is; a voice note is
+        transcribed (stt.*) and the agent gets the transcript (the user sees it too unless stt.echo_transcripts
+        is false)."""
         import dataclasses
         import re
 
@@ -170,11 +172,27 @@ class GatewayRunner:
         target = paths.hermes_home() / "cache" / "documents" / f"{event.event_id}_{name}"
         try:
             saved = await adapter.download(str(event.extra["file_id"]), target)  # type: ignore[attr-defined]
-            note = f"[The user sent a file, saved at {saved}]"
         except Exception as exc:  # frontend boundary: the agent is told the file could not be fetched
             log.warning("attachment download failed: %s", exc)
             note = f"[The user sent a file ({name}) that could not be downloaded: {exc}]"
+            return dataclasses.replace(event, text=f"{note}\n{event.text}".strip())
+        note = f"[The user sent a file, saved at {saved}]"
+        if event.extra.get("voice"):
+            note = await self._transcript(adapter, event, Path(saved))
         return dataclasses.replace(event, text=f"{note}\n{event.text}".strip())
+
+    async def _transcript(self, adapter: PlatformAdapter, event: Inbound, saved: Path) -> str:
+        from hermes_agent.media.http import MediaError
+        from hermes_agent.media.transcribe import transcribe
+
+        stt = self.settings.cfg.stt
+        try:
+            text = await asyncio.to_thread(transcribe, saved, stt, self.settings.env)
+        except (MediaError, OSError) as exc:
+            return f"[The user sent a voice message (saved at {saved}) that could not be transcribed: {exc}]"
+        if stt.get("echo_transcripts", True) is not False:
+            await adapter.send(event.chat_id, f"🎙️ {text}")
+        return f'[The user sent a voice message. Transcript: "{text}"]'
 
     async def _command(self, session: ChatSession, text: str) -> str | None:
         """The reply to an in-chat command, or None when `text` is for the agent."""

@@ -31,7 +31,8 @@ def _sendable(path: Path) -> bool:
 
     real = path.resolve()
     home = paths.hermes_home().resolve()
-    if real.is_relative_to(home) and not real.is_relative_to(home / "cache"):
+    media = (home / "cache", home / "image_cache", home / "audio_cache")  # generated images and speech too
+    if real.is_relative_to(home) and not any(real.is_relative_to(m) for m in media):
         return False
     return not (real.is_relative_to(Path.home().resolve() / ".ssh") or real.name == ".env")
 

@@ -56,6 +56,7 @@ TOOLSETS: dict[str, dict] = {
     "vision": _ts("Image analysis", ["vision_analyze"]),
     "video": _ts("Video analysis", ["video_analyze"]),
     "image_gen": _ts("Image generation", ["image_generate"]),
+    "moa": _ts("Mixture of agents: a hard question to several models, one merged answer", ["mixture_of_agents"]),
     "video_gen": _ts("Video generation", ["video_generate", "xai_video_edit", "xai_video_extend"]),
     "computer_use": _ts("Desktop control (screenshots, mouse, keyboard)", ["computer_use"]),
     "terminal": _ts("Shell commands and background processes", ["terminal", "process"]),

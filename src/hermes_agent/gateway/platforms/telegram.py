@@ -199,6 +199,10 @@ class TelegramAdapter:
             extra = {"file_id": msg.document.file_id, "file_name": msg.document.file_name or "document"}
         elif msg.photo:
             extra = {"file_id": msg.photo[-1].file_id, "file_name": f"photo_{msg.message_id}.jpg"}
+        elif msg.voice is not None or msg.audio is not None:
+            audio = msg.voice or msg.audio
+            name = getattr(audio, "file_name", None) or f"voice_{msg.message_id}.ogg"
+            extra = {"file_id": audio.file_id, "file_name": name, "voice": True}
         if not (msg.text or msg.caption or extra):
             return None
         return Inbound("telegram", event_id, str(msg.chat.id), str(msg.from_user.id),

@@ -118,10 +118,19 @@ def run_moa(args: dict, make: Callable[[Mapping], Provider], moa: Mapping, inter
     return json.dumps(out, ensure_ascii=False)
 
 
+def moa_configured() -> bool:
+    """moa.presets.<active or default preset>.reference_models lists at least one model in config.yaml"""
+    from hermes_agent.config.loader import settings_snapshot
+
+    s = settings_snapshot()
+    return s is not None and bool(preset(s.cfg.moa)[1].get("reference_models"))
+
+
 def _handle(args: dict, **kw: object) -> str:
     ctx = kw["ctx"]
     return run_moa(args, ctx.provider_for, ctx.settings.cfg.moa, ctx.interrupt)  # type: ignore[attr-defined]
 
 
-registry.register("mixture_of_agents", "moa", MOA_SCHEMA, _handle, emoji="🧠", needs={"provider_for"},
+registry.register("mixture_of_agents", "moa", MOA_SCHEMA, _handle, check_fn=moa_configured, emoji="🧠",
+                  needs={"provider_for"},
                   parallel_safe=False)

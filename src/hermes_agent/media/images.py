@@ -1,0 +1,81 @@
+"""Image generation: an OpenAI-compatible images endpoint or FAL, chosen by `image_gen.provider`
+(default: FAL when FAL_KEY is set, else OpenAI-compatible when a key or `image_gen.base_url` is set).
+The image is saved under HERMES_HOME/cache/images and its path returned."""
+
+from __future__ import annotations
+
+import base64
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from hermes_agent import paths
+from hermes_agent.media.http import MediaError, call, call_json
+
+ASPECTS = ("landscape", "square", "portrait")
+_OPENAI_SIZE = {"landscape": "1536x1024", "square": "1024x1024", "portrait": "1024x1536"}
+_FAL_SIZE = {"landscape": "landscape_16_9", "square": "square_hd", "portrait": "portrait_16_9"}
+
+
+@dataclass(frozen=True, slots=True)
+class ImageBackend:
+    provider: str  # "openai" | "fal"
+    base_url: str
+    api_key: str
+    model: str
+
+
+def backend(conf: Mapping, env: Mapping[str, str]) -> ImageBackend | None:
+    """The configured backend, or None (then the tool is unavailable and says what to set)."""
+    chosen = str(conf.get("provider") or "").lower()
+    fal_key = env.get("FAL_KEY", "")
+    if chosen == "fal" or (not chosen and fal_key):
+        if not fal_key:
+            return None
+        return ImageBackend("fal", str(conf.get("fal_base_url") or "https://fal.run").rstrip("/"), fal_key,
+                            str(conf.get("model") or "fal-ai/flux/schnell"))
+    key = str(conf.get("api_key") or env.get("IMAGE_GEN_API_KEY") or env.get("OPENAI_API_KEY") or "")
+    base = str(conf.get("base_url") or "")
+    if chosen not in ("", "openai", "custom") or not (key or base):
+        return None
+    return ImageBackend("openai", (base or "https://api.openai.com/v1").rstrip("/"), key,
+                        str(conf.get("model") or "gpt-image-1"))
+
+
+def generate(be: ImageBackend, prompt: str, aspect: str, timeout: float = 180.0) -> Path:
+    """Generate one image; returns the saved file."""
+    aspect = aspect if aspect in ASPECTS else "landscape"
+    data = _openai(be, prompt, aspect, timeout) if be.provider == "openai" else _fal(be, prompt, aspect, timeout)
+    out = paths.media_cache("images")
+    out.mkdir(parents=True, exist_ok=True)
+    suffix = ".jpg" if data[:3] == b"\xff\xd8\xff" else ".webp" if data[8:12] == b"WEBP" else ".png"
+    target = out / f"image_{time.strftime('%Y%m%d_%H%M%S')}_{time.time_ns() % 10**6:06d}{suffix}"
+    target.write_bytes(data)
+    return target
+
+
+def _openai(be: ImageBackend, prompt: str, aspect: str, timeout: float) -> bytes:
+    headers = {"Authorization": f"Bearer {be.api_key}"} if be.api_key else {}
+    body = {"model": be.model, "prompt": prompt, "n": 1, "size": _OPENAI_SIZE[aspect]}
+    if not be.model.startswith("gpt-image"):
+        body["response_format"] = "b64_json"  # dall-e and most compatible servers; gpt-image always sends b64
+    out = call_json(f"{be.base_url}/images/generations", headers=headers, json_body=body, timeout=timeout)
+    item = (out.get("data") or [{}])[0]
+    if item.get("b64_json"):
+        return base64.b64decode(item["b64_json"])
+    if item.get("url"):
+        return call(str(item["url"]), timeout=timeout)[0]
+    raise MediaError("the images endpoint returned no image")
+
+
+def _fal(be: ImageBackend, prompt: str, aspect: str, timeout: float) -> bytes:
+    out = call_json(f"{be.base_url}/{be.model}", headers={"Authorization": f"Key {be.api_key}"},
+                    json_body={"prompt": prompt, "image_size": _FAL_SIZE[aspect], "num_images": 1}, timeout=timeout)
+    images = out.get("images") or []
+    url = images[0].get("url") if images and isinstance(images[0], dict) else None
+    if not url:
+        raise MediaError("FAL returned no image")
+    if str(url).startswith("data:"):
+        return base64.b64decode(str(url).split(",", 1)[1])
+    return call(str(url), timeout=timeout)[0]

@@ -1,0 +1,135 @@
+"""Text to speech, configured as Hermes users write it: `tts.provider` edge (free, needs the edge-tts package
+and Microsoft's service) | openai | elevenlabs | espeak (offline). Whatever is chosen, the offline engine
+(espeak-ng, or piper when `tts.piper.model` names a voice file) is the fallback that always works here."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import time
+from collections.abc import Mapping
+from pathlib import Path
+
+from hermes_agent import paths
+from hermes_agent.media.http import MediaError, call
+
+CAPS = {"openai": 4096, "elevenlabs": 5000, "edge": 10000, "espeak": 20000, "piper": 20000}
+
+
+def offline_engine(conf: Mapping) -> str | None:
+    """'piper' (a voice model configured and the binary present), 'espeak', or None."""
+    piper = conf.get("piper") if isinstance(conf.get("piper"), Mapping) else {}
+    if piper.get("model") and shutil.which("piper"):
+        return "piper"
+    return "espeak" if shutil.which("espeak-ng") or shutil.which("espeak") else None
+
+
+def _edge_ready() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("edge_tts") is not None
+
+
+def available(conf: Mapping, env: Mapping[str, str]) -> str | None:
+    """Why text_to_speech cannot work here, or None when it can."""
+    if offline_engine(conf) or _edge_ready() or _openai_key(env) or env.get("ELEVENLABS_API_KEY"):
+        return None
+    return "no speech engine: install espeak-ng (apt install espeak-ng) or edge-tts, or set OPENAI_API_KEY / ELEVENLABS_API_KEY"
+
+
+def _openai_key(env: Mapping[str, str]) -> str:
+    return env.get("VOICE_TOOLS_OPENAI_KEY") or env.get("OPENAI_API_KEY") or ""
+
+
+def synthesize(text: str, conf: Mapping, env: Mapping[str, str], output: Path | None = None) -> tuple[Path, str, str]:
+    """(file, provider used, note); the configured provider first, the offline engine when it fails."""
+    chosen = str(conf.get("provider") or "edge").lower()
+    order = [chosen] + [p for p in ("piper", "espeak") if p != chosen]
+    errors: list[str] = []
+    for provider in order:
+        try:
+            path = _run(provider, text[: CAPS.get(provider, 4096)], conf, env, output)
+        except MediaError as exc:
+            errors.append(f"{provider}: {exc}")
+            continue
+        note = f"{'; '.join(errors)}; used {provider} instead" if errors else ""
+        return path, provider, note
+    raise MediaError("; ".join(errors))
+
+
+def _target(output: Path | None, suffix: str) -> Path:
+    if output is not None:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        return output.with_suffix(suffix) if output.suffix.lower() != suffix else output
+    out = paths.media_cache("audio")
+    out.mkdir(parents=True, exist_ok=True)
+    return out / f"tts_{time.strftime('%Y%m%d_%H%M%S')}_{time.time_ns() % 10**6:06d}{suffix}"
+
+
+def _run(provider: str, text: str, conf: Mapping, env: Mapping[str, str], output: Path | None) -> Path:
+    sub = conf.get(provider) if isinstance(conf.get(provider), Mapping) else {}
+    if provider == "openai":
+        key = _openai_key(env)
+        if not key and not sub.get("base_url"):
+            raise MediaError("needs VOICE_TOOLS_OPENAI_KEY or OPENAI_API_KEY")
+        base = str(sub.get("base_url") or "https://api.openai.com/v1").rstrip("/")
+        body, _ = call(f"{base}/audio/speech", headers={"Authorization": f"Bearer {key}"}, json_body={
+            "model": sub.get("model") or "gpt-4o-mini-tts", "voice": sub.get("voice") or "alloy", "input": text,
+            "response_format": "mp3"})
+        return _write(_target(output, ".mp3"), body)
+    if provider == "elevenlabs":
+        key = env.get("ELEVENLABS_API_KEY", "")
+        if not key:
+            raise MediaError("needs ELEVENLABS_API_KEY")
+        base = str(sub.get("base_url") or "https://api.elevenlabs.io").rstrip("/")
+        voice = sub.get("voice_id") or "pNInz6obpgDQGcFmaJgB"
+        body, _ = call(f"{base}/v1/text-to-speech/{voice}", headers={"xi-api-key": key, "Accept": "audio/mpeg"},
+                       json_body={"text": text, "model_id": sub.get("model_id") or "eleven_multilingual_v2"})
+        return _write(_target(output, ".mp3"), body)
+    if provider == "edge":
+        return _edge(text, str(sub.get("voice") or "en-US-AriaNeural"), _target(output, ".mp3"))
+    if provider in ("espeak", "piper"):
+        return _offline(provider, text, conf, _target(output, ".wav"))
+    raise MediaError(f"unknown tts.provider {provider!r} (edge, openai, elevenlabs, espeak)")
+
+
+def _write(target: Path, body: bytes) -> Path:
+    if not body:
+        raise MediaError("the speech API returned no audio")
+    target.write_bytes(body)
+    return target
+
+
+def _edge(text: str, voice: str, target: Path) -> Path:
+    if not _edge_ready():
+        raise MediaError("the edge-tts package is not installed (pip install edge-tts)")
+    import asyncio
+
+    import edge_tts
+
+    try:
+        asyncio.run(asyncio.wait_for(edge_tts.Communicate(text, voice).save(str(target)), 60))
+    except Exception as exc:  # a third-party client talking to a remote service: report, fall back
+        raise MediaError(f"{type(exc).__name__}: {exc}") from None
+    return target
+
+
+def _offline(engine: str, text: str, conf: Mapping, target: Path) -> Path:
+    if engine == "piper":
+        piper = conf.get("piper") if isinstance(conf.get("piper"), Mapping) else {}
+        if not (piper.get("model") and shutil.which("piper")):
+            raise MediaError("piper is not installed or tts.piper.model is not set")
+        cmd = ["piper", "--model", str(piper["model"]), "--output_file", str(target)]
+    else:
+        exe = shutil.which("espeak-ng") or shutil.which("espeak")
+        if exe is None:
+            raise MediaError("espeak-ng is not installed (apt install espeak-ng)")
+        sub = conf.get("espeak") if isinstance(conf.get("espeak"), Mapping) else {}
+        cmd = [exe, "-v", str(sub.get("voice") or "en"), "-w", str(target), "--stdin"]
+    try:
+        res = subprocess.run(cmd, input=text, capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise MediaError(f"{engine} failed: {exc}") from None
+    if res.returncode != 0 or not target.is_file() or target.stat().st_size == 0:
+        raise MediaError(f"{engine} failed: {(res.stderr or '').strip()[:200] or 'no audio written'}")
+    return target

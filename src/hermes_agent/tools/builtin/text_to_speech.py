@@ -1,0 +1,63 @@
+"""`text_to_speech`: speech audio from text through `tts.provider` (media/speech.py), the offline engine as
+the fallback; the file lands in HERMES_HOME/cache/audio (or output_path) with a MEDIA: line for chats."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from hermes_agent.config.loader import settings_snapshot
+from hermes_agent.media.http import MediaError
+from hermes_agent.media.speech import available, synthesize
+from hermes_agent.tools.registry import registry
+from hermes_agent.tools.results import tool_error
+
+TTS_SCHEMA = {
+    "name": "text_to_speech",
+    "description": (
+        "Turn text into speech audio. Returns the file in `file_path`; put the `media` line in your reply on its "
+        "own line to deliver it as audio in chats. Voice and provider are user-configured."
+    ),
+    "parameters": {
+        "type": "object",
+        "properties": {
+            "text": {"type": "string", "description": "What to say (long text is cut at the provider's limit)"},
+            "output_path": {"type": "string", "description": "Optional file to write (default: the audio cache)"},
+        },
+        "required": ["text"],
+    },
+}
+
+
+def speech_engine_available() -> bool:
+    """espeak-ng or edge-tts installed, or OPENAI_API_KEY / ELEVENLABS_API_KEY set"""
+    s = settings_snapshot()
+    return s is not None and available(s.cfg.tts, s.env) is None
+
+
+def _handle(args: dict, **kw: object) -> str:
+    ctx = kw["ctx"]
+    settings = ctx.settings  # type: ignore[attr-defined]
+    text = str(args.get("text") or "").strip()
+    if not text:
+        return tool_error("text is required")
+    out = Path(str(args["output_path"])).expanduser() if args.get("output_path") else None
+    if out is not None:  # the file tools' path policy: a write outside the workspace asks, a secret never
+        from hermes_agent.tools.builtin._fileio import FileToolError
+        from hermes_agent.tools.builtin._pathguard import authorize, guarded
+
+        try:
+            out = Path(authorize(ctx, guarded(ctx), [str(out)], "text_to_speech")[0])
+        except FileToolError as exc:
+            return tool_error(str(exc))
+    try:
+        path, provider, note = synthesize(text, settings.cfg.tts, settings.env, out)
+    except MediaError as exc:
+        return tool_error(f"speech failed: {exc}")
+    result = {"success": True, "file_path": str(path), "media": f"MEDIA:{path}", "provider": provider}
+    if note:
+        result["note"] = note
+    return json.dumps(result)
+
+
+registry.register("text_to_speech", "tts", TTS_SCHEMA, _handle, check_fn=speech_engine_available, emoji="🔊")
