@@ -44,7 +44,7 @@ def test_two_tasks_report_back_and_children_are_subagent_sessions(scripted, herm
                  {"content": "a.txt has 3 lines."},
                  {"content": "2, 3 and 5."},
                  {"content": "Both done: 3 lines; primes 2, 3, 5."})
-    out = run_hermes("chat", "-q", "do two things", "-C", "delegation.max_concurrent=1", home=hermes_home, input="")
+    out = run_hermes("chat", "-q", "do two things", "-C", "delegation.max_concurrent_children=1", home=hermes_home, input="")
     assert out.returncode == 0, out.stderr
     assert out.stdout == "Both done: 3 lines; primes 2, 3, 5.\n"
     assert "delegating 2 tasks to subagents" in out.stderr and "[1] completed" in out.stderr
@@ -120,7 +120,7 @@ def test_failing_child_is_a_failed_row_and_others_still_finish(scripted, hermes_
                  {"error": {"status": 400, "message": "bad tool schema"}},
                  {"content": "worked"},
                  {"content": "one failed"})
-    out = run_hermes("chat", "-q", "go", "-C", "delegation.max_concurrent=1", home=hermes_home, input="")
+    out = run_hermes("chat", "-q", "go", "-C", "delegation.max_concurrent_children=1", home=hermes_home, input="")
     assert out.returncode == 0, out.stderr and "Traceback" not in out.stderr
     broken, fine = tool_result(scripted.requests[3])["results"]
     assert broken["status"] == "failed" and "bad tool schema" in broken["error"]
@@ -175,3 +175,32 @@ def test_parent_interrupt_stops_running_children(scripted, hermes_home):
     rows = json.loads(next(m.content for m in agent.history if m.role == "tool"))["results"]
     assert [r["status"] for r in rows] == ["interrupted", "interrupted"]
     agent.close()
+
+
+def test_a_child_past_its_timeout_is_stopped_and_named_while_the_other_reports(scripted, hermes_home):
+    model_config(hermes_home, scripted.url)
+
+    def answer(body: dict) -> dict:
+        msgs = body["messages"]
+        first = next(m["content"] for m in msgs if m["role"] == "user")
+        if first.startswith("GOAL-FAST"):
+            return {"content": "fast done"}
+        if first.startswith("GOAL-SLOW"):
+            if msgs[-1]["role"] == "tool":
+                return {"content": "slow finished after all"}
+            return {"tool_calls": [{"name": "terminal", "arguments": {"command": "sleep 60", "timeout": 120}}]}
+        if msgs[-1]["role"] == "tool":
+            return {"content": "PARENT " + msgs[-1]["content"]}
+        return delegate({"goal": "GOAL-FAST say hi"}, {"goal": "GOAL-SLOW wait a minute", "toolsets": ["terminal"]})
+
+    scripted.default = answer
+    t0 = time.monotonic()
+    out = run_hermes("chat", "-q", "go", "-C", "delegation.child_timeout_seconds=2", home=hermes_home, input="",
+                     timeout=90)
+    took = time.monotonic() - t0
+    assert out.returncode == 0, out.stderr
+    rows = json.loads(out.stdout.split("PARENT ", 1)[1])["results"]
+    assert rows[0]["status"] == "completed" and rows[0]["summary"] == "fast done"
+    assert rows[1]["status"] == "timeout" and "no result within 2s" in rows[1]["error"]
+    assert took < 30, took  # the 60 s command did not hold the parent
+    assert "[2] timeout: GOAL-SLOW" in out.stderr

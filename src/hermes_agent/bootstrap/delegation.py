@@ -185,7 +185,7 @@ class Delegator:
         plans = [child_tools(spec, self.enabled) for spec in specs]
         settings = self.parent.settings
         limit = settings.cfg.delegation.max_summary_chars
-        workers = settings.cfg.delegation.max_concurrent
+        workers = settings.cfg.delegation.max_concurrent_children
         events: queue.Queue[tuple[int, Event]] = queue.Queue()
         children: list[ChildAgent | None] = []
         rows: list[dict | None] = []
@@ -205,25 +205,55 @@ class Delegator:
 
     def _run_all(self, specs: list[TaskSpec], children: list[ChildAgent | None], rows: list[dict | None],
                  events: queue.Queue, workers: int, limit: int) -> None:
-        """Run children `workers` at a time; relay progress and the parent's interrupt from this thread."""
+        """Run children `workers` at a time; relay progress and the parent's interrupt from this thread; a child
+        past delegation.child_timeout_seconds is interrupted, and abandoned if it has not stopped 5 s later."""
         parent_cancel = self.parent.ctx.interrupt
-        with ThreadPoolExecutor(max_workers=min(workers, len(specs)), thread_name_prefix="hermes-subagent") as pool:
-            futures: dict[Future, int] = {pool.submit(run_child, child, specs[i], parent_cancel, limit): i
-                                          for i, child in enumerate(children) if child is not None}
-            pending = set(futures)
-            while pending:
-                done, pending = wait(pending, timeout=0.1)
-                if parent_cancel.is_set():  # repeated: a child that had not started yet clears its flag on start
-                    for child in children:
-                        if child is not None:
-                            child.interrupt()
-                self._relay(events, len(specs))
-                for future in done:
-                    i = futures[future]
-                    rows[i] = future.result()
-                    self.emit(Notice(f"  [{i + 1}] {rows[i]['status']}: {_short(specs[i].goal)} "
-                                     f"({_plural(rows[i]['tool_calls'], 'tool call')}, {rows[i]['duration_s']}s)"))
+        timeout = float(self.parent.settings.cfg.delegation.child_timeout_seconds or 0)
+        started: dict[int, float] = {}
+
+        def timed(i: int, child: ChildAgent) -> dict:
+            started[i] = time.monotonic()
+            return run_child(child, specs[i], parent_cancel, limit)
+
+        pool = ThreadPoolExecutor(max_workers=min(workers, len(specs)), thread_name_prefix="hermes-subagent")
+        futures: dict[Future, int] = {pool.submit(timed, i, child): i
+                                      for i, child in enumerate(children) if child is not None}
+        pending, late = set(futures), {}
+        while pending:
+            done, pending = wait(pending, timeout=0.1)
+            if parent_cancel.is_set():  # repeated: a child that had not started yet clears its flag on start
+                for child in children:
+                    if child is not None:
+                        child.interrupt()
+            for future in list(pending) if timeout else ():
+                i = futures[future]
+                overdue = time.monotonic() - started.get(i, time.monotonic()) - timeout
+                if overdue > 0 and i not in late:
+                    late[i] = time.monotonic()
+                    children[i].interrupt()  # type: ignore[union-attr]
+                elif i in late and time.monotonic() - late[i] > 5:
+                    pending.discard(future)  # it ignores the interrupt: give up on it
+                    rows[i] = {"goal": specs[i].goal, "status": "timeout", "summary": "", "api_calls": 0,
+                               "tool_calls": 0, "session_id": children[i].session_id,  # type: ignore[union-attr]
+                               "duration_s": round(time.monotonic() - started[i], 2),
+                               "error": f"no result within {timeout:g}s (delegation.child_timeout_seconds); abandoned"}
+                    self._finished(i, rows, specs)
             self._relay(events, len(specs))
+            for future in done:
+                i = futures[future]
+                rows[i] = future.result()
+                if i in late:
+                    rows[i].update(status="timeout", error=f"no result within {timeout:g}s "
+                                   "(delegation.child_timeout_seconds); interrupted")
+                self._finished(i, rows, specs)
+        self._relay(events, len(specs))
+        pool.shutdown(wait=False, cancel_futures=True)
+
+    def _finished(self, i: int, rows: list[dict | None], specs: list[TaskSpec]) -> None:
+        row = rows[i] or {}
+        self.emit(Notice(f"  [{i + 1}] {row.get('status')}: {_short(specs[i].goal)} "
+                         f"({_plural(int(row.get('tool_calls') or 0), 'tool call')}, {row.get('duration_s')}s)"
+                         + (f" - {row['error']}" if row.get("error") else "")))
 
     def _relay(self, events: queue.Queue, total: int) -> None:
         while True:

@@ -81,7 +81,8 @@ DEFAULT_CONFIG: dict = {
     "tools": {"tool_search": {"enabled": "auto", "threshold_pct": 10}},
     "plugins": {"enabled": [], "disabled": [], "entries": {}},  # opt-in, as in Hermes
     "known_plugin_toolsets": {},  # platform -> plugin toolsets the user has seen (Hermes writes it)
-    "delegation": {"max_iterations": 50, "max_concurrent": 3, "max_summary_chars": 24000},
+    "delegation": {"max_iterations": 50, "max_concurrent_children": 3, "max_summary_chars": 24000,
+                   "child_timeout_seconds": 0},
     "_config_version": 1,
 }
 

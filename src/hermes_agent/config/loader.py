@@ -96,6 +96,9 @@ def _normalise(data: dict, source: Path | None) -> None:
     ctx = data["model"].get("context_length")
     if ctx is not None and not isinstance(ctx, int):
         raise ConfigError(f"{source or 'config'}: model.context_length must be an integer, got {ctx!r}")
+    deleg = data.get("delegation")
+    if isinstance(deleg, dict) and "max_concurrent" in deleg:  # our early name for Hermes's key
+        deleg["max_concurrent_children"] = deleg.pop("max_concurrent")
     for key in ("toolsets", "command_allowlist", "fallback_providers"):
         if key in data and data[key] is not None and not isinstance(data[key], list):
             raise ConfigError(f"{source or 'config'}: '{key}' must be a list")

@@ -149,7 +149,8 @@ class SkillsCfg:
 @dataclass(frozen=True, slots=True)
 class DelegationCfg:
     max_iterations: int = field(**_c(min=1))
-    max_concurrent: int = field(**_c(min=1, max=32))
+    max_concurrent_children: int = field(**_c(min=1, max=32))
+    child_timeout_seconds: float = field(**_c(min=0))  # 0: no wall-clock cap per child
     max_summary_chars: int = field(**_c(min=1000))
 
 
