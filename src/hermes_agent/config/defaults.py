@@ -64,6 +64,7 @@ DEFAULT_CONFIG: dict = {
     "prompt_caching": {"enabled": True, "cache_ttl": "5m"},
     "memory": {"memory_enabled": True, "user_profile_enabled": True, "memory_char_limit": 2200, "user_char_limit": 1375},
     "auxiliary": {},
+    "code_execution": {"mode": "project"},
     "moa": {},
     "tts": {},
     "stt": {},

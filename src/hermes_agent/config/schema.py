@@ -212,6 +212,7 @@ class Config:
     known_plugin_toolsets: FreeForm
     personalities: FreeForm
     auxiliary: FreeForm
+    code_execution: FreeForm  # Hermes's code_execution.mode, plus timeout/max_tool_calls/cpu_seconds/memory_mb
     moa: FreeForm  # Hermes's Mixture-of-Agents presets (tools/builtin/moa.py), plus our `moa.timeout`
     tts: FreeForm  # tts.provider + tts.<provider>.* (media/speech.py)
     stt: FreeForm  # stt.enabled, stt.provider + stt.<provider>.* (media/transcribe.py)

@@ -107,7 +107,9 @@ class AIAgent:
             from hermes_agent.tools import tool_search
 
             st = self.services.settings
-            defs = tool_search.assemble(self.selected_definitions(), tool_search.core_names(), st.model.context_length,
+            selected = self.selected_definitions()
+            self.services.ctx.offered = frozenset(d["function"]["name"] for d in selected)
+            defs = tool_search.assemble(selected, tool_search.core_names(), st.model.context_length,
                                         st.cfg.tools.tool_search.threshold_pct,
                                         st.cfg.tools.tool_search.enabled, ctx=self.services.ctx)
             self._defs = (registry.generation, defs)

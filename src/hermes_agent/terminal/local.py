@@ -262,6 +262,12 @@ class LocalBackend:
         """The process that runs one call's shell body (overridden by container backends)."""
         return [*shell_argv(self._bash()), body]
 
+    def scratch_dir(self) -> str:
+        """A directory this session's commands can read and write (inside the sandbox too); removed at close."""
+        path = os.path.join(self._ensure_state(), "scratch")
+        os.makedirs(path, exist_ok=True)
+        return path
+
     def _ensure_state(self) -> str:
         if self._state_dir is None or not os.path.isdir(self._state_dir):
             self._state_dir = tempfile.mkdtemp(prefix="hermes-term-")

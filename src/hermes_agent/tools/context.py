@@ -42,6 +42,7 @@ class ToolContext:
     todo_store: TodoStore | None = None
     session_search: ToolRunner | None = None  # runs a session_search call on this agent's session store
     delegate: ToolRunner | None = None  # runs a delegate_task call (builds this agent's subagents)
+    offered: frozenset[str] = frozenset()  # the tools this agent offers the model (set with its definitions)
     provider_for: Callable[[Mapping], Provider] | None = None  # a provider for a config row {provider, model, ...}
     hook_bus: HookBus | None = None
     deferred_tools: Mapping[str, dict] | None = None  # name -> definition, behind tool_search/tool_call

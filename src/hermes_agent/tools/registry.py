@@ -35,7 +35,8 @@ class ToolEntry:
     - subagent_ok: delegate_task may hand the tool to a subagent;
     - needs: ToolContext fields that must be set for the tool to run (else dispatch answers
       "<name> is not available in this context");
-    - preview_arg / show_name: how frontends label a call (`ls -la` vs `read_file src/app.py`)."""
+    - preview_arg / show_name: how frontends label a call (`ls -la` vs `read_file src/app.py`);
+    - dynamic_schema(offered names) -> schema: rebuilt for each agent so it names only tools it offers."""
 
     name: str
     toolset: str
@@ -55,14 +56,16 @@ class ToolEntry:
     path_arg: str | None = None
     preview_arg: str | None = None
     show_name: bool = True
+    dynamic_schema: Callable[[frozenset[str]], dict] | None = None
 
     def subject(self, args: dict) -> ApprovalSubject | None:
         """What the approval gate judges for these arguments (None: nothing)."""
         return self.approval_subject(args) if self.approval_subject is not None else None
 
-    def definition(self) -> dict:
-        """The OpenAI-format function definition."""
-        fn = {k: v for k, v in self.schema.items() if k != "name"}
+    def definition(self, offered: frozenset[str] | None = None) -> dict:
+        """The OpenAI-format function definition (for an agent offering `offered`, when the schema depends on it)."""
+        schema = self.dynamic_schema(offered) if self.dynamic_schema is not None and offered is not None else self.schema
+        fn = {k: v for k, v in schema.items() if k != "name"}
         fn = {"name": self.name, **fn}
         fn.setdefault("description", self.description)
         fn.setdefault("parameters", {"type": "object", "properties": {}})
@@ -124,14 +127,14 @@ class ToolRegistry:
                  max_result_size_chars: int | None = None, parallel_safe: bool = True, *,
                  approval: Approval = "none", approval_subject: SubjectFn | None = None, subagent_ok: bool = True,
                  needs: Iterable[str] = (), path_arg: str | None = None, preview_arg: str | None = None,
-                 show_name: bool = True) -> ToolEntry:
+                 show_name: bool = True, dynamic_schema: Callable[[frozenset[str]], dict] | None = None) -> ToolEntry:
         """Add (or replace, with a warning) a tool; the keyword traits are described on ToolEntry."""
         if approval not in APPROVALS:
             raise ValueError(f"tool {name!r}: approval must be one of {', '.join(APPROVALS)}, got {approval!r}")
         entry = ToolEntry(name, toolset, dict(schema), handler, check_fn, list(requires_env or ()),
                           bool(is_async), description or str(schema.get("description", "")), emoji,
                           max_result_size_chars, bool(parallel_safe), approval, approval_subject, bool(subagent_ok),
-                          frozenset(needs), path_arg, preview_arg, bool(show_name))
+                          frozenset(needs), path_arg, preview_arg, bool(show_name), dynamic_schema)
         return self.add(entry)
 
     def add(self, entry: ToolEntry) -> ToolEntry:
@@ -187,7 +190,8 @@ class ToolRegistry:
     def get_definitions(self, tool_names: Iterable[str], quiet: bool = False) -> list[dict]:
         """OpenAI-format schemas of the available tools among `tool_names`, sorted by name."""
         ok = self.availability(set(tool_names))
-        return [self._tools[n].definition() for n in sorted(ok) if ok[n]]
+        offered = frozenset(n for n in ok if ok[n])
+        return [self._tools[n].definition(offered) for n in sorted(offered)]
 
     def is_toolset_available(self, toolset: str) -> bool:
         """True when at least one tool of the toolset passes its check."""

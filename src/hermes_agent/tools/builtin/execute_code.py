@@ -1,0 +1,154 @@
+"""`execute_code`: a Python script that calls tools as functions (`from hermes_tools import terminal, ...`).
+The script runs through the task's local terminal backend, so inside its OS sandbox, under CPU-time, memory
+and output-size limits (ulimit) and a wall-clock timeout; each tool call comes back over a Unix socket to
+this process and runs through the normal dispatch path (approval, path policy, caps), up to a call limit.
+Config: `code_execution.timeout` (300 s), `max_tool_calls` (50), `cpu_seconds` (= timeout), `memory_mb`
+(2048), `max_output_bytes` (50,000 kept; the script is killed past 20 MB)."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shlex
+import shutil
+import sys
+import tempfile
+import time
+
+from hermes_agent.approval.subject import ApprovalSubject
+from hermes_agent.tools.builtin._coderpc import SIGNATURES, RpcServer, stub_module
+from hermes_agent.tools.registry import registry
+from hermes_agent.tools.results import tool_error
+
+_KILL_BYTES = 20 * 2**20
+# The script's stdout/stderr count what they write: past _KILL_BYTES the script is stopped (exit 153) with a
+# note. ulimit -f backs this for child processes (Python itself ignores SIGXFSZ; the default is restored).
+_RUNNER = f"""import os, runpy, signal, sys
+signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
+class _Capped:
+    def __init__(self, raw):
+        self.raw, self.n = raw, 0
+    def write(self, s):
+        self.n += len(s)
+        if self.n > {_KILL_BYTES}:
+            self.raw.flush()
+            os.write(2, b"\\n[output limit reached: script stopped]\\n")
+            os._exit(153)
+        return self.raw.write(s)
+    def __getattr__(self, name):
+        return getattr(self.raw, name)
+sys.stdout, sys.stderr = _Capped(sys.stdout), _Capped(sys.stderr)
+sys.argv = sys.argv[1:]
+runpy.run_path(sys.argv[0], run_name="__main__")
+"""
+
+
+def build_schema(present: frozenset[str] | set[str]) -> dict:
+    """The schema listing only the script tools this agent offers (seeds: dynamic schema patching)."""
+    tools = [t for t in SIGNATURES if t in present]
+    listing = "\n".join(f"  {t}({SIGNATURES[t][0]}) {SIGNATURES[t][1]}" for t in tools) or "  (none here)"
+    return {
+        "name": "execute_code",
+        "description": (
+            "Run a Python script that calls tools as functions; only its stdout comes back. Use it for 3+ "
+            "tool calls with logic between them, loops, or to reduce big outputs before they reach you. "
+            f"`from hermes_tools import ...`:\n{listing}\n"
+            "Also: json_parse(text), shell_quote(s), retry(fn, max_attempts=3, delay=2). Runs in the working "
+            "directory, sandboxed; limits: 5 min, 50 tool calls, 50 KB of stdout. print() your result."
+        ),
+        "parameters": {"type": "object", "properties": {"code": {"type": "string", "description": "Python source"}},
+                       "required": ["code"]},
+    }
+
+
+def _limits(conf: dict) -> tuple[float, int, int, int, int]:
+    timeout = float(conf.get("timeout") or 300)
+    return (timeout, int(conf.get("max_tool_calls") or 50), int(conf.get("cpu_seconds") or timeout),
+            int(conf.get("memory_mb") or 2048), int(conf.get("max_output_bytes") or 50_000))
+
+
+def _cap(text: str, limit: int) -> tuple[str, dict]:
+    data = text.encode("utf-8", "replace")
+    if len(data) <= limit:
+        return text, {}
+    head, tail = data[: int(limit * 0.4)], data[-(limit - int(limit * 0.4)):]
+    cut = len(data) - len(head) - len(tail)
+    return (head.decode("utf-8", "ignore") + f"\n...[{cut} bytes of output cut]...\n" + tail.decode("utf-8", "ignore"),
+            {"output_truncated": True, "output_bytes": len(data)})
+
+
+def run_script(code: str, ctx: object) -> str:
+    """Run `code` for the agent of `ctx`; the JSON result the model sees."""
+    from hermes_agent.tools.dispatch import handle_function_call
+
+    backend = ctx.backend()  # type: ignore[attr-defined]
+    if backend.kind != "local" or not hasattr(backend, "scratch_dir"):
+        return tool_error(f"execute_code needs the local terminal backend; this task uses {backend.kind}: "
+                          "use the terminal tool instead")
+    offered = getattr(ctx, "offered", frozenset()) or frozenset(SIGNATURES)
+    allowed = {t for t in SIGNATURES if t in offered}
+    timeout, max_calls, cpu, mem_mb, keep = _limits(ctx.settings.cfg.code_execution)  # type: ignore[attr-defined]
+    work = tempfile.mkdtemp(prefix="code-", dir=backend.scratch_dir())
+    token = secrets.token_hex(16)
+    sock = os.path.join(work, "rpc.sock")
+    with open(os.path.join(work, "hermes_tools.py"), "w", encoding="utf-8") as fh:
+        fh.write(stub_module(sorted(allowed), sock, token))
+    with open(os.path.join(work, "script.py"), "w", encoding="utf-8") as fh:
+        fh.write(code)
+    with open(os.path.join(work, "_run.py"), "w", encoding="utf-8") as fh:
+        fh.write(_RUNNER)
+    python = shutil.which("python3") or sys.executable
+
+    def dispatch(name: str, args: dict) -> str:
+        return handle_function_call(name, args, ctx.task_id, ctx=ctx)  # type: ignore[attr-defined]
+
+    command = (f"ulimit -t {cpu} -v {mem_mb * 1024} -f {_KILL_BYTES // 1024} 2>/dev/null; "
+               f"PYTHONPATH={shlex.quote(work)} PYTHONDONTWRITEBYTECODE=1 {shlex.quote(python)} -u "
+               f"{shlex.quote(os.path.join(work, '_run.py'))} {shlex.quote(os.path.join(work, 'script.py'))}")
+    started = time.monotonic()
+    try:
+        with RpcServer(sock, token, allowed, max_calls, dispatch) as rpc:
+            res = backend.execute(command, timeout=timeout, interrupt=ctx.interrupt)  # type: ignore[attr-defined]
+            calls = list(rpc.calls)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return _result(res, calls, time.monotonic() - started, keep, timeout, cpu, mem_mb)
+
+
+def _result(res, calls: list[dict], took: float, keep: int, timeout: float, cpu: int, mem_mb: int) -> str:  # type: ignore[no-untyped-def]
+    output, meta = _cap(res.output, keep)
+    status = "timeout" if res.timed_out else "interrupted" if res.interrupted else \
+        "success" if res.exit_code == 0 else "error"
+    out = {"status": status, "output": output, "exit_code": res.exit_code, "tool_calls_made": len(calls),
+           "duration_seconds": round(took, 2), **meta}
+    reasons = {152: f"CPU-time limit reached ({cpu}s)", 153: "output limit reached (script killed past 20 MB)",
+               137: "killed (memory or signal)"}
+    if status == "timeout":
+        out["error"] = f"script stopped after {timeout:g}s (code_execution.timeout)"
+    elif status == "error" and res.exit_code in reasons:
+        out["error"] = reasons[res.exit_code]
+    elif status == "error" and "MemoryError" in res.output:
+        out["error"] = f"memory limit reached ({mem_mb} MB)"
+    if calls:
+        out["tool_log"] = [f"{c['tool']} {'failed' if c['error'] else 'ok'} {c['ms']}ms" for c in calls[:50]]
+    return json.dumps(out, ensure_ascii=False)
+
+
+def _handle(args: dict, **kw: object) -> str:
+    code = args.get("code")
+    if not isinstance(code, str) or not code.strip():
+        return tool_error("code is required (a Python script)")
+    return run_script(code, kw["ctx"])
+
+
+def code_subject(args: dict) -> ApprovalSubject | None:
+    """The gate judges the script like a command: its rules see the source, and with no OS sandbox here the
+    script asks like any uncontained command."""
+    code = args.get("code")
+    return ApprovalSubject(command=code) if isinstance(code, str) and code.strip() else None
+
+
+registry.register("execute_code", "code_execution", build_schema(frozenset(SIGNATURES)), _handle, emoji="🐍",
+                  parallel_safe=False, preview_arg="code", dynamic_schema=build_schema, approval="command",
+                  approval_subject=code_subject)
