@@ -60,13 +60,18 @@ class SessionBinding:
         self.services.session_id = sid
         self.services.ctx.session_id = sid
 
-    def persist(self, message: Message) -> None:
-        """Write one message (the system prompt is kept on the session row)."""
+    def start(self) -> str:
+        """The session's id, creating its row now if no message has yet (frontends that name it first: ACP)."""
         if self.id is None:
             info = self.store.create_session(self.source, self.services.provider.model, cwd=os.getcwd(),
                                              parent_session_id=self.parent_id)
             self._set_id(info.id)
             self.services.hooks.emit("on_session_start", session_id=info.id, platform=self.source)
+        return self.id  # type: ignore[return-value]
+
+    def persist(self, message: Message) -> None:
+        """Write one message (the system prompt is kept on the session row)."""
+        self.start()
         if message.role == "system":
             self.store.set_system_prompt(self.id, message.content)
             return

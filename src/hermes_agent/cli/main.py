@@ -36,6 +36,7 @@ SUBCOMMANDS: dict[str, str] = {
     "auth": "auth",
     "cron": "cron",
     "api": "api",
+    "acp": "acp",
     "gateway": "gateway",
     "pairing": "pairing",
 }
@@ -189,3 +190,8 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     raise SystemExit(main())
+
+
+def acp_main() -> int:
+    """`hermes-acp` (the entry point Hermes installs for editors): `hermes acp`."""
+    return main(["acp", *sys.argv[1:]])
