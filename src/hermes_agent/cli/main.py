@@ -37,6 +37,7 @@ SUBCOMMANDS: dict[str, str] = {
     "cron": "cron",
     "api": "api",
     "acp": "acp",
+    "batch": "batch",
     "gateway": "gateway",
     "pairing": "pairing",
 }

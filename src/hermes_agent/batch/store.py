@@ -1,0 +1,83 @@
+"""A run's files under data/<run_name>/: batch_<n>.jsonl written one finished prompt at a time (fsynced, so a
+killed run loses at most what was in flight), failures.jsonl, and at the end trajectories.jsonl (one line
+per prompt, in dataset order) and statistics.json. Resume is by prompt content: a prompt whose key is in a
+batch file is done."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+
+def prompt_key(prompt: str) -> str:
+    return hashlib.sha256(prompt.strip().encode("utf-8")).hexdigest()[:16]
+
+
+@dataclass(frozen=True, slots=True)
+class Prompt:
+    index: int
+    text: str
+    key: str
+
+
+def load_dataset(path: Path) -> list[Prompt]:
+    """JSONL rows with a "prompt" field (or plain strings); a duplicated prompt is kept once."""
+    out, seen = [], set()
+    with open(path, encoding="utf-8") as fh:
+        for line_no, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except ValueError:
+                raise ValueError(f"{path}:{line_no}: not JSON") from None
+            text = row if isinstance(row, str) else row.get("prompt") if isinstance(row, dict) else None
+            if not isinstance(text, str) or not text.strip():
+                raise ValueError(f"{path}:{line_no}: no \"prompt\" field")
+            key = prompt_key(text)
+            if key not in seen:
+                seen.add(key)
+                out.append(Prompt(len(out), text, key))
+    return out
+
+
+class RunStore:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        root.mkdir(parents=True, exist_ok=True)
+
+    def done(self) -> dict[str, dict]:
+        """key -> entry of every prompt already written (a torn last line from a kill is ignored)."""
+        out: dict[str, dict] = {}
+        for path in sorted(self.root.glob("batch_*.jsonl")):
+            for line in path.read_text(encoding="utf-8").splitlines():
+                try:
+                    entry = json.loads(line)
+                except ValueError:
+                    continue
+                out.setdefault(entry.get("prompt_key", ""), entry)
+        out.pop("", None)
+        return out
+
+    def append(self, name: str, entry: dict) -> None:
+        with open(self.root / name, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(entry, ensure_ascii=False) + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+
+    def finish(self, prompts: list[Prompt], stats: dict) -> int:
+        """Write trajectories.jsonl (dataset order, each prompt once) and statistics.json; returns the lines."""
+        done = self.done()
+        tmp = self.root / "trajectories.jsonl.tmp"
+        n = 0
+        with open(tmp, "w", encoding="utf-8") as fh:
+            for p in prompts:
+                if p.key in done:
+                    fh.write(json.dumps(done[p.key], ensure_ascii=False) + "\n")
+                    n += 1
+        tmp.replace(self.root / "trajectories.jsonl")
+        (self.root / "statistics.json").write_text(json.dumps(stats, indent=2), encoding="utf-8")
+        return n

@@ -1,0 +1,156 @@
+"""`hermes batch run` against the scripted model: every prompt exactly once in trajectories.jsonl, the
+sampled toolset mix matching its table, kill -9 then resume repeating nothing, failures recorded after bounded
+retries, and the same run on a local Ray cluster started here."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from hermes_agent.batch.distributions import table
+from tests.helpers import HERMES, model_config
+
+
+def _answer(body: dict) -> dict:
+    msgs = body["messages"]
+    text = next(m["content"] for m in msgs if m["role"] == "user")
+    if "poison" in text:
+        return {"error": {"status": 500, "message": "model exploded"}}
+    if "use-tool" in text and msgs[-1]["role"] == "user" and "terminal" in {t["function"]["name"] for t in body.get("tools") or []}:
+        return {"tool_calls": [{"name": "terminal", "arguments": {"command": "echo tool-ran"}}]}
+    return {"content": f"answer to {text}", "delay": 0.25 if "slow" in text else 0}
+
+
+def _dataset(path: Path, n: int, word: str = "") -> Path:
+    with open(path, "w") as fh:
+        for i in range(n):
+            words = [f"task {i}", word, "use-tool" if i % 5 == 0 else ""]
+            fh.write(json.dumps({"prompt": " ".join(w for w in words if w)}) + "\n")
+    return path
+
+
+def _batch(home: Path, cwd: Path, *args: str, timeout: float = 600, env: dict | None = None) -> subprocess.CompletedProcess:
+    full = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "HERMES_"))}
+    full.update({"HERMES_HOME": str(home), "RAY_USAGE_STATS_ENABLED": "0", **(env or {})})
+    return subprocess.run([HERMES, "batch", "run", *args], cwd=cwd, env=full, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def _lines(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+@pytest.fixture
+def setup(scripted, hermes_home, tmp_path):
+    scripted.default = _answer
+    model_config(hermes_home, scripted.url, "  api_max_retries: 0\n")  # continues the agent: block
+    return scripted, hermes_home, tmp_path
+
+
+def test_200_prompts_on_4_workers_each_once_with_the_distributions_mix(setup):
+    scripted, home, tmp = setup
+    data = _dataset(tmp / "prompts.jsonl", 200)
+    res = _batch(home, tmp, "--dataset", str(data), "--run-name", "dev", "--workers", "4", "--batch-size", "50",
+                 "--distribution", "development", "--seed", "7")
+    assert res.returncode == 0, res.stdout + res.stderr
+    rows = _lines(tmp / "data/dev/trajectories.jsonl")
+    assert len(rows) == 200 and len({r["prompt_key"] for r in rows}) == 200
+    assert [r["prompt_index"] for r in rows] == list(range(200))
+    assert sorted(p.name for p in (tmp / "data/dev").glob("batch_*.jsonl")) == [f"batch_{i}.jsonl" for i in range(4)]
+    first = rows[0]["conversations"]
+    assert [t["from"] for t in first[:2]] == ["system", "human"] and first[1]["value"] == "task 0 use-tool"
+    tooled = [r for r in rows if "terminal" in r["toolsets_used"] and r["prompt_index"] % 5 == 0]
+    assert tooled and all(r["tool_stats"]["terminal"]["success"] == 1 for r in tooled)
+    assert any("tool-ran" in t["value"] for t in tooled[0]["conversations"] if t["from"] == "tool")
+    mix = Counter(ts for r in rows for ts in r["toolsets_used"])
+    for toolset, pct in table("development").items():
+        p = pct / 100
+        assert abs(mix[toolset] / 200 - p) <= 4 * math.sqrt(p * (1 - p) / 200) + 0.03, (toolset, mix)
+    stats = json.loads((tmp / "data/dev/statistics.json").read_text())
+    assert stats["completed"] == 200 and stats["toolsets_used"] == dict(mix)
+    again = _batch(home, tmp, "--dataset", str(data), "--run-name", "dev", "--distribution", "development", "--seed", "7")
+    assert json.loads(again.stdout)["ran_now"] == 0  # nothing left to do: nothing repeated
+    assert [r["toolsets_used"] for r in _lines(tmp / "data/dev/trajectories.jsonl")] == [r["toolsets_used"] for r in rows]
+
+
+def test_kill_9_halfway_then_resume_repeats_nothing(setup):
+    scripted, home, tmp = setup
+    data = _dataset(tmp / "prompts.jsonl", 200, "slow")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "HERMES_"))}
+    env["HERMES_HOME"] = str(home)
+    proc = subprocess.Popen([HERMES, "batch", "run", "--dataset", str(data), "--run-name", "k", "--workers", "4",
+                             "-t", "file"], cwd=tmp, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    out = tmp / "data/k"
+    deadline = time.time() + 120
+    while time.time() < deadline and sum(len(_lines(p)) for p in out.glob("batch_*.jsonl")) < 60:
+        time.sleep(0.2)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    killed_at = time.time()
+    time.sleep(1.0)  # let in-flight requests land before we read what was finished
+    before = {r["prompt_key"]: r["conversations"][1]["value"] for p in out.glob("batch_*.jsonl") for r in _lines(p)}
+    assert 60 <= len(before) < 200
+    res = _batch(home, tmp, "--dataset", str(data), "--run-name", "k", "--workers", "4", "-t", "file")
+    assert res.returncode == 0, res.stderr
+    rows = _lines(out / "trajectories.jsonl")
+    assert len(rows) == 200 and len({r["prompt_key"] for r in rows}) == 200
+    redone = [r for r in scripted.requests if r["time"] > killed_at + 1.0
+              and r["body"]["messages"][1]["content"] in set(before.values())]
+    assert redone == []
+    assert json.loads(res.stdout)["ran_now"] == 200 - len(before)
+
+
+def test_a_failing_prompt_is_retried_then_recorded(setup):
+    scripted, home, tmp = setup
+    data = tmp / "p.jsonl"
+    data.write_text("\n".join(json.dumps({"prompt": t}) for t in ["fine one", "poison pill", "fine two"]) + "\n")
+    res = _batch(home, tmp, "--dataset", str(data), "--run-name", "f", "--workers", "2", "--max-retries", "2", "-t", "file")
+    assert res.returncode == 1
+    failures = _lines(tmp / "data/f/failures.jsonl")
+    assert len(failures) == 1 and failures[0]["attempts"] == 3 and "model exploded" in failures[0]["error"]
+    assert len(_lines(tmp / "data/f/trajectories.jsonl")) == 2
+    poison = [r for r in scripted.requests if "poison" in r["body"]["messages"][1]["content"]]
+    assert len(poison) == 3
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.skipif(shutil.which("ray", path=str(Path(HERMES).parent)) is None, reason="ray not installed (batch extra)")
+def test_the_same_run_on_a_local_ray_cluster(setup):
+    scripted, home, tmp = setup
+    ray = str(Path(HERMES).parent / "ray")
+    port = _free_port()
+    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
+    ray_tmp = tempfile.mkdtemp(prefix="ray", dir="/tmp")  # its socket paths must stay under 107 bytes
+    started = subprocess.run([ray, "start", "--head", f"--port={port}", "--num-cpus=2", "--disable-usage-stats",
+                              "--include-dashboard=false", f"--temp-dir={ray_tmp}"], env=env,
+                             capture_output=True, text=True, timeout=180)
+    assert started.returncode == 0, started.stderr
+    try:
+        data = _dataset(tmp / "prompts.jsonl", 200)
+        res = _batch(home, tmp, "--dataset", str(data), "--run-name", "ray", "--workers", "2", "--ray",
+                     f"127.0.0.1:{port}", "--distribution", "development", "--seed", "7")
+        assert res.returncode == 0, res.stdout + res.stderr
+        rows = _lines(tmp / "data/ray/trajectories.jsonl")
+        assert len(rows) == 200 and len({r["prompt_key"] for r in rows}) == 200
+        stats = json.loads((tmp / "data/ray/statistics.json").read_text())
+        assert stats["executor"] == f"ray:127.0.0.1:{port}"
+    finally:
+        subprocess.run([ray, "stop", "--force"], env=env, capture_output=True, timeout=120)
+        shutil.rmtree(ray_tmp, ignore_errors=True)
