@@ -12,8 +12,11 @@ def test_background_server_lifecycle(call, work):
     assert start["status"] == "running" and start["id"].startswith("proc_")
     pid = start["id"]
     assert [p["id"] for p in call("process", action="list")["processes"]] == [pid]
-    time.sleep(0.4)
+    deadline = time.time() + 15  # the shell reads ~/.bashrc first: slow on a loaded machine
     poll = call("process", action="poll", id=pid)
+    while "tick 1" not in poll["output_tail"] and time.time() < deadline:
+        time.sleep(0.1)
+        poll = call("process", action="poll", id=pid)
     assert poll["status"] == "running" and "tick 1" in poll["output_tail"]
     first = call("process", action="log", id=pid, offset=0)
     assert first["output"].startswith("tick 0\n") and first["next_offset"] == len(first["output"].encode())
