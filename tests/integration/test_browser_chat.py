@@ -170,3 +170,36 @@ def test_without_chromium_the_tools_say_what_to_install(hermes_home):
     line = next(ln for ln in out.stdout.splitlines() if "browser_navigate" in ln and "unavailable" in ln)
     assert "apt-get install chromium" in line and "HERMES_CHROMIUM" in line
     assert os.environ.get("HERMES_CHROMIUM") != "/nonexistent/chromium"
+
+
+def test_subagents_get_isolated_browsers(scripted, hermes_home, site):
+    """Two subagents (two task_ids) run side by side: each sets a cookie, then reads what the site sees;
+    neither sees the other's cookie, and the parent's own page is left alone."""
+
+    def router(body: dict) -> dict:  # every request, in whatever order the agents send them
+        first = next(m["content"] for m in body["messages"] if m["role"] == "user")
+        done = tool_results(body)
+        if first.startswith("browse as "):
+            who = first.split()[-1]
+            steps = [call("browser_navigate", url=f"{site.url}/set?who={who}"),
+                     call("browser_navigate", url=f"{site.url}/whoami"),
+                     {"content": json.dumps(done[1:])}]
+            return steps[min(len(done), 2)]
+        if not done:
+            return {"tool_calls": [{"name": "delegate_task", "arguments": {"tasks": [
+                {"goal": "browse as alice", "toolsets": ["browser"]},
+                {"goal": "browse as bob", "toolsets": ["browser"]}]}}]}
+        return {"content": "both done"}
+
+    scripted.default = router
+    model_config(hermes_home, scripted.url, extra=ALLOW)
+    out = run_hermes("chat", "-q", "go", "-t", "browser,delegation", home=hermes_home, timeout=180)
+    assert out.returncode == 0, out.stderr
+    (rows,) = tool_results(scripted.requests[-1]["body"])  # delegate_task's result
+    seen = {}
+    for row in rows["results"]:
+        whoami = json.loads(row["summary"])[0]
+        seen[row["goal"].split()[-1]] = whoami["snapshot"]
+    assert "who=alice" in seen["alice"] and "bob" not in seen["alice"]
+    assert "who=bob" in seen["bob"] and "alice" not in seen["bob"]
+    assert chromium_processes(hermes_home) == []
