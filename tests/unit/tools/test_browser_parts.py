@@ -64,15 +64,24 @@ SNAP = """- generic [active] [ref=e1]:
     - listitem [ref=e9]: alpha"""
 
 
-def test_compact_lifts_children_of_textless_wrappers():
-    assert compact(SNAP) == """- heading "Sign up" [level=1] [ref=e2]
+def test_compact_lifts_children_of_wrappers_and_keeps_refs_on_what_can_be_acted_on():
+    snap = SNAP + """
+  - navigation [ref=e10]:
+    - link "Home" [ref=e11] [cursor=pointer]:
+      - /url: /home
+    - generic [ref=e12] [cursor=pointer]:
+      - text: A clickable card"""
+    assert compact(snap) == """- heading "Sign up" [level=1]
 - text: Name
 - textbox "Name" [ref=e5]
 - button "Submit" [ref=e6]
-- generic [ref=e7]: plain text stays
-- list [ref=e8]:
-  - listitem [ref=e9]: alpha"""
-    assert element_count(compact(SNAP)) == 6 and element_count(SNAP) == 9
+- generic: plain text stays
+- listitem: alpha
+- navigation:
+  - link "Home" [ref=e11]
+  - generic [ref=e12]:
+    - text: A clickable card"""
+    assert element_count(compact(snap)) == 4 and element_count(snap) == 12
 
 
 def test_capped_cuts_at_a_line_and_says_how_much():

@@ -16,6 +16,7 @@ import concurrent.futures
 import os
 import shutil
 import threading
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -95,22 +96,30 @@ class BrowserPool:
                 atexit.register(self.shutdown)
             return self._loop
 
-    def call(self, fn: Callable[[], Awaitable[T]], timeout_s: float) -> T:
-        """Run `fn()` on the browser loop and wait for it (BrowserError after `timeout_s`)."""
+    def call(self, fn: Callable[[], Awaitable[T]], timeout_s: float, cancel: threading.Event | None = None) -> T:
+        """Run `fn()` on the browser loop and wait for it (BrowserError after `timeout_s` or on `cancel`)."""
         future = asyncio.run_coroutine_threadsafe(_as_coro(fn), self._ensure_loop())
-        try:
-            return future.result(timeout_s)
-        except concurrent.futures.TimeoutError:
-            future.cancel()
-            raise BrowserError(f"the browser did not answer within {timeout_s:g}s (browser.command_timeout)") from None
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                return future.result(0.2)
+            except concurrent.futures.TimeoutError:
+                if cancel is not None and cancel.is_set():
+                    future.cancel()
+                    raise BrowserError("interrupted") from None
+                if time.monotonic() >= deadline:
+                    future.cancel()
+                    raise BrowserError(f"the browser did not answer within {timeout_s:g}s "
+                                       "(browser.command_timeout)") from None
 
-    def run(self, task_id: str, opts: LaunchOptions, op: Callable[[Tab], Awaitable[T]]) -> T:
+    def run(self, task_id: str, opts: LaunchOptions, op: Callable[[Tab], Awaitable[T]],
+            cancel: threading.Event | None = None) -> T:
         """Run `op` on the task's tab (created, with the browser, on first use)."""
 
         async def with_tab() -> T:
             return await op(await self._tab(task_id, opts))
 
-        return self.call(with_tab, opts.timeout_s + 30)
+        return self.call(with_tab, opts.timeout_s + 30, cancel)
 
     def has_tab(self, task_id: str) -> bool:
         return task_id in self._tabs

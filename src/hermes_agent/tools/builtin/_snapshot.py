@@ -1,32 +1,49 @@
 """Page snapshots for the model: Playwright's accessibility snapshot in "ai" mode (YAML-like lines with
-[ref=eN] on each element), made compact: wrapper `generic` nodes without text are dropped (their
-children move up a level) and cursor/focus markers removed. Refs stay valid for aria-ref= locators."""
+[ref=eN] on each element), made compact (see `compact`). Every ref, shown or not, stays valid for the
+aria-ref= locator until the next snapshot."""
 
 from __future__ import annotations
 
 import re
 
 SNAPSHOT_CAP = 15000
-_WRAPPER = re.compile(r"^- generic(?: \[[^\]]*\])*:?$")
+_WRAPPER = re.compile(r"^- (?:generic|list|listitem|group|none|presentation)(?: \[[^\]]*\])*:?$")
 _NOISE = re.compile(r" \[(?:cursor=pointer|active)\]")
 _REF = re.compile(r"\[ref=((?:f\d+)?e\d+)\]")
 _REF_ARG = re.compile(r"^(?:f\d+)?e\d+$")
+_ROLE = re.compile(r"^- ([a-z]+)")
+# Roles whose refs the compact view keeps (others keep theirs only when the page marks them clickable).
+_ACTIONABLE = frozenset({"link", "button", "textbox", "searchbox", "checkbox", "radio", "combobox", "listbox",
+                         "option", "menuitem", "menuitemcheckbox", "menuitemradio", "tab", "switch", "slider",
+                         "spinbutton", "treeitem", "img", "iframe", "summary"})
+
+
+def _line(body: str) -> str:
+    role = _ROLE.match(body)
+    if role and role.group(1) not in _ACTIONABLE and "[cursor=pointer]" not in body:
+        body = _REF.sub("", body).replace("  ", " ").replace(" :", ":")
+    return _NOISE.sub("", body).rstrip()
 
 
 def compact(snapshot: str) -> str:
-    """The snapshot without text-less wrapper nodes and noise markers."""
-    out: list[str] = []
+    """The snapshot for reading and acting: wrappers without text dropped (their children move up),
+    link targets (/url) left out, and refs kept on what can be clicked or typed into."""
+    out: list[tuple[int, str]] = []
     dropped: list[int] = []  # indents of the wrappers whose children are being lifted
     for line in snapshot.splitlines():
         body = line.lstrip(" ")
         indent = len(line) - len(body)
         while dropped and dropped[-1] >= indent:
             dropped.pop()
-        if _WRAPPER.match(body):
+        if _WRAPPER.match(body) and "[cursor=pointer]" not in body:
             dropped.append(indent)
-            continue
-        out.append(" " * max(0, indent - 2 * len(dropped)) + _NOISE.sub("", body))
-    return "\n".join(out)
+        elif not body.startswith("- /url:"):
+            out.append((indent - 2 * len(dropped), _line(body)))
+    lines = []
+    for i, (indent, body) in enumerate(out):
+        has_children = i + 1 < len(out) and out[i + 1][0] > indent
+        lines.append(" " * max(0, indent) + (body if has_children or not body.endswith(":") else body[:-1]))
+    return "\n".join(lines)
 
 
 def element_count(snapshot: str) -> int:

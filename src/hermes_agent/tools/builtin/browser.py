@@ -91,7 +91,7 @@ def _exec(ctx: Any, op: Callable[[Tab], Awaitable[dict]], *, needs_page: bool = 
     if needs_page and not POOL.has_tab(ctx.task_id):
         return {"success": False, "error": f"No page is open. {_NO_PAGE}"}
     try:
-        return POOL.run(ctx.task_id, _options(ctx), op)
+        return POOL.run(ctx.task_id, _options(ctx), op, ctx.interrupt)
     except BrowserError as exc:
         return {"success": False, "error": str(exc)}
     except PlaywrightError as exc:
@@ -133,10 +133,12 @@ def _navigate(args: dict, **kw: Any) -> str:
         return _fail(problem)
 
     async def op(tab: Tab) -> dict:
+        from playwright.async_api import Error as PlaywrightError
+
         tab.blocked.clear()
         try:
             response = await tab.page.goto(url, wait_until="load")
-        except Exception:
+        except PlaywrightError:
             if tab.blocked:
                 return {"success": False, "error": tab.blocked[-1]}
             raise
