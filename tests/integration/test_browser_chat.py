@@ -6,24 +6,31 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 import re
 import struct
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from tests.fixtures.browser_site import Site, png
 from tests.helpers import model_config, run_hermes
+from tests.integration.test_vision_chat import call, tool_results, vision_requests
 
 pytest.importorskip("playwright", reason="the [browser] extra (playwright) is not installed")
 from hermes_agent.tools.builtin._browser_pool import chromium_path  # noqa: E402
 
-if chromium_path() is None:
+CHROMIUM = chromium_path()
+if CHROMIUM is None:
     pytest.skip("no Chromium on this machine (apt-get install chromium, or set HERMES_CHROMIUM)",
                 allow_module_level=True)
 
 ALLOW = "browser:\n  allow_private_urls: true\n"
+
+
+def chat(*args: str, home: Path, timeout: float = 180) -> subprocess.CompletedProcess:
+    """`hermes chat -q ...` with this machine's Chromium (run_hermes drops HERMES_* variables)."""
+    return run_hermes("chat", "-q", *args, home=home, timeout=timeout, env={"HERMES_CHROMIUM": str(CHROMIUM)})
 
 
 @pytest.fixture
@@ -31,14 +38,6 @@ def site():
     s = Site()
     yield s
     s.stop()
-
-
-def call(name: str, **arguments: object) -> dict:
-    return {"tool_calls": [{"name": name, "arguments": arguments}]}
-
-
-def tool_results(body: dict) -> list[dict]:
-    return [json.loads(m["content"]) for m in body["messages"] if m["role"] == "tool"]
 
 
 def ref_after(pattern: str, name: str, **arguments: object):
@@ -69,10 +68,6 @@ def chromium_processes(home: Path) -> list[int]:
     return found
 
 
-def vision_requests(scripted) -> list[dict]:
-    return [r["body"] for r in scripted.requests if not r["body"].get("tools")]
-
-
 def test_form_flow_type_click_result_page_and_back(scripted, hermes_home, site):
     model_config(hermes_home, scripted.url, extra=ALLOW)
     scripted.add(call("browser_navigate", url=f"{site.url}/form"),
@@ -81,7 +76,7 @@ def test_form_flow_type_click_result_page_and_back(scripted, hermes_home, site):
                  call("browser_snapshot"),
                  call("browser_back"),
                  {"content": "signed up"})
-    out = run_hermes("chat", "-q", "sign me up", "-t", "browser", home=hermes_home, timeout=120)
+    out = chat("sign me up", "-t", "browser", home=hermes_home)
     assert out.returncode == 0, out.stderr
     assert "signed up" in out.stdout
     nav, typed, clicked, snap, back = tool_results(scripted.requests[-1]["body"])
@@ -103,7 +98,7 @@ def test_javascript_list_images_and_both_vision_tools(scripted, hermes_home, sit
                  call("vision_analyze", image_url=f"{site.url}/red.png", question="Which colour?"),
                  {"content": "Solid red."},
                  {"content": "done"})
-    out = run_hermes("chat", "-q", "look", "-t", "browser,vision", home=hermes_home, timeout=120)
+    out = chat("look", "-t", "browser,vision", home=hermes_home)
     assert out.returncode == 0, out.stderr
     nav, images, vision, analyzed = tool_results(scripted.requests[-1]["body"])
     assert "Planet Mercury" in nav["snapshot"] and "Planet Earth" in nav["snapshot"]  # rendered by JavaScript
@@ -130,7 +125,7 @@ def test_loopback_is_refused_without_allow_private_urls(scripted, hermes_home, s
     scripted.add(call("browser_navigate", url=f"{site.url}/form"),
                  call("vision_analyze", image_url=f"{site.url}/red.png", question="?"),
                  call("browser_navigate", url="http://169.254.169.254/latest/meta-data/"), {"content": "no"})
-    out = run_hermes("chat", "-q", "open it", "-t", "browser,vision", home=hermes_home, timeout=120)
+    out = chat("open it", "-t", "browser,vision", home=hermes_home)
     assert out.returncode == 0, out.stderr
     page, image, metadata = tool_results(scripted.requests[-1]["body"])
     assert page["success"] is False and "private or internal address" in page["error"]
@@ -142,7 +137,7 @@ def test_loopback_is_refused_without_allow_private_urls(scripted, hermes_home, s
 def test_redirect_to_a_private_address_is_blocked_even_when_public_pages_are_allowed(scripted, hermes_home, site):
     model_config(hermes_home, scripted.url, extra=ALLOW)
     scripted.add(call("browser_navigate", url=f"{site.url}/redirect?to=http://169.254.169.254/"), {"content": "x"})
-    out = run_hermes("chat", "-q", "go", "-t", "browser", home=hermes_home, timeout=120)
+    out = chat("go", "-t", "browser", home=hermes_home)
     assert out.returncode == 0, out.stderr
     (result,) = tool_results(scripted.requests[-1]["body"])
     assert result["success"] is False and "cloud metadata" in result["error"]
@@ -151,8 +146,8 @@ def test_redirect_to_a_private_address_is_blocked_even_when_public_pages_are_all
 def test_schemas_name_only_tools_the_run_offers(scripted, hermes_home):
     model_config(hermes_home, scripted.url, extra=ALLOW)
     scripted.add({"content": "a"}, {"content": "b"})
-    assert run_hermes("chat", "-q", "hi", "-t", "browser", home=hermes_home).returncode == 0
-    assert run_hermes("chat", "-q", "hi", "-t", "browser,vision", home=hermes_home).returncode == 0
+    assert chat("hi", "-t", "browser", home=hermes_home).returncode == 0
+    assert chat("hi", "-t", "browser,vision", home=hermes_home).returncode == 0
     alone, with_vision = ({t["function"]["name"]: t["function"]["description"] for t in r["body"]["tools"]}
                           for r in scripted.requests)
     assert "vision_analyze" not in alone and "vision_analyze" not in alone["browser_get_images"]
@@ -169,7 +164,6 @@ def test_without_chromium_the_tools_say_what_to_install(hermes_home):
     assert out.returncode == 0, out.stderr
     line = next(ln for ln in out.stdout.splitlines() if "browser_navigate" in ln and "unavailable" in ln)
     assert "apt-get install chromium" in line and "HERMES_CHROMIUM" in line
-    assert os.environ.get("HERMES_CHROMIUM") != "/nonexistent/chromium"
 
 
 def test_subagents_get_isolated_browsers(scripted, hermes_home, site):
@@ -193,7 +187,7 @@ def test_subagents_get_isolated_browsers(scripted, hermes_home, site):
 
     scripted.default = router
     model_config(hermes_home, scripted.url, extra=ALLOW)
-    out = run_hermes("chat", "-q", "go", "-t", "browser,delegation", home=hermes_home, timeout=180)
+    out = chat("go", "-t", "browser,delegation", home=hermes_home)
     assert out.returncode == 0, out.stderr
     (rows,) = tool_results(scripted.requests[-1]["body"])  # delegate_task's result
     seen = {}
@@ -203,3 +197,4 @@ def test_subagents_get_isolated_browsers(scripted, hermes_home, site):
     assert "who=alice" in seen["alice"] and "bob" not in seen["alice"]
     assert "who=bob" in seen["bob"] and "alice" not in seen["bob"]
     assert chromium_processes(hermes_home) == []
+
