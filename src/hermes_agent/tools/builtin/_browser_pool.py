@@ -17,7 +17,7 @@ import os
 import shutil
 import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -62,9 +62,10 @@ class Tab:
         return url
 
 
-def chromium_path(env: dict[str, str] | os._Environ = os.environ) -> str | None:
-    """$HERMES_CHROMIUM, else the first of chromium/chromium-browser/google-chrome on PATH."""
-    chosen = env.get("HERMES_CHROMIUM", "").strip()
+def chromium_path(env: Mapping[str, str] | None = None) -> str | None:
+    """$HERMES_CHROMIUM (from `env`, else the process environment), else the first of chromium,
+    chromium-browser and google-chrome on PATH."""
+    chosen = str((os.environ if env is None else env).get("HERMES_CHROMIUM", "")).strip()
     if chosen:
         return chosen if os.access(chosen, os.X_OK) else None
     return next((p for n in ("chromium", "chromium-browser", "google-chrome") if (p := shutil.which(n))), None)
@@ -81,6 +82,7 @@ class BrowserPool:
         self._browser: Any = None
         self._tabs: dict[str, Tab] = {}
         self._opening: asyncio.Lock | None = None
+        self._exit_hooked = False
 
     @property
     def running(self) -> bool:
@@ -93,7 +95,9 @@ class BrowserPool:
                 self._thread = threading.Thread(target=loop.run_forever, name="hermes-browser", daemon=True)
                 self._thread.start()
                 self._loop = loop
-                atexit.register(self.shutdown)
+                if not self._exit_hooked:
+                    atexit.register(self.shutdown)
+                    self._exit_hooked = True
             return self._loop
 
     def call(self, fn: Callable[[], Awaitable[T]], timeout_s: float, cancel: threading.Event | None = None) -> T:
