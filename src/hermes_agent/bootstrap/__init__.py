@@ -24,6 +24,7 @@ from .session import SessionBinding, bind_session, shared_store
 from .stores import (
     prompt_parts,
     skills_in,
+    wire_browser_and_vision,
     wire_checkpoints,
     wire_compression,
     wire_memory_and_todo,
@@ -124,6 +125,7 @@ def build_services(settings: Settings, *, platform: str = "cli", toolsets: list[
     wire_compression(services, settings, event_callback, binding.on_compressed if binding else None)
     wire_checkpoints(services, settings)
     wire_terminal(services, settings)
+    wire_browser_and_vision(services, settings)
     wire_delegation(services, enabled, persist=persist, emit=event_callback)
     return services, enabled
 

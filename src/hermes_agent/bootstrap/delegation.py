@@ -29,7 +29,7 @@ from hermes_agent.tools.registry import registry
 from .provider import build_provider
 from .safety import wire_approval
 from .session import bind_session, shared_store
-from .stores import skills_in, wire_checkpoints, wire_compression, wire_terminal
+from .stores import skills_in, wire_browser_and_vision, wire_checkpoints, wire_compression, wire_terminal
 
 log = logging.getLogger(__name__)
 
@@ -118,6 +118,7 @@ def build_child(parent: AgentServices, toolsets: list[str], allowed: frozenset[s
     wire_compression(services, settings, None, binding.on_compressed if binding else None)
     wire_checkpoints(services, settings)
     wire_terminal(services, settings)
+    wire_browser_and_vision(services, settings)
     max_iter = settings.cfg.delegation.max_iterations
     return ChildAgent(allowed, max_iterations=max_iter, enabled_toolsets=toolsets, services=services,
                       event_callback=on_event)

@@ -72,6 +72,31 @@ def wire_terminal(services: AgentServices, settings: Settings) -> None:
     services.closers.append(pool.close_all)
 
 
+def wire_browser_and_vision(services: AgentServices, settings: Settings) -> None:
+    """ctx.vision asks the `auxiliary.vision` model (the main one when unset) about an image; the task's
+    browser context is released with the agent (the last one out stops Chromium)."""
+    from hermes_agent.messages import user
+    from hermes_agent.providers.base import ChatRequest
+    from hermes_agent.tools.builtin._browser_pool import release_task
+
+    ctx = services.ctx
+    aux = auxiliary_provider(settings, "vision", services.provider)
+    own = aux is not services.provider
+    row = settings.cfg.auxiliary.get("vision")
+    temperature = row.get("temperature") if isinstance(row, dict) else None
+
+    def vision(prompt: str, image: str) -> str:
+        provider = aux if own else services.provider  # follows /model when there is no vision row
+        request = ChatRequest((user(prompt, (image,)),), max_tokens=2000,
+                              temperature=float(temperature) if temperature is not None else 0.1)
+        return provider.complete(request, cancel=ctx.interrupt).content or ""
+
+    ctx.vision = vision
+    if own:
+        services.closers.append(aux.close)
+    services.closers.append(lambda: release_task(ctx.task_id))  # a no-op when no browser was started
+
+
 def wire_checkpoints(services: AgentServices, settings: Settings) -> None:
     """Snapshot a working directory (shadow git under HERMES_HOME) before the first change of each turn."""
     if not settings.cfg.checkpoints.enabled:

@@ -78,6 +78,8 @@ DEFAULT_CONFIG: dict = {
     "cron": {},
     "gateway": {"max_concurrent_turns": 6, "hook_timeout": 5, "idle_evict_seconds": 900},
     "platforms": {},
+    "browser": {"allow_private_urls": False, "cdp_url": "", "command_timeout": 30},
+    "security": {"allow_private_urls": False},
     "mcp_discovery_timeout": 1.5,
     "tools": {"tool_search": {"enabled": "auto", "threshold_pct": 10}},
     "plugins": {"enabled": [], "disabled": [], "entries": {}},  # opt-in, as in Hermes

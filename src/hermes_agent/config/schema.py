@@ -183,6 +183,20 @@ class GatewayCfg:
 
 
 @dataclass(frozen=True, slots=True)
+class BrowserCfg:
+    """Hermes's `browser:` keys we honour (the rest, agent-browser and cloud knobs, are ignored)."""
+
+    allow_private_urls: bool
+    cdp_url: str  # attach to a running Chromium/Browserbase over CDP instead of launching one
+    command_timeout: float = field(**_c(min=1))
+
+
+@dataclass(frozen=True, slots=True)
+class SecurityCfg:
+    allow_private_urls: bool  # web and browser tools may open loopback/private addresses
+
+
+@dataclass(frozen=True, slots=True)
 class Config:
     """Every key read outside config/, typed. Free-form sections (mcp_servers, personalities, auxiliary,
     ...) are FreeForm mappings: their own modules check their insides."""
@@ -220,6 +234,8 @@ class Config:
     mcp_servers: FreeForm
     cron: FreeForm  # Hermes's scheduler-provider settings; we read `cron.timeout`
     gateway: GatewayCfg
+    browser: BrowserCfg
+    security: SecurityCfg
     platforms: FreeForm  # platforms.<name>.enabled/token/extra, as Hermes users write them
 
 

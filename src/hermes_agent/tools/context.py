@@ -44,6 +44,7 @@ class ToolContext:
     delegate: ToolRunner | None = None  # runs a delegate_task call (builds this agent's subagents)
     offered: frozenset[str] = frozenset()  # the tools this agent offers the model (set with its definitions)
     provider_for: Callable[[Mapping], Provider] | None = None  # a provider for a config row {provider, model, ...}
+    vision: Callable[[str, str], str] | None = None  # (prompt, image data URL) -> the vision model's answer
     hook_bus: HookBus | None = None
     deferred_tools: Mapping[str, dict] | None = None  # name -> definition, behind tool_search/tool_call
     turn_id: str | None = None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import time
 
 from hermes_agent.tools.context import ToolContext
@@ -39,8 +40,32 @@ def resolve_tool_names(enabled_toolsets: list[str] | None = None,
 
 def get_tool_definitions(enabled_toolsets: list[str] | None = None, disabled_toolsets: list[str] | None = None,
                          quiet_mode: bool = False) -> list[dict]:
-    """OpenAI-format definitions of the available tools selected by the toolsets."""
-    return registry.get_definitions(resolve_tool_names(enabled_toolsets, disabled_toolsets), quiet=quiet_mode)
+    """OpenAI-format definitions of the available tools selected by the toolsets, each description
+    naming only tools among them (see without_absent_tools)."""
+    defs = registry.get_definitions(resolve_tool_names(enabled_toolsets, disabled_toolsets), quiet=quiet_mode)
+    return without_absent_tools(defs)
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+def without_absent_tools(defs: list[dict]) -> list[dict]:
+    """Dynamic schema patching: a description's sentences (after the first) that name a tool this run does
+    not offer are dropped, so no schema points the model at a tool it lacks. Only names with an
+    underscore count (`web_search`, not `patch` or `memory`, which are also plain words)."""
+    present = {d["function"]["name"] for d in defs}
+    known = set(registry.names()) | {t for spec in TOOLSETS.values() for t in spec.get("tools", [])}
+    absent = sorted(t for t in known - present if "_" in t)
+    if not absent:
+        return defs
+    mention = re.compile(r"\b(?:" + "|".join(map(re.escape, absent)) + r")\b")
+    for d in defs:
+        fn = d["function"]
+        sentences = _SENTENCE_END.split(fn.get("description") or "")
+        kept = sentences[:1] + [s for s in sentences[1:] if not mention.search(s)]
+        if len(kept) < len(sentences):
+            fn["description"] = " ".join(kept)
+    return defs
 
 
 def parse_arguments(function_args: str | dict | None) -> dict:

@@ -16,7 +16,7 @@ _reported_lock = threading.Lock()
 _FILE = ["read_file", "write_file", "patch", "search_files"]
 _BROWSER = ["browser_navigate", "browser_snapshot", "browser_click", "browser_type", "browser_scroll",
             "browser_back", "browser_press", "browser_get_images", "browser_vision", "browser_console",
-            "browser_cdp", "browser_dialog"]
+            "browser_cdp", "browser_dialog", "browser_close"]
 _SKILLS = ["skills_list", "skill_view", "skill_manage"]
 _HA = ["ha_list_entities", "ha_get_state", "ha_list_services", "ha_call_service"]
 _KANBAN = ["kanban_show", "kanban_list", "kanban_complete", "kanban_block", "kanban_heartbeat", "kanban_comment",

@@ -1,0 +1,229 @@
+"""The browser behind the browser tools: one Chromium (the system's, or a CDP endpoint) started on first
+use, one isolated context and page per task_id (a subagent has its own task_id, hence its own cookies),
+released with the agent (bootstrap registers `release_task` as a closer) and stopped with the last task.
+
+Why Playwright's async API on a private loop: tool handlers are synchronous and run on the executor's
+worker threads, several at once when one model message holds parallel calls or subagents run side by
+side. Playwright objects belong to the event loop that created them, so every browser operation is a
+coroutine submitted to one loop thread that owns them all; async lets two tasks' pages work at the same
+time there, where the sync API (greenlets bound to one thread) would serialise every task's commands."""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import concurrent.futures
+import os
+import shutil
+import threading
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from hermes_agent.tools.builtin._urlguard import url_problem
+
+T = TypeVar("T")
+LAUNCH_ARGS = ("--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-dev-shm-usage",
+               "--disable-background-networking", "--disable-component-update", "--disable-sync")
+VIEWPORT = {"width": 1280, "height": 800}
+
+
+class BrowserError(Exception):
+    """A browser command that could not run (the message is for the model)."""
+
+
+@dataclass(frozen=True, slots=True)
+class LaunchOptions:
+    executable: str  # the Chromium binary (unused with cdp_url)
+    cdp_url: str  # attach to this endpoint instead of launching
+    allow_private: bool  # pages may load loopback/private addresses
+    timeout_s: float  # one browser command's limit (browser.command_timeout)
+
+
+@dataclass(slots=True)
+class Tab:
+    """One task's browser context and page, plus what the private-address guard refused last."""
+
+    context: Any
+    page: Any
+    allow_private: bool = False
+    blocked: list[str] = field(default_factory=list)
+    verdicts: dict[str, str | None] = field(default_factory=dict)
+
+    async def checked_url(self) -> str:
+        """The page's URL; BrowserError (and a blank page) when a redirect landed on a refused address."""
+        url = self.page.url
+        if url.startswith(("http://", "https://")):
+            problem = await asyncio.get_running_loop().run_in_executor(None, url_problem, url, self.allow_private)
+            if problem:
+                await self.page.goto("about:blank")
+                raise BrowserError(f"{problem} (the page went there by a redirect: {url})")
+        return url
+
+
+def chromium_path(env: Mapping[str, str] | None = None) -> str | None:
+    """$HERMES_CHROMIUM (from `env`, else the process environment), else the first of chromium,
+    chromium-browser and google-chrome on PATH."""
+    chosen = str((os.environ if env is None else env).get("HERMES_CHROMIUM", "")).strip()
+    if chosen:
+        return chosen if os.access(chosen, os.X_OK) else None
+    return next((p for n in ("chromium", "chromium-browser", "google-chrome") if (p := shutil.which(n))), None)
+
+
+class BrowserPool:
+    """Process-wide: the loop thread, Playwright, the browser and the tabs by task_id."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._playwright: Any = None
+        self._browser: Any = None
+        self._tabs: dict[str, Tab] = {}
+        self._opening: asyncio.Lock | None = None
+        self._exit_hooked = False
+
+    @property
+    def running(self) -> bool:
+        return self._browser is not None
+
+    def _ensure_loop(self) -> asyncio.AbstractEventLoop:
+        with self._lock:
+            if self._loop is None:
+                loop = asyncio.new_event_loop()
+                self._thread = threading.Thread(target=loop.run_forever, name="hermes-browser", daemon=True)
+                self._thread.start()
+                self._loop = loop
+                if not self._exit_hooked:
+                    atexit.register(self.shutdown)
+                    self._exit_hooked = True
+            return self._loop
+
+    def call(self, fn: Callable[[], Awaitable[T]], timeout_s: float, cancel: threading.Event | None = None) -> T:
+        """Run `fn()` on the browser loop and wait for it (BrowserError after `timeout_s` or on `cancel`)."""
+        future = asyncio.run_coroutine_threadsafe(_as_coro(fn), self._ensure_loop())
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                return future.result(0.2)
+            except concurrent.futures.TimeoutError:
+                if cancel is not None and cancel.is_set():
+                    future.cancel()
+                    raise BrowserError("interrupted") from None
+                if time.monotonic() >= deadline:
+                    future.cancel()
+                    raise BrowserError(f"the browser did not answer within {timeout_s:g}s "
+                                       "(browser.command_timeout)") from None
+
+    def run(self, task_id: str, opts: LaunchOptions, op: Callable[[Tab], Awaitable[T]],
+            cancel: threading.Event | None = None) -> T:
+        """Run `op` on the task's tab (created, with the browser, on first use)."""
+
+        async def with_tab() -> T:
+            return await op(await self._tab(task_id, opts))
+
+        return self.call(with_tab, opts.timeout_s + 30, cancel)
+
+    def has_tab(self, task_id: str) -> bool:
+        return task_id in self._tabs
+
+    async def _tab(self, task_id: str, opts: LaunchOptions) -> Tab:
+        if self._opening is None:
+            self._opening = asyncio.Lock()
+        async with self._opening:
+            tab = self._tabs.get(task_id)
+            if tab is not None and not tab.page.is_closed():
+                return tab
+            browser = await self._start(opts)
+            context = await browser.new_context(viewport=VIEWPORT)
+            context.set_default_timeout(opts.timeout_s * 1000)
+            tab = Tab(context, None, opts.allow_private)
+            await context.route("**/*", lambda route: _guard(route, tab, opts.allow_private))
+            tab.page = await context.new_page()
+            self._tabs[task_id] = tab
+            return tab
+
+    async def _start(self, opts: LaunchOptions) -> Any:
+        if self._browser is not None and self._browser.is_connected():
+            return self._browser
+        from playwright.async_api import async_playwright
+
+        if self._playwright is None:
+            self._playwright = await async_playwright().start()
+        chromium = self._playwright.chromium
+        if opts.cdp_url:
+            self._browser = await chromium.connect_over_cdp(opts.cdp_url, timeout=opts.timeout_s * 1000)
+        else:
+            self._browser = await chromium.launch(executable_path=opts.executable, headless=True,
+                                                  args=list(LAUNCH_ARGS), timeout=opts.timeout_s * 1000)
+        return self._browser
+
+    def release(self, task_id: str) -> bool:
+        """Close the task's context; the last one out stops the browser. True when a tab was closed."""
+        if self._loop is None or task_id not in self._tabs:
+            return False
+        self.call(lambda: self._close_tab(task_id), 30)
+        if not self._tabs:
+            self.shutdown()
+        return True
+
+    async def _close_tab(self, task_id: str) -> None:
+        tab = self._tabs.pop(task_id, None)
+        if tab is not None:
+            await tab.context.close()
+
+    async def _stop(self) -> None:
+        self._tabs.clear()
+        browser, self._browser = self._browser, None
+        if browser is not None:
+            await browser.close()
+        pw, self._playwright = self._playwright, None
+        if pw is not None:
+            await pw.stop()
+
+    def shutdown(self) -> None:
+        """Close every context, the browser and Playwright, and end the loop thread."""
+        with self._lock:
+            loop, thread, self._loop, self._thread = self._loop, self._thread, None, None
+        if loop is None:
+            return
+        try:
+            asyncio.run_coroutine_threadsafe(self._stop(), loop).result(30)
+        finally:
+            loop.call_soon_threadsafe(loop.stop)
+            if thread is not None:
+                thread.join(10)
+            self._opening = None
+
+
+async def _as_coro(fn: Callable[[], Awaitable[T]]) -> T:
+    return await fn()
+
+
+async def _guard(route: Any, tab: Tab, allow_private: bool) -> None:
+    """Every request of a context: http(s) to a metadata (or, unless allowed, private) address is aborted.
+    Playwright does not route the hops of a redirect, so pages are also checked after they load
+    (`checked_url`): the hop's request was made, but its content is never shown."""
+    url = route.request.url
+    if not url.startswith(("http://", "https://")):
+        await route.continue_()
+        return
+    host = url.split("/", 3)[2]
+    if host not in tab.verdicts:
+        loop = asyncio.get_running_loop()
+        tab.verdicts[host] = await loop.run_in_executor(None, url_problem, url, allow_private)
+    problem = tab.verdicts[host]
+    if problem is not None:
+        tab.blocked.append(f"{problem}: {url}")
+        await route.abort("blockedbyclient")
+    else:
+        await route.continue_()
+
+
+POOL = BrowserPool()
+
+
+def release_task(task_id: str) -> bool:
+    """Release one task's browser context (bootstrap's closer for each agent and subagent)."""
+    return POOL.release(task_id)

@@ -1,0 +1,80 @@
+"""Which URLs a tool may fetch or open (Hermes's url_safety rules): http(s) only; loopback, private,
+link-local, CGNAT and other non-public addresses refused unless the user allows private URLs
+(`security.allow_private_urls`, `browser.allow_private_urls` or HERMES_ALLOW_PRIVATE_URLS); cloud
+metadata endpoints refused always. A host name is judged by every address it resolves to."""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from collections.abc import Callable, Mapping
+from urllib.parse import urlsplit
+
+IP = ipaddress.IPv4Address | ipaddress.IPv6Address
+Resolver = Callable[[str], list[str]]
+
+_METADATA_HOSTS = frozenset({"metadata.google.internal", "metadata.goog", "metadata"})
+_METADATA_IPS = frozenset(ipaddress.ip_address(a) for a in (
+    "169.254.169.254", "169.254.170.2", "169.254.169.253", "fd00:ec2::254", "100.100.100.200"))
+_LINK_LOCAL = (ipaddress.ip_network("169.254.0.0/16"), ipaddress.ip_network("fe80::/10"))
+_CGNAT = ipaddress.ip_network("100.64.0.0/10")
+_TRUE = {"1", "true", "yes", "on"}
+
+
+def allow_private(env: Mapping[str, str], *flags: object) -> bool:
+    """HERMES_ALLOW_PRIVATE_URLS (true/false wins over config), else any of the config flags."""
+    value = str(env.get("HERMES_ALLOW_PRIVATE_URLS", "")).strip().lower()
+    if value:
+        return value in _TRUE
+    return any(f is True or str(f).strip().lower() in _TRUE for f in flags)
+
+
+def resolve(host: str) -> list[str]:
+    """Every address `host` resolves to (empty when it does not resolve)."""
+    try:
+        infos = socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP)
+    except (OSError, UnicodeError):
+        return []
+    return sorted({str(info[4][0]) for info in infos})
+
+
+def _unmapped(ip: IP) -> IP:
+    mapped = getattr(ip, "ipv4_mapped", None)
+    return mapped if mapped is not None else ip
+
+
+def _is_metadata(ip: IP) -> bool:
+    ip = _unmapped(ip)
+    return ip in _METADATA_IPS or any(ip in net for net in _LINK_LOCAL if ip.version == net.version)
+
+
+def _is_private(ip: IP) -> bool:
+    ip = _unmapped(ip)
+    if ip.version == 4 and ip in _CGNAT:
+        return True
+    return not ip.is_global or ip.is_multicast
+
+
+def url_problem(url: str, allow_private_urls: bool, resolver: Resolver = resolve) -> str | None:
+    """Why `url` must not be opened (a sentence for the model), or None when it may."""
+    try:
+        parts = urlsplit(url.strip())
+        host = (parts.hostname or "").rstrip(".").lower()
+    except ValueError:
+        return f"Blocked: {url!r} is not a valid URL"
+    if parts.scheme not in ("http", "https"):
+        return f"Blocked: only http and https URLs can be opened, not {parts.scheme or 'a bare path'!r}"
+    if not host:
+        return f"Blocked: {url!r} has no host"
+    if host in _METADATA_HOSTS:
+        return "Blocked: URL targets a cloud metadata endpoint"
+    try:
+        addresses = [ipaddress.ip_address(host)]
+    except ValueError:
+        addresses = [ipaddress.ip_address(a.split("%")[0]) for a in resolver(host)]
+    if any(_is_metadata(a) for a in addresses):
+        return "Blocked: URL targets a cloud metadata endpoint"
+    if not allow_private_urls and any(_is_private(a) for a in addresses):
+        return ("Blocked: URL targets a private or internal address (set security.allow_private_urls: true "
+                "in config.yaml to allow it)")
+    return None
