@@ -73,6 +73,8 @@ DEFAULT_CONFIG: dict = {
     "cron": {},
     "gateway": {"max_concurrent_turns": 6, "hook_timeout": 5, "idle_evict_seconds": 900},
     "platforms": {},
+    "web": {"backend": "", "search_backend": "", "extract_backend": "", "extract_char_limit": 15000,
+            "allow_private_urls": False, "timeout": 20, "max_download_bytes": 10000000, "summarize": False},
     "mcp_discovery_timeout": 1.5,
     "tools": {"tool_search": {"enabled": "auto", "threshold_pct": 10}},
     "plugins": {"enabled": [], "disabled": [], "entries": {}},  # opt-in, as in Hermes
