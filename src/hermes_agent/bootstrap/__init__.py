@@ -18,7 +18,7 @@ from hermes_agent.tools.registry import discover_builtin_tools
 
 from .delegation import wire_delegation
 from .options import RunOptions
-from .provider import auxiliary_provider, build_provider, titler
+from .provider import auxiliary_provider, build_provider, summarizer, titler
 from .safety import wire_approval
 from .session import SessionBinding, bind_session, shared_store
 from .stores import (
@@ -108,6 +108,8 @@ def build_services(settings: Settings, *, platform: str = "cli", toolsets: list[
     plugin_report = PluginReport() if opts.safe_mode else _load_plugins(settings, hooks)
     ctx = ToolContext(settings=settings, task_id=new_task_id(), hook_bus=hooks)
     services = AgentServices(provider=provider, settings=settings, ctx=ctx, hooks=hooks)
+    if settings.cfg.web.summarize:  # the user opted in to auxiliary calls for long web pages
+        ctx.summarize = summarizer(auxiliary_provider(settings, "web_extract", provider), max_tokens=2000)
     if not opts.safe_mode:
         _start_mcp(services, settings, wait=not interactive)
     wire_approval(services, settings, approver, interactive)  # type: ignore[arg-type]

@@ -41,6 +41,7 @@ class ToolContext:
     todo_store: TodoStore | None = None
     session_search: ToolRunner | None = None  # runs a session_search call on this agent's session store
     delegate: ToolRunner | None = None  # runs a delegate_task call (builds this agent's subagents)
+    summarize: Callable[[str], str] | None = None  # prompt -> auxiliary model's answer (web.summarize: true)
     hook_bus: HookBus | None = None
     deferred_tools: Mapping[str, dict] | None = None  # name -> definition, behind tool_search/tool_call
     turn_id: str | None = None

@@ -8,7 +8,14 @@ from urllib.parse import urlsplit
 from urllib.robotparser import RobotFileParser
 
 from hermes_agent.tools.builtin import _webconvert as conv
-from hermes_agent.tools.builtin._webnet import USER_AGENT, BlockedAddress, FetchError, Limits, check_url, fetch
+from hermes_agent.tools.builtin._webnet import (
+    USER_AGENT,
+    BlockedAddress,
+    FetchError,
+    Limits,
+    check_url,
+    fetch,
+)
 
 PAGE_CHARS = 1500
 _AGENT = "hermes-agent"
