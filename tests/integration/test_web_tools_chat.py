@@ -132,3 +132,22 @@ def test_crawl_respects_max_pages_and_reports_what_is_left(scripted, hermes_home
 def test_crawl_refuses_loopback_without_allow_private_urls(scripted, hermes_home, site):
     result = run_tool(scripted, hermes_home, "web_crawl", {"url": f"{site.url}/site/"}, extra="")
     assert "loopback address" in result["error"] and site.requests == []
+
+
+def test_tools_list_and_doctor_say_what_to_install_when_the_web_extra_is_missing(hermes_home):
+    import subprocess
+    import sys
+
+    def hermes_without_pypdf(*args: str) -> str:
+        code = ("import sys; sys.modules['pypdf'] = None\nfrom hermes_agent.cli.main import main\n"
+                f"sys.exit(main({list(args)!r}))")
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                             env={"HERMES_HOME": str(hermes_home), "PATH": "/usr/bin:/bin"})
+        return out.stdout + out.stderr
+
+    listing = hermes_without_pypdf("tools", "list")
+    want = "requirement not met: the web extra (pip install 'hermes-agent[web]')"
+    for tool in ("web_search", "web_extract", "web_crawl"):
+        assert f"unavailable: {tool} — {want}" in listing
+    assert f"tool web_extract unavailable: {want}" in hermes_without_pypdf("doctor")
+    assert "ready: web_search, web_extract, web_crawl" in run_hermes("tools", "list", home=hermes_home).stdout

@@ -57,8 +57,15 @@ CRAWL_SCHEMA = {
 
 
 def web_extra_installed() -> bool:
-    """the web extra is installed: pip install 'hermes-agent[web]'"""
-    return all(importlib.util.find_spec(m) is not None for m in ("readability", "markdownify", "ddgs", "pypdf"))
+    """the web extra (pip install 'hermes-agent[web]')"""
+    return all(_importable(m) for m in ("readability", "markdownify", "ddgs", "pypdf"))
+
+
+def _importable(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):  # ValueError: a module set to None in sys.modules (import blocked)
+        return False
 
 
 @dataclass(frozen=True, slots=True)
