@@ -88,13 +88,31 @@ def html_to_markdown(html: str, url: str = "") -> tuple[str, str]:
 
     if not html.strip():
         return "", ""
-    doc = Document(html, url=url or None)
+    doc = Document(_unwrap_heading_links(html), url=url or None)
     title = (doc.short_title() or "").strip()
     text = markdownify(doc.summary(html_partial=True), heading_style="ATX", bullets="-",
                        strip=["script", "style"])
     text = _DATA_IMAGE.sub(lambda m: f"[image: {m.group(1)}]" if m.group(1) else "[image]", text)
     text = "\n".join(line.rstrip() for line in text.splitlines())
     return title, _BLANKS.sub("\n\n", text).strip()
+
+
+def _unwrap_heading_links(html: str) -> str:
+    """Headings whose text sits in a link (<h2><a class="header">...</a></h2>, as mdBook and many docs
+    sites write them) lose that text in readability, which drops "header" elements: keep the text only."""
+    import lxml.html
+    from lxml.etree import ParserError
+
+    try:
+        tree = lxml.html.document_fromstring(html)
+    except (ParserError, ValueError):
+        return html
+    links = tree.xpath("//h1//a|//h2//a|//h3//a|//h4//a|//h5//a|//h6//a")
+    if not links:
+        return html
+    for link in links:
+        link.drop_tag()
+    return lxml.html.tostring(tree, encoding="unicode")
 
 
 def pdf_to_text(data: bytes) -> tuple[str, str]:
