@@ -91,3 +91,12 @@ def test_each_redirect_hop_is_checked_again(monkeypatch):
         hops = [r["path"] for r in site.requests]
         assert hops == ["/r1", "/r2", "/r3", "/article.html", "/to-metadata"]
         assert site.requests[0]["headers"]["host"] == f"rebind.test:{port}"  # the name, not the pinned IP
+
+
+def test_gzip_bodies_non_ascii_paths_and_the_byte_cap():
+    with Site() as site:
+        allowed = Limits(timeout=3, allow_private=True)
+        assert b"Tidal locking happens" in fetch(f"{site.url}/gz.html", allowed).body
+        assert fetch(f"{site.url}/café.html", allowed).status == 200
+        capped = fetch(f"{site.url}/gz.html", Limits(timeout=3, allow_private=True, max_bytes=100))
+        assert capped.truncated and len(capped.body) == 100 and capped.body.startswith(b"<!doctype html>")

@@ -22,11 +22,11 @@ _AGENT = "hermes-agent"
 
 
 class _Robots:
-    """robots.txt per origin, fetched once: 4xx means no rules, a failure or 5xx means stay out."""
+    """robots.txt per origin, fetched once: 4xx means no rules; unreachable or 5xx means no crawl at all."""
 
     def __init__(self, limits: Limits) -> None:
         self._limits = limits
-        self._parsers: dict[str, RobotFileParser | None] = {}
+        self._parsers: dict[str, RobotFileParser] = {}
 
     def allowed(self, url: str) -> bool:
         parts = urlsplit(url)
@@ -34,18 +34,18 @@ class _Robots:
         if origin not in self._parsers:
             self._parsers[origin] = self._load(origin)
         parser = self._parsers[origin]
-        return parser is not None and (parser.can_fetch(_AGENT, url) and parser.can_fetch(USER_AGENT, url))
+        return parser.can_fetch(_AGENT, url) and parser.can_fetch(USER_AGENT, url)
 
-    def _load(self, origin: str) -> RobotFileParser | None:
+    def _load(self, origin: str) -> RobotFileParser:
         parser = RobotFileParser()
         try:
             resp = fetch(f"{origin}/robots.txt", self._limits)
         except BlockedAddress:
             raise
-        except FetchError:
-            return None
+        except FetchError as exc:
+            raise FetchError(f"robots.txt of {origin} could not be read, so the site is not crawled: {exc}") from None
         if resp.status >= 500:
-            return None
+            raise FetchError(f"robots.txt of {origin} answered HTTP {resp.status}, so the site is not crawled")
         parser.parse(resp.text().splitlines() if resp.status < 400 else [])
         return parser
 

@@ -12,13 +12,14 @@ import time
 import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import quote, urljoin, urlsplit
 
 from hermes_agent.errors import ToolError
 
 USER_AGENT = "Mozilla/5.0 (compatible; hermes-agent/0.1; +https://github.com/NousResearch/hermes-agent)"
 _REDIRECTS = (301, 302, 303, 307, 308)
 _CHUNK = 65536
+_SAFE = "/%:@!$&'()*+,;=-._~"  # left as they are when a path or query is percent-encoded
 # Cloud metadata endpoints: refused even when private addresses are allowed (they hand out credentials).
 _METADATA_IPS = frozenset(ipaddress.ip_address(a) for a in (
     "169.254.169.254", "169.254.170.2", "169.254.169.253", "100.100.100.200", "fd00:ec2::254"))
@@ -140,7 +141,7 @@ def fetch(url: str, limits: Limits, *, method: str = "GET", headers: Mapping[str
             result = _one_hop(url, limits, deadline, method, headers or {}, body)
         except TimeoutError:
             raise FetchError(f"timed out after {limits.timeout:g}s fetching {url}") from None
-        except (OSError, http.client.HTTPException) as exc:
+        except (OSError, http.client.HTTPException, UnicodeError) as exc:
             raise FetchError(f"could not fetch {url}: {type(exc).__name__}: {exc}") from None
         if isinstance(result, Response):
             return result
@@ -159,7 +160,7 @@ def _one_hop(url: str, limits: Limits, deadline: float, method: str, headers: Ma
     cls = _PinnedHTTPS if parts.scheme == "https" else _PinnedHTTP
     conn = cls(parts.hostname or "", port, ip, _remaining(deadline))
     try:
-        path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        path = quote(parts.path or "/", safe=_SAFE) + (f"?{quote(parts.query, safe=_SAFE + '?')}" if parts.query else "")
         sent = {"User-Agent": USER_AGENT, "Accept-Encoding": "gzip", "Accept": "*/*", **headers}
         conn.request(method, path, body=body, headers=sent)
         resp = conn.getresponse()
