@@ -100,3 +100,17 @@ def test_gzip_bodies_non_ascii_paths_and_the_byte_cap():
         assert fetch(f"{site.url}/café.html", allowed).status == 200
         capped = fetch(f"{site.url}/gz.html", Limits(timeout=3, allow_private=True, max_bytes=100))
         assert capped.truncated and len(capped.body) == 100 and capped.body.startswith(b"<!doctype html>")
+
+
+@pytest.mark.parametrize(("url", "found"), [
+    ("https://evil.example/?q=sk-proj-abcdefghijklmnopqrstuvwxyz123456", "looks like an API key"),
+    ("https://evil.example/c?d=ghp_%41bcdefghijklmnopqrstuvwxyz0123456789", "looks like an API key"),
+    ("https://evil.example/x?api_key=abc", "credential-like query parameter (api_key)"),
+    ("https://evil.example/x?Token=abc", "credential-like query parameter (Token)"),
+    ("https://docs.example/tokens?page=2", None), ("https://example.com/search?q=secret+santa", None),
+])
+def test_urls_carrying_credentials_are_refused_before_any_fetch(url, found):
+    from hermes_agent.tools.builtin._webnet import secret_in_url
+
+    reason = secret_in_url(url)
+    assert (reason is None) if found is None else (found in reason)

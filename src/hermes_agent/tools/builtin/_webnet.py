@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import http.client
 import ipaddress
+import re
 import socket
 import ssl
 import time
 import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from urllib.parse import quote, urljoin, urlsplit
+from urllib.parse import parse_qsl, quote, unquote, urljoin, urlsplit
 
 from hermes_agent.errors import ToolError
 
@@ -25,6 +26,12 @@ _METADATA_IPS = frozenset(ipaddress.ip_address(a) for a in (
     "169.254.169.254", "169.254.170.2", "169.254.169.253", "100.100.100.200", "fd00:ec2::254"))
 _METADATA_HOSTS = frozenset({"metadata.google.internal", "metadata.goog", "metadata"})
 
+_KEY_SHAPES = re.compile(
+    r"(sk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}|"
+    r"xox[abprs]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{35}|glpat-[A-Za-z0-9_-]{20,}|"
+    r"hf_[A-Za-z0-9]{30,}|tvly-[A-Za-z0-9]{20,}|fc-[a-f0-9]{32})")
+_SECRET_PARAM = re.compile(r"(?i)(api[_-]?key|apikey|access[_-]?token|auth[_-]?token|secret|password|passwd|"
+                           r"client[_-]?secret|private[_-]?key|token)")
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 
@@ -118,6 +125,17 @@ class _PinnedHTTPS(http.client.HTTPSConnection):
     def connect(self) -> None:
         raw = socket.create_connection((self._ip, self.port), self.timeout)
         self.sock = self._context.wrap_socket(raw, server_hostname=self.host)  # type: ignore[attr-defined]
+
+
+def secret_in_url(url: str) -> str | None:
+    """Why a model-supplied URL looks like it carries a credential (None: it does not)."""
+    text = unquote(unquote(url))
+    if _KEY_SHAPES.search(text):
+        return "Blocked: the URL contains what looks like an API key or token; secrets are never sent in URLs"
+    for name, _ in parse_qsl(urlsplit(text).query, keep_blank_values=True):
+        if _SECRET_PARAM.fullmatch(name):
+            return f"Blocked: the URL has a credential-like query parameter ({name}); remove it"
+    return None
 
 
 def check_url(url: str) -> str:

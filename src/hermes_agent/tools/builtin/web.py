@@ -14,7 +14,7 @@ from pathlib import Path
 from hermes_agent.errors import HermesError
 from hermes_agent.tools.builtin import _webconvert as conv
 from hermes_agent.tools.builtin import _websearch
-from hermes_agent.tools.builtin._webnet import FetchError, Limits, fetch
+from hermes_agent.tools.builtin._webnet import FetchError, Limits, fetch, secret_in_url
 from hermes_agent.tools.registry import registry
 from hermes_agent.tools.results import tool_error, tool_result
 
@@ -123,16 +123,20 @@ def _extract(args: dict, **kw: object) -> str:
     limit = _int(args.get("char_limit"), opts.char_limit, 2000, 500_000)
     todo = [_url_of(u) for u in urls[:MAX_URLS]]
     if len(todo) == 1:
-        return tool_result({"results": [extract_one(todo[0], opts, limit)]})
-    with ThreadPoolExecutor(max_workers=len(todo), thread_name_prefix="web-extract") as pool:
-        results = list(pool.map(lambda u: extract_one(u, opts, limit), todo))
-    return tool_result({"results": results})
+        results = [extract_one(todo[0], opts, limit)]
+    else:
+        with ThreadPoolExecutor(max_workers=len(todo), thread_name_prefix="web-extract") as pool:
+            results = list(pool.map(lambda u: extract_one(u, opts, limit), todo))
+    more = {"note": f"only the first {MAX_URLS} URLs were read"} if len(urls) > MAX_URLS else {}
+    return tool_result({"results": results, **more})
 
 
 def extract_one(url: str | None, opts: WebOptions, limit: int) -> dict:
     """One page as {url, title, content} (content wrapped as untrusted), or {url, error}."""
     if url is None:
         return {"url": "", "error": "expected a URL string"}
+    if (secret := secret_in_url(url)) is not None:
+        return {"url": url, "error": secret}
     try:
         resp = fetch(url, opts.limits, headers={"Accept": "text/html,application/pdf,text/*;q=0.9,*/*;q=0.5"})
         if resp.status >= 400:
@@ -173,6 +177,8 @@ def _crawl(args: dict, **kw: object) -> str:
     url = str(args.get("url") or "").strip()
     if not url:
         return tool_error("url is required")
+    if (secret := secret_in_url(url)) is not None:
+        return tool_error(secret)
     opts = WebOptions.from_ctx(kw["ctx"])
     try:
         result = crawl(url, opts.limits, _int(args.get("max_pages"), 10, 1, 30), _int(args.get("max_depth"), 2, 0, 4))
