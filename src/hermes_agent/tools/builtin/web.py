@@ -46,8 +46,8 @@ EXTRACT_SCHEMA = {
 }
 CRAWL_SCHEMA = {
     "name": "web_crawl",
-    "description": ("Crawl one site breadth-first from url (same host, robots.txt obeyed); returns each page's "
-                    f"title and opening text. For known pages use web_extract. {_UNTRUSTED}"),
+    "description": ("Crawl a site breadth-first from url (same host, robots.txt obeyed): each page's title and "
+                    f"opening text. {_UNTRUSTED}"),
     "parameters": {"type": "object", "properties": {
         "url": {"type": "string"},
         "max_pages": {"type": "integer", "description": "default 10, max 30"},
