@@ -80,6 +80,8 @@ DEFAULT_CONFIG: dict = {
     "platforms": {},
     "browser": {"allow_private_urls": False, "cdp_url": "", "command_timeout": 30},
     "security": {"allow_private_urls": False},
+    "web": {"backend": "", "search_backend": "", "extract_backend": "", "extract_char_limit": 15000,
+            "allow_private_urls": False, "timeout": 20, "max_download_bytes": 10000000, "summarize": False},
     "mcp_discovery_timeout": 1.5,
     "tools": {"tool_search": {"enabled": "auto", "threshold_pct": 10}},
     "plugins": {"enabled": [], "disabled": [], "entries": {}},  # opt-in, as in Hermes

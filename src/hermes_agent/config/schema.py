@@ -197,6 +197,20 @@ class SecurityCfg:
 
 
 @dataclass(frozen=True, slots=True)
+class WebCfg:
+    """web_search/web_extract/web_crawl (tools/builtin/web.py); Hermes's keys plus our fetch limits."""
+
+    backend: str  # shared search backend name ("" = first with a key set, else ddgs)
+    search_backend: str
+    extract_backend: str  # Hermes's key; extraction here is always local, so it is accepted and unused
+    extract_char_limit: int = field(**_c(min=2000, max=500000))
+    allow_private_urls: bool
+    timeout: float = field(**_c(min=0.5, max=300))
+    max_download_bytes: int = field(**_c(min=10000))
+    summarize: bool  # long pages summarised by the auxiliary `web_extract` model instead of cut
+
+
+@dataclass(frozen=True, slots=True)
 class Config:
     """Every key read outside config/, typed. Free-form sections (mcp_servers, personalities, auxiliary,
     ...) are FreeForm mappings: their own modules check their insides."""
@@ -236,6 +250,7 @@ class Config:
     gateway: GatewayCfg
     browser: BrowserCfg
     security: SecurityCfg
+    web: WebCfg
     platforms: FreeForm  # platforms.<name>.enabled/token/extra, as Hermes users write them
 
 

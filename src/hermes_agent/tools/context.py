@@ -45,6 +45,7 @@ class ToolContext:
     offered: frozenset[str] = frozenset()  # the tools this agent offers the model (set with its definitions)
     provider_for: Callable[[Mapping], Provider] | None = None  # a provider for a config row {provider, model, ...}
     vision: Callable[[str, str], str] | None = None  # (prompt, image data URL) -> the vision model's answer
+    summarize: Callable[[str], str] | None = None  # prompt -> auxiliary model's answer (web.summarize: true)
     hook_bus: HookBus | None = None
     deferred_tools: Mapping[str, dict] | None = None  # name -> definition, behind tool_search/tool_call
     turn_id: str | None = None

@@ -50,7 +50,7 @@ def _ts(description: str, tools: list[str], includes: tuple[str, ...] = ()) -> d
 # Every toolset name Hermes 0.19 has, with its tools and includes. Tools this hermes does not have
 # are left out when a toolset resolves (see missing_tools), so a Hermes config keeps working.
 TOOLSETS: dict[str, dict] = {
-    "web": _ts("Web search and page extraction", ["web_search", "web_extract"]),
+    "web": _ts("Web search, page extraction and site crawling", ["web_search", "web_extract", "web_crawl"]),
     "search": _ts("Web search only", ["web_search"]),
     "x_search": _ts("Search X (Twitter) posts through xAI", ["x_search"]),
     "vision": _ts("Image analysis", ["vision_analyze"]),
