@@ -16,15 +16,13 @@ from dataclasses import dataclass
 from urllib.parse import parse_qsl, quote, unquote, urljoin, urlsplit
 
 from hermes_agent.errors import ToolError
+from hermes_agent.tools.builtin._urlguard import METADATA_HOSTS as _METADATA_HOSTS
+from hermes_agent.tools.builtin._urlguard import address_problem
 
 USER_AGENT = "Mozilla/5.0 (compatible; hermes-agent/0.1; +https://github.com/NousResearch/hermes-agent)"
 _REDIRECTS = (301, 302, 303, 307, 308)
 _CHUNK = 65536
 _SAFE = "/%:@!$&'()*+,;=-._~"  # left as they are when a path or query is percent-encoded
-# Cloud metadata endpoints: refused even when private addresses are allowed (they hand out credentials).
-_METADATA_IPS = frozenset(ipaddress.ip_address(a) for a in (
-    "169.254.169.254", "169.254.170.2", "169.254.169.253", "100.100.100.200", "fd00:ec2::254"))
-_METADATA_HOSTS = frozenset({"metadata.google.internal", "metadata.goog", "metadata"})
 
 _KEY_SHAPES = re.compile(
     r"(sk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}|"
@@ -69,19 +67,8 @@ class Response:
 
 
 def blocked_reason(ip: IPAddress, allow_private: bool) -> str | None:
-    """Why the web tools must not connect to `ip` (None: they may)."""
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
-    if ip in _METADATA_IPS:
-        return "a cloud metadata address"
-    if ip.is_multicast or ip.is_unspecified:
-        return "not a host address"
-    if allow_private or ip.is_global:
-        return None
-    for attr, label in (("is_loopback", "loopback"), ("is_link_local", "link-local"), ("is_private", "private")):
-        if getattr(ip, attr):
-            return f"a {label} address"
-    return "a reserved, non-public address"
+    """Why the web tools must not connect to `ip` (None: they may): the shared policy of _urlguard."""
+    return address_problem(ip, allow_private)
 
 
 def resolve(host: str, port: int, allow_private: bool) -> str:
@@ -96,7 +83,7 @@ def resolve(host: str, port: int, allow_private: bool) -> str:
     for address in addresses:
         reason = blocked_reason(ipaddress.ip_address(address), allow_private)
         if reason:
-            hint = "" if "metadata" in reason else " (set web.allow_private_urls: true to allow)"
+            hint = "" if "metadata" in reason else " (set web.allow_private_urls or security.allow_private_urls: true to allow)"
             where = f"{host} is" if host.strip("[]") == address else f"{host} resolves to {address},"
             raise BlockedAddress(f"Blocked: {where} {reason}{hint}")
     if not addresses:

@@ -14,6 +14,7 @@ from pathlib import Path
 from hermes_agent.errors import HermesError
 from hermes_agent.tools.builtin import _webconvert as conv
 from hermes_agent.tools.builtin import _websearch
+from hermes_agent.tools.builtin._urlguard import allow_private
 from hermes_agent.tools.builtin._webnet import FetchError, Limits, fetch, secret_in_url
 from hermes_agent.tools.registry import registry
 from hermes_agent.tools.results import tool_error, tool_result
@@ -81,7 +82,8 @@ class WebOptions:
     def from_ctx(cls, ctx: object) -> WebOptions:
         settings = ctx.settings  # type: ignore[attr-defined]
         web = settings.cfg.web
-        limits = Limits(timeout=web.timeout, max_bytes=web.max_download_bytes, allow_private=web.allow_private_urls)
+        private = allow_private(settings.env, settings.cfg.security.allow_private_urls, web.allow_private_urls)
+        limits = Limits(timeout=web.timeout, max_bytes=web.max_download_bytes, allow_private=private)
         return cls(limits, web.extract_char_limit, Path(settings.home), getattr(ctx, "summarize", None))
 
 
