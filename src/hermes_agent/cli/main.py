@@ -36,6 +36,7 @@ SUBCOMMANDS: dict[str, str] = {
     "auth": "auth",
     "cron": "cron",
     "api": "api",
+    "dashboard": "dashboard",
     "gateway": "gateway",
     "pairing": "pairing",
 }

@@ -72,6 +72,7 @@ DEFAULT_CONFIG: dict = {
     "mcp_servers": {},
     "cron": {},
     "gateway": {"max_concurrent_turns": 6, "hook_timeout": 5, "idle_evict_seconds": 900},
+    "dashboard": {"port": 9119, "token": ""},  # `hermes dashboard` (Hermes's own dashboard keys are left alone)
     "platforms": {},
     "mcp_discovery_timeout": 1.5,
     "tools": {"tool_search": {"enabled": "auto", "threshold_pct": 10}},

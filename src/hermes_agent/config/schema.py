@@ -182,6 +182,14 @@ class GatewayCfg:
 
 
 @dataclass(frozen=True, slots=True)
+class DashboardCfg:
+    """`hermes dashboard`: its port and a fixed token (empty: a random one per start)."""
+
+    port: int = field(**_c(min=0, max=65535))
+    token: str
+
+
+@dataclass(frozen=True, slots=True)
 class Config:
     """Every key read outside config/, typed. Free-form sections (mcp_servers, personalities, auxiliary,
     ...) are FreeForm mappings: their own modules check their insides."""
@@ -214,6 +222,7 @@ class Config:
     mcp_servers: FreeForm
     cron: FreeForm  # Hermes's scheduler-provider settings; we read `cron.timeout`
     gateway: GatewayCfg
+    dashboard: DashboardCfg
     platforms: FreeForm  # platforms.<name>.enabled/token/extra, as Hermes users write them
 
 
