@@ -133,5 +133,5 @@ async def guard(request: web.Request, handler) -> web.StreamResponse:  # type: i
     except web.HTTPException as exc:
         resp = exc
     resp.headers.update({"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff",
-                         "Referrer-Policy": "no-referrer", "Cache-Control": "no-store", "X-Frame-Options": "DENY"})
+                         "Referrer-Policy": "same-origin", "Cache-Control": "no-store", "X-Frame-Options": "DENY"})
     return resp
