@@ -199,7 +199,8 @@ def test_config_edit_refuses_a_bad_value_and_writes_a_good_one(page, site):
     before = cfg.read_text(encoding="utf-8")
     page.click("text=Config")
     assert "****" in page.inner_text("main") and "test-key" not in page.content()  # model.api_key masked
-    page.fill("input[name=key]", "agent.max_turns")
+    page.click("a[href='/config?key=agent.max_turns']")  # a key's link fills the form with its value
+    assert page.input_value("input[name=key]") == "agent.max_turns" and page.input_value("input[name=value]") == "90"
     page.fill("input[name=value]", "lots")
     page.click("button:has-text('Save')")
     assert "agent.max_turns must be an integer >= 1, got 'lots'" in page.locator(".err").inner_text()
@@ -247,14 +248,16 @@ def test_posts_need_the_form_token_and_our_origin(site, page):
 def test_pages_are_light_and_scriptless(page, site):
     """Each page under 64 KB and without a script; HERMES_DASHBOARD_SHOTS=DIR saves a screenshot of each."""
     shots = os.environ.get("HERMES_DASHBOARD_SHOTS")
-    for path in PAGES:
+    page.goto(site.base + "/sessions?q=quokka")
+    conversation = page.locator("tbody a").first.get_attribute("href")
+    for path in (*PAGES, conversation):
         resp = page.goto(site.base + path)
         assert resp.status == 200, path
         assert len(resp.body()) < 64 * 1024 and page.locator("script").count() == 0, path
         assert "script-src" not in resp.headers["content-security-policy"]  # default-src 'none' covers it
         if shots:
             print(f"{path}: {len(resp.body())} bytes")
-            name = path.strip("/").replace("?q=", "-search-").replace("/", "-") or "index"
+            name = "conversation" if path == conversation else path.strip("/").replace("?q=", "-search-")
             page.set_viewport_size({"width": 1000, "height": 600})
             page.screenshot(path=str(Path(shots) / f"{name}.png"))
 

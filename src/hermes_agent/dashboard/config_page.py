@@ -18,7 +18,7 @@ from hermes_agent.config.loader import load_settings, parse_scalar, read_env_fil
 from hermes_agent.config.migrate import is_secret_key, leaf_defaults
 from hermes_agent.config.settings import Settings
 from hermes_agent.dashboard.auth import see_other
-from hermes_agent.dashboard.html import Safe, esc, notice, page, table
+from hermes_agent.dashboard.html import Safe, esc, link, notice, page, table
 from hermes_agent.dashboard.state import Home, respond
 from hermes_agent.errors import ConfigError
 
@@ -54,7 +54,7 @@ def _body(home: Home, csrf: str, message: Safe, form: Safe) -> Safe:
         return Safe(f"{message}{form}{notice(str(exc), ok=False)}")
     home.settings = settings
     in_file = Path(str(settings.config_file))
-    rows = [[Safe(f"<code>{esc(k)}</code>"), _shown(v)] for k, v in leaf_defaults(masked(dict(settings.data)))]
+    rows = [[link("/config", k, key=k), _shown(v)] for k, v in leaf_defaults(masked(dict(settings.data)))]
     env = _env_rows()
     env_table = table(("Variable", "Value"), env) if env else "<p>No .env file.</p>"
     return Safe(f"{message}{form}<p class=meta>{esc(in_file)}</p>{table(('Key', 'Effective value'), rows)}"
@@ -65,9 +65,12 @@ def _body(home: Home, csrf: str, message: Safe, form: Safe) -> Safe:
 async def show(request: web.Request) -> web.Response:
     """GET /config[?saved=KEY]."""
     home: Home = request.app["home"]
-    saved = request.query.get("saved")
+    saved, key = request.query.get("saved"), request.query.get("key", "")
     message = notice(f"Saved {saved}." if saved else None)
-    body = await home.run(_body, home, request.app["config"].csrf, message, _form(request.app["config"].csrf))
+    csrf = request.app["config"].csrf
+    current = home.settings.get(key, "") if key and not is_secret_key(key.rsplit(".", 1)[-1]) else ""
+    form = _form(csrf, key, "" if isinstance(current, dict) else _shown(current))
+    body = await home.run(_body, home, csrf, message, form)
     return respond(page("Config", body, "/config"))
 
 

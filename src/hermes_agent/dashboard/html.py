@@ -95,6 +95,12 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[object]], numeric: Ite
     return Safe(f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
 
 
+def facts(rows: Iterable[Sequence[object]]) -> Safe:
+    """A two-column label / value table without a header."""
+    body = "".join(f"<tr><th>{esc(k)}</th><td>{esc(v)}</td></tr>" for k, v in rows)
+    return Safe(f"<table><tbody>{body}</tbody></table>")
+
+
 def pager(path: str, page: int, pages: int, **query: object) -> Safe:
     """Previous / next links keeping `query`; nothing when everything fits on one page."""
     if pages <= 1:

@@ -15,7 +15,7 @@ from aiohttp import web
 from hermes_agent import paths
 from hermes_agent.cron.jobs import JobNotFound
 from hermes_agent.dashboard.auth import see_other
-from hermes_agent.dashboard.html import Safe, esc, notice, page, post_button, pre, table, when
+from hermes_agent.dashboard.html import Safe, esc, facts, notice, page, post_button, pre, table, when
 from hermes_agent.dashboard.state import Home, respond
 
 _DONE = {"paused": "paused", "resumed": "resumed", "started": "started: its output appears below when it finishes"}
@@ -125,9 +125,9 @@ async def gateway(request: web.Request) -> web.Response:
         return respond(page("Gateway", body, "/gateway"))
     running = bool(state.get("running")) and _alive(int(state.get("pid") or 0))
     age = time.time() - float(state.get("updated_at") or 0)
-    facts = table(("", ""), [("Status", "running" if running else "stopped"), ("Pid", state.get("pid")),
+    summary = facts([("Status", "running" if running else "stopped"), ("Pid", state.get("pid")),
                              ("Started", when(state.get("started_at"))), ("State written", f"{age:.0f} s ago"),
                              ("Sessions", f"{state.get('sessions', 0)} ({state.get('busy', 0)} working)")])
     rows = _platform_rows(state, running)
     platforms = table(("Platform", "Connection", "Bot", "Unanswered", "Last error"), rows, (3,)) if rows else ""
-    return respond(page("Gateway", Safe(f"{facts}<h2>Platforms</h2>{platforms or '<p>None.</p>'}"), "/gateway"))
+    return respond(page("Gateway", Safe(f"{summary}<h2>Platforms</h2>{platforms or '<p>None.</p>'}"), "/gateway"))

@@ -8,7 +8,19 @@ import re
 
 from aiohttp import web
 
-from hermes_agent.dashboard.html import Safe, esc, join, link, page, pager, pre, pretty_json, table, when
+from hermes_agent.dashboard.html import (
+    Safe,
+    esc,
+    facts,
+    join,
+    link,
+    page,
+    pager,
+    pre,
+    pretty_json,
+    table,
+    when,
+)
 from hermes_agent.dashboard.state import Home, respond
 from hermes_agent.errors import StorageError
 from hermes_agent.storage import SearchHit, SessionInfo, StoredMessage
@@ -100,7 +112,7 @@ def _summary(s: SessionInfo) -> Safe:
             ("Tokens in / out", f"{s.input_tokens:,} / {s.output_tokens:,}")]
     if s.parent_session_id:
         rows.append(("Continues", link(f"/sessions/{s.parent_session_id}", s.parent_session_id)))
-    return table(("", ""), rows)
+    return facts(rows)
 
 
 async def conversation(request: web.Request) -> web.Response:
