@@ -4,6 +4,7 @@ conversation with its tool call, pausing a job, running it, a refused and a save
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import shutil
@@ -268,3 +269,24 @@ def test_non_loopback_host_needs_a_configured_token(hermes_home):
     short = run_hermes("dashboard", "--host", "0.0.0.0", "--no-open", home=hermes_home,
                        env={"DASHBOARD_TOKEN": "short"})
     assert short.returncode == 2 and "at least 16 characters" in short.stderr
+
+
+def test_a_fixed_token_allows_any_host_and_is_the_one_printed(hermes_home):
+    token = "fixed-token-0123456789"
+    proc = subprocess.Popen([HERMES, "dashboard", "--host", "0.0.0.0", "--port", "0", "--no-open"],
+                            env={**_env(hermes_home), "DASHBOARD_TOKEN": token}, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    try:
+        line = proc.stdout.readline()
+        assert line.startswith("hermes dashboard: listening on http://127.0.0.1:") and line.strip().endswith(
+            f"/?token={token}"), line
+        base = line.split("listening on ", 1)[1].split("/?", 1)[0]
+        assert _status(base + "/sessions")[0] == 401
+        conn = http.client.HTTPConnection(base.removeprefix("http://"), timeout=10)
+        conn.request("GET", f"//evil.example/x?token={token}&page=2")
+        resp = conn.getresponse()
+        assert resp.status == 303 and resp.getheader("Location") == "/evil.example/x?page=2"
+        assert "HttpOnly" in resp.getheader("Set-Cookie") and "SameSite=Strict" in resp.getheader("Set-Cookie")
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
