@@ -22,6 +22,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--no-open", action="store_true", help="don't open a browser")
 
 
+def _has_gui(settings: Settings) -> bool:
+    """Open a browser only for someone at a terminal with a desktop (never a text browser over the shell)."""
+    desktop = sys.platform in ("darwin", "win32") or any(settings.env.get(v) for v in ("DISPLAY", "WAYLAND_DISPLAY"))
+    return desktop and sys.stdout.isatty()
+
+
 def run(args: argparse.Namespace, settings: Settings) -> int:
     """Serve until SIGINT/SIGTERM; a refused configuration is one line on stderr and exit 2."""
     try:
@@ -44,7 +50,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
-        await serve(settings, config, stop, open_browser=not args.no_open and sys.stdout.isatty())
+        await serve(settings, config, stop, open_browser=not args.no_open and _has_gui(settings))
 
     try:
         asyncio.run(main())
