@@ -15,10 +15,9 @@ from aiohttp import web
 from hermes_agent.api import responses
 from hermes_agent.api.common import SESSION_HEADER, error
 from hermes_agent.api.conversations import ConversationPool, TurnResult
+from hermes_agent.config.listen import bind_refusal
 from hermes_agent.errors import HermesError
 from hermes_agent.events import Event, TextDelta, ToolStarted
-
-LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
 class ApiConfigError(ValueError):
@@ -36,9 +35,9 @@ class ApiConfig:
 
     def check(self) -> None:
         """Refuse a non-loopback address without a key of at least 16 characters."""
-        if self.host not in LOOPBACK and len(self.key) < 16:
-            raise ApiConfigError(f"refusing to listen on {self.host} without API_SERVER_KEY of at least 16 "
-                                 "characters (anyone on the network could run the agent)")
+        refusal = bind_refusal(self.host, self.key, "API_SERVER_KEY", "run the agent")
+        if refusal:
+            raise ApiConfigError(refusal)
 
 
 @web.middleware

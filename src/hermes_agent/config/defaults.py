@@ -77,6 +77,7 @@ DEFAULT_CONFIG: dict = {
     "mcp_servers": {},
     "cron": {},
     "gateway": {"max_concurrent_turns": 6, "hook_timeout": 5, "idle_evict_seconds": 900},
+    "dashboard": {"port": 9119, "token": ""},  # `hermes dashboard` (Hermes's own dashboard keys are left alone)
     "platforms": {},
     "browser": {"allow_private_urls": False, "cdp_url": "", "command_timeout": 30},
     "security": {"allow_private_urls": False},

@@ -211,6 +211,14 @@ class WebCfg:
 
 
 @dataclass(frozen=True, slots=True)
+class DashboardCfg:
+    """`hermes dashboard`: its port and a fixed token (empty: a random one per start)."""
+
+    port: int = field(**_c(min=0, max=65535))
+    token: str
+
+
+@dataclass(frozen=True, slots=True)
 class Config:
     """Every key read outside config/, typed. Free-form sections (mcp_servers, personalities, auxiliary,
     ...) are FreeForm mappings: their own modules check their insides."""
@@ -251,6 +259,7 @@ class Config:
     browser: BrowserCfg
     security: SecurityCfg
     web: WebCfg
+    dashboard: DashboardCfg
     platforms: FreeForm  # platforms.<name>.enabled/token/extra, as Hermes users write them
 
 

@@ -31,7 +31,7 @@ HELP = ("Commands:\n/new or /reset: start a new conversation\n/stop: stop the cu
 
 
 def state_path() -> Path:
-    return gateway_dir() / "gateway_state.json"
+    return paths.gateway_state_path()
 
 
 def build_adapters(settings: Settings) -> list[PlatformAdapter]:
