@@ -43,7 +43,7 @@ def _cli(*argv: str) -> tuple[int, str]:
     cli.add_parser(parser.add_subparsers(dest="cmd"))
     lines: list[str] = []
     code = cli.run(parser.parse_args(["skills", *argv]), load_settings(),
-                   cli._IO(out=lines.append, err=lines.append))
+                   cli.IO(out=lines.append, err=lines.append))
     return code, "\n".join(lines)
 
 
