@@ -70,7 +70,10 @@ def test_search_spans_every_source_and_explains_a_rate_limit(hermes_home, fakes)
     reset = re.search(r"! github: limited/skills/skills: rate limited by 127\.0\.0\.1:\d+ \(HTTP 403\); "
                       r"resets at (\d\d:\d\d:\d\d) UTC; set GITHUB_TOKEN", out)
     assert reset, out
-    assert reset.group(1) == time.strftime("%H:%M:%S", time.gmtime(int(time.time()) + 1800)) or True
+    shown = time.strptime(reset.group(1), "%H:%M:%S")
+    seconds = shown.tm_hour * 3600 + shown.tm_min * 60 + shown.tm_sec
+    expected = (int(time.time()) + 1800) % 86400  # the fake's X-RateLimit-Reset is 30 minutes ahead
+    assert min(abs(seconds - expected), 86400 - abs(seconds - expected)) < 120, out
     # an empty query lists the whole repo: its 7 skill directories come 2 per page, so 4 pages were read
     code, out = hermes(hermes_home, "search", "--limit", "50")
     assert all(f"github:anthropics/skills/skills/{n}" in out for n in ("csv-analysis", "port-check", "pdf-processing"))
@@ -226,3 +229,22 @@ def test_publish_opens_a_pull_request(hermes_home, fakes):
     assert branch["skills/my-notes/SKILL.md"] == (mine / "SKILL.md").read_bytes()
     assert all(auth == "Bearer tok-1" for method, _, auth in fakes.log if method != "GET" or auth)
     assert any(m == "PUT" for m, _, _ in fakes.log)
+
+
+def test_repl_slash_skills_searches_and_installs_and_the_model_has_no_hub_tool(start, scripted, hermes_home, fakes):
+    from tests.integration.repl_driver import wait_requests
+
+    repl = start(fakes.config(repos=["anthropics/skills/skills"]))
+    repl.send("/skills search git")
+    repl.expect(r"github:anthropics/skills/skills/git-commits\s+\[trusted\]")
+    repl.send("/skills install anthropics/skills/skills/git-commits")
+    repl.expect(r"Installed git-commits")
+    assert (hermes_home / "skills/general/git-commits/SKILL.md").is_file()
+    repl.send("/skills")
+    repl.expect(r"git-commits\s+Write clean commits")
+    assert scripted.requests == []  # none of that went through the model
+    scripted.add({"content": "hello back"})
+    repl.send("hello")
+    repl.expect("hello back")
+    tools = [t["function"]["name"] for t in wait_requests(scripted, 1)[0].get("tools", [])]
+    assert tools and not [t for t in tools if "hub" in t or "install" in t or "search_skill" in t], tools

@@ -96,11 +96,11 @@ class SkillsHub:
         if "/" in ident:
             raise HubError(f"no skill {ref!r} in any tap (try `hermes skills search {ident.rsplit('/', 1)[-1]}`)")
         exact = self._exact(ident)
-        if len(exact) != 1:
-            found = f"; candidates: {', '.join(m.ref for m in exact)}" if exact else ""
-            raise HubError(f"no skill {ref!r} in any tap{found or ''} — name it as source:identifier "
-                           f"(`hermes skills search {ident}` shows them)" if not exact else
-                           f"{ref!r} is offered by several sources{found}; say which")
+        if not exact:
+            raise HubError(f"no skill named {ident!r} in any tap or source (`hermes skills search {ident}`)")
+        if len(exact) > 1:
+            raise HubError(f"{ident!r} is offered by several sources: {', '.join(m.ref for m in exact)}; "
+                           "install one as source:identifier")
         return need(self.sources, exact[0].source), exact[0].identifier
 
     def _exact(self, name: str) -> list[SkillMeta]:
