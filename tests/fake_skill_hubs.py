@@ -72,7 +72,7 @@ class HubFakes:
         class Handler(_Handler):
             state = fakes
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = _Server(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
         return self
@@ -81,6 +81,11 @@ class HubFakes:
         if self.server is not None:
             self.server.shutdown()
             self.server.server_close()
+
+
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 128  # the default 5 drops SYNs under concurrent searches (a 1 s retransmit)
+    daemon_threads = True
 
 
 def _zip(files: dict[str, bytes]) -> bytes:
@@ -99,12 +104,15 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _send(self, code: int, body: object, headers: dict | None = None) -> None:
         data = body if isinstance(body, bytes) else json.dumps(body).encode()
-        self.send_response(code)
-        for k, v in (headers or {}).items():
-            self.send_header(k, v)
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        try:
+            self.send_response(code)
+            for k, v in (headers or {}).items():
+                self.send_header(k, v)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client gave up on a slow answer, as it should
 
     def do_GET(self) -> None:  # noqa: N802
         self._route("GET", None)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import re
+import shutil
 import tarfile
 import time
 from pathlib import Path
@@ -248,3 +249,20 @@ def test_repl_slash_skills_searches_and_installs_and_the_model_has_no_hub_tool(s
     repl.expect("hello back")
     tools = [t["function"]["name"] for t in wait_requests(scripted, 1)[0].get("tools", [])]
     assert tools and not [t for t in tools if "hub" in t or "install" in t or "search_skill" in t], tools
+
+
+def test_github_token_comes_from_the_environment_or_gh(tmp_path, hermes_home, fakes):
+    write_config(hermes_home, fakes.config(repos=["anthropics/skills/skills"]))
+    assert hermes(hermes_home, "search", "git", env={"GITHUB_TOKEN": "env-token"})[0] == 0
+    assert {a for _, p, a in fakes.log if p.startswith("/gh/")} == {"Bearer env-token"}
+    fakes.log.clear()
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "gh").write_text("#!/bin/sh\n[ \"$1 $2\" = 'auth token' ] && echo gh-cli-token\n")
+    (bin_dir / "gh").chmod(0o755)
+    shutil.rmtree(hermes_home / "skills/.hub/index-cache")  # so the next search lists the repo again
+    assert hermes(hermes_home, "search", "git", env={"PATH": f"{bin_dir}:/usr/bin:/bin"})[0] == 0
+    assert {a for _, p, a in fakes.log if p.startswith("/gh/")} == {"Bearer gh-cli-token"}
+    fakes.log.clear()
+    assert hermes(hermes_home, "search", "csv")[0] == 0  # no token, no gh: anonymous
+    assert {a for _, p, a in fakes.log if p.startswith("/gh/")} == {""}

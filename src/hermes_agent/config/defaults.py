@@ -72,7 +72,7 @@ DEFAULT_CONFIG: dict = {
         "review": "auto", "external_dirs": [], "disabled": [], "guard_agent_created": False,
         # Skills Hub sources (`hermes skills search/install`). The trusted repos are the default index.
         "hub": {
-            "timeout": 4.0,  # seconds each source gets per search; a slower one is reported, not awaited
+            "timeout": 3.0,  # seconds each source gets per search; a slower one is reported, not awaited
             "github_api": "https://api.github.com",
             "repos": ["openai/skills/skills/.curated", "openai/skills/skills/.system", "anthropics/skills/skills",
                       "huggingface/skills/skills", "NVIDIA/skills/skills"],

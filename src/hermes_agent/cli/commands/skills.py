@@ -6,7 +6,6 @@ same actions for `/skills ...` in the chat REPL. Only the user drives the hub: n
 from __future__ import annotations
 
 import argparse
-import json
 import shlex
 import sys
 from collections.abc import Callable

@@ -160,19 +160,24 @@ class GitHubSource:
         return "trusted" if repo.lower() in self.trusted else "community"
 
     def search(self, query: str, limit: int = 20) -> list[SkillMeta]:
+        """Every configured repo listed concurrently; a failing repo is a warning unless all fail."""
         self.warnings = []
-        hits: list[SkillMeta] = []
-        errors = 0
-        for row in self.repos:
-            try:
-                repo, path = _repo_path(row)
-                hits += self._search_repo(repo, path, query, limit)
-            except SourceError as exc:
-                errors += 1
-                self.warnings.append(f"{row}: {exc}")
-        if errors and errors == len(self.repos):
+        if not self.repos:
+            return []
+        with ThreadPoolExecutor(max_workers=min(8, len(self.repos))) as pool:
+            answers = list(pool.map(lambda row: self._search_row(row, query, limit), self.repos))
+        hits = [h for found, _ in answers for h in found]
+        self.warnings = [f"{row}: {err}" for row, (_, err) in zip(self.repos, answers, strict=True) if err]
+        if len(self.warnings) == len(self.repos):
             raise SourceError("; ".join(self.warnings))
         return hits[:limit]
+
+    def _search_row(self, row: str, query: str, limit: int) -> tuple[list[SkillMeta], str]:
+        try:
+            repo, path = _repo_path(row)
+            return self._search_repo(repo, path, query, limit), ""
+        except SourceError as exc:
+            return [], str(exc)
 
     def _search_repo(self, repo: str, path: str, query: str, limit: int) -> list[SkillMeta]:
         key = f"github {self.api.base} {repo} {path}"

@@ -29,7 +29,7 @@ _ALIASES = {"skills.sh": "skills-sh", "marketplace": "claude-marketplace", "offi
 class HubConfig:
     """The `skills.hub` settings (see config/defaults.py for the defaults)."""
 
-    timeout: float = 5.0
+    timeout: float = 3.0
     github_api: str = "https://api.github.com"
     repos: tuple[str, ...] = ()
     marketplaces: tuple[str, ...] = ()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from hermes_agent.skills.fsutil import atomic_write, skill_files
@@ -20,7 +20,7 @@ CACHE_TTL = 3600.0
 
 
 def now_iso() -> str:
-    return datetime.now(timezone.utc).isoformat()
+    return datetime.now(UTC).isoformat()
 
 
 def dir_hash(skill_dir: Path) -> str:
@@ -85,7 +85,7 @@ class AuditLog:
 
     def append(self, action: str, name: str, source: str, trust: str, verdict: str, extra: str = "") -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        stamp = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         parts = [stamp, action.upper(), name, f"{source}:{trust}", verdict, *([extra] if extra else [])]
         with open(self.path, "a", encoding="utf-8") as fh:
             fh.write(" ".join(parts) + "\n")
