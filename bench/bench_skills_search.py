@@ -20,8 +20,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from hermes_agent.skills.hub import HubConfig, SkillsHub  # noqa: E402
 from tests.fake_skill_hubs import HubFakes  # noqa: E402
+
+from hermes_agent.skills.hub import HubConfig, SkillsHub  # noqa: E402
 
 GUARD = ROOT / "tests" / "fixtures" / "skills_guard" / "benign"
 
@@ -57,7 +58,7 @@ def in_process(hub: HubFakes, timeout: float, runs: int) -> tuple[list[float], l
             sh = SkillsHub(Path(tmp) / "skills", config=config(hub, timeout))
             t0 = time.perf_counter()
             marks: list[float] = []
-            results = sh.search("git", on_result=lambda r, m=marks: m.append(time.perf_counter() - t0)
+            results = sh.search("git", on_result=lambda r, m=marks, s=t0: m.append(time.perf_counter() - s)
                                 if r.source != "lobehub" else None)
             totals.append(time.perf_counter() - t0)
             fast.append(max(marks))
