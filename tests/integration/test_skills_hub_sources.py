@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
 import shutil
+import subprocess
 import tarfile
 import time
 from pathlib import Path
@@ -266,3 +268,18 @@ def test_github_token_comes_from_the_environment_or_gh(tmp_path, hermes_home, fa
     fakes.log.clear()
     assert hermes(hermes_home, "search", "csv")[0] == 0  # no token, no gh: anonymous
     assert {a for _, p, a in fakes.log if p.startswith("/gh/")} == {""}
+
+
+HERMES_REF = os.environ.get("HERMES_REF_BIN") or "/work/hermes-ref/bin/hermes"
+
+
+@pytest.mark.skipif(not Path(HERMES_REF).exists(), reason="the released Hermes is not installed (.ci/install-hermes-ref.sh)")
+def test_released_hermes_reads_our_lock_file(tmp_path, hermes_home, fakes):
+    write_config(hermes_home, fakes.config())
+    assert hermes(hermes_home, "install", "anthropics/skills/skills/git-commits")[0] == 0
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "HERMES_"))}
+    env.update(HERMES_HOME=str(hermes_home), HOME=str(tmp_path), NO_COLOR="1", COLUMNS="200")
+    proc = subprocess.run([HERMES_REF, "skills", "list"], capture_output=True, text=True, env=env, timeout=240)
+    row = next((line for line in proc.stdout.splitlines() if "git-commits" in line), "")
+    assert re.search(r"git-commits\s*│\s*general\s*│\s*github\s*│\s*trusted", row), proc.stdout + proc.stderr
+    assert "1 hub-installed" in proc.stdout

@@ -51,13 +51,30 @@ def request(url: str, *, method: str = "GET", params: dict | None = None, header
         hdrs.setdefault("Content-Type", "application/json")
     req = urllib.request.Request(url, data=data, headers=hdrs, method=method)
     try:
-        with urllib.request.urlopen(req, timeout=timeout) as resp:  # noqa: S310 - scheme checked above
+        with _opener().open(req, timeout=timeout) as resp:
             return Response(resp.status, _lower(resp.headers), _read(resp, max_bytes, url), resp.geturl())
     except urllib.error.HTTPError as exc:
         return Response(exc.code, _lower(exc.headers), _read(exc, max_bytes, url), url)
     except (urllib.error.URLError, OSError, ValueError) as exc:
         reason = getattr(exc, "reason", exc)
         raise SourceError(f"cannot reach {_host(url)}: {reason}") from exc
+
+
+def _opener() -> object:
+    """urllib with redirects limited to http(s), dropping Authorization when the host changes."""
+    import urllib.request
+    from urllib.parse import urlparse
+
+    class Redirect(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, req, fp, code, msg, headers, newurl):  # type: ignore[no-untyped-def]
+            if not newurl.startswith(("http://", "https://")):
+                raise SourceError(f"refusing a redirect from {_host(req.full_url)} to {newurl}")
+            new = super().redirect_request(req, fp, code, msg, headers, newurl)
+            if new is not None and urlparse(newurl).netloc != urlparse(req.full_url).netloc:
+                new.remove_header("Authorization")
+            return new
+
+    return urllib.request.build_opener(Redirect)
 
 
 def get_ok(url: str, **kw: object) -> Response:

@@ -1,4 +1,4 @@
-"""Archive unpacking for direct-URL installs: traversal, links, sizes, and the stripped top folder."""
+"""Hub transport: archive unpacking for direct-URL installs (traversal, links, sizes, top folder) and redirects."""
 
 from __future__ import annotations
 
@@ -63,3 +63,42 @@ def test_size_limits():
         checked_files({"README.md": b"hi"})
     with pytest.raises(SourceError, match="not a valid"):
         unpack(b"PK\x03\x04 nonsense", "x.zip")
+
+
+def test_redirects_keep_to_http_and_drop_the_token_across_hosts():
+    """A loopback server redirecting to another host name (localhost vs 127.0.0.1) and to file://."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from hermes_agent.skills.hub.http import request
+
+    seen: list[str] = []
+
+    class H(BaseHTTPRequestHandler):
+        def log_message(self, *a):
+            pass
+
+        def do_GET(self):  # noqa: N802
+            seen.append(f"{self.headers.get('Host')} {self.headers.get('Authorization')}")
+            port = self.server.server_address[1]
+            target = {"/hop": f"http://localhost:{port}/end", "/file": "file:///etc/passwd",
+                      "/ftp": "ftp://127.0.0.1/x"}.get(self.path)
+            self.send_response(302 if target else 200)
+            if target:
+                self.send_header("Location", target)
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(b"ok")
+
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), H)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        base = f"http://127.0.0.1:{srv.server_address[1]}"
+        assert request(f"{base}/hop", headers={"Authorization": "Bearer t"}).body == b"ok"
+        assert seen[0].endswith("Bearer t") and seen[1].startswith("localhost") and seen[1].endswith("None")
+        assert request(f"{base}/file").status == 302  # urllib itself never follows file://
+        with pytest.raises(SourceError, match="refusing a redirect"):
+            request(f"{base}/ftp")
+    finally:
+        srv.shutdown()
+        srv.server_close()
