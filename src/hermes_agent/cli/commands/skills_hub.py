@@ -43,7 +43,8 @@ def add_hub_actions(sub: argparse._SubParsersAction) -> None:
 
 def _search(args: argparse.Namespace, hub: SkillsHub, io: IO) -> int:
     query = " ".join(args.query)
-    io.out(f"Searching {len(hub.sources) - 2} sources for {query!r} ({hub.config.timeout:g}s each)…")
+    names = [s for s in hub.sources if s not in ("url", "local")]
+    io.out(f"Searching {', '.join(names)} for {query!r} ({hub.config.timeout:g}s each)…")
     failed: list[str] = []
     total = 0
 
