@@ -73,7 +73,23 @@ DEFAULT_CONFIG: dict = {
     "context_file_max_chars": None,  # None: the built-in 20000
     "display": {"show_reasoning": True, "tool_progress": "all", "streaming": True, "personality": ""},
     "personalities": {},
-    "skills": {"review": "auto", "external_dirs": [], "disabled": [], "guard_agent_created": False},
+    "skills": {
+        "review": "auto", "external_dirs": [], "disabled": [], "guard_agent_created": False,
+        # Skills Hub sources (`hermes skills search/install`). The trusted repos are the default index.
+        "hub": {
+            "timeout": 3.0,  # seconds each source gets per search; a slower one is reported, not awaited
+            "github_api": "https://api.github.com",
+            "repos": ["openai/skills/skills/.curated", "openai/skills/skills/.system", "anthropics/skills/skills",
+                      "huggingface/skills/skills", "NVIDIA/skills/skills"],
+            "marketplaces": ["anthropics/skills", "aiskillstore/marketplace"],
+            "well_known": [],  # sites serving /.well-known/skills/index.json
+            "trusted_repos": [],  # owner/repo added to the built-in trusted list
+            "clawhub_url": "https://clawhub.ai/api/v1",
+            "lobehub_url": "https://chat-agents.lobehub.com",
+            "skills_sh_url": "https://skills.sh",
+            "disabled_sources": [],  # e.g. [clawhub, lobehub]
+        },
+    },
     "mcp_servers": {},
     "cron": {},
     "gateway": {"max_concurrent_turns": 6, "hook_timeout": 5, "idle_evict_seconds": 900},

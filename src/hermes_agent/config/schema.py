@@ -139,11 +139,26 @@ class DisplayCfg:
 
 
 @dataclass(frozen=True, slots=True)
+class SkillsHubCfg:
+    timeout: float = field(**_c(min=0.05))
+    github_api: str
+    repos: list[str]
+    marketplaces: list[str]
+    well_known: list[str]
+    trusted_repos: list[str]
+    clawhub_url: str
+    lobehub_url: str
+    skills_sh_url: str
+    disabled_sources: list[str]
+
+
+@dataclass(frozen=True, slots=True)
 class SkillsCfg:
     review: Literal["auto", "propose", "off"]
     external_dirs: list[str]
     disabled: list[str]
     guard_agent_created: bool
+    hub: SkillsHubCfg
 
 
 @dataclass(frozen=True, slots=True)
