@@ -66,20 +66,20 @@ def test_install_from_cloned_git_tap_records_lock(tmp_path, hermes_home, tap_rep
     refused = hub.install("env-report")
     assert not refused.installed and refused.report.max_severity == "critical"
     assert not (hermes_home / "skills" / "ops").exists() and "env-report" not in hub.lock()
-    forced = hub.install("env-report", force=True)
-    assert forced.installed and hub.lock()["env-report"]["scan_provenance"]["forced"] is True
+    forced = hub.install("env-report", force=True)  # a critical finding: --force does not override it (as Hermes)
+    assert not forced.installed and "does not override critical" in forced.decision.reason
+    assert "env-report" not in hub.lock()
 
     sources = {s.info.name: s.source for s in hub.installed()}
-    assert sources == {"git-commits": "hub:team-skills", "env-report": "hub:team-skills"}
+    assert sources == {"git-commits": "hub:team-skills"}
     (result.path / "SKILL.md").write_text((result.path / "SKILL.md").read_text() + "local note\n")
     assert {s.info.name: s.modified for s in hub.installed()}["git-commits"] is True
     with pytest.raises(HubError, match="already installed"):
         hub.install("git-commits")
 
-    hub.uninstall("env-report")
-    assert "env-report" not in hub.lock() and not (hermes_home / "skills" / "ops").exists()
+    assert not (hermes_home / "skills" / "ops").exists()
     events = [x.split(" ")[1] for x in (hermes_home / "skills/.hub/audit.log").read_text().splitlines()]
-    assert events == ["INSTALL", "BLOCKED", "INSTALL", "UNINSTALL"]
+    assert events == ["INSTALL", "BLOCKED", "BLOCKED"]
 
 
 def test_cli_local_tap_search_install_audit_snapshot_publish(tmp_path, hermes_home, tap_repo):
