@@ -245,7 +245,7 @@ def _handler(fake: FakeWhatsApp) -> type[BaseHTTPRequestHandler]:
                 return fault["status"], _error(fault["code"] or fault["status"], fault["message"] or "fault"), kind
             if method == "GET" and len(parts) == 2:
                 return (*fake.media_meta(parts[1]), kind)
-            if method == "POST" and parts[1] == fake.phone_number_id and kind == "messages":
+            if method == "POST" and parts[1] == fake.phone_number_id and parts[-1] == "messages":
                 return (*fake.api_messages(json.loads(body or b"{}")), kind)
             if method == "POST" and parts[1] == fake.phone_number_id and kind == "media":
                 return (*fake.api_media(_parse(body, self.headers.get("Content-Type", ""))), kind)

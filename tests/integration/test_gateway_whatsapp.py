@@ -72,8 +72,8 @@ def test_handshake_dm_reply_in_whatsapp_format_read_receipt_and_statuses_ignored
     assert sent["to"] == ALICE and sent["type"] == "text"
     assert sent["text"]["body"] == "Hello *Alice*! Here is _one_ idea:\n```\nprint(1)\n```"
     assert scripted.requests[0]["body"]["messages"][-1]["content"] == "hi there"
-    read = wa.reads[0]
-    assert read["message_id"] == wamid and read["typing_indicator"] == {"type": "text"} and read["time"] < sent["time"]
+    assert wa.wait_for(lambda: wa.reads)
+    assert wa.reads[0]["message_id"] == wamid and wa.reads[0]["typing_indicator"] == {"type": "text"}
     assert wa.status_update(sent["id"]) == 200
     time.sleep(0.7)
     assert len(wa.sent) == 1 and len(scripted.requests) == 1
@@ -212,3 +212,20 @@ def test_missing_secrets_are_refused_at_start(wa, scripted, gateway):
     gw = gateway(env={"WHATSAPP_CLOUD_APP_SECRET": ""})
     done = subprocess.run([HERMES, "gateway", "run"], env=gw.env, capture_output=True, text=True, timeout=60)
     assert done.returncode != 0 and "WHATSAPP_CLOUD_APP_SECRET" in done.stdout + done.stderr
+
+
+def test_a_message_taken_before_a_crash_is_answered_after_restart(wa, scripted, gateway):
+    import signal
+
+    scripted.add({"content": "slow answer", "delay": 3})
+    gw = gateway()
+    gw.start()
+    wa.user_says("question")
+    assert wa.wait_for(lambda: len(scripted.requests) == 1)
+    assert wa.pushes[-1][1] == 200  # Meta has its 200: it will not deliver this message again
+    gw.stop(signal.SIGKILL)
+    scripted.add({"content": "answer after restart"})
+    gw.start()
+    assert wa.wait_for(lambda: wa.sent)
+    time.sleep(0.5)
+    assert wa.texts() == ["answer after restart"]

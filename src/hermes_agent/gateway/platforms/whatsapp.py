@@ -186,6 +186,8 @@ class WhatsAppAdapter:
         if kind == "interactive":
             inter = msg.get("interactive") or {}
             reply = inter.get("button_reply") or inter.get("list_reply") or {}
+            if not reply.get("id"):
+                return None
             return Inbound(**who, text="", callback_data=str(reply.get("id") or ""), callback_id=f"{sender}:{wamid}")
         if kind == "button":
             return Inbound(**who, text=str((msg.get("button") or {}).get("text") or ""))
