@@ -208,7 +208,7 @@ class WhatsAppAdapter:
     async def _call(self, method: str, url: str, *, json_body: dict | None = None, form=None,  # type: ignore[no-untyped-def]
                     retry: bool = True) -> bytes:
         """One Graph call with the bearer token. 429, Graph's rate-limit codes, 5xx and dropped connections
-        are retried (Retry-After honoured, else 0.2 s doubling to 2 s; rate limits up to 30 s); any other
+        are retried (Retry-After honoured, else 0.2 s doubling to 2 s; rate limits wait 4x that, at most 8 s); any other
         refusal raises GraphError. `form` is a factory: a multipart body can be sent only once."""
         import aiohttp
 
@@ -225,7 +225,7 @@ class WhatsAppAdapter:
                     limited = resp.status == 429 or code in RATE_CODES
                     if not limited and resp.status < 500:
                         raise GraphError(resp.status, message, code)
-                    wait = _retry_after(resp.headers.get("Retry-After")) or (min(delay * 4, 30.0) if limited else delay)
+                    wait = _retry_after(resp.headers.get("Retry-After")) or (delay * 4 if limited else delay)
                     self._trouble(f"HTTP {resp.status}: {message}")
             except (TimeoutError, aiohttp.ClientError) as exc:
                 self.connected = False
