@@ -319,7 +319,7 @@ def run_gateway(settings: Settings) -> int:
     adapters = build_adapters(settings)
     if not adapters:
         print("No messaging platform configured: set TELEGRAM_BOT_TOKEN (or platforms.telegram.token), "
-              "DISCORD_BOT_TOKEN, SLACK_BOT_TOKEN + SLACK_APP_TOKEN, or WHATSAPP_ACCESS_TOKEN.")
+              "DISCORD_BOT_TOKEN, SLACK_BOT_TOKEN + SLACK_APP_TOKEN, or WHATSAPP_CLOUD_ACCESS_TOKEN + WHATSAPP_CLOUD_PHONE_NUMBER_ID.")
         return 1
     cwd = settings.env.get("MESSAGING_CWD") or os.path.expanduser("~")
     os.chdir(cwd)
