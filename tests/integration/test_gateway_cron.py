@@ -170,3 +170,53 @@ def test_cron_daemon_alone_delivers_through_the_bot_api(fake, scripted, hermes_h
     assert f"job {job}: ok" in res.stdout, res.stdout + res.stderr
     delivered = [t for t in fake.texts(ALICE) if "delivered without a gateway" in t]
     assert len(delivered) == 1 and delivered[0].startswith("Cronjob Response: daemon prompt")
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _http(url: str, body: dict | None = None, key: str | None = None) -> tuple[int, dict]:
+    import urllib.error
+    import urllib.request
+
+    headers = {"Content-Type": "application/json", **({"Authorization": f"Bearer {key}"} if key else {})}
+    req = urllib.request.Request(url, data=json.dumps(body).encode() if body is not None else None, headers=headers)
+    try:
+        with urllib.request.urlopen(req, timeout=60) as resp:
+            return resp.status, json.loads(resp.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
+
+
+def test_api_server_runs_inside_the_gateway_with_its_key(fake, scripted, gateway, hermes_home):
+    key = "gateway-key-0123456789"
+    scripted.default = _brain({"api hello": {"content": "hello over http"}, "chat hello": {"content": "hi chat"}})
+    port = _free_port()
+    gw = gateway(env={"API_SERVER_ENABLED": "true", "API_SERVER_PORT": str(port), "API_SERVER_KEY": key})
+    gw.start()
+    assert fake.wait_for(lambda: "hermes api: listening on" in gw.output())
+    base = f"http://127.0.0.1:{port}/v1"
+    assert _http(f"{base}/models")[0] == 401
+    assert _http(f"{base}/models", key="wrong-key-0123456789")[0] == 401
+    status, models = _http(f"{base}/models", key=key)
+    assert status == 200 and [m["id"] for m in models["data"]] == ["hermes-agent"]
+    fake.user_says("chat hello", chat_id=ALICE)
+    status, answer = _http(f"{base}/chat/completions", {"model": "hermes-agent", "messages": [
+        {"role": "user", "content": "api hello"}]}, key=key)
+    assert status == 200 and answer["choices"][0]["message"]["content"] == "hello over http"
+    assert fake.wait_for(lambda: "hi chat" in fake.texts(ALICE))
+    state = json.loads((hermes_home / "gateway" / "gateway_state.json").read_text())
+    assert state["api_server"] == f"127.0.0.1:{port}"
+
+
+def test_gateway_refuses_a_public_api_host_without_a_long_key(fake, scripted, hermes_home):
+    Gateway(hermes_home, fake, scripted.url)  # the config only
+    env = {"TELEGRAM_BOT_TOKEN": fake.token, "API_SERVER_ENABLED": "true", "API_SERVER_HOST": "0.0.0.0",
+           "API_SERVER_KEY": "short"}
+    res = run_hermes("gateway", "run", home=hermes_home, env=env, timeout=60)
+    assert res.returncode == 2 and "API_SERVER_KEY of at least 16" in res.stderr
