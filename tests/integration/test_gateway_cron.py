@@ -210,8 +210,8 @@ def test_api_server_runs_inside_the_gateway_with_its_key(fake, scripted, gateway
         {"role": "user", "content": "api hello"}]}, key=key)
     assert status == 200 and answer["choices"][0]["message"]["content"] == "hello over http"
     assert fake.wait_for(lambda: "hi chat" in fake.texts(ALICE))
-    state = json.loads((hermes_home / "gateway" / "gateway_state.json").read_text())
-    assert state["api_server"] == f"127.0.0.1:{port}"
+    status = run_hermes("gateway", "status", home=hermes_home).stdout
+    assert f"API server: http://127.0.0.1:{port}/v1" in status and "Cron: ticking; 0 run(s)" in status
 
 
 def test_gateway_refuses_a_public_api_host_without_a_long_key(fake, scripted, hermes_home):

@@ -67,6 +67,7 @@ class GatewayRunner:
         self._stop = asyncio.Event()
         self.closing = False
         self._locks: dict[str, asyncio.Lock] = {}
+        self._inflight: set[asyncio.Task] = set()  # handlers sending a command's reply right now
         self.hooks = HookRunner([])
         self.homes = HomeChannels(settings.env)
         self.outbox = Outbox(settings, self.homes)  # gets the adapters and the loop in run()
@@ -113,6 +114,8 @@ class GatewayRunner:
         """Stop taking events; let running turns finish (5 s) and send their replies; then interrupt the rest
         without replying: their events stay unanswered in the inbox and are handled after the next start."""
         self.closing = True
+        if self._inflight:  # a command reply on its way: let it land and be acknowledged, not sent twice
+            await asyncio.wait(self._inflight, timeout=5)
         for s in self.sessions.values():
             s.queue.clear()
         workers = [s.worker for s in self.sessions.values() if s.busy]
@@ -134,8 +137,14 @@ class GatewayRunner:
     async def handle(self, event: Inbound) -> None:
         """One accepted event; the events of one chat are handled in order (one lock per chat)."""
         lock = self._locks.setdefault(f"{event.platform}:{event.chat_id}", asyncio.Lock())
-        async with lock:
-            await self._handle(event)
+        task = asyncio.current_task()
+        if task is not None:
+            self._inflight.add(task)
+        try:
+            async with lock:
+                await self._handle(event)
+        finally:
+            self._inflight.discard(task)  # type: ignore[arg-type]
 
     async def _handle(self, event: Inbound) -> None:
         """Unauthorised users cost no model call; commands never wait for the agent."""

@@ -60,7 +60,7 @@ def resolve(target: str, homes: HomeChannels) -> tuple[str, str]:
     platform = platform.strip().lower()
     if platform not in dict(PLATFORMS):
         known = ", ".join(name for name, _ in PLATFORMS)
-        raise DeliveryError(f"Unknown platform: {platform or target!r} (known: {known})")
+        raise DeliveryError(f"Unknown platform: {platform or target} (known: {known})")
     chat = chat.strip() or (homes.get(platform) or "")
     if not chat:
         raise DeliveryError(f"No home channel set for {platform} to determine where to send the message. "
