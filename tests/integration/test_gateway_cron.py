@@ -212,6 +212,7 @@ def test_api_server_runs_inside_the_gateway_with_its_key(fake, scripted, gateway
     assert fake.wait_for(lambda: "hi chat" in fake.texts(ALICE))
     status = run_hermes("gateway", "status", home=hermes_home).stdout
     assert f"API server: http://127.0.0.1:{port}/v1" in status and "Cron: ticking; 0 run(s)" in status
+    assert "Scheduler: running in the gateway (pid" in run_hermes("cron", "status", home=hermes_home).stdout
 
 
 def test_gateway_refuses_a_public_api_host_without_a_long_key(fake, scripted, hermes_home):

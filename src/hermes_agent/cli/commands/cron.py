@@ -131,9 +131,28 @@ def _status(args: argparse.Namespace, store: JobStore, settings: Settings) -> in
         nxt = min(active, key=lambda j: str(j["next_run_at"]))
         print(f"Next: {nxt['id']} ({nxt.get('name')}) at {nxt['next_run_at']}")
     pids = _daemon_pids(store)
-    print(f"Scheduler: running (pid {', '.join(map(str, pids))})" if pids
-          else "Scheduler: not running (start it with: hermes cron daemon)")
+    gateway = _gateway_pid()
+    if gateway:
+        print(f"Scheduler: running in the gateway (pid {gateway})")
+    if pids or not gateway:
+        print(f"Scheduler: running (pid {', '.join(map(str, pids))})" if pids
+              else "Scheduler: not running (start it with: hermes cron daemon, or run hermes gateway)")
     return 0
+
+
+def _gateway_pid() -> int | None:
+    """The pid of a running `hermes gateway run` on this home that ticks the scheduler, else None."""
+    import json
+
+    from hermes_agent.gateway.runner import state_path
+
+    try:
+        state = json.loads(state_path().read_text(encoding="utf-8"))
+        pid = int(state.get("pid") or 0)
+        os.kill(pid, 0)
+    except (OSError, ValueError, TypeError):
+        return None
+    return pid if state.get("running") and (state.get("cron") or {}).get("running") else None
 
 
 def _daemon(args: argparse.Namespace, store: JobStore, settings: Settings) -> int:
