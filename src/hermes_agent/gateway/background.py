@@ -47,7 +47,8 @@ class CronTicker:
             log.exception("cron scheduler stopped")
 
     def stop(self, timeout: float = 5.0) -> None:
-        """Stop ticking; a job still running finishes on its own (daemon thread) and is recorded."""
+        """Stop ticking (waits `timeout` for a running job). A job still running when the process exits is cut
+        off; its due time is not run again (the claim already moved it), as after a crash of the daemon."""
         self.stop_event.set()
         if self.thread is not None:
             self.thread.join(timeout)
