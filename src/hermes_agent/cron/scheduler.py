@@ -81,15 +81,15 @@ def render_output(job: dict, when: datetime, ok: bool, text: str, error: str | N
 
 def delivery_targets(job: dict) -> list[str]:
     """The job's `deliver` list with `origin` (and a bare platform that is the origin's) made concrete;
-    `local` left out (the saved file is the local delivery). Raises ValueError for an origin-less job."""
+    `local` left out (the saved file is the local delivery). An origin-less job keeps `origin`: the sender
+    then uses the first home channel (as Hermes falls back)."""
     origin = job.get("origin") if isinstance(job.get("origin"), dict) else None
     out = []
     for target in (t.strip() for t in str(job.get("deliver") or "local").split(",")):
         if not target or target == "local":
             continue
-        if target == "origin" or (origin and target == origin.get("platform")):
-            if not origin or not origin.get("platform") or not origin.get("chat_id"):
-                raise ValueError("origin: the job was not created from a chat (no origin to deliver to)")
+        if origin and origin.get("platform") and origin.get("chat_id") and \
+                target in ("origin", origin["platform"]):
             target = f"{origin['platform']}:{origin['chat_id']}"
         out.append(target)
     return out
@@ -110,12 +110,8 @@ def delivery_text(job: dict, settings: Settings, ok: bool, text: str, error: str
 
 def _deliver(job: dict, text: str, messenger: Messenger | None) -> str | None:
     """Send to every target but `local`; returns the errors (one line each, joined) or None."""
-    try:
-        targets = delivery_targets(job)
-    except ValueError as exc:
-        return str(exc)
     errors = []
-    for target in targets:
+    for target in delivery_targets(job):
         if messenger is None:
             errors.append(f"{target}: delivery to platforms needs the gateway (not running here)")
             continue

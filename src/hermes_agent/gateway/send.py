@@ -55,9 +55,14 @@ class HomeChannels:
 
 
 def resolve(target: str, homes: HomeChannels) -> tuple[str, str]:
-    """(platform, chat_id) of a target; an unknown platform or a missing home channel is a DeliveryError."""
+    """(platform, chat_id) of a target ('origin' with no chat: the first home channel); an unknown platform
+    or a missing home channel is a DeliveryError."""
     platform, _, chat = target.strip().partition(":")
     platform = platform.strip().lower()
+    if platform == "origin":  # a job made outside any chat: the first platform with a home channel
+        platform = next((name for name, _ in PLATFORMS if homes.get(name)), "")
+        if not platform:
+            raise DeliveryError("origin: the job was not created from a chat and no home channel is set")
     if platform not in dict(PLATFORMS):
         known = ", ".join(name for name, _ in PLATFORMS)
         raise DeliveryError(f"Unknown platform: {platform or target} (known: {known})")

@@ -22,9 +22,11 @@ def test_delivery_targets(deliver, origin, targets):
     assert delivery_targets({"deliver": deliver, "origin": origin}) == targets
 
 
-def test_origin_without_a_chat_is_an_error():
-    with pytest.raises(ValueError, match="not created from a chat"):
-        delivery_targets({"deliver": "origin", "origin": None})
+def test_origin_without_a_chat_goes_to_the_first_home_channel(hermes_home):
+    assert delivery_targets({"deliver": "origin", "origin": None}) == ["origin"]
+    assert resolve("origin", HomeChannels({"TELEGRAM_HOME_CHANNEL": "555"})) == ("telegram", "555")
+    with pytest.raises(DeliveryError, match="not created from a chat and no home channel"):
+        resolve("origin", HomeChannels({}))
 
 
 def test_resolve_uses_the_home_channel(hermes_home):
