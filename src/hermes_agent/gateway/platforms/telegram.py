@@ -142,6 +142,12 @@ class TelegramAdapter:
         await self._retrying(self.bot.set_webhook, url=self.webhook.url, secret_token=self.webhook.secret,
                              allowed_updates=["message", "callback_query"])
 
+    async def connect(self) -> None:
+        """For a one-shot send (no polling, webhook left as it is): getMe once; a refusal raises."""
+        await self.bot.initialize()
+        self.username = getattr(self.bot, "username", "") or ""
+        self.connected = True
+
     async def _pushed(self, update: dict) -> None:
         payload = update if ("message" in update or "callback_query" in update) else None
         await self._deliver([(update["update_id"], payload)], ordered=False)
