@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -14,7 +15,7 @@ import pytest
 pytest.importorskip("slack_bolt")
 
 from tests.fake_slack import APP_TOKEN, BOT_TOKEN, SECRET, FakeSlack  # noqa: E402
-from tests.helpers import model_config  # noqa: E402
+from tests.helpers import model_config, run_hermes  # noqa: E402
 from tests.integration.gateway_helpers import Gateway  # noqa: E402
 
 
@@ -80,3 +81,181 @@ def test_socket_mode_dm_reply_in_mrkdwn_with_a_working_reaction(slack, scripted,
     assert slack.wait_for(lambda: ("remove", said["event"]["ts"], "eyes") in slack.reactions)
     assert slack.reactions == [("add", said["event"]["ts"], "eyes"), ("remove", said["event"]["ts"], "eyes")]
     assert len(slack.acks) == 1
+
+
+def test_http_mode_signature_challenge_retries_and_reply(slack, scripted, gateway):
+    scripted.default = lambda body: {"content": "re: " + body["messages"][-1]["content"]}
+    gateway(http=True).start()
+    assert slack.post_event('{"type": "url_verification", "token": "x", "challenge": "abc123"}') == 200
+    assert "abc123" in slack.last_response
+    forged = '{"type": "event_callback", "event_id": "EvFORGED", "event": {"type": "message", "user": "UALICE", ' \
+             '"channel": "DALICE", "channel_type": "im", "ts": "1.000001", "text": "forged"}}'
+    assert slack.post_event(forged, secret="not-the-secret") == 401
+    body = slack.user_says("hello over http")
+    assert slack.pushes == [(body["event_id"], 200)]
+    slack.deliver(body["event"], event_id=body["event_id"], retry=1)  # Slack retries: X-Slack-Retry-Num: 1
+    assert slack.pushes[-1] == (body["event_id"], 200)
+    assert slack.wait_for(lambda: slack.sent)
+    time.sleep(1.0)
+    assert slack.texts() == ["re: hello over http"]
+    assert len(scripted.requests) == 1
+
+
+def test_stranger_gets_a_pairing_code_without_a_model_call(slack, scripted, gateway):
+    gateway(env={"GATEWAY_ALLOW_ALL_USERS": ""}).start()
+    slack.user_says("hello", user="UBOB", channel="DBOB")
+    assert slack.wait_for(lambda: slack.sent)
+    assert slack.sent[0]["channel"] == "DBOB"
+    assert re.search(r"pairing code is [A-Z2-9]{8}", slack.sent[0]["text"])
+    assert "hermes pairing approve slack" in slack.sent[0]["text"]
+    time.sleep(0.5)
+    assert scripted.requests == []
+
+
+def test_allowlisted_user_is_answered_and_others_are_not(slack, scripted, gateway):
+    scripted.default = {"content": "ok"}
+    gateway(env={"GATEWAY_ALLOW_ALL_USERS": "", "SLACK_ALLOWED_USERS": "UALICE"}).start()
+    slack.user_says("from bob", user="UBOB", channel="DBOB")
+    slack.user_says("from alice")
+    assert slack.wait_for(lambda: slack.sent)
+    time.sleep(0.5)
+    assert [m["channel"] for m in slack.sent] == ["DALICE"] and len(scripted.requests) == 1
+
+
+def test_mention_in_a_channel_is_answered_in_its_thread(slack, scripted, gateway):
+    scripted.default = lambda body: {"content": "re: " + body["messages"][-1]["content"]}
+    gateway().start()
+    slack.user_says("chatter without a mention", channel="CGENERAL")
+    body = slack.mention("what is up?")
+    assert slack.wait_for(lambda: slack.sent)
+    ts = body["event"]["ts"]
+    assert slack.sent[0]["channel"] == "CGENERAL" and slack.sent[0]["thread_ts"] == ts
+    assert slack.texts() == ["re: what is up?"]
+    slack.user_says("and a follow-up", channel="CGENERAL", thread_ts=ts)  # no mention: not for us
+    slack.mention("follow-up with a mention")
+    assert slack.wait_for(lambda: len(slack.sent) == 2)
+    time.sleep(0.5)
+    assert len(scripted.requests) == 2 and len(slack.sent) == 2
+
+
+def test_long_reply_is_split_with_code_fences_kept_whole(slack, scripted, gateway):
+    code = "```python\n" + "".join(f"print({i})  # **not bold**\n" for i in range(3000)) + "```"
+    prose = "\n\n".join(f"**Part {i}** " + "word " * 2000 for i in range(6))
+    scripted.add({"content": prose + "\n\n" + code})
+    gateway().start()
+    slack.user_says("long please")
+    assert slack.wait_for(lambda: slack.sent and "print(2999)" in slack.sent[-1]["text"])
+    texts = slack.texts()
+    assert len(texts) >= 2 and all(len(t) <= 40000 for t in texts)
+    assert all(t.count("```") % 2 == 0 for t in texts)
+    joined = "".join(texts)
+    assert all(f"*Part {i}*" in joined for i in range(6)) and "**Part" not in joined
+    assert "# **not bold**" in joined and all(f"print({i})" in joined for i in (0, 1500, 2999))
+
+
+def _approval_script(scripted, target):
+    scripted.add({"tool_calls": [{"name": "terminal", "arguments": {"command": f"rm -r {target}"}}]})
+    scripted.default = lambda body: {"content": "tool said: " + str(body["messages"][-1]["content"])[:300]}
+
+
+@pytest.mark.parametrize("answer", ["once", "deny"])
+def test_approval_with_block_kit_buttons(slack, scripted, gateway, tmp_path, answer):
+    work = tmp_path / "work"
+    target = work / "victim"
+    target.mkdir(parents=True)
+    _approval_script(scripted, target)
+    gateway(env={"GATEWAY_ALLOW_ALL_USERS": "", "SLACK_ALLOWED_USERS": "UALICE"},
+            extra="approvals:\n  timeout: 20\n", cwd=work).start()
+    slack.user_says("clean up victim")
+    assert slack.wait_for(lambda: slack.sent and slack.sent[0].get("blocks"), timeout=20)
+    prompt = slack.sent[0]
+    assert f"rm -r {target}" in prompt["text"]
+    buttons = [b for blk in prompt["blocks"] if blk["type"] == "actions" for b in blk["elements"]]
+    assert [b["text"]["text"] for b in buttons] == ["✅ Once", "Session", "Always", "❌ Deny"]
+    value = next(b["value"] for b in buttons if b["value"].endswith(":" + answer))
+    slack.press(value, prompt, user="UBOB")  # not allowed: told so privately, nothing happens
+    assert slack.wait_for(lambda: slack.ephemeral)
+    assert slack.ephemeral[0]["user"] == "UBOB" and slack.ephemeral[0]["text"] == "Not allowed."
+    assert target.exists()
+    slack.press(value, prompt)
+    assert slack.wait_for(lambda: any(t.startswith("tool said") for t in slack.texts()))
+    assert slack.updates and slack.updates[0]["ts"] == prompt["ts"] and slack.updates[0]["blocks"] in ([], "[]")
+    assert f"Answer: {answer}" in slack.updates[0]["text"]
+    assert target.exists() == (answer == "deny")
+
+
+def test_text_approval_fallback(slack, scripted, gateway, tmp_path):
+    work = tmp_path / "work"
+    target = work / "victim"
+    target.mkdir(parents=True)
+    _approval_script(scripted, target)
+    gateway(extra="approvals:\n  timeout: 20\n", cwd=work).start()
+    slack.user_says("clean up victim")
+    assert slack.wait_for(lambda: slack.sent and slack.sent[0].get("blocks"), timeout=20)
+    slack.user_says("/approve")
+    assert slack.wait_for(lambda: any(t.startswith("tool said") for t in slack.texts()))
+    assert not target.exists()
+
+
+def test_duplicate_events_and_a_restart_are_answered_exactly_once(slack, scripted, gateway):
+    scripted.default = lambda body: {"content": "re: " + body["messages"][-1]["content"]}
+    gw = gateway()
+    gw.start()
+    body = slack.user_says("first")
+    slack.deliver(body["event"], event_id=body["event_id"], retry=1)  # re-delivered envelope, same event_id
+    assert slack.wait_for(lambda: slack.sent)
+    scripted.add({"content": "slow answer", "delay": 3})
+    slack.user_says("question")
+    assert slack.wait_for(lambda: len(scripted.requests) == 2)
+    gw.stop(signal.SIGKILL)  # accepted (acked) but not answered
+    scripted.add({"content": "answer after restart"})
+    gw.start()
+    assert slack.wait_for(lambda: len(slack.sent) == 2)
+    slack.user_says("last")
+    assert slack.wait_for(lambda: len(slack.sent) == 3)
+    time.sleep(1.0)
+    assert slack.texts() == ["re: first", "answer after restart", "re: last"]
+
+
+def test_dropped_websocket_reconnects(slack, scripted, gateway, hermes_home):
+    scripted.default = lambda body: {"content": "re: " + body["messages"][-1]["content"]}
+    gateway().start()
+    slack.user_says("before")
+    assert slack.wait_for(lambda: len(slack.sent) == 1)
+    slack.drop()
+    assert slack.wait_for(lambda: slack.connections == 2, timeout=15)
+    slack.user_says("after the drop")
+    assert slack.wait_for(lambda: len(slack.sent) == 2)
+    assert slack.texts() == ["re: before", "re: after the drop"]
+    assert slack.calls.count("apps.connections.open") == 2
+    answered = time.time()
+    state = hermes_home / "gateway" / "gateway_state.json"
+    assert slack.wait_for(lambda: json.loads(state.read_text())["updated_at"] > answered, timeout=5)
+    status = run_hermes("gateway", "status", home=hermes_home)
+    assert "slack: connected as @hermes; unanswered 0" in status.stdout
+
+
+def test_429_retry_after_is_honoured(slack, scripted, gateway):
+    scripted.default = {"content": "eventually"}
+    gateway().start()
+    slack.fail("chat.postMessage", 429, retry_after=2)
+    t0 = time.time()
+    slack.user_says("hi")
+    assert slack.wait_for(lambda: slack.sent)
+    assert slack.texts() == ["eventually"] and slack.sent[0]["time"] - t0 >= 2.0
+
+
+def test_files_both_ways(slack, scripted, gateway, hermes_home, tmp_path):
+    report = tmp_path / "report.csv"
+    report.write_text("a,b\n1,2\n")
+    scripted.add({"content": f"Here it is.\n\nMEDIA:{report}"})
+    gateway().start()
+    slack.user_sends_file("notes.txt", b"secret notes\n", text="summarise this")
+    assert slack.wait_for(lambda: slack.uploads)
+    said = scripted.requests[0]["body"]["messages"][-1]["content"]
+    saved = re.search(r"saved at (\S+)\]", said).group(1)
+    assert saved.startswith(str(hermes_home / "cache" / "documents")) and "summarise this" in said
+    assert Path(saved).read_bytes() == b"secret notes\n"
+    assert slack.uploads == [{"channel": "DALICE", "thread_ts": None, "filename": "report.csv",
+                              "length": 8, "content": b"a,b\n1,2\n"}]
+    assert slack.texts() == ["Here it is."]

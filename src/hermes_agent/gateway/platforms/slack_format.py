@@ -57,7 +57,7 @@ def _prose(part: str) -> str:
 def pieces(text: str, limit: int = MAX_LENGTH) -> list[str]:
     """The mrkdwn messages a reply is sent as: split at paragraph/line/sentence/word boundaries, a code fence
     cut in two closed at the end of one piece and reopened at the start of the next."""
-    raw = split_text(text or "(empty reply)", limit)
+    raw = split_text(text or "(empty reply)", limit - 8)  # room for a fence closed and reopened
     fixed: list[str] = []
     carry = ""
     for piece in raw:
