@@ -4,7 +4,8 @@ chat.postEphemeral, reactions.add/remove, files.getUploadURLExternal, the upload
 files.completeUploadExternal), the Socket Mode websocket (hello, events_api and interactive envelopes,
 acks, `drop()`), shared files at url_private (bot token required) and, in HTTP mode, Events API pushes to
 the app's endpoint signed with the v0 HMAC scheme (`X-Slack-Retry-Num` on retries).
-Users act with `user_says` / `mention` / `user_sends_file` / `press`; faults with `fail(method, status, ...)`."""
+Users act with `user_says` / `mention` / `user_sends_file` / `press`; faults: `fail(method, status, ...)`,
+`outage(seconds)`, `drop()`."""
 
 from __future__ import annotations
 
@@ -37,6 +38,7 @@ class FakeSlack:
         self.connections = 0
         self.calls: list[str] = []
         self.faults: list[dict] = []
+        self.down_until = 0.0
         self.files: dict[str, bytes] = {}
         self._staged: dict[str, dict] = {}
         self.events_url = ""  # HTTP mode: where events are POSTed
@@ -179,6 +181,10 @@ class FakeSlack:
 
         self._run(cut())
 
+    def outage(self, seconds: float, status: int = 502) -> None:
+        """Every Web API call answers `status` (an HTML error page) for `seconds`; the websocket stays up."""
+        self.down_until, self.down_status = time.time() + seconds, status
+
     def fail(self, method: str, status: int, count: int = 1, retry_after: int | None = None,
              error: str = "") -> None:
         self.faults.append({"method": method, "status": status, "count": count, "retry_after": retry_after,
@@ -213,6 +219,8 @@ class FakeSlack:
             params.update(await request.json())
         else:
             params.update(dict(await request.post()))
+        if time.time() < self.down_until:
+            return web.Response(status=self.down_status, text="<html>Bad Gateway</html>", content_type="text/html")
         token = request.headers.get("Authorization", "").removeprefix("Bearer ") or params.get("token", "")
         fault = next((f for f in self.faults if f["method"] == method and f["count"] > 0), None)
         if fault is not None:

@@ -131,11 +131,17 @@ def test_mention_in_a_channel_is_answered_in_its_thread(slack, scripted, gateway
     ts = body["event"]["ts"]
     assert slack.sent[0]["channel"] == "CGENERAL" and slack.sent[0]["thread_ts"] == ts
     assert slack.texts() == ["re: what is up?"]
-    slack.user_says("and a follow-up", channel="CGENERAL", thread_ts=ts)  # no mention: not for us
-    slack.mention("follow-up with a mention")
+    slack.user_says("and a follow-up", channel="CGENERAL", thread_ts=ts)  # our thread: no mention needed
     assert slack.wait_for(lambda: len(slack.sent) == 2)
+    assert slack.sent[1]["thread_ts"] == ts and slack.texts()[1] == "re: and a follow-up"
+    history = [m["content"] for m in scripted.requests[1]["body"]["messages"] if m["role"] == "user"]
+    assert history == ["what is up?", "and a follow-up"]  # the thread is one conversation
+    other = slack.mention("a new topic")  # a new thread: a new session
+    assert slack.wait_for(lambda: len(slack.sent) == 3)
+    assert slack.sent[2]["thread_ts"] == other["event"]["ts"]
+    assert [m["role"] for m in scripted.requests[2]["body"]["messages"]].count("user") == 1
     time.sleep(0.5)
-    assert len(scripted.requests) == 2 and len(slack.sent) == 2
+    assert len(scripted.requests) == 3 and len(slack.sent) == 3
 
 
 def test_long_reply_is_split_with_code_fences_kept_whole(slack, scripted, gateway):
@@ -158,13 +164,13 @@ def _approval_script(scripted, target):
     scripted.default = lambda body: {"content": "tool said: " + str(body["messages"][-1]["content"])[:300]}
 
 
-@pytest.mark.parametrize("answer", ["once", "deny"])
-def test_approval_with_block_kit_buttons(slack, scripted, gateway, tmp_path, answer):
+@pytest.mark.parametrize(("answer", "http"), [("once", False), ("deny", True)])
+def test_approval_with_block_kit_buttons(slack, scripted, gateway, tmp_path, answer, http):
     work = tmp_path / "work"
     target = work / "victim"
     target.mkdir(parents=True)
     _approval_script(scripted, target)
-    gateway(env={"GATEWAY_ALLOW_ALL_USERS": "", "SLACK_ALLOWED_USERS": "UALICE"},
+    gateway(http=http, env={"GATEWAY_ALLOW_ALL_USERS": "", "SLACK_ALLOWED_USERS": "UALICE"},
             extra="approvals:\n  timeout: 20\n", cwd=work).start()
     slack.user_says("clean up victim")
     assert slack.wait_for(lambda: slack.sent and slack.sent[0].get("blocks"), timeout=20)
@@ -243,6 +249,16 @@ def test_429_retry_after_is_honoured(slack, scripted, gateway):
     slack.user_says("hi")
     assert slack.wait_for(lambda: slack.sent)
     assert slack.texts() == ["eventually"] and slack.sent[0]["time"] - t0 >= 2.0
+
+
+def test_a_502_outage_is_waited_out(slack, scripted, gateway):
+    scripted.default = {"content": "after the outage"}
+    gateway().start()
+    slack.outage(3)
+    slack.user_says("during the outage")
+    assert not slack.wait_for(lambda: slack.sent, timeout=2.5)
+    assert slack.wait_for(lambda: slack.sent, timeout=3)
+    assert slack.texts() == ["after the outage"] and slack.sent[0]["time"] - slack.down_until < 1.5
 
 
 def test_files_both_ways(slack, scripted, gateway, hermes_home, tmp_path):

@@ -31,6 +31,8 @@ DEFAULT_BASE_URL = "https://slack.com/api/"
 WORKING = "eyes"  # the reaction on a message while its reply is being worked on
 _MENTION = re.compile(r"<@([A-Z0-9]+)(?:\|[^>]*)?>")
 _TRUE = ("1", "true", "yes", "on")
+THREADS = 2000
+OUTAGE_PATIENCE = 120.0  # seconds a reply keeps being retried through a Slack outage
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +76,14 @@ def from_settings(settings, conf: dict):  # type: ignore[no-untyped-def]
         str(env.get("SLACK_REACTIONS", extra.get("reactions", "true"))).lower() in _TRUE))
 
 
+def _failures() -> tuple[type[BaseException], ...]:
+    """What a Web API call raises when Slack refuses or cannot be reached (after slack_sdk's own retries)."""
+    import aiohttp
+    from slack_sdk.errors import SlackApiError, SlackClientError
+
+    return SlackApiError, SlackClientError, aiohttp.ClientError, OSError, TimeoutError
+
+
 def event_key(event_id: str) -> int:
     """Slack's string event ids as the Inbox's integer ids (56 bits of their SHA-256)."""
     return int.from_bytes(hashlib.sha256(event_id.encode()).digest()[:7], "big")
@@ -93,21 +103,17 @@ class SlackAdapter:
 
     def __init__(self, config: SlackConfig, inbox: Inbox | None = None) -> None:
         from slack_bolt.async_app import AsyncApp
-        from slack_sdk.http_retry.builtin_async_handlers import (
-            AsyncConnectionErrorRetryHandler,
-            AsyncRateLimitErrorRetryHandler,
-            AsyncServerErrorRetryHandler,
-        )
+        from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
         from slack_sdk.web.async_client import AsyncWebClient
 
         self.config = config
         base = config.base_url if config.base_url.endswith("/") else config.base_url + "/"
-        self.client = AsyncWebClient(token=config.bot_token, base_url=base, timeout=30, retry_handlers=[
-            AsyncConnectionErrorRetryHandler(max_retry_count=3),
-            AsyncRateLimitErrorRetryHandler(max_retry_count=config.rate_limit_retries),  # waits Retry-After
-            AsyncServerErrorRetryHandler(max_retry_count=3)])
-        self.app = AsyncApp(client=self.client, signing_secret=config.signing_secret or "socket-mode",
-                            process_before_response=True, request_verification_enabled=config.mode == "http")
+        retry = [AsyncRateLimitErrorRetryHandler(max_retry_count=config.rate_limit_retries)]  # waits Retry-After
+        self.client = AsyncWebClient(token=config.bot_token, base_url=base, timeout=30, retry_handlers=retry)
+        tokenless = AsyncWebClient(base_url=base, timeout=30, retry_handlers=retry)  # Bolt adds authorize's token
+        self.app = AsyncApp(client=tokenless, signing_secret=config.signing_secret or "socket-mode",
+                            authorize=self._authorizer(), process_before_response=True,
+                            request_verification_enabled=config.mode == "http")
         self.app.event("message")(self._on_event)
         self.app.event("app_mention")(self._on_event)
         self.app.action(re.compile(r"^hermes_button_\d+$"))(self._on_action)
@@ -120,17 +126,32 @@ class SlackAdapter:
         self.last_error = ""
         self.bot_user = ""
         self.bot_name = ""
+        self.bot_id = ""
+        self.team_id = ""
         self._latest: dict[str, tuple[int, str, str]] = {}  # chat -> (event key, channel, ts) being answered
         self._reacted: dict[int, tuple[str, str]] = {}  # event key -> (channel, ts) carrying the WORKING reaction
+        self._threads: dict[str, None] = {}  # thread_ts we have posted in (insertion-ordered)
         self._prompts: dict[str, tuple[str, str, str]] = {}  # button press -> (channel, ts, prompt text)
+
+    def _authorizer(self):  # type: ignore[no-untyped-def]
+        """Bolt's per-request authorization from our one auth.test at start (Bolt's own would call auth.test on
+        the first event and, in an outage, acknowledge that event unhandled). A closure: Bolt passes arguments
+        by their names."""
+        from slack_bolt.authorization import AuthorizeResult
+
+        async def authorize(enterprise_id: str | None, team_id: str | None) -> AuthorizeResult:
+            return AuthorizeResult(enterprise_id=enterprise_id, team_id=team_id or self.team_id,
+                                   bot_token=self.config.bot_token, bot_id=self.bot_id, bot_user_id=self.bot_user)
+        return authorize
 
     # --- connection ------------------------------------------------------------------------------
     async def start(self, handler: Handler) -> None:
         """auth.test (retried until the API answers), re-handle the unanswered inbox, then connect the socket
         (apps.connections.open + websocket; reconnects by itself) or serve the HTTP endpoint."""
         self.handler = handler
-        auth = await self._auth()
+        auth = (await self._call("auth_test", patience=None)).data
         self.bot_user, self.bot_name = str(auth.get("user_id") or ""), str(auth.get("user") or "")
+        self.bot_id, self.team_id = str(auth.get("bot_id") or ""), str(auth.get("team_id") or "")
         for key, payload in self.inbox.unanswered():
             inbound = self._translate(key, payload)
             if inbound is None:
@@ -147,19 +168,27 @@ class SlackAdapter:
             self._web = await self._serve_http()
         self.connected = True
 
-    async def _auth(self) -> dict:
-        from slack_sdk.errors import SlackApiError, SlackClientError
+    async def _call(self, method: str, *, patience: float | None = OUTAGE_PATIENCE, **kw):  # type: ignore[no-untyped-def]
+        """A Web API call through outages: 5xx answers, refused or dropped connections and timeouts are retried
+        (0.2 s doubling to 1 s) for `patience` seconds (None: until the API answers); a refusal (ok=false with
+        a 4xx/200, e.g. channel_not_found, invalid_auth) is raised at once. 429s are waited out (Retry-After) by
+        slack_sdk's rate-limit handler below this."""
+        from slack_sdk.errors import SlackApiError
 
-        delay = 0.2
+        delay, deadline = 0.2, None if patience is None else time.monotonic() + patience
         while True:
             try:
-                return (await self.client.auth_test()).data  # type: ignore[return-value]
-            except SlackApiError:
-                raise  # invalid_auth, account_inactive: a configuration problem, not an outage
-            except (TimeoutError, SlackClientError, OSError) as exc:
+                return await getattr(self.client, method)(**kw)
+            except SlackApiError as exc:
+                if exc.response.status_code < 500 or (deadline is not None and time.monotonic() > deadline):
+                    raise
                 self._outage(exc)
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, 1.0)
+            except _failures() as exc:
+                if deadline is not None and time.monotonic() > deadline:
+                    raise
+                self._outage(exc)
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 1.0)
 
     async def _serve_http(self):  # type: ignore[no-untyped-def]
         """The Events API endpoint: Bolt checks the v0 signature (401 without it), answers url_verification,
@@ -244,8 +273,8 @@ class SlackAdapter:
             return None
         channel = str(ev.get("channel") or "")
         is_dm = ev.get("channel_type") == "im" or channel.startswith("D")
-        if (ev.get("type") == "message") != is_dm:
-            return None  # channel chatter without a mention; a mention's twin `message` event
+        if not self._addressed(ev, is_dm):
+            return None
         ts = str(ev.get("ts") or "")
         thread = str(ev.get("thread_ts") or ("" if is_dm else ts))
         chat_id = f"{channel}:{thread}" if thread else channel
@@ -263,6 +292,15 @@ class SlackAdapter:
         name = profile.get("display_name") or profile.get("real_name") or profile.get("name") or user
         return Inbound(self.name, key, chat_id, user, str(name), text, is_dm=is_dm, extra=extra)
 
+    def _addressed(self, ev: dict, is_dm: bool) -> bool:
+        """DMs come as `message`; in channels, an `app_mention`, or a reply in a thread we have posted in
+        (its `message` event; when it mentions us too, its `app_mention` twin is the one answered)."""
+        if ev.get("type") == "app_mention":
+            return not is_dm
+        if is_dm:
+            return True
+        return ev.get("thread_ts") in self._threads and f"<@{self.bot_user}" not in str(ev.get("text") or "")
+
     def ack(self, event_ids: list[int] | tuple[int, ...]) -> None:
         """These events are answered: out of the inbox, and their WORKING reaction comes off."""
         self.inbox.done(event_ids)
@@ -276,7 +314,6 @@ class SlackAdapter:
     # --- outbound --------------------------------------------------------------------------------
     async def send(self, chat_id: str, text: str, buttons: list[tuple[str, str]] | None = None) -> str | None:
         """mrkdwn pieces of at most 39,000 characters, in the chat's thread; buttons (Block Kit) on the last."""
-        from slack_sdk.errors import SlackApiError, SlackClientError
 
         channel, thread = split_chat(chat_id)
         parts = pieces(text)
@@ -286,21 +323,27 @@ class SlackAdapter:
                 kw: dict = {"channel": channel, "text": piece, "mrkdwn": True}
                 if thread:
                     kw["thread_ts"] = thread
+                    self._join(thread)
                 if buttons and i == len(parts) - 1:
                     kw["blocks"] = approval_blocks(piece, buttons)
-                last = str((await self.client.chat_postMessage(**kw)).get("ts") or "") or None
-        except (SlackApiError, SlackClientError) as exc:  # channel gone, not in channel: answered as far as it can be
+                last = str((await self._call("chat_postMessage", **kw)).get("ts") or "") or None
+        except _failures() as exc:  # channel gone, not in channel: answered as far as it can be
             self.last_error = f"{time.strftime('%H:%M:%S')} send to {chat_id} refused: {exc}"
             log.warning("slack: %s", self.last_error)
         return last
 
+    def _join(self, thread: str) -> None:
+        """Threads we have posted in: their replies need no mention (the newest THREADS are remembered)."""
+        self._threads[thread] = None
+        while len(self._threads) > THREADS:
+            del self._threads[next(iter(self._threads))]
+
     async def edit(self, chat_id: str, message_id: str, text: str) -> None:
-        from slack_sdk.errors import SlackApiError, SlackClientError
 
         channel, _ = split_chat(chat_id)
         try:
-            await self.client.chat_update(channel=channel, ts=message_id, text=to_mrkdwn(text)[:MAX_LENGTH])
-        except (SlackApiError, SlackClientError) as exc:
+            await self._call("chat_update", channel=channel, ts=message_id, text=to_mrkdwn(text)[:MAX_LENGTH])
+        except _failures() as exc:
             log.info("chat.update refused: %s", exc)
 
     async def typing(self, chat_id: str) -> None:
@@ -314,17 +357,15 @@ class SlackAdapter:
         await self._react("reactions_add", channel, ts)
 
     async def _react(self, method: str, channel: str, ts: str) -> None:
-        from slack_sdk.errors import SlackApiError, SlackClientError
 
         try:
             await getattr(self.client, method)(channel=channel, timestamp=ts, name=WORKING)
-        except (SlackApiError, SlackClientError) as exc:  # cosmetic: missing reactions:write scope, already there
+        except _failures() as exc:  # cosmetic: missing reactions:write scope, already there
             log.debug("%s failed: %s", method, exc)
 
     async def answer_callback(self, callback_id: str, text: str = "") -> None:
         """A recorded answer replaces the buttons (chat.update); anything else ("Not allowed.", "Expired.") is
         shown only to the presser (chat.postEphemeral)."""
-        from slack_sdk.errors import SlackApiError, SlackClientError
 
         channel, ts, prompt = self._prompts.pop(callback_id, ("", "", ""))
         user = callback_id.rsplit("|", 1)[-1]
@@ -333,7 +374,7 @@ class SlackAdapter:
                 await self.client.chat_update(channel=channel, ts=ts, text=f"{prompt}\n\n*{text}*", blocks=[])
             elif channel and text:
                 await self.client.chat_postEphemeral(channel=channel, user=user, text=text)
-        except (SlackApiError, SlackClientError) as exc:
+        except _failures() as exc:
             log.debug("button answer failed: %s", exc)
 
     async def download(self, file_id: str, target: Path) -> Path:
@@ -357,14 +398,13 @@ class SlackAdapter:
 
     async def send_file(self, chat_id: str, path: Path, caption: str = "") -> str | None:
         """files.getUploadURLExternal, the upload, files.completeUploadExternal (slack_sdk's files_upload_v2)."""
-        from slack_sdk.errors import SlackApiError, SlackClientError
 
         channel, thread = split_chat(chat_id)
         try:
-            done = await self.client.files_upload_v2(channel=channel, file=str(path), filename=path.name,
+            done = await self._call("files_upload_v2", channel=channel, file=str(path), filename=path.name,
                                                      title=path.name, thread_ts=thread or None,
                                                      initial_comment=caption or None)
-        except (SlackApiError, SlackClientError, OSError) as exc:
+        except _failures() as exc:
             self.last_error = f"{time.strftime('%H:%M:%S')} file {path.name} to {chat_id} refused: {exc}"
             log.warning("slack: %s", self.last_error)
             return None
