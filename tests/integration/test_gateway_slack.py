@@ -144,6 +144,18 @@ def test_mention_in_a_channel_is_answered_in_its_thread(slack, scripted, gateway
     assert len(scripted.requests) == 3 and len(slack.sent) == 3
 
 
+def test_channel_without_mentions_or_threads_when_configured(slack, scripted, gateway):
+    scripted.default = lambda body: {"content": "re: " + body["messages"][-1]["content"]}
+    gateway(env={"SLACK_REQUIRE_MENTION": "false"}, extra="      reply_in_thread: false\n").start()
+    slack.user_says("chatter", channel="CGENERAL")
+    assert slack.wait_for(lambda: slack.sent)
+    slack.mention("with a mention")
+    assert slack.wait_for(lambda: len(slack.sent) == 2)
+    time.sleep(0.5)
+    assert slack.texts() == ["re: chatter", "re: with a mention"]
+    assert all("thread_ts" not in m for m in slack.sent)
+
+
 def test_long_reply_is_split_with_code_fences_kept_whole(slack, scripted, gateway):
     code = "```python\n" + "".join(f"print({i})  # **not bold**\n" for i in range(3000)) + "```"
     prose = "\n\n".join(f"**Part {i}** " + "word " * 2000 for i in range(6))

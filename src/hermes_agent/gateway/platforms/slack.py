@@ -30,7 +30,6 @@ log = logging.getLogger(__name__)
 DEFAULT_BASE_URL = "https://slack.com/api/"
 WORKING = "eyes"  # the reaction on a message while its reply is being worked on
 _MENTION = re.compile(r"<@([A-Z0-9]+)(?:\|[^>]*)?>")
-_TRUE = ("1", "true", "yes", "on")
 THREADS = 2000
 OUTAGE_PATIENCE = 120.0  # seconds a reply keeps being retried through a Slack outage
 
@@ -48,6 +47,8 @@ class SlackConfig:
     http_path: str = "/slack/events"
     ping_interval: float = 10.0
     reactions: bool = True
+    require_mention: bool = True  # channel messages need an @-mention (or to be in a thread we posted in)
+    reply_in_thread: bool = True  # channel replies go in the message's thread (one session per thread)
     rate_limit_retries: int = 5
 
     @property
@@ -73,7 +74,15 @@ def from_settings(settings, conf: dict):  # type: ignore[no-untyped-def]
         str(token), str(app_token), str(secret), str(extra.get("base_url") or DEFAULT_BASE_URL),
         str(extra.get("http_host") or "127.0.0.1"), int(extra.get("http_port") or 3000),
         str(extra.get("http_path") or "/slack/events"), float(extra.get("ping_interval") or 10),
-        str(env.get("SLACK_REACTIONS", extra.get("reactions", "true"))).lower() in _TRUE))
+        _flag(env.get("SLACK_REACTIONS", extra.get("reactions"))),
+        _flag(extra.get("require_mention", env.get("SLACK_REQUIRE_MENTION"))), _flag(extra.get("reply_in_thread"))))
+
+
+def _flag(value: object, default: bool = True) -> bool:
+    """Hermes's explicit-false parsing: only false/0/no/off turn a default-on switch off."""
+    if value is None or value == "":
+        return default
+    return str(value).lower() not in ("false", "0", "no", "off")
 
 
 def _failures() -> tuple[type[BaseException], ...]:
@@ -111,9 +120,12 @@ class SlackAdapter:
         retry = [AsyncRateLimitErrorRetryHandler(max_retry_count=config.rate_limit_retries)]  # waits Retry-After
         self.client = AsyncWebClient(token=config.bot_token, base_url=base, timeout=30, retry_handlers=retry)
         tokenless = AsyncWebClient(base_url=base, timeout=30, retry_handlers=retry)  # Bolt adds authorize's token
-        self.app = AsyncApp(client=tokenless, signing_secret=config.signing_secret or "socket-mode",
+        bolt_log = logging.getLogger(f"{__name__}.bolt")
+        bolt_log.setLevel(logging.ERROR)  # Bolt warns that SLACK_BOT_TOKEN (read from os.environ) goes unused
+        self.app = AsyncApp(client=tokenless, signing_secret=config.signing_secret or "socket-mode", logger=bolt_log,
                             authorize=self._authorizer(), process_before_response=True,
                             request_verification_enabled=config.mode == "http")
+        bolt_log.setLevel(logging.NOTSET)
         self.app.event("message")(self._on_event)
         self.app.event("app_mention")(self._on_event)
         self.app.action(re.compile(r"^hermes_button_\d+$"))(self._on_action)
@@ -276,7 +288,7 @@ class SlackAdapter:
         if not self._addressed(ev, is_dm):
             return None
         ts = str(ev.get("ts") or "")
-        thread = str(ev.get("thread_ts") or ("" if is_dm else ts))
+        thread = str(ev.get("thread_ts") or ("" if is_dm or not self.config.reply_in_thread else ts))
         chat_id = f"{channel}:{thread}" if thread else channel
         text = unescape(_MENTION.sub(lambda m: "" if m.group(1) == self.bot_user else m.group(0),
                                      str(ev.get("text") or ""))).strip()
@@ -293,13 +305,15 @@ class SlackAdapter:
         return Inbound(self.name, key, chat_id, user, str(name), text, is_dm=is_dm, extra=extra)
 
     def _addressed(self, ev: dict, is_dm: bool) -> bool:
-        """DMs come as `message`; in channels, an `app_mention`, or a reply in a thread we have posted in
-        (its `message` event; when it mentions us too, its `app_mention` twin is the one answered)."""
+        """DMs come as `message`; in channels, an `app_mention`, or a reply in a thread we have posted in, or
+        any message with require_mention off (a `message` that mentions us is left to its `app_mention` twin)."""
         if ev.get("type") == "app_mention":
             return not is_dm
         if is_dm:
             return True
-        return ev.get("thread_ts") in self._threads and f"<@{self.bot_user}" not in str(ev.get("text") or "")
+        if f"<@{self.bot_user}" in str(ev.get("text") or ""):
+            return False
+        return not self.config.require_mention or ev.get("thread_ts") in self._threads
 
     def ack(self, event_ids: list[int] | tuple[int, ...]) -> None:
         """These events are answered: out of the inbox, and their WORKING reaction comes off."""
