@@ -190,7 +190,7 @@ class SlackAdapter:
         delay, deadline = 0.2, None if patience is None else time.monotonic() + patience
         while True:
             try:
-                return await getattr(self.client, method)(**kw)
+                answer = await getattr(self.client, method)(**kw)
             except SlackApiError as exc:
                 if exc.response.status_code < 500 or (deadline is not None and time.monotonic() > deadline):
                     raise
@@ -199,6 +199,9 @@ class SlackAdapter:
                 if deadline is not None and time.monotonic() > deadline:
                     raise
                 self._outage(exc)
+            else:
+                self.connected = self._socket is not None or self._web is not None
+                return answer
             await asyncio.sleep(delay)
             delay = min(delay * 2, 1.0)
 
