@@ -70,8 +70,8 @@ def gateway(slack, scripted, hermes_home):
 
 def test_socket_mode_dm_reply_in_mrkdwn_with_a_working_reaction(slack, scripted, gateway):
     scripted.add({"content": "# Result\nHello **Alice**! See [the docs](https://example.com/a?b=1&c=2) for x < y."})
+    gateway().start()
     assert slack.wait_for(lambda: slack.connections == 1)
-    assert slack.connections == 1
     said = slack.user_says("hi there")
     assert slack.wait_for(lambda: slack.sent)
     sent = slack.sent[0]
