@@ -7,6 +7,7 @@ import os
 import re
 import signal
 import socket
+import subprocess
 import time
 from pathlib import Path
 
@@ -15,7 +16,7 @@ import pytest
 pytest.importorskip("slack_bolt")
 
 from tests.fake_slack import APP_TOKEN, BOT_TOKEN, SECRET, FakeSlack  # noqa: E402
-from tests.helpers import model_config, run_hermes  # noqa: E402
+from tests.helpers import HERMES, model_config, run_hermes  # noqa: E402
 from tests.integration.gateway_helpers import Gateway  # noqa: E402
 
 
@@ -120,6 +121,14 @@ def test_allowlisted_user_is_answered_and_others_are_not(slack, scripted, gatewa
     assert slack.wait_for(lambda: slack.sent)
     time.sleep(0.5)
     assert [m["channel"] for m in slack.sent] == ["DALICE"] and len(scripted.requests) == 1
+
+
+@pytest.mark.parametrize("token", ["SLACK_BOT_TOKEN", "SLACK_APP_TOKEN"])
+def test_a_refused_token_is_a_config_error(slack, scripted, hermes_home, token):
+    gw = SlackGateway(hermes_home, slack, scripted.url, env={token: "xoxb-wrong" if "BOT" in token else "xapp-wrong"})
+    done = subprocess.run([HERMES, "gateway", "run"], env=gw.env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert f"config error: Slack refused {token}: invalid_auth" in done.stderr
 
 
 def test_mention_in_a_channel_is_answered_in_its_thread(slack, scripted, gateway):
@@ -245,7 +254,7 @@ def test_dropped_websocket_reconnects(slack, scripted, gateway, hermes_home):
     slack.user_says("after the drop")
     assert slack.wait_for(lambda: len(slack.sent) == 2)
     assert slack.texts() == ["re: before", "re: after the drop"]
-    assert slack.calls.count("apps.connections.open") == 2
+    assert slack.calls.count("apps.connections.open") == 3  # the token check at start, two websockets
     answered = time.time()
     state = hermes_home / "gateway" / "gateway_state.json"
     assert slack.wait_for(lambda: json.loads(state.read_text())["updated_at"] > answered, timeout=5)

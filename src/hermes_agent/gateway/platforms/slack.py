@@ -161,7 +161,7 @@ class SlackAdapter:
         """auth.test (retried until the API answers), re-handle the unanswered inbox, then connect the socket
         (apps.connections.open + websocket; reconnects by itself) or serve the HTTP endpoint."""
         self.handler = handler
-        auth = (await self._call("auth_test", patience=None)).data
+        auth = (await self._checked("SLACK_BOT_TOKEN", "auth_test")).data
         self.bot_user, self.bot_name = str(auth.get("user_id") or ""), str(auth.get("user") or "")
         self.bot_id, self.team_id = str(auth.get("bot_id") or ""), str(auth.get("team_id") or "")
         for key, payload in self.inbox.unanswered():
@@ -173,12 +173,25 @@ class SlackAdapter:
         if self.config.mode == "socket":
             from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 
+            await self._checked("SLACK_APP_TOKEN", "apps_connections_open", app_token=self.config.app_token)
             self._socket = AsyncSocketModeHandler(self.app, self.config.app_token, web_client=self.client,
                                                   ping_interval=self.config.ping_interval)
             await self._socket.connect_async()
         else:
             self._web = await self._serve_http()
         self.connected = True
+
+    async def _checked(self, name: str, method: str, **kw):  # type: ignore[no-untyped-def]
+        """A start-up call, retried until Slack answers; a refused token is a configuration error (the socket
+        client would otherwise retry a bad app token forever, silently)."""
+        from slack_sdk.errors import SlackApiError
+
+        from hermes_agent.errors import ConfigError
+
+        try:
+            return await self._call(method, patience=None, **kw)
+        except SlackApiError as exc:
+            raise ConfigError(f"Slack refused {name}: {exc.response.get('error')}") from exc
 
     async def _call(self, method: str, *, patience: float | None = OUTAGE_PATIENCE, **kw):  # type: ignore[no-untyped-def]
         """A Web API call through outages: 5xx answers, refused or dropped connections and timeouts are retried
