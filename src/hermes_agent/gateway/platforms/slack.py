@@ -291,8 +291,8 @@ class SlackAdapter:
         task.add_done_callback(self._handling.discard)
 
     def _translate(self, key: int, payload: dict) -> Inbound | None:
-        """DMs (channel_type im) from `message`, channels from `app_mention` only; bots, edits and our own
-        messages are dropped. A channel message is answered in its thread (one session per thread)."""
+        """An event addressed to us (`_addressed`) as an Inbound; bots, edits and our own messages are dropped.
+        A channel message is answered in its thread (one session per thread) unless reply_in_thread is off."""
         ev = payload.get("event") or {}
         user = str(ev.get("user") or "")
         if not user or ev.get("bot_id") or user == self.bot_user:
