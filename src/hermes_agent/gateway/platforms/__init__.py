@@ -6,4 +6,5 @@ Each module listed here has `from_settings(settings, conf) -> adapter | None` (N
 PLATFORMS: tuple[tuple[str, str], ...] = (
     ("telegram", "hermes_agent.gateway.platforms.telegram"),
     ("whatsapp", "hermes_agent.gateway.platforms.whatsapp"),
+    ("slack", "hermes_agent.gateway.platforms.slack"),
 )
