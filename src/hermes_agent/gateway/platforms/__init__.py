@@ -5,4 +5,5 @@ Each module listed here has `from_settings(settings, conf) -> adapter | None` (N
 
 PLATFORMS: tuple[tuple[str, str], ...] = (
     ("telegram", "hermes_agent.gateway.platforms.telegram"),
+    ("discord", "hermes_agent.gateway.platforms.discord"),
 )
