@@ -43,6 +43,7 @@ class FakeDiscord:
         self.calls: list[tuple[float, str, str]] = []
         self.faults: list[dict] = []
         self.identifies = 0
+        self.connects: list[tuple[float, int]] = []  # gateway connection attempts: (time, 101 or 503)
         self.resumes = 0
         self.dispatched: dict[int, dict] = {}  # message id -> MESSAGE_CREATE payload
         self.files: dict[str, bytes] = {}
@@ -131,7 +132,8 @@ class FakeDiscord:
         data = {"id": str(iid), "application_id": APP_ID, "type": 3, "token": f"itok{iid}", "version": 1,
                 "data": {"custom_id": custom_id, "component_type": 2}, "channel_id": str(channel),
                 "channel": {"id": str(channel), "type": 1 if guild is None else 0}, "locale": "en-US",
-                "app_permissions": "0", "entitlements": [], "authorizing_integration_owners": {}}
+                "app_permissions": "0", "entitlements": [], "authorizing_integration_owners": {},
+                "attachment_size_limit": 26214400, "context": 1 if guild is None else 0}
         if guild is None:
             data["user"] = who
         else:
@@ -179,7 +181,9 @@ class FakeDiscord:
         asyncio.run_coroutine_threadsafe(_send(), self.loop).result(10)
 
     async def _gateway(self, request: web.Request) -> web.StreamResponse:
-        if time.time() < self._refuse_until:
+        refused = time.time() < self._refuse_until
+        self.connects.append((time.time(), 503 if refused else 101))
+        if refused:
             return web.Response(status=503, text="gateway unavailable")
         ws = web.WebSocketResponse(autoping=True)
         await ws.prepare(request)

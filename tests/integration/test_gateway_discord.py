@@ -26,7 +26,7 @@ class DiscordGateway(Gateway):
 
     ready_lines = ("gateway: discord gateway",)
 
-    def __init__(self, home: Path, fake: FakeDiscord, model_url: str, env: dict | None = None,  # noqa: PLR0913
+    def __init__(self, home: Path, fake: FakeDiscord, model_url: str, env: dict | None = None,
                  extra: str = "", cwd: Path | None = None) -> None:
         self.home, self.fake = home, fake  # type: ignore[assignment]
         model_config(home, model_url, f"platforms:\n  discord:\n    extra:\n      base_url: {fake.api_url}\n"
@@ -201,19 +201,49 @@ def test_websocket_drop_reconnects_with_backoff_and_resumes(discord_fake, script
     fake.user_says("before the drop")
     assert fake.wait_for(lambda: fake.sent)
     fake.drop(refuse_for=2.0)
+    dropped = time.time()
     fake.user_says("sent while disconnected")  # kept for the RESUME, as Discord does
     assert fake.wait_for(lambda: fake.resumes == 1, timeout=30)
     assert fake.wait_for(lambda: len(fake.sent) == 2, timeout=20)
     fake.user_says("after the reconnect")
     assert fake.wait_for(lambda: len(fake.sent) == 3, timeout=20)
-    refused = [t for t, route, _ in fake.calls if route == "GET /gateway"]
-    assert fake.identifies == 1  # resumed, not a new session
     assert fake.texts() == ["re: before the drop", "re: sent while disconnected", "re: after the reconnect"]
-    del refused
-    state = json.loads((hermes_home / "gateway" / "gateway_state.json").read_text())
-    assert fake.wait_for(lambda: json.loads((hermes_home / "gateway" / "gateway_state.json").read_text())
-                         ["platforms"]["discord"]["connected"], timeout=5)
-    assert state["platforms"]["discord"]["disconnects"] >= 1
+    after = [(t - dropped, status) for t, status in fake.connects if t >= dropped]
+    assert after[0][1] == 503 and after[-1][1] == 101 and after[-1][0] >= 2.0  # refused, backed off, came back
+    assert len(after) < 10  # backoff, not a busy loop
+    assert fake.identifies == 1  # resumed the session, not a new one
+
+    def state() -> dict:
+        return json.loads((hermes_home / "gateway" / "gateway_state.json").read_text())["platforms"]["discord"]
+    assert fake.wait_for(lambda: state()["connected"] and state()["disconnects"] >= 1, timeout=5)
+
+
+def test_unanswered_message_is_answered_after_a_crash(discord_fake, scripted, gateway):
+    import signal
+
+    fake = discord_fake
+    scripted.add({"content": "slow answer", "delay": 3})
+    gw = gateway()
+    gw.start()
+    fake.user_says("question")
+    assert fake.wait_for(lambda: len(scripted.requests) == 1)
+    gw.stop(signal.SIGKILL)
+    scripted.add({"content": "answer after restart"})
+    gw.start()
+    assert fake.wait_for(lambda: fake.sent)
+    time.sleep(0.5)
+    assert fake.texts() == ["answer after restart"] and fake.identifies == 2
+
+
+def test_a_refused_token_is_a_plain_error(discord_fake, scripted, hermes_home):
+    import subprocess
+
+    from tests.helpers import HERMES
+
+    gw = DiscordGateway(hermes_home, discord_fake, scripted.url, env={"DISCORD_BOT_TOKEN": "wrong"})
+    out = subprocess.run([HERMES, "gateway", "run"], env=gw.env, capture_output=True, text=True, timeout=60)
+    assert out.returncode != 0 and "Discord refused the bot token" in out.stdout + out.stderr
+    assert "Traceback" not in out.stdout + out.stderr
 
 
 def test_429_retry_after_is_honoured(discord_fake, scripted, gateway):

@@ -147,9 +147,25 @@ class DiscordAdapter:
         await asyncio.wait([ready, self._task], return_when=asyncio.FIRST_COMPLETED)
         if self._task.done():
             ready.cancel()
-            self._task.result()  # a refused token or a fatal close code
+            self._refused_login(self._task)
         for event_id, payload in self.inbox.unanswered():
             await handler(self._translate(event_id, payload))
+
+    @staticmethod
+    def _refused_login(task: asyncio.Task) -> None:
+        """A refused token or a missing privileged intent: a configuration error, said plainly."""
+        import discord
+
+        from hermes_agent.errors import ConfigError
+
+        try:
+            task.result()
+        except discord.LoginFailure as exc:
+            raise ConfigError(f"Discord refused the bot token ({exc}): check DISCORD_BOT_TOKEN "
+                              "(or platforms.discord.token)") from None
+        except discord.PrivilegedIntentsRequired:
+            raise ConfigError("Discord refused the connection: enable the Message Content Intent for the bot "
+                              "(Developer Portal > Bot > Privileged Gateway Intents)") from None
 
     async def _run(self) -> None:
         """discord.py reconnects a dropped websocket itself (backoff, RESUME); this loop covers what it
@@ -165,7 +181,7 @@ class DiscordAdapter:
                 return
             except (discord.LoginFailure, discord.PrivilegedIntentsRequired):
                 raise
-            except (OSError, aiohttp.ClientError, asyncio.TimeoutError, discord.HTTPException,
+            except (OSError, aiohttp.ClientError, TimeoutError, discord.HTTPException,
                     discord.GatewayNotFound, discord.ConnectionClosed) as exc:
                 self._outage(exc)
             await self.client.close()
