@@ -13,7 +13,7 @@ import pytest
 pytest.importorskip("discord")
 
 from tests.fake_discord import ALICE, DM_CHANNEL, GUILD, FakeDiscord  # noqa: E402
-from tests.helpers import model_config  # noqa: E402
+from tests.helpers import model_config, run_hermes  # noqa: E402
 from tests.integration.gateway_helpers import Gateway  # noqa: E402
 
 STRANGER = 800000000000000222
@@ -65,7 +65,9 @@ def echo(scripted) -> None:  # type: ignore[no-untyped-def]
     scripted.default = lambda body: {"content": "re: " + str(body["messages"][-1]["content"])}
 
 
-def test_dm_reply_with_typing_while_working(discord_fake, scripted, gateway):
+def test_dm_reply_with_typing_while_working(discord_fake, scripted, gateway, hermes_home):
+    import sqlite3
+
     fake = discord_fake
     scripted.add({"content": "Hello **Alice**! `2+2` = 4.", "delay": 5})
     gateway().start()
@@ -80,6 +82,10 @@ def test_dm_reply_with_typing_while_working(discord_fake, scripted, gateway):
     during = [t for t in fake.typing if t["time"] <= sent["time"]]
     assert len(during) >= 2 and all(t["channel_id"] == DM_CHANNEL for t in during)
     assert [t for t in fake.typing if t["time"] > sent["time"]] == []
+    status = run_hermes("gateway", "status", home=hermes_home)
+    assert "discord: connected as @hermes" in status.stdout
+    with sqlite3.connect(hermes_home / "state.db") as db:
+        assert db.execute("select source from sessions").fetchall() == [("discord",)]
 
 
 def test_allowlist_stranger_gets_a_pairing_code_and_no_model_call(discord_fake, scripted, gateway, hermes_home):
