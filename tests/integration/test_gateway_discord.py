@@ -279,3 +279,27 @@ def test_file_round_trip(discord_fake, scripted, gateway, hermes_home, tmp_path)
     assert open(saved, "rb").read() == b"line one\nline two\n"
     assert fake.sent[0]["content"] == "Here is the report."
     assert fake.sent[1]["files"] == [{"filename": "report.csv", "content": b"a,b\n1,2\n"}]
+
+
+def test_a_rest_outage_delays_the_reply_but_does_not_lose_it(discord_fake, scripted, gateway):
+    fake = discord_fake
+    scripted.add({"content": "patience"})
+    gateway().start()
+    fake.fail("POST /channels/{id}/messages", 502, count=2)
+    fake.user_says("hi")
+    assert fake.wait_for(lambda: fake.sent, timeout=30)
+    posts = [route for _, route, _ in fake.calls if route == "POST /channels/{id}/messages"]
+    assert fake.texts() == ["patience"] and len(posts) == 3
+
+
+def test_tool_progress_is_one_message_edited_in_place(discord_fake, scripted, gateway):
+    fake = discord_fake
+    scripted.add({"tool_calls": [{"name": "terminal", "arguments": {"command": "echo one"}}]},
+                 {"tool_calls": [{"name": "terminal", "arguments": {"command": "ls -la"}}]}, {"content": "all done"})
+    gateway(env={"GATEWAY_ALLOW_ALL_USERS": "true", "HERMES_TOOL_PROGRESS": "true"}).start()
+    fake.user_says("work")
+    assert fake.wait_for(lambda: "all done" in fake.texts(), timeout=30)
+    assert fake.wait_for(lambda: fake.edits)
+    progress = fake.sent[0]
+    assert "echo one" in progress["content"]
+    assert fake.edits[-1]["message_id"] == progress["id"] and "ls -la" in fake.edits[-1]["content"]

@@ -129,6 +129,7 @@ class DiscordAdapter:
     def _make_client(self):  # type: ignore[no-untyped-def]
         import discord
 
+        discord.VoiceClient.warn_nacl = discord.VoiceClient.warn_dave = False  # no voice here: no warning about it
         intents = discord.Intents.default()
         intents.message_content = True  # privileged: enable "Message Content Intent" for the bot
         client = discord.Client(intents=intents)
