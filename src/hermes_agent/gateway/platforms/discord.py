@@ -180,8 +180,11 @@ class DiscordAdapter:
             try:
                 await self.client.start(self.token, reconnect=True)
                 return
-            except (discord.LoginFailure, discord.PrivilegedIntentsRequired):
-                raise
+            except (discord.LoginFailure, discord.PrivilegedIntentsRequired) as exc:
+                if self._ready is None or not self._ready.is_set():
+                    raise  # start() turns it into a config error
+                self._outage(exc)  # revoked while running: nothing to retry, `gateway status` shows why
+                return
             except (OSError, aiohttp.ClientError, TimeoutError, discord.HTTPException,
                     discord.GatewayNotFound, discord.ConnectionClosed) as exc:
                 self._outage(exc)
