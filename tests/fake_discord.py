@@ -3,7 +3,8 @@ oauth2/applications/@me, gateway[/bot], channel messages incl. multipart files, 
 interaction callbacks, DM channels, attachment downloads) and the gateway websocket (HELLO, IDENTIFY ->
 READY, heartbeat ACK, RESUME replaying what was missed, dispatch). Users act with `user_says`,
 `user_sends_file`, `press`; faults: `fail(route, status, count, retry_after)`, `drop(refuse_for)`,
-`redispatch(message_id)` (Discord delivering a MESSAGE_CREATE twice)."""
+`redispatch(message_id)` (Discord delivering a MESSAGE_CREATE twice), `replay_everything` (a RESUME
+repeating events already delivered)."""
 
 from __future__ import annotations
 
@@ -45,6 +46,7 @@ class FakeDiscord:
         self.identifies = 0
         self.connects: list[tuple[float, int]] = []  # gateway connection attempts: (time, 101 or 503)
         self.resumes = 0
+        self.replay_everything = False  # a RESUME replays the whole session, not just what was missed
         self.dispatched: dict[int, dict] = {}  # message id -> MESSAGE_CREATE payload
         self.files: dict[str, bytes] = {}
         self._sessions: dict[str, dict] = {}  # session id -> {"seq", "log": [(seq, t, d)], "ws"}
@@ -222,8 +224,9 @@ class FakeDiscord:
             return
         self.resumes += 1
         s["ws"] = ws
+        since = 0 if self.replay_everything else int(d.get("seq") or 0)
         for seq, event, data in s["log"]:
-            if seq > int(d.get("seq") or 0):
+            if seq > since:
                 await ws.send_str(json.dumps({"op": 0, "s": seq, "t": event, "d": data}))
         s["seq"] += 1
         await ws.send_str(json.dumps({"op": 0, "s": s["seq"], "t": "RESUMED", "d": {}}))

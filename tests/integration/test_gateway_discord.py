@@ -206,6 +206,7 @@ def test_websocket_drop_reconnects_with_backoff_and_resumes(discord_fake, script
     gateway().start()
     fake.user_says("before the drop")
     assert fake.wait_for(lambda: fake.sent)
+    fake.replay_everything = True  # the RESUME repeats "before the drop" too: answered once all the same
     fake.drop(refuse_for=2.0)
     dropped = time.time()
     fake.user_says("sent while disconnected")  # kept for the RESUME, as Discord does
@@ -213,7 +214,9 @@ def test_websocket_drop_reconnects_with_backoff_and_resumes(discord_fake, script
     assert fake.wait_for(lambda: len(fake.sent) == 2, timeout=20)
     fake.user_says("after the reconnect")
     assert fake.wait_for(lambda: len(fake.sent) == 3, timeout=20)
+    time.sleep(0.5)
     assert fake.texts() == ["re: before the drop", "re: sent while disconnected", "re: after the reconnect"]
+    assert len(scripted.requests) == 3
     after = [(t - dropped, status) for t, status in fake.connects if t >= dropped]
     assert after[0][1] == 503 and after[-1][1] == 101 and after[-1][0] >= 2.0  # refused, backed off, came back
     assert len(after) < 10  # backoff, not a busy loop
