@@ -7,4 +7,5 @@ PLATFORMS: tuple[tuple[str, str], ...] = (
     ("telegram", "hermes_agent.gateway.platforms.telegram"),
     ("whatsapp", "hermes_agent.gateway.platforms.whatsapp"),
     ("slack", "hermes_agent.gateway.platforms.slack"),
+    ("discord", "hermes_agent.gateway.platforms.discord"),
 )
