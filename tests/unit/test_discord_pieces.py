@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import re
 
-from hermes_agent.gateway.platforms.discord import _ids, split_message
+from hermes_agent.gateway.base import split_fenced
+from hermes_agent.gateway.platforms.discord import MAX_LENGTH, _ids
+
+
+def split_message(text: str) -> list[str]:
+    return split_fenced(text, MAX_LENGTH)
 
 
 def _fences_balanced(piece: str) -> bool:

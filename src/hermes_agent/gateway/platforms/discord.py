@@ -11,14 +11,13 @@ import re
 import time
 from pathlib import Path
 
-from hermes_agent.gateway.base import Handler, Inbound, split_text
+from hermes_agent.gateway.base import Handler, Inbound, split_fenced
 from hermes_agent.gateway.delivery import Inbox
 
 log = logging.getLogger(__name__)
 
 MAX_LENGTH = 2000
 DEFAULT_API = "https://discord.com/api/v10"
-_FENCE_ROOM = 24  # "```" + a language of at most 16 + "\n" to reopen, "\n```" to close
 _OFF = ("false", "0", "no", "off")
 # approval choice -> Discord button style (1 primary, 2 secondary, 3 success, 4 danger)
 _STYLES = {"once": 3, "session": 1, "always": 2, "deny": 4}
@@ -43,34 +42,6 @@ def from_settings(settings, conf: dict):  # type: ignore[no-untyped-def]
     mention = extra.get("require_mention", settings.env.get("DISCORD_REQUIRE_MENTION", "true"))
     return DiscordAdapter(str(token), base_url=extra.get("base_url"), gateway_url=extra.get("gateway_url"),
                           channels=frozenset(channels), require_mention=str(mention).lower() not in _OFF)
-
-
-def _open_fence(text: str, opener: str = "") -> str:
-    """The fence line (e.g. "```python") still open at the end of `text`, "" when every fence is closed."""
-    for line in text.split("\n"):
-        fence = line.strip()
-        if not fence.startswith("```"):
-            continue
-        if opener:
-            opener = "" if fence.strip("`") == "" else opener  # a closing fence has no info string
-        elif fence.count("```") == 1:  # (a one-line ```code``` span opens nothing)
-            info = fence[3:].split()
-            opener = "```" + (info[0][:16] if info else "")
-    return opener
-
-
-def split_message(text: str, limit: int = MAX_LENGTH) -> list[str]:
-    """`split_text`'s boundaries (paragraph, line, sentence, word); a code fence a cut falls inside is closed
-    at the end of that piece and reopened, with its language, at the start of the next."""
-    if len(text) <= limit:
-        return [text]
-    out: list[str] = []
-    opener = ""
-    for piece in split_text(text, limit - _FENCE_ROOM):
-        body = f"{opener}\n{piece}" if opener else piece
-        opener = _open_fence(piece, opener)
-        out.append(body + "\n```" if opener else body)
-    return out
 
 
 def _point_at(http, base_url: str, gateway_url: str | None) -> None:  # type: ignore[no-untyped-def]
@@ -304,7 +275,7 @@ class DiscordAdapter:
         """Pieces of at most 2000 chars; buttons under the last one. Nobody is pinged by a reply."""
         from discord import HTTPException
 
-        pieces = split_message(text or "(empty reply)")
+        pieces = split_fenced(text or "(empty reply)", MAX_LENGTH)
         last = None
         for i, piece in enumerate(pieces):
             body: dict = {"content": piece, "allowed_mentions": {"parse": []}}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from hermes_agent.gateway.base import split_text
+from hermes_agent.gateway.base import split_fenced, split_text
 
 MAX_LENGTH = 39000  # chat.postMessage truncates `text` past 40,000 characters; escaping needs the margin
 SECTION_LIMIT = 3000  # a Block Kit section's text
@@ -57,18 +57,8 @@ def _prose(part: str) -> str:
 def pieces(text: str, limit: int = MAX_LENGTH) -> list[str]:
     """The mrkdwn messages a reply is sent as: split at paragraph/line/sentence/word boundaries, a code fence
     cut in two closed at the end of one piece and reopened at the start of the next."""
-    raw = split_text(text or "(empty reply)", limit - 8)  # room for a fence closed and reopened
-    fixed: list[str] = []
-    carry = ""
-    for piece in raw:
-        piece = carry + piece
-        carry = ""
-        if piece.count("```") % 2:
-            piece += "\n```"
-            carry = "```\n"
-        fixed.append(piece)
     out: list[str] = []
-    for piece in fixed:
+    for piece in split_fenced(text or "(empty reply)", limit):
         converted = to_mrkdwn(piece)
         out.extend(split_text(converted, limit + 1000) if len(converted) > limit + 1000 else [converted])
     return out
