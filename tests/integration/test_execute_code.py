@@ -82,6 +82,7 @@ def test_limits_stop_the_script_with_a_clear_result(scripted, hermes_home, workd
     conf = "code_execution:\n  timeout: 3\n  cpu_seconds: 2\n  max_tool_calls: 2\n"
     spin = _run(scripted, hermes_home, workdir, "while True:\n    pass\n", extra=conf)
     assert spin["status"] in ("error", "timeout") and ("CPU-time limit" in spin["error"] or "stopped after" in spin["error"])
+    assert spin["duration_seconds"] < 30
     sleepy = _run(scripted, hermes_home, workdir, "import time\ntime.sleep(60)\n", extra=conf)
     assert sleepy["status"] == "timeout" and "stopped after 3s" in sleepy["error"] and sleepy["duration_seconds"] < 30
     flood = _run(scripted, hermes_home, workdir, "import sys\nsys.stdout.write('x' * 100_000_000)\n", extra=conf)

@@ -213,7 +213,8 @@ def test_a_slow_source_does_not_delay_the_others(hermes_home, fakes):
     code, out = hermes(hermes_home, "search", "git")
     elapsed = time.monotonic() - start
     assert code == 0 and "github:anthropics/skills/skills/git-commits" in out
-    assert "! clawhub: timed out after 1s" in out and "failed: clawhub" in out
+    assert "! clawhub:" in out and "timed out" in out and "failed: clawhub" in out  # the source's own socket
+    # timeout may fire first on a loaded machine; either way it is named and the others are not held up
     assert elapsed < fakes.slow_seconds - 1, f"search took {elapsed:.1f}s"
 
 

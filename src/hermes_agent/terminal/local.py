@@ -19,6 +19,7 @@ from typing import BinaryIO
 from hermes_agent.terminal.base import ExecResult
 from hermes_agent.terminal.ptyrun import kill_process_group
 from hermes_agent.terminal.runfile import TOKEN_VAR, RunRecord, kill_marked
+from hermes_agent.terminal.sandbox.launcher import SandboxError
 from hermes_agent.terminal.sandbox.runner import SandboxRunner, plain_popen
 from hermes_agent.terminal.sandbox.spec import BLOCKED_NOTE, SandboxSpec, blocked_by_sandbox
 from hermes_agent.terminal.shell import (
@@ -61,6 +62,7 @@ class LocalBackend:
         self._groups: set[int] = set()
         self._spawned: dict[str, subprocess.Popen] = {}
         self._lock = threading.Lock()
+        self._state_lock = threading.RLock()  # parallel first calls must not see a state dir without its runner
         self._token = uuid.uuid4().hex  # in every command's environment: found again at close
         self._record = record  # token in every command's env + state dir in HERMES_HOME/run: reaped after a crash
         self._sandbox = sandbox
@@ -94,6 +96,8 @@ class LocalBackend:
         if pty:
             env.update(TERM=env.get("TERM") or "xterm", COLUMNS="200", LINES="50")
         if runner is None:
+            if self._sandbox is not None:  # never run unconfined because the runner is not there (yet)
+                raise SandboxError("the sandbox runner is not ready; the command was not run")
             return plain_popen(argv, stdin, stdout, stderr, self._spawn_cwd(), env, pty)
         if sandbox and runner.private_tmp():
             env["TMPDIR"] = os.path.join(self._ensure_state(), "tmp")
@@ -269,16 +273,18 @@ class LocalBackend:
         return path
 
     def _ensure_state(self) -> str:
-        if self._state_dir is None or not os.path.isdir(self._state_dir):
-            self._state_dir = tempfile.mkdtemp(prefix="hermes-term-")
-            if self._record is not None:
-                self._record.add_dir(self._state_dir)
-            if self._sandbox is not None:  # the state and private temp dir are writable inside
-                os.mkdir(os.path.join(self._state_dir, "tmp"))
-                if self._runner is not None:
-                    self._runner.close()
-                self._runner = SandboxRunner(self._sandbox.with_writable(self._state_dir), self._notice)
-        return self._state_dir
+        with self._state_lock:
+            if self._state_dir is None or not os.path.isdir(self._state_dir):
+                state = tempfile.mkdtemp(prefix="hermes-term-")
+                if self._record is not None:
+                    self._record.add_dir(state)
+                if self._sandbox is not None:  # the state and private temp dir are writable inside
+                    os.mkdir(os.path.join(state, "tmp"))
+                    if self._runner is not None:
+                        self._runner.close()
+                    self._runner = SandboxRunner(self._sandbox.with_writable(state), self._notice)
+                self._state_dir = state  # published last: whoever sees it also sees its runner
+            return self._state_dir
 
     def _spawn_cwd(self) -> str:
         cwd = self.cwd()

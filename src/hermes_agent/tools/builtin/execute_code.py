@@ -123,7 +123,7 @@ def _result(res, calls: list[dict], took: float, keep: int, timeout: float, cpu:
     out = {"status": status, "output": output, "exit_code": res.exit_code, "tool_calls_made": len(calls),
            "duration_seconds": round(took, 2), **meta}
     reasons = {152: f"CPU-time limit reached ({cpu}s)", 153: "output limit reached (script killed past 20 MB)",
-               137: "killed (memory or signal)"}
+               137: f"killed: CPU-time limit ({cpu}s), memory limit ({mem_mb} MB) or a signal"}
     if status == "timeout":
         out["error"] = f"script stopped after {timeout:g}s (code_execution.timeout)"
     elif status == "error" and res.exit_code in reasons:
