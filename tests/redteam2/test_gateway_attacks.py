@@ -1,0 +1,87 @@
+"""Red-team attacks on the messaging gateway, through the real `hermes gateway run` process, the fake
+Telegram Bot API and the scripted model: MEDIA: lines that would mail hermes's secrets to the chat, and a
+stranger in a group answering someone else's approval. Each test asserts the SAFE outcome."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from hermes_agent.providers.scripted import ScriptedServer
+from tests.fake_telegram import FakeTelegram
+from tests.integration.gateway_helpers import Gateway
+
+SECRET = "rt2-very-secret-value-4242"
+
+
+@pytest.fixture
+def fake():
+    server = FakeTelegram().start()
+    yield server
+    server.stop()
+
+
+def _home_with_secrets(tmp_path: Path) -> Path:
+    """A user home holding credential files the path policy calls secret."""
+    home = tmp_path / "user"
+    for rel in (".aws/credentials", ".netrc", ".config/gh/hosts.yml", ".git-credentials", ".docker/config.json"):
+        (home / rel).parent.mkdir(parents=True, exist_ok=True)
+        (home / rel).write_text(f"token = {SECRET}\n")
+    return home
+
+
+def test_media_lines_never_send_credentials_or_process_memory(hermes_home: Path, tmp_path: Path, fake) -> None:
+    """The model (or text injected into it) writes MEDIA: lines naming credential files and /proc files of the
+    gateway itself (its environment holds the bot token and API keys). Only the ordinary file is sent."""
+    user_home = _home_with_secrets(tmp_path)
+    ok_file = tmp_path / "work" / "report.txt"
+    ok_file.parent.mkdir()
+    ok_file.write_text("quarterly numbers\n")
+    (ok_file.parent / "creds").symlink_to(user_home / ".aws" / "credentials")
+    lines = [f"MEDIA:{p}" for p in (
+        "/proc/self/environ", "/proc/self/cmdline", f"{user_home}/.aws/credentials", f"{user_home}/.netrc",
+        f"{user_home}/.config/gh/hosts.yml", f"{user_home}/.git-credentials", f"{user_home}/.docker/config.json",
+        f"{ok_file.parent}/creds", f"{hermes_home}/.env", str(ok_file))]
+    (hermes_home / ".env").write_text(f"OPENAI_API_KEY={SECRET}\n")
+    with ScriptedServer(default={"content": "Here you go\n" + "\n".join(lines)}) as model:
+        gw = Gateway(hermes_home, fake, model.url, env={"TELEGRAM_ALLOWED_USERS": "111", "HOME": str(user_home),
+                                                         "RT2_MARKER": SECRET}, cwd=ok_file.parent)
+        gw.start()
+        try:
+            fake.user_says("send me the report")
+            assert fake.wait_for(lambda: fake.documents and fake.sent, 30), gw.output()
+            time.sleep(1.5)  # any further documents
+        finally:
+            gw.stop()
+    names = [d["filename"] for d in fake.documents]
+    leaked = [d["filename"] for d in fake.documents if SECRET.encode() in bytes(d["content"])]
+    assert "report.txt" in names, names
+    assert not leaked, f"secrets sent to the chat as documents: {leaked}"
+    assert names == ["report.txt"], f"files sent besides the report: {names}"
+
+
+def test_stranger_in_group_cannot_answer_approval(hermes_home: Path, tmp_path: Path, fake) -> None:
+    """Alice (allowed) asks for a dangerous command in a group; Mallory (not allowed) is in the group and
+    sends /approve and presses the button. The command must not run on Mallory's word."""
+    target = tmp_path / "victim"
+    target.mkdir()
+    (target / "keep.txt").write_text("x")
+    steps = [{"tool_calls": [{"name": "terminal", "arguments": {"command": f"rm -rf {target}"}}]},
+             {"content": "finished"}]
+    with ScriptedServer(steps, default={"content": "finished"}) as model:
+        gw = Gateway(hermes_home, fake, model.url, env={"TELEGRAM_ALLOWED_USERS": "111"}, cwd=tmp_path)
+        gw.start()
+        try:
+            fake.user_says("clean up", chat_id=-500, user_id=111, name="Alice", chat_type="group")
+            assert fake.wait_for(lambda: any(m.get("reply_markup") for m in fake.sent), 30), gw.output()
+            markup = next(m["reply_markup"] for m in fake.sent if m.get("reply_markup"))
+            data = str(markup)
+            token = data.split("appr:")[1].split(":")[0]
+            fake.user_says("/approve", chat_id=-500, user_id=666, name="Mallory", chat_type="group")
+            fake.press(f"appr:{token}:once", chat_id=-500, user_id=666, name="Mallory")
+            time.sleep(3)
+        finally:
+            gw.stop()
+    assert (target / "keep.txt").exists(), "a user who is not allowed approved a dangerous command"
