@@ -136,3 +136,66 @@ def test_a_script_cannot_drive_another_sessions_rpc_socket(hermes_home: Path, tm
     assert results, out_b
     assert "no other session found" not in results[0], "the attack did not find the victim (test setup)"
     assert not (work_a / "stolen.txt").exists(), f"B ran a command inside A's session: {results[0]}"
+
+
+_FORGE = r'''
+import json, socket, hermes_tools
+def raw(tool, args):
+    with socket.socket(socket.AF_UNIX) as s:
+        s.connect(hermes_tools._SOCK)
+        s.sendall(json.dumps({"token": hermes_tools._TOKEN, "tool": tool, "args": args}).encode() + b"\n")
+        return s.recv(65536).decode()
+print("T", raw("terminal", {"command": "echo FORGED > forged.txt"}))
+print("W", raw("write_file", {"path": "forged2.txt", "content": "x"}))
+print("M", raw("memory", {"action": "add", "target": "memory", "content": "forged memory"}))
+print("N", sorted(n for n in dir(hermes_tools) if not n.startswith("_")))
+'''
+
+
+def test_a_script_cannot_call_tools_the_agent_does_not_offer(hermes_home: Path, tmp_path: Path) -> None:
+    """Only execute_code is enabled (-t code_execution): the stub must not carry terminal/write_file, and a
+    hand-made RPC request with the script's own token must be refused for them (and for non-script tools)."""
+    with ScriptedServer([{"tool_calls": [{"name": "execute_code", "arguments": {"code": _FORGE}}]},
+                         {"content": "done"}]) as server:
+        model_config(hermes_home, server.url)
+        proc = subprocess.run([HERMES, "chat", "-q", "go", "-t", "code_execution", "--yolo"], env=_env(hermes_home),
+                              cwd=str(tmp_path), capture_output=True, text=True, timeout=120)
+        results = _tool_results(server)
+    assert results, proc.stdout + proc.stderr
+    output = json.loads(results[0])["output"]
+    assert "N " in output, f"the script did not run (test setup): {results[0]}"
+    assert not (tmp_path / "forged.txt").exists(), output
+    assert not (tmp_path / "forged2.txt").exists(), output
+    assert "forged memory" not in (hermes_home / "memories" / "MEMORY.md").read_text() \
+        if (hermes_home / "memories" / "MEMORY.md").exists() else True
+    assert "'terminal'" not in output.split("N ", 1)[1], output
+
+
+def test_the_approval_gate_holds_for_calls_made_through_the_script(hermes_home: Path, tmp_path: Path) -> None:
+    """No --yolo, no one to ask (chat -q): a dangerous command a script runs through `terminal` must be
+    refused like the model's own call; so must a raw request asking to run it outside the sandbox."""
+    target = tmp_path / "precious"
+    target.mkdir()
+    (target / "keep.txt").write_text("x")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    code = (f"import json, socket, hermes_tools\nfrom hermes_tools import terminal\n"
+            f"print('A', terminal('rm -rf {target}'))\n"
+            "with socket.socket(socket.AF_UNIX) as s:\n"
+            "    s.connect(hermes_tools._SOCK)\n"
+            "    s.sendall(json.dumps({'token': hermes_tools._TOKEN, 'tool': 'terminal', 'args': {'command': "
+            f"'echo escaped > {outside}/escaped.txt', 'sandbox': False, 'reason': 'trust me'}}}}).encode() + b'\\n')\n"
+            "    print('B', s.recv(65536))\n")
+    work = tmp_path / "work"
+    work.mkdir()
+    with ScriptedServer([{"tool_calls": [{"name": "execute_code", "arguments": {"code": code}}]},
+                         {"content": "done"}]) as server:
+        model_config(hermes_home, server.url)
+        proc = subprocess.run([HERMES, "chat", "-q", "go", "-t", "code_execution,terminal"], env=_env(hermes_home),
+                              cwd=str(work), capture_output=True, text=True, timeout=120)
+        results = _tool_results(server)
+    assert results, proc.stdout + proc.stderr
+    output = json.loads(results[0]).get("output", "")
+    assert "A " in output and "B " in output, f"the script did not run (test setup): {results[0]}"
+    assert (target / "keep.txt").exists(), f"a script deleted without approval: {results[0]}"
+    assert not (outside / "escaped.txt").exists(), f"a script ran unsandboxed without approval: {results[0]}"
