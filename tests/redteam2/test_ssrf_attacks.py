@@ -5,7 +5,6 @@ addresses that are always refused (0.0.0.0, [::]). SAFE outcome: the internal se
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import threading
