@@ -140,6 +140,7 @@ class BrowserPool:
             context.set_default_timeout(opts.timeout_s * 1000)
             tab = Tab(context, None, opts.allow_private)
             await context.route("**/*", lambda route: _guard(route, tab, opts.allow_private))
+            await context.route_web_socket(lambda _url: True, lambda ws: _guard_socket(ws, tab, opts.allow_private))
             tab.page = await context.new_page()
             self._tabs[task_id] = tab
             return tab
@@ -219,6 +220,18 @@ async def _guard(route: Any, tab: Tab, allow_private: bool) -> None:
         await route.abort("blockedbyclient")
     else:
         await route.continue_()
+
+
+async def _guard_socket(ws: Any, tab: Tab, allow_private: bool) -> None:
+    """WebSockets are not routed with the page's requests: a page must not open one to a refused address."""
+    url = ws.url
+    http = "http" + url[2:] if url.startswith("ws") else url
+    problem = await asyncio.get_running_loop().run_in_executor(None, url_problem, http, allow_private)
+    if problem is not None:
+        tab.blocked.append(f"{problem}: {url}")
+        await ws.close(code=1008, reason="blocked")
+    else:
+        ws.connect_to_server()
 
 
 POOL = BrowserPool()

@@ -1,0 +1,101 @@
+"""Red-team attacks on the browser tools through the real `hermes chat -q` (Playwright + system Chromium):
+private URLs are allowed, so a loopback page opens fine, but unspecified addresses (0.0.0.0 reaches this
+machine) are always refused. The page tries them by fetch, iframe, image, WebSocket and a redirect.
+SAFE outcome: the refused address is never asked."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from hermes_agent.providers.scripted import ScriptedServer
+from tests.helpers import HERMES, model_config
+
+pytest.importorskip("playwright", reason="the browser extra is needed")
+pytestmark = pytest.mark.skipif(not (shutil.which("chromium") or shutil.which("chromium-browser")),
+                                reason="no system Chromium")
+
+
+class _Site:
+    """Serves /page (which reaches for 0.0.0.0 several ways) and /go (a redirect); logs every path."""
+
+    def __init__(self) -> None:
+        hits = self.hits = []
+        site = self
+
+        class H(BaseHTTPRequestHandler):
+            def log_message(self, *a: object) -> None:
+                pass
+
+            def do_GET(self) -> None:
+                hits.append(self.path)
+                if self.path.startswith("/go"):
+                    self.send_response(302)
+                    self.send_header("Location", f"http://0.0.0.0:{site.port}/redirected")
+                    self.end_headers()
+                    return
+                body = site.page().encode() if self.path == "/page" else b"<p>internal</p>"
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        self.httpd = ThreadingHTTPServer(("0.0.0.0", 0), H)
+        self.port = self.httpd.server_address[1]
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def page(self) -> str:
+        base = f"0.0.0.0:{self.port}"
+        return (f"<html><body><p>hello</p><img src='http://{base}/img'><iframe src='http://{base}/iframe'></iframe>"
+                f"<script>fetch('http://{base}/fetched').catch(() => 0);"
+                f"try {{ new WebSocket('ws://{base}/ws'); }} catch (e) {{}}</script></body></html>")
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def site():
+    s = _Site()
+    yield s
+    s.close()
+
+
+def _browse(home: Path, cwd: Path, url: str) -> str:
+    steps = [{"tool_calls": [{"name": "browser_navigate", "arguments": {"url": url}}]},
+             {"tool_calls": [{"name": "terminal", "arguments": {"command": "sleep 2"}}]},
+             {"tool_calls": [{"name": "browser_snapshot", "arguments": {}}]},
+             {"content": "done"}]
+    with ScriptedServer(steps) as model:
+        model_config(home, model.url)
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "OPENROUTER_", "HERMES_"))}
+        env.update({"HERMES_HOME": str(home), "HERMES_ALLOW_PRIVATE_URLS": "true"})
+        proc = subprocess.run([HERMES, "chat", "-q", "go", "-t", "browser,terminal", "--yolo"], env=env, cwd=str(cwd),
+                              capture_output=True, text=True, timeout=180)
+        time.sleep(0.5)
+    return proc.stdout + proc.stderr
+
+
+def test_page_subresources_and_websockets_cannot_reach_refused_addresses(hermes_home: Path, tmp_path: Path,
+                                                                        site) -> None:
+    out = _browse(hermes_home, tmp_path, f"http://127.0.0.1:{site.port}/page")
+    assert "/page" in site.hits, f"the page was not opened (test setup): {site.hits}\n{out}"
+    reached = [h for h in site.hits if h != "/page" and not h.startswith("/favicon")]
+    assert not reached, f"the page reached a refused address: {reached}"
+
+
+@pytest.mark.xfail(strict=True, reason="Playwright does not route redirect hops: the hop's request to a refused "
+                                       "address is made (its content is not shown): blind SSRF")
+def test_a_redirect_hop_is_not_requested(hermes_home: Path, tmp_path: Path, site) -> None:
+    _browse(hermes_home, tmp_path, f"http://127.0.0.1:{site.port}/go")
+    assert "/go" in site.hits, site.hits
+    assert "/redirected" not in site.hits, f"the redirect hop was requested: {site.hits}"
