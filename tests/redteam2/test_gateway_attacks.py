@@ -4,6 +4,7 @@ stranger in a group answering someone else's approval. Each test asserts the SAF
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
@@ -85,3 +86,46 @@ def test_stranger_in_group_cannot_answer_approval(hermes_home: Path, tmp_path: P
         finally:
             gw.stop()
     assert (target / "keep.txt").exists(), "a user who is not allowed approved a dangerous command"
+
+
+def test_strangers_cost_no_model_call_and_cannot_answer_buttons(hermes_home: Path, fake) -> None:
+    """Someone not on the allowlist floods DMs and group messages, presses a forged approval button and sends
+    a file: no model call, no saved file, no answer to the button but "Not allowed"."""
+    with ScriptedServer(default={"content": "answer"}) as model:
+        gw = Gateway(hermes_home, fake, model.url, env={"TELEGRAM_ALLOWED_USERS": "111"})
+        gw.start()
+        try:
+            for i in range(30):
+                fake.user_says(f"hi {i}", chat_id=666, user_id=666, name="Mallory")
+                fake.user_says(f"/approve {i}", chat_id=-500, user_id=666, name="Mallory", chat_type="group")
+            fake.press("appr:00000000:always", chat_id=666, user_id=666, name="Mallory")
+            fake.user_sends_file("../../config.yaml", b"model: evil\n", chat_id=666)
+            assert fake.wait_for(lambda: fake.callbacks, 20), gw.output()
+            time.sleep(2)
+        finally:
+            gw.stop()
+        assert not model.requests, f"{len(model.requests)} model calls for a stranger"
+    assert "model: evil" not in (hermes_home / "config.yaml").read_text()
+    assert not list((hermes_home / "cache").rglob("*")) if (hermes_home / "cache").exists() else True
+    assert all("answer" not in str(m.get("text")) for m in fake.sent)
+
+
+def test_attachment_names_cannot_leave_the_documents_folder(hermes_home: Path, tmp_path: Path, fake) -> None:
+    """An allowed user's file named like a path is saved under cache/documents, never over config.yaml."""
+    with ScriptedServer(default={"content": "got it"}) as model:
+        gw = Gateway(hermes_home, fake, model.url, env={"TELEGRAM_ALLOWED_USERS": "111"})
+        gw.start()
+        try:
+            before = (hermes_home / "config.yaml").read_text()
+            fake.files["evil1"] = ("documents/evil1.bin", b"model: {default: evil}\n")  # Telegram's own path
+            msg = {"message_id": 9, "date": int(time.time()), "from": {"id": 111, "is_bot": False, "first_name": "A"},
+                   "chat": {"id": 111, "type": "private"},
+                   "document": {"file_id": "evil1", "file_unique_id": "evil1u", "file_name": "../../config.yaml"}}
+            fake._push({"message": msg})
+            assert fake.wait_for(lambda: any("got it" in str(m.get("text")) for m in fake.sent), 30), gw.output()
+        finally:
+            gw.stop()
+        told = json.dumps(model.requests[0]["body"]["messages"][-1])
+    assert (hermes_home / "config.yaml").read_text() == before, told
+    saved = [p for p in (hermes_home / "cache" / "documents").rglob("*") if p.is_file()]
+    assert len(saved) == 1 and saved[0].parent == hermes_home / "cache" / "documents", (saved, told)
