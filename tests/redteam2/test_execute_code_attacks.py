@@ -199,3 +199,22 @@ def test_the_approval_gate_holds_for_calls_made_through_the_script(hermes_home: 
     assert "A " in output and "B " in output, f"the script did not run (test setup): {results[0]}"
     assert (target / "keep.txt").exists(), f"a script deleted without approval: {results[0]}"
     assert not (outside / "escaped.txt").exists(), f"a script ran unsandboxed without approval: {results[0]}"
+
+
+def test_huge_output_through_a_subprocess_is_cut(hermes_home: Path, tmp_path: Path) -> None:
+    """The script's Python-level output cap is bypassed by a child writing straight to fd 1 (100 MB): the
+    call must still end with a capped result, not hang or hand the model megabytes."""
+    code = ("import subprocess\n"
+            "subprocess.run(\"head -c 100000000 /dev/zero | tr '\\\\0' x\", shell=True)\n"
+            "print('after')\n")
+    with ScriptedServer([{"tool_calls": [{"name": "execute_code", "arguments": {"code": code}}]},
+                         {"content": "done"}]) as server:
+        model_config(hermes_home, server.url)
+        started = time.monotonic()
+        proc = subprocess.run([HERMES, "chat", "-q", "go", "-t", "code_execution", "--yolo"], env=_env(hermes_home),
+                              cwd=str(tmp_path), capture_output=True, text=True, timeout=180)
+        took = time.monotonic() - started
+        results = _tool_results(server)
+    assert results, proc.stdout + proc.stderr
+    assert len(results[0]) < 200_000, f"{len(results[0])} characters reached the model"
+    assert took < 120, took
