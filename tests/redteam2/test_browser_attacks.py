@@ -5,6 +5,7 @@ SAFE outcome: the refused address is never asked."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -36,12 +37,16 @@ class _Site:
 
             def do_GET(self) -> None:
                 hits.append(self.path)
-                if self.path.startswith("/go"):
+                if self.path.startswith(("/go", "/hop")):
+                    where = {"/go": f"http://0.0.0.0:{site.port}/redirected", "/hop1": "/hop2",
+                             "/hop2": "/landed", "/hopbad1": "/hopbad2"}.get(self.path,
+                                                                         f"http://0.0.0.0:{site.port}/redirected")
                     self.send_response(302)
-                    self.send_header("Location", f"http://0.0.0.0:{site.port}/redirected")
+                    self.send_header("Location", where)
                     self.end_headers()
                     return
-                body = site.page().encode() if self.path == "/page" else b"<p>internal</p>"
+                body = site.page().encode() if self.path == "/page" else \
+                    b"<title>Landed</title><p>arrived</p>" if self.path == "/landed" else b"<p>internal</p>"
                 self.send_response(200)
                 self.send_header("Content-Type", "text/html")
                 self.send_header("Content-Length", str(len(body)))
@@ -70,7 +75,7 @@ def site():
     s.close()
 
 
-def _browse(home: Path, cwd: Path, url: str) -> str:
+def _browse(home: Path, cwd: Path, url: str) -> list[str]:
     steps = [{"tool_calls": [{"name": "browser_navigate", "arguments": {"url": url}}]},
              {"tool_calls": [{"name": "terminal", "arguments": {"command": "sleep 2"}}]},
              {"tool_calls": [{"name": "browser_snapshot", "arguments": {}}]},
@@ -82,7 +87,9 @@ def _browse(home: Path, cwd: Path, url: str) -> str:
         proc = subprocess.run([HERMES, "chat", "-q", "go", "-t", "browser,terminal", "--yolo"], env=env, cwd=str(cwd),
                               capture_output=True, text=True, timeout=180)
         time.sleep(0.5)
-    return proc.stdout + proc.stderr
+        results = [str(m.get("content")) for m in model.requests[-1]["body"]["messages"] if m.get("role") == "tool"]
+    assert len(results) == 3, proc.stdout + proc.stderr
+    return results
 
 
 def test_page_subresources_and_websockets_cannot_reach_refused_addresses(hermes_home: Path, tmp_path: Path,
@@ -93,9 +100,20 @@ def test_page_subresources_and_websockets_cannot_reach_refused_addresses(hermes_
     assert not reached, f"the page reached a refused address: {reached}"
 
 
-@pytest.mark.xfail(strict=True, reason="Playwright does not route redirect hops: the hop's request to a refused "
-                                       "address is made (its content is not shown): blind SSRF")
 def test_a_redirect_hop_is_not_requested(hermes_home: Path, tmp_path: Path, site) -> None:
     _browse(hermes_home, tmp_path, f"http://127.0.0.1:{site.port}/go")
     assert "/go" in site.hits, site.hits
     assert "/redirected" not in site.hits, f"the redirect hop was requested: {site.hits}"
+
+
+def test_redirect_chains_still_land_and_a_refused_hop_mid_chain_is_reported(hermes_home: Path, tmp_path: Path,
+                                                                           site) -> None:
+    """Checked hops must not break ordinary redirects: /hop1 -> /hop2 -> /landed is shown as /landed; and
+    /hopbad1 -> /hopbad2 -> 0.0.0.0 stops with the refusal, the refused address never asked."""
+    good = _browse(hermes_home, tmp_path, f"http://127.0.0.1:{site.port}/hop1")
+    nav = json.loads(good[0])
+    assert nav["success"] and nav["url"].endswith("/landed") and nav["title"] == "Landed", nav
+    bad = _browse(hermes_home, tmp_path, f"http://127.0.0.1:{site.port}/hopbad1")
+    nav = json.loads(bad[0])
+    assert not nav["success"] and "0.0.0.0" in nav["error"], nav
+    assert "/redirected" not in site.hits, site.hits
