@@ -129,3 +129,42 @@ def test_attachment_names_cannot_leave_the_documents_folder(hermes_home: Path, t
     assert (hermes_home / "config.yaml").read_text() == before, told
     saved = [p for p in (hermes_home / "cache" / "documents").rglob("*") if p.is_file()]
     assert len(saved) == 1 and saved[0].parent == hermes_home / "cache" / "documents", (saved, told)
+
+
+def _pairing_code(fake, user_id: int) -> str | None:
+    for m in fake.sent:
+        if m["chat_id"] == user_id and "pairing code is" in str(m["text"]):
+            return str(m["text"]).split("pairing code is ")[1].split()[0]
+    return None
+
+
+def test_pairing_codes_are_single_use_and_guessing_locks_out(hermes_home: Path, fake) -> None:
+    """No allowlist: strangers get pairing codes. A code approves once; asking again does not mint a second
+    code within the rate limit; five wrong guesses lock approval out even for a right code; a locked or
+    unapproved stranger still costs no model call."""
+    from tests.helpers import run_hermes
+
+    with ScriptedServer(default={"content": "answer"}) as model:
+        gw = Gateway(hermes_home, fake, model.url)
+        gw.start()
+        try:
+            fake.user_says("hi", chat_id=201, user_id=201)
+            fake.user_says("hi", chat_id=202, user_id=202)
+            assert fake.wait_for(lambda: _pairing_code(fake, 201) and _pairing_code(fake, 202), 20), gw.output()
+            code1, code2 = _pairing_code(fake, 201), _pairing_code(fake, 202)
+            fake.user_says("again", chat_id=201, user_id=201)
+            time.sleep(1.5)
+            codes_201 = [m for m in fake.sent if m["chat_id"] == 201 and "pairing code" in str(m["text"])]
+            assert len(codes_201) == 1, "a second code was minted inside the rate limit"
+            assert run_hermes("pairing", "approve", "telegram", code1, home=hermes_home).returncode == 0
+            again = run_hermes("pairing", "approve", "telegram", code1, home=hermes_home)
+            assert again.returncode != 0, "a pairing code approved twice"
+            for guess in ("AAAAAAAA", "BBBBBBBB", "CCCCCCCC", "DDDDDDDD"):
+                run_hermes("pairing", "approve", "telegram", guess, home=hermes_home)
+            locked = run_hermes("pairing", "approve", "telegram", code2, home=hermes_home)
+            assert locked.returncode != 0, "approval still open after five failures"
+            fake.user_says("let me in", chat_id=202, user_id=202)
+            time.sleep(1.5)
+        finally:
+            gw.stop()
+        assert not model.requests, "a stranger caused a model call"
