@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -177,7 +178,7 @@ def test_the_approval_gate_holds_for_calls_made_through_the_script(hermes_home: 
     target = tmp_path / "precious"
     target.mkdir()
     (target / "keep.txt").write_text("x")
-    outside = tmp_path / "outside"
+    outside = Path.home() / f".rt2-outside-{uuid.uuid4().hex[:8]}"  # not a writable root of the sandbox (/tmp is)
     outside.mkdir()
     code = (f"import json, socket, hermes_tools\nfrom hermes_tools import terminal\n"
             f"print('A', terminal('rm -rf {target}'))\n"
@@ -198,7 +199,9 @@ def test_the_approval_gate_holds_for_calls_made_through_the_script(hermes_home: 
     output = json.loads(results[0]).get("output", "")
     assert "A " in output and "B " in output, f"the script did not run (test setup): {results[0]}"
     assert (target / "keep.txt").exists(), f"a script deleted without approval: {results[0]}"
-    assert not (outside / "escaped.txt").exists(), f"a script ran unsandboxed without approval: {results[0]}"
+    escaped = (outside / "escaped.txt").exists()
+    shutil.rmtree(outside, ignore_errors=True)
+    assert not escaped, f"a script ran unsandboxed without approval: {results[0]}"
 
 
 def test_huge_output_through_a_subprocess_is_cut(hermes_home: Path, tmp_path: Path) -> None:
@@ -218,3 +221,22 @@ def test_huge_output_through_a_subprocess_is_cut(hermes_home: Path, tmp_path: Pa
     assert results, proc.stdout + proc.stderr
     assert len(results[0]) < 200_000, f"{len(results[0])} characters reached the model"
     assert took < 120, took
+
+
+def test_raw_rpc_cannot_use_arguments_the_script_api_does_not_have(hermes_home: Path, tmp_path: Path) -> None:
+    """Scripts get `terminal(command, timeout, workdir)`, foreground only. A hand-made request adding
+    background=True must still run in the foreground (no process left for later, no id handed back)."""
+    code = ("import json, socket, hermes_tools\n"
+            "with socket.socket(socket.AF_UNIX) as s:\n"
+            "    s.connect(hermes_tools._SOCK)\n"
+            "    s.sendall(json.dumps({'token': hermes_tools._TOKEN, 'tool': 'terminal', 'args': "
+            "{'command': 'sleep 1; echo FOREGROUND-DONE', 'background': True}}).encode() + b'\\n')\n"
+            "    print('R', s.recv(65536))\n")
+    with ScriptedServer([{"tool_calls": [{"name": "execute_code", "arguments": {"code": code}}]},
+                         {"content": "done"}]) as server:
+        model_config(hermes_home, server.url)
+        proc = subprocess.run([HERMES, "chat", "-q", "go", "-t", "code_execution,terminal", "--yolo"],
+                              env=_env(hermes_home), cwd=str(tmp_path), capture_output=True, text=True, timeout=120)
+        results = _tool_results(server)
+    assert results, proc.stdout + proc.stderr
+    assert "FOREGROUND-DONE" in results[0], f"the script started a background process: {results[0]}"

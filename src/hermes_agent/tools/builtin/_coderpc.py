@@ -161,6 +161,8 @@ class RpcServer:
             return json.dumps({"error": f"tool {name!r} is not available to scripts here"})
         if len(self.calls) >= self.max_calls:
             return json.dumps({"error": f"tool-call limit reached ({self.max_calls} per script)"})
+        params = {p.split("=")[0].strip() for p in SIGNATURES[name][0].split(",")} if name in SIGNATURES else set()
+        args = {k: v for k, v in args.items() if k in params}  # the script API's arguments only (foreground, sandboxed)
         started = time.monotonic()
         out = self.dispatch(name, args)
         self.calls.append({"tool": name, "ms": round((time.monotonic() - started) * 1000),
