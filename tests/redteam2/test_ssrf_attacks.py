@@ -98,3 +98,30 @@ def test_redirect_from_allowed_page_to_always_refused_address(hermes_home: Path,
     results = _run(hermes_home, tmp_path, calls, env={"HERMES_ALLOW_PRIVATE_URLS": "true"})
     followed = [h for h in internal.hits if h.startswith("/secret")]
     assert not followed, f"a redirect to an always-refused address was followed: {internal.hits} {results}"
+
+
+@pytest.fixture
+def private_name():
+    """A host name that resolves to loopback through /etc/hosts (skipped where that file is not writable)."""
+    name = f"rt2-intranet-{os.getpid()}.test"
+    line = f"127.0.0.1 {name}  # hermes red-team test\n"
+    try:
+        with open("/etc/hosts", "a", encoding="utf-8") as fh:
+            fh.write(line)
+    except OSError:
+        pytest.skip("/etc/hosts is not writable here")
+    yield name
+    with open("/etc/hosts", encoding="utf-8") as fh:
+        kept = [x for x in fh.readlines() if x != line]
+    with open("/etc/hosts", "w", encoding="utf-8") as fh:
+        fh.writelines(kept)
+
+
+def test_a_name_resolving_to_loopback_is_refused(hermes_home: Path, tmp_path: Path, internal, private_name) -> None:
+    url = f"http://{private_name}:{internal.port}/secret"
+    calls = [{"name": "web_extract", "arguments": {"urls": [url, f"http://{private_name}.:{internal.port}/secret"]}},
+             {"name": "web_crawl", "arguments": {"url": url}},
+             {"name": "vision_analyze", "arguments": {"image_url": url, "question": "?"}}]
+    results = _run(hermes_home, tmp_path, calls)
+    assert not internal.hits, f"the internal server was asked: {internal.hits}"
+    assert all(SECRET not in r for r in results), results
