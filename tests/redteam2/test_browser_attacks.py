@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import subprocess
 import threading
 import time
@@ -45,7 +46,7 @@ class _Site:
                     self.send_header("Location", where)
                     self.end_headers()
                     return
-                body = site.page().encode() if self.path == "/page" else \
+                body = site.page().encode() if self.path == "/page" else site.rtc().encode() if self.path == "/rtc" else \
                     b"<title>Landed</title><p>arrived</p>" if self.path == "/landed" else b"<p>internal</p>"
                 self.send_response(200)
                 self.send_header("Content-Type", "text/html")
@@ -63,7 +64,50 @@ class _Site:
                 f"<script>fetch('http://{base}/fetched').catch(() => 0);"
                 f"try {{ new WebSocket('ws://{base}/ws'); }} catch (e) {{}}</script></body></html>")
 
+    def rtc(self) -> str:
+        """A page whose WebRTC ICE servers are the raw listeners (TURN over TCP, STUN over UDP), from the page
+        and from a fresh about:blank frame."""
+        servers = (f"[{{urls: 'turn:0.0.0.0:{self.tcp_port}?transport=tcp', username: 'u', credential: 'p'}}, "
+                   f"{{urls: 'stun:0.0.0.0:{self.udp_port}'}}]")
+        use = ("(P) => { try { const pc = new P({iceServers: " + servers + "}); pc.createDataChannel('x'); "
+               "pc.createOffer().then(o => pc.setLocalDescription(o)); } catch (e) {} }")
+        return (f"<html><body><script>const use = {use}; use(window.RTCPeerConnection);"
+                "const f = document.createElement('iframe'); document.body.appendChild(f);"
+                "use(f.contentWindow.RTCPeerConnection);</script></body></html>")
+
+    def listen_raw(self) -> None:
+        self.raw_hits: list[str] = []
+        tcp = socket.socket()
+        tcp.bind(("0.0.0.0", 0))
+        tcp.listen(5)
+        udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        udp.bind(("0.0.0.0", 0))
+        self.tcp_port, self.udp_port = tcp.getsockname()[1], udp.getsockname()[1]
+        self._raw = (tcp, udp)
+
+        def serve_tcp() -> None:
+            while True:
+                try:
+                    conn, _ = tcp.accept()
+                except OSError:
+                    return
+                self.raw_hits.append("tcp")
+                conn.close()
+
+        def serve_udp() -> None:
+            while True:
+                try:
+                    udp.recvfrom(2048)
+                except OSError:
+                    return
+                self.raw_hits.append("udp")
+
+        threading.Thread(target=serve_tcp, daemon=True).start()
+        threading.Thread(target=serve_udp, daemon=True).start()
+
     def close(self) -> None:
+        for sock in getattr(self, "_raw", ()):
+            sock.close()
         self.httpd.shutdown()
         self.httpd.server_close()
 
@@ -117,3 +161,11 @@ def test_redirect_chains_still_land_and_a_refused_hop_mid_chain_is_reported(herm
     nav = json.loads(bad[0])
     assert not nav["success"] and "0.0.0.0" in nav["error"], nav
     assert "/redirected" not in site.hits, site.hits
+
+
+def test_webrtc_cannot_reach_refused_addresses(hermes_home: Path, tmp_path: Path, site) -> None:
+    """STUN (UDP) and TURN (TCP) go to any host:port outside the request routing: the page must get none."""
+    site.listen_raw()
+    _browse(hermes_home, tmp_path, f"http://127.0.0.1:{site.port}/rtc")
+    assert "/rtc" in site.hits, site.hits
+    assert not site.raw_hits, f"WebRTC reached a refused address: {site.raw_hits}"

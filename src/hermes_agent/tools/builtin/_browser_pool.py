@@ -27,6 +27,11 @@ T = TypeVar("T")
 LAUNCH_ARGS = ("--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-dev-shm-usage",
                "--disable-background-networking", "--disable-component-update", "--disable-sync")
 VIEWPORT = {"width": 1280, "height": 800}
+# WebRTC's STUN/TURN traffic (UDP and TCP to any host:port) is not routed through the address guard: pages get
+# no WebRTC at all (every frame, before its own scripts run).
+_NO_WEBRTC = ("for (const n of ['RTCPeerConnection', 'webkitRTCPeerConnection', 'RTCIceTransport', "
+              "'RTCRtpSender', 'RTCRtpReceiver']) { try { delete window[n]; Object.defineProperty(window, n, "
+              "{value: undefined, configurable: false, writable: false}); } catch (e) {} }")
 
 
 class BrowserError(Exception):
@@ -160,6 +165,7 @@ class BrowserPool:
             tab = Tab(context, None, opts.allow_private)
             await context.route("**/*", lambda route: _guard(route, tab, opts.allow_private))
             await context.route_web_socket(lambda _url: True, lambda ws: _guard_socket(ws, tab, opts.allow_private))
+            await context.add_init_script(_NO_WEBRTC)
             tab.page = await context.new_page()
             self._tabs[task_id] = tab
             return tab
