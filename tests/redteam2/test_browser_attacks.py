@@ -30,6 +30,7 @@ class _Site:
 
     def __init__(self) -> None:
         hits = self.hits = []
+        self.extra = ""
         site = self
 
         class H(BaseHTTPRequestHandler):
@@ -60,7 +61,7 @@ class _Site:
 
     def page(self) -> str:
         base = f"0.0.0.0:{self.port}"
-        return (f"<html><body><p>hello</p><img src='http://{base}/img'><iframe src='http://{base}/iframe'></iframe>"
+        return (f"<html><body><p>hello</p>{self.extra}<img src='http://{base}/img'><iframe src='http://{base}/iframe'></iframe>"
                 f"<script>fetch('http://{base}/fetched').catch(() => 0);"
                 f"try {{ new WebSocket('ws://{base}/ws'); }} catch (e) {{}}</script></body></html>")
 
@@ -169,3 +170,11 @@ def test_webrtc_cannot_reach_refused_addresses(hermes_home: Path, tmp_path: Path
     _browse(hermes_home, tmp_path, f"http://127.0.0.1:{site.port}/rtc")
     assert "/rtc" in site.hits, site.hits
     assert not site.raw_hits, f"WebRTC reached a refused address: {site.raw_hits}"
+
+
+def test_a_subresource_redirect_hop_is_not_requested(hermes_home: Path, tmp_path: Path, site) -> None:
+    """An <img> whose allowed URL redirects to a refused address: the hop must not be requested."""
+    site.extra = f"<img src='http://127.0.0.1:{site.port}/go'>"
+    _browse(hermes_home, tmp_path, f"http://127.0.0.1:{site.port}/page")
+    assert "/go" in site.hits, site.hits
+    assert "/redirected" not in site.hits, f"the sub-resource's redirect hop was requested: {site.hits}"

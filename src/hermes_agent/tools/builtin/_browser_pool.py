@@ -229,10 +229,9 @@ async def _as_coro(fn: Callable[[], Awaitable[T]]) -> T:
 
 async def _guard(route: Any, tab: Tab, allow_private: bool) -> None:
     """Every request of a context: http(s) to a metadata (or, unless allowed, private) address is aborted.
-    Playwright does not route the hops of a redirect, so a navigation (page or frame) is fetched here without
-    following redirects and handed to the browser as is: it follows a redirect with a new request, which comes
-    back through this guard. (A sub-resource's redirect hop is not routed; pages are also checked after they
-    load, `checked_url`.)"""
+    Playwright does not route the hops of a navigation's redirect, so a navigation (page or frame) is fetched
+    here without following redirects (`_navigate_hop`): each hop is a new navigation through this guard.
+    (A sub-resource's redirect hops do come back through it; pages are also checked after they load.)"""
     url = route.request.url
     if not url.startswith(("http://", "https://")):
         await route.continue_()
