@@ -52,9 +52,27 @@ class ApiConfig:
             raise ApiConfigError(refusal)
 
 
+_LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
+
+
+def _browser_refusal(request: web.Request, key: str) -> web.Response | None:
+    """Browsers are refused (Hermes: browser origins only when configured, and none can be here): a page the
+    user visits could otherwise post a turn to the local server (a text/plain POST needs no preflight), and
+    without a key a DNS-rebound name must not reach it either."""
+    if request.headers.get("Origin"):
+        return error(403, "browser requests (with an Origin header) are not accepted", "permission_error")
+    host = request.host.rsplit(":", 1)[0] if not request.host.endswith("]") else request.host
+    if not key and host.lower() not in _LOOPBACK_HOSTS and not host.startswith("127."):
+        return error(403, f"unexpected Host {request.host!r} for a server without API_SERVER_KEY", "permission_error")
+    return None
+
+
 @web.middleware
 async def _auth(request: web.Request, handler):  # type: ignore[no-untyped-def]
     key = request.app["config"].key
+    refused = _browser_refusal(request, key)
+    if refused is not None:
+        return refused
     if key and request.path != "/health":
         given = request.headers.get("Authorization", "")
         if not hmac.compare_digest(given.encode(), f"Bearer {key}".encode()):

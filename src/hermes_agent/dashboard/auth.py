@@ -113,7 +113,7 @@ async def _check(request: web.Request, handler) -> web.StreamResponse:  # type: 
         if not _same(request.query["token"], config.token):
             return _login_page("That token is not the one this dashboard printed.")
         rest = {k: v for k, v in request.query.items() if k != "token"}
-        path = "/" + request.path.lstrip("/")  # never `//host`: that would leave the site
+        path = "/" + request.path.lstrip("/\\")  # never `//host` or a backslash form: browsers read both as another site
         return _with_cookie(see_other(path + ("?" + urlencode(rest) if rest else "")), config)
     if not _same(request.cookies.get(COOKIE, ""), config.cookie_value):
         return _login_page() if request.method == "GET" else web.Response(status=401, text="sign in first")

@@ -25,16 +25,24 @@ TYPING_EVERY = 4.0
 _MEDIA = re.compile(r"^[ \t]*MEDIA:[ \t]*(\S+)[ \t]*$", re.M)
 
 
+_NEVER = ("/proc", "/sys", "/dev")  # the gateway's own environment (bot token, API keys), memory and devices
+
+
 def _sendable(path: Path) -> bool:
-    """Never hermes's own secrets or keys, whatever the model writes: HERMES_HOME (but its cache), ~/.ssh, .env."""
+    """Never hermes's own secrets or keys, whatever the model writes: HERMES_HOME (but its cache), /proc, /sys,
+    /dev, .env files, and every credential file the path policy keeps from tools (~/.ssh, ~/.aws, .netrc...)."""
     from hermes_agent import paths
+    from hermes_agent.approval.policy import PathPolicy
 
     real = path.resolve()
     home = paths.hermes_home().resolve()
     media = (home / "cache", home / "image_cache", home / "audio_cache")  # generated images and speech too
     if real.is_relative_to(home) and not any(real.is_relative_to(m) for m in media):
         return False
-    return not (real.is_relative_to(Path.home().resolve() / ".ssh") or real.name == ".env")
+    if any(real.is_relative_to(p) for p in _NEVER) or real.name == ".env" or not real.is_file():
+        return False
+    policy = PathPolicy.build(workspace=[str(real.parent)], hermes_home=str(home))
+    return policy.check_read(str(real)).allowed
 
 
 def media_of(reply: str) -> tuple[str, list[Path]]:

@@ -27,6 +27,11 @@ T = TypeVar("T")
 LAUNCH_ARGS = ("--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-dev-shm-usage",
                "--disable-background-networking", "--disable-component-update", "--disable-sync")
 VIEWPORT = {"width": 1280, "height": 800}
+# WebRTC's STUN/TURN traffic (UDP and TCP to any host:port) is not routed through the address guard: pages get
+# no WebRTC at all (every frame, before its own scripts run).
+_NO_WEBRTC = ("for (const n of ['RTCPeerConnection', 'webkitRTCPeerConnection', 'RTCIceTransport', "
+              "'RTCRtpSender', 'RTCRtpReceiver']) { try { delete window[n]; Object.defineProperty(window, n, "
+              "{value: undefined, configurable: false, writable: false}); } catch (e) {} }")
 
 
 class BrowserError(Exception):
@@ -50,6 +55,25 @@ class Tab:
     allow_private: bool = False
     blocked: list[str] = field(default_factory=list)
     verdicts: dict[str, str | None] = field(default_factory=dict)
+    redirect_to: str | None = None  # where the main frame is being sent by a checked redirect hop
+    redirect_refused: str | None = None  # why the main frame's last redirect was refused
+
+    async def follow_redirects(self, limit: int = 10, wait_s: float = 15.0) -> None:
+        """Wait while the main frame moves through checked redirect hops (each a meta-refresh page); stops
+        at a refused hop (`redirect_refused`) or after `wait_s` without progress."""
+        from playwright.async_api import Error as PlaywrightError
+
+        for _ in range(limit):
+            target, self.redirect_to = self.redirect_to, None
+            if target is None:
+                return
+            left, deadline = self.page.url, time.monotonic() + wait_s
+            while self.page.url == left and not self.redirect_refused and time.monotonic() < deadline:
+                await asyncio.sleep(0.05)
+            try:
+                await self.page.wait_for_load_state("load", timeout=wait_s * 1000)
+            except PlaywrightError:
+                return
 
     async def checked_url(self) -> str:
         """The page's URL; BrowserError (and a blank page) when a redirect landed on a refused address."""
@@ -140,6 +164,8 @@ class BrowserPool:
             context.set_default_timeout(opts.timeout_s * 1000)
             tab = Tab(context, None, opts.allow_private)
             await context.route("**/*", lambda route: _guard(route, tab, opts.allow_private))
+            await context.route_web_socket(lambda _url: True, lambda ws: _guard_socket(ws, tab, opts.allow_private))
+            await context.add_init_script(_NO_WEBRTC)
             tab.page = await context.new_page()
             self._tabs[task_id] = tab
             return tab
@@ -203,22 +229,66 @@ async def _as_coro(fn: Callable[[], Awaitable[T]]) -> T:
 
 async def _guard(route: Any, tab: Tab, allow_private: bool) -> None:
     """Every request of a context: http(s) to a metadata (or, unless allowed, private) address is aborted.
-    Playwright does not route the hops of a redirect, so pages are also checked after they load
-    (`checked_url`): the hop's request was made, but its content is never shown."""
+    Playwright does not route the hops of a navigation's redirect, so a navigation (page or frame) is fetched
+    here without following redirects (`_navigate_hop`): each hop is a new navigation through this guard.
+    (A sub-resource's redirect hops do come back through it; pages are also checked after they load.)"""
     url = route.request.url
     if not url.startswith(("http://", "https://")):
         await route.continue_()
         return
+    problem = await _verdict(tab, url, allow_private)
+    if problem is not None:
+        tab.blocked.append(f"{problem}: {url}")
+        await route.abort("blockedbyclient")
+    elif route.request.is_navigation_request():
+        await _navigate_hop(route, tab, allow_private)
+    else:
+        await route.continue_()
+
+
+async def _navigate_hop(route: Any, tab: Tab, allow_private: bool) -> None:
+    """A navigation fetched without following redirects. A redirect becomes a page that moves on by meta
+    refresh (a new navigation, so routed and checked); a fulfilled 3xx would be followed unchecked."""
+    from html import escape
+    from urllib.parse import urljoin
+
+    response = await route.fetch(max_redirects=0)
+    location = response.headers.get("location") if 300 <= response.status < 400 else None
+    if not location:
+        await route.fulfill(response=response)
+        return
+    target = urljoin(route.request.url, location)
+    main = route.request.frame == tab.page.main_frame
+    if target.startswith(("http://", "https://")) and (problem := await _verdict(tab, target, allow_private)):
+        tab.blocked.append(f"{problem}: {target} (a redirect from {route.request.url})")
+        if main:
+            tab.redirect_refused = tab.blocked[-1]
+        await route.abort("blockedbyclient")
+        return
+    if main:
+        tab.redirect_to = target
+    body = f'<meta http-equiv="refresh" content="0;url={escape(target, quote=True)}">'
+    await route.fulfill(status=200, content_type="text/html", body=body)
+
+
+async def _verdict(tab: Tab, url: str, allow_private: bool) -> str | None:
     host = url.split("/", 3)[2]
     if host not in tab.verdicts:
         loop = asyncio.get_running_loop()
         tab.verdicts[host] = await loop.run_in_executor(None, url_problem, url, allow_private)
-    problem = tab.verdicts[host]
+    return tab.verdicts[host]
+
+
+async def _guard_socket(ws: Any, tab: Tab, allow_private: bool) -> None:
+    """WebSockets are not routed with the page's requests: a page must not open one to a refused address."""
+    url = ws.url
+    http = "http" + url[2:] if url.startswith("ws") else url
+    problem = await asyncio.get_running_loop().run_in_executor(None, url_problem, http, allow_private)
     if problem is not None:
         tab.blocked.append(f"{problem}: {url}")
-        await route.abort("blockedbyclient")
+        await ws.close(code=1008, reason="blocked")
     else:
-        await route.continue_()
+        ws.connect_to_server()
 
 
 POOL = BrowserPool()

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import struct
 import threading
 import time
 from collections.abc import Callable
@@ -69,6 +70,30 @@ def stub_module(tools: list[str], sock_path: str, token: str) -> str:
     return "\n".join(lines) + _HELPERS
 
 
+def _parent(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return int(fh.read().rsplit(b")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
+def _peer_is_ours(conn: socket.socket) -> bool:
+    """True when the connecting process descends from this one. The token alone is not enough: another
+    session's script (same uid) can read this script's stub from the shared /tmp, but it cannot make itself a
+    descendant of this process, so it cannot run tools in this session (its cwd, approvals, call budget)."""
+    try:
+        pid = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))[0]
+    except (OSError, AttributeError, struct.error):
+        return False
+    me, seen = os.getpid(), 0
+    while pid > 1 and seen < 64:
+        if pid == me:
+            return True
+        pid, seen = _parent(pid), seen + 1
+    return False
+
+
 class RpcServer:
     """Serves one script's tool calls on a Unix socket; `dispatch(name, args)` returns the tool's JSON text."""
 
@@ -108,7 +133,8 @@ class RpcServer:
                 return
             with conn:
                 conn.settimeout(30)
-                self._answer(conn)
+                if _peer_is_ours(conn):
+                    self._answer(conn)
 
     def _answer(self, conn: socket.socket) -> None:
         data = b""
@@ -135,6 +161,8 @@ class RpcServer:
             return json.dumps({"error": f"tool {name!r} is not available to scripts here"})
         if len(self.calls) >= self.max_calls:
             return json.dumps({"error": f"tool-call limit reached ({self.max_calls} per script)"})
+        params = {p.split("=")[0].strip() for p in SIGNATURES[name][0].split(",")} if name in SIGNATURES else set()
+        args = {k: v for k, v in args.items() if k in params}  # the script API's arguments only (foreground, sandboxed)
         started = time.monotonic()
         out = self.dispatch(name, args)
         self.calls.append({"tool": name, "ms": round((time.monotonic() - started) * 1000),

@@ -95,4 +95,5 @@ def url_problem(url: str, allow_private_urls: bool, resolver: Resolver = resolve
     if not allow_private_urls and any(_is_private(a) for a in addresses):
         return ("Blocked: URL targets a private or internal address (set security.allow_private_urls: true "
                 "in config.yaml to allow it)")
-    return None
+    problem = next((p for a in addresses if (p := address_problem(a, allow_private_urls))), None)
+    return f"Blocked: URL targets {problem}" if problem else None  # 0.0.0.0, [::], multicast: never a host

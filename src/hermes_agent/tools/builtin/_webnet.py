@@ -133,6 +133,10 @@ def check_url(url: str) -> str:
         raise FetchError(f"not an http(s) URL: {url[:200]!r}")
     if parts.username or parts.password:
         raise FetchError("Blocked: URLs with user:password@ credentials are not fetched")
+    try:
+        parts.port  # noqa: B018 - a malformed port (e.g. a redirect to http://%5B::%5D:80/) is refused here
+    except ValueError as exc:
+        raise FetchError(f"not a valid URL: {url[:200]!r} ({exc})") from None
     return url
 
 

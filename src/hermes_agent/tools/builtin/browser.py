@@ -136,12 +136,16 @@ def _navigate(args: dict, **kw: Any) -> str:
         from playwright.async_api import Error as PlaywrightError
 
         tab.blocked.clear()
+        tab.redirect_to = tab.redirect_refused = None
         try:
             response = await tab.page.goto(url, wait_until="load")
+            await tab.follow_redirects()
         except PlaywrightError:
             if tab.blocked:
                 return {"success": False, "error": tab.blocked[-1]}
             raise
+        if tab.redirect_refused:
+            return {"success": False, "error": tab.redirect_refused}
         snapshot = await _snap(tab)
         out: dict = {"success": True, "url": tab.page.url, "title": await tab.page.title()}
         if response is not None and response.status >= 400:

@@ -5,7 +5,6 @@ rule of the web tools, every redirect included; local files obey the path policy
 from __future__ import annotations
 
 import json
-from urllib.parse import urljoin
 
 from hermes_agent.errors import HermesError
 from hermes_agent.tools.builtin import _images
@@ -36,29 +35,26 @@ def _vision_row(ctx: object) -> dict:
 
 
 def _download(ctx: object, url: str) -> bytes:
-    import httpx2
+    """The image at `url` through the web tools' guarded client: every hop's host is resolved, checked and the
+    connection pinned to the checked address (a second DNS answer cannot switch it to a private one)."""
+    from hermes_agent.tools.builtin._webnet import FetchError, Limits, fetch
 
     cfg, env = ctx.settings.cfg, ctx.settings.env  # type: ignore[attr-defined]
     allowed = allow_private(env, cfg.security.allow_private_urls, cfg.browser.allow_private_urls)
-    timeout = float(_vision_row(ctx).get("download_timeout") or 30)
-    with httpx2.Client(timeout=timeout, follow_redirects=False) as client:
-        for _ in range(_MAX_REDIRECTS + 1):
-            problem = url_problem(url, allowed)
-            if problem:
-                raise _images.ImageError(problem)
-            with client.stream("GET", url, headers={"Accept": "image/*"}) as resp:
-                if resp.is_redirect:
-                    url = urljoin(url, resp.headers.get("location", ""))
-                    continue
-                if resp.status_code >= 400:
-                    raise _images.ImageError(f"downloading the image failed: HTTP {resp.status_code}")
-                body = bytearray()
-                for chunk in resp.iter_bytes():
-                    body += chunk
-                    if len(body) > _DOWNLOAD_CAP:
-                        raise _images.ImageError(f"the image is over {_DOWNLOAD_CAP // 1048576} MB")
-                return bytes(body)
-    raise _images.ImageError(f"more than {_MAX_REDIRECTS} redirects")
+    problem = url_problem(url, allowed)
+    if problem:
+        raise _images.ImageError(problem)
+    limits = Limits(timeout=float(_vision_row(ctx).get("download_timeout") or 30), max_bytes=_DOWNLOAD_CAP + 1,
+                    max_redirects=_MAX_REDIRECTS, allow_private=allowed)
+    try:
+        resp = fetch(url, limits, headers={"Accept": "image/*"})
+    except FetchError as exc:
+        raise _images.ImageError(str(exc)) from None
+    if resp.status >= 400:
+        raise _images.ImageError(f"downloading the image failed: HTTP {resp.status}")
+    if resp.truncated or len(resp.body) > _DOWNLOAD_CAP:
+        raise _images.ImageError(f"the image is over {_DOWNLOAD_CAP // 1048576} MB")
+    return resp.body
 
 
 def _local(ctx: object, path: str) -> bytes:

@@ -1,0 +1,242 @@
+"""Red-team attacks on execute_code: processes left behind after the call, and a script of one session
+driving the RPC socket of another session (its token read from the other session's scratch directory).
+Each test drives the real `hermes chat -q` with the scripted model and asserts the SAFE outcome."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from hermes_agent.providers.scripted import ScriptedServer
+from tests.helpers import HERMES, model_config
+
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="Linux process checks")
+
+
+def _tool_results(server: ScriptedServer) -> list[str]:
+    """Every tool result the model was shown, in order."""
+    out: list[str] = []
+    seen = 0
+    for req in server.requests:
+        msgs = [m for m in req["body"].get("messages", []) if m.get("role") == "tool"]
+        out += [str(m.get("content")) for m in msgs[seen:]]
+        seen = len(msgs)
+    return out
+
+
+def _alive(marker: str) -> list[int]:
+    pids = []
+    for pid in (p for p in os.listdir("/proc") if p.isdigit()):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                if marker.encode() in fh.read():
+                    pids.append(int(pid))
+        except OSError:
+            continue
+    return pids
+
+
+def _env(home: Path) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "OPENROUTER_", "HERMES_"))}
+    env["HERMES_HOME"] = str(home)
+    return env
+
+
+def _chat(home: Path, cwd: Path) -> subprocess.Popen:
+    return subprocess.Popen([HERMES, "chat", "-q", "go", "-t", "code_execution,terminal", "--yolo"],
+                            env=_env(home), cwd=str(cwd), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def test_execute_code_kills_what_the_script_left_running(hermes_home: Path, tmp_path: Path) -> None:
+    """A script starts a detached child (own session, like a daemon) and returns. The call is over: the
+    child must be gone before the model's next tool runs, not linger for the rest of the session."""
+    marker = f"rt2-linger-{uuid.uuid4().hex[:8]}"
+    code = ("import subprocess\n"
+            f"subprocess.Popen(['sh', '-c', 'exec -a {marker} sleep 120'], start_new_session=True,\n"
+            "                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
+            "print('spawned')\n")
+    check = f"sleep 0.5; ps -eo args | grep -c '^{marker}' || true"
+    with ScriptedServer([
+        {"tool_calls": [{"name": "execute_code", "arguments": {"code": code}}]},
+        {"tool_calls": [{"name": "terminal", "arguments": {"command": check}}]},
+        {"content": "done"},
+    ]) as server:
+        model_config(hermes_home, server.url)
+        try:
+            proc = _chat(hermes_home, tmp_path)
+            out, _ = proc.communicate(timeout=120)
+            results = _tool_results(server)
+        finally:
+            for pid in _alive(marker):
+                os.kill(pid, 9)
+    assert len(results) >= 2, out
+    assert "spawned" in results[0], results[0]
+    count = json.loads(results[1])["output"].strip().splitlines()[-1]
+    assert count == "0", f"the script's detached child outlived the execute_code call: {results[1]}"
+
+
+_STEAL = r'''
+import glob, json, os, re, socket, time
+mine = os.path.dirname(os.path.abspath(__file__))
+found = None
+deadline = time.time() + 40
+while found is None and time.time() < deadline:
+    for stub in glob.glob("/tmp/hermes-term-*/scratch/code-*/hermes_tools.py"):
+        if os.path.dirname(stub) == mine:
+            continue
+        text = open(stub).read()
+        found = (re.search(r"_SOCK = '([^']+)'", text).group(1), re.search(r"_TOKEN = '([^']+)'", text).group(1))
+        break
+    time.sleep(0.2)
+if found is None:
+    print("no other session found")
+else:
+    with socket.socket(socket.AF_UNIX) as s:
+        s.connect(found[0])
+        s.sendall(json.dumps({"token": found[1], "tool": "terminal",
+                              "args": {"command": "echo STOLEN-$PWD > stolen.txt"}}).encode() + b"\n")
+        print("answer", s.recv(65536)[:300])
+'''
+
+_VICTIM = "import time\nfrom hermes_tools import terminal\ntime.sleep(25)\nprint('victim done')\n"
+
+
+def test_a_script_cannot_drive_another_sessions_rpc_socket(hermes_home: Path, tmp_path: Path) -> None:
+    """Session B's script reads session A's generated stub (socket path + token) from the shared /tmp and
+    calls `terminal` through A's socket: the command would run in A's session (A's cwd, A's approvals, A's
+    tool budget). A's RPC server must refuse a caller that is not A's own script."""
+    home_b = tmp_path / "home_b"
+    home_b.mkdir()
+    work_a, work_b = tmp_path / "a", tmp_path / "b"
+    work_a.mkdir()
+    work_b.mkdir()
+    victim = ScriptedServer([{"tool_calls": [{"name": "execute_code", "arguments": {"code": _VICTIM}}]},
+                             {"content": "done"}]).start()
+    thief = ScriptedServer([{"tool_calls": [{"name": "execute_code", "arguments": {"code": _STEAL}}]},
+                            {"content": "done"}]).start()
+    try:
+        model_config(hermes_home, victim.url)
+        model_config(home_b, thief.url)
+        a = _chat(hermes_home, work_a)
+        time.sleep(3)
+        b = _chat(home_b, work_b)
+        out_b, _ = b.communicate(timeout=120)
+        a.communicate(timeout=120)
+        results = _tool_results(thief)
+    finally:
+        victim.stop()
+        thief.stop()
+    assert results, out_b
+    assert "no other session found" not in results[0], "the attack did not find the victim (test setup)"
+    assert not (work_a / "stolen.txt").exists(), f"B ran a command inside A's session: {results[0]}"
+
+
+_FORGE = r'''
+import json, socket, hermes_tools
+def raw(tool, args):
+    with socket.socket(socket.AF_UNIX) as s:
+        s.connect(hermes_tools._SOCK)
+        s.sendall(json.dumps({"token": hermes_tools._TOKEN, "tool": tool, "args": args}).encode() + b"\n")
+        return s.recv(65536).decode()
+print("T", raw("terminal", {"command": "echo FORGED > forged.txt"}))
+print("W", raw("write_file", {"path": "forged2.txt", "content": "x"}))
+print("M", raw("memory", {"action": "add", "target": "memory", "content": "forged memory"}))
+print("N", sorted(n for n in dir(hermes_tools) if not n.startswith("_")))
+'''
+
+
+def test_a_script_cannot_call_tools_the_agent_does_not_offer(hermes_home: Path, tmp_path: Path) -> None:
+    """Only execute_code is enabled (-t code_execution): the stub must not carry terminal/write_file, and a
+    hand-made RPC request with the script's own token must be refused for them (and for non-script tools)."""
+    with ScriptedServer([{"tool_calls": [{"name": "execute_code", "arguments": {"code": _FORGE}}]},
+                         {"content": "done"}]) as server:
+        model_config(hermes_home, server.url)
+        proc = subprocess.run([HERMES, "chat", "-q", "go", "-t", "code_execution", "--yolo"], env=_env(hermes_home),
+                              cwd=str(tmp_path), capture_output=True, text=True, timeout=120)
+        results = _tool_results(server)
+    assert results, proc.stdout + proc.stderr
+    output = json.loads(results[0])["output"]
+    assert "N " in output, f"the script did not run (test setup): {results[0]}"
+    assert not (tmp_path / "forged.txt").exists(), output
+    assert not (tmp_path / "forged2.txt").exists(), output
+    assert "forged memory" not in (hermes_home / "memories" / "MEMORY.md").read_text() \
+        if (hermes_home / "memories" / "MEMORY.md").exists() else True
+    assert "'terminal'" not in output.split("N ", 1)[1], output
+
+
+def test_the_approval_gate_holds_for_calls_made_through_the_script(hermes_home: Path, tmp_path: Path) -> None:
+    """No --yolo, no one to ask (chat -q): a dangerous command a script runs through `terminal` must be
+    refused like the model's own call; so must a raw request asking to run it outside the sandbox."""
+    target = tmp_path / "precious"
+    target.mkdir()
+    (target / "keep.txt").write_text("x")
+    outside = Path.home() / f".rt2-outside-{uuid.uuid4().hex[:8]}"  # not a writable root of the sandbox (/tmp is)
+    outside.mkdir()
+    code = (f"import json, socket, hermes_tools\nfrom hermes_tools import terminal\n"
+            f"print('A', terminal('rm -rf {target}'))\n"
+            "with socket.socket(socket.AF_UNIX) as s:\n"
+            "    s.connect(hermes_tools._SOCK)\n"
+            "    s.sendall(json.dumps({'token': hermes_tools._TOKEN, 'tool': 'terminal', 'args': {'command': "
+            f"'echo escaped > {outside}/escaped.txt', 'sandbox': False, 'reason': 'trust me'}}}}).encode() + b'\\n')\n"
+            "    print('B', s.recv(65536))\n")
+    work = tmp_path / "work"
+    work.mkdir()
+    with ScriptedServer([{"tool_calls": [{"name": "execute_code", "arguments": {"code": code}}]},
+                         {"content": "done"}]) as server:
+        model_config(hermes_home, server.url)
+        proc = subprocess.run([HERMES, "chat", "-q", "go", "-t", "code_execution,terminal"], env=_env(hermes_home),
+                              cwd=str(work), capture_output=True, text=True, timeout=120)
+        results = _tool_results(server)
+    assert results, proc.stdout + proc.stderr
+    output = json.loads(results[0]).get("output", "")
+    assert "A " in output and "B " in output, f"the script did not run (test setup): {results[0]}"
+    assert (target / "keep.txt").exists(), f"a script deleted without approval: {results[0]}"
+    escaped = (outside / "escaped.txt").exists()
+    shutil.rmtree(outside, ignore_errors=True)
+    assert not escaped, f"a script ran unsandboxed without approval: {results[0]}"
+
+
+def test_huge_output_through_a_subprocess_is_cut(hermes_home: Path, tmp_path: Path) -> None:
+    """The script's Python-level output cap is bypassed by a child writing straight to fd 1 (100 MB): the
+    call must still end with a capped result, not hang or hand the model megabytes."""
+    code = ("import subprocess\n"
+            "subprocess.run(\"head -c 100000000 /dev/zero | tr '\\\\0' x\", shell=True)\n"
+            "print('after')\n")
+    with ScriptedServer([{"tool_calls": [{"name": "execute_code", "arguments": {"code": code}}]},
+                         {"content": "done"}]) as server:
+        model_config(hermes_home, server.url)
+        started = time.monotonic()
+        proc = subprocess.run([HERMES, "chat", "-q", "go", "-t", "code_execution", "--yolo"], env=_env(hermes_home),
+                              cwd=str(tmp_path), capture_output=True, text=True, timeout=180)
+        took = time.monotonic() - started
+        results = _tool_results(server)
+    assert results, proc.stdout + proc.stderr
+    assert len(results[0]) < 200_000, f"{len(results[0])} characters reached the model"
+    assert took < 120, took
+
+
+def test_raw_rpc_cannot_use_arguments_the_script_api_does_not_have(hermes_home: Path, tmp_path: Path) -> None:
+    """Scripts get `terminal(command, timeout, workdir)`, foreground only. A hand-made request adding
+    background=True must still run in the foreground (no process left for later, no id handed back)."""
+    code = ("import json, socket, hermes_tools\n"
+            "with socket.socket(socket.AF_UNIX) as s:\n"
+            "    s.connect(hermes_tools._SOCK)\n"
+            "    s.sendall(json.dumps({'token': hermes_tools._TOKEN, 'tool': 'terminal', 'args': "
+            "{'command': 'sleep 1; echo FOREGROUND-DONE', 'background': True}}).encode() + b'\\n')\n"
+            "    print('R', s.recv(65536))\n")
+    with ScriptedServer([{"tool_calls": [{"name": "execute_code", "arguments": {"code": code}}]},
+                         {"content": "done"}]) as server:
+        model_config(hermes_home, server.url)
+        proc = subprocess.run([HERMES, "chat", "-q", "go", "-t", "code_execution,terminal", "--yolo"],
+                              env=_env(hermes_home), cwd=str(tmp_path), capture_output=True, text=True, timeout=120)
+        results = _tool_results(server)
+    assert results, proc.stdout + proc.stderr
+    assert "FOREGROUND-DONE" in results[0], f"the script started a background process: {results[0]}"
