@@ -77,3 +77,40 @@ def test_plain_clients_still_work(api) -> None:
     status, text = _post(port, {"Content-Type": "application/json"})
     assert status == 200, text
     assert "pwned" in text
+
+
+def test_a_listed_browser_origin_works_only_with_the_key(hermes_home: Path) -> None:
+    """API_SERVER_CORS_ORIGINS (Hermes's name) lets a configured web front-end in: its preflight is answered,
+    its requests carry the key and get Access-Control-Allow-Origin; any other origin is still refused."""
+    model = ScriptedServer(default={"content": "hello from the agent"}).start()
+    model_config(hermes_home, model.url)
+    port = _free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "OPENROUTER_", "HERMES_", "API_SERVER"))}
+    env.update(HERMES_HOME=str(hermes_home), API_SERVER_KEY="k" * 20, API_SERVER_CORS_ORIGINS="http://app.example")
+    proc = subprocess.Popen([HERMES, "api", "--port", str(port)], env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.time() + 30
+        while time.time() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), 0.5).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        conn.request("OPTIONS", "/v1/chat/completions", headers={"Origin": "http://app.example",
+                                                                 "Access-Control-Request-Method": "POST"})
+        pre = conn.getresponse()
+        pre.read()
+        assert pre.status == 204 and pre.getheader("Access-Control-Allow-Origin") == "http://app.example"
+        auth = {"Origin": "http://app.example", "Authorization": "Bearer " + "k" * 20, "Content-Type": "application/json"}
+        status, text = _post(port, auth)
+        assert status == 200 and "hello from the agent" in text
+        status, _ = _post(port, {**auth, "Origin": "https://evil.example"})
+        assert status == 403
+        status, _ = _post(port, {"Origin": "http://app.example", "Content-Type": "application/json"})
+        assert status == 401
+    finally:
+        proc.terminate()
+        proc.wait(15)
+        model.stop()

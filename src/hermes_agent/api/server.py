@@ -33,6 +33,7 @@ class ApiConfig:
     port: int = 8642
     key: str = ""
     model_name: str = "hermes-agent"
+    cors_origins: tuple[str, ...] = ()  # browser origins allowed (API_SERVER_CORS_ORIGINS), only with a key
 
     @classmethod
     def from_env(cls, env: Mapping[str, str], extra: Mapping | None = None, *, host: str | None = None,
@@ -43,7 +44,8 @@ class ApiConfig:
         return cls(host=host or env.get("API_SERVER_HOST") or str(extra.get("host") or "") or "127.0.0.1",
                    port=int(port or env.get("API_SERVER_PORT") or extra.get("port") or 8642),
                    key=(env.get("API_SERVER_KEY") or str(extra.get("key") or "")).strip(),
-                   model_name=env.get("API_SERVER_MODEL_NAME") or str(extra.get("model_name") or "") or "hermes-agent")
+                   model_name=env.get("API_SERVER_MODEL_NAME") or str(extra.get("model_name") or "") or "hermes-agent",
+                   cors_origins=_origins(env.get("API_SERVER_CORS_ORIGINS") or extra.get("cors_origins") or ""))
 
     def check(self) -> None:
         """Refuse a non-loopback address without a key of at least 16 characters."""
@@ -55,12 +57,32 @@ class ApiConfig:
 _LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 
 
+def _origins(raw: object) -> tuple[str, ...]:
+    items = raw if isinstance(raw, list | tuple) else str(raw).split(",")
+    return tuple(str(o).strip().rstrip("/") for o in items if str(o).strip())
+
+
+def _cors_ok(request: web.Request) -> bool:
+    """A browser origin the user listed in API_SERVER_CORS_ORIGINS, on a server with a key (the page must
+    still send it: the key, not the origin, authorises)."""
+    config = request.app["config"]
+    return bool(config.key) and request.headers.get("Origin", "").rstrip("/") in config.cors_origins
+
+
+async def _cors_headers(request: web.Request, response: web.StreamResponse) -> None:
+    if request.headers.get("Origin") and _cors_ok(request):
+        response.headers["Access-Control-Allow-Origin"] = request.headers["Origin"]
+        response.headers["Vary"] = "Origin"
+        response.headers["Access-Control-Expose-Headers"] = "X-Hermes-Session-Id"
+
+
 def _browser_refusal(request: web.Request, key: str) -> web.Response | None:
     """Browsers are refused (Hermes: browser origins only when configured, and none can be here): a page the
     user visits could otherwise post a turn to the local server (a text/plain POST needs no preflight), and
     without a key a DNS-rebound name must not reach it either."""
-    if request.headers.get("Origin"):
-        return error(403, "browser requests (with an Origin header) are not accepted", "permission_error")
+    if request.headers.get("Origin") and not _cors_ok(request):
+        return error(403, "browser requests (with an Origin header) are not accepted unless the origin is in "
+                     "API_SERVER_CORS_ORIGINS and API_SERVER_KEY is set", "permission_error")
     host = request.host.rsplit(":", 1)[0] if not request.host.endswith("]") else request.host
     if not key and host.lower() not in _LOOPBACK_HOSTS and not host.startswith("127."):
         return error(403, f"unexpected Host {request.host!r} for a server without API_SERVER_KEY", "permission_error")
@@ -73,6 +95,11 @@ async def _auth(request: web.Request, handler):  # type: ignore[no-untyped-def]
     refused = _browser_refusal(request, key)
     if refused is not None:
         return refused
+    if request.method == "OPTIONS" and request.headers.get("Origin"):  # an allowed origin's preflight
+        return web.Response(status=204, headers={
+            "Access-Control-Allow-Methods": "GET, POST, OPTIONS",
+            "Access-Control-Allow-Headers": "Authorization, Content-Type, X-Hermes-Session-Id",
+            "Access-Control-Max-Age": "600"})
     if key and request.path != "/health":
         given = request.headers.get("Authorization", "")
         if not hmac.compare_digest(given.encode(), f"Bearer {key}".encode()):
@@ -180,6 +207,7 @@ async def _stream(request: web.Request, pool: ConversationPool, conv, message: s
 def build_app(pool: ConversationPool, config: ApiConfig, *, tool_progress: bool = True) -> web.Application:
     """The aiohttp application (routes, auth); the caller runs it and closes the pool."""
     app = web.Application(middlewares=[_auth], client_max_size=16 * 1024 * 1024)
+    app.on_response_prepare.append(_cors_headers)
     app["pool"], app["config"], app["tool_progress"] = pool, config, tool_progress
     app.router.add_get("/health", _health)
     app.router.add_get("/v1/models", _models)
