@@ -78,6 +78,11 @@ class HermesACPAgent:
         return NewSessionResponse(session_id=sid)
 
     async def load_session(self, cwd: str, session_id: str, mcp_servers: Any = None, **kwargs: Any) -> LoadSessionResponse:
+        old = self.sessions.get(session_id)
+        if old is not None:
+            if old.busy:
+                raise acp.RequestError.invalid_request({"reason": "that session is running a prompt; cancel it first"})
+            await self.close_session(session_id)  # loaded again: the old agent is closed, not leaked
         bridge = Bridge(asyncio.get_running_loop(), self.conn, self.settings.cfg.approvals.timeout)
         bridge.session_id = session_id
         try:

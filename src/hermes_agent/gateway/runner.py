@@ -136,7 +136,11 @@ class GatewayRunner:
         self.write_state(running=False)
 
     async def handle(self, event: Inbound) -> None:
-        """One accepted event; the events of one chat are handled in order (one lock per chat)."""
+        """One accepted event; the events of one chat are handled in order (one lock per chat). Strangers get
+        no per-chat state at all: a flood of them from many chats costs no memory."""
+        if not self.closing and not authorized(self.access[event.platform], self.pairing, event):
+            await self._stranger(event)
+            return
         lock = self._locks.setdefault(f"{event.platform}:{event.chat_id}", asyncio.Lock())
         task = asyncio.current_task()
         if task is not None:
@@ -152,14 +156,8 @@ class GatewayRunner:
         if self.closing:
             return  # left unanswered in the inbox: handled after the next start
         adapter = self.adapters[event.platform]
-        access = self.access[event.platform]
-        if not authorized(access, self.pairing, event):
-            reply = pairing_reply(access, self.pairing, event)
-            if event.callback_id:
-                await adapter.answer_callback(event.callback_id, "Not allowed.")
-            if reply:
-                await adapter.send(event.chat_id, reply)
-            adapter.ack([event.event_id])  # type: ignore[attr-defined]
+        if not authorized(self.access[event.platform], self.pairing, event):  # revoked while it waited
+            await self._stranger(event)
             return
         session = self._session(event)
         session.user_id = event.user_id
@@ -179,6 +177,16 @@ class GatewayRunner:
                 return
             event = await self._skill(event, text)
         session.submit(event)
+
+    async def _stranger(self, event: Inbound) -> None:
+        """Someone who may not talk to the agent: a pairing code in a DM (rate-limited), nothing else."""
+        adapter = self.adapters[event.platform]
+        reply = pairing_reply(self.access[event.platform], self.pairing, event)
+        if event.callback_id:
+            await adapter.answer_callback(event.callback_id, "Not allowed.")
+        if reply:
+            await adapter.send(event.chat_id, reply)
+        adapter.ack([event.event_id])  # type: ignore[attr-defined]
 
     async def _skill(self, event: Inbound, text: str) -> Inbound:
         """`/skill-name task` runs an installed skill, as in the REPL; any other /word goes to the agent as is."""
