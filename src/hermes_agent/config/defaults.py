@@ -45,6 +45,9 @@ DEFAULT_CONFIG: dict = {
         "auto_source_bashrc": True,
         "docker_extra_args": [],
         "singularity_binds": [],
+        "container_disk": 51200,  # MB (modal ephemeral_disk, daytona disk in GiB, capped at 10)
+        "modal_image": "nikolaik/python-nodejs:python3.11-nodejs20",
+        "daytona_image": "nikolaik/python-nodejs:python3.11-nodejs20",
     },
     "tool_output": {"max_bytes": 50000, "max_lines": 2000, "max_line_length": 2000},
     "file_read_max_chars": 100000,
@@ -115,6 +118,8 @@ ENV_TO_CONFIG: dict[str, str] = {
     "TERMINAL_SSH_USER": "terminal.ssh_user",
     "TERMINAL_SSH_PORT": "terminal.ssh_port",
     "TERMINAL_SSH_KEY": "terminal.ssh_key",
+    "TERMINAL_MODAL_IMAGE": "terminal.modal_image",
+    "TERMINAL_DAYTONA_IMAGE": "terminal.daytona_image",
 }
 
 # Optional secrets: metadata drives `hermes setup` / `hermes config migrate`.

@@ -66,6 +66,9 @@ class TerminalCfg:
     auto_source_bashrc: bool
     docker_extra_args: list[str]
     singularity_binds: list[str]
+    container_disk: int = field(**_c(min=0))
+    modal_image: str
+    daytona_image: str
 
 
 @dataclass(frozen=True, slots=True)
