@@ -130,6 +130,21 @@ _FACTORIES: dict[str, Callable[[Settings, str, dict], TerminalBackend]] = {
 }
 
 
+def backend_problem(settings: Settings) -> str | None:
+    """Why the configured cloud backend (daytona, modal) cannot start: the extra to install or the
+    credential to set; None when it can, and for the other backends. No network."""
+    kind = settings.cfg.terminal.backend
+    if kind == "daytona":
+        from hermes_agent.terminal.daytona import daytona_problem
+
+        return daytona_problem({"DAYTONA_API_KEY": _env(settings, "DAYTONA_API_KEY")})
+    if kind == "modal":
+        from hermes_agent.terminal.modal import modal_problem
+
+        return modal_problem({k: _env(settings, k) for k in ("MODAL_TOKEN_ID", "MODAL_TOKEN_SECRET")})
+    return None
+
+
 class BackendPool:
     """Backends keyed by task id, created on first `get` and released by `close`. `policy` (the
     session's approval.policy.PathPolicy) puts every local command inside the OS sandbox. `modal_sdk`
