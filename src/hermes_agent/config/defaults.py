@@ -72,6 +72,8 @@ DEFAULT_CONFIG: dict = {
     "tts": {},
     "stt": {},
     "image_gen": {},
+    # RL tools: rollout-only here (no trainer); see tools/builtin/rl.py.
+    "rl": {"backend": "local-rollout", "workers": 2, "toolsets": ["terminal", "file"], "atropos_environments_dir": ""},
     "sessions": {"title_mode": "first_message"},  # first_message | llm (one auxiliary call) | off
     "context_file_max_chars": None,  # None: the built-in 20000
     "display": {"show_reasoning": True, "tool_progress": "all", "streaming": True, "personality": ""},
