@@ -14,6 +14,7 @@ from hermes_agent.terminal.cloud import CloudShellBackend
 from hermes_agent.terminal.shell import new_call_id
 
 DEFAULT_API_URL = "https://app.daytona.io/api"
+_NO_LIMIT_S = 24 * 3600
 
 
 def daytona_problem(env: dict[str, str]) -> str | None:
@@ -69,8 +70,9 @@ class DaytonaBackend(CloudShellBackend):
     def _run(self, command: str, timeout: float | None) -> tuple[str, int]:
         # The toolbox hands the string to a shell of the sandbox's choosing: give it plain `sh -c`.
         try:
+            # No timeout would mean the toolbox's default of 10 s: "no limit" is a day instead.
             res = self.sandbox.process.exec(f"sh -c {shlex.quote(command)}",
-                                            timeout=None if timeout is None else int(timeout) + 1)
+                                            timeout=_NO_LIMIT_S if timeout is None else int(timeout) + 1)
         except self._error as exc:
             raise HermesError(f"daytona backend: exec failed: {exc}") from exc
         return res.result or "", int(res.exit_code if res.exit_code is not None else 1)
