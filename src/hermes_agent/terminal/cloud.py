@@ -21,7 +21,6 @@ from hermes_agent.terminal.shell import (
     TIMEOUT_EXIT,
     ScriptSpec,
     build_remote_script,
-    cleanup_script,
     kill_script,
     new_call_id,
 )
@@ -135,7 +134,9 @@ class CloudShellBackend:
         stopped = _wait(worker, limit, interrupt)
         if stopped:
             try:
-                partial, _ = self._run(kill_script(self._state_dir, call_id, self._output_limit), 30)
+                # stderr dropped: the SDKs merge it, and the kill races processes leaving /proc.
+                killer = shlex.quote(kill_script(self._state_dir, call_id, self._output_limit))
+                partial, _ = self._run(f"sh -c {killer} 2>/dev/null", 30)
             except HermesError:
                 partial = ""
             worker.join(timeout=5)
@@ -200,17 +201,25 @@ class CloudShellBackend:
 
     def read_bytes(self, path: str, limit: int | None = None) -> bytes:
         """Bytes of a sandbox file (at most `limit`), through the SDK's file download."""
-        full = self._abs(path)
         try:
-            data = self._get(full)
+            full = self._abs(path)
+            try:
+                data = self._get(full)
+            except HermesError as exc:
+                self._check(full)
+                raise OSError(f"cannot read {path}: {exc}") from exc
         except HermesError as exc:
-            self._check(full)
-            raise OSError(f"cannot read {path}: {exc}") from exc
+            raise OSError(str(exc)) from exc
         return data if limit is None else data[:limit]
 
     def write_bytes(self, path: str, data: bytes) -> None:
         """Upload to a temp file next to `path`, then rename it over `path` (creating parents)."""
-        full = self._abs(path)
+        try:
+            self._write(self._abs(path), data)
+        except HermesError as exc:
+            raise PermissionError(f"cannot write {path}: {exc}") from exc
+
+    def _write(self, full: str, data: bytes) -> None:
         parent = full.rsplit("/", 1)[0] or "/"
         tmp = f"{parent}/.hermes-{new_call_id()}"
         try:
@@ -218,18 +227,21 @@ class CloudShellBackend:
         except HermesError:
             out, code = self._run(f"mkdir -p {shlex.quote(parent)}", 60)
             if code != 0:
-                raise PermissionError(out.strip() or f"cannot write {path}") from None
+                raise PermissionError(out.strip() or f"cannot create {parent}") from None
             self._put(tmp, data)
         out, code = self._run(f"mv -f {shlex.quote(tmp)} {shlex.quote(full)} || "
                               f"{{ rm -f {shlex.quote(tmp)}; exit 5; }}", 60)
         if code != 0:
-            raise PermissionError(out.strip() or f"cannot write {path}")
+            raise PermissionError(out.strip() or f"cannot write {full}")
 
     def stat(self, path: str) -> dict | None:
         """{"size", "is_dir", "mtime"} of a sandbox path, or None when missing."""
-        p = shlex.quote(self._abs(path))
-        out, code = self._run(f"[ -e {p} ] || exit 3; [ -d {p} ] && echo d || echo f; "
-                              f"stat -c '%s %Y' {p} 2>/dev/null || wc -c < {p}", 60)
+        try:
+            p = shlex.quote(self._abs(path))
+            out, code = self._run(f"[ -e {p} ] || exit 3; [ -d {p} ] && echo d || echo f; "
+                                  f"stat -c '%s %Y' {p} 2>/dev/null || wc -c < {p}", 60)
+        except HermesError as exc:
+            raise OSError(str(exc)) from exc
         if code == 3:
             return None
         words = out.split()
@@ -238,12 +250,6 @@ class CloudShellBackend:
         size = int(words[1]) if len(words) > 1 and words[1].isdigit() else 0
         mtime = float(words[2]) if len(words) > 2 and words[2].isdigit() else 0.0
         return {"size": size, "is_dir": words[0] == "d", "mtime": mtime}
-
-    def _remove_state(self) -> None:
-        try:
-            self._run(cleanup_script(self._state_dir), 30)
-        except HermesError:
-            pass
 
 
 def _wait(worker: threading.Thread, limit: float | None, interrupt: threading.Event | None) -> str:
