@@ -145,8 +145,8 @@ class CloudShellBackend:
                 return ExecResult(_append(text, f"[command timed out after {limit:g}s; its process group was killed]"),
                                   TIMEOUT_EXIT, timed_out=True, cwd=self._cwd)
             return ExecResult(_append(text, "[command interrupted]"), INTERRUPT_EXIT, interrupted=True, cwd=self._cwd)
-        if "error" in outcome:
-            return ExecResult(outcome["error"], 1, cwd=self._cwd)
+        if "output" not in outcome:  # an SDK failure (HermesError), or one it did not wrap (logged by threading)
+            return ExecResult(outcome.get("error") or f"{self.kind} backend: exec failed", 1, cwd=self._cwd)
         text, new_cwd = _strip_marker(outcome["output"])
         if new_cwd:
             self._cwd = new_cwd

@@ -63,7 +63,7 @@ class DaytonaBackend(CloudShellBackend):
             self._client = Daytona(DaytonaConfig(api_key=self._api_key, api_url=self._api_url,
                                                  target=self._target or None))
             self.sandbox = self._client.create(params, timeout=300)
-        except DaytonaError as exc:
+        except (DaytonaError, OSError) as exc:
             raise HermesError(f"daytona backend: cannot create a sandbox from {self.image} "
                               f"at {self._api_url}: {exc}") from exc
 
@@ -73,20 +73,20 @@ class DaytonaBackend(CloudShellBackend):
             # No timeout would mean the toolbox's default of 10 s: "no limit" is a day instead.
             res = self.sandbox.process.exec(f"sh -c {shlex.quote(command)}",
                                             timeout=_NO_LIMIT_S if timeout is None else int(timeout) + 1)
-        except self._error as exc:
+        except (self._error, OSError) as exc:
             raise HermesError(f"daytona backend: exec failed: {exc}") from exc
         return res.result or "", int(res.exit_code if res.exit_code is not None else 1)
 
     def _put(self, path: str, data: bytes) -> None:
         try:
             self.sandbox.fs.upload_file(data, path)
-        except self._error as exc:
+        except (self._error, OSError) as exc:
             raise HermesError(f"daytona backend: upload of {path} failed: {exc}") from exc
 
     def _get(self, path: str) -> bytes:
         try:
             return self.sandbox.fs.download_file(path)
-        except self._error as exc:
+        except (self._error, OSError) as exc:
             raise HermesError(f"daytona backend: download of {path} failed: {exc}") from exc
 
     def _stop(self) -> None:
@@ -95,6 +95,6 @@ class DaytonaBackend(CloudShellBackend):
             return
         try:
             sandbox.delete(timeout=60)
-        except self._error as exc:
+        except (self._error, OSError) as exc:
             raise HermesError(f"daytona backend: cannot delete sandbox {sandbox.id}: {exc}") from exc
 

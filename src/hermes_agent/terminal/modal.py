@@ -71,7 +71,7 @@ class ModalBackend(CloudShellBackend):
             self.sandbox = modal.Sandbox.create("sleep", "infinity", app=app, image=image, timeout=LIFETIME_S,
                                                 cpu=self._cpu, memory=self._memory_mb,
                                                 tags={"hermes_task_id": self._task_id})
-        except self._error() as exc:
+        except (self._error(), OSError) as exc:
             raise HermesError(f"modal backend: cannot create a sandbox from {self.image}: {exc}") from exc
 
     def _run(self, command: str, timeout: float | None) -> tuple[str, int]:
@@ -79,20 +79,20 @@ class ModalBackend(CloudShellBackend):
             proc = self.sandbox.exec("sh", "-c", command, timeout=None if timeout is None else int(timeout) + 1)
             out = proc.stdout.read()
             code = proc.wait()
-        except self._error() as exc:
+        except (self._error(), OSError) as exc:
             raise HermesError(f"modal backend: exec failed: {exc}") from exc
         return (out.decode("utf-8", "replace") if isinstance(out, bytes) else out), int(code)
 
     def _put(self, path: str, data: bytes) -> None:
         try:
             self.sandbox.filesystem.write_bytes(data, path)
-        except self._error() as exc:
+        except (self._error(), OSError) as exc:
             raise HermesError(f"modal backend: write of {path} failed: {exc}") from exc
 
     def _get(self, path: str) -> bytes:
         try:
             return self.sandbox.filesystem.read_bytes(path)
-        except self._error() as exc:
+        except (self._error(), OSError) as exc:
             raise HermesError(f"modal backend: read of {path} failed: {exc}") from exc
 
     def _stop(self) -> None:
@@ -101,5 +101,5 @@ class ModalBackend(CloudShellBackend):
             return
         try:
             sandbox.terminate()
-        except self._error() as exc:
+        except (self._error(), OSError) as exc:
             raise HermesError(f"modal backend: cannot terminate the sandbox: {exc}") from exc
