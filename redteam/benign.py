@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import shlex
+import sys
 
 from redteam.attacks_shell import T
 from redteam.attacks_tools import R, S, W, proc_id
@@ -39,7 +41,7 @@ BENIGN: list[Attack] = [
        "npm init -y >/dev/null && npm install --offline --no-audit --no-fund ../lib 2>&1 | tail -2 && "
        "node -e 'console.log(require(\"lib\")())'", "NPM_OK", timeout=180),
     ok("pytest_run", "printf 'def test_ok():\\n    assert 1 + 1 == 2\\n' > test_demo.py && "
-       "/work/wt/redteam/.venv/bin/python -m pytest -q -p no:cacheprovider test_demo.py 2>&1 | tail -2",
+       f"{shlex.quote(sys.executable)} -m pytest -q -p no:cacheprovider test_demo.py 2>&1 | tail -2",
        "1 passed"),
     Attack("make_build", [[[W("Makefile", MAKEFILE)], [T("make")]]], benign=True,
            check=expect("MADE_OK", files=("out/hello.txt",))),

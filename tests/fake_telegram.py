@@ -72,10 +72,18 @@ class FakeTelegram:
 
     # --- the user side -------------------------------------------------------------------------
     def user_says(self, text: str, chat_id: int = 111, user_id: int | None = None, name: str = "Alice",
-                  chat_type: str = "private") -> int:
+                  chat_type: str = "private", reply_to: int | None = None) -> int:
+        """`reply_to`: the message_id of a message the bot sent (the user replies to it)."""
         user = {"id": user_id or chat_id, "is_bot": False, "first_name": name, "username": name.lower()}
         msg = {"message_id": self._mid(), "date": int(time.time()), "text": text, "from": user,
                "chat": {"id": chat_id, "type": chat_type, "first_name": name}}
+        entities = [{"type": "bot_command" if m.group().startswith("/") else "mention", "offset": m.start(),
+                     "length": len(m.group())} for m in re.finditer(r"^/\w+(@\w+)?|(?<![\w@])@\w{5,}", text)]
+        if entities:  # as Telegram marks them (ASCII text: UTF-16 offsets = character offsets)
+            msg["entities"] = entities
+        if reply_to is not None:
+            msg["reply_to_message"] = {"message_id": reply_to, "date": int(time.time()), "from": BOT,
+                                       "chat": msg["chat"], "text": "(an earlier reply)"}
         return self._push({"message": msg})
 
     def user_sends_file(self, name: str, content: bytes, caption: str = "", chat_id: int = 111) -> int:

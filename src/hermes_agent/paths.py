@@ -75,6 +75,15 @@ def cron_dir() -> Path:
     return hermes_home() / "cron"
 
 
+def gateway_dir() -> Path:
+    return hermes_home() / "gateway"
+
+
+def gateway_state_path() -> Path:
+    """What a running gateway reports (pid, platforms, sessions) for `gateway status` and the dashboard."""
+    return gateway_dir() / "gateway_state.json"
+
+
 def soul_path() -> Path:
     return hermes_home() / "SOUL.md"
 

@@ -13,7 +13,9 @@ from tests.helpers import HERMES, model_config
 
 
 class Gateway:
-    """One `hermes gateway run` process; `start()` waits until it polls."""
+    """One `hermes gateway run` process; `start()` waits until it prints one of `ready`."""
+
+    ready: tuple[str, ...] = ("gateway: telegram polling", "gateway: telegram webhook")
 
     def __init__(self, home: Path, fake: FakeTelegram, model_url: str, env: dict | None = None,
                  extra: str = "", cwd: Path | None = None) -> None:
@@ -36,7 +38,7 @@ class Gateway:
                                      stderr=subprocess.STDOUT, text=True)
         deadline = time.time() + timeout
         while time.time() < deadline:
-            if "gateway: telegram polling" in self.log.read_text() or "gateway: telegram webhook" in self.log.read_text():
+            if any(marker in self.log.read_text() for marker in self.ready):
                 return time.perf_counter() - t0
             if self.proc.poll() is not None:
                 raise AssertionError(f"gateway exited:\n{self.log.read_text()}")

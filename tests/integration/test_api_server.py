@@ -26,15 +26,20 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def _start_api(home: Path, port: int) -> subprocess.Popen:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "OPENROUTER_", "HERMES_", "API_"))}
+    env.update(HERMES_HOME=str(home), API_SERVER_PORT=str(port), API_SERVER_KEY=KEY)
+    proc = subprocess.Popen([HERMES, "api"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert "listening on" in proc.stdout.readline()
+    return proc
+
+
 @pytest.fixture
 def api(scripted, hermes_home):
     """A running `hermes api` on a free port; yields its base URL."""
     model_config(hermes_home, scripted.url)
     port = _free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "OPENROUTER_", "HERMES_", "API_"))}
-    env.update(HERMES_HOME=str(hermes_home), API_SERVER_PORT=str(port), API_SERVER_KEY=KEY)
-    proc = subprocess.Popen([HERMES, "api"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    assert "listening on" in proc.stdout.readline()
+    proc = _start_api(hermes_home, port)
     yield f"http://127.0.0.1:{port}/v1"
     proc.terminate()
     proc.wait(timeout=20)
@@ -164,3 +169,45 @@ def test_openai_npm_client(api, scripted):
     assert out["plain"].startswith("server ran: ") and "ship the api" in out["plain"]
     assert out["streamed"].startswith("server ran: ") and "ship the api" in out["streamed"]
     assert out["badStatus"] == 401
+
+
+def test_conversations_continue_after_a_restart_and_after_idle_eviction(scripted, hermes_home):
+    """A session header and a previous_response_id both continue from state.db after `hermes api` restarts;
+    an idle conversation (gateway.idle_evict_seconds) leaves memory and comes back the same way."""
+    model_config(hermes_home, scripted.url, "gateway:\n  idle_evict_seconds: 1\n")
+    scripted.default = lambda body: {"content": _users(body)}
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}/v1"
+    proc = _start_api(hermes_home, port)
+    try:
+        raw = _client(url).chat.completions.with_raw_response.create(
+            model="hermes-agent", messages=[{"role": "user", "content": "my name is Ada"}],
+            extra_headers={"X-Hermes-Session-Id": "conv-ada"})
+        assert raw.parse().choices[0].message.content == "my name is Ada"
+        first = _client(url).responses.create(model="hermes-agent", input="remember 7")
+        second = _client(url).responses.create(model="hermes-agent", input="and 8", previous_response_id=first.id)
+        assert second.output_text == "remember 7|and 8"
+        time.sleep(3)  # idle past 1 s: evicted from memory, kept in state.db
+        again = _client(url).chat.completions.create(model="hermes-agent", messages=[
+            {"role": "user", "content": "still there?"}], extra_headers={"X-Hermes-Session-Id": "conv-ada"})
+        assert again.choices[0].message.content == "my name is Ada|still there?"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+    proc = _start_api(hermes_home, port)
+    try:
+        after = _client(url).chat.completions.create(model="hermes-agent", messages=[
+            {"role": "user", "content": "who am I?"}], extra_headers={"X-Hermes-Session-Id": "conv-ada"})
+        assert after.choices[0].message.content == "my name is Ada|still there?|who am I?"
+        cont = _client(url).responses.create(model="hermes-agent", input="and 9", previous_response_id=second.id)
+        assert cont.output_text == "remember 7|and 8|and 9"
+        fork = _client(url).responses.create(model="hermes-agent", input="only 7", previous_response_id=first.id)
+        assert fork.output_text == "remember 7|only 7"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+    import sqlite3
+
+    with sqlite3.connect(hermes_home / "state.db") as db:
+        rows = db.execute("SELECT source, COUNT(*) FROM sessions GROUP BY source").fetchall()
+    assert rows == [("api_server", 3)]  # Ada's, the responses chain, the fork: one session per conversation

@@ -156,6 +156,7 @@ def test_schemas_name_only_tools_the_run_offers(scripted, hermes_home):
     assert "browser_vision" in alone["browser_snapshot"]
     ours = {t["function"]["name"]: len(json.dumps(t, separators=(",", ":"))) for t in scripted.requests[1]["body"]["tools"]}
     del ours["browser_close"]  # not one of Hermes 0.19's tools
+    ours.pop("web_search", None)  # Hermes's browser toolset lists it too; measured with the web tools
     assert len(ours) == 10 and sum(ours.values()) <= 6068 // 2, ours  # Hermes: 6068 bytes for these ten
 
 

@@ -434,3 +434,37 @@ def test_a_voice_note_is_transcribed_for_the_agent_and_echoed(fake, scripted, ga
         assert b'name="model"\r\n\r\nwhisper-1' in req["body"] and b"OggS" in req["body"]
     finally:
         media.stop()
+
+
+GROUP = -1001234
+
+
+def test_group_with_require_mention_answers_mentions_replies_and_addressed_commands(fake, scripted, gateway):
+    import time
+
+    scripted.default = lambda body: {"content": "re: " + body["messages"][-1]["content"]}
+    gateway(extra="      require_mention: true\n").start()
+    for text in ("just chatting", "/status", "ask @other_person_bot", "mail me at bob@hermes_test_bot.example"):
+        fake.user_says(text, chat_id=GROUP, user_id=ALICE, chat_type="supergroup")
+    fake.user_says("@hermes_test_bot what is 2+2?", chat_id=GROUP, user_id=ALICE, chat_type="supergroup")
+    assert fake.wait_for(lambda: fake.sent)
+    time.sleep(0.7)
+    assert fake.texts() == ["re: what is 2+2?"]
+    fake.user_says("and 3+3?", chat_id=GROUP, user_id=ALICE, chat_type="supergroup", reply_to=fake.sent[0]["message_id"])
+    assert fake.wait_for(lambda: len(fake.sent) == 2)
+    fake.user_says("/status@hermes_test_bot", chat_id=GROUP, user_id=ALICE, chat_type="supergroup")
+    assert fake.wait_for(lambda: len(fake.sent) == 3)
+    fake.user_says("no mention needed in a DM")
+    assert fake.wait_for(lambda: len(fake.sent) == 4)
+    texts = fake.texts()
+    assert texts[1] == "re: and 3+3?" and texts[2].startswith("Session: ") and texts[3] == "re: no mention needed in a DM"
+    assert len(scripted.requests) == 3
+
+
+def test_group_without_require_mention_answers_everything_as_hermes_does(fake, scripted, gateway):
+    scripted.default = lambda body: {"content": "re: " + body["messages"][-1]["content"]}
+    gateway().start()
+    fake.user_says("hello everyone", chat_id=GROUP, user_id=ALICE, chat_type="group")
+    assert fake.wait_for(lambda: fake.texts() == ["re: hello everyone"])
+    fake.user_says("@hermes_test_bot, and you", chat_id=GROUP, user_id=ALICE, chat_type="group")
+    assert fake.wait_for(lambda: fake.texts() == ["re: hello everyone", "re: and you"])

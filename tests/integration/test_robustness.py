@@ -172,9 +172,9 @@ def test_unknown_and_unusable_toolsets_are_named_in_one_warning_each(scripted, h
     assert out.returncode == 0, out.stderr
     assert [ln for ln in out.stderr.splitlines() if "nonsense" in ln] == ["· unknown toolset ignored: nonsense"]
     assert [t["function"]["name"] for t in scripted.requests[0]["body"]["tools"]] == ["todo"]
-    web = run_hermes("chat", "-q", "hi", "-t", "web", home=hermes_home)
+    web = run_hermes("chat", "-q", "hi", "-t", "image_gen", home=hermes_home)
     assert web.returncode == 0, web.stderr
-    assert sum("toolset 'web' has no usable tool here" in ln for ln in web.stderr.splitlines()) == 1
+    assert sum("toolset 'image_gen' has no usable tool here" in ln for ln in web.stderr.splitlines()) == 1
     assert "tools" not in scripted.requests[1]["body"]
 
 

@@ -12,12 +12,13 @@ import pytest
 
 from hermes_agent.cli.commands import skills as cli
 from hermes_agent.config.loader import load_settings
-from hermes_agent.skills.fsutil import content_hash
-from hermes_agent.skills.hub import SkillsHub
-from hermes_agent.skills.taps import HubError
+from hermes_agent.skills.hub import HubConfig, HubError, SkillsHub
+from hermes_agent.skills.hub.store import dir_hash
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 GIT_ID = ["-c", "user.name=Test", "-c", "user.email=test@example.com"]
+NETWORK_SOURCES = ("github", "well-known", "skills-sh", "clawhub", "claude-marketplace", "lobehub")
+TAPS_ONLY = HubConfig(disabled_sources=NETWORK_SOURCES)
 
 
 def git(*args: str, cwd: Path) -> str:
@@ -43,49 +44,50 @@ def _cli(*argv: str) -> tuple[int, str]:
     cli.add_parser(parser.add_subparsers(dest="cmd"))
     lines: list[str] = []
     code = cli.run(parser.parse_args(["skills", *argv]), load_settings(),
-                   cli._IO(out=lines.append, err=lines.append))
+                   cli.IO(out=lines.append, err=lines.append))
     return code, "\n".join(lines)
 
 
 def test_install_from_cloned_git_tap_records_lock(tmp_path, hermes_home, tap_repo):
     bare = tmp_path / "team-skills.git"
     git("clone", "-q", "--bare", str(tap_repo), str(bare), cwd=tmp_path)
-    hub = SkillsHub(hermes_home / "skills")
-    tap = hub.taps.add(str(bare))
+    hub = SkillsHub(hermes_home / "skills", config=TAPS_ONLY)
+    hub.taps.add(str(bare))
     assert (hermes_home / "skills" / ".hub" / "cache" / "team-skills" / ".git").is_dir()
-    assert [s.name for s in hub.search("pdf forms")] == ["pdf-processing"]
+    assert [h.name for r in hub.search("pdf forms") for h in r.hits] == ["pdf-processing"]
 
     result = hub.install("team-skills/git-commits")
     assert result.installed and result.path == hermes_home / "skills" / "vcs" / "git-commits"
-    lock = json.loads((hermes_home / "skills" / ".hub" / "lock.json").read_text())["skills"]["git-commits"]
-    assert lock["source"] == tap.url and lock["tap"] == "team-skills"
-    assert lock["commit"] == git("rev-parse", "HEAD", cwd=tap_repo)
-    assert lock["content_hash"] == content_hash(result.path) and lock["path"] == "skills/vcs/git-commits"
+    lock = json.loads((hermes_home / "skills" / ".hub" / "lock.json").read_text())["installed"]["git-commits"]
+    assert lock["source"] == "tap" and lock["identifier"] == "team-skills/git-commits"
+    assert lock["metadata"]["source_revision"] == git("rev-parse", "HEAD", cwd=tap_repo)
+    assert lock["content_hash"] == dir_hash(result.path) and lock["install_path"] == "vcs/git-commits"
 
     refused = hub.install("env-report")
     assert not refused.installed and refused.report.max_severity == "critical"
     assert not (hermes_home / "skills" / "ops").exists() and "env-report" not in hub.lock()
-    forced = hub.install("env-report", force=True)
-    assert forced.installed and hub.lock()["env-report"]["forced"] is True
+    forced = hub.install("env-report", force=True)  # a critical finding: --force does not override it (as Hermes)
+    assert not forced.installed and "does not override critical" in forced.decision.reason
+    assert "env-report" not in hub.lock()
 
     sources = {s.info.name: s.source for s in hub.installed()}
-    assert sources == {"git-commits": "hub:team-skills", "env-report": "hub:team-skills"}
+    assert sources == {"git-commits": "hub:team-skills"}
     (result.path / "SKILL.md").write_text((result.path / "SKILL.md").read_text() + "local note\n")
     assert {s.info.name: s.modified for s in hub.installed()}["git-commits"] is True
     with pytest.raises(HubError, match="already installed"):
         hub.install("git-commits")
 
-    hub.uninstall("env-report")
-    assert "env-report" not in hub.lock() and not (hermes_home / "skills" / "ops").exists()
-    events = [json.loads(x)["event"] for x in (hermes_home / "skills/.hub/audit.log").read_text().splitlines()]
-    assert events == ["install", "refused", "install", "uninstall"]
+    assert not (hermes_home / "skills" / "ops").exists()
+    events = [x.split(" ")[1] for x in (hermes_home / "skills/.hub/audit.log").read_text().splitlines()]
+    assert events == ["INSTALL", "BLOCKED", "BLOCKED"]
 
 
 def test_cli_local_tap_search_install_audit_snapshot_publish(tmp_path, hermes_home, tap_repo):
+    (hermes_home / "config.yaml").write_text(f"skills:\n  hub:\n    disabled_sources: {list(NETWORK_SOURCES)}\n")
     code, out = _cli("tap", "add", str(tap_repo), "--name", "team")
     assert code == 0 and "3 skill(s)" in out
     code, out = _cli("search", "git")
-    assert code == 0 and "team/git-commits" in out
+    assert code == 0 and "tap:team/git-commits  [community]" in out
     code, out = _cli("install", "env-report")
     assert code == 1 and "Refused env-report" in out and "exfil-env-dump" in out
     code, out = _cli("install", "pdf-processing")
@@ -99,9 +101,10 @@ def test_cli_local_tap_search_install_audit_snapshot_publish(tmp_path, hermes_ho
     assert code == 0 and "pdf-processing: clean" in out
 
     snap = tmp_path / "snap.json"
-    assert _cli("snapshot", "-o", str(snap))[0] == 0
+    assert _cli("snapshot", "export", str(snap))[0] == 0
     rows = json.loads(snap.read_text())["skills"]
-    assert rows[0]["name"] == "pdf-processing" and rows[0]["commit"] == git("rev-parse", "HEAD", cwd=tap_repo)
+    assert rows[0]["name"] == "pdf-processing" and rows[0]["revision"] == git("rev-parse", "HEAD", cwd=tap_repo)
+    assert rows[0]["source"] == "tap" and rows[0]["identifier"] == "team/pdf-processing"
 
     mine = hermes_home / "skills" / "notes" / "my-notes"
     mine.mkdir(parents=True)
@@ -117,12 +120,12 @@ def test_cli_local_tap_search_install_audit_snapshot_publish(tmp_path, hermes_ho
     code, out = _cli("tap", "remove", "team")
     assert code == 0 and _cli("tap", "list")[1] == "No taps configured."
     code, out = _cli("install", "nothing-here")
-    assert code == 1 and "no skill" in out
+    assert code == 1 and "no skill named 'nothing-here'" in out
 
 
 def test_file_url_tap_works_offline(tmp_path, hermes_home, tap_repo):
-    hub = SkillsHub(hermes_home / "skills")
+    hub = SkillsHub(hermes_home / "skills", config=TAPS_ONLY)
     tap = hub.taps.add(tap_repo.as_uri())
     assert hub.taps.root(tap) == tap_repo
     assert hub.install("pdf-processing").installed
-    assert hub.lock()["pdf-processing"]["commit"] == git("rev-parse", "HEAD", cwd=tap_repo)
+    assert hub.lock()["pdf-processing"]["metadata"]["source_revision"] == git("rev-parse", "HEAD", cwd=tap_repo)

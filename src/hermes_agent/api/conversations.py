@@ -1,18 +1,23 @@
-"""Conversations of the API server: one agent (and one stored session) per conversation, turns run on
-worker threads, events routed to the request that is waiting for them. Never touches HTTP."""
+"""Conversations of the API server: one agent (and one stored session, source `api_server`) per
+conversation, turns run on worker threads, events routed to the request that is waiting for them. A
+conversation idle for `gateway.idle_evict_seconds` leaves memory; it (or one from before a restart) is
+rebuilt from state.db on its next request through persist.ApiIndex. Never touches HTTP."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 import threading
+import time
 import uuid
 from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
+from hermes_agent.api.persist import ApiIndex
 from hermes_agent.config.settings import Settings
+from hermes_agent.errors import StorageError
 from hermes_agent.events import Event
 
 log = logging.getLogger(__name__)
@@ -27,6 +32,7 @@ class Conversation:
     agent: object
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     sink: Sink | None = None
+    last_used: float = field(default_factory=time.monotonic)
 
     def emit(self, event: Event) -> None:
         sink = self.sink
@@ -50,21 +56,29 @@ class ConversationPool:
     """At most `limit` live conversations (least recently used closed first); `builder` makes an agent."""
 
     def __init__(self, settings: Settings, *, limit: int = 256, workers: int = 64,
-                 builder: Callable[..., object] | None = None) -> None:
+                 builder: Callable[..., object] | None = None, index: ApiIndex | None = None) -> None:
         self.settings = settings
         self.limit = limit
+        self.idle_seconds = settings.cfg.gateway.idle_evict_seconds
+        self.index = index or ApiIndex()
         self._builder = builder
         self._live: OrderedDict[str, Conversation] = OrderedDict()
         self._guard = threading.Lock()
         self.executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="api-turn")
 
-    def _build(self, conv: Conversation) -> object:
+    def _build(self, conv: Conversation, resume: str | None = None) -> object:
         from hermes_agent.approval.approvers import AutoDenyApprover
         from hermes_agent.bootstrap import build_agent
 
         build = self._builder or build_agent
-        return build(self.settings, platform="api_server", approver=AutoDenyApprover(), interactive=False,
-                     event_callback=conv.emit)
+        kw = {"platform": "api_server", "approver": AutoDenyApprover(), "interactive": False,
+              "event_callback": conv.emit}
+        if resume:
+            try:
+                return build(self.settings, resume=resume, **kw)
+            except StorageError:  # its session was deleted (hermes sessions delete): start afresh
+                log.warning("api conversation %s: session %s is gone, starting a new one", conv.key, resume)
+        return build(self.settings, **kw)
 
     async def warm(self) -> None:
         """Build (and close) one agent before serving: first-use work such as seeding the bundled skills
@@ -81,7 +95,8 @@ class ConversationPool:
                 return self._live[key]
         conv = Conversation(key or f"api-{uuid.uuid4().hex}", agent=None)
         loop = asyncio.get_running_loop()
-        conv.agent = await loop.run_in_executor(self.executor, self._build, conv)
+        resume = self.index.session_of(key) if key else None  # evicted, or from before a restart
+        conv.agent = await loop.run_in_executor(self.executor, self._build, conv, resume)
         with self._guard:
             if conv.key in self._live:  # built twice concurrently under one client key: keep the first
                 conv.agent.close()  # type: ignore[attr-defined]
@@ -113,7 +128,11 @@ class ConversationPool:
                 raise
             finally:
                 conv.sink = None
+                conv.last_used = time.monotonic()
             kept = tuple(m.to_openai() for m in conv.agent.history) if snapshot else ()  # type: ignore[attr-defined]
+        sid = getattr(conv.agent, "session_id", None)
+        if sid:
+            await loop.run_in_executor(self.executor, self.index.set_session, conv.key, sid)
         usage = outcome.usage
         return TurnResult(conv.key, outcome.final_text or "", outcome.reason, usage.prompt_tokens,
                           usage.completion_tokens, kept)
@@ -126,6 +145,23 @@ class ConversationPool:
 
             agent.history = [Message.from_openai(m) for m in history]  # type: ignore[attr-defined]
         return agent.run_turn(message)  # type: ignore[attr-defined]
+
+    def evict_idle(self) -> list[str]:
+        """Close the conversations unused for `idle_seconds` (their sessions stay in state.db)."""
+        cutoff = time.monotonic() - self.idle_seconds
+        with self._guard:
+            idle = [c for c in self._live.values() if c.last_used < cutoff and not c.lock.locked()]
+            for conv in idle:
+                del self._live[conv.key]
+        for conv in idle:
+            conv.agent.close()  # type: ignore[attr-defined]
+        return [c.key for c in idle]
+
+    async def history_of(self, key: str, count: int) -> list[dict]:
+        """The first `count` messages of conversation `key` (a fork from an older response)."""
+        conv = await self.get(key)
+        async with conv.lock:
+            return [m.to_openai() for m in conv.agent.history[:count]]  # type: ignore[attr-defined]
 
     def close(self) -> None:
         """Close every live agent and the worker threads."""

@@ -1,6 +1,7 @@
 """POST /v1/responses (OpenAI's Responses API, text in and out) with `previous_response_id` continuity:
 each response id remembers its conversation and the history after it, so continuing from an older
-response forks a new conversation instead of mixing two branches."""
+response forks a new conversation instead of mixing two branches. Ids are also written to the pool's
+ApiIndex, so a `previous_response_id` from before a restart continues (or forks) from state.db."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from aiohttp import web
 
 from hermes_agent.api.common import SESSION_HEADER, error
 from hermes_agent.api.conversations import ConversationPool, TurnResult
+from hermes_agent.api.persist import ApiIndex
 from hermes_agent.errors import HermesError
 from hermes_agent.events import Event, TextDelta
 
@@ -30,14 +32,17 @@ class Stored:
 class ResponseIndex:
     """response id -> Stored (the newest `limit` kept); conversation key -> its latest response id."""
 
-    def __init__(self, limit: int = 2048) -> None:
+    def __init__(self, limit: int = 2048, store: ApiIndex | None = None) -> None:
         self.limit = limit
+        self.store = store
         self.by_id: OrderedDict[str, Stored] = OrderedDict()
         self.latest: dict[str, str] = {}
 
     def add(self, rid: str, result: TurnResult) -> None:
         self.by_id[rid] = Stored(result.session_id, result.history)
         self.latest[result.session_id] = rid
+        if self.store is not None:
+            self.store.add_response(rid, result.session_id, len(result.history))
         while len(self.by_id) > self.limit:
             self.by_id.popitem(last=False)
 
@@ -78,10 +83,21 @@ async def _conversation(pool: ConversationPool, index: ResponseIndex, previous: 
         return await pool.get(None), system + earlier
     stored = index.by_id.get(previous)
     if stored is None:
-        return f"Previous response with id '{previous}' not found"
+        return await _from_before(pool, index, previous)
     if index.latest.get(stored.conv_key) == previous:
         return await pool.get(stored.conv_key), []
     return await pool.get(None), list(stored.history)  # a fork from an older response
+
+
+async def _from_before(pool: ConversationPool, index: ResponseIndex, previous: str) -> tuple[object, list[dict]] | str:
+    """A response id this process did not make (a restart, or forgotten): its conversation from state.db."""
+    found = index.store.response(previous) if index.store is not None else None
+    if found is None:
+        return f"Previous response with id '{previous}' not found"
+    key, count = found
+    if index.store is not None and index.store.latest_of(key) == previous:
+        return await pool.get(key), []
+    return await pool.get(None), await pool.history_of(key, count)
 
 
 async def handle(request: web.Request) -> web.StreamResponse:

@@ -8,6 +8,7 @@ import hmac
 import json
 import time
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from aiohttp import web
@@ -15,10 +16,9 @@ from aiohttp import web
 from hermes_agent.api import responses
 from hermes_agent.api.common import SESSION_HEADER, error
 from hermes_agent.api.conversations import ConversationPool, TurnResult
+from hermes_agent.config.listen import bind_refusal
 from hermes_agent.errors import HermesError
 from hermes_agent.events import Event, TextDelta, ToolStarted
-
-LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
 class ApiConfigError(ValueError):
@@ -34,11 +34,22 @@ class ApiConfig:
     key: str = ""
     model_name: str = "hermes-agent"
 
+    @classmethod
+    def from_env(cls, env: Mapping[str, str], extra: Mapping | None = None, *, host: str | None = None,
+                 port: int | None = None) -> ApiConfig:
+        """API_SERVER_HOST / _PORT / _KEY / _MODEL_NAME (flags first, then the environment, then
+        `platforms.api_server.extra` host/port/key/model_name as Hermes writes them)."""
+        extra = extra or {}
+        return cls(host=host or env.get("API_SERVER_HOST") or str(extra.get("host") or "") or "127.0.0.1",
+                   port=int(port or env.get("API_SERVER_PORT") or extra.get("port") or 8642),
+                   key=(env.get("API_SERVER_KEY") or str(extra.get("key") or "")).strip(),
+                   model_name=env.get("API_SERVER_MODEL_NAME") or str(extra.get("model_name") or "") or "hermes-agent")
+
     def check(self) -> None:
         """Refuse a non-loopback address without a key of at least 16 characters."""
-        if self.host not in LOOPBACK and len(self.key) < 16:
-            raise ApiConfigError(f"refusing to listen on {self.host} without API_SERVER_KEY of at least 16 "
-                                 "characters (anyone on the network could run the agent)")
+        refusal = bind_refusal(self.host, self.key, "API_SERVER_KEY", "run the agent")
+        if refusal:
+            raise ApiConfigError(refusal)
 
 
 @web.middleware
@@ -155,7 +166,7 @@ def build_app(pool: ConversationPool, config: ApiConfig, *, tool_progress: bool 
     app.router.add_get("/health", _health)
     app.router.add_get("/v1/models", _models)
     app.router.add_post("/v1/chat/completions", _chat)
-    app["responses"] = responses.ResponseIndex()
+    app["responses"] = responses.ResponseIndex(store=pool.index)
     app.router.add_post("/v1/responses", responses.handle)
     return app
 
@@ -169,8 +180,17 @@ async def serve(pool: ConversationPool, config: ApiConfig, stop: asyncio.Event) 
     site = web.TCPSite(runner, config.host, config.port)
     await site.start()
     print(f"hermes api: listening on http://{config.host}:{config.port}/v1", flush=True)
+    evictor = asyncio.create_task(_evict_forever(pool))
     try:
         await stop.wait()
     finally:
+        evictor.cancel()
         await runner.cleanup()
         pool.close()
+
+
+async def _evict_forever(pool: ConversationPool) -> None:
+    """Idle conversations leave memory (their sessions stay in state.db and come back on the next request)."""
+    while True:
+        await asyncio.sleep(min(60.0, max(pool.idle_seconds / 4, 0.25)))
+        pool.evict_idle()

@@ -18,7 +18,7 @@ from hermes_agent.tools.registry import discover_builtin_tools
 
 from .delegation import wire_delegation
 from .options import RunOptions
-from .provider import auxiliary_provider, build_provider, provider_from_row, titler
+from .provider import auxiliary_provider, build_provider, provider_from_row, summarizer, titler
 from .safety import wire_approval
 from .session import SessionBinding, bind_session, shared_store
 from .stores import (
@@ -110,6 +110,8 @@ def build_services(settings: Settings, *, platform: str = "cli", toolsets: list[
     ctx = ToolContext(settings=settings, task_id=new_task_id(), hook_bus=hooks,
                       provider_for=lambda row: provider_from_row(settings, row))
     services = AgentServices(provider=provider, settings=settings, ctx=ctx, hooks=hooks)
+    if settings.cfg.web.summarize:  # the user opted in to auxiliary calls for long web pages
+        ctx.summarize = summarizer(auxiliary_provider(settings, "web_extract", provider), max_tokens=2000)
     if not opts.safe_mode:
         _start_mcp(services, settings, wait=not interactive)
     wire_approval(services, settings, approver, interactive)  # type: ignore[arg-type]

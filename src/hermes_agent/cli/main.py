@@ -38,6 +38,7 @@ SUBCOMMANDS: dict[str, str] = {
     "api": "api",
     "acp": "acp",
     "batch": "batch",
+    "dashboard": "dashboard",
     "gateway": "gateway",
     "pairing": "pairing",
 }

@@ -75,6 +75,12 @@ def toolsets(repl: Repl, arg: str) -> None:
 
 
 def skills(repl: Repl, arg: str) -> None:
+    """`/skills` lists installed skills; `/skills search|install|update|... ARGS` runs the hub action."""
+    if arg.strip() and arg.split()[0] != "list":
+        from hermes_agent.cli.commands.skills import slash
+
+        slash(repl.settings, arg, out=lambda text: repl.screen.line(text))
+        return
     from hermes_agent.skills.catalog import catalog_from_settings
 
     found = catalog_from_settings(repl.settings).visible()

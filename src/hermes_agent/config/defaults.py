@@ -78,13 +78,32 @@ DEFAULT_CONFIG: dict = {
     "context_file_max_chars": None,  # None: the built-in 20000
     "display": {"show_reasoning": True, "tool_progress": "all", "streaming": True, "personality": ""},
     "personalities": {},
-    "skills": {"review": "auto", "external_dirs": [], "disabled": [], "guard_agent_created": False},
+    "skills": {
+        "review": "auto", "external_dirs": [], "disabled": [], "guard_agent_created": False,
+        # Skills Hub sources (`hermes skills search/install`). The trusted repos are the default index.
+        "hub": {
+            "timeout": 3.0,  # seconds each source gets per search; a slower one is reported, not awaited
+            "github_api": "https://api.github.com",
+            "repos": ["openai/skills/skills/.curated", "openai/skills/skills/.system", "anthropics/skills/skills",
+                      "huggingface/skills/skills", "NVIDIA/skills/skills"],
+            "marketplaces": ["anthropics/skills", "aiskillstore/marketplace"],
+            "well_known": [],  # sites serving /.well-known/skills/index.json
+            "trusted_repos": [],  # owner/repo added to the built-in trusted list
+            "clawhub_url": "https://clawhub.ai/api/v1",
+            "lobehub_url": "https://chat-agents.lobehub.com",
+            "skills_sh_url": "https://skills.sh",
+            "disabled_sources": [],  # e.g. [clawhub, lobehub]
+        },
+    },
     "mcp_servers": {},
     "cron": {},
     "gateway": {"max_concurrent_turns": 6, "hook_timeout": 5, "idle_evict_seconds": 900},
+    "dashboard": {"port": 9119, "token": ""},  # `hermes dashboard` (Hermes's own dashboard keys are left alone)
     "platforms": {},
     "browser": {"allow_private_urls": False, "cdp_url": "", "command_timeout": 30},
     "security": {"allow_private_urls": False},
+    "web": {"backend": "", "search_backend": "", "extract_backend": "", "extract_char_limit": 15000,
+            "allow_private_urls": False, "timeout": 20, "max_download_bytes": 10000000, "summarize": False},
     "mcp_discovery_timeout": 1.5,
     "tools": {"tool_search": {"enabled": "auto", "threshold_pct": 10}},
     "plugins": {"enabled": [], "disabled": [], "entries": {}},  # opt-in, as in Hermes

@@ -307,3 +307,32 @@ def mask_secret(value: object) -> str:
     if not text:
         return ""
     return f"{text[:4]}…{text[-4:]}" if len(text) >= 12 else "****"
+
+
+def masked(data: object, key: str = "") -> object:
+    """`data` with every value under a secret-looking key (api_key, *_TOKEN, ...) masked."""
+    from hermes_agent.config.migrate import is_secret_key
+
+    if isinstance(data, dict):
+        return {k: masked(v, str(k)) for k, v in data.items()}
+    if isinstance(data, list):
+        return [masked(v, key) for v in data]
+    if key and is_secret_key(key) and isinstance(data, str) and data:
+        return mask_secret(data)
+    return data
+
+
+def save_checked(doc: ConfigDocument) -> None:
+    """Write `doc` only when the settings it would make load: a bad value is a ConfigError naming key, value
+    and what is expected, and the file stays as it was (comments kept, written atomically)."""
+    from hermes_agent.config.loader import load_settings
+
+    load_settings(config_text=doc.dumps())
+    doc.save()
+
+
+def set_checked(path: Path, dotted: str, value: object) -> None:
+    """`config set`: set one dotted key in the config.yaml at `path`, validated through the typed schema."""
+    doc = ConfigDocument.load(path)
+    doc.set(dotted, value)
+    save_checked(doc)

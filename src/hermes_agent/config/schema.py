@@ -142,11 +142,26 @@ class DisplayCfg:
 
 
 @dataclass(frozen=True, slots=True)
+class SkillsHubCfg:
+    timeout: float = field(**_c(min=0.05))
+    github_api: str
+    repos: list[str]
+    marketplaces: list[str]
+    well_known: list[str]
+    trusted_repos: list[str]
+    clawhub_url: str
+    lobehub_url: str
+    skills_sh_url: str
+    disabled_sources: list[str]
+
+
+@dataclass(frozen=True, slots=True)
 class SkillsCfg:
     review: Literal["auto", "propose", "off"]
     external_dirs: list[str]
     disabled: list[str]
     guard_agent_created: bool
+    hub: SkillsHubCfg
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,6 +215,28 @@ class SecurityCfg:
 
 
 @dataclass(frozen=True, slots=True)
+class WebCfg:
+    """web_search/web_extract/web_crawl (tools/builtin/web.py); Hermes's keys plus our fetch limits."""
+
+    backend: str  # shared search backend name ("" = first with a key set, else ddgs)
+    search_backend: str
+    extract_backend: str  # Hermes's key; extraction here is always local, so it is accepted and unused
+    extract_char_limit: int = field(**_c(min=2000, max=500000))
+    allow_private_urls: bool
+    timeout: float = field(**_c(min=0.5, max=300))
+    max_download_bytes: int = field(**_c(min=10000))
+    summarize: bool  # long pages summarised by the auxiliary `web_extract` model instead of cut
+
+
+@dataclass(frozen=True, slots=True)
+class DashboardCfg:
+    """`hermes dashboard`: its port and a fixed token (empty: a random one per start)."""
+
+    port: int = field(**_c(min=0, max=65535))
+    token: str
+
+
+@dataclass(frozen=True, slots=True)
 class Config:
     """Every key read outside config/, typed. Free-form sections (mcp_servers, personalities, auxiliary,
     ...) are FreeForm mappings: their own modules check their insides."""
@@ -240,6 +277,8 @@ class Config:
     gateway: GatewayCfg
     browser: BrowserCfg
     security: SecurityCfg
+    web: WebCfg
+    dashboard: DashboardCfg
     platforms: FreeForm  # platforms.<name>.enabled/token/extra, as Hermes users write them
 
 

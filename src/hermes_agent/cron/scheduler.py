@@ -1,6 +1,8 @@
 """The scheduler: claim due jobs under the store's lock, run each as a fresh agent turn (platform "cron",
 an approver that denies unless approvals.cron_mode is approve), save the output, record the outcome,
-and deliver through the `deliver(target, text)` callable it is handed (None: only `local` works)."""
+and deliver through the Messenger it is handed (gateway/send.py's Outbox; None: only `local` works).
+Delivery targets: `local` (the output file only), `origin` (the chat that created the job), `telegram`
+(the origin chat when the job came from Telegram, else its home channel), `telegram:<chat_id>`."""
 
 from __future__ import annotations
 
@@ -12,10 +14,11 @@ from datetime import datetime
 
 from hermes_agent.config.settings import Settings
 from hermes_agent.cron.jobs import JobStore, utcnow
+from hermes_agent.tools.builtin.send_message import Messenger
 
 log = logging.getLogger(__name__)
-Deliver = Callable[[str, str], None]
 DEFAULT_TIMEOUT = 600.0
+DEFAULT_TICK = 30.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,19 +79,59 @@ def render_output(job: dict, when: datetime, ok: bool, text: str, error: str | N
             f"## Prompt\n\n{job.get('prompt')}\n\n{body}")
 
 
-def _deliver(job: dict, text: str, deliver: Deliver | None) -> str | None:
-    """Send to every target but `local` (the saved file is the local delivery); returns an error or None."""
-    targets = [t.strip() for t in str(job.get("deliver") or "local").split(",") if t.strip() and t.strip() != "local"]
+def delivery_targets(job: dict) -> list[str]:
+    """The job's `deliver` list with `origin` (and a bare platform that is the origin's) made concrete;
+    `local` left out (the saved file is the local delivery). An origin-less job keeps `origin`: the sender
+    then uses the first home channel (as Hermes falls back)."""
+    origin = job.get("origin") if isinstance(job.get("origin"), dict) else None
+    out = []
+    for target in (t.strip() for t in str(job.get("deliver") or "local").split(",")):
+        if not target or target == "local":
+            continue
+        if origin and origin.get("platform") and origin.get("chat_id") and \
+                target in ("origin", origin["platform"]):
+            target = f"{origin['platform']}:{origin['chat_id']}"
+        out.append(target)
+    return out
+
+
+def delivery_text(job: dict, settings: Settings, ok: bool, text: str, error: str | None) -> str:
+    """What a chat receives: the response (wrapped as Hermes does unless cron.wrap_response is false), or
+    a failure stated as one."""
+    name = job.get("name") or job.get("id")
+    if not ok:
+        return (f"⚠️ Cron '{name}' failed: {(error or 'unknown error')[:500]}\n"
+                f"(job_id: {job.get('id')}; full details saved in the cron output)")
+    if settings.cfg.cron.get("wrap_response", True) is False:
+        return text
+    return (f"Cronjob Response: {name}\n(job_id: {job.get('id')})\n-------------\n\n{text}\n\n"
+            f"To stop or manage this job, send me a new message (e.g. \"stop reminder {name}\").")
+
+
+def _deliver(job: dict, text: str, messenger: Messenger | None) -> str | None:
+    """Send to every target but `local`; returns the errors (one line each, joined) or None."""
     errors = []
-    for target in targets:
-        if deliver is None:
+    for target in delivery_targets(job):
+        if messenger is None:
             errors.append(f"{target}: delivery to platforms needs the gateway (not running here)")
             continue
         try:
-            deliver(target, text)
+            messenger.send(target, text)
         except Exception as exc:  # a frontend boundary: a failed send is recorded on the job
+            log.warning("cron job %s: delivery to %s failed: %s", job.get("id"), target, exc)
             errors.append(f"{target}: {exc}")
     return "; ".join(errors) or None
+
+
+def tick_seconds(settings: Settings) -> float:
+    """Seconds between scheduler ticks: cron.tick_seconds (default 30)."""
+    raw = settings.cfg.cron.get("tick_seconds")
+    try:
+        value = float(raw) if raw not in (None, "") else DEFAULT_TICK
+    except (TypeError, ValueError):
+        log.warning("ignoring cron.tick_seconds %r: not a number", raw)
+        value = DEFAULT_TICK
+    return max(value, 0.05)
 
 
 def job_timeout(job: dict, settings: Settings) -> float | None:
@@ -105,30 +148,32 @@ def job_timeout(job: dict, settings: Settings) -> float | None:
     return DEFAULT_TIMEOUT
 
 
-def run_job(job: dict, store: JobStore, settings: Settings, deliver: Deliver | None = None) -> RunResult:
+def run_job(job: dict, store: JobStore, settings: Settings, messenger: Messenger | None = None) -> RunResult:
     """Run one claimed job now: agent turn with its timeout, output file, outcome recorded, delivery."""
     when = utcnow()
     timeout = job_timeout(job, settings)
     ok, text, error = _turn(job, settings, timeout)
     output = render_output(job, when, ok, text, error)
     path = store.save_output(str(job["id"]), output, when)
-    delivery_error = _deliver(job, output if not ok else text, deliver)
+    delivery_error = _deliver(job, delivery_text(job, settings, ok, text, error), messenger)
     store.record(str(job["id"]), ok, error, delivery_error, when)
     return RunResult(str(job["id"]), ok, text, error, str(path), delivery_error)
 
 
-def tick(store: JobStore, settings: Settings, deliver: Deliver | None = None,
+def tick(store: JobStore, settings: Settings, messenger: Messenger | None = None,
          now: datetime | None = None) -> list[RunResult]:
     """Claim every due job (exactly once across processes) and run them one after another."""
-    return [run_job(job, store, settings, deliver) for job in store.claim_due(now or utcnow())]
+    return [run_job(job, store, settings, messenger) for job in store.claim_due(now or utcnow())]
 
 
-def run_forever(store: JobStore, settings: Settings, *, interval: float = 30.0, stop: threading.Event | None = None,
-                deliver: Deliver | None = None, on_result: Callable[[RunResult], None] | None = None) -> None:
-    """Tick until `stop` is set: at start (missed runs run once), then every `interval` seconds."""
+def run_forever(store: JobStore, settings: Settings, *, interval: float = DEFAULT_TICK,
+                stop: threading.Event | None = None, messenger: Messenger | None = None,
+                on_result: Callable[[RunResult], None] | None = None) -> None:
+    """Tick until `stop` is set: at start (missed runs run once), then every `interval` seconds. Used by
+    `hermes cron daemon` and, on a thread of its own, by `hermes gateway run`."""
     stop = stop or threading.Event()
     while not stop.is_set():
-        for result in tick(store, settings, deliver):
+        for result in tick(store, settings, messenger):
             if on_result is not None:
                 on_result(result)
         stop.wait(interval)

@@ -71,3 +71,31 @@ def split_text(text: str, limit: int) -> list[str]:
     if rest.strip() or not pieces:
         pieces.append(rest)
     return pieces
+
+
+def _open_fence(text: str, opener: str = "") -> str:
+    """The fence line (e.g. "```python") still open at the end of `text`, "" when every fence is closed."""
+    for line in text.split("\n"):
+        fence = line.strip()
+        if not fence.startswith("```"):
+            continue
+        if opener:
+            opener = "" if fence.strip("`") == "" else opener  # a closing fence has no info string
+        elif fence.count("```") == 1:  # (a one-line ```code``` span opens nothing)
+            info = fence[3:].split()
+            opener = "```" + (info[0][:16] if info else "")
+    return opener
+
+
+def split_fenced(text: str, limit: int) -> list[str]:
+    """`split_text`'s boundaries (paragraph, line, sentence, word); a code fence a cut falls inside is closed
+    at the end of that piece and reopened, with its language, at the start of the next."""
+    if len(text) <= limit:
+        return [text]
+    out: list[str] = []
+    opener = ""
+    for piece in split_text(text, limit - 24):  # room for a fence line closed and reopened
+        body = f"{opener}\n{piece}" if opener else piece
+        opener = _open_fence(piece, opener)
+        out.append(body + "\n```" if opener else body)
+    return out

@@ -17,7 +17,7 @@ RECENT = 500
 
 
 def gateway_dir() -> Path:
-    return paths.hermes_home() / "gateway"
+    return paths.gateway_dir()
 
 
 class Inbox:

@@ -9,6 +9,7 @@ from hermes_agent.gateway.base import Inbound
 from hermes_agent.gateway.pairing import PairingStore
 
 _TRUE = ("1", "true", "yes", "on")
+_ENV_ALIASES = {"whatsapp": ("WHATSAPP_CLOUD",)}  # Hermes's Cloud API adapter reads WHATSAPP_CLOUD_ALLOWED_USERS
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,11 +23,12 @@ class Access:
     @classmethod
     def from_settings(cls, settings: Settings, platform: str) -> Access:
         env = settings.env
-        raw = env.get(f"{platform.upper()}_ALLOWED_USERS", "") or ""
+        names = (platform.upper(), *_ENV_ALIASES.get(platform, ()))
+        raw = ",".join(str(env.get(f"{n}_ALLOWED_USERS", "") or "") for n in names)
         extra = ((settings.cfg.platforms.get(platform) or {}).get("extra") or {}).get("allowed_users") or []
         ids = {u.strip() for u in str(raw).split(",") if u.strip()} | {str(u) for u in extra}
         allow_all = str(env.get("GATEWAY_ALLOW_ALL_USERS", "")).lower() in _TRUE or \
-            str(env.get(f"{platform.upper()}_ALLOW_ALL_USERS", "")).lower() in _TRUE
+            any(str(env.get(f"{n}_ALLOW_ALL_USERS", "")).lower() in _TRUE for n in names)
         return cls(platform, frozenset(ids), allow_all)
 
 

@@ -7,6 +7,7 @@ import json
 import logging
 import os
 import signal
+import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -20,18 +21,19 @@ from hermes_agent.gateway.delivery import gateway_dir
 from hermes_agent.gateway.hooks import HookRunner
 from hermes_agent.gateway.pairing import PairingStore
 from hermes_agent.gateway.routing import Access, authorized, pairing_reply
+from hermes_agent.gateway.send import HomeChannels, Outbox
 from hermes_agent.gateway.session import ChatSession, SessionMap
 
 log = logging.getLogger(__name__)
 
 _BUILD_LOCK = threading.Lock()  # bootstrap's one-time discovery is not safe to run twice at once
 HELP = ("Commands:\n/new or /reset: start a new conversation\n/stop: stop the current task\n"
-        "/status: this chat's session\n/model [NAME]: show or switch this chat's model\n/approve, /deny: answer a pending approval\n"
+        "/status: this chat's session\n/sethome: make this chat the platform's home channel\n/model [NAME]: show or switch this chat's model\n/approve, /deny: answer a pending approval\n"
         "/skills: installed skills; /<skill-name> TASK runs one\n/help: this text")
 
 
 def state_path() -> Path:
-    return gateway_dir() / "gateway_state.json"
+    return paths.gateway_state_path()
 
 
 def build_adapters(settings: Settings) -> list[PlatformAdapter]:
@@ -66,7 +68,12 @@ class GatewayRunner:
         self._stop = asyncio.Event()
         self.closing = False
         self._locks: dict[str, asyncio.Lock] = {}
+        self._inflight: set[asyncio.Task] = set()  # handlers sending a command's reply right now
         self.hooks = HookRunner([])
+        self.homes = HomeChannels(settings.env)
+        self.outbox = Outbox(settings, self.homes)  # gets the adapters and the loop in run()
+        self.cron = None
+        self.api_config: object = None  # set by run_gateway when the API server runs inside the gateway
         mode = str(settings.env.get("HERMES_TOOL_PROGRESS_MODE") or "all").lower()
         on = str(settings.env.get("HERMES_TOOL_PROGRESS", "")).lower() in ("1", "true", "yes", "on")
         self.progress = mode if on and mode in ("new", "all") else "off"
@@ -78,21 +85,38 @@ class GatewayRunner:
         for sig in (signal.SIGINT, signal.SIGTERM):
             self.loop.add_signal_handler(sig, self._stop.set)
         self.hooks = HookRunner.discover(timeout=self.settings.cfg.gateway.hook_timeout)
+        self.outbox = Outbox(self.settings, self.homes, self.adapters, self.loop)
         for adapter in self.adapters.values():
             await adapter.start(self.handle)
             print(f"gateway: {adapter.name} {adapter.status().get('mode', 'polling')}", flush=True)
         self.hooks.emit("gateway:startup", {"platforms": list(self.adapters)})
-        background = [asyncio.create_task(self._write_state_forever()), asyncio.create_task(self._evict_forever()),
-                      asyncio.create_task(asyncio.to_thread(_warm_up, self.settings, next(iter(self.adapters))))]
+        background = [asyncio.create_task(self._write_state_forever()), asyncio.create_task(self._evict_forever())]
+        if self.adapters:
+            background.append(asyncio.create_task(asyncio.to_thread(_warm_up, self.settings, next(iter(self.adapters)))))
+        api = self._start_background()
         await self._stop.wait()
         for task in background:
             task.cancel()
         await self.shutdown()
+        if api is not None:
+            await asyncio.wait([api], timeout=10)
+
+    def _start_background(self) -> asyncio.Task | None:
+        """The cron ticker thread, and the API server task when it is enabled."""
+        from hermes_agent.gateway.background import CronTicker, serve_api
+
+        self.cron = CronTicker(self.settings, self.outbox)
+        self.cron.start()
+        if self.api_config is None:
+            return None
+        return asyncio.create_task(serve_api(self.settings, self.api_config, self._stop))
 
     async def shutdown(self) -> None:
         """Stop taking events; let running turns finish (5 s) and send their replies; then interrupt the rest
         without replying: their events stay unanswered in the inbox and are handled after the next start."""
         self.closing = True
+        if self._inflight:  # a command reply on its way: let it land and be acknowledged, not sent twice
+            await asyncio.wait(self._inflight, timeout=5)
         for s in self.sessions.values():
             s.queue.clear()
         workers = [s.worker for s in self.sessions.values() if s.busy]
@@ -107,13 +131,21 @@ class GatewayRunner:
             await adapter.stop()
         for s in self.sessions.values():
             await asyncio.to_thread(s.close)
+        if self.cron is not None:
+            await asyncio.to_thread(self.cron.stop)
         self.write_state(running=False)
 
     async def handle(self, event: Inbound) -> None:
         """One accepted event; the events of one chat are handled in order (one lock per chat)."""
         lock = self._locks.setdefault(f"{event.platform}:{event.chat_id}", asyncio.Lock())
-        async with lock:
-            await self._handle(event)
+        task = asyncio.current_task()
+        if task is not None:
+            self._inflight.add(task)
+        try:
+            async with lock:
+                await self._handle(event)
+        finally:
+            self._inflight.discard(task)  # type: ignore[arg-type]
 
     async def _handle(self, event: Inbound) -> None:
         """Unauthorised users cost no model call; commands never wait for the agent."""
@@ -197,7 +229,7 @@ class GatewayRunner:
     async def _command(self, session: ChatSession, text: str) -> str | None:
         """The reply to an in-chat command, or None when `text` is for the agent."""
         word = text.split()[0].split("@")[0].lower()
-        if word in ("/approve", "/deny", "/new", "/reset", "/stop", "/status", "/help", "/start", "/model"):
+        if word in ("/approve", "/deny", "/new", "/reset", "/stop", "/status", "/help", "/start", "/model", "/sethome"):
             self.hooks.emit(f"command:{word[1:]}", {"platform": session.adapter.name, "user_id": session.user_id,
                                                     "command": word[1:], "args": " ".join(text.split()[1:])})
         if word in ("/approve", "/deny"):
@@ -214,9 +246,15 @@ class GatewayRunner:
             return "⏹ Stopping the current task." if busy else "Nothing is running."
         if word == "/status":
             sid = (session.agent.session_id if session.agent is not None else None) or session.sessions.get(session.key)  # type: ignore[attr-defined]
+            home = self.homes.get(session.adapter.name)
             return (f"Session: {sid or '(new)'}\nModel: {session.model or self.settings.model.model}\n"
                     f"Working: {'yes' if session.busy else 'no'}; queued messages: {len(session.queue)}\n"
-                    f"Turns since start: {session.turns}")
+                    f"Turns since start: {session.turns}\nHome channel: "
+                    + (f"{home}{' (this chat)' if home == session.chat_id else ''}" if home else "not set (/sethome)"))
+        if word == "/sethome":
+            await asyncio.to_thread(self.homes.set, session.adapter.name, session.chat_id)
+            return (f"✅ Home channel set to this chat (ID: {session.chat_id}).\n"
+                    "Cron jobs and cross-platform messages will be delivered here.")
         if word in ("/help", "/start"):
             return HELP
         if word == "/skills":
@@ -249,28 +287,33 @@ class GatewayRunner:
         if session is None:
             assert self.loop is not None
             session = ChatSession(key, event.chat_id, self.adapters[event.platform], self.session_map,
-                                  self._builder(event.platform), self.loop, self.hooks, self.progress)
+                                  self._builder(event.platform, event.chat_id), self.loop, self.hooks, self.progress)
             session.switch_model = self._switch_model
             self.sessions[key] = session
         return session
 
-    def _builder(self, platform: str):  # type: ignore[no-untyped-def]
+    def _builder(self, platform: str, chat_id: str):  # type: ignore[no-untyped-def]
         def build(approver, resume, on_event):  # type: ignore[no-untyped-def]
             from hermes_agent.bootstrap import build_agent
 
             kw = {"platform": platform, "approver": approver, "interactive": True, "event_callback": on_event}
             with _BUILD_LOCK:
                 try:
-                    return build_agent(self.settings, resume=resume, **kw)
+                    agent = build_agent(self.settings, resume=resume, **kw)
                 except StorageError:  # the remembered session is gone: start a new one
                     log.warning("session %s not found: starting a new one", resume)
-                    return build_agent(self.settings, **kw)
+                    agent = build_agent(self.settings, **kw)
+            ctx = agent.services.ctx  # send_message goes out through this gateway; cron jobs remember this chat
+            ctx.messenger, ctx.origin = self.outbox, {"platform": platform, "chat_id": chat_id}
+            return agent
         return build
 
     def write_state(self, running: bool = True) -> None:
         state = {"pid": os.getpid(), "running": running, "started_at": self.started, "updated_at": time.time(),
                  "platforms": {n: a.status() for n, a in self.adapters.items()},
-                 "sessions": len(self.sessions), "busy": sum(s.busy for s in self.sessions.values())}
+                 "sessions": len(self.sessions), "busy": sum(s.busy for s in self.sessions.values()),
+                 "cron": self.cron.status() if self.cron is not None else None,
+                 "api_server": f"{self.api_config.host}:{self.api_config.port}" if self.api_config else None}  # type: ignore[attr-defined]
         path = state_path()
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".tmp")
@@ -316,12 +359,26 @@ def _warm_up(settings: Settings, platform: str) -> None:
 
 def run_gateway(settings: Settings) -> int:
     """`hermes gateway run`: serve until SIGINT/SIGTERM. Agents work in MESSAGING_CWD (default: home)."""
+    from hermes_agent.gateway.background import api_config, api_enabled
+
     adapters = build_adapters(settings)
-    if not adapters:
+    config = None
+    if api_enabled(settings):
+        from hermes_agent.api.server import ApiConfigError
+
+        try:
+            config = api_config(settings)
+        except ApiConfigError as exc:
+            print(f"hermes gateway: api server: {exc}", file=sys.stderr)
+            return 2
+    if not adapters and config is None:
         print("No messaging platform configured: set TELEGRAM_BOT_TOKEN (or platforms.telegram.token), "
-              "DISCORD_BOT_TOKEN, SLACK_BOT_TOKEN + SLACK_APP_TOKEN, or WHATSAPP_ACCESS_TOKEN.")
+              "DISCORD_BOT_TOKEN, SLACK_BOT_TOKEN + SLACK_APP_TOKEN, or WHATSAPP_CLOUD_ACCESS_TOKEN + "
+              "WHATSAPP_CLOUD_PHONE_NUMBER_ID (or API_SERVER_ENABLED=true for the API server alone).")
         return 1
     cwd = settings.env.get("MESSAGING_CWD") or os.path.expanduser("~")
     os.chdir(cwd)
-    asyncio.run(GatewayRunner(settings, adapters).run())
+    runner = GatewayRunner(settings, adapters)
+    runner.api_config = config
+    asyncio.run(runner.run())
     return 0

@@ -1,7 +1,7 @@
 """Skills guard: a static scan of a skill's files for threats, and the trust-aware install policy.
 
 Trust levels: builtin (never refused), trusted (refused on critical findings), community (refused
-on any high or critical finding). `force=True` overrides a refusal. Pure: reads files, writes none."""
+on any high or critical finding). `force=True` overrides a refusal for high findings, never critical ones. Pure: reads files, writes none."""
 
 from __future__ import annotations
 
@@ -268,7 +268,11 @@ def decide(report: ScanReport, trust: str, *, force: bool = False) -> Decision:
     blocking = tuple(report.at_least(floor))
     if not blocking:
         return Decision(True, f"{trust} skill, scan {report.summary()}")
-    if force:
+    critical = tuple(report.at_least("critical"))
+    if force and not critical:
         return Decision(True, f"forced past {len(blocking)} {floor}+ finding(s)", blocking)
+    if critical:  # as Hermes: --force never installs past a critical finding
+        return Decision(False, f"{trust} skill refused: {len(critical)} critical finding(s); --force does not "
+                        "override critical findings", blocking)
     return Decision(False, f"{trust} skill refused: {len(blocking)} finding(s) at {floor} or worse "
                     "(re-run with --force to install anyway)", blocking)

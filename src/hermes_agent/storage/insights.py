@@ -31,6 +31,18 @@ class ModelUsage:
 
 
 @dataclass(frozen=True, slots=True)
+class DayUsage:
+    """Tokens and cost of the sessions started on one local day (YYYY-MM-DD)."""
+
+    day: str
+    sessions: int
+    input_tokens: int
+    output_tokens: int
+    cache_tokens: int
+    cost_usd: float
+
+
+@dataclass(frozen=True, slots=True)
 class Insights:
     """Everything `hermes insights` prints for the window (empty when no session started in it)."""
 
@@ -50,6 +62,7 @@ class Insights:
     by_weekday: tuple[int, ...] = (0,) * 7
     by_hour: tuple[int, ...] = (0,) * 24
     per_day: tuple[tuple[str, int], ...] = ()  # YYYY-MM-DD, sessions
+    daily: tuple[DayUsage, ...] = ()  # oldest first
     top: tuple[tuple[str, str, str], ...] = field(default=())  # label, value, session id
 
     @property
@@ -105,7 +118,7 @@ def collect(conn: sqlite3.Connection, days: int = 30, source: str | None = None,
         by_weekday=tuple(sum(1 for d in stamps if d.weekday() == i) for i in range(7)),
         by_hour=tuple(sum(1 for d in stamps if d.hour == i) for i in range(24)),
         per_day=tuple(sorted(Counter(d.strftime("%Y-%m-%d") for d in stamps).items())),
-        top=_top(rows))
+        daily=_daily(conn, rows, args), top=_top(rows))
 
 
 def _tokens(r: dict) -> int:
@@ -134,6 +147,26 @@ def _models(conn: sqlite3.Connection, rows: list[dict], args: tuple) -> tuple[Mo
                 (r["cache_read_tokens"] or 0) + (r["cache_write_tokens"] or 0), 0, r["estimated_cost_usd"] or 0.0)
     out = [ModelUsage(m, len(a["s"]), a["i"], a["o"], a["c"], a["n"], a["usd"]) for m, a in acc.items()]
     return tuple(sorted(out, key=lambda m: (-m.total_tokens, m.model)))
+
+
+def _daily(conn: sqlite3.Connection, rows: list[dict], args: tuple) -> tuple[DayUsage, ...]:
+    """Per start day, counted as `_models` counts: session_model_usage, else the session's own totals."""
+    per_session = {r[0]: r[1:] for r in conn.execute(
+        "SELECT u.session_id, SUM(u.input_tokens), SUM(u.output_tokens), SUM(u.cache_read_tokens + "
+        "u.cache_write_tokens), SUM(u.estimated_cost_usd) FROM session_model_usage u JOIN sessions s "
+        "ON s.id = u.session_id WHERE s.started_at >= ? AND (? IS NULL OR s.source = ?) GROUP BY u.session_id",
+        args)}
+    acc: dict[str, list[float]] = {}
+    for r in rows:
+        if not r["started_at"]:
+            continue
+        day = datetime.fromtimestamp(r["started_at"]).strftime("%Y-%m-%d")
+        used = per_session.get(r["id"]) or (r["input_tokens"], r["output_tokens"], (r["cache_read_tokens"] or 0)
+                                             + (r["cache_write_tokens"] or 0), r["estimated_cost_usd"])
+        a = acc.setdefault(day, [0, 0, 0, 0, 0.0])
+        for i, v in enumerate((1, *used)):
+            a[i] += v or 0
+    return tuple(DayUsage(d, int(a[0]), int(a[1]), int(a[2]), int(a[3]), float(a[4])) for d, a in sorted(acc.items()))
 
 
 def _platforms(rows: list[dict]) -> tuple[tuple[str, int, int, int], ...]:

@@ -197,8 +197,8 @@ class SessionStore:
         return SessionInfo.from_row(row) if row else None
 
     def list_sessions(self, limit: int = 20, source: str | None = None,
-                      exclude: Iterable[str] = ()) -> list[SessionInfo]:
-        """Most recently active sessions first."""
+                      exclude: Iterable[str] = (), offset: int = 0) -> list[SessionInfo]:
+        """Most recently active sessions first (skipping the first `offset`)."""
         where, params = ["1"], []
         if source:
             where.append("source = ?")
@@ -208,9 +208,14 @@ class SessionStore:
             where.append(f"id NOT IN ({','.join('?' * len(excluded))})")
             params.extend(excluded)
         sql = (f"SELECT {SESSION_COLUMNS} FROM sessions WHERE {' AND '.join(where)} "
-               "ORDER BY last_active_at DESC, id DESC LIMIT ?")
-        rows = self._read(lambda c: c.execute(sql, [*params, max(0, limit)]).fetchall())
+               "ORDER BY last_active_at DESC, id DESC LIMIT ? OFFSET ?")
+        rows = self._read(lambda c: c.execute(sql, [*params, max(0, limit), max(0, offset)]).fetchall())
         return [SessionInfo.from_row(r) for r in rows]
+
+    def count_sessions(self, source: str | None = None) -> int:
+        """How many sessions there are (from `source` only when given)."""
+        return self._read(lambda c: c.execute("SELECT COUNT(*) FROM sessions WHERE ? IS NULL OR source = ?",
+                                              (source, source)).fetchone()[0])
 
     def latest_session(self, source: str | None = None) -> SessionInfo | None:
         """The most recently active session (for --continue)."""

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from hermes_agent.memory.store import MemoryStore
     from hermes_agent.memory.todo import TodoStore
     from hermes_agent.providers.base import Provider
+    from hermes_agent.tools.builtin.send_message import Messenger
     from hermes_agent.tools.hooks import HookBus
     from hermes_agent.tools.registry import ToolEntry
 
@@ -45,10 +46,13 @@ class ToolContext:
     offered: frozenset[str] = frozenset()  # the tools this agent offers the model (set with its definitions)
     provider_for: Callable[[Mapping], Provider] | None = None  # a provider for a config row {provider, model, ...}
     vision: Callable[[str, str], str] | None = None  # (prompt, image data URL) -> the vision model's answer
+    summarize: Callable[[str], str] | None = None  # prompt -> auxiliary model's answer (web.summarize: true)
     hook_bus: HookBus | None = None
     deferred_tools: Mapping[str, dict] | None = None  # name -> definition, behind tool_search/tool_call
     turn_id: str | None = None
     is_subagent: bool = False
+    messenger: Messenger | None = None  # sends to messaging platforms (gateway chats, cron runs): send_message
+    origin: Mapping[str, str] | None = None  # {"platform", "chat_id"} of the chat this agent serves (cron origin)
     _local_backend: TerminalBackend | None = field(default=None, repr=False)
 
     def backend(self) -> TerminalBackend:

@@ -41,6 +41,7 @@ _ACP = [t for t in _CODING if t not in ("read_terminal", "close_terminal", "clar
 _API_SERVER = [*_ACP[:8], "vision_analyze", "image_generate", *_SKILLS, *_BROWSER, "todo", "memory",
                "session_search", "execute_code", "delegate_task", "cronjob", *_HA]
 _WEBHOOK = ["web_search", "web_extract", "vision_analyze", "clarify"]
+_CHAT = [*CORE_TOOLS, "send_message"]  # messaging platforms add send_message (the seeds' toolsets.py rule)
 
 
 def _ts(description: str, tools: list[str], includes: tuple[str, ...] = ()) -> dict:
@@ -50,7 +51,7 @@ def _ts(description: str, tools: list[str], includes: tuple[str, ...] = ()) -> d
 # Every toolset name Hermes 0.19 has, with its tools and includes. Tools this hermes does not have
 # are left out when a toolset resolves (see missing_tools), so a Hermes config keeps working.
 TOOLSETS: dict[str, dict] = {
-    "web": _ts("Web search and page extraction", ["web_search", "web_extract"]),
+    "web": _ts("Web search, page extraction and site crawling", ["web_search", "web_extract", "web_crawl"]),
     "search": _ts("Web search only", ["web_search"]),
     "x_search": _ts("Search X (Twitter) posts through xAI", ["x_search"]),
     "vision": _ts("Image analysis", ["vision_analyze"]),
@@ -66,6 +67,7 @@ TOOLSETS: dict[str, dict] = {
     "skills": _ts("Skill library: list, view, manage", _SKILLS),
     "browser": _ts("Browser automation, with web search to find URLs", [*_BROWSER, "web_search"]),
     "cronjob": _ts("Scheduled jobs", ["cronjob"]),
+    "messaging": _ts("Send messages to messaging platforms (gateway chats)", ["send_message"]),
     "file": _ts("Read, write, patch and search files", _FILE),
     "tts": _ts("Text to speech", ["text_to_speech"]),
     "todo": _ts("Task list for multi-step work", ["todo"]),
@@ -92,24 +94,24 @@ TOOLSETS: dict[str, dict] = {
     "hermes-api-server": _ts("OpenAI-compatible API server (no interactive tools)", _API_SERVER),
     "hermes-cli": _ts("Default CLI toolset", CORE_TOOLS),
     "hermes-cron": _ts("Scheduled job runs", CORE_TOOLS),
-    "hermes-telegram": _ts("Telegram", CORE_TOOLS),
-    "hermes-discord": _ts("Discord", [*CORE_TOOLS, "discord", "discord_admin"]),
-    "hermes-whatsapp": _ts("WhatsApp", CORE_TOOLS),
-    "hermes-slack": _ts("Slack", CORE_TOOLS),
-    "hermes-signal": _ts("Signal", CORE_TOOLS),
-    "hermes-bluebubbles": _ts("iMessage through BlueBubbles", CORE_TOOLS),
-    "hermes-homeassistant": _ts("Home Assistant", CORE_TOOLS),
-    "hermes-email": _ts("Email (IMAP/SMTP)", CORE_TOOLS),
-    "hermes-mattermost": _ts("Mattermost", CORE_TOOLS),
-    "hermes-matrix": _ts("Matrix", CORE_TOOLS),
-    "hermes-dingtalk": _ts("DingTalk", CORE_TOOLS),
-    "hermes-feishu": _ts("Feishu/Lark", [*CORE_TOOLS, "feishu_doc_read", *_FEISHU_DRIVE]),
-    "hermes-weixin": _ts("Weixin", CORE_TOOLS),
-    "hermes-qqbot": _ts("QQ", CORE_TOOLS),
-    "hermes-wecom": _ts("WeCom", CORE_TOOLS),
-    "hermes-wecom-callback": _ts("WeCom callback app", CORE_TOOLS),
-    "hermes-yuanbao": _ts("Yuanbao", [*CORE_TOOLS, *_YUANBAO]),
-    "hermes-sms": _ts("SMS (Twilio)", CORE_TOOLS),
+    "hermes-telegram": _ts("Telegram", _CHAT),
+    "hermes-discord": _ts("Discord", [*_CHAT, "discord", "discord_admin"]),
+    "hermes-whatsapp": _ts("WhatsApp", _CHAT),
+    "hermes-slack": _ts("Slack", _CHAT),
+    "hermes-signal": _ts("Signal", _CHAT),
+    "hermes-bluebubbles": _ts("iMessage through BlueBubbles", _CHAT),
+    "hermes-homeassistant": _ts("Home Assistant", _CHAT),
+    "hermes-email": _ts("Email (IMAP/SMTP)", _CHAT),
+    "hermes-mattermost": _ts("Mattermost", _CHAT),
+    "hermes-matrix": _ts("Matrix", _CHAT),
+    "hermes-dingtalk": _ts("DingTalk", _CHAT),
+    "hermes-feishu": _ts("Feishu/Lark", [*_CHAT, "feishu_doc_read", *_FEISHU_DRIVE]),
+    "hermes-weixin": _ts("Weixin", _CHAT),
+    "hermes-qqbot": _ts("QQ", _CHAT),
+    "hermes-wecom": _ts("WeCom", _CHAT),
+    "hermes-wecom-callback": _ts("WeCom callback app", _CHAT),
+    "hermes-yuanbao": _ts("Yuanbao", [*_CHAT, *_YUANBAO]),
+    "hermes-sms": _ts("SMS (Twilio)", _CHAT),
     "hermes-webhook": _ts("Webhook events (untrusted input: no terminal or files)", _WEBHOOK),
     "hermes-gateway": _ts("All messaging platforms", [], (
         "hermes-telegram", "hermes-discord", "hermes-whatsapp", "hermes-slack", "hermes-signal",

@@ -19,7 +19,7 @@ def _cli(*argv: str, ask=None) -> tuple[int, str]:
     cli.add_parser(parser.add_subparsers(dest="cmd"))
     args = parser.parse_args(["skills", *argv])
     lines: list[str] = []
-    code = cli.run(args, load_settings(), cli._IO(out=lines.append, err=lines.append, ask=ask))
+    code = cli.run(args, load_settings(), cli.IO(out=lines.append, err=lines.append, ask=ask))
     return code, "\n".join(lines)
 
 

@@ -27,11 +27,8 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     except ImportError:
         print(f"hermes api: aiohttp is not installed ({paths.install_hint('gateway')})", file=sys.stderr)
         return 1
-    env = settings.env
-    config = ApiConfig(host=args.host or env.get("API_SERVER_HOST") or "127.0.0.1",
-                       port=int(args.port or env.get("API_SERVER_PORT") or 8642),
-                       key=env.get("API_SERVER_KEY", "").strip(),
-                       model_name=env.get("API_SERVER_MODEL_NAME") or "hermes-agent")
+    config = ApiConfig.from_env(settings.env, (settings.cfg.platforms.get("api_server") or {}).get("extra"),
+                                host=args.host, port=args.port)
     try:
         config.check()
     except ApiConfigError as exc:

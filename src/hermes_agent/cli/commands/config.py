@@ -60,19 +60,6 @@ def _config_file(settings: Settings) -> Path:
     return Path(settings.config_file) if settings.config_file else paths.config_path()
 
 
-def _masked(data: object, key: str = "") -> object:
-    from hermes_agent.config.edit import mask_secret
-    from hermes_agent.config.migrate import is_secret_key
-
-    if isinstance(data, dict):
-        return {k: _masked(v, str(k)) for k, v in data.items()}
-    if isinstance(data, list):
-        return [_masked(v, key) for v in data]
-    if key and is_secret_key(key) and isinstance(data, str) and data:
-        return mask_secret(data)
-    return data
-
-
 def _yaml_text(data: object) -> str:
     from io import StringIO
 
@@ -88,14 +75,14 @@ def _yaml_text(data: object) -> str:
 
 def _show(args: argparse.Namespace, settings: Settings) -> int:
     from hermes_agent.config.defaults import OPTIONAL_ENV_VARS
-    from hermes_agent.config.edit import mask_secret
+    from hermes_agent.config.edit import mask_secret, masked
     from hermes_agent.config.loader import read_env_file
     from hermes_agent.config.migrate import is_secret_key
 
     cfg, env_file = _config_file(settings), paths.env_path()
     print("# effective configuration: defaults < config.yaml < .env < environment < flags")
     print(f"# config.yaml: {cfg}{'' if cfg.exists() else ' (missing: defaults only)'}")
-    print(_yaml_text(_masked(dict(settings.data))), end="")
+    print(_yaml_text(masked(dict(settings.data))), end="")
     file_env = read_env_file(env_file)
     names = sorted(set(file_env) | {n for n in OPTIONAL_ENV_VARS if settings.env.get(n)})
     print(f"# .env: {env_file}{'' if env_file.exists() else ' (missing)'}")
@@ -113,7 +100,9 @@ def _format(value: object) -> str:
     if value is None:
         return "null"
     if isinstance(value, dict | list):
-        return _yaml_text(_masked(value)).rstrip("\n")
+        from hermes_agent.config.edit import masked
+
+        return _yaml_text(masked(value)).rstrip("\n")
     return str(value)
 
 
@@ -143,17 +132,8 @@ def _get(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def _save_checked(doc: object, cfg: Path) -> None:
-    """Load the settings the edited document would make; write it only when they load (a bad value
-    is refused with one line naming key, value and what is expected, and the file stays as it was)."""
-    from hermes_agent.config.loader import load_settings
-
-    load_settings(config_text=doc.dumps())  # type: ignore[attr-defined]
-    doc.save()  # type: ignore[attr-defined]
-
-
 def _set(args: argparse.Namespace, settings: Settings) -> int:
-    from hermes_agent.config.edit import ConfigDocument, set_env_values
+    from hermes_agent.config.edit import ConfigDocument, save_checked, set_env_values
     from hermes_agent.config.loader import parse_scalar
     from hermes_agent.config.migrate import is_secret_key
 
@@ -166,7 +146,7 @@ def _set(args: argparse.Namespace, settings: Settings) -> int:
     value = args.value if args.string else parse_scalar(args.value)
     known = settings.get(args.key, _MISSING) is not _MISSING
     doc.set(args.key, value)
-    _save_checked(doc, cfg)
+    save_checked(doc)
     print(f"{args.key} = {_format(value)}  ({cfg})")
     if not known:
         print(f"note: {args.key!r} is not a known option{_unknown_key_hint(args.key)}", file=sys.stderr)
@@ -177,7 +157,7 @@ def _set(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _unset(args: argparse.Namespace, settings: Settings) -> int:
-    from hermes_agent.config.edit import ConfigDocument, set_env_values
+    from hermes_agent.config.edit import ConfigDocument, save_checked, set_env_values
 
     if _ENV_KEY.match(args.key):
         from hermes_agent.config.loader import read_env_file
@@ -193,7 +173,7 @@ def _unset(args: argparse.Namespace, settings: Settings) -> int:
     if not doc.unset(args.key):
         print(f"hermes config unset: {args.key} is not set in {cfg}", file=sys.stderr)
         return 1
-    _save_checked(doc, cfg)
+    save_checked(doc)
     print(f"{args.key} removed from {cfg} (the default applies)")
     return 0
 

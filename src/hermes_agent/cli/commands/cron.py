@@ -38,7 +38,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     rn.add_argument("--now", action="store_true")
     sub.add_parser("status", help="Jobs, what is due next, and whether a scheduler daemon is running")
     dm = sub.add_parser("daemon", help="Run the scheduler in the foreground (safe beside other schedulers)")
-    dm.add_argument("--interval", type=float, default=30.0, help="seconds between ticks (default 30)")
+    dm.add_argument("--interval", type=float, help="seconds between ticks (default: cron.tick_seconds or 30)")
     dm.add_argument("--once", action="store_true", help="run what is due now, then exit")
 
 
@@ -103,8 +103,9 @@ def _run_job(args: argparse.Namespace, store: JobStore, settings: Settings) -> i
         print(f"Job {job['id']} will run on the scheduler's next tick")
         return 0
     from hermes_agent.cron.scheduler import run_job
+    from hermes_agent.gateway.send import Outbox
 
-    result = run_job(store.get(args.job), store, settings)
+    result = run_job(store.get(args.job), store, settings, Outbox(settings))
     print(result.text if result.ok else f"FAILED: {result.error}")
     print(f"(output saved to {result.output_path})", file=sys.stderr)
     return 0 if result.ok else 1
@@ -130,21 +131,42 @@ def _status(args: argparse.Namespace, store: JobStore, settings: Settings) -> in
         nxt = min(active, key=lambda j: str(j["next_run_at"]))
         print(f"Next: {nxt['id']} ({nxt.get('name')}) at {nxt['next_run_at']}")
     pids = _daemon_pids(store)
-    print(f"Scheduler: running (pid {', '.join(map(str, pids))})" if pids
-          else "Scheduler: not running (start it with: hermes cron daemon)")
+    gateway = _gateway_pid()
+    if gateway:
+        print(f"Scheduler: running in the gateway (pid {gateway})")
+    if pids or not gateway:
+        print(f"Scheduler: running (pid {', '.join(map(str, pids))})" if pids
+              else "Scheduler: not running (start it with: hermes cron daemon, or run hermes gateway)")
     return 0
 
 
+def _gateway_pid() -> int | None:
+    """The pid of a running `hermes gateway run` on this home that ticks the scheduler, else None."""
+    import json
+
+    from hermes_agent.gateway.runner import state_path
+
+    try:
+        state = json.loads(state_path().read_text(encoding="utf-8"))
+        pid = int(state.get("pid") or 0)
+        os.kill(pid, 0)
+    except (OSError, ValueError, TypeError):
+        return None
+    return pid if state.get("running") and (state.get("cron") or {}).get("running") else None
+
+
 def _daemon(args: argparse.Namespace, store: JobStore, settings: Settings) -> int:
-    from hermes_agent.cron.scheduler import RunResult, run_forever, tick
+    from hermes_agent.cron.scheduler import RunResult, run_forever, tick, tick_seconds
+    from hermes_agent.gateway.send import Outbox
 
     def report(result: RunResult) -> None:
         status = "ok" if result.ok else f"FAILED: {result.error}"
         print(f"[{utcnow().isoformat(timespec='seconds')}] job {result.job_id}: {status} -> {result.output_path}",
               flush=True)
 
+    outbox = Outbox(settings)  # no gateway here: deliveries are one-shot sends through each platform's API
     if args.once:
-        for result in tick(store, settings):
+        for result in tick(store, settings, outbox):
             report(result)
         return 0
     stop = threading.Event()
@@ -152,9 +174,10 @@ def _daemon(args: argparse.Namespace, store: JobStore, settings: Settings) -> in
     store.dir.mkdir(parents=True, exist_ok=True)
     pid_file = store.dir / f"daemon.{os.getpid()}.pid"
     pid_file.write_text(str(os.getpid()), encoding="utf-8")
-    print(f"hermes cron daemon: ticking every {args.interval:g}s over {store.file}", flush=True)
+    interval = args.interval if args.interval is not None else tick_seconds(settings)
+    print(f"hermes cron daemon: ticking every {interval:g}s over {store.file}", flush=True)
     try:
-        run_forever(store, settings, interval=args.interval, stop=stop, on_result=report)
+        run_forever(store, settings, interval=interval, stop=stop, messenger=outbox, on_result=report)
     finally:
         pid_file.unlink(missing_ok=True)
     return 0

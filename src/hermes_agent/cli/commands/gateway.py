@@ -71,6 +71,12 @@ def _status() -> int:
         if info.get("last_error"):
             print(f"    last error: {info['last_error']}")
     print(f"Sessions: {state.get('sessions', 0)} ({state.get('busy', 0)} working)")
+    cron = state.get("cron") or {}
+    if cron:
+        print(f"Cron: {'ticking' if cron.get('running') and running else 'stopped'}; {cron.get('runs', 0)} run(s)"
+              + (f", last {cron['last']}" if cron.get("last") else ""))
+    if state.get("api_server"):
+        print(f"API server: http://{state['api_server']}/v1")
     if unit_path().is_file():
         print(f"Service: systemd user unit {service_name()} ({'managed' if systemd_managed() else 'no user systemd here'})")
     return 0 if running else 1

@@ -124,7 +124,7 @@ def control(action: str) -> int:
 
 
 def pid_file() -> Path:
-    return paths.hermes_home() / "gateway" / "gateway.pid"
+    return paths.gateway_dir() / "gateway.pid"
 
 
 def alive(pid: int) -> bool:

@@ -1,11 +1,11 @@
-"""`hermes skills list|search|install|inspect|audit|uninstall|publish|snapshot|tap|review`.
+"""`hermes skills list|search|install|inspect|audit|update|uninstall|publish|snapshot|tap|review`.
 
-`slash(settings, line)` runs the same actions for `/skills ...` in the chat REPL."""
+Search/install/update/publish/snapshot handlers live in skills_hub.py. `slash(settings, line)` runs the
+same actions for `/skills ...` in the chat REPL. Only the user drives the hub: no model tool does."""
 
 from __future__ import annotations
 
 import argparse
-import json
 import shlex
 import sys
 from collections.abc import Callable
@@ -14,15 +14,14 @@ from pathlib import Path
 
 from hermes_agent.config.settings import Settings
 from hermes_agent.skills.guard import ScanReport
-from hermes_agent.skills.hub import SkillsHub
+from hermes_agent.skills.hub import HubConfig, HubError, SkillsHub
 from hermes_agent.skills.review import ProposalStore, ReviewError
-from hermes_agent.skills.taps import HubError
 
-_ACTIONS_HELP = "list, search, install, inspect, audit, uninstall, publish, snapshot, tap, review"
+_ACTIONS_HELP = "list, search, install, inspect, audit, update, uninstall, publish, snapshot, tap, review"
 
 
 @dataclass(slots=True)
-class _IO:
+class IO:
     """Where output goes and how to ask a yes/no question (None: not interactive)."""
 
     out: Callable[[str], None] = print
@@ -37,25 +36,16 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _fill(p: argparse.ArgumentParser) -> None:
+    from hermes_agent.cli.commands import skills_hub
+
     sub = p.add_subparsers(dest="skills_command", metavar="ACTION")
     sub.add_parser("list", help="Installed skills with their source")
-    s = sub.add_parser("search", help="Search the configured taps")
-    s.add_argument("query", nargs="*")
-    i = sub.add_parser("install", help="Install from a tap (name or tap/name) or a local skill directory")
-    i.add_argument("source")
-    i.add_argument("--force", action="store_true", help="Install even when the guard refuses it")
-    i.add_argument("--category", help="Category folder to install into")
+    skills_hub.add_hub_actions(sub)
     n = sub.add_parser("inspect", help="Show a skill's metadata, files, guard findings and provenance")
     n.add_argument("name")
     sub.add_parser("audit", help="Re-scan installed skills with the guard")
     u = sub.add_parser("uninstall", help="Remove an installed skill")
     u.add_argument("name")
-    pub = sub.add_parser("publish", help="Copy a skill into a tap directory and commit it")
-    pub.add_argument("name")
-    pub.add_argument("--to", required=True, help="Tap name or directory")
-    pub.add_argument("--force", action="store_true")
-    snap = sub.add_parser("snapshot", help="Export installed skills with hashes as JSON")
-    snap.add_argument("-o", "--output", help="File to write (default: stdout)")
     tap = sub.add_parser("tap", help="Manage taps: add URL, list, remove NAME, update [NAME]")
     tap.add_argument("tap_action", choices=("add", "list", "remove", "update"))
     tap.add_argument("target", nargs="?", help="git URL or directory (add); tap name or URL (remove, update)")
@@ -68,15 +58,27 @@ def _fill(p: argparse.ArgumentParser) -> None:
     rv.add_argument("--force", action="store_true", help="Apply even if the live skill changed since")
 
 
-def run(args: argparse.Namespace, settings: Settings, io: _IO | None = None) -> int:
+def hub_config(settings: Settings) -> HubConfig:
+    """The `skills.hub` settings and the environment (for GITHUB_TOKEN) as the hub's config."""
+    h = settings.cfg.skills.hub
+    return HubConfig(timeout=h.timeout, github_api=h.github_api, repos=tuple(h.repos),
+                     marketplaces=tuple(h.marketplaces), well_known=tuple(h.well_known),
+                     trusted_repos=tuple(h.trusted_repos), clawhub_url=h.clawhub_url, lobehub_url=h.lobehub_url,
+                     skills_sh_url=h.skills_sh_url, disabled_sources=tuple(h.disabled_sources), env=settings.env)
+
+
+def run(args: argparse.Namespace, settings: Settings, io: IO | None = None) -> int:
     """Run one action; problems become one line on stderr and exit code 1."""
-    io = io or _IO(ask=_tty_ask if sys.stdin.isatty() and sys.stdout.isatty() else None)
+    io = io or IO(ask=_tty_ask if sys.stdin.isatty() and sys.stdout.isatty() else None)
     action = getattr(args, "skills_command", None) or "list"
     skills_dir = Path(settings.home) / "skills"
     external = tuple(Path(str(d)).expanduser() for d in settings.cfg.skills.external_dirs)
-    hub = SkillsHub(skills_dir, external_dirs=external)
+    hub = SkillsHub(skills_dir, external_dirs=external, config=hub_config(settings))
+    from hermes_agent.cli.commands import skills_hub
+
+    handlers = {**_HANDLERS, **skills_hub.HANDLERS}
     try:
-        return _HANDLERS[action](args, hub, io)
+        return handlers[action](args, hub, io)
     except (HubError, ReviewError, OSError) as exc:
         io.err(f"hermes skills {action}: {exc}")
         return 1
@@ -92,7 +94,7 @@ def slash(settings: Settings, line: str, out: Callable[[str], None] = print,
     except (argparse.ArgumentError, SystemExit, ValueError):
         out(f"usage: /skills [{_ACTIONS_HELP}] ...")
         return 2
-    return run(args, settings, _IO(out=out, err=out, ask=ask))
+    return run(args, settings, IO(out=out, err=out, ask=ask))
 
 
 def _tty_ask(prompt: str) -> str:
@@ -102,7 +104,7 @@ def _tty_ask(prompt: str) -> str:
         return "q"
 
 
-def _list(args: argparse.Namespace, hub: SkillsHub, io: _IO) -> int:
+def _list(args: argparse.Namespace, hub: SkillsHub, io: IO) -> int:
     rows = hub.installed()
     if not rows:
         io.out("No skills installed. Add a tap (`hermes skills tap add DIR_OR_URL`) and install one.")
@@ -115,37 +117,14 @@ def _list(args: argparse.Namespace, hub: SkillsHub, io: _IO) -> int:
     return 0
 
 
-def _search(args: argparse.Namespace, hub: SkillsHub, io: _IO) -> int:
-    if not hub.taps.list():
-        io.out("No taps configured: `hermes skills tap add <git-url-or-directory>`.")
-        return 0
-    hits = hub.search(" ".join(args.query))
-    for s in hits:
-        io.out(f"{s.ref}  [{s.category or 'general'}]  {s.description[:90]}")
-    io.out(f"{len(hits)} skill(s) found.")
-    return 0
-
-
-def _print_findings(io: _IO, report: ScanReport, limit: int = 20) -> None:
+def print_findings(io: IO, report: ScanReport, limit: int = 20) -> None:
     for f in report.findings[:limit]:
         io.out(f"  [{f.severity}] {f.rule_id} {f.file}:{f.line}  {f.message}\n      {f.excerpt}")
     if len(report.findings) > limit:
         io.out(f"  … {len(report.findings) - limit} more")
 
 
-def _install(args: argparse.Namespace, hub: SkillsHub, io: _IO) -> int:
-    result = hub.install(args.source, force=args.force, category=args.category)
-    if not result.installed:
-        io.err(f"Refused {result.name}: {result.decision.reason}")
-        _print_findings(io, result.report)
-        return 1
-    io.out(f"Installed {result.name} -> {result.path} ({result.decision.reason})")
-    if result.report.findings:
-        _print_findings(io, result.report)
-    return 0
-
-
-def _inspect(args: argparse.Namespace, hub: SkillsHub, io: _IO) -> int:
+def _inspect(args: argparse.Namespace, hub: SkillsHub, io: IO) -> int:
     data = hub.inspect(args.name)
     io.out(f"{data['name']}  source: {data['source']}  trust: {data['trust']}\n  path: {data['path']}")
     meta = data["meta"]
@@ -154,16 +133,18 @@ def _inspect(args: argparse.Namespace, hub: SkillsHub, io: _IO) -> int:
         if meta.get(key):
             io.out(f"  {key}: {meta[key]}")
     io.out(f"  files: {', '.join(data['files'])}")
-    io.out(f"  guard: {data['scan']} — {data['decision']}")
+    io.out(f"  guard: {data['scan']} (verdict {data['verdict']}) — {data['decision']}")
     for f in data["findings"]:
         io.out(f"    [{f['severity']}] {f['rule']} {f['file']}:{f['line']}  {f['message']}")
     if data["lock"]:
         lock = data["lock"]
-        io.out(f"  installed from {lock.get('source')} @ {lock.get('commit') or '-'} on {lock.get('installed_at')}")
+        rev = (lock.get("metadata") or {}).get("source_revision") or "-"
+        io.out(f"  installed from {lock.get('source')}:{lock.get('identifier')} @ {rev} on {lock.get('installed_at')}"
+               f" ({lock.get('trust_level')}, verdict {lock.get('scan_verdict')})")
     return 0
 
 
-def _audit(args: argparse.Namespace, hub: SkillsHub, io: _IO) -> int:
+def _audit(args: argparse.Namespace, hub: SkillsHub, io: IO) -> int:
     bad = 0
     for skill, report in hub.audit():
         flag = " (modified since install)" if skill.modified else ""
@@ -171,34 +152,18 @@ def _audit(args: argparse.Namespace, hub: SkillsHub, io: _IO) -> int:
         serious = [f for f in report.findings if f.severity in ("high", "critical")]
         if serious:
             bad += 1
-            _print_findings(io, ScanReport(tuple(serious)))
+            print_findings(io, ScanReport(tuple(serious)))
     io.out(f"{bad} skill(s) with high or critical findings.")
     return 1 if bad else 0
 
 
-def _uninstall(args: argparse.Namespace, hub: SkillsHub, io: _IO) -> int:
+def _uninstall(args: argparse.Namespace, hub: SkillsHub, io: IO) -> int:
     path = hub.uninstall(args.name)
     io.out(f"Removed {args.name} ({path})")
     return 0
 
 
-def _publish(args: argparse.Namespace, hub: SkillsHub, io: _IO) -> int:
-    res = hub.publish(args.name, args.to, force=args.force)
-    tail = f", committed {res['commit'][:12]} (push it yourself)" if res["commit"] else ""
-    io.out(f"Published {args.name} -> {res['path']}{tail}")
-    return 0
-
-
-def _snapshot(args: argparse.Namespace, hub: SkillsHub, io: _IO) -> int:
-    data = hub.snapshot(Path(args.output) if args.output else None)
-    if args.output:
-        io.out(f"Wrote {len(data['skills'])} skill(s) to {args.output}")
-    else:
-        io.out(json.dumps(data, indent=2))
-    return 0
-
-
-def _tap(args: argparse.Namespace, hub: SkillsHub, io: _IO) -> int:
+def _tap(args: argparse.Namespace, hub: SkillsHub, io: IO) -> int:
     if args.tap_action == "list":
         taps = hub.taps.list()
         for t in taps:
@@ -221,7 +186,7 @@ def _tap(args: argparse.Namespace, hub: SkillsHub, io: _IO) -> int:
     return 0
 
 
-def _review(args: argparse.Namespace, hub: SkillsHub, io: _IO) -> int:
+def _review(args: argparse.Namespace, hub: SkillsHub, io: IO) -> int:
     store = ProposalStore(hub.skills_dir)
     if args.apply:
         io.out(f"Applied {store.apply(args.apply, force=args.force).id}")
@@ -241,7 +206,7 @@ def _review(args: argparse.Namespace, hub: SkillsHub, io: _IO) -> int:
     return _review_each(store, pending, io)
 
 
-def _review_each(store: ProposalStore, pending: list, io: _IO) -> int:
+def _review_each(store: ProposalStore, pending: list, io: IO) -> int:
     for p in pending:
         io.out(f"=== {p.id}  skill {p.name}  ({', '.join(p.actions)})")
         io.out(p.diff(store.skills_dir).rstrip() or "(no changes against the live skill)")
@@ -263,7 +228,6 @@ def _review_each(store: ProposalStore, pending: list, io: _IO) -> int:
     return 0
 
 
-_HANDLERS: dict[str, Callable[[argparse.Namespace, SkillsHub, _IO], int]] = {
-    "list": _list, "search": _search, "install": _install, "inspect": _inspect, "audit": _audit,
-    "uninstall": _uninstall, "publish": _publish, "snapshot": _snapshot, "tap": _tap, "review": _review,
+_HANDLERS: dict[str, Callable[[argparse.Namespace, SkillsHub, IO], int]] = {
+    "list": _list, "inspect": _inspect, "audit": _audit, "uninstall": _uninstall, "tap": _tap, "review": _review,
 }

@@ -5,4 +5,7 @@ Each module listed here has `from_settings(settings, conf) -> adapter | None` (N
 
 PLATFORMS: tuple[tuple[str, str], ...] = (
     ("telegram", "hermes_agent.gateway.platforms.telegram"),
+    ("whatsapp", "hermes_agent.gateway.platforms.whatsapp"),
+    ("slack", "hermes_agent.gateway.platforms.slack"),
+    ("discord", "hermes_agent.gateway.platforms.discord"),
 )

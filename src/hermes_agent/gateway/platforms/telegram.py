@@ -38,14 +38,39 @@ def escape_markdown_v2(text: str) -> str:
     return "".join(out)
 
 
+def addressed_to_bot(msg, bot_id: int, username: str) -> bool:  # type: ignore[no-untyped-def]
+    """Telegram's group rule: a reply to the bot, an @mention of it (entity, or plain text when the client sent
+    no entities) or a /command@bot. A bare /command is not addressed to any one bot."""
+    reply = msg.reply_to_message
+    if reply is not None and reply.from_user is not None and reply.from_user.id == bot_id:
+        return True
+    handle = "@" + username.lower()
+    parsed = {**msg.parse_entities(), **msg.parse_caption_entities()}
+    for entity, text in parsed.items():
+        if (entity.type == "mention" and text.lower() == handle) or \
+                (entity.type == "text_mention" and entity.user is not None and entity.user.id == bot_id) or \
+                (entity.type == "bot_command" and text.lower().endswith(handle)):
+            return True
+    raw = msg.text or msg.caption or ""
+    return not parsed and bool(username) and re.search(rf"(?i)(?<![\w@/]){re.escape(handle)}\b", raw) is not None
+
+
+def _truthy(value: object) -> bool:
+    return str(value).strip().lower() in ("1", "true", "yes", "on")
+
+
 def from_settings(settings, conf: dict):  # type: ignore[no-untyped-def]
-    """A TelegramAdapter when TELEGRAM_BOT_TOKEN (or platforms.telegram.token) is set, else None."""
+    """A TelegramAdapter when TELEGRAM_BOT_TOKEN (or platforms.telegram.token) is set, else None.
+    Groups: `extra.require_mention` (else TELEGRAM_REQUIRE_MENTION; default false, as Hermes)."""
     token = settings.env.get("TELEGRAM_BOT_TOKEN") or conf.get("token")
     if not token:
         return None
     extra = conf.get("extra") or {}
+    mention = extra.get("require_mention")
+    mention = _truthy(mention if mention is not None else settings.env.get("TELEGRAM_REQUIRE_MENTION", "false"))
     return TelegramAdapter(str(token), base_url=extra.get("base_url"), base_file_url=extra.get("base_file_url"),
-                           poll_timeout=float(extra.get("poll_timeout", 25)), webhook=_webhook(settings, extra))
+                           poll_timeout=float(extra.get("poll_timeout", 25)), webhook=_webhook(settings, extra),
+                           require_mention=mention)
 
 
 def _webhook(settings, extra: dict) -> WebhookConfig | None:  # type: ignore[no-untyped-def]
@@ -71,7 +96,8 @@ class TelegramAdapter:
     max_length = MAX_LENGTH
 
     def __init__(self, token: str, *, base_url: str | None = None, base_file_url: str | None = None,
-                 poll_timeout: float = 25.0, inbox: Inbox | None = None, webhook: WebhookConfig | None = None) -> None:
+                 poll_timeout: float = 25.0, inbox: Inbox | None = None, webhook: WebhookConfig | None = None,
+                 require_mention: bool = False) -> None:
         from telegram import Bot
         from telegram.request import HTTPXRequest
 
@@ -81,6 +107,7 @@ class TelegramAdapter:
         if base_file_url:
             kw["base_file_url"] = base_file_url
         self.poll_timeout = poll_timeout
+        self.require_mention = require_mention
         self.bot = Bot(token, request=HTTPXRequest(connection_pool_size=32, read_timeout=15, connect_timeout=5),
                        get_updates_request=HTTPXRequest(read_timeout=poll_timeout + 5, connect_timeout=5), **kw)
         self.inbox = inbox or Inbox(self.name)
@@ -114,6 +141,12 @@ class TelegramAdapter:
         self._web = await serve_webhook(self.webhook, self._pushed)
         await self._retrying(self.bot.set_webhook, url=self.webhook.url, secret_token=self.webhook.secret,
                              allowed_updates=["message", "callback_query"])
+
+    async def connect(self) -> None:
+        """For a one-shot send (no polling, webhook left as it is): getMe once; a refusal raises."""
+        await self.bot.initialize()
+        self.username = getattr(self.bot, "username", "") or ""
+        self.connected = True
 
     async def _pushed(self, update: dict) -> None:
         payload = update if ("message" in update or "callback_query" in update) else None
@@ -192,8 +225,13 @@ class TelegramAdapter:
                            q.from_user.full_name or "", "", is_dm=bool(chat and chat.type == "private"),
                            callback_data=q.data or "", callback_id=q.id)
         msg = update.message
-        if msg is None or msg.from_user is None:
+        if msg is None or msg.from_user is None or msg.from_user.id == self.bot.id:
             return None
+        text = msg.text or msg.caption or ""
+        if msg.chat.type in ("group", "supergroup") and self.username:
+            if self.require_mention and not addressed_to_bot(msg, self.bot.id, self.username):
+                return None  # group chatter not meant for the bot: accepted, never answered
+            text = re.sub(rf"(?i)@{re.escape(self.username)}\b[,:]?\s*", "", text).strip() or text
         extra = {}
         if msg.document is not None:
             extra = {"file_id": msg.document.file_id, "file_name": msg.document.file_name or "document"}
@@ -203,10 +241,10 @@ class TelegramAdapter:
             audio = msg.voice or msg.audio
             name = getattr(audio, "file_name", None) or f"voice_{msg.message_id}.ogg"
             extra = {"file_id": audio.file_id, "file_name": name, "voice": True}
-        if not (msg.text or msg.caption or extra):
+        if not (text or extra):
             return None
         return Inbound("telegram", event_id, str(msg.chat.id), str(msg.from_user.id),
-                       msg.from_user.username or msg.from_user.full_name or "", msg.text or msg.caption or "",
+                       msg.from_user.username or msg.from_user.full_name or "", text,
                        is_dm=msg.chat.type == "private", extra=extra)
 
     async def download(self, file_id: str, target: Path) -> Path:

@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 IP = ipaddress.IPv4Address | ipaddress.IPv6Address
 Resolver = Callable[[str], list[str]]
 
-_METADATA_HOSTS = frozenset({"metadata.google.internal", "metadata.goog", "metadata"})
+METADATA_HOSTS = frozenset({"metadata.google.internal", "metadata.goog", "metadata"})
 _METADATA_IPS = frozenset(ipaddress.ip_address(a) for a in (
     "169.254.169.254", "169.254.170.2", "169.254.169.253", "fd00:ec2::254", "100.100.100.200"))
 _LINK_LOCAL = (ipaddress.ip_network("169.254.0.0/16"), ipaddress.ip_network("fe80::/10"))
@@ -55,6 +55,24 @@ def _is_private(ip: IP) -> bool:
     return not ip.is_global or ip.is_multicast
 
 
+def address_problem(ip: IP, allow_private_urls: bool) -> str | None:
+    """What `ip` is when a tool must not connect to it ("a cloud metadata address", ...), or None. The one
+    address policy of the web and browser tools."""
+    ip = _unmapped(ip)
+    if ip in _METADATA_IPS:
+        return "a cloud metadata address"
+    if _is_metadata(ip):
+        return "a link-local address"  # refused even when private URLs are allowed: metadata services live there
+    if ip.is_multicast or ip.is_unspecified:
+        return "not a host address"
+    if allow_private_urls or not _is_private(ip):
+        return None
+    for attr, label in (("is_loopback", "loopback"), ("is_private", "private")):
+        if getattr(ip, attr):
+            return f"a {label} address"
+    return "a reserved, non-public address"
+
+
 def url_problem(url: str, allow_private_urls: bool, resolver: Resolver = resolve) -> str | None:
     """Why `url` must not be opened (a sentence for the model), or None when it may."""
     try:
@@ -66,7 +84,7 @@ def url_problem(url: str, allow_private_urls: bool, resolver: Resolver = resolve
         return f"Blocked: only http and https URLs can be opened, not {parts.scheme or 'a bare path'!r}"
     if not host:
         return f"Blocked: {url!r} has no host"
-    if host in _METADATA_HOSTS:
+    if host in METADATA_HOSTS:
         return "Blocked: URL targets a cloud metadata endpoint"
     try:
         addresses = [ipaddress.ip_address(host)]

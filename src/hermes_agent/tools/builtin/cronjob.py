@@ -29,7 +29,9 @@ CRONJOB_SCHEMA = {
                                                       "(cron), or an ISO time such as '2026-06-01T09:00:00'"},
         "name": {"type": "string", "description": "Optional human-friendly name"},
         "repeat": {"type": "integer", "description": "Optional run count (default: once for one-shot, forever else)"},
-        "deliver": {"type": "string", "description": "'local' (save only), 'origin', or platform:chat_id"},
+        "deliver": {"type": "string", "description": "Omit to deliver back to this chat ('origin'); 'local' "
+                                                     "(save only), 'telegram' (its home channel) or 'telegram:chat_id'; "
+                                                     "comma-separate several"},
         "include_disabled": {"type": "boolean", "description": "For list: include paused jobs (default true)"},
     }, "required": ["action"]},
 }
@@ -53,12 +55,14 @@ def format_job(job: dict) -> dict:
             "state": job.get("state", "scheduled" if job.get("enabled", True) else "paused")}
 
 
-def _create(args: dict) -> str:
+def _create(args: dict, origin: dict | None) -> str:
+    """A new job; from a gateway chat it records that chat as `origin` and delivers there by default."""
     if not args.get("schedule") or not args.get("prompt"):
         return tool_error("action=create needs both 'schedule' and 'prompt'")
     repeat = args.get("repeat")
+    deliver = args.get("deliver") or ("origin" if origin else None)
     job = new_job(str(args["prompt"]), str(args["schedule"]), utcnow(), name=args.get("name"),
-                  deliver=args.get("deliver"), repeat=int(repeat) if repeat not in (None, "") else None)
+                  deliver=deliver, repeat=int(repeat) if repeat not in (None, "") else None, origin=origin)
     _store().add(job)
     return json.dumps({"success": True, "job_id": job["id"], "name": job["name"], "schedule": job["schedule_display"],
                        "deliver": job["deliver"], "next_run_at": job["next_run_at"], "job": format_job(job),
@@ -84,12 +88,13 @@ def _on_job(action: str, args: dict) -> str:
     return json.dumps({"success": True, "job": format_job(job)}, indent=2)
 
 
-def cronjob(args: dict) -> str:
+def cronjob(args: dict, ctx: object = None) -> str:
     """Run one cronjob action; errors come back as JSON the model can act on."""
     action = str(args.get("action") or "").strip().lower()
+    origin = getattr(ctx, "origin", None)
     try:
         if action == "create":
-            return _create(args)
+            return _create(args, dict(origin) if origin else None)
         if action == "list":
             jobs = [format_job(j) for j in _store().load() if args.get("include_disabled", True) or j.get("enabled", True)]
             return json.dumps({"success": True, "count": len(jobs), "jobs": jobs}, indent=2)
@@ -113,10 +118,10 @@ _LEGACY = {
 
 
 def _legacy(action: str):  # type: ignore[no-untyped-def]
-    return lambda args, **kw: cronjob({**args, "action": action})
+    return lambda args, **kw: cronjob({**args, "action": action}, kw.get("ctx"))
 
 
-registry.register("cronjob", "cronjob", CRONJOB_SCHEMA, lambda args, **kw: cronjob(args), emoji="⏰",
+registry.register("cronjob", "cronjob", CRONJOB_SCHEMA, lambda args, **kw: cronjob(args, kw.get("ctx")), emoji="⏰",
                   subagent_ok=False, parallel_safe=False)
 for _name, (_action, _desc, _props, _req) in _LEGACY.items():
     registry.register(_name, "cronjob_legacy", {"name": _name, "description": _desc, "parameters": {

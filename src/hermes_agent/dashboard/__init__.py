@@ -1,0 +1,1 @@
+"""`hermes dashboard`: a token-protected, server-rendered web dashboard (aiohttp, no JavaScript)."""
