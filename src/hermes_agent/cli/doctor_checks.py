@@ -182,6 +182,10 @@ def check_backend(settings: Settings) -> list[Finding]:
         return [Finding("fail", f"terminal backend {backend}: `{need}` is not on PATH")]
     if backend == "ssh" and not settings.cfg.terminal.ssh_host:
         return [Finding("fail", "terminal backend ssh: terminal.ssh_host is not set")]
+    from hermes_agent.terminal.manager import backend_problem
+
+    if problem := backend_problem(settings):
+        return [Finding("fail", f"terminal backend {backend}: {problem}")]
     return [Finding("ok", f"terminal backend {backend}")]
 
 

@@ -45,6 +45,9 @@ DEFAULT_CONFIG: dict = {
         "auto_source_bashrc": True,
         "docker_extra_args": [],
         "singularity_binds": [],
+        "container_disk": 51200,  # MB (modal ephemeral_disk, daytona disk in GiB, capped at 10)
+        "modal_image": "nikolaik/python-nodejs:python3.11-nodejs20",
+        "daytona_image": "nikolaik/python-nodejs:python3.11-nodejs20",
     },
     "tool_output": {"max_bytes": 50000, "max_lines": 2000, "max_line_length": 2000},
     "file_read_max_chars": 100000,
@@ -69,6 +72,8 @@ DEFAULT_CONFIG: dict = {
     "tts": {},
     "stt": {},
     "image_gen": {},
+    # RL tools: rollout-only here (no trainer); see tools/builtin/rl.py.
+    "rl": {"backend": "local-rollout", "workers": 2, "toolsets": ["terminal", "file"], "atropos_environments_dir": ""},
     "sessions": {"title_mode": "first_message"},  # first_message | llm (one auxiliary call) | off
     "context_file_max_chars": None,  # None: the built-in 20000
     "display": {"show_reasoning": True, "tool_progress": "all", "streaming": True, "personality": ""},
@@ -134,6 +139,8 @@ ENV_TO_CONFIG: dict[str, str] = {
     "TERMINAL_SSH_USER": "terminal.ssh_user",
     "TERMINAL_SSH_PORT": "terminal.ssh_port",
     "TERMINAL_SSH_KEY": "terminal.ssh_key",
+    "TERMINAL_MODAL_IMAGE": "terminal.modal_image",
+    "TERMINAL_DAYTONA_IMAGE": "terminal.daytona_image",
 }
 
 # Optional secrets: metadata drives `hermes setup` / `hermes config migrate`.

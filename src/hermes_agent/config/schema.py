@@ -66,6 +66,9 @@ class TerminalCfg:
     auto_source_bashrc: bool
     docker_extra_args: list[str]
     singularity_binds: list[str]
+    container_disk: int = field(**_c(min=0))
+    modal_image: str
+    daytona_image: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -268,6 +271,7 @@ class Config:
     tts: FreeForm  # tts.provider + tts.<provider>.* (media/speech.py)
     stt: FreeForm  # stt.enabled, stt.provider + stt.<provider>.* (media/transcribe.py)
     image_gen: FreeForm  # image_gen.provider/model/base_url (media/images.py)
+    rl: FreeForm  # rl.backend (local-rollout), workers, toolsets, atropos_environments_dir (tools/builtin/rl.py)
     mcp_servers: FreeForm
     cron: FreeForm  # Hermes's scheduler-provider settings; we read `cron.timeout`
     gateway: GatewayCfg

@@ -11,7 +11,7 @@ from hermes_agent.config.settings import Settings
 from hermes_agent.errors import HermesError
 from hermes_agent.terminal.base import TerminalBackend
 
-BACKENDS = ("local", "docker", "ssh", "singularity")
+BACKENDS = ("local", "docker", "ssh", "singularity", "modal", "daytona")
 
 
 def _cwd_setting(settings: Settings) -> str | None:
@@ -94,22 +94,69 @@ def _singularity(settings: Settings, task_id: str, opts: dict) -> TerminalBacken
                               binds=list(t.singularity_binds))
 
 
+def _env(settings: Settings, name: str) -> str:
+    """A credential from the process environment or $HERMES_HOME/.env (settings.env)."""
+    return os.environ.get(name) or settings.env.get(name, "")
+
+
+def _daytona(settings: Settings, task_id: str, opts: dict) -> TerminalBackend:
+    from hermes_agent.terminal.daytona import DaytonaBackend, daytona_problem
+
+    env = {k: _env(settings, k) for k in ("DAYTONA_API_KEY", "DAYTONA_API_URL", "DAYTONA_TARGET")}
+    if problem := daytona_problem(env):
+        raise HermesError(f"terminal.backend is daytona but {problem}")
+    t = settings.cfg.terminal
+    return DaytonaBackend(t.daytona_image, api_key=env["DAYTONA_API_KEY"], api_url=env["DAYTONA_API_URL"],
+                          target=env["DAYTONA_TARGET"], task_id=task_id, cpu=t.container_cpu,
+                          memory_mb=t.container_memory, disk_mb=t.container_disk,
+                          cwd=_remote_cwd(settings), timeout=t.timeout, source_rc=_source_rc(settings))
+
+
+def _modal(settings: Settings, task_id: str, opts: dict) -> TerminalBackend:
+    from hermes_agent.terminal.modal import ModalBackend, modal_problem
+
+    env = {k: _env(settings, k) for k in ("MODAL_TOKEN_ID", "MODAL_TOKEN_SECRET")}
+    if problem := modal_problem(env, opts.get("modal_sdk")):
+        raise HermesError(f"terminal.backend is modal but {problem}")
+    t = settings.cfg.terminal
+    return ModalBackend(t.modal_image, task_id=task_id, cpu=t.container_cpu, memory_mb=t.container_memory,
+                        disk_mb=t.container_disk, cwd=_remote_cwd(settings), timeout=t.timeout,
+                        source_rc=_source_rc(settings), sdk=opts.get("modal_sdk"))
+
+
 _FACTORIES: dict[str, Callable[[Settings, str, dict], TerminalBackend]] = {
     "local": _local, "docker": _docker, "ssh": _ssh, "singularity": _singularity,
+    "modal": _modal, "daytona": _daytona,
 }
+
+
+def backend_problem(settings: Settings) -> str | None:
+    """Why the configured cloud backend (daytona, modal) cannot start: the extra to install or the
+    credential to set; None when it can, and for the other backends. No network."""
+    kind = settings.cfg.terminal.backend
+    if kind == "daytona":
+        from hermes_agent.terminal.daytona import daytona_problem
+
+        return daytona_problem({"DAYTONA_API_KEY": _env(settings, "DAYTONA_API_KEY")})
+    if kind == "modal":
+        from hermes_agent.terminal.modal import modal_problem
+
+        return modal_problem({k: _env(settings, k) for k in ("MODAL_TOKEN_ID", "MODAL_TOKEN_SECRET")})
+    return None
 
 
 class BackendPool:
     """Backends keyed by task id, created on first `get` and released by `close`. `policy` (the
-    session's approval.policy.PathPolicy) puts every local command inside the OS sandbox."""
+    session's approval.policy.PathPolicy) puts every local command inside the OS sandbox. `modal_sdk`
+    stands in for the `modal` module (tests)."""
 
     def __init__(self, settings: Settings, *, policy: object | None = None,
-                 notice: Callable[[str], None] | None = None) -> None:
+                 notice: Callable[[str], None] | None = None, modal_sdk: object | None = None) -> None:
         self.settings = settings
         self.kind = settings.cfg.terminal.backend
         if self.kind not in _FACTORIES:
             raise HermesError(f"unknown terminal.backend {self.kind!r} (choose one of: {', '.join(BACKENDS)})")
-        self._opts = _local_opts(settings, policy, notice) if self.kind == "local" else {}
+        self._opts = _local_opts(settings, policy, notice) if self.kind == "local" else {"modal_sdk": modal_sdk}
         self._backends: dict[str, TerminalBackend] = {}
         self._locks: dict[str, threading.Lock] = {}
         self._lock = threading.Lock()

@@ -294,7 +294,23 @@ def stdin_subject(args: dict) -> ApprovalSubject | None:
     return None
 
 
-registry.register("terminal", "terminal", TERMINAL_SCHEMA, terminal, emoji="💻",
+def backend_ready() -> bool:
+    """the configured terminal backend can start"""
+    return not _backend_problem()
+
+
+def _backend_problem() -> str:
+    from hermes_agent.config.loader import settings_snapshot
+    from hermes_agent.terminal.manager import backend_problem
+
+    settings = settings_snapshot()
+    return (backend_problem(settings) or "") if settings is not None else ""
+
+
+backend_ready.explain = _backend_problem  # type: ignore[attr-defined]  # `hermes tools list` / doctor say what
+
+
+registry.register("terminal", "terminal", TERMINAL_SCHEMA, terminal, emoji="💻", check_fn=backend_ready,
                   description="Run shell commands", approval="command", approval_subject=command_subject,
                   preview_arg="command", show_name=False)
 registry.register("process", "terminal", PROCESS_SCHEMA, process, emoji="⚙️",
