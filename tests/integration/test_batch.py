@@ -123,6 +123,33 @@ def test_a_failing_prompt_is_retried_then_recorded(setup):
     assert len(_lines(tmp / "data/f/trajectories.jsonl")) == 2
     poison = [r for r in scripted.requests if "poison" in r["body"]["messages"][1]["content"]]
     assert len(poison) == 3
+    assert "1 prompt(s) failed; last error: " in res.stderr and "model exploded" in res.stderr
+    assert "data/f/failures.jsonl" in res.stderr
+
+
+def test_a_toolset_typo_fails_each_prompt_once_and_says_why(setup):
+    scripted, home, tmp = setup
+    data = _dataset(tmp / "p.jsonl", 3)
+    res = _batch(home, tmp, "--dataset", str(data), "--run-name", "typo", "--max-retries", "2", "-t", "nosuch")
+    assert res.returncode == 1
+    assert "3 prompt(s) failed; last error: ToolError: unknown toolset 'nosuch'" in res.stderr
+    assert [f["attempts"] for f in _lines(tmp / "data/typo/failures.jsonl")] == [1, 1, 1]
+
+
+def test_an_empty_dataset_is_an_error_not_a_successful_run(setup):
+    _, home, tmp = setup
+    (tmp / "empty.jsonl").write_text("\n\n")
+    res = _batch(home, tmp, "--dataset", "empty.jsonl", "--run-name", "e")
+    assert res.returncode == 2 and res.stderr.strip() == ('hermes batch: empty.jsonl: no prompts (one JSON object '
+                                                          'with a "prompt" field per line)')
+    assert not (tmp / "data/e").exists()
+
+
+def test_batch_run_help_explains_every_option():
+    res = subprocess.run([HERMES, "batch", "run", "--help"], capture_output=True, text=True, timeout=60)
+    for flag, words in (("--workers", "at once"), ("--batch-size", "per batch"), ("--max-retries", "extra attempts"),
+                        ("--max-iterations", "turns per prompt")):
+        assert flag in res.stdout and words in " ".join(res.stdout.split()), flag
 
 
 def _free_port() -> int:
