@@ -155,6 +155,18 @@ class DelegationCfg:
 
 
 @dataclass(frozen=True, slots=True)
+class CodeExecutionCfg:
+    """execute_code (tools/builtin/execute_code.py): Hermes's mode/timeout/max_tool_calls plus our limits."""
+
+    mode: str  # Hermes's project | strict; scripts here always run in the working directory, sandboxed
+    timeout: float = field(**_c(min=1))
+    max_tool_calls: int = field(**_c(min=1))
+    cpu_seconds: int | None = field(**_c(min=1))  # None: the timeout
+    memory_mb: int = field(**_c(min=64))
+    max_output_bytes: int = field(**_c(min=1000))
+
+
+@dataclass(frozen=True, slots=True)
 class ToolSearchCfg:
     enabled: Literal["auto", "on", "off"] = field(**_c(aliases=_ON_OFF_AUTO))
     threshold_pct: float = field(**_c(min=0, max=100))
@@ -248,7 +260,7 @@ class Config:
     known_plugin_toolsets: FreeForm
     personalities: FreeForm
     auxiliary: FreeForm
-    code_execution: FreeForm  # Hermes's code_execution.mode, plus timeout/max_tool_calls/cpu_seconds/memory_mb
+    code_execution: CodeExecutionCfg
     moa: FreeForm  # Hermes's Mixture-of-Agents presets (tools/builtin/moa.py), plus our `moa.timeout`
     tts: FreeForm  # tts.provider + tts.<provider>.* (media/speech.py)
     stt: FreeForm  # stt.enabled, stt.provider + stt.<provider>.* (media/transcribe.py)
@@ -399,5 +411,19 @@ def modelled_keys(cls: type = Config, prefix: str = "") -> list[str]:
         if _section(kind):
             out += modelled_keys(kind, f"{prefix}{f.name}.")
         else:
+            out.append(f"{prefix}{f.name}")
+    return out
+
+
+def free_form_sections(cls: type = Config, prefix: str = "") -> list[str]:
+    """Dotted names of the FreeForm mappings (tts, moa, auxiliary, ...): keys under them are read by their own
+    modules, so any key there may be a real option."""
+    hints = _hints(cls)
+    out = []
+    for f in fields(cls):
+        kind = hints[f.name]
+        if _section(kind):
+            out += free_form_sections(kind, f"{prefix}{f.name}.")
+        elif kind == FreeForm:
             out.append(f"{prefix}{f.name}")
     return out
