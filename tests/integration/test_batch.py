@@ -181,3 +181,20 @@ def test_the_same_run_on_a_local_ray_cluster(setup):
     finally:
         subprocess.run([ray, "stop", "--force"], env=env, capture_output=True, timeout=120)
         shutil.rmtree(ray_tmp, ignore_errors=True)
+
+
+def test_ctrl_c_says_where_the_finished_prompts_are_and_how_to_resume(setup):
+    _, home, tmp = setup
+    data = _dataset(tmp / "prompts.jsonl", 40, "slow")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "HERMES_"))}
+    env["HERMES_HOME"] = str(home)
+    proc = subprocess.Popen([HERMES, "batch", "run", "--dataset", str(data), "--run-name", "c", "--workers", "2",
+                             "-t", "file"], cwd=tmp, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    while time.time() < deadline and not any(p.stat().st_size for p in (tmp / "data/c").glob("batch_*.jsonl")):
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "Traceback" not in err
+    assert err.strip().splitlines()[-1] == ("hermes batch: interrupted; finished prompts are kept in data/c "
+                                            "(the same command resumes)")
