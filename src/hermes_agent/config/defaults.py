@@ -89,7 +89,7 @@ DEFAULT_CONFIG: dict = {
     "plugins": {"enabled": [], "disabled": [], "entries": {}},  # opt-in, as in Hermes
     "known_plugin_toolsets": {},  # platform -> plugin toolsets the user has seen (Hermes writes it)
     "delegation": {"max_iterations": 50, "max_concurrent_children": 3, "max_summary_chars": 24000,
-                   "child_timeout_seconds": 0},
+                   "child_timeout_seconds": 0, "model": "", "provider": "", "base_url": "", "api_key": ""},
     "_config_version": 1,
 }
 

@@ -152,6 +152,11 @@ class DelegationCfg:
     max_concurrent_children: int = field(**_c(min=1, max=32))
     child_timeout_seconds: float = field(**_c(min=0))  # 0: no wall-clock cap per child
     max_summary_chars: int = field(**_c(min=1000))
+    # Hermes's subagent model: each empty = the parent's (a provider other than the parent's brings its own endpoint)
+    model: str
+    provider: str
+    base_url: str
+    api_key: str
 
 
 @dataclass(frozen=True, slots=True)
