@@ -16,3 +16,12 @@ def test_dashboard_port_out_of_range_is_a_usage_error(hermes_home, port, message
     out = run_hermes("dashboard", "--port", port, "--no-open", home=hermes_home, timeout=30)
     assert out.returncode == 2 and "Traceback" not in out.stderr
     assert out.stderr.strip().splitlines()[-1] == f"hermes dashboard: error: argument --port: {message}"
+
+
+def test_tools_enable_of_a_toolset_that_cannot_run_yet_says_what_it_needs(hermes_home):
+    out = run_hermes("tools", "enable", "moa", home=hermes_home, timeout=60)
+    assert out.returncode == 0 and "enabled moa for cli" in out.stdout
+    assert out.stderr.strip() == ("note: mixture_of_agents is not usable yet (requirement not met: moa.presets.<active "
+                                  "or default preset>.reference_models lists at least one model in config.yaml)")
+    ready = run_hermes("tools", "enable", "todo", home=hermes_home, timeout=60)
+    assert ready.returncode == 0 and ready.stderr == ""
