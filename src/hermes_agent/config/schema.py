@@ -432,3 +432,13 @@ def free_form_sections(cls: type = Config, prefix: str = "") -> list[str]:
         elif kind == FreeForm:
             out.append(f"{prefix}{f.name}")
     return out
+
+
+def switch(value: object, default: bool) -> bool:
+    """A yes/no option inside a FreeForm section (stt.enabled, a moa preset's enabled) read as the released
+    Hermes's YAML 1.1 loader reads it: `no`/`off`/`false` are False (our YAML 1.2 loader keeps them as text)."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in _YAML11_BOOLS:
+        return _YAML11_BOOLS[value.strip().lower()]
+    return default if value is None else bool(value)
