@@ -103,7 +103,10 @@ def run_script(code: str, ctx: object) -> str:
     def dispatch(name: str, args: dict) -> str:
         return handle_function_call(name, args, ctx.task_id, ctx=ctx)  # type: ignore[attr-defined]
 
-    command = (f"ulimit -t {cpu} -v {mem_mb * 1024} -f {_KILL_BYTES // 1024} 2>/dev/null; "
+    # CPU: soft limit first (SIGXCPU, exit 152: "CPU-time limit reached"), the hard one a second later (SIGKILL);
+    # equal limits would SIGKILL at once and read as "killed (memory or signal)"
+    command = (f"ulimit -v {mem_mb * 1024} -f {_KILL_BYTES // 1024} 2>/dev/null; "
+               f"ulimit -S -t {cpu} 2>/dev/null; ulimit -H -t {cpu + 1} 2>/dev/null; "
                f"PYTHONPATH={shlex.quote(work)} PYTHONDONTWRITEBYTECODE=1 {shlex.quote(python)} -u "
                f"{shlex.quote(os.path.join(work, '_run.py'))} {shlex.quote(os.path.join(work, 'script.py'))}")
     started = time.monotonic()
