@@ -139,3 +139,21 @@ def test_cancel_stops_the_running_prompt(scripted, hermes_home, project):
 
     resp, took = asyncio.run(_session(editor, hermes_home, project, body))
     assert resp.stop_reason == "cancelled" and took < 10
+
+
+def test_acp_reads_and_writes_regular_files_without_a_traceback(tmp_path, hermes_home):
+    """`hermes acp < requests.jsonl > replies.jsonl` (a user trying it by hand): asyncio's pipe transports
+    refuse regular files, so this used to end in a ValueError traceback."""
+    import json
+    import subprocess
+
+    requests = tmp_path / "requests.jsonl"
+    requests.write_text(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                                    "params": {"protocolVersion": acp.PROTOCOL_VERSION}}) + "\n")
+    replies = tmp_path / "replies.jsonl"
+    with open(requests, "rb") as stdin, open(replies, "wb") as stdout:
+        res = subprocess.run([HERMES, "acp"], stdin=stdin, stdout=stdout, stderr=subprocess.PIPE, text=True,
+                             env=_env(hermes_home), timeout=60)
+    assert res.returncode == 0 and "Traceback" not in res.stderr, res.stderr
+    answer = json.loads(replies.read_text().splitlines()[0])
+    assert answer["id"] == 1 and answer["result"]["agentInfo"]["name"] == "hermes-agent"

@@ -123,6 +123,33 @@ def test_a_failing_prompt_is_retried_then_recorded(setup):
     assert len(_lines(tmp / "data/f/trajectories.jsonl")) == 2
     poison = [r for r in scripted.requests if "poison" in r["body"]["messages"][1]["content"]]
     assert len(poison) == 3
+    assert "1 prompt(s) failed; last error: " in res.stderr and "model exploded" in res.stderr
+    assert "data/f/failures.jsonl" in res.stderr
+
+
+def test_a_toolset_typo_fails_each_prompt_once_and_says_why(setup):
+    scripted, home, tmp = setup
+    data = _dataset(tmp / "p.jsonl", 3)
+    res = _batch(home, tmp, "--dataset", str(data), "--run-name", "typo", "--max-retries", "2", "-t", "nosuch")
+    assert res.returncode == 1
+    assert "3 prompt(s) failed; last error: ToolError: unknown toolset 'nosuch'" in res.stderr
+    assert [f["attempts"] for f in _lines(tmp / "data/typo/failures.jsonl")] == [1, 1, 1]
+
+
+def test_an_empty_dataset_is_an_error_not_a_successful_run(setup):
+    _, home, tmp = setup
+    (tmp / "empty.jsonl").write_text("\n\n")
+    res = _batch(home, tmp, "--dataset", "empty.jsonl", "--run-name", "e")
+    assert res.returncode == 2 and res.stderr.strip() == ('hermes batch: empty.jsonl: no prompts (one JSON object '
+                                                          'with a "prompt" field per line)')
+    assert not (tmp / "data/e").exists()
+
+
+def test_batch_run_help_explains_every_option():
+    res = subprocess.run([HERMES, "batch", "run", "--help"], capture_output=True, text=True, timeout=60)
+    for flag, words in (("--workers", "at once"), ("--batch-size", "per batch"), ("--max-retries", "extra attempts"),
+                        ("--max-iterations", "turns per prompt")):
+        assert flag in res.stdout and words in " ".join(res.stdout.split()), flag
 
 
 def _free_port() -> int:
@@ -154,3 +181,20 @@ def test_the_same_run_on_a_local_ray_cluster(setup):
     finally:
         subprocess.run([ray, "stop", "--force"], env=env, capture_output=True, timeout=120)
         shutil.rmtree(ray_tmp, ignore_errors=True)
+
+
+def test_ctrl_c_says_where_the_finished_prompts_are_and_how_to_resume(setup):
+    _, home, tmp = setup
+    data = _dataset(tmp / "prompts.jsonl", 40, "slow")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "HERMES_"))}
+    env["HERMES_HOME"] = str(home)
+    proc = subprocess.Popen([HERMES, "batch", "run", "--dataset", str(data), "--run-name", "c", "--workers", "2",
+                             "-t", "file"], cwd=tmp, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    while time.time() < deadline and not any(p.stat().st_size for p in (tmp / "data/c").glob("batch_*.jsonl")):
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "Traceback" not in err
+    assert err.strip().splitlines()[-1] == ("hermes batch: interrupted; finished prompts are kept in data/c "
+                                            "(the same command resumes)")

@@ -60,6 +60,11 @@ def test_image_is_sent_as_an_image_url_part_stored_as_hermes_does_and_resent_on_
     assert "what is this?" in shown.stdout and "base64" not in shown.stdout
     missing = run_hermes("chat", "-q", "x", "--image", str(tmp_path / "nope.png"), home=hermes_home)
     assert missing.returncode == 2 and "image file not found" in missing.stderr
+    (tmp_path / "notes.png").write_text("not an image at all")
+    fake = run_hermes("chat", "-q", "x", "--image", str(tmp_path / "notes.png"), home=hermes_home)
+    assert fake.returncode == 2 and fake.stderr.strip() == (f"hermes: not an image: {tmp_path / 'notes.png'} (its "
+                                                            "bytes are not PNG, JPEG, GIF, WebP or BMP)")
+    assert len(scripted.requests) == 2  # nothing sent
 
 
 def test_ignore_user_config_reads_env_but_not_config_yaml(scripted, hermes_home):

@@ -23,6 +23,8 @@ HERMES_REF_PYTHON = Path(os.environ.get("HERMES_REF_BIN", "/work/hermes-ref/bin/
     ("compression.threshold", "2", "compression.threshold must be a number >= 0.05 <= 1.0, got 2"),
     ("tools.tool_search.threshold_pct", "-5", "tools.tool_search.threshold_pct must be a number >= 0 <= 100, got -5"),
     ("plugins.enabled", "greeter", "plugins.enabled must be a list of strings, got 'greeter'"),
+    ("code_execution.timeout", "0", "code_execution.timeout must be a number >= 1, got 0"),
+    ("code_execution.max_tool_calls", "many", "code_execution.max_tool_calls must be an integer >= 1, got 'many'"),
     ("display.show_reasoning", "maybe", "display.show_reasoning must be true or false, got 'maybe'"),
 ])
 def test_config_set_refuses_a_bad_value_before_writing(hermes_home, key, value, message):
@@ -41,10 +43,26 @@ def test_config_set_accepts_a_good_value_in_a_modelled_section(hermes_home):
     assert "threshold_pct: 25" in path.read_text()
 
 
+@pytest.mark.parametrize("key", ["tts.provider", "tts.espeak.voice", "stt.provider", "image_gen.model", "moa.timeout",
+                                 "auxiliary.vision.model", "code_execution.max_tool_calls"])
+def test_config_set_of_an_option_our_modules_read_has_no_unknown_note(hermes_home, key):
+    model_config(hermes_home, "http://127.0.0.1:9/v1")
+    out = run_hermes("config", "set", key, "7", home=hermes_home)
+    assert out.returncode == 0 and out.stderr == "", out.stderr
+    assert run_hermes("config", "get", key, home=hermes_home).stdout.strip() == "7"
+
+
+def test_config_set_of_an_unknown_key_in_a_typed_section_still_notes_it(hermes_home):
+    model_config(hermes_home, "http://127.0.0.1:9/v1")
+    out = run_hermes("config", "set", "web.nonexistent", "1", home=hermes_home)
+    assert out.returncode == 0 and "note: 'web.nonexistent' is not a known option" in out.stderr
+
+
 @pytest.mark.parametrize(("yaml_text", "message"), [
     ("terminal:\n  timeout: abc\n", "terminal.timeout must be a number >= 0.01, got 'abc'"),
     ("approvals:\n  cron_mode: sometimes\n", "approvals.cron_mode must be one of deny, approve, got 'sometimes'"),
     ("mcp_servers: github\n", "mcp_servers must be a mapping, got 'github'"),
+    ("code_execution:\n  timeout: abc\n", "code_execution.timeout must be a number >= 1, got 'abc'"),
     ("fallback_providers:\n  - openrouter\n", "fallback_providers must be a list of mappings, got ['openrouter']"),
 ])
 def test_check_doctor_and_chat_name_key_value_and_expectation(hermes_home, scripted, yaml_text, message):

@@ -204,3 +204,17 @@ def test_a_child_past_its_timeout_is_stopped_and_named_while_the_other_reports(s
     assert rows[1]["status"] == "timeout" and "no result within 2s" in rows[1]["error"]
     assert took < 30, took  # the 60 s command did not hold the parent
     assert "[2] timeout: GOAL-SLOW" in out.stderr
+
+
+def test_delegation_model_and_base_url_put_children_on_their_own_model(scripted, hermes_home):
+    """Hermes's delegation.model / delegation.base_url: subagents on a cheaper model and endpoint."""
+    from hermes_agent.providers.scripted import ScriptedServer
+
+    with ScriptedServer(default={"content": "child answer from the cheap model"}) as cheap:
+        model_config(hermes_home, scripted.url, f"delegation:\n  model: cheap-child\n  base_url: {cheap.url}\n")
+        scripted.add(delegate({"goal": "Summarise x"}), {"content": "parent done"})
+        res = run_hermes("chat", "-q", "go", home=hermes_home, timeout=90)
+        assert res.returncode == 0, res.stdout + res.stderr
+        assert [r["body"]["model"] for r in cheap.requests] == ["cheap-child"]
+    assert [r["body"]["model"] for r in scripted.requests] == ["scripted-model", "scripted-model"]
+    assert tool_result(scripted.requests[1])["results"][0]["summary"] == "child answer from the cheap model"

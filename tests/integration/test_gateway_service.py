@@ -70,3 +70,14 @@ def test_start_after_install_without_user_systemd_falls_back_to_the_pid_file(tmp
     _hermes(home, None, "install")
     res = _hermes(home, None, "stop")
     assert res.returncode == 1 and "not running" in res.stdout
+
+
+def test_start_with_no_platform_says_the_gateway_exited_and_why(tmp_path):
+    home = tmp_path / "user"
+    (home / ".hermes").mkdir(parents=True)
+    res = _hermes(home, None, "start")
+    assert res.returncode == 1, res.stdout + res.stderr
+    assert "Gateway exited at once (exit code 1): No messaging platform configured" in res.stdout
+    assert "Gateway started" not in res.stdout
+    assert not list((home / ".hermes").rglob("gateway.pid"))
+    assert "not running" in _hermes(home, None, "status").stdout

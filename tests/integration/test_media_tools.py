@@ -95,3 +95,15 @@ def test_text_to_speech_openai_and_elevenlabs_request_shapes(scripted, hermes_ho
     out = _result(run_hermes("chat", "-q", "say", "-t", "tts", home=hermes_home, env={"ELEVENLABS_API_KEY": "el-1"}))
     assert out["provider"] == "elevenlabs"
     assert media.requests[-1]["path"] == "/v1/text-to-speech/v42" and media.requests[-1]["headers"]["xi-api-key"] == "el-1"
+
+
+def test_stt_turned_off_with_hermes_yaml_words_is_off(tmp_path):
+    """`stt: {enabled: no}` is False for the released Hermes (YAML 1.1): voice notes are not sent anywhere."""
+    from hermes_agent.media.http import MediaError
+    from hermes_agent.media.transcribe import transcribe
+
+    note = tmp_path / "note.ogg"
+    note.write_bytes(b"OggS" + b"\x00" * 100)
+    for word in ("no", "off", "false", False):
+        with pytest.raises(MediaError, match=r"voice transcription is off \(stt.enabled: false\)"):
+            transcribe(note, {"enabled": word, "provider": "openai"}, {"OPENAI_API_KEY": "sk-x"})

@@ -64,3 +64,24 @@ def test_moa_without_configured_models_is_not_offered_and_says_why(scripted, her
     assert "todo" in offered and "mixture_of_agents" not in offered
     listed = run_hermes("tools", "list", home=hermes_home)
     assert "moa.presets.<active or default preset>.reference_models" in listed.stdout, res.stdout + res.stderr
+
+
+def test_moa_rows_naming_the_main_custom_provider_use_its_endpoint(scripted, hermes_home):
+    """`provider: custom` without a base_url, beside a custom main model: Hermes users write this."""
+    scripted.default = _answer
+    rows = "moa:\n  presets:\n    default:\n      reference_models:\n        - {provider: custom, model: ref-a}\n" \
+           "      aggregator: {provider: custom, model: agg}\n"
+    model_config(hermes_home, scripted.url, rows)
+    res = run_hermes("chat", "-q", "hard question", "-t", "moa", home=hermes_home, timeout=90)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "Main saw:" in res.stdout and "SYNTH from:" in res.stdout and "needs model.base_url" not in res.stdout
+
+
+def test_a_preset_turned_off_as_hermes_users_write_it_says_so(scripted, hermes_home):
+    """`enabled: no` is False for the released Hermes's YAML 1.1 loader: the same here, and the model is told."""
+    scripted.default = _answer
+    model_config(hermes_home, scripted.url, MOA.format(url=scripted.url) + "      enabled: no\n")
+    res = run_hermes("chat", "-q", "hard question", "-t", "moa", home=hermes_home, timeout=90)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "the MoA preset 'default' is turned off (moa.presets.default.enabled)" in res.stdout
+    assert not [r for r in scripted.requests if r["body"]["model"].startswith("ref-")]

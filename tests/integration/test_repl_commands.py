@@ -238,3 +238,18 @@ def test_installed_skills_are_slash_commands(start, scripted, hermes_home):
     assert "2. Tag the release." in sent
     repl.send("/deploy-checklisst")
     repl.expect(r"Unknown command /deploy-checklisst")
+    scripted.add({"content": "underscored too"})
+    repl.send("/deploy_checklist again")  # as Telegram spells it (its commands allow no hyphen)
+    repl.expect(r"underscored too")
+    assert wait_requests(scripted, 2)[1]["messages"][-1]["content"].startswith(
+        "Follow the skill `deploy-checklist` below for: again")
+
+
+def test_a_disabled_skill_is_not_a_slash_command(start, scripted, hermes_home):
+    skill = hermes_home / "skills" / "ops" / "deploy-checklist"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: deploy-checklist\ndescription: Steps before a deploy\n---\nSteps.\n")
+    repl = start("skills:\n  disabled: [deploy-checklist]\n")
+    repl.send("/deploy-checklist for v2.1")
+    repl.expect(r"Unknown command /deploy-checklist")
+    assert scripted.requests == []

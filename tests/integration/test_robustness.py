@@ -175,6 +175,8 @@ def test_unknown_and_unusable_toolsets_are_named_in_one_warning_each(scripted, h
     web = run_hermes("chat", "-q", "hi", "-t", "image_gen", home=hermes_home)
     assert web.returncode == 0, web.stderr
     assert sum("toolset 'image_gen' has no usable tool here" in ln for ln in web.stderr.splitlines()) == 1
+    assert "image_generate unavailable, requirement not met: FAL_KEY, or an OpenAI-compatible images endpoint" \
+        in web.stderr  # says what to set, as `hermes tools list` does
     assert "tools" not in scripted.requests[1]["body"]
 
 

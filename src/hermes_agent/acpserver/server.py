@@ -7,7 +7,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import stat
 import sys
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -146,10 +148,37 @@ class _WriteProtocol(asyncio.streams.FlowControlMixin, asyncio.BaseProtocol):  #
     """What asyncio.StreamWriter needs to drain a pipe."""
 
 
-async def _streams(proto_out: Any) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+def _pipe_like(fd: int) -> bool:
+    mode = os.fstat(fd).st_mode
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)
+
+
+def _copy(src: int, dst: int) -> None:
+    try:
+        while chunk := os.read(src, 65536):
+            os.write(dst, chunk)
+    except OSError:
+        pass
+    finally:
+        os.close(dst if src in (0, 1) else src)
+
+
+def _through_pipe(fd: int, reading: bool) -> tuple[int, threading.Thread | None]:
+    """fd itself when asyncio can watch it; for a regular file (`hermes acp < requests.jsonl > out`) a pipe fed
+    or drained by a thread, since asyncio's pipe transports refuse files."""
+    if _pipe_like(fd):
+        return fd, None
+    r, w = os.pipe()
+    src, dst, ours = (fd, w, r) if reading else (r, fd, w)
+    thread = threading.Thread(target=_copy, args=(src, dst), name="acp-file-pipe", daemon=reading)
+    thread.start()
+    return ours, thread
+
+
+async def _streams(proto_out: Any, proto_in: Any) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=50 * 2**20)
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), proto_in)
     protocol = _WriteProtocol()
     transport, _ = await loop.connect_write_pipe(lambda: protocol, proto_out)
     return reader, asyncio.StreamWriter(transport, protocol, None, loop)
@@ -157,13 +186,15 @@ async def _streams(proto_out: Any) -> tuple[asyncio.StreamReader, asyncio.Stream
 
 def serve(settings: Settings) -> int:
     """Run until the editor closes stdin. The protocol gets a private copy of stdout; fd 1 becomes stderr."""
-    proto_out = os.fdopen(os.dup(1), "wb", buffering=0)
+    out_fd, drain = _through_pipe(os.dup(1), reading=False)
+    in_fd, _ = _through_pipe(0, reading=True)
+    proto_out, proto_in = os.fdopen(out_fd, "wb", buffering=0), os.fdopen(in_fd, "rb", buffering=0, closefd=in_fd != 0)
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     agent = HermesACPAgent(settings)
 
     async def main() -> None:
-        reader, writer = await _streams(proto_out)
+        reader, writer = await _streams(proto_out, proto_in)
         conn = acp.AgentSideConnection(agent, writer, reader, listening=False)
         try:
             await conn.listen()
@@ -171,6 +202,14 @@ def serve(settings: Settings) -> int:
             await agent.shutdown()
             await asyncio.shield(conn.close())
 
-    asyncio.run(main())
+    try:
+        asyncio.run(main())
+    finally:
+        if drain is not None:  # the protocol's end of the pipe closes, the thread copies the rest to the file
+            try:
+                proto_out.close()
+            except OSError:
+                pass
+            drain.join(timeout=10)
     return 0
 

@@ -78,6 +78,8 @@ def _executor(opts: BatchOptions):  # type: ignore[no-untyped-def]
 def run_batch(opts: BatchOptions) -> dict:
     """Run (or resume) a batch; returns the statistics written to statistics.json."""
     prompts = load_dataset(opts.dataset)
+    if not prompts:
+        raise ValueError(f"{opts.dataset}: no prompts (one JSON object with a \"prompt\" field per line)")
     if opts.distribution:
         distributions.table(opts.distribution)  # unknown name: ValueError before any work
     store = RunStore(opts.out_root / opts.run_name)
@@ -108,7 +110,7 @@ def _drive(ex, tasks: list[dict], store: RunStore, retries: int, progress: Progr
                     store.append(f"batch_{task['batch_num']}.jsonl", result["entry"])
                     counts["ok"] += 1
                     progress.tick(True)
-                elif attempts[task["key"]] < retries:
+                elif result.get("retry", True) and attempts[task["key"]] < retries:
                     attempts[task["key"]] += 1
                     counts["retried"] += 1
                     queue.append(task)

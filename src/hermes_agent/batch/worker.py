@@ -62,7 +62,11 @@ def run_prompt(task: dict) -> dict:
         }
         return {"ok": True, "entry": entry}
     except Exception as exc:  # a worker boundary: any failure is this prompt's recorded error, never the run's
-        return {"ok": False, "error": f"{type(exc).__name__}: {exc}", "duration_s": round(time.monotonic() - started, 3)}
+        from hermes_agent.errors import ConfigError, ToolError, UsageError
+
+        # a bad config or toolset name fails the same way every time: not worth a retry
+        return {"ok": False, "error": f"{type(exc).__name__}: {exc}", "duration_s": round(time.monotonic() - started, 3),
+                "retry": not isinstance(exc, (ConfigError, ToolError, UsageError))}
     finally:
         if agent is not None:
             try:

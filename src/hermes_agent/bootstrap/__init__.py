@@ -75,7 +75,9 @@ def checked_toolsets(enabled: list[str], warn: Callable[[str], None] | None) -> 
         kept.append(name)
         usable = registry.availability(tools)
         if tools and warn is not None and not any(usable.values()):
-            warn(f"toolset {name!r} has no usable tool here ({', '.join(tools)} unavailable)")
+            why = "; ".join(dict.fromkeys(w for t in tools if (w := registry.why_unavailable(t))))
+            warn(f"toolset {name!r} has no usable tool here ({', '.join(tools)} unavailable"
+                 + (f", requirement not met: {why})" if why else ")"))
         elif len(usable) < len(tools):
             partial.append(name)
     if unknown and not kept:

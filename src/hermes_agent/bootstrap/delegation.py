@@ -21,12 +21,13 @@ from hermes_agent.core.agent import AIAgent as CoreAgent
 from hermes_agent.errors import HermesError
 from hermes_agent.events import Event, Notice, ToolStarted
 from hermes_agent.memory.todo import TodoStore
+from hermes_agent.providers.base import Provider
 from hermes_agent.tools.builtin.delegate import normalise_args as normalise_delegate_args
 from hermes_agent.tools.context import ToolContext
 from hermes_agent.tools.dispatch import resolve_tool_names
 from hermes_agent.tools.registry import registry
 
-from .provider import build_provider
+from .provider import build_provider, provider_from_row
 from .safety import wire_approval
 from .session import bind_session, shared_store
 from .stores import skills_in, wire_browser_and_vision, wire_checkpoints, wire_compression, wire_terminal
@@ -110,7 +111,7 @@ def build_child(parent: AgentServices, toolsets: list[str], allowed: frozenset[s
     hooks = parent.hooks.fork(without=parent.approval_hook)
     ctx = ToolContext(settings=settings, task_id=new_task_id(), hook_bus=hooks, todo_store=TodoStore(),
                       is_subagent=True, provider_for=parent.ctx.provider_for)
-    services = AgentServices(provider=build_provider(settings), settings=settings, ctx=ctx, hooks=hooks)
+    services = AgentServices(provider=_child_provider(settings), settings=settings, ctx=ctx, hooks=hooks)
     wire_approval(services, settings, AutoDenyApprover(), interactive=False)
     skills = parent.prompt_parts.skills_index if skills_in(allowed) else ""
     services.prompt_parts = dataclasses.replace(parent.prompt_parts, skills_index=skills, platform_hint=SUBAGENT_HINT)
@@ -122,6 +123,13 @@ def build_child(parent: AgentServices, toolsets: list[str], allowed: frozenset[s
     max_iter = settings.cfg.delegation.max_iterations
     return ChildAgent(allowed, max_iterations=max_iter, enabled_toolsets=toolsets, services=services,
                       event_callback=on_event)
+
+
+def _child_provider(settings: Settings) -> Provider:
+    """The parent's model, or Hermes's delegation.model/provider/base_url/api_key (a cheaper model for children)."""
+    d = settings.cfg.delegation
+    row = {k: v for k in ("provider", "model", "base_url", "api_key") if (v := getattr(d, k))}
+    return provider_from_row(settings, row) if row else build_provider(settings)
 
 
 def cap(text: str, limit: int) -> str:

@@ -92,13 +92,15 @@ def auxiliary_provider(settings: Settings, task: str, main: Provider) -> Provide
 
 def provider_from_row(settings: Settings, row: Mapping) -> Provider:
     """A provider from a config row {provider, model, base_url, api_key} (auxiliary tasks, MoA models); what
-    the row leaves out comes from the main model (its endpoint only when the row names no other provider)."""
+    the row leaves out comes from the main model (its endpoint only when the row names no other provider:
+    `provider: custom` beside a custom main model is that model's endpoint)."""
     chosen = str(row.get("provider") or "").strip()
     chosen = "" if chosen.lower() == "auto" else chosen
     base = settings.model
+    same = not chosen or chosen.lower() == base.provider.lower()
     model = ModelSettings(provider=chosen or base.provider, model=str(row.get("model") or base.model),
-                          base_url=str(row.get("base_url") or (base.base_url if not chosen else "")),
-                          api_key=str(row.get("api_key") or (base.api_key if not chosen else "")))
+                          base_url=str(row.get("base_url") or (base.base_url if same else "")),
+                          api_key=str(row.get("api_key") or (base.api_key if same else "")))
     return _single(settings, model, None)
 
 

@@ -50,7 +50,8 @@ def add_model_flags(p: argparse.ArgumentParser, sub: bool = False) -> None:
     p.add_argument("-m", "--model", help="model name for this run", **d)
     p.add_argument("--provider", help="provider profile (openrouter, openai, custom, ...)", **d)
     p.add_argument("--base-url", help="OpenAI-compatible base URL", **d)
-    p.add_argument("-t", "--toolsets", help="comma-separated toolsets to enable", **d)
+    p.add_argument("-t", "--toolsets", help="comma-separated toolsets for this run, e.g. web,browser,vision,tts,moa,code_execution "
+                        "(names: hermes tools list)", **d)
     p.add_argument("--yolo", action="store_true",
                    help="run flagged commands without asking (hard-line rules still apply)", **d)
     p.add_argument("-r", "--resume", metavar="SESSION", help="resume a session by id or title", **d)

@@ -114,12 +114,16 @@ def enter_worktree(args: argparse.Namespace, options: RunOptions, out: object = 
 def image_data_url(raw: str) -> str:
     """A local image file as a base64 data: URL (Hermes's --image); a bad path raises UsageError."""
     import base64
-    import mimetypes
 
     path = Path(raw).expanduser()
     if not path.is_file():
         raise UsageError(f"image file not found: {raw}")
     if path.suffix.lower() not in IMAGE_SUFFIXES:
         raise UsageError(f"not a supported image file: {raw} (use {', '.join(sorted(IMAGE_SUFFIXES))})")
-    mime = mimetypes.guess_type(path.name)[0] or "image/png"
-    return f"data:{mime};base64,{base64.b64encode(path.read_bytes()).decode('ascii')}"
+    from hermes_agent.tools.builtin._images import sniff
+
+    data = path.read_bytes()
+    mime = sniff(data)
+    if mime is None:  # a provider would answer with a 400 about a corrupt image; say it here instead
+        raise UsageError(f"not an image: {raw} (its bytes are not PNG, JPEG, GIF, WebP or BMP)")
+    return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"

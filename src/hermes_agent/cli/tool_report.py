@@ -46,11 +46,10 @@ def _check_reason(entry: object, env: dict) -> str:
         return f"requirement check failed: {type(exc).__name__}: {exc}"
     if ok:
         return ""
-    explain = getattr(check, "explain", None)  # a check that can say what exactly is missing
-    if callable(explain) and (why := str(explain())):
-        return f"requirement not met: {why}"
-    doc = (getattr(check, "__doc__", None) or "").strip().splitlines()
-    return f"requirement not met: {doc[0]}" if doc else f"requirement check {getattr(check, '__name__', '?')} failed"
+    from hermes_agent.tools.registry import check_explanation
+
+    why = check_explanation(check)
+    return f"requirement not met: {why}" if why else f"requirement check {getattr(check, '__name__', '?')} failed"
 
 
 def inventory(settings: Settings, *, plugins: bool = True) -> ToolInventory:

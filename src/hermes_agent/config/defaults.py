@@ -67,7 +67,8 @@ DEFAULT_CONFIG: dict = {
     "prompt_caching": {"enabled": True, "cache_ttl": "5m"},
     "memory": {"memory_enabled": True, "user_profile_enabled": True, "memory_char_limit": 2200, "user_char_limit": 1375},
     "auxiliary": {},
-    "code_execution": {"mode": "project"},
+    "code_execution": {"mode": "project", "timeout": 300, "max_tool_calls": 50, "cpu_seconds": None, "memory_mb": 2048,
+                       "max_output_bytes": 50000},
     "moa": {},
     "tts": {},
     "stt": {},
@@ -109,7 +110,7 @@ DEFAULT_CONFIG: dict = {
     "plugins": {"enabled": [], "disabled": [], "entries": {}},  # opt-in, as in Hermes
     "known_plugin_toolsets": {},  # platform -> plugin toolsets the user has seen (Hermes writes it)
     "delegation": {"max_iterations": 50, "max_concurrent_children": 3, "max_summary_chars": 24000,
-                   "child_timeout_seconds": 0},
+                   "child_timeout_seconds": 0, "model": "", "provider": "", "base_url": "", "api_key": ""},
     "_config_version": 1,
 }
 

@@ -170,6 +170,23 @@ class DelegationCfg:
     max_concurrent_children: int = field(**_c(min=1, max=32))
     child_timeout_seconds: float = field(**_c(min=0))  # 0: no wall-clock cap per child
     max_summary_chars: int = field(**_c(min=1000))
+    # Hermes's subagent model: each empty = the parent's (a provider other than the parent's brings its own endpoint)
+    model: str
+    provider: str
+    base_url: str
+    api_key: str
+
+
+@dataclass(frozen=True, slots=True)
+class CodeExecutionCfg:
+    """execute_code (tools/builtin/execute_code.py): Hermes's mode/timeout/max_tool_calls plus our limits."""
+
+    mode: str  # Hermes's project | strict; scripts here always run in the working directory, sandboxed
+    timeout: float = field(**_c(min=1))
+    max_tool_calls: int = field(**_c(min=1))
+    cpu_seconds: int | None = field(**_c(min=1))  # None: the timeout
+    memory_mb: int = field(**_c(min=64))
+    max_output_bytes: int = field(**_c(min=1000))
 
 
 @dataclass(frozen=True, slots=True)
@@ -266,7 +283,7 @@ class Config:
     known_plugin_toolsets: FreeForm
     personalities: FreeForm
     auxiliary: FreeForm
-    code_execution: FreeForm  # Hermes's code_execution.mode, plus timeout/max_tool_calls/cpu_seconds/memory_mb
+    code_execution: CodeExecutionCfg
     moa: FreeForm  # Hermes's Mixture-of-Agents presets (tools/builtin/moa.py), plus our `moa.timeout`
     tts: FreeForm  # tts.provider + tts.<provider>.* (media/speech.py)
     stt: FreeForm  # stt.enabled, stt.provider + stt.<provider>.* (media/transcribe.py)
@@ -420,3 +437,27 @@ def modelled_keys(cls: type = Config, prefix: str = "") -> list[str]:
         else:
             out.append(f"{prefix}{f.name}")
     return out
+
+
+def free_form_sections(cls: type = Config, prefix: str = "") -> list[str]:
+    """Dotted names of the FreeForm mappings (tts, moa, auxiliary, ...): keys under them are read by their own
+    modules, so any key there may be a real option."""
+    hints = _hints(cls)
+    out = []
+    for f in fields(cls):
+        kind = hints[f.name]
+        if _section(kind):
+            out += free_form_sections(kind, f"{prefix}{f.name}.")
+        elif kind == FreeForm:
+            out.append(f"{prefix}{f.name}")
+    return out
+
+
+def switch(value: object, default: bool) -> bool:
+    """A yes/no option inside a FreeForm section (stt.enabled, a moa preset's enabled) read as the released
+    Hermes's YAML 1.1 loader reads it: `no`/`off`/`false` are False (our YAML 1.2 loader keeps them as text)."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in _YAML11_BOOLS:
+        return _YAML11_BOOLS[value.strip().lower()]
+    return default if value is None else bool(value)

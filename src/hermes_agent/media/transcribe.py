@@ -12,6 +12,7 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
+from hermes_agent.config.schema import switch
 from hermes_agent.media.http import MediaError, call_json, multipart
 
 MAX_FILE = 25 * 1024 * 1024
@@ -19,7 +20,7 @@ MAX_FILE = 25 * 1024 * 1024
 
 def transcribe(path: Path, conf: Mapping, env: Mapping[str, str]) -> str:
     """The transcript of an audio file (MediaError with one clear line when it cannot be made)."""
-    if conf.get("enabled", True) is False:
+    if not switch(conf.get("enabled"), True):
         raise MediaError("voice transcription is off (stt.enabled: false)")
     if path.stat().st_size > MAX_FILE:
         raise MediaError(f"audio file too large for transcription ({path.stat().st_size // 2**20} MB > 25 MB)")

@@ -182,6 +182,11 @@ class ToolRegistry:
                 cache[key] = False
         return cache[key]
 
+    def why_unavailable(self, name: str) -> str:
+        """What the failed check of `name` says is missing ('' when it cannot say)."""
+        entry = self._tools.get(name)
+        return check_explanation(entry.check_fn) if entry is not None and entry.check_fn is not None else ""
+
     def availability(self, tool_names: Iterable[str]) -> dict[str, bool]:
         """Name -> available, running each distinct check_fn once."""
         cache: dict[int, bool] = {}
@@ -236,3 +241,18 @@ def discover_builtin_tools(tools_dir: str | None = None) -> list[str]:
     from hermes_agent.tools.discovery import discover_builtin_tools as _discover
 
     return _discover(tools_dir)
+
+
+def check_explanation(check: Callable[..., object]) -> str:
+    """A check_fn's own account of what is missing: its `explain()` when it has one, else its docstring's first
+    line ('' when neither says anything)."""
+    explain = getattr(check, "explain", None)
+    if callable(explain):
+        try:
+            why = str(explain())
+        except Exception:  # a requirement check is third-party code: say nothing rather than crash
+            why = ""
+        if why:
+            return why
+    doc = (getattr(check, "__doc__", None) or "").strip().splitlines()
+    return doc[0] if doc else ""

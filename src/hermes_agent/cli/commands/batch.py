@@ -19,14 +19,18 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     r = sub.add_parser("run", help="Run or resume a batch")
     r.add_argument("--dataset", "--dataset_file", dest="dataset", required=True, help="JSONL with a \"prompt\" per line")
     r.add_argument("--run-name", "--run_name", dest="run_name", required=True, help="output goes to data/RUN_NAME/")
-    r.add_argument("--workers", "--num_workers", dest="workers", type=int, default=4)
-    r.add_argument("--batch-size", "--batch_size", dest="batch_size", type=int, default=10)
+    r.add_argument("--workers", "--num_workers", dest="workers", type=int, default=4,
+                   help="prompts run at once (default 4)")
+    r.add_argument("--batch-size", "--batch_size", dest="batch_size", type=int, default=10,
+                   help="prompts per batch_N.jsonl file (default 10)")
     r.add_argument("--distribution", help="toolset distribution name (hermes batch distributions)")
     r.add_argument("-t", "--toolsets", help="comma-separated toolsets for every prompt (without --distribution)")
-    r.add_argument("--max-iterations", "--max_turns", dest="max_iterations", type=int)
+    r.add_argument("--max-iterations", "--max_turns", dest="max_iterations", type=int,
+                   help="tool-calling turns per prompt (default agent.max_turns)")
     r.add_argument("--ray", metavar="ADDRESS", help="run on a Ray cluster: auto, host:port or ray://host:port")
     r.add_argument("--seed", type=int, default=0, help="seed of the toolset sampling (reproducible runs)")
-    r.add_argument("--max-retries", dest="max_retries", type=int, default=2)
+    r.add_argument("--max-retries", dest="max_retries", type=int, default=2,
+                   help="extra attempts for a failed prompt (default 2)")
     r.add_argument("--output-dir", dest="output_dir", default="data", help="parent of RUN_NAME (default: ./data)")
     r.add_argument("--resume", action="store_true", help="accepted for Hermes compatibility: runs always resume")
     sub.add_parser("distributions", help="List the toolset distributions")
@@ -75,7 +79,23 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
     except (OSError, ValueError) as exc:
         print(f"hermes batch: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print(f"\nhermes batch: interrupted; finished prompts are kept in {os.path.join(args.output_dir, args.run_name)}"
+              " (the same command resumes)", file=sys.stderr)
+        return 130
     print(json.dumps({k: stats[k] for k in ("completed", "prompts", "ran_now", "failed_now", "seconds",
                                             "prompts_per_second", "trajectories")}))
-    print(f"Trajectories: {os.path.join(args.output_dir, args.run_name, 'trajectories.jsonl')}", file=sys.stderr)
+    out = os.path.join(args.output_dir, args.run_name)
+    if stats["failed_now"]:
+        print(f"{stats['failed_now']} prompt(s) failed; last error: {_last_failure(Path(out))}\n"
+              f"every failure: {os.path.join(out, 'failures.jsonl')}", file=sys.stderr)
+    print(f"Trajectories: {os.path.join(out, 'trajectories.jsonl')}", file=sys.stderr)
     return 0 if stats["completed"] == stats["prompts"] else 1
+
+
+def _last_failure(run_dir: Path) -> str:
+    try:
+        with open(run_dir / "failures.jsonl", encoding="utf-8") as fh:
+            return str(json.loads(fh.readlines()[-1]).get("error") or "unknown")[:400]
+    except (OSError, ValueError, AttributeError, IndexError):
+        return "unknown"

@@ -116,6 +116,13 @@ def _unknown_key_hint(key: str) -> str:
     return f" (did you mean '{close[0]}'?)" if close else ""
 
 
+def _in_free_form_section(key: str) -> bool:
+    """Under tts/stt/image_gen/moa/auxiliary/...: sections whose own modules read keys the defaults don't list."""
+    from hermes_agent.config.schema import free_form_sections
+
+    return any(key.startswith(f"{name}.") for name in free_form_sections())
+
+
 def _get(args: argparse.Namespace, settings: Settings) -> int:
     if _ENV_KEY.match(args.key):
         value = settings.env.get(args.key)
@@ -144,7 +151,7 @@ def _set(args: argparse.Namespace, settings: Settings) -> int:
     cfg = _config_file(settings)
     doc = ConfigDocument.load(cfg)
     value = args.value if args.string else parse_scalar(args.value)
-    known = settings.get(args.key, _MISSING) is not _MISSING
+    known = settings.get(args.key, _MISSING) is not _MISSING or _in_free_form_section(args.key)
     doc.set(args.key, value)
     save_checked(doc)
     print(f"{args.key} = {_format(value)}  ({cfg})")

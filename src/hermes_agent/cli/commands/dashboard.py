@@ -18,8 +18,19 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                               description="A token-protected web dashboard for sessions, cron jobs, the gateway, "
                                           "usage, config, skills and memory")
     p.add_argument("--host", default="127.0.0.1", help="listen address (default 127.0.0.1)")
-    p.add_argument("--port", type=int, help="port (default dashboard.port or 9119; 0 picks a free one)")
+    p.add_argument("--port", type=port_number, help="port (default dashboard.port or 9119; 0 picks a free one)")
     p.add_argument("--no-open", action="store_true", help="don't open a browser")
+
+
+def port_number(text: str) -> int:
+    """argparse type: a TCP port 0-65535 (a bigger one is a usage error, not a traceback from bind)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid port {text!r}") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"port {value} is out of range 0-65535")
+    return value
 
 
 def _has_gui(settings: Settings) -> bool:

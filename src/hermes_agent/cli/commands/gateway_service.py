@@ -167,9 +167,45 @@ def _pid_control(action: str) -> int:
     log_path = paths.logs_dir() / "gateway.log"
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with open(log_path, "ab") as log:
+        offset = log.tell()
         proc = subprocess.Popen([sys.executable, "-m", "hermes_agent", "gateway", "run"], stdout=log,
                                 stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
     pid_file().parent.mkdir(parents=True, exist_ok=True)
     pid_file().write_text(str(proc.pid))
+    code = _early_exit(proc)
+    if code is not None:
+        pid_file().unlink(missing_ok=True)
+        print(f"Gateway exited at once (exit code {code}): {_last_line(log_path, offset)}\nlog: {log_path}")
+        return 1
     print(f"Gateway started (pid {proc.pid}); log: {log_path}")
     return 0
+
+
+def _early_exit(proc: subprocess.Popen, wait: float = 8.0) -> int | None:
+    """The exit code of a gateway that stopped during start-up (no platform, bad config), or None once it
+    is serving (its state file names its pid) or still alive after `wait` seconds."""
+    from hermes_agent.paths import gateway_state_path
+
+    deadline = time.time() + wait
+    while time.time() < deadline:
+        code = proc.poll()
+        if code is not None:
+            return code
+        try:
+            if f'"pid": {proc.pid},' in gateway_state_path().read_text(encoding="utf-8"):
+                return None
+        except OSError:
+            pass
+        time.sleep(0.1)
+    return None
+
+
+def _last_line(log_path: Path, offset: int) -> str:
+    """The last line this start wrote to the (appended) log."""
+    try:
+        with open(log_path, "rb") as fh:
+            fh.seek(offset)
+            lines = [ln.strip() for ln in fh.read().decode("utf-8", "replace").splitlines()]
+    except OSError:
+        return "(no log)"
+    return next((ln for ln in reversed(lines) if ln), "(nothing logged)")

@@ -132,7 +132,8 @@ def _enable(args: argparse.Namespace, settings: Settings) -> int:
     from hermes_agent.cli.tool_report import enabled_toolsets, inventory, selected_tools
     from hermes_agent.tools.toolsets import resolve_toolset
 
-    dynamic = inventory(settings).dynamic
+    inv = inventory(settings)
+    dynamic = inv.dynamic
     _known(args.name, settings, dynamic)
     current = enabled_toolsets(settings, args.platform)
     if args.name in current:
@@ -141,11 +142,21 @@ def _enable(args: argparse.Namespace, settings: Settings) -> int:
     wanted = set(resolve_toolset(args.name, dynamic)) if not args.name.startswith("mcp-") else set()
     if wanted and wanted <= selected_tools(current, dynamic):
         print(f"{args.name} is already enabled for {args.platform} (through {', '.join(current)})")
+        _note_unusable(inv, wanted)
         return 0
     cfg = _save(settings, args.platform, [*current, args.name])
     print(f"enabled {args.name} for {args.platform}: platform_toolsets.{args.platform} = "
           f"{[*current, args.name]} ({cfg})")
+    _note_unusable(inv, wanted)
     return 0
+
+
+def _note_unusable(inv: object, tools: set[str]) -> None:
+    """An enabled toolset whose tools cannot run here yet says what they need (as `hermes tools list` does)."""
+    for name in sorted(tools):
+        status = inv.tools.get(name)  # type: ignore[attr-defined]
+        if status is not None and status.reason and "not included" not in status.reason:
+            print(f"note: {name} is not usable yet ({status.reason})", file=sys.stderr)
 
 
 def _disable(args: argparse.Namespace, settings: Settings) -> int:

@@ -17,6 +17,7 @@ import tempfile
 import time
 
 from hermes_agent.approval.subject import ApprovalSubject
+from hermes_agent.config.schema import CodeExecutionCfg
 from hermes_agent.tools.builtin._coderpc import SIGNATURES, RpcServer, stub_module
 from hermes_agent.tools.registry import registry
 from hermes_agent.tools.results import tool_error
@@ -62,10 +63,9 @@ def build_schema(present: frozenset[str] | set[str]) -> dict:
     }
 
 
-def _limits(conf: dict) -> tuple[float, int, int, int, int]:
-    timeout = float(conf.get("timeout") or 300)
-    return (timeout, int(conf.get("max_tool_calls") or 50), int(conf.get("cpu_seconds") or timeout),
-            int(conf.get("memory_mb") or 2048), int(conf.get("max_output_bytes") or 50_000))
+def _limits(conf: CodeExecutionCfg) -> tuple[float, int, int, int, int]:
+    cpu = conf.cpu_seconds if conf.cpu_seconds is not None else max(1, int(conf.timeout))
+    return conf.timeout, conf.max_tool_calls, cpu, conf.memory_mb, conf.max_output_bytes
 
 
 def _cap(text: str, limit: int) -> tuple[str, dict]:
@@ -103,7 +103,10 @@ def run_script(code: str, ctx: object) -> str:
     def dispatch(name: str, args: dict) -> str:
         return handle_function_call(name, args, ctx.task_id, ctx=ctx)  # type: ignore[attr-defined]
 
-    command = (f"ulimit -t {cpu} -v {mem_mb * 1024} -f {_KILL_BYTES // 1024} 2>/dev/null; "
+    # CPU: soft limit first (SIGXCPU, exit 152: "CPU-time limit reached"), the hard one a second later (SIGKILL);
+    # equal limits would SIGKILL at once and read as "killed (memory or signal)"
+    command = (f"ulimit -v {mem_mb * 1024} -f {_KILL_BYTES // 1024} 2>/dev/null; "
+               f"ulimit -S -t {cpu} 2>/dev/null; ulimit -H -t {cpu + 1} 2>/dev/null; "
                f"PYTHONPATH={shlex.quote(work)} PYTHONDONTWRITEBYTECODE=1 {shlex.quote(python)} -u "
                f"{shlex.quote(os.path.join(work, '_run.py'))} {shlex.quote(os.path.join(work, 'script.py'))}")
     started = time.monotonic()

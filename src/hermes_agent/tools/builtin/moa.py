@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor, wait
 
+from hermes_agent.config.schema import switch
 from hermes_agent.messages import Message, system, user
 from hermes_agent.providers.base import ChatRequest, Provider
 from hermes_agent.storage.pricing import estimate_cost
@@ -94,7 +95,9 @@ def run_moa(args: dict, make: Callable[[Mapping], Provider], moa: Mapping, inter
         return tool_error("user_prompt is required")
     name, conf = preset(moa)
     refs = [r for r in conf.get("reference_models") or [] if isinstance(r, Mapping)]
-    if not refs or conf.get("enabled", True) is False:
+    if refs and not switch(conf.get("enabled"), True):
+        return tool_error(f"the MoA preset {name!r} is turned off (moa.presets.{name}.enabled)")
+    if not refs:
         return tool_error(f"no reference models configured: set moa.presets.{name}.reference_models "
                           "(a list of {provider, model}) in config.yaml")
     max_tokens = int(conf.get("max_tokens") or 4096)
