@@ -5,13 +5,11 @@ conversation and how many messages the conversation had after it. The messages t
 
 from __future__ import annotations
 
-import json
-import os
-import tempfile
 import threading
 from pathlib import Path
 
 from hermes_agent import paths
+from hermes_agent.atomicfile import read_json_dict, write_json
 
 RESPONSES_KEPT = 4096
 
@@ -32,19 +30,10 @@ class ApiIndex:
         self.latest: dict[str, str] = dict(data.get("latest") or {})
 
     def _read(self) -> dict:
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return {}
-        return data if isinstance(data, dict) else {}
+        return read_json_dict(self.path)
 
     def _write(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=self.path.parent, suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump({"sessions": self.sessions, "responses": self.responses, "latest": self.latest}, fh)
-        os.chmod(tmp, 0o600)
-        os.replace(tmp, self.path)
+        write_json(self.path, {"sessions": self.sessions, "responses": self.responses, "latest": self.latest})
 
     def session_of(self, key: str) -> str | None:
         with self._lock:

@@ -3,13 +3,12 @@ Every write is atomic: a temp file in the same directory, then os.replace."""
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 from collections.abc import Callable, Mapping
 from io import StringIO
 from pathlib import Path
 
+from hermes_agent.atomicfile import atomic_write_text
 from hermes_agent.config.loader import get_dotted, yaml_problem
 from hermes_agent.errors import ConfigError
 
@@ -48,24 +47,6 @@ def _guess_style(text: str) -> tuple[int, int]:
         if mapping is not None and offset is not None:
             break
     return (mapping or 2, 2 if offset is None else offset)
-
-
-def atomic_write_text(path: Path, text: str, mode: int | None = None) -> None:
-    """Write via a temp file + rename; mode: given, else the old file's, else 0600."""
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    if mode is None:
-        mode = path.stat().st_mode & 0o777 if path.exists() else 0o600
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 class ConfigDocument:

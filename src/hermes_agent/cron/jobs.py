@@ -7,13 +7,12 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import json
-import os
 import secrets
-import tempfile
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
+from hermes_agent.atomicfile import atomic_write_text, write_json
 from hermes_agent.cron.schedule import next_run, parse_schedule, parse_time
 
 
@@ -76,14 +75,7 @@ class JobStore:
         return [j for j in jobs if isinstance(j, dict) and j.get("id")]
 
     def _save(self, jobs: list[dict]) -> None:
-        payload = json.dumps({"jobs": jobs, "updated_at": utcnow().isoformat()}, indent=2, ensure_ascii=False)
-        fd, tmp = tempfile.mkstemp(dir=self.dir, prefix=".jobs_", suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(payload)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o600)
-        os.replace(tmp, self.file)
+        write_json(self.file, {"jobs": jobs, "updated_at": utcnow().isoformat()}, indent=2)
 
     def add(self, job: dict) -> dict:
         with self.locked() as jobs:
@@ -170,10 +162,7 @@ class JobStore:
         directory = self.output_dir / job_id
         directory.mkdir(parents=True, exist_ok=True)
         path = directory / f"{when.strftime('%Y-%m-%d_%H-%M-%S')}.md"
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".output_", suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
+        atomic_write_text(path, text)
         return path
 
     def outputs(self, job_id: str) -> list[Path]:

@@ -5,13 +5,11 @@ repeated; an event id below the offset (a re-delivery) is ignored."""
 
 from __future__ import annotations
 
-import json
-import os
-import tempfile
 import threading
 from pathlib import Path
 
 from hermes_agent import paths
+from hermes_agent.atomicfile import read_json_dict, write_json
 
 RECENT = 500
 
@@ -32,22 +30,11 @@ class Inbox:
         self.recent: list[int] = [int(i) for i in data.get("recent") or []]  # answered ids (webhooks come unordered)
 
     def _read(self) -> dict:
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return {}
-        return data if isinstance(data, dict) else {}
+        return read_json_dict(self.path)
 
     def _write(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=self.path.parent, suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump({"offset": self.offset, "pending": {str(k): v for k, v in self.pending.items()},
-                       "recent": self.recent[-RECENT:]}, f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o600)
-        os.replace(tmp, self.path)
+        write_json(self.path, {"offset": self.offset, "pending": {str(k): v for k, v in self.pending.items()},
+                               "recent": self.recent[-RECENT:]})
 
     def accept(self, events: list[tuple[int, dict | None]], *, ordered: bool = True) -> list[int]:
         """Record a fetched batch (`None` payload = nothing to answer); returns the ids that are new.

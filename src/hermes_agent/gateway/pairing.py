@@ -9,13 +9,13 @@ import hashlib
 import json
 import os
 import secrets
-import tempfile
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from hermes_agent import paths
+from hermes_agent.atomicfile import write_json
 
 ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
 CODE_LENGTH = 8
@@ -60,11 +60,7 @@ class PairingStore:
     def _save(self, name: str, data: dict) -> None:
         self.dir.mkdir(parents=True, exist_ok=True)
         os.chmod(self.dir, 0o700)
-        fd, tmp = tempfile.mkstemp(dir=self.dir, suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(data, f, indent=2, ensure_ascii=False)
-        os.chmod(tmp, 0o600)
-        os.replace(tmp, self.dir / name)
+        write_json(self.dir / name, data, indent=2)
 
     def _pending(self, platform: str) -> dict:
         now = self.clock()

@@ -6,13 +6,12 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import os
 import re
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 
+from hermes_agent.atomicfile import write_json
 from hermes_agent.events import Event, ToolFinished, ToolStarted
 from hermes_agent.gateway.approval import ChatApprover
 from hermes_agent.gateway.base import Inbound, PlatformAdapter
@@ -75,11 +74,7 @@ class SessionMap:
             return
         else:
             self.data[key] = sid
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=self.path.parent, suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(self.data, f)
-        os.replace(tmp, self.path)
+        write_json(self.path, self.data)
 
 
 class ChatSession:

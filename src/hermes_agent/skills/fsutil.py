@@ -14,26 +14,12 @@ _IGNORED_NAMES = frozenset({".git", "__pycache__", ".DS_Store"})
 
 
 def atomic_write(path: Path, data: bytes | str) -> None:
-    """Write `data` to `path` through a temp file + rename, so readers never see half a file."""
-    import tempfile
+    """Write `data` to `path` through a temp file + rename, so readers never see half a file (mode kept, else
+    0644: skills are meant to be read)."""
+    from hermes_agent.atomicfile import atomic_write_bytes
 
     raw = data.encode("utf-8") if isinstance(data, str) else data
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        try:
-            mode = path.stat().st_mode & 0o777
-        except FileNotFoundError:
-            mode = 0o644
-        os.chmod(tmp, mode)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(raw)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write_bytes(path, raw, None if path.exists() else 0o644)
 
 
 def skill_files(skill_dir: Path) -> list[str]:
