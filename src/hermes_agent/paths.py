@@ -112,3 +112,22 @@ def media_cache(kind: str) -> Path:
     home = hermes_home()
     legacy = home / {"images": "image_cache", "audio": "audio_cache"}.get(kind, f"{kind}_cache")
     return legacy if legacy.is_dir() else home / "cache" / kind
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether process `pid` exists (pid files: the gateway, dashboards, rollout drivers); a zombie child of
+    this process counts as gone (it is reaped here)."""
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    except (OSError, ValueError):
+        return False
+    try:
+        return os.waitpid(pid, os.WNOHANG) == (0, 0)
+    except ChildProcessError:  # not our child: it exists
+        return True

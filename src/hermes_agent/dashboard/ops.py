@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import sys
 import time
 from urllib.parse import urlencode
@@ -91,13 +90,6 @@ async def cron_action(request: web.Request) -> web.Response:
     return see_other("/cron?" + urlencode({"done": done, "job": job_id}))
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except (OSError, ValueError):
-        return False
-    return pid > 0
-
 
 def _read_state() -> dict | None:
     try:
@@ -123,7 +115,7 @@ async def gateway(request: web.Request) -> web.Response:
     if state is None:
         body = Safe("<p>Gateway: not running (it never ran here). Start it with <code>hermes gateway</code>.</p>")
         return respond(page("Gateway", body, "/gateway"))
-    running = bool(state.get("running")) and _alive(int(state.get("pid") or 0))
+    running = bool(state.get("running")) and paths.pid_alive(int(state.get("pid") or 0))
     age = time.time() - float(state.get("updated_at") or 0)
     summary = facts([("Status", "running" if running else "stopped"), ("Pid", state.get("pid")),
                              ("Started", when(state.get("started_at"))), ("State written", f"{age:.0f} s ago"),

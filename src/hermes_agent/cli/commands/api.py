@@ -4,8 +4,6 @@ API_SERVER_KEY, API_SERVER_MODEL_NAME from the environment or .env; flags overri
 from __future__ import annotations
 
 import argparse
-import asyncio
-import signal
 import sys
 
 from hermes_agent import paths
@@ -35,12 +33,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         print(f"hermes api: {exc}", file=sys.stderr)
         return 2
 
-    async def main() -> None:
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, stop.set)
-        await serve(ConversationPool(settings), config, stop)
+    from hermes_agent.cli.serving import serve_until_signal
 
-    asyncio.run(main())
+    serve_until_signal(lambda stop: serve(ConversationPool(settings), config, stop))
     return 0

@@ -4,8 +4,6 @@ Hermes; DASHBOARD_TOKEN or `dashboard.token` fixes the token, else a random one 
 from __future__ import annotations
 
 import argparse
-import asyncio
-import signal
 import sys
 
 from hermes_agent import paths
@@ -56,15 +54,11 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         print(f"hermes dashboard: {exc}", file=sys.stderr)
         return 2
 
-    async def main() -> None:
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, stop.set)
-        await serve(settings, config, stop, open_browser=not args.no_open and _has_gui(settings))
+    from hermes_agent.cli.serving import serve_until_signal
 
+    gui = not args.no_open and _has_gui(settings)
     try:
-        asyncio.run(main())
+        serve_until_signal(lambda stop: serve(settings, config, stop, open_browser=gui))
     except OSError as exc:
         print(f"hermes dashboard: cannot listen on {args.host}:{port}: {exc.strerror or exc}", file=sys.stderr)
         return 1

@@ -59,7 +59,8 @@ def _status() -> int:
     except (OSError, ValueError):
         print("Gateway: not running (it never ran here).")
         return 1
-    from hermes_agent.cli.commands.gateway_service import alive, service_name, systemd_managed, unit_path
+    from hermes_agent.cli.commands.gateway_service import service_name, systemd_managed, unit_path
+    from hermes_agent.paths import pid_alive as alive
 
     running = state.get("running") and alive(int(state.get("pid", 0)))
     age = time.time() - float(state.get("updated_at", 0))

@@ -127,22 +127,13 @@ def pid_file() -> Path:
     return paths.gateway_dir() / "gateway.pid"
 
 
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
 
 def running_pid() -> int | None:
     try:
         pid = int(pid_file().read_text().strip())
     except (OSError, ValueError):
         return None
-    return pid if alive(pid) else None
+    return pid if paths.pid_alive(pid) else None
 
 
 def _pid_control(action: str) -> int:
@@ -155,7 +146,7 @@ def _pid_control(action: str) -> int:
         if pid is not None:
             os.kill(pid, signal.SIGTERM)
             deadline = time.time() + 30
-            while alive(pid) and time.time() < deadline:
+            while paths.pid_alive(pid) and time.time() < deadline:
                 time.sleep(0.1)
             print(f"Gateway stopped (pid {pid}).")
             pid = None

@@ -146,23 +146,11 @@ def progress(run_id: str) -> dict:
     if result.exists():
         out["result"] = json.loads(result.read_text(encoding="utf-8"))
     pid = run.get("pid")
-    if run.get("status") == "running" and pid and not _alive(pid):
+    if run.get("status") == "running" and pid and not paths.pid_alive(pid):
         out["status"] = "failed"
         out["error"] = f"the rollout driver (pid {pid}) is gone; see {run_dir(run_id) / 'driver.log'}"
     return out
 
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:  # a zombie child of this process counts as gone
-        return os.waitpid(pid, os.WNOHANG) == (0, 0)
-    except ChildProcessError:
-        return True
 
 
 def drive(run_id: str) -> int:
