@@ -113,14 +113,8 @@ def reap_stale(directory: Path | None = None) -> list[str]:
 def _owner_alive(data: dict) -> bool:
     pid = int(data.get("pid") or 0)
     token = str(data.get("token") or "")
-    if pid <= 0:
+    if not paths.pid_alive(pid):
         return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
     ticks = _start_ticks(pid)
     return not ticks or token == f"{pid}.{ticks}"  # same pid, other start time: a reused pid
 
