@@ -8,7 +8,7 @@ import posixpath
 import re
 from functools import cache
 
-from hermes_agent.approval.rules import interp
+from hermes_agent.approval.rules import argsem, interp
 from hermes_agent.approval.rules.canonical import SHELLS, Unwrapped
 from hermes_agent.approval.rules.expand import ASSIGN_WORD, ShellEnv, expand_text, expand_word
 from hermes_agent.approval.rules.flows import SOURCES, FlowChecks
@@ -61,6 +61,7 @@ class Scanner(FlowChecks):
         self.texts = 0
         self.top_commands = 0
         self.top_compound = False
+        self._resolve = None  # path resolver of the text being scanned (cd, symlinks), set per command
 
     def add(self, key: str, description: str, hardline: bool = False) -> None:
         """Record a finding once per key."""
@@ -156,6 +157,7 @@ class Scanner(FlowChecks):
             self.text(" ".join([env.aliases[u.name], *u.args]), depth + 1, env=env.child())
         if u.name in env.functions and u.name not in env.active:
             self._call(u, env, depth, traits)
+        self._resolve = lambda p: self.path(p, env)
         self._rules(u)
         self._track_cwd(u, env)
         self.writes(u, redirects, env)
@@ -194,18 +196,32 @@ class Scanner(FlowChecks):
         if not rules:
             return
         line = " ".join([u.name, *u.args])
+        if argsem.help_only(u):
+            return
         quiet = inert(u)
+        spared = self._spared(u)
         operands = [a for a in u.args if not a.startswith("-")] if u.name == "rm" else []
         cleanup = bool(operands) and all(disposable(a) for a in operands)
         for rule, rx in rules:
             if rule.via and rule.via not in u.chain:
                 continue
-            if not rule.hardline and (quiet or (cleanup and rule.key in _CLEANUP_KEYS)):
+            if rule.key in spared or not rule.hardline and (quiet or (cleanup and rule.key in _CLEANUP_KEYS)):
                 continue
             if rx.match(line):
                 self.add(rule.key, rule.description, rule.hardline)
         if u.mass_glob and not quiet:
             self.add("glob_delete", "delete every file of a directory (rm DIR/*, rm ~/.*)")
+
+    def _spared(self, u: Unwrapped) -> tuple[str, ...]:
+        """Rule keys that do not apply given what the command is pointed at (argsem.py)."""
+        resolve = self._resolve or (lambda p: p)
+        if u.name in ("mkfs", "mke2fs", "mkdosfs", "mkntfs", "mkexfatfs") and argsem.mkfs_on_file(u, resolve):
+            return ("mkfs",)
+        if u.name == "shred" and argsem.shred_local(u, resolve):
+            return ("secure_delete",)
+        if argsem.pkill_specific(u):
+            return ("kill_by_name",)
+        return ()
 
     def _builtins(self, args: list, redirects: list, env: ShellEnv, depth: int) -> None:
         """Shell builtins that change what later commands mean (export, alias, unset, for, read)."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from hermes_agent.approval.rules import runners
 from hermes_agent.approval.rules.subcommands import (
     SQL_CLIENTS,
     container_exec,
@@ -54,14 +55,14 @@ def basename(word: str) -> str:
 def canonicalise(u: Unwrapped) -> None:
     """Rewrite `u` into its canonical form and collect the payloads it runs."""
     name = u.name
-    if name in SHELLS:
+    if runners.dispatch(u):
+        pass
+    elif name in SHELLS:
         _shell(u)
     elif name == "eval":
         u.payloads.append((" ".join(u.args), u.words[0] if len(u.words) == 1 else None))
     elif name == "trap" and len(u.args) >= 2 and u.args[0] != "-":
         u.payloads.append((u.args[0], u.words[0]))
-    elif name in ("at", "batch"):
-        u.stdin_code = not any(a in ("-f", "-l", "-r", "-d", "-c") for a in u.args)
     elif name == "crontab":
         u.stdin_code = u.args in ([], ["-"])
     elif name in ("su", "runuser", "sg", "script"):
@@ -79,6 +80,7 @@ def canonicalise(u: Unwrapped) -> None:
             git_config(u)
         elif u.args:
             u.args = [u.args[0], *expand_long_options("git " + u.args[0], u.args[1:])]
+            runners.git_history(u)
     elif name == "rimraf":
         u.name, u.args = "rm", ["-r", "-f", *u.args]
     elif name in ("docker", "podman", "nerdctl", "docker-compose", "podman-compose"):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from hermes_agent.approval.rules.canonical import Unwrapped, basename, canonicalise
+from hermes_agent.approval.rules.runners import SCHEDULED, systemd_run
 
 _ASSIGN = re.compile(r"[A-Za-z_]\w*(?:\[[^\]]*\])?\+?=")
 _KEYWORDS = frozenset({"!", "{", "}", "then", "do", "else", "elif", "if", "while", "until", "coproc", "in"})
@@ -134,6 +135,8 @@ def unwrap(args: list, words: list) -> Unwrapped:
         if spec is None or (name == "busybox" and i + 1 >= len(args)):
             break
         u.chain.append("xargs" if name == "parallel" else name)
+        if name == "systemd-run" and systemd_run(args[i + 1:]):
+            u.findings.append(SCHEDULED)
         i = _skip_options(args, i + 1, spec[0], spec[1], u, name)
         if u.name:  # env -S or command -v: nothing further to unwrap
             return u
