@@ -8,10 +8,11 @@ import posixpath
 import re
 from functools import cache
 
-from hermes_agent.approval.rules import argsem, interp
+from hermes_agent.approval.rules import argsem, interp, mass
 from hermes_agent.approval.rules.canonical import SHELLS, Unwrapped
 from hermes_agent.approval.rules.expand import ASSIGN_WORD, ShellEnv, expand_text, expand_word
 from hermes_agent.approval.rules.flows import SOURCES, FlowChecks
+from hermes_agent.approval.rules.leaks import LeakChecks
 from hermes_agent.approval.rules.lexer import Simple, lex, parse
 from hermes_agent.approval.rules.table import DANGEROUS_RULES, HARDLINE_RULES, TEXT_RULES
 from hermes_agent.approval.rules.targets import HISTORY_WIPE, disposable, norm_path
@@ -51,7 +52,7 @@ def inert(u: Unwrapped) -> bool:
     return bool(short) and any(a.startswith("-") and not a.startswith("--") and short in a[1:] for a in args)
 
 
-class Scanner(FlowChecks):
+class Scanner(LeakChecks, FlowChecks):
     """Collects findings (key, description, hardline) for one command; `views` for deny rules."""
 
     def __init__(self, views: bool = False) -> None:
@@ -125,6 +126,8 @@ class Scanner(FlowChecks):
                 for _kind, inner in w.subs:
                     acc |= self.text(inner, depth + 1, env=env.child())
                 sub_traits[id(w)] = acc
+        if sub_traits or any("=" in w.text for w in simple.words):
+            self.taint_assignments(simple.words, sub_traits, env)
         args, words = self._resolve_words(simple.words, env)
         redirects = [(op, expand_text(w, env)) for op, w in simple.redirects]
         if args and all(ASSIGN_WORD.match(a) for a in args):
@@ -150,6 +153,8 @@ class Scanner(FlowChecks):
             inner = unwrap(argv, [None] * len(argv))
             inner.chain.insert(0, via)
             self._process(inner, [], [], {}, env, depth + 1, traits)
+        if mass.mass_rewrite(u, redirects):
+            self.add(*mass.MASS_REWRITE)
         if not u.name:
             self.writes(u, redirects, env)
             return None
@@ -163,6 +168,7 @@ class Scanner(FlowChecks):
         self.writes(u, redirects, env)
         cmd = self.describe(u)
         self.exposure(u, cmd, redirects, sub_traits, env)
+        self.leaks(u, cmd, redirects, sub_traits, env)
         if u.code:
             interp.scan_code(self, u.code[0], u.code[1], depth + 1)
         self.chmod_exec(u, env)
@@ -246,8 +252,8 @@ class Scanner(FlowChecks):
         elif name == "read":
             here = next((t for op, t in redirects if op == "<<<"), None)
             names = [a for a in args[1:] if not a.startswith("-")]
-            if here is not None and names:
-                env.vars[names[-1]] = here
+            if names:  # without a here-string: one line of input at a time, any of many (`while read f`)
+                env.vars[names[-1]] = here if here is not None else "*"
 
     def _track_cwd(self, u: Unwrapped, env: ShellEnv) -> None:
         """Follow `cd`/`pushd` so that `cd / && rm -rf *` is judged like `rm -rf /*`."""

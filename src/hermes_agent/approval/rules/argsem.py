@@ -63,7 +63,9 @@ def shred_local(u: Unwrapped, resolve) -> bool:
 
 
 def pkill_specific(u: Unwrapped) -> bool:
-    """pkill/killall of one named program with the default signal: what a session does to the server it started."""
+    """pkill -f of one full command line or script name with the default signal: what a session does to the server
+    it started (`pkill -f "python -m http.server 8000"`); a bare program name (`pkill -f gunicorn`) may hit the
+    user's own processes and still asks."""
     if u.name not in ("pkill", "killall"):
         return False
     pattern, full = [], False
@@ -85,8 +87,8 @@ def pkill_specific(u: Unwrapped) -> bool:
     if not words or any(ch in p for ch in "^$|*") or len(p.strip(".*")) < 3:
         return False
     head = words[0].rsplit("/", 1)[-1].lower()
-    if len(words) == 1:
-        return head not in _BROAD
+    if len(words) == 1:  # one word: specific only when it names a script or module (app.py, http.server, src/main.ts)
+        return full and head not in _BROAD and any(ch in p for ch in "./:")
     return full and not all(w.rsplit("/", 1)[-1].lower() in _BROAD or w.startswith("-") for w in words)
 
 

@@ -5,6 +5,7 @@ find -exec, interpreter code, programs passed as options). Pure string work."""
 from __future__ import annotations
 
 import re
+import shlex
 from dataclasses import dataclass, field
 
 from hermes_agent.approval.rules import runners
@@ -172,7 +173,9 @@ def _shell(u: Unwrapped) -> None:
         i += 1
     operands = u.args[i:]
     if has_c:
-        if operands:
+        if len(operands) > 2:  # sh -c SCRIPT $0 $1...: the script sees the rest as "$1"...
+            u.payloads.append(("set -- " + " ".join(shlex.quote(a) for a in operands[2:]) + "\n" + operands[0], u.words[i]))
+        elif operands:
             u.payloads.append((operands[0], u.words[i]))
         return
     u.stdin_code = not operands or operands[0] in ("-", "--") or "s" in flags or operands[0] == "/dev/stdin"
@@ -247,7 +250,7 @@ def _find(u: Unwrapped) -> None:
             while j < len(args) and args[j] not in (";", "+"):
                 j += 1
             if j > i + 1:
-                u.commands.append(([found if a == "{}" else a for a in args[i + 1:j]], "find"))
+                u.commands.append(([a.replace("{}", found) for a in args[i + 1:j]], "find"))
             i = j
         i += 1
 

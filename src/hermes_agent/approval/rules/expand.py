@@ -36,6 +36,7 @@ class ShellEnv:
     files: dict = field(default_factory=dict)  # file name -> text written into it (None: decoded, unknown)
     links: dict = field(default_factory=dict)  # symlink path -> what it points to
     cwd: str | None = None  # directory set by an earlier cd in the same text, when it is knowable
+    tainted: set = field(default_factory=set)  # variables and files that hold secrets; "git:staged"
 
     def get(self, name: str) -> str | None:
         if name in self.vars:
@@ -45,7 +46,7 @@ class ShellEnv:
     def child(self) -> ShellEnv:
         """A copy for text run by this shell or a subshell (eval, sh -c, function bodies)."""
         return ShellEnv(dict(self.vars), dict(self.aliases), dict(self.functions), set(self.active), set(self.chmodded),
-                        set(self.downloaded), dict(self.files), dict(self.links), self.cwd)
+                        set(self.downloaded), dict(self.files), dict(self.links), self.cwd, set(self.tainted))
 
     @property
     def ifs(self) -> str:

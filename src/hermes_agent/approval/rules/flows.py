@@ -59,6 +59,9 @@ class FlowChecks:
     def text(self, text: str, depth: int = 0, conservative: bool = False, env: ShellEnv | None = None) -> set[str]:
         raise NotImplementedError
 
+    def sockets_and_shells(self, cmds: list) -> None:
+        raise NotImplementedError
+
     @staticmethod
     def path(p: str, env: ShellEnv) -> str:
         """`p` as seen from the directory cd'd into earlier, through symlinks made earlier."""
@@ -189,6 +192,8 @@ class FlowChecks:
             self.text(text, depth + 1, env=env.child())
 
     def pipeline(self, cmds: list, env: ShellEnv, depth: int) -> None:
+        if len(cmds) > 1:
+            self.sockets_and_shells(cmds)
         for idx, (simple, sink) in enumerate(cmds):
             if sink is None or not simple.pipe_in:
                 continue

@@ -51,6 +51,8 @@ _LANGS = {"crontab": "cron", "python": "python", "pypy": "python", "perl": "perl
 
 
 _SQL_CTX = re.compile(SQL_CONTEXT, re.I)
+_TREE_WALK = re.compile(r"\bglob\b|\.rglob|os\s*\.\s*walk|readdirSync|Dir\s*(?:\[|\.glob)|Find\s*\.\s*find|File::Find|scandir")
+_OVERWRITE = re.compile(r"open\s*\([^)]*['\"]w|write_text|write_bytes|writeFileSync|truncate|File\s*\.\s*write|\bunlink|os\s*\.\s*remove")
 _READ = re.compile(r"\bopen\s*\(|read_text|read_bytes|readFile|File\s*\.\s*read|slurp|file_get_contents|copy")
 # characters built from numbers: chr(114), String.fromCharCode(114,109), map(chr,[114,109]), bytes([114,109])
 _CHR = re.compile(r"\b(?:chr|unichr)\s*\(\s*(0x[0-9a-fA-F]+|\d+)\s*\)")
@@ -194,6 +196,8 @@ def scan_code(scanner: Scanner, lang: str, code: str, depth: int) -> None:
                 key = {"root": "rm_root", "system": "rm_system_dir", "home": "rm_home"}[kind]
                 scanner.add(key, f"recursive delete of a {kind} directory from {lang} code", True)
     if _WRITE.search(code):
+        if _TREE_WALK.search(code) and _OVERWRITE.search(code):
+            scanner.add("mass_rewrite", f"{lang} code empties or overwrites every file it finds")
         for lit in literals:
             cls = classify_path(lit)
             if cls:
