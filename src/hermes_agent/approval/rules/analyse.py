@@ -14,6 +14,8 @@ from hermes_agent.approval.rules.expand import ASSIGN_WORD, ShellEnv, expand_tex
 from hermes_agent.approval.rules.flows import SOURCES, FlowChecks
 from hermes_agent.approval.rules.leaks import LeakChecks
 from hermes_agent.approval.rules.lexer import Simple, lex, parse
+from hermes_agent.approval.rules.planted import script_edits
+from hermes_agent.approval.rules.runners import risky_variable
 from hermes_agent.approval.rules.table import DANGEROUS_RULES, HARDLINE_RULES, TEXT_RULES
 from hermes_agent.approval.rules.targets import HISTORY_WIPE, disposable, norm_path
 from hermes_agent.approval.rules.unwrap import unwrap
@@ -171,6 +173,8 @@ class Scanner(LeakChecks, FlowChecks):
         self.leaks(u, cmd, redirects, sub_traits, env)
         if u.code:
             interp.scan_code(self, u.code[0], u.code[1], depth + 1)
+        for script in script_edits(u):
+            self.text(script, depth + 1, env=env.child())
         self.chmod_exec(u, env)
         self.stdin_feeds(u, cmd, raw_redirects, redirects, sub_traits, depth, env)
         self.scripts(u, cmd, redirects, env, depth)
@@ -231,6 +235,8 @@ class Scanner(LeakChecks, FlowChecks):
 
     def _builtins(self, args: list, redirects: list, env: ShellEnv, depth: int) -> None:
         """Shell builtins that change what later commands mean (export, alias, unset, for, read)."""
+        while args and args[0] in ("while", "until", "if", "!", "do", "then"):
+            args = args[1:]
         name = args[0] if args else ""
         if name in ("export", "declare", "local", "readonly", "typeset"):
             self._assign([a for a in args[1:] if ASSIGN_WORD.match(a)], env)
@@ -306,5 +312,8 @@ class Scanner(LeakChecks, FlowChecks):
                 continue
             name, append, value = m.groups()
             env.vars[name] = env.vars.get(name, "") + value if append else value
+            risky = risky_variable(name, value)
+            if risky:
+                self.add(*risky)
             if name in _HISTORY_VARS and value in ("", "0", "/dev/null"):
                 self.add(*HISTORY_WIPE)

@@ -21,6 +21,7 @@ from hermes_agent.approval.rules.exposure import (
     upload_sources,
 )
 from hermes_agent.approval.rules.lexer import decode_ansi_c
+from hermes_agent.approval.rules.planted import planted
 from hermes_agent.approval.rules.targets import CREDENTIAL_READ, classify_path, classify_read, norm_path
 
 DOWNLOADERS = frozenset({"curl", "wget", "fetch", "http", "https", "xh", "aria2c", "lwp-request", "lwp-download", "get",
@@ -127,6 +128,10 @@ class FlowChecks:
             env.downloaded.update(download_targets(u, redirects))
             return
         cmd.written = [basename(t).lower() for op, t in redirects if op in WRITE_OPS]
+        if cmd.literal is not None and not cmd.decodes:
+            for op, t in redirects:
+                for lang, text in planted(t, cmd.literal) if op in WRITE_OPS else ():
+                    self.feed(Cmd(u.name, [], lang=None if lang == "sh" else lang), text, depth, env)
         if cmd.literal is not None or cmd.decodes:
             content = cmd.literal if not cmd.decodes else (interp.try_decode(cmd.here) if cmd.here else None)
             for name in cmd.written:
@@ -156,6 +161,8 @@ class FlowChecks:
         cmd.decodes = decodes(name, args)
         if name == "echo":
             cmd.literal = " ".join(a for a in args if a not in ("-n", "-e", "-E", "-ne", "-en"))
+            if any(a in ("-e", "-ne", "-en") for a in args):
+                cmd.literal = decode_ansi_c(cmd.literal)
         elif name == "printf" and args:
             cmd.literal = decode_ansi_c(args[0]).replace("%s", " ".join(args[1:]))
         return cmd

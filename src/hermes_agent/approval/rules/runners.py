@@ -97,7 +97,7 @@ def expect(u: Unwrapped) -> None:
     if script is None:
         return
     for stmt in _EXPECT_STMT.split(script):
-        words = [a if a is not None else b if b is not None else c for a, b, c in _EXPECT_STR.findall(stmt)]
+        words = [a or b or c for a, b, c in _EXPECT_STR.findall(stmt)]
         if not words:
             continue
         if words[0] == "spawn":
@@ -164,6 +164,24 @@ def settings(u: Unwrapped, rest: list) -> None:
         u.findings.append(TLS_OFF)
 
 
+_TLS_VARS = {"NODE_TLS_REJECT_UNAUTHORIZED": "0", "PYTHONHTTPSVERIFY": "0", "GIT_SSL_NO_VERIFY": "*", "CURL_CA_BUNDLE": "",
+             "REQUESTS_CA_BUNDLE": "", "NPM_CONFIG_STRICT_SSL": "false"}
+_HERMES_VAR = re.compile(r"HERMES_\w*(?:YOLO|APPROVAL|SANDBOX)\w*\Z")
+
+
+def risky_variable(name: str, value: str) -> tuple[str, str, bool] | None:
+    """NAME=VALUE that switches Hermes's approvals off or TLS verification off for what follows."""
+    if _HERMES_VAR.match(name):
+        low = value.lower()
+        if "YOLO" in name and low in ("1", "true", "yes", "on") or "YOLO" not in name and low in ("off", "0", "false", "none", "never", ""):
+            return HERMES_SAFETY
+        return None
+    want = _TLS_VARS.get(name)
+    if want is not None and (value.lower() == want or want == "*" and value not in ("", "0", "false")):
+        return TLS_OFF
+    return None
+
+
 def make(u: Unwrapped) -> None:
     """make NAME=VALUE: recipes expand $(NAME) into shell commands, so each value is shell text."""
     for a in u.args:
@@ -183,6 +201,10 @@ def hermes(u: Unwrapped) -> None:
         elif a.startswith("-C") and len(a) > 2:
             setting = a[2:]
         if setting and SAFETY_KEY.match(setting):
+            u.findings.append(HERMES_SAFETY)
+            return
+        if a == "config" and u.args[k + 1:k + 2] in (["set"], ["unset"], ["reset"]) and k + 2 < len(u.args) \
+                and SAFETY_KEY.match(u.args[k + 2]):
             u.findings.append(HERMES_SAFETY)
             return
 

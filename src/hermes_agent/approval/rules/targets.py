@@ -52,6 +52,10 @@ HISTORY_WIPE: Class = ("history_wipe", "erase shell history", False)
 GIT_HOOK_WRITE: Class = ("git_hooks", "write a git hook or .git/config (runs code on later git commands)", False)
 CREDENTIAL_READ: Class = ("credential_read", "read credentials (~/.ssh keys, ~/.aws, ~/.kube, .netrc, Hermes .env...)", False)
 SYSRQ: Class = ("shutdown", "crash or reboot the kernel via /proc/sysrq-trigger", True)
+AUTOSTART_WRITE: Class = ("autostart_write", "write a file that runs at login, boot or interpreter start (autostart, "
+                          "user systemd units, .pth, sitecustomize)", False)
+_AUTOSTART = re.compile(r"(?:^|/)(?:\.config/(?:autostart|systemd/user|environment\.d)/|\.local/share/systemd/|\.config/upstart/"
+                        r"|Library/LaunchAgents/)|(?:site|dist)-packages/(?:[^/]+\.pth|(?:site|user)customize\.py)\Z")
 SYSTEM_WRITE: Class = ("system_file_write", "write to or delete a system path (/etc, /usr, /boot, /bin...)", False)
 
 
@@ -102,6 +106,8 @@ def classify_path(path: str, *, hermes_home: str | None = None) -> Class | None:
         return ENV_FILE_WRITE
     if _CREDENTIAL.search(p):
         return CREDENTIAL_WRITE
+    if _AUTOSTART.search(p):
+        return AUTOSTART_WRITE
     if p == "/proc/sysrq-trigger":
         return SYSRQ
     if _SYSTEM.match(p):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from hermes_agent.approval.rules.canonical import Unwrapped, basename, canonicalise
-from hermes_agent.approval.rules.runners import SCHEDULED, systemd_run
+from hermes_agent.approval.rules.runners import SCHEDULED, risky_variable, systemd_run
 
 _ASSIGN = re.compile(r"[A-Za-z_]\w*(?:\[[^\]]*\])?\+?=")
 _KEYWORDS = frozenset({"!", "{", "}", "then", "do", "else", "elif", "if", "while", "until", "coproc", "in"})
@@ -67,6 +67,9 @@ def _assignment(word: str, u: Unwrapped) -> None:
     """NAME=value before a command: programs hidden in such variables are scanned too."""
     name, _, value = word.partition("=")
     name = name.rstrip("+")
+    risky = risky_variable(name, value)
+    if risky:
+        u.findings.append(risky)
     if name in ("LD_PRELOAD", "LD_AUDIT", "DYLD_INSERT_LIBRARIES"):
         u.findings.append(("ld_preload", f"inject a library into programs ({name})", False))
     elif name in _PROGRAM_VARS and value:

@@ -1,0 +1,47 @@
+"""Code planted for a tool to run later: text written into a Makefile (recipes are shell), setup.py,
+conftest.py or a .pth file (Python that pip, pytest or every interpreter start runs), package.json
+scripts (npm/yarn/pnpm lifecycle hooks), build.rs (cargo runs it); and edits of package.json whose
+new text is a script. Returns (language, text) pairs for the scanner. Pure string work."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from hermes_agent.approval.rules.canonical import Unwrapped
+
+_PYTHON_RUN = frozenset({"setup.py", "conftest.py", "sitecustomize.py", "usercustomize.py", "noxfile.py", "dodo.py",
+                         "fabfile.py", "tasks.py", "manage.py"})
+_MAKE = frozenset({"makefile", "gnumakefile", "justfile"})
+_JSON_SCRIPT = re.compile(r"\"((?:pre|post)?[\w:-]+)\"\s*:\s*\"((?:[^\"\\]|\\.)*)\"")
+_DQ = re.compile(r"\"((?:[^\"\\]|\\.)*)\"")
+_RUST_STR = re.compile(r"\"((?:[^\"\\]|\\.)*)\"")
+_EDITORS = frozenset({"jq", "yq", "sed", "gsed", "perl", "awk", "gawk", "python", "python3", "node"})
+
+
+def _unescape(s: str) -> str:
+    return s.replace("\\/", "/").replace('\\"', '"').replace("\\\\", "\\")
+
+
+def planted(path: str, content: str) -> list[tuple[str, str]]:
+    """What running the file at `path` later would run, given the text just written into it."""
+    base = path.rstrip("/").rsplit("/", 1)[-1].lower()
+    if base in _MAKE or base.endswith(".mk"):
+        lines = [ln.lstrip("\t").lstrip("@-+ ") for ln in content.splitlines() if ln.startswith("\t")]
+        return [("sh", "\n".join(lines))] if lines else []
+    if base in _PYTHON_RUN or base.endswith(".pth"):
+        return [("python", content)]
+    if base == "package.json":
+        return [("sh", _unescape(v)) for _, v in _JSON_SCRIPT.findall(content)]
+    if base == "build.rs" and "Command" in content:
+        return [("sh", s) for s in _RUST_STR.findall(content) if " " in s]
+    return []
+
+
+def script_edits(u: Unwrapped) -> list[str]:
+    """jq/sed/yq edits of package.json: the strings they put in are scripts npm will run."""
+    if u.name not in _EDITORS or not any(a.rsplit("/", 1)[-1] == "package.json" for a in u.args):
+        return []
+    program = " ".join(a for a in u.args if "scripts" in a or "install" in a or "prepare" in a or "\"" in a)
+    return [_unescape(s) for s in _DQ.findall(program) if " " in s]
