@@ -35,7 +35,8 @@ _WRITE = re.compile(
     r"open\s*\([^)]*['\"][wax+]|write_text|write_bytes|writeFile|appendFile|File\s*\.\s*(?:write|open)|os\s*\.\s*(?:remove|unlink|rename|replace)"
     r"|\bunlink\s*\(|\.unlink\s*\(|shutil\s*\.\s*(?:copy\w*|move)|\brename\s*\(|file_put_contents|>>?\s*['\"]|print\s*\{|\bopen\s*\(\s*\w+\s*,\s*['\"]?>")
 _DECODE = re.compile(r"b(?:64|32|85)decode|a85decode|base64|fromhex|unhexlify|codecs\s*\.\s*decode|fromCharCode|\batob\s*\(|Buffer\s*\.\s*from\s*\([^)]*(?:base64|hex)|zlib\s*\.\s*decompress|marshal\s*\.\s*loads|rot.?13|pack\s*\(\s*['\"][Hh]|unpack1?\s*\(\s*['\"]m")
-_REMOTE = re.compile(r"urlopen|urllib|requests\s*\.\s*get|httpx|http\.get|https\.get|fetch\s*\(|Net::HTTP|LWP|open-uri|URI\.open|curl|wget")
+_REMOTE = re.compile(r"urlopen|urllib|requests\s*\.\s*get|httpx|http\.get|https\.get|fetch\s*\(|Net::HTTP|LWP|open-uri|URI\.open|curl|wget"
+                     r"|file_get_contents\s*\(\s*['\"]https?:|fopen\s*\(\s*['\"]https?:")
 _EVAL = re.compile(r"\b(?:exec|eval|compile|instance_eval|class_eval|Function)\s*\(")
 _STR = re.compile(r"'((?:[^'\\\n]|\\.)*)'|\"((?:[^\"\\\n]|\\.)*)\"")
 _BACKTICK = re.compile(r"`([^`]*)`")
@@ -51,6 +52,12 @@ _LANGS = {"crontab": "cron", "python": "python", "pypy": "python", "perl": "perl
 
 
 _SQL_CTX = re.compile(SQL_CONTEXT, re.I)
+# the whole environment as data (not one variable looked up by name)
+_ALL_ENV = re.compile(r"(?:dict|str|repr|json\.dumps|list)\s*\(\s*os\s*\.\s*environ\s*\)|os\s*\.\s*environ\s*\.\s*(?:items|copy)\s*\("
+                      r"|process\s*\.\s*env\b(?!\s*\.\s*\w|\s*\[)|\bENV\s*\.\s*(?:to_h|to_a|inspect|each|map|keys)\b|%ENV\b(?!\s*\{)"
+                      r"|\$_ENV\b(?!\s*\[)|getenv\s*\(\s*\)|Deno\s*\.\s*env\s*\.\s*toObject")
+_SENDS = re.compile(r"urlopen|urllib|requests\s*\.\s*(?:post|put|get)|httpx|http\.client|fetch\s*\(|Net::HTTP|LWP|IO::Socket"
+                    r"|socket|XMLHttpRequest|axios|https?\s*\.\s*request|curl_exec|smtplib")
 _TREE_WALK = re.compile(r"\bglob\b|\.rglob|os\s*\.\s*walk|readdirSync|Dir\s*(?:\[|\.glob)|Find\s*\.\s*find|File::Find|scandir")
 _OVERWRITE = re.compile(r"open\s*\([^)]*['\"]w|write_text|write_bytes|writeFileSync|truncate|File\s*\.\s*write|\bunlink|os\s*\.\s*remove")
 _READ = re.compile(r"\bopen\s*\(|read_text|read_bytes|readFile|File\s*\.\s*read|slurp|file_get_contents|copy")
@@ -172,8 +179,11 @@ def scan_code(scanner: Scanner, lang: str, code: str, depth: int) -> None:
     literals = _literals(code, lang)
     if _REVERSE_SHELL.search(code) and ("connect" in code or "TCPSocket" in code or "fsockopen" in code or "IO::Socket" in code):
         scanner.add("reverse_shell", f"{lang} code connects a socket to a shell")
-    if _READ.search(code) and any(classify_read(lit) for lit in literals if "/" in lit):
+    secret = _READ.search(code) and any(classify_read(lit) for lit in literals if "/" in lit)
+    if secret:
         scanner.add(*CREDENTIAL_READ)
+    if (secret or _ALL_ENV.search(code)) and _SENDS.search(code):
+        scanner.add("exfiltration", f"{lang} code sends secrets or the environment over the network")
     if _REMOTE.search(code) or "socket" in code:
         if any(metadata_host(lit) for lit in literals):
             scanner.add("cloud_metadata", f"{lang} code contacts the cloud metadata service")

@@ -31,6 +31,8 @@ OPS_RULES: tuple[Rule, ...] = (
     Rule("docker_prune", "delete docker data (prune, volume rm)", r"^docker (?:\S+ )*(?:prune|volume rm)\b", ("docker",)),
     # security controls
     Rule("firewall_change", "turn off SELinux enforcement", r"^setenforce (?:0|permissive)\b", ("setenforce",)),
+    Rule("firewall_change", "unload every AppArmor profile", r"^", ("aa-teardown",)),
+    Rule("firewall_change", "set AppArmor profiles to complain/disabled", r"^\S+ (?!-h|--help)", ("aa-complain", "aa-disable")),
     Rule("firewall_change", "stop the firewall or a security service",
          r"^\S+ (?:\S+ )*(?:stop|disable|mask|kill) (?:\S+ )*(?:firewalld|ufw|iptables|nftables|apparmor|auditd|fail2ban|selinux)\b",
          ("systemctl", "service", "rc-service")),
@@ -40,6 +42,7 @@ OPS_RULES: tuple[Rule, ...] = (
     Rule("firewall_change", "turn off the firewall (pfctl -d)", r"^pfctl (?:\S+ )*-d\b", ("pfctl",)),
     # history
     Rule("history_wipe", "erase shell history (history -c)", r"^history (?:\S+ )*-\w*[cdw]", ("history",)),
+    Rule("history_wipe", "erase the system journal", r"^journalctl (?:\S+ )*--(?:vacuum-\w+|rotate --vacuum)", ("journalctl",)),
     # packages
     Rule("package_remove", "remove system packages",
          r"^\S+ (?:\S+ )*(?:remove|purge|autoremove|erase|uninstall|del|rm)\b", ("apt", "apt-get", "aptitude", "yum", "dnf", "zypper",

@@ -26,7 +26,9 @@ _SECRET = re.compile(
     r"(?:^|/)(?:\.ssh/(?!.*\.pub\Z|known_hosts\S*\Z|authorized_keys\Z|config\Z)\S|\.ssh\Z|\.gnupg(?:/|\Z)|\.aws(?:/|\Z)"
     r"|\.azure(?:/|\Z)|\.config/(?:gcloud|gh)(?:/|\Z)|\.kube(?:/|\Z)|\.docker/config\.json\Z|\.netrc\Z|\.git-credentials\Z"
     r"|\.pgpass\Z|\.pypirc\Z|\.npmrc\Z|\.my\.cnf\Z|\.password-store(?:/|\Z)|\.local/share/keyrings(?:/|\Z)"
-    r"|Library/Keychains(?:/|\Z)|\.hermes/\.env\Z)"
+    r"|Library/Keychains(?:/|\Z)|\.hermes/(?:\S*/)?(?:\.env|auth\.json|state\.db|pairing\S*)\Z"
+    r"|\.mozilla/\S*/(?:logins\.json|key[34]\.db|cookies\.sqlite)\Z|\.config/(?:google-chrome|chromium|BraveSoftware)/\S*"
+    r"(?:Login Data|Cookies)\Z)"
     r"|\A/etc/(?:g?shadow-?|sudoers|ssh/ssh_host_\w+_key)\Z|\A/proc/(?:self|\d+|\*)/environ\Z")
 _DISPOSABLE = frozenset({
     "node_modules", "build", "dist", "out", "target", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".tox",
