@@ -27,6 +27,7 @@ _CLEANUP_KEYS = frozenset({"recursive_delete", "glob_delete", "find_exec_rm", "x
 _HELP = frozenset({"--help", "-help", "--version", "-version", "--usage", "help"})
 _DRY = ("--dry-run", "--dryrun", "--simulate", "--just-print", "--what-if", "--recon", "--no-act")
 _DRY_SHORT = {"rsync": "n", "make": "n", "apt": "s", "apt-get": "s", "git": "n"}
+_SQL_SHELL = re.compile(r"(?:^|\n|;)\s*(?:\\!|\.shell|\.system)\s+([^\n;]+)|\bPROGRAM\s+'((?:[^']|'')*)'", re.I)
 _SQL_COMMENT = re.compile(r"/\*.*?\*/|--[^\n]*", re.S)
 
 
@@ -107,10 +108,13 @@ class Scanner(LeakChecks, FlowChecks):
 
     def sql_rules(self, sql: str) -> None:
         """Apply the SQL rules to SQL a client or driver is given (comments removed first: DR/**/OP)."""
-        sql = _SQL_COMMENT.sub(lambda m: "" if m.group().startswith("/*") else "\n", sql)
+        joined = _SQL_COMMENT.sub(lambda m: "" if m.group().startswith("/*") else "\n", sql)  # DR/**/OP
+        spaced = _SQL_COMMENT.sub(lambda m: " " if m.group().startswith("/*") else "\n", sql)  # DROP/**/TABLE
         for rule, rx in _index()[2]:
-            if rx.search(sql):
+            if rx.search(joined) or rx.search(spaced):
                 self.add(rule.key, rule.description, rule.hardline)
+        for m in _SQL_SHELL.finditer(spaced):  # psql \! CMD, sqlite .shell/.system CMD, COPY ... TO PROGRAM 'CMD'
+            self.text(m.group(1) or m.group(2) or "", 1)
 
     def _note_structure(self, statements: list, error: bool) -> None:
         simples = [s for st in statements for s in st]

@@ -23,6 +23,8 @@ _EXEC = re.compile(
     r"|do shell script|\bqx\s*[{(/'\"|]|%x\s*[{(]|['\"]system['\"]|getline|\|\s*\"|\bsystem\b|\bexec\s+[q'\"$]")
 _REVERSE_SHELL = re.compile(r"(?s)(?:socket|TCPSocket|net\.connect|fsockopen|IO::Socket).*(?:dup2|pty\s*\.\s*spawn|/bin/(?:ba)?sh|['\"](?:ba)?sh['\"]"
                             r"|\bexec\b|spawn\s*\(|child_process)")
+_SOCKET = re.compile(r"socket|TCPSocket|net\s*\.\s*connect|fsockopen|IO::Socket|/inet/tcp/")
+_SHELL_SIDE = re.compile(r"dup2|pty\s*\.\s*spawn|/bin/(?:ba)?sh|['\"](?:ba)?sh['\"]|\bexec\b|spawn\s*\(|child_process|popen|IO\s*\.\s*popen|\|&\s*getline")
 _BACKTICK_LANGS = frozenset({"perl", "ruby", "php"})
 _TREE_DELETE = re.compile(
     r"rmtree|remove_tree|\brm_rf?\b|FileUtils\s*\.\s*(?:remove_dir|remove_entry)|rmSync|rmdirSync|\bfs\s*\.\s*(?:promises\s*\.\s*)?rm(?:dir)?\s*\("
@@ -35,9 +37,9 @@ _WRITE = re.compile(
     r"open\s*\([^)]*['\"][wax+]|write_text|write_bytes|writeFile|appendFile|File\s*\.\s*(?:write|open)|os\s*\.\s*(?:remove|unlink|rename|replace)"
     r"|\bunlink\s*\(|\.unlink\s*\(|shutil\s*\.\s*(?:copy\w*|move)|\brename\s*\(|file_put_contents|>>?\s*['\"]|print\s*\{|\bopen\s*\(\s*\w+\s*,\s*['\"]?>")
 _DECODE = re.compile(r"b(?:64|32|85)decode|a85decode|base64|fromhex|unhexlify|codecs\s*\.\s*decode|fromCharCode|\batob\s*\(|Buffer\s*\.\s*from\s*\([^)]*(?:base64|hex)|zlib\s*\.\s*decompress|marshal\s*\.\s*loads|rot.?13|pack\s*\(\s*['\"][Hh]|unpack1?\s*\(\s*['\"]m")
-_REMOTE = re.compile(r"urlopen|urllib|requests\s*\.\s*get|httpx|http\.get|https\.get|fetch\s*\(|Net::HTTP|LWP|open-uri|URI\.open|curl|wget"
+_REMOTE = re.compile(r"urlopen|urllib|requests\s*\.\s*get|httpx|http\.get|https\.get|fetch\s*\(|Net::HTTP|LWP|open-uri|URI\.open|curl|wget|\bget\s+['\"]https?:"
                      r"|file_get_contents\s*\(\s*['\"]https?:|fopen\s*\(\s*['\"]https?:")
-_EVAL = re.compile(r"\b(?:exec|eval|compile|instance_eval|class_eval|Function)\s*\(")
+_EVAL = re.compile(r"\b(?:exec|eval|compile|instance_eval|class_eval|Function)\s*\(|\beval\s+[\w$]")
 _STR = re.compile(r"'((?:[^'\\\n]|\\.)*)'|\"((?:[^\"\\\n]|\\.)*)\"")
 _BACKTICK = re.compile(r"`([^`]*)`")
 _LIST = re.compile(r"\[([^\[\]]*)\]")
@@ -177,7 +179,7 @@ def scan_code(scanner: Scanner, lang: str, code: str, depth: int) -> None:
     if _SQL_CTX.search(code):
         scanner.sql_rules(code)
     literals = _literals(code, lang)
-    if _REVERSE_SHELL.search(code) and ("connect" in code or "TCPSocket" in code or "fsockopen" in code or "IO::Socket" in code):
+    if (_REVERSE_SHELL.search(code) or _SOCKET.search(code) and _SHELL_SIDE.search(code)) and ("connect" in code or "TCPSocket" in code or "fsockopen" in code or "IO::Socket" in code or "/inet/tcp/" in code):
         scanner.add("reverse_shell", f"{lang} code connects a socket to a shell")
     secret = _READ.search(code) and any(classify_read(lit) for lit in literals if "/" in lit)
     if secret:

@@ -15,7 +15,7 @@ _SHELL_RC = frozenset({
     ".zlogin", ".zlogout", ".kshrc", ".cshrc", ".tcshrc", ".mkshrc", ".inputrc", ".bash_aliases",
 })
 _ENV_FILE = re.compile(r"\.env(?:\.[\w.-]+)?\Z")
-_ENV_TEMPLATE = re.compile(r"\.(?:example|sample|template|dist|defaults)\Z")
+_ENV_TEMPLATE = re.compile(r"\.(?:example|sample|template|dist|defaults|bak|old|orig|backup|save|swp)(?:\.|\Z)|~\Z")
 _CREDENTIAL = re.compile(
     r"(?:^|/)(?:\.aws/(?:credentials|config)|\.netrc|\.git-credentials|\.pgpass|\.docker/config\.json|\.kube/config"
     r"|\.gnupg(?:/|\Z)|\.pypirc|\.npmrc|\.config/gh/hosts\.yml|\.my\.cnf)")
@@ -37,7 +37,7 @@ _DISPOSABLE = frozenset({
     ".docusaurus", ".expo", ".vite", "cmake-build-debug", "cmake-build-release"})
 _DISPOSABLE_GLOB = re.compile(r"\*\.(?:egg-info|pyc|pyo|o|obj|class)\Z|\A[\w.-]+\.egg-info\Z")
 _SYSTEM = re.compile(
-    r"/(?:etc|boot|usr|bin|sbin|lib|lib32|lib64|libx32|sys|proc/sys|var/spool/cron|var/lib/dpkg|System"
+    r"/(?:etc|boot|usr|bin|sbin|lib|lib32|lib64|libx32|sys|proc/sys|var/spool/cron|var/lib/dpkg|var/log|System"
     r"|Library/(?:LaunchDaemons|LaunchAgents))(?:/|\Z)")
 
 # (pattern_key, description, hardline)
