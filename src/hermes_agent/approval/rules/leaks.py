@@ -29,8 +29,8 @@ _SECRET_NAME = re.compile(r"(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASS|PAT|CREDENT
                           r"|\A(?:DATABASE_URL|PGPASSWORD|MYSQL_PWD)\Z")
 _VAR_REF = re.compile(f"[{VAR}{QVAR}]" + r"[#!]?([A-Za-z_]\w*)")
 _SOCKETS = frozenset({"nc", "ncat", "netcat", "socat", "telnet", "openssl", "cryptcat", "pwncat"})
-_NET_TOOLS = frozenset({"dig", "nslookup", "host", "drill", "ping", "ping6", "traceroute", "gh", "aws", "gsutil", "rclone",
-                        "s3cmd", "az", "git"})
+_NET_TOOLS = frozenset({"dig", "nslookup", "host", "drill", "ping", "ping6", "traceroute", "whois", "mtr"})
+_CLOUD_CLIS = frozenset({"gh", "aws", "gsutil", "rclone", "s3cmd", "az", "gcloud"})
 # commands that print secrets: (name, predicate over args)
 _GIT_SECRET_NAME = re.compile(r"(?:^|/)(?:\.env(?:\.[\w.-]+)?|secrets?|credentials?|creds|private|keys?|id_\w+|[\w.-]+\.(?:pem|key|p12|pfx|kdbx))/?\Z", re.I)
 # vendor words in a variable name that say where the secret is meant to go
@@ -111,12 +111,12 @@ class LeakChecks:
         refs = secret_vars(u, env)
         if prints_secret(u) or (refs and u.name in ("echo", "printf", "cat", "base64", "xxd", "tee")):
             cmd.secret = True
-        net = cmd.sends or u.name in _NET_TOOLS
-        if net and u.name not in ("git", "aws", "gh", "az") or u.name in ("gh", "aws", "gsutil", "rclone", "s3cmd"):
+        cloud = u.name in _CLOUD_CLIS  # the vendor's own CLI: only the local files it uploads matter
+        if cmd.sends or u.name in _NET_TOOLS or cloud:
             cmd.sends = True
-            if refs and not all(_meant_for(v, u.args) for v in refs) and u.name not in ("gh", "aws", "az", "git"):
+            if not cloud and refs and not all(_meant_for(v, u.args) for v in refs):
                 self.add(*EXFILTRATION)
-            if any(sub_traits.values()) and any("@secret" in t for t in sub_traits.values()):
+            if not cloud and any("@secret" in t for t in sub_traits.values()):
                 self.add(*EXFILTRATION)
             for p in [*upload_sources(u), *_cloud_uploads(u)]:
                 q = self.path(p, env)
