@@ -90,6 +90,12 @@ def _meant_for(var: str, args: list) -> bool:
     return bool(vendor) and bool(hosts) and all(vendor in h for h in hosts)
 
 
+def _holds(path: str, tainted: set) -> bool:
+    """`path` is a tainted file, lies inside a tainted folder, or is a folder holding one."""
+    p = path.rstrip("/") or "/"
+    return any(p == t or p.startswith(t + "/") or t.startswith(p + "/") for t in (x.rstrip("/") for x in tainted if x != "git:staged"))
+
+
 class LeakChecks:
     """Mixin for Scanner (listed before FlowChecks): uses its add() and path()."""
 
@@ -120,12 +126,12 @@ class LeakChecks:
                 self.add(*EXFILTRATION)
             for p in [*upload_sources(u), *_cloud_uploads(u)]:
                 q = self.path(p, env)
-                if p != "-" and (q in env.tainted or sensitive_upload(q)):
+                if p != "-" and (_holds(q, env.tainted) or sensitive_upload(q)):
                     self.add(*EXFILTRATION)
             if u.name in _SOCKETS and any(op in ("<", "<>") and self.path(t, env) in env.tainted for op, t in redirects):
                 self.add(*EXFILTRATION)
-        if u.name in ("cat", "tac", "head", "tail", "xxd", "base64", "od") and any(
-                self.path(a, env) in env.tainted for a in u.args if not a.startswith("-")):
+        if u.name in ("cat", "tac", "head", "tail", "xxd", "base64", "od") and env.tainted and any(
+                _holds(self.path(a, env), env.tainted) for a in u.args if not a.startswith("-")):
             cmd.secret = True
         if u.name == "ssh" and any(a == "-R" or (a.startswith("-") and not a.startswith("--") and "R" in a[1:]) for a in u.args):
             self.add(*REMOTE_FORWARD)
@@ -156,7 +162,7 @@ class LeakChecks:
             forced = any(a in ("-f", "--force") for a in rest)
             for p in paths or (["."] if any(a in ("-A", "--all") for a in rest) else []):
                 q = self.path(p, env)
-                if (secret_dir and p in (".", "*", ":/")) or classify_read(q) or q in env.tainted \
+                if (secret_dir and p in (".", "*", ":/")) or classify_read(q) or _holds(q, env.tainted) \
                         or (forced and _GIT_SECRET_NAME.search(p)) or p.rstrip("/").endswith(("/.env", "/.ssh")) or p == ".env":
                     env.tainted.add("git:staged")
             if secret_dir and any(a in ("-A", "--all") for a in rest):
@@ -188,6 +194,8 @@ def _cloud_uploads(u: Unwrapped) -> list[str]:
 
 
 def _archive_output(u: Unwrapped) -> str | None:
+    if u.name == "tar" and u.args and not u.args[0].startswith("-") and "f" in u.args[0] and len(u.args) > 1:
+        return u.args[1]  # old-style bundled flags: tar czf OUT ...
     for k, a in enumerate(u.args[:-1]):
         if a in ("-f", "--file", "-o", "--output") or (u.name == "tar" and a.startswith("-") and not a.startswith("--") and a.endswith("f")):
             return u.args[k + 1]
