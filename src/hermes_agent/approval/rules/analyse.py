@@ -12,6 +12,7 @@ from hermes_agent.approval.rules import argsem, interp, mass
 from hermes_agent.approval.rules.canonical import SHELLS, Unwrapped
 from hermes_agent.approval.rules.expand import ASSIGN_WORD, ShellEnv, expand_text, expand_word
 from hermes_agent.approval.rules.flows import SOURCES, FlowChecks
+from hermes_agent.approval.rules.lazyre import lazy
 from hermes_agent.approval.rules.leaks import LeakChecks
 from hermes_agent.approval.rules.lexer import Simple, lex, parse
 from hermes_agent.approval.rules.planted import script_edits
@@ -27,8 +28,8 @@ _CLEANUP_KEYS = frozenset({"recursive_delete", "glob_delete", "find_exec_rm", "x
 _HELP = frozenset({"--help", "-help", "--version", "-version", "--usage", "help"})
 _DRY = ("--dry-run", "--dryrun", "--simulate", "--just-print", "--what-if", "--recon", "--no-act")
 _DRY_SHORT = {"rsync": "n", "make": "n", "apt": "s", "apt-get": "s", "git": "n"}
-_SQL_SHELL = re.compile(r"(?:^|\n|;)\s*(?:\\!|\.shell|\.system)\s+([^\n;]+)|\bPROGRAM\s+'((?:[^']|'')*)'", re.I)
-_SQL_COMMENT = re.compile(r"/\*.*?\*/|--[^\n]*", re.S)
+_SQL_SHELL = lazy(r"(?:^|\n|;)\s*(?:\\!|\.shell|\.system)\s+([^\n;]+)|\bPROGRAM\s+'((?:[^']|'')*)'", re.I)
+_SQL_COMMENT = lazy(r"/\*.*?\*/|--[^\n]*", re.S)
 
 
 @cache

@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from hermes_agent.approval.rules.lazyre import lazy
+
 if TYPE_CHECKING:
     from hermes_agent.approval.rules.canonical import Unwrapped
 
@@ -21,7 +23,7 @@ _BROAD = frozenset({
 })
 _KILL_SCOPE = frozenset({"-u", "-U", "-g", "-G", "-s", "-t", "-P", "--euid", "--uid", "--pgroup", "--group", "--session",
                          "--terminal", "--parent", "-v", "--inverse", "-x", "--exact", "-o", "-n", "--oldest", "--newest"})
-_SIG_KILL = re.compile(r"\A-(?:9|KILL|SIGKILL|s(?:9|KILL|SIGKILL)?)\Z|\A--signal(?:=(?:9|KILL|SIGKILL))?\Z", re.I)
+_SIG_KILL = lazy(r"\A-(?:9|KILL|SIGKILL|s(?:9|KILL|SIGKILL)?)\Z|\A--signal(?:=(?:9|KILL|SIGKILL))?\Z", re.I)
 
 
 def _local_file(arg: str) -> bool:

@@ -4,11 +4,10 @@ find -exec, interpreter code, programs passed as options). Pure string work."""
 
 from __future__ import annotations
 
-import re
-import shlex
 from dataclasses import dataclass, field
 
 from hermes_agent.approval.rules import runners
+from hermes_agent.approval.rules.lazyre import lazy
 from hermes_agent.approval.rules.subcommands import (
     SQL_CLIENTS,
     container_exec,
@@ -20,7 +19,7 @@ from hermes_agent.approval.rules.subcommands import (
 from hermes_agent.approval.rules.targets import norm_path
 
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "csh", "tcsh", "rbash", "yash", "posh"})
-_INTERP = re.compile(r"(python[\d.]*|pypy[\d.]*|perl[\d.]*|ruby[\d.]*|node|nodejs|bun|deno|php[\d.]*|lua[\d.]*|luajit|rscript|osascript)\Z")
+_INTERP = lazy(r"(python[\d.]*|pypy[\d.]*|perl[\d.]*|ruby[\d.]*|node|nodejs|bun|deno|php[\d.]*|lua[\d.]*|luajit|rscript|osascript)\Z")
 AWKS = frozenset({"awk", "gawk", "mawk", "nawk", "busybox-awk"})
 _GIT_GLOBAL_ARG = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path", "--config-env"})
 _DOCKER_GLOBAL_ARG = frozenset({"-H", "--host", "--context", "-c", "--config", "-l", "--log-level", "--tlscacert",
@@ -123,7 +122,7 @@ _EXEC_OPTIONS: dict[str, dict[str, bool]] = {
     "ex": {"-c": False, "+": False},
 }
 _GIT_EXEC_OPTIONS = {"--upload-pack": True, "--receive-pack": True, "--exec": True}
-_RUNNERS = re.compile(r"(?:.*/)?(?:sh|bash|zsh|dash|ksh|fish|python[\d.]*|perl|ruby|node|php|eval|exec)\b|.*[;&|`$]")
+_RUNNERS = lazy(r"(?:.*/)?(?:sh|bash|zsh|dash|ksh|fish|python[\d.]*|perl|ruby|node|php|eval|exec)\b|.*[;&|`$]")
 
 
 def _exec_options(u: Unwrapped, options: dict[str, bool]) -> None:
@@ -174,7 +173,7 @@ def _shell(u: Unwrapped) -> None:
     operands = u.args[i:]
     if has_c:
         if len(operands) > 2:  # sh -c SCRIPT $0 $1...: the script sees the rest as "$1"...
-            u.payloads.append(("set -- " + " ".join(shlex.quote(a) for a in operands[2:]) + "\n" + operands[0], u.words[i]))
+            u.payloads.append(("set -- " + " ".join("'" + a.replace("'", "'\\''") + "'" for a in operands[2:]) + "\n" + operands[0], u.words[i]))
         elif operands:
             u.payloads.append((operands[0], u.words[i]))
         return
@@ -281,7 +280,7 @@ def _docker(u: Unwrapped) -> None:
     u.args = args
 
 
-_MASS_GLOB = re.compile(r"(?:\A|/)[.*?\[\]!^]*\*[.*?\[\]!^]*\Z")
+_MASS_GLOB = lazy(r"(?:\A|/)[.*?\[\]!^]*\*[.*?\[\]!^]*\Z")
 
 
 def _rm(u: Unwrapped) -> None:

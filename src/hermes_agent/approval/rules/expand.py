@@ -11,15 +11,16 @@ import fnmatch
 import re
 from dataclasses import dataclass, field
 
+from hermes_agent.approval.rules.lazyre import lazy
 from hermes_agent.approval.rules.lexer import END, QSUB, QVAR, SUB, VAR, Word, decode_ansi_c, lex, parse
 
 MAX_FIELDS = 64
 DEFAULT_IFS = " \t\n"
-_MARK = re.compile(f"([{VAR}{QVAR}{SUB}{QSUB}])([^{END}]*){END}")
-ASSIGN_WORD = re.compile(r"([A-Za-z_]\w*)(\+?)=(.*)\Z", re.S)
-_PARAM = re.compile(r"([#!]?)(\w+|[@*#?$!-])(.*)\Z", re.S)
-_SUBSTR = re.compile(r":\s*(-?\s*\d+)\s*(?::\s*(-?\d+)\s*)?\Z")
-_SEQ = re.compile(r"(-?\d+|[a-zA-Z])\.\.(-?\d+|[a-zA-Z])(?:\.\.(-?\d+))?\Z")
+_MARK = lazy(f"([{VAR}{QVAR}{SUB}{QSUB}])([^{END}]*){END}")
+ASSIGN_WORD = lazy(r"([A-Za-z_]\w*)(\+?)=(.*)\Z", re.S)
+_PARAM = lazy(r"([#!]?)(\w+|[@*#?$!-])(.*)\Z", re.S)
+_SUBSTR = lazy(r":\s*(-?\s*\d+)\s*(?::\s*(-?\d+)\s*)?\Z")
+_SEQ = lazy(r"(-?\d+|[a-zA-Z])\.\.(-?\d+|[a-zA-Z])(?:\.\.(-?\d+))?\Z")
 _KNOWN = {"HOME": "~", "HERMES_HOME": "~/.hermes", "IFS": " \t\n"}
 
 

@@ -5,7 +5,6 @@ and what one pipeline stage feeds the next (curl | sh, base64 -d | sh, env | cur
 from __future__ import annotations
 
 import posixpath
-import re
 from dataclasses import dataclass, field
 
 from hermes_agent.approval.rules import interp
@@ -20,6 +19,7 @@ from hermes_agent.approval.rules.exposure import (
     sensitive_upload,
     upload_sources,
 )
+from hermes_agent.approval.rules.lazyre import lazy
 from hermes_agent.approval.rules.lexer import decode_ansi_c
 from hermes_agent.approval.rules.planted import planted
 from hermes_agent.approval.rules.targets import CREDENTIAL_READ, classify_path, classify_read, norm_path
@@ -29,9 +29,9 @@ DOWNLOADERS = frozenset({"curl", "wget", "fetch", "http", "https", "xh", "aria2c
 SOURCES = frozenset({"source", ".", "eval"})
 EXFILTRATION = ("exfiltration", "send secrets, the environment or files from outside the workspace over the network", False)
 CLOUD_METADATA = ("cloud_metadata", "contact the cloud metadata service (instance credentials)", False)
-_CHMOD_X = re.compile(r"(?:[ugoa]*\+[rwxXst]*x[rwxXst]*|0?[0-7]?[1357][0-7]{2})\Z")
+_CHMOD_X = lazy(r"(?:[ugoa]*\+[rwxXst]*x[rwxXst]*|0?[0-7]?[1357][0-7]{2})\Z")
 _STDIN_OPS = frozenset({"<<", "<<-", "<<<"})
-_ENV_TEMPLATE = re.compile(r"(?:^|/)\.env\.(?:example|sample|template|dist|defaults)\Z")
+_ENV_TEMPLATE = lazy(r"(?:^|/)\.env\.(?:example|sample|template|dist|defaults)\Z")
 
 
 @dataclass(slots=True)

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from hermes_agent.approval.rules.canonical import SHELLS
 from hermes_agent.approval.rules.exposure import sensitive_upload, upload_sources
+from hermes_agent.approval.rules.lazyre import lazy
 from hermes_agent.approval.rules.lexer import QVAR, VAR
 from hermes_agent.approval.rules.targets import classify_read
 
@@ -25,14 +26,14 @@ EXFILTRATION = ("exfiltration", "send secrets, the environment or files from out
 SECRET_PUSH = ("secret_push", "commit and push secret files (keys, credentials, .env) with git", False)
 REVERSE_SHELL = ("reverse_shell", "network shell: a shell wired to a socket client in one pipeline", False)
 REMOTE_FORWARD = ("remote_forward", "open a port on a remote host into this machine (ssh -R)", False)
-_SECRET_NAME = re.compile(r"(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASS|PAT|CREDENTIALS?|AUTH|COOKIE|SESSION|PRIVATE|DSN)(?:_|\Z)"
+_SECRET_NAME = lazy(r"(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASS|PAT|CREDENTIALS?|AUTH|COOKIE|SESSION|PRIVATE|DSN)(?:_|\Z)"
                           r"|\A(?:DATABASE_URL|PGPASSWORD|MYSQL_PWD)\Z")
-_VAR_REF = re.compile(f"[{VAR}{QVAR}]" + r"[#!]?([A-Za-z_]\w*)")
+_VAR_REF = lazy(f"[{VAR}{QVAR}]" + r"[#!]?([A-Za-z_]\w*)")
 _SOCKETS = frozenset({"nc", "ncat", "netcat", "socat", "telnet", "openssl", "cryptcat", "pwncat"})
 _NET_TOOLS = frozenset({"dig", "nslookup", "host", "drill", "ping", "ping6", "traceroute", "whois", "mtr"})
 _CLOUD_CLIS = frozenset({"gh", "aws", "gsutil", "rclone", "s3cmd", "az", "gcloud"})
 # commands that print secrets: (name, predicate over args)
-_GIT_SECRET_NAME = re.compile(r"(?:^|/)(?:\.env(?:\.[\w.-]+)?|secrets?|credentials?|creds|private|keys?|id_\w+|[\w.-]+\.(?:pem|key|p12|pfx|kdbx))/?\Z", re.I)
+_GIT_SECRET_NAME = lazy(r"(?:^|/)(?:\.env(?:\.[\w.-]+)?|secrets?|credentials?|creds|private|keys?|id_\w+|[\w.-]+\.(?:pem|key|p12|pfx|kdbx))/?\Z", re.I)
 # vendor words in a variable name that say where the secret is meant to go
 _VENDORS = {"GITHUB": "github", "GH": "github", "GITLAB": "gitlab", "OPENAI": "openai", "ANTHROPIC": "anthropic",
             "OPENROUTER": "openrouter", "HF": "huggingface", "HUGGINGFACE": "huggingface", "STRIPE": "stripe",
@@ -42,7 +43,7 @@ _VENDORS = {"GITHUB": "github", "GH": "github", "GITLAB": "gitlab", "OPENAI": "o
             "TWILIO": "twilio", "SENDGRID": "sendgrid", "MISTRAL": "mistral", "GROQ": "groq", "DEEPSEEK": "deepseek",
             "FIRECRAWL": "firecrawl", "TAVILY": "tavily", "EXA": "exa", "BRAVE": "brave", "JIRA": "atlassian",
             "CIRCLECI": "circleci", "HEROKU": "heroku", "LINEAR": "linear", "NOTION": "notion"}
-_HOST = re.compile(r"[a-zA-Z][\w+.-]*://(?:[^@/\s]*@)?([^/:?#\s]+)")
+_HOST = lazy(r"[a-zA-Z][\w+.-]*://(?:[^@/\s]*@)?([^/:?#\s]+)")
 
 
 def prints_secret(u: Unwrapped) -> bool:

@@ -8,16 +8,18 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from hermes_agent.approval.rules.lazyre import lazy
+
 if TYPE_CHECKING:
     from hermes_agent.approval.rules.canonical import Unwrapped
 
 MASS_REWRITE = ("mass_rewrite", "empty or overwrite many files at once (truncate, `: >`, sed -i d... over a glob, "
                 "git ls-files, find or xargs)", False)
 _CONSTANT_WRITERS = frozenset({"", ":", "true", "false", "echo", "printf", "yes"})
-_SED_WIPE = re.compile(r"\A\s*(?:(?:\d+|\$|%|/\.\*?/|/\^/)\s*(?:,\s*(?:\d+|\$)\s*)?)?d\s*\Z|\A\s*(?:%|1,\$)?\s*s(.)\^?\.\*\$?\1[^\s]*\1g?\s*\Z",
+_SED_WIPE = lazy(r"\A\s*(?:(?:\d+|\$|%|/\.\*?/|/\^/)\s*(?:,\s*(?:\d+|\$)\s*)?)?d\s*\Z|\A\s*(?:%|1,\$)?\s*s(.)\^?\.\*\$?\1[^\s]*\1g?\s*\Z",
                        re.S)
-_PERL_WIPE = re.compile(r"\$_\s*=\s*(?:q\s*[({/]\s*[)}/]|''|\"\"|\S{0,12};?\s*\Z)|\A\s*\Z|\As(.)\.\*\1[^\s]*\1\w*\s*\Z|undef\s*\$_", re.S)
-_ZERO = re.compile(r"\A(?:-s\s*|--size=?)0+[KMGkmg]?\Z")
+_PERL_WIPE = lazy(r"\$_\s*=\s*(?:q\s*[({/]\s*[)}/]|''|\"\"|\S{0,12};?\s*\Z)|\A\s*\Z|\As(.)\.\*\1[^\s]*\1\w*\s*\Z|undef\s*\$_", re.S)
+_ZERO = lazy(r"\A(?:-s\s*|--size=?)0+[KMGkmg]?\Z")
 
 
 def many(arg: str) -> bool:

@@ -5,8 +5,9 @@ new text is a script. Returns (language, text) pairs for the scanner. Pure strin
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
+
+from hermes_agent.approval.rules.lazyre import lazy
 
 if TYPE_CHECKING:
     from hermes_agent.approval.rules.canonical import Unwrapped
@@ -14,9 +15,9 @@ if TYPE_CHECKING:
 _PYTHON_RUN = frozenset({"setup.py", "conftest.py", "sitecustomize.py", "usercustomize.py", "noxfile.py", "dodo.py",
                          "fabfile.py", "tasks.py", "manage.py"})
 _MAKE = frozenset({"makefile", "gnumakefile", "justfile"})
-_JSON_SCRIPT = re.compile(r"\"((?:pre|post)?[\w:-]+)\"\s*:\s*\"((?:[^\"\\]|\\.)*)\"")
-_DQ = re.compile(r"\"((?:[^\"\\]|\\.)*)\"")
-_RUST_STR = re.compile(r"\"((?:[^\"\\]|\\.)*)\"")
+_JSON_SCRIPT = lazy(r"\"((?:pre|post)?[\w:-]+)\"\s*:\s*\"((?:[^\"\\]|\\.)*)\"")
+_DQ = lazy(r"\"((?:[^\"\\]|\\.)*)\"")
+_RUST_STR = lazy(r"\"((?:[^\"\\]|\\.)*)\"")
 _EDITORS = frozenset({"jq", "yq", "sed", "gsed", "perl", "awk", "gawk", "python", "python3", "node"})
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from hermes_agent.approval.rules.lazyre import lazy
+
 if TYPE_CHECKING:
     from hermes_agent.approval.rules.canonical import Unwrapped
 
@@ -19,19 +21,19 @@ _TMUX_CMDS = {"new-session": "new", "new": "new", "new-window": "new", "neww": "
 _TMUX_VALUED = {"new": "cefFnstxylNpTEbwh", "run": "dct", "send": "Nt", "if": "t"}
 _KEYS = {"enter": "\n", "c-m": "\n", "kpenter": "\n", "c-j": "\n", "space": " ", "tab": "\t"}
 _SCREEN_WORDS = frozenset({"-ls", "-list", "-wipe", "-fn", "-fa", "-ln", "-Logfile"})
-_EXPECT_STMT = re.compile(r"[;\n]")
-_EXPECT_STR = re.compile(r"\"((?:[^\"\\]|\\.)*)\"|\{([^{}]*)\}|(\S+)")
+_EXPECT_STMT = lazy(r"[;\n]")
+_EXPECT_STR = lazy(r"\"((?:[^\"\\]|\\.)*)\"|\{([^{}]*)\}|(\S+)")
 SCHEDULED = ("scheduled_exec", "schedule a command to run later, outside this session (at, batch, systemd-run timers)", False)
 # npm lifecycle and settings
 _PM = frozenset({"npm", "pnpm", "yarn", "bun", "cnpm"})
-_SCRIPT_SHELL = re.compile(r"(?:^|:|\.)(?:script-shell|shell|node-options|onload-script|git)\Z", re.I)
-_REGISTRY = re.compile(r"(?:^|[:.@/-])(?:registry|index-url|extra-index-url|find-links|trusted-host|index)\Z", re.I)
-_TLS_OFF_KEY = re.compile(r"(?:^|[:.])(?:strict-ssl|sslverify|ssl-verify|cert|cafile|enablestrictsslverification)\Z", re.I)
-_PLAIN_HTTP = re.compile(r"\Ahttp://(?!(?:localhost|127\.|\[::1\]))|\A(?:https?://)?\d+\.\d+\.\d+\.\d+(?![\d.])(?<!127\.0\.0\.1)")
+_SCRIPT_SHELL = lazy(r"(?:^|:|\.)(?:script-shell|shell|node-options|onload-script|git)\Z", re.I)
+_REGISTRY = lazy(r"(?:^|[:.@/-])(?:registry|index-url|extra-index-url|find-links|trusted-host|index)\Z", re.I)
+_TLS_OFF_KEY = lazy(r"(?:^|[:.])(?:strict-ssl|sslverify|ssl-verify|cert|cafile|enablestrictsslverification)\Z", re.I)
+_PLAIN_HTTP = lazy(r"\Ahttp://(?!(?:localhost|127\.|\[::1\]))|\A(?:https?://)?\d+\.\d+\.\d+\.\d+(?![\d.])(?<!127\.0\.0\.1)")
 PACKAGE_SOURCE = ("package_source_change", "point a package manager at another registry or script shell", False)
 TLS_OFF = ("tls_verify_off", "turn off TLS certificate verification", False)
 # Hermes's own safety settings (approvals, sandbox, security, allowlist, passthrough of secrets)
-SAFETY_KEY = re.compile(r"(?:approvals|sandbox|security|command_allowlist|yolo)(?:\.|=|\Z)|terminal\.(?:env_passthrough|sandbox)"
+SAFETY_KEY = lazy(r"(?:approvals|sandbox|security|command_allowlist|yolo)(?:\.|=|\Z)|terminal\.(?:env_passthrough|sandbox)"
                         r"|mcp_servers\.[^.=]+\.(?:approval|sandbox)|browser\.allow_private_urls|code_execution\.mode", re.I)
 HERMES_SAFETY = ("hermes_config_change", "change Hermes approval, sandbox or security settings", False)
 _UID0 = ("uid0_account", "create or change an account with uid 0 or a duplicate (non-unique) id", False)
@@ -166,7 +168,7 @@ def settings(u: Unwrapped, rest: list) -> None:
 
 _TLS_VARS = {"NODE_TLS_REJECT_UNAUTHORIZED": "0", "PYTHONHTTPSVERIFY": "0", "GIT_SSL_NO_VERIFY": "*", "CURL_CA_BUNDLE": "",
              "REQUESTS_CA_BUNDLE": "", "NPM_CONFIG_STRICT_SSL": "false"}
-_HERMES_VAR = re.compile(r"HERMES_\w*(?:YOLO|APPROVAL|SANDBOX)\w*\Z")
+_HERMES_VAR = lazy(r"HERMES_\w*(?:YOLO|APPROVAL|SANDBOX)\w*\Z")
 
 
 def risky_variable(name: str, value: str) -> tuple[str, str, bool] | None:

@@ -6,23 +6,25 @@ from __future__ import annotations
 import posixpath
 import re
 
+from hermes_agent.approval.rules.lazyre import lazy
+
 RAW_DISK = r"/dev/(?:sd[a-z]+\d*|hd[a-z]+\d*|vd[a-z]+\d*|xvd[a-z]+\d*|nvme\d+(?:n\d+)?(?:p\d+)?|mmcblk\d+(?:p\d+)?|disk\d+(?:s\d+)?|rdisk\d+|md\d+|dm-\d+|mapper/\S+|loop\d+|sr\d+)"
-_RAW_DISK = re.compile(RAW_DISK + r"\Z")
-_SAFE_DEV = re.compile(r"/dev/(?:null|zero|full|random|urandom|stdin|stdout|stderr|tty|fd/\S*|shm/\S*|pts/\S*|ptmx)\Z")
-_NET_DEV = re.compile(r"/dev/(?:tcp|udp)/")
+_RAW_DISK = lazy(RAW_DISK + r"\Z")
+_SAFE_DEV = lazy(r"/dev/(?:null|zero|full|random|urandom|stdin|stdout|stderr|tty|fd/\S*|shm/\S*|pts/\S*|ptmx)\Z")
+_NET_DEV = lazy(r"/dev/(?:tcp|udp)/")
 _SHELL_RC = frozenset({
     ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc", ".zprofile", ".zshenv",
     ".zlogin", ".zlogout", ".kshrc", ".cshrc", ".tcshrc", ".mkshrc", ".inputrc", ".bash_aliases",
 })
-_ENV_FILE = re.compile(r"\.env(?:\.[\w.-]+)?\Z")
-_ENV_TEMPLATE = re.compile(r"\.(?:example|sample|template|dist|defaults|bak|old|orig|backup|save|swp)(?:\.|\Z)|~\Z")
-_CREDENTIAL = re.compile(
+_ENV_FILE = lazy(r"\.env(?:\.[\w.-]+)?\Z")
+_ENV_TEMPLATE = lazy(r"\.(?:example|sample|template|dist|defaults|bak|old|orig|backup|save|swp)(?:\.|\Z)|~\Z")
+_CREDENTIAL = lazy(
     r"(?:^|/)(?:\.aws/(?:credentials|config)|\.netrc|\.git-credentials|\.pgpass|\.docker/config\.json|\.kube/config"
     r"|\.gnupg(?:/|\Z)|\.pypirc|\.npmrc|\.config/gh/hosts\.yml|\.my\.cnf)")
 _HISTORY = frozenset({".bash_history", ".zsh_history", ".history", ".sh_history", ".python_history", ".node_repl_history",
                       ".psql_history", ".mysql_history", ".sqlite_history", ".lesshst", ".zhistory"})
-_GIT_INTERNAL = re.compile(r"(?:^|/)\.git/(?:hooks(?:/|\Z)|config\Z)")
-_SECRET = re.compile(
+_GIT_INTERNAL = lazy(r"(?:^|/)\.git/(?:hooks(?:/|\Z)|config\Z)")
+_SECRET = lazy(
     r"(?:^|/)(?:\.ssh/(?!.*\.pub\Z|known_hosts\S*\Z|authorized_keys\Z|config\Z)\S|\.ssh\Z|\.gnupg(?:/|\Z)|\.aws(?:/|\Z)"
     r"|\.azure(?:/|\Z)|\.config/(?:gcloud|gh)(?:/|\Z)|\.kube(?:/|\Z)|\.docker/config\.json\Z|\.netrc\Z|\.git-credentials\Z"
     r"|\.pgpass\Z|\.pypirc\Z|\.npmrc\Z|\.my\.cnf\Z|\.password-store(?:/|\Z)|\.local/share/keyrings(?:/|\Z)"
@@ -35,8 +37,8 @@ _DISPOSABLE = frozenset({
     ".nox", ".coverage", "coverage", "htmlcov", ".next", ".nuxt", ".turbo", ".parcel-cache", ".svelte-kit", ".angular",
     ".gradle", ".eggs", ".hypothesis", "_build", "bower_components", ".sass-cache", ".cache", ".pytype", ".benchmarks",
     ".docusaurus", ".expo", ".vite", "cmake-build-debug", "cmake-build-release"})
-_DISPOSABLE_GLOB = re.compile(r"\*\.(?:egg-info|pyc|pyo|o|obj|class)\Z|\A[\w.-]+\.egg-info\Z")
-_SYSTEM = re.compile(
+_DISPOSABLE_GLOB = lazy(r"\*\.(?:egg-info|pyc|pyo|o|obj|class)\Z|\A[\w.-]+\.egg-info\Z")
+_SYSTEM = lazy(
     r"/(?:etc|boot|usr|bin|sbin|lib|lib32|lib64|libx32|sys|proc/sys|var/spool/cron|var/lib/dpkg|var/log|System"
     r"|Library/(?:LaunchDaemons|LaunchAgents))(?:/|\Z)")
 
@@ -56,7 +58,7 @@ CREDENTIAL_READ: Class = ("credential_read", "read credentials (~/.ssh keys, ~/.
 SYSRQ: Class = ("shutdown", "crash or reboot the kernel via /proc/sysrq-trigger", True)
 AUTOSTART_WRITE: Class = ("autostart_write", "write a file that runs at login, boot or interpreter start (autostart, "
                           "user systemd units, .pth, sitecustomize)", False)
-_AUTOSTART = re.compile(r"(?:^|/)(?:\.config/(?:autostart|systemd/user|environment\.d)/|\.local/share/systemd/|\.config/upstart/"
+_AUTOSTART = lazy(r"(?:^|/)(?:\.config/(?:autostart|systemd/user|environment\.d)/|\.local/share/systemd/|\.config/upstart/"
                         r"|Library/LaunchAgents/)|(?:site|dist)-packages/(?:[^/]+\.pth|(?:site|user)customize\.py)\Z")
 SYSTEM_WRITE: Class = ("system_file_write", "write to or delete a system path (/etc, /usr, /boot, /bin...)", False)
 
@@ -117,7 +119,7 @@ def classify_path(path: str, *, hermes_home: str | None = None) -> Class | None:
     return None
 
 
-_PROTECTED = re.compile(
+_PROTECTED = lazy(
     r"(?P<root>/)\Z|(?P<system>/(?:etc|usr|bin|sbin|boot|lib|lib32|lib64|libx32|var|home|root|opt|srv|dev|proc|sys|snap|run"
     r"|mnt|media|System|Library|Applications|Users|private|usr/(?:bin|sbin|lib|lib64|local|share|include)|var/lib))\Z"
     r"|(?P<home>~[\w.-]*|/home/[^/]+|/Users/[^/]+)\Z")

@@ -3,12 +3,11 @@ canonicalise what is left (see canonical.py)."""
 
 from __future__ import annotations
 
-import re
-
 from hermes_agent.approval.rules.canonical import Unwrapped, basename, canonicalise
+from hermes_agent.approval.rules.lazyre import lazy
 from hermes_agent.approval.rules.runners import SCHEDULED, risky_variable, systemd_run
 
-_ASSIGN = re.compile(r"[A-Za-z_]\w*(?:\[[^\]]*\])?\+?=")
+_ASSIGN = lazy(r"[A-Za-z_]\w*(?:\[[^\]]*\])?\+?=")
 _KEYWORDS = frozenset({"!", "{", "}", "then", "do", "else", "elif", "if", "while", "until", "coproc", "in"})
 
 # wrapper -> (short options taking a value, long options taking a value, positional operands before the command)
