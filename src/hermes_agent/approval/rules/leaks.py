@@ -75,7 +75,7 @@ def secret_vars(u: Unwrapped, env: ShellEnv) -> list[str]:
     """Variables with secret values (by name, or filled from a secret earlier) that the command's words expand."""
     out = []
     for w in u.words:
-        if w is None:
+        if w is None or (VAR not in w.text and QVAR not in w.text):
             continue
         for name in _VAR_REF.findall(w.text):
             if _SECRET_NAME.search(name) or name in env.tainted:
@@ -95,6 +95,9 @@ def _holds(path: str, tainted: set) -> bool:
     """`path` is a tainted file, lies inside a tainted folder, or is a folder holding one."""
     p = path.rstrip("/") or "/"
     return any(p == t or p.startswith(t + "/") or t.startswith(p + "/") for t in (x.rstrip("/") for x in tainted if x != "git:staged"))
+
+
+_COPIERS = frozenset({"cp", "mv", "rsync", "install", "tar", "zip", "7z", "gpg"})
 
 
 class LeakChecks:
@@ -144,6 +147,8 @@ class LeakChecks:
         """Files that now hold secrets: stdout of a secret source, copies and archives of credential files."""
         if cmd.secret:
             env.tainted.update(self.path(t, env) for op, t in redirects if op in (">", ">>", "&>", "&>>", ">|"))
+        if u.name not in _COPIERS:
+            return
         operands = [a for a in u.args if not a.startswith("-")]
         if u.name in ("cp", "mv", "rsync", "install") and len(operands) >= 2:
             if any(classify_read(self.path(a, env)) or self.path(a, env) in env.tainted for a in operands[:-1]):
