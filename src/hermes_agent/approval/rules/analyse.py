@@ -258,6 +258,10 @@ class Scanner(LeakChecks, FlowChecks):
                     self.add(*HISTORY_WIPE)
         elif name == "set" and "history" in args and "+o" in args:
             self.add(*HISTORY_WIPE)
+        elif name == "set" and "--" in args:  # set -- a b: the positional parameters
+            values = args[args.index("--") + 1:]
+            env.vars.update({str(k): v for k, v in enumerate(values[:9], 1)})
+            env.vars.update({"@": " ".join(values), "*": " ".join(values), "#": str(len(values))})
         elif name in ("for", "select") and len(args) >= 3 and args[2] == "in":
             env.vars[args[1]] = " ".join(args[3:])
         elif name == "read":

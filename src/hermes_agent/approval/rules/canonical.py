@@ -26,6 +26,8 @@ _DOCKER_GLOBAL_ARG = frozenset({"-H", "--host", "--context", "-c", "--config", "
                                 "--tlscert", "--tlskey", "--url", "--connection"})
 _COMPOSE_GLOBAL_ARG = frozenset({"-f", "--file", "-p", "--project-name", "--profile", "--env-file", "--project-directory",
                                  "--ansi", "--parallel", "--progress"})
+_VALUE_FLAGS = {"perl": "MmIxCdD", "ruby": "rIECKTxF", "python": "WXQ", "pypy": "WXQ", "node": "r", "nodejs": "r", "php": "dcfz"}
+_DOLLAR0 = lazy(r"\$\{?0\}?(?!\w)")
 _SIGNALS = {"9": "KILL", "1": "HUP", "15": "TERM", "2": "INT", "3": "QUIT", "19": "STOP", "6": "ABRT"}
 
 
@@ -172,8 +174,10 @@ def _shell(u: Unwrapped) -> None:
         i += 1
     operands = u.args[i:]
     if has_c:
-        if len(operands) > 2:  # sh -c SCRIPT $0 $1...: the script sees the rest as "$1"...
-            u.payloads.append(("set -- " + " ".join("'" + a.replace("'", "'\\''") + "'" for a in operands[2:]) + "\n" + operands[0], u.words[i]))
+        if len(operands) > 1:  # sh -c SCRIPT $0 $1...: the script sees them as "$0", "$1"...
+            quoted = ["'" + a.replace("'", "'\\''") + "'" for a in operands[1:]]
+            script = _DOLLAR0.sub(lambda _: quoted[0], operands[0])
+            u.payloads.append(("set -- " + " ".join(quoted[1:]) + "\n" + script, u.words[i]))
         elif operands:
             u.payloads.append((operands[0], u.words[i]))
         return
@@ -348,6 +352,9 @@ def _interpreter(u: Unwrapped) -> None:
                 break
             if ch == "m" and lang in ("python", "pypy"):
                 module = True
+                break
+            if ch in _VALUE_FLAGS.get(lang, ""):  # -rnet/http, -MIO::Socket, -Wignore: the rest is a value
+                i += 0 if a[k + 1:] else 1
                 break
     for j, a in enumerate(args[i:], i):
         if a in ("-e", "-E") and lang == "perl" and j + 1 < len(args):

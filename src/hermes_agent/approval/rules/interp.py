@@ -74,6 +74,11 @@ _CONCAT = lazy(r"(?:" + _LIT + r")\s*[+.]\s*(?:" + _LIT + r")")
 _PACK_HEX = lazy(r"(['\"])([0-9a-fA-F]{8,})\1\s*\]?\s*\)?\s*\.pack\s*\(\s*['\"]H\*")
 
 
+def sends_network(code: str) -> bool:
+    """Interpreter code that talks to the network (a pipeline sink that may carry its stdin off the machine)."""
+    return bool(_SENDS.search(code))
+
+
 def language(name: str) -> str | None:
     """The language of an interpreter command name (python3.11 -> python, psql -> sql), or None."""
     if name in SQL_CLIENTS:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from hermes_agent.approval.rules.canonical import SHELLS
 from hermes_agent.approval.rules.exposure import sensitive_upload, upload_sources
+from hermes_agent.approval.rules.interp import sends_network
 from hermes_agent.approval.rules.lazyre import lazy
 from hermes_agent.approval.rules.lexer import QVAR, VAR
 from hermes_agent.approval.rules.targets import classify_read
@@ -121,6 +122,8 @@ class LeakChecks:
         refs = secret_vars(u, env)
         if prints_secret(u) or (refs and u.name in ("echo", "printf", "cat", "base64", "xxd", "tee")):
             cmd.secret = True
+        if u.code and u.code[0] != "sql" and sends_network(u.code[1]):
+            cmd.sends = True
         cloud = u.name in _CLOUD_CLIS  # the vendor's own CLI: only the local files it uploads matter
         if cmd.sends or u.name in _NET_TOOLS or cloud:
             cmd.sends = True

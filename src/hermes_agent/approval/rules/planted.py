@@ -18,6 +18,8 @@ _MAKE = frozenset({"makefile", "gnumakefile", "justfile"})
 _JSON_SCRIPT = lazy(r"\"((?:pre|post)?[\w:-]+)\"\s*:\s*\"((?:[^\"\\]|\\.)*)\"")
 _DQ = lazy(r"\"((?:[^\"\\]|\\.)*)\"")
 _RUST_STR = lazy(r"\"((?:[^\"\\]|\\.)*)\"")
+_SCRIPTS_KEY = lazy(r"\.scripts\b|[\"']scripts[\"']|[\"'](?:pre|post)\w+[\"']\s*:|[\"']prepare[\"']\s*:")
+_ANY_STR = lazy(r"\"((?:[^\"\\]|\\.)*)\"|'((?:[^'\\]|\\.)*)'")
 _EDITORS = frozenset({"jq", "yq", "sed", "gsed", "perl", "awk", "gawk", "python", "python3", "node"})
 
 
@@ -41,8 +43,12 @@ def planted(path: str, content: str) -> list[tuple[str, str]]:
 
 
 def script_edits(u: Unwrapped) -> list[str]:
-    """jq/sed/yq edits of package.json: the strings they put in are scripts npm will run."""
-    if u.name not in _EDITORS or not any(a.rsplit("/", 1)[-1] == "package.json" for a in u.args):
+    """jq/yq/sed/python edits that put a script into package.json: the strings they put in are scripts npm will
+    run (whether the file is named, piped in, or opened by the program)."""
+    if u.name not in _EDITORS and not u.code:
         return []
-    program = " ".join(a for a in u.args if "scripts" in a or "install" in a or "prepare" in a or "\"" in a)
-    return [_unescape(s) for s in _DQ.findall(program) if " " in s]
+    program = u.code[1] if u.code else " ".join(u.args)
+    names_file = "package.json" in program or any(a.rsplit("/", 1)[-1] == "package.json" for a in u.args)
+    if not (_SCRIPTS_KEY.search(program) and (names_file or u.name in ("jq", "yq"))):
+        return []
+    return [_unescape(a or b) for a, b in _ANY_STR.findall(program) if " " in (a or b)]

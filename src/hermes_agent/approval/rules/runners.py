@@ -103,7 +103,10 @@ def expect(u: Unwrapped) -> None:
         if not words:
             continue
         if words[0] == "spawn":
-            u.payloads.append((" ".join(w for w in words[1:] if not w.startswith("-")), None))
+            k = 1
+            while k < len(words) and words[k].startswith("-"):  # spawn's own options (-noecho, -open ID)
+                k += 2 if words[k] in ("-open", "-leaveopen") else 1
+            u.payloads.append((" ".join(words[k:]), None))
         elif words[0] == "send" and len(words) > 1:
             u.payloads.append((words[-1].replace("\\r", "\n").replace("\\n", "\n"), None))
         elif words[0] in ("exec", "system"):
@@ -129,6 +132,8 @@ def systemd_run(args: list) -> bool:
 def package_manager(u: Unwrapped) -> None:
     """npm/pnpm/yarn/bun: scripts set from the command line run later; registry and script-shell settings."""
     args = [a for a in u.args if not a.startswith("-")]
+    if args[:1] == ["pm"]:  # bun pm pkg set ...
+        args = args[1:]
     if args[:2] == ["pkg", "set"]:
         for a in args[2:]:
             key, eq, value = a.partition("=")
@@ -139,6 +144,14 @@ def package_manager(u: Unwrapped) -> None:
     elif args[:2] == ["config", "set"] or args[:1] == ["set"]:
         rest = args[2:] if args[0] == "config" else args[1:]
         settings(u, rest)
+
+
+def uv(u: Unwrapped) -> None:
+    """uv pip ... is pip."""
+    if u.args[:1] == ["pip"]:
+        u.args = u.args[1:]
+        pip(u)
+        u.args = ["pip", *u.args]
 
 
 def pip(u: Unwrapped) -> None:
@@ -261,6 +274,6 @@ def dispatch(u: Unwrapped) -> bool:
 
 
 _HANDLERS = {"tmux": tmux, "screen": screen, "expect": expect, "at": at, "batch": at, "make": make, "gmake": make,
-             "pip": pip, "pip3": pip, "hermes": hermes, **{n: package_manager for n in _PM},
+             "pip": pip, "pip3": pip, "uv": uv, "hermes": hermes, **{n: package_manager for n in _PM},
              **{n: account for n in ("useradd", "adduser", "usermod", "groupadd", "groupmod", "addgroup", "chpasswd", "chgpasswd",
                                      "vipw", "vigr", "newusers", "pwconv", "grpconv", "setcap")}}

@@ -120,6 +120,24 @@ def _env_split(args: list, i: int, attached: str | None, u: Unwrapped) -> int:
     return len(args)
 
 
+def _xargs_replace(args: list, i: int, start: int) -> list:
+    """xargs -I R / --replace=R / -i: R in the command stands for each input line (any of many files: `*`)."""
+    token = None
+    for k in range(start + 1, i):
+        a = args[k]
+        if a == "-I" and k + 1 < i:
+            token = args[k + 1]
+        elif a.startswith("-I") and len(a) > 2:
+            token = a[2:]
+        elif a.startswith("--replace"):
+            token = a.partition("=")[2] or "{}"
+        elif a == "-i" or a.startswith("-i") and not a.startswith("--"):
+            token = a[2:] or "{}"
+    if not token:
+        return args
+    return [*args[:i], *(a.replace(token, "*") for a in args[i:])]
+
+
 def unwrap(args: list, words: list) -> Unwrapped:
     """Canonicalise one simple command given its resolved words (and the Word objects behind them)."""
     u = Unwrapped()
@@ -131,6 +149,7 @@ def unwrap(args: list, words: list) -> Unwrapped:
         if i >= len(args):
             return u
         raw = args[i]
+        start = i
         name = basename(raw).lower()
         u.views.append(" ".join([name, *args[i + 1:]]))
         spec = _WRAPPERS.get(name)
@@ -149,6 +168,8 @@ def unwrap(args: list, words: list) -> Unwrapped:
         i += min(spec[2], max(0, len(args) - i - 1))
         if name == "xargs" and i >= len(args):
             args, words, i = [*args, "echo"], [*words, None], i
+        if name == "xargs":
+            args = _xargs_replace(args, i, start)
     u.raw_name, u.name = raw, ("mkfs" if name.startswith("mkfs.") else name)
     u.args, u.words = list(args[i + 1:]), list(words[i + 1:])
     if raw.startswith("/etc/init.d/") and u.args:
