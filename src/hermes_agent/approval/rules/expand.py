@@ -272,7 +272,10 @@ def _fields(text: str, w: Word, env: ShellEnv, split: bool) -> list[str]:
         else:
             idx = int(body) if body.isdigit() else -1
             value = render_sub(w.subs[idx][1], env) if 0 <= idx < len(w.subs) else ""
-        pieces = _ifs_split(value, env.ifs) if split and kind in (VAR, SUB) else [value]
+        if split and kind == QVAR and body == "@" and "@" in env.vars:
+            pieces = value.split(" ")  # "$@": one field per positional parameter
+        else:
+            pieces = _ifs_split(value, env.ifs) if split and kind in (VAR, SUB) else [value]
         fields[-1] += pieces[0]
         fields.extend(pieces[1:])
     fields[-1] += text[pos:]

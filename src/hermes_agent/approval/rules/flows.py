@@ -84,14 +84,14 @@ class FlowChecks:
             if sources and all(_ENV_TEMPLATE.search(s) for s in sources) and not copied[0].startswith(("/", "~")):
                 copied = []  # a .env made from the project's own template, inside the workspace
         targets.extend(copied)
+        for t in targets:  # before a link made by this command is followed: `ln -sf /dev/null ~/.bash_history`
+            cls = classify_path(self.path(t, env))
+            if cls:
+                self.add(*cls)
         if u.name == "ln" and any(a.startswith("-") and "s" in a.lstrip("-")[:3] or a == "--symbolic" for a in u.args):
             operands = [a for a in u.args if not a.startswith("-")]
             if len(operands) == 2:
                 env.links[self.path(operands[1], env)] = self.path(operands[0], env)
-        for t in targets:
-            cls = classify_path(self.path(t, env))
-            if cls:
-                self.add(*cls)
 
     def exposure(self, u: Unwrapped, cmd: Cmd, redirects: list, sub_traits: dict, env: ShellEnv) -> None:
         """Credentials read, secrets sent and metadata addresses contacted by one command."""
