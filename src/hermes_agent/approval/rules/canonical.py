@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from hermes_agent.approval.rules import runners
+from hermes_agent.approval.rules.containers import container_run
 from hermes_agent.approval.rules.lazyre import lazy
 from hermes_agent.approval.rules.subcommands import (
     SQL_CLIENTS,
@@ -65,6 +66,8 @@ def canonicalise(u: Unwrapped) -> None:
         u.payloads.append((" ".join(u.args), u.words[0] if len(u.words) == 1 else None))
     elif name == "trap" and len(u.args) >= 2 and u.args[0] != "-":
         u.payloads.append((u.args[0], u.words[0]))
+    elif name in ("source", ".") and u.args[:1] in (["/dev/stdin"], ["-"], ["/proc/self/fd/0"], ["/dev/fd/0"]):
+        u.stdin_code = True
     elif name == "crontab":
         u.stdin_code = u.args in ([], ["-"])
     elif name in ("su", "runuser", "sg", "script"):
@@ -88,6 +91,7 @@ def canonicalise(u: Unwrapped) -> None:
     elif name in ("docker", "podman", "nerdctl", "docker-compose", "podman-compose"):
         _docker(u)
         container_exec(u)
+        container_run(u)
     elif name in ("kubectl", "oc"):
         container_exec(u)
     elif name == "rm":
@@ -300,7 +304,7 @@ def _rm(u: Unwrapped) -> None:
             flags.extend("-r" if ch == "R" else f"-{ch}" for ch in a[1:])
     flags = ["-r" if f == "--recursive" else "-f" if f == "--force" else f for f in flags]
     u.args = [*dict.fromkeys(flags), *(["--"] if any(o.startswith("-") for o in operands) else []), *operands]
-    u.mass_glob = any(_MASS_GLOB.search(a) for a in operands)
+    u.mass_glob = any(_MASS_GLOB.search(a) or a.startswith(("$(", "`")) for a in operands)  # rm $(find ...): many files
 
 
 def _kill(u: Unwrapped) -> None:

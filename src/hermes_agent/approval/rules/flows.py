@@ -207,6 +207,8 @@ class FlowChecks:
             upstream = [c for _, c in cmds[:idx] if c is not None]
             if sink.sends and any(c.secret for c in upstream):
                 self.add(*EXFILTRATION)
+            if sink.name == "tee" and any(c.downloads for c in upstream):  # curl ... | tee x.sh: x.sh is downloaded
+                env.downloaded.update(basename(a).lower() for a in sink.args if not a.startswith("-"))
             if sink.decodes and sink.written:
                 literal = next((c.literal for c in reversed(upstream) if c.literal), None)
                 decoded = interp.try_decode(literal) if literal else None

@@ -24,7 +24,7 @@ _EXEC = lazy(
     r"|do shell script|\bqx\s*[{(/'\"|]|%x\s*[{(]|['\"]system['\"]|getline|\|\s*\"|\bsystem\b|\bexec\s+[q'\"$]")
 _REVERSE_SHELL = lazy(r"(?s)(?:socket|TCPSocket|net\.connect|fsockopen|IO::Socket).*(?:dup2|pty\s*\.\s*spawn|/bin/(?:ba)?sh|['\"](?:ba)?sh['\"]"
                             r"|\bexec\b|spawn\s*\(|child_process)")
-_SOCKET = lazy(r"socket|TCPSocket|net\s*\.\s*connect|fsockopen|IO::Socket|/inet/tcp/")
+_SOCKET = lazy(r"socket|TCPSocket|net\s*\.\s*connect|require\s*\(\s*['\"]net['\"]\s*\)\s*\.\s*connect|fsockopen|IO::Socket|/inet/tcp/")
 _SHELL_SIDE = lazy(r"dup2|pty\s*\.\s*spawn|/bin/(?:ba)?sh|['\"](?:ba)?sh['\"]|\bexec\b|spawn\s*\(|child_process|popen|IO\s*\.\s*popen|\|&\s*getline")
 _BACKTICK_LANGS = frozenset({"perl", "ruby", "php"})
 _TREE_DELETE = lazy(
@@ -50,7 +50,7 @@ _ONLY_STRINGS = lazy(r"\s*(?:(?:'[^']*'|\"[^\"]*\")\s*,?\s*)+\Z")
 _B64 = lazy(r"[A-Za-z0-9+/]{8,}={0,2}\Z")
 _HEX = lazy(r"(?:[0-9a-fA-F]{2}){4,}\Z")
 _ESC = lazy(r"\\(x[0-9a-fA-F]{2}|[0-7]{1,3}|[nt'\"\\])")
-_LANGS = {"crontab": "cron", "python": "python", "pypy": "python", "perl": "perl", "ruby": "ruby", "node": "node", "nodejs": "node",
+_LANGS = {"crontab": "cron", "make": "make", "gmake": "make", "redis-cli": "redis", "valkey-cli": "redis", "keydb-cli": "redis", "python": "python", "pypy": "python", "perl": "perl", "ruby": "ruby", "node": "node", "nodejs": "node",
           "bun": "node", "deno": "node", "php": "php", "lua": "lua", "luajit": "lua", "rscript": "r"}
 
 
@@ -61,6 +61,9 @@ _ALL_ENV = lazy(r"(?:dict|str|repr|json\.dumps|list)\s*\(\s*os\s*\.\s*environ\s*
                       r"|\$_ENV\b(?!\s*\[)|getenv\s*\(\s*\)|Deno\s*\.\s*env\s*\.\s*toObject")
 _SENDS = lazy(r"urlopen|urllib|requests\s*\.\s*(?:post|put|get)|httpx|http\.client|fetch\s*\(|Net::HTTP|LWP|IO::Socket"
                     r"|socket|XMLHttpRequest|axios|https?\s*\.\s*request|curl_exec|smtplib")
+_REDIS_WIPE = lazy(r"(?im)^\s*(?:flushall|flushdb)\b|^\s*config\s+set\s+(?:dir|dbfilename)\b")
+_GLOB_DELETE = lazy(r"(?s)(?:\bunlink|os\s*\.\s*(?:remove|unlink)|\.unlink\s*\(|File\s*\.\s*delete|unlinkSync|FileUtils\s*\.\s*rm)\b.{0,60}"
+                    r"(?:\bglob\s*\(|Dir\s*(?:\[|\.glob)|\.rglob|readdirSync)|(?:\bglob\s*\(|\.rglob|Dir\s*\[).{0,80}(?:unlink|remove|delete)")
 _TREE_WALK = lazy(r"\bglob\b|\.rglob|os\s*\.\s*walk|readdirSync|Dir\s*(?:\[|\.glob)|Find\s*\.\s*find|File::Find|scandir")
 _OVERWRITE = lazy(r"open\s*\([^)]*['\"]w|write_text|write_bytes|writeFileSync|truncate|File\s*\.\s*write|\bunlink|os\s*\.\s*remove")
 _READ = lazy(r"\bopen\s*\(|read_text|read_bytes|readFile|File\s*\.\s*read|slurp|file_get_contents|copy")
@@ -180,6 +183,13 @@ def scan_code(scanner: Scanner, lang: str, code: str, depth: int) -> None:
     if lang == "sql":
         scanner.sql_rules(code)
         return
+    if lang == "make":
+        scanner.text("\n".join(ln.lstrip("\t").lstrip("@-+ ") for ln in code.splitlines() if ln.startswith("\t")), depth + 1)
+        return
+    if lang == "redis":
+        if _REDIS_WIPE.search(code):
+            scanner.add("db_flush", "flush a Redis database or move its files (commands on stdin)")
+        return
     code = fold_chars(code)
     scanner.text_rules(code)
     if _SQL_CTX.search(code):
@@ -206,6 +216,8 @@ def scan_code(scanner: Scanner, lang: str, code: str, depth: int) -> None:
             scanner.add("decoded_exec", f"{lang} code runs a decoded payload")
     if (runs or _EVAL.search(code)) and _REMOTE.search(code):
         scanner.add("remote_exec", f"{lang} code runs content fetched from the network")
+    if _GLOB_DELETE.search(code):
+        scanner.add("glob_delete", f"delete every file matching a pattern from {lang} code")
     if _TREE_DELETE.search(code):
         scanner.add("recursive_delete", f"recursive delete from {lang} code")
         for m in _TREE_ARG.finditer(code):

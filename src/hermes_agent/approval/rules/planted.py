@@ -20,6 +20,8 @@ _DQ = lazy(r"\"((?:[^\"\\]|\\.)*)\"")
 _RUST_STR = lazy(r"\"((?:[^\"\\]|\\.)*)\"")
 _SCRIPTS_KEY = lazy(r"\.scripts\b|[\"']scripts[\"']|[\"'](?:pre|post)\w+[\"']\s*:|[\"']prepare[\"']\s*:")
 _ANY_STR = lazy(r"\"((?:[^\"\\]|\\.)*)\"|'((?:[^'\\]|\\.)*)'")
+_GIT_PROGRAM = lazy(r"(?im)^\s*(?:pager|editor|sshcommand|fsmonitor|askpass|textconv|clean|smudge|process|helper|cmd|command"
+                    r"|program|\w+)\s*=\s*(.*(?:\bsh\b|\||;|&&|\$\(|`|curl|wget|rm ).*)$")
 _EDITORS = frozenset({"jq", "yq", "sed", "gsed", "perl", "awk", "gawk", "python", "python3", "node"})
 
 
@@ -35,6 +37,9 @@ def planted(path: str, content: str) -> list[tuple[str, str]]:
         return [("sh", "\n".join(lines))] if lines else []
     if base in _PYTHON_RUN or base.endswith(".pth"):
         return [("python", content)]
+    if base == ".gitconfig" or path.endswith((".git/config", ".config/git/config")):
+        text = content.replace("\\n", "\n").replace("\\t", "\t")
+        return [("sh", m.group(1).strip().strip('"').lstrip("!")) for m in _GIT_PROGRAM.finditer(text)]
     if base == "package.json":
         return [("sh", _unescape(v)) for _, v in _JSON_SCRIPT.findall(content)]
     if base == "build.rs" and "Command" in content:

@@ -198,7 +198,9 @@ def risky_variable(name: str, value: str) -> tuple[str, str, bool] | None:
 
 
 def make(u: Unwrapped) -> None:
-    """make NAME=VALUE: recipes expand $(NAME) into shell commands, so each value is shell text."""
+    """make NAME=VALUE: recipes expand $(NAME) into shell commands, so each value is shell text; make -f - reads
+    a Makefile from stdin (scanned as `make` code)."""
+    u.stdin_code = any(a in ("-f", "--file", "--makefile") and b in ("-", "/dev/stdin") for a, b in zip(u.args, u.args[1:], strict=False))
     for a in u.args:
         name, eq, value = a.partition("=")
         if eq and value and re.fullmatch(r"[A-Za-z_][\w.]*\+?:?", name) and (" " in value or "|" in value or ";" in value):
@@ -264,6 +266,14 @@ def git_history(u: Unwrapped) -> None:
         u.payloads.append((" ".join(a for a in rest[1:] if a != "--recursive"), None))
 
 
+def redis(u: Unwrapped) -> None:
+    """redis-cli with no command words reads its commands from stdin."""
+    args, i = u.args, 0
+    while i < len(args) and args[i].startswith("-"):
+        i += 2 if args[i] in ("-h", "-p", "-a", "-n", "-u", "-s", "--user", "--pass", "-r", "-i", "--tls-cert", "--cacert") else 1
+    u.stdin_code = i >= len(args)
+
+
 def dispatch(u: Unwrapped) -> bool:
     """Apply the handler for `u.name`; False when there is none."""
     handler = _HANDLERS.get(u.name)
@@ -274,6 +284,6 @@ def dispatch(u: Unwrapped) -> bool:
 
 
 _HANDLERS = {"tmux": tmux, "screen": screen, "expect": expect, "at": at, "batch": at, "make": make, "gmake": make,
-             "pip": pip, "pip3": pip, "uv": uv, "hermes": hermes, **{n: package_manager for n in _PM},
+             "pip": pip, "pip3": pip, "uv": uv, "redis-cli": redis, "valkey-cli": redis, "keydb-cli": redis, "hermes": hermes, **{n: package_manager for n in _PM},
              **{n: account for n in ("useradd", "adduser", "usermod", "groupadd", "groupmod", "addgroup", "chpasswd", "chgpasswd",
                                      "vipw", "vigr", "newusers", "pwconv", "grpconv", "setcap")}}

@@ -80,11 +80,39 @@ def norm_path(arg: str) -> str:
     return arg or "/"
 
 
+_GLOB_CANDIDATES = (
+    "~/.ssh/authorized_keys", "~/.ssh/config", "~/.ssh/id_rsa", "~/.ssh/id_ed25519", "~/.bashrc", "~/.zshrc", "~/.profile",
+    "~/.bash_profile", "~/.bash_login", "~/.zprofile", "~/.bash_history", "~/.zsh_history", "~/.gitconfig",
+    "~/.aws/credentials", "~/.netrc", "~/.git-credentials", "~/.gnupg/private-keys-v1.d", "~/.kube/config",
+    "~/.hermes/config.yaml", "~/.hermes/.env", "/etc/hosts", "/etc/passwd", "/etc/shadow", "/etc/sudoers",
+    "/etc/resolv.conf", "/etc/crontab", "/etc/fstab", "/etc/ld.so.preload", ".env", ".git/config", ".git/hooks/pre-commit")
+
+
+def glob_hits(pattern: str) -> list[str]:
+    """Sensitive paths a glob (`~/.[s]sh/authorized_keys`, `/e?c/hosts`, `~/.*rc`) would match, with bash's rule
+    that `*`, `?` and `[...]` do not match a leading dot."""
+    if not any(ch in pattern for ch in "*?[") or "**" in pattern:
+        return []
+    from fnmatch import fnmatchcase
+
+    parts = pattern.split("/")
+    out = []
+    for cand in _GLOB_CANDIDATES:
+        segs = cand.split("/")
+        if len(segs) == len(parts) and all(
+                fnmatchcase(c, g) and (g.startswith(".") or not c.startswith(".") or g == c) for c, g in zip(segs, parts, strict=True)):
+            out.append(cand)
+    return out
+
+
 def classify_path(path: str, *, hermes_home: str | None = None) -> Class | None:
     """The sensitivity class of a path that is about to be written, or None for ordinary files."""
     p = norm_path(path.strip())
     if not p:
         return None
+    hits = glob_hits(p)
+    if hits:
+        return next((c for c in (classify_path(h, hermes_home=hermes_home) for h in hits) if c), None)
     if p.startswith("/dev/"):
         if _SAFE_DEV.match(p):
             return None
@@ -136,6 +164,8 @@ def classify_read(path: str) -> Class | None:
     p = norm_path(path.strip())
     if not p or ("/" not in p and p not in (".netrc", ".git-credentials", ".pgpass", ".ssh", ".aws", ".gnupg")):
         return None
+    if any(classify_read(h) for h in glob_hits(p)):
+        return CREDENTIAL_READ
     return CREDENTIAL_READ if _SECRET.search(p) else None
 
 

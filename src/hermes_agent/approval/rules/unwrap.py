@@ -170,6 +170,8 @@ def unwrap(args: list, words: list) -> Unwrapped:
             args, words, i = [*args, "echo"], [*words, None], i
         if name == "xargs":
             args = _xargs_replace(args, i, start)
+    if u.chain and u.chain[-1] in ("npx", "pnpx", "bunx") and ("://" in raw or raw.endswith((".tgz", ".tar.gz")) or raw.startswith(("git+", "github:"))):
+        u.findings.append(("remote_exec", "run a package fetched from a URL or git (npx URL)", False))
     u.raw_name, u.name = raw, ("mkfs" if name.startswith("mkfs.") else name)
     u.args, u.words = list(args[i + 1:]), list(words[i + 1:])
     if raw.startswith("/etc/init.d/") and u.args:
