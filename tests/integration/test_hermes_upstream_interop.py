@@ -136,3 +136,26 @@ def test_our_resume_of_an_upstream_session_sends_its_system_prompt_from_the_prom
     assert first["role"] == "system" and first["content"] == stored[1]
     doctor = run_hermes("doctor", "--offline", home=home).stdout
     assert "schema v31" in doctor and "read and written in the columns both know" in doctor
+
+
+def test_sessions_export_takes_hermes_arguments_and_writes_its_records(upstream_home, tmp_path):
+    home = tmp_path / "home"
+    shutil.copytree(upstream_home[0], home)
+    sid = upstream_home[1]
+    theirs = json.loads(upstream("sessions", "export", "--session-id", sid, "-", home=home))
+    ours = run_hermes("sessions", "export", "--session-id", sid[:12], "-", home=home)
+    assert ours.returncode == 0, ours.stderr
+    (record,) = [json.loads(line) for line in ours.stdout.splitlines()]
+    assert set(theirs) - set(record) <= {"timings"}  # every column upstream exports, and its messages
+    assert record["system_prompt"] == theirs["system_prompt"] and record["messages"][3]["tool_calls"] == \
+        theirs["messages"][3]["tool_calls"]
+    assert [m["content"] for m in record["messages"]] == [m["content"] for m in theirs["messages"]]
+    assert set(theirs["messages"][0]) <= set(record["messages"][0])
+
+    md = run_hermes("sessions", "export", "--format", "md", str(tmp_path / "md"), home=home)
+    assert md.returncode == 0 and "Exported 1 session(s)" in md.stdout, md.stderr
+    text = (tmp_path / "md" / f"{sid}-session.md").read_text()
+    assert text.startswith(f'---\nsession_id: "{sid}"\n') and "hello pineapple" in text
+    assert json.loads((tmp_path / "md" / "manifest.jsonl").read_text())["session_id"] == sid
+    legacy = run_hermes("sessions", "export", sid, "--format", "jsonl", home=home)  # hermes-agent's older form
+    assert legacy.returncode == 0 and json.loads(legacy.stdout.splitlines()[0])["type"] == "session"

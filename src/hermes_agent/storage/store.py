@@ -421,12 +421,28 @@ class SessionStore:
         """`hermes insights`: usage over the sessions started in the last `days` days."""
         return self._read(lambda c: _insights.collect(c, days, source))
 
-    def export(self, session_id: str, fmt: Literal["jsonl", "md"] = "jsonl") -> str:
-        """The session as JSON Lines (a session line, then one line per message) or Markdown."""
+    def export_rows(self, session_id: str) -> dict:
+        """Hermes's export record of one session: every column of its row (the prompt resolved from
+        system_prompts where the file keeps it there) and every message row, tool_calls parsed."""
+        info = self.require_session(session_id)
+
+        def read(c: sqlite3.Connection) -> dict:
+            row = dict(c.execute("SELECT * FROM sessions WHERE id = ?", (info.id,)).fetchone())
+            row["system_prompt"] = info.system_prompt
+            msgs = [dict(r) for r in c.execute("SELECT * FROM messages WHERE session_id = ? ORDER BY id", (info.id,))]
+            return {**row, "messages": msgs}
+
+        return _export.hermes_record(self._read(read))
+
+    def export(self, session_id: str, fmt: Literal["jsonl", "md", "hermes-md"] = "jsonl") -> str:
+        """The session as JSON Lines (a session line, then one line per message) or Markdown (hermes-md: with
+        the front matter of Hermes's Markdown export)."""
         info = self.require_session(session_id)
         records = self.get_records(info.id)
         if fmt == "jsonl":
             return _export.to_jsonl(info, records)
         if fmt == "md":
             return _export.to_markdown(info, records)
+        if fmt == "hermes-md":
+            return _export.hermes_markdown(info, records)
         raise StorageError(f"unknown export format '{fmt}' (use jsonl or md)")
