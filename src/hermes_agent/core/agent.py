@@ -18,7 +18,6 @@ from hermes_agent.tools import dispatch
 from hermes_agent.tools.context import ToolContext
 from hermes_agent.tools.hooks import HookBus
 from hermes_agent.tools.registry import discover_builtin_tools, registry
-from hermes_agent.tools.results import tool_error
 
 if TYPE_CHECKING:
     from hermes_agent.approval.gate import ApprovalGate
@@ -127,11 +126,9 @@ class AIAgent:
 
     def _run_tool(self, call: ToolCall) -> str:
         allowed = {d["function"]["name"] for d in self.tool_definitions()}
-        if call.name not in allowed:
-            return tool_error(f"Unknown tool: {call.name}. Available tools: {', '.join(sorted(allowed))}")
         ctx = self.services.ctx
         return dispatch.handle_function_call(call.name, call.arguments, ctx.task_id, self._user_task,
-                                             ctx=ctx, hook_bus=self.services.hooks)
+                                             ctx=ctx, hook_bus=self.services.hooks, offered=allowed)
 
     _user_task: str | None = None
 
