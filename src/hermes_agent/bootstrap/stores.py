@@ -125,3 +125,13 @@ def wire_compression(services: AgentServices, settings: Settings, emit: Callable
     services.compact = compactor
     if aux is services.provider:  # summaries follow the main model when it is switched (/model)
         services.on_provider_change.append(lambda p: setattr(compactor, "summarize", summarizer(p)))
+
+
+def script_backend(settings: Settings, workspace: str | None = None, cwd: str | None = None) -> object:
+    """A sandboxed local shell for a script that is not an agent turn (cron `no_agent` jobs): the session's
+    path policy with `workspace` writable (default terminal.cwd); the caller closes it."""
+    from hermes_agent.terminal.manager import sandboxed_local
+
+    from .safety import build_path_policy
+
+    return sandboxed_local(settings, build_path_policy(settings, workspace), cwd=cwd, notice=log.warning)

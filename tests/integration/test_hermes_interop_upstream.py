@@ -1,0 +1,164 @@
+"""What a Hermes user set up keeps working here, both ways, against the real released Hermes 0.19.0
+($HERMES_REF_BIN, its own venv) and, where it differs, the upstream-tracking build ($HERMES_UPSTREAM_BIN):
+cron script jobs and skills, checkpoints, bundled skills, a Telegram chat's session. Each test skips when
+the program it needs is not installed."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from hermes_agent.providers.scripted import ScriptedServer
+from tests.helpers import run_hermes
+
+REF = os.environ.get("HERMES_REF_BIN") or "/work/ci/hermes-ref/bin/hermes"
+UPSTREAM = os.environ.get("HERMES_UPSTREAM_BIN") or "/work/ci/hermes-upstream/bin/hermes"
+needs_ref = pytest.mark.skipif(not Path(REF).exists(), reason=f"the released Hermes is not installed ({REF})")
+PROGRAMS = [pytest.param(REF, id="hermes-0.19.0", marks=needs_ref),
+            pytest.param(UPSTREAM, id="hermes-upstream", marks=pytest.mark.skipif(
+                not Path(UPSTREAM).exists(), reason=f"the upstream-tracking Hermes is not installed ({UPSTREAM})"))]
+
+
+def other(program: str, *args: str, home: Path, timeout: float = 240, cwd: Path | None = None,
+          env: dict | None = None) -> subprocess.CompletedProcess:
+    """Run a Hermes (0.19.0 or upstream) with HERMES_HOME=home and a private HOME."""
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "OPENROUTER_", "HERMES_", "TELEGRAM_"))}
+    user_home = home.parent / "user-home"
+    user_home.mkdir(exist_ok=True)
+    clean.update(HERMES_HOME=str(home), HOME=str(user_home), NO_COLOR="1", **(env or {}))
+    return subprocess.run([program, *args], capture_output=True, text=True, timeout=timeout, env=clean,
+                          cwd=str(cwd or home.parent))
+
+
+def ok(proc: subprocess.CompletedProcess) -> str:
+    assert proc.returncode == 0, f"exit {proc.returncode}\nstdout: {proc.stdout[-3000:]}\nstderr: {proc.stderr[-3000:]}"
+    return proc.stdout
+
+
+def python_of(program: str) -> str:
+    return str(Path(program).parent / "python")
+
+
+def write_config(home: Path, url: str, extra: str = "") -> None:
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.yaml").write_text(
+        f"model:\n  provider: custom\n  default: scripted-model\n  base_url: {url}\n  api_key: test-key\n"
+        "auxiliary:\n  title_generation:\n    enabled: false\n" + extra, encoding="utf-8")
+
+
+@pytest.fixture
+def server():
+    with ScriptedServer(default={"content": "ok"}) as s:
+        yield s
+
+
+@pytest.fixture
+def home(tmp_path, server) -> Path:
+    h = tmp_path / "home"
+    write_config(h, server.url)
+    (tmp_path / "work").mkdir()
+    return h
+
+
+def job_id(out: str) -> str:
+    return re.search(r"Created job:? (\w+)", out).group(1)
+
+
+def jobs(home: Path) -> list[dict]:
+    return json.loads((home / "cron" / "jobs.json").read_text(encoding="utf-8"))["jobs"]
+
+
+# -- 4. cron -------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("program", PROGRAMS)
+def test_no_agent_script_job_runs_sandboxed_without_a_model_call(program, home, server):
+    scripts = home / "scripts"
+    scripts.mkdir(parents=True)
+    (scripts / "wd.sh").write_text('echo "disk at 91%"\necho noise >&2\n'
+                                   'touch ../planted.txt 2>/dev/null && echo WROTE-HOME || echo write-refused\n')
+    ok(other(program, "cron", "create", "every 1h", "--no-agent", "--script", "wd.sh", "--name", "wd", home=home))
+    (job,) = jobs(home)
+    assert job["no_agent"] is True and job["script"] == "wd.sh"
+
+    ran = run_hermes("cron", "run", job["id"], "--now", home=home, cwd=str(home.parent / "work"))
+    assert ran.returncode == 0, ran.stderr
+    assert "disk at 91%" in ran.stdout and "write-refused" in ran.stdout  # the script ran, inside the sandbox
+    assert "noise" not in ran.stdout  # stdout is what is delivered, as Hermes does
+    assert not (home / "planted.txt").exists()
+    assert server.requests == []  # no model was asked
+    (output,) = (home / "cron" / "output" / job["id"]).glob("*.md")
+    assert "**Mode:** no_agent (script)" in output.read_text() and "disk at 91%" in output.read_text()
+    assert jobs(home)[0]["last_status"] == "ok"
+
+    runs = ok(other(program, "cron", "runs", home=home))  # Hermes's own history shows our run
+    assert f"completed  job={job['id']}" in runs
+    assert "ok" in ok(other(program, "cron", "list", home=home)).split("Last run:", 1)[1].splitlines()[0]
+
+
+@needs_ref
+def test_failed_and_silent_script_jobs(home, server):
+    scripts = home / "scripts"
+    scripts.mkdir(parents=True)
+    (scripts / "broken.sh").write_text("echo half-done\necho 'disk probe failed' >&2\nexit 4\n")
+    (scripts / "quiet.py").write_text("print('checked')\nprint('{\"wakeAgent\": false}')\n")
+    ids = [job_id(ok(other(REF, "cron", "create", "every 1h", "--no-agent", "--script", name, home=home)))
+           for name in ("broken.sh", "quiet.py")]
+    broken = run_hermes("cron", "run", ids[0], "--now", home=home, cwd=str(home.parent / "work"))
+    assert broken.returncode == 1 and "Script exited with code 4" in broken.stdout
+    assert "disk probe failed" in broken.stdout
+    quiet = run_hermes("cron", "run", ids[1], "--now", home=home, cwd=str(home.parent / "work"))
+    assert quiet.returncode == 0 and "[SILENT]" in quiet.stdout
+    assert server.requests == []
+    runs = ok(other(REF, "cron", "runs", home=home))
+    assert f"failed     job={ids[0]}" in runs and f"completed  job={ids[1]}" in runs
+    assert "Script exited with code 4" in runs
+
+
+@pytest.mark.parametrize("program", PROGRAMS)
+def test_a_jobs_skills_are_sent_to_the_model(program, home, server):
+    skill = home / "skills" / "research" / "tide-report"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: tide-report\ndescription: Report the tides.\n---\n\n"
+                                    "# Tide report\n\nAlways quote the harbour code HX-7731 first.\n")
+    ok(other(program, "cron", "create", "every 1h", "give the tide report", "--skill", "tide-report",
+             "--name", "tides", home=home))
+    (job,) = jobs(home)
+    server.add({"content": "HX-7731: high tide at noon."})
+    ran = run_hermes("cron", "run", job["id"], "--now", home=home, cwd=str(home.parent / "work"))
+    assert ran.returncode == 0 and "HX-7731: high tide" in ran.stdout, ran.stderr
+    sent = repr(server.requests[-1]["body"]["messages"])
+    assert "Always quote the harbour code HX-7731 first." in sent and "give the tide report" in sent
+
+
+@needs_ref
+def test_fields_we_do_not_know_survive_our_rewrites(home):
+    ok(other(REF, "cron", "create", "every 1h", "ping", "--name", "keeper", home=home))
+    path = home / "cron" / "jobs.json"
+    data = json.loads(path.read_text())
+    data["jobs"][0].update(monitor_script="mon.sh", failure_streak=2, pinned=True, interpreter="bash")
+    data["schema_hint"] = {"from": "upstream"}
+    path.write_text(json.dumps(data))
+    assert run_hermes("cron", "pause", "keeper", home=home).returncode == 0
+    assert run_hermes("cron", "resume", "keeper", home=home).returncode == 0
+    after = json.loads(path.read_text())
+    assert after["schema_hint"] == {"from": "upstream"}
+    job = after["jobs"][0]
+    assert (job["monitor_script"], job["failure_streak"], job["pinned"], job["interpreter"]) == ("mon.sh", 2, True, "bash")
+    assert job["enabled"] is True and "keeper" in ok(other(REF, "cron", "list", home=home))
+
+
+def test_a_paused_marker_from_upstream_is_honoured(home, server):
+    run = run_hermes("cron", "create", "every 1h", "ping", "--name", "held", home=home)
+    path = home / "cron" / "jobs.json"
+    data = json.loads(path.read_text())
+    data["jobs"][0].update(next_run_at="2000-01-01T00:00:00+00:00", state="paused", paused_at="2026-09-01T00:00:00+00:00")
+    path.write_text(json.dumps(data))
+    assert run.returncode == 0
+    tick = run_hermes("cron", "daemon", "--once", home=home)
+    assert tick.returncode == 0 and "job " not in tick.stdout and server.requests == []
