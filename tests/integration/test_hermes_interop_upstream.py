@@ -162,3 +162,45 @@ def test_a_paused_marker_from_upstream_is_honoured(home, server):
     assert run.returncode == 0
     tick = run_hermes("cron", "daemon", "--once", home=home)
     assert tick.returncode == 0 and "job " not in tick.stdout and server.requests == []
+
+
+# -- 7. bundled skills -----------------------------------------------------------------------------------
+
+
+def _local_skills(listing: str) -> set[str]:
+    """Names Hermes's `skills list` shows with source `local` (the user's own)."""
+    names = set()
+    for line in listing.splitlines():
+        cells = [c.strip() for c in line.replace("┃", "│").split("│") if c.strip()]
+        if len(cells) >= 3 and cells[2] == "local":
+            names.add(cells[0])
+    return names
+
+
+@pytest.mark.parametrize("program", PROGRAMS)
+def test_our_bundled_skills_never_show_as_the_users_in_hermes(program, home, server, tmp_path):
+    from hermes_agent.skills.bundled import MANIFEST, bundled_skills
+    from hermes_agent.skills.fsutil import content_hash, copy_skill
+
+    ours = {name for _, name, _ in bundled_skills()}
+    skills = home / "skills"
+    mine = skills / "notes" / "my-runbook"
+    mine.mkdir(parents=True)
+    (mine / "SKILL.md").write_text("---\nname: my-runbook\ndescription: How I deploy.\n---\n\nRun make deploy.\n")
+    # a home an earlier version of ours used: its bundled skills copied into the shared folder
+    lines = []
+    for category, name, src in bundled_skills():
+        copy_skill(src, skills / category / name)
+        lines.append(f"{name}:{content_hash(src, 'md5')}\n")
+    (skills / MANIFEST).write_text("".join(lines))
+    assert ours <= _local_skills(ok(other(program, "skills", "list", home=home)))  # the problem being fixed
+
+    server.add({"content": "hello"})
+    assert run_hermes("chat", "-q", "hi", home=home, cwd=str(tmp_path / "work")).returncode == 0
+    assert "git-workflow" in server.requests[-1]["body"]["messages"][0]["content"]  # ours still offer them
+
+    assert _local_skills(ok(other(program, "skills", "list", home=home))) == {"my-runbook"}
+    server.add({"content": "hello from hermes"})
+    ok(other(program, "chat", "-q", "hi", home=home))
+    hermes_prompt = server.requests[-1]["body"]["messages"][0]["content"]
+    assert "my-runbook" in hermes_prompt and not [n for n in ours if n in hermes_prompt]

@@ -34,11 +34,9 @@ def skills_in(tool_names: set[str] | frozenset[str]) -> bool:
 
 
 def skills_index(settings: Settings) -> str:
-    """Seed bundled skills (first run / updates, never over user edits) and return the compact index."""
-    from hermes_agent.skills.bundled import seed_bundled
+    """The compact skills index (ours that ship with hermes-agent included, read where they are packaged)."""
     from hermes_agent.skills.catalog import catalog_from_settings
 
-    seed_bundled(settings.home / "skills")
     return catalog_from_settings(settings).index_text()
 
 
