@@ -193,3 +193,15 @@ class BackendPool:
         """Release every backend."""
         for task_id in list(self._backends):
             self.close(task_id)
+
+
+def sandboxed_local(settings: Settings, policy: object, cwd: str | None = None,
+                    notice: Callable[[str], None] | None = None) -> TerminalBackend:
+    """A local backend inside the OS sandbox of `policy`, whatever `terminal.backend` says (for work
+    that must run on this machine: cron's no-agent scripts live in HERMES_HOME/scripts)."""
+    from hermes_agent.terminal.local import LocalBackend
+    from hermes_agent.terminal.runfile import run_record
+
+    return LocalBackend(cwd, timeout=settings.cfg.terminal.timeout,
+                        env_passthrough=list(settings.cfg.terminal.env_passthrough),
+                        source_rc=False, record=run_record(), **_local_opts(settings, policy, notice))

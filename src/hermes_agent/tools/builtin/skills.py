@@ -121,7 +121,9 @@ def skill_manage(args: dict, **kw: object) -> str:
     from hermes_agent.skills.manage import SkillError, SkillManager
 
     settings = _settings(kw)
-    external = tuple(Path(str(d)).expanduser() for d in settings.cfg.skills.external_dirs)
+    from hermes_agent.skills.catalog import skill_roots
+
+    external = tuple(skill_roots(Path(settings.home) / "skills", settings.cfg.skills.external_dirs)[1:])
     manager = SkillManager(Path(settings.home) / "skills", review=settings.cfg.skills.review,
                            extra_roots=external, guard=settings.cfg.skills.guard_agent_created)
     params = {k: v for k, v in args.items() if k not in ("action", "name") and v is not None}
