@@ -25,6 +25,8 @@ from hermes_agent.tools.registry import registry
 
 _SSH_VARS = ("HERMES_TEST_SSH_HOST", "HERMES_TEST_SSH_PORT", "HERMES_TEST_SSH_USER", "HERMES_TEST_SSH_KEY")
 
+pytestmark = pytest.mark.xdist_group("terminal_backends")  # containers and connections reused by the module
+
 
 def _docker_skip() -> str | None:
     image = os.environ.get("HERMES_TEST_DOCKER_IMAGE")
