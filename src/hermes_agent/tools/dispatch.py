@@ -54,7 +54,9 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 def without_absent_tools(defs: list[dict]) -> list[dict]:
     """Dynamic schema patching: a description's sentences (after the first) that name a tool this run does
     not offer are dropped, so no schema points the model at a tool it lacks. Only names with an
-    underscore count (`web_search`, not `patch` or `memory`, which are also plain words)."""
+    underscore count (`web_search`, not `patch` or `memory`, which are also plain words). A tool with a
+    dynamic_schema wrote its description for this run already (execute_code's script functions are not calls
+    the model makes), so it is left alone."""
     present = {d["function"]["name"] for d in defs}
     known = set(registry.names()) | {t for spec in TOOLSETS.values() for t in spec.get("tools", [])}
     absent = sorted(t for t in known - present if "_" in t)
@@ -63,6 +65,9 @@ def without_absent_tools(defs: list[dict]) -> list[dict]:
     mention = re.compile(r"\b(?:" + "|".join(map(re.escape, absent)) + r")\b")
     for d in defs:
         fn = d["function"]
+        entry = registry.get(fn.get("name", ""))
+        if entry is not None and entry.dynamic_schema is not None:
+            continue
         sentences = _SENTENCE_END.split(fn.get("description") or "")
         kept = sentences[:1] + [s for s in sentences[1:] if not mention.search(s)]
         if len(kept) < len(sentences):

@@ -144,7 +144,11 @@ def _remove(args: argparse.Namespace, store: JobStore, settings: Settings) -> in
 def _run_job(args: argparse.Namespace, store: JobStore, settings: Settings) -> int:
     if not args.now:
         job = store.trigger(args.job)
-        print(f"Job {job['id']} will run on the scheduler's next tick")
+        if _daemon_pids(store) or _gateway_pid():
+            print(f"Job {job['id']} will run on the scheduler's next tick")
+        else:
+            print(f"Job {job['id']} is due now, but no scheduler is running: it runs when `hermes cron daemon` or "
+                  f"`hermes gateway run` starts (or run it here: hermes cron run {job['id']} --now)")
         return 0
     from hermes_agent.cron.scheduler import run_job
     from hermes_agent.gateway.send import Outbox
