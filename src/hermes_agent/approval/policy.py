@@ -197,6 +197,13 @@ class PathPolicy:
         if self.mode == "read-only":
             return Verdict("ask", real, "sandbox.mode is read-only", "read_only")
         root = _match(real, self.writable)
+        if root is not None and _under(self.home, root) and real != self.home and _under(real, self.home):
+            first = real[len(self.home.rstrip("/")) + 1:].split("/", 1)[0]
+            ours = root in self.workspace and not first.startswith(".") and \
+                os.path.lexists(os.path.join(self.home, first))
+            if not ours:  # HOME under /tmp, or the workspace is HOME: its dot-files and top stay protected
+                return Verdict("ask", real, f"{real} is in your home directory outside the workspace, or a "
+                                            "dot-file or new entry at its top", "protected_write")
         if root is None:
             return Verdict("ask", real, f"{real} is outside the workspace ({', '.join(self.workspace)}) and the "
                                         "writable paths (sandbox.writable_paths)", "outside_workspace")

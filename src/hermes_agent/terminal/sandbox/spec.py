@@ -114,9 +114,11 @@ def spec_from_policy(policy: PolicyLike, *, network: object = True, mechanism: s
     readonly = [p for p in (*readonly, *sealed) if _match(os.path.realpath(p), (*writable, *pinned))]
     mech = str(mechanism or "auto").strip().lower()
     workspaces = tuple(policy.workspace)
+    secrets = tuple(dict.fromkeys(secrets))
+    secrets = tuple(p for p in secrets if not any(q != p and views.under(p, q) for q in secrets))  # outermost only
     spec = SandboxSpec(mode=mode, writable=tuple(dict.fromkeys(writable)),
                        readonly=tuple(dict.fromkeys(os.path.realpath(p) for p in readonly)),
-                       secrets=tuple(dict.fromkeys(secrets)), network=_flag(network),
+                       secrets=secrets, network=_flag(network),
                        mechanism=mech if mech in MECHANISMS else "auto", pinned=tuple(dict.fromkeys(pinned)),
                        sealed=tuple(dict.fromkeys(sealed)), home_workspace=home_ws,
                        stamp=views.watch_stamp(workspaces, home),
