@@ -183,7 +183,6 @@ def test_private_files_stay_hidden_and_tools_keep_working(world):
     out = world.hermes("-p", "work", "chat", "-q", "look around")
     _assert_no_secret(world, out)
     seen = world.model_saw()
-    Path("/tmp/sbxs-seen.json").write_text(seen + out.stderr)
     assert "GITCONFIG-VISIBLE" in seen and "ui = auto" in seen, "~/.gitconfig must stay readable"
     assert "LOCALBIN-TOOL-OK" in seen, "a tool in ~/.local/bin must run"
     assert "sandbox.readable_paths" in seen, "read_file's refusal must say how to allow a path"
