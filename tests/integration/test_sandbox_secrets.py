@@ -6,10 +6,12 @@ HOME under /tmp, as root and as an unprivileged user (setpriv to uid 65534) wher
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import threading
 import zipfile
@@ -43,11 +45,23 @@ def _mechanisms() -> list:
             pytest.param("landlock", marks=pytest.mark.skipif(abi_version() < 1, reason="no Landlock"))]
 
 
+def _user_python() -> list[str]:
+    """How uid 65534 runs hermes: a system python3 of the same version with hermes's packages on the path
+    (the venv's interpreter may live under root's 0700 HOME)."""
+    import sysconfig
+
+    py = f"/usr/bin/python{sys.version_info.major}.{sys.version_info.minor}"
+    path = os.pathsep.join([*os.environ.get("PYTHONPATH", "").split(os.pathsep), sysconfig.get_paths()["purelib"]])
+    return ["env", f"PYTHONPATH={path}", py]
+
+
 def _can_drop_privileges() -> bool:
     if os.geteuid() != 0 or not shutil.which("setpriv"):
         return False
-    probe = subprocess.run(["setpriv", f"--reuid={UNPRIV}", f"--regid={UNPRIV}", "--clear-groups", HERMES,
-                            "--version"], capture_output=True, check=False)  # hermes's python may sit in /root
+    # through sh: setpriv's own exec still holds root's capabilities, a child's does not
+    probe = subprocess.run(["setpriv", f"--reuid={UNPRIV}", f"--regid={UNPRIV}", "--clear-groups", "sh", "-c",
+                            '"$@" -c "import hermes_agent.cli.main"', "sh", *_user_python()],
+                           capture_output=True, check=False, cwd="/")
     return probe.returncode == 0
 
 
@@ -121,23 +135,29 @@ class World:
     def git(self, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
         env = {**self.env(), "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@x", "GIT_COMMITTER_NAME": "t",
                "GIT_COMMITTER_EMAIL": "t@x"}
-        return subprocess.run(["git", *args], cwd=cwd or self.ws, env=env, capture_output=True, text=True,
-                              check=False, preexec_fn=self._drop if self.user == "user" and self.ready else None)
+        return subprocess.run([*self._as_user(), "git", *args], cwd=cwd or self.ws, env=env, capture_output=True,
+                              text=True, check=False)
 
     ready = False
 
-    def _drop(self) -> None:
-        os.setgroups([])
-        os.setgid(UNPRIV)
-        os.setuid(UNPRIV)
+    def _as_user(self) -> list[str]:
+        if self.user != "user" or not self.ready:
+            return []
+        return ["setpriv", f"--reuid={UNPRIV}", f"--regid={UNPRIV}", "--clear-groups"]
 
     def hermes(self, *args: str, cwd: Path | None = None, timeout: float = 180) -> subprocess.CompletedProcess:
         self.ready = True
-        return subprocess.run([HERMES, *args], cwd=cwd or self.ws, env=self.env(), capture_output=True, text=True,
-                              timeout=timeout, check=False, preexec_fn=self._drop if self.user == "user" else None)
+        prog = [*_user_python(), "-c", "import sys; from hermes_agent.cli.main import main; sys.argv[0] = 'hermes'; "
+                 "sys.exit(main())"] if self.user == "user" else [HERMES]
+        return subprocess.run([*self._as_user(), *prog, *args], cwd=cwd or self.ws, env=self.env(),
+                              capture_output=True, text=True, timeout=timeout, check=False)
 
     def model_saw(self) -> str:
         return json.dumps([r["body"] for r in self.scripted.requests])
+
+    def tool_results(self) -> str:
+        last = self.scripted.requests[-1]["body"]["messages"] if self.scripted.requests else []
+        return "\n".join(str(m.get("content"))[:1500] for m in last if m.get("role") == "tool")
 
 
 @pytest.fixture(params=_mechanisms())
@@ -145,8 +165,18 @@ def mechanism(request):
     return request.param
 
 
+@functools.cache
+def _bwrap_as_user() -> bool:
+    """Can uid 65534 start hermes's Python inside bwrap (it may live under root's 0700 HOME)?"""
+    probe = ["setpriv", f"--reuid={UNPRIV}", f"--regid={UNPRIV}", "--clear-groups", "sh", "-c", '"$@"', "sh", "bwrap",
+             "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--", _user_python()[-1], "-c", "pass"]
+    return subprocess.run(probe, capture_output=True, check=False).returncode == 0
+
+
 @pytest.fixture(params=USERS)
 def world(request, home_root, scripted, mechanism):
+    if request.param == "user" and mechanism == "bwrap" and not _bwrap_as_user():
+        pytest.skip(f"uid {UNPRIV} cannot start bwrap here")
     w = World(home_root, scripted, mechanism, request.param)
     w.ready = True
     yield w
@@ -183,7 +213,7 @@ def test_private_files_stay_hidden_and_tools_keep_working(world):
     out = world.hermes("-p", "work", "chat", "-q", "look around")
     _assert_no_secret(world, out)
     seen = world.model_saw()
-    assert "GITCONFIG-VISIBLE" in seen and "ui = auto" in seen, "~/.gitconfig must stay readable"
+    assert "GITCONFIG-VISIBLE" in seen and "ui = auto" in seen, world.tool_results()
     assert "LOCALBIN-TOOL-OK" in seen, "a tool in ~/.local/bin must run"
     assert "sandbox.readable_paths" in seen, "read_file's refusal must say how to allow a path"
 
@@ -326,4 +356,4 @@ def test_pip_into_a_workspace_venv_works(world):
         "command": f"python3 -m venv .venv 2>&1 && .venv/bin/pip install -q --no-index --no-deps {whl.name} 2>&1; "
                    ".venv/bin/python -c 'import demo_pkg; print(demo_pkg.VALUE)'", "timeout": 150})))
     out = world.hermes("chat", "-q", "install the wheel")
-    assert "WHEEL-INSTALLED-OK" in world.model_saw(), out.stderr[-2000:]
+    assert "WHEEL-INSTALLED-OK" in world.model_saw(), world.tool_results()
