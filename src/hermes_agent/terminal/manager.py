@@ -54,6 +54,12 @@ def _local_opts(settings: Settings, policy: object | None, notice: Callable[[str
     spec = None if policy is None else spec_from_policy(
         policy, network=sb.network, mechanism=sb.mechanism)  # type: ignore[arg-type]
     strip = secret_env_names(read_env_file(settings.home / ".env"), settings.data, os.environ)
+    if spec is not None and spec.home_workspace:
+        from hermes_agent.terminal.sandbox.runner import notice_once
+
+        notice_once("hermes: the workspace is your home directory: commands may change your ordinary files "
+                    "there, but not dot-files, start-up files or new entries at its top (use a project "
+                    "folder as the workspace)", notice)
     return {"sandbox": spec, "env_strip": strip, "notice": notice}
 
 

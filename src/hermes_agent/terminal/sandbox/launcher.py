@@ -59,7 +59,7 @@ def launcher_env() -> dict[str, str]:
 
 def landlock_config(spec: SandboxSpec) -> dict:
     abi = landlock.abi_version()
-    return {"landlock": landlock.plan(spec.writable, spec.secrets, abi), "network": spec.network}
+    return {"landlock": landlock.plan(spec.writable, spec.secrets, abi, spec.sealed), "network": spec.network}
 
 
 def sandbox_command(spec: SandboxSpec | None, argv: list[str]) -> list[str]:
