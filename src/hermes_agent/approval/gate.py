@@ -16,6 +16,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from hermes_agent import lazyre
 from hermes_agent.approval.allowlist import add_to_allowlist, allowed_pattern_keys
 from hermes_agent.approval.approvers import (
     ApprovalRequest,
@@ -42,7 +43,7 @@ log = logging.getLogger(__name__)
 AuxJudge = Callable[[str, str], str]
 UNSANDBOXED = "unsandboxed"  # approval key of a command that would run outside the OS sandbox
 _ISOLATED_KINDS = frozenset({"singularity", "apptainer", "modal", "daytona"})
-_GLOB = re.compile(r"[*?\[]")
+_GLOB = lazyre.compile(r"[*?\[]")
 
 
 @dataclass(frozen=True, slots=True)

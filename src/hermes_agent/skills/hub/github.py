@@ -7,12 +7,12 @@ becomes a RateLimited error naming the reset time. Repo listings are cached in .
 from __future__ import annotations
 
 import base64
-import re
 import shutil
 import subprocess
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 
+from hermes_agent import lazyre
 from hermes_agent.skills.hub.http import Response, get_ok, request, status_error
 from hermes_agent.skills.hub.model import (
     MAX_BUNDLE_FILES,
@@ -26,7 +26,7 @@ from hermes_agent.skills.hub.model import (
 )
 from hermes_agent.skills.hub.store import IndexCache
 
-_NEXT = re.compile(r'<([^>]+)>;\s*rel="next"')
+_NEXT = lazyre.compile(r'<([^>]+)>;\s*rel="next"')
 _MAX_PAGES = 20
 
 
