@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import logging
+import re
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -17,7 +18,8 @@ _SCANNED: dict[str, dict[str, tuple[frozenset[str], frozenset[str], bool]]] = {}
 _DONE: dict[str, list[str]] = {}  # base|package -> modules imported, in order
 _FAILED: set[str] = set()
 # registry.register("name", "toolset", ... written with literal strings (how every built-in registers)
-_LITERAL = lazyre.compile(r"""registry\.register\(\s*["']([\w.-]+)["']\s*,\s*["']([\w.-]+)["']""")
+_LITERAL = lazyre.compile(r"""^[ \t]*registry\.register\(\s*["']([\w.-]+)["']\s*,\s*["']([\w.-]+)["']""", re.M)
+_CALL = lazyre.compile(r"^[ \t]*registry\.register\(", re.M)
 
 
 def _scan(source: str) -> tuple[frozenset[str], frozenset[str], bool] | None:
@@ -26,7 +28,7 @@ def _scan(source: str) -> tuple[frozenset[str], frozenset[str], bool] | None:
     if not (source.startswith("registry.register(") or "\nregistry.register(" in source):
         return None
     literal = _LITERAL.findall(source)
-    dynamic = source.count("registry.register(") > len(literal)
+    dynamic = len(_CALL.findall(source)) > len(literal)
     return frozenset(n for n, _ in literal), frozenset(t for _, t in literal), dynamic
 
 
