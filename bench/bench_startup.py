@@ -33,8 +33,8 @@ def spawn(cmd: list[str], home: str, cwd: str) -> tuple[float, float, float, int
     return start, wall, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status)
 
 
-def make_home(url: str) -> str:
-    home = tempfile.mkdtemp(prefix="hermes-bench-")
+def make_home(url: str, home: str | None = None) -> str:
+    home = home or tempfile.mkdtemp(prefix="hermes-bench-")
     Path(home, "config.yaml").write_text(
         f"model:\n  provider: custom\n  default: scripted-model\n  base_url: {url}\n  api_key: bench-key\n"
         "  context_length: 128000\n", encoding="utf-8")
@@ -44,9 +44,10 @@ def make_home(url: str) -> str:
 def case(binary: str, script: list[dict], args: list[str], runs: int) -> dict:
     """Median wall/first-request/RSS and the median gap between model requests over `runs` runs."""
     walls, firsts, rsss, gaps, sizes, codes = [], [], [], [], [], []
+    home = None  # one home per case: the warm-up run seeds it, as a user's home is after the first run
     for i in range(runs + 1):
         with ScriptedServer(list(script), default={"content": "done"}) as srv:
-            home, cwd = make_home(srv.url), tempfile.mkdtemp(prefix="hermes-bench-cwd-")
+            home, cwd = make_home(srv.url, home), tempfile.mkdtemp(prefix="hermes-bench-cwd-")
             start, wall, rss, code = spawn([binary, *args], home, cwd)
             if i == 0:
                 continue  # warm-up: writes bytecode caches, seeds bundled skills
@@ -55,7 +56,8 @@ def case(binary: str, script: list[dict], args: list[str], runs: int) -> dict:
             rsss.append(rss)
             if srv.requests:
                 firsts.append(srv.requests[0]["time"] - start)
-                sizes.append(len(json.dumps(srv.requests[0]["body"])))
+                first = srv.requests[0]  # bytes as sent on the wire (re-encoded when the server did not count them)
+                sizes.append(first.get("bytes") or len(json.dumps(first["body"]).encode()))
                 times = [r["time"] for r in srv.requests]
                 gaps.extend(b - a for a, b in zip(times, times[1:], strict=False))
     med = statistics.median

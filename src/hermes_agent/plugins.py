@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from hermes_agent import lazyre
 from hermes_agent.config.settings import Settings
 from hermes_agent.plugin_compat import install_tools_shim, register_like_hermes
 from hermes_agent.tools.hooks import VALID_HOOKS, HookBus
@@ -27,8 +28,8 @@ log = logging.getLogger(__name__)
 
 ENTRY_POINT_GROUP = "hermes_agent.plugins"
 _MODULE_ROOT = "hermes_plugins"
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
-_COMMAND = re.compile(r"^[a-z0-9][a-z0-9_-]{0,31}$")
+_NAME = lazyre.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+_COMMAND = lazyre.compile(r"^[a-z0-9][a-z0-9_-]{0,31}$")
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from hermes_agent import lazyre
 from hermes_agent.approval.allowlist import add_to_allowlist, allowed_pattern_keys
 from hermes_agent.approval.approvers import (
     ApprovalRequest,
@@ -26,9 +28,11 @@ from hermes_agent.approval.approvers import (
     TerminalApprover,
 )
 from hermes_agent.approval.policy import PathPolicy, Verdict, policy_for_settings
-from hermes_agent.approval.rules import Finding, classify_sensitive_path, scan_command
 from hermes_agent.approval.subject import ApprovalSubject
 from hermes_agent.config.settings import Settings
+
+if TYPE_CHECKING:  # the rule tables load on the first judgement, not at start-up
+    from hermes_agent.approval.rules import Finding
 
 __all__ = [
     "ApprovalGate", "ApprovalRequest", "Approver", "AutoApprover", "AutoDenyApprover", "Choice", "Decision",
@@ -39,7 +43,7 @@ log = logging.getLogger(__name__)
 AuxJudge = Callable[[str, str], str]
 UNSANDBOXED = "unsandboxed"  # approval key of a command that would run outside the OS sandbox
 _ISOLATED_KINDS = frozenset({"singularity", "apptainer", "modal", "daytona"})
-_GLOB = re.compile(r"[*?\[]")
+_GLOB = lazyre.compile(r"[*?\[]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +122,8 @@ class ApprovalGate:
               session_id: str | None = None, uncontained: str = "") -> Decision:
         """Decide about one terminal command (the full text, as the backend would run it). `uncontained`
         says why it would run outside the OS sandbox (asked for, or no sandbox here): that alone asks."""
+        from hermes_agent.approval.rules import Finding, scan_command
+
         scan = scan_command(command)
         if scan.hardline:
             f = scan.hardline
@@ -147,6 +153,8 @@ class ApprovalGate:
         passes the `verdicts` for the resolved paths it will write; otherwise (the pre_tool_call hook) the
         gate's policy judges `paths`, relative ones against the workspace, and what the user approves
         here is granted once to the tool's own check of the same resolved paths. Raw disks: never."""
+        from hermes_agent.approval.rules import classify_sensitive_path
+
         paths = list(paths)
         from_hook = verdicts is None
         verdicts = self._write_verdicts(paths) if verdicts is None else list(verdicts)
@@ -178,6 +186,8 @@ class ApprovalGate:
         return decision
 
     def _decide_write(self, subject: str, pending: list[Verdict], session_id: str | None, isolated: bool) -> Decision:
+        from hermes_agent.approval.rules import Finding
+
         key = write_key(pending[0])
         if isolated:
             return Decision(True, "isolated backend", None, "isolated")
@@ -191,6 +201,8 @@ class ApprovalGate:
     def _write_verdicts(self, paths: list[str]) -> list[Verdict]:
         """Policy verdicts for a local backend; elsewhere (container, ssh) the host's paths mean nothing, so
         only the sensitive-path classes ask."""
+        from hermes_agent.approval.rules import classify_sensitive_path
+
         if backend_isolation(self.settings)[0] == "local":
             policy = self.path_policy
             cwd = policy.workspace[0] if policy.workspace else None
@@ -352,6 +364,8 @@ class ApprovalGate:
         return None
 
     def _literal_allowed(self, normalised: str, raw: str) -> bool:
+        from hermes_agent.approval.rules import scan_command
+
         for entry in self.allowlist:
             target = scan_command(entry).normalised if entry.strip() else ""
             if _GLOB.search(entry):

@@ -4,32 +4,35 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from hermes_agent.config.settings import Settings
-from hermes_agent.core.agent import AgentServices, new_task_id
-from hermes_agent.core.agent import AIAgent as CoreAgent
 from hermes_agent.errors import StorageError, ToolError
 from hermes_agent.events import Event, Notice
-from hermes_agent.plugins import PluginReport, load_plugins
-from hermes_agent.tools.context import ToolContext
-from hermes_agent.tools.dispatch import resolve_tool_names
-from hermes_agent.tools.hooks import HookBus
-from hermes_agent.tools.registry import discover_builtin_tools
 
-from .delegation import wire_delegation
 from .options import RunOptions
 from .provider import auxiliary_provider, build_provider, provider_from_row, summarizer, titler
-from .safety import wire_approval
-from .session import SessionBinding, bind_session, shared_store
-from .stores import (
-    prompt_parts,
-    skills_in,
-    wire_browser_and_vision,
-    wire_checkpoints,
-    wire_compression,
-    wire_memory_and_todo,
-    wire_terminal,
-)
+
+if TYPE_CHECKING:
+    from hermes_agent.config.settings import Settings
+    from hermes_agent.core.agent import AgentServices
+    from hermes_agent.core.agent import AIAgent as CoreAgent
+    from hermes_agent.plugins import PluginReport
+    from hermes_agent.tools.hooks import HookBus
+
+    from .library import AIAgent
+    from .session import SessionBinding
+
+# Only what a run needs is imported, when it needs it (ARCHITECTURE rule 3): delegation, approval rules,
+# MCP and plugins load on first use; `from hermes_agent.bootstrap import AIAgent` resolves lazily.
+
+
+def __getattr__(name: str) -> object:
+    if name == "AIAgent":
+        from .library import AIAgent
+
+        return AIAgent
+    raise AttributeError(name)
+
 
 __all__ = ["AIAgent", "RunOptions", "build_agent", "build_provider", "build_services", "platform_toolsets"]
 
@@ -103,12 +106,29 @@ def build_services(settings: Settings, *, platform: str = "cli", toolsets: list[
                    interactive: bool = False, persist: bool = True,
                    options: RunOptions | None = None) -> tuple[AgentServices, list[str]]:
     """Provider chain, tools, hooks, approval, context, stores: everything an agent runs on."""
+    from hermes_agent.core.agent import AgentServices, new_task_id
+    from hermes_agent.tools.context import ToolContext
+    from hermes_agent.tools.dispatch import resolve_tool_names
+    from hermes_agent.tools.hooks import HookBus
+    from hermes_agent.tools.registry import discover_builtin_tools
+
+    from .safety import wire_approval
+    from .stores import (
+        prompt_parts,
+        skills_in,
+        wire_browser_and_vision,
+        wire_checkpoints,
+        wire_compression,
+        wire_memory_and_todo,
+        wire_terminal,
+    )
+
     opts = options or RunOptions()
     notify = (lambda text: event_callback(Notice(text, "warning"))) if event_callback else None
     provider = build_provider(settings, notify)
-    discover_builtin_tools()
+    discover_builtin_tools(toolsets=platform_toolsets(settings, platform, toolsets))
     hooks = HookBus()
-    plugin_report = PluginReport() if opts.safe_mode else _load_plugins(settings, hooks)
+    plugin_report = _load_plugins(settings, hooks, safe_mode=opts.safe_mode)
     ctx = ToolContext(settings=settings, task_id=new_task_id(), hook_bus=hooks,
                       provider_for=lambda row: provider_from_row(settings, row))
     services = AgentServices(provider=provider, settings=settings, ctx=ctx, hooks=hooks)
@@ -130,7 +150,7 @@ def build_services(settings: Settings, *, platform: str = "cli", toolsets: list[
     wire_checkpoints(services, settings)
     wire_terminal(services, settings)
     wire_browser_and_vision(services, settings)
-    wire_delegation(services, enabled, persist=persist, emit=event_callback)
+    _wire_delegation(services, enabled, persist=persist, emit=event_callback)
     return services, enabled
 
 
@@ -141,6 +161,8 @@ def build_agent(settings: Settings, *, platform: str = "cli", toolsets: list[str
                 clarify: Callable[[str, list[str]], str] | None = None,
                 options: RunOptions | None = None) -> CoreAgent:
     """A ready agent for a frontend (validates toolsets now, restores a session when asked)."""
+    from hermes_agent.core.agent import AIAgent as CoreAgent
+
     services, enabled = build_services(settings, platform=platform, toolsets=toolsets, event_callback=event_callback,
                                        approver=approver, interactive=interactive, persist=persist, options=options)
     agent = CoreAgent(max_iterations=max_iterations or settings.cfg.agent.max_turns,
@@ -153,31 +175,11 @@ def build_agent(settings: Settings, *, platform: str = "cli", toolsets: list[str
     return agent
 
 
-class AIAgent(CoreAgent):
-    """`from hermes_agent import AIAgent`: the library entry point, composed like the CLI's agent
-    (memory, todo, skills, sessions, approval that denies flagged commands since a library cannot ask)."""
+def _load_plugins(settings: Settings, hooks: HookBus, *, safe_mode: bool) -> PluginReport:
+    from hermes_agent.plugins import PluginReport, load_plugins
 
-    def __init__(self, model: str | None = None, api_key: str | None = None, base_url: str | None = None,
-                 max_iterations: int = 60, enabled_toolsets: list[str] | None = None,
-                 disabled_toolsets: list[str] | None = None, quiet_mode: bool = False,
-                 tool_progress_callback: Callable[[str, str], None] | None = None, save_trajectories: bool = False,
-                 *, services: AgentServices | None = None, event_callback: Callable[[Event], None] | None = None,
-                 platform: str = "cli", provider: str | None = None) -> None:
-        if services is None:
-            from hermes_agent.config.loader import load_settings
-
-            settings = load_settings({"model.default": model, "model.base_url": base_url,
-                                      "model.api_key": api_key, "model.provider": provider})
-            services, default_toolsets = build_services(settings, platform=platform, toolsets=enabled_toolsets,
-                                                        event_callback=event_callback)
-            enabled_toolsets = enabled_toolsets or default_toolsets
-        super().__init__(max_iterations=max_iterations, enabled_toolsets=enabled_toolsets,
-                         disabled_toolsets=disabled_toolsets, quiet_mode=quiet_mode,
-                         tool_progress_callback=tool_progress_callback, save_trajectories=save_trajectories,
-                         services=services, event_callback=event_callback)
-
-
-def _load_plugins(settings: Settings, hooks: HookBus) -> PluginReport:
+    if safe_mode:
+        return PluginReport()
     report = load_plugins(settings, hooks)
     for name, why in report.failed.items():
         log.warning("plugin %s skipped: %s", name, why)
@@ -207,6 +209,8 @@ def _start_mcp(services: AgentServices, settings: Settings, *, wait: bool) -> No
 
 
 def _wire_session(services: AgentServices, settings: Settings, platform: str) -> SessionBinding:
+    from .session import bind_session, shared_store
+
     mode = settings.cfg.sessions.title_mode
     store = shared_store(auto_title=mode != "off")
     if store.read_only:  # refuse before the first model call rather than lose the conversation after it
@@ -217,3 +221,15 @@ def _wire_session(services: AgentServices, settings: Settings, platform: str) ->
     services.on_reset.append(binding.new_session)
     services.on_rewind.append(binding.on_rewind)
     return binding
+
+
+def _wire_delegation(services: AgentServices, enabled: list[str], *, persist: bool,
+                     emit: Callable[[Event], None] | None) -> None:
+    """`ctx.delegate`: subagent machinery (bootstrap/delegation.py) loads on the first delegate_task call."""
+
+    def delegate(args: dict) -> str:
+        from .delegation import Delegator
+
+        return Delegator(services, enabled, persist=persist, emit=emit)(args)
+
+    services.ctx.delegate = delegate

@@ -275,12 +275,6 @@ class Delegator:
                 self.emit(Notice(f"  ↳ {tag}{event.emoji or '🔧'} {event.name} {event.preview}".rstrip()))
 
 
-def wire_delegation(services: AgentServices, enabled: list[str], *, persist: bool,
-                    emit: Callable[[Event], None] | None) -> None:
-    """Give the agent's ToolContext its `delegate` (used when its toolsets offer delegate_task)."""
-    services.ctx.delegate = Delegator(services, enabled, persist=persist, emit=emit)
-
-
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 

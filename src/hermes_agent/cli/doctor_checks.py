@@ -9,14 +9,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from hermes_agent import paths
+from hermes_agent import lazyre, paths
 from hermes_agent.config.settings import Settings
 from hermes_agent.errors import ConfigError
 
 Level = Literal["ok", "info", "warn", "fail"]
 _IMPORT_NAMES = {"python-dotenv": "dotenv", "readability-lxml": "readability", "python-telegram-bot": "telegram",
                  "discord.py": "discord", "agent-client-protocol": "acp"}
-_REQ = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+_REQ = lazyre.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 _SKIP_EXTRAS = {"dev"}
 
 

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import argparse
-import importlib
-import importlib.util
 import os
 import sys
 
 from hermes_agent import __version__
+
+TYPE_CHECKING = False  # not `from typing import ...`: `hermes --version` loads nothing it does not need
+if TYPE_CHECKING:  # argparse and the subcommands load after `--version` has been answered
+    import argparse
 
 # subcommand -> module under hermes_agent.cli.commands exposing add_parser(subparsers) and run(args, settings)
 SUBCOMMANDS: dict[str, str] = {
@@ -46,6 +47,8 @@ SUBCOMMANDS: dict[str, str] = {
 
 def add_model_flags(p: argparse.ArgumentParser, sub: bool = False) -> None:
     """Flags shared by `hermes` and `hermes chat` (a subparser must not reset the parent's values)."""
+    import argparse
+
     d = {"default": argparse.SUPPRESS} if sub else {}
     p.add_argument("-m", "--model", help="model name for this run", **d)
     p.add_argument("--provider", help="provider profile (openrouter, openai, custom, ...)", **d)
@@ -63,10 +66,15 @@ def add_model_flags(p: argparse.ArgumentParser, sub: bool = False) -> None:
 
 
 def _available(name: str) -> bool:
+    import importlib.util
+
     return importlib.util.find_spec(f"hermes_agent.cli.commands.{SUBCOMMANDS[name]}") is not None
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    import argparse
+    import importlib
+
     parser = argparse.ArgumentParser(prog="hermes", description="Hermes Agent: your self-improving AI agent")
     parser.add_argument("-V", "--version", action="version", version=f"hermes-agent {__version__}")
     parser.add_argument("-z", "--oneshot", metavar="PROMPT",
@@ -103,6 +111,8 @@ def _subcommand_in(argv: list[str]) -> str | None:
     """The subcommand named in argv ("chat" when none), or None to build every parser (help, typos)."""
     if any(a in ("-h", "--help") for a in argv):
         return None
+    import argparse
+
     top = argparse.ArgumentParser(add_help=False)
     add_model_flags(top)
     _, rest = top.parse_known_args(argv)
@@ -185,6 +195,8 @@ def main(argv: list[str] | None = None) -> int:
     from hermes_agent.cli.logs import setup_logging
 
     setup_logging()
+    import importlib
+
     try:
         module = importlib.import_module(f"hermes_agent.cli.commands.{SUBCOMMANDS[command]}")
         return int(module.run(args, _settings_for(module, args)) or 0)

@@ -4,12 +4,13 @@ markdown rendered with rich (imported on first use). It never reads input."""
 from __future__ import annotations
 
 import io
-import re
 import shutil
 import threading
 from typing import TextIO
 
-_TRAILING = re.compile(r" +\n")
+from hermes_agent import lazyre
+
+_TRAILING = lazyre.compile(r" +\n")
 STYLES = {"dim": "2", "bold": "1", "yellow": "33", "red": "31", "green": "32", "cyan": "36",
           "magenta": "35", "dim_yellow": "2;33", "bold_cyan": "1;36"}
 

@@ -3,19 +3,19 @@ Every write is atomic: a temp file in the same directory, then os.replace."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
 from io import StringIO
 from pathlib import Path
 
+from hermes_agent import lazyre
 from hermes_agent.atomicfile import atomic_write_text
 from hermes_agent.config.loader import get_dotted, yaml_problem
 from hermes_agent.errors import ConfigError
 
 _MISSING = object()
-_ENV_LINE = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=")
-_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_PLAIN_VALUE = re.compile(r"^[A-Za-z0-9_./:@+,=%~-]*$")
+_ENV_LINE = lazyre.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=")
+_ENV_NAME = lazyre.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_PLAIN_VALUE = lazyre.compile(r"^[A-Za-z0-9_./:@+,=%~-]*$")
 
 
 def _yaml(style: tuple[int, int] = (2, 2)) -> object:

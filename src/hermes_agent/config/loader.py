@@ -143,6 +143,9 @@ def load_settings(overrides: Mapping[str, object] | None = None, *, yolo: bool =
                   config_text: str | None = None) -> Settings:
     """Build Settings from every layer; raises ConfigError with a one-line message. `config_text`
     stands in for config.yaml's content (to check an edit before it is written)."""
+    plain = environ is None and config_text is None and not ignore_user_config and not any(
+        v is not None for v in (overrides or {}).values())
+    snap_key = _snapshot_key() if plain else None
     environ = dict(os.environ if environ is None else environ)
     home = paths.hermes_home()
     cfg_path = paths.config_path()
@@ -171,7 +174,11 @@ def load_settings(overrides: Mapping[str, object] | None = None, *, yolo: bool =
         typed = build_config(data)
     except ConfigError as exc:
         raise ConfigError(f"{cfg_path}: {exc}") from None
-    return Settings(data=data, env=env, home=home, config_file=cfg_path, yolo=yolo, typed=typed)
+    settings = Settings(data=data, env=env, home=home, config_file=cfg_path, yolo=yolo, typed=typed)
+    if snap_key is not None:  # the run's own settings serve settings_snapshot() too: config is read once
+        _SNAPSHOT.clear()
+        _SNAPSHOT[snap_key] = settings
+    return settings
 
 
 _SNAPSHOT: dict[tuple, Settings] = {}
@@ -180,14 +187,7 @@ _SNAPSHOT: dict[tuple, Settings] = {}
 def settings_snapshot() -> Settings | None:
     """load_settings() reused until HERMES_HOME, config.yaml, .env or the environment change: for checks that
     run without a Settings at hand (a tool's check_fn). None when the config cannot be read."""
-    def stamp(p: Path) -> float:
-        try:
-            return p.stat().st_mtime
-        except OSError:
-            return 0.0
-
-    key = (str(paths.hermes_home()), stamp(paths.config_path()), stamp(paths.env_path()),
-           hash(frozenset(os.environ.items())))
+    key = _snapshot_key()
     found = _SNAPSHOT.get(key)
     if found is None:
         try:
@@ -197,3 +197,14 @@ def settings_snapshot() -> Settings | None:
         _SNAPSHOT.clear()
         _SNAPSHOT[key] = found
     return found
+
+
+def _snapshot_key() -> tuple:
+    def stamp(p: Path) -> float:
+        try:
+            return p.stat().st_mtime
+        except OSError:
+            return 0.0
+
+    return (str(paths.hermes_home()), stamp(paths.config_path()), stamp(paths.env_path()),
+            hash(frozenset(os.environ.items())))

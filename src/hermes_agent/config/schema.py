@@ -10,11 +10,12 @@ Keys the tree does not model are ignored, never errors."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import types
 import typing
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields, is_dataclass
+from dataclasses import field, fields, is_dataclass
 from typing import Literal
 
 from hermes_agent.errors import ConfigError
@@ -32,7 +33,53 @@ def _c(**limits: object) -> dict:
     return {"metadata": limits}
 
 
-@dataclass(frozen=True, slots=True)
+def _record(cls: type) -> type:
+    """A frozen record class for one config section, like @dataclass(frozen=True) (fields(), asdict(), replace()
+    work) but without generating code per class: importing the schema stays cheap (issue 24)."""
+    found = {}
+    for name, kind in cls.__dict__.get("__annotations__", {}).items():
+        f = cls.__dict__.get(name)
+        f = f if isinstance(f, dataclasses.Field) else field()
+        f.name, f.type, f._field_type = name, kind, dataclasses._FIELD  # type: ignore[attr-defined]
+        found[name] = f
+        if name in cls.__dict__:
+            delattr(cls, name)
+    cls.__dataclass_fields__ = found  # type: ignore[attr-defined]
+    for attr, fn in _RECORD_METHODS.items():
+        setattr(cls, attr, fn)
+    return cls
+
+
+def _init(self: object, **values: object) -> None:
+    names = type(self).__dataclass_fields__  # type: ignore[attr-defined]
+    if values.keys() != names.keys():
+        missing = [n for n in names if n not in values] or [n for n in values if n not in names]
+        raise TypeError(f"{type(self).__name__}: missing or unexpected fields: {', '.join(missing)}")
+    self.__dict__.update(values)
+
+
+def _frozen(self: object, name: str, *_: object) -> None:
+    raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
+
+
+def _values(self: object) -> tuple:
+    return tuple(self.__dict__[n] for n in type(self).__dataclass_fields__)  # type: ignore[attr-defined]
+
+
+def _eq(self: object, other: object) -> bool:
+    return _values(self) == _values(other) if type(other) is type(self) else NotImplemented
+
+
+def _repr(self: object) -> str:
+    inner = ", ".join(f"{n}={v!r}" for n, v in zip(type(self).__dataclass_fields__, _values(self), strict=True))  # type: ignore[attr-defined]
+    return f"{type(self).__name__}({inner})"
+
+
+_RECORD_METHODS = {"__init__": _init, "__setattr__": _frozen, "__delattr__": _frozen, "__eq__": _eq,
+                   "__hash__": lambda self: hash(_values(self)), "__repr__": _repr}
+
+
+@_record
 class AgentCfg:
     max_turns: int = field(**_c(min=1))
     api_max_retries: int = field(**_c(min=0))
@@ -46,7 +93,7 @@ class AgentCfg:
     retry_base_delay: float = field(**_c(min=0))
 
 
-@dataclass(frozen=True, slots=True)
+@_record
 class TerminalCfg:
     backend: Literal["local", "docker", "ssh", "singularity", "modal", "daytona"]
     cwd: str
@@ -71,14 +118,14 @@ class TerminalCfg:
     daytona_image: str
 
 
-@dataclass(frozen=True, slots=True)
+@_record
 class ToolOutputCfg:
     max_bytes: int = field(**_c(min=1000))
     max_lines: int = field(**_c(min=10))
     max_line_length: int = field(**_c(min=80))
 
 
-@dataclass(frozen=True, slots=True)
+@_record
 class ApprovalsCfg:
     mode: Literal["manual", "smart", "off"] = field(**_c(aliases={False: "off", True: "manual", "": "manual"}))
     timeout: float = field(**_c(min=0.01))
@@ -87,7 +134,7 @@ class ApprovalsCfg:
                                                                   True: "deny", False: "deny"}))
 
 
-@dataclass(frozen=True, slots=True)
+@_record
 class SandboxCfg:
     mode: Literal["workspace-write", "read-only", "off"]
     network: bool
@@ -99,13 +146,13 @@ class SandboxCfg:
     mechanism: Literal["auto", "bwrap", "landlock"]
 
 
-@dataclass(frozen=True, slots=True)
+@_record
 class CheckpointsCfg:
     enabled: bool
     max_snapshots: int = field(**_c(min=1))
 
 
-@dataclass(frozen=True, slots=True)
+@_record
 class CompressionCfg:
     enabled: bool
     threshold: float = field(**_c(min=0.05, max=1.0))
@@ -114,13 +161,13 @@ class CompressionCfg:
     protect_last_n: int = field(**_c(min=0))
 
 
-@dataclass(frozen=True, slots=True)
+@_record
 class PromptCachingCfg:
     enabled: bool
     cache_ttl: Literal["5m", "1h"]
 
 
-@dataclass(frozen=True, slots=True)
+@_record
 class MemoryCfg:
     memory_enabled: bool
     user_profile_enabled: bool
@@ -128,12 +175,12 @@ class MemoryCfg:
     user_char_limit: int = field(**_c(min=100))
 
 
-@dataclass(frozen=True, slots=True)
+@_record
 class SessionsCfg:
     title_mode: Literal["first_message", "llm", "off"]
 
 
-@dataclass(frozen=True, slots=True)
+@_record
 class DisplayCfg:
     show_reasoning: bool
     tool_progress: Literal["all", "new", "verbose", "log", "off"] = field(**_c(aliases={False: "off", True: "all"}))
@@ -141,7 +188,7 @@ class DisplayCfg:
     personality: str
 
 
-@dataclass(frozen=True, slots=True)
+@_record
 class SkillsHubCfg:
     timeout: float = field(**_c(min=0.05))
     github_api: str
@@ -155,7 +202,7 @@ class SkillsHubCfg:
     disabled_sources: list[str]
 
 
-@dataclass(frozen=True, slots=True)
+@_record
 class SkillsCfg:
     review: Literal["auto", "propose", "off"]
     external_dirs: list[str]
@@ -164,7 +211,7 @@ class SkillsCfg:
     hub: SkillsHubCfg
 
 
-@dataclass(frozen=True, slots=True)
+@_record
 class DelegationCfg:
     max_iterations: int = field(**_c(min=1))
     max_concurrent_children: int = field(**_c(min=1, max=32))
@@ -177,7 +224,7 @@ class DelegationCfg:
     api_key: str
 
 
-@dataclass(frozen=True, slots=True)
+@_record
 class CodeExecutionCfg:
     """execute_code (tools/builtin/execute_code.py): Hermes's mode/timeout/max_tool_calls plus our limits."""
 
@@ -189,26 +236,26 @@ class CodeExecutionCfg:
     max_output_bytes: int = field(**_c(min=1000))
 
 
-@dataclass(frozen=True, slots=True)
+@_record
 class ToolSearchCfg:
     enabled: Literal["auto", "on", "off"] = field(**_c(aliases=_ON_OFF_AUTO))
     threshold_pct: float = field(**_c(min=0, max=100))
 
 
-@dataclass(frozen=True, slots=True)
+@_record
 class ToolsCfg:
     # Hermes's legacy shape `tool_search: true|false` (tools/tool_search.py: true is auto, false is off).
     tool_search: ToolSearchCfg = field(**_c(shorthand={True: {"enabled": "auto"}, False: {"enabled": "off"}}))
 
 
-@dataclass(frozen=True, slots=True)
+@_record
 class PluginsCfg:
     enabled: list[str]
     disabled: list[str]
     entries: FreeForm
 
 
-@dataclass(frozen=True, slots=True)
+@_record
 class GatewayCfg:
     """Our gateway knobs (Hermes's other `gateway:` keys are left alone)."""
 
@@ -217,7 +264,7 @@ class GatewayCfg:
     idle_evict_seconds: float = field(**_c(min=1))
 
 
-@dataclass(frozen=True, slots=True)
+@_record
 class BrowserCfg:
     """Hermes's `browser:` keys we honour (the rest, agent-browser and cloud knobs, are ignored)."""
 
@@ -226,12 +273,12 @@ class BrowserCfg:
     command_timeout: float = field(**_c(min=1))
 
 
-@dataclass(frozen=True, slots=True)
+@_record
 class SecurityCfg:
     allow_private_urls: bool  # web and browser tools may open loopback/private addresses
 
 
-@dataclass(frozen=True, slots=True)
+@_record
 class WebCfg:
     """web_search/web_extract/web_crawl (tools/builtin/web.py); Hermes's keys plus our fetch limits."""
 
@@ -245,7 +292,7 @@ class WebCfg:
     summarize: bool  # long pages summarised by the auxiliary `web_extract` model instead of cut
 
 
-@dataclass(frozen=True, slots=True)
+@_record
 class DashboardCfg:
     """`hermes dashboard`: its port and a fixed token (empty: a random one per start)."""
 
@@ -253,7 +300,7 @@ class DashboardCfg:
     token: str
 
 
-@dataclass(frozen=True, slots=True)
+@_record
 class Config:
     """Every key read outside config/, typed. Free-form sections (mcp_servers, personalities, auxiliary,
     ...) are FreeForm mappings: their own modules check their insides."""

@@ -79,7 +79,7 @@ class AIAgent:
         self.services.ctx.interrupt = self._cancel
         self._defs: tuple[int, list[dict]] | None = None
         self._loop = self._new_loop()
-        discover_builtin_tools()
+        discover_builtin_tools(toolsets=enabled_toolsets)
 
     @property
     def provider(self) -> Provider:

@@ -6,10 +6,12 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta
 
+from hermes_agent import lazyre
+
 _UNITS = {"s": 1 / 60, "sec": 1 / 60, "second": 1 / 60, "m": 1, "min": 1, "minute": 1,
           "h": 60, "hr": 60, "hour": 60, "d": 1440, "day": 1440}
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-z]+?)s?\s*$")
-_CRON_FIELD = re.compile(r"^[\d*\-,/]+$")
+_DURATION = lazyre.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-z]+?)s?\s*$")
+_CRON_FIELD = lazyre.compile(r"^[\d*\-,/]+$")
 
 
 class ScheduleError(ValueError):

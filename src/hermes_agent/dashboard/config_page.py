@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import difflib
 import json
-import re
 from pathlib import Path
 from urllib.parse import urlencode
 
 from aiohttp import web
 
-from hermes_agent import paths
+from hermes_agent import lazyre, paths
 from hermes_agent.config.edit import mask_secret, masked, set_checked
 from hermes_agent.config.loader import load_settings, parse_scalar, read_env_file
 from hermes_agent.config.migrate import is_secret_key, leaf_defaults
@@ -22,7 +21,7 @@ from hermes_agent.dashboard.html import Safe, esc, link, notice, page, table
 from hermes_agent.dashboard.state import Home, respond
 from hermes_agent.errors import ConfigError
 
-_ENV_KEY = re.compile(r"^[A-Z][A-Z0-9_]*$")
+_ENV_KEY = lazyre.compile(r"^[A-Z][A-Z0-9_]*$")
 _MISSING = object()
 
 

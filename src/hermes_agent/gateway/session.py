@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from hermes_agent import lazyre
 from hermes_agent.atomicfile import write_json
 from hermes_agent.events import Event, ToolFinished, ToolStarted
 from hermes_agent.gateway.approval import ChatApprover
@@ -21,7 +22,7 @@ log = logging.getLogger(__name__)
 TYPING_EVERY = 4.0
 
 
-_MEDIA = re.compile(r"^[ \t]*MEDIA:[ \t]*(\S+)[ \t]*$", re.M)
+_MEDIA = lazyre.compile(r"^[ \t]*MEDIA:[ \t]*(\S+)[ \t]*$", re.M)
 
 
 _NEVER = ("/proc", "/sys", "/dev")  # the gateway's own environment (bot token, API keys), memory and devices

@@ -16,6 +16,8 @@ import binascii
 import re
 from dataclasses import dataclass
 
+from hermes_agent import lazyre
+
 
 @dataclass(frozen=True, slots=True)
 class Directive:
@@ -30,7 +32,7 @@ _SHELL = r"(?:sudo\s+)?(?:/usr)?(?:/bin/)?(?:ba|z|da|k)?sh\b"
 _INTERP = rf"(?:{_SHELL}|python\d?(?:\s+-)?\b|perl\b|ruby\b|node\b|iex\b|Invoke-Expression\b)"
 _FETCH = r"(?:curl|wget|iwr|irm|Invoke-WebRequest|Invoke-RestMethod|fetch)\b"
 _DECODE = r"(?:base64\s+(?:-d|--decode|-D)|openssl\s+(?:enc\s+)?-?base64[^|\n]*-d|xxd\s+-r|rev\b|gunzip|zcat)"
-_SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = tuple((label, re.compile(rx, _I)) for label, rx in (
+_SHAPES: tuple[tuple[str, lazyre.LazyPattern], ...] = tuple((label, lazyre.compile(rx, _I)) for label, rx in (
     ("fetch-and-execute", rf"\b{_FETCH}[^\n|]*\|\s*{_INTERP}|{_SHELL}\s*<\(\s*{_FETCH}|\b(?:sh|bash)\s+-c\s+[\"']?"
                           rf"\$\(\s*{_FETCH}|\b(?:eval|source)\s+[\"']?(?:\$\(|<\()\s*{_FETCH}|\bdownload\w*\b[^;\n]{{0,80}}?"
                           r"\b(?:and|then)\s+(?:run|execute|exec|source|eval)\b"),
@@ -40,14 +42,14 @@ _SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = tuple((label, re.compile(rx, 
      r"\bhermes\b[^\n]*\bconfig\s+set\s+['\"]?(?:approvals?|sandbox)\.|\b(?:approvals?|sandbox)\.mode\s*[:=]\s*['\"]?"
      r"(?:off|never|none|yolo|false)\b|(?<![\w-])--yolo\b|\bHERMES_YOLO_MODE\b|--dangerously-(?:skip|bypass)"),
 ))
-_SWITCH_OFF = re.compile(r"\b(?:disable|turn\s+off|switch\s+off|bypass|skip|circumvent|deactivate)\s+(?:the\s+|all\s+|"
+_SWITCH_OFF = lazyre.compile(r"\b(?:disable|turn\s+off|switch\s+off|bypass|skip|circumvent|deactivate)\s+(?:the\s+|all\s+|"
                          r"any\s+)?(?:approvals?|approval\s+(?:gate|prompts?|checks?)|confirmation\s+prompts?|"
                          r"confirmations|sandbox(?:ing)?|safety\s+checks?|guardrails)\b", _I)
-_NEGATED = re.compile(r"\b(?:never|not|n't|no)\s+(?:\w+\s+)?$", _I)
+_NEGATED = lazyre.compile(r"\b(?:never|not|n't|no)\s+(?:\w+\s+)?$", _I)
 
 _EXEC_VERB = (r"(?:run|re-?run|execute|exec|invoke|launch|source|eval|pipe|type|paste|curl|wget|bash|sh|zsh|"
               r"python\d?|node|sudo|rm|chmod|nc|ssh|scp|powershell|iex|download\s+and\s+(?:run|execute))")
-_TRIGGER = re.compile(
+_TRIGGER = lazyre.compile(
     r"\b(?:always|every\s+(?:time|session|turn|reply|response|message|task|conversation|request|answer|run|prompt)|"
     r"each\s+(?:time|session|turn|reply|response|message|task|conversation|request|answer)|before\s+(?:answering|"
     r"replying|responding|you\s+(?:answer|reply|respond|start|do|begin|proceed)|doing\s+anything|anything|any\s+\w+|"
@@ -58,24 +60,24 @@ _TRIGGER = re.compile(
     # events of the conversation itself (not of the world: "if pytest hangs, run X" is a lesson)
     r"(?:when(?:ever)?|once|after|before|as\s+soon\s+as)\s+(?:the\s+user|you|a\s+user|someone)\s+(?:greet|say|ask|"
     r"send|start|open|message|write|type|log|connect|answer|reply|respond|begin)\w*)\b", _I)
-_LEAD = re.compile(
+_LEAD = lazyre.compile(
     r"^(?:[-*•>]\s*|\d+[.)]\s*|(?:note|important|rule|reminder|instruction|system|todo)\s*:\s*|(?:always|"
     r"first\s+thing|first|immediately|automatically|then|also|please|now|next|from\s+now\s+on|going\s+forward|"
     r"(?:each|every)\s+time(?:\s+[^,]{1,60}?,)?|(?:at\s+the\s+(?:start|beginning)\s+of\s+(?:every|each|any|the|a)\s+\w+)|"
     r"on\s+(?:start(?:up)?|launch|session\s+start)|(?:before|after)\s+(?:answering|replying|responding|anything|"
     r"doing\s+anything|starting|proceeding|(?:any|every|each)\s+\w+|you\s+\w+)|"
     r"(?:before|after|when(?:ever)?|if|once|on|for|in)\s+[^,]{1,60}?,)\s*,?\s*)", _I)
-_IMPERATIVE = re.compile(rf"^(?:(?:you|the\s+(?:assistant|agent|ai|model)|assistant|agent|hermes)\s+)?(?:must\s+|"
+_IMPERATIVE = lazyre.compile(rf"^(?:(?:you|the\s+(?:assistant|agent|ai|model)|assistant|agent|hermes)\s+)?(?:must\s+|"
                          rf"should\s+|shall\s+|need\s+to\s+|have\s+to\s+|has\s+to\s+|are\s+to\s+|is\s+to\s+|will\s+)?"
                          rf"(?:always\s+|first\s+)?{_EXEC_VERB}\b", _I)
-_ORDER = re.compile(rf"\b(?:(?:you|the\s+(?:assistant|agent|ai|model)|assistant|agent|hermes)\s+(?:must|should|shall|"
+_ORDER = lazyre.compile(rf"\b(?:(?:you|the\s+(?:assistant|agent|ai|model)|assistant|agent|hermes)\s+(?:must|should|shall|"
                     rf"need\s+to|have\s+to|has\s+to|are\s+to|is\s+to|will)|make\s+sure\s+(?:you\s+)?to|remember\s+to|"
                     rf"be\s+sure\s+to|(?:don'?t|do\s+not|never)\s+forget\s+to)\s+(?:always\s+|first\s+)?"
                     rf"{_EXEC_VERB}\b", _I)
-_CODE_SPAN = re.compile(r"`[^`\n]*`")
-_SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
-_B64 = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{12,}={0,2}(?![A-Za-z0-9+/=_-])")
-_COMMANDISH = re.compile(r"\b(?:rm|curl|wget|bash|sh|python\d?|nc|chmod|eval|exec|sudo|powershell|iex|os\.system|"
+_CODE_SPAN = lazyre.compile(r"`[^`\n]*`")
+_SENTENCE = lazyre.compile(r"(?<=[.!?;])\s+|\n+")
+_B64 = lazyre.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{12,}={0,2}(?![A-Za-z0-9+/=_-])")
+_COMMANDISH = lazyre.compile(r"\b(?:rm|curl|wget|bash|sh|python\d?|nc|chmod|eval|exec|sudo|powershell|iex|os\.system|"
                          r"subprocess)\b|/dev/tcp|\$\(|\|\s*\w", _I)
 
 

@@ -6,11 +6,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-# Zero-width, bidi-override and Unicode "tag" characters: invisible to a reviewer, read by the model.
-_INVISIBLE = re.compile("[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\U000e0000-\U000e007f]")
+from hermes_agent import lazyre
 
-_INJECTION: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (label, re.compile(rx, re.IGNORECASE | re.MULTILINE))
+# Zero-width, bidi-override and Unicode "tag" characters: invisible to a reviewer, read by the model.
+_INVISIBLE = lazyre.compile("[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\U000e0000-\U000e007f]")
+
+_INJECTION: tuple[tuple[str, lazyre.LazyPattern], ...] = tuple(
+    (label, lazyre.compile(rx, re.IGNORECASE | re.MULTILINE))
     for label, rx in (
         ("ignore-previous-instructions",
          r"\b(ignore|disregard|forget|override)\s+(all\s+|any\s+|the\s+|your\s+)*"
@@ -27,8 +29,8 @@ _INJECTION: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     )
 )
 
-_SECRETS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (label, re.compile(rx))
+_SECRETS: tuple[tuple[str, lazyre.LazyPattern], ...] = tuple(
+    (label, lazyre.compile(rx))
     for label, rx in (
         ("OpenAI/Anthropic-style API key", r"\bsk-(?:ant-|proj-)?[A-Za-z0-9_\-]{20,}"),
         ("GitHub token", r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{30,}|\bgithub_pat_[A-Za-z0-9_]{30,}"),

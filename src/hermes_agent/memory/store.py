@@ -7,13 +7,13 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-import re
 import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from hermes_agent import lazyre
 from hermes_agent.config.settings import Settings
 from hermes_agent.memory.directives import execution_directives, refusal
 from hermes_agent.memory.scan import scan
@@ -23,7 +23,7 @@ TARGETS: tuple[Target, ...] = ("memory", "user")
 ENTRY_DELIMITER = "\n§\n"
 FILE_NAMES: dict[str, str] = {"memory": "MEMORY.md", "user": "USER.md"}
 _HEADINGS = {"memory": "Memory — your own notes", "user": "User profile — what you know about the user"}
-_SPLIT = re.compile(r"\n[ \t]*§[ \t]*\n")
+_SPLIT = lazyre.compile(r"\n[ \t]*§[ \t]*\n")
 
 
 @dataclass(frozen=True, slots=True)

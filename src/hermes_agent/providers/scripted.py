@@ -5,7 +5,7 @@ Each request consumes the next step of the script: {"content": str, "reasoning":
 "error": {"status": int, "message": str, "retry_after": s}, "usage": {...}, "finish_reason": str,
 "repeat": n (the content streamed n times over: huge replies without holding them), "stall": s (send
 the headers, then nothing for s seconds; "stall_after": chunks sent first)}. When the script is
-exhausted the `default` step answers. Every request is logged with its arrival time. With
+exhausted the `default` step answers. Every request is logged with its arrival time and body size in bytes. With
 `strict_tools` a request whose assistant tool calls lack tool results is refused with OpenAI's 400.
 Run standalone: python -m hermes_agent.providers.scripted --script steps.json [--port N]."""
 
@@ -136,9 +136,9 @@ class ScriptedServer:
     def url(self) -> str:
         return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
 
-    def next_step(self, body: dict, authorization: str | None = None) -> dict:
+    def next_step(self, body: dict, authorization: str | None = None, size: int | None = None) -> dict:
         with self._lock:
-            self.requests.append({"time": time.time(), "body": body, "authorization": authorization})
+            self.requests.append({"time": time.time(), "body": body, "authorization": authorization, "bytes": size})
             step = self.script.pop(0) if self.script else self.default
         return step(body) if callable(step) else step  # a callable step answers from the request (tests)
 
@@ -205,7 +205,7 @@ class _Handler(BaseHTTPRequestHandler):
                     "message": "An assistant message with 'tool_calls' must be followed by tool messages responding "
                                "to each 'tool_call_id'. The following tool_call_ids did not have response messages: "
                                + ", ".join(unanswered), "type": "invalid_request_error", "code": None}})
-        step = self.scripted.next_step(body, self.headers.get("Authorization"))
+        step = self.scripted.next_step(body, self.headers.get("Authorization"), size=length)
         if step.get("delay"):
             time.sleep(float(step["delay"]))
         if step.get("error"):

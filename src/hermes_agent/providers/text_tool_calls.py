@@ -6,9 +6,10 @@ import json
 import re
 from dataclasses import replace
 
+from hermes_agent import lazyre
 from hermes_agent.messages import Message, ToolCall
 
-_BLOCK = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.S)
+_BLOCK = lazyre.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.S)
 
 
 def extract_text_tool_calls(message: Message) -> Message:

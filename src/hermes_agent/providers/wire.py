@@ -6,6 +6,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
+from hermes_agent import lazyre
 from hermes_agent.errors import (
     AuthError,
     BadRequestError,
@@ -16,7 +17,7 @@ from hermes_agent.errors import (
 )
 from hermes_agent.messages import Message, ToolCall, Usage
 
-_CONTEXT_MARKERS = re.compile(
+_CONTEXT_MARKERS = lazyre.compile(
     r"context[_ ]length|context window|maximum context|too many tokens|prompt is too long|"
     r"reduce the length|input is too long|exceeds the (?:model'?s? )?(?:maximum|context)", re.I)
 

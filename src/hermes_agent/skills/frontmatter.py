@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import re
 
+from hermes_agent import lazyre
 from hermes_agent.config.loader import yaml_problem
 
-NAME_RE = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
+NAME_RE = lazyre.compile(r"^[a-z0-9][a-z0-9._-]*$")
 MAX_NAME = 64
 MAX_DESCRIPTION = 1024
-_DELIM = re.compile(r"^(?:---|\.\.\.)[ \t]*$", re.MULTILINE)
+_DELIM = lazyre.compile(r"^(?:---|\.\.\.)[ \t]*$", re.MULTILINE)
 
 
 class FrontmatterError(ValueError):

@@ -8,11 +8,11 @@ from __future__ import annotations
 import bisect
 import functools
 import os
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from hermes_agent import lazyre
 from hermes_agent.skills.guard_code import combo_hits, is_code
 from hermes_agent.skills.guard_decode import SENSITIVE_NAMES, Payload, payloads, split_names, views
 from hermes_agent.skills.guard_normalise import (
@@ -43,7 +43,7 @@ MAX_SCAN_BYTES = 512 * 1024
 _BINARY_EXT = frozenset({".exe", ".dll", ".so", ".dylib", ".bin", ".msi", ".scr", ".com", ".elf", ".o", ".pyc"})
 _MAX_DEPTH = 3
 # In decoded text, anything that runs a program means the encoding was there to hide it.
-_RUNS = re.compile(r"\b(?:os\.system|os\.popen|os\.exec\w*|subprocess\.\w+|exec\s*\(|eval\s*\(|child_process|execSync|"
+_RUNS = lazyre.compile(r"\b(?:os\.system|os\.popen|os\.exec\w*|subprocess\.\w+|exec\s*\(|eval\s*\(|child_process|execSync|"
                    r"spawn\s*\(|Runtime\.getRuntime|/bin/(?:ba)?sh\b|(?:ba)?sh\s+-c\b|Invoke-Expression)")
 
 

@@ -16,16 +16,18 @@ import re
 from dataclasses import dataclass
 from urllib.parse import unquote_to_bytes
 
+from hermes_agent import lazyre
+
 _STR = r"""(?:'[^'\\\n]*'|"[^"\\\n]*")"""
-_CONCAT = re.compile(rf"({_STR})\s*\+\s*({_STR})")
-_TOUCHING = re.compile(rf"({_STR})[ \t]*({_STR})(?![ \t]*[:,])")
-_PY_JOIN = re.compile(rf"""(['"])\1\s*\.join\(\s*[\[(]\s*((?:{_STR}\s*,\s*)*{_STR})\s*,?\s*[\])]\s*\)""")
-_JS_JOIN = re.compile(rf"""\[\s*((?:{_STR}\s*,\s*)*{_STR})\s*,?\s*\]\s*\.join\(\s*(['"])\2\s*\)""")
-_LITERAL = re.compile(_STR)
-_SHELL_ASSIGN = re.compile(r"""^\s*(?:export\s+|local\s+|readonly\s+)?([A-Za-z_]\w*)=((?:"[^"\n]*"|'[^'\n]*'|[^\s;&|'"])+)""")
-_CODE_ASSIGN = re.compile(r"^\s*(?:const\s+|let\s+|var\s+)?([A-Za-z_]\w*)\s*=(?!=)\s*([^\n;]{1,160}?)\s*;?\s*$")
-_B64 = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{12,}={0,2}(?![A-Za-z0-9+/=_-])")
-_HEX_RUN = re.compile(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}){8,}(?![0-9A-Fa-f])")
+_CONCAT = lazyre.compile(rf"({_STR})\s*\+\s*({_STR})")
+_TOUCHING = lazyre.compile(rf"({_STR})[ \t]*({_STR})(?![ \t]*[:,])")
+_PY_JOIN = lazyre.compile(rf"""(['"])\1\s*\.join\(\s*[\[(]\s*((?:{_STR}\s*,\s*)*{_STR})\s*,?\s*[\])]\s*\)""")
+_JS_JOIN = lazyre.compile(rf"""\[\s*((?:{_STR}\s*,\s*)*{_STR})\s*,?\s*\]\s*\.join\(\s*(['"])\2\s*\)""")
+_LITERAL = lazyre.compile(_STR)
+_SHELL_ASSIGN = lazyre.compile(r"""^\s*(?:export\s+|local\s+|readonly\s+)?([A-Za-z_]\w*)=((?:"[^"\n]*"|'[^'\n]*'|[^\s;&|'"])+)""")
+_CODE_ASSIGN = lazyre.compile(r"^\s*(?:const\s+|let\s+|var\s+)?([A-Za-z_]\w*)\s*=(?!=)\s*([^\n;]{1,160}?)\s*;?\s*$")
+_B64 = lazyre.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{12,}={0,2}(?![A-Za-z0-9+/=_-])")
+_HEX_RUN = lazyre.compile(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}){8,}(?![0-9A-Fa-f])")
 _ESCAPES = (
     ("hex escapes", re.compile(r"(?:\\x[0-9A-Fa-f]{2}){3,}"), lambda m: bytes.fromhex(m.replace("\\x", ""))),
     ("unicode escapes", re.compile(r"(?:\\u00[0-9A-Fa-f]{2}){3,}"), lambda m: bytes.fromhex(m.replace("\\u00", ""))),
@@ -33,10 +35,10 @@ _ESCAPES = (
      lambda m: bytes(int(o, 8) for o in m.split("\\")[1:])),
     ("URL encoding", re.compile(r"(?:%[0-9A-Fa-f]{2}){4,}"), unquote_to_bytes),
 )
-_CHR_CALL = re.compile(r"\bchr\(\s*(\d{1,3})\s*\)")
-_INT_LIST = re.compile(r"[\[(]\s*(\d{1,3}(?:\s*,\s*\d{1,3}){3,})\s*,?\s*[\])]")
-_CHAR_CODE_HINT = re.compile(r"\bchr\b|fromCharCode|\bbytes\(|\bbytearray\(|\.pack\(|\bord\b")
-_ROT13_HINT = re.compile(r"rot[_-]?13|N-ZA-Mn-za-m|A-Za-z['\"]?\s+['\"]?N-ZA-M", re.I)
+_CHR_CALL = lazyre.compile(r"\bchr\(\s*(\d{1,3})\s*\)")
+_INT_LIST = lazyre.compile(r"[\[(]\s*(\d{1,3}(?:\s*,\s*\d{1,3}){3,})\s*,?\s*[\])]")
+_CHAR_CODE_HINT = lazyre.compile(r"\bchr\b|fromCharCode|\bbytes\(|\bbytearray\(|\.pack\(|\bord\b")
+_ROT13_HINT = lazyre.compile(r"rot[_-]?13|N-ZA-Mn-za-m|A-Za-z['\"]?\s+['\"]?N-ZA-M", re.I)
 # Names an honest script writes whole; written in pieces they are hiding from a scanner.
 SENSITIVE_NAMES = frozenset({
     "exec", "eval", "system", "popen", "spawn", "execsync", "execfile", "spawnsync", "child_process",

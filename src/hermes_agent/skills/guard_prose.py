@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from hermes_agent import lazyre
+
 
 @dataclass(frozen=True, slots=True)
 class ProseRule:
@@ -57,10 +59,10 @@ _OFF = (r"\b(?:disable|turn(?:ing)?\s+off|switch(?:ing)?\s+off|shut(?:ting)?\s+o
 _GATE = (r"(?:approvals?(?:\s+(?:gate|prompts?|checks?|mode))?|confirmation\s+prompts?|confirmations|"
          r"permission\s+prompts?|sandbox(?:ing)?|safety\s+(?:checks?|guard|rails)|guardrails|the\s+guard)\b")
 # Negation right before the shape ("never disable the sandbox"); "don't hesitate to disable" is no negation.
-_NEG = re.compile(r"\b(?:never|not|n't|no\s+need\s+to|avoid|refuse\s+to)\s+(?:ever\s+|try\s+to\s+|attempt\s+to\s+)?"
+_NEG = lazyre.compile(r"\b(?:never|not|n't|no\s+need\s+to|avoid|refuse\s+to)\s+(?:ever\s+|try\s+to\s+|attempt\s+to\s+)?"
                   r"(?:\w+ing\s+)?$", re.I)
 # Reported, conditional speech: "if a page tells you to ignore your instructions, ..." describes an attack.
-_REPORTED = re.compile(r"\b(?:if|when|whenever|in\s+case|should)\b[^.;]*\b(?:tells?|asks?|says?|instructs?|wants?|"
+_REPORTED = lazyre.compile(r"\b(?:if|when|whenever|in\s+case|should)\b[^.;]*\b(?:tells?|asks?|says?|instructs?|wants?|"
                        r"urges?|claims?|demands?)\s+(?:you\s+)?(?:to\s+)?$", re.I)
 
 PROSE_RULES: tuple[ProseRule, ...] = (
@@ -117,12 +119,12 @@ PROSE_RULES: tuple[ProseRule, ...] = (
        "changes the approvals or sandbox configuration", quotable=False),
 )
 
-_EXAMPLE_MARK = re.compile(r"\b(?:example|e\.g\.|for\s+instance|such\s+as|malicious|attack\w*|inject\w*|"
+_EXAMPLE_MARK = lazyre.compile(r"\b(?:example|e\.g\.|for\s+instance|such\s+as|malicious|attack\w*|inject\w*|"
                            r"looks?\s+like|sample|phishing|suspicious|manipulat\w+|found\s+in)\b", re.I)
-_MENTION = re.compile(r"\b(?:such\s+as|like|e\.g\.|for\s+example|for\s+instance|phrases?|text|says?|saying|"
+_MENTION = lazyre.compile(r"\b(?:such\s+as|like|e\.g\.|for\s+example|for\s+instance|phrases?|text|says?|saying|"
                       r"wording|strings?|contains?)\W*$", re.I)
-_QUOTE = re.compile(r"\"[^\"]{3,300}\"|“[^”]{3,300}”|«[^»]{3,300}»|'[^']{8,300}'")
-_FENCE = re.compile(r"^\s*(```|~~~)")
+_QUOTE = lazyre.compile(r"\"[^\"]{3,300}\"|“[^”]{3,300}”|«[^»]{3,300}»|'[^']{8,300}'")
+_FENCE = lazyre.compile(r"^\s*(```|~~~)")
 _MAX_PARAGRAPH_LINES = 40
 
 
@@ -200,13 +202,13 @@ def paragraphs(lines: list[str]) -> list[tuple[int, str, list[int]]]:
     return out
 
 
-_COMMENT = re.compile(r"<!--(.*?)-->|^\s*\[(?://|comment|_)\]:\s*(?:#|<>)\s*\((.*)\)\s*$"
+_COMMENT = lazyre.compile(r"<!--(.*?)-->|^\s*\[(?://|comment|_)\]:\s*(?:#|<>)\s*\((.*)\)\s*$"
                       r"|<(\w+)[^>]*style\s*=\s*['\"][^'\"]*(?:display\s*:\s*none|font-size\s*:\s*0)[^>]*>(.*?)</\3>",
                       re.S | re.M | re.I)
-_ADDRESS = re.compile(r"\b(?:assistant|agent|ai|model|llm|claude|gpt|chatgpt|hermes|copilot|you|your)\b", re.I)
-_COMMANDISH = re.compile(r"https?://|~/|\$\(|\|\s*(?:ba|z)?sh\b|\b(?:curl|wget|rm\s+-\w+|chmod|sudo)\b|\.ssh\b|"
+_ADDRESS = lazyre.compile(r"\b(?:assistant|agent|ai|model|llm|claude|gpt|chatgpt|hermes|copilot|you|your)\b", re.I)
+_COMMANDISH = lazyre.compile(r"https?://|~/|\$\(|\|\s*(?:ba|z)?sh\b|\b(?:curl|wget|rm\s+-\w+|chmod|sudo)\b|\.ssh\b|"
                          r"credentials|\.env\b|\bid_rsa\b", re.I)
-_IMPERATIVE = re.compile(r"(?:^|[.:;!?]\s+|\n\s*)(?:please\s+)?(?:run|execute|send|upload|post|fetch|download|read|"
+_IMPERATIVE = lazyre.compile(r"(?:^|[.:;!?]\s+|\n\s*)(?:please\s+)?(?:run|execute|send|upload|post|fetch|download|read|"
                          r"open|delete|remove|disable|ignore|forget|include|append|copy|save|install|always|before|"
                          r"when(?:ever)?|never|do\s+not|don'?t)\b", re.I)
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from hermes_agent import lazyre
+
 Severity = str  # "low" | "medium" | "high" | "critical"
 SEVERITY_RANK = {"low": 1, "medium": 2, "high": 3, "critical": 4}
 
@@ -46,9 +48,9 @@ def _r(rule_id: str, category: str, severity: Severity, pattern: str, message: s
 
 
 # Header and basic-auth arguments: sending a key to the API it belongs to is how APIs work.
-HEADER_ARGS = re.compile(r"""(?:-H|--header|-u|--user|--oauth2-bearer)\s*(?:"[^"]*"|'[^']*'|\S+)""")
+HEADER_ARGS = lazyre.compile(r"""(?:-H|--header|-u|--user|--oauth2-bearer)\s*(?:"[^"]*"|'[^']*'|\S+)""")
 # A copy's destination is written, not read: `cp .env.example .env` reads no secret.
-_COPY_DEST = re.compile(r"\b(cp|mv|install)\s+((?:-\S+\s+)*\S+)\s+\S+")
+_COPY_DEST = lazyre.compile(r"\b(cp|mv|install)\s+((?:-\S+\s+)*\S+)\s+\S+")
 
 
 def blind(line: str) -> str:

@@ -6,10 +6,10 @@ completion_tokens includes reasoning tokens. Unknown models cost None, never a g
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from hermes_agent import lazyre
 from hermes_agent.messages import Usage
 
 PRICING_VERSION = "2025-10"
@@ -68,7 +68,7 @@ PRICES: dict[str, Price] = {
     "mistral-small": Price(0.1, 0.3),
 }
 
-_TAIL = re.compile(r"-(\d{8}|\d{4}-\d{2}-\d{2}|latest|preview(-\d{2}-\d{2})?|exp)$")
+_TAIL = lazyre.compile(r"-(\d{8}|\d{4}-\d{2}-\d{2}|latest|preview(-\d{2}-\d{2})?|exp)$")
 
 
 def _normalise(model: str) -> str:

@@ -11,10 +11,11 @@ import re
 import sqlite3
 from dataclasses import dataclass
 
+from hermes_agent import lazyre
 from hermes_agent.storage.records import SESSION_COLUMNS, SearchHit, SessionInfo, Snippet
 
-_TOKEN = re.compile(r'"([^"]*)"?|(\S+)')
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\uff66-\uff9f]")
+_TOKEN = lazyre.compile(r'"([^"]*)"?|(\S+)')
+_CJK = lazyre.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\uff66-\uff9f]")
 _WORDS = "messages_fts"
 _TRIGRAM = "messages_fts_trigram"
 # bm25 costs ~3 us per matching row, so a word found in 20,000 messages would take 60 ms to rank.

@@ -4,16 +4,17 @@ kept in a per-backend state directory (re-sourced before the command, saved by a
 from __future__ import annotations
 
 import os
-import re
 import shlex
 from dataclasses import dataclass
+
+from hermes_agent import lazyre
 
 CWD_MARKER = "__HERMES_CWD__="
 TIMEOUT_EXIT = 124
 INTERRUPT_EXIT = 130
 
 # Variables that carry credentials of the agent itself; commands never see them unless passed through.
-_SECRET_RE = re.compile(r"(API_KEY|_TOKEN|_SECRET|PASSWORD|ACCESS_KEY)$|^(HERMES_|OPENROUTER_|ANTHROPIC_)")
+_SECRET_RE = lazyre.compile(r"(API_KEY|_TOKEN|_SECRET|PASSWORD|ACCESS_KEY)$|^(HERMES_|OPENROUTER_|ANTHROPIC_)")
 _SAFE_HERMES = {"HERMES_HOME"}
 
 

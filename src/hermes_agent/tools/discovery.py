@@ -1,57 +1,95 @@
-"""Built-in tool discovery: import only modules with a top-level `registry.register(...)` call."""
+"""Built-in tool discovery: import only modules with a top-level `registry.register(...)` call, and of
+those only the ones a run's toolsets need. Each module is scanned (text, not AST) once per process."""
 
 from __future__ import annotations
 
-import ast
 import importlib
 import logging
+import re
+from collections.abc import Iterable
 from pathlib import Path
+
+from hermes_agent import lazyre
 
 log = logging.getLogger(__name__)
 
 _BUILTIN_PACKAGE = "hermes_agent.tools.builtin"
-_DONE: dict[str, list[str]] = {}
+_SCANNED: dict[str, dict[str, tuple[frozenset[str], frozenset[str], bool]]] = {}  # base -> stem -> scan
+_DONE: dict[str, list[str]] = {}  # base|package -> modules imported, in order
+_FAILED: set[str] = set()
+# registry.register("name", "toolset", ... written with literal strings (how every built-in registers)
+_LITERAL = lazyre.compile(r"""^[ \t]*registry\.register\(\s*["']([\w.-]+)["']\s*,\s*["']([\w.-]+)["']""", re.M)
+_CALL = lazyre.compile(r"^[ \t]*registry\.register\(", re.M)
 
 
-def _registers_at_top_level(source: str) -> bool:
-    if "registry.register(" not in source:
-        return False
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return False
-    for node in tree.body:
-        call = node.value if isinstance(node, ast.Expr) else getattr(node, "value", None)
-        if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute):
-            owner = call.func.value
-            if call.func.attr == "register" and isinstance(owner, ast.Name) and owner.id == "registry":
-                return True
-    return False
+def _scan(source: str) -> tuple[frozenset[str], frozenset[str], bool] | None:
+    """(tool names, toolsets, registers tools other than by literal names) of a module registering at top
+    level; None for a module that does not (a register call inside a function is not discovery's)."""
+    if not (source.startswith("registry.register(") or "\nregistry.register(" in source):
+        return None
+    literal = _LITERAL.findall(source)
+    dynamic = len(_CALL.findall(source)) > len(literal)
+    return frozenset(n for n, _ in literal), frozenset(t for _, t in literal), dynamic
 
 
-def discover_builtin_tools(tools_dir: str | Path | None = None, package: str = _BUILTIN_PACKAGE) -> list[str]:
-    """Import every tool module in `tools_dir` that registers tools; return the imported module names.
-    A module that fails to import is logged and skipped."""
-    base = Path(tools_dir) if tools_dir else Path(__file__).with_name("builtin")
-    key = f"{base}|{package}"
-    if key in _DONE:
-        return list(_DONE[key])
-    imported: list[str] = []
-    for path in sorted(base.glob("*.py")):
-        if path.name.startswith("_"):
-            continue
+def _modules(base: Path) -> dict[str, tuple[frozenset[str], frozenset[str], bool]]:
+    key = str(base)
+    if key not in _SCANNED:
+        found = {}
+        for path in sorted(base.glob("*.py")):
+            if path.name.startswith("_"):
+                continue
+            try:
+                scan = _scan(path.read_text(encoding="utf-8"))
+            except OSError:
+                continue
+            if scan is not None:
+                found[path.stem] = scan
+        _SCANNED[key] = found
+    return _SCANNED[key]
+
+
+def _wanted(toolsets: Iterable[str] | None) -> tuple[set[str], set[str]] | None:
+    """(tool names, toolset names) the toolsets need, or None when only importing everything can tell."""
+    if toolsets is None:
+        return None
+    from hermes_agent.errors import ToolError
+    from hermes_agent.tools.toolsets import LEGACY_TOOLSETS, TOOLSETS, resolve_toolset
+
+    tools: set[str] = set()
+    names: set[str] = set()
+    for name in toolsets:
+        if name.startswith("mcp-"):
+            continue  # MCP servers register these themselves
+        if name in ("all", "*") or (name not in TOOLSETS and name not in LEGACY_TOOLSETS):
+            return None  # a toolset only a module can define (or a typo, named later): scan them all
         try:
-            source = path.read_text(encoding="utf-8")
-        except OSError:
+            tools.update(resolve_toolset(name))
+        except ToolError:
+            return None
+        names.add(name)
+    return tools, names
+
+
+def discover_builtin_tools(tools_dir: str | Path | None = None, package: str = _BUILTIN_PACKAGE,
+                           toolsets: Iterable[str] | None = None) -> list[str]:
+    """Import the tool modules in `tools_dir` that register tools (with `toolsets`, only those registering a
+    tool those toolsets name); return every module imported so far. A module failing to import is logged
+    and skipped."""
+    base = Path(tools_dir) if tools_dir else Path(__file__).with_name("builtin")
+    done = _DONE.setdefault(f"{base}|{package}", [])
+    wanted = _wanted(toolsets)
+    for stem, (names, sets, dynamic) in _modules(base).items():
+        module = f"{package}.{stem}"
+        if module in done or module in _FAILED:
             continue
-        if not _registers_at_top_level(source):
+        if wanted is not None and not (dynamic or names & wanted[0] or sets & wanted[1]):
             continue
-        module = f"{package}.{path.stem}"
         try:
             importlib.import_module(module)
         except Exception as exc:
             log.warning("tool module %s failed to import: %s: %s", module, type(exc).__name__, exc)
+            _FAILED.add(module)
             continue
-        imported.append(module)
-    _DONE[key] = imported
-    return imported
+        done.append(module)
+    return list(done)

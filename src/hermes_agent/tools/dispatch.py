@@ -8,6 +8,7 @@ import re
 import time
 from collections.abc import Collection
 
+from hermes_agent import lazyre
 from hermes_agent.tools import upstream_calls
 from hermes_agent.tools.context import ToolContext
 from hermes_agent.tools.hooks import HookBus
@@ -48,7 +49,7 @@ def get_tool_definitions(enabled_toolsets: list[str] | None = None, disabled_too
     return without_absent_tools(defs)
 
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+_SENTENCE_END = lazyre.compile(r"(?<=[.!?])\s+")
 
 
 def without_absent_tools(defs: list[dict]) -> list[dict]:

@@ -236,11 +236,11 @@ async def _await(awaitable: object) -> object:
 registry = ToolRegistry()
 
 
-def discover_builtin_tools(tools_dir: str | None = None) -> list[str]:
-    """AST-scan built-in tool modules and import those that register tools (see tools/discovery.py)."""
+def discover_builtin_tools(tools_dir: str | None = None, toolsets: Iterable[str] | None = None) -> list[str]:
+    """Import the built-in tool modules that register tools (those `toolsets` need; see tools/discovery.py)."""
     from hermes_agent.tools.discovery import discover_builtin_tools as _discover
 
-    return _discover(tools_dir)
+    return _discover(tools_dir, toolsets=toolsets)
 
 
 def check_explanation(check: Callable[..., object]) -> str:

@@ -5,9 +5,9 @@ deferred belongs to one agent (`ctx.deferred_tools`): nothing else can reach it 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Mapping
 
+from hermes_agent import lazyre
 from hermes_agent.tools.context import ToolContext
 from hermes_agent.tools.registry import ToolRegistry
 from hermes_agent.tools.registry import registry as default_registry
@@ -16,7 +16,7 @@ from hermes_agent.tools.results import tool_error, tool_result
 BRIDGE_TOOLSET = "tool_search"
 SEARCH, CALL = "tool_search", "tool_call"
 DEFAULT_LIMIT, MAX_LIMIT = 5, 20
-_WORD = re.compile(r"[a-z0-9]+")
+_WORD = lazyre.compile(r"[a-z0-9]+")
 
 
 def estimate_tokens(definitions: Iterable[dict]) -> int:

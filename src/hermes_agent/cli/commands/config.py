@@ -4,17 +4,16 @@ hand-editing YAML. Edits keep the user's comments; UPPER_CASE keys go to .env (m
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 from pathlib import Path
 
-from hermes_agent import paths
+from hermes_agent import lazyre, paths
 from hermes_agent.config.settings import Settings
 from hermes_agent.errors import ConfigError, HermesError
 
 # A broken config.yaml must not stop `config edit/check/path` (main.py honours this flag).
 TOLERATES_BROKEN_CONFIG = True
-_ENV_KEY = re.compile(r"^[A-Z][A-Z0-9_]*$")
+_ENV_KEY = lazyre.compile(r"^[A-Z][A-Z0-9_]*$")
 _MISSING = object()
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 import time
 from collections import deque
@@ -11,13 +10,14 @@ from collections.abc import Iterable, Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
 
+from hermes_agent import lazyre
 from hermes_agent.config.settings import Settings
 
 LOG_FILES = {"agent": "agent.log", "errors": "errors.log", "gateway": "gateway.log", "mcp": "mcp-stderr.log"}
-_TS = re.compile(r"^(\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2})")
-_LEVEL = re.compile(r"\s(DEBUG|INFO|WARNING|ERROR|CRITICAL)\s")
+_TS = lazyre.compile(r"^(\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2})")
+_LEVEL = lazyre.compile(r"\s(DEBUG|INFO|WARNING|ERROR|CRITICAL)\s")
 _ORDER = {"DEBUG": 0, "INFO": 1, "WARNING": 2, "ERROR": 3, "CRITICAL": 4}
-_SPAN = re.compile(r"^(\d+)\s*([smhd])$")
+_SPAN = lazyre.compile(r"^(\d+)\s*([smhd])$")
 
 
 def add_parser(subparsers) -> None:

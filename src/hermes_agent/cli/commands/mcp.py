@@ -5,17 +5,16 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import re
 import sys
 import time
 from pathlib import Path
 
-from hermes_agent import paths
+from hermes_agent import lazyre, paths
 from hermes_agent.config.edit import edit_config, section
 from hermes_agent.config.settings import Settings
 from hermes_agent.errors import ConfigError
 
-_SERVER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,40}$")
+_SERVER_NAME = lazyre.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,40}$")
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:

@@ -5,17 +5,16 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import re
 import sys
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from hermes_agent import paths
+from hermes_agent import lazyre, paths
 from hermes_agent.config.settings import Settings
 from hermes_agent.errors import HermesError
 from hermes_agent.storage import SessionInfo, SessionStore, Stats
 
-_AGE = re.compile(r"^(\d+(?:\.\d+)?)\s*([smhdw]?)$")
+_AGE = lazyre.compile(r"^(\d+(?:\.\d+)?)\s*([smhdw]?)$")
 _AGE_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800, "": 86400}
 
 

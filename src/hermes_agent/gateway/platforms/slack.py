@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlparse
 
+from hermes_agent import lazyre
 from hermes_agent.gateway.base import Handler, Inbound
 from hermes_agent.gateway.delivery import Inbox
 from hermes_agent.gateway.platforms.slack_format import (
@@ -29,7 +30,7 @@ log = logging.getLogger(__name__)
 
 DEFAULT_BASE_URL = "https://slack.com/api/"
 WORKING = "eyes"  # the reaction on a message while its reply is being worked on
-_MENTION = re.compile(r"<@([A-Z0-9]+)(?:\|[^>]*)?>")
+_MENTION = lazyre.compile(r"<@([A-Z0-9]+)(?:\|[^>]*)?>")
 THREADS = 2000
 OUTAGE_PATIENCE = 120.0  # seconds a reply keeps being retried through a Slack outage
 

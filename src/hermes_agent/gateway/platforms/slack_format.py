@@ -4,18 +4,19 @@ from __future__ import annotations
 
 import re
 
+from hermes_agent import lazyre
 from hermes_agent.gateway.base import split_fenced, split_text
 
 MAX_LENGTH = 39000  # chat.postMessage truncates `text` past 40,000 characters; escaping needs the margin
 SECTION_LIMIT = 3000  # a Block Kit section's text
 
-_CODE = re.compile(r"(```.*?```|`[^`\n]+`)", re.S)
-_LINK = re.compile(r"\[([^\]\n]+)\]\((https?://[^)\s]+)\)")
-_HEADING = re.compile(r"^#{1,6}[ \t]+(.+?)[ \t]*#*[ \t]*$", re.M)
-_BOLD = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*|__(?=\S)(.+?)(?<=\S)__", re.S)
-_ITALIC = re.compile(r"(?<![*\w])\*(?=[^\s*])([^*\n]+?)(?<=[^\s*])\*(?![*\w])")
-_STRIKE = re.compile(r"~~(?=\S)(.+?)(?<=\S)~~")
-_BULLET = re.compile(r"^([ \t]*)[-*+][ \t]+", re.M)
+_CODE = lazyre.compile(r"(```.*?```|`[^`\n]+`)", re.S)
+_LINK = lazyre.compile(r"\[([^\]\n]+)\]\((https?://[^)\s]+)\)")
+_HEADING = lazyre.compile(r"^#{1,6}[ \t]+(.+?)[ \t]*#*[ \t]*$", re.M)
+_BOLD = lazyre.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*|__(?=\S)(.+?)(?<=\S)__", re.S)
+_ITALIC = lazyre.compile(r"(?<![*\w])\*(?=[^\s*])([^*\n]+?)(?<=[^\s*])\*(?![*\w])")
+_STRIKE = lazyre.compile(r"~~(?=\S)(.+?)(?<=\S)~~")
+_BULLET = lazyre.compile(r"^([ \t]*)[-*+][ \t]+", re.M)
 _BOLD_MARK = "\x02"
 
 

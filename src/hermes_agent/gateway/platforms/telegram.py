@@ -9,6 +9,7 @@ import re
 import time
 from pathlib import Path
 
+from hermes_agent import lazyre
 from hermes_agent.gateway.base import Handler, Inbound, split_text
 from hermes_agent.gateway.delivery import Inbox
 from hermes_agent.gateway.platforms.telegram_webhook import WebhookConfig, serve_webhook
@@ -16,8 +17,8 @@ from hermes_agent.gateway.platforms.telegram_webhook import WebhookConfig, serve
 log = logging.getLogger(__name__)
 
 MAX_LENGTH = 4096
-_SPECIAL = re.compile(r"([_*\[\]()~`>#+\-=|{}.!\\])")
-_CODE = re.compile(r"(```.*?```|`[^`\n]+`)", re.S)
+_SPECIAL = lazyre.compile(r"([_*\[\]()~`>#+\-=|{}.!\\])")
+_CODE = lazyre.compile(r"(```.*?```|`[^`\n]+`)", re.S)
 
 
 def escape_markdown_v2(text: str) -> str:

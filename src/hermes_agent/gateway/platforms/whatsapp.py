@@ -15,6 +15,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from hermes_agent import lazyre
 from hermes_agent.gateway.base import Handler, Inbound, split_text
 from hermes_agent.gateway.delivery import Inbox
 from hermes_agent.gateway.platforms.whatsapp_webhook import HookConfig, serve_webhook
@@ -28,7 +29,7 @@ TYPING_EVERY = 20.0  # the indicator shows until we reply or for 25 s
 MEDIA_KINDS = ("document", "image", "audio", "video", "sticker")
 SIZE_LIMITS = {"image": 5 * 1024 * 1024, "document": 100 * 1024 * 1024}
 RATE_CODES = {4, 80007, 130429, 131048, 131056}  # Graph's throughput / pair rate-limit error codes
-_CODE = re.compile(r"(```.*?```|`[^`\n]+`)", re.S)
+_CODE = lazyre.compile(r"(```.*?```|`[^`\n]+`)", re.S)
 _BOLD = "\x02"
 
 

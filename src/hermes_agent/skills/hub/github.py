@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import base64
 import queue
-import re
 import shutil
 import subprocess
 import threading
 import time
 from collections.abc import Callable, Mapping
 
+from hermes_agent import lazyre
 from hermes_agent.skills.hub.http import Response, get_ok, request, status_error
 from hermes_agent.skills.hub.model import (
     MAX_BUNDLE_FILES,
@@ -28,7 +28,7 @@ from hermes_agent.skills.hub.model import (
 )
 from hermes_agent.skills.hub.store import IndexCache
 
-_NEXT = re.compile(r'<([^>]+)>;\s*rel="next"')
+_NEXT = lazyre.compile(r'<([^>]+)>;\s*rel="next"')
 _MAX_PAGES = 20
 
 

@@ -11,12 +11,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from hermes_agent import lazyre
 from hermes_agent.skills.taps import HubError
 
 MAX_BUNDLE_FILES = 200
 MAX_BUNDLE_BYTES = 5 * 1024 * 1024
 TRUST_RANK = {"builtin": 2, "trusted": 1, "community": 0}
-_SAFE_PART = re.compile(r"^[^\x00/\\]+$")
+_SAFE_PART = lazyre.compile(r"^[^\x00/\\]+$")
 
 
 class SourceError(HubError):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from urllib.parse import urljoin
 
+from hermes_agent import lazyre
 from hermes_agent.skills.hub.archive import is_archive, unpack
 from hermes_agent.skills.hub.http import get_ok
 from hermes_agent.skills.hub.model import (
@@ -20,7 +21,7 @@ from hermes_agent.skills.hub.model import (
 from hermes_agent.skills.hub.store import IndexCache
 
 WELL_KNOWN = "/.well-known/skills"
-_SUPPORT_REF = re.compile(r"(?<![\w/.])((?:references|templates|scripts|assets|examples)/[^\s)`\"'<>]+)")
+_SUPPORT_REF = lazyre.compile(r"(?<![\w/.])((?:references|templates|scripts|assets|examples)/[^\s)`\"'<>]+)")
 
 
 def _name_of(files: dict[str, bytes], fallback: str) -> str:

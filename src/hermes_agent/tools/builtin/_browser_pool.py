@@ -10,18 +10,19 @@ time there, where the sync API (greenlets bound to one thread) would serialise e
 
 from __future__ import annotations
 
-import asyncio
 import atexit
-import concurrent.futures
 import os
 import shutil
 import threading
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from hermes_agent.tools.builtin._urlguard import url_problem
+
+if TYPE_CHECKING:
+    import asyncio
 
 T = TypeVar("T")
 LAUNCH_ARGS = ("--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-dev-shm-usage",
@@ -61,6 +62,8 @@ class Tab:
     async def follow_redirects(self, limit: int = 10, wait_s: float = 15.0) -> None:
         """Wait while the main frame moves through checked redirect hops (each a meta-refresh page); stops
         at a refused hop (`redirect_refused`) or after `wait_s` without progress."""
+        import asyncio  # loaded with the first browser command, not at start-up
+
         from playwright.async_api import Error as PlaywrightError
 
         for _ in range(limit):
@@ -77,6 +80,8 @@ class Tab:
 
     async def checked_url(self) -> str:
         """The page's URL; BrowserError (and a blank page) when a redirect landed on a refused address."""
+        import asyncio  # loaded with the first browser command, not at start-up
+
         url = self.page.url
         if url.startswith(("http://", "https://")):
             problem = await asyncio.get_running_loop().run_in_executor(None, url_problem, url, self.allow_private)
@@ -113,6 +118,8 @@ class BrowserPool:
         return self._browser is not None
 
     def _ensure_loop(self) -> asyncio.AbstractEventLoop:
+        import asyncio  # loaded with the first browser command, not at start-up
+
         with self._lock:
             if self._loop is None:
                 loop = asyncio.new_event_loop()
@@ -126,6 +133,9 @@ class BrowserPool:
 
     def call(self, fn: Callable[[], Awaitable[T]], timeout_s: float, cancel: threading.Event | None = None) -> T:
         """Run `fn()` on the browser loop and wait for it (BrowserError after `timeout_s` or on `cancel`)."""
+        import asyncio  # loaded with the first browser command, not at start-up
+        import concurrent.futures
+
         future = asyncio.run_coroutine_threadsafe(_as_coro(fn), self._ensure_loop())
         deadline = time.monotonic() + timeout_s
         while True:
@@ -153,6 +163,8 @@ class BrowserPool:
         return task_id in self._tabs
 
     async def _tab(self, task_id: str, opts: LaunchOptions) -> Tab:
+        import asyncio  # loaded with the first browser command, not at start-up
+
         if self._opening is None:
             self._opening = asyncio.Lock()
         async with self._opening:
@@ -210,6 +222,8 @@ class BrowserPool:
 
     def shutdown(self) -> None:
         """Close every context, the browser and Playwright, and end the loop thread."""
+        import asyncio  # loaded with the first browser command, not at start-up
+
         with self._lock:
             loop, thread, self._loop, self._thread = self._loop, self._thread, None, None
         if loop is None:
@@ -272,6 +286,8 @@ async def _navigate_hop(route: Any, tab: Tab, allow_private: bool) -> None:
 
 
 async def _verdict(tab: Tab, url: str, allow_private: bool) -> str | None:
+    import asyncio  # loaded with the first browser command, not at start-up
+
     host = url.split("/", 3)[2]
     if host not in tab.verdicts:
         loop = asyncio.get_running_loop()
@@ -281,6 +297,8 @@ async def _verdict(tab: Tab, url: str, allow_private: bool) -> str | None:
 
 async def _guard_socket(ws: Any, tab: Tab, allow_private: bool) -> None:
     """WebSockets are not routed with the page's requests: a page must not open one to a refused address."""
+    import asyncio  # loaded with the first browser command, not at start-up
+
     url = ws.url
     http = "http" + url[2:] if url.startswith("ws") else url
     problem = await asyncio.get_running_loop().run_in_executor(None, url_problem, http, allow_private)

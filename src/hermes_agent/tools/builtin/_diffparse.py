@@ -3,13 +3,13 @@ and apply hunks to text by content, tolerating drifted line numbers and whitespa
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
+from hermes_agent import lazyre
 from hermes_agent.tools.builtin._fileio import FileToolError
 from hermes_agent.tools.builtin._patching import LINE_NORMALISERS, nearest_region, preview
 
-_HUNK_RE = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+_HUNK_RE = lazyre.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 _V4A_OPS = {"*** Add File: ": "add", "*** Delete File: ": "delete", "*** Update File: ": "update"}
 
 

@@ -4,14 +4,14 @@ aria-ref= locator until the next snapshot."""
 
 from __future__ import annotations
 
-import re
+from hermes_agent import lazyre
 
 SNAPSHOT_CAP = 15000
-_WRAPPER = re.compile(r"^- (?:generic|list|listitem|group|none|presentation)(?: \[[^\]]*\])*:?$")
-_NOISE = re.compile(r" \[(?:cursor=pointer|active)\]")
-_REF = re.compile(r"\[ref=((?:f\d+)?e\d+)\]")
-_REF_ARG = re.compile(r"^(?:f\d+)?e\d+$")
-_ROLE = re.compile(r"^- ([a-z]+)")
+_WRAPPER = lazyre.compile(r"^- (?:generic|list|listitem|group|none|presentation)(?: \[[^\]]*\])*:?$")
+_NOISE = lazyre.compile(r" \[(?:cursor=pointer|active)\]")
+_REF = lazyre.compile(r"\[ref=((?:f\d+)?e\d+)\]")
+_REF_ARG = lazyre.compile(r"^(?:f\d+)?e\d+$")
+_ROLE = lazyre.compile(r"^- ([a-z]+)")
 # Roles whose refs the compact view keeps (others keep theirs only when the page marks them clickable).
 _ACTIONABLE = frozenset({"link", "button", "textbox", "searchbox", "checkbox", "radio", "combobox", "listbox",
                          "option", "menuitem", "menuitemcheckbox", "menuitemradio", "tab", "switch", "slider",

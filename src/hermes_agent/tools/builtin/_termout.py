@@ -3,10 +3,10 @@ and cap lines/bytes keeping head and tail with a marker that says exactly what w
 
 from __future__ import annotations
 
-import re
+from hermes_agent import lazyre
 
 # CSI sequences, OSC sequences (terminated by BEL or ST), and single-character escapes.
-_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
+_ANSI = lazyre.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 _HEAD_SHARE = 0.4  # the tail (errors, summaries) usually matters more than the head
 
 

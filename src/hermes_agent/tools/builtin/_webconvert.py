@@ -11,15 +11,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urldefrag, urljoin, urlsplit
 
+from hermes_agent import lazyre
 from hermes_agent.tools.builtin._webnet import FetchError, Response
 
 WEB_EXTRA = "pip install 'hermes-agent[web]'"
 _TEXT_TYPES = ("application/json", "application/xml", "application/javascript", "application/x-ndjson",
                "application/ld+json", "application/rss+xml", "application/atom+xml")
 _HTML_TYPES = ("text/html", "application/xhtml+xml")
-_DATA_IMAGE = re.compile(r"!?\[([^\]]*)\]\(\s*data:[^)]*\)")
-_BLANKS = re.compile(r"\n{3,}")
-_META_CHARSET = re.compile(rb"<meta[^>]+charset=[\"']?([A-Za-z0-9_-]+)", re.I)
+_DATA_IMAGE = lazyre.compile(r"!?\[([^\]]*)\]\(\s*data:[^)]*\)")
+_BLANKS = lazyre.compile(r"\n{3,}")
+_META_CHARSET = lazyre.compile(rb"<meta[^>]+charset=[\"']?([A-Za-z0-9_-]+)", re.I)
 _MAX_PDF_PAGES = 200
 
 

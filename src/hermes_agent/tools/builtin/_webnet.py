@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import http.client
 import ipaddress
-import re
 import socket
 import ssl
 import time
@@ -15,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import parse_qsl, quote, unquote, urljoin, urlsplit
 
+from hermes_agent import lazyre
 from hermes_agent.errors import ToolError
 from hermes_agent.tools.builtin._urlguard import METADATA_HOSTS as _METADATA_HOSTS
 from hermes_agent.tools.builtin._urlguard import address_problem
@@ -24,11 +24,11 @@ _REDIRECTS = (301, 302, 303, 307, 308)
 _CHUNK = 65536
 _SAFE = "/%:@!$&'()*+,;=-._~"  # left as they are when a path or query is percent-encoded
 
-_KEY_SHAPES = re.compile(
+_KEY_SHAPES = lazyre.compile(
     r"(sk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}|"
     r"xox[abprs]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{35}|glpat-[A-Za-z0-9_-]{20,}|"
     r"hf_[A-Za-z0-9]{30,}|tvly-[A-Za-z0-9]{20,}|fc-[a-f0-9]{32})")
-_SECRET_PARAM = re.compile(r"(?i)(api[_-]?key|apikey|access[_-]?token|auth[_-]?token|secret|password|passwd|"
+_SECRET_PARAM = lazyre.compile(r"(?i)(api[_-]?key|apikey|access[_-]?token|auth[_-]?token|secret|password|passwd|"
                            r"client[_-]?secret|private[_-]?key|token)")
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from hermes_agent import lazyre
 from hermes_agent.approval.subject import ApprovalSubject
 from hermes_agent.tools.builtin import _patchmode, _searchrun
 from hermes_agent.tools.builtin._diffparse import parse_patch
@@ -22,7 +23,7 @@ from hermes_agent.tools.builtin._reading import read_window
 from hermes_agent.tools.registry import registry
 from hermes_agent.tools.results import tool_error, tool_result
 
-_DIFF_PATH = re.compile(r"^(?:\+\+\+|---) (?:[ab]/)?(\S+)|^\*\*\* (?:Update|Add|Delete) File: (.+?)\s*$", re.M)
+_DIFF_PATH = lazyre.compile(r"^(?:\+\+\+|---) (?:[ab]/)?(\S+)|^\*\*\* (?:Update|Add|Delete) File: (.+?)\s*$", re.M)
 _PATH = {"type": "string", "description": "File path (absolute, ~/..., or relative to the working directory)"}
 
 READ_FILE_SCHEMA = {

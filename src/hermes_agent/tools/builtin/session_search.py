@@ -4,12 +4,12 @@ bootstrap binds to the agent's SessionStore and current session (run_session_sea
 from __future__ import annotations
 
 import json
-import re
 import time
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
+from hermes_agent import lazyre
 from hermes_agent.errors import HermesError, StorageError
 from hermes_agent.tools.registry import registry
 from hermes_agent.tools.results import tool_error, tool_result
@@ -40,7 +40,7 @@ SCHEMA = {
     },
 }
 
-_RELATIVE = re.compile(r"^(\d+)\s*([mhdw])$")
+_RELATIVE = lazyre.compile(r"^(\d+)\s*([mhdw])$")
 _UNITS = {"m": 60, "h": 3600, "d": 86400, "w": 604800}
 _HIDDEN_SOURCES = ("subagent",)
 _TRANSCRIPT_CHARS = 6000

@@ -5,16 +5,17 @@ Pure data: no `mcp` import, no process or socket here."""
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+
+from hermes_agent import lazyre
 
 DEFAULT_CALL_TIMEOUT_S = 60.0
 DEFAULT_CONNECT_TIMEOUT_S = 30.0
 APPROVAL_MODES = ("ask", "never")
 MAX_TOOL_NAME = 64  # what OpenAI-compatible endpoints accept
-_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
-_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_UNSAFE = lazyre.compile(r"[^A-Za-z0-9_-]")
+_VAR = lazyre.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 @dataclass(frozen=True, slots=True)

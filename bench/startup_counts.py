@@ -1,0 +1,82 @@
+"""Deterministic start-up cost of `hermes`: modules imported, regular expressions compiled and dataclasses built
+(and, for information only, CPU time) by `hermes --version` and by `hermes chat -q` up to its first model request (no clock involved).
+
+Usage: python bench/startup_counts.py version|chat   (prints one JSON object; `chat` needs HERMES_HOME set to a
+home whose config points the model at a loopback URL: the count is taken when the first connection to it
+starts, and the process ends there). tests/unit/test_startup_budget.py checks the figures against
+bench/budgets.json."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+
+_counts = {"regexes": 0, "dataclasses": 0}
+
+
+def _count_regexes() -> None:
+    import re._compiler as compiler  # re itself is loaded by the interpreter's start-up here
+
+    real = compiler.compile
+
+    def counting(p: object, flags: int = 0) -> object:
+        _counts["regexes"] += 1
+        return real(p, flags)
+
+    compiler.compile = counting
+
+
+def _count_dataclasses() -> None:
+    import dataclasses
+
+    real = dataclasses._process_class  # type: ignore[attr-defined]
+
+    def counting(*args: object, **kw: object) -> object:
+        _counts["dataclasses"] += 1
+        return real(*args, **kw)
+
+    dataclasses._process_class = counting  # type: ignore[attr-defined]
+
+
+def main() -> int:
+    what = sys.argv[1] if len(sys.argv) > 1 else "version"
+    _count_regexes()
+    _count_dataclasses()
+    before = set(sys.modules)
+    _counts["regexes"] = _counts["dataclasses"] = 0
+
+    def report() -> None:
+        hermes = sorted(m for m in set(sys.modules) - before if m.startswith("hermes_agent"))
+        out = {"modules": len(set(sys.modules) - before), "hermes_modules": len(hermes), **_counts,
+               "cpu_ms": round(time.process_time() * 1000, 1), "hermes_module_names": hermes}
+        sys.__stdout__.write(json.dumps(out) + "\n")
+        sys.__stdout__.flush()
+
+    if what == "chat":
+        def on_event(event: str, args: tuple) -> None:
+            if event == "socket.connect" and isinstance(args[1], tuple):  # an IP endpoint, not a unix socket
+                report()
+                os._exit(0)  # the first model request is about to leave: that is the whole measure
+
+        sys.addaudithook(on_event)
+        argv = ["chat", "-q", "hi", "-Q"]
+    else:
+        argv = ["--version"]
+    from hermes_agent.cli.main import main as hermes_main
+
+    saved, sys.stdout = sys.stdout, open(os.devnull, "w")  # noqa: SIM115
+    try:
+        code = hermes_main(argv)
+    finally:
+        sys.stdout = saved
+    if what == "chat":
+        print(f"hermes exited ({code}) without contacting the model", file=sys.stderr)
+        return 1
+    report()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

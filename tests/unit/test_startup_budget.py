@@ -1,0 +1,48 @@
+"""Start-up budget (issue 24): modules imported, regular expressions compiled and dataclasses built by
+`hermes --version` and by `hermes chat -q` up to its first model request, each against bench/budgets.json.
+Counts, not clocks: the same code gives the same figures on any machine. A change that needs more raises
+the budget on purpose, in the same commit, saying why."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+BUDGETS = json.loads((ROOT / "bench" / "budgets.json").read_text(encoding="utf-8"))
+KEYS = ("modules", "regexes", "dataclasses")
+
+
+def _counts(what: str, home: Path) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "OPENROUTER_", "HERMES_"))}
+    env["HERMES_HOME"] = str(home)
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "startup_counts.py"), what], capture_output=True,
+                          text=True, env=env, timeout=60, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("what", ["version", "chat"])
+def test_start_up_stays_within_its_budget(what: str, hermes_home: Path) -> None:
+    # the model URL is never reached: the count is taken as the first request's connection starts
+    (hermes_home / "config.yaml").write_text("model:\n  provider: custom\n  default: budget-model\n"
+                                             "  base_url: http://127.0.0.1:9/v1\n  api_key: k\n", encoding="utf-8")
+    if what == "chat":
+        _counts(what, hermes_home)  # a first run seeds the bundled skills; the budget is for every run after
+    got = _counts(what, hermes_home)
+    budget = BUDGETS[what]
+    print(f"{what}: " + ", ".join(f"{k} {got[k]} (budget {budget[k]})" for k in KEYS))
+    over = [f"{k}: {got[k]} > {budget[k]}" for k in KEYS if got[k] > budget[k]]
+    assert not over, (f"`hermes {what}` start-up grew ({'; '.join(over)}). Import the new thing where it is first "
+                      f"used, compile its regexes with hermes_agent.lazyre, or raise bench/budgets.json on "
+                      f"purpose. hermes modules now: {got['hermes_module_names']}")
+
+
+def test_version_imports_nothing_of_the_agent(hermes_home: Path) -> None:
+    got = _counts("version", hermes_home)
+    assert got["hermes_module_names"] == ["hermes_agent", "hermes_agent.cli", "hermes_agent.cli.main"]
