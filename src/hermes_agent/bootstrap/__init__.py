@@ -190,14 +190,7 @@ def _start_mcp(services: AgentServices, settings: Settings, *, wait: bool) -> No
         return
     from hermes_agent.tools.mcp import start_mcp
 
-    sandbox = None
-    if services.ctx.path_policy is not None:  # stdio servers run inside the OS sandbox too
-        from hermes_agent.terminal.sandbox.spec import spec_from_policy
-
-        sb = settings.cfg.sandbox
-        sandbox = spec_from_policy(services.ctx.path_policy, network=sb.network,
-                                   mechanism=sb.mechanism)
-    mcp = start_mcp(settings, sandbox=sandbox)
+    mcp = start_mcp(settings)  # stdio servers run inside the session's sandbox (tools/mcp/confine.py)
     if mcp is None:
         return
     services.closers.append(mcp.shutdown)
