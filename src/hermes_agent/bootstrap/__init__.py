@@ -150,6 +150,7 @@ def build_agent(settings: Settings, *, platform: str = "cli", toolsets: list[str
     agent.tool_definitions()  # a toolset typo is a clear error now, not a mid-turn surprise
     if resume and services.session is not None:
         agent.history = services.session.resume(resume, by_title=bool(options and options.resume_by_title))
+        agent.taint_from_history()
     return agent
 
 

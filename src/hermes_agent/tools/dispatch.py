@@ -139,6 +139,8 @@ def handle_function_call(function_name: str, function_args: str | dict | None, t
             return tool_error(f"Blocked: {blocked.reason}", blocked=True)
         started = time.perf_counter()
         result = registry.dispatch(function_name, args, task_id=task_id, user_task=user_task, ctx=ctx)
+        if ctx is not None and entry.brings_untrusted(args):
+            ctx.taint(f"the result of {function_name}")
         result = cap_result(result, entry.max_result_size_chars or DEFAULT_RESULT_CAP)
         return bus.post_tool_call(function_name, args, result, ctx, (time.perf_counter() - started) * 1000)
     except Exception as exc:
