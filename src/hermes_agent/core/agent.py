@@ -151,10 +151,13 @@ class AIAgent:
                 "usage": outcome.usage, "interrupted": outcome.reason == "interrupted"}
 
     def run_turn(self, user_message: str, system_message: str | None = None,
-                 images: tuple[str, ...] = ()) -> TurnOutcome:
+                 images: tuple[str, ...] = (), untrusted: str = "") -> TurnOutcome:
         """Run one user turn and return its TurnOutcome (frontends use this; run_conversation wraps it);
-        `images` are image URLs (data: URLs for local files) sent with the message."""
+        `images` are image URLs (data: URLs for local files) sent with the message; `untrusted` names who
+        sent it when that is not the owner (an API caller, another gateway user): the conversation is then
+        tainted and whatever would persist into future sessions needs the user's approval."""
         self._start_turn()
+        self.services.ctx.taint(untrusted)
         self._ensure_system(system_message)
         self._user_task = user_message
         self._loop.add(self.history, user(user_message, images))
@@ -178,6 +181,7 @@ class AIAgent:
     def reset(self) -> None:
         """Start a fresh conversation (the system prompt is rebuilt on the next turn)."""
         self.history = []
+        self.services.ctx.untrusted = ""  # a new conversation has taken nothing in yet
         for hook in self.services.on_reset:
             hook()
         if self.services.refresh_prompt is not None:
@@ -193,6 +197,22 @@ class AIAgent:
             hook(provider)
         if old is not provider:
             old.close()
+
+    def taint_from_history(self) -> None:
+        """A resumed conversation that took in untrusted content earlier is still tainted."""
+        import json
+
+        for msg in self.history:
+            for call in msg.tool_calls:
+                entry = self.services.ctx.tool_entry(call.name)
+                try:
+                    args = json.loads(call.arguments or "{}")
+                except ValueError:
+                    args = {}
+                if call.name.startswith("mcp__") or (
+                        entry is not None and entry.brings_untrusted(args if isinstance(args, dict) else {})):
+                    self.services.ctx.taint(f"the result of {call.name} (earlier in this conversation)")
+                    return
 
     def rewind(self, index: int) -> None:
         """Drop history[index:] (/undo, /retry); stores continue from what remains."""

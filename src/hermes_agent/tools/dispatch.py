@@ -167,5 +167,7 @@ def _run_one(name: str, raw_args: dict, offered: Collection[str] | None, task_id
         return tool_error(f"Blocked: {blocked.reason}", blocked=True)
     started = time.perf_counter()
     result = registry.dispatch(name, args, task_id=task_id, user_task=user_task, ctx=ctx)
+    if ctx is not None and entry.brings_untrusted(args):
+        ctx.taint(f"the result of {name}")
     result = cap_result(result, entry.max_result_size_chars or DEFAULT_RESULT_CAP)
     return bus.post_tool_call(name, args, result, ctx, (time.perf_counter() - started) * 1000)

@@ -291,7 +291,8 @@ def _close(args: dict, **kw: Any) -> str:
 
 
 _SCHEMA = {s["name"]: s for s in SCHEMAS}
-_TRAITS: dict = {"check_fn": _available, "parallel_safe": False}  # one page per task: calls run in order
+# one page per task: calls run in order; every result may carry the page's words
+_TRAITS: dict = {"check_fn": _available, "parallel_safe": False, "untrusted_output": True}
 
 registry.register("browser_navigate", "browser", _SCHEMA["browser_navigate"], _navigate, emoji="🌐",
                   preview_arg="url", **_TRAITS)

@@ -19,6 +19,7 @@ import time
 from hermes_agent.approval.subject import ApprovalSubject
 from hermes_agent.config.schema import CodeExecutionCfg
 from hermes_agent.tools.builtin._coderpc import SIGNATURES, RpcServer, stub_module
+from hermes_agent.tools.provenance import code_fetches, code_persists
 from hermes_agent.tools.registry import registry
 from hermes_agent.tools.results import tool_error
 
@@ -164,4 +165,4 @@ def code_subject(args: dict) -> ApprovalSubject | None:
 
 registry.register("execute_code", "code_execution", build_schema(frozenset(SIGNATURES)), _handle, emoji="🐍",
                   parallel_safe=False, preview_arg="code", dynamic_schema=build_schema, approval="command",
-                  approval_subject=code_subject)
+                  approval_subject=code_subject, persists=code_persists, untrusted_output=code_fetches)
