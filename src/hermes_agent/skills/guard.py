@@ -131,7 +131,7 @@ def _prose(f: _File, lines: list[str], quoting: bool) -> None:
                 break
 
 
-_QUOTED = re.compile(r'"[^"\n]*"|“[^”\n]*”|«[^»\n]*»|„[^“”\n]*[“”]|`[^`\n]*`')
+_QUOTED = lazyre.compile(r'"[^"\n]*"|“[^”\n]*”|«[^»\n]*»|„[^“”\n]*[“”]|`[^`\n]*`')
 
 
 def _intents(f: _File, raw: list[str], examples: set[int]) -> None:
