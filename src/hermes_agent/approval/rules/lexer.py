@@ -77,6 +77,7 @@ class Simple:
     redirects: list = field(default_factory=list)
     pipe_in: bool = False
     func: str | None = None  # the function whose body this command belongs to
+    background: bool = False  # ended by `&`: started, not waited for
 
 
 class _Lexer:
@@ -380,6 +381,8 @@ class _Parser:
                 self.pending_fn = cmd.words[0].text
                 cmd.words = []
             return True
+        if tok == "&":
+            cmd.background = True
         self.new_cmd(pipe_in=tok in ("|", "|&"))
         if tok != "\n" and tok != "(":
             self.pending_fn = None
