@@ -63,6 +63,9 @@ class FlowChecks:
     def sockets_and_shells(self, cmds: list) -> None:
         raise NotImplementedError
 
+    def pipe_taint(self, sink: Cmd, upstream: list, env: ShellEnv) -> None:
+        raise NotImplementedError
+
     @staticmethod
     def path(p: str, env: ShellEnv) -> str:
         """`p` as seen from the directory cd'd into earlier, through symlinks made earlier."""
@@ -207,6 +210,7 @@ class FlowChecks:
             upstream = [c for _, c in cmds[:idx] if c is not None]
             if sink.sends and any(c.secret for c in upstream):
                 self.add(*EXFILTRATION)
+            self.pipe_taint(sink, upstream, env)
             if sink.name == "tee" and any(c.downloads for c in upstream):  # curl ... | tee x.sh: x.sh is downloaded
                 env.downloaded.update(basename(a).lower() for a in sink.args if not a.startswith("-"))
             if sink.decodes and sink.written:

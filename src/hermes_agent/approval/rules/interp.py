@@ -60,7 +60,8 @@ _ALL_ENV = lazy(r"(?:dict|str|repr|json\.dumps|list)\s*\(\s*os\s*\.\s*environ\s*
                       r"|process\s*\.\s*env\b(?!\s*\.\s*\w|\s*\[)|\bENV\s*\.\s*(?:to_h|to_a|inspect|each|map|keys)\b|%ENV\b(?!\s*\{)"
                       r"|\$_ENV\b(?!\s*\[)|getenv\s*\(\s*\)|Deno\s*\.\s*env\s*\.\s*toObject")
 _SENDS = lazy(r"urlopen|urllib|requests\s*\.\s*(?:post|put|get)|httpx|http\.client|fetch\s*\(|Net::HTTP|LWP|IO::Socket"
-                    r"|socket|XMLHttpRequest|axios|https?\s*\.\s*request|curl_exec|smtplib")
+                    r"|socket|XMLHttpRequest|axios|https?\s*\.\s*request|curl_exec|smtplib|require\s*\(\s*['\"](?:https?|net|tls|dgram)['\"]\s*\)"
+                    r"|TCPSocket|fsockopen|HTTP::Tiny")
 _REDIS_WIPE = lazy(r"(?im)^\s*(?:flushall|flushdb)\b|^\s*config\s+set\s+(?:dir|dbfilename)\b")
 _GLOB_DELETE = lazy(r"(?s)(?:\bunlink|os\s*\.\s*(?:remove|unlink)|\.unlink\s*\(|File\s*\.\s*delete|unlinkSync|FileUtils\s*\.\s*rm)\b.{0,60}"
                     r"(?:\bglob\s*\(|Dir\s*(?:\[|\.glob)|\.rglob|readdirSync)|(?:\bglob\s*\(|\.rglob|Dir\s*\[).{0,80}(?:unlink|remove|delete)")

@@ -10,7 +10,7 @@ import re
 from typing import TYPE_CHECKING
 
 from hermes_agent.approval.rules.canonical import SHELLS
-from hermes_agent.approval.rules.exposure import sensitive_upload, upload_sources
+from hermes_agent.approval.rules.exposure import READERS, sensitive_upload, upload_sources
 from hermes_agent.approval.rules.interp import sends_network
 from hermes_agent.approval.rules.lazyre import lazy
 from hermes_agent.approval.rules.lexer import QVAR, VAR
@@ -98,6 +98,7 @@ def _holds(path: str, tainted: set) -> bool:
     return any(p == t or p.startswith(t + "/") or t.startswith(p + "/") for t in (x.rstrip("/") for x in tainted if x != "git:staged"))
 
 
+_DOTENV = lazy(r"(?:^|/)\.env(?:\.(?!example\Z|sample\Z|template\Z|dist\Z|defaults\Z)[\w.-]+)?\Z")
 _COPIERS = frozenset({"cp", "mv", "rsync", "install", "tar", "zip", "7z", "gpg"})
 
 
@@ -120,6 +121,8 @@ class LeakChecks:
     def leaks(self, u: Unwrapped, cmd: Cmd, redirects: list, sub_traits: dict, env: ShellEnv) -> None:
         """Secret sources and network sinks of one canonical command."""
         refs = secret_vars(u, env)
+        if u.name in READERS and any(_DOTENV.search(a) for a in u.args if not a.startswith("-")):
+            cmd.secret = True  # the project's .env: reading it is ordinary, sending it is not
         if prints_secret(u) or (refs and u.name in ("echo", "printf", "cat", "base64", "xxd", "tee")):
             cmd.secret = True
         if u.code and u.code[0] != "sql" and sends_network(u.code[1]):
@@ -154,7 +157,7 @@ class LeakChecks:
             return
         operands = [a for a in u.args if not a.startswith("-")]
         if u.name in ("cp", "mv", "rsync", "install") and len(operands) >= 2:
-            if any(classify_read(self.path(a, env)) or self.path(a, env) in env.tainted for a in operands[:-1]):
+            if any(classify_read(self.path(a, env)) or _DOTENV.search(a) or self.path(a, env) in env.tainted for a in operands[:-1]):
                 env.tainted.add(self.path(operands[-1], env))
         elif u.name in ("tar", "zip", "7z", "gpg") and operands:
             out = _archive_output(u)
@@ -178,6 +181,16 @@ class LeakChecks:
                 env.tainted.add("git:staged")
         elif sub == "push" and ("git:staged" in env.tainted or secret_dir):
             self.add(*SECRET_PUSH)
+
+    def pipe_taint(self, sink: Cmd, upstream: list, env: ShellEnv) -> None:
+        """Secrets flowing down a pipe land in what the sink keeps: `| tee FILE`, `| while read VAR`."""
+        if not any(c.secret for c in upstream):
+            return
+        sink.secret = True  # a filter (base64, xxd, gzip...) passes the secret on
+        if sink.name == "tee":
+            env.tainted.update(self.path(a, env) for a in sink.args if not a.startswith("-"))
+        elif sink.name == "read":
+            env.tainted.update(a for a in sink.args if not a.startswith("-"))
 
     def sockets_and_shells(self, cmds: list) -> None:
         """`sh -i | nc host port`, `nc host port | sh`, `telnet h p | sh | telnet h q`: a network shell."""
