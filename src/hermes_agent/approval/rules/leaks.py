@@ -167,7 +167,7 @@ class LeakChecks:
     def _git(self, u: Unwrapped, env: ShellEnv) -> None:
         """git add of secret files (or of everything inside a secret folder), then git push."""
         sub, rest = (u.args[0], u.args[1:]) if u.args else ("", [])
-        here = env.cwd or ""
+        here = u.workdir or env.cwd or ""
         secret_dir = bool(here) and (classify_read(here) is not None or here in env.tainted or here.endswith(("/.hermes", "/.gnupg")))
         if sub == "add":
             paths = [a for a in rest if not a.startswith("-")]

@@ -17,8 +17,8 @@ if TYPE_CHECKING:
 _TMUX_CMDS = {"new-session": "new", "new": "new", "new-window": "new", "neww": "new", "split-window": "new",
               "splitw": "new", "respawn-pane": "new", "respawnp": "new", "respawn-window": "new", "respawnw": "new",
               "run-shell": "run", "run": "run", "send-keys": "send", "send": "send", "if-shell": "if", "if": "if",
-              "display-popup": "new", "popup": "new", "pipe-pane": "new", "pipep": "new"}
-_TMUX_VALUED = {"new": "cefFnstxylNpTEbwh", "run": "dct", "send": "Nt", "if": "t"}
+              "display-popup": "popup", "popup": "popup", "pipe-pane": "new", "pipep": "new"}
+_TMUX_VALUED = {"new": "cefFnstxylNpT", "popup": "bcdehwxysST", "run": "dct", "send": "Nt", "if": "t"}
 _KEYS = {"enter": "\n", "c-m": "\n", "kpenter": "\n", "c-j": "\n", "space": " ", "tab": "\t"}
 _SCREEN_WORDS = frozenset({"-ls", "-list", "-wipe", "-fn", "-fa", "-ln", "-Logfile"})
 _EXPECT_STMT = lazy(r"[;\n]")
