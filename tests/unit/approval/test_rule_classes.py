@@ -114,3 +114,12 @@ def test_every_description_is_one_line() -> None:
     for command in [c for c, _ in FLAGGED] + ["vim -c ':!rm -rf dir\nx' f", "tar --checkpoint-action=exec='a\nb' -cf x y"]:
         for finding in analyse_command(command).findings:
             assert "\n" not in finding.description and len(finding.description) <= 240, finding
+
+
+@pytest.mark.parametrize("command", [
+    "c=$(printf \"\\x72\\x", "echo $'\\c'", "echo $'\\U7fffffff'", "echo $'\\8'", "docker run -v ($(pwd):/app node npm test",
+    "tmux new -d -s", "screen -X", "expect -c", "npm pkg set", "make RM=", "hermes -C", "useradd -u", "git -C",
+    "fd -x", "xargs -I", "set --", "sh -c 'x' _", "find . -exec sh -c ': > \"$0\"' {} \\;",
+])
+def test_truncated_or_odd_input_is_scanned_without_error(command: str) -> None:
+    analyse_command(command)  # a malformed command is judged, never a traceback

@@ -48,11 +48,12 @@ def decode_ansi_c(body: str) -> str:
     def repl(m: re.Match) -> str:
         esc = m.group(1)
         head = esc[0]
-        if head in "xuU":
-            return chr(int(esc[1:], 16))
-        if head.isdigit():
+        if head in "xuU" and len(esc) > 1:  # `\x` with no digits is a plain x
+            code = int(esc[1:], 16)
+            return chr(code) if code < 0x110000 else ""
+        if head in "01234567":
             return chr(int(esc, 8))
-        if head == "c":
+        if head == "c" and len(esc) > 1:
             return chr(ord(esc[1]) & 0x1F)
         return _C_ESCAPES.get(esc, esc)
 
