@@ -131,3 +131,11 @@ def test_every_description_is_one_line() -> None:
 ])
 def test_truncated_or_odd_input_is_scanned_without_error(command: str) -> None:
     analyse_command(command)  # a malformed command is judged, never a traceback
+
+
+def test_one_line_form_for_verdicts() -> None:
+    from hermes_agent.approval.rules import one_line
+
+    assert one_line("cd /tmp\nrm -rf ~/work\t&& echo done") == "cd /tmp rm -rf ~/work && echo done"
+    long = one_line("x " * 500, limit=50)
+    assert len(long) == 50 and long.endswith("...") and "\n" not in long
