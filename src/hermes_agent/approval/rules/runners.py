@@ -191,10 +191,22 @@ def risky_variable(name: str, value: str) -> tuple[str, str, bool] | None:
         if "YOLO" in name and low in ("1", "true", "yes", "on") or "YOLO" not in name and low in ("off", "0", "false", "none", "never", ""):
             return HERMES_SAFETY
         return None
+    low_name = name.lower()
+    if low_name.startswith(("npm_config_", "yarn_", "pnpm_config_", "pip_", "uv_")):  # a package manager setting by variable
+        key = low_name.split("_", 2 if low_name.startswith(("npm_config_", "pnpm_config_")) else 1)[-1].replace("_", "-")
+        probe = Unwrapped_like()
+        settings(probe, [key, value])  # type: ignore[arg-type]
+        return probe.findings[0] if probe.findings else None
     want = _TLS_VARS.get(name)
     if want is not None and (value.lower() == want or want == "*" and value not in ("", "0", "false")):
         return TLS_OFF
     return None
+
+
+class Unwrapped_like:  # noqa: N801 - the two fields settings() touches
+    def __init__(self) -> None:
+        self.findings: list = []
+        self.payloads: list = []
 
 
 def make(u: Unwrapped) -> None:
@@ -207,14 +219,25 @@ def make(u: Unwrapped) -> None:
             u.payloads.append((value, None))
 
 
+_HERMES_VALUED = frozenset({"-q", "--query", "-z", "--oneshot", "-m", "--model", "-r", "--resume", "-p", "--profile", "-t",
+                            "--toolsets", "--provider", "--base-url", "-s", "--skills"})
+
+
 def hermes(u: Unwrapped) -> None:
-    """`hermes -C/--config-set KEY=VALUE` (any position) overriding a safety setting for that run."""
+    """`hermes -C/--config-set KEY=VALUE` (any position, any unambiguous --long prefix, as argparse allows)
+    overriding a safety setting for that run, `--yolo` (or `--yol`), and `config set` of a safety key."""
+    skip = False
     for k, a in enumerate(u.args):
+        if skip or a in _HERMES_VALUED:  # the prompt of -q/-z, a model or profile name: data, not flags
+            skip = not skip and a in _HERMES_VALUED
+            continue
+        name, eq, attached = a.partition("=")
+        if len(a) >= 4 and "--yolo".startswith(a):
+            u.findings.append(HERMES_SAFETY)
+            return
         setting = None
-        if a in ("-C", "--config-set", "--config", "--set") and k + 1 < len(u.args):
-            setting = u.args[k + 1]
-        elif a.startswith(("--config-set=", "--config=")):
-            setting = a.split("=", 1)[1]
+        if a == "-C" or (len(name) >= 5 and "--config-set".startswith(name)):
+            setting = attached if eq else (u.args[k + 1] if k + 1 < len(u.args) else None)
         elif a.startswith("-C") and len(a) > 2:
             setting = a[2:]
         if setting and SAFETY_KEY.match(setting):
