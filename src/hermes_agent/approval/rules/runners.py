@@ -289,6 +289,38 @@ def git_history(u: Unwrapped) -> None:
         u.payloads.append((" ".join(a for a in rest[1:] if a != "--recursive"), None))
 
 
+def detached(u: Unwrapped) -> None:
+    """Other ways to start a command that outlives the call: dtach/abduco sessions, task spoolers (tsp, nq,
+    pueue add), zellij run, entr (on every file change), daemonize, start-stop-daemon --exec."""
+    args = u.args
+    if u.name in ("dtach", "abduco"):
+        k = next((i for i, a in enumerate(args) if a in ("-n", "-A", "-c")), None)
+        rest = args[k + 2:] if k is not None else []
+        while rest and rest[0].startswith("-"):
+            rest = rest[1:]
+    elif u.name in ("pueue", "zellij"):
+        verb = "add" if u.name == "pueue" else "run"
+        rest = args[args.index("--") + 1:] if "--" in args else [a for a in args[args.index(verb) + 1:] if not a.startswith("-")] \
+            if verb in args else []
+    elif u.name == "entr":
+        if "-s" in args:
+            k = args.index("-s")
+            if k + 1 < len(args):
+                u.payloads.append((args[k + 1], None))
+            return
+        rest = [a for a in args if not (a.startswith("-") and len(a) == 2)]
+    elif u.name == "start-stop-daemon":
+        exe = next((args[i + 1] for i, a in enumerate(args[:-1]) if a in ("--exec", "-x", "--startas", "-a")), None)
+        rest = ([exe] + (args[args.index("--") + 1:] if "--" in args else [])) if exe and ("--start" in args or "-S" in args) else []
+    else:  # tsp, nq, daemonize: options then the command
+        i = 0
+        while i < len(args) and args[i].startswith("-"):
+            i += 1
+        rest = args[i:]
+    if rest:
+        u.commands.append((rest, u.name))
+
+
 def redis(u: Unwrapped) -> None:
     """redis-cli with no command words reads its commands from stdin."""
     args, i = u.args, 0
@@ -306,7 +338,8 @@ def dispatch(u: Unwrapped) -> bool:
     return True
 
 
-_HANDLERS = {"tmux": tmux, "screen": screen, "expect": expect, "at": at, "batch": at, "make": make, "gmake": make,
+_HANDLERS = {"tmux": tmux, "byobu": tmux, "screen": screen,
+             **{n: detached for n in ("dtach", "abduco", "pueue", "zellij", "entr", "start-stop-daemon", "tsp", "nq", "daemonize")}, "expect": expect, "at": at, "batch": at, "make": make, "gmake": make,
              "pip": pip, "pip3": pip, "uv": uv, "redis-cli": redis, "valkey-cli": redis, "keydb-cli": redis, "hermes": hermes, **{n: package_manager for n in _PM},
              **{n: account for n in ("useradd", "adduser", "usermod", "groupadd", "groupmod", "addgroup", "chpasswd", "chgpasswd",
                                      "vipw", "vigr", "newusers", "pwconv", "grpconv", "setcap")}}
