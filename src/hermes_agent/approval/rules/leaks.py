@@ -34,7 +34,7 @@ _SOCKETS = frozenset({"nc", "ncat", "netcat", "socat", "telnet", "openssl", "cry
 _NET_TOOLS = frozenset({"dig", "nslookup", "host", "drill", "ping", "ping6", "traceroute", "whois", "mtr"})
 _CLOUD_CLIS = frozenset({"gh", "aws", "gsutil", "rclone", "s3cmd", "az", "gcloud"})
 # commands that print secrets: (name, predicate over args)
-_GIT_SECRET_NAME = lazy(r"(?:^|/)(?:\.env(?:\.[\w.-]+)?|secrets?|credentials?|creds|private|keys?|id_\w+|[\w.-]+\.(?:pem|key|p12|pfx|kdbx))/?\Z", re.I)
+_GIT_SECRET_NAME = lazy(r"(?:^|/)(?:\.env(?:\.(?!example\Z|sample\Z|template\Z|dist\Z|defaults\Z)[\w.-]+)?|secrets?|credentials?|creds|private|keys?|id_\w+|[\w.-]+\.(?:pem|key|p12|pfx|kdbx))/?\Z", re.I)
 # vendor words in a variable name that say where the secret is meant to go
 _VENDORS = {"GITHUB": "github", "GH": "github", "GITLAB": "gitlab", "OPENAI": "openai", "ANTHROPIC": "anthropic",
             "OPENROUTER": "openrouter", "HF": "huggingface", "HUGGINGFACE": "huggingface", "STRIPE": "stripe",
@@ -99,6 +99,9 @@ def _holds(path: str, tainted: set) -> bool:
 
 
 _DOTENV = lazy(r"(?:^|/)\.env(?:\.(?!example\Z|sample\Z|template\Z|dist\Z|defaults\Z)[\w.-]+)?\Z")
+# folders that hold credentials (a repository at or above one of them holds them too)
+_SECRET_HOMES = ("~/.ssh", "~/.aws", "~/.gnupg", "~/.config/gh", "~/.config/gcloud", "~/.kube", "~/.docker/config.json",
+                 "~/.netrc", "~/.git-credentials", "~/.hermes", "~/.password-store", "~/.local/share/keyrings", "~/.azure")
 _COPIERS = frozenset({"cp", "mv", "rsync", "install", "tar", "zip", "7z", "gpg"})
 
 
@@ -165,20 +168,21 @@ class LeakChecks:
                 env.tainted.add(self.path(out, env))
 
     def _git(self, u: Unwrapped, env: ShellEnv) -> None:
-        """git add of secret files (or of everything inside a secret folder), then git push."""
+        """git add of secret files (or of everything inside or above a secret folder), then git push."""
         sub, rest = (u.args[0], u.args[1:]) if u.args else ("", [])
-        here = u.workdir or env.cwd or ""
-        secret_dir = bool(here) and (classify_read(here) is not None or here in env.tainted or here.endswith(("/.hermes", "/.gnupg")))
+        here = (u.workdir or env.cwd or "").rstrip("/")
+        secret_dir = bool(here) and (classify_read(here) is not None or _holds(here, env.tainted)
+                                     or any(s == here or s.startswith(here + "/") for s in _SECRET_HOMES))
         if sub == "add":
             paths = [a for a in rest if not a.startswith("-")]
-            forced = any(a in ("-f", "--force") for a in rest)
-            for p in paths or (["."] if any(a in ("-A", "--all") for a in rest) else []):
-                q = self.path(p, env)
-                if (secret_dir and p in (".", "*", ":/")) or classify_read(q) or _holds(q, env.tainted) \
-                        or (forced and _GIT_SECRET_NAME.search(p)) or p.rstrip("/").endswith(("/.env", "/.ssh")) or p == ".env":
-                    env.tainted.add("git:staged")
-            if secret_dir and any(a in ("-A", "--all") for a in rest):
+            everything = any(a in ("-A", "--all") for a in rest) or any(p in (".", "*", ":/") for p in paths)
+            if secret_dir and everything:
                 env.tainted.add("git:staged")
+            for p in paths:
+                q = self.path(p, env)
+                if classify_read(q) or _holds(q, env.tainted) or _GIT_SECRET_NAME.search(p.rstrip("/")) \
+                        or any(s == q.rstrip("/") or s.startswith(q.rstrip("/") + "/") for s in _SECRET_HOMES if q.startswith("~")):
+                    env.tainted.add("git:staged")
         elif sub == "push" and ("git:staged" in env.tainted or secret_dir):
             self.add(*SECRET_PUSH)
 
