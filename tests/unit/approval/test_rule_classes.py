@@ -36,6 +36,8 @@ FLAGGED = [
     ("git ls-files '*.go' | xargs -n1 cp /dev/null", "mass_rewrite"),
     ("for f in src/*.c; do printf '' > \"$f\"; done", "mass_rewrite"),
     ("sed -i '%d' docs/*.md", "mass_rewrite"),
+    ("git ls-files | xargs sed -i 's/\\bfoo\\b/bar/g'", "mass_rewrite"),
+    ("find . -type f -exec perl -pi -e 's/a/b/' {} +", "mass_rewrite"),
     # uid 0 and account files
     ("useradd --uid=0 --non-unique backdoor", "uid0_account"),
     ("groupadd -o -g 0 admins2", "uid0_account"),
@@ -77,6 +79,8 @@ QUIET = [
     "git add .env.example && git commit -m template && git push",
     "sed -i 's/foo/bar/g' $(git ls-files '*.py')",
     "sed -i '/DEBUG/d' src/*.py",
+    "git ls-files '*.md' | xargs sed -i 's/colour/color/g'",
+    "find src -name '*.ts' -exec sed -i 's/var /let /' {} +",
     "for f in *.md; do pandoc \"$f\" -o \"${f%.md}.html\"; done",
     "truncate -s 0 logs/app.log",
     "find . -name '*.py' -exec sed -i 's/\\t/    /g' {} +",

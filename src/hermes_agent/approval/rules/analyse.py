@@ -166,6 +166,8 @@ class Scanner(LeakChecks, FlowChecks):
             self._process(inner, [], [], {}, env, depth + 1, traits)
         if mass.mass_rewrite(u, redirects):
             self.add(*mass.MASS_REWRITE)
+        elif mass.everything(u):
+            self.add(*mass.EDIT_EVERYTHING)
         if not u.name:
             self.writes(u, redirects, env)
             return None

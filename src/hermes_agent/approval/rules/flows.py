@@ -21,6 +21,7 @@ from hermes_agent.approval.rules.exposure import (
 )
 from hermes_agent.approval.rules.lazyre import lazy
 from hermes_agent.approval.rules.lexer import decode_ansi_c
+from hermes_agent.approval.rules.mass import EDIT_EVERYTHING, edits_in_place, lists_everything
 from hermes_agent.approval.rules.planted import planted
 from hermes_agent.approval.rules.targets import CREDENTIAL_READ, classify_path, classify_read, norm_path
 
@@ -51,6 +52,7 @@ class Cmd:
     secret: bool = False  # prints credentials or the environment
     sends: bool = False  # talks to the network
     written: list = field(default_factory=list)  # files its stdout is redirected into
+    edits: bool = False  # an in-place editor fed its file names by xargs
 
 
 class FlowChecks:
@@ -177,6 +179,7 @@ class FlowChecks:
         elif u.code is not None:
             cmd.lang = u.code[0]
         cmd.decodes = decodes(name, args)
+        cmd.edits = "xargs" in u.chain and edits_in_place(u)
         if name == "echo":
             cmd.literal = " ".join(a for a in args if a not in ("-n", "-e", "-E", "-ne", "-en"))
             if any(a in ("-e", "-ne", "-en") for a in args):
@@ -226,6 +229,8 @@ class FlowChecks:
             if sink.sends and any(c.secret for c in upstream):
                 self.add(*EXFILTRATION)
             self.pipe_taint(sink, upstream, env)
+            if sink.edits and any(lists_everything(c.name, c.args) for c in upstream):
+                self.add(*EDIT_EVERYTHING)
             if sink.name == "tee" and any(c.downloads for c in upstream):  # curl ... | tee x.sh: x.sh is downloaded
                 env.downloaded.update(basename(a).lower() for a in sink.args if not a.startswith("-"))
             if sink.name in _EXTRACTORS and any(c.downloads for c in upstream):
