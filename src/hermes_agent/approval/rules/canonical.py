@@ -114,6 +114,7 @@ def canonicalise(u: Unwrapped) -> None:
                         for a in u.args)
     elif _INTERP.match(name):
         _interpreter(u)
+        _python_module(u)
     elif name in _EXEC_OPTIONS:
         _exec_options(u, _EXEC_OPTIONS[name])
     u.args = [norm_path(a) if a[:1] in ("/", "~", "$") else a for a in u.args]
@@ -338,6 +339,16 @@ def _kill(u: Unwrapped) -> None:
         i += 1
     sig = sig.upper().removeprefix("SIG")
     u.args = ["-s", _SIGNALS.get(sig, sig), "--", *ops]
+
+
+def _python_module(u: Unwrapped) -> None:
+    """python -m hermes_agent ...: the same checks as the `hermes` command."""
+    args = u.args
+    k = next((i for i, a in enumerate(args[:-1]) if a == "-m"), None)
+    if k is not None and args[k + 1].split(".")[0] in ("hermes_agent", "hermes_cli", "hermes"):
+        probe = Unwrapped(name="hermes", args=args[k + 2:])
+        runners.hermes(probe)
+        u.findings.extend(probe.findings)
 
 
 def _interpreter(u: Unwrapped) -> None:
