@@ -194,7 +194,7 @@ def risky_variable(name: str, value: str) -> tuple[str, str, bool] | None:
     low_name = name.lower()
     if low_name.startswith(("npm_config_", "yarn_", "pnpm_config_", "pip_", "uv_")):  # a package manager setting by variable
         key = low_name.split("_", 2 if low_name.startswith(("npm_config_", "pnpm_config_")) else 1)[-1].replace("_", "-")
-        probe = Unwrapped_like()
+        probe = _Probe()
         settings(probe, [key, value])  # type: ignore[arg-type]
         return probe.findings[0] if probe.findings else None
     want = _TLS_VARS.get(name)
@@ -203,7 +203,7 @@ def risky_variable(name: str, value: str) -> tuple[str, str, bool] | None:
     return None
 
 
-class Unwrapped_like:  # noqa: N801 - the two fields settings() touches
+class _Probe:  # the two fields settings() touches
     def __init__(self) -> None:
         self.findings: list = []
         self.payloads: list = []
