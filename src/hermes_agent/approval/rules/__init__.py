@@ -1,5 +1,5 @@
 """Dangerous-command detection (layer 2, pure): a pattern table applied to a normalised command.
-Public: detect_dangerous_command, detect_hardline_command, scan_command, classify_sensitive_path."""
+Public: detect_dangerous_command, detect_hardline_command, scan_command, classify_sensitive_path, one_line."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ MAX_COMMAND_CHARS = 1_000_000
 
 __all__ = [
     "DANGEROUS_RULES", "HARDLINE_RULES", "TEXT_RULES", "Finding", "Rule", "Scan", "classify_sensitive_path",
-    "detect_dangerous_command", "detect_hardline_command", "scan_command",
+    "detect_dangerous_command", "detect_hardline_command", "one_line", "scan_command",
 ]
 
 
@@ -59,15 +59,16 @@ def analyse_command(command: str) -> Scan:
         scanner.add("oversized_command", f"command longer than {MAX_COMMAND_CHARS} characters; too large to inspect")
     else:
         scanner.text(text)
-    findings = tuple(Finding(k, _one_line(d), h) for k, d, h in scanner.findings)
+    findings = tuple(Finding(k, one_line(d), h) for k, d, h in scanner.findings)
     views = tuple(dict.fromkeys([" ".join(text.split()), *scanner.views]))
     normalised = views[1] if scanner.top_commands == 1 and len(views) > 1 else views[0]
     return Scan(findings, views, scanner.top_compound, normalised)
 
 
-def _one_line(description: str, limit: int = 200) -> str:
-    """Descriptions are quoted in the gate's one-line verdicts: no newlines, bounded length."""
-    text = " ".join(description.split())
+def one_line(text: str, limit: int = 200) -> str:
+    """`text` as one line of bounded length, for verdicts: finding descriptions here, and the command itself in
+    the gate's BLOCKED messages (a multi-line command would otherwise break the line)."""
+    text = " ".join(text.split())
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 

@@ -67,6 +67,7 @@ class Scanner(LeakChecks, FlowChecks):
         self.top_commands = 0
         self.top_compound = False
         self._resolve = None  # path resolver of the text being scanned (cd, symlinks), set per command
+        self._env: ShellEnv | None = None
 
     def add(self, key: str, description: str, hardline: bool = False) -> None:
         """Record a finding once per key."""
@@ -145,7 +146,10 @@ class Scanner(LeakChecks, FlowChecks):
         if first is not None and first.subs:
             self.check_sources(sub_traits.get(id(first)), "command substitution")
         u = unwrap(args, words)
-        return self._process(u, redirects, simple.redirects, sub_traits, env, depth, traits)
+        cmd = self._process(u, redirects, simple.redirects, sub_traits, env, depth, traits)
+        if u.name and (simple.background or "nohup" in u.chain or "setsid" in u.chain):
+            env.started.append(" ".join([u.name, *u.args]))  # a server this text started (argsem.started_here)
+        return cmd
 
     def _process(self, u: Unwrapped, redirects: list, raw_redirects: list, sub_traits: dict, env: ShellEnv,
                  depth: int, traits: set):
@@ -162,6 +166,8 @@ class Scanner(LeakChecks, FlowChecks):
             self._process(inner, [], [], {}, env, depth + 1, traits)
         if mass.mass_rewrite(u, redirects):
             self.add(*mass.MASS_REWRITE)
+        elif mass.everything(u):
+            self.add(*mass.EDIT_EVERYTHING)
         if not u.name:
             self.writes(u, redirects, env)
             return None
@@ -170,6 +176,7 @@ class Scanner(LeakChecks, FlowChecks):
         if u.name in env.functions and u.name not in env.active:
             self._call(u, env, depth, traits)
         self._resolve = lambda p: self.path(p, env)
+        self._env = env
         self._rules(u)
         self._track_cwd(u, env)
         self.writes(u, redirects, env)
@@ -214,7 +221,7 @@ class Scanner(LeakChecks, FlowChecks):
         if argsem.help_only(u):
             return
         quiet = inert(u)
-        spared = self._spared(u)
+        spared = self._spared(u, self._env)
         operands = [a for a in u.args if not a.startswith("-")] if u.name == "rm" else []
         cleanup = bool(operands) and all(disposable(a) for a in operands)
         for rule, rx in rules:
@@ -227,15 +234,17 @@ class Scanner(LeakChecks, FlowChecks):
         if u.mass_glob and not quiet:
             self.add("glob_delete", "delete every file of a directory (rm DIR/*, rm ~/.*)")
 
-    def _spared(self, u: Unwrapped) -> tuple[str, ...]:
+    def _spared(self, u: Unwrapped, env: ShellEnv | None = None) -> tuple[str, ...]:
         """Rule keys that do not apply given what the command is pointed at (argsem.py)."""
         resolve = self._resolve or (lambda p: p)
         if u.name in ("mkfs", "mke2fs", "mkdosfs", "mkntfs", "mkexfatfs") and argsem.mkfs_on_file(u, resolve):
             return ("mkfs",)
         if u.name == "shred" and argsem.shred_local(u, resolve):
             return ("secure_delete",)
-        if argsem.pkill_specific(u):
+        if argsem.pkill_specific(u) or argsem.started_here(u, env):
             return ("kill_by_name",)
+        if argsem.user_unit(u):
+            return ("service_control",)
         return ()
 
     def _builtins(self, args: list, redirects: list, env: ShellEnv, depth: int) -> None:

@@ -94,6 +94,25 @@ def pkill_specific(u: Unwrapped) -> bool:
     return full and not all(w.rsplit("/", 1)[-1].lower() in _BROAD or w.startswith("-") for w in words)
 
 
+def started_here(u: Unwrapped, env) -> bool:  # noqa: ANN001 - ShellEnv (expand.py imports nothing from here)
+    """pkill -f PATTERN where an earlier command of the same text started in the background what PATTERN names
+    (`python -m http.server & ...; pkill -f http.server`): the session stops its own server."""
+    if env is None or u.name != "pkill" or not any(a in ("-f", "--full") for a in u.args):
+        return False
+    pattern = [a for a in u.args if not a.startswith("-")]
+    if len(pattern) != 1 or any(_SIG_KILL.match(a) or a in _KILL_SCOPE for a in u.args):
+        return False
+    return len(pattern[0]) >= 3 and any(pattern[0] in line for line in env.started)
+
+
+def user_unit(u: Unwrapped) -> bool:
+    """systemctl --user stop/restart/reload of the user's own unit (not disable/mask: those change what starts)."""
+    if u.name != "systemctl" or "--user" not in u.args:
+        return False
+    verbs = [a for a in u.args if not a.startswith("-")]
+    return bool(verbs) and verbs[0] in ("stop", "restart", "try-restart", "reload-or-restart", "reload", "kill")
+
+
 def help_only(u: Unwrapped) -> bool:
     """Only --help / --version / --usage (long forms: `shutdown -h` halts): prints and exits."""
     return bool(u.args) and all(a in ("--help", "--version", "--usage") for a in u.args)

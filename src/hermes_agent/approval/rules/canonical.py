@@ -49,6 +49,7 @@ class Unwrapped:
     stdin_code: bool = False
     inplace: bool = False
     mass_glob: bool = False  # rm of DIR/* or ~/.*: every file of a directory
+    workdir: str | None = None  # git -C DIR / make -C DIR: where the command works
 
 
 def basename(word: str) -> str:
@@ -78,6 +79,8 @@ def canonicalise(u: Unwrapped) -> None:
         _watch_flock(u)
     elif name == "find":
         _find(u)
+    elif name in ("fd", "fdfind"):
+        _fd(u)
     elif name == "git":
         u.args = _strip_globals(u.args, _GIT_GLOBAL_ARG, u)
         _exec_options(u, _GIT_EXEC_OPTIONS)
@@ -111,6 +114,7 @@ def canonicalise(u: Unwrapped) -> None:
                         for a in u.args)
     elif _INTERP.match(name):
         _interpreter(u)
+        _python_module(u)
     elif name in _EXEC_OPTIONS:
         _exec_options(u, _EXEC_OPTIONS[name])
     u.args = [norm_path(a) if a[:1] in ("/", "~", "$") else a for a in u.args]
@@ -262,12 +266,23 @@ def _find(u: Unwrapped) -> None:
         i += 1
 
 
+def _fd(u: Unwrapped) -> None:
+    """fd PATTERN -x/-X CMD: CMD runs on every match (like find -exec)."""
+    for i, a in enumerate(u.args):
+        if a in ("-x", "--exec", "-X", "--exec-batch") and i + 1 < len(u.args):
+            rest = [w for w in u.args[i + 1:] if w != ";"]
+            u.commands.append(([w.replace("{}", "./*") for w in rest], "find"))
+            return
+
+
 def _strip_globals(args: list, with_arg: frozenset, u: Unwrapped) -> list:
     i = 0
     while i < len(args) and args[i].startswith("-"):
         key = args[i].split("=", 1)[0]
         if key == "-c" and i + 1 < len(args):
             _git_config(args[i + 1], u)
+        elif key == "-C" and i + 1 < len(args) and u.name == "git":
+            u.workdir = norm_path(args[i + 1])
         i += 2 if (key in with_arg and "=" not in args[i]) else 1
     return args[i:]
 
@@ -324,6 +339,16 @@ def _kill(u: Unwrapped) -> None:
         i += 1
     sig = sig.upper().removeprefix("SIG")
     u.args = ["-s", _SIGNALS.get(sig, sig), "--", *ops]
+
+
+def _python_module(u: Unwrapped) -> None:
+    """python -m hermes_agent ...: the same checks as the `hermes` command."""
+    args = u.args
+    k = next((i for i, a in enumerate(args[:-1]) if a == "-m"), None)
+    if k is not None and args[k + 1].split(".")[0] in ("hermes_agent", "hermes_cli", "hermes"):
+        probe = Unwrapped(name="hermes", args=args[k + 2:])
+        runners.hermes(probe)
+        u.findings.extend(probe.findings)
 
 
 def _interpreter(u: Unwrapped) -> None:

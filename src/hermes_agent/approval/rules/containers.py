@@ -23,6 +23,7 @@ _VALUED = frozenset({
 
 def _mounts(args: list, end: int) -> list[tuple[str, str]]:
     out = []
+    end = min(end, len(args))
     for k in range(end):
         a = args[k]
         value = args[k + 1] if a in ("-v", "--volume", "--mount") and k + 1 < end else None

@@ -38,6 +38,7 @@ class ShellEnv:
     links: dict = field(default_factory=dict)  # symlink path -> what it points to
     cwd: str | None = None  # directory set by an earlier cd in the same text, when it is knowable
     tainted: set = field(default_factory=set)  # variables and files that hold secrets; "git:staged"
+    started: list = field(default_factory=list)  # commands started in the background so far (shared with children)
 
     def get(self, name: str) -> str | None:
         if name in self.vars:
@@ -47,7 +48,7 @@ class ShellEnv:
     def child(self) -> ShellEnv:
         """A copy for text run by this shell or a subshell (eval, sh -c, function bodies)."""
         return ShellEnv(dict(self.vars), dict(self.aliases), dict(self.functions), set(self.active), set(self.chmodded),
-                        set(self.downloaded), dict(self.files), dict(self.links), self.cwd, set(self.tainted))
+                        set(self.downloaded), dict(self.files), dict(self.links), self.cwd, set(self.tainted), self.started)
 
     @property
     def ifs(self) -> str:

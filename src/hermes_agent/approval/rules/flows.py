@@ -21,6 +21,7 @@ from hermes_agent.approval.rules.exposure import (
 )
 from hermes_agent.approval.rules.lazyre import lazy
 from hermes_agent.approval.rules.lexer import decode_ansi_c
+from hermes_agent.approval.rules.mass import EDIT_EVERYTHING, edits_in_place, lists_everything
 from hermes_agent.approval.rules.planted import planted
 from hermes_agent.approval.rules.targets import CREDENTIAL_READ, classify_path, classify_read, norm_path
 
@@ -30,6 +31,8 @@ SOURCES = frozenset({"source", ".", "eval"})
 EXFILTRATION = ("exfiltration", "send secrets, the environment or files from outside the workspace over the network", False)
 CLOUD_METADATA = ("cloud_metadata", "contact the cloud metadata service (instance credentials)", False)
 _CHMOD_X = lazy(r"(?:[ugoa]*\+[rwxXst]*x[rwxXst]*|0?[0-7]?[1357][0-7]{2})\Z")
+_EXTRACTORS = frozenset({"tar", "bsdtar", "unzip", "cpio", "busybox"})
+_PATH_DIR = lazy(r"\A(?:~/(?:\.local/)?bin|/usr/(?:local/)?s?bin|/s?bin|/opt/[^/]+/bin)(?:/|\Z)")
 _STDIN_OPS = frozenset({"<<", "<<-", "<<<"})
 _ENV_TEMPLATE = lazy(r"(?:^|/)\.env\.(?:example|sample|template|dist|defaults)\Z")
 
@@ -49,6 +52,7 @@ class Cmd:
     secret: bool = False  # prints credentials or the environment
     sends: bool = False  # talks to the network
     written: list = field(default_factory=list)  # files its stdout is redirected into
+    edits: bool = False  # an in-place editor fed its file names by xargs
 
 
 class FlowChecks:
@@ -61,6 +65,9 @@ class FlowChecks:
         raise NotImplementedError
 
     def sockets_and_shells(self, cmds: list) -> None:
+        raise NotImplementedError
+
+    def pipe_taint(self, sink: Cmd, upstream: list, env: ShellEnv) -> None:
         raise NotImplementedError
 
     @staticmethod
@@ -144,12 +151,25 @@ class FlowChecks:
             ran.update(basename(a).lower() for a in u.args[:1] if not a.startswith("-"))
         if ran & env.downloaded:
             self.add("remote_exec", "run a script just downloaded (curl -o x && sh x)")
+        exe = norm_path(self.path(u.raw_name, env)) if "/" in u.raw_name else ""
+        if exe and any(d != "dir:." and exe.startswith(d[4:] + "/") for d in env.downloaded if d.startswith("dir:")):
+            self.add("remote_exec", "run a program just extracted from a download")
         for name in ran & env.files.keys():
             content = env.files.pop(name)
             if content is None:
                 self.add("decoded_exec", "run a file that holds decoded content (base64 -d > x.sh; sh x.sh)")
             else:
                 self.feed(Cmd(u.name, u.args, lang=lang), content, depth, env)
+
+    def _extracted(self, sink: Cmd, env: ShellEnv) -> None:
+        """curl ... | tar x -C DIR: what lands in DIR came from the network; into a PATH directory it will run."""
+        args = sink.args
+        target = next((args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-C", "--directory", "-d")), None)
+        target = target or next((a.split("=", 1)[1] for a in args if a.startswith("--directory=")), ".")
+        where = norm_path(self.path(target, env))
+        if _PATH_DIR.search(where):
+            self.add("remote_exec", "install programs downloaded from the network into a PATH directory")
+        env.downloaded.add("dir:" + where.rstrip("/"))
 
     def describe(self, u: Unwrapped) -> Cmd:
         name, args = u.name, u.args
@@ -159,6 +179,7 @@ class FlowChecks:
         elif u.code is not None:
             cmd.lang = u.code[0]
         cmd.decodes = decodes(name, args)
+        cmd.edits = "xargs" in u.chain and edits_in_place(u)
         if name == "echo":
             cmd.literal = " ".join(a for a in args if a not in ("-n", "-e", "-E", "-ne", "-en"))
             if any(a in ("-e", "-ne", "-en") for a in args):
@@ -207,8 +228,13 @@ class FlowChecks:
             upstream = [c for _, c in cmds[:idx] if c is not None]
             if sink.sends and any(c.secret for c in upstream):
                 self.add(*EXFILTRATION)
+            self.pipe_taint(sink, upstream, env)
+            if sink.edits and any(lists_everything(c.name, c.args) for c in upstream):
+                self.add(*EDIT_EVERYTHING)
             if sink.name == "tee" and any(c.downloads for c in upstream):  # curl ... | tee x.sh: x.sh is downloaded
                 env.downloaded.update(basename(a).lower() for a in sink.args if not a.startswith("-"))
+            if sink.name in _EXTRACTORS and any(c.downloads for c in upstream):
+                self._extracted(sink, env)
             if sink.decodes and sink.written:
                 literal = next((c.literal for c in reversed(upstream) if c.literal), None)
                 decoded = interp.try_decode(literal) if literal else None

@@ -60,7 +60,8 @@ _ALL_ENV = lazy(r"(?:dict|str|repr|json\.dumps|list)\s*\(\s*os\s*\.\s*environ\s*
                       r"|process\s*\.\s*env\b(?!\s*\.\s*\w|\s*\[)|\bENV\s*\.\s*(?:to_h|to_a|inspect|each|map|keys)\b|%ENV\b(?!\s*\{)"
                       r"|\$_ENV\b(?!\s*\[)|getenv\s*\(\s*\)|Deno\s*\.\s*env\s*\.\s*toObject")
 _SENDS = lazy(r"urlopen|urllib|requests\s*\.\s*(?:post|put|get)|httpx|http\.client|fetch\s*\(|Net::HTTP|LWP|IO::Socket"
-                    r"|socket|XMLHttpRequest|axios|https?\s*\.\s*request|curl_exec|smtplib")
+                    r"|socket|XMLHttpRequest|axios|https?\s*\.\s*request|curl_exec|smtplib|require\s*\(\s*['\"](?:https?|net|tls|dgram)['\"]\s*\)"
+                    r"|TCPSocket|fsockopen|HTTP::Tiny")
 _REDIS_WIPE = lazy(r"(?im)^\s*(?:flushall|flushdb)\b|^\s*config\s+set\s+(?:dir|dbfilename)\b")
 _GLOB_DELETE = lazy(r"(?s)(?:\bunlink|os\s*\.\s*(?:remove|unlink)|\.unlink\s*\(|File\s*\.\s*delete|unlinkSync|FileUtils\s*\.\s*rm)\b.{0,60}"
                     r"(?:\bglob\s*\(|Dir\s*(?:\[|\.glob)|\.rglob|readdirSync)|(?:\bglob\s*\(|\.rglob|Dir\s*\[).{0,80}(?:unlink|remove|delete)")
@@ -169,53 +170,42 @@ def try_decode(text: str) -> str | None:
     return decoded if decoded.isprintable() or decoded.strip().isprintable() else None
 
 
-def scan_code(scanner: Scanner, lang: str, code: str, depth: int) -> None:
-    """Record findings for interpreter `code` written in `lang`."""
-    if depth > 8 or not code:
-        return
+def _non_code(scanner: Scanner, lang: str, code: str, depth: int) -> bool:
+    """Crontab lines, SQL, Makefile recipes and Redis commands: handled here; True when `lang` was one of them."""
     if lang == "cron":
         for line in code.splitlines():
             line = line.strip()
             parts = line.split(None, 1 if line.startswith("@") else 5)
             if line and not line.startswith("#") and len(parts) > (1 if line.startswith("@") else 5):
                 scanner.text(parts[-1], depth + 1)
-        return
-    if lang == "sql":
+    elif lang == "sql":
         scanner.sql_rules(code)
-        return
-    if lang == "make":
+    elif lang == "make":
         scanner.text("\n".join(ln.lstrip("\t").lstrip("@-+ ") for ln in code.splitlines() if ln.startswith("\t")), depth + 1)
-        return
-    if lang == "redis":
+    elif lang == "redis":
         if _REDIS_WIPE.search(code):
             scanner.add("db_flush", "flush a Redis database or move its files (commands on stdin)")
-        return
-    code = fold_chars(code)
-    scanner.text_rules(code)
-    if _SQL_CTX.search(code):
-        scanner.sql_rules(code)
-    literals = _literals(code, lang)
-    if (_REVERSE_SHELL.search(code) or _SOCKET.search(code) and _SHELL_SIDE.search(code)) and ("connect" in code or "TCPSocket" in code or "fsockopen" in code or "IO::Socket" in code or "/inet/tcp/" in code):
+    else:
+        return False
+    return True
+
+
+def _network(scanner: Scanner, lang: str, code: str, literals: list) -> None:
+    """Sockets wired to shells, secrets or the environment sent, metadata addresses contacted."""
+    if (_REVERSE_SHELL.search(code) or _SOCKET.search(code) and _SHELL_SIDE.search(code)) and (
+            "connect" in code or "TCPSocket" in code or "fsockopen" in code or "IO::Socket" in code or "/inet/tcp/" in code):
         scanner.add("reverse_shell", f"{lang} code connects a socket to a shell")
     secret = _READ.search(code) and any(classify_read(lit) for lit in literals if "/" in lit)
     if secret:
         scanner.add(*CREDENTIAL_READ)
     if (secret or _ALL_ENV.search(code)) and _SENDS.search(code):
         scanner.add("exfiltration", f"{lang} code sends secrets or the environment over the network")
-    if _REMOTE.search(code) or "socket" in code:
-        if any(metadata_host(lit) for lit in literals):
-            scanner.add("cloud_metadata", f"{lang} code contacts the cloud metadata service")
-    runs = bool(_EXEC.search(code)) or (lang in _BACKTICK_LANGS and "`" in code)
-    if runs:
-        for lit in literals:
-            scanner.text(lit, depth + 1)
-        # Fallback for quoting this parser does not model (perl qq{}, ruby %w, concatenations):
-        # the code itself, with every quote and bracket turned into a command separator.
-        scanner.text(code.translate(_SEPARATORS), depth + 1)
-        if _DECODE.search(code):
-            scanner.add("decoded_exec", f"{lang} code runs a decoded payload")
-    if (runs or _EVAL.search(code)) and _REMOTE.search(code):
-        scanner.add("remote_exec", f"{lang} code runs content fetched from the network")
+    if (_REMOTE.search(code) or "socket" in code) and any(metadata_host(lit) for lit in literals):
+        scanner.add("cloud_metadata", f"{lang} code contacts the cloud metadata service")
+
+
+def _files(scanner: Scanner, lang: str, code: str, literals: list) -> None:
+    """Deletes (trees, globs) and writes (sensitive paths, every file found) done by the code."""
     if _GLOB_DELETE.search(code):
         scanner.add("glob_delete", f"delete every file matching a pattern from {lang} code")
     if _TREE_DELETE.search(code):
@@ -232,6 +222,30 @@ def scan_code(scanner: Scanner, lang: str, code: str, depth: int) -> None:
             cls = classify_path(lit)
             if cls:
                 scanner.add(*cls)
+
+
+def scan_code(scanner: Scanner, lang: str, code: str, depth: int) -> None:
+    """Record findings for interpreter `code` written in `lang`."""
+    if depth > 8 or not code or _non_code(scanner, lang, code, depth):
+        return
+    code = fold_chars(code)
+    scanner.text_rules(code)
+    if _SQL_CTX.search(code):
+        scanner.sql_rules(code)
+    literals = _literals(code, lang)
+    _network(scanner, lang, code, literals)
+    runs = bool(_EXEC.search(code)) or (lang in _BACKTICK_LANGS and "`" in code)
+    if runs:
+        for lit in literals:
+            scanner.text(lit, depth + 1)
+        # Fallback for quoting this parser does not model (perl qq{}, ruby %w, concatenations):
+        # the code itself, with every quote and bracket turned into a command separator.
+        scanner.text(code.translate(_SEPARATORS), depth + 1)
+        if _DECODE.search(code):
+            scanner.add("decoded_exec", f"{lang} code runs a decoded payload")
+    if (runs or _EVAL.search(code)) and _REMOTE.search(code):
+        scanner.add("remote_exec", f"{lang} code runs content fetched from the network")
+    _files(scanner, lang, code, literals)
     for lit in literals:
         decoded = try_decode(lit) if len(lit) >= 8 else None
         if decoded:

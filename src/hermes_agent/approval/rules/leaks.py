@@ -10,7 +10,7 @@ import re
 from typing import TYPE_CHECKING
 
 from hermes_agent.approval.rules.canonical import SHELLS
-from hermes_agent.approval.rules.exposure import sensitive_upload, upload_sources
+from hermes_agent.approval.rules.exposure import READERS, sensitive_upload, upload_sources
 from hermes_agent.approval.rules.interp import sends_network
 from hermes_agent.approval.rules.lazyre import lazy
 from hermes_agent.approval.rules.lexer import QVAR, VAR
@@ -34,7 +34,7 @@ _SOCKETS = frozenset({"nc", "ncat", "netcat", "socat", "telnet", "openssl", "cry
 _NET_TOOLS = frozenset({"dig", "nslookup", "host", "drill", "ping", "ping6", "traceroute", "whois", "mtr"})
 _CLOUD_CLIS = frozenset({"gh", "aws", "gsutil", "rclone", "s3cmd", "az", "gcloud"})
 # commands that print secrets: (name, predicate over args)
-_GIT_SECRET_NAME = lazy(r"(?:^|/)(?:\.env(?:\.[\w.-]+)?|secrets?|credentials?|creds|private|keys?|id_\w+|[\w.-]+\.(?:pem|key|p12|pfx|kdbx))/?\Z", re.I)
+_GIT_SECRET_NAME = lazy(r"(?:^|/)(?:\.env(?:\.(?!example\Z|sample\Z|template\Z|dist\Z|defaults\Z)[\w.-]+)?|secrets?|credentials?|creds|private|keys?|id_\w+|[\w.-]+\.(?:pem|key|p12|pfx|kdbx))/?\Z", re.I)
 # vendor words in a variable name that say where the secret is meant to go
 _VENDORS = {"GITHUB": "github", "GH": "github", "GITLAB": "gitlab", "OPENAI": "openai", "ANTHROPIC": "anthropic",
             "OPENROUTER": "openrouter", "HF": "huggingface", "HUGGINGFACE": "huggingface", "STRIPE": "stripe",
@@ -98,6 +98,10 @@ def _holds(path: str, tainted: set) -> bool:
     return any(p == t or p.startswith(t + "/") or t.startswith(p + "/") for t in (x.rstrip("/") for x in tainted if x != "git:staged"))
 
 
+_DOTENV = lazy(r"(?:^|/)\.env(?:\.(?!example\Z|sample\Z|template\Z|dist\Z|defaults\Z)[\w.-]+)?\Z")
+# folders that hold credentials (a repository at or above one of them holds them too)
+_SECRET_HOMES = ("~/.ssh", "~/.aws", "~/.gnupg", "~/.config/gh", "~/.config/gcloud", "~/.kube", "~/.docker/config.json",
+                 "~/.netrc", "~/.git-credentials", "~/.hermes", "~/.password-store", "~/.local/share/keyrings", "~/.azure")
 _COPIERS = frozenset({"cp", "mv", "rsync", "install", "tar", "zip", "7z", "gpg"})
 
 
@@ -120,6 +124,8 @@ class LeakChecks:
     def leaks(self, u: Unwrapped, cmd: Cmd, redirects: list, sub_traits: dict, env: ShellEnv) -> None:
         """Secret sources and network sinks of one canonical command."""
         refs = secret_vars(u, env)
+        if u.name in READERS and any(_DOTENV.search(a) for a in u.args if not a.startswith("-")):
+            cmd.secret = True  # the project's .env: reading it is ordinary, sending it is not
         if prints_secret(u) or (refs and u.name in ("echo", "printf", "cat", "base64", "xxd", "tee")):
             cmd.secret = True
         if u.code and u.code[0] != "sql" and sends_network(u.code[1]):
@@ -154,7 +160,7 @@ class LeakChecks:
             return
         operands = [a for a in u.args if not a.startswith("-")]
         if u.name in ("cp", "mv", "rsync", "install") and len(operands) >= 2:
-            if any(classify_read(self.path(a, env)) or self.path(a, env) in env.tainted for a in operands[:-1]):
+            if any(classify_read(self.path(a, env)) or _DOTENV.search(a) or self.path(a, env) in env.tainted for a in operands[:-1]):
                 env.tainted.add(self.path(operands[-1], env))
         elif u.name in ("tar", "zip", "7z", "gpg") and operands:
             out = _archive_output(u)
@@ -162,22 +168,33 @@ class LeakChecks:
                 env.tainted.add(self.path(out, env))
 
     def _git(self, u: Unwrapped, env: ShellEnv) -> None:
-        """git add of secret files (or of everything inside a secret folder), then git push."""
+        """git add of secret files (or of everything inside or above a secret folder), then git push."""
         sub, rest = (u.args[0], u.args[1:]) if u.args else ("", [])
-        here = env.cwd or ""
-        secret_dir = bool(here) and (classify_read(here) is not None or here in env.tainted or here.endswith(("/.hermes", "/.gnupg")))
+        here = (u.workdir or env.cwd or "").rstrip("/")
+        secret_dir = bool(here) and (classify_read(here) is not None or _holds(here, env.tainted)
+                                     or any(s == here or s.startswith(here + "/") for s in _SECRET_HOMES))
         if sub == "add":
             paths = [a for a in rest if not a.startswith("-")]
-            forced = any(a in ("-f", "--force") for a in rest)
-            for p in paths or (["."] if any(a in ("-A", "--all") for a in rest) else []):
-                q = self.path(p, env)
-                if (secret_dir and p in (".", "*", ":/")) or classify_read(q) or _holds(q, env.tainted) \
-                        or (forced and _GIT_SECRET_NAME.search(p)) or p.rstrip("/").endswith(("/.env", "/.ssh")) or p == ".env":
-                    env.tainted.add("git:staged")
-            if secret_dir and any(a in ("-A", "--all") for a in rest):
+            everything = any(a in ("-A", "--all") for a in rest) or any(p in (".", "*", ":/") for p in paths)
+            if secret_dir and everything:
                 env.tainted.add("git:staged")
+            for p in paths:
+                q = self.path(p, env)
+                if classify_read(q) or _holds(q, env.tainted) or _GIT_SECRET_NAME.search(p.rstrip("/")) \
+                        or any(s == q.rstrip("/") or s.startswith(q.rstrip("/") + "/") for s in _SECRET_HOMES if q.startswith("~")):
+                    env.tainted.add("git:staged")
         elif sub == "push" and ("git:staged" in env.tainted or secret_dir):
             self.add(*SECRET_PUSH)
+
+    def pipe_taint(self, sink: Cmd, upstream: list, env: ShellEnv) -> None:
+        """Secrets flowing down a pipe land in what the sink keeps: `| tee FILE`, `| while read VAR`."""
+        if not any(c.secret for c in upstream):
+            return
+        sink.secret = True  # a filter (base64, xxd, gzip...) passes the secret on
+        if sink.name == "tee":
+            env.tainted.update(self.path(a, env) for a in sink.args if not a.startswith("-"))
+        elif sink.name == "read":
+            env.tainted.update(a for a in sink.args if not a.startswith("-"))
 
     def sockets_and_shells(self, cmds: list) -> None:
         """`sh -i | nc host port`, `nc host port | sh`, `telnet h p | sh | telnet h q`: a network shell."""

@@ -48,11 +48,12 @@ def decode_ansi_c(body: str) -> str:
     def repl(m: re.Match) -> str:
         esc = m.group(1)
         head = esc[0]
-        if head in "xuU":
-            return chr(int(esc[1:], 16))
-        if head.isdigit():
+        if head in "xuU" and len(esc) > 1:  # `\x` with no digits is a plain x
+            code = int(esc[1:], 16)
+            return chr(code) if code < 0x110000 else ""
+        if head in "01234567":
             return chr(int(esc, 8))
-        if head == "c":
+        if head == "c" and len(esc) > 1:
             return chr(ord(esc[1]) & 0x1F)
         return _C_ESCAPES.get(esc, esc)
 
@@ -77,6 +78,7 @@ class Simple:
     redirects: list = field(default_factory=list)
     pipe_in: bool = False
     func: str | None = None  # the function whose body this command belongs to
+    background: bool = False  # ended by `&`: started, not waited for
 
 
 class _Lexer:
@@ -380,6 +382,8 @@ class _Parser:
                 self.pending_fn = cmd.words[0].text
                 cmd.words = []
             return True
+        if tok == "&":
+            cmd.background = True
         self.new_cmd(pipe_in=tok in ("|", "|&"))
         if tok != "\n" and tok != "(":
             self.pending_fn = None

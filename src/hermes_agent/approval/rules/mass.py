@@ -56,6 +56,39 @@ def empties(u: Unwrapped) -> list | None:
     return None
 
 
+_EVERYTHING = frozenset({"*", "./*", "**", "**/*", "./**/*", ".", "./"})
+_ALL_LISTING = lazy(r"\A\$\((?:git ls-files(?: -z)?|find \S+(?: -type f)?|rg --files|fd(?: -t f| --type f)?|ls -A|ls)\)\Z")
+_FILTERS = frozenset({"-name", "-iname", "-path", "-ipath", "-regex", "-iregex", "-e", "--extension", "-g", "--glob", "-t", "--type"})
+EDIT_EVERYTHING = ("mass_rewrite", "edit every file in place (sed -i/perl -pi over all files: binaries and .git included)", False)
+
+
+def edits_in_place(u: Unwrapped) -> bool:
+    return (u.inplace and (u.name in ("sed", "gsed") or bool(u.code))) or (u.name in ("awk", "gawk") and "inplace" in u.args)
+
+
+def everything(u: Unwrapped) -> bool:
+    """An in-place edit whose files are all files: `*`, `**/*`, find without a name filter, `$(git ls-files)`."""
+    if not edits_in_place(u):
+        return False
+    ops = [a for a in u.args if not a.startswith("-")]
+    joined = " ".join(ops)
+    subst = joined[joined.find("$("):] if "$(" in joined else ""
+    return any(o in _EVERYTHING for o in ops) or bool(subst and _ALL_LISTING.match(subst)) \
+        or ("find" in u.chain and any(o in ("./*", "~/*", "/*", "*") for o in ops))
+
+
+def lists_everything(name: str, args: list) -> bool:
+    """git ls-files / find / fd / rg --files with no pattern: every file of the tree (a pipe into xargs sed -i)."""
+    if name == "git":
+        return args[:1] == ["ls-files"] and all(a.startswith("-") for a in args[1:])
+    if name in ("find", "fd", "fdfind"):
+        starts = [a for a in args if not a.startswith("-") and a not in ("f", "d")]
+        return not any(a in _FILTERS for a in args) and starts in ([], ["."], ["./"], ["~"], ["/"])
+    if name == "rg":
+        return "--files" in args and not any(a in _FILTERS for a in args)
+    return False
+
+
 def mass_rewrite(u: Unwrapped, redirects: list) -> bool:
     """True when `u` empties or overwrites many files (see module doc)."""
     if u.name in _CONSTANT_WRITERS or (u.name == "head" and any(a in ("-c0", "-c", "-n0") for a in u.args)) \

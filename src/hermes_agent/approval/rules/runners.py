@@ -17,8 +17,8 @@ if TYPE_CHECKING:
 _TMUX_CMDS = {"new-session": "new", "new": "new", "new-window": "new", "neww": "new", "split-window": "new",
               "splitw": "new", "respawn-pane": "new", "respawnp": "new", "respawn-window": "new", "respawnw": "new",
               "run-shell": "run", "run": "run", "send-keys": "send", "send": "send", "if-shell": "if", "if": "if",
-              "display-popup": "new", "popup": "new", "pipe-pane": "new", "pipep": "new"}
-_TMUX_VALUED = {"new": "cefFnstxylNpTEbwh", "run": "dct", "send": "Nt", "if": "t"}
+              "display-popup": "popup", "popup": "popup", "pipe-pane": "new", "pipep": "new"}
+_TMUX_VALUED = {"new": "cefFnstxylNpT", "popup": "bcdehwxysST", "run": "dct", "send": "Nt", "if": "t"}
 _KEYS = {"enter": "\n", "c-m": "\n", "kpenter": "\n", "c-j": "\n", "space": " ", "tab": "\t"}
 _SCREEN_WORDS = frozenset({"-ls", "-list", "-wipe", "-fn", "-fa", "-ln", "-Logfile"})
 _EXPECT_STMT = lazy(r"[;\n]")
@@ -191,10 +191,22 @@ def risky_variable(name: str, value: str) -> tuple[str, str, bool] | None:
         if "YOLO" in name and low in ("1", "true", "yes", "on") or "YOLO" not in name and low in ("off", "0", "false", "none", "never", ""):
             return HERMES_SAFETY
         return None
+    low_name = name.lower()
+    if low_name.startswith(("npm_config_", "yarn_", "pnpm_config_", "pip_", "uv_")):  # a package manager setting by variable
+        key = low_name.split("_", 2 if low_name.startswith(("npm_config_", "pnpm_config_")) else 1)[-1].replace("_", "-")
+        probe = _Probe()
+        settings(probe, [key, value])  # type: ignore[arg-type]
+        return probe.findings[0] if probe.findings else None
     want = _TLS_VARS.get(name)
     if want is not None and (value.lower() == want or want == "*" and value not in ("", "0", "false")):
         return TLS_OFF
     return None
+
+
+class _Probe:  # the two fields settings() touches
+    def __init__(self) -> None:
+        self.findings: list = []
+        self.payloads: list = []
 
 
 def make(u: Unwrapped) -> None:
@@ -207,14 +219,25 @@ def make(u: Unwrapped) -> None:
             u.payloads.append((value, None))
 
 
+_HERMES_VALUED = frozenset({"-q", "--query", "-z", "--oneshot", "-m", "--model", "-r", "--resume", "-p", "--profile", "-t",
+                            "--toolsets", "--provider", "--base-url", "-s", "--skills"})
+
+
 def hermes(u: Unwrapped) -> None:
-    """`hermes -C/--config-set KEY=VALUE` (any position) overriding a safety setting for that run."""
+    """`hermes -C/--config-set KEY=VALUE` (any position, any unambiguous --long prefix, as argparse allows)
+    overriding a safety setting for that run, `--yolo` (or `--yol`), and `config set` of a safety key."""
+    skip = False
     for k, a in enumerate(u.args):
+        if skip or a in _HERMES_VALUED:  # the prompt of -q/-z, a model or profile name: data, not flags
+            skip = not skip and a in _HERMES_VALUED
+            continue
+        name, eq, attached = a.partition("=")
+        if len(a) >= 4 and "--yolo".startswith(a):
+            u.findings.append(HERMES_SAFETY)
+            return
         setting = None
-        if a in ("-C", "--config-set", "--config", "--set") and k + 1 < len(u.args):
-            setting = u.args[k + 1]
-        elif a.startswith(("--config-set=", "--config=")):
-            setting = a.split("=", 1)[1]
+        if a == "-C" or (len(name) >= 5 and "--config-set".startswith(name)):
+            setting = attached if eq else (u.args[k + 1] if k + 1 < len(u.args) else None)
         elif a.startswith("-C") and len(a) > 2:
             setting = a[2:]
         if setting and SAFETY_KEY.match(setting):
@@ -266,6 +289,38 @@ def git_history(u: Unwrapped) -> None:
         u.payloads.append((" ".join(a for a in rest[1:] if a != "--recursive"), None))
 
 
+def detached(u: Unwrapped) -> None:
+    """Other ways to start a command that outlives the call: dtach/abduco sessions, task spoolers (tsp, nq,
+    pueue add), zellij run, entr (on every file change), daemonize, start-stop-daemon --exec."""
+    args = u.args
+    if u.name in ("dtach", "abduco"):
+        k = next((i for i, a in enumerate(args) if a in ("-n", "-A", "-c")), None)
+        rest = args[k + 2:] if k is not None else []
+        while rest and rest[0].startswith("-"):
+            rest = rest[1:]
+    elif u.name in ("pueue", "zellij"):
+        verb = "add" if u.name == "pueue" else "run"
+        rest = args[args.index("--") + 1:] if "--" in args else [a for a in args[args.index(verb) + 1:] if not a.startswith("-")] \
+            if verb in args else []
+    elif u.name == "entr":
+        if "-s" in args:
+            k = args.index("-s")
+            if k + 1 < len(args):
+                u.payloads.append((args[k + 1], None))
+            return
+        rest = [a for a in args if not (a.startswith("-") and len(a) == 2)]
+    elif u.name == "start-stop-daemon":
+        exe = next((args[i + 1] for i, a in enumerate(args[:-1]) if a in ("--exec", "-x", "--startas", "-a")), None)
+        rest = ([exe] + (args[args.index("--") + 1:] if "--" in args else [])) if exe and ("--start" in args or "-S" in args) else []
+    else:  # tsp, nq, daemonize: options then the command
+        i = 0
+        while i < len(args) and args[i].startswith("-"):
+            i += 1
+        rest = args[i:]
+    if rest:
+        u.commands.append((rest, u.name))
+
+
 def redis(u: Unwrapped) -> None:
     """redis-cli with no command words reads its commands from stdin."""
     args, i = u.args, 0
@@ -283,7 +338,8 @@ def dispatch(u: Unwrapped) -> bool:
     return True
 
 
-_HANDLERS = {"tmux": tmux, "screen": screen, "expect": expect, "at": at, "batch": at, "make": make, "gmake": make,
+_HANDLERS = {"tmux": tmux, "byobu": tmux, "screen": screen,
+             **{n: detached for n in ("dtach", "abduco", "pueue", "zellij", "entr", "start-stop-daemon", "tsp", "nq", "daemonize")}, "expect": expect, "at": at, "batch": at, "make": make, "gmake": make,
              "pip": pip, "pip3": pip, "uv": uv, "redis-cli": redis, "valkey-cli": redis, "keydb-cli": redis, "hermes": hermes, **{n: package_manager for n in _PM},
              **{n: account for n in ("useradd", "adduser", "usermod", "groupadd", "groupmod", "addgroup", "chpasswd", "chgpasswd",
                                      "vipw", "vigr", "newusers", "pwconv", "grpconv", "setcap")}}

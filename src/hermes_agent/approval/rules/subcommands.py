@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from hermes_agent.approval.rules.lazyre import lazy
+
 if TYPE_CHECKING:
     from hermes_agent.approval.rules.canonical import Unwrapped
 
@@ -66,7 +68,25 @@ def git_setting(key: str, value: str, u: Unwrapped) -> None:
         u.findings.append(("git_hooks", "point git at another hooks directory (core.hooksPath)", False))
     elif key in _PROGRAM_KEYS or (key.count(".") >= 2 and key.endswith(_PROGRAM_SUFFIXES)):
         u.payloads.append((value.lstrip("!"), None))
-        u.findings.append(("exec_via_option", f"git setting {key} runs a program", False))
+        if not _installed_tool(key, value):
+            u.findings.append(("exec_via_option", f"git setting {key} runs a program", False))
+
+
+_PLAIN_TOOL = lazy(r"[\w.+-]+(?: +-{0,2}[\w=.,:+-]*)*\Z")
+_NOT_TOOLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "fish", "python", "python3", "perl", "ruby", "node", "php", "curl", "wget",
+                        "nc", "ncat", "socat", "eval", "env", "xargs", "busybox", "awk", "sed", "tee", "rm", "dd"})
+_HELPERS = frozenset({"store", "cache", "osxkeychain", "manager", "manager-core", "libsecret", "wincred", "gnome-keyring"})
+
+
+def _installed_tool(key: str, value: str) -> bool:
+    """An editor, pager or helper named by its program and flags (`vim`, `less -FRX`, `code --wait`, `delta`,
+    credential.helper `store`/`cache --timeout=900`): no shell syntax, no path, no interpreter or network tool."""
+    if key in ("core.fsmonitor", "core.sshcommand", "uploadpack.packobjectshook") or not _PLAIN_TOOL.match(value.strip()):
+        return False
+    head = value.split()[0] if value.split() else ""
+    if key == "credential.helper":
+        return head in _HELPERS
+    return head not in _NOT_TOOLS
 
 
 def git_config(u: Unwrapped) -> None:

@@ -94,5 +94,5 @@ OPS_RULES: tuple[Rule, ...] = (
     # Hermes's own settings
     Rule("hermes_config_change", "change Hermes approval, sandbox or security settings",
          r"^hermes (?:\S+ )*config (?:set|unset|reset) (?:approvals|sandbox|security|command_allowlist|yolo|terminal\.env_passthrough"
-         r"|mcp_servers\.\S+\.approval)\b|^hermes (?:\S+ )*config (?:edit|reset)(?: |$)|^hermes (?:\S+ )*--yolo\b", ("hermes",)),
+         r"|mcp_servers\.\S+\.approval)\b|^hermes (?:\S+ )*config (?:edit|reset)(?: |$)", ("hermes",)),  # --yolo, -C: runners.hermes
 )

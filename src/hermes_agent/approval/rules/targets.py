@@ -50,6 +50,8 @@ NETWORK_REDIRECT: Class = ("network_redirect", "redirection to a network socket 
 SSH_WRITE: Class = ("ssh_write", "write to SSH keys or config (~/.ssh)", False)
 SHELL_RC_WRITE: Class = ("shell_rc_write", "write to a shell startup file (~/.bashrc, ~/.zshrc, ~/.profile...)", False)
 HERMES_CONFIG_WRITE: Class = ("hermes_config_write", "write to Hermes config or secrets (~/.hermes/config.yaml, .env)", False)
+HERMES_STATE_WRITE: Class = ("hermes_state_write", "write into the Hermes home (memory, skills, SOUL.md, cron, plugins: what "
+                             "future sessions read)", False)
 ENV_FILE_WRITE: Class = ("env_file_write", "write to a .env secrets file", False)
 CREDENTIAL_WRITE: Class = ("credential_write", "write to a credential file (~/.aws, ~/.netrc, ~/.gnupg...)", False)
 HISTORY_WIPE: Class = ("history_wipe", "erase shell history", False)
@@ -132,8 +134,10 @@ def classify_path(path: str, *, hermes_home: str | None = None) -> Class | None:
         return SHELL_RC_WRITE
     if hermes_home and (p == f"{hermes_home}/config.yaml" or p == f"{hermes_home}/.env"):
         return HERMES_CONFIG_WRITE
-    if re.search(r"(?:^|/)\.hermes/(?:config\.yaml|\.env)\Z", p):
+    if re.search(r"(?:^|/)\.hermes/(?:profiles/[^/]+/)?(?:config\.yaml|\.env)\Z", p):
         return HERMES_CONFIG_WRITE
+    if re.search(r"(?:^|/)\.hermes/\S", p):
+        return HERMES_STATE_WRITE
     if _ENV_FILE.match(base) and not _ENV_TEMPLATE.search(base):
         return ENV_FILE_WRITE
     if _CREDENTIAL.search(p):
