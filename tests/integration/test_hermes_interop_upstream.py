@@ -381,3 +381,38 @@ def test_approvals_in_the_legacy_pairing_folder_are_honoured(fake, scripted, her
         assert not any("pairing code" in t for t in fake.texts(777))
     finally:
         gw.stop()
+
+
+@needs_ref
+def test_a_script_jobs_output_reaches_the_chat_as_hermes_sends_it(fake, home, server):
+    pytest.importorskip("telegram")
+    write_config(home, server.url, "platforms:\n  telegram:\n    enabled: true\n    extra:\n"
+                                   f"      base_url: {fake.base_url}\n      base_file_url: {fake.file_url()}\n")
+    (home / "scripts").mkdir()
+    (home / "scripts" / "wd.sh").write_text('echo "disk at 91%"\n')
+    ok(other(REF, "cron", "create", "every 1h", "--no-agent", "--script", "wd.sh", "--name", "wd",
+             "--deliver", "telegram:111", home=home))
+    (job,) = jobs(home)
+    ran = run_hermes("cron", "run", job["id"], "--now", home=home, env={"TELEGRAM_BOT_TOKEN": fake.token},
+                     cwd=str(home.parent / "work"))
+    assert ran.returncode == 0, ran.stderr
+    assert fake.wait_for(lambda: fake.texts(111), 20)
+    (text,) = fake.texts(111)
+    assert text.startswith(f"Cronjob Response: wd\n(job_id: {job['id']})\n") and "disk at 91%" in text
+    assert server.requests == [] and jobs(home)[0]["last_delivery_error"] is None
+
+
+@needs_ref
+def test_a_script_job_we_create_is_one_hermes_runs(home, server):
+    (home / "scripts").mkdir()
+    (home / "scripts" / "probe.py").write_text("print('probe says hi')\n")
+    made = run_hermes("cron", "create", "every 2h", "--no-agent", "--script", "probe.py", "--name", "probe", home=home)
+    assert made.returncode == 0 and "Mode: no-agent" in made.stdout, made.stderr
+    listed = ok(other(REF, "cron", "list", home=home))
+    assert "probe" in listed and "no-agent" in listed
+    (job,) = jobs(home)
+    ok(other(REF, "cron", "run", job["id"], home=home))
+    ok(other(REF, "cron", "tick", home=home))  # Hermes runs it (its own way, no model either)
+    (output,) = (home / "cron" / "output" / job["id"]).glob("*.md")
+    assert "probe says hi" in output.read_text() and server.requests == []
+    assert "completed" in ok(other(REF, "cron", "runs", home=home))
