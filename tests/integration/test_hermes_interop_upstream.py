@@ -416,3 +416,18 @@ def test_a_script_job_we_create_is_one_hermes_runs(home, server):
     (output,) = (home / "cron" / "output" / job["id"]).glob("*.md")
     assert "probe says hi" in output.read_text() and server.requests == []
     assert "completed" in ok(other(REF, "cron", "runs", home=home))
+
+
+@needs_ref
+def test_a_jobs_model_and_toolsets_pins_are_honoured(home, server, tmp_path):
+    ok(other(REF, "cron", "create", "every 1h", "check the logs", "--name", "pinned", home=home))
+    path = home / "cron" / "jobs.json"
+    data = json.loads(path.read_text())
+    data["jobs"][0].update(model="pinned-model", enabled_toolsets=["file"], workdir=str(tmp_path / "work"))
+    path.write_text(json.dumps(data))
+    server.add({"content": "logs are clean"})
+    ran = run_hermes("cron", "run", data["jobs"][0]["id"], "--now", home=home)
+    assert ran.returncode == 0 and "logs are clean" in ran.stdout, ran.stderr
+    body = server.requests[-1]["body"]
+    offered = {t["function"]["name"] for t in body.get("tools", [])}
+    assert body["model"] == "pinned-model" and "read_file" in offered and "terminal" not in offered
