@@ -55,11 +55,12 @@ def media_of(reply: str) -> tuple[str, list[Path]]:
 
 def session_key(event: Inbound, per_user: bool = True) -> str:
     """Hermes's routing key of the chat an event belongs to: `agent:main:<platform>:dm:<chat_id>` for a
-    direct chat; `agent:main:<platform>:group:<chat_id>[:<user_id>]` elsewhere (per participant unless
-    `group_sessions_per_user: false`, as in Hermes)."""
+    direct chat; `agent:main:<platform>:group:<chat_id>[:<user_id>]` elsewhere: per participant unless
+    `group_sessions_per_user: false`, and a thread (our adapters' `<channel>:<thread>` chat ids) shared by
+    everyone in it, as in Hermes."""
     if event.is_dm:
         return f"agent:main:{event.platform}:dm:{event.chat_id}"
-    tail = f":{event.user_id}" if per_user and event.user_id else ""
+    tail = f":{event.user_id}" if per_user and event.user_id and ":" not in event.chat_id else ""
     return f"agent:main:{event.platform}:group:{event.chat_id}{tail}"
 
 
