@@ -16,7 +16,7 @@ import pytest
 
 from tests.helpers import HERMES, model_config, run_hermes
 
-HERMES_REF = Path("/work/hermes-ref/bin/hermes")
+HERMES_REF = Path(os.environ.get("HERMES_REF_BIN") or "/work/hermes-ref/bin/hermes")
 
 
 def _env(home: Path) -> dict:

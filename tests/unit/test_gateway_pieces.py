@@ -39,3 +39,16 @@ def test_pairing_code_expires_after_an_hour(tmp_path):
     fresh = store.request("telegram", "7").code  # the 10-minute limit has passed too
     assert store.approve("telegram", fresh) == {"user_id": "7", "user_name": ""}
     assert store.is_approved("telegram", "7")
+
+
+def test_chat_keys_are_hermes_routing_keys():
+    from hermes_agent.gateway.base import Inbound
+    from hermes_agent.gateway.session import session_key
+
+    def ev(chat: str, dm: bool, user: str = "42") -> Inbound:
+        return Inbound("telegram", 1, chat, user, "Ann", "hi", is_dm=dm)
+
+    assert session_key(ev("111", True)) == "agent:main:telegram:dm:111"
+    assert session_key(ev("-100", False)) == "agent:main:telegram:group:-100:42"
+    assert session_key(ev("-100", False), per_user=False) == "agent:main:telegram:group:-100"
+    assert session_key(ev("C1:1700.1", False)) == "agent:main:telegram:group:C1:1700.1"  # a thread is shared

@@ -40,7 +40,7 @@ def bind_session(store: SessionStore, services: AgentServices, source: str, *,
     services.persist = binding.persist
     services.session = binding
     services.ctx.session_search = binding.search
-    services.closers.append(binding.end)
+    services.closers.append(binding.close)
     return binding
 
 
@@ -51,6 +51,7 @@ class SessionBinding:
                  parent_id: str | None = None) -> None:
         self.store, self.services, self.source, self.parent_id = store, services, source, parent_id
         self.id: str | None = None
+        self.keep_open = False  # a chat's session outlives the gateway process (Hermes's gateway prunes ended ones)
         self.titler: Callable[[str, str], str] | None = None  # opt-in LLM titles (sessions.title_mode: llm)
         self._titled: set[str] = set()
         self._title_thread: threading.Thread | None = None
@@ -142,6 +143,13 @@ class SessionBinding:
     def new_session(self) -> None:
         """End the current session; the next message starts another."""
         self.end("new_session")
+
+    def close(self) -> None:
+        """The agent is going away: end the session, unless it is a chat's that continues later."""
+        if not self.keep_open:
+            self.end()
+        elif self._title_thread is not None:
+            self._title_thread.join(timeout=15)
 
     def end(self, reason: str = "ended") -> None:
         if self._title_thread is not None:

@@ -43,11 +43,22 @@ def _approver(settings: Settings) -> object:
     return AutoApprover() if settings.cfg.approvals.cron_mode == "approve" else AutoDenyApprover()
 
 
+def job_settings(job: dict, settings: Settings) -> Settings:
+    """Settings for one job's run: its own `model`, `provider`, `base_url` (Hermes's per-job pins) and
+    `workdir` (where its tools work) over the configured ones."""
+    overrides = {key: job[field] for field, key in (("model", "model.default"), ("provider", "model.provider"),
+                                                      ("base_url", "model.base_url"), ("workdir", "terminal.cwd"))
+                 if isinstance(job.get(field), str) and job[field].strip()}
+    return settings.with_overrides(overrides) if overrides else settings
+
+
 def _turn(job: dict, settings: Settings, timeout: float | None, prompt: str) -> tuple[bool, str, str | None]:
     """Run `prompt` (the job's, with its script output and skills) as one fresh agent turn; (ok, text, error)."""
     from hermes_agent.bootstrap import build_agent
 
-    agent = build_agent(settings, platform="cron", approver=_approver(settings), interactive=False)
+    toolsets = job.get("enabled_toolsets")
+    agent = build_agent(job_settings(job, settings), platform="cron", approver=_approver(settings), interactive=False,
+                        toolsets=[str(t) for t in toolsets] if isinstance(toolsets, list) and toolsets else None)
     box: dict[str, object] = {}
 
     def work() -> None:

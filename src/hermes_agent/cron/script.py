@@ -14,6 +14,8 @@ from hermes_agent.config.settings import Settings
 
 DEFAULT_SCRIPT_TIMEOUT = 3600.0
 _ERR_MARK = "\x1ehermes-cron-stderr\x1e"
+SCRIPT_BLOCKED_NOTE = ("[sandbox: the OS sandbox blocked this: a cron script writes only in the job's workdir "
+                       "(else terminal.cwd) and temp dirs; credentials are hidden]")
 
 
 def resolve_script(home: Path, script: str) -> tuple[Path | None, str]:
@@ -76,7 +78,10 @@ def run_script(job: dict, settings: Settings) -> tuple[bool, str]:
         result = backend.execute(_command(_interpreter(job, path), path), cwd=str(path.parent), timeout=timeout)
     finally:
         backend.close()
-    out, _, err = result.output.partition(_ERR_MARK)
+    from hermes_agent.terminal.sandbox.spec import BLOCKED_NOTE
+
+    text = result.output.replace(BLOCKED_NOTE, SCRIPT_BLOCKED_NOTE)  # the model's hint does not apply here
+    out, _, err = text.partition(_ERR_MARK)
     out, err = out.strip(), err.strip()
     if result.timed_out:
         return False, f"Script timed out after {timeout:g}s: {path}"

@@ -1,7 +1,8 @@
 """DM pairing (Hermes's rules and file layout): an unknown user gets a one-time code the owner approves with
 `hermes pairing approve <platform> <code>`. Codes: 8 characters from an unambiguous alphabet, 1 h expiry,
 1 request per user per 10 min, at most 3 pending per platform, 5 failed approvals lock the platform out for
-1 h. Files under HERMES_HOME/platforms/pairing/, mode 0600; codes are stored only as salted hashes."""
+1 h. Files under HERMES_HOME/platforms/pairing/ (or the legacy
+HERMES_HOME/pairing/ when that holds anything, as Hermes decides; approvals in either count), mode 0600; codes are stored only as salted hashes."""
 
 from __future__ import annotations
 
@@ -35,7 +36,25 @@ class PairResult:
 
 
 def pairing_dir() -> Path:
-    return paths.hermes_home() / "platforms" / "pairing"
+    """Where pairing state is written, by Hermes's rule: the legacy HERMES_HOME/pairing/ when it holds
+    anything (older installs), else HERMES_HOME/platforms/pairing/."""
+    home = paths.hermes_home()
+    legacy = home / "pairing"
+    try:
+        if legacy.is_dir() and any(legacy.iterdir()):
+            return legacy
+    except OSError:
+        return legacy
+    return home / "platforms" / "pairing"
+
+
+def _other_dir(active: Path) -> Path | None:
+    """The layout not written to: its approvals still count (Hermes merges the two)."""
+    home = paths.hermes_home()
+    for candidate in (home / "pairing", home / "platforms" / "pairing"):
+        if candidate != active and candidate.is_dir():
+            return candidate
+    return None
 
 
 def _hash(code: str, salt: bytes) -> str:
@@ -47,15 +66,22 @@ class PairingStore:
 
     def __init__(self, directory: Path | None = None, *, clock=time.time) -> None:  # type: ignore[no-untyped-def]
         self.dir = directory or pairing_dir()
+        self.other = None if directory else _other_dir(self.dir)
         self.clock = clock
         self._lock = threading.RLock()
 
-    def _load(self, name: str) -> dict:
+    def _load(self, name: str, directory: Path | None = None) -> dict:
         try:
-            data = json.loads((self.dir / name).read_text(encoding="utf-8"))
+            data = json.loads(((directory or self.dir) / name).read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return {}
         return data if isinstance(data, dict) else {}
+
+    def _approved(self, platform: str) -> dict:
+        """Approved users of both layouts (the one written to wins on a conflict)."""
+        name = f"{platform}-approved.json"
+        other = self._load(name, self.other) if self.other is not None else {}
+        return {**other, **self._load(name)}
 
     def _save(self, name: str, data: dict) -> None:
         self.dir.mkdir(parents=True, exist_ok=True)
@@ -68,7 +94,7 @@ class PairingStore:
                 if isinstance(v, dict) and now - float(v.get("created_at", 0)) < CODE_TTL}
 
     def is_approved(self, platform: str, user_id: str) -> bool:
-        return str(user_id) in self._load(f"{platform}-approved.json")
+        return str(user_id) in self._approved(platform)
 
     def list_pending(self, platform: str) -> list[dict]:
         return [{"platform": platform, **{k: v for k, v in e.items() if k not in ("hash", "salt")}}
@@ -76,13 +102,11 @@ class PairingStore:
 
     def list_approved(self, platform: str) -> list[dict]:
         return [{"platform": platform, "user_id": uid, **info}
-                for uid, info in self._load(f"{platform}-approved.json").items()]
+                for uid, info in self._approved(platform).items() if isinstance(info, dict)]
 
     def platforms(self) -> list[str]:
-        if not self.dir.is_dir():
-            return []
-        names = {p.name.rsplit("-", 1)[0] for p in self.dir.glob("*-*.json")}
-        return sorted(names)
+        dirs = [d for d in (self.dir, self.other) if d is not None and d.is_dir()]
+        return sorted({p.name.rsplit("-", 1)[0] for d in dirs for p in d.glob("*-*.json")})
 
     def locked_out(self, platform: str) -> bool:
         until = float(self._load("_rate_limits.json").get(f"_lockout:{platform}", 0))
@@ -145,8 +169,11 @@ class PairingStore:
 
     def revoke(self, platform: str, user_id: str) -> bool:
         with self._lock:
-            approved = self._load(f"{platform}-approved.json")
-            if approved.pop(str(user_id), None) is None:
-                return False
-            self._save(f"{platform}-approved.json", approved)
-            return True
+            found = False
+            for directory in (d for d in (self.dir, self.other) if d is not None):
+                approved = self._load(f"{platform}-approved.json", directory)
+                if approved.pop(str(user_id), None) is not None:
+                    found = True
+                    directory.mkdir(parents=True, exist_ok=True)
+                    write_json(directory / f"{platform}-approved.json", approved, indent=2)
+            return found

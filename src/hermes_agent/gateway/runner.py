@@ -22,7 +22,7 @@ from hermes_agent.gateway.hooks import HookRunner
 from hermes_agent.gateway.pairing import PairingStore
 from hermes_agent.gateway.routing import Access, authorized, pairing_reply
 from hermes_agent.gateway.send import HomeChannels, Outbox
-from hermes_agent.gateway.session import ChatSession, SessionMap
+from hermes_agent.gateway.session import ChatSession, SessionMap, session_key
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +62,7 @@ class GatewayRunner:
         self.pairing = PairingStore()
         self.access = {name: Access.from_settings(settings, name) for name in self.adapters}
         self.sessions: dict[str, ChatSession] = {}
-        self.session_map = SessionMap(gateway_dir() / "sessions.json")
+        self.session_map = SessionMap(settings.home, legacy=gateway_dir() / "sessions.json")
         self.started = time.time()
         self.loop: asyncio.AbstractEventLoop | None = None
         self._stop = asyncio.Event()
@@ -290,7 +290,7 @@ class GatewayRunner:
         agent.set_provider(build_provider(self.settings.with_overrides({"model.default": model})))  # type: ignore[attr-defined]
 
     def _session(self, event: Inbound) -> ChatSession:
-        key = f"{event.platform}:{event.chat_id}"
+        key = session_key(event, self.settings.get("group_sessions_per_user", True) is not False)
         session = self.sessions.get(key)
         if session is None:
             assert self.loop is not None
@@ -312,6 +312,8 @@ class GatewayRunner:
                 except StorageError:  # the remembered session is gone: start a new one
                     log.warning("session %s not found: starting a new one", resume)
                     agent = build_agent(self.settings, **kw)
+            if agent.services.session is not None:  # the chat continues it later (here or in Hermes)
+                agent.services.session.keep_open = True  # type: ignore[attr-defined]
             ctx = agent.services.ctx  # send_message goes out through this gateway; cron jobs remember this chat
             ctx.messenger, ctx.origin = self.outbox, {"platform": platform, "chat_id": chat_id}
             return agent

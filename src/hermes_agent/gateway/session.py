@@ -12,7 +12,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 from hermes_agent import lazyre
-from hermes_agent.atomicfile import write_json
 from hermes_agent.events import Event, ToolFinished, ToolStarted
 from hermes_agent.gateway.approval import ChatApprover
 from hermes_agent.gateway.base import Inbound, PlatformAdapter
@@ -55,27 +54,50 @@ def media_of(reply: str) -> tuple[str, list[Path]]:
     return re.sub(r"\n{3,}", "\n\n", text).strip(), files
 
 
-class SessionMap:
-    """chat key -> state.db session id (HERMES_HOME/gateway/sessions.json), so chats resume after a restart."""
+def session_key(event: Inbound, per_user: bool = True) -> str:
+    """Hermes's routing key of the chat an event belongs to: `agent:main:<platform>:dm:<chat_id>` for a
+    direct chat; `agent:main:<platform>:group:<chat_id>[:<user_id>]` elsewhere: per participant unless
+    `group_sessions_per_user: false`, and a thread (our adapters' `<channel>:<thread>` chat ids) shared by
+    everyone in it, as in Hermes."""
+    if event.is_dm:
+        return f"agent:main:{event.platform}:dm:{event.chat_id}"
+    tail = f":{event.user_id}" if per_user and event.user_id and ":" not in event.chat_id else ""
+    return f"agent:main:{event.platform}:group:{event.chat_id}{tail}"
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
+
+def origin_of(event: Inbound) -> dict:
+    """Hermes's SessionSource dict for an event (the routing entry's `origin`)."""
+    return {"platform": event.platform, "chat_id": event.chat_id,
+            "chat_name": event.user_name if event.is_dm else None, "chat_type": "dm" if event.is_dm else "group",
+            "user_id": event.user_id, "user_name": event.user_name, "thread_id": None, "chat_topic": None}
+
+
+class SessionMap:
+    """Chat key -> state.db session id, shared with Hermes (storage/routing.py: its gateway_routing table and
+    sessions/sessions.json), so a chat continues one conversation across restarts and across the two
+    programs. Chats remembered by earlier versions of ours (HERMES_HOME/gateway/sessions.json, keys
+    `<platform>:<chat_id>`) are read as a fallback."""
+
+    def __init__(self, home: Path, legacy: Path | None = None) -> None:
+        from hermes_agent.storage.routing import RoutingIndex
+
+        self.index = RoutingIndex(home)
         try:
-            self.data: dict[str, str] = json.loads(path.read_text(encoding="utf-8"))
+            self.legacy: dict[str, str] = json.loads(legacy.read_text(encoding="utf-8")) if legacy else {}
         except (OSError, ValueError):
-            self.data = {}
+            self.legacy = {}
 
     def get(self, key: str) -> str | None:
-        return self.data.get(key)
+        found = self.index.get(key)
+        if found is None and self.legacy:
+            parts = key.split(":")
+            for old in (":".join([parts[2], *parts[4:]]), ":".join([parts[2], *parts[4:-1]])):
+                if isinstance(self.legacy.get(old), str):
+                    return self.legacy[old]
+        return found
 
-    def set(self, key: str, sid: str | None) -> None:
-        if sid is None:
-            self.data.pop(key, None)
-        elif self.data.get(key) == sid:
-            return
-        else:
-            self.data[key] = sid
-        write_json(self.path, self.data)
+    def set(self, key: str, sid: str | None, origin: dict | None = None) -> None:
+        self.index.set(key, sid, origin)
 
 
 class ChatSession:
@@ -89,6 +111,7 @@ class ChatSession:
         self.approver = ChatApprover(loop, adapter, chat_id)
         self.user_id = ""
         self.owners: frozenset[str] = frozenset()  # users on the platform's allowlist: their words are trusted
+        self.origin: dict | None = None  # Hermes's SessionSource of the last message (routing entry)
         self.model: str | None = None  # /model NAME for this chat
         self.switch_model: Callable[[object, str], None] | None = None
         self._progress_lines: list[str] = []
@@ -135,6 +158,7 @@ class ChatSession:
             batch, self.queue = self.queue, []
             text = "\n\n".join(e.text for e in batch)
             self.user_id = batch[-1].user_id
+            self.origin = origin_of(batch[-1])
             ctx = self.hook_context()
             self.hooks.emit("agent:start", {**ctx, "message": text[:500]})
             self._progress_lines, self._progress_msg, self._steps = [], None, 0
@@ -207,7 +231,7 @@ class ChatSession:
         before = self.agent.session_id  # type: ignore[attr-defined]
         outcome = self.agent.run_turn(text, untrusted=untrusted)  # type: ignore[attr-defined]
         sid = self.agent.session_id  # type: ignore[attr-defined]
-        self.sessions.set(self.key, sid)
+        self.sessions.set(self.key, sid, self.origin)
         if sid and sid != before:
             self.hooks.emit_threadsafe(self.loop, "session:start", self.hook_context())
         if outcome.reason == "interrupted":

@@ -189,7 +189,7 @@ class CheckpointStore:
     def _large_files(self, wd: str, excludes: str) -> list[str] | None:
         """Untracked files above the size limit (None: too many files to snapshot)."""
         out = self._git(wd, "ls-files", "-z", "--others", "--exclude-standard", excludes=excludes,
-                        index=os.path.join(os.path.dirname(excludes), "empty-index"))
+                        index=os.path.join(os.path.dirname(excludes), "empty-index"))  # every file not excluded
         names = [n for n in out.split("\0") if n]
         if len(names) > self.max_files:
             return None
@@ -210,6 +210,9 @@ class CheckpointStore:
         excludes = self._excludes(wd, tmp, big)
         index = self.index(wd)
         self._git(wd, "add", "-A", "--ignore-errors", ".", index=index, check=False, excludes=excludes)
+        if big:  # excludes do not drop paths the index already has (a file that grew past the limit)
+            self._git(wd, "rm", "--cached", "-q", "--ignore-unmatch", "--", *(f":(literal){b}" for b in big),
+                      index=index)
         return self._git(wd, "write-tree", index=index).strip()
 
     def index(self, wd: str) -> str:

@@ -78,6 +78,12 @@ def test_ignored_vendor_and_large_files_are_not_captured(project, hermes_home):
     names = subprocess.run(["git", f"--git-dir={store.repo_dir(project)}", "ls-tree", "-r", "--name-only", cid],
                            capture_output=True, text=True, check=True).stdout.split()
     assert sorted(names) == [".gitignore", "lib/util.py", "main.py"]
+    (project / "main.py").write_bytes(b"m" * 5000)  # a captured file that grows past the limit drops out
+    (project / "lib/util.py").write_text("X = 2\n")
+    cid = store.snapshot(project, "grown")
+    names = subprocess.run(["git", f"--git-dir={store.repo_dir(project)}", "ls-tree", "-r", "--name-only", cid],
+                           capture_output=True, text=True, check=True).stdout.split()
+    assert sorted(names) == [".gitignore", "lib/util.py"]
 
 
 def test_dedupe_by_content_and_by_turn(project, hermes_home):

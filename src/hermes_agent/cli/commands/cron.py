@@ -74,8 +74,14 @@ def _list(args: argparse.Namespace, store: JobStore, settings: Settings) -> int:
         print(f"{job['id']}  {job.get('name')}  [{state}]")
         print(f"    schedule: {job.get('schedule_display')}   next: {job.get('next_run_at') or '-'}   "
               f"deliver: {job.get('deliver', 'local')}")
+        if job.get("script") or job.get("skills"):
+            mode = "no-agent (script output delivered)" if job.get("no_agent") else "agent"
+            extra = f"   script: {job['script']}" if job.get("script") else ""
+            extra += f"   skills: {', '.join(map(str, job['skills']))}" if job.get("skills") else ""
+            print(f"    mode: {mode}{extra}")
         if job.get("last_run_at"):
-            error = f"  ({job['last_error']})" if job.get("last_error") else ""
+            first = str(job.get("last_error") or "").strip().splitlines()
+            error = f"  ({first[0]}{' ...' if len(first) > 1 else ''})" if first else ""
             print(f"    last run: {job['last_run_at']}  {job.get('last_status')}{error}")
     return 0
 
