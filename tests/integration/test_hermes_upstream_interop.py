@@ -159,3 +159,47 @@ def test_sessions_export_takes_hermes_arguments_and_writes_its_records(upstream_
     assert json.loads((tmp_path / "md" / "manifest.jsonl").read_text())["session_id"] == sid
     legacy = run_hermes("sessions", "export", sid, "--format", "jsonl", home=home)  # hermes-agent's older form
     assert legacy.returncode == 0 and json.loads(legacy.stdout.splitlines()[0])["type"] == "session"
+
+
+EFFECTIVE = ("import json; from hermes_cli.config import load_config; "
+             "print(json.dumps(load_config(), sort_keys=True, default=repr))")
+
+
+def test_a_v50_config_is_read_reported_and_migrated_without_changing_what_upstream_does(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    for key, value in (("agent.max_turns", "40"), ("database.journal_mode", "delete"),
+                       ("delegation.max_iterations", "120"), ("session.terminal_continue", "false")):
+        upstream("config", "set", key, value, home=home)
+    cfg = home / "config.yaml"
+    written = cfg.read_text()
+    upstream_python = str(Path(UPSTREAM).with_name("python"))
+
+    def effective() -> dict:
+        proc = run_other_hermes(upstream_python, "-c", EFFECTIVE, home=home)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        return json.loads(proc.stdout.strip().splitlines()[-1])
+
+    before = effective()
+    check = run_hermes("config", "check", home=home)  # upstream writes no _config_version: "run migrate"
+    theirs = check.stdout.split("known to Hermes, not supported here", 1)[1]
+    assert "database.journal_mode" in theirs and "session.terminal_continue" in theirs
+    assert "did you mean" not in check.stdout
+    got = run_hermes("config", "get", "agent.max_turns", home=home)
+    assert got.stdout.strip().endswith("40"), got.stdout  # read where we have the feature
+
+    assert run_hermes("config", "set", "agent.max_turns", "41", home=home).returncode == 0
+    assert cfg.read_text() == written.replace("max_turns: 40", "max_turns: 41")  # only what was asked
+    migrated = run_hermes("config", "migrate", "--non-interactive", home=home)
+    assert migrated.returncode == 0, migrated.stderr
+    after = effective()
+
+    def flat(d: dict, prefix: str = "") -> dict:
+        out = {}
+        for k, v in d.items():
+            out.update(flat(v, f"{prefix}{k}.") if isinstance(v, dict) and v else {f"{prefix}{k}": v})
+        return out
+
+    old, new = flat(before), flat(after)
+    assert {k: new.get(k) for k in old if new.get(k) != old[k]} == {"agent.max_turns": 41}
+    assert "_config_version" not in cfg.read_text()
