@@ -203,3 +203,46 @@ def test_a_v50_config_is_read_reported_and_migrated_without_changing_what_upstre
     old, new = flat(before), flat(after)
     assert {k: new.get(k) for k in old if new.get(k) != old[k]} == {"agent.max_turns": 41}
     assert "_config_version" not in cfg.read_text()
+
+
+def test_a_home_ours_wrote_is_upgraded_by_upstream_and_both_keep_using_it(server, tmp_path):
+    """The switching path of a 0.19.0-era home ours used: upstream converts it to v31 (keeping the inline
+    search layout until `sessions optimize-storage`), then both read and write it."""
+    home = tmp_path / "home"
+    write_config(home, server.url)
+    server.add({"content": "Rambutans are hairy."})
+    first = run_hermes("chat", "-q", "tell me about rambutan", home=home)
+    assert first.returncode == 0, first.stderr
+    sid = run_hermes("sessions", "list", home=home).stdout.splitlines()[1].split()[0]
+    server.add({"content": "Upstream on rambutan."})
+    assert "Upstream on rambutan." in upstream("chat", "--resume", sid, "-q", "more rambutan", home=home)
+    assert "tell me about rambutan" in sent(server)
+    db = home / "state.db"
+    with sqlite3.connect(db) as c:
+        assert c.execute("SELECT version FROM schema_version").fetchall() == [(31,)]
+
+    found = run_hermes("sessions", "search", "rambutan", home=home)
+    assert sid in found.stdout and "more **rambutan**" in found.stdout, found.stdout + found.stderr
+    server.add({"content": "Ours again."})
+    again = run_hermes("chat", "--resume", sid, "-q", "and the seed?", home=home)
+    assert again.returncode == 0 and "Upstream on rambutan." in sent(server), again.stderr
+    server.add({"content": "Upstream again."})
+    assert "Upstream again." in upstream("chat", "--resume", sid, "-q", "last one", home=home)
+    assert "and the seed?" in sent(server) and "Ours again." in sent(server)
+    facts = db_facts(db)
+    assert facts["integrity"] == "ok" and facts["no_uid"] == 0
+
+
+def test_deleting_and_pruning_in_a_v31_home_keep_its_index_and_prompt_table_consistent(upstream_home, tmp_path):
+    home = tmp_path / "home"
+    shutil.copytree(upstream_home[0], home)
+    sid, db = upstream_home[1], home / "state.db"
+    gone = run_hermes("sessions", "delete", sid, "--yes", home=home)
+    assert gone.returncode == 0, gone.stderr
+    facts = db_facts(db)  # the external-content index took the delete through upstream's triggers
+    assert facts["integrity"] == "ok" and facts["version"] == [(31,)]
+    with sqlite3.connect(db) as c:
+        assert c.execute("SELECT COUNT(*) FROM messages").fetchone()[0] == 0
+        assert c.execute("SELECT COUNT(*) FROM system_prompts").fetchone()[0] == 0  # no orphaned prompt
+    assert sid not in run_hermes("sessions", "search", "kumquat", home=home).stdout
+    assert "No sessions" in upstream("sessions", "list", home=home)

@@ -30,6 +30,18 @@ def canonical_name(name: str) -> str:
     return NAMES.get(name, name)
 
 
+def with_upstream_names(definitions: list[dict]) -> list[dict]:
+    """`tools.schema_style: upstream`: the definitions under upstream's tool names (schemas stay ours)."""
+    ours_to_theirs = {v: k for k, v in NAMES.items()}
+    out = []
+    for d in definitions:
+        name = d.get("function", {}).get("name")
+        if name in ours_to_theirs:
+            d = {**d, "function": {**d["function"], "name": ours_to_theirs[name]}}
+        out.append(d)
+    return out
+
+
 def _json_value(value: object) -> object:
     if isinstance(value, str) and value.strip()[:1] in ("[", "{"):
         try:
@@ -128,7 +140,7 @@ def _unwrap_bridge(args: dict, offered: Collection[str] | None) -> tuple[str, di
     inner = _json_value(args.get("arguments", args.get("args", {})))
     if not isinstance(target, str) or not target or not isinstance(inner, dict):
         raise Unmappable("tool_call needs name (a tool) and arguments (an object)")
-    if offered is not None and canonical_name(target) not in offered:
+    if offered is not None and canonical_name(target) not in {canonical_name(n) for n in offered}:
         raise Unmappable(f"tool_call: {target} is not among this run's tools")
     return target, inner
 
