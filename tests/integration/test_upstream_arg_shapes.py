@@ -78,3 +78,17 @@ def test_schema_style_upstream_sends_upstream_tool_names_and_both_names_work(scr
     assert {"todo_list", "process_manage", "cronjob_manage"} <= sent and not {"todo", "process", "cronjob"} & sent
     first, second = _results(scripted)
     assert [t["content"] for t in second["todos"]] == ["peel", "eat"] and "error" not in first
+
+
+def test_memory_patch_changes_only_the_span(scripted, hermes_home):
+    model_config(hermes_home, scripted.url, NO_RC)
+    scripted.add(
+        {"tool_calls": [{"name": "memory", "arguments": {"action": "add", "target": "user",
+                                                         "content": "Ada likes green tea daily"}}]},
+        {"tool_calls": [{"name": "memory", "arguments": {"action": "patch", "target": "user",
+                                                         "old_text": "green tea", "new_text": "black coffee"}}]},
+        {"content": "ok"})
+    out = run_hermes("chat", "-q", "go", home=hermes_home, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert [r["success"] for r in _results(scripted)] == [True, True], _results(scripted)
+    assert "Ada likes black coffee daily" in (hermes_home / "memories" / "USER.md").read_text()

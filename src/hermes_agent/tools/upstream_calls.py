@@ -10,7 +10,8 @@ one line the model can act on.
   {name, arguments} (upstream's deferred-tool bridge) is unwrapped when we did not offer the bridge.
 - clarify `questions[]`, skill_manage `operations[]` (one call per operation), delegate_task
   `action` (spawn only), terminal `notify`/`heartbeat`/`persist_on_release`, session_search
-  `after`/`before`/`detail`/`exclude_session_ids`, memory `new_text`.
+  `after`/`before`/`detail`/`exclude_session_ids`, memory `new_text` (its span-only `patch` action is the
+  memory tool's own).
 """
 
 from __future__ import annotations
