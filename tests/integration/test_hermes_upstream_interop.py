@@ -39,9 +39,14 @@ def write_config(home: Path, url: str) -> None:
         "auxiliary:\n  title_generation:\n    enabled: false\n", encoding="utf-8")
 
 
-def sent(server: ScriptedServer) -> str:
-    """Everything the last chat request carried, as one string."""
-    return repr(server.requests[-1]["body"]["messages"])
+def sent(server: ScriptedServer, question: str) -> str:
+    """Everything the latest chat request that carried `question` held, as one string (upstream may send
+    auxiliary requests of its own after the turn, so the very last request is not always the turn's)."""
+    for request in reversed(server.requests):
+        text = repr(request["body"].get("messages"))
+        if question in text:
+            return text
+    return ""
 
 
 def db_facts(db: Path) -> dict:
@@ -91,14 +96,16 @@ def test_a_v31_home_is_read_and_written_by_ours_and_upstream_keeps_using_it(upst
     server.add({"content": "It printed kumquat-42, as before."})
     cont = run_hermes("chat", "--resume", sid, "-q", "what did it print?", home=home)
     assert cont.returncode == 0 and "It printed kumquat-42, as before." in cont.stdout, cont.stderr
-    assert "hello pineapple" in sent(server) and "kumquat-42" in sent(server)  # upstream's turns replayed
+    history = sent(server, "what did it print?")
+    assert "hello pineapple" in history and "kumquat-42" in history  # upstream's turns replayed
     after = db_facts(db)
     assert after == {**before, "no_uid": 0}  # still v31, intact; its trigger minted our rows' message_uid
 
     # Upstream resumes the session with our turn in the history it sends.
     server.add({"content": "Upstream here again."})
     assert "Upstream here again." in upstream("chat", "--resume", sid, "-q", "and now?", home=home)
-    assert "what did it print?" in sent(server) and "It printed kumquat-42, as before." in sent(server)
+    history = sent(server, "and now?")
+    assert "what did it print?" in history and "It printed kumquat-42, as before." in history
 
     # A new session of ours: upstream lists it, finds it with its session_search tool, and resumes it.
     server.add({"content": "Mangosteens are purple."})
@@ -109,11 +116,13 @@ def test_a_v31_home_is_read_and_written_by_ours_and_upstream_keeps_using_it(upst
     server.add({"tool_calls": [{"name": "tool_call", "arguments": {
         "name": "session_search", "arguments": {"query": "mangosteen"}}}]}, {"content": "Found it."})
     upstream("chat", "-q", "what did I ask about fruit?", "--yolo", home=home)
-    result = json.loads(server.requests[-1]["body"]["messages"][-1]["content"])
+    result = json.loads(next(r["body"]["messages"][-1]["content"] for r in reversed(server.requests)
+                             if r["body"]["messages"][-1].get("role") == "tool"))
     assert [r["session_id"] for r in result["results"]] == [new_sid]
     server.add({"content": "Still purple."})
     assert "Still purple." in upstream("chat", "--resume", new_sid, "-q", "what colour?", home=home)
-    assert "tell me about mangosteen" in sent(server) and "Mangosteens are purple." in sent(server)
+    history = sent(server, "what colour?")
+    assert "tell me about mangosteen" in history and "Mangosteens are purple." in history
     with sqlite3.connect(db) as c:  # our prompt went into upstream's de-duplicated prompt table
         prompt = c.execute("SELECT p.prompt FROM sessions s JOIN system_prompts p ON p.hash = s.system_prompt_hash "
                            "WHERE s.id = ? AND s.system_prompt IS NULL", (new_sid,)).fetchone()
@@ -216,7 +225,7 @@ def test_a_home_ours_wrote_is_upgraded_by_upstream_and_both_keep_using_it(server
     sid = run_hermes("sessions", "list", home=home).stdout.splitlines()[1].split()[0]
     server.add({"content": "Upstream on rambutan."})
     assert "Upstream on rambutan." in upstream("chat", "--resume", sid, "-q", "more rambutan", home=home)
-    assert "tell me about rambutan" in sent(server)
+    assert "tell me about rambutan" in sent(server, "more rambutan")
     db = home / "state.db"
     with sqlite3.connect(db) as c:
         assert c.execute("SELECT version FROM schema_version").fetchall() == [(31,)]
@@ -225,10 +234,11 @@ def test_a_home_ours_wrote_is_upgraded_by_upstream_and_both_keep_using_it(server
     assert sid in found.stdout and "more **rambutan**" in found.stdout, found.stdout + found.stderr
     server.add({"content": "Ours again."})
     again = run_hermes("chat", "--resume", sid, "-q", "and the seed?", home=home)
-    assert again.returncode == 0 and "Upstream on rambutan." in sent(server), again.stderr
+    assert again.returncode == 0 and "Upstream on rambutan." in sent(server, "and the seed?"), again.stderr
     server.add({"content": "Upstream again."})
     assert "Upstream again." in upstream("chat", "--resume", sid, "-q", "last one", home=home)
-    assert "and the seed?" in sent(server) and "Ours again." in sent(server)
+    history = sent(server, "last one")
+    assert "and the seed?" in history and "Ours again." in history
     facts = db_facts(db)
     assert facts["integrity"] == "ok" and facts["no_uid"] == 0
 
