@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import sqlite3
 from pathlib import Path
 
@@ -28,7 +29,11 @@ pytestmark = pytest.mark.skipif(
 
 def upstream(*args: str, home: Path) -> str:
     proc = run_other_hermes(UPSTREAM, *args, home=home)
-    assert proc.returncode == 0, f"exit {proc.returncode}\nstdout: {proc.stdout[-2000:]}\nstderr: {proc.stderr[-2000:]}"
+    # The build (made for Python 3.14, run here on 3.11) now and then dies of SIGSEGV while shutting down,
+    # after the turn was saved and its closing summary printed; the database checks below still apply.
+    after_the_turn = proc.returncode == -signal.SIGSEGV and "exit_label_session" in proc.stdout
+    assert proc.returncode == 0 or after_the_turn, \
+        f"exit {proc.returncode}\nstdout: {proc.stdout[-2000:]}\nstderr: {proc.stderr[-2000:]}"
     return proc.stdout
 
 
@@ -39,9 +44,14 @@ def write_config(home: Path, url: str) -> None:
         "auxiliary:\n  title_generation:\n    enabled: false\n", encoding="utf-8")
 
 
-def sent(server: ScriptedServer) -> str:
-    """Everything the last chat request carried, as one string."""
-    return repr(server.requests[-1]["body"]["messages"])
+def sent(server: ScriptedServer, question: str) -> str:
+    """Everything the latest chat request that carried `question` held, as one string (upstream may send
+    auxiliary requests of its own after the turn, so the very last request is not always the turn's)."""
+    for request in reversed(server.requests):
+        text = repr(request["body"].get("messages"))
+        if question in text:
+            return text
+    return ""
 
 
 def db_facts(db: Path) -> dict:
@@ -91,14 +101,16 @@ def test_a_v31_home_is_read_and_written_by_ours_and_upstream_keeps_using_it(upst
     server.add({"content": "It printed kumquat-42, as before."})
     cont = run_hermes("chat", "--resume", sid, "-q", "what did it print?", home=home)
     assert cont.returncode == 0 and "It printed kumquat-42, as before." in cont.stdout, cont.stderr
-    assert "hello pineapple" in sent(server) and "kumquat-42" in sent(server)  # upstream's turns replayed
+    history = sent(server, "what did it print?")
+    assert "hello pineapple" in history and "kumquat-42" in history  # upstream's turns replayed
     after = db_facts(db)
     assert after == {**before, "no_uid": 0}  # still v31, intact; its trigger minted our rows' message_uid
 
     # Upstream resumes the session with our turn in the history it sends.
     server.add({"content": "Upstream here again."})
     assert "Upstream here again." in upstream("chat", "--resume", sid, "-q", "and now?", home=home)
-    assert "what did it print?" in sent(server) and "It printed kumquat-42, as before." in sent(server)
+    history = sent(server, "and now?")
+    assert "what did it print?" in history and "It printed kumquat-42, as before." in history
 
     # A new session of ours: upstream lists it, finds it with its session_search tool, and resumes it.
     server.add({"content": "Mangosteens are purple."})
@@ -109,11 +121,13 @@ def test_a_v31_home_is_read_and_written_by_ours_and_upstream_keeps_using_it(upst
     server.add({"tool_calls": [{"name": "tool_call", "arguments": {
         "name": "session_search", "arguments": {"query": "mangosteen"}}}]}, {"content": "Found it."})
     upstream("chat", "-q", "what did I ask about fruit?", "--yolo", home=home)
-    result = json.loads(server.requests[-1]["body"]["messages"][-1]["content"])
+    result = json.loads(next(r["body"]["messages"][-1]["content"] for r in reversed(server.requests)
+                             if r["body"]["messages"][-1].get("role") == "tool"))
     assert [r["session_id"] for r in result["results"]] == [new_sid]
     server.add({"content": "Still purple."})
     assert "Still purple." in upstream("chat", "--resume", new_sid, "-q", "what colour?", home=home)
-    assert "tell me about mangosteen" in sent(server) and "Mangosteens are purple." in sent(server)
+    history = sent(server, "what colour?")
+    assert "tell me about mangosteen" in history and "Mangosteens are purple." in history
     with sqlite3.connect(db) as c:  # our prompt went into upstream's de-duplicated prompt table
         prompt = c.execute("SELECT p.prompt FROM sessions s JOIN system_prompts p ON p.hash = s.system_prompt_hash "
                            "WHERE s.id = ? AND s.system_prompt IS NULL", (new_sid,)).fetchone()
@@ -159,3 +173,91 @@ def test_sessions_export_takes_hermes_arguments_and_writes_its_records(upstream_
     assert json.loads((tmp_path / "md" / "manifest.jsonl").read_text())["session_id"] == sid
     legacy = run_hermes("sessions", "export", sid, "--format", "jsonl", home=home)  # hermes-agent's older form
     assert legacy.returncode == 0 and json.loads(legacy.stdout.splitlines()[0])["type"] == "session"
+
+
+EFFECTIVE = ("import json; from hermes_cli.config import load_config; "
+             "print(json.dumps(load_config(), sort_keys=True, default=repr))")
+
+
+def test_a_v50_config_is_read_reported_and_migrated_without_changing_what_upstream_does(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    for key, value in (("agent.max_turns", "40"), ("database.journal_mode", "delete"),
+                       ("delegation.max_iterations", "120"), ("session.terminal_continue", "false")):
+        upstream("config", "set", key, value, home=home)
+    cfg = home / "config.yaml"
+    written = cfg.read_text()
+    upstream_python = str(Path(UPSTREAM).with_name("python"))
+
+    def effective() -> dict:
+        proc = run_other_hermes(upstream_python, "-c", EFFECTIVE, home=home)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        return json.loads(proc.stdout.strip().splitlines()[-1])
+
+    before = effective()
+    check = run_hermes("config", "check", home=home)  # upstream writes no _config_version: "run migrate"
+    theirs = check.stdout.split("known to Hermes, not supported here", 1)[1]
+    assert "database.journal_mode" in theirs and "session.terminal_continue" in theirs
+    assert "did you mean" not in check.stdout
+    got = run_hermes("config", "get", "agent.max_turns", home=home)
+    assert got.stdout.strip().endswith("40"), got.stdout  # read where we have the feature
+
+    assert run_hermes("config", "set", "agent.max_turns", "41", home=home).returncode == 0
+    assert cfg.read_text() == written.replace("max_turns: 40", "max_turns: 41")  # only what was asked
+    migrated = run_hermes("config", "migrate", "--non-interactive", home=home)
+    assert migrated.returncode == 0, migrated.stderr
+    after = effective()
+
+    def flat(d: dict, prefix: str = "") -> dict:
+        out = {}
+        for k, v in d.items():
+            out.update(flat(v, f"{prefix}{k}.") if isinstance(v, dict) and v else {f"{prefix}{k}": v})
+        return out
+
+    old, new = flat(before), flat(after)
+    assert {k: new.get(k) for k in old if new.get(k) != old[k]} == {"agent.max_turns": 41}
+    assert "_config_version" not in cfg.read_text()
+
+
+def test_a_home_ours_wrote_is_upgraded_by_upstream_and_both_keep_using_it(server, tmp_path):
+    """The switching path of a 0.19.0-era home ours used: upstream converts it to v31 (keeping the inline
+    search layout until `sessions optimize-storage`), then both read and write it."""
+    home = tmp_path / "home"
+    write_config(home, server.url)
+    server.add({"content": "Rambutans are hairy."})
+    first = run_hermes("chat", "-q", "tell me about rambutan", home=home)
+    assert first.returncode == 0, first.stderr
+    sid = run_hermes("sessions", "list", home=home).stdout.splitlines()[1].split()[0]
+    server.add({"content": "Upstream on rambutan."})
+    assert "Upstream on rambutan." in upstream("chat", "--resume", sid, "-q", "more rambutan", home=home)
+    assert "tell me about rambutan" in sent(server, "more rambutan")
+    db = home / "state.db"
+    with sqlite3.connect(db) as c:
+        assert c.execute("SELECT version FROM schema_version").fetchall() == [(31,)]
+
+    found = run_hermes("sessions", "search", "rambutan", home=home)
+    assert sid in found.stdout and "more **rambutan**" in found.stdout, found.stdout + found.stderr
+    server.add({"content": "Ours again."})
+    again = run_hermes("chat", "--resume", sid, "-q", "and the seed?", home=home)
+    assert again.returncode == 0 and "Upstream on rambutan." in sent(server, "and the seed?"), again.stderr
+    server.add({"content": "Upstream again."})
+    assert "Upstream again." in upstream("chat", "--resume", sid, "-q", "last one", home=home)
+    history = sent(server, "last one")
+    assert "and the seed?" in history and "Ours again." in history
+    facts = db_facts(db)
+    assert facts["integrity"] == "ok" and facts["no_uid"] == 0
+
+
+def test_deleting_and_pruning_in_a_v31_home_keep_its_index_and_prompt_table_consistent(upstream_home, tmp_path):
+    home = tmp_path / "home"
+    shutil.copytree(upstream_home[0], home)
+    sid, db = upstream_home[1], home / "state.db"
+    gone = run_hermes("sessions", "delete", sid, "--yes", home=home)
+    assert gone.returncode == 0, gone.stderr
+    facts = db_facts(db)  # the external-content index took the delete through upstream's triggers
+    assert facts["integrity"] == "ok" and facts["version"] == [(31,)]
+    with sqlite3.connect(db) as c:
+        assert c.execute("SELECT COUNT(*) FROM messages").fetchone()[0] == 0
+        assert c.execute("SELECT COUNT(*) FROM system_prompts").fetchone()[0] == 0  # no orphaned prompt
+    assert sid not in run_hermes("sessions", "search", "kumquat", home=home).stdout
+    assert "No sessions" in upstream("sessions", "list", home=home)

@@ -64,3 +64,31 @@ def test_upstream_only_requests_get_one_clear_line(scripted, hermes_home):
     assert "persistent subagents" in steer and "spawn" in steer and "\n" not in steer
     assert "questions must be a non-empty list" in clarify
     assert "no_such_tool is not among this run's tools" in bridge
+
+
+def test_schema_style_upstream_sends_upstream_tool_names_and_both_names_work(scripted, hermes_home):
+    model_config(hermes_home, scripted.url, NO_RC + "tools:\n  schema_style: upstream\n")
+    scripted.add({"tool_calls": [
+        {"name": "todo_list", "arguments": {"todos": [{"id": "1", "content": "peel", "status": "pending"}]}},
+        {"name": "todo", "arguments": {"todos": [{"id": "2", "content": "eat", "status": "pending"}], "merge": True}},
+    ]}, {"content": "ok"})
+    out = run_hermes("chat", "-q", "go", home=hermes_home, timeout=120)
+    assert out.returncode == 0, out.stderr
+    sent = {t["function"]["name"] for t in scripted.requests[0]["body"]["tools"]}
+    assert {"todo_list", "process_manage", "cronjob_manage"} <= sent and not {"todo", "process", "cronjob"} & sent
+    first, second = _results(scripted)
+    assert [t["content"] for t in second["todos"]] == ["peel", "eat"] and "error" not in first
+
+
+def test_memory_patch_changes_only_the_span(scripted, hermes_home):
+    model_config(hermes_home, scripted.url, NO_RC)
+    scripted.add(
+        {"tool_calls": [{"name": "memory", "arguments": {"action": "add", "target": "user",
+                                                         "content": "Ada likes green tea daily"}}]},
+        {"tool_calls": [{"name": "memory", "arguments": {"action": "patch", "target": "user",
+                                                         "old_text": "green tea", "new_text": "black coffee"}}]},
+        {"content": "ok"})
+    out = run_hermes("chat", "-q", "go", home=hermes_home, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert [r["success"] for r in _results(scripted)] == [True, True], _results(scripted)
+    assert "Ada likes black coffee daily" in (hermes_home / "memories" / "USER.md").read_text()

@@ -11,6 +11,7 @@ from hermes_agent.config.migrate import (
     CURRENT_VERSION,
     config_version,
     env_vars_to_ask,
+    hermes_only_keys,
     missing_options,
     unknown_keys,
 )
@@ -36,13 +37,17 @@ def check_report(path: Path) -> tuple[list[str], bool]:
         lines.extend(f"  {key} = {_short(default)}" for key, default in missing)
     else:
         lines.append("missing options: none")
+    theirs = hermes_only_keys(user)
+    if theirs:
+        lines.append(f"known to Hermes, not supported here ({len(theirs)}; kept in the file as they are):")
+        lines.extend(f"  {key}" for key in theirs)
     unknown = unknown_keys(user)
     if unknown:
         lines.append("keys this hermes does not use (left as they are; the released Hermes may use them):")
         for item in unknown:
             hint = f"  (did you mean '{item.suggestion}'?)" if item.suggestion else ""
             lines.append(f"  {item.key}{hint}")
-    outdated = version < CURRENT_VERSION
+    outdated = "_config_version" in user and version < CURRENT_VERSION
     if outdated or missing:
         lines.append("run `hermes config migrate` to add the missing options"
                      + (" and update the config version" if outdated else ""))
@@ -76,21 +81,22 @@ def migrate(path: Path, env: Mapping[str, str], *, interactive: bool) -> list[st
     doc = ConfigDocument.load(path)
     before = config_version(doc.data)
     missing = missing_options(doc.data)
-    if not missing and before >= CURRENT_VERSION:
+    if not missing and (before >= CURRENT_VERSION or "_config_version" not in doc.data):
         return [f"{path} is up to date (config version {before})"]
     for key, default in missing:
         doc.set(key, default)
     saved: list[str] = []
     if interactive:
         saved = _ask_env_vars(before, env, paths.env_path())
+    # A file without a version is left without one: Hermes reads an explicit low number (ours is 1) as
+    # an install below its migration floor and stops migrating it; it stamps its own version itself.
     if "_config_version" in doc.data:
         doc.data["_config_version"] = max(before, CURRENT_VERSION)
-    else:
-        doc.set("_config_version", max(before, CURRENT_VERSION))
     doc.save()
+    after = max(before, CURRENT_VERSION) if "_config_version" in doc.data else before
     out = [f"added {len(missing)} missing option(s) to {path} with their defaults" if missing
            else f"no options missing in {path}",
-           f"config version {before} -> {max(before, CURRENT_VERSION)}"]
+           f"config version {before} -> {after}"]
     if saved:
         out.append(f"saved {', '.join(saved)} to {paths.env_path()}")
     elif not interactive and env_vars_to_ask(before, env):

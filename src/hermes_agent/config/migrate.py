@@ -1,12 +1,20 @@
 """Compare a user's config.yaml with DEFAULT_CONFIG: missing options, unknown keys, version, env vars to ask.
-Pure functions over mappings; editing the file (keeping comments) is the CLI's job."""
+Pure functions over mappings; editing the file (keeping comments) is the CLI's job.
+
+`hermes_keys.json` (scripts/hermes_config_keys.py) lists every key the released Hermes 0.19.0 and today's
+upstream (config version 50) know, with their defaults: a key a Hermes user set that we do not read is
+reported as Hermes's, not as a typo, and a missing option whose Hermes default differs from ours is never
+written into the file (Hermes would then behave differently)."""
 
 from __future__ import annotations
 
 import copy
 import difflib
+import functools
+import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 from hermes_agent.config.defaults import DEFAULT_CONFIG, NOT_MIGRATED, OPTIONAL_ENV_VARS
 
@@ -46,13 +54,37 @@ def _lookup(user: Mapping, dotted: str) -> tuple[bool, bool]:
     return True, False
 
 
+@functools.cache
+def _hermes_tables() -> tuple[dict, dict]:
+    data = json.loads(Path(__file__).with_name("hermes_keys.json").read_text(encoding="utf-8"))
+    return data["v0_19"], data["upstream"]
+
+
+def hermes_default_differs(dotted: str, ours: object) -> bool:
+    """True when 0.19.0 or upstream reads this key with another default than ours: writing ours into the
+    file would change what Hermes does."""
+    return any(dotted in table and table[dotted] != ours for table in _hermes_tables())
+
+
+def known_to_hermes(dotted: str) -> bool:
+    """A key (or a key under a free-form mapping, or a section) that 0.19.0 or upstream reads."""
+    for table in _hermes_tables():
+        if dotted in table or any(k.startswith(dotted + ".") for k in table):
+            return True
+        parts = dotted.split(".")
+        if any(table.get(".".join(parts[:i])) in ({}, []) for i in range(1, len(parts))):
+            return True
+    return False
+
+
 def missing_options(user: Mapping) -> list[tuple[str, object]]:
     """Options in DEFAULT_CONFIG the user's file does not set, with their defaults, in DEFAULT order.
-    Secret slots (model.api_key) are never listed: keys belong in .env; nor are NOT_MIGRATED options,
-    whose value here differs from what the released Hermes assumes."""
+    Secret slots (model.api_key) are never listed: keys belong in .env; nor are NOT_MIGRATED options or
+    ones Hermes reads with another default, whose value here differs from what Hermes assumes."""
     out = []
     for dotted, default in leaf_defaults():
-        if is_secret_key(dotted.rsplit(".", 1)[-1]) or dotted in NOT_MIGRATED:
+        if is_secret_key(dotted.rsplit(".", 1)[-1]) or dotted in NOT_MIGRATED \
+                or hermes_default_differs(dotted, default):
             continue
         present, blocked = _lookup(user, dotted)
         if not present and not blocked:
@@ -65,17 +97,44 @@ def _suggest(key: str, known: list[str]) -> str | None:
     return close[0] if close else None
 
 
+def _user_leaves(node: Mapping, prefix: str = "") -> Iterator[str]:
+    for key, value in node.items():
+        dotted = f"{prefix}{key}"
+        if isinstance(value, Mapping) and value:
+            yield from _user_leaves(value, dotted + ".")
+        else:
+            yield dotted
+
+
+def hermes_only_keys(user: Mapping) -> list[str]:
+    """Keys the user set that 0.19.0 or upstream reads but this hermes does not (kept in the file as they are)."""
+    from hermes_agent.config.schema import free_form_sections, modelled_keys
+
+    ours = set(modelled_keys()) | {k for k, _ in leaf_defaults()}
+    free = tuple(f + "." for f in free_form_sections())
+    out = []
+    for dotted in _user_leaves(user):
+        if dotted == _VERSION_KEY or dotted in ours or dotted.startswith(free) \
+                or any(dotted.startswith(k + ".") for k in ours):
+            continue
+        if known_to_hermes(dotted):
+            out.append(dotted)
+    return out
+
+
 def unknown_keys(user: Mapping) -> list[UnknownKey]:
-    """Top-level keys DEFAULT_CONFIG lacks, plus keys inside known sections that look like typos."""
+    """Top-level keys neither DEFAULT_CONFIG nor Hermes knows, plus keys inside known sections that look like
+    typos (a key Hermes reads is never called a typo)."""
     known_top = list(DEFAULT_CONFIG)
-    out = [UnknownKey(k, _suggest(str(k), known_top)) for k in user if k not in DEFAULT_CONFIG]
+    out = [UnknownKey(k, _suggest(str(k), known_top)) for k in user
+           if k not in DEFAULT_CONFIG and not known_to_hermes(str(k))]
     for section, defaults in DEFAULT_CONFIG.items():
         value = user.get(section)
         if not (isinstance(defaults, Mapping) and defaults and isinstance(value, Mapping)):
             continue
         names = list(defaults)
         for key in value:
-            if key in defaults:
+            if key in defaults or known_to_hermes(f"{section}.{key}"):
                 continue
             # Sections accept extra keys (model.*, agent.* tuning); only a near miss is worth reporting.
             hint = _suggest(str(key), names)

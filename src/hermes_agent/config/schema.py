@@ -246,6 +246,9 @@ class ToolSearchCfg:
 class ToolsCfg:
     # Hermes's legacy shape `tool_search: true|false` (tools/tool_search.py: true is auto, false is off).
     tool_search: ToolSearchCfg = field(**_c(shorthand={True: {"enabled": "auto"}, False: {"enabled": "off"}}))
+    # ours: our tool names and tight schemas; upstream: today's upstream Hermes's tool names (todo_list,
+    # process_manage, cronjob_manage) for a model trained on it. Either name is accepted from the model.
+    schema_style: Literal["ours", "upstream"] = field(**_c())
 
 
 @_record

@@ -111,6 +111,10 @@ class AIAgent:
             defs = tool_search.assemble(selected, tool_search.core_names(), st.model.context_length,
                                         st.cfg.tools.tool_search.threshold_pct,
                                         st.cfg.tools.tool_search.enabled, ctx=self.services.ctx)
+            if st.cfg.tools.schema_style == "upstream":
+                from hermes_agent.tools.upstream_calls import with_upstream_names
+
+                defs = with_upstream_names(defs)
             self._defs = (registry.generation, defs)
         return self._defs[1]
 

@@ -44,6 +44,7 @@ def retry_busy(fn: Callable[[], T], deadline_s: float = RETRY_DEADLINE_S) -> T:
 def connect(path: Path) -> sqlite3.Connection:
     """Open (creating if needed) the database file with the pragmas the store relies on."""
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    existing = path.exists() and path.stat().st_size > 0
     try:
         # Conversations are private: create the file owner-only (SQLite gives -wal/-shm the same mode).
         os.close(os.open(path, os.O_CREAT | os.O_RDWR, 0o600))
@@ -53,17 +54,24 @@ def connect(path: Path) -> sqlite3.Connection:
         raise StorageError(f"cannot open session database {path}: {exc}") from exc
     conn.row_factory = sqlite3.Row
     try:
-        retry_busy(lambda: _configure(conn))
+        retry_busy(lambda: _configure(conn, existing))
     except sqlite3.DatabaseError as exc:
         conn.close()
         raise StorageError(f"{path} is not a usable session database: {exc}") from exc
     return conn
 
 
-def _configure(conn: sqlite3.Connection) -> None:
+def _configure(conn: sqlite3.Connection, existing: bool = False) -> None:
     conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
     # Only takes effect on a new, empty file: lets prune give pages back to the OS.
     conn.execute("PRAGMA auto_vacuum=INCREMENTAL")
+    # A file Hermes keeps in another journal mode (its `database.journal_mode`, e.g. delete on a network
+    # filesystem) stays in it; a new file, or one already in WAL, is WAL.
+    current = str(conn.execute("PRAGMA journal_mode").fetchone()[0]).lower()
+    if existing and current not in ("wal", "memory"):
+        conn.execute("PRAGMA synchronous=FULL")
+        conn.execute("PRAGMA foreign_keys=ON")
+        return
     mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
     if str(mode).lower() != "wal":
         log.warning("state.db journal mode is %s (WAL unavailable on this filesystem)", mode)

@@ -7,6 +7,7 @@ of one we write, we follow it (all detected per file, none assumed from the vers
   `sessions.system_prompt_hash`; `sessions.system_prompt` is only a read fallback (v25).
 - `sessions.last_activity_at`: the activity clock upstream's listings and idle logic read.
 - `sessions.created_source`, `profile_name`: stamped at creation as upstream does.
+- `sessions.hidden`: sessions upstream keeps out of every listing stay out of ours.
 Upstream's own triggers mint `message_uid`, `display_order` and keep its search index (external
 content over views) when we insert, so nothing here touches messages or FTS. No SQL runs at import.
 """
@@ -28,6 +29,7 @@ class Shape:
     activity: bool = False  # sessions.last_activity_at
     created_source: bool = False
     tool_names: bool = False  # sessions.tool_names (its hash also references system_prompts)
+    hidden: bool = False  # sessions.hidden: internal sessions (bot chats) upstream never lists
 
     @property
     def newer(self) -> bool:
@@ -38,7 +40,7 @@ def read_shape(c: sqlite3.Connection, hermes_version: int) -> Shape:
     cols = {r[1] for r in c.execute("PRAGMA table_info(sessions)")}
     prompts = c.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'system_prompts'").fetchone()
     return Shape(hermes_version, bool(prompts) and "system_prompt_hash" in cols, "last_activity_at" in cols,
-                 "created_source" in cols, "tool_names" in cols)
+                 "created_source" in cols, "tool_names" in cols, "hidden" in cols)
 
 
 def profile_of(db_path: Path) -> str:

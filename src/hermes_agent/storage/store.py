@@ -35,6 +35,7 @@ from hermes_agent.storage.records import (
     SessionNotFound,
     Stats,
     StoredMessage,
+    content_text,
     message_from_row,
     stored_content,
     tool_calls_json,
@@ -215,7 +216,7 @@ class SessionStore:
     def list_sessions(self, limit: int = 20, source: str | None = None,
                       exclude: Iterable[str] = (), offset: int = 0) -> list[SessionInfo]:
         """Most recently active sessions first (skipping the first `offset`)."""
-        where, params = ["1"], []
+        where, params = ["COALESCE(hidden, 0) = 0" if self._shape.hidden else "1"], []
         if source:
             where.append("source = ?")
             params.append(source)
@@ -227,6 +228,16 @@ class SessionStore:
                "ORDER BY last_active_at DESC, id DESC LIMIT ? OFFSET ?")
         rows = self._read(lambda c: c.execute(sql, [*params, max(0, limit), max(0, offset)]).fetchall())
         return [SessionInfo.from_row(r) for r in rows]
+
+    def previews(self, session_ids: Iterable[str], width: int = 60) -> dict[str, str]:
+        """The first user message of each session, shortened (what Hermes lists for an untitled session)."""
+        ids = list(session_ids)
+        if not ids:
+            return {}
+        sql = (f"SELECT session_id, content FROM messages WHERE id IN (SELECT MIN(id) FROM messages WHERE "
+               f"role = 'user' AND {_ACTIVE} AND session_id IN ({','.join('?' * len(ids))}) GROUP BY session_id)")
+        rows = self._read(lambda c: c.execute(sql, ids).fetchall())
+        return {r[0]: title_from(content_text(r[1], markers=False)) or "" for r in rows}
 
     def count_sessions(self, source: str | None = None) -> int:
         """How many sessions there are (from `source` only when given)."""

@@ -158,7 +158,7 @@ def _as_json(result: str) -> object:
 def _run_one(name: str, raw_args: dict, offered: Collection[str] | None, task_id: str | None,
              user_task: str | None, ctx: ToolContext | None, bus: HookBus) -> str:
     entry = registry.get(name)
-    if entry is None or (offered is not None and name not in offered):
+    if entry is None or (offered is not None and name not in {upstream_calls.canonical_name(n) for n in offered}):
         known = ", ".join(sorted(offered) if offered is not None else registry.names()[:40])
         return tool_error(f"Unknown tool: {name}. Available tools: {known}")
     args = coerce_to_schema(name, raw_args)

@@ -10,7 +10,8 @@ one line the model can act on.
   {name, arguments} (upstream's deferred-tool bridge) is unwrapped when we did not offer the bridge.
 - clarify `questions[]`, skill_manage `operations[]` (one call per operation), delegate_task
   `action` (spawn only), terminal `notify`/`heartbeat`/`persist_on_release`, session_search
-  `after`/`before`/`detail`/`exclude_session_ids`, memory `new_text`.
+  `after`/`before`/`detail`/`exclude_session_ids`, memory `new_text` (its span-only `patch` action is the
+  memory tool's own).
 """
 
 from __future__ import annotations
@@ -28,6 +29,18 @@ class Unmappable(ValueError):
 
 def canonical_name(name: str) -> str:
     return NAMES.get(name, name)
+
+
+def with_upstream_names(definitions: list[dict]) -> list[dict]:
+    """`tools.schema_style: upstream`: the definitions under upstream's tool names (schemas stay ours)."""
+    ours_to_theirs = {v: k for k, v in NAMES.items()}
+    out = []
+    for d in definitions:
+        name = d.get("function", {}).get("name")
+        if name in ours_to_theirs:
+            d = {**d, "function": {**d["function"], "name": ours_to_theirs[name]}}
+        out.append(d)
+    return out
 
 
 def _json_value(value: object) -> object:
@@ -128,7 +141,7 @@ def _unwrap_bridge(args: dict, offered: Collection[str] | None) -> tuple[str, di
     inner = _json_value(args.get("arguments", args.get("args", {})))
     if not isinstance(target, str) or not target or not isinstance(inner, dict):
         raise Unmappable("tool_call needs name (a tool) and arguments (an object)")
-    if offered is not None and canonical_name(target) not in offered:
+    if offered is not None and canonical_name(target) not in {canonical_name(n) for n in offered}:
         raise Unmappable(f"tool_call: {target} is not among this run's tools")
     return target, inner
 

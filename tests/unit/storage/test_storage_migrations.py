@@ -209,3 +209,33 @@ def test_index_triggers_follow_in_place_updates(hermes_home):
     with SessionStore() as store:
         assert store.search("replacement") == []
         assert [h.session.id for h in store.search("服务器配置")] == [sid]
+
+
+def test_a_later_hermes_prompt_table_activity_clock_and_hidden_sessions_are_followed(hermes_home):
+    """The v25+ layout a later Hermes adds (system_prompts by SHA-256, last_activity_at, hidden): our writes
+    go where it reads, and what it hides stays hidden."""
+    SessionStore().close()
+    db = paths.state_db_path()
+    with sqlite3.connect(db) as c:
+        c.executescript(
+            "UPDATE schema_version SET version = 31;"
+            "CREATE TABLE system_prompts (hash TEXT PRIMARY KEY, prompt TEXT NOT NULL);"
+            "ALTER TABLE sessions ADD COLUMN system_prompt_hash TEXT REFERENCES system_prompts(hash);"
+            "ALTER TABLE sessions ADD COLUMN last_activity_at REAL;"
+            "ALTER TABLE sessions ADD COLUMN created_source TEXT;"
+            "ALTER TABLE sessions ADD COLUMN hidden INTEGER NOT NULL DEFAULT 0;"
+            "INSERT INTO sessions (id, source, started_at, hidden) VALUES ('bot', 'api', 1, 1);")
+    with SessionStore() as store:
+        sid = store.create_session(system_prompt="You are helpful.").id
+        other = store.create_session(system_prompt="You are helpful.").id
+        store.append_message(sid, Message("user", "hello"), timestamp=5000.0)
+        assert store.require_session(sid).system_prompt == "You are helpful."
+        assert {s.id for s in store.list_sessions()} == {sid, other}
+        store.set_system_prompt(other, "Another prompt.")
+        store.delete_session(other)
+    with sqlite3.connect(db) as c:
+        row = c.execute("SELECT system_prompt, system_prompt_hash, last_activity_at, created_source, profile_name "
+                        "FROM sessions WHERE id = ?", (sid,)).fetchone()
+        prompts = c.execute("SELECT prompt FROM system_prompts").fetchall()
+    assert row[0] is None and len(row[1]) == 64 and row[2] == 5000.0 and row[3:] == ("cli", "default")
+    assert prompts == [("You are helpful.",)]  # stored once; the deleted session's prompt went with it

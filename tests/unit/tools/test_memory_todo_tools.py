@@ -49,7 +49,7 @@ def test_run_memory_results(tmp_path):
     full = json.loads(run_memory({"action": "add", "target": "memory", "content": "z" * 95}, store))
     assert full["success"] is False and full["entries"] == ["repo uses uv"]
     bad = json.loads(run_memory({"action": "forget", "target": "memory"}, store))
-    assert bad == {"error": "Unknown action 'forget'; use add, replace or remove."}
+    assert bad == {"error": "Unknown action 'forget'; use add, replace, patch or remove."}
     missing = json.loads(run_memory({"action": "add", "target": "memory"}, store))
     assert missing["success"] is False and "'content' is required" in missing["error"]
 

@@ -124,10 +124,12 @@ def _list(args: argparse.Namespace, store: SessionStore) -> int:
     if not rows:
         print("No sessions yet." if not args.source else f"No sessions from {args.source}.")
         return 0
+    previews = store.previews(s.id for s in rows if not s.title)  # untitled: the first thing asked, in quotes
     print(f"{'ID':<22}  {'LAST ACTIVE':<16}  {'SOURCE':<9}  {'MSGS':>5}  TITLE")
     for s in rows:
+        title = s.title or (f'"{previews[s.id]}"' if previews.get(s.id) else None)
         print(f"{s.id:<22}  {_when(s.last_active_at):<16}  {s.source:<9}  {s.message_count:>5}  "
-              f"{_short(s.title, 60)}")
+              f"{_short(title, 60)}")
     return 0
 
 

@@ -52,6 +52,15 @@ def normalise_args(args: dict) -> dict:
     return out
 
 
+def _patched(store: MemoryStore, target: str, args: dict) -> object:
+    """The entry holding old_text with that span replaced by content (content itself when none holds it: the
+    store then answers that nothing matched)."""
+    old, new = args.get("old_text"), args.get("content")
+    needle = old.strip() if isinstance(old, str) else ""
+    hits = [e for e in store.entries(target) if needle and needle in e] if isinstance(new, str) else []
+    return hits[0].replace(needle, new, 1) if len(hits) == 1 else new
+
+
 def run_memory(args: dict, store: MemoryStore) -> str:
     """Perform one memory action (or a Hermes-style `operations` batch) on `store`; always JSON text."""
     args = normalise_args(args)
@@ -68,8 +77,10 @@ def run_memory(args: dict, store: MemoryStore) -> str:
             outcome = store.replace(target, args.get("old_text"), args.get("content"))
         elif action == "remove":
             outcome = store.remove(target, args.get("old_text"))
+        elif action == "patch":  # upstream Hermes: only the old_text span changes, the rest of the entry stays
+            outcome = store.replace(target, args.get("old_text"), _patched(store, target, args))
         else:
-            return tool_error(f"Unknown action {action!r}; use add, replace or remove.")
+            return tool_error(f"Unknown action {action!r}; use add, replace, patch or remove.")
     except OSError as exc:
         return tool_error(f"Could not write memory: {exc.strerror or exc}")
     return json.dumps(outcome.as_dict(), ensure_ascii=False)
