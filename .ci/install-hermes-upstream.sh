@@ -4,7 +4,7 @@
 # that check a home written by today's Hermes works here and back (tests/integration/test_hermes_upstream_*.py).
 # Usage: install-hermes-upstream.sh [ENVFILE] [VENV]. Idempotent; never fails CI (a missing build makes those
 # tests skip). Writes $HERMES_CI_DIR/hermes-upstream.env with `export HERMES_UPSTREAM_BIN=...` for .ci/run.
-# The wheel says Requires-Python >=3.11,<3.15; the first interpreter found in that range is used.
+# With its `telegram` extra (its gateway, for the chat hand-over test). The wheel says Requires-Python >=3.11,<3.15; the first interpreter found in that range is used.
 set -u
 CI_DIR=${HERMES_CI_DIR:-$(dirname "${1:-/tmp/hermes-ci/services.env}")}
 UP=$CI_DIR/hermes-upstream
@@ -26,13 +26,14 @@ pick_python() {
   return 1
 }
 
-if [ -x "$UP/bin/hermes" ] && "$UP/bin/pip" show "$PKG" 2>/dev/null | grep -q "^Version: $VER$"; then
+if [ -x "$UP/bin/hermes" ] && "$UP/bin/pip" show "$PKG" 2>/dev/null | grep -q "^Version: $VER$" \
+    && "$UP/bin/python" -c "import telegram" 2>/dev/null; then
   echo "install-hermes-upstream: $PKG $VER already in $UP"
 else
   rm -rf "$UP"
   if ! PY=$(pick_python); then
     echo "install-hermes-upstream: WARNING: no Python 3.11-3.14 found; upstream interop tests will skip" >&2
-  elif ! { "$PY" -m venv "$UP" && timeout 900 "$UP/bin/pip" install -q "$PKG==$VER"; } \
+  elif ! { "$PY" -m venv "$UP" && timeout 900 "$UP/bin/pip" install -q "$PKG[telegram]==$VER"; } \
       >"$CI_DIR/pip-hermes-upstream.log" 2>&1; then
     echo "install-hermes-upstream: WARNING: pip install $PKG==$VER failed (see $CI_DIR/pip-hermes-upstream.log);" \
          "upstream interop tests will skip" >&2
