@@ -133,7 +133,7 @@ class ChatSession:
 
     async def reset(self) -> None:
         """A new conversation: the next message starts a new session in state.db (queued messages are dropped)."""
-        self.adapter.ack([e.event_id for e in self.stop()])  # type: ignore[attr-defined]
+        self.adapter.ack([e.event_id for e in self.stop("the user started a new conversation (/new)")])  # type: ignore[attr-defined]
         if self.worker is not None:
             await asyncio.gather(self.worker, return_exceptions=True)
         if self.agent is not None:
