@@ -307,7 +307,8 @@ class FakeDiscord:
 
     async def _edit_message(self, request: web.Request, parts: list[str]) -> web.Response:
         body = await request.json()
-        self.edits.append({"channel_id": int(parts[2]), "message_id": int(parts[4]), "content": body.get("content")})
+        self.edits.append({"channel_id": int(parts[2]), "message_id": int(parts[4]), "content": body.get("content"),
+                           "components": body.get("components")})
         return _json(self._message(int(parts[4]), int(parts[2]), body.get("content") or ""))
 
     async def _typing(self, request: web.Request, parts: list[str]) -> web.Response:

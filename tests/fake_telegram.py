@@ -1,5 +1,6 @@
 """A fake of the Telegram Bot API on 127.0.0.1 (tests and bench): getMe, getUpdates (long polling,
-offset confirmation as Telegram does), sendMessage (MarkdownV2 checked), editMessageText,
+offset confirmation as Telegram does), sendMessage (MarkdownV2 checked), editMessageText, sendVoice,
+editMessageReplyMarkup,
 sendChatAction, answerCallbackQuery, deleteWebhook. Users "type" with `user_says` / `press`.
 Faults: `outage(seconds, status=502)`, `hang(seconds)`, `fail(method, status, count, retry_after=,
 description=)`, `redeliver()` (the next getUpdates repeats already-confirmed updates)."""
@@ -51,6 +52,8 @@ class FakeTelegram:
         self.webhook: dict | None = None  # {"url", "secret"} after setWebhook: updates are pushed
         self.pushes: list[tuple[int, int]] = []
         self.files: dict[str, tuple[str, bytes]] = {}
+        self.voices: list[dict] = []  # sendVoice: {"chat_id", "filename", "content"}
+        self.markups: list[dict] = []  # editMessageReplyMarkup calls
         self.documents: list[dict] = []  # file_id -> (file_path, content)  # (update_id, HTTP status of our POST)
         self.cond = threading.Condition()
         self.httpd = _Server(("127.0.0.1", 0), _handler(self))
@@ -260,6 +263,21 @@ class FakeTelegram:
                "chat": {"id": int(p["chat_id"]), "type": "private"},
                "document": {"file_id": "sent", "file_unique_id": "sentu", "file_name": doc["filename"]}}
         return {"ok": True, "result": msg}
+
+    def api_sendVoice(self, p: dict) -> dict:
+        voice = p.get("voice")
+        if not isinstance(voice, dict):
+            return {"ok": False, "error_code": 400, "description": "Bad Request: there is no voice in the request"}
+        self.voices.append({"chat_id": int(p["chat_id"]), "filename": voice["filename"], "content": voice["content"]})
+        msg = {"message_id": self._mid(), "date": int(time.time()), "from": BOT,
+               "chat": {"id": int(p["chat_id"]), "type": "private"},
+               "voice": {"file_id": "sentv", "file_unique_id": "sentvu", "duration": 1}}
+        return {"ok": True, "result": msg}
+
+    def api_editMessageReplyMarkup(self, p: dict) -> dict:
+        self.markups.append(dict(p))
+        return {"ok": True, "result": {"message_id": int(p.get("message_id", 0)), "date": int(time.time()),
+                                       "text": "(edited)", "chat": {"id": int(p["chat_id"]), "type": "private"}}}
 
     def api_editMessageText(self, p: dict) -> dict:
         self.edits.append(dict(p))

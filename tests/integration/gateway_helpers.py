@@ -25,8 +25,11 @@ class Gateway:
                                       f"      poll_timeout: 2\n{extra}")
         self.env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "OPENROUTER_", "HERMES_",
                                                                             "TELEGRAM_", "GATEWAY_"))}
+        # progress messages off unless a test asks (display.tool_progress's default `all` would add them to
+        # every count of sent messages); a None value in `env` removes the variable
         self.env.update({"HERMES_HOME": str(home), "TELEGRAM_BOT_TOKEN": fake.token,
-                         "MESSAGING_CWD": str(cwd or home), **(env or {})})
+                         "MESSAGING_CWD": str(cwd or home), "HERMES_TOOL_PROGRESS": "false", **(env or {})})
+        self.env = {k: v for k, v in self.env.items() if v is not None}
         self.proc: subprocess.Popen | None = None
         self.log = home / "gateway.out"
 

@@ -34,7 +34,8 @@ class DiscordGateway(Gateway):
         self.env = {k: v for k, v in os.environ.items()
                     if not k.startswith(("OPENAI_", "OPENROUTER_", "HERMES_", "TELEGRAM_", "DISCORD_", "GATEWAY_"))}
         self.env.update({"HERMES_HOME": str(home), "DISCORD_BOT_TOKEN": fake.token,
-                         "MESSAGING_CWD": str(cwd or home), **(env or {})})
+                         "MESSAGING_CWD": str(cwd or home), "HERMES_TOOL_PROGRESS": "false",
+                         **(env or {})})
         self.proc = None
         self.log = home / "gateway.out"
 
@@ -182,6 +183,8 @@ def test_chat_approval_with_buttons(discord_fake, scripted, gateway, tmp_path, a
         assert refused["data"]["content"] == "Not allowed."
     assert fake.wait_for(lambda: any(t.startswith("tool said") for t in fake.texts()), timeout=20)
     assert target.exists() == (answer != "once")
+    assert {"channel_id": prompt["channel_id"], "message_id": int(prompt["id"]), "content": None,
+            "components": []} in fake.edits  # the answered prompt lost its buttons
 
 
 def test_duplicate_message_create_is_answered_once(discord_fake, scripted, gateway):

@@ -34,6 +34,7 @@ class SlackGateway(Gateway):
         self.env = {k: v for k, v in os.environ.items()
                     if not k.startswith(("OPENAI_", "OPENROUTER_", "HERMES_", "TELEGRAM_", "SLACK_", "GATEWAY_"))}
         self.env.update({"HERMES_HOME": str(home), "SLACK_BOT_TOKEN": BOT_TOKEN, "MESSAGING_CWD": str(cwd or home),
+                         "HERMES_TOOL_PROGRESS": "false",
                          **({"SLACK_SIGNING_SECRET": SECRET} if http else {"SLACK_APP_TOKEN": APP_TOKEN}),
                          **(env or {})})
         fake.events_url = f"http://127.0.0.1:{port}/slack/events" if http else ""

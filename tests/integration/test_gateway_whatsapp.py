@@ -31,7 +31,7 @@ class WhatsAppGateway(Gateway):
                                       f"      webhook_host: 127.0.0.1\n      webhook_port: {port}\n{extra}")
         self.env = {k: v for k, v in os.environ.items()
                     if not k.startswith(("OPENAI_", "OPENROUTER_", "HERMES_", "TELEGRAM_", "WHATSAPP_", "GATEWAY_"))}
-        self.env.update({"HERMES_HOME": str(home), "MESSAGING_CWD": str(cwd or home),
+        self.env.update({"HERMES_HOME": str(home), "MESSAGING_CWD": str(cwd or home), "HERMES_TOOL_PROGRESS": "false",
                          "WHATSAPP_CLOUD_ACCESS_TOKEN": fake.token, "WHATSAPP_CLOUD_PHONE_NUMBER_ID": fake.phone_number_id,
                          "WHATSAPP_CLOUD_APP_SECRET": fake.app_secret, "WHATSAPP_CLOUD_VERIFY_TOKEN": fake.verify_token,
                          **(env or {})})

@@ -35,7 +35,8 @@ class ApprovalRequest:
 
 class Approver(Protocol):
     """Asks a human. `can_ask` is False for approvers that never reach anyone (the gate then denies
-    at once with an explanation instead of calling `ask`)."""
+    at once with an explanation instead of calling `ask`). An approver may also carry `cancelled`: a non-empty
+    reason when its last "deny" was a request called off unanswered (/stop, a restart), not the user's no."""
 
     can_ask: bool
 

@@ -357,6 +357,11 @@ class ApprovalGate:
 
     def _apply(self, choice: Choice, request: ApprovalRequest, session_id: str | None) -> Decision:
         key = request.pattern_key
+        cancelled = str(getattr(self.approver, "cancelled", "") or "") if choice == "deny" else ""
+        if cancelled:
+            return Decision(False, f"CANCELLED: `{request.command}` was not run: the approval request was called off "
+                                   f"before the user answered ({cancelled}). The user did not deny it; ask again "
+                                   "if it is still needed.", key, "cancelled")
         if choice == "deny":
             return Decision(False, f"BLOCKED: `{request.command}` was not run: the user denied it or did not answer within "
                                    f"{self.timeout:g} s ({request.description}). Do not retry it; ask the user what to do instead.",

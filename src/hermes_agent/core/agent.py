@@ -155,16 +155,19 @@ class AIAgent:
                 "usage": outcome.usage, "interrupted": outcome.reason == "interrupted"}
 
     def run_turn(self, user_message: str, system_message: str | None = None,
-                 images: tuple[str, ...] = (), untrusted: str = "") -> TurnOutcome:
+                 images: tuple[str, ...] = (), untrusted: str = "", continue_pending: bool = False) -> TurnOutcome:
         """Run one user turn and return its TurnOutcome (frontends use this; run_conversation wraps it);
         `images` are image URLs (data: URLs for local files) sent with the message; `untrusted` names who
         sent it when that is not the owner (an API caller, another gateway user): the conversation is then
-        tainted and whatever would persist into future sessions needs the user's approval."""
+        tainted and whatever would persist into future sessions needs the user's approval. `continue_pending`:
+        the history already ends inside this message's turn (a restart cut it short): go on from there
+        without storing the message again."""
         self._start_turn()
         self.services.ctx.taint(untrusted)
         self._ensure_system(system_message)
         self._user_task = user_message
-        self._loop.add(self.history, user(user_message, images))
+        if not continue_pending:
+            self._loop.add(self.history, user(user_message, images))
         outcome = self._loop.run(self.history, self._cancel)
         if self.save_trajectories:
             self._save_trajectory(outcome)

@@ -31,6 +31,7 @@ class ChatApprover:
         self.loop, self.adapter, self.chat_id, self.timeout = loop, adapter, chat_id, timeout
         self._token = ""
         self._answer: concurrent.futures.Future | None = None
+        self.cancelled = ""  # why the last request was called off unanswered (read by the gate's verdict)
 
     @property
     def waiting(self) -> bool:
@@ -38,12 +39,12 @@ class ChatApprover:
 
     def ask(self, request: ApprovalRequest) -> Choice:
         timeout = self.timeout if self.timeout is not None else request.timeout
-        self._token = secrets.token_hex(4)
+        self._token, self.cancelled = secrets.token_hex(4), ""
         self._answer = concurrent.futures.Future()
         buttons = [(label, f"appr:{self._token}:{choice}") for label, choice in BUTTONS]
         try:
-            asyncio.run_coroutine_threadsafe(self.adapter.send(self.chat_id, approval_text(request), buttons),
-                                             self.loop).result(timeout=30)
+            message_id = asyncio.run_coroutine_threadsafe(
+                self.adapter.send(self.chat_id, approval_text(request), buttons), self.loop).result(timeout=30)
         except (concurrent.futures.TimeoutError, OSError, RuntimeError):
             return "deny"
         try:
@@ -53,7 +54,24 @@ class ChatApprover:
             self._notify(f"No answer within {timeout:g} s: denied.")
         finally:
             self._answer = None
+        self._drop_buttons(message_id)
         return choice if choice in CHOICES else "deny"
+
+    def cancel(self, why: str) -> None:
+        """Call off a pending request unanswered (/stop, the gateway stopping): denied, with `why` recorded."""
+        if self.waiting and self._answer is not None:
+            self.cancelled = why
+            self._answer.set_result("deny")
+
+    def _drop_buttons(self, message_id: str | None) -> None:
+        """An answered (or expired, or cancelled) request's message loses its buttons."""
+        clear = getattr(self.adapter, "clear_buttons", None)
+        if not message_id or clear is None:
+            return
+        try:
+            asyncio.run_coroutine_threadsafe(clear(self.chat_id, message_id), self.loop).result(timeout=10)
+        except (concurrent.futures.TimeoutError, OSError, RuntimeError):
+            pass
 
     def _notify(self, text: str) -> None:
         try:

@@ -1,13 +1,17 @@
 """Event hooks as Hermes users write them: HERMES_HOME/hooks/<name>/HOOK.yaml (name, description, events)
-and handler.py with `async def handle(event_type, context)`. Events: gateway:startup, session:start,
-session:reset, agent:start, agent:step, agent:end, command:<name> (`command:*` matches every command).
-Each call runs as its own task with a time limit: a failing or slow hook is logged and never stalls a chat."""
+and handler.py with `async def handle(event_type, context)`. Events: gateway:startup, message:received,
+session:start, session:reset, agent:start, agent:step, agent:end, command:<name> (`command:*` matches every
+command). Each call runs as its own task with a time limit. A plain `def` handler runs on the hooks' own
+daemon threads (never the agent's workers, at most `PER_HOOK` at once per hook); one that overruns its limit
+is reported once on the console and skipped until that call returns, so a hung hook costs one thread."""
 
 from __future__ import annotations
 
 import asyncio
 import importlib.util
 import logging
+import sys
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +19,7 @@ from pathlib import Path
 from hermes_agent import paths
 
 log = logging.getLogger(__name__)
+PER_HOOK = 4  # concurrent calls of one plain-def hook; beyond that an event is dropped (and logged)
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +33,12 @@ def hooks_dir() -> Path:
     return paths.hermes_home() / "hooks"
 
 
+def _console(text: str) -> None:
+    """One line on the gateway's console (stderr) as well as in the log."""
+    log.warning("%s", text)
+    print(f"hermes gateway: {text}", file=sys.stderr, flush=True)
+
+
 def _load_one(directory: Path) -> Hook | None:
     from hermes_agent.config.loader import read_yaml_file
     from hermes_agent.errors import ConfigError
@@ -35,23 +46,28 @@ def _load_one(directory: Path) -> Hook | None:
     try:
         meta = read_yaml_file(directory / "HOOK.yaml") or {}
     except ConfigError as exc:
-        log.warning("hook %s skipped: %s", directory.name, exc)
+        _console(f"hook {directory.name} skipped: {' '.join(str(exc).split())}")
+        return None
+    if not isinstance(meta, dict):
+        _console(f"hook {directory.name} skipped: HOOK.yaml is not a mapping (name, description, events)")
         return None
     handler = directory / "handler.py"
-    events = tuple(str(e) for e in meta.get("events") or [])
+    raw = meta.get("events")
+    events = tuple(str(e) for e in raw) if isinstance(raw, list) else ()
     if not handler.is_file() or not events:
-        log.warning("hook %s skipped: needs handler.py and an events list", directory.name)
+        _console(f"hook {directory.name} skipped: needs handler.py and an events list in HOOK.yaml")
         return None
     spec = importlib.util.spec_from_file_location(f"hermes_hook_{directory.name}", handler)
     module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
     try:
         spec.loader.exec_module(module)  # type: ignore[union-attr]
-    except Exception:  # user code: a broken hook is skipped, never fatal
-        log.exception("hook %s failed to load", directory.name)
+    except Exception as exc:  # user code: a broken hook is skipped, never fatal
+        log.debug("hook %s failed to load", directory.name, exc_info=True)
+        _console(f"hook {directory.name} skipped: handler.py failed to load: {type(exc).__name__}: {exc}")
         return None
     handle = getattr(module, "handle", None)
     if not callable(handle):
-        log.warning("hook %s skipped: handler.py has no handle()", directory.name)
+        _console(f"hook {directory.name} skipped: handler.py has no handle()")
         return None
     return Hook(str(meta.get("name") or directory.name), events, handle)
 
@@ -62,6 +78,9 @@ class HookRunner:
     def __init__(self, hooks: list[Hook], timeout: float = 5.0) -> None:
         self.hooks, self.timeout = hooks, timeout
         self._tasks: set[asyncio.Task] = set()
+        self._running: dict[str, int] = {}  # hook name -> plain-def calls on a thread right now
+        self.hung: set[str] = set()  # hooks whose overrunning call has not returned yet: skipped
+        self._lock = threading.Lock()
 
     @classmethod
     def discover(cls, directory: Path | None = None, timeout: float = 5.0) -> HookRunner:
@@ -77,7 +96,7 @@ class HookRunner:
 
     def emit(self, event_type: str, context: dict) -> None:
         for hook in self.hooks:
-            if self._matches(hook, event_type):
+            if self._matches(hook, event_type) and hook.name not in self.hung:
                 task = asyncio.ensure_future(self._run(hook, event_type, dict(context)))
                 self._tasks.add(task)
                 task.add_done_callback(self._tasks.discard)
@@ -90,9 +109,53 @@ class HookRunner:
         try:
             if asyncio.iscoroutinefunction(hook.handle):
                 await asyncio.wait_for(hook.handle(event_type, context), self.timeout)
-            else:  # a plain function runs in a thread so it cannot block the loop
-                await asyncio.wait_for(asyncio.to_thread(hook.handle, event_type, context), self.timeout)
+            else:
+                await self._run_plain(hook, event_type, context)
         except TimeoutError:
             log.warning("hook %s took longer than %g s on %s: abandoned", hook.name, self.timeout, event_type)
         except Exception:  # user code: logged, the chat goes on
             log.exception("hook %s failed on %s", hook.name, event_type)
+
+    async def _run_plain(self, hook: Hook, event_type: str, context: dict) -> None:
+        """A plain function on a daemon thread of its own (it can neither block the loop nor take a turn's
+        worker, nor hold the process at exit). Past the time limit it is left running and the hook is skipped
+        until it returns."""
+        with self._lock:
+            if self._running.get(hook.name, 0) >= PER_HOOK:
+                log.warning("hook %s: %d calls still running; %s dropped", hook.name, PER_HOOK, event_type)
+                return
+            self._running[hook.name] = self._running.get(hook.name, 0) + 1
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future = loop.create_future()
+
+        def settle(exc: BaseException | None) -> None:
+            if not done.done():
+                done.set_result(exc)
+            if hook.name in self.hung and self._running.get(hook.name, 0) == 0:
+                self.hung.discard(hook.name)
+                _console(f"hook {hook.name} returned: it runs again")
+
+        def work() -> None:
+            error: BaseException | None = None
+            try:
+                hook.handle(event_type, context)
+            except Exception as exc:  # user code: reported through the future
+                error = exc
+            with self._lock:
+                self._running[hook.name] -= 1
+            try:
+                loop.call_soon_threadsafe(settle, error)
+            except RuntimeError:  # the loop is closed: the gateway has stopped
+                pass
+
+        threading.Thread(target=work, name=f"hook-{hook.name}", daemon=True).start()
+        try:
+            error = await asyncio.wait_for(asyncio.shield(done), self.timeout)
+        except TimeoutError:
+            if hook.name not in self.hung:
+                self.hung.add(hook.name)
+                _console(f"hook {hook.name} hung on {event_type} (over {self.timeout:g} s): "
+                         "skipped until it returns")
+            return
+        if error is not None:
+            raise error

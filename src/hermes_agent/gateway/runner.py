@@ -32,6 +32,19 @@ HELP = ("Commands:\n/new or /reset: start a new conversation\n/stop: stop the cu
         "/skills: installed skills; /<skill-name> TASK runs one\n/help: this text")
 
 
+def tool_progress(settings: Settings) -> str:
+    """Tool progress in chats: `display.tool_progress` (off|new|all|verbose; `log` = off in chats), unless
+    HERMES_TOOL_PROGRESS is set (true: HERMES_TOOL_PROGRESS_MODE, default all; false: off)."""
+    env = str(settings.env.get("HERMES_TOOL_PROGRESS", "")).strip().lower()
+    if env in ("1", "true", "yes", "on"):
+        mode = str(settings.env.get("HERMES_TOOL_PROGRESS_MODE") or "all").lower()
+        return mode if mode in ("new", "all", "verbose") else "all"
+    if env in ("0", "false", "no", "off"):
+        return "off"
+    mode = str(settings.cfg.display.tool_progress).lower()
+    return mode if mode in ("new", "all", "verbose") else "off"
+
+
 def state_path() -> Path:
     return paths.gateway_state_path()
 
@@ -74,9 +87,7 @@ class GatewayRunner:
         self.outbox = Outbox(settings, self.homes)  # gets the adapters and the loop in run()
         self.cron = None
         self.api_config: object = None  # set by run_gateway when the API server runs inside the gateway
-        mode = str(settings.env.get("HERMES_TOOL_PROGRESS_MODE") or "all").lower()
-        on = str(settings.env.get("HERMES_TOOL_PROGRESS", "")).lower() in ("1", "true", "yes", "on")
-        self.progress = mode if on and mode in ("new", "all") else "off"
+        self.progress = tool_progress(settings)
 
     async def run(self) -> None:
         self.loop = asyncio.get_running_loop()
@@ -124,7 +135,7 @@ class GatewayRunner:
             await asyncio.wait(workers, timeout=5)
         for s in self.sessions.values():
             s.closing = True
-            s.stop()
+            s.stop("the gateway stopped (restart) before the user answered")
         if any(s.busy for s in self.sessions.values()):
             await asyncio.wait([s.worker for s in self.sessions.values() if s.busy], timeout=10)  # type: ignore[misc]
         for adapter in self.adapters.values():
@@ -169,6 +180,8 @@ class GatewayRunner:
         if event.extra.get("file_id"):
             event = await self._with_file(adapter, event)
         text = event.text.strip()
+        self.hooks.emit("message:received", {**session.hook_context(), "user_name": event.user_name,
+                                             "message": text[:500], "is_dm": event.is_dm})
         if text.startswith("/"):
             reply = await self._command(session, text)
             if reply is not None:

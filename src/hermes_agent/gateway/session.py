@@ -54,6 +54,15 @@ def media_of(reply: str) -> tuple[str, list[Path]]:
     return re.sub(r"\n{3,}", "\n\n", text).strip(), files
 
 
+def _unanswered(history: list, text: str) -> bool:
+    """The stored conversation ends inside a turn for `text` (the gateway stopped before it was answered):
+    that turn is continued rather than the message stored a second time."""
+    if not history or (history[-1].role == "assistant" and not history[-1].tool_calls):
+        return False
+    last_user = next((m for m in reversed(history) if m.role == "user"), None)
+    return last_user is not None and last_user.content == text
+
+
 def session_key(event: Inbound, per_user: bool = True) -> str:
     """Hermes's routing key of the chat an event belongs to: `agent:main:<platform>:dm:<chat_id>` for a
     direct chat; `agent:main:<platform>:group:<chat_id>[:<user_id>]` elsewhere: per participant unless
@@ -124,6 +133,7 @@ class ChatSession:
         self.turns = 0
         self.last_active = time.monotonic()
         self.closing = False  # the gateway is stopping: an interrupted turn is neither answered nor acknowledged
+        self._resumed = False  # the agent was just built on a stored conversation (its first turn is next)
 
     @property
     def busy(self) -> bool:
@@ -136,17 +146,17 @@ class ChatSession:
         if not self.busy:
             self.worker = asyncio.create_task(self._work(), name=f"chat-{self.key}")
 
-    def stop(self) -> list[Inbound]:
+    def stop(self, why: str = "the user stopped the task (/stop)") -> list[Inbound]:
         """Interrupt the running turn and drop the queue; returns the dropped events (to acknowledge)."""
         dropped, self.queue = self.queue, []
-        self.approver.answer_text("/deny")  # a pending approval must not hold the turn until its timeout
+        self.approver.cancel(why)  # a pending approval must not hold the turn until its timeout
         if self.agent is not None and self.busy:
             self.agent.interrupt()  # type: ignore[attr-defined]
         return dropped
 
     async def reset(self) -> None:
         """A new conversation: the next message starts a new session in state.db (queued messages are dropped)."""
-        self.adapter.ack([e.event_id for e in self.stop()])  # type: ignore[attr-defined]
+        self.adapter.ack([e.event_id for e in self.stop("the user started a new conversation (/new)")])  # type: ignore[attr-defined]
         if self.worker is not None:
             await asyncio.gather(self.worker, return_exceptions=True)
         if self.agent is not None:
@@ -159,11 +169,12 @@ class ChatSession:
             text = "\n\n".join(e.text for e in batch)
             self.user_id = batch[-1].user_id
             self.origin = origin_of(batch[-1])
-            ctx = self.hook_context()
-            self.hooks.emit("agent:start", {**ctx, "message": text[:500]})
             self._progress_lines, self._progress_msg, self._steps = [], None, 0
             typing = asyncio.create_task(self._keep_typing())
             try:
+                if await asyncio.to_thread(self._prepare):
+                    self.hooks.emit("session:start", self.hook_context())
+                self.hooks.emit("agent:start", {**self.hook_context(), "message": text[:500]})
                 reply = await asyncio.to_thread(self._turn, text, self._untrusted_sender(batch))
             except Exception as exc:  # frontend boundary: the user hears about any failure
                 log.exception("turn failed in chat %s", self.key)
@@ -173,15 +184,21 @@ class ChatSession:
                 await asyncio.gather(typing, return_exceptions=True)
             if self.closing:
                 return
-            self.hooks.emit("agent:end", {**self.hook_context(), "response": reply[:500]})
-            reply, files = media_of(reply)
-            if reply.strip() or not files:
-                await self.adapter.send(self.chat_id, reply)
-            for path in files:
-                await self.adapter.send_file(self.chat_id, path)  # type: ignore[attr-defined]
+            self.hooks.emit("agent:end", {**self.hook_context(), "message": text[:500], "response": reply[:500]})
+            await self._deliver(reply)
             self.adapter.ack([e.event_id for e in batch])  # type: ignore[attr-defined]
             self.turns += 1
             self.last_active = time.monotonic()
+
+    async def _deliver(self, reply: str) -> None:
+        """The reply's text, then its MEDIA files: speech as a voice message where the platform has them."""
+        from hermes_agent.gateway.voice import send_media
+
+        reply, files = media_of(reply)
+        if reply.strip() or not files:
+            await self.adapter.send(self.chat_id, reply)
+        for path in files:
+            await send_media(self.adapter, self.chat_id, path)
 
     async def _keep_typing(self) -> None:
         while True:
@@ -199,12 +216,15 @@ class ChatSession:
             self._steps += 1
             self.hooks.emit_threadsafe(self.loop, "agent:step", {**self.hook_context(), "iteration": self._steps,
                                                                  "tool_names": [event.name]})
-        if not isinstance(event, ToolStarted) or self.progress not in ("new", "all"):
+        if not isinstance(event, ToolStarted) or self.progress not in ("new", "all", "verbose"):
             return
         if self.progress == "new" and self._progress_lines and self._last_tool == event.name:
             return
         self._last_tool = event.name
-        self._progress_lines.append(f"{event.emoji or '⚙️'} `{event.shown()}`...")
+        shown = event.shown()
+        if self.progress == "verbose" and event.preview and event.preview not in shown:
+            shown = f"{shown}: {event.preview}"
+        self._progress_lines.append(f"{event.emoji or '⚙️'} `{shown}`...")
         asyncio.run_coroutine_threadsafe(self._show_progress(), self.loop)
 
     async def _show_progress(self) -> None:
@@ -223,17 +243,27 @@ class ChatSession:
         other = next((e for e in batch if str(e.user_id) not in self.owners), None)
         return "" if other is None else f"a message from {self.adapter.name} user {other.user_id} (not on the allowlist)"
 
-    def _turn(self, text: str, untrusted: str = "") -> str:
+    def _prepare(self) -> bool:
+        """Build the agent (first turn) and name its session before the turn starts, so hooks see the real
+        session id; True when that session is new."""
         if self.agent is None:
             self.agent = self.build(self.approver, self.sessions.get(self.key), self._on_event)
+            self._resumed = bool(self.agent.history)  # type: ignore[attr-defined]
             if self.model and self.switch_model is not None:
                 self.switch_model(self.agent, self.model)
-        before = self.agent.session_id  # type: ignore[attr-defined]
-        outcome = self.agent.run_turn(text, untrusted=untrusted)  # type: ignore[attr-defined]
-        sid = self.agent.session_id  # type: ignore[attr-defined]
-        self.sessions.set(self.key, sid, self.origin)
-        if sid and sid != before:
-            self.hooks.emit_threadsafe(self.loop, "session:start", self.hook_context())
+        binding = getattr(self.agent.services, "session", None)  # type: ignore[attr-defined]
+        if binding is None or self.agent.session_id:  # type: ignore[attr-defined]
+            return False
+        self.sessions.set(self.key, binding.start(), self.origin)
+        return True
+
+    def _turn(self, text: str, untrusted: str = "") -> str:
+        if self.agent is None:
+            self._prepare()
+        agent = self.agent
+        pending, self._resumed = self._resumed and _unanswered(agent.history, text), False  # type: ignore[attr-defined]
+        outcome = agent.run_turn(text, untrusted=untrusted, continue_pending=pending)  # type: ignore[attr-defined]
+        self.sessions.set(self.key, agent.session_id, self.origin)  # type: ignore[attr-defined]
         if outcome.reason == "interrupted":
             return outcome.final_text or "⏹ Stopped."
         return outcome.final_text or "(no reply)"

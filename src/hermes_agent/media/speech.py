@@ -133,3 +133,41 @@ def _offline(engine: str, text: str, conf: Mapping, target: Path) -> Path:
     if res.returncode != 0 or not target.is_file() or target.stat().st_size == 0:
         raise MediaError(f"{engine} failed: {(res.stderr or '').strip()[:200] or 'no audio written'}")
     return target
+
+
+AUDIO_SUFFIXES = (".wav", ".mp3", ".ogg", ".oga", ".opus", ".m4a", ".flac", ".aac")
+
+
+def voice_encoder() -> str | None:
+    """The OGG/Opus encoder here: ffmpeg (reads any audio) or opusenc (opus-tools: WAV, FLAC, AIFF), or None."""
+    return shutil.which("ffmpeg") or shutil.which("opusenc")
+
+
+def _is_ogg_opus(path: Path) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(64)
+    except OSError:
+        return False
+    return head.startswith(b"OggS") and b"OpusHead" in head
+
+
+def to_voice(path: Path) -> Path | None:
+    """An OGG/Opus file for a voice message (messaging apps play only that as a voice note): `path` itself
+    when it already is one, else a copy beside it; None when no encoder here can read it."""
+    if _is_ogg_opus(path):
+        return path
+    exe = voice_encoder()
+    if exe is None or (Path(exe).name == "opusenc" and path.suffix.lower() not in (".wav", ".flac", ".aiff")):
+        return None
+    target = path.with_name(path.stem + ".voice.ogg")
+    if Path(exe).name == "ffmpeg":
+        cmd = [exe, "-y", "-loglevel", "error", "-i", str(path), "-vn", "-ac", "1", "-c:a", "libopus",
+               "-b:a", "32k", str(target)]
+    else:
+        cmd = [exe, "--quiet", "--bitrate", "32", str(path), str(target)]
+    try:
+        res = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return target if res.returncode == 0 and _is_ogg_opus(target) else None

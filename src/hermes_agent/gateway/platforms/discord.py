@@ -311,6 +311,16 @@ class DiscordAdapter:
         except HTTPException as exc:
             log.info("edit refused: %s", exc)
 
+    async def clear_buttons(self, chat_id: str, message_id: str) -> None:
+        """Remove a message's buttons (an answered approval)."""
+        from discord import HTTPException
+
+        try:
+            await self._api("PATCH", "/channels/{channel_id}/messages/{message_id}", channel_id=int(chat_id),
+                            message_id=int(message_id), json={"components": []})
+        except HTTPException as exc:
+            log.info("removing buttons refused: %s", exc)
+
     async def typing(self, chat_id: str) -> None:
         """Discord shows it for 10 s or until our next message: the session refreshes it every 4 s."""
         import aiohttp

@@ -305,6 +305,29 @@ class TelegramAdapter:
             return None
         return str(msg.message_id)
 
+    async def send_voice(self, chat_id: str, path: Path) -> str | None:
+        """An OGG/Opus file as a voice message (sendVoice); None when Telegram refused it."""
+        from telegram.error import BadRequest, Forbidden
+
+        try:
+            with open(path, "rb") as fh:
+                msg = await self._retrying(self.bot.send_voice, chat_id=int(chat_id), voice=fh, filename=path.name)
+        except (BadRequest, Forbidden, OSError) as exc:
+            self.last_error = f"{time.strftime('%H:%M:%S')} voice {path.name} to {chat_id} refused: {exc}"
+            log.warning("telegram: %s", self.last_error)
+            return None
+        return str(msg.message_id)
+
+    async def clear_buttons(self, chat_id: str, message_id: str) -> None:
+        """Remove a message's inline keyboard (an answered approval)."""
+        from telegram.error import TelegramError
+
+        try:
+            await self.bot.edit_message_reply_markup(chat_id=int(chat_id), message_id=int(message_id),
+                                                     reply_markup=None)
+        except TelegramError as exc:  # cosmetic: the answer is already recorded
+            log.info("editMessageReplyMarkup failed: %s", exc)
+
     async def edit(self, chat_id: str, message_id: str, text: str) -> None:
         from telegram.error import BadRequest
 
