@@ -132,4 +132,9 @@ def script_backend(settings: Settings, workspace: str | None = None, cwd: str | 
 
     from .safety import build_path_policy
 
-    return sandboxed_local(settings, build_path_policy(settings, workspace), cwd=cwd, notice=log.warning)
+    from dataclasses import replace
+
+    policy = build_path_policy(settings, workspace)
+    scripts = os.path.realpath(settings.home / "scripts")  # the user's scripts: readable, inside a hidden home
+    policy = replace(policy, readable=(*policy.readable, scripts))
+    return sandboxed_local(settings, policy, cwd=cwd, notice=log.warning)
