@@ -78,7 +78,8 @@ class AIAgent:
         self.history: list[Message] = []
         self._cancel = threading.Event()
         self.services.ctx.interrupt = self._cancel
-        self._defs: tuple[int, list[dict]] | None = None
+        self._defs: tuple[tuple[int, frozenset[str]], list[dict]] | None = None
+        self._called: tuple[list[Message] | None, int, set[str]] = (None, 0, set())
         self._loop = self._new_loop()
         discover_builtin_tools(toolsets=enabled_toolsets)
 
@@ -102,18 +103,32 @@ class AIAgent:
                          cache_breakpoints=s.settings.cfg.prompt_caching.enabled, hooks=s.hooks)
 
     def tool_definitions(self) -> list[dict]:
-        """Definitions sent to the model (cached until the registry changes)."""
-        if self._defs is None or self._defs[0] != registry.generation:
+        """Definitions sent to the model (cached until the registry changes or a call unlocks more tools)."""
+        key = (registry.generation, self._unlocked())
+        if self._defs is None or self._defs[0] != key:
             from hermes_agent.tools import tool_search
 
             st = self.services.settings
-            selected = self.selected_definitions()
+            selected = [d for d in self.selected_definitions() if _offered_now(d["function"]["name"], key[1])]
             self.services.ctx.offered = frozenset(d["function"]["name"] for d in selected)
             defs = tool_search.assemble(selected, tool_search.core_names(), st.model.context_length,
                                         st.cfg.tools.tool_search.threshold_pct,
                                         st.cfg.tools.tool_search.enabled, ctx=self.services.ctx)
-            self._defs = (registry.generation, defs)
+            self._defs = (key, defs)
         return self._defs[1]
+
+    def _unlocked(self) -> frozenset[str]:
+        """The tools this conversation has called that unlock others (ToolEntry.unlocked_by)."""
+        gates = registry.unlockers()
+        if not gates:
+            return frozenset()
+        seen, upto, called = self._called
+        if seen is not self.history or upto > len(self.history):
+            upto, called = 0, set()
+        for message in self.history[upto:]:
+            called.update(c.name for c in message.tool_calls)
+        self._called = (self.history, len(self.history), called)
+        return frozenset(gates & called)
 
     def selected_definitions(self) -> list[dict]:
         """Every tool this agent may use (before tool search defers any): its toolsets' available tools."""
@@ -226,3 +241,8 @@ class AIAgent:
 
 def new_task_id() -> str:
     return uuid.uuid4().hex[:12]
+
+
+def _offered_now(name: str, unlocked: frozenset[str]) -> bool:
+    entry = registry.get(name)
+    return entry is None or entry.unlocked_by is None or entry.unlocked_by in unlocked

@@ -36,7 +36,9 @@ class ToolEntry:
     - needs: ToolContext fields that must be set for the tool to run (else dispatch answers
       "<name> is not available in this context");
     - preview_arg / show_name: how frontends label a call (`ls -la` vs `read_file src/app.py`);
-    - dynamic_schema(offered names) -> schema: rebuilt for each agent so it names only tools it offers."""
+    - dynamic_schema(offered names) -> schema: rebuilt for each agent so it names only tools it offers;
+    - unlocked_by: offered only once the conversation has called that tool (a family behind one entry point,
+      e.g. the browser's commands after browser_navigate: the first request stays small)."""
 
     name: str
     toolset: str
@@ -57,6 +59,7 @@ class ToolEntry:
     preview_arg: str | None = None
     show_name: bool = True
     dynamic_schema: Callable[[frozenset[str]], dict] | None = None
+    unlocked_by: str | None = None
 
     def subject(self, args: dict) -> ApprovalSubject | None:
         """What the approval gate judges for these arguments (None: nothing)."""
@@ -120,6 +123,7 @@ class ToolRegistry:
         self._lock = threading.RLock()
         self._bridge = _AsyncBridge()
         self.generation = 0
+        self._unlockers: tuple[int, frozenset[str]] = (-1, frozenset())
 
     def register(self, name: str, toolset: str, schema: dict, handler: Handler,
                  check_fn: Callable[[], object] | None = None, requires_env: Iterable[str] | None = None,
@@ -127,14 +131,15 @@ class ToolRegistry:
                  max_result_size_chars: int | None = None, parallel_safe: bool = True, *,
                  approval: Approval = "none", approval_subject: SubjectFn | None = None, subagent_ok: bool = True,
                  needs: Iterable[str] = (), path_arg: str | None = None, preview_arg: str | None = None,
-                 show_name: bool = True, dynamic_schema: Callable[[frozenset[str]], dict] | None = None) -> ToolEntry:
+                 show_name: bool = True, dynamic_schema: Callable[[frozenset[str]], dict] | None = None,
+                 unlocked_by: str | None = None) -> ToolEntry:
         """Add (or replace, with a warning) a tool; the keyword traits are described on ToolEntry."""
         if approval not in APPROVALS:
             raise ValueError(f"tool {name!r}: approval must be one of {', '.join(APPROVALS)}, got {approval!r}")
         entry = ToolEntry(name, toolset, dict(schema), handler, check_fn, list(requires_env or ()),
                           bool(is_async), description or str(schema.get("description", "")), emoji,
                           max_result_size_chars, bool(parallel_safe), approval, approval_subject, bool(subagent_ok),
-                          frozenset(needs), path_arg, preview_arg, bool(show_name), dynamic_schema)
+                          frozenset(needs), path_arg, preview_arg, bool(show_name), dynamic_schema, unlocked_by)
         return self.add(entry)
 
     def add(self, entry: ToolEntry) -> ToolEntry:
@@ -161,6 +166,14 @@ class ToolRegistry:
 
     def entries(self) -> list[ToolEntry]:
         return [self._tools[n] for n in sorted(self._tools)]
+
+    def unlockers(self) -> frozenset[str]:
+        """Names of tools whose first call unlocks others (see ToolEntry.unlocked_by)."""
+        cached = self._unlockers
+        if cached[0] != self.generation:
+            cached = (self.generation, frozenset(e.unlocked_by for e in self._tools.values() if e.unlocked_by))
+            self._unlockers = cached
+        return cached[1]
 
     def toolsets(self) -> dict[str, list[str]]:
         """Toolset name -> registered tool names."""
