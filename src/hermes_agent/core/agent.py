@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Protocol
 from hermes_agent.config.settings import Settings
 from hermes_agent.core.context import PromptParts, build_system_prompt
 from hermes_agent.core.loop import AgentLoop, Compactor, TurnOutcome
-from hermes_agent.events import Event, ToolStarted
+from hermes_agent.events import Event, Notice, ToolStarted
 from hermes_agent.messages import Message, ToolCall, system, user
 from hermes_agent.providers.base import Provider
 from hermes_agent.tools import dispatch
@@ -80,6 +80,7 @@ class AIAgent:
         self.services.ctx.interrupt = self._cancel
         self._defs: tuple[tuple[int, frozenset[str]], list[dict]] | None = None
         self._called: tuple[list[Message] | None, int, set[str]] = (None, 0, set())
+        self._mcp_seen: set[str] | None = None
         self._loop = self._new_loop()
         discover_builtin_tools(toolsets=enabled_toolsets)
 
@@ -115,6 +116,8 @@ class AIAgent:
                                         st.cfg.tools.tool_search.threshold_pct,
                                         st.cfg.tools.tool_search.enabled, ctx=self.services.ctx)
             self._defs = (key, defs)
+            if self._mcp_seen is None:  # what the agent started with: later arrivals are announced
+                self._mcp_seen = _mcp_names(defs)
         return self._defs[1]
 
     def _unlocked(self) -> frozenset[str]:
@@ -184,6 +187,15 @@ class AIAgent:
     def _start_turn(self) -> None:
         self._cancel.clear()
         self.services.ctx.turn_id = uuid.uuid4().hex[:12]
+        self._announce_late_tools()
+
+    def _announce_late_tools(self) -> None:
+        """MCP tools that registered since the last turn (a server that was slow to start) join this turn's
+        definitions by themselves; say so once."""
+        mcp = _mcp_names(self.tool_definitions())
+        if self._mcp_seen is not None and (new := sorted(mcp - self._mcp_seen)):
+            self._emit(Notice(f"MCP tools now available: {', '.join(new)}"))
+        self._mcp_seen = mcp
 
     def chat(self, message: str) -> str:
         """Send a message and return the final answer text."""
@@ -246,3 +258,8 @@ def new_task_id() -> str:
 def _offered_now(name: str, unlocked: frozenset[str]) -> bool:
     entry = registry.get(name)
     return entry is None or entry.unlocked_by is None or entry.unlocked_by in unlocked
+
+
+def _mcp_names(defs: list[dict]) -> set[str]:
+    names = (d["function"]["name"] for d in defs)
+    return {n for n in names if (e := registry.get(n)) is not None and e.toolset.startswith("mcp-")}
