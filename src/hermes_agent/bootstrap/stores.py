@@ -38,8 +38,14 @@ def skills_index(settings: Settings) -> str:
     from hermes_agent.skills.bundled import seed_bundled
     from hermes_agent.skills.catalog import catalog_from_settings
 
-    seed_bundled(settings.home / "skills")
+    skills_dir = settings.home / "skills"
+    if str(skills_dir) not in _SEEDED:  # once per process: a gateway builds an agent per chat
+        seed_bundled(skills_dir)
+        _SEEDED.add(str(skills_dir))
     return catalog_from_settings(settings).index_text()
+
+
+_SEEDED: set[str] = set()
 
 
 def prompt_parts(settings: Settings, memory: MemoryStore, *, with_skills: bool = True, ignore_rules: bool = False,
