@@ -4,7 +4,10 @@ server, and a runner for the real `hermes` executable."""
 from __future__ import annotations
 
 import ipaddress
+import os
+import shutil
 import socket
+import uuid
 from pathlib import Path
 
 import pytest
@@ -50,3 +53,34 @@ def scripted():
     server = ScriptedServer().start()
     yield server
     server.stop()
+
+
+# The sandbox makes these writable for every command (approval/policy.py SHARED_TMP), so a test of what stays
+# outside the sandbox needs a directory elsewhere, whatever HOME is (CI images often put HOME under /tmp).
+_SHARED_TMP = ("/tmp", "/var/tmp", "/dev/shm")
+
+
+def _outside_candidates() -> list[Path]:
+    repo = Path(__file__).resolve().parent.parent
+    return [Path.home(), repo, Path("/root"), Path("/var/lib"), Path("/srv"), Path("/opt")]
+
+
+def _is_shared_tmp(path: Path) -> bool:
+    real = os.path.realpath(path)
+    roots = {os.path.realpath(t) for t in _SHARED_TMP} | {os.path.realpath(os.environ.get("TMPDIR") or "/tmp")}
+    return any(real == r or real.startswith(r.rstrip("/") + "/") for r in roots)
+
+
+@pytest.fixture
+def outside_dir() -> Path:
+    """A fresh directory outside the sandbox's writable roots (not under /tmp, /var/tmp, /dev/shm, nor the
+    test's workspace): under HOME when HOME is not under them, else under the checkout or a root-only place.
+    Skips when this user can write nowhere else."""
+    for base in _outside_candidates():
+        if base.is_dir() and os.access(base, os.W_OK | os.X_OK) and not _is_shared_tmp(base):
+            made = base / f".hermes-test-outside-{uuid.uuid4().hex[:10]}"
+            made.mkdir()
+            yield made
+            shutil.rmtree(made, ignore_errors=True)
+            return
+    pytest.skip("no writable directory outside /tmp, /var/tmp and /dev/shm for this user")

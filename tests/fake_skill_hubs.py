@@ -8,6 +8,10 @@
 /sksh      skills.sh search API (hits point at repos on /gh)
 /files     plain files (SKILL.md, tar.gz) for direct-URL installs
 /slow      sleeps `slow_seconds` before answering anything (a hung registry)
+
+A GitHub repo named in `misbehaving` answers every request badly: "slow_body" (headers at once, the body after
+`slow_seconds`), "trickle" (one byte of the body every 0.2 s: no single read ever times out), "hang" (nothing
+at all for `slow_seconds`) or "reset" (the connection is reset before any answer).
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ class HubFakes:
         self.repos: dict[str, dict[str, bytes]] = {}   # "owner/repo" -> path -> bytes (main branch)
         self.branches: dict[tuple[str, str], dict[str, bytes]] = {}
         self.rate_limited: set[str] = set()
+        self.misbehaving: dict[str, str] = {}  # "owner/repo" -> slow_body | trickle | hang | reset
         self.well_known: dict[str, dict[str, bytes]] = {}  # skill name -> files
         self.clawhub: dict[str, tuple[str, dict[str, bytes]]] = {}  # slug -> (summary, files)
         self.lobehub: dict[str, dict] = {}
@@ -187,6 +192,8 @@ class _Handler(BaseHTTPRequestHandler):
         if parts[0] != "repos" or len(parts) < 3:
             return self._send(404, {"message": "Not Found"})
         repo, tail = f"{parts[1]}/{parts[2]}", parts[3:]
+        if repo in self.state.misbehaving:
+            return self._misbehave(self.state.misbehaving[repo])
         if repo in self.state.rate_limited:
             return self._send(403, {"message": "API rate limit exceeded for 127.0.0.1."},
                               {"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": str(int(time.time()) + 1800)})
@@ -212,6 +219,34 @@ class _Handler(BaseHTTPRequestHandler):
             self.state.pulls.append({"repo": repo, "number": number, **body})
             return self._send(201, {"number": number, "html_url": f"{self.state.url}/{repo}/pull/{number}"})
         self._send(404, {"message": "Not Found"})
+
+    def _misbehave(self, mode: str) -> None:
+        import socket
+        import struct
+
+        body = json.dumps([{"name": "late-skill", "path": "skills/late-skill", "type": "dir"}]).encode()
+        if mode == "reset":
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            self.close_connection = True
+            return
+        if mode == "hang":
+            time.sleep(self.state.slow_seconds)
+            return self._send(200, body)
+        try:
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.flush()
+            if mode == "slow_body":
+                time.sleep(self.state.slow_seconds)
+                self.wfile.write(body)
+                return
+            for i in range(len(body)):  # trickle
+                self.wfile.write(body[i:i + 1])
+                self.wfile.flush()
+                time.sleep(0.2)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
 
     def _contents(self, method: str, repo: str, path: str, q: dict, body: dict | None) -> None:
         if method == "PUT":

@@ -29,3 +29,13 @@ def run_hermes(*args: str, home: Path, input: str | None = None, timeout: float 
     full_env.update({"HERMES_HOME": str(home), **(env or {})})
     return subprocess.run([HERMES, *args], input=input, capture_output=True, text=True, timeout=timeout,
                           env=full_env, cwd=cwd)
+
+
+def run_other_hermes(binary: str, *args: str, home: Path, timeout: float = 240) -> subprocess.CompletedProcess:
+    """Run another Hermes program (the released 0.19.0 or an upstream-tracking build, each in its own venv)
+    with HERMES_HOME=home, a private HOME beside it, and the working directory home's parent."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "OPENROUTER_", "HERMES_"))}
+    env.update(HERMES_HOME=str(home), HOME=str(home.parent / "user-home"), NO_COLOR="1")
+    (home.parent / "user-home").mkdir(exist_ok=True)
+    return subprocess.run([binary, *args], capture_output=True, text=True, timeout=timeout, env=env,
+                          cwd=str(home.parent))

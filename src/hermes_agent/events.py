@@ -40,6 +40,7 @@ class ToolFinished:
     result: str
     duration_s: float
     ok: bool
+    error: str = ""  # the first line of why the call failed or was refused ('' when ok)
 
 
 @dataclass(frozen=True, slots=True)

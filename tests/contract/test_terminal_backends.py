@@ -25,6 +25,8 @@ from hermes_agent.tools.registry import registry
 
 _SSH_VARS = ("HERMES_TEST_SSH_HOST", "HERMES_TEST_SSH_PORT", "HERMES_TEST_SSH_USER", "HERMES_TEST_SSH_KEY")
 
+pytestmark = pytest.mark.xdist_group("terminal_backends")  # containers and connections reused by the module
+
 
 def _docker_skip() -> str | None:
     image = os.environ.get("HERMES_TEST_DOCKER_IMAGE")
@@ -273,7 +275,7 @@ def test_background_process_stdin_and_kill(pool):
     assert manager.cleanup("t") == 0
 
 
-def test_sandboxed_local_contains_commands_and_background_writes(pool, request):
+def test_sandboxed_local_contains_commands_and_background_writes(pool, request, outside_dir):
     """Over the sandboxed local backends: what the model can do stays inside the policy, through
     execute, pty and a background shell fed through process write."""
     label = request.node.callspec.params["pool"]
@@ -281,7 +283,7 @@ def test_sandboxed_local_contains_commands_and_background_writes(pool, request):
         pytest.skip("only the sandboxed local backends")
     b = pool.get("t")
     assert b.contained and b.sandbox_state == label.split("+")[1]
-    outside = os.path.join(os.path.expanduser("~"), f".hermes-ct-{random.randint(10**8, 10**9)}")
+    outside = os.path.join(outside_dir, f".hermes-ct-{random.randint(10**8, 10**9)}")  # not under /tmp
     res = b.execute(f"echo x >> {outside}")
     exists = os.path.exists(outside)
     if exists:

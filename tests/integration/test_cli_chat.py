@@ -126,11 +126,11 @@ def test_file_edits_are_checkpointed_and_can_be_rolled_back(scripted, hermes_hom
     assert (project / "app.py").read_text() == "print('v1')\n"
 
 
-def test_bundled_skills_are_seeded_and_indexed_in_the_prompt(scripted, hermes_home):
+def test_bundled_skills_are_indexed_in_the_prompt_without_copies_in_the_shared_folder(scripted, hermes_home):
     model_config(hermes_home, scripted.url)
     scripted.add({"tool_calls": [{"name": "skill_view", "arguments": {"name": "git-workflow"}}]}, {"content": "read"})
     assert run_hermes("chat", "-q", "how do I commit?", home=hermes_home).returncode == 0
-    assert (hermes_home / "skills" / "software-development" / "git-workflow" / "SKILL.md").exists()
+    assert list((hermes_home / "skills").rglob("SKILL.md")) == []  # Hermes would take copies for the user's
     assert "git-workflow" in scripted.requests[0]["body"]["messages"][0]["content"]
     viewed = scripted.requests[1]["body"]["messages"][-1]
     assert viewed["role"] == "tool" and "error" not in json.loads(viewed["content"])

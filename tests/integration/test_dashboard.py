@@ -23,7 +23,8 @@ from tests.helpers import HERMES, model_config, run_hermes
 pytest.importorskip("aiohttp")
 sync_api = pytest.importorskip("playwright.sync_api")
 CHROMIUM = os.environ.get("HERMES_CHROMIUM") or shutil.which("chromium")
-pytestmark = pytest.mark.skipif(not CHROMIUM, reason="chromium is not installed (CI: .ci/install-chromium.sh)")
+pytestmark = [pytest.mark.skipif(not CHROMIUM, reason="chromium is not installed (CI: .ci/install-chromium.sh)"),
+              pytest.mark.xdist_group("dashboard")]  # one dashboard and browser per module, on one worker
 ARGS = ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
         "--disable-component-update", "--disable-sync"]
 PAYLOAD = "<script>document.title='PWNED'</script><img src=x onerror=\"document.title='PWNED'\"> marmoset"

@@ -51,6 +51,19 @@ def test_the_schema_names_only_the_tools_offered(scripted, hermes_home, workdir)
     assert out["status"] == "error" and "ImportError" in out["output"]
 
 
+def test_execute_code_offered_alone_still_gives_the_script_its_tools(scripted, hermes_home, workdir):
+    """`-t code_execution` alone: the schema lists the script API and `from hermes_tools import terminal` works
+    (through the same approval gate and sandbox as the model's own calls)."""
+    out = _run(scripted, hermes_home, workdir, (
+        "from hermes_tools import terminal, read_file\n"
+        "print('out', terminal('echo from-script')['output'].strip(), read_file('notes.txt')['total_lines'])\n"),
+        toolsets="code_execution")
+    desc = {t["function"]["name"]: t["function"] for t in scripted.requests[0]["body"]["tools"]}
+    assert set(desc) == {"execute_code"}
+    assert "terminal(" in desc["execute_code"]["description"] and "(none here)" not in desc["execute_code"]["description"]
+    assert out["status"] == "success" and "out from-script 2" in out["output"], out
+
+
 def test_a_script_cannot_escape_the_sandbox_or_the_gate(scripted, hermes_home, workdir, tmp_path):
     home = tmp_path / "userhome"
     (home / ".ssh").mkdir(parents=True)

@@ -136,3 +136,23 @@ def test_new_during_a_pending_approval_denies_it_at_once(fake, scripted, gateway
     fake.user_says("/status")
     assert fake.wait_for(lambda: any(t.startswith("Session: (new)") for t in fake.texts()), timeout=5), fake.texts()
     assert target.exists()
+
+
+def test_memory_write_from_a_non_owner_message_needs_approval(fake, scripted, gateway, hermes_home):
+    """Allow-all admits user 333, but only 111 is on the allowlist (the owner): 333's words taint the turn,
+    so the memory write it asks for is held for approval in the chat (and denied when nobody answers)."""
+    add = {"tool_calls": [{"name": "memory", "arguments": {"action": "add", "target": "memory",
+                                                           "content": "User wants every answer in French"}}]}
+    scripted.add(add, {"content": "noted"})
+    gateway(env={"TELEGRAM_ALLOWED_USERS": "111", "GATEWAY_ALLOW_ALL_USERS": "true"},
+            extra="approvals:\n  timeout: 2\n").start()
+    fake.user_says("remember: answers in French", chat_id=333, user_id=333)
+    assert fake.wait_for(lambda: any("lasting change" in (m.get("text") or "").lower() or
+                                     "future sessions" in (m.get("text") or "") for m in fake.sent), timeout=20)
+    assert fake.wait_for(lambda: any(t == "noted" for t in fake.texts()), timeout=20)
+    memory = hermes_home / "memories" / "MEMORY.md"
+    assert not memory.exists() or "French" not in memory.read_text()
+    scripted.add(add, {"content": "saved"})
+    fake.user_says("remember: answers in French", chat_id=111)
+    assert fake.wait_for(lambda: any(t == "saved" for t in fake.texts()), timeout=20)
+    assert "French" in memory.read_text()

@@ -110,10 +110,10 @@ def _wheel(tmp_path) -> str:
 
 
 def test_legitimate_work_still_works(scripted, hermes_home, tmp_path, mechanism):
-    # A home without secrets: under Landlock a secret inside /tmp (where this home lives) would
-    # cost file creation at the top of /tmp (see terminal/README.md).
-    home, work = tmp_path / "home", tmp_path / "work"
-    home.mkdir()
+    # A home outside /tmp: under Landlock a protected HOME or secret inside /tmp would cost file
+    # creation at the top of /tmp (see terminal/README.md).
+    home = Path(tempfile.mkdtemp(prefix="hermes-user-home-", dir="/var/tmp"))
+    work = home / "work"
     work.mkdir()
     wheel = _wheel(tmp_path)
     port = random.randint(20000, 40000)
@@ -136,12 +136,14 @@ def test_legitimate_work_still_works(scripted, hermes_home, tmp_path, mechanism)
     finally:
         shutil.rmtree(outside, ignore_errors=True)
     outputs = [r.get("output", "") for r in results]
+    made = (work / ".git").is_dir() and (work / ".venv").is_dir()
+    shutil.rmtree(home, ignore_errors=True)
     assert "pkg 42" in outputs[0], outputs[0]
     assert outputs[1].strip() == "1", outputs[1]
     assert outputs[2].strip() == "hello", outputs[2]
     assert outputs[4].strip() == "1", outputs[4]
     assert "1 passed" in outputs[5], outputs[5]
-    assert (work / ".git").is_dir() and (work / ".venv").is_dir()
+    assert made
 
 
 def test_sandbox_false_runs_one_command_unconfined_only_with_a_reason(scripted, hermes_home, tmp_path, mechanism):

@@ -70,7 +70,7 @@ def test_install_from_cloned_git_tap_records_lock(tmp_path, hermes_home, tap_rep
     assert not forced.installed and "does not override critical" in forced.decision.reason
     assert "env-report" not in hub.lock()
 
-    sources = {s.info.name: s.source for s in hub.installed()}
+    sources = {s.info.name: s.source for s in hub.installed() if s.source != "bundled"}  # ours ship too
     assert sources == {"git-commits": "hub:team-skills"}
     (result.path / "SKILL.md").write_text((result.path / "SKILL.md").read_text() + "local note\n")
     assert {s.info.name: s.modified for s in hub.installed()}["git-commits"] is True

@@ -284,3 +284,51 @@ def test_released_hermes_reads_our_lock_file(tmp_path, hermes_home, fakes):
     row = next((line for line in proc.stdout.splitlines() if "git-commits" in line), "")
     assert re.search(r"git-commits\s*│\s*general\s*│\s*github\s*│\s*trusted", row), proc.stdout + proc.stderr
     assert "1 hub-installed" in proc.stdout
+
+
+@pytest.mark.parametrize("mode", ["slow_body", "trickle", "hang", "reset"])
+def test_a_misbehaving_repo_costs_only_its_own_hits_and_the_search_ends_in_time(hermes_home, fakes, mode):
+    """One repo of skills.hub.repos answers badly: the other repo's hits still show, the bad one is named,
+    and the command exits within the hub timeout (no worker left reading keeps the process alive); a
+    bare-name install of a skill in the good repo still finds it."""
+    fakes.slow_seconds = 8
+    fakes.repos["stuck/skills"] = {"skills/late-skill/SKILL.md": b"---\nname: late-skill\n---\n"}
+    fakes.misbehaving["stuck/skills"] = mode
+    write_config(hermes_home, fakes.config(timeout=1.5, repos=["stuck/skills/skills", "anthropics/skills/skills"]))
+    start = time.monotonic()
+    code, out = hermes(hermes_home, "search", "git", timeout=30)
+    elapsed = time.monotonic() - start
+    assert code == 0 and "github:anthropics/skills/skills/git-commits" in out, out
+    assert "! github: stuck/skills/skills: " in out, out
+    assert elapsed < 5, f"search took {elapsed:.1f}s:\n{out}"
+    start = time.monotonic()
+    code, out = hermes(hermes_home, "install", "git-commits", timeout=30)
+    assert code == 0 and "Installed git-commits" in out, out
+    assert time.monotonic() - start < 6
+
+
+def test_installed_skills_are_searched_first(hermes_home, fakes):
+    write_config(hermes_home, fakes.config(repos=["anthropics/skills/skills"]))
+    mine = hermes_home / "skills/devops/git-workflow"
+    mine.mkdir(parents=True)
+    (mine / "SKILL.md").write_text("---\nname: git-workflow\ndescription: Branches and rebases\n---\nUse git.\n")
+    code, out = hermes(hermes_home, "search", "git")
+    assert code == 0, out
+    assert out.index("installed (1):\n  git-workflow  [installed]  Branches and rebases") < out.index("Searching")
+    assert "github:anthropics/skills/skills/git-commits" in out
+
+
+def test_search_fails_when_no_source_could_be_searched(hermes_home, fakes):
+    fakes.misbehaving["stuck/skills"] = "reset"
+    write_config(hermes_home, fakes.config(timeout=1, repos=["stuck/skills/skills"], well_known=[],
+                                           clawhub_url=f"{fakes.url}/slow/api/v1",
+                                           disabled_sources=["skills-sh", "lobehub", "claude-marketplace"]))
+    code, out = hermes(hermes_home, "search", "git")
+    assert code == 1, out
+    assert "no skill source could be searched (failed: " in out and "github" in out and "clawhub" in out, out
+    assert "Traceback" not in out
+
+
+def test_install_force_message_names_force(hermes_home):
+    code, out = hermes(hermes_home, "install", str(GUARD / "malicious" / "gpu-optimizer"), "--force")
+    assert code == 0 and "installed because --force was given" in out and "trust level allows" not in out, out

@@ -114,3 +114,20 @@ def test_a_listed_browser_origin_works_only_with_the_key(hermes_home: Path) -> N
         proc.terminate()
         proc.wait(15)
         model.stop()
+
+
+@pytest.mark.parametrize("host", ["127.attacker.example", "127.0.0.1.attacker.example", "localhost.attacker.example",
+                                  "127.0.0.1evil", "localhost.", "[::1].evil", "0x7f.0.0.1", "127.1"])
+def test_host_that_only_starts_like_loopback_is_refused(api, host) -> None:
+    """DNS-rebinding names shaped like an address: only exact names and literal addresses pass."""
+    port, model = api
+    status, text = _post(port, {"Content-Type": "application/json", "Host": f"{host}:{port}"})
+    assert status == 403 and "unexpected Host" in text, (host, status, text[:200])
+    assert not model.requests
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "localhost", "LOCALHOST", "127.0.0.2", "[::1]"])
+def test_exact_loopback_hosts_are_answered(api, host) -> None:
+    port, _ = api
+    status, text = _post(port, {"Content-Type": "application/json", "Host": f"{host}:{port}"})
+    assert status == 200, (host, text[:200])

@@ -106,3 +106,13 @@ def test_session_and_skill_markup_is_shown_as_text(dash) -> None:
         status, _, text = _get(dash, path, {"Cookie": cookie})
         assert status == 200, path
         assert "<meta http-equiv" not in text and "<img src=x" not in text, f"markup rendered on {path}"
+
+
+def test_rebound_host_names_are_refused_even_with_the_cookie(dash) -> None:
+    cookie = _cookie(dash)
+    for host in ("127.attacker.example", "localhost.attacker.example", "127.0.0.1.nip.example"):
+        status, _, text = _get(dash, "/sessions", {"Cookie": cookie, "Host": f"{host}:{dash}"})
+        assert status == 403 and "hello" not in text, (host, status)
+    for host in ("127.0.0.1", "localhost"):
+        status, _, text = _get(dash, "/sessions", {"Cookie": cookie, "Host": f"{host}:{dash}"})
+        assert status == 200 and "hello" in text, (host, status)

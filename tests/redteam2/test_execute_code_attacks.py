@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -172,14 +171,14 @@ def test_a_script_cannot_call_tools_the_agent_does_not_offer(hermes_home: Path, 
     assert "'terminal'" not in output.split("N ", 1)[1], output
 
 
-def test_the_approval_gate_holds_for_calls_made_through_the_script(hermes_home: Path, tmp_path: Path) -> None:
+def test_the_approval_gate_holds_for_calls_made_through_the_script(hermes_home: Path, tmp_path: Path,
+                                                                   outside_dir: Path) -> None:
     """No --yolo, no one to ask (chat -q): a dangerous command a script runs through `terminal` must be
     refused like the model's own call; so must a raw request asking to run it outside the sandbox."""
     target = tmp_path / "precious"
     target.mkdir()
     (target / "keep.txt").write_text("x")
-    outside = Path.home() / f".rt2-outside-{uuid.uuid4().hex[:8]}"  # not a writable root of the sandbox (/tmp is)
-    outside.mkdir()
+    outside = outside_dir  # not a writable root of the sandbox (/tmp is)
     code = (f"import json, socket, hermes_tools\nfrom hermes_tools import terminal\n"
             f"print('A', terminal('rm -rf {target}'))\n"
             "with socket.socket(socket.AF_UNIX) as s:\n"
@@ -200,7 +199,6 @@ def test_the_approval_gate_holds_for_calls_made_through_the_script(hermes_home: 
     assert "A " in output and "B " in output, f"the script did not run (test setup): {results[0]}"
     assert (target / "keep.txt").exists(), f"a script deleted without approval: {results[0]}"
     escaped = (outside / "escaped.txt").exists()
-    shutil.rmtree(outside, ignore_errors=True)
     assert not escaped, f"a script ran unsandboxed without approval: {results[0]}"
 
 

@@ -144,7 +144,7 @@ class ConversationPool:
             from hermes_agent.messages import Message
 
             agent.history = [Message.from_openai(m) for m in history]  # type: ignore[attr-defined]
-        return agent.run_turn(message)  # type: ignore[attr-defined]
+        return agent.run_turn(message, untrusted="a request to the API server")  # type: ignore[attr-defined]
 
     def evict_idle(self) -> list[str]:
         """Close the conversations unused for `idle_seconds` (their sessions stay in state.db)."""

@@ -16,7 +16,7 @@ from aiohttp import web
 from hermes_agent.api import responses
 from hermes_agent.api.common import SESSION_HEADER, error
 from hermes_agent.api.conversations import ConversationPool, TurnResult
-from hermes_agent.config.listen import bind_refusal
+from hermes_agent.config.listen import bind_refusal, host_allowed
 from hermes_agent.errors import HermesError
 from hermes_agent.events import Event, TextDelta, ToolStarted
 
@@ -54,9 +54,6 @@ class ApiConfig:
             raise ApiConfigError(refusal)
 
 
-_LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
-
-
 def _origins(raw: object) -> tuple[str, ...]:
     items = raw if isinstance(raw, list | tuple) else str(raw).split(",")
     return tuple(str(o).strip().rstrip("/") for o in items if str(o).strip())
@@ -83,9 +80,9 @@ def _browser_refusal(request: web.Request, key: str) -> web.Response | None:
     if request.headers.get("Origin") and not _cors_ok(request):
         return error(403, "browser requests (with an Origin header) are not accepted unless the origin is in "
                      "API_SERVER_CORS_ORIGINS and API_SERVER_KEY is set", "permission_error")
-    host = request.host.rsplit(":", 1)[0] if not request.host.endswith("]") else request.host
-    if not key and host.lower() not in _LOOPBACK_HOSTS and not host.startswith("127."):
-        return error(403, f"unexpected Host {request.host!r} for a server without API_SERVER_KEY", "permission_error")
+    host = request.headers.get("Host")
+    if not key and not host_allowed(host, request.app["config"].host):
+        return error(403, f"unexpected Host {host!r} for a server without API_SERVER_KEY", "permission_error")
     return None
 
 

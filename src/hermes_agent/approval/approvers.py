@@ -28,7 +28,7 @@ class ApprovalRequest:
     pattern_key: str
     description: str
     pattern_keys: tuple[str, ...] = ()
-    kind: Literal["command", "write", "external"] = "command"
+    kind: Literal["command", "write", "external", "persist"] = "command"
     session_id: str | None = None
     timeout: float = 60.0
 
@@ -88,7 +88,8 @@ class ScriptedApprover:
 def render_prompt(request: ApprovalRequest) -> str:
     """The prompt text: description, the full command (every line), and the four choices."""
     title = {"command": "Potentially dangerous command detected", "write": "Write to a sensitive path requested",
-             "external": "External tool call needs approval"}.get(request.kind, "Approval needed")
+             "external": "External tool call needs approval",
+             "persist": "A lasting change after untrusted content needs approval"}.get(request.kind, "Approval needed")
     body = "\n".join("    " + line for line in request.command.splitlines() or [""])
     return (f"\n⚠️  {title}: {request.description}\n{body}\n\n"
             f"    [o]nce  |  [s]ession  |  [a]lways  |  [d]eny   (no answer in {request.timeout:g} s = deny)\n"

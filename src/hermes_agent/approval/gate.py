@@ -42,6 +42,7 @@ __all__ = [
 log = logging.getLogger(__name__)
 AuxJudge = Callable[[str, str], str]
 UNSANDBOXED = "unsandboxed"  # approval key of a command that would run outside the OS sandbox
+PERSIST_KEY = "persist_after_untrusted"  # approval key of a lasting change after untrusted content
 _ISOLATED_KINDS = frozenset({"singularity", "apptainer", "modal", "daytona"})
 _GLOB = lazyre.compile(r"[*?\[]")
 
@@ -242,6 +243,30 @@ class ApprovalGate:
             choice = self._ask(request)
         return self._apply(choice, request, session_id)
 
+    def check_persist(self, tool: str, what: str, source: str, *, session_id: str | None = None) -> Decision:
+        """Decide about a call that changes what future sessions see (`what`: memory, a skill, a context
+        file...) in a conversation that took in untrusted content from `source`: the content may have
+        planted it, so the user is asked; nobody to ask means no."""
+        key = PERSIST_KEY
+        if self._yolo_for(session_id) or self.mode == "off":
+            return Decision(True, "approvals disabled (yolo or approvals.mode: off)", key, "yolo")
+        if not self.can_ask:
+            return Decision(False, f"BLOCKED: {tool} was not run: it would change {what}, which future sessions "
+                                   f"read, and this conversation has taken in untrusted content ({source}) that may "
+                                   "have asked for it. That needs the user's approval and this session cannot ask. "
+                                   "Do not retry; tell the user what you wanted to save and why, so they can "
+                                   "decide.", key, "no_approver")
+        if key in self.allowlist or key in self.session_keys(session_id):
+            return Decision(True, "lasting changes approved (allowlist or this session)", key, "session")
+        description = f"it changes {what} (read by future sessions) after this conversation took in untrusted " \
+                      f"content ({source})"
+        request = ApprovalRequest(f"{tool}: {what}", key, description, (key,), "persist", session_id, self.timeout)
+        with self._ask_lock:  # never the smart judge: the untrusted content may be addressed to it too
+            if key in self.session_keys(session_id):
+                return Decision(True, "lasting changes approved for this session", key, "session")
+            choice = self._ask(request)
+        return self._apply(choice, request, session_id)
+
     def as_hook(self, block: Callable[[str], object],
                 lookup: Callable[[str], object | None] | None = None) -> Callable[..., object | None]:
         """A pre_tool_call handler `fn(name, args, ctx)` judging each call by its tool's `approval` trait and
@@ -253,6 +278,13 @@ class ApprovalGate:
             if find is None:
                 return block("the approval gate cannot see this tool's traits; the call was not run")
             entry = find(name)
+            source = getattr(ctx, "untrusted", "") if isinstance(args, dict) else ""
+            persisted = entry.persisted(args) if source and hasattr(entry, "persisted") else None  # type: ignore[union-attr]
+            if persisted:
+                decision = self.check_persist(name, persisted, source, session_id=getattr(ctx, "session_id", None))
+                if not decision.allowed:
+                    log.info("approval: blocked %s (persists after untrusted content)", name)
+                    return block(decision.reason)
             trait = getattr(entry, "approval", "none")
             subject = entry.subject(args) if trait != "none" and isinstance(args, dict) else None  # type: ignore[union-attr]
             if subject is None:

@@ -20,6 +20,21 @@ SECRET_PATHS: tuple[str, ...] = (
     "/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-", "/etc/sudoers", "/etc/sudoers.d",
     "/etc/ssh/ssh_host_*_key", "/root/.ssh", "/proc/*/environ", "/proc/*/task/*/environ",
 )
+# Default-deny inside HOME: a dot-file or dot-directory of the user's home is unreadable unless it is (or lies
+# under) one of these locations, which hold tools and settings rather than credentials. Extend with
+# sandbox.readable_paths. The explicit SECRET_PATHS win over this list (.local/share/keyrings).
+HOME_READABLE: tuple[str, ...] = (
+    ".cache", ".local/bin", ".local/lib", ".local/share", ".npm", ".cargo/bin", ".cargo/env", ".cargo/registry",
+    ".cargo/git", ".cargo/config.toml", ".rustup", ".pyenv", ".rbenv", ".nvm", ".volta", ".deno", ".bun/bin",
+    ".bun/install", ".sdkman/candidates", ".gradle/caches", ".gradle/wrapper", ".m2/repository", ".nix-profile",
+    ".venv", ".virtualenvs", ".conda/envs", ".conda/pkgs", ".dotnet", ".gitconfig", ".config/git/config",
+    ".config/git/ignore", ".config/git/attributes", ".gitignore_global", ".bashrc", ".profile", ".bash_profile",
+    ".bash_login", ".bash_aliases", ".bash_logout", ".zshrc", ".zprofile", ".zshenv", ".inputrc", ".vimrc",
+    ".editorconfig", ".tmux.conf", ".dircolors", ".selected_editor",
+)
+# Readable inside the Hermes home root (everything else there — every profile's .env, auth.json, config,
+# state.db, pairing, sessions, memories — is hidden from commands): the active profile's skills and cache.
+HERMES_READABLE: tuple[str, ...] = ("skills", "cache")
 # Files under HERMES_HOME that hold secrets.
 HERMES_SECRETS: tuple[str, ...] = (".env", "auth.json", "auth.lock", "config.yaml")  # config may hold model.api_key
 # Never writable by a command or a file tool without the user's approval, even inside the workspace.
@@ -93,6 +108,10 @@ class PathPolicy:
     protected: tuple[str, ...]
     readable_grants: tuple[str, ...] = ()
     mode: str = "workspace-write"
+    # Default-deny: the Hermes home roots (hidden whole) and the locations readable inside them and inside
+    # HOME's dot-entries (resolved; see `default_denied`).
+    hermes_roots: tuple[str, ...] = ()
+    readable: tuple[str, ...] = ()
 
     @classmethod
     def build(cls, *, workspace: Iterable[str], hermes_home: str, home: str | None = None,
@@ -124,7 +143,26 @@ class PathPolicy:
         protected = norm((*SHELL_STARTUP, *SYSTEM_PROTECTED, *_as_list(cfg.get("protected_paths")))) + (hh,)
         readable = tuple(resolve(str(p), ws[0] if ws else None, home) for p in _as_list(cfg.get("readable_paths")))
         mode = str(cfg.get("mode") or "workspace-write").strip().lower()
-        return cls(home, hh, ws, tuple(dict.fromkeys(writable)), secrets, protected, readable, mode)
+        roots = tuple(dict.fromkeys((hermes_root_of(hh), os.path.join(home, ".hermes"))))
+        allow = (*norm(HOME_READABLE), *(os.path.join(hh, n) for n in HERMES_READABLE), *readable, *ws,
+                 *(w for w in writable if w not in norm(SHARED_TMP)), *code_dirs())
+        return cls(home, hh, ws, tuple(dict.fromkeys(writable)), secrets, protected, readable, mode,
+                   roots, tuple(dict.fromkeys(allow)))
+
+    def default_denied(self, real: str) -> str | None:
+        """The hidden root that covers resolved `real` by default (a Hermes home root, or a dot-entry of
+        HOME), unless `real` lies under a readable location deeper than that root; else None."""
+        for root in self.hermes_roots:
+            if _under(real, root) and not self._readable_below(real, root):
+                return root
+        if real != self.home and _under(real, self.home):
+            first = real[len(self.home.rstrip("/")) + 1:].split("/", 1)[0]
+            if first.startswith(".") and not self._readable_below(real, self.home):
+                return os.path.join(self.home, first)
+        return None
+
+    def _readable_below(self, real: str, root: str) -> bool:
+        return any(_under(real, a) for a in self.readable if a != root and _under(a, root))
 
     def check_read(self, path: str, cwd: str | None = None) -> Verdict:
         """May a tool or command read `path`? Secrets are denied unless the user granted them."""
@@ -133,6 +171,12 @@ class PathPolicy:
         if hit and not _match(real, self.readable_grants):
             return Verdict("deny", real, f"{real} holds credentials or secrets ({_show(hit, self.home)}); the "
                                          "user can allow it with sandbox.readable_paths in config.yaml", "secret_read")
+        hidden = self.default_denied(real)
+        if hidden:
+            what = "the Hermes home (keys, config, sessions of every profile)" if hidden in self.hermes_roots else \
+                f"{_show(hidden, self.home)}: dot-files in your home are private unless listed as readable"
+            return Verdict("deny", real, f"{real} is private ({what}); the user can allow it with "
+                                         "sandbox.readable_paths in config.yaml", "secret_read")
         return Verdict("allow", real)
 
     def check_write(self, path: str, cwd: str | None = None) -> Verdict:
@@ -153,6 +197,13 @@ class PathPolicy:
         if self.mode == "read-only":
             return Verdict("ask", real, "sandbox.mode is read-only", "read_only")
         root = _match(real, self.writable)
+        if root is not None and _under(self.home, root) and real != self.home and _under(real, self.home):
+            first = real[len(self.home.rstrip("/")) + 1:].split("/", 1)[0]
+            ours = root in self.workspace and not first.startswith(".") and \
+                os.path.lexists(os.path.join(self.home, first))
+            if not ours:  # HOME under /tmp, or the workspace is HOME: its dot-files and top stay protected
+                return Verdict("ask", real, f"{real} is in your home directory outside the workspace, or a "
+                                            "dot-file or new entry at its top", "protected_write")
         if root is None:
             return Verdict("ask", real, f"{real} is outside the workspace ({', '.join(self.workspace)}) and the "
                                         "writable paths (sandbox.writable_paths)", "outside_workspace")
@@ -171,6 +222,20 @@ def policy_for_settings(settings: object, workspace: str | None = None) -> PathP
     """The session's policy from Settings: workspace = `workspace`, else terminal.cwd (default: the cwd)."""
     root = workspace or os.path.abspath(os.path.expanduser(settings.cfg.terminal.cwd))
     return PathPolicy.build(workspace=[root], hermes_home=str(settings.home), config=asdict(settings.cfg.sandbox))
+
+
+def hermes_root_of(hermes_home: str) -> str:
+    """The directory holding every profile: HERMES_HOME minus a trailing profiles/<name>."""
+    parent = os.path.dirname(hermes_home)
+    return os.path.dirname(parent) if os.path.basename(parent) == "profiles" else hermes_home
+
+
+def code_dirs() -> tuple[str, ...]:
+    """Where hermes and its Python run from (readable even inside a hidden root: code, not credentials)."""
+    import sys
+
+    here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    return tuple(dict.fromkeys(os.path.realpath(p) for p in (here, sys.prefix, sys.base_prefix) if p))
 
 
 def _as_list(value: object) -> list:

@@ -172,6 +172,7 @@ def build_agent(settings: Settings, *, platform: str = "cli", toolsets: list[str
     agent.tool_definitions()  # a toolset typo is a clear error now, not a mid-turn surprise
     if resume and services.session is not None:
         agent.history = services.session.resume(resume, by_title=bool(options and options.resume_by_title))
+        agent.taint_from_history()
     return agent
 
 
@@ -195,14 +196,7 @@ def _start_mcp(services: AgentServices, settings: Settings, *, wait: bool,
         return
     from hermes_agent.tools.mcp import start_mcp
 
-    sandbox = None
-    if services.ctx.path_policy is not None:  # stdio servers run inside the OS sandbox too
-        from hermes_agent.terminal.sandbox.spec import spec_from_policy
-
-        sb = settings.cfg.sandbox
-        sandbox = spec_from_policy(services.ctx.path_policy, network=sb.network,
-                                   mechanism=sb.mechanism)
-    mcp = start_mcp(settings, sandbox=sandbox)
+    mcp = start_mcp(settings)  # stdio servers run inside the session's sandbox (tools/mcp/confine.py)
     if mcp is None:
         return
     for name, why in mcp.config_errors.items():

@@ -29,10 +29,8 @@ class PreloadedSkills:
 
 def preload_skills(settings: Settings, names: list[str]) -> PreloadedSkills:
     """Each named skill's SKILL.md as a session-wide instruction block (disabled skills count as missing)."""
-    from hermes_agent.skills.bundled import seed_bundled
     from hermes_agent.skills.catalog import catalog_from_settings
 
-    seed_bundled(settings.home / "skills")
     catalog = catalog_from_settings(settings)
     blocks, loaded, missing = [], [], []
     for name in names:

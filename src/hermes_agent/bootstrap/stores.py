@@ -34,18 +34,10 @@ def skills_in(tool_names: set[str] | frozenset[str]) -> bool:
 
 
 def skills_index(settings: Settings) -> str:
-    """Seed bundled skills (first run / updates, never over user edits) and return the compact index."""
-    from hermes_agent.skills.bundled import seed_bundled
+    """The compact skills index (ours that ship with hermes-agent included, read where they are packaged)."""
     from hermes_agent.skills.catalog import catalog_from_settings
 
-    skills_dir = settings.home / "skills"
-    if str(skills_dir) not in _SEEDED:  # once per process: a gateway builds an agent per chat
-        seed_bundled(skills_dir)
-        _SEEDED.add(str(skills_dir))
     return catalog_from_settings(settings).index_text()
-
-
-_SEEDED: set[str] = set()
 
 
 def prompt_parts(settings: Settings, memory: MemoryStore, *, with_skills: bool = True, ignore_rules: bool = False,
@@ -131,3 +123,13 @@ def wire_compression(services: AgentServices, settings: Settings, emit: Callable
     services.compact = compactor
     if aux is services.provider:  # summaries follow the main model when it is switched (/model)
         services.on_provider_change.append(lambda p: setattr(compactor, "summarize", summarizer(p)))
+
+
+def script_backend(settings: Settings, workspace: str | None = None, cwd: str | None = None) -> object:
+    """A sandboxed local shell for a script that is not an agent turn (cron `no_agent` jobs): the session's
+    path policy with `workspace` writable (default terminal.cwd); the caller closes it."""
+    from hermes_agent.terminal.manager import sandboxed_local
+
+    from .safety import build_path_policy
+
+    return sandboxed_local(settings, build_path_policy(settings, workspace), cwd=cwd, notice=log.warning)

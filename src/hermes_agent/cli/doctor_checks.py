@@ -212,3 +212,28 @@ def check_sandbox(settings: Settings) -> list[Finding]:
         return [Finding("warn", f"no OS sandbox for local commands: {why}; commands that write will ask for "
                                 "approval (apt-get install bubblewrap)")]
     return [Finding("ok", f"sandbox {mode} ({mechanism})")]
+
+
+def check_mcp(settings: Settings) -> list[Finding]:
+    """How each configured MCP server runs: confined (and what it may write), unconfined, or refused."""
+    if not settings.cfg.mcp_servers:
+        return []
+    from dataclasses import asdict
+
+    from hermes_agent.approval.policy import policy_for_settings
+    from hermes_agent.tools.mcp.config import parse_servers
+    from hermes_agent.tools.mcp.confine import confine
+
+    servers, errors = parse_servers(settings.cfg.mcp_servers, settings.env)
+    out = [Finding("fail", f"MCP server {name}: {err}") for name, err in errors.items()]
+    policy, sandbox = policy_for_settings(settings), asdict(settings.cfg.sandbox)
+    for cfg in servers:
+        if not cfg.enabled:
+            continue
+        if cfg.transport == "http":
+            out.append(Finding("info", f"MCP server {cfg.name}: remote ({cfg.url}), no local process"))
+            continue
+        conf = confine(cfg, policy, sandbox, create=False)
+        level = "fail" if conf.error else "warn" if conf.spec is None else "ok"
+        out.append(Finding(level, f"MCP server {cfg.name}: {conf.describe()}"))
+    return out

@@ -146,7 +146,7 @@ class LiveView:
             return
         emoji = (start.emoji if start else "") or "🔧"
         label = start.shown() if start else event.name
-        mark = "" if event.ok else self.screen.style("  ✗", "red")
+        mark = "" if event.ok else self.screen.style(f"  ✗ {event.error}".rstrip(), "red")
         rows = [f"{emoji} {label} {self.screen.style(f'({event.duration_s:.1f}s)', 'dim')}{mark}"]
         if self.progress == "verbose":
             rows += [self.screen.style(f"   {r}", "dim") for r in _result_preview(event.result)]

@@ -130,11 +130,25 @@ def _settings_for(module: object, args: argparse.Namespace):
 
     overrides, yolo = overrides_from(args), bool(getattr(args, "yolo", False))
     try:
-        return load_settings(overrides, yolo=yolo, ignore_user_config=ignores_user_config(args))
+        settings = load_settings(overrides, yolo=yolo, ignore_user_config=ignores_user_config(args))
     except ConfigError:
         if not getattr(module, "TOLERATES_BROKEN_CONFIG", False):
             raise
-        return load_settings(overrides, yolo=yolo, ignore_user_config=True)
+        settings = load_settings(overrides, yolo=yolo, ignore_user_config=True)
+    _warn_env_file()
+    return settings
+
+
+def _warn_env_file() -> None:
+    """One line on stderr when .env has lines that are not KEY=value (python-dotenv skips them silently)."""
+    from hermes_agent import paths
+    from hermes_agent.config.loader import env_file_problems
+
+    bad = env_file_problems(paths.env_path())
+    if bad:
+        where = ", ".join(str(n) for n, _ in bad[:5]) + (", ..." if len(bad) > 5 else "")
+        print(f"hermes: warning: {paths.env_path()}: line{'s' if len(bad) > 1 else ''} {where} not KEY=value, ignored "
+              f"(`hermes config check` lists them)", file=sys.stderr)
 
 
 def apply_profile(argv: list[str]) -> list[str]:

@@ -23,7 +23,7 @@ class ProgressPrinter:
             start = self._started.pop(event.call_id, None)
             emoji = (start.emoji if start else "") or "🔧"
             label = start.shown() if start else event.name
-            mark = "" if event.ok else "  ✗"
+            mark = "" if event.ok else f"  ✗ {event.error}".rstrip()
             self._write(f"{emoji} {label} ({event.duration_s:.1f}s){mark}")
         elif isinstance(event, Notice) and not (self.quiet and event.level == "info"):
             self._write(f"· {event.text}")

@@ -94,8 +94,8 @@ def _normalise(data: dict, source: Path | None) -> None:
     elif model is not None and not isinstance(model, dict):
         raise ConfigError(f"{source or 'config'}: 'model' must be a mapping or a model name")
     ctx = data["model"].get("context_length")
-    if ctx is not None and not isinstance(ctx, int):
-        raise ConfigError(f"{source or 'config'}: model.context_length must be an integer, got {ctx!r}")
+    if ctx is not None and (not isinstance(ctx, int) or isinstance(ctx, bool) or ctx < 1):
+        raise ConfigError(f"{source or 'config'}: model.context_length must be a positive integer, got {ctx!r}")
     deleg = data.get("delegation")
     if isinstance(deleg, dict) and "max_concurrent" in deleg:  # our early name for Hermes's key
         deleg["max_concurrent_children"] = deleg.pop("max_concurrent")
@@ -111,6 +111,20 @@ def read_env_file(path: Path) -> dict[str, str]:
     from dotenv import dotenv_values
 
     return {k: v for k, v in dotenv_values(path).items() if v is not None}
+
+
+def env_file_problems(path: Path) -> list[tuple[int, str]]:
+    """(line number, text) of each line of a dotenv file that is not KEY=value, a comment or blank: python-dotenv
+    skips them without a word."""
+    if not path.exists():
+        return []
+    from dotenv.parser import parse_stream
+
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return [(b.original.line, b.original.string.strip()) for b in parse_stream(fh) if b.error]
+    except OSError:
+        return []
 
 
 def _apply_openai_env(data: dict, env: Mapping[str, str], overrides: Mapping[str, object]) -> None:

@@ -18,7 +18,6 @@ from hermes_agent.tools import dispatch
 from hermes_agent.tools.context import ToolContext
 from hermes_agent.tools.hooks import HookBus
 from hermes_agent.tools.registry import discover_builtin_tools, registry
-from hermes_agent.tools.results import tool_error
 
 if TYPE_CHECKING:
     from hermes_agent.approval.gate import ApprovalGate
@@ -145,11 +144,9 @@ class AIAgent:
 
     def _run_tool(self, call: ToolCall) -> str:
         allowed = {d["function"]["name"] for d in self.tool_definitions()}
-        if call.name not in allowed:
-            return tool_error(f"Unknown tool: {call.name}. Available tools: {', '.join(sorted(allowed))}")
         ctx = self.services.ctx
         return dispatch.handle_function_call(call.name, call.arguments, ctx.task_id, self._user_task,
-                                             ctx=ctx, hook_bus=self.services.hooks)
+                                             ctx=ctx, hook_bus=self.services.hooks, offered=allowed)
 
     _user_task: str | None = None
 
@@ -172,10 +169,13 @@ class AIAgent:
                 "usage": outcome.usage, "interrupted": outcome.reason == "interrupted"}
 
     def run_turn(self, user_message: str, system_message: str | None = None,
-                 images: tuple[str, ...] = ()) -> TurnOutcome:
+                 images: tuple[str, ...] = (), untrusted: str = "") -> TurnOutcome:
         """Run one user turn and return its TurnOutcome (frontends use this; run_conversation wraps it);
-        `images` are image URLs (data: URLs for local files) sent with the message."""
+        `images` are image URLs (data: URLs for local files) sent with the message; `untrusted` names who
+        sent it when that is not the owner (an API caller, another gateway user): the conversation is then
+        tainted and whatever would persist into future sessions needs the user's approval."""
         self._start_turn()
+        self.services.ctx.taint(untrusted)
         self._ensure_system(system_message)
         self._user_task = user_message
         self._loop.add(self.history, user(user_message, images))
@@ -208,6 +208,7 @@ class AIAgent:
     def reset(self) -> None:
         """Start a fresh conversation (the system prompt is rebuilt on the next turn)."""
         self.history = []
+        self.services.ctx.untrusted = ""  # a new conversation has taken nothing in yet
         for hook in self.services.on_reset:
             hook()
         if self.services.refresh_prompt is not None:
@@ -223,6 +224,22 @@ class AIAgent:
             hook(provider)
         if old is not provider:
             old.close()
+
+    def taint_from_history(self) -> None:
+        """A resumed conversation that took in untrusted content earlier is still tainted."""
+        import json
+
+        for msg in self.history:
+            for call in msg.tool_calls:
+                entry = self.services.ctx.tool_entry(call.name)
+                try:
+                    args = json.loads(call.arguments or "{}")
+                except ValueError:
+                    args = {}
+                if call.name.startswith("mcp__") or (
+                        entry is not None and entry.brings_untrusted(args if isinstance(args, dict) else {})):
+                    self.services.ctx.taint(f"the result of {call.name} (earlier in this conversation)")
+                    return
 
     def rewind(self, index: int) -> None:
         """Drop history[index:] (/undo, /retry); stores continue from what remains."""

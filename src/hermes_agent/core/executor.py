@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from hermes_agent.events import Event, ToolFinished, ToolStarted
 from hermes_agent.messages import ToolCall
 from hermes_agent.tools.registry import ToolEntry
-from hermes_agent.tools.results import is_error
+from hermes_agent.tools.results import failure
 
 MAX_WORKERS = 8
 _PREVIEW_KEYS = ("command", "path", "pattern", "query", "name", "url", "action", "goal")
@@ -57,7 +57,8 @@ class ToolExecutor:
         self.emit(started_event(call, self.entry_for(call.name)))
         started = time.perf_counter()
         result = self.run_one(call)
-        self.emit(ToolFinished(call.id, call.name, result, time.perf_counter() - started, not is_error(result)))
+        why = failure(result)
+        self.emit(ToolFinished(call.id, call.name, result, time.perf_counter() - started, not why, why))
         return result
 
     def _parallel_ok(self, calls: tuple[ToolCall, ...]) -> bool:

@@ -75,7 +75,14 @@ class JobStore:
         return [j for j in jobs if isinstance(j, dict) and j.get("id")]
 
     def _save(self, jobs: list[dict]) -> None:
-        write_json(self.file, {"jobs": jobs, "updated_at": utcnow().isoformat()}, indent=2)
+        """Write the jobs back; other top-level keys a newer Hermes keeps in the file stay as they were
+        (as do fields of each job we do not know: jobs are the dicts read, changed only where we act)."""
+        try:
+            data = json.loads(self.file.read_text(encoding="utf-8") or "{}")
+        except (OSError, ValueError):
+            data = {}
+        kept = {k: v for k, v in data.items() if k not in ("jobs", "updated_at")} if isinstance(data, dict) else {}
+        write_json(self.file, {"jobs": jobs, **kept, "updated_at": utcnow().isoformat()}, indent=2)
 
     def add(self, job: dict) -> dict:
         with self.locked() as jobs:
@@ -130,7 +137,8 @@ class JobStore:
         with self.locked() as jobs:
             for job in jobs:
                 due = parse_time(job.get("next_run_at"))
-                if not job.get("enabled", True) or due is None or due > now:
+                paused = job.get("state") == "paused" or bool(job.get("paused_at"))  # upstream's marker too
+                if not job.get("enabled", True) or paused or due is None or due > now:
                     continue
                 nxt = next_run(job["schedule"], now)
                 job.update(next_run_at=nxt.isoformat() if nxt else None, last_run_at=now.isoformat(),

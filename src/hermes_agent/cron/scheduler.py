@@ -13,12 +13,16 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from hermes_agent.config.settings import Settings
+from hermes_agent.cron.executions import ExecutionLog
 from hermes_agent.cron.jobs import JobStore, utcnow
+from hermes_agent.cron.prompt import build_prompt
+from hermes_agent.cron.script import run_script, wake_gate
 from hermes_agent.tools.builtin.send_message import Messenger
 
 log = logging.getLogger(__name__)
 DEFAULT_TIMEOUT = 600.0
 DEFAULT_TICK = 30.0
+SILENT = "[SILENT]"
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,8 +43,8 @@ def _approver(settings: Settings) -> object:
     return AutoApprover() if settings.cfg.approvals.cron_mode == "approve" else AutoDenyApprover()
 
 
-def _turn(job: dict, settings: Settings, timeout: float | None) -> tuple[bool, str, str | None]:
-    """Run the job's prompt as one fresh agent turn; (ok, final text, error)."""
+def _turn(job: dict, settings: Settings, timeout: float | None, prompt: str) -> tuple[bool, str, str | None]:
+    """Run `prompt` (the job's, with its script output and skills) as one fresh agent turn; (ok, text, error)."""
     from hermes_agent.bootstrap import build_agent
 
     agent = build_agent(settings, platform="cron", approver=_approver(settings), interactive=False)
@@ -48,7 +52,7 @@ def _turn(job: dict, settings: Settings, timeout: float | None) -> tuple[bool, s
 
     def work() -> None:
         try:
-            box["outcome"] = agent.run_turn(str(job.get("prompt") or ""))
+            box["outcome"] = agent.run_turn(prompt)
         except Exception as exc:  # a frontend boundary: any failure of the turn is the run's failure
             log.warning("cron job %s failed: %s", job.get("id"), exc)
             box["error"] = f"{type(exc).__name__}: {exc}"
@@ -108,9 +112,12 @@ def delivery_text(job: dict, settings: Settings, ok: bool, text: str, error: str
             f"To stop or manage this job, send me a new message (e.g. \"stop reminder {name}\").")
 
 
-def _deliver(job: dict, text: str, messenger: Messenger | None) -> str | None:
-    """Send to every target but `local`; returns the errors (one line each, joined) or None."""
+def _deliver(job: dict, text: str, messenger: Messenger | None, ok: bool = True) -> str | None:
+    """Send to every target but `local` (a failure goes to upstream's `failure_deliver` when the job has
+    one); returns the errors (one line each, joined) or None."""
     errors = []
+    if not ok and job.get("failure_deliver"):
+        job = {**job, "deliver": job["failure_deliver"]}
     for target in delivery_targets(job):
         if messenger is None:
             errors.append(f"{target}: delivery to platforms needs the gateway (not running here)")
@@ -148,15 +155,66 @@ def job_timeout(job: dict, settings: Settings) -> float | None:
     return DEFAULT_TIMEOUT
 
 
-def run_job(job: dict, store: JobStore, settings: Settings, messenger: Messenger | None = None) -> RunResult:
-    """Run one claimed job now: agent turn with its timeout, output file, outcome recorded, delivery."""
+def _script_job(job: dict, settings: Settings, when: datetime) -> tuple[bool, str, str, str | None]:
+    """A `no_agent` job: the script is the job, no model is asked. (ok, saved document, text to deliver,
+    error); empty output or a `{"wakeAgent": false}` last line is a silent run (nothing delivered)."""
+    name = job.get("name") or job.get("id")
+    head = (f"# Cron Job: {name}\n\n**Job ID:** {job.get('id')}\n**Run Time:** {when.strftime('%Y-%m-%d %H:%M:%S')}\n"
+            "**Mode:** no_agent (script)\n")
+    if not job.get("script"):
+        error = "no_agent=True but no script is set for this job"
+        return False, head + f"**Status:** failed\n\n{error}\n", "", error
+    ok, output = run_script(job, settings)
+    if not ok:
+        return False, head + f"**Status:** script failed\n\n{output}\n", "", output
+    if not wake_gate(output):
+        return True, head + "**Status:** silent (wakeAgent=false)\n", SILENT, None
+    if not output.strip():
+        return True, head + "**Status:** silent (empty output)\n", SILENT, None
+    return True, head + f"\n---\n\n{output}\n", output, None
+
+
+def _agent_job(job: dict, settings: Settings, when: datetime) -> tuple[bool, str, str, str | None]:
+    """An agent run: the script pre-step (if any), then one turn with the job's prompt and skills."""
+    script = run_script(job, settings) if job.get("script") else None
+    if script is not None and script[0] and not wake_gate(script[1]):
+        return True, render_output(job, when, True, SILENT, None), SILENT, None
+    prompt = build_prompt(job, settings, script)
+    if prompt is None:  # the script printed nothing: nothing to report, no model call
+        return True, render_output(job, when, True, SILENT, None), SILENT, None
+    ok, text, error = _turn(job, settings, job_timeout(job, settings), prompt)
+    return ok, render_output(job, when, ok, text, error), text, error
+
+
+def is_silent(text: str) -> bool:
+    """Hermes's silence markers: `[SILENT]` (or SILENT / NO_REPLY) as the whole answer, its first or last line."""
+    lines = [line.strip().strip("*_`").upper() for line in (text or "").strip().splitlines() if line.strip()]
+    tokens = {"[SILENT]", "SILENT", "NO_REPLY", "NO REPLY", "[NO_REPLY]"}
+    return bool(lines) and (lines[0] in tokens or lines[-1] in tokens)
+
+
+def run_job(job: dict, store: JobStore, settings: Settings, messenger: Messenger | None = None,
+            source: str = "builtin") -> RunResult:
+    """Run one claimed job now (script or agent turn), save its output, record the outcome (jobs.json and
+    Hermes's executions.db), deliver."""
     when = utcnow()
-    timeout = job_timeout(job, settings)
-    ok, text, error = _turn(job, settings, timeout)
-    output = render_output(job, when, ok, text, error)
+    ledger = ExecutionLog(store.dir)
+    exec_id = ledger.start(str(job["id"]), source)
+    runner = _script_job if job.get("no_agent") else _agent_job
+    try:
+        ok, output, text, error = runner(job, settings, when)
+    except Exception as exc:  # a frontend boundary: whatever broke is this run's failure, recorded
+        log.warning("cron job %s failed: %s", job.get("id"), exc)
+        ok, text, error = False, "", f"{type(exc).__name__}: {exc}"
+        output = render_output(job, when, ok, text, error)
     path = store.save_output(str(job["id"]), output, when)
-    delivery_error = _deliver(job, delivery_text(job, settings, ok, text, error), messenger)
+    delivery_error = None
+    if not (ok and is_silent(text)):
+        delivery_error = _deliver(job, delivery_text(job, settings, ok, text, error), messenger, ok)
+    if ok and not text.strip():
+        ok, error = False, "Agent completed but produced an empty response"
     store.record(str(job["id"]), ok, error, delivery_error, when)
+    ledger.finish(exec_id, ok, error)
     return RunResult(str(job["id"]), ok, text, error, str(path), delivery_error)
 
 

@@ -12,7 +12,7 @@ from urllib.parse import urlencode
 
 from aiohttp import web
 
-from hermes_agent.config.listen import bind_refusal
+from hermes_agent.config.listen import bind_refusal, host_allowed
 from hermes_agent.dashboard.html import CSS_HASH, Safe, esc, page
 
 COOKIE = "hermes_dashboard"
@@ -105,6 +105,8 @@ async def _login(request: web.Request, config: DashboardConfig) -> web.StreamRes
 
 async def _check(request: web.Request, handler) -> web.StreamResponse:  # type: ignore[no-untyped-def]
     config: DashboardConfig = request.app["config"]
+    if not host_allowed(request.headers.get("Host"), config.host):  # DNS rebinding: exact names only
+        return web.Response(status=403, text="unexpected Host header; open the address hermes dashboard printed")
     if request.path == "/favicon.ico":
         return web.Response(status=204)
     if request.path == "/login":

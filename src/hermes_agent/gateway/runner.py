@@ -297,6 +297,7 @@ class GatewayRunner:
             session = ChatSession(key, event.chat_id, self.adapters[event.platform], self.session_map,
                                   self._builder(event.platform, event.chat_id), self.loop, self.hooks, self.progress)
             session.switch_model = self._switch_model
+            session.owners = self.access[event.platform].allowed  # the rest (pairing, allow-all) is untrusted
             self.sessions[key] = session
         return session
 

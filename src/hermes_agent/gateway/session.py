@@ -88,6 +88,7 @@ class ChatSession:
         self.loop, self.hooks, self.progress = loop, hooks or HookRunner([]), progress
         self.approver = ChatApprover(loop, adapter, chat_id)
         self.user_id = ""
+        self.owners: frozenset[str] = frozenset()  # users on the platform's allowlist: their words are trusted
         self.model: str | None = None  # /model NAME for this chat
         self.switch_model: Callable[[object, str], None] | None = None
         self._progress_lines: list[str] = []
@@ -139,7 +140,7 @@ class ChatSession:
             self._progress_lines, self._progress_msg, self._steps = [], None, 0
             typing = asyncio.create_task(self._keep_typing())
             try:
-                reply = await asyncio.to_thread(self._turn, text)
+                reply = await asyncio.to_thread(self._turn, text, self._untrusted_sender(batch))
             except Exception as exc:  # frontend boundary: the user hears about any failure
                 log.exception("turn failed in chat %s", self.key)
                 reply = f"⚠️ Sorry, that failed: {type(exc).__name__}: {exc}"
@@ -193,13 +194,18 @@ class ChatSession:
         if message_id:
             await self.adapter.edit(self.chat_id, message_id, text)
 
-    def _turn(self, text: str) -> str:
+    def _untrusted_sender(self, batch: list) -> str:
+        """Who in this batch is not the owner (not on the platform's allowlist): their words taint the turn."""
+        other = next((e for e in batch if str(e.user_id) not in self.owners), None)
+        return "" if other is None else f"a message from {self.adapter.name} user {other.user_id} (not on the allowlist)"
+
+    def _turn(self, text: str, untrusted: str = "") -> str:
         if self.agent is None:
             self.agent = self.build(self.approver, self.sessions.get(self.key), self._on_event)
             if self.model and self.switch_model is not None:
                 self.switch_model(self.agent, self.model)
         before = self.agent.session_id  # type: ignore[attr-defined]
-        outcome = self.agent.run_turn(text)  # type: ignore[attr-defined]
+        outcome = self.agent.run_turn(text, untrusted=untrusted)  # type: ignore[attr-defined]
         sid = self.agent.session_id  # type: ignore[attr-defined]
         self.sessions.set(self.key, sid)
         if sid and sid != before:

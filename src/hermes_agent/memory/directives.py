@@ -131,6 +131,9 @@ def execution_directives(text: str) -> list[Directive]:
         if not _NEGATED.search(text[start:m.start()]):
             found.append(Directive("disables approvals or the sandbox", m.group(0)))
             break
+    from hermes_agent.intent import scan as intent_scan
+
+    found += [Directive(hit.kind, hit.quote) for hit in intent_scan(text)]  # any language
     return found + _standing_orders(text) + _encoded_commands(text)
 
 

@@ -68,7 +68,7 @@ class OpenAIChatProvider:
             if resp.status >= 400:
                 body = resp.read(_ERROR_BODY_MAX).decode("utf-8", "replace")
                 raise classify_http_error(resp.status, body, resp.headers.get("retry-after"),
-                                          f"{self.base_url}/chat/completions")
+                                          f"{self.base_url}/chat/completions", resp.raw.reason or "")
             if "text/event-stream" in resp.headers.get("content-type", ""):
                 message = self._read_stream(resp, on_delta, cancel)
             else:

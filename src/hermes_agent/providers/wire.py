@@ -117,10 +117,11 @@ def to_wire(messages: tuple[Message, ...]) -> list[dict]:
     return [m.to_openai() for m in messages]
 
 
-def classify_http_error(status: int, body: str, retry_after: str | None, url: str) -> ProviderError:
-    """Map an HTTP error response to the typed ProviderError tree."""
+def classify_http_error(status: int, body: str, retry_after: str | None, url: str, reason: str = "") -> ProviderError:
+    """Map an HTTP error response to the typed ProviderError tree: one line with the status, its reason and at
+    most a short plain-text excerpt of the body. 5xx (but 501), 408 and 429 are retryable; other 4xx are not."""
     detail = _error_detail(body)
-    where = f"{url} answered {status}"
+    where = f"{url} answered {status} {reason or _phrase(status)}".rstrip()
     if status in (401, 403):
         return AuthError(f"{where}: the API key was refused ({detail})", status=status)
     if status == 429:
@@ -128,20 +129,46 @@ def classify_http_error(status: int, body: str, retry_after: str | None, url: st
                                 retry_after=_parse_retry_after(retry_after))
     if status == 413 or (status in (400, 422) and _CONTEXT_MARKERS.search(body or "")):
         return ContextTooLongError(f"{where}: the conversation is too long for the model ({detail})", status=status)
+    if status == 501:  # the endpoint does not do this at all: asking again cannot help
+        return ProviderError(f"{where}: the endpoint does not implement this request ({detail})", status=status)
     if status >= 500 or status == 408:
         return TransientError(f"{where}: server error ({detail})", status=status,
                               retry_after=_parse_retry_after(retry_after))
     return BadRequestError(f"{where}: {detail}", status=status)
 
 
+_EXCERPT = 160
+
+
+def _phrase(status: int) -> str:
+    from http import HTTPStatus
+
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return ""
+
+
 def _error_detail(body: str) -> str:
+    """The endpoint's error message (JSON `error.message`), else a short one-line excerpt of the body as plain
+    text (an HTML error page reduced to its text)."""
     try:
         data = json.loads(body)
         err = data.get("error", data)
-        msg = err.get("message") if isinstance(err, dict) else str(err)
-        return str(msg or body)[:300]
+        msg = err.get("message") if isinstance(err, dict) else err
+        text = str(msg or body)
     except (ValueError, AttributeError):
-        return (body or "no details").strip()[:300]
+        text = body or ""
+    if "<" in text and re.search(r"<(html|body|head|title|p|h\d|div)\b", text, re.I):
+        text = re.sub(r"(?is)<(head|script|style)\b.*?</\1\s*>", " ", text)
+        text = re.sub(r"(?s)<!--.*?-->|<[^>]*>", " ", text)
+        from html import unescape
+
+        text = unescape(text)
+    text = " ".join(text.split())
+    if not text:
+        return "no details"
+    return text if len(text) <= _EXCERPT else text[:_EXCERPT - 1].rstrip() + "…"
 
 
 def _parse_retry_after(value: str | None) -> float | None:

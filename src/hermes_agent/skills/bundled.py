@@ -1,19 +1,22 @@
-"""Seed the skills that ship with hermes-agent into HERMES_HOME/skills without clobbering user edits.
+"""The skills that ship with hermes-agent are read where they are packaged (src/hermes_agent/skills/bundled,
+the catalog's last, read-only root); they are never copied into HERMES_HOME/skills, the folder shared with
+Hermes, where Hermes would list them as the user's own (`hermes skills list`: "local") and put them in its
+system prompt as such. A user's (or hub's, or Hermes's) skill of the same name wins over ours.
 
-Our manifest, `.bundled_manifest.hermes-agent`, has the format of Hermes's `.bundled_manifest` (one
-`name:md5` line per seeded skill: the hash of the copy last written) but is a file of its own: Hermes
-drops names it does not ship from its manifest, and each side would take the other's skills for user
-edits. Hermes's `.bundled_manifest` is only read (entries an older version of ours wrote there for our
-skills are adopted once), never written. A skill whose current hash differs from the manifest's was
-edited by the user and is never overwritten; one the user deleted is not brought back."""
+Homes where an earlier version of ours seeded copies: `retire_seeded` removes each copy still exactly as
+seeded (its md5 in our manifest `.bundled_manifest.hermes-agent`, or in Hermes's `.bundled_manifest`
+where versions before that recorded it); a copy the user edited stays, now the user's. A seeded skill the
+user deleted stays hidden: its manifest line is kept, and `hidden_bundled` names it. Hermes's own
+`.bundled_manifest` is only read, never written."""
 
 from __future__ import annotations
 
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from hermes_agent.skills.catalog import SKILL_FILE
-from hermes_agent.skills.fsutil import atomic_write, content_hash, copy_skill
+from hermes_agent.skills.fsutil import atomic_write, content_hash
 
 MANIFEST = ".bundled_manifest.hermes-agent"
 HERMES_MANIFEST = ".bundled_manifest"  # the released Hermes's; read, never written
@@ -25,19 +28,12 @@ def bundled_dir() -> Path:
 
 
 @dataclass(slots=True)
-class SeedReport:
-    """What seeding did, by skill name."""
+class RetireReport:
+    """What retiring seeded copies did, by skill name."""
 
-    added: list[str] = field(default_factory=list)
-    updated: list[str] = field(default_factory=list)
-    unchanged: list[str] = field(default_factory=list)
-    skipped_user_modified: list[str] = field(default_factory=list)
-    skipped_user_deleted: list[str] = field(default_factory=list)
-    skipped_conflict: list[str] = field(default_factory=list)
-
-    @property
-    def changed(self) -> bool:
-        return bool(self.added or self.updated)
+    removed: list[str] = field(default_factory=list)
+    kept_user_modified: list[str] = field(default_factory=list)
+    hidden_user_deleted: list[str] = field(default_factory=list)
 
 
 def read_manifest(skills_dir: Path, name: str = MANIFEST) -> dict[str, str]:
@@ -48,11 +44,6 @@ def read_manifest(skills_dir: Path, name: str = MANIFEST) -> dict[str, str]:
         return {}
     pairs = (line.strip().split(":", 1) for line in text.splitlines() if ":" in line)
     return {n: digest for n, digest in pairs if n and not n.startswith("#")}
-
-
-def _adopt_legacy(skills_dir: Path, ours: set[str]) -> dict[str, str]:
-    """Our skills' entries from Hermes's manifest, where versions before the split recorded them."""
-    return {n: d for n, d in read_manifest(skills_dir, HERMES_MANIFEST).items() if n in ours}
 
 
 def _write_manifest(skills_dir: Path, manifest: dict[str, str]) -> None:
@@ -66,46 +57,56 @@ def bundled_skills(source: Path | None = None) -> list[tuple[str, str, Path]]:
     return sorted((p.parent.parent.name, p.parent.name, p.parent) for p in root.glob(f"*/*/{SKILL_FILE}"))
 
 
-def seed_bundled(skills_dir: Path, source: Path | None = None) -> SeedReport:
-    """Copy new or updated bundled skills into `skills_dir`, respecting user edits and deletions. Several
-    processes starting on one fresh home (gateway, cron, api) take turns under a file lock."""
+def hidden_bundled(skills_dir: Path) -> frozenset[str]:
+    """Bundled skills the user deleted when they were seeded copies: not offered from the package."""
+    return frozenset(read_manifest(skills_dir))
+
+
+def _seeded(skills_dir: Path, skills: list[tuple[str, str, Path]]) -> dict[str, str]:
+    ours = {name for _, name, _ in skills}
+    legacy = {n: d for n, d in read_manifest(skills_dir, HERMES_MANIFEST).items() if n in ours}
+    return {**legacy, **read_manifest(skills_dir)}
+
+
+def retire_seeded(skills_dir: Path, source: Path | None = None) -> RetireReport:
+    """Take our seeded copies back out of the shared skills folder (see the module docstring). Cheap when
+    there is nothing to do (no manifest line whose copy is still there); several processes take turns
+    under a file lock."""
+    skills_dir = Path(skills_dir)
+    skills = bundled_skills(source)
+    seeded = _seeded(skills_dir, skills)
+    if not any((skills_dir / cat / name).is_dir() for cat, name, _ in skills if name in seeded):
+        return RetireReport(hidden_user_deleted=sorted(n for n in read_manifest(skills_dir)))
     import fcntl
 
-    skills_dir = Path(skills_dir)
-    skills_dir.mkdir(parents=True, exist_ok=True)
     with open(skills_dir / ".bundled.lock", "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        return _seed_locked(skills_dir, source)
+        return _retire_locked(skills_dir, skills)
 
 
-def _seed_locked(skills_dir: Path, source: Path | None) -> SeedReport:
-    report = SeedReport()
-    skills = bundled_skills(source)
+def _retire_locked(skills_dir: Path, skills: list[tuple[str, str, Path]]) -> RetireReport:
+    report = RetireReport()
+    seeded = _seeded(skills_dir, skills)
     manifest = read_manifest(skills_dir)
-    if not (skills_dir / MANIFEST).exists():
-        manifest = _adopt_legacy(skills_dir, {name for _, name, _ in skills})
-    before = dict(manifest)
-    for category, name, src in skills:
+    for category, name, _src in skills:
+        digest = seeded.get(name)
+        if digest is None:
+            continue
         dest = skills_dir / category / name
-        new_hash = content_hash(src, "md5")
-        seeded = manifest.get(name)
-        if seeded is None:
-            if dest.exists():
-                report.skipped_conflict.append(name)
-                continue
-            copy_skill(src, dest)
-            manifest[name] = new_hash
-            report.added.append(name)
-        elif not dest.exists():
-            report.skipped_user_deleted.append(name)
-        elif content_hash(dest, "md5") != seeded:
-            report.skipped_user_modified.append(name)
-        elif seeded == new_hash:
-            report.unchanged.append(name)
+        if not dest.is_dir():
+            report.hidden_user_deleted.append(name)
+            manifest[name] = digest
+            continue
+        if content_hash(dest, "md5") == digest:
+            shutil.rmtree(dest)
+            if category and not any((skills_dir / category).iterdir()):
+                (skills_dir / category).rmdir()
+            report.removed.append(name)
         else:
-            copy_skill(src, dest)
-            manifest[name] = new_hash
-            report.updated.append(name)
-    if manifest != before or not (skills_dir / MANIFEST).exists():
+            report.kept_user_modified.append(name)
+        manifest.pop(name, None)
+    if manifest:
         _write_manifest(skills_dir, manifest)
+    else:
+        (skills_dir / MANIFEST).unlink(missing_ok=True)
     return report

@@ -131,6 +131,30 @@ def _prose(f: _File, lines: list[str], quoting: bool) -> None:
                 break
 
 
+_QUOTED = lazyre.compile(r'"[^"\n]*"|“[^”\n]*”|«[^»\n]*»|„[^“”\n]*[“”]|`[^`\n]*`')
+
+
+def _intents(f: _File, raw: list[str], examples: set[int]) -> None:
+    """Injected-instruction intents in any language (hermes_agent.intent). A procedure's body may say
+    "always run the tests" and quote attacks as examples; the description, which enters every system
+    prompt, may do neither."""
+    from hermes_agent.intent import scan as intent_scan
+
+    fenced = False
+    for n, line in enumerate(raw, 1):
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+        described = line.lstrip().lower().startswith("description:")
+        if not described and (fenced or n in examples or line.lstrip().startswith(">")):
+            continue
+        text = line if described else _QUOTED.sub(" ", line)  # a quoted attack is an example, not an order
+        for hit in intent_scan(text):
+            if hit.kind.startswith("standing") and not described:
+                continue
+            where = "the description (it enters every system prompt)" if described else "the text"
+            f.add(f"intent-{hit.kind.split()[0]}", "high", "injection", n, f"{where} {hit.kind}")
+
+
 def _hidden_markup(f: _File, text: str) -> None:
     for lineno, content in hidden_blocks(text):
         if instructs(content):
@@ -181,6 +205,8 @@ def _scan(text: str, rel: str, depth: int = 0) -> list[Finding]:
             f.add(rule.id, rule.severity, rule.category, lineno, rule.message)
     if not f.code:
         _hidden_markup(f, "\n".join(raw))
+        if depth == 0:
+            _intents(f, raw, example_lines(norm))
     _payloads(f, norm, raw, depth)
     return f.out
 

@@ -1,17 +1,31 @@
-"""Filesystem checkpoints: a shadow git repository per working directory under
-HERMES_HOME/checkpoints/<hash>/ (GIT_DIR there, the user's directory as work tree). It never reads or
-writes the user's own .git. Each checkpoint is a parentless commit under refs/hermes/, so pruning old
-ones never changes the ids of the rest."""
+"""Filesystem checkpoints in Hermes's layout (its v2 "single store", 0.19.0 and upstream alike), so each
+program lists and restores the other's and neither archives the other's into `checkpoints/legacy-<ts>/`:
+
+    HERMES_HOME/checkpoints/store/          one bare git repository for every working directory
+        refs/hermes/<sha256(realpath)[:16]>  a directory's checkpoints: a chain of commits, newest at the tip
+        projects/<hash>.json               {"workdir", "created_at", "last_touch"}
+        info/exclude                       excludes shared by both programs
+
+The user's directory is the work tree (GIT_DIR is the store); its own .git is never read or written. Each
+of our operations stages into a private temporary index (Hermes keeps its own under store/indexes/).
+Pruning to `max_snapshots` rebuilds a directory's chain from its newest commits (trees, messages and dates
+kept; commit ids change, as Hermes's own pruning does). Safety snapshots taken before a restore carry a
+`Hermes-Kind: safety` trailer (Hermes's "pre-rollback snapshot" ones count too). Homes written by earlier
+versions of ours (one repository per directory, checkpoints/<hash>/) are moved into the store once."""
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
+import json
 import logging
 import os
 import subprocess
 import tempfile
 import threading
-from collections.abc import Mapping
+import time
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,9 +36,12 @@ log = logging.getLogger(__name__)
 
 REF_PREFIX = "refs/hermes/"
 SAFETY_TRAILER = "Hermes-Kind: safety"
+HERMES_SAFETY_PREFIX = "pre-rollback snapshot"
 BASE_EXCLUDES = (".git/", "node_modules/", ".venv/", "venv/", "__pycache__/", "*.pyc", ".DS_Store",
-                 ".hermes-*", ".mypy_cache/", ".pytest_cache/", ".ruff_cache/", ".tox/")
+                 ".hermes-*", ".mypy_cache/", ".pytest_cache/", ".ruff_cache/", ".tox/", ".env", ".env.*",
+                 ".worktrees/", ".hg/", ".svn/")
 _GIT_TIMEOUT_S = 120
+_FIELD, _RECORD = "\x1f", "\x1e"
 
 
 class CheckpointError(StorageError):
@@ -55,6 +72,11 @@ class RestoreResult:
     path: str | None = None
 
 
+def project_key(workdir: str | Path) -> str:
+    """Hermes's per-directory key: sha256 of the real path, first 16 hex digits."""
+    return hashlib.sha256(_abs(workdir).encode()).hexdigest()[:16]
+
+
 class CheckpointStore:
     """Shadow-git snapshots of working directories. Snapshot failures are logged and return None:
     a checkpoint problem never blocks the change it was meant to protect."""
@@ -63,6 +85,7 @@ class CheckpointStore:
                  max_file_bytes: int = 10 * 1024 * 1024, max_files: int = 50_000,
                  env: Mapping[str, str] | None = None) -> None:
         self.root = Path(root) if root is not None else paths.checkpoints_dir()
+        self.store = self.root / "store"
         self.max_snapshots = max(1, int(max_snapshots))
         self.max_file_bytes = max_file_bytes
         self.max_files = max_files
@@ -74,24 +97,28 @@ class CheckpointStore:
     # -- plumbing -----------------------------------------------------------------------------
 
     def repo_dir(self, workdir: str | Path) -> Path:
-        """The shadow GIT_DIR of `workdir`."""
-        key = hashlib.sha256(_abs(workdir).encode()).hexdigest()[:16]
-        return self.root / key
+        """The shared GIT_DIR (every directory's checkpoints live in one store)."""
+        return self.store
+
+    def ref(self, workdir: str | Path) -> str:
+        return REF_PREFIX + project_key(workdir)
 
     def _git_env(self, index: str | None = None) -> dict[str, str]:
         base = dict(os.environ if self._env is None else self._env)
         env = {k: v for k, v in base.items() if not k.startswith("GIT_")}
         env.update(GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull, GIT_TERMINAL_PROMPT="0",
-                   GIT_AUTHOR_NAME="Hermes", GIT_AUTHOR_EMAIL="hermes@localhost",
-                   GIT_COMMITTER_NAME="Hermes", GIT_COMMITTER_EMAIL="hermes@localhost", LC_ALL="C")
+                   GIT_AUTHOR_NAME="Hermes Checkpoint", GIT_AUTHOR_EMAIL="hermes@local",
+                   GIT_COMMITTER_NAME="Hermes Checkpoint", GIT_COMMITTER_EMAIL="hermes@local", LC_ALL="C")
         if index:
             env["GIT_INDEX_FILE"] = index
         return env
 
-    def _git(self, wd: str, *args: str, index: str | None = None, check: bool = True,
-             stdin: bytes | None = None) -> str:
-        cmd = ["git", f"--git-dir={self.repo_dir(wd)}", f"--work-tree={wd}", *args]
-        proc = subprocess.run(cmd, cwd=wd, env=self._git_env(index), input=stdin, capture_output=True,
+    def _git(self, wd: str, *args: str, index: str | None = None, check: bool = True, stdin: bytes | None = None,
+             env: Mapping[str, str] | None = None, excludes: str | None = None) -> str:
+        config = ["-c", f"core.excludesFile={excludes}"] if excludes else []
+        cmd = ["git", f"--git-dir={self.store}", f"--work-tree={wd}", *config, *args]
+        proc = subprocess.run(cmd, cwd=wd if os.path.isdir(wd) else str(self.root), input=stdin,
+                              env={**self._git_env(index), **(env or {})}, capture_output=True,
                               timeout=_GIT_TIMEOUT_S)
         out = proc.stdout.decode("utf-8", "surrogateescape")
         if check and proc.returncode != 0:
@@ -103,61 +130,97 @@ class CheckpointStore:
         with self._guard:
             return self._locks.setdefault(wd, threading.Lock())
 
-    def _ensure_repo(self, wd: str) -> None:
-        gd = self.repo_dir(wd)
-        if (gd / "HEAD").exists():
-            return
-        gd.mkdir(parents=True, exist_ok=True)
-        subprocess.run(["git", "init", "--quiet", "--bare", str(gd)], check=True, capture_output=True,
-                       env=self._git_env(), timeout=_GIT_TIMEOUT_S)
-        for key, value in (("core.bare", "false"), ("core.autocrlf", "false"), ("gc.auto", "0"),
-                           ("commit.gpgsign", "false"), ("core.quotepath", "false")):
-            self._git(wd, "config", key, value)
-        (gd / "HERMES_WORKDIR").write_text(wd + "\n", encoding="utf-8")
+    @contextlib.contextmanager
+    def _locked(self, wd: str) -> Iterator[None]:
+        """This process's per-directory lock, then a cross-process one (our other processes; Hermes's
+        own writes to a ref are compare-and-swap updates)."""
+        with self._lock(wd):
+            self.store.mkdir(parents=True, exist_ok=True)  # (before anything else: Hermes archives strays)
+            with open(self.store / ".hermes-agent.lock", "a") as fh:
+                fcntl.flock(fh, fcntl.LOCK_EX)
+                yield
 
-    def _write_excludes(self, wd: str, extra: list[str]) -> None:
+    def _ensure_store(self) -> None:
+        """Create the store if needed; move in what earlier versions of ours left (also out of Hermes's
+        legacy archive, when Hermes created the store first)."""
+        from hermes_agent.storage.checkpoint_import import import_old_repos, old_repos
+
+        if not (self.store / "HEAD").exists():
+            self._init_store()
+        if old_repos(self.root):
+            import_old_repos(self)
+
+    def _init_store(self) -> None:
+        self.store.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["git", "init", "--quiet", "--bare", str(self.store)], check=True, capture_output=True,
+                       env=self._git_env(), timeout=_GIT_TIMEOUT_S)
+        for key, value in (("user.email", "hermes@local"), ("user.name", "Hermes Checkpoint"), ("gc.auto", "0"),
+                           ("commit.gpgsign", "false"), ("core.autocrlf", "false"), ("core.quotepath", "false")):
+            self._git(str(self.root), "config", key, value)
+        for sub in ("indexes", "projects", "info"):
+            (self.store / sub).mkdir(exist_ok=True)
+        (self.store / "info" / "exclude").write_text("\n".join(BASE_EXCLUDES) + "\n", encoding="utf-8")
+
+    def touch_project(self, wd: str) -> None:
+        """Write projects/<hash>.json as Hermes does (created_at kept, last_touch now)."""
+        meta_path = self.store / "projects" / f"{project_key(wd)}.json"
+        now = time.time()
+        try:
+            old = json.loads(meta_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            old = {}
+        created = old.get("created_at", now) if isinstance(old, dict) else now
+        meta_path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = meta_path.with_suffix(".json.tmp-hermes-agent")
+        tmp.write_text(json.dumps({"workdir": wd, "created_at": created, "last_touch": now}), encoding="utf-8")
+        tmp.replace(meta_path)
+
+    def _excludes(self, wd: str, tmp: str, big: list[str]) -> str:
+        """A private excludes file: ours, the user's own .git/info/exclude (read-only), large files."""
         lines = list(BASE_EXCLUDES)
         user_exclude = Path(wd, ".git", "info", "exclude")
-        if user_exclude.is_file():  # read-only: the user's own excludes apply here too
+        if user_exclude.is_file():
             lines.extend(user_exclude.read_text(encoding="utf-8", errors="replace").splitlines())
-        lines.extend(extra)
-        info = self.repo_dir(wd) / "info"
-        info.mkdir(exist_ok=True)
-        (info / "exclude").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        lines.extend("/" + _glob_escape(b) for b in big)
+        path = os.path.join(tmp, "exclude")
+        Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
+        return path
 
-    def _large_files(self, wd: str) -> list[str] | None:
-        """Changed/untracked files above the size limit (None: too many files to snapshot)."""
-        self._write_excludes(wd, [])
-        out = self._git(wd, "ls-files", "-z", "--others", "--modified", "--exclude-standard")
+    def _large_files(self, wd: str, excludes: str) -> list[str] | None:
+        """Untracked files above the size limit (None: too many files to snapshot)."""
+        out = self._git(wd, "ls-files", "-z", "--others", "--exclude-standard", excludes=excludes,
+                        index=os.path.join(os.path.dirname(excludes), "empty-index"))
         names = [n for n in out.split("\0") if n]
         if len(names) > self.max_files:
             return None
         big = []
         for name in names:
-            try:
+            with contextlib.suppress(OSError):
                 if os.lstat(os.path.join(wd, name)).st_size > self.max_file_bytes:
                     big.append(name)
-            except OSError:
-                continue
         return big
 
-    def _stage(self, wd: str, index: str | None = None) -> str | None:
-        """Stage the work tree (minus excluded and large files); returns its tree id."""
-        big = self._large_files(wd)
+    def _stage(self, wd: str, tmp: str) -> str | None:
+        """Stage the work tree (minus excluded and large files) into a private index; returns its tree."""
+        excludes = self._excludes(wd, tmp, [])
+        big = self._large_files(wd, excludes)
         if big is None:
             log.warning("checkpoint skipped: %s has more than %d files", wd, self.max_files)
             return None
-        self._write_excludes(wd, ["/" + _glob_escape(b) for b in big])
-        self._git(wd, "add", "-A", "--ignore-errors", ".", index=index, check=False)
-        if big:
-            self._git(wd, "rm", "--cached", "-q", "--ignore-unmatch", "--",
-                      *(f":(literal){b}" for b in big), index=index)
+        excludes = self._excludes(wd, tmp, big)
+        index = self.index(wd)
+        self._git(wd, "add", "-A", "--ignore-errors", ".", index=index, check=False, excludes=excludes)
         return self._git(wd, "write-tree", index=index).strip()
 
-    def _refs(self, wd: str) -> list[tuple[str, str]]:
-        """(refname, commit id), newest first."""
-        out = self._git(wd, "for-each-ref", "--sort=-refname", "--format=%(refname) %(objectname)", REF_PREFIX)
-        return [tuple(line.split(" ", 1)) for line in out.splitlines() if line]  # type: ignore[misc]
+    def index(self, wd: str) -> str:
+        """Our staging index of `wd` (kept between calls so unchanged files are not hashed again; beside
+        Hermes's indexes/<hash>, never the same file)."""
+        (self.store / "indexes").mkdir(parents=True, exist_ok=True)
+        return str(self.store / "indexes" / f"{project_key(wd)}.hermes-agent")
+
+    def _tip(self, wd: str) -> str | None:
+        out = self._git(wd, "rev-parse", "-q", "--verify", f"{self.ref(wd)}^{{commit}}", check=False).strip()
+        return out or None
 
     # -- public API ---------------------------------------------------------------------------
 
@@ -169,63 +232,95 @@ class CheckpointStore:
             return None
         if turn is not None and self._turns.get(wd) == turn:
             return None
-        with self._lock(wd):
-            try:
-                cid = self._snapshot_locked(wd, reason, safety)
-            except (subprocess.SubprocessError, OSError) as exc:
-                log.warning("checkpoint of %s failed: %s", wd, _why(exc))
-                return None
+        try:
+            with self._locked(wd), tempfile.TemporaryDirectory(prefix="hermes-cp-") as tmp:
+                self._ensure_store()
+                self.touch_project(wd)
+                tree = self._stage(wd, tmp)
+                cid = None if tree is None else self._commit_if_changed(wd, tree, reason, safety, prune=True)
+        except (subprocess.SubprocessError, OSError) as exc:
+            log.warning("checkpoint of %s failed: %s", wd, _why(exc))
+            return None
         if turn is not None:
             self._turns[wd] = turn
         return cid
 
-    def _snapshot_locked(self, wd: str, reason: str, safety: bool, keep: str = "") -> str | None:
-        self._ensure_repo(wd)
-        tree = self._stage(wd)
-        return None if tree is None else self._commit_if_changed(wd, tree, reason, safety, keep)
-
-    def _commit_if_changed(self, wd: str, tree: str, reason: str, safety: bool, keep: str = "") -> str | None:
-        refs = self._refs(wd)
-        if refs and self._git(wd, "rev-parse", f"{refs[0][1]}^{{tree}}").strip() == tree:
+    def _commit_if_changed(self, wd: str, tree: str, reason: str, safety: bool, *, prune: bool) -> str | None:
+        tip = self._tip(wd)
+        if tip and self._git(wd, "rev-parse", f"{tip}^{{tree}}").strip() == tree:
             return None
         message = (reason or "checkpoint").strip() + (f"\n\n{SAFETY_TRAILER}\n" if safety else "\n")
-        cid = self._git(wd, "commit-tree", tree, stdin=message.encode("utf-8")).strip()
-        seq = int(refs[0][0].rsplit("/", 1)[1]) + 1 if refs else 1
-        self._git(wd, "update-ref", f"{REF_PREFIX}{seq:08d}", cid)
-        self._prune(wd, [(f"{REF_PREFIX}{seq:08d}", cid), *refs], keep)
+        parent = ["-p", tip] if tip else []
+        cid = self._git(wd, "commit-tree", tree, *parent, stdin=message.encode("utf-8")).strip()
+        self._git(wd, "update-ref", self.ref(wd), cid, *([tip] if tip else []))
+        if prune:
+            cid = self._prune(wd) or cid
         return cid
 
-    def _prune(self, wd: str, refs: list[tuple[str, str]], keep: str = "") -> None:
-        stale = [(name, cid) for name, cid in refs[self.max_snapshots:] if cid != keep]
-        if not stale:
-            return
-        script = "".join(f"delete {name}\n" for name, _ in stale).encode()
-        self._git(wd, "update-ref", "--stdin", stdin=script)
-        self._git(wd, "prune", "--expire=now", check=False)
+    def _prune(self, wd: str) -> str | None:
+        """Keep the newest `max_snapshots` commits: rebuild the chain from them; returns the new tip."""
+        commits = self._log(wd, held=True)
+        if len(commits) <= self.max_snapshots:
+            return None
+        parent: str | None = None
+        for cid, when, message in reversed(commits[:self.max_snapshots]):
+            tree = self._git(wd, "rev-parse", f"{cid}^{{tree}}").strip()
+            date = {"GIT_AUTHOR_DATE": f"{when} +0000", "GIT_COMMITTER_DATE": f"{when} +0000"}
+            parent = self._git(wd, "commit-tree", tree, *(["-p", parent] if parent else []),
+                               stdin=message.encode("utf-8"), env=date).strip()
+        self._git(wd, "update-ref", self.ref(wd), str(parent), commits[0][0])
+        self._git(wd, "prune", "--expire=1.hour.ago", check=False)
+        return parent
 
-    def list(self, workdir: str | Path) -> list[Checkpoint]:
-        """Checkpoints of `workdir`, newest first."""
-        wd = _abs(workdir)
-        if not (self.repo_dir(wd) / "HEAD").exists():
+    def _log(self, wd: str, held: bool = False) -> list[tuple[str, str, str]]:
+        """(id, author time, full message) of the directory's chain, newest first (`held`: the caller
+        holds the lock and has brought the store up to date)."""
+        from hermes_agent.storage.checkpoint_import import old_repos
+
+        if not held and old_repos(self.root):
+            with self._locked(wd):
+                self._ensure_store()
+        if not (self.store / "HEAD").exists() or self._tip(wd) is None:
             return []
-        fmt = "%(objectname)%00%(creatordate:unix)%00%(contents:subject)%00%(contents:body)%01"
-        out = self._run(wd, "for-each-ref", "--sort=-refname", f"--format={fmt}", REF_PREFIX)
+        out = self._git(wd, "log", self.ref(wd), f"--format=%H{_FIELD}%at{_FIELD}%B{_RECORD}")
         items = []
-        for record in out.split("\x01"):
-            parts = record.strip("\n").split("\0")
-            if len(parts) == 4:
-                cid, when, subject, body = parts
-                items.append(Checkpoint(cid, float(when or 0), subject, SAFETY_TRAILER in body))
+        for record in out.split(_RECORD):
+            parts = record.strip("\n").split(_FIELD)
+            if len(parts) == 3:
+                items.append((parts[0], parts[1], parts[2]))
         return items
 
-    def workdirs(self) -> list[str]:
-        """Every working directory that has a shadow repository."""
-        if not self.root.is_dir():
-            return []
+    def list(self, workdir: str | Path) -> list[Checkpoint]:
+        """Checkpoints of `workdir` (ours and Hermes's), newest first."""
+        wd = _abs(workdir)
+        try:
+            entries = self._log(wd)
+        except (subprocess.SubprocessError, OSError) as exc:
+            raise CheckpointError(f"git failed on the checkpoints of {wd}: {_why(exc)}") from exc
         out = []
-        for marker in sorted(self.root.glob("*/HERMES_WORKDIR")):
-            out.append(marker.read_text(encoding="utf-8", errors="replace").strip())
-        return [wd for wd in out if wd]
+        for cid, when, message in entries:
+            subject, _, body = message.partition("\n")
+            safety = SAFETY_TRAILER in body or subject.startswith(HERMES_SAFETY_PREFIX)
+            out.append(Checkpoint(cid, float(when or 0), subject.strip(), safety))
+        return out
+
+    def workdirs(self) -> list[str]:
+        """Every working directory with checkpoints (from projects/<hash>.json, Hermes's registry)."""
+        out = []
+        for meta in sorted((self.store / "projects").glob("*.json")):
+            try:
+                wd = json.loads(meta.read_text(encoding="utf-8")).get("workdir")
+            except (OSError, ValueError, AttributeError):
+                continue
+            if wd and ((self.store / "refs" / "hermes" / meta.stem).exists() or self._has_packed(meta.stem)):
+                out.append(str(wd))
+        return out
+
+    def _has_packed(self, key: str) -> bool:
+        try:
+            return f" {REF_PREFIX}{key}\n" in (self.store / "packed-refs").read_text(encoding="utf-8")
+        except OSError:
+            return False
 
     def resolve(self, workdir: str | Path, checkpoint_id: str) -> Checkpoint:
         """The checkpoint of `workdir` whose id starts with `checkpoint_id`."""
@@ -241,22 +336,15 @@ class CheckpointStore:
         """Unified diff from a checkpoint to the directory as it is now (new files included)."""
         wd = _abs(workdir)
         target = self.resolve(wd, checkpoint_id)
-        with self._lock(wd), tempfile.TemporaryDirectory(prefix="hermes-cp-") as tmp:
-            index = os.path.join(tmp, "index")
+        with self._locked(wd), tempfile.TemporaryDirectory(prefix="hermes-cp-") as tmp:
             try:
-                if self._stage(wd, index=index) is None:
+                if self._stage(wd, tmp) is None:
                     raise CheckpointError(f"{wd} has too many files to compare")
                 args = ["--stat"] if stat else []
                 return self._git(wd, "diff", "--cached", "--no-color", "--no-ext-diff", *args, target.id,
-                                 index=index)
+                                 index=self.index(wd))
             except (subprocess.SubprocessError, OSError) as exc:
                 raise CheckpointError(f"diff failed: {_why(exc)}") from exc
-
-    def _run(self, wd: str, *args: str) -> str:
-        try:
-            return self._git(wd, *args)
-        except (subprocess.SubprocessError, OSError) as exc:
-            raise CheckpointError(f"git failed on the checkpoints of {wd}: {_why(exc)}") from exc
 
     def restore(self, workdir: str | Path, checkpoint_id: str, path: str | None = None) -> RestoreResult:
         """Put files (all, or those under `path`) back as they were at the checkpoint; files created
@@ -264,19 +352,18 @@ class CheckpointStore:
         wd = _abs(workdir)
         target = self.resolve(wd, checkpoint_id)
         rel = _relative(wd, path) if path else None
-        with self._lock(wd):
+        with self._locked(wd), tempfile.TemporaryDirectory(prefix="hermes-cp-") as tmp:
             try:
-                tree = self._stage(wd)
+                tree = self._stage(wd, tmp)
                 if tree is None:
                     raise CheckpointError(f"{wd} has too many files for a safety snapshot; nothing restored")
-                safety = self._commit_if_changed(wd, tree, f"before restore to {target.short}", True, target.id)
-                current = self._refs(wd)[0][1]
-                removed = self._restore_tree(wd, target.id, current, rel)
+                safety = self._commit_if_changed(wd, tree, f"before restore to {target.short}", True, prune=False)
+                removed = self._restore_tree(wd, target.id, str(self._tip(wd)), rel, tmp)
             except (subprocess.SubprocessError, OSError) as exc:
                 raise CheckpointError(f"restore failed: {_why(exc)}") from exc
         return RestoreResult(target.id, safety, tuple(removed), rel)
 
-    def _restore_tree(self, wd: str, target: str, current: str, rel: str | None) -> list[str]:
+    def _restore_tree(self, wd: str, target: str, current: str, rel: str | None, tmp: str) -> list[str]:
         """Remove files added since `target`, then check the target's files out (within `rel`)."""
         spec = [f":(literal){rel}"] if rel and rel != "." else ["."]
         added = self._git(wd, "diff", "--name-only", "-z", "--no-renames", "--diff-filter=A", target, current,
@@ -289,14 +376,15 @@ class CheckpointStore:
                 removed.append(name)
                 _remove_empty_parents(os.path.dirname(full), wd)
         if self._git(wd, "ls-tree", "-r", "--name-only", target, "--", *spec).strip():
-            self._git(wd, "checkout", target, "--", *spec)
+            self._git(wd, "checkout", target, "--", *spec, index=os.path.join(tmp, "restore-index"))
         return removed
 
     def current_tree(self, workdir: str | Path) -> str | None:
         """Tree id of the directory as it is now (without recording a checkpoint)."""
         wd = _abs(workdir)
-        with self._lock(wd), tempfile.TemporaryDirectory(prefix="hermes-cp-") as tmp:
-            return self._stage(wd, index=os.path.join(tmp, "index"))
+        with self._locked(wd), tempfile.TemporaryDirectory(prefix="hermes-cp-") as tmp:
+            self._ensure_store()
+            return self._stage(wd, tmp)
 
     def rollback(self, workdir: str | Path, n: int = 1) -> RestoreResult:
         """Undo the last `n` recorded change sets: restore the n-th checkpoint older than the state the
@@ -306,7 +394,10 @@ class CheckpointStore:
         if not marks:
             raise CheckpointError(f"nothing to roll back in {wd}: no checkpoints yet")
         now = self.current_tree(wd)
-        trees = self._run(wd, "rev-parse", *(f"{cp.id}^{{tree}}" for cp in marks)).split() if marks else []
+        try:
+            trees = self._git(wd, "rev-parse", *(f"{cp.id}^{{tree}}" for cp in marks)).split()
+        except (subprocess.SubprocessError, OSError) as exc:
+            raise CheckpointError(f"git failed on the checkpoints of {wd}: {_why(exc)}") from exc
         candidates: list[Checkpoint] = []
         matched = False
         for cp, tree in zip(marks, trees, strict=True):

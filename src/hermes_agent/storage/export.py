@@ -1,10 +1,14 @@
-"""Render a stored session as JSON Lines or Markdown. Pure functions over records; no SQL."""
+"""Render a stored session as JSON Lines or Markdown. Pure functions over records; no SQL.
+
+Two shapes: Hermes's (`hermes sessions export`: one JSON object per session, its row plus `messages`, and
+Markdown files with a front matter) and ours (a session line, then one line per message)."""
 
 from __future__ import annotations
 
 import json
 import re
-from datetime import datetime
+import time
+from datetime import UTC, datetime
 
 from hermes_agent.storage.records import SessionInfo, StoredMessage
 
@@ -82,3 +86,38 @@ def to_markdown(info: SessionInfo, records: list[StoredMessage]) -> str:
         for tc in m.tool_calls:
             out += ["", f"**Tool call** `{tc.name}`", "", _fence(_pretty_args(tc.arguments), "json")]
     return "\n".join(out) + "\n"
+
+
+def _plain(value: object) -> object:
+    return value.hex() if isinstance(value, bytes | bytearray) else value
+
+
+def hermes_record(raw: dict) -> dict:
+    """Hermes's export object: row columns as stored (BLOBs as hex), each message's tool_calls as a list."""
+    out = {k: _plain(v) for k, v in raw.items() if k != "messages"}
+    msgs = []
+    for m in raw.get("messages", []):
+        m = {k: _plain(v) for k, v in m.items()}
+        if isinstance(m.get("tool_calls"), str):
+            try:
+                m["tool_calls"] = json.loads(m["tool_calls"])
+            except ValueError:
+                pass
+        msgs.append(m)
+    out["messages"] = msgs
+    return out
+
+
+def _iso(ts: float | None) -> str:
+    return datetime.fromtimestamp(ts, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ") if ts else ""
+
+
+def hermes_markdown(info: SessionInfo, records: list[StoredMessage]) -> str:
+    """One session as Hermes's Markdown export: a YAML front matter Hermes reads back, then our transcript."""
+    meta = {"session_id": info.id, "title": info.title, "source": info.source, "created_at": _iso(info.started_at),
+            "updated_at": _iso(info.last_active_at), "ended_at": _iso(info.ended_at), "model": info.model,
+            "cwd": info.cwd, "message_count": info.message_count,
+            "tool_call_count": info.tool_call_count, "format": "md", "exported_at": _iso(time.time()),
+            "exporter": "hermes-agent sessions export (md)"}
+    front = "\n".join(f"{k}: {json.dumps(v, ensure_ascii=False)}" for k, v in meta.items())
+    return f"---\n{front}\n---\n\n" + to_markdown(info, records)

@@ -24,9 +24,9 @@ def _version(c: sqlite3.Connection, path: Path) -> Check:
         return Check("info", f"{path}: hermes-agent layout v{found.ledger_version}; converted to the shared "
                              f"Hermes layout (v{L.HERMES_SCHEMA_VERSION}) the next time hermes opens it")
     if found.hermes_version > L.HERMES_SCHEMA_VERSION or found.ledger_version > LATEST_VERSION:
-        return Check("warn", f"{path}: schema v{found.hermes_version} (step {found.ledger_version}) is newer than "
-                             f"this hermes-agent knows (v{L.HERMES_SCHEMA_VERSION}, step {LATEST_VERSION}): "
-                             "sessions are read-only; upgrade hermes-agent")
+        return Check("info", f"{path}: schema v{found.hermes_version} (step {found.ledger_version}), newer than "
+                             f"this hermes-agent's v{L.HERMES_SCHEMA_VERSION} (step {LATEST_VERSION}): read and "
+                             "written in the columns both know; its own search index and triggers left to it")
     if found.hermes_version < L.HERMES_SCHEMA_VERSION:
         return Check("info", f"{path}: schema v{found.hermes_version}; upgraded to v{L.HERMES_SCHEMA_VERSION} "
                              "the next time hermes opens it")

@@ -108,7 +108,8 @@ def non_ascii(row: str) -> str:
 
 
 def fts_sql(table: str) -> list[str]:
-    """DDL for one FTS table and its three triggers.
+    """DDL for one FTS table and its three triggers (the update one only for the indexed columns, so another
+    program's AFTER INSERT trigger stamping its own column cannot index a row twice).
 
     The trigram table only indexes rows with non-ASCII text: Hermes asks it only for queries with
     three or more CJK characters, which no pure-ASCII row can match, and it is the largest index.
@@ -118,7 +119,8 @@ def fts_sql(table: str) -> list[str]:
     when_new = f" WHEN {non_ascii('new')}" if table == TRIGRAM else ""
     add = f"INSERT INTO {table}(rowid, content) VALUES (new.id, {new});"
     drop = f"DELETE FROM {table} WHERE rowid = old.id;"
-    update = (f"CREATE TRIGGER IF NOT EXISTS {table}_update AFTER UPDATE ON messages BEGIN {drop} "
+    update = (f"CREATE TRIGGER IF NOT EXISTS {table}_update AFTER UPDATE OF content, tool_name, tool_calls ON messages "
+              f"BEGIN {drop} "
               + (f"INSERT INTO {table}(rowid, content) SELECT new.id, {new} WHERE {non_ascii('new')}; END"
                  if table == TRIGRAM else f"{add} END"))
     return [f"CREATE VIRTUAL TABLE IF NOT EXISTS {table} USING fts5(content{tokenize})",
@@ -163,6 +165,10 @@ SESSION_START_TRIGGER = (
     "WHEN new.last_active_at IS NULL BEGIN "
     "UPDATE sessions SET last_active_at = new.started_at WHERE id = new.id; END")
 LAST_ACTIVE_INDEX = "CREATE INDEX IF NOT EXISTS hermes_agent_idx_sessions_last_active ON sessions(last_active_at)"
+LAST_ACTIVE_FROM_ACTIVITY = (  # a later Hermes's own activity clock, where it is fresher than its messages
+    "UPDATE sessions SET last_active_at = last_activity_at WHERE last_activity_at IS NOT NULL AND "
+    "last_activity_at > COALESCE((SELECT MAX(m.timestamp) FROM messages m WHERE m.session_id = sessions.id), "
+    "started_at)")
 LAST_ACTIVE_BACKFILL = (
     "UPDATE sessions SET last_active_at = COALESCE((SELECT MAX(m.timestamp) FROM messages m "
     "WHERE m.session_id = sessions.id), started_at) WHERE last_active_at IS NULL")

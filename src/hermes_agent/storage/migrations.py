@@ -4,8 +4,10 @@ Three kinds of file arrive here: a new one; one the released Hermes wrote (its `
 holds one row, 1..22); and one an earlier hermes-agent wrote (ledger rows 1..3 in a
 `schema_version` with a name column). Each step is recorded by name in our ledger
 (`hermes_agent_schema`); Hermes's own `schema_version` row says 22 afterwards, as Hermes writes it.
-A file newer than we know (Hermes version > 22, or a ledger step we lack) is opened read-only.
-Never edit a released migration: append a new one.
+A file newer than we know (a later Hermes, up to its v31 and beyond, or a ledger step we lack) is
+opened read-write as upstream itself does: we add only what is ours (ledger, last_active_at, usage,
+`hermes_agent_*` triggers and index) and any v22 column it lacks, and never touch its version row,
+search index, triggers or tables. Never edit a released migration: append a new one.
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ class Migration:
 @dataclass(frozen=True, slots=True)
 class Outcome:
     applied: tuple[str, ...]
-    read_only: str | None  # why writes are refused, None when the file is ours to write
+    read_only: str | None  # why writes are refused (the file itself is not writable), None otherwise
 
 
 def _has_table(c: sqlite3.Connection, name: str) -> bool:
@@ -66,14 +68,19 @@ def inspect(c: sqlite3.Connection) -> Found:
 
 # -- step 4: the shared layout ------------------------------------------------------------------
 
-def _create_all(c: sqlite3.Connection) -> None:
-    """Every Hermes table, missing column, index and FTS table (idempotent: IF NOT EXISTS / ADD)."""
+def _add_missing(c: sqlite3.Connection) -> None:
+    """Every v22 table and column the file lacks (idempotent: IF NOT EXISTS / ADD)."""
     for name, cols, constraint in L.TABLES:
         c.execute(L.create_table(name, cols, constraint))
         have = set(_columns(c, name))
         for col, decl in cols:
             if col not in have:
                 c.execute(f'ALTER TABLE "{name}" ADD COLUMN "{col}" {L.addable(decl)}')
+
+
+def _create_all(c: sqlite3.Connection) -> None:
+    """Every Hermes table, missing column and index (idempotent: IF NOT EXISTS / ADD)."""
+    _add_missing(c)
     c.execute("UPDATE messages SET active = 1 WHERE active IS NULL")
     for name, target in L.INDEXES:
         c.execute(f"CREATE INDEX IF NOT EXISTS {name} ON {target}")
@@ -173,7 +180,15 @@ def _hermes_data_steps(c: sqlite3.Connection, version: int) -> None:
                   f"+ COALESCE(output_tokens, 0) + COALESCE(cache_read_tokens, 0) > 0")
 
 
+def newer_hermes(found: Found) -> bool:
+    """A file a later Hermes wrote: its layout, search index and version row are its own."""
+    return found.kind == "hermes" and found.hermes_version > L.HERMES_SCHEMA_VERSION
+
+
 def _adopt_hermes_layout(c: sqlite3.Connection, found: Found) -> None:
+    if newer_hermes(found):  # a superset of v22 already; only a column it may have dropped is added back
+        _add_missing(c)
+        return
     if found.kind == "legacy":
         _convert_hermes_agent_v3(c)
     _create_all(c)
@@ -191,6 +206,9 @@ def _last_active_and_usage(c: sqlite3.Connection, found: Found) -> None:
     for tbl, col, decl in L.OURS_COLUMNS:
         if col not in _columns(c, tbl):
             c.execute(f"ALTER TABLE {tbl} ADD COLUMN {col} {decl}")
+    # A later Hermes keeps its own activity clock (last_activity_at, moved by heartbeats too): the fresher wins.
+    if "last_activity_at" in _columns(c, "sessions"):
+        c.execute(L.LAST_ACTIVE_FROM_ACTIVITY)
     for stmt in (L.LAST_ACTIVE_BACKFILL, L.TOUCH_TRIGGER, L.SESSION_START_TRIGGER, L.LAST_ACTIVE_INDEX):
         c.execute(stmt)
 
@@ -203,26 +221,16 @@ MIGRATIONS: tuple[Migration, ...] = (
 LATEST_VERSION = MIGRATIONS[-1].version
 
 
-def _refusal(found: Found, path: str, latest: int) -> str | None:
-    if found.hermes_version > L.HERMES_SCHEMA_VERSION:
-        return (f"{path} has schema v{found.hermes_version}, newer than this hermes-agent knows "
-                f"(v{L.HERMES_SCHEMA_VERSION}): opened read-only; upgrade hermes-agent to write to it")
-    if found.ledger_version > latest:
-        return (f"{path} was upgraded by a newer hermes-agent (step {found.ledger_version}, this one knows "
-                f"{latest}): opened read-only; upgrade hermes-agent to write to it")
-    return None
-
-
 def migrate(conn: sqlite3.Connection, path: str = "state.db",
             migrations: tuple[Migration, ...] = MIGRATIONS) -> Outcome:
-    """Apply pending steps in one transaction; a file newer than this code is left untouched, read-only."""
+    """Apply pending steps in one transaction. A file newer than this code (a later Hermes schema, or a
+    later hermes-agent step) stays read-write: we write the columns we know and leave the rest alone."""
     found = retry_busy(lambda: inspect(conn))
     latest = migrations[-1].version
-    refusal = _refusal(found, path, latest)
-    current = found.kind == "hermes" and found.hermes_version == L.HERMES_SCHEMA_VERSION \
-        and found.ledger_version == latest
-    if refusal or current:
-        return Outcome((), refusal)
+    current = found.kind == "hermes" and found.hermes_version >= L.HERMES_SCHEMA_VERSION \
+        and found.ledger_version >= latest
+    if current:
+        return Outcome((), None)
 
     def apply(c: sqlite3.Connection) -> tuple[str, ...]:
         now = inspect(c)  # re-read under the write lock: another process may have migrated
@@ -233,7 +241,7 @@ def migrate(conn: sqlite3.Connection, path: str = "state.db",
             if m.version <= done:
                 continue
             m.apply(c, now)
-            now = Found("hermes", L.HERMES_SCHEMA_VERSION, m.version)
+            now = Found("hermes", max(now.hermes_version, L.HERMES_SCHEMA_VERSION), m.version)
             c.execute(f"INSERT OR REPLACE INTO {L.LEDGER} (version, name, applied_at) VALUES (?, ?, ?)",
                       (m.version, m.name, time.time()))
             applied.append(m.name)
@@ -242,6 +250,10 @@ def migrate(conn: sqlite3.Connection, path: str = "state.db",
     conn.execute("PRAGMA foreign_keys=OFF")  # tables are swapped during step 4; no cascade may fire
     try:
         return Outcome(run_in_transaction(conn, apply), None)
+    except sqlite3.OperationalError as exc:
+        if "readonly" not in str(exc):
+            raise StorageError(f"state.db migration failed: {exc}") from exc
+        return Outcome((), f"{path} is not writable ({exc}): sessions can be read but not saved")
     except sqlite3.Error as exc:
         raise StorageError(f"state.db migration failed: {exc}") from exc
     finally:

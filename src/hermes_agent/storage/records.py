@@ -173,7 +173,9 @@ def message_from_row(row: sqlite3.Row) -> StoredMessage:
         calls = ()
     usage = Usage(*json.loads(row["usage"])) if row["usage"] else None
     images = _images(row["content"])
-    msg = Message(role=row["role"], content=content_text(row["content"], markers=not images), tool_calls=calls,
+    # Hermes keeps what the model was sent in api_content when the shown text differs (hidden rows, notes).
+    raw = row["api_content"] if "api_content" in row.keys() and row["api_content"] else row["content"]
+    msg = Message(role=row["role"], content=content_text(raw, markers=not images), tool_calls=calls,
                   tool_call_id=row["tool_call_id"], name=row["tool_name"],
                   reasoning=row["reasoning"] or row["reasoning_content"], usage=usage,
                   finish_reason=row["finish_reason"], images=images)

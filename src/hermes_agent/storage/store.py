@@ -21,10 +21,11 @@ from hermes_agent.errors import StorageError
 from hermes_agent.messages import Message, Usage
 from hermes_agent.storage import export as _export
 from hermes_agent.storage import insights as _insights
+from hermes_agent.storage import newer as _newer
 from hermes_agent.storage import search as _search
 from hermes_agent.storage import stats as _stats
 from hermes_agent.storage.db import connect, retry_busy, run_in_transaction
-from hermes_agent.storage.migrations import migrate
+from hermes_agent.storage.migrations import inspect, migrate
 from hermes_agent.storage.pricing import estimate_cost
 from hermes_agent.storage.records import (
     SESSION_COLUMNS,
@@ -42,7 +43,7 @@ from hermes_agent.storage.records import (
 
 T = TypeVar("T")
 TITLE_MAX = 60
-_MESSAGE_COLUMNS = ("id, session_id, role, content, tool_calls, tool_call_id, tool_name, reasoning, "
+_MESSAGE_COLUMNS = ("id, session_id, role, content, api_content, tool_calls, tool_call_id, tool_name, reasoning, "
                     "reasoning_content, timestamp, finish_reason, usage")
 _ACTIVE = "active = 1"  # Hermes keeps rewound messages with active = 0; they are not part of the conversation
 
@@ -101,6 +102,8 @@ class SessionStore:
             self.read_only: str | None = migrate(self._conn, str(self.path)).read_only
             if self.read_only:
                 self._conn.execute("PRAGMA query_only=ON")
+            # What a later Hermes added to this file that our writes must follow (prompt table, activity clock).
+            self._shape = retry_busy(lambda: _newer.read_shape(self._conn, inspect(self._conn).hermes_version))
         except BaseException:
             self._conn.close()
             raise
@@ -142,13 +145,19 @@ class SessionStore:
                        session_key: str | None = None, user_id: str | None = None) -> SessionInfo:
         """Insert a new session (a fresh id unless one is given) and return it."""
         now = time.time()
-        values = [source, model, title, parent_session_id, now, now, cwd, system_prompt, session_key, user_id]
-        sql = ("INSERT INTO sessions (id, source, model, title, parent_session_id, started_at, last_active_at, "
-               "cwd, system_prompt, session_key, user_id) VALUES (?,?,?,?,?,?,?,?,?,?,?)")
+        row = {"source": source, "model": model, "title": title, "parent_session_id": parent_session_id,
+               "started_at": now, "last_active_at": now, "cwd": cwd, "system_prompt": system_prompt,
+               "session_key": session_key, "user_id": user_id}
+
+        def insert(c: sqlite3.Connection, sid: str) -> None:
+            full = {"id": sid, **row, **_newer.session_extras(c, self._shape, source, system_prompt, self.path)}
+            c.execute(f"INSERT INTO sessions ({', '.join(full)}) VALUES ({','.join('?' * len(full))})",
+                      list(full.values()))
+
         for _ in range(5):
             sid = session_id or new_session_id(now)
             try:
-                self._write(lambda c, sid=sid: c.execute(sql, [sid, *values]))
+                self._write(lambda c, sid=sid: insert(c, sid))
                 return self.require_session(sid)
             except StorageError as exc:
                 if session_id or "UNIQUE" not in str(exc):
@@ -175,7 +184,14 @@ class SessionStore:
         if len(rows) > 1:
             ids = ", ".join(r["id"] for r in rows[:5])
             raise AmbiguousSessionId(f"session id '{key}' is ambiguous: matches {ids}")
-        return SessionInfo.from_row(rows[0]) if rows else None
+        return self._with_prompt(SessionInfo.from_row(rows[0])) if rows else None
+
+    def _with_prompt(self, info: SessionInfo) -> SessionInfo:
+        """A later Hermes keeps the prompt in system_prompts (sessions.system_prompt is only a fallback)."""
+        if info.system_prompt is not None or not self._shape.prompt_table:
+            return info
+        prompt = self._read(lambda c: _newer.prompt_of(c, self._shape, info.id))
+        return replace(info, system_prompt=prompt) if prompt is not None else info
 
     def require_session(self, id_or_prefix: str) -> SessionInfo:
         """Like get_session, but a missing session raises SessionNotFound."""
@@ -194,7 +210,7 @@ class SessionStore:
             return row or c.execute(f"SELECT {SESSION_COLUMNS} FROM sessions WHERE title = ?", (title,)).fetchone()
 
         row = self._read(find)
-        return SessionInfo.from_row(row) if row else None
+        return self._with_prompt(SessionInfo.from_row(row)) if row else None
 
     def list_sessions(self, limit: int = 20, source: str | None = None,
                       exclude: Iterable[str] = (), offset: int = 0) -> list[SessionInfo]:
@@ -238,7 +254,8 @@ class SessionStore:
 
     def set_system_prompt(self, session_id: str, prompt: str | None) -> None:
         """Record the system prompt the session now runs with (e.g. rebuilt after compression)."""
-        self._update(session_id, "system_prompt = ?", [prompt])
+        if self._write(lambda c: _newer.set_prompt(c, self._shape, session_id, prompt)) == 0:
+            raise SessionNotFound(f"no session '{session_id}'")
 
     def lineage(self, session_id: str) -> list[SessionInfo]:
         """The session and its ancestors through parent_session_id (compression, branching), root first."""
@@ -287,6 +304,7 @@ class SessionStore:
             c.execute("UPDATE sessions SET parent_session_id = NULL WHERE parent_session_id = ?", (session_id,))
             if c.execute("DELETE FROM sessions WHERE id = ?", (session_id,)).rowcount == 0:
                 raise SessionNotFound(f"no session '{session_id}'")
+            _newer.drop_unreferenced_prompts(c, self._shape)
             return n
 
         return self._write(tx)
@@ -303,6 +321,7 @@ class SessionStore:
             n_msgs = c.execute(f"DELETE FROM messages WHERE session_id IN ({sub})", params).rowcount
             c.execute(f"UPDATE sessions SET parent_session_id = NULL WHERE parent_session_id IN ({sub})", params)
             n_sessions = c.execute(f"DELETE FROM sessions WHERE {cond}", params).rowcount
+            _newer.drop_unreferenced_prompts(c, self._shape)
             return n_sessions, n_msgs
 
         removed = self._write(tx)
@@ -353,6 +372,7 @@ class SessionStore:
                       "tool_call_count = COALESCE(tool_call_count, 0) + ?, title = CASE WHEN title IS NULL AND "
                       "COALESCE(message_count, 0) = 0 THEN ? ELSE title END WHERE id = ?",
                       (len(batch), calls, title and _free_title(c, title), session_id))
+            _newer.touch_activity(c, self._shape, session_id, now)
             return ids
 
         if not batch:
@@ -401,12 +421,28 @@ class SessionStore:
         """`hermes insights`: usage over the sessions started in the last `days` days."""
         return self._read(lambda c: _insights.collect(c, days, source))
 
-    def export(self, session_id: str, fmt: Literal["jsonl", "md"] = "jsonl") -> str:
-        """The session as JSON Lines (a session line, then one line per message) or Markdown."""
+    def export_rows(self, session_id: str) -> dict:
+        """Hermes's export record of one session: every column of its row (the prompt resolved from
+        system_prompts where the file keeps it there) and every message row, tool_calls parsed."""
+        info = self.require_session(session_id)
+
+        def read(c: sqlite3.Connection) -> dict:
+            row = dict(c.execute("SELECT * FROM sessions WHERE id = ?", (info.id,)).fetchone())
+            row["system_prompt"] = info.system_prompt
+            msgs = [dict(r) for r in c.execute("SELECT * FROM messages WHERE session_id = ? ORDER BY id", (info.id,))]
+            return {**row, "messages": msgs}
+
+        return _export.hermes_record(self._read(read))
+
+    def export(self, session_id: str, fmt: Literal["jsonl", "md", "hermes-md"] = "jsonl") -> str:
+        """The session as JSON Lines (a session line, then one line per message) or Markdown (hermes-md: with
+        the front matter of Hermes's Markdown export)."""
         info = self.require_session(session_id)
         records = self.get_records(info.id)
         if fmt == "jsonl":
             return _export.to_jsonl(info, records)
         if fmt == "md":
             return _export.to_markdown(info, records)
+        if fmt == "hermes-md":
+            return _export.hermes_markdown(info, records)
         raise StorageError(f"unknown export format '{fmt}' (use jsonl or md)")

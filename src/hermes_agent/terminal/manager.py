@@ -54,6 +54,12 @@ def _local_opts(settings: Settings, policy: object | None, notice: Callable[[str
     spec = None if policy is None else spec_from_policy(
         policy, network=sb.network, mechanism=sb.mechanism)  # type: ignore[arg-type]
     strip = secret_env_names(read_env_file(settings.home / ".env"), settings.data, os.environ)
+    if spec is not None and spec.home_workspace:
+        from hermes_agent.terminal.sandbox.runner import notice_once
+
+        notice_once("hermes: the workspace is your home directory: commands may change your ordinary files "
+                    "there, but not dot-files, start-up files or new entries at its top (use a project "
+                    "folder as the workspace)", notice)
     return {"sandbox": spec, "env_strip": strip, "notice": notice}
 
 
@@ -193,3 +199,15 @@ class BackendPool:
         """Release every backend."""
         for task_id in list(self._backends):
             self.close(task_id)
+
+
+def sandboxed_local(settings: Settings, policy: object, cwd: str | None = None,
+                    notice: Callable[[str], None] | None = None) -> TerminalBackend:
+    """A local backend inside the OS sandbox of `policy`, whatever `terminal.backend` says (for work
+    that must run on this machine: cron's no-agent scripts live in HERMES_HOME/scripts)."""
+    from hermes_agent.terminal.local import LocalBackend
+    from hermes_agent.terminal.runfile import run_record
+
+    return LocalBackend(cwd, timeout=settings.cfg.terminal.timeout,
+                        env_passthrough=list(settings.cfg.terminal.env_passthrough),
+                        source_rc=False, record=run_record(), **_local_opts(settings, policy, notice))

@@ -53,6 +53,10 @@ class ToolContext:
     is_subagent: bool = False
     messenger: Messenger | None = None  # sends to messaging platforms (gateway chats, cron runs): send_message
     origin: Mapping[str, str] | None = None  # {"platform", "chat_id"} of the chat this agent serves (cron origin)
+    # The first source of untrusted content this conversation took in ("" while none): web/browser pages,
+    # external MCP results, downloads, a message from someone other than the owner. Set by dispatch and the
+    # frontends, cleared with a new conversation; the approval gate then asks before anything persists.
+    untrusted: str = ""
     _local_backend: TerminalBackend | None = field(default=None, repr=False)
 
     def backend(self) -> TerminalBackend:
@@ -64,6 +68,11 @@ class ToolContext:
                 self._local_backend = LocalBackend()
             return self._local_backend
         return self.backend_factory(self.task_id)
+
+    def taint(self, source: str) -> None:
+        """Record that the conversation took in untrusted content from `source` (the first one is kept)."""
+        if source and not self.untrusted:
+            self.untrusted = source
 
     def tool_entry(self, name: str) -> ToolEntry | None:
         """The registry entry (with its traits) of a tool this context runs."""

@@ -6,8 +6,10 @@ import json
 import logging
 import re
 import time
+from collections.abc import Collection
 
 from hermes_agent import lazyre
+from hermes_agent.tools import upstream_calls
 from hermes_agent.tools.context import ToolContext
 from hermes_agent.tools.hooks import HookBus
 from hermes_agent.tools.registry import registry
@@ -53,7 +55,9 @@ _SENTENCE_END = lazyre.compile(r"(?<=[.!?])\s+")
 def without_absent_tools(defs: list[dict]) -> list[dict]:
     """Dynamic schema patching: a description's sentences (after the first) that name a tool this run does
     not offer are dropped, so no schema points the model at a tool it lacks. Only names with an
-    underscore count (`web_search`, not `patch` or `memory`, which are also plain words)."""
+    underscore count (`web_search`, not `patch` or `memory`, which are also plain words). A tool with a
+    dynamic_schema wrote its description for this run already (execute_code's script functions are not calls
+    the model makes), so it is left alone."""
     present = {d["function"]["name"] for d in defs}
     known = set(registry.names()) | {t for spec in TOOLSETS.values() for t in spec.get("tools", [])}
     absent = sorted(t for t in known - present if "_" in t)
@@ -62,6 +66,9 @@ def without_absent_tools(defs: list[dict]) -> list[dict]:
     mention = re.compile(r"\b(?:" + "|".join(map(re.escape, absent)) + r")\b")
     for d in defs:
         fn = d["function"]
+        entry = registry.get(fn.get("name", ""))
+        if entry is not None and entry.dynamic_schema is not None:
+            continue
         sentences = _SENTENCE_END.split(fn.get("description") or "")
         kept = sentences[:1] + [s for s in sentences[1:] if not mention.search(s)]
         if len(kept) < len(sentences):
@@ -122,26 +129,45 @@ def cap_result(result: str, limit: int) -> str:
 
 def handle_function_call(function_name: str, function_args: str | dict | None, task_id: str | None = None,
                          user_task: str | None = None, *, ctx: ToolContext | None = None,
-                         hook_bus: HookBus | None = None) -> str:
+                         hook_bus: HookBus | None = None, offered: Collection[str] | None = None) -> str:
     """Run one tool call and always return a JSON string (errors included). Hooks: `hook_bus`, else
-    the context's bus, else the process-wide one."""
+    the context's bus, else the process-wide one. Upstream Hermes's names and argument shapes are turned
+    into ours first (upstream_calls); with `offered`, a tool outside it is refused as unknown."""
     bus = hook_bus or (ctx.hook_bus if ctx is not None else None) or hooks
     try:
-        entry = registry.get(function_name)
-        if entry is None:
-            known = ", ".join(registry.names()[:40])
-            return tool_error(f"Unknown tool: {function_name}. Available tools: {known}")
         try:
-            args = coerce_to_schema(function_name, parse_arguments(function_args))
+            calls = upstream_calls.to_ours(function_name, parse_arguments(function_args), offered)
         except ValueError as exc:
             return tool_error(f"Invalid arguments for {function_name}: {exc}")
-        blocked = bus.pre_tool_call(function_name, args, ctx)
-        if blocked is not None:
-            return tool_error(f"Blocked: {blocked.reason}", blocked=True)
-        started = time.perf_counter()
-        result = registry.dispatch(function_name, args, task_id=task_id, user_task=user_task, ctx=ctx)
-        result = cap_result(result, entry.max_result_size_chars or DEFAULT_RESULT_CAP)
-        return bus.post_tool_call(function_name, args, result, ctx, (time.perf_counter() - started) * 1000)
+        results = [_run_one(name, args, offered, task_id, user_task, ctx, bus) for name, args in calls]
+        if len(results) == 1:
+            return results[0]
+        return json.dumps({"results": [_as_json(r) for r in results]}, ensure_ascii=False)
     except Exception as exc:
         log.exception("tool %s failed outside its handler", function_name)
         return tool_error(f"Error executing {function_name}: {type(exc).__name__}: {exc}")
+
+
+def _as_json(result: str) -> object:
+    try:
+        return json.loads(result)
+    except ValueError:
+        return result
+
+
+def _run_one(name: str, raw_args: dict, offered: Collection[str] | None, task_id: str | None,
+             user_task: str | None, ctx: ToolContext | None, bus: HookBus) -> str:
+    entry = registry.get(name)
+    if entry is None or (offered is not None and name not in offered):
+        known = ", ".join(sorted(offered) if offered is not None else registry.names()[:40])
+        return tool_error(f"Unknown tool: {name}. Available tools: {known}")
+    args = coerce_to_schema(name, raw_args)
+    blocked = bus.pre_tool_call(name, args, ctx)
+    if blocked is not None:
+        return tool_error(f"Blocked: {blocked.reason}", blocked=True)
+    started = time.perf_counter()
+    result = registry.dispatch(name, args, task_id=task_id, user_task=user_task, ctx=ctx)
+    if ctx is not None and entry.brings_untrusted(args):
+        ctx.taint(f"the result of {name}")
+    result = cap_result(result, entry.max_result_size_chars or DEFAULT_RESULT_CAP)
+    return bus.post_tool_call(name, args, result, ctx, (time.perf_counter() - started) * 1000)

@@ -37,6 +37,10 @@ class ToolEntry:
       "<name> is not available in this context");
     - preview_arg / show_name: how frontends label a call (`ls -la` vs `read_file src/app.py`);
     - dynamic_schema(offered names) -> schema: rebuilt for each agent so it names only tools it offers;
+    - untrusted_output (bool, or a function of the arguments): the result carries content nobody vouches
+      for (web pages, external MCP tools, downloads); once one is taken in, the conversation is tainted;
+    - persists(args) -> what future sessions would see changed (None: nothing): such calls need the
+      user's approval in a tainted conversation (tools/provenance.py, approval/gate.py check_persist);
     - unlocked_by: offered only once the conversation has called that tool (a family behind one entry point,
       e.g. the browser's commands after browser_navigate: the first request stays small)."""
 
@@ -59,11 +63,30 @@ class ToolEntry:
     preview_arg: str | None = None
     show_name: bool = True
     dynamic_schema: Callable[[frozenset[str]], dict] | None = None
+    untrusted_output: bool | Callable[[dict], bool] = False
+    persists: Callable[[dict], str | None] | None = None
     unlocked_by: str | None = None
 
     def subject(self, args: dict) -> ApprovalSubject | None:
         """What the approval gate judges for these arguments (None: nothing)."""
         return self.approval_subject(args) if self.approval_subject is not None else None
+
+    def brings_untrusted(self, args: dict) -> bool:
+        """Does this call's result carry untrusted content?"""
+        flag = self.untrusted_output
+        try:
+            return bool(flag(args)) if callable(flag) else bool(flag)
+        except Exception:
+            return True  # cannot tell: assume it does
+
+    def persisted(self, args: dict) -> str | None:
+        """What this call would change for future sessions (None: nothing)."""
+        if self.persists is None:
+            return None
+        try:
+            return self.persists(args)
+        except Exception:
+            return f"{self.name} (its effect could not be checked)"
 
     def definition(self, offered: frozenset[str] | None = None) -> dict:
         """The OpenAI-format function definition (for an agent offering `offered`, when the schema depends on it)."""
@@ -132,14 +155,16 @@ class ToolRegistry:
                  approval: Approval = "none", approval_subject: SubjectFn | None = None, subagent_ok: bool = True,
                  needs: Iterable[str] = (), path_arg: str | None = None, preview_arg: str | None = None,
                  show_name: bool = True, dynamic_schema: Callable[[frozenset[str]], dict] | None = None,
-                 unlocked_by: str | None = None) -> ToolEntry:
+                 untrusted_output: bool | Callable[[dict], bool] = False,
+                 persists: Callable[[dict], str | None] | None = None, unlocked_by: str | None = None) -> ToolEntry:
         """Add (or replace, with a warning) a tool; the keyword traits are described on ToolEntry."""
         if approval not in APPROVALS:
             raise ValueError(f"tool {name!r}: approval must be one of {', '.join(APPROVALS)}, got {approval!r}")
         entry = ToolEntry(name, toolset, dict(schema), handler, check_fn, list(requires_env or ()),
                           bool(is_async), description or str(schema.get("description", "")), emoji,
                           max_result_size_chars, bool(parallel_safe), approval, approval_subject, bool(subagent_ok),
-                          frozenset(needs), path_arg, preview_arg, bool(show_name), dynamic_schema, unlocked_by)
+                          frozenset(needs), path_arg, preview_arg, bool(show_name), dynamic_schema, untrusted_output,
+                          persists, unlocked_by)
         return self.add(entry)
 
     def add(self, entry: ToolEntry) -> ToolEntry:

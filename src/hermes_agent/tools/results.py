@@ -16,6 +16,33 @@ def tool_error(message: str, **extra: object) -> str:
     return json.dumps({"error": message, **extra}, ensure_ascii=False, default=str)
 
 
+def failure(result: str, limit: int = 120) -> str:
+    """The first line of why a call failed or was refused ('' when it did not): an `{"error": ...}` object, a
+    `{"success": false, ...}` one, or results that each carry an error (web_extract of blocked URLs)."""
+    if not result.startswith("{"):
+        return ""
+    try:
+        data = json.loads(result)
+    except ValueError:
+        return ""
+    if not isinstance(data, dict):
+        return ""
+    why: object = ""
+    if data.get("error") and data.get("success") is not True:
+        why = data["error"]
+    elif data.get("success") is False or data.get("status") == "error":
+        why = data.get("error") or data.get("message") or "failed"
+    else:
+        items = data.get("results")
+        if isinstance(items, list) and items and all(isinstance(i, dict) and i.get("error") for i in items):
+            why = items[0]["error"]
+    if not why:
+        return ""
+    lines = [ln.strip() for ln in str(why).splitlines() if ln.strip()]
+    line = lines[0] if lines else "failed"
+    return line if len(line) <= limit else line[:limit - 1].rstrip() + "…"
+
+
 def is_error(result: str) -> bool:
     """True when a result string is an error object."""
     if not result.startswith('{"error"'):

@@ -1,12 +1,21 @@
-"""Seeding bundled skills: first run copies all, later runs update only what the user left untouched."""
+"""Bundled skills are read where they are packaged, never copied into the skills folder shared with Hermes;
+copies an earlier version seeded are taken back out unless the user edited them (then they are the user's)."""
 
 from __future__ import annotations
 
-import shutil
+import threading
 
-from hermes_agent.skills.bundled import MANIFEST, bundled_dir, bundled_skills, read_manifest, seed_bundled
-from hermes_agent.skills.catalog import SkillCatalog
+from hermes_agent.skills.bundled import (
+    HERMES_MANIFEST,
+    MANIFEST,
+    bundled_skills,
+    hidden_bundled,
+    read_manifest,
+    retire_seeded,
+)
+from hermes_agent.skills.catalog import SkillCatalog, skill_roots
 from hermes_agent.skills.frontmatter import check_document
+from hermes_agent.skills.fsutil import content_hash, copy_skill
 from hermes_agent.skills.guard import scan_skill
 
 
@@ -19,89 +28,90 @@ def test_packaged_skills_are_valid_and_clean():
         assert all(f.severity in ("low", "medium") for f in scan_skill(path).findings), name
 
 
-def test_first_run_seeds_everything_with_manifest(hermes_home):
-    skills_dir = hermes_home / "skills"
-    report = seed_bundled(skills_dir)
-    names = sorted(n for _, n, _ in bundled_skills())
-    assert sorted(report.added) == names
-    assert sorted(read_manifest(skills_dir)) == names
-    assert "git-workflow" in SkillCatalog([skills_dir]).index_text()
-    again = seed_bundled(skills_dir)
-    assert sorted(again.unchanged) == names and not again.changed
+def _catalog(skills_dir):
+    return SkillCatalog(skill_roots(skills_dir), hidden=hidden_bundled(skills_dir), use_disk_cache=False)
 
 
-def test_update_respects_user_edits_and_deletions(tmp_path):
-    source = tmp_path / "bundled"
-    shutil.copytree(bundled_dir(), source)
-    skills_dir = tmp_path / "skills"
-    seed_bundled(skills_dir, source)
-    edited = skills_dir / "software-development" / "git-workflow" / "SKILL.md"
-    edited.write_text(edited.read_text() + "\nMy team always squashes.\n")
-    shutil.rmtree(skills_dir / "research" / "systematic-research")
-    for rel in ("software-development/git-workflow", "research/systematic-research",
-                "software-development/code-review"):
-        p = source / rel / "SKILL.md"
-        p.write_text(p.read_text() + "\nNew upstream tip.\n")
-    new = source / "software-development" / "new-skill"
-    new.mkdir()
-    (new / "SKILL.md").write_text("---\nname: new-skill\ndescription: Added in an update\n---\n")
-    for where in (source, skills_dir):  # the user already has a skill called "mine"
-        (where / "software-development" / "mine").mkdir()
-        (where / "software-development" / "mine" / "SKILL.md").write_text(
-            f"---\nname: mine\ndescription: from {where.name}\n---\n")
-    report = seed_bundled(skills_dir, source)
-    assert report.skipped_user_modified == ["git-workflow"]
-    assert report.skipped_user_deleted == ["systematic-research"]
-    assert report.updated == ["code-review"] and report.added == ["new-skill"]
-    assert report.skipped_conflict == ["mine"]
-    assert "from skills" in (skills_dir / "software-development/mine/SKILL.md").read_text()
-    assert "My team always squashes." in edited.read_text() and "New upstream tip." not in edited.read_text()
-    assert "New upstream tip." in (skills_dir / "software-development/code-review/SKILL.md").read_text()
-    assert not (skills_dir / "research" / "systematic-research").exists()
-    assert (skills_dir / MANIFEST).read_text().count("\n") == len(read_manifest(skills_dir))
+def _seed_like_before(skills_dir, manifest_name=MANIFEST):
+    """A home as an earlier hermes-agent left it: every bundled skill copied in, with its manifest."""
+    lines = []
+    for category, name, src in bundled_skills():
+        copy_skill(src, skills_dir / category / name)
+        lines.append(f"{name}:{content_hash(src, 'md5')}\n")
+    (skills_dir / manifest_name).write_text("".join(lines))
 
 
-def test_hermes_manifest_is_read_never_written_and_our_skills_keep_their_own(tmp_path):
-    from hermes_agent.skills.bundled import HERMES_MANIFEST
-
+def test_a_fresh_home_gets_no_copies_but_sees_every_bundled_skill(tmp_path):
     skills_dir = tmp_path / "skills"
     skills_dir.mkdir()
-    ours = bundled_skills()
-    first_cat, first_name, first_src = ours[0]
-    # a home where Hermes seeded its own skill, and an older hermes-agent recorded ours in Hermes's manifest
-    from hermes_agent.skills.fsutil import content_hash, copy_skill
+    report = retire_seeded(skills_dir)
+    assert report.removed == [] and list(skills_dir.rglob("SKILL.md")) == []
+    names = {n for _, n, _ in bundled_skills()}
+    assert names <= {s.name for s in _catalog(skills_dir).visible()}
+    assert "git-workflow" in _catalog(skills_dir).index_text()
 
-    copy_skill(first_src, skills_dir / first_cat / first_name)
-    hermes_text = f"hermes-only-skill:0123456789abcdef0123456789abcdef\n{first_name}:{content_hash(first_src, 'md5')}\n"
+
+def test_seeded_copies_are_retired_edits_kept_deletions_stay_hidden(tmp_path):
+    skills_dir = tmp_path / "skills"
+    skills_dir.mkdir()
+    _seed_like_before(skills_dir)
+    edited = skills_dir / "software-development" / "git-workflow" / "SKILL.md"
+    edited.write_text(edited.read_text() + "\nMy team always squashes.\n")
+    import shutil
+
+    shutil.rmtree(skills_dir / "research" / "systematic-research")
+    (skills_dir / "mine" / "own").mkdir(parents=True)
+    (skills_dir / "mine" / "own" / "SKILL.md").write_text("---\nname: own\ndescription: mine\n---\n")
+
+    report = retire_seeded(skills_dir)
+    assert report.kept_user_modified == ["git-workflow"]
+    assert report.hidden_user_deleted == ["systematic-research"]
+    assert "code-review" in report.removed and not (skills_dir / "software-development" / "code-review").exists()
+    assert {p.parent.name for p in skills_dir.rglob("SKILL.md")} == {"git-workflow", "own"}
+    assert not (skills_dir / "hermes").exists()  # category folders we emptied go too
+    visible = {s.name: s for s in _catalog(skills_dir).visible()}
+    assert "systematic-research" not in visible  # the user deleted it: it stays gone
+    assert "My team always squashes." in visible["git-workflow"].path.read_text()  # the user's copy wins
+    assert "code-review" in visible and "own" in visible
+    assert read_manifest(skills_dir) == {"systematic-research": read_manifest(skills_dir)["systematic-research"]}
+    assert retire_seeded(skills_dir).removed == []  # idempotent
+
+
+def test_copies_recorded_in_hermes_manifest_by_older_versions_are_retired_and_it_is_never_written(tmp_path):
+    skills_dir = tmp_path / "skills"
+    skills_dir.mkdir()
+    _seed_like_before(skills_dir, HERMES_MANIFEST)
+    hermes_text = (skills_dir / HERMES_MANIFEST).read_text() + "hermes-only:0123456789abcdef0123456789abcdef\n"
     (skills_dir / HERMES_MANIFEST).write_text(hermes_text)
-    report = seed_bundled(skills_dir)
-    assert first_name in report.unchanged and first_name not in report.skipped_conflict  # adopted, not mislabelled
+    report = retire_seeded(skills_dir)
+    assert sorted(report.removed) == sorted(n for _, n, _ in bundled_skills())
     assert (skills_dir / HERMES_MANIFEST).read_text() == hermes_text
-    mine = read_manifest(skills_dir)
-    assert "hermes-only-skill" not in mine and set(mine) == {name for _, name, _ in ours}
-    # Hermes cleaning names it does not ship from its manifest changes nothing for us
-    (skills_dir / HERMES_MANIFEST).write_text("hermes-only-skill:0123456789abcdef0123456789abcdef\n")
-    again = seed_bundled(skills_dir)
-    assert sorted(again.unchanged) == sorted(name for _, name, _ in ours) and not again.skipped_conflict
+    assert not (skills_dir / MANIFEST).exists()
 
 
-def test_concurrent_seeding_of_a_fresh_home_is_safe(tmp_path):
-    import threading
+def test_a_users_skill_with_a_bundled_name_is_never_touched(tmp_path):
+    skills_dir = tmp_path / "skills"
+    (skills_dir / "x" / "code-review").mkdir(parents=True)
+    (skills_dir / "x" / "code-review" / "SKILL.md").write_text("---\nname: code-review\ndescription: mine\n---\n")
+    assert retire_seeded(skills_dir).removed == []
+    assert _catalog(skills_dir).get("code-review").description == "mine"
 
-    from hermes_agent.skills.bundled import seed_bundled
 
+def test_concurrent_retiring_is_safe(tmp_path):
+    skills_dir = tmp_path / "skills"
+    skills_dir.mkdir()
+    _seed_like_before(skills_dir)
     errors: list[BaseException] = []
 
-    def seed() -> None:
+    def retire() -> None:
         try:
-            seed_bundled(tmp_path / "skills")
+            retire_seeded(skills_dir)
         except BaseException as exc:  # noqa: BLE001 - collected and asserted below
             errors.append(exc)
 
-    threads = [threading.Thread(target=seed) for _ in range(6)]
+    threads = [threading.Thread(target=retire) for _ in range(6)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    assert errors == []
-    assert any((tmp_path / "skills").rglob("SKILL.md"))
+    assert errors == [] and list(skills_dir.rglob("SKILL.md")) == []

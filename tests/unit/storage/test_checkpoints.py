@@ -90,15 +90,19 @@ def test_dedupe_by_content_and_by_turn(project, hermes_home):
     assert [c.reason for c in store.list(project)] == ["next turn", "a"]
 
 
-def test_prune_keeps_the_newest_with_stable_ids(project, hermes_home):
+def test_prune_keeps_the_newest_as_one_chain(project, hermes_home):
     store = CheckpointStore(max_snapshots=3)
     ids = []
     for i in range(5):
         (project / "main.py").write_text(f"v{i}\n")
         ids.append(store.snapshot(project, f"s{i}"))
     kept = store.list(project)
-    assert [c.id for c in kept] == ids[:1:-1] and [c.reason for c in kept] == ["s4", "s3", "s2"]
-    store.restore(project, ids[2])
+    assert [c.reason for c in kept] == ["s4", "s3", "s2"] and kept[0].id == ids[4]
+    # one chain, as Hermes lists it: `git log refs/hermes/<hash>` walks exactly the kept ones
+    log = subprocess.run(["git", f"--git-dir={hermes_home}/checkpoints/store", "log", "--format=%s",
+                          store.ref(project)], capture_output=True, text=True, check=True).stdout.split()
+    assert log == ["s4", "s3", "s2"]
+    store.restore(project, kept[2].id)
     assert (project / "main.py").read_text() == "v2\n"
     with pytest.raises(CheckpointError, match="no checkpoint"):
         store.restore(project, ids[0])
@@ -170,3 +174,51 @@ def test_cli_list_diff_restore(project, hermes_home, capsys):
     assert str(project) in capsys.readouterr().out
     assert _cli(["checkpoints", "restore", "ffffff", str(project)], settings) == 1
     assert "no checkpoint" in capsys.readouterr().err
+
+
+def _old_layout_repo(repo: Path, wd: Path, versions: list[str], refs: str = "refs/hermes/{:08d}") -> None:
+    """A shadow repository as earlier versions of ours wrote them: one per directory, parentless commits."""
+    env = {**os.environ, "GIT_DIR": str(repo), "GIT_WORK_TREE": str(wd), "GIT_INDEX_FILE": str(repo / "idx"),
+           "GIT_AUTHOR_NAME": "Hermes", "GIT_AUTHOR_EMAIL": "h@l", "GIT_COMMITTER_NAME": "Hermes",
+           "GIT_COMMITTER_EMAIL": "h@l"}
+    subprocess.run(["git", "init", "-q", "--bare", str(repo)], check=True, env={**os.environ})
+    (repo / "HERMES_WORKDIR").write_text(str(wd) + "\n")
+    for seq, text in enumerate(versions, 1):
+        (wd / "main.py").write_text(text)
+        subprocess.run(["git", "add", "-A", "main.py"], cwd=wd, env=env, check=True)
+        tree = subprocess.run(["git", "write-tree"], cwd=wd, env=env, check=True, capture_output=True, text=True).stdout.strip()
+        stamp = {"GIT_AUTHOR_DATE": f"{1_700_000_000 + seq * 60} +0000", "GIT_COMMITTER_DATE": f"{1_700_000_000 + seq * 60} +0000"}
+        cid = subprocess.run(["git", "commit-tree", tree, "-m", f"old {seq}"], cwd=wd, env={**env, **stamp},
+                             check=True, capture_output=True, text=True).stdout.strip()
+        subprocess.run(["git", "update-ref", refs.format(seq), cid], cwd=wd, env=env, check=True)
+
+
+def test_checkpoints_of_earlier_versions_move_into_hermes_store(project, hermes_home):
+    from hermes_agent.storage.checkpoints import project_key
+
+    base = hermes_home / "checkpoints"
+    old = base / project_key(project)
+    _old_layout_repo(old, project, ["print('a')\n", "print('b')\n"])
+    other = project.parent / "other"
+    other.mkdir()
+    archived = base / "legacy-20260101-000000" / project_key(other)  # where Hermes moved one of ours
+    archived.parent.mkdir()
+    _old_layout_repo(archived, other, ["x = 1\n"])
+    hermes_v1 = base / "legacy-20260101-000000" / "0123456789abcdef"  # Hermes's own pre-store repository
+    _old_layout_repo(hermes_v1, other, ["y = 2\n"], refs="refs/heads/master")
+    (project / "main.py").write_text("print('now')\n")
+
+    store = CheckpointStore()
+    assert [c.reason for c in store.list(project)] == ["old 2", "old 1"]
+    assert not old.exists() and not archived.exists() and hermes_v1.exists()
+    assert [c.reason for c in store.list(other)] == ["old 1"]
+    assert sorted(store.workdirs()) == sorted([str(project), str(other)])
+    store.restore(project, store.list(project)[1].id)
+    assert (project / "main.py").read_text() == "print('a')\n"
+    # Hermes created the store first and archived another of ours: it is taken back as well
+    third = project.parent / "third"
+    third.mkdir()
+    late = base / "legacy-20260102-000000" / project_key(third)
+    late.parent.mkdir()
+    _old_layout_repo(late, third, ["z = 3\n"])
+    assert [c.reason for c in store.list(third)] == ["old 1"] and not late.parent.exists()

@@ -1,5 +1,5 @@
 """Named, forward-only migrations into the state.db layout shared with Hermes: fresh file, reopen, our
-v3 files, older Hermes files, and files newer than this code (read-only)."""
+v3 files, older Hermes files, and files newer than this code (read-write in what we know)."""
 
 from __future__ import annotations
 
@@ -116,32 +116,57 @@ def test_older_hermes_file_is_brought_to_v22(hermes_home):
             ("s1", "m", "", 40)]
 
 
-def test_newer_schema_opens_read_only_with_one_clear_line(hermes_home):
+def test_newer_schema_stays_writable_and_untouched_beyond_what_is_ours(hermes_home):
+    """A later Hermes's file (here v99 with a column, table and trigger we do not know) is read and written
+    in the columns we know; its version row, its objects and its unknown column's values are left alone."""
     with SessionStore() as store:
         sid = store.create_session().id
         store.append_message(sid, Message("user", "kept from before"))
-    with sqlite3.connect(paths.state_db_path()) as c:
-        c.execute("UPDATE schema_version SET version = 99")
-    before = paths.state_db_path().read_bytes()
+    db = paths.state_db_path()
+    with sqlite3.connect(db) as c:
+        c.executescript(
+            "UPDATE schema_version SET version = 99;"
+            "ALTER TABLE messages ADD COLUMN future_uid TEXT;"
+            "CREATE TABLE future_things (k TEXT PRIMARY KEY);"
+            "CREATE TRIGGER future_mint AFTER INSERT ON messages WHEN new.future_uid IS NULL BEGIN "
+            "UPDATE messages SET future_uid = 'u' || new.id WHERE id = new.id; END;")
     with SessionStore() as store:
-        assert store.read_only and "schema v99, newer than this hermes-agent knows (v22)" in store.read_only
-        assert "\n" not in store.read_only
-        assert [s.id for s in store.list_sessions()] == [sid]
+        assert store.read_only is None
         assert [h.session.id for h in store.search("kept")] == [sid]
-        assert store.get_messages(sid) == [Message("user", "kept from before")]
-        with pytest.raises(StorageError, match="opened read-only; upgrade hermes-agent"):
-            store.append_message(sid, Message("user", "new"))
-        with pytest.raises(StorageError, match="read-only"):
-            store.create_session()
-    assert paths.state_db_path().read_bytes() == before
+        store.append_message(sid, Message("assistant", "written into v99"))
+        other = store.create_session().id
+        store.append_message(other, Message("user", "a new session in v99"))
+        assert [s.id for s in store.list_sessions()] == [other, sid]
+        assert [h.session.id for h in store.search("v99")] == [other, sid] or \
+            {h.session.id for h in store.search("v99")} == {other, sid}
+    with sqlite3.connect(db) as c:
+        assert c.execute("SELECT version FROM schema_version").fetchall() == [(99,)]
+        assert c.execute("SELECT COUNT(*) FROM messages WHERE future_uid IS NULL").fetchone()[0] == 1  # the old row
+        assert c.execute("SELECT name FROM sqlite_master WHERE name LIKE 'future%' ORDER BY 1").fetchall() == [
+            ("future_mint",), ("future_things",)]
+        assert c.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 
 
-def test_newer_ledger_step_of_ours_is_read_only_too(hermes_home):
+def test_newer_ledger_step_of_ours_stays_writable_too(hermes_home):
     SessionStore().close()
     with sqlite3.connect(paths.state_db_path()) as c:
         c.execute(f"INSERT INTO {LEDGER} VALUES (?, 'from_the_future', 0)", (LATEST_VERSION + 1,))
     with SessionStore() as store:
-        assert "newer hermes-agent" in (store.read_only or "")
+        assert store.read_only is None
+        store.append_message(store.create_session().id, Message("user", "still saved"))
+    assert _ledger(paths.state_db_path())[-1] == (LATEST_VERSION + 1, "from_the_future")
+
+
+def test_a_file_we_may_not_write_opens_read_only_with_one_clear_line(hermes_home):
+    db = paths.state_db_path()
+    with sqlite3.connect(db) as c:  # an older Hermes file: opening it needs a migration write
+        c.executescript("CREATE TABLE schema_version (version INTEGER NOT NULL); INSERT INTO schema_version "
+                        "VALUES (10); CREATE TABLE sessions (id TEXT PRIMARY KEY, source TEXT NOT NULL, "
+                        "started_at REAL NOT NULL); INSERT INTO sessions VALUES ('s1', 'cli', 100);")
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, isolation_level=None)
+    outcome = migrate(conn, str(db))
+    conn.close()
+    assert outcome.read_only and "is not writable" in outcome.read_only and "\n" not in outcome.read_only
 
 
 def test_garbage_file_is_a_storage_error(hermes_home):

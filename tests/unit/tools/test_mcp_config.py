@@ -7,7 +7,7 @@ import types
 
 import pytest
 
-from hermes_agent.tools.mcp.config import parse_servers, tool_name, toolset_name
+from hermes_agent.tools.mcp.config import parse_server, parse_servers, tool_name, toolset_name
 from hermes_agent.tools.mcp.convert import call_result_json, input_schema, trim_description
 from hermes_agent.tools.mcp.manager import McpManager
 
@@ -80,3 +80,19 @@ def test_manager_without_enabled_servers_starts_nothing():
     manager = McpManager(servers).start()
     assert not manager.running and manager.wait_ready(0.1) and manager.status() == {}
     manager.shutdown()
+
+
+def test_sandbox_setting_per_server():
+    from hermes_agent.tools.mcp.config import ServerSandbox
+
+    assert parse_server("a", {"command": "x"}).sandbox == ServerSandbox()
+    assert parse_server("a", {"command": "x", "sandbox": False}).sandbox.enabled is False
+    assert parse_server("a", {"command": "x", "sandbox": "off"}).sandbox.enabled is False
+    got = parse_server("a", {"command": "x", "sandbox": {"writable_paths": ["~/.cache/x", "${D}/y"],
+                                                           "readable_paths": "/opt/k", "network": "off"}},
+                       {"D": "/data"}).sandbox
+    assert got == ServerSandbox(True, ("~/.cache/x", "/data/y"), ("/opt/k",), False)
+    for bad, why in (({"writeable": []}, "unknown keys: writeable"), ({"network": "maybe"}, "on or off"),
+                     ({"writable_paths": [1]}, "list of paths"), ("sometimes", "false or a mapping")):
+        with pytest.raises(ValueError, match=why):
+            parse_server("a", {"command": "x", "sandbox": bad})

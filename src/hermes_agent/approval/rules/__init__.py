@@ -59,10 +59,16 @@ def analyse_command(command: str) -> Scan:
         scanner.add("oversized_command", f"command longer than {MAX_COMMAND_CHARS} characters; too large to inspect")
     else:
         scanner.text(text)
-    findings = tuple(Finding(k, d, h) for k, d, h in scanner.findings)
+    findings = tuple(Finding(k, _one_line(d), h) for k, d, h in scanner.findings)
     views = tuple(dict.fromkeys([" ".join(text.split()), *scanner.views]))
     normalised = views[1] if scanner.top_commands == 1 and len(views) > 1 else views[0]
     return Scan(findings, views, scanner.top_compound, normalised)
+
+
+def _one_line(description: str, limit: int = 200) -> str:
+    """Descriptions are quoted in the gate's one-line verdicts: no newlines, bounded length."""
+    text = " ".join(description.split())
+    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 @lru_cache(maxsize=1024)

@@ -8,11 +8,15 @@ import posixpath
 import re
 from functools import cache
 
-from hermes_agent.approval.rules import interp
+from hermes_agent.approval.rules import argsem, interp, mass
 from hermes_agent.approval.rules.canonical import SHELLS, Unwrapped
 from hermes_agent.approval.rules.expand import ASSIGN_WORD, ShellEnv, expand_text, expand_word
 from hermes_agent.approval.rules.flows import SOURCES, FlowChecks
+from hermes_agent.approval.rules.lazyre import lazy
+from hermes_agent.approval.rules.leaks import LeakChecks
 from hermes_agent.approval.rules.lexer import Simple, lex, parse
+from hermes_agent.approval.rules.planted import script_edits
+from hermes_agent.approval.rules.runners import risky_variable
 from hermes_agent.approval.rules.table import DANGEROUS_RULES, HARDLINE_RULES, TEXT_RULES
 from hermes_agent.approval.rules.targets import HISTORY_WIPE, disposable, norm_path
 from hermes_agent.approval.rules.unwrap import unwrap
@@ -24,7 +28,8 @@ _CLEANUP_KEYS = frozenset({"recursive_delete", "glob_delete", "find_exec_rm", "x
 _HELP = frozenset({"--help", "-help", "--version", "-version", "--usage", "help"})
 _DRY = ("--dry-run", "--dryrun", "--simulate", "--just-print", "--what-if", "--recon", "--no-act")
 _DRY_SHORT = {"rsync": "n", "make": "n", "apt": "s", "apt-get": "s", "git": "n"}
-_SQL_COMMENT = re.compile(r"/\*.*?\*/|--[^\n]*", re.S)
+_SQL_SHELL = lazy(r"(?:^|\n|;)\s*(?:\\!|\.shell|\.system)\s+([^\n;]+)|\bPROGRAM\s+'((?:[^']|'')*)'", re.I)
+_SQL_COMMENT = lazy(r"/\*.*?\*/|--[^\n]*", re.S)
 
 
 @cache
@@ -51,7 +56,7 @@ def inert(u: Unwrapped) -> bool:
     return bool(short) and any(a.startswith("-") and not a.startswith("--") and short in a[1:] for a in args)
 
 
-class Scanner(FlowChecks):
+class Scanner(LeakChecks, FlowChecks):
     """Collects findings (key, description, hardline) for one command; `views` for deny rules."""
 
     def __init__(self, views: bool = False) -> None:
@@ -61,6 +66,7 @@ class Scanner(FlowChecks):
         self.texts = 0
         self.top_commands = 0
         self.top_compound = False
+        self._resolve = None  # path resolver of the text being scanned (cd, symlinks), set per command
 
     def add(self, key: str, description: str, hardline: bool = False) -> None:
         """Record a finding once per key."""
@@ -103,10 +109,13 @@ class Scanner(FlowChecks):
 
     def sql_rules(self, sql: str) -> None:
         """Apply the SQL rules to SQL a client or driver is given (comments removed first: DR/**/OP)."""
-        sql = _SQL_COMMENT.sub(lambda m: "" if m.group().startswith("/*") else "\n", sql)
+        joined = _SQL_COMMENT.sub(lambda m: "" if m.group().startswith("/*") else "\n", sql)  # DR/**/OP
+        spaced = _SQL_COMMENT.sub(lambda m: " " if m.group().startswith("/*") else "\n", sql)  # DROP/**/TABLE
         for rule, rx in _index()[2]:
-            if rx.search(sql):
+            if rx.search(joined) or rx.search(spaced):
                 self.add(rule.key, rule.description, rule.hardline)
+        for m in _SQL_SHELL.finditer(spaced):  # psql \! CMD, sqlite .shell/.system CMD, COPY ... TO PROGRAM 'CMD'
+            self.text(m.group(1) or m.group(2) or "", 1)
 
     def _note_structure(self, statements: list, error: bool) -> None:
         simples = [s for st in statements for s in st]
@@ -124,6 +133,8 @@ class Scanner(FlowChecks):
                 for _kind, inner in w.subs:
                     acc |= self.text(inner, depth + 1, env=env.child())
                 sub_traits[id(w)] = acc
+        if sub_traits or any("=" in w.text for w in simple.words):
+            self.taint_assignments(simple.words, sub_traits, env)
         args, words = self._resolve_words(simple.words, env)
         redirects = [(op, expand_text(w, env)) for op, w in simple.redirects]
         if args and all(ASSIGN_WORD.match(a) for a in args):
@@ -149,6 +160,8 @@ class Scanner(FlowChecks):
             inner = unwrap(argv, [None] * len(argv))
             inner.chain.insert(0, via)
             self._process(inner, [], [], {}, env, depth + 1, traits)
+        if mass.mass_rewrite(u, redirects):
+            self.add(*mass.MASS_REWRITE)
         if not u.name:
             self.writes(u, redirects, env)
             return None
@@ -156,13 +169,17 @@ class Scanner(FlowChecks):
             self.text(" ".join([env.aliases[u.name], *u.args]), depth + 1, env=env.child())
         if u.name in env.functions and u.name not in env.active:
             self._call(u, env, depth, traits)
+        self._resolve = lambda p: self.path(p, env)
         self._rules(u)
         self._track_cwd(u, env)
         self.writes(u, redirects, env)
         cmd = self.describe(u)
         self.exposure(u, cmd, redirects, sub_traits, env)
+        self.leaks(u, cmd, redirects, sub_traits, env)
         if u.code:
             interp.scan_code(self, u.code[0], u.code[1], depth + 1)
+        for script in script_edits(u):
+            self.text(script, depth + 1, env=env.child())
         self.chmod_exec(u, env)
         self.stdin_feeds(u, cmd, raw_redirects, redirects, sub_traits, depth, env)
         self.scripts(u, cmd, redirects, env, depth)
@@ -194,21 +211,37 @@ class Scanner(FlowChecks):
         if not rules:
             return
         line = " ".join([u.name, *u.args])
+        if argsem.help_only(u):
+            return
         quiet = inert(u)
+        spared = self._spared(u)
         operands = [a for a in u.args if not a.startswith("-")] if u.name == "rm" else []
         cleanup = bool(operands) and all(disposable(a) for a in operands)
         for rule, rx in rules:
             if rule.via and rule.via not in u.chain:
                 continue
-            if not rule.hardline and (quiet or (cleanup and rule.key in _CLEANUP_KEYS)):
+            if rule.key in spared or not rule.hardline and (quiet or (cleanup and rule.key in _CLEANUP_KEYS)):
                 continue
             if rx.match(line):
                 self.add(rule.key, rule.description, rule.hardline)
         if u.mass_glob and not quiet:
             self.add("glob_delete", "delete every file of a directory (rm DIR/*, rm ~/.*)")
 
+    def _spared(self, u: Unwrapped) -> tuple[str, ...]:
+        """Rule keys that do not apply given what the command is pointed at (argsem.py)."""
+        resolve = self._resolve or (lambda p: p)
+        if u.name in ("mkfs", "mke2fs", "mkdosfs", "mkntfs", "mkexfatfs") and argsem.mkfs_on_file(u, resolve):
+            return ("mkfs",)
+        if u.name == "shred" and argsem.shred_local(u, resolve):
+            return ("secure_delete",)
+        if argsem.pkill_specific(u):
+            return ("kill_by_name",)
+        return ()
+
     def _builtins(self, args: list, redirects: list, env: ShellEnv, depth: int) -> None:
         """Shell builtins that change what later commands mean (export, alias, unset, for, read)."""
+        while args and args[0] in ("while", "until", "if", "!", "do", "then"):
+            args = args[1:]
         name = args[0] if args else ""
         if name in ("export", "declare", "local", "readonly", "typeset"):
             self._assign([a for a in args[1:] if ASSIGN_WORD.match(a)], env)
@@ -225,13 +258,17 @@ class Scanner(FlowChecks):
                     self.add(*HISTORY_WIPE)
         elif name == "set" and "history" in args and "+o" in args:
             self.add(*HISTORY_WIPE)
+        elif name == "set" and "--" in args:  # set -- a b: the positional parameters
+            values = args[args.index("--") + 1:]
+            env.vars.update({str(k): v for k, v in enumerate(values[:9], 1)})
+            env.vars.update({"@": " ".join(values), "*": " ".join(values), "#": str(len(values))})
         elif name in ("for", "select") and len(args) >= 3 and args[2] == "in":
             env.vars[args[1]] = " ".join(args[3:])
         elif name == "read":
             here = next((t for op, t in redirects if op == "<<<"), None)
             names = [a for a in args[1:] if not a.startswith("-")]
-            if here is not None and names:
-                env.vars[names[-1]] = here
+            if names:  # without a here-string: one line of input at a time, any of many (`while read f`)
+                env.vars[names[-1]] = here if here is not None else "*"
 
     def _track_cwd(self, u: Unwrapped, env: ShellEnv) -> None:
         """Follow `cd`/`pushd` so that `cd / && rm -rf *` is judged like `rm -rf /*`."""
@@ -284,5 +321,8 @@ class Scanner(FlowChecks):
                 continue
             name, append, value = m.groups()
             env.vars[name] = env.vars.get(name, "") + value if append else value
+            risky = risky_variable(name, value)
+            if risky:
+                self.add(*risky)
             if name in _HISTORY_VARS and value in ("", "0", "/dev/null"):
                 self.add(*HISTORY_WIPE)

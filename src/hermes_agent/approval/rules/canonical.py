@@ -4,9 +4,11 @@ find -exec, interpreter code, programs passed as options). Pure string work."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
+from hermes_agent.approval.rules import runners
+from hermes_agent.approval.rules.containers import container_run
+from hermes_agent.approval.rules.lazyre import lazy
 from hermes_agent.approval.rules.subcommands import (
     SQL_CLIENTS,
     container_exec,
@@ -18,13 +20,15 @@ from hermes_agent.approval.rules.subcommands import (
 from hermes_agent.approval.rules.targets import norm_path
 
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "csh", "tcsh", "rbash", "yash", "posh"})
-_INTERP = re.compile(r"(python[\d.]*|pypy[\d.]*|perl[\d.]*|ruby[\d.]*|node|nodejs|bun|deno|php[\d.]*|lua[\d.]*|luajit|rscript|osascript)\Z")
+_INTERP = lazy(r"(python[\d.]*|pypy[\d.]*|perl[\d.]*|ruby[\d.]*|node|nodejs|bun|deno|php[\d.]*|lua[\d.]*|luajit|rscript|osascript)\Z")
 AWKS = frozenset({"awk", "gawk", "mawk", "nawk", "busybox-awk"})
 _GIT_GLOBAL_ARG = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path", "--config-env"})
 _DOCKER_GLOBAL_ARG = frozenset({"-H", "--host", "--context", "-c", "--config", "-l", "--log-level", "--tlscacert",
                                 "--tlscert", "--tlskey", "--url", "--connection"})
 _COMPOSE_GLOBAL_ARG = frozenset({"-f", "--file", "-p", "--project-name", "--profile", "--env-file", "--project-directory",
                                  "--ansi", "--parallel", "--progress"})
+_VALUE_FLAGS = {"perl": "MmIxCdD", "ruby": "rIECKTxF", "python": "WXQ", "pypy": "WXQ", "node": "r", "nodejs": "r", "php": "dcfz"}
+_DOLLAR0 = lazy(r"\$\{?0\}?(?!\w)")
 _SIGNALS = {"9": "KILL", "1": "HUP", "15": "TERM", "2": "INT", "3": "QUIT", "19": "STOP", "6": "ABRT"}
 
 
@@ -54,14 +58,16 @@ def basename(word: str) -> str:
 def canonicalise(u: Unwrapped) -> None:
     """Rewrite `u` into its canonical form and collect the payloads it runs."""
     name = u.name
-    if name in SHELLS:
+    if runners.dispatch(u):
+        pass
+    elif name in SHELLS:
         _shell(u)
     elif name == "eval":
         u.payloads.append((" ".join(u.args), u.words[0] if len(u.words) == 1 else None))
     elif name == "trap" and len(u.args) >= 2 and u.args[0] != "-":
         u.payloads.append((u.args[0], u.words[0]))
-    elif name in ("at", "batch"):
-        u.stdin_code = not any(a in ("-f", "-l", "-r", "-d", "-c") for a in u.args)
+    elif name in ("source", ".") and u.args[:1] in (["/dev/stdin"], ["-"], ["/proc/self/fd/0"], ["/dev/fd/0"]):
+        u.stdin_code = True
     elif name == "crontab":
         u.stdin_code = u.args in ([], ["-"])
     elif name in ("su", "runuser", "sg", "script"):
@@ -79,11 +85,13 @@ def canonicalise(u: Unwrapped) -> None:
             git_config(u)
         elif u.args:
             u.args = [u.args[0], *expand_long_options("git " + u.args[0], u.args[1:])]
+            runners.git_history(u)
     elif name == "rimraf":
         u.name, u.args = "rm", ["-r", "-f", *u.args]
     elif name in ("docker", "podman", "nerdctl", "docker-compose", "podman-compose"):
         _docker(u)
         container_exec(u)
+        container_run(u)
     elif name in ("kubectl", "oc"):
         container_exec(u)
     elif name == "rm":
@@ -120,7 +128,7 @@ _EXEC_OPTIONS: dict[str, dict[str, bool]] = {
     "ex": {"-c": False, "+": False},
 }
 _GIT_EXEC_OPTIONS = {"--upload-pack": True, "--receive-pack": True, "--exec": True}
-_RUNNERS = re.compile(r"(?:.*/)?(?:sh|bash|zsh|dash|ksh|fish|python[\d.]*|perl|ruby|node|php|eval|exec)\b|.*[;&|`$]")
+_RUNNERS = lazy(r"(?:.*/)?(?:sh|bash|zsh|dash|ksh|fish|python[\d.]*|perl|ruby|node|php|eval|exec)\b|.*[;&|`$]")
 
 
 def _exec_options(u: Unwrapped, options: dict[str, bool]) -> None:
@@ -170,7 +178,11 @@ def _shell(u: Unwrapped) -> None:
         i += 1
     operands = u.args[i:]
     if has_c:
-        if operands:
+        if len(operands) > 1:  # sh -c SCRIPT $0 $1...: the script sees them as "$0", "$1"...
+            quoted = ["'" + a.replace("'", "'\\''") + "'" for a in operands[1:]]
+            script = _DOLLAR0.sub(lambda _: quoted[0], operands[0])
+            u.payloads.append(("set -- " + " ".join(quoted[1:]) + "\n" + script, u.words[i]))
+        elif operands:
             u.payloads.append((operands[0], u.words[i]))
         return
     u.stdin_code = not operands or operands[0] in ("-", "--") or "s" in flags or operands[0] == "/dev/stdin"
@@ -245,7 +257,7 @@ def _find(u: Unwrapped) -> None:
             while j < len(args) and args[j] not in (";", "+"):
                 j += 1
             if j > i + 1:
-                u.commands.append(([found if a == "{}" else a for a in args[i + 1:j]], "find"))
+                u.commands.append(([a.replace("{}", found) for a in args[i + 1:j]], "find"))
             i = j
         i += 1
 
@@ -276,7 +288,7 @@ def _docker(u: Unwrapped) -> None:
     u.args = args
 
 
-_MASS_GLOB = re.compile(r"(?:\A|/)[.*?\[\]!^]*\*[.*?\[\]!^]*\Z")
+_MASS_GLOB = lazy(r"(?:\A|/)[.*?\[\]!^]*\*[.*?\[\]!^]*\Z")
 
 
 def _rm(u: Unwrapped) -> None:
@@ -292,7 +304,7 @@ def _rm(u: Unwrapped) -> None:
             flags.extend("-r" if ch == "R" else f"-{ch}" for ch in a[1:])
     flags = ["-r" if f == "--recursive" else "-f" if f == "--force" else f for f in flags]
     u.args = [*dict.fromkeys(flags), *(["--"] if any(o.startswith("-") for o in operands) else []), *operands]
-    u.mass_glob = any(_MASS_GLOB.search(a) for a in operands)
+    u.mass_glob = any(_MASS_GLOB.search(a) or a.startswith(("$(", "`")) for a in operands)  # rm $(find ...): many files
 
 
 def _kill(u: Unwrapped) -> None:
@@ -344,6 +356,9 @@ def _interpreter(u: Unwrapped) -> None:
                 break
             if ch == "m" and lang in ("python", "pypy"):
                 module = True
+                break
+            if ch in _VALUE_FLAGS.get(lang, ""):  # -rnet/http, -MIO::Socket, -Wignore: the rest is a value
+                i += 0 if a[k + 1:] else 1
                 break
     for j, a in enumerate(args[i:], i):
         if a in ("-e", "-E") and lang == "perl" and j + 1 < len(args):

@@ -55,6 +55,15 @@ def arg_targets(u: Unwrapped) -> list:
         return operands if scripted else operands[1:]
     if u.inplace and u.code:
         return [a for a in operands if a != u.code[1]]
+    if name in ("ed", "red", "ex", "vim", "vi", "nvim") and any(a in ("-s", "-es", "-Es", "-c") or a.startswith(("-s", "-e")) for a in args):
+        skip = {i + 1 for i, a in enumerate(args) if a in ("-c", "--cmd")}
+        return [a for i, a in enumerate(args) if i not in skip and not a.startswith(("-", "+"))]
+    if name in ("awk", "gawk") and any(a == "inplace" or a == "-i" for a in args):
+        return operands[2:] if args.count("-i") and len(operands) > 2 else operands[1:]
+    if name == "ssh-keygen" and not any(a in ("-l", "-y", "-R", "-F", "-H", "-L", "-Q", "-e", "-i", "-B") for a in args):
+        return [args[i + 1] for i, a in enumerate(args[:-1]) if a == "-f"]
+    if name == "sponge" or (name == "yq" and any(a in ("-i", "--inplace") for a in args)):
+        return operands[-1:]
     extracting = any(a in ("--extract", "--get") or (a.startswith("-") and not a.startswith("--") and "x" in a)
                      for a in args) or bool(args and not args[0].startswith("-") and "x" in args[0])
     if name == "tar" and extracting:

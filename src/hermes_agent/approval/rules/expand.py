@@ -11,15 +11,16 @@ import fnmatch
 import re
 from dataclasses import dataclass, field
 
+from hermes_agent.approval.rules.lazyre import lazy
 from hermes_agent.approval.rules.lexer import END, QSUB, QVAR, SUB, VAR, Word, decode_ansi_c, lex, parse
 
 MAX_FIELDS = 64
 DEFAULT_IFS = " \t\n"
-_MARK = re.compile(f"([{VAR}{QVAR}{SUB}{QSUB}])([^{END}]*){END}")
-ASSIGN_WORD = re.compile(r"([A-Za-z_]\w*)(\+?)=(.*)\Z", re.S)
-_PARAM = re.compile(r"([#!]?)(\w+|[@*#?$!-])(.*)\Z", re.S)
-_SUBSTR = re.compile(r":\s*(-?\s*\d+)\s*(?::\s*(-?\d+)\s*)?\Z")
-_SEQ = re.compile(r"(-?\d+|[a-zA-Z])\.\.(-?\d+|[a-zA-Z])(?:\.\.(-?\d+))?\Z")
+_MARK = lazy(f"([{VAR}{QVAR}{SUB}{QSUB}])([^{END}]*){END}")
+ASSIGN_WORD = lazy(r"([A-Za-z_]\w*)(\+?)=(.*)\Z", re.S)
+_PARAM = lazy(r"([#!]?)(\w+|[@*#?$!-])(.*)\Z", re.S)
+_SUBSTR = lazy(r":\s*(-?\s*\d+)\s*(?::\s*(-?\d+)\s*)?\Z")
+_SEQ = lazy(r"(-?\d+|[a-zA-Z])\.\.(-?\d+|[a-zA-Z])(?:\.\.(-?\d+))?\Z")
 _KNOWN = {"HOME": "~", "HERMES_HOME": "~/.hermes", "IFS": " \t\n"}
 
 
@@ -36,6 +37,7 @@ class ShellEnv:
     files: dict = field(default_factory=dict)  # file name -> text written into it (None: decoded, unknown)
     links: dict = field(default_factory=dict)  # symlink path -> what it points to
     cwd: str | None = None  # directory set by an earlier cd in the same text, when it is knowable
+    tainted: set = field(default_factory=set)  # variables and files that hold secrets; "git:staged"
 
     def get(self, name: str) -> str | None:
         if name in self.vars:
@@ -45,7 +47,7 @@ class ShellEnv:
     def child(self) -> ShellEnv:
         """A copy for text run by this shell or a subshell (eval, sh -c, function bodies)."""
         return ShellEnv(dict(self.vars), dict(self.aliases), dict(self.functions), set(self.active), set(self.chmodded),
-                        set(self.downloaded), dict(self.files), dict(self.links), self.cwd)
+                        set(self.downloaded), dict(self.files), dict(self.links), self.cwd, set(self.tainted))
 
     @property
     def ifs(self) -> str:
@@ -270,7 +272,10 @@ def _fields(text: str, w: Word, env: ShellEnv, split: bool) -> list[str]:
         else:
             idx = int(body) if body.isdigit() else -1
             value = render_sub(w.subs[idx][1], env) if 0 <= idx < len(w.subs) else ""
-        pieces = _ifs_split(value, env.ifs) if split and kind in (VAR, SUB) else [value]
+        if split and kind == QVAR and body == "@" and "@" in env.vars:
+            pieces = value.split(" ")  # "$@": one field per positional parameter
+        else:
+            pieces = _ifs_split(value, env.ifs) if split and kind in (VAR, SUB) else [value]
         fields[-1] += pieces[0]
         fields.extend(pieces[1:])
     fields[-1] += text[pos:]

@@ -8,6 +8,7 @@ import ipaddress
 import re
 
 from hermes_agent.approval.rules.canonical import Unwrapped
+from hermes_agent.approval.rules.lazyre import lazy
 from hermes_agent.approval.rules.targets import classify_read, norm_path
 
 # commands that print, copy, archive or search the contents of their file operands
@@ -25,9 +26,9 @@ _CURL_DATA = frozenset({"-d", "--data", "--data-binary", "--data-ascii", "--data
 _CURL_FORM = frozenset({"-F", "--form"})
 _CURL_UPLOAD = frozenset({"-T", "--upload-file"})
 _TEMP = ("/tmp/", "/var/tmp/", "/dev/shm/")
-_ENV_FILE = re.compile(r"(?:^|/)\.env(?:\.(?!example\Z|sample\Z|template\Z|dist\Z|defaults\Z)[\w.-]+)?\Z")
-_URL = re.compile(r"[a-zA-Z][\w+.-]*://(?:[^@/\s]*@)?(\[[^\]]*\]|[^/:?#\s\[\]@]+)")
-_BARE = re.compile(r"(?:[^@/\s]*@)?(\[[^\]]*\]|[^/:?#\s\[\]@]+)")
+_ENV_FILE = lazy(r"(?:^|/)\.env(?:\.(?!example\Z|sample\Z|template\Z|dist\Z|defaults\Z)[\w.-]+)?\Z")
+_URL = lazy(r"[a-zA-Z][\w+.-]*://(?:[^@/\s]*@)?(\[[^\]]*\]|[^/:?#\s\[\]@]+)")
+_BARE = lazy(r"(?:[^@/\s]*@)?(\[[^\]]*\]|[^/:?#\s\[\]@]+)")
 _META_NAMES = frozenset({"metadata.google.internal", "metadata.goog", "metadata", "instance-data", "instance-data.ec2.internal"})
 _META_V4 = (ipaddress.ip_network("169.254.0.0/16"), ipaddress.ip_network("100.100.100.200/32"))
 _META_V6 = ipaddress.ip_address("fd00:ec2::254")

@@ -5,7 +5,6 @@ and what one pipeline stage feeds the next (curl | sh, base64 -d | sh, env | cur
 from __future__ import annotations
 
 import posixpath
-import re
 from dataclasses import dataclass, field
 
 from hermes_agent.approval.rules import interp
@@ -20,7 +19,9 @@ from hermes_agent.approval.rules.exposure import (
     sensitive_upload,
     upload_sources,
 )
+from hermes_agent.approval.rules.lazyre import lazy
 from hermes_agent.approval.rules.lexer import decode_ansi_c
+from hermes_agent.approval.rules.planted import planted
 from hermes_agent.approval.rules.targets import CREDENTIAL_READ, classify_path, classify_read, norm_path
 
 DOWNLOADERS = frozenset({"curl", "wget", "fetch", "http", "https", "xh", "aria2c", "lwp-request", "lwp-download", "get",
@@ -28,9 +29,9 @@ DOWNLOADERS = frozenset({"curl", "wget", "fetch", "http", "https", "xh", "aria2c
 SOURCES = frozenset({"source", ".", "eval"})
 EXFILTRATION = ("exfiltration", "send secrets, the environment or files from outside the workspace over the network", False)
 CLOUD_METADATA = ("cloud_metadata", "contact the cloud metadata service (instance credentials)", False)
-_CHMOD_X = re.compile(r"(?:[ugoa]*\+[rwxXst]*x[rwxXst]*|0?[0-7]?[1357][0-7]{2})\Z")
+_CHMOD_X = lazy(r"(?:[ugoa]*\+[rwxXst]*x[rwxXst]*|0?[0-7]?[1357][0-7]{2})\Z")
 _STDIN_OPS = frozenset({"<<", "<<-", "<<<"})
-_ENV_TEMPLATE = re.compile(r"(?:^|/)\.env\.(?:example|sample|template|dist|defaults)\Z")
+_ENV_TEMPLATE = lazy(r"(?:^|/)\.env\.(?:example|sample|template|dist|defaults)\Z")
 
 
 @dataclass(slots=True)
@@ -59,6 +60,9 @@ class FlowChecks:
     def text(self, text: str, depth: int = 0, conservative: bool = False, env: ShellEnv | None = None) -> set[str]:
         raise NotImplementedError
 
+    def sockets_and_shells(self, cmds: list) -> None:
+        raise NotImplementedError
+
     @staticmethod
     def path(p: str, env: ShellEnv) -> str:
         """`p` as seen from the directory cd'd into earlier, through symlinks made earlier."""
@@ -80,14 +84,14 @@ class FlowChecks:
             if sources and all(_ENV_TEMPLATE.search(s) for s in sources) and not copied[0].startswith(("/", "~")):
                 copied = []  # a .env made from the project's own template, inside the workspace
         targets.extend(copied)
+        for t in targets:  # before a link made by this command is followed: `ln -sf /dev/null ~/.bash_history`
+            cls = classify_path(self.path(t, env))
+            if cls:
+                self.add(*cls)
         if u.name == "ln" and any(a.startswith("-") and "s" in a.lstrip("-")[:3] or a == "--symbolic" for a in u.args):
             operands = [a for a in u.args if not a.startswith("-")]
             if len(operands) == 2:
                 env.links[self.path(operands[1], env)] = self.path(operands[0], env)
-        for t in targets:
-            cls = classify_path(self.path(t, env))
-            if cls:
-                self.add(*cls)
 
     def exposure(self, u: Unwrapped, cmd: Cmd, redirects: list, sub_traits: dict, env: ShellEnv) -> None:
         """Credentials read, secrets sent and metadata addresses contacted by one command."""
@@ -124,6 +128,10 @@ class FlowChecks:
             env.downloaded.update(download_targets(u, redirects))
             return
         cmd.written = [basename(t).lower() for op, t in redirects if op in WRITE_OPS]
+        if cmd.literal is not None and not cmd.decodes:
+            for op, t in redirects:
+                for lang, text in planted(t, cmd.literal) if op in WRITE_OPS else ():
+                    self.feed(Cmd(u.name, [], lang=None if lang == "sh" else lang), text, depth, env)
         if cmd.literal is not None or cmd.decodes:
             content = cmd.literal if not cmd.decodes else (interp.try_decode(cmd.here) if cmd.here else None)
             for name in cmd.written:
@@ -153,6 +161,8 @@ class FlowChecks:
         cmd.decodes = decodes(name, args)
         if name == "echo":
             cmd.literal = " ".join(a for a in args if a not in ("-n", "-e", "-E", "-ne", "-en"))
+            if any(a in ("-e", "-ne", "-en") for a in args):
+                cmd.literal = decode_ansi_c(cmd.literal)
         elif name == "printf" and args:
             cmd.literal = decode_ansi_c(args[0]).replace("%s", " ".join(args[1:]))
         return cmd
@@ -189,12 +199,16 @@ class FlowChecks:
             self.text(text, depth + 1, env=env.child())
 
     def pipeline(self, cmds: list, env: ShellEnv, depth: int) -> None:
+        if len(cmds) > 1:
+            self.sockets_and_shells(cmds)
         for idx, (simple, sink) in enumerate(cmds):
             if sink is None or not simple.pipe_in:
                 continue
             upstream = [c for _, c in cmds[:idx] if c is not None]
             if sink.sends and any(c.secret for c in upstream):
                 self.add(*EXFILTRATION)
+            if sink.name == "tee" and any(c.downloads for c in upstream):  # curl ... | tee x.sh: x.sh is downloaded
+                env.downloaded.update(basename(a).lower() for a in sink.args if not a.startswith("-"))
             if sink.decodes and sink.written:
                 literal = next((c.literal for c in reversed(upstream) if c.literal), None)
                 decoded = interp.try_decode(literal) if literal else None

@@ -9,6 +9,7 @@ import re
 from typing import TYPE_CHECKING
 
 from hermes_agent.approval.rules.exposure import metadata_host
+from hermes_agent.approval.rules.lazyre import lazy
 from hermes_agent.approval.rules.subcommands import SQL_CLIENTS
 from hermes_agent.approval.rules.table import SQL_CONTEXT
 from hermes_agent.approval.rules.targets import CREDENTIAL_READ, classify_path, classify_read, protected_dir
@@ -16,50 +17,69 @@ from hermes_agent.approval.rules.targets import CREDENTIAL_READ, classify_path, 
 if TYPE_CHECKING:
     from hermes_agent.approval.rules.analyse import Scanner
 
-_EXEC = re.compile(
+_EXEC = lazy(
     r"os\s*\.\s*(?:system|popen|exec\w*|spawn\w*|posix_spawn\w*)|subprocess|pty\s*\.\s*spawn|commands\s*\.\s*getoutput"
     r"|child_process|\bexec(?:Sync|File|FileSync)?\s*\(|\bspawn(?:Sync)?\s*\(|\bsystem\s*\(|shell_exec|passthru|popen"
     r"|proc_open|Open3|Kernel\s*\.\s*(?:system|exec|spawn)|Deno\s*\.\s*(?:run|Command)|Bun\s*\.\s*(?:spawn|\$)"
     r"|do shell script|\bqx\s*[{(/'\"|]|%x\s*[{(]|['\"]system['\"]|getline|\|\s*\"|\bsystem\b|\bexec\s+[q'\"$]")
-_REVERSE_SHELL = re.compile(r"(?s)(?:socket|TCPSocket|net\.connect|fsockopen|IO::Socket).*(?:dup2|pty\s*\.\s*spawn|/bin/(?:ba)?sh|['\"](?:ba)?sh['\"]"
+_REVERSE_SHELL = lazy(r"(?s)(?:socket|TCPSocket|net\.connect|fsockopen|IO::Socket).*(?:dup2|pty\s*\.\s*spawn|/bin/(?:ba)?sh|['\"](?:ba)?sh['\"]"
                             r"|\bexec\b|spawn\s*\(|child_process)")
+_SOCKET = lazy(r"socket|TCPSocket|net\s*\.\s*connect|require\s*\(\s*['\"]net['\"]\s*\)\s*\.\s*connect|fsockopen|IO::Socket|/inet/tcp/")
+_SHELL_SIDE = lazy(r"dup2|pty\s*\.\s*spawn|/bin/(?:ba)?sh|['\"](?:ba)?sh['\"]|\bexec\b|spawn\s*\(|child_process|popen|IO\s*\.\s*popen|\|&\s*getline")
 _BACKTICK_LANGS = frozenset({"perl", "ruby", "php"})
-_TREE_DELETE = re.compile(
+_TREE_DELETE = lazy(
     r"rmtree|remove_tree|\brm_rf?\b|FileUtils\s*\.\s*(?:remove_dir|remove_entry)|rmSync|rmdirSync|\bfs\s*\.\s*(?:promises\s*\.\s*)?rm(?:dir)?\s*\("
     r"|rimraf|Deno\s*\.\s*remove|removedirs|unlink_recursively")
-_TREE_ARG = re.compile(
+_TREE_ARG = lazy(
     r"(?:rmtree|remove_tree|rm_rf?|rmSync|rmdirSync|rimraf(?:\.sync)?|\bfs\s*\.\s*rm(?:dir)?|Deno\s*\.\s*remove|remove_dir|remove_entry)"
     r"\s*\(?\s*(?:r?(['\"])(.*?)\1|((?:\w+\s*\.\s*)?Path\s*\.\s*home\s*\(\s*\)|os\.path\.expanduser\(\s*['\"]~/?['\"]\s*\)|os\.environ\[\s*['\"]HOME['\"]\s*\]"
     r"|os\.getenv\(\s*['\"]HOME['\"]\s*\)|os\.homedir\(\)|Dir\.home|ENV\[\s*['\"]HOME['\"]\s*\]|\$ENV\{HOME\}))\s*[,)]?")
-_WRITE = re.compile(
+_WRITE = lazy(
     r"open\s*\([^)]*['\"][wax+]|write_text|write_bytes|writeFile|appendFile|File\s*\.\s*(?:write|open)|os\s*\.\s*(?:remove|unlink|rename|replace)"
     r"|\bunlink\s*\(|\.unlink\s*\(|shutil\s*\.\s*(?:copy\w*|move)|\brename\s*\(|file_put_contents|>>?\s*['\"]|print\s*\{|\bopen\s*\(\s*\w+\s*,\s*['\"]?>")
-_DECODE = re.compile(r"b(?:64|32|85)decode|a85decode|base64|fromhex|unhexlify|codecs\s*\.\s*decode|fromCharCode|\batob\s*\(|Buffer\s*\.\s*from\s*\([^)]*(?:base64|hex)|zlib\s*\.\s*decompress|marshal\s*\.\s*loads|rot.?13|pack\s*\(\s*['\"][Hh]|unpack1?\s*\(\s*['\"]m")
-_REMOTE = re.compile(r"urlopen|urllib|requests\s*\.\s*get|httpx|http\.get|https\.get|fetch\s*\(|Net::HTTP|LWP|open-uri|URI\.open|curl|wget")
-_EVAL = re.compile(r"\b(?:exec|eval|compile|instance_eval|class_eval|Function)\s*\(")
-_STR = re.compile(r"'((?:[^'\\\n]|\\.)*)'|\"((?:[^\"\\\n]|\\.)*)\"")
-_BACKTICK = re.compile(r"`([^`]*)`")
-_LIST = re.compile(r"\[([^\[\]]*)\]")
-_ARGV_CALL = re.compile(r"\(\s*(['\"])([^'\"]+)\1\s*,\s*\[([^\[\]]*)\]")
+_DECODE = lazy(r"b(?:64|32|85)decode|a85decode|base64|fromhex|unhexlify|codecs\s*\.\s*decode|fromCharCode|\batob\s*\(|Buffer\s*\.\s*from\s*\([^)]*(?:base64|hex)|zlib\s*\.\s*decompress|marshal\s*\.\s*loads|rot.?13|pack\s*\(\s*['\"][Hh]|unpack1?\s*\(\s*['\"]m")
+_REMOTE = lazy(r"urlopen|urllib|requests\s*\.\s*get|httpx|http\.get|https\.get|fetch\s*\(|Net::HTTP|LWP|open-uri|URI\.open|curl|wget|\bget\s+['\"]https?:"
+                     r"|file_get_contents\s*\(\s*['\"]https?:|fopen\s*\(\s*['\"]https?:")
+_EVAL = lazy(r"\b(?:exec|eval|compile|instance_eval|class_eval|Function)\s*\(|\beval\s+[\w$]")
+_STR = lazy(r"'((?:[^'\\\n]|\\.)*)'|\"((?:[^\"\\\n]|\\.)*)\"")
+_BACKTICK = lazy(r"`([^`]*)`")
+_LIST = lazy(r"\[([^\[\]]*)\]")
+_ARGV_CALL = lazy(r"\(\s*(['\"])([^'\"]+)\1\s*,\s*\[([^\[\]]*)\]")
 _SEPARATORS = str.maketrans({c: ";" for c in "'\"`{}()[],"})
-_ONLY_STRINGS = re.compile(r"\s*(?:(?:'[^']*'|\"[^\"]*\")\s*,?\s*)+\Z")
-_B64 = re.compile(r"[A-Za-z0-9+/]{8,}={0,2}\Z")
-_HEX = re.compile(r"(?:[0-9a-fA-F]{2}){4,}\Z")
-_ESC = re.compile(r"\\(x[0-9a-fA-F]{2}|[0-7]{1,3}|[nt'\"\\])")
-_LANGS = {"crontab": "cron", "python": "python", "pypy": "python", "perl": "perl", "ruby": "ruby", "node": "node", "nodejs": "node",
+_ONLY_STRINGS = lazy(r"\s*(?:(?:'[^']*'|\"[^\"]*\")\s*,?\s*)+\Z")
+_B64 = lazy(r"[A-Za-z0-9+/]{8,}={0,2}\Z")
+_HEX = lazy(r"(?:[0-9a-fA-F]{2}){4,}\Z")
+_ESC = lazy(r"\\(x[0-9a-fA-F]{2}|[0-7]{1,3}|[nt'\"\\])")
+_LANGS = {"crontab": "cron", "make": "make", "gmake": "make", "redis-cli": "redis", "valkey-cli": "redis", "keydb-cli": "redis", "python": "python", "pypy": "python", "perl": "perl", "ruby": "ruby", "node": "node", "nodejs": "node",
           "bun": "node", "deno": "node", "php": "php", "lua": "lua", "luajit": "lua", "rscript": "r"}
 
 
-_SQL_CTX = re.compile(SQL_CONTEXT, re.I)
-_READ = re.compile(r"\bopen\s*\(|read_text|read_bytes|readFile|File\s*\.\s*read|slurp|file_get_contents|copy")
+_SQL_CTX = lazy(SQL_CONTEXT, re.I)
+# the whole environment as data (not one variable looked up by name)
+_ALL_ENV = lazy(r"(?:dict|str|repr|json\.dumps|list)\s*\(\s*os\s*\.\s*environ\s*\)|os\s*\.\s*environ\s*\.\s*(?:items|copy)\s*\("
+                      r"|process\s*\.\s*env\b(?!\s*\.\s*\w|\s*\[)|\bENV\s*\.\s*(?:to_h|to_a|inspect|each|map|keys)\b|%ENV\b(?!\s*\{)"
+                      r"|\$_ENV\b(?!\s*\[)|getenv\s*\(\s*\)|Deno\s*\.\s*env\s*\.\s*toObject")
+_SENDS = lazy(r"urlopen|urllib|requests\s*\.\s*(?:post|put|get)|httpx|http\.client|fetch\s*\(|Net::HTTP|LWP|IO::Socket"
+                    r"|socket|XMLHttpRequest|axios|https?\s*\.\s*request|curl_exec|smtplib")
+_REDIS_WIPE = lazy(r"(?im)^\s*(?:flushall|flushdb)\b|^\s*config\s+set\s+(?:dir|dbfilename)\b")
+_GLOB_DELETE = lazy(r"(?s)(?:\bunlink|os\s*\.\s*(?:remove|unlink)|\.unlink\s*\(|File\s*\.\s*delete|unlinkSync|FileUtils\s*\.\s*rm)\b.{0,60}"
+                    r"(?:\bglob\s*\(|Dir\s*(?:\[|\.glob)|\.rglob|readdirSync)|(?:\bglob\s*\(|\.rglob|Dir\s*\[).{0,80}(?:unlink|remove|delete)")
+_TREE_WALK = lazy(r"\bglob\b|\.rglob|os\s*\.\s*walk|readdirSync|Dir\s*(?:\[|\.glob)|Find\s*\.\s*find|File::Find|scandir")
+_OVERWRITE = lazy(r"open\s*\([^)]*['\"]w|write_text|write_bytes|writeFileSync|truncate|File\s*\.\s*write|\bunlink|os\s*\.\s*remove")
+_READ = lazy(r"\bopen\s*\(|read_text|read_bytes|readFile|File\s*\.\s*read|slurp|file_get_contents|copy")
 # characters built from numbers: chr(114), String.fromCharCode(114,109), map(chr,[114,109]), bytes([114,109])
-_CHR = re.compile(r"\b(?:chr|unichr)\s*\(\s*(0x[0-9a-fA-F]+|\d+)\s*\)")
+_CHR = lazy(r"\b(?:chr|unichr)\s*\(\s*(0x[0-9a-fA-F]+|\d+)\s*\)")
 _NUMS = r"((?:0x[0-9a-fA-F]+|\d+)(?:\s*,\s*(?:0x[0-9a-fA-F]+|\d+))*)\s*,?\s*"
-_CHAR_LIST = re.compile(r"(?:String\s*\.\s*)?fromCharCode\s*\(\s*" + _NUMS + r"\)|map\s*\(\s*chr\s*,\s*[\[(]\s*" + _NUMS + r"[\])]\s*\)"
+_CHAR_LIST = lazy(r"(?:String\s*\.\s*)?fromCharCode\s*\(\s*" + _NUMS + r"\)|map\s*\(\s*chr\s*,\s*[\[(]\s*" + _NUMS + r"[\])]\s*\)"
                         r"|bytes\s*\(\s*\[\s*" + _NUMS + r"\]\s*\)|pack\s*\(\s*['\"]C\*['\"]\s*,\s*" + _NUMS + r"\)")
 _LIT = r"""'((?:[^'\\\n]|\\.)*)'|"((?:[^"\\\n]|\\.)*)\""""
-_CONCAT = re.compile(r"(?:" + _LIT + r")\s*[+.]\s*(?:" + _LIT + r")")
-_PACK_HEX = re.compile(r"(['\"])([0-9a-fA-F]{8,})\1\s*\]?\s*\)?\s*\.pack\s*\(\s*['\"]H\*")
+_CONCAT = lazy(r"(?:" + _LIT + r")\s*[+.]\s*(?:" + _LIT + r")")
+_PACK_HEX = lazy(r"(['\"])([0-9a-fA-F]{8,})\1\s*\]?\s*\)?\s*\.pack\s*\(\s*['\"]H\*")
+
+
+def sends_network(code: str) -> bool:
+    """Interpreter code that talks to the network (a pipeline sink that may carry its stdin off the machine)."""
+    return bool(_SENDS.search(code))
 
 
 def language(name: str) -> str | None:
@@ -163,15 +183,25 @@ def scan_code(scanner: Scanner, lang: str, code: str, depth: int) -> None:
     if lang == "sql":
         scanner.sql_rules(code)
         return
+    if lang == "make":
+        scanner.text("\n".join(ln.lstrip("\t").lstrip("@-+ ") for ln in code.splitlines() if ln.startswith("\t")), depth + 1)
+        return
+    if lang == "redis":
+        if _REDIS_WIPE.search(code):
+            scanner.add("db_flush", "flush a Redis database or move its files (commands on stdin)")
+        return
     code = fold_chars(code)
     scanner.text_rules(code)
     if _SQL_CTX.search(code):
         scanner.sql_rules(code)
     literals = _literals(code, lang)
-    if _REVERSE_SHELL.search(code) and ("connect" in code or "TCPSocket" in code or "fsockopen" in code or "IO::Socket" in code):
+    if (_REVERSE_SHELL.search(code) or _SOCKET.search(code) and _SHELL_SIDE.search(code)) and ("connect" in code or "TCPSocket" in code or "fsockopen" in code or "IO::Socket" in code or "/inet/tcp/" in code):
         scanner.add("reverse_shell", f"{lang} code connects a socket to a shell")
-    if _READ.search(code) and any(classify_read(lit) for lit in literals if "/" in lit):
+    secret = _READ.search(code) and any(classify_read(lit) for lit in literals if "/" in lit)
+    if secret:
         scanner.add(*CREDENTIAL_READ)
+    if (secret or _ALL_ENV.search(code)) and _SENDS.search(code):
+        scanner.add("exfiltration", f"{lang} code sends secrets or the environment over the network")
     if _REMOTE.search(code) or "socket" in code:
         if any(metadata_host(lit) for lit in literals):
             scanner.add("cloud_metadata", f"{lang} code contacts the cloud metadata service")
@@ -186,6 +216,8 @@ def scan_code(scanner: Scanner, lang: str, code: str, depth: int) -> None:
             scanner.add("decoded_exec", f"{lang} code runs a decoded payload")
     if (runs or _EVAL.search(code)) and _REMOTE.search(code):
         scanner.add("remote_exec", f"{lang} code runs content fetched from the network")
+    if _GLOB_DELETE.search(code):
+        scanner.add("glob_delete", f"delete every file matching a pattern from {lang} code")
     if _TREE_DELETE.search(code):
         scanner.add("recursive_delete", f"recursive delete from {lang} code")
         for m in _TREE_ARG.finditer(code):
@@ -194,6 +226,8 @@ def scan_code(scanner: Scanner, lang: str, code: str, depth: int) -> None:
                 key = {"root": "rm_root", "system": "rm_system_dir", "home": "rm_home"}[kind]
                 scanner.add(key, f"recursive delete of a {kind} directory from {lang} code", True)
     if _WRITE.search(code):
+        if _TREE_WALK.search(code) and _OVERWRITE.search(code):
+            scanner.add("mass_rewrite", f"{lang} code empties or overwrites every file it finds")
         for lit in literals:
             cls = classify_path(lit)
             if cls:

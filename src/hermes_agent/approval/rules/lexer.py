@@ -7,6 +7,8 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 
+from hermes_agent.approval.rules.lazyre import lazy
+
 # Expansion markers inside a word's text (control characters are stripped from input, so they cannot clash):
 # VAR/QVAR + raw parameter body ("HOME", "X:+rm", "x:1:2") + END for an unquoted/quoted $NAME or ${...};
 # SUB/QSUB + index into Word.subs + END for an unquoted/quoted $(...) or `...`.
@@ -17,12 +19,12 @@ END = "\x03"
 QSUB = "\x04"
 MARKERS = VAR + SUB + QVAR + QSUB
 
-_ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
-_CTRL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-_PLAIN = re.compile(r"[^\s'\"\\$`;&|<>()]+")
-_DQ_PLAIN = re.compile(r"[^\"\\$`]+")
-_NAME = re.compile(r"[A-Za-z_]\w*")
-_ANSI_C = re.compile(r"\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|[0-7]{1,3}|c.|.)", re.S)
+_ANSI = lazy(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
+_CTRL = lazy(r"[\x00-\x08\x0b-\x1f\x7f]")
+_PLAIN = lazy(r"[^\s'\"\\$`;&|<>()]+")
+_DQ_PLAIN = lazy(r"[^\"\\$`]+")
+_NAME = lazy(r"[A-Za-z_]\w*")
+_ANSI_C = lazy(r"\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|[0-7]{1,3}|c.|.)", re.S)
 _C_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "v": "\v"}
 _OPS = ("&>>", "<<<", "<<-", ";;&", "&&", "||", "|&", ";;", ";&", ">>", "<<", "&>", ">&", "<&", "<>", ">|",
         ";", "&", "|", "<", ">", "(", ")")

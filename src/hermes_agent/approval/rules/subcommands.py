@@ -59,6 +59,9 @@ def git_setting(key: str, value: str, u: Unwrapped) -> None:
     if key.startswith("alias.") and value.startswith("!"):
         u.payloads.append((value[1:], None))
         u.findings.append(("exec_via_option", "git alias that runs a shell command", False))
+    elif key.startswith("http.") and key.endswith(".sslverify") or key == "http.sslverify":
+        if value.lower() in ("false", "0", "no", "off"):
+            u.findings.append(("tls_verify_off", "turn off TLS certificate verification", False))
     elif key == "core.hookspath":
         u.findings.append(("git_hooks", "point git at another hooks directory (core.hooksPath)", False))
     elif key in _PROGRAM_KEYS or (key.count(".") >= 2 and key.endswith(_PROGRAM_SUFFIXES)):

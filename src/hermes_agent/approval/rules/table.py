@@ -114,7 +114,7 @@ DANGEROUS_RULES: tuple[Rule, ...] = (
          ("userdel", "deluser", "groupdel", "delgroup", "passwd", "usermod", "gpasswd", "adduser")),
     Rule("kernel_change", "load/unload kernel modules or change kernel parameters",
          r"^(?:insmod|rmmod|modprobe (?:\S+ )*-\w*r|sysctl (?:\S+ )*(?:-w|\S+=))", ("insmod", "rmmod", "modprobe", "sysctl")),
-    Rule("reverse_shell", "network shell (nc -e / socat exec)", r"^(?:nc|ncat|netcat) (?:\S+ )*(?:-\w*[ec]|--exec|--sh-exec|--lua-exec)\b|^socat (?:\S+ )*(?:exec|system):",
+    Rule("reverse_shell", "network shell (nc -e / socat exec)", r"^(?:nc|ncat|netcat) (?:\S+ )*(?:-\w*[ec]|--exec|--sh-exec|--lua-exec)\b|^socat (?:\S+ )*(?i:exec|system):",
          ("nc", "ncat", "netcat", "socat")),
 ) + OPS_RULES
 
@@ -125,6 +125,8 @@ TEXT_RULES: tuple[Rule, ...] = (
          hardline=True, needles=("fork",)),
     Rule("sql_drop", "SQL DROP", r"\bDROP\s+(?:TABLE|DATABASE|SCHEMA|VIEW|INDEX|USER|ROLE|OWNED|COLLECTION|KEYSPACE)\b", sql="ci"),
     Rule("sql_drop", "database drop", r"\.(?:dropDatabase|drop)\s*\(\s*\)", sql="ci"),
+    Rule("sql_drop", "SQL ALTER TABLE ... DROP", r"\bALTER\s+TABLE\s+\S+\s+DROP\b", sql="ci"),
+    Rule("sql_update_all", "SQL UPDATE without WHERE", r"\bUPDATE\s+[\w.\"`\[\]]+\s+SET\s+(?![^;]*\bWHERE\b)[^;]*", sql="ci"),
     Rule("sql_truncate", "SQL TRUNCATE", r"\bTRUNCATE\s+(?:TABLE\s+)?[\w.\"`\[]", sql="ci"),
     Rule("sql_delete_all", "SQL DELETE without WHERE",
          r"\bDELETE\s+FROM\s+[\w.\"`\[\]]+(?:\s+(?:AS\s+)?\w+)?\s*(?:;|$|[\"')]|\n)", sql="ci"),

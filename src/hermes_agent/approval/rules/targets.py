@@ -6,36 +6,40 @@ from __future__ import annotations
 import posixpath
 import re
 
+from hermes_agent.approval.rules.lazyre import lazy
+
 RAW_DISK = r"/dev/(?:sd[a-z]+\d*|hd[a-z]+\d*|vd[a-z]+\d*|xvd[a-z]+\d*|nvme\d+(?:n\d+)?(?:p\d+)?|mmcblk\d+(?:p\d+)?|disk\d+(?:s\d+)?|rdisk\d+|md\d+|dm-\d+|mapper/\S+|loop\d+|sr\d+)"
-_RAW_DISK = re.compile(RAW_DISK + r"\Z")
-_SAFE_DEV = re.compile(r"/dev/(?:null|zero|full|random|urandom|stdin|stdout|stderr|tty|fd/\S*|shm/\S*|pts/\S*|ptmx)\Z")
-_NET_DEV = re.compile(r"/dev/(?:tcp|udp)/")
+_RAW_DISK = lazy(RAW_DISK + r"\Z")
+_SAFE_DEV = lazy(r"/dev/(?:null|zero|full|random|urandom|stdin|stdout|stderr|tty|fd/\S*|shm/\S*|pts/\S*|ptmx)\Z")
+_NET_DEV = lazy(r"/dev/(?:tcp|udp)/")
 _SHELL_RC = frozenset({
     ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc", ".zprofile", ".zshenv",
     ".zlogin", ".zlogout", ".kshrc", ".cshrc", ".tcshrc", ".mkshrc", ".inputrc", ".bash_aliases",
 })
-_ENV_FILE = re.compile(r"\.env(?:\.[\w.-]+)?\Z")
-_ENV_TEMPLATE = re.compile(r"\.(?:example|sample|template|dist|defaults)\Z")
-_CREDENTIAL = re.compile(
+_ENV_FILE = lazy(r"\.env(?:\.[\w.-]+)?\Z")
+_ENV_TEMPLATE = lazy(r"\.(?:example|sample|template|dist|defaults|bak|old|orig|backup|save|swp)(?:\.|\Z)|~\Z")
+_CREDENTIAL = lazy(
     r"(?:^|/)(?:\.aws/(?:credentials|config)|\.netrc|\.git-credentials|\.pgpass|\.docker/config\.json|\.kube/config"
     r"|\.gnupg(?:/|\Z)|\.pypirc|\.npmrc|\.config/gh/hosts\.yml|\.my\.cnf)")
 _HISTORY = frozenset({".bash_history", ".zsh_history", ".history", ".sh_history", ".python_history", ".node_repl_history",
                       ".psql_history", ".mysql_history", ".sqlite_history", ".lesshst", ".zhistory"})
-_GIT_INTERNAL = re.compile(r"(?:^|/)\.git/(?:hooks(?:/|\Z)|config\Z)")
-_SECRET = re.compile(
+_GIT_INTERNAL = lazy(r"(?:^|/)\.git/(?:hooks(?:/|\Z)|config\Z)")
+_SECRET = lazy(
     r"(?:^|/)(?:\.ssh/(?!.*\.pub\Z|known_hosts\S*\Z|authorized_keys\Z|config\Z)\S|\.ssh\Z|\.gnupg(?:/|\Z)|\.aws(?:/|\Z)"
     r"|\.azure(?:/|\Z)|\.config/(?:gcloud|gh)(?:/|\Z)|\.kube(?:/|\Z)|\.docker/config\.json\Z|\.netrc\Z|\.git-credentials\Z"
     r"|\.pgpass\Z|\.pypirc\Z|\.npmrc\Z|\.my\.cnf\Z|\.password-store(?:/|\Z)|\.local/share/keyrings(?:/|\Z)"
-    r"|Library/Keychains(?:/|\Z)|\.hermes/\.env\Z)"
+    r"|Library/Keychains(?:/|\Z)|\.hermes/(?:\S*/)?(?:\.env|auth\.json|state\.db|pairing\S*)\Z"
+    r"|\.mozilla/\S*/(?:logins\.json|key[34]\.db|cookies\.sqlite)\Z|\.config/(?:google-chrome|chromium|BraveSoftware)/\S*"
+    r"(?:Login Data|Cookies)\Z)"
     r"|\A/etc/(?:g?shadow-?|sudoers|ssh/ssh_host_\w+_key)\Z|\A/proc/(?:self|\d+|\*)/environ\Z")
 _DISPOSABLE = frozenset({
     "node_modules", "build", "dist", "out", "target", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".tox",
     ".nox", ".coverage", "coverage", "htmlcov", ".next", ".nuxt", ".turbo", ".parcel-cache", ".svelte-kit", ".angular",
     ".gradle", ".eggs", ".hypothesis", "_build", "bower_components", ".sass-cache", ".cache", ".pytype", ".benchmarks",
     ".docusaurus", ".expo", ".vite", "cmake-build-debug", "cmake-build-release"})
-_DISPOSABLE_GLOB = re.compile(r"\*\.(?:egg-info|pyc|pyo|o|obj|class)\Z|\A[\w.-]+\.egg-info\Z")
-_SYSTEM = re.compile(
-    r"/(?:etc|boot|usr|bin|sbin|lib|lib32|lib64|libx32|sys|proc/sys|var/spool/cron|var/lib/dpkg|System"
+_DISPOSABLE_GLOB = lazy(r"\*\.(?:egg-info|pyc|pyo|o|obj|class)\Z|\A[\w.-]+\.egg-info\Z")
+_SYSTEM = lazy(
+    r"/(?:etc|boot|usr|bin|sbin|lib|lib32|lib64|libx32|sys|proc/sys|var/spool/cron|var/lib/dpkg|var/log|System"
     r"|Library/(?:LaunchDaemons|LaunchAgents))(?:/|\Z)")
 
 # (pattern_key, description, hardline)
@@ -52,6 +56,10 @@ HISTORY_WIPE: Class = ("history_wipe", "erase shell history", False)
 GIT_HOOK_WRITE: Class = ("git_hooks", "write a git hook or .git/config (runs code on later git commands)", False)
 CREDENTIAL_READ: Class = ("credential_read", "read credentials (~/.ssh keys, ~/.aws, ~/.kube, .netrc, Hermes .env...)", False)
 SYSRQ: Class = ("shutdown", "crash or reboot the kernel via /proc/sysrq-trigger", True)
+AUTOSTART_WRITE: Class = ("autostart_write", "write a file that runs at login, boot or interpreter start (autostart, "
+                          "user systemd units, .pth, sitecustomize)", False)
+_AUTOSTART = lazy(r"(?:^|/)(?:\.config/(?:autostart|systemd/user|environment\.d)/|\.local/share/systemd/|\.config/upstart/"
+                        r"|Library/LaunchAgents/)|(?:site|dist)-packages/(?:[^/]+\.pth|(?:site|user)customize\.py)\Z")
 SYSTEM_WRITE: Class = ("system_file_write", "write to or delete a system path (/etc, /usr, /boot, /bin...)", False)
 
 
@@ -72,11 +80,39 @@ def norm_path(arg: str) -> str:
     return arg or "/"
 
 
+_GLOB_CANDIDATES = (
+    "~/.ssh/authorized_keys", "~/.ssh/config", "~/.ssh/id_rsa", "~/.ssh/id_ed25519", "~/.bashrc", "~/.zshrc", "~/.profile",
+    "~/.bash_profile", "~/.bash_login", "~/.zprofile", "~/.bash_history", "~/.zsh_history", "~/.gitconfig",
+    "~/.aws/credentials", "~/.netrc", "~/.git-credentials", "~/.gnupg/private-keys-v1.d", "~/.kube/config",
+    "~/.hermes/config.yaml", "~/.hermes/.env", "/etc/hosts", "/etc/passwd", "/etc/shadow", "/etc/sudoers",
+    "/etc/resolv.conf", "/etc/crontab", "/etc/fstab", "/etc/ld.so.preload", ".env", ".git/config", ".git/hooks/pre-commit")
+
+
+def glob_hits(pattern: str) -> list[str]:
+    """Sensitive paths a glob (`~/.[s]sh/authorized_keys`, `/e?c/hosts`, `~/.*rc`) would match, with bash's rule
+    that `*`, `?` and `[...]` do not match a leading dot."""
+    if not any(ch in pattern for ch in "*?[") or "**" in pattern:
+        return []
+    from fnmatch import fnmatchcase
+
+    parts = pattern.split("/")
+    out = []
+    for cand in _GLOB_CANDIDATES:
+        segs = cand.split("/")
+        if len(segs) == len(parts) and all(
+                fnmatchcase(c, g) and (g.startswith(".") or not c.startswith(".") or g == c) for c, g in zip(segs, parts, strict=True)):
+            out.append(cand)
+    return out
+
+
 def classify_path(path: str, *, hermes_home: str | None = None) -> Class | None:
     """The sensitivity class of a path that is about to be written, or None for ordinary files."""
     p = norm_path(path.strip())
     if not p:
         return None
+    hits = glob_hits(p)
+    if hits:
+        return next((c for c in (classify_path(h, hermes_home=hermes_home) for h in hits) if c), None)
     if p.startswith("/dev/"):
         if _SAFE_DEV.match(p):
             return None
@@ -102,6 +138,8 @@ def classify_path(path: str, *, hermes_home: str | None = None) -> Class | None:
         return ENV_FILE_WRITE
     if _CREDENTIAL.search(p):
         return CREDENTIAL_WRITE
+    if _AUTOSTART.search(p):
+        return AUTOSTART_WRITE
     if p == "/proc/sysrq-trigger":
         return SYSRQ
     if _SYSTEM.match(p):
@@ -109,7 +147,7 @@ def classify_path(path: str, *, hermes_home: str | None = None) -> Class | None:
     return None
 
 
-_PROTECTED = re.compile(
+_PROTECTED = lazy(
     r"(?P<root>/)\Z|(?P<system>/(?:etc|usr|bin|sbin|boot|lib|lib32|lib64|libx32|var|home|root|opt|srv|dev|proc|sys|snap|run"
     r"|mnt|media|System|Library|Applications|Users|private|usr/(?:bin|sbin|lib|lib64|local|share|include)|var/lib))\Z"
     r"|(?P<home>~[\w.-]*|/home/[^/]+|/Users/[^/]+)\Z")
@@ -126,6 +164,8 @@ def classify_read(path: str) -> Class | None:
     p = norm_path(path.strip())
     if not p or ("/" not in p and p not in (".netrc", ".git-credentials", ".pgpass", ".ssh", ".aws", ".gnupg")):
         return None
+    if any(classify_read(h) for h in glob_hits(p)):
+        return CREDENTIAL_READ
     return CREDENTIAL_READ if _SECRET.search(p) else None
 
 

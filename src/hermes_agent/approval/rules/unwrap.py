@@ -3,11 +3,11 @@ canonicalise what is left (see canonical.py)."""
 
 from __future__ import annotations
 
-import re
-
 from hermes_agent.approval.rules.canonical import Unwrapped, basename, canonicalise
+from hermes_agent.approval.rules.lazyre import lazy
+from hermes_agent.approval.rules.runners import SCHEDULED, risky_variable, systemd_run
 
-_ASSIGN = re.compile(r"[A-Za-z_]\w*(?:\[[^\]]*\])?\+?=")
+_ASSIGN = lazy(r"[A-Za-z_]\w*(?:\[[^\]]*\])?\+?=")
 _KEYWORDS = frozenset({"!", "{", "}", "then", "do", "else", "elif", "if", "while", "until", "coproc", "in"})
 
 # wrapper -> (short options taking a value, long options taking a value, positional operands before the command)
@@ -66,6 +66,9 @@ def _assignment(word: str, u: Unwrapped) -> None:
     """NAME=value before a command: programs hidden in such variables are scanned too."""
     name, _, value = word.partition("=")
     name = name.rstrip("+")
+    risky = risky_variable(name, value)
+    if risky:
+        u.findings.append(risky)
     if name in ("LD_PRELOAD", "LD_AUDIT", "DYLD_INSERT_LIBRARIES"):
         u.findings.append(("ld_preload", f"inject a library into programs ({name})", False))
     elif name in _PROGRAM_VARS and value:
@@ -117,6 +120,24 @@ def _env_split(args: list, i: int, attached: str | None, u: Unwrapped) -> int:
     return len(args)
 
 
+def _xargs_replace(args: list, i: int, start: int) -> list:
+    """xargs -I R / --replace=R / -i: R in the command stands for each input line (any of many files: `*`)."""
+    token = None
+    for k in range(start + 1, i):
+        a = args[k]
+        if a == "-I" and k + 1 < i:
+            token = args[k + 1]
+        elif a.startswith("-I") and len(a) > 2:
+            token = a[2:]
+        elif a.startswith("--replace"):
+            token = a.partition("=")[2] or "{}"
+        elif a == "-i" or a.startswith("-i") and not a.startswith("--"):
+            token = a[2:] or "{}"
+    if not token:
+        return args
+    return [*args[:i], *(a.replace(token, "*") for a in args[i:])]
+
+
 def unwrap(args: list, words: list) -> Unwrapped:
     """Canonicalise one simple command given its resolved words (and the Word objects behind them)."""
     u = Unwrapped()
@@ -128,12 +149,15 @@ def unwrap(args: list, words: list) -> Unwrapped:
         if i >= len(args):
             return u
         raw = args[i]
+        start = i
         name = basename(raw).lower()
         u.views.append(" ".join([name, *args[i + 1:]]))
         spec = _WRAPPERS.get(name)
         if spec is None or (name == "busybox" and i + 1 >= len(args)):
             break
         u.chain.append("xargs" if name == "parallel" else name)
+        if name == "systemd-run" and systemd_run(args[i + 1:]):
+            u.findings.append(SCHEDULED)
         i = _skip_options(args, i + 1, spec[0], spec[1], u, name)
         if u.name:  # env -S or command -v: nothing further to unwrap
             return u
@@ -144,6 +168,10 @@ def unwrap(args: list, words: list) -> Unwrapped:
         i += min(spec[2], max(0, len(args) - i - 1))
         if name == "xargs" and i >= len(args):
             args, words, i = [*args, "echo"], [*words, None], i
+        if name == "xargs":
+            args = _xargs_replace(args, i, start)
+    if u.chain and u.chain[-1] in ("npx", "pnpx", "bunx") and ("://" in raw or raw.endswith((".tgz", ".tar.gz")) or raw.startswith(("git+", "github:"))):
+        u.findings.append(("remote_exec", "run a package fetched from a URL or git (npx URL)", False))
     u.raw_name, u.name = raw, ("mkfs" if name.startswith("mkfs.") else name)
     u.args, u.words = list(args[i + 1:]), list(words[i + 1:])
     if raw.startswith("/etc/init.d/") and u.args:

@@ -4,6 +4,7 @@ API_SERVER_KEY, API_SERVER_MODEL_NAME from the environment or .env; flags overri
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from hermes_agent import paths
@@ -35,5 +36,10 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
 
     from hermes_agent.cli.serving import serve_until_signal
 
-    serve_until_signal(lambda stop: serve(ConversationPool(settings), config, stop))
+    try:
+        serve_until_signal(lambda stop: serve(ConversationPool(settings), config, stop))
+    except OSError as exc:  # the port is taken, the address is not ours, ...
+        why = os.strerror(exc.errno) if exc.errno else str(exc)
+        print(f"hermes api: cannot listen on {config.host}:{config.port}: {why}", file=sys.stderr)
+        return 1
     return 0

@@ -214,9 +214,13 @@ def _check(args: argparse.Namespace, settings: Settings) -> int:
     from hermes_agent.config.loader import load_settings
 
     load_settings()  # a wrong type or value fails here: one line naming key, value and what is expected
+    from hermes_agent.config.loader import env_file_problems
+
     lines, needs_attention = check_report(_config_file(settings))
+    bad_env = env_file_problems(paths.env_path())
+    lines += [f"{paths.env_path()} line {n}: not KEY=value, ignored: {text[:80]}" for n, text in bad_env]
     print("\n".join(lines))
-    return 1 if needs_attention else 0
+    return 1 if needs_attention or bad_env else 0
 
 
 def _migrate(args: argparse.Namespace, settings: Settings) -> int:

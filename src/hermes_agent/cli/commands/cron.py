@@ -23,10 +23,16 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     ls.add_argument("--all", action="store_true", help="include paused and completed jobs")
     cr = sub.add_parser("create", help="Schedule PROMPT: 'every 30m', '30m', 'in 20m', '0 9 * * *' or an ISO time")
     cr.add_argument("schedule")
-    cr.add_argument("prompt")
+    cr.add_argument("prompt", nargs="?", default="")
     cr.add_argument("--name")
     cr.add_argument("--deliver", help="local (default), origin, or platform:chat_id")
     cr.add_argument("--repeat", type=int, help="run this many times, then stop")
+    cr.add_argument("--skill", dest="skills", action="append", help="load this skill into each run (repeatable)")
+    cr.add_argument("--script", help="a script under $HERMES_HOME/scripts: its output goes before the prompt "
+                                     "(with --no-agent it is the whole job)")
+    cr.add_argument("--no-agent", dest="no_agent", action="store_true",
+                    help="no model: run --script (sandboxed) and deliver its output; empty output = silent")
+    cr.add_argument("--workdir", help="absolute directory the job works in")
     ed = sub.add_parser("edit", help="Change a job's schedule, prompt, name or delivery")
     ed.add_argument("job")
     for flag in ("--schedule", "--prompt", "--name", "--deliver"):
@@ -36,6 +42,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     rn = sub.add_parser("run", help="Run a job on the scheduler's next tick (--now: here, immediately)")
     rn.add_argument("job")
     rn.add_argument("--now", action="store_true")
+    runs = sub.add_parser("runs", aliases=["history"], help="Recorded run attempts, newest first")
+    runs.add_argument("job", nargs="?")
+    runs.add_argument("--limit", type=int, default=20)
     sub.add_parser("status", help="Jobs, what is due next, and whether a scheduler daemon is running")
     dm = sub.add_parser("daemon", help="Run the scheduler in the foreground (safe beside other schedulers)")
     dm.add_argument("--interval", type=float, help="seconds between ticks (default: cron.tick_seconds or 30)")
@@ -72,10 +81,45 @@ def _list(args: argparse.Namespace, store: JobStore, settings: Settings) -> int:
 
 
 def _create(args: argparse.Namespace, store: JobStore, settings: Settings) -> int:
-    job = store.add(new_job(args.prompt, args.schedule, utcnow(), name=args.name, deliver=args.deliver,
-                            repeat=args.repeat))
+    if args.no_agent and not args.script:
+        print("hermes cron: --no-agent needs --script (the script is the job)", file=sys.stderr)
+        return 1
+    if not (args.prompt or "").strip() and not args.script and not args.skills:
+        print("hermes cron: give a prompt, --skill or --script", file=sys.stderr)
+        return 1
+    if args.script:
+        from hermes_agent.cron.script import resolve_script
+
+        path, problem = resolve_script(settings.home, args.script)
+        if path is None:
+            print(f"hermes cron: {problem}", file=sys.stderr)
+            return 1
+    if args.workdir and not os.path.isabs(os.path.expanduser(args.workdir)):
+        print("hermes cron: --workdir must be an absolute path", file=sys.stderr)
+        return 1
+    job = new_job(args.prompt or "", args.schedule, utcnow(), name=args.name or (args.script if args.no_agent else None),
+                  deliver=args.deliver, repeat=args.repeat)
+    job.update(skills=list(args.skills or []), skill=(args.skills or [None])[0], script=args.script,
+               no_agent=bool(args.no_agent), workdir=os.path.expanduser(args.workdir) if args.workdir else None)
+    store.add(job)
+    extra = "".join([f"\n  Skills: {', '.join(job['skills'])}" if job["skills"] else "",
+                     f"\n  Script: {job['script']}" if job["script"] else "",
+                     "\n  Mode: no-agent (script output delivered directly)" if job["no_agent"] else ""])
     print(f"Created job {job['id']} ({job['name']})\n  Schedule: {job['schedule_display']}\n"
-          f"  Next run: {job['next_run_at']}\n  Deliver: {job['deliver']}")
+          f"  Next run: {job['next_run_at']}\n  Deliver: {job['deliver']}{extra}")
+    return 0
+
+
+def _runs(args: argparse.Namespace, store: JobStore, settings: Settings) -> int:
+    from hermes_agent.cron.executions import ExecutionLog
+
+    records = ExecutionLog(store.dir).list(args.job, args.limit)
+    if not records:
+        print("No cron execution attempts recorded.")
+    for rec in records:
+        print(f"{rec['id']}  {rec['status']:<9}  job={rec['job_id']}  source={rec['source']}  {rec['claimed_at']}")
+        if rec.get("error"):
+            print(f"    {rec['error']}")
     return 0
 
 
@@ -100,12 +144,16 @@ def _remove(args: argparse.Namespace, store: JobStore, settings: Settings) -> in
 def _run_job(args: argparse.Namespace, store: JobStore, settings: Settings) -> int:
     if not args.now:
         job = store.trigger(args.job)
-        print(f"Job {job['id']} will run on the scheduler's next tick")
+        if _daemon_pids(store) or _gateway_pid():
+            print(f"Job {job['id']} will run on the scheduler's next tick")
+        else:
+            print(f"Job {job['id']} is due now, but no scheduler is running: it runs when `hermes cron daemon` or "
+                  f"`hermes gateway run` starts (or run it here: hermes cron run {job['id']} --now)")
         return 0
     from hermes_agent.cron.scheduler import run_job
     from hermes_agent.gateway.send import Outbox
 
-    result = run_job(store.get(args.job), store, settings, Outbox(settings))
+    result = run_job(store.get(args.job), store, settings, Outbox(settings), source="direct")
     print(result.text if result.ok else f"FAILED: {result.error}")
     print(f"(output saved to {result.output_path})", file=sys.stderr)
     return 0 if result.ok else 1
@@ -184,4 +232,4 @@ def _daemon(args: argparse.Namespace, store: JobStore, settings: Settings) -> in
 
 
 _ACTIONS = {"list": _list, "create": _create, "edit": _edit, "pause": _toggle, "resume": _toggle,
-            "remove": _remove, "run": _run_job, "status": _status, "daemon": _daemon}
+            "remove": _remove, "run": _run_job, "runs": _runs, "history": _runs, "status": _status, "daemon": _daemon}

@@ -37,6 +37,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
                                       offline=bool(getattr(args, "offline", False)))
     findings += dc.check_backend(settings)
     findings += dc.check_sandbox(settings)
+    findings += dc.check_mcp(settings)
     findings += dc.check_tools(settings)
     findings += dc.check_database()
     for f in findings:

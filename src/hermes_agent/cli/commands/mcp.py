@@ -145,7 +145,7 @@ def _remove(args: argparse.Namespace, settings: Settings) -> int:
 
 def _test(args: argparse.Namespace, settings: Settings) -> int:
     from hermes_agent.tools.mcp.config import parse_server, tool_name
-    from hermes_agent.tools.mcp.manager import McpManager
+    from hermes_agent.tools.mcp.manager import McpManager, confiner
     from hermes_agent.tools.registry import ToolRegistry
 
     raw = settings.cfg.mcp_servers.get(args.name)
@@ -158,8 +158,11 @@ def _test(args: argparse.Namespace, settings: Settings) -> int:
         raise ConfigError(f"{args.name}: {exc}") from None
     reg = ToolRegistry()  # a private registry: testing never touches the agent's tools
     logging.getLogger("hermes_agent.tools.mcp").setLevel(logging.ERROR)  # the FAILED line says it once
-    manager = McpManager([cfg], registry=reg, log_dir=Path(settings.home) / "logs" / "mcp")
+    confine = confiner(settings)
+    manager = McpManager([cfg], registry=reg, log_dir=Path(settings.home) / "logs" / "mcp", confine=confine)
     print(f"Connecting to {args.name} ({cfg.transport}: {cfg.target}) ...")
+    if cfg.transport == "stdio":
+        print(f"  {confine(cfg).describe()}")
     t0 = time.perf_counter()
     try:
         ok = manager.start().wait_ready(cfg.connect_timeout + 5)

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
 import sys
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from hermes_agent import lazyre
+from hermes_agent import lazyre, paths
 from hermes_agent.config.settings import Settings
 from hermes_agent.errors import HermesError
 from hermes_agent.storage import SessionInfo, SessionStore, Stats
@@ -32,10 +34,18 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     find.add_argument("--limit", type=int, default=10)
     find.add_argument("--since", help="YYYY-MM-DD")
     find.add_argument("--until", help="YYYY-MM-DD (inclusive)")
-    exp = sub.add_parser("export", help="Write a session as JSON Lines or Markdown")
-    exp.add_argument("id")
+    exp = sub.add_parser("export", help="Write sessions as JSON Lines or Markdown (Hermes's format)")
+    exp.add_argument("target", nargs="?", metavar="OUTPUT",
+                     help="jsonl: a file, or - for stdout; md: a directory (default <home>/session-exports). "
+                          "A session id here (hermes-agent's older form) exports that one in our format")
     exp.add_argument("--format", choices=("jsonl", "md"), default="jsonl")
-    exp.add_argument("-o", "--output", help="File to write (default: stdout)")
+    exp.add_argument("--session-id", help="Only this session (id or unique prefix)")
+    exp.add_argument("--source", help="Only sessions from this source (cli, telegram, cron, ...)")
+    exp.add_argument("--older-than", metavar="AGE", help="Only sessions idle for longer than AGE (30d, 12h)")
+    exp.add_argument("--newer-than", metavar="AGE", help="Only sessions active within AGE")
+    exp.add_argument("--style", choices=("hermes", "ours"), default=None,
+                     help="hermes (default): Hermes's records; ours: a session line then one line per message")
+    exp.add_argument("-o", "--output", help="File to write (with the older form; default: stdout)")
     ren = sub.add_parser("rename", help="Set a session's title")
     ren.add_argument("id")
     ren.add_argument("title", nargs="+")
@@ -167,15 +177,62 @@ def _search(args: argparse.Namespace, store: SessionStore) -> int:
 
 
 def _export(args: argparse.Namespace, store: SessionStore) -> int:
-    text = store.export(args.id, args.format)
-    if not args.output:
+    target = args.target
+    legacy = (not args.session_id and target not in (None, "-") and not Path(target).exists()
+              and store.get_session(target) is not None)
+    if legacy:
+        return _write(store.export(target, args.format), args.output)
+    ids = _export_ids(args, store)
+    if args.format == "md":
+        return _export_md(store, ids, Path(target or args.output or paths.hermes_home() / "session-exports"))
+    out = args.output or target
+    if not out:
+        raise HermesError("jsonl needs OUTPUT: a file path, or - for stdout")
+    if args.style == "ours":
+        text = "".join(store.export(i, "jsonl") for i in ids)
+    else:
+        text = "".join(json.dumps(store.export_rows(i), ensure_ascii=False, default=str) + "\n" for i in ids)
+    return _write(text, None if out == "-" else out, f"{len(ids)} session(s)")
+
+
+def _export_ids(args: argparse.Namespace, store: SessionStore) -> list[str]:
+    if args.session_id:
+        return [store.require_session(args.session_id).id]
+    now = datetime.now().timestamp()
+    older = now - parse_age(args.older_than) if args.older_than else None
+    newer = now - parse_age(args.newer_than) if args.newer_than else None
+    infos = store.list_sessions(limit=store.count_sessions(args.source), source=args.source)
+    return [s.id for s in reversed(infos) if (older is None or s.last_active_at < older)
+            and (newer is None or s.last_active_at >= newer)]
+
+
+def _export_md(store: SessionStore, ids: list[str], folder: Path) -> int:
+    """Hermes's Markdown export: one `<id>-session.md` per session and a manifest.jsonl line for each."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with (folder / "manifest.jsonl").open("a", encoding="utf-8") as manifest:
+            for sid in ids:
+                text = store.export(sid, "hermes-md")
+                path = folder / f"{sid}-session.md"
+                path.write_text(text, encoding="utf-8")
+                manifest.write(json.dumps({"exported_at": datetime.now().timestamp(), "format": "md",
+                                           "path": str(path), "session_id": sid,
+                                           "sha256": hashlib.sha256(text.encode()).hexdigest()}) + "\n")
+    except OSError as exc:
+        raise HermesError(f"cannot write to {folder}: {exc.strerror or exc}") from exc
+    print(f"Exported {len(ids)} session(s) to {folder}")
+    return 0
+
+
+def _write(text: str, output: str | None, what: str = "") -> int:
+    if not output:
         sys.stdout.write(text)
         return 0
     try:
-        Path(args.output).write_text(text, encoding="utf-8")
+        Path(output).write_text(text, encoding="utf-8")
     except OSError as exc:
-        raise HermesError(f"cannot write {args.output}: {exc.strerror or exc}") from exc
-    print(f"Wrote {args.output} ({len(text.encode()):,} bytes).")
+        raise HermesError(f"cannot write {output}: {exc.strerror or exc}") from exc
+    print(f"Wrote {what + ' to ' if what else ''}{output} ({len(text.encode()):,} bytes).")
     return 0
 
 

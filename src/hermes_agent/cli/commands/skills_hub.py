@@ -14,7 +14,7 @@ from hermes_agent.cli.commands.skills import IO, print_findings
 from hermes_agent.skills.guard import ScanReport
 from hermes_agent.skills.hub import HubError, SkillsHub
 from hermes_agent.skills.hub.core import InstallResult
-from hermes_agent.skills.hub.router import SourceResult
+from hermes_agent.skills.hub.router import SourceResult, reaches_out
 
 
 def add_hub_actions(sub: argparse._SubParsersAction) -> None:
@@ -42,18 +42,29 @@ def add_hub_actions(sub: argparse._SubParsersAction) -> None:
 
 
 def _search(args: argparse.Namespace, hub: SkillsHub, io: IO) -> int:
+    """Installed skills first, then every source as it answers; exit 1 when no remote source could be
+    searched (each failed or timed out), so a script can tell "nothing found" from "nothing asked"."""
+    from hermes_agent.skills.hub.model import matches
+
     query = " ".join(args.query)
+    mine = [s.info for s in hub.installed() if matches(query, s.info.name, s.info.description)][:args.limit]
+    if mine:
+        io.out(f"installed ({len(mine)}):")
+        for info in mine:
+            io.out(f"  {info.name}  [installed]  {info.description[:90]}")
     names = [s for s in hub.sources if s not in ("url", "local")]
     io.out(f"Searching {', '.join(names)} for {query!r} ({hub.config.timeout:g}s each)…")
     failed: list[str] = []
+    answered = 0
     total = 0
 
     def show(res: SourceResult) -> None:
-        nonlocal total
+        nonlocal total, answered
         if res.error:
             failed.append(res.source)
             io.out(f"! {res.source}: {res.error}")
             return
+        answered += reaches_out(hub.sources[res.source])
         for note in res.warnings:
             io.out(f"! {res.source}: {note}")
         if not res.hits:
@@ -64,6 +75,10 @@ def _search(args: argparse.Namespace, hub: SkillsHub, io: IO) -> int:
         total += len(res.hits)
 
     hub.search(query, limit=args.limit, on_result=show)
+    if failed and not answered:
+        io.err(f"{len(mine)} installed skill(s) matched; no skill source could be searched "
+               f"(failed: {', '.join(failed)}).")
+        return 1
     tail = f"; failed: {', '.join(failed)}" if failed else ""
     io.out(f"{total} skill(s) found{tail}. Install with `hermes skills install <source:identifier>`.")
     return 0
@@ -78,8 +93,9 @@ def _report_install(res: InstallResult, io: IO) -> int:
     io.out(f"Installed {res.name} -> {res.path} from {res.source} ({res.decision.reason})")
     serious = res.report.at_least("high")
     if serious:
+        why = "--force was given" if res.decision.blocking else f"the {res.trust} trust level allows it"
         io.out(f"Warning: {res.name} has {len(serious)} high/critical finding(s) (verdict {res.verdict}); "
-               f"installed because the {res.trust} trust level allows it — review it before use:")
+               f"installed because {why} — review it before use:")
         print_findings(io, ScanReport(tuple(serious)))
     elif res.report.findings:
         print_findings(io, res.report)

@@ -13,8 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from hermes_agent.skills.bundled import read_manifest
-from hermes_agent.skills.catalog import SkillCatalog, SkillInfo
+from hermes_agent.skills.bundled import bundled_dir, hidden_bundled, read_manifest
+from hermes_agent.skills.catalog import SkillCatalog, SkillInfo, skill_roots
 from hermes_agent.skills.frontmatter import name_problem
 from hermes_agent.skills.fsutil import is_within, skill_files
 from hermes_agent.skills.guard import Decision, ScanReport, decide, scan_skill
@@ -167,7 +167,7 @@ class SkillsHub:
         cat = re.sub(r"[^a-z0-9._-]+", "-", cat.lower()).strip("-.")
         if (p := name_problem(cat)) is not None:
             raise HubError(f"invalid category {cat!r}: {p}")
-        existing = SkillCatalog([self.skills_dir, *self.external_dirs]).get(bundle.name)
+        existing = self.catalog().get(bundle.name)
         if existing is None:
             return self.skills_dir / cat / bundle.name
         locked = self.lock().get(bundle.name) or {}
@@ -177,12 +177,18 @@ class SkillsHub:
             return existing.dir
         raise HubError(f"skill {bundle.name!r} is already installed at {existing.dir}; uninstall it first")
 
+    def catalog(self) -> SkillCatalog:
+        """Every skill the agent sees: the skills dir, external dirs, then ours that ship with hermes-agent."""
+        return SkillCatalog(skill_roots(self.skills_dir, self.external_dirs), hidden=hidden_bundled(self.skills_dir))
+
     def installed(self) -> list[InstalledSkill]:
         """Every skill the agent sees, with its source and (for hub skills) whether it was edited."""
         lock, bundled = self.lock(), read_manifest(self.skills_dir)
         out: list[InstalledSkill] = []
-        for info in SkillCatalog([self.skills_dir, *self.external_dirs]).all():
-            if not is_within(info.path, self.skills_dir):
+        for info in self.catalog().all():
+            if is_within(info.path, bundled_dir()):
+                out.append(InstalledSkill(info, "bundled"))
+            elif not is_within(info.path, self.skills_dir):
                 out.append(InstalledSkill(info, "external"))
             elif info.name in lock:
                 entry = lock[info.name]

@@ -7,10 +7,12 @@ becomes a RateLimited error naming the reset time. Repo listings are cached in .
 from __future__ import annotations
 
 import base64
+import queue
 import shutil
 import subprocess
-from collections.abc import Mapping
-from concurrent.futures import ThreadPoolExecutor
+import threading
+import time
+from collections.abc import Callable, Mapping
 
 from hermes_agent import lazyre
 from hermes_agent.skills.hub.http import Response, get_ok, request, status_error
@@ -160,26 +162,31 @@ class GitHubSource:
         return "trusted" if repo.lower() in self.trusted else "community"
 
     def search(self, query: str, limit: int = 20) -> list[SkillMeta]:
-        """Every configured repo listed concurrently; a failing repo is a warning unless all fail."""
+        """Every configured repo listed concurrently, each within the hub timeout (a little less, so the
+        answer beats the router's deadline): a failing or slow repo is a warning unless every repo fails."""
         self.warnings = []
         if not self.repos:
             return []
-        with ThreadPoolExecutor(max_workers=min(8, len(self.repos))) as pool:
-            answers = list(pool.map(lambda row: self._search_row(row, query, limit), self.repos))
-        hits = [h for found, _ in answers for h in found]
-        self.warnings = [f"{row}: {err}" for row, (_, err) in zip(self.repos, answers, strict=True) if err]
+        budget = max(0.2, self.api.timeout * 0.85)
+        deadline = time.monotonic() + budget
+        answers = daemon_map(lambda row: self._search_row(row, query, limit, deadline), self.repos, deadline)
+        hits = [h for found, _ in (a or ([], "") for a in answers) for h in found]
+        self.warnings = [f"{row}: {a[1] if a else f'timed out after {budget:.1f}s'}"
+                         for row, a in zip(self.repos, answers, strict=True) if a is None or a[1]]
         if len(self.warnings) == len(self.repos):
             raise SourceError("; ".join(self.warnings))
         return hits[:limit]
 
-    def _search_row(self, row: str, query: str, limit: int) -> tuple[list[SkillMeta], str]:
+    def _search_row(self, row: str, query: str, limit: int, deadline: float) -> tuple[list[SkillMeta], str]:
         try:
             repo, path = _repo_path(row)
-            return self._search_repo(repo, path, query, limit), ""
+            return self._search_repo(repo, path, query, limit, deadline), ""
         except SourceError as exc:
             return [], str(exc)
+        except (OSError, ValueError, LookupError, TypeError, AttributeError) as exc:  # a broken answer
+            return [], f"{type(exc).__name__}: {exc}"
 
-    def _search_repo(self, repo: str, path: str, query: str, limit: int) -> list[SkillMeta]:
+    def _search_repo(self, repo: str, path: str, query: str, limit: int, deadline: float) -> list[SkillMeta]:
         key = f"github {self.api.base} {repo} {path}"
         listing: dict[str, str | None] | None = self.cache.get(key)
         if listing is None:
@@ -188,11 +195,10 @@ class GitHubSource:
                        and not str(e.get("name", "")).startswith((".", "_"))}
         picked = [n for n, d in listing.items() if matches(query, n, d or "")][:limit]
         missing = [n for n in picked if listing[n] is None]
-        if missing:
-            with ThreadPoolExecutor(max_workers=min(8, len(missing))) as pool:
-                for name, desc in zip(missing, pool.map(lambda n: self._describe(repo, path, n), missing),
-                                      strict=True):
-                    listing[name] = desc
+        if missing:  # descriptions not read by the deadline stay unknown (and are asked again next time)
+            for name, desc in zip(missing, daemon_map(lambda n: self._describe(repo, path, n), missing, deadline),
+                                  strict=True):
+                listing[name] = desc
         self.cache.put(key, listing)
         prefix = f"{repo}/{path}".rstrip("/")
         return [SkillMeta(n, listing[n] or "", self.source_id, f"{prefix}/{n}", self.trust_for(repo))
@@ -220,6 +226,38 @@ class GitHubSource:
         revision = self.api.last_commit(repo, path)
         return SkillBundle(name, files, self.source_id, identifier, self.trust_for(repo), revision,
                            {"source_url": f"https://github.com/{repo}/tree/{revision or 'HEAD'}/{path}"})
+
+
+def daemon_map(fn: Callable, items: list, deadline: float, workers: int = 8) -> list:
+    """fn over items on daemon threads (at most `workers` at once); what has not answered by `deadline` (a
+    monotonic time) is None. Abandoned calls never hold up the caller or the process's exit, as a
+    ThreadPoolExecutor's workers would."""
+    results: list = [None] * len(items)
+    todo: queue.Queue = queue.Queue()
+    done: queue.Queue = queue.Queue()
+    for pair in enumerate(items):
+        todo.put(pair)
+
+    def worker() -> None:
+        while True:
+            try:
+                i, item = todo.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                done.put((i, fn(item)))
+            except Exception:  # noqa: BLE001 - a broken answer is reported as no answer
+                done.put((i, None))
+
+    for _ in range(min(workers, len(items))):
+        threading.Thread(target=worker, daemon=True, name="skills-hub-github").start()
+    for _ in items:
+        try:
+            i, value = done.get(timeout=max(0.0, deadline - time.monotonic()))
+        except queue.Empty:
+            break
+        results[i] = value
+    return results
 
 
 def _repo_path(row: str) -> tuple[str, str]:

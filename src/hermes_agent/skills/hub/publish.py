@@ -7,7 +7,7 @@ import base64
 import re
 from pathlib import Path
 
-from hermes_agent.skills.catalog import SkillCatalog, SkillInfo
+from hermes_agent.skills.catalog import SkillInfo
 from hermes_agent.skills.fsutil import copy_skill, skill_files
 from hermes_agent.skills.guard import decide, scan_skill
 from hermes_agent.skills.hub.core import SkillsHub
@@ -17,7 +17,7 @@ from hermes_agent.skills.taps import TapStore, git_head, run_git
 
 
 def _local_skill(hub: SkillsHub, name: str, force: bool) -> SkillInfo:
-    info = SkillCatalog([hub.skills_dir, *hub.external_dirs]).get(name)
+    info = hub.catalog().get(name)
     if info is None:
         raise HubError(f"skill {name!r} not found")
     decision = decide(scan_skill(info.dir), "trusted", force=force)

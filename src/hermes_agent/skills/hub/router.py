@@ -101,6 +101,15 @@ def search_all(sources: Mapping[str, SkillSource], query: str, *, timeout: float
     return results
 
 
+def reaches_out(src: SkillSource) -> bool:
+    """Does searching this source ask anything remote? Not taps (local folders), nor a source whose list of
+    repos or sites is empty: their empty answer does not mean the network was searched."""
+    for attr in ("repos", "sites"):
+        if hasattr(src, attr):
+            return bool(getattr(src, attr))
+    return src.source_id not in ("tap", "url", "local")
+
+
 def _search_one(src: SkillSource, query: str, limit: int, out: queue.Queue) -> None:
     start = time.monotonic()
     try:

@@ -16,15 +16,14 @@ def _depth(path: str) -> int:
 
 
 def bwrap_argv(spec: SandboxSpec, binary: str = "bwrap") -> list[str]:
-    """The bwrap prefix (ends with `--`). Later mounts cover earlier ones, hence the order:
-    root read-only, /dev and /proc, writable roots, read-only carve-outs, then hidden secrets."""
+    """The bwrap prefix (ends with `--`). Later mounts cover earlier ones, hence the order: root
+    read-only, /dev and /proc, then writable roots and read-only carve-outs by depth (at one depth the
+    read-only one last), then hidden secrets."""
     argv = [binary, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-    for root in sorted(spec.writable, key=_depth):
-        if os.path.exists(root):
-            argv += ["--bind", root, root]
-    for path in sorted(spec.readonly, key=_depth):
-        if os.path.lexists(path) and not os.path.islink(path):
-            argv += ["--ro-bind", path, path]
+    mounts = [(_depth(p), 0, "--bind", p) for p in (*spec.writable, *spec.pinned) if os.path.exists(p)]
+    mounts += [(_depth(p), 1, "--ro-bind", p) for p in spec.readonly if os.path.lexists(p) and not os.path.islink(p)]
+    for *_, flag, path in sorted(dict.fromkeys(mounts)):  # deeper mounts cover shallower ones
+        argv += [flag, path, path]
     for path in sorted(spec.secrets, key=_depth):
         if os.path.isdir(path) and not os.path.islink(path):
             argv += ["--tmpfs", path, "--remount-ro", path]

@@ -49,8 +49,11 @@ def all_fs(abi: int) -> int:
     return next(v for k, v in sorted(_ALL_BY_ABI.items(), reverse=True) if abi >= k)
 
 
-def plan(writable: tuple[str, ...], secrets: tuple[str, ...], abi: int) -> list[tuple[str, int]]:
-    """(path, rights) rules: read on / except the secrets, everything on writable roots and devices."""
+def plan(writable: tuple[str, ...], secrets: tuple[str, ...], abi: int,
+         sealed: tuple[str, ...] = ()) -> list[tuple[str, int]]:
+    """(path, rights) rules: read on / except the secrets, everything on writable roots and devices,
+    except the `sealed` paths inside them (HOME, the Hermes home: read-only; deeper writable roots
+    such as the workspace get their own rule, and rights add up)."""
     full = all_fs(abi)
     read = READ & full
     hidden = [s for s in secrets if os.path.lexists(s)]
@@ -58,7 +61,7 @@ def plan(writable: tuple[str, ...], secrets: tuple[str, ...], abi: int) -> list[
     _carve("/", read, hidden, rules)
     for root in writable:
         if os.path.exists(root):
-            inner = [s for s in hidden if s.startswith(root.rstrip("/") + "/")]
+            inner = [s for s in (*hidden, *sealed) if s == root or s.startswith(root.rstrip("/") + "/")]
             _carve(root, full, inner, rules)
     rules += [(d, (READ | WRITE_FILE | TRUNCATE) & full) for d in DEVICES if os.path.exists(d)]
     return rules

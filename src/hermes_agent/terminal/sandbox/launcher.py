@@ -59,16 +59,20 @@ def launcher_env() -> dict[str, str]:
 
 def landlock_config(spec: SandboxSpec) -> dict:
     abi = landlock.abi_version()
-    return {"landlock": landlock.plan(spec.writable, spec.secrets, abi), "network": spec.network}
+    return {"landlock": landlock.plan(spec.writable, spec.secrets, abi, spec.sealed), "network": spec.network}
 
 
-def sandbox_command(spec: SandboxSpec | None, argv: list[str]) -> list[str]:
-    """`argv` run inside the sandbox of `spec` (unchanged when the spec is off or nothing works here)."""
+def sandbox_command(spec: SandboxSpec | None, argv: list[str], cwd: str | None = None) -> list[str]:
+    """`argv` run inside the sandbox of `spec` (unchanged when the spec is off or nothing works here);
+    `cwd`: where it starts inside bwrap (Landlock keeps the caller's cwd)."""
     if spec is None:
         return list(argv)
     mechanism, _ = choose_mechanism(spec)
     if mechanism == "bwrap":
-        return [*bwrap_argv(spec), *argv]
+        prefix = bwrap_argv(spec)
+        if cwd and "--chdir" in prefix:
+            prefix[prefix.index("--chdir") + 1] = cwd
+        return [*prefix, *argv]
     if mechanism == "landlock":
         return [sys.executable, "-I", "-S", "-c", _BOOT + "exec_main; exec_main()",
                 json.dumps(landlock_config(spec)), *argv]

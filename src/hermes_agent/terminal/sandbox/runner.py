@@ -38,6 +38,7 @@ class SandboxRunner:
         self.spec = spec
         self._notice = notice
         self._launcher: Launcher | None = None
+        self._retired: list[Launcher] = []
         self._state: str | None = None
         self._lock = threading.Lock()
 
@@ -103,6 +104,12 @@ class SandboxRunner:
 
     def _get_launcher(self) -> Launcher:
         with self._lock:
+            fresh = self.spec.refreshed()  # re-planned when a .git or a HOME dot-entry appeared/moved
+            if fresh is not None:
+                self.spec = fresh
+                if self._launcher is not None:
+                    self._retired.append(self._launcher)  # its running processes keep their sandbox
+                    self._launcher = None
             if self._launcher is None:
                 import tempfile
 
@@ -112,8 +119,10 @@ class SandboxRunner:
 
     def close(self) -> None:
         with self._lock:
-            launcher, self._launcher = self._launcher, None
-        if launcher is not None:
+            launchers, self._launcher, self._retired = [*self._retired, self._launcher], None, []
+        for launcher in launchers:
+            if launcher is None:
+                continue
             launcher.close()
             try:
                 os.unlink(launcher._log_path)

@@ -4,15 +4,19 @@ Also the environment scrub and the "blocked by the sandbox" note of a command's 
 
 from __future__ import annotations
 
+import functools
 import glob
 import os
 import re
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
-# Inside a writable root these stay read-only (they make git or direnv run code later).
-WORKSPACE_ASK: tuple[str, ...] = (".git/hooks", ".git/config", ".envrc")
+from hermes_agent.terminal.sandbox import views
+
+# Inside a writable root these stay read-only (they make direnv run code later); git's are resolved
+# at use (views.git_paths).
+WORKSPACE_ASK: tuple[str, ...] = (".envrc",)
 MODES = ("workspace-write", "read-only", "off")
 MECHANISMS = ("auto", "bwrap", "landlock")
 
@@ -20,17 +24,23 @@ MECHANISMS = ("auto", "bwrap", "landlock")
 class PolicyLike(Protocol):
     """The fields of approval.policy.PathPolicy the sandbox reads."""
 
+    home: str
     workspace: tuple[str, ...]
     writable: tuple[str, ...]
     secrets: tuple[str, ...]
     protected: tuple[str, ...]
+    hermes_roots: tuple[str, ...]
+    readable: tuple[str, ...]
     mode: str
 
 
 @dataclass(frozen=True, slots=True)
 class SandboxSpec:
-    """Resolved paths: `writable` roots (existing), `readonly` paths inside them re-bound read-only,
-    `secrets` hidden (existing files and directories), `network` off unshares/denies TCP."""
+    """Resolved paths: `writable` roots (existing), `readonly` paths inside them re-bound read-only
+    (`sealed`: the part Landlock enforces too — HOME and the Hermes home under a writable root),
+    `pinned` directories bound onto themselves (a workspace's .git: it cannot be renamed away),
+    `secrets` hidden (existing files and directories), `network` off unshares/denies TCP.
+    `replan` rebuilds the spec when `stamp` (views.watch_stamp) no longer matches the disk."""
 
     mode: str = "workspace-write"
     writable: tuple[str, ...] = ()
@@ -38,6 +48,13 @@ class SandboxSpec:
     secrets: tuple[str, ...] = ()
     network: bool = True
     mechanism: str = "auto"
+    pinned: tuple[str, ...] = ()
+    sealed: tuple[str, ...] = ()
+    home_workspace: bool = False
+    extra: tuple[str, ...] = ()
+    stamp: tuple = field(default=(), compare=False, repr=False)
+    replan: Callable[[], SandboxSpec] | None = field(default=None, compare=False, repr=False)
+    watch: Callable[[], tuple] | None = field(default=None, compare=False, repr=False)
 
     @property
     def enabled(self) -> bool:
@@ -46,16 +63,26 @@ class SandboxSpec:
     def with_writable(self, *paths: str) -> SandboxSpec:
         """A copy with more writable roots (the backend's private state and temp directory)."""
         extra = tuple(os.path.realpath(p) for p in paths if p)
-        return replace(self, writable=tuple(dict.fromkeys((*self.writable, *extra))))
+        return replace(self, writable=tuple(dict.fromkeys((*self.writable, *extra))),
+                       extra=tuple(dict.fromkeys((*self.extra, *extra))))
+
+    def refreshed(self) -> SandboxSpec | None:
+        """A new spec when what it was planned from changed on disk (a .git appeared or moved, a new
+        dot-entry in HOME), else None. A few stat calls."""
+        if self.replan is None or self.watch is None or self.watch() == self.stamp:
+            return None
+        return self.replan().with_writable(*self.extra)
 
     def denies_write(self, path: str) -> bool:
         """True when a write to `path` is refused by this spec (readonly, secret or outside the roots)."""
         real = os.path.realpath(path)
         if real.startswith("/dev/"):
             return False
-        if _match(real, self.readonly) or _match(real, self.secrets):
+        if _match(real, self.secrets):
             return True
-        return _match(real, self.writable) is None
+        rw = _match(real, (*self.writable, *self.pinned))
+        ro = _match(real, self.readonly)
+        return rw is None or (ro is not None and len(ro) >= len(rw))
 
     def hides(self, path: str) -> bool:
         return _match(os.path.realpath(path), self.secrets) is not None
@@ -67,14 +94,38 @@ def spec_from_policy(policy: PolicyLike, *, network: object = True, mechanism: s
     mode = str(mode or policy.mode or "workspace-write").strip().lower()
     if mode not in MODES:
         mode = "workspace-write"
-    writable = tuple(p for p in policy.writable if os.path.exists(p)) if mode == "workspace-write" else ()
-    secrets = _existing(policy.secrets)
+    home = os.path.realpath(getattr(policy, "home", "") or os.path.expanduser("~"))
+    home = "" if home == "/" else home
+    writable = [p for p in policy.writable if os.path.exists(p)] if mode == "workspace-write" else []
+    secrets = (*_existing(policy.secrets), *(os.path.realpath(p) for p in views.hidden_paths(
+        home, getattr(policy, "hermes_roots", ()), getattr(policy, "readable", ()))))
     readonly = [p for p in policy.protected if _match(p, writable) and os.path.exists(p)]
+    pinned: list[str] = []
+    sealed = [p for p in (home, getattr(policy, "hermes_home", ""), *getattr(policy, "hermes_roots", ()))
+              if p and _match(p, writable) and os.path.isdir(p)]
+    home_ws = bool(home) and mode == "workspace-write" and any(views.under(home, w) for w in policy.workspace)
+    if home_ws:  # HOME read-only; its existing non-dot entries writable
+        writable += views.home_children(home)
     for root in policy.workspace if mode == "workspace-write" else ():
         readonly += [os.path.join(root, rel) for rel in WORKSPACE_ASK if os.path.lexists(os.path.join(root, rel))]
+        ro, pin = views.git_paths(root, home, os.environ.get("GIT_DIR"))
+        readonly += ro
+        pinned += pin
+    readonly = [p for p in (*readonly, *sealed) if _match(os.path.realpath(p), (*writable, *pinned))]
     mech = str(mechanism or "auto").strip().lower()
-    return SandboxSpec(mode=mode, writable=writable, readonly=tuple(dict.fromkeys(os.path.realpath(p) for p in readonly)),
-                       secrets=secrets, network=_flag(network), mechanism=mech if mech in MECHANISMS else "auto")
+    workspaces = tuple(policy.workspace)
+    secrets = tuple(dict.fromkeys(secrets))
+    secrets = tuple(p for p in secrets if not any(q != p and views.under(p, q) for q in secrets))  # outermost only
+    spec = SandboxSpec(mode=mode, writable=tuple(dict.fromkeys(writable)),
+                       readonly=tuple(dict.fromkeys(os.path.realpath(p) for p in readonly)),
+                       secrets=secrets, network=_flag(network),
+                       mechanism=mech if mech in MECHANISMS else "auto", pinned=tuple(dict.fromkeys(pinned)),
+                       sealed=tuple(dict.fromkeys(sealed)), home_workspace=home_ws,
+                       stamp=views.watch_stamp(workspaces, home),
+                       replan=functools.partial(spec_from_policy, policy, network=network, mechanism=mechanism,
+                                                mode=mode),
+                       watch=functools.partial(views.watch_stamp, workspaces, home))
+    return spec
 
 
 def _existing(entries: Iterable[str]) -> tuple[str, ...]:

@@ -6,9 +6,12 @@ component at a time without following symlinks, so a symlink swapped in after th
 from __future__ import annotations
 
 import errno
+import functools
 import os
 import secrets
 import stat as stat_mod
+import struct
+from typing import BinaryIO
 
 from hermes_agent.approval.policy import PathPolicy, Verdict, resolve
 from hermes_agent.terminal.base import TerminalBackend
@@ -23,16 +26,37 @@ def denied_read(verdict: Verdict) -> FileToolError:
 
 
 class GuardedBackend:
-    """A local backend whose read_bytes/write_bytes obey `policy` and never follow a symlink: reads of
-    secrets raise, writes succeed only on resolved paths `authorize` approved. Everything else delegates."""
+    """A local backend whose file operations obey `policy` and never follow a symlink: reads of secrets
+    raise, writes succeed only on resolved paths `authorize` approved. It offers exactly the operations
+    the file tools use (no attribute forwarding: nothing unguarded can be reached through it)."""
+
+    kind = "local"
+    isolated = False
 
     def __init__(self, backend: TerminalBackend, policy: PathPolicy) -> None:
         self._backend = backend
         self.policy = policy
         self.approved: set[str] = set()
 
-    def __getattr__(self, name: str) -> object:
-        return getattr(self._backend, name)
+    def cwd(self) -> str:
+        return self._backend.cwd()
+
+    def execute(self, command: str, **kw: object):  # noqa: ANN201 - the backend's ExecResult
+        """A command: it runs inside the backend's OS sandbox like any terminal call."""
+        return self._backend.execute(command, **kw)
+
+    def stat(self, path: str) -> dict | None:
+        """{"size", "is_dir", "mtime"} of a readable path (symlinks not followed), None when missing;
+        FileToolError for a secret."""
+        try:
+            fd = open_nofollow(self.readable(path), getattr(os, "O_PATH", os.O_RDONLY))
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        try:
+            st = os.fstat(fd)
+        finally:
+            os.close(fd)
+        return {"size": st.st_size, "is_dir": stat_mod.S_ISDIR(st.st_mode), "mtime": st.st_mtime}
 
     def real(self, path: str) -> str:
         return resolve(path, self._backend.cwd(), self.policy.home)
@@ -44,10 +68,32 @@ class GuardedBackend:
             raise denied_read(verdict)
         return verdict.path
 
+    def open_bytes(self, path: str) -> BinaryIO:
+        """A regular file opened for reading, no symlink followed anywhere on its resolved path."""
+        fd = open_nofollow(self.readable(path), os.O_RDONLY | os.O_NONBLOCK)
+        try:
+            if not stat_mod.S_ISREG(os.fstat(fd).st_mode):
+                raise FileToolError(f"{path} is not a regular file (device, FIFO or socket); not read")
+            os.set_blocking(fd, True)
+            return os.fdopen(fd, "rb")
+        except BaseException:
+            os.close(fd)
+            raise
+
     def read_bytes(self, path: str, limit: int | None = None) -> bytes:
-        fd = open_nofollow(self.readable(path), os.O_RDONLY)
-        with os.fdopen(fd, "rb") as fh:
+        with self.open_bytes(path) as fh:
             return fh.read() if limit is None else fh.read(limit)
+
+    def confine(self, argv: list[str]) -> list[str] | None:
+        """`argv` (a search program) run inside a read-only OS sandbox of the policy, so a symlink swapped
+        in under it cannot lead it to a secret; None when no sandbox works here."""
+        from hermes_agent.terminal.sandbox.launcher import choose_mechanism, sandbox_command
+        from hermes_agent.terminal.sandbox.spec import spec_from_policy
+
+        spec = spec_from_policy(self.policy, mode="read-only")
+        if choose_mechanism(spec)[0] is None:
+            return None
+        return sandbox_command(spec, argv)
 
     def write_bytes(self, path: str, data: bytes) -> None:
         real = self._approved(path)
@@ -130,16 +176,59 @@ def _is_link(dir_fd: int, name: str) -> bool:
 
 
 def open_nofollow(path: str, flags: int) -> int:
-    """Open a resolved path with no symlink followed on the way or at the end."""
+    """Open a resolved path with no symlink followed on the way or at the end: openat2(2) with
+    RESOLVE_NO_SYMLINKS where the kernel has it, else a walk of O_NOFOLLOW|O_DIRECTORY opens."""
+    fd = _openat2(path, flags | os.O_CLOEXEC)
+    if fd is not None:
+        return fd
     parent = open_dir(os.path.dirname(path), create=False)
     try:
-        return os.open(os.path.basename(path), flags | os.O_NOFOLLOW, dir_fd=parent)
+        return os.open(os.path.basename(path), flags | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=parent)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise PermissionError(errno.EACCES, "a symlink appeared in the path after it was checked", path) from exc
         raise
     finally:
         os.close(parent)
+
+
+_SYS_OPENAT2 = 437  # one number on every architecture (added after the syscall tables were unified)
+_RESOLVE = 0x02 | 0x04 | 0x08  # RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH
+_openat2_ok: list[bool] = []
+
+
+@functools.cache
+def _libc():  # noqa: ANN202 - ctypes.CDLL
+    import ctypes
+
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def _openat2(path: str, flags: int) -> int | None:
+    """fd of `path` (absolute) opened beneath / with RESOLVE_NO_SYMLINKS|NO_MAGICLINKS|BENEATH; None when
+    the kernel (or seccomp) has no openat2; PermissionError when a symlink is on the path."""
+    if _openat2_ok == [False]:
+        return None
+    import ctypes
+
+    libc = _libc()
+    how = ctypes.create_string_buffer(struct.pack("QQQ", flags, 0, _RESOLVE), 24)
+    root = os.open("/", os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        fd = libc.syscall(_SYS_OPENAT2, ctypes.c_int(root), os.fsencode(path.lstrip("/") or "."), how,
+                          ctypes.c_size_t(24))
+        err = ctypes.get_errno()
+    finally:
+        os.close(root)
+    if fd >= 0:
+        _openat2_ok[:] = [True]
+        return fd
+    if err in (errno.ENOSYS, errno.EPERM) and not _openat2_ok:
+        _openat2_ok[:] = [False]
+        return None
+    if err in (errno.ELOOP, errno.EXDEV):
+        raise PermissionError(errno.EACCES, "a symlink appeared in the path after it was checked", path)
+    raise OSError(err, os.strerror(err), path)
 
 
 def write_nofollow(path: str, data: bytes) -> None:

@@ -13,6 +13,9 @@ import subprocess
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import BinaryIO
+
+from hermes_agent.tools.builtin._fileio import FileToolError
 
 SKIP_DIRS = (".git", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".mypy_cache",
              ".pytest_cache", ".ruff_cache", ".hg", ".svn")
@@ -232,8 +235,10 @@ def _walk(directory: str, ignore: _Ignore, stop: threading.Event | None, hide: H
             yield entry.path
 
 
-def python_content(root: str, q: Query, stop: threading.Event | None = None, hide: Hide | None = None) -> Iterator[Hit]:
-    """Content hits from the pure-Python walker (binary and oversized files skipped)."""
+def python_content(root: str, q: Query, stop: threading.Event | None = None, hide: Hide | None = None,
+                   opener: Callable[[str], BinaryIO] | None = None) -> Iterator[Hit]:
+    """Content hits from the pure-Python walker (binary and oversized files skipped); `opener` opens
+    each file (the path guard's: no symlink followed)."""
     try:
         rx = re.compile(re.escape(q.pattern) if q.fixed else q.pattern)
     except re.error as exc:
@@ -242,23 +247,27 @@ def python_content(root: str, q: Query, stop: threading.Event | None = None, hid
         if q.glob and not fnmatch.fnmatch(os.path.basename(full), q.glob) \
                 and not fnmatch.fnmatch(os.path.relpath(full, root), q.glob):
             continue
-        lines = _text_lines(full)
+        lines = _text_lines(full, opener)
         if lines is None:
             continue
         yield from _file_hits(full, lines, rx, q.context)
 
 
-def _text_lines(full: str) -> list[str] | None:
+def _text_lines(full: str, opener: Callable[[str], BinaryIO] | None = None) -> list[str] | None:
     try:
-        if os.path.getsize(full) > MAX_FILE_BYTES:
-            return None
-        with open(full, "rb") as fh:
-            data = fh.read()
-    except OSError:
+        with (opener or _open_rb)(full) as fh:
+            data = fh.read(MAX_FILE_BYTES + 1)
+    except (OSError, ValueError, FileToolError):
+        return None
+    if len(data) > MAX_FILE_BYTES:
         return None
     if b"\x00" in data[:8192]:
         return None
     return data.decode("utf-8", errors="replace").splitlines()
+
+
+def _open_rb(path: str) -> BinaryIO:
+    return open(path, "rb")  # noqa: SIM115 - the caller closes it (unguarded backends only)
 
 
 def _file_hits(path: str, lines: list[str], rx: re.Pattern, context: int) -> Iterator[Hit]:

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from hermes_agent.terminal.base import TerminalBackend
 from hermes_agent.tools.builtin import _search as s
 from hermes_agent.tools.builtin._fileio import FileToolError, missing_error, resolve
-from hermes_agent.tools.builtin._pathguard import SearchGuard
+from hermes_agent.tools.builtin._pathguard import GuardedBackend, SearchGuard
 
 LINE_MAX_CHARS = 300
 COUNT_BEYOND = 1000  # keep counting this many hits past the page to report a total
@@ -96,10 +96,18 @@ def _hits(backend: TerminalBackend, q: s.Query, root: str, path_env: str | None,
             return s.parse_grep_z(lines[1:]), "grep"
         return s.parse_rg_json(iter(lines), q.context), "rg"
     rg = s.find_rg(path_env) if use_rg else None
-    if rg:
+    argv = _confined(backend, s.rg_content_args(rg, q, root)) if rg else None
+    if argv:
         cwd = root if posixpath.isdir(root) else posixpath.dirname(root)
-        return s.parse_rg_json(s.stream_process(s.rg_content_args(rg, q, root), cwd, stop), q.context), "rg"
-    return s.python_content(root, q, stop, guard.hide if guard else None), "python"
+        return s.parse_rg_json(s.stream_process(argv, cwd, stop), q.context), "rg"
+    opener = backend.open_bytes if isinstance(backend, GuardedBackend) else None
+    return s.python_content(root, q, stop, guard.hide if guard else None, opener), "python"
+
+
+def _confined(backend: TerminalBackend, argv: list[str]) -> list[str] | None:
+    """A local search program's argv: inside the OS sandbox when the backend is guarded (None when no
+    sandbox works here: the caller uses the Python walker, which opens files without following links)."""
+    return backend.confine(argv) if isinstance(backend, GuardedBackend) else argv
 
 
 def _find_files(backend: TerminalBackend, glob: str, root: str, path_env: str | None,
@@ -109,8 +117,9 @@ def _find_files(backend: TerminalBackend, glob: str, root: str, path_env: str | 
         res = backend.execute(s.remote_files_command(glob, root, needed), timeout=120, interrupt=stop)
         return [x for x in res.output.splitlines() if x.strip()], "shell"
     rg = s.find_rg(path_env) if use_rg else None
-    if rg:
-        lines = s.stream_process(s.rg_files_args(rg, glob, root, guard.exclude if guard else ()), root, stop)
+    argv = _confined(backend, s.rg_files_args(rg, glob, root, guard.exclude if guard else ())) if rg else None
+    if argv:
+        lines = s.stream_process(argv, root, stop)
         out = []
         for line in lines:
             if guard is not None and not guard.visible(line.rstrip("\n")):

@@ -292,7 +292,8 @@ def _close(args: dict, **kw: Any) -> str:
 
 
 _SCHEMA = {s["name"]: s for s in SCHEMAS}
-_TRAITS: dict = {"check_fn": _available, "parallel_safe": False}  # one page per task: calls run in order
+# one page per task: calls run in order; every result may carry the page's words
+_TRAITS: dict = {"check_fn": _available, "parallel_safe": False, "untrusted_output": True}
 _FAMILY: dict = {**_TRAITS, "unlocked_by": "browser_navigate"}  # sent once a page is open: a small first request
 
 registry.register("browser_navigate", "browser", _SCHEMA["browser_navigate"], _navigate, emoji="🌐",

@@ -8,6 +8,7 @@ import json
 from hermes_agent import paths
 from hermes_agent.cron.jobs import JobNotFound, JobStore, new_job, utcnow
 from hermes_agent.cron.schedule import ScheduleError
+from hermes_agent.tools.provenance import cron_persists
 from hermes_agent.tools.registry import registry
 from hermes_agent.tools.results import tool_error
 
@@ -119,8 +120,8 @@ def _legacy(action: str):  # type: ignore[no-untyped-def]
 
 
 registry.register("cronjob", "cronjob", CRONJOB_SCHEMA, lambda args, **kw: cronjob(args, kw.get("ctx")), emoji="⏰",
-                  subagent_ok=False, parallel_safe=False)
+                  subagent_ok=False, parallel_safe=False, persists=cron_persists)
 for _name, (_action, _desc, _props, _req) in _LEGACY.items():
     registry.register(_name, "cronjob_legacy", {"name": _name, "description": _desc, "parameters": {
         "type": "object", "properties": _props, "required": _req}}, _legacy(_action), emoji="⏰",
-        subagent_ok=False, parallel_safe=False)
+        subagent_ok=False, parallel_safe=False, persists=lambda args, _a=_action: cron_persists({**args, "action": _a}))

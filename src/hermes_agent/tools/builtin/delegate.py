@@ -73,4 +73,5 @@ def _handle(args: dict, **kw: object) -> str:
 
 # Each child's summary is already capped (delegation.max_summary_chars); never cut the JSON of all rows.
 registry.register("delegate_task", "delegation", DELEGATE_SCHEMA, _handle, emoji="🔀", parallel_safe=False,
-                  subagent_ok=False, needs={"delegate"}, max_result_size_chars=10_000_000)
+                  subagent_ok=False, needs={"delegate"}, max_result_size_chars=10_000_000,
+                  untrusted_output=True)  # a subagent's summary may carry what it read (pages, MCP results)

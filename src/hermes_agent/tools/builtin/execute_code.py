@@ -19,6 +19,7 @@ import time
 from hermes_agent.approval.subject import ApprovalSubject
 from hermes_agent.config.schema import CodeExecutionCfg
 from hermes_agent.tools.builtin._coderpc import SIGNATURES, RpcServer, stub_module
+from hermes_agent.tools.provenance import code_fetches, code_persists
 from hermes_agent.tools.registry import registry
 from hermes_agent.tools.results import tool_error
 
@@ -45,9 +46,19 @@ runpy.run_path(sys.argv[0], run_name="__main__")
 """
 
 
+def script_tools(offered: frozenset[str] | set[str]) -> list[str]:
+    """The tools a script may call: the script-API tools this agent offers; when it offers none of them
+    (`-t code_execution` alone), every one available here, so the script still has terminal, files, web."""
+    chosen = [t for t in SIGNATURES if t in offered]
+    if chosen:
+        return chosen
+    ok = registry.availability(SIGNATURES)
+    return [t for t in SIGNATURES if ok.get(t)]
+
+
 def build_schema(present: frozenset[str] | set[str]) -> dict:
     """The schema listing only the script tools this agent offers (seeds: dynamic schema patching)."""
-    tools = [t for t in SIGNATURES if t in present]
+    tools = script_tools(present)
     listing = "\n".join(f"  {t}({SIGNATURES[t][0]}) {SIGNATURES[t][1]}".rstrip() for t in tools) or "  (none here)"
     return {
         "name": "execute_code",
@@ -86,7 +97,7 @@ def run_script(code: str, ctx: object) -> str:
         return tool_error(f"execute_code needs the local terminal backend; this task uses {backend.kind}: "
                           "use the terminal tool instead")
     offered = getattr(ctx, "offered", frozenset()) or frozenset(SIGNATURES)
-    allowed = {t for t in SIGNATURES if t in offered}
+    allowed = set(script_tools(offered))
     timeout, max_calls, cpu, mem_mb, keep = _limits(ctx.settings.cfg.code_execution)  # type: ignore[attr-defined]
     work = tempfile.mkdtemp(prefix="code-", dir=backend.scratch_dir())
     token = secrets.token_hex(16)
@@ -153,4 +164,4 @@ def code_subject(args: dict) -> ApprovalSubject | None:
 
 registry.register("execute_code", "code_execution", build_schema(frozenset(SIGNATURES)), _handle, emoji="🐍",
                   parallel_safe=False, preview_arg="code", dynamic_schema=build_schema, approval="command",
-                  approval_subject=code_subject)
+                  approval_subject=code_subject, persists=code_persists, untrusted_output=code_fetches)

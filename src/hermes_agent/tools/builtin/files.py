@@ -20,6 +20,7 @@ from hermes_agent.tools.builtin._fileio import (
 from hermes_agent.tools.builtin._patching import replace, unified_diff
 from hermes_agent.tools.builtin._pathguard import authorize, check_read, guarded
 from hermes_agent.tools.builtin._reading import read_window
+from hermes_agent.tools.provenance import path_persists
 from hermes_agent.tools.registry import registry
 from hermes_agent.tools.results import tool_error, tool_result
 
@@ -226,8 +227,13 @@ def writes_subject(args: dict) -> ApprovalSubject | None:
 
 
 registry.register("read_file", "file", READ_FILE_SCHEMA, read_file, emoji="📖", parallel_safe=True)
+def writes_persist(args: dict) -> str | None:
+    """A context file or the Hermes home among the written paths (what future sessions would load)."""
+    return next((w for p in written_paths(args) if (w := path_persists(p)) is not None), None)
+
+
 registry.register("write_file", "file", WRITE_FILE_SCHEMA, write_file, emoji="✍️", parallel_safe=False,
-                  path_arg="path", approval="writes", approval_subject=writes_subject)
+                  path_arg="path", approval="writes", approval_subject=writes_subject, persists=writes_persist)
 registry.register("patch", "file", PATCH_SCHEMA, patch, emoji="🔧", parallel_safe=False,
-                  path_arg="path", approval="writes", approval_subject=writes_subject)
+                  path_arg="path", approval="writes", approval_subject=writes_subject, persists=writes_persist)
 registry.register("search_files", "file", SEARCH_FILES_SCHEMA, search_files, emoji="🔎", parallel_safe=True)

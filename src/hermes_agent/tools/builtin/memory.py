@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 from hermes_agent.memory.store import MemoryStore
+from hermes_agent.tools.provenance import memory_persists
 from hermes_agent.tools.registry import registry
 from hermes_agent.tools.results import tool_error
 
@@ -77,4 +78,4 @@ def _handle(args: dict, **kw: object) -> str:
 
 
 registry.register("memory", "memory", MEMORY_SCHEMA, _handle, emoji="🧠", subagent_ok=False,
-                  needs={"memory_store"})
+                  needs={"memory_store"}, persists=memory_persists)

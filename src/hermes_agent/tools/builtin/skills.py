@@ -11,6 +11,7 @@ from hermes_agent.config.defaults import DEFAULT_CONFIG
 from hermes_agent.config.settings import Settings
 from hermes_agent.skills.catalog import SKILL_FILE, SkillCatalog, SkillInfo, catalog_from_settings
 from hermes_agent.skills.fsutil import skill_files
+from hermes_agent.tools.provenance import skill_persists
 from hermes_agent.tools.registry import registry
 from hermes_agent.tools.results import tool_error, tool_result
 
@@ -121,7 +122,9 @@ def skill_manage(args: dict, **kw: object) -> str:
     from hermes_agent.skills.manage import SkillError, SkillManager
 
     settings = _settings(kw)
-    external = tuple(Path(str(d)).expanduser() for d in settings.cfg.skills.external_dirs)
+    from hermes_agent.skills.catalog import skill_roots
+
+    external = tuple(skill_roots(Path(settings.home) / "skills", settings.cfg.skills.external_dirs)[1:])
     manager = SkillManager(Path(settings.home) / "skills", review=settings.cfg.skills.review,
                            extra_roots=external, guard=settings.cfg.skills.guard_agent_created)
     params = {k: v for k, v in args.items() if k not in ("action", "name") and v is not None}
@@ -172,4 +175,4 @@ SKILL_MANAGE_SCHEMA = {
 
 registry.register("skills_list", "skills", SKILLS_LIST_SCHEMA, skills_list, emoji="📚", parallel_safe=True)
 registry.register("skill_view", "skills", SKILL_VIEW_SCHEMA, skill_view, emoji="📚", parallel_safe=True)
-registry.register("skill_manage", "skills", SKILL_MANAGE_SCHEMA, skill_manage, emoji="📚")
+registry.register("skill_manage", "skills", SKILL_MANAGE_SCHEMA, skill_manage, emoji="📚", persists=skill_persists)

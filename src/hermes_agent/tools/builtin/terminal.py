@@ -11,6 +11,7 @@ from hermes_agent.config.settings import Settings
 from hermes_agent.errors import HermesError
 from hermes_agent.terminal.processes import get_manager
 from hermes_agent.tools.builtin._termout import cap_output
+from hermes_agent.tools.provenance import terminal_fetches, terminal_persists
 from hermes_agent.tools.registry import registry
 from hermes_agent.tools.results import tool_error, tool_result
 
@@ -309,7 +310,8 @@ backend_ready.explain = _backend_problem  # type: ignore[attr-defined]  # `herme
 
 registry.register("terminal", "terminal", TERMINAL_SCHEMA, terminal, emoji="💻", check_fn=backend_ready,
                   description="Run shell commands", approval="command", approval_subject=command_subject,
-                  preview_arg="command", show_name=False)
+                  preview_arg="command", show_name=False, persists=terminal_persists,
+                  untrusted_output=terminal_fetches)
 registry.register("process", "terminal", PROCESS_SCHEMA, process, emoji="⚙️",
                   description="Manage background processes", approval="command", approval_subject=stdin_subject,
                   unlocked_by="terminal")  # background processes exist only after a terminal call

@@ -99,4 +99,4 @@ def _handle(args: dict, **kw: object) -> str:
 
 
 registry.register("vision_analyze", "vision", SCHEMA, _handle, emoji="👁️", needs={"vision"},
-                  preview_arg="image_url")
+                  preview_arg="image_url", untrusted_output=True)

@@ -192,8 +192,8 @@ def _crawl(args: dict, **kw: object) -> str:
 
 
 registry.register("web_search", "web", SEARCH_SCHEMA, _search, check_fn=web_extra_installed, emoji="🔍",
-                  preview_arg="query")
+                  preview_arg="query", untrusted_output=True)
 registry.register("web_extract", "web", EXTRACT_SCHEMA, _extract, check_fn=web_extra_installed, emoji="📄",
-                  preview_arg="urls")
+                  preview_arg="urls", untrusted_output=True)
 registry.register("web_crawl", "web", CRAWL_SCHEMA, _crawl, check_fn=web_extra_installed, emoji="🕸",
-                  preview_arg="url")
+                  preview_arg="url", untrusted_output=True)

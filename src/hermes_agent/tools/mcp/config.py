@@ -19,6 +19,17 @@ _VAR = lazyre.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 @dataclass(frozen=True, slots=True)
+class ServerSandbox:
+    """`mcp_servers.NAME.sandbox`: `false` runs a stdio server unconfined (doctor warns); a mapping grants
+    more than the default (workspace + a private state dir writable, secrets hidden)."""
+
+    enabled: bool = True
+    writable_paths: tuple[str, ...] = ()
+    readable_paths: tuple[str, ...] = ()
+    network: bool | None = None  # None: the global sandbox.network
+
+
+@dataclass(frozen=True, slots=True)
 class ServerConfig:
     """One MCP server: stdio (`command`) or streamable HTTP (`url`)."""
 
@@ -33,6 +44,7 @@ class ServerConfig:
     connect_timeout: float = DEFAULT_CONNECT_TIMEOUT_S
     enabled: bool = True
     approval: str = "never"  # "ask": every call of this server's tools goes to the approval gate
+    sandbox: ServerSandbox = ServerSandbox()
 
     @property
     def transport(self) -> str:
@@ -87,6 +99,39 @@ def _seconds(raw: object, default: float, what: str) -> float:
     return value
 
 
+_OFF = (False, "false", "no", "off", 0)
+_ON = (True, "true", "yes", "on", 1)
+
+
+def _paths(raw: object, what: str, env: Mapping[str, str]) -> tuple[str, ...]:
+    if raw is None:
+        return ()
+    items = [raw] if isinstance(raw, str) else raw
+    if not isinstance(items, list | tuple) or not all(isinstance(i, str) and i.strip() for i in items):
+        raise ValueError(f"`sandbox.{what}` must be a list of paths")
+    return tuple(_expand(i.strip(), env) for i in items)
+
+
+def parse_sandbox(raw: object, env: Mapping[str, str] | None = None) -> ServerSandbox:
+    """`sandbox:` of one server: absent/true (default confinement), false, or a mapping of grants."""
+    env = env or {}
+    if raw is None or raw in _ON:
+        return ServerSandbox()
+    if raw in _OFF:
+        return ServerSandbox(enabled=False)
+    if not isinstance(raw, Mapping):
+        raise ValueError("`sandbox` must be false or a mapping (writable_paths, readable_paths, network)")
+    unknown = set(map(str, raw)) - {"writable_paths", "readable_paths", "network"}
+    if unknown:
+        raise ValueError(f"`sandbox` has unknown keys: {', '.join(sorted(unknown))}")
+    net = raw.get("network")
+    if net is not None and net not in _ON and net not in _OFF:
+        raise ValueError("`sandbox.network` must be on or off")
+    return ServerSandbox(writable_paths=_paths(raw.get("writable_paths"), "writable_paths", env),
+                         readable_paths=_paths(raw.get("readable_paths"), "readable_paths", env),
+                         network=None if net is None else net in _ON)
+
+
 def parse_server(name: str, raw: object, env: Mapping[str, str] | None = None) -> ServerConfig:
     """One entry of `mcp_servers`; raises ValueError with a one-line reason."""
     env = env or {}
@@ -116,6 +161,7 @@ def parse_server(name: str, raw: object, env: Mapping[str, str] | None = None) -
         connect_timeout=_seconds(raw.get("connect_timeout"), DEFAULT_CONNECT_TIMEOUT_S, "`connect_timeout`"),
         enabled=raw.get("enabled", True) not in (False, "false", "no", "off", 0),
         approval=approval,
+        sandbox=parse_sandbox(raw.get("sandbox"), env),
     )
 
 

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-from hermes_agent.terminal.sandbox.spec import SandboxSpec
 from hermes_agent.tools.mcp.config import ServerConfig
+from hermes_agent.tools.mcp.confine import Confinement, unconfined
 from hermes_agent.tools.mcp.convert import call_result_json
 from hermes_agent.tools.results import tool_error
 
@@ -101,9 +101,10 @@ class ServerConnection:
 
     def __init__(self, cfg: ServerConfig, on_tools: ToolsCallback, on_down: Callable[[ServerConnection], None],
                  log_dir: Path | None = None, backoff_base: float = 1.0, backoff_cap: float = 30.0,
-                 sandbox: SandboxSpec | None = None) -> None:
+                 confine: Callable[[ServerConfig], Confinement] | None = None) -> None:
         self.cfg = cfg
-        self._sandbox = sandbox
+        self._confine = confine or unconfined
+        self.confinement: Confinement | None = None
         self.status = ServerStatus()
         self._on_tools = on_tools
         self._on_down = on_down
@@ -200,11 +201,13 @@ class ServerConnection:
         from mcp import StdioServerParameters
         from mcp.client.stdio import stdio_client
 
-        from hermes_agent.terminal.sandbox.launcher import sandbox_command
+        from hermes_agent.terminal.sandbox.launcher import SandboxError, sandbox_command
 
-        argv = sandbox_command(self._sandbox, [self.cfg.command, *self.cfg.args])
-        params = StdioServerParameters(command=argv[0], args=argv[1:],
-                                       env=dict(self.cfg.env) or None, cwd=self.cfg.cwd)
+        conf = self.confinement = self._confine(self.cfg)
+        if conf.error:
+            raise SandboxError(conf.error)
+        argv = sandbox_command(conf.spec, [self.cfg.command, *self.cfg.args], cwd=conf.cwd)
+        params = StdioServerParameters(command=argv[0], args=argv[1:], env=conf.env, cwd=conf.cwd)
         errlog = stack.enter_context(self._errlog())  # type: ignore[attr-defined]
         return await stack.enter_async_context(stdio_client(params, errlog=errlog))  # type: ignore[attr-defined]
 

@@ -14,8 +14,8 @@ from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 
 from hermes_agent.config.settings import Settings
-from hermes_agent.terminal.sandbox.spec import SandboxSpec
 from hermes_agent.tools.mcp.config import ServerConfig, parse_servers
+from hermes_agent.tools.mcp.confine import Confinement
 from hermes_agent.tools.mcp.connection import ServerConnection, ServerStatus
 from hermes_agent.tools.mcp.registration import ServerTools
 from hermes_agent.tools.registry import ToolRegistry
@@ -32,8 +32,9 @@ class McpManager:
 
     def __init__(self, servers: Iterable[ServerConfig], *, registry: ToolRegistry | None = None,
                  log_dir: Path | None = None, config_errors: dict[str, str] | None = None,
-                 backoff_base: float = 1.0, backoff_cap: float = 30.0, sandbox: SandboxSpec | None = None) -> None:
-        self._sandbox = sandbox
+                 backoff_base: float = 1.0, backoff_cap: float = 30.0,
+                 confine: Callable[[ServerConfig], Confinement] | None = None) -> None:
+        self._confine = confine
         self.servers = [s for s in servers if s.enabled]
         self.config_errors = dict(config_errors or {})
         self._registry = registry or default_registry
@@ -53,6 +54,7 @@ class McpManager:
         servers, errors = parse_servers(settings.cfg.mcp_servers, settings.env)
         for name, err in errors.items():
             log.warning("mcp_servers.%s ignored: %s", name, err)
+        kw.setdefault("confine", confiner(settings))
         return cls(servers, config_errors=errors, log_dir=Path(settings.home) / "logs" / "mcp", **kw)  # type: ignore[arg-type]
 
     @property
@@ -106,7 +108,7 @@ class McpManager:
         for cfg in self.servers:
             conn = ServerConnection(cfg, self._on_tools, self._on_down, log_dir=self._log_dir,
                                     backoff_base=self._backoff[0], backoff_cap=self._backoff[1],
-                                    sandbox=self._sandbox)
+                                    confine=self._confine)
             self._conns[cfg.name] = conn
             self._tools[cfg.name] = ServerTools(self._registry, conn, self.submit)
             self._tasks.append(asyncio.create_task(conn.run(), name=f"mcp-{cfg.name}"))
@@ -197,6 +199,18 @@ async def _call(factory: Callable[[], Awaitable[str]]) -> str:
 
 async def _gather(waits: list[Awaitable[object]]) -> None:
     await asyncio.gather(*waits)
+
+
+def confiner(settings: Settings, policy: object = None) -> Callable[[ServerConfig], Confinement]:
+    """Every stdio server of these settings runs inside the session's sandbox (see confine.py)."""
+    from dataclasses import asdict
+
+    from hermes_agent.approval.policy import policy_for_settings
+    from hermes_agent.tools.mcp.confine import confine
+
+    policy = policy or policy_for_settings(settings)
+    sandbox = asdict(settings.cfg.sandbox)
+    return lambda cfg: confine(cfg, policy, sandbox)  # type: ignore[arg-type]
 
 
 def start_mcp(settings: Settings, **kw: object) -> McpManager | None:

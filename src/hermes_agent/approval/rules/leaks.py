@@ -1,0 +1,215 @@
+"""Secrets leaving the machine, as a Scanner mixin: sources (credential files, the environment, secret
+variables, gpg --export-secret-keys, token-printing CLIs, files and variables that earlier commands
+filled from those) and sinks (any network client: HTTP, raw sockets, ssh/scp/rsync, DNS and ICMP
+tools, cloud and gist uploads, git pushes of secret folders). Also reverse shells built from a shell
+and a socket client in one pipeline, and remote port forwards. Pure string work."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from hermes_agent.approval.rules.canonical import SHELLS
+from hermes_agent.approval.rules.exposure import sensitive_upload, upload_sources
+from hermes_agent.approval.rules.interp import sends_network
+from hermes_agent.approval.rules.lazyre import lazy
+from hermes_agent.approval.rules.lexer import QVAR, VAR
+from hermes_agent.approval.rules.targets import classify_read
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from hermes_agent.approval.rules.canonical import Unwrapped
+    from hermes_agent.approval.rules.expand import ShellEnv
+    from hermes_agent.approval.rules.flows import Cmd
+
+EXFILTRATION = ("exfiltration", "send secrets, the environment or files from outside the workspace over the network", False)
+SECRET_PUSH = ("secret_push", "commit and push secret files (keys, credentials, .env) with git", False)
+REVERSE_SHELL = ("reverse_shell", "network shell: a shell wired to a socket client in one pipeline", False)
+REMOTE_FORWARD = ("remote_forward", "open a port on a remote host into this machine (ssh -R)", False)
+_SECRET_NAME = lazy(r"(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASS|PAT|CREDENTIALS?|AUTH|COOKIE|SESSION|PRIVATE|DSN)(?:_|\Z)"
+                          r"|\A(?:DATABASE_URL|PGPASSWORD|MYSQL_PWD)\Z")
+_VAR_REF = lazy(f"[{VAR}{QVAR}]" + r"[#!]?([A-Za-z_]\w*)")
+_SOCKETS = frozenset({"nc", "ncat", "netcat", "socat", "telnet", "openssl", "cryptcat", "pwncat"})
+_NET_TOOLS = frozenset({"dig", "nslookup", "host", "drill", "ping", "ping6", "traceroute", "whois", "mtr"})
+_CLOUD_CLIS = frozenset({"gh", "aws", "gsutil", "rclone", "s3cmd", "az", "gcloud"})
+# commands that print secrets: (name, predicate over args)
+_GIT_SECRET_NAME = lazy(r"(?:^|/)(?:\.env(?:\.[\w.-]+)?|secrets?|credentials?|creds|private|keys?|id_\w+|[\w.-]+\.(?:pem|key|p12|pfx|kdbx))/?\Z", re.I)
+# vendor words in a variable name that say where the secret is meant to go
+_VENDORS = {"GITHUB": "github", "GH": "github", "GITLAB": "gitlab", "OPENAI": "openai", "ANTHROPIC": "anthropic",
+            "OPENROUTER": "openrouter", "HF": "huggingface", "HUGGINGFACE": "huggingface", "STRIPE": "stripe",
+            "SLACK": "slack", "DISCORD": "discord", "TELEGRAM": "telegram", "NPM": "npmjs", "PYPI": "pypi", "DOCKER": "docker",
+            "CLOUDFLARE": "cloudflare", "CF": "cloudflare", "SENTRY": "sentry", "GOOGLE": "google", "GEMINI": "google",
+            "AWS": "amazonaws", "AZURE": "azure", "DIGITALOCEAN": "digitalocean", "VERCEL": "vercel", "NETLIFY": "netlify",
+            "TWILIO": "twilio", "SENDGRID": "sendgrid", "MISTRAL": "mistral", "GROQ": "groq", "DEEPSEEK": "deepseek",
+            "FIRECRAWL": "firecrawl", "TAVILY": "tavily", "EXA": "exa", "BRAVE": "brave", "JIRA": "atlassian",
+            "CIRCLECI": "circleci", "HEROKU": "heroku", "LINEAR": "linear", "NOTION": "notion"}
+_HOST = lazy(r"[a-zA-Z][\w+.-]*://(?:[^@/\s]*@)?([^/:?#\s]+)")
+
+
+def prints_secret(u: Unwrapped) -> bool:
+    """gpg --export-secret-keys, gh auth token, pass, security -w, cloud CLIs printing tokens, kubectl get secret."""
+    name, args = u.name, u.args
+    if name in ("gpg", "gpg2"):
+        return any(a.startswith("--export-secret") for a in args)
+    if name == "gh":
+        return args[:2] == ["auth", "token"] or (args[:2] == ["auth", "status"] and ("-t" in args or "--show-token" in args))
+    if name == "pass":
+        return bool(args) and args[0] not in ("ls", "list", "find", "search", "init", "git", "help", "version", "insert",
+                                              "edit", "generate", "rm", "mv", "cp", "grep")
+    if name == "security":
+        return bool(args) and args[0].startswith("find-") and args[0].endswith("password") and ("-w" in args or "-g" in args)
+    if name == "aws":
+        return args[:2] in (["configure", "get"], ["configure", "export-credentials"]) or args[:2] == ["sts", "get-session-token"]
+    if name == "gcloud":
+        return "print-access-token" in args or "print-identity-token" in args
+    if name == "az":
+        return args[:2] == ["account", "get-access-token"]
+    if name in ("kubectl", "oc"):
+        return args[:1] == ["get"] and any(a in ("secret", "secrets") or a.startswith("secret/") for a in args[1:3])
+    if name == "vault":
+        return args[:1] == ["read"] or args[:2] == ["kv", "get"]
+    return False
+
+
+def secret_vars(u: Unwrapped, env: ShellEnv) -> list[str]:
+    """Variables with secret values (by name, or filled from a secret earlier) that the command's words expand."""
+    out = []
+    for w in u.words:
+        if w is None or (VAR not in w.text and QVAR not in w.text):
+            continue
+        for name in _VAR_REF.findall(w.text):
+            if _SECRET_NAME.search(name) or name in env.tainted:
+                out.append(name)
+    return out
+
+
+def _meant_for(var: str, args: list) -> bool:
+    """A vendor-named token sent to that vendor's own host (GITHUB_TOKEN to api.github.com)."""
+    parts = var.split("_")
+    vendor = next((_VENDORS[p] for p in parts if p in _VENDORS), None)
+    hosts = [m.group(1).lower() for a in args for m in _HOST.finditer(a)]
+    return bool(vendor) and bool(hosts) and all(vendor in h for h in hosts)
+
+
+def _holds(path: str, tainted: set) -> bool:
+    """`path` is a tainted file, lies inside a tainted folder, or is a folder holding one."""
+    p = path.rstrip("/") or "/"
+    return any(p == t or p.startswith(t + "/") or t.startswith(p + "/") for t in (x.rstrip("/") for x in tainted if x != "git:staged"))
+
+
+_COPIERS = frozenset({"cp", "mv", "rsync", "install", "tar", "zip", "7z", "gpg"})
+
+
+class LeakChecks:
+    """Mixin for Scanner (listed before FlowChecks): uses its add() and path()."""
+
+    add: Callable[..., None]
+    path: Callable[[str, ShellEnv], str]
+
+    def taint_assignments(self, words: list, sub_traits: dict, env: ShellEnv) -> None:
+        """NAME=$(cat ~/.ssh/id_rsa) / NAME=$OPENAI_API_KEY: NAME now holds a secret."""
+        for w in words:
+            name, eq, value = w.text.partition("=")
+            if not eq or not re.fullmatch(r"[A-Za-z_]\w*\+?", name):
+                continue
+            if "@secret" in sub_traits.get(id(w), ()) or any(
+                    _SECRET_NAME.search(v) or v in env.tainted for v in _VAR_REF.findall(value)):
+                env.tainted.add(name.rstrip("+"))
+
+    def leaks(self, u: Unwrapped, cmd: Cmd, redirects: list, sub_traits: dict, env: ShellEnv) -> None:
+        """Secret sources and network sinks of one canonical command."""
+        refs = secret_vars(u, env)
+        if prints_secret(u) or (refs and u.name in ("echo", "printf", "cat", "base64", "xxd", "tee")):
+            cmd.secret = True
+        if u.code and u.code[0] != "sql" and sends_network(u.code[1]):
+            cmd.sends = True
+        cloud = u.name in _CLOUD_CLIS  # the vendor's own CLI: only the local files it uploads matter
+        if cmd.sends or u.name in _NET_TOOLS or cloud:
+            cmd.sends = True
+            if not cloud and refs and not all(_meant_for(v, u.args) for v in refs):
+                self.add(*EXFILTRATION)
+            if not cloud and any("@secret" in t for t in sub_traits.values()):
+                self.add(*EXFILTRATION)
+            for p in [*upload_sources(u), *_cloud_uploads(u)]:
+                q = self.path(p, env)
+                if p != "-" and (_holds(q, env.tainted) or sensitive_upload(q)):
+                    self.add(*EXFILTRATION)
+            if u.name in _SOCKETS and any(op in ("<", "<>") and self.path(t, env) in env.tainted for op, t in redirects):
+                self.add(*EXFILTRATION)
+        if u.name in ("cat", "tac", "head", "tail", "xxd", "base64", "od") and env.tainted and any(
+                _holds(self.path(a, env), env.tainted) for a in u.args if not a.startswith("-")):
+            cmd.secret = True
+        if u.name == "ssh" and any(a == "-R" or (a.startswith("-") and not a.startswith("--") and "R" in a[1:]) for a in u.args):
+            self.add(*REMOTE_FORWARD)
+        self._secret_files(u, cmd, redirects, env)
+        if u.name == "git":
+            self._git(u, env)
+
+    def _secret_files(self, u: Unwrapped, cmd: Cmd, redirects: list, env: ShellEnv) -> None:
+        """Files that now hold secrets: stdout of a secret source, copies and archives of credential files."""
+        if cmd.secret:
+            env.tainted.update(self.path(t, env) for op, t in redirects if op in (">", ">>", "&>", "&>>", ">|"))
+        if u.name not in _COPIERS:
+            return
+        operands = [a for a in u.args if not a.startswith("-")]
+        if u.name in ("cp", "mv", "rsync", "install") and len(operands) >= 2:
+            if any(classify_read(self.path(a, env)) or self.path(a, env) in env.tainted for a in operands[:-1]):
+                env.tainted.add(self.path(operands[-1], env))
+        elif u.name in ("tar", "zip", "7z", "gpg") and operands:
+            out = _archive_output(u)
+            if out and any(classify_read(self.path(a, env)) or self.path(a, env) in env.tainted for a in operands):
+                env.tainted.add(self.path(out, env))
+
+    def _git(self, u: Unwrapped, env: ShellEnv) -> None:
+        """git add of secret files (or of everything inside a secret folder), then git push."""
+        sub, rest = (u.args[0], u.args[1:]) if u.args else ("", [])
+        here = env.cwd or ""
+        secret_dir = bool(here) and (classify_read(here) is not None or here in env.tainted or here.endswith(("/.hermes", "/.gnupg")))
+        if sub == "add":
+            paths = [a for a in rest if not a.startswith("-")]
+            forced = any(a in ("-f", "--force") for a in rest)
+            for p in paths or (["."] if any(a in ("-A", "--all") for a in rest) else []):
+                q = self.path(p, env)
+                if (secret_dir and p in (".", "*", ":/")) or classify_read(q) or _holds(q, env.tainted) \
+                        or (forced and _GIT_SECRET_NAME.search(p)) or p.rstrip("/").endswith(("/.env", "/.ssh")) or p == ".env":
+                    env.tainted.add("git:staged")
+            if secret_dir and any(a in ("-A", "--all") for a in rest):
+                env.tainted.add("git:staged")
+        elif sub == "push" and ("git:staged" in env.tainted or secret_dir):
+            self.add(*SECRET_PUSH)
+
+    def sockets_and_shells(self, cmds: list) -> None:
+        """`sh -i | nc host port`, `nc host port | sh`, `telnet h p | sh | telnet h q`: a network shell."""
+        names = [c.name for _, c in cmds if c is not None]
+        if any(n in SHELLS or n in ("python", "perl", "ruby", "php") for n in names) and any(n in _SOCKETS for n in names):
+            self.add(*REVERSE_SHELL)
+
+
+def _cloud_uploads(u: Unwrapped) -> list[str]:
+    """Local files an object-store, gist or release command sends."""
+    args = [a for a in u.args if not a.startswith("-")]
+    if u.name == "aws" and args[:2] in (["s3", "cp"], ["s3", "mv"], ["s3", "sync"]) and len(args) >= 4:
+        return [a for a in args[2:-1] if "://" not in a] if "://" in args[-1] else []
+    if u.name in ("gsutil", "s3cmd") and len(args) >= 3 and args[0] in ("cp", "mv", "rsync", "put", "sync") and "://" in args[-1]:
+        return [a for a in args[1:-1] if "://" not in a]
+    if u.name == "rclone" and len(args) >= 3 and args[0] in ("copy", "sync", "move", "copyto") and ":" in args[-1]:
+        return args[1:-1]
+    if u.name == "gh" and args[:2] == ["gist", "create"]:
+        return args[2:]
+    if u.name == "gh" and args[:2] == ["release", "upload"]:
+        return args[3:]
+    return []
+
+
+def _archive_output(u: Unwrapped) -> str | None:
+    if u.name == "tar" and u.args and not u.args[0].startswith("-") and "f" in u.args[0] and len(u.args) > 1:
+        return u.args[1]  # old-style bundled flags: tar czf OUT ...
+    for k, a in enumerate(u.args[:-1]):
+        if a in ("-f", "--file", "-o", "--output") or (u.name == "tar" and a.startswith("-") and not a.startswith("--") and a.endswith("f")):
+            return u.args[k + 1]
+    if u.name == "zip":
+        operands = [a for a in u.args if not a.startswith("-")]
+        return operands[0] if operands else None
+    return None
+

@@ -1,0 +1,70 @@
+"""Mass destruction of file contents: a command that empties or overwrites files with nothing useful
+(truncate -s 0, `: >`, cp /dev/null, dd from /dev/zero, sed -i 'd', perl -pi -e '$_=q()', tee < /dev/null)
+applied to many files at once (a glob, `$(git ls-files)`, a loop over such a list, find -exec, xargs).
+One such edit of one named file is ordinary work; the same edit over a tree is not. Pure string work."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from hermes_agent.approval.rules.lazyre import lazy
+
+if TYPE_CHECKING:
+    from hermes_agent.approval.rules.canonical import Unwrapped
+
+MASS_REWRITE = ("mass_rewrite", "empty or overwrite many files at once (truncate, `: >`, sed -i d... over a glob, "
+                "git ls-files, find or xargs)", False)
+_CONSTANT_WRITERS = frozenset({"", ":", "true", "false", "echo", "printf", "yes"})
+_SED_WIPE = lazy(r"\A\s*(?:(?:\d+|\$|%|/\.\*?/|/\^/)\s*(?:,\s*(?:\d+|\$)\s*)?)?d\s*\Z|\A\s*(?:%|1,\$)?\s*s(.)\^?\.\*\$?\1[^\s]*\1g?\s*\Z",
+                       re.S)
+_PERL_WIPE = lazy(r"\$_\s*=\s*(?:q\s*[({/]\s*[)}/]|''|\"\"|\S{0,12};?\s*\Z)|\A\s*\Z|\As(.)\.\*\1[^\s]*\1\w*\s*\Z|undef\s*\$_", re.S)
+_ZERO = lazy(r"\A(?:-s\s*|--size=?)0+[KMGkmg]?\Z")
+
+
+def many(arg: str) -> bool:
+    """An operand that stands for many files: a glob, a command substitution's output, a backquoted list."""
+    return any(ch in arg for ch in "*?[") or arg.startswith("$(") or "`" in arg
+
+
+def _operands(args: list) -> list:
+    return [a for a in args if not a.startswith("-")]
+
+
+def empties(u: Unwrapped) -> list | None:
+    """The files a command empties or overwrites with constant content, or None if it does not."""
+    name, args = u.name, u.args
+    if name == "truncate":
+        joined = [a + b for a, b in zip(args, [*args[1:], ""], strict=False) if a in ("-s", "--size")]
+        if any(_ZERO.match(a) for a in [*args, *joined]):
+            return [a for k, a in enumerate(args) if not a.startswith("-") and (k == 0 or args[k - 1] not in ("-s", "--size"))]
+        return None
+    if name == "cp" and _operands(args)[:1] == ["/dev/null"]:
+        return _operands(args)[1:]
+    if name == "dd" and any(a in ("if=/dev/zero", "if=/dev/null", "if=/dev/urandom", "if=/dev/random") for a in args):
+        return [a[3:] for a in args if a.startswith("of=") and not a.startswith("of=/dev/")]
+    if name in ("sed", "gsed") and u.inplace:
+        scripts = [args[k + 1] for k, a in enumerate(args[:-1]) if a in ("-e", "--expression")]
+        ops = _operands(args)
+        if not scripts and ops:
+            scripts, ops = [ops[0]], ops[1:]
+        return ops if scripts and all(_SED_WIPE.match(s) for s in scripts) else None
+    if u.inplace and u.code and u.code[0] in ("perl", "ruby"):
+        return [a for a in _operands(args) if a != u.code[1]] if _PERL_WIPE.search(u.code[1]) else None
+    if name == "tee" and "-a" not in args and "--append" not in args:
+        return _operands(args)
+    return None
+
+
+def mass_rewrite(u: Unwrapped, redirects: list) -> bool:
+    """True when `u` empties or overwrites many files (see module doc)."""
+    if u.name in _CONSTANT_WRITERS or (u.name == "head" and any(a in ("-c0", "-c", "-n0") for a in u.args)) \
+            or (u.name == "cat" and _operands(u.args) == ["/dev/null"]):
+        if any(op in (">", ">|", "&>") and many(t) for op, t in redirects):
+            return True
+    targets = empties(u)
+    if targets is None:
+        return False
+    if u.name == "tee" and not ("find" in u.chain or "xargs" in u.chain or any(many(t) for t in targets)):
+        return False
+    return "find" in u.chain or "xargs" in u.chain or any(many(t) for t in targets)

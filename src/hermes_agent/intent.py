@@ -1,0 +1,159 @@
+"""Intent scan of text that would enter a future system prompt (memory entries, skill descriptions), in
+any of several languages: normalise (NFKC, invisible characters removed, casefolded, and a de-leeted
+view), then look for what an injected instruction wants: to run something as a standing order, to send
+secrets out, to hide something from the user, to switch safety off, to override instructions.
+
+A second layer only: the first is provenance (tools/provenance.py) and quoting in the prompt. The word
+lists cover en, fr, de, es, it, pt, nl, sv, pl, ru, tr; regexes are compiled on first use. Pure."""
+
+from __future__ import annotations
+
+import functools
+import re
+import unicodedata
+from dataclasses import dataclass
+
+_LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s", "|": "i"})
+
+# Imperative / infinitive forms only: a fact in the past or third person ("user ran", "disabled") is not an order.
+_RUN = ("run|execute|exec|launch|invoke|"
+        "exécute|exécutez|exécuter|execute|executez|executer|lance|lancez|lancer|"
+        "führe|führen|ausführen|fuhre|fuehre|ausfuhren|ausfuehren|starte|starten|"
+        "ejecuta|ejecute|ejecutar|corre|lanza|"
+        "esegui|eseguire|esegua|lancia|"
+        "executa|execute|executar|rode|rodar|"
+        "voer|uitvoeren|draai|"
+        "kör|köra|uruchom|wykonaj|выполни|выполнить|запусти|запустить|çalıştır|calistir")
+_SEND = ("send|upload|post|exfiltrate|forward|leak|transmit|email|mail|"
+         "envoie|envoyez|envoyer|transmets|transmettez|transmettre|téléverse|"
+         "sende|senden|schicke|schick|schicken|übermittle|übermitteln|lade|hochladen|"
+         "envía|envia|enviar|envíe|manda|mandar|sube|subir|"
+         "invia|inviare|mandare|carica|caricare|"
+         "envie|enviar|mande|carregue|"
+         "stuur|sturen|verstuur|versturen|verzend|verzenden|"
+         "skicka|wyślij|wyslij|отправь|отправить|перешли|gönder|gonder")
+_SECRET = (r"(?:api|private|ssh|secret|access|signing)[\s_-]?keys?|tokens?|secrets?|passwords?|credentials?|\.env|ssh|id_rsa|cookies?|"
+           r"clés?|cles?|mots?\s+de\s+passe|identifiants?|jetons?|secrets?|"
+           r"schlüssel|schlussel|passw[öo]rter|passwort|zugangsdaten|geheimnisse?|"
+           r"claves?|contraseñas?|contrasenas?|credenciales|secretos?|"
+           r"chiavi|chiave|password|credenziali|segreti|"
+           r"chaves?|senhas?|credenciais|segredos?|"
+           r"sleutels?|wachtwoorden|wachtwoord|geheimen|"
+           r"nycklar|lösenord|hasła|haslo|ключи|пароли|пароль|anahtar|şifre")
+_OFF = ("disable|turn\\s+off|switch\\s+off|bypass|skip|circumvent|deactivate|ignore|"
+        "désactive|désactivez|désactiver|desactive|desactivez|desactiver|contourne|contournez|contourner|ignorez|"
+        "deaktiviere|deaktivieren|umgehe|umgehen|schalte|abschalten|ausschalten|überspringe|ignoriere|"
+        "desactiva|desactive|desactivar|omite|omitir|salta|saltar|ignora|"
+        "disattiva|disattivare|disabilita|disabilitare|aggira|aggirare|salta|saltare|"
+        "desative|desativar|desligue|desligar|ignore|pule|pular|contorne|"
+        "schakel|uitschakelen|omzeil|omzeilen|negeer|negeren|sla|"
+        "inaktivera|stäng\\s+av|wyłącz|wylacz|отключи|отключить|devre\\s+dışı\\s+bırak")
+_SAFETY = ("approvals?|approval\\s+(?:gate|prompts?|checks?)|confirmations?|confirmation\\s+prompts?|sandbox(?:ing)?|"
+           "safety(?:\\s+checks?)?|guardrails?|security|"
+           "approbations?|validations?|bac\\s+à\\s+sable|sécurité|securite|garde-fous|"
+           "bestätigungen|bestätigung|genehmigungen|genehmigung|sicherheit|sicherheitsprüfungen|"
+           "aprobaciones|aprobación|confirmaciones|confirmación|seguridad|"
+           "approvazioni|approvazione|conferme|conferma|sicurezza|"
+           "aprovações|aprovacoes|aprovação|confirmações|confirmacoes|segurança|seguranca|"
+           "goedkeuringen|goedkeuring|bevestigingen|bevestiging|beveiliging|veiligheid|"
+           "godkännanden|säkerhet|zatwierdzenia|piaskownic\\w*|подтверждения|песочниц\\w*|onaylar\\w*")
+_INSTRUCTIONS = ("instructions?|rules|prompts?|"
+                 "consignes|règles|anweisungen|regeln|instrucciones|reglas|istruzioni|regole|"
+                 "instruções|instrucoes|regras|instructies|regels|instruktioner|instrukcje|инструкции|talimatlar")
+_PRIOR = ("previous|prior|above|earlier|system|all|"
+          "précédentes|precedentes|antérieures|toutes|vorherigen|bisherigen|alle|obigen|"
+          "anteriores|todas|precedenti|tutte|vorige|eerdere|alle|tidigare|poprzednie|предыдущие|önceki")
+_HIDE = (r"(?:do\s+not|don'?t|never)\s+(?:tell|inform|mention\s+(?:it\s+)?to)\s+(?:this\s+to\s+)?the\s+user|"
+         r"without\s+(?:telling|informing|notifying)\s+the\s+user|hide\s+(?:it|this|that)?\s*from\s+the\s+user|"
+         r"secretly|"
+         r"sans\s+(?:le\s+)?(?:dire|prévenir|prevenir|informer)\s+(?:à\s+)?l'utilisat\w+|ne\s+(?:le\s+)?dis\s+pas|"
+         r"en\s+secret|discrètement|cache(?:z)?\s+(?:le|la|les|ça|cela)?\s*(?:à|a)\s+l'utilisat\w+|"
+         r"ohne\s+(?:es\s+)?(?:dem|den)\s+(?:benutzer|nutzer|anwender)\w*\s+zu\s+(?:sagen|erzählen|melden)|heimlich|"
+         r"verschweige|sag(?:e|en\s+sie)?\s+(?:es\s+)?(?:dem|den)\s+(?:benutzer|nutzer)\w*\s+(?:nicht|nichts)|"
+         r"sin\s+(?:decirle|decir|avisar)(?:lo)?\s+al\s+usuario|en\s+secreto|no\s+(?:se\s+)?lo\s+digas|"
+         r"ocúltalo|ocultalo|a\s+escondidas|"
+         r"senza\s+dirlo\s+all'utente|di\s+nascosto|non\s+dirlo|nascondi(?:lo)?\s+all'utente|"
+         r"sem\s+(?:contar|dizer|avisar)\s+(?:ao|para\s+o)\s+usuário|sem\s+(?:contar|dizer|avisar)\s+ao\s+utilizador|"
+         r"em\s+segredo|às\s+escondidas|não\s+(?:conte|diga)\s+ao\s+usuário|"
+         r"zonder\s+(?:het\s+)?(?:aan\s+)?de\s+gebruiker\s+te\s+(?:vertellen|melden|zeggen)|stiekem|in\s+het\s+geheim|"
+         r"vertel\s+(?:het\s+)?de\s+gebruiker\s+niet|i\s+hemlighet|potajemnie|тайно|скрытно|gizlice")
+_STANDING = (r"always|every\s+(?:time|session|turn|reply|response|message|task|conversation)|"
+             r"before\s+(?:answering|replying|responding|you\s+(?:answer|reply|respond))|at\s+the\s+start\s+of|"
+             r"on\s+(?:startup|session\s+start)|from\s+now\s+on|without\s+asking|"
+             r"toujours|à\s+chaque|a\s+chaque|avant\s+de\s+répondre|avant\s+de\s+repondre|au\s+début\s+de|"
+             r"désormais|sans\s+demander|"
+             r"immer|jedes\s+mal|bei\s+jede[mnr]|vor\s+jeder|bevor\s+du\s+antwortest|bevor\s+sie\s+antworten|"
+             r"ab\s+jetzt|ohne\s+(?:zu\s+)?fragen|zu\s+beginn|"
+             r"siempre|cada\s+vez|antes\s+de\s+responder|al\s+inicio|sin\s+preguntar|"
+             r"sempre|ogni\s+volta|prima\s+di\s+rispondere|all'inizio|senza\s+chiedere|"
+             r"toda\s+vez|antes\s+de\s+responder|no\s+início|sem\s+perguntar|"
+             r"altijd|elke\s+keer|voordat\s+je\s+antwoordt|zonder\s+te\s+vragen|bij\s+elke|"
+             r"alltid|zawsze|всегда|her\s+zaman|daima")
+_NEGATION = r"(?:never|not|don'?t|do\s+not|no|jamais|ne|n'|pas|nie|niemals|nicht|kein\w*|nunca|no|mai|non|não|nooit|niet|aldrig)"
+
+
+@dataclass(frozen=True, slots=True)
+class Intent:
+    """One reason the text reads as an injected instruction: `kind` and the matched words."""
+
+    kind: str
+    quote: str
+
+
+def _near(a: str, b: str, gap: int) -> str:
+    return rf"\b(?:{a})\b(?:\W+\w+){{0,{gap}}}?\W+(?:the\s+|all\s+|any\s+)?(?:{b})\b"
+
+
+@functools.cache
+def _rules() -> tuple[tuple[str, re.Pattern[str]], ...]:
+    flags = re.IGNORECASE | re.UNICODE
+    return tuple((kind, re.compile(rx, flags)) for kind, rx in (
+        ("disables safety", _near(_OFF, _SAFETY, 4)),
+        ("overrides instructions", _near(_OFF, rf"(?:{_PRIOR})\W+(?:\w+\W+)?(?:{_INSTRUCTIONS})|"
+                                               rf"(?:{_INSTRUCTIONS})\W+(?:{_PRIOR})", 2)),
+        ("hides something from the user", rf"\b(?:{_HIDE})\b"),
+        ("sends secrets out", _near(_SEND, _SECRET, 6)),
+    ))
+
+
+@functools.cache
+def _standing() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+    flags = re.IGNORECASE | re.UNICODE
+    run = re.compile(rf"(?:^|[\s:;,.!(\-*•>])(?:{_RUN})\b", flags)
+    return (run, re.compile(rf"\b(?:{_STANDING})\b", flags), re.compile(rf"\b{_NEGATION}\W+(?:\w+\W+)?$", flags),
+            re.compile(rf"\b{_NEGATION}\b", flags))
+
+
+def normalise(text: str) -> str:
+    """NFKC, format characters (zero-width, bidi, tags) removed, whitespace collapsed, casefolded."""
+    text = unicodedata.normalize("NFKC", text)
+    text = "".join(ch for ch in text if unicodedata.category(ch) != "Cf")
+    return " ".join(text.split()).casefold()
+
+
+def views(text: str) -> tuple[str, ...]:
+    """The normalised text and, when different, its de-leeted reading (3x3cute -> execute)."""
+    norm = normalise(text)
+    leet = norm.translate(_LEET)
+    return (norm,) if leet == norm else (norm, leet)
+
+
+def scan(text: str) -> list[Intent]:
+    """Every injected-instruction intent in `text` (empty for ordinary facts and descriptions)."""
+    if not text or not text.strip():
+        return []
+    found: dict[str, Intent] = {}
+    run, standing, negated, negation = _standing()
+    for view in views(text):
+        for kind, rx in _rules():
+            for m in rx.finditer(view):  # "never disable ...", "deaktiviere niemals ...": not an order
+                hiding = kind.startswith("hides")  # its own words are negations ("don't tell the user")
+                if kind not in found and (hiding or (not negated.search(view[:m.start()][-40:]) and
+                                                     not negation.search(m.group(0)))):
+                    found[kind] = Intent(kind, m.group(0))
+        for sentence in re.split(r"(?<=[.!?;])\s+", view):
+            verb = run.search(sentence)
+            if verb and standing.search(sentence) and not negated.search(sentence[:verb.start() + 1][-40:]):
+                found.setdefault("standing order to run something", Intent("standing order to run something",
+                                                                           sentence[:120]))
+    return list(found.values())

@@ -1,0 +1,179 @@
+"""What confined work may see and change, resolved on disk at planning time (re-planned per command when
+the inputs moved, see `watch_stamp`):
+
+- `hidden_paths`: default-deny. The Hermes home roots are hidden whole and HOME's dot-entries are hidden,
+  except the readable locations of the policy (tools and settings, not credentials). The rule is planned
+  as a list of concrete paths: a location partly readable (e.g. ~/.config, readable only for git/config)
+  is expanded into its non-readable children. Symlinks are left alone: their target has its own rule.
+- `git_paths`: whatever `.git` of a workspace resolves to — a directory, a `gitdir:` file (a moved or
+  renamed git dir, a worktree's commondir), `core.hooksPath`, `$GIT_DIR` — gives hooks, config and the
+  `.git` entry itself to keep read-only (and the `.git` directory to pin, so it cannot be renamed away).
+- `home_children`: when the workspace is HOME (or contains it), HOME itself stays read-only and only its
+  existing non-dot entries are writable: no new start-up file, no `.pth` in ~/.local, no user unit.
+Stdlib only."""
+
+from __future__ import annotations
+
+import os
+import re
+import stat as stat_mod
+from collections.abc import Iterable
+
+_HOOKS_PATH = re.compile(r"^\s*hookspath\s*=\s*(.+?)\s*$", re.I | re.M)
+_SECTION = re.compile(r"^\s*\[([^\]]+)\]", re.M)
+
+
+def under(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def hidden_paths(home: str, hermes_roots: Iterable[str], readable: Iterable[str]) -> list[str]:
+    """Concrete paths to hide: every Hermes root (minus readable parts) and HOME's dot-entries."""
+    allow = [os.path.realpath(a) for a in readable]
+    out: list[str] = []
+    for root in dict.fromkeys(os.path.realpath(r) for r in hermes_roots):
+        if not os.path.isdir(root):
+            continue
+        inner = [a for a in allow if a != root and under(a, root)]
+        out += _expand(root, inner) if inner else [root]
+    if home and os.path.isdir(home):
+        out += _expand(home, [a for a in allow if a != home and under(a, home)], dots_only=True)
+    return list(dict.fromkeys(out))
+
+
+def _expand(root: str, allow: list[str], *, dots_only: bool = False) -> list[str]:
+    """Children of `root` not readable: hidden whole, or expanded when a readable path lies below."""
+    try:
+        names = sorted(os.listdir(root))
+    except OSError:
+        return []
+    out: list[str] = []
+    for name in names:
+        if dots_only and not name.startswith("."):
+            continue
+        path = os.path.join(root, name)
+        if os.path.islink(path) or any(under(path, a) for a in allow):
+            continue
+        inner = [a for a in allow if under(a, path)]
+        if inner and os.path.isdir(path):
+            out += _expand(path, inner)
+        else:
+            out.append(path)
+    return out
+
+
+def home_children(home: str) -> list[str]:
+    """The existing non-dot entries of HOME (the writable part of a workspace that is HOME)."""
+    try:
+        names = sorted(os.listdir(home))
+    except OSError:
+        return []
+    return [os.path.join(home, n) for n in names
+            if not n.startswith(".") and not os.path.islink(os.path.join(home, n))]
+
+
+# -- git ----------------------------------------------------------------------------------------------
+
+def _read_small(path: str, limit: int = 65536) -> str:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return ""
+    try:
+        if not stat_mod.S_ISREG(os.fstat(fd).st_mode):
+            return ""
+        return os.read(fd, limit).decode("utf-8", "replace")
+    finally:
+        os.close(fd)
+
+
+def _gitdir_of(dot: str) -> str | None:
+    """The git directory a `.git` entry stands for: itself, or the target of its `gitdir:` line."""
+    if os.path.isdir(dot):
+        return os.path.realpath(dot)
+    text = _read_small(dot, 4096).strip()
+    if not text.lower().startswith("gitdir:"):
+        return None
+    target = os.path.expanduser(text.split(":", 1)[1].strip())
+    return os.path.realpath(os.path.join(os.path.dirname(dot), target))
+
+
+def _hooks_paths(config: str) -> list[str]:
+    """core.hooksPath values of a git config file (last one wins in git; all are protected here)."""
+    text = _read_small(config)
+    found = []
+    sections = list(_SECTION.finditer(text))
+    for i, sec in enumerate(sections):
+        if sec.group(1).strip().lower() != "core":
+            continue
+        body = text[sec.end():sections[i + 1].start() if i + 1 < len(sections) else len(text)]
+        found += [m.group(1).strip().strip('"') for m in _HOOKS_PATH.finditer(body)]
+    return found
+
+
+def git_paths(workspace: str, home: str, git_dir_env: str | None = None) -> tuple[list[str], list[str]]:
+    """(read-only paths, directories to pin) for the repository of `workspace`, resolved now."""
+    readonly: list[str] = []
+    pinned: list[str] = []
+    dot = os.path.join(workspace, ".git")
+    gitdirs: list[str] = []
+    if os.path.isdir(dot) and not os.path.islink(dot):
+        pinned.append(os.path.realpath(dot))
+    elif os.path.isfile(dot) and not os.path.islink(dot):
+        readonly.append(dot)  # the `gitdir:` file itself cannot be rewritten, renamed or removed
+    for candidate in (dot, git_dir_env):
+        gd = _gitdir_of(candidate if candidate is None or os.path.isabs(candidate)
+                        else os.path.join(workspace, candidate)) if candidate else None
+        if gd and os.path.isdir(gd):
+            gitdirs.append(gd)
+            common = _read_small(os.path.join(gd, "commondir"), 4096).strip()
+            if common:
+                gitdirs.append(os.path.realpath(os.path.join(gd, common)))
+    configs = [os.path.join(home, ".gitconfig"), os.path.join(home, ".config/git/config")]
+    for gd in dict.fromkeys(gitdirs):
+        readonly += [os.path.join(gd, n) for n in ("hooks", "config", "commondir", "info")]
+        configs.append(os.path.join(gd, "config"))
+    for cfg in configs:
+        for raw in _hooks_paths(cfg):
+            path = os.path.expanduser(raw)
+            readonly.append(os.path.realpath(path if os.path.isabs(path) else os.path.join(workspace, path)))
+    return [p for p in dict.fromkeys(readonly) if os.path.lexists(p)], pinned
+
+
+def watch_stamp(workspaces: Iterable[str], home: str) -> tuple:
+    """A cheap fingerprint of what the plan depends on: each workspace's `.git` entry (and its config),
+    HOME's dot-entry names (listed again only when HOME's mtime moved). Equal stamps: same plan."""
+    out: list[object] = []
+    for ws in workspaces:
+        dot = os.path.join(ws, ".git")
+        out.append(_sig(dot))
+        out.append(_sig(os.path.join(dot, "config")))
+    out.append(_dot_names(home))
+    return tuple(out)
+
+
+def _sig(path: str) -> tuple | None:
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    return (st.st_ino, st.st_mode, st.st_mtime_ns if not stat_mod.S_ISDIR(st.st_mode) else 0)
+
+
+_DOTS: dict[str, tuple[int, frozenset[str]]] = {}
+
+
+def _dot_names(home: str) -> frozenset[str]:
+    try:
+        mtime = os.stat(home).st_mtime_ns
+    except OSError:
+        return frozenset()
+    cached = _DOTS.get(home)
+    if cached and cached[0] == mtime:
+        return cached[1]
+    try:
+        names = frozenset(n for n in os.listdir(home) if n.startswith("."))
+    except OSError:
+        names = frozenset()
+    _DOTS[home] = (mtime, names)
+    return names

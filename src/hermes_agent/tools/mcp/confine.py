@@ -1,0 +1,115 @@
+"""Confinement of one stdio MCP server: the OS sandbox spec, environment and working directory it runs with.
+
+Default: the session's sandbox with the writable set narrowed to the workspace plus a private state
+directory (~/.cache/hermes/mcp/<name>, also its TMPDIR), secrets hidden as for commands, the
+environment by allowlist plus the server's own `env:`. `mcp_servers.NAME.sandbox` grants more
+(writable_paths, readable_paths, network) or turns it off (`false`). Pure apart from mkdir."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+
+from hermes_agent.approval.policy import PathPolicy, resolve
+from hermes_agent.terminal.sandbox.spec import SandboxSpec, spec_from_policy
+from hermes_agent.tools.mcp.config import ServerConfig, sanitize
+
+# What a server process inherits from hermes's environment; everything else is dropped, whatever its name.
+ENV_ALLOW = ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TERM", "TZ", "NODE_PATH",
+             "VIRTUAL_ENV", "NVM_DIR", "PYENV_ROOT", "JAVA_HOME", "GOPATH", "CARGO_HOME", "RUSTUP_HOME")
+
+
+@dataclass(frozen=True, slots=True)
+class Confinement:
+    """How one server is started: `spec` None means unconfined (`why` says why); `error` refuses the start."""
+
+    spec: SandboxSpec | None
+    env: dict[str, str]
+    cwd: str | None
+    state_dir: str = ""
+    why: str = ""
+    error: str = ""
+    writable: tuple[str, ...] = ()  # as configured (the spec keeps only the ones that exist)
+
+    def describe(self) -> str:
+        """One line for `hermes doctor` / `hermes mcp test`."""
+        if self.error:
+            return self.error
+        if self.spec is None:
+            return f"unconfined ({self.why})"
+        roots = ", ".join(w + ("" if os.path.exists(w) or w == self.state_dir else " (missing)")
+                          for w in self.writable or self.spec.writable)
+        net = "on" if self.spec.network else "off"
+        return f"confined ({self.why}): writes only {roots}; secrets hidden; network {net}"
+
+
+def state_dir_for(name: str, home: str | None = None) -> str:
+    """The server's private state/cache directory (writable inside its sandbox, its TMPDIR)."""
+    home = home or os.path.expanduser("~")
+    return os.path.join(home, ".cache", "hermes", "mcp", sanitize(name))
+
+
+def server_env(cfg: ServerConfig, environ: Mapping[str, str], tmpdir: str | None) -> dict[str, str]:
+    """Allowlisted variables of `environ` (plus LC_*), TMPDIR, then the server's own `env:` on top."""
+    env = {k: v for k, v in environ.items() if k in ENV_ALLOW or k.startswith("LC_")}
+    if tmpdir:
+        env["TMPDIR"] = tmpdir
+    env.update(cfg.env)
+    return env
+
+
+def _narrowed(policy: PathPolicy, cfg: ServerConfig, state_dir: str) -> PathPolicy:
+    """The session policy with writes limited to the workspace, the state dir and the server's grants."""
+    ws = policy.workspace[0] if policy.workspace else None
+    grants = tuple(resolve(p, ws, policy.home) for p in cfg.sandbox.writable_paths)
+    readable = tuple(resolve(p, ws, policy.home) for p in cfg.sandbox.readable_paths)
+    secrets = tuple(s for s in policy.secrets
+                    if not any(_related(s, r) for r in (*readable, *policy.readable_grants)))
+    writable = tuple(dict.fromkeys((*policy.workspace, os.path.realpath(state_dir), *grants)))
+    return replace(policy, writable=writable, secrets=secrets, readable_grants=(*policy.readable_grants, *readable))
+
+
+def _related(secret: str, grant: str) -> bool:
+    """A granted path inside a hidden one (or the reverse) un-hides that entry."""
+    def under(a: str, b: str) -> bool:
+        return a == b or a.startswith(b.rstrip("/") + "/")
+    return under(grant, secret) or under(secret, grant)
+
+
+def confine(cfg: ServerConfig, policy: PathPolicy | None, sandbox: Mapping | None,
+            environ: Mapping[str, str] | None = None, *, create: bool = True) -> Confinement:
+    """The confinement of stdio server `cfg` under the session `policy` and the `sandbox:` settings
+    (mode, network, mechanism). Refuses (error) when a sandbox is wanted and none works here."""
+    from hermes_agent.terminal.sandbox.launcher import choose_mechanism
+
+    environ = os.environ if environ is None else environ
+    sb = dict(sandbox or {})
+    cwd = os.path.expanduser(cfg.cwd) if cfg.cwd else (policy.workspace[0] if policy and policy.workspace else None)
+    if not cfg.sandbox.enabled:
+        return Confinement(None, server_env(cfg, environ, None), cwd, why=f"mcp_servers.{cfg.name}.sandbox is false")
+    if policy is None or str(sb.get("mode") or "workspace-write") == "off":
+        return Confinement(None, server_env(cfg, environ, None), cwd, why="sandbox.mode is off")
+    state = state_dir_for(cfg.name, policy.home)
+    tmp = os.path.join(state, "tmp")
+    if create:
+        os.makedirs(tmp, mode=0o700, exist_ok=True)
+    network = sb.get("network", True) if cfg.sandbox.network is None else cfg.sandbox.network
+    narrowed = _narrowed(policy, cfg, state)
+    spec = spec_from_policy(narrowed, network=network,
+                            mechanism=str(sb.get("mechanism") or "auto"), mode=str(sb.get("mode") or ""))
+    mechanism, why = choose_mechanism(spec)
+    env = server_env(cfg, environ, tmp)
+    if mechanism is None:
+        return Confinement(spec, env, cwd, state, writable=narrowed.writable, error=(
+            f"not started: no OS sandbox works here ({why}); set mcp_servers.{cfg.name}.sandbox: false "
+            "to run it unconfined"))
+    if spec.mode == "read-only":  # the server still needs its own state dir
+        spec = spec.with_writable(state)
+    return Confinement(spec, env, cwd, state, why=mechanism, writable=narrowed.writable)
+
+
+def unconfined(cfg: ServerConfig) -> Confinement:
+    """No session policy was given (library use, unit tests): allowlisted env, no OS sandbox."""
+    return Confinement(None, server_env(cfg, os.environ, None), os.path.expanduser(cfg.cwd) if cfg.cwd else None,
+                       why="started without a session sandbox")

@@ -1,0 +1,110 @@
+"""Provenance of a conversation: which tool results bring in content nobody vouches for (web and browser
+pages, external MCP tools, network downloads), and which tool calls change what future sessions see
+(memory, skills, cron jobs, config, plugins, context files). The approval gate asks before the second
+kind once the first has happened (approval/gate.py: check_persist). Pure functions; regexes compiled
+on first use."""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+
+# Files loaded into the system prompt of later sessions (memory/context_files.py) and their cousins.
+CONTEXT_FILES = ("AGENTS.md", "CLAUDE.md", ".hermes.md", "HERMES.md", "SOUL.md", ".cursorrules", ".windsurfrules")
+
+
+def _hermes_home() -> str:
+    from hermes_agent.paths import hermes_root
+
+    return os.path.realpath(str(hermes_root()))
+
+
+def path_persists(path: object, cwd: str | None = None, home: str | None = None) -> str | None:
+    """What a write to `path` changes for future sessions (None: nothing they load)."""
+    if not isinstance(path, str) or not path.strip():
+        return None
+    raw = os.path.expanduser(path.strip())
+    real = os.path.realpath(raw if os.path.isabs(raw) else os.path.join(cwd or os.getcwd(), raw))
+    name = os.path.basename(real)
+    if name in CONTEXT_FILES:
+        return f"the context file {name} (loaded into every future session's system prompt)"
+    hh = home or _hermes_home()
+    if real == hh or real.startswith(hh.rstrip("/") + "/"):
+        rel = real[len(hh):].lstrip("/") or "."
+        return f"the Hermes home ({rel}: config, memory, skills, plugins and cron jobs live there)"
+    return None
+
+
+@functools.cache
+def _command_shapes() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    names = "|".join(re.escape(n) for n in CONTEXT_FILES)
+    target = re.compile(rf"(?:^|[\s/'\"=<>])(?:{names})(?=$|[\s'\";|&)>])|\$\{{?HERMES_HOME\b|~/\.hermes\b|"
+                        r"\bhermes\s+(?:-\S+\s+)*(?:config\s+(?:set|edit|migrate)|plugins?\s+(?:install|enable)|"
+                        r"skills?\s+(?:install|tap)|cron\s+(?:add|create|edit)|memory\b|mcp\s+add)")
+    writes = re.compile(r">|\btee\b|\bsed\s+(?:-\w*\s+)*-i|\bperl\s+-\w*i|\b(?:cp|mv|ln|install|rsync|dd|truncate|"
+                        r"rm|unlink|touch|patch|git|hermes|python\d?(?:\.\d+)?|node|ruby|perl|awk|ed|ex|vi|vim|"
+                        r"nano|curl|wget|printf|echo|cat)\b|\bopen\s*\(|\.write|write_text|write_bytes|shutil\.|"
+                        r"os\.(?:rename|replace|symlink|link)|subprocess|appendFile|writeFile")
+    return target, writes
+
+
+def command_persists(text: object, home: str | None = None) -> str | None:
+    """What a shell command or a script would change for future sessions, where the text shows it: a
+    write shape together with a context file, the Hermes home, or a `hermes` subcommand that saves."""
+    if not isinstance(text, str) or not text.strip():
+        return None
+    target, writes = _command_shapes()
+    hh = home or _hermes_home()
+    hit = target.search(text)
+    mentions_home = hh in text
+    if not (hit or mentions_home) or not writes.search(text):
+        return None
+    what = hit.group(0).strip(" /'\"=<>") if hit else hh
+    return f"{what} (read by future sessions)"
+
+
+@functools.cache
+def _network_fetch() -> re.Pattern[str]:
+    return re.compile(r"\b(?:curl|wget|aria2c|lynx|w3m|links|http|https|xh|fetch|yt-dlp|scp|sftp|rsync|ftp|"
+                      r"nc|ncat|socat|telnet|gh|hub)\b|\bgit\s+(?:clone|pull|fetch|submodule)\b|"
+                      r"\b(?:pip\d?|uv\s+pip|npm|pnpm|yarn|cargo|go)\s+(?:download|view|info|show)\b|"
+                      r"https?://|urllib|requests\.|httpx|aiohttp|socket\.|urlopen|fetch\s*\(")
+
+
+def fetches_network(text: object) -> bool:
+    """Does this command or script text bring content in from the network (downloads, pages, clones)?"""
+    return isinstance(text, str) and bool(_network_fetch().search(text))
+
+
+# -- the `persists` trait of the built-in tools ---------------------------------------------------
+
+def memory_persists(args: dict) -> str | None:
+    if args.get("action") not in ("add", "replace", "remove"):
+        return None
+    return "the user profile (USER.md)" if args.get("target") == "user" else "persistent memory (MEMORY.md)"
+
+
+def skill_persists(args: dict) -> str | None:
+    return f"the skill {str(args.get('name') or '?')!r} (its description enters every future system prompt)"
+
+
+def cron_persists(args: dict) -> str | None:
+    action = str(args.get("action") or "")
+    return None if action in ("list", "") else f"a scheduled cron job ({action})"
+
+
+def terminal_persists(args: dict) -> str | None:
+    return command_persists(args.get("command"))
+
+
+def code_persists(args: dict) -> str | None:
+    return command_persists(args.get("code"))
+
+
+def terminal_fetches(args: dict) -> bool:
+    return fetches_network(args.get("command"))
+
+
+def code_fetches(args: dict) -> bool:
+    return fetches_network(args.get("code"))

@@ -1,0 +1,290 @@
+"""What a Hermes user set up keeps working here, both ways, against the real released Hermes 0.19.0
+($HERMES_REF_BIN, its own venv) and, where it differs, the upstream-tracking build ($HERMES_UPSTREAM_BIN):
+cron script jobs and skills, checkpoints, bundled skills, a Telegram chat's session. Each test skips when
+the program it needs is not installed."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from hermes_agent.providers.scripted import ScriptedServer
+from tests.helpers import run_hermes
+
+REF = os.environ.get("HERMES_REF_BIN") or "/work/ci/hermes-ref/bin/hermes"
+UPSTREAM = os.environ.get("HERMES_UPSTREAM_BIN") or "/work/ci/hermes-upstream/bin/hermes"
+needs_ref = pytest.mark.skipif(not Path(REF).exists(), reason=f"the released Hermes is not installed ({REF})")
+PROGRAMS = [pytest.param(REF, id="hermes-0.19.0", marks=needs_ref),
+            pytest.param(UPSTREAM, id="hermes-upstream", marks=pytest.mark.skipif(
+                not Path(UPSTREAM).exists(), reason=f"the upstream-tracking Hermes is not installed ({UPSTREAM})"))]
+
+
+def other(program: str, *args: str, home: Path, timeout: float = 240, cwd: Path | None = None,
+          env: dict | None = None) -> subprocess.CompletedProcess:
+    """Run a Hermes (0.19.0 or upstream) with HERMES_HOME=home and a private HOME."""
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "OPENROUTER_", "HERMES_", "TELEGRAM_"))}
+    user_home = home.parent / "user-home"
+    user_home.mkdir(exist_ok=True)
+    clean.update(HERMES_HOME=str(home), HOME=str(user_home), NO_COLOR="1", **(env or {}))
+    return subprocess.run([program, *args], capture_output=True, text=True, timeout=timeout, env=clean,
+                          cwd=str(cwd or home.parent))
+
+
+def ok(proc: subprocess.CompletedProcess) -> str:
+    assert proc.returncode == 0, f"exit {proc.returncode}\nstdout: {proc.stdout[-3000:]}\nstderr: {proc.stderr[-3000:]}"
+    return proc.stdout
+
+
+def python_of(program: str) -> str:
+    return str(Path(program).parent / "python")
+
+
+def write_config(home: Path, url: str, extra: str = "") -> None:
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.yaml").write_text(
+        f"model:\n  provider: custom\n  default: scripted-model\n  base_url: {url}\n  api_key: test-key\n"
+        "auxiliary:\n  title_generation:\n    enabled: false\n" + extra, encoding="utf-8")
+
+
+@pytest.fixture
+def server():
+    with ScriptedServer(default={"content": "ok"}) as s:
+        yield s
+
+
+@pytest.fixture
+def home(tmp_path, server) -> Path:
+    h = tmp_path / "home"
+    write_config(h, server.url)
+    (tmp_path / "work").mkdir()
+    return h
+
+
+def job_id(out: str) -> str:
+    return re.search(r"Created job:? (\w+)", out).group(1)
+
+
+def jobs(home: Path) -> list[dict]:
+    return json.loads((home / "cron" / "jobs.json").read_text(encoding="utf-8"))["jobs"]
+
+
+# -- 4. cron -------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("program", PROGRAMS)
+def test_no_agent_script_job_runs_sandboxed_without_a_model_call(program, home, server):
+    scripts = home / "scripts"
+    scripts.mkdir(parents=True)
+    (scripts / "wd.sh").write_text('echo "disk at 91%"\necho noise >&2\n'
+                                   'touch ../planted.txt 2>/dev/null && echo WROTE-HOME || echo write-refused\n')
+    ok(other(program, "cron", "create", "every 1h", "--no-agent", "--script", "wd.sh", "--name", "wd", home=home))
+    (job,) = jobs(home)
+    assert job["no_agent"] is True and job["script"] == "wd.sh"
+
+    ran = run_hermes("cron", "run", job["id"], "--now", home=home, cwd=str(home.parent / "work"))
+    assert ran.returncode == 0, ran.stderr
+    assert "disk at 91%" in ran.stdout and "write-refused" in ran.stdout  # the script ran, inside the sandbox
+    assert "noise" not in ran.stdout  # stdout is what is delivered, as Hermes does
+    assert not (home / "planted.txt").exists()
+    assert server.requests == []  # no model was asked
+    (output,) = (home / "cron" / "output" / job["id"]).glob("*.md")
+    assert "**Mode:** no_agent (script)" in output.read_text() and "disk at 91%" in output.read_text()
+    assert jobs(home)[0]["last_status"] == "ok"
+
+    runs = ok(other(program, "cron", "runs", home=home))  # Hermes's own history shows our run
+    assert f"completed  job={job['id']}" in runs
+    assert "ok" in ok(other(program, "cron", "list", home=home)).split("Last run:", 1)[1].splitlines()[0]
+
+
+@needs_ref
+def test_failed_and_silent_script_jobs(home, server):
+    scripts = home / "scripts"
+    scripts.mkdir(parents=True)
+    (scripts / "broken.sh").write_text("echo half-done\necho 'disk probe failed' >&2\nexit 4\n")
+    (scripts / "quiet.py").write_text("print('checked')\nprint('{\"wakeAgent\": false}')\n")
+    ids = [job_id(ok(other(REF, "cron", "create", "every 1h", "--no-agent", "--script", name, home=home)))
+           for name in ("broken.sh", "quiet.py")]
+    broken = run_hermes("cron", "run", ids[0], "--now", home=home, cwd=str(home.parent / "work"))
+    assert broken.returncode == 1 and "Script exited with code 4" in broken.stdout
+    assert "disk probe failed" in broken.stdout
+    quiet = run_hermes("cron", "run", ids[1], "--now", home=home, cwd=str(home.parent / "work"))
+    assert quiet.returncode == 0 and "[SILENT]" in quiet.stdout
+    assert server.requests == []
+    runs = ok(other(REF, "cron", "runs", home=home))
+    assert f"failed     job={ids[0]}" in runs and f"completed  job={ids[1]}" in runs
+    assert "Script exited with code 4" in runs
+
+
+@pytest.mark.parametrize("program", PROGRAMS)
+def test_a_jobs_skills_are_sent_to_the_model(program, home, server):
+    skill = home / "skills" / "research" / "tide-report"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: tide-report\ndescription: Report the tides.\n---\n\n"
+                                    "# Tide report\n\nAlways quote the harbour code HX-7731 first.\n")
+    ok(other(program, "cron", "create", "every 1h", "give the tide report", "--skill", "tide-report",
+             "--name", "tides", home=home))
+    (job,) = jobs(home)
+    server.add({"content": "HX-7731: high tide at noon."})
+    ran = run_hermes("cron", "run", job["id"], "--now", home=home, cwd=str(home.parent / "work"))
+    assert ran.returncode == 0 and "HX-7731: high tide" in ran.stdout, ran.stderr
+    sent = repr(server.requests[-1]["body"]["messages"])
+    assert "Always quote the harbour code HX-7731 first." in sent and "give the tide report" in sent
+
+
+@needs_ref
+def test_fields_we_do_not_know_survive_our_rewrites(home):
+    ok(other(REF, "cron", "create", "every 1h", "ping", "--name", "keeper", home=home))
+    path = home / "cron" / "jobs.json"
+    data = json.loads(path.read_text())
+    data["jobs"][0].update(monitor_script="mon.sh", failure_streak=2, pinned=True, interpreter="bash")
+    data["schema_hint"] = {"from": "upstream"}
+    path.write_text(json.dumps(data))
+    assert run_hermes("cron", "pause", "keeper", home=home).returncode == 0
+    assert run_hermes("cron", "resume", "keeper", home=home).returncode == 0
+    after = json.loads(path.read_text())
+    assert after["schema_hint"] == {"from": "upstream"}
+    job = after["jobs"][0]
+    assert (job["monitor_script"], job["failure_streak"], job["pinned"], job["interpreter"]) == ("mon.sh", 2, True, "bash")
+    assert job["enabled"] is True and "keeper" in ok(other(REF, "cron", "list", home=home))
+
+
+def test_a_paused_marker_from_upstream_is_honoured(home, server):
+    run = run_hermes("cron", "create", "every 1h", "ping", "--name", "held", home=home)
+    path = home / "cron" / "jobs.json"
+    data = json.loads(path.read_text())
+    data["jobs"][0].update(next_run_at="2000-01-01T00:00:00+00:00", state="paused", paused_at="2026-09-01T00:00:00+00:00")
+    path.write_text(json.dumps(data))
+    assert run.returncode == 0
+    tick = run_hermes("cron", "daemon", "--once", home=home)
+    assert tick.returncode == 0 and "job " not in tick.stdout and server.requests == []
+
+
+# -- 7. bundled skills -----------------------------------------------------------------------------------
+
+
+def _local_skills(listing: str) -> set[str]:
+    """Names Hermes's `skills list` shows with source `local` (the user's own)."""
+    names = set()
+    for line in listing.splitlines():
+        cells = [c.strip() for c in line.replace("┃", "│").split("│") if c.strip()]
+        if len(cells) >= 3 and cells[2] == "local":
+            names.add(cells[0])
+    return names
+
+
+@pytest.mark.parametrize("program", PROGRAMS)
+def test_our_bundled_skills_never_show_as_the_users_in_hermes(program, home, server, tmp_path):
+    from hermes_agent.skills.bundled import MANIFEST, bundled_skills
+    from hermes_agent.skills.fsutil import content_hash, copy_skill
+
+    ours = {name for _, name, _ in bundled_skills()}
+    skills = home / "skills"
+    mine = skills / "notes" / "my-runbook"
+    mine.mkdir(parents=True)
+    (mine / "SKILL.md").write_text("---\nname: my-runbook\ndescription: How I deploy.\n---\n\nRun make deploy.\n")
+    # a home an earlier version of ours used: its bundled skills copied into the shared folder
+    lines = []
+    for category, name, src in bundled_skills():
+        copy_skill(src, skills / category / name)
+        lines.append(f"{name}:{content_hash(src, 'md5')}\n")
+    (skills / MANIFEST).write_text("".join(lines))
+    assert ours <= _local_skills(ok(other(program, "skills", "list", home=home)))  # the problem being fixed
+
+    server.add({"content": "hello"})
+    assert run_hermes("chat", "-q", "hi", home=home, cwd=str(tmp_path / "work")).returncode == 0
+    assert "git-workflow" in server.requests[-1]["body"]["messages"][0]["content"]  # ours still offer them
+
+    assert _local_skills(ok(other(program, "skills", "list", home=home))) == {"my-runbook"}
+    server.add({"content": "hello from hermes"})
+    ok(other(program, "chat", "-q", "hi", home=home))
+    hermes_prompt = server.requests[-1]["body"]["messages"][0]["content"]
+    assert "my-runbook" in hermes_prompt and not [n for n in ours if n in hermes_prompt]
+
+
+# -- 6. checkpoints --------------------------------------------------------------------------------------
+
+HERMES_LIST = """
+import json, sys
+from tools.checkpoint_manager import CheckpointManager
+print(json.dumps(CheckpointManager(enabled=True).list_checkpoints(sys.argv[1])))
+"""
+HERMES_RESTORE = """
+import json, sys
+from tools.checkpoint_manager import CheckpointManager
+print(json.dumps(CheckpointManager(enabled=True).restore(sys.argv[1], sys.argv[2])))
+"""
+
+
+@contextlib.contextmanager
+def sessions_set_aside(home: Path):
+    """Upstream's state.db (schema v31) is not writable by this branch yet (issue 23 item 1, another
+    branch): while ours chats on such a home, its sessions file is moved aside, and put back after."""
+    if not (home / "state.db").exists() or run_hermes("sessions", "list", home=home).returncode == 0:
+        yield
+        return
+    aside = home.parent / "state-aside"
+    aside.mkdir()
+    files = [p for p in home.glob("state.db*")]
+    for p in files:
+        p.rename(aside / p.name)
+    try:
+        yield
+    finally:
+        for p in home.glob("state.db*"):
+            p.unlink()
+        for p in files:
+            (aside / p.name).rename(p)
+
+
+def hermes_py(program: str, code: str, *args: str, home: Path) -> object:
+    """Hermes's own checkpoint code (its venv), on this home."""
+    return json.loads(ok(other(python_of(program), "-c", code, *args, home=home)).strip().splitlines()[-1])
+
+
+def _rewrite(path: Path, text: str) -> tuple[dict, ...]:
+    """Model steps: read the file (upstream refuses to overwrite an unread one), write it, answer."""
+    return ({"tool_calls": [{"name": "read_file", "arguments": {"path": str(path)}}]},
+            {"tool_calls": [{"name": "write_file", "arguments": {"path": str(path), "content": text}}]},
+            {"content": "written"})
+
+
+@pytest.mark.parametrize("program", PROGRAMS)
+def test_checkpoints_are_listed_and_restored_by_the_other_program(program, home, server, tmp_path):
+    project = tmp_path / "project"
+    project.mkdir()
+    notes = project / "notes.txt"
+    notes.write_text("original\n")
+
+    # Hermes checkpoints before its write; ours lists that checkpoint and restores it
+    server.add(*_rewrite(notes, "hermes wrote this\n"))
+    ok(other(program, "chat", "-q", "rewrite notes", "--checkpoints", "--yolo", home=home, cwd=project))
+    assert notes.read_text() == "hermes wrote this\n"
+    listed = run_hermes("checkpoints", "list", str(project), home=home)
+    assert listed.returncode == 0, listed.stderr
+    (theirs,) = [line.split()[0] for line in listed.stdout.splitlines() if line.startswith("  ")]
+    restored = run_hermes("checkpoints", "restore", theirs, str(project), home=home)
+    assert restored.returncode == 0 and notes.read_text() == "original\n", restored.stderr
+
+    # ours checkpoints before our write; Hermes lists ours (and its own) and restores ours
+    server.add(*_rewrite(notes, "ours wrote this\n"))
+    with sessions_set_aside(home):
+        chat = run_hermes("chat", "-q", "rewrite notes", "--checkpoints", "--yolo", home=home, cwd=str(project))
+    assert chat.returncode == 0, chat.stderr
+    assert notes.read_text() == "ours wrote this\n"
+    seen = hermes_py(program, HERMES_LIST, str(project), home=home)
+    reasons = [c["reason"] for c in seen]
+    assert len(seen) >= 3 and any(r.startswith("before restore") for r in reasons), reasons
+    status = ok(other(program, "checkpoints", "list", home=home))  # Hermes's per-directory summary
+    assert re.search(rf"{project.name}\s+{len(seen)}\s+.*live", status), status
+    ours = seen[0]["hash"]
+    result = hermes_py(program, HERMES_RESTORE, str(project), ours, home=home)
+    assert result["success"] is True and notes.read_text() == "original\n"
+    assert not list((home / "checkpoints").glob("legacy-*"))  # neither archived the other's
+    again = run_hermes("checkpoints", "list", str(project), home=home).stdout
+    assert "pre-rollback snapshot" in again  # Hermes's own safety snapshot is listed here too
