@@ -74,7 +74,7 @@ SEARCH_FILES_SCHEMA = {
         "context": {"type": "integer", "description": "lines around matches"},
         "output_mode": {"type": "string", "enum": ["content", "files_only", "count"]},
         "limit": {"type": "integer", "description": "default 50"},
-        "offset": {"type": "integer", "description": "Results to skip"},
+        "offset": {"type": "integer"},
     }, "required": ["pattern"]},
 }
 

@@ -16,7 +16,7 @@ MEMORY_SCHEMA = {
         "Memory across sessions (shown in your system prompt): save unasked what is worth keeping. target "
         "user: who the user is (name, role, preferences, habits, environment); memory: your notes (project "
         "facts, conventions, fixes that worked, lessons). Not task progress or secrets. One compact fact per "
-        "entry. When full, the error lists entries: merge (replace) or remove stale ones, then retry."
+        "entry. When full, merge (replace) or remove stale entries the error lists, then retry."
     ),
     "parameters": {
         "type": "object",

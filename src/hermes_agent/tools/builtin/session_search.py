@@ -32,7 +32,7 @@ SCHEMA = {
             "since": {"type": "string", "description": "YYYY-MM-DD or relative (7d, 12h)"},
             "until": {"type": "string", "description": "the same, inclusive"},
             "session_id": {"type": "string"},
-            "around_id": {"type": "integer", "description": "message id"},
+            "around_id": {"type": "integer"},
             "limit": {"type": "integer", "description": "default 3, max 10"},
         },
     },

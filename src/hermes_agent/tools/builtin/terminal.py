@@ -24,8 +24,8 @@ _LOG_LINES_BYTES = 4_000_000  # how much of the buffer Hermes-style line paging 
 TERMINAL_SCHEMA = {
     "name": "terminal",
     "description": (
-        "Run a bash command; cwd, exports and functions persist between calls. Returns output (stdout+stderr, "
-        "long output keeps head and tail) and exit_code (non-zero is a normal result). Foreground commands die "
+        "Run a bash command; cwd, exports and functions persist between calls. Returns output (stdout+stderr; "
+        "head and tail when long) and exit_code (non-zero is a normal result). Foreground commands die "
         "at the timeout: run servers, watchers and long jobs with background=true, then use process. No "
         "interactive programs (editors, pagers, prompts) unless pty=true: use -y, --no-pager."),
     "parameters": {"type": "object", "properties": {
@@ -33,7 +33,7 @@ TERMINAL_SCHEMA = {
         "background": {"type": "boolean", "description": "return at once with a process id"},
         "timeout": {"type": "integer", "minimum": 1, "description": "Seconds (default 180)"},
         "workdir": {"type": "string", "description": "for this command only"},
-        "pty": {"type": "boolean", "description": "Run in a pseudo-terminal"},
+        "pty": {"type": "boolean"},
         "sandbox": {"type": "boolean", "description": "false: run outside the OS sandbox, only after it blocked "
                     "this command; needs a reason and the user's approval"},
         "reason": {"type": "string", "description": "Why (shown to the user)"},
