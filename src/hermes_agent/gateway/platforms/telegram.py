@@ -197,17 +197,19 @@ class TelegramAdapter:
                                            timeout=int(self.poll_timeout),
                                            allowed_updates=["message", "callback_query"])
             self.connected = True
+            parsed = {u.update_id: u for u in updates}
             await self._deliver([(u.update_id, u.to_dict() if (u.message or u.callback_query) else None)
-                                 for u in updates])
+                                 for u in updates], parsed=parsed)
 
-    async def _deliver(self, batch: list[tuple[int, dict | None]], *, ordered: bool = True) -> None:
-        """Write the batch to the inbox first, then hand each new event to the handler (a task each: one slow
-        chat never holds up the others)."""
-        fresh = set(self.inbox.accept(batch, ordered=ordered))
+    async def _deliver(self, batch: list[tuple[int, dict | None]], *, ordered: bool = True,
+                       parsed: dict | None = None) -> None:
+        """Write the batch to the inbox first (fsynced on a worker thread: the loop keeps serving other chats),
+        then hand each new event to the handler (a task each: one slow chat never holds up the others)."""
+        fresh = set(await asyncio.to_thread(self.inbox.accept, batch, ordered=ordered))
         for event_id, payload in batch:
             if event_id not in fresh or payload is None:
                 continue
-            inbound = self._translate(event_id, payload)
+            inbound = self._translate(event_id, payload, (parsed or {}).get(event_id))
             if inbound is None:
                 self.inbox.done([event_id])
             elif self.handler is not None:
@@ -215,10 +217,10 @@ class TelegramAdapter:
                 self._handling.add(task)
                 task.add_done_callback(self._handling.discard)
 
-    def _translate(self, event_id: int, payload: dict) -> Inbound | None:
+    def _translate(self, event_id: int, payload: dict, update: object = None) -> Inbound | None:
         from telegram import Update
 
-        update = Update.de_json(payload, self.bot)
+        update = update if update is not None else Update.de_json(payload, self.bot)  # polled: parsed already
         if update.callback_query is not None:
             q = update.callback_query
             chat = q.message.chat if q.message else None
@@ -256,7 +258,10 @@ class TelegramAdapter:
         return target
 
     def ack(self, event_ids: list[int] | tuple[int, ...]) -> None:
-        self.inbox.done(event_ids)
+        try:  # on the loop: the fsynced write goes to a worker thread (the inbox's lock keeps writes in order)
+            asyncio.get_running_loop().run_in_executor(None, self.inbox.done, tuple(event_ids))
+        except RuntimeError:
+            self.inbox.done(event_ids)
 
     async def send(self, chat_id: str, text: str, buttons: list[tuple[str, str]] | None = None) -> str | None:
         markup = None
