@@ -74,6 +74,21 @@ def from_settings(settings, conf: dict):  # type: ignore[no-untyped-def]
                            require_mention=mention)
 
 
+def _tls_context(base_url: str | None) -> object:
+    """The TLS verification both Bot clients share: a plain-http base_url (a local Bot API server) needs no CA
+    store; anything else gets one default context (loading the CA store costs ~40 ms a time)."""
+    if base_url and base_url.startswith("http://"):
+        return False
+    import ssl
+
+    try:  # the CA bundle httpx itself would use
+        import certifi
+
+        return ssl.create_default_context(cafile=certifi.where())
+    except ImportError:
+        return ssl.create_default_context()
+
+
 def _webhook(settings, extra: dict) -> WebhookConfig | None:  # type: ignore[no-untyped-def]
     """Webhook mode when `extra.webhook_url` is set; it requires a secret (TELEGRAM_WEBHOOK_SECRET or
     extra.webhook_secret) so nobody else can inject updates."""
@@ -109,8 +124,9 @@ class TelegramAdapter:
             kw["base_file_url"] = base_file_url
         self.poll_timeout = poll_timeout
         self.require_mention = require_mention
-        self.bot = Bot(token, request=HTTPXRequest(connection_pool_size=32, read_timeout=15, connect_timeout=5),
-                       get_updates_request=HTTPXRequest(read_timeout=poll_timeout + 5, connect_timeout=5), **kw)
+        tls = {"httpx_kwargs": {"verify": _tls_context(base_url)}}  # one CA store load for both clients, not two
+        self.bot = Bot(token, request=HTTPXRequest(connection_pool_size=32, read_timeout=15, connect_timeout=5, **tls),
+                       get_updates_request=HTTPXRequest(read_timeout=poll_timeout + 5, connect_timeout=5, **tls), **kw)
         self.inbox = inbox or Inbox(self.name)
         self.handler: Handler | None = None
         self._task: asyncio.Task | None = None
