@@ -20,7 +20,7 @@ CRONJOB_SCHEMA = {
     "description": (
         "Schedule prompts to run later: create (schedule, prompt), list, and update/pause/resume/remove/run "
         "a job_id from list (never guess one). A job runs in a fresh session with no history and nobody to "
-        "ask: make its prompt self-contained. Its final answer goes to `deliver`. Cron runs must not schedule jobs."),
+        "ask: a self-contained prompt. Its final answer goes to `deliver`. Cron runs must not schedule jobs."),
     "parameters": {"type": "object", "properties": {
         "action": {"type": "string", "enum": list(_ACTIONS)},
         "job_id": {"type": "string"},
@@ -30,7 +30,7 @@ CRONJOB_SCHEMA = {
         "repeat": {"type": "integer", "description": "runs (default: once for one-shot, else forever)"},
         "deliver": {"type": "string", "description": "default: this chat; 'local', 'telegram' (home channel), "
                                                      "'telegram:chat_id'; comma-separated"},
-        "include_disabled": {"type": "boolean", "description": "list: include paused (default true)"},
+        "include_disabled": {"type": "boolean", "description": "list: with paused ones (default true)"},
     }, "required": ["action"]},
 }
 

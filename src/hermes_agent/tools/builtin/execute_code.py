@@ -66,7 +66,7 @@ def build_schema(present: frozenset[str] | set[str]) -> dict:
             "Run Python that calls tools as functions; only stdout comes back. For 3+ tool calls with logic "
             f"between them, loops, or shrinking big outputs. `from hermes_tools import ...`:\n{listing}\n"
             "Also json_parse(text), shell_quote(s), retry(fn, max_attempts=3, delay=2). Sandboxed, in the "
-            "working directory; limits 5 min, 50 tool calls, 50 KB stdout. print() your result."
+            "working directory; limits 5 min, 50 tool calls, 50 KB stdout. print() the result."
         ),
         "parameters": {"type": "object", "properties": {"code": {"type": "string"}},
                        "required": ["code"]},

@@ -167,7 +167,7 @@ SKILL_MANAGE_SCHEMA = {
         "action": {"type": "string", "enum": list(ACTIONS)},
         "name": {"type": "string", "description": "a-z0-9._-"},
         "content": {"type": "string", "description": "full SKILL.md"},
-        "category": {"type": "string", "description": "e.g. devops"},
+        "category": _S,
         "old_string": _S, "new_string": _S, "replace_all": {"type": "boolean"},
         "file_path": {"type": "string", "description": "a supporting file"}, "file_content": _S},
         "required": ["action", "name"]},

@@ -22,7 +22,7 @@ TTS_SCHEMA = {
         "type": "object",
         "properties": {
             "text": {"type": "string"},
-            "output_path": {"type": "string", "description": "default: the audio cache"},
+            "output_path": {"type": "string"},
         },
         "required": ["text"],
     },
