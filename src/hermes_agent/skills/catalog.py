@@ -263,8 +263,15 @@ class SkillCatalog:
                          "`hermes skills list` shows them]")
         return "\n".join(lines)
 
+    def _cache_file(self) -> Path:
+        """skills/.cache/index.json; a home without a skills folder (bundled skills are read where they are
+        packaged) keeps it in HERMES_HOME/cache rather than creating the folder Hermes shares."""
+        if self.skills_dir.is_dir():
+            return self.skills_dir / CACHE_REL
+        return self.skills_dir.parent / "cache" / "skills-index.json"
+
     def _load(self) -> list[SkillInfo]:
-        disk = _DiskCache(self.skills_dir / CACHE_REL) if self._use_disk else None
+        disk = _DiskCache(self._cache_file()) if self._use_disk else None
         seen: set[str] = set()
         out: list[SkillInfo] = []
         for root in self.roots:
