@@ -89,8 +89,9 @@ def read_yaml_file(path: Path, text: str | None = None) -> dict:
 
 def _read_config(path: Path) -> dict:
     """config.yaml as read_yaml_file reads it, from a JSON copy while the file is unchanged (same size, mtime and
-    inode): a run then never loads the YAML parser. The copy sits next to the file (HERMES_HOME/cache); a value
-    JSON cannot hold as it is (dates, non-string keys) means no copy."""
+    inode): a run then never loads the YAML parser. The copy sits next to the file, 0600, and is a secret to the
+    path policy like config.yaml (approval/policy.py HERMES_SECRETS); a value JSON cannot hold as it is (dates,
+    non-string keys) means no copy."""
     import json
 
     try:
@@ -98,7 +99,7 @@ def _read_config(path: Path) -> dict:
     except OSError:
         return {}
     stamp = [st.st_size, st.st_mtime_ns, st.st_ino]
-    cache = path.parent / "cache" / "config.yaml.json"
+    cache = path.parent / ".parsed-config.json"
     try:
         saved = json.loads(cache.read_text(encoding="utf-8"))
         if isinstance(saved, dict) and saved.get("stamp") == stamp and isinstance(saved.get("data"), dict):
@@ -111,8 +112,7 @@ def _read_config(path: Path) -> dict:
         if json.loads(text)["data"] == data:
             from hermes_agent.atomicfile import atomic_write_text
 
-            cache.parent.mkdir(exist_ok=True)
-            atomic_write_text(cache, text)
+            atomic_write_text(cache, text, mode=0o600)
     except (TypeError, ValueError, OSError):
         pass
     return data
