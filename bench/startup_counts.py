@@ -50,7 +50,8 @@ def main() -> int:
     def report() -> None:
         hermes = sorted(m for m in set(sys.modules) - before if m.startswith("hermes_agent"))
         out = {"modules": len(set(sys.modules) - before), "hermes_modules": len(hermes), **_counts,
-               "cpu_ms": round(time.process_time() * 1000, 1), "hermes_module_names": hermes}
+               "cpu_ms": round(time.process_time() * 1000, 1), "mcp_imported": "mcp" in sys.modules,
+               "hermes_module_names": hermes}
         sys.__stdout__.write(json.dumps(out) + "\n")
         sys.__stdout__.flush()
 

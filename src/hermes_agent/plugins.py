@@ -205,7 +205,18 @@ def _register_of(obj: object) -> Callable[[PluginContext], object]:
 
 def _declares_entry_point_plugins() -> bool:
     """Cheap pre-check: does any installed distribution's entry_points.txt name our group? Saves the
-    ~40 ms of importing and scanning importlib.metadata on every start when none does."""
+    ~40 ms of importing and scanning importlib.metadata on every start when none does. Asked once per
+    process (and sys.path): a gateway composes an agent per chat."""
+    key = tuple(sys.path)
+    if key not in _DECLARED:
+        _DECLARED[key] = _scan_entry_points()
+    return _DECLARED[key]
+
+
+_DECLARED: dict[tuple[str, ...], bool] = {}
+
+
+def _scan_entry_points() -> bool:
     for base in sys.path:
         try:
             entries = os.scandir(base or ".")

@@ -143,18 +143,21 @@ def test_redirect_to_a_private_address_is_blocked_even_when_public_pages_are_all
     assert result["success"] is False and "cloud metadata" in result["error"]
 
 
-def test_schemas_name_only_tools_the_run_offers(scripted, hermes_home):
+def test_schemas_name_only_tools_the_run_offers(scripted, hermes_home, site):
     model_config(hermes_home, scripted.url, extra=ALLOW)
-    scripted.add({"content": "a"}, {"content": "b"})
+    for _ in range(2):
+        scripted.add(call("browser_navigate", url=f"{site.url}/form"), {"content": "done"})
     assert chat("hi", "-t", "browser", home=hermes_home).returncode == 0
     assert chat("hi", "-t", "browser,vision", home=hermes_home).returncode == 0
+    first = [t["function"]["name"] for t in scripted.requests[0]["body"]["tools"]]
+    assert [n for n in first if n.startswith("browser_")] == ["browser_navigate"]  # the rest once a page is open
     alone, with_vision = ({t["function"]["name"]: t["function"]["description"] for t in r["body"]["tools"]}
-                          for r in scripted.requests)
+                          for r in (scripted.requests[1], scripted.requests[3]))
     assert "vision_analyze" not in alone and "vision_analyze" not in alone["browser_get_images"]
     assert "vision_analyze" in with_vision["browser_get_images"]
     assert "web_extract" not in alone["browser_navigate"]  # no web toolset in this run
     assert "browser_vision" in alone["browser_snapshot"]
-    ours = {t["function"]["name"]: len(json.dumps(t, separators=(",", ":"))) for t in scripted.requests[1]["body"]["tools"]}
+    ours = {t["function"]["name"]: len(json.dumps(t, separators=(",", ":"))) for t in scripted.requests[3]["body"]["tools"]}
     del ours["browser_close"]  # not one of Hermes 0.19's tools
     ours.pop("web_search", None)  # Hermes's browser toolset lists it too; measured with the web tools
     assert len(ours) == 10 and sum(ours.values()) <= 6068 // 2, ours  # Hermes: 6068 bytes for these ten

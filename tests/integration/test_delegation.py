@@ -60,7 +60,7 @@ def test_two_tasks_report_back_and_children_are_subagent_sessions(scripted, herm
     assert first_child[1]["content"] == "Count the lines of a.txt\n\nContext:\na.txt is in /srv/data"
     assert "You are a subagent" in first_child[0]["content"]
     assert "delegate_task" in tools_of(scripted.requests[0])
-    assert tools_of(scripted.requests[1]) == {"terminal", "process"}  # requested toolsets only
+    assert tools_of(scripted.requests[1]) == {"terminal"}  # requested toolsets only (process after a terminal call)
     assert tools_of(scripted.requests[3]) and not tools_of(scripted.requests[3]) & BLOCKED  # inherited, minus blocked
 
     parent_id = parent_session(out.stderr)
@@ -136,7 +136,7 @@ def test_iteration_limit_and_toolset_intersection(scripted, hermes_home):
     out = run_hermes("chat", "-q", "go", "-t", "terminal,delegation", "-C", "delegation.max_iterations=1",
                      home=hermes_home, input="")
     assert out.returncode == 0, out.stderr
-    assert tools_of(scripted.requests[1]) == {"terminal", "process"}  # file not the parent's, delegation blocked
+    assert tools_of(scripted.requests[1]) == {"terminal"}  # file not the parent's, delegation blocked
     row = tool_result(scripted.requests[2])["results"][0]
     assert (row["status"], row["api_calls"], row["tool_calls"]) == ("max_iterations", 1, 1)
 

@@ -37,7 +37,8 @@ def user(tmp_path: Path) -> Path:
 def snapshot(home: Path) -> dict[str, str]:
     return {str(p): p.read_text() for p in sorted(home.rglob("*")) if p.is_file() and not p.is_symlink()
             and "ws" not in p.relative_to(home).parts[:1] and "sessions" not in p.parts and p.suffix != ".db"
-            and "skills" not in p.parts and "logs" not in p.parts}
+            and "skills" not in p.parts and "logs" not in p.parts and "cache" not in p.parts
+            and p.name != ".parsed-config.json"}  # hermes's own caches
 
 
 def chat(scripted, home: Path, prompt: str, extra: str = NO_TMP, *args: str):

@@ -35,7 +35,8 @@ def test_coding_toolset_gives_the_tools_we_have_and_names_the_rest_once(scripted
     assert out.returncode == 0, out.stderr
     sent = sorted(t["function"]["name"] for t in scripted.requests[0]["body"]["tools"])
     sent = [n for n in sent if not n.startswith("browser_")]  # there when Chromium is (test_browser_chat.py)
-    assert sent == sorted(["terminal", "process", "read_file", "write_file", "patch", "search_files", "skills_list",
+    # process is offered once terminal has been called (it manages terminal's background processes)
+    assert sent == sorted(["terminal", "read_file", "write_file", "patch", "search_files", "skills_list",
                            "skill_view", "skill_manage", "todo", "memory", "session_search", "clarify",
                            "delegate_task", "web_search", "web_extract", "web_crawl", "execute_code",
                            "vision_analyze"])

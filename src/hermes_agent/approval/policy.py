@@ -36,7 +36,8 @@ HOME_READABLE: tuple[str, ...] = (
 # state.db, pairing, sessions, memories — is hidden from commands): the active profile's skills and cache.
 HERMES_READABLE: tuple[str, ...] = ("skills", "cache")
 # Files under HERMES_HOME that hold secrets.
-HERMES_SECRETS: tuple[str, ...] = (".env", "auth.json", "auth.lock", "config.yaml")  # config may hold model.api_key
+HERMES_SECRETS: tuple[str, ...] = (".env", "auth.json", "auth.lock", "config.yaml",  # config may hold model.api_key
+                                   ".parsed-config.json")  # config/loader.py's parsed copy of config.yaml
 # Never writable by a command or a file tool without the user's approval, even inside the workspace.
 SHELL_STARTUP: tuple[str, ...] = (
     ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc", ".zprofile", ".zshenv",

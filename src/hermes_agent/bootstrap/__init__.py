@@ -135,7 +135,7 @@ def build_services(settings: Settings, *, platform: str = "cli", toolsets: list[
     if settings.cfg.web.summarize:  # the user opted in to auxiliary calls for long web pages
         ctx.summarize = summarizer(auxiliary_provider(settings, "web_extract", provider), max_tokens=2000)
     if not opts.safe_mode:
-        _start_mcp(services, settings, wait=not interactive)
+        _start_mcp(services, settings, wait=not interactive, warn=notify)
     wire_approval(services, settings, approver, interactive)  # type: ignore[arg-type]
     memory = wire_memory_and_todo(services, settings)
     enabled = checked_toolsets(platform_toolsets(settings, platform, toolsets, plugin_report.toolsets), notify)
@@ -187,8 +187,11 @@ def _load_plugins(settings: Settings, hooks: HookBus, *, safe_mode: bool) -> Plu
     return report
 
 
-def _start_mcp(services: AgentServices, settings: Settings, *, wait: bool) -> None:
-    """MCP servers connect in the background; a one-shot run waits briefly so their tools are usable."""
+def _start_mcp(services: AgentServices, settings: Settings, *, wait: bool,
+               warn: Callable[[str], None] | None = None) -> None:
+    """MCP servers connect in the background (the `mcp` SDK loads on that thread); a one-shot run waits for
+    them, up to `mcp_single_query_discovery_timeout`, returning as soon as every server is up or failed. A
+    server whose command is missing is named in one line and costs nothing; exit never waits long for one."""
     if not settings.cfg.mcp_servers:
         return
     from hermes_agent.tools.mcp import start_mcp
@@ -196,10 +199,18 @@ def _start_mcp(services: AgentServices, settings: Settings, *, wait: bool) -> No
     mcp = start_mcp(settings)  # stdio servers run inside the session's sandbox (tools/mcp/confine.py)
     if mcp is None:
         return
-    services.closers.append(mcp.shutdown)
-    timeout = settings.cfg.mcp_discovery_timeout
+    for name, why in mcp.config_errors.items():
+        if warn is not None:
+            warn(f"MCP server {name} skipped: {why}" if name != "*" else f"MCP servers skipped: {why}")
+    if not mcp.running:
+        return
+    services.closers.append(lambda: mcp.shutdown(timeout=_MCP_EXIT_WAIT_S))
+    timeout = settings.cfg.mcp_single_query_discovery_timeout
     if wait and timeout > 0:
         mcp.wait_ready(timeout)
+
+
+_MCP_EXIT_WAIT_S = 2.0  # a server slower than this to close is left to die with the process
 
 
 def _wire_session(services: AgentServices, settings: Settings, platform: str) -> SessionBinding:

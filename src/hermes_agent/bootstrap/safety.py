@@ -39,5 +39,22 @@ def wire_approval(services: AgentServices, settings: Settings, approver: Approve
 
 
 def build_path_policy(settings: Settings, workspace: str | None = None) -> PathPolicy:
-    """The session's path policy: workspace = terminal.cwd (default: where hermes started)."""
-    return policy_for_settings(settings, workspace)
+    """The session's path policy: workspace = terminal.cwd (default: where hermes started). A policy is
+    frozen; the same Settings and workspace reuse it for a minute (a gateway composes an agent per chat,
+    and resolving every root costs milliseconds)."""
+    import os
+    import time
+
+    key = (id(settings), workspace, os.getcwd())
+    hit = _POLICIES.get(key)
+    if hit is not None and hit[0] is settings and time.monotonic() - hit[1] < _POLICY_TTL_S:
+        return hit[2]
+    policy = policy_for_settings(settings, workspace)
+    if len(_POLICIES) > 16:
+        _POLICIES.clear()
+    _POLICIES[key] = (settings, time.monotonic(), policy)
+    return policy
+
+
+_POLICY_TTL_S = 60.0
+_POLICIES: dict[tuple, tuple[Settings, float, PathPolicy]] = {}

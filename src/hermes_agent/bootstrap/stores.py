@@ -128,11 +128,11 @@ def wire_compression(services: AgentServices, settings: Settings, emit: Callable
 def script_backend(settings: Settings, workspace: str | None = None, cwd: str | None = None) -> object:
     """A sandboxed local shell for a script that is not an agent turn (cron `no_agent` jobs): the session's
     path policy with `workspace` writable (default terminal.cwd); the caller closes it."""
+    from dataclasses import replace
+
     from hermes_agent.terminal.manager import sandboxed_local
 
     from .safety import build_path_policy
-
-    from dataclasses import replace
 
     policy = build_path_policy(settings, workspace)
     scripts = os.path.realpath(settings.home / "scripts")  # the user's scripts: readable, inside a hidden home

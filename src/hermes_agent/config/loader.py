@@ -87,6 +87,37 @@ def read_yaml_file(path: Path, text: str | None = None) -> dict:
     return data
 
 
+def _read_config(path: Path) -> dict:
+    """config.yaml as read_yaml_file reads it, from a JSON copy while the file is unchanged (same size, mtime and
+    inode): a run then never loads the YAML parser. The copy sits next to the file, 0600, and is a secret to the
+    path policy like config.yaml (approval/policy.py HERMES_SECRETS); a value JSON cannot hold as it is (dates,
+    non-string keys) means no copy."""
+    import json
+
+    try:
+        st = path.stat()
+    except OSError:
+        return {}
+    stamp = [st.st_size, st.st_mtime_ns, st.st_ino]
+    cache = path.parent / ".parsed-config.json"
+    try:
+        saved = json.loads(cache.read_text(encoding="utf-8"))
+        if isinstance(saved, dict) and saved.get("stamp") == stamp and isinstance(saved.get("data"), dict):
+            return saved["data"]
+    except (OSError, ValueError):
+        pass
+    data = read_yaml_file(path)
+    try:
+        text = json.dumps({"stamp": stamp, "data": data})
+        if json.loads(text)["data"] == data:
+            from hermes_agent.atomicfile import atomic_write_text
+
+            atomic_write_text(cache, text, mode=0o600)
+    except (TypeError, ValueError, OSError):
+        pass
+    return data
+
+
 def _normalise(data: dict, source: Path | None) -> None:
     model = data.get("model")
     if isinstance(model, str):
@@ -151,7 +182,7 @@ def load_settings(overrides: Mapping[str, object] | None = None, *, yolo: bool =
     cfg_path = paths.config_path()
     data = copy.deepcopy(DEFAULT_CONFIG)
     if not ignore_user_config:
-        user_cfg = read_yaml_file(cfg_path, config_text)
+        user_cfg = read_yaml_file(cfg_path, config_text) if config_text is not None else _read_config(cfg_path)
         if isinstance(user_cfg.get("model"), str):
             user_cfg["model"] = {"default": user_cfg["model"]}
         deep_merge(data, user_cfg)

@@ -326,6 +326,7 @@ class Config:
     file_read_max_chars: int = field(**_c(min=1000))
     context_file_max_chars: int | None = field(**_c(min=0))
     mcp_discovery_timeout: float = field(**_c(min=0))
+    mcp_single_query_discovery_timeout: float = field(**_c(min=0))
     tools: ToolsCfg
     plugins: PluginsCfg
     fallback_providers: Rows

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Protocol
 from hermes_agent.config.settings import Settings
 from hermes_agent.core.context import PromptParts, build_system_prompt
 from hermes_agent.core.loop import AgentLoop, Compactor, TurnOutcome
-from hermes_agent.events import Event, ToolStarted
+from hermes_agent.events import Event, Notice, ToolStarted
 from hermes_agent.messages import Message, ToolCall, system, user
 from hermes_agent.providers.base import Provider
 from hermes_agent.tools import dispatch
@@ -77,7 +77,9 @@ class AIAgent:
         self.history: list[Message] = []
         self._cancel = threading.Event()
         self.services.ctx.interrupt = self._cancel
-        self._defs: tuple[int, list[dict]] | None = None
+        self._defs: tuple[tuple[int, frozenset[str]], list[dict]] | None = None
+        self._called: tuple[list[Message] | None, int, set[str]] = (None, 0, set())
+        self._mcp_seen: set[str] | None = None
         self._loop = self._new_loop()
         discover_builtin_tools(toolsets=enabled_toolsets)
 
@@ -101,12 +103,13 @@ class AIAgent:
                          cache_breakpoints=s.settings.cfg.prompt_caching.enabled, hooks=s.hooks)
 
     def tool_definitions(self) -> list[dict]:
-        """Definitions sent to the model (cached until the registry changes)."""
-        if self._defs is None or self._defs[0] != registry.generation:
+        """Definitions sent to the model (cached until the registry changes or a call unlocks more tools)."""
+        key = (registry.generation, self._unlocked())
+        if self._defs is None or self._defs[0] != key:
             from hermes_agent.tools import tool_search
 
             st = self.services.settings
-            selected = self.selected_definitions()
+            selected = [d for d in self.selected_definitions() if _offered_now(d["function"]["name"], key[1])]
             self.services.ctx.offered = frozenset(d["function"]["name"] for d in selected)
             defs = tool_search.assemble(selected, tool_search.core_names(), st.model.context_length,
                                         st.cfg.tools.tool_search.threshold_pct,
@@ -115,8 +118,23 @@ class AIAgent:
                 from hermes_agent.tools.upstream_calls import with_upstream_names
 
                 defs = with_upstream_names(defs)
-            self._defs = (registry.generation, defs)
+            self._defs = (key, defs)
+            if self._mcp_seen is None:  # what the agent started with: later arrivals are announced
+                self._mcp_seen = _mcp_names(defs)
         return self._defs[1]
+
+    def _unlocked(self) -> frozenset[str]:
+        """The tools this conversation has called that unlock others (ToolEntry.unlocked_by)."""
+        gates = registry.unlockers()
+        if not gates:
+            return frozenset()
+        seen, upto, called = self._called
+        if seen is not self.history or upto > len(self.history):
+            upto, called = 0, set()
+        for message in self.history[upto:]:
+            called.update(c.name for c in message.tool_calls)
+        self._called = (self.history, len(self.history), called)
+        return frozenset(gates & called)
 
     def selected_definitions(self) -> list[dict]:
         """Every tool this agent may use (before tool search defers any): its toolsets' available tools."""
@@ -176,6 +194,15 @@ class AIAgent:
     def _start_turn(self) -> None:
         self._cancel.clear()
         self.services.ctx.turn_id = uuid.uuid4().hex[:12]
+        self._announce_late_tools()
+
+    def _announce_late_tools(self) -> None:
+        """MCP tools that registered since the last turn (a server that was slow to start) join this turn's
+        definitions by themselves; say so once."""
+        mcp = _mcp_names(self.tool_definitions())
+        if self._mcp_seen is not None and (new := sorted(mcp - self._mcp_seen)):
+            self._emit(Notice(f"MCP tools now available: {', '.join(new)}"))
+        self._mcp_seen = mcp
 
     def chat(self, message: str) -> str:
         """Send a message and return the final answer text."""
@@ -250,3 +277,13 @@ class AIAgent:
 
 def new_task_id() -> str:
     return uuid.uuid4().hex[:12]
+
+
+def _offered_now(name: str, unlocked: frozenset[str]) -> bool:
+    entry = registry.get(name)
+    return entry is None or entry.unlocked_by is None or entry.unlocked_by in unlocked
+
+
+def _mcp_names(defs: list[dict]) -> set[str]:
+    names = (d["function"]["name"] for d in defs)
+    return {n for n in names if (e := registry.get(n)) is not None and e.toolset.startswith("mcp-")}

@@ -57,7 +57,7 @@ class OpenAIChatProvider:
     def complete(self, request: ChatRequest, on_delta: OnDelta | None = None,
                  cancel: threading.Event | None = None) -> Message:
         """POST /chat/completions and fold the (streamed) answer into a Message."""
-        payload = json.dumps(self.body(request), ensure_ascii=False).encode()
+        payload = json.dumps(self.body(request), ensure_ascii=False, separators=(",", ":")).encode()  # compact: fewer bytes
         try:
             resp = self._http.post("/chat/completions", payload, cancel, self._idle)
         except TransientError:

@@ -21,9 +21,9 @@ log = logging.getLogger(__name__)
 
 SKILL_FILE = "SKILL.md"
 CACHE_REL = ".cache/index.json"
-_CACHE_VERSION = 1
+_CACHE_VERSION = 2  # 2: records carry the description's intent-scan verdict
 _MAX_FRONTMATTER = 64 * 1024
-_INDEX_DESC = 120
+_INDEX_DESC = 90
 _PLATFORM = {"linux": "linux", "darwin": "macos", "win32": "windows"}.get(sys.platform, sys.platform)
 _PLATFORM_ALIASES = {"darwin": "macos", "osx": "macos", "mac": "macos", "win32": "windows", "win": "windows"}
 
@@ -42,6 +42,7 @@ class SkillInfo:
     root: Path
     meta: Mapping = field(default_factory=dict, compare=False)
     error: str | None = None
+    injected: bool | None = field(default=None, compare=False)  # the description's intent scan, when cached
 
     @property
     def dir(self) -> Path:
@@ -138,9 +139,30 @@ def parse_record(path: Path) -> dict:
         yaml_text, _ = split_frontmatter(read_frontmatter_text(path))
         if yaml_text is None:
             return {"meta": {}, "error": "no YAML frontmatter"}
-        return {"meta": _jsonable(parse_yaml(yaml_text)), "error": None}
+        meta = _jsonable(parse_yaml(yaml_text))
+        return {"meta": meta, "error": None, "injected": _injected(meta)}
     except (OSError, FrontmatterError) as exc:
         return {"meta": {}, "error": str(exc)}
+
+
+def _cache_version() -> str:
+    """The record format plus the intent rules' version (their file): new rules rescan every description."""
+    from hermes_agent import intent
+
+    try:
+        return f"{_CACHE_VERSION}:{os.stat(intent.__file__).st_mtime_ns}"
+    except OSError:
+        return str(_CACHE_VERSION)
+
+
+def _injected(meta: object) -> bool:
+    """Whether the description reads as an injected instruction (scanned once per file version, then cached)."""
+    desc = meta.get("description") if isinstance(meta, dict) else None
+    if not isinstance(desc, str):
+        return False
+    from hermes_agent.intent import scan as intent_scan
+
+    return bool(intent_scan(desc))
 
 
 def scan_root(root: Path) -> list[tuple[Path, str | None]]:
@@ -227,7 +249,8 @@ class SkillCatalog:
         current: str | None = None
         withheld = 0
         for s in skills:
-            if intent_scan(s.description):  # reads as an injected instruction: never into the prompt
+            flagged = s.injected if s.injected is not None else bool(intent_scan(s.description))
+            if flagged:  # reads as an injected instruction: never into the prompt
                 withheld += 1
                 continue
             cat = s.category or "general"
@@ -240,8 +263,15 @@ class SkillCatalog:
                          "`hermes skills list` shows them]")
         return "\n".join(lines)
 
+    def _cache_file(self) -> Path:
+        """skills/.cache/index.json; a home without a skills folder (bundled skills are read where they are
+        packaged) keeps it in HERMES_HOME/cache rather than creating the folder Hermes shares."""
+        if self.skills_dir.is_dir():
+            return self.skills_dir / CACHE_REL
+        return self.skills_dir.parent / "cache" / "skills-index.json"
+
     def _load(self) -> list[SkillInfo]:
-        disk = _DiskCache(self.skills_dir / CACHE_REL) if self._use_disk else None
+        disk = _DiskCache(self._cache_file()) if self._use_disk else None
         seen: set[str] = set()
         out: list[SkillInfo] = []
         for root in self.roots:
@@ -291,7 +321,7 @@ def _info(path: Path, root: Path, category: str | None, record: dict) -> SkillIn
     if category is None and isinstance(hermes, dict) and isinstance(hermes.get("category"), str):
         category = hermes["category"] or None
     return SkillInfo(name=str(name), description=desc if isinstance(desc, str) else "", category=category,
-                     path=path, root=root, meta=meta, error=record.get("error"))
+                     path=path, root=root, meta=meta, error=record.get("error"), injected=record.get("injected"))
 
 
 class _DiskCache:
@@ -307,7 +337,7 @@ class _DiskCache:
         if self._old is None:
             try:
                 data = json.loads(self.file.read_text(encoding="utf-8"))
-                ok = isinstance(data, dict) and data.get("version") == _CACHE_VERSION
+                ok = isinstance(data, dict) and data.get("version") == _cache_version()
                 self._old = data.get("entries", {}) if ok else {}
             except (OSError, ValueError):
                 self._old = {}
@@ -331,7 +361,7 @@ class _DiskCache:
         if not self.file.parent.parent.is_dir():
             return
         try:
-            atomic_write(self.file, json.dumps({"version": _CACHE_VERSION, "entries": self._new}))
+            atomic_write(self.file, json.dumps({"version": _cache_version(), "entries": self._new}))
         except OSError:
             log.debug("cannot write skills index cache %s", self.file, exc_info=True)
 

@@ -40,7 +40,9 @@ class ToolEntry:
     - untrusted_output (bool, or a function of the arguments): the result carries content nobody vouches
       for (web pages, external MCP tools, downloads); once one is taken in, the conversation is tainted;
     - persists(args) -> what future sessions would see changed (None: nothing): such calls need the
-      user's approval in a tainted conversation (tools/provenance.py, approval/gate.py check_persist)."""
+      user's approval in a tainted conversation (tools/provenance.py, approval/gate.py check_persist);
+    - unlocked_by: offered only once the conversation has called that tool (a family behind one entry point,
+      e.g. the browser's commands after browser_navigate: the first request stays small)."""
 
     name: str
     toolset: str
@@ -63,6 +65,7 @@ class ToolEntry:
     dynamic_schema: Callable[[frozenset[str]], dict] | None = None
     untrusted_output: bool | Callable[[dict], bool] = False
     persists: Callable[[dict], str | None] | None = None
+    unlocked_by: str | None = None
 
     def subject(self, args: dict) -> ApprovalSubject | None:
         """What the approval gate judges for these arguments (None: nothing)."""
@@ -143,6 +146,7 @@ class ToolRegistry:
         self._lock = threading.RLock()
         self._bridge = _AsyncBridge()
         self.generation = 0
+        self._unlockers: tuple[int, frozenset[str]] = (-1, frozenset())
 
     def register(self, name: str, toolset: str, schema: dict, handler: Handler,
                  check_fn: Callable[[], object] | None = None, requires_env: Iterable[str] | None = None,
@@ -152,7 +156,7 @@ class ToolRegistry:
                  needs: Iterable[str] = (), path_arg: str | None = None, preview_arg: str | None = None,
                  show_name: bool = True, dynamic_schema: Callable[[frozenset[str]], dict] | None = None,
                  untrusted_output: bool | Callable[[dict], bool] = False,
-                 persists: Callable[[dict], str | None] | None = None) -> ToolEntry:
+                 persists: Callable[[dict], str | None] | None = None, unlocked_by: str | None = None) -> ToolEntry:
         """Add (or replace, with a warning) a tool; the keyword traits are described on ToolEntry."""
         if approval not in APPROVALS:
             raise ValueError(f"tool {name!r}: approval must be one of {', '.join(APPROVALS)}, got {approval!r}")
@@ -160,7 +164,7 @@ class ToolRegistry:
                           bool(is_async), description or str(schema.get("description", "")), emoji,
                           max_result_size_chars, bool(parallel_safe), approval, approval_subject, bool(subagent_ok),
                           frozenset(needs), path_arg, preview_arg, bool(show_name), dynamic_schema, untrusted_output,
-                          persists)
+                          persists, unlocked_by)
         return self.add(entry)
 
     def add(self, entry: ToolEntry) -> ToolEntry:
@@ -187,6 +191,14 @@ class ToolRegistry:
 
     def entries(self) -> list[ToolEntry]:
         return [self._tools[n] for n in sorted(self._tools)]
+
+    def unlockers(self) -> frozenset[str]:
+        """Names of tools whose first call unlocks others (see ToolEntry.unlocked_by)."""
+        cached = self._unlockers
+        if cached[0] != self.generation:
+            cached = (self.generation, frozenset(e.unlocked_by for e in self._tools.values() if e.unlocked_by))
+            self._unlockers = cached
+        return cached[1]
 
     def toolsets(self) -> dict[str, list[str]]:
         """Toolset name -> registered tool names."""

@@ -74,6 +74,21 @@ def from_settings(settings, conf: dict):  # type: ignore[no-untyped-def]
                            require_mention=mention)
 
 
+def _tls_context(base_url: str | None) -> object:
+    """The TLS verification both Bot clients share: a plain-http base_url (a local Bot API server) needs no CA
+    store; anything else gets one default context (loading the CA store costs ~40 ms a time)."""
+    if base_url and base_url.startswith("http://"):
+        return False
+    import ssl
+
+    try:  # the CA bundle httpx itself would use
+        import certifi
+
+        return ssl.create_default_context(cafile=certifi.where())
+    except ImportError:
+        return ssl.create_default_context()
+
+
 def _webhook(settings, extra: dict) -> WebhookConfig | None:  # type: ignore[no-untyped-def]
     """Webhook mode when `extra.webhook_url` is set; it requires a secret (TELEGRAM_WEBHOOK_SECRET or
     extra.webhook_secret) so nobody else can inject updates."""
@@ -109,8 +124,9 @@ class TelegramAdapter:
             kw["base_file_url"] = base_file_url
         self.poll_timeout = poll_timeout
         self.require_mention = require_mention
-        self.bot = Bot(token, request=HTTPXRequest(connection_pool_size=32, read_timeout=15, connect_timeout=5),
-                       get_updates_request=HTTPXRequest(read_timeout=poll_timeout + 5, connect_timeout=5), **kw)
+        tls = {"httpx_kwargs": {"verify": _tls_context(base_url)}}  # one CA store load for both clients, not two
+        self.bot = Bot(token, request=HTTPXRequest(connection_pool_size=32, read_timeout=15, connect_timeout=5, **tls),
+                       get_updates_request=HTTPXRequest(read_timeout=poll_timeout + 5, connect_timeout=5, **tls), **kw)
         self.inbox = inbox or Inbox(self.name)
         self.handler: Handler | None = None
         self._task: asyncio.Task | None = None
@@ -197,17 +213,19 @@ class TelegramAdapter:
                                            timeout=int(self.poll_timeout),
                                            allowed_updates=["message", "callback_query"])
             self.connected = True
+            parsed = {u.update_id: u for u in updates}
             await self._deliver([(u.update_id, u.to_dict() if (u.message or u.callback_query) else None)
-                                 for u in updates])
+                                 for u in updates], parsed=parsed)
 
-    async def _deliver(self, batch: list[tuple[int, dict | None]], *, ordered: bool = True) -> None:
-        """Write the batch to the inbox first, then hand each new event to the handler (a task each: one slow
-        chat never holds up the others)."""
-        fresh = set(self.inbox.accept(batch, ordered=ordered))
+    async def _deliver(self, batch: list[tuple[int, dict | None]], *, ordered: bool = True,
+                       parsed: dict | None = None) -> None:
+        """Write the batch to the inbox first (fsynced on a worker thread: the loop keeps serving other chats),
+        then hand each new event to the handler (a task each: one slow chat never holds up the others)."""
+        fresh = set(await asyncio.to_thread(self.inbox.accept, batch, ordered=ordered))
         for event_id, payload in batch:
             if event_id not in fresh or payload is None:
                 continue
-            inbound = self._translate(event_id, payload)
+            inbound = self._translate(event_id, payload, (parsed or {}).get(event_id))
             if inbound is None:
                 self.inbox.done([event_id])
             elif self.handler is not None:
@@ -215,10 +233,10 @@ class TelegramAdapter:
                 self._handling.add(task)
                 task.add_done_callback(self._handling.discard)
 
-    def _translate(self, event_id: int, payload: dict) -> Inbound | None:
+    def _translate(self, event_id: int, payload: dict, update: object = None) -> Inbound | None:
         from telegram import Update
 
-        update = Update.de_json(payload, self.bot)
+        update = update if update is not None else Update.de_json(payload, self.bot)  # polled: parsed already
         if update.callback_query is not None:
             q = update.callback_query
             chat = q.message.chat if q.message else None
@@ -256,7 +274,10 @@ class TelegramAdapter:
         return target
 
     def ack(self, event_ids: list[int] | tuple[int, ...]) -> None:
-        self.inbox.done(event_ids)
+        try:  # on the loop: the fsynced write goes to a worker thread (the inbox's lock keeps writes in order)
+            asyncio.get_running_loop().run_in_executor(None, self.inbox.done, tuple(event_ids))
+        except RuntimeError:
+            self.inbox.done(event_ids)
 
     async def send(self, chat_id: str, text: str, buttons: list[tuple[str, str]] | None = None) -> str | None:
         markup = None

@@ -16,8 +16,8 @@ from collections.abc import Callable
 SIGNATURES: dict[str, tuple[str, str]] = {
     "terminal": ("command, timeout=None, workdir=None", "-> {output, exit_code} (foreground only)"),
     "read_file": ("path, offset=1, limit=500", "-> {content, total_lines}"),
-    "write_file": ("path, content", "-> overwrites the whole file"),
-    "patch": ("path, old_string, new_string, replace_all=False", "-> replaces old_string"),
+    "write_file": ("path, content", ""),
+    "patch": ("path, old_string, new_string, replace_all=False", ""),
     "search_files": ("pattern, target='content', path='.', file_glob=None, limit=50", "-> {matches}"),
     "web_search": ("query, limit=5", "-> results"),
     "web_extract": ("urls, char_limit=None", "-> {results: [{url, title, content}]}"),

@@ -27,9 +27,10 @@ def _schema(name: str, description: str, props: dict | None = None, required: tu
 
 
 SCHEMAS = [
-    _schema("browser_navigate", "Open a URL in a real browser (JavaScript runs) and return the page's snapshot. "
-            "Use it to interact with pages (forms, clicks, dynamic content). "
-            "To just read a page, web_extract is faster.",
+    _schema("browser_navigate", "Open a URL in a real browser (JavaScript runs); returns the page's snapshot. For "
+            "pages to interact with (forms, clicks, dynamic content); web_extract reads pages faster. Then "
+            "browser_snapshot and the other browser tools (click, type, scroll, back, press, get_images, vision, "
+            "close) are offered.",
             {"url": {"type": "string"}}, ("url",)),
     _schema("browser_snapshot", "The current page as an accessibility tree; elements carry refs [ref=e12] for "
             "browser_click and browser_type. Refresh it after the page changes. "
@@ -293,17 +294,18 @@ def _close(args: dict, **kw: Any) -> str:
 _SCHEMA = {s["name"]: s for s in SCHEMAS}
 # one page per task: calls run in order; every result may carry the page's words
 _TRAITS: dict = {"check_fn": _available, "parallel_safe": False, "untrusted_output": True}
+_FAMILY: dict = {**_TRAITS, "unlocked_by": "browser_navigate"}  # sent once a page is open: a small first request
 
 registry.register("browser_navigate", "browser", _SCHEMA["browser_navigate"], _navigate, emoji="🌐",
                   preview_arg="url", **_TRAITS)
-registry.register("browser_snapshot", "browser", _SCHEMA["browser_snapshot"], _snapshot, emoji="📸", **_TRAITS)
-registry.register("browser_click", "browser", _SCHEMA["browser_click"], _click, emoji="👆", preview_arg="ref", **_TRAITS)
-registry.register("browser_type", "browser", _SCHEMA["browser_type"], _type, emoji="⌨️", preview_arg="ref", **_TRAITS)
+registry.register("browser_snapshot", "browser", _SCHEMA["browser_snapshot"], _snapshot, emoji="📸", **_FAMILY)
+registry.register("browser_click", "browser", _SCHEMA["browser_click"], _click, emoji="👆", preview_arg="ref", **_FAMILY)
+registry.register("browser_type", "browser", _SCHEMA["browser_type"], _type, emoji="⌨️", preview_arg="ref", **_FAMILY)
 registry.register("browser_scroll", "browser", _SCHEMA["browser_scroll"], _scroll, emoji="📜",
-                  preview_arg="direction", **_TRAITS)
-registry.register("browser_back", "browser", _SCHEMA["browser_back"], _back, emoji="◀️", **_TRAITS)
-registry.register("browser_press", "browser", _SCHEMA["browser_press"], _press, emoji="⌨️", preview_arg="key", **_TRAITS)
-registry.register("browser_get_images", "browser", _SCHEMA["browser_get_images"], _get_images, emoji="🖼️", **_TRAITS)
+                  preview_arg="direction", **_FAMILY)
+registry.register("browser_back", "browser", _SCHEMA["browser_back"], _back, emoji="◀️", **_FAMILY)
+registry.register("browser_press", "browser", _SCHEMA["browser_press"], _press, emoji="⌨️", preview_arg="key", **_FAMILY)
+registry.register("browser_get_images", "browser", _SCHEMA["browser_get_images"], _get_images, emoji="🖼️", **_FAMILY)
 registry.register("browser_vision", "browser", _SCHEMA["browser_vision"], _vision, emoji="👁️", preview_arg="question",
-                  needs={"vision"}, **_TRAITS)
-registry.register("browser_close", "browser", _SCHEMA["browser_close"], _close, emoji="🚪", **_TRAITS)
+                  needs={"vision"}, **_FAMILY)
+registry.register("browser_close", "browser", _SCHEMA["browser_close"], _close, emoji="🚪", **_FAMILY)

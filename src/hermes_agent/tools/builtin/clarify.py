@@ -11,14 +11,13 @@ MAX_CHOICES = 4
 CLARIFY_SCHEMA = {
     "name": "clarify",
     "description": (
-        "Ask the user a question and wait for the answer. Use only when a decision or missing fact blocks "
-        "the task and no sensible default exists; not to confirm routine steps. Offer up to 4 short "
-        "choices (the user may still answer freely), or none for an open question."
+        "Ask the user and wait, only when a decision or missing fact blocks the task and no sensible default "
+        "exists (never for routine steps). Up to 4 short choices (free answers still work), or none."
     ),
     "parameters": {
         "type": "object",
         "properties": {
-            "question": {"type": "string", "description": "One clear question."},
+            "question": {"type": "string"},
             "choices": {"type": "array", "items": {"type": "string"}, "maxItems": MAX_CHOICES},
         },
         "required": ["question"],

@@ -18,22 +18,19 @@ _S = {"type": "string"}
 CRONJOB_SCHEMA = {
     "name": "cronjob",
     "description": (
-        "Manage scheduled cron jobs. action='create' schedules a prompt (schedule and prompt REQUIRED); "
-        "'list' shows jobs; 'update', 'pause', 'resume', 'remove' or 'run' act on a job_id (list first, never "
-        "guess ids). Jobs run in a fresh session with no chat context and nobody to ask, so prompts must be "
-        "self-contained; the final response is delivered to the target. Cron runs must not schedule more jobs."),
+        "Schedule prompts to run later: create (schedule, prompt), list, and update/pause/resume/remove/run "
+        "a job_id from list (never guess one). A job runs in a fresh session with no history and nobody to "
+        "ask: a self-contained prompt. Its final answer goes to `deliver`. Cron runs must not schedule jobs."),
     "parameters": {"type": "object", "properties": {
-        "action": {"type": "string", "description": "One of: " + ", ".join(_ACTIONS)},
-        "job_id": {"type": "string", "description": "Required for update/pause/resume/remove/run"},
-        "prompt": {"type": "string", "description": "For create: the full self-contained prompt"},
-        "schedule": {"type": "string", "description": "'30m' (once in 30 minutes), 'every 2h', '0 9 * * *' "
-                                                      "(cron), or an ISO time such as '2026-06-01T09:00:00'"},
-        "name": {"type": "string", "description": "Optional human-friendly name"},
-        "repeat": {"type": "integer", "description": "Optional run count (default: once for one-shot, forever else)"},
-        "deliver": {"type": "string", "description": "Omit to deliver back to this chat ('origin'); 'local' "
-                                                     "(save only), 'telegram' (its home channel) or 'telegram:chat_id'; "
-                                                     "comma-separate several"},
-        "include_disabled": {"type": "boolean", "description": "For list: include paused jobs (default true)"},
+        "action": {"type": "string", "enum": list(_ACTIONS)},
+        "job_id": {"type": "string"},
+        "prompt": {"type": "string"},
+        "schedule": {"type": "string", "description": "'30m' (once), 'every 2h', '0 9 * * *', ISO time"},
+        "name": {"type": "string"},
+        "repeat": {"type": "integer", "description": "runs (default: once for one-shot, else forever)"},
+        "deliver": {"type": "string", "description": "default: this chat; 'local', 'telegram' (home channel), "
+                                                     "'telegram:chat_id'; comma-separated"},
+        "include_disabled": {"type": "boolean", "description": "list: with paused ones (default true)"},
     }, "required": ["action"]},
 }
 

@@ -10,31 +10,29 @@ from hermes_agent.tools.registry import registry
 from hermes_agent.tools.results import tool_error
 
 _TOOLSETS = {"type": "array", "items": {"type": "string"},
-             "description": "Toolsets it may use, e.g. [\"terminal\",\"file\",\"web\"] (default: yours)."}
+             "description": "e.g. [\"terminal\",\"file\",\"web\"] (default: yours)"}
 
 DELEGATE_SCHEMA = {
     "name": "delegate_task",
     "description": (
-        "Hand independent subtasks to subagents that work in their own context and return only a summary, "
-        "so your context stays small. Use for research, broad searches or exploration that would flood your "
-        "context, and for parallel pieces of work. Subagents start with NO conversation history and cannot "
-        "ask the user: goal and context must be self-contained (paths, facts found so far, constraints, what "
-        "to report). One task: goal (+context, toolsets). Several: tasks[] instead, run in parallel. "
-        "Subagents cannot delegate, ask for clarification or write memory. Verify their claims before relying "
-        "on them."
+        "Hand independent subtasks to subagents with their own context; only a summary comes back. For "
+        "research or exploration that would flood your context, and parallel work. They have NO "
+        "conversation history and cannot ask the user: goal and context must be self-contained (paths, facts "
+        "so far, constraints, what to report). One task: goal (+context, toolsets); several: tasks[] (run in "
+        "parallel). They cannot delegate, clarify or write memory. Check what they claim."
     ),
     "parameters": {
         "type": "object",
         "properties": {
-            "goal": {"type": "string", "description": "What to achieve and what to report back."},
-            "context": {"type": "string", "description": "Everything it needs to know to start."},
+            "goal": {"type": "string", "description": "What to achieve and report"},
+            "context": {"type": "string"},
             "toolsets": _TOOLSETS,
             "tasks": {
                 "type": "array",
-                "description": "Independent tasks, each with its own goal/context/toolsets.",
                 "items": {
                     "type": "object",
-                    "properties": {"goal": {"type": "string"}, "context": {"type": "string"}, "toolsets": _TOOLSETS},
+                    "properties": {"goal": {"type": "string"}, "context": {"type": "string"},
+                                   "toolsets": {"type": "array", "items": {"type": "string"}}},
                     "required": ["goal"],
                 },
             },

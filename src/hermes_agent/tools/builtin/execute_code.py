@@ -59,17 +59,16 @@ def script_tools(offered: frozenset[str] | set[str]) -> list[str]:
 def build_schema(present: frozenset[str] | set[str]) -> dict:
     """The schema listing only the script tools this agent offers (seeds: dynamic schema patching)."""
     tools = script_tools(present)
-    listing = "\n".join(f"  {t}({SIGNATURES[t][0]}) {SIGNATURES[t][1]}" for t in tools) or "  (none here)"
+    listing = "\n".join(f"  {t}({SIGNATURES[t][0]}) {SIGNATURES[t][1]}".rstrip() for t in tools) or "  (none here)"
     return {
         "name": "execute_code",
         "description": (
-            "Run a Python script that calls tools as functions; only its stdout comes back. Use it for 3+ "
-            "tool calls with logic between them, loops, or to reduce big outputs before they reach you. "
-            f"`from hermes_tools import ...`:\n{listing}\n"
-            "Also: json_parse(text), shell_quote(s), retry(fn, max_attempts=3, delay=2). Runs in the working "
-            "directory, sandboxed; limits: 5 min, 50 tool calls, 50 KB of stdout. print() your result."
+            "Run Python that calls tools as functions; only stdout comes back. For 3+ tool calls with logic "
+            f"between them, loops, or shrinking big outputs. `from hermes_tools import ...`:\n{listing}\n"
+            "Also json_parse(text), shell_quote(s), retry(fn, max_attempts=3, delay=2). Sandboxed, in the "
+            "working directory; limits 5 min, 50 tool calls, 50 KB stdout. print() the result."
         ),
-        "parameters": {"type": "object", "properties": {"code": {"type": "string", "description": "Python source"}},
+        "parameters": {"type": "object", "properties": {"code": {"type": "string"}},
                        "required": ["code"]},
     }
 

@@ -25,59 +25,56 @@ from hermes_agent.tools.registry import registry
 from hermes_agent.tools.results import tool_error, tool_result
 
 _DIFF_PATH = lazyre.compile(r"^(?:\+\+\+|---) (?:[ab]/)?(\S+)|^\*\*\* (?:Update|Add|Delete) File: (.+?)\s*$", re.M)
-_PATH = {"type": "string", "description": "File path (absolute, ~/..., or relative to the working directory)"}
+_PATH = {"type": "string", "description": "absolute, ~/... or relative"}
 
 READ_FILE_SCHEMA = {
     "name": "read_file",
-    "description": "Read a text file as numbered lines ('N|text'); the reply says how to page on. "
-                   "Use instead of cat/head/sed in the terminal. Read before you patch.",
+    "description": "Read a text file as numbered lines ('N|text'); the reply says how to page on.",
     "parameters": {"type": "object", "properties": {
         "path": _PATH,
-        "offset": {"type": "integer", "minimum": 1, "description": "First line (1-based, default 1)"},
-        "limit": {"type": "integer", "minimum": 1, "description": "Max lines (default 500, max 2000)"},
+        "offset": {"type": "integer", "minimum": 1, "description": "First line (default 1)"},
+        "limit": {"type": "integer", "minimum": 1, "description": "Lines (default 500, max 2000)"},
     }, "required": ["path"]},
 }
 
 WRITE_FILE_SCHEMA = {
     "name": "write_file",
-    "description": "Create or overwrite a whole file with `content` (parent dirs are created). "
-                   "To change part of an existing file use patch instead.",
+    "description": "Create or overwrite a whole file (and its parent dirs); to change part of one, use patch.",
     "parameters": {"type": "object", "properties": {
         "path": _PATH,
-        "content": {"type": "string", "description": "Complete new file content"},
+        "content": {"type": "string"},
     }, "required": ["path", "content"]},
 }
 
 PATCH_SCHEMA = {
     "name": "patch",
     "description": "Edit files; returns the diff. mode=replace (default): old_string -> new_string in path; "
-                   "old_string must match one place exactly (copy it from read_file, add context lines to "
-                   "make it unique) unless replace_all; indentation/whitespace slips are tolerated. "
-                   "mode=patch: apply `patch`, a multi-file unified diff or '*** Begin Patch' text; "
-                   "all files change or none.",
+                   "old_string must match one place exactly (copy it from read_file, with context lines to "
+                   "make it unique) unless replace_all. mode=patch: apply "
+                   "`patch`, a multi-file unified diff or '*** Begin Patch' text; all files change or none.",
     "parameters": {"type": "object", "properties": {
         "mode": {"type": "string", "enum": ["replace", "patch"]},
         "path": _PATH,
-        "old_string": {"type": "string", "description": "Exact text to replace"},
-        "new_string": {"type": "string", "description": "Replacement text (may be empty)"},
-        "replace_all": {"type": "boolean", "description": "Replace every occurrence"},
-        "patch": {"type": "string", "description": "mode=patch: the diff text"},
+        "old_string": {"type": "string"},
+        "new_string": {"type": "string", "description": "may be empty"},
+        "replace_all": {"type": "boolean"},
+        "patch": {"type": "string"},
     }},
 }
 
 SEARCH_FILES_SCHEMA = {
     "name": "search_files",
-    "description": "Regex search in file contents (target=content) or file-name glob search (target=files). "
-                   "Use instead of grep/find in the terminal. Skips .git, node_modules, .venv, .gitignored.",
+    "description": "Regex search in file contents (target=content) or file-name glob (target=files). "
+                   "Skips .git, node_modules, .venv, .gitignored.",
     "parameters": {"type": "object", "properties": {
-        "pattern": {"type": "string", "description": "Regex, or a name glob like '*.py' for target=files"},
+        "pattern": {"type": "string", "description": "regex; a name glob like '*.py' for target=files"},
         "target": {"type": "string", "enum": ["content", "files"]},
-        "path": {"type": "string", "description": "Dir or file to search (default: working dir)"},
-        "file_glob": {"type": "string", "description": "Only files matching this glob, e.g. '*.ts'"},
-        "context": {"type": "integer", "description": "Context lines around matches"},
+        "path": {"type": "string", "description": "Dir or file (default: working dir)"},
+        "file_glob": {"type": "string", "description": "e.g. '*.ts'"},
+        "context": {"type": "integer", "description": "lines around matches"},
         "output_mode": {"type": "string", "enum": ["content", "files_only", "count"]},
-        "limit": {"type": "integer", "description": "Max results (default 50)"},
-        "offset": {"type": "integer", "description": "Results to skip (paging)"},
+        "limit": {"type": "integer", "description": "default 50"},
+        "offset": {"type": "integer"},
     }, "required": ["pattern"]},
 }
 

@@ -13,20 +13,18 @@ from hermes_agent.tools.results import tool_error
 MEMORY_SCHEMA = {
     "name": "memory",
     "description": (
-        "Durable memory across sessions, shown in your system prompt at the start of each session. "
-        "Save without being asked whenever you learn something worth keeping. target 'user': who the "
-        "user is - name, role, preferences, habits, environment. target 'memory': your own notes - "
-        "project facts, conventions, fixes that worked, lessons. Not for the current task's progress "
-        "(use todo) or secrets. One compact fact per entry. If full, the error lists entries: "
-        "merge them with replace or delete stale ones, then retry."
+        "Memory across sessions (shown in your system prompt): save unasked what is worth keeping. target "
+        "user: who the user is (name, role, preferences, habits, environment); memory: your notes (project "
+        "facts, conventions, fixes that worked, lessons). Not task progress or secrets. One compact fact per "
+        "entry. When full, merge (replace) or remove stale entries the error lists, then retry."
     ),
     "parameters": {
         "type": "object",
         "properties": {
             "action": {"type": "string", "enum": ["add", "replace", "remove"]},
             "target": {"type": "string", "enum": ["memory", "user"]},
-            "content": {"type": "string", "description": "Entry text (add, replace)."},
-            "old_text": {"type": "string", "description": "Unique substring of the entry to replace/remove."},
+            "content": {"type": "string"},
+            "old_text": {"type": "string", "description": "unique part of the entry"},
         },
         "required": ["action", "target"],
     },

@@ -20,22 +20,20 @@ if TYPE_CHECKING:
 SCHEMA = {
     "name": "session_search",
     "description": (
-        "Search your past conversations with this user (all sessions except the current one). "
-        "Use it when the user refers to earlier work or you need a past decision, command, path or fact. "
-        "With query: best-matching sessions first, each with snippets (hits in **bold**) and message ids. "
-        "No query: most recent sessions. session_id (+ around_id): read that part of a session."
+        "Search past conversations (not this one) when the user refers to earlier work or you need a past "
+        "decision, command, path or fact. query: best sessions first, snippets with message ids; no query: "
+        "latest sessions; session_id (+ around_id): read one."
     ),
     "parameters": {
         "type": "object",
         "properties": {
-            "query": {"type": "string", "description": "Words that must all appear (falls back to any); "
-                      "\"exact phrase\", prefix*, a OR b. Any language."},
-            "source": {"type": "string", "description": "Only this origin: cli, telegram, discord, cron, ..."},
+            "query": {"type": "string", "description": "all words, else any; \"phrase\", prefix*, a OR b"},
+            "source": {"type": "string", "description": "e.g. cli, telegram, cron"},
             "since": {"type": "string", "description": "YYYY-MM-DD or relative (7d, 12h)"},
-            "until": {"type": "string", "description": "YYYY-MM-DD (inclusive) or relative"},
-            "session_id": {"type": "string", "description": "Read this session (id from a result)"},
-            "around_id": {"type": "integer", "description": "With session_id: message id to read around"},
-            "limit": {"type": "integer", "description": "Sessions to return (default 3, max 10)"},
+            "until": {"type": "string", "description": "the same, inclusive"},
+            "session_id": {"type": "string"},
+            "around_id": {"type": "integer"},
+            "limit": {"type": "integer", "description": "default 3, max 10"},
         },
     },
 }

@@ -142,14 +142,14 @@ ACTIONS = ("create", "patch", "edit", "delete", "write_file", "remove_file")  # 
 
 SKILLS_LIST_SCHEMA = {
     "name": "skills_list",
-    "description": "List skills, optionally of one category.",
+    "description": "List skills (optionally of one category).",
     "parameters": {"type": "object", "properties": {"category": _S}},
 }
 
 SKILL_VIEW_SCHEMA = {
     "name": "skill_view",
-    "description": "Load a skill's SKILL.md instructions (with its list of supporting files and unmet "
-                   "prerequisites), or one supporting file via file_path. Load a matching skill before the task.",
+    "description": "Load a skill's SKILL.md (with its supporting files and unmet prerequisites), or one "
+                   "supporting file via file_path.",
     "parameters": {"type": "object", "properties": {
         "name": _S, "file_path": {"type": "string", "description": "e.g. references/api.md"}},
         "required": ["name"]},
@@ -158,22 +158,18 @@ SKILL_VIEW_SCHEMA = {
 SKILL_MANAGE_SCHEMA = {
     "name": "skill_manage",
     "description": (
-        "Save and maintain your skills: reusable procedures loaded in later sessions. Create one after a hard "
-        "or multi-step task succeeds, a fix worth reusing, or a workflow the user will repeat (offer to save it "
-        "after difficult work). When a skill proved wrong or stale, patch it right away. Prefer patch "
-        "(old_string must match once unless replace_all) over edit (full rewrite: skill_view first). SKILL.md = "
-        "'---\\nname: <name>\\ndescription: <when to use, one line>\\n---' then concise steps, pitfalls, "
-        "commands; never secrets. Extra files only under references/, templates/, scripts/, assets/."),
+        "Save and maintain skills (procedures for later sessions): after a hard task succeeds, a reusable fix, "
+        "or a workflow the user will repeat. Patch a skill that proved wrong or stale at once; prefer patch "
+        "(old_string matches once unless replace_all) over edit (full rewrite, skill_view first). "
+        "SKILL.md = '---\\nname: <name>\\ndescription: <when to use, one line>\\n---' then concise steps, "
+        "pitfalls, commands; no secrets. Other files only in references/, templates/, scripts/, assets/."),
     "parameters": {"type": "object", "properties": {
         "action": {"type": "string", "enum": list(ACTIONS)},
-        "name": {"type": "string", "description": "lowercase a-z0-9._- (max 64)"},
-        "content": {"type": "string", "description": "full SKILL.md (create, edit)"},
-        "category": {"type": "string", "description": "create: folder, e.g. devops"},
-        "old_string": {"type": "string", "description": "patch: text to replace"},
-        "new_string": {"type": "string", "description": "patch: replacement"},
-        "replace_all": {"type": "boolean"},
-        "file_path": {"type": "string", "description": "supporting file (patch, write_file, remove_file)"},
-        "file_content": {"type": "string", "description": "write_file: text"}},
+        "name": {"type": "string", "description": "a-z0-9._-"},
+        "content": {"type": "string", "description": "full SKILL.md"},
+        "category": _S,
+        "old_string": _S, "new_string": _S, "replace_all": {"type": "boolean"},
+        "file_path": {"type": "string", "description": "a supporting file"}, "file_content": _S},
         "required": ["action", "name"]},
 }
 

@@ -24,22 +24,19 @@ _LOG_LINES_BYTES = 4_000_000  # how much of the buffer Hermes-style line paging 
 TERMINAL_SCHEMA = {
     "name": "terminal",
     "description": (
-        "Run a bash command. cwd, exported variables and functions persist between calls. Returns "
-        "output (stdout+stderr; long output keeps head and tail) and exit_code; a non-zero exit_code is "
-        "a normal result. Foreground commands are killed at the timeout: start servers, watchers and "
-        "long jobs with background=true and manage them with the process tool. No interactive programs "
-        "(editors, pagers, prompts) unless pty=true; prefer non-interactive flags (-y, --no-pager). "
-        "Use read_file/patch/search_files rather than cat/sed/grep for files."),
+        "Run a bash command; cwd, exports and functions persist between calls. Returns output (stdout+stderr; "
+        "head and tail when long) and exit_code (non-zero is a normal result). Foreground commands die "
+        "at the timeout: run servers, watchers and long jobs with background=true, then use process. No "
+        "interactive programs (editors, pagers, prompts) unless pty=true: use -y, --no-pager."),
     "parameters": {"type": "object", "properties": {
-        "command": {"type": "string", "description": "Shell command"},
-        "background": {"type": "boolean", "description": "Return at once with a process id"},
-        "timeout": {"type": "integer", "minimum": 1, "description": "Seconds before a foreground command "
-                    "is killed (default 180)"},
-        "workdir": {"type": "string", "description": "Directory for this command only (instead of cd x && ...)"},
-        "pty": {"type": "boolean", "description": "Run in a pseudo-terminal (programs that need a TTY)"},
-        "sandbox": {"type": "boolean", "description": "false: run this one command outside the OS sandbox; only "
-                    "after a result said the sandbox blocked it, with a reason; the user must approve"},
-        "reason": {"type": "string", "description": "Why sandbox=false is needed (shown to the user)"},
+        "command": {"type": "string"},
+        "background": {"type": "boolean", "description": "return at once with a process id"},
+        "timeout": {"type": "integer", "minimum": 1, "description": "Seconds (default 180)"},
+        "workdir": {"type": "string", "description": "for this command only"},
+        "pty": {"type": "boolean"},
+        "sandbox": {"type": "boolean", "description": "false: run outside the OS sandbox, only after it blocked "
+                    "this command; needs a reason and the user's approval"},
+        "reason": {"type": "string", "description": "Why (shown to the user)"},
     }, "required": ["command"]},
 }
 
@@ -316,4 +313,5 @@ registry.register("terminal", "terminal", TERMINAL_SCHEMA, terminal, emoji="💻
                   preview_arg="command", show_name=False, persists=terminal_persists,
                   untrusted_output=terminal_fetches)
 registry.register("process", "terminal", PROCESS_SCHEMA, process, emoji="⚙️",
-                  description="Manage background processes", approval="command", approval_subject=stdin_subject)
+                  description="Manage background processes", approval="command", approval_subject=stdin_subject,
+                  unlocked_by="terminal")  # background processes exist only after a terminal call

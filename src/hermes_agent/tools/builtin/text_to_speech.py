@@ -15,14 +15,14 @@ from hermes_agent.tools.results import tool_error
 TTS_SCHEMA = {
     "name": "text_to_speech",
     "description": (
-        "Turn text into speech audio. Returns the file in `file_path`; put the `media` line in your reply on its "
-        "own line to deliver it as audio in chats. Voice and provider are user-configured."
+        "Speak text into an audio file; put the returned `media` line alone on a line of your reply to send it "
+        "as audio in chats. Voice and provider are the user's settings."
     ),
     "parameters": {
         "type": "object",
         "properties": {
-            "text": {"type": "string", "description": "What to say (long text is cut at the provider's limit)"},
-            "output_path": {"type": "string", "description": "Optional file to write (default: the audio cache)"},
+            "text": {"type": "string"},
+            "output_path": {"type": "string"},
         },
         "required": ["text"],
     },

@@ -12,8 +12,8 @@ from hermes_agent.tools.results import tool_error
 TODO_SCHEMA = {
     "name": "todo",
     "description": (
-        "Task list for work of 3+ steps. No args: read it. 'todos' replaces the list; with merge=true "
-        "items update by id. Keep one item in_progress; mark each completed as soon as it is done."
+        "Task list for work of 3+ steps; no args reads it. `todos` replaces the list (merge=true: update by "
+        "id). Keep one item in_progress; mark each completed once done."
     ),
     "parameters": {
         "type": "object",

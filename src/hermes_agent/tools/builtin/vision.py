@@ -14,12 +14,12 @@ from hermes_agent.tools.registry import registry
 
 SCHEMA = {
     "name": "vision_analyze",
-    "description": "Have a vision model look at an image and answer a question about it.",
+    "description": "Ask a vision model a question about an image.",
     "parameters": {
         "type": "object",
         "properties": {
             "image_url": {"type": "string", "description": "http(s) URL, local file path or data: URL"},
-            "question": {"type": "string", "description": "What to find out; be specific"},
+            "question": {"type": "string", "description": "be specific"},
         },
         "required": ["image_url", "question"],
     },

@@ -32,17 +32,17 @@ SEARCH_SCHEMA = {
     "name": "web_search",
     "description": "Search the web; returns title, url and a snippet per hit. Read pages with web_extract.",
     "parameters": {"type": "object", "properties": {
-        "query": {"type": "string", "description": "Search terms; site:, \"phrase\", -word work on most backends"},
-        "limit": {"type": "integer", "description": "Results (default 5, max 20)"},
+        "query": {"type": "string", "description": "site:, \"phrase\", -word work on most backends"},
+        "limit": {"type": "integer", "description": "default 5, max 20"},
     }, "required": ["query"]},
 }
 EXTRACT_SCHEMA = {
     "name": "web_extract",
-    "description": ("Fetch web pages (HTML, PDF, text) as clean markdown. Long pages are cut; the note says "
-                    f"where the full text is saved for read_file. {_UNTRUSTED}"),
+    "description": ("Fetch web pages (HTML, PDF, text) as clean markdown; long pages are cut (the note says "
+                    f"where the full text is saved). {_UNTRUSTED}"),
     "parameters": {"type": "object", "properties": {
-        "urls": {"type": "array", "items": {"type": "string"}, "maxItems": MAX_URLS, "description": "1-5 URLs"},
-        "char_limit": {"type": "integer", "description": "Chars per page (default 15000)"},
+        "urls": {"type": "array", "items": {"type": "string"}, "maxItems": MAX_URLS},
+        "char_limit": {"type": "integer", "description": "per page (default 15000)"},
     }, "required": ["urls"]},
 }
 CRAWL_SCHEMA = {

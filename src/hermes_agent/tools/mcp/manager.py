@@ -43,6 +43,7 @@ class McpManager:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._conns: dict[str, ServerConnection] = {}
+        self._failed: dict[str, ServerStatus] = {}  # servers that could not even start (missing command)
         self._tools: dict[str, ServerTools] = {}
         self._tasks: list[asyncio.Task] = []
         self._ready: concurrent.futures.Future | None = None
@@ -61,7 +62,9 @@ class McpManager:
         return self._thread is not None and self._thread.is_alive()
 
     def start(self) -> McpManager:
-        """Start the loop thread and begin connecting every server; never blocks on a server."""
+        """Start the loop thread and begin connecting every server; never blocks on a server. A stdio server
+        whose command does not exist is left out at once (config_errors says why): it costs nothing."""
+        self.servers = [s for s in self.servers if not self._missing_command(s)]
         if self.running or not self.servers:
             return self
         import importlib.util
@@ -79,6 +82,22 @@ class McpManager:
         self._ready = asyncio.run_coroutine_threadsafe(self._start_all(), loop)
         atexit.register(self.shutdown)
         return self
+
+    def _missing_command(self, cfg: ServerConfig) -> bool:
+        if cfg.transport != "stdio" or not cfg.command:
+            return False
+        import os
+        import shutil
+
+        path = cfg.env.get("PATH") or os.environ.get("PATH")
+        found = shutil.which(cfg.command, path=path) if os.sep not in cfg.command else (
+            cfg.command if os.access(os.path.expanduser(cfg.command), os.X_OK) else None)
+        if found is None:
+            why = f"command not found: {cfg.command}"
+            self.config_errors[cfg.name] = why
+            self._failed[cfg.name] = ServerStatus(attempts=1, last_error=why)
+            log.info("MCP server %s skipped: %s", cfg.name, why)  # the frontend says it in one line
+        return found is None
 
     @staticmethod
     def _run_loop(loop: asyncio.AbstractEventLoop) -> None:
@@ -134,7 +153,7 @@ class McpManager:
 
     def status(self) -> dict[str, ServerStatus]:
         """Server name -> its current status (a live object; read-only for callers)."""
-        return {name: conn.status for name, conn in self._conns.items()}
+        return {**self._failed, **{name: conn.status for name, conn in self._conns.items()}}
 
     def tool_names(self, server: str) -> list[str]:
         """Registry names currently registered for `server`."""
@@ -148,11 +167,11 @@ class McpManager:
             return
         self._loop = None
         try:
-            asyncio.run_coroutine_threadsafe(self._stop_all(timeout), loop).result(timeout + 2)
+            asyncio.run_coroutine_threadsafe(self._stop_all(timeout), loop).result(timeout + 0.5)
         except Exception:
             log.warning("MCP shutdown did not finish cleanly", exc_info=True)
         loop.call_soon_threadsafe(loop.stop)
-        thread.join(timeout)
+        thread.join(min(timeout, 1.0))  # a server still closing is left to the daemon thread
         if not thread.is_alive():
             loop.close()
         self._thread = None

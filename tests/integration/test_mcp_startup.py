@@ -1,0 +1,74 @@
+"""MCP and start-up (issues 22 item 3 and 24 item 5): a missing server costs nothing and is one line; a one-shot
+run waits for a slow server (up to mcp_single_query_discovery_timeout) so its tools are offered; an interactive
+agent adds tools that arrive late before its next turn and says so."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from hermes_agent.events import Notice
+from tests.helpers import model_config, run_hermes
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _slow_time_server(delay: float) -> str:
+    """mcp_servers YAML for mcp-server-time that starts `delay` seconds late (above the old 1.5 s wait)."""
+    pytest.importorskip("mcp", reason="the [mcp] extra is not installed")
+    pytest.importorskip("mcp_server_time", reason="mcp-server-time is not installed (.ci/install-mcp-servers.sh)")
+    script = f"import time, runpy; time.sleep({delay}); runpy.run_module('mcp_server_time', run_name='__main__')"
+    return f"mcp_servers:\n  slow:\n    command: {sys.executable}\n    args: ['-c', {json.dumps(script)}]\n"
+
+
+def test_a_missing_server_is_one_line_and_costs_nothing(scripted, hermes_home):
+    model_config(hermes_home, scripted.url, "mcp_servers:\n  ghost:\n    command: /nonexistent/mcp-ghost\n")
+    scripted.add({"content": "hi there"})
+    out = run_hermes("chat", "-q", "hi", home=hermes_home)
+    assert out.returncode == 0 and out.stdout.strip() == "hi there", out.stderr
+    lines = [ln for ln in out.stderr.splitlines() if "ghost" in ln]
+    assert len(lines) == 1 and "command not found: /nonexistent/mcp-ghost" in lines[0], out.stderr
+    assert "Traceback" not in out.stderr
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "HERMES_"))}
+    counts = subprocess.run([sys.executable, str(ROOT / "bench" / "startup_counts.py"), "chat"], env={
+        **env, "HERMES_HOME": str(hermes_home)}, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert json.loads(counts.stdout.splitlines()[-1])["mcp_imported"] is False  # the SDK was never loaded
+
+
+def test_one_shot_waits_for_a_slow_server_and_offers_its_tools(scripted, hermes_home):
+    model_config(hermes_home, scripted.url, _slow_time_server(3))
+    scripted.add({"content": "ok"})
+    out = run_hermes("chat", "-q", "what time is it?", home=hermes_home, timeout=90)
+    assert out.returncode == 0, out.stderr
+    offered = {t["function"]["name"] for t in scripted.requests[0]["body"]["tools"]}
+    assert "mcp__slow__get_current_time" in offered
+
+
+def test_interactive_agent_adds_late_tools_before_the_next_turn_and_says_so(scripted, hermes_home):
+    from hermes_agent.bootstrap import build_agent
+    from hermes_agent.config.loader import load_settings
+    from hermes_agent.tools.registry import registry
+
+    model_config(hermes_home, scripted.url, _slow_time_server(2))
+    scripted.add({"content": "first"}, {"content": "second"})
+    events: list = []
+    agent = build_agent(load_settings(), event_callback=events.append,  # hermes-cli: presets take MCP tools
+                        interactive=True, persist=False)
+    try:
+        agent.run_turn("hi")  # the server is still starting: the turn does not wait for it
+        assert not any(t["function"]["name"].startswith("mcp__") for t in scripted.requests[0]["body"]["tools"])
+        deadline = time.monotonic() + 60
+        while registry.get("mcp__slow__get_current_time") is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        agent.run_turn("again")
+    finally:
+        agent.close()
+    notices = [e.text for e in events if isinstance(e, Notice) and "MCP tools now available" in e.text]
+    assert len(notices) == 1 and "mcp__slow__get_current_time" in notices[0]
+    assert "mcp__slow__get_current_time" in {t["function"]["name"] for t in scripted.requests[1]["body"]["tools"]}
