@@ -53,7 +53,7 @@ def state_dir_for(name: str, home: str, hermes_home: str) -> str:
     return os.path.join(os.path.realpath(home), ".cache", "hermes", "mcp", f"{sanitize(name)}-{profile}")
 
 
-def _make_private(path: str) -> str:
+def make_private(path: str) -> str:
     """Create `path` (mode 700) one component at a time below ~/.cache, never following a symlink: the
     server can write inside it, so hermes must never follow a link planted there ("" when fine, else why)."""
     cache = path[:path.index("/.cache/") + len("/.cache")]
@@ -115,7 +115,7 @@ def confine(cfg: ServerConfig, policy: PathPolicy | None, sandbox: Mapping | Non
         return Confinement(None, server_env(cfg, environ, None), cwd, why="sandbox.mode is off")
     state = state_dir_for(cfg.name, policy.home, policy.hermes_home)
     tmp = os.path.join(state, "tmp")
-    problem = _make_private(tmp) if create else ""
+    problem = make_private(tmp) if create else ""
     if problem:
         return Confinement(None, {}, cwd, state, error=f"not started: {problem}")
     network = sb.get("network", True) if cfg.sandbox.network is None else cfg.sandbox.network
