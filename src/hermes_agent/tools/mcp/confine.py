@@ -76,8 +76,11 @@ def make_private(path: str) -> str:
 def server_env(cfg: ServerConfig, environ: Mapping[str, str], tmpdir: str | None) -> dict[str, str]:
     """Allowlisted variables of `environ` (plus LC_*), TMPDIR, then the server's own `env:` on top."""
     env = {k: v for k, v in environ.items() if k in ENV_ALLOW or k.startswith("LC_")}
-    if tmpdir:
-        env["TMPDIR"] = tmpdir
+    if tmpdir:  # package runners (npx, uvx, pip) cache inside the private state dir, the one place they may write
+        state = os.path.dirname(tmpdir)
+        env.update(TMPDIR=tmpdir, XDG_CACHE_HOME=os.path.join(state, "cache"),
+                   npm_config_cache=os.path.join(state, "npm"), UV_CACHE_DIR=os.path.join(state, "uv"),
+                   PIP_CACHE_DIR=os.path.join(state, "pip"))
     env.update(cfg.env)
     return env
 
