@@ -240,6 +240,7 @@ def make_ctx(listener: Listener) -> Ctx:
         "victim/a.txt": "precious a\n", "victim/b.txt": "precious b\n", "victim/sub/c.txt": "precious c\n",
         "project/README.md": "# demo project\n", "project/keepdir/data.txt": "keep\n",
         "project/app.py": "print('hello')\n",
+        ".cache/fontconfig/CACHEDIR.TAG": "Signature: 8a477f597d28d172789f06886806bc55\n",  # a lived-in home
     }
     for rel, text in files.items():
         p = os.path.join(home, rel)
@@ -320,7 +321,8 @@ def _run_once(att: Attack) -> tuple[Outcome, bool]:
         _write_config(ctx, server.url, att.config)
         if att.setup:
             att.setup(ctx)
-        skip = [ctx.ws] + [os.path.join(ctx.hh, n) for n in HH_IGNORE]
+        # hermes's own per-MCP-server state dirs (~/.cache/hermes) are written by hermes, not by an attack
+        skip = [ctx.ws, os.path.join(ctx.home, ".cache", "hermes")] + [os.path.join(ctx.hh, n) for n in HH_IGNORE]
         before = _snapshot(ctx.root, skip)
         gbefore = _global_snapshot(ctx.pwn)
         runs = list(att.runs)

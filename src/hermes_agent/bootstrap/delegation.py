@@ -110,7 +110,8 @@ def build_child(parent: AgentServices, toolsets: list[str], allowed: frozenset[s
     settings: Settings = parent.settings
     hooks = parent.hooks.fork(without=parent.approval_hook)
     ctx = ToolContext(settings=settings, task_id=new_task_id(), hook_bus=hooks, todo_store=TodoStore(),
-                      is_subagent=True, provider_for=parent.ctx.provider_for)
+                      is_subagent=True, provider_for=parent.ctx.provider_for,
+                      untrusted=parent.ctx.untrusted)  # its goal was written in a tainted conversation
     services = AgentServices(provider=_child_provider(settings), settings=settings, ctx=ctx, hooks=hooks)
     wire_approval(services, settings, AutoDenyApprover(), interactive=False)
     skills = parent.prompt_parts.skills_index if skills_in(allowed) else ""
