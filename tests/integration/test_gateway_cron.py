@@ -67,7 +67,7 @@ def test_job_created_in_a_chat_is_delivered_back_to_that_chat(fake, scripted, ga
         "remind me in 2 seconds": {"tool_calls": [{"name": "cronjob", "arguments": {
             "action": "create", "schedule": "2s", "prompt": "Say the cron word.", "name": "cron word"}}]},
         "Say the cron word.": {"content": "The cron word is PAPAYA."}})
-    gateway().start()
+    gateway({"TELEGRAM_ALLOWED_USERS": str(ALICE)}).start()  # the owner: a stranger's cron job would need approval
     fake.user_says("remind me in 2 seconds", chat_id=ALICE)
     assert fake.wait_for(lambda: any("tool said" in t for t in fake.texts(ALICE)))
     job = _jobs(hermes_home)[0]
