@@ -212,6 +212,23 @@ class SkillsCfg:
 
 
 @_record
+class BudgetCfg:
+    """Hard spending caps (bootstrap/budget.py): null = no cap. users/cron/batch override them per person
+    (gateway sender id, or platform:id), for cron job runs and for batch runs."""
+
+    session_usd: float | None = field(**_c(min=0))
+    day_usd: float | None = field(**_c(min=0))
+    month_usd: float | None = field(**_c(min=0))
+    session_tokens: int | None = field(**_c(min=0))
+    day_tokens: int | None = field(**_c(min=0))
+    month_tokens: int | None = field(**_c(min=0))
+    warn_at: float = field(**_c(min=0, max=1))  # the share of a cap that warns once
+    users: FreeForm
+    cron: FreeForm
+    batch: FreeForm
+
+
+@_record
 class DelegationCfg:
     max_iterations: int = field(**_c(min=1))
     max_concurrent_children: int = field(**_c(min=1, max=32))
@@ -318,6 +335,7 @@ class Config:
     display: DisplayCfg
     skills: SkillsCfg
     delegation: DelegationCfg
+    budget: BudgetCfg
     toolsets: list[str]
     command_allowlist: list[str]
     file_read_max_chars: int = field(**_c(min=1000))

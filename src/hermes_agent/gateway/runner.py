@@ -295,17 +295,18 @@ class GatewayRunner:
         if session is None:
             assert self.loop is not None
             session = ChatSession(key, event.chat_id, self.adapters[event.platform], self.session_map,
-                                  self._builder(event.platform, event.chat_id), self.loop, self.hooks, self.progress)
+                                  self._builder(event.platform, event.chat_id, event.user_id), self.loop, self.hooks, self.progress)
             session.switch_model = self._switch_model
             session.owners = self.access[event.platform].allowed  # the rest (pairing, allow-all) is untrusted
             self.sessions[key] = session
         return session
 
-    def _builder(self, platform: str, chat_id: str):  # type: ignore[no-untyped-def]
+    def _builder(self, platform: str, chat_id: str, user_id: str):  # type: ignore[no-untyped-def]
         def build(approver, resume, on_event):  # type: ignore[no-untyped-def]
-            from hermes_agent.bootstrap import build_agent
+            from hermes_agent.bootstrap import RunOptions, build_agent
 
-            kw = {"platform": platform, "approver": approver, "interactive": True, "event_callback": on_event}
+            kw = {"platform": platform, "approver": approver, "interactive": True, "event_callback": on_event,
+                  "options": RunOptions(spender=f"{platform}:{user_id}")}  # each person spends their own budget
             with _BUILD_LOCK:
                 try:
                     agent = build_agent(self.settings, resume=resume, **kw)

@@ -1,0 +1,53 @@
+"""Spending caps (budget.*) through the real CLI: a model that keeps calling tools is stopped before the call that
+would cross the session cap, history stays well-formed, and the session resumes once the cap is raised."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+from tests.helpers import model_config, run_hermes
+
+# $10 per 1M tokens in and out: a call of 1000 + 100 tokens costs $0.011.
+PRICED = ("  max_tokens: 100\n  pricing: {input: 10, output: 10}\n")
+TOOL_STEP = {"tool_calls": [{"name": "todo", "arguments": {"todos": [{"id": "1", "content": "x", "status": "pending"}]}}],
+             "usage": {"prompt_tokens": 1000, "completion_tokens": 100}}
+
+
+def _config(hermes_home, url, budget: str = "budget:\n  session_usd: 0.05\n") -> None:
+    path = model_config(hermes_home, url, budget)
+    text = path.read_text().replace("  api_key: test-key\n", "  api_key: test-key\n" + PRICED, 1)
+    path.write_text(text)
+
+
+def _spend(hermes_home) -> list[tuple]:
+    with sqlite3.connect(hermes_home / "state.db") as c:
+        return c.execute("SELECT session_id, who, task, input_tokens, output_tokens, cost_usd "
+                         "FROM hermes_agent_spend ORDER BY id").fetchall()
+
+
+def test_session_cap_stops_a_tool_loop_and_resumes_when_raised(scripted, hermes_home):
+    _config(hermes_home, scripted.url)
+    scripted.default = TOOL_STEP  # the model never stops calling tools
+    out = run_hermes("chat", "-q", "go", "-t", "todo", home=hermes_home, timeout=120)
+    assert "Budget reached: session cap $0.0500 (budget.session_usd)" in out.stdout + out.stderr
+    assert "-C budget.session_usd=" in out.stdout + out.stderr
+    calls = len(scripted.requests)
+    rows = _spend(hermes_home)
+    spent = sum(r[5] for r in rows)
+    assert len(rows) == calls and spent <= 0.05 and spent + 0.011 > 0.05 - 0.011  # within one call of the cap
+    assert calls == 4, calls  # 4 x $0.011 = $0.044; a fifth could reach $0.055
+    last = scripted.requests[-1]["body"]["messages"]
+    # the stored history ends on tool results: every tool call answered, so it resumes cleanly
+    sid = rows[0][0]
+    scripted.default = {"content": "finished", "usage": {"prompt_tokens": 1000, "completion_tokens": 100}}
+    again = run_hermes("chat", "-q", "carry on", "-r", sid, "-t", "todo", "-C", "budget.session_usd=1",
+                       home=hermes_home, timeout=120)
+    assert again.returncode == 0, again.stderr
+    assert "finished" in again.stdout
+    resumed = scripted.requests[-1]["body"]["messages"]
+    assert len(resumed) > len(last)
+    ids = {tc["id"] for m in resumed if m["role"] == "assistant" for tc in m.get("tool_calls") or []}
+    answered = {m["tool_call_id"] for m in resumed if m["role"] == "tool"}
+    assert ids == answered
+    assert json.dumps(resumed).count("carry on") == 1
