@@ -91,7 +91,10 @@ class Ledger:
         store = self.store()
         if store is None:
             return None
-        return store.spent(session_id, who, day_start(now), month_start(now))  # type: ignore[attr-defined]
+        try:
+            return store.spent(session_id, who, day_start(now), month_start(now))  # type: ignore[attr-defined]
+        except StorageError:
+            return None  # an unreadable store: this run's own totals still hold
 
 
 def _money(v: float) -> str:
@@ -113,6 +116,7 @@ class Meter:
         self._warned: set[str] = set()
         self._unpriced_told: set[str] = set()
         self._tool_tokens: tuple[tuple[int, ...], int] = ((), 0)
+        self._msg_chars: tuple[int, Message | None, int] = (0, None, 0)
 
     # -- pricing --------------------------------------------------------------------------
     def price(self, model: str) -> Price | None:
@@ -126,9 +130,7 @@ class Meter:
 
     def estimate_input(self, request: ChatRequest) -> int:
         """The loop's estimate (chars/4 of the messages) plus the tool definitions, as the loop counts them."""
-        from hermes_agent.core.compression import estimate_tokens
-
-        n = estimate_tokens(request.messages)
+        n = self._message_tokens(request.messages)
         if request.tools:
             key = tuple(id(d) for d in request.tools)
             if self._tool_tokens[0] != key:
@@ -137,6 +139,18 @@ class Meter:
                 self._tool_tokens = (key, tool_tokens(request.tools))
             n += self._tool_tokens[1]
         return n
+
+    def _message_tokens(self, messages: tuple[Message, ...]) -> int:
+        """compression.estimate_tokens (chars/4), counting only what was appended since the last call."""
+        from hermes_agent.core.compression import message_chars
+
+        count, last, chars = self._msg_chars
+        if not (0 < count <= len(messages) and messages[count - 1] is last):
+            count, chars = 0, 0
+        chars += sum(message_chars(m) for m in messages[count:])
+        if messages:
+            self._msg_chars = (len(messages), messages[-1], chars)
+        return (chars + 3) // 4
 
     # -- totals ---------------------------------------------------------------------------
     def _fresh(self, now: float) -> dict[str, list[float]]:
