@@ -199,11 +199,11 @@ class Meter:
 
     def _stop(self, window: str, unit: str, cap: str, spent: str, call: str, suggest: float) -> None:
         key = f"{self.caps.config_prefix}.{window}_{unit}"
-        flag = f"-C {key}={suggest:g}" if self.caps.config_prefix == "budget" else "config.yaml"
+        how = (f"-C {key}={suggest:g} or {key} in config.yaml" if self.caps.config_prefix == "budget"
+               else f"{key} in config.yaml")
         whose = {"session": "this session", "day": "today", "month": "this month"}[window]
         raise BudgetExceeded(f"Budget reached: {window} cap {cap} ({key}); spent {spent} {whose}, the next model "
-                             f"call could cost {call}. Raise it ({flag}, or in config.yaml) and resume this "
-                             "session to go on.")
+                             f"call could cost {call}. Raise it ({how}) and resume this session to go on.")
 
     def _tell_unpriced(self, model: str) -> None:
         if model not in self._unpriced_told:
@@ -275,3 +275,39 @@ class MeteredProvider:
 
     def __getattr__(self, name: str) -> object:  # adapter extras (e.g. a fallback chain's state)
         return getattr(self.inner, name)
+
+
+def standing(caps: Caps, totals: dict[str, tuple[float, int]]) -> list[tuple[str, str, str, float]]:
+    """Rows (cap key, spent, cap, share used) for every cap that is set."""
+    rows = []
+    for window in WINDOWS:
+        usd, tokens = totals[window]
+        cap = getattr(caps, f"{window}_usd")
+        if cap is not None:
+            rows.append((f"{window}_usd", _money(usd), _money(cap), usd / cap if cap else 1.0))
+        cap = getattr(caps, f"{window}_tokens")
+        if cap is not None:
+            rows.append((f"{window}_tokens", f"{tokens:,}", f"{cap:,} tokens", tokens / cap if cap else 1.0))
+    return rows
+
+
+def report(settings: Settings, who: str, meter: Meter | None = None, store: object | None = None,
+           session_id: str | None = None) -> str:
+    """What is left of each cap (`/budget` in the REPL and in chats), from a live meter or from the store."""
+    if meter is None:
+        caps = caps_for(settings, who)
+        if not caps.any():
+            return "No spending caps are set (budget.session_usd, day_usd, month_usd and *_tokens in config.yaml)."
+        meter = Meter(settings, who, Ledger(lambda: store), lambda: session_id, caps=caps)
+    rows = standing(meter.caps, meter.totals())
+    if not rows:
+        return "No spending caps are set (budget.session_usd, day_usd, month_usd and *_tokens in config.yaml)."
+    lines = [f"Budget{f' of {who}' if who else ''}:"]
+    for key, spent, cap, share in rows:
+        lines.append(f"  {key.replace('_', ' ')}: {spent} of {cap} spent ({share:.0%}), "
+                     f"{'nothing' if share >= 1 else f'{1 - share:.0%}'} left  [{meter.caps.config_prefix}.{key}]")
+    unpriced = meter.price(settings.model.model) is None and any(k.endswith("usd") for k, *_ in rows)
+    if unpriced:
+        lines.append(f"  {settings.model.model or 'this model'} has no price: only tokens are counted "
+                     "(set model.pricing for a custom endpoint)")
+    return "\n".join(lines)
