@@ -65,3 +65,30 @@ def test_session_cap_stops_a_tool_loop_and_resumes_when_raised(scripted, hermes_
     answered = {m["tool_call_id"] for m in resumed if m["role"] == "tool"}
     assert ids == answered
     assert json.dumps(resumed).count("carry on") == 1
+
+
+def test_subagent_calls_spend_the_parents_session_budget(scripted, hermes_home):
+    _config(hermes_home, scripted.url, "budget:\n  session_usd: 0.08\n")
+    scripted.add({"tool_calls": [{"name": "delegate_task", "arguments": {"goal": "loop", "toolsets": ["todo"]}}],
+                  "usage": {"prompt_tokens": 1000, "completion_tokens": 100}})
+    scripted.default = TOOL_STEP  # the child never stops calling tools either
+    out = run_hermes("chat", "-q", "delegate it", "-t", "todo,delegation", home=hermes_home, timeout=180)
+    assert out.stdout.startswith("Budget reached: session cap $0.0800"), out.stdout + out.stderr
+    rows = _spend(hermes_home)
+    assert {r[0] for r in rows} == {rows[0][0]}  # every call booked to the parent's session
+    assert [r[2] for r in rows].count("main") == 1 and [r[2] for r in rows].count("subagent") >= 3
+    within_one_call(out.stdout, hermes_home, 0.08)
+    assert len(rows) == len(scripted.requests)
+
+
+def test_auxiliary_calls_are_counted_and_an_unpriced_model_counts_tokens(scripted, hermes_home):
+    _config(hermes_home, scripted.url, "budget:\n  session_usd: 1\n  session_tokens: 100000\nsessions:\n"
+                                       "  title_mode: llm\nauxiliary:\n  title_generation:\n    model: title-model\n")
+    scripted.add({"content": "the answer", "usage": {"prompt_tokens": 1000, "completion_tokens": 100}},
+                 {"content": "A Short Title", "usage": {"prompt_tokens": 300, "completion_tokens": 5}})
+    out = run_hermes("chat", "-q", "question", home=hermes_home, timeout=120)
+    assert out.returncode == 0 and out.stdout == "the answer\n", out.stdout + out.stderr
+    rows = _spend(hermes_home)
+    assert [(r[2], r[3], r[4], r[5]) for r in rows] == [("main", 1000, 100, 0.011),
+                                                        ("aux:title_generation", 300, 5, None)]
+    assert "title-model has no price" in out.stderr and "counting its tokens only" in out.stderr
