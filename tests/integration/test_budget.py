@@ -51,6 +51,9 @@ def test_session_cap_stops_a_tool_loop_and_resumes_when_raised(scripted, hermes_
     calls = len(scripted.requests)
     rows = _spend(hermes_home)
     assert len(rows) == calls == 4  # 4 x $0.011 = $0.044 booked; a fifth could cost more than what is left
+    insights = run_hermes("insights", home=hermes_home).stdout
+    assert "Spending caps" in insights and re.search(r"owner\s+budget\.session_usd\s+\$0\.0440 of \$0\.0500 \(88%\)",
+                                                     insights), insights
     last = scripted.requests[-1]["body"]["messages"]
     # the stored history ends on tool results: every tool call answered, so it resumes cleanly
     sid = rows[0][0]

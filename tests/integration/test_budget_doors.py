@@ -75,3 +75,27 @@ def test_batch_prompt_stops_at_the_batch_cap(scripted, hermes_home, tmp_path):
     rows = _spend(hermes_home)
     assert len(rows) == 4 and {r[1] for r in rows} == {"batch"}
     within_one_call(stopped, hermes_home, 0.05)
+
+
+def test_dashboard_usage_page_shows_spend_against_each_cap(scripted, hermes_home):
+    import http.cookiejar
+    import urllib.request
+
+    _config(hermes_home, scripted.url, "budget:\n  session_usd: 0.05\n  month_usd: 10\n")
+    scripted.default = TOOL_STEP
+    run_hermes("chat", "-q", "go", "-t", "todo", home=hermes_home, timeout=120)
+    proc = subprocess.Popen([HERMES, "dashboard", "--port", "0", "--no-open"], env=_env(hermes_home),
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        line = proc.stdout.readline()
+        assert "listening on http://127.0.0.1:" in line, line
+        url = line.split("listening on ", 1)[1].strip()
+        opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
+        opener.open(url, timeout=10).read()
+        html = opener.open(url.split("/?", 1)[0] + "/usage", timeout=10).read().decode()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+    assert "<h2>Spending caps</h2>" in html, html[-2000:]
+    assert "budget.session_usd" in html and "$0.0440" in html and "$0.0500" in html and "88%" in html
+    assert "budget.month_usd" in html and "$10.00" in html

@@ -311,3 +311,25 @@ def report(settings: Settings, who: str, meter: Meter | None = None, store: obje
         lines.append(f"  {settings.model.model or 'this model'} has no price: only tokens are counted "
                      "(set model.pricing for a custom endpoint)")
     return "\n".join(lines)
+
+
+def overview(settings: Settings, store: object | None) -> list[tuple[str, str, str, str, float]]:
+    """(who, cap key, spent, cap, share) for everyone with a cap: the owner, and each gateway user, cron and batch
+    that spent this month (session caps against the session they spent in last). For insights and the dashboard."""
+    now = time.time()
+    people: dict[str, str | None] = {"": None}
+    if store is not None:
+        try:
+            people.update(store.spenders(month_start(now)))  # type: ignore[attr-defined]
+        except StorageError:
+            pass
+    rows = []
+    for who, sid in people.items():
+        caps = caps_for(settings, who)
+        if not caps.any():
+            continue
+        meter = Meter(settings, who, Ledger(lambda: store), lambda sid=sid: sid, caps=caps)
+        label = who or "owner"
+        rows += [(label, f"{caps.config_prefix}.{key}", spent, cap, share)
+                 for key, spent, cap, share in standing(caps, meter.totals())]
+    return rows

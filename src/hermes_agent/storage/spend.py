@@ -53,3 +53,16 @@ def session_spent(c: sqlite3.Connection, session_id: str) -> Spent:
 def spent_since(c: sqlite3.Connection, who: str, since: float) -> Spent:
     """What one person (or cron, or batch) spent since a time (the start of the day or month)."""
     return _sum(c, "who = ? AND ts >= ?", (who, since))
+
+
+def spenders(c: sqlite3.Connection, since: float) -> list[str]:
+    """Everyone (owner "", platform:user, cron, batch) with spend since a time, most recent first."""
+    rows = c.execute(f"SELECT who FROM {SPEND} WHERE ts >= ? GROUP BY who ORDER BY MAX(ts) DESC", (since,))
+    return [r[0] for r in rows]
+
+
+def latest_session(c: sqlite3.Connection, who: str) -> str | None:
+    """The session `who` spent in last (what a session cap is shown against)."""
+    row = c.execute(f"SELECT session_id FROM {SPEND} WHERE who = ? AND session_id != '' ORDER BY id DESC LIMIT 1",
+                    (who,)).fetchone()
+    return row[0] if row else None

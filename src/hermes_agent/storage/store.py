@@ -315,6 +315,12 @@ class SessionStore:
 
         return self._read(q)
 
+    def spenders(self, since: float) -> list[tuple[str, str | None]]:
+        """(who, the session they spent in last) for everyone with spend since a time."""
+        from hermes_agent.storage import spend as _spend
+
+        return self._read(lambda c: [(w, _spend.latest_session(c, w)) for w in _spend.spenders(c, since)])
+
     def delete_session(self, session_id: str) -> int:
         """Delete a session and its messages; returns the number of messages removed."""
 
