@@ -17,7 +17,8 @@ ALICE, BOB = 111, 222
 
 def test_each_person_is_stopped_at_their_own_cap(fake, scripted, hermes_home):
     gw = Gateway(hermes_home, fake, scripted.url, env={"GATEWAY_ALLOW_ALL_USERS": "true"},
-                 extra='budget:\n  users:\n    "111": {session_usd: 0.15}\n')
+                 extra='budget:\n  users:\n    "111": {session_usd: 0.15}\n'
+                       "platform_toolsets:\n  telegram: [todo]\n")
     cfg = hermes_home / "config.yaml"
     cfg.write_text(cfg.read_text().replace("  api_key: test-key\n", "  api_key: test-key\n" + PRICED, 1))
     scripted.default = TOOL_STEP
@@ -28,6 +29,8 @@ def test_each_person_is_stopped_at_their_own_cap(fake, scripted, hermes_home):
         stop = next(t for t in fake.texts() if "Budget reached" in t)
         assert "session cap" in stop and "budget.users" in stop, stop
         within_one_call(stop, hermes_home, 0.15)
+        warned = [t for t in fake.texts() if "of the session cap used" in t]
+        assert len(warned) == 1 and "budget.users" in warned[0], fake.texts()  # 80% warns once, in the chat
         assert len(scripted.requests) >= 2
         fake.user_says("/budget", chat_id=ALICE)
         assert fake.wait_for(lambda: any("of $0.1500 spent" in t for t in fake.texts()), timeout=30), fake.texts()

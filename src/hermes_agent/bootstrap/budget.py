@@ -13,6 +13,7 @@ from datetime import datetime
 
 from hermes_agent.config.settings import Settings
 from hermes_agent.errors import BudgetExceeded, StorageError
+from hermes_agent.events import BUDGET_NOTICE
 from hermes_agent.messages import Message, Usage
 from hermes_agent.providers.base import ChatRequest, OnDelta, Provider
 from hermes_agent.storage.pricing import Price, price_for
@@ -209,7 +210,7 @@ class Meter:
         if model not in self._unpriced_told:
             self._unpriced_told.add(model)
             if self.notify:
-                self.notify(f"budget: {model} has no price (set model.pricing for a custom endpoint): "
+                self.notify(f"{BUDGET_NOTICE}{model} has no price (set model.pricing for a custom endpoint): "
                             "counting its tokens only, money caps cannot see it")
 
     def record(self, model: str, task: str, request: ChatRequest, reply: Message) -> None:
@@ -238,7 +239,7 @@ class Meter:
                              else f"{int(totals[window][1]):,} of {cap:,} tokens")
                     if self.notify:
                         share = totals[window][i] / cap
-                        self.notify(f"budget: {share:.0%} of the {window} cap used ({shown}, "
+                        self.notify(f"{BUDGET_NOTICE}{share:.0%} of the {window} cap used ({shown}, "
                                     f"{self.caps.config_prefix}.{key})")
 
     def wrap(self, provider: Provider, task: str = "main") -> Provider:
