@@ -95,3 +95,16 @@ def test_auxiliary_calls_are_counted_and_an_unpriced_model_counts_tokens(scripte
     assert [(r[2], r[3], r[4], r[5]) for r in rows] == [("main", 1000, 100, 0.011),
                                                         ("aux:title_generation", 300, 5, None)]
     assert "title-model has no price" in out.stderr and "counting its tokens only" in out.stderr
+
+
+def test_mixture_of_agents_references_are_booked(scripted, hermes_home):
+    from tests.integration.test_moa import MOA, _answer
+
+    _config(hermes_home, scripted.url, "budget:\n  session_tokens: 1000000\n" + MOA.format(url=scripted.url))
+    scripted.default = _answer
+    res = run_hermes("chat", "-q", "hard question", "-t", "moa", home=hermes_home, timeout=90)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert {r[2] for r in _spend(hermes_home)} == {"main", "moa"}
+    models = {row[0] for row in sqlite3.connect(hermes_home / "state.db").execute(
+        "SELECT model FROM hermes_agent_spend WHERE task = 'moa'")}
+    assert {"ref-a", "ref-b", "agg"} <= models and "ref-broken" not in models  # a failed call costs nothing
