@@ -380,7 +380,11 @@ def _expected(kind: object, meta: Mapping) -> str:
         return "a mapping"
     if kind == Rows:
         return "a list of mappings"
+    optional = _nullable(kind)
+    if optional:  # `float | None`: the value's own type, or null
+        kind = next(a for a in typing.get_args(kind) if a is not type(None))
     name = {int: "an integer", float: "a number", bool: "true or false", str: "a string"}.get(kind, "a list of strings")
+    name += " (or null)" if optional else ""
     bounds = [f">= {meta['min']}" if "min" in meta else "", f"<= {meta['max']}" if "max" in meta else ""]
     return " ".join([name, *(b for b in bounds if b)])
 
