@@ -108,3 +108,4 @@ def test_mixture_of_agents_references_are_booked(scripted, hermes_home):
     models = {row[0] for row in sqlite3.connect(hermes_home / "state.db").execute(
         "SELECT model FROM hermes_agent_spend WHERE task = 'moa'")}
     assert {"ref-a", "ref-b", "agg"} <= models and "ref-broken" not in models  # a failed call costs nothing
+

@@ -177,7 +177,9 @@ def _meter(settings: Settings, platform: str, opts: RunOptions, ref: list[AgentS
 
     def session_id() -> str | None:
         s = ref[0] if ref else None
-        return (s.session.id if s.session is not None else s.session_id) if s is not None else None
+        if s is None:
+            return None
+        return (s.session.lineage or s.session.id) if s.session is not None else s.session_id
 
     meter = Meter(settings, spender(platform, opts), Ledger(lambda: None), session_id, notify)
     if not meter.caps.any():

@@ -29,6 +29,7 @@ class SessionHandle(Protocol):
 
     store: SessionStore
     id: str | None
+    lineage: str | None  # the session the conversation began in (compression and /undo continue in children)
 
     def resume(self, which: str) -> list[Message]: ...
 

@@ -315,6 +315,20 @@ class SessionStore:
 
         return self._read(q)
 
+    def conversation_root(self, session_id: str) -> str:
+        """The session a conversation began in: up through parents it continued from (compression, /undo)."""
+        def walk(c: sqlite3.Connection) -> str:
+            sid, seen = session_id, {session_id}
+            while True:
+                row = c.execute("SELECT p.id FROM sessions s JOIN sessions p ON p.id = s.parent_session_id "
+                                "WHERE s.id = ? AND p.end_reason IN ('compression', 'rewound')", (sid,)).fetchone()
+                if row is None or row[0] in seen:
+                    return sid
+                sid = row[0]
+                seen.add(sid)
+
+        return self._read(walk)
+
     def spenders(self, since: float) -> list[tuple[str, str | None]]:
         """(who, the session they spent in last) for everyone with spend since a time."""
         from hermes_agent.storage import spend as _spend

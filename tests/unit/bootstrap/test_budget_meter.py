@@ -86,3 +86,15 @@ def test_model_pricing_is_checked():
     with pytest.raises(ConfigError, match="model.pricing must map"):
         _settings({}, {"pricing": {"input": "cheap", "output": 1}}).model  # noqa: B018
     assert _settings({}, {"pricing": {"input": 1, "output": 2, "cache_read": 0.1}}).model.pricing == (1, 2, 0.1, None)
+
+
+def test_a_conversation_continued_by_compression_keeps_its_root_session(store):
+    root = store.create_session("cli").id
+    child = store.create_session("cli", parent_session_id=root).id
+    store.end_session(root, "compression")
+    grandchild = store.create_session("cli", parent_session_id=child).id
+    store.end_session(child, "rewound")
+    assert store.conversation_root(grandchild) == root  # spend booked under root keeps counting after compression
+    other = store.create_session("cli", parent_session_id=root).id  # e.g. a subagent: not a continuation
+    store.end_session(root, "ended")
+    assert store.conversation_root(other) == other
