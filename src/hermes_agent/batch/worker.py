@@ -60,6 +60,8 @@ def run_prompt(task: dict) -> dict:
             "tokens": {"prompt": outcome.usage.prompt_tokens, "completion": outcome.usage.completion_tokens},
             "duration_s": round(time.monotonic() - started, 3),
         }
+        if outcome.reason == "budget":  # which cap stopped this prompt (budget.batch.*), for whoever reads the run
+            entry["metadata"]["stopped"] = outcome.final_text
         return {"ok": True, "entry": entry}
     except Exception as exc:  # a worker boundary: any failure is this prompt's recorded error, never the run's
         from hermes_agent.errors import ConfigError, ToolError, UsageError

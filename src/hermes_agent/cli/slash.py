@@ -77,6 +77,7 @@ def table() -> list[Command]:
         Command("resume", s.resume_command, "continue a saved session", args="ID"),
         Command("title", s.title, "show or set this session's title", args="[text]", immediate=True),
         Command("usage", s.usage, "tokens, calls and cost of this session", immediate=True),
+        Command("budget", s.budget, "what is left of each spending cap (budget.*)", immediate=True),
         Command("quit", _quit, "leave Hermes", ("exit", "q"), immediate=True),
     ])
     return _TABLE

@@ -127,3 +127,13 @@ def usage(repl: Repl, arg: str) -> None:
         rows.append(("context", f"~{used:,} of {window:,} tokens ({100 * used / max(1, window):.0f}%)"))
     width = max(len(k) for k, _ in rows)
     repl.screen.lines([f"  {repl.screen.style(k.ljust(width), 'cyan')}  {v}" for k, v in rows])
+
+
+def budget(repl: Repl, arg: str) -> None:
+    from hermes_agent.bootstrap.budget import report
+
+    agent = repl.agent
+    meter = agent.services.meter if agent is not None else None
+    with _store(repl) as store:
+        text = report(repl.settings, "", meter, store, agent.session_id if agent is not None else None)  # type: ignore[arg-type]
+    repl.screen.lines(text.splitlines())

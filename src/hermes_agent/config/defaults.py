@@ -112,6 +112,8 @@ DEFAULT_CONFIG: dict = {
     "known_plugin_toolsets": {},  # platform -> plugin toolsets the user has seen (Hermes writes it)
     "delegation": {"max_iterations": 50, "max_concurrent_children": 3, "max_summary_chars": 24000,
                    "child_timeout_seconds": 0, "model": "", "provider": "", "base_url": "", "api_key": ""},
+    "budget": {"session_usd": None, "day_usd": None, "month_usd": None, "session_tokens": None, "day_tokens": None,
+               "month_tokens": None, "warn_at": 0.8, "users": {}, "cron": {}, "batch": {}},
     "_config_version": 1,
 }
 

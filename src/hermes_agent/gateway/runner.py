@@ -28,7 +28,7 @@ log = logging.getLogger(__name__)
 
 _BUILD_LOCK = threading.Lock()  # bootstrap's one-time discovery is not safe to run twice at once
 HELP = ("Commands:\n/new or /reset: start a new conversation\n/stop: stop the current task\n"
-        "/status: this chat's session\n/sethome: make this chat the platform's home channel\n/model [NAME]: show or switch this chat's model\n/approve, /deny: answer a pending approval\n"
+        "/status: this chat's session\n/budget: what is left of your spending caps\n/sethome: make this chat the platform's home channel\n/model [NAME]: show or switch this chat's model\n/approve, /deny: answer a pending approval\n"
         "/skills: installed skills; /<skill-name> TASK runs one\n/help: this text")
 
 
@@ -250,7 +250,8 @@ class GatewayRunner:
     async def _command(self, session: ChatSession, text: str) -> str | None:
         """The reply to an in-chat command, or None when `text` is for the agent."""
         word = text.split()[0].split("@")[0].lower()
-        if word in ("/approve", "/deny", "/new", "/reset", "/stop", "/status", "/help", "/start", "/model", "/sethome"):
+        if word in ("/approve", "/deny", "/new", "/reset", "/stop", "/status", "/help", "/start", "/model", "/sethome",
+                    "/budget"):
             self.hooks.emit(f"command:{word[1:]}", {"platform": session.adapter.name, "user_id": session.user_id,
                                                     "command": word[1:], "args": " ".join(text.split()[1:])})
         if word in ("/approve", "/deny"):
@@ -272,6 +273,8 @@ class GatewayRunner:
                     f"Working: {'yes' if session.busy else 'no'}; queued messages: {len(session.queue)}\n"
                     f"Turns since start: {session.turns}\nHome channel: "
                     + (f"{home}{' (this chat)' if home == session.chat_id else ''}" if home else "not set (/sethome)"))
+        if word == "/budget":
+            return await asyncio.to_thread(self._budget, session)
         if word == "/sethome":
             await asyncio.to_thread(self.homes.set, session.adapter.name, session.chat_id)
             return (f"✅ Home channel set to this chat (ID: {session.chat_id}).\n"
@@ -285,6 +288,16 @@ class GatewayRunner:
         if word == "/model":
             return await self._model(session, text.split()[1:])
         return None
+
+    def _budget(self, session: ChatSession) -> str:
+        """What is left of the caps of the person who asked (their own budget, as their turns spend it)."""
+        from hermes_agent.bootstrap.budget import report
+        from hermes_agent.bootstrap.session import shared_store
+
+        agent = session.agent
+        meter = agent.services.meter if agent is not None else None  # type: ignore[attr-defined]
+        sid = agent.session_id if agent is not None else session.sessions.get(session.key)  # type: ignore[attr-defined]
+        return report(self.settings, f"{session.adapter.name}:{session.user_id}", meter, shared_store(), sid)
 
     async def _model(self, session: ChatSession, args: list[str]) -> str:
         current = session.model or self.settings.model.model
@@ -308,17 +321,18 @@ class GatewayRunner:
         if session is None:
             assert self.loop is not None
             session = ChatSession(key, event.chat_id, self.adapters[event.platform], self.session_map,
-                                  self._builder(event.platform, event.chat_id), self.loop, self.hooks, self.progress)
+                                  self._builder(event.platform, event.chat_id, event.user_id), self.loop, self.hooks, self.progress)
             session.switch_model = self._switch_model
             session.owners = self.access[event.platform].allowed  # the rest (pairing, allow-all) is untrusted
             self.sessions[key] = session
         return session
 
-    def _builder(self, platform: str, chat_id: str):  # type: ignore[no-untyped-def]
+    def _builder(self, platform: str, chat_id: str, user_id: str):  # type: ignore[no-untyped-def]
         def build(approver, resume, on_event):  # type: ignore[no-untyped-def]
-            from hermes_agent.bootstrap import build_agent
+            from hermes_agent.bootstrap import RunOptions, build_agent
 
-            kw = {"platform": platform, "approver": approver, "interactive": True, "event_callback": on_event}
+            kw = {"platform": platform, "approver": approver, "interactive": True, "event_callback": on_event,
+                  "options": RunOptions(spender=f"{platform}:{user_id}")}  # each person spends their own budget
             with _BUILD_LOCK:
                 try:
                     agent = build_agent(self.settings, resume=resume, **kw)

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from hermes_agent import lazyre
-from hermes_agent.events import Event, ToolFinished, ToolStarted
+from hermes_agent.events import BUDGET_NOTICE, Event, Notice, ToolFinished, ToolStarted
 from hermes_agent.gateway.approval import ChatApprover
 from hermes_agent.gateway.base import Inbound, PlatformAdapter
 from hermes_agent.gateway.hooks import HookRunner
@@ -212,6 +212,8 @@ class ChatSession:
 
     def _on_event(self, event: Event) -> None:
         """Agent events (worker thread): tool progress to the chat, agent:step to the hooks."""
+        if isinstance(event, Notice) and event.text.startswith(BUDGET_NOTICE):  # 80% of a cap: the person is told once
+            asyncio.run_coroutine_threadsafe(self.adapter.send(self.chat_id, "⚠️ " + event.text), self.loop)
         if isinstance(event, ToolFinished):
             self._steps += 1
             self.hooks.emit_threadsafe(self.loop, "agent:step", {**self.hook_context(), "iteration": self._steps,
