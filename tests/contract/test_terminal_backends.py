@@ -25,8 +25,6 @@ from hermes_agent.tools.registry import registry
 
 _SSH_VARS = ("HERMES_TEST_SSH_HOST", "HERMES_TEST_SSH_PORT", "HERMES_TEST_SSH_USER", "HERMES_TEST_SSH_KEY")
 
-pytestmark = pytest.mark.xdist_group("terminal_backends")  # containers and connections reused by the module
-
 
 def _docker_skip() -> str | None:
     image = os.environ.get("HERMES_TEST_DOCKER_IMAGE")
@@ -107,7 +105,9 @@ def pools(tmp_path_factory):
         p.close_all()
 
 
-@pytest.fixture(params=["local", "local+bwrap", "local+landlock", "docker", "ssh", "daytona", "modal"])
+# each backend's tests on one xdist worker (its container or connection is made once), backends in parallel
+@pytest.fixture(params=[pytest.param(k, marks=pytest.mark.xdist_group(f"backend-{k}")) for k in
+                        ("local", "local+bwrap", "local+landlock", "docker", "ssh", "daytona", "modal")])
 def pool(request, pools):
     skip = {"docker": _docker_skip, "ssh": _ssh_skip}.get(request.param, lambda: None)()
     if "+" in request.param:
