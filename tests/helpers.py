@@ -29,3 +29,15 @@ def run_hermes(*args: str, home: Path, input: str | None = None, timeout: float 
     full_env.update({"HERMES_HOME": str(home), **(env or {})})
     return subprocess.run([HERMES, *args], input=input, capture_output=True, text=True, timeout=timeout,
                           env=full_env, cwd=cwd)
+
+
+def wait_for(predicate, timeout: float = 10.0, step: float = 0.05) -> bool:  # noqa: ANN001
+    """Poll `predicate` until it is true (True) or `timeout` seconds pass (False): await the event, not a sleep."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(step)
+    return True
