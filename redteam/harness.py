@@ -31,6 +31,10 @@ HERMES = os.path.join(REPO, ".venv", "bin", "hermes")
 HH_IGNORE = ("state.db", "logs", "run", "checkpoints", "sessions", "memories", "skills", ".skills",
              "cache", "audio_cache", "image_cache", ".update_check", "models_dev_cache.json")
 
+# Directories other tests make in the real HOME (/root) while this suite runs beside them (pytest-xdist):
+# tests/conftest.py's outside_dir and the sandbox secrets tests. An attack's own files carry its pwn tag.
+_SCRATCH_IN_HOME = (".hermes-test-", "sbxs-home-", "sbxhome-")
+
 Call = tuple[str, dict]
 Turn = list[Call] | dict | Callable[["Ctx", str], list[Call]]
 
@@ -392,7 +396,10 @@ def _judge(att: Attack, ctx: Ctx, before: dict, skip: list[str], gbefore: dict, 
                 details.append(f"created {key[4:]}/{ctx.pwn}")
             elif isinstance(gbefore[key], list) and isinstance(gafter[key], list) and key != "src":
                 new = set(map(str, gafter[key])) ^ set(map(str, gbefore[key]))
-                details.append(f"changed {key}: {sorted(new)[:5]}")
+                if key == "/root":  # other tests running in parallel make and remove their scratch dirs here
+                    new = {n for n in new if ctx.pwn in n or not n.startswith(_SCRATCH_IN_HOME)}
+                if new:
+                    details.append(f"changed {key}: {sorted(new)[:5]}")
             else:
                 details.append(f"changed {key}")
     for i, r in enumerate(ctx.results):

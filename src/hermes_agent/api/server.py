@@ -42,7 +42,7 @@ class ApiConfig:
         `platforms.api_server.extra` host/port/key/model_name as Hermes writes them)."""
         extra = extra or {}
         return cls(host=host or env.get("API_SERVER_HOST") or str(extra.get("host") or "") or "127.0.0.1",
-                   port=int(port or env.get("API_SERVER_PORT") or extra.get("port") or 8642),
+                   port=_port(port or env.get("API_SERVER_PORT") or extra.get("port") or 8642),
                    key=(env.get("API_SERVER_KEY") or str(extra.get("key") or "")).strip(),
                    model_name=env.get("API_SERVER_MODEL_NAME") or str(extra.get("model_name") or "") or "hermes-agent",
                    cors_origins=_origins(env.get("API_SERVER_CORS_ORIGINS") or extra.get("cors_origins") or ""))
@@ -52,6 +52,17 @@ class ApiConfig:
         refusal = bind_refusal(self.host, self.key, "API_SERVER_KEY", "run the agent")
         if refusal:
             raise ApiConfigError(refusal)
+
+
+def _port(value: object) -> int:
+    """API_SERVER_PORT (or the flag, or platforms.api_server.extra.port) as a TCP port, else ApiConfigError."""
+    try:
+        port = int(str(value).strip())
+    except ValueError:
+        raise ApiConfigError(f"API_SERVER_PORT must be a port number, got {value!r}") from None
+    if not 0 <= port <= 65535:
+        raise ApiConfigError(f"API_SERVER_PORT {port} is out of range 0-65535")
+    return port
 
 
 def _origins(raw: object) -> tuple[str, ...]:
