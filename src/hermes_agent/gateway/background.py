@@ -7,13 +7,27 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+from typing import TYPE_CHECKING
 
 from hermes_agent import paths
 from hermes_agent.config.settings import Settings
 from hermes_agent.gateway.send import Outbox
 
+if TYPE_CHECKING:
+    from hermes_agent.cron.scheduler import CronHost
+
 log = logging.getLogger(__name__)
 _TRUE = ("1", "true", "yes", "on")
+
+
+def cron_host(outbox: Outbox | None) -> CronHost:
+    """What the cron scheduler is handed here and by `hermes cron`: bootstrap's agent and script shell, and the
+    outbox its deliveries go through."""
+    from hermes_agent.bootstrap import build_agent
+    from hermes_agent.bootstrap.stores import script_backend
+    from hermes_agent.cron.scheduler import CronHost
+
+    return CronHost(build_agent=build_agent, script_backend=script_backend, messenger=outbox)
 
 
 class CronTicker:
@@ -41,8 +55,8 @@ class CronTicker:
                                                    if result.delivery_error else ""), flush=True)
 
         try:
-            run_forever(JobStore(paths.cron_dir()), self.settings, interval=tick_seconds(self.settings),
-                        stop=self.stop_event, messenger=self.outbox, on_result=report)
+            run_forever(JobStore(paths.cron_dir()), self.settings, cron_host(self.outbox),
+                        interval=tick_seconds(self.settings), stop=self.stop_event, on_result=report)
         except Exception:  # frontend boundary: a broken jobs file must not take the chats down
             log.exception("cron scheduler stopped")
 
