@@ -29,9 +29,10 @@ class AgentSession(Protocol):
     @property
     def provider(self) -> Provider: ...
 
-    def run_turn(self, user_message: str, system_message: str | None = None,
-                 images: tuple[str, ...] = (), untrusted: str = "") -> TurnOutcome:
-        """Run one user turn to its end (stop, interrupted, max_iterations, loop)."""
+    def run_turn(self, user_message: str, system_message: str | None = None, images: tuple[str, ...] = (),
+                 untrusted: str = "", continue_pending: bool = False) -> TurnOutcome:
+        """Run one user turn to its end (stop, interrupted, max_iterations, loop); `untrusted` names a sender who
+        is not the owner; `continue_pending` goes on with a turn a restart cut short."""
         ...
 
     def interrupt(self) -> None: ...

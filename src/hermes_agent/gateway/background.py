@@ -11,9 +11,11 @@ from typing import TYPE_CHECKING
 
 from hermes_agent import paths
 from hermes_agent.config.settings import Settings
+from hermes_agent.gateway.base import platform_conf
 from hermes_agent.gateway.send import Outbox
 
 if TYPE_CHECKING:
+    from hermes_agent.api.server import ApiConfig
     from hermes_agent.cron.scheduler import CronHost
 
 log = logging.getLogger(__name__)
@@ -75,15 +77,15 @@ def api_enabled(settings: Settings) -> bool:
     """API_SERVER_ENABLED=true (env or .env) or `platforms.api_server.enabled: true` (Hermes's keys)."""
     if str(settings.env.get("API_SERVER_ENABLED", "")).strip().lower() in _TRUE:
         return True
-    conf = settings.cfg.platforms.get("api_server") or {}
+    conf = platform_conf(settings.cfg.platforms, "api_server")
     return str(conf.get("enabled", "")).strip().lower() in _TRUE
 
 
-def api_config(settings: Settings):  # type: ignore[no-untyped-def]
+def api_config(settings: Settings) -> ApiConfig:
     """The ApiConfig `hermes api` would use (ApiConfigError when it refuses: a public host without a key)."""
     from hermes_agent.api.server import ApiConfig
 
-    config = ApiConfig.from_env(settings.env, (settings.cfg.platforms.get("api_server") or {}).get("extra"))
+    config = ApiConfig.from_env(settings.env, platform_conf(settings.cfg.platforms, "api_server", "extra"))
     config.check()
     return config
 
