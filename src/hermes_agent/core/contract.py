@@ -22,6 +22,7 @@ class AgentSession(Protocol):
     history: list[Message]  # the conversation so far (a door may replace it, e.g. the API's stateless history)
     event_callback: Callable[[Event], None] | None  # where the turn's events go (deltas, tool start/finish, ...)
     services: AgentServices  # what bootstrap wired in: the session binding, prompt parts, settings
+    enabled_toolsets: list[str] | None  # the toolsets its tools come from (None: the platform's default)
 
     @property
     def session_id(self) -> str | None: ...
