@@ -11,7 +11,7 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from hermes_agent import paths
-from hermes_agent.cli.repl_state import Job, Totals
+from hermes_agent.cli.repl_state import Job, SlashCommand, Totals
 from hermes_agent.config.settings import Settings
 from hermes_agent.errors import ConfigError, HermesError
 
@@ -222,10 +222,10 @@ class Repl:
 
         return slash.argument_values(self, name)
 
-    def run_command(self, command: object, arg: str) -> None:
+    def run_command(self, command: SlashCommand, arg: str) -> None:
         """Run a slash command; failures become one line."""
         try:
-            command.handler(self, arg)  # type: ignore[attr-defined]
+            command.handler(self, arg)
         except HermesError as exc:
             self.screen.line(f"error: {exc}", "red")
         except Exception as exc:  # a frontend boundary: one line for the user, details in the log

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -22,12 +23,19 @@ if TYPE_CHECKING:
     from hermes_agent.core.contract import AgentSession
 
 
+class SlashCommand(Protocol):
+    """What the runner needs of a slash command (slash.Command is one): its handler."""
+
+    @property
+    def handler(self) -> Callable[[ReplHost, str], None]: ...
+
+
 @dataclass(slots=True)
 class Job:
     """One unit of runner work: a message for the agent, or a slash command that must not overlap a turn."""
 
     text: str
-    command: object = None  # a slash.Command when this is a command
+    command: SlashCommand | None = None  # a slash.Command when this is a command
     arg: str = ""
     message: str | None = None  # what the agent receives when it differs from what was typed (/skill-name)
 

@@ -90,12 +90,12 @@ def api_config(settings: Settings) -> ApiConfig:
     return config
 
 
-async def serve_api(settings: Settings, config: object, stop: asyncio.Event) -> None:
+async def serve_api(settings: Settings, config: ApiConfig, stop: asyncio.Event) -> None:
     """The API server on this loop until `stop` (its agents and turns on its own worker threads)."""
     from hermes_agent.api.conversations import ConversationPool
     from hermes_agent.api.server import serve
 
     try:
-        await serve(ConversationPool(settings), config, stop)  # type: ignore[arg-type]
+        await serve(ConversationPool(settings), config, stop)
     except OSError as exc:  # the port is taken: the chats go on without the API
         print(f"gateway: api server failed to start: {exc}", flush=True)
