@@ -8,17 +8,19 @@ import hmac
 import json
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 
 from aiohttp import web
 
 from hermes_agent.api import responses
 from hermes_agent.api.common import SESSION_HEADER, error
-from hermes_agent.api.conversations import ConversationPool, TurnResult
+from hermes_agent.api.conversations import Conversation, ConversationPool, TurnResult
 from hermes_agent.config.listen import bind_refusal, host_allowed
 from hermes_agent.errors import HermesError
 from hermes_agent.events import Event, TextDelta, ToolStarted
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
 class ApiConfigError(ValueError):
@@ -98,7 +100,7 @@ def _browser_refusal(request: web.Request, key: str) -> web.Response | None:
 
 
 @web.middleware
-async def _auth(request: web.Request, handler):  # type: ignore[no-untyped-def]
+async def _auth(request: web.Request, handler: Handler) -> web.StreamResponse:
     key = request.app["config"].key
     refused = _browser_refusal(request, key)
     if refused is not None:
@@ -182,7 +184,7 @@ def _chunk(cid: str, model: str, delta: dict, finish: str | None = None) -> byte
     return f"data: {json.dumps(obj, ensure_ascii=False)}\n\n".encode()
 
 
-async def _stream(request: web.Request, pool: ConversationPool, conv, message: str, history: list[dict],  # type: ignore[no-untyped-def]
+async def _stream(request: web.Request, pool: ConversationPool, conv: Conversation, message: str, history: list[dict],
                   model: str, cid: str) -> web.StreamResponse:
     resp = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache",
                                        SESSION_HEADER: conv.key})

@@ -10,6 +10,10 @@ import shutil
 import tempfile
 import time
 from datetime import datetime
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from hermes_agent.core.contract import AgentSession
 
 
 def _tool_stats(history: list) -> dict[str, dict[str, int]]:
@@ -41,7 +45,7 @@ def run_prompt(task: dict) -> dict:
 
     started = time.monotonic()
     workdir = tempfile.mkdtemp(prefix=f"hermes-batch-{task['index']}-")
-    agent = None
+    agent: AgentSession | None = None
     try:
         settings = load_settings({**(task.get("overrides") or {}), "terminal.cwd": workdir})
         agent = build_agent(settings, platform="batch", toolsets=list(task["toolsets"]), approver=AutoDenyApprover(),

@@ -15,7 +15,7 @@ from .provider import auxiliary_provider, build_provider, provider_from_row, sum
 if TYPE_CHECKING:
     from hermes_agent.config.settings import Settings
     from hermes_agent.core.agent import AgentServices
-    from hermes_agent.core.agent import AIAgent as CoreAgent
+    from hermes_agent.core.contract import AgentSession
     from hermes_agent.plugins import PluginReport
     from hermes_agent.tools.hooks import HookBus
 
@@ -202,8 +202,8 @@ def build_agent(settings: Settings, *, platform: str = "cli", toolsets: list[str
                 approver: object = None, interactive: bool = False, save_trajectories: bool = False,
                 resume: str | None = None, persist: bool = True,
                 clarify: Callable[[str, list[str]], str] | None = None,
-                options: RunOptions | None = None) -> CoreAgent:
-    """A ready agent for a frontend (validates toolsets now, restores a session when asked)."""
+                options: RunOptions | None = None) -> AgentSession:
+    """A ready agent for a frontend (the door contract; validates toolsets now, restores a session when asked)."""
     from hermes_agent.core.agent import AIAgent as CoreAgent
 
     services, enabled = build_services(settings, platform=platform, toolsets=toolsets, event_callback=event_callback,

@@ -14,6 +14,39 @@ if TYPE_CHECKING:
 _MISSING = object()
 
 
+def deep_merge(base: dict, over: Mapping) -> dict:
+    """Merge `over` into `base` recursively (mappings merge, everything else replaces)."""
+    for key, value in over.items():
+        if isinstance(value, Mapping) and isinstance(base.get(key), dict):
+            deep_merge(base[key], value)
+        else:
+            base[key] = copy.deepcopy(value)
+    return base
+
+
+def apply_dotted(data: dict, dotted: str, value: object) -> None:
+    """Set `data[a][b] = value` for `a.b`, creating intermediate mappings."""
+    parts = dotted.split(".")
+    node = data
+    for part in parts[:-1]:
+        nxt = node.get(part)
+        if not isinstance(nxt, dict):
+            nxt = {}
+            node[part] = nxt
+        node = nxt
+    node[parts[-1]] = value
+
+
+def get_dotted(data: Mapping, dotted: str, default: object = None) -> object:
+    """Value at a dotted key such as `terminal.backend` in nested mappings, or `default`."""
+    node: object = data
+    for part in dotted.split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            return default
+        node = node[part]
+    return node
+
+
 @dataclass(frozen=True, slots=True)
 class ModelSettings:
     """The `model:` section, normalised."""
@@ -61,7 +94,6 @@ class Settings:
         if self.typed is not None:
             return self.typed
         from hermes_agent.config.defaults import DEFAULT_CONFIG
-        from hermes_agent.config.loader import deep_merge
         from hermes_agent.config.schema import build_config
 
         merged = deep_merge(copy.deepcopy(DEFAULT_CONFIG), self.data)
@@ -72,8 +104,6 @@ class Settings:
     def get(self, dotted: str, default: object = None) -> object:
         """Raw value at a dotted key the user named (`hermes config get KEY`), or `default`. Code reads
         settings through the typed tree, `settings.cfg.<section>.<key>` (tests/unit/config/test_typed_access.py)."""
-        from hermes_agent.config.loader import get_dotted
-
         return get_dotted(self.data, dotted, default)
 
     def section(self, name: str) -> dict:
@@ -97,8 +127,6 @@ class Settings:
 
     def with_overrides(self, overrides: Mapping[str, object]) -> Settings:
         """A copy with dotted keys replaced (used for per-session changes such as /model)."""
-        from hermes_agent.config.loader import apply_dotted
-
         data = copy.deepcopy(dict(self.data))
         for key, value in overrides.items():
             apply_dotted(data, key, value)
