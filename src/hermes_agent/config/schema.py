@@ -345,6 +345,7 @@ class Config:
     context_file_max_chars: int | None = field(**_c(min=0))
     mcp_discovery_timeout: float = field(**_c(min=0))
     mcp_single_query_discovery_timeout: float = field(**_c(min=0))
+    group_sessions_per_user: bool
     tools: ToolsCfg
     plugins: PluginsCfg
     fallback_providers: Rows

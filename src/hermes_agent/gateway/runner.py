@@ -326,7 +326,7 @@ class GatewayRunner:
         agent.set_provider(build_provider(self.settings.with_overrides({"model.default": model})))
 
     def _session(self, event: Inbound) -> ChatSession:
-        key = session_key(event, self.settings.get("group_sessions_per_user", True) is not False)
+        key = session_key(event, self.settings.cfg.group_sessions_per_user)
         session = self.sessions.get(key)
         if session is None:
             assert self.loop is not None
