@@ -110,9 +110,9 @@ def install(app: web.Application, pool: ConversationPool, base_url: str, name: s
 
 
 async def _serve_card(request: web.Request) -> web.Response:
-    from google.protobuf.json_format import MessageToDict
+    from a2a.server.request_handlers.response_helpers import agent_card_to_dict
 
-    return web.json_response(MessageToDict(request.app["a2a_card"]))
+    return web.json_response(agent_card_to_dict(request.app["a2a_card"]))
 
 
 def _rpc_error(rid: object, code: int, message: str) -> web.Response:
