@@ -81,7 +81,9 @@ def test_the_sdk_client_reads_the_card_and_streams_a_task(a2a_url, scripted):
     assert kinds[0] == "task" and kinds.count("artifact_update") >= 3 and kinds[-1] == "status_update"
     assert [e.artifact_update.append for e in events if e.HasField("artifact_update")][1:-1] == [True] * (
         kinds.count("artifact_update") - 2)  # streamed in pieces before the whole answer
-    assert events[-1].status_update.status.state == 3  # TASK_STATE_COMPLETED
+    from a2a.types import TaskState
+
+    assert events[-1].status_update.status.state == TaskState.TASK_STATE_COMPLETED
     request = urllib.request.Request(a2a_url + "/.well-known/agent-card.json",
                                      headers={"Authorization": f"Bearer {KEY}"})
     card = json.loads(urllib.request.urlopen(request, timeout=10).read())
@@ -135,3 +137,44 @@ def test_a_remote_agent_cannot_run_a_dangerous_command_or_write_memory(a2a_url, 
     assert "BLOCKED" in text and "A2A" in text
     memory = hermes_home / "memories" / "MEMORY.md"
     assert not memory.exists() or "Klingon" not in memory.read_text()
+
+
+def test_a_running_task_can_be_cancelled(a2a_url, scripted):
+    scripted.add({"content": "too late", "delay": 30})
+
+    async def run() -> tuple[list, dict, float]:
+        from a2a.client import ClientConfig, create_client
+        from a2a.helpers import new_text_message
+        from a2a.types import Role, SendMessageRequest
+
+        headers = {"Authorization": f"Bearer {KEY}"}
+        async with httpx.AsyncClient(headers=headers, timeout=60) as http:
+            client = await create_client(a2a_url, ClientConfig(streaming=True, httpx_client=http),
+                                         resolver_http_kwargs={"headers": headers})
+            stream = client.send_message(SendMessageRequest(message=new_text_message("slow", role=Role.ROLE_USER)))
+            first = await anext(stream)
+            started = asyncio.get_running_loop().time()
+            rpc = {"jsonrpc": "2.0", "id": 2, "method": "CancelTask", "params": {"id": first.task.id}}
+            cancelled = (await http.post(a2a_url + "/a2a", json=rpc)).json()
+            rest = [e async for e in stream]
+            return [first, *rest], cancelled, asyncio.get_running_loop().time() - started
+
+    events, cancelled, seconds = asyncio.run(run())
+    assert cancelled["result"]["status"]["state"] == "TASK_STATE_CANCELED", cancelled
+    from a2a.types import TaskState
+
+    assert events[-1].status_update.status.state == TaskState.TASK_STATE_CANCELED and seconds < 20  # not 30 s on
+
+
+def test_without_a_key_only_loopback_hosts_and_no_browsers(scripted, hermes_home):
+    proc, url = _serve(scripted, hermes_home, "")
+    try:
+        card = httpx.get(url + "/.well-known/agent-card.json", timeout=10).json()
+        assert card["supportedInterfaces"][0]["url"] == url + "/a2a"  # where we were reached, not the bind address
+        rebound = httpx.get(url + "/.well-known/agent-card.json", headers={"Host": "127.attacker.example"}, timeout=10)
+        browser = httpx.post(url + "/a2a", headers={"Origin": "https://evil.example"}, timeout=10,
+                             json={"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {}})
+        assert (rebound.status_code, browser.status_code) == (403, 403)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)

@@ -111,8 +111,14 @@ def install(app: web.Application, pool: ConversationPool, base_url: str, name: s
 
 async def _serve_card(request: web.Request) -> web.Response:
     from a2a.server.request_handlers.response_helpers import agent_card_to_dict
+    from a2a.types import AgentCard
 
-    return web.json_response(agent_card_to_dict(request.app["a2a_card"]))
+    card = AgentCard()
+    card.CopyFrom(request.app["a2a_card"])
+    # the address the caller reached us at (its Host already passed the middleware's checks), not the bind
+    # address (0.0.0.0 is no URL)
+    card.supported_interfaces[0].url = f"{request.scheme}://{request.host}{RPC_PATH}"
+    return web.json_response(agent_card_to_dict(card))
 
 
 def _rpc_error(rid: object, code: int, message: str) -> web.Response:
