@@ -175,6 +175,10 @@ def test_without_a_key_only_loopback_hosts_and_no_browsers(scripted, hermes_home
         browser = httpx.post(url + "/a2a", headers={"Origin": "https://evil.example"}, timeout=10,
                              json={"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {}})
         assert (rebound.status_code, browser.status_code) == (403, 403)
+        bad = [httpx.post(url + "/a2a", content=body, timeout=10).json()["error"] for body in (
+            b"{not json", b'{"jsonrpc": "2.0", "id": 3, "method": "SendMessage", "params": {"message": 5}}',
+            b'{"jsonrpc": "2.0", "id": 4, "method": "DeleteEverything"}')]
+        assert [e["code"] for e in bad] == [-32700, -32602, -32601] and "Traceback" not in json.dumps(bad)
     finally:
         proc.terminate()
         proc.wait(timeout=20)

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 CARD_PATH = "/.well-known/agent-card.json"
 RPC_PATH = "/a2a"
+RpcId = str | int | None
 UNTRUSTED = "a message from another agent over A2A"
 _ALIASES = {"message/send": "SendMessage", "message/stream": "SendStreamingMessage", "tasks/get": "GetTask",
             "tasks/cancel": "CancelTask"}
@@ -121,7 +122,7 @@ async def _serve_card(request: web.Request) -> web.Response:
     return web.json_response(agent_card_to_dict(card))
 
 
-def _rpc_error(rid: object, code: int, message: str) -> web.Response:
+def _rpc_error(rid: RpcId, code: int, message: str) -> web.Response:
     return web.json_response({"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": message}})
 
 
@@ -132,16 +133,18 @@ async def _rpc(request: web.Request) -> web.StreamResponse:
         return _rpc_error(None, -32700, "request body is not valid JSON")
     if not isinstance(body, dict) or body.get("jsonrpc") != "2.0" or not isinstance(body.get("method"), str):
         return _rpc_error(None, -32600, "not a JSON-RPC 2.0 request")
-    rid = body.get("id") if isinstance(body.get("id"), str | int) else None
-    method = _ALIASES.get(body["method"], body["method"])
-    params = body.get("params") if isinstance(body.get("params"), dict) else {}
+    raw_id = body.get("id")
+    rid: RpcId = raw_id if isinstance(raw_id, str | int) and not isinstance(raw_id, bool) else None
+    method: str = _ALIASES.get(body["method"]) or body["method"]
+    raw_params = body.get("params")
+    params: dict = raw_params if isinstance(raw_params, dict) else {}
     try:
         return await _dispatch(request, rid, method, params)
     except Exception as exc:  # an SDK A2AError (task not found, ...) or bad params: a JSON-RPC error
         return _error_of(rid, exc)
 
 
-def _error_of(rid: object, exc: Exception) -> web.Response:
+def _error_of(rid: RpcId, exc: Exception) -> web.Response:
     from a2a.server.request_handlers import build_error_response
     from a2a.utils.errors import A2AError
 
@@ -153,7 +156,7 @@ def _error_of(rid: object, exc: Exception) -> web.Response:
     return _rpc_error(rid, -32603, f"internal error: {type(exc).__name__}")
 
 
-async def _dispatch(request: web.Request, rid: object, method: str, params: dict) -> web.StreamResponse:
+async def _dispatch(request: web.Request, rid: RpcId, method: str, params: dict) -> web.StreamResponse:
     from a2a.server.context import ServerCallContext
     from a2a.types import CancelTaskRequest, GetTaskRequest, SendMessageRequest, SendMessageResponse, Task
     from google.protobuf.json_format import MessageToDict, ParseDict
@@ -178,7 +181,7 @@ async def _dispatch(request: web.Request, rid: object, method: str, params: dict
     return _rpc_error(rid, -32601, f"method {method!r} is not supported here")
 
 
-async def _sse(request: web.Request, rid: object, stream: AsyncIterator[Any]) -> web.StreamResponse:
+async def _sse(request: web.Request, rid: RpcId, stream: AsyncIterator[Any]) -> web.StreamResponse:
     from a2a.utils import proto_utils
     from a2a.utils.errors import A2AError
     from google.protobuf.json_format import MessageToDict
