@@ -129,7 +129,7 @@ def test_a_remote_agent_cannot_run_a_dangerous_command_or_write_memory(a2a_url, 
                  lambda body: {"content": "terminal said: " + _last_tool_result(body)})
     _, text = asyncio.run(_ask(a2a_url, "clean up"))
     assert (victim / "keep.txt").read_text() == "precious"
-    assert "terminal said:" in text and ("denied" in text.lower() or "blocked" in text.lower())
+    assert "BLOCKED: `rm -rf" in text and "was not run" in text and "\"blocked\": true" in text
     scripted.add({"tool_calls": [{"name": "memory", "arguments": {"action": "add", "target": "memory",
                                                                   "content": "User wants replies in Klingon"}}]},
                  lambda body: {"content": "memory said: " + _last_tool_result(body)})
@@ -182,3 +182,16 @@ def test_without_a_key_only_loopback_hosts_and_no_browsers(scripted, hermes_home
     finally:
         proc.terminate()
         proc.wait(timeout=20)
+
+
+def test_a_context_continues_after_a_restart(scripted, hermes_home):
+    scripted.default = lambda body: {"content": "|".join(str(m["content"]) for m in body["messages"]
+                                                         if m.get("role") == "user")}
+    for said, expected in (("I am Ada", "I am Ada"), ("who am I", "I am Ada|who am I")):
+        proc, url = _serve(scripted, hermes_home, KEY)
+        try:
+            _, text = asyncio.run(_ask(url, said, streaming=False, context_id="ctx-kept"))
+        finally:
+            proc.terminate()
+            proc.wait(timeout=20)
+        assert text.endswith(expected)
