@@ -121,13 +121,13 @@ class ConversationPool:
                     old.agent.close()
 
     async def run(self, conv: Conversation, message: str, history: list[dict] | None, sink: Sink | None, *,
-                  snapshot: bool = False) -> TurnResult:
+                  snapshot: bool = False, untrusted: str = "a request to the API server") -> TurnResult:
         """Run one turn (a cancelled request interrupts it); returns the answer, the conversation key and
         (with `snapshot`) the whole history after the turn."""
         async with conv.lock:
             conv.sink = sink
             loop = asyncio.get_running_loop()
-            future = loop.run_in_executor(self.executor, self._turn, conv, message, history)
+            future = loop.run_in_executor(self.executor, self._turn, conv, message, history, untrusted)
             try:
                 outcome = await asyncio.shield(future)
             except asyncio.CancelledError:
@@ -146,13 +146,13 @@ class ConversationPool:
                           usage.completion_tokens, kept)
 
     @staticmethod
-    def _turn(conv: Conversation, message: str, history: list[dict] | None) -> TurnOutcome:
+    def _turn(conv: Conversation, message: str, history: list[dict] | None, untrusted: str) -> TurnOutcome:
         agent = conv.agent
         if history:
             from hermes_agent.messages import Message
 
             agent.history = [Message.from_openai(m) for m in history]
-        return agent.run_turn(message, untrusted="a request to the API server")
+        return agent.run_turn(message, untrusted=untrusted)
 
     def evict_idle(self) -> list[str]:
         """Close the conversations unused for `idle_seconds` (their sessions stay in state.db)."""

@@ -224,6 +224,10 @@ def build_app(pool: ConversationPool, config: ApiConfig, *, tool_progress: bool 
     app.router.add_post("/v1/chat/completions", _chat)
     app["responses"] = responses.ResponseIndex(store=pool.index)
     app.router.add_post("/v1/responses", responses.handle)
+    if pool.settings.cfg.a2a.enabled:
+        from hermes_agent.api import a2a_server
+
+        a2a_server.install(app, pool, f"http://{config.host}:{config.port}", config.model_name)
     return app
 
 

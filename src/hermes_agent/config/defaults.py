@@ -100,6 +100,7 @@ DEFAULT_CONFIG: dict = {
     "cron": {},
     "gateway": {"max_concurrent_turns": 6, "hook_timeout": 5, "idle_evict_seconds": 900},
     "dashboard": {"port": 9119, "token": ""},  # `hermes dashboard` (Hermes's own dashboard keys are left alone)
+    "a2a": {"enabled": False, "agents": {}},  # agent-to-agent: serve on the API server / call configured agents
     "platforms": {},
     "browser": {"allow_private_urls": False, "cdp_url": "", "command_timeout": 30},
     "security": {"allow_private_urls": False},

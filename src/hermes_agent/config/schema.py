@@ -321,6 +321,15 @@ class DashboardCfg:
 
 
 @_record
+class A2aCfg:
+    """Agent-to-agent: `enabled` serves the agent over A2A on the API server; `agents` maps a name to
+    {url, token_env} for the a2a_discover/a2a_call tools (tools/builtin/a2a.py checks the insides)."""
+
+    enabled: bool
+    agents: FreeForm
+
+
+@_record
 class Config:
     """Every key read outside config/, typed. Free-form sections (mcp_servers, personalities, auxiliary,
     ...) are FreeForm mappings: their own modules check their insides."""
@@ -366,6 +375,7 @@ class Config:
     security: SecurityCfg
     web: WebCfg
     dashboard: DashboardCfg
+    a2a: A2aCfg
     platforms: FreeForm  # platforms.<name>.enabled/token/extra, as Hermes users write them
 
 

@@ -60,6 +60,8 @@ TOOLSETS: dict[str, dict] = {
     "rl": _ts("RL environments and local rollout runs (no trainer here)",
               ["rl_list_environments", "rl_start_training", "rl_check_status", "rl_stop_training", "rl_get_results",
                "rl_list_runs"]),
+    "a2a": _ts("Other agents over A2A: discover and call those configured under a2a.agents",
+               ["a2a_discover", "a2a_call"]),
     "moa": _ts("Mixture of agents: a hard question to several models, one merged answer", ["mixture_of_agents"]),
     "video_gen": _ts("Video generation", ["video_generate", "xai_video_edit", "xai_video_extend"]),
     "computer_use": _ts("Desktop control (screenshots, mouse, keyboard)", ["computer_use"]),

@@ -1,0 +1,199 @@
+"""The agent over A2A v1.0 (JSON-RPC binding), served by the API server's aiohttp app when `a2a.enabled`:
+the agent card at /.well-known/agent-card.json, `SendMessage`/`SendStreamingMessage` (also accepted under
+the v0.3 names `message/send`/`message/stream`), `GetTask`, `CancelTask` on POST /a2a. Tasks and their
+lifecycle are the `a2a-sdk` request handler's (in-memory task store); our executor runs each message as a
+turn of the conversation `a2a-<context id>` in the API server's ConversationPool (so one stored session
+per A2A context, resumed after a restart like any API conversation). Remote agents are untrusted senders:
+their turns run with approvals denied and with persisting calls (memory, skills) refused.
+Auth, Host and Origin rules are the API server's middleware's (server.py). a2a-sdk is imported here only."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import uuid
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
+
+from aiohttp import web
+
+from hermes_agent.events import Event, TextDelta
+
+if TYPE_CHECKING:
+    from hermes_agent.api.conversations import ConversationPool
+
+log = logging.getLogger(__name__)
+CARD_PATH = "/.well-known/agent-card.json"
+RPC_PATH = "/a2a"
+RpcId = str | int | None
+UNTRUSTED = "a message from another agent over A2A"
+_ALIASES = {"message/send": "SendMessage", "message/stream": "SendStreamingMessage", "tasks/get": "GetTask",
+            "tasks/cancel": "CancelTask"}
+
+
+def _card(base_url: str, name: str) -> Any:
+    from a2a.types import AgentCapabilities, AgentCard, AgentInterface, AgentSkill
+
+    skills = [AgentSkill(id="chat", name="Conversation", tags=["chat", "assistant"],
+                         description="Answers questions and carries out tasks with its tools (a terminal in a "
+                                     "sandbox, files, web); dangerous commands are refused for remote callers."),
+              AgentSkill(id="research", name="Research", tags=["web", "search"],
+                         description="Searches and reads the web and local files, and reports what it found.")]
+    return AgentCard(name=name, version="1.0", description="Hermes Agent, a personal AI agent with tools.",
+                     supported_interfaces=[AgentInterface(protocol_binding="JSONRPC", url=base_url + RPC_PATH,
+                                                          protocol_version="1.0")],
+                     capabilities=AgentCapabilities(streaming=True), skills=skills,
+                     default_input_modes=["text/plain"], default_output_modes=["text/plain"])
+
+
+def _executor(pool: ConversationPool) -> Any:
+    from a2a.helpers import get_message_text, new_task_from_user_message, new_text_message, new_text_part
+    from a2a.server.agent_execution import AgentExecutor
+    from a2a.server.tasks import TaskUpdater
+    from a2a.types import Role
+
+    class HermesExecutor(AgentExecutor):
+        """One A2A message = one untrusted turn of the conversation of its context id."""
+
+        async def execute(self, context: Any, event_queue: Any) -> None:
+            task = context.current_task
+            if task is None:
+                task = new_task_from_user_message(context.message)
+                await event_queue.enqueue_event(task)
+            updater = TaskUpdater(event_queue, task.id, task.context_id)
+            await updater.start_work()
+            conv = await pool.get(f"a2a-{task.context_id}")
+            loop = asyncio.get_running_loop()
+            queue: asyncio.Queue[str | None] = asyncio.Queue()
+            artifact = uuid.uuid4().hex
+
+            def sink(event: Event) -> None:
+                if isinstance(event, TextDelta) and event.text:
+                    loop.call_soon_threadsafe(queue.put_nowait, event.text)
+
+            turn = asyncio.ensure_future(pool.run(conv, get_message_text(context.message), None, sink,
+                                                  untrusted=UNTRUSTED))
+            turn.add_done_callback(lambda _: loop.call_soon_threadsafe(queue.put_nowait, None))
+            streamed = False
+            while (chunk := await queue.get()) is not None:
+                await updater.add_artifact([new_text_part(chunk)], artifact_id=artifact, name="answer",
+                                           append=streamed)
+                streamed = True
+            result = await turn
+            # the whole answer as one part, replacing the streamed pieces (append=False), so a fetched task
+            # holds it whole
+            await updater.add_artifact([new_text_part(result.text or "")], artifact_id=artifact, name="answer",
+                                       append=False, last_chunk=True)
+            reply = new_text_message(result.text or "", role=Role.ROLE_AGENT, context_id=task.context_id,
+                                     task_id=task.id)
+            await updater.complete(reply)
+
+        async def cancel(self, context: Any, event_queue: Any) -> None:
+            task = context.current_task
+            if task is not None:
+                await TaskUpdater(event_queue, task.id, task.context_id).cancel()
+
+    return HermesExecutor()
+
+
+def install(app: web.Application, pool: ConversationPool, base_url: str, name: str) -> None:
+    """Add the card and the JSON-RPC endpoint to the API server's app (behind its auth middleware)."""
+    from a2a.server.request_handlers import DefaultRequestHandler
+    from a2a.server.tasks import InMemoryTaskStore
+
+    card = _card(base_url, name)
+    app["a2a_card"] = card
+    app["a2a_handler"] = DefaultRequestHandler(agent_executor=_executor(pool), task_store=InMemoryTaskStore(),
+                                               agent_card=card)
+    app.router.add_get(CARD_PATH, _serve_card)
+    app.router.add_post(RPC_PATH, _rpc)
+
+
+async def _serve_card(request: web.Request) -> web.Response:
+    from a2a.server.request_handlers.response_helpers import agent_card_to_dict
+    from a2a.types import AgentCard
+
+    card = AgentCard()
+    card.CopyFrom(request.app["a2a_card"])
+    # the address the caller reached us at (its Host already passed the middleware's checks), not the bind
+    # address (0.0.0.0 is no URL)
+    card.supported_interfaces[0].url = f"{request.scheme}://{request.host}{RPC_PATH}"
+    return web.json_response(agent_card_to_dict(card))
+
+
+def _rpc_error(rid: RpcId, code: int, message: str) -> web.Response:
+    return web.json_response({"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": message}})
+
+
+async def _rpc(request: web.Request) -> web.StreamResponse:
+    try:
+        body = await request.json()
+    except ValueError:
+        return _rpc_error(None, -32700, "request body is not valid JSON")
+    if not isinstance(body, dict) or body.get("jsonrpc") != "2.0" or not isinstance(body.get("method"), str):
+        return _rpc_error(None, -32600, "not a JSON-RPC 2.0 request")
+    raw_id = body.get("id")
+    rid: RpcId = raw_id if isinstance(raw_id, str | int) and not isinstance(raw_id, bool) else None
+    method: str = _ALIASES.get(body["method"]) or body["method"]
+    raw_params = body.get("params")
+    params: dict = raw_params if isinstance(raw_params, dict) else {}
+    try:
+        return await _dispatch(request, rid, method, params)
+    except Exception as exc:  # an SDK A2AError (task not found, ...) or bad params: a JSON-RPC error
+        return _error_of(rid, exc)
+
+
+def _error_of(rid: RpcId, exc: Exception) -> web.Response:
+    from a2a.server.request_handlers import build_error_response
+    from a2a.utils.errors import A2AError
+
+    if isinstance(exc, A2AError):
+        return web.json_response(build_error_response(rid, exc))
+    if type(exc).__name__ == "ParseError":
+        return _rpc_error(rid, -32602, f"invalid params: {exc}")
+    log.exception("a2a request failed")
+    return _rpc_error(rid, -32603, f"internal error: {type(exc).__name__}")
+
+
+async def _dispatch(request: web.Request, rid: RpcId, method: str, params: dict) -> web.StreamResponse:
+    from a2a.server.context import ServerCallContext
+    from a2a.types import CancelTaskRequest, GetTaskRequest, SendMessageRequest, SendMessageResponse, Task
+    from google.protobuf.json_format import MessageToDict, ParseDict
+
+    handler = request.app["a2a_handler"]
+    ctx = ServerCallContext(state={"method": method})
+    if method == "SendStreamingMessage":
+        stream = handler.on_message_send_stream(ParseDict(params, SendMessageRequest(), ignore_unknown_fields=True),
+                                                ctx)
+        return await _sse(request, rid, stream)
+    if method == "SendMessage":
+        got = await handler.on_message_send(ParseDict(params, SendMessageRequest(), ignore_unknown_fields=True), ctx)
+        wrapped = SendMessageResponse(task=got) if isinstance(got, Task) else SendMessageResponse(message=got)
+        return web.json_response({"jsonrpc": "2.0", "id": rid, "result": MessageToDict(wrapped)})
+    if method in ("GetTask", "CancelTask"):
+        kind, call = ((GetTaskRequest, handler.on_get_task) if method == "GetTask"
+                      else (CancelTaskRequest, handler.on_cancel_task))
+        task = await call(ParseDict(params, kind(), ignore_unknown_fields=True), ctx)
+        if task is None:
+            return _rpc_error(rid, -32001, "task not found")
+        return web.json_response({"jsonrpc": "2.0", "id": rid, "result": MessageToDict(task)})
+    return _rpc_error(rid, -32601, f"method {method!r} is not supported here")
+
+
+async def _sse(request: web.Request, rid: RpcId, stream: AsyncIterator[Any]) -> web.StreamResponse:
+    from a2a.utils import proto_utils
+    from a2a.utils.errors import A2AError
+    from google.protobuf.json_format import MessageToDict
+
+    resp = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
+    await resp.prepare(request)
+    try:
+        async for event in stream:
+            data = {"jsonrpc": "2.0", "id": rid, "result": MessageToDict(proto_utils.to_stream_response(event))}
+            await resp.write(f"data: {json.dumps(data, ensure_ascii=False)}\n\n".encode())
+    except A2AError as exc:
+        from a2a.server.request_handlers import build_error_response
+
+        await resp.write(f"data: {json.dumps(build_error_response(rid, exc))}\n\n".encode())
+    return resp
