@@ -131,7 +131,8 @@ def test_a_hermes_home_works_unchanged_both_ways(scripted, hermes_home, tmp_path
     added = {k for k in after if k not in before}
     assert "skills/.bundled_manifest" not in added  # Hermes's manifest is Hermes's alone
     assert not [k for k in added if k.endswith("SKILL.md")]  # ours are read where they are packaged
-    assert {k.split("/")[0] for k in added} <= {"skills", "sessions", "cache", "memories"}
+    # .parsed-config.json: our 0600 parse cache of config.yaml (config/loader.py), hidden from the sandbox like it
+    assert {k.split("/")[0] for k in added} <= {"skills", "sessions", "cache", "memories", ".parsed-config.json"}
 
     entries = json.loads(_hermes_python(hermes_home, READ_MEMORY))
     assert entries == {"memory": ["Repo uses uv", "Deploys on Fridays"], "user": ["Name: Ada"]}
