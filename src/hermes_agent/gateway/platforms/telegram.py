@@ -254,7 +254,7 @@ class TelegramAdapter:
         log.warning("telegram API: %s", self.last_error)
 
     async def _raw_retrying(self, method: str, params: dict | None = None, timeout: float = 15.0) -> object:
-        """`_retrying` for our own client: the same waits and back-off; a refusal raises the library's error."""
+        """`_retrying` for our own client: the same waits and back-off; a refusal ends the start with one line."""
         from hermes_agent.gateway.platforms.telegram_poll import Refused, RetryLater, Unavailable
 
         delay = 0.2
@@ -264,11 +264,12 @@ class TelegramAdapter:
             except RetryLater as exc:
                 self.last_error = f"rate limited: retry after {exc.retry_after}"
                 await asyncio.sleep(exc.retry_after)
-            except Refused as exc:
-                from telegram.error import BadRequest, Forbidden, InvalidToken
+            except Refused as exc:  # one line from `hermes gateway run`, not a traceback
+                from hermes_agent.errors import ConfigError, HermesError
 
-                kind = InvalidToken if exc.status in (401, 404) else Forbidden if exc.status == 403 else BadRequest
-                raise kind(str(exc)) from None
+                if exc.status in (401, 404):
+                    raise ConfigError(f"Telegram refused the bot token ({exc}): check TELEGRAM_BOT_TOKEN") from None
+                raise HermesError(f"Telegram refused {method}: {exc}") from None
             except Unavailable as exc:
                 self._outage(exc)
                 await asyncio.sleep(delay)
