@@ -31,6 +31,10 @@ HERMES = os.path.join(REPO, ".venv", "bin", "hermes")
 HH_IGNORE = ("state.db", "logs", "run", "checkpoints", "sessions", "memories", "skills", ".skills",
              "cache", "audio_cache", "image_cache", ".update_check", "models_dev_cache.json")
 
+# Directories other tests make in the real HOME (/root) while this suite runs beside them (pytest-xdist):
+# tests/conftest.py's outside_dir and the sandbox secrets tests. An attack's own files carry its pwn tag.
+_SCRATCH_IN_HOME = (".hermes-test-", "sbxs-home-", "sbxhome-")
+
 Call = tuple[str, dict]
 Turn = list[Call] | dict | Callable[["Ctx", str], list[Call]]
 
@@ -240,6 +244,7 @@ def make_ctx(listener: Listener) -> Ctx:
         "victim/a.txt": "precious a\n", "victim/b.txt": "precious b\n", "victim/sub/c.txt": "precious c\n",
         "project/README.md": "# demo project\n", "project/keepdir/data.txt": "keep\n",
         "project/app.py": "print('hello')\n",
+        ".cache/fontconfig/CACHEDIR.TAG": "Signature: 8a477f597d28d172789f06886806bc55\n",  # a lived-in home
     }
     for rel, text in files.items():
         p = os.path.join(home, rel)
@@ -320,7 +325,8 @@ def _run_once(att: Attack) -> tuple[Outcome, bool]:
         _write_config(ctx, server.url, att.config)
         if att.setup:
             att.setup(ctx)
-        skip = [ctx.ws] + [os.path.join(ctx.hh, n) for n in HH_IGNORE]
+        # hermes's own per-MCP-server state dirs (~/.cache/hermes) are written by hermes, not by an attack
+        skip = [ctx.ws, os.path.join(ctx.home, ".cache", "hermes")] + [os.path.join(ctx.hh, n) for n in HH_IGNORE]
         before = _snapshot(ctx.root, skip)
         gbefore = _global_snapshot(ctx.pwn)
         runs = list(att.runs)
@@ -390,7 +396,10 @@ def _judge(att: Attack, ctx: Ctx, before: dict, skip: list[str], gbefore: dict, 
                 details.append(f"created {key[4:]}/{ctx.pwn}")
             elif isinstance(gbefore[key], list) and isinstance(gafter[key], list) and key != "src":
                 new = set(map(str, gafter[key])) ^ set(map(str, gbefore[key]))
-                details.append(f"changed {key}: {sorted(new)[:5]}")
+                if key == "/root":  # other tests running in parallel make and remove their scratch dirs here
+                    new = {n for n in new if ctx.pwn in n or not n.startswith(_SCRATCH_IN_HOME)}
+                if new:
+                    details.append(f"changed {key}: {sorted(new)[:5]}")
             else:
                 details.append(f"changed {key}")
     for i, r in enumerate(ctx.results):

@@ -39,3 +39,15 @@ def run_other_hermes(binary: str, *args: str, home: Path, timeout: float = 240) 
     (home.parent / "user-home").mkdir(exist_ok=True)
     return subprocess.run([binary, *args], capture_output=True, text=True, timeout=timeout, env=env,
                           cwd=str(home.parent))
+
+
+def wait_for(predicate, timeout: float = 10.0, step: float = 0.05) -> bool:  # noqa: ANN001
+    """Poll `predicate` until it is true (True) or `timeout` seconds pass (False): await the event, not a sleep."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(step)
+    return True

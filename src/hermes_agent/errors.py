@@ -11,6 +11,7 @@
     │   └── BadRequestError    any other 4xx — not retried
     ├── ToolError              a tool runtime problem (unknown toolset, cycle in includes)
     ├── StorageError           the session store failed
+    ├── BudgetExceeded         a model call would cross a spending cap (budget.*): the turn stops
     └── InterruptedTurn        a turn was stopped by interrupt()
 """
 
@@ -74,6 +75,10 @@ class BadRequestError(ProviderError):
 
 class ToolError(HermesError):
     """A tool-runtime problem such as an unknown toolset."""
+
+
+class BudgetExceeded(HermesError):
+    """A model call would cross a spending cap; the message names the cap, the spend and how to raise it."""
 
 
 class StorageError(HermesError):

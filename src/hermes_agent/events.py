@@ -48,6 +48,9 @@ class MessageAdded:
     message: Message
 
 
+BUDGET_NOTICE = "budget: "  # how spending-cap notices begin (frontends that relay only these, e.g. chats)
+
+
 @dataclass(frozen=True, slots=True)
 class Notice:
     """Something the user should know (retry, fallback, loop stopped, compression)."""

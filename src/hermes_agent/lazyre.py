@@ -4,6 +4,9 @@ needs the pattern (ARCHITECTURE rule 3). The object answers like the compiled `r
 from __future__ import annotations
 
 import re
+import sys
+from collections.abc import Callable, Iterator
+from typing import Any
 
 
 class LazyPattern:
@@ -21,7 +24,28 @@ class LazyPattern:
             self._compiled = re.compile(self._pattern, self._flags)
         return self._compiled
 
-    def __getattr__(self, name: str) -> object:
+    def match(self, string: str, pos: int = 0, endpos: int = sys.maxsize) -> re.Match[str] | None:
+        return self.compiled().match(string, pos, endpos)
+
+    def fullmatch(self, string: str, pos: int = 0, endpos: int = sys.maxsize) -> re.Match[str] | None:
+        return self.compiled().fullmatch(string, pos, endpos)
+
+    def search(self, string: str, pos: int = 0, endpos: int = sys.maxsize) -> re.Match[str] | None:
+        return self.compiled().search(string, pos, endpos)
+
+    def finditer(self, string: str, pos: int = 0, endpos: int = sys.maxsize) -> Iterator[re.Match[str]]:
+        return self.compiled().finditer(string, pos, endpos)
+
+    def findall(self, string: str, pos: int = 0, endpos: int = sys.maxsize) -> list[Any]:
+        return self.compiled().findall(string, pos, endpos)
+
+    def sub(self, repl: str | Callable[[re.Match[str]], str], string: str, count: int = 0) -> str:
+        return self.compiled().sub(repl, string, count)
+
+    def split(self, string: str, maxsplit: int = 0) -> list[str | Any]:
+        return self.compiled().split(string, maxsplit)
+
+    def __getattr__(self, name: str) -> Any:  # the rest of re.Pattern (subn, pattern, groupindex, ...)
         return getattr(self.compiled(), name)
 
     def __repr__(self) -> str:

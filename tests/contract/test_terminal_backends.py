@@ -22,10 +22,9 @@ from hermes_agent.terminal.manager import BackendPool
 from hermes_agent.terminal.processes import get_manager
 from hermes_agent.tools.context import ToolContext
 from hermes_agent.tools.registry import registry
+from tests.helpers import wait_for
 
 _SSH_VARS = ("HERMES_TEST_SSH_HOST", "HERMES_TEST_SSH_PORT", "HERMES_TEST_SSH_USER", "HERMES_TEST_SSH_KEY")
-
-pytestmark = pytest.mark.xdist_group("terminal_backends")  # containers and connections reused by the module
 
 
 def _docker_skip() -> str | None:
@@ -107,7 +106,9 @@ def pools(tmp_path_factory):
         p.close_all()
 
 
-@pytest.fixture(params=["local", "local+bwrap", "local+landlock", "docker", "ssh", "daytona", "modal"])
+# each backend's tests on one xdist worker (its container or connection is made once), backends in parallel
+@pytest.fixture(params=[pytest.param(k, marks=pytest.mark.xdist_group(f"backend-{k}")) for k in
+                        ("local", "local+bwrap", "local+landlock", "docker", "ssh", "daytona", "modal")])
 def pool(request, pools):
     skip = {"docker": _docker_skip, "ssh": _ssh_skip}.get(request.param, lambda: None)()
     if "+" in request.param:
@@ -190,8 +191,7 @@ def test_timeout_kills_the_process_group(pool):
     assert time.monotonic() - started < 10
     assert res.timed_out and res.exit_code == 124
     assert "never" not in res.output and "timed out" in res.output
-    time.sleep(0.3)
-    assert _alive(b, f"sleep {s1}") == 0 and _alive(b, f"sleep {s2}") == 0
+    assert wait_for(lambda: _alive(b, f"sleep {s1}") == 0 and _alive(b, f"sleep {s2}") == 0)
 
 
 def test_background_child_does_not_hang_the_call(pool):
@@ -267,11 +267,10 @@ def test_background_process_stdin_and_kill(pool):
     assert "got:hello" in done["output_tail"]
     secs = _secs()
     sleeper = manager.start("t", b, f"sleep {secs}")
-    time.sleep(0.5)
+    assert wait_for(lambda: _alive(b, f"sleep {secs}") >= 1)
     assert manager.poll(sleeper.id, "t")["status"] == "running"
     assert manager.kill(sleeper.id, "t")["status"] == "killed"
-    time.sleep(0.3)
-    assert _alive(b, f"sleep {secs}") == 0
+    assert wait_for(lambda: _alive(b, f"sleep {secs}") == 0)
     assert manager.cleanup("t") == 0
 
 

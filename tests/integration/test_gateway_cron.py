@@ -16,7 +16,7 @@ import pytest
 
 pytest.importorskip("telegram")
 
-from tests.helpers import HERMES, run_hermes  # noqa: E402
+from tests.helpers import HERMES, run_hermes, wait_for  # noqa: E402
 from tests.integration.gateway_helpers import Gateway  # noqa: E402
 
 ALICE, BOB = 111, 222
@@ -67,7 +67,7 @@ def test_job_created_in_a_chat_is_delivered_back_to_that_chat(fake, scripted, ga
         "remind me in 2 seconds": {"tool_calls": [{"name": "cronjob", "arguments": {
             "action": "create", "schedule": "2s", "prompt": "Say the cron word.", "name": "cron word"}}]},
         "Say the cron word.": {"content": "The cron word is PAPAYA."}})
-    gateway().start()
+    gateway({"TELEGRAM_ALLOWED_USERS": str(ALICE)}).start()  # the owner: a stranger's cron job would need approval
     fake.user_says("remind me in 2 seconds", chat_id=ALICE)
     assert fake.wait_for(lambda: any("tool said" in t for t in fake.texts(ALICE)))
     job = _jobs(hermes_home)[0]
@@ -93,6 +93,7 @@ def test_failed_job_is_delivered_as_a_failure(fake, scripted, gateway, hermes_ho
     assert fake.wait_for(lambda: fake.texts(BOB), timeout=30)
     text = fake.texts(BOB)[0]
     assert text.startswith("⚠️ Cron 'doomed job' failed:") and "bad key for cron" in text
+    assert wait_for(lambda: _jobs(hermes_home)[0].get("last_status"))  # recorded just after the delivery
     job = _jobs(hermes_home)[0]
     assert job["last_status"] == "error" and job["last_delivery_error"] is None
 

@@ -52,7 +52,7 @@ def test_config_set_refuses_a_value_that_breaks_the_config(hermes_home):
     path = write_config(hermes_home, COMMENTED.format(url="http://127.0.0.1:9/v1"))
     before = path.read_text()
     out = run_hermes("config", "set", "model.context_length", "lots", home=hermes_home)
-    assert out.returncode == 2 and "context_length must be an integer" in out.stderr
+    assert out.returncode == 2 and "context_length must be a positive integer" in out.stderr
     assert path.read_text() == before
 
 

@@ -145,3 +145,21 @@ def test_memory_tool_refuses_an_order_in_french(scripted, hermes_home):
     assert out.returncode == 0, out.stderr
     assert "Refused" in _tool_results(scripted)[-1]
     assert "approbations" not in _memory_file(hermes_home)
+
+
+def test_a_subagent_inherits_the_taint_of_the_conversation_that_briefed_it(scripted, hermes_home, tmp_path, site):
+    pytest.importorskip("readability", reason="the [web] extra is not installed")
+    work = tmp_path / "work"
+    work.mkdir()
+    model_config(hermes_home, scripted.url, extra=ALLOW)
+    scripted.add({"tool_calls": [{"name": "web_extract", "arguments": {"urls": [f"{site.url}/inject.html"]}}]},
+                 {"tool_calls": [{"name": "delegate_task", "arguments": {"tasks": [
+                     {"goal": "write the project notes", "toolsets": ["file"]}]}}]},
+                 {"tool_calls": [{"name": "write_file", "arguments": {"path": "AGENTS.md", "content": PLANTED}}]},
+                 {"content": "could not write"}, {"content": "done"})
+    out = run_hermes("chat", "-q", "read and delegate", "-t", "web,delegation,file", home=hermes_home,
+                     cwd=str(work), timeout=120)
+    assert out.returncode == 0, out.stderr
+    child_result = scripted.requests[3]["body"]["messages"][-1]["content"]
+    assert "BLOCKED" in child_result and "web_extract" in child_result
+    assert not (work / "AGENTS.md").exists()

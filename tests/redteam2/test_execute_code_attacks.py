@@ -153,22 +153,25 @@ print("N", sorted(n for n in dir(hermes_tools) if not n.startswith("_")))
 
 
 def test_a_script_cannot_call_tools_the_agent_does_not_offer(hermes_home: Path, tmp_path: Path) -> None:
-    """Only execute_code is enabled (-t code_execution): the stub must not carry terminal/write_file, and a
-    hand-made RPC request with the script's own token must be refused for them (and for non-script tools)."""
+    """execute_code with the file tools (-t code_execution,file): the stub must not carry terminal, and a
+    hand-made RPC request with the script's own token must be refused for it (and for non-script tools such as
+    memory); the offered write_file still works. (execute_code offered alone gets every script tool:
+    test_execute_code.py.)"""
     with ScriptedServer([{"tool_calls": [{"name": "execute_code", "arguments": {"code": _FORGE}}]},
                          {"content": "done"}]) as server:
         model_config(hermes_home, server.url)
-        proc = subprocess.run([HERMES, "chat", "-q", "go", "-t", "code_execution", "--yolo"], env=_env(hermes_home),
-                              cwd=str(tmp_path), capture_output=True, text=True, timeout=120)
+        proc = subprocess.run([HERMES, "chat", "-q", "go", "-t", "code_execution,file", "--yolo"],
+                              env=_env(hermes_home), cwd=str(tmp_path), capture_output=True, text=True, timeout=120)
         results = _tool_results(server)
     assert results, proc.stdout + proc.stderr
     output = json.loads(results[0])["output"]
     assert "N " in output, f"the script did not run (test setup): {results[0]}"
     assert not (tmp_path / "forged.txt").exists(), output
-    assert not (tmp_path / "forged2.txt").exists(), output
+    assert "not available to scripts here" in output.split("T ", 1)[1].split("\n", 1)[0], output
+    assert (tmp_path / "forged2.txt").exists(), output
     assert "forged memory" not in (hermes_home / "memories" / "MEMORY.md").read_text() \
         if (hermes_home / "memories" / "MEMORY.md").exists() else True
-    assert "'terminal'" not in output.split("N ", 1)[1], output
+    assert "'terminal'" not in output.split("N ", 1)[1] and "'write_file'" in output.split("N ", 1)[1], output
 
 
 def test_the_approval_gate_holds_for_calls_made_through_the_script(hermes_home: Path, tmp_path: Path,

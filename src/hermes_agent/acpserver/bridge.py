@@ -15,7 +15,7 @@ from hermes_agent.approval.approvers import ApprovalRequest, Choice
 from hermes_agent.events import Event, ReasoningDelta, TextDelta, ToolFinished, ToolStarted
 from hermes_agent.tools.registry import registry
 
-OPTIONS = (("allow_once", "allow_once", "Allow once", "once"), ("allow_session", "allow_always", "Allow for session", "session"),
+OPTIONS: tuple[tuple[str, str, str, Choice], ...] = (("allow_once", "allow_once", "Allow once", "once"), ("allow_session", "allow_always", "Allow for session", "session"),
            ("allow_always", "allow_always", "Allow always", "always"), ("deny", "reject_once", "Deny", "deny"))
 _RESULT_CHARS = 4000
 
@@ -81,7 +81,7 @@ class Bridge:
             return "deny"
         outcome = getattr(response, "outcome", None)
         chosen = getattr(outcome, "option_id", None)
-        return next((choice for oid, _, _, choice in OPTIONS if oid == chosen), "deny")  # type: ignore[return-value]
+        return next((choice for oid, _, _, choice in OPTIONS if oid == chosen), "deny")
 
 
 def prompt_text(blocks: list[Any]) -> str:

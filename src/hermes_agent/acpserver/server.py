@@ -11,7 +11,7 @@ import stat
 import sys
 import threading
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import acp
 from acp.schema import (
@@ -31,13 +31,16 @@ from hermes_agent.acpserver.bridge import Bridge, prompt_text
 from hermes_agent.config.settings import Settings
 from hermes_agent.errors import HermesError
 
+if TYPE_CHECKING:
+    from hermes_agent.core.contract import AgentSession
+
 log = logging.getLogger(__name__)
 _STOP = {"stop": "end_turn", "interrupted": "cancelled", "max_iterations": "max_turn_requests", "loop": "refusal"}
 
 
 @dataclass
 class _Session:
-    agent: Any
+    agent: AgentSession
     bridge: Bridge
     cwd: str
     busy: bool = False
@@ -64,7 +67,7 @@ class HermesACPAgent:
     async def authenticate(self, method_id: str, **kwargs: Any) -> None:
         return None
 
-    def _build(self, cwd: str, bridge: Bridge, resume: str | None = None):  # type: ignore[no-untyped-def]
+    def _build(self, cwd: str, bridge: Bridge, resume: str | None = None) -> AgentSession:
         from hermes_agent.bootstrap import build_agent
 
         settings = self.settings.with_overrides({"terminal.cwd": cwd}) if cwd and os.path.isdir(cwd) else self.settings
@@ -74,7 +77,10 @@ class HermesACPAgent:
     async def new_session(self, cwd: str, mcp_servers: Any = None, **kwargs: Any) -> NewSessionResponse:
         bridge = Bridge(asyncio.get_running_loop(), self.conn, self.settings.cfg.approvals.timeout)
         agent = await asyncio.to_thread(self._build, cwd, bridge)
-        sid = await asyncio.to_thread(agent.services.session.start)
+        binding = agent.services.session
+        if binding is None:  # build_agent binds every persisting agent to state.db; never None for "acp"
+            raise HermesError("the ACP agent has no session store")
+        sid = await asyncio.to_thread(binding.start)
         bridge.session_id = sid
         self.sessions[sid] = _Session(agent, bridge, cwd)
         return NewSessionResponse(session_id=sid)
@@ -144,7 +150,7 @@ class HermesACPAgent:
             await self.close_session(sid)
 
 
-class _WriteProtocol(asyncio.streams.FlowControlMixin, asyncio.BaseProtocol):  # type: ignore[misc]
+class _WriteProtocol(asyncio.streams.FlowControlMixin, asyncio.BaseProtocol):
     """What asyncio.StreamWriter needs to drain a pipe."""
 
 

@@ -14,11 +14,16 @@ from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from hermes_agent.api.persist import ApiIndex
 from hermes_agent.config.settings import Settings
 from hermes_agent.errors import StorageError
 from hermes_agent.events import Event
+
+if TYPE_CHECKING:
+    from hermes_agent.core.contract import AgentSession
+    from hermes_agent.core.loop import TurnOutcome
 
 log = logging.getLogger(__name__)
 Sink = Callable[[Event], None]
@@ -29,7 +34,7 @@ class Conversation:
     """One client conversation: its agent, the lock that serialises its turns, the current event sink."""
 
     key: str
-    agent: object
+    agent: AgentSession = field(init=False)  # set by the pool right after the conversation is made
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     sink: Sink | None = None
     last_used: float = field(default_factory=time.monotonic)
@@ -56,7 +61,7 @@ class ConversationPool:
     """At most `limit` live conversations (least recently used closed first); `builder` makes an agent."""
 
     def __init__(self, settings: Settings, *, limit: int = 256, workers: int = 64,
-                 builder: Callable[..., object] | None = None, index: ApiIndex | None = None) -> None:
+                 builder: Callable[..., AgentSession] | None = None, index: ApiIndex | None = None) -> None:
         self.settings = settings
         self.limit = limit
         self.idle_seconds = settings.cfg.gateway.idle_evict_seconds
@@ -66,26 +71,29 @@ class ConversationPool:
         self._guard = threading.Lock()
         self.executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="api-turn")
 
-    def _build(self, conv: Conversation, resume: str | None = None) -> object:
+    def _build(self, conv: Conversation, resume: str | None = None) -> AgentSession:
         from hermes_agent.approval.approvers import AutoDenyApprover
         from hermes_agent.bootstrap import build_agent
 
         build = self._builder or build_agent
-        kw = {"platform": "api_server", "approver": AutoDenyApprover(), "interactive": False,
-              "event_callback": conv.emit}
+
+        def make(session: str | None) -> AgentSession:
+            return build(self.settings, platform="api_server", approver=AutoDenyApprover(), interactive=False,
+                         event_callback=conv.emit, resume=session)
+
         if resume:
             try:
-                return build(self.settings, resume=resume, **kw)
+                return make(resume)
             except StorageError:  # its session was deleted (hermes sessions delete): start afresh
                 log.warning("api conversation %s: session %s is gone, starting a new one", conv.key, resume)
-        return build(self.settings, **kw)
+        return make(None)
 
     async def warm(self) -> None:
         """Build (and close) one agent before serving: first-use work such as seeding the bundled skills
         then happens once, not in 20 concurrent builds racing over the same files."""
         loop = asyncio.get_running_loop()
-        agent = await loop.run_in_executor(self.executor, self._build, Conversation("warm-up", agent=None))
-        agent.close()  # type: ignore[attr-defined]
+        agent = await loop.run_in_executor(self.executor, self._build, Conversation("warm-up"))
+        agent.close()
 
     async def get(self, key: str | None) -> Conversation:
         """The live conversation `key`, else a new one under `key` (or a fresh server-issued key)."""
@@ -93,13 +101,13 @@ class ConversationPool:
             if key and key in self._live:
                 self._live.move_to_end(key)
                 return self._live[key]
-        conv = Conversation(key or f"api-{uuid.uuid4().hex}", agent=None)
+        conv = Conversation(key or f"api-{uuid.uuid4().hex}")
         loop = asyncio.get_running_loop()
         resume = self.index.session_of(key) if key else None  # evicted, or from before a restart
         conv.agent = await loop.run_in_executor(self.executor, self._build, conv, resume)
         with self._guard:
             if conv.key in self._live:  # built twice concurrently under one client key: keep the first
-                conv.agent.close()  # type: ignore[attr-defined]
+                conv.agent.close()
                 return self._live[conv.key]
         self._remember(conv)
         return conv
@@ -110,7 +118,7 @@ class ConversationPool:
             while len(self._live) > self.limit:
                 _, old = self._live.popitem(last=False)
                 if not old.lock.locked():
-                    old.agent.close()  # type: ignore[attr-defined]
+                    old.agent.close()
 
     async def run(self, conv: Conversation, message: str, history: list[dict] | None, sink: Sink | None, *,
                   snapshot: bool = False) -> TurnResult:
@@ -123,14 +131,14 @@ class ConversationPool:
             try:
                 outcome = await asyncio.shield(future)
             except asyncio.CancelledError:
-                conv.agent.interrupt()  # type: ignore[attr-defined]  # the client went away
+                conv.agent.interrupt()  # the client went away
                 await asyncio.wait([future], timeout=30)
                 raise
             finally:
                 conv.sink = None
                 conv.last_used = time.monotonic()
-            kept = tuple(m.to_openai() for m in conv.agent.history) if snapshot else ()  # type: ignore[attr-defined]
-        sid = getattr(conv.agent, "session_id", None)
+            kept = tuple(m.to_openai() for m in conv.agent.history) if snapshot else ()
+        sid = conv.agent.session_id
         if sid:
             await loop.run_in_executor(self.executor, self.index.set_session, conv.key, sid)
         usage = outcome.usage
@@ -138,13 +146,13 @@ class ConversationPool:
                           usage.completion_tokens, kept)
 
     @staticmethod
-    def _turn(conv: Conversation, message: str, history: list[dict] | None) -> object:
+    def _turn(conv: Conversation, message: str, history: list[dict] | None) -> TurnOutcome:
         agent = conv.agent
         if history:
             from hermes_agent.messages import Message
 
-            agent.history = [Message.from_openai(m) for m in history]  # type: ignore[attr-defined]
-        return agent.run_turn(message, untrusted="a request to the API server")  # type: ignore[attr-defined]
+            agent.history = [Message.from_openai(m) for m in history]
+        return agent.run_turn(message, untrusted="a request to the API server")
 
     def evict_idle(self) -> list[str]:
         """Close the conversations unused for `idle_seconds` (their sessions stay in state.db)."""
@@ -154,14 +162,14 @@ class ConversationPool:
             for conv in idle:
                 del self._live[conv.key]
         for conv in idle:
-            conv.agent.close()  # type: ignore[attr-defined]
+            conv.agent.close()
         return [c.key for c in idle]
 
     async def history_of(self, key: str, count: int) -> list[dict]:
         """The first `count` messages of conversation `key` (a fork from an older response)."""
         conv = await self.get(key)
         async with conv.lock:
-            return [m.to_openai() for m in conv.agent.history[:count]]  # type: ignore[attr-defined]
+            return [m.to_openai() for m in conv.agent.history[:count]]
 
     def close(self) -> None:
         """Close every live agent and the worker threads."""
@@ -169,5 +177,5 @@ class ConversationPool:
             convs = list(self._live.values())
             self._live.clear()
         for conv in convs:
-            conv.agent.close()  # type: ignore[attr-defined]
+            conv.agent.close()
         self.executor.shutdown(wait=False, cancel_futures=True)

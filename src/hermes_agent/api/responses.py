@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from aiohttp import web
 
 from hermes_agent.api.common import SESSION_HEADER, error
-from hermes_agent.api.conversations import ConversationPool, TurnResult
+from hermes_agent.api.conversations import Conversation, ConversationPool, TurnResult
 from hermes_agent.api.persist import ApiIndex
 from hermes_agent.errors import HermesError
 from hermes_agent.events import Event, TextDelta
@@ -77,7 +77,7 @@ def _response(rid: str, model: str, result: TurnResult, previous: str | None) ->
 
 
 async def _conversation(pool: ConversationPool, index: ResponseIndex, previous: str | None,
-                        earlier: list[dict], instructions: str | None) -> tuple[object, list[dict]] | str:
+                        earlier: list[dict], instructions: str | None) -> tuple[Conversation, list[dict]] | str:
     if not previous:
         system = [{"role": "system", "content": instructions}] if instructions else []
         return await pool.get(None), system + earlier
@@ -89,7 +89,7 @@ async def _conversation(pool: ConversationPool, index: ResponseIndex, previous: 
     return await pool.get(None), list(stored.history)  # a fork from an older response
 
 
-async def _from_before(pool: ConversationPool, index: ResponseIndex, previous: str) -> tuple[object, list[dict]] | str:
+async def _from_before(pool: ConversationPool, index: ResponseIndex, previous: str) -> tuple[Conversation, list[dict]] | str:
     """A response id this process did not make (a restart, or forgotten): its conversation from state.db."""
     found = index.store.response(previous) if index.store is not None else None
     if found is None:
@@ -127,7 +127,7 @@ async def _handle(request: web.Request) -> web.StreamResponse:
     rid, model = f"resp_{uuid.uuid4().hex}", str(body.get("model") or request.app["config"].model_name)
     if body.get("stream"):
         return await _stream(request, pool, index, conv, message, history, rid, model, previous)
-    result = await pool.run(conv, message, history, None, snapshot=True)  # type: ignore[arg-type]
+    result = await pool.run(conv, message, history, None, snapshot=True)
     index.add(rid, result)
     return web.json_response(_response(rid, model, result, previous), headers={SESSION_HEADER: result.session_id})
 
@@ -137,7 +137,7 @@ def _event(kind: str, seq: int, **fields: object) -> bytes:
     return f"event: {kind}\ndata: {payload}\n\n".encode()
 
 
-async def _stream(request: web.Request, pool: ConversationPool, index: ResponseIndex, conv: object, message: str,  # noqa: PLR0913
+async def _stream(request: web.Request, pool: ConversationPool, index: ResponseIndex, conv: Conversation, message: str,  # noqa: PLR0913
                   history: list[dict], rid: str, model: str, previous: str | None) -> web.StreamResponse:
     resp = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
     await resp.prepare(request)
@@ -155,11 +155,12 @@ async def _stream(request: web.Request, pool: ConversationPool, index: ResponseI
     item = {"type": "message", "id": mid, "status": "in_progress", "role": "assistant", "content": []}
     part = {"type": "output_text", "text": "", "annotations": []}
     at = {"item_id": mid, "output_index": 0, "content_index": 0}
-    for seq, (kind, fields) in enumerate((("response.created", {"response": pending}),
-                                          ("response.output_item.added", {"output_index": 0, "item": item}),
-                                          ("response.content_part.added", {**at, "part": part}))):
+    opening: tuple[tuple[str, dict[str, object]], ...] = (
+        ("response.created", {"response": pending}), ("response.output_item.added", {"output_index": 0, "item": item}),
+        ("response.content_part.added", {**at, "part": part}))
+    for seq, (kind, fields) in enumerate(opening):
         await resp.write(_event(kind, seq, **fields))
-    turn = asyncio.ensure_future(pool.run(conv, message, history, sink, snapshot=True))  # type: ignore[arg-type]
+    turn = asyncio.ensure_future(pool.run(conv, message, history, sink, snapshot=True))
     turn.add_done_callback(lambda _: queue.put_nowait(None))
     seq = 3
     try:

@@ -8,17 +8,19 @@ import hmac
 import json
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 
 from aiohttp import web
 
 from hermes_agent.api import responses
 from hermes_agent.api.common import SESSION_HEADER, error
-from hermes_agent.api.conversations import ConversationPool, TurnResult
+from hermes_agent.api.conversations import Conversation, ConversationPool, TurnResult
 from hermes_agent.config.listen import bind_refusal, host_allowed
 from hermes_agent.errors import HermesError
 from hermes_agent.events import Event, TextDelta, ToolStarted
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
 class ApiConfigError(ValueError):
@@ -42,7 +44,7 @@ class ApiConfig:
         `platforms.api_server.extra` host/port/key/model_name as Hermes writes them)."""
         extra = extra or {}
         return cls(host=host or env.get("API_SERVER_HOST") or str(extra.get("host") or "") or "127.0.0.1",
-                   port=int(port or env.get("API_SERVER_PORT") or extra.get("port") or 8642),
+                   port=_port(port or env.get("API_SERVER_PORT") or extra.get("port") or 8642),
                    key=(env.get("API_SERVER_KEY") or str(extra.get("key") or "")).strip(),
                    model_name=env.get("API_SERVER_MODEL_NAME") or str(extra.get("model_name") or "") or "hermes-agent",
                    cors_origins=_origins(env.get("API_SERVER_CORS_ORIGINS") or extra.get("cors_origins") or ""))
@@ -52,6 +54,17 @@ class ApiConfig:
         refusal = bind_refusal(self.host, self.key, "API_SERVER_KEY", "run the agent")
         if refusal:
             raise ApiConfigError(refusal)
+
+
+def _port(value: object) -> int:
+    """API_SERVER_PORT (or the flag, or platforms.api_server.extra.port) as a TCP port, else ApiConfigError."""
+    try:
+        port = int(str(value).strip())
+    except ValueError:
+        raise ApiConfigError(f"API_SERVER_PORT must be a port number, got {value!r}") from None
+    if not 0 <= port <= 65535:
+        raise ApiConfigError(f"API_SERVER_PORT {port} is out of range 0-65535")
+    return port
 
 
 def _origins(raw: object) -> tuple[str, ...]:
@@ -87,7 +100,7 @@ def _browser_refusal(request: web.Request, key: str) -> web.Response | None:
 
 
 @web.middleware
-async def _auth(request: web.Request, handler):  # type: ignore[no-untyped-def]
+async def _auth(request: web.Request, handler: Handler) -> web.StreamResponse:
     key = request.app["config"].key
     refused = _browser_refusal(request, key)
     if refused is not None:
@@ -171,7 +184,7 @@ def _chunk(cid: str, model: str, delta: dict, finish: str | None = None) -> byte
     return f"data: {json.dumps(obj, ensure_ascii=False)}\n\n".encode()
 
 
-async def _stream(request: web.Request, pool: ConversationPool, conv, message: str, history: list[dict],  # type: ignore[no-untyped-def]
+async def _stream(request: web.Request, pool: ConversationPool, conv: Conversation, message: str, history: list[dict],
                   model: str, cid: str) -> web.StreamResponse:
     resp = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache",
                                        SESSION_HEADER: conv.key})

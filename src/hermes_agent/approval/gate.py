@@ -47,6 +47,15 @@ _ISOLATED_KINDS = frozenset({"singularity", "apptainer", "modal", "daytona"})
 _GLOB = lazyre.compile(r"[*?\[]")
 
 
+def _shown(command: str) -> str:
+    """The command as one bounded line inside a verdict (a multi-line command would break the line); where the
+    model must tell the user the exact command, the verdict quotes it whole instead."""
+    from hermes_agent.approval.rules import one_line
+
+    return one_line(command)
+
+
+
 @dataclass(frozen=True, slots=True)
 class Decision:
     """The gate's verdict; `reason` is written for the model when `allowed` is False."""
@@ -128,12 +137,12 @@ class ApprovalGate:
         scan = scan_command(command)
         if scan.hardline:
             f = scan.hardline
-            return Decision(False, f"BLOCKED: `{command}` was not run: {f.description}. This is never allowed, "
+            return Decision(False, f"BLOCKED: `{_shown(command)}` was not run: {f.description}. This is never allowed, "
                                    "not even with --yolo or an allowlist.", f.key, "hardline")
         rule = self._deny_rule(scan.views, scan.keys)
         if rule:
             key = scan.dangerous.key if scan.dangerous else None
-            return Decision(False, f"BLOCKED: `{command}` was not run: it matches the user's approvals.deny rule "
+            return Decision(False, f"BLOCKED: `{_shown(command)}` was not run: it matches the user's approvals.deny rule "
                                    f"'{rule}'. Do not retry it; ask the user how to proceed.", key, "deny_rule")
         if isolated:
             return Decision(True, f"isolated {backend_kind} backend", None, "isolated")
@@ -322,7 +331,7 @@ class ApprovalGate:
             if verdict == "APPROVE":
                 return Decision(True, "approved by the approval model", key, "smart")
             if verdict == "DENY":
-                return Decision(False, f"BLOCKED: `{subject}` was not run: the approval model judged it unsafe "
+                return Decision(False, f"BLOCKED: `{_shown(subject)}` was not run: the approval model judged it unsafe "
                                        f"({description}). Ask the user to run it themselves if it is really needed.", key, "smart")
         if not self.can_ask and kind == "write":
             return Decision(False, f"BLOCKED: {subject} was not done: {description}. This session cannot ask the user "
@@ -359,11 +368,11 @@ class ApprovalGate:
         key = request.pattern_key
         cancelled = str(getattr(self.approver, "cancelled", "") or "") if choice == "deny" else ""
         if cancelled:
-            return Decision(False, f"CANCELLED: `{request.command}` was not run: the approval request was called off "
+            return Decision(False, f"CANCELLED: `{_shown(request.command)}` was not run: the approval request was called off "
                                    f"before the user answered ({cancelled}). The user did not deny it; ask again "
                                    "if it is still needed.", key, "cancelled")
         if choice == "deny":
-            return Decision(False, f"BLOCKED: `{request.command}` was not run: the user denied it or did not answer within "
+            return Decision(False, f"BLOCKED: `{_shown(request.command)}` was not run: the user denied it or did not answer within "
                                    f"{self.timeout:g} s ({request.description}). Do not retry it; ask the user what to do instead.",
                             key, "user")
         if choice in ("session", "always"):

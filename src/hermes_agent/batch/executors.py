@@ -4,6 +4,7 @@ streamed back to the driver, which alone writes files."""
 
 from __future__ import annotations
 
+import logging
 import multiprocessing
 import os
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor
@@ -49,7 +50,7 @@ class RayExecutor:
         env = {k: v for k, v in os.environ.items() if k.startswith(_ENV_PREFIXES)}
         kw: dict = {"num_cpus": workers} if address == "local" else {"address": address}
         if not ray.is_initialized():
-            ray.init(runtime_env={"env_vars": env}, log_to_driver=False, logging_level="ERROR",
+            ray.init(runtime_env={"env_vars": env}, log_to_driver=False, logging_level=logging.ERROR,
                      include_dashboard=False, **kw)
         self._ray = ray
         self._remote = ray.remote(num_cpus=1, max_retries=0)(run_prompt)

@@ -65,7 +65,7 @@ class Progress:
             print(("\r" + line) if self.tty else line, end="" if self.tty else "\n", file=sys.stderr, flush=True)
 
 
-def _executor(opts: BatchOptions):  # type: ignore[no-untyped-def]
+def _executor(opts: BatchOptions):
     if opts.ray:
         from hermes_agent.batch.executors import RayExecutor
 
@@ -94,11 +94,11 @@ def run_batch(opts: BatchOptions) -> dict:
     return stats
 
 
-def _drive(ex, tasks: list[dict], store: RunStore, retries: int, progress: Progress) -> Counter:  # type: ignore[no-untyped-def]
+def _drive(ex, tasks: list[dict], store: RunStore, retries: int, progress: Progress) -> Counter:
     counts: Counter = Counter()
     if ex is None:
         return counts
-    queue, attempts, inflight = deque(tasks), Counter(), 0
+    queue, attempts, inflight = deque(tasks), Counter[str](), 0
     try:
         while queue or inflight:
             while queue and inflight < ex.capacity:

@@ -25,7 +25,8 @@ class Prompt:
 
 def load_dataset(path: Path) -> list[Prompt]:
     """JSONL rows with a "prompt" field (or plain strings); a duplicated prompt is kept once."""
-    out, seen = [], set()
+    out: list[Prompt] = []
+    seen: set[str] = set()
     with open(path, encoding="utf-8") as fh:
         for line_no, line in enumerate(fh, 1):
             if not line.strip():

@@ -10,6 +10,10 @@ import shutil
 import tempfile
 import time
 from datetime import datetime
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from hermes_agent.core.contract import AgentSession
 
 
 def _tool_stats(history: list) -> dict[str, dict[str, int]]:
@@ -41,7 +45,7 @@ def run_prompt(task: dict) -> dict:
 
     started = time.monotonic()
     workdir = tempfile.mkdtemp(prefix=f"hermes-batch-{task['index']}-")
-    agent = None
+    agent: AgentSession | None = None
     try:
         settings = load_settings({**(task.get("overrides") or {}), "terminal.cwd": workdir})
         agent = build_agent(settings, platform="batch", toolsets=list(task["toolsets"]), approver=AutoDenyApprover(),
@@ -60,6 +64,8 @@ def run_prompt(task: dict) -> dict:
             "tokens": {"prompt": outcome.usage.prompt_tokens, "completion": outcome.usage.completion_tokens},
             "duration_s": round(time.monotonic() - started, 3),
         }
+        if outcome.reason == "budget":  # which cap stopped this prompt (budget.batch.*), for whoever reads the run
+            entry["metadata"]["stopped"] = outcome.final_text
         return {"ok": True, "entry": entry}
     except Exception as exc:  # a worker boundary: any failure is this prompt's recorded error, never the run's
         from hermes_agent.errors import ConfigError, ToolError, UsageError

@@ -14,10 +14,11 @@ from .options import RunOptions
 if TYPE_CHECKING:
     from hermes_agent.config.settings import Settings
     from hermes_agent.core.agent import AgentServices
-    from hermes_agent.core.agent import AIAgent as CoreAgent
+    from hermes_agent.core.contract import AgentSession
     from hermes_agent.plugins import PluginReport
     from hermes_agent.tools.hooks import HookBus
 
+    from .budget import Meter
     from .library import AIAgent
     from .session import SessionBinding
 
@@ -130,13 +131,16 @@ def build_services(settings: Settings, *, platform: str = "cli", toolsets: list[
 
     opts = options or RunOptions()
     notify = (lambda text: event_callback(Notice(text, "warning"))) if event_callback else None
-    provider = build_provider(settings, notify)
+    services_ref: list[AgentServices] = []
+    meter = _meter(settings, platform, opts, services_ref, notify)
+    provider = build_provider(settings, notify, meter)
     discover_builtin_tools(toolsets=platform_toolsets(settings, platform, toolsets))
     hooks = HookBus()
     plugin_report = _load_plugins(settings, hooks, safe_mode=opts.safe_mode)
     ctx = ToolContext(settings=settings, task_id=new_task_id(), hook_bus=hooks,
-                      provider_for=lambda row: provider_from_row(settings, row))
-    services = AgentServices(provider=provider, settings=settings, ctx=ctx, hooks=hooks)
+                      provider_for=lambda row: provider_from_row(settings, row, meter, "moa"))
+    services = AgentServices(provider=provider, settings=settings, ctx=ctx, hooks=hooks, meter=meter)
+    services_ref.append(services)
     if settings.cfg.web.summarize:  # the user opted in to auxiliary calls for long web pages
         ctx.summarize = summarizer(auxiliary_provider(settings, "web_extract", provider), max_tokens=2000)
     if not opts.safe_mode:
@@ -159,13 +163,52 @@ def build_services(settings: Settings, *, platform: str = "cli", toolsets: list[
     return services, enabled
 
 
+def spender(platform: str, opts: RunOptions) -> str:
+    """Whose budget a run spends: the person a frontend names, else cron's or batch's, else the owner's ("")."""
+    if opts.spender is not None:
+        return opts.spender
+    return platform if platform in ("cron", "batch") else ""
+
+
+def _meter(settings: Settings, platform: str, opts: RunOptions, ref: list[AgentServices],
+           notify: Callable[[str], None] | None) -> Meter | None:
+    """The run's spending meter (None when no cap applies: nothing is imported or checked); spend is kept in
+    the session store once the session has one."""
+    b = settings.cfg.budget
+    if not (b.users or b.cron or b.batch or any(v is not None for v in (
+            b.session_usd, b.day_usd, b.month_usd, b.session_tokens, b.day_tokens, b.month_tokens))):
+        return None
+    from .budget import Ledger, Meter
+
+    def session_id() -> str | None:
+        s = ref[0] if ref else None
+        if s is None:
+            return None
+        return (s.session.lineage or s.session.id) if s.session is not None else s.session_id
+
+    meter = Meter(settings, spender(platform, opts), Ledger(lambda: None), session_id, notify)
+    if not meter.caps.any():
+        return None
+
+    def store() -> object | None:  # a run that keeps no session (batch) still books spend when it has caps
+        s = ref[0] if ref else None
+        if s is not None and s.session is not None:
+            return s.session.store
+        from .session import shared_store
+
+        return shared_store()
+
+    meter.ledger = Ledger(store)
+    return meter
+
+
 def build_agent(settings: Settings, *, platform: str = "cli", toolsets: list[str] | None = None,
                 event_callback: Callable[[Event], None] | None = None, max_iterations: int | None = None,
                 approver: object = None, interactive: bool = False, save_trajectories: bool = False,
                 resume: str | None = None, persist: bool = True,
                 clarify: Callable[[str, list[str]], str] | None = None,
-                options: RunOptions | None = None) -> CoreAgent:
-    """A ready agent for a frontend (validates toolsets now, restores a session when asked)."""
+                options: RunOptions | None = None) -> AgentSession:
+    """A ready agent for a frontend (the door contract; validates toolsets now, restores a session when asked)."""
     from hermes_agent.core.agent import AIAgent as CoreAgent
 
     services, enabled = build_services(settings, platform=platform, toolsets=toolsets, event_callback=event_callback,

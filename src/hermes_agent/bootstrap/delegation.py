@@ -27,6 +27,7 @@ from hermes_agent.tools.context import ToolContext
 from hermes_agent.tools.dispatch import resolve_tool_names
 from hermes_agent.tools.registry import registry
 
+from .budget import Meter
 from .provider import build_provider, provider_from_row
 from .safety import wire_approval
 from .session import bind_session, shared_store
@@ -110,8 +111,10 @@ def build_child(parent: AgentServices, toolsets: list[str], allowed: frozenset[s
     settings: Settings = parent.settings
     hooks = parent.hooks.fork(without=parent.approval_hook)
     ctx = ToolContext(settings=settings, task_id=new_task_id(), hook_bus=hooks, todo_store=TodoStore(),
-                      is_subagent=True, provider_for=parent.ctx.provider_for)
-    services = AgentServices(provider=_child_provider(settings), settings=settings, ctx=ctx, hooks=hooks)
+                      is_subagent=True, provider_for=parent.ctx.provider_for,
+                      untrusted=parent.ctx.untrusted)  # its goal was written in a tainted conversation
+    services = AgentServices(provider=_child_provider(settings, parent.meter), settings=settings, ctx=ctx, hooks=hooks,
+                             meter=parent.meter)  # a subagent spends its parent's budget
     wire_approval(services, settings, AutoDenyApprover(), interactive=False)
     skills = parent.prompt_parts.skills_index if skills_in(allowed) else ""
     services.prompt_parts = dataclasses.replace(parent.prompt_parts, skills_index=skills, platform_hint=SUBAGENT_HINT)
@@ -125,11 +128,13 @@ def build_child(parent: AgentServices, toolsets: list[str], allowed: frozenset[s
                       event_callback=on_event)
 
 
-def _child_provider(settings: Settings) -> Provider:
+def _child_provider(settings: Settings, meter: Meter | None) -> Provider:
     """The parent's model, or Hermes's delegation.model/provider/base_url/api_key (a cheaper model for children)."""
     d = settings.cfg.delegation
     row = {k: v for k in ("provider", "model", "base_url", "api_key") if (v := getattr(d, k))}
-    return provider_from_row(settings, row) if row else build_provider(settings)
+    if row:
+        return provider_from_row(settings, row, meter, "subagent")
+    return build_provider(settings, meter=meter, task="subagent")
 
 
 def cap(text: str, limit: int) -> str:

@@ -16,6 +16,7 @@ class RunOptions:
     ignore_rules: bool = False  # no AGENTS.md/SOUL.md/.cursorrules and no memory in the prompt
     safe_mode: bool = False  # no plugins and no MCP servers either
     resume_by_title: bool = False  # `-c NAME`: resume names a session title
+    spender: str | None = None  # whose budget this run spends (bootstrap/budget.py): None = the platform's default
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
 
 from hermes_agent.config.settings import ModelSettings, Settings
 from hermes_agent.errors import ConfigError
@@ -14,6 +15,9 @@ from hermes_agent.providers.http import IdlePolicy, Proxy
 from hermes_agent.providers.openai_chat import OpenAIChatProvider
 from hermes_agent.providers.profiles import resolve_endpoint
 from hermes_agent.providers.retry import FallbackProvider, RetryingProvider
+
+if TYPE_CHECKING:
+    from .budget import Meter
 
 Notify = Callable[[str], None]
 
@@ -72,14 +76,17 @@ def _idle_policy(settings: Settings, notify: Notify | None) -> IdlePolicy:
     return IdlePolicy(notice, give_up, on_notice)
 
 
-def build_provider(settings: Settings, notify: Notify | None = None) -> Provider:
-    """Primary endpoint plus `fallback_providers`, each with retries and backoff."""
+def build_provider(settings: Settings, notify: Notify | None = None, meter: Meter | None = None,
+                   task: str = "main") -> Provider:
+    """Primary endpoint plus `fallback_providers`, each with retries and backoff; behind `meter` (spending
+    caps) when given."""
     chain = [_single(settings, m, notify) for m in [settings.model, *_fallback_models(settings)]]
-    return chain[0] if len(chain) == 1 else FallbackProvider(chain, notify=notify)
+    provider = chain[0] if len(chain) == 1 else FallbackProvider(chain, notify=notify)
+    return meter.wrap(provider, task) if meter is not None else provider
 
 
 def auxiliary_provider(settings: Settings, task: str, main: Provider) -> Provider:
-    """The provider for a side task (`auxiliary.<task>` in config), else the main one."""
+    """The provider for a side task (`auxiliary.<task>` in config), else the main one; metered like `main`."""
     row = settings.cfg.auxiliary.get(task) or {}
     if not isinstance(row, dict):
         return main
@@ -87,10 +94,11 @@ def auxiliary_provider(settings: Settings, task: str, main: Provider) -> Provide
     chosen = "" if chosen.lower() == "auto" else chosen  # Hermes's default rows: "auto" is the main endpoint
     if not (row.get("model") or row.get("base_url") or chosen):
         return main
-    return provider_from_row(settings, {**row, "provider": chosen})
+    meter = getattr(main, "meter", None)  # a metered main provider: its side tasks spend the same budget
+    return provider_from_row(settings, {**row, "provider": chosen}, meter, f"aux:{task}")
 
 
-def provider_from_row(settings: Settings, row: Mapping) -> Provider:
+def provider_from_row(settings: Settings, row: Mapping, meter: Meter | None = None, task: str = "aux") -> Provider:
     """A provider from a config row {provider, model, base_url, api_key} (auxiliary tasks, MoA models); what
     the row leaves out comes from the main model (its endpoint only when the row names no other provider:
     `provider: custom` beside a custom main model is that model's endpoint)."""
@@ -101,7 +109,8 @@ def provider_from_row(settings: Settings, row: Mapping) -> Provider:
     model = ModelSettings(provider=chosen or base.provider, model=str(row.get("model") or base.model),
                           base_url=str(row.get("base_url") or (base.base_url if same else "")),
                           api_key=str(row.get("api_key") or (base.api_key if same else "")))
-    return _single(settings, model, None)
+    provider = _single(settings, model, None)
+    return meter.wrap(provider, task) if meter is not None else provider
 
 
 def summarizer(provider: Provider, max_tokens: int = 4000) -> Callable[[str], str]:

@@ -51,6 +51,9 @@ class SessionBinding:
                  parent_id: str | None = None) -> None:
         self.store, self.services, self.source, self.parent_id = store, services, source, parent_id
         self.id: str | None = None
+        # The session this conversation began in: compression and /undo continue in child sessions, and a session
+        # spending cap follows the conversation across them (bootstrap/budget.py books spend under this id).
+        self.lineage: str | None = None
         self.keep_open = False  # a chat's session outlives the gateway process (Hermes's gateway prunes ended ones)
         self.titler: Callable[[str, str], str] | None = None  # opt-in LLM titles (sessions.title_mode: llm)
         self._titled: set[str] = set()
@@ -67,6 +70,7 @@ class SessionBinding:
             info = self.store.create_session(self.source, self.services.provider.model, cwd=os.getcwd(),
                                              parent_session_id=self.parent_id)
             self._set_id(info.id)
+            self.lineage = info.id
             self.services.hooks.emit("on_session_start", session_id=info.id, platform=self.source)
         return self.id  # type: ignore[return-value]
 
@@ -116,6 +120,7 @@ class SessionBinding:
             info = self.store.require_session(which)
         self.store.reopen_session(info.id)
         self._set_id(info.id)
+        self.lineage = self.store.conversation_root(info.id)
         history, tail = close_dangling_tool_calls(self.store.get_messages(info.id))
         if tail:  # a killed run left tool calls without results: every strict endpoint would refuse the history
             self.store.append_messages(info.id, tail)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from hermes_agent.config.settings import Settings
 from hermes_agent.core.agent import AgentServices
@@ -16,6 +17,9 @@ from hermes_agent.memory.store import MemoryStore
 from hermes_agent.memory.todo import TodoStore
 
 from .provider import auxiliary_provider, summarizer
+
+if TYPE_CHECKING:
+    from hermes_agent.terminal.base import TerminalBackend
 
 log = logging.getLogger(__name__)
 
@@ -125,7 +129,7 @@ def wire_compression(services: AgentServices, settings: Settings, emit: Callable
         services.on_provider_change.append(lambda p: setattr(compactor, "summarize", summarizer(p)))
 
 
-def script_backend(settings: Settings, workspace: str | None = None, cwd: str | None = None) -> object:
+def script_backend(settings: Settings, workspace: str | None = None, cwd: str | None = None) -> TerminalBackend:
     """A sandboxed local shell for a script that is not an agent turn (cron `no_agent` jobs): the session's
     path policy with `workspace` writable (default terminal.cwd); the caller closes it."""
     from dataclasses import replace

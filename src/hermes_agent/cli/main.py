@@ -258,6 +258,22 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # `hermes ... | head`
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - keep interpreter shutdown from writing again
         return 141
+    except Exception as exc:  # a bug: one line for the user, the traceback in errors.log (HERMES_DEBUG=1 shows it)
+        if os.environ.get("HERMES_DEBUG"):
+            raise
+        return _internal_error(exc)
+
+
+def _internal_error(exc: Exception) -> int:
+    import logging
+
+    from hermes_agent import paths
+
+    logging.getLogger("hermes.crash").error("unhandled error in `hermes %s`", " ".join(sys.argv[1:2]), exc_info=exc)
+    first = (str(exc).strip().splitlines() or [""])[0][:200]
+    print(f"hermes: internal error: {type(exc).__name__}: {first} (traceback in {paths.logs_dir() / 'errors.log'}; "
+          "HERMES_DEBUG=1 prints it)", file=sys.stderr)
+    return 1
 
 
 if __name__ == "__main__":

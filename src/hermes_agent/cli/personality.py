@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from typing import TYPE_CHECKING
 
 from hermes_agent.config.settings import Settings
 from hermes_agent.errors import HermesError
+
+if TYPE_CHECKING:
+    from hermes_agent.core.contract import AgentSession
 
 DEFAULT = "default"
 NONE = "none"
@@ -31,9 +35,9 @@ def soul(settings: Settings) -> str:
     return persona_and_blocks(settings, os.getcwd())[0]
 
 
-def current(agent: object) -> str:
+def current(agent: AgentSession) -> str:
     """The persona text the agent will use for its next system prompt."""
-    return agent.services.prompt_parts.persona  # type: ignore[attr-defined]
+    return agent.services.prompt_parts.persona
 
 
 def resolve(settings: Settings, name: str) -> str:
@@ -53,10 +57,10 @@ def resolve(settings: Settings, name: str) -> str:
     raise HermesError(f"unknown personality {name!r}; choose one of: {choices}")
 
 
-def apply(agent: object, settings: Settings, name: str) -> str:
+def apply(agent: AgentSession, settings: Settings, name: str) -> str:
     """Set the persona for the next system prompt; returns the text now in use."""
     text = resolve(settings, name)
-    services = agent.services  # type: ignore[attr-defined]
+    services = agent.services
     services.prompt_parts = dataclasses.replace(services.prompt_parts, persona=text)
     return text
 

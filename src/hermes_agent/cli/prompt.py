@@ -16,7 +16,7 @@ from prompt_toolkit.key_binding import KeyBindings
 from prompt_toolkit.styles import Style
 
 if TYPE_CHECKING:
-    from hermes_agent.cli.repl import Repl
+    from hermes_agent.cli.repl_state import ReplHost
 
 STYLE = {
     "prompt": "",
@@ -62,12 +62,12 @@ class ReplCompleter(Completer):
             yield from self._paths.get_completions(Document(word, len(word)), complete_event)
 
 
-def make_session(repl: Repl, history_path: Path) -> PromptSession:
+def make_session(repl: ReplHost, history_path: Path) -> PromptSession:
     """A PromptSession whose message is the REPL's live region plus the prompt symbol."""
     history_path.parent.mkdir(parents=True, exist_ok=True)
     kb = KeyBindings()
     asking_choices = Condition(lambda: bool(repl.asker.pending and repl.asker.pending.choices))
-    empty = Condition(lambda: not repl.session.default_buffer.text)
+    empty = Condition(lambda: repl.session is None or not repl.session.default_buffer.text)
 
     @kb.add("c-c")
     @kb.add("<sigint>")
@@ -84,11 +84,13 @@ def make_session(repl: Repl, history_path: Path) -> PromptSession:
 
     @kb.add("up", filter=asking_choices & empty)
     def _up(event) -> None:
-        repl.asker.pending.move(-1)
+        if repl.asker.pending is not None:
+            repl.asker.pending.move(-1)
 
     @kb.add("down", filter=asking_choices & empty)
     def _down(event) -> None:
-        repl.asker.pending.move(1)
+        if repl.asker.pending is not None:
+            repl.asker.pending.move(1)
 
     completer = ReplCompleter(repl.command_names, repl.command_arguments)
     session: PromptSession = PromptSession(

@@ -8,36 +8,26 @@ import logging
 import queue
 import sys
 import threading
-from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from hermes_agent import paths
+from hermes_agent.cli.repl_state import Job, SlashCommand, Totals
 from hermes_agent.config.settings import Settings
 from hermes_agent.errors import ConfigError, HermesError
-from hermes_agent.messages import Usage
+
+if TYPE_CHECKING:
+    from prompt_toolkit import PromptSession
+    from prompt_toolkit.application import Application
+    from prompt_toolkit.buffer import Buffer
+    from prompt_toolkit.formatted_text import StyleAndTextTuples
+
+    from hermes_agent.bootstrap.options import RunOptions
+    from hermes_agent.core.contract import AgentSession
 
 log = logging.getLogger(__name__)
 
 
-@dataclass(slots=True)
-class Job:
-    """One unit of runner work: a message for the agent, or a slash command that must not overlap a turn."""
-
-    text: str
-    command: object = None  # a slash.Command when this is a command
-    arg: str = ""
-    message: str | None = None  # what the agent receives when it differs from what was typed (/skill-name)
-
-
-@dataclass(slots=True)
-class Totals:
-    """Token usage of this REPL session (what /usage reports)."""
-
-    usage: Usage = field(default_factory=Usage)
-    api_calls: int = 0
-    turns: int = 0
-
-
-def run_repl(args: argparse.Namespace, settings: Settings, options: object = None) -> int:
+def run_repl(args: argparse.Namespace, settings: Settings, options: RunOptions | None = None) -> int:
     """Open the interactive chat (options: the bootstrap RunOptions of the chat flags); returns the exit code."""
     repl = Repl(args, settings)
     repl.options = options
@@ -55,13 +45,13 @@ class Repl:
         self.args, self.settings = args, settings
         raw = getattr(args, "toolsets", None)
         self.toolsets = [t.strip() for t in raw.split(",") if t.strip()] if raw else None
-        self.agent = None
+        self.agent: AgentSession | None = None
         self.ready = threading.Event()
         self.jobs: queue.Queue[Job | None] = queue.Queue()
         self.side: queue.Queue[Job | None] = queue.Queue()  # immediate commands, never blocking the prompt
         self.exit_code: int | None = None
         self.totals = Totals()
-        self.session = None
+        self.session: PromptSession[object] | None = None
         self.color = not settings.env.get("NO_COLOR")
         self.screen = Screen(sys.stdout, color=self.color)
         display = settings.cfg.display
@@ -73,7 +63,7 @@ class Repl:
                                      yolo=settings.yolo)
         self._runner: threading.Thread | None = None
         self.personality: str | None = None  # chosen with /personality; re-applied after /new
-        self.options: object = None  # RunOptions from the chat flags (-s, --ignore-rules, --safe-mode, -c NAME)
+        self.options: RunOptions | None = None  # RunOptions from the chat flags (-s, --ignore-rules, --safe-mode, -c NAME)
 
     # -- the prompt (main thread) ---------------------------------------------------------------
 
@@ -87,17 +77,18 @@ class Repl:
         sys.stdout.flush()
         from hermes_agent.cli.prompt import make_session
 
-        self.session = make_session(self, paths.hermes_home() / ".hermes_history")
-        self.session.app.after_render += self._start_runner
+        self.session = session = make_session(self, paths.hermes_home() / ".hermes_history")
+        session.app.after_render += self._start_runner
         sys.stdout.write("\r\x1b[K")  # the real prompt draws from the start of this line
         sys.stdout.flush()
 
         saved = sys.stdout, sys.stderr
-        writer = PromptWriter(self.session.app, saved[0])
-        self.screen.out = sys.stdout = sys.stderr = writer  # stray prints also land above the prompt
+        writer = PromptWriter(session.app, saved[0])
+        # stray prints also land above the prompt (a duck-typed stream: PromptWriter is not a typing.TextIO)
+        self.screen.out = sys.stdout = sys.stderr = writer  # type: ignore[assignment]
         session_id = None
         try:
-            self._loop()
+            self._loop(session)
         finally:
             session_id = self._shutdown()
             writer.flush()
@@ -107,25 +98,25 @@ class Repl:
             print(f"\nResume this session with:\n  hermes --resume {session_id}\n  hermes chat --continue")
         return self.exit_code or 0
 
-    def _loop(self) -> None:
+    def _loop(self, session: PromptSession[object]) -> None:
         """One prompt for the whole session: input is handled inside it (`_accept`), so the terminal
         never drops back to cooked mode between messages and keys typed at any moment are kept."""
-        self.session.default_buffer.accept_handler = self._accept
+        session.default_buffer.accept_handler = self._accept
         while self.exit_code is None:
             try:
-                self.session.prompt(pre_run=self._pre_run)
+                session.prompt(pre_run=self._pre_run)
             except (EOFError, KeyboardInterrupt):
                 return
 
     def _pre_run(self) -> None:
-        if self.exit_code is not None:
+        if self.exit_code is not None and self.session is not None:
             self.session.app.exit(exception=EOFError)
 
-    def _accept(self, buffer: object) -> bool:
+    def _accept(self, buffer: Buffer) -> bool:
         """Enter: answer a pending question, or submit; the input line is cleared either way."""
-        text = buffer.text  # type: ignore[attr-defined]
+        text = buffer.text
         if self.asker.answer(text):
-            buffer.reset()  # type: ignore[attr-defined]  # answers stay out of the input history
+            buffer.reset()  # answers stay out of the input history
             return False
         self.submit(text)
         return False
@@ -160,9 +151,9 @@ class Repl:
         rows = text.split("\n")
         self.screen.lines([self.screen.style("❯ ", "bold_cyan") + rows[0], *("  " + r for r in rows[1:])])
 
-    def on_ctrl_c(self, app: object) -> None:
+    def on_ctrl_c(self, app: Application[Any]) -> None:
         """Ctrl-C: cancel a question, else stop the turn, else clear the line, else exit."""
-        buf = app.current_buffer  # type: ignore[attr-defined]
+        buf = app.current_buffer
         if self.asker.pending is not None:
             self.asker.answer(None)
             self.interrupt()
@@ -171,7 +162,7 @@ class Repl:
         elif buf.text:
             buf.reset()
         else:
-            app.exit(exception=EOFError)  # type: ignore[attr-defined]
+            app.exit(exception=EOFError)
 
     def interrupt(self) -> None:
         """Stop the running turn and drop queued input."""
@@ -189,11 +180,11 @@ class Repl:
             self.screen.line(f"dropped {dropped} queued message(s)", "dim")
         self.invalidate()
 
-    def prompt_fragments(self) -> list[tuple[str, str]]:
+    def prompt_fragments(self) -> StyleAndTextTuples:
         """What the prompt draws above and at the input: live region, question or `❯`."""
         size = self.session.app.output.get_size() if self.session else None
         cols, rows = (size.columns, size.rows) if size else (100, 24)
-        out = self.live.fragments(cols, max(3, min(14, rows - 8)))
+        out: StyleAndTextTuples = list(self.live.fragments(cols, max(3, min(14, rows - 8))))
         question = self.asker.pending
         if question is None:
             return [*out, ("class:symbol", "❯ ")]
@@ -218,7 +209,7 @@ class Repl:
 
     # -- agent access ---------------------------------------------------------------------------
 
-    def require_agent(self, timeout: float = 60.0):
+    def require_agent(self, timeout: float = 60.0) -> AgentSession:
         """The agent, waiting for the background build; raises HermesError when it failed."""
         if not self.ready.wait(timeout):
             raise HermesError("the agent is still starting; try again in a moment")
@@ -236,10 +227,10 @@ class Repl:
 
         return slash.argument_values(self, name)
 
-    def run_command(self, command: object, arg: str) -> None:
+    def run_command(self, command: SlashCommand, arg: str) -> None:
         """Run a slash command; failures become one line."""
         try:
-            command.handler(self, arg)  # type: ignore[attr-defined]
+            command.handler(self, arg)
         except HermesError as exc:
             self.screen.line(f"error: {exc}", "red")
         except Exception as exc:  # a frontend boundary: one line for the user, details in the log
@@ -325,9 +316,9 @@ class Repl:
         return session_id
 
 
-def _exit_app(app: object) -> None:
+def _exit_app(app: Application[Any]) -> None:
     try:
-        if app.is_running and not app.future.done():  # type: ignore[attr-defined]
-            app.exit(exception=EOFError)  # type: ignore[attr-defined]
+        if app.is_running and app.future is not None and not app.future.done():
+            app.exit(exception=EOFError)
     except Exception:  # already exiting
         log.debug("app.exit failed", exc_info=True)

@@ -9,12 +9,14 @@ from typing import TYPE_CHECKING
 from hermes_agent.errors import ConfigError, HermesError
 
 if TYPE_CHECKING:
-    from hermes_agent.cli.repl import Repl
+    from hermes_agent.cli.repl_state import ReplHost
+    from hermes_agent.config.settings import Settings
+    from hermes_agent.core.contract import AgentSession
 
 log = logging.getLogger(__name__)
 
 
-def build(repl: Repl) -> None:
+def build(repl: ReplHost) -> None:
     """Build the agent on the runner thread; a failure prints one line and ends the REPL."""
     from hermes_agent.cli.approver import make_clarify
     from hermes_agent.cli.run_flags import resume_target
@@ -25,7 +27,7 @@ def build(repl: Repl) -> None:
 
         agent = build_agent(repl.settings, platform="cli", toolsets=repl.toolsets, event_callback=repl.live,
                             max_iterations=getattr(repl.args, "max_iterations", None), approver=repl.approver,
-                            interactive=True, resume=resume, options=repl.options)  # type: ignore[arg-type]
+                            interactive=True, resume=resume, options=repl.options)
     except ConfigError as exc:
         _fail(repl, f"hermes: config error: {exc}", 2)
         return
@@ -42,8 +44,8 @@ def build(repl: Repl) -> None:
     agent.services.ctx.clarify = make_clarify(repl.asker, timeout, cancel)
     repl.agent = agent
     repl.ready.set()
-    _startup_personality(repl)
-    repl.screen.line(ready_line(repl), "dim")
+    _startup_personality(repl, agent)
+    repl.screen.line(ready_line(repl, agent), "dim")
     if resume:
         from hermes_agent.cli.slash_session import recap
 
@@ -52,15 +54,14 @@ def build(repl: Repl) -> None:
     _prewarm()
 
 
-def _fail(repl: Repl, message: str, code: int) -> None:
+def _fail(repl: ReplHost, message: str, code: int) -> None:
     repl.screen.line(message, "red")
     repl.ready.set()
     repl.request_exit(code)
 
 
-def ready_line(repl: Repl) -> str:
+def ready_line(repl: ReplHost, agent: AgentSession) -> str:
     """`27 tools from 1 toolset · 6 skills · session …` once the agent exists."""
-    agent = repl.agent
     tools = len(agent.tool_definitions())
     toolsets = agent.enabled_toolsets or []
     parts = [f"{tools} tools from {len(toolsets)} toolset{'s' if len(toolsets) != 1 else ''} "
@@ -73,7 +74,7 @@ def ready_line(repl: Repl) -> str:
     return "  " + " · ".join(parts)
 
 
-def skills_count(settings: object) -> int | None:
+def skills_count(settings: Settings) -> int | None:
     """Visible skills in the catalog, or None when the catalog cannot be read."""
     try:
         from hermes_agent.skills.catalog import catalog_from_settings
@@ -84,14 +85,14 @@ def skills_count(settings: object) -> int | None:
         return None
 
 
-def _startup_personality(repl: Repl) -> None:
+def _startup_personality(repl: ReplHost, agent: AgentSession) -> None:
     name = repl.settings.cfg.display.personality.strip()
     if not name:
         return
     from hermes_agent.cli.personality import apply
 
     try:
-        apply(repl.agent, repl.settings, name)
+        apply(agent, repl.settings, name)
         repl.personality = name
     except HermesError as exc:
         repl.screen.line(f"personality: {exc}", "yellow")

@@ -10,9 +10,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from hermes_agent.cli.repl import Repl
+    from hermes_agent.cli.repl_state import ReplHost
+    from hermes_agent.config.settings import Settings
 
-Handler = Callable[["Repl", str], None]
+Handler = Callable[["ReplHost", str], None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,7 +26,7 @@ class Command:
     immediate: bool = False
 
 
-def _help(repl: Repl, arg: str) -> None:
+def _help(repl: ReplHost, arg: str) -> None:
     rows = []
     for c in table():
         head = f"/{c.name}" + (f" {c.args}" if c.args else "")
@@ -36,7 +37,7 @@ def _help(repl: Repl, arg: str) -> None:
     repl.screen.lines(rows)
 
 
-def _quit(repl: Repl, arg: str) -> None:
+def _quit(repl: ReplHost, arg: str) -> None:
     repl.request_exit(0)
 
 
@@ -77,6 +78,7 @@ def table() -> list[Command]:
         Command("resume", s.resume_command, "continue a saved session", args="ID"),
         Command("title", s.title, "show or set this session's title", args="[text]", immediate=True),
         Command("usage", s.usage, "tokens, calls and cost of this session", immediate=True),
+        Command("budget", s.budget, "what is left of each spending cap (budget.*)", immediate=True),
         Command("quit", _quit, "leave Hermes", ("exit", "q"), immediate=True),
     ])
     return _TABLE
@@ -108,11 +110,11 @@ def suggest(name: str) -> str | None:
     return close[0] if close else None
 
 
-def skill_message(settings: object, text: str) -> str | None:
+def skill_message(settings: Settings, text: str) -> str | None:
     """`/skill-name task`: the user message that runs an installed skill (None when no skill has that name)."""
     from hermes_agent.skills.invoke import skill_message as message
 
-    return message(settings, text)  # type: ignore[arg-type]
+    return message(settings, text)
 
 
 def unknown_message(text: str) -> str:
@@ -128,7 +130,7 @@ def completions() -> list[tuple[str, str]]:
     return [(n, c.help) for c in table() for n in (c.name, *c.aliases)]
 
 
-def argument_values(repl: Repl, name: str) -> list[str]:
+def argument_values(repl: ReplHost, name: str) -> list[str]:
     """Completion values for a command's argument."""
     if name == "personality":
         from hermes_agent.cli.personality import named

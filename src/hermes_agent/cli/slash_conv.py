@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from hermes_agent.errors import HermesError
 
 if TYPE_CHECKING:
-    from hermes_agent.cli.repl import Repl
+    from hermes_agent.cli.repl_state import ReplHost
 
 
 def _last_user_index(history: list) -> int | None:
@@ -22,8 +22,8 @@ def _last_user_index(history: list) -> int | None:
     return None
 
 
-def new(repl: Repl, arg: str) -> None:
-    from hermes_agent.cli.repl import Totals
+def new(repl: ReplHost, arg: str) -> None:
+    from hermes_agent.cli.repl_state import Totals
 
     agent = repl.require_agent()
     agent.reset()  # ends the saved session and reloads SOUL.md/memory for the new prompt
@@ -36,12 +36,12 @@ def new(repl: Repl, arg: str) -> None:
     repl.screen.line(f"New conversation started{sid}.", "green")
 
 
-def clear(repl: Repl, arg: str) -> None:
+def clear(repl: ReplHost, arg: str) -> None:
     repl.screen.write("\x1b[2J\x1b[3J\x1b[H")
     new(repl, arg)
 
 
-def history(repl: Repl, arg: str) -> None:
+def history(repl: ReplHost, arg: str) -> None:
     agent = repl.require_agent()
     s = repl.screen
     rows: list[str] = []
@@ -64,7 +64,7 @@ def _short(text: str | None, limit: int = 300) -> str:
     return text if len(text) <= limit else f"{text[:limit]}… ({len(text) - limit} more chars)"
 
 
-def retry(repl: Repl, arg: str) -> None:
+def retry(repl: ReplHost, arg: str) -> None:
     agent = repl.require_agent()
     i = _last_user_index(agent.history)
     if i is None:
@@ -76,7 +76,7 @@ def retry(repl: Repl, arg: str) -> None:
     repl.run_message(text)
 
 
-def undo(repl: Repl, arg: str) -> None:
+def undo(repl: ReplHost, arg: str) -> None:
     agent = repl.require_agent()
     i = _last_user_index(agent.history)
     if i is None:
@@ -89,7 +89,7 @@ def undo(repl: Repl, arg: str) -> None:
                      "green")
 
 
-def compress(repl: Repl, arg: str) -> None:
+def compress(repl: ReplHost, arg: str) -> None:
     agent = repl.require_agent()
     compact = agent.services.compact
     if compact is None:
@@ -107,20 +107,20 @@ def compress(repl: Repl, arg: str) -> None:
     repl.screen.line(f"Compressed: {before} → {len(replaced)} messages.", "green")
 
 
-def save(repl: Repl, arg: str) -> None:
+def save(repl: ReplHost, arg: str) -> None:
     agent = repl.require_agent()
     path = Path(arg).expanduser() if arg else Path(os.getcwd(), time.strftime("hermes-conversation-%Y%m%d-%H%M%S.json"))
+    messages = [m.to_openai() for m in list(agent.history)]
     data = {"model": agent.provider.model if hasattr(agent.provider, "model") else repl.settings.model.model,
-            "session_id": agent.session_id, "saved_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-            "messages": [m.to_openai() for m in list(agent.history)]}
+            "session_id": agent.session_id, "saved_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "messages": messages}
     try:
         path.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
     except OSError as exc:
         raise HermesError(f"cannot write {path}: {exc.strerror or exc}") from None
-    repl.screen.line(f"Saved {len(data['messages'])} messages to {path}", "green")
+    repl.screen.line(f"Saved {len(messages)} messages to {path}", "green")
 
 
-def rollback(repl: Repl, arg: str) -> None:
+def rollback(repl: ReplHost, arg: str) -> None:
     from hermes_agent.storage.checkpoints import CheckpointStore
 
     try:

@@ -9,15 +9,15 @@ from hermes_agent.errors import HermesError
 from hermes_agent.events import Notice
 
 if TYPE_CHECKING:
-    from hermes_agent.cli.repl import Repl
+    from hermes_agent.cli.repl_state import ReplHost
 
 
-def _kv(repl: Repl, rows: list[tuple[str, object]]) -> None:
+def _kv(repl: ReplHost, rows: list[tuple[str, object]]) -> None:
     width = max(len(k) for k, _ in rows)
     repl.screen.lines([f"  {repl.screen.style(k.ljust(width), 'cyan')}  {v}" for k, v in rows])
 
 
-def model(repl: Repl, arg: str) -> None:
+def model(repl: ReplHost, arg: str) -> None:
     agent = repl.require_agent()
     if not arg:
         _kv(repl, [("model", agent.provider.model), ("provider", agent.provider.name)])
@@ -32,7 +32,7 @@ def model(repl: Repl, arg: str) -> None:
     repl.screen.line(f"Model switched to {arg} for this session (config unchanged).", "green")
 
 
-def provider(repl: Repl, arg: str) -> None:
+def provider(repl: ReplHost, arg: str) -> None:
     m = repl.settings.model
     rows: list[tuple[str, object]] = [("provider", m.provider), ("model", m.model or "(none)"),
                                       ("base_url", m.base_url or "(provider default)"),
@@ -44,7 +44,7 @@ def provider(repl: Repl, arg: str) -> None:
     _kv(repl, rows)
 
 
-def tools(repl: Repl, arg: str) -> None:
+def tools(repl: ReplHost, arg: str) -> None:
     from hermes_agent.tools.registry import registry
 
     agent = repl.require_agent()
@@ -59,7 +59,7 @@ def tools(repl: Repl, arg: str) -> None:
     repl.screen.line(f"  {len(names)} tools", "dim")
 
 
-def toolsets(repl: Repl, arg: str) -> None:
+def toolsets(repl: ReplHost, arg: str) -> None:
     from hermes_agent.tools.registry import registry
     from hermes_agent.tools.toolsets import TOOLSETS, all_toolset_names
 
@@ -74,7 +74,7 @@ def toolsets(repl: Repl, arg: str) -> None:
     repl.screen.lines(rows)
 
 
-def skills(repl: Repl, arg: str) -> None:
+def skills(repl: ReplHost, arg: str) -> None:
     """`/skills` lists installed skills; `/skills search|install|update|... ARGS` runs the hub action."""
     if arg.strip() and arg.split()[0] != "list":
         from hermes_agent.cli.commands.skills import slash
@@ -97,7 +97,7 @@ def skills(repl: Repl, arg: str) -> None:
     repl.screen.line(f"  {len(found)} skills", "dim")
 
 
-def config(repl: Repl, arg: str) -> None:
+def config(repl: ReplHost, arg: str) -> None:
     s = repl.settings
     rows: list[tuple[str, object]] = [
         ("config file", s.config_file or "(none)"), ("home", s.home),
@@ -112,7 +112,7 @@ def config(repl: Repl, arg: str) -> None:
     repl.screen.line("  `hermes config edit` changes it; `hermes config show` prints everything.", "dim")
 
 
-def personality(repl: Repl, arg: str) -> None:
+def personality(repl: ReplHost, arg: str) -> None:
     from hermes_agent.cli import personality as p
 
     agent = repl.require_agent()
@@ -129,7 +129,7 @@ def personality(repl: Repl, arg: str) -> None:
     repl.screen.line(f"Personality set to {arg}: the system prompt changes from the {when}.", "green")
 
 
-def reasoning(repl: Repl, arg: str) -> None:
+def reasoning(repl: ReplHost, arg: str) -> None:
     word = arg.lower()
     if word not in ("", "show", "hide", "on", "off"):
         raise HermesError("usage: /reasoning [show|hide]")
@@ -137,7 +137,7 @@ def reasoning(repl: Repl, arg: str) -> None:
     repl.screen.line(f"Reasoning is now {'shown (dimmed)' if repl.live.show_reasoning else 'hidden'}.", "green")
 
 
-def verbose(repl: Repl, arg: str) -> None:
+def verbose(repl: ReplHost, arg: str) -> None:
     from hermes_agent.cli.live import PROGRESS_MODES
 
     modes = list(PROGRESS_MODES)
@@ -152,7 +152,7 @@ def verbose(repl: Repl, arg: str) -> None:
     repl.screen.line(f"Tool progress: {repl.live.progress} ({meaning}).", "green")
 
 
-def yolo(repl: Repl, arg: str) -> None:
+def yolo(repl: ReplHost, arg: str) -> None:
     agent = repl.require_agent()
     repl.approver.yolo = not repl.approver.yolo
     gate = agent.services.gate
@@ -164,7 +164,7 @@ def yolo(repl: Repl, arg: str) -> None:
         repl.screen.line("YOLO off: flagged commands ask for approval again.", "green")
 
 
-def stop(repl: Repl, arg: str) -> None:
+def stop(repl: ReplHost, arg: str) -> None:
     from hermes_agent.terminal.processes import get_manager
 
     manager = get_manager()

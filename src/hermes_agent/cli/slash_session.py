@@ -11,19 +11,19 @@ from typing import TYPE_CHECKING
 from hermes_agent.errors import HermesError
 
 if TYPE_CHECKING:
-    from hermes_agent.cli.repl import Repl
+    from hermes_agent.cli.repl_state import ReplHost
     from hermes_agent.core.agent import SessionHandle
     from hermes_agent.storage import SessionStore
 
 
-def _binding(repl: Repl) -> SessionHandle | None:
+def _binding(repl: ReplHost) -> SessionHandle | None:
     """The agent's session binding (`services.session`), or None when sessions are not saved."""
     agent = repl.agent
     return agent.services.session if agent is not None else None
 
 
 @contextlib.contextmanager
-def _store(repl: Repl) -> Iterator[SessionStore]:
+def _store(repl: ReplHost) -> Iterator[SessionStore]:
     binding = _binding(repl)
     if binding is not None:
         yield binding.store
@@ -38,7 +38,7 @@ def _when(ts: float | None) -> str:
     return datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M") if ts else "-"
 
 
-def sessions(repl: Repl, arg: str) -> None:
+def sessions(repl: ReplHost, arg: str) -> None:
     with _store(repl) as store:
         rows = store.list_sessions(15)
     if not rows:
@@ -56,7 +56,7 @@ def sessions(repl: Repl, arg: str) -> None:
     s.line("  /resume ID continues one (a unique prefix is enough).", "dim")
 
 
-def resume(repl: Repl, target: str) -> None:
+def resume(repl: ReplHost, target: str) -> None:
     """Switch the agent to a saved session; the current one is ended and stays in the store."""
     agent = repl.require_agent()
     binding = _binding(repl)
@@ -72,7 +72,7 @@ def resume(repl: Repl, target: str) -> None:
     recap(repl)
 
 
-def recap(repl: Repl) -> None:
+def recap(repl: ReplHost) -> None:
     """`Resumed session … “title”: 12 messages` and the last thing the user said."""
     agent = repl.agent
     if agent is None or not agent.session_id:
@@ -87,13 +87,13 @@ def recap(repl: Repl) -> None:
         repl.screen.line(f"  last message: {' '.join((last_user.content or '').split())[:100]}", "dim")
 
 
-def resume_command(repl: Repl, arg: str) -> None:
+def resume_command(repl: ReplHost, arg: str) -> None:
     if not arg:
         raise HermesError("usage: /resume ID (see /sessions)")
     resume(repl, arg)
 
 
-def title(repl: Repl, arg: str) -> None:
+def title(repl: ReplHost, arg: str) -> None:
     agent = repl.require_agent()
     if _binding(repl) is None:
         raise HermesError("/title is unavailable: this run is not saving sessions")
@@ -108,7 +108,7 @@ def title(repl: Repl, arg: str) -> None:
     repl.screen.line(f"Title set: {arg}", "green")
 
 
-def usage(repl: Repl, arg: str) -> None:
+def usage(repl: ReplHost, arg: str) -> None:
     from hermes_agent.core.compression import estimate_tokens
     from hermes_agent.storage import estimate_cost
 
@@ -127,3 +127,13 @@ def usage(repl: Repl, arg: str) -> None:
         rows.append(("context", f"~{used:,} of {window:,} tokens ({100 * used / max(1, window):.0f}%)"))
     width = max(len(k) for k, _ in rows)
     repl.screen.lines([f"  {repl.screen.style(k.ljust(width), 'cyan')}  {v}" for k, v in rows])
+
+
+def budget(repl: ReplHost, arg: str) -> None:
+    from hermes_agent.bootstrap.budget import report
+
+    agent = repl.agent
+    meter = agent.services.meter if agent is not None else None
+    with _store(repl) as store:
+        text = report(repl.settings, "", meter, store, agent.session_id if agent is not None else None)  # type: ignore[arg-type]
+    repl.screen.lines(text.splitlines())

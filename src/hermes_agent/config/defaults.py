@@ -106,12 +106,15 @@ DEFAULT_CONFIG: dict = {
     "web": {"backend": "", "search_backend": "", "extract_backend": "", "extract_char_limit": 15000,
             "allow_private_urls": False, "timeout": 20, "max_download_bytes": 10000000, "summarize": False},
     "mcp_discovery_timeout": 1.5,
-    "mcp_single_query_discovery_timeout": 15,  # Hermes's key: how long a one-shot run waits for its servers
+    "mcp_single_query_discovery_timeout": 15,
+    "group_sessions_per_user": True,  # Hermes: a group chat is one session per participant (threads are shared)  # Hermes's key: how long a one-shot run waits for its servers
     "tools": {"tool_search": {"enabled": "auto", "threshold_pct": 10}, "schema_style": "ours"},
     "plugins": {"enabled": [], "disabled": [], "entries": {}},  # opt-in, as in Hermes
     "known_plugin_toolsets": {},  # platform -> plugin toolsets the user has seen (Hermes writes it)
     "delegation": {"max_iterations": 50, "max_concurrent_children": 3, "max_summary_chars": 24000,
                    "child_timeout_seconds": 0, "model": "", "provider": "", "base_url": "", "api_key": ""},
+    "budget": {"session_usd": None, "day_usd": None, "month_usd": None, "session_tokens": None, "day_tokens": None,
+               "month_tokens": None, "warn_at": 0.8, "users": {}, "cron": {}, "batch": {}},
     "_config_version": 1,
 }
 

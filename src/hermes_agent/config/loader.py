@@ -9,31 +9,8 @@ from pathlib import Path
 
 from hermes_agent import paths
 from hermes_agent.config.defaults import DEFAULT_CONFIG, ENV_TO_CONFIG
-from hermes_agent.config.settings import Settings
+from hermes_agent.config.settings import Settings, apply_dotted, deep_merge, get_dotted  # noqa: F401 - get_dotted re-exported
 from hermes_agent.errors import ConfigError
-
-
-def deep_merge(base: dict, over: Mapping) -> dict:
-    """Merge `over` into `base` recursively (mappings merge, everything else replaces)."""
-    for key, value in over.items():
-        if isinstance(value, Mapping) and isinstance(base.get(key), dict):
-            deep_merge(base[key], value)
-        else:
-            base[key] = copy.deepcopy(value)
-    return base
-
-
-def apply_dotted(data: dict, dotted: str, value: object) -> None:
-    """Set `data[a][b] = value` for `a.b`, creating intermediate mappings."""
-    parts = dotted.split(".")
-    node = data
-    for part in parts[:-1]:
-        nxt = node.get(part)
-        if not isinstance(nxt, dict):
-            nxt = {}
-            node[part] = nxt
-        node = nxt
-    node[parts[-1]] = value
 
 
 def parse_scalar(text: str) -> object:
@@ -53,16 +30,6 @@ def yaml_problem(exc: Exception, line_offset: int = 1) -> str:
     where = f" (line {mark.line + line_offset}, column {mark.column + 1})" if mark else ""
     problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
     return f"{where}: {problem}"
-
-
-def get_dotted(data: Mapping, dotted: str, default: object = None) -> object:
-    """Value at a dotted key such as `terminal.backend` in nested mappings, or `default`."""
-    node: object = data
-    for part in dotted.split("."):
-        if not isinstance(node, Mapping) or part not in node:
-            return default
-        node = node[part]
-    return node
 
 
 def read_yaml_file(path: Path, text: str | None = None) -> dict:

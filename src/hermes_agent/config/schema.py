@@ -212,6 +212,23 @@ class SkillsCfg:
 
 
 @_record
+class BudgetCfg:
+    """Hard spending caps (bootstrap/budget.py): null = no cap. users/cron/batch override them per person
+    (gateway sender id, or platform:id), for cron job runs and for batch runs."""
+
+    session_usd: float | None = field(**_c(min=0))
+    day_usd: float | None = field(**_c(min=0))
+    month_usd: float | None = field(**_c(min=0))
+    session_tokens: int | None = field(**_c(min=0))
+    day_tokens: int | None = field(**_c(min=0))
+    month_tokens: int | None = field(**_c(min=0))
+    warn_at: float = field(**_c(min=0, max=1))  # the share of a cap that warns once
+    users: FreeForm
+    cron: FreeForm
+    batch: FreeForm
+
+
+@_record
 class DelegationCfg:
     max_iterations: int = field(**_c(min=1))
     max_concurrent_children: int = field(**_c(min=1, max=32))
@@ -321,12 +338,14 @@ class Config:
     display: DisplayCfg
     skills: SkillsCfg
     delegation: DelegationCfg
+    budget: BudgetCfg
     toolsets: list[str]
     command_allowlist: list[str]
     file_read_max_chars: int = field(**_c(min=1000))
     context_file_max_chars: int | None = field(**_c(min=0))
     mcp_discovery_timeout: float = field(**_c(min=0))
     mcp_single_query_discovery_timeout: float = field(**_c(min=0))
+    group_sessions_per_user: bool
     tools: ToolsCfg
     plugins: PluginsCfg
     fallback_providers: Rows
@@ -366,7 +385,11 @@ def _expected(kind: object, meta: Mapping) -> str:
         return "a mapping"
     if kind == Rows:
         return "a list of mappings"
+    optional = _nullable(kind)
+    if optional:  # `float | None`: the value's own type, or null
+        kind = next(a for a in typing.get_args(kind) if a is not type(None))
     name = {int: "an integer", float: "a number", bool: "true or false", str: "a string"}.get(kind, "a list of strings")
+    name += " (or null)" if optional else ""
     bounds = [f">= {meta['min']}" if "min" in meta else "", f"<= {meta['max']}" if "max" in meta else ""]
     return " ".join([name, *(b for b in bounds if b)])
 

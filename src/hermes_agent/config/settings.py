@@ -14,6 +14,39 @@ if TYPE_CHECKING:
 _MISSING = object()
 
 
+def deep_merge(base: dict, over: Mapping) -> dict:
+    """Merge `over` into `base` recursively (mappings merge, everything else replaces)."""
+    for key, value in over.items():
+        if isinstance(value, Mapping) and isinstance(base.get(key), dict):
+            deep_merge(base[key], value)
+        else:
+            base[key] = copy.deepcopy(value)
+    return base
+
+
+def apply_dotted(data: dict, dotted: str, value: object) -> None:
+    """Set `data[a][b] = value` for `a.b`, creating intermediate mappings."""
+    parts = dotted.split(".")
+    node = data
+    for part in parts[:-1]:
+        nxt = node.get(part)
+        if not isinstance(nxt, dict):
+            nxt = {}
+            node[part] = nxt
+        node = nxt
+    node[parts[-1]] = value
+
+
+def get_dotted(data: Mapping, dotted: str, default: object = None) -> object:
+    """Value at a dotted key such as `terminal.backend` in nested mappings, or `default`."""
+    node: object = data
+    for part in dotted.split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            return default
+        node = node[part]
+    return node
+
+
 @dataclass(frozen=True, slots=True)
 class ModelSettings:
     """The `model:` section, normalised."""
@@ -24,6 +57,24 @@ class ModelSettings:
     api_key: str = ""
     context_length: int = 128000
     max_tokens: int | None = None
+    pricing: tuple[float, float, float | None, float | None] | None = None  # USD per 1M: in, out, cache r/w
+
+
+def _pricing(raw: object) -> tuple[float, float, float | None, float | None] | None:
+    """`model.pricing` {input, output, cache_read, cache_write} (USD per 1M tokens), for custom endpoints."""
+    if not raw:
+        return None
+    from hermes_agent.errors import ConfigError
+
+    try:
+        vals = [None if raw.get(k) is None else float(raw[k])  # type: ignore[union-attr]
+                for k in ("input", "output", "cache_read", "cache_write")]
+    except (AttributeError, TypeError, ValueError):
+        raise ConfigError(f"model.pricing must map input/output/cache_read/cache_write to USD per 1M tokens, "
+                          f"got {raw!r}") from None
+    if vals[0] is None or vals[1] is None or any(v is not None and v < 0 for v in vals):
+        raise ConfigError(f"model.pricing needs input and output prices (USD per 1M tokens, >= 0), got {raw!r}")
+    return (vals[0], vals[1], vals[2], vals[3])
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,7 +94,6 @@ class Settings:
         if self.typed is not None:
             return self.typed
         from hermes_agent.config.defaults import DEFAULT_CONFIG
-        from hermes_agent.config.loader import deep_merge
         from hermes_agent.config.schema import build_config
 
         merged = deep_merge(copy.deepcopy(DEFAULT_CONFIG), self.data)
@@ -54,8 +104,6 @@ class Settings:
     def get(self, dotted: str, default: object = None) -> object:
         """Raw value at a dotted key the user named (`hermes config get KEY`), or `default`. Code reads
         settings through the typed tree, `settings.cfg.<section>.<key>` (tests/unit/config/test_typed_access.py)."""
-        from hermes_agent.config.loader import get_dotted
-
         return get_dotted(self.data, dotted, default)
 
     def section(self, name: str) -> dict:
@@ -74,12 +122,11 @@ class Settings:
             api_key=str(m.get("api_key") or ""),
             context_length=int(ctx),
             max_tokens=m.get("max_tokens"),
+            pricing=_pricing(m.get("pricing")),
         )
 
     def with_overrides(self, overrides: Mapping[str, object]) -> Settings:
         """A copy with dotted keys replaced (used for per-session changes such as /model)."""
-        from hermes_agent.config.loader import apply_dotted
-
         data = copy.deepcopy(dict(self.data))
         for key, value in overrides.items():
             apply_dotted(data, key, value)

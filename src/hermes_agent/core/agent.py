@@ -29,10 +29,20 @@ class SessionHandle(Protocol):
 
     store: SessionStore
     id: str | None
+    lineage: str | None  # the session the conversation began in (compression and /undo continue in children)
+    keep_open: bool  # the session outlives this process (a gateway chat continues it later)
 
-    def resume(self, which: str) -> list[Message]: ...
+    def start(self) -> str: ...
+
+    def resume(self, which: str, *, by_title: bool = False) -> list[Message]: ...
 
     def end(self, reason: str = "ended") -> None: ...
+
+
+class ProviderMeter(Protocol):
+    """Spending caps (bootstrap/budget.py): puts itself in front of a provider's calls."""
+
+    def wrap(self, provider: Provider, task: str = "main") -> Provider: ...
 
 
 @dataclass(slots=True)
@@ -57,6 +67,7 @@ class AgentServices:
     on_rewind: list[Callable[[list[Message]], None]] = field(default_factory=list)
     on_provider_change: list[Callable[[Provider], None]] = field(default_factory=list)
     closers: list[Callable[[], None]] = field(default_factory=list)
+    meter: ProviderMeter | None = None  # every provider of this agent (and its subagents) goes through it
 
 
 class AIAgent:
@@ -225,6 +236,8 @@ class AIAgent:
     def set_provider(self, provider: Provider) -> None:
         """Switch the model endpoint for the rest of the session (e.g. /model)."""
         old = self.services.provider
+        if self.services.meter is not None:  # a switched model is capped like the first one
+            provider = self.services.meter.wrap(provider)
         self.services.provider = provider
         self._loop.provider = provider
         for hook in self.services.on_provider_change:

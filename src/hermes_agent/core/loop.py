@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from hermes_agent.core.executor import EntryFor, ToolExecutor
 from hermes_agent.core.guards import RepeatGuard, with_warning
-from hermes_agent.errors import ContextTooLongError
+from hermes_agent.errors import BudgetExceeded, ContextTooLongError
 from hermes_agent.events import Event, MessageAdded, Notice, ReasoningDelta, TextDelta, TurnFinished
 from hermes_agent.messages import Message, ToolCall, Usage, tool_result
 from hermes_agent.providers.base import ChatRequest, Provider
@@ -24,7 +24,7 @@ class TurnOutcome:
     """What one user turn produced."""
 
     final_text: str
-    reason: str  # stop | max_iterations | loop | interrupted
+    reason: str  # stop | max_iterations | loop | interrupted | budget
     usage: Usage = field(default_factory=Usage)
     api_calls: int = 0
 
@@ -102,7 +102,11 @@ class AgentLoop:
         for _ in range(self.max_iterations):
             if cancel.is_set():
                 return self._finish("Interrupted.", "interrupted", usage, calls)
-            reply = self._call_model(messages, cancel)
+            try:
+                reply = self._call_model(messages, cancel)
+            except BudgetExceeded as exc:  # refused before the call: history ends on tool results, resumable
+                self.emit(Notice(str(exc), "error"))
+                return self._finish(str(exc), "budget", usage, calls)
             calls += 1
             if reply.usage is not None:
                 usage = usage + reply.usage

@@ -60,7 +60,7 @@ def _skill_blocks(names: list[str], settings: Settings) -> tuple[list[str], list
             body = info.path.read_text(encoding="utf-8").strip() if info is not None else ""
         except OSError:
             body = ""
-        if not body:
+        if info is None or not body:
             missing.append(name)
             continue
         blocks.append(f"[The job runs the skill \"{info.name}\": follow its instructions. Its full text:]\n\n"

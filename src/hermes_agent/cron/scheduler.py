@@ -1,6 +1,8 @@
 """The scheduler: claim due jobs under the store's lock, run each as a fresh agent turn (platform "cron",
 an approver that denies unless approvals.cron_mode is approve), save the output, record the outcome,
-and deliver through the Messenger it is handed (gateway/send.py's Outbox; None: only `local` works).
+and deliver through the messenger it is handed (gateway/send.py's Outbox; None: only `local` works).
+What it needs from the layers above (an agent, a sandboxed script shell, the messenger) arrives in a
+`CronHost` from whoever runs it (`hermes gateway run`, `hermes cron`): cron imports none of them.
 Delivery targets: `local` (the output file only), `origin` (the chat that created the job), `telegram`
 (the origin chat when the job came from Telegram, else its home channel), `telegram:<chat_id>`."""
 
@@ -11,18 +13,38 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING, Protocol
 
 from hermes_agent.config.settings import Settings
 from hermes_agent.cron.executions import ExecutionLog
 from hermes_agent.cron.jobs import JobStore, utcnow
 from hermes_agent.cron.prompt import build_prompt
-from hermes_agent.cron.script import run_script, wake_gate
-from hermes_agent.tools.builtin.send_message import Messenger
+from hermes_agent.cron.script import ScriptBackend, run_script, wake_gate
+
+if TYPE_CHECKING:
+    from hermes_agent.core.contract import AgentSession
 
 log = logging.getLogger(__name__)
 DEFAULT_TIMEOUT = 600.0
 DEFAULT_TICK = 30.0
 SILENT = "[SILENT]"
+
+
+class Sender(Protocol):
+    """Where deliveries go (the send_message tool's Messenger is one): returns where it went, raises on failure."""
+
+    def send(self, target: str, text: str) -> str: ...
+
+
+@dataclass(frozen=True, slots=True)
+class CronHost:
+    """What a run needs from the layers above cron, injected by the program that runs the scheduler:
+    `build_agent` (bootstrap.build_agent), `script_backend` (bootstrap.stores.script_backend) and the
+    messenger (gateway/send.py's Outbox; None: only `local` delivery works)."""
+
+    build_agent: Callable[..., AgentSession]
+    script_backend: ScriptBackend
+    messenger: Sender | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,10 +74,9 @@ def job_settings(job: dict, settings: Settings) -> Settings:
     return settings.with_overrides(overrides) if overrides else settings
 
 
-def _turn(job: dict, settings: Settings, timeout: float | None, prompt: str) -> tuple[bool, str, str | None]:
+def _turn(job: dict, settings: Settings, timeout: float | None, prompt: str,
+          build_agent: Callable[..., AgentSession]) -> tuple[bool, str, str | None]:
     """Run `prompt` (the job's, with its script output and skills) as one fresh agent turn; (ok, text, error)."""
-    from hermes_agent.bootstrap import build_agent
-
     toolsets = job.get("enabled_toolsets")
     agent = build_agent(job_settings(job, settings), platform="cron", approver=_approver(settings), interactive=False,
                         toolsets=[str(t) for t in toolsets] if isinstance(toolsets, list) and toolsets else None)
@@ -123,7 +144,7 @@ def delivery_text(job: dict, settings: Settings, ok: bool, text: str, error: str
             f"To stop or manage this job, send me a new message (e.g. \"stop reminder {name}\").")
 
 
-def _deliver(job: dict, text: str, messenger: Messenger | None, ok: bool = True) -> str | None:
+def _deliver(job: dict, text: str, messenger: Sender | None, ok: bool = True) -> str | None:
     """Send to every target but `local` (a failure goes to upstream's `failure_deliver` when the job has
     one); returns the errors (one line each, joined) or None."""
     errors = []
@@ -145,7 +166,7 @@ def tick_seconds(settings: Settings) -> float:
     """Seconds between scheduler ticks: cron.tick_seconds (default 30)."""
     raw = settings.cfg.cron.get("tick_seconds")
     try:
-        value = float(raw) if raw not in (None, "") else DEFAULT_TICK
+        value = float(str(raw)) if raw not in (None, "") else DEFAULT_TICK
     except (TypeError, ValueError):
         log.warning("ignoring cron.tick_seconds %r: not a number", raw)
         value = DEFAULT_TICK
@@ -166,7 +187,7 @@ def job_timeout(job: dict, settings: Settings) -> float | None:
     return DEFAULT_TIMEOUT
 
 
-def _script_job(job: dict, settings: Settings, when: datetime) -> tuple[bool, str, str, str | None]:
+def _script_job(job: dict, settings: Settings, when: datetime, host: CronHost) -> tuple[bool, str, str, str | None]:
     """A `no_agent` job: the script is the job, no model is asked. (ok, saved document, text to deliver,
     error); empty output or a `{"wakeAgent": false}` last line is a silent run (nothing delivered)."""
     name = job.get("name") or job.get("id")
@@ -175,7 +196,7 @@ def _script_job(job: dict, settings: Settings, when: datetime) -> tuple[bool, st
     if not job.get("script"):
         error = "no_agent=True but no script is set for this job"
         return False, head + f"**Status:** failed\n\n{error}\n", "", error
-    ok, output = run_script(job, settings)
+    ok, output = run_script(job, settings, host.script_backend)
     if not ok:
         return False, head + f"**Status:** script failed\n\n{output}\n", "", output
     if not wake_gate(output):
@@ -185,15 +206,15 @@ def _script_job(job: dict, settings: Settings, when: datetime) -> tuple[bool, st
     return True, head + f"\n---\n\n{output}\n", output, None
 
 
-def _agent_job(job: dict, settings: Settings, when: datetime) -> tuple[bool, str, str, str | None]:
+def _agent_job(job: dict, settings: Settings, when: datetime, host: CronHost) -> tuple[bool, str, str, str | None]:
     """An agent run: the script pre-step (if any), then one turn with the job's prompt and skills."""
-    script = run_script(job, settings) if job.get("script") else None
+    script = run_script(job, settings, host.script_backend) if job.get("script") else None
     if script is not None and script[0] and not wake_gate(script[1]):
         return True, render_output(job, when, True, SILENT, None), SILENT, None
     prompt = build_prompt(job, settings, script)
     if prompt is None:  # the script printed nothing: nothing to report, no model call
         return True, render_output(job, when, True, SILENT, None), SILENT, None
-    ok, text, error = _turn(job, settings, job_timeout(job, settings), prompt)
+    ok, text, error = _turn(job, settings, job_timeout(job, settings), prompt, host.build_agent)
     return ok, render_output(job, when, ok, text, error), text, error
 
 
@@ -204,8 +225,7 @@ def is_silent(text: str) -> bool:
     return bool(lines) and (lines[0] in tokens or lines[-1] in tokens)
 
 
-def run_job(job: dict, store: JobStore, settings: Settings, messenger: Messenger | None = None,
-            source: str = "builtin") -> RunResult:
+def run_job(job: dict, store: JobStore, settings: Settings, host: CronHost, source: str = "builtin") -> RunResult:
     """Run one claimed job now (script or agent turn), save its output, record the outcome (jobs.json and
     Hermes's executions.db), deliver."""
     when = utcnow()
@@ -213,7 +233,7 @@ def run_job(job: dict, store: JobStore, settings: Settings, messenger: Messenger
     exec_id = ledger.start(str(job["id"]), source)
     runner = _script_job if job.get("no_agent") else _agent_job
     try:
-        ok, output, text, error = runner(job, settings, when)
+        ok, output, text, error = runner(job, settings, when, host)
     except Exception as exc:  # a frontend boundary: whatever broke is this run's failure, recorded
         log.warning("cron job %s failed: %s", job.get("id"), exc)
         ok, text, error = False, "", f"{type(exc).__name__}: {exc}"
@@ -221,7 +241,7 @@ def run_job(job: dict, store: JobStore, settings: Settings, messenger: Messenger
     path = store.save_output(str(job["id"]), output, when)
     delivery_error = None
     if not (ok and is_silent(text)):
-        delivery_error = _deliver(job, delivery_text(job, settings, ok, text, error), messenger, ok)
+        delivery_error = _deliver(job, delivery_text(job, settings, ok, text, error), host.messenger, ok)
     if ok and not text.strip():
         ok, error = False, "Agent completed but produced an empty response"
     store.record(str(job["id"]), ok, error, delivery_error, when)
@@ -229,20 +249,18 @@ def run_job(job: dict, store: JobStore, settings: Settings, messenger: Messenger
     return RunResult(str(job["id"]), ok, text, error, str(path), delivery_error)
 
 
-def tick(store: JobStore, settings: Settings, messenger: Messenger | None = None,
-         now: datetime | None = None) -> list[RunResult]:
+def tick(store: JobStore, settings: Settings, host: CronHost, now: datetime | None = None) -> list[RunResult]:
     """Claim every due job (exactly once across processes) and run them one after another."""
-    return [run_job(job, store, settings, messenger) for job in store.claim_due(now or utcnow())]
+    return [run_job(job, store, settings, host) for job in store.claim_due(now or utcnow())]
 
 
-def run_forever(store: JobStore, settings: Settings, *, interval: float = DEFAULT_TICK,
-                stop: threading.Event | None = None, messenger: Messenger | None = None,
-                on_result: Callable[[RunResult], None] | None = None) -> None:
+def run_forever(store: JobStore, settings: Settings, host: CronHost, *, interval: float = DEFAULT_TICK,
+                stop: threading.Event | None = None, on_result: Callable[[RunResult], None] | None = None) -> None:
     """Tick until `stop` is set: at start (missed runs run once), then every `interval` seconds. Used by
     `hermes cron daemon` and, on a thread of its own, by `hermes gateway run`."""
     stop = stop or threading.Event()
     while not stop.is_set():
-        for result in tick(store, settings, messenger):
+        for result in tick(store, settings, host):
             if on_result is not None:
                 on_result(result)
         stop.wait(interval)

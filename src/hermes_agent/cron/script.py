@@ -8,9 +8,17 @@ from __future__ import annotations
 
 import json
 import shlex
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from hermes_agent.config.settings import Settings
+
+if TYPE_CHECKING:
+    from hermes_agent.terminal.base import TerminalBackend
+
+# (settings, workspace, cwd=...) -> a sandboxed local shell that the caller closes: bootstrap.stores.script_backend
+ScriptBackend = Callable[..., "TerminalBackend"]
 
 DEFAULT_SCRIPT_TIMEOUT = 3600.0
 _ERR_MARK = "\x1ehermes-cron-stderr\x1e"
@@ -60,10 +68,9 @@ def _command(interpreter: str, path: Path) -> str:
             f"printf '{_ERR_MARK}'; cat {err} 2>/dev/null; rm -f {err}; exit $__rc")
 
 
-def run_script(job: dict, settings: Settings) -> tuple[bool, str]:
-    """Run the job's script in the sandbox; (ok, stdout) or (False, what went wrong)."""
-    from hermes_agent.bootstrap.stores import script_backend
-
+def run_script(job: dict, settings: Settings, script_backend: ScriptBackend) -> tuple[bool, str]:
+    """Run the job's script in the sandbox `script_backend` makes (the host's: bootstrap.stores.script_backend);
+    (ok, stdout) or (False, what went wrong)."""
     path, problem = resolve_script(settings.home, str(job.get("script") or ""))
     if path is None:
         return False, problem

@@ -18,6 +18,17 @@ def _days(request: web.Request) -> int:
         return 30
 
 
+def _caps(home: Home, store: object | None) -> Safe:
+    """Spend against each spending cap (budget.*), per person, cron and batch; empty when no cap is set."""
+    from hermes_agent.bootstrap.budget import overview
+
+    rows = overview(home.settings, store)
+    if not rows:
+        return Safe("")
+    return Safe("<h2>Spending caps</h2>" + str(table(("Who", "Cap", "Spent", "Limit", "Used"), [
+        [who, key, spent, cap, f"{share:.0%}"] for who, key, spent, cap, share in rows], range(2, 5))))
+
+
 async def usage(request: web.Request) -> web.Response:
     """GET /usage[?days=30]."""
     home: Home = request.app["home"]
@@ -25,8 +36,9 @@ async def usage(request: web.Request) -> web.Response:
     links = " · ".join(f'<a href="/usage?days={d}">{d} days</a>' for d in _WINDOWS)
     store = await home.store()
     report = await home.run(store.insights, days) if store else None
+    caps = await home.run(_caps, home, store)
     if report is None or report.empty:
-        body = Safe(f"<p>{links}</p><p>No sessions in the last {days} days.</p>")
+        body = Safe(f"<p>{links}</p><p>No sessions in the last {days} days.</p>{caps}")
         return respond(page("Usage", body, "/usage"))
     totals = table(("Sessions", "Messages", "Tool calls", "Input tokens", "Output tokens", "Est. cost"),
                    [[report.sessions, num(report.messages), num(report.tool_calls), num(report.input_tokens),
@@ -38,5 +50,5 @@ async def usage(request: web.Request) -> web.Response:
                    [[m.model, m.sessions, num(m.input_tokens), num(m.output_tokens), num(m.api_calls),
                      usd(m.cost_usd)] for m in report.models], range(1, 6))
     body = Safe(f"<p>{links}</p><p class=meta>Last {esc(days)} days</p>{totals}<h2>Per day</h2>{daily}"
-                f"<h2>Per model</h2>{models}")
+                f"<h2>Per model</h2>{models}{caps}")
     return respond(page("Usage", body, "/usage"))

@@ -96,4 +96,4 @@ class ChatApprover:
         if choice not in CHOICES or self._answer is None:
             return None
         self._answer.set_result(choice)
-        return choice  # type: ignore[return-value]
+        return choice

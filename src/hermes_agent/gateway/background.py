@@ -7,13 +7,29 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+from typing import TYPE_CHECKING
 
 from hermes_agent import paths
 from hermes_agent.config.settings import Settings
+from hermes_agent.gateway.base import platform_conf
 from hermes_agent.gateway.send import Outbox
+
+if TYPE_CHECKING:
+    from hermes_agent.api.server import ApiConfig
+    from hermes_agent.cron.scheduler import CronHost
 
 log = logging.getLogger(__name__)
 _TRUE = ("1", "true", "yes", "on")
+
+
+def cron_host(outbox: Outbox | None) -> CronHost:
+    """What the cron scheduler is handed here and by `hermes cron`: bootstrap's agent and script shell, and the
+    outbox its deliveries go through."""
+    from hermes_agent.bootstrap import build_agent
+    from hermes_agent.bootstrap.stores import script_backend
+    from hermes_agent.cron.scheduler import CronHost
+
+    return CronHost(build_agent=build_agent, script_backend=script_backend, messenger=outbox)
 
 
 class CronTicker:
@@ -41,8 +57,8 @@ class CronTicker:
                                                    if result.delivery_error else ""), flush=True)
 
         try:
-            run_forever(JobStore(paths.cron_dir()), self.settings, interval=tick_seconds(self.settings),
-                        stop=self.stop_event, messenger=self.outbox, on_result=report)
+            run_forever(JobStore(paths.cron_dir()), self.settings, cron_host(self.outbox),
+                        interval=tick_seconds(self.settings), stop=self.stop_event, on_result=report)
         except Exception:  # frontend boundary: a broken jobs file must not take the chats down
             log.exception("cron scheduler stopped")
 
@@ -61,25 +77,25 @@ def api_enabled(settings: Settings) -> bool:
     """API_SERVER_ENABLED=true (env or .env) or `platforms.api_server.enabled: true` (Hermes's keys)."""
     if str(settings.env.get("API_SERVER_ENABLED", "")).strip().lower() in _TRUE:
         return True
-    conf = settings.cfg.platforms.get("api_server") or {}
+    conf = platform_conf(settings.cfg.platforms, "api_server")
     return str(conf.get("enabled", "")).strip().lower() in _TRUE
 
 
-def api_config(settings: Settings):  # type: ignore[no-untyped-def]
+def api_config(settings: Settings) -> ApiConfig:
     """The ApiConfig `hermes api` would use (ApiConfigError when it refuses: a public host without a key)."""
     from hermes_agent.api.server import ApiConfig
 
-    config = ApiConfig.from_env(settings.env, (settings.cfg.platforms.get("api_server") or {}).get("extra"))
+    config = ApiConfig.from_env(settings.env, platform_conf(settings.cfg.platforms, "api_server", "extra"))
     config.check()
     return config
 
 
-async def serve_api(settings: Settings, config: object, stop: asyncio.Event) -> None:
+async def serve_api(settings: Settings, config: ApiConfig, stop: asyncio.Event) -> None:
     """The API server on this loop until `stop` (its agents and turns on its own worker threads)."""
     from hermes_agent.api.conversations import ConversationPool
     from hermes_agent.api.server import serve
 
     try:
-        await serve(ConversationPool(settings), config, stop)  # type: ignore[arg-type]
+        await serve(ConversationPool(settings), config, stop)
     except OSError as exc:  # the port is taken: the chats go on without the API
         print(f"gateway: api server failed to start: {exc}", flush=True)

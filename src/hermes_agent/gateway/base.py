@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Protocol
 
 
@@ -26,8 +27,17 @@ class Inbound:
 Handler = Callable[[Inbound], Awaitable[None]]
 
 
+def platform_conf(platforms: Mapping[str, object], name: str, key: str = "") -> dict:
+    """`platforms.<name>` of config.yaml (or its `key` part, e.g. `extra`) as a mapping: {} when absent or not one."""
+    conf = platforms.get(name)
+    if key and isinstance(conf, dict):
+        conf = conf.get(key)
+    return conf if isinstance(conf, dict) else {}
+
+
 class PlatformAdapter(Protocol):
-    """Connect, receive (through `handler`), send, edit, typing. No policy lives here."""
+    """Connect, receive (through `handler`), acknowledge, send text and files, edit, typing. No policy lives here.
+    Every adapter in platforms/ implements all of it (their `from_settings` return this type: the checker sees)."""
 
     name: str
     max_length: int
@@ -36,7 +46,23 @@ class PlatformAdapter(Protocol):
         """Connect and start delivering events to `handler` (returns once polling runs)."""
         ...
 
+    async def connect(self) -> None:
+        """Ready to send without receiving (a one-shot send: `hermes cron`, send_message outside the gateway)."""
+        ...
+
     async def stop(self) -> None: ...
+
+    def ack(self, event_ids: list[int] | tuple[int, ...]) -> None:
+        """These inbound events are answered: never handed over again (the adapter's inbox, across restarts)."""
+        ...
+
+    async def download(self, file_id: str, target: Path) -> Path:
+        """Fetch an inbound attachment (voice note, image, document) to `target`; returns where it landed."""
+        ...
+
+    async def send_file(self, chat_id: str, path: Path, caption: str = "") -> str | None:
+        """Send a file (an image as a photo where the platform has them); the message id, None when refused."""
+        ...
 
     async def send(self, chat_id: str, text: str, buttons: list[tuple[str, str]] | None = None) -> str | None:
         """Send `text` (split by the adapter if too long); returns the last message id."""

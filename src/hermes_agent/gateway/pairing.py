@@ -64,7 +64,7 @@ def _hash(code: str, salt: bytes) -> str:
 class PairingStore:
     """pending/approved per platform plus rate limits and failure counts, each a 0600 JSON file."""
 
-    def __init__(self, directory: Path | None = None, *, clock=time.time) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, directory: Path | None = None, *, clock=time.time) -> None:
         self.dir = directory or pairing_dir()
         self.other = None if directory else _other_dir(self.dir)
         self.clock = clock

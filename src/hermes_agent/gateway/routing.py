@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from hermes_agent.config.settings import Settings
-from hermes_agent.gateway.base import Inbound
+from hermes_agent.gateway.base import Inbound, platform_conf
 from hermes_agent.gateway.pairing import PairingStore
 
 _TRUE = ("1", "true", "yes", "on")
@@ -25,7 +25,7 @@ class Access:
         env = settings.env
         names = (platform.upper(), *_ENV_ALIASES.get(platform, ()))
         raw = ",".join(str(env.get(f"{n}_ALLOWED_USERS", "") or "") for n in names)
-        extra = ((settings.cfg.platforms.get(platform) or {}).get("extra") or {}).get("allowed_users") or []
+        extra = platform_conf(settings.cfg.platforms, platform, "extra").get("allowed_users") or []
         ids = {u.strip() for u in str(raw).split(",") if u.strip()} | {str(u) for u in extra}
         allow_all = str(env.get("GATEWAY_ALLOW_ALL_USERS", "")).lower() in _TRUE or \
             any(str(env.get(f"{n}_ALLOW_ALL_USERS", "")).lower() in _TRUE for n in names)

@@ -10,25 +10,34 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from hermes_agent import paths
 from hermes_agent.config.settings import Settings
 from hermes_agent.errors import StorageError
-from hermes_agent.gateway.base import Inbound, PlatformAdapter
+from hermes_agent.events import Event
+from hermes_agent.gateway.approval import ChatApprover
+from hermes_agent.gateway.base import Inbound, PlatformAdapter, platform_conf
 from hermes_agent.gateway.delivery import gateway_dir
 from hermes_agent.gateway.hooks import HookRunner
 from hermes_agent.gateway.pairing import PairingStore
 from hermes_agent.gateway.routing import Access, authorized, pairing_reply
 from hermes_agent.gateway.send import HomeChannels, Outbox
-from hermes_agent.gateway.session import ChatSession, SessionMap, session_key
+from hermes_agent.gateway.session import Builder, ChatSession, SessionMap, session_key
+
+if TYPE_CHECKING:
+    from hermes_agent.api.server import ApiConfig
+    from hermes_agent.core.contract import AgentSession
+    from hermes_agent.gateway.background import CronTicker
 
 log = logging.getLogger(__name__)
 
 _BUILD_LOCK = threading.Lock()  # bootstrap's one-time discovery is not safe to run twice at once
 HELP = ("Commands:\n/new or /reset: start a new conversation\n/stop: stop the current task\n"
-        "/status: this chat's session\n/sethome: make this chat the platform's home channel\n/model [NAME]: show or switch this chat's model\n/approve, /deny: answer a pending approval\n"
+        "/status: this chat's session\n/budget: what is left of your spending caps\n/sethome: make this chat the platform's home channel\n/model [NAME]: show or switch this chat's model\n/approve, /deny: answer a pending approval\n"
         "/skills: installed skills; /<skill-name> TASK runs one\n/help: this text")
 
 
@@ -57,7 +66,7 @@ def build_adapters(settings: Settings) -> list[PlatformAdapter]:
 
     adapters: list[PlatformAdapter] = []
     for name, module in PLATFORMS:
-        conf = settings.cfg.platforms.get(name) or {}
+        conf = platform_conf(settings.cfg.platforms, name)
         if conf.get("enabled", True) is False:
             continue
         adapter = importlib.import_module(module).from_settings(settings, conf)
@@ -85,8 +94,8 @@ class GatewayRunner:
         self.hooks = HookRunner([])
         self.homes = HomeChannels(settings.env)
         self.outbox = Outbox(settings, self.homes)  # gets the adapters and the loop in run()
-        self.cron = None
-        self.api_config: object = None  # set by run_gateway when the API server runs inside the gateway
+        self.cron: CronTicker | None = None
+        self.api_config: ApiConfig | None = None  # set by run_gateway when the API server runs inside the gateway
         self.progress = tool_progress(settings)
 
     async def run(self) -> None:
@@ -130,14 +139,14 @@ class GatewayRunner:
             await asyncio.wait(self._inflight, timeout=5)
         for s in self.sessions.values():
             s.queue.clear()
-        workers = [s.worker for s in self.sessions.values() if s.busy]
+        workers = [s.worker for s in self.sessions.values() if s.worker is not None and s.busy]
         if workers:
             await asyncio.wait(workers, timeout=5)
         for s in self.sessions.values():
             s.closing = True
             s.stop("the gateway stopped (restart) before the user answered")
         if any(s.busy for s in self.sessions.values()):
-            await asyncio.wait([s.worker for s in self.sessions.values() if s.busy], timeout=10)  # type: ignore[misc]
+            await asyncio.wait([s.worker for s in self.sessions.values() if s.worker is not None and s.busy], timeout=10)
         for adapter in self.adapters.values():
             await adapter.stop()
         for s in self.sessions.values():
@@ -160,7 +169,7 @@ class GatewayRunner:
             async with lock:
                 await self._handle(event)
         finally:
-            self._inflight.discard(task)  # type: ignore[arg-type]
+            self._inflight.discard(task)
 
     async def _handle(self, event: Inbound) -> None:
         """Unauthorised users cost no model call; commands never wait for the agent."""
@@ -175,7 +184,7 @@ class GatewayRunner:
         if event.callback_data is not None:
             choice = session.approver.answer_button(event.callback_data)
             await adapter.answer_callback(event.callback_id or "", f"Answer: {choice}" if choice else "Expired.")
-            adapter.ack([event.event_id])  # type: ignore[attr-defined]
+            adapter.ack([event.event_id])
             return
         if event.extra.get("file_id"):
             event = await self._with_file(adapter, event)
@@ -186,7 +195,7 @@ class GatewayRunner:
             reply = await self._command(session, text)
             if reply is not None:
                 await adapter.send(event.chat_id, reply)
-                adapter.ack([event.event_id])  # type: ignore[attr-defined]
+                adapter.ack([event.event_id])
                 return
             event = await self._skill(event, text)
         session.submit(event)
@@ -199,7 +208,7 @@ class GatewayRunner:
             await adapter.answer_callback(event.callback_id, "Not allowed.")
         if reply:
             await adapter.send(event.chat_id, reply)
-        adapter.ack([event.event_id])  # type: ignore[attr-defined]
+        adapter.ack([event.event_id])
 
     async def _skill(self, event: Inbound, text: str) -> Inbound:
         """`/skill-name task` runs an installed skill, as in the REPL; any other /word goes to the agent as is."""
@@ -224,7 +233,7 @@ class GatewayRunner:
         name = re.sub(r"[^A-Za-z0-9._-]", "_", str(event.extra.get("file_name") or "file"))[:100]
         target = paths.hermes_home() / "cache" / "documents" / f"{event.event_id}_{name}"
         try:
-            saved = await adapter.download(str(event.extra["file_id"]), target)  # type: ignore[attr-defined]
+            saved = await adapter.download(str(event.extra["file_id"]), target)
         except Exception as exc:  # frontend boundary: the agent is told the file could not be fetched
             log.warning("attachment download failed: %s", exc)
             note = f"[The user sent a file ({name}) that could not be downloaded: {exc}]"
@@ -250,7 +259,8 @@ class GatewayRunner:
     async def _command(self, session: ChatSession, text: str) -> str | None:
         """The reply to an in-chat command, or None when `text` is for the agent."""
         word = text.split()[0].split("@")[0].lower()
-        if word in ("/approve", "/deny", "/new", "/reset", "/stop", "/status", "/help", "/start", "/model", "/sethome"):
+        if word in ("/approve", "/deny", "/new", "/reset", "/stop", "/status", "/help", "/start", "/model", "/sethome",
+                    "/budget"):
             self.hooks.emit(f"command:{word[1:]}", {"platform": session.adapter.name, "user_id": session.user_id,
                                                     "command": word[1:], "args": " ".join(text.split()[1:])})
         if word in ("/approve", "/deny"):
@@ -263,15 +273,17 @@ class GatewayRunner:
         if word == "/stop":
             busy = session.busy
             adapter = self.adapters[session.adapter.name]
-            adapter.ack([e.event_id for e in session.stop()])  # type: ignore[attr-defined]
+            adapter.ack([e.event_id for e in session.stop()])
             return "⏹ Stopping the current task." if busy else "Nothing is running."
         if word == "/status":
-            sid = (session.agent.session_id if session.agent is not None else None) or session.sessions.get(session.key)  # type: ignore[attr-defined]
+            sid = (session.agent.session_id if session.agent is not None else None) or session.sessions.get(session.key)
             home = self.homes.get(session.adapter.name)
             return (f"Session: {sid or '(new)'}\nModel: {session.model or self.settings.model.model}\n"
                     f"Working: {'yes' if session.busy else 'no'}; queued messages: {len(session.queue)}\n"
                     f"Turns since start: {session.turns}\nHome channel: "
                     + (f"{home}{' (this chat)' if home == session.chat_id else ''}" if home else "not set (/sethome)"))
+        if word == "/budget":
+            return await asyncio.to_thread(self._budget, session)
         if word == "/sethome":
             await asyncio.to_thread(self.homes.set, session.adapter.name, session.chat_id)
             return (f"✅ Home channel set to this chat (ID: {session.chat_id}).\n"
@@ -286,6 +298,17 @@ class GatewayRunner:
             return await self._model(session, text.split()[1:])
         return None
 
+    def _budget(self, session: ChatSession) -> str:
+        """What is left of the caps of the person who asked (their own budget, as their turns spend it)."""
+        from hermes_agent.bootstrap.budget import report
+        from hermes_agent.bootstrap.session import shared_store
+
+        agent = session.agent
+        meter = agent.services.meter if agent is not None else None
+        sid = agent.session_id if agent is not None else session.sessions.get(session.key)
+        return report(self.settings, f"{session.adapter.name}:{session.user_id}", meter,  # type: ignore[arg-type]
+                      shared_store(), sid)  # the live meter is bootstrap's Meter behind the core's protocol
+
     async def _model(self, session: ChatSession, args: list[str]) -> str:
         current = session.model or self.settings.model.model
         if not args:
@@ -297,36 +320,40 @@ class GatewayRunner:
             await asyncio.to_thread(self._switch_model, session.agent, args[0])
         return f"Model for this chat: {args[0]} (was {current})."
 
-    def _switch_model(self, agent: object, model: str) -> None:
+    def _switch_model(self, agent: AgentSession, model: str) -> None:
         from hermes_agent.bootstrap import build_provider
 
-        agent.set_provider(build_provider(self.settings.with_overrides({"model.default": model})))  # type: ignore[attr-defined]
+        agent.set_provider(build_provider(self.settings.with_overrides({"model.default": model})))
 
     def _session(self, event: Inbound) -> ChatSession:
-        key = session_key(event, self.settings.get("group_sessions_per_user", True) is not False)
+        key = session_key(event, self.settings.cfg.group_sessions_per_user)
         session = self.sessions.get(key)
         if session is None:
             assert self.loop is not None
             session = ChatSession(key, event.chat_id, self.adapters[event.platform], self.session_map,
-                                  self._builder(event.platform, event.chat_id), self.loop, self.hooks, self.progress)
+                                  self._builder(event.platform, event.chat_id, event.user_id), self.loop, self.hooks, self.progress)
             session.switch_model = self._switch_model
             session.owners = self.access[event.platform].allowed  # the rest (pairing, allow-all) is untrusted
             self.sessions[key] = session
         return session
 
-    def _builder(self, platform: str, chat_id: str):  # type: ignore[no-untyped-def]
-        def build(approver, resume, on_event):  # type: ignore[no-untyped-def]
-            from hermes_agent.bootstrap import build_agent
+    def _builder(self, platform: str, chat_id: str, user_id: str) -> Builder:
+        def build(approver: ChatApprover, resume: str | None, on_event: Callable[[Event], None]) -> AgentSession:
+            from hermes_agent.bootstrap import RunOptions, build_agent
 
-            kw = {"platform": platform, "approver": approver, "interactive": True, "event_callback": on_event}
+            def make(session: str | None) -> AgentSession:
+                return build_agent(self.settings, platform=platform, approver=approver, interactive=True,
+                                   event_callback=on_event, resume=session,
+                                   options=RunOptions(spender=f"{platform}:{user_id}"))  # each person's own budget
+
             with _BUILD_LOCK:
                 try:
-                    agent = build_agent(self.settings, resume=resume, **kw)
+                    agent = make(resume)
                 except StorageError:  # the remembered session is gone: start a new one
                     log.warning("session %s not found: starting a new one", resume)
-                    agent = build_agent(self.settings, **kw)
+                    agent = make(None)
             if agent.services.session is not None:  # the chat continues it later (here or in Hermes)
-                agent.services.session.keep_open = True  # type: ignore[attr-defined]
+                agent.services.session.keep_open = True
             ctx = agent.services.ctx  # send_message goes out through this gateway; cron jobs remember this chat
             ctx.messenger, ctx.origin = self.outbox, {"platform": platform, "chat_id": chat_id}
             return agent
@@ -337,7 +364,7 @@ class GatewayRunner:
                  "platforms": {n: a.status() for n, a in self.adapters.items()},
                  "sessions": len(self.sessions), "busy": sum(s.busy for s in self.sessions.values()),
                  "cron": self.cron.status() if self.cron is not None else None,
-                 "api_server": f"{self.api_config.host}:{self.api_config.port}" if self.api_config else None}  # type: ignore[attr-defined]
+                 "api_server": f"{self.api_config.host}:{self.api_config.port}" if self.api_config else None}
         path = state_path()
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".tmp")

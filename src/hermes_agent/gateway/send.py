@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from hermes_agent import paths
 from hermes_agent.config.settings import Settings
-from hermes_agent.gateway.base import PlatformAdapter
+from hermes_agent.gateway.base import PlatformAdapter, platform_conf
 from hermes_agent.gateway.platforms import PLATFORMS
 from hermes_agent.gateway.session import media_of
 from hermes_agent.tools.builtin.send_message import DeliveryError
@@ -82,7 +82,7 @@ async def deliver(adapter: PlatformAdapter, chat_id: str, text: str) -> None:
             raise DeliveryError(f"{adapter.name} refused the message to {chat_id}: "
                                 f"{getattr(adapter, 'last_error', '') or 'no message id returned'}")
     for path in files:
-        if await adapter.send_file(chat_id, path) is None:  # type: ignore[attr-defined]
+        if await adapter.send_file(chat_id, path) is None:
             raise DeliveryError(f"{adapter.name} refused the file {path.name} to {chat_id}")
 
 
@@ -118,13 +118,13 @@ class Outbox:
             raise DeliveryError(f"{platform} is not configured here (set its token, e.g. "
                                 f"{platform.upper()}_BOT_TOKEN, in HERMES_HOME/.env)")
         try:
-            await adapter.connect()  # type: ignore[attr-defined]
+            await adapter.connect()
             await deliver(adapter, chat_id, text)
         finally:
             await adapter.stop()
 
     def _build(self, platform: str) -> PlatformAdapter | None:
-        conf = self.settings.cfg.platforms.get(platform) or {}
+        conf = platform_conf(self.settings.cfg.platforms, platform)
         if conf.get("enabled", True) is False:
             return None
         return importlib.import_module(dict(PLATFORMS)[platform]).from_settings(self.settings, conf)

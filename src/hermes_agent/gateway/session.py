@@ -10,12 +10,18 @@ import re
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from hermes_agent import lazyre
-from hermes_agent.events import Event, ToolFinished, ToolStarted
+from hermes_agent.events import BUDGET_NOTICE, Event, Notice, ToolFinished, ToolStarted
 from hermes_agent.gateway.approval import ChatApprover
 from hermes_agent.gateway.base import Inbound, PlatformAdapter
 from hermes_agent.gateway.hooks import HookRunner
+
+if TYPE_CHECKING:
+    from hermes_agent.core.contract import AgentSession
+
+Builder = Callable[[ChatApprover, "str | None", Callable[[Event], None]], "AgentSession"]
 
 log = logging.getLogger(__name__)
 TYPING_EVERY = 4.0
@@ -113,7 +119,7 @@ class ChatSession:
     """The agent of one chat plus its inbound queue. `build(approver, resume)` makes the agent (in a thread)."""
 
     def __init__(self, key: str, chat_id: str, adapter: PlatformAdapter, sessions: SessionMap,
-                 build: Callable[[ChatApprover, str | None, Callable[[Event], None]], object],
+                 build: Builder,
                  loop: asyncio.AbstractEventLoop, hooks: HookRunner | None = None, progress: str = "off") -> None:
         self.key, self.chat_id, self.adapter, self.sessions, self.build = key, chat_id, adapter, sessions, build
         self.loop, self.hooks, self.progress = loop, hooks or HookRunner([]), progress
@@ -122,12 +128,12 @@ class ChatSession:
         self.owners: frozenset[str] = frozenset()  # users on the platform's allowlist: their words are trusted
         self.origin: dict | None = None  # Hermes's SessionSource of the last message (routing entry)
         self.model: str | None = None  # /model NAME for this chat
-        self.switch_model: Callable[[object, str], None] | None = None
+        self.switch_model: Callable[[AgentSession, str], None] | None = None
         self._progress_lines: list[str] = []
         self._progress_msg: asyncio.Future | None = None
         self._steps = 0
         self._last_tool = ""
-        self.agent: object | None = None
+        self.agent: AgentSession | None = None
         self.queue: list[Inbound] = []
         self.worker: asyncio.Task | None = None
         self.turns = 0
@@ -151,16 +157,16 @@ class ChatSession:
         dropped, self.queue = self.queue, []
         self.approver.cancel(why)  # a pending approval must not hold the turn until its timeout
         if self.agent is not None and self.busy:
-            self.agent.interrupt()  # type: ignore[attr-defined]
+            self.agent.interrupt()
         return dropped
 
     async def reset(self) -> None:
         """A new conversation: the next message starts a new session in state.db (queued messages are dropped)."""
-        self.adapter.ack([e.event_id for e in self.stop("the user started a new conversation (/new)")])  # type: ignore[attr-defined]
+        self.adapter.ack([e.event_id for e in self.stop("the user started a new conversation (/new)")])
         if self.worker is not None:
             await asyncio.gather(self.worker, return_exceptions=True)
         if self.agent is not None:
-            await asyncio.to_thread(self.agent.reset)  # type: ignore[attr-defined]
+            await asyncio.to_thread(self.agent.reset)
         self.sessions.set(self.key, None)
 
     async def _work(self) -> None:
@@ -186,7 +192,7 @@ class ChatSession:
                 return
             self.hooks.emit("agent:end", {**self.hook_context(), "message": text[:500], "response": reply[:500]})
             await self._deliver(reply)
-            self.adapter.ack([e.event_id for e in batch])  # type: ignore[attr-defined]
+            self.adapter.ack([e.event_id for e in batch])
             self.turns += 1
             self.last_active = time.monotonic()
 
@@ -206,12 +212,14 @@ class ChatSession:
             await asyncio.sleep(TYPING_EVERY)
 
     def hook_context(self) -> dict:
-        sid = self.agent.session_id if self.agent is not None else self.sessions.get(self.key)  # type: ignore[attr-defined]
+        sid = self.agent.session_id if self.agent is not None else self.sessions.get(self.key)
         return {"platform": self.adapter.name, "user_id": self.user_id, "chat_id": self.chat_id,
                 "session_id": sid or "", "session_key": self.key}
 
     def _on_event(self, event: Event) -> None:
         """Agent events (worker thread): tool progress to the chat, agent:step to the hooks."""
+        if isinstance(event, Notice) and event.text.startswith(BUDGET_NOTICE):  # 80% of a cap: the person is told once
+            asyncio.run_coroutine_threadsafe(self.adapter.send(self.chat_id, "⚠️ " + event.text), self.loop)
         if isinstance(event, ToolFinished):
             self._steps += 1
             self.hooks.emit_threadsafe(self.loop, "agent:step", {**self.hook_context(), "iteration": self._steps,
@@ -246,29 +254,34 @@ class ChatSession:
     def _prepare(self) -> bool:
         """Build the agent (first turn) and name its session before the turn starts, so hooks see the real
         session id; True when that session is new."""
-        if self.agent is None:
-            self.agent = self.build(self.approver, self.sessions.get(self.key), self._on_event)
-            self._resumed = bool(self.agent.history)  # type: ignore[attr-defined]
-            if self.model and self.switch_model is not None:
-                self.switch_model(self.agent, self.model)
-        binding = getattr(self.agent.services, "session", None)  # type: ignore[attr-defined]
-        if binding is None or self.agent.session_id:  # type: ignore[attr-defined]
+        agent = self._built()
+        binding = agent.services.session
+        if binding is None or agent.session_id:
             return False
         self.sessions.set(self.key, binding.start(), self.origin)
         return True
 
+    def _built(self) -> AgentSession:
+        """The chat's agent, built on first use (on its stored conversation when it has one)."""
+        if self.agent is None:
+            self.agent = agent = self.build(self.approver, self.sessions.get(self.key), self._on_event)
+            self._resumed = bool(agent.history)
+            if self.model and self.switch_model is not None:
+                self.switch_model(agent, self.model)
+        return self.agent
+
     def _turn(self, text: str, untrusted: str = "") -> str:
         if self.agent is None:
             self._prepare()
-        agent = self.agent
-        pending, self._resumed = self._resumed and _unanswered(agent.history, text), False  # type: ignore[attr-defined]
-        outcome = agent.run_turn(text, untrusted=untrusted, continue_pending=pending)  # type: ignore[attr-defined]
-        self.sessions.set(self.key, agent.session_id, self.origin)  # type: ignore[attr-defined]
+        agent = self._built()
+        pending, self._resumed = self._resumed and _unanswered(agent.history, text), False
+        outcome = agent.run_turn(text, untrusted=untrusted, continue_pending=pending)
+        self.sessions.set(self.key, agent.session_id, self.origin)
         if outcome.reason == "interrupted":
             return outcome.final_text or "⏹ Stopped."
         return outcome.final_text or "(no reply)"
 
     def close(self) -> None:
         if self.agent is not None:
-            self.agent.close()  # type: ignore[attr-defined]
+            self.agent.close()
             self.agent = None

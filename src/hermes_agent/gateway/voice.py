@@ -27,7 +27,7 @@ async def send_media(adapter: PlatformAdapter, chat_id: str, path: Path) -> None
             return
         if voice is None:
             await _tell_once(adapter, chat_id)
-    await adapter.send_file(chat_id, path)  # type: ignore[attr-defined]
+    await adapter.send_file(chat_id, path)
 
 
 async def _tell_once(adapter: PlatformAdapter, chat_id: str) -> None:

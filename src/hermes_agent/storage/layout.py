@@ -169,6 +169,15 @@ LAST_ACTIVE_FROM_ACTIVITY = (  # a later Hermes's own activity clock, where it i
     "UPDATE sessions SET last_active_at = last_activity_at WHERE last_activity_at IS NOT NULL AND "
     "last_activity_at > COALESCE((SELECT MAX(m.timestamp) FROM messages m WHERE m.session_id = sessions.id), "
     "started_at)")
+# Spending caps (budget.*): one row per model call the user's work caused (main, auxiliary, subagent, MoA),
+# no foreign key so deleting a session never refunds a day's or month's spend. Hermes ignores it.
+SPEND = "hermes_agent_spend"
+SPEND_SQL = (f"CREATE TABLE IF NOT EXISTS {SPEND} (id INTEGER PRIMARY KEY AUTOINCREMENT, ts REAL NOT NULL, "
+             "session_id TEXT NOT NULL DEFAULT '', who TEXT NOT NULL DEFAULT '', model TEXT NOT NULL DEFAULT '', "
+             "task TEXT NOT NULL DEFAULT '', input_tokens INTEGER NOT NULL DEFAULT 0, "
+             "output_tokens INTEGER NOT NULL DEFAULT 0, cost_usd REAL, priced INTEGER NOT NULL DEFAULT 1)")
+SPEND_INDEXES = (f"CREATE INDEX IF NOT EXISTS hermes_agent_idx_spend_session ON {SPEND}(session_id)",
+                 f"CREATE INDEX IF NOT EXISTS hermes_agent_idx_spend_who ON {SPEND}(who, ts)")
 LAST_ACTIVE_BACKFILL = (
     "UPDATE sessions SET last_active_at = COALESCE((SELECT MAX(m.timestamp) FROM messages m "
     "WHERE m.session_id = sessions.id), started_at) WHERE last_active_at IS NULL")

@@ -213,10 +213,16 @@ def _last_active_and_usage(c: sqlite3.Connection, found: Found) -> None:
         c.execute(stmt)
 
 
+def _spend_ledger(c: sqlite3.Connection, found: Found) -> None:
+    for stmt in (L.SPEND_SQL, *L.SPEND_INDEXES):
+        c.execute(stmt)
+
+
 # Steps 1-3 were hermes-agent's own first layout (kept in files as ledger rows, converted by step 4).
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(4, "adopt_hermes_v22_layout", _adopt_hermes_layout),
     Migration(5, "last_active_at_and_message_usage", _last_active_and_usage),
+    Migration(6, "budget_spend_ledger", _spend_ledger),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 

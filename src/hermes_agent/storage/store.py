@@ -40,6 +40,7 @@ from hermes_agent.storage.records import (
 
 if TYPE_CHECKING:  # search, insights, export and stats load when first used (issue 24: start-up)
     from hermes_agent.storage import insights as _insights
+    from hermes_agent.storage.spend import SpendRow, Spent
 
 T = TypeVar("T")
 TITLE_MAX = 60
@@ -307,6 +308,42 @@ class SessionStore:
             return priced
 
         return self._write(tx)
+
+    def add_spend(self, row: SpendRow) -> None:
+        """Record one model call in the spend ledger (spending caps)."""
+        from hermes_agent.storage import spend as _spend  # only runs with caps load it
+
+        self._write(lambda c: _spend.add(c, row))
+
+    def spent(self, session_id: str | None, who: str, day_start: float, month_start: float) -> tuple[Spent, ...]:
+        """(session, day, month) spend: the session's, and `who`'s since each start time."""
+        from hermes_agent.storage import spend as _spend
+
+        def q(c: sqlite3.Connection) -> tuple[Spent, ...]:
+            session = _spend.session_spent(c, session_id) if session_id else _spend.Spent()
+            return session, _spend.spent_since(c, who, day_start), _spend.spent_since(c, who, month_start)
+
+        return self._read(q)
+
+    def conversation_root(self, session_id: str) -> str:
+        """The session a conversation began in: up through parents it continued from (compression, /undo)."""
+        def walk(c: sqlite3.Connection) -> str:
+            sid, seen = session_id, {session_id}
+            while True:
+                row = c.execute("SELECT p.id FROM sessions s JOIN sessions p ON p.id = s.parent_session_id "
+                                "WHERE s.id = ? AND p.end_reason IN ('compression', 'rewound')", (sid,)).fetchone()
+                if row is None or row[0] in seen:
+                    return sid
+                sid = row[0]
+                seen.add(sid)
+
+        return self._read(walk)
+
+    def spenders(self, since: float) -> list[tuple[str, str | None]]:
+        """(who, the session they spent in last) for everyone with spend since a time."""
+        from hermes_agent.storage import spend as _spend
+
+        return self._read(lambda c: [(w, _spend.latest_session(c, w)) for w in _spend.spenders(c, since)])
 
     def delete_session(self, session_id: str) -> int:
         """Delete a session and its messages; returns the number of messages removed."""

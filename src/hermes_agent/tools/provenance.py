@@ -37,28 +37,31 @@ def path_persists(path: object, cwd: str | None = None, home: str | None = None)
 
 
 @functools.cache
-def _command_shapes() -> tuple[re.Pattern[str], re.Pattern[str]]:
+def _command_shapes() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
     names = "|".join(re.escape(n) for n in CONTEXT_FILES)
-    target = re.compile(rf"(?:^|[\s/'\"=<>])(?:{names})(?=$|[\s'\";|&)>])|\$\{{?HERMES_HOME\b|~/\.hermes\b|"
-                        r"\bhermes\s+(?:-\S+\s+)*(?:config\s+(?:set|edit|migrate)|plugins?\s+(?:install|enable)|"
-                        r"skills?\s+(?:install|tap)|cron\s+(?:add|create|edit)|memory\b|mcp\s+add)")
+    target = re.compile(rf"(?:^|[\s/'\"=<>])(?:{names})(?=$|[\s'\";|&)>])|\$\{{?HERMES_HOME\b|~/\.hermes\b")
+    saves = re.compile(r"\bhermes\s+(?:--?\S+(?:\s+[^-\s]\S*)?\s+)*(?:config\s+(?:set|edit|migrate)|"
+                       r"plugins?\s+(?:install|enable)|skills?\s+(?:install|tap)|cron\s+(?:add|create|edit)|memory\b|"
+                       r"mcp\s+add)")
     writes = re.compile(r">|\btee\b|\bsed\s+(?:-\w*\s+)*-i|\bperl\s+-\w*i|\b(?:cp|mv|ln|install|rsync|dd|truncate|"
-                        r"rm|unlink|touch|patch|git|hermes|python\d?(?:\.\d+)?|node|ruby|perl|awk|ed|ex|vi|vim|"
-                        r"nano|curl|wget|printf|echo|cat)\b|\bopen\s*\(|\.write|write_text|write_bytes|shutil\.|"
-                        r"os\.(?:rename|replace|symlink|link)|subprocess|appendFile|writeFile")
-    return target, writes
+                        r"rm|unlink|touch|patch|python\d?(?:\.\d+)?|node|ruby|perl|awk|ed|vi|vim|nano|curl|wget)\b|"
+                        r"\bgit\s+(?:apply|checkout|restore|am|pull|merge|mv|stash)\b|\bopen\s*\(|\.write|write_text|"
+                        r"write_bytes|shutil\.|os\.(?:rename|replace|symlink|link)|subprocess|appendFile|writeFile")
+    return target, saves, writes
 
 
 def command_persists(text: object, home: str | None = None) -> str | None:
     """What a shell command or a script would change for future sessions, where the text shows it: a
-    write shape together with a context file, the Hermes home, or a `hermes` subcommand that saves."""
+    `hermes` subcommand that saves, or a write shape together with a context file or the Hermes home."""
     if not isinstance(text, str) or not text.strip():
         return None
-    target, writes = _command_shapes()
+    target, saves, writes = _command_shapes()
+    saved = saves.search(text)
+    if saved:
+        return f"`{saved.group(0)}` (read by future sessions)"
     hh = home or _hermes_home()
     hit = target.search(text)
-    mentions_home = hh in text
-    if not (hit or mentions_home) or not writes.search(text):
+    if not (hit or hh in text) or not writes.search(text):
         return None
     what = hit.group(0).strip(" /'\"=<>") if hit else hh
     return f"{what} (read by future sessions)"

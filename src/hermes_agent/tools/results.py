@@ -19,8 +19,8 @@ def tool_error(message: str, **extra: object) -> str:
 def failure(result: str, limit: int = 120) -> str:
     """The first line of why a call failed or was refused ('' when it did not): an `{"error": ...}` object, a
     `{"success": false, ...}` one, or results that each carry an error (web_extract of blocked URLs)."""
-    if not result.startswith("{"):
-        return ""
+    if not result.startswith("{") or ('"error"' not in result and '"success": false' not in result):
+        return ""  # most results: no parse on the hot path
     try:
         data = json.loads(result)
     except ValueError:

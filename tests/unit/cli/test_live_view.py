@@ -15,10 +15,10 @@ def view(progress: str = "all") -> tuple[LiveView, io.StringIO]:
     return LiveView(Screen(out, color=False, width=80), lambda: None, progress=progress), out
 
 
-def tool(v: LiveView, call_id: str, name: str, preview: str, ok: bool = True) -> None:
+def tool(v: LiveView, call_id: str, name: str, preview: str, ok: bool = True, error: str = "") -> None:
     bare = name == "terminal"  # the executor labels a call from its tool's traits (show_name)
     v(ToolStarted(call_id, name, preview, "💻" if bare else "📖", preview if bare else f"{name} {preview}"))
-    v(ToolFinished(call_id, name, '{"output": "line one\\nline two"}', 0.25, ok))
+    v(ToolFinished(call_id, name, '{"output": "line one\\nline two"}', 0.25, ok, error))
 
 
 def test_streamed_text_is_live_until_the_message_ends_then_printed_once():
@@ -36,8 +36,9 @@ def test_streamed_text_is_live_until_the_message_ends_then_printed_once():
 def test_one_progress_line_per_tool_call_with_emoji_args_and_duration():
     v, out = view()
     tool(v, "1", "terminal", "ls -la")
-    tool(v, "2", "read_file", "src/app.py", ok=False)
-    assert out.getvalue().splitlines() == ["💻 ls -la (0.2s)", "📖 read_file src/app.py (0.2s)  ✗"]
+    tool(v, "2", "read_file", "src/app.py", ok=False, error="Blocked: src/app.py is outside the workspace")
+    assert out.getvalue().splitlines() == ["💻 ls -la (0.2s)",
+                                           "📖 read_file src/app.py (0.2s)  ✗ Blocked: src/app.py is outside the workspace"]
 
 
 def test_progress_modes():

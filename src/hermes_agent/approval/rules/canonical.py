@@ -4,8 +4,6 @@ find -exec, interpreter code, programs passed as options). Pure string work."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from hermes_agent.approval.rules import runners
 from hermes_agent.approval.rules.containers import container_run
 from hermes_agent.approval.rules.lazyre import lazy
@@ -18,6 +16,7 @@ from hermes_agent.approval.rules.subcommands import (
     sql_client,
 )
 from hermes_agent.approval.rules.targets import norm_path
+from hermes_agent.approval.rules.unwrapped import Unwrapped
 
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "csh", "tcsh", "rbash", "yash", "posh"})
 _INTERP = lazy(r"(python[\d.]*|pypy[\d.]*|perl[\d.]*|ruby[\d.]*|node|nodejs|bun|deno|php[\d.]*|lua[\d.]*|luajit|rscript|osascript)\Z")
@@ -30,26 +29,6 @@ _COMPOSE_GLOBAL_ARG = frozenset({"-f", "--file", "-p", "--project-name", "--prof
 _VALUE_FLAGS = {"perl": "MmIxCdD", "ruby": "rIECKTxF", "python": "WXQ", "pypy": "WXQ", "node": "r", "nodejs": "r", "php": "dcfz"}
 _DOLLAR0 = lazy(r"\$\{?0\}?(?!\w)")
 _SIGNALS = {"9": "KILL", "1": "HUP", "15": "TERM", "2": "INT", "3": "QUIT", "19": "STOP", "6": "ABRT"}
-
-
-@dataclass(slots=True)
-class Unwrapped:
-    """A canonical command plus what it runs: shell payloads, nested commands and interpreter code."""
-
-    name: str = ""
-    raw_name: str = ""
-    args: list = field(default_factory=list)
-    words: list = field(default_factory=list)  # Word objects parallel to args (None where synthetic)
-    chain: list = field(default_factory=list)
-    payloads: list = field(default_factory=list)  # (shell text, Word or None)
-    commands: list = field(default_factory=list)  # (argv list, via)
-    code: tuple | None = None  # (language, program text)
-    findings: list = field(default_factory=list)  # (key, description, hardline)
-    views: list = field(default_factory=list)
-    stdin_code: bool = False
-    inplace: bool = False
-    mass_glob: bool = False  # rm of DIR/* or ~/.*: every file of a directory
-    workdir: str | None = None  # git -C DIR / make -C DIR: where the command works
 
 
 def basename(word: str) -> str:

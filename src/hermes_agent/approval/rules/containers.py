@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from hermes_agent.approval.rules.canonical import Unwrapped
+    from hermes_agent.approval.rules.unwrapped import Unwrapped
 
 # docker run/create options that take a value (the next word when not given as --opt=value)
 _VALUED = frozenset({

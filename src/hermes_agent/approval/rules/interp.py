@@ -6,7 +6,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from hermes_agent.approval.rules.exposure import metadata_host
 from hermes_agent.approval.rules.lazyre import lazy
@@ -14,8 +14,18 @@ from hermes_agent.approval.rules.subcommands import SQL_CLIENTS
 from hermes_agent.approval.rules.table import SQL_CONTEXT
 from hermes_agent.approval.rules.targets import CREDENTIAL_READ, classify_path, classify_read, protected_dir
 
-if TYPE_CHECKING:
-    from hermes_agent.approval.rules.analyse import Scanner
+
+class Scanner(Protocol):
+    """What the interpreter-code checks need of analyse.py's Scanner (which this leaf does not import)."""
+
+    def add(self, key: str, description: str, hardline: bool = False) -> None: ...
+
+    def text(self, text: str, depth: int = 0) -> set[str]: ...
+
+    def text_rules(self, text: str) -> None: ...
+
+    def sql_rules(self, sql: str) -> None: ...
+
 
 _EXEC = lazy(
     r"os\s*\.\s*(?:system|popen|exec\w*|spawn\w*|posix_spawn\w*)|subprocess|pty\s*\.\s*spawn|commands\s*\.\s*getoutput"

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from hermes_agent.approval.rules.lazyre import lazy
 
 if TYPE_CHECKING:
-    from hermes_agent.approval.rules.canonical import Unwrapped
+    from hermes_agent.approval.rules.unwrapped import Unwrapped
 
 _TMUX_CMDS = {"new-session": "new", "new": "new", "new-window": "new", "neww": "new", "split-window": "new",
               "splitw": "new", "respawn-pane": "new", "respawnp": "new", "respawn-window": "new", "respawnw": "new",

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from hermes_agent.approval.rules.lazyre import lazy
 
 if TYPE_CHECKING:
-    from hermes_agent.approval.rules.canonical import Unwrapped
+    from hermes_agent.approval.rules.unwrapped import Unwrapped
 
 # GNU getopt_long and git's parse-options accept any unambiguous prefix of a long option
 _LONG: dict[str, tuple[str, ...]] = {

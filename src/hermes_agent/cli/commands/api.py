@@ -15,7 +15,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     """Register `hermes api`."""
     p = subparsers.add_parser("api", help="Serve the agent as an OpenAI-compatible API (/v1/chat/completions)")
     p.add_argument("--host", help="listen address (default: API_SERVER_HOST or 127.0.0.1)")
-    p.add_argument("--port", type=int, help="port (default: API_SERVER_PORT or 8642)")
+    from hermes_agent.cli.commands.dashboard import port_number
+
+    p.add_argument("--port", type=port_number, help="port (default: API_SERVER_PORT or 8642)")
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
@@ -26,9 +28,9 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     except ImportError:
         print(f"hermes api: aiohttp is not installed ({paths.install_hint('gateway')})", file=sys.stderr)
         return 1
-    config = ApiConfig.from_env(settings.env, (settings.cfg.platforms.get("api_server") or {}).get("extra"),
-                                host=args.host, port=args.port)
     try:
+        config = ApiConfig.from_env(settings.env, (settings.cfg.platforms.get("api_server") or {}).get("extra"),
+                                    host=args.host, port=args.port)
         config.check()
     except ApiConfigError as exc:
         print(f"hermes api: {exc}", file=sys.stderr)

@@ -197,8 +197,10 @@ def _edit(args: argparse.Namespace, settings: Settings) -> int:
     if not cfg.exists():
         atomic_write_text(cfg, "# Hermes Agent configuration. `hermes config check` lists every option.\n"
                                f"_config_version: {CURRENT_VERSION}\n")
-    editor = settings.env.get("VISUAL") or settings.env.get("EDITOR") or next(
-        (e for e in ("nano", "vim", "vi") if shutil.which(e)), "")
+    chosen = settings.env.get("VISUAL") or settings.env.get("EDITOR")
+    if not chosen and not sys.stdin.isatty():  # nano/vi would wait forever for keys that never come
+        raise HermesError(f"no terminal to run an editor in: set $EDITOR, or edit {cfg} by hand")
+    editor = chosen or next((e for e in ("nano", "vim", "vi") if shutil.which(e)), "")
     if not editor:
         raise HermesError(f"no editor found: set $EDITOR, or edit {cfg} by hand")
     code = subprocess.call([*shlex.split(editor), str(cfg)])
@@ -211,11 +213,9 @@ def _edit(args: argparse.Namespace, settings: Settings) -> int:
 
 def _check(args: argparse.Namespace, settings: Settings) -> int:
     from hermes_agent.cli.config_migrate import check_report
-    from hermes_agent.config.loader import load_settings
+    from hermes_agent.config.loader import env_file_problems, load_settings
 
     load_settings()  # a wrong type or value fails here: one line naming key, value and what is expected
-    from hermes_agent.config.loader import env_file_problems
-
     lines, needs_attention = check_report(_config_file(settings))
     bad_env = env_file_problems(paths.env_path())
     lines += [f"{paths.env_path()} line {n}: not KEY=value, ignored: {text[:80]}" for n, text in bad_env]

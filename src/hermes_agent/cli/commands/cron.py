@@ -157,9 +157,10 @@ def _run_job(args: argparse.Namespace, store: JobStore, settings: Settings) -> i
                   f"`hermes gateway run` starts (or run it here: hermes cron run {job['id']} --now)")
         return 0
     from hermes_agent.cron.scheduler import run_job
+    from hermes_agent.gateway.background import cron_host
     from hermes_agent.gateway.send import Outbox
 
-    result = run_job(store.get(args.job), store, settings, Outbox(settings), source="direct")
+    result = run_job(store.get(args.job), store, settings, cron_host(Outbox(settings)), source="direct")
     print(result.text if result.ok else f"FAILED: {result.error}")
     print(f"(output saved to {result.output_path})", file=sys.stderr)
     return 0 if result.ok else 1
@@ -211,6 +212,7 @@ def _gateway_pid() -> int | None:
 
 def _daemon(args: argparse.Namespace, store: JobStore, settings: Settings) -> int:
     from hermes_agent.cron.scheduler import RunResult, run_forever, tick, tick_seconds
+    from hermes_agent.gateway.background import cron_host
     from hermes_agent.gateway.send import Outbox
 
     def report(result: RunResult) -> None:
@@ -218,9 +220,9 @@ def _daemon(args: argparse.Namespace, store: JobStore, settings: Settings) -> in
         print(f"[{utcnow().isoformat(timespec='seconds')}] job {result.job_id}: {status} -> {result.output_path}",
               flush=True)
 
-    outbox = Outbox(settings)  # no gateway here: deliveries are one-shot sends through each platform's API
+    host = cron_host(Outbox(settings))  # no gateway here: deliveries are one-shot sends through each platform's API
     if args.once:
-        for result in tick(store, settings, outbox):
+        for result in tick(store, settings, host):
             report(result)
         return 0
     stop = threading.Event()
@@ -231,7 +233,7 @@ def _daemon(args: argparse.Namespace, store: JobStore, settings: Settings) -> in
     interval = args.interval if args.interval is not None else tick_seconds(settings)
     print(f"hermes cron daemon: ticking every {interval:g}s over {store.file}", flush=True)
     try:
-        run_forever(store, settings, interval=interval, stop=stop, messenger=outbox, on_result=report)
+        run_forever(store, settings, host, interval=interval, stop=stop, on_result=report)
     finally:
         pid_file.unlink(missing_ok=True)
     return 0

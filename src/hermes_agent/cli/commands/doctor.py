@@ -17,7 +17,18 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     """Register `hermes doctor`."""
     p = subparsers.add_parser("doctor", help="diagnose the installation, config, endpoint and tools")
     p.add_argument("--offline", action="store_true", help="do not contact the model endpoint")
-    p.add_argument("--timeout", type=float, default=5.0, help="seconds to wait for the endpoint (default 5)")
+    p.add_argument("--timeout", type=_seconds, default=5.0, help="seconds to wait for the endpoint (default 5)")
+
+
+def _seconds(text: str) -> float:
+    """argparse type: a wait of more than 0 and at most an hour."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid number of seconds {text!r}") from None
+    if not 0 < value <= 3600:
+        raise argparse.ArgumentTypeError(f"{text} is not between 0 and 3600 seconds")
+    return value
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:

@@ -29,17 +29,33 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     if args.days <= 0:
         print("hermes insights: --days must be a positive number", file=sys.stderr)
         return 2
+    caps: list[tuple[str, str, str, str, float]] = []
     if not paths.state_db_path().exists():
         report = Insights(days=args.days, source=args.source)
     else:
         try:
             with SessionStore() as store:
                 report = store.insights(args.days, args.source)
+                caps = _caps(settings, store)
         except HermesError as exc:
             print(f"hermes insights: {exc}", file=sys.stderr)
             return 1
-    print(render(report))
+    print(render(report) + ("\n" + "\n".join(_budget(caps)) if caps else ""))
     return 0
+
+
+def _caps(settings: Settings, store: object) -> list[tuple[str, str, str, str, float]]:
+    from hermes_agent.bootstrap.budget import overview
+
+    return overview(settings, store)
+
+
+def _budget(rows: list[tuple[str, str, str, str, float]]) -> list[str]:
+    """Spend against each spending cap (budget.*)."""
+    lines = ["", "  Spending caps", _RULE]
+    for who, key, spent, cap, share in rows:
+        lines.append(f"  {who:<16} {key:<34} {spent} of {cap} ({share:.0%})")
+    return lines
 
 
 def render(r: Insights) -> str:

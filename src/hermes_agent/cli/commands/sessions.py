@@ -18,20 +18,31 @@ _AGE = lazyre.compile(r"^(\d+(?:\.\d+)?)\s*([smhdw]?)$")
 _AGE_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800, "": 86400}
 
 
+def _limit(text: str) -> int:
+    """argparse type: a row count 0-100000 (a huge one is a usage error, not SQLite's overflow)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid count {text!r}") from None
+    if not 0 <= value <= 100_000:
+        raise argparse.ArgumentTypeError(f"{value} is out of range 0-100000")
+    return value
+
+
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     """Register `hermes sessions ...`."""
     p = subparsers.add_parser("sessions", help="List, search, export and prune saved sessions")
     sub = p.add_subparsers(dest="sessions_command", metavar="ACTION")
     ls = sub.add_parser("list", help="Recent sessions, newest first")
     ls.add_argument("--source", help="Only sessions from this source (cli, telegram, cron, ...)")
-    ls.add_argument("--limit", type=int, default=20)
+    ls.add_argument("--limit", type=_limit, default=20)
     show = sub.add_parser("show", help="Print a whole session")
     show.add_argument("id", help="Session id or a unique prefix")
     show.add_argument("--full", action="store_true", help="Do not shorten tool output")
     find = sub.add_parser("search", help="Full-text search over all messages")
     find.add_argument("query", nargs="+")
     find.add_argument("--source")
-    find.add_argument("--limit", type=int, default=10)
+    find.add_argument("--limit", type=_limit, default=10)
     find.add_argument("--since", help="YYYY-MM-DD")
     find.add_argument("--until", help="YYYY-MM-DD (inclusive)")
     exp = sub.add_parser("export", help="Write sessions as JSON Lines or Markdown (Hermes's format)")

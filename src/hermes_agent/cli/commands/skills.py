@@ -9,24 +9,15 @@ import argparse
 import shlex
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
+from hermes_agent.cli.commands.skills_io import IO, print_findings
 from hermes_agent.config.settings import Settings
 from hermes_agent.skills.guard import ScanReport
 from hermes_agent.skills.hub import HubConfig, HubError, SkillsHub
 from hermes_agent.skills.review import ProposalStore, ReviewError
 
 _ACTIONS_HELP = "list, search, install, inspect, audit, update, uninstall, publish, snapshot, tap, review"
-
-
-@dataclass(slots=True)
-class IO:
-    """Where output goes and how to ask a yes/no question (None: not interactive)."""
-
-    out: Callable[[str], None] = print
-    err: Callable[[str], None] = field(default=lambda s: print(s, file=sys.stderr))
-    ask: Callable[[str], str] | None = None
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -115,13 +106,6 @@ def _list(args: argparse.Namespace, hub: SkillsHub, io: IO) -> int:
         mark += f" (broken: {r.info.error})" if r.info.error else ""
         io.out(f"{r.info.name:<{width}}  {r.info.category or 'general':<22} {r.source}{mark}  {r.info.one_line(70)}")
     return 0
-
-
-def print_findings(io: IO, report: ScanReport, limit: int = 20) -> None:
-    for f in report.findings[:limit]:
-        io.out(f"  [{f.severity}] {f.rule_id} {f.file}:{f.line}  {f.message}\n      {f.excerpt}")
-    if len(report.findings) > limit:
-        io.out(f"  … {len(report.findings) - limit} more")
 
 
 def _inspect(args: argparse.Namespace, hub: SkillsHub, io: IO) -> int:

@@ -10,7 +10,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from hermes_agent.cli.commands.skills import IO, print_findings
+from hermes_agent.cli.commands.skills_io import IO, print_findings
 from hermes_agent.skills.guard import ScanReport
 from hermes_agent.skills.hub import HubError, SkillsHub
 from hermes_agent.skills.hub.core import InstallResult

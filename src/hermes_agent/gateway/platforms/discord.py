@@ -11,7 +11,8 @@ import re
 import time
 from pathlib import Path
 
-from hermes_agent.gateway.base import Handler, Inbound, split_fenced
+from hermes_agent.config.settings import Settings
+from hermes_agent.gateway.base import Handler, Inbound, PlatformAdapter, split_fenced
 from hermes_agent.gateway.delivery import Inbox
 
 log = logging.getLogger(__name__)
@@ -31,7 +32,7 @@ def _ids(value: object) -> set[int]:
     return {int(str(i).strip()) for i in items if str(i).strip().isdigit()}
 
 
-def from_settings(settings, conf: dict):  # type: ignore[no-untyped-def]
+def from_settings(settings: Settings, conf: dict) -> PlatformAdapter | None:
     """A DiscordAdapter when DISCORD_BOT_TOKEN (or platforms.discord.token) is set, else None."""
     token = settings.env.get("DISCORD_BOT_TOKEN") or conf.get("token")
     if not token:
@@ -122,6 +123,22 @@ class DiscordAdapter:
             self._refused_login(self._task)
         for event_id, payload in self.inbox.unanswered():
             await handler(self._translate(event_id, payload))
+
+    async def connect(self) -> None:
+        """For a one-shot send (no gateway websocket): log in over REST once; a refused token raises."""
+        import discord
+
+        from hermes_agent.errors import ConfigError
+
+        self.client = client = self._make_client()
+        try:
+            await client.login(self.token)
+        except discord.LoginFailure as exc:
+            raise ConfigError(f"Discord refused the bot token ({exc}): check DISCORD_BOT_TOKEN "
+                              "(or platforms.discord.token)") from None
+        if client.user is not None:
+            self.bot_id, self.username = client.user.id, client.user.name
+        self.connected = True
 
     @staticmethod
     def _refused_login(task: asyncio.Task) -> None:

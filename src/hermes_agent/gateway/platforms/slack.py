@@ -16,7 +16,8 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from hermes_agent import lazyre
-from hermes_agent.gateway.base import Handler, Inbound
+from hermes_agent.config.settings import Settings
+from hermes_agent.gateway.base import Handler, Inbound, PlatformAdapter
 from hermes_agent.gateway.delivery import Inbox
 from hermes_agent.gateway.platforms.slack_format import (
     MAX_LENGTH,
@@ -57,7 +58,7 @@ class SlackConfig:
         return "socket" if self.app_token else "http"
 
 
-def from_settings(settings, conf: dict):  # type: ignore[no-untyped-def]
+def from_settings(settings: Settings, conf: dict) -> PlatformAdapter | None:
     """A SlackAdapter when SLACK_BOT_TOKEN (or platforms.slack.token) is set, else None. It needs
     SLACK_APP_TOKEN (Socket Mode) or SLACK_SIGNING_SECRET (HTTP Events API)."""
     env = settings.env
@@ -234,6 +235,13 @@ class SlackAdapter:
         await runner.setup()
         await web.TCPSite(runner, self.config.http_host, self.config.http_port).start()
         return runner
+
+    async def connect(self) -> None:
+        """For a one-shot send (no socket, no HTTP endpoint): auth.test once; a refused token raises."""
+        auth = (await self._checked("SLACK_BOT_TOKEN", "auth_test")).data
+        self.bot_user, self.bot_name = str(auth.get("user_id") or ""), str(auth.get("user") or "")
+        self.bot_id, self.team_id = str(auth.get("bot_id") or ""), str(auth.get("team_id") or "")
+        self.connected = True
 
     async def stop(self) -> None:
         if self._socket is not None:

@@ -10,7 +10,8 @@ import time
 from pathlib import Path
 
 from hermes_agent import lazyre
-from hermes_agent.gateway.base import Handler, Inbound, split_text
+from hermes_agent.config.settings import Settings
+from hermes_agent.gateway.base import Handler, Inbound, PlatformAdapter, split_text
 from hermes_agent.gateway.delivery import Inbox
 from hermes_agent.gateway.platforms.telegram_poll import RawApi, usable
 from hermes_agent.gateway.platforms.telegram_webhook import WebhookConfig, serve_webhook
@@ -61,7 +62,7 @@ def _truthy(value: object) -> bool:
     return str(value).strip().lower() in ("1", "true", "yes", "on")
 
 
-def from_settings(settings, conf: dict):  # type: ignore[no-untyped-def]
+def from_settings(settings: Settings, conf: dict) -> PlatformAdapter | None:
     """A TelegramAdapter when TELEGRAM_BOT_TOKEN (or platforms.telegram.token) is set, else None.
     Groups: `extra.require_mention` (else TELEGRAM_REQUIRE_MENTION; default false, as Hermes)."""
     token = settings.env.get("TELEGRAM_BOT_TOKEN") or conf.get("token")

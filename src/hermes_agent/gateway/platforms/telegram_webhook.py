@@ -28,7 +28,7 @@ class WebhookConfig:
         return urlsplit(self.url).path or "/"
 
 
-async def serve_webhook(config: WebhookConfig, accept: Callable[[dict], Awaitable[None]]):  # type: ignore[no-untyped-def]
+async def serve_webhook(config: WebhookConfig, accept: Callable[[dict], Awaitable[None]]):
     """Start the server; returns the aiohttp runner (its cleanup() stops it)."""
     from aiohttp import web
 

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hermes_agent import lazyre
-from hermes_agent.gateway.base import Handler, Inbound, split_text
+from hermes_agent.config.settings import Settings
+from hermes_agent.gateway.base import Handler, Inbound, PlatformAdapter, split_text
 from hermes_agent.gateway.delivery import Inbox
 from hermes_agent.gateway.platforms.whatsapp_webhook import HookConfig, serve_webhook
 
@@ -95,7 +96,7 @@ def _setting(settings, extra: dict, key: str) -> str:  # type: ignore[no-untyped
     return str(env.get(f"WHATSAPP_CLOUD_{name}") or env.get(f"WHATSAPP_{name}") or extra.get(key) or "").strip()
 
 
-def from_settings(settings, conf: dict):  # type: ignore[no-untyped-def]
+def from_settings(settings: Settings, conf: dict) -> PlatformAdapter | None:
     """A WhatsAppAdapter when an access token and a phone number id are set, else None. Inbound needs both
     secrets: WHATSAPP_CLOUD_APP_SECRET (signatures) and WHATSAPP_CLOUD_VERIFY_TOKEN (the handshake)."""
     extra = conf.get("extra") or {}
@@ -147,6 +148,13 @@ class WhatsAppAdapter:
             else:
                 self.inbox.done([eid])
         self._web = await serve_webhook(self.config.hook, self._pushed)
+        self.connected = True
+
+    async def connect(self) -> None:
+        """For a one-shot send (no webhook served): the HTTP session the Graph API calls go through."""
+        import aiohttp
+
+        self._http = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=60, connect=10))
         self.connected = True
 
     async def stop(self) -> None:

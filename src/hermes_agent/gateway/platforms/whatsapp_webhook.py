@@ -55,7 +55,7 @@ def messages_of(payload: dict) -> list[dict]:
     return found
 
 
-async def serve_webhook(config: HookConfig, accept: Callable[[list[dict]], Awaitable[None]]):  # type: ignore[no-untyped-def]
+async def serve_webhook(config: HookConfig, accept: Callable[[list[dict]], Awaitable[None]]):
     """Start the server; returns the aiohttp runner (its cleanup() stops it)."""
     from aiohttp import web
 

@@ -78,7 +78,16 @@ def _options(ctx: Any) -> LaunchOptions:
     cfg, env = ctx.settings.cfg, ctx.settings.env
     cdp = str(env.get("BROWSER_CDP_URL") or cfg.browser.cdp_url or "").strip()
     allowed = allow_private(env, cfg.security.allow_private_urls, cfg.browser.allow_private_urls)
-    return LaunchOptions(chromium_path(env) or "", cdp, allowed, cfg.browser.command_timeout)
+    executable = chromium_path(env) or ""
+    if executable and not cdp:
+        from dataclasses import asdict
+
+        from hermes_agent.tools.builtin._browser_confine import confined_executable
+
+        executable, problem = confined_executable(executable, ctx.path_policy, asdict(cfg.sandbox), str(ctx.settings.home))
+        if problem:
+            raise BrowserError(problem)
+    return LaunchOptions(executable, cdp, allowed, cfg.browser.command_timeout)
 
 
 def _fail(error: str, **extra: object) -> str:
@@ -128,7 +137,10 @@ def _navigate(args: dict, **kw: Any) -> str:
     ctx, url = kw["ctx"], str(args.get("url") or "").strip()
     if url and "://" not in url:
         url = "https://" + url
-    opts = _options(ctx)
+    try:
+        opts = _options(ctx)
+    except BrowserError as exc:
+        return _fail(str(exc))
     problem = url_problem(url, opts.allow_private)
     if problem:
         return _fail(problem)

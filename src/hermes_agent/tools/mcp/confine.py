@@ -1,13 +1,15 @@
 """Confinement of one stdio MCP server: the OS sandbox spec, environment and working directory it runs with.
 
 Default: the session's sandbox with the writable set narrowed to the workspace plus a private state
-directory (~/.cache/hermes/mcp/<name>, also its TMPDIR), secrets hidden as for commands, the
+directory (~/.cache/hermes/mcp/<name>-<profile>, also its TMPDIR), secrets hidden as for commands, the
 environment by allowlist plus the server's own `env:`. `mcp_servers.NAME.sandbox` grants more
 (writable_paths, readable_paths, network) or turns it off (`false`). Pure apart from mkdir."""
 
 from __future__ import annotations
 
+import hashlib
 import os
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
@@ -44,17 +46,41 @@ class Confinement:
         return f"confined ({self.why}): writes only {roots}; secrets hidden; network {net}"
 
 
-def state_dir_for(name: str, home: str | None = None) -> str:
-    """The server's private state/cache directory (writable inside its sandbox, its TMPDIR)."""
-    home = home or os.path.expanduser("~")
-    return os.path.join(home, ".cache", "hermes", "mcp", sanitize(name))
+def state_dir_for(name: str, home: str, hermes_home: str) -> str:
+    """The server's private state/cache directory, ~/.cache/hermes/mcp/<name>-<profile hash> (its TMPDIR).
+    Not under $HERMES_HOME: the sandbox re-binds that read-only or hides it, which would cover this one."""
+    profile = hashlib.sha1(os.path.realpath(hermes_home).encode()).hexdigest()[:6]
+    return os.path.join(os.path.realpath(home), ".cache", "hermes", "mcp", f"{sanitize(name)}-{profile}")
+
+
+def make_private(path: str) -> str:
+    """Create `path` (mode 700) one component at a time below ~/.cache, never following a symlink: the
+    server can write inside it, so hermes must never follow a link planted there ("" when fine, else why)."""
+    cache = path[:path.index("/.cache/") + len("/.cache")]
+    current = cache
+    try:
+        os.makedirs(cache, exist_ok=True)
+        for part in path[len(cache) + 1:].split("/"):
+            current = os.path.join(current, part)
+            try:
+                os.mkdir(current, 0o700)
+            except FileExistsError:
+                pass
+            if not stat.S_ISDIR(os.lstat(current).st_mode):
+                return f"its state directory {current} is not a plain directory (a symlink?); remove it"
+    except OSError as exc:
+        return f"cannot create its state directory {current}: {exc.strerror or exc}"
+    return ""
 
 
 def server_env(cfg: ServerConfig, environ: Mapping[str, str], tmpdir: str | None) -> dict[str, str]:
     """Allowlisted variables of `environ` (plus LC_*), TMPDIR, then the server's own `env:` on top."""
     env = {k: v for k, v in environ.items() if k in ENV_ALLOW or k.startswith("LC_")}
-    if tmpdir:
-        env["TMPDIR"] = tmpdir
+    if tmpdir:  # package runners (npx, uvx, pip) cache inside the private state dir, the one place they may write
+        state = os.path.dirname(tmpdir)
+        env.update(TMPDIR=tmpdir, XDG_CACHE_HOME=os.path.join(state, "cache"),
+                   npm_config_cache=os.path.join(state, "npm"), UV_CACHE_DIR=os.path.join(state, "uv"),
+                   PIP_CACHE_DIR=os.path.join(state, "pip"))
     env.update(cfg.env)
     return env
 
@@ -90,10 +116,11 @@ def confine(cfg: ServerConfig, policy: PathPolicy | None, sandbox: Mapping | Non
         return Confinement(None, server_env(cfg, environ, None), cwd, why=f"mcp_servers.{cfg.name}.sandbox is false")
     if policy is None or str(sb.get("mode") or "workspace-write") == "off":
         return Confinement(None, server_env(cfg, environ, None), cwd, why="sandbox.mode is off")
-    state = state_dir_for(cfg.name, policy.home)
+    state = state_dir_for(cfg.name, policy.home, policy.hermes_home)
     tmp = os.path.join(state, "tmp")
-    if create:
-        os.makedirs(tmp, mode=0o700, exist_ok=True)
+    problem = make_private(tmp) if create else ""
+    if problem:
+        return Confinement(None, {}, cwd, state, error=f"not started: {problem}")
     network = sb.get("network", True) if cfg.sandbox.network is None else cfg.sandbox.network
     narrowed = _narrowed(policy, cfg, state)
     spec = spec_from_policy(narrowed, network=network,

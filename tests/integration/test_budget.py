@@ -1,0 +1,111 @@
+"""Spending caps (budget.*) through the real CLI: a model that keeps calling tools is stopped before the call that
+would cross the session cap, history stays well-formed, and the session resumes once the cap is raised."""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+
+from tests.helpers import model_config, run_hermes
+
+# $10 per 1M tokens in and out: a call of 1000 + 100 tokens costs $0.011.
+PRICED = ("  max_tokens: 100\n  pricing: {input: 10, output: 10}\n")
+
+
+def TOOL_STEP(body: dict) -> dict:  # noqa: N802 - a scripted step: a model that never stops calling tools
+    n = len(body["messages"])  # new arguments each time, so the repeated-call guard never steps in
+    return {"tool_calls": [{"name": "todo", "arguments": {"todos": [{"id": str(n), "content": "x", "status": "pending"}]}}],
+            "usage": {"prompt_tokens": 1000, "completion_tokens": 100}}
+
+
+def _config(hermes_home, url, budget: str = "budget:\n  session_usd: 0.05\n") -> None:
+    path = model_config(hermes_home, url, budget)
+    text = path.read_text().replace("  api_key: test-key\n", "  api_key: test-key\n" + PRICED, 1)
+    path.write_text(text)
+
+
+def _spend(hermes_home) -> list[tuple]:
+    with sqlite3.connect(hermes_home / "state.db") as c:
+        return c.execute("SELECT session_id, who, task, input_tokens, output_tokens, cost_usd "
+                         "FROM hermes_agent_spend ORDER BY id").fetchall()
+
+
+def within_one_call(stop: str, hermes_home, cap: float) -> float:
+    """The stop line's figures agree with the ledger: spent <= cap < spent + the refused call's price."""
+    m = re.search(r"spent \$([0-9.]+) this session, the next model call could cost up to \$([0-9]+\.[0-9]+)", stop)
+    assert m, stop
+    spent, refused = float(m.group(1)), float(m.group(2))
+    booked = sum(r[5] for r in _spend(hermes_home))
+    assert abs(booked - spent) < 1e-4 and booked <= cap < booked + refused, (booked, refused, stop)
+    return booked
+
+
+def test_session_cap_stops_a_tool_loop_and_resumes_when_raised(scripted, hermes_home):
+    _config(hermes_home, scripted.url)
+    scripted.default = TOOL_STEP  # the model never stops calling tools
+    out = run_hermes("chat", "-q", "go", "-t", "todo", home=hermes_home, timeout=120)
+    assert out.stdout.startswith("Budget reached: session cap $0.0500 (budget.session_usd)"), out.stdout
+    assert "-C budget.session_usd=" in out.stdout
+    within_one_call(out.stdout, hermes_home, 0.05)
+    calls = len(scripted.requests)
+    rows = _spend(hermes_home)
+    assert len(rows) == calls == 4  # 4 x $0.011 = $0.044 booked; a fifth could cost more than what is left
+    insights = run_hermes("insights", home=hermes_home).stdout
+    assert "Spending caps" in insights and re.search(r"owner\s+budget\.session_usd\s+\$0\.0440 of \$0\.0500 \(88%\)",
+                                                     insights), insights
+    last = scripted.requests[-1]["body"]["messages"]
+    # the stored history ends on tool results: every tool call answered, so it resumes cleanly
+    sid = rows[0][0]
+    scripted.default = {"content": "finished", "usage": {"prompt_tokens": 1000, "completion_tokens": 100}}
+    again = run_hermes("chat", "-q", "carry on", "-r", sid, "-t", "todo", "-C", "budget.session_usd=1",
+                       home=hermes_home, timeout=120)
+    assert again.returncode == 0, again.stderr
+    assert "finished" in again.stdout
+    resumed = scripted.requests[-1]["body"]["messages"]
+    assert len(resumed) > len(last)
+    ids = {tc["id"] for m in resumed if m["role"] == "assistant" for tc in m.get("tool_calls") or []}
+    answered = {m["tool_call_id"] for m in resumed if m["role"] == "tool"}
+    assert ids == answered
+    assert json.dumps(resumed).count("carry on") == 1
+
+
+def test_subagent_calls_spend_the_parents_session_budget(scripted, hermes_home):
+    _config(hermes_home, scripted.url, "budget:\n  session_usd: 0.08\n")
+    scripted.add({"tool_calls": [{"name": "delegate_task", "arguments": {"goal": "loop", "toolsets": ["todo"]}}],
+                  "usage": {"prompt_tokens": 1000, "completion_tokens": 100}})
+    scripted.default = TOOL_STEP  # the child never stops calling tools either
+    out = run_hermes("chat", "-q", "delegate it", "-t", "todo,delegation", home=hermes_home, timeout=180)
+    assert out.stdout.startswith("Budget reached: session cap $0.0800"), out.stdout + out.stderr
+    rows = _spend(hermes_home)
+    assert {r[0] for r in rows} == {rows[0][0]}  # every call booked to the parent's session
+    assert [r[2] for r in rows].count("main") == 1 and [r[2] for r in rows].count("subagent") >= 3
+    within_one_call(out.stdout, hermes_home, 0.08)
+    assert len(rows) == len(scripted.requests)
+
+
+def test_auxiliary_calls_are_counted_and_an_unpriced_model_counts_tokens(scripted, hermes_home):
+    _config(hermes_home, scripted.url, "budget:\n  session_usd: 1\n  session_tokens: 100000\nsessions:\n"
+                                       "  title_mode: llm\nauxiliary:\n  title_generation:\n    model: title-model\n")
+    scripted.add({"content": "the answer", "usage": {"prompt_tokens": 1000, "completion_tokens": 100}},
+                 {"content": "A Short Title", "usage": {"prompt_tokens": 300, "completion_tokens": 5}})
+    out = run_hermes("chat", "-q", "question", home=hermes_home, timeout=120)
+    assert out.returncode == 0 and out.stdout == "the answer\n", out.stdout + out.stderr
+    rows = _spend(hermes_home)
+    assert [(r[2], r[3], r[4], r[5]) for r in rows] == [("main", 1000, 100, 0.011),
+                                                        ("aux:title_generation", 300, 5, None)]
+    assert "title-model has no price" in out.stderr and "counting its tokens only" in out.stderr
+
+
+def test_mixture_of_agents_references_are_booked(scripted, hermes_home):
+    from tests.integration.test_moa import MOA, _answer
+
+    _config(hermes_home, scripted.url, "budget:\n  session_tokens: 1000000\n" + MOA.format(url=scripted.url))
+    scripted.default = _answer
+    res = run_hermes("chat", "-q", "hard question", "-t", "moa", home=hermes_home, timeout=90)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert {r[2] for r in _spend(hermes_home)} == {"main", "moa"}
+    models = {row[0] for row in sqlite3.connect(hermes_home / "state.db").execute(
+        "SELECT model FROM hermes_agent_spend WHERE task = 'moa'")}
+    assert {"ref-a", "ref-b", "agg"} <= models and "ref-broken" not in models  # a failed call costs nothing
+
