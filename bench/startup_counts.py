@@ -1,7 +1,7 @@
 """Deterministic start-up cost of `hermes`: modules imported, regular expressions compiled and dataclasses built
-(and, for information only, CPU time) by `hermes --version` and by `hermes chat -q` up to its first model request (no clock involved).
+(and, for information only, CPU time) by `hermes --version`, `hermes --help` and by `hermes chat -q` up to its first model request (no clock involved).
 
-Usage: python bench/startup_counts.py version|chat   (prints one JSON object; `chat` needs HERMES_HOME set to a
+Usage: python bench/startup_counts.py version|help|chat   (prints one JSON object; `chat` needs HERMES_HOME set to a
 home whose config points the model at a loopback URL: the count is taken when the first connection to it
 starts, and the process ends there). tests/unit/test_startup_budget.py checks the figures against
 bench/budgets.json."""
@@ -63,6 +63,8 @@ def main() -> int:
 
         sys.addaudithook(on_event)
         argv = ["chat", "-q", "hi", "-Q"]
+    elif what == "help":
+        argv = ["--help"]
     else:
         argv = ["--version"]
     from hermes_agent.cli.main import main as hermes_main
@@ -70,6 +72,8 @@ def main() -> int:
     saved, sys.stdout = sys.stdout, open(os.devnull, "w")  # noqa: SIM115
     try:
         code = hermes_main(argv)
+    except SystemExit as exc:  # argparse's --help
+        code = exc.code
     finally:
         sys.stdout = saved
     if what == "chat":

@@ -1,5 +1,5 @@
 """Start-up budget (issue 24): modules imported, regular expressions compiled and dataclasses built by
-`hermes --version` and by `hermes chat -q` up to its first model request, each against bench/budgets.json.
+`hermes --version`, `hermes --help` and by `hermes chat -q` up to its first model request, each against bench/budgets.json.
 Counts, not clocks: the same code gives the same figures on any machine. A change that needs more raises
 the budget on purpose, in the same commit, saying why."""
 
@@ -27,7 +27,7 @@ def _counts(what: str, home: Path) -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-@pytest.mark.parametrize("what", ["version", "chat"])
+@pytest.mark.parametrize("what", ["version", "help", "chat"])
 def test_start_up_stays_within_its_budget(what: str, hermes_home: Path) -> None:
     # the model URL is never reached: the count is taken as the first request's connection starts
     (hermes_home / "config.yaml").write_text("model:\n  provider: custom\n  default: budget-model\n"
@@ -46,3 +46,10 @@ def test_start_up_stays_within_its_budget(what: str, hermes_home: Path) -> None:
 def test_version_imports_nothing_of_the_agent(hermes_home: Path) -> None:
     got = _counts("version", hermes_home)
     assert got["hermes_module_names"] == ["hermes_agent", "hermes_agent.cli", "hermes_agent.cli.main"]
+
+
+def test_help_imports_no_command_module(hermes_home: Path) -> None:
+    # the top-level help lists every subcommand from main.SUMMARIES: no command module, storage, skills or cron
+    got = _counts("help", hermes_home)
+    assert got["hermes_module_names"] == ["hermes_agent", "hermes_agent.cli", "hermes_agent.cli.commands",
+                                          "hermes_agent.cli.main", "hermes_agent.cli.run_flags", "hermes_agent.errors"]

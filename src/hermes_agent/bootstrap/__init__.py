@@ -10,7 +10,6 @@ from hermes_agent.errors import StorageError, ToolError
 from hermes_agent.events import Event, Notice
 
 from .options import RunOptions
-from .provider import auxiliary_provider, build_provider, provider_from_row, summarizer, titler
 
 if TYPE_CHECKING:
     from hermes_agent.config.settings import Settings
@@ -24,7 +23,8 @@ if TYPE_CHECKING:
     from .session import SessionBinding
 
 # Only what a run needs is imported, when it needs it (ARCHITECTURE rule 3): delegation, approval rules,
-# MCP and plugins load on first use; `from hermes_agent.bootstrap import AIAgent` resolves lazily.
+# MCP and plugins load on first use; `from hermes_agent.bootstrap import AIAgent` resolves lazily, and so does
+# `build_provider` (the provider chain pulls in http.client: the REPL shows its prompt before it is needed).
 
 
 def __getattr__(name: str) -> object:
@@ -32,6 +32,10 @@ def __getattr__(name: str) -> object:
         from .library import AIAgent
 
         return AIAgent
+    if name == "build_provider":
+        from .provider import build_provider
+
+        return build_provider
     raise AttributeError(name)
 
 
@@ -113,6 +117,7 @@ def build_services(settings: Settings, *, platform: str = "cli", toolsets: list[
     from hermes_agent.tools.hooks import HookBus
     from hermes_agent.tools.registry import discover_builtin_tools
 
+    from .provider import auxiliary_provider, build_provider, provider_from_row, summarizer
     from .safety import wire_approval
     from .stores import (
         prompt_parts,
@@ -257,6 +262,7 @@ _MCP_EXIT_WAIT_S = 2.0  # a server slower than this to close is left to die with
 
 
 def _wire_session(services: AgentServices, settings: Settings, platform: str) -> SessionBinding:
+    from .provider import auxiliary_provider, titler
     from .session import bind_session, shared_store
 
     mode = settings.cfg.sessions.title_mode

@@ -44,6 +44,40 @@ SUBCOMMANDS: dict[str, str] = {
     "pairing": "pairing",
 }
 
+# what `hermes --help` lists for each subcommand, so that top-level help imports no command module
+# (tests/unit/cli/test_help_table.py keeps it equal to each module's own add_parser help)
+SUMMARIES: dict[str, str] = {
+    'chat': 'chat with the agent (interactive, or one-shot with -q)',
+    'sessions': 'List, search, export and prune saved sessions',
+    'skills': 'Manage skills: hub taps, install, audit, review proposals',
+    'mcp': 'Manage MCP servers (tools from external processes or URLs)',
+    'plugins': 'List, enable and disable plugins',
+    'checkpoints': 'List, diff and restore file checkpoints',
+    'config': 'show, edit, check and migrate config.yaml and .env',
+    'setup': 'set up the model, API key and terminal backend (re-runnable)',
+    'doctor': 'diagnose the installation, config, endpoint and tools',
+    'status': 'model, endpoint, paths, toolsets and what is stored',
+    'tools': 'list toolsets and tools; enable or disable toolsets per platform',
+    'model': "show or choose the default model (from the endpoint's list)",
+    'version': 'show version information',
+    'update': 'upgrade hermes-agent with pip, then migrate config.yaml',
+    'uninstall': 'uninstall hermes-agent (and delete HERMES_HOME unless kept)',
+    'completion': 'print a shell completion script (bash, zsh or fish)',
+    'logs': 'view and filter log files (agent.log, errors.log, ...)',
+    'backup': 'back up the Hermes home to a zip file',
+    'import': 'restore a Hermes backup zip into the Hermes home',
+    'profile': 'separate Hermes homes: list, use, create, delete, show',
+    'insights': 'usage insights: sessions, tools, tokens and cost by model',
+    'auth': 'manage pooled provider credentials (auth.json, shared with Hermes)',
+    'cron': 'Scheduled jobs: list, create, edit, pause, resume, run, remove, daemon',
+    'api': 'Serve the agent as an OpenAI-compatible API (/v1/chat/completions)',
+    'acp': 'Serve editors over the Agent Client Protocol (stdio)',
+    'batch': 'Run a dataset of prompts as trajectories (local workers or Ray)',
+    'dashboard': 'Start the web dashboard (sessions, cron, usage, config)',
+    'gateway': 'Messaging gateway (Telegram, Discord, Slack, WhatsApp): run it, install it as a service, see its status',
+    'pairing': 'Approve or revoke messaging users who asked to pair',
+}
+
 
 def add_model_flags(p: argparse.ArgumentParser, sub: bool = False) -> None:
     """Flags shared by `hermes` and `hermes chat` (a subparser must not reset the parent's values)."""
@@ -71,7 +105,9 @@ def _available(name: str) -> bool:
     return importlib.util.find_spec(f"hermes_agent.cli.commands.{SUBCOMMANDS[name]}") is not None
 
 
-def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+def build_parser(only: str | None = None, summaries_only: bool = False) -> argparse.ArgumentParser:
+    """The `hermes` parser with every subcommand's parser (`only`: just that one's; `summaries_only`: each
+    subcommand by name and summary, no command module imported: enough for top-level --help and typos)."""
     import argparse
     import importlib
 
@@ -86,6 +122,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         if only is not None and name != only:
             continue
         if not _available(name):
+            continue
+        if summaries_only:
+            subs.add_parser(name, help=SUMMARIES.get(name))
             continue
         importlib.import_module(f"hermes_agent.cli.commands.{module}").add_parser(subs)
     return parser
@@ -108,9 +147,8 @@ def overrides_from(args: argparse.Namespace) -> dict[str, object]:
 
 
 def _subcommand_in(argv: list[str]) -> str | None:
-    """The subcommand named in argv ("chat" when none), or None to build every parser (help, typos)."""
-    if any(a in ("-h", "--help") for a in argv):
-        return None
+    """The subcommand named in argv ("chat" when none and no --help), or None to build every parser (top-level
+    help, typos, a prompt given to -z)."""
     import argparse
 
     top = argparse.ArgumentParser(add_help=False)
@@ -118,7 +156,7 @@ def _subcommand_in(argv: list[str]) -> str | None:
     _, rest = top.parse_known_args(argv)
     first = next((a for a in rest if not a.startswith("-")), None)
     if first is None:
-        return "chat"
+        return None if _asks_help(argv) else "chat"
     return first if first in SUBCOMMANDS else None
 
 
@@ -173,6 +211,10 @@ def apply_profile(argv: list[str]) -> list[str]:
     return out
 
 
+def _asks_help(argv: list[str]) -> bool:
+    return any(a in ("-h", "--help") for a in argv)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if "-p" in argv or any(a.startswith("--profile") for a in argv):
@@ -187,7 +229,8 @@ def main(argv: list[str] | None = None) -> int:
     from hermes_agent.cli.run_flags import continue_before_subcommand
 
     argv = continue_before_subcommand(argv, SUBCOMMANDS)
-    parser = build_parser(_subcommand_in(argv))
+    only = _subcommand_in(argv)
+    parser = build_parser(only, summaries_only=only is None and _asks_help(argv))
     args = parser.parse_args(argv)
     from hermes_agent.errors import ConfigError, HermesError, UsageError
 

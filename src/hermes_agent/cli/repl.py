@@ -69,13 +69,18 @@ class Repl:
 
     def run(self) -> int:
         from hermes_agent.cli.banner import banner
-        from hermes_agent.cli.prompt import make_session
         from hermes_agent.cli.screen import PromptWriter
 
-        sys.stdout.write(banner(self.settings, self.color))
+        # the prompt symbol shows at once: keys typed while prompt_toolkit loads (~0.1 s) wait in the terminal
+        # and reach the real prompt, which redraws that line when it takes over (issue 24: prompt ready)
+        sys.stdout.write(banner(self.settings, self.color) + self.screen.style("❯ ", "bold_cyan"))
         sys.stdout.flush()
+        from hermes_agent.cli.prompt import make_session
+
         self.session = session = make_session(self, paths.hermes_home() / ".hermes_history")
         session.app.after_render += self._start_runner
+        sys.stdout.write("\r\x1b[K")  # the real prompt draws from the start of this line
+        sys.stdout.flush()
 
         saved = sys.stdout, sys.stderr
         writer = PromptWriter(session.app, saved[0])

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from importlib import resources
+from pathlib import Path
 
 _BASE_CACHE: dict[str, str] = {}
 
@@ -13,7 +13,8 @@ _BASE_CACHE: dict[str, str] = {}
 def base_prompt() -> str:
     """The shipped base system prompt (core/prompts/system.md)."""
     if "system" not in _BASE_CACHE:
-        _BASE_CACHE["system"] = resources.files("hermes_agent.core").joinpath("prompts/system.md").read_text("utf-8").strip()
+        # read beside this module: importlib.resources would pull in zipfile & co. at start-up (issue 24)
+        _BASE_CACHE["system"] = Path(__file__).with_name("prompts").joinpath("system.md").read_text("utf-8").strip()
     return _BASE_CACHE["system"]
 
 

@@ -145,6 +145,7 @@ class HttpClient:
                 conn.set_tunnel(self.host, self.port)
         else:
             conn = http.client.HTTPConnection(host, port, timeout=self.connect_timeout)
+        conn._create_connection = _create_connection  # type: ignore[attr-defined]
         conn.connect()
         if conn.sock is not None:
             conn.sock.settimeout(self.timeout)
@@ -252,3 +253,14 @@ def _shutdown(sock: socket.socket) -> None:
         sock.shutdown(socket.SHUT_RDWR)
     except OSError:
         pass
+
+
+def _create_connection(address: tuple[str, int], timeout: float | None = None,
+                       source_address: tuple[str, int] | None = None) -> socket.socket:
+    """socket.create_connection with an ASCII host handed over as bytes: a str host makes getaddrinfo load
+    the idna codec (and unicodedata) on every process's first connection (issue 24: start-up)."""
+    host, port = address
+    try:
+        return socket.create_connection((host.encode("ascii"), port), timeout, source_address)  # type: ignore[arg-type]
+    except UnicodeEncodeError:
+        return socket.create_connection(address, timeout, source_address)

@@ -19,11 +19,7 @@ from typing import TYPE_CHECKING, Literal, TypeVar
 from hermes_agent import paths
 from hermes_agent.errors import StorageError
 from hermes_agent.messages import Message, Usage
-from hermes_agent.storage import export as _export
-from hermes_agent.storage import insights as _insights
 from hermes_agent.storage import newer as _newer
-from hermes_agent.storage import search as _search
-from hermes_agent.storage import stats as _stats
 from hermes_agent.storage.db import connect, retry_busy, run_in_transaction
 from hermes_agent.storage.migrations import inspect, migrate
 from hermes_agent.storage.pricing import estimate_cost
@@ -42,7 +38,8 @@ from hermes_agent.storage.records import (
     usage_json,
 )
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # search, insights, export and stats load when first used (issue 24: start-up)
+    from hermes_agent.storage import insights as _insights
     from hermes_agent.storage.spend import SpendRow, Spent
 
 T = TypeVar("T")
@@ -180,6 +177,8 @@ class SessionStore:
                 rows = c.execute(f"SELECT {SESSION_COLUMNS} FROM sessions WHERE id >= ? AND id < ? LIMIT 6",
                                  (key, key + "\U0010ffff")).fetchall()
             if not rows and len(key) >= 4:
+                from hermes_agent.storage import search as _search
+
                 rows = c.execute(f"SELECT {SESSION_COLUMNS} FROM sessions WHERE id LIKE ? ESCAPE '\\' LIMIT 6",
                                  ("%" + _search.like_pattern(key)[1:-1],)).fetchall()
             return rows
@@ -458,22 +457,30 @@ class SessionStore:
                until: float | None = None, limit: int = 10, exclude_session: str | None = None,
                exclude_sources: tuple[str, ...] = ()) -> list[SearchHit]:
         """Sessions matching `query` best-first (bm25), each with snippets around the hits."""
+        from hermes_agent.storage import search as _search
+
         filters = _search.Filters(source, since, until, exclude_session, tuple(exclude_sources))
         return self._read(lambda c: _search.search(c, query, filters, limit))
 
     def stats(self) -> Stats:
         """Totals over every session, by source and by model, plus the database size on disk."""
+        from hermes_agent.storage import stats as _stats
+
         stats = self._read(_stats.collect)
         size = sum(p.stat().st_size for p in (self.path, Path(f"{self.path}-wal")) if p.exists())
         return replace(stats, db_bytes=size)
 
     def insights(self, days: int = 30, source: str | None = None) -> _insights.Insights:
         """`hermes insights`: usage over the sessions started in the last `days` days."""
+        from hermes_agent.storage import insights as _insights
+
         return self._read(lambda c: _insights.collect(c, days, source))
 
     def export_rows(self, session_id: str) -> dict:
         """Hermes's export record of one session: every column of its row (the prompt resolved from
         system_prompts where the file keeps it there) and every message row, tool_calls parsed."""
+        from hermes_agent.storage import export as _export
+
         info = self.require_session(session_id)
 
         def read(c: sqlite3.Connection) -> dict:
@@ -487,6 +494,8 @@ class SessionStore:
     def export(self, session_id: str, fmt: Literal["jsonl", "md", "hermes-md"] = "jsonl") -> str:
         """The session as JSON Lines (a session line, then one line per message) or Markdown (hermes-md: with
         the front matter of Hermes's Markdown export)."""
+        from hermes_agent.storage import export as _export
+
         info = self.require_session(session_id)
         records = self.get_records(info.id)
         if fmt == "jsonl":

@@ -13,6 +13,7 @@ from hermes_agent import lazyre
 from hermes_agent.config.settings import Settings
 from hermes_agent.gateway.base import Handler, Inbound, PlatformAdapter, split_text
 from hermes_agent.gateway.delivery import Inbox
+from hermes_agent.gateway.platforms.telegram_poll import RawApi, usable
 from hermes_agent.gateway.platforms.telegram_webhook import WebhookConfig, serve_webhook
 
 log = logging.getLogger(__name__)
@@ -107,7 +108,9 @@ def _webhook(settings, extra: dict) -> WebhookConfig | None:  # type: ignore[no-
 
 
 class TelegramAdapter:
-    """The PlatformAdapter for Telegram (python-telegram-bot's Bot, our polling loop)."""
+    """The PlatformAdapter for Telegram (python-telegram-bot's Bot, our polling loop). When polling, getMe,
+    deleteWebhook and getUpdates go through our own client (telegram_poll.py) so the first poll does not wait for
+    the library, which loads on a worker thread and is awaited only to read an update or to send."""
 
     name = "telegram"
     max_length = MAX_LENGTH
@@ -115,9 +118,6 @@ class TelegramAdapter:
     def __init__(self, token: str, *, base_url: str | None = None, base_file_url: str | None = None,
                  poll_timeout: float = 25.0, inbox: Inbox | None = None, webhook: WebhookConfig | None = None,
                  require_mention: bool = False) -> None:
-        from telegram import Bot
-        from telegram.request import HTTPXRequest
-
         kw = {}
         if base_url:
             kw["base_url"] = base_url.rstrip("/") + ("" if base_url.rstrip("/").endswith("/bot") else "/bot")
@@ -125,9 +125,12 @@ class TelegramAdapter:
             kw["base_file_url"] = base_file_url
         self.poll_timeout = poll_timeout
         self.require_mention = require_mention
-        tls = {"httpx_kwargs": {"verify": _tls_context(base_url)}}  # one CA store load for both clients, not two
-        self.bot = Bot(token, request=HTTPXRequest(connection_pool_size=32, read_timeout=15, connect_timeout=5, **tls),
-                       get_updates_request=HTTPXRequest(read_timeout=poll_timeout + 5, connect_timeout=5, **tls), **kw)
+        verify = _tls_context(base_url)  # one CA store load for every client, not one each
+        self._bot_args = (token, kw, verify)
+        self._bot = None
+        self._bot_task: asyncio.Task | None = None
+        api = str(kw.get("base_url") or "https://api.telegram.org/bot")
+        self._raw = RawApi(api, token, verify) if webhook is None and usable(api) else None
         self.inbox = inbox or Inbox(self.name)
         self.handler: Handler | None = None
         self._task: asyncio.Task | None = None
@@ -138,16 +141,53 @@ class TelegramAdapter:
         self.last_error = ""
         self.username = ""
 
+    @property
+    def bot(self):  # type: ignore[no-untyped-def]
+        """python-telegram-bot's Bot (built here if the background load has not finished yet)."""
+        if self._bot is None:
+            self._bot = self._make_bot()
+        return self._bot
+
+    def _make_bot(self):  # type: ignore[no-untyped-def]
+        from telegram import Bot
+        from telegram.request import HTTPXRequest
+
+        token, kw, verify = self._bot_args
+        tls = {"httpx_kwargs": {"verify": verify}}
+        return Bot(token, request=HTTPXRequest(connection_pool_size=32, read_timeout=15, connect_timeout=5, **tls),
+                   get_updates_request=HTTPXRequest(read_timeout=self.poll_timeout + 5, connect_timeout=5, **tls), **kw)
+
+    async def _load_bot(self) -> None:
+        bot = await asyncio.to_thread(self._make_bot)  # its imports run beside the first poll
+        if self._bot is None:
+            self._bot = bot
+        await self._retrying(self._bot.initialize)
+
+    async def _library(self):  # type: ignore[no-untyped-def]
+        """The initialized Bot, once the background load is done."""
+        if self._bot_task is not None:
+            await asyncio.shield(self._bot_task)
+        return self.bot
+
     async def start(self, handler: Handler) -> None:
         """getMe (retried until the API answers), re-handle the unanswered inbox, then poll (after deleteWebhook)
         or serve the webhook (after setWebhook with the secret)."""
         self.handler = handler
-        await self._retrying(self.bot.initialize)
-        self.username = getattr(self.bot, "username", "") or ""
-        if self.webhook is None:
-            await self._retrying(self.bot.delete_webhook)
+        if self._raw is not None:
+            self._bot_task = asyncio.create_task(self._load_bot(), name="telegram-library")
+            me = await self._raw_retrying("getMe")
+            self.username = str((me if isinstance(me, dict) else {}).get("username") or "")
+            await self._raw_retrying("deleteWebhook")
+        else:
+            await self._retrying(self.bot.initialize)
+            self.username = getattr(self.bot, "username", "") or ""
+            if self.webhook is None:
+                await self._retrying(self.bot.delete_webhook)
         self.connected = True
-        for event_id, payload in self.inbox.unanswered():
+        unanswered = list(self.inbox.unanswered())
+        if unanswered:
+            await self._library()
+        for event_id, payload in unanswered:
             inbound = self._translate(event_id, payload)
             if inbound is not None:
                 await handler(inbound)
@@ -173,14 +213,20 @@ class TelegramAdapter:
     async def stop(self) -> None:
         if self._web is not None:
             await self._web.cleanup()
-        if self._task:
-            self._task.cancel()
+        for task in (self._task, self._bot_task):
+            if task is None:
+                continue
+            task.cancel()
             try:
-                await self._task
-            except asyncio.CancelledError:
+                await task
+            except (asyncio.CancelledError, Exception):
                 pass
+        if self._raw is not None:
+            self._raw.close()
+        if self._bot is None:
+            return
         try:
-            await self.bot.shutdown()
+            await self._bot.shutdown()
         except Exception:  # frontend shutdown: a dead API must not block exit
             log.debug("telegram shutdown failed", exc_info=True)
 
@@ -208,7 +254,31 @@ class TelegramAdapter:
         self.last_error = f"{time.strftime('%H:%M:%S')} {type(exc).__name__}: {exc}"
         log.warning("telegram API: %s", self.last_error)
 
+    async def _raw_retrying(self, method: str, params: dict | None = None, timeout: float = 15.0) -> object:
+        """`_retrying` for our own client: the same waits and back-off; a refusal ends the start with one line."""
+        from hermes_agent.gateway.platforms.telegram_poll import Refused, RetryLater, Unavailable
+
+        delay = 0.2
+        while True:
+            try:
+                return await self._raw.acall(method, params, timeout)  # type: ignore[union-attr]
+            except RetryLater as exc:
+                self.last_error = f"rate limited: retry after {exc.retry_after}"
+                await asyncio.sleep(exc.retry_after)
+            except Refused as exc:  # one line from `hermes gateway run`, not a traceback
+                from hermes_agent.errors import ConfigError, HermesError
+
+                if exc.status in (401, 404):
+                    raise ConfigError(f"Telegram refused the bot token ({exc}): check TELEGRAM_BOT_TOKEN") from None
+                raise HermesError(f"Telegram refused {method}: {exc}") from None
+            except Unavailable as exc:
+                self._outage(exc)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 1.0)
+
     async def _poll_forever(self) -> None:
+        if self._raw is not None:
+            await self._poll_raw()
         while True:
             updates = await self._retrying(self.bot.get_updates, offset=self.inbox.offset or None,
                                            timeout=int(self.poll_timeout),
@@ -218,11 +288,23 @@ class TelegramAdapter:
             await self._deliver([(u.update_id, u.to_dict() if (u.message or u.callback_query) else None)
                                  for u in updates], parsed=parsed)
 
+    async def _poll_raw(self) -> None:
+        while True:
+            params: dict = {"timeout": int(self.poll_timeout), "allowed_updates": ["message", "callback_query"]}
+            if self.inbox.offset:
+                params["offset"] = self.inbox.offset
+            updates = await self._raw_retrying("getUpdates", params, timeout=self.poll_timeout + 5)
+            self.connected = True
+            await self._deliver([(u["update_id"], u if ("message" in u or "callback_query" in u) else None)
+                                 for u in (updates if isinstance(updates, list) else []) if isinstance(u, dict)])
+
     async def _deliver(self, batch: list[tuple[int, dict | None]], *, ordered: bool = True,
                        parsed: dict | None = None) -> None:
         """Write the batch to the inbox first (fsynced on a worker thread: the loop keeps serving other chats),
         then hand each new event to the handler (a task each: one slow chat never holds up the others)."""
         fresh = set(await asyncio.to_thread(self.inbox.accept, batch, ordered=ordered))
+        if any(event_id in fresh and payload is not None for event_id, payload in batch):
+            await self._library()  # reading an update needs the library (loaded in the background)
         for event_id, payload in batch:
             if event_id not in fresh or payload is None:
                 continue
