@@ -23,7 +23,7 @@ def model(repl: ReplHost, arg: str) -> None:
         _kv(repl, [("model", agent.provider.model), ("provider", agent.provider.name)])
         repl.screen.line("  /model NAME switches the model for this session.", "dim")
         return
-    from hermes_agent.bootstrap import build_provider
+    from hermes_agent.bootstrap.provider import build_provider
 
     settings = repl.settings.with_overrides({"model.default": arg})
     provider = build_provider(settings, lambda text: repl.live(Notice(text, "warning")))

@@ -321,7 +321,7 @@ class GatewayRunner:
         return f"Model for this chat: {args[0]} (was {current})."
 
     def _switch_model(self, agent: AgentSession, model: str) -> None:
-        from hermes_agent.bootstrap import build_provider
+        from hermes_agent.bootstrap.provider import build_provider
 
         agent.set_provider(build_provider(self.settings.with_overrides({"model.default": model})))
 
