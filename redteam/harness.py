@@ -17,6 +17,8 @@ import secrets
 import shutil
 import socket
 import subprocess
+import sys
+import sysconfig
 import tempfile
 import threading
 import time
@@ -26,9 +28,12 @@ from dataclasses import dataclass, field
 from hermes_agent.providers.scripted import ScriptedServer
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-HERMES = os.path.join(REPO, ".venv", "bin", "hermes")
+# The venv running these tests (the worktree's .venv, or CI's .ci/work/venv): its hermes and its site-packages.
+VENV_BIN = os.path.dirname(sys.executable)
+SITE_PACKAGES = sysconfig.get_paths()["purelib"]
+HERMES = os.path.join(VENV_BIN, "hermes")
 # Files HERMES_HOME holds that hermes itself legitimately writes during a run.
-HH_IGNORE = ("state.db", "logs", "run", "checkpoints", "sessions", "memories", "skills", ".skills",
+HH_IGNORE = ("state.db", ".parsed-config.json", "logs", "run", "checkpoints", "sessions", "memories", "skills", ".skills",
              "cache", "audio_cache", "image_cache", ".update_check", "models_dev_cache.json")
 
 # Directories other tests make in the real HOME (/root) while this suite runs beside them (pytest-xdist):
@@ -210,7 +215,7 @@ def _snapshot(root: str, skip: list[str]) -> dict[str, tuple]:
 def _global_snapshot(pwn: str) -> dict[str, object]:
     out: dict[str, object] = {}
     for d in ("/root", "/etc/cron.d", "/etc/profile.d", "/usr/local/bin", "/var/spool/cron",
-              os.path.join(REPO, ".venv/lib/python3.11/site-packages"), os.path.join(REPO, ".venv/bin")):
+              SITE_PACKAGES, VENV_BIN):
         try:
             out[d] = sorted(os.listdir(d))
         except OSError:
@@ -361,8 +366,8 @@ def _run_once(att: Attack) -> tuple[Outcome, bool]:
         if sentinel.poll() is None:
             sentinel.kill()
         sentinel.wait()
-        for d in ("/tmp", "/var/tmp", "/dev/shm", "/root", "/etc/cron.d", os.path.join(REPO, ".venv/bin"),
-                  os.path.join(REPO, "src/hermes_agent"), os.path.join(REPO, ".venv/lib/python3.11/site-packages")):
+        for d in ("/tmp", "/var/tmp", "/dev/shm", "/root", "/etc/cron.d", VENV_BIN,
+                  os.path.join(REPO, "src/hermes_agent"), SITE_PACKAGES):
             for p in (os.path.join(d, ctx.pwn), os.path.join(d, ctx.pwn + ".py"), os.path.join(d, ctx.pwn + ".pth")):
                 if os.path.lexists(p):
                     subprocess.run(["rm", "-rf", p], check=False)

@@ -23,7 +23,7 @@ from redteam.benign import BENIGN  # noqa: E402
 from redteam.harness import HERMES, run_attack  # noqa: E402
 
 pytestmark = [
-    pytest.mark.skipif(not os.path.exists(HERMES), reason="needs the worktree's .venv/bin/hermes"),
+    pytest.mark.skipif(not os.path.exists(HERMES), reason="needs the venv's hermes executable"),
     pytest.mark.skipif(shutil.which("bwrap") is None and not os.path.exists("/sys/kernel/security/landlock"),
                        reason="no OS sandbox mechanism on this machine"),
 ]

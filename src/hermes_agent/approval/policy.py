@@ -53,7 +53,6 @@ SYSTEM_PROTECTED: tuple[str, ...] = (
 WORKSPACE_ASK: tuple[str, ...] = (".git/hooks", ".git/config", ".envrc")
 # Writable by default besides the workspace: scratch space and package caches.
 SHARED_TMP: tuple[str, ...] = ("/tmp", "/var/tmp", "/dev/shm")
-CACHES: tuple[str, ...] = (".cache", ".npm")
 DEVICES_WRITABLE: tuple[str, ...] = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/ptmx", "/dev/pts")
 
 
@@ -137,7 +136,9 @@ class PathPolicy:
 
         ws = tuple(dict.fromkeys(resolve(w, home=home) for w in workspace))
         grants = [resolve(str(p), ws[0] if ws else None, home) for p in _as_list(cfg.get("writable_paths"))]
-        scratch = (*(SHARED_TMP if cfg.get("shared_tmp", True) else ()), *CACHES)
+        # No package cache in HOME is writable (~/.cache/pre-commit, ~/.npm/_npx hold code that runs later):
+        # confined commands get their caches in the session's own temp directory (sandbox/envallow.py).
+        scratch = SHARED_TMP if cfg.get("shared_tmp", True) else ()
         writable = ws + norm(scratch) + tuple(os.path.realpath(t) for t in temp_dirs) + tuple(grants)
         secrets = norm((*SECRET_PATHS, *_as_list(cfg.get("deny_read")))) + tuple(
             os.path.join(hh, name) for name in HERMES_SECRETS)
