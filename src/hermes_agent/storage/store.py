@@ -441,13 +441,13 @@ class SessionStore:
         content = stored_content(m)
         return self.retention.cap(content) if self.retention is not None and m.role == "tool" else content
 
-    def prune_by_policy(self, policy: _retention.Retention) -> _retention.PruneReport:
+    def prune_by_policy(self, policy: _retention.Retention, now: float | None = None) -> _retention.PruneReport:
         """Retention by age and by total size in short transactions, then incremental vacuum."""
         if self.read_only:
             raise StorageError(self.read_only)
         with self._lock:
             try:
-                report = _retention.prune(self._conn, policy, self.path)
+                report = _retention.prune(self._conn, policy, self.path, now)
                 if report.sessions:
                     run_in_transaction(self._conn, lambda c: _newer.drop_unreferenced_prompts(c, self._shape))
                 return report
