@@ -9,8 +9,8 @@ import logging
 import os
 import sqlite3
 import time
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 log = logging.getLogger(__name__)
 
@@ -18,17 +18,20 @@ CHUNK_SESSIONS = 200  # sessions deleted per transaction: a prune never holds th
 _DAY = 86400.0
 
 
-@dataclass(frozen=True, slots=True)
 class Retention:
     """What the store keeps. `tool_output_chars` 0 stores tool outputs whole; `full_dir` (with
-    keep_full) receives each capped output's full text, named by its SHA-256."""
+    keep_full) receives each capped output's full text, named by its SHA-256. A plain class, not a
+    dataclass: the store builds one at start-up, which must stay cheap."""
 
-    tool_output_chars: int = 16_000
-    keep_full: bool = False
-    full_dir: Path | None = None
-    retention_days: float = 90.0
-    max_db_bytes: int = 400 * 1024 * 1024
-    vacuum_after_prune: bool = True
+    __slots__ = ("full_dir", "keep_full", "max_db_bytes", "retention_days", "tool_output_chars",
+                 "vacuum_after_prune")
+
+    def __init__(self, tool_output_chars: int = 16_000, keep_full: bool = False, full_dir: Path | None = None,
+                 retention_days: float = 90.0, max_db_bytes: int = 400 * 1024 * 1024,
+                 vacuum_after_prune: bool = True) -> None:
+        self.tool_output_chars, self.keep_full, self.full_dir = tool_output_chars, keep_full, full_dir
+        self.retention_days, self.max_db_bytes = retention_days, max_db_bytes
+        self.vacuum_after_prune = vacuum_after_prune
 
     def cap(self, content: str | None) -> str | None:
         """A tool output as stored: head and tail of a long one around a marker saying what was left out."""
@@ -120,8 +123,7 @@ def _chunk_for(conn: sqlite3.Connection, excess: int) -> int:
     return max(1, min(CHUNK_SESSIONS, -(-excess // per)))
 
 
-@dataclass(frozen=True, slots=True)
-class PruneReport:
+class PruneReport(NamedTuple):
     sessions: int
     messages: int
     bytes_before: int
