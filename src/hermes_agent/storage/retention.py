@@ -16,6 +16,7 @@ log = logging.getLogger(__name__)
 
 CHUNK_SESSIONS = 200  # sessions deleted per transaction: a prune never holds the write lock for long
 _DAY = 86400.0
+_MERGE_STEPS = 8  # FTS5 'merge' of 500 pages each after a prune: the index shrinks without one long lock
 
 
 class Retention:
@@ -157,12 +158,17 @@ def prune(conn: sqlite3.Connection, policy: Retention, path: Path, now: float | 
 
 
 def vacuum(conn: sqlite3.Connection) -> None:
-    """Free pages back to the OS: incremental on an auto_vacuum=INCREMENTAL file (ours), in steps; the
-    search index merged; the WAL truncated. A file in another auto_vacuum mode keeps its pages."""
-    try:
-        conn.execute("INSERT INTO messages_fts(messages_fts) VALUES ('optimize')")
-    except sqlite3.Error:
-        pass  # a newer layout owns its index
+    """Free pages back to the OS: the search index merged in bounded steps, then incremental vacuum on an
+    auto_vacuum=INCREMENTAL file (ours), in steps; the WAL truncated. A file in another auto_vacuum mode keeps its pages."""
+    for table in ("messages_fts", "messages_fts_trigram"):  # bounded merges, each its own short transaction
+        for _ in range(_MERGE_STEPS):
+            try:
+                before = conn.total_changes
+                conn.execute(f"INSERT INTO {table}({table}, rank) VALUES ('merge', 500)")
+            except sqlite3.Error:
+                break  # no such index here, or a newer layout owns it
+            if conn.total_changes - before <= 0:
+                break
     while int(conn.execute("PRAGMA freelist_count").fetchone()[0]) > 0:
         conn.execute("PRAGMA incremental_vacuum(2000)").fetchall()
         if int(conn.execute("PRAGMA auto_vacuum").fetchone()[0]) != 2:
