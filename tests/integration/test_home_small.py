@@ -73,7 +73,7 @@ def test_retention_by_age_and_size_shrinks_the_file_and_doctor_warns_first(herme
 
 def test_auto_prune_runs_in_the_background_of_a_chat(scripted, hermes_home):
     old = _fill(hermes_home, 30, 200, 1000)
-    model_config(hermes_home, scripted.url)
+    model_config(hermes_home, scripted.url, "sessions:\n  auto_prune_delay: 0\n")
     scripted.add({"content": "hi", "delay": 1.0})
     out = run_hermes("chat", "-q", "hello", home=hermes_home)
     assert out.returncode == 0 and out.stdout == "hi\n", out.stderr

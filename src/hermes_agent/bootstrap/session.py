@@ -43,19 +43,25 @@ def retention_policy(settings: Settings) -> Retention:
                      max_db_bytes=c.max_db_mb * 1024 * 1024, vacuum_after_prune=c.vacuum_after_prune)
 
 
-def apply_retention(store: SessionStore, settings: Settings) -> threading.Thread | None:
+def apply_retention(store: SessionStore, settings: Settings,
+                    stop: threading.Event | None = None) -> threading.Thread | None:
     """Cap what the store keeps; with sessions.auto_prune, prune on a thread of its own (its own connection,
     short transactions) at most every min_interval_hours, so start-up never waits for it."""
     from hermes_agent.storage import retention
 
     policy = retention_policy(settings)
     store.retention = policy
+    stop = stop or threading.Event()
+    delay = settings.cfg.sessions.auto_prune_delay  # a long-lived process (REPL, gateway) prunes after it;
+    # a one-shot `chat -q` is normally over before then and leaves the prune to them (or `hermes sessions prune`)
     marker = settings.home / "sessions" / ".last_auto_prune"
     if not settings.cfg.sessions.auto_prune or store.read_only or not retention.due(
             marker, settings.cfg.sessions.min_interval_hours):
         return None
 
     def run() -> None:
+        if delay and stop.wait(delay):
+            return
         try:
             with SessionStore(store.path) as own:
                 report = own.prune_by_policy(policy)

@@ -184,6 +184,7 @@ class SessionsCfg:
     vacuum_after_prune: bool
     max_db_mb: int = field(**_c(min=0))  # ours: oldest ended sessions go while the data exceeds it
     tool_output_max_chars: int = field(**_c(min=0))  # ours: tool outputs stored capped (0: whole)
+    auto_prune_delay: float = field(**_c(min=0))  # ours: seconds after start before the background prune
     keep_full_tool_output: bool  # ours: the full text of a capped output kept in sessions/tool_outputs/
 
 

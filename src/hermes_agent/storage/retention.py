@@ -14,7 +14,9 @@ from typing import NamedTuple
 
 log = logging.getLogger(__name__)
 
-CHUNK_SESSIONS = 200  # sessions deleted per transaction: a prune never holds the write lock for long
+CHUNK_SESSIONS = 200  # sessions deleted per transaction by age (small ones); by size at most SIZE_CHUNK
+SIZE_CHUNK = 20  # the size pass deletes the biggest, oldest sessions: fewer per transaction keeps the lock short
+_PAUSE_S = 0.05  # between chunks, so a live conversation's writes get the lock
 _DAY = 86400.0
 _MERGE_STEPS = 8  # FTS5 'merge' of 500 pages each after a prune: the index shrinks without one long lock
 
@@ -121,7 +123,7 @@ def _chunk_for(conn: sqlite3.Connection, excess: int) -> int:
     """About as many sessions as hold `excess` bytes on average (at least 1, at most CHUNK_SESSIONS)."""
     n = int(conn.execute("SELECT COUNT(*) FROM sessions").fetchone()[0]) or 1
     per = max(1, used_bytes(conn) // n)
-    return max(1, min(CHUNK_SESSIONS, -(-excess // per)))
+    return max(1, min(SIZE_CHUNK, -(-excess // per)))
 
 
 class PruneReport(NamedTuple):
@@ -152,6 +154,7 @@ def prune(conn: sqlite3.Connection, policy: Retention, path: Path, now: float | 
                 break
             messages += _delete_chunk(conn, ids)
             sessions += len(ids)
+            time.sleep(_PAUSE_S)
     if sessions and policy.vacuum_after_prune:
         vacuum(conn)
     return PruneReport(sessions, messages, before, file_bytes(path), time.monotonic() - start)
