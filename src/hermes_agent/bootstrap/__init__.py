@@ -263,12 +263,13 @@ _MCP_EXIT_WAIT_S = 2.0  # a server slower than this to close is left to die with
 
 def _wire_session(services: AgentServices, settings: Settings, platform: str) -> SessionBinding:
     from .provider import auxiliary_provider, titler
-    from .session import bind_session, shared_store
+    from .session import apply_retention, bind_session, shared_store
 
     mode = settings.cfg.sessions.title_mode
     store = shared_store(auto_title=mode != "off")
     if store.read_only:  # refuse before the first model call rather than lose the conversation after it
         raise StorageError(f"cannot save this conversation: {store.read_only}")
+    apply_retention(store, settings)
     binding = bind_session(store, services, platform)
     if mode == "llm":  # the user opted in to one extra (auxiliary) model call per session
         binding.titler = titler(auxiliary_provider(settings, "title_generation", services.provider))

@@ -113,13 +113,37 @@ def provider_from_row(settings: Settings, row: Mapping, meter: Meter | None = No
     return meter.wrap(provider, task) if meter is not None else provider
 
 
-def summarizer(provider: Provider, max_tokens: int = 4000) -> Callable[[str], str]:
-    """A `summarize(prompt) -> text` callable over a provider (used by compression)."""
+def summarizer(provider: Provider, max_tokens: int = 4000, timeout: float | None = None) -> Callable[[str], str]:
+    """A `summarize(prompt) -> text` callable over a provider (used by compression); with `timeout`, a call
+    that has not answered by then raises TimeoutError (the request is left to finish on its own thread)."""
 
     def summarize(prompt: str) -> str:
         return provider.complete(ChatRequest((user(prompt),), max_tokens=max_tokens)).content or ""
 
-    return summarize
+    if not timeout or timeout <= 0:
+        return summarize
+
+    def bounded(prompt: str) -> str:
+        import threading
+
+        box: dict[str, object] = {}
+
+        def run() -> None:
+            try:
+                box["text"] = summarize(prompt)
+            except BaseException as exc:  # handed to the caller below
+                box["error"] = exc
+
+        worker = threading.Thread(target=run, name="compression-summary", daemon=True)
+        worker.start()
+        worker.join(timeout)
+        if worker.is_alive():
+            raise TimeoutError(f"no summary within {timeout:g}s")
+        if "error" in box:
+            raise box["error"]  # type: ignore[misc]
+        return str(box.get("text") or "")
+
+    return bounded
 
 
 def titler(provider: Provider) -> Callable[[str, str], str]:

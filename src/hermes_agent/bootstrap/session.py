@@ -8,10 +8,12 @@ import os
 import threading
 from collections.abc import Callable
 
+from hermes_agent.config.settings import Settings
 from hermes_agent.core.agent import AgentServices
 from hermes_agent.core.compression import CompressionResult
 from hermes_agent.errors import StorageError
 from hermes_agent.messages import Message, system, tool_result
+from hermes_agent.storage.retention import Retention
 from hermes_agent.storage.store import SessionStore
 from hermes_agent.tools.builtin.session_search import run_session_search
 from hermes_agent.tools.results import tool_error
@@ -31,6 +33,48 @@ def shared_store(auto_title: bool = True) -> SessionStore:
     if key not in _STORES:
         _STORES[key] = SessionStore(auto_title=auto_title)
     return _STORES[key]
+
+
+def retention_policy(settings: Settings) -> Retention:
+    """The `sessions:` settings as the store's retention policy."""
+    c = settings.cfg.sessions
+    return Retention(tool_output_chars=c.tool_output_max_chars, keep_full=c.keep_full_tool_output,
+                     full_dir=settings.home / "sessions" / "tool_outputs", retention_days=c.retention_days,
+                     max_db_bytes=c.max_db_mb * 1024 * 1024, vacuum_after_prune=c.vacuum_after_prune)
+
+
+def apply_retention(store: SessionStore, settings: Settings,
+                    stop: threading.Event | None = None) -> threading.Thread | None:
+    """Cap what the store keeps; with sessions.auto_prune, prune on a thread of its own (its own connection,
+    short transactions) at most every min_interval_hours, so start-up never waits for it."""
+    from hermes_agent.storage import retention
+
+    policy = retention_policy(settings)
+    store.retention = policy
+    stop = stop or threading.Event()
+    delay = settings.cfg.sessions.auto_prune_delay  # a long-lived process (REPL, gateway) prunes after it;
+    # a one-shot `chat -q` is normally over before then and leaves the prune to them (or `hermes sessions prune`)
+    marker = settings.home / "sessions" / ".last_auto_prune"
+    if not settings.cfg.sessions.auto_prune or store.read_only or not retention.due(
+            marker, settings.cfg.sessions.min_interval_hours):
+        return None
+
+    def run() -> None:
+        if delay and stop.wait(delay):
+            return
+        try:
+            with SessionStore(store.path) as own:
+                report = own.prune_by_policy(policy)
+            retention.touch(marker)
+            if report.sessions:
+                log.info("auto-prune removed %d sessions (%d messages) in %.1fs", report.sessions,
+                         report.messages, report.seconds)
+        except (StorageError, OSError) as exc:
+            log.warning("auto-prune of %s failed: %s", store.path, exc)
+
+    worker = threading.Thread(target=run, name="sessions-auto-prune", daemon=True)
+    worker.start()
+    return worker
 
 
 def bind_session(store: SessionStore, services: AgentServices, source: str, *,

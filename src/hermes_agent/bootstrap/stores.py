@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from hermes_agent.config.settings import Settings
 from hermes_agent.core.agent import AgentServices
-from hermes_agent.core.compression import AutoCompactor, CompressionResult
+from hermes_agent.core.compression import AutoCompactor, CompressionResult, describe
 from hermes_agent.core.context import PromptParts
 from hermes_agent.events import Event, Notice
 from hermes_agent.memory.context_files import persona_and_blocks
@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from hermes_agent.terminal.base import TerminalBackend
 
 log = logging.getLogger(__name__)
+SUMMARY_TIMEOUT = 120.0  # seconds a compression summary may take when auxiliary.compression.timeout is unset
 
 
 def wire_memory_and_todo(services: AgentServices, settings: Settings) -> MemoryStore:
@@ -120,13 +121,19 @@ def wire_compression(services: AgentServices, settings: Settings, emit: Callable
         if on_compressed is not None:
             on_compressed(res)
         if emit is not None and res.method != "none":
-            emit(Notice(f"compressed context: {res.tokens_before} → {res.tokens_after} tokens ({res.method})"))
+            emit(Notice(describe(res)))
 
-    compactor = AutoCompactor(settings, summarizer(aux), todo_text=todos.render_for_context if todos else None,
+    row = settings.cfg.auxiliary.get("compression")
+    try:  # auxiliary.compression.timeout, as in Hermes; a summary never holds the turn longer than that
+        timeout = float(row.get("timeout") or 0) if isinstance(row, dict) else 0.0
+    except (TypeError, ValueError):
+        timeout = 0.0
+    timeout = timeout or SUMMARY_TIMEOUT
+    compactor = AutoCompactor(settings, summarizer(aux, timeout=timeout), todo_text=todos.render_for_context if todos else None,
                               on_result=on_result)
     services.compact = compactor
     if aux is services.provider:  # summaries follow the main model when it is switched (/model)
-        services.on_provider_change.append(lambda p: setattr(compactor, "summarize", summarizer(p)))
+        services.on_provider_change.append(lambda p: setattr(compactor, "summarize", summarizer(p, timeout=timeout)))
 
 
 def script_backend(settings: Settings, workspace: str | None = None, cwd: str | None = None) -> TerminalBackend:

@@ -196,6 +196,17 @@ def check_database() -> list[Finding]:
     return [Finding(c.level, c.text) for c in db_checks(paths.state_db_path())]
 
 
+def check_database_size(settings: Settings) -> list[Finding]:
+    """A warning before state.db gets large: at 80% of sessions.max_db_mb."""
+    from hermes_agent.storage.retention import warn_size
+
+    path = paths.state_db_path()
+    if not path.exists():
+        return []
+    text = warn_size(path, settings.cfg.sessions.max_db_mb * 1024 * 1024)
+    return [Finding("warn", text)] if text else []
+
+
 def check_sandbox(settings: Settings) -> list[Finding]:
     """The OS sandbox of local commands: which mechanism works here, or why none does."""
     if settings.cfg.terminal.backend != "local":

@@ -75,7 +75,10 @@ DEFAULT_CONFIG: dict = {
     "image_gen": {},
     # RL tools: rollout-only here (no trainer); see tools/builtin/rl.py.
     "rl": {"backend": "local-rollout", "workers": 2, "toolsets": ["terminal", "file"], "atropos_environments_dir": ""},
-    "sessions": {"title_mode": "first_message"},  # first_message | llm (one auxiliary call) | off
+    "sessions": {"title_mode": "first_message",  # first_message | llm (one auxiliary call) | off
+                 "auto_prune": True, "retention_days": 90, "min_interval_hours": 24, "vacuum_after_prune": True,
+                 "max_db_mb": 400, "tool_output_max_chars": 16000, "keep_full_tool_output": False,
+                 "auto_prune_delay": 30},
     "context_file_max_chars": None,  # None: the built-in 20000
     "display": {"show_reasoning": True, "tool_progress": "all", "streaming": True, "personality": ""},
     "personalities": {},

@@ -178,6 +178,14 @@ class MemoryCfg:
 @_record
 class SessionsCfg:
     title_mode: Literal["first_message", "llm", "off"]
+    auto_prune: bool  # Hermes's key (upstream default true): retention applied in the background
+    retention_days: float = field(**_c(min=0))  # ended sessions idle longer are deleted (0: never)
+    min_interval_hours: float = field(**_c(min=0))
+    vacuum_after_prune: bool
+    max_db_mb: int = field(**_c(min=0))  # ours: oldest ended sessions go while the data exceeds it
+    tool_output_max_chars: int = field(**_c(min=0))  # ours: tool outputs stored capped (0: whole)
+    auto_prune_delay: float = field(**_c(min=0))  # ours: seconds after start before the background prune
+    keep_full_tool_output: bool  # ours: the full text of a capped output kept in sessions/tool_outputs/
 
 
 @_record

@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import os
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ SUMMARY_PREFIX = "[CONTEXT SUMMARY — REFERENCE ONLY]"
 _SUMMARY_INTRO = (f"{SUMMARY_PREFIX} Earlier turns of this conversation were compacted to save space. "
                   "This is background for continuing the work, not a new request; the messages after it "
                   "are the most recent ones.")
+FILES_LINE = "Files touched: "
 TAIL_FLOOR = 8              # protect_last_n shrinks to this when nothing else is compressible
 _MSG_OVERHEAD_CHARS = 16    # role and framing: about 4 tokens a message
 _CLEAR_MIN_CHARS = 200      # tool outputs shorter than this are not worth clearing
@@ -30,6 +32,7 @@ _MIN_CONTENT_CAP = 2000
 _TRANSCRIPT_TOOL_CHARS = 2000
 _TRANSCRIPT_TEXT_CHARS = 6000
 _TRANSCRIPT_MAX_CHARS = 400_000
+_FILES_LINE_CHARS = 1200
 
 Method = Literal["summary", "truncate", "none"]
 Summarize = Callable[[str], str]
@@ -203,7 +206,19 @@ def _summarize(middle: list[Message], summarize: Summarize, budget: int) -> tupl
         text = text[len(SUMMARY_PREFIX):].strip()
     if not text:
         return None, "the summarizer returned no text"
+    if _garbage(text):
+        return None, "the summarizer returned no usable text"
     return _cut_middle(text, budget * 4 * 2), None
+
+
+def _garbage(text: str) -> bool:
+    """True for an answer that cannot stand in for a conversation: a handful of words, or mostly
+    symbols (a broken stream, a repeated token, binary noise)."""
+    words = [w for w in text.split() if any(ch.isalnum() for ch in w)]
+    if len(words) < 4:
+        return True
+    letters = sum(1 for ch in text if ch.isalnum())
+    return letters < len(text) * 0.3 or len(set(words)) < 3
 
 
 def summary_message(summary: str, todo_text: str | None = None) -> Message:
@@ -214,11 +229,55 @@ def summary_message(summary: str, todo_text: str | None = None) -> Message:
     return Message(role="user", content=body)
 
 
+def _noted_files(m: Message) -> list[str]:
+    """Files an earlier compaction note listed, so the list survives compacting the note itself."""
+    if m.role != "user" or not (m.content or "").startswith(SUMMARY_PREFIX):
+        return []
+    for line in (m.content or "").splitlines():
+        if line.startswith(FILES_LINE):
+            return _parse_files(line)
+    return []
+
+
+def _parse_files(line: str) -> list[str]:
+    body = line[len(FILES_LINE):]
+    base = ""
+    if body.startswith("(under ") and "): " in body:
+        base, body = body[len("(under "):].split("): ", 1)
+    body = body.split(" (+", 1)[0]
+    names = [f.strip() for f in body.split(", ") if f.strip() and f.strip() != "…"]
+    return [f"{base.rstrip('/')}/{n}" if base else n for n in names]
+
+
+def files_line(files: Sequence[str], limit: int = _FILES_LINE_CHARS) -> str:
+    """The files touched on one line of at most about `limit` characters: paths under a common directory
+    written relative to it, the first few and as many of the latest as fit, and how many were left out."""
+    files = list(dict.fromkeys(files))
+    base = ""
+    if len(files) > 1 and all(f.startswith("/") for f in files):
+        base = os.path.commonpath(files)
+        base = "" if base == "/" or base in files else base
+    names = [f[len(base) + 1:] if base else f for f in files]
+    first, rest = names[:3], names[3:]
+    latest: list[str] = []
+    used = sum(len(n) + 2 for n in first) + len(base) + 40
+    for n in reversed(rest):
+        if used + len(n) + 2 > limit:
+            break
+        latest.insert(0, n)
+        used += len(n) + 2
+    left_out = len(rest) - len(latest)
+    shown = first + (["…"] if left_out else []) + latest
+    head = f"{FILES_LINE}(under {base}): " if base else FILES_LINE
+    return head + ", ".join(shown) + (f" (+{left_out} more)" if left_out else "")
+
+
 def fallback_summary(dropped: Sequence[Message]) -> str:
     """A deterministic summary of removed turns: user asks, tools used, files referenced."""
-    asks = [_cut_middle((m.content or "").strip(), 300) for m in dropped if m.role == "user" and m.content]
+    asks = [_cut_middle((m.content or "").strip(), 300) for m in dropped
+            if m.role == "user" and m.content and not m.content.startswith(SUMMARY_PREFIX)]
     tools = Counter(tc.name for m in dropped for tc in m.tool_calls)
-    files: dict[str, None] = {}
+    files: dict[str, None] = dict.fromkeys(f for m in dropped for f in _noted_files(m))
     for m in dropped:
         for tc in m.tool_calls:
             try:
@@ -235,8 +294,7 @@ def fallback_summary(dropped: Sequence[Message]) -> str:
     if tools:
         lines.append("Tools called there: " + ", ".join(f"{n} x{c}" for n, c in tools.most_common()))
     if files:
-        more = f" (+{len(files) - 20} more)" if len(files) > 20 else ""
-        lines.append("Files referenced: " + ", ".join(list(files)[:20]) + more)
+        lines.append(files_line(list(files)))
     lines.append("Re-read files or re-run commands if you need their current contents.")
     return "\n".join(lines)
 
@@ -258,6 +316,28 @@ def _truncate_middle_turns(middle: list[Message],
     return [m for g in groups for m in g], dropped, cleared
 
 
+def _keep_task(head: list[Message], middle: list[Message]) -> tuple[list[Message], list[Message]]:
+    """The task (the first user message) always stays verbatim, even with protect_first_n 0."""
+    if any(m.role == "user" for m in head):
+        return head, middle
+    i = next((i for i, m in enumerate(middle) if m.role == "user"), None)
+    if i is None or (middle[i].content or "").startswith(SUMMARY_PREFIX):
+        return head, middle
+    return [*head, middle[i]], middle[:i] + middle[i + 1:]
+
+
+def describe(res: CompressionResult) -> str:
+    """One line telling the user what compaction did and, without a model summary, what it dropped."""
+    line = f"compressed context: {res.tokens_before} → {res.tokens_after} tokens ({res.method})"
+    if res.method == "truncate":
+        why = f"summary failed ({res.error})" if res.error else "no summarizer"
+        line += (f"; {why}: dropped {res.dropped_count} earlier messages, cleared {res.cleared_outputs} tool "
+                 "outputs; kept the system prompt, the task, the latest turns and the list of files touched")
+    elif res.method == "summary":
+        line += f"; {res.dropped_count} earlier messages summarised"
+    return line
+
+
 def compress(messages: Sequence[Message], summarize: Summarize | None, *, protect_first_n: int = 3,
              protect_last_n: int = 20, todo_text: str | None = None, target_tokens: int | None = None,
              summary_budget_tokens: int = 2000) -> CompressionResult:
@@ -270,6 +350,7 @@ def compress(messages: Sequence[Message], summarize: Summarize | None, *, protec
     system, head, middle, tail = split_protected(msgs, protect_first_n, protect_last_n)
     if not middle and protect_last_n > TAIL_FLOOR:
         system, head, middle, tail = split_protected(msgs, protect_first_n, TAIL_FLOOR)
+    head, middle = _keep_task(head, middle)
     error = None
     if middle and summarize is not None:
         summary, error = _summarize(middle, summarize, summary_budget_tokens)

@@ -20,6 +20,7 @@ from hermes_agent import paths
 from hermes_agent.errors import StorageError
 from hermes_agent.messages import Message, Usage
 from hermes_agent.storage import newer as _newer
+from hermes_agent.storage import retention as _retention
 from hermes_agent.storage.db import connect, retry_busy, run_in_transaction
 from hermes_agent.storage.migrations import inspect, migrate
 from hermes_agent.storage.pricing import estimate_cost
@@ -97,6 +98,7 @@ class SessionStore:
     def __init__(self, path: Path | None = None, *, auto_title: bool = True) -> None:
         self.path = Path(path) if path is not None else paths.state_db_path()
         self.auto_title = auto_title
+        self.retention: _retention.Retention | None = _retention.Retention()  # callers set it from `sessions:`
         self._lock = threading.RLock()
         self._conn = connect(self.path)
         try:
@@ -412,7 +414,7 @@ class SessionStore:
                 cur = c.execute(
                     "INSERT INTO messages (session_id, role, content, tool_calls, tool_call_id, tool_name, "
                     "reasoning, timestamp, token_count, finish_reason, usage) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                    (session_id, m.role, stored_content(m), tool_calls_json(m.tool_calls), m.tool_call_id, m.name,
+                    (session_id, m.role, self._content(m), tool_calls_json(m.tool_calls), m.tool_call_id, m.name,
                      m.reasoning, now, tokens, m.finish_reason, usage_json(m.usage)))
                 ids.append(int(cur.lastrowid))
             # last_active_at follows from a trigger, so messages Hermes appends move it too. The default title
@@ -432,6 +434,28 @@ class SessionStore:
             if "FOREIGN KEY" in str(exc):
                 raise SessionNotFound(f"no session '{session_id}'") from exc
             raise
+
+    def _content(self, m: Message) -> str | None:
+        """The stored content: a tool output capped by the retention policy (storage/retention.py)."""
+        content = stored_content(m)
+        return self.retention.cap(content) if self.retention is not None and m.role == "tool" else content
+
+    def prune_by_policy(self, policy: _retention.Retention, now: float | None = None) -> _retention.PruneReport:
+        """Retention by age and by total size in short transactions, then incremental vacuum."""
+        if self.read_only:
+            raise StorageError(self.read_only)
+        with self._lock:
+            try:
+                report = _retention.prune(self._conn, policy, self.path, now)
+                if report.sessions:
+                    run_in_transaction(self._conn, lambda c: _newer.drop_unreferenced_prompts(c, self._shape))
+                return report
+            except sqlite3.Error as exc:
+                raise StorageError(f"session store error: {exc}") from exc
+
+    def size_by_kind(self) -> dict[str, int]:
+        """Bytes of state.db by kind of content (`hermes sessions stats`)."""
+        return self._read(_retention.size_by_kind)
 
     def get_records(self, session_id: str, around_id: int | None = None, window: int = 0) -> list[StoredMessage]:
         """Stored messages in order; with around_id, only `window` messages either side of it."""

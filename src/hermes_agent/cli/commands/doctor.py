@@ -51,6 +51,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     findings += dc.check_mcp(settings)
     findings += dc.check_tools(settings)
     findings += dc.check_database()
+    findings += dc.check_database_size(settings)
     for f in findings:
         print(f"  {_MARKS[f.level]} {f.text}")
     fails = sum(f.level == "fail" for f in findings)

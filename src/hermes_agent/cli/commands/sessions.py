@@ -63,8 +63,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     rm = sub.add_parser("delete", help="Delete a session and its messages")
     rm.add_argument("id")
     rm.add_argument("--yes", "-y", action="store_true", help="Do not ask for confirmation")
-    prune = sub.add_parser("prune", help="Delete sessions idle for longer than an age")
-    prune.add_argument("--older-than", required=True, help="Age such as 30d, 12h, 2w")
+    prune = sub.add_parser("prune", help="Delete sessions idle for longer than an age (default: apply the "
+                                         "sessions.retention_days / max_db_mb policy)")
+    prune.add_argument("--older-than", help="Age such as 30d, 12h, 2w")
     prune.add_argument("--yes", "-y", action="store_true", help="Do not ask for confirmation")
     st = sub.add_parser("stats", help="Token usage, cost and database size (one session with ID)")
     st.add_argument("id", nargs="?")
@@ -80,6 +81,8 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         with SessionStore() as store:
             if store.read_only and action not in _WRITES:
                 print(f"hermes sessions: note: {store.read_only}", file=sys.stderr)
+            if action == "prune" and not args.older_than:
+                return _prune_policy(args, store, settings)
             return handler(args, store)
     except HermesError as exc:
         print(f"hermes sessions {action}: {exc}", file=sys.stderr)
@@ -282,6 +285,20 @@ def _prune(args: argparse.Namespace, store: SessionStore) -> int:
     return 0
 
 
+def _prune_policy(args: argparse.Namespace, store: SessionStore, settings: Settings) -> int:
+    from hermes_agent.bootstrap.session import retention_policy
+
+    policy = retention_policy(settings)
+    if not _confirm(f"Delete ended sessions idle for more than {policy.retention_days:g} days, then the oldest "
+                    f"while the data exceeds {policy.max_db_bytes / 1e6:.0f} MB?", args.yes):
+        print("Kept.")
+        return 0
+    r = store.prune_by_policy(policy)
+    print(f"Deleted {r.sessions} sessions ({r.messages} messages); state.db {r.bytes_before / 1e6:.1f} MB -> "
+          f"{r.bytes_after / 1e6:.1f} MB in {r.seconds:.1f}s.")
+    return 0
+
+
 def _stats_lines(st: Stats) -> list[str]:
     lines = [f"Sessions: {st.sessions:,}   Messages: {st.messages:,}   Tool calls: {st.tool_calls:,}",
              f"Tokens:   {st.input_tokens:,} in / {st.output_tokens:,} out   "
@@ -301,6 +318,8 @@ def _stats(args: argparse.Namespace, store: SessionStore) -> int:
         print("\n".join(_header(store.require_session(args.id))))
         return 0
     print("\n".join(_stats_lines(store.stats())))
+    kinds = store.size_by_kind()
+    print("Size by kind: " + ", ".join(f"{k} {v / 1e6:.1f} MB" for k, v in kinds.items()))
     return 0
 
 

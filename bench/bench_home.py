@@ -1,0 +1,154 @@
+"""90 days of one busy user, written through our store API with the default `sessions:` settings: 200 sessions a
+day (a few tool calls each, outputs up to 1 MB), 20 gateway chats that stay open, the daily auto-prune. Reports
+state.db size per day, session search latency (p50/p95) on the final file, and `hermes chat -q` start-up with
+that file against an empty home (scripted model on loopback).
+
+Usage: .venv/bin/python bench/bench_home.py [--days 90] [--per-day 200] [--chats 20] [--out bench_home.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from hermes_agent.config.settings import Settings
+from hermes_agent.messages import Message, ToolCall
+from hermes_agent.providers.scripted import ScriptedServer
+from hermes_agent.storage.retention import file_bytes
+from hermes_agent.storage.store import SessionStore
+
+HERMES = str(Path(sys.executable).with_name("hermes"))
+_DAY = 86400.0
+WORDS = ("parser config deploy whale kernel socket retry budget invoice cluster schema lambda vector token "
+         "gateway cron sandbox browser memory skill import export rollback commit branch merge docker yaml "
+         "python rust sqlite index latency cache proxy header cookie session prompt model agent tool").split()
+
+
+def _corpus(rng: random.Random, size: int = 2_200_000) -> str:
+    """One big text of random words; outputs are slices of it (cheap to make, realistic to index)."""
+    parts, n = [], 0
+    while n < size:
+        line = " ".join(rng.choice(WORDS) + str(rng.randrange(1000)) for _ in range(12)) + "\n"
+        parts.append(line)
+        n += len(line)
+    return "".join(parts)
+
+
+def _output_size(rng: random.Random) -> int:
+    """Mostly small, a long tail up to 1 MB (log-uniform 100 B .. 1 MB)."""
+    return int(10 ** rng.uniform(2, 6))
+
+
+def _session(store: SessionStore, rng: random.Random, corpus: str, t: float) -> None:
+    sid = store.create_session("cli", "scripted-model", cwd="/home/u/proj").id
+    task = " ".join(rng.choice(WORDS) for _ in range(rng.randrange(5, 30)))
+    batch = [Message(role="user", content=f"please {task}")]
+    for k in range(rng.randrange(1, 8)):
+        size = _output_size(rng)
+        start = rng.randrange(0, len(corpus) - size)
+        call = ToolCall(f"c{k}", "terminal", json.dumps({"command": f"grep -r {rng.choice(WORDS)} src"}))
+        batch += [Message(role="assistant", content="", tool_calls=(call,)),
+                  Message(role="tool", content=corpus[start:start + size], tool_call_id=f"c{k}", name="terminal")]
+    batch.append(Message(role="assistant", content=f"Done: {task}. " + "detail " * rng.randrange(10, 200)))
+    store.append_messages(sid, batch, timestamp=t)
+    store.end_session(sid)
+
+
+def simulate(db: Path, days: int, per_day: int, chats: int, seed: int = 7) -> list[dict]:
+    rng = random.Random(seed)
+    corpus = _corpus(rng)
+    store = SessionStore(db)
+    from hermes_agent.bootstrap.session import retention_policy
+
+    settings = Settings(data={}, home=db.parent)
+    policy = retention_policy(settings)
+    store.retention = policy
+    t0 = time.time() - days * _DAY
+    chat_ids = [store.create_session("telegram", "scripted-model", session_key=f"agent:main:telegram:dm:{i}").id
+                for i in range(chats)]
+    per_day_rows = []
+    for d in range(days):
+        start = time.monotonic()
+        day_t = t0 + d * _DAY
+        for i in range(per_day):
+            _session(store, rng, corpus, day_t + i * (_DAY / per_day))
+        for cid in chat_ids:  # each chat: a few exchanges a day
+            msgs = [Message(role=r, content=" ".join(rng.choice(WORDS) for _ in range(40)))
+                    for _ in range(5) for r in ("user", "assistant")]
+            store.append_messages(cid, msgs, timestamp=day_t + _DAY - 60)
+        report = store.prune_by_policy(policy, now=day_t + _DAY)  # the daily auto-prune
+        per_day_rows.append({"day": d + 1, "mb": round(file_bytes(db) / 1e6, 1), "pruned": report.sessions,
+                             "prune_s": round(report.seconds, 2), "write_s": round(time.monotonic() - start, 1)})
+        print(json.dumps(per_day_rows[-1]), flush=True)
+    store.close()
+    return per_day_rows
+
+
+def search_latency(db: Path, n: int = 300) -> dict:
+    rng = random.Random(3)
+    times = []
+    with SessionStore(db) as store:
+        for _ in range(n):
+            q = f"{rng.choice(WORDS)}{rng.randrange(1000)}" if rng.random() < 0.7 else rng.choice(WORDS)
+            start = time.perf_counter()
+            store.search(q, limit=10)
+            times.append((time.perf_counter() - start) * 1000)
+    times.sort()
+    return {"n": n, "p50_ms": round(statistics.median(times), 2), "p95_ms": round(times[int(n * 0.95)], 2),
+            "max_ms": round(times[-1], 2)}
+
+
+def _chat_seconds(home: Path, url: str, runs: int) -> float:
+    (home / "config.yaml").write_text(f"model:\n  provider: custom\n  default: scripted-model\n  base_url: {url}\n"
+                                      "  api_key: k\nmemory:\n  memory_enabled: false\n"
+                                      "sessions:\n  auto_prune: false\n", encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "HERMES_"))}
+    env["HERMES_HOME"] = str(home)
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        subprocess.run([HERMES, "chat", "-q", "hi"], env=env, capture_output=True, check=True, timeout=60)
+        times.append(time.perf_counter() - start)
+    return round(statistics.median(times), 3)
+
+
+def startup(db: Path, runs: int = 5) -> dict:
+    with ScriptedServer(default={"content": "hi"}) as server, tempfile.TemporaryDirectory() as empty:
+        return {"empty_home_s": _chat_seconds(Path(empty), server.url, runs),
+                "busy_home_s": _chat_seconds(db.parent, server.url, runs)}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--days", type=int, default=90)
+    ap.add_argument("--per-day", type=int, default=200)
+    ap.add_argument("--chats", type=int, default=20)
+    ap.add_argument("--home", help="keep the simulated home here (default: a temporary directory)")
+    ap.add_argument("--out", default="bench_home.json")
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        home = Path(args.home or tmp)
+        home.mkdir(parents=True, exist_ok=True)
+        db = home / "state.db"
+        days = simulate(db, args.days, args.per_day, args.chats)
+        with SessionStore(db) as store:
+            kinds = {k: round(v / 1e6, 1) for k, v in store.size_by_kind().items()}
+            sessions = store.count_sessions()
+        result = {"days": days, "final_mb": days[-1]["mb"], "max_mb": max(d["mb"] for d in days),
+                  "sessions_kept": sessions, "mb_by_kind": kinds, "search": search_latency(db),
+                  "startup": startup(db)}
+        print(json.dumps({k: v for k, v in result.items() if k != "days"}, indent=1))
+        Path(args.out).write_text(json.dumps(result, indent=1), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,202 @@
+"""A state.db that stays small: tool outputs stored capped (the full text in a file only when asked),
+retention by age and by total size in short chunked transactions, incremental vacuum after a prune,
+and the size of the file by kind of content (`hermes sessions stats`, `hermes doctor`)."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import sqlite3
+import time
+from pathlib import Path
+from typing import NamedTuple
+
+log = logging.getLogger(__name__)
+
+CHUNK_SESSIONS = 200  # sessions deleted per transaction by age (small ones); by size at most SIZE_CHUNK
+SIZE_CHUNK = 20  # the size pass deletes the biggest, oldest sessions: fewer per transaction keeps the lock short
+_PAUSE_S = 0.05  # between chunks, so a live conversation's writes get the lock
+_DAY = 86400.0
+_MERGE_STEPS = 8  # FTS5 'merge' of 500 pages each after a prune: the index shrinks without one long lock
+
+
+class Retention:
+    """What the store keeps. `tool_output_chars` 0 stores tool outputs whole; `full_dir` (with
+    keep_full) receives each capped output's full text, named by its SHA-256. A plain class, not a
+    dataclass: the store builds one at start-up, which must stay cheap."""
+
+    __slots__ = ("full_dir", "keep_full", "max_db_bytes", "retention_days", "tool_output_chars",
+                 "vacuum_after_prune")
+
+    def __init__(self, tool_output_chars: int = 16_000, keep_full: bool = False, full_dir: Path | None = None,
+                 retention_days: float = 90.0, max_db_bytes: int = 400 * 1024 * 1024,
+                 vacuum_after_prune: bool = True) -> None:
+        self.tool_output_chars, self.keep_full, self.full_dir = tool_output_chars, keep_full, full_dir
+        self.retention_days, self.max_db_bytes = retention_days, max_db_bytes
+        self.vacuum_after_prune = vacuum_after_prune
+
+    def cap(self, content: str | None) -> str | None:
+        """A tool output as stored: head and tail of a long one around a marker saying what was left out."""
+        limit = self.tool_output_chars
+        if content is None or limit <= 0 or len(content) <= limit:
+            return content
+        where = ""
+        if self.keep_full and self.full_dir is not None:
+            where = f"; full text in {_save_full(self.full_dir, content)}"
+        head = limit * 3 // 4
+        tail = limit - head
+        return (f"{content[:head]}\n[... {len(content) - limit:,} of {len(content):,} chars not stored{where} ...]\n"
+                f"{content[-tail:]}")
+
+
+def _save_full(folder: Path, content: str) -> Path:
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    data = content.encode("utf-8", "surrogatepass")
+    path = folder / f"{hashlib.sha256(data).hexdigest()[:32]}.txt"
+    if not path.exists():
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+    return path
+
+
+# ---- size ----------------------------------------------------------------------------------------
+
+def file_bytes(path: Path) -> int:
+    """state.db and its WAL on disk."""
+    return sum(p.stat().st_size for p in (path, Path(f"{path}-wal")) if p.exists())
+
+
+def used_bytes(conn: sqlite3.Connection) -> int:
+    """Bytes in use inside the file (pages minus free pages): what a size limit should measure."""
+    page = int(conn.execute("PRAGMA page_size").fetchone()[0])
+    count = int(conn.execute("PRAGMA page_count").fetchone()[0])
+    free = int(conn.execute("PRAGMA freelist_count").fetchone()[0])
+    return page * (count - free)
+
+
+def size_by_kind(conn: sqlite3.Connection) -> dict[str, int]:
+    """Bytes of content by kind: tool outputs, conversation text, tool calls, reasoning, the search index
+    (dbstat when SQLite has it), and free pages."""
+    row = conn.execute(
+        "SELECT COALESCE(SUM(CASE WHEN role = 'tool' THEN LENGTH(CAST(content AS BLOB)) END), 0), "
+        "COALESCE(SUM(CASE WHEN role != 'tool' THEN LENGTH(CAST(content AS BLOB)) END), 0), "
+        "COALESCE(SUM(LENGTH(tool_calls)), 0), COALESCE(SUM(LENGTH(reasoning)), 0) FROM messages").fetchone()
+    out = {"tool outputs": int(row[0]), "conversation text": int(row[1]), "tool calls": int(row[2]),
+           "reasoning": int(row[3])}
+    try:
+        fts = conn.execute("SELECT COALESCE(SUM(pgsize), 0) FROM dbstat WHERE name LIKE 'messages_fts%'").fetchone()
+        out["search index"] = int(fts[0])
+    except sqlite3.Error:  # SQLite built without dbstat
+        pass
+    page = int(conn.execute("PRAGMA page_size").fetchone()[0])
+    out["free pages"] = page * int(conn.execute("PRAGMA freelist_count").fetchone()[0])
+    return out
+
+
+# ---- prune ---------------------------------------------------------------------------------------
+
+def _delete_chunk(conn: sqlite3.Connection, ids: list[str]) -> int:
+    marks = ",".join("?" * len(ids))
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        n = conn.execute(f"DELETE FROM messages WHERE session_id IN ({marks})", ids).rowcount
+        conn.execute(f"UPDATE sessions SET parent_session_id = NULL WHERE parent_session_id IN ({marks})", ids)
+        conn.execute(f"DELETE FROM sessions WHERE id IN ({marks})", ids)
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return n
+
+
+def _oldest(conn: sqlite3.Connection, before: float | None, n: int) -> list[str]:
+    """Ended sessions idle the longest (open ones are a live conversation and stay)."""
+    where = "ended_at IS NOT NULL" + (" AND last_active_at < ?" if before is not None else "")
+    params: list[object] = [before] if before is not None else []
+    rows = conn.execute(f"SELECT id FROM sessions WHERE {where} ORDER BY last_active_at LIMIT ?", [*params, n])
+    return [r[0] for r in rows]
+
+
+def _chunk_for(conn: sqlite3.Connection, excess: int) -> int:
+    """About as many sessions as hold `excess` bytes on average (at least 1, at most CHUNK_SESSIONS)."""
+    n = int(conn.execute("SELECT COUNT(*) FROM sessions").fetchone()[0]) or 1
+    per = max(1, used_bytes(conn) // n)
+    return max(1, min(SIZE_CHUNK, -(-excess // per)))
+
+
+class PruneReport(NamedTuple):
+    sessions: int
+    messages: int
+    bytes_before: int
+    bytes_after: int
+    seconds: float
+
+
+def prune(conn: sqlite3.Connection, policy: Retention, path: Path, now: float | None = None) -> PruneReport:
+    """Delete ended sessions older than retention_days, then the oldest ones while the data in use exceeds
+    max_db_bytes; CHUNK_SESSIONS per transaction so other writers get the lock in between. Then give the
+    freed pages back (incremental vacuum) and fold the WAL in. `conn` must be in autocommit mode."""
+    start = time.monotonic()
+    before = file_bytes(path)
+    now = time.time() if now is None else now
+    sessions = messages = 0
+    if policy.retention_days > 0:
+        cutoff = now - policy.retention_days * _DAY
+        while ids := _oldest(conn, cutoff, CHUNK_SESSIONS):
+            messages += _delete_chunk(conn, ids)
+            sessions += len(ids)
+    if policy.max_db_bytes > 0:
+        while (excess := used_bytes(conn) - policy.max_db_bytes) > 0:
+            ids = _oldest(conn, None, _chunk_for(conn, excess))
+            if not ids:
+                break
+            messages += _delete_chunk(conn, ids)
+            sessions += len(ids)
+            time.sleep(_PAUSE_S)
+    if sessions and policy.vacuum_after_prune:
+        vacuum(conn)
+    return PruneReport(sessions, messages, before, file_bytes(path), time.monotonic() - start)
+
+
+def vacuum(conn: sqlite3.Connection) -> None:
+    """Free pages back to the OS: the search index merged in bounded steps, then incremental vacuum on an
+    auto_vacuum=INCREMENTAL file (ours), in steps; the WAL truncated. A file in another auto_vacuum mode keeps its pages."""
+    for table in ("messages_fts", "messages_fts_trigram"):  # bounded merges, each its own short transaction
+        for _ in range(_MERGE_STEPS):
+            try:
+                before = conn.total_changes
+                conn.execute(f"INSERT INTO {table}({table}, rank) VALUES ('merge', 500)")
+            except sqlite3.Error:
+                break  # no such index here, or a newer layout owns it
+            if conn.total_changes - before <= 0:
+                break
+    while int(conn.execute("PRAGMA freelist_count").fetchone()[0]) > 0:
+        conn.execute("PRAGMA incremental_vacuum(2000)").fetchall()
+        if int(conn.execute("PRAGMA auto_vacuum").fetchone()[0]) != 2:
+            break
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+
+
+def due(marker: Path, min_interval_hours: float, now: float | None = None) -> bool:
+    """True when the last automatic prune (the marker's mtime) is older than min_interval_hours."""
+    now = time.time() if now is None else now
+    try:
+        return now - marker.stat().st_mtime >= min_interval_hours * 3600
+    except OSError:
+        return True
+
+
+def touch(marker: Path) -> None:
+    marker.parent.mkdir(parents=True, exist_ok=True)
+    marker.touch()
+
+
+def warn_size(path: Path, limit_bytes: int) -> str | None:
+    """A `hermes doctor` warning once the file passes 80% of the configured size limit."""
+    size = file_bytes(path)
+    if limit_bytes > 0 and size >= limit_bytes * 0.8:
+        return (f"state.db is {size / 1e6:.0f} MB (limit sessions.max_db_mb {limit_bytes / 1e6:.0f} MB): "
+                "run `hermes sessions prune` or lower sessions.retention_days")
+    return None
