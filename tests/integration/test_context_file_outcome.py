@@ -57,17 +57,24 @@ def test_planted_context_files_after_a_download_are_undone(scripted, hermes_home
     assert "AGENTS.md changed by a command after untrusted content was read" in out.stdout + out.stderr
 
 
-def test_the_same_script_without_untrusted_content_keeps_its_effect(scripted, hermes_home, tmp_path):
+def test_without_untrusted_content_ordinary_notes_stay_and_planted_orders_go(scripted, hermes_home, tmp_path):
+    """A fetch hidden in `python3 f.py` leaves the conversation untainted (#25): there, a change whose added
+    text reads as an injected instruction is undone all the same; ordinary project notes stay."""
     work = tmp_path / "work"
     work.mkdir()
     (work / "b.sh").write_text(SCRIPT)
+    (work / "notes.sh").write_text("n=AGE; printf 'Use pytest -q; the code lives in src/.\\n' > ${n}NTS.md\n")
     model_config(hermes_home, scripted.url)
     scripted.add({"tool_calls": [{"name": "terminal", "arguments": {"command": "bash b.sh"}}]},
+                 {"tool_calls": [{"name": "terminal", "arguments": {"command": "bash notes.sh"}}]},
                  {"content": "done"})
     out = run_hermes("chat", "-q", "set up", "-t", "terminal", home=hermes_home, cwd=str(work), timeout=90)
     assert out.returncode == 0, out.stderr
-    assert PLANTED in (work / "AGENTS.md").read_text()
-    assert "changed by a command" not in _tool_results(scripted)[-1]
+    planted, notes = _tool_results(scripted)[-2:]
+    assert "reads as planted instructions" in planted and "runs code from the network" in planted
+    assert not (work / "CLAUDE.md").exists()
+    assert (work / "AGENTS.md").read_text() == "Use pytest -q; the code lives in src/.\n"
+    assert "changed by a command" not in notes
 
 
 def test_an_mcp_server_writing_agents_md_is_undone(scripted, hermes_home, tmp_path):

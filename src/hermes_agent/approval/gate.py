@@ -433,7 +433,7 @@ def _workspace(ctx: object) -> str | None:
         backend = ctx.backend() if callable(getattr(ctx, "backend", None)) else None  # type: ignore[union-attr]
         cwd = backend.cwd() if backend is not None else None
     except Exception:  # no backend here: only the command text is judged
-        log.debug("no terminal backend for the workspace files", exc_info=True)
+        log.debug("no backend to find the workspace files", exc_info=True)
         return None
     return cwd if isinstance(cwd, str) and cwd.startswith("/") else None
 

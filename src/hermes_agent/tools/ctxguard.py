@@ -3,7 +3,9 @@ confined code (terminal, process, execute_code, an MCP tool) must not leave a pl
 the next session. The files the next prompt would load are snapshotted before the call (stat + bytes,
 read with O_NOFOLLOW under a directory fd) and compared after; anything created, changed or removed is
 put back the way it was (old bytes restored, a new entry unlinked), whatever the command text looked
-like: a computed name, a script, a fetch hidden in `f.py`, an MCP server writing the file itself."""
+like: a computed name, a script, a fetch hidden in `f.py`, an MCP server writing the file itself. In a
+conversation that is not tainted (a fetch can hide where provenance does not see it), only a change whose
+added text reads as an injected instruction (hermes_agent.intent) is undone."""
 
 from __future__ import annotations
 
@@ -16,8 +18,9 @@ from pathlib import Path
 # What the next session loads (memory/context_files.py) and what other agents read from a workspace.
 WATCHED = ("AGENTS.md", "CLAUDE.md", ".hermes.md", "HERMES.md", "SOUL.md", ".cursorrules", ".windsurfrules",
            ".github/copilot-instructions.md")
-CONFINED_TOOLS = frozenset({"terminal", "process", "execute_code"})
 _READ_CAP = 4 << 20  # bigger than any prompt cap: a larger file is kept by its stat alone
+# Content this process has undone: a parallel call whose "before" caught it must not put it back.
+_undone: set[bytes] = set()
 _DIR_FLAGS = getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
@@ -31,8 +34,10 @@ class Entry:
     sig: tuple = ()
 
 
-def runs_confined_code(name: str, toolset: str) -> bool:
-    return name in CONFINED_TOOLS or toolset.startswith("mcp-") or name.startswith("mcp__")
+def runs_confined_code(approval: str) -> bool:
+    """By the registry trait: tools approved as a "command" (shell, code, background processes) or as an
+    "external" server (MCP tools, whose servers write to the workspace themselves)."""
+    return approval in ("command", "external")
 
 
 def watched_dirs(cwds: list[str]) -> list[str]:
@@ -143,14 +148,32 @@ def _restore(dir_fd: int, name: str, old: Entry) -> None:
     os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
 
 
-def undo_changes(before: dict[tuple[str, str], Entry]) -> list[tuple[str, bool]]:
-    """Put back every watched file that differs from `before`: [(path, undone?)]."""
+def changes(before: dict[tuple[str, str], Entry]) -> list[tuple[tuple[str, str], Entry, Entry]]:
+    """(key, old, new) for every watched name that differs from `before`."""
     after = snapshot(sorted({d for d, _ in before}))
+    return [(key, old, after.get(key, Entry("absent"))) for key, old in before.items()
+            if not _same(old, after.get(key, Entry("absent")))]
+
+
+def planted(old: Entry, new: Entry) -> list[str]:
+    """The injected-instruction intents (hermes_agent.intent) in what a change added to a context file."""
+    from hermes_agent.intent import scan
+
+    if new.kind != "file":
+        return ["not a plain file any more"] if new.kind != "absent" else []
+    text = new.data.decode("utf-8", "replace")
+    gone = set(old.data.decode("utf-8", "replace").splitlines()) if old.kind == "file" else set()
+    added = "\n".join(line for line in text.splitlines() if line not in gone)
+    return [i.kind for i in scan(added)]
+
+
+def undo_changes(before: dict[tuple[str, str], Entry],
+                 found: list[tuple[tuple[str, str], Entry, Entry]] | None = None) -> list[tuple[str, bool]]:
+    """Put back every watched file of `found` (default: all that differ from `before`): [(path, undone?)]."""
     out: list[tuple[str, bool]] = []
-    for key, old in before.items():
-        new = after.get(key, Entry("absent"))
-        if _same(old, new):
-            continue
+    for key, old, new in changes(before) if found is None else found:
+        if old.kind in ("file", "link") and _digest(old) in _undone:
+            continue  # another call's planted content, already undone by that call
         d, rel = key
         sub, name = os.path.split(rel)
         path = os.path.join(d, rel)
@@ -160,6 +183,8 @@ def undo_changes(before: dict[tuple[str, str], Entry]) -> list[tuple[str, bool]]
                 out.append((path, old.kind == "absent"))
                 continue
             _restore(fd, name, old)
+            if new.kind in ("file", "link") and new.data:
+                _undone.add(_digest(new))
             out.append((path, True))
         except OSError:
             out.append((path, False))
@@ -169,11 +194,21 @@ def undo_changes(before: dict[tuple[str, str], Entry]) -> list[tuple[str, bool]]
     return out
 
 
-def note(changes: list[tuple[str, bool]], source: str) -> str:
+def _digest(entry: Entry) -> bytes:
+    import hashlib
+
+    return hashlib.sha256(entry.kind.encode() + b"\0" + entry.data).digest()
+
+
+def note(undone: list[tuple[str, bool]], source: str, why: str = "") -> str:
     """One line per changed file, for the model and for the user."""
     lines = []
-    for path, undone in changes:
-        what = "undone" if undone else "COULD NOT BE UNDONE, check it before the next session"
-        lines.append(f"{path} changed by a command after untrusted content was read ({source}): {what}; "
-                     "the user can make that change in a session that read nothing untrusted")
+    for path, ok in undone:
+        what = "undone" if ok else "COULD NOT BE UNDONE, check it before the next session"
+        if why:
+            lines.append(f"{path} changed by a command to hold what reads as planted instructions ({why}): {what}; "
+                         "the user can write that into the file themselves")
+        else:
+            lines.append(f"{path} changed by a command after untrusted content was read ({source}): {what}; "
+                         "the user can make that change in a session that read nothing untrusted")
     return "\n".join(lines)

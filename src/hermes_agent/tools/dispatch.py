@@ -178,13 +178,11 @@ def _run_one(name: str, raw_args: dict, offered: Collection[str] | None, task_id
 
 
 def _guard_before(entry: object, args: dict, ctx: ToolContext | None) -> dict | None:
-    """A snapshot of the workspace's context files when this call runs confined code in a conversation
-    that is (or this call makes it) tainted; None when nothing needs watching."""
+    """A snapshot of the workspace's context files when this call runs confined code (tools/ctxguard.py);
+    None when nothing needs watching."""
     from hermes_agent.tools import ctxguard
 
-    if ctx is None or not ctxguard.runs_confined_code(entry.name, entry.toolset):
-        return None
-    if not ctx.untrusted and not entry.brings_untrusted(args):
+    if ctx is None or not ctxguard.runs_confined_code(entry.approval):
         return None
     cwds = [os.getcwd()]
     configured = str(getattr(ctx.settings.cfg.terminal, "cwd", "") or "")
@@ -198,16 +196,21 @@ def _guard_before(entry: object, args: dict, ctx: ToolContext | None) -> dict | 
 
 
 def _guard_after(before: dict, result: str, ctx: ToolContext) -> str:
-    """Undo context-file changes the call made once the conversation is tainted; tell the model (in the
-    result) and the user (ctx.notice)."""
+    """Undo context-file changes the call made (all of them once the conversation is tainted, else those that
+    read as planted instructions); tell the model (in the result) and the user (ctx.notice)."""
     from hermes_agent.tools import ctxguard
 
-    if not ctx.untrusted:
+    found = ctxguard.changes(before)
+    if not found:
         return result
-    changes = ctxguard.undo_changes(before)
-    if not changes:
-        return result
-    line = ctxguard.note(changes, ctx.untrusted)
+    why = ""
+    if not ctx.untrusted:  # only what reads as planted instructions is undone here
+        kinds = {key: ctxguard.planted(old, new) for key, old, new in found}
+        found = [c for c in found if kinds[c[0]]]
+        why = ", ".join(sorted({k for ks in kinds.values() for k in ks}))
+        if not found:
+            return result
+    line = ctxguard.note(ctxguard.undo_changes(before, found), ctx.untrusted, why)
     log.warning("%s", line)
     if ctx.notice is not None:
         ctx.notice(line)
