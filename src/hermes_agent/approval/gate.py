@@ -129,9 +129,10 @@ class ApprovalGate:
     # -- public -------------------------------------------------------------------------------------
 
     def check(self, command: str, backend_kind: str = "local", isolated: bool = False, *,
-              session_id: str | None = None, uncontained: str = "") -> Decision:
+              session_id: str | None = None, uncontained: str = "", cwd: str | None = None) -> Decision:
         """Decide about one terminal command (the full text, as the backend would run it). `uncontained`
-        says why it would run outside the OS sandbox (asked for, or no sandbox here): that alone asks."""
+        says why it would run outside the OS sandbox (asked for, or no sandbox here): that alone asks.
+        With `cwd`, the workspace files the command runs (a.sh, Makefile, x.py, package.json) count too."""
         from hermes_agent.approval.rules import Finding, scan_command
 
         scan = scan_command(command)
@@ -147,6 +148,10 @@ class ApprovalGate:
         if isolated:
             return Decision(True, f"isolated {backend_kind} backend", None, "isolated")
         findings = list(scan.findings)
+        if cwd and not isolated:
+            from hermes_agent.approval.scriptfiles import file_findings
+
+            findings.extend(file_findings(command, cwd))
         if uncontained:
             findings.append(Finding(UNSANDBOXED, f"it would run outside the OS sandbox ({uncontained})"))
         if not findings:
@@ -312,7 +317,7 @@ class ApprovalGate:
         kind, isolated = backend_isolation(settings)
         if trait == "command":
             return self.check(subject.command, kind, isolated, session_id=session_id,
-                              uncontained=subject.uncontained or _sandbox_missing(ctx))
+                              uncontained=subject.uncontained or _sandbox_missing(ctx), cwd=_workspace(ctx))
         if trait == "writes":
             return self.check_write(subject.paths, session_id=session_id, isolated=isolated, tool=name)
         return self.check_external(name, subject.origin or "an external tool server", args, session_id=session_id)
@@ -420,6 +425,17 @@ class ApprovalGate:
             elif normalised == target or raw == " ".join(entry.split()):
                 return True
         return False
+
+
+def _workspace(ctx: object) -> str | None:
+    """The directory the terminal of this context runs commands in (its scripts are scanned too)."""
+    try:
+        backend = ctx.backend() if callable(getattr(ctx, "backend", None)) else None  # type: ignore[union-attr]
+        cwd = backend.cwd() if backend is not None else None
+    except Exception:  # no backend here: only the command text is judged
+        log.debug("no backend to find the workspace files", exc_info=True)
+        return None
+    return cwd if isinstance(cwd, str) and cwd.startswith("/") else None
 
 
 def _sandbox_missing(ctx: object) -> str:

@@ -88,6 +88,7 @@ class AIAgent:
         self.history: list[Message] = []
         self._cancel = threading.Event()
         self.services.ctx.interrupt = self._cancel
+        self.services.ctx.notice = lambda text: self._emit(Notice(text, "warning"))
         self._defs: tuple[tuple[int, frozenset[str]], list[dict]] | None = None
         self._called: tuple[list[Message] | None, int, set[str]] = (None, 0, set())
         self._mcp_seen: set[str] | None = None

@@ -57,6 +57,7 @@ class ToolContext:
     # external MCP results, downloads, a message from someone other than the owner. Set by dispatch and the
     # frontends, cleared with a new conversation; the approval gate then asks before anything persists.
     untrusted: str = ""
+    notice: Callable[[str], None] | None = None  # a warning the user sees (the agent emits it as a Notice)
     _local_backend: TerminalBackend | None = field(default=None, repr=False)
 
     def backend(self) -> TerminalBackend:

@@ -15,7 +15,7 @@ MAX_COMMAND_CHARS = 1_000_000
 
 __all__ = [
     "DANGEROUS_RULES", "HARDLINE_RULES", "TEXT_RULES", "Finding", "Rule", "Scan", "classify_sensitive_path",
-    "detect_dangerous_command", "detect_hardline_command", "one_line", "scan_command",
+    "detect_dangerous_command", "detect_hardline_command", "one_line", "scan_command", "scan_files",
 ]
 
 
@@ -63,6 +63,19 @@ def analyse_command(command: str) -> Scan:
     views = tuple(dict.fromkeys([" ".join(text.split()), *scanner.views]))
     normalised = views[1] if scanner.top_commands == 1 and len(views) > 1 else views[0]
     return Scan(findings, views, scanner.top_compound, normalised)
+
+
+def scan_files(command: str, reader: object) -> tuple[Finding, ...]:
+    """Findings in the workspace files `command` runs (approval/rules/workfiles.py), read through `reader`;
+    only those, not the command's own (scan_command has them)."""
+    text = clean(command)
+    if len(text) > MAX_COMMAND_CHARS:
+        return ()
+    scanner = Scanner()
+    scanner.reader = reader
+    scanner.text(text)
+    own = set(scan_command(command).keys)
+    return tuple(Finding(k, one_line(d), h) for k, d, h in scanner.findings if k not in own)
 
 
 def one_line(text: str, limit: int = 200) -> str:

@@ -20,6 +20,7 @@ from hermes_agent.approval.rules.runners import risky_variable
 from hermes_agent.approval.rules.table import DANGEROUS_RULES, HARDLINE_RULES, TEXT_RULES
 from hermes_agent.approval.rules.targets import HISTORY_WIPE, disposable, norm_path
 from hermes_agent.approval.rules.unwrap import unwrap
+from hermes_agent.approval.rules.workfiles import WorkFiles
 
 MAX_DEPTH = 8
 MAX_TEXTS = 96
@@ -56,7 +57,7 @@ def inert(u: Unwrapped) -> bool:
     return bool(short) and any(a.startswith("-") and not a.startswith("--") and short in a[1:] for a in args)
 
 
-class Scanner(LeakChecks, FlowChecks):
+class Scanner(LeakChecks, FlowChecks, WorkFiles):
     """Collects findings (key, description, hardline) for one command; `views` for deny rules."""
 
     def __init__(self, views: bool = False) -> None:
@@ -190,6 +191,8 @@ class Scanner(LeakChecks, FlowChecks):
         self.chmod_exec(u, env)
         self.stdin_feeds(u, cmd, raw_redirects, redirects, sub_traits, depth, env)
         self.scripts(u, cmd, redirects, env, depth)
+        if self.reader is not None:
+            self.workspace_files(u, env, depth)
         if u.name in SHELLS or u.name in SOURCES or interp.language(u.name):
             for w in u.words:
                 if w is not None and any(kind == "<(" for kind, _ in w.subs):

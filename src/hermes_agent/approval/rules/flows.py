@@ -37,6 +37,45 @@ _STDIN_OPS = frozenset({"<<", "<<-", "<<<"})
 _ENV_TEMPLATE = lazy(r"(?:^|/)\.env\.(?:example|sample|template|dist|defaults)\Z")
 
 
+BUNDLE_UPLOAD = ("exfiltration", "send an archive of a whole directory over the network (tar c . | curl -T -)", False)
+_STDIN_SENDERS = frozenset({"nc", "ncat", "netcat", "socat", "telnet", "openssl"})
+
+
+def uploads_stdin(cmd: Cmd) -> bool:
+    """A network client that sends what it reads on stdin (curl -T -, --data-binary @-, -F f=@-, nc host port)."""
+    if cmd.name in _STDIN_SENDERS:
+        return True
+    args = cmd.args
+    for i, a in enumerate(args):
+        nxt = args[i + 1] if i + 1 < len(args) else ""
+        if a in ("-T", "--upload-file") and nxt in ("-", "."):
+            return True
+        if a.startswith("-T") and a[2:] in ("-", "."):
+            return True
+        if a.endswith("@-") or (a in ("-d", "--data", "--data-binary", "--data-raw", "-F", "--form", "--post-file",
+                                      "--body-file") and (nxt.endswith("@-") or nxt in ("-", "/dev/stdin"))):
+            return True
+    return False
+
+
+def bundles(cmd: Cmd) -> bool:
+    """An archiver writing a directory tree to stdout (tar c ., zip -r - ., git archive, cpio -o)."""
+    args = cmd.args
+    if cmd.name == "tar":
+        first = args[0] if args else ""
+        creates = any(a in ("-c", "--create") or (a.startswith("-") and not a.startswith("--") and "c" in a[1:])
+                      for a in args) or (first[:1] != "-" and "c" in first)
+        to_file = any(a.startswith(("--file=",)) or (a.startswith("-") and not a.startswith("--") and "f" in a[1:]
+                                                     and args[args.index(a) + 1:args.index(a) + 2] != ["-"])
+                      for a in args) or (first[:1] != "-" and "f" in first and args[1:2] != ["-"])
+        return creates and not to_file
+    if cmd.name in ("zip", "7z", "7za"):
+        return "-" in args
+    if cmd.name == "git":
+        return args[:1] == ["archive"] and not any(a.startswith(("-o", "--output")) for a in args)
+    return cmd.name in ("cpio", "pax") and any(a in ("-o", "-w") or a.startswith("-o") for a in args)
+
+
 @dataclass(slots=True)
 class Cmd:
     """What the pipeline checks need to know about one canonical command."""
@@ -228,6 +267,8 @@ class FlowChecks:
             upstream = [c for _, c in cmds[:idx] if c is not None]
             if sink.sends and any(c.secret for c in upstream):
                 self.add(*EXFILTRATION)
+            if sink.sends and uploads_stdin(sink) and any(bundles(c) for c in upstream):
+                self.add(*BUNDLE_UPLOAD)
             self.pipe_taint(sink, upstream, env)
             if sink.edits and any(lists_everything(c.name, c.args) for c in upstream):
                 self.add(*EDIT_EVERYTHING)

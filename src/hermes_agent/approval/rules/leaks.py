@@ -23,6 +23,10 @@ if TYPE_CHECKING:
     from hermes_agent.approval.rules.expand import ShellEnv
     from hermes_agent.approval.rules.flows import Cmd
 
+# A raw socket or an upload call handed a file's bytes: s.send(open(p, 'rb').read()), sendfile(), files={'f': open(...)}.
+_CODE_SENDS_FILE = lazy(r"\b(?:send|sendall|sendfile|post|put|upload\w*)\s*\([^()]*(?:\bopen\s*\([^()]*\)\s*"
+                        r"(?:\.\s*read\s*\(\s*\))?|read_bytes\s*\(\s*\)|read_text\s*\(\s*\)|readFileSync\s*\()|"
+                        r"\bsendfile\s*\(|\bfiles\s*=\s*\{[^{}]*\bopen\s*\(")
 EXFILTRATION = ("exfiltration", "send secrets, the environment or files from outside the workspace over the network", False)
 SECRET_PUSH = ("secret_push", "commit and push secret files (keys, credentials, .env) with git", False)
 REVERSE_SHELL = ("reverse_shell", "network shell: a shell wired to a socket client in one pipeline", False)
@@ -130,6 +134,8 @@ class LeakChecks:
             cmd.secret = True
         if u.code and u.code[0] != "sql" and sends_network(u.code[1]):
             cmd.sends = True
+            if _CODE_SENDS_FILE.search(u.code[1]):
+                self.add("exfiltration", "send a file's contents over the network from interpreter code", False)
         cloud = u.name in _CLOUD_CLIS  # the vendor's own CLI: only the local files it uploads matter
         if cmd.sends or u.name in _NET_TOOLS or cloud:
             cmd.sends = True

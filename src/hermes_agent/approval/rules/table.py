@@ -45,7 +45,8 @@ DANGEROUS_RULES: tuple[Rule, ...] = (
     Rule("secure_delete", "irrecoverable delete (shred/srm/wipe)", r"^", ("shred", "srm", "wipe")),
     # A filtered delete under a relative path (`find . -name '*.pyc' -delete`) is routine cleanup.
     Rule("find_delete", "find -delete",
-         r"^find (?!(?!\.\.)(?:\.|\w[\w.-]*)(?:/[\w.-]+)*/? (?:\S+ )*-(?:i?name|i?path|i?regex) )(?:\S+ )*-delete" + _END,
+         r"^find (?!(?!\.\.)(?:\.|\w[\w.-]*)(?:/[\w.-]+)*/? (?:\S+ )*(?<!-not )(?<!! )-(?:i?name|i?path|i?regex|i?wholename) "
+         r"(?!\.?/?\*/?\*? |\./?\.?\*? )\S)(?:\S+ )*-delete" + _END,
          ("find",)),
     Rule("find_exec_rm", "find -exec rm", r"^", ("rm", "unlink", "shred", "rmdir"), via="find"),
     Rule("xargs_rm", "xargs with rm", r"^", ("rm", "unlink", "shred", "rmdir"), via="xargs"),

@@ -1,0 +1,178 @@
+"""Files of the workspace that a command runs: `bash a.sh`, `sh a.sh`, `./a.sh`, `source a.sh`, `make [target]`
+(the Makefile's recipes), `python x.py` (and other interpreters), `npm run x` / `npm test` / `npm install`
+(package.json scripts). Their text is scanned with the same rules as the command, and findings name the
+file. Pure: the caller hands in `reader(path, base) -> text | None | UNREADABLE` (the approval gate reads
+with a fail-closed opener, approval/scriptfiles.py); without a reader nothing here runs."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+from hermes_agent.approval.rules import interp
+from hermes_agent.approval.rules.canonical import SHELLS, Unwrapped
+from hermes_agent.approval.rules.lazyre import lazy
+
+UNREADABLE = object()
+_MAKEFILES = ("GNUmakefile", "makefile", "Makefile")
+_NPM = frozenset({"npm", "pnpm", "yarn", "bun"})
+_NPM_LIFECYCLE = {"install": ("preinstall", "install", "postinstall", "prepare"), "ci": ("preinstall", "install",
+                  "postinstall", "prepare"), "i": ("preinstall", "install", "postinstall", "prepare")}
+_NPM_DIRECT = frozenset({"test", "t", "start", "stop", "restart"})
+_MAKE_RULE = lazy(r"^([^\t#:=\s][^:=]*?)\s*::?(?!=)\s*([^;]*)(?:;(.*))?$")
+_MAKE_VAR = lazy(r"^\s*(?:export\s+|override\s+)?([A-Za-z_][\w.]*)\s*[:?+!]?=\s*(.*)$")
+_MAKE_REF = lazy(r"\$[({]([A-Za-z_][\w.]*)[)}]")
+
+
+def runs(u: Unwrapped) -> Iterator[tuple[str, str, tuple[str, ...]]]:
+    """(kind, path, picks) for each workspace file `u` would run: kind "sh", "exe" (by its shebang),
+    "make" (picks: targets and VAR=value), "npm" (picks: script names) or an interpreter language."""
+    args = [a for a in u.args if a != "--"]
+    if u.name in SHELLS or u.name in ("source", "."):
+        if "-c" not in args and not any(a.startswith("-") and "c" in a[1:] and not a.startswith("--") for a in args):
+            first = next((a for a in args if not a.startswith(("-", "+"))), None)
+            if first:
+                yield "sh", first, ()
+        return
+    if u.name == "make" or u.name == "gmake":
+        yield from _make(args, u.workdir)
+        return
+    if u.name in _NPM:
+        yield from _npm(u.name, args)
+        return
+    lang = interp.language(u.name)
+    if lang and lang != "sql":
+        if not any(a in ("-c", "-m", "-e", "--eval", "-E", "-p") for a in args):
+            first = next((a for a in args if not a.startswith("-")), None)
+            if first:
+                yield lang, first, ()
+        return
+    if "/" in u.raw_name and not u.raw_name.startswith(("/usr/", "/bin/", "/sbin/", "/opt/", "/nix/")):
+        yield "exe", u.raw_name, ()
+
+
+def _make(args: list[str], workdir: str | None) -> Iterator[tuple[str, str, tuple[str, ...]]]:
+    makefile = None
+    for i, a in enumerate(args):
+        if a in ("-f", "--file", "--makefile") and i + 1 < len(args):
+            makefile = args[i + 1]
+        elif a.startswith(("--file=", "--makefile=")):
+            makefile = a.split("=", 1)[1]
+    picks = tuple(a for a in args if not a.startswith("-") and a != makefile)
+    base = (workdir.rstrip("/") + "/") if workdir else ""
+    for name in ([makefile] if makefile else _MAKEFILES):
+        yield "make", base + name, picks
+
+
+def _npm(name: str, args: list[str]) -> Iterator[tuple[str, str, tuple[str, ...]]]:
+    words = [a for a in args if not a.startswith("-")]
+    if not words:
+        return
+    verb = words[0]
+    if verb in ("run", "run-script", "exec") and len(words) > 1:
+        scripts = (f"pre{words[1]}", words[1], f"post{words[1]}")
+    elif verb in _NPM_LIFECYCLE and len(words) == 1:
+        scripts = _NPM_LIFECYCLE[verb]
+    elif verb in _NPM_DIRECT:
+        scripts = (f"pre{verb}", "test" if verb == "t" else verb, f"post{verb}")
+    elif name in ("yarn", "pnpm", "bun") and verb not in ("add", "remove", "install", "dlx", "create", "x"):
+        scripts = (f"pre{verb}", verb, f"post{verb}")
+    else:
+        return
+    yield "npm", "package.json", scripts
+
+
+def texts(kind: str, text: str, picks: tuple[str, ...]) -> list[tuple[str, str]]:
+    """(language, text) pieces of a file to scan: "sh" for shell."""
+    if kind == "sh":
+        return [("sh", text)]
+    if kind == "make":
+        return [("sh", recipe) for recipe in make_recipes(text, picks)]
+    if kind == "npm":
+        try:
+            scripts = json.loads(text).get("scripts") or {}
+        except (ValueError, AttributeError):
+            return []
+        return [("sh", str(scripts[s])) for s in picks if isinstance(scripts, dict) and s in scripts]
+    if kind == "exe":
+        first = text.split("\n", 1)[0]
+        if first.startswith("#!"):
+            words = first[2:].split()
+            interpreter = words[-1] if words and words[0].endswith("/env") else (words[0] if words else "sh")
+            lang = interp.language(interpreter.rsplit("/", 1)[-1])
+            if lang and lang != "sql":
+                return [(lang, text)]
+        return [("sh", text)]
+    return [(kind, text)]
+
+
+def make_recipes(text: str, picks: tuple[str, ...]) -> list[str]:
+    """The recipes `make` would run for `picks` (targets, and VAR=value overrides), prerequisites included;
+    make variables expanded one level ($(RM) is `rm -f`). Every recipe when the targets are not found."""
+    variables = {"RM": "rm -f", "MAKE": "make", "SHELL": "/bin/sh"}
+    rules: dict[str, tuple[list[str], list[str]]] = {}
+    order: list[str] = []
+    current: list[str] | None = None
+    for line in text.replace("\\\n", " ").splitlines():
+        if line.startswith("\t") and current is not None:
+            current.append(line.strip().lstrip("@-+"))
+            continue
+        var = _MAKE_VAR.match(line)
+        if var:
+            variables[var.group(1)] = var.group(2).strip()
+            current = None
+            continue
+        rule = _MAKE_RULE.match(line)
+        if rule:
+            current = [rule.group(3).strip()] if rule.group(3) else []
+            for target in rule.group(1).split():
+                if not target.startswith(".") or "/" in target:
+                    order.append(target)
+                rules[target] = (rule.group(2).split(), current)
+        else:
+            current = None
+    variables.update(p.split("=", 1) for p in picks if "=" in p)  # type: ignore[arg-type]
+    targets = [p for p in picks if "=" not in p] or order[:1]
+    todo, seen, recipes = list(targets), set(), []
+    if not all(t in rules for t in targets):
+        todo = list(rules)
+    while todo:
+        target = todo.pop(0)
+        if target in seen or target not in rules:
+            continue
+        seen.add(target)
+        prereqs, lines = rules[target]
+        todo.extend(prereqs)
+        recipes.extend(lines)
+    expand = lambda s: _MAKE_REF.sub(lambda m: variables.get(m.group(1), ""), s)  # noqa: E731
+    return [expand(expand(r)) for r in recipes if r]
+
+
+class WorkFiles:
+    """Scanner mixin: scan the workspace files a command runs (only when a reader was handed in)."""
+
+    reader = None
+
+    def workspace_files(self, u: Unwrapped, env: object, depth: int) -> None:
+        seen: set = self.__dict__.setdefault("_files_seen", set())
+        for kind, path, picks in runs(u):
+            base = getattr(env, "cwd", None)
+            key = (base, path, picks)
+            if key in seen:
+                continue
+            seen.add(key)
+            got = self.reader(path, base)  # type: ignore[misc]
+            if got is None:
+                continue
+            if got is UNREADABLE:
+                self.add("script_uninspected", f"run {path}, a workspace file that could not be inspected "  # type: ignore[attr-defined]
+                         "(a symlink, larger than 64 KB or unreadable)")
+                continue
+            before = len(self.findings)  # type: ignore[attr-defined]
+            for lang, piece in texts(kind, got, picks):
+                if lang == "sh":
+                    self.text(piece, depth + 1, env=env.child())  # type: ignore[attr-defined]
+                else:
+                    interp.scan_code(self, lang, piece, depth + 1)  # type: ignore[arg-type]
+            found = self.findings  # type: ignore[attr-defined]
+            found[before:] = [(k, f"{d} (in {path})", h) for k, d, h in found[before:]]
