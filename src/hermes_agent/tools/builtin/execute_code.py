@@ -52,6 +52,9 @@ def script_tools(offered: frozenset[str] | set[str]) -> list[str]:
     chosen = [t for t in SIGNATURES if t in offered]
     if chosen:
         return chosen
+    from hermes_agent.tools.discovery import discover_builtin_tools
+
+    discover_builtin_tools()  # the run imported only its toolsets' modules: load the script API's tools too
     ok = registry.availability(SIGNATURES)
     return [t for t in SIGNATURES if ok.get(t)]
 
