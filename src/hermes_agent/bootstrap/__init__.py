@@ -137,7 +137,7 @@ def build_services(settings: Settings, *, platform: str = "cli", toolsets: list[
     if not opts.safe_mode:
         _start_mcp(services, settings, wait=not interactive)
     wire_approval(services, settings, approver, interactive)  # type: ignore[arg-type]
-    memory = wire_memory_and_todo(services, settings)
+    memory = wire_memory_and_todo(services, settings, user_dir=opts.user_dir)
     enabled = checked_toolsets(platform_toolsets(settings, platform, toolsets, plugin_report.toolsets), notify)
     with_skills = skills_in(resolve_tool_names(enabled))
     extra = opts.prompt_extra
@@ -151,6 +151,10 @@ def build_services(settings: Settings, *, platform: str = "cli", toolsets: list[
     wire_terminal(services, settings)
     wire_browser_and_vision(services, settings)
     _wire_delegation(services, enabled, persist=persist, emit=event_callback)
+    if opts.person and persist:
+        from .stores import wire_attribution
+
+        wire_attribution(services, settings, opts.person, opts.role)
     return services, enabled
 
 
@@ -165,9 +169,10 @@ def build_agent(settings: Settings, *, platform: str = "cli", toolsets: list[str
 
     services, enabled = build_services(settings, platform=platform, toolsets=toolsets, event_callback=event_callback,
                                        approver=approver, interactive=interactive, persist=persist, options=options)
+    disabled = list(options.disabled_toolsets) if options and options.disabled_toolsets else None
     agent = CoreAgent(max_iterations=max_iterations or settings.cfg.agent.max_turns,
-                      enabled_toolsets=enabled, services=services, event_callback=event_callback,
-                      save_trajectories=save_trajectories)
+                      enabled_toolsets=enabled, disabled_toolsets=disabled, services=services,
+                      event_callback=event_callback, save_trajectories=save_trajectories)
     services.ctx.clarify = clarify
     agent.tool_definitions()  # a toolset typo is a clear error now, not a mid-turn surprise
     if resume and services.session is not None:

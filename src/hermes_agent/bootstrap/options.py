@@ -16,6 +16,12 @@ class RunOptions:
     ignore_rules: bool = False  # no AGENTS.md/SOUL.md/.cursorrules and no memory in the prompt
     safe_mode: bool = False  # no plugins and no MCP servers either
     resume_by_title: bool = False  # `-c NAME`: resume names a session title
+    # Team mode (config/team.py): who this agent works for. Their role's toolsets are taken away, their
+    # USER.md lives in `user_dir` (MEMORY.md stays the owner's), and each tool call is attributed to them.
+    person: str = ""  # "<platform>:<user id>"
+    role: str = ""
+    disabled_toolsets: tuple[str, ...] = ()
+    user_dir: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -101,6 +101,8 @@ DEFAULT_CONFIG: dict = {
     "gateway": {"max_concurrent_turns": 6, "hook_timeout": 5, "idle_evict_seconds": 900},
     "dashboard": {"port": 9119, "token": ""},  # `hermes dashboard` (Hermes's own dashboard keys are left alone)
     "platforms": {},
+    "group_sessions_per_user": True,
+    "team": {},  # gateway team mode (config/team.py); empty = off
     "browser": {"allow_private_urls": False, "cdp_url": "", "command_timeout": 30},
     "security": {"allow_private_urls": False},
     "web": {"backend": "", "search_backend": "", "extract_backend": "", "extract_char_limit": 15000,

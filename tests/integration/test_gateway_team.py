@@ -1,0 +1,178 @@
+"""Team mode through the real `hermes gateway run` against the fake Telegram: an owner (111), a member (222)
+and a guest (333), each in a DM and all three in one group (-500)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+
+import pytest
+
+pytest.importorskip("telegram")
+
+from tests.integration.gateway_helpers import Gateway  # noqa: E402
+
+OWNER, MEMBER, GUEST, GROUP = 111, 222, 333, -500
+
+
+def _text(message: dict) -> str:
+    content = message.get("content")
+    if isinstance(content, list):
+        return " ".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
+    return str(content or "")
+
+
+def _brain(body: dict) -> dict:
+    """The scripted model: `run CMD` calls the terminal; a tool result is echoed; anything else is echoed."""
+    last = body["messages"][-1]
+    if last["role"] == "tool":
+        return {"content": "tool said: " + _text(last)[:400]}
+    text = _text(last).strip().splitlines()[-1]
+    if text.startswith("run "):
+        return {"tool_calls": [{"name": "terminal", "arguments": {"command": text[4:]}}]}
+    return {"content": "echo: " + text}
+
+
+def _request_for(scripted, phrase: str) -> dict:
+    """The (last) model request whose newest user message says `phrase`."""
+    found = [r["body"] for r in scripted.requests
+             if any(m["role"] == "user" and phrase in _text(m) for m in r["body"]["messages"][-1:])]
+    assert found, f"no request for {phrase!r}"
+    return found[-1]
+
+
+def _everything(body: dict) -> str:
+    return "\n".join(_text(m) for m in body["messages"])
+
+
+def _tools(body: dict) -> set[str]:
+    return {t["function"]["name"] for t in body.get("tools") or []}
+
+
+@pytest.fixture
+def team(fake, scripted, hermes_home, tmp_path):
+    scripted.default = _brain
+    root = tmp_path / "team"
+    memories = hermes_home / "memories"
+    (memories / "people" / "telegram_222").mkdir(parents=True)
+    (memories / "USER.md").write_text("OWNER-PROFILE: the owner likes tea\n")
+    (memories / "people" / "telegram_222" / "USER.md").write_text("MEMBER-PROFILE: Bob writes Rust\n")
+    (memories / "MEMORY.md").write_text("SHARED-MEMORY: the server is called atlas\n")
+    extra = (f"team:\n  people:\n    'telegram:{OWNER}': owner\n    'telegram:{MEMBER}': member\n"
+             f"    'telegram:{GUEST}': guest\n  workspace_root: {root}\napprovals:\n  timeout: 20\n")
+    gw = Gateway(hermes_home, fake, scripted.url, extra=extra, cwd=tmp_path)
+    gw.start()
+    yield gw, root
+    gw.stop()
+
+
+def _replies(fake, chat: int, prefix: str) -> list[str]:
+    return [t for t in fake.texts(chat) if t.startswith(prefix)]
+
+
+def test_each_person_sees_only_their_own_conversation_and_profile(fake, scripted, team):
+    fake.user_says("hello from the owner", chat_id=OWNER, name="Olga")
+    assert fake.wait_for(lambda: _replies(fake, OWNER, "echo: hello from the owner"))
+    fake.user_says("hello from the member", chat_id=MEMBER, name="Bob")
+    assert fake.wait_for(lambda: _replies(fake, MEMBER, "echo: hello from the member"))
+    fake.user_says("owner in the group", chat_id=GROUP, user_id=OWNER, name="Olga", chat_type="group")
+    assert fake.wait_for(lambda: _replies(fake, GROUP, "echo: owner in the group"))
+    fake.user_says("member in the group", chat_id=GROUP, user_id=MEMBER, name="Bob", chat_type="group")
+    assert fake.wait_for(lambda: _replies(fake, GROUP, "echo: member in the group"))
+    fake.user_says("guest in the group", chat_id=GROUP, user_id=GUEST, name="Gus", chat_type="group")
+    assert fake.wait_for(lambda: _replies(fake, GROUP, "echo: guest in the group"))
+
+    owner = _everything(_request_for(scripted, "hello from the owner"))
+    assert "OWNER-PROFILE" in owner and "MEMBER-PROFILE" not in owner and "SHARED-MEMORY" in owner
+    member = _everything(_request_for(scripted, "hello from the member"))
+    assert "MEMBER-PROFILE" in member and "OWNER-PROFILE" not in member and "SHARED-MEMORY" in member
+    assert "hello from the owner" not in member
+    member_group = _everything(_request_for(scripted, "member in the group"))
+    assert "owner in the group" not in member_group and "hello from" not in member_group
+    assert "OWNER-PROFILE" not in member_group and "MEMBER-PROFILE" in member_group
+    guest = _everything(_request_for(scripted, "guest in the group"))
+    assert not any(word in guest for word in ("OWNER-PROFILE", "MEMBER-PROFILE", "owner in the group",
+                                              "member in the group"))
+
+
+def test_guest_never_reaches_a_terminal(fake, scripted, team, tmp_path):
+    marker = tmp_path / "guest-was-here"
+    fake.user_says(f"run touch {marker}", chat_id=GUEST, name="Gus")
+    assert fake.wait_for(lambda: _replies(fake, GUEST, "tool said"))
+    body = _request_for(scripted, f"run touch {marker}")
+    offered = _tools(body)
+    assert offered and not offered & {"terminal", "process", "execute_code", "write_file", "read_file",
+                                       "send_message", "delegate_task", "cronjob"}
+    assert "Unknown tool: terminal" in _replies(fake, GUEST, "tool said")[0]
+    time.sleep(0.3)
+    assert not marker.exists()
+    member = fake.user_says("what tools", chat_id=MEMBER, name="Bob")
+    assert member and fake.wait_for(lambda: _replies(fake, MEMBER, "echo: what tools"))
+    assert "terminal" in _tools(_request_for(scripted, "what tools"))
+
+
+def test_member_dangerous_command_needs_the_owners_button(fake, scripted, team, hermes_home):
+    gw, root = team
+    work = root / "telegram_222"
+    victim = work / "victim"
+    victim.mkdir(parents=True)
+    fake.user_says(f"run rm -r {victim}", chat_id=MEMBER, name="Bob")
+    assert fake.wait_for(lambda: any(m["chat_id"] == OWNER and m["reply_markup"] for m in fake.sent), timeout=30)
+    prompt = next(m for m in fake.sent if m["chat_id"] == OWNER and m["reply_markup"])
+    assert f"rm -r {victim}" in prompt["text"] and "telegram:222" in prompt["text"]
+    assert not any(m["reply_markup"] for m in fake.sent if m["chat_id"] != OWNER)  # the member gets no buttons
+    assert fake.wait_for(lambda: any("Waiting for the owner" in t for t in fake.texts(MEMBER)))
+    once = next(b for row in prompt["reply_markup"]["inline_keyboard"] for b in row if b["text"] == "✅ Once")
+    fake.press(once["callback_data"], chat_id=MEMBER, user_id=MEMBER, name="Bob")  # the member: refused
+    fake.press(once["callback_data"], chat_id=GROUP, user_id=GUEST, name="Gus")  # the guest: refused
+    fake.user_says("/approve", chat_id=MEMBER, name="Bob")
+    assert fake.wait_for(lambda: sum("Not allowed" in str(c.get("text")) for c in fake.callbacks) == 2)
+    assert fake.wait_for(lambda: any("Only the owner or an admin" in t for t in fake.texts(MEMBER)))
+    assert victim.exists()
+    fake.press(once["callback_data"], chat_id=OWNER, user_id=OWNER, name="Olga")
+    assert fake.wait_for(lambda: _replies(fake, MEMBER, "tool said"), timeout=30)
+    assert not victim.exists()
+    assert any("Approved by" in t for t in fake.texts(MEMBER))
+
+    db = sqlite3.connect(hermes_home / "state.db")
+    rows = db.execute("SELECT person, role, tool_name, session_id FROM hermes_agent_tool_people").fetchall()
+    assert ("telegram:222", "member", "terminal") in [r[:3] for r in rows]
+    sid = next(r[3] for r in rows if r[0] == "telegram:222")
+    assert db.execute("SELECT COUNT(*) FROM sessions WHERE id = ?", (sid,)).fetchone()[0] == 1
+
+
+def test_member_command_denied_when_nobody_answers(fake, scripted, hermes_home, tmp_path):
+    scripted.default = _brain
+    root = tmp_path / "team"
+    victim = root / "telegram_222" / "victim"
+    victim.mkdir(parents=True)
+    extra = (f"team:\n  people:\n    'telegram:{OWNER}': owner\n    'telegram:{MEMBER}': member\n"
+             f"  workspace_root: {root}\napprovals:\n  timeout: 2\n")
+    gw = Gateway(hermes_home, fake, scripted.url, extra=extra, cwd=tmp_path)
+    gw.start()
+    try:
+        fake.user_says(f"run rm -r {victim}", chat_id=MEMBER, name="Bob")
+        assert fake.wait_for(lambda: any("No answer within 2 s" in t for t in fake.texts(MEMBER)), timeout=30)
+        assert fake.wait_for(lambda: _replies(fake, MEMBER, "tool said"), timeout=20)
+        assert victim.exists()
+    finally:
+        gw.stop()
+
+
+def test_role_and_users_commands(fake, scripted, team, hermes_home):
+    fake.user_says("/users", chat_id=MEMBER, name="Bob")
+    assert fake.wait_for(lambda: any("Only the owner or an admin" in t for t in fake.texts(MEMBER)))
+    fake.user_says("/users", chat_id=OWNER, name="Olga")
+    assert fake.wait_for(lambda: any(t.startswith("People:") for t in fake.texts(OWNER)))
+    listing = next(t for t in fake.texts(OWNER) if t.startswith("People:"))
+    assert "owner  telegram:111" in listing and "guest  telegram:333" in listing
+    fake.user_says(f"/role {GUEST} member", chat_id=OWNER, name="Olga")
+    assert fake.wait_for(lambda: any("telegram:333 is now member" in t for t in fake.texts(OWNER)))
+    stored = json.loads((hermes_home / "team" / "people.json").read_text())
+    assert stored["telegram:333"]["role"] == "member" and stored["telegram:333"]["by"] == "telegram:111"
+    fake.user_says("now with tools", chat_id=GUEST, name="Gus")
+    assert fake.wait_for(lambda: _replies(fake, GUEST, "echo: now with tools"))
+    assert "terminal" in _tools(_request_for(scripted, "now with tools"))
+    fake.user_says(f"/role {MEMBER} owner", chat_id=OWNER, name="Olga")
+    assert fake.wait_for(lambda: any("admin, member, guest" in t for t in fake.texts(OWNER)))
