@@ -3,14 +3,19 @@ and a guest (333), each in a DM and all three in one group (-500)."""
 
 from __future__ import annotations
 
+import http.cookiejar
 import json
+import os
 import sqlite3
+import subprocess
 import time
+import urllib.request
 
 import pytest
 
 pytest.importorskip("telegram")
 
+from tests.helpers import HERMES  # noqa: E402
 from tests.integration.gateway_helpers import Gateway  # noqa: E402
 
 OWNER, MEMBER, GUEST, GROUP = 111, 222, 333, -500
@@ -65,6 +70,24 @@ def team(fake, scripted, hermes_home, tmp_path):
     gw.start()
     yield gw, root
     gw.stop()
+
+
+def _dashboard_people(home) -> str:
+    """The /people page of a real `hermes dashboard` on `home`, signed in through its printed URL."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "HERMES_", "DASHBOARD_"))}
+    proc = subprocess.Popen([HERMES, "dashboard", "--port", "0", "--no-open"], env={**env, "HERMES_HOME": str(home)},
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        line = proc.stdout.readline()
+        assert "listening on http://127.0.0.1:" in line, line
+        url = line.split("listening on ", 1)[1].strip()
+        opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
+        opener.open(url, timeout=10).read()
+        with opener.open(url.split("/?", 1)[0] + "/people", timeout=10) as resp:
+            return resp.read().decode()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
 
 
 def _replies(fake, chat: int, prefix: str) -> list[str]:
@@ -140,6 +163,10 @@ def test_member_dangerous_command_needs_the_owners_button(fake, scripted, team, 
     assert ("telegram:222", "member", "terminal") in [r[:3] for r in rows]
     sid = next(r[3] for r in rows if r[0] == "telegram:222")
     assert db.execute("SELECT COUNT(*) FROM sessions WHERE id = ?", (sid,)).fetchone()[0] == 1
+    page = _dashboard_people(hermes_home)
+    row = next(r for r in page.split("<tr>") if "telegram:222" in r)
+    assert "member" in row and sid[:18] in row and ">1<" in row.replace(" ", "")
+    assert "telegram:111" in page and "owner" in page and "telegram:333" in page
 
 
 def test_member_command_denied_when_nobody_answers(fake, scripted, hermes_home, tmp_path):
