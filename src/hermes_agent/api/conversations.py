@@ -33,6 +33,7 @@ class Conversation:
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     sink: Sink | None = None
     last_used: float = field(default_factory=time.monotonic)
+    person: object = None  # team mode: the config.team.Person of an `X-Hermes-User` caller
 
     def emit(self, event: Event) -> None:
         sink = self.sink
@@ -73,12 +74,31 @@ class ConversationPool:
         build = self._builder or build_agent
         kw = {"platform": "api_server", "approver": AutoDenyApprover(), "interactive": False,
               "event_callback": conv.emit}
+        settings = self.settings
+        if conv.person is not None:  # an X-Hermes-User caller: their role's tools, their USER.md
+            from hermes_agent.bootstrap import person_options
+            from hermes_agent.config.team import Team
+
+            settings, kw["options"] = person_options(settings, Team(settings), conv.person)  # type: ignore[arg-type]
         if resume:
             try:
-                return build(self.settings, resume=resume, **kw)
+                return build(settings, resume=resume, **kw)
             except StorageError:  # its session was deleted (hermes sessions delete): start afresh
                 log.warning("api conversation %s: session %s is gone, starting a new one", conv.key, resume)
-        return build(self.settings, **kw)
+        return build(settings, **kw)
+
+    @staticmethod
+    def owns(key: str, person: object) -> bool:
+        """Whether conversation `key` is `person`'s (every key is the holder of the main key's)."""
+        return person is None or key.startswith(f"{person.slug}~")  # type: ignore[attr-defined]
+
+    @staticmethod
+    def scoped(key: str | None, person: object) -> str | None:
+        """A client's conversation key inside `person`'s own namespace: one person never reaches another's."""
+        if person is None or key is None:
+            return key
+        prefix = f"{person.slug}~"  # type: ignore[attr-defined]
+        return key if key.startswith(prefix) else prefix + key
 
     async def warm(self) -> None:
         """Build (and close) one agent before serving: first-use work such as seeding the bundled skills
@@ -87,13 +107,15 @@ class ConversationPool:
         agent = await loop.run_in_executor(self.executor, self._build, Conversation("warm-up", agent=None))
         agent.close()  # type: ignore[attr-defined]
 
-    async def get(self, key: str | None) -> Conversation:
-        """The live conversation `key`, else a new one under `key` (or a fresh server-issued key)."""
+    async def get(self, key: str | None, person: object = None) -> Conversation:
+        """The live conversation `key`, else a new one under `key` (or a fresh server-issued key); with a
+        `person` (team mode), only within their own conversations."""
+        key = self.scoped(key, person) or (self.scoped(f"api-{uuid.uuid4().hex}", person) if person else None)
         with self._guard:
             if key and key in self._live:
                 self._live.move_to_end(key)
                 return self._live[key]
-        conv = Conversation(key or f"api-{uuid.uuid4().hex}", agent=None)
+        conv = Conversation(key or f"api-{uuid.uuid4().hex}", agent=None, person=person)
         loop = asyncio.get_running_loop()
         resume = self.index.session_of(key) if key else None  # evicted, or from before a restart
         conv.agent = await loop.run_in_executor(self.executor, self._build, conv, resume)

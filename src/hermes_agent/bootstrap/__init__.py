@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from hermes_agent.errors import StorageError, ToolError
 from hermes_agent.events import Event, Notice
 
-from .options import RunOptions
+from .options import RunOptions, person_options
 from .provider import auxiliary_provider, build_provider, provider_from_row, summarizer, titler
 
 if TYPE_CHECKING:
@@ -34,7 +34,7 @@ def __getattr__(name: str) -> object:
     raise AttributeError(name)
 
 
-__all__ = ["AIAgent", "RunOptions", "build_agent", "build_provider", "build_services", "platform_toolsets"]
+__all__ = ["AIAgent", "RunOptions", "build_agent", "person_options", "build_provider", "build_services", "platform_toolsets"]
 
 log = logging.getLogger(__name__)
 

@@ -4,8 +4,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from hermes_agent.config.settings import Settings
+
+if TYPE_CHECKING:
+    from hermes_agent.config.team import Person, Team
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,6 +27,19 @@ class RunOptions:
     role: str = ""
     disabled_toolsets: tuple[str, ...] = ()
     user_dir: str | None = None
+
+
+def person_options(settings: Settings, team: Team, person: Person) -> tuple[Settings, RunOptions]:
+    """Team mode: the settings and RunOptions of one person's agents: their role's toolsets taken away, their
+    own USER.md (the owner keeps memories/USER.md); a member's terminal is the local sandbox working in their
+    own folder (created here)."""
+    if person.role == "member":
+        work = team.workspace(person)
+        work.mkdir(parents=True, exist_ok=True, mode=0o700)
+        settings = settings.with_overrides({"terminal.cwd": str(work), "terminal.backend": "local"})
+    user_dir = None if person.role == "owner" else str(Path(settings.home) / "memories" / "people" / person.slug)
+    return settings, RunOptions(person=person.key, role=person.role, user_dir=user_dir,
+                                disabled_toolsets=team.disabled_toolsets(person.role))
 
 
 @dataclass(frozen=True, slots=True)

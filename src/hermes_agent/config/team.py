@@ -9,6 +9,8 @@ team:
   roles:                         # optional: replaces a role's defaults below
     member: {disabled_toolsets: [messaging], budget: {daily_usd: 2}}
   workspace_root: ~/hermes-team  # members' terminals work in <root>/<platform>_<id>
+  api_keys: {alice: "<16+ chars>"}  # API server: `X-Hermes-User: alice` + `Authorization: Bearer <key>`
+                                    # is the person "api:alice" (role from people, else default_role)
 ```
 
 Roles given in a chat (`/role`) live in HERMES_HOME/team/people.json (0600) and win over config, except that
@@ -72,6 +74,8 @@ class Team:
                 self.configured[str(key)] = str(role).lower()
         if raw.get("owner"):
             self.configured[str(raw["owner"])] = "owner"
+        keys = raw.get("api_keys")  # X-Hermes-User name -> that person's API server key (16+ characters)
+        self.api_keys: dict[str, str] = {str(k): str(v) for k, v in keys.items()} if isinstance(keys, dict) else {}
         self.roles_conf = raw.get("roles") if isinstance(raw.get("roles"), dict) else {}
         root = raw.get("workspace_root") or os.path.join(settings.env.get("MESSAGING_CWD") or "~", "hermes-team")
         self.workspace_root = Path(os.path.expanduser(str(root)))

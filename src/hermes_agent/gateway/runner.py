@@ -386,20 +386,9 @@ class GatewayRunner:
             session.approver = DeskApprover(self.desk, self.loop, session.adapter, session.chat_id, person)  # type: ignore[assignment]
 
     def _team_options(self, person: Person | None) -> tuple[Settings, object]:
-        """The settings and RunOptions of one person's agents: their role's toolsets taken away, their own
-        USER.md; a member's terminal is the local sandbox working in their own folder."""
-        from hermes_agent.bootstrap import RunOptions
+        from hermes_agent.bootstrap import person_options
 
-        if person is None:
-            return self.settings, None
-        settings = self.settings
-        if person.role == "member":
-            work = self.team.workspace(person)
-            work.mkdir(parents=True, exist_ok=True, mode=0o700)
-            settings = settings.with_overrides({"terminal.cwd": str(work), "terminal.backend": "local"})
-        user_dir = None if person.role == "owner" else str(paths.hermes_home() / "memories" / "people" / person.slug)
-        return settings, RunOptions(person=person.key, role=person.role, user_dir=user_dir,
-                                    disabled_toolsets=self.team.disabled_toolsets(person.role))
+        return (self.settings, None) if person is None else person_options(self.settings, self.team, person)
 
     def _builder(self, platform: str, chat_id: str, person: Person | None = None):  # type: ignore[no-untyped-def]
         def build(approver, resume, on_event):  # type: ignore[no-untyped-def]
