@@ -203,3 +203,19 @@ def test_role_and_users_commands(fake, scripted, team, hermes_home):
     assert "terminal" in _tools(_request_for(scripted, "now with tools"))
     fake.user_says(f"/role {MEMBER} owner", chat_id=OWNER, name="Olga")
     assert fake.wait_for(lambda: any("admin, member, guest" in t for t in fake.texts(OWNER)))
+
+
+def test_pairing_admits_a_newcomer_as_a_guest(fake, scripted, team, hermes_home):
+    import re
+
+    from tests.helpers import run_hermes
+
+    fake.user_says("hi", chat_id=444, name="Nia")
+    assert fake.wait_for(lambda: any("pairing code" in t for t in fake.texts(444)))
+    code = re.search(r"pairing code is ([A-Z2-9]{8})", fake.texts(444)[0]).group(1)
+    assert run_hermes("pairing", "approve", "telegram", code, home=hermes_home).returncode == 0
+    fake.user_says("may I use tools", chat_id=444, name="Nia")
+    assert fake.wait_for(lambda: _replies(fake, 444, "echo: may I use tools"))
+    assert "terminal" not in _tools(_request_for(scripted, "may I use tools"))
+    fake.user_says("/users", chat_id=OWNER, name="Olga")
+    assert fake.wait_for(lambda: any("guest  telegram:444" in t for t in fake.texts(OWNER)))

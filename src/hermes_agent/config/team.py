@@ -179,7 +179,13 @@ class Team:
         return data if isinstance(data, dict) else {}
 
 
-def caps_for(settings: Settings, platform: str, user_id: str) -> dict:
-    """The spending caps of one gateway person's role (see Team.caps_for); {} outside team mode."""
+def caps_for(settings: Settings, who: str) -> dict:
+    """The spending caps of a gateway/API person's role, `who` = "<platform>:<user id>" (as the budget meter
+    names spenders): `team.roles.<role>.budget` (keys session_usd, day_usd, month_usd, session_tokens, day_tokens,
+    month_tokens); {} outside team mode, for cron/batch, or when the role has none. Meant to sit between
+    `budget.*` and `budget.users.<who>` (a person's own caps win over their role's)."""
     team = Team(settings)
-    return team.caps_for(team.person(platform, user_id)) if team.enabled else {}
+    platform, _, user_id = who.partition(":")
+    if not team.enabled or not user_id or platform in ("cron", "batch"):
+        return {}
+    return team.caps_for(team.person(platform, user_id))
