@@ -219,3 +219,18 @@ def test_pairing_admits_a_newcomer_as_a_guest(fake, scripted, team, hermes_home)
     assert "terminal" not in _tools(_request_for(scripted, "may I use tools"))
     fake.user_says("/users", chat_id=OWNER, name="Olga")
     assert fake.wait_for(lambda: any("guest  telegram:444" in t for t in fake.texts(OWNER)))
+
+
+def test_a_members_terminal_works_in_their_own_folder_only(fake, scripted, team):
+    gw, root = team
+    other = root / "telegram_999"
+    other.mkdir(parents=True)
+    (other / "notes.txt").write_text("OTHER-PERSONS-NOTES\n")
+    fake.user_says("run pwd; echo made > mine.txt; cat mine.txt", chat_id=MEMBER, name="Bob")
+    assert fake.wait_for(lambda: _replies(fake, MEMBER, "tool said"), timeout=30)
+    reply = _replies(fake, MEMBER, "tool said")[-1]
+    assert str(root / "telegram_222") in reply and "made" in reply
+    assert (root / "telegram_222" / "mine.txt").read_text() == "made\n"
+    fake.user_says(f"run cat {other / 'notes.txt'}", chat_id=MEMBER, name="Bob")
+    assert fake.wait_for(lambda: len(_replies(fake, MEMBER, "tool said")) == 2, timeout=30)
+    assert "OTHER-PERSONS-NOTES" not in _replies(fake, MEMBER, "tool said")[-1]

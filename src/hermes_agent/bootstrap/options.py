@@ -32,11 +32,14 @@ class RunOptions:
 def person_options(settings: Settings, team: Team, person: Person) -> tuple[Settings, RunOptions]:
     """Team mode: the settings and RunOptions of one person's agents: their role's toolsets taken away, their
     own USER.md (the owner keeps memories/USER.md); a member's terminal is the local sandbox working in their
-    own folder (created here)."""
+    own folder (created here), the other people's folders unreadable and no shared /tmp."""
     if person.role == "member":
         work = team.workspace(person)
         work.mkdir(parents=True, exist_ok=True, mode=0o700)
-        settings = settings.with_overrides({"terminal.cwd": str(work), "terminal.backend": "local"})
+        others = [str(p) for p in work.parent.iterdir() if p.is_dir() and p != work]  # the other people's folders
+        settings = settings.with_overrides({"terminal.cwd": str(work), "terminal.backend": "local",
+                                            "sandbox.deny_read": [*settings.cfg.sandbox.deny_read, *others],
+                                            "sandbox.shared_tmp": False})
     user_dir = None if person.role == "owner" else str(Path(settings.home) / "memories" / "people" / person.slug)
     return settings, RunOptions(person=person.key, role=person.role, user_dir=user_dir,
                                 disabled_toolsets=team.disabled_toolsets(person.role))
