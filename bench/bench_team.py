@@ -44,8 +44,34 @@ def main() -> None:
             team.assign("telegram:9999", "member" if i % 2 else "guest", by="telegram:1")
             team.person("telegram", "9999")
         change = (time.perf_counter() - t0) / 200 * 1e6
+        gateway_on = _runner_per_message(load_settings(), args.n)
+        (home / "config.yaml").write_text("{}\n", encoding="utf-8")
+        gateway_off = _runner_per_message(load_settings(), args.n)
     print(f"team of {2 * args.people + 1}: lookups per message (knows + person) {per_msg:.1f} us; "
           f"a /role change plus the next lookup (write + re-read people.json) {change:.0f} us")
+    print(f"gateway runner per message (access check twice + role of who spoke) for a person with a role: "
+          f"team mode {gateway_on:.1f} us; without a team (allowlist + pairing files) {gateway_off:.1f} us "
+          f"(team mode asks the team before the pairing files)")
+
+
+def _runner_per_message(settings, n: int) -> float:  # type: ignore[no-untyped-def]
+    """GatewayRunner's own path for one paired guest's message: `_allowed` (in `handle`, again in `_handle`)
+    and `person`, as run_gateway builds it (no network: the adapter is only named)."""
+    from hermes_agent.gateway.base import Inbound
+    from hermes_agent.gateway.runner import GatewayRunner
+
+    class Named:
+        name = "telegram"
+
+    runner = GatewayRunner(settings, [Named()])  # type: ignore[list-item]
+    event = Inbound("telegram", 1, "5001", "5001", "p1", "hi")
+    runner._allowed(event)
+    t0 = time.perf_counter()
+    for _ in range(n):
+        runner._allowed(event)
+        runner._allowed(event)
+        runner.person(event)
+    return (time.perf_counter() - t0) / n * 1e6
 
 
 if __name__ == "__main__":

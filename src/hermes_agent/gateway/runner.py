@@ -188,9 +188,9 @@ class GatewayRunner:
 
     def _allowed(self, event: Inbound) -> bool:
         """The platform's access rules, plus (team mode) everyone given a role in config or by /role."""
-        if authorized(self.access[event.platform], self.pairing, event):
+        if self.team.enabled and self.team.knows(event.platform, event.user_id):  # a stat, before pairing's reads
             return True
-        return self.team.enabled and self.team.knows(event.platform, event.user_id)
+        return authorized(self.access[event.platform], self.pairing, event)
 
     def person(self, event: Inbound) -> Person | None:
         """Who spoke and their role (team mode), None otherwise: allowlisted users are admins unless named."""
