@@ -150,7 +150,7 @@ def build_services(settings: Settings, *, platform: str = "cli", toolsets: list[
     wire_checkpoints(services, settings)
     wire_terminal(services, settings)
     wire_browser_and_vision(services, settings)
-    _wire_delegation(services, enabled, persist=persist, emit=event_callback)
+    _wire_delegation(services, enabled, persist=persist, emit=event_callback, disabled=opts.disabled_toolsets)
     if opts.person and persist:
         from .stores import wire_attribution
 
@@ -223,12 +223,12 @@ def _wire_session(services: AgentServices, settings: Settings, platform: str) ->
 
 
 def _wire_delegation(services: AgentServices, enabled: list[str], *, persist: bool,
-                     emit: Callable[[Event], None] | None) -> None:
+                     emit: Callable[[Event], None] | None, disabled: tuple[str, ...] = ()) -> None:
     """`ctx.delegate`: subagent machinery (bootstrap/delegation.py) loads on the first delegate_task call."""
 
     def delegate(args: dict) -> str:
         from .delegation import Delegator
 
-        return Delegator(services, enabled, persist=persist, emit=emit)(args)
+        return Delegator(services, enabled, persist=persist, emit=emit, disabled=disabled)(args)
 
     services.ctx.delegate = delegate

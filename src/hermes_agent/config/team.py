@@ -33,7 +33,7 @@ ROLES = ("owner", "admin", "member", "guest")
 APPROVERS = ("owner", "admin")
 # Guests: no shell, files, code, messaging, nor a way around that (subagents, cron jobs, desktop control).
 DEFAULT_DISABLED: dict[str, tuple[str, ...]] = {
-    "owner": (), "admin": (), "member": (),
+    "owner": (), "admin": (), "member": ("cronjob",),  # a cron job would run later with the owner's tools
     "guest": ("terminal", "file", "code_execution", "messaging", "delegation", "cronjob", "computer_use"),
 }
 

@@ -55,3 +55,14 @@ def test_off_without_a_team_section(hermes_home):
     team = Team(load_settings())
     assert not team.enabled and team.people() == []
     assert caps_for(load_settings(), "telegram:1") == {}
+
+
+def test_a_roles_disabled_toolsets_stay_off_in_subagents():
+    from hermes_agent.bootstrap.delegation import TaskSpec, child_tools
+    from hermes_agent.tools.registry import discover_builtin_tools
+
+    discover_builtin_tools(toolsets=["hermes-telegram"])
+    _, free = child_tools(TaskSpec("look around"), ["hermes-telegram"])
+    _, member = child_tools(TaskSpec("look around"), ["hermes-telegram"], ("file", "terminal"))
+    assert {"read_file", "terminal"} <= free
+    assert not member & {"read_file", "write_file", "terminal", "process"} and "web_search" in member
