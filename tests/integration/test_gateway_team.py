@@ -126,13 +126,14 @@ def test_guest_never_reaches_a_terminal(fake, scripted, team, tmp_path):
     body = _request_for(scripted, f"run touch {marker}")
     offered = _tools(body)
     assert offered and not offered & {"terminal", "process", "execute_code", "write_file", "read_file",
-                                       "send_message", "delegate_task", "cronjob"}
+                                       "send_message", "delegate_task", "cronjob", "session_search"}
     assert "Unknown tool: terminal" in _replies(fake, GUEST, "tool said")[0]
     time.sleep(0.3)
     assert not marker.exists()
     member = fake.user_says("what tools", chat_id=MEMBER, name="Bob")
     assert member and fake.wait_for(lambda: _replies(fake, MEMBER, "echo: what tools"))
-    assert "terminal" in _tools(_request_for(scripted, "what tools"))
+    member_tools = _tools(_request_for(scripted, "what tools"))
+    assert "terminal" in member_tools and not member_tools & {"session_search", "cronjob"}
 
 
 def test_member_dangerous_command_needs_the_owners_button(fake, scripted, team, hermes_home):

@@ -32,9 +32,12 @@ from hermes_agent.config.settings import Settings
 ROLES = ("owner", "admin", "member", "guest")
 APPROVERS = ("owner", "admin")
 # Guests: no shell, files, code, messaging, nor a way around that (subagents, cron jobs, desktop control).
+# Neither members nor guests search past sessions (state.db holds everyone's) or make cron jobs (a job runs
+# later with the owner's tools).
 DEFAULT_DISABLED: dict[str, tuple[str, ...]] = {
-    "owner": (), "admin": (), "member": ("cronjob",),  # a cron job would run later with the owner's tools
-    "guest": ("terminal", "file", "code_execution", "messaging", "delegation", "cronjob", "computer_use"),
+    "owner": (), "admin": (), "member": ("cronjob", "session_search"),
+    "guest": ("terminal", "file", "code_execution", "messaging", "delegation", "cronjob", "computer_use",
+              "session_search"),
 }
 
 
