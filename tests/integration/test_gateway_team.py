@@ -149,7 +149,7 @@ def test_member_dangerous_command_needs_the_owners_button(fake, scripted, team, 
     assert fake.wait_for(lambda: any("Waiting for the owner" in t for t in fake.texts(MEMBER)))
     once = next(b for row in prompt["reply_markup"]["inline_keyboard"] for b in row if b["text"] == "✅ Once")
     fake.press(once["callback_data"], chat_id=MEMBER, user_id=MEMBER, name="Bob")  # the member: refused
-    fake.press(once["callback_data"], chat_id=GROUP, user_id=GUEST, name="Gus")  # the guest: refused
+    fake.press(once["callback_data"], chat_id=GROUP, user_id=GUEST, name="Gus", chat_type="group")  # refused
     fake.user_says("/approve", chat_id=MEMBER, name="Bob")
     assert fake.wait_for(lambda: sum("Not allowed" in str(c.get("text")) for c in fake.callbacks) == 2)
     assert fake.wait_for(lambda: any("Only the owner or an admin" in t for t in fake.texts(MEMBER)))
@@ -235,3 +235,20 @@ def test_a_members_terminal_works_in_their_own_folder_only(fake, scripted, team)
     fake.user_says(f"run cat {other / 'notes.txt'}", chat_id=MEMBER, name="Bob")
     assert fake.wait_for(lambda: len(_replies(fake, MEMBER, "tool said")) == 2, timeout=30)
     assert "OTHER-PERSONS-NOTES" not in _replies(fake, MEMBER, "tool said")[-1]
+
+
+def test_in_a_group_only_the_owner_answers_the_owners_approval(fake, scripted, team, tmp_path):
+    victim = tmp_path / "owner-victim"
+    victim.mkdir()
+    fake.user_says(f"run rm -r {victim}", chat_id=GROUP, user_id=OWNER, name="Olga", chat_type="group")
+    assert fake.wait_for(lambda: any(m["chat_id"] == GROUP and m["reply_markup"] for m in fake.sent), timeout=30)
+    prompt = next(m for m in fake.sent if m["chat_id"] == GROUP and m["reply_markup"])
+    once = next(b for row in prompt["reply_markup"]["inline_keyboard"] for b in row if b["text"] == "✅ Once")
+    fake.press(once["callback_data"], chat_id=GROUP, user_id=MEMBER, name="Bob", chat_type="group")
+    fake.user_says("/approve", chat_id=GROUP, user_id=MEMBER, name="Bob", chat_type="group")
+    assert fake.wait_for(lambda: any("Not allowed" in str(c.get("text")) for c in fake.callbacks))
+    assert fake.wait_for(lambda: any("Only the owner or an admin" in t for t in fake.texts(GROUP)))
+    assert victim.exists()
+    fake.press(once["callback_data"], chat_id=GROUP, user_id=OWNER, name="Olga", chat_type="group")
+    assert fake.wait_for(lambda: _replies(fake, GROUP, "tool said"), timeout=30)
+    assert not victim.exists()
