@@ -12,6 +12,7 @@ import threading
 import time
 from pathlib import Path
 
+from hermes_agent.errors import StorageError
 from hermes_agent.storage.db import connect, retry_busy
 
 log = logging.getLogger(__name__)
@@ -45,7 +46,7 @@ class Attribution:
                 db = self._db()
                 retry_busy(lambda: db.execute("INSERT INTO hermes_agent_tool_people "
                                               "(session_id, person, role, tool_name, at) VALUES (?,?,?,?,?)", row))
-        except (sqlite3.Error, OSError) as exc:  # attribution must never break a tool call
+        except (sqlite3.Error, OSError, StorageError) as exc:  # attribution must never break a tool call
             log.warning("could not record the tool call of %s: %s", person, exc)
 
     def close(self) -> None:
