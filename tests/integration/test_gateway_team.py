@@ -36,6 +36,10 @@ def _brain(body: dict) -> dict:
     text = _text(last).strip().splitlines()[-1]
     if text.startswith("run "):
         return {"tool_calls": [{"name": "terminal", "arguments": {"command": text[4:]}}]}
+    for word, target in (("profile ", "user"), ("remember ", "memory")):
+        if text.startswith(word):
+            args = {"action": "add", "target": target, "content": text[len(word):]}
+            return {"tool_calls": [{"name": "memory", "arguments": args}]}
     return {"content": "echo: " + text}
 
 
@@ -252,3 +256,20 @@ def test_in_a_group_only_the_owner_answers_the_owners_approval(fake, scripted, t
     fake.press(once["callback_data"], chat_id=GROUP, user_id=OWNER, name="Olga", chat_type="group")
     assert fake.wait_for(lambda: _replies(fake, GROUP, "tool said"), timeout=30)
     assert not victim.exists()
+
+
+def test_a_member_writes_their_own_profile_but_shared_memory_asks_the_owner(fake, scripted, team, hermes_home):
+    fake.user_says("profile Bob prefers short answers", chat_id=MEMBER, name="Bob")
+    assert fake.wait_for(lambda: _replies(fake, MEMBER, "tool said"), timeout=30)
+    own = hermes_home / "memories" / "people" / "telegram_222" / "USER.md"
+    assert "Bob prefers short answers" in own.read_text()
+    assert "Bob prefers" not in (hermes_home / "memories" / "USER.md").read_text()
+    assert not any(m["reply_markup"] for m in fake.sent)  # nobody was asked
+    fake.user_says("remember the server is called zeus", chat_id=MEMBER, name="Bob")
+    assert fake.wait_for(lambda: any(m["chat_id"] == OWNER and m["reply_markup"] for m in fake.sent), timeout=30)
+    prompt = next(m for m in fake.sent if m["chat_id"] == OWNER and m["reply_markup"])
+    deny = next(b for row in prompt["reply_markup"]["inline_keyboard"] for b in row if b["text"] == "❌ Deny")
+    fake.press(deny["callback_data"], chat_id=OWNER, user_id=OWNER, name="Olga")
+    assert fake.wait_for(lambda: len(_replies(fake, MEMBER, "tool said")) == 2, timeout=30)
+    assert "zeus" not in (hermes_home / "memories" / "MEMORY.md").read_text()
+    assert any("Denied by" in t for t in fake.texts(MEMBER))

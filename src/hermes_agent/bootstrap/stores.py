@@ -25,6 +25,10 @@ def wire_memory_and_todo(services: AgentServices, settings: Settings, user_dir: 
     """Memory + todo stores in the agent's ToolContext (the memory snapshot goes in the prompt); `user_dir`:
     a team member's own USER.md (MEMORY.md stays the shared one)."""
     memory = MemoryStore.from_settings(settings, user_dir=user_dir)
+    if user_dir:  # a team member's own profile: writing it needs nobody's approval
+        from hermes_agent.tools.provenance import USER_PROFILE
+
+        services.ctx.private_persists = frozenset({USER_PROFILE})
     services.ctx.memory_store = memory
     services.ctx.todo_store = TodoStore()
     return memory
