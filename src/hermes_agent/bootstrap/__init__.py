@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from hermes_agent.errors import StorageError, ToolError
 from hermes_agent.events import Event, Notice
 
-from .options import RunOptions
+from .options import RunOptions, person_options
 from .provider import auxiliary_provider, build_provider, provider_from_row, summarizer, titler
 
 if TYPE_CHECKING:
@@ -35,7 +35,7 @@ def __getattr__(name: str) -> object:
     raise AttributeError(name)
 
 
-__all__ = ["AIAgent", "RunOptions", "build_agent", "build_provider", "build_services", "platform_toolsets"]
+__all__ = ["AIAgent", "RunOptions", "build_agent", "person_options", "build_provider", "build_services", "platform_toolsets"]
 
 log = logging.getLogger(__name__)
 
@@ -141,7 +141,7 @@ def build_services(settings: Settings, *, platform: str = "cli", toolsets: list[
     if not opts.safe_mode:
         _start_mcp(services, settings, wait=not interactive, warn=notify)
     wire_approval(services, settings, approver, interactive)  # type: ignore[arg-type]
-    memory = wire_memory_and_todo(services, settings)
+    memory = wire_memory_and_todo(services, settings, user_dir=opts.user_dir)
     enabled = checked_toolsets(platform_toolsets(settings, platform, toolsets, plugin_report.toolsets), notify)
     with_skills = skills_in(resolve_tool_names(enabled))
     extra = opts.prompt_extra
@@ -154,7 +154,11 @@ def build_services(settings: Settings, *, platform: str = "cli", toolsets: list[
     wire_checkpoints(services, settings)
     wire_terminal(services, settings)
     wire_browser_and_vision(services, settings)
-    _wire_delegation(services, enabled, persist=persist, emit=event_callback)
+    _wire_delegation(services, enabled, persist=persist, emit=event_callback, disabled=opts.disabled_toolsets)
+    if opts.person and persist:
+        from .stores import wire_attribution
+
+        wire_attribution(services, settings, opts.person, opts.role)
     return services, enabled
 
 
@@ -208,9 +212,10 @@ def build_agent(settings: Settings, *, platform: str = "cli", toolsets: list[str
 
     services, enabled = build_services(settings, platform=platform, toolsets=toolsets, event_callback=event_callback,
                                        approver=approver, interactive=interactive, persist=persist, options=options)
+    disabled = list(options.disabled_toolsets) if options and options.disabled_toolsets else None
     agent = CoreAgent(max_iterations=max_iterations or settings.cfg.agent.max_turns,
-                      enabled_toolsets=enabled, services=services, event_callback=event_callback,
-                      save_trajectories=save_trajectories)
+                      enabled_toolsets=enabled, disabled_toolsets=disabled, services=services,
+                      event_callback=event_callback, save_trajectories=save_trajectories)
     services.ctx.clarify = clarify
     agent.tool_definitions()  # a toolset typo is a clear error now, not a mid-turn surprise
     if resume and services.session is not None:
@@ -272,12 +277,12 @@ def _wire_session(services: AgentServices, settings: Settings, platform: str) ->
 
 
 def _wire_delegation(services: AgentServices, enabled: list[str], *, persist: bool,
-                     emit: Callable[[Event], None] | None) -> None:
+                     emit: Callable[[Event], None] | None, disabled: tuple[str, ...] = ()) -> None:
     """`ctx.delegate`: subagent machinery (bootstrap/delegation.py) loads on the first delegate_task call."""
 
     def delegate(args: dict) -> str:
         from .delegation import Delegator
 
-        return Delegator(services, enabled, persist=persist, emit=emit)(args)
+        return Delegator(services, enabled, persist=persist, emit=emit, disabled=disabled)(args)
 
     services.ctx.delegate = delegate

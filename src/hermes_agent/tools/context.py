@@ -57,6 +57,9 @@ class ToolContext:
     # external MCP results, downloads, a message from someone other than the owner. Set by dispatch and the
     # frontends, cleared with a new conversation; the approval gate then asks before anything persists.
     untrusted: str = ""
+    # Lasting changes only this person's own sessions see (team mode: a member's own USER.md): the gate lets
+    # them through in a tainted conversation, since nobody else reads them.
+    private_persists: frozenset[str] = frozenset()
     _local_backend: TerminalBackend | None = field(default=None, repr=False)
 
     def backend(self) -> TerminalBackend:
