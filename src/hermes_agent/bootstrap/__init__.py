@@ -173,8 +173,10 @@ def _meter(settings: Settings, platform: str, opts: RunOptions, ref: list[AgentS
            notify: Callable[[str], None] | None) -> Meter | None:
     """The run's spending meter (None when no cap applies: nothing is imported or checked); spend is kept in
     the session store once the session has one."""
+    from hermes_agent.config.team import any_role_caps
+
     b = settings.cfg.budget
-    if not (b.users or b.cron or b.batch or any(v is not None for v in (
+    if not (b.users or b.cron or b.batch or any_role_caps(settings) or any(v is not None for v in (
             b.session_usd, b.day_usd, b.month_usd, b.session_tokens, b.day_tokens, b.month_tokens))):
         return None
     from .budget import Ledger, Meter
@@ -185,7 +187,7 @@ def _meter(settings: Settings, platform: str, opts: RunOptions, ref: list[AgentS
             return None
         return (s.session.lineage or s.session.id) if s.session is not None else s.session_id
 
-    meter = Meter(settings, spender(platform, opts), Ledger(lambda: None), session_id, notify)
+    meter = Meter(settings, spender(platform, opts), Ledger(lambda: None), session_id, notify, role=opts.role or None)
     if not meter.caps.any():
         return None
 

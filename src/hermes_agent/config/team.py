@@ -182,13 +182,21 @@ class Team:
         return data if isinstance(data, dict) else {}
 
 
-def caps_for(settings: Settings, who: str) -> dict:
+def caps_for(settings: Settings, who: str, role: str | None = None) -> dict:
     """The spending caps of a gateway/API person's role, `who` = "<platform>:<user id>" (as the budget meter
     names spenders): `team.roles.<role>.budget` (keys session_usd, day_usd, month_usd, session_tokens, day_tokens,
-    month_tokens); {} outside team mode, for cron/batch, or when the role has none. Meant to sit between
-    `budget.*` and `budget.users.<who>` (a person's own caps win over their role's)."""
+    month_tokens); {} outside team mode, for cron/batch, or when the role has none. `role`: the role the frontend
+    already resolved (an allowlisted user is an admin), else looked up. Sits between `budget.*` and
+    `budget.users.<who>` (a person's own caps win over their role's): bootstrap/budget.py applies it."""
     team = Team(settings)
     platform, _, user_id = who.partition(":")
     if not team.enabled or not user_id or platform in ("cron", "batch"):
         return {}
-    return team.caps_for(team.person(platform, user_id))
+    return team.caps_for(Person(who, role) if role in ROLES else team.person(platform, user_id))
+
+
+def any_role_caps(settings: Settings) -> bool:
+    """Whether some role has a `budget` (so a run may need a meter even with no `budget.*` cap)."""
+    raw = settings.get("team") or {}
+    roles = raw.get("roles") if isinstance(raw, dict) else None
+    return isinstance(roles, dict) and any(isinstance(c, dict) and c.get("budget") for c in roles.values())

@@ -318,7 +318,7 @@ class GatewayRunner:
                     f"Turns since start: {session.turns}\nHome channel: "
                     + (f"{home}{' (this chat)' if home == session.chat_id else ''}" if home else "not set (/sethome)"))
         if word == "/budget":
-            return await asyncio.to_thread(self._budget, session)
+            return await asyncio.to_thread(self._budget, session, person)
         if word == "/sethome":
             await asyncio.to_thread(self.homes.set, session.adapter.name, session.chat_id)
             return (f"✅ Home channel set to this chat (ID: {session.chat_id}).\n"
@@ -333,7 +333,7 @@ class GatewayRunner:
             return await self._model(session, text.split()[1:])
         return None
 
-    def _budget(self, session: ChatSession) -> str:
+    def _budget(self, session: ChatSession, person: Person | None = None) -> str:
         """What is left of the caps of the person who asked (their own budget, as their turns spend it)."""
         from hermes_agent.bootstrap.budget import report
         from hermes_agent.bootstrap.session import shared_store
@@ -342,7 +342,7 @@ class GatewayRunner:
         meter = agent.services.meter if agent is not None else None
         sid = agent.session_id if agent is not None else session.sessions.get(session.key)
         return report(self.settings, f"{session.adapter.name}:{session.user_id}", meter,  # type: ignore[arg-type]
-                      shared_store(), sid)  # the live meter is bootstrap's Meter behind the core's protocol
+                      shared_store(), sid, person.role if person else None)  # the live meter is bootstrap's Meter behind the core's protocol
 
     async def _team_command(self, session: ChatSession, word: str, text: str, person: Person) -> str:
         """Team mode's /approve, /deny (owner and admins; a requester may /deny their own request), /users and
