@@ -67,3 +67,27 @@ def test_each_user_has_their_own_key_tools_and_conversations(api, scripted, herm
     db = sqlite3.connect(hermes_home / "state.db")
     rows = db.execute("SELECT person, role, tool_name FROM hermes_agent_tool_people").fetchall()
     assert ("api:bob", "member", "terminal") in rows and not any(r[0] == "api:alice" for r in rows)
+
+
+def test_a_guests_role_cap_stops_their_turns_only(scripted, hermes_home, tmp_path):
+    """`api:alice` (guest) spends her own budget under her role's cap; bob (member, no cap) is not metered."""
+    from tests.integration.test_budget import TOOL_STEP, _config, _spend, within_one_call
+
+    _config(hermes_home, scripted.url,
+            f"team:\n  people:\n    'api:alice': guest\n    'api:bob': member\n"
+            f"  workspace_root: {tmp_path / 'team'}\n  api_keys:\n    alice: {ALICE}\n    bob: {BOB}\n"
+            "  roles:\n    guest:\n      budget: {session_usd: 0.05}\nplatform_toolsets:\n  api_server: [todo]\n")
+    scripted.default = TOOL_STEP
+    port = _free_port()
+    proc = _start_api(hermes_home, port)
+    try:
+        status, stop, _ = _post(f"http://127.0.0.1:{port}/v1", "go", "alice", ALICE)
+        assert status == 200 and stop.startswith("Budget reached: session cap $0.0500"), stop
+        assert "team.roles.guest.budget.session_usd" in stop, stop
+        within_one_call(stop, hermes_home, 0.05)
+        scripted.default = {"content": "bob's answer", "usage": {"prompt_tokens": 1000, "completion_tokens": 100}}
+        assert _post(f"http://127.0.0.1:{port}/v1", "hello", "bob", BOB)[:2] == (200, "bob's answer")
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+    assert {row[1] for row in _spend(hermes_home)} == {"api:alice"}
