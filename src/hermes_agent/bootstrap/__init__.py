@@ -169,14 +169,22 @@ def spender(platform: str, opts: RunOptions) -> str:
     return platform if platform in ("cron", "batch") else ""
 
 
+def _role_caps_set(settings: Settings) -> bool:
+    """Whether a team role has a `budget` (config/team.py, imported only then: `chat -q` start-up stays as it was)."""
+    team = settings.cfg.team
+    if not (isinstance(team, dict) and team.get("roles")):
+        return False
+    from hermes_agent.config.team import any_role_caps
+
+    return any_role_caps(settings)
+
+
 def _meter(settings: Settings, platform: str, opts: RunOptions, ref: list[AgentServices],
            notify: Callable[[str], None] | None) -> Meter | None:
     """The run's spending meter (None when no cap applies: nothing is imported or checked); spend is kept in
     the session store once the session has one."""
-    from hermes_agent.config.team import any_role_caps
-
     b = settings.cfg.budget
-    if not (b.users or b.cron or b.batch or any_role_caps(settings) or any(v is not None for v in (
+    if not (b.users or b.cron or b.batch or _role_caps_set(settings) or any(v is not None for v in (
             b.session_usd, b.day_usd, b.month_usd, b.session_tokens, b.day_tokens, b.month_tokens))):
         return None
     from .budget import Ledger, Meter
