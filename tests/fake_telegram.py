@@ -108,10 +108,11 @@ class FakeTelegram:
                          "file_size": len(content)}}
         return self._push({"message": msg})
 
-    def press(self, data: str, chat_id: int = 111, user_id: int | None = None, name: str = "Alice") -> int:
+    def press(self, data: str, chat_id: int = 111, user_id: int | None = None, name: str = "Alice",
+              chat_type: str = "private") -> int:
         user = {"id": user_id or chat_id, "is_bot": False, "first_name": name}
         msg = {"message_id": self._mid(), "date": int(time.time()), "text": "(buttons)", "from": BOT,
-               "chat": {"id": chat_id, "type": "private"}}
+               "chat": {"id": chat_id, "type": chat_type}}
         return self._push({"callback_query": {"id": f"cb{self.next_update}", "from": user, "message": msg,
                                               "chat_instance": "x", "data": data}})
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from aiohttp import web
 
 SESSION_HEADER = "X-Hermes-Session-Id"
+USER_HEADER = "X-Hermes-User"  # team mode: the person calling, with their own key (team.api_keys)
 
 
 def error(status: int, message: str, kind: str = "invalid_request_error") -> web.Response:

@@ -22,6 +22,7 @@ from hermes_agent.errors import StorageError
 from hermes_agent.events import Event
 
 if TYPE_CHECKING:
+    from hermes_agent.config.team import Person
     from hermes_agent.core.contract import AgentSession
     from hermes_agent.core.loop import TurnOutcome
 
@@ -38,6 +39,7 @@ class Conversation:
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     sink: Sink | None = None
     last_used: float = field(default_factory=time.monotonic)
+    person: Person | None = None  # team mode: the config.team.Person of an `X-Hermes-User` caller
 
     def emit(self, event: Event) -> None:
         sink = self.sink
@@ -73,13 +75,19 @@ class ConversationPool:
 
     def _build(self, conv: Conversation, resume: str | None = None) -> AgentSession:
         from hermes_agent.approval.approvers import AutoDenyApprover
-        from hermes_agent.bootstrap import build_agent
+        from hermes_agent.bootstrap import RunOptions, build_agent
 
         build = self._builder or build_agent
+        settings, options = self.settings, RunOptions()
+        if conv.person is not None:  # an X-Hermes-User caller: their role's tools, their USER.md, their budget
+            from hermes_agent.bootstrap import person_options
+            from hermes_agent.config.team import Team
+
+            settings, options = person_options(settings, Team(settings), conv.person)
 
         def make(session: str | None) -> AgentSession:
-            return build(self.settings, platform="api_server", approver=AutoDenyApprover(), interactive=False,
-                         event_callback=conv.emit, resume=session)
+            return build(settings, platform="api_server", approver=AutoDenyApprover(), interactive=False,
+                         event_callback=conv.emit, resume=session, options=options)
 
         if resume:
             try:
@@ -88,6 +96,19 @@ class ConversationPool:
                 log.warning("api conversation %s: session %s is gone, starting a new one", conv.key, resume)
         return make(None)
 
+    @staticmethod
+    def owns(key: str, person: Person | None) -> bool:
+        """Whether conversation `key` is `person`'s (every key is the holder of the main key's)."""
+        return person is None or key.startswith(f"{person.slug}~")
+
+    @staticmethod
+    def scoped(key: str | None, person: Person | None) -> str | None:
+        """A client's conversation key inside `person`'s own namespace: one person never reaches another's."""
+        if person is None or key is None:
+            return key
+        prefix = f"{person.slug}~"
+        return key if key.startswith(prefix) else prefix + key
+
     async def warm(self) -> None:
         """Build (and close) one agent before serving: first-use work such as seeding the bundled skills
         then happens once, not in 20 concurrent builds racing over the same files."""
@@ -95,13 +116,15 @@ class ConversationPool:
         agent = await loop.run_in_executor(self.executor, self._build, Conversation("warm-up"))
         agent.close()
 
-    async def get(self, key: str | None) -> Conversation:
-        """The live conversation `key`, else a new one under `key` (or a fresh server-issued key)."""
+    async def get(self, key: str | None, person: Person | None = None) -> Conversation:
+        """The live conversation `key`, else a new one under `key` (or a fresh server-issued key); with a
+        `person` (team mode), only within their own conversations."""
+        key = self.scoped(key, person) or (self.scoped(f"api-{uuid.uuid4().hex}", person) if person else None)
         with self._guard:
             if key and key in self._live:
                 self._live.move_to_end(key)
                 return self._live[key]
-        conv = Conversation(key or f"api-{uuid.uuid4().hex}")
+        conv = Conversation(key or f"api-{uuid.uuid4().hex}", person=person)
         loop = asyncio.get_running_loop()
         resume = self.index.session_of(key) if key else None  # evicted, or from before a restart
         conv.agent = await loop.run_in_executor(self.executor, self._build, conv, resume)

@@ -11,6 +11,7 @@ import time
 import uuid
 from collections import OrderedDict
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from aiohttp import web
 
@@ -19,6 +20,9 @@ from hermes_agent.api.conversations import Conversation, ConversationPool, TurnR
 from hermes_agent.api.persist import ApiIndex
 from hermes_agent.errors import HermesError
 from hermes_agent.events import Event, TextDelta
+
+if TYPE_CHECKING:
+    from hermes_agent.config.team import Person
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,27 +81,32 @@ def _response(rid: str, model: str, result: TurnResult, previous: str | None) ->
 
 
 async def _conversation(pool: ConversationPool, index: ResponseIndex, previous: str | None,
-                        earlier: list[dict], instructions: str | None) -> tuple[Conversation, list[dict]] | str:
+                        earlier: list[dict], instructions: str | None,
+                        person: Person | None = None) -> tuple[Conversation, list[dict]] | str:
+    """(conversation, history to seed it with); a team member reaches only responses of their own."""
     if not previous:
         system = [{"role": "system", "content": instructions}] if instructions else []
-        return await pool.get(None), system + earlier
+        return await pool.get(None, person), system + earlier
     stored = index.by_id.get(previous)
     if stored is None:
-        return await _from_before(pool, index, previous)
+        return await _from_before(pool, index, previous, person)
+    if not pool.owns(stored.conv_key, person):
+        return f"Previous response with id '{previous}' not found"
     if index.latest.get(stored.conv_key) == previous:
-        return await pool.get(stored.conv_key), []
-    return await pool.get(None), list(stored.history)  # a fork from an older response
+        return await pool.get(stored.conv_key, person), []
+    return await pool.get(None, person), list(stored.history)  # a fork from an older response
 
 
-async def _from_before(pool: ConversationPool, index: ResponseIndex, previous: str) -> tuple[Conversation, list[dict]] | str:
+async def _from_before(pool: ConversationPool, index: ResponseIndex, previous: str,
+                       person: Person | None = None) -> tuple[Conversation, list[dict]] | str:
     """A response id this process did not make (a restart, or forgotten): its conversation from state.db."""
     found = index.store.response(previous) if index.store is not None else None
-    if found is None:
+    if found is None or not pool.owns(found[0], person):
         return f"Previous response with id '{previous}' not found"
     key, count = found
     if index.store is not None and index.store.latest_of(key) == previous:
-        return await pool.get(key), []
-    return await pool.get(None), await pool.history_of(key, count)
+        return await pool.get(key, person), []
+    return await pool.get(None, person), await pool.history_of(key, count)
 
 
 async def handle(request: web.Request) -> web.StreamResponse:
@@ -120,7 +129,7 @@ async def _handle(request: web.Request) -> web.StreamResponse:
     pool: ConversationPool = request.app["pool"]
     index: ResponseIndex = request.app["responses"]
     previous = body.get("previous_response_id")
-    found = await _conversation(pool, index, previous, earlier, body.get("instructions"))
+    found = await _conversation(pool, index, previous, earlier, body.get("instructions"), request.get("person"))
     if isinstance(found, str):
         return error(404, found)
     conv, history = found

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from aiohttp import web
 
 from hermes_agent.api import responses
-from hermes_agent.api.common import SESSION_HEADER, error
+from hermes_agent.api.common import SESSION_HEADER, USER_HEADER, error
 from hermes_agent.api.conversations import Conversation, ConversationPool, TurnResult
 from hermes_agent.config.listen import bind_refusal, host_allowed
 from hermes_agent.errors import HermesError
@@ -108,13 +108,33 @@ async def _auth(request: web.Request, handler: Handler) -> web.StreamResponse:
     if request.method == "OPTIONS" and request.headers.get("Origin"):  # an allowed origin's preflight
         return web.Response(status=204, headers={
             "Access-Control-Allow-Methods": "GET, POST, OPTIONS",
-            "Access-Control-Allow-Headers": "Authorization, Content-Type, X-Hermes-Session-Id",
+            "Access-Control-Allow-Headers": "Authorization, Content-Type, X-Hermes-Session-Id, X-Hermes-User",
             "Access-Control-Max-Age": "600"})
-    if key and request.path != "/health":
+    user = request.headers.get(USER_HEADER, "").strip()
+    if user and request.path != "/health":  # team mode: a person with their own key
+        person = _person(request, user)
+        if person is None:
+            return error(401, f"Invalid or missing API key for {USER_HEADER}: {user[:64]}", "authentication_error")
+        request["person"] = person
+    elif key and request.path != "/health":
         given = request.headers.get("Authorization", "")
         if not hmac.compare_digest(given.encode(), f"Bearer {key}".encode()):
             return error(401, "Invalid or missing API key", "authentication_error")
     return await handler(request)
+
+
+def _person(request: web.Request, user: str) -> object | None:
+    """The team member `user` when the request carries their key (`team.api_keys.<user>`), else None."""
+    from hermes_agent.config.team import Team
+
+    team = request.app.get("team")
+    if team is None:
+        team = request.app["team"] = Team(request.app["pool"].settings)
+    expected = str((team.api_keys or {}).get(user) or "")
+    given = request.headers.get("Authorization", "")
+    if not team.enabled or len(expected) < 16 or not hmac.compare_digest(given.encode(), f"Bearer {expected}".encode()):
+        return None
+    return team.person("api", user)
 
 
 async def _health(request: web.Request) -> web.Response:
@@ -168,7 +188,7 @@ async def _chat(request: web.Request) -> web.StreamResponse:
 async def _answer(request: web.Request, body: dict, message: str, history: list[dict]) -> web.StreamResponse:
     pool: ConversationPool = request.app["pool"]
     key = request.headers.get(SESSION_HEADER, "").strip() or None
-    conv = await pool.get(key)
+    conv = await pool.get(key, request.get("person"))
     model = str(body.get("model") or request.app["config"].model_name)
     cid = f"chatcmpl-{uuid.uuid4().hex[:24]}"
     history = [] if key else history  # a continued session has its own history

@@ -294,6 +294,8 @@ class ApprovalGate:
             entry = find(name)
             source = getattr(ctx, "untrusted", "") if isinstance(args, dict) else ""
             persisted = entry.persisted(args) if source and hasattr(entry, "persisted") else None  # type: ignore[union-attr]
+            if persisted in getattr(ctx, "private_persists", ()):
+                persisted = None  # read by this person's own sessions only (their USER.md in team mode)
             if persisted:
                 decision = self.check_persist(name, persisted, source, session_id=getattr(ctx, "session_id", None))
                 if not decision.allowed:

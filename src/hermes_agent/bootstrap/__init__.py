@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from hermes_agent.errors import StorageError, ToolError
 from hermes_agent.events import Event, Notice
 
-from .options import RunOptions
+from .options import RunOptions, person_options
 
 if TYPE_CHECKING:
     from hermes_agent.config.settings import Settings
@@ -39,7 +39,7 @@ def __getattr__(name: str) -> object:
     raise AttributeError(name)
 
 
-__all__ = ["AIAgent", "RunOptions", "build_agent", "build_provider", "build_services", "platform_toolsets"]
+__all__ = ["AIAgent", "RunOptions", "build_agent", "person_options", "build_provider", "build_services", "platform_toolsets"]
 
 log = logging.getLogger(__name__)
 
@@ -146,7 +146,7 @@ def build_services(settings: Settings, *, platform: str = "cli", toolsets: list[
     if not opts.safe_mode:
         _start_mcp(services, settings, wait=not interactive, warn=notify)
     wire_approval(services, settings, approver, interactive)  # type: ignore[arg-type]
-    memory = wire_memory_and_todo(services, settings)
+    memory = wire_memory_and_todo(services, settings, user_dir=opts.user_dir)
     enabled = checked_toolsets(platform_toolsets(settings, platform, toolsets, plugin_report.toolsets), notify)
     with_skills = skills_in(resolve_tool_names(enabled))
     extra = opts.prompt_extra
@@ -159,7 +159,11 @@ def build_services(settings: Settings, *, platform: str = "cli", toolsets: list[
     wire_checkpoints(services, settings)
     wire_terminal(services, settings)
     wire_browser_and_vision(services, settings)
-    _wire_delegation(services, enabled, persist=persist, emit=event_callback)
+    _wire_delegation(services, enabled, persist=persist, emit=event_callback, disabled=opts.disabled_toolsets)
+    if opts.person and persist:
+        from .stores import wire_attribution
+
+        wire_attribution(services, settings, opts.person, opts.role)
     return services, enabled
 
 
@@ -170,12 +174,22 @@ def spender(platform: str, opts: RunOptions) -> str:
     return platform if platform in ("cron", "batch") else ""
 
 
+def _role_caps_set(settings: Settings) -> bool:
+    """Whether a team role has a `budget` (config/team.py, imported only then: `chat -q` start-up stays as it was)."""
+    team = settings.cfg.team
+    if not (isinstance(team, dict) and team.get("roles")):
+        return False
+    from hermes_agent.config.team import any_role_caps
+
+    return any_role_caps(settings)
+
+
 def _meter(settings: Settings, platform: str, opts: RunOptions, ref: list[AgentServices],
            notify: Callable[[str], None] | None) -> Meter | None:
     """The run's spending meter (None when no cap applies: nothing is imported or checked); spend is kept in
     the session store once the session has one."""
     b = settings.cfg.budget
-    if not (b.users or b.cron or b.batch or any(v is not None for v in (
+    if not (b.users or b.cron or b.batch or _role_caps_set(settings) or any(v is not None for v in (
             b.session_usd, b.day_usd, b.month_usd, b.session_tokens, b.day_tokens, b.month_tokens))):
         return None
     from .budget import Ledger, Meter
@@ -186,7 +200,7 @@ def _meter(settings: Settings, platform: str, opts: RunOptions, ref: list[AgentS
             return None
         return (s.session.lineage or s.session.id) if s.session is not None else s.session_id
 
-    meter = Meter(settings, spender(platform, opts), Ledger(lambda: None), session_id, notify)
+    meter = Meter(settings, spender(platform, opts), Ledger(lambda: None), session_id, notify, role=opts.role or None)
     if not meter.caps.any():
         return None
 
@@ -213,9 +227,10 @@ def build_agent(settings: Settings, *, platform: str = "cli", toolsets: list[str
 
     services, enabled = build_services(settings, platform=platform, toolsets=toolsets, event_callback=event_callback,
                                        approver=approver, interactive=interactive, persist=persist, options=options)
+    disabled = list(options.disabled_toolsets) if options and options.disabled_toolsets else None
     agent = CoreAgent(max_iterations=max_iterations or settings.cfg.agent.max_turns,
-                      enabled_toolsets=enabled, services=services, event_callback=event_callback,
-                      save_trajectories=save_trajectories)
+                      enabled_toolsets=enabled, disabled_toolsets=disabled, services=services,
+                      event_callback=event_callback, save_trajectories=save_trajectories)
     services.ctx.clarify = clarify
     agent.tool_definitions()  # a toolset typo is a clear error now, not a mid-turn surprise
     if resume and services.session is not None:
@@ -279,12 +294,12 @@ def _wire_session(services: AgentServices, settings: Settings, platform: str) ->
 
 
 def _wire_delegation(services: AgentServices, enabled: list[str], *, persist: bool,
-                     emit: Callable[[Event], None] | None) -> None:
+                     emit: Callable[[Event], None] | None, disabled: tuple[str, ...] = ()) -> None:
     """`ctx.delegate`: subagent machinery (bootstrap/delegation.py) loads on the first delegate_task call."""
 
     def delegate(args: dict) -> str:
         from .delegation import Delegator
 
-        return Delegator(services, enabled, persist=persist, emit=emit)(args)
+        return Delegator(services, enabled, persist=persist, emit=emit, disabled=disabled)(args)
 
     services.ctx.delegate = delegate

@@ -1,7 +1,7 @@
 """Hard spending caps (budget.*): one Meter per agent (shared with its subagents and auxiliary calls) that every
 provider bootstrap builds is wrapped in. Before a call it prices the request (input from the loop's token
 estimate, output at max_tokens) and refuses one that would cross a cap; after it, the call's usage is recorded
-in the spend ledger (state.db). `caps_for` is the seam that says what caps a person has."""
+in the spend ledger (state.db). `caps_for` says what caps a person has (team roles included)."""
 
 from __future__ import annotations
 
@@ -45,24 +45,40 @@ class Caps:
 _CAP_KEYS = tuple(f"{w}_{u}" for w in WINDOWS for u in ("usd", "tokens"))
 
 
-def caps_for(settings: Settings, who: str) -> Caps:
+def caps_for(settings: Settings, who: str, role: str | None = None) -> Caps:
     """The caps of a person: `budget.*`, overridden by `budget.cron.*` for cron runs, `budget.batch.*` for batch
-    runs, and `budget.users.<platform:id>` (or `.<id>`) for a gateway user. Roles plug in here later."""
+    runs; for a gateway/API person by their team role's `team.roles.<role>.budget` (config/team.py; `role` when
+    the frontend resolved it) and then by `budget.users.<platform:id>` (or `.<id>`): a person's own caps win."""
     b = settings.cfg.budget
     values = {k: getattr(b, k) for k in _CAP_KEYS}
     kind, _, ident = who.partition(":")
     prefix = "budget"
+    layers: list[dict] = []
     if kind in ("cron", "batch"):
-        over, prefix = getattr(b, kind), f"budget.{kind}"
+        layers, prefix = [getattr(b, kind) or {}], f"budget.{kind}"
     else:
+        from hermes_agent.config.team import caps_for as role_caps
+
+        by_role = role_caps(settings, who, role) if ident else {}
         users = b.users or {}
         key = who if who in users else ident if ident in users else ""
-        over = users.get(key) if key else None
-        prefix = f'budget.users."{key}"' if key else prefix
-    for k, v in (over or {}).items():
-        if k in values:
-            values[k] = None if v is None else (int(v) if k.endswith("tokens") else float(v))
+        layers = [by_role, users.get(key) or {}]
+        if key:
+            prefix = f'budget.users."{key}"'
+        elif by_role:
+            prefix = f"team.roles.{role or _role_of(settings, who)}.budget"
+    for over in layers:
+        for k, v in over.items():
+            if k in values:
+                values[k] = None if v is None else (int(v) if k.endswith("tokens") else float(v))
     return Caps(**values, warn_at=b.warn_at, config_prefix=prefix)  # type: ignore[arg-type]
+
+
+def _role_of(settings: Settings, who: str) -> str:
+    from hermes_agent.config.team import Team
+
+    platform, _, user_id = who.partition(":")
+    return Team(settings).person(platform, user_id).role
 
 
 def month_start(now: float) -> float:
@@ -107,9 +123,9 @@ class Meter:
     subagents run in threads and share their parent's meter."""
 
     def __init__(self, settings: Settings, who: str, ledger: Ledger, session_id: Callable[[], str | None],
-                 notify: Notify | None = None, caps: Caps | None = None) -> None:
+                 notify: Notify | None = None, caps: Caps | None = None, role: str | None = None) -> None:
         self.settings, self.who, self.ledger, self.session_id = settings, who, ledger, session_id
-        self.caps = caps if caps is not None else caps_for(settings, who)
+        self.caps = caps if caps is not None else caps_for(settings, who, role)
         self.notify = notify
         self._lock = threading.Lock()
         self._totals: dict[str, list[float]] = {}  # window -> [usd, tokens]
@@ -293,10 +309,10 @@ def standing(caps: Caps, totals: dict[str, tuple[float, int]]) -> list[tuple[str
 
 
 def report(settings: Settings, who: str, meter: Meter | None = None, store: object | None = None,
-           session_id: str | None = None) -> str:
+           session_id: str | None = None, role: str | None = None) -> str:
     """What is left of each cap (`/budget` in the REPL and in chats), from a live meter or from the store."""
     if meter is None:
-        caps = caps_for(settings, who)
+        caps = caps_for(settings, who, role)
         if not caps.any():
             return "No spending caps are set (budget.session_usd, day_usd, month_usd and *_tokens in config.yaml)."
         meter = Meter(settings, who, Ledger(lambda: store), lambda: session_id, caps=caps)

@@ -94,9 +94,11 @@ def _subagent_ok(name: str) -> bool:
     return entry is None or entry.subagent_ok
 
 
-def child_tools(spec: TaskSpec, parent_enabled: list[str]) -> tuple[list[str], frozenset[str]]:
-    """(toolsets, allowed tool names) for a child: requested ∩ the parent's tools, only `subagent_ok` ones."""
-    parent_tools = {n for n in resolve_tool_names(parent_enabled) if _subagent_ok(n)}
+def child_tools(spec: TaskSpec, parent_enabled: list[str],
+                parent_disabled: list[str] | tuple[str, ...] = ()) -> tuple[list[str], frozenset[str]]:
+    """(toolsets, allowed tool names) for a child: requested ∩ the parent's tools (its disabled toolsets, e.g. a
+    team role's, stay off), only `subagent_ok` ones."""
+    parent_tools = {n for n in resolve_tool_names(parent_enabled, list(parent_disabled)) if _subagent_ok(n)}
     toolsets = list(spec.toolsets) if spec.toolsets else list(parent_enabled)
     allowed = frozenset(resolve_tool_names(toolsets) & parent_tools)
     if not allowed:
@@ -189,14 +191,14 @@ class Delegator:
     """`ctx.delegate` of one parent agent: runs a delegate_task call."""
 
     def __init__(self, parent: AgentServices, enabled: list[str], *, persist: bool = True,
-                 emit: Callable[[Event], None] | None = None) -> None:
-        self.parent, self.enabled, self.persist = parent, list(enabled), persist
+                 emit: Callable[[Event], None] | None = None, disabled: tuple[str, ...] = ()) -> None:
+        self.parent, self.enabled, self.persist, self.disabled = parent, list(enabled), persist, disabled
         self.emit = emit or (lambda e: None)
 
     def __call__(self, args: dict) -> str:
         """JSON {"results": [...]} (one row per task); raises ValueError/HermesError for bad arguments."""
         specs = parse_tasks(args)
-        plans = [child_tools(spec, self.enabled) for spec in specs]
+        plans = [child_tools(spec, self.enabled, self.disabled) for spec in specs]
         settings = self.parent.settings
         limit = settings.cfg.delegation.max_summary_chars
         workers = settings.cfg.delegation.max_concurrent_children

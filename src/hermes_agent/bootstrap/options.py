@@ -4,8 +4,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from hermes_agent.config.settings import Settings
+
+if TYPE_CHECKING:
+    from hermes_agent.config.team import Person, Team
 
 
 @dataclass(frozen=True, slots=True)
@@ -17,6 +22,29 @@ class RunOptions:
     safe_mode: bool = False  # no plugins and no MCP servers either
     resume_by_title: bool = False  # `-c NAME`: resume names a session title
     spender: str | None = None  # whose budget this run spends (bootstrap/budget.py): None = the platform's default
+    # Team mode (config/team.py): who this agent works for. Their role's toolsets are taken away, their
+    # USER.md lives in `user_dir` (MEMORY.md stays the owner's), and each tool call is attributed to them.
+    person: str = ""  # "<platform>:<user id>"
+    role: str = ""
+    disabled_toolsets: tuple[str, ...] = ()
+    user_dir: str | None = None
+
+
+def person_options(settings: Settings, team: Team, person: Person) -> tuple[Settings, RunOptions]:
+    """Team mode: the settings and RunOptions of one person's agents: their role's toolsets taken away, their
+    own USER.md (the owner keeps memories/USER.md); a member's terminal is the local sandbox working in their
+    own folder (created here), the other people's folders unreadable and no shared /tmp. The person spends their own
+budget (`spender` = their key, whose role caps come from config.team.caps_for)."""
+    if person.role == "member":
+        work = team.workspace(person)
+        work.mkdir(parents=True, exist_ok=True, mode=0o700)
+        others = [str(p) for p in work.parent.iterdir() if p.is_dir() and p != work]  # the other people's folders
+        settings = settings.with_overrides({"terminal.cwd": str(work), "terminal.backend": "local",
+                                            "sandbox.deny_read": [*settings.cfg.sandbox.deny_read, *others],
+                                            "sandbox.shared_tmp": False})
+    user_dir = None if person.role == "owner" else str(Path(settings.home) / "memories" / "people" / person.slug)
+    return settings, RunOptions(spender=person.key, person=person.key, role=person.role, user_dir=user_dir,
+                                disabled_toolsets=team.disabled_toolsets(person.role))
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hermes_agent.config.settings import Settings
@@ -25,12 +26,31 @@ log = logging.getLogger(__name__)
 SUMMARY_TIMEOUT = 120.0  # seconds a compression summary may take when auxiliary.compression.timeout is unset
 
 
-def wire_memory_and_todo(services: AgentServices, settings: Settings) -> MemoryStore:
-    """Memory + todo stores in the agent's ToolContext (the memory snapshot goes in the prompt)."""
-    memory = MemoryStore.from_settings(settings)
+def wire_memory_and_todo(services: AgentServices, settings: Settings, user_dir: str | None = None) -> MemoryStore:
+    """Memory + todo stores in the agent's ToolContext (the memory snapshot goes in the prompt); `user_dir`:
+    a team member's own USER.md (MEMORY.md stays the shared one)."""
+    memory = MemoryStore.from_settings(settings, user_dir=user_dir)
+    if user_dir:  # a team member's own profile: writing it needs nobody's approval
+        from hermes_agent.tools.provenance import USER_PROFILE
+
+        services.ctx.private_persists = frozenset({USER_PROFILE})
     services.ctx.memory_store = memory
     services.ctx.todo_store = TodoStore()
     return memory
+
+
+def wire_attribution(services: AgentServices, settings: Settings, person: str, role: str) -> None:
+    """Team mode: every tool call this agent runs is recorded against `person` in state.db
+    (`hermes_agent_tool_people`, a table of ours that Hermes ignores)."""
+    from hermes_agent.storage.people import Attribution
+
+    book = Attribution(Path(settings.home) / "state.db")
+
+    def record(name: str, ctx: object = None, **_: object) -> None:
+        book.record(getattr(ctx, "session_id", None) or services.session_id, person, role, name)
+
+    services.hooks.register("post_tool_call", record)
+    services.closers.append(book.close)
 
 
 def skills_in(tool_names: set[str] | frozenset[str]) -> bool:

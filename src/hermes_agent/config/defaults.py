@@ -105,13 +105,14 @@ DEFAULT_CONFIG: dict = {
     "dashboard": {"port": 9119, "token": ""},  # `hermes dashboard` (Hermes's own dashboard keys are left alone)
     "a2a": {"enabled": False, "agents": {}},  # agent-to-agent: serve on the API server / call configured agents
     "platforms": {},
+    "group_sessions_per_user": True,  # Hermes: a group chat is one session per participant (threads are shared)
+    "team": {},  # gateway team mode (config/team.py); empty = off
     "browser": {"allow_private_urls": False, "cdp_url": "", "command_timeout": 30},
     "security": {"allow_private_urls": False},
     "web": {"backend": "", "search_backend": "", "extract_backend": "", "extract_char_limit": 15000,
             "allow_private_urls": False, "timeout": 20, "max_download_bytes": 10000000, "summarize": False},
     "mcp_discovery_timeout": 1.5,
-    "mcp_single_query_discovery_timeout": 15,
-    "group_sessions_per_user": True,  # Hermes: a group chat is one session per participant (threads are shared)  # Hermes's key: how long a one-shot run waits for its servers
+    "mcp_single_query_discovery_timeout": 15,  # Hermes's key: how long a one-shot run waits for its servers
     "tools": {"tool_search": {"enabled": "auto", "threshold_pct": 10}, "schema_style": "ours"},
     "plugins": {"enabled": [], "disabled": [], "entries": {}},  # opt-in, as in Hermes
     "known_plugin_toolsets": {},  # platform -> plugin toolsets the user has seen (Hermes writes it)

@@ -385,6 +385,8 @@ class Config:
     dashboard: DashboardCfg
     a2a: A2aCfg
     platforms: FreeForm  # platforms.<name>.enabled/token/extra, as Hermes users write them
+    group_sessions_per_user: bool  # Hermes's key: one session per participant in a group chat
+    team: FreeForm  # gateway team mode: people, roles, per-role toolsets and caps (config/team.py)
 
 
 def _section(kind: object) -> bool:

@@ -12,7 +12,7 @@ from datetime import datetime
 from urllib.parse import urlencode
 
 NAV = (("/sessions", "Sessions"), ("/cron", "Cron"), ("/gateway", "Gateway"), ("/usage", "Usage"),
-       ("/config", "Config"), ("/skills", "Skills"), ("/memory", "Memory"))
+       ("/config", "Config"), ("/skills", "Skills"), ("/memory", "Memory"), ("/people", "People"))
 
 CSS = """*{box-sizing:border-box}body{font:14px/1.45 system-ui,sans-serif;margin:0;color:#1b1f24;background:#f6f7f9}
 header{background:#1f2933;color:#fff;padding:.5rem 1rem;display:flex;gap:1rem;align-items:center;flex-wrap:wrap}

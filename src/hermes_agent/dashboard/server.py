@@ -9,7 +9,7 @@ import contextlib
 from aiohttp import web
 
 from hermes_agent.config.settings import Settings
-from hermes_agent.dashboard import config_page, knowledge, ops, sessions, usage
+from hermes_agent.dashboard import config_page, knowledge, ops, people, sessions, usage
 from hermes_agent.dashboard.auth import DashboardConfig, guard, see_other
 from hermes_agent.dashboard.state import Home
 
@@ -35,6 +35,7 @@ def build_app(home: Home, config: DashboardConfig) -> web.Application:
     add("/skills", knowledge.skills)
     add("/skills/{name}", knowledge.skill)
     add("/memory", knowledge.memory)
+    add("/people", people.people)
     app.router.add_route("*", "/login", _root)  # answered by the guard
     return app
 

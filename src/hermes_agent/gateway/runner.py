@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from hermes_agent import paths
 from hermes_agent.config.settings import Settings
+from hermes_agent.config.team import Person, Team
 from hermes_agent.errors import StorageError
 from hermes_agent.events import Event
 from hermes_agent.gateway.approval import ChatApprover
@@ -39,6 +40,7 @@ _BUILD_LOCK = threading.Lock()  # bootstrap's one-time discovery is not safe to 
 HELP = ("Commands:\n/new or /reset: start a new conversation\n/stop: stop the current task\n"
         "/status: this chat's session\n/budget: what is left of your spending caps\n/sethome: make this chat the platform's home channel\n/model [NAME]: show or switch this chat's model\n/approve, /deny: answer a pending approval\n"
         "/skills: installed skills; /<skill-name> TASK runs one\n/help: this text")
+TEAM_HELP = "\nTeam (owner and admins): /users lists people and roles; /role USER admin|member|guest sets one"
 
 
 def tool_progress(settings: Settings) -> str:
@@ -92,6 +94,12 @@ class GatewayRunner:
         self._locks: dict[str, asyncio.Lock] = {}
         self._inflight: set[asyncio.Task] = set()  # handlers sending a command's reply right now
         self.hooks = HookRunner([])
+        self.team = Team(settings)
+        self.desk = None  # gateway/team.py's ApprovalDesk, in team mode
+        if self.team.enabled:
+            from hermes_agent.gateway.team import ApprovalDesk
+
+            self.desk = ApprovalDesk(self.team)
         self.homes = HomeChannels(settings.env)
         self.outbox = Outbox(settings, self.homes)  # gets the adapters and the loop in run()
         self.cron: CronTicker | None = None
@@ -158,7 +166,7 @@ class GatewayRunner:
     async def handle(self, event: Inbound) -> None:
         """One accepted event; the events of one chat are handled in order (one lock per chat). Strangers get
         no per-chat state at all: a flood of them from many chats costs no memory."""
-        if not self.closing and not authorized(self.access[event.platform], self.pairing, event):
+        if not self.closing and not self._allowed(event):
             await self._stranger(event)
             return
         lock = self._locks.setdefault(f"{event.platform}:{event.chat_id}", asyncio.Lock())
@@ -176,29 +184,54 @@ class GatewayRunner:
         if self.closing:
             return  # left unanswered in the inbox: handled after the next start
         adapter = self.adapters[event.platform]
-        if not authorized(self.access[event.platform], self.pairing, event):  # revoked while it waited
+        if not self._allowed(event):  # revoked while it waited
             await self._stranger(event)
             return
-        session = self._session(event)
-        session.user_id = event.user_id
+        person = self.person(event)
         if event.callback_data is not None:
-            choice = session.approver.answer_button(event.callback_data)
-            await adapter.answer_callback(event.callback_id or "", f"Answer: {choice}" if choice else "Expired.")
+            await adapter.answer_callback(event.callback_id or "", self._button(event, person))
             adapter.ack([event.event_id])
             return
+        session = self._session(event, person)
+        session.user_id = event.user_id
         if event.extra.get("file_id"):
             event = await self._with_file(adapter, event)
         text = event.text.strip()
         self.hooks.emit("message:received", {**session.hook_context(), "user_name": event.user_name,
                                              "message": text[:500], "is_dm": event.is_dm})
         if text.startswith("/"):
-            reply = await self._command(session, text)
+            reply = await self._command(session, text, person)
             if reply is not None:
                 await adapter.send(event.chat_id, reply)
                 adapter.ack([event.event_id])
                 return
             event = await self._skill(event, text)
         session.submit(event)
+
+    def _allowed(self, event: Inbound) -> bool:
+        """The platform's access rules, plus (team mode) everyone given a role in config or by /role."""
+        if self.team.enabled and self.team.knows(event.platform, event.user_id):  # a stat, before pairing's reads
+            return True
+        return authorized(self.access[event.platform], self.pairing, event)
+
+    def person(self, event: Inbound) -> Person | None:
+        """Who spoke and their role (team mode), None otherwise: allowlisted users are admins unless named."""
+        if not self.team.enabled:
+            return None
+        trusted = event.user_id in self.access[event.platform].allowed
+        return self.team.person(event.platform, event.user_id, event.user_name, trusted=trusted)
+
+    def _button(self, event: Inbound, person: Person | None) -> str:
+        """A button press: a team approval (any chat), or an approval in this chat (team mode: only the owner
+        or an admin may press it, in a group too). Returns the toast text."""
+        data = event.callback_data or ""
+        if self.desk is not None and person is not None and data.startswith("team:"):
+            return self.desk.answer_button(data, person)[1]
+        if person is not None and not person.can_approve:
+            return "Not allowed: only the owner or an admin can answer."
+        session = self.sessions.get(self._key(event))
+        choice = session.approver.answer_button(data) if session is not None else None
+        return f"Answer: {choice}" if choice else "Expired."
 
     async def _stranger(self, event: Inbound) -> None:
         """Someone who may not talk to the agent: a pairing code in a DM (rate-limited), nothing else."""
@@ -256,9 +289,11 @@ class GatewayRunner:
             await adapter.send(event.chat_id, f"🎙️ {text}")
         return f'[The user sent a voice message. Transcript: "{text}"]'
 
-    async def _command(self, session: ChatSession, text: str) -> str | None:
+    async def _command(self, session: ChatSession, text: str, person: Person | None = None) -> str | None:
         """The reply to an in-chat command, or None when `text` is for the agent."""
         word = text.split()[0].split("@")[0].lower()
+        if person is not None and word in ("/approve", "/deny", "/role", "/users"):
+            return await self._team_command(session, word, text, person)
         if word in ("/approve", "/deny", "/new", "/reset", "/stop", "/status", "/help", "/start", "/model", "/sethome",
                     "/budget"):
             self.hooks.emit(f"command:{word[1:]}", {"platform": session.adapter.name, "user_id": session.user_id,
@@ -283,13 +318,13 @@ class GatewayRunner:
                     f"Turns since start: {session.turns}\nHome channel: "
                     + (f"{home}{' (this chat)' if home == session.chat_id else ''}" if home else "not set (/sethome)"))
         if word == "/budget":
-            return await asyncio.to_thread(self._budget, session)
+            return await asyncio.to_thread(self._budget, session, person)
         if word == "/sethome":
             await asyncio.to_thread(self.homes.set, session.adapter.name, session.chat_id)
             return (f"✅ Home channel set to this chat (ID: {session.chat_id}).\n"
                     "Cron jobs and cross-platform messages will be delivered here.")
         if word in ("/help", "/start"):
-            return HELP
+            return HELP + (TEAM_HELP if person is not None and person.can_approve else "")
         if word == "/skills":
             from hermes_agent.skills.invoke import skill_list
 
@@ -298,7 +333,7 @@ class GatewayRunner:
             return await self._model(session, text.split()[1:])
         return None
 
-    def _budget(self, session: ChatSession) -> str:
+    def _budget(self, session: ChatSession, person: Person | None = None) -> str:
         """What is left of the caps of the person who asked (their own budget, as their turns spend it)."""
         from hermes_agent.bootstrap.budget import report
         from hermes_agent.bootstrap.session import shared_store
@@ -307,7 +342,38 @@ class GatewayRunner:
         meter = agent.services.meter if agent is not None else None
         sid = agent.session_id if agent is not None else session.sessions.get(session.key)
         return report(self.settings, f"{session.adapter.name}:{session.user_id}", meter,  # type: ignore[arg-type]
-                      shared_store(), sid)  # the live meter is bootstrap's Meter behind the core's protocol
+                      shared_store(), sid, person.role if person else None)  # the live meter is bootstrap's Meter behind the core's protocol
+
+    async def _team_command(self, session: ChatSession, word: str, text: str, person: Person) -> str:
+        """Team mode's /approve, /deny (owner and admins; a requester may /deny their own request), /users and
+        /role (owner and admins)."""
+        from hermes_agent.gateway.team import role_command, users_text
+
+        if word in ("/approve", "/deny"):
+            answer = " ".join([word, *text.split()[1:]])
+            choice = session.approver.answer_text(answer) if person.can_approve or word == "/deny" else None
+            if choice is None and self.desk is not None:
+                choice = self.desk.answer_text(answer, person)
+            if choice is None and not person.can_approve:
+                return "Only the owner or an admin can answer approvals."
+            return f"Answer recorded: {choice}." if choice else "There is nothing waiting for approval."
+        if not person.can_approve:
+            return "Only the owner or an admin can do that."
+        if word == "/users":
+            known = [row for p in self.pairing.platforms() for row in self.pairing.list_approved(p)]
+            return users_text(self.team, known)
+        reply, changed = role_command(self.team, person, session.adapter.name, text.split()[1:])
+        if changed is not None:
+            await self._forget(changed)
+        return reply
+
+    async def _forget(self, person_key: str) -> None:
+        """After a role change: that person's idle agents are closed, so their next message builds one with the
+        new role's tools (a busy one finishes its turn first and is closed at the next change or eviction)."""
+        for key, s in list(self.sessions.items()):
+            if getattr(s, "person", "") == person_key and not s.busy:
+                del self.sessions[key]
+                await asyncio.to_thread(s.close)
 
     async def _model(self, session: ChatSession, args: list[str]) -> str:
         current = session.model or self.settings.model.model
@@ -325,26 +391,50 @@ class GatewayRunner:
 
         agent.set_provider(build_provider(self.settings.with_overrides({"model.default": model})))
 
-    def _session(self, event: Inbound) -> ChatSession:
-        key = session_key(event, self.settings.cfg.group_sessions_per_user)
+    def _key(self, event: Inbound) -> str:
+        """The chat's session key; in team mode a group always has one session per person (never shared)."""
+        per_user = self.team.enabled or self.settings.cfg.group_sessions_per_user
+        return session_key(event, per_user)
+
+    def _session(self, event: Inbound, person: Person | None = None) -> ChatSession:
+        key = self._key(event)
         session = self.sessions.get(key)
         if session is None:
             assert self.loop is not None
             session = ChatSession(key, event.chat_id, self.adapters[event.platform], self.session_map,
-                                  self._builder(event.platform, event.chat_id, event.user_id), self.loop, self.hooks, self.progress)
+                                  self._builder(event.platform, event.chat_id, event.user_id, person), self.loop,
+                                  self.hooks, self.progress)
             session.switch_model = self._switch_model
             session.owners = self.access[event.platform].allowed  # the rest (pairing, allow-all) is untrusted
+            if person is not None:
+                self._team_session(session, person)
             self.sessions[key] = session
         return session
 
-    def _builder(self, platform: str, chat_id: str, user_id: str) -> Builder:
+    def _team_session(self, session: ChatSession, person: Person) -> None:
+        """A member's or guest's words are untrusted (lasting changes need an approval), and their approvals
+        go to the owner and admins; the owner's and admins' are asked in their own chat as usual."""
+        from hermes_agent.gateway.team import DeskApprover
+
+        session.person = person.key
+        session.owners = frozenset({person.key.partition(":")[2]}) if person.can_approve else frozenset()
+        if not person.can_approve and self.desk is not None and self.loop is not None:
+            session.approver = DeskApprover(self.desk, self.loop, session.adapter, session.chat_id, person)  # type: ignore[assignment]
+
+    def _builder(self, platform: str, chat_id: str, user_id: str, person: Person | None = None) -> Builder:
         def build(approver: ChatApprover, resume: str | None, on_event: Callable[[Event], None]) -> AgentSession:
-            from hermes_agent.bootstrap import RunOptions, build_agent
+            from dataclasses import replace
+
+            from hermes_agent.bootstrap import RunOptions, build_agent, person_options
+
+            settings, options = self.settings, RunOptions()
+            if person is not None:  # team mode: their role's toolsets, their USER.md, their folder
+                settings, options = person_options(self.settings, self.team, person)
+            options = replace(options, spender=f"{platform}:{user_id}")  # each person's own budget
 
             def make(session: str | None) -> AgentSession:
-                return build_agent(self.settings, platform=platform, approver=approver, interactive=True,
-                                   event_callback=on_event, resume=session,
-                                   options=RunOptions(spender=f"{platform}:{user_id}"))  # each person's own budget
+                return build_agent(settings, platform=platform, approver=approver, interactive=True,
+                                   event_callback=on_event, resume=session, options=options)
 
             with _BUILD_LOCK:
                 try:

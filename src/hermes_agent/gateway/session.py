@@ -126,6 +126,7 @@ class ChatSession:
         self.approver = ChatApprover(loop, adapter, chat_id)
         self.user_id = ""
         self.owners: frozenset[str] = frozenset()  # users on the platform's allowlist: their words are trusted
+        self.person = ""  # team mode: "<platform>:<user id>" of the one person this session belongs to
         self.origin: dict | None = None  # Hermes's SessionSource of the last message (routing entry)
         self.model: str | None = None  # /model NAME for this chat
         self.switch_model: Callable[[AgentSession, str], None] | None = None

@@ -65,24 +65,27 @@ class MemoryStore:
     """Bounded MEMORY.md / USER.md under `memories_dir`; safe across threads and processes."""
 
     def __init__(self, memories_dir: Path | str, memory_char_limit: int = 2200, user_char_limit: int = 1375,
-                 *, targets: tuple[str, ...] = TARGETS) -> None:
+                 *, targets: tuple[str, ...] = TARGETS, user_dir: Path | str | None = None) -> None:
         self.dir = Path(memories_dir)
+        self.dirs = {"memory": self.dir, "user": Path(user_dir) if user_dir else self.dir}
         self.limits = {"memory": int(memory_char_limit), "user": int(user_char_limit)}
         self.targets = tuple(t for t in targets if t in TARGETS)
         self._snapshot: str | None = None
 
     @classmethod
-    def from_settings(cls, settings: Settings, memories_dir: Path | str | None = None) -> MemoryStore:
-        """A store using the `memory:` config section (limits and enabled targets)."""
+    def from_settings(cls, settings: Settings, memories_dir: Path | str | None = None,
+                      user_dir: Path | str | None = None) -> MemoryStore:
+        """A store using the `memory:` config section (limits and enabled targets); `user_dir` holds a
+        team member's own USER.md."""
         m = settings.cfg.memory
         targets = tuple(t for t, on in (("memory", m.memory_enabled), ("user", m.user_profile_enabled))
                         if on)
         where = memories_dir if memories_dir is not None else Path(settings.home) / "memories"
         return cls(where, m.memory_char_limit, m.user_char_limit,
-                   targets=targets)
+                   targets=targets, user_dir=user_dir)
 
     def path(self, target: str) -> Path:
-        return self.dir / FILE_NAMES[target]
+        return self.dirs[target] / FILE_NAMES[target]
 
     def entries(self, target: str) -> list[str]:
         """Current entries on disk (not the frozen snapshot)."""
@@ -274,8 +277,9 @@ class MemoryStore:
     def _locked(self, target: str) -> Iterator[None]:
         """Hermes's lock file for the target (MEMORY.md.lock, USER.md.lock), so both programs exclude
         each other."""
-        self.dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-        with open(self.dir / (FILE_NAMES[target] + ".lock"), "a+b") as fh:
+        where = self.dirs[target]
+        where.mkdir(parents=True, exist_ok=True, mode=0o700)
+        with open(where / (FILE_NAMES[target] + ".lock"), "a+b") as fh:
             fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
             try:
                 yield
@@ -285,7 +289,7 @@ class MemoryStore:
     def _write(self, target: str, entries: list[str]) -> None:
         path = self.path(target)
         data = (ENTRY_DELIMITER.join(entries) + "\n") if entries else ""
-        fd, tmp = tempfile.mkstemp(dir=self.dir, prefix=f".{path.name}.", suffix=".tmp")
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
                 fh.write(data)

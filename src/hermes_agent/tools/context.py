@@ -58,6 +58,9 @@ class ToolContext:
     # frontends, cleared with a new conversation; the approval gate then asks before anything persists.
     untrusted: str = ""
     notice: Callable[[str], None] | None = None  # a warning the user sees (the agent emits it as a Notice)
+    # Lasting changes only this person's own sessions see (team mode: a member's own USER.md): the gate lets
+    # them through in a tainted conversation, since nobody else reads them.
+    private_persists: frozenset[str] = frozenset()
     _local_backend: TerminalBackend | None = field(default=None, repr=False)
 
     def backend(self) -> TerminalBackend:

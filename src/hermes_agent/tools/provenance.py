@@ -82,10 +82,13 @@ def fetches_network(text: object) -> bool:
 
 # -- the `persists` trait of the built-in tools ---------------------------------------------------
 
+USER_PROFILE = "the user profile (USER.md)"
+
+
 def memory_persists(args: dict) -> str | None:
     if args.get("action") not in ("add", "replace", "remove"):
         return None
-    return "the user profile (USER.md)" if args.get("target") == "user" else "persistent memory (MEMORY.md)"
+    return USER_PROFILE if args.get("target") == "user" else "persistent memory (MEMORY.md)"
 
 
 def skill_persists(args: dict) -> str | None:

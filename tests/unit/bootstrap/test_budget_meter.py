@@ -98,3 +98,30 @@ def test_a_conversation_continued_by_compression_keeps_its_root_session(store):
     other = store.create_session("cli", parent_session_id=root).id  # e.g. a subagent: not a continuation
     store.end_session(root, "ended")
     assert store.conversation_root(other) == other
+
+
+def test_a_role_cap_sits_between_budget_and_the_persons_own():
+    s = Settings(data={"model": {"default": "my-model"},
+                       "budget": {"day_usd": 5, "session_usd": 2, "users": {"telegram:8": {"day_usd": 3}}},
+                       "team": {"people": {"telegram:1": "owner", "telegram:7": "guest", "telegram:8": "guest"},
+                                "roles": {"guest": {"budget": {"day_usd": 0.5, "session_tokens": 900}}}}})
+    guest = caps_for(s, "telegram:7")
+    assert (guest.day_usd, guest.session_tokens, guest.session_usd) == (0.5, 900, 2)  # role over budget.*
+    assert guest.config_prefix == "team.roles.guest.budget"
+    own = caps_for(s, "telegram:8")
+    assert (own.day_usd, own.session_tokens) == (3, 900)  # budget.users.<who> over the role
+    assert own.config_prefix == 'budget.users."telegram:8"'
+    assert caps_for(s, "telegram:1").day_usd == 5  # the owner's role has no caps
+    assert caps_for(s, "telegram:42", role="admin").day_usd == 5  # a resolved role (an allowlisted admin) wins
+    assert caps_for(s, "cron").day_usd == 5  # roles never reach cron or batch
+
+
+def test_a_guest_meter_refuses_past_the_role_cap(store):
+    s = Settings(data={"model": {"default": "my-model", "pricing": {"input": 10, "output": 10}},
+                       "team": {"people": {"telegram:1": "owner"},
+                                "roles": {"guest": {"budget": {"session_usd": 0.001}}}}})
+    meter = _meter(s, store, "telegram:7")
+    with pytest.raises(BudgetExceeded) as stop:
+        meter.check("my-model", REQ)
+    assert "team.roles.guest.budget.session_usd" in str(stop.value)
+    _meter(s, store, "telegram:1").check("my-model", REQ)  # the owner has no cap
