@@ -14,6 +14,10 @@ import pytest
 
 from hermes_agent.providers.scripted import ScriptedServer
 
+# A ~/.bashrc that runs `pyenv init` rehashes on every shell start; a test that kills a shell mid-rehash leaves
+# pyenv's lock behind and every later shell then waits up to 60 s for it. Tests wait 2 s at most.
+os.environ.setdefault("PYENV_REHASH_TIMEOUT", "2")
+
 _real_connect = socket.socket.connect
 
 
