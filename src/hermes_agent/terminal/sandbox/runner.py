@@ -62,14 +62,15 @@ class SandboxRunner:
         return self.contained and self.spec.denies_write("/tmp")
 
     def popen(self, argv: list[str], *, stdin, stdout, stderr, cwd: str, env: dict[str, str], pty: bool = False,
-              sandbox: bool = True):
+              sandbox: bool = True, extra: tuple[int, ...] = ()):
         """A started process: inside the sandbox when contained and `sandbox`, else plain subprocess.
-        stdin/stdout/stderr take what Popen takes (fds, files, PIPE, DEVNULL, STDOUT)."""
+        stdin/stdout/stderr take what Popen takes (fds, files, PIPE, DEVNULL, STDOUT); `extra` fds are
+        the child's fds 3, 4, ..."""
         if not (sandbox and self.contained):
-            return plain_popen(argv, stdin, stdout, stderr, cwd, env, pty)
-        return self._launch(argv, stdin, stdout, stderr, cwd, env, pty)
+            return plain_popen(argv, stdin, stdout, stderr, cwd, env, pty, extra)
+        return self._launch(argv, stdin, stdout, stderr, cwd, env, pty, extra)
 
-    def _launch(self, argv, stdin, stdout, stderr, cwd, env, pty):
+    def _launch(self, argv, stdin, stdout, stderr, cwd, env, pty, extra=()):
         opened: list[int] = []
         keep: list = [None, None]
 
@@ -91,7 +92,7 @@ class SandboxRunner:
         try:
             launcher = self._get_launcher()
             return launcher.spawn(argv, cwd=cwd, env=env, stdin=fds[0], stdout=fds[1], stderr=fds[2], pty=pty,
-                                  pipes=(keep[0], keep[1]))
+                                  pipes=(keep[0], keep[1]), extra=tuple(extra))
         except SandboxError:
             for f in keep:
                 if f is not None:
@@ -104,10 +105,7 @@ class SandboxRunner:
     def _get_launcher(self) -> Launcher:
         with self._lock:
             if self._launcher is None:
-                import tempfile
-
-                log = os.path.join(tempfile.gettempdir(), f"hermes-sandbox-{os.getpid()}-{id(self):x}.log")
-                self._launcher = Launcher(self.spec, self.state, log)
+                self._launcher = Launcher(self.spec, self.state)
             return self._launcher
 
     def close(self) -> None:
@@ -115,16 +113,33 @@ class SandboxRunner:
             launcher, self._launcher = self._launcher, None
         if launcher is not None:
             launcher.close()
-            try:
-                os.unlink(launcher._log_path)
-            except OSError:
-                pass
 
 
-def plain_popen(argv, stdin, stdout, stderr, cwd, env, pty=False):
-    """subprocess.Popen in a new session (with the pty as controlling terminal when `pty`)."""
-    preexec = None
-    if pty:
-        from hermes_agent.terminal.sandbox.server import _take_controlling_tty as preexec
-    return subprocess.Popen(argv, stdin=stdin, stdout=stdout, stderr=stderr, cwd=cwd, env=env,
-                            start_new_session=True, preexec_fn=preexec)
+def plain_popen(argv, stdin, stdout, stderr, cwd, env, pty=False, extra: tuple[int, ...] = ()):
+    """subprocess.Popen in a new session (with the pty as controlling terminal when `pty`; `extra` fds
+    placed at 3, 4, ... by a preexec: this unconfined path is the rare one)."""
+    from hermes_agent.terminal.sandbox.server import _take_controlling_tty
+
+    if not extra:
+        return subprocess.Popen(argv, stdin=stdin, stdout=stdout, stderr=stderr, cwd=cwd, env=env,
+                                start_new_session=True, preexec_fn=_take_controlling_tty if pty else None)
+    high = [_dup_high(fd) for fd in extra]
+
+    def place() -> None:
+        for i, fd in enumerate(high):
+            os.dup2(fd, 3 + i, inheritable=True)
+        if pty:
+            _take_controlling_tty()
+
+    try:
+        return subprocess.Popen(argv, stdin=stdin, stdout=stdout, stderr=stderr, cwd=cwd, env=env,
+                                start_new_session=True, preexec_fn=place, close_fds=False)
+    finally:
+        for fd in high:
+            os.close(fd)
+
+
+def _dup_high(fd: int) -> int:
+    import fcntl
+
+    return fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 100)

@@ -30,7 +30,9 @@ class PolicyLike(Protocol):
 @dataclass(frozen=True, slots=True)
 class SandboxSpec:
     """Resolved paths: `writable` roots (existing), `readonly` paths inside them re-bound read-only,
-    `secrets` hidden (existing files and directories), `network` off unshares/denies TCP."""
+    `secrets` hidden (existing files and directories), `network` off unshares/denies TCP.
+    `private_tmp`: the session's own temp directory (mounted on /tmp under bwrap, TMPDIR under Landlock)
+    when /tmp is not shared; `sockets`: unix sockets the user granted (others are unreachable)."""
 
     mode: str = "workspace-write"
     writable: tuple[str, ...] = ()
@@ -38,6 +40,8 @@ class SandboxSpec:
     secrets: tuple[str, ...] = ()
     network: bool = True
     mechanism: str = "auto"
+    private_tmp: str = ""
+    sockets: tuple[str, ...] = ()
 
     @property
     def enabled(self) -> bool:
@@ -47,6 +51,12 @@ class SandboxSpec:
         """A copy with more writable roots (the backend's private state and temp directory)."""
         extra = tuple(os.path.realpath(p) for p in paths if p)
         return replace(self, writable=tuple(dict.fromkeys((*self.writable, *extra))))
+
+    def with_private_tmp(self, path: str) -> SandboxSpec:
+        """A copy whose /tmp is `path` (writable), unless /tmp is shared (sandbox.shared_tmp: true)."""
+        if not self.denies_write("/tmp"):
+            return self
+        return replace(self.with_writable(path), private_tmp=os.path.realpath(path))
 
     def denies_write(self, path: str) -> bool:
         """True when a write to `path` is refused by this spec (readonly, secret or outside the roots)."""
@@ -62,7 +72,7 @@ class SandboxSpec:
 
 
 def spec_from_policy(policy: PolicyLike, *, network: object = True, mechanism: str = "auto",
-                     mode: str | None = None) -> SandboxSpec:
+                     mode: str | None = None, sockets: Iterable[str] = ()) -> SandboxSpec:
     """The sandbox of a path policy. Only existing paths are mounted or hidden (bwrap needs them)."""
     mode = str(mode or policy.mode or "workspace-write").strip().lower()
     if mode not in MODES:
@@ -74,7 +84,8 @@ def spec_from_policy(policy: PolicyLike, *, network: object = True, mechanism: s
         readonly += [os.path.join(root, rel) for rel in WORKSPACE_ASK if os.path.lexists(os.path.join(root, rel))]
     mech = str(mechanism or "auto").strip().lower()
     return SandboxSpec(mode=mode, writable=writable, readonly=tuple(dict.fromkeys(os.path.realpath(p) for p in readonly)),
-                       secrets=secrets, network=_flag(network), mechanism=mech if mech in MECHANISMS else "auto")
+                       secrets=secrets, network=_flag(network), mechanism=mech if mech in MECHANISMS else "auto",
+                       sockets=tuple(os.path.realpath(os.path.expanduser(str(p))) for p in sockets))
 
 
 def _existing(entries: Iterable[str]) -> tuple[str, ...]:
