@@ -22,7 +22,7 @@ from hermes_agent.terminal.ptyrun import kill_process_group, signal_group
 from hermes_agent.terminal.runfile import RunRecord
 from hermes_agent.terminal.sandbox.envallow import allowed_env
 from hermes_agent.terminal.sandbox.launcher import SandboxError
-from hermes_agent.terminal.sandbox.runner import SandboxRunner, plain_popen
+from hermes_agent.terminal.sandbox.runner import SandboxRunner
 from hermes_agent.terminal.sandbox.spec import BLOCKED_NOTE, SandboxSpec, blocked_by_sandbox
 from hermes_agent.terminal.shell import (
     INTERRUPT_EXIT,
@@ -92,8 +92,7 @@ class LocalBackend:
     @property
     def sandbox_state(self) -> str:
         """"bwrap" | "landlock" (contained), "off" (sandbox.mode off or no policy), "unavailable"."""
-        runner = self._get_runner()
-        return runner.state if runner is not None else "off"
+        return self._get_runner().state if self._sandbox is not None else "off"  # type: ignore[union-attr]
 
     @property
     def contained(self) -> bool:
@@ -102,8 +101,6 @@ class LocalBackend:
         return self.sandbox_state in ("bwrap", "landlock")
 
     def _get_runner(self) -> SandboxRunner | None:
-        if self._sandbox is None:
-            return None
         self._ensure_state()
         return self._runner
 
@@ -113,10 +110,8 @@ class LocalBackend:
         env = self._child_env()
         if pty:
             env.update(TERM=env.get("TERM") or "xterm", COLUMNS="200", LINES="50")
-        if runner is None:
-            if self._sandbox is not None:  # never run unconfined because the runner is not there (yet)
-                raise SandboxError("the sandbox runner is not ready; the command was not run")
-            return plain_popen(argv, stdin, stdout, stderr, self._spawn_cwd(), env, pty, extra)
+        if runner is None:  # never run unconfined because the runner is not there (yet)
+            raise SandboxError("the sandbox runner is not ready; the command was not run")
         if sandbox and runner.contained and runner.spec.private_tmp:
             # bwrap mounts the private dir on /tmp; Landlock cannot remap, so TMPDIR names it
             env["TMPDIR"] = "/tmp" if runner.state == "bwrap" else runner.spec.private_tmp
@@ -124,20 +119,23 @@ class LocalBackend:
                             pty=pty, sandbox=sandbox, extra=extra)
 
     def _run(self, argv: list[str], stdin, stdout, sandbox: bool, pty: bool = False,
-             save: bool = True) -> tuple[subprocess.Popen, int | None]:
-        """Start one call's wrapper with the state channels (fd 3: saved state in, fd 4: new state out)."""
+             save: bool = True, fds: tuple[int, ...] = ()) -> tuple[subprocess.Popen, int | None]:
+        """Start one call's wrapper with the state channels (fd 3: saved state in, fd 4: new state out,
+        then `fds` from 5)."""
         state_in = _memfd("hermes-state", self._snapshot)
-        state_out = _memfd("hermes-state-out") if save else None
-        extra = (state_in,) if state_out is None else (state_in, state_out)
+        state_out = _memfd("hermes-state-out")
+        extra = (state_in, state_out, *fds)
         try:
             proc = self._popen(argv, stdin=stdin, stdout=stdout, stderr=stdout if pty else subprocess.STDOUT,
                                pty=pty, sandbox=sandbox, extra=extra)
         except BaseException:
-            if state_out is not None:
-                os.close(state_out)
+            os.close(state_out)
             raise
         finally:
             os.close(state_in)
+        if not save:
+            os.close(state_out)
+            return proc, None
         return proc, state_out
 
     def _blocked_note(self, text: str, code: int, sandbox: bool) -> str:
@@ -152,16 +150,17 @@ class LocalBackend:
 
     def execute(self, command: str, *, cwd: str | None = None, timeout: float | None = None,
                 stdin: str | None = None, interrupt: threading.Event | None = None,
-                sandbox: bool = True) -> ExecResult:
+                sandbox: bool = True, fds: tuple[int, ...] = ()) -> ExecResult:
         """Run `command`; cwd/exported variables persist between calls of this backend.
-        `sandbox=False` runs this one call unconfined (the approval gate has asked the user)."""
+        `sandbox=False` runs this one call unconfined (the approval gate has asked the user).
+        `fds` are passed to the command as its fds 5, 6, ... (execute_code's channels)."""
         self._ensure_state()
         out = _memfd("hermes-out")
         state_out: int | None = None
         try:
             with self._stdin_file(stdin) as inp:
                 proc, state_out = self._run(self._argv(build_body(self._spec(command, cwd, stdin is not None))),
-                                            inp, out, sandbox)
+                                            inp, out, sandbox, fds=fds)
             self._track(proc)
             limit = self._timeout if timeout is None else timeout
             try:
@@ -335,16 +334,26 @@ class LocalBackend:
                 state = tempfile.mkdtemp(prefix="hermes-term-")
                 if self._record is not None:
                     self._record.add_dir(state)
-                if self._sandbox is not None:
-                    self._runner = SandboxRunner(self._sandbox.with_private_tmp(state).with_writable(state),
-                                                 self._notice)
+                spec = SandboxSpec(mode="off") if self._sandbox is None else \
+                    self._sandbox.with_private_tmp(state).with_writable(state)
+                self._runner = SandboxRunner(spec, self._notice)
                 self._state_dir = state  # published last: whoever sees it also sees its runner
             return self._state_dir
 
     def _spawn_cwd(self) -> str:
         cwd = self.cwd()
-        return cwd if os.path.isdir(cwd) else (self._initial_cwd if self._initial_cwd and
-                                                os.path.isdir(self._initial_cwd) else os.getcwd())
+        return cwd if os.path.isdir(self._host(cwd)) else (self._initial_cwd if self._initial_cwd and
+                                                           os.path.isdir(self._initial_cwd) else os.getcwd())
+
+    def _host(self, path: str) -> str:
+        """Where a path the commands see lives on this side: under bwrap, /tmp inside is the session's
+        private dir (except what is bound from the host: writable roots, HOME or hermes itself under /tmp)."""
+        runner = self._runner
+        if runner is None or not runner.spec.private_tmp or runner.state != "bwrap":
+            return path
+        from hermes_agent.terminal.sandbox.bwrap import tmp_path_on_host
+
+        return tmp_path_on_host(runner.spec, path)
 
     def _child_env(self) -> dict[str, str]:
         """The allowlisted variables plus `env_passthrough`; nothing that marks or locates hermes."""
@@ -367,16 +376,16 @@ class LocalBackend:
 
     def read_bytes(self, path: str, limit: int | None = None) -> bytes:
         """Bytes of a file (at most `limit`)."""
-        with open(self._abs(path), "rb") as fh:
+        with open(self._host(self._abs(path)), "rb") as fh:
             return fh.read() if limit is None else fh.read(limit)
 
     def open_bytes(self, path: str) -> BinaryIO:
         """A file opened for reading in binary (for chunked reads of files of any size)."""
-        return open(self._abs(path), "rb")  # noqa: SIM115 - the caller closes it
+        return open(self._host(self._abs(path)), "rb")  # noqa: SIM115 - the caller closes it
 
     def write_bytes(self, path: str, data: bytes) -> None:
         """Atomically replace a file (temp file + rename), creating parent directories."""
-        target = self._abs(path)
+        target = self._host(self._abs(path))
         parent = os.path.dirname(target) or "."
         os.makedirs(parent, exist_ok=True)
         try:
@@ -399,7 +408,7 @@ class LocalBackend:
     def stat(self, path: str) -> dict | None:
         """{"size", "is_dir", "mtime"} or None when missing."""
         try:
-            st = os.stat(self._abs(path))
+            st = os.stat(self._host(self._abs(path)))
         except (FileNotFoundError, NotADirectoryError):
             return None
         return {"size": st.st_size, "is_dir": stat_mod.S_ISDIR(st.st_mode), "mtime": st.st_mtime}
@@ -411,11 +420,10 @@ class LocalBackend:
             procs, self._procs = list(self._procs.values()), {}
             self._spawned.clear()
         for proc in procs:
-            if not hasattr(proc, "signal_group"):  # an approved unconfined call: its process group
-                try:
-                    signal_group(proc, signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    pass
+            try:
+                signal_group(proc, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
         if self._runner is not None:
             self._runner.close()
             self._runner = None

@@ -62,6 +62,17 @@ def _visible_under_tmp() -> list[str]:
     return sorted(found, key=_depth)
 
 
+def tmp_path_on_host(spec: SandboxSpec, path: str) -> str:
+    """The host path of `path` as commands see it: /tmp/x is `spec.private_tmp`/x unless bound from the host."""
+    path = os.path.normpath(path)
+    if not spec.private_tmp or not _under(path, "/tmp"):
+        return path
+    bound = [r for r in spec.writable if r != spec.private_tmp] + _visible_under_tmp()
+    if any(_under(path, root) for root in bound):
+        return path
+    return spec.private_tmp + path[len("/tmp"):]
+
+
 def _listening_sockets() -> list[str]:
     """Pathname unix sockets bound on this host (network namespace), from /proc/net/unix."""
     try:

@@ -147,12 +147,12 @@ class Launcher:
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         boot = [sys.executable, "-I", "-S", "-c", _BOOT + "main; main()", str(child.fileno())]
         argv = [*bwrap_argv(self.spec), *boot] if self.mechanism == "bwrap" else boot
+        env = launcher_env()
         try:
             if self._log_fd is None:
                 self._log_fd = os.memfd_create("hermes-sandbox-log", os.MFD_CLOEXEC)
             self._proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=self._log_fd, stderr=self._log_fd,
-                                          pass_fds=(child.fileno(),), start_new_session=True,
-                                          env=launcher_env())
+                                          pass_fds=(child.fileno(),), start_new_session=True, env=env)
         except OSError as exc:
             parent.close()
             raise SandboxError(f"cannot start the {self.mechanism} sandbox: {exc}") from exc
@@ -161,7 +161,7 @@ class Launcher:
         parent.settimeout(_START_TIMEOUT_S)
         try:
             send_frame(parent, landlock_config(self.spec) if self.mechanism == "landlock"
-                       else {"landlock": None, "fence": True})
+                       else {"landlock": None, "fence": self.mechanism == "bwrap", "keeper": True})
             reply = recv_frame(parent)
         except (OSError, ValueError):
             reply = None

@@ -38,6 +38,7 @@ class SandboxRunner:
         self.spec = spec
         self._notice = notice
         self._launcher: Launcher | None = None
+        self._plain: Launcher | None = None  # unconfined calls: no sandbox, but still tracked and reaped
         self._state: str | None = None
         self._lock = threading.Lock()
 
@@ -66,11 +67,9 @@ class SandboxRunner:
         """A started process: inside the sandbox when contained and `sandbox`, else plain subprocess.
         stdin/stdout/stderr take what Popen takes (fds, files, PIPE, DEVNULL, STDOUT); `extra` fds are
         the child's fds 3, 4, ..."""
-        if not (sandbox and self.contained):
-            return plain_popen(argv, stdin, stdout, stderr, cwd, env, pty, extra)
-        return self._launch(argv, stdin, stdout, stderr, cwd, env, pty, extra)
+        return self._launch(argv, stdin, stdout, stderr, cwd, env, pty, extra, sandbox and self.contained)
 
-    def _launch(self, argv, stdin, stdout, stderr, cwd, env, pty, extra=()):
+    def _launch(self, argv, stdin, stdout, stderr, cwd, env, pty, extra, confined):
         opened: list[int] = []
         keep: list = [None, None]
 
@@ -90,7 +89,7 @@ class SandboxRunner:
         fds = [fd_of(stdin, 0), fd_of(stdout, 1)]
         fds.append(fds[1] if stderr == subprocess.STDOUT else fd_of(stderr, 2))
         try:
-            launcher = self._get_launcher()
+            launcher = self._get_launcher(confined)
             return launcher.spawn(argv, cwd=cwd, env=env, stdin=fds[0], stdout=fds[1], stderr=fds[2], pty=pty,
                                   pipes=(keep[0], keep[1]), extra=tuple(extra))
         except SandboxError:
@@ -102,44 +101,19 @@ class SandboxRunner:
             for fd in opened:
                 os.close(fd)
 
-    def _get_launcher(self) -> Launcher:
+    def _get_launcher(self, confined: bool) -> Launcher:
         with self._lock:
+            if not confined:
+                if self._plain is None:
+                    self._plain = Launcher(self.spec, "none")
+                return self._plain
             if self._launcher is None:
                 self._launcher = Launcher(self.spec, self.state)
             return self._launcher
 
     def close(self) -> None:
         with self._lock:
-            launcher, self._launcher = self._launcher, None
-        if launcher is not None:
-            launcher.close()
-
-
-def plain_popen(argv, stdin, stdout, stderr, cwd, env, pty=False, extra: tuple[int, ...] = ()):
-    """subprocess.Popen in a new session (with the pty as controlling terminal when `pty`; `extra` fds
-    placed at 3, 4, ... by a preexec: this unconfined path is the rare one)."""
-    from hermes_agent.terminal.sandbox.server import _take_controlling_tty
-
-    if not extra:
-        return subprocess.Popen(argv, stdin=stdin, stdout=stdout, stderr=stderr, cwd=cwd, env=env,
-                                start_new_session=True, preexec_fn=_take_controlling_tty if pty else None)
-    high = [_dup_high(fd) for fd in extra]
-
-    def place() -> None:
-        for i, fd in enumerate(high):
-            os.dup2(fd, 3 + i, inheritable=True)
-        if pty:
-            _take_controlling_tty()
-
-    try:
-        return subprocess.Popen(argv, stdin=stdin, stdout=stdout, stderr=stderr, cwd=cwd, env=env,
-                                start_new_session=True, preexec_fn=place, close_fds=False)
-    finally:
-        for fd in high:
-            os.close(fd)
-
-
-def _dup_high(fd: int) -> int:
-    import fcntl
-
-    return fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 100)
+            launchers, self._launcher, self._plain = (self._launcher, self._plain), None, None
+        for launcher in launchers:
+            if launcher is not None:
+                launcher.close()

@@ -3,7 +3,7 @@ bwrap, or restricting itself with Landlock first), it starts every command of th
 plain subprocess (the vfork fast path), so each command inherits the sandbox for ~1 ms.
 
 Protocol on a unix stream socket, frames of a 4-byte length + JSON: the first frame from the
-parent is {"landlock": [[path, rights]...] | null, "network": bool, "fence": bool}; the launcher answers
+parent is {"landlock": [[path, rights]...] | null, "network": bool, "fence": bool, "keeper": bool}; it answers
 {"ready": true} or {"error": "..."}. Then {"id", "argv", "cwd", "env", "pty"} with three or more fds
 attached (stdin, stdout, stderr, then the extra channels the child sees as fds 3, 4, ...) ->
 {"id", "pid"} or {"id", "error"}, and later {"exit": pid, "code"}; {"signal": pid, "sig": n} signals the
@@ -183,6 +183,8 @@ def _setup(sock: socket.socket) -> bool:
             landlock.fence()  # an inner domain: commands cannot signal the keeper (outer domain)
         elif cfg.get("fence"):
             landlock.fence()
+        elif cfg.get("keeper"):  # unconfined (sandbox off or unavailable): still nothing outlives the session
+            _split_keeper(sock)
     except OSError as exc:
         send_frame(sock, {"error": f"landlock: {exc}"})
         return False
