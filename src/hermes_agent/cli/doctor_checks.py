@@ -4,7 +4,6 @@ says so as a finding)."""
 from __future__ import annotations
 
 import os
-
 import re
 import sys
 from dataclasses import dataclass

@@ -26,13 +26,13 @@ def bwrap_argv(spec: SandboxSpec, binary: str = "bwrap") -> list[str]:
         argv += ["--bind", spec.private_tmp, "/tmp", "--tmpfs", "/var/tmp"]
         for path in _visible_under_tmp():  # HOME, HERMES_HOME or hermes itself in /tmp (CI, containers)
             argv += ["--ro-bind", path, path]
-    argv += _hidden_sockets(spec)
     for root in sorted(spec.writable, key=_depth):
         if os.path.exists(root) and root != spec.private_tmp:
             argv += ["--bind", root, root]
     for path in sorted(spec.readonly, key=_depth):
         if os.path.lexists(path) and not os.path.islink(path):
             argv += ["--ro-bind", path, path]
+    argv += _hidden_sockets(spec)  # after the writable binds, which would uncover them
     for path in sorted(spec.secrets, key=_depth):
         if os.path.isdir(path) and not os.path.islink(path):
             argv += ["--tmpfs", path, "--remount-ro", path]

@@ -60,7 +60,8 @@ def launcher_env() -> dict[str, str]:
 
 def landlock_config(spec: SandboxSpec) -> dict:
     abi = landlock.abi_version()
-    return {"landlock": landlock.plan(spec.writable, spec.secrets, abi), "network": spec.network}
+    return {"landlock": landlock.plan(spec.writable, spec.secrets, abi), "network": spec.network,
+            "deny_unix": not spec.sockets}
 
 
 def sandbox_command(spec: SandboxSpec | None, argv: list[str]) -> list[str]:
@@ -74,6 +75,14 @@ def sandbox_command(spec: SandboxSpec | None, argv: list[str]) -> list[str]:
         return [sys.executable, "-I", "-S", "-c", _BOOT + "exec_main; exec_main()",
                 json.dumps(landlock_config(spec)), *argv]
     return list(argv)
+
+
+def _not_dumpable() -> None:
+    """Landlock (unlike bwrap's pid namespace) leaves /proc/<hermes>/environ readable to the commands of the
+    same user; a non-dumpable process's /proc files need CAP_SYS_PTRACE, which commands no longer have."""
+    import ctypes
+
+    ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE
 
 
 class SandboxedProcess:
@@ -144,6 +153,8 @@ class Launcher:
         return self._proc is not None and self._proc.poll() is None and self._sock is not None
 
     def start(self) -> None:
+        if self.mechanism == "landlock":
+            _not_dumpable()
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         boot = [sys.executable, "-I", "-S", "-c", _BOOT + "main; main()", str(child.fileno())]
         argv = [*bwrap_argv(self.spec), *boot] if self.mechanism == "bwrap" else boot

@@ -181,18 +181,40 @@ def _setup(sock: socket.socket) -> bool:
             landlock.apply(rules, network=bool(cfg.get("network", True)))
             _split_keeper(sock)
             landlock.fence()  # an inner domain: commands cannot signal the keeper (outer domain)
+            _drop_capabilities()  # as root: no CAP_SYS_PTRACE into hermes (non-dumpable), as bwrap --cap-drop ALL
+            if cfg.get("deny_unix"):  # Landlock cannot hide the user's sockets: no unix sockets at all
+                from hermes_agent.terminal.sandbox import seccomp
+
+                seccomp.deny_unix_sockets()
         elif cfg.get("fence"):
             landlock.fence()
         elif cfg.get("keeper"):  # unconfined (sandbox off or unavailable): still nothing outlives the session
             _split_keeper(sock)
     except OSError as exc:
-        send_frame(sock, {"error": f"landlock: {exc}"})
+        send_frame(sock, {"error": f"landlock/seccomp: {exc}"})
         return False
     send_frame(sock, {"ready": True, "pid": os.getpid()})
     return True
 
 
-_PR_SET_PDEATHSIG, _PR_SET_CHILD_SUBREAPER = 1, 36
+_PR_SET_PDEATHSIG, _PR_SET_CHILD_SUBREAPER, _PR_CAPBSET_DROP = 1, 36, 24
+_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
+
+
+def _drop_capabilities() -> None:
+    """Empty the bounding, ambient, effective, permitted and inheritable sets (a no-op for a normal user)."""
+    import ctypes
+    import struct
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+    for cap in range(64):
+        if libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 and ctypes.get_errno() == 22:  # EINVAL: past the last
+            break
+    header = ctypes.create_string_buffer(struct.pack("Ii", 0x20080522, 0), 8)  # _LINUX_CAPABILITY_VERSION_3
+    data = ctypes.create_string_buffer(bytes(24), 24)
+    if libc.capset(header, data) != 0:
+        raise OSError(ctypes.get_errno(), "capset failed")
 
 
 def _prctl(option: int, value: int) -> None:
