@@ -4,17 +4,12 @@ kept in a per-backend state directory (re-sourced before the command, saved by a
 from __future__ import annotations
 
 import os
-import re
 import shlex
 from dataclasses import dataclass
 
 CWD_MARKER = "__HERMES_CWD__="
 TIMEOUT_EXIT = 124
 INTERRUPT_EXIT = 130
-
-# Variables that carry credentials of the agent itself; commands never see them unless passed through.
-_SECRET_RE = re.compile(r"(API_KEY|_TOKEN|_SECRET|PASSWORD|ACCESS_KEY)$|^(HERMES_|OPENROUTER_|ANTHROPIC_)")
-_SAFE_HERMES = {"HERMES_HOME"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,12 +30,6 @@ class ScriptSpec:
     source_rc: bool = True  # source ~/.bashrc once, on the first call, into the saved state
     save_state: bool = True  # False for background processes: they read the state, never write it
     fd_state: bool = False  # local backend: state comes in on fd 3 and goes back on fd 4 (no state_dir)
-
-
-def scrub_env(environ: dict[str, str], passthrough: list[str] | tuple[str, ...] = ()) -> dict[str, str]:
-    """A copy of `environ` without the agent's own secrets (API keys, tokens), except `passthrough`."""
-    keep = set(passthrough) | _SAFE_HERMES
-    return {k: v for k, v in environ.items() if k in keep or not _SECRET_RE.search(k)}
 
 
 STATE_IN_FD, STATE_OUT_FD = 3, 4
