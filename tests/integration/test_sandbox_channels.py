@@ -314,3 +314,13 @@ def test_private_tmp_is_the_sessions_own(mechanism, where, scripted):
     results = _tool_results(scripted)
     assert "mine" in results[0], results[0]
     assert not os.path.exists(f"/tmp/{name}")
+
+
+def test_doctor_lists_what_commands_get(tmp_path):
+    home = tmp_path / "hh"
+    home.mkdir()
+    (home / "config.yaml").write_text("terminal:\n  env_passthrough: [PASSME]\n")
+    out = run_hermes("doctor", home=home, env={"GITHUB_PAT": PAT, "PASSME": "1", "TMUX": "/tmp/tmux-0/x,1,0"})
+    line = next((ln for ln in out.stdout.splitlines() if "commands' environment" in ln), "")
+    assert "PATH" in line and "HOME" in line and "passed through: PASSME" in line, out.stdout
+    assert "GITHUB_PAT" not in line and "TMUX" not in line and "variables dropped" in line, line
