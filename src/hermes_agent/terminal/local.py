@@ -314,8 +314,9 @@ class LocalBackend:
         if not sep or size > _STATE_LIMIT:
             return  # killed before its EXIT trap, or garbage: keep the previous state
         text = cwd.decode("utf-8", "replace")
-        if text.startswith("/") and len(text) < 4096:
-            self._cwd = text
+        if not text.startswith("/") or len(text) >= 4096:
+            return
+        self._cwd = text
         self._snapshot = snapshot
 
     def _argv(self, body: str) -> list[str]:
@@ -342,12 +343,13 @@ class LocalBackend:
 
     def _spawn_cwd(self) -> str:
         cwd = self.cwd()
-        return cwd if os.path.isdir(self._host(cwd)) else (self._initial_cwd if self._initial_cwd and
+        return cwd if os.path.isdir(self.host_path(cwd)) else (self._initial_cwd if self._initial_cwd and
                                                            os.path.isdir(self._initial_cwd) else os.getcwd())
 
-    def _host(self, path: str) -> str:
+    def host_path(self, path: str) -> str:
         """Where a path the commands see lives on this side: under bwrap, /tmp inside is the session's
-        private dir (except what is bound from the host: writable roots, HOME or hermes itself under /tmp)."""
+        private dir (except what is bound from the host: writable roots, HOME or hermes itself under /tmp).
+        The file primitives below use it; a file tool that opens local paths itself should too."""
         runner = self._runner
         if runner is None or not runner.spec.private_tmp or runner.state != "bwrap":
             return path
@@ -376,16 +378,16 @@ class LocalBackend:
 
     def read_bytes(self, path: str, limit: int | None = None) -> bytes:
         """Bytes of a file (at most `limit`)."""
-        with open(self._host(self._abs(path)), "rb") as fh:
+        with open(self.host_path(self._abs(path)), "rb") as fh:
             return fh.read() if limit is None else fh.read(limit)
 
     def open_bytes(self, path: str) -> BinaryIO:
         """A file opened for reading in binary (for chunked reads of files of any size)."""
-        return open(self._host(self._abs(path)), "rb")  # noqa: SIM115 - the caller closes it
+        return open(self.host_path(self._abs(path)), "rb")  # noqa: SIM115 - the caller closes it
 
     def write_bytes(self, path: str, data: bytes) -> None:
         """Atomically replace a file (temp file + rename), creating parent directories."""
-        target = self._host(self._abs(path))
+        target = self.host_path(self._abs(path))
         parent = os.path.dirname(target) or "."
         os.makedirs(parent, exist_ok=True)
         try:
@@ -408,7 +410,7 @@ class LocalBackend:
     def stat(self, path: str) -> dict | None:
         """{"size", "is_dir", "mtime"} or None when missing."""
         try:
-            st = os.stat(self._host(self._abs(path)))
+            st = os.stat(self.host_path(self._abs(path)))
         except (FileNotFoundError, NotADirectoryError):
             return None
         return {"size": st.st_size, "is_dir": stat_mod.S_ISDIR(st.st_mode), "mtime": st.st_mtime}
