@@ -73,8 +73,9 @@ def make_private(path: str) -> str:
 
 def server_env(cfg: ServerConfig, environ: Mapping[str, str], tmpdir: str | None) -> dict[str, str]:
     """The variables of `environ` a confined command gets (terminal/sandbox/envallow.py: the same allowlist,
-    whatever the name of the rest), TMPDIR, then the server's own `env:` on top."""
+    whatever the name of the rest; HERMES_HOME too), TMPDIR, then the server's own `env:` on top."""
     env = allowed_env(environ)
+    env.pop("HERMES_HOME", None)  # commands may run `hermes`; a third-party server is not told where it lives
     if tmpdir:  # package runners (npx, uvx, pip) cache inside the private state dir, the one place they may write
         state = os.path.dirname(tmpdir)
         env.update(TMPDIR=tmpdir, XDG_CACHE_HOME=os.path.join(state, "cache"),
