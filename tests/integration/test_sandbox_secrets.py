@@ -355,5 +355,5 @@ def test_pip_into_a_workspace_venv_works(world):
     world.scripted.add(*_calls(("terminal", {
         "command": f"python3 -m venv .venv 2>&1 && .venv/bin/pip install -q --no-index --no-deps {whl.name} 2>&1; "
                    ".venv/bin/python -c 'import demo_pkg; print(demo_pkg.VALUE)'", "timeout": 150})))
-    world.hermes("chat", "-q", "install the wheel")
-    assert "WHEEL-INSTALLED-OK" in world.model_saw(), world.tool_results()
+    out = world.hermes("chat", "-q", "install the wheel")
+    assert "WHEEL-INSTALLED-OK" in world.model_saw(), (world.tool_results(), out.stderr[-500:])

@@ -147,8 +147,9 @@ class PathPolicy:
         roots = tuple(dict.fromkeys((hermes_root_of(hh), os.path.join(home, ".hermes"))))
         allow = (*norm(HOME_READABLE), *(os.path.join(hh, n) for n in HERMES_READABLE), *readable, *ws,
                  *(w for w in writable if w not in norm(SHARED_TMP)), *code_dirs())
-        return cls(home, hh, ws, tuple(dict.fromkeys(writable)), secrets, protected, readable, mode,
-                   roots, tuple(dict.fromkeys(allow)))
+        allow = tuple(dict.fromkeys(allow))
+        return cls(home, hh, ws, tuple(dict.fromkeys(writable)), secrets + _linked_dots(home, allow, ws), protected,
+                   readable, mode, roots, allow)
 
     def default_denied(self, real: str) -> str | None:
         """The hidden root that covers resolved `real` by default (a Hermes home root, or a dot-entry of
@@ -200,11 +201,9 @@ class PathPolicy:
         root = _match(real, self.writable)
         if root is not None and _under(self.home, root) and real != self.home and _under(real, self.home):
             first = real[len(self.home.rstrip("/")) + 1:].split("/", 1)[0]
-            ours = root in self.workspace and not first.startswith(".") and \
-                os.path.lexists(os.path.join(self.home, first))
-            if not ours:  # HOME under /tmp, or the workspace is HOME: its dot-files and top stay protected
-                return Verdict("ask", real, f"{real} is in your home directory outside the workspace, or a "
-                                            "dot-file or new entry at its top", "protected_write")
+            if root not in self.workspace or first.startswith("."):  # HOME under /tmp, or HOME as workspace
+                return Verdict("ask", real, f"{real} is in your home directory outside the workspace, or one "
+                                            "of its dot-files (settings and start-up files)", "protected_write")
         if root is None:
             return Verdict("ask", real, f"{real} is outside the workspace ({', '.join(self.workspace)}) and the "
                                         "writable paths (sandbox.writable_paths)", "outside_workspace")
@@ -223,6 +222,25 @@ def policy_for_settings(settings: object, workspace: str | None = None) -> PathP
     """The session's policy from Settings: workspace = `workspace`, else terminal.cwd (default: the cwd)."""
     root = workspace or os.path.abspath(os.path.expanduser(settings.cfg.terminal.cwd))
     return PathPolicy.build(workspace=[root], hermes_home=str(settings.home), config=asdict(settings.cfg.sandbox))
+
+
+def _linked_dots(home: str, allow: Iterable[str], workspace: Iterable[str]) -> tuple[str, ...]:
+    """Targets of HOME's symlinked dot-entries (~/.aws -> ~/dotfiles/aws) that are not readable: hidden
+    like the entry itself, since every check resolves the link first."""
+    try:
+        names = [n for n in os.listdir(home) if n.startswith(".")]
+    except OSError:
+        return ()
+    keep = (*allow, *workspace)
+    out = []
+    for name in names:
+        link = os.path.join(home, name)
+        if not os.path.islink(link):
+            continue
+        target = os.path.realpath(link)
+        if target != home and _under(target, home) and not any(_under(target, a) or _under(a, target) for a in keep):
+            out.append(target)
+    return tuple(out)
 
 
 def hermes_root_of(hermes_home: str) -> str:

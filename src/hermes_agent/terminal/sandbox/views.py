@@ -131,7 +131,7 @@ def git_paths(workspace: str, home: str, git_dir_env: str | None = None) -> tupl
                 gitdirs.append(os.path.realpath(os.path.join(gd, common)))
     configs = [os.path.join(home, ".gitconfig"), os.path.join(home, ".config/git/config")]
     for gd in dict.fromkeys(gitdirs):
-        readonly += [os.path.join(gd, n) for n in ("hooks", "config", "commondir", "info")]
+        readonly += [os.path.join(gd, n) for n in ("hooks", "config", "commondir")]
         configs.append(os.path.join(gd, "config"))
     for cfg in configs:
         for raw in _hooks_paths(cfg):

@@ -46,10 +46,10 @@ class GuardedBackend:
         return self._backend.execute(command, **kw)
 
     def stat(self, path: str) -> dict | None:
-        """{"size", "is_dir", "mtime"} of a readable path (symlinks not followed), None when missing;
-        FileToolError for a secret."""
+        """{"size", "is_dir", "mtime"} of the resolved path (no symlink followed on the way: a swapped-in
+        link is refused), None when missing. Metadata only: reading is checked by `readable`."""
         try:
-            fd = open_nofollow(self.readable(path), getattr(os, "O_PATH", os.O_RDONLY))
+            fd = open_nofollow(self.real(path), getattr(os, "O_PATH", os.O_RDONLY))
         except (FileNotFoundError, NotADirectoryError):
             return None
         try:

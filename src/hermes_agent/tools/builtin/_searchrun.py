@@ -15,6 +15,7 @@ LINE_MAX_CHARS = 300
 COUNT_BEYOND = 1000  # keep counting this many hits past the page to report a total
 AGGREGATE_MAX_HITS = 20000
 _GLOB_CHARS = set("*?[")
+_KERNEL_FS = ("/proc/", "/sys/")
 
 
 def run(backend: TerminalBackend, args: dict, *, path_env: str | None,
@@ -107,7 +108,12 @@ def _hits(backend: TerminalBackend, q: s.Query, root: str, path_env: str | None,
 def _confined(backend: TerminalBackend, argv: list[str]) -> list[str] | None:
     """A local search program's argv: inside the OS sandbox when the backend is guarded (None when no
     sandbox works here: the caller uses the Python walker, which opens files without following links)."""
-    return backend.confine(argv) if isinstance(backend, GuardedBackend) else argv
+    if not isinstance(backend, GuardedBackend) or argv[-1].startswith(_KERNEL_FS):
+        return argv  # nothing confined can plant a symlink in /proc or /sys (and rg stalls on them in bwrap)
+    if argv[-1] == "/":
+        cut = argv.index("--")
+        argv = [*argv[:cut], "-g", "!/proc", "-g", "!/sys", *argv[cut:]]
+    return backend.confine(argv)
 
 
 def _find_files(backend: TerminalBackend, glob: str, root: str, path_env: str | None,

@@ -1,0 +1,164 @@
+"""Default-deny planning, git protections resolved at use, HOME as the workspace, re-planning, and the
+file tools' symlink-refusing opens. Real files in tmp_path."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+
+import pytest
+
+from hermes_agent.approval.policy import PathPolicy
+from hermes_agent.terminal.sandbox import landlock
+from hermes_agent.terminal.sandbox.bwrap import bwrap_argv
+from hermes_agent.terminal.sandbox.spec import spec_from_policy
+from hermes_agent.tools.builtin import _pathguard
+
+
+def _home(tmp_path):
+    home = tmp_path / "home"
+    for rel in (".config/git", ".config/gh", ".cargo/bin", ".local/bin", ".local/share/keyrings", ".hermes/profiles/w",
+                ".hermes/skills", "proj", "notes"):
+        (home / rel).mkdir(parents=True, exist_ok=True)
+    for rel in (".config/git/config", ".config/git/credentials", ".cargo/credentials.toml", ".foo-secret",
+                ".gitconfig", ".bashrc", ".hermes/.env", ".hermes/profiles/w/.env", "notes/a"):
+        (home / rel).write_text("x")
+    return home
+
+
+def _policy(home, workspace, hermes_home=None, **cfg):
+    return PathPolicy.build(workspace=[str(workspace)], hermes_home=str(hermes_home or home / ".hermes/profiles/w"),
+                            home=str(home), config={"shared_tmp": False, **cfg})
+
+
+def test_default_deny_reads_in_home_and_every_profile(tmp_path):
+    home = _home(tmp_path)
+    policy = _policy(home, home / "proj")
+    denied = [".config/git/credentials", ".cargo/credentials.toml", ".foo-secret", ".hermes/.env",
+              ".hermes/profiles/w/.env", ".config/gh", ".local/share/keyrings/x", ".newthing"]
+    allowed = [".config/git/config", ".gitconfig", ".bashrc", ".cargo/bin/x", ".local/bin/t", "notes/a", "proj/x"]
+    for rel in denied:
+        assert not policy.check_read(str(home / rel)).allowed, rel
+    for rel in allowed:
+        assert policy.check_read(str(home / rel)).allowed, rel
+    granted = _policy(home, home / "proj", readable_paths=["~/.foo-secret"])
+    assert granted.check_read(str(home / ".foo-secret")).allowed
+
+
+def test_hidden_plan_expands_partly_readable_directories(tmp_path):
+    home = _home(tmp_path)
+    spec = spec_from_policy(_policy(home, home / "proj"))
+    hidden = set(spec.secrets)
+    for rel in (".config/gh", ".config/git/credentials", ".cargo/credentials.toml", ".foo-secret", ".hermes/.env",
+                ".hermes/profiles/w/.env", ".local/share/keyrings"):
+        assert str(home / rel) in hidden, rel
+    for rel in (".config", ".config/git/config", ".gitconfig", ".bashrc", ".cargo/bin", ".hermes/profiles/w/skills"):
+        assert str(home / rel) not in hidden, rel
+    rules = dict(landlock.plan(spec.writable, spec.secrets, abi=7, sealed=spec.sealed))
+    assert str(home / ".config/git/config") in rules and str(home / ".foo-secret") not in rules
+
+
+def _git(cwd, *args):
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
+
+
+def test_git_protection_follows_a_moved_git_dir_and_hooks_path(tmp_path):
+    home = _home(tmp_path)
+    ws = home / "proj"
+    _git(ws, "init", "-q")
+    spec = spec_from_policy(_policy(home, ws))
+    assert str(ws / ".git") in spec.pinned and spec.denies_write(str(ws / ".git/hooks/pre-commit"))
+    assert not spec.denies_write(str(ws / ".git/objects/x")) and not spec.denies_write(str(ws / "a.py"))
+    os.rename(ws / ".git", ws / ".gs")
+    (ws / ".git").write_text("gitdir: .gs\n")
+    _git(ws, "config", "core.hooksPath", "myhooks")
+    (ws / "myhooks").mkdir()
+    assert spec.refreshed() is not None  # the .git entry changed: re-planned
+    moved = spec_from_policy(_policy(home, ws))
+    for rel in (".git", ".gs/hooks", ".gs/config", "myhooks"):
+        assert moved.denies_write(str(ws / rel / "x") if rel != ".git" else str(ws / rel)), rel
+    assert moved.refreshed() is None  # nothing changed since: no re-plan
+    argv = " ".join(bwrap_argv(moved))
+    assert f"--ro-bind {ws}/.git {ws}/.git" in argv and f"--ro-bind {ws}/myhooks {ws}/myhooks" in argv
+
+
+def test_git_created_later_is_planned_on_the_next_command(tmp_path):
+    home = _home(tmp_path)
+    ws = home / "proj"
+    spec = spec_from_policy(_policy(home, ws)).with_writable(str(tmp_path / "home/notes"))
+    assert not spec.pinned
+    _git(ws, "init", "-q")
+    fresh = spec.refreshed()
+    assert fresh is not None and str(ws / ".git") in fresh.pinned
+    assert fresh.denies_write(str(ws / ".git/hooks/x")) and str(home / "notes") in fresh.writable
+
+
+def test_workspace_home_keeps_its_top_and_dot_entries(tmp_path):
+    home = _home(tmp_path)
+    policy = _policy(home, home)
+    spec = spec_from_policy(policy)
+    assert spec.home_workspace and str(home) in spec.sealed
+    assert not spec.denies_write(str(home / "notes/a")) and not spec.denies_write(str(home / "proj/new.py"))
+    for rel in (".bashrc", ".profile", "new-top-file", ".local/lib/python3.11/site-packages/x.pth",
+                ".config/systemd/user/x.service"):
+        assert spec.denies_write(str(home / rel)), rel
+        assert rel.startswith("new") or not policy.check_write(str(home / rel)).allowed, rel
+    assert policy.check_write(str(home / "notes/b")).allowed
+    rules = dict(landlock.plan(spec.writable, spec.secrets, abi=7, sealed=spec.sealed))
+    assert str(home) not in rules or rules[str(home)] == landlock.READ_DIR
+    assert rules[str(home / "notes")] == landlock.all_fs(7)
+
+
+def test_home_under_a_writable_root_stays_read_only(tmp_path):
+    home = _home(tmp_path)
+    policy = PathPolicy.build(workspace=[str(home / "proj")], hermes_home=str(home / ".hermes"), home=str(home),
+                              config={"writable_paths": [str(tmp_path)]})
+    spec = spec_from_policy(policy)
+    assert spec.denies_write(str(home / "notes/a")) and spec.denies_write(str(home / ".bashrc"))
+    assert not spec.denies_write(str(home / "proj/a")) and not spec.denies_write(str(tmp_path / "other"))
+    assert not policy.check_write(str(home / "notes/a")).allowed
+
+
+@pytest.mark.parametrize("openat2", [True, False])
+def test_guarded_opens_never_follow_a_symlink(tmp_path, monkeypatch, openat2):
+    if not openat2:
+        monkeypatch.setattr(_pathguard, "_openat2_ok", [False])
+    home = _home(tmp_path)
+    ws = home / "proj"
+    (ws / "f").write_text("fine")
+    os.symlink(home / ".foo-secret", ws / "link")
+    os.symlink(home / ".config", ws / "dirlink")
+    fd = _pathguard.open_nofollow(str(ws / "f"), os.O_RDONLY)
+    assert os.read(fd, 10) == b"fine"
+    os.close(fd)
+    for path in (ws / "link", ws / "dirlink/git/config"):
+        with pytest.raises(PermissionError):
+            _pathguard.open_nofollow(str(path), os.O_RDONLY)
+
+
+def test_guarded_backend_exposes_only_its_operations(tmp_path):
+    from hermes_agent.terminal.local import LocalBackend
+
+    home = _home(tmp_path)
+    guarded = _pathguard.GuardedBackend(LocalBackend(str(home / "proj")), _policy(home, home / "proj"))
+    assert not hasattr(_pathguard.GuardedBackend, "__getattr__")
+    for name in ("spawn", "execute_pty", "scratch_dir", "_abs"):
+        assert not hasattr(guarded, name), name
+    assert guarded.read_bytes(str(home / "notes/a")) == b"x"
+    with pytest.raises(Exception, match="private"):
+        guarded.read_bytes(str(home / ".foo-secret"))
+
+
+def test_a_symlinked_dot_entry_hides_its_target(tmp_path):
+    home = _home(tmp_path)
+    (home / "dotfiles/aws").mkdir(parents=True)
+    (home / "dotfiles/aws/credentials").write_text("k")
+    (home / "dotfiles/bashrc").write_text("# rc")
+    os.symlink(home / "dotfiles/aws", home / ".aws2")
+    (home / ".bashrc").unlink()
+    os.symlink(home / "dotfiles/bashrc", home / ".bashrc")
+    policy = _policy(home, home / "proj")
+    assert not policy.check_read(str(home / ".aws2/credentials")).allowed
+    assert not policy.check_read(str(home / "dotfiles/aws/credentials")).allowed
+    assert policy.check_read(str(home / ".bashrc")).allowed
+    assert str(home / "dotfiles/aws") in spec_from_policy(policy).secrets
