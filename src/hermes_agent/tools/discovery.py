@@ -68,10 +68,6 @@ def _wanted(toolsets: Iterable[str] | None) -> tuple[set[str], set[str]] | None:
         except ToolError:
             return None
         names.add(name)
-    if "execute_code" in tools:  # its scripts call the script-API tools (terminal, files, web) as functions
-        from hermes_agent.tools.builtin._coderpc import SIGNATURES
-
-        tools.update(SIGNATURES)
     return tools, names
 
 
