@@ -1,5 +1,7 @@
 """Benchmark: what the OS sandbox adds to a terminal round trip. Whole LocalBackend.execute calls
-("true" and a small pipeline), medians of several runs: unsandboxed vs bwrap vs Landlock.
+("true" and a small pipeline), medians of several runs: unsandboxed (the same launcher, no sandbox) vs bwrap
+vs Landlock, and for reference a bare `subprocess.run([bash, -c, ...])` without any of hermes's wrapper.
+Then the session start cost: the first call of a fresh backend (launcher start + first call).
 Run: .venv/bin/python bench/bench_sandbox.py [--calls N] [--runs R]"""
 
 from __future__ import annotations
@@ -35,6 +37,19 @@ def run_median(b: LocalBackend, command: str, calls: int) -> float:
     return statistics.median(samples) * 1000
 
 
+def run_bare(command: str, calls: int, work: str) -> float:
+    import shutil
+    import subprocess
+
+    bash = shutil.which("bash") or "/bin/sh"
+    samples = []
+    for _ in range(calls):
+        start = time.perf_counter()
+        subprocess.run([bash, "--norc", "-c", command], cwd=work, stdout=subprocess.DEVNULL, check=False)
+        samples.append(time.perf_counter() - start)
+    return statistics.median(samples) * 1000
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--calls", type=int, default=40)
@@ -48,21 +63,22 @@ def main() -> None:
         b.execute("true")  # launcher start and first-call state are not what this measures
     for command in COMMANDS:
         results: dict[str, list[float]] = {name: [] for name in backends}
+        results["bare bash -c"] = []
         for _ in range(args.runs):  # interleaved so that machine load hits every kind alike
             for name, b in backends.items():
                 results[name].append(run_median(b, command, args.calls))
+            results["bare bash -c"].append(run_bare(command, args.calls, work))
         base = statistics.median(results["unsandboxed"])
         print(f"{command!r}: median of {args.runs} runs x {args.calls} calls")
         for name, meds in results.items():
             med = statistics.median(meds)
             extra = "" if name == "unsandboxed" else f"  ({med - base:+.2f} ms)"
             print(f"  {name:12s} {med:7.2f} ms{extra}")
-    start = time.perf_counter()
-    for name, mech in kinds[1:]:
+    for name, mech in kinds:
         b = backend(mech, work)
         start = time.perf_counter()
         b.execute("true")
-        print(f"first call with launcher start ({name}): {(time.perf_counter() - start) * 1000:.1f} ms")
+        print(f"session start: first call with launcher start ({name}): {(time.perf_counter() - start) * 1000:.1f} ms")
         b.close()
     for b in backends.values():
         b.close()

@@ -124,9 +124,12 @@ def pool(request, pools):
 
 @pytest.fixture
 def scratch(pool):
-    """A fresh absolute directory on the backend's machine, removed afterwards."""
-    path = f"/tmp/hermes-ct-{random.randint(10**8, 10**9)}"
-    pool.get("t").execute(f"mkdir -p {path}")
+    """A fresh absolute directory on the backend's machine (in its temp dir: a sandboxed local backend has a
+    private one, TMPDIR under Landlock), removed afterwards."""
+    res = pool.get("t").execute(f'd="${{TMPDIR:-/tmp}}/hermes-ct-{random.randint(10**8, 10**9)}"; '
+                                'mkdir -p "$d" && printf "%s" "$d"')
+    path = res.output.strip()
+    assert res.exit_code == 0 and path.startswith("/"), res.output
     yield path
     pool.get("t").execute(f"rm -rf {path}")
 

@@ -164,7 +164,7 @@ def test_hardline_commands_are_refused_even_with_yolo(scripted, hermes_home):
 
 
 def test_yolo_runs_flagged_commands(scripted, hermes_home, tmp_path):
-    model_config(hermes_home, scripted.url)
+    model_config(hermes_home, scripted.url, "sandbox:\n  shared_tmp: true\n")  # the victim is in the host's /tmp
     victim = tmp_path / "victim"
     (victim / "sub").mkdir(parents=True)
     scripted.add({"tool_calls": [{"name": "terminal", "arguments": {"command": f"rm -r {victim}"}}]}, {"content": "gone"})
@@ -174,25 +174,23 @@ def test_yolo_runs_flagged_commands(scripted, hermes_home, tmp_path):
 
 
 def test_terminal_state_persists_within_a_run_and_background_processes_are_cleaned_up(scripted, hermes_home, tmp_path):
-    model_config(hermes_home, scripted.url)
-    pidfile = tmp_path / "bg.pid"
+    import random
+    import subprocess
+    import time
+
+    model_config(hermes_home, scripted.url, "sandbox:\n  shared_tmp: true\n")  # cd into the host's /tmp
+    secs = str(random.randint(300_000, 999_999))  # found again with ps: pids inside are the sandbox's own
     scripted.add({"tool_calls": [{"name": "terminal", "arguments": {"command": f"cd {tmp_path} && export GREETING=hey"}}]},
                  {"tool_calls": [{"name": "terminal", "arguments": {"command": "echo $GREETING from $(pwd)"}}]},
-                 {"tool_calls": [{"name": "terminal", "arguments": {"command": f"echo $$ > {pidfile}; exec sleep 300",
+                 {"tool_calls": [{"name": "terminal", "arguments": {"command": f"exec sleep {secs}",
                                                                     "background": True}}]},
                  {"content": "done"})
     out = run_hermes("chat", "-q", "go", home=hermes_home)
     assert out.returncode == 0, out.stderr
     second = json.loads(scripted.requests[2]["body"]["messages"][-1]["content"])
     assert f"hey from {tmp_path}" in second["output"]
-    pid = int(pidfile.read_text().strip())
-    import os
-    import time
-
     for _ in range(50):
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
+        if f"sleep {secs}" not in subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout:
             break
         time.sleep(0.1)
     else:

@@ -108,10 +108,10 @@ def test_legit_work_in_the_workspace_and_tmp(scripted, user, tmp_path):
     assert not any("error" in r for r in results), json.dumps(results)
     assert (user / "ws/src/new.py").read_text() == "x = 2\n" and (user / "ws/app.py").read_text() == "print('v2')\n"
     assert "x = 2" in results[3]["content"] and "app.py" in results[4]["matches"]
-    scratch = tmp_path / "scratch.txt"  # /tmp is writable by default (sandbox.shared_tmp)
+    scratch = tmp_path / "scratch.txt"  # the host's /tmp is writable with sandbox.shared_tmp: true (default: private)
     scripted.add({"tool_calls": [{"name": "write_file", "arguments": {"path": str(scratch), "content": "tmp ok"}}]},
                  {"content": "done"})
-    out = chat(scripted, user, "scratch", "")
+    out = chat(scripted, user, "scratch", "sandbox:\n  shared_tmp: true\n")
     assert out.returncode == 0, out.stderr
     assert scratch.read_text() == "tmp ok"
 

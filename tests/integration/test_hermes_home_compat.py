@@ -48,6 +48,7 @@ config = load_config()
 config["model"] = {"default": "scripted-model", "provider": "custom", "base_url": url}
 config["command_allowlist"] = ["recursive delete"]
 config["terminal"]["auto_source_bashrc"] = False
+config["sandbox"] = {"shared_tmp": True}  # ours: the victim below is in the host's /tmp (default: private)
 save_config(config)
 save_env_value("OPENAI_API_KEY", "test-key")
 store = MemoryStore()

@@ -115,9 +115,9 @@ def test_legitimate_work_still_works(scripted, hermes_home, tmp_path, mechanism)
     home = Path(tempfile.mkdtemp(prefix="hermes-user-home-", dir="/var/tmp"))
     work = home / "work"
     work.mkdir()
-    wheel = _wheel(tmp_path)
+    wheel = _wheel(work)  # in the workspace: the host's /tmp is not the session's (private /tmp)
     port = random.randint(20000, 40000)
-    scratch = f"/tmp/hermes-sbx-{random.randint(10**8, 10**9)}"
+    scratch = f"${{TMPDIR:-/tmp}}/hermes-sbx-{random.randint(10**8, 10**9)}"  # Landlock: /tmp read-only, TMPDIR
     (work / "test_it.py").write_text("def test_ok():\n    assert 1 + 1 == 2\n")
     commands = [
         f"python3 -m venv .venv && .venv/bin/pip install -q --no-index {wheel} && "

@@ -41,7 +41,7 @@ def test_resume_restores_the_conversation_exactly(scripted, hermes_home):
 
 
 def test_a_run_killed_mid_loop_keeps_every_completed_message(scripted, hermes_home, tmp_path):
-    model_config(hermes_home, scripted.url)
+    model_config(hermes_home, scripted.url, "sandbox:\n  shared_tmp: true\n")  # the marker is in the host's /tmp
     marker = tmp_path / "started"
     scripted.add({"content": "working on it", "tool_calls": [{"name": "terminal", "arguments": {"command": "echo step-one"}}]},
                  {"tool_calls": [{"name": "terminal", "arguments": {"command": f"touch {marker}; sleep 60"}}]})

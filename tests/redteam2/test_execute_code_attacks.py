@@ -83,35 +83,64 @@ def test_execute_code_kills_what_the_script_left_running(hermes_home: Path, tmp_
 
 
 _STEAL = r'''
-import glob, json, os, re, socket, time
-mine = os.path.dirname(os.path.abspath(__file__))
-found = None
+import ctypes, glob, json, os, socket, time
+libc = ctypes.CDLL(None, use_errno=True)
+REQ = json.dumps({"tool": "terminal", "args": {"command": "echo STOLEN-$PWD > stolen.txt"}}).encode() + b"\n"
+tried = []
+def use(sock, how):
+    tried.append(how)
+    try:
+        sock.sendall(REQ)
+        print("answer", how, sock.recv(65536)[:300])
+    except OSError as exc:
+        print("refused", how, exc)
 deadline = time.time() + 40
-while found is None and time.time() < deadline:
-    for stub in glob.glob("/tmp/hermes-term-*/scratch/code-*/hermes_tools.py"):
-        if os.path.dirname(stub) == mine:
+while not tried and time.time() < deadline:
+    # 1. a stub or socket left by name in a shared directory (the old design)
+    for stub in glob.glob("/tmp/hermes-*/**/hermes_tools.py", recursive=True) + glob.glob("/tmp/**/rpc.sock", recursive=True):
+        tried.append(stub)
+    # 2. named unix sockets of other hermes sessions
+    try:
+        names = [ln.split()[-1] for ln in open("/proc/net/unix").read().splitlines()[1:] if len(ln.split()) == 8]
+    except OSError:
+        names = []
+    for name in names:
+        if "hermes" in name or "rpc" in name:
+            try:
+                s = socket.socket(socket.AF_UNIX)
+                s.connect(name)
+                use(s, "path " + name)
+            except OSError as exc:
+                tried.append(f"{name}: {exc}")
+    # 3. the victim script's own channel, taken from the process (pidfd_getfd of its fd 5)
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit() or int(pid) == os.getpid():
             continue
-        text = open(stub).read()
-        found = (re.search(r"_SOCK = '([^']+)'", text).group(1), re.search(r"_TOKEN = '([^']+)'", text).group(1))
-        break
-    time.sleep(0.2)
-if found is None:
-    print("no other session found")
-else:
-    with socket.socket(socket.AF_UNIX) as s:
-        s.connect(found[0])
-        s.sendall(json.dumps({"token": found[1], "tool": "terminal",
-                              "args": {"command": "echo STOLEN-$PWD > stolen.txt"}}).encode() + b"\n")
-        print("answer", s.recv(65536)[:300])
+        try:
+            if b"hermes_tools" not in open(f"/proc/{pid}/cmdline", "rb").read():
+                continue
+        except OSError:
+            continue
+        pidfd = libc.syscall(434, int(pid), 0)
+        fd = libc.syscall(438, pidfd, 5, 0) if pidfd >= 0 else -1
+        if fd >= 0 and os.fstat(fd).st_ino == os.fstat(5).st_ino:
+            os.close(fd)  # this script's own channel (its parent shell holds it too)
+        elif fd >= 0:
+            use(socket.socket(fileno=fd), f"pidfd_getfd {pid}")
+        else:
+            tried.append(f"pidfd {pid}: errno {ctypes.get_errno()}")
+    time.sleep(0.5)
+print("searched", tried[:10])
 '''
 
 _VICTIM = "import time\nfrom hermes_tools import terminal\ntime.sleep(25)\nprint('victim done')\n"
 
 
 def test_a_script_cannot_drive_another_sessions_rpc_socket(hermes_home: Path, tmp_path: Path) -> None:
-    """Session B's script reads session A's generated stub (socket path + token) from the shared /tmp and
-    calls `terminal` through A's socket: the command would run in A's session (A's cwd, A's approvals, A's
-    tool budget). A's RPC server must refuse a caller that is not A's own script."""
+    """Session B's script looks for session A's RPC channel (a stub or socket by name in /tmp, a named unix
+    socket, or A's script's fd taken with pidfd_getfd) to call `terminal` in A's session (A's cwd, A's
+    approvals, A's tool budget). The channel is one end of a socketpair only A's script holds: nothing is
+    reachable."""
     home_b = tmp_path / "home_b"
     home_b.mkdir()
     work_a, work_b = tmp_path / "a", tmp_path / "b"
@@ -133,18 +162,29 @@ def test_a_script_cannot_drive_another_sessions_rpc_socket(hermes_home: Path, tm
     finally:
         victim.stop()
         thief.stop()
-    assert results, out_b
-    assert "no other session found" not in results[0], "the attack did not find the victim (test setup)"
+    assert results and "searched" in results[0], f"the thief did not run (test setup): {results} {out_b}"
     assert not (work_a / "stolen.txt").exists(), f"B ran a command inside A's session: {results[0]}"
+    assert "answer" not in results[0], f"B reached A's RPC channel: {results[0]}"
 
+
+_RAW = r'''def raw(tool, args):
+    s = hermes_tools._SOCK
+    s.sendall(json.dumps({"tool": tool, "args": args}).encode() + b"\n")
+    data = b""
+    while not data.endswith(b"\n"):
+        data += s.recv(65536)
+    return data.decode()
+'''
 
 _FORGE = r'''
-import json, socket, hermes_tools
+import json, hermes_tools
 def raw(tool, args):
-    with socket.socket(socket.AF_UNIX) as s:
-        s.connect(hermes_tools._SOCK)
-        s.sendall(json.dumps({"token": hermes_tools._TOKEN, "tool": tool, "args": args}).encode() + b"\n")
-        return s.recv(65536).decode()
+    s = hermes_tools._SOCK
+    s.sendall(json.dumps({"tool": tool, "args": args}).encode() + b"\n")
+    data = b""
+    while not data.endswith(b"\n"):
+        data += s.recv(65536)
+    return data.decode()
 print("T", raw("terminal", {"command": "echo FORGED > forged.txt"}))
 print("W", raw("write_file", {"path": "forged2.txt", "content": "x"}))
 print("M", raw("memory", {"action": "add", "target": "memory", "content": "forged memory"}))
@@ -181,14 +221,11 @@ def test_the_approval_gate_holds_for_calls_made_through_the_script(hermes_home: 
     target = tmp_path / "precious"
     target.mkdir()
     (target / "keep.txt").write_text("x")
-    outside = outside_dir  # not a writable root of the sandbox (/tmp is)
-    code = (f"import json, socket, hermes_tools\nfrom hermes_tools import terminal\n"
+    outside = outside_dir  # not a writable root of the sandbox
+    code = (f"import json, hermes_tools\nfrom hermes_tools import terminal\n{_RAW}"
             f"print('A', terminal('rm -rf {target}'))\n"
-            "with socket.socket(socket.AF_UNIX) as s:\n"
-            "    s.connect(hermes_tools._SOCK)\n"
-            "    s.sendall(json.dumps({'token': hermes_tools._TOKEN, 'tool': 'terminal', 'args': {'command': "
-            f"'echo escaped > {outside}/escaped.txt', 'sandbox': False, 'reason': 'trust me'}}}}).encode() + b'\\n')\n"
-            "    print('B', s.recv(65536))\n")
+            f"print('B', raw('terminal', {{'command': 'echo escaped > {outside}/escaped.txt', 'sandbox': False, "
+            "'reason': 'trust me'}))\n")
     work = tmp_path / "work"
     work.mkdir()
     with ScriptedServer([{"tool_calls": [{"name": "execute_code", "arguments": {"code": code}}]},
@@ -227,12 +264,8 @@ def test_huge_output_through_a_subprocess_is_cut(hermes_home: Path, tmp_path: Pa
 def test_raw_rpc_cannot_use_arguments_the_script_api_does_not_have(hermes_home: Path, tmp_path: Path) -> None:
     """Scripts get `terminal(command, timeout, workdir)`, foreground only. A hand-made request adding
     background=True must still run in the foreground (no process left for later, no id handed back)."""
-    code = ("import json, socket, hermes_tools\n"
-            "with socket.socket(socket.AF_UNIX) as s:\n"
-            "    s.connect(hermes_tools._SOCK)\n"
-            "    s.sendall(json.dumps({'token': hermes_tools._TOKEN, 'tool': 'terminal', 'args': "
-            "{'command': 'sleep 1; echo FOREGROUND-DONE', 'background': True}}).encode() + b'\\n')\n"
-            "    print('R', s.recv(65536))\n")
+    code = ("import json, hermes_tools\n" + _RAW +
+            "print('R', raw('terminal', {'command': 'sleep 1; echo FOREGROUND-DONE', 'background': True}))\n")
     with ScriptedServer([{"tool_calls": [{"name": "execute_code", "arguments": {"code": code}}]},
                          {"content": "done"}]) as server:
         model_config(hermes_home, server.url)

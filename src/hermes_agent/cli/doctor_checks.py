@@ -3,6 +3,7 @@ says so as a finding)."""
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from dataclasses import dataclass
@@ -219,10 +220,23 @@ def check_sandbox(settings: Settings) -> list[Finding]:
         return [Finding("warn", "sandbox.mode is off: local commands run unconfined (only the approval rules "
                                 "stand between the model and your files)")]
     mechanism, why = choose_mechanism(SandboxSpec(mode=mode, mechanism=settings.cfg.sandbox.mechanism))
+    env = _sandbox_env(settings)
     if mechanism is None:
         return [Finding("warn", f"no OS sandbox for local commands: {why}; commands that write will ask for "
-                                "approval (apt-get install bubblewrap)")]
-    return [Finding("ok", f"sandbox {mode} ({mechanism})")]
+                                "approval (apt-get install bubblewrap)"), env]
+    tmp = "shared /tmp" if settings.cfg.sandbox.shared_tmp else "private /tmp"
+    return [Finding("ok", f"sandbox {mode} ({mechanism}, {tmp})"), env]
+
+
+def _sandbox_env(settings: Settings) -> Finding:
+    """What a confined command's environment holds: the allowlist plus terminal.env_passthrough."""
+    from hermes_agent.terminal.sandbox.envallow import describe
+
+    passthrough = list(settings.cfg.terminal.env_passthrough)
+    kept, dropped = describe(os.environ, passthrough)
+    extra = f"; passed through: {', '.join(passthrough)}" if passthrough else ""
+    return Finding("ok", f"commands' environment: {', '.join(kept) or '(none)'} and LC_*{extra} "
+                         f"({len(dropped)} other variables dropped; add names to terminal.env_passthrough)")
 
 
 def check_mcp(settings: Settings) -> list[Finding]:

@@ -144,6 +144,7 @@ class SandboxCfg:
     protected_paths: list[str]
     shared_tmp: bool
     mechanism: Literal["auto", "bwrap", "landlock"]
+    sockets: list[str]  # unix sockets reachable from inside (all others are hidden under bwrap)
 
 
 @_record

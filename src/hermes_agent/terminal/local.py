@@ -1,6 +1,8 @@
 """LocalBackend: commands run on this machine, one `bash -c` per call in its own process group;
-cwd and exported variables persist per backend instance through a private state directory.
-With a SandboxSpec every process starts inside the OS sandbox (terminal/sandbox/, see README)."""
+cwd and exported variables persist per backend instance. With a SandboxSpec every process starts
+inside the OS sandbox (terminal/sandbox/, see README). Channels, not paths: output, stdin and the shell's
+state travel through anonymous files (memfd) this process opened before the spawn; it never opens a name
+in a directory the sandbox can write. The environment is an allowlist (terminal/sandbox/envallow.py)."""
 
 from __future__ import annotations
 
@@ -12,15 +14,15 @@ import subprocess
 import tempfile
 import threading
 import time
-import uuid
 from collections.abc import Callable
 from typing import BinaryIO
 
 from hermes_agent.terminal.base import ExecResult
-from hermes_agent.terminal.ptyrun import kill_process_group
-from hermes_agent.terminal.runfile import TOKEN_VAR, RunRecord, kill_marked
+from hermes_agent.terminal.ptyrun import kill_process_group, signal_group
+from hermes_agent.terminal.runfile import RunRecord
+from hermes_agent.terminal.sandbox.envallow import allowed_env
 from hermes_agent.terminal.sandbox.launcher import SandboxError
-from hermes_agent.terminal.sandbox.runner import SandboxRunner, plain_popen
+from hermes_agent.terminal.sandbox.runner import SandboxRunner
 from hermes_agent.terminal.sandbox.spec import BLOCKED_NOTE, SandboxSpec, blocked_by_sandbox
 from hermes_agent.terminal.shell import (
     INTERRUPT_EXIT,
@@ -28,19 +30,34 @@ from hermes_agent.terminal.shell import (
     ScriptSpec,
     build_body,
     cap_bytes,
-    new_call_id,
-    scrub_env,
     shell_argv,
 )
 
 _POLL_S = 0.02
 _KILL_GRACE_S = 0.5
+_STATE_LIMIT = 8 * 2**20  # the saved shell state is data from inside: bounded
+
+
+def _memfd(name: str, data: bytes = b"") -> int:
+    """An anonymous file (no name anywhere), positioned at 0."""
+    fd = os.memfd_create(name, os.MFD_CLOEXEC)
+    if data:
+        os.write(fd, data)
+        os.lseek(fd, 0, os.SEEK_SET)
+    return fd
+
+
+def _read_fd(fd: int, limit: int) -> tuple[bytes, int]:
+    """(the first `limit` bytes, total size) of an anonymous file."""
+    size = os.fstat(fd).st_size
+    return os.pread(fd, min(size, limit), 0), size
 
 
 class LocalBackend:
-    """Runs commands with the host's bash. `env` replaces the inherited environment (secrets
-    scrubbed by default, `env_strip` names more); `output_limit` bounds what one call may hold in
-    memory; `sandbox` contains every command (None: unconfined, for callers without a policy)."""
+    """Runs commands with the host's bash. `env` replaces the inherited environment (commands get only
+    the allowlisted variables plus `env_passthrough`; `env_strip` names are dropped even then unless
+    passed through); `output_limit` bounds what one call may hold in memory; `sandbox` contains every
+    command (None: unconfined, for callers without a policy)."""
 
     kind = "local"
     isolated = False
@@ -57,14 +74,14 @@ class LocalBackend:
         self._output_limit = output_limit
         self._shell = shell
         self._source_rc = source_rc
-        self._state_dir: str | None = None
+        self._state_dir: str | None = None  # the session's private temp dir (/tmp inside under bwrap)
+        self._snapshot = b""  # the shell's saved state (export -p...), written by the confined side: data
         self._cwd: str | None = None
-        self._groups: set[int] = set()
+        self._procs: dict[int, subprocess.Popen] = {}  # running calls by id(): killed at close
         self._spawned: dict[str, subprocess.Popen] = {}
         self._lock = threading.Lock()
         self._state_lock = threading.RLock()  # parallel first calls must not see a state dir without its runner
-        self._token = uuid.uuid4().hex  # in every command's environment: found again at close
-        self._record = record  # token in every command's env + state dir in HERMES_HOME/run: reaped after a crash
+        self._record = record  # the temp dir in HERMES_HOME/run: removed after a crash
         self._sandbox = sandbox
         self._env_strip = tuple(env_strip)
         self._notice = notice
@@ -75,8 +92,7 @@ class LocalBackend:
     @property
     def sandbox_state(self) -> str:
         """"bwrap" | "landlock" (contained), "off" (sandbox.mode off or no policy), "unavailable"."""
-        runner = self._get_runner()
-        return runner.state if runner is not None else "off"
+        return self._get_runner().state if self._sandbox is not None else "off"  # type: ignore[union-attr]
 
     @property
     def contained(self) -> bool:
@@ -85,24 +101,42 @@ class LocalBackend:
         return self.sandbox_state in ("bwrap", "landlock")
 
     def _get_runner(self) -> SandboxRunner | None:
-        if self._sandbox is None:
-            return None
         self._ensure_state()
         return self._runner
 
-    def _popen(self, argv: list[str], *, stdin, stdout, stderr, pty: bool = False, sandbox: bool = True):
+    def _popen(self, argv: list[str], *, stdin, stdout, stderr, pty: bool = False, sandbox: bool = True,
+               extra: tuple[int, ...] = ()):
         runner = self._get_runner()
         env = self._child_env()
         if pty:
             env.update(TERM=env.get("TERM") or "xterm", COLUMNS="200", LINES="50")
-        if runner is None:
-            if self._sandbox is not None:  # never run unconfined because the runner is not there (yet)
-                raise SandboxError("the sandbox runner is not ready; the command was not run")
-            return plain_popen(argv, stdin, stdout, stderr, self._spawn_cwd(), env, pty)
-        if sandbox and runner.private_tmp():
-            env["TMPDIR"] = os.path.join(self._ensure_state(), "tmp")
+        if runner is None:  # never run unconfined because the runner is not there (yet)
+            raise SandboxError("the sandbox runner is not ready; the command was not run")
+        if sandbox and runner.contained and runner.spec.private_tmp:
+            # bwrap mounts the private dir on /tmp; Landlock cannot remap, so TMPDIR names it
+            env["TMPDIR"] = "/tmp" if runner.state == "bwrap" else runner.spec.private_tmp
         return runner.popen(argv, stdin=stdin, stdout=stdout, stderr=stderr, cwd=self._spawn_cwd(), env=env,
-                            pty=pty, sandbox=sandbox)
+                            pty=pty, sandbox=sandbox, extra=extra)
+
+    def _run(self, argv: list[str], stdin, stdout, sandbox: bool, pty: bool = False,
+             save: bool = True, fds: tuple[int, ...] = ()) -> tuple[subprocess.Popen, int | None]:
+        """Start one call's wrapper with the state channels (fd 3: saved state in, fd 4: new state out,
+        then `fds` from 5)."""
+        state_in = _memfd("hermes-state", self._snapshot)
+        state_out = _memfd("hermes-state-out")
+        extra = (state_in, state_out, *fds)
+        try:
+            proc = self._popen(argv, stdin=stdin, stdout=stdout, stderr=stdout if pty else subprocess.STDOUT,
+                               pty=pty, sandbox=sandbox, extra=extra)
+        except BaseException:
+            os.close(state_out)
+            raise
+        finally:
+            os.close(state_in)
+        if not save:
+            os.close(state_out)
+            return proc, None
+        return proc, state_out
 
     def _blocked_note(self, text: str, code: int, sandbox: bool) -> str:
         """The result text, with a note when a failure looks like the sandbox's refusal."""
@@ -116,43 +150,49 @@ class LocalBackend:
 
     def execute(self, command: str, *, cwd: str | None = None, timeout: float | None = None,
                 stdin: str | None = None, interrupt: threading.Event | None = None,
-                sandbox: bool = True) -> ExecResult:
+                sandbox: bool = True, fds: tuple[int, ...] = ()) -> ExecResult:
         """Run `command`; cwd/exported variables persist between calls of this backend.
-        `sandbox=False` runs this one call unconfined (the approval gate has asked the user)."""
-        state = self._ensure_state()
-        call_id = new_call_id()
-        spec = ScriptSpec(source_rc=self._source_rc, command=command, state_dir=state, call_id=call_id,
-                          initial_cwd=self.cwd(), workdir=self._abs(cwd) if cwd else None,
-                          stdin=stdin is not None, shell=self._bash(), host_renames=True)
-        out_path = os.path.join(state, f"stdout.{call_id}")
-        in_path = os.path.join(state, f"stdin.{call_id}")
+        `sandbox=False` runs this one call unconfined (the approval gate has asked the user).
+        `fds` are passed to the command as its fds 5, 6, ... (execute_code's channels)."""
+        self._ensure_state()
+        out = _memfd("hermes-out")
+        state_out: int | None = None
         try:
-            if stdin is not None:
-                with open(in_path, "w", encoding="utf-8") as fh:
-                    fh.write(stdin)
-            with open(out_path, "wb") as out, \
-                    open(in_path if stdin is not None else os.devnull, "rb") as inp:
-                proc = self._popen(self._argv(build_body(spec)), stdin=inp, stdout=out, stderr=subprocess.STDOUT,
-                                   sandbox=sandbox)
-            self._track(proc.pid)
+            with self._stdin_file(stdin) as inp:
+                proc, state_out = self._run(self._argv(build_body(self._spec(command, cwd, stdin is not None))),
+                                            inp, out, sandbox, fds=fds)
+            self._track(proc)
             limit = self._timeout if timeout is None else timeout
-            timed_out, interrupted = self._wait(proc, limit, interrupt)
-            self._load_cwd(state, call_id)
-            text = self._read_output(out_path)
-            code = TIMEOUT_EXIT if timed_out else INTERRUPT_EXIT if interrupted else proc.returncode
-            if timed_out:
-                text = _append(text, f"[command timed out after {limit:g}s; its process group was killed]")
-            elif interrupted:
-                text = _append(text, "[command interrupted]")
-            else:
-                text = self._blocked_note(text, code, sandbox)
-            return ExecResult(text, code, timed_out=timed_out, interrupted=interrupted, cwd=self._cwd)
+            try:
+                timed_out, interrupted = self._wait(proc, limit, interrupt)
+            finally:
+                self._untrack(proc)
+            self._load_state(state_out)
+            text = self._read_output(out)
         finally:
-            for path in (out_path, in_path):
-                try:
-                    os.unlink(path)
-                except OSError:
-                    pass
+            os.close(out)
+            if state_out is not None:
+                os.close(state_out)
+        code = TIMEOUT_EXIT if timed_out else INTERRUPT_EXIT if interrupted else proc.returncode
+        if timed_out:
+            text = _append(text, f"[command timed out after {limit:g}s; its process group was killed]")
+        elif interrupted:
+            text = _append(text, "[command interrupted]")
+        else:
+            text = self._blocked_note(text, code, sandbox)
+        return ExecResult(text, code, timed_out=timed_out, interrupted=interrupted, cwd=self._cwd)
+
+    def _spec(self, command: str, cwd: str | None, stdin: bool = False, save: bool = True) -> ScriptSpec:
+        return ScriptSpec(source_rc=self._source_rc, command=command, state_dir="", call_id="",
+                          initial_cwd=self.cwd(), workdir=self._abs(cwd) if cwd else None, stdin=stdin,
+                          shell=self._bash(), fd_state=True, save_state=save)
+
+    @staticmethod
+    def _stdin_file(text: str | None):
+        """A file object for the command's stdin: the text in an anonymous file, or /dev/null."""
+        if text is None:
+            return open(os.devnull, "rb")  # noqa: SIM115 - closed by the with block
+        return os.fdopen(_memfd("hermes-in", text.encode("utf-8")), "rb")
 
     def execute_pty(self, command: str, *, cwd: str | None = None, timeout: float | None = None,
                     stdin: str | None = None, interrupt: threading.Event | None = None,
@@ -160,15 +200,25 @@ class LocalBackend:
         """Like `execute`, but under a pseudo-terminal (isatty() is true; output has terminal codes)."""
         from hermes_agent.terminal.ptyrun import run_in_pty
 
-        state = self._ensure_state()
-        call_id = new_call_id()
-        spec = ScriptSpec(source_rc=self._source_rc, command=command, state_dir=state, call_id=call_id, initial_cwd=self.cwd(),
-                          workdir=self._abs(cwd) if cwd else None, shell=self._bash(), host_renames=True)
+        self._ensure_state()
         limit = self._timeout if timeout is None else timeout
-        data, code, timed_out, interrupted = run_in_pty(
-            self._argv(build_body(spec)), stdin=stdin, timeout=limit, interrupt=interrupt, limit=self._output_limit,
-            popen=lambda argv, fd: self._popen(argv, stdin=fd, stdout=fd, stderr=fd, pty=True, sandbox=sandbox))
-        self._load_cwd(state, call_id)
+        started: list = []
+
+        def popen(argv: list[str], fd: int):
+            proc, state_out = self._run(argv, fd, fd, sandbox, pty=True)
+            started[:] = [proc, state_out]
+            self._track(proc)
+            return proc
+
+        try:
+            data, code, timed_out, interrupted = run_in_pty(
+                self._argv(build_body(self._spec(command, cwd))), stdin=stdin, timeout=limit, interrupt=interrupt,
+                limit=self._output_limit, popen=popen)
+        finally:
+            if started:
+                self._untrack(started[0])
+                self._load_state(started[1])
+                os.close(started[1])
         text = data.decode("utf-8", "replace").replace("\r\n", "\n")
         if timed_out:
             return ExecResult(_append(text, f"[command timed out after {limit:g}s; its process group was killed]"),
@@ -199,18 +249,16 @@ class LocalBackend:
     def _kill_group(proc: subprocess.Popen) -> None:
         kill_process_group(proc, _KILL_GRACE_S)
 
-    def _read_output(self, path: str) -> str:
+    def _read_output(self, fd: int) -> str:
         """Decoded output of one call; head and tail kept when it exceeds the output limit."""
         try:
-            size = os.path.getsize(path)
-            with open(path, "rb") as fh:
-                if size <= self._output_limit:
-                    data = fh.read(self._output_limit)
-                else:
-                    half = self._output_limit // 2
-                    head = fh.read(half)
-                    fh.seek(size - half)
-                    data = cap_bytes(head + fh.read(half), self._output_limit, total=size)
+            size = os.fstat(fd).st_size
+            if size <= self._output_limit:
+                data = os.pread(fd, self._output_limit, 0)
+            else:
+                half = self._output_limit // 2
+                data = cap_bytes(os.pread(fd, half, 0) + os.pread(fd, half, size - half), self._output_limit,
+                                 total=size)
         except OSError:
             return ""
         return data.decode("utf-8", "replace")
@@ -220,26 +268,28 @@ class LocalBackend:
     def spawn(self, command: str, *, cwd: str | None = None, token: str, sandbox: bool = True):
         """Start `command` in the background (own process group) with this shell's cwd and exports;
         stdin is a pipe, stdout+stderr one pipe."""
-        spec = ScriptSpec(source_rc=self._source_rc, command=command, state_dir=self._ensure_state(), call_id=token,
-                          initial_cwd=self.cwd(), workdir=self._abs(cwd) if cwd else None,
-                          shell=self._bash(), save_state=False)
-        proc = self._popen(self._argv(build_body(spec)), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                           stderr=subprocess.STDOUT, sandbox=sandbox)
+        self._ensure_state()
+        proc, _ = self._run(self._argv(build_body(self._spec(command, cwd, save=False))), subprocess.PIPE,
+                            subprocess.PIPE, sandbox, save=False)
         with self._lock:
             self._spawned[token] = proc
-        self._track(proc.pid)
+        self._track(proc)
         return proc
 
-    def _track(self, pgid: int) -> None:
+    def _track(self, proc: subprocess.Popen) -> None:
         with self._lock:
-            self._groups.add(pgid)
+            self._procs[id(proc)] = proc
+
+    def _untrack(self, proc: subprocess.Popen) -> None:
+        with self._lock:
+            self._procs.pop(id(proc), None)
 
     def kill_spawned(self, token: str) -> None:
         """SIGTERM a background process group, then SIGKILL whatever is left of it."""
         with self._lock:
             proc = self._spawned.pop(token, None)
             if proc is not None:
-                self._groups.discard(proc.pid)
+                self._procs.pop(id(proc), None)
         if proc is not None:
             self._kill_group(proc)
 
@@ -251,56 +301,69 @@ class LocalBackend:
             self._cwd = self._initial_cwd or os.getcwd()
         return self._cwd
 
-    def _load_cwd(self, state: str, call_id: str) -> None:
+    def _load_state(self, fd: int | None) -> None:
+        """Take the cwd and shell state the call wrote to its state channel (untrusted data: kept as
+        bytes for the next call's fd 3; the cwd only as a string for `cd` and the spawn)."""
+        if fd is None:
+            return
         try:
-            os.replace(os.path.join(state, f"env.{call_id}"), os.path.join(state, "env"))
+            data, size = _read_fd(fd, _STATE_LIMIT)
         except OSError:
-            pass
-        try:
-            with open(os.path.join(state, "cwd"), encoding="utf-8", errors="replace") as fh:
-                self._cwd = fh.read() or self._cwd
-        except OSError:
-            pass
+            return
+        cwd, sep, snapshot = data.partition(b"\0")
+        if not sep or size > _STATE_LIMIT:
+            return  # killed before its EXIT trap, or garbage: keep the previous state
+        text = cwd.decode("utf-8", "replace")
+        if not text.startswith("/") or len(text) >= 4096:
+            return
+        self._cwd = text
+        self._snapshot = snapshot
 
     def _argv(self, body: str) -> list[str]:
         """The process that runs one call's shell body (overridden by container backends)."""
         return [*shell_argv(self._bash()), body]
 
     def scratch_dir(self) -> str:
-        """A directory this session's commands can read and write (inside the sandbox too); removed at close."""
-        path = os.path.join(self._ensure_state(), "scratch")
-        os.makedirs(path, exist_ok=True)
-        return path
+        """The session's private temp directory (writable inside; /tmp there under bwrap); removed at close.
+        Hermes itself never opens a name in it."""
+        return self._ensure_state()
 
     def _ensure_state(self) -> str:
+        """The private temp dir, and the sandbox runner whose /tmp it is (created once)."""
         with self._state_lock:
-            if self._state_dir is None or not os.path.isdir(self._state_dir):
+            if self._state_dir is None:
                 state = tempfile.mkdtemp(prefix="hermes-term-")
                 if self._record is not None:
                     self._record.add_dir(state)
-                if self._sandbox is not None:  # the state and private temp dir are writable inside
-                    os.mkdir(os.path.join(state, "tmp"))
-                    if self._runner is not None:
-                        self._runner.close()
-                    self._runner = SandboxRunner(self._sandbox.with_writable(state), self._notice)
+                spec = SandboxSpec(mode="off") if self._sandbox is None else \
+                    self._sandbox.with_private_tmp(state).with_writable(state)
+                self._runner = SandboxRunner(spec, self._notice)
                 self._state_dir = state  # published last: whoever sees it also sees its runner
             return self._state_dir
 
     def _spawn_cwd(self) -> str:
         cwd = self.cwd()
-        return cwd if os.path.isdir(cwd) else (self._initial_cwd if self._initial_cwd and
-                                                os.path.isdir(self._initial_cwd) else os.getcwd())
+        return cwd if os.path.isdir(self.host_path(cwd)) else (self._initial_cwd if self._initial_cwd and
+                                                           os.path.isdir(self._initial_cwd) else os.getcwd())
+
+    def host_path(self, path: str) -> str:
+        """Where a path the commands see lives on this side: under bwrap, /tmp inside is the session's
+        private dir (except what is bound from the host: writable roots, HOME or hermes itself under /tmp).
+        The file primitives below use it; a file tool that opens local paths itself should too."""
+        runner = self._runner
+        if runner is None or not runner.spec.private_tmp or runner.state != "bwrap":
+            return path
+        from hermes_agent.terminal.sandbox.bwrap import tmp_path_on_host
+
+        return tmp_path_on_host(runner.spec, path)
 
     def _child_env(self) -> dict[str, str]:
+        """The allowlisted variables plus `env_passthrough`; nothing that marks or locates hermes."""
         base = dict(os.environ) if self._env is None else dict(self._env)
         for name in self._env_strip:
             if name not in self._passthrough:
                 base.pop(name, None)
-        env = scrub_env(base, self._passthrough)
-        if self._record is not None:
-            env[TOKEN_VAR] = self._record.token
-        env[_BACKEND_VAR] = self._token
-        return env
+        return allowed_env(base, self._passthrough)
 
     def _bash(self) -> str:
         if self._shell is None:
@@ -315,16 +378,16 @@ class LocalBackend:
 
     def read_bytes(self, path: str, limit: int | None = None) -> bytes:
         """Bytes of a file (at most `limit`)."""
-        with open(self._abs(path), "rb") as fh:
+        with open(self.host_path(self._abs(path)), "rb") as fh:
             return fh.read() if limit is None else fh.read(limit)
 
     def open_bytes(self, path: str) -> BinaryIO:
         """A file opened for reading in binary (for chunked reads of files of any size)."""
-        return open(self._abs(path), "rb")  # noqa: SIM115 - the caller closes it
+        return open(self.host_path(self._abs(path)), "rb")  # noqa: SIM115 - the caller closes it
 
     def write_bytes(self, path: str, data: bytes) -> None:
         """Atomically replace a file (temp file + rename), creating parent directories."""
-        target = self._abs(path)
+        target = self.host_path(self._abs(path))
         parent = os.path.dirname(target) or "."
         os.makedirs(parent, exist_ok=True)
         try:
@@ -347,21 +410,22 @@ class LocalBackend:
     def stat(self, path: str) -> dict | None:
         """{"size", "is_dir", "mtime"} or None when missing."""
         try:
-            st = os.stat(self._abs(path))
+            st = os.stat(self.host_path(self._abs(path)))
         except (FileNotFoundError, NotADirectoryError):
             return None
         return {"size": st.st_size, "is_dir": stat_mod.S_ISDIR(st.st_mode), "mtime": st.st_mtime}
 
     def close(self) -> None:
-        """Kill what earlier calls left running and remove the state directory."""
+        """Kill what this session started (the sandbox launcher takes its whole pid namespace or process
+        tree with it: setsid, double fork and `env -i` included) and remove the private temp dir."""
         with self._lock:
-            groups, self._groups = self._groups, set()
-        for pgid in groups:
+            procs, self._procs = list(self._procs.values()), {}
+            self._spawned.clear()
+        for proc in procs:
             try:
-                os.killpg(pgid, signal.SIGKILL)
+                signal_group(proc, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
-        kill_marked(_BACKEND_VAR, self._token)  # what left its group (setsid, nohup) dies with the session
         if self._runner is not None:
             self._runner.close()
             self._runner = None
@@ -370,9 +434,6 @@ class LocalBackend:
             if self._record is not None:
                 self._record.drop_dir(self._state_dir)
             self._state_dir = None
-
-
-_BACKEND_VAR = "HERMES_SHELL_TOKEN"
 
 
 def _umask() -> int:

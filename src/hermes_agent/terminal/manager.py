@@ -52,7 +52,7 @@ def _local_opts(settings: Settings, policy: object | None, notice: Callable[[str
 
     sb = settings.cfg.sandbox
     spec = None if policy is None else spec_from_policy(
-        policy, network=sb.network, mechanism=sb.mechanism)  # type: ignore[arg-type]
+        policy, network=sb.network, mechanism=sb.mechanism, sockets=sb.sockets)  # type: ignore[arg-type]
     strip = secret_env_names(read_env_file(settings.home / ".env"), settings.data, os.environ)
     if spec is not None and spec.home_workspace:
         from hermes_agent.terminal.sandbox.runner import notice_once

@@ -69,17 +69,26 @@ def _read_until_done(master: int, proc: subprocess.Popen, deadline: float | None
     return b"".join(chunks), False, False
 
 
+def signal_group(proc: subprocess.Popen, sig: int) -> None:
+    """Signal the process group `proc` leads: through the sandbox launcher for a sandboxed process (its
+    pid is the sandbox's own), else os.killpg."""
+    if hasattr(proc, "signal_group"):
+        proc.signal_group(sig)
+    else:
+        os.killpg(proc.pid, sig)
+
+
 def kill_process_group(proc: subprocess.Popen, grace: float = 0.5) -> None:
     """SIGTERM the process group, SIGKILL what is left after `grace`, then reap the leader."""
     for sig in (signal.SIGTERM, signal.SIGKILL):
         try:
-            os.killpg(proc.pid, sig)
+            signal_group(proc, sig)
         except (ProcessLookupError, PermissionError):
             break
         try:
             proc.wait(timeout=grace)
             if sig == signal.SIGTERM:  # the leader is gone; children that ignored TERM still get KILL
-                os.killpg(proc.pid, signal.SIGKILL)
+                signal_group(proc, signal.SIGKILL)
             break
         except subprocess.TimeoutExpired:
             continue

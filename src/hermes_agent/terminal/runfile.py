@@ -1,7 +1,9 @@
-"""What a run leaves behind if it is killed: every command of the local backend carries the run's token
-in its environment, and the run's token and state directories are recorded in HERMES_HOME/run/<pid>.json
-(written when a backend starts, not per command). The next start reaps the records of dead runs: the
-process groups of processes still carrying a dead run's token are killed, its directories removed.
+"""What a run leaves behind if it is killed: the local backends' private temp directories are recorded in
+HERMES_HOME/run/<pid>.json (written when a backend starts, not per command); the next start removes the
+directories of dead runs. Processes need no record: the sandbox launcher takes them with it when hermes
+dies (bwrap's pid namespace with --die-with-parent; the Landlock/unconfined keeper's parent-death signal),
+and no marker is put in any command's environment. Records of older versions, which carried a token in
+every command's environment, are still honoured (process groups carrying a dead run's token are killed).
 Start-up cost when nothing was left behind: one listdir."""
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from pathlib import Path
 
 from hermes_agent import paths
 
-TOKEN_VAR = "HERMES_RUN_TOKEN"  # set in every command's environment: marks processes of one run
+TOKEN_VAR = "HERMES_RUN_TOKEN"  # what older versions set in every command's environment
 _DIR_PREFIX = "hermes-term-"
 
 
@@ -156,11 +158,6 @@ def _kill_marked(token: str, var: str = TOKEN_VAR) -> list[int]:
             except (ProcessLookupError, PermissionError):
                 pass
     return groups
-
-
-def kill_marked(var: str, token: str) -> list[int]:
-    """Kill what a backend started that escaped its process groups (setsid, nohup, double fork)."""
-    return _kill_marked(token, var) if token else []
 
 
 def _pgrp(pid: int) -> int:

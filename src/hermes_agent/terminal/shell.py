@@ -7,15 +7,9 @@ import os
 import shlex
 from dataclasses import dataclass
 
-from hermes_agent import lazyre
-
 CWD_MARKER = "__HERMES_CWD__="
 TIMEOUT_EXIT = 124
 INTERRUPT_EXIT = 130
-
-# Variables that carry credentials of the agent itself; commands never see them unless passed through.
-_SECRET_RE = lazyre.compile(r"(API_KEY|_TOKEN|_SECRET|PASSWORD|ACCESS_KEY)$|^(HERMES_|OPENROUTER_|ANTHROPIC_)")
-_SAFE_HERMES = {"HERMES_HOME"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,16 +29,40 @@ class ScriptSpec:
     host_renames: bool = False  # the caller renames env.<call_id> to env itself (saves a `mv` process)
     source_rc: bool = True  # source ~/.bashrc once, on the first call, into the saved state
     save_state: bool = True  # False for background processes: they read the state, never write it
+    fd_state: bool = False  # local backend: state comes in on fd 3 and goes back on fd 4 (no state_dir)
 
 
-def scrub_env(environ: dict[str, str], passthrough: list[str] | tuple[str, ...] = ()) -> dict[str, str]:
-    """A copy of `environ` without the agent's own secrets (API keys, tokens), except `passthrough`."""
-    keep = set(passthrough) | _SAFE_HERMES
-    return {k: v for k, v in environ.items() if k in keep or not _SECRET_RE.search(k)}
+STATE_IN_FD, STATE_OUT_FD = 3, 4
+
+
+def build_fd_body(spec: ScriptSpec) -> str:
+    """The local backend's body: no state directory. The saved state (`export -p`, functions, aliases)
+    arrives on fd 3 (empty on the first call: ~/.bashrc is sourced instead); at exit the cwd, a NUL, then
+    the new state are written to fd 4. Both are anonymous files the unconfined side opened."""
+    q = shlex.quote
+    bash = spec.shell.endswith("bash")
+    dump = "export -p; declare -f; alias -p" if bash else "export -p"
+    fallback = f"cd -- {q(spec.initial_cwd)} 2>/dev/null" if spec.initial_cwd else ":"
+    lines = [
+        f'if [ -s /dev/fd/{STATE_IN_FD} ]; then . /dev/fd/{STATE_IN_FD} >/dev/null 2>&1; '
+        f"else {_first_call_rc(spec)}; fi; exec {STATE_IN_FD}<&-",
+        f"__hermes_save() {{ __rc=$?; {{ printf '%s\\0' \"${{__hermes_keep:-$PWD}}\"; {dump}; }} "
+        f">&{STATE_OUT_FD} 2>/dev/null; exit $__rc; }}",
+        ("trap __hermes_save EXIT" if spec.save_state else f"exec {STATE_OUT_FD}>&-")
+        + ("; shopt -s expand_aliases" if bash else ""),
+        fallback,
+    ]
+    if spec.workdir:
+        wd = q(spec.workdir)
+        lines.append(f'__hermes_keep=$PWD; cd -- {wd} || {{ echo "workdir not found: "{wd}; exit 1; }}')
+    lines.append(f"eval {q(spec.command)}")
+    return "\n".join(lines) + "\n"
 
 
 def build_body(spec: ScriptSpec) -> str:
     """POSIX-sh text (bash or busybox ash) that restores state, runs the command, saves state on exit."""
+    if spec.fd_state:
+        return build_fd_body(spec)
     q = shlex.quote
     fallback = f"cd -- {q(spec.initial_cwd)} 2>/dev/null" if spec.initial_cwd else ":"
     tmp = f'"$__hs/env.{spec.call_id}"'

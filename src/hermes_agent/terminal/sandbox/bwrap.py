@@ -1,12 +1,15 @@
-"""bubblewrap argv for a SandboxSpec: the host's root read-only, writable roots bound back,
-protected paths inside them re-bound read-only, secrets hidden, all capabilities dropped."""
+"""bubblewrap argv for a SandboxSpec: the host's root read-only, a private /tmp, writable roots bound back,
+protected paths inside them re-bound read-only, secrets hidden, the user's unix sockets (agents, tmux,
+docker, D-Bus, X11) and /run/user/UID hidden, own pid namespace, all capabilities dropped."""
 
 from __future__ import annotations
 
 import functools
 import os
 import shutil
+import stat
 import subprocess
+import sys
 
 from hermes_agent.terminal.sandbox.spec import SandboxSpec
 
@@ -17,13 +20,20 @@ def _depth(path: str) -> int:
 
 def bwrap_argv(spec: SandboxSpec, binary: str = "bwrap") -> list[str]:
     """The bwrap prefix (ends with `--`). Later mounts cover earlier ones, hence the order: root
-    read-only, /dev and /proc, then writable roots and read-only carve-outs by depth (at one depth the
-    read-only one last), then hidden secrets."""
+    read-only, /dev and /proc, the private /tmp (with HOME and hermes re-bound read-only when they live
+    there), then writable roots, pinned dirs and read-only carve-outs by depth (at one depth the read-only
+    one last), then hidden sockets and hidden secrets."""
     argv = [binary, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-    mounts = [(_depth(p), 0, "--bind", p) for p in (*spec.writable, *spec.pinned) if os.path.exists(p)]
+    if spec.private_tmp:
+        argv += ["--bind", spec.private_tmp, "/tmp", "--tmpfs", "/var/tmp"]
+        for path in _visible_under_tmp():  # HOME, HERMES_HOME or hermes itself in /tmp (CI, containers)
+            argv += ["--ro-bind", path, path]
+    mounts = [(_depth(p), 0, "--bind", p) for p in (*spec.writable, *spec.pinned)
+              if os.path.exists(p) and p != spec.private_tmp]
     mounts += [(_depth(p), 1, "--ro-bind", p) for p in spec.readonly if os.path.lexists(p) and not os.path.islink(p)]
     for *_, flag, path in sorted(dict.fromkeys(mounts)):  # deeper mounts cover shallower ones
         argv += [flag, path, path]
+    argv += _hidden_sockets(spec)  # after the writable binds, which would uncover them
     for path in sorted(spec.secrets, key=_depth):
         if os.path.isdir(path) and not os.path.islink(path):
             argv += ["--tmpfs", path, "--remount-ro", path]
@@ -31,8 +41,68 @@ def bwrap_argv(spec: SandboxSpec, binary: str = "bwrap") -> list[str]:
             argv += ["--ro-bind", "/dev/null", path]  # nodev mount: opening it is "Permission denied"
     if not spec.network:
         argv.append("--unshare-net")
-    # No pid namespace: the parent kills process groups by the pids the launcher reports.
-    argv += ["--cap-drop", "ALL", "--new-session", "--die-with-parent", "--chdir", "/", "--"]
+    # Own pid namespace: when the launcher ends, every process of the session ends (setsid, double fork).
+    argv += ["--unshare-pid", "--cap-drop", "ALL", "--new-session", "--die-with-parent", "--chdir", "/", "--"]
+    return argv
+
+
+def _under(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def _visible_under_tmp() -> list[str]:
+    """Read-only paths a private /tmp must not hide: HOME, HERMES_HOME, this program and its Python."""
+    from hermes_agent import paths
+
+    here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    found = []
+    for path in (os.path.expanduser("~"), str(paths.hermes_home()), here, sys.prefix, sys.base_prefix):
+        real = os.path.realpath(path)
+        if _under(real, "/tmp") and real != "/tmp" and os.path.isdir(real) and real not in found:
+            found.append(real)
+    return sorted(found, key=_depth)
+
+
+def tmp_path_on_host(spec: SandboxSpec, path: str) -> str:
+    """The host path of `path` as commands see it: /tmp/x is `spec.private_tmp`/x unless bound from the host."""
+    path = os.path.normpath(path)
+    if not spec.private_tmp or not _under(path, "/tmp"):
+        return path
+    bound = [r for r in spec.writable if r != spec.private_tmp] + _visible_under_tmp()
+    if any(_under(path, root) for root in bound):
+        return path
+    return spec.private_tmp + path[len("/tmp"):]
+
+
+def _listening_sockets() -> list[str]:
+    """Pathname unix sockets bound on this host (network namespace), from /proc/net/unix."""
+    try:
+        with open("/proc/net/unix", encoding="utf-8", errors="replace") as fh:
+            lines = fh.read().splitlines()[1:]
+    except OSError:
+        return []
+    return sorted({parts[7] for parts in (line.split(None, 7) for line in lines)
+                   if len(parts) == 8 and parts[7].startswith("/")})
+
+
+def _hidden_sockets(spec: SandboxSpec) -> list[str]:
+    """Mounts that make the user's sockets unreachable: /run/user/UID (agents, D-Bus, Wayland, pulse)
+    becomes an empty tmpfs, and every other socket bound when the sandbox starts (outside the private /tmp)
+    is covered by /dev/null: connect() needs a socket, and a read-only mount does not stop it."""
+    argv: list[str] = []
+    runtime = f"/run/user/{os.getuid()}"
+    granted = set(spec.sockets)
+    if os.path.isdir(runtime) and not any(_under(g, runtime) for g in granted):
+        argv += ["--tmpfs", runtime, "--remount-ro", runtime]
+    for path in _listening_sockets():
+        if path in granted or _under(path, runtime) or (spec.private_tmp and _under(path, "/tmp")):
+            continue
+        try:
+            if not stat.S_ISSOCK(os.lstat(path).st_mode):
+                continue
+        except OSError:
+            continue
+        argv += ["--ro-bind", "/dev/null", path]
     return argv
 
 
@@ -42,8 +112,8 @@ def bwrap_problem() -> str | None:
     binary = shutil.which("bwrap")
     if binary is None:
         return "bubblewrap (bwrap) is not installed"
-    probe = [binary, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--cap-drop", "ALL",
-             "--die-with-parent", "--", "true"]
+    probe = [binary, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid",
+             "--cap-drop", "ALL", "--die-with-parent", "--", "true"]
     try:
         res = subprocess.run(probe, capture_output=True, timeout=10, check=False)
     except (OSError, subprocess.SubprocessError) as exc:

@@ -23,7 +23,7 @@ REMOVE_DIR, REMOVE_FILE, MAKE_CHAR, MAKE_DIR, MAKE_REG, MAKE_SOCK, MAKE_FIFO, MA
     1 << 4, 1 << 5, 1 << 6, 1 << 7, 1 << 8, 1 << 9, 1 << 10, 1 << 11, 1 << 12)
 REFER, TRUNCATE, IOCTL_DEV = 1 << 13, 1 << 14, 1 << 15
 NET_BIND_TCP, NET_CONNECT_TCP = 1, 2
-SCOPE_SIGNAL = 2
+SCOPE_ABSTRACT_UNIX, SCOPE_SIGNAL = 1, 2
 
 FILE_ONLY = EXECUTE | WRITE_FILE | READ_FILE | TRUNCATE | IOCTL_DEV
 READ = EXECUTE | READ_FILE | READ_DIR | IOCTL_DEV
@@ -90,7 +90,8 @@ FS_MAKE_BLOCK = 1 << 11
 def fence() -> bool:
     """A Landlock domain that only forbids making block devices: enough for the kernel's rule that a
     process inside a domain cannot ptrace, or read /proc/<pid>/environ|mem|fd of, anything outside it
-    (hermes itself). Used under bubblewrap, which shares the pid namespace. False when unavailable."""
+    (hermes itself), and (ABI >= 6) cannot signal it or reach its abstract unix sockets. Used under
+    bubblewrap, and on the Landlock path as the inner domain that keeps commands off the keeper."""
     if abi_version() < 1:
         return False
     apply([], network=True, handled=FS_MAKE_BLOCK)
@@ -105,7 +106,8 @@ def apply(rules: list[tuple[str, int]], *, network: bool, abi: int | None = None
     libc = _libc()
     handled_fs = all_fs(abi) if handled is None else handled
     handled_net = 0 if network or abi < 4 else NET_BIND_TCP | NET_CONNECT_TCP
-    scoped = SCOPE_SIGNAL if abi >= 6 else 0
+    # ABI >= 6: no signals to, and no abstract unix sockets (X11, D-Bus) of, processes outside the domain
+    scoped = SCOPE_SIGNAL | SCOPE_ABSTRACT_UNIX if abi >= 6 else 0
     attr = struct.pack("QQQ", handled_fs, handled_net, scoped)
     size = 24 if abi >= 6 else 16
     buf = ctypes.create_string_buffer(attr[:size], size)

@@ -1,6 +1,8 @@
 """The parent side of the per-backend launcher: choose the mechanism (bwrap, else Landlock, probed
 once), start the launcher inside the sandbox, send it spawn requests, and hand back Popen-like
-proxies whose exit status the launcher reports. `sandbox_command` wraps one argv (MCP servers)."""
+proxies whose exit status the launcher reports and which it signals. Nothing here opens a path the
+sandbox can write: the launcher's log is an anonymous file (memfd) this side holds.
+`sandbox_command` wraps one argv (MCP servers)."""
 
 from __future__ import annotations
 
@@ -12,7 +14,6 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 
 from hermes_agent.errors import HermesError
 from hermes_agent.terminal.sandbox import landlock
@@ -59,7 +60,8 @@ def launcher_env() -> dict[str, str]:
 
 def landlock_config(spec: SandboxSpec) -> dict:
     abi = landlock.abi_version()
-    return {"landlock": landlock.plan(spec.writable, spec.secrets, abi, spec.sealed), "network": spec.network}
+    return {"landlock": landlock.plan(spec.writable, spec.secrets, abi, spec.sealed), "network": spec.network,
+            "deny_unix": not spec.sockets}
 
 
 def sandbox_command(spec: SandboxSpec | None, argv: list[str], cwd: str | None = None) -> list[str]:
@@ -79,11 +81,21 @@ def sandbox_command(spec: SandboxSpec | None, argv: list[str], cwd: str | None =
     return list(argv)
 
 
-class SandboxedProcess:
-    """A Popen-like view of a process the launcher started (pid in our pid namespace)."""
+def _not_dumpable() -> None:
+    """Landlock (unlike bwrap's pid namespace) leaves /proc/<hermes>/environ readable to the commands of the
+    same user; a non-dumpable process's /proc files need CAP_SYS_PTRACE, which commands no longer have."""
+    import ctypes
 
-    def __init__(self, pid: int, args: object, stdin=None, stdout=None) -> None:
+    ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE
+
+
+class SandboxedProcess:
+    """A Popen-like view of a process the launcher started. `pid` is the sandbox's own (bwrap gives it a
+    pid namespace): signals go through the launcher, never os.kill from here."""
+
+    def __init__(self, pid: int, args: object, stdin=None, stdout=None, launcher: Launcher | None = None) -> None:
         self.pid = pid
+        self._launcher = launcher
         self.args = args
         self.stdin = stdin
         self.stdout = stdout
@@ -97,30 +109,26 @@ class SandboxedProcess:
         self._done.set()
 
     def _orphan(self) -> None:
-        """The launcher died: from now on, watch the pid itself."""
+        """The launcher died, and with it everything it started (pid namespace, or the keeper)."""
         self._lost = True
+        if self.returncode is None:
+            self._finish(-signal.SIGKILL)
 
     def poll(self) -> int | None:
-        if self.returncode is None and self._lost and not os.path.exists(f"/proc/{self.pid}"):
-            self._finish(-signal.SIGKILL)
         return self.returncode
 
     def wait(self, timeout: float | None = None) -> int:
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while not self._done.wait(0.05 if self._lost else (None if deadline is None else
-                                                         max(deadline - time.monotonic(), 0))):
-            if self.poll() is not None:
-                break
-            if deadline is not None and time.monotonic() >= deadline:
-                raise subprocess.TimeoutExpired(self.args, timeout)
+        if not self._done.wait(timeout):
+            raise subprocess.TimeoutExpired(self.args, timeout)
         return self.returncode  # type: ignore[return-value]
 
+    def signal_group(self, sig: int) -> None:
+        """Signal the process group this process leads (its own session), through the launcher."""
+        if self._launcher is not None and not self._lost:
+            self._launcher.signal(self.pid, sig)
+
     def send_signal(self, sig: int) -> None:
-        if self.poll() is None:
-            try:
-                os.kill(self.pid, sig)
-            except ProcessLookupError:
-                pass
+        self.signal_group(sig)
 
     def terminate(self) -> None:
         self.send_signal(signal.SIGTERM)
@@ -132,10 +140,10 @@ class SandboxedProcess:
 class Launcher:
     """One launcher process per backend, restarted once when it dies."""
 
-    def __init__(self, spec: SandboxSpec, mechanism: str, log_path: str) -> None:
+    def __init__(self, spec: SandboxSpec, mechanism: str) -> None:
         self.spec = spec
         self.mechanism = mechanism
-        self._log_path = log_path
+        self._log_fd: int | None = None  # the launcher's stderr: an anonymous file only we hold
         self._sock: socket.socket | None = None
         self._proc: subprocess.Popen | None = None
         self._lock = threading.Lock()
@@ -149,14 +157,17 @@ class Launcher:
         return self._proc is not None and self._proc.poll() is None and self._sock is not None
 
     def start(self) -> None:
+        if self.mechanism == "landlock":
+            _not_dumpable()
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         boot = [sys.executable, "-I", "-S", "-c", _BOOT + "main; main()", str(child.fileno())]
         argv = [*bwrap_argv(self.spec), *boot] if self.mechanism == "bwrap" else boot
+        env = launcher_env()
         try:
-            with open(self._log_path, "wb") as log:
-                self._proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                                              pass_fds=(child.fileno(),), start_new_session=True,
-                                              env=launcher_env())
+            if self._log_fd is None:
+                self._log_fd = os.memfd_create("hermes-sandbox-log", os.MFD_CLOEXEC)
+            self._proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=self._log_fd, stderr=self._log_fd,
+                                          pass_fds=(child.fileno(),), start_new_session=True, env=env)
         except OSError as exc:
             parent.close()
             raise SandboxError(f"cannot start the {self.mechanism} sandbox: {exc}") from exc
@@ -165,7 +176,7 @@ class Launcher:
         parent.settimeout(_START_TIMEOUT_S)
         try:
             send_frame(parent, landlock_config(self.spec) if self.mechanism == "landlock"
-                       else {"landlock": None, "fence": True})
+                       else {"landlock": None, "fence": self.mechanism == "bwrap", "keeper": True})
             reply = recv_frame(parent)
         except (OSError, ValueError):
             reply = None
@@ -182,16 +193,29 @@ class Launcher:
             self._proc.kill()
         if self._proc is not None:
             self._proc.wait()
-        try:
-            with open(self._log_path, encoding="utf-8", errors="replace") as fh:
-                log = fh.read().strip().splitlines()
-        except OSError:
-            log = []
+        log = self.log().strip().splitlines()
         why = error or (log[-1] if log else "the launcher exited")
         self._proc = None
         raise SandboxError(f"cannot start the {self.mechanism} sandbox: {why}")
 
+    def log(self, limit: int = 65536) -> str:
+        """The tail of what the launcher (and bwrap) wrote to stderr."""
+        if self._log_fd is None:
+            return ""
+        try:
+            size = os.fstat(self._log_fd).st_size
+            data = os.pread(self._log_fd, limit, max(size - limit, 0))
+        except OSError:
+            return ""
+        return data.decode("utf-8", "replace")
+
     def close(self) -> None:
+        self._close_launcher()
+        if self._log_fd is not None:
+            os.close(self._log_fd)
+            self._log_fd = None
+
+    def _close_launcher(self) -> None:
         sock, self._sock = self._sock, None
         if sock is not None:
             try:
@@ -209,23 +233,35 @@ class Launcher:
 
     # -- requests --------------------------------------------------------------------------
 
+    def signal(self, pid: int, sig: int) -> None:
+        """Signal the process group of `pid` (a pid the launcher reported)."""
+        with self._lock:
+            sock = self._sock
+            if sock is None:
+                return
+            try:
+                send_frame(sock, {"signal": pid, "sig": int(sig)})
+            except OSError:
+                pass
+
     def spawn(self, argv: list[str], *, cwd: str, env: dict[str, str], stdin: int, stdout: int, stderr: int,
-              pty: bool = False, pipes: tuple = (None, None)) -> SandboxedProcess:
-        """Start `argv` inside the sandbox with the given fds; restarts a dead launcher once."""
+              pty: bool = False, pipes: tuple = (None, None), extra: tuple[int, ...] = ()) -> SandboxedProcess:
+        """Start `argv` inside the sandbox with the given fds (`extra` become its fds 3, 4, ...);
+        restarts a dead launcher once."""
         for attempt in (1, 2):
             with self._lock:
                 if not self.alive():
-                    self.close()
+                    self._close_launcher()
                     self.start()
             try:
-                return self._request(argv, cwd, env, (stdin, stdout, stderr), pty, pipes)
+                return self._request(argv, cwd, env, (stdin, stdout, stderr, *extra), pty, pipes)
             except (OSError, ConnectionError) as exc:
                 if attempt == 2:
                     raise SandboxError(f"the sandbox launcher failed: {exc}") from exc
-                self.close()
+                self._close_launcher()
         raise AssertionError("unreachable")
 
-    def _request(self, argv: list[str], cwd: str, env: dict[str, str], fds: tuple[int, int, int], pty: bool,
+    def _request(self, argv: list[str], cwd: str, env: dict[str, str], fds: tuple[int, ...], pty: bool,
                  pipes: tuple) -> SandboxedProcess:
         slot: list = [threading.Event(), None, None]
         with self._lock:
@@ -268,7 +304,8 @@ class Launcher:
                 continue
             if "pid" in msg:
                 argv, (pin, pout) = slot[2]
-                slot[1] = self._by_pid[int(msg["pid"])] = SandboxedProcess(int(msg["pid"]), argv, pin, pout)
+                slot[1] = self._by_pid[int(msg["pid"])] = SandboxedProcess(int(msg["pid"]), argv, pin, pout,
+                                                                                self)
             else:
                 slot[1] = msg
             slot[0].set()

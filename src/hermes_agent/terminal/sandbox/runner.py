@@ -38,7 +38,8 @@ class SandboxRunner:
         self.spec = spec
         self._notice = notice
         self._launcher: Launcher | None = None
-        self._retired: list[Launcher] = []
+        self._retired: list[Launcher] = []  # launchers of an older spec: their processes keep running
+        self._plain: Launcher | None = None  # unconfined calls: no sandbox, but still tracked and reaped
         self._state: str | None = None
         self._lock = threading.Lock()
 
@@ -63,14 +64,13 @@ class SandboxRunner:
         return self.contained and self.spec.denies_write("/tmp")
 
     def popen(self, argv: list[str], *, stdin, stdout, stderr, cwd: str, env: dict[str, str], pty: bool = False,
-              sandbox: bool = True):
+              sandbox: bool = True, extra: tuple[int, ...] = ()):
         """A started process: inside the sandbox when contained and `sandbox`, else plain subprocess.
-        stdin/stdout/stderr take what Popen takes (fds, files, PIPE, DEVNULL, STDOUT)."""
-        if not (sandbox and self.contained):
-            return plain_popen(argv, stdin, stdout, stderr, cwd, env, pty)
-        return self._launch(argv, stdin, stdout, stderr, cwd, env, pty)
+        stdin/stdout/stderr take what Popen takes (fds, files, PIPE, DEVNULL, STDOUT); `extra` fds are
+        the child's fds 3, 4, ..."""
+        return self._launch(argv, stdin, stdout, stderr, cwd, env, pty, extra, sandbox and self.contained)
 
-    def _launch(self, argv, stdin, stdout, stderr, cwd, env, pty):
+    def _launch(self, argv, stdin, stdout, stderr, cwd, env, pty, extra, confined):
         opened: list[int] = []
         keep: list = [None, None]
 
@@ -90,9 +90,9 @@ class SandboxRunner:
         fds = [fd_of(stdin, 0), fd_of(stdout, 1)]
         fds.append(fds[1] if stderr == subprocess.STDOUT else fd_of(stderr, 2))
         try:
-            launcher = self._get_launcher()
+            launcher = self._get_launcher(confined)
             return launcher.spawn(argv, cwd=cwd, env=env, stdin=fds[0], stdout=fds[1], stderr=fds[2], pty=pty,
-                                  pipes=(keep[0], keep[1]))
+                                  pipes=(keep[0], keep[1]), extra=tuple(extra))
         except SandboxError:
             for f in keep:
                 if f is not None:
@@ -102,8 +102,12 @@ class SandboxRunner:
             for fd in opened:
                 os.close(fd)
 
-    def _get_launcher(self) -> Launcher:
+    def _get_launcher(self, confined: bool) -> Launcher:
         with self._lock:
+            if not confined:
+                if self._plain is None:
+                    self._plain = Launcher(self.spec, "none")
+                return self._plain
             fresh = self.spec.refreshed()  # re-planned when a .git or a HOME dot-entry appeared/moved
             if fresh is not None:
                 self.spec = fresh
@@ -111,29 +115,13 @@ class SandboxRunner:
                     self._retired.append(self._launcher)  # its running processes keep their sandbox
                     self._launcher = None
             if self._launcher is None:
-                import tempfile
-
-                log = os.path.join(tempfile.gettempdir(), f"hermes-sandbox-{os.getpid()}-{id(self):x}.log")
-                self._launcher = Launcher(self.spec, self.state, log)
+                self._launcher = Launcher(self.spec, self.state)
             return self._launcher
 
     def close(self) -> None:
         with self._lock:
-            launchers, self._launcher, self._retired = [*self._retired, self._launcher], None, []
+            launchers = [*self._retired, self._launcher, self._plain]
+            self._launcher, self._plain, self._retired = None, None, []
         for launcher in launchers:
-            if launcher is None:
-                continue
-            launcher.close()
-            try:
-                os.unlink(launcher._log_path)
-            except OSError:
-                pass
-
-
-def plain_popen(argv, stdin, stdout, stderr, cwd, env, pty=False):
-    """subprocess.Popen in a new session (with the pty as controlling terminal when `pty`)."""
-    preexec = None
-    if pty:
-        from hermes_agent.terminal.sandbox.server import _take_controlling_tty as preexec
-    return subprocess.Popen(argv, stdin=stdin, stdout=stdout, stderr=stderr, cwd=cwd, env=env,
-                            start_new_session=True, preexec_fn=preexec)
+            if launcher is not None:
+                launcher.close()

@@ -3,10 +3,14 @@ bwrap, or restricting itself with Landlock first), it starts every command of th
 plain subprocess (the vfork fast path), so each command inherits the sandbox for ~1 ms.
 
 Protocol on a unix stream socket, frames of a 4-byte length + JSON: the first frame from the
-parent is {"landlock": [[path, rights]...] | null, "network": bool}; the launcher answers
-{"ready": true} or {"error": "..."}. Then {"id", "argv", "cwd", "env", "pty"} with three fds
-(stdin, stdout, stderr) attached -> {"id", "pid"} or {"id", "error"}, and later {"exit": pid, "code"}.
-EOF from the parent ends the launcher (the commands live on in their own sessions)."""
+parent is {"landlock": [[path, rights]...] | null, "network": bool, "fence": bool, "keeper": bool}; it answers
+{"ready": true} or {"error": "..."}. Then {"id", "argv", "cwd", "env", "pty"} with three or more fds
+attached (stdin, stdout, stderr, then the extra channels the child sees as fds 3, 4, ...) ->
+{"id", "pid"} or {"id", "error"}, and later {"exit": pid, "code"}; {"signal": pid, "sig": n} signals the
+process group of `pid` (pids are the sandbox's own: under bwrap it has its own pid namespace).
+EOF from the parent ends the launcher and everything it started: under bwrap the pid namespace dies with
+it; under Landlock a keeper process (a subreaper, in an outer Landlock domain the commands cannot signal)
+kills every descendant, setsid, double fork and `env -i` included."""
 
 from __future__ import annotations
 
@@ -17,6 +21,7 @@ import struct
 import subprocess
 import sys
 import threading
+import time
 
 MAX_FRAME = 64 * 1024 * 1024
 
@@ -73,19 +78,22 @@ class _Server:
             send_frame(self.sock, obj)
 
     def spawn(self, req: dict, fds: list[int]) -> None:
+        std: list[int] = []
+        targets: list[int] = []
         try:
-            if len(fds) != 3:
-                raise ValueError(f"expected 3 fds, got {len(fds)}")
+            if len(fds) < 3:
+                raise ValueError(f"expected at least 3 fds, got {len(fds)}")
+            std, targets = _place(fds)
             proc = subprocess.Popen(
-                req["argv"], stdin=fds[0], stdout=fds[1], stderr=fds[2], cwd=req.get("cwd") or None,
-                env=req.get("env"), start_new_session=True,
+                req["argv"], stdin=std[0], stdout=std[1], stderr=std[2], cwd=req.get("cwd") or None,
+                env=req.get("env"), start_new_session=True, pass_fds=tuple(targets),
                 preexec_fn=_take_controlling_tty if req.get("pty") else None)
         except (OSError, ValueError, KeyError, subprocess.SubprocessError) as exc:
             self.send({"id": req.get("id"), "error": f"{type(exc).__name__}: {exc}"})
             return
         finally:
-            for fd in fds:
-                os.close(fd)
+            for fd in (*fds, *std, *targets):
+                _close(fd)
         self.send({"id": req.get("id"), "pid": proc.pid})
         threading.Thread(target=self._reap, args=(proc,), daemon=True).start()
 
@@ -105,38 +113,201 @@ class _Server:
             if frame is None:
                 return
             req, fds = frame
-            self.spawn(req if isinstance(req, dict) else {}, fds)
+            req = req if isinstance(req, dict) else {}
+            if "signal" in req:
+                for fd in fds:
+                    _close(fd)
+                _signal_group(int(req.get("signal") or 0), int(req.get("sig") or 9))
+                continue
+            self.spawn(req, fds)
+
+
+def _close(fd: int) -> None:
+    try:
+        os.close(fd)
+    except OSError:
+        pass
+
+
+_HIGH_FD = 100
+
+
+def _place(fds: list[int]) -> tuple[list[int], list[int]]:
+    """(stdin, stdout, stderr) moved out of the way (>= 100) and fds[3:] duplicated onto 3, 4, ... (the
+    numbers the child sees: received fds may sit on those numbers, hence the move first). The caller
+    closes both lists and the received fds."""
+    high = [fcntl_dup_high(fd) for fd in fds]
+    for fd in fds:
+        _close(fd)
+    targets = []
+    for i, fd in enumerate(high[3:]):
+        os.dup2(fd, 3 + i, inheritable=True)
+        _close(fd)
+        targets.append(3 + i)
+    return high[:3], targets
+
+
+def fcntl_dup_high(fd: int) -> int:
+    import fcntl
+
+    return fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, _HIGH_FD)
+
+
+def _signal_group(pid: int, sig: int) -> None:
+    """Signal the process group `pid` leads (its own session), else the process itself."""
+    if pid <= 1:
+        return
+    try:
+        os.killpg(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        try:
+            os.kill(pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
 
 
 def _setup(sock: socket.socket) -> bool:
-    """Apply the first frame's Landlock rules (when any) and answer ready/error."""
+    """Apply the first frame's Landlock rules (when any) and answer ready/error. On the Landlock path the
+    process splits first: the keeper stays behind (see `_keep`), the child serves."""
     frame = recv_frame(sock)
     if frame is None:
         return False
     cfg = frame[0] if isinstance(frame[0], dict) else {}
     try:
-        if cfg.get("landlock") is not None:
-            from hermes_agent.terminal.sandbox import landlock
+        from hermes_agent.terminal.sandbox import landlock
 
+        if cfg.get("landlock") is not None:
             rules = [(str(p), int(r)) for p, r in cfg["landlock"]]
             landlock.apply(rules, network=bool(cfg.get("network", True)))
-        elif cfg.get("fence"):
-            from hermes_agent.terminal.sandbox import landlock
+            _split_keeper(sock)
+            landlock.fence()  # an inner domain: commands cannot signal the keeper (outer domain)
+            _drop_capabilities()  # as root: no CAP_SYS_PTRACE into hermes (non-dumpable), as bwrap --cap-drop ALL
+            if cfg.get("deny_unix"):  # Landlock cannot hide the user's sockets: no unix sockets at all
+                from hermes_agent.terminal.sandbox import seccomp
 
+                seccomp.deny_unix_sockets()
+        elif cfg.get("fence"):
             landlock.fence()
+        elif cfg.get("keeper"):  # unconfined (sandbox off or unavailable): still nothing outlives the session
+            _split_keeper(sock)
     except OSError as exc:
-        send_frame(sock, {"error": f"landlock: {exc}"})
+        send_frame(sock, {"error": f"landlock/seccomp: {exc}"})
         return False
     send_frame(sock, {"ready": True, "pid": os.getpid()})
     return True
 
 
+_PR_SET_PDEATHSIG, _PR_SET_CHILD_SUBREAPER, _PR_CAPBSET_DROP = 1, 36, 24
+_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
+
+
+def _drop_capabilities() -> None:
+    """Empty the bounding, ambient, effective, permitted and inheritable sets (a no-op for a normal user)."""
+    import ctypes
+    import struct
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+    for cap in range(64):
+        if libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 and ctypes.get_errno() == 22:  # EINVAL: past the last
+            break
+    header = ctypes.create_string_buffer(struct.pack("Ii", 0x20080522, 0), 8)  # _LINUX_CAPABILITY_VERSION_3
+    data = ctypes.create_string_buffer(bytes(24), 24)
+    if libc.capset(header, data) != 0:
+        raise OSError(ctypes.get_errno(), "capset failed")
+
+
+def _prctl(option: int, value: int) -> None:
+    import ctypes
+
+    ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
+
+
+def _split_keeper(sock: socket.socket) -> None:
+    """Become a subreaper and fork: the child returns and serves; this process becomes the keeper and
+    never returns. Orphans (setsid + double fork, `env -i`) are re-parented to the keeper, not to init."""
+    import signal
+
+    _prctl(_PR_SET_CHILD_SUBREAPER, 1)
+    parent = os.getppid()
+    child = os.fork()
+    if child == 0:
+        return
+    sock.close()
+    signal.signal(signal.SIGTERM, lambda *_: _end(0))
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    _prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)  # hermes died: take everything down
+    if os.getppid() != parent:
+        _end(0)
+    _keep(child)
+
+
+def _keep(server: int) -> None:
+    """Reap whatever is re-parented here; when the serving child ends, kill every descendant and exit."""
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, 0)
+        except ChildProcessError:
+            break
+        if pid == server:
+            break
+    _end(0)
+
+
+def _end(code: int) -> None:
+    kill_descendants(os.getpid())
+    os._exit(code)
+
+
+def _children_map() -> dict[int, list[int]]:
+    kids: dict[int, list[int]] = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as fh:
+                ppid = int(fh.read().rsplit(b")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        kids.setdefault(ppid, []).append(int(name))
+    return kids
+
+
+def kill_descendants(root: int, rounds: int = 50) -> int:
+    """SIGKILL every descendant of `root` (repeated until none is left: a forking process may add
+    some while we walk); reaps what becomes our child. Returns how many were signalled."""
+    total = 0
+    for _ in range(rounds):
+        kids = _children_map()
+        todo, found = list(kids.get(root, ())), []
+        while todo:
+            pid = todo.pop()
+            found.append(pid)
+            todo += kids.get(pid, ())
+        if not found:
+            break
+        for pid in found:
+            try:
+                os.kill(pid, 9)
+                total += 1
+            except OSError:
+                pass
+        deadline = time.monotonic() + 0.2
+        while time.monotonic() < deadline:
+            try:
+                if os.waitpid(-1, os.WNOHANG) == (0, 0):
+                    time.sleep(0.005)
+            except ChildProcessError:
+                break
+    return total
+
+
 def main() -> None:
-    sock = socket.socket(fileno=int(sys.argv[1]))
+    received = int(sys.argv[1])
+    sock = socket.socket(fileno=fcntl_dup_high(received))  # fds 3, 4... are the commands' channels
+    os.close(received)
     if _setup(sock):
         _Server(sock).serve()
-
-
 def exec_main() -> None:
     """`sandbox_command` for Landlock: restrict this process with argv[1] (JSON), then exec argv[2:]."""
     cfg = json.loads(sys.argv[1])

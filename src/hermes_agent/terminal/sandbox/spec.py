@@ -40,6 +40,8 @@ class SandboxSpec:
     (`sealed`: the part Landlock enforces too — HOME and the Hermes home under a writable root),
     `pinned` directories bound onto themselves (a workspace's .git: it cannot be renamed away),
     `secrets` hidden (existing files and directories), `network` off unshares/denies TCP.
+    `private_tmp`: the session's own temp directory (mounted on /tmp under bwrap, TMPDIR under Landlock)
+    when /tmp is not shared; `sockets`: unix sockets the user granted (others are unreachable).
     `replan` rebuilds the spec when `stamp` (views.watch_stamp) no longer matches the disk."""
 
     mode: str = "workspace-write"
@@ -52,6 +54,8 @@ class SandboxSpec:
     sealed: tuple[str, ...] = ()
     home_workspace: bool = False
     extra: tuple[str, ...] = ()
+    private_tmp: str = ""
+    sockets: tuple[str, ...] = ()
     stamp: tuple = field(default=(), compare=False, repr=False)
     replan: Callable[[], SandboxSpec] | None = field(default=None, compare=False, repr=False)
     watch: Callable[[], tuple] | None = field(default=None, compare=False, repr=False)
@@ -71,7 +75,13 @@ class SandboxSpec:
         dot-entry in HOME), else None. A few stat calls."""
         if self.replan is None or self.watch is None or self.watch() == self.stamp:
             return None
-        return self.replan().with_writable(*self.extra)
+        return replace(self.replan().with_writable(*self.extra), private_tmp=self.private_tmp)
+
+    def with_private_tmp(self, path: str) -> SandboxSpec:
+        """A copy whose /tmp is `path` (writable), unless /tmp is shared (sandbox.shared_tmp: true)."""
+        if not self.denies_write("/tmp"):
+            return self
+        return replace(self.with_writable(path), private_tmp=os.path.realpath(path))
 
     def denies_write(self, path: str) -> bool:
         """True when a write to `path` is refused by this spec (readonly, secret or outside the roots)."""
@@ -89,7 +99,7 @@ class SandboxSpec:
 
 
 def spec_from_policy(policy: PolicyLike, *, network: object = True, mechanism: str = "auto",
-                     mode: str | None = None) -> SandboxSpec:
+                     mode: str | None = None, sockets: Iterable[str] = ()) -> SandboxSpec:
     """The sandbox of a path policy. Only existing paths are mounted or hidden (bwrap needs them)."""
     mode = str(mode or policy.mode or "workspace-write").strip().lower()
     if mode not in MODES:
@@ -116,14 +126,15 @@ def spec_from_policy(policy: PolicyLike, *, network: object = True, mechanism: s
     workspaces = tuple(policy.workspace)
     secrets = tuple(dict.fromkeys(secrets))
     secrets = tuple(p for p in secrets if not any(q != p and views.under(p, q) for q in secrets))  # outermost only
+    sockets = tuple(os.path.realpath(os.path.expanduser(str(p))) for p in sockets)
     spec = SandboxSpec(mode=mode, writable=tuple(dict.fromkeys(writable)),
                        readonly=tuple(dict.fromkeys(os.path.realpath(p) for p in readonly)),
                        secrets=secrets, network=_flag(network),
                        mechanism=mech if mech in MECHANISMS else "auto", pinned=tuple(dict.fromkeys(pinned)),
-                       sealed=tuple(dict.fromkeys(sealed)), home_workspace=home_ws,
+                       sealed=tuple(dict.fromkeys(sealed)), home_workspace=home_ws, sockets=sockets,
                        stamp=views.watch_stamp(workspaces, home),
                        replan=functools.partial(spec_from_policy, policy, network=network, mechanism=mechanism,
-                                                mode=mode),
+                                                mode=mode, sockets=sockets),
                        watch=functools.partial(views.watch_stamp, workspaces, home))
     return spec
 

@@ -47,7 +47,8 @@ def confined_executable(executable: str, policy: object, sandbox: Mapping, herme
     env = {k: v for k, v in os.environ.items() if k in _ENV_KEEP or k.startswith("LC_")}
     env.update(HOME=private, XDG_CONFIG_HOME=os.path.join(private, "config"),
                XDG_CACHE_HOME=os.path.join(private, "cache"), TMPDIR=os.path.join(private, "tmp"))
-    config = {"spec": {f.name: getattr(spec, f.name) for f in fields(spec) if f.compare},  # data, not callables "executable": executable, "env": env,
+    spec_data = {f.name: getattr(spec, f.name) for f in fields(spec) if f.compare}  # data, not its callables
+    config = {"spec": spec_data, "executable": executable, "env": env,
               "tmp": os.path.realpath(tempfile.gettempdir())}
     return _write_wrapper(config, os.path.join(os.path.realpath(hermes_home), "cache", "browser")), ""
 

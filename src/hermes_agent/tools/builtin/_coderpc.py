@@ -1,13 +1,12 @@
 """execute_code's two halves: the `hermes_tools` module a script imports (generated, one function per allowed
-tool, each a JSON line over a Unix socket) and the parent's RPC server, which runs every call through
-`handle_function_call` (approval gate, path policy, sandbox, result caps) and counts them."""
+tool, each a JSON line over an inherited socket: one end of a socketpair this process made, the script's fd
+RPC_FD; no path, no token) and the parent's RPC server, which runs every call through `handle_function_call`
+(approval gate, path policy, sandbox, result caps) and counts them."""
 
 from __future__ import annotations
 
 import json
-import os
 import socket
-import struct
 import threading
 import time
 from collections.abc import Callable
@@ -43,17 +42,20 @@ def retry(fn, max_attempts=3, delay=2):
 '''
 
 
-def stub_module(tools: list[str], sock_path: str, token: str) -> str:
-    """Source of hermes_tools.py for `tools` (each must be in SIGNATURES)."""
-    lines = ["import json, shlex, socket, time", f"_SOCK = {sock_path!r}", f"_TOKEN = {token!r}", "",
+RPC_FD = 5  # the script's end of the socketpair (fds 3 and 4 carry the shell's state)
+
+
+def stub_module(tools: list[str], rpc_fd: int = RPC_FD) -> str:
+    """Source of the hermes_tools module for `tools` (each must be in SIGNATURES)."""
+    lines = ["import json, shlex, socket, threading, time", f"_SOCK = socket.socket(fileno={rpc_fd})",
+             "_LOCK = threading.Lock()", "",
              "def _call(tool, args):",
              "    args = {k: v for k, v in args.items() if v is not None}",
-             "    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:",
-             "        s.connect(_SOCK)",
-             "        s.sendall(json.dumps({'token': _TOKEN, 'tool': tool, 'args': args}).encode() + b'\\n')",
+             "    with _LOCK:",
+             "        _SOCK.sendall(json.dumps({'tool': tool, 'args': args}).encode() + b'\\n')",
              "        data = b''",
              "        while not data.endswith(b'\\n'):",
-             "            chunk = s.recv(65536)",
+             "            chunk = _SOCK.recv(65536)",
              "            if not chunk:",
              "                break",
              "            data += chunk",
@@ -70,44 +72,15 @@ def stub_module(tools: list[str], sock_path: str, token: str) -> str:
     return "\n".join(lines) + _HELPERS
 
 
-def _parent(pid: int) -> int:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            return int(fh.read().rsplit(b")", 1)[1].split()[1])
-    except (OSError, IndexError, ValueError):
-        return 0
-
-
-def _peer_is_ours(conn: socket.socket) -> bool:
-    """True when the connecting process descends from this one. The token alone is not enough: another
-    session's script (same uid) can read this script's stub from the shared /tmp, but it cannot make itself a
-    descendant of this process, so it cannot run tools in this session (its cwd, approvals, call budget)."""
-    try:
-        pid = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))[0]
-    except (OSError, AttributeError, struct.error):
-        return False
-    me, seen = os.getpid(), 0
-    while pid > 1 and seen < 64:
-        if pid == me:
-            return True
-        pid, seen = _parent(pid), seen + 1
-    return False
-
-
 class RpcServer:
-    """Serves one script's tool calls on a Unix socket; `dispatch(name, args)` returns the tool's JSON text."""
+    """Serves one script's tool calls, one JSON line each, in order, on `sock` (this side of a socketpair
+    whose other end only the script holds); `dispatch(name, args)` returns the tool's JSON text."""
 
-    def __init__(self, sock_path: str, token: str, allowed: set[str], max_calls: int,
+    def __init__(self, sock: socket.socket, allowed: set[str], max_calls: int,
                  dispatch: Callable[[str, dict], str]) -> None:
-        self.path, self.token, self.allowed, self.max_calls = sock_path, token, allowed, max_calls
-        self.dispatch = dispatch
+        self.allowed, self.max_calls, self.dispatch = allowed, max_calls, dispatch
         self.calls: list[dict] = []
-        self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self._sock.bind(sock_path)
-        os.chmod(sock_path, 0o600)
-        self._sock.listen(8)
-        self._sock.settimeout(0.2)
-        self._stop = threading.Event()
+        self._sock = sock
         self._thread = threading.Thread(target=self._serve, name="execute-code-rpc", daemon=True)
 
     def __enter__(self) -> RpcServer:
@@ -115,48 +88,39 @@ class RpcServer:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._stop.set()
+        try:
+            self._sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
         self._thread.join(timeout=5)
         self._sock.close()
-        try:
-            os.unlink(self.path)
-        except OSError:
-            pass
 
     def _serve(self) -> None:
-        while not self._stop.is_set():
+        buf = b""
+        while True:
             try:
-                conn, _ = self._sock.accept()
-            except TimeoutError:
-                continue
+                chunk = self._sock.recv(65536)
             except OSError:
                 return
-            with conn:
-                conn.settimeout(30)
-                if _peer_is_ours(conn):
-                    self._answer(conn)
-
-    def _answer(self, conn: socket.socket) -> None:
-        data = b""
-        try:
-            while not data.endswith(b"\n") and len(data) < 10_000_000:
-                chunk = conn.recv(65536)
-                if not chunk:
-                    break
-                data += chunk
-            req = json.loads(data)
-        except (OSError, ValueError):
-            return
-        result = self._result(req if isinstance(req, dict) else {})
-        try:
-            conn.sendall(json.dumps(result).encode() + b"\n")
-        except OSError:
-            pass
+            if not chunk:
+                return
+            buf += chunk
+            if len(buf) > 10_000_000:
+                return
+            while b"\n" in buf:
+                line, buf = buf.split(b"\n", 1)
+                try:
+                    req = json.loads(line)
+                except ValueError:
+                    req = {}
+                result = self._result(req if isinstance(req, dict) else {})
+                try:
+                    self._sock.sendall(json.dumps(result).encode() + b"\n")
+                except OSError:
+                    return
 
     def _result(self, req: dict) -> str:
         name, args = str(req.get("tool") or ""), req.get("args") if isinstance(req.get("args"), dict) else {}
-        if req.get("token") != self.token:
-            return json.dumps({"error": "unauthorised RPC request"})
         if name not in self.allowed:
             return json.dumps({"error": f"tool {name!r} is not available to scripts here"})
         if len(self.calls) >= self.max_calls:

@@ -1,7 +1,9 @@
 """`execute_code`: a Python script that calls tools as functions (`from hermes_tools import terminal, ...`).
 The script runs through the task's local terminal backend, so inside its OS sandbox, under CPU-time, memory
-and output-size limits (ulimit) and a wall-clock timeout; each tool call comes back over a Unix socket to
-this process and runs through the normal dispatch path (approval, path policy, caps), up to a call limit.
+and output-size limits (ulimit) and a wall-clock timeout. Nothing goes through a path: the script and the
+`hermes_tools` stub arrive on an anonymous file (fd 6), each tool call comes back over one end of a
+socketpair (fd 5) to this process and runs through the normal dispatch path (approval, path policy, caps),
+up to a call limit.
 Config: `code_execution.timeout` (300 s), `max_tool_calls` (50), `cpu_seconds` (= timeout), `memory_mb`
 (2048), `max_output_bytes` (50,000 kept; the script is killed past 20 MB)."""
 
@@ -9,16 +11,15 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 import shlex
 import shutil
+import socket
 import sys
-import tempfile
 import time
 
 from hermes_agent.approval.subject import ApprovalSubject
 from hermes_agent.config.schema import CodeExecutionCfg
-from hermes_agent.tools.builtin._coderpc import SIGNATURES, RpcServer, stub_module
+from hermes_agent.tools.builtin._coderpc import RPC_FD, SIGNATURES, RpcServer, stub_module
 from hermes_agent.tools.provenance import code_fetches, code_persists
 from hermes_agent.tools.registry import registry
 from hermes_agent.tools.results import tool_error
@@ -26,8 +27,15 @@ from hermes_agent.tools.results import tool_error
 _KILL_BYTES = 20 * 2**20
 # The script's stdout/stderr count what they write: past _KILL_BYTES the script is stopped (exit 153) with a
 # note. ulimit -f backs this for child processes (Python itself ignores SIGXFSZ; the default is restored).
-_RUNNER = f"""import os, runpy, signal, sys
+_PAYLOAD_FD = 6
+_RUNNER = f"""import json, linecache, os, signal, sys, types
 signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
+with os.fdopen({_PAYLOAD_FD}, "rb") as _f:
+    _p = json.loads(_f.read())
+_m = types.ModuleType("hermes_tools")
+exec(compile(_p["stub"], "hermes_tools.py", "exec"), _m.__dict__)
+sys.modules["hermes_tools"] = _m
+linecache.cache["script.py"] = (len(_p["script"]), None, _p["script"].splitlines(True), "script.py")
 class _Capped:
     def __init__(self, raw):
         self.raw, self.n = raw, 0
@@ -41,8 +49,10 @@ class _Capped:
     def __getattr__(self, name):
         return getattr(self.raw, name)
 sys.stdout, sys.stderr = _Capped(sys.stdout), _Capped(sys.stderr)
-sys.argv = sys.argv[1:]
-runpy.run_path(sys.argv[0], run_name="__main__")
+sys.argv = ["script.py"]
+_code = compile(_p.pop("script"), "script.py", "exec")
+del _f, _m, _p
+exec(_code, {{"__name__": "__main__", "__file__": "script.py", "__builtins__": __builtins__}})
 """
 
 
@@ -96,21 +106,12 @@ def run_script(code: str, ctx: object) -> str:
     from hermes_agent.tools.dispatch import handle_function_call
 
     backend = ctx.backend()  # type: ignore[attr-defined]
-    if backend.kind != "local" or not hasattr(backend, "scratch_dir"):
+    if backend.kind != "local" or not hasattr(backend, "scratch_dir"):  # fds reach only local children
         return tool_error(f"execute_code needs the local terminal backend; this task uses {backend.kind}: "
                           "use the terminal tool instead")
     offered = getattr(ctx, "offered", frozenset()) or frozenset(SIGNATURES)
     allowed = set(script_tools(offered))
     timeout, max_calls, cpu, mem_mb, keep = _limits(ctx.settings.cfg.code_execution)  # type: ignore[attr-defined]
-    work = tempfile.mkdtemp(prefix="code-", dir=backend.scratch_dir())
-    token = secrets.token_hex(16)
-    sock = os.path.join(work, "rpc.sock")
-    with open(os.path.join(work, "hermes_tools.py"), "w", encoding="utf-8") as fh:
-        fh.write(stub_module(sorted(allowed), sock, token))
-    with open(os.path.join(work, "script.py"), "w", encoding="utf-8") as fh:
-        fh.write(code)
-    with open(os.path.join(work, "_run.py"), "w", encoding="utf-8") as fh:
-        fh.write(_RUNNER)
     python = shutil.which("python3") or sys.executable
 
     def dispatch(name: str, args: dict) -> str:
@@ -120,15 +121,21 @@ def run_script(code: str, ctx: object) -> str:
     # equal limits would SIGKILL at once and read as "killed (memory or signal)"
     command = (f"ulimit -v {mem_mb * 1024} -f {_KILL_BYTES // 1024} 2>/dev/null; "
                f"ulimit -S -t {cpu} 2>/dev/null; ulimit -H -t {cpu + 1} 2>/dev/null; "
-               f"PYTHONPATH={shlex.quote(work)} PYTHONDONTWRITEBYTECODE=1 {shlex.quote(python)} -u "
-               f"{shlex.quote(os.path.join(work, '_run.py'))} {shlex.quote(os.path.join(work, 'script.py'))}")
+               f"PYTHONDONTWRITEBYTECODE=1 {shlex.quote(python)} -u -c {shlex.quote(_RUNNER)}")
+    payload = json.dumps({"stub": stub_module(sorted(allowed), RPC_FD), "script": code}).encode()
+    mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    payload_fd = os.memfd_create("hermes-code", os.MFD_CLOEXEC)
     started = time.monotonic()
     try:
-        with RpcServer(sock, token, allowed, max_calls, dispatch) as rpc:
-            res = backend.execute(command, timeout=timeout, interrupt=ctx.interrupt)  # type: ignore[attr-defined]
+        os.write(payload_fd, payload)
+        os.lseek(payload_fd, 0, os.SEEK_SET)
+        with RpcServer(mine, allowed, max_calls, dispatch) as rpc:
+            res = backend.execute(command, timeout=timeout, interrupt=ctx.interrupt,  # type: ignore[attr-defined]
+                                  fds=(theirs.fileno(), payload_fd))
             calls = list(rpc.calls)
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        theirs.close()
+        os.close(payload_fd)
     return _result(res, calls, time.monotonic() - started, keep, timeout, cpu, mem_mb)
 
 

@@ -1,8 +1,9 @@
 """Confinement of one stdio MCP server: the OS sandbox spec, environment and working directory it runs with.
 
 Default: the session's sandbox with the writable set narrowed to the workspace plus a private state
-directory (~/.cache/hermes/mcp/<name>-<profile>, also its TMPDIR), secrets hidden as for commands, the
-environment by allowlist plus the server's own `env:`. `mcp_servers.NAME.sandbox` grants more
+directory (~/.cache/hermes/mcp/<name>-<profile>; its tmp/ is the server's TMPDIR and, under bwrap, its /tmp),
+secrets hidden as for commands, the environment by the commands' allowlist (terminal/sandbox/envallow.py) plus
+the server's own `env:`. `mcp_servers.NAME.sandbox` grants more
 (writable_paths, readable_paths, network) or turns it off (`false`). Pure apart from mkdir."""
 
 from __future__ import annotations
@@ -14,12 +15,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from hermes_agent.approval.policy import PathPolicy, resolve
+from hermes_agent.terminal.sandbox.envallow import allowed_env
 from hermes_agent.terminal.sandbox.spec import SandboxSpec, spec_from_policy
 from hermes_agent.tools.mcp.config import ServerConfig, sanitize
-
-# What a server process inherits from hermes's environment; everything else is dropped, whatever its name.
-ENV_ALLOW = ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TERM", "TZ", "NODE_PATH",
-             "VIRTUAL_ENV", "NVM_DIR", "PYENV_ROOT", "JAVA_HOME", "GOPATH", "CARGO_HOME", "RUSTUP_HOME")
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,8 +72,10 @@ def make_private(path: str) -> str:
 
 
 def server_env(cfg: ServerConfig, environ: Mapping[str, str], tmpdir: str | None) -> dict[str, str]:
-    """Allowlisted variables of `environ` (plus LC_*), TMPDIR, then the server's own `env:` on top."""
-    env = {k: v for k, v in environ.items() if k in ENV_ALLOW or k.startswith("LC_")}
+    """The variables of `environ` a confined command gets (terminal/sandbox/envallow.py: the same allowlist,
+    whatever the name of the rest; HERMES_HOME too), TMPDIR, then the server's own `env:` on top."""
+    env = allowed_env(environ)
+    env.pop("HERMES_HOME", None)  # commands may run `hermes`; a third-party server is not told where it lives
     if tmpdir:  # package runners (npx, uvx, pip) cache inside the private state dir, the one place they may write
         state = os.path.dirname(tmpdir)
         env.update(TMPDIR=tmpdir, XDG_CACHE_HOME=os.path.join(state, "cache"),
@@ -133,6 +133,7 @@ def confine(cfg: ServerConfig, policy: PathPolicy | None, sandbox: Mapping | Non
             "to run it unconfined"))
     if spec.mode == "read-only":  # the server still needs its own state dir
         spec = spec.with_writable(state)
+    spec = spec.with_private_tmp(tmp)  # /tmp inside is its own (bwrap); TMPDIR names it either way
     return Confinement(spec, env, cwd, state, why=mechanism, writable=narrowed.writable)
 
 
