@@ -79,3 +79,46 @@ def test_seccomp_refuses_unix_sockets_only():
     os.close(w)
     os.waitpid(pid, 0)
     assert os.read(r, 100).decode() == "unix-refused pair-ok inet-ok"
+
+
+def _mechanisms() -> list:
+    from hermes_agent.terminal.sandbox.bwrap import bwrap_problem
+    from hermes_agent.terminal.sandbox.launcher import landlock_problem
+
+    return [pytest.param("bwrap", marks=pytest.mark.skipif(bool(bwrap_problem()), reason=str(bwrap_problem()))),
+            pytest.param("landlock",
+                         marks=pytest.mark.skipif(bool(landlock_problem()), reason=str(landlock_problem())))]
+
+
+@pytest.mark.parametrize("mechanism", _mechanisms())
+def test_unconfined_call_never_runs_what_the_sandbox_left(mechanism, tmp_path):
+    """a10/a44: a confined call defines `ls`, an alias, puts ws/bin first in PATH, exports LD_PRELOAD-like
+    variables and cds through a link it made to a directory outside; an approved `sandbox=False` call runs
+    none of it, starts in the workspace root and says so."""
+    from hermes_agent.terminal.sandbox.spec import SandboxSpec
+
+    ws, outside = tmp_path / "ws", tmp_path / "outside"
+    ws.mkdir()
+    outside.mkdir()
+    flag = tmp_path / "PWNED"
+    b = LocalBackend(str(ws), source_rc=False,
+                     sandbox=SandboxSpec(writable=(str(ws),), mechanism=mechanism))
+    try:
+        assert b.sandbox_state == mechanism
+        planted = b.execute(
+            f"mkdir -p bin sub && printf '#!/bin/sh\\ntouch {flag}\\n' > bin/git && chmod +x bin/git && "
+            f"export PATH=$PWD/bin:$PATH BASH_ENV=$PWD/bin/git && ls() {{ touch {flag}; }} && export -f ls && "
+            f"alias cat='touch {flag};' && export PLANTED=1 && cd sub && echo planted")
+        assert planted.output.strip() == "planted", planted.output
+        res = b.execute("ls; git --version; cat /dev/null; echo \"[$PLANTED] $PWD\"", sandbox=False)
+        assert not flag.exists(), res.output
+        assert f"[] {ws / 'sub'}" in res.output  # the cwd inside the workspace is kept, by its real path
+        assert b.execute("echo $PLANTED", sandbox=True).output == "1\n"  # the confined state is still there
+        os.symlink(outside, ws / "link")  # as the sandbox could have made it
+        b.execute(f"printf '%s\\0' {ws / 'link'} >&4; exec 4>&-")  # a forged cwd through that link
+        assert b.cwd() == str(ws / "link")
+        res = b.execute("pwd; touch made-here", sandbox=False)
+        assert res.output.startswith(f"{ws}\n") and "workspace root" in res.output, res.output
+        assert (ws / "made-here").exists() and not (outside / "made-here").exists()
+    finally:
+        b.close()
