@@ -122,3 +122,53 @@ def test_unconfined_call_never_runs_what_the_sandbox_left(mechanism, tmp_path):
         assert (ws / "made-here").exists() and not (outside / "made-here").exists()
     finally:
         b.close()
+
+
+_PROBE_LAUNCHER = r'''
+import ctypes, os, sys
+pid = int(sys.argv[1])
+libc = ctypes.CDLL(None, use_errno=True)
+print("launcher", b"server" in open(f"/proc/{pid}/cmdline", "rb").read())
+pidfd = libc.syscall(434, pid, 0)  # pidfd_open
+print("taken", [fd for fd in range(256) if libc.syscall(438, pidfd, fd, 0) >= 0])  # pidfd_getfd
+try:  # as root the fd names may list (the directory is root's), never what they are
+    names = os.listdir(f"/proc/{pid}/fd")
+except OSError:
+    names = ["100"]
+for fd in names:
+    try:
+        print("fd", fd, os.readlink(f"/proc/{pid}/fd/{fd}"))
+        os.close(os.open(f"/proc/{pid}/fd/{fd}", os.O_RDONLY))
+        print("fd", fd, "opened")
+    except OSError:
+        print("fd", fd, "denied")
+try:
+    open(f"/proc/{pid}/environ", "rb").read()
+    print("environ readable")
+except OSError:
+    print("environ denied")
+print("self dumpable", libc.prctl(3, 0, 0, 0, 0))  # PR_GET_DUMPABLE
+'''
+
+
+@pytest.mark.parametrize("mechanism", _mechanisms())
+def test_commands_cannot_reach_into_the_launcher(mechanism, tmp_path):
+    """a36: the launcher holds the control socket to hermes (fd 100); a command (its child) cannot take it
+    with pidfd_getfd nor read or open /proc/<launcher>/fd/*, while commands stay debuggable among themselves."""
+    import sys
+
+    from hermes_agent.terminal.sandbox.spec import SandboxSpec
+
+    (tmp_path / "probe.py").write_text(_PROBE_LAUNCHER)
+    b = LocalBackend(str(tmp_path), source_rc=False,
+                     sandbox=SandboxSpec(writable=(str(tmp_path),), mechanism=mechanism))
+    try:
+        assert b.sandbox_state == mechanism
+        out = b.execute(f"{sys.executable} probe.py $PPID; sleep 5 & ls /proc/$!/fd >/dev/null && echo own-child-ok; "
+                        "kill $!").output
+        assert "launcher True" in out, out  # the probe looked at the launcher itself
+        assert "taken []" in out and "fd 100 denied" in out and "environ denied" in out, out
+        assert "socket:" not in out and "opened" not in out, out
+        assert "self dumpable 1" in out and "own-child-ok" in out, out
+    finally:
+        b.close()
