@@ -4,8 +4,12 @@ Landlock path's seccomp filter refuses unix sockets but not socketpairs or TCP."
 
 from __future__ import annotations
 
+import ctypes
+import errno
 import os
+import shutil
 import socket
+import tempfile
 
 import pytest
 
@@ -52,7 +56,7 @@ def test_output_is_an_anonymous_file(tmp_path):
         b.close()
 
 
-def test_seccomp_refuses_unix_sockets_only():
+def test_seccomp_refuses_unix_sockets_and_datagram_pairs_only():
     from hermes_agent.terminal.sandbox import landlock, seccomp
 
     if seccomp.program() is None or landlock.abi_version() < 1:
@@ -70,7 +74,20 @@ def test_seccomp_refuses_unix_sockets_only():
             except PermissionError:
                 verdict.append("unix-refused")
             a, b2 = socket.socketpair()
+            a3, b3 = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET | socket.SOCK_CLOEXEC)
             verdict.append("pair-ok")
+            for kind in (socket.SOCK_DGRAM, socket.SOCK_DGRAM | socket.SOCK_NONBLOCK, socket.SOCK_RAW):
+                try:
+                    socket.socketpair(socket.AF_UNIX, kind)  # a39: an end could sendto() any host dgram path
+                    verdict.append("dgram-pair-allowed")
+                except PermissionError:
+                    pass
+            libc = ctypes.CDLL(None, use_errno=True)
+            if libc.syscall(425, 1, ctypes.create_string_buffer(120)) < 0 and ctypes.get_errno() == errno.ENOSYS:
+                verdict.append("no-io-uring")
+            u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)  # DNS-shaped: sendto with an address
+            u.sendto(b"x", ("127.0.0.1", 9))
+            u.close()
             socket.socket(socket.AF_INET).close()
             verdict.append("inet-ok")
             os.write(w, " ".join(verdict).encode())
@@ -78,7 +95,7 @@ def test_seccomp_refuses_unix_sockets_only():
             os._exit(0)
     os.close(w)
     os.waitpid(pid, 0)
-    assert os.read(r, 100).decode() == "unix-refused pair-ok inet-ok"
+    assert os.read(r, 100).decode() == "unix-refused pair-ok no-io-uring inet-ok"
 
 
 def _mechanisms() -> list:
@@ -172,3 +189,38 @@ def test_commands_cannot_reach_into_the_launcher(mechanism, tmp_path):
         assert "self dumpable 1" in out and "own-child-ok" in out, out
     finally:
         b.close()
+
+
+@pytest.mark.parametrize("mechanism", _mechanisms())
+def test_host_datagram_socket_is_out_of_reach(mechanism, tmp_path):
+    """a39: a socketpair(AF_UNIX, SOCK_DGRAM) end sending to a host datagram socket by path (journald/notify
+    shape) reaches nothing; ordinary UDP sendto (DNS) still works."""
+    import sys
+
+    from hermes_agent.terminal.sandbox.spec import SandboxSpec
+
+    host = tempfile.mkdtemp(prefix="dgram-", dir="/root" if os.access("/root", os.W_OK) else None)
+    path = os.path.join(host, "service.sock")
+    srv = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    srv.bind(path)
+    srv.settimeout(0.5)
+    udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    udp.bind(("127.0.0.1", 0))
+    udp.settimeout(5)
+    code = ("import socket\ntry:\n a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)\n"
+            f" a.sendto(b'PWN', {path!r})\n print('sent')\nexcept OSError as e:\n print('refused', e.errno)\n"
+            f"socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b'dns', ('127.0.0.1', {udp.getsockname()[1]}))")
+    (tmp_path / "probe.py").write_text(code)
+    b = LocalBackend(str(tmp_path), source_rc=False,
+                     sandbox=SandboxSpec(writable=(str(tmp_path),), mechanism=mechanism))
+    try:
+        assert b.sandbox_state == mechanism
+        out = b.execute(f"{sys.executable} probe.py").output
+        assert udp.recv(10) == b"dns", out
+        with pytest.raises(TimeoutError):
+            srv.recv(10)
+    finally:
+        b.close()
+        srv.close()
+        udp.close()
+        shutil.rmtree(host, ignore_errors=True)
