@@ -324,3 +324,15 @@ def test_doctor_lists_what_commands_get(tmp_path):
     line = next((ln for ln in out.stdout.splitlines() if "commands' environment" in ln), "")
     assert "PATH" in line and "HOME" in line and "passed through: PASSME" in line, out.stdout
     assert "GITHUB_PAT" not in line and "TMUX" not in line and "variables dropped" in line, line
+
+
+@pytest.mark.parametrize("mechanism", _mechanisms())
+def test_doctor_names_the_mechanism_and_its_limit(mechanism, tmp_path):
+    """a21: under Landlock other processes' command lines stay readable; doctor says so and what fixes it."""
+    home = tmp_path / "hh"
+    home.mkdir()
+    (home / "config.yaml").write_text(f"sandbox:\n  mechanism: {mechanism}\n")
+    out = run_hermes("doctor", home=home)
+    line = next((ln for ln in out.stdout.splitlines() if "sandbox workspace-write" in ln), "")
+    assert f"({mechanism}, private /tmp" in line, out.stdout
+    assert ("command lines are visible" in line and "install bubblewrap" in line) == (mechanism == "landlock"), line

@@ -225,6 +225,9 @@ def check_sandbox(settings: Settings) -> list[Finding]:
         return [Finding("warn", f"no OS sandbox for local commands: {why}; commands that write will ask for "
                                 "approval (apt-get install bubblewrap)"), env]
     tmp = "shared /tmp" if settings.cfg.sandbox.shared_tmp else "private /tmp"
+    if mechanism == "landlock":  # no pid namespace: /proc/<pid>/cmdline of every process stays readable
+        return [Finding("warn", f"sandbox {mode} (landlock, {tmp}); landlock: other processes' command lines are "
+                                "visible to commands (a password in an argv leaks); install bubblewrap"), env]
     return [Finding("ok", f"sandbox {mode} ({mechanism}, {tmp})"), env]
 
 

@@ -105,7 +105,7 @@ class LocalBackend:
         return self._runner
 
     def _popen(self, argv: list[str], *, stdin, stdout, stderr, pty: bool = False, sandbox: bool = True,
-               extra: tuple[int, ...] = ()):
+               extra: tuple[int, ...] = (), cwd: str | None = None):
         runner = self._get_runner()
         env = self._child_env()
         if pty:
@@ -115,19 +115,22 @@ class LocalBackend:
         if sandbox and runner.contained and runner.spec.private_tmp:
             # bwrap mounts the private dir on /tmp; Landlock cannot remap, so TMPDIR names it
             env["TMPDIR"] = "/tmp" if runner.state == "bwrap" else runner.spec.private_tmp
-        return runner.popen(argv, stdin=stdin, stdout=stdout, stderr=stderr, cwd=self._spawn_cwd(), env=env,
+        return runner.popen(argv, stdin=stdin, stdout=stdout, stderr=stderr, cwd=cwd or self._spawn_cwd(), env=env,
                             pty=pty, sandbox=sandbox, extra=extra)
 
     def _run(self, argv: list[str], stdin, stdout, sandbox: bool, pty: bool = False,
-             save: bool = True, fds: tuple[int, ...] = ()) -> tuple[subprocess.Popen, int | None]:
+             save: bool = True, fds: tuple[int, ...] = (),
+             start: tuple[int, str, bool] | None = None) -> tuple[subprocess.Popen, int | None]:
         """Start one call's wrapper with the state channels (fd 3: saved state in, fd 4: new state out,
-        then `fds` from 5)."""
-        state_in = _memfd("hermes-state", self._snapshot)
+        then `fds` from 5). With `start` (an unconfined call, see `_unconfined_start`) nothing the sandbox
+        wrote crosses: no saved state in, none taken back, the pinned start directory last."""
+        state_in = _memfd("hermes-state", b"" if start else self._snapshot)
         state_out = _memfd("hermes-state-out")
-        extra = (state_in, state_out, *fds)
+        extra = (state_in, state_out, *fds, *((start[0],) if start else ()))
+        save = save and start is None
         try:
             proc = self._popen(argv, stdin=stdin, stdout=stdout, stderr=stdout if pty else subprocess.STDOUT,
-                               pty=pty, sandbox=sandbox, extra=extra)
+                               pty=pty, sandbox=sandbox, extra=extra, cwd=start[1] if start else None)
         except BaseException:
             os.close(state_out)
             raise
@@ -155,12 +158,13 @@ class LocalBackend:
         `sandbox=False` runs this one call unconfined (the approval gate has asked the user).
         `fds` are passed to the command as its fds 5, 6, ... (execute_code's channels)."""
         self._ensure_state()
+        start = self._unconfined_start(sandbox)
         out = _memfd("hermes-out")
         state_out: int | None = None
         try:
             with self._stdin_file(stdin) as inp:
-                proc, state_out = self._run(self._argv(build_body(self._spec(command, cwd, stdin is not None))),
-                                            inp, out, sandbox, fds=fds)
+                body = build_body(self._spec(command, cwd, stdin is not None, start=start, nfds=len(fds)))
+                proc, state_out = self._run(self._argv(body), inp, out, sandbox, fds=fds, start=start)
             self._track(proc)
             limit = self._timeout if timeout is None else timeout
             try:
@@ -173,6 +177,8 @@ class LocalBackend:
             os.close(out)
             if state_out is not None:
                 os.close(state_out)
+            if start:
+                os.close(start[0])
         code = TIMEOUT_EXIT if timed_out else INTERRUPT_EXIT if interrupted else proc.returncode
         if timed_out:
             text = _append(text, f"[command timed out after {limit:g}s; its process group was killed]")
@@ -180,12 +186,37 @@ class LocalBackend:
             text = _append(text, "[command interrupted]")
         else:
             text = self._blocked_note(text, code, sandbox)
-        return ExecResult(text, code, timed_out=timed_out, interrupted=interrupted, cwd=self._cwd)
+        return ExecResult(_start_note(text, start, self.cwd()), code, timed_out=timed_out, interrupted=interrupted,
+                          cwd=self._cwd)
 
-    def _spec(self, command: str, cwd: str | None, stdin: bool = False, save: bool = True) -> ScriptSpec:
-        return ScriptSpec(source_rc=self._source_rc, command=command, state_dir="", call_id="",
+    def _spec(self, command: str, cwd: str | None, stdin: bool = False, save: bool = True,
+              start: tuple[int, str, bool] | None = None, nfds: int = 0) -> ScriptSpec:
+        """An unconfined call (`start`) gets a fresh shell: no ~/.bashrc, no saved state, its pinned directory
+        (the fd after the `nfds` extra channels from 5)."""
+        return ScriptSpec(source_rc=self._source_rc and start is None, command=command, state_dir="", call_id="",
                           initial_cwd=self.cwd(), workdir=self._abs(cwd) if cwd else None, stdin=stdin,
-                          shell=self._bash(), fd_state=True, save_state=save)
+                          shell=self._bash(), fd_state=True, save_state=save and start is None,
+                          cwd_fd=5 + nfds if start else None)
+
+    def _unconfined_start(self, sandbox: bool) -> tuple[int, str, bool] | None:
+        """For a call let out of a working sandbox: (an O_PATH fd on the directory it starts in, that
+        directory's real path, whether the shell's cwd was set aside). The confined side chose the cwd and
+        may have made every link on its way, so the directory is pinned by fd and must be the workspace root
+        or under it; else the root. None for a confined call, or when nothing is ever confined."""
+        runner = self._get_runner()
+        if sandbox or runner is None or not runner.contained:
+            return None
+        root = os.path.realpath(self._initial_cwd or os.getcwd())
+        for reset, path in enumerate((self.host_path(self.cwd()), root)):
+            try:
+                fd = os.open(path, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+            except OSError:
+                continue
+            real = os.readlink(f"/proc/self/fd/{fd}")
+            if real == root or real.startswith(root.rstrip("/") + "/"):
+                return fd, real, bool(reset)
+            os.close(fd)
+        raise SandboxError("the workspace directory is gone; the command was not run outside the sandbox")
 
     @staticmethod
     def _stdin_file(text: str | None):
@@ -203,23 +234,27 @@ class LocalBackend:
         self._ensure_state()
         limit = self._timeout if timeout is None else timeout
         started: list = []
+        start = self._unconfined_start(sandbox)
 
         def popen(argv: list[str], fd: int):
-            proc, state_out = self._run(argv, fd, fd, sandbox, pty=True)
+            proc, state_out = self._run(argv, fd, fd, sandbox, pty=True, start=start)
             started[:] = [proc, state_out]
             self._track(proc)
             return proc
 
         try:
             data, code, timed_out, interrupted = run_in_pty(
-                self._argv(build_body(self._spec(command, cwd))), stdin=stdin, timeout=limit, interrupt=interrupt,
-                limit=self._output_limit, popen=popen)
+                self._argv(build_body(self._spec(command, cwd, start=start))), stdin=stdin, timeout=limit,
+                interrupt=interrupt, limit=self._output_limit, popen=popen)
         finally:
             if started:
                 self._untrack(started[0])
                 self._load_state(started[1])
-                os.close(started[1])
-        text = data.decode("utf-8", "replace").replace("\r\n", "\n")
+                if started[1] is not None:
+                    os.close(started[1])
+            if start:
+                os.close(start[0])
+        text = _start_note(data.decode("utf-8", "replace").replace("\r\n", "\n"), start, self.cwd())
         if timed_out:
             return ExecResult(_append(text, f"[command timed out after {limit:g}s; its process group was killed]"),
                               TIMEOUT_EXIT, timed_out=True, cwd=self._cwd)
@@ -269,8 +304,13 @@ class LocalBackend:
         """Start `command` in the background (own process group) with this shell's cwd and exports;
         stdin is a pipe, stdout+stderr one pipe."""
         self._ensure_state()
-        proc, _ = self._run(self._argv(build_body(self._spec(command, cwd, save=False))), subprocess.PIPE,
-                            subprocess.PIPE, sandbox, save=False)
+        start = self._unconfined_start(sandbox)
+        try:
+            proc, _ = self._run(self._argv(build_body(self._spec(command, cwd, save=False, start=start))),
+                                subprocess.PIPE, subprocess.PIPE, sandbox, save=False, start=start)
+        finally:
+            if start:
+                os.close(start[0])
         with self._lock:
             self._spawned[token] = proc
         self._track(proc)
@@ -448,6 +488,14 @@ def _umask() -> int:
     old = os.umask(0o022)
     os.umask(old)
     return old
+
+
+def _start_note(text: str, start: tuple[int, str, bool] | None, cwd: str) -> str:
+    """Say so when an unconfined call did not start in the shell's directory."""
+    if not start or not start[2]:
+        return text
+    return _append(text, f"[ran outside the sandbox in the workspace root {start[1]}, not in {cwd}: that directory "
+                         "is outside the workspace or reached through a link; pass workdir to choose]")
 
 
 def _append(text: str, note: str) -> str:

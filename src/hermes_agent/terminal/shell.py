@@ -30,6 +30,7 @@ class ScriptSpec:
     source_rc: bool = True  # source ~/.bashrc once, on the first call, into the saved state
     save_state: bool = True  # False for background processes: they read the state, never write it
     fd_state: bool = False  # local backend: state comes in on fd 3 and goes back on fd 4 (no state_dir)
+    cwd_fd: int | None = None  # fd_state: start in the directory this fd holds (not initial_cwd), then close it
 
 
 STATE_IN_FD, STATE_OUT_FD = 3, 4
@@ -43,6 +44,8 @@ def build_fd_body(spec: ScriptSpec) -> str:
     bash = spec.shell.endswith("bash")
     dump = "export -p; declare -f; alias -p" if bash else "export -p"
     fallback = f"cd -- {q(spec.initial_cwd)} 2>/dev/null" if spec.initial_cwd else ":"
+    if spec.cwd_fd is not None:  # a directory pinned by the caller: no path for anyone to swap
+        fallback = f"cd -P -- /dev/fd/{spec.cwd_fd}; exec {spec.cwd_fd}<&-"
     lines = [
         f'if [ -s /dev/fd/{STATE_IN_FD} ]; then . /dev/fd/{STATE_IN_FD} >/dev/null 2>&1; '
         f"else {_first_call_rc(spec)}; fi; exec {STATE_IN_FD}<&-",

@@ -197,7 +197,7 @@ def _setup(sock: socket.socket) -> bool:
     return True
 
 
-_PR_SET_PDEATHSIG, _PR_SET_CHILD_SUBREAPER, _PR_CAPBSET_DROP = 1, 36, 24
+_PR_SET_PDEATHSIG, _PR_SET_DUMPABLE, _PR_SET_CHILD_SUBREAPER, _PR_CAPBSET_DROP = 1, 4, 36, 24
 _PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
 
 
@@ -303,6 +303,10 @@ def kill_descendants(root: int, rounds: int = 50) -> int:
 
 
 def main() -> None:
+    # First thing, before any command exists: not dumpable, so a command (same uid, no CAP_SYS_PTRACE) cannot
+    # ptrace it, pidfd_getfd its socket to hermes or read /proc/<launcher>/fd|environ. A command gets its own
+    # dumpable flag back at execve; it never shares the launcher's.
+    _prctl(_PR_SET_DUMPABLE, 0)
     received = int(sys.argv[1])
     sock = socket.socket(fileno=fcntl_dup_high(received))  # fds 3, 4... are the commands' channels
     os.close(received)
