@@ -14,6 +14,8 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
+from dataclasses import replace
+from functools import wraps
 from typing import BinaryIO
 
 from hermes_agent.terminal.base import ExecResult
@@ -22,6 +24,7 @@ from hermes_agent.terminal.runfile import TOKEN_VAR, RunRecord, kill_marked
 from hermes_agent.terminal.sandbox.launcher import SandboxError
 from hermes_agent.terminal.sandbox.runner import SandboxRunner, plain_popen
 from hermes_agent.terminal.sandbox.spec import BLOCKED_NOTE, SandboxSpec, blocked_by_sandbox
+from hermes_agent.terminal.sandbox.views import GitSentinel
 from hermes_agent.terminal.shell import (
     INTERRUPT_EXIT,
     TIMEOUT_EXIT,
@@ -35,6 +38,22 @@ from hermes_agent.terminal.shell import (
 
 _POLL_S = 0.02
 _KILL_GRACE_S = 0.5
+
+
+def _git_swept(method: Callable[..., ExecResult]) -> Callable[..., ExecResult]:
+    """Run a confined command between a GitSentinel's open and sweep (views.GitSentinel): a git
+    redirection file the command created is removed and the result says so."""
+    @wraps(method)
+    def run(self: LocalBackend, command: str, *args: object, sandbox: bool = True, **kw: object) -> ExecResult:
+        runner = self._runner
+        guard = GitSentinel(runner.spec.readonly) if sandbox and runner is not None and runner.contained else None
+        notes: list[str] = []
+        try:
+            res = method(self, command, *args, sandbox=sandbox, **kw)
+        finally:
+            notes = guard.sweep() if guard is not None else []
+        return replace(res, output=_append(res.output, "\n".join(notes))) if notes else res
+    return run
 
 
 class LocalBackend:
@@ -114,6 +133,7 @@ class LocalBackend:
 
     # -- commands ---------------------------------------------------------------------------
 
+    @_git_swept
     def execute(self, command: str, *, cwd: str | None = None, timeout: float | None = None,
                 stdin: str | None = None, interrupt: threading.Event | None = None,
                 sandbox: bool = True) -> ExecResult:
@@ -154,6 +174,7 @@ class LocalBackend:
                 except OSError:
                     pass
 
+    @_git_swept
     def execute_pty(self, command: str, *, cwd: str | None = None, timeout: float | None = None,
                     stdin: str | None = None, interrupt: threading.Event | None = None,
                     sandbox: bool = True) -> ExecResult:

@@ -8,6 +8,7 @@ import subprocess
 
 import pytest
 
+from hermes_agent import nofollow
 from hermes_agent.approval.policy import PathPolicy
 from hermes_agent.terminal.sandbox import landlock
 from hermes_agent.terminal.sandbox.bwrap import bwrap_argv
@@ -122,18 +123,18 @@ def test_home_under_a_writable_root_stays_read_only(tmp_path):
 @pytest.mark.parametrize("openat2", [True, False])
 def test_guarded_opens_never_follow_a_symlink(tmp_path, monkeypatch, openat2):
     if not openat2:
-        monkeypatch.setattr(_pathguard, "_openat2_ok", [False])
+        monkeypatch.setattr(nofollow, "_openat2_ok", [False])
     home = _home(tmp_path)
     ws = home / "proj"
     (ws / "f").write_text("fine")
     os.symlink(home / ".foo-secret", ws / "link")
     os.symlink(home / ".config", ws / "dirlink")
-    fd = _pathguard.open_nofollow(str(ws / "f"), os.O_RDONLY)
+    fd = nofollow.open_nofollow(str(ws / "f"), os.O_RDONLY)
     assert os.read(fd, 10) == b"fine"
     os.close(fd)
     for path in (ws / "link", ws / "dirlink/git/config"):
         with pytest.raises(PermissionError):
-            _pathguard.open_nofollow(str(path), os.O_RDONLY)
+            nofollow.open_nofollow(str(path), os.O_RDONLY)
 
 
 def test_guarded_backend_exposes_only_its_operations(tmp_path):
