@@ -37,7 +37,7 @@ def test_spec_takes_existing_paths_and_carves_workspace_git_files(tmp_path):
     assert spec.writable == (str(work),) and spec.network is False
     assert str(home / ".ssh") in spec.secrets and str(home / ".netrc") in spec.secrets
     assert str(home / ".gnupg") not in spec.secrets  # missing paths are not mounted
-    assert set(spec.readonly) == {str(work / ".git" / "hooks"), str(work / ".git" / "config")}
+    assert set(spec.readonly) == {str(work / ".git" / n) for n in ("hooks", "info", "config")}  # info/ made
     assert spec.denies_write(str(home / ".bashrc")) and not spec.denies_write(str(work / "a.py"))
     assert spec.denies_write(str(work / ".git" / "hooks" / "pre-commit"))
     ro = spec_from_policy(policy, mode="read-only")
