@@ -36,8 +36,9 @@ def test_default_deny_reads_in_home_and_every_profile(tmp_path):
     home = _home(tmp_path)
     policy = _policy(home, home / "proj")
     denied = [".config/git/credentials", ".cargo/credentials.toml", ".foo-secret", ".hermes/.env",
-              ".hermes/profiles/w/.env", ".config/gh", ".local/share/keyrings/x", ".newthing"]
-    allowed = [".config/git/config", ".gitconfig", ".bashrc", ".cargo/bin/x", ".local/bin/t", "notes/a", "proj/x"]
+              ".hermes/profiles/w/.env", ".config/gh", ".local/share/keyrings/x", ".newthing", ".bashrc",
+              ".local/share/fish/fish_history", ".cargo/config.toml"]
+    allowed = [".config/git/config", ".gitconfig", ".cargo/bin/x", ".local/bin/t", "notes/a", "proj/x"]
     for rel in denied:
         assert not policy.check_read(str(home / rel)).allowed, rel
     for rel in allowed:
@@ -51,9 +52,9 @@ def test_hidden_plan_expands_partly_readable_directories(tmp_path):
     spec = spec_from_policy(_policy(home, home / "proj"))
     hidden = set(spec.secrets)
     for rel in (".config/gh", ".config/git/credentials", ".cargo/credentials.toml", ".foo-secret", ".hermes/.env",
-                ".hermes/profiles/w/.env", ".local/share/keyrings"):
+                ".hermes/profiles/w/.env", ".local/share", ".bashrc"):  # .local/share: hidden whole
         assert str(home / rel) in hidden, rel
-    for rel in (".config", ".config/git/config", ".gitconfig", ".bashrc", ".cargo/bin", ".hermes/profiles/w/skills"):
+    for rel in (".config", ".config/git/config", ".gitconfig", ".local/bin", ".cargo/bin", ".hermes/profiles/w/skills"):
         assert str(home / rel) not in hidden, rel
     rules = dict(landlock.plan(spec.writable, spec.secrets, abi=7, sealed=spec.sealed))
     assert str(home / ".config/git/config") in rules and str(home / ".foo-secret") not in rules
@@ -154,12 +155,12 @@ def test_a_symlinked_dot_entry_hides_its_target(tmp_path):
     home = _home(tmp_path)
     (home / "dotfiles/aws").mkdir(parents=True)
     (home / "dotfiles/aws/credentials").write_text("k")
-    (home / "dotfiles/bashrc").write_text("# rc")
+    (home / "dotfiles/gitconfig").write_text("# cfg")
     os.symlink(home / "dotfiles/aws", home / ".aws2")
-    (home / ".bashrc").unlink()
-    os.symlink(home / "dotfiles/bashrc", home / ".bashrc")
+    (home / ".gitconfig").unlink()
+    os.symlink(home / "dotfiles/gitconfig", home / ".gitconfig")
     policy = _policy(home, home / "proj")
     assert not policy.check_read(str(home / ".aws2/credentials")).allowed
     assert not policy.check_read(str(home / "dotfiles/aws/credentials")).allowed
-    assert policy.check_read(str(home / ".bashrc")).allowed
+    assert policy.check_read(str(home / ".gitconfig")).allowed
     assert str(home / "dotfiles/aws") in spec_from_policy(policy).secrets

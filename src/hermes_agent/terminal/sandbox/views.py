@@ -27,11 +27,16 @@ def under(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip("/") + "/")
 
 
-def hidden_paths(home: str, hermes_roots: Iterable[str], readable: Iterable[str]) -> list[str]:
-    """Concrete paths to hide: every Hermes root (minus readable parts) and HOME's dot-entries."""
+def hidden_paths(home: str, hermes_roots: Iterable[str], readable: Iterable[str],
+                 foreign_homes: Iterable[str] = ()) -> list[str]:
+    """Concrete paths to hide: every Hermes root and other user's home (minus readable parts, and
+    minus the way down to HOME when HOME lies in one) and HOME's dot-entries."""
     allow = [os.path.realpath(a) for a in readable]
     out: list[str] = []
-    for root in dict.fromkeys(os.path.realpath(r) for r in hermes_roots):
+    foreign = [os.path.realpath(f) for f in foreign_homes]
+    if home:
+        allow += [home] if any(under(home, f) for f in foreign) else []
+    for root in dict.fromkeys((*(os.path.realpath(r) for r in hermes_roots), *foreign)):
         if not os.path.isdir(root):
             continue
         inner = [a for a in allow if a != root and under(a, root)]
