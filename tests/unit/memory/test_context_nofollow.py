@@ -65,3 +65,18 @@ def test_read_regular_refuses_a_symlinked_directory_swapped_in_below(tmp_path: P
     with pytest.raises(PermissionError):
         read_regular(tmp_path / "f-link")
     assert read_regular(tmp_path / "real" / "f") == b"x"
+
+
+def test_image_flag_refuses_a_symlink_and_a_fifo(tmp_path: Path) -> None:
+    from hermes_agent.cli.run_flags import image_data_url
+    from hermes_agent.errors import UsageError
+
+    png = tmp_path / "real.png"
+    png.write_bytes(b"\x89PNG\r\n\x1a\n" + b"\x00" * 32)
+    assert image_data_url(str(png)).startswith("data:image/png;base64,")
+    (tmp_path / "link.png").symlink_to(png)
+    with pytest.raises(UsageError, match="symlink"):
+        image_data_url(str(tmp_path / "link.png"))
+    os.mkfifo(tmp_path / "pipe.png")
+    with pytest.raises(UsageError):
+        image_data_url(str(tmp_path / "pipe.png"))
