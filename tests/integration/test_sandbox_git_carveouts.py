@@ -102,3 +102,14 @@ def test_home_workspace_keeps_bin_read_only(home):
     assert not (home / "bin/git").exists() and "Read-only file system" in res.output
     assert (home / "notes/n").read_text() == "hi\n"
     backend.close()
+
+
+def test_a_hooks_path_in_the_work_tree_does_not_make_it_a_git_dir(home):
+    ws = home / "proj"
+    (ws / "hooks").mkdir()
+    _git(ws, "config", "core.hooksPath", "hooks")
+    backend = _backend(home, ws)
+    res = backend.execute("echo data > commondir; echo data > config.worktree; echo end")
+    assert (ws / "commondir").read_text() == "data\n" and (ws / "config.worktree").exists()
+    assert "removed" not in res.output
+    backend.close()

@@ -243,6 +243,9 @@ class GitSentinel:
                 fd = open_dir(gd, create=False)
             except OSError:
                 continue
+            if not _at(fd, "HEAD"):  # a core.hooksPath named hooks/ in a work tree: not a git directory
+                os.close(fd)
+                continue
             self._dirs.append((gd, fd, frozenset(n for n in GIT_REDIRECTS if _at(fd, n))))
 
     def sweep(self) -> list[str]:
