@@ -22,16 +22,11 @@ SECRET_PATHS: tuple[str, ...] = (
 )
 # Default-deny inside HOME: a dot-file or dot-directory of the user's home is unreadable unless it is (or lies
 # under) one of these locations, which hold tools and settings rather than credentials. Extend with
-# sandbox.readable_paths. The explicit SECRET_PATHS win over this list (.local/share/keyrings).
-HOME_READABLE: tuple[str, ...] = (
-    ".cache", ".local/bin", ".local/lib", ".local/share", ".npm", ".cargo/bin", ".cargo/env", ".cargo/registry",
-    ".cargo/git", ".cargo/config.toml", ".rustup", ".pyenv", ".rbenv", ".nvm", ".volta", ".deno", ".bun/bin",
-    ".bun/install", ".sdkman/candidates", ".gradle/caches", ".gradle/wrapper", ".m2/repository", ".nix-profile",
-    ".venv", ".virtualenvs", ".conda/envs", ".conda/pkgs", ".dotnet", ".gitconfig", ".config/git/config",
-    ".config/git/ignore", ".config/git/attributes", ".gitignore_global", ".bashrc", ".profile", ".bash_profile",
-    ".bash_login", ".bash_aliases", ".bash_logout", ".zshrc", ".zprofile", ".zshenv", ".inputrc", ".vimrc",
-    ".editorconfig", ".tmux.conf", ".dircolors", ".selected_editor",
-)
+# sandbox.readable_paths. Shell start-up files are not here: `export TOKEN=...` in ~/.bashrc is common.
+HOME_TOOLS: tuple[str, ...] = (".cache", ".local/bin", ".local/lib", ".npm", ".cargo/bin", ".rustup", ".pyenv", ".nvm")
+HOME_READABLE: tuple[str, ...] = (*HOME_TOOLS, ".gitconfig", ".config/git/config")
+# Other users' homes (every home in /etc/passwd of uid 0 or >= 1000 but the user's own, /root when HOME is
+# not /root) are hidden, except their HOME_TOOLS (a root session with HOME elsewhere still runs pyenv's python).
 # Readable inside the Hermes home root (everything else there — every profile's .env, auth.json, config,
 # state.db, pairing, sessions, memories — is hidden from commands): the active profile's skills and cache.
 HERMES_READABLE: tuple[str, ...] = ("skills", "cache")
@@ -112,6 +107,7 @@ class PathPolicy:
     # HOME's dot-entries (resolved; see `default_denied`).
     hermes_roots: tuple[str, ...] = ()
     readable: tuple[str, ...] = ()
+    foreign_homes: tuple[str, ...] = ()  # other users' homes (and /root): hidden but for their HOME_TOOLS
 
     @classmethod
     def build(cls, *, workspace: Iterable[str], hermes_home: str, home: str | None = None,
@@ -146,11 +142,13 @@ class PathPolicy:
         readable = tuple(resolve(str(p), ws[0] if ws else None, home) for p in _as_list(cfg.get("readable_paths")))
         mode = str(cfg.get("mode") or "workspace-write").strip().lower()
         roots = tuple(dict.fromkeys((hermes_root_of(hh), os.path.join(home, ".hermes"))))
+        foreign = foreign_homes(home)
         allow = (*norm(HOME_READABLE), *(os.path.join(hh, n) for n in HERMES_READABLE), *readable, *ws,
-                 *(w for w in writable if w not in norm(SHARED_TMP)), *code_dirs())
+                 *(w for w in writable if w not in norm(SHARED_TMP)), *code_dirs(),
+                 *(os.path.realpath(os.path.join(f, t)) for f in foreign for t in HOME_TOOLS))
         allow = tuple(dict.fromkeys(allow))
         return cls(home, hh, ws, tuple(dict.fromkeys(writable)), secrets + _linked_dots(home, allow, ws), protected,
-                   readable, mode, roots, allow)
+                   readable, mode, roots, allow, foreign)
 
     def default_denied(self, real: str) -> str | None:
         """The hidden root that covers resolved `real` by default (a Hermes home root, or a dot-entry of
@@ -162,6 +160,10 @@ class PathPolicy:
             first = real[len(self.home.rstrip("/")) + 1:].split("/", 1)[0]
             if first.startswith(".") and not self._readable_below(real, self.home):
                 return os.path.join(self.home, first)
+        if not _under(real, self.home):
+            for root in self.foreign_homes:
+                if _under(real, root) and not self._readable_below(real, root):
+                    return root
         return None
 
     def _readable_below(self, real: str, root: str) -> bool:
@@ -177,6 +179,7 @@ class PathPolicy:
         hidden = self.default_denied(real)
         if hidden:
             what = "the Hermes home (keys, config, sessions of every profile)" if hidden in self.hermes_roots else \
+                f"{hidden}: another user's home" if hidden in self.foreign_homes else \
                 f"{_show(hidden, self.home)}: dot-files in your home are private unless listed as readable"
             return Verdict("deny", real, f"{real} is private ({what}); the user can allow it with "
                                          "sandbox.readable_paths in config.yaml", "secret_read")
@@ -242,6 +245,30 @@ def _linked_dots(home: str, allow: Iterable[str], workspace: Iterable[str]) -> t
         if target != home and _under(target, home) and not any(_under(target, a) or _under(a, target) for a in keep):
             out.append(target)
     return tuple(out)
+
+
+_NOT_HOMES = ("/", "/nonexistent", "/dev/null", "/bin", "/sbin", "/usr", "/var", "/run", "/tmp", "/etc", "/proc")
+
+
+def foreign_homes(home: str) -> tuple[str, ...]:
+    """Existing home directories of other users (uid 0 or >= 1000 in the passwd database, not nobody)
+    and /root, minus `home` itself. A home that holds `home` (root's HOME moved below /root) is hidden
+    except the path down to it (see terminal/sandbox/views.hidden_paths)."""
+    import pwd
+
+    try:
+        entries = [(e.pw_uid, e.pw_dir) for e in pwd.getpwall()]
+    except OSError:
+        entries = []
+    out = []
+    for uid, d in [*entries, (0, "/root")]:
+        if (uid != 0 and not 1000 <= uid < 65534) or not d or not os.path.isabs(d):
+            continue
+        real = os.path.realpath(d)
+        if real in _NOT_HOMES or _under(real, home) or not os.path.isdir(real):
+            continue
+        out.append(real)
+    return tuple(dict.fromkeys(out))
 
 
 def hermes_root_of(hermes_home: str) -> str:

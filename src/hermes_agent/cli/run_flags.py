@@ -120,9 +120,13 @@ def image_data_url(raw: str) -> str:
         raise UsageError(f"image file not found: {raw}")
     if path.suffix.lower() not in IMAGE_SUFFIXES:
         raise UsageError(f"not a supported image file: {raw} (use {', '.join(sorted(IMAGE_SUFFIXES))})")
+    from hermes_agent.nofollow import read_regular
     from hermes_agent.tools.builtin._images import sniff
 
-    data = path.read_bytes()
+    try:  # the workspace is writable from the sandbox: no symlink followed, regular files only
+        data = read_regular(path, limit=64 * 1024 * 1024)
+    except OSError as exc:
+        raise UsageError(f"cannot read image {raw}: {'a symlink (not followed)' if isinstance(exc, PermissionError) else exc.strerror or exc}") from exc
     mime = sniff(data)
     if mime is None:  # a provider would answer with a 400 about a corrupt image; say it here instead
         raise UsageError(f"not an image: {raw} (its bytes are not PNG, JPEG, GIF, WebP or BMP)")

@@ -1,6 +1,8 @@
 """Context files for the system prompt: SOUL.md (persona, HERMES_HOME or cwd), AGENTS.md and
 .hermes.md/HERMES.md (cwd, then parents up to the git root). Each is size-capped and scanned:
-invisible characters are stripped and lines that look like prompt injection are dropped."""
+invisible characters are stripped and lines that look like prompt injection are dropped.
+The workspace is writable from inside the sandbox, so every file is opened without following a symlink
+(hermes_agent.nofollow) and only regular files are read: a name swapped for a link to a secret is skipped."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from pathlib import Path
 
 from hermes_agent.config.settings import Settings
 from hermes_agent.memory.scan import invisible_chars, line_is_suspicious, strip_invisible
+from hermes_agent.nofollow import is_regular, read_regular_text
 
 DEFAULT_MAX_CHARS = 20_000
 # (kind, candidate names in priority order, heading). The first name found wins for each kind.
@@ -90,7 +93,8 @@ def clean(text: str, name: str) -> tuple[str, tuple[str, ...]]:
 def load_file(kind: str, path: Path, max_chars: int = DEFAULT_MAX_CHARS) -> ContextFile | None:
     """Read, clean and cap one file; None when unreadable or empty."""
     try:
-        raw = path.read_text(encoding="utf-8", errors="replace")
+        # Bounded: a file far above the cap is truncated anyway (4 bytes per char at most).
+        raw = read_regular_text(path, limit=max(max_chars, DEFAULT_MAX_CHARS) * 8)
     except OSError:
         return None
     text, warnings = clean(raw.strip(), path.name)
@@ -106,12 +110,12 @@ def find_context_files(cwd: Path | str, home: Path | str,
     cwd, home = Path(cwd).resolve(), Path(home)
     found: list[ContextFile] = []
     for soul in (home / "SOUL.md", cwd / "SOUL.md"):
-        if soul.is_file() and (cf := load_file("soul", soul, max_chars)):
+        if is_regular(soul) and (cf := load_file("soul", soul, max_chars)):
             found.append(cf)
             break
     dirs = search_dirs(cwd)
     for kind, names, _ in _PROJECT_FILES:
-        path = next((d / n for d in dirs for n in names if (d / n).is_file()), None)
+        path = next((d / n for d in dirs for n in names if is_regular(d / n)), None)
         if path is not None and (cf := load_file(kind, path, max_chars)):
             found.append(cf)
     return found

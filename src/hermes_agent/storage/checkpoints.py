@@ -31,6 +31,7 @@ from pathlib import Path
 
 from hermes_agent import paths
 from hermes_agent.errors import StorageError
+from hermes_agent.nofollow import read_regular_text
 
 log = logging.getLogger(__name__)
 
@@ -178,9 +179,10 @@ class CheckpointStore:
     def _excludes(self, wd: str, tmp: str, big: list[str]) -> str:
         """A private excludes file: ours, the user's own .git/info/exclude (read-only), large files."""
         lines = list(BASE_EXCLUDES)
-        user_exclude = Path(wd, ".git", "info", "exclude")
-        if user_exclude.is_file():
-            lines.extend(user_exclude.read_text(encoding="utf-8", errors="replace").splitlines())
+        try:  # in the workspace, which the sandbox writes: no symlink followed, regular files only
+            lines.extend(read_regular_text(Path(wd, ".git", "info", "exclude"), limit=1 << 20).splitlines())
+        except OSError:
+            pass
         lines.extend("/" + _glob_escape(b) for b in big)
         path = os.path.join(tmp, "exclude")
         Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")

@@ -15,6 +15,8 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import replace
+from functools import wraps
 from typing import BinaryIO
 
 from hermes_agent.terminal.base import ExecResult
@@ -24,6 +26,7 @@ from hermes_agent.terminal.sandbox.envallow import allowed_env
 from hermes_agent.terminal.sandbox.launcher import SandboxError
 from hermes_agent.terminal.sandbox.runner import SandboxRunner
 from hermes_agent.terminal.sandbox.spec import BLOCKED_NOTE, SandboxSpec, blocked_by_sandbox
+from hermes_agent.terminal.sandbox.views import GitSentinel
 from hermes_agent.terminal.shell import (
     INTERRUPT_EXIT,
     TIMEOUT_EXIT,
@@ -51,6 +54,22 @@ def _read_fd(fd: int, limit: int) -> tuple[bytes, int]:
     """(the first `limit` bytes, total size) of an anonymous file."""
     size = os.fstat(fd).st_size
     return os.pread(fd, min(size, limit), 0), size
+
+
+def _git_swept(method: Callable[..., ExecResult]) -> Callable[..., ExecResult]:
+    """Run a confined command between a GitSentinel's open and sweep (views.GitSentinel): a git
+    redirection file the command created is removed and the result says so."""
+    @wraps(method)
+    def run(self: LocalBackend, command: str, *args: object, sandbox: bool = True, **kw: object) -> ExecResult:
+        runner = self._runner
+        guard = GitSentinel(runner.spec.readonly) if sandbox and runner is not None and runner.contained else None
+        notes: list[str] = []
+        try:
+            res = method(self, command, *args, sandbox=sandbox, **kw)
+        finally:
+            notes = guard.sweep() if guard is not None else []
+        return replace(res, output=_append(res.output, "\n".join(notes))) if notes else res
+    return run
 
 
 class LocalBackend:
@@ -151,6 +170,7 @@ class LocalBackend:
 
     # -- commands ---------------------------------------------------------------------------
 
+    @_git_swept
     def execute(self, command: str, *, cwd: str | None = None, timeout: float | None = None,
                 stdin: str | None = None, interrupt: threading.Event | None = None,
                 sandbox: bool = True, fds: tuple[int, ...] = ()) -> ExecResult:
@@ -225,6 +245,7 @@ class LocalBackend:
             return open(os.devnull, "rb")  # noqa: SIM115 - closed by the with block
         return os.fdopen(_memfd("hermes-in", text.encode("utf-8")), "rb")
 
+    @_git_swept
     def execute_pty(self, command: str, *, cwd: str | None = None, timeout: float | None = None,
                     stdin: str | None = None, interrupt: threading.Event | None = None,
                     sandbox: bool = True) -> ExecResult:

@@ -8,6 +8,7 @@ import subprocess
 
 import pytest
 
+from hermes_agent import nofollow
 from hermes_agent.approval.policy import PathPolicy
 from hermes_agent.terminal.sandbox import landlock
 from hermes_agent.terminal.sandbox.bwrap import bwrap_argv
@@ -35,8 +36,9 @@ def test_default_deny_reads_in_home_and_every_profile(tmp_path):
     home = _home(tmp_path)
     policy = _policy(home, home / "proj")
     denied = [".config/git/credentials", ".cargo/credentials.toml", ".foo-secret", ".hermes/.env",
-              ".hermes/profiles/w/.env", ".config/gh", ".local/share/keyrings/x", ".newthing"]
-    allowed = [".config/git/config", ".gitconfig", ".bashrc", ".cargo/bin/x", ".local/bin/t", "notes/a", "proj/x"]
+              ".hermes/profiles/w/.env", ".config/gh", ".local/share/keyrings/x", ".newthing", ".bashrc",
+              ".local/share/fish/fish_history", ".cargo/config.toml"]
+    allowed = [".config/git/config", ".gitconfig", ".cargo/bin/x", ".local/bin/t", "notes/a", "proj/x"]
     for rel in denied:
         assert not policy.check_read(str(home / rel)).allowed, rel
     for rel in allowed:
@@ -50,9 +52,9 @@ def test_hidden_plan_expands_partly_readable_directories(tmp_path):
     spec = spec_from_policy(_policy(home, home / "proj"))
     hidden = set(spec.secrets)
     for rel in (".config/gh", ".config/git/credentials", ".cargo/credentials.toml", ".foo-secret", ".hermes/.env",
-                ".hermes/profiles/w/.env", ".local/share/keyrings"):
+                ".hermes/profiles/w/.env", ".local/share", ".bashrc"):  # .local/share: hidden whole
         assert str(home / rel) in hidden, rel
-    for rel in (".config", ".config/git/config", ".gitconfig", ".bashrc", ".cargo/bin", ".hermes/profiles/w/skills"):
+    for rel in (".config", ".config/git/config", ".gitconfig", ".local/bin", ".cargo/bin", ".hermes/profiles/w/skills"):
         assert str(home / rel) not in hidden, rel
     rules = dict(landlock.plan(spec.writable, spec.secrets, abi=7, sealed=spec.sealed))
     assert str(home / ".config/git/config") in rules and str(home / ".foo-secret") not in rules
@@ -122,18 +124,18 @@ def test_home_under_a_writable_root_stays_read_only(tmp_path):
 @pytest.mark.parametrize("openat2", [True, False])
 def test_guarded_opens_never_follow_a_symlink(tmp_path, monkeypatch, openat2):
     if not openat2:
-        monkeypatch.setattr(_pathguard, "_openat2_ok", [False])
+        monkeypatch.setattr(nofollow, "_openat2_ok", [False])
     home = _home(tmp_path)
     ws = home / "proj"
     (ws / "f").write_text("fine")
     os.symlink(home / ".foo-secret", ws / "link")
     os.symlink(home / ".config", ws / "dirlink")
-    fd = _pathguard.open_nofollow(str(ws / "f"), os.O_RDONLY)
+    fd = nofollow.open_nofollow(str(ws / "f"), os.O_RDONLY)
     assert os.read(fd, 10) == b"fine"
     os.close(fd)
     for path in (ws / "link", ws / "dirlink/git/config"):
         with pytest.raises(PermissionError):
-            _pathguard.open_nofollow(str(path), os.O_RDONLY)
+            nofollow.open_nofollow(str(path), os.O_RDONLY)
 
 
 def test_guarded_backend_exposes_only_its_operations(tmp_path):
@@ -153,12 +155,12 @@ def test_a_symlinked_dot_entry_hides_its_target(tmp_path):
     home = _home(tmp_path)
     (home / "dotfiles/aws").mkdir(parents=True)
     (home / "dotfiles/aws/credentials").write_text("k")
-    (home / "dotfiles/bashrc").write_text("# rc")
+    (home / "dotfiles/gitconfig").write_text("# cfg")
     os.symlink(home / "dotfiles/aws", home / ".aws2")
-    (home / ".bashrc").unlink()
-    os.symlink(home / "dotfiles/bashrc", home / ".bashrc")
+    (home / ".gitconfig").unlink()
+    os.symlink(home / "dotfiles/gitconfig", home / ".gitconfig")
     policy = _policy(home, home / "proj")
     assert not policy.check_read(str(home / ".aws2/credentials")).allowed
     assert not policy.check_read(str(home / "dotfiles/aws/credentials")).allowed
-    assert policy.check_read(str(home / ".bashrc")).allowed
+    assert policy.check_read(str(home / ".gitconfig")).allowed
     assert str(home / "dotfiles/aws") in spec_from_policy(policy).secrets

@@ -108,7 +108,8 @@ def spec_from_policy(policy: PolicyLike, *, network: object = True, mechanism: s
     home = "" if home == "/" else home
     writable = [p for p in policy.writable if os.path.exists(p)] if mode == "workspace-write" else []
     secrets = (*_existing(policy.secrets), *(os.path.realpath(p) for p in views.hidden_paths(
-        home, getattr(policy, "hermes_roots", ()), getattr(policy, "readable", ()))))
+        home, getattr(policy, "hermes_roots", ()), getattr(policy, "readable", ()),
+        getattr(policy, "foreign_homes", ()))))
     readonly = [p for p in policy.protected if _match(p, writable) and os.path.exists(p)]
     pinned: list[str] = []
     sealed = [p for p in (home, getattr(policy, "hermes_home", ""), *getattr(policy, "hermes_roots", ()))

@@ -27,11 +27,16 @@ def under(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip("/") + "/")
 
 
-def hidden_paths(home: str, hermes_roots: Iterable[str], readable: Iterable[str]) -> list[str]:
-    """Concrete paths to hide: every Hermes root (minus readable parts) and HOME's dot-entries."""
+def hidden_paths(home: str, hermes_roots: Iterable[str], readable: Iterable[str],
+                 foreign_homes: Iterable[str] = ()) -> list[str]:
+    """Concrete paths to hide: every Hermes root and other user's home (minus readable parts, and
+    minus the way down to HOME when HOME lies in one) and HOME's dot-entries."""
     allow = [os.path.realpath(a) for a in readable]
     out: list[str] = []
-    for root in dict.fromkeys(os.path.realpath(r) for r in hermes_roots):
+    foreign = [os.path.realpath(f) for f in foreign_homes]
+    if home:
+        allow += [home] if any(under(home, f) for f in foreign) else []
+    for root in dict.fromkeys((*(os.path.realpath(r) for r in hermes_roots), *foreign)):
         if not os.path.isdir(root):
             continue
         inner = [a for a in allow if a != root and under(a, root)]
@@ -62,14 +67,27 @@ def _expand(root: str, allow: list[str], *, dots_only: bool = False) -> list[str
     return out
 
 
-def home_children(home: str) -> list[str]:
-    """The existing non-dot entries of HOME (the writable part of a workspace that is HOME)."""
+_LOGIN_PATH_DIRS = ("bin",)
+
+
+def home_children(home: str, search_path: str | None = None) -> list[str]:
+    """The existing non-dot entries of HOME (the writable part of a workspace that is HOME), except
+    those on (or holding a directory on) PATH, and ~/bin, which a login shell's stock ~/.profile puts on
+    PATH when it exists: a program dropped there would run in the user's next shell."""
     try:
         names = sorted(os.listdir(home))
     except OSError:
         return []
-    return [os.path.join(home, n) for n in names
-            if not n.startswith(".") and not os.path.islink(os.path.join(home, n))]
+    path = os.environ.get("PATH", "") if search_path is None else search_path
+    on_path = [os.path.realpath(os.path.expanduser(p)) for p in path.split(os.pathsep) if p]
+    on_path += [os.path.join(home, d) for d in _LOGIN_PATH_DIRS]
+    out = []
+    for n in names:
+        child = os.path.join(home, n)
+        if n.startswith(".") or os.path.islink(child) or any(under(p, child) for p in on_path):
+            continue
+        out.append(child)
+    return out
 
 
 # -- git ----------------------------------------------------------------------------------------------
@@ -111,33 +129,155 @@ def _hooks_paths(config: str) -> list[str]:
     return found
 
 
-def git_paths(workspace: str, home: str, git_dir_env: str | None = None) -> tuple[list[str], list[str]]:
-    """(read-only paths, directories to pin) for the repository of `workspace`, resolved now."""
-    readonly: list[str] = []
-    pinned: list[str] = []
-    dot = os.path.join(workspace, ".git")
-    gitdirs: list[str] = []
+# Directories git reads hooks and settings from: created (empty, as `git init` would) when missing, so they
+# can be bound read-only; a missing one would be created from inside and filled with hooks.
+GIT_DIRS = ("hooks", "info")
+# Single files that redirect git elsewhere; bound read-only when present, removed after a command when
+# they appear (GitSentinel): a directory entry that does not exist cannot be bound.
+GIT_REDIRECTS = ("commondir", "config.worktree")
+# Directories never searched for nested repositories (dependencies, environments, build output).
+_SKIP_DIRS = frozenset({"node_modules", ".venv", "venv", "__pycache__", ".tox", ".nox", ".mypy_cache",
+                        ".pytest_cache", ".ruff_cache", "target", "dist", "build", ".cache", "site-packages",
+                        ".git", ".hg", ".svn"})
+NESTED_DEPTH, NESTED_BUDGET = 4, 200
+
+
+def nested_dot_gits(workspace: str, depth: int = NESTED_DEPTH, budget: int = NESTED_BUDGET) -> list[str]:
+    """`.git` entries of repositories below `workspace` (not its own): breadth first, at most `depth`
+    levels and `budget` directories visited, symlinks and dependency/build directories skipped."""
+    found: list[str] = []
+    level, seen = [workspace], 0
+    for _ in range(depth):
+        nxt: list[str] = []
+        for d in level:
+            try:
+                entries = list(os.scandir(d))
+            except OSError:
+                continue
+            for e in entries:
+                if e.name in _SKIP_DIRS or e.name.startswith(".") or not e.is_dir(follow_symlinks=False) \
+                        or seen >= budget:
+                    continue
+                seen += 1
+                if os.path.lexists(os.path.join(e.path, ".git")):
+                    found.append(os.path.join(e.path, ".git"))
+                nxt.append(e.path)
+        level = nxt
+    return found
+
+
+def _ensure_dirs(gitdir: str) -> None:
+    """Create the missing GIT_DIRS of `gitdir` (0755), through a no-symlink fd of the git directory."""
+    from hermes_agent.nofollow import open_dir
+
+    try:
+        fd = open_dir(gitdir, create=False)
+    except OSError:
+        return
+    try:
+        for name in GIT_DIRS:
+            try:
+                os.mkdir(name, 0o755, dir_fd=fd)
+            except OSError:
+                pass  # exists (or cannot be made: then it is not bound, as before)
+    finally:
+        os.close(fd)
+
+
+def _repo_gitdirs(dot: str, readonly: list[str], pinned: list[str]) -> list[str]:
+    """The git directories of one `.git` entry (and its commondir); records what to pin or keep."""
     if os.path.isdir(dot) and not os.path.islink(dot):
         pinned.append(os.path.realpath(dot))
     elif os.path.isfile(dot) and not os.path.islink(dot):
         readonly.append(dot)  # the `gitdir:` file itself cannot be rewritten, renamed or removed
-    for candidate in (dot, git_dir_env):
-        gd = _gitdir_of(candidate if candidate is None or os.path.isabs(candidate)
-                        else os.path.join(workspace, candidate)) if candidate else None
+    gd = _gitdir_of(dot)
+    if not gd or not os.path.isdir(gd):
+        return []
+    out = [gd]
+    common = _read_small(os.path.join(gd, "commondir"), 4096).strip()
+    if common:
+        out.append(os.path.realpath(os.path.join(gd, common)))
+    return out
+
+
+def git_paths(workspace: str, home: str, git_dir_env: str | None = None) -> tuple[list[str], list[str]]:
+    """(read-only paths, directories to pin) for the repository of `workspace` and the repositories
+    nested below it (bounded scan), resolved now; missing hooks/ and info/ directories are created."""
+    readonly: list[str] = []
+    pinned: list[str] = []
+    gitdirs: list[str] = []
+    for dot in (os.path.join(workspace, ".git"), *nested_dot_gits(workspace)):
+        gitdirs += _repo_gitdirs(dot, readonly, pinned)
+    if git_dir_env:
+        gd = _gitdir_of(git_dir_env if os.path.isabs(git_dir_env) else os.path.join(workspace, git_dir_env))
         if gd and os.path.isdir(gd):
             gitdirs.append(gd)
-            common = _read_small(os.path.join(gd, "commondir"), 4096).strip()
-            if common:
-                gitdirs.append(os.path.realpath(os.path.join(gd, common)))
     configs = [os.path.join(home, ".gitconfig"), os.path.join(home, ".config/git/config")]
     for gd in dict.fromkeys(gitdirs):
-        readonly += [os.path.join(gd, n) for n in ("hooks", "config", "commondir")]
+        _ensure_dirs(gd)
+        readonly += [os.path.join(gd, n) for n in (*GIT_DIRS, "config", *GIT_REDIRECTS)]
         configs.append(os.path.join(gd, "config"))
     for cfg in configs:
         for raw in _hooks_paths(cfg):
             path = os.path.expanduser(raw)
             readonly.append(os.path.realpath(path if os.path.isabs(path) else os.path.join(workspace, path)))
     return [p for p in dict.fromkeys(readonly) if os.path.lexists(p)], pinned
+
+
+class GitSentinel:
+    """Watches the git directories a sandbox keeps read-only (their `hooks` is in `readonly`) for a
+    redirection file (GIT_REDIRECTS) that did not exist when the command started: the directories are
+    opened (O_PATH, no symlink followed) before the command, checked with fstatat(AT_SYMLINK_NOFOLLOW)
+    after it, and a new file is removed with unlinkat, so a renamed-away or swapped directory cannot
+    steer the removal elsewhere."""
+
+    def __init__(self, readonly: Iterable[str]) -> None:
+        from hermes_agent.nofollow import open_dir
+
+        self._dirs: list[tuple[str, int, frozenset[str]]] = []
+        for hooks in readonly:
+            if os.path.basename(hooks) != "hooks":
+                continue
+            gd = os.path.dirname(hooks)
+            try:
+                fd = open_dir(gd, create=False)
+            except OSError:
+                continue
+            if not _at(fd, "HEAD"):  # a core.hooksPath named hooks/ in a work tree: not a git directory
+                os.close(fd)
+                continue
+            self._dirs.append((gd, fd, frozenset(n for n in GIT_REDIRECTS if _at(fd, n))))
+
+    def sweep(self) -> list[str]:
+        """Remove redirection files that appeared; one note per removal. Closes the directory fds."""
+        notes: list[str] = []
+        for gd, fd, before in self._dirs:
+            try:
+                for name in GIT_REDIRECTS:
+                    if name in before or not _at(fd, name):
+                        continue
+                    try:
+                        if stat_mod.S_ISDIR(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode):
+                            os.rmdir(name, dir_fd=fd)
+                        else:
+                            os.unlink(name, dir_fd=fd)
+                        notes.append(f"[the sandbox removed {os.path.join(gd, name)} the command created: "
+                                     "it would redirect git's hooks and settings]")
+                    except OSError as exc:
+                        notes.append(f"[warning: {os.path.join(gd, name)} appeared and could not be removed "
+                                     f"({exc.strerror}); check it before running git here]")
+            finally:
+                os.close(fd)
+        self._dirs = []
+        return notes
+
+
+def _at(dir_fd: int, name: str) -> bool:
+    try:
+        os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except OSError:
+        return False
+    return True
 
 
 def watch_stamp(workspaces: Iterable[str], home: str) -> tuple:

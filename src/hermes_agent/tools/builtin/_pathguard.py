@@ -6,18 +6,14 @@ component at a time without following symlinks, so a symlink swapped in after th
 from __future__ import annotations
 
 import errno
-import functools
 import os
-import secrets
 import stat as stat_mod
-import struct
 from typing import BinaryIO
 
 from hermes_agent.approval.policy import PathPolicy, Verdict, resolve
+from hermes_agent.nofollow import open_dir, open_nofollow, write_nofollow
 from hermes_agent.terminal.base import TerminalBackend
 from hermes_agent.tools.builtin._fileio import FileToolError
-
-_DIR_FLAGS = getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY | os.O_NOFOLLOW
 
 
 def denied_read(verdict: Verdict) -> FileToolError:
@@ -140,124 +136,6 @@ def authorize(ctx: object, backend: TerminalBackend, paths: list[str], tool: str
             raise FileToolError(decision.reason)
     backend.approved.update(real)
     return real
-
-
-def open_dir(path: str, *, create: bool) -> int:
-    """An fd for directory `path` (absolute, already resolved), walked from / with O_NOFOLLOW; missing
-    directories are created when `create`. A symlink anywhere on the way raises PermissionError."""
-    fd = os.open("/", _DIR_FLAGS)
-    try:
-        for name in [p for p in path.split("/") if p]:
-            try:
-                nfd = os.open(name, _DIR_FLAGS, dir_fd=fd)
-            except FileNotFoundError:
-                if not create:
-                    raise
-                os.mkdir(name, 0o777, dir_fd=fd)
-                nfd = os.open(name, _DIR_FLAGS, dir_fd=fd)
-            except OSError as exc:
-                if exc.errno in (errno.ELOOP, errno.ENOTDIR) and _is_link(fd, name):
-                    raise PermissionError(errno.EACCES, "a symlink appeared in the path after it was checked",
-                                          path) from exc
-                raise
-            os.close(fd)
-            fd = nfd
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
-
-
-def _is_link(dir_fd: int, name: str) -> bool:
-    try:
-        return stat_mod.S_ISLNK(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
-    except OSError:
-        return False
-
-
-def open_nofollow(path: str, flags: int) -> int:
-    """Open a resolved path with no symlink followed on the way or at the end: openat2(2) with
-    RESOLVE_NO_SYMLINKS where the kernel has it, else a walk of O_NOFOLLOW|O_DIRECTORY opens."""
-    fd = _openat2(path, flags | os.O_CLOEXEC)
-    if fd is not None:
-        return fd
-    parent = open_dir(os.path.dirname(path), create=False)
-    try:
-        return os.open(os.path.basename(path), flags | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=parent)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise PermissionError(errno.EACCES, "a symlink appeared in the path after it was checked", path) from exc
-        raise
-    finally:
-        os.close(parent)
-
-
-_SYS_OPENAT2 = 437  # one number on every architecture (added after the syscall tables were unified)
-_RESOLVE = 0x02 | 0x04 | 0x08  # RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH
-_openat2_ok: list[bool] = []
-
-
-@functools.cache
-def _libc():  # noqa: ANN202 - ctypes.CDLL
-    import ctypes
-
-    return ctypes.CDLL(None, use_errno=True)
-
-
-def _openat2(path: str, flags: int) -> int | None:
-    """fd of `path` (absolute) opened beneath / with RESOLVE_NO_SYMLINKS|NO_MAGICLINKS|BENEATH; None when
-    the kernel (or seccomp) has no openat2; PermissionError when a symlink is on the path."""
-    if _openat2_ok == [False]:
-        return None
-    import ctypes
-
-    libc = _libc()
-    how = ctypes.create_string_buffer(struct.pack("QQQ", flags, 0, _RESOLVE), 24)
-    root = os.open("/", os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
-    try:
-        fd = libc.syscall(_SYS_OPENAT2, ctypes.c_int(root), os.fsencode(path.lstrip("/") or "."), how,
-                          ctypes.c_size_t(24))
-        err = ctypes.get_errno()
-    finally:
-        os.close(root)
-    if fd >= 0:
-        _openat2_ok[:] = [True]
-        return fd
-    if err in (errno.ENOSYS, errno.EPERM) and not _openat2_ok:
-        _openat2_ok[:] = [False]
-        return None
-    if err in (errno.ELOOP, errno.EXDEV):
-        raise PermissionError(errno.EACCES, "a symlink appeared in the path after it was checked", path)
-    raise OSError(err, os.strerror(err), path)
-
-
-def write_nofollow(path: str, data: bytes) -> None:
-    """Atomically replace the file at resolved `path` (temp file + rename inside the same directory fd),
-    keeping its mode; parent directories are created."""
-    parent = open_dir(os.path.dirname(path), create=True)
-    name = os.path.basename(path)
-    tmp = f".hermes-{secrets.token_hex(6)}"
-    try:
-        try:
-            st = os.stat(name, dir_fd=parent, follow_symlinks=False)
-            mode = stat_mod.S_IMODE(st.st_mode) if stat_mod.S_ISREG(st.st_mode) else None
-        except FileNotFoundError:
-            mode = None
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666, dir_fd=parent)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-                if mode is not None:
-                    os.fchmod(fh.fileno(), mode)
-            os.replace(tmp, name, src_dir_fd=parent, dst_dir_fd=parent)
-        except BaseException:
-            try:
-                os.unlink(tmp, dir_fd=parent)
-            except OSError:
-                pass
-            raise
-    finally:
-        os.close(parent)
 
 
 def check_read(backend: TerminalBackend, path: str) -> str:

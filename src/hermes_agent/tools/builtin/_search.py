@@ -11,6 +11,7 @@ import shlex
 import shutil
 import subprocess
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import BinaryIO
@@ -21,6 +22,36 @@ SKIP_DIRS = (".git", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".m
              ".pytest_cache", ".ruff_cache", ".hg", ".svn")
 MAX_FILE_BYTES = 50 * 1024 * 1024
 NO_RG = "__HERMES_NO_RG__"
+KERNEL_ROOTS = ("/proc", "/sys", "/dev")  # endless or blocking files: never searched
+
+
+class Deadline:
+    """A stop event that fires when `outer` (the turn's interrupt) does or after `seconds`; `expired`
+    tells which. `close()` ends the watcher once the search is over."""
+
+    def __init__(self, seconds: float, outer: threading.Event | None = None) -> None:
+        self.event = threading.Event()
+        self.expired = False
+        self._outer, self._end = outer, time.monotonic() + seconds
+        threading.Thread(target=self._watch, name="search-deadline", daemon=True).start()
+
+    def _watch(self) -> None:
+        while not self.event.is_set():
+            if self._outer is not None and self._outer.is_set():
+                self.event.set()
+            elif time.monotonic() >= self._end:
+                self.expired = True
+                self.event.set()
+            else:
+                self.event.wait(0.1)
+
+    def close(self) -> None:
+        self.event.set()
+
+
+def kernel_root(path: str) -> bool:
+    """True for /proc, /sys, /dev and anything below them."""
+    return any(path == r or path.startswith(r + "/") for r in KERNEL_ROOTS)
 
 
 @dataclass(slots=True)
@@ -126,9 +157,12 @@ def parse_rg_json(lines: Iterator[str], context: int) -> Iterator[Hit]:
 
 
 def stream_process(args: list[str], cwd: str, stop: threading.Event | None) -> Iterator[str]:
-    """Stdout lines of a local process; the process is killed when the consumer stops early."""
+    """Stdout lines of a local process; the process is killed when the consumer stops early or `stop`
+    is set (even while it prints nothing: a watcher kills it, so a stalled read returns)."""
     proc = subprocess.Popen(args, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             stdin=subprocess.DEVNULL, text=True, errors="replace")
+    if stop is not None:
+        threading.Thread(target=_kill_on, args=(stop, proc), name="search-kill", daemon=True).start()
     try:
         assert proc.stdout is not None
         for line in proc.stdout:
@@ -146,6 +180,14 @@ def stream_process(args: list[str], cwd: str, stop: threading.Event | None) -> I
             proc.stderr.close()
         if proc.returncode == 2 and "regex" in err:
             raise PatternError(err.strip().splitlines()[-1] if err.strip() else "invalid regex")
+
+
+def _kill_on(stop: threading.Event, proc: subprocess.Popen) -> None:
+    while proc.poll() is None:
+        if stop.wait(0.2):
+            if proc.poll() is None:
+                proc.kill()
+            return
 
 
 class PatternError(ValueError):
@@ -226,7 +268,7 @@ def _walk(directory: str, ignore: _Ignore, stop: threading.Event | None, hide: H
         return
     for entry in entries:
         is_dir = entry.is_dir(follow_symlinks=False)
-        if is_dir and entry.name in SKIP_DIRS or ignore.ignored(entry.path, is_dir) \
+        if is_dir and (entry.name in SKIP_DIRS or entry.path in KERNEL_ROOTS) or ignore.ignored(entry.path, is_dir) \
                 or hide(entry.path, entry.is_symlink()):
             continue
         if is_dir:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import posixpath
 import threading
 from collections.abc import Iterator
@@ -15,16 +16,33 @@ LINE_MAX_CHARS = 300
 COUNT_BEYOND = 1000  # keep counting this many hits past the page to report a total
 AGGREGATE_MAX_HITS = 20000
 _GLOB_CHARS = set("*?[")
-_KERNEL_FS = ("/proc/", "/sys/")
+SEARCH_DEADLINE = 60.0  # seconds: a search that runs longer stops and returns what it found
 
 
 def run(backend: TerminalBackend, args: dict, *, path_env: str | None,
         stop: threading.Event | None = None, use_rg: bool = True) -> dict:
-    """Run one search_files call and return its result mapping."""
+    """Run one search_files call within SEARCH_DEADLINE and return its result mapping."""
+    deadline = s.Deadline(SEARCH_DEADLINE, stop)
+    try:
+        out = _run(backend, args, path_env=path_env, stop=deadline.event, use_rg=use_rg)
+    finally:
+        expired = deadline.expired
+        deadline.close()
+    if expired:
+        out["note"] = (f"search stopped at its {SEARCH_DEADLINE:g} s deadline: results are partial; "
+                       "narrow the path or pattern. " + out.get("note", "")).strip()
+    return out
+
+
+def _run(backend: TerminalBackend, args: dict, *, path_env: str | None,
+         stop: threading.Event | None = None, use_rg: bool = True) -> dict:
     pattern = str(args.get("pattern") or "")
     if not pattern:
         raise FileToolError("pattern is required")
     root = resolve(backend, str(args.get("path") or "."))
+    if backend.kind == "local" and s.kernel_root(os.path.realpath(root)):
+        raise FileToolError(f"search_files does not search {root}: /proc, /sys and /dev hold endless and "
+                            "blocking files. Read one specific file with read_file, or use the terminal.")
     guard = SearchGuard.for_backend(backend, root)
     root = guard.root if guard else root
     if backend.stat(root) is None:
@@ -108,11 +126,11 @@ def _hits(backend: TerminalBackend, q: s.Query, root: str, path_env: str | None,
 def _confined(backend: TerminalBackend, argv: list[str]) -> list[str] | None:
     """A local search program's argv: inside the OS sandbox when the backend is guarded (None when no
     sandbox works here: the caller uses the Python walker, which opens files without following links)."""
-    if not isinstance(backend, GuardedBackend) or argv[-1].startswith(_KERNEL_FS):
-        return argv  # nothing confined can plant a symlink in /proc or /sys (and rg stalls on them in bwrap)
-    if argv[-1] == "/":
+    if argv[-1] == "/":  # kernel roots are refused as search roots, and skipped below /
         cut = argv.index("--")
-        argv = [*argv[:cut], "-g", "!/proc", "-g", "!/sys", *argv[cut:]]
+        argv = [*argv[:cut], "-g", "!/proc", "-g", "!/sys", "-g", "!/dev", *argv[cut:]]
+    if not isinstance(backend, GuardedBackend):
+        return argv
     return backend.confine(argv)
 
 

@@ -1,0 +1,167 @@
+"""Opening files without following symlinks: the one fail-closed opener of the unconfined process for any
+name the sandbox could have written (workspace, HOME). Every component is opened with openat2(2)
+RESOLVE_NO_SYMLINKS where the kernel has it, else by a walk of O_NOFOLLOW|O_DIRECTORY opens; there is no
+fallback to a plain open(). `read_regular` adds the check that the file is a regular file."""
+
+from __future__ import annotations
+
+import errno
+import functools
+import os
+import secrets
+import stat as stat_mod
+import struct
+
+_DIR_FLAGS = getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY | os.O_NOFOLLOW
+
+
+def open_dir(path: str, *, create: bool) -> int:
+    """An fd for directory `path` (absolute, already resolved), walked from / with O_NOFOLLOW; missing
+    directories are created when `create`. A symlink anywhere on the way raises PermissionError."""
+    fd = os.open("/", _DIR_FLAGS)
+    try:
+        for name in [p for p in path.split("/") if p]:
+            try:
+                nfd = os.open(name, _DIR_FLAGS, dir_fd=fd)
+            except FileNotFoundError:
+                if not create:
+                    raise
+                os.mkdir(name, 0o777, dir_fd=fd)
+                nfd = os.open(name, _DIR_FLAGS, dir_fd=fd)
+            except OSError as exc:
+                if exc.errno in (errno.ELOOP, errno.ENOTDIR) and _is_link(fd, name):
+                    raise PermissionError(errno.EACCES, "a symlink appeared in the path after it was checked",
+                                          path) from exc
+                raise
+            os.close(fd)
+            fd = nfd
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _is_link(dir_fd: int, name: str) -> bool:
+    try:
+        return stat_mod.S_ISLNK(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
+    except OSError:
+        return False
+
+
+def open_nofollow(path: str, flags: int) -> int:
+    """Open a resolved path with no symlink followed on the way or at the end: openat2(2) with
+    RESOLVE_NO_SYMLINKS where the kernel has it, else a walk of O_NOFOLLOW|O_DIRECTORY opens."""
+    fd = _openat2(path, flags | os.O_CLOEXEC)
+    if fd is not None:
+        return fd
+    parent = open_dir(os.path.dirname(path), create=False)
+    try:
+        return os.open(os.path.basename(path), flags | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=parent)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise PermissionError(errno.EACCES, "a symlink appeared in the path after it was checked", path) from exc
+        raise
+    finally:
+        os.close(parent)
+
+
+_SYS_OPENAT2 = 437  # one number on every architecture (added after the syscall tables were unified)
+_RESOLVE = 0x02 | 0x04 | 0x08  # RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH
+_openat2_ok: list[bool] = []
+
+
+@functools.cache
+def _libc():  # noqa: ANN202 - ctypes.CDLL
+    import ctypes
+
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def _openat2(path: str, flags: int) -> int | None:
+    """fd of `path` (absolute) opened beneath / with RESOLVE_NO_SYMLINKS|NO_MAGICLINKS|BENEATH; None when
+    the kernel (or seccomp) has no openat2; PermissionError when a symlink is on the path."""
+    if _openat2_ok == [False]:
+        return None
+    import ctypes
+
+    libc = _libc()
+    how = ctypes.create_string_buffer(struct.pack("QQQ", flags, 0, _RESOLVE), 24)
+    root = os.open("/", os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        fd = libc.syscall(_SYS_OPENAT2, ctypes.c_int(root), os.fsencode(path.lstrip("/") or "."), how,
+                          ctypes.c_size_t(24))
+        err = ctypes.get_errno()
+    finally:
+        os.close(root)
+    if fd >= 0:
+        _openat2_ok[:] = [True]
+        return fd
+    if err in (errno.ENOSYS, errno.EPERM) and not _openat2_ok:
+        _openat2_ok[:] = [False]
+        return None
+    if err in (errno.ELOOP, errno.EXDEV):
+        raise PermissionError(errno.EACCES, "a symlink appeared in the path after it was checked", path)
+    raise OSError(err, os.strerror(err), path)
+
+
+def write_nofollow(path: str, data: bytes) -> None:
+    """Atomically replace the file at resolved `path` (temp file + rename inside the same directory fd),
+    keeping its mode; parent directories are created."""
+    parent = open_dir(os.path.dirname(path), create=True)
+    name = os.path.basename(path)
+    tmp = f".hermes-{secrets.token_hex(6)}"
+    try:
+        try:
+            st = os.stat(name, dir_fd=parent, follow_symlinks=False)
+            mode = stat_mod.S_IMODE(st.st_mode) if stat_mod.S_ISREG(st.st_mode) else None
+        except FileNotFoundError:
+            mode = None
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666, dir_fd=parent)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+                if mode is not None:
+                    os.fchmod(fh.fileno(), mode)
+            os.replace(tmp, name, src_dir_fd=parent, dst_dir_fd=parent)
+        except BaseException:
+            try:
+                os.unlink(tmp, dir_fd=parent)
+            except OSError:
+                pass
+            raise
+    finally:
+        os.close(parent)
+
+
+class NotRegularFile(OSError):
+    """The name is a device, FIFO, socket or directory: not read."""
+
+
+def read_regular(path: str | os.PathLike[str], limit: int | None = None) -> bytes:
+    """The bytes of the regular file at `path` (at most `limit`). The directory part is resolved first
+    (the user's own symlinks above the file are fine); from there on no symlink is followed, so a name
+    the sandbox swapped for a link raises PermissionError and a FIFO or device raises NotRegularFile."""
+    path = os.fspath(path)
+    real = os.path.join(os.path.realpath(os.path.dirname(os.path.abspath(path))), os.path.basename(path))
+    fd = open_nofollow(real, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        if not stat_mod.S_ISREG(os.fstat(fd).st_mode):
+            raise NotRegularFile(errno.EINVAL, "not a regular file", path)
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            return fh.read() if limit is None else fh.read(limit)
+    finally:
+        os.close(fd)
+
+
+def read_regular_text(path: str | os.PathLike[str], limit: int | None = None) -> str:
+    """`read_regular` decoded as UTF-8 (undecodable bytes replaced)."""
+    return read_regular(path, limit).decode("utf-8", errors="replace")
+
+
+def is_regular(path: str | os.PathLike[str]) -> bool:
+    """True when `path` names a regular file itself (lstat: a symlink is not one)."""
+    try:
+        return stat_mod.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
