@@ -1,55 +1,60 @@
 """Regular expressions compiled on first use: `lazyre.compile(...)` at module level costs nothing until a run
-needs the pattern (ARCHITECTURE rule 3). The object answers like the compiled `re.Pattern`."""
+needs the pattern (ARCHITECTURE rule 3). The object answers like the compiled `re.Pattern`; after the first
+call its matching methods are the compiled pattern's own bound methods, so a lookup costs an attribute lookup."""
 
 from __future__ import annotations
 
 import re
-import sys
-from collections.abc import Callable, Iterator
-from typing import Any
+
+_METHODS = ("search", "match", "fullmatch", "sub", "subn", "finditer", "findall", "split")
 
 
 class LazyPattern:
-    """Stands in for `re.compile(pattern, flags)`: every attribute (search, sub, pattern, ...) compiles it once."""
-
-    __slots__ = ("_compiled", "_flags", "_pattern")
+    """Stands in for `re.compile(pattern, flags)`: the first use compiles it once."""
 
     def __init__(self, pattern: str, flags: int = 0) -> None:
-        self._pattern, self._flags = pattern, flags
+        self.pattern, self.flags = pattern, flags
         self._compiled: re.Pattern[str] | None = None
 
     def compiled(self) -> re.Pattern[str]:
         """The real `re.Pattern` (for APIs that insist on one, e.g. `re.sub(p.compiled(), ...)`)."""
         if self._compiled is None:
-            self._compiled = re.compile(self._pattern, self._flags)
+            self._compiled = re.compile(self.pattern, self.flags)
+            for name in _METHODS:  # later calls skip this object's methods entirely
+                setattr(self, name, getattr(self._compiled, name))
         return self._compiled
 
-    def match(self, string: str, pos: int = 0, endpos: int = sys.maxsize) -> re.Match[str] | None:
-        return self.compiled().match(string, pos, endpos)
+    def search(self, *args, **kwargs):  # noqa: ANN201 - as re.Pattern
+        return self.compiled().search(*args, **kwargs)
 
-    def fullmatch(self, string: str, pos: int = 0, endpos: int = sys.maxsize) -> re.Match[str] | None:
-        return self.compiled().fullmatch(string, pos, endpos)
+    def match(self, *args, **kwargs):  # noqa: ANN201
+        return self.compiled().match(*args, **kwargs)
 
-    def search(self, string: str, pos: int = 0, endpos: int = sys.maxsize) -> re.Match[str] | None:
-        return self.compiled().search(string, pos, endpos)
+    def fullmatch(self, *args, **kwargs):  # noqa: ANN201
+        return self.compiled().fullmatch(*args, **kwargs)
 
-    def finditer(self, string: str, pos: int = 0, endpos: int = sys.maxsize) -> Iterator[re.Match[str]]:
-        return self.compiled().finditer(string, pos, endpos)
+    def sub(self, *args, **kwargs):  # noqa: ANN201
+        return self.compiled().sub(*args, **kwargs)
 
-    def findall(self, string: str, pos: int = 0, endpos: int = sys.maxsize) -> list[Any]:
-        return self.compiled().findall(string, pos, endpos)
+    def subn(self, *args, **kwargs):  # noqa: ANN201
+        return self.compiled().subn(*args, **kwargs)
 
-    def sub(self, repl: str | Callable[[re.Match[str]], str], string: str, count: int = 0) -> str:
-        return self.compiled().sub(repl, string, count)
+    def finditer(self, *args, **kwargs):  # noqa: ANN201
+        return self.compiled().finditer(*args, **kwargs)
 
-    def split(self, string: str, maxsplit: int = 0) -> list[str | Any]:
-        return self.compiled().split(string, maxsplit)
+    def findall(self, *args, **kwargs):  # noqa: ANN201
+        return self.compiled().findall(*args, **kwargs)
 
-    def __getattr__(self, name: str) -> Any:  # the rest of re.Pattern (subn, pattern, groupindex, ...)
+    def split(self, *args, **kwargs):  # noqa: ANN201
+        return self.compiled().split(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> object:  # groups, groupindex, ...
+        if name.startswith("__") or name == "_compiled":
+            raise AttributeError(name)
         return getattr(self.compiled(), name)
 
     def __repr__(self) -> str:
-        return f"lazyre.compile({self._pattern!r}, {self._flags})"
+        return f"lazyre.compile({self.pattern!r}, {self.flags})"
 
 
 def compile(pattern: str, flags: int = 0) -> LazyPattern:  # noqa: A001 - mirrors re.compile
