@@ -128,6 +128,7 @@ class ChatSession:
         self.owners: frozenset[str] = frozenset()  # users on the platform's allowlist: their words are trusted
         self.person = ""  # team mode: "<platform>:<user id>" of the one person this session belongs to
         self.origin: dict | None = None  # Hermes's SessionSource of the last message (routing entry)
+        self._announced = False  # session:start fired for this chat's session
         self.model: str | None = None  # /model NAME for this chat
         self.switch_model: Callable[[AgentSession, str], None] | None = None
         self._progress_lines: list[str] = []
@@ -169,6 +170,7 @@ class ChatSession:
         if self.agent is not None:
             await asyncio.to_thread(self.agent.reset)
         self.sessions.set(self.key, None)
+        self._announced = False
 
     async def _work(self) -> None:
         while self.queue:
@@ -257,9 +259,13 @@ class ChatSession:
         session id; True when that session is new."""
         agent = self._built()
         binding = agent.services.session
-        if binding is None or agent.session_id:
+        if binding is None or self._announced:
             return False
-        self.sessions.set(self.key, binding.start(), self.origin)
+        if agent.session_id and agent.history:  # a stored conversation continues: not a new session
+            return False
+        if not agent.session_id:
+            self.sessions.set(self.key, binding.start(), self.origin)
+        self._announced = True
         return True
 
     def _built(self) -> AgentSession:
