@@ -21,7 +21,8 @@ HOOK = textwrap.dedent("""
             addr = args[1]
             line = "connect " + (addr if isinstance(addr, str) else str(addr[0]))
         elif event == "socket.getaddrinfo":
-            line = "lookup " + str(args[0])
+            host = args[0]
+            line = "lookup " + (host.decode("ascii", "replace") if isinstance(host, bytes) else str(host))
         else:
             return
         with open(_log, "a") as f:
