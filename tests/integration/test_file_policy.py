@@ -34,9 +34,10 @@ def user(tmp_path: Path) -> Path:
     return home
 
 
-def snapshot(home: Path) -> dict[str, str]:
-    return {str(p): p.read_text() for p in sorted(home.rglob("*")) if p.is_file() and not p.is_symlink()
-            and "ws" not in p.relative_to(home).parts[:1] and "sessions" not in p.parts and p.suffix != ".db"
+def snapshot(home: Path) -> dict[str, bytes]:
+    return {str(p): p.read_bytes() for p in sorted(home.rglob("*")) if p.is_file() and not p.is_symlink()
+            and "ws" not in p.relative_to(home).parts[:1] and "sessions" not in p.parts
+            and not p.name.startswith("state.db")
             and "skills" not in p.parts and "logs" not in p.parts and "cache" not in p.parts
             and p.name != ".parsed-config.json"}  # hermes's own caches
 
