@@ -42,7 +42,7 @@ def test_memory_todo_skill_and_file_calls_in_hermes_shapes(scripted, hermes_home
                       "notify_on_complete": False}),
     ]
     scripted.add({"tool_calls": [{"name": n, "arguments": a} for n, a in calls]}, {"content": "done"})
-    out = run_hermes("chat", "-q", "go", home=hermes_home, timeout=120)
+    out = run_hermes("chat", "-q", "go", home=hermes_home, timeout=120, cwd=str(work))  # the workspace (/tmp is private)
     assert out.returncode == 0, out.stderr
     r = _results(scripted)
     assert r[0]["success"] is True and r[0]["message"] == "Applied 2 operation(s)." and r[0]["entry_count"] == 2
