@@ -106,7 +106,8 @@ def test_strangers_cost_no_model_call_and_cannot_answer_buttons(hermes_home: Pat
             gw.stop()
         assert not model.requests, f"{len(model.requests)} model calls for a stranger"
     assert "model: evil" not in (hermes_home / "config.yaml").read_text()
-    assert not list((hermes_home / "cache").rglob("*")) if (hermes_home / "cache").exists() else True
+    saved = [p for p in hermes_home.rglob("*") if p.is_file() and p.read_bytes() == b"model: evil\n"]
+    assert saved == [] and not list(hermes_home.glob("cache/documents/*"))  # the stranger's file was never saved
     assert all("answer" not in str(m.get("text")) for m in fake.sent)
 
 
