@@ -35,6 +35,7 @@ def homes(tmp_path, monkeypatch):
     users = [SimpleNamespace(pw_uid=1001, pw_dir=str(other)), SimpleNamespace(pw_uid=0, pw_dir=str(tmp_path / "users/root")),
              SimpleNamespace(pw_uid=2, pw_dir="/usr/sbin"), SimpleNamespace(pw_uid=65534, pw_dir="/nonexistent")]
     monkeypatch.setattr(pwd, "getpwall", lambda: users)
+    monkeypatch.setenv("HOME", str(home))  # the user's HOME is the policy's (the private /tmp re-binds it)
     return home, other, tmp_path / "users/root"
 
 
@@ -57,7 +58,7 @@ def test_policy_hides_rc_shares_configs_and_other_homes(homes):
 def test_confined_commands_cannot_read_them(homes):
     home, other, root = homes
     policy = PathPolicy.build(workspace=[str(home / "proj")], hermes_home=str(home / ".hermes"), home=str(home),
-                              config={"shared_tmp": False, "mechanism": "bwrap"})
+                              config={"shared_tmp": True, "mechanism": "bwrap"})  # these fake homes live in /tmp
     backend = LocalBackend(str(home / "proj"), sandbox=spec_from_policy(policy), source_rc=False)
     if not backend.contained:
         pytest.skip(f"sandbox not available here: {backend.sandbox_state}")
