@@ -13,7 +13,6 @@ HOME outside /tmp (under /root or /srv) and under /tmp.
 
 from __future__ import annotations
 
-import http.server
 import json
 import os
 import random
@@ -21,13 +20,13 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 import pytest
 
 from tests.helpers import run_hermes
+from tests.integration.test_containment_attacks import _Sink, sink  # noqa: F401, F811 - the shared listener fixture
 
 KEY = "SECRETKEYMATERIAL-c4a1"
 PAT = "ghp_SECRETPAT-0d9e77"
@@ -63,30 +62,7 @@ def where(request, tmp_path):
     shutil.rmtree(root, ignore_errors=True)
 
 
-class _Sink(http.server.BaseHTTPRequestHandler):
-    received: list[bytes] = []
-
-    def do_POST(self) -> None:  # noqa: N802 - http.server API
-        _Sink.received.append(self.path.encode() + self.rfile.read(int(self.headers.get("Content-Length") or 0)))
-        self.send_response(200)
-        self.end_headers()
-
-    def do_GET(self) -> None:  # noqa: N802
-        _Sink.received.append(self.path.encode())
-        self.send_response(200)
-        self.end_headers()
-
-    def log_message(self, *args: object) -> None:
-        return
-
-
-@pytest.fixture
-def sink():
-    _Sink.received = []
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Sink)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
+# the exfiltration listener is the containment suite's (one copy)
 
 
 def _world(root: Path, scripted, mechanism: str, extra: str = "") -> Path:
@@ -157,7 +133,7 @@ def test_swapped_output_cwd_and_state_files_give_nothing(mechanism, where, scrip
 # -- environment ------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("mechanism", _mechanisms())
-def test_arbitrary_variables_never_reach_the_model_or_a_listener(mechanism, where, scripted, sink):
+def test_arbitrary_variables_never_reach_the_model_or_a_listener(mechanism, where, scripted, sink):  # noqa: F811
     home = _world(where, scripted, mechanism, "terminal:\n  env_passthrough: [PASSME]\n")
     env = {"GITHUB_PAT": PAT, "MY_NOTES": NOTE, "PASSME": "passed-ok", "TMUX": "/tmp/tmux-0/default,1,0",
            "SSH_AUTH_SOCK": "/tmp/ssh-x/agent.1", "DBUS_SESSION_BUS_ADDRESS": "unix:path=/run/user/0/bus",
