@@ -22,6 +22,11 @@ SSHD=$(find_sshd) || true
 [ -f "$DIR/host_key" ] || ssh-keygen -q -t ed25519 -N '' -f "$DIR/host_key" || warn "ssh-keygen failed"
 [ -f "$DIR/client_key" ] || ssh-keygen -q -t ed25519 -N '' -f "$DIR/client_key" || warn "ssh-keygen failed"
 cp "$DIR/client_key.pub" "$DIR/authorized_keys"
+# A throwaway sshd gets a new host key on every clean checkout: forget what an earlier run left in the user's
+# known_hosts for this address (the ssh backend checks that file after its own and would refuse the new key).
+for kh in "$HOME/.ssh/known_hosts" "$(getent passwd "$(id -un)" | cut -d: -f6)/.ssh/known_hosts"; do
+  [ -f "$kh" ] && ssh-keygen -q -R "[127.0.0.1]:$PORT" -f "$kh" >/dev/null 2>&1
+done
 chmod 600 "$DIR/host_key" "$DIR/client_key" "$DIR/authorized_keys"
 
 cat >"$DIR/sshd_config" <<CFG

@@ -82,7 +82,7 @@ def test_an_mcp_server_writing_agents_md_is_undone(scripted, hermes_home, tmp_pa
         pytest.skip("the mcp SDK is not installed")
     work = tmp_path / "work"
     work.mkdir()
-    model_config(hermes_home, scripted.url, extra=f"mcp_discovery_timeout: 30\nmcp_servers:\n  ext:\n"
+    model_config(hermes_home, scripted.url, extra=f"mcp_discovery_timeout: 30\nmcp_single_query_discovery_timeout: 60\nmcp_servers:\n  ext:\n"
                                                   f"    command: {sys.executable}\n    args: [{HOSTILE}]\n")
     scripted.add({"tool_calls": [{"name": "mcp__ext__run_shell", "arguments": {"command": SCRIPT}}]},
                  {"content": "done"})

@@ -49,7 +49,7 @@ def test_mcp_tool_through_chat(scripted, hermes_home):
         pytest.skip("mcp-server-time is not installed (.ci/install-mcp-servers.sh)")
     model_config(hermes_home, scripted.url,
                  extra=f"mcp_servers:\n  time:\n    command: {sys.executable}\n    args: [-m, mcp_server_time]\n"
-                       "mcp_discovery_timeout: 20\n")
+                       "mcp_discovery_timeout: 20\nmcp_single_query_discovery_timeout: 60\n")
     scripted.add({"tool_calls": [{"name": "mcp__time__get_current_time", "arguments": {"timezone": "Asia/Tokyo"}}]},
                  {"content": "it is night in Tokyo"})
     out = run_hermes("chat", "-q", "time in Tokyo?", "-t", "mcp-time", home=hermes_home)
@@ -65,7 +65,7 @@ def test_npm_everything_server_tool_through_chat(scripted, hermes_home):
     if EVERYTHING is None:
         pytest.skip("server-everything not installed (set HERMES_TEST_MCP_EVERYTHING; .ci/install-mcp-servers.sh)")
     model_config(hermes_home, scripted.url,
-                 extra=f"mcp_servers:\n  ev:\n    command: {EVERYTHING}\nmcp_discovery_timeout: 20\n")
+                 extra=f"mcp_servers:\n  ev:\n    command: {EVERYTHING}\nmcp_discovery_timeout: 20\nmcp_single_query_discovery_timeout: 60\n")
     scripted.add({"tool_calls": [{"name": "mcp__ev__echo", "arguments": {"message": "over stdio from npm"}}]},
                  {"content": "echoed"})
     out = run_hermes("chat", "-q", "echo something", home=hermes_home)  # default preset includes mcp-* toolsets

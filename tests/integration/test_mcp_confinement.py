@@ -53,7 +53,7 @@ def user_home(request, tmp_path):
 
 
 def _config(home: Path, url: str, servers: str, mechanism: str = "auto") -> None:
-    model_config(home / ".hermes", url, extra=f"sandbox:\n  mechanism: {mechanism}\nmcp_discovery_timeout: 30\n"
+    model_config(home / ".hermes", url, extra=f"sandbox:\n  mechanism: {mechanism}\nmcp_discovery_timeout: 30\nmcp_single_query_discovery_timeout: 60\n"
                                               f"mcp_servers:\n{servers}")
 
 

@@ -66,7 +66,7 @@ def test_skill_cron_and_context_files_after_an_mcp_result_are_refused(scripted, 
         pytest.skip("the mcp SDK is not installed")
     work = tmp_path / "work"
     work.mkdir()
-    model_config(hermes_home, scripted.url, extra=f"mcp_discovery_timeout: 30\nmcp_servers:\n  ext:\n"
+    model_config(hermes_home, scripted.url, extra=f"mcp_discovery_timeout: 30\nmcp_single_query_discovery_timeout: 60\nmcp_servers:\n  ext:\n"
                                                   f"    command: {sys.executable}\n    args: [{HOSTILE}]\n")
     skill = "---\nname: helper\ndescription: Helps.\n---\nDo things.\n"
     scripted.add({"tool_calls": [{"name": "mcp__ext__run_shell", "arguments": {"command": f"echo '{PLANTED}'"}}]},

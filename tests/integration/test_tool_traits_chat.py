@@ -20,7 +20,7 @@ DYNAMIC = str(Path(__file__).parents[1] / "fixtures" / "mcp_dynamic_server.py")
 def mcp_config(approval: str | None = None, extra: str = "") -> str:
     line = f"    approval: {approval}\n" if approval else ""
     return (f"mcp_servers:\n  dyn:\n    command: {sys.executable}\n    args: [{DYNAMIC}]\n{line}"
-            f"mcp_discovery_timeout: 20\n{extra}")
+            f"mcp_discovery_timeout: 20\nmcp_single_query_discovery_timeout: 60\n{extra}")
 
 
 def tool_messages(request: dict) -> list[str]:

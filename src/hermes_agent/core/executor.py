@@ -62,13 +62,17 @@ class ToolExecutor:
         return result
 
     def _parallel_ok(self, calls: tuple[ToolCall, ...]) -> bool:
-        """Parallel when every call is parallel_safe, or path-scoped (path_arg) with no path named twice."""
+        """Parallel when every call is parallel_safe, or path-scoped (path_arg) with no path named twice. A call
+        whose traits are unknown here (an upstream alias, the `tool_call` bridge, an unknown name) may write
+        anything, so it keeps the batch in order."""
         if len(calls) < 2:
             return False
         paths = []
         for c in calls:
             entry = self.entry_for(c.name)
-            if entry is None or entry.parallel_safe:
+            if entry is None:
+                return False
+            if entry.parallel_safe:
                 continue
             if entry.path_arg is None:
                 return False

@@ -56,3 +56,20 @@ def test_labels_come_from_preview_traits():
     _, started = run([("shell", {"other": "x", "cmd": "ls -la"}), ("saver", {"file": "a.txt"}), ("free", {})])
     assert [(e.emoji, e.preview, e.label) for e in started] == [
         ("💻", "ls -la", "ls -la"), ("💾", "a.txt", "saver a.txt"), ("", "", "free")]
+
+
+def test_a_call_with_unknown_traits_keeps_the_batch_in_order():
+    """An upstream alias (`todo_list`) or bridge whose entry is unknown may write what its neighbour reads:
+    the batch runs one call after the other (was: treated as parallel-safe, and a merge lost an item)."""
+    order: list[str] = []
+
+    def run_one(call: ToolCall) -> str:
+        order.append(f"start {call.id}")
+        time.sleep(0.05)
+        order.append(f"end {call.id}")
+        return "{}"
+
+    ex = ToolExecutor(run_one, lambda e: None, lambda name: None)
+    calls = (ToolCall("a", "todo_list", "{}"), ToolCall("b", "todo_list", "{}"))
+    assert ex.run(calls) == ["{}", "{}"]
+    assert order == ["start a", "end a", "start b", "end b"]
