@@ -24,6 +24,9 @@ from hermes_agent.terminal.sandbox.spec import SandboxSpec
 _START_TIMEOUT_S = 15.0
 _SRC_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 _BOOT = f"import sys; sys.path.insert(0, {_SRC_ROOT!r}); from hermes_agent.terminal.sandbox.server import "
+# The launcher's (and the MCP keeper's) argv[1]: what `peer.py` reads in /proc/<pid>/cmdline to know that
+# everything below that process is confined. Commands cannot change another process's command line.
+CONFINED_TAG, UNCONFINED_TAG = "hermes-confined", "hermes-unconfined"
 
 
 class SandboxError(HermesError):
@@ -76,7 +79,7 @@ def sandbox_command(spec: SandboxSpec | None, argv: list[str], cwd: str | None =
             prefix[prefix.index("--chdir") + 1] = cwd
         return [*prefix, *argv]
     if mechanism == "landlock":
-        return [sys.executable, "-I", "-S", "-c", _BOOT + "exec_main; exec_main()",
+        return [sys.executable, "-I", "-S", "-c", _BOOT + "exec_main; exec_main()", CONFINED_TAG,
                 json.dumps(landlock_config(spec)), *argv]
     return list(argv)
 
@@ -160,7 +163,8 @@ class Launcher:
         if self.mechanism == "landlock":
             _not_dumpable()
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        boot = [sys.executable, "-I", "-S", "-c", _BOOT + "main; main()", str(child.fileno())]
+        tag = CONFINED_TAG if self.mechanism in ("bwrap", "landlock") else UNCONFINED_TAG
+        boot = [sys.executable, "-I", "-S", "-c", _BOOT + "main; main()", tag, str(child.fileno())]
         argv = [*bwrap_argv(self.spec), *boot] if self.mechanism == "bwrap" else boot
         env = launcher_env()
         try:

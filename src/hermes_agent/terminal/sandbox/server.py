@@ -177,15 +177,7 @@ def _setup(sock: socket.socket) -> bool:
         from hermes_agent.terminal.sandbox import landlock
 
         if cfg.get("landlock") is not None:
-            rules = [(str(p), int(r)) for p, r in cfg["landlock"]]
-            landlock.apply(rules, network=bool(cfg.get("network", True)))
-            _split_keeper(sock)
-            landlock.fence()  # an inner domain: commands cannot signal the keeper (outer domain)
-            _drop_capabilities()  # as root: no CAP_SYS_PTRACE into hermes (non-dumpable), as bwrap --cap-drop ALL
-            if cfg.get("deny_unix"):  # Landlock cannot hide the user's sockets: no unix sockets at all
-                from hermes_agent.terminal.sandbox import seccomp
-
-                seccomp.deny_unix_sockets()
+            _confine(cfg, lambda: _split_keeper(sock))
         elif cfg.get("fence"):
             landlock.fence()
         elif cfg.get("keeper"):  # unconfined (sandbox off or unavailable): still nothing outlives the session
@@ -199,6 +191,22 @@ def _setup(sock: socket.socket) -> bool:
 
 _PR_SET_PDEATHSIG, _PR_SET_DUMPABLE, _PR_SET_CHILD_SUBREAPER, _PR_CAPBSET_DROP = 1, 4, 36, 24
 _PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
+
+
+def _confine(cfg: dict, split) -> None:  # type: ignore[no-untyped-def]
+    """The Landlock path: the outer domain, `split` (the keeper stays there), then, in the process that goes
+    on, an inner domain (cannot signal the keeper), no capabilities and (unless a socket is granted) no
+    unix sockets."""
+    from hermes_agent.terminal.sandbox import landlock
+
+    landlock.apply([(str(p), int(r)) for p, r in cfg["landlock"]], network=bool(cfg.get("network", True)))
+    split()
+    landlock.fence()  # an inner domain: commands cannot signal the keeper (outer domain)
+    _drop_capabilities()  # as root: no CAP_SYS_PTRACE into hermes (non-dumpable), as bwrap --cap-drop ALL
+    if cfg.get("deny_unix"):  # Landlock cannot hide the user's sockets: no unix sockets at all
+        from hermes_agent.terminal.sandbox import seccomp
+
+        seccomp.deny_unix_sockets()
 
 
 def _drop_capabilities() -> None:
@@ -223,9 +231,11 @@ def _prctl(option: int, value: int) -> None:
     ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
 
 
-def _split_keeper(sock: socket.socket) -> None:
+def _split_keeper(sock: socket.socket | None) -> None:
     """Become a subreaper and fork: the child returns and serves; this process becomes the keeper and
-    never returns. Orphans (setsid + double fork, `env -i`) are re-parented to the keeper, not to init."""
+    never returns. Orphans (setsid + double fork, `env -i`) are re-parented to the keeper, not to init.
+    Without `sock` (one wrapped program, `exec_main`) the keeper lets go of stdin/stdout/stderr: the
+    program's reader must see EOF when the program ends."""
     import signal
 
     _prctl(_PR_SET_CHILD_SUBREAPER, 1)
@@ -233,7 +243,13 @@ def _split_keeper(sock: socket.socket) -> None:
     child = os.fork()
     if child == 0:
         return
-    sock.close()
+    if sock is not None:
+        sock.close()
+    else:
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
+        os.close(null)
     signal.signal(signal.SIGTERM, lambda *_: _end(0))
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
     _prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)  # hermes died: take everything down
@@ -244,14 +260,16 @@ def _split_keeper(sock: socket.socket) -> None:
 
 def _keep(server: int) -> None:
     """Reap whatever is re-parented here; when the serving child ends, kill every descendant and exit."""
+    code = 0
     while True:
         try:
-            pid, _ = os.waitpid(-1, 0)
+            pid, status = os.waitpid(-1, 0)
         except ChildProcessError:
             break
         if pid == server:
+            code = os.waitstatus_to_exitcode(status)
             break
-    _end(0)
+    _end(code if code >= 0 else 128 - code)  # a wrapped program's status, as a shell reports it
 
 
 def _end(code: int) -> None:
@@ -307,15 +325,24 @@ def main() -> None:
     # ptrace it, pidfd_getfd its socket to hermes or read /proc/<launcher>/fd|environ. A command gets its own
     # dumpable flag back at execve; it never shares the launcher's.
     _prctl(_PR_SET_DUMPABLE, 0)
-    received = int(sys.argv[1])
+    received = int(sys.argv[2])  # argv[1] is the launcher's tag (launcher.CONFINED_TAG or UNCONFINED_TAG)
     sock = socket.socket(fileno=fcntl_dup_high(received))  # fds 3, 4... are the commands' channels
     os.close(received)
     if _setup(sock):
         _Server(sock).serve()
 def exec_main() -> None:
-    """`sandbox_command` for Landlock: restrict this process with argv[1] (JSON), then exec argv[2:]."""
-    cfg = json.loads(sys.argv[1])
-    from hermes_agent.terminal.sandbox import landlock
-
-    landlock.apply([(str(p), int(r)) for p, r in cfg["landlock"]], network=bool(cfg.get("network", True)))
-    os.execvp(sys.argv[2], sys.argv[2:])
+    """`sandbox_command` for Landlock: argv[1] is the tag, argv[2] the config (JSON), argv[3:] the program.
+    As the launcher: a keeper stays in the outer domain and kills every descendant when the program ends
+    (or hermes dies, or the program's group is sent SIGTERM); the program runs in the inner domain."""
+    _prctl(_PR_SET_DUMPABLE, 0)  # the keeper; the program is dumpable again after its execve
+    cfg = json.loads(sys.argv[2])
+    try:
+        _confine(cfg, lambda: _split_keeper(None))
+    except OSError as exc:
+        sys.stderr.write(f"hermes sandbox: landlock/seccomp: {exc}\n")
+        os._exit(126)
+    try:
+        os.execvp(sys.argv[3], sys.argv[3:])
+    except OSError as exc:
+        sys.stderr.write(f"hermes sandbox: cannot run {sys.argv[3]}: {exc}\n")
+        os._exit(127)
