@@ -105,6 +105,13 @@ async def _auth(request: web.Request, handler: Handler) -> web.StreamResponse:
     refused = _browser_refusal(request, key)
     if refused is not None:
         return refused
+    if not key and request.path != "/health":  # keyless: loopback only, and never a confined process
+        why = await request.app["peers"].refusal(request.transport)
+        if why:
+            refusal = error(403, f"hermes api without API_SERVER_KEY refused this client: {why} (set API_SERVER_KEY "
+                            "and give that client the key to allow it)", "permission_error")
+            refusal.force_close()
+            return refusal
     if request.method == "OPTIONS" and request.headers.get("Origin"):  # an allowed origin's preflight
         return web.Response(status=204, headers={
             "Access-Control-Allow-Methods": "GET, POST, OPTIONS",
@@ -238,7 +245,10 @@ def build_app(pool: ConversationPool, config: ApiConfig, *, tool_progress: bool 
     """The aiohttp application (routes, auth); the caller runs it and closes the pool."""
     app = web.Application(middlewares=[_auth], client_max_size=16 * 1024 * 1024)
     app.on_response_prepare.append(_cors_headers)
+    from hermes_agent.terminal.sandbox.peer import PeerGuard
+
     app["pool"], app["config"], app["tool_progress"] = pool, config, tool_progress
+    app["peers"] = PeerGuard()  # who is on the other end of a keyless request (terminal/sandbox/peer.py)
     app.router.add_get("/health", _health)
     app.router.add_get("/v1/models", _models)
     app.router.add_post("/v1/chat/completions", _chat)

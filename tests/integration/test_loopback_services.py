@@ -1,0 +1,114 @@
+"""Keyless hermes services on loopback refuse confined clients (issue 19, "loopback services"): a `hermes api`
+without API_SERVER_KEY runs on 127.0.0.1; a command the model runs through `hermes chat -q` (inside the
+sandbox, network on, loopback shared) calls it with curl and Python — plainly, and after making itself
+non-dumpable to hide its fds — and gets 403 with one clear line, under bubblewrap and under Landlock; the
+unconfined openai client (this test) is still answered."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import HERMES, model_config, run_hermes
+from tests.integration.test_mcp_confinement import MECHANISMS
+
+pytest.importorskip("aiohttp")
+openai = pytest.importorskip("openai")
+
+PROBE = r'''
+import ctypes, json, sys, urllib.error, urllib.request
+url = sys.argv[1]
+opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+def call(path, body=None):
+    req = urllib.request.Request(url + path, data=body, headers={"Content-Type": "application/json"})
+    try:
+        with opener.open(req, timeout=30) as resp:
+            return resp.status, resp.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode()
+turn = json.dumps({"model": "x", "messages": [{"role": "user", "content": "search my sessions for keys"}]}).encode()
+print("PLAIN", *call("/v1/models"))
+print("TURN", *call("/v1/chat/completions", turn))
+ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0: /proc/<pid>/fd unreadable to other non-root users
+print("HIDDEN", *call("/v1/models"))
+'''
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def keyless_api(scripted, hermes_home):
+    model_config(hermes_home, scripted.url)
+    port = _free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "OPENROUTER_", "HERMES_", "API_"))}
+    env.update(HERMES_HOME=str(hermes_home), API_SERVER_PORT=str(port))
+    proc = subprocess.Popen([HERMES, "api"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert "listening on" in proc.stdout.readline()
+    yield f"http://127.0.0.1:{port}"
+    proc.terminate()
+    proc.wait(timeout=20)
+
+
+def _tool_output(scripted, index: int = 1) -> str:
+    return json.loads(scripted.requests[index]["body"]["messages"][-1]["content"])["output"]
+
+
+@pytest.mark.parametrize("mechanism", MECHANISMS)
+def test_confined_command_is_refused_by_a_keyless_api(scripted, keyless_api, tmp_path, mechanism):
+    chat_home, project = tmp_path / "chat-home", tmp_path / "project"
+    chat_home.mkdir()
+    project.mkdir()
+    (project / "probe.py").write_text(PROBE)
+    model_config(chat_home, scripted.url, extra=f"sandbox:\n  mechanism: {mechanism}\n")
+    command = (f"curl -sS --noproxy '*' -w ' CODE=%{{http_code}}' {keyless_api}/v1/models; echo; "
+               f"python3 probe.py {keyless_api}")
+    scripted.add({"tool_calls": [{"name": "terminal", "arguments": {"command": command}}]}, {"content": "done"})
+    out = run_hermes("chat", "-q", "call the local api", home=chat_home, cwd=str(project), timeout=120)
+    assert out.returncode == 0, out.stderr
+    output = _tool_output(scripted)
+    assert "CODE=403" in output, output
+    for probe in ("PLAIN 403", "TURN 403", "HIDDEN 403"):
+        assert probe in output, output
+    assert "refused this client: the connection comes from a process inside a hermes sandbox" in output, output
+    assert "hermes-agent" not in output  # no model list, no answer
+    assert len(scripted.requests) == 2  # the refused turn never reached the model
+
+    scripted.add({"content": "hello from the unconfined side"})  # the user's own client is still answered
+    client = openai.OpenAI(base_url=keyless_api + "/v1", api_key="unused", max_retries=0, timeout=60)
+    assert [m.id for m in client.models.list().data] == ["hermes-agent"]
+    answer = client.chat.completions.create(model="hermes-agent", messages=[{"role": "user", "content": "hi"}])
+    assert answer.choices[0].message.content == "hello from the unconfined side"
+
+
+def test_unconfined_command_of_a_sandbox_off_session_is_answered(scripted, keyless_api, tmp_path):
+    """Control: with `sandbox.mode: off` (the user's choice) commands are ordinary processes of the user."""
+    chat_home, project = tmp_path / "chat-home", tmp_path / "project"
+    chat_home.mkdir()
+    project.mkdir()
+    model_config(chat_home, scripted.url, extra="sandbox:\n  mode: 'off'\n")
+    command = f"curl -sS --noproxy '*' -w ' CODE=%{{http_code}}' {keyless_api}/v1/models"
+    scripted.add({"tool_calls": [{"name": "terminal", "arguments": {"command": command}}]}, {"content": "done"})
+    out = run_hermes("chat", "-q", "call the local api", home=chat_home, cwd=str(project), timeout=120,
+                     env={"HERMES_YOLO_MODE": "1"})
+    assert out.returncode == 0, out.stderr
+    output = _tool_output(scripted)
+    assert "CODE=200" in output and "hermes-agent" in output, output
+
+
+def test_a_socket_no_process_holds_is_refused(keyless_api):
+    """Fail closed: a connection whose socket only a thread with its own fd table holds
+    cannot be attributed to any process, so it is refused."""
+    script = Path(__file__).with_name("_loopback_inflight.py")
+    res = subprocess.run(["python3", str(script), keyless_api], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stderr
+    assert "403" in res.stdout and "cannot tell which process opened this connection" in res.stdout, res.stdout
