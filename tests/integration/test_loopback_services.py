@@ -112,3 +112,35 @@ def test_a_socket_no_process_holds_is_refused(keyless_api):
     res = subprocess.run(["python3", str(script), keyless_api], capture_output=True, text=True, timeout=60)
     assert res.returncode == 0, res.stderr
     assert "403" in res.stdout and "cannot tell which process opened this connection" in res.stdout, res.stdout
+
+
+@pytest.mark.parametrize("mechanism", MECHANISMS)
+def test_confined_command_with_the_dashboard_token_is_refused(scripted, hermes_home, tmp_path, mechanism):
+    """The dashboard has a token, but a token can leak (under Landlock a browser's command line, with the
+    sign-in URL in it, is readable: a21); a confined client is refused even with it."""
+    import urllib.request
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "OPENROUTER_", "HERMES_", "DASHBOARD_"))}
+    proc = subprocess.Popen([HERMES, "dashboard", "--port", "0", "--no-open"], env={**env, "HERMES_HOME": str(hermes_home)},
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        line = proc.stdout.readline()
+        assert "listening on http://127.0.0.1:" in line, line
+        url = line.split("listening on ", 1)[1].strip()
+        chat_home, project = tmp_path / "chat-home", tmp_path / "project"
+        chat_home.mkdir()
+        project.mkdir()
+        model_config(chat_home, scripted.url, extra=f"sandbox:\n  mechanism: {mechanism}\n")
+        command = f"curl -sS --noproxy '*' -w ' CODE=%{{http_code}}' '{url}'"
+        scripted.add({"tool_calls": [{"name": "terminal", "arguments": {"command": command}}]}, {"content": "done"})
+        out = run_hermes("chat", "-q", "open the dashboard", home=chat_home, cwd=str(project), timeout=120)
+        assert out.returncode == 0, out.stderr
+        output = _tool_output(scripted)
+        assert "CODE=403" in output and "hermes dashboard refused this client: the connection comes from a " \
+                                        "process inside a hermes sandbox" in output, output
+        opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor())
+        with opener.open(url, timeout=30) as resp:  # the user's own client signs in
+            assert resp.status == 200 and "Sessions" in resp.read().decode()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)

@@ -107,6 +107,11 @@ async def _check(request: web.Request, handler) -> web.StreamResponse:  # type: 
     config: DashboardConfig = request.app["config"]
     if not host_allowed(request.headers.get("Host"), config.host):  # DNS rebinding: exact names only
         return web.Response(status=403, text="unexpected Host header; open the address hermes dashboard printed")
+    why = await request.app["peers"].refusal(request.transport)
+    if why:  # the token could leak into the sandbox (a browser's command line is readable under Landlock, a21)
+        resp = web.Response(status=403, text=f"hermes dashboard refused this client: {why}")
+        resp.force_close()
+        return resp
     if request.path == "/favicon.ico":
         return web.Response(status=204)
     if request.path == "/login":

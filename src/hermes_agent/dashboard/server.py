@@ -21,7 +21,10 @@ async def _root(request: web.Request) -> web.Response:
 def build_app(home: Home, config: DashboardConfig) -> web.Application:
     """The application: every route behind `guard` (token cookie, CSRF, security headers)."""
     app = web.Application(middlewares=[guard], client_max_size=1024 * 1024)
+    from hermes_agent.terminal.sandbox.peer import PeerGuard
+
     app["home"], app["config"] = home, config
+    app["peers"] = PeerGuard()  # no confined process, token or not (terminal/sandbox/peer.py)
     add = app.router.add_get
     add("/", _root)
     add("/sessions", sessions.sessions)
