@@ -66,25 +66,38 @@ def socket_inode(src: str, sport: int, dst: str, dport: int) -> tuple[int, int] 
     return (inode, uid) if inode else None
 
 
+_recent: list[int] = []  # the last holders found: a client that connects again is usually the same process
+
+
+def _holds(pid: int, target: str) -> bool:
+    try:
+        with os.scandir(f"/proc/{pid}/fd") as it:
+            for entry in it:
+                try:
+                    if os.readlink(entry.path) == target:
+                        return True
+                except OSError:
+                    continue
+    except OSError:
+        pass
+    return False
+
+
 def holder(inode: int) -> int | None:
-    """A pid whose fd table holds `socket:[inode]` (newest processes first), else None."""
+    """A pid whose fd table holds `socket:[inode]` (recent holders first, then the newest processes),
+    else None. Only an exact match counts, whatever the order."""
     target = f"socket:[{inode}]"
     me = os.getpid()
-    pids = sorted((int(n) for n in os.listdir("/proc") if n.isdigit()), reverse=True)
-    for pid in pids:
-        if pid == me:
-            continue
-        try:
-            with os.scandir(f"/proc/{pid}/fd") as it:
-                for entry in it:
-                    try:
-                        if os.readlink(entry.path) == target:
-                            return pid
-                    except OSError:
-                        continue
-        except OSError:
-            continue
-    return None
+    found = next((pid for pid in list(_recent) if _holds(pid, target)), None)
+    if found is None:
+        pids = sorted((int(n) for n in os.listdir("/proc") if n.isdigit()), reverse=True)
+        found = next((pid for pid in pids if pid != me and _holds(pid, target)), None)
+    if found is not None:
+        if found in _recent:
+            _recent.remove(found)
+        _recent.insert(0, found)
+        del _recent[8:]
+    return found
 
 
 def _pidns_depth(pid: int | str) -> int:
@@ -95,9 +108,11 @@ def _pidns_depth(pid: int | str) -> int:
     return 1
 
 
-def _parent(pid: int) -> int:
+def _stat(pid: int) -> tuple[int, int]:
+    """(parent pid, start time in clock ticks): the pair names one process even after its pid is reused."""
     with open(f"/proc/{pid}/stat", "rb") as fh:
-        return int(fh.read().rsplit(b")", 1)[1].split()[1])
+        fields = fh.read().rsplit(b")", 1)[1].split()
+    return int(fields[1]), int(fields[19])
 
 
 def _is_confining_launcher(pid: int) -> bool:
@@ -107,20 +122,36 @@ def _is_confining_launcher(pid: int) -> bool:
             and argv[5] == CONFINED_TAG.encode())
 
 
+_verdicts: dict[tuple[int, int], bool] = {}  # (pid, start time) -> confined; a process never changes sides
+_own_depth: list[int] = []
+
+
 def confined(pid: int) -> bool:
     """True when `pid` runs inside a hermes sandbox (or cannot be read: it vanished mid-walk)."""
     try:
-        if _pidns_depth(pid) != _pidns_depth("self"):
-            return True
-        current = pid
-        for _ in range(_MAX_DEPTH):
-            if current <= 1 or current == os.getpid():
-                return False
-            if _is_confining_launcher(current):
-                return True
-            current = _parent(current)
+        key = (pid, _stat(pid)[1])
+        if key in _verdicts:
+            return _verdicts[key]
+        if not _own_depth:
+            _own_depth.append(_pidns_depth("self"))
+        verdict = _pidns_depth(pid) != _own_depth[0] or _below_launcher(pid)
     except (OSError, ValueError, IndexError):
         return True
+    if len(_verdicts) > 512:
+        _verdicts.clear()
+    _verdicts[key] = verdict
+    return verdict
+
+
+def _below_launcher(pid: int) -> bool:
+    """Is a confining launcher (or MCP keeper) `pid` itself or one of its ancestors?"""
+    current = pid
+    for _ in range(_MAX_DEPTH):
+        if current <= 1 or current == os.getpid():
+            return False
+        if _is_confining_launcher(current):
+            return True
+        current = _stat(current)[0]
     return True
 
 
