@@ -18,6 +18,7 @@ from tests.helpers import model_config, run_hermes
 from tests.integration.test_vision_chat import call, tool_results, vision_requests
 
 pytest.importorskip("playwright", reason="the [browser] extra (playwright) is not installed")
+from hermes_agent.terminal.sandbox.launcher import landlock_problem  # noqa: E402
 from hermes_agent.tools.builtin._browser_pool import chromium_path  # noqa: E402
 
 CHROMIUM = chromium_path()
@@ -68,8 +69,12 @@ def chromium_processes(home: Path) -> list[int]:
     return found
 
 
-def test_form_flow_type_click_result_page_and_back(scripted, hermes_home, site):
-    model_config(hermes_home, scripted.url, extra=ALLOW)
+@pytest.mark.parametrize("mechanism", ["auto", pytest.param("landlock", marks=pytest.mark.skipif(
+    landlock_problem() is not None, reason="no Landlock"))])
+def test_form_flow_type_click_result_page_and_back(scripted, hermes_home, site, mechanism):
+    """Also under Landlock: Chromium then runs below a keeper (`sandbox_command`), which must let go of
+    Playwright's pipes and take every Chromium process down when the browser closes."""
+    model_config(hermes_home, scripted.url, extra=ALLOW + f"sandbox:\n  mechanism: {mechanism}\n")
     scripted.add(call("browser_navigate", url=f"{site.url}/form"),
                  ref_after(r'textbox "Name"', "browser_type", text="Ada Lovelace"),
                  ref_after(r'button "Submit"', "browser_click"),

@@ -234,8 +234,8 @@ def _prctl(option: int, value: int) -> None:
 def _split_keeper(sock: socket.socket | None) -> None:
     """Become a subreaper and fork: the child returns and serves; this process becomes the keeper and
     never returns. Orphans (setsid + double fork, `env -i`) are re-parented to the keeper, not to init.
-    Without `sock` (one wrapped program, `exec_main`) the keeper lets go of stdin/stdout/stderr: the
-    program's reader must see EOF when the program ends."""
+    Without `sock` (one wrapped program, `exec_main`) the keeper lets go of every fd it inherited: the
+    program's readers must see EOF when the program ends."""
     import signal
 
     _prctl(_PR_SET_CHILD_SUBREAPER, 1)
@@ -249,7 +249,7 @@ def _split_keeper(sock: socket.socket | None) -> None:
         null = os.open(os.devnull, os.O_RDWR)
         for fd in (0, 1, 2):
             os.dup2(null, fd)
-        os.close(null)
+        os.closerange(3, os.sysconf("SC_OPEN_MAX"))  # the program's extra channels too (a browser's pipes)
     signal.signal(signal.SIGTERM, lambda *_: _end(0))
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
     _prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)  # hermes died: take everything down
@@ -335,7 +335,8 @@ def exec_main() -> None:
     As the launcher: a keeper stays in the outer domain and kills every descendant when the program ends
     (or hermes dies, or the program's group is sent SIGTERM); the program runs in the inner domain."""
     _prctl(_PR_SET_DUMPABLE, 0)  # the keeper; the program is dumpable again after its execve
-    cfg = json.loads(sys.argv[2])
+    # No unix-socket filter here (it is the commands'): Chromium breaks under it, and MCP servers never had it.
+    cfg = {**json.loads(sys.argv[2]), "deny_unix": False}
     try:
         _confine(cfg, lambda: _split_keeper(None))
     except OSError as exc:
