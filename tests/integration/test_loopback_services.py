@@ -144,3 +144,47 @@ def test_confined_command_with_the_dashboard_token_is_refused(scripted, hermes_h
     finally:
         proc.terminate()
         proc.wait(timeout=20)
+
+
+@pytest.mark.parametrize("mechanism", MECHANISMS)
+def test_a_keyless_api_started_inside_the_sandbox_serves_nobody(scripted, tmp_path, mechanism):
+    """A model-run `hermes api` gains nothing: it cannot see the user's processes' fds (Landlock: ptrace
+    rule; bwrap: they are outside its pid namespace) nor trust its own sandbox's, so it refuses the user's own
+    client too (no port squatting for keyless clients) and the sandbox's commands."""
+    import urllib.error
+    import urllib.request
+
+    chat_home, project = tmp_path / "chat-home", tmp_path / "project"
+    chat_home.mkdir()
+    project.mkdir()
+    model_config(chat_home, scripted.url, extra=f"sandbox:\n  mechanism: {mechanism}\n"
+                                                "terminal:\n  env_passthrough: [PYTHONPATH]\n")
+    (project / "h").mkdir()
+    model_config(project / "h", scripted.url)  # the inside server's own home (the user's is hidden)
+    port = _free_port()
+    seen: list[str] = []
+
+    def from_outside(body: dict) -> dict:
+        deadline = __import__("time").monotonic() + 60
+        while __import__("time").monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=10) as resp:
+                    seen.append(f"{resp.status} {resp.read().decode()}")
+            except urllib.error.HTTPError as exc:
+                seen.append(f"{exc.code} {exc.read().decode()}")
+            except OSError:
+                __import__("time").sleep(0.2)
+                continue
+            break
+        return {"tool_calls": [{"name": "terminal", "arguments": {
+            "command": f"curl -sS --noproxy '*' -w ' CODE=%{{http_code}}' http://127.0.0.1:{port}/v1/models"}}]}
+
+    scripted.add({"tool_calls": [{"name": "terminal", "arguments": {
+        "command": f"HERMES_HOME=$PWD/h {HERMES} api --port {port}", "background": True}}]},
+                 from_outside, {"content": "done"})
+    out = run_hermes("chat", "-q", "start a server", home=chat_home, cwd=str(project), timeout=180,
+                     env={"PYTHONPATH": os.environ.get("PYTHONPATH", "")})
+    assert out.returncode == 0, out.stderr
+    assert seen and seen[0].startswith("403 ") and "refused this client" in seen[0], seen
+    inside = _tool_output(scripted, 2)
+    assert "CODE=403" in inside and "refused this client" in inside, inside
