@@ -6,7 +6,7 @@ IMMEDIATE, retry). sqlite3 errors leave this class only as StorageError.
 
 from __future__ import annotations
 
-import secrets
+import os
 import sqlite3
 import threading
 import time
@@ -53,7 +53,7 @@ _ACTIVE = "active = 1"  # Hermes keeps rewound messages with active = 0; they ar
 def new_session_id(now: float | None = None) -> str:
     """Sortable id: local start time plus 6 random hex digits (20250305_091523_a1b2c3)."""
     stamp = datetime.fromtimestamp(now if now is not None else time.time()).strftime("%Y%m%d_%H%M%S")
-    return f"{stamp}_{secrets.token_hex(3)}"
+    return f"{stamp}_{os.urandom(3).hex()}"
 
 
 def title_from(text: str | None) -> str | None:
