@@ -17,7 +17,7 @@ _BUILTIN_PACKAGE = "hermes_agent.tools.builtin"
 _SCANNED: dict[str, dict[str, tuple[frozenset[str], frozenset[str], bool]]] = {}  # base -> stem -> scan
 _DONE: dict[str, list[str]] = {}  # base|package -> modules imported, in order
 _FAILED: set[str] = set()
-_DEFERRED: set[str] = set()  # builtin modules whose tools were registered as manifest placeholders
+_PLACEHELD: set[str] = set()  # builtin modules whose tools were registered as manifest placeholders
 # registry.register("name", "toolset", ... written with literal strings (how every built-in registers)
 _LITERAL = lazyre.compile(r"""^[ \t]*registry\.register\(\s*["']([\w.-]+)["']\s*,\s*["']([\w.-]+)["']""", re.M)
 _CALL = lazyre.compile(r"^[ \t]*registry\.register\(", re.M)
@@ -88,11 +88,11 @@ def _from_manifest(wanted: tuple[set[str], set[str]], done: list[str]) -> bool:
     always = set(data["always"])
     for stem, records in manifest.module_tools(data).items():
         module = f"{_BUILTIN_PACKAGE}.{stem}"
-        if module in done or module in _DEFERRED:
+        if module in done or module in _PLACEHELD:
             continue
         if stem in always or any(r["name"] in wanted[0] or r["toolset"] in wanted[1] for r in records):
             manifest.register_placeholders(records)
-            _DEFERRED.add(module)
+            _PLACEHELD.add(module)
     return True
 
 

@@ -1,7 +1,7 @@
 """The built-in tool manifest: what every module of `tools/builtin/` registers (name, toolset, schema, plain
 traits, and where each trait function lives), written to `builtin_manifest.json` by
 `python -m hermes_agent.tools.manifest` (`--check` compares instead: tests/unit/tools/test_tool_manifest.py).
-Discovery registers placeholders from it (registry.DeferredEntry), so a run sends its first request without
+Discovery registers placeholders from it (registry.ManifestEntry), so a run sends its first request without
 importing a tool module; a tool's module is imported when the model first calls it. The manifest carries a
 checksum of the builtin sources: when they changed since it was written, discovery imports modules instead."""
 
@@ -13,7 +13,7 @@ import logging
 import sys
 from pathlib import Path
 
-from hermes_agent.tools.registry import Deferred, DeferredEntry, ToolEntry, registry
+from hermes_agent.tools.registry import LazyTrait, ManifestEntry, ToolEntry, registry
 
 log = logging.getLogger(__name__)
 
@@ -23,7 +23,7 @@ _BUILTIN = Path(__file__).with_name("builtin")
 VERSION = 1
 _PLAIN = ("schema", "description", "emoji", "requires_env", "is_async", "max_result_size_chars", "parallel_safe",
           "approval", "subagent_ok", "path_arg", "preview_arg", "show_name", "unlocked_by")
-# trait functions: None, a bool (untrusted_output), "module:name" (imported on its own) or "deferred" (lives in
+# trait functions: None, a bool (untrusted_output), "module:name" (imported on its own) or "in-module" (lives in
 # the tool's module: the placeholder imports that module when the trait is first called)
 _FUNCTIONS = ("check_fn", "dynamic_schema", "approval_subject", "persists", "untrusted_output")
 _cache: list = []  # [manifest or None], read once per process
@@ -71,15 +71,15 @@ def register_placeholders(records: list[dict]) -> None:
         registry.add_placeholder(_placeholder(rec))
 
 
-def _placeholder(rec: dict) -> DeferredEntry:
+def _placeholder(rec: dict) -> ManifestEntry:
     fields = {k: rec[k] for k in _PLAIN}
-    entry = DeferredEntry(f"{PACKAGE}.{rec['module']}", name=rec["name"], toolset=rec["toolset"], handler=None,
+    entry = ManifestEntry(f"{PACKAGE}.{rec['module']}", name=rec["name"], toolset=rec["toolset"], handler=None,
                           needs=frozenset(rec["needs"]), **fields)
-    entry.handler = Deferred(entry, "handler")
+    entry.handler = LazyTrait(entry, "handler")
     for trait in _FUNCTIONS:
         value = rec[trait]
-        if value == "deferred":
-            value = Deferred(entry, trait)
+        if value == "in-module":
+            value = LazyTrait(entry, trait)
         elif isinstance(value, str):
             owner, _, name = value.partition(":")
             value = getattr(importlib.import_module(owner), name)
@@ -93,7 +93,7 @@ def _where(fn: object, module: str) -> object:
     owner, name = getattr(fn, "__module__", None), getattr(fn, "__qualname__", "")
     if owner and owner != module and name.isidentifier() and getattr(sys.modules.get(owner), name, None) is fn:
         return f"{owner}:{name}"
-    return "deferred"
+    return "in-module"
 
 
 def _record(entry: ToolEntry, stem: str) -> dict:

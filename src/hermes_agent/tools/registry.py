@@ -99,7 +99,7 @@ class ToolEntry:
         return {"type": "function", "function": fn}
 
 
-class DeferredEntry(ToolEntry):
+class ManifestEntry(ToolEntry):
     """A built-in tool known from the tool manifest (tools/manifest.py) before its module is imported: its
     schema and plain traits are the module's own; its handler (and any trait function that lives in the
     module) imports the module on first use, which registers the real entry into `real`."""
@@ -123,11 +123,11 @@ class DeferredEntry(ToolEntry):
         return self.real
 
 
-class Deferred:
-    # A trait function of a DeferredEntry that lives in the tool's module: loads it, then calls the real one.
+class LazyTrait:
+    # A trait function of a ManifestEntry that lives in the tool's module: loads it, then calls the real one.
     __slots__ = ("entry", "trait")
 
-    def __init__(self, entry: DeferredEntry, trait: str) -> None:
+    def __init__(self, entry: ManifestEntry, trait: str) -> None:
         self.entry, self.trait = entry, trait
 
     def __call__(self, *args: object, **kwargs: object) -> object:
@@ -138,7 +138,7 @@ class Deferred:
         return check_explanation(getattr(self.entry.load(), self.trait))
 
 
-_PLACEHOLDERS: dict[str, DeferredEntry] = {}  # name -> the placeholder registered for it (once per process)
+_PLACEHOLDERS: dict[str, ManifestEntry] = {}  # name -> the placeholder registered for it (once per process)
 
 
 class _AsyncBridge:
@@ -230,7 +230,7 @@ class ToolRegistry:
             self.generation += 1
         return entry
 
-    def add_placeholder(self, entry: DeferredEntry) -> bool:
+    def add_placeholder(self, entry: ManifestEntry) -> bool:
         """Register a manifest placeholder (tools/manifest.py) unless the name is taken or was deferred
         before (a placeholder a plugin replaced stays replaced)."""
         with self._lock:
@@ -309,7 +309,7 @@ class ToolRegistry:
         entry = self._tools.get(name)
         if entry is None:
             return tool_error(f"Unknown tool: {name}")
-        if isinstance(entry, DeferredEntry):
+        if isinstance(entry, ManifestEntry):
             try:
                 entry = entry.load()
             except Exception as exc:

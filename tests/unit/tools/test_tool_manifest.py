@@ -34,14 +34,14 @@ def test_placeholders_offer_what_the_modules_offer_without_importing_them(hermes
     got = _python("""
         import json, sys
         from hermes_agent.tools.discovery import discover_builtin_tools
-        from hermes_agent.tools.registry import DeferredEntry, registry
+        from hermes_agent.tools.registry import ManifestEntry, registry
         from hermes_agent.tools.toolsets import TOOLSETS
         everything = sorted(TOOLSETS)
         discover_builtin_tools(toolsets=everything)
         imported = sorted(m for m in sys.modules if m.startswith("hermes_agent.tools.builtin.") and
                           not m.rsplit(".", 1)[1].startswith("_"))
         names = registry.names()
-        deferred = sorted(n for n in names if isinstance(registry.get(n), DeferredEntry))
+        deferred = sorted(n for n in names if isinstance(registry.get(n), ManifestEntry))
         before = registry.get_definitions(names)
         held = {n: registry.get(n) for n in deferred}
         discover_builtin_tools()  # every module now: the real entries fill the placeholders
@@ -51,11 +51,11 @@ def test_placeholders_offer_what_the_modules_offer_without_importing_them(hermes
                  "unlocked_by")
         differ = [f"{n}.{k}" for n, e in held.items() for k in plain if getattr(e, k) != getattr(e.real, k)]
         replaced = [n for n in deferred if registry.get(n) is not held[n].real]
-        print(json.dumps({"imported": imported, "deferred": deferred, "same_definitions": before == after,
+        print(json.dumps({"imported": imported, "in-module": deferred, "same_definitions": before == after,
                           "differ": differ, "replaced": replaced, "count": len(names)}))
     """, hermes_home)
     assert got["imported"] == []
-    assert got["count"] >= 40 and len(got["deferred"]) == got["count"]
+    assert got["count"] >= 40 and len(got["in-module"]) == got["count"]
     assert got["same_definitions"] and got["differ"] == [] and got["replaced"] == []
 
 
@@ -103,9 +103,9 @@ def test_a_manifest_older_than_the_sources_is_not_used(hermes_home: Path, tmp_pa
         from hermes_agent.tools import manifest
         manifest.MANIFEST = manifest.Path({str(stale)!r})
         from hermes_agent.tools.discovery import discover_builtin_tools
-        from hermes_agent.tools.registry import DeferredEntry, registry
+        from hermes_agent.tools.registry import ManifestEntry, registry
         discover_builtin_tools(toolsets=["todo"])
         print(json.dumps({{"imported": "hermes_agent.tools.builtin.todo" in sys.modules,
-                          "deferred": isinstance(registry.get("todo"), DeferredEntry)}}))
+                          "in-module": isinstance(registry.get("todo"), ManifestEntry)}}))
     """, hermes_home)
-    assert got == {"imported": True, "deferred": False}
+    assert got == {"imported": True, "in-module": False}
