@@ -27,10 +27,8 @@ from hermes_agent.storage.pricing import estimate_cost
 from hermes_agent.storage.records import (
     SESSION_COLUMNS,
     AmbiguousSessionId,
-    SearchHit,
     SessionInfo,
     SessionNotFound,
-    Stats,
     StoredMessage,
     content_text,
     message_from_row,
@@ -42,6 +40,7 @@ from hermes_agent.storage.records import (
 if TYPE_CHECKING:  # search, insights, export and stats load when first used (issue 24: start-up)
     from hermes_agent.storage import insights as _insights
     from hermes_agent.storage.spend import SpendRow, Spent
+    from hermes_agent.storage.summaries import SearchHit, Stats
 
 T = TypeVar("T")
 TITLE_MAX = 60
