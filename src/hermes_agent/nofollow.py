@@ -8,7 +8,6 @@ from __future__ import annotations
 import errno
 import functools
 import os
-import secrets
 import stat as stat_mod
 import struct
 
@@ -109,7 +108,7 @@ def write_nofollow(path: str, data: bytes) -> None:
     keeping its mode; parent directories are created."""
     parent = open_dir(os.path.dirname(path), create=True)
     name = os.path.basename(path)
-    tmp = f".hermes-{secrets.token_hex(6)}"
+    tmp = f".hermes-{os.urandom(6).hex()}"
     try:
         try:
             st = os.stat(name, dir_fd=parent, follow_symlinks=False)

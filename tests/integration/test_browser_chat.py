@@ -19,7 +19,7 @@ from tests.integration.test_vision_chat import call, tool_results, vision_reques
 
 pytest.importorskip("playwright", reason="the [browser] extra (playwright) is not installed")
 from hermes_agent.terminal.sandbox.launcher import landlock_problem  # noqa: E402
-from hermes_agent.tools.builtin._browser_pool import chromium_path  # noqa: E402
+from hermes_agent.tools.builtin._checks import chromium_path  # noqa: E402
 
 CHROMIUM = chromium_path()
 if CHROMIUM is None:

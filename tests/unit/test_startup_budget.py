@@ -53,3 +53,14 @@ def test_help_imports_no_command_module(hermes_home: Path) -> None:
     got = _counts("help", hermes_home)
     assert got["hermes_module_names"] == ["hermes_agent", "hermes_agent.cli", "hermes_agent.cli.commands",
                                           "hermes_agent.cli.main", "hermes_agent.cli.run_flags", "hermes_agent.errors"]
+
+
+def test_chat_sends_its_first_request_without_importing_a_tool_module(hermes_home: Path) -> None:
+    # the builtin tools come from tools/builtin_manifest.json; a tool's module loads when the model calls it
+    (hermes_home / "config.yaml").write_text("model:\n  provider: custom\n  default: budget-model\n"
+                                             "  base_url: http://127.0.0.1:9/v1\n  api_key: k\n", encoding="utf-8")
+    got = _counts("chat", hermes_home)
+    tool_modules = [m for m in got["hermes_module_names"] if m.startswith("hermes_agent.tools.builtin.")
+                    and not m.rsplit(".", 1)[1].startswith("_")]
+    assert tool_modules == []
+    assert "hermes_agent.tools.manifest" in got["hermes_module_names"]

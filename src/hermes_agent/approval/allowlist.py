@@ -6,7 +6,6 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from hermes_agent.config.edit import edit_config
 from hermes_agent.errors import ConfigError
 
 log = logging.getLogger(__name__)
@@ -24,6 +23,8 @@ def add_to_allowlist(config_path: Path, entries: list[str]) -> bool:
         if not isinstance(current, list):
             current = data["command_allowlist"] = CommentedSeq()
         current.extend(e for e in saved if e not in current)
+
+    from hermes_agent.config.edit import edit_config
 
     try:
         edit_config(config_path, mutate)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hermes_agent.errors import StorageError, ToolError
@@ -147,7 +149,8 @@ def build_services(settings: Settings, *, platform: str = "cli", toolsets: list[
         _start_mcp(services, settings, wait=not interactive, warn=notify)
     wire_approval(services, settings, approver, interactive)  # type: ignore[arg-type]
     memory = wire_memory_and_todo(services, settings, user_dir=opts.user_dir)
-    enabled = checked_toolsets(platform_toolsets(settings, platform, toolsets, plugin_report.toolsets), notify)
+    plugin_toolsets = plugin_report.toolsets if plugin_report is not None else ()
+    enabled = checked_toolsets(platform_toolsets(settings, platform, toolsets, plugin_toolsets), notify)
     with_skills = skills_in(resolve_tool_names(enabled))
     extra = opts.prompt_extra
     services.prompt_parts = prompt_parts(settings, memory, with_skills=with_skills, ignore_rules=opts.ignore_rules,
@@ -239,15 +242,25 @@ def build_agent(settings: Settings, *, platform: str = "cli", toolsets: list[str
     return agent
 
 
-def _load_plugins(settings: Settings, hooks: HookBus, *, safe_mode: bool) -> PluginReport:
-    from hermes_agent.plugins import PluginReport, load_plugins
+def _load_plugins(settings: Settings, hooks: HookBus, *, safe_mode: bool) -> PluginReport | None:
+    """None when no plugin can load: safe mode, or none enabled (plugins are opt-in) and no plugin folder whose
+    plugin.yaml could be reported broken."""
+    if safe_mode or (not settings.cfg.plugins.enabled and not _has_plugin_dirs(settings.home / "plugins")):
+        return None
+    from hermes_agent.plugins import load_plugins
 
-    if safe_mode:
-        return PluginReport()
     report = load_plugins(settings, hooks)
     for name, why in report.failed.items():
         log.warning("plugin %s skipped: %s", name, why)
     return report
+
+
+def _has_plugin_dirs(folder: Path) -> bool:
+    try:
+        with os.scandir(folder) as it:
+            return any(e.is_dir() and not e.name.startswith((".", "_")) for e in it)
+    except OSError:
+        return False
 
 
 def _start_mcp(services: AgentServices, settings: Settings, *, wait: bool,

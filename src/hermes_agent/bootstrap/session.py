@@ -15,7 +15,6 @@ from hermes_agent.errors import StorageError
 from hermes_agent.messages import Message, system, tool_result
 from hermes_agent.storage.retention import Retention
 from hermes_agent.storage.store import SessionStore
-from hermes_agent.tools.builtin.session_search import run_session_search
 from hermes_agent.tools.results import tool_error
 
 INTERRUPTED = tool_error("interrupted: hermes stopped before this tool call finished; its result is unknown "
@@ -209,6 +208,8 @@ class SessionBinding:
             self._set_id(None)
 
     def search(self, args: dict) -> str:
+        from hermes_agent.tools.builtin.session_search import run_session_search
+
         return run_session_search(args, self.store, self.id)
 
 

@@ -100,8 +100,6 @@ def wire_browser_and_vision(services: AgentServices, settings: Settings) -> None
     browser context is released with the agent (the last one out stops Chromium)."""
     from hermes_agent.messages import user
     from hermes_agent.providers.base import ChatRequest
-    from hermes_agent.tools.builtin._browser_pool import release_task
-
     ctx = services.ctx
     aux = auxiliary_provider(settings, "vision", services.provider)
     own = aux is not services.provider
@@ -117,7 +115,16 @@ def wire_browser_and_vision(services: AgentServices, settings: Settings) -> None
     ctx.vision = vision
     if own:
         services.closers.append(aux.close)
-    services.closers.append(lambda: release_task(ctx.task_id))  # a no-op when no browser was started
+    services.closers.append(lambda: _release_browser(ctx.task_id))
+
+
+def _release_browser(task_id: str) -> None:
+    """Release the task's browser context; a no-op when no browser was started (nor its pool imported)."""
+    import sys
+
+    pool = sys.modules.get("hermes_agent.tools.builtin._browser_pool")
+    if pool is not None:
+        pool.release_task(task_id)
 
 
 def wire_checkpoints(services: AgentServices, settings: Settings) -> None:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import os
 import threading
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
@@ -205,7 +205,7 @@ class AIAgent:
 
     def _start_turn(self) -> None:
         self._cancel.clear()
-        self.services.ctx.turn_id = uuid.uuid4().hex[:12]
+        self.services.ctx.turn_id = os.urandom(6).hex()
         self._announce_late_tools()
 
     def _announce_late_tools(self) -> None:
@@ -290,7 +290,7 @@ class AIAgent:
 
 
 def new_task_id() -> str:
-    return uuid.uuid4().hex[:12]
+    return os.urandom(6).hex()
 
 
 def _offered_now(name: str, unlocked: frozenset[str]) -> bool:

@@ -6,13 +6,16 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from hermes_agent.events import Event, ToolFinished, ToolStarted
 from hermes_agent.messages import ToolCall
 from hermes_agent.tools.registry import ToolEntry
 from hermes_agent.tools.results import failure
+
+if TYPE_CHECKING:
+    from concurrent.futures import ThreadPoolExecutor
 
 MAX_WORKERS = 8
 _PREVIEW_KEYS = ("command", "path", "pattern", "query", "name", "url", "action", "goal")
@@ -87,6 +90,8 @@ class ToolExecutor:
         if not self._parallel_ok(calls):
             return [self._timed(c) for c in calls]
         if self._pool is None:
+            from concurrent.futures import ThreadPoolExecutor
+
             self._pool = ThreadPoolExecutor(max_workers=MAX_WORKERS, thread_name_prefix="hermes-tool")
         return list(self._pool.map(self._timed, calls))
 

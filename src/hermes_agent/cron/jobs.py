@@ -7,7 +7,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import json
-import secrets
+import os
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -31,7 +31,7 @@ def new_job(prompt: str, schedule_text: str, now: datetime, *, name: str | None 
     if repeat is None and schedule["kind"] == "once":
         repeat = 1
     first = next_run(schedule, now, first=True)
-    return {"id": secrets.token_hex(6), "name": name or prompt[:50] or "cron job", "prompt": prompt,
+    return {"id": os.urandom(6).hex(), "name": name or prompt[:50] or "cron job", "prompt": prompt,
             "skills": [], "skill": None, "model": None, "provider": None, "provider_snapshot": None,
             "model_snapshot": None, "base_url": None, "script": None, "no_agent": False, "context_from": None,
             "schedule": schedule, "schedule_display": schedule["display"],

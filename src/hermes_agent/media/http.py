@@ -4,9 +4,7 @@ bytes out, with a timeout, a size cap and one clear error line. stdlib only (url
 from __future__ import annotations
 
 import json
-import secrets
-import urllib.error
-import urllib.request
+import os
 from pathlib import Path
 
 from hermes_agent.errors import HermesError
@@ -27,6 +25,9 @@ def call(url: str, *, headers: dict[str, str] | None = None, json_body: object =
         hdrs["Content-Type"] = "application/json"
     elif content_type:
         hdrs["Content-Type"] = content_type
+    import urllib.error
+    import urllib.request
+
     req = urllib.request.Request(url, data=data, headers=hdrs, method=method or ("POST" if data is not None else "GET"))
     try:
         with urllib.request.urlopen(req, timeout=timeout) as resp:  # noqa: S310 - a URL the user configured
@@ -54,7 +55,7 @@ def call_json(url: str, **kw: object) -> dict:
 
 def multipart(fields: dict[str, str], file_field: str, path: Path, mime: str) -> tuple[bytes, str]:
     """A multipart/form-data body with `fields` and one file; returns (body, content type)."""
-    boundary = "hermes" + secrets.token_hex(12)
+    boundary = "hermes" + os.urandom(12).hex()
     parts = [f'--{boundary}\r\nContent-Disposition: form-data; name="{k}"\r\n\r\n{v}\r\n'.encode()
              for k, v in fields.items()]
     parts.append((f'--{boundary}\r\nContent-Disposition: form-data; name="{file_field}"; filename="{path.name}"\r\n'

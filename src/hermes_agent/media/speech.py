@@ -5,7 +5,6 @@ and Microsoft's service) | openai | elevenlabs | espeak (offline). Whatever is c
 from __future__ import annotations
 
 import shutil
-import subprocess
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -126,6 +125,8 @@ def _offline(engine: str, text: str, conf: Mapping, target: Path) -> Path:
             raise MediaError("espeak-ng is not installed (apt install espeak-ng)")
         sub = conf.get("espeak") if isinstance(conf.get("espeak"), Mapping) else {}
         cmd = [exe, "-v", str(sub.get("voice") or "en"), "-w", str(target), "--stdin"]
+    import subprocess
+
     try:
         res = subprocess.run(cmd, input=text, capture_output=True, text=True, timeout=120)
     except (OSError, subprocess.TimeoutExpired) as exc:
@@ -166,6 +167,8 @@ def to_voice(path: Path) -> Path | None:
                "-b:a", "32k", str(target)]
     else:
         cmd = [exe, "--quiet", "--bitrate", "32", str(path), str(target)]
+    import subprocess
+
     try:
         res = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     except (OSError, subprocess.TimeoutExpired):

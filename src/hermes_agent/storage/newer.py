@@ -14,7 +14,6 @@ content over views) when we insert, so nothing here touches messages or FTS. No 
 
 from __future__ import annotations
 
-import hashlib
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,6 +51,8 @@ def store_prompt(c: sqlite3.Connection, prompt: str | None) -> str | None:
     """Put `prompt` into system_prompts (once per content) and return its hash (None for no prompt)."""
     if prompt is None:
         return None
+    import hashlib
+
     digest = hashlib.sha256(prompt.encode("utf-8")).hexdigest()
     c.execute("INSERT OR IGNORE INTO system_prompts (hash, prompt) VALUES (?, ?)", (digest, prompt))
     return digest

@@ -70,44 +70,6 @@ class StoredMessage:
     message: Message
 
 
-@dataclass(frozen=True, slots=True)
-class Snippet:
-    """Text around one search hit; hits are wrapped in ** markers."""
-
-    message_id: int
-    role: str
-    timestamp: float
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
-class SearchHit:
-    """One session matching a search: higher score is better."""
-
-    session: SessionInfo
-    score: float
-    snippets: tuple[Snippet, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class Stats:
-    """Totals over the whole store (cost is None when no priced usage was recorded)."""
-
-    sessions: int
-    messages: int
-    tool_calls: int
-    input_tokens: int
-    output_tokens: int
-    cache_read_tokens: int
-    cache_write_tokens: int
-    cost_usd: float | None
-    first_at: float | None
-    last_at: float | None
-    db_bytes: int
-    by_source: tuple[tuple[str, int, int], ...]
-    by_model: tuple[tuple[str, int, int, int, float | None], ...]
-
-
 def tool_calls_json(calls: tuple[ToolCall, ...]) -> str | None:
     """The tool_calls column in Hermes's format: OpenAI tool-call objects (None when there are none)."""
     if not calls:

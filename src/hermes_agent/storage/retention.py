@@ -4,7 +4,6 @@ and the size of the file by kind of content (`hermes sessions stats`, `hermes do
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import sqlite3
@@ -52,6 +51,8 @@ class Retention:
 
 def _save_full(folder: Path, content: str) -> Path:
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    import hashlib
+
     data = content.encode("utf-8", "surrogatepass")
     path = folder / f"{hashlib.sha256(data).hexdigest()[:32]}.txt"
     if not path.exists():

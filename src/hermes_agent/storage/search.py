@@ -12,7 +12,8 @@ import sqlite3
 from dataclasses import dataclass
 
 from hermes_agent import lazyre
-from hermes_agent.storage.records import SESSION_COLUMNS, SearchHit, SessionInfo, Snippet
+from hermes_agent.storage.records import SESSION_COLUMNS, SessionInfo
+from hermes_agent.storage.summaries import SearchHit, Snippet
 
 _TOKEN = lazyre.compile(r'"([^"]*)"?|(\S+)')
 _CJK = lazyre.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\uff66-\uff9f]")

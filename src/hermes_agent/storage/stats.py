@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from hermes_agent.storage.records import Stats
+from hermes_agent.storage.summaries import Stats
 
 
 def collect(conn: sqlite3.Connection) -> Stats:

@@ -6,7 +6,7 @@ IMMEDIATE, retry). sqlite3 errors leave this class only as StorageError.
 
 from __future__ import annotations
 
-import secrets
+import os
 import sqlite3
 import threading
 import time
@@ -27,10 +27,8 @@ from hermes_agent.storage.pricing import estimate_cost
 from hermes_agent.storage.records import (
     SESSION_COLUMNS,
     AmbiguousSessionId,
-    SearchHit,
     SessionInfo,
     SessionNotFound,
-    Stats,
     StoredMessage,
     content_text,
     message_from_row,
@@ -42,6 +40,7 @@ from hermes_agent.storage.records import (
 if TYPE_CHECKING:  # search, insights, export and stats load when first used (issue 24: start-up)
     from hermes_agent.storage import insights as _insights
     from hermes_agent.storage.spend import SpendRow, Spent
+    from hermes_agent.storage.summaries import SearchHit, Stats
 
 T = TypeVar("T")
 TITLE_MAX = 60
@@ -53,7 +52,7 @@ _ACTIVE = "active = 1"  # Hermes keeps rewound messages with active = 0; they ar
 def new_session_id(now: float | None = None) -> str:
     """Sortable id: local start time plus 6 random hex digits (20250305_091523_a1b2c3)."""
     stamp = datetime.fromtimestamp(now if now is not None else time.time()).strftime("%Y%m%d_%H%M%S")
-    return f"{stamp}_{secrets.token_hex(3)}"
+    return f"{stamp}_{os.urandom(3).hex()}"
 
 
 def title_from(text: str | None) -> str | None:

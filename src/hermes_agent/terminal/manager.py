@@ -162,7 +162,10 @@ class BackendPool:
         self.kind = settings.cfg.terminal.backend
         if self.kind not in _FACTORIES:
             raise HermesError(f"unknown terminal.backend {self.kind!r} (choose one of: {', '.join(BACKENDS)})")
-        self._opts = _local_opts(settings, policy, notice) if self.kind == "local" else {"modal_sdk": modal_sdk}
+        # the local sandbox spec is built when the first backend is (a run that never opens one pays nothing)
+        self._make_opts: Callable[[], dict] = ((lambda: _local_opts(settings, policy, notice)) if self.kind == "local"
+                                              else (lambda: {"modal_sdk": modal_sdk}))
+        self._opts: dict | None = None
         self._backends: dict[str, TerminalBackend] = {}
         self._locks: dict[str, threading.Lock] = {}
         self._lock = threading.Lock()
@@ -174,6 +177,8 @@ class BackendPool:
             return backend
         with self._lock:
             lock = self._locks.setdefault(task_id, threading.Lock())
+            if self._opts is None:
+                self._opts = self._make_opts()
         with lock:
             backend = self._backends.get(task_id)
             if backend is None:

@@ -17,6 +17,7 @@ _BUILTIN_PACKAGE = "hermes_agent.tools.builtin"
 _SCANNED: dict[str, dict[str, tuple[frozenset[str], frozenset[str], bool]]] = {}  # base -> stem -> scan
 _DONE: dict[str, list[str]] = {}  # base|package -> modules imported, in order
 _FAILED: set[str] = set()
+_PLACEHELD: set[str] = set()  # builtin modules whose tools were registered as manifest placeholders
 # registry.register("name", "toolset", ... written with literal strings (how every built-in registers)
 _LITERAL = lazyre.compile(r"""^[ \t]*registry\.register\(\s*["']([\w.-]+)["']\s*,\s*["']([\w.-]+)["']""", re.M)
 _CALL = lazyre.compile(r"^[ \t]*registry\.register\(", re.M)
@@ -71,14 +72,41 @@ def _wanted(toolsets: Iterable[str] | None) -> tuple[set[str], set[str]] | None:
     return tools, names
 
 
+def builtin_modules() -> list[tuple[str, bool]]:
+    """(stem, registers other than by literal names) of each builtin module that registers tools."""
+    return [(stem, dynamic) for stem, (_, _, dynamic) in _modules(Path(__file__).with_name("builtin")).items()]
+
+
+def _from_manifest(wanted: tuple[set[str], set[str]], done: list[str]) -> bool:
+    """Placeholders for the wanted tools' modules from the tool manifest (no tool module imported); False when
+    there is no manifest matching the sources."""
+    from hermes_agent.tools import manifest
+
+    data = manifest.current()
+    if data is None:
+        return False
+    always = set(data["always"])
+    for stem, records in manifest.module_tools(data).items():
+        module = f"{_BUILTIN_PACKAGE}.{stem}"
+        if module in done or module in _PLACEHELD:
+            continue
+        if stem in always or any(r["name"] in wanted[0] or r["toolset"] in wanted[1] for r in records):
+            manifest.register_placeholders(records)
+            _PLACEHELD.add(module)
+    return True
+
+
 def discover_builtin_tools(tools_dir: str | Path | None = None, package: str = _BUILTIN_PACKAGE,
                            toolsets: Iterable[str] | None = None) -> list[str]:
     """Import the tool modules in `tools_dir` that register tools (with `toolsets`, only those registering a
-    tool those toolsets name); return every module imported so far. A module failing to import is logged
-    and skipped."""
+    tool those toolsets name; for the builtin package, placeholders from the tool manifest instead, each module
+    imported when one of its tools is first called); return every module imported so far. A module failing to
+    import is logged and skipped."""
     base = Path(tools_dir) if tools_dir else Path(__file__).with_name("builtin")
     done = _DONE.setdefault(f"{base}|{package}", [])
     wanted = _wanted(toolsets)
+    if wanted is not None and tools_dir is None and package == _BUILTIN_PACKAGE and _from_manifest(wanted, done):
+        return list(done)
     for stem, (names, sets, dynamic) in _modules(base).items():
         module = f"{package}.{stem}"
         if module in done or module in _FAILED:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import inspect
 import json
 import logging
+import sys
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -98,6 +99,48 @@ class ToolEntry:
         return {"type": "function", "function": fn}
 
 
+class ManifestEntry(ToolEntry):
+    """A built-in tool known from the tool manifest (tools/manifest.py) before its module is imported: its
+    schema and plain traits are the module's own; its handler (and any trait function that lives in the
+    module) imports the module on first use, which registers the real entry into `real`."""
+
+    __slots__ = ("module", "real")
+
+    def __init__(self, module: str, **fields: object) -> None:
+        super().__init__(**fields)  # type: ignore[arg-type]
+        self.module = module
+        self.real: ToolEntry | None = None
+
+    def load(self) -> ToolEntry:
+        """The real entry, importing the tool's module the first time."""
+        if self.real is None:
+            import importlib
+
+            importlib.import_module(self.module)
+        if self.real is None:
+            raise RuntimeError(f"{self.module} no longer registers {self.name} (the tool manifest is out of date: "
+                               "python -m hermes_agent.tools.manifest)")
+        return self.real
+
+
+class LazyTrait:
+    # A trait function of a ManifestEntry that lives in the tool's module: loads it, then calls the real one.
+    __slots__ = ("entry", "trait")
+
+    def __init__(self, entry: ManifestEntry, trait: str) -> None:
+        self.entry, self.trait = entry, trait
+
+    def __call__(self, *args: object, **kwargs: object) -> object:
+        return getattr(self.entry.load(), self.trait)(*args, **kwargs)
+
+    def explain(self) -> str:
+        """What the real check function says is missing."""
+        return check_explanation(getattr(self.entry.load(), self.trait))
+
+
+_PLACEHOLDERS: dict[str, ManifestEntry] = {}  # name -> the placeholder registered for it (once per process)
+
+
 class _AsyncBridge:
     """Runs coroutines from sync code: a persistent loop on the main thread, one per worker
     thread, and a disposable thread when the caller is already inside a running loop."""
@@ -147,6 +190,7 @@ class ToolRegistry:
         self._bridge = _AsyncBridge()
         self.generation = 0
         self._unlockers: tuple[int, frozenset[str]] = (-1, frozenset())
+        self._fills = False  # the process-wide registry: built-in modules fill their manifest placeholders
 
     def register(self, name: str, toolset: str, schema: dict, handler: Handler,
                  check_fn: Callable[[], object] | None = None, requires_env: Iterable[str] | None = None,
@@ -165,18 +209,37 @@ class ToolRegistry:
                           max_result_size_chars, bool(parallel_safe), approval, approval_subject, bool(subagent_ok),
                           frozenset(needs), path_arg, preview_arg, bool(show_name), dynamic_schema, untrusted_output,
                           persists, unlocked_by)
-        return self.add(entry)
+        return self.add(entry, sys._getframe(1).f_globals.get("__name__"))  # the registering module
 
-    def add(self, entry: ToolEntry) -> ToolEntry:
-        """Add (or replace) an already built entry (copies between registries keep every trait)."""
+    def add(self, entry: ToolEntry, origin: str | None = None) -> ToolEntry:
+        """Add (or replace) an already built entry (copies between registries keep every trait). In the
+        process-wide registry, a built-in tool registered by its module (`origin`) while a manifest placeholder
+        stands for it fills that placeholder, and takes its place only if it still holds the name: a plugin that
+        replaced (or code that removed) the placeholder keeps the name, as if the module had loaded first."""
         name, toolset = entry.name, entry.toolset
         with self._lock:
             old = self._tools.get(name)
-            if old is not None and old.toolset != toolset:
+            held = _PLACEHOLDERS.get(name) if self._fills else None
+            if held is not None and held.real is None and origin == held.module:
+                held.real = entry
+                if old is not held:
+                    return entry
+            elif old is not None and old.toolset != toolset:
                 log.warning("tool %r from toolset %r replaced by toolset %r", name, old.toolset, toolset)
             self._tools[name] = entry
             self.generation += 1
         return entry
+
+    def add_placeholder(self, entry: ManifestEntry) -> bool:
+        """Register a manifest placeholder (tools/manifest.py) unless the name is taken or was deferred
+        before (a placeholder a plugin replaced stays replaced)."""
+        with self._lock:
+            if entry.name in self._tools or entry.name in _PLACEHOLDERS:
+                return False
+            _PLACEHOLDERS[entry.name] = entry
+            self._tools[entry.name] = entry
+            self.generation += 1
+        return True
 
     def deregister(self, name: str) -> bool:
         with self._lock:
@@ -246,6 +309,12 @@ class ToolRegistry:
         entry = self._tools.get(name)
         if entry is None:
             return tool_error(f"Unknown tool: {name}")
+        if isinstance(entry, ManifestEntry):
+            try:
+                entry = entry.load()
+            except Exception as exc:
+                log.warning("tool %s could not be loaded", name, exc_info=True)
+                return tool_error(f"{name} could not be loaded: {type(exc).__name__}: {exc}")
         ctx = kwargs.get("ctx")
         if any(getattr(ctx, need, None) is None for need in entry.needs):
             return tool_error(f"{name} is not available in this context")
@@ -272,6 +341,7 @@ async def _await(awaitable: object) -> object:
 
 
 registry = ToolRegistry()
+registry._fills = True
 
 
 def discover_builtin_tools(tools_dir: str | None = None, toolsets: Iterable[str] | None = None) -> list[str]:

@@ -11,11 +11,9 @@ time there, where the sync API (greenlets bound to one thread) would serialise e
 from __future__ import annotations
 
 import atexit
-import os
-import shutil
 import threading
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -89,15 +87,6 @@ class Tab:
                 await self.page.goto("about:blank")
                 raise BrowserError(f"{problem} (the page went there by a redirect: {url})")
         return url
-
-
-def chromium_path(env: Mapping[str, str] | None = None) -> str | None:
-    """$HERMES_CHROMIUM (from `env`, else the process environment), else the first of chromium,
-    chromium-browser and google-chrome on PATH."""
-    chosen = str((os.environ if env is None else env).get("HERMES_CHROMIUM", "")).strip()
-    if chosen:
-        return chosen if os.access(chosen, os.X_OK) else None
-    return next((p for n in ("chromium", "chromium-browser", "google-chrome") if (p := shutil.which(n))), None)
 
 
 class BrowserPool:

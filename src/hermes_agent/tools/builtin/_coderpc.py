@@ -11,6 +11,8 @@ import threading
 import time
 from collections.abc import Callable
 
+from hermes_agent.tools.registry import registry
+
 # Tools a script may call, with the Python signature its stub takes (Hermes's seven).
 SIGNATURES: dict[str, tuple[str, str]] = {
     "terminal": ("command, timeout=None, workdir=None", "-> {output, exit_code} (foreground only)"),
@@ -21,6 +23,36 @@ SIGNATURES: dict[str, tuple[str, str]] = {
     "web_search": ("query, limit=5", "-> results"),
     "web_extract": ("urls, char_limit=None", "-> {results: [{url, title, content}]}"),
 }
+
+def script_tools(offered: frozenset[str] | set[str]) -> list[str]:
+    """The tools a script may call: the script-API tools this agent offers; when it offers none of them
+    (`-t code_execution` alone), every one available here, so the script still has terminal, files, web."""
+    chosen = [t for t in SIGNATURES if t in offered]
+    if chosen:
+        return chosen
+    from hermes_agent.tools.discovery import discover_builtin_tools
+
+    discover_builtin_tools()  # the run imported only its toolsets' modules: load the script API's tools too
+    ok = registry.availability(SIGNATURES)
+    return [t for t in SIGNATURES if ok.get(t)]
+
+
+def build_schema(present: frozenset[str] | set[str]) -> dict:
+    """The schema listing only the script tools this agent offers (seeds: dynamic schema patching)."""
+    tools = script_tools(present)
+    listing = "\n".join(f"  {t}({SIGNATURES[t][0]}) {SIGNATURES[t][1]}".rstrip() for t in tools) or "  (none here)"
+    return {
+        "name": "execute_code",
+        "description": (
+            "Run Python that calls tools as functions; only stdout comes back. For 3+ tool calls with logic "
+            f"between them, loops, or shrinking big outputs. `from hermes_tools import ...`:\n{listing}\n"
+            "Also json_parse(text), shell_quote(s), retry(fn, max_attempts=3, delay=2). Sandboxed, in the "
+            "working directory; limits 5 min, 50 tool calls, 50 KB stdout. print() the result."
+        ),
+        "parameters": {"type": "object", "properties": {"code": {"type": "string"}},
+                       "required": ["code"]},
+    }
+
 
 _HELPERS = '''
 def json_parse(text):

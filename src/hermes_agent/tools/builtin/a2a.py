@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
+from hermes_agent.tools.builtin._checks import a2a_sdk_installed
 from hermes_agent.tools.registry import registry
 from hermes_agent.tools.results import tool_error
 
@@ -198,14 +199,7 @@ async def _call_handle(args: dict, **kw: Any) -> str:
     return await _guarded(_call, args, kw["ctx"])
 
 
-def _sdk_installed() -> bool:
-    """a2a-sdk is installed (the `a2a` extra)"""
-    import importlib.util
-
-    return importlib.util.find_spec("a2a") is not None
-
-
-registry.register("a2a_discover", "a2a", DISCOVER_SCHEMA, _discover_handle, check_fn=_sdk_installed, is_async=True,
+registry.register("a2a_discover", "a2a", DISCOVER_SCHEMA, _discover_handle, check_fn=a2a_sdk_installed, is_async=True,
                   emoji="🤝", needs={"settings"}, untrusted_output=True)
-registry.register("a2a_call", "a2a", CALL_SCHEMA, _call_handle, check_fn=_sdk_installed, is_async=True,
+registry.register("a2a_call", "a2a", CALL_SCHEMA, _call_handle, check_fn=a2a_sdk_installed, is_async=True,
                   emoji="🤝", needs={"settings"}, untrusted_output=True, parallel_safe=True)

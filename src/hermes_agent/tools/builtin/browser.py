@@ -12,7 +12,8 @@ from typing import Any
 
 from hermes_agent.errors import HermesError
 from hermes_agent.tools.builtin import _images
-from hermes_agent.tools.builtin._browser_pool import POOL, BrowserError, LaunchOptions, Tab, chromium_path
+from hermes_agent.tools.builtin._browser_pool import POOL, BrowserError, LaunchOptions, Tab
+from hermes_agent.tools.builtin._checks import browser_available, chromium_path
 from hermes_agent.tools.builtin._snapshot import capped, compact, element_count, normalise_ref
 from hermes_agent.tools.builtin._urlguard import allow_private, url_problem
 from hermes_agent.tools.registry import registry
@@ -52,26 +53,6 @@ SCHEMAS = [
 ]
 
 
-def _available() -> bool:
-    """needs the browser extra (playwright) and a Chromium binary (or BROWSER_CDP_URL)"""
-    return not _missing()
-
-
-def _missing() -> str:
-    import importlib.util
-    import os
-
-    if importlib.util.find_spec("playwright") is None:
-        from hermes_agent.paths import install_hint
-
-        return f"playwright is not installed: {install_hint('browser')}"
-    if chromium_path() is None and not os.environ.get("BROWSER_CDP_URL", "").strip():
-        return ("no Chromium found: install it (Debian/Ubuntu: apt-get install chromium), or set HERMES_CHROMIUM "
-                "to its path, or BROWSER_CDP_URL to a running browser's CDP endpoint")
-    return ""
-
-
-_available.explain = _missing  # type: ignore[attr-defined]  # `hermes tools list`/doctor show this reason
 
 
 def _options(ctx: Any) -> LaunchOptions:
@@ -305,7 +286,7 @@ def _close(args: dict, **kw: Any) -> str:
 
 _SCHEMA = {s["name"]: s for s in SCHEMAS}
 # one page per task: calls run in order; every result may carry the page's words
-_TRAITS: dict = {"check_fn": _available, "parallel_safe": False, "untrusted_output": True}
+_TRAITS: dict = {"check_fn": browser_available, "parallel_safe": False, "untrusted_output": True}
 _FAMILY: dict = {**_TRAITS, "unlocked_by": "browser_navigate"}  # sent once a page is open: a small first request
 
 registry.register("browser_navigate", "browser", _SCHEMA["browser_navigate"], _navigate, emoji="🌐",

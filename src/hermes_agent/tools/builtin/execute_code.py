@@ -19,7 +19,14 @@ import time
 
 from hermes_agent.approval.subject import ApprovalSubject
 from hermes_agent.config.schema import CodeExecutionCfg
-from hermes_agent.tools.builtin._coderpc import RPC_FD, SIGNATURES, RpcServer, stub_module
+from hermes_agent.tools.builtin._coderpc import (
+    RPC_FD,
+    SIGNATURES,
+    RpcServer,
+    build_schema,
+    script_tools,
+    stub_module,
+)
 from hermes_agent.tools.provenance import code_fetches, code_persists
 from hermes_agent.tools.registry import registry
 from hermes_agent.tools.results import tool_error
@@ -54,36 +61,6 @@ _code = compile(_p.pop("script"), "script.py", "exec")
 del _f, _m, _p
 exec(_code, {{"__name__": "__main__", "__file__": "script.py", "__builtins__": __builtins__}})
 """
-
-
-def script_tools(offered: frozenset[str] | set[str]) -> list[str]:
-    """The tools a script may call: the script-API tools this agent offers; when it offers none of them
-    (`-t code_execution` alone), every one available here, so the script still has terminal, files, web."""
-    chosen = [t for t in SIGNATURES if t in offered]
-    if chosen:
-        return chosen
-    from hermes_agent.tools.discovery import discover_builtin_tools
-
-    discover_builtin_tools()  # the run imported only its toolsets' modules: load the script API's tools too
-    ok = registry.availability(SIGNATURES)
-    return [t for t in SIGNATURES if ok.get(t)]
-
-
-def build_schema(present: frozenset[str] | set[str]) -> dict:
-    """The schema listing only the script tools this agent offers (seeds: dynamic schema patching)."""
-    tools = script_tools(present)
-    listing = "\n".join(f"  {t}({SIGNATURES[t][0]}) {SIGNATURES[t][1]}".rstrip() for t in tools) or "  (none here)"
-    return {
-        "name": "execute_code",
-        "description": (
-            "Run Python that calls tools as functions; only stdout comes back. For 3+ tool calls with logic "
-            f"between them, loops, or shrinking big outputs. `from hermes_tools import ...`:\n{listing}\n"
-            "Also json_parse(text), shell_quote(s), retry(fn, max_attempts=3, delay=2). Sandboxed, in the "
-            "working directory; limits 5 min, 50 tool calls, 50 KB stdout. print() the result."
-        ),
-        "parameters": {"type": "object", "properties": {"code": {"type": "string"}},
-                       "required": ["code"]},
-    }
 
 
 def _limits(conf: CodeExecutionCfg) -> tuple[float, int, int, int, int]:

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import json
 
-from hermes_agent.config.loader import settings_snapshot
 from hermes_agent.media.http import MediaError
 from hermes_agent.media.images import ASPECTS, backend, generate
+from hermes_agent.tools.builtin._checks import image_backend_configured
 from hermes_agent.tools.registry import registry
 from hermes_agent.tools.results import tool_error
 
@@ -26,12 +26,6 @@ IMAGE_SCHEMA = {
         "required": ["prompt"],
     },
 }
-
-
-def image_backend_configured() -> bool:
-    """FAL_KEY, or an OpenAI-compatible images endpoint (OPENAI_API_KEY or image_gen.base_url) is configured"""
-    s = settings_snapshot()
-    return s is not None and backend(s.cfg.image_gen, s.env) is not None
 
 
 def _handle(args: dict, **kw: object) -> str:

@@ -15,6 +15,7 @@ from hermes_agent.config.schema import switch
 from hermes_agent.messages import Message, system, user
 from hermes_agent.providers.base import ChatRequest, Provider
 from hermes_agent.storage.pricing import estimate_cost
+from hermes_agent.tools.builtin._checks import moa_configured, preset
 from hermes_agent.tools.registry import registry
 from hermes_agent.tools.results import tool_error
 
@@ -35,14 +36,6 @@ MOA_SCHEMA = {
 AGGREGATE = ("You are given answers from several models to the user's question. Critically evaluate them (some "
              "may be wrong or biased), then write one accurate, complete answer of your own. Do not mention the "
              "models or that answers were combined.\n\n{answers}")
-
-
-def preset(moa: Mapping) -> tuple[str, Mapping]:
-    """The active preset's name and mapping (active_preset, else default_preset, else 'default')."""
-    presets = moa.get("presets") if isinstance(moa.get("presets"), Mapping) else {}
-    name = str(moa.get("active_preset") or moa.get("default_preset") or "default")
-    found = presets.get(name)
-    return name, (found if isinstance(found, Mapping) else {})
 
 
 def _label(row: Mapping) -> str:
@@ -119,14 +112,6 @@ def run_moa(args: dict, make: Callable[[Mapping], Provider], moa: Mapping, inter
            "seconds": round(time.monotonic() - t0, 2),
            "cost_usd": round(sum(spent), 6) if spent else None}
     return json.dumps(out, ensure_ascii=False)
-
-
-def moa_configured() -> bool:
-    """moa.presets.<active or default preset>.reference_models lists at least one model in config.yaml"""
-    from hermes_agent.config.loader import settings_snapshot
-
-    s = settings_snapshot()
-    return s is not None and bool(preset(s.cfg.moa)[1].get("reference_models"))
 
 
 def _handle(args: dict, **kw: object) -> str:

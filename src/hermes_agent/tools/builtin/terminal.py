@@ -10,6 +10,7 @@ from hermes_agent.approval.subject import ApprovalSubject
 from hermes_agent.config.settings import Settings
 from hermes_agent.errors import HermesError
 from hermes_agent.terminal.processes import get_manager
+from hermes_agent.tools.builtin._checks import backend_ready
 from hermes_agent.tools.builtin._termout import cap_output
 from hermes_agent.tools.provenance import terminal_fetches, terminal_persists
 from hermes_agent.tools.registry import registry
@@ -292,20 +293,6 @@ def stdin_subject(args: dict) -> ApprovalSubject | None:
     return None
 
 
-def backend_ready() -> bool:
-    """the configured terminal backend can start"""
-    return not _backend_problem()
-
-
-def _backend_problem() -> str:
-    from hermes_agent.config.loader import settings_snapshot
-    from hermes_agent.terminal.manager import backend_problem
-
-    settings = settings_snapshot()
-    return (backend_problem(settings) or "") if settings is not None else ""
-
-
-backend_ready.explain = _backend_problem  # type: ignore[attr-defined]  # `hermes tools list` / doctor say what
 
 
 registry.register("terminal", "terminal", TERMINAL_SCHEMA, terminal, emoji="💻", check_fn=backend_ready,

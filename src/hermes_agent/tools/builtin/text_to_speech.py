@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from hermes_agent.config.loader import settings_snapshot
 from hermes_agent.media.http import MediaError
-from hermes_agent.media.speech import available, synthesize
+from hermes_agent.media.speech import synthesize
+from hermes_agent.tools.builtin._checks import speech_engine_available
 from hermes_agent.tools.registry import registry
 from hermes_agent.tools.results import tool_error
 
@@ -27,12 +27,6 @@ TTS_SCHEMA = {
         "required": ["text"],
     },
 }
-
-
-def speech_engine_available() -> bool:
-    """espeak-ng or edge-tts installed, or OPENAI_API_KEY / ELEVENLABS_API_KEY set"""
-    s = settings_snapshot()
-    return s is not None and available(s.cfg.tts, s.env) is None
 
 
 def _handle(args: dict, **kw: object) -> str:

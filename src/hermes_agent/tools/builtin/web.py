@@ -3,7 +3,6 @@ ourselves through the guarded client (_webnet) and hand the model clean text mar
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import logging
 from collections.abc import Callable
@@ -14,6 +13,7 @@ from pathlib import Path
 from hermes_agent.errors import HermesError
 from hermes_agent.tools.builtin import _webconvert as conv
 from hermes_agent.tools.builtin import _websearch
+from hermes_agent.tools.builtin._checks import web_extra_installed
 from hermes_agent.tools.builtin._urlguard import allow_private
 from hermes_agent.tools.builtin._webnet import FetchError, Limits, fetch, secret_in_url
 from hermes_agent.tools.registry import registry
@@ -55,18 +55,6 @@ CRAWL_SCHEMA = {
         "max_depth": {"type": "integer", "description": "Link hops from url (default 2, max 4)"},
     }, "required": ["url"]},
 }
-
-
-def web_extra_installed() -> bool:
-    """the web extra (pip install 'hermes-agent[web]')"""
-    return all(_importable(m) for m in ("readability", "markdownify", "ddgs", "pypdf"))
-
-
-def _importable(module: str) -> bool:
-    try:
-        return importlib.util.find_spec(module) is not None
-    except (ImportError, ValueError):  # ValueError: a module set to None in sys.modules (import blocked)
-        return False
 
 
 @dataclass(frozen=True, slots=True)
