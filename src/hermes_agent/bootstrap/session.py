@@ -52,6 +52,7 @@ def apply_retention(store: SessionStore, settings: Settings,
     policy = retention_policy(settings)
     store.retention = policy
     stop = stop or threading.Event()
+    _rebuild_in_background(store, stop)
     delay = settings.cfg.sessions.auto_prune_delay  # a long-lived process (REPL, gateway) prunes after it;
     # a one-shot `chat -q` is normally over before then and leaves the prune to them (or `hermes sessions prune`)
     marker = settings.home / "sessions" / ".last_auto_prune"
@@ -73,6 +74,25 @@ def apply_retention(store: SessionStore, settings: Settings,
             log.warning("auto-prune of %s failed: %s", store.path, exc)
 
     worker = threading.Thread(target=run, name="sessions-auto-prune", daemon=True)
+    worker.start()
+    return worker
+
+
+def _rebuild_in_background(store: SessionStore, stop: threading.Event) -> threading.Thread | None:
+    """A search-index rebuild left by a migration goes on in chunks on a thread with its own connection (any
+    process may carry it forward; a one-shot `chat -q` that exits mid-chunk loses only that chunk)."""
+    if store.read_only or store.search_index_pending() is None:
+        return None
+
+    def run() -> None:
+        try:
+            with SessionStore(store.path) as own:
+                if own.rebuild_search_index(stop):
+                    log.info("search index rebuilt (%s)", store.path)
+        except (StorageError, OSError) as exc:
+            log.warning("search index rebuild of %s paused: %s", store.path, exc)
+
+    worker = threading.Thread(target=run, name="sessions-index-rebuild", daemon=True)
     worker.start()
     return worker
 

@@ -86,7 +86,8 @@ def size_by_kind(conn: sqlite3.Connection) -> dict[str, int]:
     out = {"tool outputs": int(row[0]), "conversation text": int(row[1]), "tool calls": int(row[2]),
            "reasoning": int(row[3])}
     try:
-        fts = conn.execute("SELECT COALESCE(SUM(pgsize), 0) FROM dbstat WHERE name LIKE 'messages_fts%'").fetchone()
+        fts = conn.execute("SELECT COALESCE(SUM(pgsize), 0) FROM dbstat WHERE name LIKE 'messages_fts%' "
+                           "OR name LIKE 'hermes_agent_retired_messages_fts%'").fetchone()
         out["search index"] = int(fts[0])
     except sqlite3.Error:  # SQLite built without dbstat
         pass

@@ -21,6 +21,8 @@ _TRIGRAM = "messages_fts_trigram"
 # bm25 costs ~3 us per matching row, so a word found in 20,000 messages would take 60 ms to rank.
 # Only the newest _WINDOW matches are ranked (idf still counts every row): recent, relevant, fast.
 _WINDOW = 2500
+_FAST_WINDOW = 1500  # without selective filters the index ranks alone: no row is read per match
+_BATCH = 100  # ranked matches whose sessions are looked up at a time
 _LIKE_WINDOW = 300  # unranked LIKE scans need only enough rows to fill the sessions asked for
 _ROUNDS = 4
 _OPEN, _CLOSE = "\x02", "\x03"
@@ -124,7 +126,8 @@ def like_pattern(term: str) -> str:
 
 def _candidates(conn: sqlite3.Connection, q: ParsedQuery, expr: str | None, f: Filters,
                 skip: list[str]) -> list[sqlite3.Row]:
-    """Up to _WINDOW newest matching messages (outside sessions in `skip`), best score first."""
+    """Up to _WINDOW newest matching messages passing selective filters (outside sessions in `skip`), best
+    score first."""
     where, params = _filter_sql(f)
     if skip:
         where += f" AND m.session_id NOT IN ({','.join('?' * len(skip))})"
@@ -140,7 +143,42 @@ def _candidates(conn: sqlite3.Connection, q: ParsedQuery, expr: str | None, f: F
     return sorted(conn.execute(sql, [expr, *params, _WINDOW]).fetchall(), key=lambda r: r[2])
 
 
-def _group_into(groups: dict[str, tuple[float, list[int]]], rows: list[sqlite3.Row], limit: int) -> None:
+def _selective(f: Filters) -> bool:
+    """Filters that may reject most matches (so the window must be taken after them, in SQL)."""
+    return f.source is not None or f.since is not None or f.until is not None
+
+
+def _ranked_fast(conn: sqlite3.Connection, q: ParsedQuery, expr: str, f: Filters,
+                 limit: int) -> dict[str, tuple[float, list[int]]]:
+    """The index alone ranks the newest _FAST_WINDOW matches (no row lookups); sessions are then looked up
+    best score first, a batch at a time, until `limit` sessions are found; older windows follow if needed."""
+    groups: dict[str, tuple[float, list[int]]] = {}
+    where, params = _filter_sql(f)
+    before = None
+    for _ in range(_ROUNDS):
+        older = f" AND {q.table}.rowid < ?" if before is not None else ""
+        hits = conn.execute(f"SELECT {q.table}.rowid, bm25({q.table}) FROM {q.table} WHERE {q.table} MATCH ?"
+                            f"{older} ORDER BY {q.table}.rowid DESC LIMIT ?",
+                            [expr, *([before] if before is not None else []), _FAST_WINDOW]).fetchall()
+        if not hits:
+            break
+        before = hits[-1][0]
+        hits.sort(key=lambda h: h[1])
+        for i in range(0, len(hits), _BATCH):
+            batch = hits[i:i + _BATCH]
+            marks = ",".join("?" * len(batch))
+            owner = dict(conn.execute(f"SELECT m.id, m.session_id FROM messages m WHERE m.id IN ({marks}){where}",
+                                      [h[0] for h in batch] + params).fetchall())
+            _group_into(groups, [{"id": h[0], "session_id": owner[h[0]], "score": h[1]}
+                                 for h in batch if h[0] in owner], limit)
+            if len(groups) >= limit:
+                return groups
+        if len(hits) < _FAST_WINDOW:
+            break
+    return groups
+
+
+def _group_into(groups: dict[str, tuple[float, list[int]]], rows: list, limit: int) -> None:
     """Add rows to session id -> (best score, up to PER_SESSION message ids), keeping at most `limit` sessions."""
     for row in rows:
         sid = row["session_id"]
@@ -156,12 +194,19 @@ def _group_into(groups: dict[str, tuple[float, list[int]]], rows: list[sqlite3.R
 def _collect(conn: sqlite3.Connection, q: ParsedQuery, filters: Filters,
              limit: int) -> tuple[str | None, dict[str, tuple[float, list[int]]]]:
     """Best sessions for the query; when one busy session fills the window, look again past it."""
+    fast = not q.like_terms and not _selective(filters)
     expr = q.match_all
+    if fast and expr:
+        groups = _ranked_fast(conn, q, expr, filters, limit)
+        if not groups and q.match_any and q.match_any != q.match_all:
+            expr = q.match_any  # no message holds every word: rank messages holding any of them
+            groups = _ranked_fast(conn, q, expr, filters, limit)
+        return expr, dict(sorted(groups.items(), key=lambda kv: -kv[1][0]))
     rows = _candidates(conn, q, expr, filters, [])
     if not rows and q.match_any and q.match_any != q.match_all:
-        expr = q.match_any  # no message holds every word: rank messages holding any of them
+        expr = q.match_any
         rows = _candidates(conn, q, expr, filters, [])
-    groups: dict[str, tuple[float, list[int]]] = {}
+    groups = {}
     for _ in range(_ROUNDS):
         _group_into(groups, rows, limit)
         if len(groups) >= limit or len(rows) < (_WINDOW if expr else _LIKE_WINDOW):
@@ -192,7 +237,7 @@ def _snippets(conn: sqlite3.Connection, q: ParsedQuery, expr: str | None, ids: l
     tokens = 32 if q.table == _TRIGRAM else 16
     rows = conn.execute(
         f"SELECT m.id, m.role, m.timestamp, m.tool_name, m.content, m.tool_calls, "
-        f"snippet({q.table}, 0, '{_OPEN}', '{_CLOSE}', '…', {tokens}) AS snip FROM {q.table} "
+        f"snippet({q.table}, -1, '{_OPEN}', '{_CLOSE}', '…', {tokens}) AS snip FROM {q.table} "
         f"JOIN messages m ON m.id = {q.table}.rowid "
         f"WHERE {q.table} MATCH ? AND {q.table}.rowid IN ({marks})", [expr, *ids]).fetchall()
     return {r["id"]: Snippet(r["id"], r["role"], r["timestamp"], _pick(r, q.terms)) for r in rows}
