@@ -86,7 +86,7 @@ def simulate(db: Path, days: int, per_day: int, chats: int, seed: int = 7) -> li
             store.append_messages(cid, msgs, timestamp=day_t + _DAY - 60)
         report = store.prune_by_policy(policy, now=day_t + _DAY)  # the daily auto-prune
         per_day_rows.append({"day": d + 1, "mb": round(file_bytes(db) / 1e6, 1), "pruned": report.sessions,
-                             "prune_s": round(report.seconds, 2), "write_s": round(time.monotonic() - start, 1)})
+                             "shrunk": report.shrunk, "prune_s": round(report.seconds, 2), "write_s": round(time.monotonic() - start, 1)})
         print(json.dumps(per_day_rows[-1]), flush=True)
     store.close()
     return per_day_rows

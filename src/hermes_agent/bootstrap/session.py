@@ -40,7 +40,8 @@ def retention_policy(settings: Settings) -> Retention:
     c = settings.cfg.sessions
     return Retention(tool_output_chars=c.tool_output_max_chars, keep_full=c.keep_full_tool_output,
                      full_dir=settings.home / "sessions" / "tool_outputs", retention_days=c.retention_days,
-                     max_db_bytes=c.max_db_mb * 1024 * 1024, vacuum_after_prune=c.vacuum_after_prune)
+                     max_db_bytes=c.max_db_mb * 1024 * 1024, vacuum_after_prune=c.vacuum_after_prune,
+                     shrink_after_days=c.old_tool_output_days, old_output_chars=c.old_tool_output_max_chars)
 
 
 def apply_retention(store: SessionStore, settings: Settings,

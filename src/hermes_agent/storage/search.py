@@ -12,6 +12,7 @@ import sqlite3
 from dataclasses import dataclass
 
 from hermes_agent import lazyre
+from hermes_agent.storage.layout import FTS_TOOL_PREFIX
 from hermes_agent.storage.records import SESSION_COLUMNS, SearchHit, SessionInfo, Snippet
 
 _TOKEN = lazyre.compile(r'"([^"]*)"?|(\S+)')
@@ -45,6 +46,7 @@ class ParsedQuery:
     match_any: str | None
     like_terms: tuple[str, ...]
     terms: tuple[str, ...]
+    prefixes: tuple[bool, ...] = ()  # per term: matched as a word start (`word*`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +98,8 @@ def parse_query(text: str) -> ParsedQuery | None:
         return None
     raw = tuple(t.text for t in terms)
     if not any(_CJK.search(t) for t in raw):
-        return ParsedQuery(_WORDS, _join(terms, True, False), _join(terms, True, True), (), raw)
+        return ParsedQuery(_WORDS, _join(terms, True, False), _join(terms, True, True), (), raw,
+                           tuple(t.prefix for t in terms))
     long_terms = [t for t in terms if len(t.text) >= 3]
     short = tuple(t.text for t in terms if len(t.text) < 3)
     any_expr = _join(long_terms, False, True) if not short else None
@@ -234,13 +237,55 @@ def _snippets(conn: sqlite3.Connection, q: ParsedQuery, expr: str | None, ids: l
                             ids).fetchall()
         return {r["id"]: Snippet(r["id"], r["role"], r["timestamp"], text_snippet(r["snip"] or "", q.terms))
                 for r in rows}
+    out: dict[int, Snippet] = {}
+    if q.table == _WORDS:  # words: cut from the stored text here, the index is asked only when that misses
+        rows = conn.execute(f"SELECT id, role, timestamp, tool_name, content, tool_calls FROM messages "
+                            f"WHERE id IN ({marks})", ids).fetchall()
+        pattern = _hit_pattern(q)
+        for r in rows:
+            text = _word_snippet(r, pattern)
+            if text is not None:
+                out[r["id"]] = Snippet(r["id"], r["role"], r["timestamp"], text)
+        ids = [i for i in ids if i not in out]
+        if not ids:
+            return out
+        marks = ",".join("?" * len(ids))
     tokens = 32 if q.table == _TRIGRAM else 16
     rows = conn.execute(
         f"SELECT m.id, m.role, m.timestamp, m.tool_name, m.content, m.tool_calls, "
         f"snippet({q.table}, -1, '{_OPEN}', '{_CLOSE}', '…', {tokens}) AS snip FROM {q.table} "
         f"JOIN messages m ON m.id = {q.table}.rowid "
         f"WHERE {q.table} MATCH ? AND {q.table}.rowid IN ({marks})", [expr, *ids]).fetchall()
-    return {r["id"]: Snippet(r["id"], r["role"], r["timestamp"], _pick(r, q.terms)) for r in rows}
+    return out | {r["id"]: Snippet(r["id"], r["role"], r["timestamp"], _pick(r, q.terms)) for r in rows}
+
+
+def _hit_pattern(q: ParsedQuery) -> re.Pattern[str]:
+    """The query's terms as whole words (a prefix term as a word start), case-insensitive."""
+    alts = [r"\W+".join(re.escape(w) for w in term.split()) + ("" if prefix else r"(?!\w)")
+            for term, prefix in zip(q.terms, q.prefixes, strict=True)]
+    return re.compile(r"(?<!\w)(?:" + "|".join(sorted(alts, key=len, reverse=True)) + ")", re.IGNORECASE)
+
+
+def _word_snippet(row: sqlite3.Row, pattern: re.Pattern[str], width: int = 40) -> str | None:
+    """A window of the message around its first whole-word hit, hits in **; None when no term is found
+    as a word (the index then cuts the snippet: its tokenizer folds accents, which a regex does not)."""
+    content = row["content"] or ""
+    if row["role"] == "tool":
+        content = content[:FTS_TOOL_PREFIX]  # what the index holds of a tool output
+    m = pattern.search(content)
+    if m is None and row["tool_calls"]:
+        content = _calls_text(row["tool_calls"])
+        m = pattern.search(content)
+    if m is None:
+        return None
+    start, end = max(0, m.start() - width), min(len(content), m.end() + width + 20)
+    while start > 0 and content[start - 1].isalnum() and start < m.start():
+        start += 1  # not from the middle of a word
+    while end < len(content) and content[end].isalnum() and end > m.end():
+        end -= 1
+    piece = pattern.sub(lambda h: f"{_OPEN}{h.group(0)}{_CLOSE}", content[start:end])
+    text = " ".join(piece.split()).replace(_OPEN, "**").replace(_CLOSE, "**")
+    return ("…" if start else "") + text + ("…" if end < len(content) else "")
 
 
 def _calls_text(raw: str) -> str:
