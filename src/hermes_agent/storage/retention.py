@@ -186,8 +186,8 @@ TRIM_CHUNK = 2000  # messages of an open conversation deleted per transaction
 
 def _open_with_old_turns(conn: sqlite3.Connection, cutoff: float) -> list[str]:
     return [r[0] for r in conn.execute(
-        "SELECT s.id FROM sessions s WHERE s.ended_at IS NULL AND s.started_at < ? AND "
-        "(SELECT MIN(m.timestamp) FROM messages m WHERE m.session_id = s.id) < ?", (cutoff, cutoff))]
+        "SELECT s.id FROM sessions s WHERE s.ended_at IS NULL AND "
+        "(SELECT MIN(m.timestamp) FROM messages m WHERE m.session_id = s.id) < ?", (cutoff,))]
 
 
 def _trim_session(conn: sqlite3.Connection, sid: str, cutoff: float) -> int:

@@ -297,7 +297,8 @@ def _prune_policy(args: argparse.Namespace, store: SessionStore, settings: Setti
         print("Kept.")
         return 0
     r = store.prune_by_policy(policy)
-    print(f"Deleted {r.sessions} sessions ({r.messages} messages); state.db {r.bytes_before / 1e6:.1f} MB -> "
+    shrunk = f"; {r.shrunk} old tool outputs shrunk" if r.shrunk else ""
+    print(f"Deleted {r.sessions} sessions ({r.messages} messages){shrunk}; state.db {r.bytes_before / 1e6:.1f} MB -> "
           f"{r.bytes_after / 1e6:.1f} MB in {r.seconds:.1f}s.")
     return 0
 
