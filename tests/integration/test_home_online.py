@@ -96,12 +96,16 @@ def test_chat_keeps_working_while_the_rebuild_runs_in_its_background(scripted, h
     _old_layout_home(hermes_home)
     model_config(hermes_home, scripted.url, "sessions:\n  auto_prune: false\n")
     scripted.add({"content": "still here"})
-    out = run_hermes("chat", "-q", "anyone there?", home=hermes_home)
+    out = run_hermes("chat", "-q", "anyone there?", home=hermes_home)  # opens the old file: migration 7
     assert out.returncode == 0 and out.stdout == "still here\n", out.stderr
-    scripted.add({"content": "and again"})  # a later process carries the rebuild forward
+    assert int(_meta(hermes_home)["fts_rebuild_high_water"]) == OLD_MESSAGES
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HERMES_")} | {"HERMES_HOME": str(hermes_home)}
+    rebuilder = subprocess.Popen([str(Path(sys.executable).with_name("hermes")), "sessions", "optimize-storage"],
+                                 env=env, stdout=subprocess.PIPE, text=True)
+    scripted.add({"content": "and again"})
     out = run_hermes("chat", "-q", "where is the narwhal question?", home=hermes_home)
     assert out.returncode == 0 and out.stdout == "and again\n", out.stderr
-    run_hermes("sessions", "optimize-storage", home=hermes_home, timeout=120)
+    assert "Search index up to date" in rebuilder.communicate(timeout=120)[0]
     _index_consistent(hermes_home)
     found = run_hermes("sessions", "search", "narwhal", home=hermes_home).stdout
     assert "the **narwhal** question" in found and "where is the **narwhal** question?" in found

@@ -22,6 +22,9 @@ INTERRUPTED = tool_error("interrupted: hermes stopped before this tool call fini
                          "(check its effects before relying on it)")
 
 _STORES: dict[str, SessionStore] = {}
+_REBUILDING: set[str] = set()
+_REBUILD_LOCK = threading.Lock()
+_REBUILD_DELAY_S = 5.0
 log = logging.getLogger(__name__)
 
 
@@ -82,16 +85,24 @@ def apply_retention(store: SessionStore, settings: Settings,
 def _rebuild_in_background(store: SessionStore, stop: threading.Event) -> threading.Thread | None:
     """A search-index rebuild left by a migration goes on in chunks on a thread with its own connection (any
     process may carry it forward; a one-shot `chat -q` that exits mid-chunk loses only that chunk)."""
-    if store.read_only or store.search_index_pending() is None:
-        return None
+    key = str(store.path)
+    with _REBUILD_LOCK:  # one rebuilder per file per process (a gateway wires a session per chat)
+        if key in _REBUILDING or store.read_only or store.search_index_pending() is None:
+            return None
+        _REBUILDING.add(key)
 
     def run() -> None:
         try:
+            if stop.wait(_REBUILD_DELAY_S):  # a quick `chat -q` starts and ends without it
+                return
             with SessionStore(store.path) as own:
                 if own.rebuild_search_index(stop):
                     log.info("search index rebuilt (%s)", store.path)
         except (StorageError, OSError) as exc:
             log.warning("search index rebuild of %s paused: %s", store.path, exc)
+        finally:
+            with _REBUILD_LOCK:
+                _REBUILDING.discard(key)
 
     worker = threading.Thread(target=run, name="sessions-index-rebuild", daemon=True)
     worker.start()

@@ -14,9 +14,11 @@ from typing import NamedTuple
 from hermes_agent.storage import layout as L
 from hermes_agent.storage.migrations import retired
 
-CHUNK = 400  # messages per transaction: a tool row indexes at most 8,192 characters, so ~0.1-0.3 s each
+CHUNK = 200  # messages in the first transaction; later ones are sized to take about _TARGET_S
+_TARGET_S = 0.05
 _DROP_ROWS = 200  # shadow-table rows of a retired index deleted per transaction
-_PAUSE_S = 0.02  # between chunks, so a live conversation's writes get the lock
+_PAUSE_S = 0.05  # at least this long between chunks (and as long as the chunk took): a live conversation's
+# writes, waiting in SQLite's busy handler, find the lock free for half the time
 
 
 class Progress(NamedTuple):
@@ -99,12 +101,15 @@ def run(c: sqlite3.Connection, stop: threading.Event | None = None, budget_s: fl
     while not (stop is not None and stop.is_set()):
         if budget_s is not None and time.monotonic() - start > budget_s:
             return False
+        began = time.monotonic()
         if _index_chunk(c, rows):
-            time.sleep(_PAUSE_S)
+            took = time.monotonic() - began
+            rows = max(20, min(2000, int(rows * _TARGET_S / max(took, 0.001))))
+            time.sleep(max(_PAUSE_S, took))
             continue
         left = _retired_left(c)
         if not left:
             return True
         _drop_chunk(c, left[0])
-        time.sleep(_PAUSE_S)
+        time.sleep(max(_PAUSE_S, time.monotonic() - began))
     return not pending(c)

@@ -20,7 +20,8 @@ CHUNK_SESSIONS = 200  # sessions deleted per transaction by age (small ones); by
 SIZE_CHUNK = 20  # the size pass deletes the biggest, oldest sessions: fewer per transaction keeps the lock short
 _PAUSE_S = 0.05  # between chunks, so a live conversation's writes get the lock
 _DAY = 86400.0
-_MERGE_STEPS = 8  # FTS5 'merge' of 500 pages each after a prune: the index shrinks without one long lock
+_MERGE_STEPS = 80  # FTS5 'merge' steps after a prune, each ~_MERGE_PAGES pages: no single long lock
+_MERGE_PAGES = 500
 
 
 class Retention:
@@ -260,18 +261,28 @@ def prune(conn: sqlite3.Connection, policy: Retention, path: Path, now: float | 
     return PruneReport(sessions, messages, before, file_bytes(path), time.monotonic() - start, shrunk)
 
 
+def _segments(conn: sqlite3.Connection, table: str) -> int:
+    return int(conn.execute(f"SELECT COUNT(DISTINCT segid) FROM {table}_idx").fetchone()[0])
+
+
+def _merge(conn: sqlite3.Connection, table: str) -> None:
+    """Fold the index's segments together in bounded steps (each its own short transaction): a deleted or
+    shrunk row leaves tombstones that free space only once merged with the segment holding its tokens."""
+    try:
+        for _ in range(_MERGE_STEPS):
+            if _segments(conn, table) <= 1:
+                return
+            conn.execute(f"INSERT INTO {table}({table}, rank) VALUES ('merge', -{_MERGE_PAGES})")
+            time.sleep(_PAUSE_S / 2)
+    except sqlite3.Error:
+        return  # no such index here, or a newer layout owns it
+
+
 def vacuum(conn: sqlite3.Connection) -> None:
     """Free pages back to the OS: the search index merged in bounded steps, then incremental vacuum on an
     auto_vacuum=INCREMENTAL file (ours), in steps; the WAL truncated. A file in another auto_vacuum mode keeps its pages."""
-    for table in ("messages_fts", "messages_fts_trigram"):  # bounded merges, each its own short transaction
-        for _ in range(_MERGE_STEPS):
-            try:
-                before = conn.total_changes
-                conn.execute(f"INSERT INTO {table}({table}, rank) VALUES ('merge', 500)")
-            except sqlite3.Error:
-                break  # no such index here, or a newer layout owns it
-            if conn.total_changes - before <= 0:
-                break
+    for table in ("messages_fts", "messages_fts_trigram"):
+        _merge(conn, table)
     while int(conn.execute("PRAGMA freelist_count").fetchone()[0]) > 0:
         conn.execute("PRAGMA incremental_vacuum(2000)").fetchall()
         if int(conn.execute("PRAGMA auto_vacuum").fetchone()[0]) != 2:
