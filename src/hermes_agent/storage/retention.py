@@ -140,7 +140,7 @@ def _chunk_for(conn: sqlite3.Connection, excess: int) -> int:
 
 
 _SHRUNK_UPTO = "hermes_agent_shrunk_upto"  # state_meta: message ids up to here were looked at by the shrink pass
-SHRINK_CHUNK = 200  # tool rows shrunk per transaction
+SHRINK_CHUNK = 200  # messages looked at per transaction (the tool outputs among them shrunk)
 
 
 def _shrink_chunk(conn: sqlite3.Connection, policy: Retention, cutoff: float) -> int | None:
@@ -152,7 +152,7 @@ def _shrink_chunk(conn: sqlite3.Connection, policy: Retention, cutoff: float) ->
         after = int(row[0]) if row else 0
         rows = conn.execute("SELECT id, timestamp, CASE WHEN role = 'tool' AND length(content) > ? THEN content END "
                             "FROM messages WHERE id > ? ORDER BY id LIMIT ?",
-                            (policy.old_output_chars, after, SHRINK_CHUNK * 5)).fetchall()
+                            (policy.old_output_chars, after, SHRINK_CHUNK)).fetchall()
         done, shrunk = after, 0
         for mid, ts, content in rows:
             if ts >= cutoff:
@@ -176,9 +176,12 @@ def shrink_old_outputs(conn: sqlite3.Connection, policy: Retention, now: float) 
     if policy.shrink_after_days <= 0 or policy.old_output_chars <= 0:
         return 0
     cutoff, total = now - policy.shrink_after_days * _DAY, 0
+    began = time.monotonic()
     while (n := _shrink_chunk(conn, policy, cutoff)) is not None:
         total += n
-        time.sleep(_PAUSE_S if n else 0)
+        if n:  # the lock stays free at least as long as it was held
+            time.sleep(max(_PAUSE_S, time.monotonic() - began))
+        began = time.monotonic()
     return total
 
 
