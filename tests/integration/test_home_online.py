@@ -131,12 +131,12 @@ def test_old_tool_outputs_shrink_and_an_open_chat_loses_only_its_turns_past_rete
     (hermes_home / "config.yaml").write_text("sessions:\n  retention_days: 90\n")
     pruned = run_hermes("sessions", "prune", "-y", home=hermes_home)
     assert pruned.returncode == 0, pruned.stderr
-    # the open chat's two turns past retention; the tool outputs over 7 days old that remain (200 and 10 days)
-    assert "Deleted 0 sessions (6 messages); 2 old tool outputs shrunk" in pruned.stdout
+    # the open chat's two turns past retention; the tool outputs over 3 days old that remain (200, 10, 5 days)
+    assert "Deleted 0 sessions (6 messages); 3 old tool outputs shrunk" in pruned.stdout
     shown = run_hermes("sessions", "show", old, "--full", home=hermes_home).stdout
     assert "old question" in shown and "answer to old question" in shown  # conversation text is kept
     assert "HEAD" in shown and "TAIL" in shown and "of 9,010 chars not stored" in shown
-    assert "x" * 1600 not in shown
+    assert "x" * 800 not in shown
     assert "x" * 9000 in run_hermes("sessions", "show", new, "--full", home=hermes_home).stdout
     chat_shown = run_hermes("sessions", "show", chat, home=hermes_home).stdout
     assert "answer to recent turn" in chat_shown and "Messages: 3" in chat_shown  # (its title stays)

@@ -34,8 +34,8 @@ class Retention:
 
     def __init__(self, tool_output_chars: int = 16_000, keep_full: bool = False, full_dir: Path | None = None,
                  retention_days: float = 90.0, max_db_bytes: int = 400 * 1024 * 1024,
-                 vacuum_after_prune: bool = True, shrink_after_days: float = 7.0,
-                 old_output_chars: int = 2_000) -> None:
+                 vacuum_after_prune: bool = True, shrink_after_days: float = 3.0,
+                 old_output_chars: int = 1_000) -> None:
         self.tool_output_chars, self.keep_full, self.full_dir = tool_output_chars, keep_full, full_dir
         self.retention_days, self.max_db_bytes = retention_days, max_db_bytes
         self.vacuum_after_prune = vacuum_after_prune
