@@ -141,10 +141,12 @@ def migration(old_db: Path, runs: int = 5) -> dict:
     """A state.db in the old search-index layout (inline copies) migrated online: the first `chat -q` that
     opens it, then `chat -q` while a background rebuild (`sessions optimize-storage`, standing in for a
     gateway carrying it) works; the rebuild is killed once and resumed."""
-    with ScriptedServer(default={"content": "hi"}) as server, tempfile.TemporaryDirectory() as tmp:
+    with ScriptedServer(default={"content": "hi"}) as server, tempfile.TemporaryDirectory() as tmp, \
+            tempfile.TemporaryDirectory() as empty:
         home = Path(tmp)
         db = home / "state.db"
         subprocess.run(["cp", str(old_db), str(db)], check=True)
+        baseline = _chat_seconds(Path(empty), server.url, runs)
         before_mb = round(file_bytes(db) / 1e6, 1)
         first = _chat_seconds(home, server.url, 1)
         rebuild = subprocess.Popen([HERMES, "sessions", "optimize-storage"], env=_env(home), text=True,
@@ -158,8 +160,10 @@ def migration(old_db: Path, runs: int = 5) -> dict:
         rebuild = subprocess.Popen([HERMES, "sessions", "optimize-storage"], env=_env(home), text=True,
                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         during = _chat_seconds(home, server.url, runs)
+        baseline_after = _chat_seconds(Path(empty), server.url, runs)  # same moment, an empty home
         out = rebuild.communicate(timeout=3600)[0]
-        return {"file_mb": before_mb, "first_chat_q_s": first, "chat_q_during_rebuild_s": during,
+        return {"file_mb": before_mb, "empty_home_chat_q_s": [baseline, baseline_after], "first_chat_q_s": first,
+                "chat_q_during_rebuild_s": during,
                 "indexed_after_kill": after_kill, "rebuild_s": round(time.monotonic() - start, 1),
                 "rebuild_exit": rebuild.returncode, "rebuild_tail": out.strip().splitlines()[-1:],
                 "after_mb": round(file_bytes(db) / 1e6, 1)}
