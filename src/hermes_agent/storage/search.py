@@ -22,7 +22,7 @@ _TRIGRAM = "messages_fts_trigram"
 # bm25 costs ~3 us per matching row, so a word found in 20,000 messages would take 60 ms to rank.
 # Only the newest _WINDOW matches are ranked (idf still counts every row): recent, relevant, fast.
 _WINDOW = 2500
-_FAST_WINDOW = 1500  # without selective filters the index ranks alone: no row is read per match
+_FAST_WINDOW = 1000  # without selective filters the index ranks alone: no row is read per match
 _BATCH = 100  # ranked matches whose sessions are looked up at a time
 _LIKE_WINDOW = 300  # unranked LIKE scans need only enough rows to fill the sessions asked for
 _ROUNDS = 4
@@ -160,13 +160,13 @@ def _ranked_fast(conn: sqlite3.Connection, q: ParsedQuery, expr: str, f: Filters
     before = None
     for _ in range(_ROUNDS):
         older = f" AND {q.table}.rowid < ?" if before is not None else ""
-        hits = conn.execute(f"SELECT {q.table}.rowid, bm25({q.table}) FROM {q.table} WHERE {q.table} MATCH ?"
-                            f"{older} ORDER BY {q.table}.rowid DESC LIMIT ?",
+        hits = conn.execute(f"SELECT id, score FROM (SELECT {q.table}.rowid AS id, bm25({q.table}) AS score "
+                            f"FROM {q.table} WHERE {q.table} MATCH ?{older} ORDER BY {q.table}.rowid DESC "
+                            "LIMIT ?) ORDER BY score",
                             [expr, *([before] if before is not None else []), _FAST_WINDOW]).fetchall()
         if not hits:
             break
-        before = hits[-1][0]
-        hits.sort(key=lambda h: h[1])
+        before = min(h[0] for h in hits)
         for i in range(0, len(hits), _BATCH):
             batch = hits[i:i + _BATCH]
             marks = ",".join("?" * len(batch))
