@@ -116,7 +116,7 @@ def _turn(q: str, output: str) -> list[Message]:
             Message("assistant", f"answer to {q}")]
 
 
-def test_old_tool_outputs_shrink_and_an_open_chat_loses_only_its_turns_past_retention(hermes_home):
+def test_old_tool_outputs_shrink_and_an_open_chat_loses_only_its_turns_past_retention(scripted, hermes_home):
     out = "HEAD " + "x" * 9000 + " TAIL"
     with SessionStore(hermes_home / "state.db") as store:
         quiet = store.create_session("telegram", session_key="agent:main:telegram:dm:1").id
@@ -147,3 +147,10 @@ def test_old_tool_outputs_shrink_and_an_open_chat_loses_only_its_turns_past_rete
         c.execute("INSERT INTO messages_fts(messages_fts, rank) VALUES ('integrity-check', 1)")
     found = run_hermes("sessions", "search", "answer ancient", home=hermes_home).stdout
     assert "**ancient**" not in found
+    model_config(hermes_home, scripted.url, "sessions:\n  auto_prune: false\n")
+    scripted.add({"content": "continuing"})  # the chat continues from what is left: its recent turn
+    resumed = run_hermes("chat", "--resume", chat, "-q", "and now?", home=hermes_home)
+    assert resumed.returncode == 0 and resumed.stdout == "continuing\n", resumed.stderr
+    sent = [m for m in scripted.requests[-1]["body"]["messages"] if m["role"] != "system"]
+    assert sent[0]["content"] == "recent turn" and sent[-1]["content"] == "and now?"
+    assert "ancient turn" not in repr(sent)
