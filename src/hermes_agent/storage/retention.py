@@ -98,9 +98,12 @@ def size_by_kind(conn: sqlite3.Connection) -> dict[str, int]:
     out = {"tool outputs": int(row[0]), "conversation text": int(row[1]), "tool calls": int(row[2]),
            "reasoning": int(row[3])}
     try:
-        fts = conn.execute("SELECT COALESCE(SUM(pgsize), 0) FROM dbstat WHERE name LIKE 'messages_fts%' "
-                           "OR name LIKE 'hermes_agent_retired_messages_fts%'").fetchone()
-        out["search index"] = int(fts[0])
+        # One pass over the pages: the search index, and the room left inside pages where rows shrank or went
+        # (given back only by `sessions optimize-storage`).
+        fts, unused = conn.execute(
+            "SELECT COALESCE(SUM(CASE WHEN name LIKE 'messages_fts%' OR name LIKE 'hermes_agent_retired_messages_fts%' "
+            "THEN pgsize END), 0), COALESCE(SUM(unused), 0) FROM dbstat").fetchone()
+        out["search index"], out["unused in pages"] = int(fts), int(unused)
     except sqlite3.Error:  # SQLite built without dbstat
         pass
     page = int(conn.execute("PRAGMA page_size").fetchone()[0])

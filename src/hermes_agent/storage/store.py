@@ -465,13 +465,17 @@ class SessionStore:
             except sqlite3.Error as exc:
                 raise StorageError(f"search index rebuild failed: {exc}") from exc
 
-    def vacuum(self) -> None:
-        """Merge the search index in bounded steps and give free pages back (incremental vacuum)."""
+    def vacuum(self, full: bool = False) -> None:
+        """Merge the search index in bounded steps and give free pages back (incremental vacuum); `full` also
+        rewrites the file compactly (VACUUM: other writers wait for it, so only on the user's request)."""
         if self.read_only:
             raise StorageError(self.read_only)
         with self._lock:
             try:
                 _retention.vacuum(self._conn)
+                if full:
+                    self._conn.execute("VACUUM")
+                    self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
             except sqlite3.Error as exc:
                 raise StorageError(f"session store error: {exc}") from exc
 

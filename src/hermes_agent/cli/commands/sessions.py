@@ -68,8 +68,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                                          "sessions.retention_days / max_db_mb policy)")
     prune.add_argument("--older-than", help="Age such as 30d, 12h, 2w")
     prune.add_argument("--yes", "-y", action="store_true", help="Do not ask for confirmation")
-    sub.add_parser("optimize-storage", help="Finish a pending search-index rebuild now and give freed pages "
-                                            "back (otherwise it runs in the background)")
+    sub.add_parser("optimize-storage", help="Finish a pending search-index rebuild now (otherwise it runs in the "
+                                            "background), then rewrite state.db compactly (VACUUM)")
     st = sub.add_parser("stats", help="Token usage, cost and database size (one session with ID)")
     st.add_argument("id", nargs="?")
 
@@ -315,8 +315,8 @@ def _optimize(args: argparse.Namespace, store: SessionStore) -> int:
         if store.rebuild_search_index(budget_s=5.0):
             break
         pending = store.search_index_pending()
-    store.vacuum()
-    print(f"Search index up to date; state.db {before / 1e6:.1f} MB -> {file_bytes(store.path) / 1e6:.1f} MB "
+    store.vacuum(full=True)
+    print(f"Search index up to date, file rewritten compactly; state.db {before / 1e6:.1f} MB -> {file_bytes(store.path) / 1e6:.1f} MB "
           f"in {time.monotonic() - start:.1f}s.")
     return 0
 
