@@ -220,8 +220,9 @@ def test_a_v50_config_is_read_reported_and_migrated_without_changing_what_upstre
 
 
 def test_a_home_ours_wrote_is_upgraded_by_upstream_and_both_keep_using_it(server, tmp_path):
-    """The switching path of a 0.19.0-era home ours used: upstream converts it to v31 (keeping the inline
-    search layout until `sessions optimize-storage`), then both read and write it."""
+    """The switching path of a 0.19.0-era home ours used: upstream converts it to v31 and keeps its search
+    index, already in upstream's storage layout 3 (external content over `messages_fts_src`), then both read
+    and write it."""
     home = tmp_path / "home"
     write_config(home, server.url)
     server.add({"content": "Rambutans are hairy."})
@@ -245,7 +246,9 @@ def test_a_home_ours_wrote_is_upgraded_by_upstream_and_both_keep_using_it(server
     history = sent(server, "last one")
     assert "and the seed?" in history and "Ours again." in history
     facts = db_facts(db)
-    assert facts["integrity"] == "ok" and facts["no_uid"] == 0
+    assert facts["integrity"] == "ok" and facts["no_uid"] == 0 and facts["fts_src"] == 1
+    with sqlite3.connect(db) as c:
+        assert c.execute("SELECT value FROM state_meta WHERE key = 'fts_storage_version'").fetchall() == [("3",)]
 
 
 def test_deleting_and_pruning_in_a_v31_home_keep_its_index_and_prompt_table_consistent(upstream_home, tmp_path):

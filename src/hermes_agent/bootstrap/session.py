@@ -21,6 +21,9 @@ INTERRUPTED = tool_error("interrupted: hermes stopped before this tool call fini
                          "(check its effects before relying on it)")
 
 _STORES: dict[str, SessionStore] = {}
+_REBUILDING: set[str] = set()
+_REBUILD_LOCK = threading.Lock()
+_REBUILD_DELAY_S = 5.0
 log = logging.getLogger(__name__)
 
 
@@ -39,7 +42,8 @@ def retention_policy(settings: Settings) -> Retention:
     c = settings.cfg.sessions
     return Retention(tool_output_chars=c.tool_output_max_chars, keep_full=c.keep_full_tool_output,
                      full_dir=settings.home / "sessions" / "tool_outputs", retention_days=c.retention_days,
-                     max_db_bytes=c.max_db_mb * 1024 * 1024, vacuum_after_prune=c.vacuum_after_prune)
+                     max_db_bytes=c.max_db_mb * 1024 * 1024, vacuum_after_prune=c.vacuum_after_prune,
+                     shrink_after_days=c.old_tool_output_days, old_output_chars=c.old_tool_output_max_chars)
 
 
 def apply_retention(store: SessionStore, settings: Settings,
@@ -51,6 +55,7 @@ def apply_retention(store: SessionStore, settings: Settings,
     policy = retention_policy(settings)
     store.retention = policy
     stop = stop or threading.Event()
+    _rebuild_in_background(store, stop)
     delay = settings.cfg.sessions.auto_prune_delay  # a long-lived process (REPL, gateway) prunes after it;
     # a one-shot `chat -q` is normally over before then and leaves the prune to them (or `hermes sessions prune`)
     marker = settings.home / "sessions" / ".last_auto_prune"
@@ -72,6 +77,33 @@ def apply_retention(store: SessionStore, settings: Settings,
             log.warning("auto-prune of %s failed: %s", store.path, exc)
 
     worker = threading.Thread(target=run, name="sessions-auto-prune", daemon=True)
+    worker.start()
+    return worker
+
+
+def _rebuild_in_background(store: SessionStore, stop: threading.Event) -> threading.Thread | None:
+    """A search-index rebuild left by a migration goes on in chunks on a thread with its own connection (any
+    process may carry it forward; a one-shot `chat -q` that exits mid-chunk loses only that chunk)."""
+    key = str(store.path)
+    with _REBUILD_LOCK:  # one rebuilder per file per process (a gateway wires a session per chat)
+        if key in _REBUILDING or store.read_only or store.search_index_pending() is None:
+            return None
+        _REBUILDING.add(key)
+
+    def run() -> None:
+        try:
+            if stop.wait(_REBUILD_DELAY_S):  # a quick `chat -q` starts and ends without it
+                return
+            with SessionStore(store.path) as own:
+                if own.rebuild_search_index(stop):
+                    log.info("search index rebuilt (%s)", store.path)
+        except (StorageError, OSError) as exc:
+            log.warning("search index rebuild of %s paused: %s", store.path, exc)
+        finally:
+            with _REBUILD_LOCK:
+                _REBUILDING.discard(key)
+
+    worker = threading.Thread(target=run, name="sessions-index-rebuild", daemon=True)
     worker.start()
     return worker
 

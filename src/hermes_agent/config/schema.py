@@ -187,6 +187,8 @@ class SessionsCfg:
     tool_output_max_chars: int = field(**_c(min=0))  # ours: tool outputs stored capped (0: whole)
     auto_prune_delay: float = field(**_c(min=0))  # ours: seconds after start before the background prune
     keep_full_tool_output: bool  # ours: the full text of a capped output kept in sessions/tool_outputs/
+    old_tool_output_days: float = field(**_c(min=0))  # ours: tool outputs older than this shrink (0: never)
+    old_tool_output_max_chars: int = field(**_c(min=0))  # ours: ... to this many characters (head and tail)
 
 
 @_record

@@ -45,21 +45,47 @@ def _integrity(c: sqlite3.Connection) -> Check:
                          "`sqlite3 state.db .recover`")
 
 
+def _external(c: sqlite3.Connection) -> bool:
+    row = c.execute(f"SELECT sql FROM sqlite_master WHERE name = '{L.WORDS}'").fetchone()
+    return row is not None and L.WORDS_SRC in (row[0] or "")
+
+
 def _fts(c: sqlite3.Connection) -> list[Check]:
     have = {r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'trigger')")}
     missing = [n for n in (L.WORDS, L.TRIGRAM, *L.FTS_TRIGGERS) if n not in have]
     if missing:
         return [Check("fail", f"search index incomplete (missing {', '.join(missing)}): searches miss "
                               "messages until hermes rebuilds it")]
+    if _external(c):  # layout 3: the index's own row list is its docsize table; the view says what belongs
+        pairs = ((L.WORDS, f"(SELECT id FROM {L.WORDS_SRC})"), (L.TRIGRAM, f"(SELECT id FROM {L.TRIGRAM_SRC})"))
+        indexed, listed = "f.id", "{t}_docsize"
+    else:
+        pairs = ((L.WORDS, "(SELECT id FROM messages)"),
+                 (L.TRIGRAM, f"(SELECT id FROM messages m WHERE {L.non_ascii('m')})"))
+        indexed, listed = "f.rowid", "{t}"
+    rebuild = _rebuild_state(c)
+    gate = "" if rebuild is None else f" AND (s.id <= {rebuild[0]} OR s.id > {rebuild[1]})"
     out = []
-    for table, only in ((L.WORDS, "1"), (L.TRIGRAM, L.non_ascii("m"))):
-        absent = c.execute(f"SELECT COUNT(*) FROM messages m WHERE {only} AND NOT EXISTS "
-                           f"(SELECT 1 FROM {table} f WHERE f.rowid = m.id)").fetchone()[0]
-        stale = c.execute(f"SELECT COUNT(*) FROM {table} f WHERE NOT EXISTS "
-                          f"(SELECT 1 FROM messages m WHERE m.id = f.rowid)").fetchone()[0]
+    for table, rows in pairs:
+        src = listed.format(t=table)
+        absent = c.execute(f"SELECT COUNT(*) FROM {rows} s WHERE NOT EXISTS "
+                           f"(SELECT 1 FROM {src} f WHERE {indexed} = s.id){gate}").fetchone()[0]
+        stale = c.execute(f"SELECT COUNT(*) FROM {src} f WHERE {indexed} NOT IN {rows}").fetchone()[0]
         if absent or stale:
             out.append(Check("fail", f"search index {table}: {absent} messages missing, {stale} stale entries"))
+    if rebuild is not None:
+        done = c.execute("SELECT COUNT(*) FROM messages WHERE id <= ?", (rebuild[0],)).fetchone()[0]
+        total = c.execute("SELECT COUNT(*) FROM messages WHERE id <= ?", (rebuild[1],)).fetchone()[0]
+        out.append(Check("info", f"search index being rebuilt in the background: {done} of {total} older "
+                                 "messages indexed so far (`hermes sessions optimize-storage` finishes it now)"))
     return out or [Check("ok", "search indexes match the stored messages")]
+
+
+def _rebuild_state(c: sqlite3.Connection) -> tuple[int, int] | None:
+    from hermes_agent.storage.fts_rebuild import progress
+
+    p = progress(c)
+    return None if p is None else (p.done, p.high_water)
 
 
 def check_database(path: Path) -> list[Check]:

@@ -181,3 +181,83 @@ SPEND_INDEXES = (f"CREATE INDEX IF NOT EXISTS hermes_agent_idx_spend_session ON 
 LAST_ACTIVE_BACKFILL = (
     "UPDATE sessions SET last_active_at = COALESCE((SELECT MAX(m.timestamp) FROM messages m "
     "WHERE m.session_id = sessions.id), started_at) WHERE last_active_at IS NULL")
+
+
+# ---- search index, storage layout 3 (migration 7) ---------------------------------------------------
+# Upstream's FTS storage layout 3 (`state_meta.fts_storage_version`): both indexes are external-content
+# tables reading through views, so no private copy of every message is kept; the word index holds a
+# tool row's first 8,192 characters only. The view computes exactly what the triggers index, so FTS5's
+# 'delete', 'rebuild' and 'integrity-check' agree with the stored tokens. Ours differs in one point that
+# a later Hermes rebuilds away on its v30 step: the trigram index keeps only non-tool rows holding
+# non-ASCII text (only those can match a query of three CJK characters). A background rebuild is in
+# flight while `fts_rebuild_high_water` H is set: a row is indexed iff id <= `fts_rebuild_progress` P
+# or id > H (the triggers test that same predicate, as upstream's do).
+FTS_STORAGE_VERSION = 3
+FTS_TOOL_PREFIX = 8192
+WORDS_SRC, TRIGRAM_SRC = "messages_fts_src", "messages_fts_trigram_src"
+HIGH_WATER, PROGRESS, STORAGE_KEY = "fts_rebuild_high_water", "fts_rebuild_progress", "fts_storage_version"
+
+
+def _meta_int(key: str) -> str:
+    return f"COALESCE((SELECT CAST(value AS INTEGER) FROM state_meta WHERE key = '{key}'), -1)"
+
+
+def _indexed(row: str) -> str:
+    """SQL: the row is in the index (no rebuild pending, or the rebuild has reached it, or it came after)."""
+    return f"({row}.id > {_meta_int(HIGH_WATER)} OR {row}.id <= {_meta_int(PROGRESS)})"
+
+
+def _words_text(row: str) -> str:
+    return (f"CASE WHEN {row}.role = 'tool' THEN substr(COALESCE({row}.content, ''), 1, {FTS_TOOL_PREFIX}) "
+            f"ELSE {row}.content END")
+
+
+def _trigram_row(row: str) -> str:
+    return f"{row}.role <> 'tool' AND length({row}.content) != length(CAST({row}.content AS BLOB))"
+
+
+def external_fts_sql() -> list[str]:
+    """Views, FTS tables and the six triggers (Hermes's names) of layout 3."""
+    w_cols, t_cols = "content, tool_name, tool_calls", "content, tool_name"
+    w_new = f"new.id, {_words_text('new')}, new.tool_name, new.tool_calls"
+    w_old = f"'delete', old.id, {_words_text('old')}, old.tool_name, old.tool_calls"
+    t_new, t_old = "new.id, new.content, new.tool_name", "'delete', old.id, old.content, old.tool_name"
+    w_changed = ("(old.content IS NOT new.content OR old.tool_name IS NOT new.tool_name OR "
+                 "old.tool_calls IS NOT new.tool_calls OR old.role IS NOT new.role)")
+    t_changed = "(old.content IS NOT new.content OR old.tool_name IS NOT new.tool_name OR old.role IS NOT new.role)"
+    return [
+        f"CREATE VIEW IF NOT EXISTS {WORDS_SRC} AS SELECT id, {_words_text('messages')} AS content, tool_name, "
+        "tool_calls FROM messages",
+        f"CREATE VIRTUAL TABLE IF NOT EXISTS {WORDS} USING fts5({w_cols}, content='{WORDS_SRC}', content_rowid='id')",
+        f"CREATE TRIGGER IF NOT EXISTS {WORDS}_insert AFTER INSERT ON messages WHEN {_indexed('new')} BEGIN "
+        f"INSERT INTO {WORDS}(rowid, {w_cols}) VALUES ({w_new}); END",
+        f"CREATE TRIGGER IF NOT EXISTS {WORDS}_delete AFTER DELETE ON messages WHEN {_indexed('old')} BEGIN "
+        f"INSERT INTO {WORDS}({WORDS}, rowid, {w_cols}) VALUES ({w_old}); END",
+        f"CREATE TRIGGER IF NOT EXISTS {WORDS}_update AFTER UPDATE OF content, tool_name, tool_calls, role "
+        f"ON messages WHEN {w_changed} AND {_indexed('old')} BEGIN "
+        f"INSERT INTO {WORDS}({WORDS}, rowid, {w_cols}) VALUES ({w_old}); "
+        f"INSERT INTO {WORDS}(rowid, {w_cols}) VALUES ({w_new}); END",
+        f"CREATE VIEW IF NOT EXISTS {TRIGRAM_SRC} AS SELECT id, content, tool_name FROM messages "
+        f"WHERE {_trigram_row('messages')}",
+        f"CREATE VIRTUAL TABLE IF NOT EXISTS {TRIGRAM} USING fts5({t_cols}, content='{TRIGRAM_SRC}', "
+        "content_rowid='id', tokenize='trigram')",
+        f"CREATE TRIGGER IF NOT EXISTS {TRIGRAM}_insert AFTER INSERT ON messages "
+        f"WHEN {_trigram_row('new')} AND {_indexed('new')} BEGIN "
+        f"INSERT INTO {TRIGRAM}(rowid, {t_cols}) VALUES ({t_new}); END",
+        f"CREATE TRIGGER IF NOT EXISTS {TRIGRAM}_delete AFTER DELETE ON messages "
+        f"WHEN {_trigram_row('old')} AND {_indexed('old')} BEGIN "
+        f"INSERT INTO {TRIGRAM}({TRIGRAM}, rowid, {t_cols}) VALUES ({t_old}); END",
+        f"CREATE TRIGGER IF NOT EXISTS {TRIGRAM}_update AFTER UPDATE OF content, tool_name, role ON messages "
+        f"WHEN {t_changed} AND {_indexed('old')} BEGIN "
+        f"INSERT INTO {TRIGRAM}({TRIGRAM}, rowid, {t_cols}) SELECT {t_old} WHERE {_trigram_row('old')}; "
+        f"INSERT INTO {TRIGRAM}(rowid, {t_cols}) SELECT {t_new} WHERE {_trigram_row('new')}; END",
+    ]
+
+
+def backfill_sql(table: str) -> str:
+    """SQL indexing the rows with ids in (?, ?] from the table's view (one chunk of a rebuild)."""
+    if table == WORDS:
+        return (f"INSERT INTO {WORDS}(rowid, content, tool_name, tool_calls) SELECT id, content, tool_name, "
+                f"tool_calls FROM {WORDS_SRC} WHERE id > ? AND id <= ?")
+    return (f"INSERT INTO {TRIGRAM}(rowid, content, tool_name) SELECT id, content, tool_name FROM {TRIGRAM_SRC} "
+            "WHERE id > ? AND id <= ?")

@@ -218,11 +218,56 @@ def _spend_ledger(c: sqlite3.Connection, found: Found) -> None:
         c.execute(stmt)
 
 
+INLINE_REINDEX = 2000  # messages migration 7 re-indexes in its own transaction; more go to the background
+
+
+def retired(table: str) -> str:
+    """Where migration 7 parks an inline index until the background rebuild has dropped it."""
+    return f"hermes_agent_retired_{table}"
+
+
+def _external_search_index(c: sqlite3.Connection, found: Found) -> None:
+    """Layout 3 of the search index (layout.py): views and external-content tables in place of the inline
+    copies. A small file is re-indexed within the step; on a larger one only names change here (the old
+    tables renamed aside, triggers swapped), so the step stays quick, and the indexing is a background
+    rebuild in chunks (fts_rebuild.py), resumable,
+    marked by `fts_rebuild_high_water`/`fts_rebuild_progress` in state_meta as upstream marks its own."""
+    if newer_hermes(found):
+        return  # its search index is its own
+    row = c.execute(f"SELECT sql FROM sqlite_master WHERE name = '{L.WORDS}'").fetchone()
+    if row is not None and L.WORDS_SRC in (row[0] or ""):
+        return
+    for trig in L.FTS_TRIGGERS:
+        c.execute(f"DROP TRIGGER IF EXISTS {trig}")
+    top = c.execute("SELECT MAX(id) FROM messages").fetchone()[0]
+    small = c.execute(f"SELECT COUNT(*) FROM (SELECT 1 FROM messages LIMIT {INLINE_REINDEX + 1})").fetchone()[0] \
+        <= INLINE_REINDEX  # a small file is re-indexed right here: no window where search misses rows
+    for tbl in (L.WORDS, L.TRIGRAM):
+        if not _has_table(c, tbl):
+            continue
+        if small:
+            c.execute(f"DROP TABLE {tbl}")
+        else:
+            c.execute(f"DROP TABLE IF EXISTS {retired(tbl)}")
+            c.execute(f"ALTER TABLE {tbl} RENAME TO {retired(tbl)}")
+    for stmt in L.external_fts_sql():
+        c.execute(stmt)
+    upsert = "INSERT OR REPLACE INTO state_meta (key, value) VALUES (?, ?)"
+    if small:
+        for tbl in (L.WORDS, L.TRIGRAM):
+            c.execute(L.backfill_sql(tbl), (-1, top or 0))
+        c.execute(upsert, (L.STORAGE_KEY, str(L.FTS_STORAGE_VERSION)))
+    else:
+        c.execute(upsert, (L.HIGH_WATER, str(top)))
+        c.execute(upsert, (L.PROGRESS, "0"))
+
+
 # Steps 1-3 were hermes-agent's own first layout (kept in files as ledger rows, converted by step 4).
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(4, "adopt_hermes_v22_layout", _adopt_hermes_layout),
     Migration(5, "last_active_at_and_message_usage", _last_active_and_usage),
     Migration(6, "budget_spend_ledger", _spend_ledger),
+    Migration(7, "search_index_external_content", _external_search_index),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 

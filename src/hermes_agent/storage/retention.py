@@ -11,13 +11,16 @@ import time
 from pathlib import Path
 from typing import NamedTuple
 
+from hermes_agent import lazyre
+
 log = logging.getLogger(__name__)
 
 CHUNK_SESSIONS = 200  # sessions deleted per transaction by age (small ones); by size at most SIZE_CHUNK
 SIZE_CHUNK = 20  # the size pass deletes the biggest, oldest sessions: fewer per transaction keeps the lock short
 _PAUSE_S = 0.05  # between chunks, so a live conversation's writes get the lock
 _DAY = 86400.0
-_MERGE_STEPS = 8  # FTS5 'merge' of 500 pages each after a prune: the index shrinks without one long lock
+_MERGE_STEPS = 80  # FTS5 'merge' steps after a prune, each ~_MERGE_PAGES pages: no single long lock
+_MERGE_PAGES = 500
 
 
 class Retention:
@@ -25,28 +28,37 @@ class Retention:
     keep_full) receives each capped output's full text, named by its SHA-256. A plain class, not a
     dataclass: the store builds one at start-up, which must stay cheap."""
 
-    __slots__ = ("full_dir", "keep_full", "max_db_bytes", "retention_days", "tool_output_chars",
-                 "vacuum_after_prune")
+    __slots__ = ("full_dir", "keep_full", "max_db_bytes", "old_output_chars", "retention_days", "shrink_after_days",
+                 "tool_output_chars", "vacuum_after_prune")
 
     def __init__(self, tool_output_chars: int = 16_000, keep_full: bool = False, full_dir: Path | None = None,
                  retention_days: float = 90.0, max_db_bytes: int = 400 * 1024 * 1024,
-                 vacuum_after_prune: bool = True) -> None:
+                 vacuum_after_prune: bool = True, shrink_after_days: float = 3.0,
+                 old_output_chars: int = 1_000) -> None:
         self.tool_output_chars, self.keep_full, self.full_dir = tool_output_chars, keep_full, full_dir
         self.retention_days, self.max_db_bytes = retention_days, max_db_bytes
         self.vacuum_after_prune = vacuum_after_prune
+        self.shrink_after_days, self.old_output_chars = shrink_after_days, old_output_chars
 
-    def cap(self, content: str | None) -> str | None:
-        """A tool output as stored: head and tail of a long one around a marker saying what was left out."""
-        limit = self.tool_output_chars
+    def cap(self, content: str | None, limit: int | None = None) -> str | None:
+        """A tool output as stored: head and tail of a long one around a marker saying what was left out.
+        An output capped before keeps its original length (and file) in the new marker."""
+        limit = self.tool_output_chars if limit is None else limit
         if content is None or limit <= 0 or len(content) <= limit:
             return content
-        where = ""
-        if self.keep_full and self.full_dir is not None:
+        where, total = "", len(content)
+        earlier = _MARKER.search(content) if limit != self.tool_output_chars else None
+        if earlier is not None:  # shrinking a stored output: what is left out counts from the original
+            total, where = int(earlier.group(1).replace(",", "")), earlier.group(2) or ""
+        elif self.keep_full and self.full_dir is not None:
             where = f"; full text in {_save_full(self.full_dir, content)}"
         head = limit * 3 // 4
         tail = limit - head
-        return (f"{content[:head]}\n[... {len(content) - limit:,} of {len(content):,} chars not stored{where} ...]\n"
+        return (f"{content[:head]}\n[... {total - limit:,} of {total:,} chars not stored{where} ...]\n"
                 f"{content[-tail:]}")
+
+
+_MARKER = lazyre.compile(r"\n\[\.\.\. [\d,]+ of ([\d,]+) chars not stored(; full text in [^\n]*?)? \.\.\.\]\n")
 
 
 def _save_full(folder: Path, content: str) -> Path:
@@ -87,8 +99,12 @@ def size_by_kind(conn: sqlite3.Connection) -> dict[str, int]:
     out = {"tool outputs": int(row[0]), "conversation text": int(row[1]), "tool calls": int(row[2]),
            "reasoning": int(row[3])}
     try:
-        fts = conn.execute("SELECT COALESCE(SUM(pgsize), 0) FROM dbstat WHERE name LIKE 'messages_fts%'").fetchone()
-        out["search index"] = int(fts[0])
+        # One pass over the pages: the search index, and the room left inside pages where rows shrank or went
+        # (given back only by `sessions optimize-storage`).
+        fts, unused = conn.execute(
+            "SELECT COALESCE(SUM(CASE WHEN name LIKE 'messages_fts%' OR name LIKE 'hermes_agent_retired_messages_fts%' "
+            "THEN pgsize END), 0), COALESCE(SUM(unused), 0) FROM dbstat").fetchone()
+        out["search index"], out["unused in pages"] = int(fts), int(unused)
     except sqlite3.Error:  # SQLite built without dbstat
         pass
     page = int(conn.execute("PRAGMA page_size").fetchone()[0])
@@ -127,12 +143,100 @@ def _chunk_for(conn: sqlite3.Connection, excess: int) -> int:
     return max(1, min(SIZE_CHUNK, -(-excess // per)))
 
 
+_SHRUNK_UPTO = "hermes_agent_shrunk_upto"  # state_meta: message ids up to here were looked at by the shrink pass
+SHRINK_CHUNK = 200  # messages looked at per transaction (the tool outputs among them shrunk)
+
+
+def _shrink_chunk(conn: sqlite3.Connection, policy: Retention, cutoff: float) -> int | None:
+    """Shrink the next tool outputs older than `cutoff` to old_output_chars (head and tail); None when the
+    pass has reached `cutoff`, else how many rows it shrank."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        row = conn.execute("SELECT value FROM state_meta WHERE key = ?", (_SHRUNK_UPTO,)).fetchone()
+        after = int(row[0]) if row else 0
+        rows = conn.execute("SELECT id, timestamp, CASE WHEN role = 'tool' AND length(content) > ? THEN content END "
+                            "FROM messages WHERE id > ? ORDER BY id LIMIT ?",
+                            (policy.old_output_chars, after, SHRINK_CHUNK)).fetchall()
+        done, shrunk = after, 0
+        for mid, ts, content in rows:
+            if ts >= cutoff:
+                break
+            done = mid
+            if content is not None:
+                conn.execute("UPDATE messages SET content = ? WHERE id = ?",
+                             (policy.cap(content, policy.old_output_chars), mid))
+                shrunk += 1
+        conn.execute("INSERT OR REPLACE INTO state_meta (key, value) VALUES (?, ?)", (_SHRUNK_UPTO, str(done)))
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return None if done == after else shrunk
+
+
+def shrink_old_outputs(conn: sqlite3.Connection, policy: Retention, now: float) -> int:
+    """Tool outputs older than shrink_after_days keep only old_output_chars (head and tail around a marker);
+    conversation text is never touched. Resumable: the pass remembers how far it got."""
+    if policy.shrink_after_days <= 0 or policy.old_output_chars <= 0:
+        return 0
+    cutoff, total = now - policy.shrink_after_days * _DAY, 0
+    began = time.monotonic()
+    while (n := _shrink_chunk(conn, policy, cutoff)) is not None:
+        total += n
+        if n:  # the lock stays free at least as long as it was held
+            time.sleep(max(_PAUSE_S, time.monotonic() - began))
+        began = time.monotonic()
+    return total
+
+
+TRIM_CHUNK = 2000  # messages of an open conversation deleted per transaction
+
+
+def _open_with_old_turns(conn: sqlite3.Connection, cutoff: float) -> list[str]:
+    return [r[0] for r in conn.execute(
+        "SELECT s.id FROM sessions s WHERE s.ended_at IS NULL AND "
+        "(SELECT MIN(m.timestamp) FROM messages m WHERE m.session_id = s.id) < ?", (cutoff,))]
+
+
+def _trim_session(conn: sqlite3.Connection, sid: str, cutoff: float) -> int:
+    """Delete one open conversation's turns older than `cutoff`, cut at a user message so no tool result
+    loses its call; its latest turn always stays. Chunked; returns the messages deleted."""
+    first_kept = conn.execute(
+        "SELECT COALESCE((SELECT MIN(id) FROM messages WHERE session_id = ? AND role = 'user' AND timestamp >= ?), "
+        "(SELECT MAX(id) FROM messages WHERE session_id = ? AND role = 'user'))", (sid, cutoff, sid)).fetchone()[0]
+    if first_kept is None:
+        return 0
+    deleted = 0
+    while True:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            n = conn.execute("DELETE FROM messages WHERE id IN (SELECT id FROM messages WHERE session_id = ? AND "
+                             "id < ? LIMIT ?)", (sid, first_kept, TRIM_CHUNK)).rowcount
+            conn.execute("UPDATE sessions SET message_count = (SELECT COUNT(*) FROM messages WHERE session_id = ?) "
+                         "WHERE id = ?", (sid, sid))
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        deleted += n
+        if n < TRIM_CHUNK:
+            return deleted
+        time.sleep(_PAUSE_S)
+
+
+def trim_open(conn: sqlite3.Connection, cutoff: float) -> int:
+    """Conversations still open (a gateway chat) lose their turns older than retention too; the session and
+    its recent turns stay. Returns the messages deleted."""
+    return sum(_trim_session(conn, sid, cutoff) for sid in _open_with_old_turns(conn, cutoff))
+
+
 class PruneReport(NamedTuple):
     sessions: int
     messages: int
     bytes_before: int
     bytes_after: int
     seconds: float
+    shrunk: int = 0  # tool outputs cut to old_output_chars
 
 
 def prune(conn: sqlite3.Connection, policy: Retention, path: Path, now: float | None = None) -> PruneReport:
@@ -142,12 +246,15 @@ def prune(conn: sqlite3.Connection, policy: Retention, path: Path, now: float | 
     start = time.monotonic()
     before = file_bytes(path)
     now = time.time() if now is None else now
-    sessions = messages = 0
+    sessions = messages = trimmed = 0
     if policy.retention_days > 0:
         cutoff = now - policy.retention_days * _DAY
         while ids := _oldest(conn, cutoff, CHUNK_SESSIONS):
             messages += _delete_chunk(conn, ids)
             sessions += len(ids)
+        trimmed = trim_open(conn, cutoff)
+        messages += trimmed
+    shrunk = shrink_old_outputs(conn, policy, now)
     if policy.max_db_bytes > 0:
         while (excess := used_bytes(conn) - policy.max_db_bytes) > 0:
             ids = _oldest(conn, None, _chunk_for(conn, excess))
@@ -156,23 +263,33 @@ def prune(conn: sqlite3.Connection, policy: Retention, path: Path, now: float | 
             messages += _delete_chunk(conn, ids)
             sessions += len(ids)
             time.sleep(_PAUSE_S)
-    if sessions and policy.vacuum_after_prune:
+    if (sessions or shrunk or trimmed) and policy.vacuum_after_prune:
         vacuum(conn)
-    return PruneReport(sessions, messages, before, file_bytes(path), time.monotonic() - start)
+    return PruneReport(sessions, messages, before, file_bytes(path), time.monotonic() - start, shrunk)
+
+
+def _segments(conn: sqlite3.Connection, table: str) -> int:
+    return int(conn.execute(f"SELECT COUNT(DISTINCT segid) FROM {table}_idx").fetchone()[0])
+
+
+def _merge(conn: sqlite3.Connection, table: str) -> None:
+    """Fold the index's segments together in bounded steps (each its own short transaction): a deleted or
+    shrunk row leaves tombstones that free space only once merged with the segment holding its tokens."""
+    try:
+        for _ in range(_MERGE_STEPS):
+            if _segments(conn, table) <= 1:
+                return
+            conn.execute(f"INSERT INTO {table}({table}, rank) VALUES ('merge', -{_MERGE_PAGES})")
+            time.sleep(_PAUSE_S / 2)
+    except sqlite3.Error:
+        return  # no such index here, or a newer layout owns it
 
 
 def vacuum(conn: sqlite3.Connection) -> None:
     """Free pages back to the OS: the search index merged in bounded steps, then incremental vacuum on an
     auto_vacuum=INCREMENTAL file (ours), in steps; the WAL truncated. A file in another auto_vacuum mode keeps its pages."""
-    for table in ("messages_fts", "messages_fts_trigram"):  # bounded merges, each its own short transaction
-        for _ in range(_MERGE_STEPS):
-            try:
-                before = conn.total_changes
-                conn.execute(f"INSERT INTO {table}({table}, rank) VALUES ('merge', 500)")
-            except sqlite3.Error:
-                break  # no such index here, or a newer layout owns it
-            if conn.total_changes - before <= 0:
-                break
+    for table in ("messages_fts", "messages_fts_trigram"):
+        _merge(conn, table)
     while int(conn.execute("PRAGMA freelist_count").fetchone()[0]) > 0:
         conn.execute("PRAGMA incremental_vacuum(2000)").fetchall()
         if int(conn.execute("PRAGMA auto_vacuum").fetchone()[0]) != 2:

@@ -12,6 +12,7 @@ import sqlite3
 from dataclasses import dataclass
 
 from hermes_agent import lazyre
+from hermes_agent.storage.layout import FTS_TOOL_PREFIX
 from hermes_agent.storage.records import SESSION_COLUMNS, SessionInfo
 from hermes_agent.storage.summaries import SearchHit, Snippet
 
@@ -22,6 +23,8 @@ _TRIGRAM = "messages_fts_trigram"
 # bm25 costs ~3 us per matching row, so a word found in 20,000 messages would take 60 ms to rank.
 # Only the newest _WINDOW matches are ranked (idf still counts every row): recent, relevant, fast.
 _WINDOW = 2500
+_FAST_WINDOW = 1000  # without selective filters the index ranks alone: no row is read per match
+_BATCH = 100  # ranked matches whose sessions are looked up at a time
 _LIKE_WINDOW = 300  # unranked LIKE scans need only enough rows to fill the sessions asked for
 _ROUNDS = 4
 _OPEN, _CLOSE = "\x02", "\x03"
@@ -44,6 +47,7 @@ class ParsedQuery:
     match_any: str | None
     like_terms: tuple[str, ...]
     terms: tuple[str, ...]
+    prefixes: tuple[bool, ...] = ()  # per term: matched as a word start (`word*`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,7 +99,8 @@ def parse_query(text: str) -> ParsedQuery | None:
         return None
     raw = tuple(t.text for t in terms)
     if not any(_CJK.search(t) for t in raw):
-        return ParsedQuery(_WORDS, _join(terms, True, False), _join(terms, True, True), (), raw)
+        return ParsedQuery(_WORDS, _join(terms, True, False), _join(terms, True, True), (), raw,
+                           tuple(t.prefix for t in terms))
     long_terms = [t for t in terms if len(t.text) >= 3]
     short = tuple(t.text for t in terms if len(t.text) < 3)
     any_expr = _join(long_terms, False, True) if not short else None
@@ -125,7 +130,8 @@ def like_pattern(term: str) -> str:
 
 def _candidates(conn: sqlite3.Connection, q: ParsedQuery, expr: str | None, f: Filters,
                 skip: list[str]) -> list[sqlite3.Row]:
-    """Up to _WINDOW newest matching messages (outside sessions in `skip`), best score first."""
+    """Up to _WINDOW newest matching messages passing selective filters (outside sessions in `skip`), best
+    score first."""
     where, params = _filter_sql(f)
     if skip:
         where += f" AND m.session_id NOT IN ({','.join('?' * len(skip))})"
@@ -141,7 +147,42 @@ def _candidates(conn: sqlite3.Connection, q: ParsedQuery, expr: str | None, f: F
     return sorted(conn.execute(sql, [expr, *params, _WINDOW]).fetchall(), key=lambda r: r[2])
 
 
-def _group_into(groups: dict[str, tuple[float, list[int]]], rows: list[sqlite3.Row], limit: int) -> None:
+def _selective(f: Filters) -> bool:
+    """Filters that may reject most matches (so the window must be taken after them, in SQL)."""
+    return f.source is not None or f.since is not None or f.until is not None
+
+
+def _ranked_fast(conn: sqlite3.Connection, q: ParsedQuery, expr: str, f: Filters,
+                 limit: int) -> dict[str, tuple[float, list[int]]]:
+    """The index alone ranks the newest _FAST_WINDOW matches (no row lookups); sessions are then looked up
+    best score first, a batch at a time, until `limit` sessions are found; older windows follow if needed."""
+    groups: dict[str, tuple[float, list[int]]] = {}
+    where, params = _filter_sql(f)
+    before = None
+    for _ in range(_ROUNDS):
+        older = f" AND {q.table}.rowid < ?" if before is not None else ""
+        hits = conn.execute(f"SELECT id, score FROM (SELECT {q.table}.rowid AS id, bm25({q.table}) AS score "
+                            f"FROM {q.table} WHERE {q.table} MATCH ?{older} ORDER BY {q.table}.rowid DESC "
+                            "LIMIT ?) ORDER BY score",
+                            [expr, *([before] if before is not None else []), _FAST_WINDOW]).fetchall()
+        if not hits:
+            break
+        before = min(h[0] for h in hits)
+        for i in range(0, len(hits), _BATCH):
+            batch = hits[i:i + _BATCH]
+            marks = ",".join("?" * len(batch))
+            owner = dict(conn.execute(f"SELECT m.id, m.session_id FROM messages m WHERE m.id IN ({marks}){where}",
+                                      [h[0] for h in batch] + params).fetchall())
+            _group_into(groups, [{"id": h[0], "session_id": owner[h[0]], "score": h[1]}
+                                 for h in batch if h[0] in owner], limit)
+            if len(groups) >= limit:
+                return groups
+        if len(hits) < _FAST_WINDOW:
+            break
+    return groups
+
+
+def _group_into(groups: dict[str, tuple[float, list[int]]], rows: list, limit: int) -> None:
     """Add rows to session id -> (best score, up to PER_SESSION message ids), keeping at most `limit` sessions."""
     for row in rows:
         sid = row["session_id"]
@@ -157,12 +198,19 @@ def _group_into(groups: dict[str, tuple[float, list[int]]], rows: list[sqlite3.R
 def _collect(conn: sqlite3.Connection, q: ParsedQuery, filters: Filters,
              limit: int) -> tuple[str | None, dict[str, tuple[float, list[int]]]]:
     """Best sessions for the query; when one busy session fills the window, look again past it."""
+    fast = not q.like_terms and not _selective(filters)
     expr = q.match_all
+    if fast and expr:
+        groups = _ranked_fast(conn, q, expr, filters, limit)
+        if not groups and q.match_any and q.match_any != q.match_all:
+            expr = q.match_any  # no message holds every word: rank messages holding any of them
+            groups = _ranked_fast(conn, q, expr, filters, limit)
+        return expr, dict(sorted(groups.items(), key=lambda kv: -kv[1][0]))
     rows = _candidates(conn, q, expr, filters, [])
     if not rows and q.match_any and q.match_any != q.match_all:
-        expr = q.match_any  # no message holds every word: rank messages holding any of them
+        expr = q.match_any
         rows = _candidates(conn, q, expr, filters, [])
-    groups: dict[str, tuple[float, list[int]]] = {}
+    groups = {}
     for _ in range(_ROUNDS):
         _group_into(groups, rows, limit)
         if len(groups) >= limit or len(rows) < (_WINDOW if expr else _LIKE_WINDOW):
@@ -190,13 +238,55 @@ def _snippets(conn: sqlite3.Connection, q: ParsedQuery, expr: str | None, ids: l
                             ids).fetchall()
         return {r["id"]: Snippet(r["id"], r["role"], r["timestamp"], text_snippet(r["snip"] or "", q.terms))
                 for r in rows}
+    out: dict[int, Snippet] = {}
+    if q.table == _WORDS:  # words: cut from the stored text here, the index is asked only when that misses
+        rows = conn.execute(f"SELECT id, role, timestamp, tool_name, content, tool_calls FROM messages "
+                            f"WHERE id IN ({marks})", ids).fetchall()
+        pattern = _hit_pattern(q)
+        for r in rows:
+            text = _word_snippet(r, pattern)
+            if text is not None:
+                out[r["id"]] = Snippet(r["id"], r["role"], r["timestamp"], text)
+        ids = [i for i in ids if i not in out]
+        if not ids:
+            return out
+        marks = ",".join("?" * len(ids))
     tokens = 32 if q.table == _TRIGRAM else 16
     rows = conn.execute(
         f"SELECT m.id, m.role, m.timestamp, m.tool_name, m.content, m.tool_calls, "
-        f"snippet({q.table}, 0, '{_OPEN}', '{_CLOSE}', '…', {tokens}) AS snip FROM {q.table} "
+        f"snippet({q.table}, -1, '{_OPEN}', '{_CLOSE}', '…', {tokens}) AS snip FROM {q.table} "
         f"JOIN messages m ON m.id = {q.table}.rowid "
         f"WHERE {q.table} MATCH ? AND {q.table}.rowid IN ({marks})", [expr, *ids]).fetchall()
-    return {r["id"]: Snippet(r["id"], r["role"], r["timestamp"], _pick(r, q.terms)) for r in rows}
+    return out | {r["id"]: Snippet(r["id"], r["role"], r["timestamp"], _pick(r, q.terms)) for r in rows}
+
+
+def _hit_pattern(q: ParsedQuery) -> re.Pattern[str]:
+    """The query's terms as whole words (a prefix term as a word start), case-insensitive."""
+    alts = [r"\W+".join(re.escape(w) for w in term.split()) + ("" if prefix else r"(?!\w)")
+            for term, prefix in zip(q.terms, q.prefixes, strict=True)]
+    return re.compile(r"(?<!\w)(?:" + "|".join(sorted(alts, key=len, reverse=True)) + ")", re.IGNORECASE)
+
+
+def _word_snippet(row: sqlite3.Row, pattern: re.Pattern[str], width: int = 40) -> str | None:
+    """A window of the message around its first whole-word hit, hits in **; None when no term is found
+    as a word (the index then cuts the snippet: its tokenizer folds accents, which a regex does not)."""
+    content = row["content"] or ""
+    if row["role"] == "tool":
+        content = content[:FTS_TOOL_PREFIX]  # what the index holds of a tool output
+    m = pattern.search(content)
+    if m is None and row["tool_calls"]:
+        content = _calls_text(row["tool_calls"])
+        m = pattern.search(content)
+    if m is None:
+        return None
+    start, end = max(0, m.start() - width), min(len(content), m.end() + width + 20)
+    while start > 0 and content[start - 1].isalnum() and start < m.start():
+        start += 1  # not from the middle of a word
+    while end < len(content) and content[end].isalnum() and end > m.end():
+        end -= 1
+    piece = pattern.sub(lambda h: f"{_OPEN}{h.group(0)}{_CLOSE}", content[start:end])
+    text = " ".join(piece.split()).replace(_OPEN, "**").replace(_CLOSE, "**")
+    return ("…" if start else "") + text + ("…" if end < len(content) else "")
 
 
 def _calls_text(raw: str) -> str:

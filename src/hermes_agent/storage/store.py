@@ -452,6 +452,46 @@ class SessionStore:
             except sqlite3.Error as exc:
                 raise StorageError(f"session store error: {exc}") from exc
 
+    def rebuild_search_index(self, stop: threading.Event | None = None, budget_s: float | None = None) -> bool:
+        """Work through a pending search-index rebuild (migration 7) in short chunks; True when none is left."""
+        from hermes_agent.storage import fts_rebuild
+
+        if self.read_only:
+            return True
+        with self._lock:
+            try:
+                return fts_rebuild.run(self._conn, stop, budget_s)
+            except sqlite3.Error as exc:
+                raise StorageError(f"search index rebuild failed: {exc}") from exc
+
+    def vacuum(self, full: bool = False) -> None:
+        """Merge the search index in bounded steps and give free pages back (incremental vacuum); `full` also
+        rewrites the file compactly (VACUUM: other writers wait for it, so only on the user's request)."""
+        if self.read_only:
+            raise StorageError(self.read_only)
+        with self._lock:
+            try:
+                _retention.vacuum(self._conn)
+                if full:
+                    self._conn.execute("VACUUM")
+                    self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+            except sqlite3.Error as exc:
+                raise StorageError(f"session store error: {exc}") from exc
+
+    def search_index_pending(self) -> tuple[int, int] | None:
+        """(messages indexed so far, messages to index) while a rebuild is pending; None otherwise."""
+        from hermes_agent.storage import fts_rebuild
+
+        def read(c: sqlite3.Connection) -> tuple[int, int] | None:
+            if not fts_rebuild.pending(c):
+                return None
+            p = fts_rebuild.progress(c)
+            if p is None:  # indexed; only the retired index is left to drop
+                return (1, 1)
+            return tuple(c.execute("SELECT (SELECT COUNT(*) FROM messages WHERE id <= ?), "
+                                   "(SELECT COUNT(*) FROM messages WHERE id <= ?)", p).fetchone())
+        return self._read(read)
+
     def size_by_kind(self) -> dict[str, int]:
         """Bytes of state.db by kind of content (`hermes sessions stats`)."""
         return self._read(_retention.size_by_kind)

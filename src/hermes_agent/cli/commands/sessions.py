@@ -6,6 +6,7 @@ import argparse
 import hashlib
 import json
 import sys
+import time
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -67,6 +68,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                                          "sessions.retention_days / max_db_mb policy)")
     prune.add_argument("--older-than", help="Age such as 30d, 12h, 2w")
     prune.add_argument("--yes", "-y", action="store_true", help="Do not ask for confirmation")
+    sub.add_parser("optimize-storage", help="Finish a pending search-index rebuild now (otherwise it runs in the "
+                                            "background), then rewrite state.db compactly (VACUUM)")
     st = sub.add_parser("stats", help="Token usage, cost and database size (one session with ID)")
     st.add_argument("id", nargs="?")
 
@@ -89,7 +92,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         return 1
 
 
-_WRITES = ("rename", "delete", "prune")
+_WRITES = ("rename", "delete", "prune", "optimize-storage")
 
 
 def parse_age(text: str) -> float:
@@ -294,8 +297,27 @@ def _prune_policy(args: argparse.Namespace, store: SessionStore, settings: Setti
         print("Kept.")
         return 0
     r = store.prune_by_policy(policy)
-    print(f"Deleted {r.sessions} sessions ({r.messages} messages); state.db {r.bytes_before / 1e6:.1f} MB -> "
+    shrunk = f"; {r.shrunk} old tool outputs shrunk" if r.shrunk else ""
+    print(f"Deleted {r.sessions} sessions ({r.messages} messages){shrunk}; state.db {r.bytes_before / 1e6:.1f} MB -> "
           f"{r.bytes_after / 1e6:.1f} MB in {r.seconds:.1f}s.")
+    return 0
+
+
+def _optimize(args: argparse.Namespace, store: SessionStore) -> int:
+    from hermes_agent.storage.retention import file_bytes
+
+    before = file_bytes(store.path)
+    pending = store.search_index_pending()
+    start = time.monotonic()
+    while pending is not None:
+        print(f"Search index: {pending[0]:,} of {pending[1]:,} messages indexed" if pending[0] < pending[1]
+              else "Search index: all messages indexed; dropping the old index", flush=True)
+        if store.rebuild_search_index(budget_s=5.0):
+            break
+        pending = store.search_index_pending()
+    store.vacuum(full=True)
+    print(f"Search index up to date, file rewritten compactly; state.db {before / 1e6:.1f} MB -> {file_bytes(store.path) / 1e6:.1f} MB "
+          f"in {time.monotonic() - start:.1f}s.")
     return 0
 
 
@@ -320,8 +342,12 @@ def _stats(args: argparse.Namespace, store: SessionStore) -> int:
     print("\n".join(_stats_lines(store.stats())))
     kinds = store.size_by_kind()
     print("Size by kind: " + ", ".join(f"{k} {v / 1e6:.1f} MB" for k, v in kinds.items()))
+    pending = store.search_index_pending()
+    if pending is not None:
+        print(f"Search index: being rebuilt in the background ({pending[0]:,} of {pending[1]:,} older messages "
+              "indexed); `hermes sessions optimize-storage` finishes it now")
     return 0
 
 
 _ACTIONS = {"list": _list, "show": _show, "search": _search, "export": _export, "rename": _rename,
-            "delete": _delete, "prune": _prune, "stats": _stats}
+            "delete": _delete, "prune": _prune, "stats": _stats, "optimize-storage": _optimize}

@@ -1,0 +1,155 @@
+"""A home that stays small and searchable after months, through the real `hermes`: the search index moved to
+upstream's external-content layout by an online migration (chunked, in the background, resumable after a
+kill, chat keeps working), old tool outputs shrunk, and an open gateway chat's turns past retention pruned."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from hermes_agent.messages import Message
+from hermes_agent.storage.db import connect
+from hermes_agent.storage.migrations import MIGRATIONS, migrate
+from hermes_agent.storage.store import SessionStore
+from tests.helpers import model_config, run_hermes, wait_for
+
+OLD_MESSAGES = 2600  # above what migration 7 re-indexes in its own transaction
+
+
+def _old_layout_home(home: Path) -> None:
+    """A state.db as the previous release left it (steps up to 6: inline FTS copies), with OLD_MESSAGES messages
+    written through its triggers; the first of them mentions a narwhal."""
+    home.mkdir(parents=True, exist_ok=True)
+    conn = connect(home / "state.db")
+    migrate(conn, str(home / "state.db"), MIGRATIONS[:-1])
+    now = time.time()
+    conn.execute("BEGIN")
+    for s in range(OLD_MESSAGES // 100):
+        sid = f"20250101_000000_{s:06d}"
+        conn.execute("INSERT INTO sessions (id, source, started_at, ended_at) VALUES (?, 'cli', ?, ?)",
+                     (sid, now - 3600, now - 3500))
+        conn.executemany("INSERT INTO messages (session_id, role, content, timestamp) VALUES (?, ?, ?, ?)",
+                         [(sid, "user" if i % 2 == 0 else "assistant",
+                           "the narwhal question" if (s, i) == (0, 0) else f"filler words number {s} {i}",
+                           now - 3600 + i) for i in range(100)])
+    conn.execute("COMMIT")
+    assert "messages_fts_src" not in conn.execute("SELECT sql FROM sqlite_master WHERE name = 'messages_fts'"
+                                                  ).fetchone()[0]
+    conn.close()
+
+
+def _meta(home: Path) -> dict[str, str]:
+    with sqlite3.connect(home / "state.db") as c:
+        return dict(c.execute("SELECT key, value FROM state_meta WHERE key LIKE 'fts_%'").fetchall())
+
+
+def _index_consistent(home: Path) -> None:
+    with sqlite3.connect(home / "state.db") as c:  # each raises when the index disagrees with its view
+        c.execute("INSERT INTO messages_fts(messages_fts, rank) VALUES ('integrity-check', 1)")
+        c.execute("INSERT INTO messages_fts_trigram(messages_fts_trigram, rank) VALUES ('integrity-check', 1)")
+        assert c.execute("SELECT COUNT(*) FROM sqlite_master WHERE name LIKE 'hermes_agent_retired%'").fetchone() \
+            == (0,)
+
+
+def test_the_search_index_moves_to_the_slim_layout_online_and_resumes_after_a_kill(hermes_home):
+    _old_layout_home(hermes_home)
+    stats = run_hermes("sessions", "stats", home=hermes_home)  # opening the file runs migration 7: names only
+    assert stats.returncode == 0, stats.stderr
+    assert f"being rebuilt in the background (0 of {OLD_MESSAGES:,} older messages" in stats.stdout
+    doctor = run_hermes("doctor", "--offline", home=hermes_home)
+    assert "search index being rebuilt in the background" in doctor.stdout
+    with SessionStore(hermes_home / "state.db") as store:  # a new message is searchable at once
+        sid = store.create_session("cli").id
+        store.append_message(sid, Message("user", "a fresh narwhal sighting"))
+    found = run_hermes("sessions", "search", "narwhal", home=hermes_home)
+    assert "fresh **narwhal** sighting" in found.stdout and "the **narwhal** question" not in found.stdout
+
+    # A rebuilder killed mid-way (SIGKILL, mid-transaction) loses at most its open chunk.
+    code = ("import sys, threading; from pathlib import Path; from hermes_agent.storage.db import connect; "
+            "from hermes_agent.storage import fts_rebuild as R; import time; "
+            "R._PAUSE_S = 0.3; R.run(connect(Path(sys.argv[1])), rows=100)")
+    proc = subprocess.Popen([sys.executable, "-c", code, str(hermes_home / "state.db")],
+                            env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert wait_for(lambda: int(_meta(hermes_home).get("fts_rebuild_progress", 0)) > 0, timeout=30)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    done = int(_meta(hermes_home)["fts_rebuild_progress"])
+    assert 0 < done < OLD_MESSAGES
+
+    out = run_hermes("sessions", "optimize-storage", home=hermes_home, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith(f"Search index: {done:,} of {OLD_MESSAGES:,} messages indexed")
+    assert "Search index up to date" in out.stdout
+    assert _meta(hermes_home) == {"fts_storage_version": "3"}
+    _index_consistent(hermes_home)
+    found = run_hermes("sessions", "search", "narwhal", home=hermes_home)
+    assert "fresh **narwhal** sighting" in found.stdout and "the **narwhal** question" in found.stdout
+    assert "search indexes match the stored messages" in run_hermes("doctor", "--offline", home=hermes_home).stdout
+
+
+def test_chat_keeps_working_while_the_rebuild_runs_in_its_background(scripted, hermes_home):
+    _old_layout_home(hermes_home)
+    model_config(hermes_home, scripted.url, "sessions:\n  auto_prune: false\n")
+    scripted.add({"content": "still here"})
+    out = run_hermes("chat", "-q", "anyone there?", home=hermes_home)  # opens the old file: migration 7
+    assert out.returncode == 0 and out.stdout == "still here\n", out.stderr
+    assert int(_meta(hermes_home)["fts_rebuild_high_water"]) == OLD_MESSAGES  # a quick chat leaves it be
+    # A conversation that lasts (a slow model here; a gateway or REPL in life) carries the rebuild on a
+    # thread of its own while it writes its own messages.
+    scripted.add({"content": "and again", "delay": 9})
+    out = run_hermes("chat", "-q", "where is the narwhal question?", home=hermes_home)
+    assert out.returncode == 0 and out.stdout == "and again\n", out.stderr
+    assert _meta(hermes_home) == {"fts_storage_version": "3"}
+    _index_consistent(hermes_home)
+    found = run_hermes("sessions", "search", "narwhal", home=hermes_home).stdout
+    assert "the **narwhal** question" in found and "where is the **narwhal** question?" in found
+
+
+def _turn(q: str, output: str) -> list[Message]:
+    return [Message("user", q), Message("tool", output, tool_call_id="c", name="terminal"),
+            Message("assistant", f"answer to {q}")]
+
+
+def test_old_tool_outputs_shrink_and_an_open_chat_loses_only_its_turns_past_retention(scripted, hermes_home):
+    out = "HEAD " + "x" * 9000 + " TAIL"
+    with SessionStore(hermes_home / "state.db") as store:
+        quiet = store.create_session("telegram", session_key="agent:main:telegram:dm:1").id
+        chat = store.create_session("telegram", session_key="agent:main:telegram:dm:2").id
+        old = store.create_session("cli").id
+        new = store.create_session("cli").id
+        for sid, age, q in ((quiet, 200, "only turn"), (chat, 120, "ancient turn"), (chat, 100, "older turn"),
+                            (old, 10, "old question"), (chat, 5, "recent turn"), (new, 1, "new question")):
+            store.append_messages(sid, _turn(q, out), timestamp=time.time() - age * 86400)
+        store.end_session(old)
+        store.end_session(new)  # the two telegram chats stay open
+    (hermes_home / "config.yaml").write_text("sessions:\n  retention_days: 90\n")
+    pruned = run_hermes("sessions", "prune", "-y", home=hermes_home)
+    assert pruned.returncode == 0, pruned.stderr
+    # the open chat's two turns past retention; the tool outputs over 3 days old that remain (200, 10, 5 days)
+    assert "Deleted 0 sessions (6 messages); 3 old tool outputs shrunk" in pruned.stdout
+    shown = run_hermes("sessions", "show", old, "--full", home=hermes_home).stdout
+    assert "old question" in shown and "answer to old question" in shown  # conversation text is kept
+    assert "HEAD" in shown and "TAIL" in shown and "of 9,010 chars not stored" in shown
+    assert "x" * 800 not in shown
+    assert "x" * 9000 in run_hermes("sessions", "show", new, "--full", home=hermes_home).stdout
+    chat_shown = run_hermes("sessions", "show", chat, home=hermes_home).stdout
+    assert "answer to recent turn" in chat_shown and "Messages: 3" in chat_shown  # (its title stays)
+    assert "answer to ancient turn" not in chat_shown and "answer to older turn" not in chat_shown
+    assert "only turn" in run_hermes("sessions", "show", quiet, home=hermes_home).stdout  # its latest turn stays
+    with sqlite3.connect(hermes_home / "state.db") as c:
+        assert c.execute("SELECT message_count FROM sessions WHERE id = ?", (chat,)).fetchone() == (3,)
+        c.execute("INSERT INTO messages_fts(messages_fts, rank) VALUES ('integrity-check', 1)")
+    found = run_hermes("sessions", "search", "answer ancient", home=hermes_home).stdout
+    assert "**ancient**" not in found
+    model_config(hermes_home, scripted.url, "sessions:\n  auto_prune: false\n")
+    scripted.add({"content": "continuing"})  # the chat continues from what is left: its recent turn
+    resumed = run_hermes("chat", "--resume", chat, "-q", "and now?", home=hermes_home)
+    assert resumed.returncode == 0 and resumed.stdout == "continuing\n", resumed.stderr
+    sent = [m for m in scripted.requests[-1]["body"]["messages"] if m["role"] != "system"]
+    assert sent[0]["content"] == "recent turn" and sent[-1]["content"] == "and now?"
+    assert "ancient turn" not in repr(sent)
