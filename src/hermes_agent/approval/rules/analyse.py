@@ -9,6 +9,7 @@ import re
 from functools import cache
 
 from hermes_agent.approval.rules import argsem, interp, mass
+from hermes_agent.approval.rules.dynamic import BUILT, built_at_run_time
 from hermes_agent.approval.rules.canonical import SHELLS, Unwrapped
 from hermes_agent.approval.rules.expand import ASSIGN_WORD, ShellEnv, expand_text, expand_word
 from hermes_agent.approval.rules.flows import SOURCES, FlowChecks
@@ -146,6 +147,8 @@ class Scanner(LeakChecks, FlowChecks, WorkFiles):
         first = next((w for w in simple.words if not ASSIGN_WORD.match(w.text)), None)
         if first is not None and first.subs:
             self.check_sources(sub_traits.get(id(first)), "command substitution")
+        if first is not None and built_at_run_time(first, args[words.index(first)] if first in words else "", env):
+            self.add(*BUILT)
         u = unwrap(args, words)
         cmd = self._process(u, redirects, simple.redirects, sub_traits, env, depth, traits)
         if u.name and (simple.background or "nohup" in u.chain or "setsid" in u.chain):
@@ -255,7 +258,10 @@ class Scanner(LeakChecks, FlowChecks, WorkFiles):
         while args and args[0] in ("while", "until", "if", "!", "do", "then"):
             args = args[1:]
         name = args[0] if args else ""
-        if name in ("export", "declare", "local", "readonly", "typeset"):
+        if name in ("declare", "local", "typeset") and any(a.startswith("-") and "n" in a for a in args[1:]):
+            for a in args[1:]:  # a nameref: its value is another variable's, whatever that holds later
+                env.vars.pop(a.partition("=")[0], None)
+        elif name in ("export", "declare", "local", "readonly", "typeset"):
             self._assign([a for a in args[1:] if ASSIGN_WORD.match(a)], env)
         elif name == "alias":
             for a in args[1:]:
