@@ -8,7 +8,7 @@ import posixpath
 import re
 from functools import cache
 
-from hermes_agent.approval.rules import argsem, interp, mass
+from hermes_agent.approval.rules import argsem, clobber, interp, mass
 from hermes_agent.approval.rules.dynamic import BUILT, built_at_run_time
 from hermes_agent.approval.rules.canonical import SHELLS, Unwrapped
 from hermes_agent.approval.rules.expand import ASSIGN_WORD, ShellEnv, expand_text, expand_word
@@ -172,6 +172,8 @@ class Scanner(LeakChecks, FlowChecks, WorkFiles):
             self.add(*mass.MASS_REWRITE)
         elif mass.everything(u):
             self.add(*mass.EDIT_EVERYTHING)
+        elif clobber.clobbered(u, redirects):
+            self.add(*clobber.CLOBBER)
         if not u.name:
             self.writes(u, redirects, env)
             return None
