@@ -8,7 +8,7 @@ import posixpath
 import re
 from functools import cache
 
-from hermes_agent.approval.rules import argsem, clobber, interp, mass
+from hermes_agent.approval.rules import argsem, clobber, gitpush, interp, mass
 from hermes_agent.approval.rules.dynamic import BUILT, built_at_run_time
 from hermes_agent.approval.rules.canonical import SHELLS, Unwrapped
 from hermes_agent.approval.rules.expand import ASSIGN_WORD, ShellEnv, expand_text, expand_word
@@ -184,6 +184,8 @@ class Scanner(LeakChecks, FlowChecks, WorkFiles):
         self._resolve = lambda p: self.path(p, env)
         self._env = env
         self._rules(u)
+        if u.name == "git":
+            self._git_push(u, env)
         self._track_cwd(u, env)
         self.writes(u, redirects, env)
         cmd = self.describe(u)
@@ -289,6 +291,15 @@ class Scanner(LeakChecks, FlowChecks, WorkFiles):
             names = [a for a in args[1:] if not a.startswith("-")]
             if names:  # without a here-string: one line of input at a time, any of many (`while read f`)
                 env.vars[names[-1]] = here if here is not None else "*"
+
+    def _git_push(self, u: Unwrapped, env: ShellEnv) -> None:
+        """Pushes to a destination the repository was not set up with (gitpush.py)."""
+        if inert(u):
+            return
+        found = gitpush.push_target(u.args, env.remotes)
+        if found:
+            self.add(*found)
+        gitpush.track(u.args, env.remotes)
 
     def _track_cwd(self, u: Unwrapped, env: ShellEnv) -> None:
         """Follow `cd`/`pushd` so that `cd / && rm -rf *` is judged like `rm -rf /*`."""
