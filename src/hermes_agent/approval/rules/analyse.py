@@ -9,8 +9,8 @@ import re
 from functools import cache
 
 from hermes_agent.approval.rules import argsem, clobber, gitpush, interp, mass
-from hermes_agent.approval.rules.dynamic import BUILT, built_at_run_time
 from hermes_agent.approval.rules.canonical import SHELLS, Unwrapped
+from hermes_agent.approval.rules.dynamic import BUILT, built_at_run_time
 from hermes_agent.approval.rules.expand import ASSIGN_WORD, ShellEnv, expand_text, expand_word
 from hermes_agent.approval.rules.flows import SOURCES, FlowChecks
 from hermes_agent.approval.rules.lazyre import lazy
