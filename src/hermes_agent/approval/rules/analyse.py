@@ -319,6 +319,8 @@ class Scanner(LeakChecks, FlowChecks, WorkFiles):
                 self._rules(Unwrapped(name="rm", args=args, chain=list(u.chain)))
 
     def _dynamic_name(self, u: Unwrapped) -> None:
+        if u.raw_name in ("$@", "$*") or (len(u.raw_name) == 2 and u.raw_name[1].isdigit()):
+            return  # a function's own arguments, unknown where it is defined: its calls are scanned with them
         if not u.args and "$" in u.raw_name:
             self.add("dynamic_command", "the whole command comes from a variable or substitution and cannot be inspected")
             return
