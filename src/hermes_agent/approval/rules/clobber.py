@@ -23,6 +23,8 @@ _NULL = frozenset({"/dev/null", "/dev/zero"})
 _SCRATCH = lazy(r"(?:\A|/)(?:tmp|temp|logs?|out|outputs?|build|dist|target|coverage|\.cache|node_modules|__pycache__|"
                 r"\.pytest_cache|\.tox|\.venv|venv|results?)(?:/|\Z)|\.(?:log|out|tmp|temp|bak|swp|pid|lock|o|pyc|img|iso|raw|bin|qcow2|vhdx?|vmdk|dat)\Z|"
                 r"(?:\A|/)(?:output|out|results?|logs?|scratch|empty|nohup|debug|trace)[^/]*\Z", re.I)
+_PRINTF_CONV = lazy(r"%[sb]")
+_EX_WIPE = lazy(r"\A\s*(?:%|1\s*,\s*\$)\s*d\b")
 _SED_ALL = lazy(r"\A\s*(?:(?:1|0)\s*,\s*\$|/\^?\.?\*?/|/\^/)?\s*d\s*\Z|\A\s*(?:1\s*,\s*\$|%)?\s*s(.)\^?\.\*\$?\1\1g?\s*\Z")
 _CODE_WIPES = lazy(
     r"""\bopen\(\s*(['"])([^'"]+)\1\s*,\s*(['"])w[b+]?\3\s*\)\s*(?:\.close\(\)|\)|;|\Z|:\s*pass)"""
@@ -30,7 +32,8 @@ _CODE_WIPES = lazy(
     r"""|\bwriteFileSync\(\s*(['"])([^'"]+)\7\s*,\s*(['"])\9"""
     r"""|\bFile\.write\(\s*(['"])([^'"]+)\10\s*,\s*(['"])\12\s*\)"""
     r"""|\bos\.truncate\(\s*(['"])([^'"]+)\13\s*,\s*0\s*\)|\btruncateSync\(\s*(['"])([^'"]+)\15\s*(?:,\s*0\s*)?\)"""
-    r"""|\bprintf\s*\(?\s*""\s*\)?\s*>\s*"([^"]+)\"""")
+    r"""|\bprintf\s*\(?\s*""\s*\)?\s*>\s*"([^"]+)\""""
+    r"""|\bfile_put_contents\(\s*(['"])([^'"]+)\18\s*,\s*(['"])\20\s*\)""")
 
 
 def precious(path: str) -> bool:
@@ -42,17 +45,20 @@ def precious(path: str) -> bool:
     return not _SCRATCH.search(path)
 
 
-def _empty_writer(u: Unwrapped) -> bool:
-    """A command whose standard output is empty (or a bare newline): `:`, true, echo -n, printf '', cat /dev/null."""
+def _empty_writer(u: Unwrapped, redirects: list) -> bool:
+    """A command whose standard output is empty (or a bare newline): `:`, true, echo -n, printf '' / printf %s '',
+    cat /dev/null, cat < /dev/null."""
     name, args = u.name, u.args
     if name in ("", ":", "true", "false"):
         return True
     if name == "echo":
         return all(a == "" or (a.startswith("-") and set(a[1:]) <= set("neE")) for a in args)
     if name == "printf":
-        return all(a == "" for a in args[:1]) and len(args) <= 1
+        return bool(args) and _PRINTF_CONV.sub("", args[0]) == "" and all(a == "" for a in args[1:])
     if name == "cat":
-        return bool(args) and all(a in _NULL for a in args)
+        if not args:
+            return any(op == "<" and t in _NULL for op, t in redirects)
+        return all(a in _NULL for a in args)
     if name in ("head", "tail"):
         return any(a in ("-c0", "-n0", "--bytes=0", "--lines=0") for a in args) or \
             any(a in ("-c", "-n") and b == "0" for a, b in zip(args, args[1:], strict=False))
@@ -72,6 +78,25 @@ def _editor_targets(u: Unwrapped) -> list[str]:
     return []
 
 
+def _ex_targets(u: Unwrapped) -> list[str]:
+    """ex/vi/vim run with a command that deletes every line (`ex -sc '%d|x' f`, `vim -c '1,$d|wq' f`)."""
+    if u.name not in ("ex", "vi", "vim", "nvim", "view"):
+        return []
+    args, scripts, files, i = u.args, [], [], 0
+    while i < len(args):
+        a = args[i]
+        if a in ("-c", "-sc", "--cmd") or (a.startswith("-") and a.endswith("c") and len(a) <= 4 and i + 1 < len(args)):
+            scripts.append(args[i + 1] if i + 1 < len(args) else "")
+            i += 2
+            continue
+        if a.startswith("+"):
+            scripts.append(a[1:])
+        elif not a.startswith("-"):
+            files.append(a)
+        i += 1
+    return files if any(_EX_WIPE.match(sc) for sc in scripts) else []
+
+
 def _sed_all(args: list) -> bool:
     scripts = [args[k + 1] for k, a in enumerate(args[:-1]) if a in ("-e", "--expression")]
     ops = [a for a in args if not a.startswith("-")]
@@ -82,7 +107,7 @@ def _sed_all(args: list) -> bool:
 def clobbered(u: Unwrapped, redirects: list) -> list[str]:
     """The named project files `u` would leave empty (one or a few, not a glob: that is mass.py's)."""
     targets: list[str] = []
-    if _empty_writer(u):
+    if _empty_writer(u, redirects):
         targets += [t for op, t in redirects if op in (">", ">|", "&>")]
     emptied = empties(u)
     if emptied and u.name in ("sed", "gsed") and not _sed_all(u.args):
@@ -92,9 +117,9 @@ def clobbered(u: Unwrapped, redirects: list) -> list[str]:
     if u.name in ("mv", "install", "rsync", "ln") and any(a in _NULL for a in u.args):
         ops = [a for a in u.args if not a.startswith("-")]
         targets += [a for a in ops if a not in _NULL and not (u.name == "install" and a.isdigit())]
-    targets += _editor_targets(u)
+    targets += _editor_targets(u) + _ex_targets(u)
     if u.code:
         for m in _CODE_WIPES.finditer(u.code[1]):
             targets.append(next(g for g in (m.group(2), m.group(5), m.group(8), m.group(11), m.group(14), m.group(16),
-                                            m.group(17)) if g))
+                                            m.group(17), m.group(19)) if g))
     return [t for t in dict.fromkeys(targets) if not many(t) and precious(t)]
