@@ -6,7 +6,11 @@ secrets out, to hide something from the user, to switch safety off, to override 
 A second layer only: the first is provenance (tools/provenance.py) and quoting in the prompt. The word
 lists cover en, fr, de, es, it, pt, nl, sv, pl, ru, tr, zh, ja, ko; besides words, intent classes look at
 what an entry names: a download piped into a shell, a secret path next to a network client or URL, a
-safety setting next to "off", a destructive command defined as an alias. Regexes compiled on first use. Pure."""
+safety setting next to "off", a destructive command defined as an alias. And shapes, per sentence, in any
+wording: a verb of moving data (any inflection: "gets posted", "schickst", "inoltra") + the user's data or
+secrets + an address it goes to (URL, IP, host:port, localhost, e-mail, a domain after a preposition);
+instructions kept in a file or page that are to be carried out; commands treated as pre-approved; "keep it
+out of your replies". Code spans are left to the named rules. Regexes compiled on first use. Pure."""
 
 from __future__ import annotations
 
@@ -113,7 +117,7 @@ _PIPE_SHELL = (r"\|\s*(?:sudo\s+)?(?:ba|z|da|k|fi)?sh\b|\|\s*(?:sudo\s+)?python\
 # ... a secret file next to a network client, a URL or a copy verb ...
 _SECRET_PATH = (r"~/\.ssh\b|\.ssh/|\bid_(?:rsa|ed25519|ecdsa|dsa)\b|\.aws/credentials|\.netrc\b|\.git-credentials|"
                 r"\.pgpass\b|\.npmrc\b|\.pypirc\b|\.docker/config\.json|\bauth\.json\b|\.gnupg\b|"
-                r"export-secret-keys|\$\{?\w*(?:token|secret|api_?key|password)\w*\}?|\.env\b")
+                r"export-secret-keys|\$\{?\w*(?:token|secret|api_?key|password)\w*\}?|\.env\b(?!\.(?:example|sample|template|dist)\b)")
 _OUTWARD = (r"https?://|\bcurl\b|\bwget\b|\bscp\b|\brsync\b|\bnc\b|\bsftp\b|\bftp\b|\bgist\b|\bpaste|"
             r"\bwebhook|\b(?:sync|copy|push|upload|send|post|mirror|back\s*up)\b[^.]{0,40}\bto\b\s+\S+@|"
             r"\b(?:sync|upload|send|post|mirror|exfiltrate|forward|mail|email)\b[^.;]{0,60}\bto\b\s+\S+\.\w{2,}")
@@ -128,6 +132,64 @@ _DESTRUCTIVE = (r"\brm\s+(?:-\w+\s+)*-\w*[rf]\w*\s+(?:-\w+\s+)*(?:~|/|\$home|\$\
                 r"\bshutil\.rmtree\s*\(\s*['\"]?(?:/|~|os\.path\.expanduser)")
 _DEFINES = (r"\b(?:alias|aliased|defined\s+as|defines?|means|expands?\s+to|stands\s+for|shortcut|is\s+short\s+for|"
             r"function|script|command|step|hook)\b|\b(?:use|run|call|invoke)\s+it\b|=\s*['\"`]")
+
+# The shape of exfiltration in any wording: a verb of moving data (any inflection, passive included), the user's
+# data or secrets, and a destination named by address (URL, IP, host:port, localhost, e-mail, a domain).
+_TRANSFER = (r"\b(?:send|sent|post(?:s|ed|ing)?|upload\w*|forward\w*|mirror\w*|sync\w*|cop(?:y|ies|ied)|transmit\w*|e?-?mail(?:s|ed)?|"
+             r"emailed|exfiltrat\w*|leak\w*|relay\w*|submit\w*|push(?:es|ed)?|"
+             r"schick\w*|sende\w*|übermittel\w*|ubermittel\w*|übertrag\w*|hochlad\w*|hochgelad\w*|weiterleit\w*|kopier\w*|"
+             r"envo\w*|envi\w*|transf[eè]r\w*|transmet\w*|téléverse\w*|poste[rz]?|reenv\w*|"
+             r"mand[aeo]\w*|sub[ea]\w*|invi[ae]\w*|inoltr\w*|caric\w*|carreg\w*|encaminh\w*|trasferi\w*|"
+             r"stuur\w*|verstuur\w*|verzend\w*|doorstuur\w*|"
+             r"отправ\w*|пересыл\w*|перешл\w*|загруж\w*|выгруж\w*|переда\w*|скопир\w*)\b|"
+             r"发送|發送|上传|上傳|转发|轉發|传到|傳到|发到|發到|送信|送って|送る|アップロード|転送")
+_USER_DATA = (rf"(?:{_SECRET})\b|{_SECRET_PATH}|\b(?:code|snippets?|source|files?|contents?|transcripts?|conversations?|"
+              r"chats?|history|messages?|prompts?|keystrokes|clipboard|"
+              r"quellcode|datei\w*|inhalt\w*|verlauf|nachricht\w*|kopie|"
+              r"fichiers?|contenu|historique|copie|"
+              r"código|codigo|archivos?|contenidos?|conversaci\w+|historial|copia|"
+              r"codice|contenut\w*|conversazion\w*|cronologia|"
+              r"arquivos?|conteúdo|conteudo|conversas?|histórico|cópia|"
+              r"bestand\w*|inhoud|gesprek\w*|"
+              r"код\w*|файл\w*|содержим\w*|переписк\w*|истори\w*|копи\w*)\b|"
+              r"代码|代碼|文件|内容|副本|对话|對話|聊天记录|コード|ファイル|内容|コピー|会話|履歴")
+_DESTINATION = (r"https?://|\b\d{1,3}(?:\.\d{1,3}){3}\b|\blocalhost\b|\b[\w-]+\.[\w.-]+:\d{2,5}\b|[\w.+-]+@[\w-]+\.[\w.-]+|"
+                r"\b(?:[a-z0-9-]+\.)+(?:com|net|org|io|dev|app|co|me|xyz|info|biz|cloud|site|online|tech|ai|gg|ly|cc|tv|us|uk|"
+                r"de|fr|es|it|pt|br|nl|ru|cn|jp|kr|in|eu|ch|at|be|se|no|pl|ca|au|internal|lan|onion)\b")
+_TOWARD = (r"(?:\b(?:to|at|on|into|onto|via|an|auf|unter|nach|zum|zur|à|a|au|aux|vers|sur|chez|al|en|hacia|alla|su|sul|"
+           r"verso|para|pro|em|ao|naar|op|aan|на|в|к)\b|到|给|給|至)[^.;]{0,40}\Z")
+_CODE = r"```.*?(?:```|\Z)|`[^`\n]*`"
+# Instructions kept elsewhere and carried out: a file, a page or "what it says".
+_CARRY_OUT = (r"\b(?:follow|carry\s+out|perform|execute|run|obey|do|apply|complete)\b[^.;]{0,50}?\b(?:instructions?|steps?|"
+              r"commands?|tasks?|directions?|whatever\s+it|what(?:ever)?\s+(?:it|the\s+file|the\s+page)\s+(?:says|tells|lists|asks))|"
+              r"\b(?:exécute[rz]?|suis|suivez|suivre|applique[rz]?|effectue[rz]?)\b[^.;]{0,50}?\b(?:instructions|étapes|consignes|commandes)|"
+              r"\b(?:schritte|anweisungen|befehle|anleitung)\b[^.;]{0,50}?\b(?:ausführen|ausfuhren|befolgen|abarbeiten|durchführen|ausführst|befolgst)|"
+              r"\b(?:führe|befolge|folge)\b[^.;]{0,50}?\b(?:schritte|anweisungen|befehle)|"
+              r"\b(?:sigue|seguir|ejecuta[r]?|realiza[r]?|cumple|aplica[r]?|segui|esegui|applica|completa|siga|execute|cumpra|"
+              r"realize|aplique)\b[^.;]{0,50}?\b(?:instrucciones|pasos|comandos|indicaciones|istruzioni|passi|passaggi|comandi|"
+              r"instruções|instrucoes|passos|etapas)|"
+              r"\b(?:volg|voer)\w*\b[^.;]{0,50}?\b(?:instructies|stappen|opdrachten)|"
+              r"(?:выполн|следу|исполн)\w*[^.;]{0,50}?(?:инструкци|шаг|команд|указани)|"
+              r"(?:执行|按照|遵循|照做)[^。；]{0,30}?(?:指令|步骤|说明|指示)|(?:指示|手順|ステップ)[^。；]{0,30}?(?:実行|従)")
+_ELSEWHERE = (r"https?://|\b[\w.-]+\.(?:md|txt|sh|json|ya?ml|html?|py|js|cfg|ini|toml)\b|\b(?:the\s+)?(?:file|page|document|url|link)\b|"
+              r"\b(?:fichier|page|datei|seite|archivo|página|file|pagina|arquivo|bestand|файл\w*|страниц\w*)\b|文件|页面|ファイル|ページ|"
+              r"\b(?:there|darin|dort|là|allí|ahí|lì|nele|daarin|там)\b")
+_PREAPPROVED = (r"\b(?:treat|consider|count)\b[^.;]{0,30}\b(?:commands?|actions?|everything|calls?)\b[^.;]{0,20}\b"
+                r"(?:pre-?approved|already\s+approved|auto-?approved)|\bpre-?approved\b|"
+                r"\bnever\s+(?:ask|request|wait)\w*\s+(?:for\s+)?(?:approval|confirmation|permission)|"
+                r"\bne\s+demande\s+(?:jamais|plus)\s+(?:de\s+|d')?(?:confirmation|approbation|autorisation|permission)|"
+                r"\bfrag\w*\s+nie(?:mals)?\s+nach\s+(?:bestätigung|erlaubnis|genehmigung)|"
+                r"\bnunca\s+(?:pidas?|peça|pida)\s+(?:confirmación|aprobación|permiso|confirmação|aprovação|permissão)|"
+                r"\bnon\s+chiedere\s+mai\s+(?:conferma|approvazione|permesso)|\bnooit\s+om\s+(?:bevestiging|toestemming)|"
+                r"\bникогда\s+не\s+(?:спрашивай|запрашивай)\s+(?:подтверждени|разрешени)")
+_SAFETY_STATE = r"\b(?:disabled|turned\s+off|switched\s+off|désactivée?s?|desactivée?s?|deaktiviert|ausgeschaltet|desactivad[oa]s?|disattivat[oa]|desativad[oa]s?|uitgeschakeld|отключен\w*)\b"
+_HIDE_MORE = (r"\b(?:keep|leave)\b[^.;]{0,30}\bout\s+of\s+(?:your\s+)?(?:replies|answers|responses|messages|output|summar\w+)|"
+              r"\b(?:the\s+)?user\s+(?:doesn'?t|does\s+not|need\s+not|needn'?t|must\s+not|should\s+not|shouldn'?t)\s+"
+              r"(?:need\s+to\s+)?(?:hear|know|be\s+told|find\s+out|notice|see)\b|"
+              r"\b(?:do\s+not|don'?t|never)\s+mention\s+(?:it|this|that|them)\b|\berwähne\s+(?:das|es|dies)\s+nicht|"
+              r"\bohne\s+es\s+zu\s+erwähnen|\bsans\s+(?:le\s+)?mentionner|\bn'en\s+parle\s+pas|\bsin\s+(?:mencionarlo|avisar)|"
+              r"\bno\s+lo\s+menciones|\bsenza\s+(?:menzionarlo|dirlo)|\bnon\s+menzionarlo|\bsem\s+(?:mencionar|avisar)|"
+              r"\bnão\s+mencione|\bzonder\s+het\s+te\s+(?:melden|noemen|vermelden)|\bне\s+упоминай|言わないで|不要提及|不要提起")
 
 _NEGATION = r"(?:never|not|don'?t|do\s+not|no|jamais|ne|n'|pas|nie|niemals|nicht|kein\w*|nunca|no|mai|non|não|nooit|niet|aldrig)"
 
@@ -162,6 +224,9 @@ def _rules() -> tuple[tuple[str, re.Pattern[str]], ...]:
         ("disables safety", rf"(?:{_CJK_OFF})[^。．.!?！？]{{0,12}}?(?:{_CJK_SAFETY})|"
                             rf"(?:{_CJK_SAFETY})[^。．.!?！？]{{0,12}}?(?:{_CJK_OFF})"),
         ("overrides instructions", _CJK_OVERRIDE),
+        ("disables safety", _PREAPPROVED),
+        ("disables safety", rf"\b(?:{_SAFETY}|mode\s+d'approbation)\b[^.;]{{0,30}}?{_SAFETY_STATE}"),
+        ("hides something from the user", _HIDE_MORE),
     ))
 
 
@@ -169,6 +234,37 @@ def _rules() -> tuple[tuple[str, re.Pattern[str]], ...]:
 def _named() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
     flags = re.IGNORECASE | re.UNICODE
     return tuple(re.compile(rx, flags) for rx in (_SECRET_PATH, _OUTWARD, _DESTRUCTIVE, _DEFINES))
+
+
+@functools.cache
+def _shapes() -> tuple[re.Pattern[str], ...]:
+    flags = re.IGNORECASE | re.UNICODE
+    return tuple(re.compile(rx, flags) for rx in (_TRANSFER, _USER_DATA, _DESTINATION, _CARRY_OUT, _ELSEWHERE,
+                                                  r"(?<=[.!?;])\s+|[。！？；\n]", _TOWARD, _CODE))
+
+
+def _addressed(sentence: str, dest: re.Pattern[str], toward: re.Pattern[str]) -> re.Match[str] | None:
+    """A destination the sentence sends something to (a preposition before it, or に/へ after it)."""
+    for m in dest.finditer(sentence):
+        if toward.search(sentence[max(0, m.start() - 48):m.start()]) or any(p in sentence[m.end():m.end() + 20] for p in ("に", "へ")):
+            return m
+    return None
+
+
+def _shape_intents(view: str) -> list[Intent]:
+    """Per sentence: data of the user moved to an address (any language), or instructions kept in a file or
+    page carried out. A fact that names a host or a file without both halves is not flagged."""
+    transfer, data, dest, carry, elsewhere, split, toward, code = _shapes()
+    found: list[Intent] = []
+    for sentence in split.split(code.sub(" ", view)):  # commands in code spans are the named rules' (above)
+        t, d = transfer.search(sentence), data.search(sentence)
+        a = _addressed(sentence, dest, toward) if t and d else None
+        if t and d and a and not any(f.kind == "sends user data out" for f in found):
+            found.append(Intent("sends user data out", f"{t.group(0)} ... {d.group(0)} ... {a.group(0)}"))
+        c = carry.search(sentence)
+        if c and elsewhere.search(sentence) and not any(f.kind.startswith("carries out") for f in found):
+            found.append(Intent("carries out instructions kept elsewhere", c.group(0)))
+    return found
 
 
 def _named_intents(view: str) -> list[Intent]:
@@ -220,7 +316,7 @@ def scan(text: str) -> list[Intent]:
                 if kind not in found and (hiding or (not negated.search(view[:m.start()][-40:]) and
                                                      not negation.search(m.group(0)))):
                     found[kind] = Intent(kind, m.group(0))
-        for intent in _named_intents(view):
+        for intent in (*_named_intents(view), *_shape_intents(view)):
             found.setdefault(intent.kind, intent)
         for sentence in re.split(r"(?<=[.!?;])\s+", view):
             verb = run.search(sentence)

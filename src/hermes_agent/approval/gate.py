@@ -129,11 +129,13 @@ class ApprovalGate:
     # -- public -------------------------------------------------------------------------------------
 
     def check(self, command: str, backend_kind: str = "local", isolated: bool = False, *,
-              session_id: str | None = None, uncontained: str = "", cwd: str | None = None) -> Decision:
+              session_id: str | None = None, uncontained: str = "", cwd: str | None = None,
+              shell_state: str = "") -> Decision:
         """Decide about one terminal command (the full text, as the backend would run it). `uncontained`
         says why it would run outside the OS sandbox (asked for, or no sandbox here): that alone asks.
-        With `cwd`, the workspace files the command runs (a.sh, Makefile, x.py, package.json) count too."""
-        from hermes_agent.approval.rules import Finding, scan_command
+        With `cwd`, the workspace files the command runs (a.sh, Makefile, x.py, package.json) count too; with
+        `shell_state` (the session's saved aliases and functions), what a bare word defined there runs."""
+        from hermes_agent.approval.rules import Finding, scan_command, scan_state
 
         scan = scan_command(command)
         if scan.hardline:
@@ -148,6 +150,8 @@ class ApprovalGate:
         if isolated:
             return Decision(True, f"isolated {backend_kind} backend", None, "isolated")
         findings = list(scan.findings)
+        if shell_state:
+            findings.extend(scan_state(command, shell_state))
         if cwd and not isolated:
             from hermes_agent.approval.scriptfiles import file_findings
 
@@ -319,7 +323,8 @@ class ApprovalGate:
         kind, isolated = backend_isolation(settings)
         if trait == "command":
             return self.check(subject.command, kind, isolated, session_id=session_id,
-                              uncontained=subject.uncontained or _sandbox_missing(ctx), cwd=_workspace(ctx))
+                              uncontained=subject.uncontained or _sandbox_missing(ctx), cwd=_workspace(ctx),
+                              shell_state=_shell_state(ctx))
         if trait == "writes":
             return self.check_write(subject.paths, session_id=session_id, isolated=isolated, tool=name)
         return self.check_external(name, subject.origin or "an external tool server", args, session_id=session_id)
@@ -438,6 +443,18 @@ def _workspace(ctx: object) -> str | None:
         log.debug("no backend to find the workspace files", exc_info=True)
         return None
     return cwd if isinstance(cwd, str) and cwd.startswith("/") else None
+
+
+def _shell_state(ctx: object) -> str:
+    """The aliases and functions this context's terminal carries between calls ("" when it keeps none)."""
+    try:
+        backend = ctx.backend() if callable(getattr(ctx, "backend", None)) else None  # type: ignore[union-attr]
+        read = getattr(backend, "shell_definitions", None)
+        state = read() if callable(read) else ""
+    except Exception:  # no backend here: only the command text is judged
+        log.debug("no shell state to read", exc_info=True)
+        return ""
+    return state if isinstance(state, str) else ""
 
 
 def _sandbox_missing(ctx: object) -> str:

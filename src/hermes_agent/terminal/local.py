@@ -362,6 +362,11 @@ class LocalBackend:
             self._cwd = self._initial_cwd or os.getcwd()
         return self._cwd
 
+    def shell_definitions(self) -> str:
+        """The aliases and functions of the saved shell state, as text for the approval rules to read (data
+        from the confined side: parsed there, never run here)."""
+        return self._snapshot.decode("utf-8", "replace")
+
     def _load_state(self, fd: int | None) -> None:
         """Take the cwd and shell state the call wrote to its state channel (untrusted data: kept as
         bytes for the next call's fd 3; the cwd only as a string for `cd` and the spawn)."""

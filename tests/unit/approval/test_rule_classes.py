@@ -91,12 +91,9 @@ QUIET = [
     "hermes -C display.streaming=false chat -q hi",
     "hermes config get approvals.mode",
     "hermes chat -q 'what does --yolo do?'",
-    "tmux new -d -s web 'npm run dev'",
-    "tmux send-keys -t dev 'pytest -q' Enter",
-    "screen -dmS api python app.py",
+    # detached runners (tmux -d, send-keys, screen -dm, pueue) ask whatever their payload: test_rules_round3.py
     "systemd-run --user --scope -p MemoryMax=2G make -j4",
     "at -l",
-    "pueue add -- npm run build",
     "mkfs.ext4 -F build/rootfs.img",
     "mkfs.xfs -V",
     "shred -u ./tmp/creds.json",

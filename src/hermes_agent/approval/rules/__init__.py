@@ -15,7 +15,7 @@ MAX_COMMAND_CHARS = 1_000_000
 
 __all__ = [
     "DANGEROUS_RULES", "HARDLINE_RULES", "TEXT_RULES", "Finding", "Rule", "Scan", "classify_sensitive_path",
-    "detect_dangerous_command", "detect_hardline_command", "one_line", "scan_command", "scan_files",
+    "detect_dangerous_command", "detect_hardline_command", "one_line", "scan_command", "scan_files", "scan_state",
 ]
 
 
@@ -74,6 +74,24 @@ def scan_files(command: str, reader: object) -> tuple[Finding, ...]:
     scanner = Scanner()
     scanner.reader = reader
     scanner.text(text)
+    own = set(scan_command(command).keys)
+    return tuple(Finding(k, one_line(d), h) for k, d, h in scanner.findings if k not in own)
+
+
+def scan_state(command: str, state: str) -> tuple[Finding, ...]:
+    """Findings of `command` given the aliases and functions of the session's saved shell `state` (state.py):
+    what a bare word defined there expands to. Only those beyond scan_command's own."""
+    from hermes_agent.approval.rules.expand import ShellEnv
+    from hermes_agent.approval.rules.state import relevant
+
+    text = clean(command)
+    prelude = relevant(state, text) if len(text) <= MAX_COMMAND_CHARS else ""
+    if not prelude:
+        return ()
+    env = ShellEnv()
+    Scanner().text(clean(prelude), env=env)  # definitions only: what they would do when defined is not asked
+    scanner = Scanner()
+    scanner.text(text, env=env)
     own = set(scan_command(command).keys)
     return tuple(Finding(k, one_line(d), h) for k, d, h in scanner.findings if k not in own)
 

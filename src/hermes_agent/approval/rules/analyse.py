@@ -8,8 +8,9 @@ import posixpath
 import re
 from functools import cache
 
-from hermes_agent.approval.rules import argsem, interp, mass
+from hermes_agent.approval.rules import argsem, clobber, gitpush, interp, mass
 from hermes_agent.approval.rules.canonical import SHELLS, Unwrapped
+from hermes_agent.approval.rules.dynamic import BUILT, built_at_run_time
 from hermes_agent.approval.rules.expand import ASSIGN_WORD, ShellEnv, expand_text, expand_word
 from hermes_agent.approval.rules.flows import SOURCES, FlowChecks
 from hermes_agent.approval.rules.lazyre import lazy
@@ -146,6 +147,8 @@ class Scanner(LeakChecks, FlowChecks, WorkFiles):
         first = next((w for w in simple.words if not ASSIGN_WORD.match(w.text)), None)
         if first is not None and first.subs:
             self.check_sources(sub_traits.get(id(first)), "command substitution")
+        if first is not None and built_at_run_time(first, args[words.index(first)] if first in words else "", env):
+            self.add(*BUILT)
         u = unwrap(args, words)
         cmd = self._process(u, redirects, simple.redirects, sub_traits, env, depth, traits)
         if u.name and (simple.background or "nohup" in u.chain or "setsid" in u.chain):
@@ -169,6 +172,8 @@ class Scanner(LeakChecks, FlowChecks, WorkFiles):
             self.add(*mass.MASS_REWRITE)
         elif mass.everything(u):
             self.add(*mass.EDIT_EVERYTHING)
+        elif clobber.clobbered(u, redirects):
+            self.add(*clobber.CLOBBER)
         if not u.name:
             self.writes(u, redirects, env)
             return None
@@ -179,6 +184,8 @@ class Scanner(LeakChecks, FlowChecks, WorkFiles):
         self._resolve = lambda p: self.path(p, env)
         self._env = env
         self._rules(u)
+        if u.name == "git":
+            self._git_push(u, env)
         self._track_cwd(u, env)
         self.writes(u, redirects, env)
         cmd = self.describe(u)
@@ -255,7 +262,10 @@ class Scanner(LeakChecks, FlowChecks, WorkFiles):
         while args and args[0] in ("while", "until", "if", "!", "do", "then"):
             args = args[1:]
         name = args[0] if args else ""
-        if name in ("export", "declare", "local", "readonly", "typeset"):
+        if name in ("declare", "local", "typeset") and any(a.startswith("-") and "n" in a for a in args[1:]):
+            for a in args[1:]:  # a nameref: its value is another variable's, whatever that holds later
+                env.vars.pop(a.partition("=")[0], None)
+        elif name in ("export", "declare", "local", "readonly", "typeset"):
             self._assign([a for a in args[1:] if ASSIGN_WORD.match(a)], env)
         elif name == "alias":
             for a in args[1:]:
@@ -282,6 +292,15 @@ class Scanner(LeakChecks, FlowChecks, WorkFiles):
             if names:  # without a here-string: one line of input at a time, any of many (`while read f`)
                 env.vars[names[-1]] = here if here is not None else "*"
 
+    def _git_push(self, u: Unwrapped, env: ShellEnv) -> None:
+        """Pushes to a destination the repository was not set up with (gitpush.py)."""
+        if inert(u):
+            return
+        found = gitpush.push_target(u.args, env.remotes)
+        if found:
+            self.add(*found)
+        gitpush.track(u.args, env.remotes)
+
     def _track_cwd(self, u: Unwrapped, env: ShellEnv) -> None:
         """Follow `cd`/`pushd` so that `cd / && rm -rf *` is judged like `rm -rf /*`."""
         if u.name in ("cd", "pushd"):
@@ -300,6 +319,8 @@ class Scanner(LeakChecks, FlowChecks, WorkFiles):
                 self._rules(Unwrapped(name="rm", args=args, chain=list(u.chain)))
 
     def _dynamic_name(self, u: Unwrapped) -> None:
+        if u.raw_name in ("$@", "$*") or (len(u.raw_name) == 2 and u.raw_name[1].isdigit()):
+            return  # a function's own arguments, unknown where it is defined: its calls are scanned with them
         if not u.args and "$" in u.raw_name:
             self.add("dynamic_command", "the whole command comes from a variable or substitution and cannot be inspected")
             return

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from hermes_agent.approval.rules import runners
 from hermes_agent.approval.rules.containers import container_run
+from hermes_agent.approval.rules.gitpush import REMOTE_OVERRIDE, redirects_remote
 from hermes_agent.approval.rules.lazyre import lazy
 from hermes_agent.approval.rules.subcommands import (
     SQL_CLIENTS,
@@ -268,6 +269,8 @@ def _strip_globals(args: list, with_arg: frozenset, u: Unwrapped) -> list:
 
 def _git_config(setting: str, u: Unwrapped) -> None:
     key, _, value = setting.partition("=")
+    if redirects_remote(key):
+        u.findings.append(REMOTE_OVERRIDE)
     git_setting(key, value, u)
 
 

@@ -39,6 +39,7 @@ class ShellEnv:
     cwd: str | None = None  # directory set by an earlier cd in the same text, when it is knowable
     tainted: set = field(default_factory=set)  # variables and files that hold secrets; "git:staged"
     started: list = field(default_factory=list)  # commands started in the background so far (shared with children)
+    remotes: set = field(default_factory=set)  # git remotes added or redirected so far (shared with children)
 
     def get(self, name: str) -> str | None:
         if name in self.vars:
@@ -48,7 +49,7 @@ class ShellEnv:
     def child(self) -> ShellEnv:
         """A copy for text run by this shell or a subshell (eval, sh -c, function bodies)."""
         return ShellEnv(dict(self.vars), dict(self.aliases), dict(self.functions), set(self.active), set(self.chmodded),
-                        set(self.downloaded), dict(self.files), dict(self.links), self.cwd, set(self.tainted), self.started)
+                        set(self.downloaded), dict(self.files), dict(self.links), self.cwd, set(self.tainted), self.started, self.remotes)
 
     @property
     def ifs(self) -> str:

@@ -23,6 +23,8 @@ _KEYS = {"enter": "\n", "c-m": "\n", "kpenter": "\n", "c-j": "\n", "space": " ",
 _SCREEN_WORDS = frozenset({"-ls", "-list", "-wipe", "-fn", "-fa", "-ln", "-Logfile"})
 _EXPECT_STMT = lazy(r"[;\n]")
 _EXPECT_STR = lazy(r"\"((?:[^\"\\]|\\.)*)\"|\{([^{}]*)\}|(\S+)")
+DETACHED = ("detached_runner", "start a command that keeps running outside this call (a detached or another tmux/screen "
+            "session, setsid, expect, a daemon tool): what it does later is not shown here", False)
 SCHEDULED = ("scheduled_exec", "schedule a command to run later, outside this session (at, batch, systemd-run timers)", False)
 # npm lifecycle and settings
 _PM = frozenset({"npm", "pnpm", "yarn", "bun", "cnpm"})
@@ -66,6 +68,9 @@ def _tmux_command(argv: list, u: Unwrapped) -> None:
     rest = argv[i:]
     if not rest:
         return
+    detached = any(a.startswith("-") and not a.startswith("--") and "d" in a[1:] for a in argv[1:i])
+    if kind != "new" or detached or argv[0] not in ("new-session", "new"):  # runs in a server, not in front of the user
+        u.findings.append(DETACHED)
     if kind == "send":
         text = "".join(_KEYS.get(k.lower(), k if len(k) > 1 or not k.isspace() else k) + ("" if k.lower() in _KEYS else " ")
                        for k in rest)
@@ -82,6 +87,8 @@ def screen(u: Unwrapped) -> None:
     while i < len(args) and args[i].startswith("-"):
         if args[i] == "-X":
             rest = args[i + 1:]
+            if rest[:1] in (["stuff"], ["exec"], ["screen"]) and len(rest) > 1:
+                u.findings.append(DETACHED)
             if rest[:1] == ["stuff"] and len(rest) > 1:
                 u.payloads.append((rest[1].replace("^M", "\n").replace("\\r", "\n").replace("\\n", "\n"), None))
             elif rest[:1] in (["exec"], ["screen"]) and len(rest) > 1:
@@ -91,6 +98,9 @@ def screen(u: Unwrapped) -> None:
         i += 2 if a == "-Logfile" or (a not in _SCREEN_WORDS and len(a) > 1 and a[-1] in "ScehpTts") else 1
     if i < len(args):
         u.commands.append((args[i:], "screen"))
+        flags = "".join(a[1:] for a in args[:i] if a.startswith("-") and not a.startswith("--"))
+        if "m" in flags and ("d" in flags or "D" in flags):
+            u.findings.append(DETACHED)
 
 
 def expect(u: Unwrapped) -> None:
@@ -102,6 +112,8 @@ def expect(u: Unwrapped) -> None:
         words = [a or b or c for a, b, c in _EXPECT_STR.findall(stmt)]
         if not words:
             continue
+        if words[0] in ("spawn", "exec", "system"):
+            u.findings.append(DETACHED)
         if words[0] == "spawn":
             k = 1
             while k < len(words) and words[k].startswith("-"):  # spawn's own options (-noecho, -open ID)
@@ -319,6 +331,7 @@ def detached(u: Unwrapped) -> None:
         rest = args[i:]
     if rest:
         u.commands.append((rest, u.name))
+        u.findings.append(DETACHED)
 
 
 def redis(u: Unwrapped) -> None:

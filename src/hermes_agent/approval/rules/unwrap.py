@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from hermes_agent.approval.rules.canonical import Unwrapped, basename, canonicalise
 from hermes_agent.approval.rules.lazyre import lazy
-from hermes_agent.approval.rules.runners import SCHEDULED, risky_variable, systemd_run
+from hermes_agent.approval.rules.runners import DETACHED, SCHEDULED, risky_variable, systemd_run
 
 _ASSIGN = lazy(r"[A-Za-z_]\w*(?:\[[^\]]*\])?\+?=")
 _KEYWORDS = frozenset({"!", "{", "}", "then", "do", "else", "elif", "if", "while", "until", "coproc", "in"})
@@ -158,6 +158,8 @@ def unwrap(args: list, words: list) -> Unwrapped:
         u.chain.append("xargs" if name == "parallel" else name)
         if name == "systemd-run" and systemd_run(args[i + 1:]):
             u.findings.append(SCHEDULED)
+        if name == "setsid":  # a new session: out of the call's process group and terminal
+            u.findings.append(DETACHED)
         i = _skip_options(args, i + 1, spec[0], spec[1], u, name)
         if u.name:  # env -S or command -v: nothing further to unwrap
             return u
