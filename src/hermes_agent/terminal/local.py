@@ -26,7 +26,6 @@ from hermes_agent.terminal.sandbox.envallow import allowed_env
 from hermes_agent.terminal.sandbox.launcher import SandboxError
 from hermes_agent.terminal.sandbox.runner import SandboxRunner
 from hermes_agent.terminal.sandbox.spec import BLOCKED_NOTE, SandboxSpec, blocked_by_sandbox
-from hermes_agent.terminal.sandbox.views import GitSentinel
 from hermes_agent.terminal.shell import (
     INTERRUPT_EXIT,
     TIMEOUT_EXIT,
@@ -56,18 +55,17 @@ def _read_fd(fd: int, limit: int) -> tuple[bytes, int]:
     return os.pread(fd, min(size, limit), 0), size
 
 
-def _git_swept(method: Callable[..., ExecResult]) -> Callable[..., ExecResult]:
-    """Run a confined command between a GitSentinel's open and sweep (views.GitSentinel): a git
-    redirection file the command created is removed and the result says so."""
+def _guarded(method: Callable[..., ExecResult]) -> Callable[..., ExecResult]:
+    """Run a confined command inside the run-later guard (sandbox/guard.py): what it changed among git's
+    hooks/config and the workspace's run-later files is put back, and the result says so."""
     @wraps(method)
     def run(self: LocalBackend, command: str, *args: object, sandbox: bool = True, **kw: object) -> ExecResult:
-        runner = self._runner
-        guard = GitSentinel(runner.spec.readonly) if sandbox and runner is not None and runner.contained else None
-        notes: list[str] = []
+        guard = self.guard() if sandbox else None
+        notes = guard.enter() if guard is not None else []
         try:
             res = method(self, command, *args, sandbox=sandbox, **kw)
         finally:
-            notes = guard.sweep() if guard is not None else []
+            notes += guard.leave() if guard is not None else []
         return replace(res, output=_append(res.output, "\n".join(notes))) if notes else res
     return run
 
@@ -118,6 +116,16 @@ class LocalBackend:
         """True when commands run inside the OS sandbox; when False and sandbox_state is
         "unavailable", the approval gate asks before commands that write."""
         return self.sandbox_state in ("bwrap", "landlock")
+
+    def guard(self):  # noqa: ANN201 - sandbox.guard.Guard | None (imported when first needed)
+        """The run-later guard of this backend's workspaces (shared in the process), when commands are
+        confined and may write the workspace."""
+        runner = self._get_runner()
+        if runner is None or not runner.contained or not runner.spec.workspaces:
+            return None
+        from hermes_agent.terminal.sandbox.guard import guard_for
+
+        return guard_for(runner.spec.workspaces, runner.spec.quarantine, self._notice)
 
     def _get_runner(self) -> SandboxRunner | None:
         self._ensure_state()
@@ -170,7 +178,7 @@ class LocalBackend:
 
     # -- commands ---------------------------------------------------------------------------
 
-    @_git_swept
+    @_guarded
     def execute(self, command: str, *, cwd: str | None = None, timeout: float | None = None,
                 stdin: str | None = None, interrupt: threading.Event | None = None,
                 sandbox: bool = True, fds: tuple[int, ...] = ()) -> ExecResult:
@@ -245,7 +253,7 @@ class LocalBackend:
             return open(os.devnull, "rb")  # noqa: SIM115 - closed by the with block
         return os.fdopen(_memfd("hermes-in", text.encode("utf-8")), "rb")
 
-    @_git_swept
+    @_guarded
     def execute_pty(self, command: str, *, cwd: str | None = None, timeout: float | None = None,
                     stdin: str | None = None, interrupt: threading.Event | None = None,
                     sandbox: bool = True) -> ExecResult:
@@ -326,12 +334,22 @@ class LocalBackend:
         stdin is a pipe, stdout+stderr one pipe."""
         self._ensure_state()
         start = self._unconfined_start(sandbox)
+        guard = self.guard() if sandbox else None
+        if guard is not None:
+            guard.enter(deliver=False)
         try:
             proc, _ = self._run(self._argv(build_body(self._spec(command, cwd, save=False, start=start))),
                                 subprocess.PIPE, subprocess.PIPE, sandbox, save=False, start=start)
+        except BaseException:
+            if guard is not None:
+                guard.leave(hold=True)
+            raise
         finally:
             if start:
                 os.close(start[0])
+        if guard is not None:  # checked when it ends; the lines go with the next foreground result
+            threading.Thread(target=_leave_when_done, args=(proc, guard), daemon=True,
+                             name="hermes-guard-bg").start()
         with self._lock:
             self._spawned[token] = proc
         self._track(proc)
@@ -495,6 +513,13 @@ class LocalBackend:
             if self._record is not None:
                 self._record.drop_dir(self._state_dir)
             self._state_dir = None
+
+
+def _leave_when_done(proc: subprocess.Popen, guard) -> None:  # noqa: ANN001 - sandbox.guard.Guard
+    try:
+        proc.wait()
+    finally:
+        guard.leave(hold=True)
 
 
 def _umask() -> int:

@@ -56,6 +56,8 @@ class SandboxSpec:
     extra: tuple[str, ...] = ()
     private_tmp: str = ""
     sockets: tuple[str, ...] = ()
+    workspaces: tuple[str, ...] = ()  # watched by the run-later guard (guard.py) when writable
+    quarantine: str = ""  # where the guard moves what it takes away ($HERMES_HOME/quarantine)
     stamp: tuple = field(default=(), compare=False, repr=False)
     replan: Callable[[], SandboxSpec] | None = field(default=None, compare=False, repr=False)
     watch: Callable[[], tuple] | None = field(default=None, compare=False, repr=False)
@@ -124,7 +126,7 @@ def spec_from_policy(policy: PolicyLike, *, network: object = True, mechanism: s
         pinned += pin
     readonly = [p for p in (*readonly, *sealed) if _match(os.path.realpath(p), (*writable, *pinned))]
     mech = str(mechanism or "auto").strip().lower()
-    workspaces = tuple(policy.workspace)
+    workspaces = tuple(os.path.realpath(w) for w in policy.workspace)
     secrets = tuple(dict.fromkeys(secrets))
     secrets = tuple(p for p in secrets if not any(q != p and views.under(p, q) for q in secrets))  # outermost only
     sockets = tuple(os.path.realpath(os.path.expanduser(str(p))) for p in sockets)
@@ -133,6 +135,9 @@ def spec_from_policy(policy: PolicyLike, *, network: object = True, mechanism: s
                        secrets=secrets, network=_flag(network),
                        mechanism=mech if mech in MECHANISMS else "auto", pinned=tuple(dict.fromkeys(pinned)),
                        sealed=tuple(dict.fromkeys(sealed)), home_workspace=home_ws, sockets=sockets,
+                       workspaces=workspaces if mode == "workspace-write" else (),
+                       quarantine=os.path.join(getattr(policy, "hermes_home", "") or "", "quarantine")
+                       if getattr(policy, "hermes_home", "") else "",
                        stamp=views.watch_stamp(workspaces, home),
                        replan=functools.partial(spec_from_policy, policy, network=network, mechanism=mechanism,
                                                 mode=mode, sockets=sockets),
