@@ -53,7 +53,8 @@ class Guard:
             elif self._active:
                 notes = self._check()
             else:
-                self._base = self._scan(self._base, None)
+                if not self._quiet():
+                    self._base = self._scan(self._base, None)
                 notes = []
             self._active += 1
             if not deliver:
@@ -78,6 +79,10 @@ class Guard:
         with self._lock:
             return self._check() if self._base is not None else []
 
+    def _quiet(self) -> bool:
+        """Nothing watched moved since the baseline (a few lstat calls; the common case)."""
+        return self._base is not None and self._tree.quiet() and self._base.unchanged()
+
     def _scan(self, old: Scan | None, known: dict[str, str] | None) -> Scan:
         spots = self._tree.refresh()
         fds = Fds()
@@ -91,6 +96,8 @@ class Guard:
 
         base = self._base
         assert base is not None
+        if self._quiet():
+            return []
         notes: list[str] = []
         now = base
         lines = ["start"]

@@ -48,10 +48,27 @@ class Scan:
     fresh: set[Slot] = field(default_factory=set)
     gitdirs: dict[str, str] = field(default_factory=dict)  # git directory -> the work tree it serves ("" if none)
     hookdirs: set[str] = field(default_factory=set)  # core.hooksPath directories of the baseline's configs
+    stamps: dict[str, tuple | None] = field(default_factory=dict)  # git dirs, modules/, worktrees/: lstat sigs
 
     def settled(self) -> Scan:
         """This scan as the next baseline (nothing fresh any more)."""
-        return Scan(self.items, self.classes, set(), self.gitdirs, self.hookdirs)
+        return Scan(self.items, self.classes, set(), self.gitdirs, self.hookdirs, self.stamps)
+
+    def unchanged(self) -> bool:
+        """True when every watched entry and directory still has the signature it had (lstat by path: a
+        look only — any difference, a link swapped in included, sends the caller to a full scan)."""
+        for (d, name), item in self.items.items():
+            if _sig(f"{d}/{name}") != (item.sig if item is not None else None):
+                return False
+        return all(_sig(path) == sig for path, sig in self.stamps.items())
+
+
+def _sig(path: str) -> tuple | None:
+    try:
+        s = os.lstat(path)
+    except OSError:
+        return None
+    return (s.st_mode, s.st_ino, s.st_size, s.st_mtime_ns, s.st_ctime_ns)
 
 
 class Tree:
@@ -61,6 +78,16 @@ class Tree:
 
     def __init__(self, roots: Iterable[str]) -> None:
         self.dirs: dict[str, tuple[int, int]] = {r: (-1, 0) for r in roots}
+
+    def quiet(self) -> bool:
+        """No directory changed since the last `refresh` (nothing updated)."""
+        for d, (mtime, _depth) in self.dirs.items():
+            try:
+                if os.lstat(d).st_mtime_ns != mtime:
+                    return False
+            except OSError:
+                return False
+        return True
 
     def refresh(self) -> list[str]:
         changed: list[str] = []
@@ -225,6 +252,8 @@ class _Walk:
             return
         fresh = self.known is not None and gd not in self.known
         self.scan.gitdirs[gd] = worktree
+        for path in (gd, os.path.join(gd, "modules"), os.path.join(gd, "worktrees")):
+            self.scan.stamps[path] = _sig(path)
         for name in GIT_FILES:
             self.add((gd, name), "config" if name == "config" else "redirect", fresh)
         for name in GIT_DIRS:
@@ -247,6 +276,7 @@ class _Walk:
         for sub in self._children(os.path.join(gd, "modules")):
             self._module(sub, depth + 1)
         for wt in self._children(os.path.join(gd, "worktrees")):
+            self.scan.stamps[wt] = _sig(wt)
             for name in WT_FILES:
                 self.add((wt, name), "wt", fresh)
 
@@ -258,6 +288,7 @@ class _Walk:
         if _exists(fd, "HEAD"):
             self.repo(d, "", depth)
             return
+        self.scan.stamps[d] = _sig(d)
         for sub in self._children(d):
             self._module(sub, depth + 1)
 
