@@ -185,3 +185,29 @@ def test_mcp_server_plants_are_put_back_after_the_call(scripted, home, mechanism
     assert any(".envrc" in n for n in notes), results[0]
     _user_commits(home, proj)
     _user_commits(home, proj / "nested")
+
+
+GITCONFIG = ('[user]\n\tname = Una User\n\temail = u@example.com\n[alias]\n\tst = status --short\n'
+             '[url "https://ghp_TOKENINURL@github.com/"]\n\tinsteadOf = https://github.com/\n'
+             '[http]\n\textraHeader = Authorization: Bearer TOKENHEADER\n'
+             '[http "https://git.example/"]\n\textraheader = AUTHORIZATION: basic TOKENPERURL\n'
+             '[credential]\n\thelper = store --file ~/.git-creds\n\tusername = bob\n'
+             '[include]\n\tpath = ~/.git-secret-include\n')
+
+
+def test_global_git_config_is_seen_without_credentials(scripted, home, mechanism):
+    (home / ".gitconfig").write_text(GITCONFIG)
+    (home / ".config/git").mkdir(parents=True)
+    (home / ".config/git/config").write_text('[credential "https://github.com"]\n\tpassword = TOKENXDG\n'
+                                              '[core]\n\tabbrev = 9\n')
+    results = _chat(scripted, home, [
+        _terminal("cat ~/.gitconfig ~/.config/git/config; git config --list --show-origin; env | grep -i git;"
+                  " git config user.name; git config core.abbrev; echo A > b.txt; git st; git add b.txt &&"
+                  " git commit -qm second && git log -1 --format=AUTHOR=%an"),
+    ], mechanism)
+    out = json.loads(results[0])["output"]
+    for token in ("TOKENINURL", "TOKENHEADER", "TOKENPERURL", "TOKENXDG", "git-creds", "bob", "git-secret-include"):
+        assert token not in out, (token, out)
+    assert "Una User" in out and "AUTHOR=Una User" in out and "\n9" in out, out  # the rest still applies
+    assert "?? b.txt" in out  # the alias works
+    assert "TOKENINURL" in (home / ".gitconfig").read_text()  # the user's own file is untouched

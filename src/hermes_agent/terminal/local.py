@@ -139,6 +139,8 @@ class LocalBackend:
             env.update(TERM=env.get("TERM") or "xterm", COLUMNS="200", LINES="50")
         if runner is None:  # never run unconfined because the runner is not there (yet)
             raise SandboxError("the sandbox runner is not ready; the command was not run")
+        if sandbox and runner.state == "landlock" and runner.spec.git_config_global:
+            env["GIT_CONFIG_GLOBAL"] = runner.spec.git_config_global  # the originals are hidden (no bind)
         if sandbox and runner.contained and runner.spec.private_tmp:
             # bwrap mounts the private dir on /tmp; Landlock cannot remap, so TMPDIR names it
             env["TMPDIR"] = "/tmp" if runner.state == "bwrap" else runner.spec.private_tmp
