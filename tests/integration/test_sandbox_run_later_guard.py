@@ -109,8 +109,10 @@ def test_a_repository_made_mid_session_keeps_only_gits_own_files(scripted, home,
                   "lib/.git/hooks/pre-commit && git -C lib config core.fsmonitor 'touch $PWNED; false' && "
                   "git -C lib config alias.st '!touch $PWNED' && echo MADE"),
         _terminal("git init -q clean && git clone -q clean copy && echo CONTROL"),
+        _terminal("git worktree add -q wt2 -b feature && git -C wt2 status --short && echo WORKTREE"),
     ], mechanism)
-    assert "MADE" in results[0] and "CONTROL" in results[1], results
+    assert "MADE" in results[0] and "CONTROL" in results[1] and "WORKTREE" in results[2], results
+    assert "the sandbox" not in results[2], results[2]
     lib = proj / "lib"
     assert not (lib / ".git/hooks/pre-commit").exists()
     config = (lib / ".git/config").read_text()

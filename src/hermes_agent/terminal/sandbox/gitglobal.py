@@ -9,7 +9,7 @@ repository of the user's, not something the sandbox could swap). Stdlib only."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable
 
 from hermes_agent.terminal.sandbox.gitconf import credential_free, filter_config
 
@@ -17,15 +17,11 @@ GLOBALS = (".config/git/config", ".gitconfig")  # git reads them in this order; 
 _LIMIT = 1 << 20
 
 
-def _under(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip("/") + "/")
-
-
-def _read(path: str, writable: Iterable[str]) -> str | None:
+def _read(path: str, writable: Callable[[str], bool]) -> str | None:
     from hermes_agent.nofollow import open_nofollow
 
     real = os.path.realpath(path)
-    if any(_under(real, w) for w in writable):
+    if writable(real):
         return None  # the sandbox could rewrite it: not trusted as settings
     try:
         fd = open_nofollow(real, os.O_RDONLY | os.O_NONBLOCK)
@@ -41,15 +37,14 @@ def _read(path: str, writable: Iterable[str]) -> str | None:
         os.close(fd)
 
 
-def filtered_globals(home: str, hermes_home: str, writable: Iterable[str]) -> tuple[tuple[str, str], ...]:
+def filtered_globals(home: str, hermes_home: str, writable: Callable[[str], bool]) -> tuple[tuple[str, str], ...]:
     """((original, filtered copy), ...) for each global git config file of `home` that exists, plus
     ("", combined copy) last (for GIT_CONFIG_GLOBAL). Empty when there is none or no copy can be written:
-    the originals are then hidden like any other dot-file."""
+    the originals are then hidden like any other dot-file. `writable(path)`: may the sandbox write there?"""
     from hermes_agent.nofollow import write_nofollow
 
     if not home or not hermes_home:
         return ()
-    writable = tuple(writable)
     out: list[tuple[str, str]] = []
     combined: list[str] = []
     target = os.path.join(os.path.realpath(hermes_home), "cache", "sandbox")

@@ -83,11 +83,14 @@ class Guard:
         """Nothing watched moved since the baseline (a few lstat calls; the common case)."""
         return self._base is not None and self._tree.quiet() and self._base.unchanged()
 
-    def _scan(self, old: Scan | None, known: dict[str, str] | None) -> Scan:
-        spots = self._tree.refresh()
+    def _scan(self, old: Scan | None, known: dict[str, str] | None, spots: set[str] | None = None) -> Scan:
+        """Look again: `old`'s slots, plus run-later files and `.git` entries in the directories that changed
+        (added to `spots`, which a check keeps across its passes)."""
+        spots = set() if spots is None else spots
+        spots.update(self._tree.refresh())
         fds = Fds()
         try:
-            return discover(spots, fds, old, known)
+            return discover(sorted(spots), fds, old, known)
         finally:
             fds.close()
 
@@ -99,10 +102,10 @@ class Guard:
         if self._quiet():
             return []
         notes: list[str] = []
-        now = base
+        spots: set[str] = set()
         lines = ["start"]
         for _ in range(4):  # a repair can uncover more (a .git moved back, a hooks/ made again): look again
-            now = self._scan(now, base.gitdirs)
+            now = self._scan(base, base.gitdirs, spots)  # always against the baseline: nothing fresh carried
             fds = Fds()
             try:
                 lines = repair(base, now, fds, self._stash)
@@ -114,7 +117,7 @@ class Guard:
         for line in notes:
             if self.notify is not None:
                 self.notify(line)
-        self._base = now.settled() if not lines else self._scan(now, None)
+        self._base = now.settled() if not lines else self._scan(base, None, spots)
         return notes
 
     def _stash(self, path: str, data: bytes | None) -> str:

@@ -29,24 +29,30 @@ _WHY = {
 }
 
 
+_STRUCTURAL = {"dotgit": 0, "dir": 1}  # repaired first; what lies below them is looked at again after
+
+
 def repair(base: Scan, now: Scan, fds: Fds, stash: Stash) -> list[str]:
     """Undo what changed between `base` and `now`; one line per action. `.git` entries first (a
     repository moved back changes every path below it: the caller scans again)."""
     lines: list[str] = []
-    order = sorted(now.items, key=lambda s: now.classes[s] != "dotgit")
-    for slot in order:
+    structural = False
+    for slot in sorted(now.items, key=lambda s: _STRUCTURAL.get(now.classes[s], 2)):
         cls = now.classes[slot]
-        if lines and cls != "dotgit":
-            break  # a .git entry was repaired: scan again before the rest
+        if structural and cls not in _STRUCTURAL:
+            break  # a .git entry or a hooks/ directory was repaired: scan again before what lies below
         cur, in_base = now.items[slot], slot in base.items
         old = base.items.get(slot)
         if in_base and same(old, cur):
             continue
+        if cls == "dir" and cur is not None and cur.kind == st.S_IFDIR:
+            continue  # an empty hooks/ or info/ made again (hermes makes them to bind them): its entries are watched
         if not in_base and _allowed_new(slot, cls, cur, slot in now.fresh, now):
             continue
         line = _fix(slot, cls, old if in_base else None, cur, now, fds, stash)
         if line:
             lines.append(line)
+            structural = structural or cls in _STRUCTURAL
     return lines
 
 
@@ -68,12 +74,30 @@ def _allowed_new(slot: Slot, cls: str, cur: Item | None, fresh: bool, now: Scan)
         return fresh and name.endswith(".sample") and cur.kind == st.S_IFREG
     if cls == "config":
         return fresh and cur.kind == st.S_IFREG and cur.data is not None and \
-            not gitconf.filter_config(cur.data.decode("utf-8", "replace"), gitconf.fresh_repo_keep)[1]
+            not gitconf.filter_config(cur.data.decode("utf-8", "replace"), _fresh_keep(os.path.join(d, name)))[1]
+    if cls == "redirect" and name == "commondir" and fresh and cur.data is not None:
+        # `git worktree add` inside the workspace: .git/worktrees/<name>/commondir names its repository
+        target = os.path.normpath(os.path.join(d, cur.data.decode(errors="replace").strip()))
+        return target in now.gitdirs and d == os.path.join(target, "worktrees", os.path.basename(d))
     if cls == "wt":
         return name == "gitdir" or (name == "commondir" and cur.data is not None
                                     and os.path.normpath(os.path.join(d, cur.data.decode(errors="replace").strip()))
                                     == os.path.dirname(os.path.dirname(d)))
     return False
+
+
+def _fresh_keep(config: str) -> gitconf.Keep:
+    """gitconf.fresh_repo_keep, plus the core.worktree git writes for a submodule (.git/modules/x/config):
+    allowed when it leads back below the repository that holds that git directory, never elsewhere."""
+    gd = os.path.dirname(config)
+    top = gd.split("/.git/", 1)[0] if "/.git/" in gd else ""
+
+    def keep(section: str, subsection: str, key: str, value: str) -> bool:
+        if section == "core" and key == "worktree" and top:
+            target = os.path.normpath(os.path.join(gd, os.path.expanduser(value.strip().strip('"'))))
+            return target.startswith(top + "/")
+        return gitconf.fresh_repo_keep(section, subsection, key, value)
+    return keep
 
 
 def _gitdir_target(d: str, item: Item) -> str | None:
@@ -167,7 +191,7 @@ def _filter_fresh(fd: int, path: str, name: str, cur: Item, stash: Stash) -> str
     """The config of a repository the command created keeps git's own keys only."""
     if cur.data is None:
         return "" if not _remove(fd, name, cur) else f"[the sandbox removed {path} (too large to check)]"
-    kept, dropped = gitconf.filter_config(cur.data.decode("utf-8", "replace"), gitconf.fresh_repo_keep)
+    kept, dropped = gitconf.filter_config(cur.data.decode("utf-8", "replace"), _fresh_keep(path))
     saved = stash(path, cur.data)
     try:
         _write_at(fd, name, kept.encode(), cur.mode)

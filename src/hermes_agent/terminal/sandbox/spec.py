@@ -131,7 +131,8 @@ def spec_from_policy(policy: PolicyLike, *, network: object = True, mechanism: s
         readonly += ro
         pinned += pin
     readonly = [p for p in (*readonly, *sealed) if _match(os.path.realpath(p), (*writable, *pinned))]
-    git_globals = gitglobal.filtered_globals(home, getattr(policy, "hermes_home", ""), writable)
+    git_globals = gitglobal.filtered_globals(home, getattr(policy, "hermes_home", ""),
+                                             functools.partial(_can_write, (*writable, *pinned), readonly))
     # the originals are hidden (Landlock: no read rule); bwrap binds the filtered copies over them
     secrets = (*secrets, *(orig for orig, _ in git_globals if orig and os.path.lexists(orig)))
     mech = str(mechanism or "auto").strip().lower()
@@ -152,6 +153,12 @@ def spec_from_policy(policy: PolicyLike, *, network: object = True, mechanism: s
                                                 mode=mode, sockets=sockets),
                        watch=functools.partial(views.watch_stamp, workspaces, home))
     return spec
+
+
+def _can_write(writable: Iterable[str], readonly: Iterable[str], path: str) -> bool:
+    """Would the planned sandbox let a command write `path` (a writable root not covered by a carve-out)?"""
+    rw, ro = _match(path, writable), _match(path, readonly)
+    return rw is not None and (ro is None or len(ro) < len(rw))
 
 
 def _existing(entries: Iterable[str]) -> tuple[str, ...]:
