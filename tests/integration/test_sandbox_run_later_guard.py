@@ -58,12 +58,16 @@ def _git(home: Path, cwd: Path, *args: str, pwned: Path | None = None) -> subpro
     return subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True, check=True, timeout=60)
 
 
+STDERR: list[str] = []  # what the user saw on stderr in the last run
+
+
 def _chat(scripted, home: Path, steps: list[dict], mechanism: str, extra: str = "") -> list[str]:
     model_config(home / ".hermes", scripted.url, f"sandbox:\n  mechanism: {mechanism}\n{extra}")
     scripted.add(*steps, {"content": "done"})
     out = run_hermes("chat", "-q", "go", "--yolo", home=home / ".hermes", cwd=str(home / "proj"), timeout=180,
                      env={"HOME": str(home)})
     assert out.returncode == 0, out.stderr
+    STDERR[:] = [out.stderr]
     messages = scripted.requests[-1]["body"]["messages"]
     return [m["content"] for m in messages if m["role"] == "tool"]
 
@@ -139,6 +143,7 @@ def test_files_that_run_when_the_user_enters_the_folder_are_quarantined(scripted
     assert ".envrc" in results[0] and "direnv" in results[0] and "folderOpen" in results[0], results[0]
     saved = list((home / ".hermes/quarantine").rglob(".envrc"))
     assert len(saved) == 2 and "cp -p" in results[0]
+    assert "the sandbox removed" in STDERR[0] and ".envrc" in STDERR[0]  # the user is told too
 
 
 def test_landlock_moved_git_dir_is_moved_back(scripted, home):

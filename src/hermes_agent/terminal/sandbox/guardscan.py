@@ -49,18 +49,32 @@ class Scan:
     gitdirs: dict[str, str] = field(default_factory=dict)  # git directory -> the work tree it serves ("" if none)
     hookdirs: set[str] = field(default_factory=set)  # core.hooksPath directories of the baseline's configs
     stamps: dict[str, tuple | None] = field(default_factory=dict)  # git dirs, modules/, worktrees/: lstat sigs
+    _quick: list | None = field(default=None, repr=False)  # (path, inode, ctime) for `unchanged`
 
     def settled(self) -> Scan:
         """This scan as the next baseline (nothing fresh any more)."""
         return Scan(self.items, self.classes, set(), self.gitdirs, self.hookdirs, self.stamps)
 
     def unchanged(self) -> bool:
-        """True when every watched entry and directory still has the signature it had (lstat by path: a
-        look only — any difference, a link swapped in included, sends the caller to a full scan)."""
-        for (d, name), item in self.items.items():
-            if _sig(f"{d}/{name}") != (item.sig if item is not None else None):
+        """True when every watched entry and directory still has the inode and ctime it had (lstat by path:
+        a look only — any difference, a link swapped in included, sends the caller to a full scan). ctime
+        moves with every write, chmod, link or rename, and a command cannot set it."""
+        quick = self._quick
+        if quick is None:
+            sigs = [(f"{d}/{n}", i.sig if i is not None else None) for (d, n), i in self.items.items()]
+            sigs += list(self.stamps.items())
+            quick = self._quick = [(p, sig[1], sig[4]) if sig else (p, -1, -1) for p, sig in sigs]
+        lstat = os.lstat
+        for path, ino, ctime in quick:
+            try:
+                s = lstat(path)
+            except OSError:
+                if ino != -1:
+                    return False
+                continue
+            if s.st_ctime_ns != ctime or s.st_ino != ino:
                 return False
-        return all(_sig(path) == sig for path, sig in self.stamps.items())
+        return True
 
 
 def _sig(path: str) -> tuple | None:
@@ -81,13 +95,11 @@ class Tree:
 
     def quiet(self) -> bool:
         """No directory changed since the last `refresh` (nothing updated)."""
-        for d, (mtime, _depth) in self.dirs.items():
-            try:
-                if os.lstat(d).st_mtime_ns != mtime:
-                    return False
-            except OSError:
-                return False
-        return True
+        lstat = os.lstat
+        try:
+            return all(lstat(d).st_mtime_ns == mtime for d, (mtime, _depth) in self.dirs.items())
+        except OSError:
+            return False
 
     def refresh(self) -> list[str]:
         changed: list[str] = []
