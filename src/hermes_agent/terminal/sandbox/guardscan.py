@@ -14,13 +14,18 @@ import stat as st
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from hermes_agent.terminal.sandbox.views import (
+    GIT_DIRS,
+    GIT_REDIRECTS,
+    NESTED_BUDGET,
+    NESTED_DEPTH,
+    SKIP_DIRS,
+)
+
 _LIMIT = 1 << 20  # contents kept for restoring; larger protected files are only reported
-GIT_FILES = ("config", "commondir", "config.worktree")
-GIT_DIRS = ("hooks", "info")
+GIT_FILES = ("config", *GIT_REDIRECTS)
 WT_FILES = ("commondir", "config.worktree", "gitdir")
-_SKIP = frozenset({"node_modules", ".venv", "venv", "__pycache__", ".tox", ".nox", "target", "dist", "build",
-                   "site-packages"})
-DEPTH, BUDGET = 4, 200
+DEPTH, BUDGET = NESTED_DEPTH, NESTED_BUDGET  # the same bounds as the scan for nested repositories
 _HOOKS_PATH = re.compile(rb"^\s*hookspath\s*=\s*(.+?)\s*$", re.I | re.M)
 
 Slot = tuple[str, str]  # (directory, name)
@@ -125,7 +130,7 @@ class Tree:
             except OSError:
                 continue
             for e in entries:
-                if e.path in self.dirs or len(self.dirs) >= BUDGET or e.name in _SKIP \
+                if e.path in self.dirs or len(self.dirs) >= BUDGET or e.name in SKIP_DIRS \
                         or (e.name.startswith(".") and e.name != ".vscode") or not e.is_dir(follow_symlinks=False):
                     continue
                 try:
@@ -217,13 +222,19 @@ def same(a: Item | None, b: Item | None) -> bool:
 class _Walk:
     """One discovery pass (see `discover`)."""
 
-    def __init__(self, fds: Fds, old: Scan | None, known: dict[str, str] | None) -> None:
-        self.fds, self.old, self.known = fds, old, known
+    def __init__(self, fds: Fds, old: Scan | None, known: dict[str, str] | None, roots: tuple[str, ...]) -> None:
+        self.fds, self.old, self.known, self.roots = fds, old, known, roots
         self.scan = Scan()
+
+    def reachable(self, path: str) -> bool:
+        """Under a root the sandbox can write (what it cannot write is not the guard's to watch or put back)."""
+        return not self.roots or any(path == r or path.startswith(r + "/") for r in self.roots)
 
     def add(self, slot: Slot, cls: str, fresh: bool) -> Item | None:
         if slot in self.scan.items:
             return self.scan.items[slot]
+        if not self.reachable(slot[0]):
+            return None
         fd = self.fds.get(slot[0])
         prev = self.old.items.get(slot) if self.old is not None else None
         item = item_at(fd, slot[1], prev) if fd is not None else None
@@ -260,7 +271,7 @@ class _Walk:
             self.repo(os.path.normpath(os.path.join(d, os.path.expanduser(target))), d)
 
     def repo(self, gd: str, worktree: str, depth: int = 0) -> None:
-        if gd in self.scan.gitdirs or depth > 3 or self.fds.get(gd) is None:
+        if gd in self.scan.gitdirs or depth > 3 or not self.reachable(gd) or self.fds.get(gd) is None:
             return
         fresh = self.known is not None and gd not in self.known
         self.scan.gitdirs[gd] = worktree
@@ -326,11 +337,13 @@ def _exists(fd: int, name: str) -> bool:
     return True
 
 
-def discover(spots: Iterable[str], fds: Fds, old: Scan | None, known: dict[str, str] | None) -> Scan:
+def discover(spots: Iterable[str], fds: Fds, old: Scan | None, known: dict[str, str] | None,
+             roots: tuple[str, ...] = ()) -> Scan:
     """Every watched slot now: those of `old` (looked at again), run-later files and `.git` entries in the
     directories `spots`, and all that the `.git` entries resolve to. `known`: the baseline's git
-    directories (None: this is the baseline, nothing is fresh)."""
-    walk = _Walk(fds, old, known)
+    directories (None: this is the baseline, nothing is fresh). `roots`: what the sandbox can write; nothing
+    outside them is watched (empty: everything)."""
+    walk = _Walk(fds, old, known, roots)
     for d in spots:
         walk.spot(d)
     if old is not None:

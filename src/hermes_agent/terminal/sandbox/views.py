@@ -136,7 +136,7 @@ GIT_DIRS = ("hooks", "info")
 # they appear (guard.py): a directory entry that does not exist cannot be bound.
 GIT_REDIRECTS = ("commondir", "config.worktree")
 # Directories never searched for nested repositories (dependencies, environments, build output).
-_SKIP_DIRS = frozenset({"node_modules", ".venv", "venv", "__pycache__", ".tox", ".nox", ".mypy_cache",
+SKIP_DIRS = frozenset({"node_modules", ".venv", "venv", "__pycache__", ".tox", ".nox", ".mypy_cache",
                         ".pytest_cache", ".ruff_cache", "target", "dist", "build", ".cache", "site-packages",
                         ".git", ".hg", ".svn"})
 NESTED_DEPTH, NESTED_BUDGET = 4, 200
@@ -155,7 +155,7 @@ def nested_dot_gits(workspace: str, depth: int = NESTED_DEPTH, budget: int = NES
             except OSError:
                 continue
             for e in entries:
-                if e.name in _SKIP_DIRS or e.name.startswith(".") or not e.is_dir(follow_symlinks=False) \
+                if e.name in SKIP_DIRS or e.name.startswith(".") or not e.is_dir(follow_symlinks=False) \
                         or seen >= budget:
                     continue
                 seen += 1

@@ -102,7 +102,7 @@ def _guard_of(conf: Confinement) -> object | None:
         return None
     from hermes_agent.terminal.sandbox.guard import guard_for
 
-    return guard_for(spec.workspaces, spec.quarantine)
+    return guard_for(spec.workspaces, spec.quarantine, roots=(*spec.writable, *spec.pinned))
 
 
 def _with_notes(result: str, notes: list[str]) -> str:
