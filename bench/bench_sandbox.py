@@ -2,7 +2,10 @@
 ("true" and a small pipeline), medians of several runs: unsandboxed (the same launcher, no sandbox) vs bwrap
 vs Landlock, and for reference a bare `subprocess.run([bash, -c, ...])` without any of hermes's wrapper.
 Then the session start cost: the first call of a fresh backend (launcher start + first call).
-Run: .venv/bin/python bench/bench_sandbox.py [--calls N] [--runs R]"""
+With --repo the workspace is a project (a git repository, 60 directories, a nested repository,
+node_modules) and the run-later guard's own cost (enter + leave around one command) is printed too: the
+guard runs around every confined command, so it is part of the bwrap/Landlock figures.
+Run: .venv/bin/python bench/bench_sandbox.py [--calls N] [--runs R] [--repo]"""
 
 from __future__ import annotations
 
@@ -50,15 +53,51 @@ def run_bare(command: str, calls: int, work: str) -> float:
     return statistics.median(samples) * 1000
 
 
+def make_project(work: str) -> None:
+    import subprocess
+
+    subprocess.run(["git", "init", "-q", work], check=True)
+    for i in range(4):
+        for j in range(5):
+            for k in range(2):
+                os.makedirs(os.path.join(work, f"pkg{i}", f"mod{j}", f"sub{k}"), exist_ok=True)
+    os.makedirs(os.path.join(work, "node_modules", "dep", "lib"), exist_ok=True)
+    subprocess.run(["git", "init", "-q", os.path.join(work, "pkg0", "vendored")], check=True)
+
+
+def guard_cost(work: str, calls: int) -> float:
+    """Median ms of one enter() + leave() of the run-later guard on `work` (nothing changed)."""
+    from hermes_agent.terminal.sandbox.guard import Guard
+
+    g = Guard([work], tempfile.mkdtemp(prefix="hermes-bench-q-"))
+    g.enter()
+    g.leave()
+    samples = []
+    for _ in range(calls):
+        start = time.perf_counter()
+        g.enter()
+        g.leave()
+        samples.append(time.perf_counter() - start)
+    return statistics.median(samples) * 1000
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--calls", type=int, default=40)
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--repo", action="store_true", help="the workspace is a git project (see module doc)")
     args = parser.parse_args()
     work = tempfile.mkdtemp(prefix="hermes-bench-sbx-")
+    if args.repo:
+        make_project(work)
+        print(f"run-later guard, enter + leave per command: {guard_cost(work, args.calls * args.runs):.3f} ms")
     kinds: list[tuple[str, str | None]] = [("unsandboxed", None)]
     kinds += [(m, m) for m, p in (("bwrap", bwrap_problem()), ("landlock", landlock_problem())) if p is None]
     backends = {name: backend(mech, work) for name, mech in kinds}
+    if args.repo:  # the same sandbox without the run-later guard: the difference is the guard's cost
+        for name, mech in kinds[1:]:
+            backends[f"{name}-noguard"] = b = backend(mech, work)
+            b.guard = lambda: None  # type: ignore[method-assign]
     for b in backends.values():
         b.execute("true")  # launcher start and first-call state are not what this measures
     for command in COMMANDS:
@@ -73,9 +112,9 @@ def main() -> None:
         for name, meds in results.items():
             med = statistics.median(meds)
             extra = "" if name == "unsandboxed" else f"  ({med - base:+.2f} ms)"
-            print(f"  {name:12s} {med:7.2f} ms{extra}")
+            print(f"  {name:16s} {med:7.2f} ms{extra}")
     for name, mech in kinds:
-        b = backend(mech, work)
+        b = backend(mech, work)  # a fresh one: its launcher start is what this measures
         start = time.perf_counter()
         b.execute("true")
         print(f"session start: first call with launcher start ({name}): {(time.perf_counter() - start) * 1000:.1f} ms")

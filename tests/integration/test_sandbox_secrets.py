@@ -208,12 +208,15 @@ def test_private_files_stay_hidden_and_tools_keep_working(world):
                                  "if os.path.isfile(p)]\" 2>&1 | tail -40"}),
         *(("read_file", {"path": f"~/{rel}"}) for rel in SECRETS),
         ("search_files", {"pattern": "SECRET", "path": "~"}),
-        ("terminal", {"command": "cat ~/.gitconfig ~/.config/git/config; ~/.local/bin/mytool"}),
+        ("terminal", {"command": "cat ~/.gitconfig ~/.config/git/config; git config --global --list; "
+                                 "~/.local/bin/mytool"}),
     ))
     out = world.hermes("-p", "work", "chat", "-q", "look around")
     _assert_no_secret(world, out)
     seen = world.model_saw()
-    assert "GITCONFIG-VISIBLE" in seen and "ui = auto" in seen, world.tool_results()
+    # bwrap binds a credential-free copy over each file; Landlock hides them and git reads the copy
+    # through GIT_CONFIG_GLOBAL (terminal/README.md, gitglobal.py)
+    assert "GITCONFIG-VISIBLE" in seen and ("ui = auto" in seen or "color.ui=auto" in seen), world.tool_results()
     assert "LOCALBIN-TOOL-OK" in seen, "a tool in ~/.local/bin must run"
     assert "sandbox.readable_paths" in seen, "read_file's refusal must say how to allow a path"
 
@@ -238,8 +241,6 @@ def test_git_hooks_cannot_be_planted_through_a_moved_git_dir(world):
     """A hook in .git/hooks, core.hooksPath into the workspace, mv .git .gs + `gitdir: .gs` + hooksPath,
     and a repository created mid-session: the user's next `git commit` runs none of the planted hooks.
     Control: the model's own git commit in the workspace works."""
-    if world.mechanism == "landlock":
-        pytest.xfail("Landlock cannot make .git/hooks read-only inside a writable workspace (terminal/README.md)")
     hook = HOOK.replace("\n", "\\n")
     world.scripted.add(*_calls(
         ("terminal", {"command": f"printf '{hook}' > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit; "

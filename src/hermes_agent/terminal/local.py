@@ -6,6 +6,7 @@ in a directory the sandbox can write. The environment is an allowlist (terminal/
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -26,7 +27,6 @@ from hermes_agent.terminal.sandbox.envallow import allowed_env
 from hermes_agent.terminal.sandbox.launcher import SandboxError
 from hermes_agent.terminal.sandbox.runner import SandboxRunner
 from hermes_agent.terminal.sandbox.spec import BLOCKED_NOTE, SandboxSpec, blocked_by_sandbox
-from hermes_agent.terminal.sandbox.views import GitSentinel
 from hermes_agent.terminal.shell import (
     INTERRUPT_EXIT,
     TIMEOUT_EXIT,
@@ -56,18 +56,17 @@ def _read_fd(fd: int, limit: int) -> tuple[bytes, int]:
     return os.pread(fd, min(size, limit), 0), size
 
 
-def _git_swept(method: Callable[..., ExecResult]) -> Callable[..., ExecResult]:
-    """Run a confined command between a GitSentinel's open and sweep (views.GitSentinel): a git
-    redirection file the command created is removed and the result says so."""
+def _guarded(method: Callable[..., ExecResult]) -> Callable[..., ExecResult]:
+    """Run a confined command inside the run-later guard (sandbox/guard.py): what it changed among git's
+    hooks/config and the workspace's run-later files is put back, and the result says so."""
     @wraps(method)
     def run(self: LocalBackend, command: str, *args: object, sandbox: bool = True, **kw: object) -> ExecResult:
-        runner = self._runner
-        guard = GitSentinel(runner.spec.readonly) if sandbox and runner is not None and runner.contained else None
-        notes: list[str] = []
+        guard = self.guard() if sandbox else None
+        notes = guard.enter() if guard is not None else []
         try:
             res = method(self, command, *args, sandbox=sandbox, **kw)
         finally:
-            notes = guard.sweep() if guard is not None else []
+            notes += guard.leave() if guard is not None else []
         return replace(res, output=_append(res.output, "\n".join(notes))) if notes else res
     return run
 
@@ -119,6 +118,17 @@ class LocalBackend:
         "unavailable", the approval gate asks before commands that write."""
         return self.sandbox_state in ("bwrap", "landlock")
 
+    def guard(self):  # noqa: ANN201 - sandbox.guard.Guard | None (imported when first needed)
+        """The run-later guard of this backend's workspaces (shared in the process), when commands are
+        confined and may write the workspace."""
+        runner = self._get_runner()
+        if runner is None or not runner.contained or not runner.spec.workspaces:
+            return None
+        from hermes_agent.terminal.sandbox.guard import guard_for
+
+        spec = runner.spec
+        return guard_for(spec.workspaces, spec.quarantine, self._notice, (*spec.writable, *spec.pinned))
+
     def _get_runner(self) -> SandboxRunner | None:
         self._ensure_state()
         return self._runner
@@ -131,6 +141,8 @@ class LocalBackend:
             env.update(TERM=env.get("TERM") or "xterm", COLUMNS="200", LINES="50")
         if runner is None:  # never run unconfined because the runner is not there (yet)
             raise SandboxError("the sandbox runner is not ready; the command was not run")
+        if sandbox and runner.state == "landlock" and runner.spec.git_config_global:
+            env["GIT_CONFIG_GLOBAL"] = runner.spec.git_config_global  # the originals are hidden (no bind)
         if sandbox and runner.contained and runner.spec.private_tmp:
             # bwrap mounts the private dir on /tmp; Landlock cannot remap, so TMPDIR names it
             env["TMPDIR"] = "/tmp" if runner.state == "bwrap" else runner.spec.private_tmp
@@ -170,7 +182,7 @@ class LocalBackend:
 
     # -- commands ---------------------------------------------------------------------------
 
-    @_git_swept
+    @_guarded
     def execute(self, command: str, *, cwd: str | None = None, timeout: float | None = None,
                 stdin: str | None = None, interrupt: threading.Event | None = None,
                 sandbox: bool = True, fds: tuple[int, ...] = ()) -> ExecResult:
@@ -245,7 +257,7 @@ class LocalBackend:
             return open(os.devnull, "rb")  # noqa: SIM115 - closed by the with block
         return os.fdopen(_memfd("hermes-in", text.encode("utf-8")), "rb")
 
-    @_git_swept
+    @_guarded
     def execute_pty(self, command: str, *, cwd: str | None = None, timeout: float | None = None,
                     stdin: str | None = None, interrupt: threading.Event | None = None,
                     sandbox: bool = True) -> ExecResult:
@@ -326,12 +338,22 @@ class LocalBackend:
         stdin is a pipe, stdout+stderr one pipe."""
         self._ensure_state()
         start = self._unconfined_start(sandbox)
+        guard = self.guard() if sandbox else None
+        if guard is not None:
+            guard.enter(deliver=False)
         try:
             proc, _ = self._run(self._argv(build_body(self._spec(command, cwd, save=False, start=start))),
                                 subprocess.PIPE, subprocess.PIPE, sandbox, save=False, start=start)
+        except BaseException:
+            if guard is not None:
+                guard.leave(hold=True)
+            raise
         finally:
             if start:
                 os.close(start[0])
+        if guard is not None:  # checked when it ends; the lines go with the next foreground result
+            threading.Thread(target=_leave_when_done, args=(proc, guard), daemon=True,
+                             name="hermes-guard-bg").start()
         with self._lock:
             self._spawned[token] = proc
         self._track(proc)
@@ -452,7 +474,13 @@ class LocalBackend:
         return open(self.host_path(self._abs(path)), "rb")  # noqa: SIM115 - the caller closes it
 
     def write_bytes(self, path: str, data: bytes) -> None:
-        """Atomically replace a file (temp file + rename), creating parent directories."""
+        """Atomically replace a file (temp file + rename), creating parent directories. A write of hermes's own
+        (file tools) is never put back by the run-later guard."""
+        guard = self.guard() if self._runner is not None else None
+        with guard.trusted() if guard is not None else contextlib.nullcontext():
+            self._write(path, data)
+
+    def _write(self, path: str, data: bytes) -> None:
         target = self.host_path(self._abs(path))
         parent = os.path.dirname(target) or "."
         os.makedirs(parent, exist_ok=True)
@@ -500,6 +528,13 @@ class LocalBackend:
             if self._record is not None:
                 self._record.drop_dir(self._state_dir)
             self._state_dir = None
+
+
+def _leave_when_done(proc: subprocess.Popen, guard) -> None:  # noqa: ANN001 - sandbox.guard.Guard
+    try:
+        proc.wait()
+    finally:
+        guard.leave(hold=True)
 
 
 def _umask() -> int:

@@ -54,10 +54,14 @@ def test_hidden_plan_expands_partly_readable_directories(tmp_path):
     for rel in (".config/gh", ".config/git/credentials", ".cargo/credentials.toml", ".foo-secret", ".hermes/.env",
                 ".hermes/profiles/w/.env", ".local/share", ".bashrc"):  # .local/share: hidden whole
         assert str(home / rel) in hidden, rel
-    for rel in (".config", ".config/git/config", ".gitconfig", ".local/bin", ".cargo/bin", ".hermes/profiles/w/skills"):
+    for rel in (".config", ".local/bin", ".cargo/bin", ".hermes/profiles/w/skills"):
         assert str(home / rel) not in hidden, rel
+    # the global git config is seen through a credential-free copy (bound over it / GIT_CONFIG_GLOBAL)
+    originals = {orig for orig, _ in spec.git_globals}
+    assert {str(home / ".config/git/config"), str(home / ".gitconfig")} <= originals
     rules = dict(landlock.plan(spec.writable, spec.secrets, abi=7, sealed=spec.sealed))
-    assert str(home / ".config/git/config") in rules and str(home / ".foo-secret") not in rules
+    assert str(home / ".config/git") in rules and str(home / ".foo-secret") not in rules
+    assert str(home / ".config/git/config") not in rules
 
 
 def _git(cwd, *args):

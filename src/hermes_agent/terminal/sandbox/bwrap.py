@@ -39,6 +39,9 @@ def bwrap_argv(spec: SandboxSpec, binary: str = "bwrap") -> list[str]:
             argv += ["--tmpfs", path, "--remount-ro", path]
         elif os.path.exists(path):
             argv += ["--ro-bind", "/dev/null", path]  # nodev mount: opening it is "Permission denied"
+    for original, copy in spec.git_globals:  # the credential-free global git config over its original
+        if original and os.path.isfile(original) and os.path.isfile(copy):
+            argv += ["--ro-bind", copy, original]
     if not spec.network:
         argv.append("--unshare-net")
     # Own pid namespace: when the launcher ends, every process of the session ends (setsid, double fork).

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
-from hermes_agent.terminal.sandbox import views
+from hermes_agent.terminal.sandbox import gitglobal, views
 
 # Inside a writable root these stay read-only (they make direnv run code later); git's are resolved
 # at use (views.git_paths).
@@ -56,6 +56,14 @@ class SandboxSpec:
     extra: tuple[str, ...] = ()
     private_tmp: str = ""
     sockets: tuple[str, ...] = ()
+    workspaces: tuple[str, ...] = ()  # watched by the run-later guard (guard.py) when writable
+    quarantine: str = ""  # where the guard moves what it takes away ($HERMES_HOME/quarantine)
+    git_globals: tuple[tuple[str, str], ...] = ()  # (original, credential-free copy); ("", combined) last
+
+    @property
+    def git_config_global(self) -> str:
+        """The combined credential-free global git config (GIT_CONFIG_GLOBAL under Landlock), or ""."""
+        return next((copy for orig, copy in self.git_globals if not orig), "")
     stamp: tuple = field(default=(), compare=False, repr=False)
     replan: Callable[[], SandboxSpec] | None = field(default=None, compare=False, repr=False)
     watch: Callable[[], tuple] | None = field(default=None, compare=False, repr=False)
@@ -123,8 +131,12 @@ def spec_from_policy(policy: PolicyLike, *, network: object = True, mechanism: s
         readonly += ro
         pinned += pin
     readonly = [p for p in (*readonly, *sealed) if _match(os.path.realpath(p), (*writable, *pinned))]
+    git_globals = gitglobal.filtered_globals(home, getattr(policy, "hermes_home", ""),
+                                             functools.partial(_can_write, (*writable, *pinned), readonly))
+    # the originals are hidden (Landlock: no read rule); bwrap binds the filtered copies over them
+    secrets = (*secrets, *(orig for orig, _ in git_globals if orig and os.path.lexists(orig)))
     mech = str(mechanism or "auto").strip().lower()
-    workspaces = tuple(policy.workspace)
+    workspaces = tuple(os.path.realpath(w) for w in policy.workspace)
     secrets = tuple(dict.fromkeys(secrets))
     secrets = tuple(p for p in secrets if not any(q != p and views.under(p, q) for q in secrets))  # outermost only
     sockets = tuple(os.path.realpath(os.path.expanduser(str(p))) for p in sockets)
@@ -133,11 +145,20 @@ def spec_from_policy(policy: PolicyLike, *, network: object = True, mechanism: s
                        secrets=secrets, network=_flag(network),
                        mechanism=mech if mech in MECHANISMS else "auto", pinned=tuple(dict.fromkeys(pinned)),
                        sealed=tuple(dict.fromkeys(sealed)), home_workspace=home_ws, sockets=sockets,
+                       git_globals=git_globals, workspaces=workspaces if mode == "workspace-write" else (),
+                       quarantine=os.path.join(getattr(policy, "hermes_home", "") or "", "quarantine")
+                       if getattr(policy, "hermes_home", "") else "",
                        stamp=views.watch_stamp(workspaces, home),
                        replan=functools.partial(spec_from_policy, policy, network=network, mechanism=mechanism,
                                                 mode=mode, sockets=sockets),
                        watch=functools.partial(views.watch_stamp, workspaces, home))
     return spec
+
+
+def _can_write(writable: Iterable[str], readonly: Iterable[str], path: str) -> bool:
+    """Would the planned sandbox let a command write `path` (a writable root not covered by a carve-out)?"""
+    rw, ro = _match(path, writable), _match(path, readonly)
+    return rw is not None and (ro is None or len(ro) < len(rw))
 
 
 def _existing(entries: Iterable[str]) -> tuple[str, ...]:

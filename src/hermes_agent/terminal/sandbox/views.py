@@ -133,10 +133,10 @@ def _hooks_paths(config: str) -> list[str]:
 # can be bound read-only; a missing one would be created from inside and filled with hooks.
 GIT_DIRS = ("hooks", "info")
 # Single files that redirect git elsewhere; bound read-only when present, removed after a command when
-# they appear (GitSentinel): a directory entry that does not exist cannot be bound.
+# they appear (guard.py): a directory entry that does not exist cannot be bound.
 GIT_REDIRECTS = ("commondir", "config.worktree")
 # Directories never searched for nested repositories (dependencies, environments, build output).
-_SKIP_DIRS = frozenset({"node_modules", ".venv", "venv", "__pycache__", ".tox", ".nox", ".mypy_cache",
+SKIP_DIRS = frozenset({"node_modules", ".venv", "venv", "__pycache__", ".tox", ".nox", ".mypy_cache",
                         ".pytest_cache", ".ruff_cache", "target", "dist", "build", ".cache", "site-packages",
                         ".git", ".hg", ".svn"})
 NESTED_DEPTH, NESTED_BUDGET = 4, 200
@@ -155,7 +155,7 @@ def nested_dot_gits(workspace: str, depth: int = NESTED_DEPTH, budget: int = NES
             except OSError:
                 continue
             for e in entries:
-                if e.name in _SKIP_DIRS or e.name.startswith(".") or not e.is_dir(follow_symlinks=False) \
+                if e.name in SKIP_DIRS or e.name.startswith(".") or not e.is_dir(follow_symlinks=False) \
                         or seen >= budget:
                     continue
                 seen += 1
@@ -222,62 +222,6 @@ def git_paths(workspace: str, home: str, git_dir_env: str | None = None) -> tupl
             path = os.path.expanduser(raw)
             readonly.append(os.path.realpath(path if os.path.isabs(path) else os.path.join(workspace, path)))
     return [p for p in dict.fromkeys(readonly) if os.path.lexists(p)], pinned
-
-
-class GitSentinel:
-    """Watches the git directories a sandbox keeps read-only (their `hooks` is in `readonly`) for a
-    redirection file (GIT_REDIRECTS) that did not exist when the command started: the directories are
-    opened (O_PATH, no symlink followed) before the command, checked with fstatat(AT_SYMLINK_NOFOLLOW)
-    after it, and a new file is removed with unlinkat, so a renamed-away or swapped directory cannot
-    steer the removal elsewhere."""
-
-    def __init__(self, readonly: Iterable[str]) -> None:
-        from hermes_agent.nofollow import open_dir
-
-        self._dirs: list[tuple[str, int, frozenset[str]]] = []
-        for hooks in readonly:
-            if os.path.basename(hooks) != "hooks":
-                continue
-            gd = os.path.dirname(hooks)
-            try:
-                fd = open_dir(gd, create=False)
-            except OSError:
-                continue
-            if not _at(fd, "HEAD"):  # a core.hooksPath named hooks/ in a work tree: not a git directory
-                os.close(fd)
-                continue
-            self._dirs.append((gd, fd, frozenset(n for n in GIT_REDIRECTS if _at(fd, n))))
-
-    def sweep(self) -> list[str]:
-        """Remove redirection files that appeared; one note per removal. Closes the directory fds."""
-        notes: list[str] = []
-        for gd, fd, before in self._dirs:
-            try:
-                for name in GIT_REDIRECTS:
-                    if name in before or not _at(fd, name):
-                        continue
-                    try:
-                        if stat_mod.S_ISDIR(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode):
-                            os.rmdir(name, dir_fd=fd)
-                        else:
-                            os.unlink(name, dir_fd=fd)
-                        notes.append(f"[the sandbox removed {os.path.join(gd, name)} the command created: "
-                                     "it would redirect git's hooks and settings]")
-                    except OSError as exc:
-                        notes.append(f"[warning: {os.path.join(gd, name)} appeared and could not be removed "
-                                     f"({exc.strerror}); check it before running git here]")
-            finally:
-                os.close(fd)
-        self._dirs = []
-        return notes
-
-
-def _at(dir_fd: int, name: str) -> bool:
-    try:
-        os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-    except OSError:
-        return False
-    return True
 
 
 def watch_stamp(workspaces: Iterable[str], home: str) -> tuple:

@@ -93,15 +93,26 @@ class GuardedBackend:
 
     def write_bytes(self, path: str, data: bytes) -> None:
         real = self._approved(path)
-        write_nofollow(real, data)
+        with self._trusted():
+            write_nofollow(real, data)
 
     def remove(self, path: str) -> None:
         real = self._approved(path)
         parent = open_dir(os.path.dirname(real), create=False)
         try:
-            os.unlink(os.path.basename(real), dir_fd=parent)
+            with self._trusted():
+                os.unlink(os.path.basename(real), dir_fd=parent)
         finally:
             os.close(parent)
+
+    def _trusted(self):  # noqa: ANN202 - a context manager
+        """The write is hermes's own (the gate approved it): the run-later guard must not put it back."""
+        import contextlib
+
+        from hermes_agent.terminal.sandbox.guard import existing_guard
+
+        guard = existing_guard(self.policy.workspace)
+        return guard.trusted() if guard is not None else contextlib.nullcontext()
 
     def _approved(self, path: str) -> str:
         real = self.real(path)

@@ -131,6 +131,8 @@ def confine(cfg: ServerConfig, policy: PathPolicy | None, sandbox: Mapping | Non
         return Confinement(spec, env, cwd, state, writable=narrowed.writable, error=(
             f"not started: no OS sandbox works here ({why}); set mcp_servers.{cfg.name}.sandbox: false "
             "to run it unconfined"))
+    if mechanism == "landlock" and spec.git_config_global:  # no bind: the credential-free copy by name
+        env["GIT_CONFIG_GLOBAL"] = spec.git_config_global
     if spec.mode == "read-only":  # the server still needs its own state dir
         spec = spec.with_writable(state)
     spec = spec.with_private_tmp(tmp)  # /tmp inside is its own (bwrap); TMPDIR names it either way

@@ -95,6 +95,30 @@ class _WatchedStream:
 ToolsCallback = Callable[["ServerConnection", list, frozenset[str]], None]
 
 
+def _guard_of(conf: Confinement) -> object | None:
+    """The run-later guard (terminal/sandbox/guard.py) of a confined server that may write a workspace."""
+    spec = conf.spec
+    if spec is None or not spec.workspaces:
+        return None
+    from hermes_agent.terminal.sandbox.guard import guard_for
+
+    return guard_for(spec.workspaces, spec.quarantine, roots=(*spec.writable, *spec.pinned))
+
+
+def _with_notes(result: str, notes: list[str]) -> str:
+    """The tool's JSON result with the guard's lines under "sandbox" (still one JSON object)."""
+    import json
+
+    try:
+        data = json.loads(result)
+    except ValueError:
+        data = None
+    if not isinstance(data, dict):
+        data = {"result": result}
+    data["sandbox"] = notes
+    return json.dumps(data, ensure_ascii=False)
+
+
 class ServerConnection:
     """Keeps one server connected until stop(); calls `on_tools` after every (re)listing and
     `on_down` whenever the connection is lost."""
@@ -117,6 +141,7 @@ class ServerConnection:
         self._closed = False
         self._refresh = False
         self._check = False
+        self._guard: object | None = None  # the run-later guard of a confined stdio server's workspace
         self.first_attempt = asyncio.Event()
 
     # lifecycle ---------------------------------------------------------------------------------
@@ -207,6 +232,10 @@ class ServerConnection:
         if conf.error:
             raise SandboxError(conf.error)
         argv = sandbox_command(conf.spec, [self.cfg.command, *self.cfg.args], cwd=conf.cwd)
+        guard = self._guard = _guard_of(conf)
+        if guard is not None:  # checked after each call and when the server is gone (callbacks run last)
+            guard.enter(deliver=False)
+            stack.callback(guard.leave, hold=True)  # type: ignore[attr-defined]
         params = StdioServerParameters(command=argv[0], args=argv[1:], env=conf.env, cwd=conf.cwd)
         errlog = stack.enter_context(self._errlog())  # type: ignore[attr-defined]
         return await stack.enter_async_context(stdio_client(params, errlog=errlog))  # type: ignore[attr-defined]
@@ -318,9 +347,12 @@ class ServerConnection:
     async def call_tool(self, tool: str, args: dict) -> str:
         """tools/call with the server's per-call timeout."""
         timeout = self.cfg.timeout
-        return await self.request(
+        result = await self.request(
             lambda s: s.call_tool(tool, args, read_timeout_seconds=timeout),  # type: ignore[attr-defined]
             timeout, call_result_json)
+        guard = self._guard
+        notes = guard.check() if guard is not None else []  # type: ignore[attr-defined]
+        return _with_notes(result, notes) if notes else result
 
 
     async def _useful_capabilities(self, session: object, caps: object) -> frozenset[str]:

@@ -1,0 +1,195 @@
+"""The run-later guard: files a tool runs when the user merely enters or opens the workspace or runs git
+(git hooks, git config and the files that redirect git elsewhere, `.envrc`, a `.vscode/tasks.json` that runs
+on folderOpen) stay as they were before confined work ran.
+
+bwrap keeps the existing ones read-only, but nothing can bind a file that does not exist yet, and Landlock
+cannot carve a read-only subtree out of the writable workspace at all. So the unconfined side records each
+protected file (whatever `.git` resolves to at use: hooks/, info/, config, commondir, config.worktree,
+modules/*, worktrees/*, core.hooksPath; plus the workspace's run-later files; guardscan.py) before confined
+work and, after it, puts back what changed (guardfix.py): a changed or removed file gets its previous content
+back, a new one is moved to the quarantine ($HERMES_HOME/quarantine, outside the sandbox's reach). A
+repository created by the confined work (`git init lib`, `git clone`) keeps git's own files: hooks other
+than `*.sample` are quarantined and its config keeps only the keys `git init`/`clone` write. Each action is
+one line for the model (appended to the result) and the user (`notify`).
+
+When: one `Guard` per set of workspaces in a process, shared by the terminal, background processes,
+execute_code and MCP stdio servers (`guard_for`). `enter()` before confined work starts, `leave()` after it
+ends (a check), `check()` after each MCP tool call. While nothing confined runs, changes are the user's:
+the next `enter()` takes them as the new baseline. Stdlib only."""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import os
+import threading
+from collections.abc import Callable, Iterable, Iterator
+
+from hermes_agent.terminal.sandbox.guardscan import Fds, Scan, Tree, discover
+
+
+class Guard:
+    """See the module doc. `quarantine`: a directory only hermes can reach."""
+
+    def __init__(self, workspaces: Iterable[str], quarantine: str,
+                 notify: Callable[[str], None] | None = None, roots: Iterable[str] = ()) -> None:
+        self.workspaces = tuple(os.path.realpath(w) for w in workspaces)
+        self.roots = tuple(dict.fromkeys(os.path.realpath(r).rstrip("/") or "/" for r in roots))
+        self.quarantine = quarantine
+        self.notify = notify
+        self._tree = Tree(self.workspaces)
+        self._base: Scan | None = None
+        self._active = 0
+        self._held: list[str] = []
+        self._lock = threading.Lock()
+        self._qdir = ""
+
+    def enter(self, *, deliver: bool = True) -> list[str]:
+        """Confined work is about to start: what changed since the last check is put back when confined
+        work ran meanwhile, else taken as the user's. Returns the lines of checks nobody read yet (kept for
+        a later `enter` when not `deliver`)."""
+        with self._lock:
+            if self._base is None:
+                self._base = self._scan(None, None)
+                notes: list[str] = []
+            elif self._active:
+                notes = self._check()
+            else:
+                if not self._quiet():
+                    self._base = self._scan(self._base, None)
+                notes = []
+            self._active += 1
+            if not deliver:
+                self._held += notes
+                return []
+            notes, self._held = self._held + notes, []
+            return notes
+
+    def leave(self, *, hold: bool = False) -> list[str]:
+        """Confined work ended: check now. With `hold`, the lines wait for the next `enter()` (a background
+        process or a server nobody waits on)."""
+        with self._lock:
+            self._active = max(0, self._active - 1)
+            notes = self._check() if self._base is not None else []
+            if hold:
+                self._held += notes
+                return []
+            return notes
+
+    def check(self) -> list[str]:
+        """A check while confined work goes on (after an MCP tool call)."""
+        with self._lock:
+            return self._check() if self._base is not None else []
+
+    @contextlib.contextmanager
+    def trusted(self) -> Iterator[None]:
+        """A write by hermes itself (a file tool the approval gate let through): while confined work runs,
+        what it changed so far is checked first and the write then joins the baseline, so the next check
+        does not put it back. With nothing confined running the next `enter()` takes it anyway."""
+        with self._lock:
+            if not self._active or self._base is None:
+                yield
+                return
+            self._held += self._check()
+            try:
+                yield
+            finally:
+                self._base = self._scan(self._base, None)
+
+    def _widen(self, roots: tuple[str, ...]) -> None:
+        """Watch more (another sandbox of the session writes more places): what confined work changed so far
+        is checked with the old set first (lines held for the next `enter`), then the baseline is taken again
+        with the new set, whose extra places no confined work of this guard could write yet."""
+        if self._base is not None and self._active:
+            self._held += self._check()
+        self.roots = roots
+        if self._base is not None:
+            self._base = self._scan(self._base, None)
+
+    def _quiet(self) -> bool:
+        """Nothing watched moved since the baseline (a few lstat calls; the common case)."""
+        return self._base is not None and self._tree.quiet() and self._base.unchanged()
+
+    def _scan(self, old: Scan | None, known: dict[str, str] | None, spots: set[str] | None = None) -> Scan:
+        """Look again: `old`'s slots, plus run-later files and `.git` entries in the directories that changed
+        (added to `spots`, which a check keeps across its passes)."""
+        spots = set() if spots is None else spots
+        spots.update(self._tree.refresh())
+        fds = Fds()
+        try:
+            return discover(sorted(spots), fds, old, known, self.roots)
+        finally:
+            fds.close()
+
+    def _check(self) -> list[str]:
+        from hermes_agent.terminal.sandbox.guardfix import repair
+
+        base = self._base
+        assert base is not None
+        if self._quiet():
+            return []
+        notes: list[str] = []
+        spots: set[str] = set()
+        lines = ["start"]
+        for _ in range(4):  # a repair can uncover more (a .git moved back, a hooks/ made again): look again
+            now = self._scan(base, base.gitdirs, spots)  # always against the baseline: nothing fresh carried
+            fds = Fds()
+            try:
+                lines = repair(base, now, fds, self._stash)
+            finally:
+                fds.close()
+            notes += lines
+            if not lines:
+                break
+        for line in notes:
+            if self.notify is not None:
+                self.notify(line)
+        self._base = now.settled() if not lines else self._scan(base, None, spots)
+        return notes
+
+    def _stash(self, path: str, data: bytes | None) -> str:
+        """Save `data` (what was at `path`) in this session's quarantine dir; where ("" when not saved)."""
+        from hermes_agent.nofollow import write_nofollow
+
+        if data is None or not self.quarantine:
+            return ""
+        if not self._qdir:
+            stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+            self._qdir = os.path.join(os.path.realpath(self.quarantine), f"{stamp}-{os.getpid()}")
+        target = os.path.join(self._qdir, path.lstrip("/"))
+        try:
+            write_nofollow(target, data)
+        except OSError:
+            return ""
+        return target
+
+
+_GUARDS: dict[tuple[str, ...], Guard] = {}
+_GUARDS_LOCK = threading.Lock()
+
+
+def guard_for(workspaces: Iterable[str], quarantine: str, notify: Callable[[str], None] | None = None,
+              roots: Iterable[str] = ()) -> Guard:
+    """The one guard of these workspaces in this process (terminal, background processes and MCP servers of
+    a session share it). `roots`: what the caller's sandbox can write (the guard watches the union)."""
+    key = tuple(sorted(os.path.realpath(w) for w in workspaces))
+    with _GUARDS_LOCK:
+        guard = _GUARDS.get(key)
+        if guard is None:
+            guard = _GUARDS[key] = Guard(key, quarantine, notify, roots)
+        else:
+            with guard._lock:
+                more = tuple(r for r in (os.path.realpath(r) for r in roots) if r not in guard.roots)
+                grown = (*guard.roots, *more) if guard.roots and roots else ()
+                if grown != guard.roots:
+                    guard._widen(grown)
+            if notify is not None and guard.notify is None:
+                guard.notify = notify
+        return guard
+
+
+def existing_guard(workspaces: Iterable[str]) -> Guard | None:
+    """The guard of these workspaces if confined work ever started in this process (for hermes's own writes)."""
+    key = tuple(sorted(os.path.realpath(w) for w in workspaces))
+    with _GUARDS_LOCK:
+        return _GUARDS.get(key)

@@ -1,0 +1,365 @@
+"""What the run-later guard (guard.py) watches, read through directory fds that follow no symlink.
+
+A `Scan` maps each watched slot (directory, name) to the entry found there (None: absent) and a class:
+"hook" (an entry of hooks/ or of a core.hooksPath directory), "info", "config", "redirect" (commondir,
+config.worktree), "dir" (a hooks/ or info/ directory entry itself), "wt" (a file of .git/worktrees/*),
+"dotgit" (a `.git` entry), "later" (`.envrc`), "tasks" (`.vscode/tasks.json`). `fresh` holds the slots of
+git directories that were not in the baseline (a repository made by the confined work). Stdlib only."""
+
+from __future__ import annotations
+
+import os
+import re
+import stat as st
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from hermes_agent.terminal.sandbox.views import (
+    GIT_DIRS,
+    GIT_REDIRECTS,
+    NESTED_BUDGET,
+    NESTED_DEPTH,
+    SKIP_DIRS,
+)
+
+_LIMIT = 1 << 20  # contents kept for restoring; larger protected files are only reported
+GIT_FILES = ("config", *GIT_REDIRECTS)
+WT_FILES = ("commondir", "config.worktree", "gitdir")
+DEPTH, BUDGET = NESTED_DEPTH, NESTED_BUDGET  # the same bounds as the scan for nested repositories
+_HOOKS_PATH = re.compile(rb"^\s*hookspath\s*=\s*(.+?)\s*$", re.I | re.M)
+
+Slot = tuple[str, str]  # (directory, name)
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY  # readable: os.listdir(fd) needs it (O_PATH cannot list)
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    """One directory entry: `sig` (mode, inode, size, mtime, ctime) and, for a regular file up to _LIMIT,
+    its bytes (a symlink: its target)."""
+
+    sig: tuple
+    data: bytes | None
+    mode: int
+
+    @property
+    def kind(self) -> int:
+        return st.S_IFMT(self.sig[0])
+
+
+@dataclass
+class Scan:
+    items: dict[Slot, Item | None] = field(default_factory=dict)
+    classes: dict[Slot, str] = field(default_factory=dict)
+    fresh: set[Slot] = field(default_factory=set)
+    gitdirs: dict[str, str] = field(default_factory=dict)  # git directory -> the work tree it serves ("" if none)
+    hookdirs: set[str] = field(default_factory=set)  # core.hooksPath directories of the baseline's configs
+    stamps: dict[str, tuple | None] = field(default_factory=dict)  # git dirs, modules/, worktrees/: lstat sigs
+    _quick: list | None = field(default=None, repr=False)  # (path, inode, ctime) for `unchanged`
+
+    def settled(self) -> Scan:
+        """This scan as the next baseline (nothing fresh any more)."""
+        return Scan(self.items, self.classes, set(), self.gitdirs, self.hookdirs, self.stamps)
+
+    def unchanged(self) -> bool:
+        """True when every watched entry and directory still has the inode and ctime it had (lstat by path:
+        a look only — any difference, a link swapped in included, sends the caller to a full scan). ctime
+        moves with every write, chmod, link or rename, and a command cannot set it."""
+        quick = self._quick
+        if quick is None:
+            sigs = [(f"{d}/{n}", i.sig if i is not None else None) for (d, n), i in self.items.items()]
+            sigs += list(self.stamps.items())
+            quick = self._quick = [(p, sig[1], sig[4]) if sig else (p, -1, -1) for p, sig in sigs]
+        lstat = os.lstat
+        for path, ino, ctime in quick:
+            try:
+                s = lstat(path)
+            except OSError:
+                if ino != -1:
+                    return False
+                continue
+            if s.st_ctime_ns != ctime or s.st_ino != ino:
+                return False
+        return True
+
+
+def _sig(path: str) -> tuple | None:
+    try:
+        s = os.lstat(path)
+    except OSError:
+        return None
+    return (s.st_mode, s.st_ino, s.st_size, s.st_mtime_ns, s.st_ctime_ns)
+
+
+class Tree:
+    """Directories of the workspaces (breadth first: DEPTH levels, BUDGET directories, dependency and dot
+    directories skipped except `.vscode`) with their mtimes: `refresh` returns those new or changed (an entry
+    was added, removed or renamed in them)."""
+
+    def __init__(self, roots: Iterable[str]) -> None:
+        self.dirs: dict[str, tuple[int, int]] = {r: (-1, 0) for r in roots}
+
+    def quiet(self) -> bool:
+        """No directory changed since the last `refresh` (nothing updated)."""
+        lstat = os.lstat
+        try:
+            return all(lstat(d).st_mtime_ns == mtime for d, (mtime, _depth) in self.dirs.items())
+        except OSError:
+            return False
+
+    def refresh(self) -> list[str]:
+        changed: list[str] = []
+        for d, (mtime, depth) in list(self.dirs.items()):
+            try:
+                s = os.lstat(d)
+            except OSError:
+                s = None
+            if s is None or not st.S_ISDIR(s.st_mode):
+                if depth:
+                    self.dirs.pop(d, None)
+            elif s.st_mtime_ns != mtime:
+                self.dirs[d] = (s.st_mtime_ns, depth)
+                changed.append(d)
+        queue = list(changed)
+        while queue:
+            d = queue.pop()
+            depth = self.dirs.get(d, (0, DEPTH))[1]
+            if depth >= DEPTH or os.path.basename(d) == ".vscode":
+                continue
+            try:
+                entries = list(os.scandir(d))
+            except OSError:
+                continue
+            for e in entries:
+                if e.path in self.dirs or len(self.dirs) >= BUDGET or e.name in SKIP_DIRS \
+                        or (e.name.startswith(".") and e.name != ".vscode") or not e.is_dir(follow_symlinks=False):
+                    continue
+                try:
+                    self.dirs[e.path] = (e.stat(follow_symlinks=False).st_mtime_ns, depth + 1)
+                except OSError:
+                    continue
+                changed.append(e.path)
+                queue.append(e.path)
+        return changed
+
+
+class Fds:
+    """Directory fds of one check, opened without following a symlink anywhere on the path."""
+
+    def __init__(self) -> None:
+        self._fds: dict[str, int | None] = {}
+
+    def get(self, path: str) -> int | None:
+        if path not in self._fds:
+            from hermes_agent.nofollow import open_nofollow
+
+            try:
+                self._fds[path] = open_nofollow(path, _DIR_FLAGS)
+            except OSError:
+                self._fds[path] = None
+        return self._fds[path]
+
+    def forget(self, path: str) -> None:
+        """Drop `path` and everything below it (a directory that was replaced or re-made)."""
+        for p in [p for p in self._fds if p == path or p.startswith(path + "/")]:
+            fd = self._fds.pop(p)
+            if fd is not None:
+                os.close(fd)
+
+    def close(self) -> None:
+        for fd in self._fds.values():
+            if fd is not None:
+                os.close(fd)
+        self._fds.clear()
+
+
+def item_at(fd: int, name: str, old: Item | None) -> Item | None:
+    """The entry `name` in directory `fd` (no symlink followed); bytes re-read only when it changed."""
+    try:
+        s = os.stat(name, dir_fd=fd, follow_symlinks=False)
+    except OSError:
+        return None
+    sig = (s.st_mode, s.st_ino, s.st_size, s.st_mtime_ns, s.st_ctime_ns)
+    if old is not None and old.sig == sig:
+        return old
+    data = None
+    if st.S_ISLNK(s.st_mode):
+        try:
+            data = os.fsencode(os.readlink(name, dir_fd=fd))
+        except OSError:
+            pass
+    elif st.S_ISREG(s.st_mode) and s.st_size <= _LIMIT:
+        data = read_at(fd, name)
+    return Item(sig, data, st.S_IMODE(s.st_mode))
+
+
+def read_at(fd: int, name: str) -> bytes | None:
+    """The bytes of regular file `name` in directory `fd` (O_NOFOLLOW, at most _LIMIT)."""
+    try:
+        f = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=fd)
+    except OSError:
+        return None
+    try:
+        if not st.S_ISREG(os.fstat(f).st_mode):
+            return None
+        data = b""
+        while len(data) <= _LIMIT and (chunk := os.read(f, 65536)):
+            data += chunk
+        return data[:_LIMIT]
+    finally:
+        os.close(f)
+
+
+def same(a: Item | None, b: Item | None) -> bool:
+    """The same entry as far as the guard cares: equal signatures, both directories, or the same type,
+    bytes and mode (a `touch`, a rewrite with the same text)."""
+    if a is None or b is None:
+        return a is b
+    if a.sig == b.sig or (a.kind == st.S_IFDIR and b.kind == st.S_IFDIR):
+        return True
+    return a.kind == b.kind and a.data is not None and a.data == b.data and a.mode == b.mode
+
+
+class _Walk:
+    """One discovery pass (see `discover`)."""
+
+    def __init__(self, fds: Fds, old: Scan | None, known: dict[str, str] | None, roots: tuple[str, ...]) -> None:
+        self.fds, self.old, self.known, self.roots = fds, old, known, roots
+        self.scan = Scan()
+
+    def reachable(self, path: str) -> bool:
+        """Under a root the sandbox can write (what it cannot write is not the guard's to watch or put back)."""
+        return not self.roots or any(path == r or path.startswith(r + "/") for r in self.roots)
+
+    def add(self, slot: Slot, cls: str, fresh: bool) -> Item | None:
+        if slot in self.scan.items:
+            return self.scan.items[slot]
+        if not self.reachable(slot[0]):
+            return None
+        fd = self.fds.get(slot[0])
+        prev = self.old.items.get(slot) if self.old is not None else None
+        item = item_at(fd, slot[1], prev) if fd is not None else None
+        self.scan.items[slot], self.scan.classes[slot] = item, cls
+        if fresh:
+            self.scan.fresh.add(slot)
+        return item
+
+    def listing(self, d: str, cls: str, fresh: bool) -> None:
+        fd = self.fds.get(d)
+        names = os.listdir(fd) if fd is not None else []
+        for name in names:
+            self.add((d, name), cls, fresh)
+
+    def spot(self, d: str) -> None:
+        """Look in directory `d` for run-later files and a `.git`."""
+        fd = self.fds.get(d)
+        if fd is None:
+            return
+        for name, cls in ((".envrc", "later"), (".git", "dotgit")):
+            if _exists(fd, name):
+                self.add((d, name), cls, False)
+        if _exists(fd, ".vscode/tasks.json"):
+            self.add((os.path.join(d, ".vscode"), "tasks.json"), "tasks", False)
+
+    def dotgit(self, d: str, item: Item | None) -> None:
+        """Follow a `.git` entry to its git directory (a directory, or a `gitdir:` file)."""
+        if item is None:
+            return
+        if item.kind == st.S_IFDIR:
+            self.repo(os.path.join(d, ".git"), d)
+        elif item.kind == st.S_IFREG and item.data and item.data.lower().startswith(b"gitdir:"):
+            target = os.fsdecode(item.data.split(b":", 1)[1].strip())
+            self.repo(os.path.normpath(os.path.join(d, os.path.expanduser(target))), d)
+
+    def repo(self, gd: str, worktree: str, depth: int = 0) -> None:
+        if gd in self.scan.gitdirs or depth > 3 or not self.reachable(gd) or self.fds.get(gd) is None:
+            return
+        fresh = self.known is not None and gd not in self.known
+        self.scan.gitdirs[gd] = worktree
+        for path in (gd, os.path.join(gd, "modules"), os.path.join(gd, "worktrees")):
+            self.scan.stamps[path] = _sig(path)
+        for name in GIT_FILES:
+            self.add((gd, name), "config" if name == "config" else "redirect", fresh)
+        for name in GIT_DIRS:
+            self.add((gd, name), "dir", fresh)
+            self.listing(os.path.join(gd, name), "hook" if name == "hooks" else "info", fresh)
+        self._links(gd, worktree, fresh, depth)
+
+    def _links(self, gd: str, worktree: str, fresh: bool, depth: int) -> None:
+        """What a git directory points at: core.hooksPath, commondir (baseline only), modules, worktrees."""
+        cfg = self.scan.items.get((gd, "config"))
+        if self.known is None:  # only the baseline's config names hook directories (a changed one is put back)
+            for raw in _HOOKS_PATH.findall(cfg.data or b"") if cfg is not None else []:
+                path = os.path.expanduser(os.fsdecode(raw.strip(b'"')))
+                self.scan.hookdirs.add(os.path.normpath(os.path.join(worktree or gd, path)))
+        common = self.scan.items.get((gd, "commondir"))
+        if common is not None and common.data and (self.known is None or not fresh):
+            target = os.path.normpath(os.path.join(gd, os.fsdecode(common.data.strip())))
+            if self.known is None or target in self.known:
+                self.repo(target, "", depth + 1)
+        for sub in self._children(os.path.join(gd, "modules")):
+            self._module(sub, depth + 1)
+        for wt in self._children(os.path.join(gd, "worktrees")):
+            self.scan.stamps[wt] = _sig(wt)
+            for name in WT_FILES:
+                self.add((wt, name), "wt", fresh)
+
+    def _module(self, d: str, depth: int) -> None:
+        """A submodule's git directory (it has a HEAD), or a directory of them (`modules/a/b`)."""
+        fd = self.fds.get(d)
+        if fd is None or depth > 3:
+            return
+        if _exists(fd, "HEAD"):
+            self.repo(d, "", depth)
+            return
+        self.scan.stamps[d] = _sig(d)
+        for sub in self._children(d):
+            self._module(sub, depth + 1)
+
+    def _children(self, d: str) -> list[str]:
+        fd = self.fds.get(d)
+        if fd is None:
+            return []
+        out = []
+        for name in os.listdir(fd):
+            try:
+                if st.S_ISDIR(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode):
+                    out.append(os.path.join(d, name))
+            except OSError:
+                continue
+        return out
+
+
+def _exists(fd: int, name: str) -> bool:
+    try:
+        os.stat(name, dir_fd=fd, follow_symlinks=False)
+    except OSError:
+        return False
+    return True
+
+
+def discover(spots: Iterable[str], fds: Fds, old: Scan | None, known: dict[str, str] | None,
+             roots: tuple[str, ...] = ()) -> Scan:
+    """Every watched slot now: those of `old` (looked at again), run-later files and `.git` entries in the
+    directories `spots`, and all that the `.git` entries resolve to. `known`: the baseline's git
+    directories (None: this is the baseline, nothing is fresh). `roots`: what the sandbox can write; nothing
+    outside them is watched (empty: everything)."""
+    walk = _Walk(fds, old, known, roots)
+    for d in spots:
+        walk.spot(d)
+    if old is not None:
+        for slot, cls in old.classes.items():
+            if cls in ("later", "dotgit", "tasks"):
+                walk.add(slot, cls, False)
+    for (d, name), cls in list(walk.scan.classes.items()):
+        if cls == "dotgit":
+            walk.dotgit(d, walk.scan.items[(d, name)])
+    for gd, worktree in (old.gitdirs.items() if old is not None else ()):
+        walk.repo(gd, worktree)
+    walk.scan.hookdirs |= old.hookdirs if old is not None else set()
+    for d in sorted(walk.scan.hookdirs):
+        walk.listing(d, "hook", False)
+    if old is not None:  # a slot that was watched and is gone from its listing: absent now
+        for slot, cls in old.classes.items():
+            if slot not in walk.scan.items:
+                walk.add(slot, cls, slot in old.fresh)
+    return walk.scan

@@ -1,0 +1,247 @@
+"""The run-later guard (terminal/sandbox/guard.py) through the real `hermes chat -q` with the scripted model
+and --yolo (the approval rules never see the commands): files git, direnv or VS Code run later — hooks and
+core.fsmonitor of the workspace's repository, a repository made mid-session with its own hooks and config, a
+moved `.git`, `.envrc`, a folderOpen task — are put back or quarantined after each confined command, after an
+MCP tool call and after a background process, under bubblewrap and under Landlock, with HOME outside /tmp.
+Controls: an ordinary commit, `git init`/clone of a new repository and an ordinary tasks.json keep working."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+from hermes_agent.terminal.sandbox.bwrap import bwrap_problem
+from hermes_agent.terminal.sandbox.launcher import landlock_problem
+from tests.helpers import model_config, run_hermes
+
+HOSTILE = str(Path(__file__).resolve().parents[1] / "fixtures" / "mcp_hostile_server.py")
+HOOK = "#!/bin/sh\\ntouch \"$PWNED\"\\n"
+
+
+@pytest.fixture(params=["bwrap", "landlock"])
+def mechanism(request):
+    problem = bwrap_problem() if request.param == "bwrap" else landlock_problem()
+    if problem:
+        pytest.skip(problem)
+    return request.param
+
+
+@pytest.fixture
+def home():
+    """A HOME outside /tmp (where the red team found the escapes) with a project that is a git repository."""
+    base = Path(os.path.expanduser("~"))
+    if not os.access(base, os.W_OK):
+        pytest.skip("cannot create a home outside /tmp")
+    home = base / f"guard-home-{uuid.uuid4().hex[:8]}"
+    proj = home / "proj"
+    proj.mkdir(parents=True)
+    (home / ".hermes").mkdir()
+    (home / ".gitconfig").write_text("[user]\n\tname = U\n\temail = u@example.com\n")
+    _git(home, proj, "init", "-q")
+    (proj / "a.txt").write_text("a\n")
+    _git(home, proj, "add", "a.txt")
+    _git(home, proj, "commit", "-qm", "first")
+    yield home
+    shutil.rmtree(home, ignore_errors=True)
+
+
+def _git(home: Path, cwd: Path, *args: str, pwned: Path | None = None) -> subprocess.CompletedProcess:
+    env = {"HOME": str(home), "PATH": os.environ["PATH"], "PWNED": str(pwned or home / "pwned")}
+    return subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True, check=True, timeout=60)
+
+
+STDERR: list[str] = []  # what the user saw on stderr in the last run
+
+
+def _chat(scripted, home: Path, steps: list[dict], mechanism: str, extra: str = "") -> list[str]:
+    model_config(home / ".hermes", scripted.url, f"sandbox:\n  mechanism: {mechanism}\n{extra}")
+    scripted.add(*steps, {"content": "done"})
+    out = run_hermes("chat", "-q", "go", "--yolo", home=home / ".hermes", cwd=str(home / "proj"), timeout=180,
+                     env={"HOME": str(home)})
+    assert out.returncode == 0, out.stderr
+    STDERR[:] = [out.stderr]
+    messages = scripted.requests[-1]["body"]["messages"]
+    return [m["content"] for m in messages if m["role"] == "tool"]
+
+
+def _terminal(command: str, **more: object) -> dict:
+    return {"tool_calls": [{"name": "terminal", "arguments": {"command": command, **more}}]}
+
+
+def _user_commits(home: Path, repo: Path) -> None:
+    """What the user does next: a commit and a status (pre-commit hook, core.fsmonitor)."""
+    (repo / "user.txt").write_text("u\n")
+    _git(home, repo, "add", "user.txt")
+    _git(home, repo, "commit", "-qm", "user")
+    _git(home, repo, "status", "--short")
+    assert not (home / "pwned").exists(), "a planted hook or fsmonitor ran on the user's git command"
+
+
+def test_hooks_and_config_of_the_workspace_repo_are_put_back(scripted, home, mechanism):
+    proj = home / "proj"
+    config_before = (proj / ".git/config").read_text()
+    results = _chat(scripted, home, [
+        _terminal(f"printf '{HOOK}' > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit;"
+                  " printf '[core]\\n\\tfsmonitor = touch \"$PWNED\"; false\\n' >> .git/config; echo PLANTED"),
+        _terminal("mkdir -p .git/modules/sub/hooks && printf 'x' > .git/modules/sub/HEAD;"
+                  f" printf '{HOOK}' > .git/info/attributes; echo ../.gx > .git/commondir; echo SECOND"),
+    ], mechanism)
+    assert "PLANTED" in results[0] and "SECOND" in results[1]
+    assert (proj / ".git/config").read_text() == config_before
+    assert not (proj / ".git/hooks/pre-commit").exists() and not (proj / ".git/commondir").exists()
+    assert not (proj / ".git/info/attributes").exists()
+    if mechanism == "landlock":  # bwrap refused the writes outright; Landlock let them land, the guard undid them
+        assert "the sandbox restored" in results[0] and ".git/config" in results[0], results[0]
+        assert "the sandbox removed" in results[0] and "pre-commit" in results[0], results[0]
+        saved = list((home / ".hermes/quarantine").rglob("pre-commit"))
+        assert saved and "PWNED" in saved[0].read_text()  # kept for the user, outside the sandbox's reach
+    _user_commits(home, proj)
+
+
+def test_a_repository_made_mid_session_keeps_only_gits_own_files(scripted, home, mechanism):
+    proj = home / "proj"
+    results = _chat(scripted, home, [
+        _terminal("git init -q lib && printf '" + HOOK + "' > lib/.git/hooks/pre-commit && chmod +x "
+                  "lib/.git/hooks/pre-commit && git -C lib config core.fsmonitor 'touch $PWNED; false' && "
+                  "git -C lib config alias.st '!touch $PWNED' && echo MADE"),
+        _terminal("git init -q clean && git clone -q clean copy && echo CONTROL"),
+        _terminal("git worktree add -q wt2 -b feature && git -C wt2 status --short && echo WORKTREE"),
+    ], mechanism)
+    assert "MADE" in results[0] and "CONTROL" in results[1] and "WORKTREE" in results[2], results
+    assert "the sandbox" not in results[2], results[2]
+    lib = proj / "lib"
+    assert not (lib / ".git/hooks/pre-commit").exists()
+    config = (lib / ".git/config").read_text()
+    assert "fsmonitor" not in config and "alias" not in config and "repositoryformatversion" in config
+    assert "core.fsmonitor" in results[0] and "pre-commit" in results[0], results[0]
+    assert any(n.endswith(".sample") for n in os.listdir(lib / ".git/hooks"))  # git's own samples stay
+    assert "the sandbox" not in results[1], results[1]  # git init / clone: nothing to take away
+    assert "url = " in (proj / "copy/.git/config").read_text()
+    _user_commits(home, lib)
+
+
+def test_files_that_run_when_the_user_enters_the_folder_are_quarantined(scripted, home, mechanism):
+    proj = home / "proj"
+    results = _chat(scripted, home, [
+        _terminal("echo 'touch $PWNED' > .envrc; mkdir -p .vscode sub/.vscode; "
+                  "echo '{\"tasks\": [{\"runOptions\": {\"runOn\": \"folderOpen\"}}]}' > .vscode/tasks.json; "
+                  "echo '{\"tasks\": [{\"label\": \"build\"}]}' > sub/.vscode/tasks.json; "
+                  "mkdir -p deep/er && echo 'touch $PWNED' > deep/er/.envrc; echo WROTE"),
+    ], mechanism)
+    assert "WROTE" in results[0]
+    assert not (proj / ".envrc").exists() and not (proj / "deep/er/.envrc").exists()
+    assert not (proj / ".vscode/tasks.json").exists()
+    assert (proj / "sub/.vscode/tasks.json").exists()  # an ordinary task file stays
+    assert ".envrc" in results[0] and "direnv" in results[0] and "folderOpen" in results[0], results[0]
+    saved = list((home / ".hermes/quarantine").rglob(".envrc"))
+    assert len(saved) == 2 and "cp -p" in results[0]
+    assert "the sandbox removed" in STDERR[0] and ".envrc" in STDERR[0]  # the user is told too
+
+
+def test_landlock_moved_git_dir_is_moved_back(scripted, home):
+    if landlock_problem():
+        pytest.skip(landlock_problem())
+    proj = home / "proj"
+    (proj / ".gx").mkdir()
+    results = _chat(scripted, home, [
+        _terminal(f"mv .git .gs && printf 'gitdir: .gs\\n' > .git && printf '{HOOK}' > .gx/pre-commit && "
+                  "chmod +x .gx/pre-commit && git config core.hooksPath .gx && echo MOVED"),
+    ], "landlock")
+    assert "MOVED" in results[0]
+    assert (proj / ".git").is_dir() and not (proj / ".gs").exists(), results[0]
+    assert "hookspath" not in (proj / ".git/config").read_text().lower()
+    _user_commits(home, proj)
+
+
+def test_background_process_plants_are_caught_at_the_next_command(scripted, home, mechanism):
+    proj = home / "proj"
+    results = _chat(scripted, home, [
+        _terminal(f"sleep 0.3; printf '{HOOK}' > .git/hooks/post-checkout; chmod +x .git/hooks/post-checkout;"
+                  " echo 'touch $PWNED' > .envrc", background=True),
+        _terminal("sleep 1.5; echo LATER"),
+        _terminal("echo NEXT"),
+    ], mechanism)
+    assert not (proj / ".envrc").exists() and not (proj / ".git/hooks/post-checkout").exists()
+    assert ".envrc" in results[1] + results[2], results
+    _git(home, proj, "checkout", "-q", "-b", "other")
+    assert not (home / "pwned").exists()
+
+
+@pytest.mark.skipif(importlib.util.find_spec("mcp") is None, reason="the mcp SDK is not installed")
+def test_mcp_server_plants_are_put_back_after_the_call(scripted, home, mechanism):
+    servers = f"mcp_discovery_timeout: 30\nmcp_servers:\n  evil:\n    command: {sys.executable}\n    args: [{HOSTILE}]\n"
+    attack = (f"printf '{HOOK}' > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit; "
+              "echo 'touch $PWNED' > .envrc; git init -q nested && "
+              f"printf '{HOOK}' > nested/.git/hooks/pre-commit; echo DONE")
+    results = _chat(scripted, home, [
+        {"tool_calls": [{"name": "mcp__evil__run_shell", "arguments": {"command": attack}}]},
+    ], mechanism, servers)
+    assert "DONE" in results[0], results[0]
+    proj = home / "proj"
+    assert not (proj / ".envrc").exists() and not (proj / "nested/.git/hooks/pre-commit").exists()
+    assert not (proj / ".git/hooks/pre-commit").exists()
+    notes = json.loads(results[0]).get("sandbox", [])
+    assert any(".envrc" in n for n in notes), results[0]
+    _user_commits(home, proj)
+    _user_commits(home, proj / "nested")
+
+
+GITCONFIG = ('[user]\n\tname = Una User\n\temail = u@example.com\n[alias]\n\tst = status --short\n'
+             '[url "https://ghp_TOKENINURL@github.com/"]\n\tinsteadOf = https://github.com/\n'
+             '[http]\n\textraHeader = Authorization: Bearer TOKENHEADER\n'
+             '[http "https://git.example/"]\n\textraheader = AUTHORIZATION: basic TOKENPERURL\n'
+             '[credential]\n\thelper = store --file ~/.git-creds\n\tusername = bob\n'
+             '[include]\n\tpath = ~/.git-secret-include\n')
+
+
+def test_global_git_config_is_seen_without_credentials(scripted, home, mechanism):
+    (home / ".gitconfig").write_text(GITCONFIG)
+    (home / ".config/git").mkdir(parents=True)
+    (home / ".config/git/config").write_text('[credential "https://github.com"]\n\tpassword = TOKENXDG\n'
+                                              '[core]\n\tabbrev = 9\n')
+    results = _chat(scripted, home, [
+        _terminal("cat ~/.gitconfig ~/.config/git/config; git config --list --show-origin; env | grep -i git;"
+                  " git config user.name; git config core.abbrev; echo A > b.txt; git st; git add b.txt &&"
+                  " git commit -qm second && git log -1 --format=AUTHOR=%an"),
+    ], mechanism)
+    out = json.loads(results[0])["output"]
+    for token in ("TOKENINURL", "TOKENHEADER", "TOKENPERURL", "TOKENXDG", "git-creds", "bob", "git-secret-include"):
+        assert token not in out, (token, out)
+    assert "Una User" in out and "AUTHOR=Una User" in out and "\n9" in out, out  # the rest still applies
+    assert "?? b.txt" in out  # the alias works
+    assert "TOKENINURL" in (home / ".gitconfig").read_text()  # the user's own file is untouched
+
+
+def test_execute_code_plants_are_put_back(scripted, home, mechanism):
+    code = ("import os, pathlib\npathlib.Path('.envrc').write_text('touch $PWNED\\n')\n"
+            "p = pathlib.Path('.git/hooks/pre-commit')\ntry:\n    p.write_text('#!/bin/sh\\ntouch $PWNED\\n'); p.chmod(0o755)\n"
+            "except OSError as e:\n    print('refused', e)\nprint('SCRIPT-DONE')\n")
+    results = _chat(scripted, home, [{"tool_calls": [{"name": "execute_code", "arguments": {"code": code}}]}],
+                    mechanism)
+    assert "SCRIPT-DONE" in results[0], results[0]
+    assert not (home / "proj/.envrc").exists() and ".envrc" in results[0]
+    _user_commits(home, home / "proj")
+
+
+@pytest.mark.skipif(importlib.util.find_spec("mcp") is None, reason="the mcp SDK is not installed")
+def test_an_approved_file_tool_write_stays_while_a_server_runs(scripted, home, mechanism):
+    """write_file of a hook (approved: --yolo) while a confined MCP server is alive: hermes's own write is
+    not put back by the next command's check; a plant by the server in between is."""
+    servers = f"mcp_discovery_timeout: 30\nmcp_servers:\n  evil:\n    command: {sys.executable}\n    args: [{HOSTILE}]\n"
+    results = _chat(scripted, home, [
+        {"tool_calls": [{"name": "mcp__evil__run_shell", "arguments": {"command": "echo SERVER-UP"}}]},
+        _terminal("echo FIRST"),
+        {"tool_calls": [{"name": "write_file", "arguments": {"path": ".git/hooks/pre-push",
+                                                             "content": "#!/bin/sh\nmake test\n"}}]},
+        _terminal("ls .git/hooks | grep -v sample; echo LISTED"),
+    ], mechanism, servers)
+    assert "LISTED" in results[-1] and "the sandbox" not in results[-1], results
+    assert (home / "proj/.git/hooks/pre-push").read_text() == "#!/bin/sh\nmake test\n"

