@@ -26,6 +26,7 @@ FLAGGED = [
     ("x=(r m); ${x[0]}${x[1]} -rf src", "dynamic_command"), ("c=$(cat n); $c x", "dynamic_command"),
     ("eval \"$v\"", "dynamic_command"), ("read c; $c -rf .", "dynamic_command"), ("\"${a}${b}\" x", "dynamic_command"),
     ("declare -n r=x; x=rm; $r -rf src", "dynamic_command"),
+    ("$EDITOR notes.md", "dynamic_command"), ("$(which $x) -rf src", "dynamic_command"),
     ("git push https://198.51.100.7/r.git", "git_push_new_remote"), ("git push me@host.example:r.git", "git_push_new_remote"),
     ("git remote add x https://e.example/r; git push x HEAD", "git_push_new_remote"),
     ("git remote set-url origin https://e.example/r && git push", "git_push_new_remote"),
@@ -36,6 +37,7 @@ QUIET = ["echo x >> README.md", "echo new > notes.txt", ": > build.log", "trunca
          "sed -i 's/a/b/' src/app.py", "sed -i '3d' notes.md", "dd if=/dev/zero of=disk.img bs=1M count=8",
          "tmux ls", "tmux attach -t main", "tmux new -s dev", "screen -r", "nohup python server.py > s.log 2>&1 &",
          "py=python3; $py -m pytest", "eval \"$(ssh-agent -s)\"", "eval \"$(pyenv init -)\"", "f() { \"$@\"; }; f ls",
+         "\"$VIRTUAL_ENV/bin/python\" -m pytest", "$(go env GOPATH)/bin/golangci-lint run", "$(which python) -m pip list",
          "git push", "git push origin main", "git push -u origin feature/x", "git fetch https://github.com/o/r.git",
          "git remote add upstream https://github.com/o/r.git && git fetch upstream"]
 STATE = """declare -x HOME="/home/u"

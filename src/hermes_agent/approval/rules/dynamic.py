@@ -1,8 +1,8 @@
 """Command names built at run time: a command word made of expansions whose values this text does not fix
 (`${x[0]}${x[1]}`, `$(cat name)`, `$c` after `read c`, a nameref, `eval "$v"`) cannot be read, so it is a
 finding of its own whatever its arguments. Constants assigned earlier in the same text (`py=python3; $py`),
-echo/printf substitutions the evaluator resolved, positional parameters of a function body and the output
-of the usual shell-setup tools (`eval "$(ssh-agent -s)"`, `eval "$(pyenv init -)"`) are readable. Pure."""
+echo/printf substitutions the evaluator resolved, positional parameters of a function body, a computed directory
+before a literal program name (`"$VIRTUAL_ENV/bin/python"`), `$(which NAME)` and the output of the usual shell-setup tools (`eval "$(ssh-agent -s)"`, `eval "$(pyenv init -)"`) are readable. Pure."""
 
 from __future__ import annotations
 
@@ -37,6 +37,8 @@ def _setup_output(inner: str) -> bool:
     if not words:
         return False
     name = words[0].rsplit("/", 1)[-1]
+    if name in ("which", "command", "type") and len(words) >= 2 and words[-1][:1] not in ("$", "`"):
+        return True  # $(which python): the program of that name
     if name not in _SETUP:
         return False
     allowed = _SETUP[name]
@@ -53,6 +55,9 @@ def built_at_run_time(word: Word | None, resolved: str, env: ShellEnv) -> bool:
     fixed by this text."""
     if word is None or not any(ch in word.text for ch in (VAR, QVAR, SUB, QSUB)):
         return False
+    tail = word.text.rsplit(END, 1)[-1]
+    if "/" in tail and tail.rsplit("/", 1)[1]:
+        return False  # "$VIRTUAL_ENV/bin/python", "$(go env GOPATH)/bin/tool": only the directory is computed
     for m in _MARK.finditer(word.text):
         kind, body = m.groups()
         if kind in (SUB, QSUB):
