@@ -24,6 +24,7 @@ _STORES: dict[str, SessionStore] = {}
 _REBUILDING: set[str] = set()
 _REBUILD_LOCK = threading.Lock()
 _REBUILD_DELAY_S = 5.0
+_PRUNERS: dict[str, threading.Thread] = {}  # store path -> its waiting or running auto-prune thread
 log = logging.getLogger(__name__)
 
 
@@ -62,6 +63,9 @@ def apply_retention(store: SessionStore, settings: Settings,
     if not settings.cfg.sessions.auto_prune or store.read_only or not retention.due(
             marker, settings.cfg.sessions.min_interval_hours):
         return None
+    running = _PRUNERS.get(str(store.path))
+    if running is not None and running.is_alive():  # a gateway composes an agent per chat: one pruner per store
+        return running
 
     def run() -> None:
         if delay and stop.wait(delay):
@@ -77,6 +81,7 @@ def apply_retention(store: SessionStore, settings: Settings,
             log.warning("auto-prune of %s failed: %s", store.path, exc)
 
     worker = threading.Thread(target=run, name="sessions-auto-prune", daemon=True)
+    _PRUNERS[str(store.path)] = worker
     worker.start()
     return worker
 
