@@ -17,8 +17,8 @@ from hermes_agent.storage.migrations import retired
 CHUNK = 200  # messages in the first transaction; later ones are sized to take about _TARGET_S
 _TARGET_S = 0.05
 _DROP_ROWS = 200  # shadow-table rows of a retired index deleted per transaction
-_PAUSE_S = 0.05  # at least this long between chunks (and as long as the chunk took): a live conversation's
-# writes, waiting in SQLite's busy handler, find the lock free for half the time
+_PAUSE_S = 0.05  # at least this long between chunks (and twice as long as the chunk took): a live
+# conversation's writes, waiting in SQLite's busy handler, find the lock free two thirds of the time
 
 
 class Progress(NamedTuple):
@@ -105,11 +105,11 @@ def run(c: sqlite3.Connection, stop: threading.Event | None = None, budget_s: fl
         if _index_chunk(c, rows):
             took = time.monotonic() - began
             rows = max(20, min(2000, int(rows * _TARGET_S / max(took, 0.001))))
-            time.sleep(max(_PAUSE_S, took))
+            time.sleep(max(_PAUSE_S, 2 * took))
             continue
         left = _retired_left(c)
         if not left:
             return True
         _drop_chunk(c, left[0])
-        time.sleep(max(_PAUSE_S, time.monotonic() - began))
+        time.sleep(max(_PAUSE_S, 2 * (time.monotonic() - began)))
     return not pending(c)
