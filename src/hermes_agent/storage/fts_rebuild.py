@@ -12,7 +12,7 @@ import time
 from typing import NamedTuple
 
 from hermes_agent.storage import layout as L
-from hermes_agent.storage.migrations import retired
+from hermes_agent.storage.migrations import inspect, newer_hermes, retired
 
 CHUNK = 200  # messages in the first transaction; later ones are sized to take about _TARGET_S
 _TARGET_S = 0.05
@@ -46,7 +46,10 @@ def _retired_left(c: sqlite3.Connection) -> list[str]:
 
 
 def pending(c: sqlite3.Connection) -> bool:
-    """True while there is rebuild work left (indexing, or a retired index to drop)."""
+    """True while there is rebuild work of ours left (indexing, or a retired index to drop). A later Hermes's
+    file may carry the same markers for a rebuild of its own: that one is left to it."""
+    if newer_hermes(inspect(c)):
+        return False
     return progress(c) is not None or bool(_retired_left(c))
 
 
@@ -97,6 +100,8 @@ def run(c: sqlite3.Connection, stop: threading.Event | None = None, budget_s: fl
         rows: int = CHUNK) -> bool:
     """Work through the pending rebuild in chunks until done, `stop` is set or `budget_s` spent.
     True when nothing is left. `c` must be in autocommit mode."""
+    if not pending(c):
+        return True
     start = time.monotonic()
     while not (stop is not None and stop.is_set()):
         if budget_s is not None and time.monotonic() - start > budget_s:
