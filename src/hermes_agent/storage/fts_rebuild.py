@@ -12,13 +12,13 @@ import time
 from typing import NamedTuple
 
 from hermes_agent.storage import layout as L
-from hermes_agent.storage.migrations import retired
+from hermes_agent.storage.migrations import inspect, newer_hermes, retired
 
 CHUNK = 200  # messages in the first transaction; later ones are sized to take about _TARGET_S
 _TARGET_S = 0.05
 _DROP_ROWS = 200  # shadow-table rows of a retired index deleted per transaction
-_PAUSE_S = 0.05  # at least this long between chunks (and as long as the chunk took): a live conversation's
-# writes, waiting in SQLite's busy handler, find the lock free for half the time
+_PAUSE_S = 0.05  # at least this long between chunks (and twice as long as the chunk took): a live
+# conversation's writes, waiting in SQLite's busy handler, find the lock free two thirds of the time
 
 
 class Progress(NamedTuple):
@@ -46,7 +46,10 @@ def _retired_left(c: sqlite3.Connection) -> list[str]:
 
 
 def pending(c: sqlite3.Connection) -> bool:
-    """True while there is rebuild work left (indexing, or a retired index to drop)."""
+    """True while there is rebuild work of ours left (indexing, or a retired index to drop). A later Hermes's
+    file may carry the same markers for a rebuild of its own: that one is left to it."""
+    if newer_hermes(inspect(c)):
+        return False
     return progress(c) is not None or bool(_retired_left(c))
 
 
@@ -97,6 +100,8 @@ def run(c: sqlite3.Connection, stop: threading.Event | None = None, budget_s: fl
         rows: int = CHUNK) -> bool:
     """Work through the pending rebuild in chunks until done, `stop` is set or `budget_s` spent.
     True when nothing is left. `c` must be in autocommit mode."""
+    if not pending(c):
+        return True
     start = time.monotonic()
     while not (stop is not None and stop.is_set()):
         if budget_s is not None and time.monotonic() - start > budget_s:
@@ -105,11 +110,11 @@ def run(c: sqlite3.Connection, stop: threading.Event | None = None, budget_s: fl
         if _index_chunk(c, rows):
             took = time.monotonic() - began
             rows = max(20, min(2000, int(rows * _TARGET_S / max(took, 0.001))))
-            time.sleep(max(_PAUSE_S, took))
+            time.sleep(max(_PAUSE_S, 2 * took))
             continue
         left = _retired_left(c)
         if not left:
             return True
         _drop_chunk(c, left[0])
-        time.sleep(max(_PAUSE_S, time.monotonic() - began))
+        time.sleep(max(_PAUSE_S, 2 * (time.monotonic() - began)))
     return not pending(c)
