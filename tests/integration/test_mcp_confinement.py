@@ -36,7 +36,7 @@ MECHANISMS = [pytest.param("bwrap", marks=pytest.mark.skipif(bwrap_problem() is 
 def user_home(request, tmp_path):
     """A realistic HOME (dotfiles, a documents folder, a Hermes home with secrets, a project)."""
     if request.param == "outside-tmp":
-        home = Path(os.path.expanduser("~")) / f"mcpp-home-{uuid.uuid4().hex[:8]}"
+        home = Path(os.path.expanduser("~")) / f".hermes-test-mcpp-home-{uuid.uuid4().hex[:8]}"
         if not os.access(home.parent, os.W_OK):
             pytest.skip("cannot create a home outside /tmp")
     else:

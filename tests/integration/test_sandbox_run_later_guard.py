@@ -40,7 +40,7 @@ def home():
     base = Path(os.path.expanduser("~"))
     if not os.access(base, os.W_OK):
         pytest.skip("cannot create a home outside /tmp")
-    home = base / f"guard-home-{uuid.uuid4().hex[:8]}"
+    home = base / f".hermes-test-guard-home-{uuid.uuid4().hex[:8]}"
     proj = home / "proj"
     proj.mkdir(parents=True)
     (home / ".hermes").mkdir()

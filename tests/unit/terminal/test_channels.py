@@ -199,7 +199,7 @@ def test_host_datagram_socket_is_out_of_reach(mechanism, tmp_path):
 
     from hermes_agent.terminal.sandbox.spec import SandboxSpec
 
-    host = tempfile.mkdtemp(prefix="dgram-", dir="/root" if os.access("/root", os.W_OK) else None)
+    host = tempfile.mkdtemp(prefix=".hermes-test-dgram-", dir="/root" if os.access("/root", os.W_OK) else None)
     path = os.path.join(host, "service.sock")
     srv = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     srv.bind(path)
