@@ -188,3 +188,9 @@ def test_a_keyless_api_started_inside_the_sandbox_serves_nobody(scripted, tmp_pa
     assert seen and seen[0].startswith("403 ") and "refused this client" in seen[0], seen
     inside = _tool_output(scripted, 2)
     assert "CODE=403" in inside and "refused this client" in inside, inside
+
+
+def test_doctor_says_the_peer_check_works_here(hermes_home):
+    out = run_hermes("doctor", "--offline", home=hermes_home)
+    assert "✓ loopback services: a keyless hermes api and the dashboard refuse sandboxed clients" in out.stdout, \
+        out.stdout

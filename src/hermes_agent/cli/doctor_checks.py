@@ -220,15 +220,26 @@ def check_sandbox(settings: Settings) -> list[Finding]:
         return [Finding("warn", "sandbox.mode is off: local commands run unconfined (only the approval rules "
                                 "stand between the model and your files)")]
     mechanism, why = choose_mechanism(SandboxSpec(mode=mode, mechanism=settings.cfg.sandbox.mechanism))
-    env = _sandbox_env(settings)
+    extra = [_sandbox_env(settings), _peer_check()]
     if mechanism is None:
         return [Finding("warn", f"no OS sandbox for local commands: {why}; commands that write will ask for "
-                                "approval (apt-get install bubblewrap)"), env]
+                                "approval (apt-get install bubblewrap)"), *extra]
     tmp = "shared /tmp" if settings.cfg.sandbox.shared_tmp else "private /tmp"
     if mechanism == "landlock":  # no pid namespace: /proc/<pid>/cmdline of every process stays readable
         return [Finding("warn", f"sandbox {mode} (landlock, {tmp}); landlock: other processes' command lines are "
-                                "visible to commands (a password in an argv leaks); install bubblewrap"), env]
-    return [Finding("ok", f"sandbox {mode} ({mechanism}, {tmp})"), env]
+                                "visible to commands (a password in an argv leaks); install bubblewrap"), *extra]
+    return [Finding("ok", f"sandbox {mode} ({mechanism}, {tmp})"), *extra]
+
+
+def _peer_check() -> Finding:
+    """Can a keyless hermes api / the dashboard tell a sandboxed client from the user's (terminal/sandbox/peer.py)?"""
+    from hermes_agent.terminal.sandbox.peer import self_test
+
+    why = self_test()
+    if why is None:
+        return Finding("ok", "loopback services: a keyless hermes api and the dashboard refuse sandboxed clients")
+    return Finding("warn", f"loopback services cannot identify their clients here ({why}): a keyless hermes api "
+                           "and the dashboard refuse every client; set API_SERVER_KEY")
 
 
 def _sandbox_env(settings: Settings) -> Finding:

@@ -216,3 +216,22 @@ def _plain(address: str) -> str:
         return address
     mapped = getattr(ip, "ipv4_mapped", None)
     return str(mapped) if mapped else str(ip)
+
+
+def self_test() -> str | None:
+    """None when peers can be identified here (sock_diag answers and /proc shows fds), else why not: then a
+    keyless `hermes api` and the dashboard refuse every client (`hermes doctor` says so)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        with socket.create_server(("127.0.0.1", 0)) as srv, socket.create_connection(srv.getsockname(), 5) as cli:
+            conn, _ = srv.accept()
+            with conn:
+                found = socket_inode(*cli.getsockname(), *srv.getsockname())
+                if found is None:
+                    return "NETLINK_SOCK_DIAG does not answer (no inet_diag in this kernel or container?)"
+                if not _holds(os.getpid(), f"socket:[{found[0]}]"):
+                    return "/proc/<pid>/fd does not show sockets here"
+    except OSError as exc:
+        return f"cannot open a loopback socket: {exc}"
+    return None
