@@ -337,6 +337,24 @@ class _Walk:
         return out
 
 
+SPOT_SLOTS = ((".", ".envrc"), (".", ".git"), (".vscode", "tasks.json"))
+
+
+def spotted(d: str, known: dict[Slot, Item | None]) -> bool:
+    """Does directory `d` hold a run-later file or a `.git` that is not in `known` yet (lstat by path: a
+    look only; one that is known is compared by `Scan.unchanged`)?"""
+    for sub, name in SPOT_SLOTS:
+        slot = (d if sub == "." else f"{d}/{sub}", name)
+        if slot in known:
+            continue
+        try:
+            os.lstat(f"{slot[0]}/{name}")
+            return True
+        except OSError:
+            continue
+    return False
+
+
 def _exists(fd: int, name: str) -> bool:
     try:
         os.stat(name, dir_fd=fd, follow_symlinks=False)
