@@ -163,3 +163,18 @@ def test_a_write_of_hermes_itself_is_not_put_back(tmp_path, ws):
     notes = g.enter()
     assert (ws / ".git/hooks/pre-commit").exists() and not (ws / ".envrc").exists()
     assert len(notes) == 1 and ".envrc" in notes[0]
+
+
+def test_filler_directories_do_not_hide_a_new_repository(tmp_path, ws):
+    """The scan's budget (200 directories below the top) cannot be used up to hide `lib/.git/hooks`."""
+    for i in range(30):
+        for j in range(10):
+            (ws / f"f{i:02d}" / f"g{j}").mkdir(parents=True)
+    g = _guard(tmp_path, ws)
+    g.enter()
+    for i in range(300):  # the confined command: filler first, then the repository
+        (ws / "f00" / f"more{i}").mkdir()
+    _git(ws, "init", "-q", "zlib")
+    (ws / "zlib/.git/hooks/pre-commit").write_text("#!/bin/sh\nid\n")
+    notes = g.leave()
+    assert not (ws / "zlib/.git/hooks/pre-commit").exists() and any("zlib" in n for n in notes)

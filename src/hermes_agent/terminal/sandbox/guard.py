@@ -25,7 +25,7 @@ import os
 import threading
 from collections.abc import Callable, Iterable, Iterator
 
-from hermes_agent.terminal.sandbox.guardscan import Fds, Scan, Tree, discover
+from hermes_agent.terminal.sandbox.guardscan import Fds, Scan, Tree, discover, spotted
 
 
 class Guard:
@@ -55,8 +55,9 @@ class Guard:
             elif self._active:
                 notes = self._check()
             else:
-                if not self._quiet():
-                    self._base = self._scan(self._base, None)
+                quiet, spots = self._light()
+                if not quiet:
+                    self._base = self._scan(self._base, None, spots)
                 notes = []
             self._active += 1
             if not deliver:
@@ -106,9 +107,16 @@ class Guard:
         if self._base is not None:
             self._base = self._scan(self._base, None)
 
-    def _quiet(self) -> bool:
-        """Nothing watched moved since the baseline (a few lstat calls; the common case)."""
-        return self._base is not None and self._tree.quiet() and self._base.unchanged()
+    def _light(self) -> tuple[bool, set[str]]:
+        """(nothing to look at, directories that changed). The common cases in a few lstat calls: nothing
+        watched moved, or only ordinary directories did (a file made or removed) and none of them holds a
+        `.git`, `.envrc` or `.vscode/tasks.json` now."""
+        if self._base is None or not self._base.unchanged():
+            return False, set()
+        if self._tree.quiet():
+            return True, set()
+        changed = set(self._tree.refresh())
+        return not any(spotted(d, self._base.items) for d in changed), changed
 
     def _scan(self, old: Scan | None, known: dict[str, str] | None, spots: set[str] | None = None) -> Scan:
         """Look again: `old`'s slots, plus run-later files and `.git` entries in the directories that changed
@@ -126,10 +134,10 @@ class Guard:
 
         base = self._base
         assert base is not None
-        if self._quiet():
+        quiet, spots = self._light()
+        if quiet:
             return []
         notes: list[str] = []
-        spots: set[str] = set()
         lines = ["start"]
         for _ in range(4):  # a repair can uncover more (a .git moved back, a hooks/ made again): look again
             now = self._scan(base, base.gitdirs, spots)  # always against the baseline: nothing fresh carried

@@ -8,6 +8,7 @@ git directories that were not in the baseline (a repository made by the confined
 
 from __future__ import annotations
 
+import collections
 import os
 import re
 import stat as st
@@ -26,6 +27,8 @@ _LIMIT = 1 << 20  # contents kept for restoring; larger protected files are only
 GIT_FILES = ("config", *GIT_REDIRECTS)
 WT_FILES = ("commondir", "config.worktree", "gitdir")
 DEPTH, BUDGET = NESTED_DEPTH, NESTED_BUDGET  # the same bounds as the scan for nested repositories
+TOP_BUDGET = 2000  # a workspace's own children are watched past BUDGET: filler directories cannot hide `lib/`
+READ_BUDGET = 64 << 20  # bytes of new entries read per scan (to quarantine); past it they are removed unsaved
 _HOOKS_PATH = re.compile(rb"^\s*hookspath\s*=\s*(.+?)\s*$", re.I | re.M)
 
 Slot = tuple[str, str]  # (directory, name)
@@ -119,9 +122,9 @@ class Tree:
             elif s.st_mtime_ns != mtime:
                 self.dirs[d] = (s.st_mtime_ns, depth)
                 changed.append(d)
-        queue = list(changed)
+        queue = collections.deque(changed)  # breadth first: shallow directories before the budget runs out
         while queue:
-            d = queue.pop()
+            d = queue.popleft()
             depth = self.dirs.get(d, (0, DEPTH))[1]
             if depth >= DEPTH or os.path.basename(d) == ".vscode":
                 continue
@@ -130,7 +133,8 @@ class Tree:
             except OSError:
                 continue
             for e in entries:
-                if e.path in self.dirs or len(self.dirs) >= BUDGET or e.name in SKIP_DIRS \
+                if e.path in self.dirs or len(self.dirs) >= (TOP_BUDGET if depth == 0 else BUDGET) \
+                        or e.name in SKIP_DIRS \
                         or (e.name.startswith(".") and e.name != ".vscode") or not e.is_dir(follow_symlinks=False):
                     continue
                 try:
@@ -172,8 +176,9 @@ class Fds:
         self._fds.clear()
 
 
-def item_at(fd: int, name: str, old: Item | None) -> Item | None:
-    """The entry `name` in directory `fd` (no symlink followed); bytes re-read only when it changed."""
+def item_at(fd: int, name: str, old: Item | None, budget: list[int] | None = None) -> Item | None:
+    """The entry `name` in directory `fd` (no symlink followed); bytes re-read only when it changed, and
+    only while `budget` (bytes left, shared by a scan) lasts."""
     try:
         s = os.stat(name, dir_fd=fd, follow_symlinks=False)
     except OSError:
@@ -187,8 +192,10 @@ def item_at(fd: int, name: str, old: Item | None) -> Item | None:
             data = os.fsencode(os.readlink(name, dir_fd=fd))
         except OSError:
             pass
-    elif st.S_ISREG(s.st_mode) and s.st_size <= _LIMIT:
+    elif st.S_ISREG(s.st_mode) and s.st_size <= _LIMIT and (budget is None or budget[0] >= s.st_size):
         data = read_at(fd, name)
+        if budget is not None:
+            budget[0] -= s.st_size
     return Item(sig, data, st.S_IMODE(s.st_mode))
 
 
@@ -225,6 +232,7 @@ class _Walk:
     def __init__(self, fds: Fds, old: Scan | None, known: dict[str, str] | None, roots: tuple[str, ...]) -> None:
         self.fds, self.old, self.known, self.roots = fds, old, known, roots
         self.scan = Scan()
+        self.budget = [READ_BUDGET]
 
     def reachable(self, path: str) -> bool:
         """Under a root the sandbox can write (what it cannot write is not the guard's to watch or put back)."""
@@ -237,7 +245,7 @@ class _Walk:
             return None
         fd = self.fds.get(slot[0])
         prev = self.old.items.get(slot) if self.old is not None else None
-        item = item_at(fd, slot[1], prev) if fd is not None else None
+        item = item_at(fd, slot[1], prev, self.budget) if fd is not None else None
         self.scan.items[slot], self.scan.classes[slot] = item, cls
         if fresh:
             self.scan.fresh.add(slot)
@@ -327,6 +335,24 @@ class _Walk:
             except OSError:
                 continue
         return out
+
+
+SPOT_SLOTS = ((".", ".envrc"), (".", ".git"), (".vscode", "tasks.json"))
+
+
+def spotted(d: str, known: dict[Slot, Item | None]) -> bool:
+    """Does directory `d` hold a run-later file or a `.git` that is not in `known` yet (lstat by path: a
+    look only; one that is known is compared by `Scan.unchanged`)?"""
+    for sub, name in SPOT_SLOTS:
+        slot = (d if sub == "." else f"{d}/{sub}", name)
+        if slot in known:
+            continue
+        try:
+            os.lstat(f"{slot[0]}/{name}")
+            return True
+        except OSError:
+            continue
+    return False
 
 
 def _exists(fd: int, name: str) -> bool:
