@@ -42,7 +42,9 @@ def bwrap_argv(spec: SandboxSpec, binary: str = "bwrap") -> list[str]:
     if not spec.network:
         argv.append("--unshare-net")
     # Own pid namespace: when the launcher ends, every process of the session ends (setsid, double fork).
-    argv += ["--unshare-pid", "--cap-drop", "ALL", "--new-session", "--die-with-parent", "--chdir", "/", "--"]
+    # Namespaces, each decided (README table): pid, ipc, uts, cgroup unshared; net when off; user and mount
+    # as bwrap needs them (mount: always; user: only where bwrap is not setuid/root).
+    argv += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--cap-drop", "ALL", "--new-session", "--die-with-parent", "--chdir", "/", "--"]
     return argv
 
 
@@ -112,8 +114,8 @@ def bwrap_problem() -> str | None:
     binary = shutil.which("bwrap")
     if binary is None:
         return "bubblewrap (bwrap) is not installed"
-    probe = [binary, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid",
-             "--cap-drop", "ALL", "--die-with-parent", "--", "true"]
+    probe = [binary, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid", "--unshare-ipc",
+             "--unshare-uts", "--cap-drop", "ALL", "--die-with-parent", "--", "true"]
     try:
         res = subprocess.run(probe, capture_output=True, timeout=10, check=False)
     except (OSError, subprocess.SubprocessError) as exc:

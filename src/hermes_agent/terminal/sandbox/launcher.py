@@ -60,8 +60,15 @@ def launcher_env() -> dict[str, str]:
 
 def landlock_config(spec: SandboxSpec) -> dict:
     abi = landlock.abi_version()
+    # No ipc namespace, no mount namespace, net rules for TCP only: seccomp covers the rest (seccomp.py).
+    rules = {"keyring": True, "ipc": True, "unix": not spec.sockets, "net_off": not spec.network,
+             "tcp_free": abi < 4, "metadata": True}
     return {"landlock": landlock.plan(spec.writable, spec.secrets, abi, spec.sealed), "network": spec.network,
-            "deny_unix": not spec.sockets}
+            "seccomp": rules}
+
+
+# Under bwrap: namespaces do ipc and network, read-only mounts do chmod; the keyring is not namespaced.
+BWRAP_SECCOMP = {"keyring": True}
 
 
 def sandbox_command(spec: SandboxSpec | None, argv: list[str], cwd: str | None = None) -> list[str]:
@@ -74,7 +81,9 @@ def sandbox_command(spec: SandboxSpec | None, argv: list[str], cwd: str | None =
         prefix = bwrap_argv(spec)
         if cwd and "--chdir" in prefix:
             prefix[prefix.index("--chdir") + 1] = cwd
-        return [*prefix, *argv]
+        boot = [sys.executable, "-I", "-S", "-c", _BOOT + "exec_main; exec_main()",
+                json.dumps({"landlock": None, "seccomp": BWRAP_SECCOMP})]
+        return [*prefix, *boot, *argv]
     if mechanism == "landlock":
         return [sys.executable, "-I", "-S", "-c", _BOOT + "exec_main; exec_main()",
                 json.dumps(landlock_config(spec)), *argv]
@@ -176,7 +185,8 @@ class Launcher:
         parent.settimeout(_START_TIMEOUT_S)
         try:
             send_frame(parent, landlock_config(self.spec) if self.mechanism == "landlock"
-                       else {"landlock": None, "fence": self.mechanism == "bwrap", "keeper": True})
+                       else {"landlock": None, "fence": self.mechanism == "bwrap", "keeper": True,
+                             "seccomp": BWRAP_SECCOMP if self.mechanism == "bwrap" else None})
             reply = recv_frame(parent)
         except (OSError, ValueError):
             reply = None

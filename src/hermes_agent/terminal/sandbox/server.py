@@ -3,7 +3,8 @@ bwrap, or restricting itself with Landlock first), it starts every command of th
 plain subprocess (the vfork fast path), so each command inherits the sandbox for ~1 ms.
 
 Protocol on a unix stream socket, frames of a 4-byte length + JSON: the first frame from the
-parent is {"landlock": [[path, rights]...] | null, "network": bool, "fence": bool, "keeper": bool}; it answers
+parent is {"landlock": [[path, rights]...] | null, "network": bool, "fence": bool, "keeper": bool,
+"seccomp": {seccomp.Policy fields} | null}; it answers
 {"ready": true} or {"error": "..."}. Then {"id", "argv", "cwd", "env", "pty"} with three or more fds
 attached (stdin, stdout, stderr, then the extra channels the child sees as fds 3, 4, ...) ->
 {"id", "pid"} or {"id", "error"}, and later {"exit": pid, "code"}; {"signal": pid, "sig": n} signals the
@@ -182,12 +183,12 @@ def _setup(sock: socket.socket) -> bool:
             _split_keeper(sock)
             landlock.fence()  # an inner domain: commands cannot signal the keeper (outer domain)
             _drop_capabilities()  # as root: no CAP_SYS_PTRACE into hermes (non-dumpable), as bwrap --cap-drop ALL
-            if cfg.get("deny_unix"):  # Landlock cannot hide the user's sockets: no unix sockets at all
-                from hermes_agent.terminal.sandbox import seccomp
-
-                seccomp.deny_unix_sockets()
         elif cfg.get("fence"):
             landlock.fence()
+        if cfg.get("seccomp") is not None:  # keyring, io_uring; on the Landlock path also IPC, sockets, chmod
+            from hermes_agent.terminal.sandbox import seccomp
+
+            seccomp.install(seccomp.Policy.from_config(cfg["seccomp"]))
         elif cfg.get("keeper"):  # unconfined (sandbox off or unavailable): still nothing outlives the session
             _split_keeper(sock)
     except OSError as exc:
@@ -317,5 +318,10 @@ def exec_main() -> None:
     cfg = json.loads(sys.argv[1])
     from hermes_agent.terminal.sandbox import landlock
 
-    landlock.apply([(str(p), int(r)) for p, r in cfg["landlock"]], network=bool(cfg.get("network", True)))
+    if cfg.get("landlock") is not None:
+        landlock.apply([(str(p), int(r)) for p, r in cfg["landlock"]], network=bool(cfg.get("network", True)))
+    if cfg.get("seccomp") is not None:
+        from hermes_agent.terminal.sandbox import seccomp
+
+        seccomp.install(seccomp.Policy.from_config(cfg["seccomp"]))
     os.execvp(sys.argv[2], sys.argv[2:])
