@@ -26,7 +26,7 @@ def bwrap_argv(spec: SandboxSpec, binary: str = "bwrap") -> list[str]:
     argv = [binary, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     if spec.private_tmp:
         argv += ["--bind", spec.private_tmp, "/tmp", "--tmpfs", "/var/tmp"]
-        for path in _visible_under_tmp():  # HOME, HERMES_HOME or hermes itself in /tmp (CI, containers)
+        for path in visible_under_tmp():  # HOME, HERMES_HOME or hermes itself in /tmp (CI, containers)
             argv += ["--ro-bind", path, path]
     mounts = [(_depth(p), 0, "--bind", p) for p in (*spec.writable, *spec.pinned)
               if os.path.exists(p) and p != spec.private_tmp]
@@ -52,7 +52,7 @@ def _under(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip("/") + "/")
 
 
-def _visible_under_tmp() -> list[str]:
+def visible_under_tmp() -> list[str]:
     """Read-only paths a private /tmp must not hide: HOME, HERMES_HOME, this program and its Python."""
     from hermes_agent import paths
 
@@ -70,7 +70,7 @@ def tmp_path_on_host(spec: SandboxSpec, path: str) -> str:
     path = os.path.normpath(path)
     if not spec.private_tmp or not _under(path, "/tmp"):
         return path
-    bound = [r for r in spec.writable if r != spec.private_tmp] + _visible_under_tmp()
+    bound = [r for r in spec.writable if r != spec.private_tmp] + visible_under_tmp()
     if any(_under(path, root) for root in bound):
         return path
     return spec.private_tmp + path[len("/tmp"):]

@@ -63,8 +63,14 @@ def landlock_config(spec: SandboxSpec) -> dict:
     # No ipc namespace, no mount namespace, net rules for TCP only: seccomp covers the rest (seccomp.py).
     rules = {"keyring": True, "ipc": True, "unix": not spec.sockets, "net_off": not spec.network,
              "tcp_free": abi < 4, "metadata": True}
-    return {"landlock": landlock.plan(spec.writable, spec.secrets, abi, spec.sealed), "network": spec.network,
-            "seccomp": rules}
+    unseen: tuple[str, ...] = ()
+    reveal: tuple[str, ...] = ()
+    if spec.private_tmp:  # Landlock cannot remap /tmp: the host's is unreadable, the session's dir writable (a47)
+        from hermes_agent.terminal.sandbox.bwrap import visible_under_tmp
+
+        unseen, reveal = ("/tmp", "/var/tmp"), tuple(visible_under_tmp())
+    plan = landlock.plan(spec.writable, spec.secrets, abi, spec.sealed, unseen, reveal)
+    return {"landlock": plan, "network": spec.network, "seccomp": rules}
 
 
 # Under bwrap: namespaces do ipc and network, read-only mounts do chmod; the keyring is not namespaced.

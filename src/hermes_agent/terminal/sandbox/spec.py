@@ -122,6 +122,7 @@ def spec_from_policy(policy: PolicyLike, *, network: object = True, mechanism: s
         ro, pin = views.git_paths(root, home, os.environ.get("GIT_DIR"))
         readonly += ro
         pinned += pin
+    pinned += _ancestors_in(sealed, writable)
     readonly = [p for p in (*readonly, *sealed) if _match(os.path.realpath(p), (*writable, *pinned))]
     mech = str(mechanism or "auto").strip().lower()
     workspaces = tuple(policy.workspace)
@@ -138,6 +139,24 @@ def spec_from_policy(policy: PolicyLike, *, network: object = True, mechanism: s
                                                 mode=mode, sockets=sockets),
                        watch=functools.partial(views.watch_stamp, workspaces, home))
     return spec
+
+
+def _ancestors_in(paths: Iterable[str], roots: Iterable[str]) -> list[str]:
+    """The directories between each path and the writable root holding it (a58: HOME's parent under a
+    shared /tmp was renamed and a fake HOME put in its place). Under bwrap each is bound onto itself: a
+    mount point cannot be renamed. Landlock refuses such a rename by itself (REFER: the moved tree would
+    hold HOME's fewer rights)."""
+    roots = [r for r in roots if r != "/"]
+    out: list[str] = []
+    for path in paths:
+        holder = _match(path, [r for r in roots if r != path])
+        if holder is None:
+            continue
+        parent = os.path.dirname(path)
+        while parent != holder and _under(parent, holder):
+            out.append(parent)
+            parent = os.path.dirname(parent)
+    return out
 
 
 def _existing(entries: Iterable[str]) -> tuple[str, ...]:
