@@ -177,3 +177,15 @@ def test_only_real_locale_variables_pass(world, monkeypatch):
     assert "LC_TIME=C" in got and "LC_ALL=C.UTF-8" in got, got
     assert "NS3-LC-LEAK" not in world.model_saw()
 
+
+
+def test_bwrap_command_line_names_no_hidden_path(world):
+    """Inside bwrap, pid 1 is bwrap itself: its command line must not list the hidden paths (--args FD)."""
+    if world.mechanism != "bwrap":
+        pytest.skip("bwrap only: Landlock has no such process")
+    world.scripted.add(*_calls(("terminal", {"command": "tr '\\0' ' ' < /proc/1/cmdline; echo; echo CMDLINE-READ"})))
+    out = world.hermes("--yolo", "chat", "-q", "look")
+    got = world.tool_results()
+    assert "Traceback" not in out.stderr
+    assert "CMDLINE-READ" in got and "bwrap" in got, got
+    assert str(world.home / ".ssh") not in got and "--ro-bind" not in got, got

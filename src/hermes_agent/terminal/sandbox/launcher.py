@@ -96,6 +96,14 @@ def sandbox_command(spec: SandboxSpec | None, argv: list[str], cwd: str | None =
     return list(argv)
 
 
+def _args_fd(args: list[str]) -> int:
+    """An anonymous file holding `args` NUL-terminated, read from the start (bwrap's `--args FD`)."""
+    fd = os.memfd_create("hermes-bwrap-args", os.MFD_CLOEXEC)
+    os.write(fd, b"".join(a.encode() + b"\0" for a in args))
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
+
+
 def _not_dumpable() -> None:
     """Landlock (unlike bwrap's pid namespace) leaves /proc/<hermes>/environ readable to the commands of the
     same user; a non-dumpable process's /proc files need CAP_SYS_PTRACE, which commands no longer have."""
@@ -176,18 +184,24 @@ class Launcher:
             _not_dumpable()
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         boot = [sys.executable, "-I", "-S", "-c", _BOOT + "main; main()", str(child.fileno())]
-        argv = [*bwrap_argv(self.spec), *boot] if self.mechanism == "bwrap" else boot
+        argv, passed = boot, [child.fileno()]
+        if self.mechanism == "bwrap":  # options through `--args FD`: /proc/<pid>/cmdline shows no hidden path
+            prefix = bwrap_argv(self.spec)
+            passed.append(_args_fd(prefix[1:]))
+            argv = [prefix[0], "--args", str(passed[-1]), *boot]
         env = launcher_env()
         try:
             if self._log_fd is None:
                 self._log_fd = os.memfd_create("hermes-sandbox-log", os.MFD_CLOEXEC)
             self._proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=self._log_fd, stderr=self._log_fd,
-                                          pass_fds=(child.fileno(),), start_new_session=True, env=env)
+                                          pass_fds=tuple(passed), start_new_session=True, env=env)
         except OSError as exc:
             parent.close()
             raise SandboxError(f"cannot start the {self.mechanism} sandbox: {exc}") from exc
         finally:
             child.close()
+            for fd in passed[1:]:
+                os.close(fd)
         parent.settimeout(_START_TIMEOUT_S)
         try:
             send_frame(parent, landlock_config(self.spec) if self.mechanism == "landlock"
