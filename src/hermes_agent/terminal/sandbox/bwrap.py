@@ -36,7 +36,11 @@ def bwrap_argv(spec: SandboxSpec, binary: str = "bwrap") -> list[str]:
     argv += _hidden_sockets(spec)  # after the writable binds, which would uncover them
     for path in sorted(spec.secrets, key=_depth):
         if os.path.isdir(path) and not os.path.islink(path):
-            argv += ["--tmpfs", path, "--remount-ro", path]
+            # a writable root inside a hidden directory (an MCP server's state dir in ~/.cache/hermes) is
+            # bound again on the empty tmpfs before that is made read-only
+            inner = [w for w in spec.writable if w != path and _under(w, path) and os.path.isdir(w)]
+            argv += ["--tmpfs", path, *(a for w in sorted(inner, key=_depth) for a in ("--bind", w, w)),
+                     "--remount-ro", path]
         elif os.path.exists(path):
             argv += ["--ro-bind", "/dev/null", path]  # nodev mount: opening it is "Permission denied"
     if not spec.network:
