@@ -16,14 +16,22 @@ Access = Literal["allow", "ask", "deny"]
 SECRET_PATHS: tuple[str, ...] = (
     ".ssh", ".gnupg", ".aws", ".azure", ".config/gcloud", ".config/gh", ".kube", ".docker/config.json",
     ".netrc", ".git-credentials", ".pgpass", ".pypirc", ".npmrc", ".password-store", ".local/share/keyrings",
-    ".config/hub", ".terraform.d/credentials.tfrc.json", ".vault-token",
+    ".config/hub", ".terraform.d/credentials.tfrc.json", ".vault-token", ".npm/_logs",
     "/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-", "/etc/sudoers", "/etc/sudoers.d",
     "/etc/ssh/ssh_host_*_key", "/root/.ssh", "/proc/*/environ", "/proc/*/task/*/environ",
 )
 # Default-deny inside HOME: a dot-file or dot-directory of the user's home is unreadable unless it is (or lies
 # under) one of these locations, which hold tools and settings rather than credentials. Extend with
 # sandbox.readable_paths. Shell start-up files are not here: `export TOKEN=...` in ~/.bashrc is common.
-HOME_TOOLS: tuple[str, ...] = (".cache", ".local/bin", ".local/lib", ".npm", ".cargo/bin", ".rustup", ".pyenv", ".nvm")
+# ~/.cache is not readable whole (huggingface/token, editors' auth.json, stored_tokens live there, a48): only the
+# caches of tools, and of ~/.npm not the `_logs` (request headers with tokens).
+CACHE_TOOLS: tuple[str, ...] = tuple(".cache/" + n for n in (
+    "pip", "uv", "pypoetry", "pipenv", "pre-commit", "go-build", "yarn", "pnpm", "node-gyp", "ms-playwright",
+    "puppeteer", "electron", "deno", "bazel", "ccache", "sccache", "matplotlib", "fontconfig", "mesa_shader_cache",
+    "torch", "huggingface/hub", "huggingface/datasets", "typescript", "black", "ruff", "mypy", "jedi", "pylint",
+    "selenium", "Cypress", "composer", "coursier", "JetBrains"))
+HOME_TOOLS: tuple[str, ...] = (*CACHE_TOOLS, ".local/bin", ".local/lib", ".npm/_cacache", ".npm/_npx",
+                               ".cargo/bin", ".rustup", ".pyenv", ".nvm")
 HOME_READABLE: tuple[str, ...] = (*HOME_TOOLS, ".gitconfig", ".config/git/config")
 # Other users' homes (every home in /etc/passwd of uid 0 or >= 1000 but the user's own, /root when HOME is
 # not /root) are hidden, except their HOME_TOOLS (a root session with HOME elsewhere still runs pyenv's python).
@@ -141,9 +149,12 @@ class PathPolicy:
         protected = norm((*SHELL_STARTUP, *SYSTEM_PROTECTED, *_as_list(cfg.get("protected_paths")))) + (hh,)
         readable = tuple(resolve(str(p), ws[0] if ws else None, home) for p in _as_list(cfg.get("readable_paths")))
         mode = str(cfg.get("mode") or "workspace-write").strip().lower()
-        roots = tuple(dict.fromkeys((hermes_root_of(hh), os.path.join(home, ".hermes"))))
+        xdg = xdg_private_dirs(home, ws)
+        roots = tuple(dict.fromkeys((hermes_root_of(hh), os.path.join(home, ".hermes"), *xdg)))
         foreign = foreign_homes(home)
-        allow = (*norm(HOME_READABLE), *(os.path.join(hh, n) for n in HERMES_READABLE), *readable, *ws,
+        xdg_cache = os.path.realpath(os.path.expanduser(os.environ.get("XDG_CACHE_HOME", "") or "~/.cache"))
+        allow = (*norm(HOME_READABLE), *(os.path.join(x, "git", "config") for x in xdg),
+                 *(os.path.join(xdg_cache, c.removeprefix(".cache/")) for c in CACHE_TOOLS if xdg_cache in xdg), *(os.path.join(hh, n) for n in HERMES_READABLE), *readable, *ws,
                  *(w for w in writable if w not in norm(SHARED_TMP)), *code_dirs(),
                  *(os.path.realpath(os.path.join(f, t)) for f in foreign for t in HOME_TOOLS))
         allow = tuple(dict.fromkeys(allow))
@@ -178,7 +189,8 @@ class PathPolicy:
                                          "user can allow it with sandbox.readable_paths in config.yaml", "secret_read")
         hidden = self.default_denied(real)
         if hidden:
-            what = "the Hermes home (keys, config, sessions of every profile)" if hidden in self.hermes_roots else \
+            what = "the Hermes home (keys, config, sessions of every profile)" if hidden in self.hermes_roots[:2] else \
+                f"{_show(hidden, self.home)}: your XDG config/data/state directory" if hidden in self.hermes_roots else \
                 f"{hidden}: another user's home" if hidden in self.foreign_homes else \
                 f"{_show(hidden, self.home)}: dot-files in your home are private unless listed as readable"
             return Verdict("deny", real, f"{real} is private ({what}); the user can allow it with "
@@ -266,6 +278,28 @@ def foreign_homes(home: str) -> tuple[str, ...]:
             continue
         real = os.path.realpath(d)
         if real in _NOT_HOMES or _under(real, home) or not os.path.isdir(real):
+            continue
+        out.append(real)
+    return tuple(dict.fromkeys(out))
+
+
+XDG_PRIVATE = ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME")
+
+
+def xdg_private_dirs(home: str, workspaces: Iterable[str] = ()) -> tuple[str, ...]:
+    """Where the user's XDG config/data/state/cache directories really are when moved off their dot-names
+    (XDG_CONFIG_HOME=~/cfg, a16): hidden like a dot-directory wherever they point (the cache but for the
+    tool caches of CACHE_TOOLS). Not HOME itself, a system
+    directory, nor a directory holding (or inside) a workspace."""
+    out = []
+    for name in XDG_PRIVATE:
+        value = os.environ.get(name, "").strip()
+        if not value or not os.path.isabs(os.path.expanduser(value)):
+            continue
+        real = os.path.realpath(os.path.expanduser(value))
+        if real in _NOT_HOMES or real == home or _under(home, real) or not os.path.isdir(real):
+            continue
+        if any(_under(w, real) or _under(real, w) for w in workspaces):
             continue
         out.append(real)
     return tuple(dict.fromkeys(out))

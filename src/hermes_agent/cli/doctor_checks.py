@@ -249,7 +249,7 @@ def _sandbox_env(settings: Settings) -> Finding:
     passthrough = list(settings.cfg.terminal.env_passthrough)
     kept, dropped = describe(os.environ, passthrough)
     extra = f"; passed through: {', '.join(passthrough)}" if passthrough else ""
-    return Finding("ok", f"commands' environment: {', '.join(kept) or '(none)'} and LC_*{extra} "
+    return Finding("ok", f"commands' environment: {', '.join(kept) or '(none)'}{extra} "
                          f"({len(dropped)} other variables dropped; add names to terminal.env_passthrough)")
 
 

@@ -26,7 +26,7 @@ def bwrap_argv(spec: SandboxSpec, binary: str = "bwrap") -> list[str]:
     argv = [binary, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     if spec.private_tmp:
         argv += ["--bind", spec.private_tmp, "/tmp", "--tmpfs", "/var/tmp"]
-        for path in _visible_under_tmp():  # HOME, HERMES_HOME or hermes itself in /tmp (CI, containers)
+        for path in visible_under_tmp():  # HOME, HERMES_HOME or hermes itself in /tmp (CI, containers)
             argv += ["--ro-bind", path, path]
     mounts = [(_depth(p), 0, "--bind", p) for p in (*spec.writable, *spec.pinned)
               if os.path.exists(p) and p != spec.private_tmp]
@@ -36,7 +36,11 @@ def bwrap_argv(spec: SandboxSpec, binary: str = "bwrap") -> list[str]:
     argv += _hidden_sockets(spec)  # after the writable binds, which would uncover them
     for path in sorted(spec.secrets, key=_depth):
         if os.path.isdir(path) and not os.path.islink(path):
-            argv += ["--tmpfs", path, "--remount-ro", path]
+            # a writable root inside a hidden directory (an MCP server's state dir in ~/.cache/hermes) is
+            # bound again on the empty tmpfs before that is made read-only
+            inner = [w for w in spec.writable if w != path and _under(w, path) and os.path.isdir(w)]
+            argv += ["--tmpfs", path, *(a for w in sorted(inner, key=_depth) for a in ("--bind", w, w)),
+                     "--remount-ro", path]
         elif os.path.exists(path):
             argv += ["--ro-bind", "/dev/null", path]  # nodev mount: opening it is "Permission denied"
     for original, copy in spec.git_globals:  # the credential-free global git config over its original
@@ -45,7 +49,9 @@ def bwrap_argv(spec: SandboxSpec, binary: str = "bwrap") -> list[str]:
     if not spec.network:
         argv.append("--unshare-net")
     # Own pid namespace: when the launcher ends, every process of the session ends (setsid, double fork).
-    argv += ["--unshare-pid", "--cap-drop", "ALL", "--new-session", "--die-with-parent", "--chdir", "/", "--"]
+    # Namespaces, each decided (README table): pid, ipc, uts, cgroup unshared; net when off; user and mount
+    # as bwrap needs them (mount: always; user: only where bwrap is not setuid/root).
+    argv += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--cap-drop", "ALL", "--new-session", "--die-with-parent", "--chdir", "/", "--"]
     return argv
 
 
@@ -53,7 +59,7 @@ def _under(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip("/") + "/")
 
 
-def _visible_under_tmp() -> list[str]:
+def visible_under_tmp() -> list[str]:
     """Read-only paths a private /tmp must not hide: HOME, HERMES_HOME, this program and its Python."""
     from hermes_agent import paths
 
@@ -71,7 +77,7 @@ def tmp_path_on_host(spec: SandboxSpec, path: str) -> str:
     path = os.path.normpath(path)
     if not spec.private_tmp or not _under(path, "/tmp"):
         return path
-    bound = [r for r in spec.writable if r != spec.private_tmp] + _visible_under_tmp()
+    bound = [r for r in spec.writable if r != spec.private_tmp] + visible_under_tmp()
     if any(_under(path, root) for root in bound):
         return path
     return spec.private_tmp + path[len("/tmp"):]
@@ -115,8 +121,8 @@ def bwrap_problem() -> str | None:
     binary = shutil.which("bwrap")
     if binary is None:
         return "bubblewrap (bwrap) is not installed"
-    probe = [binary, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid",
-             "--cap-drop", "ALL", "--die-with-parent", "--", "true"]
+    probe = [binary, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid", "--unshare-ipc",
+             "--unshare-uts", "--cap-drop", "ALL", "--die-with-parent", "--", "true"]
     try:
         res = subprocess.run(probe, capture_output=True, timeout=10, check=False)
     except (OSError, subprocess.SubprocessError) as exc:

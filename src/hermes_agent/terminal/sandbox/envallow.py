@@ -12,7 +12,9 @@ ALLOWED: tuple[str, ...] = (
     # who and where
     "PATH", "HOME", "USER", "LOGNAME", "SHELL", "PWD", "HOSTNAME", "TZ", "HERMES_HOME",
     # locale and terminal
-    "LANG", "LANGUAGE", "TERM", "COLORTERM", "COLUMNS", "LINES", "NO_COLOR", "FORCE_COLOR", "CLICOLOR",
+    "LANG", "LANGUAGE", "LC_ALL", "LC_COLLATE", "LC_CTYPE", "LC_MESSAGES", "LC_MONETARY", "LC_NUMERIC", "LC_TIME",
+    "LC_ADDRESS", "LC_IDENTIFICATION", "LC_MEASUREMENT", "LC_NAME", "LC_PAPER", "LC_TELEPHONE",  # glibc's own
+    "TERM", "COLORTERM", "COLUMNS", "LINES", "NO_COLOR", "FORCE_COLOR", "CLICOLOR",
     "EDITOR", "VISUAL", "PAGER", "LESS", "MANPATH", "INFOPATH",
     # XDG base directories (not XDG_RUNTIME_DIR: the user's sockets live there)
     "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "XDG_CONFIG_DIRS", "XDG_DATA_DIRS",
@@ -26,11 +28,11 @@ ALLOWED: tuple[str, ...] = (
     # certificates (paths)
     "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "NODE_EXTRA_CA_CERTS",
 )
-_PREFIXES = ("LC_",)
 
 
 def is_allowed(name: str) -> bool:
-    return name in _ALLOWED_SET or name.startswith(_PREFIXES)
+    """Exact names only: a prefix such as LC_ would pass any LC_TOKEN (a15)."""
+    return name in _ALLOWED_SET
 
 
 _ALLOWED_SET = frozenset(ALLOWED)

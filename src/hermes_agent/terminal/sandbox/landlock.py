@@ -50,15 +50,19 @@ def all_fs(abi: int) -> int:
 
 
 def plan(writable: tuple[str, ...], secrets: tuple[str, ...], abi: int,
-         sealed: tuple[str, ...] = ()) -> list[tuple[str, int]]:
-    """(path, rights) rules: read on / except the secrets, everything on writable roots and devices,
-    except the `sealed` paths inside them (HOME, the Hermes home: read-only; deeper writable roots
-    such as the workspace get their own rule, and rights add up)."""
+         sealed: tuple[str, ...] = (), unseen: tuple[str, ...] = (),
+         reveal: tuple[str, ...] = ()) -> list[tuple[str, int]]:
+    """(path, rights) rules: read on / except the secrets and the `unseen` directories (the host's /tmp
+    when the session has its own), everything on writable roots and devices, except the `sealed` paths
+    inside them (HOME, the Hermes home: read-only; deeper writable roots such as the workspace get their
+    own rule, and rights add up). `reveal`: readable again inside an unseen directory (minus secrets)."""
     full = all_fs(abi)
     read = READ & full
     hidden = [s for s in secrets if os.path.lexists(s)]
     rules: list[tuple[str, int]] = []
-    _carve("/", read, hidden, rules)
+    _carve("/", read, [*hidden, *(u for u in unseen if os.path.isdir(u))], rules)
+    for path in reveal:
+        _carve(path, read, [h for h in hidden if h != path], rules)
     for root in writable:
         if os.path.exists(root):
             inner = [s for s in (*hidden, *sealed) if s == root or s.startswith(root.rstrip("/") + "/")]

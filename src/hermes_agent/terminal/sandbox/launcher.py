@@ -63,8 +63,21 @@ def launcher_env() -> dict[str, str]:
 
 def landlock_config(spec: SandboxSpec) -> dict:
     abi = landlock.abi_version()
-    return {"landlock": landlock.plan(spec.writable, spec.secrets, abi, spec.sealed), "network": spec.network,
-            "deny_unix": not spec.sockets}
+    # No ipc namespace, no mount namespace, net rules for TCP only: seccomp covers the rest (seccomp.py).
+    rules = {"keyring": True, "ipc": True, "unix": not spec.sockets, "net_off": not spec.network,
+             "tcp_free": abi < 4, "metadata": True}
+    unseen: tuple[str, ...] = ()
+    reveal: tuple[str, ...] = ()
+    if spec.private_tmp:  # Landlock cannot remap /tmp: the host's is unreadable, the session's dir writable (a47)
+        from hermes_agent.terminal.sandbox.bwrap import visible_under_tmp
+
+        unseen, reveal = ("/tmp", "/var/tmp"), tuple(visible_under_tmp())
+    plan = landlock.plan(spec.writable, spec.secrets, abi, spec.sealed, unseen, reveal)
+    return {"landlock": plan, "network": spec.network, "seccomp": rules}
+
+
+# Under bwrap: namespaces do ipc and network, read-only mounts do chmod; the keyring is not namespaced.
+BWRAP_SECCOMP = {"keyring": True}
 
 
 def sandbox_command(spec: SandboxSpec | None, argv: list[str], cwd: str | None = None) -> list[str]:
@@ -77,11 +90,21 @@ def sandbox_command(spec: SandboxSpec | None, argv: list[str], cwd: str | None =
         prefix = bwrap_argv(spec)
         if cwd and "--chdir" in prefix:
             prefix[prefix.index("--chdir") + 1] = cwd
-        return [*prefix, *argv]
+        boot = [sys.executable, "-I", "-S", "-c", _BOOT + "exec_main; exec_main()", CONFINED_TAG,
+                json.dumps({"landlock": None, "seccomp": BWRAP_SECCOMP})]
+        return [*prefix, *boot, *argv]
     if mechanism == "landlock":
         return [sys.executable, "-I", "-S", "-c", _BOOT + "exec_main; exec_main()", CONFINED_TAG,
                 json.dumps(landlock_config(spec)), *argv]
     return list(argv)
+
+
+def _args_fd(args: list[str]) -> int:
+    """An anonymous file holding `args` NUL-terminated, read from the start (bwrap's `--args FD`)."""
+    fd = os.memfd_create("hermes-bwrap-args", os.MFD_CLOEXEC)
+    os.write(fd, b"".join(a.encode() + b"\0" for a in args))
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
 
 
 def _not_dumpable() -> None:
@@ -165,22 +188,29 @@ class Launcher:
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         tag = CONFINED_TAG if self.mechanism in ("bwrap", "landlock") else UNCONFINED_TAG
         boot = [sys.executable, "-I", "-S", "-c", _BOOT + "main; main()", tag, str(child.fileno())]
-        argv = [*bwrap_argv(self.spec), *boot] if self.mechanism == "bwrap" else boot
+        argv, passed = boot, [child.fileno()]
+        if self.mechanism == "bwrap":  # options through `--args FD`: /proc/<pid>/cmdline shows no hidden path
+            prefix = bwrap_argv(self.spec)
+            passed.append(_args_fd(prefix[1:]))
+            argv = [prefix[0], "--args", str(passed[-1]), *boot]
         env = launcher_env()
         try:
             if self._log_fd is None:
                 self._log_fd = os.memfd_create("hermes-sandbox-log", os.MFD_CLOEXEC)
             self._proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=self._log_fd, stderr=self._log_fd,
-                                          pass_fds=(child.fileno(),), start_new_session=True, env=env)
+                                          pass_fds=tuple(passed), start_new_session=True, env=env)
         except OSError as exc:
             parent.close()
             raise SandboxError(f"cannot start the {self.mechanism} sandbox: {exc}") from exc
         finally:
             child.close()
+            for fd in passed[1:]:
+                os.close(fd)
         parent.settimeout(_START_TIMEOUT_S)
         try:
             send_frame(parent, landlock_config(self.spec) if self.mechanism == "landlock"
-                       else {"landlock": None, "fence": self.mechanism == "bwrap", "keeper": True})
+                       else {"landlock": None, "fence": self.mechanism == "bwrap", "keeper": True,
+                             "seccomp": BWRAP_SECCOMP if self.mechanism == "bwrap" else None})
             reply = recv_frame(parent)
         except (OSError, ValueError):
             reply = None

@@ -1,14 +1,29 @@
-"""A seccomp filter for the Landlock path: no new AF_UNIX sockets but connected stream/seqpacket pairs.
+"""The seccomp filter the sandbox launcher installs before it serves (inherited by every command).
 
-Landlock cannot stop connect() or sendto() to a unix socket by path (before ABI 9), and without a mount
-namespace the user's sockets (tmux, screen, ssh-agent, gpg-agent, D-Bus, docker.sock, X11, journald's and
-other datagram sockets) cannot be hidden. So: socket(AF_UNIX, ...) is refused (EACCES); socketpair(AF_UNIX)
-only for SOCK_STREAM and SOCK_SEQPACKET, whose ends ignore or refuse a destination address, never for
-SOCK_DGRAM (or SOCK_RAW, which is DGRAM for unix) whose end could sendto() any host datagram socket by path
-(a39); io_uring_setup is refused (ENOSYS, so programs fall back to plain system calls): its operations
-(socket, connect, sendmsg) never pass this filter. Granting any socket (`sandbox.sockets`) leaves the filter
-off. Foreign system-call ABIs (x32, i386 via int 0x80 / socketcall) are refused as a whole. Stdlib only:
-the sandbox launcher installs it before it serves (no_new_privs is already set by Landlock)."""
+What it refuses, by `Policy` field (the launcher's config frame says which apply):
+- always (`keyring`): add_key, request_key, keyctl (ENOSYS, as a kernel without keys): the kernel keyring
+  is not namespaced, so a token in the user's (or root's) session/user keyring was readable from inside (a46);
+  io_uring_setup (ENOSYS, programs fall back to plain system calls): its socket/connect/sendmsg operations
+  never pass this filter; foreign system-call ABIs (x32, i386 via int 0x80 / socketcall) as a whole.
+- `ipc` (Landlock path: there is no ipc namespace): System V message queues, semaphores and shared memory and
+  POSIX message queues (ENOSYS): objects made inside outlived the session in the host's namespace, and a
+  command could attach to other programs' segments (a12). Under bwrap `--unshare-ipc` does it instead.
+- `unix` (Landlock path without granted sockets): socket(AF_UNIX) (EACCES); socketpair(AF_UNIX) only for
+  SOCK_STREAM / SOCK_SEQPACKET, whose ends ignore or refuse a destination address, never SOCK_DGRAM or
+  SOCK_RAW, whose end could sendto() any host datagram socket by path (a39). Landlock (ABI < 9) cannot stop
+  connect()/sendto() to a socket by path and cannot hide it.
+- `net_off` (Landlock path, `sandbox.network: off`): Landlock's net rules only cover TCP, so every socket
+  but AF_UNIX, AF_NETLINK route (interface lists, no CAP_NET_ADMIN to change them) and AF_INET/AF_INET6
+  TCP streams (protocol 0 or IPPROTO_TCP: Landlock refuses their bind/connect) is refused (EACCES): UDP,
+  raw, ICMP, SCTP, MPTCP, packet, vsock... (a56). With `tcp_free` (ABI < 4: no net rules) TCP goes too.
+- `metadata` (Landlock path: Landlock does not check chmod, chown, utime or xattrs): chmod/fchmod/
+  fchmodat/fchmodat2 only with a mode that has no setuid, setgid or sticky bit and no group/other write
+  (EPERM otherwise: no `chmod 4755 /usr/bin/x` as root, no `chmod 0666 ~/.bashrc`), while `chmod +x`,
+  pip and npm (0755 / 0644) keep working; set/remove of extended attributes (EOPNOTSUPP, as a file system
+  without them: POSIX ACLs are xattrs, `setfacl` would otherwise grant what chmod may not).
+seccomp cannot read a path, so a mode that is harmless in the workspace is also allowed outside it (a
+readable key made 0644 on the Landlock path: still unreadable from inside; bwrap has no such gap).
+Stdlib only."""
 
 from __future__ import annotations
 
@@ -17,56 +32,173 @@ import errno
 import os
 import platform
 import struct
+from dataclasses import dataclass
 
-_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 22, 2
+_PR_SET_NO_NEW_PRIVS, _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 38, 22, 2
 _RET_ALLOW, _RET_ERRNO = 0x7FFF0000, 0x00050000
-_LD_W_ABS, _JEQ_K, _JGE_K, _AND_K, _RET_K = 0x20, 0x15, 0x35, 0x54, 0x06
-_AF_UNIX, _SOCK_STREAM, _SOCK_SEQPACKET, _SOCK_TYPE_MASK = 1, 1, 5, 0xF
-_IO_URING_SETUP = 425  # the same on every architecture
-# (audit arch, socket, socketpair) per machine
-_ARCH = {"x86_64": (0xC000003E, 41, 53), "aarch64": (0xC00000B7, 198, 199)}
+_LD_W_ABS, _JEQ_K, _JGE_K, _JSET_K, _AND_K, _RET_K = 0x20, 0x15, 0x35, 0x45, 0x54, 0x06
+_AF_UNIX, _AF_INET, _AF_INET6, _AF_NETLINK = 1, 2, 10, 16
+_SOCK_STREAM, _SOCK_SEQPACKET, _SOCK_TYPE_MASK = 1, 5, 0xF
+_IPPROTO_TCP, _NETLINK_ROUTE = 6, 0
 _X32_BIT = 0x40000000
-_ARG0, _ARG1 = 16, 24  # low 32 bits of seccomp_data.args[0], args[1] (little endian)
+_MODE_REFUSED = 0o7022  # setuid, setgid, sticky, group write, other write
+_ARGS = (16, 24, 32, 40)  # low 32 bits of seccomp_data.args[0..3] (little endian)
+
+# per machine: audit arch and syscall numbers by name
+_X86_64 = {
+    "socket": 41, "socketpair": 53, "io_uring_setup": 425, "add_key": 248, "request_key": 249, "keyctl": 250,
+    "shmget": 29, "shmat": 30, "shmctl": 31, "semget": 64, "semop": 65, "semctl": 66, "shmdt": 67,
+    "msgget": 68, "msgsnd": 69, "msgrcv": 70, "msgctl": 71, "semtimedop": 220, "mq_open": 240,
+    "mq_unlink": 241, "mq_timedsend": 242, "mq_timedreceive": 243, "mq_notify": 244, "mq_getsetattr": 245,
+    "chmod": 90, "fchmod": 91, "fchmodat": 268, "fchmodat2": 452,
+    "setxattr": 188, "lsetxattr": 189, "fsetxattr": 190, "removexattr": 197, "lremovexattr": 198,
+    "fremovexattr": 199, "setxattrat": 463, "removexattrat": 466,
+}
+_AARCH64 = {
+    "socket": 198, "socketpair": 199, "io_uring_setup": 425, "add_key": 217, "request_key": 218, "keyctl": 219,
+    "mq_open": 180, "mq_unlink": 181, "mq_timedsend": 182, "mq_timedreceive": 183, "mq_notify": 184,
+    "mq_getsetattr": 185, "msgget": 186, "msgctl": 187, "msgrcv": 188, "msgsnd": 189, "semget": 190,
+    "semctl": 191, "semtimedop": 192, "semop": 193, "shmget": 194, "shmctl": 195, "shmat": 196, "shmdt": 197,
+    "fchmod": 52, "fchmodat": 53, "fchmodat2": 452,
+    "setxattr": 5, "lsetxattr": 6, "fsetxattr": 7, "removexattr": 14, "lremovexattr": 15, "fremovexattr": 16,
+    "setxattrat": 463, "removexattrat": 466,
+}
+_ARCH = {"x86_64": (0xC000003E, _X86_64), "aarch64": (0xC00000B7, _AARCH64)}
+_KEYRING = ("add_key", "request_key", "keyctl")
+_IPC = ("shmget", "shmat", "shmctl", "shmdt", "semget", "semop", "semctl", "semtimedop", "msgget", "msgsnd",
+        "msgrcv", "msgctl", "mq_open", "mq_unlink", "mq_timedsend", "mq_timedreceive", "mq_notify", "mq_getsetattr")
+_XATTR_SET = ("setxattr", "lsetxattr", "fsetxattr", "removexattr", "lremovexattr", "fremovexattr",
+              "setxattrat", "removexattrat")
+_MODE_ARG = {"chmod": 1, "fchmod": 1, "fchmodat": 2, "fchmodat2": 2}
 
 
-def _insn(code: int, jt: int, jf: int, k: int) -> bytes:
-    return struct.pack("HBBI", code, jt, jf, k)
+@dataclass(frozen=True)
+class Policy:
+    keyring: bool = True
+    ipc: bool = False
+    unix: bool = False
+    net_off: bool = False
+    tcp_free: bool = False
+    metadata: bool = False
+
+    @classmethod
+    def from_config(cls, cfg: dict | None) -> Policy:
+        cfg = cfg or {}
+        return cls(**{k: bool(cfg[k]) for k in cls.__dataclass_fields__ if k in cfg})
 
 
-def program() -> bytes | None:
-    """The BPF program for this machine (None when unknown). Jumps count the instructions skipped."""
+class _Asm:
+    """A tiny BPF assembler: jumps name labels, resolved to forward offsets at the end."""
+
+    def __init__(self) -> None:
+        self.code: list[tuple[int, object, object, int]] = []
+        self.labels: dict[str, int] = {}
+
+    def op(self, code: int, k: int = 0, jt: object = 0, jf: object = 0) -> None:
+        self.code.append((code, jt, jf, k))
+
+    def label(self, name: str) -> None:
+        self.labels[name] = len(self.code)
+
+    def ret(self, value: int) -> None:
+        self.op(_RET_K, value)
+
+    def load(self, offset: int) -> None:
+        self.op(_LD_W_ABS, offset)
+
+    def build(self) -> bytes:
+        out = []
+        for i, (code, jt, jf, k) in enumerate(self.code):
+            offs = [self.labels[j] - i - 1 if isinstance(j, str) else int(j) for j in (jt, jf)]
+            if any(not 0 <= o < 256 for o in offs):
+                raise ValueError("seccomp program: jump out of range")
+            out.append(struct.pack("HBBI", code, offs[0], offs[1], k))
+        return b"".join(out)
+
+
+def _socket_checks(asm: _Asm, pol: Policy, deny: str) -> None:
+    """socket(domain, type, protocol): the unix and network-off rules."""
+    asm.load(_ARGS[0])
+    asm.op(_JEQ_K, _AF_UNIX, deny if pol.unix else "allow", 0)
+    if not pol.net_off:
+        asm.ret(_RET_ALLOW)
+        return
+    asm.op(_JEQ_K, _AF_NETLINK, "netlink", 0)
+    asm.op(_JEQ_K, _AF_INET, "inet", 0)
+    asm.op(_JEQ_K, _AF_INET6, "inet", deny)
+    asm.label("netlink")
+    asm.load(_ARGS[2])
+    asm.op(_JEQ_K, _NETLINK_ROUTE, "allow", deny)
+    asm.label("inet")
+    if pol.tcp_free:  # no Landlock net rules on this kernel: TCP would reach anything
+        asm.ret(_RET_ERRNO | errno.EACCES)
+        return
+    asm.load(_ARGS[1])
+    asm.op(_AND_K, _SOCK_TYPE_MASK)
+    asm.op(_JEQ_K, _SOCK_STREAM, 0, deny)
+    asm.load(_ARGS[2])
+    asm.op(_JEQ_K, 0, "allow", 0)
+    asm.op(_JEQ_K, _IPPROTO_TCP, "allow", deny)
+
+
+def program(policy: Policy | None = None) -> bytes | None:
+    """The BPF program for this machine and policy (None when the machine is unknown)."""
     arch = _ARCH.get(platform.machine())
     if arch is None:
         return None
-    audit, nr_socket, nr_socketpair = arch
-    nosys = _RET_ERRNO | errno.ENOSYS
-    return b"".join([
-        _insn(_LD_W_ABS, 0, 0, 4),                         # 0 arch
-        _insn(_JEQ_K, 1, 0, audit),                        # 1 native -> 3
-        _insn(_RET_K, 0, 0, nosys),                        # 2 foreign ABI refused
-        _insn(_LD_W_ABS, 0, 0, 0),                         # 3 nr
-        _insn(_JGE_K, 13, 0, _X32_BIT),                    # 4 x32 -> 18 deny
-        _insn(_JEQ_K, 3, 0, nr_socket),                    # 5 socket() -> 9
-        _insn(_JEQ_K, 4, 0, nr_socketpair),                # 6 socketpair() -> 11
-        _insn(_JEQ_K, 11, 0, _IO_URING_SETUP),             # 7 io_uring_setup() -> 19
-        _insn(_RET_K, 0, 0, _RET_ALLOW),                   # 8 allow
-        _insn(_LD_W_ABS, 0, 0, _ARG0),                     # 9 socket: domain
-        _insn(_JEQ_K, 7, 6, _AF_UNIX),                     # 10 AF_UNIX -> 18 deny, else -> 17 allow
-        _insn(_LD_W_ABS, 0, 0, _ARG0),                     # 11 socketpair: domain
-        _insn(_JEQ_K, 0, 4, _AF_UNIX),                     # 12 AF_UNIX -> 13, else -> 17 allow
-        _insn(_LD_W_ABS, 0, 0, _ARG1),                     # 13 type
-        _insn(_AND_K, 0, 0, _SOCK_TYPE_MASK),              # 14 without SOCK_NONBLOCK / SOCK_CLOEXEC
-        _insn(_JEQ_K, 1, 0, _SOCK_STREAM),                 # 15 stream -> 17 allow
-        _insn(_JEQ_K, 0, 1, _SOCK_SEQPACKET),              # 16 seqpacket -> 17 allow, else -> 18 deny
-        _insn(_RET_K, 0, 0, _RET_ALLOW),                   # 17 allow
-        _insn(_RET_K, 0, 0, _RET_ERRNO | errno.EACCES),    # 18 deny
-        _insn(_RET_K, 0, 0, nosys),                        # 19 not here
-    ])
+    audit, nrs = arch
+    pol = policy or Policy()
+    nosys, eacces = _RET_ERRNO | errno.ENOSYS, _RET_ERRNO | errno.EACCES
+    asm = _Asm()
+    asm.load(4)
+    asm.op(_JEQ_K, audit, 0, "nosys")                     # foreign ABI refused
+    asm.load(0)
+    asm.op(_JGE_K, _X32_BIT, "deny", 0)                   # x32 refused
+    table: list[tuple[str, str]] = [("io_uring_setup", "nosys")]
+    if pol.keyring:
+        table += [(n, "nosys") for n in _KEYRING]
+    if pol.ipc:
+        table += [(n, "nosys") for n in _IPC]
+    if pol.unix or pol.net_off:
+        table += [("socket", "socket")]
+    if pol.unix:
+        table += [("socketpair", "socketpair")]
+    if pol.metadata:
+        table += [(n, f"mode{_MODE_ARG[n]}") for n in _MODE_ARG]
+        table += [(n, "notsup") for n in _XATTR_SET]
+    for name, target in table:
+        if name in nrs:
+            asm.op(_JEQ_K, nrs[name], target, 0)
+    asm.ret(_RET_ALLOW)                                   # not in the table
+    asm.label("socket")
+    _socket_checks(asm, pol, "deny")
+    asm.label("socketpair")
+    asm.load(_ARGS[0])
+    asm.op(_JEQ_K, _AF_UNIX, 0, "allow")
+    asm.load(_ARGS[1])
+    asm.op(_AND_K, _SOCK_TYPE_MASK)
+    asm.op(_JEQ_K, _SOCK_STREAM, "allow", 0)
+    asm.op(_JEQ_K, _SOCK_SEQPACKET, "allow", "deny")
+    for arg in (1, 2):
+        asm.label(f"mode{arg}")
+        asm.load(_ARGS[arg])
+        asm.op(_JSET_K, _MODE_REFUSED, "eperm", "allow")
+    asm.label("eperm")
+    asm.ret(_RET_ERRNO | errno.EPERM)
+    asm.label("notsup")
+    asm.ret(_RET_ERRNO | errno.EOPNOTSUPP)
+    asm.label("deny")
+    asm.ret(eacces)
+    asm.label("nosys")
+    asm.ret(nosys)
+    asm.label("allow")                                    # BPF jumps only forward: the shared allow is last
+    asm.ret(_RET_ALLOW)
+    return asm.build()
 
 
-def deny_unix_sockets() -> bool:
+def install(policy: Policy | None = None) -> bool:
     """Install the filter on this process (inherited by everything it starts). False when unsupported."""
-    prog = program()
+    prog = program(policy)
     if prog is None:
         return False
     count = len(prog) // 8
@@ -74,6 +206,8 @@ def deny_unix_sockets() -> bool:
     fprog = struct.pack("HxxxxxxP", count, ctypes.addressof(buf))
     fbuf = ctypes.create_string_buffer(fprog, len(fprog))
     libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)  # needed without CAP_SYS_ADMIN (Landlock already set it)
     if libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, fbuf, 0, 0) != 0:
         raise OSError(ctypes.get_errno(), "seccomp filter refused: " + os.strerror(ctypes.get_errno()))
     return True
+

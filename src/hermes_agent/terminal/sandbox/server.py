@@ -3,7 +3,8 @@ bwrap, or restricting itself with Landlock first), it starts every command of th
 plain subprocess (the vfork fast path), so each command inherits the sandbox for ~1 ms.
 
 Protocol on a unix stream socket, frames of a 4-byte length + JSON: the first frame from the
-parent is {"landlock": [[path, rights]...] | null, "network": bool, "fence": bool, "keeper": bool}; it answers
+parent is {"landlock": [[path, rights]...] | null, "network": bool, "fence": bool, "keeper": bool,
+"seccomp": {seccomp.Policy fields} | null}; it answers
 {"ready": true} or {"error": "..."}. Then {"id", "argv", "cwd", "env", "pty"} with three or more fds
 attached (stdin, stdout, stderr, then the extra channels the child sees as fds 3, 4, ...) ->
 {"id", "pid"} or {"id", "error"}, and later {"exit": pid, "code"}; {"signal": pid, "sig": n} signals the
@@ -178,8 +179,9 @@ def _setup(sock: socket.socket) -> bool:
 
         if cfg.get("landlock") is not None:
             _confine(cfg, lambda: _split_keeper(sock))
-        elif cfg.get("fence"):
+        elif cfg.get("fence"):  # bwrap: its pid namespace is the keeper
             landlock.fence()
+            _install_seccomp(cfg)
         elif cfg.get("keeper"):  # unconfined (sandbox off or unavailable): still nothing outlives the session
             _split_keeper(sock)
     except OSError as exc:
@@ -203,10 +205,15 @@ def _confine(cfg: dict, split) -> None:  # type: ignore[no-untyped-def]
     split()
     landlock.fence()  # an inner domain: commands cannot signal the keeper (outer domain)
     _drop_capabilities()  # as root: no CAP_SYS_PTRACE into hermes (non-dumpable), as bwrap --cap-drop ALL
-    if cfg.get("deny_unix"):  # Landlock cannot hide the user's sockets: no unix sockets at all
+    _install_seccomp(cfg)
+
+
+def _install_seccomp(cfg: dict) -> None:
+    """The config's seccomp policy (keyring always; on the Landlock path also IPC, sockets, chmod bits)."""
+    if cfg.get("seccomp") is not None:
         from hermes_agent.terminal.sandbox import seccomp
 
-        seccomp.deny_unix_sockets()
+        seccomp.install(seccomp.Policy.from_config(cfg["seccomp"]))
 
 
 def _drop_capabilities() -> None:
@@ -335,10 +342,14 @@ def exec_main() -> None:
     As the launcher: a keeper stays in the outer domain and kills every descendant when the program ends
     (or hermes dies, or the program's group is sent SIGTERM); the program runs in the inner domain."""
     _prctl(_PR_SET_DUMPABLE, 0)  # the keeper; the program is dumpable again after its execve
-    # No unix-socket filter here (it is the commands'): Chromium breaks under it, and MCP servers never had it.
-    cfg = {**json.loads(sys.argv[2]), "deny_unix": False}
+    cfg = json.loads(sys.argv[2])
     try:
-        _confine(cfg, lambda: _split_keeper(None))
+        if cfg.get("landlock") is not None:
+            # No unix-socket filter here (it is the commands'): Chromium breaks under it, MCP servers never had it.
+            cfg["seccomp"] = {**(cfg.get("seccomp") or {}), "unix": False}
+            _confine(cfg, lambda: _split_keeper(None))
+        else:  # bwrap: its pid namespace is the keeper
+            _install_seccomp(cfg)
     except OSError as exc:
         sys.stderr.write(f"hermes sandbox: landlock/seccomp: {exc}\n")
         os._exit(126)

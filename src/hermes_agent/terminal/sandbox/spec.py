@@ -130,6 +130,7 @@ def spec_from_policy(policy: PolicyLike, *, network: object = True, mechanism: s
         ro, pin = views.git_paths(root, home, os.environ.get("GIT_DIR"))
         readonly += ro
         pinned += pin
+    pinned += _ancestors_in(sealed, writable)
     readonly = [p for p in (*readonly, *sealed) if _match(os.path.realpath(p), (*writable, *pinned))]
     git_globals = gitglobal.filtered_globals(home, getattr(policy, "hermes_home", ""),
                                              functools.partial(_can_write, (*writable, *pinned), readonly))
@@ -159,6 +160,24 @@ def _can_write(writable: Iterable[str], readonly: Iterable[str], path: str) -> b
     """Would the planned sandbox let a command write `path` (a writable root not covered by a carve-out)?"""
     rw, ro = _match(path, writable), _match(path, readonly)
     return rw is not None and (ro is None or len(ro) < len(rw))
+
+
+def _ancestors_in(paths: Iterable[str], roots: Iterable[str]) -> list[str]:
+    """The directories between each path and the writable root holding it (a58: HOME's parent under a
+    shared /tmp was renamed and a fake HOME put in its place). Under bwrap each is bound onto itself: a
+    mount point cannot be renamed. Landlock refuses such a rename by itself (REFER: the moved tree would
+    hold HOME's fewer rights)."""
+    roots = [r for r in roots if r != "/"]
+    out: list[str] = []
+    for path in paths:
+        holder = _match(path, [r for r in roots if r != path])
+        if holder is None:
+            continue
+        parent = os.path.dirname(path)
+        while parent != holder and _under(parent, holder):
+            out.append(parent)
+            parent = os.path.dirname(parent)
+    return out
 
 
 def _existing(entries: Iterable[str]) -> tuple[str, ...]:
