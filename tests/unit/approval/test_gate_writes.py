@@ -60,23 +60,24 @@ def test_symlinked_directory_is_judged_where_it_leads(home, hermes_home):
     assert "credentials or secrets" in request.description
 
 
-def test_once_asks_every_time_session_covers_the_directory(home, hermes_home):
-    gate, approver = make_gate(home, hermes_home, ["once", "session"])
+def test_a_write_outside_the_sandbox_is_approved_one_call_at_a_time(home, hermes_home):
+    gate, approver = make_gate(home, hermes_home, ["once", "session", "always", "deny"])
     out = str(home / "elsewhere/a.txt")
     assert gate.check_write([out], session_id="s").via == "user"
-    assert gate.check_write([out], session_id="s").via == "user"
-    assert gate.check_write([str(home / "elsewhere/b.txt")], session_id="s").via == "session"
-    assert len(approver.requests) == 2
-    # the session approval of one directory does not cover a protected file
+    assert gate.check_write([out], session_id="s").via == "user"  # "session" is only this call
+    assert gate.check_write([str(home / "elsewhere/b.txt")], session_id="s").via == "user"  # so is "always"
     assert not gate.check_write([str(home / ".bashrc")], session_id="s").allowed
+    assert len(approver.requests) == 4 and all(r.once_only for r in approver.requests)
     assert approver.requests[-1].pattern_key == f"protected_write:{home}/.bashrc"
+    assert "command_allowlist" not in read_yaml_file(hermes_home / "config.yaml")  # nothing saved
 
 
-def test_always_saves_the_key_to_the_allowlist(home, hermes_home):
-    gate, approver = make_gate(home, hermes_home, ["always"])
-    assert gate.check_write([str(home / ".bashrc")]).allowed
-    saved = read_yaml_file(hermes_home / "config.yaml").get("command_allowlist")
-    assert saved == [f"protected_write:{home}/.bashrc"]
+def test_the_allowlist_does_not_cover_a_write_outside_the_sandbox(home, hermes_home):
+    gate, approver = make_gate(home, hermes_home, interactive=False,
+                               config=f"command_allowlist: ['protected_write:{home}/.bashrc']\n"
+                                      "approvals:\n  mode: 'off'\n")
+    decision = gate.check_write([str(home / ".bashrc")])
+    assert not decision.allowed and "--yolo, approvals.mode: off, command_allowlist" in decision.reason
 
 
 def test_hermes_home_is_protected_and_its_env_is_secret(home, hermes_home):
@@ -93,7 +94,8 @@ def test_raw_disks_are_refused_even_with_yolo(home, hermes_home):
     gate, approver = make_gate(home, hermes_home, ["once"], yolo=True)
     decision = gate.check_write(["/dev/sda"])
     assert not decision.allowed and decision.via == "hardline" and approver.requests == []
-    assert gate.check_write([str(home / ".bashrc")]).via == "yolo"
+    assert gate.check_write([str(home / ".bashrc")]).via == "user"  # yolo: a person still says yes, once
+    assert len(approver.requests) == 1 and approver.requests[0].once_only
 
 
 def test_deny_rules_name_policy_keys(home, hermes_home):
