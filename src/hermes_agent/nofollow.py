@@ -133,6 +133,56 @@ def write_nofollow(path: str, data: bytes) -> None:
         os.close(parent)
 
 
+def trusted_real(path: str | os.PathLike[str]) -> str:
+    """`path` made absolute for the writers below: the user's own symlinks above the current directory (or
+    above the file's directory, elsewhere) are resolved; anything below the current directory - where the
+    sandbox writes - is left for the no-follow walk, which refuses a symlink there."""
+    path = os.path.abspath(os.fspath(path))
+    cwd = os.getcwd()
+    if path.startswith(cwd.rstrip("/") + "/"):
+        return os.path.join(os.path.realpath(cwd), path[len(cwd.rstrip("/")) + 1:])
+    return os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path))
+
+
+def write_text_nofollow(path: str | os.PathLike[str], text: str) -> None:
+    """`write_nofollow` of UTF-8 text at a path named by the user or hermes (see `trusted_real`)."""
+    write_nofollow(trusted_real(path), text.encode("utf-8"))
+
+
+def append_nofollow(path: str | os.PathLike[str], data: bytes | str, *, sync: bool = False) -> None:
+    """Append to the file at `path` (created 0666 & umask when missing; parents made), refusing a symlink
+    anywhere below the trusted part (`trusted_real`), a FIFO/device/directory (`NotRegularFile`) and a file
+    with a second hard link (it may be a link the sandbox made to a file outside)."""
+    real = trusted_real(path)
+    parent = open_dir(os.path.dirname(real), create=True)
+    try:
+        try:
+            fd = os.open(os.path.basename(real), os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW
+                         | os.O_NONBLOCK | os.O_CLOEXEC, 0o666, dir_fd=parent)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise PermissionError(errno.EACCES, "the file is a symlink; not written", real) from exc
+            if exc.errno == errno.ENXIO:
+                raise NotRegularFile(errno.EINVAL, "not a regular file", real) from exc
+            raise
+    finally:
+        os.close(parent)
+    try:
+        st = os.fstat(fd)
+        if not stat_mod.S_ISREG(st.st_mode):
+            raise NotRegularFile(errno.EINVAL, "not a regular file", real)
+        if st.st_nlink != 1:
+            raise PermissionError(errno.EACCES, "the file has another hard link; not written", real)
+        os.set_blocking(fd, True)
+        view = memoryview(data.encode("utf-8") if isinstance(data, str) else data)
+        while view:
+            view = view[os.write(fd, view):]
+        if sync:
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 class NotRegularFile(OSError):
     """The name is a device, FIFO, socket or directory: not read."""
 

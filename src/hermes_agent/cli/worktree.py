@@ -61,13 +61,27 @@ def create_worktree(cwd: Path) -> Worktree:
 
 
 def _ignore_worktrees(root: Path) -> None:
+    """Add `.worktrees/` to the repository's .gitignore. The repository is the sandbox's workspace: the
+    file is read and appended without following a symlink (a link to ~/.bashrc is refused, with a line)."""
+    import sys
+
+    from hermes_agent.nofollow import append_nofollow, read_regular_text
+
     gitignore = root / ".gitignore"
-    existing = gitignore.read_text(encoding="utf-8") if gitignore.is_file() else ""
+    try:
+        existing = read_regular_text(gitignore)
+    except FileNotFoundError:
+        existing = ""
+    except OSError as exc:
+        print(f"hermes: --worktree: {gitignore} not updated ({exc.strerror or exc})", file=sys.stderr)
+        return
     if ".worktrees/" in existing.splitlines():
         return
     sep = "\n" if existing and not existing.endswith("\n") else ""
-    with gitignore.open("a", encoding="utf-8") as fh:
-        fh.write(f"{sep}.worktrees/\n")
+    try:
+        append_nofollow(gitignore, f"{sep}.worktrees/\n")
+    except OSError as exc:
+        print(f"hermes: --worktree: {gitignore} not updated ({exc.strerror or exc})", file=sys.stderr)
 
 
 def _copy_included(root: Path, path: Path) -> None:

@@ -224,16 +224,16 @@ def _export_ids(args: argparse.Namespace, store: SessionStore) -> list[str]:
 
 def _export_md(store: SessionStore, ids: list[str], folder: Path) -> int:
     """Hermes's Markdown export: one `<id>-session.md` per session and a manifest.jsonl line for each."""
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        with (folder / "manifest.jsonl").open("a", encoding="utf-8") as manifest:
-            for sid in ids:
-                text = store.export(sid, "hermes-md")
-                path = folder / f"{sid}-session.md"
-                path.write_text(text, encoding="utf-8")
-                manifest.write(json.dumps({"exported_at": datetime.now().timestamp(), "format": "md",
-                                           "path": str(path), "session_id": sid,
-                                           "sha256": hashlib.sha256(text.encode()).hexdigest()}) + "\n")
+    from hermes_agent.nofollow import append_nofollow, write_text_nofollow
+
+    try:  # may be the current directory, which a sandboxed command could have filled with symlinks
+        for sid in ids:
+            text = store.export(sid, "hermes-md")
+            path = folder / f"{sid}-session.md"
+            write_text_nofollow(path, text)
+            append_nofollow(folder / "manifest.jsonl", json.dumps({
+                "exported_at": datetime.now().timestamp(), "format": "md", "path": str(path), "session_id": sid,
+                "sha256": hashlib.sha256(text.encode()).hexdigest()}) + "\n")
     except OSError as exc:
         raise HermesError(f"cannot write to {folder}: {exc.strerror or exc}") from exc
     print(f"Exported {len(ids)} session(s) to {folder}")
@@ -245,7 +245,9 @@ def _write(text: str, output: str | None, what: str = "") -> int:
         sys.stdout.write(text)
         return 0
     try:
-        Path(output).write_text(text, encoding="utf-8")
+        from hermes_agent.nofollow import write_text_nofollow
+
+        write_text_nofollow(output, text)  # no symlink followed (the current directory is the sandbox's)
     except OSError as exc:
         raise HermesError(f"cannot write {output}: {exc.strerror or exc}") from exc
     print(f"Wrote {what + ' to ' if what else ''}{output} ({len(text.encode()):,} bytes).")
