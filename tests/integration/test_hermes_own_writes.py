@@ -58,3 +58,29 @@ def test_worktree_does_not_append_to_a_planted_gitignore_symlink(scripted, herme
     assert second.returncode == 0, second.stderr
     assert (home / ".bashrc").read_text() == "# rc\n"
     assert "Worktree created" in second.stderr and ".gitignore not updated" in second.stderr, second.stderr
+
+
+def test_worktree_start_runs_nothing_planted_in_the_repository(scripted, hermes_home, outside_dir):
+    """a36: what a confined command planted where Landlock could not stop it (a hook, an fsmonitor, a filter
+    driver in .git/config; planted directly here) never runs when hermes itself drives git for -w."""
+    home, repo = _home(outside_dir)
+    marks = outside_dir / "marks"
+    marks.mkdir()
+    script = repo / ".git" / "pwn.sh"
+    script.write_text(f"#!/bin/sh\ntouch {marks}/$(basename \"$0\").$$\ncat\n")
+    script.chmod(0o755)
+    for hook in ("post-checkout", "reference-transaction", "post-index-change"):
+        (repo / ".git/hooks" / hook).symlink_to(script)
+    _git("config", "core.fsmonitor", str(script), cwd=repo)
+    _git("config", "filter.pwn.smudge", f"{script} smudge", cwd=repo)
+    (repo / ".gitattributes").write_text("*.py filter=pwn\n")
+    _git("add", ".gitattributes", cwd=repo)
+    _git("commit", "-qm", "attrs", "--no-verify", cwd=repo)
+    for name in list(marks.iterdir()):  # the test's own git calls may have fired them
+        name.unlink()
+    model_config(hermes_home, scripted.url)
+    scripted.add({"content": "hello"})
+    out = run_hermes("-w", "chat", "-q", "hi", home=hermes_home, cwd=str(repo), env={"HOME": str(home)}, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "Worktree created" in out.stderr and "worktree removed (nothing changed)" in out.stderr, out.stderr
+    assert list(marks.iterdir()) == []

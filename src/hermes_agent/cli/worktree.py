@@ -29,7 +29,10 @@ class Worktree:
 
 
 def _git(args: list[str], cwd: Path, timeout: float = 30) -> subprocess.CompletedProcess:
-    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False)
+    """git in the workspace, which the sandbox writes: no hook, filter, fsmonitor... of it runs (gitsafe)."""
+    from hermes_agent.gitsafe import run_git
+
+    return run_git(args, cwd=cwd, timeout=timeout)
 
 
 def repo_root(cwd: Path) -> Path | None:
