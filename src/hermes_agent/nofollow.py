@@ -187,6 +187,33 @@ class NotRegularFile(OSError):
     """The name is a device, FIFO, socket or directory: not read."""
 
 
+# Kernel pseudo filesystems (statfs f_type): their "regular" files block (/proc/kmsg), never end or drain
+# kernel state. No file tool reads them; the terminal can.
+_PSEUDO_FS = {0x9FA0: "procfs", 0x62656572: "sysfs", 0x64626720: "debugfs", 0x74726163: "tracefs",
+              0x73636673: "securityfs", 0x27E0EB: "cgroupfs", 0x63677270: "cgroup2", 0xCAFE4A11: "bpffs",
+              0x62656570: "configfs", 0xDE5E81E4: "efivarfs", 0x6165676C: "pstore", 0x1CD1: "devpts",
+              0x65735543: "fusectl", 0x42494E4D: "binfmt_misc", 0x67596969: "rpc_pipefs"}
+
+
+def pseudo_fs(fd: int) -> str | None:
+    """The name of the kernel pseudo filesystem `fd` lies on (procfs, sysfs, ...), else None."""
+    import ctypes
+
+    buf = ctypes.create_string_buffer(256)  # struct statfs: f_type (a C long) comes first
+    if _libc().fstatfs(ctypes.c_int(fd), buf) != 0:
+        return None
+    return _PSEUDO_FS.get(struct.unpack_from("l", buf.raw)[0] & 0xFFFFFFFF)
+
+
+def check_plain(fd: int, path: str) -> None:
+    """NotRegularFile unless `fd` is a regular file outside the kernel's pseudo filesystems."""
+    if not stat_mod.S_ISREG(os.fstat(fd).st_mode):
+        raise NotRegularFile(errno.EINVAL, "not a regular file", path)
+    fs = pseudo_fs(fd)
+    if fs:
+        raise NotRegularFile(errno.EINVAL, f"a kernel {fs} file (it may block or never end)", path)
+
+
 def read_regular(path: str | os.PathLike[str], limit: int | None = None) -> bytes:
     """The bytes of the regular file at `path` (at most `limit`). The directory part is resolved first
     (the user's own symlinks above the file are fine); from there on no symlink is followed, so a name
@@ -195,8 +222,7 @@ def read_regular(path: str | os.PathLike[str], limit: int | None = None) -> byte
     real = os.path.join(os.path.realpath(os.path.dirname(os.path.abspath(path))), os.path.basename(path))
     fd = open_nofollow(real, os.O_RDONLY | os.O_NONBLOCK)
     try:
-        if not stat_mod.S_ISREG(os.fstat(fd).st_mode):
-            raise NotRegularFile(errno.EINVAL, "not a regular file", path)
+        check_plain(fd, path)
         os.set_blocking(fd, True)
         with os.fdopen(fd, "rb", closefd=False) as fh:
             return fh.read() if limit is None else fh.read(limit)
