@@ -104,10 +104,10 @@ def _openat2(path: str, flags: int) -> int | None:
     raise OSError(err, os.strerror(err), path)
 
 
-def write_nofollow(path: str, data: bytes) -> None:
+def write_nofollow(path: str, data: bytes, *, create_parents: bool = True) -> None:
     """Atomically replace the file at resolved `path` (temp file + rename inside the same directory fd),
-    keeping its mode; parent directories are created."""
-    parent = open_dir(os.path.dirname(path), create=True)
+    keeping its mode; parent directories are created (FileNotFoundError instead without `create_parents`)."""
+    parent = open_dir(os.path.dirname(path), create=create_parents)
     name = os.path.basename(path)
     tmp = f".hermes-{secrets.token_hex(6)}"
     try:
@@ -145,8 +145,9 @@ def trusted_real(path: str | os.PathLike[str]) -> str:
 
 
 def write_text_nofollow(path: str | os.PathLike[str], text: str) -> None:
-    """`write_nofollow` of UTF-8 text at a path named by the user or hermes (see `trusted_real`)."""
-    write_nofollow(trusted_real(path), text.encode("utf-8"))
+    """`write_nofollow` of UTF-8 text at a path named by the user or hermes (see `trusted_real`); the
+    directory must exist."""
+    write_nofollow(trusted_real(path), text.encode("utf-8"), create_parents=False)
 
 
 def append_nofollow(path: str | os.PathLike[str], data: bytes | str, *, sync: bool = False) -> None:

@@ -37,7 +37,7 @@ def new(repl: ReplHost, arg: str) -> None:
 
 
 def clear(repl: ReplHost, arg: str) -> None:
-    repl.screen.write("\x1b[2J\x1b[3J\x1b[H")
+    repl.screen.control("\x1b[2J\x1b[3J\x1b[H")
     new(repl, arg)
 
 
