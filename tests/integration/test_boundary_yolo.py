@@ -70,3 +70,25 @@ def test_yolo_mode_off_and_allowlist_do_not_let_the_model_leave_the_sandbox(scri
         assert "--yolo, approvals.mode: off, command_allowlist and session approvals do not cover it" in result
     assert tools[6].count("do not cover it") == 2, tools[6]  # write_file and patch over the script's RPC
     assert "sandbox: the OS sandbox blocked this" in tools[6]  # the raw RPC's sandbox=false is dropped: confined
+
+
+def test_in_the_repl_yolo_still_asks_before_each_call_that_leaves_the_sandbox(start, scripted, outside_dir):
+    """Interactive: --yolo answers flagged commands itself, but `sandbox: false` is put to the person, with
+    only once/deny offered, every time."""
+    from tests.integration.repl_driver import wait_requests
+
+    target = outside_dir / "out.txt"
+    call = {"command": f"echo one >> {target}", "sandbox": False, "reason": "the user asked for it"}
+    scripted.add({"tool_calls": [{"name": "terminal", "arguments": call}]},
+                 {"tool_calls": [{"name": "terminal", "arguments": call}]},
+                 {"content": "finished"})
+    repl = start("", "--yolo")
+    repl.send("append the line")
+    repl.expect(r"This leaves the sandbox: only this one call can be approved")
+    repl.expect(r"Choice \[o/D\]")
+    repl.send("s")  # "session" counts for this call only
+    repl.expect(r"Choice \[o/D\]")
+    repl.send("d")
+    repl.expect(r"finished")
+    assert target.read_text() == "one\n"
+    assert "denied" in wait_requests(scripted, 3)[2]["messages"][-1]["content"].lower()

@@ -136,3 +136,16 @@ def test_remote_backends_keep_the_sensitive_path_classes(home, hermes_home, monk
     assert gate.check_write(["/srv/app/main.py"]).allowed  # a path on the remote host, not ours
     decision = gate.check_write(["~/.bashrc"])
     assert not decision.allowed and decision.pattern_key == "shell_rc_write:~/.bashrc"
+
+
+def test_a_boundary_request_offers_only_once_or_deny_and_no_auto_approver_answers_it(home, hermes_home):
+    from hermes_agent.approval.approvers import ApprovalRequest, AutoApprover, render_prompt
+
+    text = render_prompt(ApprovalRequest("write_file ~/.bashrc", "k", "protected", once_only=True))
+    assert "[o]nce  |  [d]eny" in text and "[s]ession" not in text and "Choice [o/D]" in text
+    (hermes_home / "config.yaml").write_text("", encoding="utf-8")
+    policy = PathPolicy.build(workspace=[str(home / "ws")], hermes_home=str(hermes_home), home=str(home),
+                              config={"shared_tmp": False})
+    gate = ApprovalGate(load_settings(), AutoApprover(), is_interactive=True, path_policy=policy)  # cron's approve
+    decision = gate.check_write([str(home / ".bashrc")])
+    assert not decision.allowed and "cannot ask" in decision.reason
