@@ -103,10 +103,10 @@ def _openat2(path: str, flags: int) -> int | None:
     raise OSError(err, os.strerror(err), path)
 
 
-def write_nofollow(path: str, data: bytes) -> None:
+def write_nofollow(path: str, data: bytes, *, create_parents: bool = True) -> None:
     """Atomically replace the file at resolved `path` (temp file + rename inside the same directory fd),
-    keeping its mode; parent directories are created."""
-    parent = open_dir(os.path.dirname(path), create=True)
+    keeping its mode; parent directories are created (FileNotFoundError instead without `create_parents`)."""
+    parent = open_dir(os.path.dirname(path), create=create_parents)
     name = os.path.basename(path)
     tmp = f".hermes-{os.urandom(6).hex()}"
     try:
@@ -132,8 +132,86 @@ def write_nofollow(path: str, data: bytes) -> None:
         os.close(parent)
 
 
+def trusted_real(path: str | os.PathLike[str]) -> str:
+    """`path` made absolute for the writers below: the user's own symlinks above the current directory (or
+    above the file's directory, elsewhere) are resolved; anything below the current directory - where the
+    sandbox writes - is left for the no-follow walk, which refuses a symlink there."""
+    path = os.path.abspath(os.fspath(path))
+    cwd = os.getcwd()
+    if path.startswith(cwd.rstrip("/") + "/"):
+        return os.path.join(os.path.realpath(cwd), path[len(cwd.rstrip("/")) + 1:])
+    return os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path))
+
+
+def write_text_nofollow(path: str | os.PathLike[str], text: str) -> None:
+    """`write_nofollow` of UTF-8 text at a path named by the user or hermes (see `trusted_real`); the
+    directory must exist."""
+    write_nofollow(trusted_real(path), text.encode("utf-8"), create_parents=False)
+
+
+def append_nofollow(path: str | os.PathLike[str], data: bytes | str, *, sync: bool = False) -> None:
+    """Append to the file at `path` (created 0666 & umask when missing; parents made), refusing a symlink
+    anywhere below the trusted part (`trusted_real`), a FIFO/device/directory (`NotRegularFile`) and a file
+    with a second hard link (it may be a link the sandbox made to a file outside)."""
+    real = trusted_real(path)
+    parent = open_dir(os.path.dirname(real), create=True)
+    try:
+        try:
+            fd = os.open(os.path.basename(real), os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW
+                         | os.O_NONBLOCK | os.O_CLOEXEC, 0o666, dir_fd=parent)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise PermissionError(errno.EACCES, "the file is a symlink; not written", real) from exc
+            if exc.errno == errno.ENXIO:
+                raise NotRegularFile(errno.EINVAL, "not a regular file", real) from exc
+            raise
+    finally:
+        os.close(parent)
+    try:
+        st = os.fstat(fd)
+        if not stat_mod.S_ISREG(st.st_mode):
+            raise NotRegularFile(errno.EINVAL, "not a regular file", real)
+        if st.st_nlink != 1:
+            raise PermissionError(errno.EACCES, "the file has another hard link; not written", real)
+        os.set_blocking(fd, True)
+        view = memoryview(data.encode("utf-8") if isinstance(data, str) else data)
+        while view:
+            view = view[os.write(fd, view):]
+        if sync:
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 class NotRegularFile(OSError):
     """The name is a device, FIFO, socket or directory: not read."""
+
+
+# Kernel pseudo filesystems (statfs f_type): their "regular" files block (/proc/kmsg), never end or drain
+# kernel state. No file tool reads them; the terminal can.
+_PSEUDO_FS = {0x9FA0: "procfs", 0x62656572: "sysfs", 0x64626720: "debugfs", 0x74726163: "tracefs",
+              0x73636673: "securityfs", 0x27E0EB: "cgroupfs", 0x63677270: "cgroup2", 0xCAFE4A11: "bpffs",
+              0x62656570: "configfs", 0xDE5E81E4: "efivarfs", 0x6165676C: "pstore", 0x1CD1: "devpts",
+              0x65735543: "fusectl", 0x42494E4D: "binfmt_misc", 0x67596969: "rpc_pipefs"}
+
+
+def pseudo_fs(fd: int) -> str | None:
+    """The name of the kernel pseudo filesystem `fd` lies on (procfs, sysfs, ...), else None."""
+    import ctypes
+
+    buf = ctypes.create_string_buffer(256)  # struct statfs: f_type (a C long) comes first
+    if _libc().fstatfs(ctypes.c_int(fd), buf) != 0:
+        return None
+    return _PSEUDO_FS.get(struct.unpack_from("l", buf.raw)[0] & 0xFFFFFFFF)
+
+
+def check_plain(fd: int, path: str) -> None:
+    """NotRegularFile unless `fd` is a regular file outside the kernel's pseudo filesystems."""
+    if not stat_mod.S_ISREG(os.fstat(fd).st_mode):
+        raise NotRegularFile(errno.EINVAL, "not a regular file", path)
+    fs = pseudo_fs(fd)
+    if fs:
+        raise NotRegularFile(errno.EINVAL, f"a kernel {fs} file (it may block or never end)", path)
 
 
 def read_regular(path: str | os.PathLike[str], limit: int | None = None) -> bytes:
@@ -144,8 +222,7 @@ def read_regular(path: str | os.PathLike[str], limit: int | None = None) -> byte
     real = os.path.join(os.path.realpath(os.path.dirname(os.path.abspath(path))), os.path.basename(path))
     fd = open_nofollow(real, os.O_RDONLY | os.O_NONBLOCK)
     try:
-        if not stat_mod.S_ISREG(os.fstat(fd).st_mode):
-            raise NotRegularFile(errno.EINVAL, "not a regular file", path)
+        check_plain(fd, path)
         os.set_blocking(fd, True)
         with os.fdopen(fd, "rb", closefd=False) as fh:
             return fh.read() if limit is None else fh.read(limit)

@@ -114,7 +114,7 @@ def test_a_flagged_command_is_a_permission_request(scripted, hermes_home, projec
     asyncio.run(_session(editor, hermes_home, project, body))
     assert len(editor.permissions) == 1
     call, options = editor.permissions[0]
-    assert "rm -rf" in call.raw_input["command"] and "sandbox" in call.title and options == ["allow_once", "allow_session", "allow_always", "deny"]
+    assert "rm -rf" in call.raw_input["command"] and "sandbox" in call.title and options == ["allow_once", "deny"]  # leaving the sandbox: this call only
     assert (project / "build").exists() == (answer is None)
     result = scripted.requests[1]["body"]["messages"][-1]["content"]
     assert ("denied" in result.lower() or "blocked" in result.lower()) == (answer is None)

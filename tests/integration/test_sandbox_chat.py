@@ -146,7 +146,7 @@ def test_legitimate_work_still_works(scripted, hermes_home, tmp_path, mechanism)
     assert made
 
 
-def test_sandbox_false_runs_one_command_unconfined_only_with_a_reason(scripted, hermes_home, tmp_path, mechanism):
+def test_sandbox_false_is_not_approved_by_yolo(scripted, hermes_home, tmp_path, mechanism):
     home, work = _home(tmp_path)
     target = home / "allowed.txt"
     commands = [{"command": f"echo one > {target}", "sandbox": False},
@@ -154,7 +154,8 @@ def test_sandbox_false_runs_one_command_unconfined_only_with_a_reason(scripted, 
                 f"echo three > {target}"]
     results, _ = _run(scripted, hermes_home, home, work, commands,
                       f"sandbox:\n  shared_tmp: false\n  mechanism: {mechanism}\n")
-    assert "needs a reason" in results[0]["error"]
-    assert results[1]["exit_code"] == 0
+    # --yolo does not cover leaving the sandbox, and chat -q without a terminal cannot ask (issue 19, a38)
+    for blocked in results[:2]:
+        assert "BLOCKED" in blocked["error"] and "--yolo" in blocked["error"]
     assert results[2]["exit_code"] != 0 and "sandbox: false" in results[2]["output"]
-    assert target.read_text() == "two\n"
+    assert not target.exists()

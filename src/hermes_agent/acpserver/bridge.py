@@ -68,7 +68,8 @@ class Bridge:
 
     def ask(self, request: ApprovalRequest) -> Choice:
         """A permission request to the editor; no answer within the timeout, or a cancel, is deny."""
-        options = [PermissionOption(option_id=oid, kind=kind, name=name) for oid, kind, name, _ in OPTIONS]  # type: ignore[arg-type]
+        offered = [o for o in OPTIONS if not request.once_only or o[3] in ("once", "deny")]  # leaving the sandbox
+        options = [PermissionOption(option_id=oid, kind=kind, name=name) for oid, kind, name, _ in offered]  # type: ignore[arg-type]
         call = ToolCallUpdate(tool_call_id=f"approval-{abs(hash(request.command)) % 10**8}", title=request.description,
                               kind="execute" if request.kind == "command" else "edit", status="pending",
                               raw_input={"command": request.command, "reason": request.description})

@@ -31,6 +31,7 @@ class ApprovalRequest:
     kind: Literal["command", "write", "external", "persist"] = "command"
     session_id: str | None = None
     timeout: float = 60.0
+    once_only: bool = False  # crossing the sandbox boundary: only this call can be approved
 
 
 class Approver(Protocol):
@@ -55,9 +56,11 @@ class AutoDenyApprover:
 
 
 class AutoApprover:
-    """Approves everything once (tests, or an explicit --yolo frontend)."""
+    """Approves everything once (tests, or an explicit --yolo frontend). Not a person: it never approves
+    crossing the sandbox boundary (the gate asks only approvers whose `human` is true for that)."""
 
     can_ask = True
+    human = False
 
     def ask(self, request: ApprovalRequest) -> Choice:
         return "once"
@@ -92,6 +95,11 @@ def render_prompt(request: ApprovalRequest) -> str:
              "external": "External tool call needs approval",
              "persist": "A lasting change after untrusted content needs approval"}.get(request.kind, "Approval needed")
     body = "\n".join("    " + line for line in request.command.splitlines() or [""])
+    if request.once_only:
+        return (f"\n⚠️  {title}: {request.description}\n{body}\n\n"
+                f"    This leaves the sandbox: only this one call can be approved.\n"
+                f"    [o]nce  |  [d]eny   (no answer in {request.timeout:g} s = deny)\n"
+                f"    Choice [o/D]: ")
     return (f"\n⚠️  {title}: {request.description}\n{body}\n\n"
             f"    [o]nce  |  [s]ession  |  [a]lways  |  [d]eny   (no answer in {request.timeout:g} s = deny)\n"
             f"    Choice [o/s/a/D]: ")

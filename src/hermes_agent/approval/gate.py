@@ -1,7 +1,8 @@
 """The approval gate (layer 3): decides whether a terminal command, a sensitive file write or a call to
 an external tool server that asks for approval may run. Order: hardline and approvals.deny -> isolated
 backend -> yolo / mode off -> command_allowlist -> session approvals -> smart judge (opt-in) -> the
-Approver. Exposed to the tool runtime as a pre_tool_call hook (`as_hook`) that reads each tool's
+Approver. Crossing the sandbox boundary (a `sandbox: false` command, a local file write outside the sandbox's
+write set) skips yolo..judge: only a person's yes for that one call. Exposed to the tool runtime as a pre_tool_call hook (`as_hook`) that reads each tool's
 `approval` trait and subject, never its name."""
 
 from __future__ import annotations
@@ -130,9 +131,11 @@ class ApprovalGate:
 
     def check(self, command: str, backend_kind: str = "local", isolated: bool = False, *,
               session_id: str | None = None, uncontained: str = "", cwd: str | None = None,
-              shell_state: str = "") -> Decision:
+              boundary: str = "", shell_state: str = "") -> Decision:
         """Decide about one terminal command (the full text, as the backend would run it). `uncontained`
-        says why it would run outside the OS sandbox (asked for, or no sandbox here): that alone asks.
+        says why it would run outside the OS sandbox (no sandbox here): that alone asks. `boundary` says why
+        this one call asks to leave a working sandbox (`sandbox: false`): only a person's yes for this call
+        lets it through (`_cross_boundary`), never yolo, approvals.mode off, the allowlist or a session yes.
         With `cwd`, the workspace files the command runs (a.sh, Makefile, x.py, package.json) count too; with
         `shell_state` (the session's saved aliases and functions), what a bare word defined there runs."""
         from hermes_agent.approval.rules import Finding, scan_command, scan_state
@@ -156,6 +159,9 @@ class ApprovalGate:
             from hermes_agent.approval.scriptfiles import file_findings
 
             findings.extend(file_findings(command, cwd))
+        if boundary:
+            findings.append(Finding(UNSANDBOXED, f"it would run outside the OS sandbox ({boundary})"))
+            return self._cross_boundary(f"`{_shown(command)}`", findings, session_id, "command")
         if uncontained:
             findings.append(Finding(UNSANDBOXED, f"it would run outside the OS sandbox ({uncontained})"))
         if not findings:
@@ -205,11 +211,15 @@ class ApprovalGate:
         return decision
 
     def _decide_write(self, subject: str, pending: list[Verdict], session_id: str | None, isolated: bool) -> Decision:
+        """A local backend's pending verdicts are writes outside the sandbox's write set: `_cross_boundary`."""
         from hermes_agent.approval.rules import Finding
 
         key = write_key(pending[0])
         if isolated:
             return Decision(True, "isolated backend", None, "isolated")
+        if backend_isolation(self.settings)[0] == "local":  # the verdicts are the sandbox's own write set
+            findings = list({write_key(v): Finding(write_key(v), v.reason) for v in pending}.values())
+            return self._cross_boundary(subject, findings, session_id, "write")
         if self._yolo_for(session_id) or self.mode == "off":
             return Decision(True, "approvals disabled (yolo or approvals.mode: off)", key, "yolo")
         if all(self._literal_allowed(v.path, v.path) for v in pending):
@@ -322,9 +332,8 @@ class ApprovalGate:
         session_id = getattr(ctx, "session_id", None)
         kind, isolated = backend_isolation(settings)
         if trait == "command":
-            return self.check(subject.command, kind, isolated, session_id=session_id,
-                              uncontained=subject.uncontained or _sandbox_missing(ctx), cwd=_workspace(ctx),
-                              shell_state=_shell_state(ctx))
+            return self.check(subject.command, kind, isolated, session_id=session_id, boundary=subject.uncontained,
+                              uncontained=_sandbox_missing(ctx), cwd=_workspace(ctx), shell_state=_shell_state(ctx))
         if trait == "writes":
             return self.check_write(subject.paths, session_id=session_id, isolated=isolated, tool=name)
         return self.check_external(name, subject.origin or "an external tool server", args, session_id=session_id)
@@ -360,6 +369,27 @@ class ApprovalGate:
                 return Decision(True, "pattern approved for this session", key, "session")
             choice = self._ask(request)
         return self._apply(choice, request, session_id)
+
+    def _cross_boundary(self, subject: str, findings: list[Finding], session_id: str | None, kind: str) -> Decision:
+        """A call that leaves the OS sandbox (runs unconfined, or writes where the sandbox cannot): only a
+        person's yes for this one call. Yolo, approvals.mode off, the allowlist, session or "always"
+        approvals, the smart judge and non-human approvers (cron's auto-approve) never cover it."""
+        description = "; ".join(dict.fromkeys(f.description for f in findings))
+        key = findings[0].key
+        if not (self.can_ask and getattr(self.approver, "human", True)):
+            how = "grant the path with sandbox.writable_paths in config.yaml or approve it in an interactive " \
+                  "session" if kind == "write" else "run it themselves or approve it in an interactive session"
+            return Decision(False, f"BLOCKED: {subject} was not run: {description}. Leaving the sandbox needs the "
+                                   "user's yes for this one call (--yolo, approvals.mode: off, command_allowlist and "
+                                   "session approvals do not cover it) and this session cannot ask. Do not retry; "
+                                   f"tell the user what you wanted to do, so they can {how}.", key, "no_approver")
+        request = ApprovalRequest(subject, key, description, (key,), kind, session_id, self.timeout,  # type: ignore[arg-type]
+                                  once_only=True)
+        with self._ask_lock:
+            choice = self._ask(request)
+        if choice == "deny":
+            return self._apply(choice, request, session_id)
+        return Decision(True, "approved by the user for this call only (it leaves the sandbox)", key, "user")
 
     def _ask(self, request: ApprovalRequest) -> Choice:
         """Run the approver in a worker so even a misbehaving approver cannot hold the turn past its timeout."""

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
+
+from hermes_agent.nofollow import append_nofollow, read_regular_text, write_text_nofollow
 
 
 def prompt_key(prompt: str) -> str:
@@ -54,7 +55,7 @@ class RunStore:
         """key -> entry of every prompt already written (a torn last line from a kill is ignored)."""
         out: dict[str, dict] = {}
         for path in sorted(self.root.glob("batch_*.jsonl")):
-            for line in path.read_text(encoding="utf-8").splitlines():
+            for line in read_regular_text(path).splitlines():
                 try:
                     entry = json.loads(line)
                 except ValueError:
@@ -64,21 +65,12 @@ class RunStore:
         return out
 
     def append(self, name: str, entry: dict) -> None:
-        with open(self.root / name, "a", encoding="utf-8") as fh:
-            fh.write(json.dumps(entry, ensure_ascii=False) + "\n")
-            fh.flush()
-            os.fsync(fh.fileno())
+        append_nofollow(self.root / name, json.dumps(entry, ensure_ascii=False) + "\n", sync=True)
 
     def finish(self, prompts: list[Prompt], stats: dict) -> int:
         """Write trajectories.jsonl (dataset order, each prompt once) and statistics.json; returns the lines."""
         done = self.done()
-        tmp = self.root / "trajectories.jsonl.tmp"
-        n = 0
-        with open(tmp, "w", encoding="utf-8") as fh:
-            for p in prompts:
-                if p.key in done:
-                    fh.write(json.dumps(done[p.key], ensure_ascii=False) + "\n")
-                    n += 1
-        tmp.replace(self.root / "trajectories.jsonl")
-        (self.root / "statistics.json").write_text(json.dumps(stats, indent=2), encoding="utf-8")
-        return n
+        lines = [json.dumps(done[p.key], ensure_ascii=False) + "\n" for p in prompts if p.key in done]
+        write_text_nofollow(self.root / "trajectories.jsonl", "".join(lines))  # under ./data: no link followed
+        write_text_nofollow(self.root / "statistics.json", json.dumps(stats, indent=2))
+        return len(lines)

@@ -81,7 +81,8 @@ class ReplApprover:
         """Ask the user about a flagged command or write; never raises."""
         from hermes_agent.approval.approvers import parse_choice
 
-        if self.yolo:
+        once_only = bool(getattr(request, "once_only", False))  # leaving the sandbox: yolo never answers it
+        if self.yolo and not once_only:
             return "once"
         command = str(getattr(request, "command", "") or "")
         reason = str(getattr(request, "description", "") or "flagged")
@@ -89,10 +90,12 @@ class ReplApprover:
         title = ("Write to a sensitive path requested" if getattr(request, "kind", "command") == "write"
                  else "Potentially dangerous command detected")
         s = self.asker.screen
+        choices = "[o]nce  |  [d]eny" if once_only else "[o]nce  |  [s]ession  |  [a]lways  |  [d]eny"
         header = [s.style(f"⚠️  {title}: {reason}", "yellow"), *("    " + row for row in command.split("\n")),
-                  s.style(f"    [o]nce  |  [s]ession  |  [a]lways  |  [d]eny   (no answer in {timeout:g} s = deny)",
-                          "dim")]
-        prompt = "Choice [o/s/a/D]: "
+                  *([s.style("    This leaves the sandbox: only this one call can be approved (even with /yolo).",
+                             "yellow")] if once_only else []),
+                  s.style(f"    {choices}   (no answer in {timeout:g} s = deny)", "dim")]
+        prompt = "Choice [o/D]: " if once_only else "Choice [o/s/a/D]: "
         while True:
             raw = self.asker.ask(header, Question(prompt), timeout, self.cancel)
             if raw is None:

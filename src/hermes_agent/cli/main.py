@@ -90,7 +90,8 @@ def add_model_flags(p: argparse.ArgumentParser, sub: bool = False) -> None:
     p.add_argument("-t", "--toolsets", help="comma-separated toolsets for this run, e.g. web,browser,vision,tts,moa,code_execution "
                         "(names: hermes tools list)", **d)
     p.add_argument("--yolo", action="store_true",
-                   help="run flagged commands without asking (hard-line rules still apply)", **d)
+                   help="run flagged commands without asking (hard-line rules still apply; leaving the sandbox "
+                        "still needs your yes for each call)", **d)
     p.add_argument("-r", "--resume", metavar="SESSION", help="resume a session by id or title", **d)
     p.add_argument("-C", "--config-set", action="append", metavar="KEY=VALUE",
                    help="override a config key for this run (repeatable)", **(d or {"default": []}))

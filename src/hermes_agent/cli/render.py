@@ -29,7 +29,9 @@ class ProgressPrinter:
             self._write(f"· {event.text}")
 
     def _write(self, line: str) -> None:
-        try:
-            print(line, file=self.stream, flush=True)
+        from hermes_agent.termsafe import visible
+
+        try:  # labels, errors and notices carry the model's text: never a terminal control (a51)
+            print(visible(line), file=self.stream, flush=True)
         except (BrokenPipeError, ValueError):
             pass

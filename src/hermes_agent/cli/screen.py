@@ -1,5 +1,7 @@
 """The REPL's output channel: whole lines written above the prompt from any thread, ANSI styles, and
-markdown rendered with rich (imported on first use). It never reads input."""
+markdown rendered with rich (imported on first use). It never reads input. Everything written goes
+through `termsafe.visible`: only the style codes this Screen made itself reach the terminal as codes;
+the model's (or a tool's) escape sequences are shown as text (issue 19, a51)."""
 
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ class Screen:
         self.color = color
         self._width = width
         self._lock = threading.Lock()
+        self._own: set[str] = {"\x1b[0m"}  # the escape sequences this Screen emitted itself
 
     def width(self) -> int:
         """Columns available for rendering."""
@@ -33,10 +36,22 @@ class Screen:
         """`text` wrapped in the ANSI codes of a STYLES name (plain when colour is off)."""
         if not style or not self.color or not text:
             return text
-        return f"\x1b[{STYLES.get(style, style)}m{text}\x1b[0m"
+        code = f"\x1b[{STYLES.get(style, style)}m"
+        self._own.add(code)
+        return f"{code}{text}\x1b[0m"
 
     def write(self, text: str) -> None:
-        """Write text (should end with a newline) and flush it through."""
+        """Write text (should end with a newline) and flush it through; controls not made here are shown."""
+        from hermes_agent.termsafe import visible
+
+        self.write_trusted(visible(text, self._own))
+
+    def control(self, sequence: str) -> None:
+        """A terminal control hermes itself sends (clear screen for /clear)."""
+        self.write_trusted(sequence)
+
+    def write_trusted(self, text: str) -> None:
+        """Write text whose escape sequences hermes made (styles, rich's rendering of cleaned text)."""
         with self._lock:
             try:
                 self.out.write(text)
@@ -57,7 +72,9 @@ class Screen:
         """Render `text` as markdown (plain text when it has no markdown at all)."""
         if not text.strip():
             return
-        self.write(render_markdown(text.strip("\n"), self.width(), self.color))
+        from hermes_agent.termsafe import visible
+
+        self.write_trusted(render_markdown(visible(text.strip("\n")), self.width(), self.color))
 
 
 class PromptWriter:

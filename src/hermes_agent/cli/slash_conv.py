@@ -37,7 +37,7 @@ def new(repl: ReplHost, arg: str) -> None:
 
 
 def clear(repl: ReplHost, arg: str) -> None:
-    repl.screen.write("\x1b[2J\x1b[3J\x1b[H")
+    repl.screen.control("\x1b[2J\x1b[3J\x1b[H")
     new(repl, arg)
 
 
@@ -114,7 +114,9 @@ def save(repl: ReplHost, arg: str) -> None:
     data = {"model": agent.provider.model if hasattr(agent.provider, "model") else repl.settings.model.model,
             "session_id": agent.session_id, "saved_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "messages": messages}
     try:
-        path.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+        from hermes_agent.nofollow import write_text_nofollow
+
+        write_text_nofollow(path, json.dumps(data, ensure_ascii=False, indent=2) + "\n")  # no link followed
     except OSError as exc:
         raise HermesError(f"cannot write {path}: {exc.strerror or exc}") from None
     repl.screen.line(f"Saved {len(messages)} messages to {path}", "green")

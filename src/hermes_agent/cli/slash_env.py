@@ -159,7 +159,8 @@ def yolo(repl: ReplHost, arg: str) -> None:
     if gate is not None:
         gate.yolo = repl.approver.yolo  # the gate skips asking (hard-line rules still run first)
     if repl.approver.yolo:
-        repl.screen.line("YOLO on: flagged commands run without asking (hard-line rules still apply).", "yellow")
+        repl.screen.line("YOLO on: flagged commands run without asking (hard-line rules still apply; leaving the "
+                         "sandbox still asks you, one call at a time).", "yellow")
     else:
         repl.screen.line("YOLO off: flagged commands ask for approval again.", "green")
 

@@ -29,7 +29,10 @@ class Worktree:
 
 
 def _git(args: list[str], cwd: Path, timeout: float = 30) -> subprocess.CompletedProcess:
-    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False)
+    """git in the workspace, which the sandbox writes: no hook, filter, fsmonitor... of it runs (gitsafe)."""
+    from hermes_agent.gitsafe import run_git
+
+    return run_git(args, cwd=cwd, timeout=timeout)
 
 
 def repo_root(cwd: Path) -> Path | None:
@@ -61,13 +64,27 @@ def create_worktree(cwd: Path) -> Worktree:
 
 
 def _ignore_worktrees(root: Path) -> None:
+    """Add `.worktrees/` to the repository's .gitignore. The repository is the sandbox's workspace: the
+    file is read and appended without following a symlink (a link to ~/.bashrc is refused, with a line)."""
+    import sys
+
+    from hermes_agent.nofollow import append_nofollow, read_regular_text
+
     gitignore = root / ".gitignore"
-    existing = gitignore.read_text(encoding="utf-8") if gitignore.is_file() else ""
+    try:
+        existing = read_regular_text(gitignore)
+    except FileNotFoundError:
+        existing = ""
+    except OSError as exc:
+        print(f"hermes: --worktree: {gitignore} not updated ({exc.strerror or exc})", file=sys.stderr)
+        return
     if ".worktrees/" in existing.splitlines():
         return
     sep = "\n" if existing and not existing.endswith("\n") else ""
-    with gitignore.open("a", encoding="utf-8") as fh:
-        fh.write(f"{sep}.worktrees/\n")
+    try:
+        append_nofollow(gitignore, f"{sep}.worktrees/\n")
+    except OSError as exc:
+        print(f"hermes: --worktree: {gitignore} not updated ({exc.strerror or exc})", file=sys.stderr)
 
 
 def _copy_included(root: Path, path: Path) -> None:

@@ -275,8 +275,12 @@ class AIAgent:
         from hermes_agent.core.trajectory import save_trajectory
 
         directory = Path(self.services.trajectories_dir or Path.cwd())  # Hermes writes to the working directory
-        save_trajectory(directory, self.history, self.tool_definitions(), self.provider.model,
-                        outcome.reason == "stop")
+        try:  # the working directory is the sandbox's: a planted symlink, FIFO or hard link is refused
+            save_trajectory(directory, self.history, self.tool_definitions(), self.provider.model,
+                            outcome.reason == "stop")
+        except OSError as exc:
+            self._emit(Notice(f"trajectory not saved in {directory}: {exc.strerror or exc} "
+                              f"({getattr(exc, 'filename', '') or ''})", "warning"))
 
     def close(self) -> None:
         """Release the provider, tool workers and anything bootstrap registered."""

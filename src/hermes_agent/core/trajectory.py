@@ -91,10 +91,10 @@ def to_sharegpt(messages: list[Message], tools: list[dict]) -> list[dict]:
 
 def save_trajectory(directory: Path, messages: list[Message], tools: list[dict], model: str, completed: bool) -> Path:
     """Append one record to trajectory_samples.jsonl (or failed_trajectories.jsonl) in `directory`."""
-    directory.mkdir(parents=True, exist_ok=True)
+    from hermes_agent.nofollow import append_nofollow
+
     path = directory / ("trajectory_samples.jsonl" if completed else "failed_trajectories.jsonl")
     record = {"conversations": to_sharegpt(messages, tools), "timestamp": datetime.now().isoformat(),
               "model": model, "completed": completed}
-    with path.open("a", encoding="utf-8") as fh:
-        fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+    append_nofollow(path, json.dumps(record, ensure_ascii=False) + "\n")  # the workspace: no link followed
     return path

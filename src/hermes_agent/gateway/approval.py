@@ -16,6 +16,10 @@ TEXT_ANSWERS = {"/approve": "once", "/approve once": "once", "/approve session":
 
 
 def approval_text(request: ApprovalRequest) -> str:
+    if request.once_only:
+        return (f"⚠️ Approval needed: {request.description}\n\n```\n{request.command}\n```\n\n"
+                f"This leaves the sandbox: only this one call can be approved. Reply /approve or /deny. "
+                f"No answer within {request.timeout:g} s = deny.")
     return (f"⚠️ Approval needed: {request.description}\n\n```\n{request.command}\n```\n\n"
             f"Reply /approve (once), /approve session, /approve always or /deny. "
             f"No answer within {request.timeout:g} s = deny.")

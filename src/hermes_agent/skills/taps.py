@@ -7,7 +7,6 @@ is added or updated by the user."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -65,10 +64,10 @@ class TapSkill:
 
 def run_git(args: list[str], cwd: Path | None = None) -> str:
     """Run git non-interactively; HubError with git's last stderr line on failure."""
-    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "true"}
-    try:
-        proc = subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True,
-                              timeout=_GIT_TIMEOUT, check=False)
+    from hermes_agent.gitsafe import run_git as safe_git
+
+    try:  # the user's own git settings (proxy, credentials) apply; nothing of the cloned repository runs
+        proc = safe_git(args, cwd=cwd, user_config=True, timeout=_GIT_TIMEOUT)
     except FileNotFoundError as exc:
         raise HubError("git is not installed; install git to use git taps") from exc
     except subprocess.TimeoutExpired as exc:

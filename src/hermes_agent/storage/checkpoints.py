@@ -117,10 +117,12 @@ class CheckpointStore:
     def _git(self, wd: str, *args: str, index: str | None = None, check: bool = True, stdin: bytes | None = None,
              env: Mapping[str, str] | None = None, excludes: str | None = None) -> str:
         config = ["-c", f"core.excludesFile={excludes}"] if excludes else []
-        cmd = ["git", f"--git-dir={self.store}", f"--work-tree={wd}", *config, *args]
-        proc = subprocess.run(cmd, cwd=wd if os.path.isdir(wd) else str(self.root), input=stdin,
-                              env={**self._git_env(index), **(env or {})}, capture_output=True,
-                              timeout=_GIT_TIMEOUT_S)
+        from hermes_agent.gitsafe import git_argv
+
+        cwd = wd if os.path.isdir(wd) else str(self.root)
+        full_env = {**self._git_env(index), **(env or {})}
+        cmd = git_argv(args, cwd=cwd, prefix=[f"--git-dir={self.store}", f"--work-tree={wd}", *config], env=full_env)
+        proc = subprocess.run(cmd, cwd=cwd, input=stdin, env=full_env, capture_output=True, timeout=_GIT_TIMEOUT_S)
         out = proc.stdout.decode("utf-8", "surrogateescape")
         if check and proc.returncode != 0:
             err = proc.stderr.decode("utf-8", "replace").strip()
@@ -153,7 +155,9 @@ class CheckpointStore:
 
     def _init_store(self) -> None:
         self.store.mkdir(parents=True, exist_ok=True)
-        subprocess.run(["git", "init", "--quiet", "--bare", str(self.store)], check=True, capture_output=True,
+        from hermes_agent.gitsafe import git_argv
+
+        subprocess.run(git_argv(["init", "--quiet", "--bare", str(self.store)]), check=True, capture_output=True,
                        env=self._git_env(), timeout=_GIT_TIMEOUT_S)
         for key, value in (("user.email", "hermes@local"), ("user.name", "Hermes Checkpoint"), ("gc.auto", "0"),
                            ("commit.gpgsign", "false"), ("core.autocrlf", "false"), ("core.quotepath", "false")):

@@ -117,8 +117,10 @@ def test_running_outside_the_sandbox_is_always_an_approval(hermes_home: Path) ->
     approver = ScriptedApprover(["session"])
     asking = bus_for(ApprovalGate(load_settings(), approver, is_interactive=True))
     assert asking.pre_tool_call("terminal", call, ctx()) is None
-    assert asking.pre_tool_call("terminal", {**call, "command": "pwd"}, ctx()) is None  # approved for the session
-    assert len(approver.requests) == 1 and approver.requests[0].pattern_key == "unsandboxed"
+    # "session" counts for this call only: leaving the sandbox is asked about every time
+    assert isinstance(asking.pre_tool_call("terminal", {**call, "command": "pwd"}, ctx()), Block)
+    assert len(approver.requests) == 2 and approver.requests[0].pattern_key == "unsandboxed"
+    assert all(r.once_only for r in approver.requests)
 
 
 def test_no_sandbox_on_the_machine_asks_before_every_command(hermes_home: Path) -> None:

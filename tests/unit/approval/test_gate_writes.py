@@ -60,23 +60,24 @@ def test_symlinked_directory_is_judged_where_it_leads(home, hermes_home):
     assert "credentials or secrets" in request.description
 
 
-def test_once_asks_every_time_session_covers_the_directory(home, hermes_home):
-    gate, approver = make_gate(home, hermes_home, ["once", "session"])
+def test_a_write_outside_the_sandbox_is_approved_one_call_at_a_time(home, hermes_home):
+    gate, approver = make_gate(home, hermes_home, ["once", "session", "always", "deny"])
     out = str(home / "elsewhere/a.txt")
     assert gate.check_write([out], session_id="s").via == "user"
-    assert gate.check_write([out], session_id="s").via == "user"
-    assert gate.check_write([str(home / "elsewhere/b.txt")], session_id="s").via == "session"
-    assert len(approver.requests) == 2
-    # the session approval of one directory does not cover a protected file
+    assert gate.check_write([out], session_id="s").via == "user"  # "session" is only this call
+    assert gate.check_write([str(home / "elsewhere/b.txt")], session_id="s").via == "user"  # so is "always"
     assert not gate.check_write([str(home / ".bashrc")], session_id="s").allowed
+    assert len(approver.requests) == 4 and all(r.once_only for r in approver.requests)
     assert approver.requests[-1].pattern_key == f"protected_write:{home}/.bashrc"
+    assert "command_allowlist" not in read_yaml_file(hermes_home / "config.yaml")  # nothing saved
 
 
-def test_always_saves_the_key_to_the_allowlist(home, hermes_home):
-    gate, approver = make_gate(home, hermes_home, ["always"])
-    assert gate.check_write([str(home / ".bashrc")]).allowed
-    saved = read_yaml_file(hermes_home / "config.yaml").get("command_allowlist")
-    assert saved == [f"protected_write:{home}/.bashrc"]
+def test_the_allowlist_does_not_cover_a_write_outside_the_sandbox(home, hermes_home):
+    gate, approver = make_gate(home, hermes_home, interactive=False,
+                               config=f"command_allowlist: ['protected_write:{home}/.bashrc']\n"
+                                      "approvals:\n  mode: 'off'\n")
+    decision = gate.check_write([str(home / ".bashrc")])
+    assert not decision.allowed and "--yolo, approvals.mode: off, command_allowlist" in decision.reason
 
 
 def test_hermes_home_is_protected_and_its_env_is_secret(home, hermes_home):
@@ -93,7 +94,8 @@ def test_raw_disks_are_refused_even_with_yolo(home, hermes_home):
     gate, approver = make_gate(home, hermes_home, ["once"], yolo=True)
     decision = gate.check_write(["/dev/sda"])
     assert not decision.allowed and decision.via == "hardline" and approver.requests == []
-    assert gate.check_write([str(home / ".bashrc")]).via == "yolo"
+    assert gate.check_write([str(home / ".bashrc")]).via == "user"  # yolo: a person still says yes, once
+    assert len(approver.requests) == 1 and approver.requests[0].once_only
 
 
 def test_deny_rules_name_policy_keys(home, hermes_home):
@@ -134,3 +136,16 @@ def test_remote_backends_keep_the_sensitive_path_classes(home, hermes_home, monk
     assert gate.check_write(["/srv/app/main.py"]).allowed  # a path on the remote host, not ours
     decision = gate.check_write(["~/.bashrc"])
     assert not decision.allowed and decision.pattern_key == "shell_rc_write:~/.bashrc"
+
+
+def test_a_boundary_request_offers_only_once_or_deny_and_no_auto_approver_answers_it(home, hermes_home):
+    from hermes_agent.approval.approvers import ApprovalRequest, AutoApprover, render_prompt
+
+    text = render_prompt(ApprovalRequest("write_file ~/.bashrc", "k", "protected", once_only=True))
+    assert "[o]nce  |  [d]eny" in text and "[s]ession" not in text and "Choice [o/D]" in text
+    (hermes_home / "config.yaml").write_text("", encoding="utf-8")
+    policy = PathPolicy.build(workspace=[str(home / "ws")], hermes_home=str(hermes_home), home=str(home),
+                              config={"shared_tmp": False})
+    gate = ApprovalGate(load_settings(), AutoApprover(), is_interactive=True, path_policy=policy)  # cron's approve
+    decision = gate.check_write([str(home / ".bashrc")])
+    assert not decision.allowed and "cannot ask" in decision.reason

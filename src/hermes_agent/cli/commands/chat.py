@@ -93,5 +93,7 @@ def run_oneshot(args: argparse.Namespace, settings: Settings, query: str, option
     if not text.strip():
         print("hermes: the model returned an empty answer", file=sys.stderr)
         return 1
-    print(text)
+    from hermes_agent.termsafe import visible
+
+    print(visible(text))  # the model's answer: its escape sequences are shown, not sent to the terminal
     return 0 if outcome.reason == "stop" else 3

@@ -134,18 +134,26 @@ def _confirm(question: str, assume_yes: bool) -> bool:
     return input(f"{question} [y/N] ").strip().lower() in ("y", "yes")
 
 
+def _print(*parts: object, **kw: object) -> None:
+    """print() of stored conversation text (titles, messages, tool calls): terminal controls the model
+    wrote are shown as text, never sent to the user's terminal (termsafe)."""
+    from hermes_agent.termsafe import visible
+
+    print(*(visible(str(p)) for p in parts), **kw)  # type: ignore[call-overload]
+
+
 def _list(args: argparse.Namespace, store: SessionStore) -> int:
     rows = store.list_sessions(args.limit * 3 if not args.source else args.limit, args.source)
     if not args.source:  # subagent runs clutter the list; `--source subagent` shows them
         rows = [r for r in rows if r.source != "subagent"][: args.limit]
     if not rows:
-        print("No sessions yet." if not args.source else f"No sessions from {args.source}.")
+        _print("No sessions yet." if not args.source else f"No sessions from {args.source}.")
         return 0
     previews = store.previews(s.id for s in rows if not s.title)  # untitled: the first thing asked, in quotes
-    print(f"{'ID':<22}  {'LAST ACTIVE':<16}  {'SOURCE':<9}  {'MSGS':>5}  TITLE")
+    _print(f"{'ID':<22}  {'LAST ACTIVE':<16}  {'SOURCE':<9}  {'MSGS':>5}  TITLE")
     for s in rows:
         title = s.title or (f'"{previews[s.id]}"' if previews.get(s.id) else None)
-        print(f"{s.id:<22}  {_when(s.last_active_at):<16}  {s.source:<9}  {s.message_count:>5}  "
+        _print(f"{s.id:<22}  {_when(s.last_active_at):<16}  {s.source:<9}  {s.message_count:>5}  "
               f"{_short(title, 60)}")
     return 0
 
@@ -164,19 +172,19 @@ def _header(info: SessionInfo) -> list[str]:
 
 def _show(args: argparse.Namespace, store: SessionStore) -> int:
     info = store.require_session(args.id)
-    print("\n".join(_header(info)))
+    _print("\n".join(_header(info)))
     for rec in store.get_records(info.id):
         m = rec.message
         label = f"tool {m.name}" if m.role == "tool" and m.name else m.role
-        print(f"\n── {label} · {_when(rec.timestamp)} · #{rec.id}")
+        _print(f"\n── {label} · {_when(rec.timestamp)} · #{rec.id}")
         if m.reasoning:
-            print(f"(reasoning) {_short(m.reasoning, 400) if not args.full else m.reasoning}")
+            _print(f"(reasoning) {_short(m.reasoning, 400) if not args.full else m.reasoning}")
         if m.content:
             shorten = m.role == "tool" and not args.full and len(m.content) > 800
-            print(m.content[:800] + f"\n… [{len(m.content) - 800} more chars; --full shows all]"
+            _print(m.content[:800] + f"\n… [{len(m.content) - 800} more chars; --full shows all]"
                   if shorten else m.content)
         for tc in m.tool_calls:
-            print(f"→ {tc.name}({tc.arguments if args.full else _short(tc.arguments, 300)})")
+            _print(f"→ {tc.name}({tc.arguments if args.full else _short(tc.arguments, 300)})")
     return 0
 
 
@@ -185,13 +193,13 @@ def _search(args: argparse.Namespace, store: SessionStore) -> int:
     hits = store.search(query, source=args.source, since=_day(args.since), until=_day(args.until, end=True),
                         limit=args.limit)
     if not hits:
-        print(f"No sessions match {query!r}.")
+        _print(f"No sessions match {query!r}.")
         return 0
     for hit in hits:
         s = hit.session
-        print(f"{s.id}  {_when(s.last_active_at)}  {s.source}  {_short(s.title, 60)}")
+        _print(f"{s.id}  {_when(s.last_active_at)}  {s.source}  {_short(s.title, 60)}")
         for snip in hit.snippets:
-            print(f"    #{snip.message_id} {snip.role}: {snip.text}")
+            _print(f"    #{snip.message_id} {snip.role}: {snip.text}")
     return 0
 
 
@@ -227,16 +235,17 @@ def _export_ids(args: argparse.Namespace, store: SessionStore) -> list[str]:
 
 def _export_md(store: SessionStore, ids: list[str], folder: Path) -> int:
     """Hermes's Markdown export: one `<id>-session.md` per session and a manifest.jsonl line for each."""
-    try:
+    from hermes_agent.nofollow import append_nofollow, write_text_nofollow
+
+    try:  # may be the current directory, which a sandboxed command could have filled with symlinks
         folder.mkdir(parents=True, exist_ok=True)
-        with (folder / "manifest.jsonl").open("a", encoding="utf-8") as manifest:
-            for sid in ids:
-                text = store.export(sid, "hermes-md")
-                path = folder / f"{sid}-session.md"
-                path.write_text(text, encoding="utf-8")
-                manifest.write(json.dumps({"exported_at": datetime.now().timestamp(), "format": "md",
-                                           "path": str(path), "session_id": sid,
-                                           "sha256": hashlib.sha256(text.encode()).hexdigest()}) + "\n")
+        for sid in ids:
+            text = store.export(sid, "hermes-md")
+            path = folder / f"{sid}-session.md"
+            write_text_nofollow(path, text)
+            append_nofollow(folder / "manifest.jsonl", json.dumps({
+                "exported_at": datetime.now().timestamp(), "format": "md", "path": str(path), "session_id": sid,
+                "sha256": hashlib.sha256(text.encode()).hexdigest()}) + "\n")
     except OSError as exc:
         raise HermesError(f"cannot write to {folder}: {exc.strerror or exc}") from exc
     print(f"Exported {len(ids)} session(s) to {folder}")
@@ -248,7 +257,9 @@ def _write(text: str, output: str | None, what: str = "") -> int:
         sys.stdout.write(text)
         return 0
     try:
-        Path(output).write_text(text, encoding="utf-8")
+        from hermes_agent.nofollow import write_text_nofollow
+
+        write_text_nofollow(output, text)  # no symlink followed (the current directory is the sandbox's)
     except OSError as exc:
         raise HermesError(f"cannot write {output}: {exc.strerror or exc}") from exc
     print(f"Wrote {what + ' to ' if what else ''}{output} ({len(text.encode()):,} bytes).")

@@ -144,17 +144,28 @@ def stat_file(backend: TerminalBackend, path: str) -> dict:
     if st.get("is_dir"):
         raise FileToolError(f"{path} is a directory, not a file; list it with "
                             f"search_files(target='files', path='{path}')")
-    if backend.kind == "local" and not _is_regular(path):
-        raise FileToolError(f"{path} is not a regular file (device, FIFO or socket); reading it could block")
+    special = _special(path) if backend.kind == "local" else None
+    if special:
+        raise FileToolError(f"{path} is {special}; the file tools do not read it (use the terminal if needed)")
     return st
 
 
-def _is_regular(path: str) -> bool:
-    """True for regular files (and symlinks to them): devices and FIFOs would block a read."""
+def _special(path: str) -> str | None:
+    """Why a local file must not be read (devices and FIFOs block; procfs/sysfs files block or never
+    end), else None. Symlinks to regular files are fine here (the guarded open refuses them later)."""
+    from hermes_agent.nofollow import pseudo_fs
+
     try:
-        return stat_mod.S_ISREG(os.stat(path).st_mode)
+        fd = os.open(path, getattr(os, "O_PATH", os.O_RDONLY) | os.O_CLOEXEC)
     except OSError:
-        return True  # let the read itself report the problem
+        return None  # let the read itself report the problem
+    try:
+        if not stat_mod.S_ISREG(os.fstat(fd).st_mode):
+            return "not a regular file (device, FIFO or socket): reading it could block"
+        fs = pseudo_fs(fd)
+        return f"a kernel {fs} file (it may block, never end or drain kernel state)" if fs else None
+    finally:
+        os.close(fd)
 
 
 def read_head(backend: TerminalBackend, path: str, size: int) -> bytes:

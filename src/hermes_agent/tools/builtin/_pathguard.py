@@ -11,7 +11,7 @@ import stat as stat_mod
 from typing import BinaryIO
 
 from hermes_agent.approval.policy import PathPolicy, Verdict, resolve
-from hermes_agent.nofollow import open_dir, open_nofollow, write_nofollow
+from hermes_agent.nofollow import open_dir, open_nofollow, pseudo_fs, write_nofollow
 from hermes_agent.terminal.base import TerminalBackend
 from hermes_agent.tools.builtin._fileio import FileToolError
 
@@ -70,6 +70,10 @@ class GuardedBackend:
         try:
             if not stat_mod.S_ISREG(os.fstat(fd).st_mode):
                 raise FileToolError(f"{path} is not a regular file (device, FIFO or socket); not read")
+            fs = pseudo_fs(fd)
+            if fs:
+                raise FileToolError(f"{path} is a kernel {fs} file (it may block, never end or drain kernel "
+                                    "state); the file tools do not read it. Use the terminal for it.")
             os.set_blocking(fd, True)
             return os.fdopen(fd, "rb")
         except BaseException:

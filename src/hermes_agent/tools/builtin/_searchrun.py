@@ -47,6 +47,9 @@ def _run(backend: TerminalBackend, args: dict, *, path_env: str | None,
     root = guard.root if guard else root
     if backend.stat(root) is None:
         raise missing_error(backend, root)
+    if backend.kind == "local" and not _searchable(root):
+        raise FileToolError(f"{root} is not a regular file or directory (a FIFO, socket or device blocks a "
+                            "reader): not searched")
     limit = max(1, min(int(args.get("limit") or 50), 500))
     offset = max(0, int(args.get("offset") or 0))
     cwd = backend.cwd()
@@ -65,6 +68,17 @@ def _run(backend: TerminalBackend, args: dict, *, path_env: str | None,
         out = _content(backend, literal, root, cwd, mode, offset, limit, path_env, stop, use_rg, guard)
         out["note"] = f"not a valid regex ({exc}); searched as literal text. " + out.get("note", "")
         return out
+
+
+def _searchable(root: str) -> bool:
+    """A directory or a regular file (what a search may open); a FIFO would block rg or the walker."""
+    import stat as stat_mod
+
+    try:
+        mode = os.stat(root).st_mode
+    except OSError:
+        return True  # the search reports it
+    return stat_mod.S_ISDIR(mode) or stat_mod.S_ISREG(mode)
 
 
 def _content(backend: TerminalBackend, q: s.Query, root: str, cwd: str, mode: str, offset: int, limit: int,

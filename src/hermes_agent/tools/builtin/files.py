@@ -3,7 +3,11 @@ terminal backend (host, container or remote) and snapshot the working directory 
 
 from __future__ import annotations
 
+import contextvars
+import functools
 import re
+import threading
+from collections.abc import Callable
 
 from hermes_agent import lazyre
 from hermes_agent.approval.subject import ApprovalSubject
@@ -226,14 +230,76 @@ def writes_subject(args: dict) -> ApprovalSubject | None:
     return ApprovalSubject(paths=tuple(paths)) if paths else None
 
 
-registry.register("read_file", "file", READ_FILE_SCHEMA, read_file, emoji="📖", parallel_safe=True)
+FILE_DEADLINE = 30.0  # seconds: a file tool call that takes longer (a blocking file, a hung mount) answers anyway
+
+
+class _Workers:
+    """Long-lived daemon worker threads, one more whenever none is idle. Long-lived: a backend started from
+    a thread that then exits loses its sandbox launcher (the parent-death signal follows the thread).
+    Daemon: a call stuck in a read never holds up the exit (ThreadPoolExecutor joins its threads)."""
+
+    def __init__(self) -> None:
+        import queue
+
+        self._jobs: queue.SimpleQueue = queue.SimpleQueue()
+        self._idle = 0
+        self._lock = threading.Lock()
+
+    def submit(self, fn: Callable[..., object], *args: object, **kw: object):  # noqa: ANN201 - a Future
+        from concurrent.futures import Future
+
+        future: Future = Future()
+        with self._lock:
+            if self._idle == 0:
+                threading.Thread(target=self._loop, name="hermes-file-tool", daemon=True).start()
+            else:
+                self._idle -= 1
+        self._jobs.put((future, fn, args, kw))
+        return future
+
+    def _loop(self) -> None:
+        while True:
+            future, fn, args, kw = self._jobs.get()
+            if future.set_running_or_notify_cancel():
+                try:
+                    future.set_result(fn(*args, **kw))
+                except BaseException as exc:  # handed to the caller through the future
+                    future.set_exception(exc)
+            with self._lock:
+                self._idle += 1
+
+
+_workers = functools.cache(_Workers)
+
+
+def bounded(handler: Callable[..., str], seconds: float) -> Callable[..., str]:
+    """`handler` with a deadline: it runs on a worker thread (with the caller's context variables); past
+    `seconds` the model gets an error and the turn goes on (the stuck call keeps its worker)."""
+    from concurrent.futures import TimeoutError as FutureTimeout
+
+    @functools.wraps(handler)
+    def run(args: dict, **kw: object) -> str:
+        future = _workers().submit(contextvars.copy_context().run, handler, args, **kw)
+        try:
+            return future.result(timeout=seconds)
+        except FutureTimeout:
+            return tool_error(f"{handler.__name__} did not finish within {seconds:g} s (a file that blocks, or a "
+                              "hung filesystem); hermes stopped waiting. Do not retry it on the same path.")
+
+    return run
+
+
+registry.register("read_file", "file", READ_FILE_SCHEMA, bounded(read_file, FILE_DEADLINE), emoji="📖",
+                  parallel_safe=True)
 def writes_persist(args: dict) -> str | None:
     """A context file or the Hermes home among the written paths (what future sessions would load)."""
     return next((w for p in written_paths(args) if (w := path_persists(p)) is not None), None)
 
 
-registry.register("write_file", "file", WRITE_FILE_SCHEMA, write_file, emoji="✍️", parallel_safe=False,
+registry.register("write_file", "file", WRITE_FILE_SCHEMA, bounded(write_file, FILE_DEADLINE), emoji="✍️",
+                  parallel_safe=False,
                   path_arg="path", approval="writes", approval_subject=writes_subject, persists=writes_persist)
-registry.register("patch", "file", PATCH_SCHEMA, patch, emoji="🔧", parallel_safe=False,
+registry.register("patch", "file", PATCH_SCHEMA, bounded(patch, FILE_DEADLINE), emoji="🔧", parallel_safe=False,
                   path_arg="path", approval="writes", approval_subject=writes_subject, persists=writes_persist)
-registry.register("search_files", "file", SEARCH_FILES_SCHEMA, search_files, emoji="🔎", parallel_safe=True)
+registry.register("search_files", "file", SEARCH_FILES_SCHEMA,
+                  bounded(search_files, _searchrun.SEARCH_DEADLINE + 15), emoji="🔎", parallel_safe=True)

@@ -1,0 +1,122 @@
+"""Issue 19 (a44, a45): every write the unconfined process makes by name where the sandbox can write (the
+workspace, the current directory) goes through the no-follow writers of hermes_agent/nofollow.py. This scan
+fails on a new bare open(..., "w"/"a"/"x"/"+") / Path.open("w") / write_text / write_bytes anywhere in src/
+unless the module is listed below with the reason its target is out of the sandbox's reach. And the writers
+themselves refuse what the red team planted: a symlink to ~/.bashrc, a FIFO, a second hard link."""
+
+from __future__ import annotations
+
+import ast
+import os
+from pathlib import Path
+
+import pytest
+
+from hermes_agent.nofollow import NotRegularFile, append_nofollow, write_text_nofollow
+
+SRC = Path(__file__).resolve().parents[2] / "src" / "hermes_agent"
+
+# module -> why its bare writes land where no confined command can create or swap a name
+EXCEPTIONS: dict[str, str] = {
+    "skills/hub/store.py": "HERMES_HOME/skills/.hub (hidden from the sandbox)",
+    "skills/bundled.py": "HERMES_HOME/skills lock file",
+    "gateway/runner.py": "HERMES_HOME gateway state",
+    "gateway/platforms/discord.py": "HERMES_HOME media cache",
+    "gateway/platforms/slack.py": "HERMES_HOME media cache",
+    "gateway/platforms/whatsapp.py": "HERMES_HOME media cache",
+    "terminal/sandbox/runner.py": "an os.pipe() fd hermes made (open(fd)), not a name",
+    "terminal/runfile.py": "HERMES_HOME/run records",
+    "terminal/modal.py": "the remote sandbox's own file API",
+    "providers/scripted.py": "the test model server's log, a path the tester names",
+    "providers/auth_store.py": "HERMES_HOME auth lock",
+    "cron/jobs.py": "HERMES_HOME/cron lock",
+    "media/images.py": "HERMES_HOME/cache/images",
+    "media/speech.py": "HERMES_HOME/cache/audio",
+    "storage/retention.py": "HERMES_HOME state",
+    "storage/checkpoints.py": "HERMES_HOME/checkpoints and hermes's own mkdtemp directory",
+    "cli/main.py": "os.devnull",
+    "cli/commands/gateway_service.py": "HERMES_HOME service files and logs, the user's systemd unit",
+    "cli/commands/cron.py": "HERMES_HOME/cron pid file",
+    "cli/commands/profile.py": "HERMES_HOME root active_profile",
+    "cli/commands/backup_import.py": "a mkstemp file inside HERMES_HOME during import",
+    "tools/builtin/_webconvert.py": "HERMES_HOME/cache/web",
+    "tools/builtin/browser.py": "HERMES_HOME/cache/screenshots",
+    "tools/builtin/rl.py": "HERMES_HOME/rl run directories",
+    "tools/builtin/_rlrollout.py": "HERMES_HOME/rl run directories",
+    "tools/mcp/connection.py": "HERMES_HOME/logs/mcp and os.devnull",
+    "approval/approvers.py": "/dev/tty, the user's terminal",
+    "memory/store.py": "HERMES_HOME/memories lock file",
+}
+_MODE_CHARS = set("wax+")
+
+
+def _bare_writes(tree: ast.AST) -> list[int]:
+    lines = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+        if name in ("write_text", "write_bytes"):
+            target = func.value if isinstance(func, ast.Attribute) else node.args[0] if node.args else None
+            if not (isinstance(target, ast.Name) and target.id == "backend"):  # the file tools' guarded writer
+                lines.append(node.lineno)
+        elif name == "open":
+            pos = 1 if isinstance(func, ast.Name) or (isinstance(func.value, ast.Name) and func.value.id in ("io", "builtins")) else 0
+            mode = node.args[pos] if len(node.args) > pos else next((k.value for k in node.keywords if k.arg == "mode"), None)
+            modes = [mode.body, mode.orelse] if isinstance(mode, ast.IfExp) else [mode]
+            if any(isinstance(m, ast.Constant) and isinstance(m.value, str) and _MODE_CHARS & set(m.value)
+                   for m in modes):
+                lines.append(node.lineno)
+    return lines
+
+
+def test_no_bare_writes_outside_the_listed_hermes_home_internals():
+    found: dict[str, list[int]] = {}
+    for path in sorted(SRC.rglob("*.py")):
+        rel = path.relative_to(SRC).as_posix()
+        hits = _bare_writes(ast.parse(path.read_text(encoding="utf-8")))
+        if hits and rel not in EXCEPTIONS:
+            found[rel] = hits
+    assert not found, f"bare writes by name (use hermes_agent.nofollow, or list the module with a reason): {found}"
+    stale = [m for m in EXCEPTIONS if not _bare_writes(ast.parse((SRC / m).read_text(encoding="utf-8")))]
+    assert not stale, f"listed but no longer writing bare: {stale}"
+
+
+def test_the_workspace_writers_are_scanned():
+    for module in ("core/trajectory.py", "cli/worktree.py", "cli/slash_conv.py", "cli/commands/sessions.py",
+                   "batch/store.py"):
+        assert module not in EXCEPTIONS
+        assert "nofollow" in (SRC / module).read_text(encoding="utf-8")
+
+
+def test_append_refuses_a_planted_symlink_fifo_and_hard_link(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    rc = tmp_path / "bashrc"
+    rc.write_text("# rc\n")
+    Path("trajectory_samples.jsonl").symlink_to(rc)
+    with pytest.raises(PermissionError):
+        append_nofollow("trajectory_samples.jsonl", "PWNED\n")
+    Path("sub").symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(PermissionError):
+        append_nofollow("sub/x.jsonl", "PWNED\n")
+    os.mkfifo("fifo")
+    with pytest.raises(NotRegularFile):
+        append_nofollow("fifo", "PWNED\n")
+    os.link(rc, "hard")
+    with pytest.raises(PermissionError):
+        append_nofollow("hard", "PWNED\n")
+    assert rc.read_text() == "# rc\n" and not (tmp_path / "elsewhere").exists()
+    append_nofollow("data/ok.jsonl", "one\n")
+    append_nofollow("data/ok.jsonl", b"two\n")
+    assert Path("data/ok.jsonl").read_text() == "one\ntwo\n"
+
+
+def test_write_text_replaces_a_symlink_instead_of_following_it(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    rc = tmp_path / "bashrc"
+    rc.write_text("# rc\n")
+    Path("conv.json").symlink_to(rc)
+    write_text_nofollow("conv.json", "{}\n")
+    assert rc.read_text() == "# rc\n"
+    assert not Path("conv.json").is_symlink() and Path("conv.json").read_text() == "{}\n"
