@@ -91,3 +91,21 @@ def test_manager_log_notes_dropped_bytes(work):
     assert log["offset"] == 4000 and len(log["output"]) == 1000 and "dropped" in log["note"]
     manager.close_all()
     backend.close()
+
+
+def test_a_sandbox_started_by_a_short_lived_thread_outlives_it(call):
+    """A gateway turn or a file-tool worker may be the first to use the terminal, on a thread that then ends.
+    The sandbox's death signal follows the thread that forked it: the session's background server must keep
+    running after that thread is gone, and the next command runs once."""
+    import threading
+
+    started: dict = {}
+    t = threading.Thread(target=lambda: started.update(call("terminal", command="sleep 30", background=True)))
+    t.start()
+    t.join()
+    time.sleep(1.0)  # the dead thread's signal, if any, has arrived by now
+    poll = call("process", action="poll", id=started["id"])
+    assert poll["status"] == "running", poll
+    out = call("terminal", command="echo once >> ran.txt; cat ran.txt")
+    assert out["output"].splitlines() == ["once"]
+    call("process", action="kill", id=started["id"])

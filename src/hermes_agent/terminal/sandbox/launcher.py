@@ -163,8 +163,29 @@ class SandboxedProcess:
         self.send_signal(signal.SIGKILL)
 
 
+class _Unsent(ConnectionError):
+    """A request that never reached the launcher (so nothing ran)."""
+
+
+_SPAWNER: list = []  # one long-lived thread that starts every launcher
+_SPAWNER_LOCK = threading.Lock()
+
+
+def _from_spawner(start):  # type: ignore[no-untyped-def]
+    """Run `start()` (a Popen) on one thread that lives as long as hermes. The launcher's death signal
+    (bwrap --die-with-parent, the keeper's PR_SET_PDEATHSIG) follows the *thread* that forked it: started
+    from a turn's or a pool's short-lived thread, the session's sandbox died with that thread."""
+    with _SPAWNER_LOCK:
+        if not _SPAWNER:
+            from concurrent.futures import ThreadPoolExecutor
+
+            _SPAWNER.append(ThreadPoolExecutor(max_workers=1, thread_name_prefix="hermes-sandbox-spawner"))
+        pool = _SPAWNER[0]
+    return pool.submit(start).result()
+
+
 class Launcher:
-    """One launcher process per backend, restarted once when it dies."""
+    """One launcher process per backend, restarted when it died before a request reached it."""
 
     def __init__(self, spec: SandboxSpec, mechanism: str) -> None:
         self.spec = spec
@@ -197,8 +218,9 @@ class Launcher:
         try:
             if self._log_fd is None:
                 self._log_fd = os.memfd_create("hermes-sandbox-log", os.MFD_CLOEXEC)
-            self._proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=self._log_fd, stderr=self._log_fd,
-                                          pass_fds=tuple(passed), start_new_session=True, env=env)
+            self._proc = _from_spawner(functools.partial(
+                subprocess.Popen, argv, stdin=subprocess.DEVNULL, stdout=self._log_fd, stderr=self._log_fd,
+                pass_fds=tuple(passed), start_new_session=True, env=env))
         except OSError as exc:
             parent.close()
             raise SandboxError(f"cannot start the {self.mechanism} sandbox: {exc}") from exc
@@ -289,10 +311,14 @@ class Launcher:
                     self.start()
             try:
                 return self._request(argv, cwd, env, (stdin, stdout, stderr, *extra), pty, pipes)
-            except (OSError, ConnectionError) as exc:
+            except _Unsent as exc:  # never reached the launcher: safe to try once more on a fresh one
                 if attempt == 2:
                     raise SandboxError(f"the sandbox launcher failed: {exc}") from exc
                 self._close_launcher()
+            except (OSError, ConnectionError) as exc:  # sent: it may have run, so it is never run twice
+                self._close_launcher()
+                raise SandboxError(f"the sandbox launcher died while starting the command (it may have run): "
+                                   f"{exc}") from exc
         raise AssertionError("unreachable")
 
     def _request(self, argv: list[str], cwd: str, env: dict[str, str], fds: tuple[int, ...], pty: bool,
@@ -305,8 +331,13 @@ class Launcher:
             slot[2] = (argv, pipes)
             sock = self._sock
             if sock is None:
-                raise ConnectionError("launcher not running")
-            send_frame(sock, {"id": rid, "argv": argv, "cwd": cwd, "env": env, "pty": pty}, fds)
+                self._pending.pop(rid, None)
+                raise _Unsent("launcher not running")
+            try:
+                send_frame(sock, {"id": rid, "argv": argv, "cwd": cwd, "env": env, "pty": pty}, fds)
+            except OSError as exc:  # the launcher reads whole frames only: a failed send ran nothing
+                self._pending.pop(rid, None)
+                raise _Unsent(str(exc)) from exc
         while not slot[0].wait(0.5):
             if not self.alive():
                 self._pending.pop(rid, None)
