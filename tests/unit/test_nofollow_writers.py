@@ -39,6 +39,7 @@ EXCEPTIONS: dict[str, str] = {
     "cli/commands/cron.py": "HERMES_HOME/cron pid file",
     "cli/commands/profile.py": "HERMES_HOME root active_profile",
     "cli/commands/backup_import.py": "a mkstemp file inside HERMES_HOME during import",
+    "tools/manifest.py": "the package's own builtin_manifest.json, written by a developer command",
     "tools/builtin/_webconvert.py": "HERMES_HOME/cache/web",
     "tools/builtin/browser.py": "HERMES_HOME/cache/screenshots",
     "tools/builtin/rl.py": "HERMES_HOME/rl run directories",
