@@ -34,7 +34,8 @@ SITE_PACKAGES = sysconfig.get_paths()["purelib"]
 HERMES = os.path.join(VENV_BIN, "hermes")
 # Files HERMES_HOME holds that hermes itself legitimately writes during a run.
 HH_IGNORE = ("state.db", "state.db-wal", "state.db-shm", ".parsed-config.json", "logs", "run", "checkpoints", "sessions", "memories", "skills", ".skills",
-             "cache", "audio_cache", "image_cache", ".update_check", "models_dev_cache.json")
+             "cache", "audio_cache", "image_cache", ".update_check", "models_dev_cache.json",
+             "quarantine")  # the run-later guard moves planted files here (hermes's own doing)
 
 # Directories other tests make in the real HOME (/root) while this suite runs beside them (pytest-xdist):
 # tests/conftest.py's outside_dir and the sandbox secrets tests. An attack's own files carry its pwn tag.

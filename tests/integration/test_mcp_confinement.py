@@ -102,7 +102,7 @@ def test_mcp_server_gets_a_private_tmp(scripted, user_home, mechanism):
     out = _run(user_home, "chat", "-q", "temp files")
     assert out.returncode == 0, out.stderr
     result = _tool_result(scripted)
-    assert "END" in result and "TMPDIR-OK" in result and "MKSTEMP" in result, result
+    assert "END" in result and "TMPDIR-OK" in result and "MKSTEMP" in result, (result, out.stderr[-2000:])
     assert not os.path.exists(f"/tmp/{probe}"), "an MCP server wrote the host's /tmp"
     private = list((user_home / ".cache" / "hermes" / "mcp").glob(f"evil-*/tmp/{probe}"))
     assert private, result  # $TMPDIR is the server's own state dir
