@@ -12,7 +12,14 @@ from hermes_agent.approval.rules.exposure import metadata_host
 from hermes_agent.approval.rules.lazyre import lazy
 from hermes_agent.approval.rules.subcommands import SQL_CLIENTS
 from hermes_agent.approval.rules.table import SQL_CONTEXT
-from hermes_agent.approval.rules.targets import CREDENTIAL_READ, classify_path, classify_read, protected_dir
+from hermes_agent.approval.rules.targets import (
+    CREDENTIAL_READ,
+    classify_path,
+    classify_read,
+    disposable,
+    protected_dir,
+    secret_file,
+)
 
 
 class Scanner(Protocol):
@@ -71,13 +78,22 @@ _ALL_ENV = lazy(r"(?:dict|str|repr|json\.dumps|list)\s*\(\s*os\s*\.\s*environ\s*
                       r"|\$_ENV\b(?!\s*\[)|getenv\s*\(\s*\)|Deno\s*\.\s*env\s*\.\s*toObject")
 _SENDS = lazy(r"urlopen|urllib|requests\s*\.\s*(?:post|put|get)|httpx|http\.client|fetch\s*\(|Net::HTTP|LWP|IO::Socket"
                     r"|socket|XMLHttpRequest|axios|https?\s*\.\s*request|curl_exec|smtplib|require\s*\(\s*['\"](?:https?|net|tls|dgram)['\"]\s*\)"
-                    r"|TCPSocket|fsockopen|HTTP::Tiny")
+                    r"|TCPSocket|fsockopen|HTTP::Tiny|requests\s*\.\s*(?:request|patch|Session)|HTTPS?Connection|aiohttp|urllib3"
+                    r"|(?:file_get_contents|fopen|curl_init)\s*\(\s*['\"]https?:|sendto|create_connection|dgram|WebSocket")
 _REDIS_WIPE = lazy(r"(?im)^\s*(?:flushall|flushdb)\b|^\s*config\s+set\s+(?:dir|dbfilename)\b")
 _GLOB_DELETE = lazy(r"(?s)(?:\bunlink|os\s*\.\s*(?:remove|unlink)|\.unlink\s*\(|File\s*\.\s*delete|unlinkSync|FileUtils\s*\.\s*rm)\b.{0,60}"
-                    r"(?:\bglob\s*\(|Dir\s*(?:\[|\.glob)|\.rglob|readdirSync)|(?:\bglob\s*\(|\.rglob|Dir\s*\[).{0,80}(?:unlink|remove|delete)")
+                    r"(?:\bglob\b|Dir\s*(?:\[|\.glob)|\.rglob|readdirSync|listdir|scandir|iterdir|opendir|readdir)"
+                    r"|(?:\bglob\s*\(|\.rglob|Dir\s*\[|listdir|scandir|iterdir|readdirSync).{0,80}(?:unlink|remove|delete)"
+                    r"|\bunlink\s*\(?\s*<[^<>\s]*[*?][^<>]*>")
 _TREE_WALK = lazy(r"\bglob\b|\.rglob|os\s*\.\s*walk|readdirSync|Dir\s*(?:\[|\.glob)|Find\s*\.\s*find|File::Find|scandir")
 _OVERWRITE = lazy(r"open\s*\([^)]*['\"]w|write_text|write_bytes|writeFileSync|truncate|File\s*\.\s*write|\bunlink|os\s*\.\s*remove")
-_READ = lazy(r"\bopen\s*\(|read_text|read_bytes|readFile|File\s*\.\s*read|slurp|file_get_contents|copy")
+_READ = lazy(r"\bopen\s*\(|\bopen\s+\w+\s*,|read_text|read_bytes|readFile|createReadStream|File\s*\.\s*(?:read|open|binread)"
+             r"|IO\s*\.\s*(?:read|binread)|slurp|file_get_contents|fopen|copy|Deno\s*\.\s*readFile|Bun\s*\.\s*file")
+# one variable of the environment looked up by a secret-looking name: os.environ['API_KEY'], process.env.GH_TOKEN
+_ENV_NAMED = lazy(r"(?:environ\s*(?:\.\s*get\s*\(|\[)|getenv\s*\(|ENV\s*(?:\.\s*fetch\s*\(|\[)|\$ENV\s*\{|\$_ENV\s*\[|env\s*\.\s*get\s*\()"
+                  r"\s*['\"]?([A-Za-z_]\w*)|process\s*\.\s*env\s*(?:\.\s*|\[\s*['\"])([A-Za-z_]\w*)")
+_SECRET_VAR = lazy(r"(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASS|PAT|CREDENTIALS?|AUTH|COOKIE|PRIVATE|DSN)(?:_|\Z)|\A(?:DATABASE_URL|PGPASSWORD)\Z")
+_URL_HOST = lazy(r"[a-zA-Z][\w+.-]*://(?:[^@/\s]*@)?([^/:?#\s'\"]+)")
 # characters built from numbers: chr(114), String.fromCharCode(114,109), map(chr,[114,109]), bytes([114,109])
 _CHR = lazy(r"\b(?:chr|unichr)\s*\(\s*(0x[0-9a-fA-F]+|\d+)\s*\)")
 _NUMS = r"((?:0x[0-9a-fA-F]+|\d+)(?:\s*,\s*(?:0x[0-9a-fA-F]+|\d+))*)\s*,?\s*"
@@ -205,20 +221,51 @@ def _network(scanner: Scanner, lang: str, code: str, literals: list) -> None:
     if (_REVERSE_SHELL.search(code) or _SOCKET.search(code) and _SHELL_SIDE.search(code)) and (
             "connect" in code or "TCPSocket" in code or "fsockopen" in code or "IO::Socket" in code or "/inet/tcp/" in code):
         scanner.add("reverse_shell", f"{lang} code connects a socket to a shell")
-    secret = _READ.search(code) and any(classify_read(lit) for lit in literals if "/" in lit)
-    if secret:
+    if _READ.search(code) and any(classify_read(lit) for lit in literals if "/" in lit):
         scanner.add(*CREDENTIAL_READ)
-    if (secret or _ALL_ENV.search(code)) and _SENDS.search(code):
+    if _SENDS.search(code) and (_ALL_ENV.search(code) or _secret_source(code, literals)):
         scanner.add("exfiltration", f"{lang} code sends secrets or the environment over the network")
     if (_REMOTE.search(code) or "socket" in code) and any(metadata_host(lit) for lit in literals):
         scanner.add("cloud_metadata", f"{lang} code contacts the cloud metadata service")
+
+
+def _secret_source(code: str, literals: list) -> bool:
+    """The code reads a secret-bearing file (.env, keys, credentials) or a secret-named variable of the environment
+    that is not meant for a host the code names (OPENAI_API_KEY to api.openai.com is ordinary)."""
+    if _READ.search(code) and any(secret_file(lit) for lit in literals):
+        return True
+    hosts = [m.group(1).lower() for m in _URL_HOST.finditer(code)]
+    for m in _ENV_NAMED.finditer(code):
+        name = (m.group(1) or m.group(2) or "").upper()
+        if _SECRET_VAR.search(name):
+            vendor = name.split("_", 1)[0].lower()
+            if not (len(vendor) > 1 and hosts and all(vendor in h or (vendor == "gh" and "github" in h) for h in hosts)):
+                return True
+    return False
+
+
+def _tree_deletes(code: str) -> bool:
+    """A recursive delete whose target is not only caches named in the code (rmtree('__pycache__'))."""
+    if not _TREE_DELETE.search(code):
+        return False
+    if re.search(r"rmSync|rmdirSync|\bfs\s*\.\s*(?:promises\s*\.\s*)?rm(?:dir)?\s*\(", code) and "recursive" not in code \
+            and not re.search(r"rmtree|remove_tree|rm_rf?\b|remove_dir|remove_entry|rimraf|removedirs|unlink_recursively", code):
+        return False  # fs.rmSync(path) without {recursive: true} removes one file
+    args = list(_TREE_ARG.finditer(code))
+    calls = len(_TREE_DELETE.findall(code))
+    return not (args and len(args) >= calls and all(m.group(2) and _cache_dir(m.group(2)) for m in args))
+
+
+def _cache_dir(path: str) -> bool:
+    """A cache the tools refill on their own (__pycache__, .pytest_cache); build outputs (build, dist) still ask."""
+    return disposable(path) and "cache" in path.rstrip("/").rsplit("/", 1)[-1].lower()
 
 
 def _files(scanner: Scanner, lang: str, code: str, literals: list) -> None:
     """Deletes (trees, globs) and writes (sensitive paths, every file found) done by the code."""
     if _GLOB_DELETE.search(code):
         scanner.add("glob_delete", f"delete every file matching a pattern from {lang} code")
-    if _TREE_DELETE.search(code):
+    if _tree_deletes(code):
         scanner.add("recursive_delete", f"recursive delete from {lang} code")
         for m in _TREE_ARG.finditer(code):
             kind = "home" if m.group(3) else protected_dir(m.group(2) or "")

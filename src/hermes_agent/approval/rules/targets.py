@@ -173,6 +173,24 @@ def classify_read(path: str) -> Class | None:
     return CREDENTIAL_READ if _SECRET.search(p) else None
 
 
+_SECRET_NAME_FILE = lazy(
+    r"\A(?:\.env(?:\.[\w.-]+)?|\.envrc|id_(?:rsa|dsa|ecdsa|ed25519)\w*|[\w.-]+\.(?:pem|key|p12|pfx|kdbx|keystore|jks|ppk)"
+    r"|(?:[\w-]+[._-])?(?:credentials?|secrets?|tokens?|creds|passwords?)(?:\.(?:json|ya?ml|txt|ini|toml|cfg|conf|env|csv|xml|properties|enc|gpg|asc))?|\.netrc|\.npmrc|\.pypirc|\.pgpass"
+    r"|\.git-credentials|\.my\.cnf|auth\.json|service[-_]?account[\w.-]*\.json|[\w.-]*_token)\Z", re.I)
+
+
+def secret_file(path: str) -> bool:
+    """A file whose contents are secrets by its name (.env, id_rsa, *.pem, credentials.json, .npmrc, tokens...)
+    or its place (classify_read); templates and backups of .env (.env.example, .env.bak) are not."""
+    p = norm_path(path.strip())
+    if not p or len(p) > 300 or any(c.isspace() for c in p):
+        return False
+    base = p.rstrip("/").rsplit("/", 1)[-1]
+    if base.startswith(".env") and _ENV_TEMPLATE.search(base):
+        return False
+    return bool(_SECRET_NAME_FILE.match(base)) or classify_read(p) is not None
+
+
 def disposable(path: str) -> bool:
     """True for build outputs and caches that a build recreates (node_modules, dist, __pycache__...)."""
     p = path.rstrip("/")
