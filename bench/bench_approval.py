@@ -16,7 +16,8 @@ from hermes_agent.approval.rules import analyse_command, scan_command
 FIXTURES = Path(__file__).resolve().parents[1] / "tests" / "fixtures"
 CORPORA = {"corpus": FIXTURES / "approval_corpus.yaml", "held-out": FIXTURES / "approval_heldout.yaml",
            "held-out-19": FIXTURES / "approval_heldout_19.yaml", "probe-19": FIXTURES / "approval_probe_19.yaml",
-           "held-out-19c": FIXTURES / "approval_heldout_19c.yaml", "unseen-19c": FIXTURES / "approval_unseen_19c.yaml"}
+           "held-out-19c": FIXTURES / "approval_heldout_19c.yaml", "unseen-19c": FIXTURES / "approval_unseen_19c.yaml",
+           "held-out-19d": FIXTURES / "approval_heldout_19d.yaml"}
 
 
 def per_command_cost(commands: list[str], rounds: int) -> list[float]:

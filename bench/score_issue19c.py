@@ -16,7 +16,7 @@ from hermes_agent.intent import scan
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path("/work/shared/attacks")
 COMMANDS = ["approval_corpus", "approval_heldout", "approval_heldout_19", "approval_probe_19", "approval_heldout_19c",
-            "approval_unseen_19c"]
+            "approval_unseen_19c", "approval_heldout_19d"]
 TEXTS = ["intent_heldout_19c", "intent_unseen_19c"]
 
 
