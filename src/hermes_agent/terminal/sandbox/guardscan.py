@@ -1,10 +1,12 @@
 """What the run-later guard (guard.py) watches, read through directory fds that follow no symlink.
 
 A `Scan` maps each watched slot (directory, name) to the entry found there (None: absent) and a class:
-"hook" (an entry of hooks/ or of a core.hooksPath directory), "info", "config", "redirect" (commondir,
-config.worktree), "dir" (a hooks/ or info/ directory entry itself), "wt" (a file of .git/worktrees/*),
-"dotgit" (a `.git` entry), "later" (`.envrc`), "tasks" (`.vscode/tasks.json`). `fresh` holds the slots of
-git directories that were not in the baseline (a repository made by the confined work). Stdlib only."""
+"hook" (an entry of hooks/ or of a core.hooksPath directory), "info", "config" (also a file a config
+includes), "redirect" (commondir, config.worktree), "dir" (a hooks/ or info/ directory entry itself, a
+hooksPath directory and the directories leading to it or to an included config), "wt" (a file of
+.git/worktrees/*), "dotgit" (a `.git` entry), "later" (`.envrc`), "tasks" (`.vscode/tasks.json`).
+`fresh` holds the slots of git directories that were not in the baseline (a repository made by the confined
+work). Stdlib only."""
 
 from __future__ import annotations
 
