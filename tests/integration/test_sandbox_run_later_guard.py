@@ -128,6 +128,41 @@ def test_a_repository_made_mid_session_keeps_only_gits_own_files(scripted, home,
     _user_commits(home, lib)
 
 
+def test_files_the_repository_config_includes_are_put_back(scripted, home, mechanism):
+    """A shared project config (`include.path = ../.gitconfig`) and an includeIf naming a file not there yet:
+    both lie in the writable workspace, git reads them like .git/config on the user's next command."""
+    proj = home / "proj"
+    _git(home, proj, "config", "include.path", "../.gitconfig")
+    _git(home, proj, "config", "includeIf.gitdir:**.path", "../conf/git.inc")
+    (proj / ".gitconfig").write_text("[pull]\n\trebase = true\n")
+    results = _chat(scripted, home, [
+        _terminal("printf '[core]\\n\\tfsmonitor = \"touch $PWNED; false\"\\n' >> .gitconfig; mkdir -p conf .gx;"
+                  f" printf '{HOOK}' > .gx/pre-commit; chmod +x .gx/pre-commit;"
+                  " printf '[core]\\n\\thooksPath = .gx\\n' > conf/git.inc; echo INCLUDED"),
+    ], mechanism)
+    assert "INCLUDED" in results[0], results[0]
+    assert (proj / ".gitconfig").read_text() == "[pull]\n\trebase = true\n"
+    assert not (proj / "conf/git.inc").exists()
+    assert "the sandbox restored" in results[0] and ".gitconfig" in results[0], results[0]
+    assert "git.inc" in results[0] and list((home / ".hermes/quarantine").rglob("git.inc")), results[0]
+    _user_commits(home, proj)
+
+
+def test_a_hooks_path_directory_made_by_the_command_is_watched(scripted, home, mechanism):
+    """husky: `core.hooksPath = .husky/_`, a directory `npm install` makes (absent in a fresh clone). A hook
+    the command puts there is quarantined; the project's own scripts beside it stay."""
+    proj = home / "proj"
+    _git(home, proj, "config", "core.hooksPath", ".husky/_")
+    results = _chat(scripted, home, [
+        _terminal(f"mkdir -p .husky/_ && printf '{HOOK}' > .husky/_/pre-commit && chmod +x .husky/_/pre-commit"
+                  " && echo 'npm test' > .husky/pre-commit && echo HUSKY"),
+    ], mechanism)
+    assert "HUSKY" in results[0], results[0]
+    assert not (proj / ".husky/_/pre-commit").exists() and (proj / ".husky/pre-commit").exists()
+    assert "the sandbox removed" in results[0] and ".husky/_/pre-commit" in results[0], results[0]
+    _user_commits(home, proj)
+
+
 def test_files_that_run_when_the_user_enters_the_folder_are_quarantined(scripted, home, mechanism):
     proj = home / "proj"
     results = _chat(scripted, home, [

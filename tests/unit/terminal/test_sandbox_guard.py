@@ -9,7 +9,12 @@ import subprocess
 
 import pytest
 
-from hermes_agent.terminal.sandbox.gitconf import credential_free, filter_config, fresh_repo_keep
+from hermes_agent.terminal.sandbox.gitconf import (
+    credential_free,
+    filter_config,
+    fresh_repo_keep,
+    include_paths,
+)
 from hermes_agent.terminal.sandbox.guard import Guard
 
 
@@ -178,3 +183,36 @@ def test_filler_directories_do_not_hide_a_new_repository(tmp_path, ws):
     (ws / "zlib/.git/hooks/pre-commit").write_text("#!/bin/sh\nid\n")
     notes = g.leave()
     assert not (ws / "zlib/.git/hooks/pre-commit").exists() and any("zlib" in n for n in notes)
+
+
+def test_a_link_on_the_way_to_an_included_config_or_a_hooks_path_is_removed(tmp_path, ws):
+    """include.path and core.hooksPath name places that do not exist yet: a link made there (to files the
+    guard would not look into) is removed; a directory made there is looked into."""
+    _git(ws, "config", "include.path", "../conf/git.inc")
+    _git(ws, "config", "core.hooksPath", ".husky/_")
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / "_").mkdir(parents=True)
+    (elsewhere / "git.inc").write_text("[core]\n\tfsmonitor = id\n")
+    (elsewhere / "_/pre-commit").write_text("#!/bin/sh\nid\n")
+    g = _guard(tmp_path, ws)
+    g.enter()
+    (ws / "conf").symlink_to(elsewhere)
+    (ws / ".husky").symlink_to(elsewhere)
+    notes = g.leave()
+    assert not (ws / "conf").is_symlink() and not (ws / ".husky").is_symlink(), notes
+    assert len(notes) == 2 and all(n.startswith("[the sandbox removed") for n in notes), notes
+    g.enter()
+    (ws / "conf").mkdir()
+    (ws / "conf/git.inc").write_text("[core]\n\tfsmonitor = id\n")
+    (ws / ".husky/_").mkdir(parents=True)
+    (ws / ".husky/_/pre-commit").write_text("#!/bin/sh\nid\n")
+    (ws / ".husky/pre-commit").write_text("npm test\n")  # the project's own script: not a hook git runs
+    notes = g.leave()
+    assert not (ws / "conf/git.inc").exists() and not (ws / ".husky/_/pre-commit").exists(), notes
+    assert (ws / ".husky/pre-commit").exists() and len(notes) == 2, notes
+
+
+def test_include_paths_reads_every_include():
+    text = ('[include]\n\tpath = ../a.inc ; shared\n[includeIf "gitdir:~/w/"]\n\tpath = "~/b c.inc"\n'
+            '[core]\n\tpath = not-an-include\n[include]\n\tpath\n')
+    assert include_paths(text) == ["../a.inc", "~/b c.inc"]

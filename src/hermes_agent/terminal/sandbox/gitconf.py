@@ -105,3 +105,24 @@ def credential_free(section: str, subsection: str, key: str, value: str) -> bool
     if section == "url" and _USERINFO.match(subsection):
         return False
     return not (key in ("insteadof", "pushinsteadof") and _USERINFO.match(value))
+
+
+def _unquote(value: str) -> str:
+    """A config value as git reads it, roughly: a quoted one up to its closing quote, else cut at a comment."""
+    if value.startswith('"'):
+        end = re.search(r'(?<!\\)"', value[1:])
+        return value[1:end.start() + 1] if end else value[1:]
+    return re.split(r"\s[#;]|^[#;]", value, maxsplit=1)[0].strip()
+
+
+def include_paths(text: str) -> list[str]:
+    """The files a config includes: every `include.path` and `includeIf.<condition>.path`, whatever the
+    condition (the file may apply one day), as written (relative to the including file, `~` unexpanded)."""
+    found: list[str] = []
+
+    def keep(section: str, subsection: str, key: str, value: str) -> bool:
+        if section in ("include", "includeif") and key == "path" and (path := _unquote(value)):
+            found.append(path)
+        return False
+    filter_config(text, keep)
+    return found

@@ -5,7 +5,8 @@ on folderOpen) stay as they were before confined work ran.
 bwrap keeps the existing ones read-only, but nothing can bind a file that does not exist yet, and Landlock
 cannot carve a read-only subtree out of the writable workspace at all. So the unconfined side records each
 protected file (whatever `.git` resolves to at use: hooks/, info/, config, commondir, config.worktree,
-modules/*, worktrees/*, core.hooksPath; plus the workspace's run-later files; guardscan.py) before confined
+modules/*, worktrees/*, core.hooksPath even before it exists, the files the config includes; plus the
+workspace's run-later files; guardscan.py) before confined
 work and, after it, puts back what changed (guardfix.py): a changed or removed file gets its previous content
 back, a new one is moved to the quarantine ($HERMES_HOME/quarantine, outside the sandbox's reach). A
 repository created by the confined work (`git init lib`, `git clone`) keeps git's own files: hooks other

@@ -1,10 +1,12 @@
 """What the run-later guard (guard.py) watches, read through directory fds that follow no symlink.
 
 A `Scan` maps each watched slot (directory, name) to the entry found there (None: absent) and a class:
-"hook" (an entry of hooks/ or of a core.hooksPath directory), "info", "config", "redirect" (commondir,
-config.worktree), "dir" (a hooks/ or info/ directory entry itself), "wt" (a file of .git/worktrees/*),
-"dotgit" (a `.git` entry), "later" (`.envrc`), "tasks" (`.vscode/tasks.json`). `fresh` holds the slots of
-git directories that were not in the baseline (a repository made by the confined work). Stdlib only."""
+"hook" (an entry of hooks/ or of a core.hooksPath directory), "info", "config" (also a file a config
+includes), "redirect" (commondir, config.worktree), "dir" (a hooks/ or info/ directory entry itself, a
+hooksPath directory and the directories leading to it or to an included config), "wt" (a file of
+.git/worktrees/*), "dotgit" (a `.git` entry), "later" (`.envrc`), "tasks" (`.vscode/tasks.json`).
+`fresh` holds the slots of git directories that were not in the baseline (a repository made by the confined
+work). Stdlib only."""
 
 from __future__ import annotations
 
@@ -29,6 +31,7 @@ WT_FILES = ("commondir", "config.worktree", "gitdir")
 DEPTH, BUDGET = NESTED_DEPTH, NESTED_BUDGET  # the same bounds as the scan for nested repositories
 TOP_BUDGET = 2000  # a workspace's own children are watched past BUDGET: filler directories cannot hide `lib/`
 READ_BUDGET = 64 << 20  # bytes of new entries read per scan (to quarantine); past it they are removed unsaved
+INCLUDE_DEPTH, INCLUDES = 10, 32  # git stops at 10 nested includes; files followed per repository
 _HOOKS_PATH = re.compile(rb"^\s*hookspath\s*=\s*(.+?)\s*$", re.I | re.M)
 
 Slot = tuple[str, str]  # (directory, name)
@@ -294,11 +297,8 @@ class _Walk:
 
     def _links(self, gd: str, worktree: str, fresh: bool, depth: int) -> None:
         """What a git directory points at: core.hooksPath, commondir (baseline only), modules, worktrees."""
-        cfg = self.scan.items.get((gd, "config"))
-        if self.known is None:  # only the baseline's config names hook directories (a changed one is put back)
-            for raw in _HOOKS_PATH.findall(cfg.data or b"") if cfg is not None else []:
-                path = os.path.expanduser(os.fsdecode(raw.strip(b'"')))
-                self.scan.hookdirs.add(os.path.normpath(os.path.join(worktree or gd, path)))
+        if self.known is None:  # only the baseline's configs name hook directories and includes (a changed
+            self._configs(gd, worktree)  # config is put back; a fresh repository's loses its include and hooksPath)
         common = self.scan.items.get((gd, "commondir"))
         if common is not None and common.data and (self.known is None or not fresh):
             target = os.path.normpath(os.path.join(gd, os.fsdecode(common.data.strip())))
@@ -310,6 +310,44 @@ class _Walk:
             self.scan.stamps[wt] = _sig(wt)
             for name in WT_FILES:
                 self.add((wt, name), "wt", fresh)
+
+    def _configs(self, gd: str, worktree: str) -> None:
+        """The config files of `gd` and all they include (include.path, includeIf.*.path: relative to the
+        including file, `~` expanded, recursively, INCLUDES files at most): each included file is watched like
+        `config`, with the directories leading to it; core.hooksPath in any of them names a hook directory."""
+        from hermes_agent.terminal.sandbox.gitconf import include_paths
+
+        queue = collections.deque([(gd, "config", 0), (gd, "config.worktree", 0)])
+        seen = {(gd, "config"), (gd, "config.worktree")}
+        while queue:
+            d, name, depth = queue.popleft()
+            item = self.scan.items.get((d, name))
+            if item is None or item.data is None or item.kind != st.S_IFREG:
+                continue
+            for raw in _HOOKS_PATH.findall(item.data):
+                path = os.path.expanduser(os.fsdecode(raw.strip(b'"')))
+                self.scan.hookdirs.add(os.path.normpath(os.path.join(worktree or gd, path)))
+            if depth >= INCLUDE_DEPTH:
+                continue
+            for path in include_paths(item.data.decode("utf-8", "replace")):
+                slot = os.path.split(os.path.normpath(os.path.join(d, os.path.expanduser(path))))
+                if slot not in seen and len(seen) < INCLUDES:
+                    seen.add(slot)
+                    self.path(slot, "config", worktree or gd)
+                    queue.append((*slot, depth + 1))
+
+    def path(self, slot: Slot, cls: str, stop: str) -> None:
+        """Watch `slot` as `cls` and each directory leading to it (up to `stop`, a work tree or git directory,
+        a root of the sandbox or 8 levels) as "dir": a link or file put on the way is removed before git follows it, a directory that
+        appears is looked into (no fd follows a link, so a link there would hide what lies behind it)."""
+        self.add(slot, cls, False)
+        d = slot[0]
+        for _ in range(8):
+            if d in (stop, "/") or d in self.roots or d in self.scan.gitdirs or d in self.scan.gitdirs.values() \
+                    or not self.reachable(os.path.dirname(d)):
+                break
+            self.add(os.path.split(d), "dir", False)
+            d = os.path.dirname(d)
 
     def _module(self, d: str, depth: int) -> None:
         """A submodule's git directory (it has a HEAD), or a directory of them (`modules/a/b`)."""
@@ -382,7 +420,8 @@ def discover(spots: Iterable[str], fds: Fds, old: Scan | None, known: dict[str, 
     for gd, worktree in (old.gitdirs.items() if old is not None else ()):
         walk.repo(gd, worktree)
     walk.scan.hookdirs |= old.hookdirs if old is not None else set()
-    for d in sorted(walk.scan.hookdirs):
+    for d in sorted(walk.scan.hookdirs):  # watched whether or not it exists yet (made later: looked into)
+        walk.path(os.path.split(d), "dir", "")
         walk.listing(d, "hook", False)
     if old is not None:  # a slot that was watched and is gone from its listing: absent now
         for slot, cls in old.classes.items():
