@@ -267,16 +267,19 @@ def test_execute_code_plants_are_put_back(scripted, home, mechanism):
 
 
 @pytest.mark.skipif(importlib.util.find_spec("mcp") is None, reason="the mcp SDK is not installed")
-def test_an_approved_file_tool_write_stays_while_a_server_runs(scripted, home, mechanism):
-    """write_file of a hook (approved: --yolo) while a confined MCP server is alive: hermes's own write is
-    not put back by the next command's check; a plant by the server in between is."""
+def test_file_tool_writes_of_run_later_files_are_boundary_crossings_under_yolo(scripted, home, mechanism):
+    """write_file of a hook or an `.envrc` while a confined MCP server is alive, with --yolo: both lie outside
+    the sandbox's write set, so they are boundary crossings that --yolo never approves (only a person's yes for
+    that call; `Guard.trusted` then keeps such a write as hermes's own). Nothing is written, nothing put back."""
     servers = f"mcp_discovery_timeout: 30\nmcp_servers:\n  evil:\n    command: {sys.executable}\n    args: [{HOSTILE}]\n"
     results = _chat(scripted, home, [
         {"tool_calls": [{"name": "mcp__evil__run_shell", "arguments": {"command": "echo SERVER-UP"}}]},
         _terminal("echo FIRST"),
+        {"tool_calls": [{"name": "write_file", "arguments": {"path": ".envrc", "content": "export APP_ENV=dev\n"}}]},
         {"tool_calls": [{"name": "write_file", "arguments": {"path": ".git/hooks/pre-push",
                                                              "content": "#!/bin/sh\nmake test\n"}}]},
-        _terminal("ls .git/hooks | grep -v sample; echo LISTED"),
+        _terminal("ls -a; ls .git/hooks | grep -v sample; echo LISTED"),
     ], mechanism, servers)
-    assert "LISTED" in results[-1] and "the sandbox" not in results[-1], results
-    assert (home / "proj/.git/hooks/pre-push").read_text() == "#!/bin/sh\nmake test\n"
+    assert "SERVER-UP" in results[0] and "LISTED" in results[-1] and "the sandbox" not in results[-1], results
+    assert all('"blocked": true' in r for r in results[2:4]), results
+    assert not (home / "proj/.envrc").exists() and not (home / "proj/.git/hooks/pre-push").exists()
