@@ -168,3 +168,27 @@ def test_a_symlinked_dot_entry_hides_its_target(tmp_path):
     assert not policy.check_read(str(home / "dotfiles/aws/credentials")).allowed
     assert policy.check_read(str(home / ".gitconfig")).allowed
     assert str(home / "dotfiles/aws") in spec_from_policy(policy).secrets
+
+
+def test_home_workspace_keeps_what_start_up_files_source_or_put_on_path(tmp_path):
+    """a21: sourced files, PATH directories (bash, zsh, fish), a `for f in DIR/*` loop, a symlinked
+    .bashrc's target: read-only, with the directories on the way; their siblings stay writable."""
+    home = _home(tmp_path)
+    for rel in ("dotfiles", "scripts", "zbin", "fishbin", "parts", "stow"):
+        (home / rel).mkdir(exist_ok=True)
+    for rel in ("dotfiles/other", "parts/a.sh", "stow/other"):
+        (home / rel).write_text("x")
+    (home / "stow/bashrc").write_text('. ~/dotfiles/aliases.sh\nPATH="$HOME/scripts:$PATH"\n'
+                                      'for f in ~/parts/*.sh; do . "$f"; done\n')
+    (home / "dotfiles/aliases.sh").write_text('D=$HOME/later\n[ -f "${D}/env.sh" ] && source "${D}/env.sh"\n')
+    (home / ".bashrc").unlink(missing_ok=True)
+    os.symlink(home / "stow/bashrc", home / ".bashrc")
+    (home / ".zshrc").write_text("path=(~/zbin $path)\n")
+    (home / ".config/fish").mkdir(parents=True, exist_ok=True)
+    (home / ".config/fish/config.fish").write_text("fish_add_path -g ~/fishbin  # tools\n")
+    spec = spec_from_policy(_policy(home, home))
+    for rel in ("dotfiles/aliases.sh", "dotfiles", "scripts/x", "zbin/x", "fishbin/x", "parts/a.sh",
+                "parts/b.sh", "stow/bashrc", "later/env.sh"):
+        assert spec.denies_write(str(home / rel)), rel
+    for rel in ("dotfiles/other", "stow/other", "notes/a"):
+        assert not spec.denies_write(str(home / rel)), rel

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
-from hermes_agent.terminal.sandbox import gitglobal, views
+from hermes_agent.terminal.sandbox import gitglobal, shellrc, views
 
 # Inside a writable root these stay read-only (they make direnv run code later); git's are resolved
 # at use (views.git_paths).
@@ -124,7 +124,7 @@ def spec_from_policy(policy: PolicyLike, *, network: object = True, mechanism: s
               if p and _match(p, writable) and os.path.isdir(p)]
     home_ws = bool(home) and mode == "workspace-write" and any(views.under(home, w) for w in policy.workspace)
     if home_ws:  # HOME read-only; its existing non-dot entries writable
-        writable += views.home_children(home)
+        writable += views.home_children(home, keep=shellrc.protected_paths(home))
     for root in policy.workspace if mode == "workspace-write" else ():
         readonly += [os.path.join(root, rel) for rel in WORKSPACE_ASK if os.path.lexists(os.path.join(root, rel))]
         ro, pin = views.git_paths(root, home, os.environ.get("GIT_DIR"))

@@ -9,7 +9,8 @@ the inputs moved, see `watch_stamp`):
   renamed git dir, a worktree's commondir), `core.hooksPath`, `$GIT_DIR` — gives hooks, config and the
   `.git` entry itself to keep read-only (and the `.git` directory to pin, so it cannot be renamed away).
 - `home_children`: when the workspace is HOME (or contains it), HOME itself stays read-only and only its
-  existing non-dot entries are writable: no new start-up file, no `.pth` in ~/.local, no user unit.
+  existing non-dot entries are writable: no new start-up file, no `.pth` in ~/.local, no user unit; nor
+  what the start-up files source or put on PATH (shellrc.py), with the directories on the way.
 Stdlib only."""
 
 from __future__ import annotations
@@ -70,10 +71,12 @@ def _expand(root: str, allow: list[str], *, dots_only: bool = False) -> list[str
 _LOGIN_PATH_DIRS = ("bin",)
 
 
-def home_children(home: str, search_path: str | None = None) -> list[str]:
+def home_children(home: str, search_path: str | None = None, keep: Iterable[str] = ()) -> list[str]:
     """The existing non-dot entries of HOME (the writable part of a workspace that is HOME), except
     those on (or holding a directory on) PATH, and ~/bin, which a login shell's stock ~/.profile puts on
-    PATH when it exists: a program dropped there would run in the user's next shell."""
+    PATH when it exists: a program dropped there would run in the user's next shell. An entry holding a
+    `keep` path (what the start-up files source or put on PATH, shellrc.py) is split into its own entries
+    down to it: the kept path and the directories on the way stay read-only."""
     try:
         names = sorted(os.listdir(home))
     except OSError:
@@ -81,12 +84,41 @@ def home_children(home: str, search_path: str | None = None) -> list[str]:
     path = os.environ.get("PATH", "") if search_path is None else search_path
     on_path = [os.path.realpath(os.path.expanduser(p)) for p in path.split(os.pathsep) if p]
     on_path += [os.path.join(home, d) for d in _LOGIN_PATH_DIRS]
-    out = []
+    kept = [k for k in keep if k != home and under(k, home)]
+    out: list[str] = []
     for n in names:
         child = os.path.join(home, n)
         if n.startswith(".") or os.path.islink(child) or any(under(p, child) for p in on_path):
             continue
-        out.append(child)
+        out += _writable_below(child, kept, [_SPLIT_BUDGET])
+    return out
+
+
+_SPLIT_BUDGET, _SPLIT_DEPTH = 256, 6
+
+
+def _writable_below(path: str, kept: list[str], budget: list[int], depth: int = 0) -> list[str]:
+    """`path` itself when no kept path lies in it, else its entries (recursively) minus the kept ones;
+    symlinks are never writable roots. Over the budget or depth: nothing (read-only whole, fail closed)."""
+    if any(under(path, k) for k in kept):
+        return []
+    inner = [k for k in kept if under(k, path)]
+    if not inner:
+        return [path]
+    if depth >= _SPLIT_DEPTH or not os.path.isdir(path) or os.path.islink(path):
+        return []
+    try:
+        names = sorted(os.listdir(path))
+    except OSError:
+        return []
+    budget[0] -= len(names)
+    if budget[0] < 0:
+        return []
+    out: list[str] = []
+    for n in names:
+        child = os.path.join(path, n)
+        if not os.path.islink(child):
+            out += _writable_below(child, inner, budget, depth + 1)
     return out
 
 
@@ -226,13 +258,17 @@ def git_paths(workspace: str, home: str, git_dir_env: str | None = None) -> tupl
 
 def watch_stamp(workspaces: Iterable[str], home: str) -> tuple:
     """A cheap fingerprint of what the plan depends on: each workspace's `.git` entry (and its config),
-    HOME's dot-entry names (listed again only when HOME's mtime moved). Equal stamps: same plan."""
+    HOME's dot-entry names (listed again only when HOME's mtime moved), the shell start-up files (what
+    they source or put on PATH is planned from them). Equal stamps: same plan."""
+    from hermes_agent.terminal.sandbox.shellrc import START_FILES
+
     out: list[object] = []
     for ws in workspaces:
         dot = os.path.join(ws, ".git")
         out.append(_sig(dot))
         out.append(_sig(os.path.join(dot, "config")))
     out.append(_dot_names(home))
+    out += [_sig(os.path.join(home, name)) for name in START_FILES] if home else []
     return tuple(out)
 
 
