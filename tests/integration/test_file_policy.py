@@ -131,7 +131,7 @@ def test_user_answers_a_write_outside_the_workspace(scripted, user, answer, writ
         repl.send("update the file")
         repl.expect(r"Write to a sensitive path requested")
         repl.expect(r"outside the workspace")
-        repl.expect(r"Choice \[o/s/a/D\]")
+        repl.expect(r"Choice \[o/D\]")  # leaving the sandbox: once or deny, never session/always
         repl.send(answer)
         repl.expect("finished")
         body = wait_requests(scripted, 2)[1]
