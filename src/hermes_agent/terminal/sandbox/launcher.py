@@ -6,6 +6,7 @@ sandbox can write: the launcher's log is an anonymous file (memfd) this side hol
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import os
@@ -204,6 +205,18 @@ class Launcher:
         return self._proc is not None and self._proc.poll() is None and self._sock is not None
 
     def start(self) -> None:
+        """Start the launcher; when that fails and the spec can be planned again, once more on a fresh plan (a
+        path the plan named may have gone between planning and launch: bwrap "Can't mkdir ...")."""
+        try:
+            self._start_once()
+        except SandboxError:
+            spec = self.spec
+            if spec.replan is None:
+                raise
+            self.spec = dataclasses.replace(spec.replan().with_writable(*spec.extra), private_tmp=spec.private_tmp)
+            self._start_once()
+
+    def _start_once(self) -> None:
         if self.mechanism == "landlock":
             _not_dumpable()
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
