@@ -6,7 +6,6 @@ sandbox can write: the launcher's log is an anonymous file (memfd) this side hol
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import json
 import os
@@ -210,10 +209,9 @@ class Launcher:
         try:
             self._start_once()
         except SandboxError:
-            spec = self.spec
-            if spec.replan is None:
+            if self.spec.replan is None:
                 raise
-            self.spec = dataclasses.replace(spec.replan().with_writable(*spec.extra), private_tmp=spec.private_tmp)
+            self.spec = self.spec.replanned()
             self._start_once()
 
     def _start_once(self) -> None:

@@ -83,6 +83,11 @@ class SandboxSpec:
         dot-entry in HOME), else None. A few stat calls."""
         if self.replan is None or self.watch is None or self.watch() == self.stamp:
             return None
+        return self.replanned()
+
+    def replanned(self) -> SandboxSpec:
+        """The spec planned again from the disk as it is now, keeping the grants added to this one."""
+        assert self.replan is not None
         return replace(self.replan().with_writable(*self.extra), private_tmp=self.private_tmp)
 
     def with_private_tmp(self, path: str) -> SandboxSpec:
