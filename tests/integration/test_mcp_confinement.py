@@ -148,8 +148,23 @@ def test_time_server_still_works_confined(scripted, user_home):
     scripted.add({"tool_calls": [{"name": "mcp__time__get_current_time", "arguments": {"timezone": "Asia/Tokyo"}}]},
                  {"content": "night"})
     out = _run(user_home, "chat", "-q", "time in Tokyo?", "-t", "mcp-time")
-    assert out.returncode == 0, out.stderr
+    log = user_home / ".hermes" / "logs" / "mcp" / "time.log"
+    assert out.returncode == 0, (out.stderr, log.read_text()[-3000:] if log.exists() else "no server log")
     assert "Asia/Tokyo" in _tool_result(scripted)
+
+
+def test_a_server_that_dies_at_start_says_why(scripted, user_home):
+    """A confined server that exits before the handshake: the warning names its last stderr line and its log."""
+    script = user_home / "project" / "dying_server.py"
+    script.write_text("import sys\nprint('starting', file=sys.stderr)\n"
+                      "sys.exit('fatal: no timezone database found in /nowhere')\n")
+    _config(user_home, scripted.url, f"  dying:\n    command: {sys.executable}\n    args: [{script}]\n")
+    scripted.add({"content": "ok"})
+    out = _run(user_home, "chat", "-q", "hi")
+    assert out.returncode == 0, out.stderr
+    warning = next(line for line in out.stderr.splitlines() if "MCP server dying" in line)
+    assert "server said: fatal: no timezone database found in /nowhere" in warning, out.stderr
+    assert "logs/mcp/dying.log" in warning
 
 
 def test_filesystem_server_works_in_the_workspace_only(scripted, user_home):

@@ -151,10 +151,11 @@ class ServerConnection:
         while not self._stopping:
             started = time.monotonic()
             self.status.attempts += 1
+            log_start = self._log_size()
             try:
                 await self._serve_once()
             except Exception as exc:
-                self.status.last_error = describe(exc)
+                self.status.last_error = describe(exc) + self._said_since(log_start)
                 level = logging.WARNING if failures == 0 else logging.DEBUG
                 log.log(level, "MCP server %s: %s", self.cfg.name, self.status.last_error)
             finally:
@@ -239,6 +240,33 @@ class ServerConnection:
         params = StdioServerParameters(command=argv[0], args=argv[1:], env=conf.env, cwd=conf.cwd)
         errlog = stack.enter_context(self._errlog())  # type: ignore[attr-defined]
         return await stack.enter_async_context(stdio_client(params, errlog=errlog))  # type: ignore[attr-defined]
+
+    def _log_path(self) -> Path | None:
+        return self._log_dir / f"{self.cfg.name}.log" if self._log_dir is not None and not self.cfg.url else None
+
+    def _log_size(self) -> int:
+        path = self._log_path()
+        try:
+            return path.stat().st_size if path is not None else -1
+        except OSError:
+            return 0
+
+    def _said_since(self, start: int) -> str:
+        """The last line a stdio server wrote to its stderr log during the failed attempt (why it exited), shown
+        after the error; "" when it said nothing. The log is hermes's own file; the server only has its fd."""
+        path = self._log_path()
+        if path is None or start < 0:
+            return ""
+        from hermes_agent.termsafe import visible
+
+        try:
+            with open(path, "rb") as fh:
+                fh.seek(max(start, fh.seek(0, 2) - 4096))
+                tail = fh.read(4096).decode("utf-8", "replace")
+        except OSError:
+            return ""
+        lines = [line.strip() for line in tail.splitlines() if line.strip()]
+        return f" (server said: {visible(lines[-1])[:300]}; log: {path})" if lines else ""
 
     def _errlog(self) -> IO[str]:
         """Server stderr goes to logs/mcp/<name>.log, never onto the user's terminal."""
