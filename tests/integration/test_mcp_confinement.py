@@ -148,8 +148,14 @@ def test_time_server_still_works_confined(scripted, user_home):
     scripted.add({"tool_calls": [{"name": "mcp__time__get_current_time", "arguments": {"timezone": "Asia/Tokyo"}}]},
                  {"content": "night"})
     out = _run(user_home, "chat", "-q", "time in Tokyo?", "-t", "mcp-time")
-    log = user_home / ".hermes" / "logs" / "mcp" / "time.log"
-    assert out.returncode == 0, (out.stderr, log.read_text()[-3000:] if log.exists() else "no server log")
+    if out.returncode != 0 and "MCP server time" in out.stderr:  # the control: does it start unconfined here?
+        _config(user_home, scripted.url, f"  time:\n    command: {sys.executable}\n    args: [-m, mcp_server_time]\n"
+                "    sandbox: false\n")
+        scripted.add({"content": "unconfined control"})
+        control = _run(user_home, "chat", "-q", "hi", "-t", "mcp-time")
+        if "MCP server time" in control.stderr:
+            pytest.skip(f"mcp-server-time does not start on this machine even unconfined: {control.stderr[-500:]}")
+    assert out.returncode == 0, out.stderr
     assert "Asia/Tokyo" in _tool_result(scripted)
 
 
