@@ -9,7 +9,7 @@
   then 1 s apart, each attempt at most 5 s; a 4xx is final.
 - Body: a v1.0 config gets the StreamResponse of the event (`{"task": ...}`, `{"statusUpdate": ...}`, ...); a
   config set in the v0.3 dialect gets the whole task in v0.3 shape, as a2a-sdk 0.3 servers send it. Pieces of
-  a streamed answer (appended artifact chunks) are not pushed; the whole answer follows them.
+  a streamed answer (artifact updates before the last chunk) are not pushed; the whole answer follows them.
 - The token goes in `X-A2A-Notification-Token`; `authentication` {scheme, credentials} in `Authorization`.
 Deliveries of one task go out in order, off the task's event loop path (a slow receiver never stalls the
 task)."""
@@ -80,7 +80,7 @@ def push_sender(rows: A2aTaskFile) -> Any:
             self._chains: dict[str, asyncio.Task[None]] = {}
 
         async def send_notification(self, task_id: str, event: Any) -> None:
-            if isinstance(event, TaskArtifactUpdateEvent) and event.append:
+            if isinstance(event, TaskArtifactUpdateEvent) and not event.last_chunk:
                 return
             posts = []
             for owner, dialect, body in rows.push_of(task_id, None):
