@@ -342,3 +342,40 @@ def test_a_confined_command_cannot_list_or_push_through_a_keyless_a2a(scripted, 
     finally:
         proc.terminate()
         proc.wait(timeout=20)
+
+
+def test_in_team_mode_each_person_has_their_own_tasks_and_role(scripted, hermes_home, tmp_path):
+    """`X-Hermes-User` with that person's key: their A2A turns run with their role's tools, and their tasks
+    (get, list, push configs) are theirs alone."""
+    from tests.integration.test_gateway_team import _brain
+
+    alice, bob = "alice-key-0123456789", "bob-key-0123456789ab"
+    scripted.default = _brain
+    model_config(hermes_home, scripted.url,
+                 f"a2a:\n  enabled: true\nteam:\n  people:\n    'api:alice': guest\n    'api:bob': member\n"
+                 f"  workspace_root: {tmp_path / 'team'}\n  api_keys:\n    alice: {alice}\n    bob: {bob}\n")
+    from tests.integration.test_a2a_server import _free_port, _start
+
+    port = _free_port()
+    proc = _start(hermes_home, port, KEY)
+    url = f"http://127.0.0.1:{port}"
+
+    def call(who: str, key: str, method: str, params: dict) -> dict:
+        headers = {"Authorization": f"Bearer {key}", "X-Hermes-User": who}
+        return httpx.post(url + "/a2a", headers=headers, timeout=60, json={
+            "jsonrpc": "2.0", "id": 1, "method": method, "params": params}).json()
+
+    try:
+        marker = tmp_path / "alice-was-here"
+        sent = call("alice", alice, "SendMessage", {"message": v10_message(f"run touch {marker}")})["result"]["task"]
+        assert "Unknown tool: terminal" in json.dumps(sent["artifacts"]) and not marker.exists()  # a guest
+        bobs = call("bob", bob, "SendMessage", {"message": v10_message("run echo bob-word")})["result"]["task"]
+        assert "bob-word" in json.dumps(bobs["artifacts"])
+        assert call("alice", alice, "GetTask", {"id": bobs["id"]})["error"]["code"] == -32001
+        assert [t["id"] for t in call("alice", alice, "ListTasks", {})["result"]["tasks"]] == [sent["id"]]
+        assert [t["id"] for t in call("bob", bob, "ListTasks", {})["result"]["tasks"]] == [bobs["id"]]
+        hook = {"taskId": bobs["id"], "url": "http://127.0.0.1:9/alice"}
+        assert call("alice", alice, "CreateTaskPushNotificationConfig", hook)["error"]["code"] == -32001
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)

@@ -72,7 +72,9 @@ def _executor(pool: ConversationPool) -> Any:
                 await event_queue.enqueue_event(task)
             updater = TaskUpdater(event_queue, task.id, task.context_id)
             await updater.start_work()
-            conv = await pool.get(f"a2a-{task.context_id}")
+            # team mode: the person who sent it (their role's tools, their own conversations), as on /v1
+            person = context.call_context.state.get("person") if context.call_context else None
+            conv = await pool.get(f"a2a-{task.context_id}", person)
             loop = asyncio.get_running_loop()
             queue: asyncio.Queue[str | None] = asyncio.Queue()
             artifact = uuid.uuid4().hex
@@ -194,7 +196,7 @@ def _context(request: web.Request, method: str) -> Any:
         is_authenticated = True
         user_name = str(getattr(person, "key", ""))
 
-    return ServerCallContext(state={"method": method}, user=Member())
+    return ServerCallContext(state={"method": method, "person": person}, user=Member())
 
 
 def _error_of(rid: RpcId, exc: Exception) -> web.Response:
