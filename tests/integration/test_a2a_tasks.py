@@ -130,13 +130,13 @@ def test_the_a2a_sdk_03_client_talks_to_us(server, scripted, tmp_path):
 
 
 @pytest.mark.parametrize("stop", ["kill", "terminate"])
-def test_tasks_outlive_a_restart_and_one_cut_off_is_failed_with_the_reason(scripted, hermes_home, stop):
+def test_tasks_outlive_a_restart_and_one_cut_off_is_failed_with_the_reason(scripted, hermes_home, stop, receiver):
     scripted.add({"content": "finished before the restart"}, {"content": "never seen", "delay": 60})
     proc, url = _serve(scripted, hermes_home, KEY)
     try:
         done = rpc(url, "SendMessage", {"message": v10_message("quick", "ctx-r")})["result"]["task"]
-        running = rpc(url, "SendMessage", {"message": v10_message("slow", "ctx-r"),
-                                           "configuration": {"returnImmediately": True}})["result"]["task"]
+        running = rpc(url, "SendMessage", {"message": v10_message("slow", "ctx-r"), "configuration": {
+            "returnImmediately": True, "taskPushNotificationConfig": {"url": receiver.url + "/r"}}})["result"]["task"]
         assert running["status"]["state"] in ("TASK_STATE_SUBMITTED", "TASK_STATE_WORKING")
         deadline = time.monotonic() + 20
         while len(scripted.requests) < 2 and time.monotonic() < deadline:
@@ -156,6 +156,10 @@ def test_tasks_outlive_a_restart_and_one_cut_off_is_failed_with_the_reason(scrip
         assert "Hermes stopped while this task was running" in cut["status"]["message"]["parts"][0]["text"]
         old = rpc(url, "tasks/get", {"id": running["id"]})["result"]  # the same, to a v0.3 client
         assert old["status"]["state"] == "failed" and "Send the message again" in json.dumps(old)
+        deadline = time.monotonic() + 20  # its push receiver is told
+        while "TASK_STATE_FAILED" not in json.dumps(receiver.posts) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert receiver.posts[-1]["body"]["task"]["status"]["state"] == "TASK_STATE_FAILED"
     finally:
         proc.terminate()
         proc.wait(timeout=20)
