@@ -23,8 +23,8 @@ pytest.importorskip("aiohttp")
 pytest.importorskip("a2a")
 httpx = pytest.importorskip("httpx")
 AUTH = {"Authorization": f"Bearer {KEY}"}
-# a venv with a2a-sdk 0.3.x (`python -m venv /tmp/a2a03 && /tmp/a2a03/bin/pip install "a2a-sdk<0.4" httpx`)
-SDK03_PYTHON = Path(os.environ.get("A2A_SDK03_PYTHON", "/tmp/a2a03/bin/python"))
+# the python of a venv with a2a-sdk 0.3.x (.ci/install-a2a-sdk03.sh)
+SDK03_PYTHON = Path(os.environ.get("HERMES_TEST_A2A_SDK03_PYTHON") or "/nonexistent")
 
 
 @pytest.fixture
@@ -107,13 +107,20 @@ async def main(url, key):
         from a2a.types import TaskQueryParams
         fetched = await client.get_task(TaskQueryParams(id=task.id))
         out["fetched"] = {"state": fetched.status.state.value, "context": fetched.context_id}
+        from a2a.types import (GetTaskPushNotificationConfigParams, PushNotificationConfig,
+                               TaskPushNotificationConfig)
+        hook = PushNotificationConfig(id="cb-1", url="http://127.0.0.1:9/hook", token="t-03")
+        await client.set_task_callback(TaskPushNotificationConfig(task_id=task.id, push_notification_config=hook))
+        got = await client.get_task_callback(GetTaskPushNotificationConfigParams(id=task.id,
+                                                                                push_notification_config_id="cb-1"))
+        out["callback"] = [got.task_id == task.id, got.push_notification_config.url, got.push_notification_config.token]
     print(json.dumps(out))
 
 asyncio.run(main(sys.argv[1], sys.argv[2]))
 '''
 
 
-@pytest.mark.skipif(not SDK03_PYTHON.exists(), reason=f"no a2a-sdk 0.3 venv at {SDK03_PYTHON} (A2A_SDK03_PYTHON)")
+@pytest.mark.skipif(not SDK03_PYTHON.exists(), reason="no a2a-sdk 0.3 venv (HERMES_TEST_A2A_SDK03_PYTHON, .ci/install-a2a-sdk03.sh)")
 def test_the_a2a_sdk_03_client_talks_to_us(server, scripted, tmp_path):
     scripted.add({"content": "answer one", "chunks": 3}, {"content": "answer two"})
     script = tmp_path / "client03.py"
@@ -127,6 +134,7 @@ def test_the_a2a_sdk_03_client_talks_to_us(server, scripted, tmp_path):
     assert got["stream_True"]["state"] == "completed" and got["stream_True"]["text"] == "answer one"
     assert got["stream_False"] == {"state": "completed", "kind": "task", "text": "answer two", "events": 1}
     assert got["fetched"] == {"state": "completed", "context": "ctx-sdk03"}
+    assert got["callback"] == [True, "http://127.0.0.1:9/hook", "t-03"]
 
 
 @pytest.mark.parametrize("stop", ["kill", "terminate"])
