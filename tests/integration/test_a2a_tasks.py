@@ -391,3 +391,19 @@ def test_in_team_mode_each_person_has_their_own_tasks_and_role(scripted, hermes_
     finally:
         proc.terminate()
         proc.wait(timeout=20)
+
+
+def test_a_client_can_subscribe_to_a_running_task_again(server, scripted):
+    scripted.add({"content": "worth the wait", "delay": 2}, {"content": "old client, same wait", "delay": 2})
+    running = rpc(server, "SendMessage", {"message": v10_message("slow"), "configuration": {
+        "returnImmediately": True}})["result"]["task"]
+    events = sse(server, "SubscribeToTask", {"id": running["id"]})
+    assert events[0]["result"]["task"]["id"] == running["id"]
+    assert events[-1]["result"]["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED", events[-1]
+    assert "worth the wait" in json.dumps(events)
+    again = sse(server, "SubscribeToTask", {"id": running["id"]})  # finished: nothing more to follow
+    assert again[-1]["error"]["code"] == -32004 and "terminal state" in again[-1]["error"]["message"]
+
+    old = rpc(server, "message/send", {"message": v03_message("slow too"), "configuration": {"blocking": False}})
+    events = sse(server, "tasks/resubscribe", {"id": old["result"]["id"]})
+    assert events[-1]["result"]["kind"] == "status-update" and events[-1]["result"]["status"]["state"] == "completed"
