@@ -1,10 +1,12 @@
 """The agent over A2A v1.0 (JSON-RPC binding), served by the API server's aiohttp app when `a2a.enabled`:
-the agent card at /.well-known/agent-card.json, `SendMessage`/`SendStreamingMessage` (also accepted under
-the v0.3 names `message/send`/`message/stream`), `GetTask`, `CancelTask` on POST /a2a. Tasks and their
-lifecycle are the `a2a-sdk` request handler's (in-memory task store); our executor runs each message as a
-turn of the conversation `a2a-<context id>` in the API server's ConversationPool (so one stored session
-per A2A context, resumed after a restart like any API conversation). Remote agents are untrusted senders:
-their turns run with approvals denied and with persisting calls (memory, skills) refused.
+the agent card at /.well-known/agent-card.json and on POST /a2a `SendMessage`, `SendStreamingMessage`,
+`GetTask`, `ListTasks` (paged), `CancelTask`, `SubscribeToTask` and the push-notification config calls; the
+v0.3 dialect (`message/send`, ... with v0.3 payloads) is a2a_v03.py's. Tasks and their lifecycle are the
+`a2a-sdk` request handler's, kept in $HERMES_HOME/api_server/a2a_tasks.db (a2a_store.py: they outlive a
+restart; a task cut off by one is failed with the reason), push notifications a2a_push.py's. Our executor runs
+each message as a turn of the conversation `a2a-<context id>` in the API server's ConversationPool (so one
+stored session per A2A context, resumed after a restart like any API conversation). Remote agents are
+untrusted senders: their turns run with approvals denied and with persisting calls (memory, skills) refused.
 Auth, Host and Origin rules are the API server's middleware's (server.py). a2a-sdk is imported here only."""
 
 from __future__ import annotations
@@ -29,7 +31,11 @@ RPC_PATH = "/a2a"
 RpcId = str | int | None
 UNTRUSTED = "a message from another agent over A2A"
 _ALIASES = {"message/send": "SendMessage", "message/stream": "SendStreamingMessage", "tasks/get": "GetTask",
-            "tasks/cancel": "CancelTask"}
+            "tasks/cancel": "CancelTask", "tasks/resubscribe": "SubscribeToTask",
+            "tasks/pushNotificationConfig/set": "CreateTaskPushNotificationConfig",
+            "tasks/pushNotificationConfig/get": "GetTaskPushNotificationConfig",
+            "tasks/pushNotificationConfig/list": "ListTaskPushNotificationConfigs",
+            "tasks/pushNotificationConfig/delete": "DeleteTaskPushNotificationConfig"}
 
 
 def _card(base_url: str, name: str) -> Any:
@@ -40,10 +46,13 @@ def _card(base_url: str, name: str) -> Any:
                                      "sandbox, files, web); dangerous commands are refused for remote callers."),
               AgentSkill(id="research", name="Research", tags=["web", "search"],
                          description="Searches and reads the web and local files, and reports what it found.")]
+    # one endpoint, two dialects: the 0.3 interface gives the card the fields a v0.3 client reads (url,
+    # preferredTransport, protocolVersion)
+    interfaces = [AgentInterface(protocol_binding="JSONRPC", url=base_url + RPC_PATH, protocol_version=version)
+                  for version in ("1.0", "0.3")]
     return AgentCard(name=name, version="1.0", description="Hermes Agent, a personal AI agent with tools.",
-                     supported_interfaces=[AgentInterface(protocol_binding="JSONRPC", url=base_url + RPC_PATH,
-                                                          protocol_version="1.0")],
-                     capabilities=AgentCapabilities(streaming=True), skills=skills,
+                     supported_interfaces=interfaces,
+                     capabilities=AgentCapabilities(streaming=True, push_notifications=True), skills=skills,
                      default_input_modes=["text/plain"], default_output_modes=["text/plain"])
 
 
@@ -63,7 +72,9 @@ def _executor(pool: ConversationPool) -> Any:
                 await event_queue.enqueue_event(task)
             updater = TaskUpdater(event_queue, task.id, task.context_id)
             await updater.start_work()
-            conv = await pool.get(f"a2a-{task.context_id}")
+            # team mode: the person who sent it (their role's tools, their own conversations), as on /v1
+            person = context.call_context.state.get("person") if context.call_context else None
+            conv = await pool.get(f"a2a-{task.context_id}", person)
             loop = asyncio.get_running_loop()
             queue: asyncio.Queue[str | None] = asyncio.Queue()
             artifact = uuid.uuid4().hex
@@ -100,12 +111,28 @@ def _executor(pool: ConversationPool) -> Any:
 def install(app: web.Application, pool: ConversationPool, base_url: str, name: str) -> None:
     """Add the card and the JSON-RPC endpoint to the API server's app (behind its auth middleware)."""
     from a2a.server.request_handlers import DefaultRequestHandler
-    from a2a.server.tasks import InMemoryTaskStore
+
+    from hermes_agent.api import a2a_push, a2a_store
+    from hermes_agent.storage.a2a_tasks import A2aTaskFile
 
     card = _card(base_url, name)
+    rows = A2aTaskFile(a2a_store.tasks_path(pool.settings.home))
+    sender = a2a_push.push_sender(rows)
     app["a2a_card"] = card
-    app["a2a_handler"] = DefaultRequestHandler(agent_executor=_executor(pool), task_store=InMemoryTaskStore(),
-                                               agent_card=card)
+    app["a2a_handler"] = DefaultRequestHandler(
+        agent_executor=_executor(pool), task_store=a2a_store.task_store(rows), agent_card=card,
+        push_config_store=a2a_store.push_store(rows), push_sender=sender, push_url_validator=a2a_push.url_validator)
+
+    async def recover(_: web.Application) -> None:  # tasks a stopped server was running: failed, and told so
+        for _owner, task in a2a_store.recover(rows):
+            await sender.send_notification(task.id, task)
+
+    async def close(_: web.Application) -> None:
+        await app["a2a_handler"].aclose()
+        rows.close()
+
+    app.on_startup.append(recover)
+    app.on_cleanup.append(close)
     app.router.add_get(CARD_PATH, _serve_card)
     app.router.add_post(RPC_PATH, _rpc)
 
@@ -118,7 +145,8 @@ async def _serve_card(request: web.Request) -> web.Response:
     card.CopyFrom(request.app["a2a_card"])
     # the address the caller reached us at (its Host already passed the middleware's checks), not the bind
     # address (0.0.0.0 is no URL)
-    card.supported_interfaces[0].url = f"{request.scheme}://{request.host}{RPC_PATH}"
+    for interface in card.supported_interfaces:
+        interface.url = f"{request.scheme}://{request.host}{RPC_PATH}"
     return web.json_response(agent_card_to_dict(card))
 
 
@@ -127,6 +155,8 @@ def _rpc_error(rid: RpcId, code: int, message: str) -> web.Response:
 
 
 async def _rpc(request: web.Request) -> web.StreamResponse:
+    from hermes_agent.api import a2a_v03
+
     try:
         body = await request.json()
     except ValueError:
@@ -135,13 +165,38 @@ async def _rpc(request: web.Request) -> web.StreamResponse:
         return _rpc_error(None, -32600, "not a JSON-RPC 2.0 request")
     raw_id = body.get("id")
     rid: RpcId = raw_id if isinstance(raw_id, str | int) and not isinstance(raw_id, bool) else None
-    method: str = _ALIASES.get(body["method"]) or body["method"]
     raw_params = body.get("params")
     params: dict = raw_params if isinstance(raw_params, dict) else {}
+    ctx = _context(request, body["method"])
     try:
-        return await _dispatch(request, rid, method, params)
+        if body["method"] in a2a_v03.METHODS:
+            served = await a2a_v03.handle(request, request.app["a2a_handler"], rid, body, ctx)
+            if served is not None:
+                return served
+        if body["method"] == "tasks/list":
+            listed = await _list_tasks(request, a2a_v03.list_params(params), ctx)
+            return web.json_response({"jsonrpc": "2.0", "id": rid, "result": a2a_v03.list_tasks_result(listed)})
+        method: str = _ALIASES.get(body["method"]) or body["method"]
+        return await _dispatch(request, rid, method, params, ctx)
     except Exception as exc:  # an SDK A2AError (task not found, ...) or bad params: a JSON-RPC error
         return _error_of(rid, exc)
+
+
+def _context(request: web.Request, method: str) -> Any:
+    """The SDK's call context: in team mode the person is the owner of the tasks they create (others' task
+    ids are not found for them); otherwise every caller with the key is the one owner ""."""
+    from a2a.auth.user import User
+    from a2a.server.context import ServerCallContext
+
+    person = request.get("person")
+    if person is None:
+        return ServerCallContext(state={"method": method})
+
+    class Member(User):
+        is_authenticated = True
+        user_name = str(getattr(person, "key", ""))
+
+    return ServerCallContext(state={"method": method, "person": person}, user=Member())
 
 
 def _error_of(rid: RpcId, exc: Exception) -> web.Response:
@@ -156,29 +211,60 @@ def _error_of(rid: RpcId, exc: Exception) -> web.Response:
     return _rpc_error(rid, -32603, f"internal error: {type(exc).__name__}")
 
 
-async def _dispatch(request: web.Request, rid: RpcId, method: str, params: dict) -> web.StreamResponse:
-    from a2a.server.context import ServerCallContext
-    from a2a.types import CancelTaskRequest, GetTaskRequest, SendMessageRequest, SendMessageResponse, Task
+async def _list_tasks(request: web.Request, params: dict, ctx: Any) -> Any:
+    from a2a.types import ListTasksRequest
+    from google.protobuf.json_format import ParseDict
+
+    return await request.app["a2a_handler"].on_list_tasks(ParseDict(params, ListTasksRequest(),
+                                                                    ignore_unknown_fields=True), ctx)
+
+
+def _unary() -> dict[str, tuple[Any, str]]:
+    """v1.0 method -> (its request type, the handler's method)."""
+    from a2a import types as t
+
+    return {"GetTask": (t.GetTaskRequest, "on_get_task"), "CancelTask": (t.CancelTaskRequest, "on_cancel_task"),
+            "CreateTaskPushNotificationConfig": (t.TaskPushNotificationConfig,
+                                                 "on_create_task_push_notification_config"),
+            "GetTaskPushNotificationConfig": (t.GetTaskPushNotificationConfigRequest,
+                                              "on_get_task_push_notification_config"),
+            "ListTaskPushNotificationConfigs": (t.ListTaskPushNotificationConfigsRequest,
+                                                "on_list_task_push_notification_configs"),
+            "DeleteTaskPushNotificationConfig": (t.DeleteTaskPushNotificationConfigRequest,
+                                                 "on_delete_task_push_notification_config")}
+
+
+async def _dispatch(request: web.Request, rid: RpcId, method: str, params: dict, ctx: Any) -> web.StreamResponse:
+    from a2a.types import SendMessageRequest, SendMessageResponse, SubscribeToTaskRequest, Task
     from google.protobuf.json_format import MessageToDict, ParseDict
 
     handler = request.app["a2a_handler"]
-    ctx = ServerCallContext(state={"method": method})
-    if method == "SendStreamingMessage":
-        stream = handler.on_message_send_stream(ParseDict(params, SendMessageRequest(), ignore_unknown_fields=True),
-                                                ctx)
+    ok = lambda result: web.json_response({"jsonrpc": "2.0", "id": rid, "result": result})  # noqa: E731
+    if method in ("SendStreamingMessage", "SubscribeToTask"):
+        if method == "SubscribeToTask":
+            stream = handler.on_subscribe_to_task(ParseDict(params, SubscribeToTaskRequest(),
+                                                            ignore_unknown_fields=True), ctx)
+        else:
+            stream = handler.on_message_send_stream(ParseDict(params, SendMessageRequest(),
+                                                              ignore_unknown_fields=True), ctx)
         return await _sse(request, rid, stream)
     if method == "SendMessage":
         got = await handler.on_message_send(ParseDict(params, SendMessageRequest(), ignore_unknown_fields=True), ctx)
         wrapped = SendMessageResponse(task=got) if isinstance(got, Task) else SendMessageResponse(message=got)
-        return web.json_response({"jsonrpc": "2.0", "id": rid, "result": MessageToDict(wrapped)})
-    if method in ("GetTask", "CancelTask"):
-        kind, call = ((GetTaskRequest, handler.on_get_task) if method == "GetTask"
-                      else (CancelTaskRequest, handler.on_cancel_task))
-        task = await call(ParseDict(params, kind(), ignore_unknown_fields=True), ctx)
-        if task is None:
-            return _rpc_error(rid, -32001, "task not found")
-        return web.json_response({"jsonrpc": "2.0", "id": rid, "result": MessageToDict(task)})
-    return _rpc_error(rid, -32601, f"method {method!r} is not supported here")
+        return ok(MessageToDict(wrapped))
+    if method == "ListTasks":
+        listed = MessageToDict(await _list_tasks(request, params, ctx), always_print_fields_with_no_presence=True)
+        if not params.get("includeArtifacts"):
+            for task in listed["tasks"]:
+                task.pop("artifacts", None)
+        return ok(listed)
+    if method not in _unary():
+        return _rpc_error(rid, -32601, f"method {method!r} is not supported here")
+    kind, call = _unary()[method]
+    result = await getattr(handler, call)(ParseDict(params, kind(), ignore_unknown_fields=True), ctx)
+    if method in ("GetTask", "CancelTask") and result is None:
+        return _rpc_error(rid, -32001, "task not found")
+    return ok(MessageToDict(result) if result is not None else None)
 
 
 async def _sse(request: web.Request, rid: RpcId, stream: AsyncIterator[Any]) -> web.StreamResponse:

@@ -1,0 +1,123 @@
+"""Where the A2A server keeps its tasks and push-notification configs: a2a-sdk's TaskStore and
+PushNotificationConfigStore over storage/a2a_tasks.py ($HERMES_HOME/api_server/a2a_tasks.db), so tasks outlive
+a restart; a task a dead process was running is marked failed with the reason when the server starts (`recover`).
+Tasks are the caller's: the owner is the A2A call context's user ("" without team mode). a2a-sdk is imported
+here only where used."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from hermes_agent.paths import pid_alive
+from hermes_agent.storage.a2a_tasks import A2aTaskFile, Filter
+
+RESTARTED = ("Hermes stopped while this task was running, so it did not finish; nothing more will come of it. "
+             "Send the message again to start over.")
+
+
+def tasks_path(home: Path) -> Path:
+    return home / "api_server" / "a2a_tasks.db"
+
+
+def _owner(context: Any) -> str:
+    return str(context.user.user_name) if context is not None else ""
+
+
+def _runner_alive(runner: str) -> bool:
+    return runner.isdigit() and int(runner) != os.getpid() and pid_alive(int(runner))
+
+
+def task_store(rows: A2aTaskFile) -> Any:
+    from a2a.server.tasks import TaskStore
+    from a2a.types import ListTasksResponse, Task
+    from a2a.utils.constants import DEFAULT_LIST_TASKS_PAGE_SIZE
+    from a2a.utils.errors import InvalidParamsError
+    from a2a.utils.task import ListTasksCursor, decode_list_tasks_cursor, encode_list_tasks_cursor
+
+    class SqliteTaskStore(TaskStore):
+        """Tasks as serialized protobuf rows; listed newest status first, paged by a cursor token."""
+
+        async def save(self, task: Any, context: Any) -> None:
+            stamped = task.HasField("status") and task.status.HasField("timestamp")
+            rows.save(_owner(context), task.id, task.context_id, int(task.status.state),
+                      task.status.timestamp.ToNanoseconds() if stamped else None, str(os.getpid()),
+                      task.SerializeToString())
+
+        async def get(self, task_id: str, context: Any) -> Any:
+            body = rows.get(_owner(context), task_id)
+            return Task.FromString(body) if body is not None else None
+
+        async def delete(self, task_id: str, context: Any) -> None:
+            rows.delete(_owner(context), task_id)
+
+        async def list(self, params: Any, context: Any) -> Any:
+            after = None
+            if params.page_token:
+                cursor = decode_list_tasks_cursor(params.page_token)
+                if cursor is None:
+                    raise InvalidParamsError(message="pageToken is not a token this server gave out")
+                after = cursor.sort_key()
+            where = Filter(params.context_id, int(params.status),
+                           params.status_timestamp_after.ToNanoseconds()
+                           if params.HasField("status_timestamp_after") else None)
+            size = params.page_size or DEFAULT_LIST_TASKS_PAGE_SIZE
+            page = rows.page(_owner(context), where, after, size)
+            token = (encode_list_tasks_cursor(ListTasksCursor(page.last_key[1] if page.last_key[0] else None,
+                                                              page.last_key[2])) if page.last_key else "")
+            return ListTasksResponse(tasks=[Task.FromString(b) for b in page.bodies], next_page_token=token,
+                                     total_size=page.total, page_size=size)
+
+    return SqliteTaskStore()
+
+
+def push_store(rows: A2aTaskFile) -> Any:
+    from a2a.server.tasks import PushNotificationConfigStore
+    from a2a.server.tasks.push_notification_config_store import normalize_push_notification_config
+    from a2a.types import TaskPushNotificationConfig
+
+    class SqlitePushStore(PushNotificationConfigStore):
+        """Configs per task and owner; each remembers the protocol dialect it was set in (its POSTs use it)."""
+
+        async def set_info(self, task_id: str, notification_config: Any, context: Any) -> Any:
+            config = normalize_push_notification_config(task_id, notification_config)
+            dialect = "0.3" if context.state.get("dialect") == "0.3" else "1.0"
+            rows.push_set(_owner(context), task_id, config.id, dialect, config.SerializeToString())
+            return config
+
+        async def get_info(self, task_id: str, context: Any) -> list[Any]:
+            return [TaskPushNotificationConfig.FromString(b) for _, _, b in rows.push_of(task_id, _owner(context))]
+
+        async def get_info_for_dispatch(self, task_id: str) -> list[Any]:
+            return [TaskPushNotificationConfig.FromString(b) for _, _, b in rows.push_of(task_id, None)]
+
+        async def delete_info(self, task_id: str, context: Any, config_id: str | None = None) -> None:
+            owner = _owner(context)
+            for _, _, body in rows.push_of(task_id, owner):
+                found = TaskPushNotificationConfig.FromString(body)
+                if config_id is None or found.id == config_id:
+                    rows.push_delete(owner, task_id, found.id)
+
+    return SqlitePushStore()
+
+
+def recover(rows: A2aTaskFile) -> list[tuple[str, Any]]:
+    """Mark failed, with the reason, every task left submitted or working by a process that is gone (a
+    restart, a crash); returns (owner, task) of each, for their push notifications."""
+    from a2a.helpers import new_text_message
+    from a2a.types import Role, Task, TaskState
+
+    live = (TaskState.TASK_STATE_SUBMITTED, TaskState.TASK_STATE_WORKING)
+    failed = []
+    for owner, body in rows.unfinished(tuple(int(s) for s in live), _runner_alive):
+        task = Task.FromString(body)
+        task.status.state = TaskState.TASK_STATE_FAILED
+        task.status.message.CopyFrom(new_text_message(RESTARTED, role=Role.ROLE_AGENT, context_id=task.context_id,
+                                                      task_id=task.id))
+        task.status.timestamp.FromNanoseconds(time.time_ns())
+        rows.save(owner, task.id, task.context_id, int(task.status.state), task.status.timestamp.ToNanoseconds(),
+                  "", task.SerializeToString())
+        failed.append((owner, task))
+    return failed

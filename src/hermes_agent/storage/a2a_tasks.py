@@ -1,0 +1,129 @@
+"""The A2A server's tasks and push-notification configs, kept in a file of ours
+($HERMES_HOME/api_server/a2a_tasks.db; Hermes never opens it, state.db is untouched). Rows hold the serialized
+task (bytes the api layer encodes and decodes) beside the columns it is listed and paged by; who owns a task
+("" without team mode) scopes every read. No protocol knowledge here."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
+
+from hermes_agent.storage import db
+
+T = TypeVar("T")
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS a2a_tasks (
+    owner TEXT NOT NULL, id TEXT NOT NULL, context_id TEXT NOT NULL, state INTEGER NOT NULL,
+    ts_ns INTEGER, runner TEXT NOT NULL DEFAULT '', body BLOB NOT NULL, PRIMARY KEY (owner, id));
+CREATE INDEX IF NOT EXISTS a2a_tasks_order ON a2a_tasks (owner, ts_ns, id);
+CREATE TABLE IF NOT EXISTS a2a_push (
+    owner TEXT NOT NULL, task_id TEXT NOT NULL, id TEXT NOT NULL, dialect TEXT NOT NULL, body BLOB NOT NULL,
+    PRIMARY KEY (task_id, owner, id));
+"""
+# the list order: tasks with a status time first, newest first, then by id (descending); a page cursor is the
+# sort key of the last row served
+_KEY = "(ts_ns IS NOT NULL), COALESCE(ts_ns, 0), id"
+_ORDER = "(ts_ns IS NOT NULL) DESC, COALESCE(ts_ns, 0) DESC, id DESC"
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    bodies: list[bytes]
+    total: int
+    last_key: tuple[bool, int, str] | None  # the sort key of the last row, when more rows follow
+
+
+@dataclass(frozen=True, slots=True)
+class Filter:
+    context_id: str = ""
+    state: int = 0  # 0: any
+    after_ns: int | None = None  # status time at or after
+
+
+class A2aTaskFile:
+    """One connection to the file, shared by the server's event loop (short statements, autocommit)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._conn = db.connect(path)
+        self._lock = threading.Lock()
+        self._run(lambda c: [c.execute(s) for s in db.split_statements(SCHEMA)])
+
+    def _run(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        with self._lock:
+            return db.retry_busy(lambda: fn(self._conn))
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    # -- tasks
+
+    def save(self, owner: str, task_id: str, context_id: str, state: int, ts_ns: int | None, runner: str,
+             body: bytes) -> None:
+        self._run(lambda c: c.execute(
+            "INSERT INTO a2a_tasks (owner, id, context_id, state, ts_ns, runner, body) VALUES (?, ?, ?, ?, ?, ?, ?)"
+            " ON CONFLICT (owner, id) DO UPDATE SET context_id = excluded.context_id, state = excluded.state,"
+            " ts_ns = excluded.ts_ns, runner = excluded.runner, body = excluded.body",
+            (owner, task_id, context_id, state, ts_ns, runner, body)))
+
+    def get(self, owner: str, task_id: str) -> bytes | None:
+        row = self._run(lambda c: c.execute("SELECT body FROM a2a_tasks WHERE owner = ? AND id = ?",
+                                            (owner, task_id)).fetchone())
+        return bytes(row[0]) if row else None
+
+    def delete(self, owner: str, task_id: str) -> None:
+        self._run(lambda c: c.execute("DELETE FROM a2a_tasks WHERE owner = ? AND id = ?", (owner, task_id)))
+
+    def page(self, owner: str, where: Filter, after: tuple[bool, int, str] | None, limit: int) -> Page:
+        """One page of `owner`'s tasks matching `where`, after the row whose sort key is `after`."""
+        sql, args = "owner = ?", [owner]
+        if where.context_id:
+            sql, args = sql + " AND context_id = ?", [*args, where.context_id]
+        if where.state:
+            sql, args = sql + " AND state = ?", [*args, where.state]
+        if where.after_ns is not None:
+            sql, args = sql + " AND ts_ns >= ?", [*args, where.after_ns]
+
+        def read(c: sqlite3.Connection) -> Page:
+            total = int(c.execute(f"SELECT count(*) FROM a2a_tasks WHERE {sql}", args).fetchone()[0])
+            cond, more = (sql, list(args)) if after is None else (f"{sql} AND ({_KEY}) < (?, ?, ?)",
+                                                                  [*args, int(after[0]), after[1], after[2]])
+            rows = c.execute(f"SELECT body, {_KEY} FROM a2a_tasks WHERE {cond} ORDER BY {_ORDER} LIMIT ?", [*more, limit + 1]).fetchall()
+            last = rows[limit - 1] if len(rows) > limit else None
+            return Page([bytes(r[0]) for r in rows[:limit]], total,
+                        (bool(last[1]), int(last[2]), str(last[3])) if last else None)
+
+        return self._run(read)
+
+    def unfinished(self, states: tuple[int, ...], alive: Callable[[str], bool]) -> list[tuple[str, bytes]]:
+        """(owner, body) of the tasks in `states` whose runner (the process that ran them) is gone."""
+        marks = ", ".join("?" * len(states))
+        rows = self._run(lambda c: c.execute(
+            f"SELECT owner, runner, body FROM a2a_tasks WHERE state IN ({marks})", states).fetchall())
+        return [(str(r[0]), bytes(r[2])) for r in rows if not alive(str(r[1]))]
+
+    # -- push notification configs
+
+    def push_set(self, owner: str, task_id: str, config_id: str, dialect: str, body: bytes) -> None:
+        self._run(lambda c: c.execute(
+            "INSERT INTO a2a_push (owner, task_id, id, dialect, body) VALUES (?, ?, ?, ?, ?)"
+            " ON CONFLICT (task_id, owner, id) DO UPDATE SET dialect = excluded.dialect, body = excluded.body",
+            (owner, task_id, config_id, dialect, body)))
+
+    def push_of(self, task_id: str, owner: str | None) -> list[tuple[str, str, bytes]]:
+        """(owner, dialect, body) of the configs of a task: `owner`'s, or everyone's (None: for delivery)."""
+        sql, args = "task_id = ?", [task_id]
+        if owner is not None:
+            sql, args = sql + " AND owner = ?", [task_id, owner]
+        rows = self._run(lambda c: c.execute(f"SELECT owner, dialect, body FROM a2a_push WHERE {sql}"
+                                             " ORDER BY rowid", args).fetchall())
+        return [(str(r[0]), str(r[1]), bytes(r[2])) for r in rows]
+
+    def push_delete(self, owner: str, task_id: str, config_id: str) -> None:
+        self._run(lambda c: c.execute("DELETE FROM a2a_push WHERE owner = ? AND task_id = ? AND id = ?",
+                                      (owner, task_id, config_id)))
