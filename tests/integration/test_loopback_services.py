@@ -114,6 +114,23 @@ def test_a_socket_no_process_holds_is_refused(keyless_api):
     assert "403" in res.stdout and "cannot tell which process opened this connection" in res.stdout, res.stdout
 
 
+SYSTEM_PYTHON = "/usr/bin/python3"  # readable by every account (a pyenv python under /root is not)
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not os.access(SYSTEM_PYTHON, os.X_OK),
+                    reason="needs root and a system python to run a client as another user")
+def test_another_local_user_is_refused_by_a_keyless_api(keyless_api):
+    """A keyless API acts with its user's keys, files and terminal: another account on the machine (here
+    nobody, uid 65534, a plain unconfined process) gets 403 with one clear line, before any turn runs."""
+    res = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--",
+                          SYSTEM_PYTHON, "-c", PROBE.split("ctypes.CDLL")[0], keyless_api],
+                         capture_output=True, text=True, timeout=60, cwd="/")
+    assert res.returncode == 0, res.stderr
+    lines = dict(line.split(" ", 1) for line in res.stdout.splitlines())
+    assert lines["PLAIN"].startswith("403") and "another user of this machine" in lines["PLAIN"], res.stdout
+    assert lines["TURN"].startswith("403"), res.stdout
+
+
 @pytest.mark.parametrize("mechanism", MECHANISMS)
 def test_confined_command_with_the_dashboard_token_is_refused(scripted, hermes_home, tmp_path, mechanism):
     """The dashboard has a token, but a token can leak (under Landlock a browser's command line, with the

@@ -206,10 +206,10 @@ def test_a_link_on_the_way_to_an_included_config_or_a_hooks_path_is_removed(tmp_
     (ws / "conf/git.inc").write_text("[core]\n\tfsmonitor = id\n")
     (ws / ".husky/_").mkdir(parents=True)
     (ws / ".husky/_/pre-commit").write_text("#!/bin/sh\nid\n")
-    (ws / ".husky/pre-commit").write_text("npm test\n")  # the project's own script: not a hook git runs
+    (ws / ".husky/lint.sh").write_text("npm test\n")  # the project's own script: not one husky's stubs run
     notes = g.leave()
     assert not (ws / "conf/git.inc").exists() and not (ws / ".husky/_/pre-commit").exists(), notes
-    assert (ws / ".husky/pre-commit").exists() and len(notes) == 2, notes
+    assert (ws / ".husky/lint.sh").exists() and len(notes) == 2, notes
 
 
 def test_include_paths_reads_every_include():

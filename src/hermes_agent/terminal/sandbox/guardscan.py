@@ -30,6 +30,16 @@ GIT_FILES = ("config", *GIT_REDIRECTS)
 WT_FILES = ("commondir", "config.worktree", "gitdir")
 DEPTH, BUDGET = NESTED_DEPTH, NESTED_BUDGET  # the same bounds as the scan for nested repositories
 TOP_BUDGET = 2000  # a workspace's own children are watched past BUDGET: filler directories cannot hide `lib/`
+# Hook managers whose installed hooks run files of the work tree: those files are hook code too. husky 9 sets
+# core.hooksPath=.husky/_ whose stubs run .husky/<hook>; pre-commit's and lefthook's hooks read their config.
+_HUSKY_STUBS = ".husky/_"
+HOOK_NAMES = ("applypatch-msg", "pre-applypatch", "post-applypatch", "pre-commit", "pre-merge-commit",
+              "prepare-commit-msg", "commit-msg", "post-commit", "pre-rebase", "post-checkout", "post-merge",
+              "pre-push", "pre-receive", "update", "proc-receive", "post-receive", "post-update",
+              "reference-transaction", "push-to-checkout", "pre-auto-gc", "post-rewrite", "sendemail-validate",
+              "fsmonitor-watchman", "post-index-change")
+_MANAGERS = ((b"pre-commit", (".pre-commit-config.yaml",)),
+             (b"lefthook", ("lefthook.yml", "lefthook.yaml", ".lefthook.yml", ".lefthook.yaml", "lefthook-local.yml")))
 READ_BUDGET = 64 << 20  # bytes of new entries read per scan (to quarantine); past it they are removed unsaved
 INCLUDE_DEPTH, INCLUDES = 10, 32  # git stops at 10 nested includes; files followed per repository
 _HOOKS_PATH = re.compile(rb"^\s*hookspath\s*=\s*(.+?)\s*$", re.I | re.M)
@@ -336,6 +346,21 @@ class _Walk:
                     self.path(slot, "config", worktree or gd)
                     queue.append((*slot, depth + 1))
 
+    def managers(self) -> None:
+        """The config a hook manager's installed hook reads from the work tree (pre-commit, lefthook): watched
+        as a hook, present or not (a config created under an installed hook runs on the next commit)."""
+        worktrees = [w for w in self.scan.gitdirs.values() if w]
+        for (d, name), cls in list(self.scan.classes.items()):
+            item = self.scan.items.get((d, name))
+            if cls != "hook" or item is None or not item.data:
+                continue
+            wt = self.scan.gitdirs.get(os.path.dirname(d)) or next(
+                (w for w in worktrees if d.startswith(w + "/")), "")
+            for marker, files in _MANAGERS if wt else ():
+                if marker in item.data:
+                    for f in files:
+                        self.add((wt, f), "hook", False)
+
     def path(self, slot: Slot, cls: str, stop: str) -> None:
         """Watch `slot` as `cls` and each directory leading to it (up to `stop`, a work tree or git directory,
         a root of the sandbox or 8 levels) as "dir": a link or file put on the way is removed before git follows it, a directory that
@@ -423,6 +448,10 @@ def discover(spots: Iterable[str], fds: Fds, old: Scan | None, known: dict[str, 
     for d in sorted(walk.scan.hookdirs):  # watched whether or not it exists yet (made later: looked into)
         walk.path(os.path.split(d), "dir", "")
         walk.listing(d, "hook", False)
+        if d.endswith("/" + _HUSKY_STUBS):  # present or not: one made by the command runs on the next commit
+            for name in HOOK_NAMES:
+                walk.add((os.path.dirname(d), name), "hook", False)
+    walk.managers()
     if old is not None:  # a slot that was watched and is gone from its listing: absent now
         for slot, cls in old.classes.items():
             if slot not in walk.scan.items:

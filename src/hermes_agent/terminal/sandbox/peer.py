@@ -8,6 +8,7 @@ with every command the sandbox runs (network on). It asks `confined_peer` before
 2. Its holder: the process whose /proc/<pid>/fd has `socket:[inode]`. A process that hides its fds
    (PR_SET_DUMPABLE 0, another uid), a socket parked in flight (SCM_RIGHTS) or in a thread's private fd
    table: no holder found -> refused. Fail closed.
+   A socket another uid owns is refused first (strict: a keyless service serves only its own user).
 3. Confined: the holder lives in another pid namespace than this server (bubblewrap) or has, among its
    ancestors, a hermes launcher or MCP keeper whose command line carries the confined tag (Landlock:
    orphans are re-parented to the keeper, a subreaper, so every confined process stays below one).
@@ -157,6 +158,7 @@ def _below_launcher(pid: int) -> bool:
 
 UNKNOWN = "cannot tell which process opened this connection"
 CONFINED = "the connection comes from a process inside a hermes sandbox"
+OTHER_USER = "the connection comes from another user of this machine"
 
 
 def confined_peer(peer: tuple[str, int], local: tuple[str, int], *, strict: bool = True) -> str | None:
@@ -168,6 +170,8 @@ def confined_peer(peer: tuple[str, int], local: tuple[str, int], *, strict: bool
     found = socket_inode(_plain(peer[0]), int(peer[1]), _plain(local[0]), int(local[1]))
     if found is None and peer[0].startswith("::ffff:"):
         found = socket_inode(peer[0], int(peer[1]), local[0], int(local[1]))
+    if found is not None and strict and found[1] != os.geteuid():
+        return OTHER_USER  # a keyless service acts with this user's keys, files and terminal: its user only
     pid = holder(found[0]) if found else None
     if pid is None:
         return UNKNOWN if strict else None

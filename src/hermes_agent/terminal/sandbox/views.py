@@ -252,7 +252,12 @@ def git_paths(workspace: str, home: str, git_dir_env: str | None = None) -> tupl
     for cfg in configs:
         for raw in _hooks_paths(cfg):
             path = os.path.expanduser(raw)
-            readonly.append(os.path.realpath(path if os.path.isabs(path) else os.path.join(workspace, path)))
+            hooks = os.path.realpath(path if os.path.isabs(path) else os.path.join(workspace, path))
+            readonly.append(hooks)
+            if hooks.endswith("/.husky/_"):  # husky 9: its stubs run .husky/<hook>, hook code too
+                from hermes_agent.terminal.sandbox.guardscan import HOOK_NAMES
+
+                readonly += [os.path.join(os.path.dirname(hooks), n) for n in HOOK_NAMES]
     return [p for p in dict.fromkeys(readonly) if os.path.lexists(p)], pinned
 
 
