@@ -130,6 +130,13 @@ DEFAULT_CONFIG: dict = {
 # would change how Hermes behaves on the same home. plugins.enabled: when the key is absent, Hermes's own
 # migration enables the plugins already installed; an empty list written here would stop that.
 # known_plugin_toolsets is Hermes's record of the plugin toolsets a user has seen: Hermes writes it.
+# Options read with no default (absent = not used): `hermes config set` and the dashboard know them,
+# `config migrate` never writes them. model.pricing: USD per 1M tokens for a custom endpoint (spending caps).
+OPTIONAL_KEYS: frozenset[str] = frozenset({
+    "model.pricing", "model.pricing.input", "model.pricing.output", "model.pricing.cache_read",
+    "model.pricing.cache_write",
+})
+
 NOT_MIGRATED: frozenset[str] = frozenset({
     "model.provider", "model.default", "model.base_url", "model.context_length", "model.max_tokens",
     "approvals.mode", "display.streaming", "plugins.enabled", "known_plugin_toolsets",

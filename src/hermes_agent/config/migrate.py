@@ -15,11 +15,16 @@ import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from hermes_agent.config.defaults import DEFAULT_CONFIG, NOT_MIGRATED, OPTIONAL_ENV_VARS
+from hermes_agent.config.defaults import DEFAULT_CONFIG, NOT_MIGRATED, OPTIONAL_ENV_VARS, OPTIONAL_KEYS
+
+if TYPE_CHECKING:
+    from hermes_agent.config.settings import Settings
 
 CURRENT_VERSION: int = int(DEFAULT_CONFIG["_config_version"])
 _VERSION_KEY = "_config_version"
+_ABSENT = object()
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +80,16 @@ def known_to_hermes(dotted: str) -> bool:
         if any(table.get(".".join(parts[:i])) in ({}, []) for i in range(1, len(parts))):
             return True
     return False
+
+
+def known_option(settings: Settings, dotted: str) -> bool:
+    """A key this hermes reads (for `config set` and the dashboard): one the settings have (set or defaulted),
+    one read with no default (OPTIONAL_KEYS: model.pricing.*), or any key under a free-form section."""
+    from hermes_agent.config.schema import free_form_sections
+
+    if dotted in OPTIONAL_KEYS or settings.get(dotted, _ABSENT) is not _ABSENT:
+        return True
+    return any(dotted.startswith(f"{name}.") for name in free_form_sections())
 
 
 def missing_options(user: Mapping) -> list[tuple[str, object]]:
@@ -166,7 +181,7 @@ def is_secret_key(name: str) -> bool:
     meta = OPTIONAL_ENV_VARS.get(name)
     if meta is not None:
         return bool(meta.get("password"))
-    low = name.lower()
+    low = name.lower().replace("tokens", "")  # max_tokens, budget.session_tokens: counts, not credentials
     if any(word in low for word in ("api_key", "apikey", "token", "secret", "password", "passwd")):
         return True
     return name.isupper() and name.endswith("_KEY")  # FAL_KEY yes; terminal.ssh_key (a path) no
