@@ -46,7 +46,8 @@ def test_session_cap_stops_a_tool_loop_and_resumes_when_raised(scripted, hermes_
     scripted.default = TOOL_STEP  # the model never stops calling tools
     out = run_hermes("chat", "-q", "go", "-t", "todo", home=hermes_home, timeout=120)
     assert out.stdout.startswith("Budget reached: session cap $0.0500 (budget.session_usd)"), out.stdout
-    assert "-C budget.session_usd=" in out.stdout
+    assert "-C budget.session_usd=" in out.stdout and out.returncode == 3
+    assert (out.stdout + out.stderr).count("Budget reached") == 1, out.stderr  # the stop line once, as the answer
     within_one_call(out.stdout, hermes_home, 0.05)
     calls = len(scripted.requests)
     rows = _spend(hermes_home)
