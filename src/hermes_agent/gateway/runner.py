@@ -446,6 +446,7 @@ class GatewayRunner:
                 agent.services.session.keep_open = True
             ctx = agent.services.ctx  # send_message goes out through this gateway; cron jobs remember this chat
             ctx.messenger, ctx.origin = self.outbox, {"platform": platform, "chat_id": chat_id}
+            ctx.person = ctx.person or f"{platform}:{user_id}"  # who made a cron job here
             return agent
         return build
 
