@@ -80,7 +80,8 @@ DEFAULT_CONFIG: dict = {
                  "max_db_mb": 400, "tool_output_max_chars": 16000, "keep_full_tool_output": False,
                  "auto_prune_delay": 30, "old_tool_output_days": 3, "old_tool_output_max_chars": 1000},
     "context_file_max_chars": None,  # None: the built-in 20000
-    "display": {"show_reasoning": True, "tool_progress": "all", "streaming": True, "personality": ""},
+    "display": {"show_reasoning": True, "tool_progress": "all", "streaming": True, "personality": "",
+                "platforms": {}, "tool_progress_overrides": {}},  # per-platform tool progress (both Hermes spellings)
     "personalities": {},
     "skills": {
         "review": "auto", "external_dirs": [], "disabled": [], "guard_agent_created": False,
@@ -140,6 +141,7 @@ OPTIONAL_KEYS: frozenset[str] = frozenset({
 NOT_MIGRATED: frozenset[str] = frozenset({
     "model.provider", "model.default", "model.base_url", "model.context_length", "model.max_tokens",
     "approvals.mode", "display.streaming", "plugins.enabled", "known_plugin_toolsets",
+    "display.platforms", "display.tool_progress_overrides",  # a user's own per-platform choices; the second is 0.19's
 })
 
 # Environment variables (from the process or $HERMES_HOME/.env) mapped onto config keys.

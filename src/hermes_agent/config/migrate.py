@@ -60,9 +60,46 @@ def _lookup(user: Mapping, dotted: str) -> tuple[bool, bool]:
 
 
 @functools.cache
+def _hermes_data() -> dict:
+    return json.loads(Path(__file__).with_name("hermes_keys.json").read_text(encoding="utf-8"))
+
+
 def _hermes_tables() -> tuple[dict, dict]:
-    data = json.loads(Path(__file__).with_name("hermes_keys.json").read_text(encoding="utf-8"))
+    data = _hermes_data()
     return data["v0_19"], data["upstream"]
+
+
+def hermes_config_version() -> int:
+    """The `_config_version` today's Hermes writes into a config it creates (50): what `hermes setup` stamps on a
+    new file, so Hermes reads it as its own current config (an explicit low number is a legacy install to it)."""
+    return int(_hermes_data().get("versions", {}).get("upstream") or CURRENT_VERSION)
+
+
+# Keys a Hermes user may still have that today's Hermes renamed or dropped (its config migrations 14-50):
+# old dotted key (a trailing "*" matches a family) -> (its new name or None when dropped, what changed).
+HERMES_RENAMED: dict[str, tuple[str | None, str]] = {
+    "model_catalog.ttl_hours": ("model_catalog.ttl_minutes", "minutes now (default 20); Hermes still honours an "
+                                "explicit ttl_hours other than the old default 1"),
+    "display.tool_progress_overrides": ("display.platforms.<platform>.tool_progress",
+                                        "per platform; both are read here"),
+    "stt.model": ("stt.<provider>.model", "per provider; read here for the provider in use"),
+    "security.tirith_*": (None, "the tirith scanner is no longer bundled with Hermes"),
+    "cron.model_drift_guard": (None, "unpinned jobs run on their creation snapshot"),
+    "checkpoints.delete_orphans": (None, "dropped by Hermes"),
+    "sessions.write_json_snapshots": (None, "dropped by Hermes"),
+}
+
+
+def renamed_keys(user: Mapping) -> list[tuple[str, str | None, str]]:
+    """(key the user set, its new name or None, note) for each HERMES_RENAMED key in the file."""
+    leaves = list(_user_leaves(user))
+    out: list[tuple[str, str | None, str]] = []
+    for old, (new, note) in HERMES_RENAMED.items():
+        if old.endswith("*"):
+            out += [(k, new, note) for k in leaves if k.startswith(old[:-1])]
+        elif any(k == old or k.startswith(old + ".") for k in leaves):
+            out.append((old, new, note))
+    return out
 
 
 def hermes_default_differs(dotted: str, ours: object) -> bool:

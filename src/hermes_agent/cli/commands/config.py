@@ -203,12 +203,12 @@ def _edit(args: argparse.Namespace, settings: Settings) -> int:
 
     from hermes_agent.config.edit import atomic_write_text
     from hermes_agent.config.loader import load_settings
-    from hermes_agent.config.migrate import CURRENT_VERSION
+    from hermes_agent.config.migrate import hermes_config_version
 
     cfg = _config_file(settings)
-    if not cfg.exists():
+    if not cfg.exists():  # stamped as Hermes stamps a config it creates
         atomic_write_text(cfg, "# Hermes Agent configuration. `hermes config check` lists every option.\n"
-                               f"_config_version: {CURRENT_VERSION}\n")
+                               f"_config_version: {hermes_config_version()}\n")
     chosen = settings.env.get("VISUAL") or settings.env.get("EDITOR")
     if not chosen and not sys.stdin.isatty():  # nano/vi would wait forever for keys that never come
         raise HermesError(f"no terminal to run an editor in: set $EDITOR, or edit {cfg} by hand")
