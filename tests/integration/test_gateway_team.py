@@ -174,6 +174,18 @@ def test_member_dangerous_command_needs_the_owners_button(fake, scripted, team, 
     assert "telegram:111" in page and "owner" in page and "telegram:333" in page
 
 
+def test_member_command_denied_at_once_when_no_approver_can_be_reached(fake, scripted, team):
+    gw, root = team
+    victim = root / "telegram_222" / "victim"
+    victim.mkdir(parents=True)
+    # the owner never started the bot: Telegram refuses the DM with the approval buttons
+    fake.fail("sendMessage", 403, description="Forbidden: bot can't initiate conversation with a user")
+    fake.user_says(f"run rm -r {victim}", chat_id=MEMBER, name="Bob")
+    assert fake.wait_for(lambda: any("none of them could be reached" in t for t in fake.texts(MEMBER)), timeout=30)
+    assert fake.wait_for(lambda: _replies(fake, MEMBER, "tool said"), timeout=20)
+    assert victim.exists() and not any("Waiting for the owner" in t for t in fake.texts(MEMBER))
+
+
 def test_member_command_denied_when_nobody_answers(fake, scripted, hermes_home, tmp_path):
     scripted.default = _brain
     root = tmp_path / "team"

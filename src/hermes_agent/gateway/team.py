@@ -113,14 +113,16 @@ class DeskApprover:
         for user_id in user_ids:
             try:
                 dm = asyncio.run_coroutine_threadsafe(self.adapter.open_dm(user_id), self.loop).result(timeout=30)
-                self._send(dm, text, buttons)
+                if self._send(dm, text, buttons) is None:  # refused (Telegram: the approver never started the bot)
+                    raise OSError("the platform refused the message")
                 reached += 1
             except (OSError, concurrent.futures.TimeoutError) as exc:
                 log.warning("team approval: cannot reach %s:%s in a DM: %s", self.adapter.name, user_id, exc)
         return reached
 
-    def _send(self, chat: str, text: str, buttons: list | None = None) -> None:
-        asyncio.run_coroutine_threadsafe(self.adapter.send(chat, text, buttons), self.loop).result(timeout=30)
+    def _send(self, chat: str, text: str, buttons: list | None = None) -> str | None:
+        """The message id, None when the platform refused it."""
+        return asyncio.run_coroutine_threadsafe(self.adapter.send(chat, text, buttons), self.loop).result(timeout=30)
 
     def _say(self, text: str) -> None:
         try:
