@@ -83,6 +83,11 @@ def test_config_set_of_a_key_only_hermes_reads_says_so(hermes_home):
     assert out.returncode == 0 and "model_catalog" in path.read_text()
     assert out.stderr.splitlines() == ["note: 'model_catalog.enabled' is read by Hermes, not by this hermes "
                                        "(kept in the file for Hermes)"]
+    renamed = run_hermes("config", "set", "model_catalog.ttl_hours", "6", home=hermes_home)
+    assert renamed.returncode == 0 and renamed.stderr.startswith(
+        "note: 'model_catalog.ttl_hours' is renamed to 'model_catalog.ttl_minutes' by today's Hermes"), renamed.stderr
+    check = run_hermes("config", "check", home=hermes_home).stdout
+    assert "  model_catalog.ttl_hours -> model_catalog.ttl_minutes: minutes now" in check, check
 
 
 @pytest.mark.parametrize(("yaml_text", "message"), [

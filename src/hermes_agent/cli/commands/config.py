@@ -152,13 +152,24 @@ def _set(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def _nested(dotted: str) -> dict:
+    out: dict = {}
+    node = out
+    *parents, last = dotted.split(".")
+    for part in parents:
+        node = node.setdefault(part, {})
+    node[last] = True
+    return out
+
+
 def _set_notes(key: str, known: bool, data: object) -> list[str]:
     """What `config set` tells besides the new value: an unknown key (a Hermes option we do not read, or a
     near miss), a secret better kept in .env, a model.pricing still missing its other half."""
-    from hermes_agent.config.migrate import is_secret_key, known_to_hermes
+    from hermes_agent.config.migrate import is_secret_key, known_to_hermes, renamed_keys
 
-    notes = []
-    if not known:
+    notes = [f"{old!r} is {'renamed to ' + repr(new) if new else 'dropped'} by today's Hermes ({note})"
+             for old, new, note in renamed_keys(_nested(key))]
+    if not known and not notes:
         notes.append(f"{key!r} is read by Hermes, not by this hermes (kept in the file for Hermes)"
                      if known_to_hermes(key) else f"{key!r} is not a known option{_unknown_key_hint(key)}")
     if is_secret_key(key.rsplit(".", 1)[-1]):
