@@ -1,5 +1,5 @@
 """A fake of Slack on 127.0.0.1 (aiohttp, its own thread and loop) for the real slack-bolt/slack_sdk:
-Web API (`POST /api/<method>`: auth.test, apps.connections.open, chat.postMessage, chat.update,
+Web API (`POST /api/<method>`: auth.test, apps.connections.open, conversations.open, chat.postMessage, chat.update,
 chat.postEphemeral, reactions.add/remove, files.getUploadURLExternal, the upload URL,
 files.completeUploadExternal), the Socket Mode websocket (hello, events_api and interactive envelopes,
 acks, `drop()`), shared files at url_private (bot token required) and, in HTTP mode, Events API pushes to
@@ -244,6 +244,11 @@ class FakeSlack:
 
     def api_apps_connections_open(self, p: dict) -> dict:
         return {"url": f"ws://127.0.0.1:{self.port}/link?ticket={next(self._seq)}"}
+
+    def api_conversations_open(self, p: dict) -> dict:
+        """The DM channel with a user: D + the user id without its U (DALICE for UALICE)."""
+        user = str(p.get("users") or "")
+        return {"channel": {"id": "D" + user.removeprefix("U"), "is_im": True}}
 
     def api_chat_postMessage(self, p: dict) -> dict:
         ts = self._ts()

@@ -57,6 +57,7 @@ class Notice:
 
     text: str
     level: str = "info"
+    ends_turn: bool = False  # the turn stops here and its outcome carries the same text (cap, loop, max calls)
 
 
 @dataclass(frozen=True, slots=True)

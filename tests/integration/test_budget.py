@@ -46,7 +46,8 @@ def test_session_cap_stops_a_tool_loop_and_resumes_when_raised(scripted, hermes_
     scripted.default = TOOL_STEP  # the model never stops calling tools
     out = run_hermes("chat", "-q", "go", "-t", "todo", home=hermes_home, timeout=120)
     assert out.stdout.startswith("Budget reached: session cap $0.0500 (budget.session_usd)"), out.stdout
-    assert "-C budget.session_usd=" in out.stdout
+    assert "-C budget.session_usd=" in out.stdout and out.returncode == 3
+    assert (out.stdout + out.stderr).count("Budget reached") == 1, out.stderr  # the stop line once, as the answer
     within_one_call(out.stdout, hermes_home, 0.05)
     calls = len(scripted.requests)
     rows = _spend(hermes_home)
@@ -109,3 +110,44 @@ def test_mixture_of_agents_references_are_booked(scripted, hermes_home):
         "SELECT model FROM hermes_agent_spend WHERE task = 'moa'")}
     assert {"ref-a", "ref-b", "agg"} <= models and "ref-broken" not in models  # a failed call costs nothing
 
+
+
+def _with_fallback(hermes_home, primary_url: str, fallback_url: str, budget: str) -> None:
+    """The primary (a custom endpoint at $1 per 1M) fails; the fallback row has its own price ($100 per 1M)."""
+    _config(hermes_home, primary_url, budget + "fallback_providers:\n  - provider: custom\n    model: fb-model\n"
+                                               f"    base_url: {fallback_url}\n    api_key: k\n"
+                                               "    pricing: {input: 100, output: 100}\n")
+    path = hermes_home / "config.yaml"
+    path.write_text(path.read_text().replace("pricing: {input: 10, output: 10}", "pricing: {input: 1, output: 1}"))
+
+
+def test_a_call_the_fallback_answers_is_priced_as_the_fallback(scripted, hermes_home):
+    from hermes_agent.providers.scripted import ScriptedServer
+
+    with ScriptedServer() as fallback:
+        scripted.default = {"error": {"status": 500, "message": "down"}}
+        fallback.default = {"content": "from the fallback", "usage": {"prompt_tokens": 1000, "completion_tokens": 100}}
+        _with_fallback(hermes_home, scripted.url, fallback.url, "budget:\n  session_usd: 5\n")
+        out = run_hermes("chat", "-q", "hi", home=hermes_home, timeout=120)
+        assert out.returncode == 0 and out.stdout == "from the fallback\n", out.stdout + out.stderr
+        assert "falling back to custom/fb-model" in out.stderr
+    # booked at the fallback's $100 per 1M (1100 tokens = $0.11), not the primary's $1 ($0.0011)
+    assert [(r[2], r[5]) for r in _spend(hermes_home)] == [("main", 0.11)]
+    sid = _spend(hermes_home)[0][0]
+    show = run_hermes("sessions", "show", sid, home=hermes_home).stdout
+    assert f"Session {sid}  (cli, fb-model)" in show and "Cost: $0.1100" in show, show
+
+
+def test_the_cap_check_prices_the_fallback_before_it_is_called(scripted, hermes_home):
+    from hermes_agent.providers.scripted import ScriptedServer
+
+    with ScriptedServer() as fallback:
+        scripted.default = {"error": {"status": 500, "message": "down"}}
+        fallback.default = {"content": "from the fallback", "usage": {"prompt_tokens": 1000, "completion_tokens": 100}}
+        # 100 output tokens alone cost $0.0001 at the primary's price, $0.01 at the fallback's: over a $0.01 cap
+        _with_fallback(hermes_home, scripted.url, fallback.url, "budget:\n  session_usd: 0.01\n")
+        out = run_hermes("chat", "-q", "hi", home=hermes_home, timeout=120)
+        assert out.stdout.startswith("Budget reached: session cap $0.0100 (budget.session_usd); spent $0.0000"), \
+            out.stdout + out.stderr
+        assert len(scripted.requests) == 4 and fallback.requests == []  # the primary tried; the fallback never
+    assert _spend(hermes_home) == []

@@ -226,3 +226,16 @@ def test_save_trajectories_flag_writes_sharegpt(scripted, hermes_home, tmp_path)
     record = json.loads((tmp_path / "trajectory_samples.jsonl").read_text().splitlines()[0])  # where Hermes writes
     assert [t["from"] for t in record["conversations"]] == ["system", "human", "gpt"]
     assert record["conversations"][2]["value"] == "<think>\n</think>\ntraced" and record["completed"] is True
+
+
+def test_a_turn_stopped_by_a_limit_says_so_once(scripted, hermes_home):
+    model_config(hermes_home, scripted.url)
+    scripted.default = lambda body: {"tool_calls": [{"name": "todo", "arguments": {"todos": [
+        {"id": str(len(body["messages"])), "content": "x", "status": "pending"}]}}]}
+    out = run_hermes("chat", "-q", "go", "-t", "todo", "--max-iterations", "2", home=hermes_home, timeout=120)
+    assert out.returncode == 3 and out.stdout.startswith("Reached the maximum of 2 model calls"), out.stdout
+    assert (out.stdout + out.stderr).count("Reached the maximum") == 1, out.stderr
+    scripted.default = {"tool_calls": [{"name": "todo", "arguments": {"todos": []}}]}  # the same call again and again
+    out = run_hermes("chat", "-q", "go", "-t", "todo", home=hermes_home, timeout=120)
+    assert out.returncode == 3 and out.stdout.startswith("Stopped: the model called todo"), out.stdout + out.stderr
+    assert (out.stdout + out.stderr).count("Stopped: the model called") == 1, out.stderr

@@ -58,6 +58,38 @@ def test_config_set_of_an_unknown_key_in_a_typed_section_still_notes_it(hermes_h
     assert out.returncode == 0 and "note: 'web.nonexistent' is not a known option" in out.stderr
 
 
+def test_model_pricing_is_a_known_option_set_in_two_steps_and_used(hermes_home, scripted):
+    import sqlite3
+
+    model_config(hermes_home, scripted.url)
+    first = run_hermes("config", "set", "model.pricing.input", "3", home=hermes_home)
+    assert first.returncode == 0 and first.stdout.startswith("model.pricing.input = 3"), first.stdout
+    assert first.stderr.splitlines() == ["note: model.pricing needs output too, or runs stop with a config error: "
+                                         "`hermes config set model.pricing.output USD_PER_1M_TOKENS`"]
+    second = run_hermes("config", "set", "model.pricing.output", "15", home=hermes_home)
+    assert second.returncode == 0 and second.stderr == "", second.stderr
+    cap = run_hermes("config", "set", "budget.session_tokens", "50000", home=hermes_home)
+    assert cap.returncode == 0 and cap.stderr == "", cap.stderr  # a count of tokens, not a secret
+    scripted.add({"content": "ok", "usage": {"prompt_tokens": 1000, "completion_tokens": 100}})
+    out = run_hermes("chat", "-q", "hi", home=hermes_home)
+    assert out.returncode == 0 and out.stdout == "ok\n", out.stdout + out.stderr
+    with sqlite3.connect(hermes_home / "state.db") as c:  # 1000 in at $3 + 100 out at $15 per 1M
+        assert c.execute("SELECT model, cost_usd FROM hermes_agent_spend").fetchall() == [("scripted-model", 0.0045)]
+
+
+def test_config_set_of_a_key_only_hermes_reads_says_so(hermes_home):
+    path = model_config(hermes_home, "http://127.0.0.1:9/v1")
+    out = run_hermes("config", "set", "model_catalog.enabled", "false", home=hermes_home)
+    assert out.returncode == 0 and "model_catalog" in path.read_text()
+    assert out.stderr.splitlines() == ["note: 'model_catalog.enabled' is read by Hermes, not by this hermes "
+                                       "(kept in the file for Hermes)"]
+    renamed = run_hermes("config", "set", "model_catalog.ttl_hours", "6", home=hermes_home)
+    assert renamed.returncode == 0 and renamed.stderr.startswith(
+        "note: 'model_catalog.ttl_hours' is renamed to 'model_catalog.ttl_minutes' by today's Hermes"), renamed.stderr
+    check = run_hermes("config", "check", home=hermes_home).stdout
+    assert "  model_catalog.ttl_hours -> model_catalog.ttl_minutes: minutes now" in check, check
+
+
 @pytest.mark.parametrize(("yaml_text", "message"), [
     ("terminal:\n  timeout: abc\n", "terminal.timeout must be a number >= 0.01, got 'abc'"),
     ("approvals:\n  cron_mode: sometimes\n", "approvals.cron_mode must be one of deny, approve, got 'sometimes'"),

@@ -150,3 +150,18 @@ def test_a_run_over_its_timeout_is_stopped_and_recorded(scripted, hermes_home):
     assert res.returncode == 1 and "timed out after 1s" in res.stdout
     assert time.monotonic() - t0 < 20  # the answer would take 30 s
     assert _jobs(hermes_home)[0]["last_error"] == "timed out after 1s"
+
+
+def test_a_job_whose_maker_is_now_a_guest_does_not_run(scripted, hermes_home):
+    model_config(hermes_home, scripted.url, "team:\n  people:\n    'telegram:1': owner\n    'telegram:3': guest\n")
+    made = run_hermes("cron", "create", "every 1h", "do the thing", home=hermes_home)
+    job_id = made.stdout.split()[2]
+    jobs_file = hermes_home / "cron" / "jobs.json"
+    data = json.loads(jobs_file.read_text())
+    data["jobs"][0]["created_by"] = "telegram:3"  # made by someone since demoted to guest
+    jobs_file.write_text(json.dumps(data))
+    out = run_hermes("cron", "run", job_id, "--now", home=hermes_home)
+    assert out.returncode == 1 and out.stdout.startswith("FAILED: telegram:3 is a guest now and guests cannot have "
+                                                         "cron jobs"), out.stdout + out.stderr
+    assert scripted.requests == []  # no model call
+    assert "owner: telegram:3 (guest)" in run_hermes("cron", "list", home=hermes_home).stdout

@@ -309,3 +309,28 @@ def test_tool_progress_is_one_message_edited_in_place(discord_fake, scripted, ga
     progress = fake.sent[0]
     assert "echo one" in progress["content"]
     assert fake.edits[-1]["message_id"] == progress["id"] and "ls -la" in fake.edits[-1]["content"]
+
+
+def test_a_members_approval_goes_to_the_owners_dm_channel(discord_fake, scripted, gateway, tmp_path):
+    """Team mode: the owner is asked in the DM channel Discord opens for them (POST /users/@me/channels), not in a
+    "channel" named by their user id."""
+    fake = discord_fake
+    root = tmp_path / "team"
+    victim = root / f"discord_{STRANGER}" / "victim"
+    victim.mkdir(parents=True)
+    _approval_script(scripted, victim)
+    member_dm = 700000000000000222
+    extra = (f"team:\n  people:\n    'discord:{ALICE}': owner\n    'discord:{STRANGER}': member\n"
+             f"  workspace_root: {root}\napprovals:\n  timeout: 20\n")
+    gateway(env={}, extra=extra, cwd=tmp_path).start()
+    fake.user_says("clean up victim", channel=member_dm, user=STRANGER, name="bob")
+    assert fake.wait_for(lambda: any(m["components"] for m in fake.sent), timeout=30), fake.sent
+    prompt = next(m for m in fake.sent if m["components"])
+    assert prompt["channel_id"] == DM_CHANNEL, prompt  # the owner's DM channel, as Discord opened it
+    assert any(route == "POST /users/@me/channels" for _, route, _ in fake.calls)
+    assert f"rm -r {victim}" in prompt["content"] and f"discord:{STRANGER}" in prompt["content"]
+    assert fake.wait_for(lambda: any("Waiting for the owner" in t for t in fake.texts(member_dm)))
+    once = next(b["custom_id"] for b in prompt["components"][0]["components"] if b["custom_id"].endswith(":once"))
+    fake.press(once, channel=DM_CHANNEL, user=ALICE)
+    assert fake.wait_for(lambda: any(t.startswith("tool said") for t in fake.texts(member_dm)), timeout=30)
+    assert not victim.exists()

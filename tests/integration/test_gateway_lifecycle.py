@@ -108,20 +108,23 @@ def _two_tools(scripted) -> None:
                  {"content": "done"})
 
 
-@pytest.mark.parametrize("setting", ["default", "off", "env"])
+@pytest.mark.parametrize("setting", ["default", "off", "env", "platform", "platform-0.19", "platform-on"])
 def test_display_tool_progress_is_honoured_in_chats(fake, scripted, gateway, setting):
     _two_tools(scripted)
     env = {"HERMES_TOOL_PROGRESS": None}  # no variable: the config decides
-    extra = ""
-    if setting == "off":
-        extra = "display:\n  tool_progress: 'off'\n"
-    elif setting == "env":
+    extra = {"off": "display:\n  tool_progress: 'off'\n",
+             # a platform's own setting, as today's Hermes writes it and as 0.19.0 did: it wins over the global one
+             "platform": "display:\n  platforms:\n    telegram:\n      tool_progress: 'off'\n",
+             "platform-0.19": "display:\n  tool_progress_overrides:\n    telegram: 'off'\n",
+             "platform-on": "display:\n  tool_progress: 'off'\n  platforms:\n    telegram:\n      tool_progress: all\n",
+             }.get(setting, "")
+    if setting == "env":
         env = {"HERMES_TOOL_PROGRESS": "false"}
     gateway(env=env, extra=extra).start()
     fake.user_says("work")
     assert fake.wait_for(lambda: "done" in fake.texts())
     time.sleep(0.3)
-    if setting == "default":  # display.tool_progress defaults to all
+    if setting in ("default", "platform-on"):  # display.tool_progress defaults to all
         assert fake.texts()[0].startswith("💻") and "echo one" in fake.texts()[0]
     else:
         assert fake.texts() == ["done"]

@@ -297,3 +297,29 @@ def test_files_both_ways(slack, scripted, gateway, hermes_home, tmp_path):
     assert slack.uploads == [{"channel": "DALICE", "thread_ts": None, "filename": "report.csv",
                               "length": 8, "content": b"a,b\n1,2\n"}]
     assert slack.texts() == ["Here it is."]
+
+
+def test_a_members_approval_goes_to_the_owners_dm(slack, scripted, gateway, tmp_path):
+    """Team mode: the owner is asked in the DM channel conversations.open gives (DALICE), with the buttons; only
+    the owner's press runs the member's command."""
+    root = tmp_path / "team"
+    victim = root / "slack_UBOB" / "victim"
+    victim.mkdir(parents=True)
+    _approval_script(scripted, victim)
+    extra = ("team:\n  people:\n    'slack:UALICE': owner\n    'slack:UBOB': member\n"
+             f"  workspace_root: {root}\napprovals:\n  timeout: 20\n")
+    gateway(env={"GATEWAY_ALLOW_ALL_USERS": ""}, extra=extra, cwd=tmp_path).start()
+    slack.user_says("clean up victim", user="UBOB", channel="DBOB")
+    assert slack.wait_for(lambda: any(m.get("blocks") for m in slack.sent), timeout=30), slack.sent
+    prompt = next(m for m in slack.sent if m.get("blocks"))
+    assert prompt["channel"] == "DALICE" and "conversations.open" in slack.calls
+    assert f"rm -r {victim}" in prompt["text"] and "slack:UBOB" in prompt["text"]
+    assert slack.wait_for(lambda: any("Waiting for the owner" in m["text"] for m in slack.sent if m["channel"] == "DBOB"))
+    value = next(b["value"] for blk in prompt["blocks"] if blk["type"] == "actions" for b in blk["elements"]
+                 if b["value"].endswith(":once"))
+    slack.press(value, prompt, user="UBOB")  # the member: not allowed
+    assert slack.wait_for(lambda: slack.ephemeral) and victim.exists()
+    slack.press(value, prompt, user="UALICE")
+    assert slack.wait_for(lambda: any(m["text"].startswith("tool said") for m in slack.sent if m["channel"] == "DBOB"),
+                          timeout=30)
+    assert not victim.exists()

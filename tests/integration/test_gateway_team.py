@@ -137,7 +137,7 @@ def test_guest_never_reaches_a_terminal(fake, scripted, team, tmp_path):
     member = fake.user_says("what tools", chat_id=MEMBER, name="Bob")
     assert member and fake.wait_for(lambda: _replies(fake, MEMBER, "echo: what tools"))
     member_tools = _tools(_request_for(scripted, "what tools"))
-    assert "terminal" in member_tools and not member_tools & {"session_search", "cronjob"}
+    assert "terminal" in member_tools and "cronjob" in member_tools and "session_search" not in member_tools
 
 
 def test_member_dangerous_command_needs_the_owners_button(fake, scripted, team, hermes_home):
@@ -172,6 +172,18 @@ def test_member_dangerous_command_needs_the_owners_button(fake, scripted, team, 
     row = next(r for r in page.split("<tr>") if "telegram:222" in r)
     assert "member" in row and sid[:18] in row and ">1<" in row.replace(" ", "")
     assert "telegram:111" in page and "owner" in page and "telegram:333" in page
+
+
+def test_member_command_denied_at_once_when_no_approver_can_be_reached(fake, scripted, team):
+    gw, root = team
+    victim = root / "telegram_222" / "victim"
+    victim.mkdir(parents=True)
+    # the owner never started the bot: Telegram refuses the DM with the approval buttons
+    fake.fail("sendMessage", 403, description="Forbidden: bot can't initiate conversation with a user")
+    fake.user_says(f"run rm -r {victim}", chat_id=MEMBER, name="Bob")
+    assert fake.wait_for(lambda: any("none of them could be reached" in t for t in fake.texts(MEMBER)), timeout=30)
+    assert fake.wait_for(lambda: _replies(fake, MEMBER, "tool said"), timeout=20)
+    assert victim.exists() and not any("Waiting for the owner" in t for t in fake.texts(MEMBER))
 
 
 def test_member_command_denied_when_nobody_answers(fake, scripted, hermes_home, tmp_path):
@@ -273,3 +285,69 @@ def test_a_member_writes_their_own_profile_but_shared_memory_asks_the_owner(fake
     assert fake.wait_for(lambda: len(_replies(fake, MEMBER, "tool said")) == 2, timeout=30)
     assert "zeus" not in (hermes_home / "memories" / "MEMORY.md").read_text()
     assert any("Denied by" in t for t in fake.texts(MEMBER))
+
+
+def _cron_brain(body: dict) -> dict:
+    """`schedule PROMPT` makes a one-shot job in 2 s; `list jobs` / `remove job ID` manage them; else _brain."""
+    last = body["messages"][-1]
+    text = _text(last).strip() if last["role"] == "user" else ""
+    if text.startswith("schedule "):
+        args = {"action": "create", "schedule": "2s", "prompt": text[9:], "name": "job of " + text[9:]}
+        return {"tool_calls": [{"name": "cronjob", "arguments": args}]}
+    if text == "list jobs":
+        return {"tool_calls": [{"name": "cronjob", "arguments": {"action": "list"}}]}
+    if text.startswith("remove job "):
+        return {"tool_calls": [{"name": "cronjob", "arguments": {"action": "remove", "job_id": text[11:]}}]}
+    return _brain(body)
+
+
+def test_a_members_cron_job_is_theirs_and_runs_as_them(fake, scripted, hermes_home, tmp_path):
+    from tests.helpers import run_hermes
+
+    scripted.default = _cron_brain
+    root = tmp_path / "team"
+    memories = hermes_home / "memories"
+    (memories / "people" / "telegram_222").mkdir(parents=True)
+    (memories / "USER.md").write_text("OWNER-PROFILE: the owner likes tea\n")
+    (memories / "people" / "telegram_222" / "USER.md").write_text("MEMBER-PROFILE: Bob writes Rust\n")
+    extra = (f"team:\n  people:\n    'telegram:{OWNER}': owner\n    'telegram:{MEMBER}': member\n"
+             f"    'telegram:{GUEST}': guest\n  workspace_root: {root}\n"
+             "  roles:\n    member:\n      budget: {day_tokens: 1000000}\ncron:\n  tick_seconds: 0.2\n")
+    gw = Gateway(hermes_home, fake, scripted.url, extra=extra, cwd=tmp_path)
+    made = run_hermes("cron", "create", "every 1h", "owner secret task", "--name", "owner-job", home=hermes_home)
+    owners_job = made.stdout.split()[2]
+    gw.start()
+    try:
+        fake.user_says("schedule run pwd", chat_id=MEMBER, name="Bob")
+        assert fake.wait_for(lambda: _replies(fake, MEMBER, "tool said"))
+        fake.user_says("schedule run id", chat_id=GUEST, name="Gus")  # guests cannot make jobs
+        assert fake.wait_for(lambda: _replies(fake, GUEST, "tool said"))
+        assert "Unknown tool: cronjob" in _replies(fake, GUEST, "tool said")[0]
+        jobs = json.loads((hermes_home / "cron" / "jobs.json").read_text())["jobs"]
+        mine = next(j for j in jobs if j["prompt"] == "run pwd")
+        assert len(jobs) == 2 and mine["created_by"] == "telegram:222"
+        # the run: delivered to the member's chat, working in the member's own folder
+        assert fake.wait_for(lambda: any(t.startswith("Cronjob Response: job of run pwd")
+                                         for t in fake.texts(MEMBER)), timeout=40), fake.texts(MEMBER)
+        delivered = next(t for t in fake.texts(MEMBER) if t.startswith("Cronjob Response"))
+        assert f'"output": "{root / "telegram_222"}\\n"' in delivered, delivered
+        run = next(r["body"] for r in scripted.requests if _text(r["body"]["messages"][-1]) == "run pwd")
+        assert "MEMBER-PROFILE" in _everything(run) and "OWNER-PROFILE" not in _everything(run)
+        assert "terminal" in _tools(run) and "session_search" not in _tools(run)  # the member's toolsets
+        db = sqlite3.connect(hermes_home / "state.db")
+        cron_sid = db.execute("SELECT id FROM sessions WHERE source = 'cron'").fetchone()[0]
+        assert {r[0] for r in db.execute("SELECT who FROM hermes_agent_spend WHERE session_id = ?",
+                                         (cron_sid,))} == {"telegram:222"}  # the member's budget
+        assert db.execute("SELECT person, role, tool_name FROM hermes_agent_tool_people WHERE session_id = ?",
+                          (cron_sid,)).fetchall() == [("telegram:222", "member", "terminal")]
+        # the member lists and changes only their own jobs
+        fake.user_says("list jobs", chat_id=MEMBER, name="Bob")
+        assert fake.wait_for(lambda: any('"count": 1' in t for t in _replies(fake, MEMBER, "tool said")))
+        assert not any("owner secret task" in t for t in fake.texts(MEMBER))
+        fake.user_says(f"remove job {owners_job}", chat_id=MEMBER, name="Bob")
+        assert fake.wait_for(lambda: any("no job" in t for t in _replies(fake, MEMBER, "tool said")))
+        listing = run_hermes("cron", "list", "--all", home=hermes_home).stdout
+        assert "owner: telegram:222 (member)" in listing and "owner: you" in listing, listing
+        assert owners_job in listing
+    finally:
+        gw.stop()

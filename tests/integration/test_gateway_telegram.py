@@ -436,6 +436,22 @@ def test_a_voice_note_is_transcribed_for_the_agent_and_echoed(fake, scripted, ga
         media.stop()
 
 
+def test_a_voice_note_uses_a_legacy_flat_stt_model(fake, scripted, gateway, hermes_home):
+    """0.19.0's `stt.model` (today's Hermes moves it to stt.<provider>.model) is the model asked for."""
+    from tests.fake_media import FakeMedia
+
+    media = FakeMedia().start()
+    try:
+        scripted.add({"content": "Noted."})
+        gateway(env={"OPENAI_API_KEY": "sk-stt"}, extra=f"stt:\n  provider: openai\n  model: gpt-4o-transcribe\n"
+                                                       f"  openai:\n    base_url: {media.url}/v1\n").start()
+        fake.user_sends_voice(b"OggS" + b"\x00" * 200)
+        assert fake.wait_for(lambda: any("Noted." in t for t in fake.texts()), timeout=30)
+        assert b'name="model"\r\n\r\ngpt-4o-transcribe' in media.requests[-1]["body"]
+    finally:
+        media.stop()
+
+
 GROUP = -1001234
 
 

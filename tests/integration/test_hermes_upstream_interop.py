@@ -264,3 +264,25 @@ def test_deleting_and_pruning_in_a_v31_home_keep_its_index_and_prompt_table_cons
         assert c.execute("SELECT COUNT(*) FROM system_prompts").fetchone()[0] == 0  # no orphaned prompt
     assert sid not in run_hermes("sessions", "search", "kumquat", home=home).stdout
     assert "No sessions" in upstream("sessions", "list", home=home)
+
+
+def test_a_config_our_setup_creates_is_current_to_upstream(tmp_path):
+    """`hermes setup` stamps a new config.yaml as upstream stamps one it creates: upstream reads it as current
+    (nothing to migrate, no "below the support floor" refusal) and renamed keys are reported by ours."""
+    home = tmp_path / "home"
+    home.mkdir()
+    made = run_hermes("setup", "--non-interactive", "--provider", "custom", "--base-url", "http://127.0.0.1:9/v1",
+                      "--model", "m", "--backend", "local", home=home)
+    assert made.returncode == 0, made.stdout + made.stderr
+    probe = ("import json; from hermes_cli.config import check_config_version; "
+             "print(json.dumps(check_config_version()))")
+    proc = run_other_hermes(str(Path(UPSTREAM).with_name("python")), "-c", probe, home=home)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    current, latest = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert current == latest == 50
+    migrated = run_other_hermes(UPSTREAM, "config", "migrate", home=home)
+    assert "support floor" not in migrated.stdout + migrated.stderr
+    cfg = home / "config.yaml"
+    cfg.write_text(cfg.read_text() + "model_catalog:\n  ttl_hours: 6\n")
+    check = run_hermes("config", "check", home=home).stdout
+    assert "model_catalog.ttl_hours -> model_catalog.ttl_minutes" in check, check

@@ -115,7 +115,8 @@ def test_setup_wizard_in_a_terminal_leaves_a_working_config(hermes_home):
         assert child.exitstatus == 0
         cfg = read_yaml_file(hermes_home / "config.yaml")
         assert cfg["model"] == {"provider": "custom", "default": "scripted-model", "base_url": srv.url}
-        assert cfg["terminal"]["backend"] == "local" and cfg["_config_version"] == CURRENT_VERSION
+        assert cfg["terminal"]["backend"] == "local"
+        assert cfg["_config_version"] == 50  # what today's Hermes stamps on a config it creates (not ours, 1)
         env = hermes_home / ".env"
         assert env.read_text() == "OPENAI_API_KEY=sk-wizard-key-0123456789\n"
         assert stat.S_IMODE(env.stat().st_mode) == 0o600

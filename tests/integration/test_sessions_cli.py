@@ -114,3 +114,24 @@ def test_titles_come_from_the_first_message_and_llm_titles_only_when_asked(scrip
     titles = {s.title for s in store.list_sessions(10)}
     store.close()
     assert titles == {"What is the capital of France?", "German capital question"}
+
+
+def test_archived_sessions_are_not_listed_but_still_exported_and_shown(scripted, hermes_home):
+    import sqlite3
+
+    model_config(hermes_home, scripted.url)
+    scripted.add({"content": "kept answer"}, {"content": "archived answer"})
+    assert run_hermes("chat", "-q", "keep this one", home=hermes_home).returncode == 0
+    kept = _session_id(hermes_home)
+    assert run_hermes("chat", "-q", "archive this one", home=hermes_home).returncode == 0
+    gone = _session_id(hermes_home)
+    with sqlite3.connect(hermes_home / "state.db") as db:  # what Hermes's `sessions archive` sets
+        db.execute("UPDATE sessions SET archived = 1 WHERE id = ?", (gone,))
+    listing = run_hermes("sessions", "list", home=hermes_home).stdout
+    assert kept in listing and gone not in listing, listing
+    scripted.add({"content": "continued"})
+    assert run_hermes("chat", "-q", "go on", "--continue", home=hermes_home).returncode == 0
+    assert "keep this one" in json.dumps(scripted.requests[-1]["body"]["messages"])  # the latest listed one
+    exported = run_hermes("sessions", "export", "-", home=hermes_home).stdout
+    assert gone in exported and kept in exported
+    assert "archive this one" in run_hermes("sessions", "show", gone, home=hermes_home).stdout

@@ -139,7 +139,7 @@ def build_services(settings: Settings, *, platform: str = "cli", toolsets: list[
     discover_builtin_tools(toolsets=platform_toolsets(settings, platform, toolsets))
     hooks = HookBus()
     plugin_report = _load_plugins(settings, hooks, safe_mode=opts.safe_mode)
-    ctx = ToolContext(settings=settings, task_id=new_task_id(), hook_bus=hooks,
+    ctx = ToolContext(settings=settings, task_id=new_task_id(), hook_bus=hooks, person=opts.person, role=opts.role,
                       provider_for=lambda row: provider_from_row(settings, row, meter, "moa"))
     services = AgentServices(provider=provider, settings=settings, ctx=ctx, hooks=hooks, meter=meter)
     services_ref.append(services)
@@ -149,6 +149,10 @@ def build_services(settings: Settings, *, platform: str = "cli", toolsets: list[
         _start_mcp(services, settings, wait=not interactive, warn=notify)
     wire_approval(services, settings, approver, interactive)  # type: ignore[arg-type]
     memory = wire_memory_and_todo(services, settings, user_dir=opts.user_dir)
+    if opts.role == "member":  # their own cron jobs (the only ones the tool lets them touch) need nobody's approval
+        from hermes_agent.tools.provenance import OWN_CRON_JOBS
+
+        ctx.private_persists = ctx.private_persists | OWN_CRON_JOBS
     plugin_toolsets = plugin_report.toolsets if plugin_report is not None else ()
     enabled = checked_toolsets(platform_toolsets(settings, platform, toolsets, plugin_toolsets), notify)
     with_skills = skills_in(resolve_tool_names(enabled))

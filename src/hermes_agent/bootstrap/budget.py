@@ -16,7 +16,8 @@ from hermes_agent.errors import BudgetExceeded, StorageError
 from hermes_agent.events import BUDGET_NOTICE
 from hermes_agent.messages import Message, Usage
 from hermes_agent.providers.base import ChatRequest, OnDelta, Provider
-from hermes_agent.storage.pricing import Price, price_for
+from hermes_agent.providers.retry import FallbackProvider
+from hermes_agent.storage.pricing import Price, cost_at, lookup
 from hermes_agent.storage.spend import SpendRow, Spent
 
 Notify = Callable[[str], None]
@@ -134,16 +135,15 @@ class Meter:
         self._unpriced_told: set[str] = set()
         self._tool_tokens: tuple[tuple[int, ...], int] = ((), 0)
         self._msg_chars: tuple[int, Message | None, int] = (0, None, 0)
+        from .provider import own_prices
+
+        self.own_prices = own_prices(settings)
 
     # -- pricing --------------------------------------------------------------------------
     def price(self, model: str) -> Price | None:
-        """model.pricing for the configured model (custom endpoints), else the pricing table."""
-        own = self.settings.model
-        if own.pricing is not None and model == own.model:
-            return Price(*own.pricing)
-        if model.strip().lower().endswith(":free"):
-            return Price(0, 0, 0, 0)
-        return price_for(model)
+        """The price of the model that makes a call: the user's own (model.pricing, a fallback row's pricing:
+        custom endpoints), else the pricing table."""
+        return lookup(model, self.own_prices)
 
     def estimate_input(self, request: ChatRequest) -> int:
         """The loop's estimate (chars/4 of the messages) plus the tool definitions, as the loop counts them."""
@@ -234,7 +234,7 @@ class Meter:
         usage = reply.usage or Usage(prompt_tokens=self.estimate_input(request),
                                      completion_tokens=(len(reply.content or "") + 3) // 4)
         price = self.price(model)
-        cost = None if price is None else _cost(price, usage)
+        cost = None if price is None else cost_at(price, usage)
         with self._lock:
             totals = self._fresh(time.time())  # before the row lands, so a reload cannot count it twice
             self.ledger.add(SpendRow(self.session_id() or "", self.who, model, task, usage.prompt_tokens,
@@ -265,26 +265,33 @@ class Meter:
         return MeteredProvider(provider, self, task)
 
 
-def _cost(price: Price, usage: Usage) -> float:
-    read = price.cache_read if price.cache_read is not None else price.input
-    write = price.cache_write if price.cache_write is not None else price.input
-    uncached = max(0, usage.prompt_tokens - usage.cache_read_tokens - usage.cache_write_tokens)
-    return (uncached * price.input + usage.cache_read_tokens * read + usage.cache_write_tokens * write
-            + usage.completion_tokens * price.output) / 1_000_000
-
-
 class MeteredProvider:
-    """A Provider whose calls pass the meter first and are recorded after (the one accounting point)."""
+    """A Provider whose calls pass the meter first and are recorded after (the one accounting point). Over a
+    fallback chain each link is metered on its own, so a call is checked and booked at the price of the model
+    that makes it, not the primary's."""
 
     def __init__(self, inner: Provider, meter: Meter, task: str = "main") -> None:
         self.inner, self.meter, self.task = inner, meter, task
-        self.name, self.model = inner.name, inner.model
+        self.links = isinstance(inner, FallbackProvider)
+        if isinstance(inner, FallbackProvider):  # (narrowed for the type checker)
+            inner.chain = [meter.wrap(link, task) for link in inner.chain]
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    @property
+    def model(self) -> str:  # a chain's: the model that answered last
+        return self.inner.model
 
     def complete(self, request: ChatRequest, on_delta: OnDelta | None = None,
                  cancel: threading.Event | None = None) -> Message:
-        self.meter.check(self.inner.model, request)
+        if self.links:
+            return self.inner.complete(request, on_delta, cancel)
+        model = self.inner.model
+        self.meter.check(model, request)
         reply = self.inner.complete(request, on_delta, cancel)
-        self.meter.record(self.inner.model, self.task, request, reply)
+        self.meter.record(model, self.task, request, reply)
         return reply
 
     def close(self) -> None:

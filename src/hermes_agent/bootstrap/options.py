@@ -47,6 +47,18 @@ budget (`spender` = their key, whose role caps come from config.team.caps_for)."
                                 disabled_toolsets=team.disabled_toolsets(person.role))
 
 
+def job_person(settings: Settings, key: str) -> tuple[Settings, RunOptions | None]:
+    """A cron job made by `key` ("<platform>:<user id>"): the settings and RunOptions of that person's agents, as
+    their role is now (team mode); outside team mode (None) the job runs as any other."""
+    from hermes_agent.config.team import Team
+
+    team = Team(settings)
+    platform, _, user_id = key.partition(":")
+    if not team.enabled or not user_id:
+        return settings, None
+    return person_options(settings, team, team.person(platform, user_id))
+
+
 @dataclass(frozen=True, slots=True)
 class PreloadedSkills:
     """The prompt text for the skills found, and the names nobody has."""

@@ -6,7 +6,7 @@ import functools
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
-from hermes_agent.config.settings import ModelSettings, Settings
+from hermes_agent.config.settings import ModelSettings, Settings, parse_pricing
 from hermes_agent.errors import ConfigError
 from hermes_agent.messages import user
 from hermes_agent.providers.base import ChatRequest, Provider
@@ -15,6 +15,7 @@ from hermes_agent.providers.http import IdlePolicy, Proxy
 from hermes_agent.providers.openai_chat import OpenAIChatProvider
 from hermes_agent.providers.profiles import resolve_endpoint
 from hermes_agent.providers.retry import FallbackProvider, RetryingProvider
+from hermes_agent.storage.pricing import Price
 
 if TYPE_CHECKING:
     from .budget import Meter
@@ -29,7 +30,19 @@ def _fallback_models(settings: Settings) -> list[ModelSettings]:
             raise ConfigError(f"{settings.config_file}: fallback_providers[{i}] must be a mapping")
         key = row.get("api_key") or (settings.env.get(row["key_env"], "") if row.get("key_env") else "")
         out.append(ModelSettings(provider=str(row.get("provider") or "custom"), model=str(row.get("model") or ""),
-                                 base_url=str(row.get("base_url") or ""), api_key=str(key or "")))
+                                 base_url=str(row.get("base_url") or ""), api_key=str(key or ""),
+                                 pricing=parse_pricing(row.get("pricing"), f"fallback_providers[{i}].pricing")))
+    return out
+
+
+def own_prices(settings: Settings) -> dict[str, Price]:
+    """The prices the user set, by model name: `model.pricing` for the main model and a fallback row's `pricing`
+    for its model (custom endpoints); the main model's wins a name they share. A call is priced by the model
+    that answered it."""
+    out: dict[str, Price] = {}
+    for m in reversed([settings.model, *_fallback_models(settings)]):
+        if m.pricing is not None and m.model:
+            out[m.model] = Price(*m.pricing)
     return out
 
 

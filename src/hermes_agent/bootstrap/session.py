@@ -13,9 +13,12 @@ from hermes_agent.core.agent import AgentServices
 from hermes_agent.core.compression import CompressionResult
 from hermes_agent.errors import StorageError
 from hermes_agent.messages import Message, system, tool_result
+from hermes_agent.storage.pricing import estimate_cost
 from hermes_agent.storage.retention import Retention
 from hermes_agent.storage.store import SessionStore
 from hermes_agent.tools.results import tool_error
+
+from .provider import own_prices
 
 INTERRUPTED = tool_error("interrupted: hermes stopped before this tool call finished; its result is unknown "
                          "(check its effects before relying on it)")
@@ -162,7 +165,9 @@ class SessionBinding:
             return
         self.store.append_message(self.id, message)
         if message.role == "assistant" and message.usage is not None:
-            self.store.add_usage(self.id, message.usage, model=self.services.provider.model)
+            model = self.services.provider.model  # a fallback chain's: the model that answered
+            cost = estimate_cost(model, message.usage, own_prices(self.services.settings))
+            self.store.add_usage(self.id, message.usage, cost, model=model)
         if message.role == "assistant" and not message.tool_calls and self.titler and self.id not in self._titled:
             self._start_title(self.id, message.content or "")
 

@@ -13,6 +13,7 @@ from hermes_agent.config.migrate import (
     env_vars_to_ask,
     hermes_only_keys,
     missing_options,
+    renamed_keys,
     unknown_keys,
 )
 
@@ -37,7 +38,12 @@ def check_report(path: Path) -> tuple[list[str], bool]:
         lines.extend(f"  {key} = {_short(default)}" for key, default in missing)
     else:
         lines.append("missing options: none")
-    theirs = hermes_only_keys(user)
+    renamed = renamed_keys(user)
+    if renamed:
+        lines.append(f"renamed or dropped by today's Hermes ({len(renamed)}; kept as they are, Hermes converts them "
+                     "when it migrates):")
+        lines.extend(f"  {key} -> {new or '(dropped)'}: {note}" for key, new, note in renamed)
+    theirs = [k for k in hermes_only_keys(user) if not any(k == r or k.startswith(r + ".") for r, *_ in renamed)]
     if theirs:
         lines.append(f"known to Hermes, not supported here ({len(theirs)}; kept in the file as they are):")
         lines.extend(f"  {key}" for key in theirs)

@@ -25,7 +25,8 @@ class ProgressPrinter:
             label = start.shown() if start else event.name
             mark = "" if event.ok else f"  ✗ {event.error}".rstrip()
             self._write(f"{emoji} {label} ({event.duration_s:.1f}s){mark}")
-        elif isinstance(event, Notice) and not (self.quiet and event.level == "info"):
+        elif isinstance(event, Notice) and not event.ends_turn and not (self.quiet and event.level == "info"):
+            # (a notice that ends the turn is the run's answer on stdout: printed once, there)
             self._write(f"· {event.text}")
 
     def _write(self, line: str) -> None:

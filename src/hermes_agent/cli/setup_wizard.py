@@ -74,7 +74,7 @@ def validate(choices: Choices) -> None:
 
 def write(choices: Choices, settings: Settings) -> list[str]:
     """Save the choices: config.yaml (round trip, comments kept) and the key in .env (0600)."""
-    from hermes_agent.config.migrate import CURRENT_VERSION
+    from hermes_agent.config.migrate import hermes_config_version
 
     cfg = Path(settings.config_file) if settings.config_file else paths.config_path()
     paths.ensure_home()
@@ -96,8 +96,8 @@ def write(choices: Choices, settings: Settings) -> list[str]:
         if doc.unset("model.api_key"):
             out.append("moved the API key out of config.yaml")
         out.append(f"saved {choices.key_env} to {paths.env_path()} (mode 0600)")
-    if new_file:
-        doc.set("_config_version", CURRENT_VERSION)
+    if new_file:  # what Hermes stamps on a config it creates: read by it as current, never as a legacy install
+        doc.set("_config_version", hermes_config_version())
     doc.save()
     out.insert(0, f"saved {cfg}")
     return out

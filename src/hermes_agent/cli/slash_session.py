@@ -109,13 +109,14 @@ def title(repl: ReplHost, arg: str) -> None:
 
 
 def usage(repl: ReplHost, arg: str) -> None:
+    from hermes_agent.bootstrap.provider import own_prices
     from hermes_agent.core.compression import estimate_tokens
     from hermes_agent.storage import estimate_cost
 
     t = repl.totals
     u = t.usage
     model = repl.agent.provider.model if repl.agent is not None else repl.settings.model.model
-    cost = estimate_cost(model, u)
+    cost = estimate_cost(model, u, own_prices(repl.settings))
     rows = [("turns", f"{t.turns}"), ("model calls", f"{t.api_calls}"),
             ("input tokens", f"{u.prompt_tokens:,}" + (f" ({u.cache_read_tokens:,} from cache)"
                                                        if u.cache_read_tokens else "")),

@@ -80,7 +80,8 @@ DEFAULT_CONFIG: dict = {
                  "max_db_mb": 400, "tool_output_max_chars": 16000, "keep_full_tool_output": False,
                  "auto_prune_delay": 30, "old_tool_output_days": 3, "old_tool_output_max_chars": 1000},
     "context_file_max_chars": None,  # None: the built-in 20000
-    "display": {"show_reasoning": True, "tool_progress": "all", "streaming": True, "personality": ""},
+    "display": {"show_reasoning": True, "tool_progress": "all", "streaming": True, "personality": "",
+                "platforms": {}, "tool_progress_overrides": {}},  # per-platform tool progress (both Hermes spellings)
     "personalities": {},
     "skills": {
         "review": "auto", "external_dirs": [], "disabled": [], "guard_agent_created": False,
@@ -130,9 +131,17 @@ DEFAULT_CONFIG: dict = {
 # would change how Hermes behaves on the same home. plugins.enabled: when the key is absent, Hermes's own
 # migration enables the plugins already installed; an empty list written here would stop that.
 # known_plugin_toolsets is Hermes's record of the plugin toolsets a user has seen: Hermes writes it.
+# Options read with no default (absent = not used): `hermes config set` and the dashboard know them,
+# `config migrate` never writes them. model.pricing: USD per 1M tokens for a custom endpoint (spending caps).
+OPTIONAL_KEYS: frozenset[str] = frozenset({
+    "model.pricing", "model.pricing.input", "model.pricing.output", "model.pricing.cache_read",
+    "model.pricing.cache_write",
+})
+
 NOT_MIGRATED: frozenset[str] = frozenset({
     "model.provider", "model.default", "model.base_url", "model.context_length", "model.max_tokens",
     "approvals.mode", "display.streaming", "plugins.enabled", "known_plugin_toolsets",
+    "display.platforms", "display.tool_progress_overrides",  # a user's own per-platform choices; the second is 0.19's
 })
 
 # Environment variables (from the process or $HERMES_HOME/.env) mapped onto config keys.

@@ -15,11 +15,16 @@ import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from hermes_agent.config.defaults import DEFAULT_CONFIG, NOT_MIGRATED, OPTIONAL_ENV_VARS
+from hermes_agent.config.defaults import DEFAULT_CONFIG, NOT_MIGRATED, OPTIONAL_ENV_VARS, OPTIONAL_KEYS
+
+if TYPE_CHECKING:
+    from hermes_agent.config.settings import Settings
 
 CURRENT_VERSION: int = int(DEFAULT_CONFIG["_config_version"])
 _VERSION_KEY = "_config_version"
+_ABSENT = object()
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,9 +60,46 @@ def _lookup(user: Mapping, dotted: str) -> tuple[bool, bool]:
 
 
 @functools.cache
+def _hermes_data() -> dict:
+    return json.loads(Path(__file__).with_name("hermes_keys.json").read_text(encoding="utf-8"))
+
+
 def _hermes_tables() -> tuple[dict, dict]:
-    data = json.loads(Path(__file__).with_name("hermes_keys.json").read_text(encoding="utf-8"))
+    data = _hermes_data()
     return data["v0_19"], data["upstream"]
+
+
+def hermes_config_version() -> int:
+    """The `_config_version` today's Hermes writes into a config it creates (50): what `hermes setup` stamps on a
+    new file, so Hermes reads it as its own current config (an explicit low number is a legacy install to it)."""
+    return int(_hermes_data().get("versions", {}).get("upstream") or CURRENT_VERSION)
+
+
+# Keys a Hermes user may still have that today's Hermes renamed or dropped (its config migrations 14-50):
+# old dotted key (a trailing "*" matches a family) -> (its new name or None when dropped, what changed).
+HERMES_RENAMED: dict[str, tuple[str | None, str]] = {
+    "model_catalog.ttl_hours": ("model_catalog.ttl_minutes", "minutes now (default 20); Hermes still honours an "
+                                "explicit ttl_hours other than the old default 1"),
+    "display.tool_progress_overrides": ("display.platforms.<platform>.tool_progress",
+                                        "per platform; both are read here"),
+    "stt.model": ("stt.<provider>.model", "per provider; read here for the provider in use"),
+    "security.tirith_*": (None, "the tirith scanner is no longer bundled with Hermes"),
+    "cron.model_drift_guard": (None, "unpinned jobs run on their creation snapshot"),
+    "checkpoints.delete_orphans": (None, "dropped by Hermes"),
+    "sessions.write_json_snapshots": (None, "dropped by Hermes"),
+}
+
+
+def renamed_keys(user: Mapping) -> list[tuple[str, str | None, str]]:
+    """(key the user set, its new name or None, note) for each HERMES_RENAMED key in the file."""
+    leaves = list(_user_leaves(user))
+    out: list[tuple[str, str | None, str]] = []
+    for old, (new, note) in HERMES_RENAMED.items():
+        if old.endswith("*"):
+            out += [(k, new, note) for k in leaves if k.startswith(old[:-1])]
+        elif any(k == old or k.startswith(old + ".") for k in leaves):
+            out.append((old, new, note))
+    return out
 
 
 def hermes_default_differs(dotted: str, ours: object) -> bool:
@@ -75,6 +117,16 @@ def known_to_hermes(dotted: str) -> bool:
         if any(table.get(".".join(parts[:i])) in ({}, []) for i in range(1, len(parts))):
             return True
     return False
+
+
+def known_option(settings: Settings, dotted: str) -> bool:
+    """A key this hermes reads (for `config set` and the dashboard): one the settings have (set or defaulted),
+    one read with no default (OPTIONAL_KEYS: model.pricing.*), or any key under a free-form section."""
+    from hermes_agent.config.schema import free_form_sections
+
+    if dotted in OPTIONAL_KEYS or settings.get(dotted, _ABSENT) is not _ABSENT:
+        return True
+    return any(dotted.startswith(f"{name}.") for name in free_form_sections())
 
 
 def missing_options(user: Mapping) -> list[tuple[str, object]]:
@@ -166,7 +218,7 @@ def is_secret_key(name: str) -> bool:
     meta = OPTIONAL_ENV_VARS.get(name)
     if meta is not None:
         return bool(meta.get("password"))
-    low = name.lower()
+    low = name.lower().replace("tokens", "")  # max_tokens, budget.session_tokens: counts, not credentials
     if any(word in low for word in ("api_key", "apikey", "token", "secret", "password", "passwd")):
         return True
     return name.isupper() and name.endswith("_KEY")  # FAL_KEY yes; terminal.ssh_key (a path) no

@@ -197,6 +197,10 @@ class DisplayCfg:
     tool_progress: Literal["all", "new", "verbose", "log", "off"] = field(**_c(aliases={False: "off", True: "all"}))
     streaming: bool
     personality: str
+    # A platform's own tool progress in chats, as today's Hermes writes it (platforms.<name>.tool_progress) and as
+    # 0.19.0 did (tool_progress_overrides.<name>); gateway/runner.py reads both. No default: absent = none.
+    platforms: FreeForm
+    tool_progress_overrides: FreeForm
 
 
 @_record

@@ -60,8 +60,9 @@ class ModelSettings:
     pricing: tuple[float, float, float | None, float | None] | None = None  # USD per 1M: in, out, cache r/w
 
 
-def _pricing(raw: object) -> tuple[float, float, float | None, float | None] | None:
-    """`model.pricing` {input, output, cache_read, cache_write} (USD per 1M tokens), for custom endpoints."""
+def parse_pricing(raw: object, where: str = "model.pricing") -> tuple[float, float, float | None, float | None] | None:
+    """`model.pricing` (or a fallback row's `pricing`) {input, output, cache_read, cache_write} (USD per 1M
+    tokens), for custom endpoints."""
     if not raw:
         return None
     from hermes_agent.errors import ConfigError
@@ -70,10 +71,10 @@ def _pricing(raw: object) -> tuple[float, float, float | None, float | None] | N
         vals = [None if raw.get(k) is None else float(raw[k])  # type: ignore[union-attr]
                 for k in ("input", "output", "cache_read", "cache_write")]
     except (AttributeError, TypeError, ValueError):
-        raise ConfigError(f"model.pricing must map input/output/cache_read/cache_write to USD per 1M tokens, "
+        raise ConfigError(f"{where} must map input/output/cache_read/cache_write to USD per 1M tokens, "
                           f"got {raw!r}") from None
     if vals[0] is None or vals[1] is None or any(v is not None and v < 0 for v in vals):
-        raise ConfigError(f"model.pricing needs input and output prices (USD per 1M tokens, >= 0), got {raw!r}")
+        raise ConfigError(f"{where} needs input and output prices (USD per 1M tokens, >= 0), got {raw!r}")
     return (vals[0], vals[1], vals[2], vals[3])
 
 
@@ -122,7 +123,7 @@ class Settings:
             api_key=str(m.get("api_key") or ""),
             context_length=int(ctx),
             max_tokens=m.get("max_tokens"),
-            pricing=_pricing(m.get("pricing")),
+            pricing=parse_pricing(m.get("pricing")),
         )
 
     def with_overrides(self, overrides: Mapping[str, object]) -> Settings:

@@ -32,10 +32,11 @@ from hermes_agent.config.settings import Settings
 ROLES = ("owner", "admin", "member", "guest")
 APPROVERS = ("owner", "admin")
 # Guests: no shell, files, code, messaging, nor a way around that (subagents, cron jobs, desktop control).
-# Neither members nor guests search past sessions (state.db holds everyone's) or make cron jobs (a job runs
-# later with the owner's tools).
+# Neither members nor guests search past sessions (state.db holds everyone's). A member's cron jobs are theirs:
+# recorded with who made them (`created_by`), run with that person's role, toolsets, folder and budget, and
+# listed and changed only by them (and the owner and admins).
 DEFAULT_DISABLED: dict[str, tuple[str, ...]] = {
-    "owner": (), "admin": (), "member": ("cronjob", "session_search"),
+    "owner": (), "admin": (), "member": ("session_search",),
     "guest": ("terminal", "file", "code_execution", "messaging", "delegation", "cronjob", "computer_use",
               "session_search"),
 }

@@ -105,7 +105,7 @@ class AgentLoop:
             try:
                 reply = self._call_model(messages, cancel)
             except BudgetExceeded as exc:  # refused before the call: history ends on tool results, resumable
-                self.emit(Notice(str(exc), "error"))
+                self.emit(Notice(str(exc), "error", ends_turn=True))
                 return self._finish(str(exc), "budget", usage, calls)
             calls += 1
             if reply.usage is not None:
@@ -120,11 +120,11 @@ class AgentLoop:
                 return self._finish(reply.content or "", "stop", usage, calls)
             stop = self._run_tools(messages, reply.tool_calls)
             if stop:
-                self.emit(Notice(stop, "warning"))
+                self.emit(Notice(stop, "warning", ends_turn=True))
                 return self._finish(stop, "loop", usage, calls)
         notice = (f"Reached the maximum of {self.max_iterations} model calls for this turn before the task "
                   "finished. Say 'continue' to let it go on.")
-        self.emit(Notice(notice, "warning"))
+        self.emit(Notice(notice, "warning", ends_turn=True))
         return self._finish(notice, "max_iterations", usage, calls)
 
     def _flag_cut_off(self, reply: Message) -> Message:

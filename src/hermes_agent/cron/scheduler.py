@@ -22,6 +22,7 @@ from hermes_agent.cron.prompt import build_prompt
 from hermes_agent.cron.script import ScriptBackend, run_script, wake_gate
 
 if TYPE_CHECKING:
+    from hermes_agent.bootstrap.options import RunOptions
     from hermes_agent.core.contract import AgentSession
 
 log = logging.getLogger(__name__)
@@ -39,12 +40,15 @@ class Sender(Protocol):
 @dataclass(frozen=True, slots=True)
 class CronHost:
     """What a run needs from the layers above cron, injected by the program that runs the scheduler:
-    `build_agent` (bootstrap.build_agent), `script_backend` (bootstrap.stores.script_backend) and the
-    messenger (gateway/send.py's Outbox; None: only `local` delivery works)."""
+    `build_agent` (bootstrap.build_agent), `script_backend` (bootstrap.stores.script_backend), the
+    messenger (gateway/send.py's Outbox; None: only `local` delivery works) and `as_person`."""
 
     build_agent: Callable[..., AgentSession]
     script_backend: ScriptBackend
     messenger: Sender | None = None
+    # A job a person made (`created_by`, team mode): the settings and RunOptions of that person's agents
+    # (bootstrap.options.job_person: their role's toolsets, their folder, USER.md and budget); None = as the owner.
+    as_person: Callable[[Settings, str], tuple[Settings, RunOptions | None]] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,12 +78,36 @@ def job_settings(job: dict, settings: Settings) -> Settings:
     return settings.with_overrides(overrides) if overrides else settings
 
 
+def _as_person(job: dict, settings: Settings, host: CronHost) -> tuple[Settings, RunOptions | None, object]:
+    """(settings, options, approver) of a job's run: a job someone made in a chat runs as that person (their
+    role now, not when they made it); only the owner's and admins' jobs may have dangerous commands approved
+    by approvals.cron_mode. A guest's job does not run (guests cannot have jobs)."""
+    settings = job_settings(job, settings)
+    who = str(job.get("created_by") or "")
+    if not who or host.as_person is None:
+        return settings, None, _approver(settings)
+    settings, options = host.as_person(settings, who)
+    role = options.role if options is not None else ""
+    if role == "guest":
+        raise PermissionError(f"{who} is a guest now and guests cannot have cron jobs (give them a role with "
+                              "/role, or remove the job)")
+    if role in ("", "owner", "admin"):
+        return settings, options, _approver(settings)
+    from hermes_agent.approval.approvers import AutoDenyApprover
+
+    return settings, options, AutoDenyApprover()
+
+
 def _turn(job: dict, settings: Settings, timeout: float | None, prompt: str,
-          build_agent: Callable[..., AgentSession]) -> tuple[bool, str, str | None]:
+          host: CronHost) -> tuple[bool, str, str | None]:
     """Run `prompt` (the job's, with its script output and skills) as one fresh agent turn; (ok, text, error)."""
     toolsets = job.get("enabled_toolsets")
-    agent = build_agent(job_settings(job, settings), platform="cron", approver=_approver(settings), interactive=False,
-                        toolsets=[str(t) for t in toolsets] if isinstance(toolsets, list) and toolsets else None)
+    try:
+        settings, options, approver = _as_person(job, settings, host)
+    except PermissionError as exc:
+        return False, "", str(exc)
+    agent = host.build_agent(settings, platform="cron", approver=approver, interactive=False, options=options,
+                             toolsets=[str(t) for t in toolsets] if isinstance(toolsets, list) and toolsets else None)
     box: dict[str, object] = {}
 
     def work() -> None:
@@ -214,7 +242,7 @@ def _agent_job(job: dict, settings: Settings, when: datetime, host: CronHost) ->
     prompt = build_prompt(job, settings, script)
     if prompt is None:  # the script printed nothing: nothing to report, no model call
         return True, render_output(job, when, True, SILENT, None), SILENT, None
-    ok, text, error = _turn(job, settings, job_timeout(job, settings), prompt, host.build_agent)
+    ok, text, error = _turn(job, settings, job_timeout(job, settings), prompt, host)
     return ok, render_output(job, when, ok, text, error), text, error
 
 

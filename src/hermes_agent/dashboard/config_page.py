@@ -14,7 +14,7 @@ from aiohttp import web
 from hermes_agent import lazyre, paths
 from hermes_agent.config.edit import mask_secret, masked, set_checked
 from hermes_agent.config.loader import load_settings, parse_scalar, read_env_file
-from hermes_agent.config.migrate import is_secret_key, leaf_defaults
+from hermes_agent.config.migrate import is_secret_key, known_option, leaf_defaults
 from hermes_agent.config.settings import Settings
 from hermes_agent.dashboard.auth import see_other
 from hermes_agent.dashboard.html import Safe, esc, link, notice, page, table
@@ -22,7 +22,6 @@ from hermes_agent.dashboard.state import Home, respond
 from hermes_agent.errors import ConfigError
 
 _ENV_KEY = lazyre.compile(r"^[A-Z][A-Z0-9_]*$")
-_MISSING = object()
 
 
 def _shown(value: object) -> str:
@@ -78,7 +77,7 @@ def _refusal(settings: Settings, key: str) -> str | None:
         return "Give a dotted key, e.g. agent.max_turns."
     if _ENV_KEY.match(key):
         return f"{key} is an environment variable: set it with `hermes config set {key} VALUE` (kept in .env)."
-    if settings.get(key, _MISSING) is _MISSING:
+    if not known_option(settings, key):
         close = difflib.get_close_matches(key, [k for k, _ in leaf_defaults(settings.data)], n=1, cutoff=0.7)
         hint = f" (did you mean {close[0]}?)" if close else ""
         return f"{key} is not a known option{hint}; unknown keys can be added with `hermes config set`."

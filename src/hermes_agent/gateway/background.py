@@ -23,13 +23,14 @@ _TRUE = ("1", "true", "yes", "on")
 
 
 def cron_host(outbox: Outbox | None) -> CronHost:
-    """What the cron scheduler is handed here and by `hermes cron`: bootstrap's agent and script shell, and the
-    outbox its deliveries go through."""
+    """What the cron scheduler is handed here and by `hermes cron`: bootstrap's agent and script shell, the
+    outbox its deliveries go through, and how a job a person made runs as them."""
     from hermes_agent.bootstrap import build_agent
+    from hermes_agent.bootstrap.options import job_person
     from hermes_agent.bootstrap.stores import script_backend
     from hermes_agent.cron.scheduler import CronHost
 
-    return CronHost(build_agent=build_agent, script_backend=script_backend, messenger=outbox)
+    return CronHost(build_agent=build_agent, script_backend=script_backend, messenger=outbox, as_person=job_person)
 
 
 class CronTicker:

@@ -74,6 +74,12 @@ class PlatformAdapter(Protocol):
 
     async def answer_callback(self, callback_id: str, text: str = "") -> None: ...
 
+    async def open_dm(self, user_id: str) -> str:
+        """The chat id of a direct conversation with this user, opened when the platform needs that (Discord: a DM
+        channel, Slack: conversations.open; Telegram and WhatsApp: the user id itself). Raises OSError when the
+        platform refuses (the user blocks DMs, shares no server with the bot)."""
+        ...
+
     def status(self) -> dict: ...
 
 

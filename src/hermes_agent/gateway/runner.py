@@ -43,16 +43,25 @@ HELP = ("Commands:\n/new or /reset: start a new conversation\n/stop: stop the cu
 TEAM_HELP = "\nTeam (owner and admins): /users lists people and roles; /role USER admin|member|guest sets one"
 
 
-def tool_progress(settings: Settings) -> str:
-    """Tool progress in chats: `display.tool_progress` (off|new|all|verbose; `log` = off in chats), unless
-    HERMES_TOOL_PROGRESS is set (true: HERMES_TOOL_PROGRESS_MODE, default all; false: off)."""
+def tool_progress(settings: Settings, platform: str = "") -> str:
+    """Tool progress in a platform's chats (off|new|all|verbose; `log` = off in chats): HERMES_TOOL_PROGRESS when
+    set (true: HERMES_TOOL_PROGRESS_MODE, default all; false: off), else the platform's own setting as today's
+    Hermes writes it (`display.platforms.<platform>.tool_progress`) or as 0.19.0 did
+    (`display.tool_progress_overrides.<platform>`), else `display.tool_progress`."""
     env = str(settings.env.get("HERMES_TOOL_PROGRESS", "")).strip().lower()
     if env in ("1", "true", "yes", "on"):
         mode = str(settings.env.get("HERMES_TOOL_PROGRESS_MODE") or "all").lower()
         return mode if mode in ("new", "all", "verbose") else "all"
     if env in ("0", "false", "no", "off"):
         return "off"
-    mode = str(settings.cfg.display.tool_progress).lower()
+    display = settings.cfg.display
+    own = display.platforms.get(platform)
+    raw: object = own.get("tool_progress") if isinstance(own, dict) else None
+    if raw is None:
+        raw = display.tool_progress_overrides.get(platform)
+    if raw is None:
+        raw = display.tool_progress
+    mode = ("all" if raw else "off") if isinstance(raw, bool) else str(raw).lower()
     return mode if mode in ("new", "all", "verbose") else "off"
 
 
@@ -104,7 +113,6 @@ class GatewayRunner:
         self.outbox = Outbox(settings, self.homes)  # gets the adapters and the loop in run()
         self.cron: CronTicker | None = None
         self.api_config: ApiConfig | None = None  # set by run_gateway when the API server runs inside the gateway
-        self.progress = tool_progress(settings)
 
     async def run(self) -> None:
         self.loop = asyncio.get_running_loop()
@@ -403,7 +411,7 @@ class GatewayRunner:
             assert self.loop is not None
             session = ChatSession(key, event.chat_id, self.adapters[event.platform], self.session_map,
                                   self._builder(event.platform, event.chat_id, event.user_id, person), self.loop,
-                                  self.hooks, self.progress)
+                                  self.hooks, tool_progress(self.settings, event.platform))
             session.switch_model = self._switch_model
             session.owners = self.access[event.platform].allowed  # the rest (pairing, allow-all) is untrusted
             if person is not None:
@@ -446,6 +454,7 @@ class GatewayRunner:
                 agent.services.session.keep_open = True
             ctx = agent.services.ctx  # send_message goes out through this gateway; cron jobs remember this chat
             ctx.messenger, ctx.origin = self.outbox, {"platform": platform, "chat_id": chat_id}
+            ctx.person = ctx.person or f"{platform}:{user_id}"  # who made a cron job here
             return agent
         return build
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import logging
 import secrets
 from dataclasses import dataclass, field
 
@@ -14,6 +15,7 @@ from hermes_agent.gateway.approval import BUTTONS, TEXT_ANSWERS, approval_text
 from hermes_agent.gateway.base import PlatformAdapter
 
 PREFIX = "team"
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -21,7 +23,7 @@ class _Pending:
     requester: Person
     answer: concurrent.futures.Future
     by: str = ""
-    asked: list[str] = field(default_factory=list)  # the approvers' chat ids
+    asked: list[str] = field(default_factory=list)  # the approvers' user ids
 
 
 class ApprovalDesk:
@@ -59,8 +61,8 @@ class ApprovalDesk:
 
 
 class DeskApprover:
-    """The Approver of a member's or guest's chat: asks every owner/admin in their DM on this platform (their
-    chat id is their user id), tells the requester it is waiting, and denies at the timeout."""
+    """The Approver of a member's or guest's chat: asks every owner/admin in their DM on this platform (the
+    adapter's `open_dm`), tells the requester it is waiting, and denies at the timeout."""
 
     can_ask = True
 
@@ -88,8 +90,10 @@ class DeskApprover:
         text = f"👤 {who} asks:\n" + approval_text(request)
         buttons = [(label, f"{PREFIX}:{token}:{choice}") for label, choice in BUTTONS]
         try:
-            for chat in approvers:
-                self._send(chat, text, buttons)
+            if not self._ask_approvers(approvers, text, buttons):
+                self._say("⛔ This needs approval by the owner or an admin, and none of them could be reached in a "
+                          "direct message: denied.")
+                return "deny"
             self._say(f"⏳ Waiting for the owner or an admin to approve: {request.description}")
             choice = pending.answer.result(timeout=timeout)
         except concurrent.futures.TimeoutError:
@@ -102,8 +106,23 @@ class DeskApprover:
         self._say(f"{'✅ Approved' if choice != 'deny' else '❌ Denied'} by {pending.by}.")
         return choice if choice in CHOICES else "deny"
 
-    def _send(self, chat: str, text: str, buttons: list | None = None) -> None:
-        asyncio.run_coroutine_threadsafe(self.adapter.send(chat, text, buttons), self.loop).result(timeout=30)
+    def _ask_approvers(self, user_ids: list[str], text: str, buttons: list) -> int:
+        """The request with its buttons in each approver's DM (opened as the platform needs: a Discord user id is
+        no channel id); how many got it."""
+        reached = 0
+        for user_id in user_ids:
+            try:
+                dm = asyncio.run_coroutine_threadsafe(self.adapter.open_dm(user_id), self.loop).result(timeout=30)
+                if self._send(dm, text, buttons) is None:  # refused (Telegram: the approver never started the bot)
+                    raise OSError("the platform refused the message")
+                reached += 1
+            except (OSError, concurrent.futures.TimeoutError) as exc:
+                log.warning("team approval: cannot reach %s:%s in a DM: %s", self.adapter.name, user_id, exc)
+        return reached
+
+    def _send(self, chat: str, text: str, buttons: list | None = None) -> str | None:
+        """The message id, None when the platform refused it."""
+        return asyncio.run_coroutine_threadsafe(self.adapter.send(chat, text, buttons), self.loop).result(timeout=30)
 
     def _say(self, text: str) -> None:
         try:

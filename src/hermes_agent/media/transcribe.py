@@ -16,6 +16,10 @@ from hermes_agent.config.schema import switch
 from hermes_agent.media.http import MediaError, call_json, multipart
 
 MAX_FILE = 25 * 1024 * 1024
+# Whisper model names a local engine knows: a legacy flat stt.model naming an API model (whisper-1) is not one.
+_LOCAL_MODELS = frozenset({"tiny", "tiny.en", "base", "base.en", "small", "small.en", "medium", "medium.en", "large",
+                           "large-v1", "large-v2", "large-v3", "large-v3-turbo", "turbo", "distil-large-v2",
+                           "distil-large-v3", "distil-large-v3.5", "distil-medium.en", "distil-small.en"})
 
 
 def transcribe(path: Path, conf: Mapping, env: Mapping[str, str]) -> str:
@@ -26,6 +30,9 @@ def transcribe(path: Path, conf: Mapping, env: Mapping[str, str]) -> str:
         raise MediaError(f"audio file too large for transcription ({path.stat().st_size // 2**20} MB > 25 MB)")
     provider = str(conf.get("provider") or "").lower() or _default(env)
     sub = conf.get(provider) if isinstance(conf.get(provider), Mapping) else {}
+    legacy = conf.get("model")  # 0.19.0's flat stt.model, which today's Hermes moves to stt.<provider>.model
+    if legacy and not sub.get("model") and (provider != "local" or str(legacy) in _LOCAL_MODELS):
+        sub = {**sub, "model": legacy}
     if provider in ("openai", "groq"):
         return _api(provider, path, sub, env)
     if provider == "local":

@@ -6,6 +6,7 @@ completion_tokens includes reasoning tokens. Unknown models cost None, never a g
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -92,18 +93,29 @@ def price_for(model: str) -> Price | None:
     return PRICES[max(keys, key=len)] if keys else None
 
 
-def estimate_cost(model: str | None, usage: Usage) -> float | None:
-    """USD cost of one call's usage, or None when the model is not in the table."""
+def lookup(model: str | None, own: Mapping[str, Price] | None = None) -> Price | None:
+    """The price of a model: the user's own (`model.pricing`, a fallback row's `pricing`: custom endpoints)
+    first, then free for a ':free' name, then the table; None when nothing knows it."""
     if not model:
         return None
+    if own and model in own:
+        return own[model]
     if model.strip().lower().endswith(":free"):
-        return 0.0
-    price = price_for(model)
-    if price is None:
-        return None
+        return Price(0, 0, 0, 0)
+    return price_for(model)
+
+
+def cost_at(price: Price, usage: Usage) -> float:
+    """USD cost of one call's usage at `price`."""
     read = price.cache_read if price.cache_read is not None else price.input
     write = price.cache_write if price.cache_write is not None else price.input
     uncached = max(0, usage.prompt_tokens - usage.cache_read_tokens - usage.cache_write_tokens)
     total = (uncached * price.input + usage.cache_read_tokens * read + usage.cache_write_tokens * write
              + usage.completion_tokens * price.output)
     return total / 1_000_000
+
+
+def estimate_cost(model: str | None, usage: Usage, own: Mapping[str, Price] | None = None) -> float | None:
+    """USD cost of one call's usage, or None when the model has no price (see lookup)."""
+    price = lookup(model, own)
+    return None if price is None else cost_at(price, usage)

@@ -216,10 +216,13 @@ class SessionStore:
         row = self._read(find)
         return self._with_prompt(SessionInfo.from_row(row)) if row else None
 
-    def list_sessions(self, limit: int = 20, source: str | None = None,
-                      exclude: Iterable[str] = (), offset: int = 0) -> list[SessionInfo]:
-        """Most recently active sessions first (skipping the first `offset`)."""
+    def list_sessions(self, limit: int = 20, source: str | None = None, exclude: Iterable[str] = (),
+                      offset: int = 0, include_archived: bool = False) -> list[SessionInfo]:
+        """Most recently active sessions first (skipping the first `offset`); archived ones (Hermes's
+        `sessions archive`, its idle sweep) only with `include_archived`, as Hermes lists them."""
         where, params = ["COALESCE(hidden, 0) = 0" if self._shape.hidden else "1"], []
+        if not include_archived:
+            where.append("COALESCE(archived, 0) = 0")
         if source:
             where.append("source = ?")
             params.append(source)

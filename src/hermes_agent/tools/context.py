@@ -53,6 +53,10 @@ class ToolContext:
     is_subagent: bool = False
     messenger: Messenger | None = None  # sends to messaging platforms (gateway chats, cron runs): send_message
     origin: Mapping[str, str] | None = None  # {"platform", "chat_id"} of the chat this agent serves (cron origin)
+    # Who this agent works for: "<platform>:<user id>" in a gateway chat ("api:NAME" on the API server; "" for the
+    # owner at the CLI) and their team role ("" outside team mode). Cron jobs record their creator from it.
+    person: str = ""
+    role: str = ""
     # The first source of untrusted content this conversation took in ("" while none): web/browser pages,
     # external MCP results, downloads, a message from someone other than the owner. Set by dispatch and the
     # frontends, cleared with a new conversation; the approval gate then asks before anything persists.

@@ -100,6 +100,11 @@ def cron_persists(args: dict) -> str | None:
     return None if action in ("list", "") else f"a scheduled cron job ({action})"
 
 
+# A team member's own cron jobs: the cronjob tool lets them touch only jobs they made, which run as them.
+OWN_CRON_JOBS = frozenset(f"a scheduled cron job ({a})" for a in ("create", "update", "pause", "resume", "run",
+                                                                   "remove"))
+
+
 def terminal_persists(args: dict) -> str | None:
     return command_persists(args.get("command"))
 

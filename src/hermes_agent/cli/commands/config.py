@@ -115,13 +115,6 @@ def _unknown_key_hint(key: str) -> str:
     return f" (did you mean '{close[0]}'?)" if close else ""
 
 
-def _in_free_form_section(key: str) -> bool:
-    """Under tts/stt/image_gen/moa/auxiliary/...: sections whose own modules read keys the defaults don't list."""
-    from hermes_agent.config.schema import free_form_sections
-
-    return any(key.startswith(f"{name}.") for name in free_form_sections())
-
-
 def _get(args: argparse.Namespace, settings: Settings) -> int:
     if _ENV_KEY.match(args.key):
         value = settings.env.get(args.key)
@@ -141,7 +134,7 @@ def _get(args: argparse.Namespace, settings: Settings) -> int:
 def _set(args: argparse.Namespace, settings: Settings) -> int:
     from hermes_agent.config.edit import ConfigDocument, save_checked, set_env_values
     from hermes_agent.config.loader import parse_scalar
-    from hermes_agent.config.migrate import is_secret_key
+    from hermes_agent.config.migrate import known_option
 
     if _ENV_KEY.match(args.key):
         set_env_values(paths.env_path(), {args.key: args.value})
@@ -150,16 +143,46 @@ def _set(args: argparse.Namespace, settings: Settings) -> int:
     cfg = _config_file(settings)
     doc = ConfigDocument.load(cfg)
     value = args.value if args.string else parse_scalar(args.value)
-    known = settings.get(args.key, _MISSING) is not _MISSING or _in_free_form_section(args.key)
+    known = known_option(settings, args.key)
     doc.set(args.key, value)
     save_checked(doc)
     print(f"{args.key} = {_format(value)}  ({cfg})")
-    if not known:
-        print(f"note: {args.key!r} is not a known option{_unknown_key_hint(args.key)}", file=sys.stderr)
-    if is_secret_key(args.key.rsplit(".", 1)[-1]):
-        print("note: secrets are safer in .env: `hermes config set OPENAI_API_KEY ...` (or the provider's "
-              "key variable)", file=sys.stderr)
+    for note in _set_notes(args.key, known, doc.data):
+        print(f"note: {note}", file=sys.stderr)
     return 0
+
+
+def _nested(dotted: str) -> dict:
+    out: dict = {}
+    node = out
+    *parents, last = dotted.split(".")
+    for part in parents:
+        node = node.setdefault(part, {})
+    node[last] = True
+    return out
+
+
+def _set_notes(key: str, known: bool, data: object) -> list[str]:
+    """What `config set` tells besides the new value: an unknown key (a Hermes option we do not read, or a
+    near miss), a secret better kept in .env, a model.pricing still missing its other half."""
+    from hermes_agent.config.migrate import is_secret_key, known_to_hermes, renamed_keys
+
+    notes = [f"{old!r} is {'renamed to ' + repr(new) if new else 'dropped'} by today's Hermes ({note})"
+             for old, new, note in renamed_keys(_nested(key))]
+    if not known and not notes:
+        notes.append(f"{key!r} is read by Hermes, not by this hermes (kept in the file for Hermes)"
+                     if known_to_hermes(key) else f"{key!r} is not a known option{_unknown_key_hint(key)}")
+    if is_secret_key(key.rsplit(".", 1)[-1]):
+        notes.append("secrets are safer in .env: `hermes config set OPENAI_API_KEY ...` (or the provider's "
+                     "key variable)")
+    model = data.get("model") if isinstance(data, dict) else None
+    pricing = model.get("pricing") if isinstance(model, dict) else None
+    if key.startswith("model.pricing") and isinstance(pricing, dict):
+        lacking = [k for k in ("input", "output") if pricing.get(k) is None]
+        if lacking:
+            notes.append(f"model.pricing needs {' and '.join(lacking)} too, or runs stop with a config error: "
+                         f"`hermes config set model.pricing.{lacking[0]} USD_PER_1M_TOKENS`")
+    return notes
 
 
 def _unset(args: argparse.Namespace, settings: Settings) -> int:
@@ -191,12 +214,12 @@ def _edit(args: argparse.Namespace, settings: Settings) -> int:
 
     from hermes_agent.config.edit import atomic_write_text
     from hermes_agent.config.loader import load_settings
-    from hermes_agent.config.migrate import CURRENT_VERSION
+    from hermes_agent.config.migrate import hermes_config_version
 
     cfg = _config_file(settings)
-    if not cfg.exists():
+    if not cfg.exists():  # stamped as Hermes stamps a config it creates
         atomic_write_text(cfg, "# Hermes Agent configuration. `hermes config check` lists every option.\n"
-                               f"_config_version: {CURRENT_VERSION}\n")
+                               f"_config_version: {hermes_config_version()}\n")
     chosen = settings.env.get("VISUAL") or settings.env.get("EDITOR")
     if not chosen and not sys.stdin.isatty():  # nano/vi would wait forever for keys that never come
         raise HermesError(f"no terminal to run an editor in: set $EDITOR, or edit {cfg} by hand")

@@ -8,6 +8,7 @@ import os
 import signal
 import sys
 import threading
+from collections.abc import Callable
 
 from hermes_agent import paths
 from hermes_agent.config.settings import Settings
@@ -69,11 +70,12 @@ def _list(args: argparse.Namespace, store: JobStore, settings: Settings) -> int:
     if not jobs:
         print("No scheduled jobs. Create one: hermes cron create 'every 1h' 'PROMPT'")
         return 0
+    owner = _owner_label(settings)
     for job in jobs:
         state = job.get("state") or ("scheduled" if job.get("enabled", True) else "paused")
         print(f"{job['id']}  {job.get('name')}  [{state}]")
         print(f"    schedule: {job.get('schedule_display')}   next: {job.get('next_run_at') or '-'}   "
-              f"deliver: {job.get('deliver', 'local')}")
+              f"deliver: {job.get('deliver', 'local')}   owner: {owner(job)}")
         if job.get("script") or job.get("skills"):
             mode = "no-agent (script output delivered)" if job.get("no_agent") else "agent"
             extra = f"   script: {job['script']}" if job.get("script") else ""
@@ -84,6 +86,26 @@ def _list(args: argparse.Namespace, store: JobStore, settings: Settings) -> int:
             error = f"  ({first[0]}{' ...' if len(first) > 1 else ''})" if first else ""
             print(f"    last run: {job['last_run_at']}  {job.get('last_status')}{error}")
     return 0
+
+
+def _owner_label(settings: Settings) -> Callable[[dict], str]:
+    """job -> who it belongs to: the person who made it in a chat (with their role now, in team mode), else "you"
+    (made here, or by the agent at the CLI)."""
+    team = None
+    if settings.cfg.team:
+        from hermes_agent.config.team import Team
+
+        team = Team(settings)
+        team = team if team.enabled else None
+
+    def label(job: dict) -> str:
+        who = str(job.get("created_by") or "")
+        if not who:
+            return "you"
+        platform, _, user_id = who.partition(":")
+        return f"{who} ({team.person(platform, user_id).role})" if team is not None and user_id else who
+
+    return label
 
 
 def _create(args: argparse.Namespace, store: JobStore, settings: Settings) -> int:

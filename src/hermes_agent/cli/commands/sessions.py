@@ -228,7 +228,8 @@ def _export_ids(args: argparse.Namespace, store: SessionStore) -> list[str]:
     now = datetime.now().timestamp()
     older = now - parse_age(args.older_than) if args.older_than else None
     newer = now - parse_age(args.newer_than) if args.newer_than else None
-    infos = store.list_sessions(limit=store.count_sessions(args.source), source=args.source)
+    infos = store.list_sessions(limit=store.count_sessions(args.source), source=args.source,
+                                include_archived=True)  # as Hermes: an export includes archived sessions
     return [s.id for s in reversed(infos) if (older is None or s.last_active_at < older)
             and (newer is None or s.last_active_at >= newer)]
 

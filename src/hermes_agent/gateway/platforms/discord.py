@@ -96,6 +96,7 @@ class DiscordAdapter:
         self.username = ""
         self.bot_id = 0
         self.disconnects = 0
+        self._dms: dict[str, str] = {}  # user id -> their DM channel id
 
     # --- connection ------------------------------------------------------------------------------
     def _make_client(self):  # type: ignore[no-untyped-def]
@@ -307,6 +308,20 @@ class DiscordAdapter:
                 return last
             last = str(msg["id"])
         return last
+
+    async def open_dm(self, user_id: str) -> str:
+        """POST /users/@me/channels {recipient_id}: the DM channel with a user (a user id is no channel id)."""
+        from discord import HTTPException
+
+        if user_id in self._dms:
+            return self._dms[user_id]
+        try:
+            channel = await self._api("POST", "/users/@me/channels", json={"recipient_id": str(user_id)})
+        except HTTPException as exc:
+            self._refused(f"opening a DM with {user_id}", exc)
+            raise OSError(f"discord refused a DM with {user_id}: {exc}") from None
+        self._dms[user_id] = str(channel["id"])
+        return self._dms[user_id]
 
     async def send_file(self, chat_id: str, path: Path, caption: str = "") -> str | None:
         import discord

@@ -142,6 +142,7 @@ class SlackAdapter:
         self.bot_name = ""
         self.bot_id = ""
         self.team_id = ""
+        self._dms: dict[str, str] = {}  # user id -> their DM channel id
         self._latest: dict[str, tuple[int, str, str]] = {}  # chat -> (event key, channel, ts) being answered
         self._reacted: dict[int, tuple[str, str]] = {}  # event key -> (channel, ts) carrying the WORKING reaction
         self._threads: dict[str, None] = {}  # thread_ts we have posted in (insertion-ordered)
@@ -401,6 +402,18 @@ class SlackAdapter:
             await getattr(self.client, method)(channel=channel, timestamp=ts, name=WORKING)
         except _failures() as exc:  # cosmetic: missing reactions:write scope, already there
             log.debug("%s failed: %s", method, exc)
+
+    async def open_dm(self, user_id: str) -> str:
+        """conversations.open {users}: the DM channel (D...) with a user."""
+        if user_id in self._dms:
+            return self._dms[user_id]
+        try:
+            answer = await self._call("conversations_open", users=user_id)
+        except _failures() as exc:
+            log.warning("slack: opening a DM with %s refused: %s", user_id, exc)
+            raise OSError(f"slack refused a DM with {user_id}: {exc}") from None
+        self._dms[user_id] = str((answer.get("channel") or {}).get("id") or user_id)
+        return self._dms[user_id]
 
     async def answer_callback(self, callback_id: str, text: str = "") -> None:
         """A recorded answer replaces the buttons (chat.update); anything else ("Not allowed.", "Expired.") is

@@ -459,6 +459,9 @@ class TelegramAdapter:
         except TelegramError as exc:
             log.debug("answerCallbackQuery failed: %s", exc)
 
+    async def open_dm(self, user_id: str) -> str:
+        return user_id  # a private chat's id is the user's id
+
     def status(self) -> dict:
         return {"mode": "webhook" if self.webhook else "polling", "connected": self.connected, "last_error": self.last_error, "bot": self.username,
                 "offset": self.inbox.offset, "unanswered": len(self.inbox.pending)}

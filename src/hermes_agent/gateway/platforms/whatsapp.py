@@ -340,6 +340,9 @@ class WhatsAppAdapter:
         if text and chat_id:
             await self.send(chat_id, text)
 
+    async def open_dm(self, user_id: str) -> str:
+        return user_id  # a chat is the other side's phone number
+
     def status(self) -> dict:
         return {"mode": "webhook", "connected": self.connected, "last_error": self.last_error,
                 "phone_number_id": self.config.phone_number_id, "unanswered": len(self.inbox.pending)}

@@ -50,28 +50,47 @@ def format_job(job: dict) -> dict:
             "deliver": job.get("deliver", "local"), "next_run_at": job.get("next_run_at"),
             "last_run_at": job.get("last_run_at"), "last_status": job.get("last_status"),
             "last_error": job.get("last_error"), "enabled": job.get("enabled", True),
-            "state": job.get("state", "scheduled" if job.get("enabled", True) else "paused")}
+            "state": job.get("state", "scheduled" if job.get("enabled", True) else "paused"),
+            **({"created_by": job["created_by"]} if job.get("created_by") else {})}
 
 
-def _create(args: dict, origin: dict | None) -> str:
-    """A new job; from a gateway chat it records that chat as `origin` and delivers there by default."""
+def _own_only(ctx: object) -> str | None:
+    """Team mode: a member (or guest) sees and changes only the jobs they made; None = every job."""
+    role = str(getattr(ctx, "role", "") or "")
+    return str(getattr(ctx, "person", "") or "") if role in ("member", "guest") else None
+
+
+def _mine(job: dict, only: str | None) -> bool:
+    return only is None or job.get("created_by") == only
+
+
+def _create(args: dict, origin: dict | None, ctx: object) -> str:
+    """A new job; from a gateway chat it records that chat as `origin` (and delivers there by default) and the
+    person who asked as `created_by` (the job then runs with their role, toolsets and budget)."""
     if not args.get("schedule") or not args.get("prompt"):
         return tool_error("action=create needs both 'schedule' and 'prompt'")
     repeat = args.get("repeat")
     deliver = args.get("deliver") or ("origin" if origin else None)
     job = new_job(str(args["prompt"]), str(args["schedule"]), utcnow(), name=args.get("name"),
                   deliver=deliver, repeat=int(repeat) if repeat not in (None, "") else None, origin=origin)
+    person = str(getattr(ctx, "person", "") or "")
+    if person:
+        job["created_by"] = person
     _store().add(job)
     return json.dumps({"success": True, "job_id": job["id"], "name": job["name"], "schedule": job["schedule_display"],
                        "deliver": job["deliver"], "next_run_at": job["next_run_at"], "job": format_job(job),
                        "message": f"Cron job '{job['name']}' created."}, indent=2)
 
 
-def _on_job(action: str, args: dict) -> str:
+def _on_job(action: str, args: dict, only: str | None) -> str:
     job_id = str(args.get("job_id") or "")
     if not job_id:
         return tool_error(f"action={action} needs 'job_id' (use action='list' to find it)")
     store = _store()
+    found = store.get(job_id)
+    if not _mine(found, only):  # another person's job: as if there were none
+        raise JobNotFound(job_id)
+    job_id = str(found["id"])
     if action == "remove":
         job = store.remove(job_id)
         return json.dumps({"success": True, "message": f"Cron job '{job['name']}' removed.",
@@ -90,14 +109,16 @@ def cronjob(args: dict, ctx: object = None) -> str:
     """Run one cronjob action; errors come back as JSON the model can act on."""
     action = str(args.get("action") or "").strip().lower()
     origin = getattr(ctx, "origin", None)
+    only = _own_only(ctx)
     try:
         if action == "create":
-            return _create(args, dict(origin) if origin else None)
+            return _create(args, dict(origin) if origin else None, ctx)
         if action == "list":
-            jobs = [format_job(j) for j in _store().load() if args.get("include_disabled", True) or j.get("enabled", True)]
+            jobs = [format_job(j) for j in _store().load()
+                    if _mine(j, only) and (args.get("include_disabled", True) or j.get("enabled", True))]
             return json.dumps({"success": True, "count": len(jobs), "jobs": jobs}, indent=2)
         if action in _ACTIONS:
-            return _on_job(action, args)
+            return _on_job(action, args, only)
     except ScheduleError as exc:
         return tool_error(str(exc))
     except JobNotFound:
