@@ -92,3 +92,25 @@ def test_home_ancestors_under_a_writable_tmp_cannot_be_renamed(tmp_world):
     assert "attempted" in w.tool_results(), w.tool_results()
     assert not moved, f"renamed from inside the sandbox: {moved}"
     assert (w.home / ".bashrc").read_text() == rc_before
+
+
+def test_the_users_shared_memory_is_out_of_reach(world):  # noqa: F811
+    """POSIX shared memory (/dev/shm/<name>) of the user's own programs holds state and tokens (red-team round 4,
+    a14): a command can neither read nor overwrite it. bwrap gives the command a private /dev; Landlock, which
+    cannot, gives it no access to /dev/shm at all."""
+    obj = f"/dev/shm/hermes-test-shm-{os.getpid()}"
+    with open(obj, "w") as fh:
+        fh.write("token=NS4-SHM-c4n4ry\n")
+    os.chmod(obj, 0o600)
+    if world.user == "user":
+        os.chown(obj, UNPRIV, UNPRIV)
+    try:
+        world.scripted.add(*_calls(("terminal", {"command": f"cat {obj}; echo token=attacker > {obj}; echo END"})))
+        out = world.hermes("--yolo", "chat", "-q", "look around")
+        assert "Traceback" not in out.stderr
+        assert "END" in world.tool_results()
+        assert "NS4-SHM" not in world.model_saw() + out.stdout
+        with open(obj) as fh:
+            assert fh.read() == "token=NS4-SHM-c4n4ry\n"
+    finally:
+        os.unlink(obj)
