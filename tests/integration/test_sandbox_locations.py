@@ -114,3 +114,29 @@ def test_the_users_shared_memory_is_out_of_reach(world):  # noqa: F811
             assert fh.read() == "token=NS4-SHM-c4n4ry\n"
     finally:
         os.unlink(obj)
+
+
+def test_the_users_terminals_are_out_of_reach(world):  # noqa: F811
+    """A terminal of the user's (here a pty this test holds, same uid, as the terminal hermes runs in): a
+    command can neither write escape sequences into it nor read what is typed there (red-team round 4, a32)."""
+    master, slave = os.openpty()
+    name = os.ttyname(slave)
+    if world.user == "user":
+        os.chown(name, UNPRIV, -1)
+    try:
+        world.scripted.add(*_calls(("terminal", {"command": f"printf 'NS4-TTY-\\033]52;c;eA==\\a' > {name}; "
+                                                           f"timeout 1 head -c 5 < {name}; echo END"})))
+        os.write(master, b"typed\n")
+        out = world.hermes("--yolo", "chat", "-q", "look around")
+        assert "Traceback" not in out.stderr
+        assert "END" in world.tool_results()
+        os.set_blocking(master, False)
+        try:
+            echoed = os.read(master, 4096)
+        except BlockingIOError:
+            echoed = b""
+        assert b"NS4-TTY" not in echoed, echoed
+        assert "typed" not in world.model_saw()
+    finally:
+        os.close(master)
+        os.close(slave)
