@@ -140,3 +140,26 @@ def test_the_users_terminals_are_out_of_reach(world):  # noqa: F811
     finally:
         os.close(master)
         os.close(slave)
+
+
+def test_the_hermes_cache_is_readable_only_where_commands_work_on_it(world):  # noqa: F811
+    """$HERMES_HOME/cache holds pages the agent fetched, browser screenshots and profiles, other programs'
+    scratch (red-team round 4, a35/a45): hidden from commands. Files users sent (cache/documents) and generated
+    images stay readable: commands convert and resize them."""
+    cache = world.home / ".hermes/cache"
+    planted = {"web/page.html": "NS4-WEB-c4n4ry", "screenshots/s.txt": "NS4-SHOT-c4n4ry",
+               "scratch/notes.txt": "NS4-SCRATCH-c4n4ry", "documents/report.csv": "NS4-DOC-VISIBLE",
+               "images/gen.txt": "NS4-IMG-VISIBLE"}
+    for rel, text in planted.items():
+        (cache / rel).parent.mkdir(parents=True, exist_ok=True)
+        (cache / rel).write_text(text + "\n")
+    if world.user == "user":
+        subprocess.run(["chown", "-R", f"{UNPRIV}:{UNPRIV}", str(cache)], check=True)
+    files = " ".join(str(cache / r) for r in planted)
+    world.scripted.add(*_calls(("terminal", {"command": f"cat {files} 2>&1; echo END"})))
+    out = world.hermes("--yolo", "chat", "-q", "look around")
+    assert "Traceback" not in out.stderr
+    got = world.tool_results()
+    assert "END" in got and "NS4-DOC-VISIBLE" in got and "NS4-IMG-VISIBLE" in got, got
+    seen = world.model_saw() + out.stdout
+    assert not [t for t in ("WEB", "SHOT", "SCRATCH") if f"NS4-{t}" in seen], got
