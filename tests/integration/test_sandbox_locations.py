@@ -92,3 +92,74 @@ def test_home_ancestors_under_a_writable_tmp_cannot_be_renamed(tmp_world):
     assert "attempted" in w.tool_results(), w.tool_results()
     assert not moved, f"renamed from inside the sandbox: {moved}"
     assert (w.home / ".bashrc").read_text() == rc_before
+
+
+def test_the_users_shared_memory_is_out_of_reach(world):  # noqa: F811
+    """POSIX shared memory (/dev/shm/<name>) of the user's own programs holds state and tokens (red-team round 4,
+    a14): a command can neither read nor overwrite it. bwrap gives the command a private /dev; Landlock, which
+    cannot, gives it no access to /dev/shm at all."""
+    obj = f"/dev/shm/hermes-test-shm-{os.getpid()}"
+    with open(obj, "w") as fh:
+        fh.write("token=NS4-SHM-c4n4ry\n")
+    os.chmod(obj, 0o600)
+    if world.user == "user":
+        os.chown(obj, UNPRIV, UNPRIV)
+    try:
+        world.scripted.add(*_calls(("terminal", {"command": f"cat {obj}; echo token=attacker > {obj}; echo END"})))
+        out = world.hermes("--yolo", "chat", "-q", "look around")
+        assert "Traceback" not in out.stderr
+        assert "END" in world.tool_results()
+        assert "NS4-SHM" not in world.model_saw() + out.stdout
+        with open(obj) as fh:
+            assert fh.read() == "token=NS4-SHM-c4n4ry\n"
+    finally:
+        os.unlink(obj)
+
+
+def test_the_users_terminals_are_out_of_reach(world):  # noqa: F811
+    """A terminal of the user's (here a pty this test holds, same uid, as the terminal hermes runs in): a
+    command can neither write escape sequences into it nor read what is typed there (red-team round 4, a32)."""
+    master, slave = os.openpty()
+    name = os.ttyname(slave)
+    if world.user == "user":
+        os.chown(name, UNPRIV, -1)
+    try:
+        world.scripted.add(*_calls(("terminal", {"command": f"printf 'NS4-TTY-\\033]52;c;eA==\\a' > {name}; "
+                                                           f"timeout 1 head -c 5 < {name}; echo END"})))
+        os.write(master, b"typed\n")
+        out = world.hermes("--yolo", "chat", "-q", "look around")
+        assert "Traceback" not in out.stderr
+        assert "END" in world.tool_results()
+        os.set_blocking(master, False)
+        try:
+            echoed = os.read(master, 4096)
+        except BlockingIOError:
+            echoed = b""
+        assert b"NS4-TTY" not in echoed, echoed
+        assert "typed" not in world.model_saw()
+    finally:
+        os.close(master)
+        os.close(slave)
+
+
+def test_the_hermes_cache_is_readable_only_where_commands_work_on_it(world):  # noqa: F811
+    """$HERMES_HOME/cache holds pages the agent fetched, browser screenshots and profiles, other programs'
+    scratch (red-team round 4, a35/a45): hidden from commands. Files users sent (cache/documents) and generated
+    images stay readable: commands convert and resize them."""
+    cache = world.home / ".hermes/cache"
+    planted = {"web/page.html": "NS4-WEB-c4n4ry", "screenshots/s.txt": "NS4-SHOT-c4n4ry",
+               "scratch/notes.txt": "NS4-SCRATCH-c4n4ry", "documents/report.csv": "NS4-DOC-VISIBLE",
+               "images/gen.txt": "NS4-IMG-VISIBLE"}
+    for rel, text in planted.items():
+        (cache / rel).parent.mkdir(parents=True, exist_ok=True)
+        (cache / rel).write_text(text + "\n")
+    if world.user == "user":
+        subprocess.run(["chown", "-R", f"{UNPRIV}:{UNPRIV}", str(cache)], check=True)
+    files = " ".join(str(cache / r) for r in planted)
+    world.scripted.add(*_calls(("terminal", {"command": f"cat {files} 2>&1; echo END"})))
+    out = world.hermes("--yolo", "chat", "-q", "look around")
+    assert "Traceback" not in out.stderr
+    got = world.tool_results()
+    assert "END" in got and "NS4-DOC-VISIBLE" in got and "NS4-IMG-VISIBLE" in got, got
+    seen = world.model_saw() + out.stdout
+    assert not [t for t in ("WEB", "SHOT", "SCRATCH") if f"NS4-{t}" in seen], got

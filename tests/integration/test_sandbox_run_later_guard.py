@@ -324,3 +324,21 @@ def test_file_tool_writes_of_run_later_files_are_boundary_crossings_under_yolo(s
     assert "SERVER-UP" in results[0] and "LISTED" in results[-1] and "the sandbox" not in results[-1], results
     assert all('"blocked": true' in r for r in results[2:4]), results
     assert not (home / "proj/.envrc").exists() and not (home / "proj/.git/hooks/pre-push").exists()
+
+
+def test_a_bare_repository_made_as_plain_files_keeps_only_gits_own_config(scripted, home, mechanism):
+    """No `.git` anywhere: HEAD, objects/, refs/ and a config written as plain files make a folder a repository
+    git uses when the user runs it there (red-team round 4, a31). It is treated like any repository the command
+    made: its config keeps only what `git init` writes."""
+    proj = home / "proj"
+    config = "[core]\\n\\trepositoryformatversion = 0\\n\\tbare = false\\n\\tworktree = ..\\n\\tfsmonitor = touch $PWNED; false\\n"
+    results = _chat(scripted, home, [
+        _terminal("mkdir -p vendor/lib/objects vendor/lib/refs/heads && echo 'ref: refs/heads/main' > vendor/lib/HEAD"
+                  f" && printf '{config}' > vendor/lib/config && echo MADE"),
+    ], mechanism)
+    assert "MADE" in results[0], results[0]
+    assert "fsmonitor" not in (proj / "vendor/lib/config").read_text(), results[0]
+    assert "core.fsmonitor" in results[0], results[0]
+    env = {"HOME": str(home), "PATH": os.environ["PATH"], "PWNED": str(home / "pwned")}
+    subprocess.run(["git", "status"], cwd=proj / "vendor/lib", env=env, capture_output=True, timeout=60)  # the user
+    assert not (home / "pwned").exists()

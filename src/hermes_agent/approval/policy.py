@@ -36,8 +36,10 @@ HOME_READABLE: tuple[str, ...] = (*HOME_TOOLS, ".gitconfig", ".config/git/config
 # Other users' homes (every home in /etc/passwd of uid 0 or >= 1000 but the user's own, /root when HOME is
 # not /root) are hidden, except their HOME_TOOLS (a root session with HOME elsewhere still runs pyenv's python).
 # Readable inside the Hermes home root (everything else there — every profile's .env, auth.json, config,
-# state.db, pairing, sessions, memories — is hidden from commands): the active profile's skills and cache.
-HERMES_READABLE: tuple[str, ...] = ("skills", "cache")
+# state.db, pairing, sessions, memories — is hidden from commands): the active profile's skills and the parts of
+# its cache a command works on (files users sent, generated images and audio, the credential-free git config
+# copies); pages fetched, browser screenshots and profiles, indexes and other programs' scratch stay hidden (a35).
+HERMES_READABLE: tuple[str, ...] = ("skills", "cache/sandbox", "cache/documents", "cache/images", "cache/audio")
 # Files under HERMES_HOME that hold secrets.
 HERMES_SECRETS: tuple[str, ...] = (".env", "auth.json", "auth.lock", "config.yaml",  # config may hold model.api_key
                                    ".parsed-config.json")  # config/loader.py's parsed copy of config.yaml

@@ -20,6 +20,7 @@ from hermes_agent.events import (
     ToolStarted,
     TurnFinished,
 )
+from hermes_agent.termsafe import visible
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 PROGRESS_MODES = ("off", "new", "all", "verbose")
@@ -184,7 +185,7 @@ class LiveView:
         if self._tools:
             run = min(self._tools.values(), key=lambda r: r.started)
             more = f" +{len(self._tools) - 1}" if len(self._tools) > 1 else ""
-            what = f"{run.event.emoji or '🔧'} {run.event.shown()}"[: width - 24] + more
+            what = visible(f"{run.event.emoji or '🔧'} {run.event.shown()}")[: width - 24] + more
             elapsed = now - run.started
         else:
             what = "streaming" if self._text else ("reasoning" if self._reasoning else self.label)
@@ -195,7 +196,7 @@ class LiveView:
     def _queued_line(self) -> Fragments:
         if not self.queued:
             return []
-        first = self.queued[0].replace("\n", " ")
+        first = visible(self.queued[0]).replace("\n", " ")
         first = first if len(first) <= 40 else first[:39] + "…"
         return [("class:hint", f"  {len(self.queued)} queued: {first}\n")]
 
@@ -208,5 +209,5 @@ def _result_preview(result: str, rows: int = 3) -> list[str]:
             result = str(data.get("output") or data.get("error") or data.get("content") or result)
     except ValueError:
         pass
-    lines = [ln[:160] for ln in result.strip().splitlines()[:rows]]
+    lines = [visible(ln)[:160] for ln in result.strip().splitlines()[:rows]]
     return lines or ["(no output)"]

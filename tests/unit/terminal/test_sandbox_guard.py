@@ -5,6 +5,7 @@ repository), and that it never follows a link the confined side planted. The git
 from __future__ import annotations
 
 import os
+import shlex
 import subprocess
 
 import pytest
@@ -216,3 +217,21 @@ def test_include_paths_reads_every_include():
     text = ('[include]\n\tpath = ../a.inc ; shared\n[includeIf "gitdir:~/w/"]\n\tpath = "~/b c.inc"\n'
             '[core]\n\tpath = not-an-include\n[include]\n\tpath\n')
     assert include_paths(text) == ["../a.inc", "~/b c.inc"]
+
+
+def test_names_the_command_chose_cannot_steer_the_users_terminal_or_shell(tmp_path, ws):
+    """A planted hook whose name holds a quote, escape sequences and a newline (red-team round 4, a40/a41): the
+    notes show every control visibly, on one line, and the restore advice is only given when pasting it is safe."""
+    g = _guard(tmp_path, ws)
+    g.enter()
+    evil = "post-merge';cd;touch PWNED;'\x1b[2K\x1b]52;c;ZWNobyBydDQ=\x07\n[hermes] approved"
+    (ws / ".git/hooks" / evil).write_text("#!/bin/sh\nid\n")
+    (ws / ".git/hooks/pre-push'x").write_text("#!/bin/sh\nid\n")
+    notes = g.leave()
+    assert len(notes) == 2, notes
+    assert not any(c in n for n in notes for c in ("\x1b", "\x07", "\n")), notes
+    bad = next(n for n in notes if "post-merge" in n)
+    assert "to restore it" not in bad and "^[]52;c;" in bad and "^J[hermes] approved" in bad, bad
+    quoted = next(n for n in notes if "pre-push" in n)
+    cmd = quoted.split("to restore it: ", 1)[1].rstrip("]")
+    assert shlex.split(cmd)[:2] == ["cp", "-p"] and shlex.split(cmd)[3].endswith("/.git/hooks/pre-push'x"), cmd

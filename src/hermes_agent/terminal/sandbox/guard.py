@@ -131,7 +131,7 @@ class Guard:
             fds.close()
 
     def _check(self) -> list[str]:
-        from hermes_agent.terminal.sandbox.guardfix import repair
+        from hermes_agent.terminal.sandbox.guardfix import repair, shown
 
         base = self._base
         assert base is not None
@@ -147,7 +147,7 @@ class Guard:
                 lines = repair(base, now, fds, self._stash)
             finally:
                 fds.close()
-            notes += lines
+            notes += [shown(line) for line in lines]  # paths the command named: no raw controls or newlines
             if not lines:
                 break
         for line in notes:

@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import os
 import secrets
+import shlex
 import shutil
 import stat as st
 from collections.abc import Callable
 
 from hermes_agent.terminal.sandbox import gitconf
 from hermes_agent.terminal.sandbox.guardscan import Fds, Item, Scan, Slot, same
+from hermes_agent.termsafe import visible
 
 Stash = Callable[[str, bytes | None], str]  # (original path, bytes) -> where they were saved ("" if not)
 
@@ -119,6 +121,7 @@ def _inside_known(target: str, now: Scan, d: str) -> bool:
 def _fix(slot: Slot, cls: str, old: Item | None, cur: Item | None, now: Scan, fds: Fds, stash: Stash) -> str:
     d, name = slot
     path = os.path.join(d, name)
+    named = shown(path)  # a name the command chose: no escape sequence or newline reaches the user's terminal
     fd = fds.get(d)
     if fd is None:
         return ""
@@ -131,15 +134,24 @@ def _fix(slot: Slot, cls: str, old: Item | None, cur: Item | None, now: Scan, fd
     if cur is not None:
         saved = stash(path, cur.data if cur.kind == st.S_IFREG else None)
         if not _remove(fd, name, cur):
-            return f"[warning: {path} was changed and could not be put back; check it before running git here]"
+            return f"[warning: {named} was changed and could not be put back; check it before running git here]"
         fds.forget(path)
     if old is None:
-        where = f"; to restore it: cp -p '{saved}' '{path}'" if saved else ""
-        return f"[the sandbox removed {path} (the command created it; {why}){where}]"
+        where = ""
+        if saved and shown(saved) == saved and named == path:  # a line safe to paste: both quoted for the shell
+            where = f"; to restore it: cp -p {shlex.quote(saved)} {shlex.quote(path)}"
+        elif saved:
+            where = f"; saved as {shown(saved)}"
+        return f"[the sandbox removed {named} (the command created it; {why}){where}]"
     if not _restore(fd, name, old):
-        return f"[warning: {path} was changed and its previous content could not be restored ({why})]"
-    where = f"; the command's version is saved as {saved}" if saved else ""
-    return f"[the sandbox restored {path} as it was before the command ({why}){where}]"
+        return f"[warning: {named} was changed and its previous content could not be restored ({why})]"
+    where = f"; the command's version is saved as {shown(saved)}" if saved else ""
+    return f"[the sandbox restored {named} as it was before the command ({why}){where}]"
+
+
+def shown(path: str) -> str:
+    """`path` (or a note naming one) as the user's terminal may show it: controls, newline and tab visible."""
+    return visible(path).replace("\n", "^J").replace("\t", "^I")
 
 
 def _remove(fd: int, name: str, cur: Item) -> bool:

@@ -280,6 +280,8 @@ class _Walk:
                 self.add((d, name), cls, False)
         if _exists(fd, ".vscode/tasks.json"):
             self.add((os.path.join(d, ".vscode"), "tasks.json"), "tasks", False)
+        if _exists(fd, "HEAD") and _exists(fd, "objects") and _exists(fd, "refs"):
+            self.repo(d, "")  # a bare repository by shape, no `.git` anywhere: git uses it when run inside
 
     def dotgit(self, d: str, item: Item | None) -> None:
         """Follow a `.git` entry to its git directory (a directory, or a `gitdir:` file)."""
@@ -400,7 +402,7 @@ class _Walk:
         return out
 
 
-SPOT_SLOTS = ((".", ".envrc"), (".", ".git"), (".vscode", "tasks.json"))
+SPOT_SLOTS = ((".", ".envrc"), (".", ".git"), (".vscode", "tasks.json"), (".", "HEAD"))
 
 
 def spotted(d: str, known: dict[Slot, Item | None]) -> bool:

@@ -28,8 +28,15 @@ SCOPE_ABSTRACT_UNIX, SCOPE_SIGNAL = 1, 2
 FILE_ONLY = EXECUTE | WRITE_FILE | READ_FILE | TRUNCATE | IOCTL_DEV
 READ = EXECUTE | READ_FILE | READ_DIR | IOCTL_DEV
 _ALL_BY_ABI = {1: (1 << 13) - 1, 2: (1 << 14) - 1, 3: (1 << 15) - 1, 5: (1 << 16) - 1}
-DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/ptmx", "/dev/pts", "/dev/random",
-           "/dev/urandom", "/dev/shm")
+# Not /dev/pts: the user's own terminals live there (same uid, mode 620), and a command could type into them,
+# read keystrokes or write escape sequences around hermes's output (a32). A PTY command gets its terminal as an
+# fd from hermes; /dev/tty (the controlling terminal, that one) stays. Programs that make their own ptys
+# (script, expect, tmux) need bwrap (a private devpts) under Landlock's fallback.
+DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/ptmx", "/dev/random", "/dev/urandom")
+# POSIX shared memory of the user's programs (browsers, IDE helpers, audio servers keep state and tokens there):
+# Landlock cannot give a command a private one, so it gets none (no read, no write; bwrap mounts a private /dev).
+SHARED_MEMORY = "/dev/shm"
+USER_TERMINALS = "/dev/pts"
 
 
 def _libc() -> ctypes.CDLL:
@@ -52,7 +59,7 @@ def all_fs(abi: int) -> int:
 def plan(writable: tuple[str, ...], secrets: tuple[str, ...], abi: int,
          sealed: tuple[str, ...] = (), unseen: tuple[str, ...] = (),
          reveal: tuple[str, ...] = ()) -> list[tuple[str, int]]:
-    """(path, rights) rules: read on / except the secrets and the `unseen` directories (the host's /tmp
+    """(path, rights) rules: read on / except the secrets, /dev/shm, /dev/pts and the `unseen` directories (the host's /tmp
     when the session has its own), everything on writable roots and devices, except the `sealed` paths
     inside them (HOME, the Hermes home: read-only; deeper writable roots such as the workspace get their
     own rule, and rights add up). `reveal`: readable again inside an unseen directory (minus secrets)."""
@@ -60,7 +67,7 @@ def plan(writable: tuple[str, ...], secrets: tuple[str, ...], abi: int,
     read = READ & full
     hidden = [s for s in secrets if os.path.lexists(s)]
     rules: list[tuple[str, int]] = []
-    _carve("/", read, [*hidden, *(u for u in unseen if os.path.isdir(u))], rules)
+    _carve("/", read, [*hidden, *(u for u in (*unseen, SHARED_MEMORY, USER_TERMINALS) if os.path.isdir(u))], rules)
     for path in reveal:
         _carve(path, read, [h for h in hidden if h != path], rules)
     for root in writable:
