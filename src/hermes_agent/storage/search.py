@@ -23,12 +23,18 @@ _TRIGRAM = "messages_fts_trigram"
 # bm25 costs ~3 us per matching row, so a word found in 20,000 messages would take 60 ms to rank.
 # Only the newest _WINDOW matches are ranked (idf still counts every row): recent, relevant, fast.
 _WINDOW = 2500
-_FAST_WINDOW = 1000  # without selective filters the index ranks alone: no row is read per match
+# Without selective filters the index ranks alone (no row read per match), the newest matches a window at a
+# time: _PER_ASKED per session asked for (300 for 10) holds many times the sessions wanted, so a common word
+# costs ~1 ms to rank instead of ~2 ms for a fixed 1,000 (bench/bench_home.py); older windows follow if needed.
+_PER_ASKED = 30
+_FAST_MIN = 100
 _BATCH = 100  # ranked matches whose sessions are looked up at a time
 _LIKE_WINDOW = 300  # unranked LIKE scans need only enough rows to fill the sessions asked for
 _ROUNDS = 4
 _OPEN, _CLOSE = "\x02", "\x03"
 PER_SESSION = 3
+# A hit shows its session's title, source and times, never its system prompt (tens of KB each to read and decode).
+_HIT_COLUMNS = SESSION_COLUMNS.replace("system_prompt", "NULL AS system_prompt")
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,17 +160,18 @@ def _selective(f: Filters) -> bool:
 
 def _ranked_fast(conn: sqlite3.Connection, q: ParsedQuery, expr: str, f: Filters,
                  limit: int) -> dict[str, tuple[float, list[int]]]:
-    """The index alone ranks the newest _FAST_WINDOW matches (no row lookups); sessions are then looked up
-    best score first, a batch at a time, until `limit` sessions are found; older windows follow if needed."""
+    """The index alone ranks the newest matches, a window at a time (no row lookups); sessions are then looked up
+    best score first, a batch at a time, until `limit` sessions are found; older, larger windows follow if needed."""
     groups: dict[str, tuple[float, list[int]]] = {}
     where, params = _filter_sql(f)
+    window = max(_FAST_MIN, limit * _PER_ASKED)
     before = None
     for _ in range(_ROUNDS):
         older = f" AND {q.table}.rowid < ?" if before is not None else ""
         hits = conn.execute(f"SELECT id, score FROM (SELECT {q.table}.rowid AS id, bm25({q.table}) AS score "
                             f"FROM {q.table} WHERE {q.table} MATCH ?{older} ORDER BY {q.table}.rowid DESC "
                             "LIMIT ?) ORDER BY score",
-                            [expr, *([before] if before is not None else []), _FAST_WINDOW]).fetchall()
+                            [expr, *([before] if before is not None else []), window]).fetchall()
         if not hits:
             break
         before = min(h[0] for h in hits)
@@ -177,8 +184,9 @@ def _ranked_fast(conn: sqlite3.Connection, q: ParsedQuery, expr: str, f: Filters
                                  for h in batch if h[0] in owner], limit)
             if len(groups) >= limit:
                 return groups
-        if len(hits) < _FAST_WINDOW:
+        if len(hits) < window:
             break
+        window *= 2  # one busy session filled it: older windows grow, four reach back 15x the first
     return groups
 
 
@@ -240,11 +248,13 @@ def _snippets(conn: sqlite3.Connection, q: ParsedQuery, expr: str | None, ids: l
                 for r in rows}
     out: dict[int, Snippet] = {}
     if q.table == _WORDS:  # words: cut from the stored text here, the index is asked only when that misses
-        rows = conn.execute(f"SELECT id, role, timestamp, tool_name, content, tool_calls FROM messages "
-                            f"WHERE id IN ({marks})", ids).fetchall()
+        rows = conn.execute(f"SELECT id, role, timestamp, tool_name, CASE WHEN role = 'tool' THEN "
+                            f"substr(content, 1, {FTS_TOOL_PREFIX}) ELSE content END AS content, tool_calls "
+                            f"FROM messages WHERE id IN ({marks})", ids).fetchall()
         pattern = _hit_pattern(q)
+        anchors = tuple({t.split()[0].lower() for t in q.terms if t.split()})
         for r in rows:
-            text = _word_snippet(r, pattern)
+            text = _word_snippet(r, pattern, anchors)
             if text is not None:
                 out[r["id"]] = Snippet(r["id"], r["role"], r["timestamp"], text)
         ids = [i for i in ids if i not in out]
@@ -267,13 +277,25 @@ def _hit_pattern(q: ParsedQuery) -> re.Pattern[str]:
     return re.compile(r"(?<!\w)(?:" + "|".join(sorted(alts, key=len, reverse=True)) + ")", re.IGNORECASE)
 
 
-def _word_snippet(row: sqlite3.Row, pattern: re.Pattern[str], width: int = 40) -> str | None:
+def _search_from_anchor(pattern: re.Pattern[str], content: str, anchors: tuple[str, ...]) -> re.Match[str] | None:
+    """pattern.search(content), started at the first place a term's first word occurs (found by str.find, in C):
+    a regex with a lookbehind tried at every character of an 8 KB tool output costs more than the rest of the
+    snippet. None when no anchor occurs (the index then cuts the snippet)."""
+    low = content.lower()
+    if len(low) != len(content):  # a character lowered to two: positions no longer line up
+        return pattern.search(content)
+    found = [i for a in anchors if (i := low.find(a)) >= 0]
+    return pattern.search(content, min(found)) if found else None
+
+
+def _word_snippet(row: sqlite3.Row, pattern: re.Pattern[str], anchors: tuple[str, ...],
+                  width: int = 40) -> str | None:
     """A window of the message around its first whole-word hit, hits in **; None when no term is found
     as a word (the index then cuts the snippet: its tokenizer folds accents, which a regex does not)."""
     content = row["content"] or ""
     if row["role"] == "tool":
         content = content[:FTS_TOOL_PREFIX]  # what the index holds of a tool output
-    m = pattern.search(content)
+    m = _search_from_anchor(pattern, content, anchors)
     if m is None and row["tool_calls"]:
         content = _calls_text(row["tool_calls"])
         m = pattern.search(content)
@@ -324,6 +346,6 @@ def search(conn: sqlite3.Connection, text: str, filters: Filters, limit: int = 1
     snippets = _snippets(conn, q, expr, [i for _, ids in groups.values() for i in ids])
     marks = ",".join("?" * len(groups))
     sessions = {r["id"]: SessionInfo.from_row(r) for r in conn.execute(
-        f"SELECT {SESSION_COLUMNS} FROM sessions WHERE id IN ({marks})", list(groups))}
+        f"SELECT {_HIT_COLUMNS} FROM sessions WHERE id IN ({marks})", list(groups))}
     return [SearchHit(sessions[sid], score, tuple(snippets[i] for i in ids if i in snippets))
             for sid, (score, ids) in groups.items() if sid in sessions]
