@@ -12,7 +12,7 @@ import sqlite3
 from dataclasses import dataclass
 
 from hermes_agent import lazyre
-from hermes_agent.storage.layout import FTS_TOOL_PREFIX
+from hermes_agent.storage.layout import FTS_TOOL_PREFIX, HIGH_WATER, PROGRESS
 from hermes_agent.storage.records import SESSION_COLUMNS, SessionInfo
 from hermes_agent.storage.summaries import SearchHit, Snippet
 
@@ -335,15 +335,88 @@ def _pick(row: sqlite3.Row, terms: tuple[str, ...]) -> str:
     return " ".join(text.split()).replace(_OPEN, "**").replace(_CLOSE, "**")
 
 
+# ---- messages the background index rebuild has not reached ----------------------------------------
+
+SCAN_IDS = 5_000  # not-yet-indexed message ids scanned per search (the newest of them), while the index is rebuilt
+
+
+def unindexed(conn: sqlite3.Connection) -> tuple[int, int] | None:
+    """(P, H) while a rebuild is under way: messages with ids in (P, H] are not in the index yet (the triggers
+    skip them; upstream's rebuild uses the same keys and predicate)."""
+    try:
+        meta = dict(conn.execute("SELECT key, value FROM state_meta WHERE key IN (?, ?)",
+                                 (HIGH_WATER, PROGRESS)).fetchall())
+    except sqlite3.OperationalError:  # no state_meta
+        return None
+    try:
+        high, done = int(meta.get(HIGH_WATER, "")), int(meta.get(PROGRESS) or 0)
+    except ValueError:
+        return None
+    return (done, high) if high > done else None
+
+
+def unscanned(conn: sqlite3.Connection) -> int:
+    """Messages a search can miss right now: not indexed yet and older than the ids it scans instead."""
+    span = unindexed(conn)
+    if span is None or span[1] - span[0] <= SCAN_IDS:
+        return 0
+    return int(conn.execute("SELECT COUNT(*) FROM messages WHERE id > ? AND id <= ?",
+                            (span[0], span[1] - SCAN_IDS)).fetchone()[0])
+
+
+def _term_patterns(q: ParsedQuery) -> list[re.Pattern[str]]:
+    """One whole-word pattern per term (words index); CJK terms match anywhere, as the trigram index does."""
+    if q.table != _WORDS:
+        return [re.compile(re.escape(t), re.IGNORECASE) for t in q.terms]
+    return [_hit_pattern(ParsedQuery(q.table, None, None, (), (t,), (p,))) for t, p in zip(q.terms, q.prefixes,
+                                                                                         strict=True)]
+
+
+def _scan_unindexed(conn: sqlite3.Connection, q: ParsedQuery, f: Filters, span: tuple[int, int],
+                    groups: dict[str, tuple[float, list[int]]], limit: int) -> dict[int, Snippet]:
+    """Fill `groups` up to `limit` sessions from messages the rebuild has not indexed yet: the newest SCAN_IDS
+    ids of the pending range, newest first, holding every term (LIKE narrows, the term patterns decide). They
+    rank after the indexed hits. Returns their snippets."""
+    done, high = span
+    where, params = _filter_sql(f)
+    likes = "".join(" AND (m.content LIKE ? ESCAPE '\\' OR m.tool_calls LIKE ? ESCAPE '\\')" for _ in q.terms)
+    rows = conn.execute(
+        f"SELECT m.id, m.session_id, m.role, m.timestamp, m.tool_calls, CASE WHEN m.role = 'tool' THEN "
+        f"substr(m.content, 1, {FTS_TOOL_PREFIX}) ELSE m.content END AS content FROM messages m "
+        f"WHERE m.id > ? AND m.id <= ?{likes}{where} ORDER BY m.id DESC",
+        [max(done, high - SCAN_IDS), high, *[like_pattern(t) for t in q.terms for _ in (0, 1)], *params])
+    patterns, found = _term_patterns(q), {}
+    every = _hit_pattern(q) if q.table == _WORDS else None
+    anchors = tuple({t.split()[0].lower() for t in q.terms if t.split()})
+    for r in rows:
+        sid = r["session_id"]
+        if sid not in groups and len(groups) >= limit:
+            break
+        if sid in groups and len(groups[sid][1]) >= PER_SESSION:
+            continue
+        text = f"{r['content'] or ''}\n{_calls_text(r['tool_calls']) if r['tool_calls'] else ''}"
+        if not all(p.search(text) for p in patterns):
+            continue
+        cut = _word_snippet(r, every, anchors) if every is not None else None
+        groups.setdefault(sid, (0.0, []))[1].append(r["id"])
+        found[r["id"]] = Snippet(r["id"], r["role"], r["timestamp"], cut or text_snippet(text, q.terms))
+    return found
+
+
 def search(conn: sqlite3.Connection, text: str, filters: Filters, limit: int = 10) -> list[SearchHit]:
-    """Sessions whose messages match `text`, best first, each with up to 3 snippets."""
+    """Sessions whose messages match `text`, best first, each with up to 3 snippets. While the index is being
+    rebuilt, the newest messages it has not reached yet are scanned too (`unscanned` counts the rest)."""
     q = parse_query(text)
     if q is None or limit <= 0:
         return []
     expr, groups = _collect(conn, q, filters, limit)
+    scanned: dict[int, Snippet] = {}
+    if len(groups) < limit and (span := unindexed(conn)) is not None:
+        scanned = _scan_unindexed(conn, q, filters, span, groups, limit)
     if not groups:
         return []
-    snippets = _snippets(conn, q, expr, [i for _, ids in groups.values() for i in ids])
+    ids = [i for _, ids in groups.values() for i in ids if i not in scanned]
+    snippets = (_snippets(conn, q, expr, ids) if ids else {}) | scanned
     marks = ",".join("?" * len(groups))
     sessions = {r["id"]: SessionInfo.from_row(r) for r in conn.execute(
         f"SELECT {_HIT_COLUMNS} FROM sessions WHERE id IN ({marks})", list(groups))}
