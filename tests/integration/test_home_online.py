@@ -209,3 +209,49 @@ def test_an_open_chat_keeps_its_newest_summary_when_its_old_turns_are_pruned(scr
     sent = [m["content"] for m in scripted.requests[-1]["body"]["messages"] if m["role"] != "system"]
     assert sent[0].startswith(SUMMARY_PREFIX) and "Oslo in May" in sent[0]
     assert sent[1:] == ["what time is the train?", "at 9:05", "remind me?"]
+
+
+def test_pages_an_earlier_version_left_sparse_are_packed_again_by_a_prune(hermes_home):
+    """The previous release shrank old tool outputs in place (UPDATE), leaving their pages mostly empty; a prune now
+    repacks them online, rows unchanged, and gives the room back without `optimize-storage`'s VACUUM."""
+    from contextlib import closing
+
+    from hermes_agent.messages import ToolCall
+    from hermes_agent.storage.retention import Retention
+
+    db = hermes_home / "state.db"
+    with SessionStore(db) as store:
+        for i in range(300):
+            sid = store.create_session("cli").id
+            call = ToolCall(f"c{i}", "terminal", '{"command": "cat log"}')
+            store.append_messages(sid, [Message("user", f"question {i}"), Message("assistant", "", tool_calls=(call,)),
+                                        Message("tool", f"OUT{i} " + "z" * 12_000, tool_call_id=call.id, name="terminal"),
+                                        Message("assistant", f"answer {i}")], timestamp=time.time() - 10 * 86400)
+            store.end_session(sid)
+    policy = Retention()
+    with closing(connect(db)) as c:  # as the earlier version's shrink pass left the file
+        rows = c.execute("SELECT id, content FROM messages WHERE role = 'tool'").fetchall()
+        c.execute("BEGIN")
+        c.executemany("UPDATE messages SET content = ? WHERE id = ?", [(policy.cap(r[1], 1000), r[0]) for r in rows])
+        c.execute("INSERT INTO state_meta (key, value) VALUES ('hermes_agent_shrunk_upto', "
+                  "(SELECT MAX(id) FROM messages))")
+        c.execute("COMMIT")
+        c.execute("PRAGMA incremental_vacuum")
+        before = {r[0]: tuple(r) for r in c.execute("SELECT * FROM messages")}
+        active = c.execute("SELECT id, last_active_at FROM sessions ORDER BY id").fetchall()
+
+    def unused() -> float:
+        line = run_hermes("sessions", "stats", home=hermes_home).stdout
+        return float(line.split("unused in pages ")[1].split(" MB")[0])
+
+    sparse, size = unused(), db.stat().st_size
+    assert sparse >= 1.2  # MB of room inside pages (~2/3 of each page that held a 4 KB part of an output)
+    pruned = run_hermes("sessions", "prune", "-y", home=hermes_home)
+    assert pruned.returncode == 0 and "Deleted 0 sessions (0 messages)" in pruned.stdout, pruned.stderr
+    assert unused() < sparse / 3 and db.stat().st_size < size * 0.6
+    with closing(connect(db)) as c:
+        assert {r[0]: tuple(r) for r in c.execute("SELECT * FROM messages")} == before  # same rows, same ids
+        assert c.execute("SELECT id, last_active_at FROM sessions ORDER BY id").fetchall() == active
+        c.execute("INSERT INTO messages_fts(messages_fts, rank) VALUES ('integrity-check', 1)")
+    found = run_hermes("sessions", "search", "OUT123", home=hermes_home).stdout
+    assert "**OUT123**" in found

@@ -225,6 +225,59 @@ def shrink_old_outputs(conn: sqlite3.Connection, policy: Retention, now: float) 
     return total
 
 
+# Tool outputs an earlier version shrank in place (UPDATE) left their pages sparse: repacked once, a chunk at a time
+# (same content, delete and insert), up to where that version's shrink pass had got, at most _REPACK_BUDGET_S a prune.
+_REPACK_UPTO, _REPACK_TARGET = "hermes_agent_repacked_upto", "hermes_agent_repack_target"
+_REPACK_BUDGET_S = 15.0
+
+
+def _meta_int(conn: sqlite3.Connection, key: str) -> int | None:
+    row = conn.execute("SELECT value FROM state_meta WHERE key = ?", (key,)).fetchone()
+    return int(row[0]) if row is not None and str(row[0]).isdigit() else None
+
+
+def _repack_chunk(conn: sqlite3.Connection, policy: Retention) -> int | None:
+    """Repack the next shrunk outputs below the target: how many, None when none are left."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        upto, target = _meta_int(conn, _REPACK_UPTO) or 0, _meta_int(conn, _REPACK_TARGET) or 0
+        if upto >= target:
+            conn.execute("COMMIT")
+            return None
+        rows = conn.execute("SELECT id, role = 'tool' AND length(content) <= ? AND instr(content, ' chars not stored') "
+                            "> 0, content FROM messages WHERE id > ? AND id <= ? ORDER BY id LIMIT ?",
+                            (policy.old_output_chars + 300, upto, target, SHRINK_CHUNK)).fetchall()
+        shrunk = {mid: content for mid, was_shrunk, content in rows if was_shrunk}
+        if shrunk:
+            _rewrite(conn, shrunk)
+        conn.execute("INSERT OR REPLACE INTO state_meta (key, value) VALUES (?, ?)",
+                     (_REPACK_UPTO, str(rows[-1][0] if rows else target)))
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return len(shrunk)
+
+
+def repack_shrunk(conn: sqlite3.Connection, policy: Retention) -> int:
+    """Pages an earlier version left sparse when it shrank tool outputs in place, packed again online (before
+    this, only `sessions optimize-storage` gave that room back). The target is where the shrink pass stood the
+    first time this version pruned the file; from then on shrinking rewrites rows itself. Returns rows repacked."""
+    if _meta_int(conn, _REPACK_TARGET) is None:
+        reached = _meta_int(conn, _SHRUNK_UPTO) or 0
+        conn.execute("INSERT OR REPLACE INTO state_meta (key, value) VALUES (?, ?)", (_REPACK_TARGET, str(reached)))
+    if not rewritable(conn):
+        return 0
+    start, total = time.monotonic(), 0
+    while time.monotonic() - start < _REPACK_BUDGET_S:
+        began = time.monotonic()
+        if (n := _repack_chunk(conn, policy)) is None:
+            break
+        total += n
+        time.sleep(max(_PAUSE_S, time.monotonic() - began))
+    return total
+
+
 TRIM_CHUNK = 2000  # messages of an open conversation deleted per transaction
 
 
@@ -304,6 +357,7 @@ def prune(conn: sqlite3.Connection, policy: Retention, path: Path, now: float | 
             sessions += len(ids)
         trimmed = trim_open(conn, cutoff)
         messages += trimmed
+    repacked = repack_shrunk(conn, policy)
     shrunk = shrink_old_outputs(conn, policy, now)
     if policy.max_db_bytes > 0:
         while (excess := used_bytes(conn) - policy.max_db_bytes) > 0:
@@ -313,7 +367,7 @@ def prune(conn: sqlite3.Connection, policy: Retention, path: Path, now: float | 
             messages += _delete_chunk(conn, ids)
             sessions += len(ids)
             time.sleep(_PAUSE_S)
-    if (sessions or shrunk or trimmed) and policy.vacuum_after_prune:
+    if (sessions or shrunk or trimmed or repacked) and policy.vacuum_after_prune:
         vacuum(conn)
     return PruneReport(sessions, messages, before, file_bytes(path), time.monotonic() - start, shrunk)
 
