@@ -7,6 +7,10 @@ from dataclasses import dataclass, field, replace
 from typing import Literal
 
 Role = Literal["system", "user", "assistant", "tool"]
+# The user-role message that stands in for compacted turns starts with one of these (ours; Hermes's): core writes it,
+# storage's retention keeps the newest one when it prunes an open chat's old turns.
+SUMMARY_PREFIX = "[CONTEXT SUMMARY — REFERENCE ONLY]"
+SUMMARY_PREFIXES = (SUMMARY_PREFIX, "[CONTEXT COMPACTION — REFERENCE ONLY]")
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,6 +13,7 @@ import os
 import shutil
 import sqlite3
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -152,3 +153,75 @@ def test_a_state_db_ours_creates_is_read_and_continued_by_hermes(server, tmp_pat
     assert "summarise" in shown and "Summary: durian-7." in shown
     doctor = run_hermes("doctor", "--offline", home=home).stdout
     assert "schema v22, shared with Hermes" in doctor and "search indexes match the stored messages" in doctor
+
+
+def _av(db: Path) -> tuple[int, int, str]:
+    """(auto_vacuum mode, free pages, integrity); the search index's own check raises when inconsistent."""
+    with sqlite3.connect(db) as c:
+        c.execute("INSERT INTO messages_fts(messages_fts, rank) VALUES ('integrity-check', 1)")
+        return (c.execute("PRAGMA auto_vacuum").fetchone()[0], c.execute("PRAGMA freelist_count").fetchone()[0],
+                c.execute("PRAGMA integrity_check").fetchone()[0])
+
+
+def _aged_home(home: Path) -> str:
+    """A home ours wrote months ago: 30 ended sessions 120 days old (past retention) and 20 with big tool outputs
+    10 days old (shrunk by a prune), the newest mentioning a wombat."""
+    from hermes_agent.messages import Message, ToolCall
+    from hermes_agent.storage.store import SessionStore
+
+    now = time.time()
+    with SessionStore(home / "state.db") as store:
+        for i in range(50):
+            age = 120 if i < 30 else 10
+            sid = store.create_session("cli").id
+            call = ToolCall(f"call_{i}", "terminal", '{"command": "cat big.log"}')
+            store.append_messages(sid, [Message("user", f"question {i} about the wombat" if i == 49 else f"q{i}"),
+                                        Message("assistant", "", tool_calls=(call,)),
+                                        Message("tool", f"START{i} " + "w" * 12_000 + " END", tool_call_id=call.id,
+                                                name="terminal"),
+                                        Message("assistant", f"answer {i}")], timestamp=now - age * 86400)
+            store.end_session(sid)
+    with sqlite3.connect(home / "state.db") as c:
+        c.execute("UPDATE sessions SET last_active_at = (SELECT MAX(timestamp) FROM messages WHERE session_id = sessions.id)")
+    return sid
+
+
+def test_a_file_ours_shrinks_online_is_used_and_optimized_by_hermes(server, tmp_path):
+    home = tmp_path / "home"
+    write_config(home, server.url)
+    sid = _aged_home(home)
+    db = home / "state.db"
+    before = db.stat().st_size
+    pruned = run_hermes("sessions", "prune", "-y", home=home)
+    assert pruned.returncode == 0 and "Deleted 30 sessions" in pruned.stdout, pruned.stdout + pruned.stderr
+    assert "20 old tool outputs shrunk" in pruned.stdout
+    assert _av(db) == (2, 0, "ok") and db.stat().st_size < before / 2  # pages given back online, none left free
+
+    assert sid in ok(hermes("sessions", "list", home=home))
+    server.add({"content": "Wombats are marsupials."})
+    assert "Wombats are marsupials." in ok(hermes("chat", "--resume", sid, "-q", "more wombat", home=home))
+    assert "question 49 about the wombat" in sent_texts(server) and "START49" in sent_texts(server)
+    assert "Optimized" in ok(hermes("sessions", "optimize", home=home))
+    assert _av(db) == (2, 0, "ok")  # Hermes's VACUUM keeps the mode
+
+    found = run_hermes("sessions", "search", "wombat", home=home).stdout
+    assert "question 49 about the **wombat**" in found and "more **wombat**" in found
+    shown = run_hermes("sessions", "show", sid, "--full", home=home).stdout
+    assert "START49" in shown and "chars not stored" in shown and "Wombats are marsupials." in shown
+
+
+def test_optimize_storage_makes_a_file_hermes_created_give_pages_back_and_hermes_keeps_it(hermes_built, server,
+                                                                                        tmp_path):
+    home = tmp_path / "home"
+    shutil.copytree(hermes_built, home)
+    db = home / "state.db"
+    assert _av(db)[0] == 0  # Hermes creates its file without auto_vacuum
+    out = run_hermes("sessions", "optimize-storage", home=home)
+    assert out.returncode == 0 and "file rewritten compactly" in out.stdout, out.stderr
+    assert _av(db) == (2, 0, "ok")
+    server.add({"content": "Still tropical."})
+    assert "Still tropical." in ok(hermes("chat", "--continue", "-q", "pineapple again?", home=home))
+    assert "Optimized" in ok(hermes("sessions", "optimize", home=home))
+    assert _av(db) == (2, 0, "ok")
+    found = run_hermes("sessions", "search", "pineapple", home=home).stdout
+    assert "hello **pineapple**" in found and "**pineapple** again?" in found

@@ -14,6 +14,7 @@ import os
 import shutil
 import signal
 import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -55,7 +56,8 @@ def sent(server: ScriptedServer, question: str) -> str:
 
 
 def db_facts(db: Path) -> dict:
-    with sqlite3.connect(db) as c:
+    # closed here, not by the garbage collector: upstream's `sessions optimize` refuses while any process has it open
+    with closing(sqlite3.connect(db)) as c:
         c.execute("INSERT INTO messages_fts(messages_fts) VALUES ('integrity-check')")  # raises when inconsistent
         return {"version": c.execute("SELECT version FROM schema_version").fetchall(),
                 "integrity": c.execute("PRAGMA integrity_check").fetchone()[0],
@@ -286,3 +288,53 @@ def test_a_config_our_setup_creates_is_current_to_upstream(tmp_path):
     cfg.write_text(cfg.read_text() + "model_catalog:\n  ttl_hours: 6\n")
     check = run_hermes("config", "check", home=home).stdout
     assert "model_catalog.ttl_hours -> model_catalog.ttl_minutes" in check, check
+
+
+def _auto_vacuum(db: Path) -> tuple[int, int]:
+    with closing(sqlite3.connect(db)) as c:
+        return c.execute("PRAGMA auto_vacuum").fetchone()[0], c.execute("PRAGMA freelist_count").fetchone()[0]
+
+
+def test_a_v31_file_gives_pages_back_online_after_optimize_storage_and_upstream_keeps_using_it(upstream_home, server,
+                                                                                             tmp_path):
+    """Ours converts upstream's file to auto_vacuum=INCREMENTAL in its VACUUM; a later prune of ours shrinks an old
+    tool output in place (upstream's triggers are not ours: no delete-and-insert) and gives the pages back; upstream
+    reads, writes and optimizes the file throughout."""
+    import time
+
+    from hermes_agent.messages import Message, ToolCall
+    from hermes_agent.storage.store import SessionStore
+
+    home = tmp_path / "home"
+    shutil.copytree(upstream_home[0], home)
+    sid, db = upstream_home[1], home / "state.db"
+    assert _auto_vacuum(db)[0] == 0
+    out = run_hermes("sessions", "optimize-storage", home=home)
+    assert out.returncode == 0 and "file rewritten compactly" in out.stdout, out.stderr
+    assert _auto_vacuum(db) == (2, 0)
+
+    with SessionStore(db) as store:  # an old session of ours in the v31 file, with a big tool output
+        old = store.create_session("cli").id
+        call = ToolCall("call_old", "terminal", '{"command": "cat big.log"}')
+        store.append_messages(old, [Message("user", "the quokka log"), Message("assistant", "", tool_calls=(call,)),
+                                    Message("tool", "QSTART " + "q" * 20_000 + " QEND", tool_call_id=call.id,
+                                            name="terminal"), Message("assistant", "quokka done")],
+                              timestamp=time.time() - 10 * 86400)
+        store.end_session(old)
+    with closing(sqlite3.connect(db)) as c, c:  # upstream's turns as old (the shrink pass walks ids in time order)
+        c.execute("UPDATE messages SET timestamp = timestamp - 11 * 86400 WHERE session_id = ?", (sid,))
+    pruned = run_hermes("sessions", "prune", "-y", home=home)
+    assert pruned.returncode == 0 and "1 old tool outputs shrunk" in pruned.stdout, pruned.stdout + pruned.stderr
+    assert _auto_vacuum(db) == (2, 0)
+    facts = db_facts(db)
+    assert facts["integrity"] == "ok" and facts["version"] == [(31,)] and facts["no_uid"] == 0
+
+    server.add({"content": "Upstream after the shrink."})
+    assert "Upstream after the shrink." in upstream("chat", "--resume", sid, "-q", "still there?", home=home)
+    assert "kumquat-42" in sent(server, "still there?")
+    upstream("sessions", "optimize", home=home)
+    assert _auto_vacuum(db) == (2, 0)  # upstream's VACUUM keeps the mode
+    assert db_facts(db)["integrity"] == "ok"
+    assert old in upstream("sessions", "list", home=home)
+    found = run_hermes("sessions", "search", "quokka", home=home).stdout
+    assert old in found and "QSTART" in run_hermes("sessions", "show", old, "--full", home=home).stdout

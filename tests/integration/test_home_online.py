@@ -4,6 +4,7 @@ kill, chat keeps working), old tool outputs shrunk, and an open gateway chat's t
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sqlite3
@@ -21,22 +22,23 @@ from tests.helpers import model_config, run_hermes, wait_for
 OLD_MESSAGES = 2600  # above what migration 7 re-indexes in its own transaction
 
 
-def _old_layout_home(home: Path) -> None:
-    """A state.db as the previous release left it (steps up to 6: inline FTS copies), with OLD_MESSAGES messages
-    written through its triggers; the first of them mentions a narwhal."""
+def _old_layout_home(home: Path, messages: int = OLD_MESSAGES) -> None:
+    """A state.db as the previous release left it (steps up to 6: inline FTS copies), with `messages` messages
+    written through its triggers; the first of them mentions a narwhal, the last a walrus."""
     home.mkdir(parents=True, exist_ok=True)
     conn = connect(home / "state.db")
     migrate(conn, str(home / "state.db"), MIGRATIONS[:-1])
     now = time.time()
     conn.execute("BEGIN")
-    for s in range(OLD_MESSAGES // 100):
+    last = (messages // 100 - 1, 99)
+    for s in range(messages // 100):
         sid = f"20250101_000000_{s:06d}"
         conn.execute("INSERT INTO sessions (id, source, started_at, ended_at) VALUES (?, 'cli', ?, ?)",
                      (sid, now - 3600, now - 3500))
         conn.executemany("INSERT INTO messages (session_id, role, content, timestamp) VALUES (?, ?, ?, ?)",
                          [(sid, "user" if i % 2 == 0 else "assistant",
-                           "the narwhal question" if (s, i) == (0, 0) else f"filler words number {s} {i}",
-                           now - 3600 + i) for i in range(100)])
+                           "the narwhal question" if (s, i) == (0, 0) else "the walrus answer" if (s, i) == last
+                           else f"filler words number {s} {i}", now - 3600 + i) for i in range(100)])
     conn.execute("COMMIT")
     assert "messages_fts_src" not in conn.execute("SELECT sql FROM sqlite_master WHERE name = 'messages_fts'"
                                                   ).fetchone()[0]
@@ -66,8 +68,9 @@ def test_the_search_index_moves_to_the_slim_layout_online_and_resumes_after_a_ki
     with SessionStore(hermes_home / "state.db") as store:  # a new message is searchable at once
         sid = store.create_session("cli").id
         store.append_message(sid, Message("user", "a fresh narwhal sighting"))
-    found = run_hermes("sessions", "search", "narwhal", home=hermes_home)
-    assert "fresh **narwhal** sighting" in found.stdout and "the **narwhal** question" not in found.stdout
+    found = run_hermes("sessions", "search", "narwhal", home=hermes_home)  # the old one by a scan, unindexed yet
+    assert "fresh **narwhal** sighting" in found.stdout and "the **narwhal** question" in found.stdout
+    assert "Note:" not in found.stdout  # every message the index has not reached was scanned
 
     # A rebuilder killed mid-way (SIGKILL, mid-transaction) loses at most its open chunk.
     code = ("import sys, threading; from pathlib import Path; from hermes_agent.storage.db import connect; "
@@ -153,3 +156,102 @@ def test_old_tool_outputs_shrink_and_an_open_chat_loses_only_its_turns_past_rete
     sent = [m for m in scripted.requests[-1]["body"]["messages"] if m["role"] != "system"]
     assert sent[0]["content"] == "recent turn" and sent[-1]["content"] == "and now?"
     assert "ancient turn" not in repr(sent)
+
+
+def test_search_during_a_long_rebuild_scans_the_newest_unindexed_messages_and_says_what_it_missed(scripted,
+                                                                                                  hermes_home):
+    from hermes_agent.storage.search import SCAN_IDS
+
+    _old_layout_home(hermes_home, SCAN_IDS + 1000)  # the narwhal (id 1) is older than what a search scans
+    found = run_hermes("sessions", "search", "walrus", home=hermes_home)
+    assert found.returncode == 0 and "the **walrus** answer" in found.stdout, found.stderr
+    found = run_hermes("sessions", "search", "narwhal", home=hermes_home).stdout
+    assert "No sessions match 'narwhal'." in found
+    assert "Note: 1,000 older messages are still being indexed in the background and were not searched" in found
+
+    model_config(hermes_home, scripted.url, "sessions:\n  auto_prune: false\n")
+    scripted.add({"tool_calls": [{"name": "session_search", "arguments": {"query": "narwhal"}}]},
+                 {"content": "not found yet"})
+    out = run_hermes("chat", "-q", "find the narwhal", home=hermes_home)
+    assert out.returncode == 0 and out.stdout == "not found yet\n", out.stderr
+    result = json.loads(scripted.requests[-1]["body"]["messages"][-1]["content"])
+    assert result["count"] == 0 and "1000 older messages are still being indexed" in result["note"]
+
+    assert run_hermes("sessions", "optimize-storage", home=hermes_home, timeout=180).returncode == 0
+    found = run_hermes("sessions", "search", "narwhal", home=hermes_home).stdout
+    assert "the **narwhal** question" in found and "Note:" not in found
+
+
+def test_an_open_chat_keeps_its_newest_summary_when_its_old_turns_are_pruned(scripted, hermes_home):
+    from hermes_agent.messages import SUMMARY_PREFIX
+
+    day = 86400
+    with SessionStore(hermes_home / "state.db") as store:
+        chat = store.create_session("telegram", session_key="agent:main:telegram:dm:7").id
+        for age, msgs in ((130, [Message("user", "plan the trip to Oslo"), Message("assistant", "ok, Oslo")]),
+                          (120, [Message("user", f"{SUMMARY_PREFIX} first summary: trip to Oslo")]),
+                          (110, [Message("user", f"{SUMMARY_PREFIX} newer summary: Oslo in May, train booked"),
+                                 Message("user", "and the hotel?"), Message("assistant", "hotel Bristol")]),
+                          (2, [Message("user", "what time is the train?"), Message("assistant", "at 9:05")])):
+            store.append_messages(chat, msgs, timestamp=time.time() - age * day)
+    (hermes_home / "config.yaml").write_text("sessions:\n  retention_days: 90\n")
+    pruned = run_hermes("sessions", "prune", "-y", home=hermes_home)
+    assert pruned.returncode == 0 and "(5 messages)" in pruned.stdout, pruned.stdout + pruned.stderr
+    shown = run_hermes("sessions", "show", chat, home=hermes_home).stdout
+    assert "newer summary: Oslo in May" in shown and "Messages: 3" in shown
+    assert "first summary" not in shown and "hotel Bristol" not in shown and "ok, Oslo" not in shown
+    again = run_hermes("sessions", "prune", "-y", home=hermes_home)  # the kept summary is not pruned later
+    assert "Deleted 0 sessions (0 messages)" in again.stdout
+    model_config(hermes_home, scripted.url, "sessions:\n  auto_prune: false\n")
+    scripted.add({"content": "at 9:05, as planned"})  # the chat continues from the summary and its recent turn
+    resumed = run_hermes("chat", "--resume", chat, "-q", "remind me?", home=hermes_home)
+    assert resumed.returncode == 0 and resumed.stdout == "at 9:05, as planned\n", resumed.stderr
+    sent = [m["content"] for m in scripted.requests[-1]["body"]["messages"] if m["role"] != "system"]
+    assert sent[0].startswith(SUMMARY_PREFIX) and "Oslo in May" in sent[0]
+    assert sent[1:] == ["what time is the train?", "at 9:05", "remind me?"]
+
+
+def test_pages_an_earlier_version_left_sparse_are_packed_again_by_a_prune(hermes_home):
+    """The previous release shrank old tool outputs in place (UPDATE), leaving their pages mostly empty; a prune now
+    repacks them online, rows unchanged, and gives the room back without `optimize-storage`'s VACUUM."""
+    from contextlib import closing
+
+    from hermes_agent.messages import ToolCall
+    from hermes_agent.storage.retention import Retention
+
+    db = hermes_home / "state.db"
+    with SessionStore(db) as store:
+        for i in range(300):
+            sid = store.create_session("cli").id
+            call = ToolCall(f"c{i}", "terminal", '{"command": "cat log"}')
+            store.append_messages(sid, [Message("user", f"question {i}"), Message("assistant", "", tool_calls=(call,)),
+                                        Message("tool", f"OUT{i} " + "z" * 12_000, tool_call_id=call.id, name="terminal"),
+                                        Message("assistant", f"answer {i}")], timestamp=time.time() - 10 * 86400)
+            store.end_session(sid)
+    policy = Retention()
+    with closing(connect(db)) as c:  # as the earlier version's shrink pass left the file
+        rows = c.execute("SELECT id, content FROM messages WHERE role = 'tool'").fetchall()
+        c.execute("BEGIN")
+        c.executemany("UPDATE messages SET content = ? WHERE id = ?", [(policy.cap(r[1], 1000), r[0]) for r in rows])
+        c.execute("INSERT INTO state_meta (key, value) VALUES ('hermes_agent_shrunk_upto', "
+                  "(SELECT MAX(id) FROM messages))")
+        c.execute("COMMIT")
+        c.execute("PRAGMA incremental_vacuum")
+        before = {r[0]: tuple(r) for r in c.execute("SELECT * FROM messages")}
+        active = c.execute("SELECT id, last_active_at FROM sessions ORDER BY id").fetchall()
+
+    def unused() -> float:
+        line = run_hermes("sessions", "stats", home=hermes_home).stdout
+        return float(line.split("unused in pages ")[1].split(" MB")[0])
+
+    sparse, size = unused(), db.stat().st_size
+    assert sparse >= 1.2  # MB of room inside pages (~2/3 of each page that held a 4 KB part of an output)
+    pruned = run_hermes("sessions", "prune", "-y", home=hermes_home)
+    assert pruned.returncode == 0 and "Deleted 0 sessions (0 messages)" in pruned.stdout, pruned.stderr
+    assert unused() < sparse / 3 and db.stat().st_size < size * 0.6
+    with closing(connect(db)) as c:
+        assert {r[0]: tuple(r) for r in c.execute("SELECT * FROM messages")} == before  # same rows, same ids
+        assert c.execute("SELECT id, last_active_at FROM sessions ORDER BY id").fetchall() == active
+        c.execute("INSERT INTO messages_fts(messages_fts, rank) VALUES ('integrity-check', 1)")
+    found = run_hermes("sessions", "search", "OUT123", home=hermes_home).stdout
+    assert "**OUT123**" in found

@@ -15,11 +15,10 @@ from pathlib import Path
 from typing import Literal
 
 from hermes_agent.config.settings import Settings
-from hermes_agent.messages import Message
+from hermes_agent.messages import SUMMARY_PREFIX, Message
 
 log = logging.getLogger(__name__)
 
-SUMMARY_PREFIX = "[CONTEXT SUMMARY — REFERENCE ONLY]"
 _SUMMARY_INTRO = (f"{SUMMARY_PREFIX} Earlier turns of this conversation were compacted to save space. "
                   "This is background for continuing the work, not a new request; the messages after it "
                   "are the most recent ones.")

@@ -61,8 +61,14 @@ def connect(path: Path) -> sqlite3.Connection:
     return conn
 
 
+CACHE_KIB = 16_384  # page cache per connection, filled only as pages are read: SQLite's 2 MB default re-reads a
+# search's index pages from the OS every time (~220 reads, 0.3 ms of a 2 ms search on a 360 MB file; 16 MB: ~0.15 ms).
+# Not mmap: another process's checkpoint truncating the file under a live map kills the reader with SIGBUS.
+
+
 def _configure(conn: sqlite3.Connection, existing: bool = False) -> None:
     conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+    conn.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
     # Only takes effect on a new, empty file: lets prune give pages back to the OS.
     conn.execute("PRAGMA auto_vacuum=INCREMENTAL")
     # A file Hermes keeps in another journal mode (its `database.journal_mode`, e.g. delete on a network

@@ -12,6 +12,9 @@ from pathlib import Path
 from typing import NamedTuple
 
 from hermes_agent import lazyre
+from hermes_agent.messages import SUMMARY_PREFIXES
+from hermes_agent.storage import layout as L
+from hermes_agent.storage.db import retry_busy
 
 log = logging.getLogger(__name__)
 
@@ -147,9 +150,39 @@ _SHRUNK_UPTO = "hermes_agent_shrunk_upto"  # state_meta: message ids up to here 
 SHRINK_CHUNK = 200  # messages looked at per transaction (the tool outputs among them shrunk)
 
 
-def _shrink_chunk(conn: sqlite3.Connection, policy: Retention, cutoff: float) -> int | None:
+_OUR_MESSAGE_TRIGGERS = frozenset({*L.FTS_TRIGGERS, "hermes_agent_touch_session"})
+
+
+def rewritable(conn: sqlite3.Connection) -> bool:
+    """True when the triggers on `messages` are exactly ours (search index sync, activity clock): a row deleted and
+    inserted again then leaves the index and its session as an update would. A later Hermes's file (triggers of its
+    own that mint ids or order) is only ever updated in place."""
+    names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'messages'")}
+    return names == _OUR_MESSAGE_TRIGGERS
+
+
+def _rewrite(conn: sqlite3.Connection, new_content: dict[int, str]) -> None:
+    """Store shorter contents by deleting the rows and inserting them again, every column as it was (same id)
+    but content. An UPDATE that shrinks a row leaves its b-tree page as sparse as the row got (SQLite rebalances
+    pages only on insert overflow and on delete): 3-day-old tool outputs cut from 16,000 to 1,000 characters left
+    the 90-day file ~45% empty space inside pages. A delete merges the sparse pages with their neighbours."""
+    ids = list(new_content)
+    marks = ",".join("?" * len(ids))
+    cols = [r[1] for r in conn.execute("PRAGMA table_info(messages)")]
+    at = cols.index("content")
+    rows = conn.execute(f"SELECT {', '.join(cols)} FROM messages WHERE id IN ({marks}) ORDER BY id", ids).fetchall()
+    active = conn.execute(f"SELECT id, last_active_at FROM sessions WHERE id IN (SELECT session_id FROM messages "
+                          f"WHERE id IN ({marks}))", ids).fetchall()
+    conn.execute(f"DELETE FROM messages WHERE id IN ({marks})", ids)
+    conn.executemany(f"INSERT INTO messages ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
+                     [(*r[:at], new_content[r[0]], *r[at + 1:]) for r in rows])
+    # the activity-clock trigger recomputed last_active_at from the messages: keep what it was
+    conn.executemany("UPDATE sessions SET last_active_at = ? WHERE id = ?", [(t, sid) for sid, t in active])
+
+
+def _shrink_chunk(conn: sqlite3.Connection, policy: Retention, cutoff: float, rewrite: bool = False) -> int | None:
     """Shrink the next tool outputs older than `cutoff` to old_output_chars (head and tail); None when the
-    pass has reached `cutoff`, else how many rows it shrank."""
+    pass has reached `cutoff`, else how many rows it shrank. `rewrite`: by delete and insert (see _rewrite)."""
     conn.execute("BEGIN IMMEDIATE")
     try:
         row = conn.execute("SELECT value FROM state_meta WHERE key = ?", (_SHRUNK_UPTO,)).fetchone()
@@ -157,21 +190,23 @@ def _shrink_chunk(conn: sqlite3.Connection, policy: Retention, cutoff: float) ->
         rows = conn.execute("SELECT id, timestamp, CASE WHEN role = 'tool' AND length(content) > ? THEN content END "
                             "FROM messages WHERE id > ? ORDER BY id LIMIT ?",
                             (policy.old_output_chars, after, SHRINK_CHUNK)).fetchall()
-        done, shrunk = after, 0
+        done, shrunk = after, {}
         for mid, ts, content in rows:
             if ts >= cutoff:
                 break
             done = mid
             if content is not None:
-                conn.execute("UPDATE messages SET content = ? WHERE id = ?",
-                             (policy.cap(content, policy.old_output_chars), mid))
-                shrunk += 1
+                shrunk[mid] = policy.cap(content, policy.old_output_chars)
+        if shrunk and rewrite:
+            _rewrite(conn, shrunk)
+        elif shrunk:
+            conn.executemany("UPDATE messages SET content = ? WHERE id = ?", [(v, k) for k, v in shrunk.items()])
         conn.execute("INSERT OR REPLACE INTO state_meta (key, value) VALUES (?, ?)", (_SHRUNK_UPTO, str(done)))
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")
         raise
-    return None if done == after else shrunk
+    return None if done == after else len(shrunk)
 
 
 def shrink_old_outputs(conn: sqlite3.Connection, policy: Retention, now: float) -> int:
@@ -180,12 +215,66 @@ def shrink_old_outputs(conn: sqlite3.Connection, policy: Retention, now: float) 
     if policy.shrink_after_days <= 0 or policy.old_output_chars <= 0:
         return 0
     cutoff, total = now - policy.shrink_after_days * _DAY, 0
+    rewrite = rewritable(conn)
     began = time.monotonic()
-    while (n := _shrink_chunk(conn, policy, cutoff)) is not None:
+    while (n := _shrink_chunk(conn, policy, cutoff, rewrite)) is not None:
         total += n
         if n:  # the lock stays free at least as long as it was held
             time.sleep(max(_PAUSE_S, time.monotonic() - began))
         began = time.monotonic()
+    return total
+
+
+# Tool outputs an earlier version shrank in place (UPDATE) left their pages sparse: repacked once, a chunk at a time
+# (same content, delete and insert), up to where that version's shrink pass had got, at most _REPACK_BUDGET_S a prune.
+_REPACK_UPTO, _REPACK_TARGET = "hermes_agent_repacked_upto", "hermes_agent_repack_target"
+_REPACK_BUDGET_S = 15.0
+
+
+def _meta_int(conn: sqlite3.Connection, key: str) -> int | None:
+    row = conn.execute("SELECT value FROM state_meta WHERE key = ?", (key,)).fetchone()
+    return int(row[0]) if row is not None and str(row[0]).isdigit() else None
+
+
+def _repack_chunk(conn: sqlite3.Connection, policy: Retention) -> int | None:
+    """Repack the next shrunk outputs below the target: how many, None when none are left."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        upto, target = _meta_int(conn, _REPACK_UPTO) or 0, _meta_int(conn, _REPACK_TARGET) or 0
+        if upto >= target:
+            conn.execute("COMMIT")
+            return None
+        rows = conn.execute("SELECT id, role = 'tool' AND length(content) <= ? AND instr(content, ' chars not stored') "
+                            "> 0, content FROM messages WHERE id > ? AND id <= ? ORDER BY id LIMIT ?",
+                            (policy.old_output_chars + 300, upto, target, SHRINK_CHUNK)).fetchall()
+        shrunk = {mid: content for mid, was_shrunk, content in rows if was_shrunk}
+        if shrunk:
+            _rewrite(conn, shrunk)
+        conn.execute("INSERT OR REPLACE INTO state_meta (key, value) VALUES (?, ?)",
+                     (_REPACK_UPTO, str(rows[-1][0] if rows else target)))
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return len(shrunk)
+
+
+def repack_shrunk(conn: sqlite3.Connection, policy: Retention) -> int:
+    """Pages an earlier version left sparse when it shrank tool outputs in place, packed again online (before
+    this, only `sessions optimize-storage` gave that room back). The target is where the shrink pass stood the
+    first time this version pruned the file; from then on shrinking rewrites rows itself. Returns rows repacked."""
+    if _meta_int(conn, _REPACK_TARGET) is None:
+        reached = _meta_int(conn, _SHRUNK_UPTO) or 0
+        conn.execute("INSERT OR REPLACE INTO state_meta (key, value) VALUES (?, ?)", (_REPACK_TARGET, str(reached)))
+    if not rewritable(conn):
+        return 0
+    start, total = time.monotonic(), 0
+    while time.monotonic() - start < _REPACK_BUDGET_S:
+        began = time.monotonic()
+        if (n := _repack_chunk(conn, policy)) is None:
+            break
+        total += n
+        time.sleep(max(_PAUSE_S, time.monotonic() - began))
     return total
 
 
@@ -198,20 +287,34 @@ def _open_with_old_turns(conn: sqlite3.Connection, cutoff: float) -> list[str]:
         "(SELECT MIN(m.timestamp) FROM messages m WHERE m.session_id = s.id) < ?", (cutoff,))]
 
 
+def _newest_summary(conn: sqlite3.Connection, sid: str) -> int:
+    """The id of the conversation's newest compaction summary (ours or Hermes's), or -1."""
+    return conn.execute(
+        "SELECT COALESCE(MAX(id), -1) FROM messages WHERE session_id = ? AND role = 'user' AND ("
+        + " OR ".join("substr(content, 1, ?) = ?" for _ in SUMMARY_PREFIXES) + ")",
+        (sid, *[v for p in SUMMARY_PREFIXES for v in (len(p), p)])).fetchone()[0]
+
+
 def _trim_session(conn: sqlite3.Connection, sid: str, cutoff: float) -> int:
     """Delete one open conversation's turns older than `cutoff`, cut at a user message so no tool result
-    loses its call; its latest turn always stays. Chunked; returns the messages deleted."""
+    loses its call; its latest turn always stays, and so does its newest compaction summary (what the model
+    knows of the turns before: a resumed chat replays it ahead of the kept turns). Chunked; returns the
+    messages deleted."""
     first_kept = conn.execute(
         "SELECT COALESCE((SELECT MIN(id) FROM messages WHERE session_id = ? AND role = 'user' AND timestamp >= ?), "
         "(SELECT MAX(id) FROM messages WHERE session_id = ? AND role = 'user'))", (sid, cutoff, sid)).fetchone()[0]
     if first_kept is None:
         return 0
+    summary = _newest_summary(conn, sid)
+    if conn.execute("SELECT 1 FROM messages WHERE session_id = ? AND id < ? AND id != ? LIMIT 1",
+                    (sid, first_kept, summary)).fetchone() is None:
+        return 0  # only the kept summary is that old
     deleted = 0
     while True:
         conn.execute("BEGIN IMMEDIATE")
         try:
             n = conn.execute("DELETE FROM messages WHERE id IN (SELECT id FROM messages WHERE session_id = ? AND "
-                             "id < ? LIMIT ?)", (sid, first_kept, TRIM_CHUNK)).rowcount
+                             "id < ? AND id != ? LIMIT ?)", (sid, first_kept, summary, TRIM_CHUNK)).rowcount
             conn.execute("UPDATE sessions SET message_count = (SELECT COUNT(*) FROM messages WHERE session_id = ?) "
                          "WHERE id = ?", (sid, sid))
             conn.execute("COMMIT")
@@ -254,6 +357,7 @@ def prune(conn: sqlite3.Connection, policy: Retention, path: Path, now: float | 
             sessions += len(ids)
         trimmed = trim_open(conn, cutoff)
         messages += trimmed
+    repacked = repack_shrunk(conn, policy)
     shrunk = shrink_old_outputs(conn, policy, now)
     if policy.max_db_bytes > 0:
         while (excess := used_bytes(conn) - policy.max_db_bytes) > 0:
@@ -263,7 +367,7 @@ def prune(conn: sqlite3.Connection, policy: Retention, path: Path, now: float | 
             messages += _delete_chunk(conn, ids)
             sessions += len(ids)
             time.sleep(_PAUSE_S)
-    if (sessions or shrunk or trimmed) and policy.vacuum_after_prune:
+    if (sessions or shrunk or trimmed or repacked) and policy.vacuum_after_prune:
         vacuum(conn)
     return PruneReport(sessions, messages, before, file_bytes(path), time.monotonic() - start, shrunk)
 
@@ -285,15 +389,39 @@ def _merge(conn: sqlite3.Connection, table: str) -> None:
         return  # no such index here, or a newer layout owns it
 
 
+_VACUUM_TARGET_S = 0.05  # an incremental-vacuum step holds the write lock about this long
+
+
+def free_pages(conn: sqlite3.Connection) -> int:
+    """Give an auto_vacuum=INCREMENTAL file's free pages back to the OS in steps, each its own write transaction
+    sized to ~50 ms, the lock left free at least as long as it was held (writers get in between). Returns the pages
+    given back; 0 for a file in another auto_vacuum mode (`sessions optimize-storage` converts it)."""
+    if int(conn.execute("PRAGMA auto_vacuum").fetchone()[0]) != 2:
+        return 0
+    step, freed = 500, 0
+    left = int(conn.execute("PRAGMA freelist_count").fetchone()[0])
+    while left > 0:
+        began = time.monotonic()
+        # Python's execute() steps a statement once, and incremental_vacuum frees one page per step (its result
+        # rows have no columns, so the cursor stops after the first): executescript runs it to the end.
+        retry_busy(lambda n=min(step, left): conn.executescript(f"PRAGMA incremental_vacuum({n})"))
+        took = time.monotonic() - began
+        now_left = int(conn.execute("PRAGMA freelist_count").fetchone()[0])
+        if now_left >= left:  # another process frees pages as fast: leave the rest to a later pass
+            break
+        freed, left = freed + left - now_left, now_left
+        step = max(100, min(50_000, int(step * _VACUUM_TARGET_S / max(took, 0.001))))
+        if left:
+            time.sleep(max(_PAUSE_S, took))
+    return freed
+
+
 def vacuum(conn: sqlite3.Connection) -> None:
-    """Free pages back to the OS: the search index merged in bounded steps, then incremental vacuum on an
-    auto_vacuum=INCREMENTAL file (ours), in steps; the WAL truncated. A file in another auto_vacuum mode keeps its pages."""
+    """Free pages back to the OS: the search index merged in bounded steps, then incremental vacuum in steps
+    (free_pages); the WAL truncated."""
     for table in ("messages_fts", "messages_fts_trigram"):
         _merge(conn, table)
-    while int(conn.execute("PRAGMA freelist_count").fetchone()[0]) > 0:
-        conn.execute("PRAGMA incremental_vacuum(2000)").fetchall()
-        if int(conn.execute("PRAGMA auto_vacuum").fetchone()[0]) != 2:
-            break
+    free_pages(conn)
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
 
 

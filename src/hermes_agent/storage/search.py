@@ -12,7 +12,7 @@ import sqlite3
 from dataclasses import dataclass
 
 from hermes_agent import lazyre
-from hermes_agent.storage.layout import FTS_TOOL_PREFIX
+from hermes_agent.storage.layout import FTS_TOOL_PREFIX, HIGH_WATER, PROGRESS
 from hermes_agent.storage.records import SESSION_COLUMNS, SessionInfo
 from hermes_agent.storage.summaries import SearchHit, Snippet
 
@@ -23,12 +23,18 @@ _TRIGRAM = "messages_fts_trigram"
 # bm25 costs ~3 us per matching row, so a word found in 20,000 messages would take 60 ms to rank.
 # Only the newest _WINDOW matches are ranked (idf still counts every row): recent, relevant, fast.
 _WINDOW = 2500
-_FAST_WINDOW = 1000  # without selective filters the index ranks alone: no row is read per match
+# Without selective filters the index ranks alone (no row read per match), the newest matches a window at a
+# time: _PER_ASKED per session asked for (300 for 10) holds many times the sessions wanted, so a common word
+# costs ~1 ms to rank instead of ~2 ms for a fixed 1,000 (bench/bench_home.py); older windows follow if needed.
+_PER_ASKED = 30
+_FAST_MIN = 100
 _BATCH = 100  # ranked matches whose sessions are looked up at a time
 _LIKE_WINDOW = 300  # unranked LIKE scans need only enough rows to fill the sessions asked for
 _ROUNDS = 4
 _OPEN, _CLOSE = "\x02", "\x03"
 PER_SESSION = 3
+# A hit shows its session's title, source and times, never its system prompt (tens of KB each to read and decode).
+_HIT_COLUMNS = SESSION_COLUMNS.replace("system_prompt", "NULL AS system_prompt")
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,17 +160,18 @@ def _selective(f: Filters) -> bool:
 
 def _ranked_fast(conn: sqlite3.Connection, q: ParsedQuery, expr: str, f: Filters,
                  limit: int) -> dict[str, tuple[float, list[int]]]:
-    """The index alone ranks the newest _FAST_WINDOW matches (no row lookups); sessions are then looked up
-    best score first, a batch at a time, until `limit` sessions are found; older windows follow if needed."""
+    """The index alone ranks the newest matches, a window at a time (no row lookups); sessions are then looked up
+    best score first, a batch at a time, until `limit` sessions are found; older, larger windows follow if needed."""
     groups: dict[str, tuple[float, list[int]]] = {}
     where, params = _filter_sql(f)
+    window = max(_FAST_MIN, limit * _PER_ASKED)
     before = None
     for _ in range(_ROUNDS):
         older = f" AND {q.table}.rowid < ?" if before is not None else ""
         hits = conn.execute(f"SELECT id, score FROM (SELECT {q.table}.rowid AS id, bm25({q.table}) AS score "
                             f"FROM {q.table} WHERE {q.table} MATCH ?{older} ORDER BY {q.table}.rowid DESC "
                             "LIMIT ?) ORDER BY score",
-                            [expr, *([before] if before is not None else []), _FAST_WINDOW]).fetchall()
+                            [expr, *([before] if before is not None else []), window]).fetchall()
         if not hits:
             break
         before = min(h[0] for h in hits)
@@ -177,8 +184,9 @@ def _ranked_fast(conn: sqlite3.Connection, q: ParsedQuery, expr: str, f: Filters
                                  for h in batch if h[0] in owner], limit)
             if len(groups) >= limit:
                 return groups
-        if len(hits) < _FAST_WINDOW:
+        if len(hits) < window:
             break
+        window *= 2  # one busy session filled it: older windows grow, four reach back 15x the first
     return groups
 
 
@@ -240,11 +248,13 @@ def _snippets(conn: sqlite3.Connection, q: ParsedQuery, expr: str | None, ids: l
                 for r in rows}
     out: dict[int, Snippet] = {}
     if q.table == _WORDS:  # words: cut from the stored text here, the index is asked only when that misses
-        rows = conn.execute(f"SELECT id, role, timestamp, tool_name, content, tool_calls FROM messages "
-                            f"WHERE id IN ({marks})", ids).fetchall()
+        rows = conn.execute(f"SELECT id, role, timestamp, tool_name, CASE WHEN role = 'tool' THEN "
+                            f"substr(content, 1, {FTS_TOOL_PREFIX}) ELSE content END AS content, tool_calls "
+                            f"FROM messages WHERE id IN ({marks})", ids).fetchall()
         pattern = _hit_pattern(q)
+        anchors = tuple({t.split()[0].lower() for t in q.terms if t.split()})
         for r in rows:
-            text = _word_snippet(r, pattern)
+            text = _word_snippet(r, pattern, anchors)
             if text is not None:
                 out[r["id"]] = Snippet(r["id"], r["role"], r["timestamp"], text)
         ids = [i for i in ids if i not in out]
@@ -267,13 +277,25 @@ def _hit_pattern(q: ParsedQuery) -> re.Pattern[str]:
     return re.compile(r"(?<!\w)(?:" + "|".join(sorted(alts, key=len, reverse=True)) + ")", re.IGNORECASE)
 
 
-def _word_snippet(row: sqlite3.Row, pattern: re.Pattern[str], width: int = 40) -> str | None:
+def _search_from_anchor(pattern: re.Pattern[str], content: str, anchors: tuple[str, ...]) -> re.Match[str] | None:
+    """pattern.search(content), started at the first place a term's first word occurs (found by str.find, in C):
+    a regex with a lookbehind tried at every character of an 8 KB tool output costs more than the rest of the
+    snippet. None when no anchor occurs (the index then cuts the snippet)."""
+    low = content.lower()
+    if len(low) != len(content):  # a character lowered to two: positions no longer line up
+        return pattern.search(content)
+    found = [i for a in anchors if (i := low.find(a)) >= 0]
+    return pattern.search(content, min(found)) if found else None
+
+
+def _word_snippet(row: sqlite3.Row, pattern: re.Pattern[str], anchors: tuple[str, ...],
+                  width: int = 40) -> str | None:
     """A window of the message around its first whole-word hit, hits in **; None when no term is found
     as a word (the index then cuts the snippet: its tokenizer folds accents, which a regex does not)."""
     content = row["content"] or ""
     if row["role"] == "tool":
         content = content[:FTS_TOOL_PREFIX]  # what the index holds of a tool output
-    m = pattern.search(content)
+    m = _search_from_anchor(pattern, content, anchors)
     if m is None and row["tool_calls"]:
         content = _calls_text(row["tool_calls"])
         m = pattern.search(content)
@@ -313,17 +335,90 @@ def _pick(row: sqlite3.Row, terms: tuple[str, ...]) -> str:
     return " ".join(text.split()).replace(_OPEN, "**").replace(_CLOSE, "**")
 
 
+# ---- messages the background index rebuild has not reached ----------------------------------------
+
+SCAN_IDS = 5_000  # not-yet-indexed message ids scanned per search (the newest of them), while the index is rebuilt
+
+
+def unindexed(conn: sqlite3.Connection) -> tuple[int, int] | None:
+    """(P, H) while a rebuild is under way: messages with ids in (P, H] are not in the index yet (the triggers
+    skip them; upstream's rebuild uses the same keys and predicate)."""
+    try:
+        meta = dict(conn.execute("SELECT key, value FROM state_meta WHERE key IN (?, ?)",
+                                 (HIGH_WATER, PROGRESS)).fetchall())
+    except sqlite3.OperationalError:  # no state_meta
+        return None
+    try:
+        high, done = int(meta.get(HIGH_WATER, "")), int(meta.get(PROGRESS) or 0)
+    except ValueError:
+        return None
+    return (done, high) if high > done else None
+
+
+def unscanned(conn: sqlite3.Connection) -> int:
+    """Messages a search can miss right now: not indexed yet and older than the ids it scans instead."""
+    span = unindexed(conn)
+    if span is None or span[1] - span[0] <= SCAN_IDS:
+        return 0
+    return int(conn.execute("SELECT COUNT(*) FROM messages WHERE id > ? AND id <= ?",
+                            (span[0], span[1] - SCAN_IDS)).fetchone()[0])
+
+
+def _term_patterns(q: ParsedQuery) -> list[re.Pattern[str]]:
+    """One whole-word pattern per term (words index); CJK terms match anywhere, as the trigram index does."""
+    if q.table != _WORDS:
+        return [re.compile(re.escape(t), re.IGNORECASE) for t in q.terms]
+    return [_hit_pattern(ParsedQuery(q.table, None, None, (), (t,), (p,))) for t, p in zip(q.terms, q.prefixes,
+                                                                                         strict=True)]
+
+
+def _scan_unindexed(conn: sqlite3.Connection, q: ParsedQuery, f: Filters, span: tuple[int, int],
+                    groups: dict[str, tuple[float, list[int]]], limit: int) -> dict[int, Snippet]:
+    """Fill `groups` up to `limit` sessions from messages the rebuild has not indexed yet: the newest SCAN_IDS
+    ids of the pending range, newest first, holding every term (LIKE narrows, the term patterns decide). They
+    rank after the indexed hits. Returns their snippets."""
+    done, high = span
+    where, params = _filter_sql(f)
+    likes = "".join(" AND (m.content LIKE ? ESCAPE '\\' OR m.tool_calls LIKE ? ESCAPE '\\')" for _ in q.terms)
+    rows = conn.execute(
+        f"SELECT m.id, m.session_id, m.role, m.timestamp, m.tool_calls, CASE WHEN m.role = 'tool' THEN "
+        f"substr(m.content, 1, {FTS_TOOL_PREFIX}) ELSE m.content END AS content FROM messages m "
+        f"WHERE m.id > ? AND m.id <= ?{likes}{where} ORDER BY m.id DESC",
+        [max(done, high - SCAN_IDS), high, *[like_pattern(t) for t in q.terms for _ in (0, 1)], *params])
+    patterns, found = _term_patterns(q), {}
+    every = _hit_pattern(q) if q.table == _WORDS else None
+    anchors = tuple({t.split()[0].lower() for t in q.terms if t.split()})
+    for r in rows:
+        sid = r["session_id"]
+        if sid not in groups and len(groups) >= limit:
+            break
+        if sid in groups and len(groups[sid][1]) >= PER_SESSION:
+            continue
+        text = f"{r['content'] or ''}\n{_calls_text(r['tool_calls']) if r['tool_calls'] else ''}"
+        if not all(p.search(text) for p in patterns):
+            continue
+        cut = _word_snippet(r, every, anchors) if every is not None else None
+        groups.setdefault(sid, (0.0, []))[1].append(r["id"])
+        found[r["id"]] = Snippet(r["id"], r["role"], r["timestamp"], cut or text_snippet(text, q.terms))
+    return found
+
+
 def search(conn: sqlite3.Connection, text: str, filters: Filters, limit: int = 10) -> list[SearchHit]:
-    """Sessions whose messages match `text`, best first, each with up to 3 snippets."""
+    """Sessions whose messages match `text`, best first, each with up to 3 snippets. While the index is being
+    rebuilt, the newest messages it has not reached yet are scanned too (`unscanned` counts the rest)."""
     q = parse_query(text)
     if q is None or limit <= 0:
         return []
     expr, groups = _collect(conn, q, filters, limit)
+    scanned: dict[int, Snippet] = {}
+    if len(groups) < limit and (span := unindexed(conn)) is not None:
+        scanned = _scan_unindexed(conn, q, filters, span, groups, limit)
     if not groups:
         return []
-    snippets = _snippets(conn, q, expr, [i for _, ids in groups.values() for i in ids])
+    ids = [i for _, ids in groups.values() for i in ids if i not in scanned]
+    snippets = (_snippets(conn, q, expr, ids) if ids else {}) | scanned
     marks = ",".join("?" * len(groups))
     sessions = {r["id"]: SessionInfo.from_row(r) for r in conn.execute(
-        f"SELECT {SESSION_COLUMNS} FROM sessions WHERE id IN ({marks})", list(groups))}
+        f"SELECT {_HIT_COLUMNS} FROM sessions WHERE id IN ({marks})", list(groups))}
     return [SearchHit(sessions[sid], score, tuple(snippets[i] for i in ids if i in snippets))
             for sid, (score, ids) in groups.items() if sid in sessions]

@@ -379,7 +379,8 @@ class SessionStore:
 
         removed = self._write(tx)
         if removed[0]:
-            self._write(lambda c: c.execute("PRAGMA incremental_vacuum").fetchall())
+            with self._lock:
+                _retention.free_pages(self._conn)
             self.checkpoint()
         return removed
 
@@ -476,6 +477,10 @@ class SessionStore:
             try:
                 _retention.vacuum(self._conn)
                 if full:
+                    # An older file (or one Hermes created) becomes auto_vacuum=INCREMENTAL as VACUUM rewrites it,
+                    # so later prunes give pages back online; Hermes's own VACUUM keeps the mode.
+                    if int(self._conn.execute("PRAGMA auto_vacuum").fetchone()[0]) == 0:
+                        self._conn.execute("PRAGMA auto_vacuum=INCREMENTAL")
                     self._conn.execute("VACUUM")
                     self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
             except sqlite3.Error as exc:
@@ -494,6 +499,13 @@ class SessionStore:
             return tuple(c.execute("SELECT (SELECT COUNT(*) FROM messages WHERE id <= ?), "
                                    "(SELECT COUNT(*) FROM messages WHERE id <= ?)", p).fetchone())
         return self._read(read)
+
+    def search_unscanned(self) -> int:
+        """Messages a search can miss right now: older ones the background index rebuild has not reached and a
+        search does not scan instead (0 once the index is complete)."""
+        from hermes_agent.storage import search as _search
+
+        return self._read(_search.unscanned)
 
     def size_by_kind(self) -> dict[str, int]:
         """Bytes of state.db by kind of content (`hermes sessions stats`)."""

@@ -194,12 +194,14 @@ def _search(args: argparse.Namespace, store: SessionStore) -> int:
                         limit=args.limit)
     if not hits:
         _print(f"No sessions match {query!r}.")
-        return 0
     for hit in hits:
         s = hit.session
         _print(f"{s.id}  {_when(s.last_active_at)}  {s.source}  {_short(s.title, 60)}")
         for snip in hit.snippets:
             _print(f"    #{snip.message_id} {snip.role}: {snip.text}")
+    if missed := store.search_unscanned():
+        _print(f"Note: {missed:,} older messages are still being indexed in the background and were not searched "
+               "(`hermes sessions optimize-storage` finishes the index now).")
     return 0
 
 

@@ -185,6 +185,9 @@ def _search(store: SessionStore, query: str, current: str | None, source: str | 
                 entry["summary"] = text
         results.append(entry)
     payload: dict = {"mode": "search", "query": query, "count": len(results), "results": results}
+    if missed := store.search_unscanned():
+        payload["note"] = (f"{missed} older messages are still being indexed and were not searched: older sessions "
+                           "may be missing from these results.")
     if not results:
         payload["hint"] = "No match. Try fewer or different words, a prefix*, or no query to list recent sessions."
     return json.dumps(payload, ensure_ascii=False)
