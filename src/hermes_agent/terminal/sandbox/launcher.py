@@ -65,7 +65,7 @@ def landlock_config(spec: SandboxSpec) -> dict:
     abi = landlock.abi_version()
     # No ipc namespace, no mount namespace, net rules for TCP only: seccomp covers the rest (seccomp.py).
     rules = {"keyring": True, "ipc": True, "unix": not spec.sockets, "net_off": not spec.network,
-             "tcp_free": abi < 4, "metadata": True}
+             "tcp_free": abi < 4, "metadata": True, "notify": True}
     unseen: tuple[str, ...] = ()
     reveal: tuple[str, ...] = ()
     if spec.private_tmp:  # Landlock cannot remap /tmp: the host's is unreadable, the session's dir writable (a47)

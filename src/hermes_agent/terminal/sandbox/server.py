@@ -178,7 +178,7 @@ def _setup(sock: socket.socket) -> bool:
         from hermes_agent.terminal.sandbox import landlock
 
         if cfg.get("landlock") is not None:
-            _confine(cfg, lambda: _split_keeper(sock))
+            _confine(cfg, lambda channel, writable: _split_keeper(sock, channel, writable))
         elif cfg.get("fence"):  # bwrap: its pid namespace is the keeper
             landlock.fence()
             _install_seccomp(cfg)
@@ -201,19 +201,51 @@ def _confine(cfg: dict, split) -> None:  # type: ignore[no-untyped-def]
     unix sockets."""
     from hermes_agent.terminal.sandbox import landlock
 
-    landlock.apply([(str(p), int(r)) for p, r in cfg["landlock"]], network=bool(cfg.get("network", True)))
-    split()
+    rules = [(str(p), int(r)) for p, r in cfg["landlock"]]
+    policy = cfg.get("seccomp") or {}
+    pair = socket.socketpair() if policy.get("metadata") and policy.get("notify") else None
+    writable = None
+    if pair is not None:  # taken before any command runs: the tree the sandbox may create files in
+        from hermes_agent.terminal.sandbox import metaguard
+
+        writable = metaguard.writable_ids(rules, landlock.MAKE_REG, landlock.WRITE_FILE)
+    landlock.apply(rules, network=bool(cfg.get("network", True)))
+    split(pair[0] if pair else None, writable)
     landlock.fence()  # an inner domain: commands cannot signal the keeper (outer domain)
     _drop_capabilities()  # as root: no CAP_SYS_PTRACE into hermes (non-dumpable), as bwrap --cap-drop ALL
-    _install_seccomp(cfg)
+    listener = _install_seccomp(cfg)
+    if pair is not None:  # the keeper answers chmod/chown/utime of every command (metaguard.py)
+        pair[0].close()
+        socket.send_fds(pair[1], [b"L"], [int(listener)])
+        os.close(int(listener))
+        pair[1].close()
 
 
-def _install_seccomp(cfg: dict) -> None:
-    """The config's seccomp policy (keyring always; on the Landlock path also IPC, sockets, chmod bits)."""
+def _install_seccomp(cfg: dict) -> bool | int:
+    """The config's seccomp policy (keyring always; on the Landlock path also IPC, sockets, chmod bits);
+    with `notify`, the listener fd."""
     if cfg.get("seccomp") is not None:
         from hermes_agent.terminal.sandbox import seccomp
 
-        seccomp.install(seccomp.Policy.from_config(cfg["seccomp"]))
+        return seccomp.install(seccomp.Policy.from_config(cfg["seccomp"]))
+    return False
+
+
+def _supervise(channel: socket.socket, writable: frozenset) -> None:
+    """The keeper's side: receive the seccomp listener from the serving child and answer it (metaguard.py)."""
+    from hermes_agent.terminal.sandbox import metaguard
+
+    def run() -> None:
+        try:
+            _, fds, _, _ = socket.recv_fds(channel, 1, 1)
+        except OSError:
+            return
+        finally:
+            channel.close()
+        if fds:
+            metaguard.Supervisor(fds[0], writable).serve()
+
+    threading.Thread(target=run, name="hermes-metaguard", daemon=True).start()
 
 
 def _drop_capabilities() -> None:
@@ -238,11 +270,13 @@ def _prctl(option: int, value: int) -> None:
     ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
 
 
-def _split_keeper(sock: socket.socket | None) -> None:
+def _split_keeper(sock: socket.socket | None, channel: socket.socket | None = None,
+                  writable: frozenset | None = None) -> None:
     """Become a subreaper and fork: the child returns and serves; this process becomes the keeper and
     never returns. Orphans (setsid + double fork, `env -i`) are re-parented to the keeper, not to init.
     Without `sock` (one wrapped program, `exec_main`) the keeper lets go of every fd it inherited: the
-    program's readers must see EOF when the program ends."""
+    program's readers must see EOF when the program ends. `channel`: where the child sends the seccomp
+    listener the keeper answers (metadata calls decided by path)."""
     import signal
 
     _prctl(_PR_SET_CHILD_SUBREAPER, 1)
@@ -256,12 +290,16 @@ def _split_keeper(sock: socket.socket | None) -> None:
         null = os.open(os.devnull, os.O_RDWR)
         for fd in (0, 1, 2):
             os.dup2(null, fd)
-        os.closerange(3, os.sysconf("SC_OPEN_MAX"))  # the program's extra channels too (a browser's pipes)
+        keep = channel.fileno() if channel is not None else os.sysconf("SC_OPEN_MAX")
+        os.closerange(3, keep)  # the program's extra channels too (a browser's pipes)
+        os.closerange(keep + 1, os.sysconf("SC_OPEN_MAX"))
     signal.signal(signal.SIGTERM, lambda *_: _end(0))
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
     _prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)  # hermes died: take everything down
     if os.getppid() != parent:
         _end(0)
+    if channel is not None:
+        _supervise(channel, writable or frozenset())
     _keep(child)
 
 
@@ -347,7 +385,7 @@ def exec_main() -> None:
         if cfg.get("landlock") is not None:
             # No unix-socket filter here (it is the commands'): Chromium breaks under it, MCP servers never had it.
             cfg["seccomp"] = {**(cfg.get("seccomp") or {}), "unix": False}
-            _confine(cfg, lambda: _split_keeper(None))
+            _confine(cfg, lambda channel, writable: _split_keeper(None, channel, writable))
         else:  # bwrap: its pid namespace is the keeper
             _install_seccomp(cfg)
     except OSError as exc:
