@@ -48,8 +48,6 @@ class SandboxRunner:
         if self._state is None:
             if not self.spec.enabled:
                 self._state = "off"
-                notice_once("hermes: sandbox.mode is off (your config): local commands run unconfined, only the "
-                            "approval rules stand between the model and your files", self._notice)
             else:
                 mechanism, why = choose_mechanism(self.spec)
                 self._state = mechanism or "unavailable"
