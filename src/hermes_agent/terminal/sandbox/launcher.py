@@ -73,7 +73,9 @@ def landlock_config(spec: SandboxSpec) -> dict:
 
         unseen, reveal = ("/tmp", "/var/tmp"), tuple(visible_under_tmp())
     plan = landlock.plan(spec.writable, spec.secrets, abi, spec.sealed, unseen, reveal)
-    return {"landlock": plan, "network": spec.network, "seccomp": rules}
+    # pidns: a pid namespace and /proc of the session's own where the launcher may make them (root); MCP servers
+    # and the browser (sandbox_command) keep the host's /proc
+    return {"landlock": plan, "network": spec.network, "seccomp": rules, "pidns": True}
 
 
 # Under bwrap: namespaces do ipc and network, read-only mounts do chmod; the keyring is not namespaced.
@@ -95,7 +97,7 @@ def sandbox_command(spec: SandboxSpec | None, argv: list[str], cwd: str | None =
         return [*prefix, *boot, *argv]
     if mechanism == "landlock":
         return [sys.executable, "-I", "-S", "-c", _BOOT + "exec_main; exec_main()", CONFINED_TAG,
-                json.dumps(landlock_config(spec)), *argv]
+                json.dumps({**landlock_config(spec), "pidns": False}), *argv]
     return list(argv)
 
 

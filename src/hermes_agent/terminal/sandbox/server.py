@@ -178,7 +178,7 @@ def _setup(sock: socket.socket) -> bool:
         from hermes_agent.terminal.sandbox import landlock
 
         if cfg.get("landlock") is not None:
-            _confine(cfg, lambda channel, writable: _split_keeper(sock, channel, writable))
+            _confine(cfg, lambda channel: _split_keeper(sock, channel))
         elif cfg.get("fence"):  # bwrap: its pid namespace is the keeper
             landlock.fence()
             _install_seccomp(cfg)
@@ -196,9 +196,10 @@ _PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
 
 
 def _confine(cfg: dict, split) -> None:  # type: ignore[no-untyped-def]
-    """The Landlock path: the outer domain, `split` (the keeper stays there), then, in the process that goes
-    on, an inner domain (cannot signal the keeper), no capabilities and (unless a socket is granted) no
-    unix sockets."""
+    """The Landlock path: `split` (the keeper stays behind, in no domain: it answers the metadata calls),
+    with `pidns` (root) a pid namespace and a /proc of the commands' own, then, in the process that goes on,
+    the Landlock domain and an inner one (commands cannot signal what serves them), no capabilities and
+    (unless a socket is granted) no unix sockets."""
     from hermes_agent.terminal.sandbox import landlock
 
     rules = [(str(p), int(r)) for p, r in cfg["landlock"]]
@@ -209,9 +210,14 @@ def _confine(cfg: dict, split) -> None:  # type: ignore[no-untyped-def]
         from hermes_agent.terminal.sandbox import metaguard
 
         writable = metaguard.writable_ids(rules, landlock.MAKE_REG, landlock.WRITE_FILE)
+    if pair is not None:  # a thread of the keeper-to-be: after unshare(CLONE_NEWPID) no thread can start
+        _supervise(pair[0], writable or frozenset())
+    pidns = bool(cfg.get("pidns")) and _unshare(_CLONE_NEWPID)  # the next child is pid 1 of its own namespace
+    split(pair[0] if pair else None)  # the keeper stays outside every Landlock domain
+    if pidns:
+        _own_proc()  # before Landlock: a Landlock domain may not mount
     landlock.apply(rules, network=bool(cfg.get("network", True)))
-    split(pair[0] if pair else None, writable)
-    landlock.fence()  # an inner domain: commands cannot signal the keeper (outer domain)
+    landlock.fence()  # an inner domain: commands can reach neither the keeper nor the launcher's init
     _drop_capabilities()  # as root: no CAP_SYS_PTRACE into hermes (non-dumpable), as bwrap --cap-drop ALL
     listener = _install_seccomp(cfg)
     if pair is not None:  # the keeper answers chmod/chown/utime of every command (metaguard.py)
@@ -219,6 +225,48 @@ def _confine(cfg: dict, split) -> None:  # type: ignore[no-untyped-def]
         socket.send_fds(pair[1], [b"L"], [int(listener)])
         os.close(int(listener))
         pair[1].close()
+
+
+_CLONE_NEWNS, _CLONE_NEWPID = 0x00020000, 0x20000000
+_MS_REC, _MS_PRIVATE, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 0x4000, 0x40000, 2, 4, 8
+
+
+def _unshare(flags: int) -> bool:
+    """unshare(2); False when not allowed (not root and no user namespace for us)."""
+    import ctypes
+
+    return ctypes.CDLL(None, use_errno=True).unshare(flags) == 0
+
+
+def _own_proc() -> None:
+    """In pid 1 of the new pid namespace: a mount namespace of its own with a /proc that shows only this
+    namespace (hermes, the keeper and the user's other processes are not there: no /proc/<pid>/cmdline of
+    theirs), then fork: this process stays as the namespace's init and reaps orphans; the child serves.
+    When the init ends (the server ended, or the keeper killed it), the kernel ends the whole namespace.
+    A /proc that cannot be mounted leaves the host's (the pid namespace still ends everything)."""
+    import ctypes
+    import signal
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    if _unshare(_CLONE_NEWNS) and libc.mount(b"none", b"/", None, _MS_REC | _MS_PRIVATE, None) == 0:
+        libc.mount(b"proc", b"/proc", b"proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, None)
+    server = os.fork()
+    if server == 0:
+        return
+    os.closerange(0, os.sysconf("SC_OPEN_MAX"))  # the socket to hermes and the keeper's channel are the server's
+    _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)  # the keeper gone: the namespace goes with it
+    code = 0
+    while True:
+        try:
+            pid, status = os.waitpid(-1, 0)
+        except ChildProcessError:
+            break
+        except InterruptedError:
+            continue
+        if pid == server:
+            code = os.waitstatus_to_exitcode(status)
+            break
+    os._exit(code if code >= 0 else 128 - code)
 
 
 def _install_seccomp(cfg: dict) -> bool | int:
@@ -270,13 +318,12 @@ def _prctl(option: int, value: int) -> None:
     ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
 
 
-def _split_keeper(sock: socket.socket | None, channel: socket.socket | None = None,
-                  writable: frozenset | None = None) -> None:
+def _split_keeper(sock: socket.socket | None, channel: socket.socket | None = None) -> None:
     """Become a subreaper and fork: the child returns and serves; this process becomes the keeper and
     never returns. Orphans (setsid + double fork, `env -i`) are re-parented to the keeper, not to init.
     Without `sock` (one wrapped program, `exec_main`) the keeper lets go of every fd it inherited: the
     program's readers must see EOF when the program ends. `channel`: where the child sends the seccomp
-    listener the keeper answers (metadata calls decided by path)."""
+    listener the keeper answers (metadata calls decided by path; its thread is already running)."""
     import signal
 
     _prctl(_PR_SET_CHILD_SUBREAPER, 1)
@@ -298,8 +345,6 @@ def _split_keeper(sock: socket.socket | None, channel: socket.socket | None = No
     _prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)  # hermes died: take everything down
     if os.getppid() != parent:
         _end(0)
-    if channel is not None:
-        _supervise(channel, writable or frozenset())
     _keep(child)
 
 
@@ -385,7 +430,7 @@ def exec_main() -> None:
         if cfg.get("landlock") is not None:
             # No unix-socket filter here (it is the commands'): Chromium breaks under it, MCP servers never had it.
             cfg["seccomp"] = {**(cfg.get("seccomp") or {}), "unix": False}
-            _confine(cfg, lambda channel, writable: _split_keeper(None, channel, writable))
+            _confine(cfg, lambda channel: _split_keeper(None, channel))
         else:  # bwrap: its pid namespace is the keeper
             _install_seccomp(cfg)
     except OSError as exc:
