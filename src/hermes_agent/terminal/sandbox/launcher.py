@@ -75,7 +75,17 @@ def landlock_config(spec: SandboxSpec) -> dict:
     plan = landlock.plan(spec.writable, spec.secrets, abi, spec.sealed, unseen, reveal)
     # pidns: a pid namespace and /proc of the session's own where the launcher may make them (root); MCP servers
     # and the browser (sandbox_command) keep the host's /proc
-    return {"landlock": plan, "network": spec.network, "seccomp": rules, "pidns": True}
+    return {"landlock": plan, "network": spec.network, "seccomp": rules, "pidns": True, "binds": _binds(spec)}
+
+
+def _binds(spec: SandboxSpec) -> list[tuple[str, bool]]:
+    """Where the Landlock launcher has a mount namespace (root): bwrap's binds of writable roots, pinned
+    directories and read-only carve-outs, by depth, the read-only one last at a depth (deeper cover shallower)."""
+    from hermes_agent.terminal.sandbox.bwrap import _depth
+
+    mounts = [(_depth(p), 0, p) for p in (*spec.writable, *spec.pinned) if os.path.isdir(p)]
+    mounts += [(_depth(p), 1, p) for p in spec.readonly if os.path.lexists(p) and not os.path.islink(p)]
+    return [(p, bool(ro)) for _, ro, p in sorted(dict.fromkeys(mounts))]
 
 
 # Under bwrap: namespaces do ipc and network, read-only mounts do chmod; the keyring is not namespaced.

@@ -215,7 +215,7 @@ def _confine(cfg: dict, split) -> None:  # type: ignore[no-untyped-def]
     pidns = bool(cfg.get("pidns")) and _unshare(_CLONE_NEWPID)  # the next child is pid 1 of its own namespace
     split(pair[0] if pair else None)  # the keeper stays outside every Landlock domain
     if pidns:
-        _own_proc()  # before Landlock: a Landlock domain may not mount
+        _own_proc(cfg.get("binds") or [])  # before Landlock: a Landlock domain may not mount
     landlock.apply(rules, network=bool(cfg.get("network", True)))
     landlock.fence()  # an inner domain: commands can reach neither the keeper nor the launcher's init
     _drop_capabilities()  # as root: no CAP_SYS_PTRACE into hermes (non-dumpable), as bwrap --cap-drop ALL
@@ -229,6 +229,7 @@ def _confine(cfg: dict, split) -> None:  # type: ignore[no-untyped-def]
 
 _CLONE_NEWNS, _CLONE_NEWPID = 0x00020000, 0x20000000
 _MS_REC, _MS_PRIVATE, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 0x4000, 0x40000, 2, 4, 8
+_MS_RDONLY, _MS_REMOUNT, _MS_BIND = 1, 32, 4096
 
 
 def _unshare(flags: int) -> bool:
@@ -238,17 +239,21 @@ def _unshare(flags: int) -> bool:
     return ctypes.CDLL(None, use_errno=True).unshare(flags) == 0
 
 
-def _own_proc() -> None:
+def _own_proc(binds: list) -> None:
     """In pid 1 of the new pid namespace: a mount namespace of its own with a /proc that shows only this
     namespace (hermes, the keeper and the user's other processes are not there: no /proc/<pid>/cmdline of
-    theirs), then fork: this process stays as the namespace's init and reaps orphans; the child serves.
-    When the init ends (the server ended, or the keeper killed it), the kernel ends the whole namespace.
-    A /proc that cannot be mounted leaves the host's (the pid namespace still ends everything)."""
+    theirs) and the spec's carve-outs bound read-only as bwrap binds them (`binds`: [path, read_only] by
+    depth: a hook or `.git/config` cannot even be written, instead of being put back afterwards), then fork:
+    this process stays as the namespace's init and reaps orphans; the child serves. When the init ends (the
+    server ended, or the keeper killed it), the kernel ends the whole namespace. Without a mount namespace
+    the host's /proc stays (the pid namespace still ends everything) and the run-later guard alone holds."""
     import ctypes
     import signal
 
     libc = ctypes.CDLL(None, use_errno=True)
     if _unshare(_CLONE_NEWNS) and libc.mount(b"none", b"/", None, _MS_REC | _MS_PRIVATE, None) == 0:
+        for path, read_only in binds:
+            _bind(libc, str(path), bool(read_only))
         libc.mount(b"proc", b"/proc", b"proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, None)
     server = os.fork()
     if server == 0:
@@ -267,6 +272,34 @@ def _own_proc() -> None:
             code = os.waitstatus_to_exitcode(status)
             break
     os._exit(code if code >= 0 else 128 - code)
+
+
+def _bind(libc, path: str, read_only: bool) -> None:  # type: ignore[no-untyped-def]
+    """`path` bound onto itself (a symlink is never followed: the fd is opened O_NOFOLLOW), then read-only."""
+    flags = os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        fd = os.open(path, flags)
+    except OSError:
+        return
+    try:
+        import stat
+
+        if stat.S_ISLNK(os.fstat(fd).st_mode) or os.readlink(f"/proc/self/fd/{fd}") != path:
+            return  # a link, or moved since planning: not bound (the run-later guard still watches it)
+        where = f"/proc/self/fd/{fd}".encode()
+        if libc.mount(where, where, None, _MS_BIND | _MS_REC, None) != 0 or not read_only:
+            return
+    finally:
+        os.close(fd)
+    try:
+        top = os.open(path, flags)  # the new mount's root, not the directory it covers
+    except OSError:
+        return
+    try:
+        where = f"/proc/self/fd/{top}".encode()
+        libc.mount(None, where, None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | _MS_NOSUID | _MS_NODEV, None)
+    finally:
+        os.close(top)
 
 
 def _install_seccomp(cfg: dict) -> bool | int:
