@@ -39,6 +39,29 @@ def landlock_problem() -> str | None:
     return None if abi >= 1 else "Landlock is not available in this kernel"
 
 
+_PIDNS_PROBE = """
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+if libc.unshare(0x20000000) != 0:
+    os._exit(1)
+pid = os.fork()
+if pid == 0:
+    ok = libc.unshare(0x00020000) == 0 and libc.mount(b"none", b"/", None, 0x4000 | 0x40000, None) == 0
+    os._exit(0 if ok and libc.mount(b"proc", b"/proc", b"proc", 14, None) == 0 else 1)
+os._exit(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
+"""
+
+
+@functools.cache
+def landlock_pidns_works() -> bool:
+    """Can the Landlock launcher give commands a pid namespace and /proc of their own here (server._own_proc)?"""
+    try:
+        return subprocess.run([sys.executable, "-I", "-S", "-c", _PIDNS_PROBE], timeout=10, check=False,
+                              capture_output=True).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+
 def choose_mechanism(spec: SandboxSpec) -> tuple[str | None, str]:
     """(mechanism or None, why not): bwrap when it works here, else Landlock."""
     if not spec.enabled:
@@ -83,7 +106,7 @@ def _binds(spec: SandboxSpec) -> list[tuple[str, bool]]:
     directories and read-only carve-outs, by depth, the read-only one last at a depth (deeper cover shallower)."""
     from hermes_agent.terminal.sandbox.bwrap import _depth
 
-    mounts = [(_depth(p), 0, p) for p in (*spec.writable, *spec.pinned) if os.path.isdir(p)]
+    mounts = [(_depth(p), 0, p) for p in (*spec.writable, *spec.pinned) if os.path.exists(p)]
     mounts += [(_depth(p), 1, p) for p in spec.readonly if os.path.lexists(p) and not os.path.islink(p)]
     return [(p, bool(ro)) for _, ro, p in sorted(dict.fromkeys(mounts))]
 

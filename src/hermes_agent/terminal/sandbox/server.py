@@ -252,8 +252,10 @@ def _own_proc(binds: list) -> None:
 
     libc = ctypes.CDLL(None, use_errno=True)
     if _unshare(_CLONE_NEWNS) and libc.mount(b"none", b"/", None, _MS_REC | _MS_PRIVATE, None) == 0:
-        for path, read_only in binds:
-            _bind(libc, str(path), bool(read_only))
+        # a path already read-only on the host stays so (its mount's flag, read before any bind of ours)
+        flags = [(str(p), bool(ro) or _host_read_only(str(p))) for p, ro in binds]
+        for path, read_only in flags:
+            _bind(libc, path, read_only)
         libc.mount(b"proc", b"/proc", b"proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, None)
     server = os.fork()
     if server == 0:
@@ -274,6 +276,13 @@ def _own_proc(binds: list) -> None:
     os._exit(code if code >= 0 else 128 - code)
 
 
+def _host_read_only(path: str) -> bool:
+    try:
+        return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+    except OSError:
+        return True
+
+
 def _bind(libc, path: str, read_only: bool) -> None:  # type: ignore[no-untyped-def]
     """`path` bound onto itself (a symlink is never followed: the fd is opened O_NOFOLLOW), then read-only."""
     flags = os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -287,7 +296,7 @@ def _bind(libc, path: str, read_only: bool) -> None:  # type: ignore[no-untyped-
         if stat.S_ISLNK(os.fstat(fd).st_mode) or os.readlink(f"/proc/self/fd/{fd}") != path:
             return  # a link, or moved since planning: not bound (the run-later guard still watches it)
         where = f"/proc/self/fd/{fd}".encode()
-        if libc.mount(where, where, None, _MS_BIND | _MS_REC, None) != 0 or not read_only:
+        if libc.mount(where, where, None, _MS_BIND | _MS_REC, None) != 0:
             return
     finally:
         os.close(fd)
@@ -295,9 +304,10 @@ def _bind(libc, path: str, read_only: bool) -> None:  # type: ignore[no-untyped-
         top = os.open(path, flags)  # the new mount's root, not the directory it covers
     except OSError:
         return
-    try:
+    try:  # a bind inherits its source mount's flags: a writable root inside a read-only one is made writable again
         where = f"/proc/self/fd/{top}".encode()
-        libc.mount(None, where, None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | _MS_NOSUID | _MS_NODEV, None)
+        libc.mount(None, where, None, _MS_REMOUNT | _MS_BIND | _MS_NOSUID | _MS_NODEV | (_MS_RDONLY if read_only
+                                                                                         else 0), None)
     finally:
         os.close(top)
 
