@@ -21,8 +21,9 @@ What it refuses, by `Policy` field (the launcher's config frame says which apply
   (EPERM otherwise: no `chmod 4755 /usr/bin/x` as root, no `chmod 0666 ~/.bashrc`), while `chmod +x`,
   pip and npm (0755 / 0644) keep working; set/remove of extended attributes (EOPNOTSUPP, as a file system
   without them: POSIX ACLs are xattrs, `setfacl` would otherwise grant what chmod may not).
-seccomp cannot read a path, so a mode that is harmless in the workspace is also allowed outside it (a
-readable key made 0644 on the Landlock path: still unreadable from inside; bwrap has no such gap).
+- `notify` (with `metadata`, the Landlock path): every other chmod, and chown/lchown/fchown/fchownat and
+  utime/utimes/futimesat/utimensat, return SECCOMP_RET_USER_NOTIF: the keeper decides by path and does the
+  change itself (`metaguard.py`, a34). `install` then returns the listener fd.
 Stdlib only."""
 
 from __future__ import annotations
