@@ -61,10 +61,10 @@ def test_metadata_of_files_outside_the_workspace_cannot_change(world):  # noqa: 
     notes.chmod(0o600)
     watched = (key, ssh, rc, notes, home)
     before = {p: (p.stat().st_mode, p.stat().st_uid, p.stat().st_gid, p.stat().st_mtime_ns) for p in watched}
-    attack = (f"chmod 0644 {key}; chmod 0755 {ssh}; chmod 0640 {notes}; chmod 0700 {home}; "
+    attack = (f"{{ chmod 0644 {key}; chmod 0755 {ssh}; chmod 0640 {notes}; chmod 0700 {home}; "
               f"chgrp $(id -g) {key}; chown $(id -u):$(id -g) {rc}; touch -d 2001-01-01 {key} {rc}; "
-              f"touch -m {notes}; ln {key} stolen-hard; mv {ssh} {home}/.ssh-moved; "
-              + _py(ATTACK_PY, str(key)) + f"; cat stolen-hard {key} 2>&1 | tail -c 300")
+              f"touch -m {notes}; ln {key} stolen-hard; mv {ssh} {home}/.ssh-moved; }} 2>/dev/null; "
+              + _py(ATTACK_PY, str(key)) + f"; cat stolen-hard {key} 2>/dev/null")
     control = ("printf '#!/bin/sh\\necho SCRIPT-RAN-OK\\n' > run.sh && chmod +x run.sh && ./run.sh && "
                "touch -d 2001-01-01 run.sh && stat -c MTIME=%Y run.sh && chmod 0600 run.sh && stat -c MODE=%a run.sh "
                "&& chgrp $(id -g) run.sh && mkdir -p d && cp -p run.sh d/ && tar cf t.tar d && rm -r d && tar xf t.tar "
