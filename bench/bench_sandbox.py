@@ -5,7 +5,11 @@ Then the session start cost: the first call of a fresh backend (launcher start +
 With --repo the workspace is a project (a git repository, 60 directories, a nested repository,
 node_modules) and the run-later guard's own cost (enter + leave around one command) is printed too: the
 guard runs around every confined command, so it is part of the bwrap/Landlock figures.
-Run: .venv/bin/python bench/bench_sandbox.py [--calls N] [--runs R] [--repo]"""
+With --metadata a third command changes modes and times of 20 workspace files (60 chmod/utimensat calls,
+each answered by the Landlock keeper, metaguard.py) and Landlock runs once more without the keeper's
+metadata check ("landlock-nonotify"): the difference is that check's cost; commands that change no metadata
+(the first two) pay nothing for it.
+Run: .venv/bin/python bench/bench_sandbox.py [--calls N] [--runs R] [--repo] [--metadata]"""
 
 from __future__ import annotations
 
@@ -22,6 +26,7 @@ from hermes_agent.terminal.sandbox.launcher import landlock_problem
 from hermes_agent.terminal.sandbox.spec import spec_from_policy
 
 COMMANDS = ("true", "echo hi | wc -c")
+METADATA = "touch f{01..20}; chmod 600 f*; chmod 644 f*"
 
 
 def backend(mechanism: str | None, work: str) -> LocalBackend:
@@ -81,11 +86,32 @@ def guard_cost(work: str, calls: int) -> float:
     return statistics.median(samples) * 1000
 
 
+def without_metadata_check(work: str) -> LocalBackend:
+    """A Landlock backend whose launcher starts without the keeper's metadata check (notify off)."""
+    from hermes_agent.terminal.sandbox import launcher
+
+    original = launcher.landlock_config
+
+    def plain(spec):  # noqa: ANN001, ANN202
+        cfg = original(spec)
+        cfg["seccomp"] = {**cfg["seccomp"], "notify": False}
+        return cfg
+
+    launcher.landlock_config = plain
+    try:
+        b = backend("landlock", work)
+        b.execute("true")
+    finally:
+        launcher.landlock_config = original
+    return b
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--calls", type=int, default=40)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--repo", action="store_true", help="the workspace is a git project (see module doc)")
+    parser.add_argument("--metadata", action="store_true", help="also a command changing modes and times")
     args = parser.parse_args()
     work = tempfile.mkdtemp(prefix="hermes-bench-sbx-")
     if args.repo:
@@ -100,7 +126,9 @@ def main() -> None:
             b.guard = lambda: None  # type: ignore[method-assign]
     for b in backends.values():
         b.execute("true")  # launcher start and first-call state are not what this measures
-    for command in COMMANDS:
+    if args.metadata and landlock_problem() is None:
+        backends["landlock-nonotify"] = without_metadata_check(work)
+    for command in (*COMMANDS, METADATA) if args.metadata else COMMANDS:
         results: dict[str, list[float]] = {name: [] for name in backends}
         results["bare bash -c"] = []
         for _ in range(args.runs):  # interleaved so that machine load hits every kind alike

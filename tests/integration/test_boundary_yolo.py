@@ -86,6 +86,9 @@ def test_in_the_repl_yolo_still_asks_before_each_call_that_leaves_the_sandbox(st
     repl.send("append the line")
     repl.expect(r"This leaves the sandbox: only this one call can be approved")
     repl.expect(r"Choice \[o/D\]")
+    repl.send("maybe")  # not a choice: asked again with the choices this prompt offers
+    repl.expect(r"answer o or d")
+    repl.expect(r"Choice \[o/D\]")
     repl.send("s")  # "session" counts for this call only
     repl.expect(r"Choice \[o/D\]")
     repl.send("d")

@@ -304,11 +304,17 @@ def test_doctor_lists_what_commands_get(tmp_path):
 
 @pytest.mark.parametrize("mechanism", _mechanisms())
 def test_doctor_names_the_mechanism_and_its_limit(mechanism, tmp_path):
-    """a21: under Landlock other processes' command lines stay readable; doctor says so and what fixes it."""
+    """a21: under Landlock without a pid namespace other processes' command lines stay readable; doctor says so
+    and what fixes it (as root the launcher makes one, and doctor says that instead)."""
     home = tmp_path / "hh"
     home.mkdir()
     (home / "config.yaml").write_text(f"sandbox:\n  mechanism: {mechanism}\n")
     out = run_hermes("doctor", home=home)
     line = next((ln for ln in out.stdout.splitlines() if "sandbox workspace-write" in ln), "")
     assert f"({mechanism}, private /tmp" in line, out.stdout
-    assert ("command lines are visible" in line and "install bubblewrap" in line) == (mechanism == "landlock"), line
+    from hermes_agent.terminal.sandbox.launcher import landlock_pidns_works
+
+    own = landlock_pidns_works()  # root: the Landlock launcher gives commands a pid namespace and /proc of their own
+    limited = mechanism == "landlock" and not own
+    assert ("are visible to commands" in line and "install bubblewrap" in line) == limited, line
+    assert ("own pid namespace and /proc" in line) == (mechanism == "landlock" and own), line

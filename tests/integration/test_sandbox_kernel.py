@@ -132,7 +132,8 @@ def test_udp_and_raw_sockets_are_refused_with_network_off(world):
 
 
 def test_modes_and_acls_outside_the_workspace_cannot_change(world):
-    """a34: chmod of a private key to 0644, of an rc file to 0666, setuid on a program and an ACL through
+    """a34: chmod of a private key to 0644 (under Landlock the keeper refuses it by path, metaguard.py), of an
+    rc file to 0666, setuid on a program and an ACL through
     setfattr/xattrs, all outside the writable roots, change nothing. Control: `chmod +x` of a workspace
     script and running it."""
     key, rc = world.home / ".ssh/id_rsa", world.home / ".bashrc"
@@ -154,11 +155,6 @@ def test_modes_and_acls_outside_the_workspace_cannot_change(world):
     world.scripted.add(*_calls(("terminal", {"command": attack})))
     out = world.hermes("--yolo", "chat", "-q", "fix the permissions")
     assert "Traceback" not in out.stderr
-    if world.mechanism == "landlock":
-        # The documented Landlock trade-off (terminal/README.md): seccomp sees the mode, not the path, so a
-        # 0644 that `chmod +x`/pip need in the workspace is allowed on an owned file elsewhere too. The key
-        # stays unreadable from inside (checked below); bwrap has no such gap.
-        before.pop(key)
     after = {p: p.stat().st_mode for p in before}
     assert after == before, {str(p): (oct(before[p]), oct(after[p])) for p in before if before[p] != after[p]}
     assert "acl-set" not in world.tool_results()

@@ -132,7 +132,7 @@ class TerminalApprover:
         try:
             out.write(render_prompt(request))
             out.flush()
-            return self._wait(fd_in, out, time.monotonic() + timeout, timeout)
+            return self._wait(fd_in, out, time.monotonic() + timeout, timeout, request.once_only)
         except (OSError, ValueError):
             return "deny"
         finally:
@@ -152,8 +152,9 @@ class TerminalApprover:
         return tty_in.fileno(), tty_out, [tty_in, tty_out]
 
     @staticmethod
-    def _wait(fd: int, out: TextIO, deadline: float, timeout: float) -> Choice:
+    def _wait(fd: int, out: TextIO, deadline: float, timeout: float, once_only: bool = False) -> Choice:
         buf = b""
+        retry = "    Please type o or d. Choice [o/D]: " if once_only else "    Please type o, s, a or d. Choice [o/s/a/D]: "
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
@@ -172,5 +173,5 @@ class TerminalApprover:
                 choice = parse_choice(line.decode("utf-8", "replace"))
                 if choice is not None:
                     return choice
-                out.write("    Please type o, s, a or d. Choice [o/s/a/D]: ")
+                out.write(retry)
                 out.flush()

@@ -132,10 +132,11 @@ class ApprovalGate:
     def check(self, command: str, backend_kind: str = "local", isolated: bool = False, *,
               session_id: str | None = None, uncontained: str = "", cwd: str | None = None,
               boundary: str = "", shell_state: str = "") -> Decision:
-        """Decide about one terminal command (the full text, as the backend would run it). `uncontained`
-        says why it would run outside the OS sandbox (no sandbox here): that alone asks. `boundary` says why
-        this one call asks to leave a working sandbox (`sandbox: false`): only a person's yes for this call
-        lets it through (`_cross_boundary`), never yolo, approvals.mode off, the allowlist or a session yes.
+        """Decide about one terminal command (the full text, as the backend would run it). `boundary` says why
+        this one call asks to leave a working sandbox (`sandbox: false`), `uncontained` why it would run
+        outside one anyway (no OS sandbox works here and the user did not turn it off): either way only a
+        person's yes for this call lets it through (`_cross_boundary`), never yolo, approvals.mode off, the
+        allowlist or a session yes.
         With `cwd`, the workspace files the command runs (a.sh, Makefile, x.py, package.json) count too; with
         `shell_state` (the session's saved aliases and functions), what a bare word defined there runs."""
         from hermes_agent.approval.rules import Finding, scan_command, scan_state
@@ -159,16 +160,14 @@ class ApprovalGate:
             from hermes_agent.approval.scriptfiles import file_findings
 
             findings.extend(file_findings(command, cwd))
-        if boundary:
-            findings.append(Finding(UNSANDBOXED, f"it would run outside the OS sandbox ({boundary})"))
+        if boundary or uncontained:  # no sandbox on this machine is no different from leaving it
+            findings.append(Finding(UNSANDBOXED, f"it would run outside the OS sandbox ({boundary or uncontained})"))
             return self._cross_boundary(f"`{_shown(command)}`", findings, session_id, "command")
-        if uncontained:
-            findings.append(Finding(UNSANDBOXED, f"it would run outside the OS sandbox ({uncontained})"))
         if not findings:
             return Decision(True, "no dangerous pattern", None, "clean")
         if self._yolo_for(session_id) or self.mode == "off":
             return Decision(True, "approvals disabled (yolo or approvals.mode: off)", findings[0].key, "yolo")
-        if not scan.compound and not uncontained and self._literal_allowed(scan.normalised, scan.views[0]):
+        if not scan.compound and self._literal_allowed(scan.normalised, scan.views[0]):
             return Decision(True, "matches a command_allowlist entry", findings[0].key, "allowlist")
         return self._resolve(command, findings, session_id, "command")
 

@@ -105,7 +105,7 @@ class ReplApprover:
             if choice is not None:
                 s.line(f"    {choice}", "dim" if choice != "deny" else "yellow")
                 return choice
-            header = [s.style("    answer o, s, a or d", "yellow")]
+            header = [s.style("    answer o or d" if once_only else "    answer o, s, a or d", "yellow")]
 
 
 def make_clarify(asker: Asker, timeout: float,

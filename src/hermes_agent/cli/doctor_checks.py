@@ -222,12 +222,19 @@ def check_sandbox(settings: Settings) -> list[Finding]:
     mechanism, why = choose_mechanism(SandboxSpec(mode=mode, mechanism=settings.cfg.sandbox.mechanism))
     extra = [_sandbox_env(settings), _peer_check()]
     if mechanism is None:
-        return [Finding("warn", f"no OS sandbox for local commands: {why}; commands that write will ask for "
-                                "approval (apt-get install bubblewrap)"), *extra]
+        return [Finding("warn", f"no OS sandbox for local commands: {why}; every command needs a person's yes "
+                                "for that one call (--yolo and approvals.mode: off do not cover it; chat -q without "
+                                "a terminal refuses them) (apt-get install bubblewrap)"), *extra]
     tmp = "shared /tmp" if settings.cfg.sandbox.shared_tmp else "private /tmp"
-    if mechanism == "landlock":  # no pid namespace: /proc/<pid>/cmdline of every process stays readable
-        return [Finding("warn", f"sandbox {mode} (landlock, {tmp}); landlock: other processes' command lines are "
-                                "visible to commands (a password in an argv leaks); install bubblewrap"), *extra]
+    if mechanism == "landlock":
+        from hermes_agent.terminal.sandbox.launcher import landlock_pidns_works
+
+        if landlock_pidns_works():  # root: a pid namespace, /proc and read-only carve-outs of the session's own
+            return [Finding("ok", f"sandbox {mode} (landlock, {tmp}, own pid namespace and /proc)"), *extra]
+        return [Finding("warn", f"sandbox {mode} (landlock, {tmp}); landlock without a pid namespace: other "
+                                "processes' command lines (hermes's too) are visible to commands (a password in "
+                                "an argv leaks) and .git/hooks plants are only put back after each command; "
+                                "install bubblewrap"), *extra]
     return [Finding("ok", f"sandbox {mode} ({mechanism}, {tmp})"), *extra]
 
 

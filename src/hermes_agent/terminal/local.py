@@ -115,7 +115,7 @@ class LocalBackend:
     @property
     def contained(self) -> bool:
         """True when commands run inside the OS sandbox; when False and sandbox_state is
-        "unavailable", the approval gate asks before commands that write."""
+        "unavailable", the approval gate asks a person before each command."""
         return self.sandbox_state in ("bwrap", "landlock")
 
     def guard(self):  # noqa: ANN201 - sandbox.guard.Guard | None (imported when first needed)

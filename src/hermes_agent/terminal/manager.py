@@ -54,6 +54,11 @@ def _local_opts(settings: Settings, policy: object | None, notice: Callable[[str
     spec = None if policy is None else spec_from_policy(
         policy, network=sb.network, mechanism=sb.mechanism, sockets=sb.sockets)  # type: ignore[arg-type]
     strip = secret_env_names(read_env_file(settings.home / ".env"), settings.data, os.environ)
+    if spec is not None and not spec.enabled:  # the user's own choice: said once, then the rules alone judge
+        from hermes_agent.terminal.sandbox.runner import notice_once
+
+        notice_once("hermes: sandbox.mode is off (your config): local commands run unconfined, only the "
+                    "approval rules stand between the model and your files", notice)
     if spec is not None and spec.home_workspace:
         from hermes_agent.terminal.sandbox.runner import notice_once
 

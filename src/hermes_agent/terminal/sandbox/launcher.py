@@ -39,6 +39,29 @@ def landlock_problem() -> str | None:
     return None if abi >= 1 else "Landlock is not available in this kernel"
 
 
+_PIDNS_PROBE = """
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+if libc.unshare(0x20000000) != 0:
+    os._exit(1)
+pid = os.fork()
+if pid == 0:
+    ok = libc.unshare(0x00020000) == 0 and libc.mount(b"none", b"/", None, 0x4000 | 0x40000, None) == 0
+    os._exit(0 if ok and libc.mount(b"proc", b"/proc", b"proc", 14, None) == 0 else 1)
+os._exit(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
+"""
+
+
+@functools.cache
+def landlock_pidns_works() -> bool:
+    """Can the Landlock launcher give commands a pid namespace and /proc of their own here (server._own_proc)?"""
+    try:
+        return subprocess.run([sys.executable, "-I", "-S", "-c", _PIDNS_PROBE], timeout=10, check=False,
+                              capture_output=True).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+
 def choose_mechanism(spec: SandboxSpec) -> tuple[str | None, str]:
     """(mechanism or None, why not): bwrap when it works here, else Landlock."""
     if not spec.enabled:
@@ -65,7 +88,7 @@ def landlock_config(spec: SandboxSpec) -> dict:
     abi = landlock.abi_version()
     # No ipc namespace, no mount namespace, net rules for TCP only: seccomp covers the rest (seccomp.py).
     rules = {"keyring": True, "ipc": True, "unix": not spec.sockets, "net_off": not spec.network,
-             "tcp_free": abi < 4, "metadata": True}
+             "tcp_free": abi < 4, "metadata": True, "notify": True}
     unseen: tuple[str, ...] = ()
     reveal: tuple[str, ...] = ()
     if spec.private_tmp:  # Landlock cannot remap /tmp: the host's is unreadable, the session's dir writable (a47)
@@ -73,7 +96,19 @@ def landlock_config(spec: SandboxSpec) -> dict:
 
         unseen, reveal = ("/tmp", "/var/tmp"), tuple(visible_under_tmp())
     plan = landlock.plan(spec.writable, spec.secrets, abi, spec.sealed, unseen, reveal)
-    return {"landlock": plan, "network": spec.network, "seccomp": rules}
+    # pidns: a pid namespace and /proc of the session's own where the launcher may make them (root); MCP servers
+    # and the browser (sandbox_command) keep the host's /proc
+    return {"landlock": plan, "network": spec.network, "seccomp": rules, "pidns": True, "binds": _binds(spec)}
+
+
+def _binds(spec: SandboxSpec) -> list[tuple[str, bool]]:
+    """Where the Landlock launcher has a mount namespace (root): bwrap's binds of writable roots, pinned
+    directories and read-only carve-outs, by depth, the read-only one last at a depth (deeper cover shallower)."""
+    from hermes_agent.terminal.sandbox.bwrap import _depth
+
+    mounts = [(_depth(p), 0, p) for p in (*spec.writable, *spec.pinned) if os.path.exists(p)]
+    mounts += [(_depth(p), 1, p) for p in spec.readonly if os.path.lexists(p) and not os.path.islink(p)]
+    return [(p, bool(ro)) for _, ro, p in sorted(dict.fromkeys(mounts))]
 
 
 # Under bwrap: namespaces do ipc and network, read-only mounts do chmod; the keyring is not namespaced.
@@ -95,7 +130,7 @@ def sandbox_command(spec: SandboxSpec | None, argv: list[str], cwd: str | None =
         return [*prefix, *boot, *argv]
     if mechanism == "landlock":
         return [sys.executable, "-I", "-S", "-c", _BOOT + "exec_main; exec_main()", CONFINED_TAG,
-                json.dumps(landlock_config(spec)), *argv]
+                json.dumps({**landlock_config(spec), "pidns": False}), *argv]
     return list(argv)
 
 

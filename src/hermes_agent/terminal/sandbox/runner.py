@@ -32,7 +32,7 @@ def notice_once(line: str, emit: Callable[[str], None] | None = None) -> None:
 
 class SandboxRunner:
     """`state` is "bwrap", "landlock", "off" (the user's choice) or "unavailable" (nothing works here:
-    commands run unconfined and the approval gate must ask for those that write)."""
+    commands would run unconfined, so the approval gate asks a person before each one)."""
 
     def __init__(self, spec: SandboxSpec, notice: Callable[[str], None] | None = None) -> None:
         self.spec = spec
@@ -52,8 +52,8 @@ class SandboxRunner:
                 mechanism, why = choose_mechanism(self.spec)
                 self._state = mechanism or "unavailable"
                 if mechanism is None:
-                    notice_once(f"hermes: no OS sandbox for local commands ({why}); commands that write will "
-                                "ask for approval", self._notice)
+                    notice_once(f"hermes: no OS sandbox for local commands ({why}); every command needs your yes "
+                                "for that one call (--yolo does not cover it)", self._notice)
         return self._state
 
     @property

@@ -21,8 +21,9 @@ What it refuses, by `Policy` field (the launcher's config frame says which apply
   (EPERM otherwise: no `chmod 4755 /usr/bin/x` as root, no `chmod 0666 ~/.bashrc`), while `chmod +x`,
   pip and npm (0755 / 0644) keep working; set/remove of extended attributes (EOPNOTSUPP, as a file system
   without them: POSIX ACLs are xattrs, `setfacl` would otherwise grant what chmod may not).
-seccomp cannot read a path, so a mode that is harmless in the workspace is also allowed outside it (a
-readable key made 0644 on the Landlock path: still unreadable from inside; bwrap has no such gap).
+- `notify` (with `metadata`, the Landlock path): every other chmod, and chown/lchown/fchown/fchownat and
+  utime/utimes/futimesat/utimensat, return SECCOMP_RET_USER_NOTIF: the keeper decides by path and does the
+  change itself (`metaguard.py`, a34). `install` then returns the listener fd.
 Stdlib only."""
 
 from __future__ import annotations
@@ -35,7 +36,9 @@ import struct
 from dataclasses import dataclass
 
 _PR_SET_NO_NEW_PRIVS, _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 38, 22, 2
-_RET_ALLOW, _RET_ERRNO = 0x7FFF0000, 0x00050000
+_RET_ALLOW, _RET_ERRNO, _RET_USER_NOTIF = 0x7FFF0000, 0x00050000, 0x7FC00000
+_SECCOMP_SET_MODE_FILTER, _FLAG_NEW_LISTENER = 1, 8
+_SECCOMP_NR = {"x86_64": 317, "aarch64": 277}
 _LD_W_ABS, _JEQ_K, _JGE_K, _JSET_K, _AND_K, _RET_K = 0x20, 0x15, 0x35, 0x45, 0x54, 0x06
 _AF_UNIX, _AF_INET, _AF_INET6, _AF_NETLINK = 1, 2, 10, 16
 _SOCK_STREAM, _SOCK_SEQPACKET, _SOCK_TYPE_MASK = 1, 5, 0xF
@@ -80,6 +83,7 @@ class Policy:
     net_off: bool = False
     tcp_free: bool = False
     metadata: bool = False
+    notify: bool = False  # with metadata: chmod/chown/utime go to the keeper (metaguard.py), which decides by path
 
     @classmethod
     def from_config(cls, cfg: dict | None) -> Policy:
@@ -166,6 +170,11 @@ def program(policy: Policy | None = None) -> bytes | None:
     if pol.metadata:
         table += [(n, f"mode{_MODE_ARG[n]}") for n in _MODE_ARG]
         table += [(n, "notsup") for n in _XATTR_SET]
+    if pol.metadata and pol.notify:
+        from hermes_agent.terminal.sandbox.metaguard import NUMBERS, SPECS
+
+        nrs = {**NUMBERS.get(platform.machine(), {}), **nrs}
+        table += [(n, "notify") for n in SPECS if n not in _MODE_ARG]
     for name, target in table:
         if name in nrs:
             asm.op(_JEQ_K, nrs[name], target, 0)
@@ -182,7 +191,9 @@ def program(policy: Policy | None = None) -> bytes | None:
     for arg in (1, 2):
         asm.label(f"mode{arg}")
         asm.load(_ARGS[arg])
-        asm.op(_JSET_K, _MODE_REFUSED, "eperm", "allow")
+        asm.op(_JSET_K, _MODE_REFUSED, "eperm", "notify" if pol.notify else "allow")
+    asm.label("notify")
+    asm.ret(_RET_USER_NOTIF)
     asm.label("eperm")
     asm.ret(_RET_ERRNO | errno.EPERM)
     asm.label("notsup")
@@ -196,8 +207,9 @@ def program(policy: Policy | None = None) -> bytes | None:
     return asm.build()
 
 
-def install(policy: Policy | None = None) -> bool:
-    """Install the filter on this process (inherited by everything it starts). False when unsupported."""
+def install(policy: Policy | None = None) -> bool | int:
+    """Install the filter on this process (inherited by everything it starts). False when unsupported; with
+    `policy.notify`, the listener fd the keeper answers on (metaguard.Supervisor)."""
     prog = program(policy)
     if prog is None:
         return False
@@ -207,6 +219,11 @@ def install(policy: Policy | None = None) -> bool:
     fbuf = ctypes.create_string_buffer(fprog, len(fprog))
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)  # needed without CAP_SYS_ADMIN (Landlock already set it)
+    if policy is not None and policy.notify:
+        fd = libc.syscall(_SECCOMP_NR[platform.machine()], _SECCOMP_SET_MODE_FILTER, _FLAG_NEW_LISTENER, fbuf)
+        if fd < 0:
+            raise OSError(ctypes.get_errno(), "seccomp listener refused: " + os.strerror(ctypes.get_errno()))
+        return int(fd)
     if libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, fbuf, 0, 0) != 0:
         raise OSError(ctypes.get_errno(), "seccomp filter refused: " + os.strerror(ctypes.get_errno()))
     return True

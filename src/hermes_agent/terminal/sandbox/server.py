@@ -178,7 +178,7 @@ def _setup(sock: socket.socket) -> bool:
         from hermes_agent.terminal.sandbox import landlock
 
         if cfg.get("landlock") is not None:
-            _confine(cfg, lambda: _split_keeper(sock))
+            _confine(cfg, lambda channel: _split_keeper(sock, channel))
         elif cfg.get("fence"):  # bwrap: its pid namespace is the keeper
             landlock.fence()
             _install_seccomp(cfg)
@@ -196,24 +196,147 @@ _PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
 
 
 def _confine(cfg: dict, split) -> None:  # type: ignore[no-untyped-def]
-    """The Landlock path: the outer domain, `split` (the keeper stays there), then, in the process that goes
-    on, an inner domain (cannot signal the keeper), no capabilities and (unless a socket is granted) no
-    unix sockets."""
+    """The Landlock path: `split` (the keeper stays behind, in no domain: it answers the metadata calls),
+    with `pidns` (root) a pid namespace and a /proc of the commands' own, then, in the process that goes on,
+    the Landlock domain and an inner one (commands cannot signal what serves them), no capabilities and
+    (unless a socket is granted) no unix sockets."""
     from hermes_agent.terminal.sandbox import landlock
 
-    landlock.apply([(str(p), int(r)) for p, r in cfg["landlock"]], network=bool(cfg.get("network", True)))
-    split()
-    landlock.fence()  # an inner domain: commands cannot signal the keeper (outer domain)
+    rules = [(str(p), int(r)) for p, r in cfg["landlock"]]
+    policy = cfg.get("seccomp") or {}
+    pair = socket.socketpair() if policy.get("metadata") and policy.get("notify") else None
+    writable = None
+    if pair is not None:  # taken before any command runs: the tree the sandbox may create files in
+        from hermes_agent.terminal.sandbox import metaguard
+
+        writable = metaguard.writable_ids(rules, landlock.MAKE_REG, landlock.WRITE_FILE)
+    if pair is not None:  # a thread of the keeper-to-be: after unshare(CLONE_NEWPID) no thread can start
+        _supervise(pair[0], writable or frozenset())
+    pidns = bool(cfg.get("pidns")) and _unshare(_CLONE_NEWPID)  # the next child is pid 1 of its own namespace
+    split(pair[0] if pair else None)  # the keeper stays outside every Landlock domain
+    if pidns:
+        _own_proc(cfg.get("binds") or [])  # before Landlock: a Landlock domain may not mount
+    landlock.apply(rules, network=bool(cfg.get("network", True)))
+    landlock.fence()  # an inner domain: commands can reach neither the keeper nor the launcher's init
     _drop_capabilities()  # as root: no CAP_SYS_PTRACE into hermes (non-dumpable), as bwrap --cap-drop ALL
-    _install_seccomp(cfg)
+    listener = _install_seccomp(cfg)
+    if pair is not None:  # the keeper answers chmod/chown/utime of every command (metaguard.py)
+        pair[0].close()
+        socket.send_fds(pair[1], [b"L"], [int(listener)])
+        os.close(int(listener))
+        pair[1].close()
 
 
-def _install_seccomp(cfg: dict) -> None:
-    """The config's seccomp policy (keyring always; on the Landlock path also IPC, sockets, chmod bits)."""
+_CLONE_NEWNS, _CLONE_NEWPID = 0x00020000, 0x20000000
+_MS_REC, _MS_PRIVATE, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 0x4000, 0x40000, 2, 4, 8
+_MS_RDONLY, _MS_REMOUNT, _MS_BIND = 1, 32, 4096
+
+
+def _unshare(flags: int) -> bool:
+    """unshare(2); False when not allowed (not root and no user namespace for us)."""
+    import ctypes
+
+    return ctypes.CDLL(None, use_errno=True).unshare(flags) == 0
+
+
+def _own_proc(binds: list) -> None:
+    """In pid 1 of the new pid namespace: a mount namespace of its own with a /proc that shows only this
+    namespace (hermes, the keeper and the user's other processes are not there: no /proc/<pid>/cmdline of
+    theirs) and the spec's carve-outs bound read-only as bwrap binds them (`binds`: [path, read_only] by
+    depth: a hook or `.git/config` cannot even be written, instead of being put back afterwards), then fork:
+    this process stays as the namespace's init and reaps orphans; the child serves. When the init ends (the
+    server ended, or the keeper killed it), the kernel ends the whole namespace. Without a mount namespace
+    the host's /proc stays (the pid namespace still ends everything) and the run-later guard alone holds."""
+    import ctypes
+    import signal
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    if _unshare(_CLONE_NEWNS) and libc.mount(b"none", b"/", None, _MS_REC | _MS_PRIVATE, None) == 0:
+        # a path already read-only on the host stays so (its mount's flag, read before any bind of ours)
+        flags = [(str(p), bool(ro) or _host_read_only(str(p))) for p, ro in binds]
+        for path, read_only in flags:
+            _bind(libc, path, read_only)
+        libc.mount(b"proc", b"/proc", b"proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, None)
+    server = os.fork()
+    if server == 0:
+        return
+    os.closerange(0, os.sysconf("SC_OPEN_MAX"))  # the socket to hermes and the keeper's channel are the server's
+    _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)  # the keeper gone: the namespace goes with it
+    code = 0
+    while True:
+        try:
+            pid, status = os.waitpid(-1, 0)
+        except ChildProcessError:
+            break
+        except InterruptedError:
+            continue
+        if pid == server:
+            code = os.waitstatus_to_exitcode(status)
+            break
+    os._exit(code if code >= 0 else 128 - code)
+
+
+def _host_read_only(path: str) -> bool:
+    try:
+        return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+    except OSError:
+        return True
+
+
+def _bind(libc, path: str, read_only: bool) -> None:  # type: ignore[no-untyped-def]
+    """`path` bound onto itself (a symlink is never followed: the fd is opened O_NOFOLLOW), then read-only."""
+    flags = os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        fd = os.open(path, flags)
+    except OSError:
+        return
+    try:
+        import stat
+
+        if stat.S_ISLNK(os.fstat(fd).st_mode) or os.readlink(f"/proc/self/fd/{fd}") != path:
+            return  # a link, or moved since planning: not bound (the run-later guard still watches it)
+        where = f"/proc/self/fd/{fd}".encode()
+        if libc.mount(where, where, None, _MS_BIND | _MS_REC, None) != 0:
+            return
+    finally:
+        os.close(fd)
+    try:
+        top = os.open(path, flags)  # the new mount's root, not the directory it covers
+    except OSError:
+        return
+    try:  # a bind inherits its source mount's flags: a writable root inside a read-only one is made writable again
+        where = f"/proc/self/fd/{top}".encode()
+        libc.mount(None, where, None, _MS_REMOUNT | _MS_BIND | _MS_NOSUID | _MS_NODEV | (_MS_RDONLY if read_only
+                                                                                         else 0), None)
+    finally:
+        os.close(top)
+
+
+def _install_seccomp(cfg: dict) -> bool | int:
+    """The config's seccomp policy (keyring always; on the Landlock path also IPC, sockets, chmod bits);
+    with `notify`, the listener fd."""
     if cfg.get("seccomp") is not None:
         from hermes_agent.terminal.sandbox import seccomp
 
-        seccomp.install(seccomp.Policy.from_config(cfg["seccomp"]))
+        return seccomp.install(seccomp.Policy.from_config(cfg["seccomp"]))
+    return False
+
+
+def _supervise(channel: socket.socket, writable: frozenset) -> None:
+    """The keeper's side: receive the seccomp listener from the serving child and answer it (metaguard.py)."""
+    from hermes_agent.terminal.sandbox import metaguard
+
+    def run() -> None:
+        try:
+            _, fds, _, _ = socket.recv_fds(channel, 1, 1)
+        except OSError:
+            return
+        finally:
+            channel.close()
+        if fds:
+            metaguard.Supervisor(fds[0], writable).serve()
+
+    threading.Thread(target=run, name="hermes-metaguard", daemon=True).start()
 
 
 def _drop_capabilities() -> None:
@@ -238,11 +361,12 @@ def _prctl(option: int, value: int) -> None:
     ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
 
 
-def _split_keeper(sock: socket.socket | None) -> None:
+def _split_keeper(sock: socket.socket | None, channel: socket.socket | None = None) -> None:
     """Become a subreaper and fork: the child returns and serves; this process becomes the keeper and
     never returns. Orphans (setsid + double fork, `env -i`) are re-parented to the keeper, not to init.
     Without `sock` (one wrapped program, `exec_main`) the keeper lets go of every fd it inherited: the
-    program's readers must see EOF when the program ends."""
+    program's readers must see EOF when the program ends. `channel`: where the child sends the seccomp
+    listener the keeper answers (metadata calls decided by path; its thread is already running)."""
     import signal
 
     _prctl(_PR_SET_CHILD_SUBREAPER, 1)
@@ -256,7 +380,9 @@ def _split_keeper(sock: socket.socket | None) -> None:
         null = os.open(os.devnull, os.O_RDWR)
         for fd in (0, 1, 2):
             os.dup2(null, fd)
-        os.closerange(3, os.sysconf("SC_OPEN_MAX"))  # the program's extra channels too (a browser's pipes)
+        keep = channel.fileno() if channel is not None else os.sysconf("SC_OPEN_MAX")
+        os.closerange(3, keep)  # the program's extra channels too (a browser's pipes)
+        os.closerange(keep + 1, os.sysconf("SC_OPEN_MAX"))
     signal.signal(signal.SIGTERM, lambda *_: _end(0))
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
     _prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)  # hermes died: take everything down
@@ -347,7 +473,7 @@ def exec_main() -> None:
         if cfg.get("landlock") is not None:
             # No unix-socket filter here (it is the commands'): Chromium breaks under it, MCP servers never had it.
             cfg["seccomp"] = {**(cfg.get("seccomp") or {}), "unix": False}
-            _confine(cfg, lambda: _split_keeper(None))
+            _confine(cfg, lambda channel: _split_keeper(None, channel))
         else:  # bwrap: its pid namespace is the keeper
             _install_seccomp(cfg)
     except OSError as exc:

@@ -1,0 +1,84 @@
+"""Issue 19 (lock4, a34 as a class): a confined command cannot change the METADATA of files outside the
+sandbox's writable set: mode (chmod, fchmod on an fd, fchmodat2 on an O_PATH fd, through /proc/self/fd),
+owner/group, times (touch -d, utimes), nor hard-link a hidden file into the workspace or move a hidden
+file's parent. Under Landlock the keeper decides by path (terminal/sandbox/metaguard.py); under bwrap the
+read-only mounts do. Controls in the workspace keep working: chmod +x, touch, cp -p, tar x, chgrp to one's
+own group, a memfd's fchmod. Through `hermes chat -q --yolo`, HOME outside /tmp, as root and uid 65534."""
+
+from __future__ import annotations
+
+import os
+
+from tests.integration.test_sandbox_kernel import mechanism, world  # noqa: F401 - fixtures
+from tests.integration.test_sandbox_secrets import UNPRIV, _calls
+
+ATTACK_PY = r"""
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+key = sys.argv[1]
+def report(what, fn):
+    try:
+        r = fn()
+        print(what, "DONE" if r in (None, 0) else f"rc={r} errno={ctypes.get_errno()}")
+    except OSError as e:
+        print(what, "refused", e.errno)
+report("os.chmod", lambda: os.chmod(key, 0o644))
+report("lchown", lambda: os.chown(key, -1, os.getgid(), follow_symlinks=False))
+report("utime", lambda: os.utime(key, (1, 1)))
+try:
+    fd = os.open(key, os.O_PATH)
+except OSError as e:
+    print("no O_PATH fd", e.errno)  # bwrap: the key is not there at all
+else:
+    report("fchmodat2-empty", lambda: libc.syscall(452, fd, b"", 0o644, 0x1000))
+    report("fchownat-empty", lambda: libc.syscall(260, fd, b"", -1, os.getgid(), 0x1000))
+    report("utimensat-empty", lambda: libc.syscall(280, fd, b"", None, 0x1000))
+    report("proc-self-fd", lambda: os.chmod(f"/proc/self/fd/{fd}", 0o644))
+os.symlink(key, "link-to-key")
+report("via-symlink", lambda: os.chmod("link-to-key", 0o644))
+m = os.memfd_create("x")
+report("memfd-fchmod", lambda: os.fchmod(m, 0o600))
+print("ATTACK-END")
+"""
+
+
+def _py(code: str, *args: str) -> str:
+    return "cat > m.py <<'EOF'\n" + code + "\nEOF\npython3 m.py " + " ".join(args)
+
+
+def test_metadata_of_files_outside_the_workspace_cannot_change(world):  # noqa: F811
+    home, ws = world.home, world.ws
+    key, rc, ssh = home / ".ssh/id_rsa", home / ".bashrc", home / ".ssh"
+    notes = home / "notes/private.txt"
+    ssh.mkdir(exist_ok=True)
+    key.write_text("LOCK4-KEY-c4n4ry\n")
+    notes.write_text("mine\n")
+    if world.user == "user":
+        for p in (ssh, key, notes):
+            os.chown(p, UNPRIV, UNPRIV)
+    key.chmod(0o600)
+    ssh.chmod(0o700)
+    notes.chmod(0o600)
+    watched = (key, ssh, rc, notes, home)
+    before = {p: (p.stat().st_mode, p.stat().st_uid, p.stat().st_gid, p.stat().st_mtime_ns) for p in watched}
+    attack = (f"{{ chmod 0644 {key}; chmod 0755 {ssh}; chmod 0640 {notes}; chmod 0700 {home}; "
+              f"chgrp $(id -g) {key}; chown $(id -u):$(id -g) {rc}; touch -d 2001-01-01 {key} {rc}; "
+              f"touch -m {notes}; ln {key} stolen-hard; mv {ssh} {home}/.ssh-moved; }} 2>/dev/null; "
+              + _py(ATTACK_PY, str(key)) + f"; cat stolen-hard {key} 2>/dev/null")
+    control = ("printf '#!/bin/sh\\necho SCRIPT-RAN-OK\\n' > run.sh && chmod +x run.sh && ./run.sh && "
+               "touch -d 2001-01-01 run.sh && stat -c MTIME=%Y run.sh && chmod 0600 run.sh && stat -c MODE=%a run.sh "
+               "&& chgrp $(id -g) run.sh && mkdir -p d && cp -p run.sh d/ && tar cf t.tar d && rm -r d && tar xf t.tar "
+               "&& stat -c TAR=%a d/run.sh && echo CONTROLS-OK")
+    world.scripted.add(*_calls(("terminal", {"command": attack}), ("terminal", {"command": control})))
+    out = world.hermes("--yolo", "chat", "-q", "fix the permissions")
+    assert "Traceback" not in out.stderr
+    after = {p: (p.stat().st_mode, p.stat().st_uid, p.stat().st_gid, p.stat().st_mtime_ns) for p in watched}
+    assert after == before, {str(p): (before[p], after[p]) for p in before if before[p] != after[p]}
+    results = world.tool_results()
+    assert "ATTACK-END" in results, results
+    assert " DONE" not in results.replace("memfd-fchmod DONE", ""), results
+    assert "memfd-fchmod DONE" in results, results  # a file with no name is the command's own
+    assert not (ws / "stolen-hard").exists() and ssh.is_dir()
+    assert "LOCK4-KEY-c4n4ry" not in world.model_saw()
+    for seen in ("SCRIPT-RAN-OK", "MTIME=978307200", "MODE=600", "TAR=600", "CONTROLS-OK"):
+        assert seen in results, (seen, results)

@@ -1,0 +1,46 @@
+"""Issue 19 (lock4): what a confined command sees of other processes through /proc. Under bubblewrap, and
+under Landlock wherever the launcher may make a pid namespace (root), commands see only their own session:
+not hermes's command line (the user's prompt), not the keeper, not another program of the user's with a
+password in its argv. Through `hermes chat -q`, HOME outside /tmp."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from tests.integration.test_sandbox_kernel import mechanism, world  # noqa: F401 - fixtures
+from tests.integration.test_sandbox_secrets import _calls
+
+SCAN = r"""
+import os
+seen = []
+for name in os.listdir("/proc"):
+    if name.isdigit():
+        try:
+            with open(f"/proc/{name}/cmdline", "rb") as fh:
+                seen.append(fh.read().replace(b"\0", b" ").decode(errors="replace"))
+        except OSError:
+            pass
+print("PIDS", len(seen))
+print("\n".join(seen))
+"""
+
+
+def test_commands_do_not_see_hermes_or_other_programs_command_lines(world):  # noqa: F811
+    if world.user == "user" and world.mechanism == "landlock":
+        pytest.skip("Landlock without privileges: no pid namespace or /proc of its own here (documented limit)")
+    other = subprocess.Popen(["bash", "-c", "exec -a 'mysql -pPROCVIEW-OTHER-c4n4ry' sleep 120"])
+    try:
+        (world.ws / "scan.py").write_text(SCAN)
+        world.scripted.add(*_calls(("terminal", {"command": "python3 scan.py"})))
+        out = world.hermes("--yolo", "chat", "-q", "look around PROCVIEW-PROMPT-c4n4ry")
+    finally:
+        other.kill()
+        other.wait()
+    assert "Traceback" not in out.stderr
+    results = world.tool_results()
+    assert "PIDS" in results, results
+    assert "PROCVIEW-PROMPT-c4n4ry" not in results, "hermes's command line (the user's prompt) was readable"
+    assert "PROCVIEW-OTHER-c4n4ry" not in results, "another program's command line was readable"
+    assert "python3 scan.py" in results  # the command itself is there: /proc works
