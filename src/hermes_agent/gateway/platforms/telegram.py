@@ -346,10 +346,8 @@ class TelegramAdapter:
         return target
 
     def ack(self, event_ids: list[int] | tuple[int, ...]) -> None:
-        try:  # on the loop: the fsynced write goes to a worker thread (the inbox's lock keeps writes in order)
-            asyncio.get_running_loop().run_in_executor(None, self.inbox.done, tuple(event_ids))
-        except RuntimeError:
-            self.inbox.done(event_ids)
+        """On the loop: the fsynced write goes to the inbox's own thread (never an agent turn's worker)."""
+        self.inbox.done_soon(tuple(event_ids))
 
     async def send(self, chat_id: str, text: str, buttons: list[tuple[str, str]] | None = None) -> str | None:
         markup = None
