@@ -50,12 +50,12 @@ def dm_latency(fake: FakeTelegram, n: int = 10) -> list[float]:
     return out
 
 
-def load(fake: FakeTelegram, chats: int, per_chat: int) -> tuple[list[float], float]:
+def load(fake: FakeTelegram, chats: int, per_chat: int, tag: str = "") -> tuple[list[float], float]:
     sent: dict[str, float] = {}
     t0 = time.time()
     for m in range(per_chat):
         for c in range(chats):
-            token = f"c{c}m{m}x"
+            token = f"{tag}c{c}m{m}x"  # unique per load: the soak's tokens must not match the first load's replies
             sent[token] = time.time()
             fake.user_says(token, chat_id=10_000 + c)
     fake.wait_for(lambda: all(answered_at(fake, t) for t in sent), timeout=300)
@@ -129,7 +129,8 @@ def measure(make, args: argparse.Namespace) -> dict:  # type: ignore[no-untyped-
             r["lat"], r["rate"] = load(fake, args.chats, args.per_chat)
             r["after"] = rss_mib(pid)
             r["calls"] = len(model.requests) - len(r["dm"])
-            r["soak_lat"], r["soak_rate"] = load(fake, args.chats, max(1, args.soak // args.chats))
+            r["soak_lat"], r["soak_rate"] = load(fake, args.chats, max(1, args.soak // args.chats), "s") \
+                if args.soak else ([], 0.0)
             r["soaked"] = rss_mib(pid)
             time.sleep(8)
             r["evicted"] = rss_mib(pid)
@@ -149,9 +150,10 @@ def report(name: str, r: dict, args: argparse.Namespace) -> None:
     print(f"{args.chats} chats x {args.per_chat} msgs: p50 {pct(r['lat'], .5):.2f} s, p95 {pct(r['lat'], .95):.2f} s, "
           f"{r['rate']:.1f} msg/s, {r['calls']} model calls for {total} messages")
     print(f"RSS: idle {r['idle']:.0f} MiB, after {total + len(r['dm'])} messages {r['after']:.0f} MiB")
-    print(f"soak {len(r['soak_lat'])} more messages: p50 {pct(r['soak_lat'], .5):.2f} s, "
-          f"p95 {pct(r['soak_lat'], .95):.2f} s, {r['soak_rate']:.1f} msg/s; RSS after {r['soaked']:.0f} MiB, "
-          f"after idle eviction {r['evicted']:.0f} MiB")
+    if r["soak_lat"]:
+        print(f"soak {len(r['soak_lat'])} more messages: p50 {pct(r['soak_lat'], .5):.2f} s, "
+              f"p95 {pct(r['soak_lat'], .95):.2f} s, {r['soak_rate']:.1f} msg/s; RSS after {r['soaked']:.0f} MiB, "
+              f"after idle eviction {r['evicted']:.0f} MiB")
     if r["recovery"] is not None:
         print(f"{args.outage:g} s 502 outage: reply {r['recovery']:.2f} s after the API came back")
 

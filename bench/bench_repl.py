@@ -63,9 +63,14 @@ def stop(child: pexpect.spawn) -> None:
         child.terminate(force=True)
 
 
+EDITOR_ON = "\x1b[?2004h"  # bracketed paste switched on: prompt_toolkit has taken the terminal (raw mode)
+
+
 def startup(binary: str, runs: int, ready_marker: str | None) -> dict:
-    """Median seconds from spawn to the `❯` prompt (and to the agent-ready line when given)."""
-    prompts, readies = [], []
+    """Median seconds from spawn to the `❯` prompt, to the full line editor (prompt_toolkit in raw mode: arrows,
+    history, completion; before it, keys are echoed and kept by the terminal and reach it), and to the
+    agent-ready line when given."""
+    prompts, editors, readies = [], [], []
     with ScriptedServer([]) as srv:
         home, cwd = make_home(srv.url), tempfile.mkdtemp(prefix="hermes-bench-cwd-")
         for _ in range(runs):
@@ -73,11 +78,17 @@ def startup(binary: str, runs: int, ready_marker: str | None) -> dict:
             child = spawn(binary, home, cwd)
             child.expect("❯", timeout=60)
             prompts.append(time.perf_counter() - t0)
+            if child.before is not None and EDITOR_ON in child.before + (child.after or ""):
+                editors.append(prompts[-1])  # (a program without an early prompt)
+            else:
+                child.expect_exact(EDITOR_ON, timeout=60)
+                editors.append(time.perf_counter() - t0)
             if ready_marker:
                 child.expect(ready_marker, timeout=60)
                 readies.append(time.perf_counter() - t0)
             stop(child)
-    out = {"prompt_s": statistics.median(prompts), "prompt_all_s": [round(p, 3) for p in prompts]}
+    out = {"prompt_s": statistics.median(prompts), "prompt_all_s": [round(p, 3) for p in prompts],
+           "line_editor_s": statistics.median(editors)}
     if readies:
         out["agent_ready_s"] = statistics.median(readies)
     return out

@@ -275,7 +275,7 @@ def test_tool_progress_is_one_message_edited_in_place(fake, scripted, gateway):
     assert fake.wait_for(lambda: fake.edits)
     progress = fake.sent[0]
     assert progress["text"].startswith("💻") and "echo one" in progress["text"]
-    assert fake.edits[-1]["message_id"] == str(progress["message_id"])
+    assert int(fake.edits[-1]["message_id"]) == progress["message_id"]
     assert "echo one" in fake.edits[-1]["text"] and "ls -la" in fake.edits[-1]["text"]
     assert fake.texts()[-1] == "all done"
 

@@ -94,6 +94,10 @@ class HookRunner:
         base = event_type.split(":", 1)[0]
         return event_type in hook.events or f"{base}:*" in hook.events
 
+    def wants(self, event_type: str) -> bool:
+        """Some hook listens for `event_type` (callers skip building a context nobody reads)."""
+        return any(self._matches(h, event_type) for h in self.hooks)
+
     def emit(self, event_type: str, context: dict) -> None:
         for hook in self.hooks:
             if self._matches(hook, event_type) and hook.name not in self.hung:
@@ -102,7 +106,7 @@ class HookRunner:
                 task.add_done_callback(self._tasks.discard)
 
     def emit_threadsafe(self, loop: asyncio.AbstractEventLoop, event_type: str, context: dict) -> None:
-        if any(self._matches(h, event_type) for h in self.hooks):
+        if self.wants(event_type):
             loop.call_soon_threadsafe(self.emit, event_type, context)
 
     async def _run(self, hook: Hook, event_type: str, context: dict) -> None:

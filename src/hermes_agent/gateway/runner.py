@@ -205,8 +205,9 @@ class GatewayRunner:
         if event.extra.get("file_id"):
             event = await self._with_file(adapter, event)
         text = event.text.strip()
-        self.hooks.emit("message:received", {**session.hook_context(), "user_name": event.user_name,
-                                             "message": text[:500], "is_dm": event.is_dm})
+        if self.hooks.wants("message:received"):  # (the context reads the chat's session id: skipped unless heard)
+            self.hooks.emit("message:received", {**session.hook_context(), "user_name": event.user_name,
+                                                 "message": text[:500], "is_dm": event.is_dm})
         if text.startswith("/"):
             reply = await self._command(session, text, person)
             if reply is not None:

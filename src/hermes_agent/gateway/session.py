@@ -97,6 +97,7 @@ class SessionMap:
         from hermes_agent.storage.routing import RoutingIndex
 
         self.index = RoutingIndex(home)
+        self._written: dict[str, str] = {}  # chat key -> the session id this process last pointed it at
         try:
             self.legacy: dict[str, str] = json.loads(legacy.read_text(encoding="utf-8")) if legacy else {}
         except (OSError, ValueError):
@@ -112,7 +113,15 @@ class SessionMap:
         return found
 
     def set(self, key: str, sid: str | None, origin: dict | None = None) -> None:
+        """Point the chat at `sid`; after every turn this is the session this process already wrote (a dict
+        lookup instead of a state.db read: the index only changes when the session does)."""
+        if sid is not None and self._written.get(key) == sid:
+            return
         self.index.set(key, sid, origin)
+        if sid is None:
+            self._written.pop(key, None)
+        else:
+            self._written[key] = sid
 
 
 class ChatSession:
@@ -183,7 +192,8 @@ class ChatSession:
             try:
                 if await asyncio.to_thread(self._prepare):
                     self.hooks.emit("session:start", self.hook_context())
-                self.hooks.emit("agent:start", {**self.hook_context(), "message": text[:500]})
+                if self.hooks.wants("agent:start"):
+                    self.hooks.emit("agent:start", {**self.hook_context(), "message": text[:500]})
                 reply = await asyncio.to_thread(self._turn, text, self._untrusted_sender(batch))
             except Exception as exc:  # frontend boundary: the user hears about any failure
                 log.exception("turn failed in chat %s", self.key)
@@ -193,7 +203,8 @@ class ChatSession:
                 await asyncio.gather(typing, return_exceptions=True)
             if self.closing:
                 return
-            self.hooks.emit("agent:end", {**self.hook_context(), "message": text[:500], "response": reply[:500]})
+            if self.hooks.wants("agent:end"):
+                self.hooks.emit("agent:end", {**self.hook_context(), "message": text[:500], "response": reply[:500]})
             await self._deliver(reply)
             self.adapter.ack([e.event_id for e in batch])
             self.turns += 1
@@ -225,8 +236,9 @@ class ChatSession:
             asyncio.run_coroutine_threadsafe(self.adapter.send(self.chat_id, "⚠️ " + event.text), self.loop)
         if isinstance(event, ToolFinished):
             self._steps += 1
-            self.hooks.emit_threadsafe(self.loop, "agent:step", {**self.hook_context(), "iteration": self._steps,
-                                                                 "tool_names": [event.name]})
+            if self.hooks.wants("agent:step"):
+                self.hooks.emit_threadsafe(self.loop, "agent:step", {**self.hook_context(), "iteration": self._steps,
+                                                                     "tool_names": [event.name]})
         if not isinstance(event, ToolStarted) or self.progress not in ("new", "all", "verbose"):
             return
         if self.progress == "new" and self._progress_lines and self._last_tool == event.name:

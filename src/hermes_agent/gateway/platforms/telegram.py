@@ -1,5 +1,7 @@
-"""Telegram through python-telegram-bot: long polling with our own loop (offsets in the durable Inbox,
-backoff on outages, 429 retry_after honoured), MarkdownV2 with a plain-text retry, 4096-char pieces."""
+"""Telegram: long polling with our own loop (offsets in the durable Inbox, backoff on outages, 429 retry_after
+honoured), MarkdownV2 with a plain-text retry, 4096-char pieces. Polls and replies go through our own client
+(telegram_poll.py) and updates are read as JSON (telegram_update.py); python-telegram-bot loads only for files,
+webhook mode, or when a proxy is set (it polls and sends then, as httpx honours proxies)."""
 
 from __future__ import annotations
 
@@ -13,7 +15,8 @@ from hermes_agent import lazyre
 from hermes_agent.config.settings import Settings
 from hermes_agent.gateway.base import Handler, Inbound, PlatformAdapter, split_text
 from hermes_agent.gateway.delivery import Inbox
-from hermes_agent.gateway.platforms.telegram_poll import RawApi, usable
+from hermes_agent.gateway.platforms.telegram_poll import RawApi, Refused, RetryLater, Unavailable, usable
+from hermes_agent.gateway.platforms.telegram_update import translate
 from hermes_agent.gateway.platforms.telegram_webhook import WebhookConfig, serve_webhook
 
 log = logging.getLogger(__name__)
@@ -39,23 +42,6 @@ def escape_markdown_v2(text: str) -> str:
         else:
             out.append("\\*\\*".join(esc))
     return "".join(out)
-
-
-def addressed_to_bot(msg, bot_id: int, username: str) -> bool:  # type: ignore[no-untyped-def]
-    """Telegram's group rule: a reply to the bot, an @mention of it (entity, or plain text when the client sent
-    no entities) or a /command@bot. A bare /command is not addressed to any one bot."""
-    reply = msg.reply_to_message
-    if reply is not None and reply.from_user is not None and reply.from_user.id == bot_id:
-        return True
-    handle = "@" + username.lower()
-    parsed = {**msg.parse_entities(), **msg.parse_caption_entities()}
-    for entity, text in parsed.items():
-        if (entity.type == "mention" and text.lower() == handle) or \
-                (entity.type == "text_mention" and entity.user is not None and entity.user.id == bot_id) or \
-                (entity.type == "bot_command" and text.lower().endswith(handle)):
-            return True
-    raw = msg.text or msg.caption or ""
-    return not parsed and bool(username) and re.search(rf"(?i)(?<![\w@/]){re.escape(handle)}\b", raw) is not None
 
 
 def _truthy(value: object) -> bool:
@@ -108,9 +94,9 @@ def _webhook(settings, extra: dict) -> WebhookConfig | None:  # type: ignore[no-
 
 
 class TelegramAdapter:
-    """The PlatformAdapter for Telegram (python-telegram-bot's Bot, our polling loop). When polling, getMe,
-    deleteWebhook and getUpdates go through our own client (telegram_poll.py) so the first poll does not wait for
-    the library, which loads on a worker thread and is awaited only to read an update or to send."""
+    """The PlatformAdapter for Telegram. Our own client (telegram_poll.py) polls (getMe, deleteWebhook,
+    getUpdates) and makes every call of a reply (messages, typing, edits, buttons); python-telegram-bot's Bot
+    loads on a worker thread the first time a file goes either way, and does everything when a proxy is set."""
 
     name = "telegram"
     max_length = MAX_LENGTH
@@ -130,7 +116,7 @@ class TelegramAdapter:
         self._bot = None
         self._bot_task: asyncio.Task | None = None
         api = str(kw.get("base_url") or "https://api.telegram.org/bot")
-        self._raw = RawApi(api, token, verify) if webhook is None and usable(api) else None
+        self._raw = RawApi(api, token, verify) if usable(api) else None
         self.inbox = inbox or Inbox(self.name)
         self.handler: Handler | None = None
         self._task: asyncio.Task | None = None
@@ -140,6 +126,7 @@ class TelegramAdapter:
         self.connected = False
         self.last_error = ""
         self.username = ""
+        self.bot_id = 0
 
     @property
     def bot(self):  # type: ignore[no-untyped-def]
@@ -149,8 +136,14 @@ class TelegramAdapter:
         return self._bot
 
     def _make_bot(self):  # type: ignore[no-untyped-def]
+        import warnings
+
         from telegram import Bot
         from telegram.request import HTTPXRequest
+        from telegram.warnings import PTBUserWarning
+
+        # _library_call names the Bot API method itself (its camelCase aliases exist: the library warns)
+        warnings.filterwarnings("ignore", message="Please use 'Bot[.]", category=PTBUserWarning)
 
         token, kw, verify = self._bot_args
         tls = {"httpx_kwargs": {"verify": verify}}
@@ -164,30 +157,30 @@ class TelegramAdapter:
         await self._retrying(self._bot.initialize)
 
     async def _library(self):  # type: ignore[no-untyped-def]
-        """The initialized Bot, once the background load is done."""
-        if self._bot_task is not None:
-            await asyncio.shield(self._bot_task)
+        """The initialized Bot, loaded on a worker thread the first time it is needed."""
+        if self._bot is not None and self._bot_task is None:
+            return self._bot  # built in start() (a proxy or webhook mode) and initialized there
+        if self._bot_task is None:
+            self._bot_task = asyncio.create_task(self._load_bot(), name="telegram-library")
+        await asyncio.shield(self._bot_task)
         return self.bot
 
     async def start(self, handler: Handler) -> None:
         """getMe (retried until the API answers), re-handle the unanswered inbox, then poll (after deleteWebhook)
         or serve the webhook (after setWebhook with the secret)."""
         self.handler = handler
-        if self._raw is not None:
-            self._bot_task = asyncio.create_task(self._load_bot(), name="telegram-library")
+        if self._raw is not None and self.webhook is None:
             me = await self._raw_retrying("getMe")
-            self.username = str((me if isinstance(me, dict) else {}).get("username") or "")
+            me = me if isinstance(me, dict) else {}
+            self.username, self.bot_id = str(me.get("username") or ""), int(me.get("id") or 0)
             await self._raw_retrying("deleteWebhook")
         else:
             await self._retrying(self.bot.initialize)
-            self.username = getattr(self.bot, "username", "") or ""
+            self.username, self.bot_id = getattr(self.bot, "username", "") or "", int(self.bot.id)
             if self.webhook is None:
                 await self._retrying(self.bot.delete_webhook)
         self.connected = True
-        unanswered = list(self.inbox.unanswered())
-        if unanswered:
-            await self._library()
-        for event_id, payload in unanswered:
+        for event_id, payload in list(self.inbox.unanswered()):
             inbound = self._translate(event_id, payload)
             if inbound is not None:
                 await handler(inbound)
@@ -203,7 +196,7 @@ class TelegramAdapter:
     async def connect(self) -> None:
         """For a one-shot send (no polling, webhook left as it is): getMe once; a refusal raises."""
         await self.bot.initialize()
-        self.username = getattr(self.bot, "username", "") or ""
+        self.username, self.bot_id = getattr(self.bot, "username", "") or "", int(self.bot.id)
         self.connected = True
 
     async def _pushed(self, update: dict) -> None:
@@ -254,27 +247,56 @@ class TelegramAdapter:
         self.last_error = f"{time.strftime('%H:%M:%S')} {type(exc).__name__}: {exc}"
         log.warning("telegram API: %s", self.last_error)
 
-    async def _raw_retrying(self, method: str, params: dict | None = None, timeout: float = 15.0) -> object:
-        """`_retrying` for our own client: the same waits and back-off; a refusal ends the start with one line."""
-        from hermes_agent.gateway.platforms.telegram_poll import Refused, RetryLater, Unavailable
-
+    async def _api(self, method: str, params: dict | None = None, *, retry: bool = True,
+                   timeout: float = 15.0) -> object:
+        """One Bot API call through our client (through the library when a proxy is set, its errors read as
+        ours). With `retry`, 429 waits retry_after and outages back off (0.2 s doubling to 1 s) until the API
+        answers, as `_retrying` does; a refusal (400/401/403/404) raises Refused."""
         delay = 0.2
         while True:
             try:
-                return await self._raw.acall(method, params, timeout)  # type: ignore[union-attr]
+                if self._raw is not None:
+                    return await self._raw.acall(method, params, timeout)
+                return await self._library_call(method, params or {})
             except RetryLater as exc:
+                if not retry:
+                    raise
                 self.last_error = f"rate limited: retry after {exc.retry_after}"
                 await asyncio.sleep(exc.retry_after)
-            except Refused as exc:  # one line from `hermes gateway run`, not a traceback
-                from hermes_agent.errors import ConfigError, HermesError
-
-                if exc.status in (401, 404):
-                    raise ConfigError(f"Telegram refused the bot token ({exc}): check TELEGRAM_BOT_TOKEN") from None
-                raise HermesError(f"Telegram refused {method}: {exc}") from None
             except Unavailable as exc:
+                if not retry:
+                    raise
                 self._outage(exc)
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 1.0)
+
+    async def _library_call(self, method: str, params: dict) -> object:
+        from telegram.error import BadRequest, Forbidden, InvalidToken, RetryAfter, TelegramError
+
+        bot = await self._library()
+        try:
+            return await bot.do_api_request(method, api_kwargs=params)
+        except RetryAfter as exc:
+            raise RetryLater(_seconds(exc.retry_after), str(exc)) from None
+        except BadRequest as exc:  # (a NetworkError too: first)
+            raise Refused(400, str(exc)) from None
+        except Forbidden as exc:
+            raise Refused(403, str(exc)) from None
+        except InvalidToken as exc:
+            raise Refused(401, str(exc)) from None
+        except TelegramError as exc:
+            raise Unavailable(f"{type(exc).__name__}: {exc}") from None
+
+    async def _raw_retrying(self, method: str, params: dict | None = None, timeout: float = 15.0) -> object:
+        """`_api` for start-up and polling: a refusal ends the start with one line."""
+        try:
+            return await self._api(method, params, timeout=timeout)
+        except Refused as exc:  # one line from `hermes gateway run`, not a traceback
+            from hermes_agent.errors import ConfigError, HermesError
+
+            if exc.status in (401, 404):
+                raise ConfigError(f"Telegram refused the bot token ({exc}): check TELEGRAM_BOT_TOKEN") from None
+            raise HermesError(f"Telegram refused {method}: {exc}") from None
 
     async def _poll_forever(self) -> None:
         if self._raw is not None:
@@ -284,9 +306,8 @@ class TelegramAdapter:
                                            timeout=int(self.poll_timeout),
                                            allowed_updates=["message", "callback_query"])
             self.connected = True
-            parsed = {u.update_id: u for u in updates}
             await self._deliver([(u.update_id, u.to_dict() if (u.message or u.callback_query) else None)
-                                 for u in updates], parsed=parsed)
+                                 for u in updates])
 
     async def _poll_raw(self) -> None:
         while True:
@@ -298,17 +319,14 @@ class TelegramAdapter:
             await self._deliver([(u["update_id"], u if ("message" in u or "callback_query" in u) else None)
                                  for u in (updates if isinstance(updates, list) else []) if isinstance(u, dict)])
 
-    async def _deliver(self, batch: list[tuple[int, dict | None]], *, ordered: bool = True,
-                       parsed: dict | None = None) -> None:
+    async def _deliver(self, batch: list[tuple[int, dict | None]], *, ordered: bool = True) -> None:
         """Write the batch to the inbox first (fsynced on a worker thread: the loop keeps serving other chats),
         then hand each new event to the handler (a task each: one slow chat never holds up the others)."""
         fresh = set(await asyncio.to_thread(self.inbox.accept, batch, ordered=ordered))
-        if any(event_id in fresh and payload is not None for event_id, payload in batch):
-            await self._library()  # reading an update needs the library (loaded in the background)
         for event_id, payload in batch:
             if event_id not in fresh or payload is None:
                 continue
-            inbound = self._translate(event_id, payload, (parsed or {}).get(event_id))
+            inbound = self._translate(event_id, payload)
             if inbound is None:
                 self.inbox.done([event_id])
             elif self.handler is not None:
@@ -316,92 +334,60 @@ class TelegramAdapter:
                 self._handling.add(task)
                 task.add_done_callback(self._handling.discard)
 
-    def _translate(self, event_id: int, payload: dict, update: object = None) -> Inbound | None:
-        from telegram import Update
-
-        update = update if update is not None else Update.de_json(payload, self.bot)  # polled: parsed already
-        if update.callback_query is not None:
-            q = update.callback_query
-            chat = q.message.chat if q.message else None
-            return Inbound("telegram", event_id, str(chat.id if chat else q.from_user.id), str(q.from_user.id),
-                           q.from_user.full_name or "", "", is_dm=bool(chat and chat.type == "private"),
-                           callback_data=q.data or "", callback_id=q.id)
-        msg = update.message
-        if msg is None or msg.from_user is None or msg.from_user.id == self.bot.id:
-            return None
-        text = msg.text or msg.caption or ""
-        if msg.chat.type in ("group", "supergroup") and self.username:
-            if self.require_mention and not addressed_to_bot(msg, self.bot.id, self.username):
-                return None  # group chatter not meant for the bot: accepted, never answered
-            text = re.sub(rf"(?i)@{re.escape(self.username)}\b[,:]?\s*", "", text).strip() or text
-        extra = {}
-        if msg.document is not None:
-            extra = {"file_id": msg.document.file_id, "file_name": msg.document.file_name or "document"}
-        elif msg.photo:
-            extra = {"file_id": msg.photo[-1].file_id, "file_name": f"photo_{msg.message_id}.jpg"}
-        elif msg.voice is not None or msg.audio is not None:
-            audio = msg.voice or msg.audio
-            name = getattr(audio, "file_name", None) or f"voice_{msg.message_id}.ogg"
-            extra = {"file_id": audio.file_id, "file_name": name, "voice": True}
-        if not (text or extra):
-            return None
-        return Inbound("telegram", event_id, str(msg.chat.id), str(msg.from_user.id),
-                       msg.from_user.username or msg.from_user.full_name or "", text,
-                       is_dm=msg.chat.type == "private", extra=extra)
+    def _translate(self, event_id: int, payload: dict) -> Inbound | None:
+        return translate(event_id, payload, self.bot_id, self.username, self.require_mention)
 
     async def download(self, file_id: str, target: Path) -> Path:
         """Fetch an attachment (getFile, then the file URL) to `target`."""
-        remote = await self._retrying(self.bot.get_file, file_id)
+        bot = await self._library()
+        remote = await self._retrying(bot.get_file, file_id)
         target.parent.mkdir(parents=True, exist_ok=True)
         await remote.download_to_drive(target)
         return target
 
     def ack(self, event_ids: list[int] | tuple[int, ...]) -> None:
-        try:  # on the loop: the fsynced write goes to a worker thread (the inbox's lock keeps writes in order)
-            asyncio.get_running_loop().run_in_executor(None, self.inbox.done, tuple(event_ids))
-        except RuntimeError:
-            self.inbox.done(event_ids)
+        """On the loop: the fsynced write goes to the inbox's own thread (never an agent turn's worker)."""
+        self.inbox.done_soon(tuple(event_ids))
 
     async def send(self, chat_id: str, text: str, buttons: list[tuple[str, str]] | None = None) -> str | None:
         markup = None
         if buttons:
-            from telegram import InlineKeyboardButton, InlineKeyboardMarkup
-
-            markup = InlineKeyboardMarkup([[InlineKeyboardButton(label, callback_data=data)
-                                            for label, data in buttons]])
-        from telegram.error import BadRequest, Forbidden
-
+            markup = {"inline_keyboard": [[{"text": label, "callback_data": data} for label, data in buttons]]}
         last = None
         pieces = split_text(text or "(empty reply)", MAX_LENGTH)
         try:
             for i, piece in enumerate(pieces):
                 last = await self._send_one(chat_id, piece, markup if i == len(pieces) - 1 else None)
-        except (BadRequest, Forbidden) as exc:  # chat gone, bot blocked: the event is answered as far as it can be
+        except Refused as exc:  # chat gone, bot blocked: the event is answered as far as it can be
+            if exc.status not in (400, 403):
+                raise
             self.last_error = f"{time.strftime('%H:%M:%S')} send to {chat_id} refused: {exc}"
             log.warning("telegram: %s", self.last_error)
         return last
 
-    async def _send_one(self, chat_id: str, text: str, markup: object) -> str:
-        from telegram.error import BadRequest
-
+    async def _send_one(self, chat_id: str, text: str, markup: dict | None) -> str:
+        base: dict = {"chat_id": int(chat_id)}
+        if markup is not None:
+            base["reply_markup"] = markup
         escaped = escape_markdown_v2(text)
         if len(escaped) <= MAX_LENGTH:
             try:
-                msg = await self._retrying(self.bot.send_message, chat_id=int(chat_id), text=escaped,
-                                           parse_mode="MarkdownV2", reply_markup=markup)
-                return str(msg.message_id)
-            except BadRequest as exc:
+                msg = await self._api("sendMessage", {**base, "text": escaped, "parse_mode": "MarkdownV2"})
+                return _message_id(msg)
+            except Refused as exc:
+                if exc.status != 400:
+                    raise
                 log.info("MarkdownV2 refused (%s): sending plain text", exc)
-        msg = await self._retrying(self.bot.send_message, chat_id=int(chat_id), text=text, reply_markup=markup)
-        return str(msg.message_id)
+        return _message_id(await self._api("sendMessage", {**base, "text": text}))
 
     async def send_file(self, chat_id: str, path: Path, caption: str = "") -> str | None:
         """Send a local file as a document (photos too: Telegram keeps them uncompressed that way)."""
         from telegram.error import BadRequest, Forbidden
 
+        bot = await self._library()
         try:
             with open(path, "rb") as fh:
-                msg = await self._retrying(self.bot.send_document, chat_id=int(chat_id), document=fh,
+                msg = await self._retrying(bot.send_document, chat_id=int(chat_id), document=fh,
                                            filename=path.name, caption=caption or None)
         except (BadRequest, Forbidden, OSError) as exc:
             self.last_error = f"{time.strftime('%H:%M:%S')} file {path.name} to {chat_id} refused: {exc}"
@@ -413,9 +399,10 @@ class TelegramAdapter:
         """An OGG/Opus file as a voice message (sendVoice); None when Telegram refused it."""
         from telegram.error import BadRequest, Forbidden
 
+        bot = await self._library()
         try:
             with open(path, "rb") as fh:
-                msg = await self._retrying(self.bot.send_voice, chat_id=int(chat_id), voice=fh, filename=path.name)
+                msg = await self._retrying(bot.send_voice, chat_id=int(chat_id), voice=fh, filename=path.name)
         except (BadRequest, Forbidden, OSError) as exc:
             self.last_error = f"{time.strftime('%H:%M:%S')} voice {path.name} to {chat_id} refused: {exc}"
             log.warning("telegram: %s", self.last_error)
@@ -424,39 +411,34 @@ class TelegramAdapter:
 
     async def clear_buttons(self, chat_id: str, message_id: str) -> None:
         """Remove a message's inline keyboard (an answered approval)."""
-        from telegram.error import TelegramError
-
         try:
-            await self.bot.edit_message_reply_markup(chat_id=int(chat_id), message_id=int(message_id),
-                                                     reply_markup=None)
-        except TelegramError as exc:  # cosmetic: the answer is already recorded
+            await self._api("editMessageReplyMarkup", {"chat_id": int(chat_id), "message_id": int(message_id)},
+                            retry=False)
+        except (Refused, RetryLater, Unavailable) as exc:  # cosmetic: the answer is already recorded
             log.info("editMessageReplyMarkup failed: %s", exc)
 
     async def edit(self, chat_id: str, message_id: str, text: str) -> None:
-        from telegram.error import BadRequest
-
         for body, mode in ((escape_markdown_v2(text), "MarkdownV2"), (text, None)):
+            params = {"chat_id": int(chat_id), "message_id": int(message_id), "text": body[:MAX_LENGTH]}
             try:
-                await self._retrying(self.bot.edit_message_text, chat_id=int(chat_id), message_id=int(message_id),
-                                     text=body[:MAX_LENGTH], parse_mode=mode)
+                await self._api("editMessageText", {**params, "parse_mode": mode} if mode else params)
                 return
-            except BadRequest as exc:
+            except Refused as exc:
+                if exc.status != 400:
+                    raise
                 log.info("edit refused (%s): %s", mode or "plain", exc)
 
     async def typing(self, chat_id: str) -> None:
-        from telegram.error import TelegramError
-
         try:
-            await self.bot.send_chat_action(chat_id=int(chat_id), action="typing")
-        except TelegramError as exc:  # typing is cosmetic: never retried, never fatal
+            await self._api("sendChatAction", {"chat_id": int(chat_id), "action": "typing"}, retry=False)
+        except (Refused, RetryLater, Unavailable) as exc:  # typing is cosmetic: never retried, never fatal
             log.debug("typing failed: %s", exc)
 
     async def answer_callback(self, callback_id: str, text: str = "") -> None:
-        from telegram.error import TelegramError
-
+        params = {"callback_query_id": callback_id, **({"text": text} if text else {})}
         try:
-            await self.bot.answer_callback_query(callback_id, text=text or None)
-        except TelegramError as exc:
+            await self._api("answerCallbackQuery", params, retry=False)
+        except (Refused, RetryLater, Unavailable) as exc:
             log.debug("answerCallbackQuery failed: %s", exc)
 
     async def open_dm(self, user_id: str) -> str:
@@ -470,3 +452,7 @@ class TelegramAdapter:
 def _seconds(value: object) -> float:
     total = getattr(value, "total_seconds", None)
     return float(total()) if callable(total) else float(value)  # type: ignore[arg-type]
+
+
+def _message_id(result: object) -> str:
+    return str(result.get("message_id") if isinstance(result, dict) else "")
