@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from hermes_agent.core.agent import AgentServices
     from hermes_agent.core.contract import AgentSession
     from hermes_agent.plugins import PluginReport
+    from hermes_agent.tools.context import ToolContext
     from hermes_agent.tools.hooks import HookBus
 
     from .budget import Meter
@@ -162,6 +163,7 @@ def build_services(settings: Settings, *, platform: str = "cli", toolsets: list[
     wire_checkpoints(services, settings)
     wire_terminal(services, settings)
     wire_browser_and_vision(services, settings)
+    services.closers.append(lambda: _finish_context_watch(ctx))  # last: the session's processes are gone
     _wire_delegation(services, enabled, persist=persist, emit=event_callback, disabled=opts.disabled_toolsets)
     if opts.person and persist:
         from .stores import wire_attribution
@@ -270,8 +272,10 @@ def _start_mcp(services: AgentServices, settings: Settings, *, wait: bool,
     server whose command is missing is named in one line and costs nothing; exit never waits long for one."""
     if not settings.cfg.mcp_servers:
         return
+    from hermes_agent.tools import ctxwatch
     from hermes_agent.tools.mcp import start_mcp
 
+    ctxwatch.watch_for(services.ctx).start()  # the baseline before any server can write (tools/ctxwatch.py)
     mcp = start_mcp(settings)  # stdio servers run inside the session's sandbox (tools/mcp/confine.py)
     if mcp is None:
         return
@@ -284,6 +288,14 @@ def _start_mcp(services: AgentServices, settings: Settings, *, wait: bool,
     timeout = settings.cfg.mcp_single_query_discovery_timeout
     if wait and timeout > 0:
         mcp.wait_ready(timeout)
+
+
+def _finish_context_watch(ctx: ToolContext) -> None:
+    """The context-file watch's last look, when the session ran confined code (nothing imported otherwise)."""
+    if ctx.ctx_watch is not None:
+        from hermes_agent.tools import ctxwatch
+
+        ctxwatch.finish(ctx)
 
 
 _MCP_EXIT_WAIT_S = 2.0  # a server slower than this to close is left to die with the process
