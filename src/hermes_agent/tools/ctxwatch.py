@@ -48,8 +48,14 @@ class Watch:
     # -- looking ---------------------------------------------------------------------------------
 
     def _probe(self, dirs: list[str], keys: set[Key]) -> dict[Key, Entry]:
-        """Every watched name in `dirs` plus `keys`, present ones only."""
-        want = set(keys) | {(d, rel) for d in dirs for rel in WATCHED}
+        """Every watched name present in `dirs` (a listing says which: one call per directory), plus `keys`."""
+        want = set(keys)
+        for d in dirs:
+            try:
+                names = set(os.listdir(d))
+            except OSError:
+                continue
+            want.update((d, rel) for rel in WATCHED if rel.split("/", 1)[0] in names)
         now: dict[Key, Entry] = {}
         for (d, rel), entry in ctxguard.snapshot_keys(sorted(want)).items():
             if entry.kind != "absent":
