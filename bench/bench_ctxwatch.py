@@ -46,6 +46,44 @@ def median_ms(fn, calls: int) -> float:  # noqa: ANN001
     return statistics.median(samples) * 1000
 
 
+def one(n: int, calls: int) -> None:
+    """Bench one project of `n` directories."""
+    from hermes_agent.memory import ctxledger
+    from hermes_agent.tools import ctxwatch
+
+    with tempfile.TemporaryDirectory(dir=os.path.expanduser("~")) as tmp:
+        root, home = os.path.join(tmp, "ws"), os.path.join(tmp, "hh")
+        os.makedirs(home)
+        make_project(root, n)
+        os.chdir(root)
+        ctx = ctx_for(root, home)
+        start = time.perf_counter()
+        ctxwatch.before_call(ctx, None)
+        ctxwatch.after_call(ctx, "terminal", None)
+        first = (time.perf_counter() - start) * 1000
+        deep = f"{root}/pkg0/mod0/sub0"
+        counter = [0]
+
+        def quiet() -> None:
+            ctxwatch.before_call(ctx, None)
+            ctxwatch.after_call(ctx, "terminal", None)
+
+        def touched() -> None:
+            ctxwatch.before_call(ctx, None)
+            counter[0] += 1
+            open(f"{deep}/f{counter[0]}.txt", "w").close()  # an ordinary file: its directory is probed
+            ctxwatch.after_call(ctx, "terminal", None)
+
+        q = median_ms(quiet, calls)
+        t = median_ms(touched, calls)
+        data = open(f"{root}/AGENTS.md", "rb").read()
+        ctime = os.stat(f"{root}/AGENTS.md").st_ctime_ns
+        h = median_ms(lambda: ctxledger.held(home, f"{root}/AGENTS.md", ctime, data), calls)
+        print(f"{n} dirs ({len(ctx.ctx_watch.tree.dirs)} walked): first baseline {first:.2f} ms; per call, nothing "
+              f"changed {q:.3f} ms; a file made in a deep dir {t:.3f} ms; loader ledger check {h:.3f} ms")
+        ctxwatch.finish(ctx)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--calls", type=int, default=200)
@@ -55,43 +93,9 @@ def main() -> None:
     import hermes_agent.terminal.processes  # noqa: F401
     import hermes_agent.terminal.sandbox.guardscan  # noqa: F401
     import hermes_agent.tools.registry  # noqa: F401
-    from hermes_agent.memory import ctxledger
-    from hermes_agent.tools import ctxwatch
 
     for n in (int(x) for x in args.dirs.split(",")):
-        with tempfile.TemporaryDirectory(dir=os.path.expanduser("~")) as tmp:
-            root, home = os.path.join(tmp, "ws"), os.path.join(tmp, "hh")
-            os.makedirs(home)
-            make_project(root, n)
-            os.chdir(root)
-            ctx = ctx_for(root, home)
-            start = time.perf_counter()
-            ctxwatch.before_call(ctx, None)
-            ctxwatch.after_call(ctx, "terminal", None)
-            first = (time.perf_counter() - start) * 1000
-            watch = ctx.ctx_watch
-
-            def quiet() -> None:
-                ctxwatch.before_call(ctx, None)
-                ctxwatch.after_call(ctx, "terminal", None)
-
-            deep = f"{root}/pkg0/mod0/sub0"
-            counter = [0]
-
-            def touched() -> None:
-                ctxwatch.before_call(ctx, None)
-                counter[0] += 1
-                open(f"{deep}/f{counter[0]}.txt", "w").close()  # an ordinary file: its directory is probed
-                ctxwatch.after_call(ctx, "terminal", None)
-
-            q = median_ms(quiet, args.calls)
-            t = median_ms(touched, args.calls)
-            data = open(f"{root}/AGENTS.md", "rb").read()
-            ctime = os.stat(f"{root}/AGENTS.md").st_ctime_ns
-            h = median_ms(lambda: ctxledger.held(home, f"{root}/AGENTS.md", ctime, data), args.calls)  # noqa: B023
-            print(f"{n} dirs ({len(watch.tree.dirs)} walked): first baseline {first:.2f} ms; per call, nothing "
-                  f"changed {q:.3f} ms; a file made in a deep dir {t:.3f} ms; loader ledger check {h:.3f} ms")
-            ctxwatch.finish(ctx)
+        one(n, args.calls)
 
 
 if __name__ == "__main__":
