@@ -18,7 +18,6 @@ if TYPE_CHECKING:
     from hermes_agent.core.agent import AgentServices
     from hermes_agent.core.contract import AgentSession
     from hermes_agent.plugins import PluginReport
-    from hermes_agent.tools.context import ToolContext
     from hermes_agent.tools.hooks import HookBus
 
     from .budget import Meter
@@ -123,6 +122,7 @@ def build_services(settings: Settings, *, platform: str = "cli", toolsets: list[
     from .provider import auxiliary_provider, build_provider, provider_from_row, summarizer
     from .safety import wire_approval
     from .stores import (
+        finish_context_watch,
         prompt_parts,
         skills_in,
         wire_browser_and_vision,
@@ -163,7 +163,7 @@ def build_services(settings: Settings, *, platform: str = "cli", toolsets: list[
     wire_checkpoints(services, settings)
     wire_terminal(services, settings)
     wire_browser_and_vision(services, settings)
-    services.closers.append(lambda: _finish_context_watch(ctx))  # last: the session's processes are gone
+    services.closers.append(lambda: finish_context_watch(ctx))  # last: the session's processes are gone
     _wire_delegation(services, enabled, persist=persist, emit=event_callback, disabled=opts.disabled_toolsets)
     if opts.person and persist:
         from .stores import wire_attribution
@@ -288,14 +288,6 @@ def _start_mcp(services: AgentServices, settings: Settings, *, wait: bool,
     timeout = settings.cfg.mcp_single_query_discovery_timeout
     if wait and timeout > 0:
         mcp.wait_ready(timeout)
-
-
-def _finish_context_watch(ctx: ToolContext) -> None:
-    """The context-file watch's last look, when the session ran confined code (nothing imported otherwise)."""
-    if ctx.ctx_watch is not None:
-        from hermes_agent.tools import ctxwatch
-
-        ctxwatch.finish(ctx)
 
 
 _MCP_EXIT_WAIT_S = 2.0  # a server slower than this to close is left to die with the process
