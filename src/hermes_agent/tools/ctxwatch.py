@@ -16,7 +16,6 @@ import contextlib
 import logging
 import os
 import threading
-from collections.abc import Iterator
 
 from hermes_agent.tools import ctxguard
 from hermes_agent.tools.ctxguard import WATCHED, Entry
@@ -185,24 +184,6 @@ class Watch:
                 self.window = None
             return lines
 
-    @contextlib.contextmanager
-    def trusted(self) -> Iterator[None]:
-        """A write of hermes's own (a file tool, after the approval gate): it joins the baseline, vouched."""
-        with self.lock:
-            before = None if self.base is None else dict(self.base)
-        yield
-        with self.lock:
-            if self.base is None or before is None:
-                return
-            now = self._look()
-            found = [(k, o, n) for k, o, n in self._found(now) if before.get(k) == self.base.get(k)]
-            for key, _old, new in found:
-                if new.kind == "absent":
-                    self.base.pop(key, None)
-                else:
-                    self.base[key] = new
-            self._vouch([(k, n) for k, _o, n in found])
-
 
 def _describe(key: Key, old: Entry, new: Entry) -> str:
     """`path: created|changed|removed (+N lines: first added line)` — what the person is asked about."""
@@ -308,7 +289,8 @@ def after_write(ctx: object, paths: list[str]) -> None:
     watch = getattr(ctx, "ctx_watch", None)
     if not isinstance(watch, Watch):
         return
-    base_dir = os.getcwd()
+    policy = getattr(ctx, "path_policy", None)  # relative paths are the workspace's (as the file tools take them)
+    base_dir = policy.workspace[0] if policy is not None and policy.workspace else os.getcwd()
     wanted = {os.path.realpath(os.path.join(base_dir, os.path.expanduser(p))) for p in paths}
     with watch.lock:
         if watch.base is None:
