@@ -1,7 +1,7 @@
-"""Context files judged by outcome (issue 19, red team #25/#26/#29/#38), through the real `hermes chat -q`
-and the real sandbox: once the conversation is tainted, whatever confined code does to AGENTS.md & co.
-(a computed file name, a script, execute_code, an MCP server's own shell) is undone after the call, and
-both the model and the user are told. Without untrusted content the same command keeps its effect."""
+"""Context files judged by outcome (issue 19, red team #25/#26/#29/#38, rt4 a08), through the real `hermes
+chat -q` and the real sandbox: whatever confined code does to AGENTS.md & co. (a computed file name, a script,
+execute_code, an MCP server's own shell) is put back after the call unless a person says yes (nobody can in
+-q), tainted conversation or not, and both the model and the user are told."""
 
 from __future__ import annotations
 
@@ -50,20 +50,20 @@ def test_planted_context_files_after_a_download_are_undone(scripted, hermes_home
     assert not (work / ".hermes.md").exists()
     assert (work / "notes.txt").read_text() == "plain\n"  # ordinary work goes on
     script, code, plain = _tool_results(scripted)[-3:]
-    assert "AGENTS.md changed by a command after untrusted content was read" in script and "undone" in script
-    assert "CLAUDE.md" in script
-    assert ".hermes.md changed" in code
-    assert "changed by a command" not in plain
-    assert "AGENTS.md changed by a command after untrusted content was read" in out.stdout + out.stderr
+    assert "AGENTS.md was created by terminal: put back" in script and "CLAUDE.md was changed by terminal" in script
+    assert ".hermes.md was created by execute_code: put back" in code
+    assert "context_files" not in plain
+    assert "AGENTS.md was created by terminal: put back" in out.stdout + out.stderr
 
 
-def test_without_untrusted_content_ordinary_notes_stay_and_planted_orders_go(scripted, hermes_home, tmp_path):
-    """A fetch hidden in `python3 f.py` leaves the conversation untainted (#25): there, a change whose added
-    text reads as an injected instruction is undone all the same; ordinary project notes stay."""
+def test_without_untrusted_content_a_command_still_needs_a_yes(scripted, hermes_home, tmp_path):
+    """A fetch hidden in `python3 f.py` leaves the conversation untainted (#25, rt4 a08): there, too, what a
+    command writes to a context file is put back when nobody can say yes (no guess about what the text means),
+    planted orders and ordinary notes alike; other files stay."""
     work = tmp_path / "work"
     work.mkdir()
     (work / "b.sh").write_text(SCRIPT)
-    (work / "notes.sh").write_text("n=AGE; printf 'Use pytest -q; the code lives in src/.\\n' > ${n}NTS.md\n")
+    (work / "notes.sh").write_text("n=AGE; printf 'Use pytest -q; the code lives in src/.\\n' > ${n}NTS.md; echo x > y.txt\n")
     model_config(hermes_home, scripted.url)
     scripted.add({"tool_calls": [{"name": "terminal", "arguments": {"command": "bash b.sh"}}]},
                  {"tool_calls": [{"name": "terminal", "arguments": {"command": "bash notes.sh"}}]},
@@ -71,10 +71,10 @@ def test_without_untrusted_content_ordinary_notes_stay_and_planted_orders_go(scr
     out = run_hermes("chat", "-q", "set up", "-t", "terminal", home=hermes_home, cwd=str(work), timeout=90)
     assert out.returncode == 0, out.stderr
     planted, notes = _tool_results(scripted)[-2:]
-    assert "reads as planted instructions" in planted and "runs code from the network" in planted
-    assert not (work / "CLAUDE.md").exists()
-    assert (work / "AGENTS.md").read_text() == "Use pytest -q; the code lives in src/.\n"
-    assert "changed by a command" not in notes
+    assert "CLAUDE.md was created by terminal: put back" in planted
+    assert "AGENTS.md was created by terminal: put back" in notes and "write_file or patch" in notes
+    assert not (work / "CLAUDE.md").exists() and not (work / "AGENTS.md").exists()
+    assert (work / "y.txt").read_text() == "x\n"
 
 
 def test_an_mcp_server_writing_agents_md_is_undone(scripted, hermes_home, tmp_path):
@@ -91,4 +91,4 @@ def test_an_mcp_server_writing_agents_md_is_undone(scripted, hermes_home, tmp_pa
     assert not (work / "AGENTS.md").exists() and not (work / "CLAUDE.md").exists()
     result = _tool_results(scripted)[-1]
     json.loads(result)
-    assert "AGENTS.md changed by a command" in result
+    assert "AGENTS.md was created by mcp__ext__run_shell: put back" in result

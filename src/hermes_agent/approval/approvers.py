@@ -28,7 +28,7 @@ class ApprovalRequest:
     pattern_key: str
     description: str
     pattern_keys: tuple[str, ...] = ()
-    kind: Literal["command", "write", "external", "persist"] = "command"
+    kind: Literal["command", "write", "external", "persist", "context"] = "command"
     session_id: str | None = None
     timeout: float = 60.0
     once_only: bool = False  # crossing the sandbox boundary: only this call can be approved
@@ -89,15 +89,31 @@ class ScriptedApprover:
         return answer if answer in CHOICES else "deny"
 
 
+_TITLES = {"command": "Potentially dangerous command detected", "write": "Write to a sensitive path requested",
+           "external": "External tool call needs approval",
+           "persist": "A lasting change after untrusted content needs approval",
+           "context": "A context file was changed by confined code"}
+
+
+def title_for(kind: str, default: str = "Potentially dangerous command detected") -> str:
+    """The heading of an approval request of this kind."""
+    return _TITLES.get(kind, default)
+
+
+def once_note(kind: str) -> str:
+    """Why a once-only request offers only once/deny."""
+    if kind == "context":
+        return "Every later session loads this file as instructions: only this change can be kept."
+    return "This leaves the sandbox: only this one call can be approved."
+
+
 def render_prompt(request: ApprovalRequest) -> str:
     """The prompt text: description, the full command (every line), and the four choices."""
-    title = {"command": "Potentially dangerous command detected", "write": "Write to a sensitive path requested",
-             "external": "External tool call needs approval",
-             "persist": "A lasting change after untrusted content needs approval"}.get(request.kind, "Approval needed")
+    title = title_for(request.kind, "Approval needed")
     body = "\n".join("    " + line for line in request.command.splitlines() or [""])
     if request.once_only:
         return (f"\n⚠️  {title}: {request.description}\n{body}\n\n"
-                f"    This leaves the sandbox: only this one call can be approved.\n"
+                f"    {once_note(request.kind)}\n"
                 f"    [o]nce  |  [d]eny   (no answer in {request.timeout:g} s = deny)\n"
                 f"    Choice [o/D]: ")
     return (f"\n⚠️  {title}: {request.description}\n{body}\n\n"

@@ -44,6 +44,7 @@ log = logging.getLogger(__name__)
 AuxJudge = Callable[[str, str], str]
 UNSANDBOXED = "unsandboxed"  # approval key of a command that would run outside the OS sandbox
 PERSIST_KEY = "persist_after_untrusted"  # approval key of a lasting change after untrusted content
+CONTEXT_KEY = "context_file_by_command"  # approval key of a context file changed by confined code
 _ISOLATED_KINDS = frozenset({"singularity", "apptainer", "modal", "daytona"})
 _GLOB = lazyre.compile(r"[*?\[]")
 
@@ -293,6 +294,22 @@ class ApprovalGate:
                 return Decision(True, "lasting changes approved for this session", key, "session")
             choice = self._ask(request)
         return self._apply(choice, request, session_id)
+
+    def check_context_file(self, tool: str, what: str, *, session_id: str | None = None) -> Decision:
+        """Keep a change confined code (`tool`) made to a context file (`what`: the file and the change)? Every
+        later session loads it as instructions, so only a person's yes for this change keeps it: yolo,
+        approvals.mode off, the allowlist, session answers and non-human approvers never do."""
+        key = CONTEXT_KEY
+        if not (self.can_ask and getattr(self.approver, "human", True)):
+            return Decision(False, "this session cannot ask the user", key, "no_approver")
+        request = ApprovalRequest(f"{tool}: {what}", key, "confined code changed a context file that every later "
+                                  "session loads as instructions", (key,), "context", session_id, self.timeout,
+                                  once_only=True)
+        with self._ask_lock:
+            choice = self._ask(request)
+        if choice == "deny":
+            return Decision(False, "the user said no (or did not answer)", key, "user")
+        return Decision(True, "kept: the user said yes to this change", key, "user")
 
     def as_hook(self, block: Callable[[str], object],
                 lookup: Callable[[str], object | None] | None = None) -> Callable[..., object | None]:

@@ -122,6 +122,7 @@ def build_services(settings: Settings, *, platform: str = "cli", toolsets: list[
     from .provider import auxiliary_provider, build_provider, provider_from_row, summarizer
     from .safety import wire_approval
     from .stores import (
+        finish_context_watch,
         prompt_parts,
         skills_in,
         wire_browser_and_vision,
@@ -166,6 +167,7 @@ def build_services(settings: Settings, *, platform: str = "cli", toolsets: list[
     wire_checkpoints(services, settings)
     wire_terminal(services, settings)
     wire_browser_and_vision(services, settings)
+    services.closers.append(lambda: finish_context_watch(ctx))  # last: the session's processes are gone
     _wire_delegation(services, enabled, persist=persist, emit=event_callback, disabled=opts.disabled_toolsets)
     if opts.person and persist:
         from .stores import wire_attribution
@@ -274,8 +276,10 @@ def _start_mcp(services: AgentServices, settings: Settings, *, wait: bool,
     server whose command is missing is named in one line and costs nothing; exit never waits long for one."""
     if not settings.cfg.mcp_servers:
         return
+    from hermes_agent.tools import ctxwatch
     from hermes_agent.tools.mcp import start_mcp
 
+    ctxwatch.watch_for(services.ctx).start()  # the baseline before any server can write (tools/ctxwatch.py)
     mcp = start_mcp(settings)  # stdio servers run inside the session's sandbox (tools/mcp/confine.py)
     if mcp is None:
         return

@@ -31,7 +31,14 @@ from .budget import Meter
 from .provider import build_provider, provider_from_row
 from .safety import wire_approval
 from .session import bind_session, shared_store
-from .stores import skills_in, wire_browser_and_vision, wire_checkpoints, wire_compression, wire_terminal
+from .stores import (
+    finish_context_watch,
+    skills_in,
+    wire_browser_and_vision,
+    wire_checkpoints,
+    wire_compression,
+    wire_terminal,
+)
 
 log = logging.getLogger(__name__)
 
@@ -125,6 +132,7 @@ def build_child(parent: AgentServices, toolsets: list[str], allowed: frozenset[s
     wire_checkpoints(services, settings)
     wire_terminal(services, settings)
     wire_browser_and_vision(services, settings)
+    services.closers.append(lambda: finish_context_watch(ctx))
     max_iter = settings.cfg.delegation.max_iterations
     return ChildAgent(allowed, max_iterations=max_iter, enabled_toolsets=toolsets, services=services,
                       event_callback=on_event)

@@ -35,6 +35,7 @@ def wire_approval(services: AgentServices, settings: Settings, approver: Approve
     services.gate, services.approval_hook = gate, hook
     services.ctx.path_policy = policy
     services.ctx.approve_write = gate.check_write
+    services.ctx.approve_context = gate.check_context_file
     return gate
 
 

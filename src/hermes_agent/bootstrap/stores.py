@@ -21,6 +21,7 @@ from .provider import auxiliary_provider, summarizer
 
 if TYPE_CHECKING:
     from hermes_agent.terminal.base import TerminalBackend
+    from hermes_agent.tools.context import ToolContext
 
 log = logging.getLogger(__name__)
 SUMMARY_TIMEOUT = 120.0  # seconds a compression summary may take when auxiliary.compression.timeout is unset
@@ -93,6 +94,15 @@ def wire_terminal(services: AgentServices, settings: Settings) -> None:
     ctx = services.ctx
     ctx.sandbox_state = lambda: str(getattr(ctx.backend(), "sandbox_state", "n/a"))
     services.closers.append(pool.close_all)
+
+
+def finish_context_watch(ctx: ToolContext) -> None:
+    """The context-file watch's last look (tools/ctxwatch.py), when the session ran confined code; a closer
+    registered last, so the session's processes are gone (nothing imported otherwise)."""
+    if ctx.ctx_watch is not None:
+        from hermes_agent.tools import ctxwatch
+
+        ctxwatch.finish(ctx)
 
 
 def wire_browser_and_vision(services: AgentServices, settings: Settings) -> None:

@@ -79,7 +79,7 @@ class ReplApprover:
 
     def ask(self, request: object) -> str:
         """Ask the user about a flagged command or write; never raises."""
-        from hermes_agent.approval.approvers import parse_choice
+        from hermes_agent.approval.approvers import once_note, parse_choice, title_for
 
         once_only = bool(getattr(request, "once_only", False))  # leaving the sandbox: yolo never answers it
         if self.yolo and not once_only:
@@ -87,13 +87,12 @@ class ReplApprover:
         command = str(getattr(request, "command", "") or "")
         reason = str(getattr(request, "description", "") or "flagged")
         timeout = float(getattr(request, "timeout", 0) or self.timeout)
-        title = ("Write to a sensitive path requested" if getattr(request, "kind", "command") == "write"
-                 else "Potentially dangerous command detected")
+        kind = str(getattr(request, "kind", "command"))
+        title = title_for(kind) if kind in ("write", "context") else title_for("command")
         s = self.asker.screen
         choices = "[o]nce  |  [d]eny" if once_only else "[o]nce  |  [s]ession  |  [a]lways  |  [d]eny"
         header = [s.style(f"⚠️  {title}: {reason}", "yellow"), *("    " + row for row in command.split("\n")),
-                  *([s.style("    This leaves the sandbox: only this one call can be approved (even with /yolo).",
-                             "yellow")] if once_only else []),
+                  *([s.style(f"    {once_note(kind)[:-1]} (even with /yolo).", "yellow")] if once_only else []),
                   s.style(f"    {choices}   (no answer in {timeout:g} s = deny)", "dim")]
         prompt = "Choice [o/D]: " if once_only else "Choice [o/s/a/D]: "
         while True:

@@ -7,7 +7,7 @@ import asyncio
 import concurrent.futures
 import secrets
 
-from hermes_agent.approval.approvers import CHOICES, ApprovalRequest, Choice
+from hermes_agent.approval.approvers import CHOICES, ApprovalRequest, Choice, once_note
 from hermes_agent.gateway.base import PlatformAdapter
 
 BUTTONS = (("✅ Once", "once"), ("Session", "session"), ("Always", "always"), ("❌ Deny", "deny"))
@@ -18,7 +18,7 @@ TEXT_ANSWERS = {"/approve": "once", "/approve once": "once", "/approve session":
 def approval_text(request: ApprovalRequest) -> str:
     if request.once_only:
         return (f"⚠️ Approval needed: {request.description}\n\n```\n{request.command}\n```\n\n"
-                f"This leaves the sandbox: only this one call can be approved. Reply /approve or /deny. "
+                f"{once_note(request.kind)} Reply /approve or /deny. "
                 f"No answer within {request.timeout:g} s = deny.")
     return (f"⚠️ Approval needed: {request.description}\n\n```\n{request.command}\n```\n\n"
             f"Reply /approve (once), /approve session, /approve always or /deny. "

@@ -6,12 +6,16 @@ The workspace is writable from inside the sandbox, so every file is opened witho
 
 from __future__ import annotations
 
+import logging
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from hermes_agent.config.settings import Settings
 from hermes_agent.memory.scan import invisible_chars, line_is_suspicious, strip_invisible
-from hermes_agent.nofollow import is_regular, read_regular_text
+from hermes_agent.nofollow import check_plain, is_regular, open_nofollow
+
+log = logging.getLogger(__name__)
 
 DEFAULT_MAX_CHARS = 20_000
 # (kind, candidate names in priority order, heading). The first name found wins for each kind.
@@ -90,14 +94,41 @@ def clean(text: str, name: str) -> tuple[str, tuple[str, ...]]:
     return text, tuple(warnings)
 
 
-def load_file(kind: str, path: Path, max_chars: int = DEFAULT_MAX_CHARS) -> ContextFile | None:
-    """Read, clean and cap one file; None when unreadable or empty."""
+def _read(path: Path, limit: int) -> tuple[bytes, int]:
+    """(at most `limit` bytes, the inode's ctime) of a regular file, no symlink followed from its directory on."""
+    real = os.path.join(os.path.realpath(path.parent), path.name)
+    fd = open_nofollow(real, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        check_plain(fd, str(path))
+        ctime = os.fstat(fd).st_ctime_ns
+        chunks, left = [], limit
+        while left > 0 and (chunk := os.read(fd, min(left, 1 << 16))):
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks), ctime
+    finally:
+        os.close(fd)
+
+
+def load_file(kind: str, path: Path, max_chars: int = DEFAULT_MAX_CHARS, home: Path | None = None) -> ContextFile | None:
+    """Read, clean and cap one file; None when unreadable or empty. With `home`, a file the context-file
+    ledger holds back (changed where confined code could write, content nobody vouched for) is not loaded:
+    its block says so (ctxledger.held)."""
     try:
         # Bounded: a file far above the cap is truncated anyway (4 bytes per char at most).
-        raw = read_regular_text(path, limit=max(max_chars, DEFAULT_MAX_CHARS) * 8)
+        data, ctime = _read(path, max(max_chars, DEFAULT_MAX_CHARS) * 8)
     except OSError:
         return None
-    text, warnings = clean(raw.strip(), path.name)
+    if home is not None:
+        from hermes_agent.memory.ctxledger import held
+
+        why = held(home, str(path), ctime, data)
+        if why:
+            note = f"{path} was not loaded: {why}. Review it; saving it yourself (any edit, or `touch {path}`) " \
+                   "after that session ended makes it load again"
+            log.warning("%s", note)
+            return ContextFile(kind, path, "(not loaded)", False, (note,))
+    text, warnings = clean(data.decode("utf-8", "replace").strip(), path.name)
     if not text.strip():
         return None
     text, truncated = truncate_middle(text, max_chars, path.name)
@@ -110,13 +141,13 @@ def find_context_files(cwd: Path | str, home: Path | str,
     cwd, home = Path(cwd).resolve(), Path(home)
     found: list[ContextFile] = []
     for soul in (home / "SOUL.md", cwd / "SOUL.md"):
-        if is_regular(soul) and (cf := load_file("soul", soul, max_chars)):
+        if is_regular(soul) and (cf := load_file("soul", soul, max_chars, None if soul.parent == home else home)):
             found.append(cf)
             break
     dirs = search_dirs(cwd)
     for kind, names, _ in _PROJECT_FILES:
         path = next((d / n for d in dirs for n in names if is_regular(d / n)), None)
-        if path is not None and (cf := load_file(kind, path, max_chars)):
+        if path is not None and (cf := load_file(kind, path, max_chars, home)):
             found.append(cf)
     return found
 

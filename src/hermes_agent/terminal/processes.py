@@ -104,6 +104,7 @@ class ProcessManager:
         self._lock = threading.Lock()
         self._buffer_bytes = buffer_bytes
         self._max = max_tracked
+        self.exit_listeners: list = []  # fn(process) when one ends (its output closed and the process reaped)
 
     def start(self, task_id: str, spawner: Spawner, command: str, *, cwd: str | None = None,
               **opts: object) -> BackgroundProcess:
@@ -117,7 +118,8 @@ class ProcessManager:
         proc = spawner.spawn(command, cwd=cwd, token=token, **opts)
         bp = BackgroundProcess(id=f"proc_{token}", task_id=task_id, command=command, proc=proc, spawner=spawner,
                                buffer=RollingBuffer(self._buffer_bytes))
-        bp.reader = threading.Thread(target=_pump, args=(bp,), name=f"hermes-bg-{token}", daemon=True)
+        bp.reader = threading.Thread(target=_pump, args=(bp, self.exit_listeners), name=f"hermes-bg-{token}",
+                                     daemon=True)
         bp.reader.start()
         with self._lock:
             self._procs[bp.id] = bp
@@ -229,16 +231,27 @@ class ProcessManager:
             self.cleanup(task)
 
 
-def _pump(bp: BackgroundProcess) -> None:
-    """Copy the process's output into its buffer until EOF."""
+def _pump(bp: BackgroundProcess, listeners: list | None = None) -> None:
+    """Copy the process's output into its buffer until EOF; then, once it is reaped, tell `listeners`."""
     stream = bp.proc.stdout
-    if stream is None:
-        return
     try:
-        for chunk in iter(lambda: stream.read1(65536), b""):
+        for chunk in iter(lambda: stream.read1(65536), b"") if stream is not None else ():
             bp.buffer.append(chunk)
     except (OSError, ValueError):
         pass
+    if not listeners:
+        return
+    try:
+        bp.proc.wait()
+    except Exception:  # a process object that cannot be waited on: the listeners still look
+        pass
+    for listener in list(listeners):
+        try:
+            listener(bp)
+        except Exception:  # a listener must not take the reader down
+            import logging
+
+            logging.getLogger(__name__).warning("background exit listener failed", exc_info=True)
 
 
 def _terminate(bp: BackgroundProcess) -> None:

@@ -39,6 +39,7 @@ class ToolContext:
     path_policy: PathPolicy | None = None
     sandbox_state: Callable[[], str] | None = None  # "bwrap" | "landlock" | "off" | "unavailable" (local backend)
     approve_write: Callable[..., object] | None = None  # the approval gate's check_write (file tools ask here)
+    approve_context: Callable[..., object] | None = None  # the gate's check_context_file (tools/ctxwatch.py)
     memory_store: MemoryStore | None = None
     todo_store: TodoStore | None = None
     session_search: ToolRunner | None = None  # runs a session_search call on this agent's session store
@@ -65,6 +66,7 @@ class ToolContext:
     # Lasting changes only this person's own sessions see (team mode: a member's own USER.md): the gate lets
     # them through in a tainted conversation, since nobody else reads them.
     private_persists: frozenset[str] = frozenset()
+    ctx_watch: object | None = None  # the session's context-file watch (tools/ctxwatch.py), made on first use
     _local_backend: TerminalBackend | None = field(default=None, repr=False)
 
     def backend(self) -> TerminalBackend:

@@ -1,11 +1,7 @@
-"""Context files judged by outcome: once a conversation has taken in untrusted content, a call that runs
-confined code (terminal, process, execute_code, an MCP tool) must not leave a planted AGENTS.md & co. for
-the next session. The files the next prompt would load are snapshotted before the call (stat + bytes,
-read with O_NOFOLLOW under a directory fd) and compared after; anything created, changed or removed is
-put back the way it was (old bytes restored, a new entry unlinked), whatever the command text looked
-like: a computed name, a script, a fetch hidden in `f.py`, an MCP server writing the file itself. In a
-conversation that is not tainted (a fetch can hide where provenance does not see it), only a change whose
-added text reads as an injected instruction (hermes_agent.intent) is undone."""
+"""Context files as the next session loads them, read and put back without following a link: a snapshot of
+named entries (stat + bytes, O_NOFOLLOW under directory fds) and the restore of an earlier state (old bytes
+written to a temp name and renamed over, a new entry unlinked). The session's watch around confined calls
+is tools/ctxwatch.py."""
 
 from __future__ import annotations
 
@@ -19,8 +15,6 @@ from pathlib import Path
 WATCHED = ("AGENTS.md", "CLAUDE.md", ".hermes.md", "HERMES.md", "SOUL.md", ".cursorrules", ".windsurfrules",
            ".github/copilot-instructions.md")
 _READ_CAP = 4 << 20  # bigger than any prompt cap: a larger file is kept by its stat alone
-# Content this process has undone: a parallel call whose "before" caught it must not put it back.
-_undone: set[bytes] = set()
 _DIR_FLAGS = getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
@@ -87,14 +81,23 @@ def _read_entry(dir_fd: int, name: str) -> Entry:
         os.close(fd)
 
 
-def snapshot(dirs: list[str]) -> dict[tuple[str, str], Entry]:
-    """Every watched name in `dirs`, as it is now. Unreadable entries are kept as "other" (fail closed:
-    any later difference in their stat is undone too)."""
+def snapshot_keys(keys: list[tuple[str, str]]) -> dict[tuple[str, str], Entry]:
+    """Each (directory, relative name) as it is now, one directory fd per directory (opened with no symlink
+    followed). Unreadable entries are kept as "other" (fail closed: any later difference is a change)."""
+    from hermes_agent.nofollow import open_nofollow
+
     snap: dict[tuple[str, str], Entry] = {}
-    for d in dirs:
-        for rel in WATCHED:
+    fds: dict[str, int | None] = {}
+    try:
+        for d, rel in keys:
             sub, name = os.path.split(rel)
-            fd = _open_dir(os.path.join(d, sub) if sub else d)
+            where = os.path.join(d, sub) if sub else d
+            if where not in fds:
+                try:
+                    fds[where] = open_nofollow(where, _DIR_FLAGS)
+                except OSError:
+                    fds[where] = None
+            fd = fds[where]
             if fd is None:
                 snap[(d, rel)] = Entry("absent")
                 continue
@@ -102,12 +105,20 @@ def snapshot(dirs: list[str]) -> dict[tuple[str, str], Entry]:
                 snap[(d, rel)] = _read_entry(fd, name)
             except OSError:
                 snap[(d, rel)] = Entry("other")
-            finally:
+    finally:
+        for fd in fds.values():
+            if fd is not None:
                 os.close(fd)
     return snap
 
 
-def _same(a: Entry, b: Entry) -> bool:
+def snapshot(dirs: list[str]) -> dict[tuple[str, str], Entry]:
+    """Every watched name in `dirs`, as it is now."""
+    return snapshot_keys([(d, rel) for d in dirs for rel in WATCHED])
+
+
+def same(a: Entry, b: Entry) -> bool:
+    """The same entry for the next prompt: same kind and bytes (a file), same target (a link)."""
     if a.kind != b.kind:
         return False
     if a.kind == "file":
@@ -133,7 +144,7 @@ def _restore(dir_fd: int, name: str, old: Entry) -> None:
     if old.kind == "absent":
         _remove(dir_fd, name)
         return
-    tmp = f".{name}.hermes-restore.{os.getpid()}"
+    tmp = f".{name}.hermes-restore.{os.urandom(6).hex()}"  # a name the confined side cannot have made ready
     if old.kind == "link":
         os.symlink(os.fsdecode(old.data), tmp, dir_fd=dir_fd)
     elif old.kind == "file" and (old.data or not old.sig or old.sig[2] == 0):
@@ -148,32 +159,10 @@ def _restore(dir_fd: int, name: str, old: Entry) -> None:
     os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
 
 
-def changes(before: dict[tuple[str, str], Entry]) -> list[tuple[tuple[str, str], Entry, Entry]]:
-    """(key, old, new) for every watched name that differs from `before`."""
-    after = snapshot(sorted({d for d, _ in before}))
-    return [(key, old, after.get(key, Entry("absent"))) for key, old in before.items()
-            if not _same(old, after.get(key, Entry("absent")))]
-
-
-def planted(old: Entry, new: Entry) -> list[str]:
-    """The injected-instruction intents (hermes_agent.intent) in what a change added to a context file."""
-    from hermes_agent.intent import scan
-
-    if new.kind != "file":
-        return ["not a plain file any more"] if new.kind != "absent" else []
-    text = new.data.decode("utf-8", "replace")
-    gone = set(old.data.decode("utf-8", "replace").splitlines()) if old.kind == "file" else set()
-    added = "\n".join(line for line in text.splitlines() if line not in gone)
-    return [i.kind for i in scan(added)]
-
-
-def undo_changes(before: dict[tuple[str, str], Entry],
-                 found: list[tuple[tuple[str, str], Entry, Entry]] | None = None) -> list[tuple[str, bool]]:
-    """Put back every watched file of `found` (default: all that differ from `before`): [(path, undone?)]."""
+def undo_changes(found: list[tuple[tuple[str, str], Entry, Entry]]) -> list[tuple[str, bool]]:
+    """Put back each (key, old, new) of `found` as `old`: [(path, put back?)]."""
     out: list[tuple[str, bool]] = []
-    for key, old, new in changes(before) if found is None else found:
-        if old.kind in ("file", "link") and _digest(old) in _undone:
-            continue  # another call's planted content, already undone by that call
+    for key, old, _new in found:
         d, rel = key
         sub, name = os.path.split(rel)
         path = os.path.join(d, rel)
@@ -183,8 +172,6 @@ def undo_changes(before: dict[tuple[str, str], Entry],
                 out.append((path, old.kind == "absent"))
                 continue
             _restore(fd, name, old)
-            if new.kind in ("file", "link") and new.data:
-                _undone.add(_digest(new))
             out.append((path, True))
         except OSError:
             out.append((path, False))
@@ -192,23 +179,3 @@ def undo_changes(before: dict[tuple[str, str], Entry],
             if fd is not None:
                 os.close(fd)
     return out
-
-
-def _digest(entry: Entry) -> bytes:
-    import hashlib
-
-    return hashlib.sha256(entry.kind.encode() + b"\0" + entry.data).digest()
-
-
-def note(undone: list[tuple[str, bool]], source: str, why: str = "") -> str:
-    """One line per changed file, for the model and for the user."""
-    lines = []
-    for path, ok in undone:
-        what = "undone" if ok else "COULD NOT BE UNDONE, check it before the next session"
-        if why:
-            lines.append(f"{path} changed by a command to hold what reads as planted instructions ({why}): {what}; "
-                         "the user can write that into the file themselves")
-        else:
-            lines.append(f"{path} changed by a command after untrusted content was read ({source}): {what}; "
-                         "the user can make that change in a session that read nothing untrusted")
-    return "\n".join(lines)

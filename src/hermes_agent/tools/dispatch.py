@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import re
 import time
 from collections.abc import Collection
@@ -171,54 +170,56 @@ def _run_one(name: str, raw_args: dict, offered: Collection[str] | None, task_id
     result = registry.dispatch(name, args, task_id=task_id, user_task=user_task, ctx=ctx)
     if ctx is not None and entry.brings_untrusted(args):
         ctx.taint(f"the result of {name}")
-    if before is not None:
-        result = _guard_after(before, result, ctx)
+    result = _guard_after(entry, args, before, result, ctx)
     result = cap_result(result, entry.max_result_size_chars or DEFAULT_RESULT_CAP)
     return bus.post_tool_call(name, args, result, ctx, (time.perf_counter() - started) * 1000)
 
 
-def _guard_before(entry: object, args: dict, ctx: ToolContext | None) -> dict | None:
-    """A snapshot of the workspace's context files when this call runs confined code (tools/ctxguard.py);
-    None when nothing needs watching."""
+def _guard_before(entry: object, args: dict, ctx: ToolContext | None) -> list[str] | None:
+    """Lines about context files changed since the last look, when this call runs confined code
+    (tools/ctxwatch.py); None when this call is not watched."""
     from hermes_agent.tools import ctxguard
 
     if ctx is None or not ctxguard.runs_confined_code(entry.approval):
         return None
-    cwds = [os.getcwd()]
-    configured = str(getattr(ctx.settings.cfg.terminal, "cwd", "") or "")
-    if configured not in ("", "."):
-        cwds.append(os.path.expanduser(configured))
+    from hermes_agent.tools import ctxwatch
+
     try:
-        return ctxguard.snapshot(ctxguard.watched_dirs(cwds))
+        return ctxwatch.before_call(ctx, ctx.session_id)
     except OSError:
-        log.warning("could not snapshot the context files before %s", entry.name, exc_info=True)
-        return None
+        log.warning("could not look at the context files before %s", entry.name, exc_info=True)
+        return []
 
 
-def _guard_after(before: dict, result: str, ctx: ToolContext) -> str:
-    """Undo context-file changes the call made (all of them once the conversation is tainted, else those that
-    read as planted instructions); tell the model (in the result) and the user (ctx.notice)."""
-    from hermes_agent.tools import ctxguard
+def _guard_after(entry: object, args: dict, before: list[str] | None, result: str, ctx: ToolContext | None) -> str:
+    """Context files a confined call changed are put back unless the user says yes; a file tool's write of one
+    joins the session's baseline. The model is told in the result, the user by ctx.notice."""
+    from hermes_agent.tools import ctxwatch
 
-    found = ctxguard.changes(before)
-    if not found:
+    if ctx is None:
         return result
-    why = ""
-    if not ctx.untrusted:  # only what reads as planted instructions is undone here
-        kinds = {key: ctxguard.planted(old, new) for key, old, new in found}
-        found = [c for c in found if kinds[c[0]]]
-        why = ", ".join(sorted({k for ks in kinds.values() for k in ks}))
-        if not found:
-            return result
-    line = ctxguard.note(ctxguard.undo_changes(before, found), ctx.untrusted, why)
-    log.warning("%s", line)
+    if before is None:
+        subject = entry.subject(args) if entry.approval == "writes" else None
+        if subject is not None and subject.paths and ctx.ctx_watch is not None:
+            ctxwatch.after_write(ctx, list(subject.paths))
+        return result
+    try:
+        lines = before + ctxwatch.after_call(ctx, entry.name, ctx.session_id)
+    except OSError:
+        log.warning("could not look at the context files after %s", entry.name, exc_info=True)
+        lines = before
+    if not lines:
+        return result
+    line = "\n".join(dict.fromkeys(lines))
     if ctx.notice is not None:
         ctx.notice(line)
+    else:
+        log.warning("%s", line)
     try:
         value = json.loads(result)
     except ValueError:
         value = None
     if isinstance(value, dict):
-        value["context_files_undone"] = line
+        value["context_files"] = line
         return json.dumps(value, ensure_ascii=False)
     return f"{result}\n[{line}]"

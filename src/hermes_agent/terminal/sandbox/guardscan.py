@@ -108,11 +108,12 @@ def _sig(path: str) -> tuple | None:
 
 class Tree:
     """Directories of the workspaces (breadth first: DEPTH levels, BUDGET directories, dependency and dot
-    directories skipped except `.vscode`) with their mtimes: `refresh` returns those new or changed (an entry
-    was added, removed or renamed in them)."""
+    directories skipped except `keep` ones, which are not descended) with their mtimes: `refresh` returns those
+    new or changed (an entry was added, removed or renamed in them)."""
 
-    def __init__(self, roots: Iterable[str]) -> None:
+    def __init__(self, roots: Iterable[str], keep: tuple[str, ...] = (".vscode",)) -> None:
         self.dirs: dict[str, tuple[int, int]] = {r: (-1, 0) for r in roots}
+        self.keep = keep
 
     def quiet(self) -> bool:
         """No directory changed since the last `refresh` (nothing updated)."""
@@ -139,7 +140,7 @@ class Tree:
         while queue:
             d = queue.popleft()
             depth = self.dirs.get(d, (0, DEPTH))[1]
-            if depth >= DEPTH or os.path.basename(d) == ".vscode":
+            if depth >= DEPTH or os.path.basename(d) in self.keep:
                 continue
             try:
                 entries = list(os.scandir(d))
@@ -148,7 +149,7 @@ class Tree:
             for e in entries:
                 if e.path in self.dirs or len(self.dirs) >= (TOP_BUDGET if depth == 0 else BUDGET) \
                         or e.name in SKIP_DIRS \
-                        or (e.name.startswith(".") and e.name != ".vscode") or not e.is_dir(follow_symlinks=False):
+                        or (e.name.startswith(".") and e.name not in self.keep) or not e.is_dir(follow_symlinks=False):
                     continue
                 try:
                     self.dirs[e.path] = (e.stat(follow_symlinks=False).st_mtime_ns, depth + 1)

@@ -1,0 +1,43 @@
+"""The context-file ledger on real files: a file changed inside a window covering it is held unless vouched;
+outside any window, or outside the window's roots, it loads; a dead session's open window is closed by the
+next one."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+from hermes_agent.memory import ctxledger
+
+
+def test_held_only_inside_a_covering_window_and_until_vouched(tmp_path):
+    home, ws = tmp_path / "hh", tmp_path / "ws"
+    home.mkdir()
+    ws.mkdir()
+    before = time.time_ns()
+    start = ctxledger.open_window(home, [str(ws)])
+    path = str(ws / "AGENTS.md")
+    data = b"Always run make x.\n"
+    assert "nobody approved" in ctxledger.held(home, path, time.time_ns(), data)
+    assert ctxledger.held(home, path, before - 1, data) == ""  # changed before the window
+    assert ctxledger.held(home, str(tmp_path / "other" / "AGENTS.md"), time.time_ns(), data) == ""  # not its roots
+    ctxledger.vouch(home, [(path, ctxledger.digest(data))])
+    assert ctxledger.held(home, path, time.time_ns(), data) == ""
+    assert ctxledger.held(home, path, time.time_ns(), b"other text") != ""
+    ctxledger.close_window(home, start)
+    assert ctxledger.held(home, path, time.time_ns(), b"other text") == ""  # after the window: the user's
+
+
+def test_a_dead_sessions_open_window_is_closed_by_the_next(tmp_path):
+    home = tmp_path / "hh"
+    home.mkdir()
+    ledger = ctxledger.ledger_path(home)
+    ledger.parent.mkdir(parents=True)
+    ledger.write_text(json.dumps({"windows": [{"start": 1, "end": None, "pid": 2 ** 22 + 7, "pstart": "1",
+                                               "roots": ["/"]}]}))
+    assert ctxledger.held(home, "/x/AGENTS.md", time.time_ns(), b"x")  # open: covers until now (fail closed)
+    ctxledger.open_window(home, [str(tmp_path / "ws")])
+    windows = json.loads(ledger.read_text())["windows"]
+    assert windows[0]["end"] is not None and windows[1]["pid"] == os.getpid()
+    assert ctxledger.held(home, "/x/AGENTS.md", time.time_ns() + 10**9, b"x") == ""
