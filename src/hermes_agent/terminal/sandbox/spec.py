@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
-from hermes_agent.terminal.sandbox import gitglobal, shellrc, views
+from hermes_agent.terminal.sandbox import gitglobal, readable, shellrc, views
 
 # Inside a writable root these stay read-only (they make direnv run code later); git's are resolved
 # at use (views.git_paths).
@@ -143,7 +143,8 @@ def spec_from_policy(policy: PolicyLike, *, network: object = True, mechanism: s
     secrets = (*secrets, *(orig for orig, _ in git_globals if orig and os.path.lexists(orig)))
     mech = str(mechanism or "auto").strip().lower()
     workspaces = tuple(os.path.realpath(w) for w in policy.workspace)
-    secrets = tuple(dict.fromkeys(secrets))
+    secrets = tuple(dict.fromkeys((*secrets, *readable.for_policy(  # reads outside HOME: an allowlist
+        policy, (os.path.realpath(os.path.expanduser(str(p))) for p in sockets)))))
     secrets = tuple(p for p in secrets if not any(q != p and views.under(p, q) for q in secrets))  # outermost only
     sockets = tuple(os.path.realpath(os.path.expanduser(str(p))) for p in sockets)
     spec = SandboxSpec(mode=mode, writable=tuple(dict.fromkeys(writable)),

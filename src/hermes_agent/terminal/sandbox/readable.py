@@ -1,0 +1,250 @@
+"""What a confined command may read outside HOME: an allowlist (issue 19, rt4 a01: a root session's command
+read an SSH key in /work/ci/sshd and used it on a loopback sshd). Everything not listed is hidden, planned as
+concrete paths (the complement of the allowlist, expanded where an allowed path lies deeper), so bwrap
+(`--tmpfs` / `/dev/null`) and Landlock (no read rule) enforce the same list through `SandboxSpec.secrets`.
+
+Readable:
+- the system: `SYSTEM_READABLE` (programs, libraries, /etc, /opt, /nix, /snap; /proc, /dev, /sys and the temp
+  dirs as the rest of the sandbox arranges them; of /var only the package managers' databases and caches, of
+  /run only the resolver's files: /var and /run hold the machine's state — databases, mail, backups, logs,
+  container and service secrets);
+- inside /etc and /opt (`PUBLIC_ONLY`) only what everyone on this machine may read: a file without the
+  other-read bit, or a directory without other-read-and-search (shadow, gshadow, sudoers*, ssh host keys,
+  ssl/private, docker's key.json, a deploy key of mode 0600) is hidden, whoever owns it;
+- the targets of /etc's own symlinks (resolv.conf -> /run/systemd/resolve/...) when they are files;
+- HOME (its dot-entries by their own rule, views.hidden_paths), the workspaces, the writable roots, the readable
+  locations of the policy (sandbox.readable_paths, hermes's code, other homes' tool directories);
+- each PATH directory (resolved), and for a PATH directory named bin/sbin outside every home its prefix's
+  lib*, libexec, share, include and pyvenv.cfg; the same for the directory an executable symlink in a PATH
+  directory outside the system roots points to (a venv's python -> /root/.pyenv/versions/X/bin/python3).
+Stdlib only."""
+
+from __future__ import annotations
+
+import os
+import stat as stat_mod
+from collections.abc import Iterable
+
+SYSTEM_READABLE: tuple[str, ...] = (
+    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/nix", "/snap",
+    "/proc", "/dev", "/sys", "/tmp", "/var/tmp",
+    "/var/lib/dpkg", "/var/lib/apt", "/var/lib/rpm", "/var/lib/pacman", "/var/lib/dnf",
+    "/var/cache/apt", "/var/cache/fontconfig", "/var/cache/man",
+    "/run/systemd/resolve", "/run/resolvconf",
+)
+# Inside these only what everyone may read, this many levels down (/opt holds whole software trees: a conda
+# in /opt is 50,000 files; its top three levels hold an application's keys and config).
+PUBLIC_ONLY: dict[str, int] = {"/etc": 12, "/opt": 3}
+PREFIX_PARTS: tuple[str, ...] = ("bin", "sbin", "lib", "lib32", "lib64", "libexec", "share", "include", "pyvenv.cfg")
+_WALK_BUDGET = 20_000  # entries looked at per PUBLIC_ONLY root; past it the rest is not filtered (doctor says so)
+_LINK_BUDGET = 4000  # entries of a non-system PATH directory looked at for interpreter symlinks
+
+
+def under(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def allowed_roots(home: str, allow: Iterable[str], homes: Iterable[str] = (),
+                  search_path: str | None = None) -> list[str]:
+    """Every path readable outside the hidden dot-entries: system roots, HOME, `allow` (workspaces, writable
+    roots, the policy's readable locations), PATH directories and interpreter prefixes (resolved)."""
+    homes = [h for h in (home, *homes) if h]
+    out = [os.path.realpath(p) for p in SYSTEM_READABLE if os.path.lexists(p)]
+    out += [home] if home else []
+    out += [os.path.normpath(a) for a in allow if a]  # resolved by the policy
+    out += _etc_link_targets()
+    out += path_dirs(search_path, homes, out)
+    return list(dict.fromkeys(p for p in out if p and p != "/"))
+
+
+def path_dirs(search_path: str | None, homes: list[str], system: list[str]) -> list[str]:
+    """PATH's directories (resolved) with the prefixes of those named bin/sbin outside every home, and of
+    the interpreters their symlinks point to (a PATH directory outside `system` only)."""
+    raw = os.environ.get("PATH", "") if search_path is None else search_path
+    out: list[str] = []
+    for entry in raw.split(os.pathsep):
+        if not entry or not os.path.isabs(entry) or not os.path.isdir(entry):
+            continue
+        real = os.path.realpath(entry)
+        out += [real, *_prefix_parts(real, homes)]
+        if not any(under(real, s) for s in system):
+            out += _link_targets(real, homes)
+    return out
+
+
+def _prefix_parts(bin_dir: str, homes: list[str]) -> list[str]:
+    """bin_dir's prefix's library and data parts, when bin_dir is a bin/sbin outside every home (the prefix
+    of ~/.local/bin holds ~/.local/share: keyrings, histories)."""
+    if os.path.basename(bin_dir) not in ("bin", "sbin") or any(under(bin_dir, h) for h in homes):
+        return []
+    prefix = os.path.dirname(bin_dir)
+    if prefix == "/":
+        return []
+    return [os.path.join(prefix, p) for p in PREFIX_PARTS if os.path.lexists(os.path.join(prefix, p))]
+
+
+def _link_targets(directory: str, homes: list[str]) -> list[str]:
+    """Directories (and their prefixes' parts) that symlinked executables of `directory` point to."""
+    out: list[str] = []
+    try:
+        with os.scandir(directory) as it:
+            for n, entry in enumerate(it):
+                if n >= _LINK_BUDGET:
+                    break
+                if not entry.is_symlink():
+                    continue
+                target = os.path.realpath(entry.path)
+                parent = os.path.dirname(target)
+                if parent != directory and os.path.isfile(target) and parent not in out:
+                    out += [parent, *_prefix_parts(parent, homes)]
+    except OSError:
+        pass
+    return out
+
+
+def _etc_link_targets() -> list[str]:
+    """Files that /etc's top-level symlinks name (/etc/resolv.conf -> /run/systemd/resolve/stub-resolv.conf)."""
+    out: list[str] = []
+    try:
+        with os.scandir("/etc") as it:
+            links = [e.path for e in it if e.is_symlink()]
+    except OSError:
+        return out
+    for link in links:
+        target = os.path.realpath(link)
+        if os.path.isfile(target) and not under(target, "/etc"):
+            out.append(target)
+    return out
+
+
+def hidden_outside(home: str, allow: Iterable[str], homes: Iterable[str] = (),
+                   search_path: str | None = None) -> list[str]:
+    """Concrete paths to hide so that only the allowlist is readable: the complement of `allowed_roots`
+    under / and, inside the PUBLIC_ONLY roots, what not everyone may read (minus what is allowed below)."""
+    roots = allowed_roots(home, allow, homes, search_path)
+    out = _complement("/", roots)
+    for base in PUBLIC_ONLY:
+        if os.path.isdir(base) and not os.path.islink(base) and any(under(base, r) for r in roots):
+            out += _not_public(base, [r for r in roots if r != base and under(r, base)])
+    return list(dict.fromkeys(out))
+
+
+def _complement(root: str, allowed: list[str]) -> list[str]:
+    """Children of `root` (recursively where an allowed path lies deeper) that are not allowed. Symlinks are
+    left alone: their target has its own rule. Set lookups: the allowlist holds a few hundred paths."""
+    exact = set(allowed)
+    above = {p for a in allowed for p in _ancestors(a)[1:]}
+    return _complement_in(root, exact, above) if not _covered(root, exact) else []
+
+
+def _ancestors(path: str) -> list[str]:
+    out = [path]
+    while path not in ("/", ""):
+        path = os.path.dirname(path)
+        out.append(path)
+    return out
+
+
+def _covered(path: str, exact: set[str]) -> bool:
+    return any(p in exact for p in _ancestors(path))
+
+
+def _complement_in(root: str, exact: set[str], above: set[str]) -> list[str]:
+    try:
+        names = sorted(os.listdir(root))
+    except OSError:
+        return []
+    out: list[str] = []
+    for name in names:
+        path = os.path.join(root, name)
+        if path in exact or os.path.islink(path):
+            continue
+        if path in above and os.path.isdir(path):
+            out += _complement_in(path, exact, above)
+        else:
+            out.append(path)
+    return out
+
+
+_PUBLIC_CACHE: dict[tuple[str, tuple[str, ...]], tuple[float, list[str]]] = {}
+_CACHE_S = 60.0
+
+
+def _not_public(base: str, allowed: list[str]) -> list[str]:
+    """Entries under `base` not readable by everyone (not descended into), except `allowed` ones and the
+    way down to them, at most PUBLIC_ONLY[base] levels down. Cached per process for a minute (a gateway
+    re-plans often; a walk of /etc costs 10-40 ms)."""
+    import time
+
+    key = (base, tuple(sorted(allowed)))
+    cached = _PUBLIC_CACHE.get(key)
+    if cached and time.monotonic() - cached[0] < _CACHE_S:
+        return list(cached[1])
+    out = _walk_not_public(base, allowed, PUBLIC_ONLY.get(base, 1))
+    _PUBLIC_CACHE[key] = (time.monotonic(), out)
+    return list(out)
+
+
+def _walk_not_public(base: str, allowed: list[str], max_depth: int) -> list[str]:
+    out: list[str] = []
+    stack, budget = [(base, 1)], _WALK_BUDGET
+    while stack and budget > 0:
+        current, depth = stack.pop()
+        try:
+            entries = list(os.scandir(current))
+        except OSError:
+            continue
+        budget -= len(entries)
+        for entry in entries:
+            try:
+                mode = entry.stat(follow_symlinks=False).st_mode
+            except OSError:
+                continue
+            if stat_mod.S_ISLNK(mode) or any(under(entry.path, a) for a in allowed):
+                continue
+            if not stat_mod.S_ISDIR(mode):
+                out += [] if mode & 0o004 else [entry.path]
+                continue
+            inner = [a for a in allowed if under(a, entry.path)]
+            if mode & 0o005 != 0o005:  # not public: hidden whole, or but for the allowed paths below it
+                out += _complement(entry.path, inner) if inner else [entry.path]
+            elif depth < max_depth:
+                stack.append((entry.path, depth + 1))
+    if stack:
+        _TRUNCATED.add(base)
+    return out
+
+
+_TRUNCATED: set[str] = set()
+
+
+def policy_allow(policy: object, sockets: Iterable[str] = ()) -> tuple[str, list[str], list[str]]:
+    """(home, allowed paths, other homes) of a path policy (duck-typed, spec.PolicyLike): its workspaces,
+    writable roots, readable locations and grants, and the unix sockets the user granted."""
+    home = os.path.realpath(getattr(policy, "home", "") or os.path.expanduser("~"))
+    allow = [*getattr(policy, "workspace", ()), *getattr(policy, "writable", ()), *getattr(policy, "readable", ()),
+             *getattr(policy, "readable_grants", ()), *sockets]
+    return ("" if home == "/" else home), allow, list(getattr(policy, "foreign_homes", ()))
+
+
+def for_policy(policy: object, sockets: Iterable[str] = ()) -> list[str]:
+    """`hidden_outside` for a path policy: what its sandbox hides outside HOME."""
+    home, allow, homes = policy_allow(policy, sockets)
+    return hidden_outside(home, allow, homes)
+
+
+def describe(policy: object) -> str:
+    """One line for `hermes doctor`: what a command may read outside HOME, and what is hidden."""
+    home, allow, homes = policy_allow(policy)
+    roots = allowed_roots(home, allow, homes)
+    hidden = hidden_outside(home, allow, homes)
+    system = [p for p in SYSTEM_READABLE if os.path.lexists(p)]
+    other = [r for r in roots if not any(under(r, s) for s in system) and not (home and under(r, home))]
+    top = sorted({h for h in hidden if h.count("/") == 1})
+    private = [h for h in hidden if any(under(h, b) for b in PUBLIC_ONLY)]
+    shown = ", ".join(other[:8]) + (f" (+{len(other) - 8} more)" if len(other) > 8 else "")
+    trunc = f"; not fully checked (over {_WALK_BUDGET} entries): {', '.join(sorted(_TRUNCATED))}" if _TRUNCATED else ""
+    return (f"commands may read outside HOME: the system ({', '.join(system)}; in /etc and /opt only what "
+            f"everyone may read: {len(private)} entries hidden){trunc}; also {shown or 'nothing else'}; everything "
+            f"else is hidden ({', '.join(top) or 'nothing at the top level'}, {len(hidden)} paths in all); "
+            "add a path to sandbox.readable_paths when a tool needs one more")

@@ -1,0 +1,70 @@
+"""Reads outside HOME are an allowlist (issue 19, rt4 a01: a root session's command read an SSH key in
+/work/ci/sshd and used it on a loopback sshd). Through `hermes chat -q` and the scripted model, under
+bubblewrap and Landlock, HOME outside /tmp, as root and as uid 65534: a deploy key in a directory of its own
+under / (like /srv, /mnt, /var/lib), in /root while HOME is elsewhere, and a root-only file in /etc are
+unreadable; python, git and node still run, /etc's public files stay readable, and `sandbox.readable_paths`
+opens one more path."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import uuid
+from pathlib import Path
+
+import pytest
+
+from tests.integration.test_sandbox_kernel import mechanism, world  # noqa: F401  (fixtures)
+from tests.integration.test_sandbox_secrets import UNPRIV, _calls
+
+
+@pytest.fixture
+def planted():
+    """Secrets in places nobody listed: /hermes-test-read-X (a deploy-key directory of its own under /),
+    /root/.hermes-test-read-X (root's home when HOME is elsewhere), /etc/hermes-test-read-X.key (mode 0600),
+    and a file the config grants. Removed after the test."""
+    if os.geteuid() != 0:
+        pytest.skip("planting files under / and /etc needs root")
+    tag = uuid.uuid4().hex[:8]
+    top, in_root = Path(f"/hermes-test-read-{tag}"), Path(f"/root/.hermes-test-read-{tag}")
+    etc_key = Path(f"/etc/hermes-test-read-{tag}.key")
+    made = {top / "deploy/id_ed25519": f"RD4-DEPLOYKEY-{tag}", top / "public/notes.txt": f"RD4-WORLDREAD-{tag}",
+            in_root / "id_rsa": f"RD4-ROOTKEY-{tag}", etc_key: f"RD4-ETCKEY-{tag}",
+            top / "granted/ok.txt": f"RD4-GRANTED-{tag}"}
+    for path, text in made.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text + "\n")
+        path.chmod(0o644 if "public" in str(path) or "granted" in str(path) else 0o600)
+    try:
+        yield {"top": top, "root": in_root, "etc": etc_key, "tag": tag,
+               "files": {str(p): t for p, t in made.items()}}
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
+        shutil.rmtree(in_root, ignore_errors=True)
+        etc_key.unlink(missing_ok=True)
+
+
+def test_outside_home_only_the_allowlist_is_readable(world, planted):  # noqa: F811
+    if world.user == "user":  # uid 65534 reads the world-readable ones by DAC; make the key its own, too
+        subprocess.run(["chown", f"{UNPRIV}:{UNPRIV}", str(planted["top"] / "deploy/id_ed25519")], check=True)
+    tag = planted["tag"]
+    granted = planted["top"] / "granted/ok.txt"
+    world.config(world.home / ".hermes", f"  readable_paths: ['{granted}']\n")
+    files = " ".join(planted["files"])
+    node = "node -e 'console.log(\"RD4-NODE-\" + (40 + 2))'" if shutil.which("node") else "echo RD4-NODE-42"
+    world.scripted.add(*_calls(
+        ("terminal", {"command": f"cat {files} 2>&1; ls {planted['top']} 2>&1; "
+                                 f"grep -rs RD4- {planted['top']} /root /etc 2>/dev/null | head -5"}),
+        ("terminal", {"command": "python3 -c 'print(\"RD4-PY-\" + str(6 * 7))'; git --version; "
+                                 f"{node}; head -1 /etc/passwd; cat /etc/os-release | head -1"}),
+    ))
+    out = world.hermes("--yolo", "chat", "-q", "look around")
+    assert "Traceback" not in out.stderr, out.stderr[-2000:]
+    seen = world.model_saw() + out.stdout
+    leaked = [m for m in ("DEPLOYKEY", "WORLDREAD", "ROOTKEY", "ETCKEY") if f"RD4-{m}-{tag}" in seen]
+    assert not leaked, f"read outside the allowlist: {leaked}\n{world.tool_results()}"
+    got = world.tool_results()
+    assert f"RD4-GRANTED-{tag}" in got, "sandbox.readable_paths must open the granted file"
+    for control in ("RD4-PY-42", "git version", "RD4-NODE-42", "root:x:0:0", "PRETTY_NAME"):
+        assert control in got, f"{control!r} missing: ordinary tools must keep working\n{got}"
