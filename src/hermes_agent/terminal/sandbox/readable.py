@@ -239,7 +239,11 @@ def describe(policy: object) -> str:
     roots = allowed_roots(home, allow, homes)
     hidden = hidden_outside(home, allow, homes)
     system = [p for p in SYSTEM_READABLE if os.path.lexists(p)]
-    other = [r for r in roots if not any(under(r, s) for s in system) and not (home and under(r, home))]
+    homes = [h for h in homes if h]
+    other = [r for r in roots if os.path.lexists(r) and not any(under(r, s) for s in system)
+             and not (home and under(r, home)) and not any(under(r, h) for h in homes)]
+    tools = sorted({h for h in homes for r in roots if under(r, h) and r != h and os.path.lexists(r)})
+    other += [f"the tool directories of {', '.join(tools)}"] if tools else []
     top = sorted({h for h in hidden if h.count("/") == 1})
     private = [h for h in hidden if any(under(h, b) for b in PUBLIC_ONLY)]
     shown = ", ".join(other[:8]) + (f" (+{len(other) - 8} more)" if len(other) > 8 else "")
