@@ -33,7 +33,7 @@ def test_not_public_hides_what_not_everyone_may_read(tmp_path):
     (tmp_path / "ssl/private").chmod(0o710)
     granted = str(tmp_path / "app/conf/token")
     try:
-        hidden = readable._walk_not_public(str(tmp_path), [granted], 12)
+        hidden = readable._walk_not_public(str(tmp_path), [granted], 12, [])
     finally:
         (tmp_path / "ssl/private").chmod(0o755)
     assert set(hidden) == {str(tmp_path / "ssl/private"), str(tmp_path / "shadow")}
@@ -69,3 +69,21 @@ def test_a_key_outside_every_allowed_root_is_hidden(tmp_path):
             assert any(readable.under(path, h) for h in hidden), path
     for path in ("/usr/bin/env", "/etc/passwd", str(ws), str(home)):
         assert not any(readable.under(path, h) for h in hidden), path
+
+
+def test_the_walk_is_kept_until_a_walked_directory_changes(tmp_path, monkeypatch):
+    """The stored walk serves the next process; a new private file in a walked directory is seen at once."""
+    base, cache = tmp_path / "etc", tmp_path / "cache"
+    _tree(base, {"app/public.conf": 0o644, "shadow": 0o640})
+    monkeypatch.setitem(readable.PUBLIC_ONLY, str(base), 12)
+    assert readable._not_public(str(base), [], str(cache)) == [str(base / "shadow")]
+    readable._PUBLIC_CACHE.clear()  # as in a new process
+    walks = []
+    real_walk = readable._walk_not_public
+    monkeypatch.setattr(readable, "_walk_not_public", lambda *a: walks.append(a) or real_walk(*a))
+    assert readable._not_public(str(base), [], str(cache)) == [str(base / "shadow")] and not walks
+    _tree(base, {"app/deploy.key": 0o600})
+    readable._PUBLIC_CACHE.clear()
+    assert sorted(readable._not_public(str(base), [], str(cache))) == [str(base / "app/deploy.key"),
+                                                                        str(base / "shadow")]
+    assert len(walks) == 1

@@ -118,14 +118,14 @@ def _etc_link_targets() -> list[str]:
 
 
 def hidden_outside(home: str, allow: Iterable[str], homes: Iterable[str] = (),
-                   search_path: str | None = None) -> list[str]:
+                   search_path: str | None = None, cache_dir: str = "") -> list[str]:
     """Concrete paths to hide so that only the allowlist is readable: the complement of `allowed_roots`
     under / and, inside the PUBLIC_ONLY roots, what not everyone may read (minus what is allowed below)."""
     roots = allowed_roots(home, allow, homes, search_path)
     out = _complement("/", roots)
     for base in PUBLIC_ONLY:
         if os.path.isdir(base) and not os.path.islink(base) and any(under(base, r) for r in roots):
-            out += _not_public(base, [r for r in roots if r != base and under(r, base)])
+            out += _not_public(base, [r for r in roots if r != base and under(r, base)], cache_dir)
     return list(dict.fromkeys(out))
 
 
@@ -170,26 +170,81 @@ _PUBLIC_CACHE: dict[tuple[str, tuple[str, ...]], tuple[float, list[str]]] = {}
 _CACHE_S = 60.0
 
 
-def _not_public(base: str, allowed: list[str]) -> list[str]:
+def _not_public(base: str, allowed: list[str], cache_dir: str = "") -> list[str]:
     """Entries under `base` not readable by everyone (not descended into), except `allowed` ones and the
-    way down to them, at most PUBLIC_ONLY[base] levels down. Cached per process for a minute (a gateway
-    re-plans often; a walk of /etc costs 10-40 ms)."""
+    way down to them, at most PUBLIC_ONLY[base] levels down. A walk of /etc and /opt costs 20-300 ms on a
+    busy machine, so it is kept: in the process for a minute, and in `cache_dir` (the Hermes home's
+    cache/sandbox: the sandbox cannot write it) for as long as no directory it walked changed (an entry
+    added, removed or renamed moves the directory's mtime; a chmod that makes a public file private is
+    not seen until then: that file was readable by everyone before)."""
     import time
 
     key = (base, tuple(sorted(allowed)))
     cached = _PUBLIC_CACHE.get(key)
     if cached and time.monotonic() - cached[0] < _CACHE_S:
         return list(cached[1])
-    out = _walk_not_public(base, allowed, PUBLIC_ONLY.get(base, 1))
+    depth = PUBLIC_ONLY.get(base, 1)
+    out = _from_disk(cache_dir, base, key[1], depth)
+    if out is None:
+        dirs: list[tuple[str, int]] = []
+        out = _walk_not_public(base, allowed, depth, dirs)
+        _to_disk(cache_dir, base, {"allowed": list(key[1]), "depth": depth, "dirs": dirs, "hidden": out,
+                                   "truncated": base in _TRUNCATED})
     _PUBLIC_CACHE[key] = (time.monotonic(), out)
     return list(out)
 
 
-def _walk_not_public(base: str, allowed: list[str], max_depth: int) -> list[str]:
+def _disk_path(cache_dir: str, base: str) -> str:
+    return os.path.join(cache_dir, "public" + base.replace("/", "-") + ".json")
+
+
+def _from_disk(cache_dir: str, base: str, allowed: tuple[str, ...], depth: int) -> list[str] | None:
+    """The stored walk of `base` when it was made for the same allowlist and no walked directory changed."""
+    if not cache_dir:
+        return None
+    from pathlib import Path
+
+    from hermes_agent.atomicfile import read_json_dict
+
+    data = read_json_dict(Path(_disk_path(cache_dir, base)))
+    dirs, hidden = data.get("dirs"), data.get("hidden")
+    if data.get("allowed") != list(allowed) or data.get("depth") != depth or not isinstance(dirs, list) \
+            or not isinstance(hidden, list) or data.get("truncated"):
+        return None
+    try:
+        if any(_mtime(str(d)) != int(m) for d, m in dirs):
+            return None
+    except (TypeError, ValueError):
+        return None
+    return [str(h) for h in hidden]
+
+
+def _to_disk(cache_dir: str, base: str, record: dict) -> None:
+    if not cache_dir:
+        return
+    from pathlib import Path
+
+    from hermes_agent.atomicfile import write_json
+
+    try:
+        write_json(Path(_disk_path(cache_dir, base)), record)
+    except OSError:
+        pass  # a read-only Hermes home: the next session walks again
+
+
+def _mtime(path: str) -> int:
+    try:
+        return os.lstat(path).st_mtime_ns
+    except OSError:
+        return -1
+
+
+def _walk_not_public(base: str, allowed: list[str], max_depth: int, dirs: list[tuple[str, int]]) -> list[str]:
     out: list[str] = []
     stack, budget = [(base, 1)], _WALK_BUDGET
     while stack and budget > 0:
         current, depth = stack.pop()
+        dirs.append((current, _mtime(current)))
         try:
             entries = list(os.scandir(current))
         except OSError:
@@ -230,14 +285,19 @@ def policy_allow(policy: object, sockets: Iterable[str] = ()) -> tuple[str, list
 def for_policy(policy: object, sockets: Iterable[str] = ()) -> list[str]:
     """`hidden_outside` for a path policy: what its sandbox hides outside HOME."""
     home, allow, homes = policy_allow(policy, sockets)
-    return hidden_outside(home, allow, homes)
+    return hidden_outside(home, allow, homes, cache_dir=_cache_dir(policy))
+
+
+def _cache_dir(policy: object) -> str:
+    hermes_home = str(getattr(policy, "hermes_home", "") or "")
+    return os.path.join(hermes_home, "cache", "sandbox") if hermes_home else ""
 
 
 def describe(policy: object) -> str:
     """One line for `hermes doctor`: what a command may read outside HOME, and what is hidden."""
     home, allow, homes = policy_allow(policy)
     roots = allowed_roots(home, allow, homes)
-    hidden = hidden_outside(home, allow, homes)
+    hidden = hidden_outside(home, allow, homes, cache_dir=_cache_dir(policy))
     system = [p for p in SYSTEM_READABLE if os.path.lexists(p)]
     homes = [h for h in homes if h]
     other = [r for r in roots if os.path.lexists(r) and not any(under(r, s) for s in system)

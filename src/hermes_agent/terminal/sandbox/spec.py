@@ -145,7 +145,7 @@ def spec_from_policy(policy: PolicyLike, *, network: object = True, mechanism: s
     workspaces = tuple(os.path.realpath(w) for w in policy.workspace)
     secrets = tuple(dict.fromkeys((*secrets, *readable.for_policy(  # reads outside HOME: an allowlist
         policy, (os.path.realpath(os.path.expanduser(str(p))) for p in sockets)))))
-    secrets = tuple(p for p in secrets if not any(q != p and views.under(p, q) for q in secrets))  # outermost only
+    secrets = _outermost(secrets)
     sockets = tuple(os.path.realpath(os.path.expanduser(str(p))) for p in sockets)
     spec = SandboxSpec(mode=mode, writable=tuple(dict.fromkeys(writable)),
                        readonly=tuple(dict.fromkeys(os.path.realpath(p) for p in readonly)),
@@ -160,6 +160,21 @@ def spec_from_policy(policy: PolicyLike, *, network: object = True, mechanism: s
                                                 mode=mode, sockets=sockets),
                        watch=functools.partial(views.watch_stamp, workspaces, home))
     return spec
+
+
+def _outermost(paths: tuple[str, ...]) -> tuple[str, ...]:
+    """`paths` minus those inside another one (set lookups of each one's ancestors: the list holds hundreds
+    since reads outside HOME are an allowlist)."""
+    keep = set(paths)
+
+    def inside(p: str) -> bool:
+        parent = os.path.dirname(p)
+        while parent and parent != p:
+            if parent in keep:
+                return True
+            p, parent = parent, os.path.dirname(parent)
+        return False
+    return tuple(p for p in paths if not inside(p))
 
 
 def _can_write(writable: Iterable[str], readonly: Iterable[str], path: str) -> bool:
