@@ -87,3 +87,19 @@ def test_the_walk_is_kept_until_a_walked_directory_changes(tmp_path, monkeypatch
     assert sorted(readable._not_public(str(base), [], str(cache))) == [str(base / "app/deploy.key"),
                                                                         str(base / "shadow")]
     assert len(walks) == 1
+
+
+def test_a_path_entry_the_sandbox_can_redirect_is_not_trusted(tmp_path):
+    """A PATH directory (or an executable's symlink) inside a writable root is not followed: the sandbox
+    could point it at /srv before the next plan."""
+    ws, secret = tmp_path / "ws", tmp_path / "srv/keys"
+    (ws / "node_modules").mkdir(parents=True)
+    _tree(secret, {"id_rsa": 0o600})
+    (ws / "node_modules/.bin").symlink_to(secret)
+    bindir = tmp_path / "tools/bin"
+    bindir.mkdir(parents=True)
+    (ws / "fake").symlink_to(secret / "id_rsa")
+    (bindir / "tool").symlink_to(ws / "fake")
+    got = readable.path_dirs(f"{ws}/node_modules/.bin:{bindir}", [], ["/usr"], [str(ws)])
+    assert not any(readable.under(str(secret), g) or readable.under(g, str(secret)) for g in got), got
+    assert str(bindir) in got

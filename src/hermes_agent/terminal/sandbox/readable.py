@@ -45,30 +45,36 @@ def under(path: str, root: str) -> bool:
 
 
 def allowed_roots(home: str, allow: Iterable[str], homes: Iterable[str] = (),
-                  search_path: str | None = None) -> list[str]:
+                  search_path: str | None = None, writable: Iterable[str] = ()) -> list[str]:
     """Every path readable outside the hidden dot-entries: system roots, HOME, `allow` (workspaces, writable
     roots, the policy's readable locations), PATH directories and interpreter prefixes (resolved)."""
     homes = [h for h in (home, *homes) if h]
-    out = [os.path.realpath(p) for p in SYSTEM_READABLE if os.path.lexists(p)]
+    system = [os.path.realpath(p) for p in SYSTEM_READABLE if os.path.lexists(p)]
+    out = list(system)
     out += [home] if home else []
     out += [os.path.normpath(a) for a in allow if a]  # resolved by the policy
     out += _etc_link_targets()
-    out += path_dirs(search_path, homes, out)
+    out += path_dirs(search_path, homes, system, [os.path.normpath(w) for w in writable if w])
     return list(dict.fromkeys(p for p in out if p and p != "/"))
 
 
-def path_dirs(search_path: str | None, homes: list[str], system: list[str]) -> list[str]:
+def path_dirs(search_path: str | None, homes: list[str], system: list[str],
+              writable: Iterable[str] = ()) -> list[str]:
     """PATH's directories (resolved) with the prefixes of those named bin/sbin outside every home, and of
-    the interpreters their symlinks point to (a PATH directory outside `system` only)."""
+    the interpreters their symlinks point to (a PATH directory outside `system` only). A PATH entry in a
+    `writable` root (named or resolved) is skipped: readable anyway, and the sandbox could make it a
+    symlink to anywhere before the next plan."""
     raw = os.environ.get("PATH", "") if search_path is None else search_path
     out: list[str] = []
     for entry in raw.split(os.pathsep):
         if not entry or not os.path.isabs(entry) or not os.path.isdir(entry):
             continue
-        real = os.path.realpath(entry)
+        real = _trusted_real(entry, writable)
+        if not real:
+            continue
         out += [real, *_prefix_parts(real, homes)]
         if not any(under(real, s) for s in system):
-            out += _link_targets(real, homes)
+            out += _link_targets(real, homes, writable)
     return out
 
 
@@ -83,7 +89,22 @@ def _prefix_parts(bin_dir: str, homes: list[str]) -> list[str]:
     return [os.path.join(prefix, p) for p in PREFIX_PARTS if os.path.lexists(os.path.join(prefix, p))]
 
 
-def _link_targets(directory: str, homes: list[str]) -> list[str]:
+def _trusted_real(path: str, writable: Iterable[str], hops: int = 8) -> str:
+    """realpath(path), or "" when the path or a symlink on its way lies in a writable root (the sandbox
+    could point it anywhere before the next plan), or the chain is longer than `hops`."""
+    current = os.path.normpath(path)
+    for _ in range(hops):
+        folder = os.path.realpath(os.path.dirname(current))
+        if any(under(p, w) for p in (current, folder) for w in writable):
+            return ""
+        here = os.path.join(folder, os.path.basename(current))
+        if not os.path.islink(here):
+            return "" if any(under(here, w) for w in writable) else here
+        current = os.path.normpath(os.path.join(folder, os.readlink(here)))
+    return ""
+
+
+def _link_targets(directory: str, homes: list[str], writable: Iterable[str] = ()) -> list[str]:
     """Directories (and their prefixes' parts) that symlinked executables of `directory` point to."""
     out: list[str] = []
     try:
@@ -93,9 +114,9 @@ def _link_targets(directory: str, homes: list[str]) -> list[str]:
                     break
                 if not entry.is_symlink():
                     continue
-                target = os.path.realpath(entry.path)
+                target = _trusted_real(entry.path, writable)
                 parent = os.path.dirname(target)
-                if parent != directory and os.path.isfile(target) and parent not in out:
+                if target and parent != directory and os.path.isfile(target) and parent not in out:
                     out += [parent, *_prefix_parts(parent, homes)]
     except OSError:
         pass
@@ -117,11 +138,14 @@ def _etc_link_targets() -> list[str]:
     return out
 
 
-def hidden_outside(home: str, allow: Iterable[str], homes: Iterable[str] = (),
-                   search_path: str | None = None, cache_dir: str = "") -> list[str]:
+def hidden_outside(home: str, allow: Iterable[str], homes: Iterable[str] = (), search_path: str | None = None,
+                   cache_dir: str = "", writable: Iterable[str] = ()) -> list[str]:
     """Concrete paths to hide so that only the allowlist is readable: the complement of `allowed_roots`
     under / and, inside the PUBLIC_ONLY roots, what not everyone may read (minus what is allowed below)."""
-    roots = allowed_roots(home, allow, homes, search_path)
+    allow = list(allow)
+    if any(os.path.normpath(a) == "/" for a in allow if a):
+        return []  # a workspace or grant of / itself: nothing outside it
+    roots = allowed_roots(home, allow, homes, search_path, writable)
     out = _complement("/", roots)
     for base in PUBLIC_ONLY:
         if os.path.isdir(base) and not os.path.islink(base) and any(under(base, r) for r in roots):
@@ -285,7 +309,8 @@ def policy_allow(policy: object, sockets: Iterable[str] = ()) -> tuple[str, list
 def for_policy(policy: object, sockets: Iterable[str] = ()) -> list[str]:
     """`hidden_outside` for a path policy: what its sandbox hides outside HOME."""
     home, allow, homes = policy_allow(policy, sockets)
-    return hidden_outside(home, allow, homes, cache_dir=_cache_dir(policy))
+    return hidden_outside(home, allow, homes, cache_dir=_cache_dir(policy),
+                          writable=getattr(policy, "writable", ()))
 
 
 def _cache_dir(policy: object) -> str:
@@ -296,8 +321,9 @@ def _cache_dir(policy: object) -> str:
 def describe(policy: object) -> str:
     """One line for `hermes doctor`: what a command may read outside HOME, and what is hidden."""
     home, allow, homes = policy_allow(policy)
-    roots = allowed_roots(home, allow, homes)
-    hidden = hidden_outside(home, allow, homes, cache_dir=_cache_dir(policy))
+    writable = getattr(policy, "writable", ())
+    roots = allowed_roots(home, allow, homes, writable=writable)
+    hidden = hidden_outside(home, allow, homes, cache_dir=_cache_dir(policy), writable=writable)
     system = [p for p in SYSTEM_READABLE if os.path.lexists(p)]
     homes = [h for h in homes if h]
     other = [r for r in roots if os.path.lexists(r) and not any(under(r, s) for s in system)
