@@ -123,6 +123,31 @@ def _link_targets(directory: str, homes: list[str], writable: Iterable[str] = ()
     return out
 
 
+def program_paths(words: Iterable[str], writable: Iterable[str] = ()) -> list[str]:
+    """What a configured program (an MCP server's command and arguments) needs to read: for each word that
+    is an existing absolute path, or the command found on PATH, the directory holding it (a file) or itself
+    (a directory), named and resolved, and the outermost `node_modules` above either (its dependencies).
+    Paths through a writable root are left out (readable anyway, and they could be redirected)."""
+    import shutil
+
+    words = [str(w) for w in words if w]
+    if words and not os.path.isabs(words[0]):
+        words[0] = shutil.which(words[0]) or ""
+    out: list[str] = []
+    for word in words:
+        if not os.path.isabs(word) or not os.path.exists(word):
+            continue
+        real = _trusted_real(word, writable)
+        if not real:
+            continue
+        for path in dict.fromkeys((os.path.normpath(word), real)):
+            folder = path if os.path.isdir(path) else os.path.dirname(path)
+            parts = folder.split("/")
+            top = parts.index("node_modules") if "node_modules" in parts else -1
+            out.append("/".join(parts[:top + 1]) if top > 0 else folder)
+    return [p for p in dict.fromkeys(out) if p and p != "/"]
+
+
 def _etc_link_targets() -> list[str]:
     """Files that /etc's top-level symlinks name (/etc/resolv.conf -> /run/systemd/resolve/stub-resolv.conf)."""
     out: list[str] = []
