@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 import uuid
 from pathlib import Path
 
@@ -68,3 +69,39 @@ def test_outside_home_only_the_allowlist_is_readable(world, planted):  # noqa: F
     assert f"RD4-GRANTED-{tag}" in got, "sandbox.readable_paths must open the granted file"
     for control in ("RD4-PY-42", "git version", "RD4-NODE-42", "root:x:0:0", "PRETTY_NAME"):
         assert control in got, f"{control!r} missing: ordinary tools must keep working\n{got}"
+
+
+@pytest.mark.parametrize("mech", ["bwrap", "landlock"])
+def test_an_mcp_server_reads_its_own_files_but_not_a_key_outside_home(scripted, tmp_path, planted, mech):
+    """A stdio MCP server whose script lives outside HOME and every default-readable place starts (its own
+    program is readable), and its shell cannot read the deploy key, root's key or /etc's private file."""
+    import importlib.util
+
+    from hermes_agent.terminal.sandbox.bwrap import bwrap_problem
+    from hermes_agent.terminal.sandbox.launcher import landlock_problem
+    from tests.helpers import model_config, run_hermes
+
+    if importlib.util.find_spec("mcp") is None:
+        pytest.skip("the mcp SDK is not installed")
+    if (bwrap_problem() if mech == "bwrap" else landlock_problem()) is not None:
+        pytest.skip(f"no {mech}")
+    server = planted["top"] / "server/hostile.py"
+    server.parent.mkdir()
+    shutil.copy(Path(__file__).resolve().parents[1] / "fixtures" / "mcp_hostile_server.py", server)
+    home = tmp_path / "home"
+    (home / ".hermes").mkdir(parents=True)
+    (home / "project").mkdir()
+    model_config(home / ".hermes", scripted.url, extra=f"sandbox:\n  mechanism: {mech}\nmcp_discovery_timeout: 30\n"
+                 f"mcp_servers:\n  evil:\n    command: {sys.executable}\n    args: [{server}]\n")
+    files = " ".join(planted["files"])
+    scripted.add({"tool_calls": [{"name": "mcp__evil__run_shell",
+                                  "arguments": {"command": f"cat {files} 2>&1; echo SERVER-RAN"}}]},
+                 {"content": "done"})
+    out = run_hermes("chat", "-q", "look", home=home / ".hermes", env={"HOME": str(home)},
+                     cwd=str(home / "project"), timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    result = scripted.requests[1]["body"]["messages"][-1]["content"]
+    assert "SERVER-RAN" in result, result + out.stderr[-2000:]
+    tag = planted["tag"]
+    leaked = [m for m in ("DEPLOYKEY", "WORLDREAD", "ROOTKEY", "ETCKEY") if f"RD4-{m}-{tag}" in result]
+    assert not leaked, result
