@@ -2,8 +2,8 @@
 /work/ci/sshd and used it on a loopback sshd). Through `hermes chat -q` and the scripted model, under
 bubblewrap and Landlock, HOME outside /tmp, as root and as uid 65534: a deploy key in a directory of its own
 under / (like /srv, /mnt, /var/lib), in /root while HOME is elsewhere, and a root-only file in /etc are
-unreadable; python, git and node still run, /etc's public files stay readable, and `sandbox.readable_paths`
-opens one more path."""
+unreadable by commands and by the file tools; python, git and node still run, /etc's public files stay readable,
+and `sandbox.readable_paths` opens one more path."""
 
 from __future__ import annotations
 
@@ -59,6 +59,9 @@ def test_outside_home_only_the_allowlist_is_readable(world, planted):  # noqa: F
                                  f"grep -rs RD4- {planted['top']} /root /etc 2>/dev/null | head -5"}),
         ("terminal", {"command": "python3 -c 'print(\"RD4-PY-\" + str(6 * 7))'; git --version; "
                                  f"{node}; head -1 /etc/passwd; cat /etc/os-release | head -1"}),
+        *(("read_file", {"path": p}) for p in planted["files"]),
+        ("search_files", {"pattern": "RD4-", "path": str(planted["top"])}),
+        ("read_file", {"path": "/etc/hostname"}),
     ))
     out = world.hermes("--yolo", "chat", "-q", "look around")
     assert "Traceback" not in out.stderr, out.stderr[-2000:]
@@ -67,7 +70,9 @@ def test_outside_home_only_the_allowlist_is_readable(world, planted):  # noqa: F
     assert not leaked, f"read outside the allowlist: {leaked}\n{world.tool_results()}"
     got = world.tool_results()
     assert f"RD4-GRANTED-{tag}" in got, "sandbox.readable_paths must open the granted file"
-    for control in ("RD4-PY-42", "git version", "RD4-NODE-42", "root:x:0:0", "PRETTY_NAME"):
+    assert "outside what commands and the file tools may read" in got, "read_file must say why"
+    for control in ("RD4-PY-42", "git version", "RD4-NODE-42", "root:x:0:0", "PRETTY_NAME",
+                    open("/etc/hostname").read().strip()):
         assert control in got, f"{control!r} missing: ordinary tools must keep working\n{got}"
 
 
