@@ -110,3 +110,16 @@ def test_an_mcp_server_reads_its_own_files_but_not_a_key_outside_home(scripted, 
     tag = planted["tag"]
     leaked = [m for m in ("DEPLOYKEY", "WORLDREAD", "ROOTKEY", "ETCKEY") if f"RD4-{m}-{tag}" in result]
     assert not leaked, result
+
+
+def test_doctor_says_what_commands_may_read_outside_home(hermes_home, tmp_path):
+    from tests.helpers import run_hermes
+
+    home = tmp_path / "home"
+    home.mkdir()
+    out = run_hermes("doctor", home=hermes_home, env={"HOME": str(home)}, timeout=120)
+    line = next((ln for ln in out.stdout.splitlines() if "may read outside HOME" in ln), "")
+    assert "/usr" in line and "/etc" in line and "everything else is hidden" in line, out.stdout[-3000:]
+    assert "sandbox.readable_paths" in line
+    if os.path.isdir("/srv"):
+        assert "/srv" in line.split("everything else is hidden", 1)[1]
