@@ -8,7 +8,7 @@ Readable:
   dirs as the rest of the sandbox arranges them; of /var only the package managers' databases and caches, of
   /run only the resolver's files: /var and /run hold the machine's state — databases, mail, backups, logs,
   container and service secrets);
-- inside /etc and /opt (`PUBLIC_ONLY`) only what everyone on this machine may read: a file without the
+- inside /etc, /usr/local/etc and /opt (`PUBLIC_ONLY`) only what everyone on this machine may read: a file without the
   other-read bit, or a directory without other-read-and-search (shadow, gshadow, sudoers*, ssh host keys,
   ssl/private, docker's key.json, a deploy key of mode 0600) is hidden, whoever owns it;
 - the targets of /etc's own symlinks (resolv.conf -> /run/systemd/resolve/...) when they are files;
@@ -34,7 +34,7 @@ SYSTEM_READABLE: tuple[str, ...] = (
 )
 # Inside these only what everyone may read, this many levels down (/opt holds whole software trees: a conda
 # in /opt is 50,000 files; its top three levels hold an application's keys and config).
-PUBLIC_ONLY: dict[str, int] = {"/etc": 12, "/opt": 3}
+PUBLIC_ONLY: dict[str, int] = {"/etc": 12, "/usr/local/etc": 12, "/opt": 3}
 PREFIX_PARTS: tuple[str, ...] = ("bin", "sbin", "lib", "lib32", "lib64", "libexec", "share", "include", "pyvenv.cfg")
 _WALK_BUDGET = 20_000  # entries looked at per PUBLIC_ONLY root; past it the rest is not filtered (doctor says so)
 _LINK_BUDGET = 4000  # entries of a non-system PATH directory looked at for interpreter symlinks
@@ -359,7 +359,7 @@ def describe(policy: object) -> str:
     private = [h for h in hidden if any(under(h, b) for b in PUBLIC_ONLY)]
     shown = ", ".join(other[:8]) + (f" (+{len(other) - 8} more)" if len(other) > 8 else "")
     trunc = f"; not fully checked (over {_WALK_BUDGET} entries): {', '.join(sorted(_TRUNCATED))}" if _TRUNCATED else ""
-    return (f"commands may read outside HOME: the system ({', '.join(system)}; in /etc and /opt only what "
+    return (f"commands may read outside HOME: the system ({', '.join(system)}; in {', '.join(PUBLIC_ONLY)} only what "
             f"everyone may read: {len(private)} entries hidden){trunc}; also {shown or 'nothing else'}; everything "
             f"else is hidden ({', '.join(top) or 'nothing at the top level'}, {len(hidden)} paths in all); "
             "add a path to sandbox.readable_paths when a tool needs one more")
