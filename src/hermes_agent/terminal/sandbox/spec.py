@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
-from hermes_agent.terminal.sandbox import gitglobal, readable, shellrc, views
+from hermes_agent.terminal.sandbox import gitglobal, shellrc, views
 
 # Inside a writable root these stay read-only (they make direnv run code later); git's are resolved
 # at use (views.git_paths).
@@ -143,8 +143,7 @@ def spec_from_policy(policy: PolicyLike, *, network: object = True, mechanism: s
     secrets = (*secrets, *(orig for orig, _ in git_globals if orig and os.path.lexists(orig)))
     mech = str(mechanism or "auto").strip().lower()
     workspaces = tuple(os.path.realpath(w) for w in policy.workspace)
-    secrets = tuple(dict.fromkeys((*secrets, *readable.for_policy(  # reads outside HOME: an allowlist
-        policy, (os.path.realpath(os.path.expanduser(str(p))) for p in sockets)))))
+    secrets = tuple(dict.fromkeys((*secrets, *_outside_home(policy, sockets))))
     secrets = _outermost(secrets)
     sockets = tuple(os.path.realpath(os.path.expanduser(str(p))) for p in sockets)
     spec = SandboxSpec(mode=mode, writable=tuple(dict.fromkeys(writable)),
@@ -199,6 +198,13 @@ def _ancestors_in(paths: Iterable[str], roots: Iterable[str]) -> list[str]:
             out.append(parent)
             parent = os.path.dirname(parent)
     return out
+
+
+def _outside_home(policy: PolicyLike, sockets: Iterable[str]) -> list[str]:
+    """What the sandbox hides outside HOME: reads there are an allowlist (readable.py)."""
+    from hermes_agent.terminal.sandbox import readable
+
+    return readable.for_policy(policy, (os.path.realpath(os.path.expanduser(str(p))) for p in sockets))
 
 
 def _existing(entries: Iterable[str]) -> tuple[str, ...]:
