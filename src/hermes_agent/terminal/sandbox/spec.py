@@ -161,21 +161,6 @@ def spec_from_policy(policy: PolicyLike, *, network: object = True, mechanism: s
     return spec
 
 
-def _outermost(paths: tuple[str, ...]) -> tuple[str, ...]:
-    """`paths` minus those inside another one (set lookups of each one's ancestors: the list holds hundreds
-    since reads outside HOME are an allowlist)."""
-    keep = set(paths)
-
-    def inside(p: str) -> bool:
-        parent = os.path.dirname(p)
-        while parent and parent != p:
-            if parent in keep:
-                return True
-            p, parent = parent, os.path.dirname(parent)
-        return False
-    return tuple(p for p in paths if not inside(p))
-
-
 def _can_write(writable: Iterable[str], readonly: Iterable[str], path: str) -> bool:
     """Would the planned sandbox let a command write `path` (a writable root not covered by a carve-out)?"""
     rw, ro = _match(path, writable), _match(path, readonly)
@@ -233,6 +218,22 @@ def _match(path: str, roots: Iterable[str]) -> str | None:
         if _under(path, root) and (best is None or len(root) > len(best)):
             best = root
     return best
+
+
+def _outermost(paths: tuple[str, ...]) -> tuple[str, ...]:
+    """`paths` minus those inside another one (set lookups of each one's ancestors: the list holds hundreds
+    since reads outside HOME are an allowlist)."""
+    keep = set(paths)
+
+    def inside(p: str) -> bool:
+        parent = os.path.dirname(p)
+        while parent and parent != p:
+            if parent in keep:
+                return True
+            p, parent = parent, os.path.dirname(parent)
+        return False
+    return tuple(p for p in paths if not inside(p))
+
 
 
 # -- environment ------------------------------------------------------------------------------
