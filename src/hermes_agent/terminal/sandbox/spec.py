@@ -235,7 +235,6 @@ def _outermost(paths: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(p for p in paths if not inside(p))
 
 
-
 # -- environment ------------------------------------------------------------------------------
 
 _SECRET_KEY = re.compile(r"(api_?key|token|secret|password)$", re.I)
