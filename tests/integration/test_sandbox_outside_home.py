@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.integration.test_sandbox_kernel import mechanism, world  # noqa: F401  (fixtures)
-from tests.integration.test_sandbox_secrets import UNPRIV, _calls
+from tests.integration.test_sandbox_secrets import UNPRIV, World, _calls
 
 
 @pytest.fixture
@@ -44,6 +44,21 @@ def planted():
         shutil.rmtree(top, ignore_errors=True)
         shutil.rmtree(in_root, ignore_errors=True)
         etc_key.unlink(missing_ok=True)
+
+
+@pytest.fixture
+def elsewhere(tmp_path, scripted, mechanism):  # noqa: F811
+    """A root session whose HOME is not under /root (as in containers and CI): /root is another user's
+    home, and python still runs from root's pyenv shims on PATH."""
+    if os.geteuid() != 0:
+        pytest.skip("not root")
+    w = World(tmp_path, scripted, mechanism, "root")
+    w.ready = True
+    return w
+
+
+def test_outside_home_with_home_elsewhere(elsewhere, planted):
+    test_outside_home_only_the_allowlist_is_readable(elsewhere, planted)
 
 
 def test_outside_home_only_the_allowlist_is_readable(world, planted):  # noqa: F811
