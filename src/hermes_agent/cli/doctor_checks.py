@@ -220,7 +220,7 @@ def check_sandbox(settings: Settings) -> list[Finding]:
         return [Finding("warn", "sandbox.mode is off: local commands run unconfined (only the approval rules "
                                 "stand between the model and your files)")]
     mechanism, why = choose_mechanism(SandboxSpec(mode=mode, mechanism=settings.cfg.sandbox.mechanism))
-    extra = [_sandbox_env(settings), _peer_check()]
+    extra = [_sandbox_env(settings), _sandbox_reads(settings), _peer_check()]
     if mechanism is None:
         return [Finding("warn", f"no OS sandbox for local commands: {why}; every command needs a person's yes "
                                 "for that one call (--yolo and approvals.mode: off do not cover it; chat -q without "
@@ -247,6 +247,14 @@ def _peer_check() -> Finding:
         return Finding("ok", "loopback services: a keyless hermes api and the dashboard refuse sandboxed clients")
     return Finding("warn", f"loopback services cannot identify their clients here ({why}): a keyless hermes api "
                            "and the dashboard refuse every client; set API_SERVER_KEY")
+
+
+def _sandbox_reads(settings: Settings) -> Finding:
+    """What a confined command may read outside HOME (an allowlist: terminal/sandbox/readable.py)."""
+    from hermes_agent.approval.policy import policy_for_settings
+    from hermes_agent.terminal.sandbox.readable import describe
+
+    return Finding("ok", describe(policy_for_settings(settings)))
 
 
 def _sandbox_env(settings: Settings) -> Finding:

@@ -143,8 +143,8 @@ def spec_from_policy(policy: PolicyLike, *, network: object = True, mechanism: s
     secrets = (*secrets, *(orig for orig, _ in git_globals if orig and os.path.lexists(orig)))
     mech = str(mechanism or "auto").strip().lower()
     workspaces = tuple(os.path.realpath(w) for w in policy.workspace)
-    secrets = tuple(dict.fromkeys(secrets))
-    secrets = tuple(p for p in secrets if not any(q != p and views.under(p, q) for q in secrets))  # outermost only
+    secrets = tuple(dict.fromkeys((*secrets, *_outside_home(policy, sockets))))
+    secrets = _outermost(secrets)
     sockets = tuple(os.path.realpath(os.path.expanduser(str(p))) for p in sockets)
     spec = SandboxSpec(mode=mode, writable=tuple(dict.fromkeys(writable)),
                        readonly=tuple(dict.fromkeys(os.path.realpath(p) for p in readonly)),
@@ -185,6 +185,13 @@ def _ancestors_in(paths: Iterable[str], roots: Iterable[str]) -> list[str]:
     return out
 
 
+def _outside_home(policy: PolicyLike, sockets: Iterable[str]) -> list[str]:
+    """What the sandbox hides outside HOME: reads there are an allowlist (readable.py)."""
+    from hermes_agent.terminal.sandbox import readable
+
+    return readable.for_policy(policy, (os.path.realpath(os.path.expanduser(str(p))) for p in sockets))
+
+
 def _existing(entries: Iterable[str]) -> tuple[str, ...]:
     out: list[str] = []
     for entry in entries:
@@ -211,6 +218,21 @@ def _match(path: str, roots: Iterable[str]) -> str | None:
         if _under(path, root) and (best is None or len(root) > len(best)):
             best = root
     return best
+
+
+def _outermost(paths: tuple[str, ...]) -> tuple[str, ...]:
+    """`paths` minus those inside another one (set lookups of each one's ancestors: the list holds hundreds
+    since reads outside HOME are an allowlist)."""
+    keep = set(paths)
+
+    def inside(p: str) -> bool:
+        parent = os.path.dirname(p)
+        while parent and parent != p:
+            if parent in keep:
+                return True
+            p, parent = parent, os.path.dirname(parent)
+        return False
+    return tuple(p for p in paths if not inside(p))
 
 
 # -- environment ------------------------------------------------------------------------------

@@ -58,8 +58,11 @@ class GuardedBackend:
         return resolve(path, self._backend.cwd(), self.policy.home)
 
     def readable(self, path: str) -> str:
-        """The resolved path of a readable file; FileToolError for a secret."""
+        """The resolved path of a readable file; FileToolError for a secret or a path outside what commands
+        may read (the sandbox's allowlist outside HOME: the file tools read what a command could)."""
         verdict = self.policy.check_read(path, self._backend.cwd())
+        if verdict.allowed:
+            verdict = outside_verdict(self.policy, verdict.path)
         if not verdict.allowed:
             raise denied_read(verdict)
         return verdict.path
@@ -125,6 +128,37 @@ class GuardedBackend:
         return real
 
 
+_OUTSIDE: dict[PathPolicy, tuple[float, frozenset[str]]] = {}
+
+
+def outside_hidden(policy: PathPolicy) -> frozenset[str]:
+    """What the sandbox of `policy` hides outside HOME (terminal/sandbox/readable.py), planned at most
+    once a minute per policy (the file tools build a guarded backend per call)."""
+    import time
+
+    from hermes_agent.terminal.sandbox.readable import for_policy
+
+    hit = _OUTSIDE.get(policy)
+    if hit is None or time.monotonic() - hit[0] > 60:
+        hit = _OUTSIDE[policy] = (time.monotonic(), frozenset(for_policy(policy)))
+    return hit[1]
+
+
+def outside_verdict(policy: PathPolicy, real: str) -> Verdict:
+    """deny when resolved `real` lies in a path the sandbox hides outside HOME, else allow."""
+    hidden = outside_hidden(policy)
+    probe = real
+    while True:
+        if probe in hidden:
+            return Verdict("deny", real, f"{real} is outside what commands and the file tools may read (the "
+                                         "system, your home, the workspace, PATH); the user can allow it with "
+                                         "sandbox.readable_paths in config.yaml", "outside_read")
+        parent = os.path.dirname(probe)
+        if parent == probe:
+            return Verdict("allow", real)
+        probe = parent
+
+
 def guarded(ctx: object) -> TerminalBackend:
     """The task's backend, wrapped by the path policy when there is one and the backend is local."""
     backend = ctx.backend()
@@ -171,7 +205,8 @@ class SearchGuard:
         self.policy = policy
         self.root = root
         below = [s for s in policy.secrets if not any(c in s for c in "*?[") and s.startswith(root.rstrip("/") + "/")]
-        self.exact = frozenset(s for s in below if not policy.check_read(s).allowed)
+        outside = [s for s in outside_hidden(policy) if s.startswith(root.rstrip("/") + "/")]
+        self.exact = frozenset((*(s for s in below if not policy.check_read(s).allowed), *outside))
         self.exclude = tuple(sorted(s[len(root.rstrip("/")) + 1:] for s in self.exact))
         self._seen: dict[str, bool] = {}
 
@@ -186,7 +221,8 @@ class SearchGuard:
         """May a result at `path` (absolute, or relative to the root) be shown?"""
         seen = self._seen.get(path)
         if seen is None:
-            seen = self._seen[path] = self.policy.check_read(path, self.root).allowed
+            verdict = self.policy.check_read(path, self.root)
+            seen = self._seen[path] = verdict.allowed and outside_verdict(self.policy, verdict.path).allowed
         return seen
 
     def hide(self, path: str, is_link: bool) -> bool:

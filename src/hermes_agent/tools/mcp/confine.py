@@ -93,7 +93,20 @@ def _narrowed(policy: PathPolicy, cfg: ServerConfig, state_dir: str) -> PathPoli
     secrets = tuple(s for s in policy.secrets
                     if not any(_related(s, r) for r in (*readable, *policy.readable_grants)))
     writable = tuple(dict.fromkeys((*policy.workspace, os.path.realpath(state_dir), *grants)))
-    return replace(policy, writable=writable, secrets=secrets, readable_grants=(*policy.readable_grants, *readable))
+    code = _server_code(policy, cfg)
+    return replace(policy, writable=writable, secrets=secrets, readable_grants=(*policy.readable_grants, *readable),
+                   readable=(*policy.readable, *code))
+
+
+def _server_code(policy: PathPolicy, cfg: ServerConfig) -> tuple[str, ...]:
+    """The server's own program and files (the command and the paths among its arguments, readable_paths
+    aside): reads outside HOME are an allowlist (terminal/sandbox/readable.py), and the user named these.
+    Not inside HOME, a Hermes home or another user's home: those keep their own rules."""
+    from hermes_agent.terminal.sandbox.readable import program_paths, under
+
+    private = (policy.home, *policy.hermes_roots, *policy.foreign_homes)
+    found = program_paths((cfg.command, *cfg.args), policy.writable)
+    return tuple(p for p in found if not any(under(p, h) or under(h, p) for h in private if h))
 
 
 def _related(secret: str, grant: str) -> bool:
