@@ -70,20 +70,19 @@ def _links(home: str, writable: Callable[[str], bool], search_path: str | None, 
             continue
         if link:
             found.append(entry.path)
-        elif entry.path not in deep and entry.name not in SKIP:
+        elif entry.path not in deep and entry.name not in SKIP and _is_dir(entry):
             found += _walk(entry.path, TOP_DEPTH, writable, left)
     for root, depth in deep.items():
         if left[0] < 0:
             break
-        found += _walk(root, depth, writable, left)
+        if os.path.realpath(root) == root:  # not a symlinked directory, nor one under a link
+            found += _walk(root, depth, writable, left)
     return found
 
 
 def _walk(root: str, depth: int, writable: Callable[[str], bool], left: list[int]) -> list[str]:
-    """Symlinks at most `depth` levels below directory `root` (breadth first, no link followed)."""
+    """Symlinks at most `depth` levels below real directory `root` (breadth first, no link followed)."""
     found: list[str] = []
-    if os.path.realpath(root) != root:
-        return found  # a symlinked directory (or one under a link): its target was checked as a link
     level = [root]
     for _ in range(depth):
         nxt: list[str] = []
@@ -121,7 +120,7 @@ def _is_dir(entry: os.DirEntry) -> bool:
 def _kept_of(link: str, writable: Callable[[str], bool]) -> list[str]:
     """What of `link`'s resolution the sandbox must not change: the final target when writable, and the
     writable symlinks passed on the way. A loop (too many hops) keeps nothing: the link leads nowhere."""
-    resolved = resolve_chain(link)
+    resolved = resolve_chain(link, real_parent=True)
     if resolved is None:
         return []
     final, hops = resolved
@@ -131,11 +130,16 @@ def _kept_of(link: str, writable: Callable[[str], bool]) -> list[str]:
     return out
 
 
-def resolve_chain(path: str, max_hops: int = MAX_HOPS) -> tuple[str, list[str]] | None:
+def resolve_chain(path: str, max_hops: int = MAX_HOPS, *, real_parent: bool = False) -> tuple[str, list[str]] | None:
     """(the path `path` resolves to, the symlinks passed on the way, `path` first when it is one), like
-    realpath: a missing component ends the walk with the rest appended. None after `max_hops` links."""
-    todo = [p for p in reversed(os.path.abspath(path).split("/")) if p]
-    cur, hops = "/", []
+    realpath: a missing component ends the walk with the rest appended. None after `max_hops` links.
+    `real_parent`: `path`'s directory is known to hold no symlink (found by the walk): not looked at."""
+    path = os.path.abspath(path)
+    if real_parent:
+        cur, todo = os.path.dirname(path), [os.path.basename(path)]
+    else:
+        cur, todo = "/", [p for p in reversed(path.split("/")) if p]
+    hops: list[str] = []
     while todo:
         name = todo.pop()
         if name in (".", ""):
