@@ -122,3 +122,22 @@ def test_missing_target_and_linked_hop_cannot_be_made(world):
     assert not (dots / "tmux.conf").exists()
     assert os.readlink(dots / "cur") == "v1"
     assert (dots / "README").read_text() == "mine\nmore\n"
+
+
+def test_file_tools_ask_before_writing_a_link_target(outside_dir, scripted):
+    """The same files through write_file (hermes writes them itself, outside the sandbox): without approval
+    the write is refused; the workspace's other files are written."""
+    if os.geteuid() != 0:
+        pytest.skip("the World fixture runs hermes as root here")
+    w = World(outside_dir, scripted, "landlock", "root")
+    dots = w.home / "dotfiles"
+    dots.mkdir()
+    (dots / "vimrc").write_text("set nocompatible\n")
+    (w.home / ".vimrc").symlink_to(dots / "vimrc")
+    w.ready = True
+    scripted.add(*_calls(("write_file", {"path": str(dots / "vimrc"), "content": "silent !touch /x\n"}),
+                         ("write_file", {"path": str(dots / "README"), "content": "notes\n"})))
+    out = w.hermes("chat", "-q", "tidy", cwd=dots)
+    assert (dots / "vimrc").read_text() == "set nocompatible\n", out.stderr[-2000:]
+    assert "dot-file of your home links to" in w.model_saw()
+    assert (dots / "README").read_text() == "notes\n"
