@@ -116,3 +116,13 @@ def test_over_budget_keeps_every_writable_root_read_only(tmp_path, monkeypatch):
     monkeypatch.setattr(dotlinks.kept_paths, "__defaults__", (None, 3))
     spec = _spec(home, ws)
     assert spec.denies_write(str(ws / "README")) and "too many entries" in spec.note
+
+
+def test_hooks_path_of_a_symlinked_global_config_stays_read_only(tmp_path):
+    home, ws = _layout(tmp_path)
+    (ws / "hooks").mkdir()
+    (ws / "gitconfig").write_text(f"[core]\n\thooksPath = {ws / 'hooks'}\n")
+    proj = home / "proj"
+    proj.mkdir()
+    spec = _spec(home, ws)
+    assert spec.denies_write(str(ws / "hooks/pre-commit"))
