@@ -46,8 +46,9 @@ def kept_paths(home: str, writable: Callable[[str], bool], search_path: str | No
         return [], True
     left = [budget]
     kept: list[str] = []
+    real: set[str] = set()  # directories seen to be no symlink while resolving: not looked at again
     for link in _links(home, writable, search_path, left):
-        kept += _kept_of(link, writable)
+        kept += _kept_of(link, writable, real)
     return list(dict.fromkeys(kept)), left[0] >= 0
 
 
@@ -117,10 +118,10 @@ def _is_dir(entry: os.DirEntry) -> bool:
         return False
 
 
-def _kept_of(link: str, writable: Callable[[str], bool]) -> list[str]:
+def _kept_of(link: str, writable: Callable[[str], bool], real: set[str]) -> list[str]:
     """What of `link`'s resolution the sandbox must not change: the final target when writable, and the
     writable symlinks passed on the way. A loop (too many hops) keeps nothing: the link leads nowhere."""
-    resolved = resolve_chain(link, real_parent=True)
+    resolved = resolve_chain(link, real_parent=True, real=real)
     if resolved is None:
         return []
     final, hops = resolved
@@ -130,10 +131,13 @@ def _kept_of(link: str, writable: Callable[[str], bool]) -> list[str]:
     return out
 
 
-def resolve_chain(path: str, max_hops: int = MAX_HOPS, *, real_parent: bool = False) -> tuple[str, list[str]] | None:
+def resolve_chain(path: str, max_hops: int = MAX_HOPS, *, real_parent: bool = False,
+                  real: set[str] | None = None) -> tuple[str, list[str]] | None:
     """(the path `path` resolves to, the symlinks passed on the way, `path` first when it is one), like
     realpath: a missing component ends the walk with the rest appended. None after `max_hops` links.
-    `real_parent`: `path`'s directory is known to hold no symlink (found by the walk): not looked at."""
+    `real_parent`: `path`'s directory is known to hold no symlink (found by the walk): not looked at.
+    `real`: directories already seen to be none (filled as it goes; one planning pass shares it)."""
+    real = set() if real is None else real
     path = os.path.abspath(path)
     if real_parent:
         cur, todo = os.path.dirname(path), [os.path.basename(path)]
@@ -148,11 +152,16 @@ def resolve_chain(path: str, max_hops: int = MAX_HOPS, *, real_parent: bool = Fa
             cur = os.path.dirname(cur)
             continue
         nxt = os.path.join(cur, name)
+        if nxt in real and todo:
+            cur = nxt
+            continue
         try:
             st = os.lstat(nxt)
         except OSError:
             return os.path.normpath(os.path.join(nxt, *reversed(todo))), hops
         if not stat_mod.S_ISLNK(st.st_mode):
+            if stat_mod.S_ISDIR(st.st_mode):
+                real.add(nxt)
             cur = nxt
             continue
         hops.append(nxt)
