@@ -19,8 +19,8 @@ from tests.integration.test_sandbox_secrets import World, _calls, _mechanisms
 ORIG = {"gitconfig": "[user]\n\tname = Victim\n\temail = v@example.com\n",
         "ssh_config": "Host *\n  ServerAliveInterval 30\n",
         "vimrc": "set nocompatible\n",
-        "nvim/init.lua": "vim.o.number = true\n"}
-LINKS = {".gitconfig": "gitconfig", ".ssh/config": "ssh_config", ".vimrc": "vimrc", ".config/nvim": "nvim"}
+        "nvim/init.lua": "vim.o.number = true\n", "bashrc": "# rc\n"}
+LINKS = {".gitconfig": "gitconfig", ".ssh/config": "ssh_config", ".vimrc": "vimrc", ".config/nvim": "nvim", ".bashrc": "bashrc"}
 
 
 @pytest.fixture(params=_mechanisms())
@@ -78,6 +78,7 @@ def test_link_targets_stay_read_only_and_the_rest_writable(world):
              f"sed -i '1i Host *\\n  ProxyCommand sh -c \"touch {mark}.ssh\"' ssh_config; "
              f"echo 'silent !touch {mark}.vim' >> vimrc; "
              f"echo 'os.execute(\"touch {mark}.nvim\")' >> nvim/init.lua; echo x > nvim/plugin.lua; "
+             f"echo 'touch {mark}.bash' >> bashrc; "
              "cp vimrc v2; echo 'set all&' >> v2; mv -f v2 vimrc; rm -f ssh_config; mv gitconfig g2; "
              "mv nvim nvim2; ln -sfn /tmp nvim; "
              "echo more >> README; echo new > zsh/new.zsh; touch newtop; git status --short >/dev/null; "
@@ -93,6 +94,7 @@ def test_link_targets_stay_read_only_and_the_rest_writable(world):
     _as_user(world, ["ssh", "-F", str(world.home / ".ssh/config"), "-o", "BatchMode=yes", "-o",
                      "ConnectTimeout=2", "example.invalid", "true"])
     _as_user(world, ["vim", "-N", "-es", "-u", str(world.home / ".vimrc"), "+q"])
+    _as_user(world, ["bash", "-i", "-c", "true"])
     ran = sorted(p.name for p in world.home.parent.glob("PLANTED*"))
     assert not ran, f"a file planted from inside ran in the user's next git/ssh/vim: {ran}"
     assert _snapshot(dots) == before, "a link's target was changed, replaced or moved"

@@ -136,7 +136,7 @@ def spec_from_policy(policy: PolicyLike, *, network: object = True, mechanism: s
         ro, pin = views.git_paths(root, home, os.environ.get("GIT_DIR"))
         readonly += ro
         pinned += pin
-    dot = _dot_link_plan(home, writable, pinned, readonly)
+    dot = _dot_link_plan(home, writable, pinned, sealed)
     sealed += dot.sealed
     readonly += dot.readonly
     writable += dot.writable
@@ -174,13 +174,14 @@ class _DotPlan:
     note: str = ""
 
 
-def _dot_link_plan(home: str, writable: list[str], pinned: list[str], readonly: list[str]) -> _DotPlan:
+def _dot_link_plan(home: str, writable: list[str], pinned: list[str], sealed_now: list[str]) -> _DotPlan:
     """Keep the run-later files that HOME's dot-links resolve into (dotlinks.py) read-only. An existing
     target is sealed (bwrap: ro-bind, its directories pinned; Landlock: carved out of its root, so no new
     entry in the directories on the way to it). A name bwrap cannot bind (a missing target, an intermediate
     symlink) keeps its directory read-only and that directory's other entries writable. Over the walk's
-    budget every writable root is kept read-only (fail closed) and the note says so."""
-    can = functools.partial(_can_write, (*writable, *pinned), readonly)
+    budget every writable root is kept read-only (fail closed) and the note says so. "Writable" is what
+    both mechanisms allow: bwrap's other read-only carve-outs (a shell rc file's target) are not Landlock's."""
+    can = functools.partial(_can_write, (*writable, *pinned), sealed_now)
     kept, complete = dotlinks.kept_paths(home, can)
     if not complete:
         return _DotPlan(sealed=tuple(w for w in writable if os.path.isdir(w)),
