@@ -87,7 +87,7 @@ def test_link_targets_stay_read_only_and_the_rest_writable(world):
     out = world.hermes("chat", "--yolo", "-q", "tidy my dotfiles", cwd=dots)
     assert "PLANT-DONE" in world.model_saw(), out.stderr[-2000:]
     assert "cannot start" not in world.model_saw()
-    assert "link into the workspace" in out.stderr  # said once to the user
+    assert "link into what the sandbox could write" in out.stderr  # said once to the user
     # the user's next git, ssh and vim, outside
     _as_user(world, ["git", "init", "-q", str(world.home / "other")])
     _as_user(world, ["git", "-C", str(world.home / "other"), "status"])

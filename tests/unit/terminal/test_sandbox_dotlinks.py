@@ -90,7 +90,7 @@ def test_plan_binds_targets_read_only_and_landlock_carves_them(tmp_path):
     writes = {p for p, r in rules if r & (landlock.WRITE_FILE | landlock.MAKE_REG)}
     assert not any(p == str(ws) or p.startswith((str(ws / "vimrc"), str(ws / "nvim"))) for p in writes)
     assert str(ws / "README") in writes and str(ws / "other") in writes
-    assert "link into the workspace" in spec.note
+    assert "link into what the sandbox could write" in spec.note
 
 
 def test_symlinked_gitconfig_copy_goes_over_its_target(tmp_path):
@@ -126,3 +126,17 @@ def test_hooks_path_of_a_symlinked_global_config_stays_read_only(tmp_path):
     proj.mkdir()
     spec = _spec(home, ws)
     assert spec.denies_write(str(ws / "hooks/pre-commit"))
+
+
+def test_a_link_into_a_shared_tmp_does_not_take_tmp_away_under_landlock(tmp_path):
+    home, ws = _layout(tmp_path)
+    import tempfile
+
+    with tempfile.TemporaryDirectory(dir="/tmp") as pulse:
+        (home / ".config/pulse").mkdir()
+        (home / ".config/pulse/abc-runtime").symlink_to(pulse)
+        policy = PathPolicy.build(workspace=[str(ws)], hermes_home=str(home / ".hermes"), home=str(home),
+                                  config={"shared_tmp": True})
+        spec = spec_from_policy(policy)
+        assert spec.denies_write(pulse + "/x")  # bwrap: re-bound read-only
+        assert not spec.denies_write("/tmp/new-file") and pulse not in spec.sealed

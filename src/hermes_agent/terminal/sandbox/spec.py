@@ -191,10 +191,14 @@ def _dot_link_plan(home: str, writable: list[str], pinned: list[str], sealed_now
     dirs: list[str] = []
     rw: list[str] = []
     for path in kept:
-        sealed.append(path)
-        if os.path.lexists(path) and not os.path.islink(path):
-            continue
         root = _match(path, (*writable, *pinned)) or path
+        exists = os.path.lexists(path) and not os.path.islink(path)
+        if _shared_scratch(root):  # a shared /tmp: bwrap only (see _shared_scratch)
+            dirs += [path] if exists else []
+            continue
+        sealed.append(path)
+        if exists:
+            continue
         parent = dotlinks.nearest_existing(os.path.dirname(path), (root,))
         if parent not in dirs:
             dirs.append(parent)
@@ -202,10 +206,21 @@ def _dot_link_plan(home: str, writable: list[str], pinned: list[str], sealed_now
     note = ""
     if kept:
         shown = ", ".join(kept[:3]) + (f" and {len(kept) - 3} more" if len(kept) > 3 else "")
-        note = (f"hermes: your home's dot-files link into the workspace: {shown} stay read-only in the sandbox "
+        note = (f"hermes: your home's dot-files link into what the sandbox could write: {shown} stay read-only "
                 "(they run or configure code later); under Landlock no new entry can be made in the "
                 "directories holding them either")
     return _DotPlan(tuple(sealed), tuple(dirs), tuple(p for p in rw if p not in kept), note)
+
+
+def _shared_scratch(root: str) -> bool:
+    """A world-writable sticky directory (/tmp with sandbox.shared_tmp): a link into it (~/.config/pulse/
+    *-runtime -> /tmp/pulse-*) is as open to every local user as to the sandbox. bwrap re-binds an existing
+    target read-only; Landlock would have to take file creation away from all of /tmp, so it does not."""
+    try:
+        mode = os.stat(root).st_mode
+    except OSError:
+        return False
+    return bool(mode & 0o1000) and bool(mode & 0o002)
 
 
 def _can_write(writable: Iterable[str], readonly: Iterable[str], path: str) -> bool:
