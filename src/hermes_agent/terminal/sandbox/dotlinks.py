@@ -31,9 +31,14 @@ WALKS: tuple[tuple[str, int], ...] = (
 )
 TOP_DEPTH = 1  # any other dot directory at HOME's top: its own entries
 BUDGET = 20000  # directory entries looked at, in all
+# Never entered: caches, package stores, container/VM images, browser profiles and editors' per-project
+# storage (data, not settings a dotfiles repository links; big enough to spend the budget on their own).
 SKIP = frozenset({".git", "node_modules", "__pycache__", ".cache", "Cache", "Code Cache", "GPUCache",
                   "CachedData", "CacheStorage", "Service Worker", "IndexedDB", "Trash", "site-packages",
-                  "logs", "registry", "caches", "repository", "wrapper"})
+                  "logs", "registry", "caches", "repository", "wrapper", "containers", "flatpak", "Steam",
+                  "pnpm", "docker", "virtualenvs", "JetBrains", "google-chrome", "chromium", "BraveSoftware",
+                  "workspaceStorage", "globalStorage", "Extensions", "Local Storage", "Session Storage",
+                  "Crashpad", "blob_storage", "Partitions"})
 MAX_HOPS = 40
 
 
