@@ -65,6 +65,10 @@ def _local_opts(settings: Settings, policy: object | None, notice: Callable[[str
         notice_once("hermes: the workspace is your home directory: commands may change your ordinary files "
                     "there, but not dot-files, start-up files or new entries at its top (use a project "
                     "folder as the workspace)", notice)
+    if spec is not None and spec.note:
+        from hermes_agent.terminal.sandbox.runner import notice_once
+
+        notice_once(spec.note, notice)
     return {"sandbox": spec, "env_strip": strip, "notice": notice}
 
 

@@ -44,7 +44,7 @@ def bwrap_argv(spec: SandboxSpec, binary: str = "bwrap") -> list[str]:
         elif os.path.exists(path):
             argv += ["--ro-bind", "/dev/null", path]  # nodev mount: opening it is "Permission denied"
     for original, copy in spec.git_globals:  # the credential-free global git config over its original
-        if original and os.path.isfile(original) and os.path.isfile(copy):
+        if original and os.path.isfile(original) and os.path.isfile(copy) and not _in_hidden_dir(spec, original):
             argv += ["--ro-bind", copy, original]
     if not spec.network:
         argv.append("--unshare-net")
@@ -53,6 +53,11 @@ def bwrap_argv(spec: SandboxSpec, binary: str = "bwrap") -> list[str]:
     # as bwrap needs them (mount: always; user: only where bwrap is not setuid/root).
     argv += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--cap-drop", "ALL", "--new-session", "--die-with-parent", "--chdir", "/", "--"]
     return argv
+
+
+def _in_hidden_dir(spec: SandboxSpec, path: str) -> bool:
+    """Below a hidden directory (an empty read-only tmpfs inside: nothing can be bound there)."""
+    return any(s != path and _under(path, s) and os.path.isdir(s) for s in spec.secrets)
 
 
 def _under(path: str, root: str) -> bool:

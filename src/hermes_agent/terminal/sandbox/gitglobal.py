@@ -2,7 +2,8 @@
 credentials (gitconf.credential_free: credential.*, http.*.extraHeader, url.<base>.insteadOf with a
 user:password@, include/includeIf), written to $HERMES_HOME/cache/sandbox/ (readable from inside, not
 writable). bwrap binds each copy read-only over its original; Landlock cannot bind, so the originals are
-hidden and GIT_CONFIG_GLOBAL names one combined copy. An original is read with the no-follow opener; one
+hidden and GIT_CONFIG_GLOBAL names one combined copy. A symlinked original (~/.gitconfig -> ~/dotfiles/gitconfig)
+stands for the file it resolves to: the copy is bound over that file, and that file is hidden under Landlock. An original is read with the no-follow opener; one
 reached through a symlink is read only when its real path lies outside every writable root (a dotfiles
 repository of the user's, not something the sandbox could swap). Stdlib only."""
 
@@ -57,7 +58,7 @@ def filtered_globals(home: str, hermes_home: str, writable: Callable[[str], bool
         copy = os.path.join(target, rel.replace("/", "-").lstrip("."))
         if not _write_if_changed(write_nofollow, copy, kept):
             return ()
-        out.append((original, copy))
+        out.append((mount_point(original), copy))
         combined.append(kept)
     if out:
         copy = os.path.join(target, "git-global")
@@ -65,6 +66,12 @@ def filtered_globals(home: str, hermes_home: str, writable: Callable[[str], bool
             return ()
         out.append(("", copy))
     return tuple(out)
+
+
+def mount_point(original: str) -> str:
+    """Where the copy goes over `original`: the file a symlinked ~/.gitconfig resolves to (bwrap cannot
+    bind onto a symlink: "Can't create file"), else the original itself."""
+    return os.path.realpath(original) if os.path.islink(original) else original
 
 
 def _write_if_changed(write, path: str, text: str) -> bool:  # noqa: ANN001 - nofollow.write_nofollow

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
-from hermes_agent.terminal.sandbox import gitglobal, shellrc, views
+from hermes_agent.terminal.sandbox import dotlinks, gitglobal, shellrc, views
 
 # Inside a writable root these stay read-only (they make direnv run code later); git's are resolved
 # at use (views.git_paths).
@@ -59,6 +59,7 @@ class SandboxSpec:
     workspaces: tuple[str, ...] = ()  # watched by the run-later guard (guard.py) when writable
     quarantine: str = ""  # where the guard moves what it takes away ($HERMES_HOME/quarantine)
     git_globals: tuple[tuple[str, str], ...] = ()  # (original, credential-free copy); ("", combined) last
+    note: str = ""  # said once to the user when the plan took something away (dotlinks over budget)
 
     @property
     def git_config_global(self) -> str:
@@ -135,6 +136,10 @@ def spec_from_policy(policy: PolicyLike, *, network: object = True, mechanism: s
         ro, pin = views.git_paths(root, home, os.environ.get("GIT_DIR"))
         readonly += ro
         pinned += pin
+    dot = _dot_link_plan(home, writable, pinned, sealed)
+    sealed += dot.sealed
+    readonly += dot.readonly
+    writable += dot.writable
     pinned += _ancestors_in(sealed, writable)
     readonly = [p for p in (*readonly, *sealed) if _match(os.path.realpath(p), (*writable, *pinned))]
     git_globals = gitglobal.filtered_globals(home, getattr(policy, "hermes_home", ""),
@@ -152,13 +157,70 @@ def spec_from_policy(policy: PolicyLike, *, network: object = True, mechanism: s
                        mechanism=mech if mech in MECHANISMS else "auto", pinned=tuple(dict.fromkeys(pinned)),
                        sealed=tuple(dict.fromkeys(sealed)), home_workspace=home_ws, sockets=sockets,
                        git_globals=git_globals, workspaces=workspaces if mode == "workspace-write" else (),
-                       quarantine=os.path.join(getattr(policy, "hermes_home", "") or "", "quarantine")
+                       note=dot.note, quarantine=os.path.join(getattr(policy, "hermes_home", "") or "", "quarantine")
                        if getattr(policy, "hermes_home", "") else "",
                        stamp=views.watch_stamp(workspaces, home),
                        replan=functools.partial(spec_from_policy, policy, network=network, mechanism=mechanism,
                                                 mode=mode, sockets=sockets),
                        watch=functools.partial(views.watch_stamp, workspaces, home))
     return spec
+
+
+@dataclass(frozen=True, slots=True)
+class _DotPlan:
+    sealed: tuple[str, ...] = ()  # kept read-only by both mechanisms (Landlock: carved out of its root)
+    readonly: tuple[str, ...] = ()  # bwrap: a directory re-bound read-only around a name it must keep
+    writable: tuple[str, ...] = ()  # bwrap: that directory's other entries, bound writable again
+    note: str = ""
+
+
+def _dot_link_plan(home: str, writable: list[str], pinned: list[str], sealed_now: list[str]) -> _DotPlan:
+    """Keep the run-later files that HOME's dot-links resolve into (dotlinks.py) read-only. An existing
+    target is sealed (bwrap: ro-bind, its directories pinned; Landlock: carved out of its root, so no new
+    entry in the directories on the way to it). A name bwrap cannot bind (a missing target, an intermediate
+    symlink) keeps its directory read-only and that directory's other entries writable. Over the walk's
+    budget every writable root is kept read-only (fail closed) and the note says so. "Writable" is what
+    both mechanisms allow: bwrap's other read-only carve-outs (a shell rc file's target) are not Landlock's."""
+    can = functools.partial(_can_write, (*writable, *pinned), sealed_now)
+    kept, complete = dotlinks.kept_paths(home, can)
+    if not complete:
+        return _DotPlan(sealed=tuple(w for w in writable if os.path.isdir(w)),
+                        note="hermes: too many entries in your home's dot-directories to check which "
+                             "symlinks lead into the workspace: the workspace is read-only in the sandbox")
+    sealed: list[str] = []
+    dirs: list[str] = []
+    rw: list[str] = []
+    for path in kept:
+        root = _match(path, (*writable, *pinned)) or path
+        exists = os.path.lexists(path) and not os.path.islink(path)
+        if _shared_scratch(root):  # a shared /tmp: bwrap only (see _shared_scratch)
+            dirs += [path] if exists else []
+            continue
+        sealed.append(path)
+        if exists:
+            continue
+        parent = dotlinks.nearest_existing(os.path.dirname(path), (root,))
+        if parent not in dirs:
+            dirs.append(parent)
+            rw += dotlinks.other_entries(parent, path)
+    note = ""
+    if kept:
+        shown = ", ".join(kept[:3]) + (f" and {len(kept) - 3} more" if len(kept) > 3 else "")
+        note = (f"hermes: your home's dot-files link into what the sandbox could write: {shown} stay read-only "
+                "(they run or configure code later); under Landlock no new entry can be made in the "
+                "directories holding them either")
+    return _DotPlan(tuple(sealed), tuple(dirs), tuple(p for p in rw if p not in kept), note)
+
+
+def _shared_scratch(root: str) -> bool:
+    """A world-writable sticky directory (/tmp with sandbox.shared_tmp): a link into it (~/.config/pulse/
+    *-runtime -> /tmp/pulse-*) is as open to every local user as to the sandbox. bwrap re-binds an existing
+    target read-only; Landlock would have to take file creation away from all of /tmp, so it does not."""
+    try:
+        mode = os.stat(root).st_mode
+    except OSError:
+        return False
+    return bool(mode & 0o1000) and bool(mode & 0o002)
 
 
 def _can_write(writable: Iterable[str], readonly: Iterable[str], path: str) -> bool:

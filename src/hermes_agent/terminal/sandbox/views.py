@@ -244,7 +244,9 @@ def git_paths(workspace: str, home: str, git_dir_env: str | None = None) -> tupl
         gd = _gitdir_of(git_dir_env if os.path.isabs(git_dir_env) else os.path.join(workspace, git_dir_env))
         if gd and os.path.isdir(gd):
             gitdirs.append(gd)
-    configs = [os.path.join(home, ".gitconfig"), os.path.join(home, ".config/git/config")]
+    # a symlinked global config (~/.gitconfig -> ~/dotfiles/gitconfig) is read where it leads: that file is
+    # kept read-only itself (dotlinks.py), and what it names only adds read-only paths
+    configs = [os.path.realpath(os.path.join(home, rel)) for rel in (".gitconfig", ".config/git/config")]
     for gd in dict.fromkeys(gitdirs):
         _ensure_dirs(gd)
         readonly += [os.path.join(gd, n) for n in (*GIT_DIRS, "config", *GIT_REDIRECTS)]

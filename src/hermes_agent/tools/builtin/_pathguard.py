@@ -173,7 +173,7 @@ def authorize(ctx: object, backend: TerminalBackend, paths: list[str], tool: str
     gate says yes (FileToolError with the gate's reason otherwise). Unguarded backends: unchanged."""
     if not isinstance(backend, GuardedBackend):
         return paths
-    verdicts = [backend.policy.check_write(p, backend.cwd()) for p in paths]
+    verdicts = _dot_link_targets_ask(backend.policy, [backend.policy.check_write(p, backend.cwd()) for p in paths])
     real = [v.path for v in verdicts]
     if any(not v.allowed for v in verdicts):
         check = getattr(ctx, "approve_write", None)
@@ -185,6 +185,45 @@ def authorize(ctx: object, backend: TerminalBackend, paths: list[str], tool: str
             raise FileToolError(decision.reason)
     backend.approved.update(real)
     return real
+
+
+_DOT_LINKS: dict[tuple, list[str]] = {}
+
+
+def _dot_link_targets_ask(policy: PathPolicy, verdicts: list[Verdict]) -> list[Verdict]:
+    """An allowed write to what one of HOME's dot-links leads to (~/.vimrc -> ~/dotfiles/vimrc: the file
+    the sandbox keeps read-only, terminal/sandbox/dotlinks.py) asks first: it runs or configures code later.
+    The walk is done once per HOME mtime and set of writable roots."""
+    if not any(v.allowed for v in verdicts) or not policy.home:
+        return verdicts
+    from hermes_agent.terminal.sandbox import dotlinks
+
+    try:
+        key = (policy.home, policy.writable, os.stat(policy.home).st_mtime_ns)
+    except OSError:
+        return verdicts
+    if key not in _DOT_LINKS:
+        kept, complete = dotlinks.kept_paths(policy.home, lambda p: _writes_freely(policy, p))
+        _DOT_LINKS.clear()
+        _DOT_LINKS[key] = kept if complete else list(policy.writable)
+    kept = _DOT_LINKS[key]
+    out = []
+    for v in verdicts:
+        hit = next((k for k in kept if _under(v.path, k)), None) if v.allowed else None
+        out.append(Verdict("ask", v.path, f"{v.path} is what a dot-file of your home links to: it runs or "
+                                          "configures code later", "protected_write") if hit else v)
+    return out
+
+
+def _writes_freely(policy: PathPolicy, path: str) -> bool:
+    """Inside a writable root, and not a dot-entry of HOME reached through a root holding HOME (those ask)."""
+    home = policy.home
+    dot = _under(path, home) and path != home and path[len(home.rstrip("/")) + 1:].startswith(".")
+    return any(_under(path, r) and not (dot and _under(home, r)) for r in policy.writable)
+
+
+def _under(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
 
 
 def check_read(backend: TerminalBackend, path: str) -> str:
