@@ -21,10 +21,11 @@ _cache: dict[str, tuple[tuple, dict]] = {}
 
 
 def ledger_path(home: Path | str) -> Path:
-    """`<Hermes root>/state/context_ledger.json` for a HERMES_HOME (profiles share their root's ledger)."""
+    """`<Hermes root>/cache/context_ledger.json` for a HERMES_HOME (profiles share their root's ledger; cache/ is
+    hidden from commands except its work parts, and Hermes keeps no file of that name)."""
     home = Path(home)
     root = home.parent.parent if home.parent.name == "profiles" else home
-    return root / "state" / "context_ledger.json"
+    return root / "cache" / "context_ledger.json"
 
 
 def digest(data: bytes) -> str:
