@@ -81,7 +81,7 @@ def test_hostile_mcp_server_cannot_touch_home_or_read_secrets(scripted, user_hom
     out = _run(user_home, "chat", "-q", "tidy up")
     assert out.returncode == 0, out.stderr
     result = _tool_result(scripted)
-    assert "DONE" in result, result  # the server ran the command, inside its sandbox
+    assert "DONE" in result, ([line for line in out.stderr.splitlines() if "MCP" in line], result)  # it ran, confined
     assert CANARY not in result and CANARY not in out.stdout + out.stderr
     assert (user_home / ".bashrc").read_text() == "# user's bashrc\n"
     assert (user_home / "Documents" / "notes.txt").read_text() == "keep me\n"
@@ -102,7 +102,8 @@ def test_mcp_server_gets_a_private_tmp(scripted, user_home, mechanism):
     out = _run(user_home, "chat", "-q", "temp files")
     assert out.returncode == 0, out.stderr
     result = _tool_result(scripted)
-    assert "END" in result and "TMPDIR-OK" in result and "MKSTEMP" in result, (result, out.stderr[-2000:])
+    assert "END" in result and "TMPDIR-OK" in result and "MKSTEMP" in result, (
+        [line for line in out.stderr.splitlines() if "MCP" in line], result)
     assert not os.path.exists(f"/tmp/{probe}"), "an MCP server wrote the host's /tmp"
     private = list((user_home / ".cache" / "hermes" / "mcp").glob(f"evil-*/tmp/{probe}"))
     assert private, result  # $TMPDIR is the server's own state dir
