@@ -21,6 +21,7 @@ log = logging.getLogger(__name__)
 
 KEEPALIVE_S = 30.0
 STABLE_AFTER_S = 30.0
+_STALE_PLAN = "server said: bwrap: Can't "  # bwrap could not make a mount point the plan named (it vanished)
 _CONNECTION_CLOSED = -32000  # JSON-RPC code the SDK uses when the transport closed  # a connection that lived this long resets the backoff
 
 
@@ -148,6 +149,7 @@ class ServerConnection:
     async def run(self) -> None:
         """Connect, serve, and reconnect with exponential backoff until stop()."""
         failures = 0
+        replanned = False
         while not self._stopping:
             started = time.monotonic()
             self.status.attempts += 1
@@ -155,13 +157,19 @@ class ServerConnection:
             try:
                 await self._serve_once()
             except Exception as exc:
-                self.status.last_error = describe(exc) + self._said_since(log_start)
+                said = self._said_since(log_start)
+                if not replanned and not self.status.connected and _STALE_PLAN in said:
+                    replanned = True  # a path the sandbox plan named vanished before bwrap bound it: plan again
+                    self._mark_down()
+                    continue
+                self.status.last_error = describe(exc) + said
                 level = logging.WARNING if failures == 0 else logging.DEBUG
                 log.log(level, "MCP server %s: %s", self.cfg.name, self.status.last_error)
             finally:
                 was_up = self.status.connected
                 self._mark_down()
-                self.first_attempt.set()
+                if not (replanned and self.status.attempts == 1):
+                    self.first_attempt.set()
             if self._stopping:
                 break
             failures = 1 if was_up and time.monotonic() - started > STABLE_AFTER_S else failures + 1
