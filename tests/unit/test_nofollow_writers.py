@@ -47,6 +47,7 @@ EXCEPTIONS: dict[str, str] = {
     "tools/mcp/connection.py": "HERMES_HOME/logs/mcp and os.devnull",
     "approval/approvers.py": "/dev/tty, the user's terminal",
     "memory/store.py": "HERMES_HOME/memories lock file",
+    "memory/ctxledger.py": "the Hermes root's cache/context_ledger.json and its lock (hidden from the sandbox)",
 }
 _MODE_CHARS = set("wax+")
 
