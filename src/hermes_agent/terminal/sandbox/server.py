@@ -262,18 +262,7 @@ def _own_proc(binds: list) -> None:
         return
     os.closerange(0, os.sysconf("SC_OPEN_MAX"))  # the socket to hermes and the keeper's channel are the server's
     _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)  # the keeper gone: the namespace goes with it
-    code = 0
-    while True:
-        try:
-            pid, status = os.waitpid(-1, 0)
-        except ChildProcessError:
-            break
-        except InterruptedError:
-            continue
-        if pid == server:
-            code = os.waitstatus_to_exitcode(status)
-            break
-    os._exit(code if code >= 0 else 128 - code)
+    os._exit(_reap_until(server))
 
 
 def _host_read_only(path: str) -> bool:
@@ -393,6 +382,11 @@ def _split_keeper(sock: socket.socket | None, channel: socket.socket | None = No
 
 def _keep(server: int) -> None:
     """Reap whatever is re-parented here; when the serving child ends, kill every descendant and exit."""
+    _end(_reap_until(server))
+
+
+def _reap_until(server: int) -> int:
+    """Reap every child until `server` ends; its exit status as a shell reports it (0 if it was never seen)."""
     code = 0
     while True:
         try:
@@ -402,7 +396,7 @@ def _keep(server: int) -> None:
         if pid == server:
             code = os.waitstatus_to_exitcode(status)
             break
-    _end(code if code >= 0 else 128 - code)  # a wrapped program's status, as a shell reports it
+    return code if code >= 0 else 128 - code
 
 
 def _end(code: int) -> None:
