@@ -111,8 +111,9 @@ def _binds(spec: SandboxSpec) -> list[tuple[str, bool]]:
     return [(p, bool(ro)) for _, ro, p in sorted(dict.fromkeys(mounts))]
 
 
-# Under bwrap: namespaces do ipc and network, read-only mounts do chmod; the keyring is not namespaced.
-BWRAP_SECCOMP = {"keyring": True}
+# Under bwrap: namespaces do ipc and network, read-only mounts do chmod outside the writable roots (inside them
+# no setuid/setgid bit); the keyring is not namespaced.
+BWRAP_SECCOMP = {"keyring": True, "setid": True}
 
 
 def sandbox_command(spec: SandboxSpec | None, argv: list[str], cwd: str | None = None) -> list[str]:

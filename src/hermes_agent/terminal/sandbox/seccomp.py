@@ -21,6 +21,9 @@ What it refuses, by `Policy` field (the launcher's config frame says which apply
   (EPERM otherwise: no `chmod 4755 /usr/bin/x` as root, no `chmod 0666 ~/.bashrc`), while `chmod +x`,
   pip and npm (0755 / 0644) keep working; set/remove of extended attributes (EOPNOTSUPP, as a file system
   without them: POSIX ACLs are xattrs, `setfacl` would otherwise grant what chmod may not).
+- `setid` (bwrap path, where read-only mounts protect everything but the writable roots): chmod/fchmod/
+  fchmodat/fchmodat2 with a setuid or setgid bit fail with EPERM (a setuid-root copy of a shell left in the
+  workspace would give root to any local user who reaches it, rt5 a01); every other mode is the command's.
 - `notify` (with `metadata`, the Landlock path): every other chmod, and chown/lchown/fchown/fchownat and
   utime/utimes/futimesat/utimensat, return SECCOMP_RET_USER_NOTIF: the keeper decides by path and does the
   change itself (`metaguard.py`, a34). `install` then returns the listener fd.
@@ -45,6 +48,7 @@ _SOCK_STREAM, _SOCK_SEQPACKET, _SOCK_TYPE_MASK = 1, 5, 0xF
 _IPPROTO_TCP, _NETLINK_ROUTE = 6, 0
 _X32_BIT = 0x40000000
 _MODE_REFUSED = 0o7022  # setuid, setgid, sticky, group write, other write
+_SETID = 0o6000  # setuid, setgid
 _ARGS = (16, 24, 32, 40)  # low 32 bits of seccomp_data.args[0..3] (little endian)
 
 # per machine: audit arch and syscall numbers by name
@@ -83,6 +87,7 @@ class Policy:
     net_off: bool = False
     tcp_free: bool = False
     metadata: bool = False
+    setid: bool = False  # without metadata: only the setuid/setgid bits refused (bwrap)
     notify: bool = False  # with metadata: chmod/chown/utime go to the keeper (metaguard.py), which decides by path
 
     @classmethod
@@ -170,6 +175,8 @@ def program(policy: Policy | None = None) -> bytes | None:
     if pol.metadata:
         table += [(n, f"mode{_MODE_ARG[n]}") for n in _MODE_ARG]
         table += [(n, "notsup") for n in _XATTR_SET]
+    elif pol.setid:
+        table += [(n, f"setid{_MODE_ARG[n]}") for n in _MODE_ARG]
     if pol.metadata and pol.notify:
         from hermes_agent.terminal.sandbox.metaguard import NUMBERS, SPECS
 
@@ -192,6 +199,9 @@ def program(policy: Policy | None = None) -> bytes | None:
         asm.label(f"mode{arg}")
         asm.load(_ARGS[arg])
         asm.op(_JSET_K, _MODE_REFUSED, "eperm", "notify" if pol.notify else "allow")
+        asm.label(f"setid{arg}")
+        asm.load(_ARGS[arg])
+        asm.op(_JSET_K, _SETID, "eperm", "allow")
     asm.label("notify")
     asm.ret(_RET_USER_NOTIF)
     asm.label("eperm")
