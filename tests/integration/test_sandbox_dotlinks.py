@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.integration.test_sandbox_kernel import _bwrap_as_user
-from tests.integration.test_sandbox_secrets import World, _calls, _mechanisms
+from tests.integration.test_sandbox_secrets import USERS, World, _calls, _mechanisms
 
 ORIG = {"gitconfig": "[user]\n\tname = Victim\n\temail = v@example.com\n",
         "ssh_config": "Host *\n  ServerAliveInterval 30\n",
@@ -28,11 +28,9 @@ def mechanism(request):
     return request.param
 
 
-@pytest.fixture(params=["root", "user"])
+@pytest.fixture(params=USERS)
 def world(request, outside_dir, scripted, mechanism):
-    if request.param == "root" and os.geteuid() != 0:
-        pytest.skip("runs hermes as root")
-    if request.param == "user" and (os.geteuid() != 0 or (mechanism == "bwrap" and not _bwrap_as_user())):
+    if request.param == "user" and mechanism == "bwrap" and not _bwrap_as_user():
         pytest.skip("needs root to switch to an unprivileged user that can start the sandbox")
     w = World(outside_dir, scripted, mechanism, request.param)
     dots = w.home / "dotfiles"
