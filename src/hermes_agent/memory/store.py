@@ -15,7 +15,7 @@ from typing import Literal
 
 from hermes_agent import lazyre
 from hermes_agent.config.settings import Settings
-from hermes_agent.memory.directives import execution_directives, refusal
+from hermes_agent.memory.directives import execution_directives, joined_refusal, refusal, withheld
 from hermes_agent.memory.scan import scan
 
 Target = Literal["memory", "user"]
@@ -190,7 +190,8 @@ class MemoryStore:
             entries = self.entries(target)
             if not entries:
                 continue
-            safe = [e for e in entries if not scan(e) and not execution_directives(e)]
+            joined = withheld(entries)  # judged with their neighbours: an order split over two entries
+            safe = [e for i, e in enumerate(entries) if i not in joined and not scan(e) and not execution_directives(e)]
             head = f"## {_HEADINGS[target]} ({joined_length(entries):,}/{self.limits[target]:,} chars)"
             body = ENTRY_DELIMITER.join("\n".join("> " + line for line in e.splitlines()) for e in safe)
             if len(safe) < len(entries):
@@ -264,6 +265,8 @@ class MemoryStore:
                 return new
             if new == cur:
                 return self._outcome(target, cur, True, "No change: that entry is already stored.")
+            if why := joined_refusal(new, cur):
+                return WriteOutcome(False, why, target)
             before, after = joined_length(cur), joined_length(new)
             if after > limit and after > before:  # shrinking is always allowed, even over budget
                 return self._outcome(target, cur, False, (
