@@ -32,6 +32,9 @@ _NET = (r"https?://|\bftp://|\b\d{1,3}(?:\.\d{1,3}){3}\b|\b(?:[a-z0-9-]+\.)+[a-z
         r"\b(?:herunterlad\w*|heruntergelad\w*|abruf\w*|abgeruf\w*|télécharg\w*|telecharg\w*|récupèr\w*|descarg\w*|"
         r"scaric\w*|baix\w*|haal\w*\s+\S+\s+op|ladda\s+ner|pobier\w*|скача\w*|загруз\w*|indir\w*)|"
         r"下载|下載|获取|獲取|ダウンロード|取得|다운로드|받아")
+# An address or a network client (not a bare "fetch": `git fetch` and running the tests is a workflow).
+_ADDR = (r"https?://|\bftp://|\b\d{1,3}(?:\.\d{1,3}){3}\b|\b(?:[a-z0-9-]+\.)+[a-z]{2,}/[\w./?=&%-]*|"
+         r"\b(?:curl|wget|iwr|irm|invoke-webrequest|invoke-restmethod|urlopen)\b")
 _EXEC = (r"\|\s*(?:sudo\s+)?(?:ba|z|da|k|fi)?sh\b|\|\s*(?:sudo\s+)?(?:python\d?|perl|ruby|node|iex)\b|"
          r"\b(?:pip(?:e[sd]?|ing))\b|\b(?:sh|bash|zsh|dash|shell|interpreter|terminal|eval|source|exec\w*|execut\w*|"
          r"run|runs|running|ran|launch\w*|invok\w*|"
@@ -82,7 +85,7 @@ _LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t
 
 CHAINS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("fetches and runs code without telling the user", ("net", "exec", "hide")),
-    ("standing order to run code from the network", ("net", "exec", "standing")),
+    ("standing order to run code from the network", ("addr", "exec", "standing")),
     ("plants code from the network to run later", ("persist", "net", "exec")),
     ("copies credentials into what it writes out", ("credential", "disclose")),
     ("replaces the user's rules behind their back", ("override", "hide")),
@@ -108,7 +111,7 @@ def _parts() -> dict[str, re.Pattern[str]]:
     hide = "|".join((rf"\b(?:{intent._HIDE})\b", intent._HIDE_MORE, intent._CJK_HIDE, _HIDE_EXTRA))
     flags = re.IGNORECASE | re.UNICODE
     return {name: re.compile(rx, flags) for name, rx in (
-        ("net", _NET), ("exec", _EXEC), ("hide", hide), ("standing", _STANDING), ("persist", _PERSIST),
+        ("net", _NET), ("addr", _ADDR), ("exec", _EXEC), ("hide", hide), ("standing", _STANDING), ("persist", _PERSIST),
         ("credential", _CREDENTIAL), ("disclose", _DISCLOSE), ("override", _OVERRIDE), ("join", _JOIN))}
 
 

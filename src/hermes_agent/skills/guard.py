@@ -155,6 +155,31 @@ def _intents(f: _File, raw: list[str], examples: set[int]) -> None:
             f.add(f"intent-{hit.kind.split()[0]}", "high", "injection", n, f"{where} {hit.kind}")
 
 
+def _chains(f: _File, lines: list[str]) -> None:
+    """What the file wants, judged by its parts (hermes_agent.intent_chain) in a paragraph and its neighbour,
+    whatever the wording: network + execution + concealment or a standing trigger ("before anything else"),
+    persistence of network code (a shell rc line, a cron entry), credentials into the reply, an override kept
+    from the user. A code file is one piece: its parts may be anywhere in it."""
+    from hermes_agent.intent_chain import scan_joined
+
+    starts, pieces, cur = [], [], []
+    for n, line in enumerate(lines + [""], 1):
+        if line.strip() and not f.code:
+            cur.append((n, line))
+        elif cur and not f.code:
+            starts.append(cur[0][0])
+            pieces.append("\n".join(t for _, t in cur))
+            cur = []
+    if f.code:
+        starts, pieces = [1], ["\n".join(lines)]
+    seen: set[str] = set()
+    for i, chains in sorted(scan_joined(pieces, 1).items()):
+        for chain in chains:
+            if chain.kind not in seen:
+                seen.add(chain.kind)
+                f.add("intent-chain", "high", "injection", starts[i], f"{chain.kind}: {chain.quote[:120]}")
+
+
 def _hidden_markup(f: _File, text: str) -> None:
     for lineno, content in hidden_blocks(text):
         if instructs(content):
@@ -207,6 +232,8 @@ def _scan(text: str, rel: str, depth: int = 0) -> list[Finding]:
         _hidden_markup(f, "\n".join(raw))
         if depth == 0:
             _intents(f, raw, example_lines(norm))
+    if depth == 0:
+        _chains(f, norm)
     _payloads(f, norm, raw, depth)
     return f.out
 

@@ -124,6 +124,7 @@ _EXAMPLE_MARK = lazyre.compile(r"\b(?:example|e\.g\.|for\s+instance|such\s+as|ma
 _MENTION = lazyre.compile(r"\b(?:such\s+as|like|e\.g\.|for\s+example|for\s+instance|phrases?|text|says?|saying|"
                       r"wording|strings?|contains?)\W*$", re.I)
 _QUOTE = lazyre.compile(r"\"[^\"]{3,300}\"|“[^”]{3,300}”|«[^»]{3,300}»|'[^']{8,300}'")
+_LIST_JOIN = lazyre.compile(r"\s*(?:,|/|;)?\s*(?:or|and|nor|oder|und|ou|et|o|y|e|of|en)?\s*", re.I)
 _FENCE = lazyre.compile(r"^\s*(```|~~~)")
 _MAX_PARAGRAPH_LINES = 40
 
@@ -160,9 +161,13 @@ def quoted_mention(paragraph: str, start: int) -> bool:
     """True when the match at `start` is quoted as a mention ('text such as "…"') or reported conditionally."""
     if _REPORTED.search(paragraph[_sentence_start(paragraph, start):start]):
         return True
-    for q in _QUOTE.finditer(paragraph):
+    quotes = list(_QUOTE.finditer(paragraph))
+    for i, q in enumerate(quotes):
         if q.start() <= start < q.end():
-            return bool(_MENTION.search(paragraph[max(0, q.start() - 40):q.start()]))
+            # 'such as "A" or "B"': every quote of a list the mention introduces is a mention
+            while i > 0 and _LIST_JOIN.fullmatch(paragraph[quotes[i - 1].end():quotes[i].start()]):
+                i -= 1
+            return bool(_MENTION.search(paragraph[max(0, quotes[i].start() - 40):quotes[i].start()]))
     return False
 
 
