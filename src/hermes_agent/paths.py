@@ -106,12 +106,21 @@ def install_hint(extra: str) -> str:
     return f"{sys.executable} -m pip install {editable}'{unquote(urlparse(url).path)}[{extra}]'"
 
 
-def media_cache(kind: str) -> Path:
-    """Where generated media go, as Hermes keeps them: cache/images and cache/audio, or the legacy
-    image_cache / audio_cache directory when a Hermes home already has one."""
+def media_cache(kind: str, scope: str = "local") -> Path:
+    """Where media of a session's scope go: cache/<kind>/<scope> (kind: documents, images, audio), or under the
+    legacy image_cache / audio_cache directory when a Hermes home already has one. A session's sandbox reads only
+    its own scope (approval/policy.py MEDIA_DIRS): a chat's files stay out of other chats and cron jobs."""
     home = hermes_home()
     legacy = home / {"images": "image_cache", "audio": "audio_cache"}.get(kind, f"{kind}_cache")
-    return legacy if legacy.is_dir() else home / "cache" / kind
+    return (legacy if legacy.is_dir() else home / "cache" / kind) / (scope or "local")
+
+
+def media_scope_of(key: str, kind: str = "chat") -> str:
+    """The media scope of a chat (kind "chat", its gateway session key) or a cron job (kind "cron", its id): a
+    stable name that says nothing of what it stands for ("chat-" + 16 hex of a SHA-256)."""
+    import hashlib
+
+    return f"{kind}-" + hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 def pid_alive(pid: int) -> bool:

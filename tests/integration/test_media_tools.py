@@ -36,7 +36,7 @@ def test_image_generate_through_an_openai_compatible_endpoint(scripted, hermes_h
     out = _result(run_hermes("chat", "-q", "draw", "-t", "image_gen", home=hermes_home,
                              env={"OPENAI_API_KEY": "sk-images"}))
     saved = Path(out["image"])
-    assert saved.read_bytes() == PNG and saved.parent == hermes_home / "cache" / "images"
+    assert saved.read_bytes() == PNG and saved.parent == hermes_home / "cache" / "images" / "local"  # the CLI session's media scope
     assert out["media"] == f"MEDIA:{saved}"
     req = media.requests[-1]
     assert req["path"] == "/v1/images/generations" and req["headers"]["authorization"] == "Bearer sk-images"
@@ -71,7 +71,7 @@ def test_text_to_speech_offline_and_a_failing_provider_falls_back(scripted, herm
     out = _result(run_hermes("chat", "-q", "say it", "-t", "tts", home=hermes_home))
     wav = Path(out["file_path"])
     assert out["provider"] == "espeak" and wav.read_bytes()[:4] == b"RIFF" and wav.stat().st_size > 10_000
-    assert wav.parent == hermes_home / "cache" / "audio"
+    assert wav.parent == hermes_home / "cache" / "audio" / "local"
     model_config(hermes_home, scripted.url, f"tts:\n  provider: openai\n  openai:\n    base_url: {media.url}/v1\n")
     media.fail["/v1/audio/speech"] = 500
     _call_then_echo(scripted, "text_to_speech", {"text": "Fallback please."})

@@ -144,22 +144,25 @@ def test_the_users_terminals_are_out_of_reach(world):  # noqa: F811
 
 def test_the_hermes_cache_is_readable_only_where_commands_work_on_it(world):  # noqa: F811
     """$HERMES_HOME/cache holds pages the agent fetched, browser screenshots and profiles, other programs'
-    scratch (red-team round 4, a35/a45): hidden from commands. Files users sent (cache/documents) and generated
-    images stay readable: commands convert and resize them."""
+    scratch (red-team round 4, a35/a45): hidden from commands. Media are kept per scope (paths.media_cache): the
+    session's own (`local` for the CLI) stay readable, commands convert and resize them; another chat's files, and
+    files left flat in cache/documents by older versions, are hidden; so are a skill's dot-files (skills/deploy/.env)."""
     cache = world.home / ".hermes/cache"
     planted = {"web/page.html": "NS4-WEB-c4n4ry", "screenshots/s.txt": "NS4-SHOT-c4n4ry",
-               "scratch/notes.txt": "NS4-SCRATCH-c4n4ry", "documents/report.csv": "NS4-DOC-VISIBLE",
-               "images/gen.txt": "NS4-IMG-VISIBLE"}
+               "scratch/notes.txt": "NS4-SCRATCH-c4n4ry", "documents/local/report.csv": "NS4-DOC-VISIBLE",
+               "images/local/gen.txt": "NS4-IMG-VISIBLE", "documents/chat-0123456789abcdef/statement.txt":
+               "NS4-CHAT-c4n4ry", "documents/evt1_old.txt": "NS4-FLAT-c4n4ry", "../skills/deploy/.env": "NS4-SKENV-c4n4ry",
+               "../skills/deploy/SKILL.md": "NS4-SKILL-VISIBLE"}
     for rel, text in planted.items():
         (cache / rel).parent.mkdir(parents=True, exist_ok=True)
         (cache / rel).write_text(text + "\n")
     if world.user == "user":
-        subprocess.run(["chown", "-R", f"{UNPRIV}:{UNPRIV}", str(cache)], check=True)
+        subprocess.run(["chown", "-R", f"{UNPRIV}:{UNPRIV}", str(cache.parent)], check=True)
     files = " ".join(str(cache / r) for r in planted)
     world.scripted.add(*_calls(("terminal", {"command": f"cat {files} 2>&1; echo END"})))
     out = world.hermes("--yolo", "chat", "-q", "look around")
     assert "Traceback" not in out.stderr
     got = world.tool_results()
-    assert "END" in got and "NS4-DOC-VISIBLE" in got and "NS4-IMG-VISIBLE" in got, got
+    assert "END" in got and "NS4-DOC-VISIBLE" in got and "NS4-IMG-VISIBLE" in got and "NS4-SKILL-VISIBLE" in got, got
     seen = world.model_saw() + out.stdout
-    assert not [t for t in ("WEB", "SHOT", "SCRATCH") if f"NS4-{t}" in seen], got
+    assert not [t for t in ("WEB", "SHOT", "SCRATCH", "CHAT", "FLAT", "SKENV") if f"NS4-{t}" in seen], got

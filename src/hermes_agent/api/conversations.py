@@ -84,6 +84,12 @@ class ConversationPool:
             from hermes_agent.config.team import Team
 
             settings, options = person_options(settings, Team(settings), conv.person)
+        from dataclasses import replace
+
+        from hermes_agent.paths import media_scope_of
+
+        # an API caller's generated media are its own (never the local user's nor a chat's)
+        options = replace(options, media_scope=media_scope_of(f"api:{options.person or 'owner'}", "api"))
 
         def make(session: str | None) -> AgentSession:
             return build(settings, platform="api_server", approver=AutoDenyApprover(), interactive=False,

@@ -10,6 +10,8 @@ from dataclasses import asdict, dataclass
 from fnmatch import fnmatchcase
 from typing import Literal
 
+from hermes_agent import lazyre
+
 Access = Literal["allow", "ask", "deny"]
 
 # Never readable (relative to the user's home unless absolute). Globs allowed.
@@ -36,10 +38,16 @@ HOME_READABLE: tuple[str, ...] = (*HOME_TOOLS, ".gitconfig", ".config/git/config
 # Other users' homes (every home in /etc/passwd of uid 0 or >= 1000 but the user's own, /root when HOME is
 # not /root) are hidden, except their HOME_TOOLS (a root session with HOME elsewhere still runs pyenv's python).
 # Readable inside the Hermes home root (everything else there — every profile's .env, auth.json, config,
-# state.db, pairing, sessions, memories — is hidden from commands): the active profile's skills and the parts of
-# its cache a command works on (files users sent, generated images and audio, the credential-free git config
-# copies); pages fetched, browser screenshots and profiles, indexes and other programs' scratch stay hidden (a35).
-HERMES_READABLE: tuple[str, ...] = ("skills", "cache/sandbox", "cache/documents", "cache/images", "cache/audio")
+# state.db, pairing, sessions, memories — is hidden from commands): the active profile's skills (not their
+# dot-entries: skills/deploy/.env, .hub, a45) and the credential-free git config copies; pages fetched, browser
+# screenshots and profiles, indexes and other programs' scratch stay hidden (a35).
+HERMES_READABLE: tuple[str, ...] = ("skills", "cache/sandbox")
+# Media hermes keeps for a session (files users sent in a chat, generated images and speech) live in per-scope
+# folders, `cache/<kind>/<scope>` (paths.media_cache): a session reads only its own scope's (a35: another chat's
+# session or a cron job never sees them). `image_cache` / `audio_cache` are Hermes's older names.
+MEDIA_DIRS: tuple[str, ...] = ("cache/documents", "cache/images", "cache/audio", "image_cache", "audio_cache")
+# Dot-entries inside the skills folder, at any depth the globs reach (a skill's own .env, the hub's .hub/).
+SKILL_DOT_ENTRIES: tuple[str, ...] = tuple("skills/" + "*/" * n + ".*" for n in range(5))
 # Files under HERMES_HOME that hold secrets.
 HERMES_SECRETS: tuple[str, ...] = (".env", "auth.json", "auth.lock", "config.yaml",  # config may hold model.api_key
                                    ".parsed-config.json")  # config/loader.py's parsed copy of config.yaml
@@ -85,6 +93,9 @@ def resolve(path: str, cwd: str | None = None, home: str | None = None) -> str:
     return os.path.realpath(raw)
 
 
+_SCOPE = lazyre.compile(r"[a-z][a-z0-9-]{0,63}")
+
+
 def _under(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip("/") + "/")
 
@@ -121,9 +132,10 @@ class PathPolicy:
 
     @classmethod
     def build(cls, *, workspace: Iterable[str], hermes_home: str, home: str | None = None,
-              temp_dirs: Iterable[str] = (), config: Mapping | None = None) -> PathPolicy:
+              temp_dirs: Iterable[str] = (), config: Mapping | None = None, media_scope: str = "") -> PathPolicy:
         """The policy for a session; `config` is the `sandbox:` section (writable_paths, readable_paths,
-        deny_read, protected_paths, shared_tmp, mode)."""
+        deny_read, protected_paths, shared_tmp, mode); `media_scope` the session's media folder name (its chat's:
+        paths.media_scope_of), the only one of MEDIA_DIRS it may read."""
         cfg = dict(config or {})
         home = os.path.realpath(home or os.path.expanduser("~"))
         hh = os.path.realpath(os.path.expanduser(str(hermes_home)))
@@ -147,7 +159,8 @@ class PathPolicy:
         scratch = SHARED_TMP if cfg.get("shared_tmp", True) else ()
         writable = ws + norm(scratch) + tuple(os.path.realpath(t) for t in temp_dirs) + tuple(grants)
         secrets = norm((*SECRET_PATHS, *_as_list(cfg.get("deny_read")))) + tuple(
-            os.path.join(hh, name) for name in HERMES_SECRETS)
+            os.path.join(hh, name) for name in (*HERMES_SECRETS, *SKILL_DOT_ENTRIES))
+        media = tuple(os.path.join(hh, d, media_scope) for d in MEDIA_DIRS) if _SCOPE.fullmatch(media_scope) else ()
         protected = norm((*SHELL_STARTUP, *SYSTEM_PROTECTED, *_as_list(cfg.get("protected_paths")))) + (hh,)
         readable = tuple(resolve(str(p), ws[0] if ws else None, home) for p in _as_list(cfg.get("readable_paths")))
         mode = str(cfg.get("mode") or "workspace-write").strip().lower()
@@ -156,7 +169,7 @@ class PathPolicy:
         foreign = foreign_homes(home)
         xdg_cache = os.path.realpath(os.path.expanduser(os.environ.get("XDG_CACHE_HOME", "") or "~/.cache"))
         allow = (*norm(HOME_READABLE), *(os.path.join(x, "git", "config") for x in xdg),
-                 *(os.path.join(xdg_cache, c.removeprefix(".cache/")) for c in CACHE_TOOLS if xdg_cache in xdg), *(os.path.join(hh, n) for n in HERMES_READABLE), *readable, *ws,
+                 *(os.path.join(xdg_cache, c.removeprefix(".cache/")) for c in CACHE_TOOLS if xdg_cache in xdg), *(os.path.join(hh, n) for n in HERMES_READABLE), *media, *readable, *ws,
                  *(w for w in writable if w not in norm(SHARED_TMP)), *code_dirs(),
                  *(os.path.realpath(os.path.join(f, t)) for f in foreign for t in HOME_TOOLS))
         allow = tuple(dict.fromkeys(allow))
@@ -236,10 +249,11 @@ class PathPolicy:
         return grant is not None and len(grant) > len(protected_hit)
 
 
-def policy_for_settings(settings: object, workspace: str | None = None) -> PathPolicy:
+def policy_for_settings(settings: object, workspace: str | None = None, media_scope: str = "") -> PathPolicy:
     """The session's policy from Settings: workspace = `workspace`, else terminal.cwd (default: the cwd)."""
     root = workspace or os.path.abspath(os.path.expanduser(settings.cfg.terminal.cwd))
-    return PathPolicy.build(workspace=[root], hermes_home=str(settings.home), config=asdict(settings.cfg.sandbox))
+    return PathPolicy.build(workspace=[root], hermes_home=str(settings.home), config=asdict(settings.cfg.sandbox),
+                            media_scope=media_scope)
 
 
 def _linked_dots(home: str, allow: Iterable[str], workspace: Iterable[str]) -> tuple[str, ...]:

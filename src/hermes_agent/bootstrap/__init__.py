@@ -141,7 +141,7 @@ def build_services(settings: Settings, *, platform: str = "cli", toolsets: list[
     hooks = HookBus()
     plugin_report = _load_plugins(settings, hooks, safe_mode=opts.safe_mode)
     ctx = ToolContext(settings=settings, task_id=new_task_id(), hook_bus=hooks, person=opts.person, role=opts.role,
-                      provider_for=lambda row: provider_from_row(settings, row, meter, "moa"))
+                      media_scope=opts.media_scope, provider_for=lambda row: provider_from_row(settings, row, meter, "moa"))
     services = AgentServices(provider=provider, settings=settings, ctx=ctx, hooks=hooks, meter=meter)
     services_ref.append(services)
     if settings.cfg.web.summarize:  # the user opted in to auxiliary calls for long web pages

@@ -120,7 +120,7 @@ def build_child(parent: AgentServices, toolsets: list[str], allowed: frozenset[s
     settings: Settings = parent.settings
     hooks = parent.hooks.fork(without=parent.approval_hook)
     ctx = ToolContext(settings=settings, task_id=new_task_id(), hook_bus=hooks, todo_store=TodoStore(),
-                      is_subagent=True, provider_for=parent.ctx.provider_for,
+                      is_subagent=True, provider_for=parent.ctx.provider_for, media_scope=parent.ctx.media_scope,
                       untrusted=parent.ctx.untrusted)  # its goal was written in a tainted conversation
     services = AgentServices(provider=_child_provider(settings, parent.meter), settings=settings, ctx=ctx, hooks=hooks,
                              meter=parent.meter)  # a subagent spends its parent's budget

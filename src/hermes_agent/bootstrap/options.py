@@ -28,6 +28,8 @@ class RunOptions:
     role: str = ""
     disabled_toolsets: tuple[str, ...] = ()
     user_dir: str | None = None
+    # Whose media this agent sees (paths.media_cache): its chat's scope in the gateway, its job's in cron.
+    media_scope: str = "local"
 
 
 def person_options(settings: Settings, team: Team, person: Person) -> tuple[Settings, RunOptions]:

@@ -28,7 +28,8 @@ def wire_approval(services: AgentServices, settings: Settings, approver: Approve
             reply = aux.complete(ChatRequest((user(judge_prompt(command, description)),), max_tokens=20))
             return parse_verdict(reply.content or "")
 
-    policy = build_path_policy(settings)
+    _media_dirs(services.ctx.media_scope)
+    policy = build_path_policy(settings, media_scope=services.ctx.media_scope)
     gate = ApprovalGate(settings, approver, is_interactive=interactive, aux_judge=judge, path_policy=policy)
     hook = gate.as_hook(Block, registry.get)
     services.hooks.register("pre_tool_call", hook, first=True)
@@ -39,18 +40,30 @@ def wire_approval(services: AgentServices, settings: Settings, approver: Approve
     return gate
 
 
-def build_path_policy(settings: Settings, workspace: str | None = None) -> PathPolicy:
+def _media_dirs(scope: str) -> None:
+    """The session's media folders exist before its sandbox is planned: it sees them (and only them) from its
+    first command, while the other scopes' folders next to them are hidden whole."""
+    from hermes_agent import paths
+
+    for kind in ("documents", "images", "audio") if scope else ():
+        try:
+            paths.media_cache(kind, scope).mkdir(parents=True, exist_ok=True, mode=0o700)
+        except OSError:  # a read-only home: nothing to see, nothing to hide
+            pass
+
+
+def build_path_policy(settings: Settings, workspace: str | None = None, media_scope: str = "") -> PathPolicy:
     """The session's path policy: workspace = terminal.cwd (default: where hermes started). A policy is
     frozen; the same Settings and workspace reuse it for a minute (a gateway composes an agent per chat,
     and resolving every root costs milliseconds)."""
     import os
     import time
 
-    key = (id(settings), workspace, os.getcwd())
+    key = (id(settings), workspace, os.getcwd(), media_scope)
     hit = _POLICIES.get(key)
     if hit is not None and hit[0] is settings and time.monotonic() - hit[1] < _POLICY_TTL_S:
         return hit[2]
-    policy = policy_for_settings(settings, workspace)
+    policy = policy_for_settings(settings, workspace, media_scope)
     if len(_POLICIES) > 16:
         _POLICIES.clear()
     _POLICIES[key] = (settings, time.monotonic(), policy)

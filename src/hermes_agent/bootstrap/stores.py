@@ -88,7 +88,7 @@ def wire_terminal(services: AgentServices, settings: Settings) -> None:
 
     for what in reap_stale():  # processes and state dirs of an earlier run that was killed
         log.info("cleanup after a killed run: %s", what)
-    policy = services.ctx.path_policy or build_path_policy(settings)
+    policy = services.ctx.path_policy or build_path_policy(settings, media_scope=services.ctx.media_scope)
     pool = BackendPool(settings, policy=policy, notice=log.warning)
     services.ctx.backend_factory = pool.get
     ctx = services.ctx

@@ -34,7 +34,7 @@ SILENT = "[SILENT]"
 class Sender(Protocol):
     """Where deliveries go (the send_message tool's Messenger is one): returns where it went, raises on failure."""
 
-    def send(self, target: str, text: str) -> str: ...
+    def send(self, target: str, text: str, scope: str = "") -> str: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +106,11 @@ def _turn(job: dict, settings: Settings, timeout: float | None, prompt: str,
         settings, options, approver = _as_person(job, settings, host)
     except PermissionError as exc:
         return False, "", str(exc)
+    from dataclasses import replace
+
+    from hermes_agent.bootstrap.options import RunOptions
+
+    options = replace(options or RunOptions(), media_scope=_scope(job))  # never a chat's files, only its own
     agent = host.build_agent(settings, platform="cron", approver=approver, interactive=False, options=options,
                              toolsets=[str(t) for t in toolsets] if isinstance(toolsets, list) and toolsets else None)
     box: dict[str, object] = {}
@@ -172,6 +177,12 @@ def delivery_text(job: dict, settings: Settings, ok: bool, text: str, error: str
             f"To stop or manage this job, send me a new message (e.g. \"stop reminder {name}\").")
 
 
+def _scope(job: dict) -> str:
+    from hermes_agent.paths import media_scope_of
+
+    return media_scope_of(str(job.get("id") or job.get("name") or ""), "cron")
+
+
 def _deliver(job: dict, text: str, messenger: Sender | None, ok: bool = True) -> str | None:
     """Send to every target but `local` (a failure goes to upstream's `failure_deliver` when the job has
     one); returns the errors (one line each, joined) or None."""
@@ -183,7 +194,7 @@ def _deliver(job: dict, text: str, messenger: Sender | None, ok: bool = True) ->
             errors.append(f"{target}: delivery to platforms needs the gateway (not running here)")
             continue
         try:
-            messenger.send(target, text)
+            messenger.send(target, text, scope=_scope(job))  # the job's own images and speech
         except Exception as exc:  # a frontend boundary: a failed send is recorded on the job
             log.warning("cron job %s: delivery to %s failed: %s", job.get("id"), target, exc)
             errors.append(f"{target}: {exc}")

@@ -266,14 +266,15 @@ class GatewayRunner:
         return dataclasses.replace(event, text=message)
 
     async def _with_file(self, adapter: PlatformAdapter, event: Inbound) -> Inbound:
-        """Save an attachment under HERMES_HOME/cache/documents and tell the agent where it is; a voice note is
+        """Save an attachment under HERMES_HOME/cache/documents/<the chat's scope> and tell the agent where it is; a voice note is
         transcribed (stt.*) and the agent gets the transcript (the user sees it too unless stt.echo_transcripts
         is false)."""
         import dataclasses
         import re
 
         name = re.sub(r"[^A-Za-z0-9._-]", "_", str(event.extra.get("file_name") or "file"))[:100]
-        target = paths.hermes_home() / "cache" / "documents" / f"{event.event_id}_{name}"
+        # the chat's own folder: only this chat's sessions read it (a35), not another chat's nor a cron job
+        target = paths.media_cache("documents", paths.media_scope_of(self._key(event))) / f"{event.event_id}_{name}"
         try:
             saved = await adapter.download(str(event.extra["file_id"]), target)
         except Exception as exc:  # frontend boundary: the agent is told the file could not be fetched
@@ -411,7 +412,7 @@ class GatewayRunner:
         if session is None:
             assert self.loop is not None
             session = ChatSession(key, event.chat_id, self.adapters[event.platform], self.session_map,
-                                  self._builder(event.platform, event.chat_id, event.user_id, person), self.loop,
+                                  self._builder(event.platform, event.chat_id, event.user_id, person, key), self.loop,
                                   self.hooks, tool_progress(self.settings, event.platform))
             session.switch_model = self._switch_model
             session.owners = self.access[event.platform].allowed  # the rest (pairing, allow-all) is untrusted
@@ -430,7 +431,8 @@ class GatewayRunner:
         if not person.can_approve and self.desk is not None and self.loop is not None:
             session.approver = DeskApprover(self.desk, self.loop, session.adapter, session.chat_id, person)  # type: ignore[assignment]
 
-    def _builder(self, platform: str, chat_id: str, user_id: str, person: Person | None = None) -> Builder:
+    def _builder(self, platform: str, chat_id: str, user_id: str, person: Person | None = None,
+                 key: str = "") -> Builder:
         def build(approver: ChatApprover, resume: str | None, on_event: Callable[[Event], None]) -> AgentSession:
             from dataclasses import replace
 
@@ -439,7 +441,8 @@ class GatewayRunner:
             settings, options = self.settings, RunOptions()
             if person is not None:  # team mode: their role's toolsets, their USER.md, their folder
                 settings, options = person_options(self.settings, self.team, person)
-            options = replace(options, spender=f"{platform}:{user_id}")  # each person's own budget
+            options = replace(options, spender=f"{platform}:{user_id}",  # each person's own budget
+                              media_scope=paths.media_scope_of(key or f"{platform}:{chat_id}:{user_id}"))
 
             def make(session: str | None) -> AgentSession:
                 return build_agent(settings, platform=platform, approver=approver, interactive=True,

@@ -74,9 +74,10 @@ def resolve(target: str, homes: HomeChannels) -> tuple[str, str]:
     return platform, chat
 
 
-async def deliver(adapter: PlatformAdapter, chat_id: str, text: str) -> None:
-    """Send `text` (MEDIA:/path lines as attachments) through a connected adapter; a refusal raises."""
-    body, files = media_of(text)
+async def deliver(adapter: PlatformAdapter, chat_id: str, text: str, scope: str = "") -> None:
+    """Send `text` (MEDIA:/path lines as attachments: of HERMES_HOME's media only the sender's `scope`) through a
+    connected adapter; a refusal raises."""
+    body, files = media_of(text, scope)
     if body.strip() or not files:
         if await adapter.send(chat_id, body) is None:
             raise DeliveryError(f"{adapter.name} refused the message to {chat_id}: "
@@ -98,28 +99,28 @@ class Outbox:
         self.adapters = dict(adapters or {})
         self.loop = loop
 
-    def send(self, target: str, text: str) -> str:
+    def send(self, target: str, text: str, scope: str = "") -> str:
         platform, chat_id = resolve(target, self.homes)
         adapter = self.adapters.get(platform)
         if adapter is not None and self.loop is not None:
-            future = asyncio.run_coroutine_threadsafe(deliver(adapter, chat_id, text), self.loop)
+            future = asyncio.run_coroutine_threadsafe(deliver(adapter, chat_id, text, scope), self.loop)
             try:
                 future.result(SEND_TIMEOUT)
             except TimeoutError:
                 future.cancel()
                 raise DeliveryError(f"{platform} did not accept the message within {SEND_TIMEOUT:g}s") from None
         else:
-            asyncio.run(asyncio.wait_for(self._one_shot(platform, chat_id, text), SEND_TIMEOUT))
+            asyncio.run(asyncio.wait_for(self._one_shot(platform, chat_id, text, scope), SEND_TIMEOUT))
         return f"{platform}:{chat_id}"
 
-    async def _one_shot(self, platform: str, chat_id: str, text: str) -> None:
+    async def _one_shot(self, platform: str, chat_id: str, text: str, scope: str = "") -> None:
         adapter = self._build(platform)
         if adapter is None:
             raise DeliveryError(f"{platform} is not configured here (set its token, e.g. "
                                 f"{platform.upper()}_BOT_TOKEN, in HERMES_HOME/.env)")
         try:
             await adapter.connect()
-            await deliver(adapter, chat_id, text)
+            await deliver(adapter, chat_id, text, scope)
         finally:
             await adapter.stop()
 

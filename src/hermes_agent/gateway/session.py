@@ -33,26 +33,28 @@ _MEDIA = lazyre.compile(r"^[ \t]*MEDIA:[ \t]*(\S+)[ \t]*$", re.M)
 _NEVER = ("/proc", "/sys", "/dev")  # the gateway's own environment (bot token, API keys), memory and devices
 
 
-def _sendable(path: Path) -> bool:
-    """Never hermes's own secrets or keys, whatever the model writes: HERMES_HOME (but its cache), /proc, /sys,
-    /dev, .env files, and every credential file the path policy keeps from tools (~/.ssh, ~/.aws, .netrc...)."""
+def _sendable(path: Path, scope: str = "") -> bool:
+    """Never hermes's own secrets or keys, whatever the model writes: HERMES_HOME (but the media of this
+    session's scope: files its chat sent, images and speech it made), /proc, /sys, /dev, .env files, and every
+    credential file the path policy keeps from tools (~/.ssh, ~/.aws, .netrc...)."""
     from hermes_agent import paths
-    from hermes_agent.approval.policy import PathPolicy
+    from hermes_agent.approval.policy import MEDIA_DIRS, PathPolicy
 
     real = path.resolve()
     home = paths.hermes_home().resolve()
-    media = (home / "cache", home / "image_cache", home / "audio_cache")  # generated images and speech too
+    media = tuple(home / d / scope for d in MEDIA_DIRS) if scope else ()  # another chat's files are not sendable
     if real.is_relative_to(home) and not any(real.is_relative_to(m) for m in media):
         return False
     if any(real.is_relative_to(p) for p in _NEVER) or real.name == ".env" or not real.is_file():
         return False
-    policy = PathPolicy.build(workspace=[str(real.parent)], hermes_home=str(home))
+    policy = PathPolicy.build(workspace=[str(real.parent)], hermes_home=str(home), media_scope=scope)
     return policy.check_read(str(real)).allowed
 
 
-def media_of(reply: str) -> tuple[str, list[Path]]:
-    """Hermes's `MEDIA:/path` lines: files to send after the text (only files that exist; the line is removed)."""
-    files = [Path(m) for m in _MEDIA.findall(reply) if Path(m).is_file() and _sendable(Path(m))]
+def media_of(reply: str, scope: str = "") -> tuple[str, list[Path]]:
+    """Hermes's `MEDIA:/path` lines: files to send after the text (only files that exist and the sender may
+    send: its own media scope's under HERMES_HOME; the line is removed)."""
+    files = [Path(m) for m in _MEDIA.findall(reply) if Path(m).is_file() and _sendable(Path(m), scope)]
     if not files:
         return reply, []
     kept = {str(f) for f in files}
@@ -213,8 +215,9 @@ class ChatSession:
     async def _deliver(self, reply: str) -> None:
         """The reply's text, then its MEDIA files: speech as a voice message where the platform has them."""
         from hermes_agent.gateway.voice import send_media
+        from hermes_agent.paths import media_scope_of
 
-        reply, files = media_of(reply)
+        reply, files = media_of(reply, media_scope_of(self.key))
         if reply.strip() or not files:
             await self.adapter.send(self.chat_id, reply)
         for path in files:

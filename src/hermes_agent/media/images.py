@@ -43,11 +43,11 @@ def backend(conf: Mapping, env: Mapping[str, str]) -> ImageBackend | None:
                         str(conf.get("model") or "gpt-image-1"))
 
 
-def generate(be: ImageBackend, prompt: str, aspect: str, timeout: float = 180.0) -> Path:
-    """Generate one image; returns the saved file."""
+def generate(be: ImageBackend, prompt: str, aspect: str, timeout: float = 180.0, scope: str = "local") -> Path:
+    """Generate one image; returns the file saved in the session's media folder (paths.media_cache)."""
     aspect = aspect if aspect in ASPECTS else "landscape"
     data = _openai(be, prompt, aspect, timeout) if be.provider == "openai" else _fal(be, prompt, aspect, timeout)
-    out = paths.media_cache("images")
+    out = paths.media_cache("images", scope)
     out.mkdir(parents=True, exist_ok=True)
     suffix = ".jpg" if data[:3] == b"\xff\xd8\xff" else ".webp" if data[8:12] == b"WEBP" else ".png"
     target = out / f"image_{time.strftime('%Y%m%d_%H%M%S')}_{time.time_ns() % 10**6:06d}{suffix}"

@@ -40,8 +40,12 @@ def _openai_key(env: Mapping[str, str]) -> str:
     return env.get("VOICE_TOOLS_OPENAI_KEY") or env.get("OPENAI_API_KEY") or ""
 
 
-def synthesize(text: str, conf: Mapping, env: Mapping[str, str], output: Path | None = None) -> tuple[Path, str, str]:
-    """(file, provider used, note); the configured provider first, the offline engine when it fails."""
+def synthesize(text: str, conf: Mapping, env: Mapping[str, str], output: Path | None = None,
+               scope: str = "local") -> tuple[Path, str, str]:
+    """(file, provider used, note); the configured provider first, the offline engine when it fails. Without
+    `output` the file goes to the session's media folder (paths.media_cache("audio", scope))."""
+    if output is None:
+        output = paths.media_cache("audio", scope) / f"tts_{time.strftime('%Y%m%d_%H%M%S')}_{time.time_ns() % 10**6:06d}"
     chosen = str(conf.get("provider") or "edge").lower()
     order = [chosen] + [p for p in ("piper", "espeak") if p != chosen]
     errors: list[str] = []
@@ -56,16 +60,12 @@ def synthesize(text: str, conf: Mapping, env: Mapping[str, str], output: Path | 
     raise MediaError("; ".join(errors))
 
 
-def _target(output: Path | None, suffix: str) -> Path:
-    if output is not None:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        return output.with_suffix(suffix) if output.suffix.lower() != suffix else output
-    out = paths.media_cache("audio")
-    out.mkdir(parents=True, exist_ok=True)
-    return out / f"tts_{time.strftime('%Y%m%d_%H%M%S')}_{time.time_ns() % 10**6:06d}{suffix}"
+def _target(output: Path, suffix: str) -> Path:
+    output.parent.mkdir(parents=True, exist_ok=True)
+    return output.with_suffix(suffix) if output.suffix.lower() != suffix else output
 
 
-def _run(provider: str, text: str, conf: Mapping, env: Mapping[str, str], output: Path | None) -> Path:
+def _run(provider: str, text: str, conf: Mapping, env: Mapping[str, str], output: Path) -> Path:
     sub = conf.get(provider) if isinstance(conf.get(provider), Mapping) else {}
     if provider == "openai":
         key = _openai_key(env)

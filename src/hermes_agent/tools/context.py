@@ -53,6 +53,7 @@ class ToolContext:
     turn_id: str | None = None
     is_subagent: bool = False
     messenger: Messenger | None = None  # sends to messaging platforms (gateway chats, cron runs): send_message
+    media_scope: str = "local"  # the folder of cache/{documents,images,audio} this agent reads and writes
     origin: Mapping[str, str] | None = None  # {"platform", "chat_id"} of the chat this agent serves (cron origin)
     # Who this agent works for: "<platform>:<user id>" in a gateway chat ("api:NAME" on the API server; "" for the
     # owner at the CLI) and their team role ("" outside team mode). Cron jobs record their creator from it.

@@ -37,7 +37,8 @@ def _handle(args: dict, **kw: object) -> str:
     if be is None:
         return tool_error("no image backend configured: set FAL_KEY, or OPENAI_API_KEY / image_gen.base_url")
     try:
-        path = generate(be, prompt, str(args.get("aspect_ratio") or "landscape"))
+        path = generate(be, prompt, str(args.get("aspect_ratio") or "landscape"),
+                        scope=kw["ctx"].media_scope)  # type: ignore[attr-defined]
     except MediaError as exc:
         return tool_error(f"image generation failed: {exc}")
     return json.dumps({"success": True, "image": str(path), "media": f"MEDIA:{path}",

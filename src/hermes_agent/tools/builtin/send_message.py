@@ -19,9 +19,10 @@ class DeliveryError(HermesError):
 class Messenger(Protocol):
     """Where messages to platforms go: one send path for send_message and cron delivery."""
 
-    def send(self, target: str, text: str) -> str:
-        """Deliver `text` (MEDIA:/path lines become attachments) to `target` ('telegram' = its home channel,
-        'telegram:<chat_id>'); returns 'platform:chat_id' it went to, or raises DeliveryError."""
+    def send(self, target: str, text: str, scope: str = "") -> str:
+        """Deliver `text` (MEDIA:/path lines become attachments; under HERMES_HOME only the media of the sender's
+        `scope`) to `target` ('telegram' = its home channel, 'telegram:<chat_id>'); returns 'platform:chat_id' it
+        went to, or raises DeliveryError."""
         ...
 
     def targets(self) -> list[dict]:
@@ -64,7 +65,7 @@ def send_message(args: dict, ctx: object = None, **_: object) -> str:
     if not target or not message.strip():
         return tool_error("Both 'target' and 'message' are required when action='send'")
     try:
-        sent_to = messenger.send(target, message)
+        sent_to = messenger.send(target, message, scope=ctx.media_scope)  # type: ignore[attr-defined]
     except DeliveryError as exc:
         return tool_error(str(exc))
     note = "" if ":" in target else f"Sent to {target} home channel (chat_id: {sent_to.split(':', 1)[1]})"

@@ -45,7 +45,8 @@ def _handle(args: dict, **kw: object) -> str:
         except FileToolError as exc:
             return tool_error(str(exc))
     try:
-        path, provider, note = synthesize(text, settings.cfg.tts, settings.env, out)
+        path, provider, note = synthesize(text, settings.cfg.tts, settings.env, out,
+                                          scope=ctx.media_scope)  # type: ignore[attr-defined]
     except MediaError as exc:
         return tool_error(f"speech failed: {exc}")
     result = {"success": True, "file_path": str(path), "media": f"MEDIA:{path}", "provider": provider}
