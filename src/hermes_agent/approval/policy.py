@@ -10,8 +10,6 @@ from dataclasses import asdict, dataclass
 from fnmatch import fnmatchcase
 from typing import Literal
 
-from hermes_agent import lazyre
-
 Access = Literal["allow", "ask", "deny"]
 
 # Never readable (relative to the user's home unless absolute). Globs allowed.
@@ -93,7 +91,9 @@ def resolve(path: str, cwd: str | None = None, home: str | None = None) -> str:
     return os.path.realpath(raw)
 
 
-_SCOPE = lazyre.compile(r"[a-z][a-z0-9-]{0,63}")
+def _scope_ok(scope: str) -> bool:
+    """A media scope is a plain folder name (paths.media_scope_of): lowercase ASCII letters, digits, '-'."""
+    return 0 < len(scope) <= 64 and scope[0].isalpha() and all(c in "abcdefghijklmnopqrstuvwxyz0123456789-" for c in scope)
 
 
 def _under(path: str, root: str) -> bool:
@@ -160,7 +160,7 @@ class PathPolicy:
         writable = ws + norm(scratch) + tuple(os.path.realpath(t) for t in temp_dirs) + tuple(grants)
         secrets = norm((*SECRET_PATHS, *_as_list(cfg.get("deny_read")))) + tuple(
             os.path.join(hh, name) for name in (*HERMES_SECRETS, *SKILL_DOT_ENTRIES))
-        media = tuple(os.path.join(hh, d, media_scope) for d in MEDIA_DIRS) if _SCOPE.fullmatch(media_scope) else ()
+        media = tuple(os.path.join(hh, d, media_scope) for d in MEDIA_DIRS) if _scope_ok(media_scope) else ()
         protected = norm((*SHELL_STARTUP, *SYSTEM_PROTECTED, *_as_list(cfg.get("protected_paths")))) + (hh,)
         readable = tuple(resolve(str(p), ws[0] if ws else None, home) for p in _as_list(cfg.get("readable_paths")))
         mode = str(cfg.get("mode") or "workspace-write").strip().lower()
