@@ -26,14 +26,15 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-_NET = (r"https?://|\bftp://|\b\d{1,3}(?:\.\d{1,3}){3}\b|\b(?:[a-z0-9-]+\.)+[a-z]{2,}/[\w./?=&%-]*|"
+_LOOP = r"(?!localhost\b|127\.|0\.0\.0\.0|\[::1\])"
+_NET = ("https?://" + _LOOP + r"|\bftp://|\b\d{1,3}(?:\.\d{1,3}){3}\b|\b(?:[a-z0-9-]+\.)+[a-z]{2,}/[\w./?=&%-]*|"
         r"\b(?:curl|wget|iwr|irm|invoke-webrequest|invoke-restmethod|urlopen|urllib|requests\.get|httpx)\b|"
         r"\b(?:fetch\w*|download\w*|one-?liner\s+from|pull\w*\s+(?:\w+\s+){0,3}from|grab\w*\s+(?:\w+\s+){0,3}from)\b|"
         r"\b(?:herunterlad\w*|heruntergelad\w*|abruf\w*|abgeruf\w*|télécharg\w*|telecharg\w*|récupèr\w*|descarg\w*|"
         r"scaric\w*|baix\w*|haal\w*\s+\S+\s+op|ladda\s+ner|pobier\w*|скача\w*|загруз\w*|indir\w*)|"
         r"下载|下載|获取|獲取|ダウンロード|取得|다운로드|받아")
 # An address or a network client (not a bare "fetch": `git fetch` and running the tests is a workflow).
-_ADDR = (r"https?://|\bftp://|\b\d{1,3}(?:\.\d{1,3}){3}\b|\b(?:[a-z0-9-]+\.)+[a-z]{2,}/[\w./?=&%-]*|"
+_ADDR = ("https?://" + _LOOP + r"|\bftp://|\b\d{1,3}(?:\.\d{1,3}){3}\b|\b(?:[a-z0-9-]+\.)+[a-z]{2,}/[\w./?=&%-]*|"
          r"\b(?:curl|wget|iwr|irm|invoke-webrequest|invoke-restmethod|urlopen)\b")
 _EXEC = (r"\|\s*(?:sudo\s+)?(?:ba|z|da|k|fi)?sh\b|\|\s*(?:sudo\s+)?(?:python\d?|perl|ruby|node|iex)\b|"
          r"\b(?:pip(?:e[sd]?|ing))\b|\b(?:sh|bash|zsh|dash|shell|interpreter|terminal|eval|source|exec\w*|execut\w*|"
@@ -58,7 +59,7 @@ _STANDING = (r"\b(?:before\s+(?:anything\s+else|doing\s+anything|any(?:thing|\s+
              r"every\s+\w+|each\s+\w+|you\s+(?:start|begin|answer|reply|do\s+anything))|first\s+thing|"
              r"at\s+the\s+(?:start|beginning)\s+of\s+(?:every|each|any|all)|(?:every|each)\s+(?:session|time|turn|conversation|"
              r"chat|reply|answer)|sessions?\s+(?:start|begin|open)s?\s+with|on\s+(?:startup|session\s+start|every\s+start)|"
-             r"automatically|from\s+now\s+on|"
+             r"from\s+now\s+on|"
              r"vor\s+jede[mnr]|zuerst|bei\s+jede[mnr]|avant\s+(?:tout|chaque|de\s+répondre)|à\s+chaque|antes\s+de\s+(?:nada|cada|responder)|"
              r"prima\s+di\s+(?:tutto|ogni|rispondere)|ogni\s+volta|cada\s+vez|elke\s+keer|voor\s+elke|перед\s+(?:каждым|любым|ответом)|"
              r"her\s+(?:yanıt|cevap|oturum)\w*|önce)\b|"
