@@ -43,7 +43,7 @@ _EXEC = (r"\|\s*(?:sudo\s+)?(?:ba|z|da|k|fi)?sh\b|\|\s*(?:sudo\s+)?(?:python\d?|
          r"uitvoer\w*|uitgevoerd|voer\w*|kör\w*|uruchom\w*|wykon\w*|выполн\w*|запуск\w*|запуст\w*|"
          r"çalıştır\w*|calistir\w*|kabu[gğk]\w*|терминал\w*|оболочк\w*)\b|"
          r"运行|執行|执行|運行|终端|終端|実行|ターミナル|シェル|실행|터미널|셸")
-_HIDE_EXTRA = (r"\b(?:silent(?:ly)?|quietly|secretly|unnoticed|unannounced|under\s+the\s+radar|behind\s+\w+\s+back|"
+_HIDE_EXTRA = (r"\b(?:silently|quietly|secretly|unnoticed|unannounced|under\s+the\s+radar|behind\s+\w+\s+back|"
                r"without\s+(?:a\s+)?(?:word|mention\w*|notice|notif\w*|telling|saying|informing|comment\w*)|"
                r"(?:not|never|no\s+need\s+to|nothing\s+needs\s+to)\s+(?:be\s+|get\s+|being\s+)?(?:mention|report|show|surfac|"
                r"announc|tell|told|flag|notif|bring\w*\s+(?:\w+\s+){0,3}up)\w*|"
@@ -57,7 +57,7 @@ _HIDE_EXTRA = (r"\b(?:silent(?:ly)?|quietly|secretly|unnoticed|unannounced|under
                r"静默|默默|悄悄|偷偷|不声不响|不聲不響|黙って|こっそり|静かに|조용히|몰래")
 _STANDING = (r"\b(?:before\s+(?:anything\s+else|doing\s+anything|any(?:thing|\s+other\s+\w+)|answering|replying|responding|"
              r"every\s+\w+|each\s+\w+|you\s+(?:start|begin|answer|reply|do\s+anything))|first\s+thing|"
-             r"at\s+the\s+(?:start|beginning)\s+of\s+(?:every|each|any|all)|(?:every|each)\s+(?:session|time|turn|conversation|"
+             r"at\s+the\s+(?:start|beginning)\s+of\s+(?:every|each|any|all)|(?:every|each)\s+(?:session|turn|conversation|"
              r"chat|reply|answer)|sessions?\s+(?:start|begin|open)s?\s+with|on\s+(?:startup|session\s+start|every\s+start)|"
              r"from\s+now\s+on|"
              r"vor\s+jede[mnr]|zuerst|bei\s+jede[mnr]|avant\s+(?:tout|chaque|de\s+répondre)|à\s+chaque|antes\s+de\s+(?:nada|cada|responder)|"
@@ -144,6 +144,9 @@ def chains_in(parts: dict[str, str]) -> list[Chain]:
 # ordinary there, so memory judges the other chains.
 MEMORY_KINDS = frozenset(kind for kind, _ in CHAINS if not kind.startswith("standing"))
 ALL_KINDS = frozenset(kind for kind, _ in CHAINS)
+# Code says "fail silently" and runs things by design: there only what it does counts (persistence, key material
+# into the output), not the words addressed to a reader.
+CODE_KINDS = frozenset(kind for kind, need in CHAINS if "hide" not in need and "standing" not in need)
 
 
 def scan(text: str, kinds: frozenset[str] = ALL_KINDS) -> list[Chain]:

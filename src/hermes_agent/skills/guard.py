@@ -159,8 +159,8 @@ def _chains(f: _File, lines: list[str]) -> None:
     """What the file wants, judged by its parts (hermes_agent.intent_chain) in a paragraph and its neighbour,
     whatever the wording: network + execution + concealment or a standing trigger ("before anything else"),
     persistence of network code (a shell rc line, a cron entry), credentials into the reply, an override kept
-    from the user. A code file is one piece: its parts may be anywhere in it."""
-    from hermes_agent.intent_chain import scan_joined
+    from the user. A code file is one piece (its parts may be anywhere in it) judged by what it does only."""
+    from hermes_agent.intent_chain import ALL_KINDS, CODE_KINDS, scan_joined
 
     starts, pieces, cur = [], [], []
     for n, line in enumerate(lines + [""], 1):
@@ -173,7 +173,7 @@ def _chains(f: _File, lines: list[str]) -> None:
     if f.code:
         starts, pieces = [1], ["\n".join(lines)]
     seen: set[str] = set()
-    for i, chains in sorted(scan_joined(pieces, 1).items()):
+    for i, chains in sorted(scan_joined(pieces, 1, CODE_KINDS if f.code else ALL_KINDS).items()):
         for chain in chains:
             if chain.kind not in seen:
                 seen.add(chain.kind)
