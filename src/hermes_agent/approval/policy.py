@@ -10,8 +10,6 @@ from dataclasses import asdict, dataclass
 from fnmatch import fnmatchcase
 from typing import Literal
 
-from hermes_agent import homewalk
-
 Access = Literal["allow", "ask", "deny"]
 
 # Never readable (relative to the user's home unless absolute). Globs allowed.
@@ -176,6 +174,8 @@ class PathPolicy:
             if first.startswith(".") and not self._readable_below(real, self.home):
                 return os.path.join(self.home, first)
         if _under(real, self.home):
+            from hermes_agent import homewalk  # only when a file tool asks about a path in HOME
+
             deep = homewalk.private_reason(real, self.home, (*self.readable, *_path_dirs()))
             if deep:
                 return deep
