@@ -186,6 +186,12 @@ class PathPolicy:
             first = real[len(self.home.rstrip("/")) + 1:].split("/", 1)[0]
             if first.startswith(".") and not self._readable_below(real, self.home):
                 return os.path.join(self.home, first)
+        if _under(real, self.home):
+            from hermes_agent import homewalk  # only when a file tool asks about a path in HOME
+
+            deep = homewalk.private_reason(real, self.home, (*self.readable, *_path_dirs()))
+            if deep:
+                return deep
         if not _under(real, self.home):
             for root in self.foreign_homes:
                 if _under(real, root) and not self._readable_below(real, root):
@@ -207,6 +213,7 @@ class PathPolicy:
             what = "the Hermes home (keys, config, sessions of every profile)" if hidden in self.hermes_roots[:2] else \
                 f"{_show(hidden, self.home)}: your XDG config/data/state directory" if hidden in self.hermes_roots else \
                 f"{hidden}: another user's home" if hidden in self.foreign_homes else \
+                f"{_show(hidden, self.home)}: another project's repository" if os.path.lexists(os.path.join(hidden, ".git")) else \
                 f"{_show(hidden, self.home)}: dot-files in your home are private unless listed as readable"
             return Verdict("deny", real, f"{real} is private ({what}); the user can allow it with "
                                          "sandbox.readable_paths in config.yaml", "secret_read")
@@ -276,6 +283,11 @@ def _linked_dots(home: str, allow: Iterable[str], workspace: Iterable[str]) -> t
 
 
 _NOT_HOMES = ("/", "/nonexistent", "/dev/null", "/bin", "/sbin", "/usr", "/var", "/run", "/tmp", "/etc", "/proc")
+
+
+def _path_dirs() -> tuple[str, ...]:
+    """PATH's directories (resolved): a tool's folder stays readable wherever it lies."""
+    return tuple(os.path.realpath(p) for p in os.environ.get("PATH", "").split(os.pathsep) if os.path.isabs(p))
 
 
 def foreign_homes(home: str) -> tuple[str, ...]:

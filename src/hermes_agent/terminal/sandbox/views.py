@@ -20,6 +20,8 @@ import re
 import stat as stat_mod
 from collections.abc import Iterable
 
+from hermes_agent import homewalk
+
 _HOOKS_PATH = re.compile(r"^\s*hookspath\s*=\s*(.+?)\s*$", re.I | re.M)
 _SECTION = re.compile(r"^\s*\[([^\]]+)\]", re.M)
 
@@ -31,8 +33,10 @@ def under(path: str, root: str) -> bool:
 def hidden_paths(home: str, hermes_roots: Iterable[str], readable: Iterable[str],
                  foreign_homes: Iterable[str] = ()) -> list[str]:
     """Concrete paths to hide: every Hermes root and other user's home (minus readable parts, and
-    minus the way down to HOME when HOME lies in one) and HOME's dot-entries."""
+    minus the way down to HOME when HOME lies in one), HOME's dot-entries, and below HOME's top level
+    other projects' repositories and dot-entries (homewalk.py)."""
     allow = [os.path.realpath(a) for a in readable]
+    granted = list(allow)
     out: list[str] = []
     foreign = [os.path.realpath(f) for f in foreign_homes]
     if home:
@@ -44,6 +48,7 @@ def hidden_paths(home: str, hermes_roots: Iterable[str], readable: Iterable[str]
         out += _expand(root, inner) if inner else [root]
     if home and os.path.isdir(home):
         out += _expand(home, [a for a in allow if a != home and under(a, home)], dots_only=True)
+        out += homewalk.private_below(home, granted)
     return list(dict.fromkeys(out))
 
 
