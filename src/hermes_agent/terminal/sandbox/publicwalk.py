@@ -126,11 +126,12 @@ def complement(root: str, allowed: list[str]) -> list[str]:
     """Children of `root` (recursively where an allowed path lies deeper) that are not allowed. Symlinks are
     left alone: their target has its own rule. Set lookups: the allowlist holds a few hundred paths."""
     exact = set(allowed)
-    above = {p for a in allowed for p in _ancestors(a)[1:]}
-    return _complement_in(root, exact, above) if not any(p in exact for p in _ancestors(root)) else []
+    above = {p for a in allowed for p in ancestors(a)[1:]}
+    return _complement_in(root, exact, above) if not any(p in exact for p in ancestors(root)) else []
 
 
-def _ancestors(path: str) -> list[str]:
+def ancestors(path: str) -> list[str]:
+    """`path` and every directory above it, up to /."""
     out = [path]
     while path not in ("/", ""):
         path = os.path.dirname(path)

@@ -30,8 +30,8 @@ import os
 from collections.abc import Iterable
 
 from hermes_agent.terminal.sandbox import publicwalk
+from hermes_agent.terminal.sandbox.publicwalk import ancestors, under
 from hermes_agent.terminal.sandbox.publicwalk import complement as _complement
-from hermes_agent.terminal.sandbox.publicwalk import under
 
 SYSTEM_READABLE: tuple[str, ...] = (
     "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/nix", "/snap",
@@ -190,8 +190,8 @@ def public_trees(roots: list[str], granted: list[str], homes: list[str]) -> tupl
     linked executable), the outermost of nested ones."""
     system = [os.path.realpath(p) for p in SYSTEM_READABLE if os.path.lexists(p)]
     bases = [b for b in PUBLIC_ONLY if os.path.isdir(b) and not os.path.islink(b) and any(under(b, r) for r in roots)]
-    extra = [r for r in roots if not any(under(r, s) for s in system) and not any(under(r, g) for g in granted)
-             and not any(under(r, h) for h in homes)]
+    exempt = {*system, *granted, *homes}  # a root below any of these is not walked here (set lookups)
+    extra = [r for r in roots if not any(a in exempt for a in ancestors(r))]
     extra = [t for t in extra if not any(t != o and under(t, o) for o in extra)]
     closed = [t for t in extra if not publicwalk.reachable(t)]
     bases += [t for t in extra if t not in closed and os.path.isdir(t) and not os.path.islink(t)]
