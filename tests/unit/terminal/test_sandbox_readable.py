@@ -80,7 +80,7 @@ def test_the_walk_is_kept_until_a_walked_directory_changes(tmp_path, monkeypatch
     publicwalk._MEMO.clear()  # as in a new process
     walks = []
     real_walk = publicwalk.walk
-    monkeypatch.setattr(publicwalk, "walk", lambda *a: walks.append(a) or real_walk(*a))
+    monkeypatch.setattr(publicwalk, "walk", lambda *a, **k: walks.append(a) or real_walk(*a, **k))
     assert publicwalk.not_public(str(base), [], str(cache)) == [str(base / "shadow")] and not walks
     _tree(base, {"app/deploy.key": 0o600})
     publicwalk._MEMO.clear()
@@ -179,3 +179,18 @@ def test_a_private_path_directory_or_link_target_is_hidden(tmp_path, monkeypatch
     covered = lambda p: any(readable.under(str(p), h) for h in hidden)  # noqa: E731
     assert covered(secrets / "admin.sh") and covered(tools / "token") and covered(closed)
     assert not covered(tools / "run")
+
+
+def test_a_path_directory_behind_a_directory_others_may_only_pass(tmp_path):
+    """/opt/app (0711) holding bin/ on PATH: everyone may run what bin/ holds by name, so bin/ stays (walked
+    by the same rule) while app's other entries are hidden; without the PATH entry app is hidden whole."""
+    _tree(tmp_path, {"app/bin/tool": 0o755, "app/bin/token": 0o600, "app/secret/key": 0o644})
+    (tmp_path / "app").chmod(0o711)
+    try:
+        reach = [str(tmp_path / "app/bin")]
+        with_path, _ = publicwalk.walk(str(tmp_path), [], [], reach=reach)
+        without, _ = publicwalk.walk(str(tmp_path), [], [])
+    finally:
+        (tmp_path / "app").chmod(0o755)
+    assert set(with_path) == {str(tmp_path / "app/secret"), str(tmp_path / "app/bin/token")}
+    assert without == [str(tmp_path / "app")]

@@ -57,27 +57,29 @@ def reachable(path: str, stop: str = "/") -> bool:
     return True
 
 
-def not_public(base: str, exempt: list[str], cache_dir: str = "") -> list[str]:
+def not_public(base: str, exempt: list[str], cache_dir: str = "", reach: list[str] = ()) -> list[str]:
     """Paths under directory `base` that not everyone may read (not descended into), except the `exempt`
-    ones (the user's grants) and the way down to them, plus what the walk could not check."""
-    key = (base, tuple(sorted(exempt)))
+    ones (the user's grants) and the way down to them, plus what the walk could not check. `reach`: paths
+    (a PATH directory) that everyone may reach by name through a directory they may not list (0711): kept
+    with the way to them, and walked by the same rule."""
+    key = (base, tuple(sorted(exempt)), tuple(sorted(reach)))
     cached = _MEMO.get(key)
     if cached and time.monotonic() - cached[0] < _CACHE_S:
         return list(cached[1])
-    out = _from_disk(cache_dir, base, key[1])
+    out = _from_disk(cache_dir, base, key[1], key[2])
     if out is None:
         dirs: list[tuple[str, int]] = []
-        out, cut = walk(base, list(key[1]), dirs)
+        out, cut = walk(base, list(key[1]), dirs, reach=list(key[2]))
         if cut:
             _TRUNCATED.add(base)
-        _to_disk(cache_dir, base, {"format": _FORMAT, "exempt": list(key[1]), "dirs": dirs, "hidden": out,
-                                   "truncated": cut})
+        _to_disk(cache_dir, base, {"format": _FORMAT, "exempt": list(key[1]), "reach": list(key[2]), "dirs": dirs,
+                                   "hidden": out, "truncated": cut})
     _MEMO[key] = (time.monotonic(), out)
     return list(out)
 
 
 def walk(base: str, exempt: list[str], dirs: list[tuple[str, int]],
-         budget: int | None = None) -> tuple[list[str], bool]:
+         budget: int | None = None, reach: list[str] = ()) -> tuple[list[str], bool]:
     """(hidden paths, whether the budget ran out) for the tree at `base`; `dirs` gets each walked directory
     with its mtime."""
     out: list[str] = []
@@ -91,7 +93,7 @@ def walk(base: str, exempt: list[str], dirs: list[tuple[str, int]],
             out.append(current)  # not listable here: not checked, hidden
             continue
         left -= len(entries)
-        hidden, deeper = _sort_entries(entries, exempt)
+        hidden, deeper = _sort_entries(entries, exempt, reach)
         if len(hidden) > DIR_HIDDEN_MAX and not any(under(a, current) for a in exempt):
             out.append(current)
             continue
@@ -103,7 +105,8 @@ def walk(base: str, exempt: list[str], dirs: list[tuple[str, int]],
     return out, bool(stack)
 
 
-def _sort_entries(entries: list[os.DirEntry], exempt: list[str]) -> tuple[list[str], list[str]]:
+def _sort_entries(entries: list[os.DirEntry], exempt: list[str],
+                  reach: list[str] = ()) -> tuple[list[str], list[str]]:
     """(private entries to hide, public directories to walk) of one directory."""
     hidden: list[str] = []
     deeper: list[str] = []
@@ -116,7 +119,10 @@ def _sort_entries(entries: list[os.DirEntry], exempt: list[str]) -> tuple[list[s
             continue  # a symlink: its target has its own rule
         inner = [a for a in exempt if under(a, entry.path)]
         if not public_mode(mode):
-            hidden += complement(entry.path, inner) if inner else [entry.path]
+            passing = [r for r in reach if r != entry.path and under(r, entry.path)
+                       and reachable(r, os.path.dirname(entry.path))]
+            hidden += complement(entry.path, inner + passing) if inner or passing else [entry.path]
+            deeper += [r for r in passing if os.path.isdir(r) and not os.path.islink(r)]
         elif stat_mod.S_ISDIR(mode):
             deeper.append(entry.path)
     return hidden, deeper
@@ -163,7 +169,7 @@ def _disk_path(cache_dir: str, base: str) -> str:
     return os.path.join(cache_dir, f"public-{name}.json")
 
 
-def _from_disk(cache_dir: str, base: str, exempt: tuple[str, ...]) -> list[str] | None:
+def _from_disk(cache_dir: str, base: str, exempt: tuple[str, ...], reach: tuple[str, ...] = ()) -> list[str] | None:
     """The stored walk of `base` when it was made for the same grants and no walked directory changed."""
     if not cache_dir:
         return None
@@ -173,7 +179,8 @@ def _from_disk(cache_dir: str, base: str, exempt: tuple[str, ...]) -> list[str] 
 
     data = read_json_dict(Path(_disk_path(cache_dir, base)))
     dirs, hidden = data.get("dirs"), data.get("hidden")
-    if data.get("format") != _FORMAT or data.get("exempt") != list(exempt) or not isinstance(dirs, list) \
+    if data.get("format") != _FORMAT or data.get("exempt") != list(exempt) or data.get("reach") != list(reach) \
+            or not isinstance(dirs, list) \
             or not isinstance(hidden, list) or not dirs or dirs[0][0] != base:
         return None
     try:

@@ -179,7 +179,8 @@ def hidden_outside(home: str, allow: Iterable[str], homes: Iterable[str] = (), s
     bases, closed = public_trees(roots, granted, [h for h in (home, *homes) if h])
     out = _complement("/", [r for r in roots if r not in closed])
     for base in bases:
-        out += publicwalk.not_public(base, [g for g in granted if g != base and under(g, base)], cache_dir)
+        out += publicwalk.not_public(base, [g for g in granted if g != base and under(g, base)], cache_dir,
+                                     [r for r in roots if r != base and under(r, base)])
     return list(dict.fromkeys(out))
 
 
