@@ -94,7 +94,7 @@ def walk(base: str, exempt: list[str], dirs: list[tuple[str, int]],
             continue
         left -= len(entries)
         hidden, deeper = _sort_entries(entries, exempt, reach)
-        if len(hidden) > DIR_HIDDEN_MAX and not any(under(a, current) for a in exempt):
+        if len(hidden) > DIR_HIDDEN_MAX and not any(under(a, current) for a in (*exempt, *reach)):
             out.append(current)
             continue
         out += hidden
