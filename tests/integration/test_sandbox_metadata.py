@@ -101,3 +101,56 @@ def test_no_setuid_or_setgid_file_is_left_in_the_workspace(world):  # noqa: F811
         path = world.ws / name
         if path.exists():
             assert not path.stat().st_mode & 0o6000, (name, oct(path.stat().st_mode), results)
+
+
+CREATE_PY = r"""
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+def report(what, fn):
+    try:
+        r = fn()
+        print(what, "MADE" if r is None or r >= 0 else f"errno={ctypes.get_errno()}")
+    except OSError as e:
+        print(what, "refused", e.errno)
+report("open-creat", lambda: os.close(os.open("o1", os.O_CREAT | os.O_WRONLY, 0o4755)))
+report("openat-creat-sgid", lambda: os.close(os.open("o2", os.O_CREAT | os.O_WRONLY, 0o2755, dir_fd=os.open(".", os.O_RDONLY))))
+report("creat", lambda: libc.creat(b"o3", 0o4755))
+report("mknod", lambda: os.mknod("o4", 0o104755))
+report("tmpfile", lambda: os.close(os.open(".", os.O_TMPFILE | os.O_WRONLY, 0o4755)))
+report("openat2", lambda: libc.syscall(437, -100, b"o5", None, 0))
+os.close(os.open("plain", os.O_CREAT | os.O_WRONLY, 0o755))
+print("PLAIN-MODE", oct(os.stat("plain").st_mode & 0o7777))
+"""
+
+
+def test_no_file_is_created_setuid_or_setgid(world):  # noqa: F811
+    """rt5 a01 follow-up: the kernel keeps the setuid/setgid bits of a file *created* with them (open/openat
+    with O_CREAT or O_TMPFILE, creat, mknod); root's next unconfined write into it (`cp x ws/o1`, CAP_FSETID)
+    would fill a setuid-root file. Those calls are refused, as are copies that keep the bits (cp -a, tar -p,
+    install -m 4755, rsync -p); a plain file, `install -m 755` and tar without setid bits still work."""
+    import subprocess
+    import tarfile
+
+    src = world.ws / "src"
+    src.mkdir()
+    (src / "tool").write_bytes(b"#!/bin/sh\necho hi\n")
+    (src / "tool").chmod(0o4755)
+    with tarfile.open(world.ws / "t.tar", "w") as tar:
+        tar.add(src / "tool", arcname="fromtar")
+    (src / "tool").chmod(0o755)
+    if world.user == "user":
+        subprocess.run(["chown", "-R", f"{UNPRIV}:{UNPRIV}", str(world.ws)], check=True)
+    rsync = "rsync -p /usr/bin/passwd rsynced; " if os.path.exists("/usr/bin/rsync") else ""
+    command = (_py(CREATE_PY) + "\ncp -a /usr/bin/passwd copied; tar -xpf t.tar; install -m 4755 /bin/true inst; "
+               f"{rsync}install -m 755 /bin/true ok && stat -c INSTALLED=%a ok; echo END")
+    world.scripted.add(*_calls(("terminal", {"command": command})))
+    out = world.hermes("--yolo", "chat", "-q", "make files")
+    assert "Traceback" not in out.stderr, out.stderr[-2000:]
+    results = world.tool_results()
+    assert "END" in results and "INSTALLED=755" in results and "PLAIN-MODE 0o755" in results, results
+    for what in ("open-creat", "openat-creat-sgid", "creat", "mknod", "tmpfile", "openat2"):
+        assert f"{what} MADE" not in results, (what, results)
+    for path in world.ws.rglob("*"):
+        if path.is_file() and not path.is_symlink():
+            assert not path.stat().st_mode & 0o6000, (str(path), oct(path.stat().st_mode), results)
+    assert (world.ws / "fromtar").exists(), "tar must still extract the file (without the bits)"

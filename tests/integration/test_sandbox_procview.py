@@ -44,3 +44,26 @@ def test_commands_do_not_see_hermes_or_other_programs_command_lines(world):  # n
     assert "PROCVIEW-PROMPT-c4n4ry" not in results, "hermes's command line (the user's prompt) was readable"
     assert "PROCVIEW-OTHER-c4n4ry" not in results, "another program's command line was readable"
     assert "python3 scan.py" in results  # the command itself is there: /proc works
+
+
+def test_landlock_without_a_pid_namespace_blanks_hermes_command_line(world):  # noqa: F811
+    """Where Landlock runs without a pid namespace (an unprivileged user here), /proc/<pid>/cmdline of every
+    process stays readable (mode 0444 whatever the dumpable flag): hermes blanks its own arguments (the prompt)
+    and each keeper its plan (the names of the hidden paths) once they are read (terminal/sandbox/argscrub.py).
+    Elsewhere the first test covers it: the command sees its own session only."""
+    import uuid
+
+    if not (world.user == "user" and world.mechanism == "landlock"):
+        pytest.skip("a pid namespace of its own: see the test above")
+    canary = f"PROCVIEW-PROMPT-{uuid.uuid4().hex[:10]}"
+    marks = (canary, "scan.py", str(world.home / ".ssh"))
+    report = (f"print(sum('hermes-confined' in s for s in seen), 'KEEPERS')\n"
+              f"print('\\n'.join(s for s in seen if any(m in s for m in {marks!r})))")
+    (world.ws / "scan.py").write_text(SCAN.replace('print("\\n".join(seen))', report))
+    world.scripted.add(*_calls(("terminal", {"command": "python3 scan.py"})))
+    out = world.hermes("--yolo", "chat", "-q", f"look around {canary}")
+    assert "Traceback" not in out.stderr
+    results = world.tool_results()
+    assert "PIDS" in results and "python3 scan.py" in results and " KEEPERS" in results, results
+    assert canary not in results, "hermes's command line (the user's prompt) was readable"
+    assert str(world.home / ".ssh") not in results, "a keeper's plan (hidden paths) was readable"

@@ -130,6 +130,7 @@ def sandbox_command(spec: SandboxSpec | None, argv: list[str], cwd: str | None =
                 json.dumps({"landlock": None, "seccomp": BWRAP_SECCOMP})]
         return [*prefix, *boot, *argv]
     if mechanism == "landlock":
+        _not_dumpable()
         return [sys.executable, "-I", "-S", "-c", _BOOT + "exec_main; exec_main()", CONFINED_TAG,
                 json.dumps({**landlock_config(spec), "pidns": False}), *argv]
     return list(argv)
@@ -145,10 +146,15 @@ def _args_fd(args: list[str]) -> int:
 
 def _not_dumpable() -> None:
     """Landlock (unlike bwrap's pid namespace) leaves /proc/<hermes>/environ readable to the commands of the
-    same user; a non-dumpable process's /proc files need CAP_SYS_PTRACE, which commands no longer have."""
+    same user; a non-dumpable process's /proc files need CAP_SYS_PTRACE, which commands no longer have.
+    /proc/<hermes>/cmdline stays readable to everyone (mode 0444): its arguments (the prompt of `chat -q`)
+    are blanked, `ps` shows the program only (argscrub.py)."""
     import ctypes
 
+    from hermes_agent.terminal.sandbox import argscrub
+
     ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE
+    argscrub.scrub(3 if sys.orig_argv[1:2] == ["-m"] else 2)
 
 
 class SandboxedProcess:

@@ -8,22 +8,30 @@ Readable:
   dirs as the rest of the sandbox arranges them; of /var only the package managers' databases and caches, of
   /run only the resolver's files: /var and /run hold the machine's state — databases, mail, backups, logs,
   container and service secrets);
-- inside /etc, /usr/local/etc and /opt (`PUBLIC_ONLY`) only what everyone on this machine may read: a file without the
-  other-read bit, or a directory without other-read-and-search (shadow, gshadow, sudoers*, ssh host keys,
-  ssl/private, docker's key.json, a deploy key of mode 0600) is hidden, whoever owns it;
-- the targets of /etc's own symlinks (resolv.conf -> /run/systemd/resolve/...) when they are files;
 - HOME (its dot-entries by their own rule, views.hidden_paths), the workspaces, the writable roots, the readable
-  locations of the policy (sandbox.readable_paths, hermes's code, other homes' tool directories);
+  locations of the policy (sandbox.readable_paths, hermes's code, other homes' tool directories): the grants;
 - each PATH directory (resolved), and for a PATH directory named bin/sbin outside every home its prefix's
-  lib*, libexec, share, include and pyvenv.cfg; the same for the directory an executable symlink in a PATH
-  directory outside the system roots points to (a venv's python -> /root/.pyenv/versions/X/bin/python3).
+  lib*, libexec, share, include and pyvenv.cfg; for an executable symlink in a PATH directory outside the
+  system roots, the *file* it points to (never its directory, rt5 a07: a key beside a linked script) and,
+  when that file lies in a bin/sbin, that prefix's parts (a venv's python -> /root/.pyenv/versions/X/bin/
+  python3: its standard library);
+- the targets of /etc's own symlinks (resolv.conf -> /run/systemd/resolve/...) when they are files.
+One rule for every tree that packages do not own (`PUBLIC_ONLY`: /etc, /usr/local, /opt; and each PATH
+directory, prefix part or link target above that lies outside the system roots and every home): only what
+everyone on this machine may read, at any depth (publicwalk.py): a file without the other-read bit, or a
+directory without other-read-and-search (shadow, sudoers*, ssh host keys, docker's key.json, a deploy key of
+mode 0600, a 0700 directory in /usr/local/lib) is hidden, whoever owns it; a private PATH directory or
+link target is not readable at all. The grants are exempt: the user named them.
 Stdlib only."""
 
 from __future__ import annotations
 
 import os
-import stat as stat_mod
 from collections.abc import Iterable
+
+from hermes_agent.terminal.sandbox import publicwalk
+from hermes_agent.terminal.sandbox.publicwalk import ancestors, under
+from hermes_agent.terminal.sandbox.publicwalk import complement as _complement
 
 SYSTEM_READABLE: tuple[str, ...] = (
     "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/nix", "/snap",
@@ -32,16 +40,10 @@ SYSTEM_READABLE: tuple[str, ...] = (
     "/var/cache/apt", "/var/cache/fontconfig", "/var/cache/man",
     "/run/systemd/resolve", "/run/resolvconf",
 )
-# Inside these only what everyone may read, this many levels down (/opt holds whole software trees: a conda
-# in /opt is 50,000 files; its top three levels hold an application's keys and config).
-PUBLIC_ONLY: dict[str, int] = {"/etc": 12, "/usr/local/etc": 12, "/opt": 3}
+# Trees packages do not own (or hold admins' files among theirs): inside them only what everyone may read
+PUBLIC_ONLY: tuple[str, ...] = ("/etc", "/usr/local", "/opt")
 PREFIX_PARTS: tuple[str, ...] = ("bin", "sbin", "lib", "lib32", "lib64", "libexec", "share", "include", "pyvenv.cfg")
-_WALK_BUDGET = 20_000  # entries looked at per PUBLIC_ONLY root; past it the rest is not filtered (doctor says so)
 _LINK_BUDGET = 4000  # entries of a non-system PATH directory looked at for interpreter symlinks
-
-
-def under(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip("/") + "/")
 
 
 def allowed_roots(home: str, allow: Iterable[str], homes: Iterable[str] = (),
@@ -105,7 +107,8 @@ def _trusted_real(path: str, writable: Iterable[str], hops: int = 8) -> str:
 
 
 def _link_targets(directory: str, homes: list[str], writable: Iterable[str] = ()) -> list[str]:
-    """Directories (and their prefixes' parts) that symlinked executables of `directory` point to."""
+    """The files that symlinked executables of `directory` point to (not their directories), and the
+    prefix parts when such a file lies in a bin/sbin (an interpreter's standard library)."""
     out: list[str] = []
     try:
         with os.scandir(directory) as it:
@@ -116,8 +119,8 @@ def _link_targets(directory: str, homes: list[str], writable: Iterable[str] = ()
                     continue
                 target = _trusted_real(entry.path, writable)
                 parent = os.path.dirname(target)
-                if target and parent != directory and os.path.isfile(target) and parent not in out:
-                    out += [parent, *_prefix_parts(parent, homes)]
+                if target and parent != directory and os.path.isfile(target) and target not in out:
+                    out += [target, *(p for p in _prefix_parts(parent, homes) if p not in out)]
     except OSError:
         pass
     return out
@@ -166,160 +169,34 @@ def _etc_link_targets() -> list[str]:
 def hidden_outside(home: str, allow: Iterable[str], homes: Iterable[str] = (), search_path: str | None = None,
                    cache_dir: str = "", writable: Iterable[str] = ()) -> list[str]:
     """Concrete paths to hide so that only the allowlist is readable: the complement of `allowed_roots`
-    under / and, inside the PUBLIC_ONLY roots, what not everyone may read (minus what is allowed below)."""
+    under / and, inside the trees packages do not own (`public_trees`), what not everyone may read (minus
+    the grants below)."""
     allow = list(allow)
     if any(os.path.normpath(a) == "/" for a in allow if a):
         return []  # a workspace or grant of / itself: nothing outside it
     roots = allowed_roots(home, allow, homes, search_path, writable)
-    out = _complement("/", roots)
-    for base in PUBLIC_ONLY:
-        if os.path.isdir(base) and not os.path.islink(base) and any(under(base, r) for r in roots):
-            out += _not_public(base, [r for r in roots if r != base and under(r, base)], cache_dir)
+    granted = [p for p in ([home] if home else []) + [os.path.normpath(a) for a in allow if a] if p != "/"]
+    bases, closed = public_trees(roots, granted, [h for h in (home, *homes) if h])
+    out = _complement("/", [r for r in roots if r not in closed])
+    for base in bases:
+        out += publicwalk.not_public(base, [g for g in granted if g != base and under(g, base)], cache_dir,
+                                     [r for r in roots if r != base and under(r, base)])
     return list(dict.fromkeys(out))
 
 
-def _complement(root: str, allowed: list[str]) -> list[str]:
-    """Children of `root` (recursively where an allowed path lies deeper) that are not allowed. Symlinks are
-    left alone: their target has its own rule. Set lookups: the allowlist holds a few hundred paths."""
-    exact = set(allowed)
-    above = {p for a in allowed for p in _ancestors(a)[1:]}
-    return _complement_in(root, exact, above) if not _covered(root, exact) else []
-
-
-def _ancestors(path: str) -> list[str]:
-    out = [path]
-    while path not in ("/", ""):
-        path = os.path.dirname(path)
-        out.append(path)
-    return out
-
-
-def _covered(path: str, exact: set[str]) -> bool:
-    return any(p in exact for p in _ancestors(path))
-
-
-def _complement_in(root: str, exact: set[str], above: set[str]) -> list[str]:
-    try:
-        names = sorted(os.listdir(root))
-    except OSError:
-        return []
-    out: list[str] = []
-    for name in names:
-        path = os.path.join(root, name)
-        if path in exact or os.path.islink(path):
-            continue
-        if path in above and os.path.isdir(path):
-            out += _complement_in(path, exact, above)
-        else:
-            out.append(path)
-    return out
-
-
-_PUBLIC_CACHE: dict[tuple[str, tuple[str, ...]], tuple[float, list[str]]] = {}
-_CACHE_S = 60.0
-
-
-def _not_public(base: str, allowed: list[str], cache_dir: str = "") -> list[str]:
-    """Entries under `base` not readable by everyone (not descended into), except `allowed` ones and the
-    way down to them, at most PUBLIC_ONLY[base] levels down. A walk of /etc and /opt costs 20-300 ms on a
-    busy machine, so it is kept: in the process for a minute, and in `cache_dir` (the Hermes home's
-    cache/sandbox: the sandbox cannot write it) for as long as no directory it walked changed (an entry
-    added, removed or renamed moves the directory's mtime; a chmod that makes a public file private is
-    not seen until then: that file was readable by everyone before)."""
-    import time
-
-    key = (base, tuple(sorted(allowed)))
-    cached = _PUBLIC_CACHE.get(key)
-    if cached and time.monotonic() - cached[0] < _CACHE_S:
-        return list(cached[1])
-    depth = PUBLIC_ONLY.get(base, 1)
-    out = _from_disk(cache_dir, base, key[1], depth)
-    if out is None:
-        dirs: list[tuple[str, int]] = []
-        out = _walk_not_public(base, allowed, depth, dirs)
-        _to_disk(cache_dir, base, {"allowed": list(key[1]), "depth": depth, "dirs": dirs, "hidden": out,
-                                   "truncated": base in _TRUNCATED})
-    _PUBLIC_CACHE[key] = (time.monotonic(), out)
-    return list(out)
-
-
-def _disk_path(cache_dir: str, base: str) -> str:
-    return os.path.join(cache_dir, "public" + base.replace("/", "-") + ".json")
-
-
-def _from_disk(cache_dir: str, base: str, allowed: tuple[str, ...], depth: int) -> list[str] | None:
-    """The stored walk of `base` when it was made for the same allowlist and no walked directory changed."""
-    if not cache_dir:
-        return None
-    from pathlib import Path
-
-    from hermes_agent.atomicfile import read_json_dict
-
-    data = read_json_dict(Path(_disk_path(cache_dir, base)))
-    dirs, hidden = data.get("dirs"), data.get("hidden")
-    if data.get("allowed") != list(allowed) or data.get("depth") != depth or not isinstance(dirs, list) \
-            or not isinstance(hidden, list) or data.get("truncated"):
-        return None
-    try:
-        if any(_mtime(str(d)) != int(m) for d, m in dirs):
-            return None
-    except (TypeError, ValueError):
-        return None
-    return [str(h) for h in hidden]
-
-
-def _to_disk(cache_dir: str, base: str, record: dict) -> None:
-    if not cache_dir:
-        return
-    from pathlib import Path
-
-    from hermes_agent.atomicfile import write_json
-
-    try:
-        write_json(Path(_disk_path(cache_dir, base)), record)
-    except OSError:
-        pass  # a read-only Hermes home: the next session walks again
-
-
-def _mtime(path: str) -> int:
-    try:
-        return os.lstat(path).st_mtime_ns
-    except OSError:
-        return -1
-
-
-def _walk_not_public(base: str, allowed: list[str], max_depth: int, dirs: list[tuple[str, int]]) -> list[str]:
-    out: list[str] = []
-    stack, budget = [(base, 1)], _WALK_BUDGET
-    while stack and budget > 0:
-        current, depth = stack.pop()
-        dirs.append((current, _mtime(current)))
-        try:
-            entries = list(os.scandir(current))
-        except OSError:
-            continue
-        budget -= len(entries)
-        for entry in entries:
-            try:
-                mode = entry.stat(follow_symlinks=False).st_mode
-            except OSError:
-                continue
-            if stat_mod.S_ISLNK(mode) or any(under(entry.path, a) for a in allowed):
-                continue
-            if not stat_mod.S_ISDIR(mode):
-                out += [] if mode & 0o004 else [entry.path]
-                continue
-            inner = [a for a in allowed if under(a, entry.path)]
-            if mode & 0o005 != 0o005:  # not public: hidden whole, or but for the allowed paths below it
-                out += _complement(entry.path, inner) if inner else [entry.path]
-            elif depth < max_depth:
-                stack.append((entry.path, depth + 1))
-    if stack:
-        _TRUNCATED.add(base)
-    return out
-
-
-_TRUNCATED: set[str] = set()
+def public_trees(roots: list[str], granted: list[str], homes: list[str]) -> tuple[list[str], list[str]]:
+    """(directories to walk by the public-only rule, allowed roots nobody else may read: taken off the
+    allowlist). The walked ones: the PUBLIC_ONLY trees that an allowed root holds, and each allowed root
+    outside the system roots, every home and every grant (a PATH directory in /srv, its prefix's parts, a
+    linked executable), the outermost of nested ones."""
+    system = [os.path.realpath(p) for p in SYSTEM_READABLE if os.path.lexists(p)]
+    bases = [b for b in PUBLIC_ONLY if os.path.isdir(b) and not os.path.islink(b) and any(under(b, r) for r in roots)]
+    exempt = {*system, *granted, *homes}  # a root below any of these is not walked here (set lookups)
+    extra = [r for r in roots if not any(a in exempt for a in ancestors(r))]
+    extra = [t for t in extra if not any(t != o and under(t, o) for o in extra)]
+    closed = [t for t in extra if not publicwalk.reachable(t)]
+    bases += [t for t in extra if t not in closed and os.path.isdir(t) and not os.path.islink(t)]
+    return bases, closed
 
 
 def policy_allow(policy: object, sockets: Iterable[str] = ()) -> tuple[str, list[str], list[str]]:
@@ -351,15 +228,20 @@ def describe(policy: object) -> str:
     hidden = hidden_outside(home, allow, homes, cache_dir=_cache_dir(policy), writable=writable)
     system = [p for p in SYSTEM_READABLE if os.path.lexists(p)]
     homes = [h for h in homes if h]
-    other = [r for r in roots if os.path.lexists(r) and not any(under(r, s) for s in system)
+    _, closed = public_trees(roots, [p for p in ([home] if home else []) + [os.path.normpath(a) for a in allow if a]
+                                     if p != "/"], [h for h in (home, *homes) if h])
+    other = [r for r in roots if os.path.lexists(r) and not any(under(r, s) for s in system) and r not in closed
              and not (home and under(r, home)) and not any(under(r, h) for h in homes)]
     tools = sorted({h for h in homes for r in roots if under(r, h) and r != h and os.path.lexists(r)})
     other += [f"the tool directories of {', '.join(tools)}"] if tools else []
     top = sorted({h for h in hidden if h.count("/") == 1})
     private = [h for h in hidden if any(under(h, b) for b in PUBLIC_ONLY)]
+    cut = publicwalk.truncated()
     shown = ", ".join(other[:8]) + (f" (+{len(other) - 8} more)" if len(other) > 8 else "")
-    trunc = f"; not fully checked (over {_WALK_BUDGET} entries): {', '.join(sorted(_TRUNCATED))}" if _TRUNCATED else ""
+    trunc = f"; on PATH but nobody else may read it, hidden: {', '.join(closed)}" if closed else ""
+    trunc += (f"; too big to check (over {publicwalk.WALK_BUDGET} entries), the unchecked parts are hidden: "
+             f"{', '.join(cut)}") if cut else ""
     return (f"commands may read outside HOME: the system ({', '.join(system)}; in {', '.join(PUBLIC_ONLY)} only what "
-            f"everyone may read: {len(private)} entries hidden){trunc}; also {shown or 'nothing else'}; everything "
+            f"everyone may read, at any depth: {len(private)} entries hidden){trunc}; also {shown or 'nothing else'}; everything "
             f"else is hidden ({', '.join(top) or 'nothing at the top level'}, {len(hidden)} paths in all); "
             "add a path to sandbox.readable_paths when a tool needs one more")

@@ -24,6 +24,11 @@ What it refuses, by `Policy` field (the launcher's config frame says which apply
 - `setid` (bwrap path, where read-only mounts protect everything but the writable roots): chmod/fchmod/
   fchmodat/fchmodat2 with a setuid or setgid bit fail with EPERM (a setuid-root copy of a shell left in the
   workspace would give root to any local user who reaches it, rt5 a01); every other mode is the command's.
+- `setid` and `metadata` both: a file *created* with those bits fails with EPERM too: open/openat with
+  O_CREAT or O_TMPFILE, creat, mknod/mknodat whose mode has a setuid or setgid bit (the kernel keeps them
+  on the new, empty file; writing strips them only for a writer without CAP_FSETID, so root's next
+  unconfined `cp x ws/that` outside would fill a setuid-root file). openat2 carries its mode in a struct
+  seccomp cannot read: ENOSYS, callers fall back to openat (glibc's open never uses it).
 - `notify` (with `metadata`, the Landlock path): every other chmod, and chown/lchown/fchown/fchownat and
   utime/utimes/futimesat/utimensat, return SECCOMP_RET_USER_NOTIF: the keeper decides by path and does the
   change itself (`metaguard.py`, a34). `install` then returns the listener fd.
@@ -58,6 +63,7 @@ _X86_64 = {
     "msgget": 68, "msgsnd": 69, "msgrcv": 70, "msgctl": 71, "semtimedop": 220, "mq_open": 240,
     "mq_unlink": 241, "mq_timedsend": 242, "mq_timedreceive": 243, "mq_notify": 244, "mq_getsetattr": 245,
     "chmod": 90, "fchmod": 91, "fchmodat": 268, "fchmodat2": 452,
+    "open": 2, "openat": 257, "creat": 85, "mknod": 133, "mknodat": 259, "openat2": 437,
     "setxattr": 188, "lsetxattr": 189, "fsetxattr": 190, "removexattr": 197, "lremovexattr": 198,
     "fremovexattr": 199, "setxattrat": 463, "removexattrat": 466,
 }
@@ -66,7 +72,7 @@ _AARCH64 = {
     "mq_open": 180, "mq_unlink": 181, "mq_timedsend": 182, "mq_timedreceive": 183, "mq_notify": 184,
     "mq_getsetattr": 185, "msgget": 186, "msgctl": 187, "msgrcv": 188, "msgsnd": 189, "semget": 190,
     "semctl": 191, "semtimedop": 192, "semop": 193, "shmget": 194, "shmctl": 195, "shmat": 196, "shmdt": 197,
-    "fchmod": 52, "fchmodat": 53, "fchmodat2": 452,
+    "fchmod": 52, "fchmodat": 53, "fchmodat2": 452, "openat": 56, "mknodat": 33, "openat2": 437,
     "setxattr": 5, "lsetxattr": 6, "fsetxattr": 7, "removexattr": 14, "lremovexattr": 15, "fremovexattr": 16,
     "setxattrat": 463, "removexattrat": 466,
 }
@@ -77,6 +83,9 @@ _IPC = ("shmget", "shmat", "shmctl", "shmdt", "semget", "semop", "semctl", "semt
 _XATTR_SET = ("setxattr", "lsetxattr", "fsetxattr", "removexattr", "lremovexattr", "fremovexattr",
               "setxattrat", "removexattrat")
 _MODE_ARG = {"chmod": 1, "fchmod": 1, "fchmodat": 2, "fchmodat2": 2}
+# (flags argument or -1 when the call always creates, mode argument) of the calls that create a file
+_CREATE_ARG = {"open": (1, 2), "openat": (2, 3), "creat": (-1, 1), "mknod": (-1, 1), "mknodat": (-1, 2)}
+_O_CREATE = 0o100 | 0o20000000  # O_CREAT, __O_TMPFILE
 
 
 @dataclass(frozen=True)
@@ -177,6 +186,9 @@ def program(policy: Policy | None = None) -> bytes | None:
         table += [(n, "notsup") for n in _XATTR_SET]
     elif pol.setid:
         table += [(n, f"setid{_MODE_ARG[n]}") for n in _MODE_ARG]
+    if pol.metadata or pol.setid:
+        table += [(n, f"create{f}_{m}" if f >= 0 else f"setid{m}") for n, (f, m) in _CREATE_ARG.items()]
+        table += [("openat2", "nosys")]
     if pol.metadata and pol.notify:
         from hermes_agent.terminal.sandbox.metaguard import NUMBERS, SPECS
 
@@ -195,10 +207,15 @@ def program(policy: Policy | None = None) -> bytes | None:
     asm.op(_AND_K, _SOCK_TYPE_MASK)
     asm.op(_JEQ_K, _SOCK_STREAM, "allow", 0)
     asm.op(_JEQ_K, _SOCK_SEQPACKET, "allow", "deny")
+    for flags, mode in sorted({v for v in _CREATE_ARG.values() if v[0] >= 0}):
+        asm.label(f"create{flags}_{mode}")
+        asm.load(_ARGS[flags])
+        asm.op(_JSET_K, _O_CREATE, f"setid{mode}", "allow")
     for arg in (1, 2):
         asm.label(f"mode{arg}")
         asm.load(_ARGS[arg])
         asm.op(_JSET_K, _MODE_REFUSED, "eperm", "notify" if pol.notify else "allow")
+    for arg in (1, 2, 3):
         asm.label(f"setid{arg}")
         asm.load(_ARGS[arg])
         asm.op(_JSET_K, _SETID, "eperm", "allow")

@@ -463,6 +463,9 @@ def exec_main() -> None:
     (or hermes dies, or the program's group is sent SIGTERM); the program runs in the inner domain."""
     _prctl(_PR_SET_DUMPABLE, 0)  # the keeper; the program is dumpable again after its execve
     cfg = json.loads(sys.argv[2])
+    from hermes_agent.terminal.sandbox import argscrub
+
+    argscrub.scrub(6)  # `python -I -S -c BOOT TAG`: not the plan (hidden paths' names) nor the program's words
     try:
         if cfg.get("landlock") is not None:
             # No unix-socket filter here (it is the commands'): Chromium breaks under it, MCP servers never had it.
