@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +29,18 @@ CREATE TABLE IF NOT EXISTS a2a_push (
 # sort key of the last row served
 _KEY = "(ts_ns IS NOT NULL), COALESCE(ts_ns, 0), id"
 _ORDER = "(ts_ns IS NOT NULL) DESC, COALESCE(ts_ns, 0) DESC, id DESC"
+
+
+_CHUNK = 200  # tasks deleted per write transaction: the server's own writes get the lock between chunks
+_PAUSE_S = 0.02
+
+
+@dataclass(frozen=True, slots=True)
+class Pruned:
+    tasks: int
+    bytes: int
+    pages_freed: int
+    seconds: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,3 +140,65 @@ class A2aTaskFile:
     def push_delete(self, owner: str, task_id: str, config_id: str) -> None:
         self._run(lambda c: c.execute("DELETE FROM a2a_push WHERE owner = ? AND task_id = ? AND id = ?",
                                       (owner, task_id, config_id)))
+
+
+def prune(path: Path, finished: tuple[int, ...], older_than_ns: int | None, max_bytes: int | None,
+          stop: threading.Event | None = None) -> Pruned:
+    """Delete tasks in a `finished` state whose status time is before `older_than_ns`, then the oldest finished
+    ones while the finished tasks' bodies (their history and artifacts) total more than `max_bytes`; their push
+    configs go with them. Tasks still running (or waiting for input) and tasks without a status time stay. Runs on
+    its own connection, _CHUNK tasks per transaction, then gives the freed pages back to the OS (the file and its
+    WAL shrink)."""
+    from hermes_agent.storage import retention
+
+    began, marks = time.monotonic(), ", ".join("?" * len(finished))
+    if not path.exists():
+        return Pruned(0, 0, 0, 0.0)
+    conn = db.connect(path)
+    tasks = size = 0
+    try:
+        conn.executescript(SCHEMA)
+        if older_than_ns is not None:
+            while not (stop and stop.is_set()):
+                rows = conn.execute(f"SELECT owner, id, length(body) FROM a2a_tasks WHERE state IN ({marks}) AND "
+                                    "ts_ns < ? LIMIT ?", [*finished, older_than_ns, _CHUNK]).fetchall()
+                if not rows:
+                    break
+                tasks, size = tasks + len(rows), size + _delete(conn, rows)
+        if max_bytes is not None:
+            total = int(conn.execute(f"SELECT COALESCE(SUM(length(body)), 0) FROM a2a_tasks WHERE state IN ({marks})"
+                                     " AND ts_ns IS NOT NULL", finished).fetchone()[0])
+            while total > max_bytes and not (stop and stop.is_set()):
+                rows = conn.execute(f"SELECT owner, id, length(body) FROM a2a_tasks WHERE state IN ({marks}) AND "
+                                    "ts_ns IS NOT NULL ORDER BY ts_ns, id LIMIT ?", [*finished, _CHUNK]).fetchall()
+                rows = _enough(rows, total - max_bytes)
+                if not rows:
+                    break
+                gone = _delete(conn, rows)
+                tasks, size, total = tasks + len(rows), size + gone, total - gone
+        freed = retention.free_pages(conn) if tasks else 0
+        if freed:  # in WAL mode the file is cut at a checkpoint; TRUNCATE also empties the WAL (a few ms)
+            db.retry_busy(lambda: conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall())
+    finally:
+        conn.close()
+    return Pruned(tasks, size, freed, time.monotonic() - began)
+
+
+def _enough(rows: list, excess: int) -> list:
+    """The first of `rows` (oldest first) whose bodies add up to at least `excess` bytes."""
+    out, total = [], 0
+    for row in rows:
+        if total >= excess:
+            break
+        out.append(row)
+        total += int(row[2] or 0)
+    return out
+
+
+def _delete(conn: sqlite3.Connection, rows: list) -> int:
+    """Delete these (owner, id, size) tasks and their push configs in one short transaction; their bytes."""
+    keys = [(str(r[0]), str(r[1])) for r in rows]
+    db.run_in_transaction(conn, lambda c: (c.executemany("DELETE FROM a2a_tasks WHERE owner = ? AND id = ?", keys),
+                                           c.executemany("DELETE FROM a2a_push WHERE owner = ? AND task_id = ?", keys)))
+    time.sleep(_PAUSE_S)
+    return sum(int(r[2] or 0) for r in rows)
