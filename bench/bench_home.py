@@ -5,7 +5,8 @@ that file against an empty home (scripted model on loopback).
 
 Usage: .venv/bin/python bench/bench_home.py [--days 90] [--per-day 200] [--chats 20] [--out bench_home.json]
        [--home DIR]   (keeps the simulated home: ~8 min for 90 days on 2 cores)
-       .venv/bin/python bench/bench_home.py --search-only DIR/state.db --runs 5   (search latency on a kept file)
+       .venv/bin/python bench/bench_home.py --search-only DIR/state.db --runs 5 [--gap-ms 50]
+                                                   (search latency on a kept file; --gap-ms: idle before each)
        .venv/bin/python bench/bench_home.py --migrate-from OLD_STATE_DB   (the online migration of a big file)
 """
 
@@ -104,13 +105,17 @@ def _runqueue_ns() -> int:
         return 0
 
 
-def search_latency(db: Path, n: int = 300) -> dict:
+def search_latency(db: Path, n: int = 300, gap_ms: float = 0.0) -> dict:
     """Wall-clock and CPU (thread) time per search, and the time it waited for a CPU while runnable: on a
-    machine shared with other work the CPU time is what the search itself costs, the wait what the load adds."""
+    machine shared with other work the CPU time is what the search itself costs, the wait what the load adds.
+    gap_ms: idle time before each search, as between a user's (or a model's) searches; back to back (0) the
+    loop is a CPU hog to the scheduler, and at load it gets only its share of a CPU whatever a search costs."""
     rng = random.Random(3)
     wall, cpu, wait = [], [], []
     with SessionStore(db) as store:
         for _ in range(n):
+            if gap_ms:
+                time.sleep(gap_ms / 1000)
             q = f"{rng.choice(WORDS)}{rng.randrange(1000)}" if rng.random() < 0.7 else rng.choice(WORDS)
             start, start_cpu, start_wait = time.perf_counter(), time.thread_time(), _runqueue_ns()
             store.search(q, limit=10)
@@ -120,7 +125,7 @@ def search_latency(db: Path, n: int = 300) -> dict:
     wall.sort()
     cpu.sort()
     wait.sort()
-    return {"n": n, "load": round(os.getloadavg()[0], 1), "p50_ms": round(statistics.median(wall), 2),
+    return {"n": n, "gap_ms": gap_ms, "load": round(os.getloadavg()[0], 1), "p50_ms": round(statistics.median(wall), 2),
             "p95_ms": round(wall[int(n * 0.95)], 2), "p99_ms": round(wall[int(n * 0.99)], 2),
             "max_ms": round(wall[-1], 2), "cpu_p50_ms": round(statistics.median(cpu), 2),
             "cpu_p95_ms": round(cpu[int(n * 0.95)], 2), "cpu_p99_ms": round(cpu[int(n * 0.99)], 2),
@@ -196,10 +201,12 @@ def main() -> int:
     ap.add_argument("--search-only", metavar="STATE_DB",
                     help="only measure session search on this state.db (e.g. a home kept with --home), --runs times")
     ap.add_argument("--runs", type=int, default=1, help="with --search-only: passes of 300 searches")
+    ap.add_argument("--gap-ms", type=float, default=0.0,
+                    help="idle time before each search (default 0: back to back)")
     args = ap.parse_args()
     if args.search_only:
         for _ in range(args.runs):
-            print(json.dumps(search_latency(Path(args.search_only))), flush=True)
+            print(json.dumps(search_latency(Path(args.search_only), gap_ms=args.gap_ms)), flush=True)
         return 0
     if args.migrate_from:
         result = migration(Path(args.migrate_from))

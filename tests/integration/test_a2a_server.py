@@ -74,7 +74,8 @@ async def _ask(url: str, text: str, *, streaming: bool = True, context_id: str =
 
 
 def test_the_sdk_client_reads_the_card_and_streams_a_task(a2a_url, scripted):
-    scripted.add({"content": "hello from hermes, streamed in pieces", "chunks": 4})
+    # pieces that arrive apart are forwarded apart (ones that arrive together go as one update)
+    scripted.add({"content": "hello from hermes, streamed in pieces", "chunks": 4, "chunk_delay": 0.15})
     events, text = asyncio.run(_ask(a2a_url, "say hello"))
     assert text == "hello from hermes, streamed in pieces"
     kinds = [e.WhichOneof("payload") for e in events]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import threading
 import time
@@ -407,3 +408,65 @@ def test_a_client_can_subscribe_to_a_running_task_again(server, scripted):
     old = rpc(server, "message/send", {"message": v03_message("slow too"), "configuration": {"blocking": False}})
     events = sse(server, "tasks/resubscribe", {"id": old["result"]["id"]})
     assert events[-1]["result"]["kind"] == "status-update" and events[-1]["result"]["status"]["state"] == "completed"
+
+
+
+def test_a_long_answer_streamed_in_many_pieces_is_stored_in_linear_time(server, scripted):
+    answer = "".join(f"line {i} of a long streamed answer\n" for i in range(4000))  # 130 KB, thousands of deltas
+    scripted.add({"content": answer})
+    started = time.monotonic()
+    task = rpc(server, "SendMessage", {"message": v10_message("write it all")})["result"]["task"]
+    assert time.monotonic() - started < 10  # each delta stored the whole task again: 100 KB took 46 s
+    assert task["artifacts"][0]["parts"][0]["text"] == answer
+    assert rpc(server, "GetTask", {"id": task["id"]})["result"]["artifacts"][0]["parts"][0]["text"] == answer
+
+
+def test_finished_tasks_past_the_retention_age_or_over_the_size_cap_are_pruned_in_the_background(scripted,
+                                                                                              hermes_home):
+    from tests.integration.test_a2a_server import _free_port, _start
+
+    model_config(hermes_home, scripted.url, "a2a:\n  enabled: true\nsessions:\n  auto_prune_delay: 0\n"
+                                            "  a2a_task_retention_days: 30\n  a2a_tasks_max_mb: 1\n")
+    big = "artifact text " * 15_000  # a 210 KB answer: 420 KB a task (the artifact and the reply message)
+    scripted.add({"content": "an old answer"}, *[{"content": f"answer {i} {big}"} for i in range(4)])
+    db = hermes_home / "api_server" / "a2a_tasks.db"
+
+    def serve() -> tuple[subprocess.Popen, str]:
+        port = _free_port()
+        return _start(hermes_home, port, KEY), f"http://127.0.0.1:{port}"
+
+    proc, url = serve()
+    try:
+        ids = [rpc(url, "SendMessage", {"message": v10_message(f"q{i}", "ctx-keep")})["result"]["task"]["id"]
+               for i in range(5)]
+        assert rpc(url, "ListTasks", {})["result"]["totalSize"] == 5  # 1.7 MB of answers: pruned at the next start
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+    with sqlite3.connect(db) as c:  # the first task finished 40 days ago
+        c.execute("UPDATE a2a_tasks SET ts_ns = ts_ns - ? WHERE id = ?", (40 * 86400 * 10**9, ids[0]))
+    before = _disk(db)
+    proc, url = serve()
+    try:
+        deadline = time.monotonic() + 20
+        while rpc(url, "ListTasks", {})["result"]["totalSize"] > 2 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        kept = rpc(url, "ListTasks", {"includeArtifacts": True})["result"]["tasks"]
+        # the 40-day-old one by age; then the oldest while over 1 MB: the two newest tasks (840 KB) stay
+        assert [t["id"] for t in kept] == [ids[4], ids[3]]
+        assert kept[0]["artifacts"][0]["parts"][0]["text"].startswith("answer 3 artifact text")
+        gone = rpc(url, "GetTask", {"id": ids[0]})["error"]
+        assert gone["code"] == -32001 and "Traceback" not in json.dumps(gone)
+        assert rpc(url, "SendMessage", {"message": v10_message("still served", "ctx-keep")})["result"]["task"]
+        deadline = time.monotonic() + 20  # the pages the pruned answers held go back to the OS
+        while _disk(db) > before - 700_000 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert _disk(db) <= before - 700_000, (before, _disk(db))
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+
+
+def _disk(db: Path) -> int:
+    """Bytes of the file and its WAL."""
+    return sum(p.stat().st_size for p in (db, Path(f"{db}-wal")) if p.exists())

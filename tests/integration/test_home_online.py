@@ -17,14 +17,19 @@ from hermes_agent.messages import Message
 from hermes_agent.storage.db import connect
 from hermes_agent.storage.migrations import MIGRATIONS, migrate
 from hermes_agent.storage.store import SessionStore
-from tests.helpers import model_config, run_hermes, wait_for
+from tests.helpers import HERMES, model_config, run_hermes, wait_for
 
 OLD_MESSAGES = 2600  # above what migration 7 re-indexes in its own transaction
 
 
-def _old_layout_home(home: Path, messages: int = OLD_MESSAGES) -> None:
+def _filler(s: int, i: int, words: int) -> str:
+    return f"filler words number {s} {i}" + "".join(f" w{(s * 7 + i * 13 + k) % 5000}" for k in range(words))
+
+
+def _old_layout_home(home: Path, messages: int = OLD_MESSAGES, words: int = 0) -> None:
     """A state.db as the previous release left it (steps up to 6: inline FTS copies), with `messages` messages
-    written through its triggers; the first of them mentions a narwhal, the last a walrus."""
+    written through its triggers (each with `words` more filler words); the first of them mentions a narwhal, the
+    last a walrus."""
     home.mkdir(parents=True, exist_ok=True)
     conn = connect(home / "state.db")
     migrate(conn, str(home / "state.db"), MIGRATIONS[:-1])
@@ -38,7 +43,7 @@ def _old_layout_home(home: Path, messages: int = OLD_MESSAGES) -> None:
         conn.executemany("INSERT INTO messages (session_id, role, content, timestamp) VALUES (?, ?, ?, ?)",
                          [(sid, "user" if i % 2 == 0 else "assistant",
                            "the narwhal question" if (s, i) == (0, 0) else "the walrus answer" if (s, i) == last
-                           else f"filler words number {s} {i}", now - 3600 + i) for i in range(100)])
+                           else _filler(s, i, words), now - 3600 + i) for i in range(100)])
     conn.execute("COMMIT")
     assert "messages_fts_src" not in conn.execute("SELECT sql FROM sqlite_master WHERE name = 'messages_fts'"
                                                   ).fetchone()[0]
@@ -111,6 +116,53 @@ def test_chat_keeps_working_while_the_rebuild_runs_in_its_background(scripted, h
     _index_consistent(hermes_home)
     found = run_hermes("sessions", "search", "narwhal", home=hermes_home).stdout
     assert "the **narwhal** question" in found and "where is the **narwhal** question?" in found
+
+
+def _chat_seconds(home: Path, text: str) -> tuple[float, subprocess.CompletedProcess]:
+    started = time.monotonic()
+    out = run_hermes("chat", "-q", text, home=home, timeout=120)
+    return time.monotonic() - started, out
+
+
+def test_a_big_files_migration_runs_in_the_background_and_never_holds_up_chat_q(scripted, hermes_home, tmp_path):
+    _old_layout_home(hermes_home, messages=20_000, words=250)  # ~1.6 KB a message, inline index: ~70 MB
+    big = (hermes_home / "state.db").stat().st_size
+    assert big > 40_000_000, big
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    for home in (hermes_home, empty):
+        model_config(home, scripted.url, "sessions:\n  auto_prune: false\n")
+    scripted.default = lambda body: {"content": "here"}
+    baseline = min(_chat_seconds(empty, "hi")[0] for _ in range(2))
+    # The first chat -q to open it runs the migration's quick step only and leaves the rebuild to the background.
+    took, out = _chat_seconds(hermes_home, "first chat on the big file")
+    assert out.returncode == 0 and out.stdout == "here\n", out.stderr
+    meta = _meta(hermes_home)
+    assert int(meta["fts_rebuild_high_water"]) == 20_000 and int(meta.get("fts_rebuild_progress") or 0) == 0
+    assert took < baseline + 3, (took, baseline)
+    # Another process carries the rebuild (a gateway would; here `sessions optimize-storage`): chat -q meanwhile
+    # answers in about its usual time, and its messages are searchable at once.
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "OPENROUTER_", "HERMES_"))}
+    rebuild = subprocess.Popen([HERMES, "sessions", "optimize-storage"], env={**env, "HERMES_HOME": str(hermes_home)},
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        assert wait_for(lambda: int(_meta(hermes_home).get("fts_rebuild_progress") or 0) > 0, timeout=60)
+        during = []
+        for n in range(2):
+            took, out = _chat_seconds(hermes_home, f"chat {n} during the rebuild of the narwhal file")
+            assert out.returncode == 0 and out.stdout == "here\n", out.stderr
+            during.append(took)
+            progress = int(_meta(hermes_home).get("fts_rebuild_progress") or 20_000)
+        assert progress < 20_000 and rebuild.poll() is None  # both ran while it was still rebuilding
+        assert max(during) < baseline + 3, (during, baseline)
+        found = run_hermes("sessions", "search", "during the rebuild", home=hermes_home).stdout
+        assert "chat 1 **during** **the** **rebuild**" in found
+    finally:
+        tail = rebuild.communicate(timeout=600)[0]
+    assert rebuild.returncode == 0 and "Search index up to date" in tail, tail
+    assert _meta(hermes_home) == {"fts_storage_version": "3"}
+    found = run_hermes("sessions", "search", "narwhal", home=hermes_home).stdout
+    assert "the **narwhal** question" in found and "rebuild of the **narwhal** file" in found
 
 
 def _turn(q: str, output: str) -> list[Message]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import threading
 import uuid
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
@@ -56,6 +57,22 @@ def _card(base_url: str, name: str) -> Any:
                      default_input_modes=["text/plain"], default_output_modes=["text/plain"])
 
 
+async def _pieces(queue: asyncio.Queue[str | None]) -> str | None:
+    """The text streamed since the last update, joined (None once the turn is over and all was sent): each update
+    stores the whole task again, so one per model delta made a long answer quadratic (100 KB took 46 s)."""
+    first = await queue.get()
+    if first is None:
+        return None
+    parts = [first]
+    while not queue.empty():
+        nxt = queue.get_nowait()
+        if nxt is None:
+            queue.put_nowait(None)  # the end: next time
+            break
+        parts.append(nxt)
+    return "".join(parts)
+
+
 def _executor(pool: ConversationPool) -> Any:
     from a2a.helpers import get_message_text, new_task_from_user_message, new_text_message, new_text_part
     from a2a.server.agent_execution import AgentExecutor
@@ -87,7 +104,7 @@ def _executor(pool: ConversationPool) -> Any:
                                                   untrusted=UNTRUSTED))
             turn.add_done_callback(lambda _: loop.call_soon_threadsafe(queue.put_nowait, None))
             streamed = False
-            while (chunk := await queue.get()) is not None:
+            while (chunk := await _pieces(queue)) is not None:
                 await updater.add_artifact([new_text_part(chunk)], artifact_id=artifact, name="answer",
                                            append=streamed)
                 streamed = True
@@ -123,11 +140,15 @@ def install(app: web.Application, pool: ConversationPool, base_url: str, name: s
         agent_executor=_executor(pool), task_store=a2a_store.task_store(rows), agent_card=card,
         push_config_store=a2a_store.push_store(rows), push_sender=sender, push_url_validator=a2a_push.url_validator)
 
+    stop_pruning = threading.Event()
+
     async def recover(_: web.Application) -> None:  # tasks a stopped server was running: failed, and told so
         for _owner, task in a2a_store.recover(rows):
             await sender.send_notification(task.id, task)
+        a2a_store.start_retention(rows.path, pool.settings, stop_pruning)
 
     async def close(_: web.Application) -> None:
+        stop_pruning.set()
         await app["a2a_handler"].aclose()
         rows.close()
 

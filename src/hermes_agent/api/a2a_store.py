@@ -1,18 +1,28 @@
 """Where the A2A server keeps its tasks and push-notification configs: a2a-sdk's TaskStore and
 PushNotificationConfigStore over storage/a2a_tasks.py ($HERMES_HOME/api_server/a2a_tasks.db), so tasks outlive
-a restart; a task a dead process was running is marked failed with the reason when the server starts (`recover`).
+a restart; a task a dead process was running is marked failed with the reason when the server starts (`recover`);
+finished tasks are pruned by age and by total size in the background (`start_retention`, the `sessions:` keys).
 Tasks are the caller's: the owner is the A2A call context's user ("" without team mode). a2a-sdk is imported
 here only where used."""
 
 from __future__ import annotations
 
+import logging
 import os
+import sqlite3
+import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from hermes_agent.errors import StorageError
 from hermes_agent.paths import pid_alive
 from hermes_agent.storage.a2a_tasks import A2aTaskFile, Filter
+
+if TYPE_CHECKING:
+    from hermes_agent.config.settings import Settings
+
+log = logging.getLogger(__name__)
 
 RESTARTED = ("Hermes stopped while this task was running, so it did not finish; nothing more will come of it. "
              "Send the message again to start over.")
@@ -121,3 +131,36 @@ def recover(rows: A2aTaskFile) -> list[tuple[str, Any]]:
                   "", task.SerializeToString())
         failed.append((owner, task))
     return failed
+
+
+def start_retention(path: Path, settings: Settings, stop: threading.Event) -> threading.Thread | None:
+    """With sessions.auto_prune: after sessions.auto_prune_delay, then every sessions.min_interval_hours (at least
+    a minute), delete finished tasks (completed, failed, canceled, rejected) older than
+    sessions.a2a_task_retention_days and the oldest finished ones while they hold more than sessions.a2a_tasks_max_mb
+    (0: no limit); on a thread with its own connection, in short transactions, so no request waits for it."""
+    from a2a.types import TaskState
+
+    from hermes_agent.storage import a2a_tasks
+
+    c = settings.cfg.sessions
+    if not c.auto_prune or not (c.a2a_task_retention_days or c.a2a_tasks_max_mb):
+        return None
+    finished = tuple(int(s) for s in (TaskState.TASK_STATE_COMPLETED, TaskState.TASK_STATE_FAILED,
+                                      TaskState.TASK_STATE_CANCELED, TaskState.TASK_STATE_REJECTED))
+
+    def run() -> None:
+        wait = c.auto_prune_delay
+        while not stop.wait(wait):
+            older = time.time_ns() - int(c.a2a_task_retention_days * 86400e9) if c.a2a_task_retention_days else None
+            cap = int(c.a2a_tasks_max_mb * 1024 * 1024) if c.a2a_tasks_max_mb else None
+            try:
+                done = a2a_tasks.prune(path, finished, older, cap, stop)
+                if done.tasks:
+                    log.info("A2A tasks pruned: %d (%d bytes) in %.2fs", done.tasks, done.bytes, done.seconds)
+            except (OSError, sqlite3.Error, StorageError) as exc:
+                log.warning("pruning A2A tasks in %s failed: %s", path, exc)
+            wait = max(60.0, c.min_interval_hours * 3600)
+
+    worker = threading.Thread(target=run, name="a2a-tasks-prune", daemon=True)
+    worker.start()
+    return worker

@@ -78,7 +78,8 @@ DEFAULT_CONFIG: dict = {
     "sessions": {"title_mode": "first_message",  # first_message | llm (one auxiliary call) | off
                  "auto_prune": True, "retention_days": 90, "min_interval_hours": 24, "vacuum_after_prune": True,
                  "max_db_mb": 400, "tool_output_max_chars": 16000, "keep_full_tool_output": False,
-                 "auto_prune_delay": 30, "old_tool_output_days": 3, "old_tool_output_max_chars": 1000},
+                 "auto_prune_delay": 30, "old_tool_output_days": 3, "old_tool_output_max_chars": 1000,
+                 "a2a_task_retention_days": 90, "a2a_tasks_max_mb": 100},
     "context_file_max_chars": None,  # None: the built-in 20000
     "display": {"show_reasoning": True, "tool_progress": "all", "streaming": True, "personality": "",
                 "platforms": {}, "tool_progress_overrides": {}},  # per-platform tool progress (both Hermes spellings)

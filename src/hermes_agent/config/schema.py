@@ -189,6 +189,8 @@ class SessionsCfg:
     keep_full_tool_output: bool  # ours: the full text of a capped output kept in sessions/tool_outputs/
     old_tool_output_days: float = field(**_c(min=0))  # ours: tool outputs older than this shrink (0: never)
     old_tool_output_max_chars: int = field(**_c(min=0))  # ours: ... to this many characters (head and tail)
+    a2a_task_retention_days: float = field(**_c(min=0))  # ours: finished A2A tasks older are deleted (0: never)
+    a2a_tasks_max_mb: float = field(**_c(min=0))  # ours: the oldest finished A2A tasks go while they exceed it
 
 
 @_record

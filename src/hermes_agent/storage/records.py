@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from hermes_agent.errors import StorageError
@@ -47,17 +48,25 @@ class SessionInfo:
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> SessionInfo:
-        values = {name: row[name] for name in cls.__slots__}
+        return cls.from_values([row[name] for name in cls.__slots__])
+
+    @classmethod
+    def from_values(cls, values: Sequence) -> SessionInfo:
+        """From the values of SESSION_COLUMNS, in that order (a row selected with them, read by position)."""
+        values = list(values)
         # Hermes leaves counters it never touched NULL; a row it wrote before we first opened the file
         # has no last_active_at until the migration backfills it.
-        for name in ("message_count", "tool_call_count", "api_call_count", "input_tokens", "output_tokens",
-                     "cache_read_tokens", "cache_write_tokens", "reasoning_tokens"):
-            values[name] = values[name] or 0
-        values["last_active_at"] = values["last_active_at"] or values["started_at"]
-        return cls(**values)
+        for i in _COUNTERS:
+            values[i] = values[i] or 0
+        values[_LAST_ACTIVE] = values[_LAST_ACTIVE] or values[_STARTED]
+        return cls(*values)
 
 
 SESSION_COLUMNS = ", ".join(SessionInfo.__slots__)
+_COUNTERS = tuple(SessionInfo.__slots__.index(n) for n in (
+    "message_count", "tool_call_count", "api_call_count", "input_tokens", "output_tokens", "cache_read_tokens",
+    "cache_write_tokens", "reasoning_tokens"))
+_LAST_ACTIVE, _STARTED = SessionInfo.__slots__.index("last_active_at"), SessionInfo.__slots__.index("started_at")
 
 
 @dataclass(frozen=True, slots=True)

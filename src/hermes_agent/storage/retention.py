@@ -392,13 +392,14 @@ def _merge(conn: sqlite3.Connection, table: str) -> None:
 _VACUUM_TARGET_S = 0.05  # an incremental-vacuum step holds the write lock about this long
 
 
-def free_pages(conn: sqlite3.Connection) -> int:
+def free_pages(conn: sqlite3.Connection, step: int = 500) -> int:
     """Give an auto_vacuum=INCREMENTAL file's free pages back to the OS in steps, each its own write transaction
-    sized to ~50 ms, the lock left free at least as long as it was held (writers get in between). Returns the pages
+    sized to ~50 ms (the first `step` pages), the lock left free at least as long as it was held (writers get in
+    between). Returns the pages
     given back; 0 for a file in another auto_vacuum mode (`sessions optimize-storage` converts it)."""
     if int(conn.execute("PRAGMA auto_vacuum").fetchone()[0]) != 2:
         return 0
-    step, freed = 500, 0
+    freed = 0
     left = int(conn.execute("PRAGMA freelist_count").fetchone()[0])
     while left > 0:
         began = time.monotonic()
@@ -410,7 +411,7 @@ def free_pages(conn: sqlite3.Connection) -> int:
         if now_left >= left:  # another process frees pages as fast: leave the rest to a later pass
             break
         freed, left = freed + left - now_left, now_left
-        step = max(100, min(50_000, int(step * _VACUUM_TARGET_S / max(took, 0.001))))
+        step = max(50, min(50_000, int(step * _VACUUM_TARGET_S / max(took, 0.001))))
         if left:
             time.sleep(max(_PAUSE_S, took))
     return freed

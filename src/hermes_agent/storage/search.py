@@ -10,6 +10,7 @@ import json
 import re
 import sqlite3
 from dataclasses import dataclass
+from operator import itemgetter
 
 from hermes_agent import lazyre
 from hermes_agent.storage.layout import FTS_TOOL_PREFIX, HIGH_WATER, PROGRESS
@@ -25,10 +26,16 @@ _TRIGRAM = "messages_fts_trigram"
 _WINDOW = 2500
 # Without selective filters the index ranks alone (no row read per match), the newest matches a window at a
 # time: _PER_ASKED per session asked for (300 for 10) holds many times the sessions wanted, so a common word
-# costs ~1 ms to rank instead of ~2 ms for a fixed 1,000 (bench/bench_home.py); older windows follow if needed.
+# costs ~1 ms to rank (~3.5 us a row: the largest part of a search) instead of ~2 ms for a fixed 1,000
+# (bench/bench_home.py); older windows follow if needed. 200 would save ~6% of a search's instructions but change
+# ~12% of the sessions found (the ranking universe shrinks), so it stays 300.
 _PER_ASKED = 30
 _FAST_MIN = 100
-_BATCH = 100  # ranked matches whose sessions are looked up at a time
+# Ranked matches whose sessions are looked up at a time: first as many as can be shown (limit x PER_SESSION), then
+# twice that, up to _BATCH. Each lookup reads a messages row (~3 us, mostly a page from the OS): starting at 100
+# cost ~11% of a search. Sessions and their order are as with 100; a session found shows its hits among those
+# looked up (about 16% fewer second and third snippets on the 90-day home).
+_BATCH = 100
 _LIKE_WINDOW = 300  # unranked LIKE scans need only enough rows to fill the sessions asked for
 _ROUNDS = 4
 _OPEN, _CLOSE = "\x02", "\x03"
@@ -174,14 +181,13 @@ def _ranked_fast(conn: sqlite3.Connection, q: ParsedQuery, expr: str, f: Filters
                             [expr, *([before] if before is not None else []), window]).fetchall()
         if not hits:
             break
-        before = min(h[0] for h in hits)
-        for i in range(0, len(hits), _BATCH):
-            batch = hits[i:i + _BATCH]
-            marks = ",".join("?" * len(batch))
-            owner = dict(conn.execute(f"SELECT m.id, m.session_id FROM messages m WHERE m.id IN ({marks}){where}",
-                                      [h[0] for h in batch] + params).fetchall())
-            _group_into(groups, [{"id": h[0], "session_id": owner[h[0]], "score": h[1]}
-                                 for h in batch if h[0] in owner], limit)
+        before = min(map(itemgetter(0), hits))
+        i, size = 0, limit * PER_SESSION  # as many hits as can be shown usually name enough sessions
+        while i < len(hits):
+            batch, i, size = hits[i:i + size], i + size, min(size * 2, _BATCH)
+            owner = dict(conn.execute(f"SELECT m.id, m.session_id FROM messages m WHERE m.id IN "
+                                      f"({','.join('?' * len(batch))}){where}", [h[0] for h in batch] + params))
+            _group_into(groups, [(h[0], owner[h[0]], h[1]) for h in batch if h[0] in owner], limit)
             if len(groups) >= limit:
                 return groups
         if len(hits) < window:
@@ -192,15 +198,14 @@ def _ranked_fast(conn: sqlite3.Connection, q: ParsedQuery, expr: str, f: Filters
 
 def _group_into(groups: dict[str, tuple[float, list[int]]], rows: list, limit: int) -> None:
     """Add rows to session id -> (best score, up to PER_SESSION message ids), keeping at most `limit` sessions."""
-    for row in rows:
-        sid = row["session_id"]
+    for mid, sid, score in rows:
         if sid not in groups:
             if len(groups) >= limit:
                 continue
-            groups[sid] = (-float(row["score"]), [])
+            groups[sid] = (-float(score), [])
         ids = groups[sid][1]
         if len(ids) < PER_SESSION:
-            ids.append(row["id"])
+            ids.append(mid)
 
 
 def _collect(conn: sqlite3.Connection, q: ParsedQuery, filters: Filters,
@@ -272,9 +277,16 @@ def _snippets(conn: sqlite3.Connection, q: ParsedQuery, expr: str | None, ids: l
 
 def _hit_pattern(q: ParsedQuery) -> re.Pattern[str]:
     """The query's terms as whole words (a prefix term as a word start), case-insensitive."""
-    alts = [r"\W+".join(re.escape(w) for w in term.split()) + ("" if prefix else r"(?!\w)")
-            for term, prefix in zip(q.terms, q.prefixes, strict=True)]
-    return re.compile(r"(?<!\w)(?:" + "|".join(sorted(alts, key=len, reverse=True)) + ")", re.IGNORECASE)
+    terms = sorted(zip(q.terms, q.prefixes, strict=True), key=lambda tp: len(tp[0]), reverse=True)  # longest first
+    alts = [_edge(term[0], r"(?<!\w)") + r"\W+".join(re.escape(w) for w in term.split())
+            + ("" if prefix else _edge(term[-1], r"(?!\w)")) for term, prefix in terms]
+    return re.compile("|".join(alts), re.IGNORECASE)
+
+
+def _edge(char: str, lookaround: str) -> str:
+    """A word boundary next to a word character is `\\b` (a fifth of a lookaround's compile time); next to any
+    other character, the lookaround itself."""
+    return r"\b" if char.isalnum() or char == "_" else lookaround
 
 
 def _search_from_anchor(pattern: re.Pattern[str], content: str, anchors: tuple[str, ...]) -> re.Match[str] | None:
@@ -418,7 +430,7 @@ def search(conn: sqlite3.Connection, text: str, filters: Filters, limit: int = 1
     ids = [i for _, ids in groups.values() for i in ids if i not in scanned]
     snippets = (_snippets(conn, q, expr, ids) if ids else {}) | scanned
     marks = ",".join("?" * len(groups))
-    sessions = {r["id"]: SessionInfo.from_row(r) for r in conn.execute(
+    sessions = {r[0]: SessionInfo.from_values(r) for r in conn.execute(
         f"SELECT {_HIT_COLUMNS} FROM sessions WHERE id IN ({marks})", list(groups))}
     return [SearchHit(sessions[sid], score, tuple(snippets[i] for i in ids if i in snippets))
             for sid, (score, ids) in groups.items() if sid in sessions]

@@ -131,3 +131,19 @@ def test_one_busy_session_does_not_hide_the_others(store, query):
     busy = store.create_session().id
     store.append_messages(busy, [Message("user", f"北京開会 nginx busy {i}") for i in range(2600)])
     assert {h.session.id for h in store.search(query)} == {busy, quiet}
+
+
+def test_sessions_past_the_first_lookups_are_found(store):
+    busy = _session(store, ["redis redis"] * 60)  # the 60 best hits all belong to one session
+    others = {_session(store, [f"redis came up once among many other words in chat number {i}"]) for i in range(12)}
+    hits = store.search("redis", limit=10)
+    assert hits[0].session.id == busy and len(hits[0].snippets) == 3
+    assert len(hits) == 10 and {h.session.id for h in hits[1:]} < others
+
+
+def test_snippet_marks_whole_words_even_when_a_term_starts_or_ends_with_punctuation(store):
+    _session(store, ["copy .env to the envelope dir, keep prod.env; build with c++ not c++17 nor cpp"])
+    assert store.search(".env")[0].snippets[0].text == ("copy **.env** to the envelope dir, keep prod.env; build "
+                                                        "with c++ not c+…")
+    assert store.search("env")[0].snippets[0].text.startswith("copy .**env** to the envelope dir, keep prod.**env**;")
+    assert "with **c++** not c++17 nor cpp" in store.search('"c++"')[0].snippets[0].text
