@@ -14,6 +14,7 @@ import sys
 import time
 
 _counts = {"regexes": 0, "dataclasses": 0}
+HEAVY = ("http.client", "email", "ssl", "asyncio", "prompt_toolkit")  # big stdlib/library imports kept off the chat path
 
 
 def _count_regexes() -> None:
@@ -51,6 +52,7 @@ def main() -> int:
         hermes = sorted(m for m in set(sys.modules) - before if m.startswith("hermes_agent"))
         out = {"modules": len(set(sys.modules) - before), "hermes_modules": len(hermes), **_counts,
                "cpu_ms": round(time.process_time() * 1000, 1), "mcp_imported": "mcp" in sys.modules,
+               "heavy_imported": [m for m in HEAVY if m in sys.modules],
                "hermes_module_names": hermes}
         sys.__stdout__.write(json.dumps(out) + "\n")
         sys.__stdout__.flush()

@@ -64,3 +64,13 @@ def test_chat_sends_its_first_request_without_importing_a_tool_module(hermes_hom
                     and not m.rsplit(".", 1)[1].startswith("_")]
     assert tool_modules == []
     assert "hermes_agent.tools.manifest" in got["hermes_module_names"]
+
+
+def test_chat_to_a_plain_http_endpoint_loads_no_tls_and_no_email_package(hermes_home: Path) -> None:
+    # the provider speaks HTTP/1.1 on a socket (providers/http11.py): http.client pulled email (~9 ms) and ssl
+    # (~7 ms) into every run; ssl now loads only for an https endpoint
+    (hermes_home / "config.yaml").write_text("model:\n  provider: custom\n  default: budget-model\n"
+                                             "  base_url: http://127.0.0.1:9/v1\n  api_key: k\n", encoding="utf-8")
+    got = _counts("chat", hermes_home)
+    assert got["heavy_imported"] == []
+

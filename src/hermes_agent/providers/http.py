@@ -1,10 +1,9 @@
-"""A small keep-alive HTTP/1.1 client on the standard library (http.client): streaming responses,
+"""A small keep-alive HTTP/1.1 client on the standard library (sockets, http11.py): streaming responses,
 proxies via CONNECT, and cancellation from another thread. Importing it costs a few ms, where
-httpx/the openai SDK cost 100-300 ms before the first request."""
+httpx/the openai SDK cost 100-300 ms before the first request (and http.client ~16 ms with email and ssl)."""
 
 from __future__ import annotations
 
-import http.client
 import socket
 import threading
 import time
@@ -13,6 +12,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from hermes_agent.errors import ProviderError, StreamStalledError, TransientError
+from hermes_agent.providers.http11 import Connection, HTTPError, RawResponse, RemoteDisconnected
 
 _READ_CHUNK = 65536
 
@@ -60,7 +60,7 @@ class Response:
     """A response whose body can be read whole or line by line (chunked bodies included).
     Call `finish()` when done with it (stops the cancellation watcher)."""
 
-    def __init__(self, raw: http.client.HTTPResponse, done: threading.Event, progress: Progress | None = None,
+    def __init__(self, raw: RawResponse, done: threading.Event, progress: Progress | None = None,
                  origin: str = "") -> None:
         self.raw, self.status, self._done = raw, raw.status, done
         self.progress, self.origin = progress or Progress(), origin
@@ -82,7 +82,7 @@ class Response:
             return False
         try:
             self.raw.read()
-        except (OSError, http.client.HTTPException):
+        except (OSError, HTTPError):
             return False
         return not self.raw.will_close
 
@@ -128,28 +128,26 @@ class HttpClient:
         self.timeout, self.connect_timeout = timeout, connect_timeout
         self.headers = dict(headers or {})
         self.proxy = proxy if proxy and proxy.applies_to(self.host) else None
-        self._conn: http.client.HTTPConnection | None = None
+        self._conn: Connection | None = None
         self._lock = threading.Lock()
 
-    def _connect(self) -> http.client.HTTPConnection:
+    def _connect(self) -> Connection:
         host, port = self.host, self.port
         if self.proxy is not None:
             p = urlsplit(self.proxy.url)
             host, port = p.hostname or "", p.port or 8080
+        tls, tunnel = None, None
         if self.scheme == "https":
             import ssl
 
-            conn: http.client.HTTPConnection = http.client.HTTPSConnection(
-                host, port, timeout=self.connect_timeout, context=ssl.create_default_context())
-            if self.proxy is not None:
-                conn.set_tunnel(self.host, self.port)
-        else:
-            conn = http.client.HTTPConnection(host, port, timeout=self.connect_timeout)
-        conn._create_connection = _create_connection  # type: ignore[attr-defined]
+            tls = ssl.create_default_context()
+            tunnel = (self.host, self.port) if self.proxy is not None else None
+        name = f"[{self.host}]" if ":" in self.host else self.host
+        default = 443 if self.scheme == "https" else 80
+        conn = Connection(host, port, host_header=name if self.port == default else f"{name}:{self.port}",
+                          connect_timeout=self.connect_timeout, timeout=self.timeout, tls=tls,
+                          server_name=self.host, tunnel=tunnel, connect=_create_connection)
         conn.connect()
-        if conn.sock is not None:
-            conn.sock.settimeout(self.timeout)
-            conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # no Nagle/delayed-ACK stalls
         return conn
 
     def _target(self, path: str) -> str:
@@ -182,7 +180,7 @@ class HttpClient:
                 except BaseException:
                     done.set()
                     raise
-            except (OSError, http.client.HTTPException) as exc:
+            except (OSError, HTTPError) as exc:
                 self.close()
                 failure = self._failure(exc, retry=not fresh and attempt == 0, progress=progress)
                 if failure is not None:
@@ -193,7 +191,7 @@ class HttpClient:
         """The error for a failed request, or None when it is worth resending once (a dead kept-alive socket)."""
         if progress.stalled_for:
             return stalled_error(f"{self.origin}{self.prefix}", progress.stalled_for)
-        if isinstance(exc, http.client.RemoteDisconnected | BrokenPipeError | ConnectionResetError):
+        if isinstance(exc, RemoteDisconnected | BrokenPipeError | ConnectionResetError):
             return None if retry else TransientError(
                 f"{self.origin} closed the connection ({type(exc).__name__})")
         if isinstance(exc, TimeoutError):
