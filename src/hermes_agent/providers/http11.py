@@ -222,7 +222,14 @@ class Connection:
         return resp
 
     def close(self) -> None:
+        """Safe from another thread while a response is being read: the socket is shut down first, so the
+        reader wakes at once and lets go of its buffered file, whose close() waits for that reader."""
         sock, fp, self.sock, self._fp = self.sock, self._fp, None, None
+        if sock is not None:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
         if fp is not None:
             fp.close()
         if sock is not None:

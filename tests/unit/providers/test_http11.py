@@ -160,3 +160,31 @@ def test_a_connect_tunnel_carries_the_request_and_a_refusal_is_an_error(server):
     with pytest.raises(OSError, match="407"):
         Connection("127.0.0.1", refused.port, host_header="x", connect_timeout=5, timeout=5,
                    tunnel=("api.example", 443)).connect()
+
+
+def test_close_from_another_thread_wakes_a_blocked_read_at_once():
+    """A server that never answers: closing the connection (what a shutting-down `hermes api` does for an
+    agent whose turn is waiting on the model) returns at once and the reader gets an error, not a hang."""
+    import time
+
+    with socket.create_server(("127.0.0.1", 0)) as srv:
+        conn = Connection("127.0.0.1", srv.getsockname()[1], host_header="x", connect_timeout=5, timeout=60)
+        conn.request("POST", "/v1/chat/completions", b"{}", {"Content-Length": "2"})
+        peer, _ = srv.accept()
+        box: dict = {}
+
+        def read() -> None:
+            try:
+                box["resp"] = conn.getresponse()
+            except Exception as exc:  # noqa: BLE001 - what the reader sees is the assertion
+                box["error"] = exc
+
+        reader = threading.Thread(target=read)
+        reader.start()
+        time.sleep(0.3)
+        started = time.monotonic()
+        conn.close()
+        reader.join(5)
+        peer.close()
+        assert time.monotonic() - started < 2 and not reader.is_alive()
+        assert "error" in box, box
