@@ -54,8 +54,8 @@ def read_head(fp: BufferedReader) -> tuple[str, int, str, list[tuple[str, str]]]
 class RawResponse:
     """One response; `read(n)` and `readline()` return b"" at the end of the body."""
 
-    def __init__(self, fp: BufferedReader, method: str) -> None:
-        self.fp = fp
+    def __init__(self, fp: BufferedReader, method: str, on_done: Callable[[], None] | None = None) -> None:
+        self.fp, self._on_done = fp, on_done
         version, self.status, self.reason, self._headers = read_head(fp)
         h = {k.lower(): v for k, v in self._headers}
         conn = h.get("connection", "").lower()
@@ -114,6 +114,8 @@ class RawResponse:
             self.done = True
             if self.will_close:  # nothing more comes on this connection
                 self.fp.close()
+            if self._on_done is not None:
+                self._on_done()
 
     def read(self, amt: int | None = None) -> bytes:
         if amt is None:
@@ -164,7 +166,10 @@ class RawResponse:
 class Connection:
     """A client connection to one host (or a proxy): `request` then `getresponse`, again once that response
     is read; after a response that ends the connection, the next request opens a new one. `host_header`
-    names the origin (the target, not a proxy); `tunnel` = (host, port) to CONNECT to through a proxy."""
+    names the origin (the target, not a proxy); `tunnel` = (host, port) to CONNECT to through a proxy.
+    `busy` is True from `request` until that response's body has been read whole (or the connection closed):
+    a second request meanwhile raises HTTPError instead of queueing behind the first (as http.client's
+    CannotSendRequest) — the caller that gave up waiting on a response must not share its socket."""
 
     def __init__(self, host: str, port: int, *, host_header: str, connect_timeout: float, timeout: float,
                  tls: object = None, server_name: str = "", tunnel: tuple[str, int] | None = None,
@@ -176,6 +181,7 @@ class Connection:
         self.sock: socket.socket | None = None
         self._fp: BufferedReader | None = None
         self._method = "GET"
+        self.busy = False
 
     def connect(self) -> None:
         sock = self._connect((self.host, self.port), self.connect_timeout)
@@ -204,8 +210,11 @@ class Connection:
             raise OSError(f"proxy refused the tunnel: {status} {reason}".strip())
 
     def request(self, method: str, target: str, body: bytes | None, headers: dict[str, str]) -> None:
+        if self.busy:
+            raise HTTPError("the previous response on this connection is still being read")
         if self.sock is None:
             self.connect()
+        self.busy = True
         lines = [f"{method} {target} HTTP/1.1", f"Host: {self.host_header}", "Accept-Encoding: identity",
                  *(f"{k}: {v}" for k, v in headers.items())]
         self._method = method
@@ -216,15 +225,19 @@ class Connection:
             raise HTTPError("no request was sent")
         if self._fp is None:
             self._fp = self.sock.makefile("rb")
-        resp = RawResponse(self._fp, self._method)
+        resp = RawResponse(self._fp, self._method, self._idle)
         if resp.will_close:  # the response keeps reading from its file; the next request reconnects
             self.sock, self._fp = None, None
         return resp
+
+    def _idle(self) -> None:
+        self.busy = False
 
     def close(self) -> None:
         """Safe from another thread while a response is being read: the socket is shut down first, so the
         reader wakes at once and lets go of its buffered file, whose close() waits for that reader."""
         sock, fp, self.sock, self._fp = self.sock, self._fp, None, None
+        self.busy = False
         if sock is not None:
             try:
                 sock.shutdown(socket.SHUT_RDWR)

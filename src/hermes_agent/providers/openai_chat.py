@@ -75,15 +75,15 @@ class OpenAIChatProvider:
                 message = self._read_json(self._json_body(resp), on_delta)
             resp.raise_if_stalled()
         except (OSError, HTTPError) as exc:
-            self._http.discard()
+            resp.finish(drain=False)  # never reuse that socket
             if cancel is not None and cancel.is_set():
                 return Message(role="assistant", content=None)
             resp.raise_if_stalled()
             raise TransientError(f"{self.base_url}: the response was cut off ({type(exc).__name__})") from None
         finally:
             cancelled = cancel is not None and cancel.is_set()
-            if not resp.finish(drain=not (cancelled or resp.progress.stalled_for or resp.oversized)):
-                self._http.discard()  # an unfinished stream: never reuse that socket
+            # an unfinished stream is not drained: its socket is closed, never reused
+            resp.finish(drain=not (cancelled or resp.progress.stalled_for or resp.oversized))
         return extract_text_tool_calls(message)
 
     def _json_body(self, resp: Response) -> bytes:

@@ -19,7 +19,7 @@ class RawServer:
     """Each accepted connection reads requests and answers them with the next canned reply (bytes; None =
     close the connection without answering). Requests are recorded with the connection's number."""
 
-    def __init__(self, replies: list[bytes | None]) -> None:
+    def __init__(self, replies: list) -> None:
         self.replies, self.requests, self.connections = list(replies), [], 0
         self.sock = socket.create_server(("127.0.0.1", 0))
         self.port = self.sock.getsockname()[1]
@@ -48,6 +48,9 @@ class RawServer:
                                if h.lower().startswith(b"content-length:")), 0)
                 self.requests.append((number, head.decode(), fp.read(length)))
                 reply = self.replies.pop(0) if self.replies else None
+                if isinstance(reply, tuple):  # (event, bytes): answer once the test sets the event
+                    reply[0].wait(30)
+                    reply = reply[1]
                 if reply is None:
                     return
                 conn.sendall(reply)
@@ -73,7 +76,7 @@ def chunked(*pieces: bytes) -> bytes:
 def server():
     made: list[RawServer] = []
 
-    def make(replies: list[bytes | None]) -> RawServer:
+    def make(replies: list) -> RawServer:
         made.append(RawServer(replies))
         return made[-1]
 
@@ -188,3 +191,67 @@ def test_close_from_another_thread_wakes_a_blocked_read_at_once():
         peer.close()
         assert time.monotonic() - started < 2 and not reader.is_alive()
         assert "error" in box, box
+
+
+def _waiting_request(client: HttpClient) -> tuple[threading.Thread, dict]:
+    """A request on its own thread (as an auxiliary summary): box gets its body or its error."""
+    box: dict = {}
+
+    def run() -> None:
+        try:
+            resp = client.post("/chat", b"slow")
+            box["body"] = resp.read()
+            resp.finish()
+        except Exception as exc:  # noqa: BLE001 - what the caller sees is the assertion
+            box["error"] = exc
+
+    worker = threading.Thread(target=run, daemon=True)
+    worker.start()
+    return worker, box
+
+
+def _wait_for(cond, seconds: float = 5.0) -> None:
+    import time
+
+    end = time.monotonic() + seconds
+    while not cond() and time.monotonic() < end:
+        time.sleep(0.01)
+    assert cond()
+
+
+def test_a_request_never_queues_behind_a_response_another_thread_still_waits_for(server):
+    """A summary abandoned after its timeout (auxiliary.compression.timeout) keeps waiting on its thread; the next
+    call on the same client goes out on another connection at once, instead of behind that answer (where it
+    timed out too, and every later one after it)."""
+    import time
+
+    answer = threading.Event()
+    srv = server([(answer, ok(b"late")), ok(b"second"), ok(b"third")])
+    client = HttpClient(f"http://127.0.0.1:{srv.port}", timeout=10)
+    worker, box = _waiting_request(client)
+    _wait_for(lambda: len(srv.requests) == 1)
+    started = time.monotonic()
+    assert client.post("/chat", b"next").read() == b"second"
+    assert time.monotonic() - started < 2
+    answer.set()
+    worker.join(5)
+    assert box == {"body": b"late"}
+    assert client.post("/chat", b"again").read() == b"third"  # on a kept-alive connection: no third one
+    assert [n for n, _, _ in srv.requests] == [1, 2, 2]
+
+
+def test_closing_the_client_wakes_a_request_waiting_on_a_silent_model(server):
+    """What a SIGTERM'd `hermes api` does for a turn waiting on the model: the client's close shuts the in-flight
+    socket down, so the waiting thread ends at once with an error instead of hanging until the model answers."""
+    import time
+
+    srv = server([(threading.Event(), ok(b"never"))])
+    client = HttpClient(f"http://127.0.0.1:{srv.port}", timeout=60)
+    worker, box = _waiting_request(client)
+    _wait_for(lambda: len(srv.requests) == 1)
+    time.sleep(0.1)
+    started = time.monotonic()
+    client.close()
+    worker.join(5)
+    assert not worker.is_alive() and time.monotonic() - started < 2
+    assert isinstance(box.get("error"), TransientError), box
