@@ -1,7 +1,8 @@
 """Deterministic start-up cost of `hermes`: modules imported, regular expressions compiled and dataclasses built
 (and, for information only, CPU time) by `hermes --version`, `hermes --help` and by `hermes chat -q` up to its first model request (no clock involved).
 
-Usage: python bench/startup_counts.py version|help|chat   (prints one JSON object; `chat` needs HERMES_HOME set to a
+Usage: python bench/startup_counts.py version|help|chat|prompt   (prints one JSON object; `prompt`: the
+interactive `hermes` up to its early prompt symbol; `chat` needs HERMES_HOME set to a
 home whose config points the model at a loopback URL: the count is taken when the first connection to it
 starts, and the process ends there). tests/unit/test_startup_budget.py checks the figures against
 bench/budgets.json."""
@@ -14,6 +15,7 @@ import sys
 import time
 
 _counts = {"regexes": 0, "dataclasses": 0}
+HEAVY = ("http.client", "email", "ssl", "asyncio", "prompt_toolkit")  # big stdlib/library imports kept off the chat path
 
 
 def _count_regexes() -> None:
@@ -51,6 +53,7 @@ def main() -> int:
         hermes = sorted(m for m in set(sys.modules) - before if m.startswith("hermes_agent"))
         out = {"modules": len(set(sys.modules) - before), "hermes_modules": len(hermes), **_counts,
                "cpu_ms": round(time.process_time() * 1000, 1), "mcp_imported": "mcp" in sys.modules,
+               "heavy_imported": [m for m in HEAVY if m in sys.modules],
                "hermes_module_names": hermes}
         sys.__stdout__.write(json.dumps(out) + "\n")
         sys.__stdout__.flush()
@@ -63,6 +66,38 @@ def main() -> int:
 
         sys.addaudithook(on_event)
         argv = ["chat", "-q", "hi", "-Q"]
+    elif what == "prompt":  # the interactive `hermes`, up to the early prompt symbol (the REPL's banner line)
+        class _Tty:  # stdin as a terminal: `hermes` with no message opens the REPL
+            def __init__(self, real: object) -> None:
+                self.real = real
+
+            def isatty(self) -> bool:
+                return True
+
+            def __getattr__(self, name: str) -> object:
+                return getattr(self.real, name)
+
+        class _Until:  # stdout that reports and ends the process when the prompt symbol is written
+            def __init__(self, real: object) -> None:
+                self.real = real
+
+            def write(self, text: str) -> int:
+                if "\u276f" in text:
+                    sys.stdout = sys.__stdout__
+                    report()
+                    os._exit(0)
+                return len(text)
+
+            def __getattr__(self, name: str) -> object:
+                return getattr(self.real, name)
+
+        sys.stdin = _Tty(sys.stdin)  # type: ignore[assignment]
+        from hermes_agent.cli.main import main as prompt_main
+
+        sys.stdout = _Until(sys.stdout)  # type: ignore[assignment]
+        prompt_main([])
+        print("hermes returned without showing its prompt", file=sys.stderr)
+        return 1
     elif what == "help":
         argv = ["--help"]
     else:

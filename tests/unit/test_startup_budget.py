@@ -27,13 +27,14 @@ def _counts(what: str, home: Path) -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-@pytest.mark.parametrize("what", ["version", "help", "chat"])
+@pytest.mark.parametrize("what", ["version", "help", "chat", "prompt"])
 def test_start_up_stays_within_its_budget(what: str, hermes_home: Path) -> None:
     # the model URL is never reached: the count is taken as the first request's connection starts
     (hermes_home / "config.yaml").write_text("model:\n  provider: custom\n  default: budget-model\n"
                                              "  base_url: http://127.0.0.1:9/v1\n  api_key: k\n", encoding="utf-8")
-    if what == "chat":
-        _counts(what, hermes_home)  # a first run seeds the bundled skills; the budget is for every run after
+    if what in ("chat", "prompt"):
+        _counts(what, hermes_home)  # a first run seeds the bundled skills and caches config.yaml as JSON; the
+        # budget is for every run after
     got = _counts(what, hermes_home)
     budget = BUDGETS[what]
     print(f"{what}: " + ", ".join(f"{k} {got[k]} (budget {budget[k]})" for k in KEYS))
@@ -64,3 +65,27 @@ def test_chat_sends_its_first_request_without_importing_a_tool_module(hermes_hom
                     and not m.rsplit(".", 1)[1].startswith("_")]
     assert tool_modules == []
     assert "hermes_agent.tools.manifest" in got["hermes_module_names"]
+
+
+def test_chat_to_a_plain_http_endpoint_loads_no_tls_and_no_email_package(hermes_home: Path) -> None:
+    # the provider speaks HTTP/1.1 on a socket (providers/http11.py): http.client pulled email (~9 ms) and ssl
+    # (~7 ms) into every run; ssl now loads only for an https endpoint
+    (hermes_home / "config.yaml").write_text("model:\n  provider: custom\n  default: budget-model\n"
+                                             "  base_url: http://127.0.0.1:9/v1\n  api_key: k\n", encoding="utf-8")
+    got = _counts("chat", hermes_home)
+    assert got["heavy_imported"] == []
+
+
+
+def test_the_interactive_prompt_shows_before_anything_of_the_agent_loads(hermes_home: Path) -> None:
+    # the banner and the early prompt symbol come right after settings: no agent, provider, tool, sandbox, store,
+    # approval rule or line editor before it (issue 24: interactive prompt ready)
+    (hermes_home / "config.yaml").write_text("model:\n  provider: custom\n  default: budget-model\n"
+                                             "  base_url: http://127.0.0.1:9/v1\n  api_key: k\n", encoding="utf-8")
+    _counts("prompt", hermes_home)  # the first run caches config.yaml as JSON
+    got = _counts("prompt", hermes_home)
+    heavy = ("bootstrap", "core", "providers", "tools", "terminal", "storage", "approval", "memory", "skills", "events")
+    loaded = [m for m in got["hermes_module_names"] if m.split(".")[1:2] and m.split(".")[1] in heavy]
+    assert loaded == [], loaded
+    assert "hermes_agent.cli.banner" in got["hermes_module_names"]
+    assert got["heavy_imported"] == []  # prompt_toolkit, asyncio, http.client, ssl: none yet

@@ -81,14 +81,31 @@ class Verdict:
         return self.access == "allow"
 
 
-def resolve(path: str, cwd: str | None = None, home: str | None = None) -> str:
-    """Absolute path with `~` expanded and every symlink and `..` resolved (missing tails kept)."""
+def resolve(path: str, cwd: str | None = None, home: str | None = None, memo: dict[str, str] | None = None) -> str:
+    """Absolute path with `~` expanded and every symlink and `..` resolved (missing tails kept). `memo` shares
+    the resolved parents between the calls of one policy build (see `_realpath`)."""
     raw = str(path)
     if raw == "~" or raw.startswith("~/"):
         raw = (home or os.path.expanduser("~")) + raw[1:]
     if not os.path.isabs(raw):
         raw = os.path.join(cwd or os.getcwd(), raw)
-    return os.path.realpath(raw)
+    return os.path.realpath(raw) if memo is None else _realpath(raw, memo)
+
+
+def _realpath(path: str, memo: dict[str, str]) -> str:
+    """os.path.realpath of an absolute path, each parent resolved once per `memo`: a policy build resolves ~250
+    paths that share a few parents (HOME, other users' homes; ~10 ms of every start as separate calls)."""
+    hit = memo.get(path)
+    if hit is not None:
+        return hit
+    parent, name = os.path.split(path)
+    if not name or name in (".", "..") or parent == path or "/./" in path or "/../" in path or "//" in path:
+        out = os.path.realpath(path)  # the root, or a path realpath must normalise itself
+    else:
+        joined = os.path.join(_realpath(parent, memo), name)
+        out = os.path.realpath(joined) if os.path.islink(joined) else joined
+    memo[path] = out
+    return out
 
 
 def _scope_ok(scope: str) -> bool:
@@ -137,6 +154,7 @@ class PathPolicy:
         deny_read, protected_paths, shared_tmp, mode); `media_scope` the session's media folder name (its chat's:
         paths.media_scope_of), the only one of MEDIA_DIRS it may read."""
         cfg = dict(config or {})
+        memo: dict[str, str] = {}
         home = os.path.realpath(home or os.path.expanduser("~"))
         hh = os.path.realpath(os.path.expanduser(str(hermes_home)))
 
@@ -149,7 +167,7 @@ class PathPolicy:
                 if any(ch in item for ch in "*?["):
                     out.append(item if item.startswith("/") else os.path.join(home, item.removeprefix("~/")))
                 else:
-                    out.append(resolve(item if item.startswith(("/", "~")) else "~/" + item, home, home))
+                    out.append(resolve(item if item.startswith(("/", "~")) else "~/" + item, home, home, memo))
             return tuple(dict.fromkeys(out))
 
         ws = tuple(dict.fromkeys(resolve(w, home=home) for w in workspace))
@@ -171,7 +189,7 @@ class PathPolicy:
         allow = (*norm(HOME_READABLE), *(os.path.join(x, "git", "config") for x in xdg),
                  *(os.path.join(xdg_cache, c.removeprefix(".cache/")) for c in CACHE_TOOLS if xdg_cache in xdg), *(os.path.join(hh, n) for n in HERMES_READABLE), *media, *readable, *ws,
                  *(w for w in writable if w not in norm(SHARED_TMP)), *code_dirs(),
-                 *(os.path.realpath(os.path.join(f, t)) for f in foreign for t in HOME_TOOLS))
+                 *(_realpath(os.path.join(f, t), memo) for f in foreign for t in HOME_TOOLS))
         allow = tuple(dict.fromkeys(allow))
         return cls(home, hh, ws, tuple(dict.fromkeys(writable)), secrets + _linked_dots(home, allow, ws), protected,
                    readable, mode, roots, allow, foreign)

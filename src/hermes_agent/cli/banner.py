@@ -30,3 +30,13 @@ def banner(settings: Settings, color: bool = True) -> str:
     if settings.yolo:
         rows.append(_c("33", "  YOLO: flagged commands run without asking (hard-line rules still apply)", color))
     return "\n".join(rows) + "\n"
+
+
+def show_early_prompt(settings: Settings) -> None:
+    """The banner and the prompt symbol, at once: keys typed while the line editor loads are echoed and kept by
+    the terminal, and reach the real prompt, which redraws this line when it takes over (issue 24)."""
+    import sys
+
+    color = not settings.env.get("NO_COLOR")
+    sys.stdout.write(banner(settings, color) + _c("1;36", "❯ ", color))
+    sys.stdout.flush()

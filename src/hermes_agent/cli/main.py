@@ -241,6 +241,10 @@ def main(argv: list[str] | None = None) -> int:
     setup_logging()
     import importlib
 
+    from hermes_agent import dccache
+
+    dccache.install()  # dataclasses' generated methods compiled once, not on every start (issue 24)
+
     try:
         module = importlib.import_module(f"hermes_agent.cli.commands.{SUBCOMMANDS[command]}")
         return int(module.run(args, _settings_for(module, args)) or 0)

@@ -27,11 +27,13 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-def run_repl(args: argparse.Namespace, settings: Settings, options: RunOptions | None = None) -> int:
-    """Open the interactive chat (options: the bootstrap RunOptions of the chat flags); returns the exit code."""
+def run_repl(args: argparse.Namespace, settings: Settings, options: RunOptions | None = None,
+             banner_shown: bool = False) -> int:
+    """Open the interactive chat (options: the bootstrap RunOptions of the chat flags; banner_shown: the banner
+    and the early prompt are on screen already); returns the exit code."""
     repl = Repl(args, settings)
     repl.options = options
-    return repl.run()
+    return repl.run(banner_shown)
 
 
 class Repl:
@@ -67,14 +69,13 @@ class Repl:
 
     # -- the prompt (main thread) ---------------------------------------------------------------
 
-    def run(self) -> int:
-        from hermes_agent.cli.banner import banner
+    def run(self, banner_shown: bool = False) -> int:
         from hermes_agent.cli.screen import PromptWriter
 
-        # the prompt symbol shows at once: keys typed while prompt_toolkit loads (~0.1 s) wait in the terminal
-        # and reach the real prompt, which redraws that line when it takes over (issue 24: prompt ready)
-        sys.stdout.write(banner(self.settings, self.color) + self.screen.style("❯ ", "bold_cyan"))
-        sys.stdout.flush()
+        if not banner_shown:
+            from hermes_agent.cli.banner import show_early_prompt
+
+            show_early_prompt(self.settings)
         from hermes_agent.cli.prompt import make_session
 
         self.session = session = make_session(self, paths.hermes_home() / ".hermes_history")

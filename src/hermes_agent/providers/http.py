@@ -1,10 +1,9 @@
-"""A small keep-alive HTTP/1.1 client on the standard library (http.client): streaming responses,
+"""A small keep-alive HTTP/1.1 client on the standard library (sockets, http11.py): streaming responses,
 proxies via CONNECT, and cancellation from another thread. Importing it costs a few ms, where
-httpx/the openai SDK cost 100-300 ms before the first request."""
+httpx/the openai SDK cost 100-300 ms before the first request (and http.client ~16 ms with email and ssl)."""
 
 from __future__ import annotations
 
-import http.client
 import socket
 import threading
 import time
@@ -13,6 +12,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from hermes_agent.errors import ProviderError, StreamStalledError, TransientError
+from hermes_agent.providers.http11 import Connection, HTTPError, RawResponse, RemoteDisconnected
 
 _READ_CHUNK = 65536
 
@@ -60,9 +60,9 @@ class Response:
     """A response whose body can be read whole or line by line (chunked bodies included).
     Call `finish()` when done with it (stops the cancellation watcher)."""
 
-    def __init__(self, raw: http.client.HTTPResponse, done: threading.Event, progress: Progress | None = None,
-                 origin: str = "") -> None:
-        self.raw, self.status, self._done = raw, raw.status, done
+    def __init__(self, raw: RawResponse, done: threading.Event, progress: Progress | None = None,
+                 origin: str = "", release: Callable[[bool], None] | None = None) -> None:
+        self.raw, self.status, self._done, self._release = raw, raw.status, done, release
         self.progress, self.origin = progress or Progress(), origin
         self.oversized = False  # set by a reader that stopped early: the rest must not be drained
         self.headers = {k.lower(): v for k, v in raw.getheaders()}
@@ -74,15 +74,27 @@ class Response:
 
     def finish(self, drain: bool = True) -> bool:
         """Stop the watcher; consume what is left of the body so the connection can be reused.
-        Returns False when the connection must not be reused."""
+        Returns False when the connection must not be reused (it is closed then)."""
         self._done.set()
+        reusable = self._reusable(drain)
+        release, self._release = self._release, None
+        if release is not None:
+            release(reusable)
+        return reusable
+
+    def _ended(self) -> None:
+        """The body was read to its end: the connection is free for the next request (as with http.client)."""
         if self.raw.isclosed():
-            return True
+            self.finish()
+
+    def _reusable(self, drain: bool) -> bool:
+        if self.raw.isclosed():
+            return True  # read whole (after a `Connection: close` the next request opens a new socket)
         if not drain:
             return False
         try:
             self.raw.read()
-        except (OSError, http.client.HTTPException):
+        except (OSError, HTTPError):
             return False
         return not self.raw.will_close
 
@@ -94,6 +106,7 @@ class Response:
             want = _READ_CHUNK if limit is None else min(_READ_CHUNK, limit - got)
             chunk = self.raw.read(want)
             if not chunk:
+                self._ended()
                 break
             self.progress.touch()
             parts.append(chunk)
@@ -104,6 +117,7 @@ class Response:
         while True:
             line = self.raw.readline()
             if not line:
+                self._ended()
                 return
             self.progress.touch()
             yield line.decode("utf-8", "replace").rstrip("\r\n")
@@ -115,7 +129,10 @@ def stalled_error(origin: str, silent_for: float) -> StreamStalledError:
 
 
 class HttpClient:
-    """One persistent connection to one origin; `post()` reconnects once when a kept-alive socket died."""
+    """A kept-alive connection to one origin; `post()` reconnects once when a kept-alive socket died. A request
+    takes the idle connection (or opens one) and gives it back when its response is finished, so a second
+    thread never queues behind a response another thread is still waiting for (a summary abandoned after
+    its timeout keeps its own socket); `close()` also shuts down connections whose responses are in flight."""
 
     def __init__(self, base_url: str, *, timeout: float = 600.0, connect_timeout: float = 15.0,
                  headers: dict[str, str] | None = None, proxy: Proxy | None = None) -> None:
@@ -128,28 +145,27 @@ class HttpClient:
         self.timeout, self.connect_timeout = timeout, connect_timeout
         self.headers = dict(headers or {})
         self.proxy = proxy if proxy and proxy.applies_to(self.host) else None
-        self._conn: http.client.HTTPConnection | None = None
+        self._conn: Connection | None = None  # the idle kept-alive connection
+        self._active: set[Connection] = set()  # connections whose responses are being read
         self._lock = threading.Lock()
 
-    def _connect(self) -> http.client.HTTPConnection:
+    def _connect(self) -> Connection:
         host, port = self.host, self.port
         if self.proxy is not None:
             p = urlsplit(self.proxy.url)
             host, port = p.hostname or "", p.port or 8080
+        tls, tunnel = None, None
         if self.scheme == "https":
             import ssl
 
-            conn: http.client.HTTPConnection = http.client.HTTPSConnection(
-                host, port, timeout=self.connect_timeout, context=ssl.create_default_context())
-            if self.proxy is not None:
-                conn.set_tunnel(self.host, self.port)
-        else:
-            conn = http.client.HTTPConnection(host, port, timeout=self.connect_timeout)
-        conn._create_connection = _create_connection  # type: ignore[attr-defined]
+            tls = ssl.create_default_context()
+            tunnel = (self.host, self.port) if self.proxy is not None else None
+        name = f"[{self.host}]" if ":" in self.host else self.host
+        default = 443 if self.scheme == "https" else 80
+        conn = Connection(host, port, host_header=name if self.port == default else f"{name}:{self.port}",
+                          connect_timeout=self.connect_timeout, timeout=self.timeout, tls=tls,
+                          server_name=self.host, tunnel=tunnel, connect=_create_connection)
         conn.connect()
-        if conn.sock is not None:
-            conn.sock.settimeout(self.timeout)
-            conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # no Nagle/delayed-ACK stalls
         return conn
 
     def _target(self, path: str) -> str:
@@ -167,33 +183,61 @@ class HttpClient:
                 cancel: threading.Event | None = None, idle: IdlePolicy | None = None) -> Response:
         headers = {**self.headers, "Content-Length": str(len(body or b""))}
         for attempt in (0, 1):
-            fresh = self._conn is None
+            conn = self._claim()
+            fresh = conn is None
             if cancel is not None and cancel.is_set():
+                self._release(conn, reusable=True)
                 raise TransientError("request cancelled")
             progress = Progress()
             try:
-                if self._conn is None:
-                    self._conn = self._connect()
-                self._conn.request(method, self._target(path), body=body, headers=headers)
+                if conn is None:
+                    conn = self._connect()
+                    self._track(conn)
+                conn.request(method, self._target(path), body=body, headers=headers)
                 done = threading.Event()
-                self._watch(cancel, done, idle, progress)
+                self._watch(conn, cancel, done, idle, progress)
                 try:
-                    return Response(self._conn.getresponse(), done, progress, f"{self.origin}{self.prefix}")
+                    return Response(conn.getresponse(), done, progress, f"{self.origin}{self.prefix}",
+                                    release=lambda reusable, c=conn: self._release(c, reusable))
                 except BaseException:
                     done.set()
                     raise
-            except (OSError, http.client.HTTPException) as exc:
-                self.close()
+            except (OSError, HTTPError) as exc:
+                self._release(conn, reusable=False)
                 failure = self._failure(exc, retry=not fresh and attempt == 0, progress=progress)
                 if failure is not None:
                     raise failure from None
         raise AssertionError("unreachable")
 
+    def _claim(self) -> Connection | None:
+        """Take the idle connection (None: open one); it is this request's until released."""
+        with self._lock:
+            conn, self._conn = self._conn, None
+            if conn is not None:
+                self._active.add(conn)
+            return conn
+
+    def _track(self, conn: Connection) -> None:
+        with self._lock:
+            self._active.add(conn)
+
+    def _release(self, conn: Connection | None, reusable: bool) -> None:
+        """A finished request gives its connection back (kept when reusable and none is idle), else closes it."""
+        if conn is None:
+            return
+        with self._lock:
+            self._active.discard(conn)
+            keep = reusable and self._conn is None and conn.sock is not None
+            if keep:
+                self._conn = conn
+        if not keep:
+            conn.close()
+
     def _failure(self, exc: BaseException, *, retry: bool, progress: Progress) -> ProviderError | None:
         """The error for a failed request, or None when it is worth resending once (a dead kept-alive socket)."""
         if progress.stalled_for:
             return stalled_error(f"{self.origin}{self.prefix}", progress.stalled_for)
-        if isinstance(exc, http.client.RemoteDisconnected | BrokenPipeError | ConnectionResetError):
+        if isinstance(exc, RemoteDisconnected | BrokenPipeError | ConnectionResetError):
             return None if retry else TransientError(
                 f"{self.origin} closed the connection ({type(exc).__name__})")
         if isinstance(exc, TimeoutError):
@@ -207,11 +251,10 @@ class HttpClient:
     def origin(self) -> str:
         return f"{self.scheme}://{self.host}:{self.port}"
 
-    def _watch(self, cancel: threading.Event | None, done: threading.Event, idle: IdlePolicy | None,
-               progress: Progress) -> None:
+    def _watch(self, conn: Connection, cancel: threading.Event | None, done: threading.Event,
+               idle: IdlePolicy | None, progress: Progress) -> None:
         """Shut the socket down when `cancel` is set, or when the server stays silent past the idle
         policy, so a stalled read returns at once; report a long silence through `idle.on_notice`."""
-        conn = self._conn
         if (cancel is None and idle is None) or conn is None or conn.sock is None:
             return
         sock = conn.sock
@@ -238,13 +281,16 @@ class HttpClient:
         threading.Thread(target=watcher, name="hermes-http-watch", daemon=True).start()
 
     def discard(self) -> None:
-        """Drop the connection after an unfinished or cancelled response."""
+        """Drop every connection (a response's own is dropped by `Response.finish`)."""
         self.close()
 
     def close(self) -> None:
+        """Close the idle connection and shut down those with a response in flight (their readers wake)."""
         with self._lock:
-            conn, self._conn = self._conn, None
-        if conn is not None:
+            conns = [c for c in (self._conn, *self._active) if c is not None]
+            self._conn = None
+            self._active.clear()
+        for conn in conns:
             conn.close()
 
 

@@ -4,7 +4,6 @@ against the same server) without its 300 ms import."""
 
 from __future__ import annotations
 
-import http.client
 import json
 import logging
 import threading
@@ -13,6 +12,7 @@ from hermes_agent.errors import ProviderError, TransientError
 from hermes_agent.messages import Message
 from hermes_agent.providers.base import ChatRequest, OnDelta
 from hermes_agent.providers.http import HttpClient, IdlePolicy, Proxy, Response
+from hermes_agent.providers.http11 import HTTPError
 from hermes_agent.providers.text_tool_calls import extract_text_tool_calls
 from hermes_agent.providers.wire import StreamAccumulator, classify_http_error, to_wire
 
@@ -74,16 +74,16 @@ class OpenAIChatProvider:
             else:
                 message = self._read_json(self._json_body(resp), on_delta)
             resp.raise_if_stalled()
-        except (OSError, http.client.HTTPException) as exc:
-            self._http.discard()
+        except (OSError, HTTPError) as exc:
+            resp.finish(drain=False)  # never reuse that socket
             if cancel is not None and cancel.is_set():
                 return Message(role="assistant", content=None)
             resp.raise_if_stalled()
             raise TransientError(f"{self.base_url}: the response was cut off ({type(exc).__name__})") from None
         finally:
             cancelled = cancel is not None and cancel.is_set()
-            if not resp.finish(drain=not (cancelled or resp.progress.stalled_for or resp.oversized)):
-                self._http.discard()  # an unfinished stream: never reuse that socket
+            # an unfinished stream is not drained: its socket is closed, never reused
+            resp.finish(drain=not (cancelled or resp.progress.stalled_for or resp.oversized))
         return extract_text_tool_calls(message)
 
     def _json_body(self, resp: Response) -> bytes:

@@ -40,16 +40,27 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     if query is not None and not query.strip():
         print("hermes: empty message: nothing to send to the model", file=sys.stderr)
         return 2
+    early = query is None and not getattr(args, "worktree", False)
+    if early:  # the prompt shows before the run's flags are read and the REPL is built (issue 24: prompt ready)
+        from hermes_agent.cli.banner import show_early_prompt
+
+        show_early_prompt(settings)
     from hermes_agent.cli.run_flags import enter_worktree, image_data_url, run_options
 
-    options = run_options(args, settings)
+    try:
+        options = run_options(args, settings)
+    except BaseException:
+        if early:  # a bad flag: its one line replaces the early prompt
+            sys.stdout.write("\r\x1b[K")
+            sys.stdout.flush()
+        raise
     images = (image_data_url(args.image),) if getattr(args, "image", None) else ()
     worktree, options = enter_worktree(args, options, sys.stdout if query is None else sys.stderr)
     try:
         if query is None:
             from hermes_agent.cli.repl import run_repl
 
-            return run_repl(args, settings, options)
+            return run_repl(args, settings, options, banner_shown=early)
         if images:
             query = f"{query.strip()}\n\n[Image attached at: {Path(args.image).expanduser().resolve()}]"
         return run_oneshot(args, settings, query, options, images)
