@@ -132,8 +132,20 @@ def sandbox_command(spec: SandboxSpec | None, argv: list[str], cwd: str | None =
     if mechanism == "landlock":
         _not_dumpable()
         return [sys.executable, "-I", "-S", "-c", _BOOT + "exec_main; exec_main()", CONFINED_TAG,
-                json.dumps({**landlock_config(spec), "pidns": False}), *argv]
+                pack_config({**landlock_config(spec), "pidns": False}), *argv]
     return list(argv)
+
+
+def pack_config(cfg: dict) -> str:
+    """The keeper's plan as one argument: JSON, or zlib + base64 behind "z:" when it is big (the kernel refuses
+    one argument over 128 KiB, and a HOME or /root with many entries makes the Landlock plan that long)."""
+    text = json.dumps(cfg, separators=(",", ":"))
+    if len(text) < 60000:
+        return text
+    import base64
+    import zlib
+
+    return "z:" + base64.b64encode(zlib.compress(text.encode(), 6)).decode()
 
 
 def _args_fd(args: list[str]) -> int:

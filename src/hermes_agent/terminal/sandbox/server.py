@@ -462,7 +462,13 @@ def exec_main() -> None:
     As the launcher: a keeper stays in the outer domain and kills every descendant when the program ends
     (or hermes dies, or the program's group is sent SIGTERM); the program runs in the inner domain."""
     _prctl(_PR_SET_DUMPABLE, 0)  # the keeper; the program is dumpable again after its execve
-    cfg = json.loads(sys.argv[2])
+    raw = sys.argv[2]
+    if raw.startswith("z:"):  # launcher.pack_config
+        import base64
+        import zlib
+
+        raw = zlib.decompress(base64.b64decode(raw[2:])).decode()
+    cfg = json.loads(raw)
     from hermes_agent.terminal.sandbox import argscrub
 
     argscrub.scrub(6)  # `python -I -S -c BOOT TAG`: not the plan (hidden paths' names) nor the program's words

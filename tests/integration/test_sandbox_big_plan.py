@@ -1,0 +1,34 @@
+"""A Landlock plan bigger than one argument may be (the kernel refuses an argument over 128 KiB): a HOME
+with thousands of private entries made `sandbox_command` (confined MCP servers, the browser, the path guard's
+helpers) fail with "Argument list too long". The plan now travels compressed; the program runs confined."""
+
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+
+import pytest
+
+from hermes_agent.approval.policy import PathPolicy
+from hermes_agent.terminal.sandbox.landlock import abi_version
+from hermes_agent.terminal.sandbox.launcher import sandbox_command
+from hermes_agent.terminal.sandbox.spec import spec_from_policy
+
+
+@pytest.mark.skipif(abi_version() < 1, reason="no Landlock")
+def test_a_plan_over_128k_still_starts_the_program_confined(outside_dir):
+    home = outside_dir / "home"
+    (home / "ws").mkdir(parents=True)
+    (home / "pub").mkdir()
+    (home / ".private-entry-with-a-long-name-00007").write_text("SECRET-BIG\n")
+    for i in range(3000):  # Landlock reads around a hidden entry: one rule per visible sibling
+        (home / f"visible-entry-with-a-long-name-{i:05d}").write_text("x\n")
+    (home / "pub/public.txt").write_text("PUBLIC-OK\n")
+    policy = PathPolicy.build(workspace=[str(home / "ws")], hermes_home=str(home / ".hermes"), home=str(home))
+    spec = dataclasses.replace(spec_from_policy(policy, mechanism="landlock"), mechanism="landlock")
+    argv = sandbox_command(spec, ["sh", "-c", f"cat {home}/pub/public.txt {home}/.private-entry-with-a-long-name-00007 "
+                                              f"2>&1; touch {home}/planted 2>&1; echo end"])
+    assert any(a.startswith("z:") for a in argv) and max(map(len, argv)) < 131072  # the big plan, packed
+    out = subprocess.run(argv, capture_output=True, text=True, timeout=60, cwd=str(home / "ws"))
+    assert "PUBLIC-OK" in out.stdout and "end" in out.stdout, out.stderr
+    assert "SECRET-BIG" not in out.stdout and not (home / "planted").exists()
