@@ -170,9 +170,31 @@ def _run_one(name: str, raw_args: dict, offered: Collection[str] | None, task_id
     result = registry.dispatch(name, args, task_id=task_id, user_task=user_task, ctx=ctx)
     if ctx is not None and entry.brings_untrusted(args):
         ctx.taint(f"the result of {name}")
+    if ctx is not None and entry.approval == "command":
+        _taint_by_traffic(name, ctx)
     result = _guard_after(entry, args, before, result, ctx)
     result = cap_result(result, entry.max_result_size_chars or DEFAULT_RESULT_CAP)
     return bus.post_tool_call(name, args, result, ctx, (time.perf_counter() - started) * 1000)
+
+
+def _taint_by_traffic(name: str, ctx: ToolContext) -> None:
+    """Provenance by capability, not command text (red-team a08): a local command that received bytes from
+    outside its sandbox's network namespace, or ran where nobody can tell (the host's network), taints the
+    conversation. Remote backends keep the command-text rule alone. Read every time (tainted or not): the
+    counters are "since the last look"."""
+    try:
+        backend = ctx.backend()
+    except Exception:  # noqa: BLE001 - no backend: nothing ran
+        return
+    probe = getattr(backend, "network_input", None)
+    if probe is None:
+        return
+    seen = probe()
+    if seen is True:
+        ctx.taint(f"the result of {name} (its commands received data from the network)")
+    elif seen is None:
+        ctx.taint(f"the result of {name} (it ran with network access hermes cannot watch: "
+                  "anything it fetched counts as untrusted)")
 
 
 def _guard_before(entry: object, args: dict, ctx: ToolContext | None) -> list[str] | None:

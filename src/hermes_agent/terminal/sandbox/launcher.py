@@ -16,7 +16,7 @@ import sys
 import threading
 
 from hermes_agent.errors import HermesError
-from hermes_agent.terminal.sandbox import landlock
+from hermes_agent.terminal.sandbox import landlock, netns
 from hermes_agent.terminal.sandbox.bwrap import bwrap_argv, bwrap_problem
 from hermes_agent.terminal.sandbox.server import recv_frame, send_frame
 from hermes_agent.terminal.sandbox.spec import SandboxSpec
@@ -230,6 +230,7 @@ class Launcher:
         self._sock: socket.socket | None = None
         self._proc: subprocess.Popen | None = None
         self._lock = threading.Lock()
+        self.net: netns.NetNS | None = None  # bwrap's own network namespace (network on, slirp4netns here)
         self._pending: dict[int, list] = {}
         self._by_pid: dict[int, SandboxedProcess] = {}
         self._next = 0
@@ -257,8 +258,13 @@ class Launcher:
         tag = CONFINED_TAG if self.mechanism in ("bwrap", "landlock") else UNCONFINED_TAG
         boot = [sys.executable, "-I", "-S", "-c", _BOOT + "main; main()", tag, str(child.fileno())]
         argv, passed = boot, [child.fileno()]
+        own_net = self.mechanism == "bwrap" and self.spec.network and netns.forwarder() is not None
+        info_r = None
         if self.mechanism == "bwrap":  # options through `--args FD`: /proc/<pid>/cmdline shows no hidden path
-            prefix = bwrap_argv(self.spec)
+            prefix = bwrap_argv(self.spec, own_net=own_net)
+            if own_net:
+                info_r, more = self._net_options(passed)
+                prefix[-1:-1] = more
             passed.append(_args_fd(prefix[1:]))
             argv = [prefix[0], "--args", str(passed[-1]), *boot]
         env = launcher_env()
@@ -270,28 +276,76 @@ class Launcher:
                 pass_fds=tuple(passed), start_new_session=True, env=env))
         except OSError as exc:
             parent.close()
+            if info_r is not None:
+                os.close(info_r)
             raise SandboxError(f"cannot start the {self.mechanism} sandbox: {exc}") from exc
         finally:
             child.close()
             for fd in passed[1:]:
                 os.close(fd)
+        if info_r is not None:
+            self._start_net(parent, info_r)
         parent.settimeout(_START_TIMEOUT_S)
         try:
             send_frame(parent, landlock_config(self.spec) if self.mechanism == "landlock"
                        else {"landlock": None, "fence": self.mechanism == "bwrap", "keeper": True,
-                             "seccomp": BWRAP_SECCOMP if self.mechanism == "bwrap" else None})
+                             "seccomp": BWRAP_SECCOMP if self.mechanism == "bwrap" else None,
+                             "listen": list(self.spec.loopback_ports) if own_net else []})
             reply = recv_frame(parent)
         except (OSError, ValueError):
             reply = None
         ok = reply is not None and isinstance(reply[0], dict) and reply[0].get("ready")
         if not ok:
             self._fail_start(parent, reply[0].get("error") if reply and isinstance(reply[0], dict) else None)
+        if own_net and self.net is not None:
+            self._relay(reply[0].get("listening") or [], reply[1])  # type: ignore[index]
         parent.settimeout(None)
         self._sock = parent
         threading.Thread(target=self._read, args=(parent,), name="hermes-sandbox", daemon=True).start()
 
+    def _net_options(self, passed: list[int]) -> tuple[int, list[str]]:
+        """bwrap options for its own network namespace: report the namespace's pid (`--info-fd`), and a
+        resolv.conf naming slirp4netns's resolver when the host's resolver is on its loopback."""
+        info_r, info_w = os.pipe()
+        passed.append(info_w)
+        more = ["--info-fd", str(info_w)]
+        resolv = netns.resolv_conf_override()
+        if resolv is not None:
+            fd = os.memfd_create("hermes-resolv", os.MFD_CLOEXEC)
+            os.write(fd, resolv)
+            os.lseek(fd, 0, os.SEEK_SET)
+            passed.append(fd)
+            more += ["--ro-bind-data", str(fd), os.path.realpath("/etc/resolv.conf")]
+        return info_r, more
+
+    def _start_net(self, parent: socket.socket, info_r: int) -> None:
+        """slirp4netns for the namespace bwrap just made; the launcher fails to start without it."""
+        try:
+            self.net = netns.NetNS(netns.read_child_pid(info_r))
+            self.net.start(self._log_fd)  # type: ignore[arg-type]
+        except OSError as exc:
+            self._fail_start(parent, f"network namespace: {exc}")
+        finally:
+            os.close(info_r)
+
+    def _relay(self, ports: list, fds: list[int]) -> None:
+        """Relay each granted loopback port the launcher listens on inside to the host's."""
+        assert self.net is not None
+        for port, fd in zip(ports, fds, strict=False):
+            self.net.relays.append(netns.Relay(fd, int(port)))
+        for fd in fds[len(ports):]:
+            os.close(fd)
+
+    def took_in(self) -> bool | None:
+        """Did bytes arrive from outside the sandbox's network namespace since the last look? None: no
+        namespace of its own (the host's network, or none at all), so nobody can tell."""
+        return self.net.took_in() if self.net is not None else None
+
     def _fail_start(self, parent: socket.socket, error: object) -> None:
         parent.close()
+        net, self.net = self.net, None
+        if net is not None:
+            net.close()
         if self._proc is not None and self._proc.poll() is None:
             self._proc.kill()
         if self._proc is not None:
@@ -319,6 +373,9 @@ class Launcher:
             self._log_fd = None
 
     def _close_launcher(self) -> None:
+        net, self.net = self.net, None
+        if net is not None:
+            net.close()
         sock, self._sock = self._sock, None
         if sock is not None:
             try:

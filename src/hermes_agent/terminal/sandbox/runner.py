@@ -41,6 +41,7 @@ class SandboxRunner:
         self._retired: list[Launcher] = []  # launchers of an older spec: their processes keep running
         self._plain: Launcher | None = None  # unconfined calls: no sandbox, but still tracked and reaped
         self._state: str | None = None
+        self._plain_used = False  # an unconfined call ran since network_input() last looked
         self._lock = threading.Lock()
 
     @property
@@ -51,6 +52,12 @@ class SandboxRunner:
             else:
                 mechanism, why = choose_mechanism(self.spec)
                 self._state = mechanism or "unavailable"
+                if mechanism == "bwrap" and self.spec.network:
+                    from hermes_agent.terminal.sandbox.netns import forwarder_problem
+
+                    problem = forwarder_problem()
+                    if problem:
+                        notice_once(f"hermes: {problem}", self._notice)
                 if mechanism is None:
                     notice_once(f"hermes: no OS sandbox for local commands ({why}); every command needs your yes "
                                 "for that one call (--yolo does not cover it)", self._notice)
@@ -105,6 +112,7 @@ class SandboxRunner:
     def _get_launcher(self, confined: bool) -> Launcher:
         with self._lock:
             if not confined:
+                self._plain_used = True
                 if self._plain is None:
                     self._plain = Launcher(self.spec, "none")
                 return self._plain
@@ -117,6 +125,22 @@ class SandboxRunner:
             if self._launcher is None:
                 self._launcher = Launcher(self.spec, self.state)
             return self._launcher
+
+    def network_input(self) -> bool | None:
+        """Did content come in from outside since the last look? True: bytes arrived in the sandbox's own
+        network namespace (netns.py); False: nothing did, or nothing could (`sandbox.network: false`); None:
+        nobody can tell (a command ran with the host's network: Landlock, no slirp4netns, unconfined)."""
+        with self._lock:
+            plain, self._plain_used = self._plain_used, False
+            launchers = [x for x in (*self._retired, self._launcher) if x is not None]
+        if plain:
+            return None
+        if not self.contained or not self.spec.network:
+            return False if self.contained else None
+        seen = [launcher.took_in() for launcher in launchers]
+        if any(s is None for s in seen):
+            return None
+        return any(seen)
 
     def close(self) -> None:
         with self._lock:

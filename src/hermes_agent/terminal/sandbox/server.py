@@ -4,8 +4,9 @@ plain subprocess (the vfork fast path), so each command inherits the sandbox for
 
 Protocol on a unix stream socket, frames of a 4-byte length + JSON: the first frame from the
 parent is {"landlock": [[path, rights]...] | null, "network": bool, "fence": bool, "keeper": bool,
-"seccomp": {seccomp.Policy fields} | null}; it answers
-{"ready": true} or {"error": "..."}. Then {"id", "argv", "cwd", "env", "pty"} with three or more fds
+"seccomp": {seccomp.Policy fields} | null, "listen": [loopback ports]}; it answers
+{"ready": true, "listening": [ports]} (the listening sockets of those ports attached, netns.Relay) or
+{"error": "..."}. Then {"id", "argv", "cwd", "env", "pty"} with three or more fds
 attached (stdin, stdout, stderr, then the extra channels the child sees as fds 3, 4, ...) ->
 {"id", "pid"} or {"id", "error"}, and later {"exit": pid, "code"}; {"signal": pid, "sig": n} signals the
 process group of `pid` (pids are the sandbox's own: under bwrap it has its own pid namespace).
@@ -187,8 +188,29 @@ def _setup(sock: socket.socket) -> bool:
     except OSError as exc:
         send_frame(sock, {"error": f"landlock/seccomp: {exc}"})
         return False
-    send_frame(sock, {"ready": True, "pid": os.getpid()})
+    try:
+        listening = _listen(cfg.get("listen") or [])
+    except OSError as exc:
+        send_frame(sock, {"error": f"loopback port: {exc}"})
+        return False
+    send_frame(sock, {"ready": True, "pid": os.getpid(), "listening": [p for p, _ in listening]},
+               [s.fileno() for _, s in listening])
+    for _, listener in listening:
+        listener.close()  # hermes holds them now; no command inherits them
     return True
+
+
+def _listen(ports: list) -> list[tuple[int, socket.socket]]:
+    """The granted loopback ports, listened on inside the sandbox's own network namespace before any command
+    runs; hermes relays what they accept to the host's 127.0.0.1 (netns.Relay)."""
+    found = []
+    for port in ports:
+        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", int(port)))
+        listener.listen(64)
+        found.append((int(port), listener))
+    return found
 
 
 _PR_SET_PDEATHSIG, _PR_SET_DUMPABLE, _PR_SET_CHILD_SUBREAPER, _PR_CAPBSET_DROP = 1, 4, 36, 24

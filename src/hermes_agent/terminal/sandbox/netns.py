@@ -1,0 +1,222 @@
+"""The bwrap sandbox's own network namespace (red-team a44, a08: "loopback is not the network").
+
+With `sandbox.network: true` under bwrap the launcher gets `--unshare-net`: 127.0.0.1 inside is the
+session's own loopback (a server one command starts is reachable by the next), and the user's loopback
+services (node --inspect, Jupyter, Redis, Chrome's debugging port, a keyless `hermes api`) are not. The
+outside is reached through `slirp4netns` (Debian package; a user-space TCP/IP stack hermes starts per
+launcher, `--disable-host-loopback`: the namespace's gateway does not lead to the host's 127.0.0.1, and its
+own sandbox and seccomp filter on). A port the user grants (`sandbox.loopback_ports: [5432]`) is forwarded:
+the launcher listens on 127.0.0.1:PORT inside before any command runs and hands the listening socket to
+hermes, which relays each connection to the host's 127.0.0.1:PORT (`Relay`).
+
+Provenance by capability (a08): the interface byte counters of the namespace (`/proc/<pid>/net/dev`, every
+interface but `lo`, opened once while the namespace's first process is held by bwrap) are read after each
+command; any byte received from outside since the last look marks the conversation as having taken in
+untrusted content, whatever the command text says. Nothing read here is writable by the confined side (the
+kernel keeps the counters).
+
+Without slirp4netns the launcher keeps the host's network as before (said once, and by `hermes doctor`)."""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import select
+import shutil
+import socket
+import subprocess
+import threading
+import time
+
+_READY_TIMEOUT_S = 10.0
+SLIRP_DNS = "10.0.2.3"  # slirp4netns's built-in resolver (forwards to the host's)
+
+
+@functools.cache
+def forwarder() -> str | None:
+    """The slirp4netns binary, or None (then a bwrap sandbox with network on shares the host's network)."""
+    return shutil.which("slirp4netns")
+
+
+def forwarder_problem() -> str | None:
+    if forwarder() is None:
+        return ("slirp4netns is not installed: commands with network on share the host's loopback (your local "
+                "services such as node --inspect, Jupyter or Redis are reachable from the sandbox); install it "
+                "(apt-get install slirp4netns)")
+    return None
+
+
+def resolv_conf_override(path: str = "/etc/resolv.conf") -> bytes | None:
+    """The resolv.conf the namespace needs when the host's names a loopback resolver (systemd-resolved's
+    127.0.0.53 is not reachable inside): slirp4netns's own resolver instead. None: the host's file works."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        return None
+    servers = [ln.split()[1] for ln in lines if ln.split()[:1] == ["nameserver"] and len(ln.split()) > 1]
+    if not any(s.startswith("127.") or s == "::1" for s in servers):
+        return None
+    kept = [ln for ln in lines if ln.split()[:1] in (["search"], ["options"])]
+    return ("\n".join([f"nameserver {SLIRP_DNS}", *kept]) + "\n").encode()
+
+
+def read_child_pid(fd: int, timeout: float = _READY_TIMEOUT_S) -> int:
+    """bwrap's `--info-fd` report: {"child-pid": N}, written once the namespaces exist."""
+    data = b""
+    deadline = time.monotonic() + timeout
+    while b"}" not in data:
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            raise OSError("bwrap did not report its namespace")
+        chunk = os.read(fd, 4096)
+        if not chunk:
+            raise OSError("bwrap ended before it reported its namespace")
+        data += chunk
+    pid = json.loads(data[: data.index(b"}") + 1]).get("child-pid")
+    if not isinstance(pid, int) or pid <= 0:
+        raise OSError("bwrap reported no namespace pid")
+    return pid
+
+
+class NetNS:
+    """slirp4netns for one bwrap namespace (the process `pid` lives in), and its byte counters."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self._proc: subprocess.Popen | None = None
+        self._exit_w: int | None = None
+        self._dev_fd: int | None = None
+        self._seen = 0
+        self.relays: list[Relay] = []
+
+    def start(self, log_fd: int) -> None:
+        """Open the counters, start slirp4netns on a tap device inside, wait until it is configured."""
+        self._dev_fd = os.open(f"/proc/{self.pid}/net/dev", os.O_RDONLY | os.O_CLOEXEC)
+        ready_r, ready_w = os.pipe()
+        exit_r, self._exit_w = os.pipe()  # closed by us (or our death): slirp4netns exits
+        argv = [forwarder() or "slirp4netns", "--configure", "--mtu=65520", "--disable-host-loopback",
+                "--enable-sandbox", "--enable-seccomp", "--ready-fd", str(ready_w), "--exit-fd", str(exit_r)]
+        if _own_userns(self.pid):
+            argv += ["--userns-path", f"/proc/{self.pid}/ns/user"]
+        argv += [str(self.pid), "tap0"]
+        try:
+            self._proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log_fd, stderr=log_fd,
+                                          pass_fds=(ready_w, exit_r), start_new_session=True)
+        finally:
+            os.close(ready_w)
+            os.close(exit_r)
+        try:
+            ok = select.select([ready_r], [], [], _READY_TIMEOUT_S)[0] and os.read(ready_r, 1) == b"1"
+        finally:
+            os.close(ready_r)
+        if not ok:
+            self.close()
+            raise OSError("slirp4netns did not configure the sandbox's network")
+        self._seen = self.rx_bytes()
+
+    def rx_bytes(self) -> int:
+        """Bytes received from outside the namespace so far (every interface but lo)."""
+        if self._dev_fd is None:
+            return 0
+        try:
+            text = os.pread(self._dev_fd, 1 << 16, 0).decode("ascii", "replace")
+        except OSError:
+            return 0
+        total = 0
+        for line in text.splitlines()[2:]:
+            name, _, fields = line.partition(":")
+            if name.strip() != "lo" and fields.split():
+                total += int(fields.split()[0])
+        return total
+
+    def took_in(self) -> bool:
+        """Did anything arrive from outside since the last look?"""
+        now = self.rx_bytes()
+        moved, self._seen = now > self._seen, max(now, self._seen)
+        return moved
+
+    def close(self) -> None:
+        for relay in self.relays:
+            relay.close()
+        self.relays = []
+        if self._exit_w is not None:
+            os.close(self._exit_w)
+            self._exit_w = None
+        if self._proc is not None:
+            try:
+                self._proc.wait(timeout=2)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                self._proc.wait()
+            self._proc = None
+        if self._dev_fd is not None:
+            os.close(self._dev_fd)
+            self._dev_fd = None
+
+
+def _own_userns(pid: int) -> bool:
+    """Is the namespace's process in another user namespace than hermes (bwrap without privileges)?"""
+    try:
+        return os.stat(f"/proc/{pid}/ns/user").st_ino != os.stat("/proc/self/ns/user").st_ino
+    except OSError:
+        return False
+
+
+class Relay:
+    """A granted loopback port: connections accepted on the listening socket inside the namespace go to
+    the host's 127.0.0.1:`port`. One thread accepts; two per connection copy bytes."""
+
+    def __init__(self, listener_fd: int, port: int) -> None:
+        self.port = port
+        self._sock = socket.socket(fileno=listener_fd)
+        self._sock.setblocking(True)
+        self._closed = False
+        threading.Thread(target=self._accept, name=f"hermes-loopback-{port}", daemon=True).start()
+
+    def _accept(self) -> None:
+        while not self._closed:
+            try:
+                inner, _ = self._sock.accept()
+            except OSError:
+                return
+            try:
+                outer = socket.create_connection(("127.0.0.1", self.port), timeout=5)
+                outer.settimeout(None)
+            except OSError:
+                inner.close()
+                continue
+            pair = [inner, outer, 2, threading.Lock()]
+            for src, dst in ((inner, outer), (outer, inner)):
+                threading.Thread(target=_pump, args=(src, dst, pair), daemon=True).start()
+
+    def close(self) -> None:
+        self._closed = True
+        try:
+            self._sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self._sock.close()
+
+
+def _pump(src: socket.socket, dst: socket.socket, pair: list) -> None:
+    """Copy one direction; the second direction to finish closes both sockets."""
+    try:
+        while True:
+            data = src.recv(65536)
+            if not data:
+                break
+            dst.sendall(data)
+    except OSError:
+        pass
+    try:
+        dst.shutdown(socket.SHUT_WR)
+    except OSError:
+        pass
+    with pair[3]:
+        pair[2] -= 1
+        last = pair[2] == 0
+    if last:
+        pair[0].close()
+        pair[1].close()
