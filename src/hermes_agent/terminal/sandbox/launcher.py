@@ -84,7 +84,7 @@ def launcher_env() -> dict[str, str]:
     return {k: os.environ[k] for k in keep if k in os.environ}
 
 
-def landlock_config(spec: SandboxSpec) -> dict:
+def landlock_config(spec: SandboxSpec, netns_ok: bool = False) -> dict:
     abi = landlock.abi_version()
     # No ipc namespace, no mount namespace, net rules for TCP only: seccomp covers the rest (seccomp.py).
     rules = {"keyring": True, "ipc": True, "unix": not spec.sockets, "net_off": not spec.network,
@@ -98,7 +98,9 @@ def landlock_config(spec: SandboxSpec) -> dict:
     plan = landlock.plan(spec.writable, spec.secrets, abi, spec.sealed, unseen, reveal)
     # pidns: a pid namespace and /proc of the session's own where the launcher may make them (root); MCP servers
     # and the browser (sandbox_command) keep the host's /proc
-    return {"landlock": plan, "network": spec.network, "seccomp": rules, "pidns": True, "binds": _binds(spec)}
+    # netns: where the launcher may make one (root), its own network namespace behind slirp4netns (netns.py)
+    return {"landlock": plan, "network": spec.network, "seccomp": rules, "pidns": True, "binds": _binds(spec),
+            "netns": netns_ok and spec.network, "listen": list(spec.loopback_ports) if netns_ok else []}
 
 
 def _binds(spec: SandboxSpec) -> list[tuple[str, bool]]:
@@ -114,6 +116,16 @@ def _binds(spec: SandboxSpec) -> list[tuple[str, bool]]:
 # Under bwrap: namespaces do ipc and network, read-only mounts do chmod outside the writable roots (inside them
 # no setuid/setgid bit); the keyring is not namespaced.
 BWRAP_SECCOMP = {"keyring": True, "setid": True}
+
+
+def bwrap_seccomp(spec: SandboxSpec) -> dict:
+    """The launcher's filter under bwrap. With the host's /tmp shared (`sandbox.shared_tmp: true`) and no
+    socket granted, unix sockets are refused as on the Landlock path (a38): the host's sockets there are
+    covered only when the launcher starts, and one a daemon binds later (docker, tmux, an IDE) would be
+    reachable. With a grant, the mount-time covering alone holds (README)."""
+    if not spec.private_tmp and not spec.sockets:
+        return {**BWRAP_SECCOMP, "unix": True}
+    return BWRAP_SECCOMP
 
 
 def sandbox_command(spec: SandboxSpec | None, argv: list[str], cwd: str | None = None) -> list[str]:
@@ -133,6 +145,15 @@ def sandbox_command(spec: SandboxSpec | None, argv: list[str], cwd: str | None =
         return [sys.executable, "-I", "-S", "-c", _BOOT + "exec_main; exec_main()", CONFINED_TAG,
                 json.dumps({**landlock_config(spec), "pidns": False}), *argv]
     return list(argv)
+
+
+def _first_child(pid: int) -> int:
+    """The process the Landlock keeper `pid` forked (it serves, in the namespaces the keeper is not in)."""
+    with open(f"/proc/{pid}/task/{pid}/children", encoding="ascii") as fh:
+        kids = fh.read().split()
+    if len(kids) != 1:
+        raise OSError(f"the keeper has {len(kids)} children")
+    return int(kids[0])
 
 
 def _args_fd(args: list[str]) -> int:
@@ -284,12 +305,14 @@ class Launcher:
             for fd in passed[1:]:
                 os.close(fd)
         if info_r is not None:
-            self._start_net(parent, info_r)
+            self._start_net(parent, netns.read_child_pid, info_r)
         parent.settimeout(_START_TIMEOUT_S)
+        # Landlock: a namespace only where the host's resolver is not on its loopback (no resolv.conf to bind)
+        ll_net = self.spec.network and netns.forwarder() is not None and netns.resolv_conf_override() is None
         try:
-            send_frame(parent, landlock_config(self.spec) if self.mechanism == "landlock"
+            send_frame(parent, landlock_config(self.spec, ll_net) if self.mechanism == "landlock"
                        else {"landlock": None, "fence": self.mechanism == "bwrap", "keeper": True,
-                             "seccomp": BWRAP_SECCOMP if self.mechanism == "bwrap" else None,
+                             "seccomp": bwrap_seccomp(self.spec) if self.mechanism == "bwrap" else None,
                              "listen": list(self.spec.loopback_ports) if own_net else []})
             reply = recv_frame(parent)
         except (OSError, ValueError):
@@ -297,8 +320,13 @@ class Launcher:
         ok = reply is not None and isinstance(reply[0], dict) and reply[0].get("ready")
         if not ok:
             self._fail_start(parent, reply[0].get("error") if reply and isinstance(reply[0], dict) else None)
-        if own_net and self.net is not None:
+        if self.mechanism == "landlock" and reply[0].get("netns"):  # type: ignore[index]
+            self._start_net(parent, _first_child, self._proc.pid)  # type: ignore[union-attr]
+        if self.net is not None:
             self._relay(reply[0].get("listening") or [], reply[1])  # type: ignore[index]
+        else:
+            for fd in reply[1]:  # type: ignore[index]
+                os.close(fd)
         parent.settimeout(None)
         self._sock = parent
         threading.Thread(target=self._read, args=(parent,), name="hermes-sandbox", daemon=True).start()
@@ -318,15 +346,17 @@ class Launcher:
             more += ["--ro-bind-data", str(fd), os.path.realpath("/etc/resolv.conf")]
         return info_r, more
 
-    def _start_net(self, parent: socket.socket, info_r: int) -> None:
-        """slirp4netns for the namespace bwrap just made; the launcher fails to start without it."""
+    def _start_net(self, parent: socket.socket, find_pid, arg: int) -> None:  # type: ignore[no-untyped-def]
+        """slirp4netns for the namespace just made (`find_pid(arg)`: a process in it); the launcher fails to
+        start without it."""
         try:
-            self.net = netns.NetNS(netns.read_child_pid(info_r))
+            self.net = netns.NetNS(find_pid(arg))
             self.net.start(self._log_fd)  # type: ignore[arg-type]
         except OSError as exc:
             self._fail_start(parent, f"network namespace: {exc}")
         finally:
-            os.close(info_r)
+            if find_pid is netns.read_child_pid:
+                os.close(arg)
 
     def _relay(self, ports: list, fds: list[int]) -> None:
         """Relay each granted loopback port the launcher listens on inside to the host's."""

@@ -62,6 +62,24 @@ def resolv_conf_override(path: str = "/etc/resolv.conf") -> bytes | None:
     return ("\n".join([f"nameserver {SLIRP_DNS}", *kept]) + "\n").encode()
 
 
+def host_loopback_ports() -> list[int]:
+    """TCP ports listening on this host's loopback (/proc/net/tcp and tcp6), for `hermes doctor`."""
+    ports: set[int] = set()
+    for name, loop in (("tcp", ("0100007F",)), ("tcp6", ("00000000000000000000000001000000",))):
+        try:
+            with open(f"/proc/net/{name}", encoding="ascii", errors="replace") as fh:
+                rows = fh.read().splitlines()[1:]
+        except OSError:
+            continue
+        for row in rows:
+            parts = row.split()
+            if len(parts) > 3 and parts[3] == "0A":  # LISTEN
+                addr, _, port = parts[1].partition(":")
+                if addr in loop or (name == "tcp" and addr.endswith("7F")):
+                    ports.add(int(port, 16))
+    return sorted(ports)
+
+
 def read_child_pid(fd: int, timeout: float = _READY_TIMEOUT_S) -> int:
     """bwrap's `--info-fd` report: {"child-pid": N}, written once the namespaces exist."""
     data = b""

@@ -189,11 +189,13 @@ def _setup(sock: socket.socket) -> bool:
         send_frame(sock, {"error": f"landlock/seccomp: {exc}"})
         return False
     try:
-        listening = _listen(cfg.get("listen") or [])
+        own_net = cfg.get("landlock") is None or cfg.get("netns_made")  # bwrap asks only with its own
+        listening = _listen(cfg.get("listen") or [] if own_net else [])
     except OSError as exc:
         send_frame(sock, {"error": f"loopback port: {exc}"})
         return False
-    send_frame(sock, {"ready": True, "pid": os.getpid(), "listening": [p for p, _ in listening]},
+    send_frame(sock, {"ready": True, "pid": os.getpid(), "listening": [p for p, _ in listening],
+                      "netns": bool(cfg.get("netns_made"))},
                [s.fileno() for _, s in listening])
     for _, listener in listening:
         listener.close()  # hermes holds them now; no command inherits them
@@ -236,6 +238,9 @@ def _confine(cfg: dict, split) -> None:  # type: ignore[no-untyped-def]
         _supervise(pair[0], writable or frozenset())
     pidns = bool(cfg.get("pidns")) and _unshare(_CLONE_NEWPID)  # the next child is pid 1 of its own namespace
     split(pair[0] if pair else None)  # the keeper stays outside every Landlock domain
+    if cfg.get("netns") and _unshare(_CLONE_NEWNET):  # root: a network namespace hermes gives slirp4netns
+        _loopback_up()
+        cfg["netns_made"] = True
     if pidns:
         _own_proc(cfg.get("binds") or [])  # before Landlock: a Landlock domain may not mount
     landlock.apply(rules, network=bool(cfg.get("network", True)))
@@ -249,7 +254,17 @@ def _confine(cfg: dict, split) -> None:  # type: ignore[no-untyped-def]
         pair[1].close()
 
 
-_CLONE_NEWNS, _CLONE_NEWPID = 0x00020000, 0x20000000
+_CLONE_NEWNS, _CLONE_NEWPID, _CLONE_NEWNET = 0x00020000, 0x20000000, 0x40000000
+
+
+def _loopback_up() -> None:
+    """`ip link set lo up` in a fresh network namespace (SIOCGIFFLAGS / SIOCSIFFLAGS with IFF_UP)."""
+    import fcntl
+    import struct
+
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        flags = struct.unpack("16sH", fcntl.ioctl(sock, 0x8913, struct.pack("16sH14x", b"lo", 0))[:18])[1]
+        fcntl.ioctl(sock, 0x8914, struct.pack("16sH14x", b"lo", flags | 1))
 _MS_REC, _MS_PRIVATE, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 0x4000, 0x40000, 2, 4, 8
 _MS_RDONLY, _MS_REMOUNT, _MS_BIND = 1, 32, 4096
 
