@@ -52,7 +52,7 @@ class SandboxRunner:
             else:
                 mechanism, why = choose_mechanism(self.spec)
                 self._state = mechanism or "unavailable"
-                if mechanism == "bwrap" and self.spec.network:
+                if mechanism in ("bwrap", "landlock") and self.spec.network:
                     from hermes_agent.terminal.sandbox.netns import forwarder_problem
 
                     problem = forwarder_problem()
