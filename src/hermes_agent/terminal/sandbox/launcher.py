@@ -359,12 +359,22 @@ class Launcher:
                 os.close(arg)
 
     def _relay(self, ports: list, fds: list[int]) -> None:
-        """Relay each granted loopback port the launcher listens on inside to the host's."""
+        """Relay the granted loopback ports the launcher listens on inside to the host's: one process holding
+        the listening sockets, tagged like a launcher (peer.py counts its connections as confined)."""
         assert self.net is not None
-        for port, fd in zip(ports, fds, strict=False):
-            self.net.relays.append(netns.Relay(fd, int(port)))
-        for fd in fds[len(ports):]:
-            os.close(fd)
+        if not ports:
+            for fd in fds:
+                os.close(fd)
+            return
+        argv = [sys.executable, "-I", "-S", "-c", _BOOT + "relay_main; relay_main()", CONFINED_TAG,
+                json.dumps({"ports": [int(p) for p in ports], "fds": fds})]
+        try:
+            self.net.relay = _from_spawner(functools.partial(
+                subprocess.Popen, argv, stdin=subprocess.DEVNULL, stdout=self._log_fd, stderr=self._log_fd,
+                pass_fds=tuple(fds), start_new_session=True, env=launcher_env()))
+        finally:
+            for fd in fds:
+                os.close(fd)
 
     def took_in(self) -> bool | None:
         """Did bytes arrive from outside the sandbox's network namespace since the last look? None: no

@@ -7,7 +7,8 @@ outside is reached through `slirp4netns` (Debian package; a user-space TCP/IP st
 launcher, `--disable-host-loopback`: the namespace's gateway does not lead to the host's 127.0.0.1, and its
 own sandbox and seccomp filter on). A port the user grants (`sandbox.loopback_ports: [5432]`) is forwarded:
 the launcher listens on 127.0.0.1:PORT inside before any command runs and hands the listening socket to
-hermes, which relays each connection to the host's 127.0.0.1:PORT (`Relay`).
+hermes, whose relay process (`relay_serve`, tagged as confined like a launcher: the peer check of a keyless
+`hermes api` still refuses what comes through it) passes each connection to the host's 127.0.0.1:PORT.
 
 Provenance by capability (a08): the interface byte counters of the namespace (`/proc/<pid>/net/dev`, every
 interface but `lo`, opened once while the namespace's first process is held by bwrap) are read after each
@@ -107,7 +108,7 @@ class NetNS:
         self._exit_w: int | None = None
         self._dev_fd: int | None = None
         self._seen = 0
-        self.relays: list[Relay] = []
+        self.relay: subprocess.Popen | None = None  # granted loopback ports (relay_serve), one process
 
     def start(self, log_fd: int) -> None:
         """Open the counters, start slirp4netns on a tap device inside, wait until it is configured."""
@@ -156,9 +157,10 @@ class NetNS:
         return moved
 
     def close(self) -> None:
-        for relay in self.relays:
-            relay.close()
-        self.relays = []
+        if self.relay is not None:
+            self.relay.kill()
+            self.relay.wait()
+            self.relay = None
         if self._exit_w is not None:
             os.close(self._exit_w)
             self._exit_w = None
@@ -182,40 +184,36 @@ def _own_userns(pid: int) -> bool:
         return False
 
 
-class Relay:
-    """A granted loopback port: connections accepted on the listening socket inside the namespace go to
-    the host's 127.0.0.1:`port`. One thread accepts; two per connection copy bytes."""
+def relay_serve(plan: dict) -> None:
+    """The relay process (`server.relay_main`): `plan` {"ports", "fds"}: the listening sockets of the ports
+    inside the namespace; each accepted connection goes to the host's 127.0.0.1:port. Runs until killed (the
+    launcher's close) or hermes dies (its parent-death signal)."""
+    threads = []
+    for port, fd in zip(plan["ports"], plan["fds"], strict=True):
+        listener = socket.socket(fileno=int(fd))
+        listener.setblocking(True)
+        threads.append(threading.Thread(target=_accept, args=(listener, int(port)), daemon=True))
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
 
-    def __init__(self, listener_fd: int, port: int) -> None:
-        self.port = port
-        self._sock = socket.socket(fileno=listener_fd)
-        self._sock.setblocking(True)
-        self._closed = False
-        threading.Thread(target=self._accept, name=f"hermes-loopback-{port}", daemon=True).start()
 
-    def _accept(self) -> None:
-        while not self._closed:
-            try:
-                inner, _ = self._sock.accept()
-            except OSError:
-                return
-            try:
-                outer = socket.create_connection(("127.0.0.1", self.port), timeout=5)
-                outer.settimeout(None)
-            except OSError:
-                inner.close()
-                continue
-            pair = [inner, outer, 2, threading.Lock()]
-            for src, dst in ((inner, outer), (outer, inner)):
-                threading.Thread(target=_pump, args=(src, dst, pair), daemon=True).start()
-
-    def close(self) -> None:
-        self._closed = True
+def _accept(listener: socket.socket, port: int) -> None:
+    while True:
         try:
-            self._sock.shutdown(socket.SHUT_RDWR)
+            inner, _ = listener.accept()
         except OSError:
-            pass
-        self._sock.close()
+            return
+        try:
+            outer = socket.create_connection(("127.0.0.1", port), timeout=5)
+            outer.settimeout(None)
+        except OSError:
+            inner.close()
+            continue
+        pair = [inner, outer, 2, threading.Lock()]
+        for src, dst in ((inner, outer), (outer, inner)):
+            threading.Thread(target=_pump, args=(src, dst, pair), daemon=True).start()
 
 
 def _pump(src: socket.socket, dst: socket.socket, pair: list) -> None:

@@ -494,6 +494,18 @@ def main() -> None:
     os.close(received)
     if _setup(sock):
         _Server(sock).serve()
+def relay_main() -> None:
+    """The relay of granted loopback ports (netns.relay_serve): argv[1] is the tag, argv[2] the ports and
+    their listening sockets' fds (JSON); it dies with hermes."""
+    import signal
+
+    _prctl(_PR_SET_DUMPABLE, 0)
+    _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    from hermes_agent.terminal.sandbox.netns import relay_serve
+
+    relay_serve(json.loads(sys.argv[2]))
+
+
 def exec_main() -> None:
     """`sandbox_command` for Landlock: argv[1] is the tag, argv[2] the config (JSON), argv[3:] the program.
     As the launcher: a keeper stays in the outer domain and kills every descendant when the program ends
