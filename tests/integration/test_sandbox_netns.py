@@ -168,3 +168,44 @@ def test_unwatched_network_taints_every_command(scripted, hermes_home, tmp_path)
     assert "offline work" in results[0]["output"]
     assert "answer 42" not in _memory_file(hermes_home)
     assert "network access hermes cannot watch" in json.dumps(results[1]), results[1]
+
+
+def test_late_unix_socket_in_shared_tmp_is_unreachable(scripted, hermes_home, tmp_path):
+    """Red-team a38: with `sandbox.shared_tmp: true` a daemon that binds its socket in /tmp after the launcher
+    started (docker, tmux, an IDE) is not covered by a mount; unix sockets are refused as under Landlock."""
+    if bwrap_problem():
+        pytest.skip(bwrap_problem())
+    path = f"/tmp/hermes-net5-{os.getpid()}.sock"
+    got: list[bytes] = []
+
+    def start_service(body: dict) -> dict:
+        server = socket.socket(socket.AF_UNIX)
+        server.bind(path)
+        server.listen(1)
+        server.settimeout(15)
+
+        def serve() -> None:
+            try:
+                conn, _ = server.accept()
+                got.append(conn.recv(100))
+                conn.close()
+            except OSError:
+                pass
+            server.close()
+
+        threading.Thread(target=serve, daemon=True).start()
+        probe = f"import socket; s = socket.socket(socket.AF_UNIX); s.connect('{path}'); s.sendall(b'in'); print('sent')"
+        return {"tool_calls": [{"name": "terminal", "arguments": {"command": f"python3 -c \"{probe}\" 2>&1"}}]}
+
+    model_config(hermes_home, scripted.url, "sandbox:\n  mechanism: bwrap\n  shared_tmp: true\n")
+    scripted.add({"tool_calls": [{"name": "terminal", "arguments": {"command": "true"}}]}, start_service,
+                 {"content": "done"})
+    try:
+        out = run_hermes("chat", "-q", "go", "--yolo", home=hermes_home, cwd=str(tmp_path), timeout=180,
+                         env={"HOME": str(tmp_path)})
+    finally:
+        if os.path.exists(path):
+            os.unlink(path)
+    assert out.returncode == 0, out.stderr
+    output = json.loads(scripted.requests[-1]["body"]["messages"][-1]["content"])["output"]
+    assert got == [] and "sent" not in output and "PermissionError" in output, output
