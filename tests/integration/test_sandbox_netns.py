@@ -247,3 +247,25 @@ def test_background_fetch_read_back_by_a_file_tool_still_taints(scripted, hermes
     assert NOTE in results[3], results[3]  # read_file brought the page in
     assert NOTE not in _memory_file(hermes_home)
     assert "received data from the network" in results[4], results[4]
+
+
+def test_ssh_to_a_loopback_sshd_needs_its_port_granted(scripted, hermes_home, tmp_path):
+    """The CI's sshd on the host's loopback (git over ssh to a local server): refused from the sandbox's own
+    namespace, reached once `sandbox.loopback_ports` grants its port (the key: `sandbox.readable_paths`)."""
+    _need_netns()
+    host, port = os.environ.get("HERMES_TEST_SSH_HOST"), os.environ.get("HERMES_TEST_SSH_PORT")
+    user, key = os.environ.get("HERMES_TEST_SSH_USER"), os.environ.get("HERMES_TEST_SSH_KEY")
+    if not (host == "127.0.0.1" and port and user and key and os.path.exists(key)):
+        pytest.skip("no loopback sshd for tests here (/work/ci/*.env)")
+    try:
+        socket.create_connection(("127.0.0.1", int(port)), timeout=3).close()
+    except OSError as exc:
+        pytest.skip(f"the test sshd on 127.0.0.1:{port} is not running ({exc})")
+    command = (f"ssh -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR "
+               f"-o ConnectTimeout=5 -i {key} -p {port} {user}@127.0.0.1 echo over-ssh 2>&1 | tail -1")
+    base = f"sandbox:\n  mechanism: bwrap\n  readable_paths: [{key}]\n"
+    shut, _ = _chat(scripted, hermes_home, tmp_path, [("terminal", {"command": command})], base)
+    granted, _ = _chat(scripted, hermes_home, tmp_path, [("terminal", {"command": command})],
+                       base + f"  loopback_ports: [{port}]\n")
+    assert "over-ssh" not in shut[0]["output"] and "refused" in shut[0]["output"], shut
+    assert granted[0]["output"].strip() == "over-ssh", granted
