@@ -248,10 +248,10 @@ def _sandbox_net(settings: Settings, mechanism: str | None) -> Finding:
     granted = ", ".join(str(p) for p in sb.loopback_ports) or "none (sandbox.loopback_ports)"
     problem = netns.forwarder_problem()
     if problem is None and mechanism == "landlock":
-        from hermes_agent.terminal.sandbox.launcher import landlock_pidns_works
+        from hermes_agent.terminal.sandbox.launcher import landlock_netns_works
 
-        if not landlock_pidns_works():
-            problem = "landlock without root cannot give commands a network namespace (install bubblewrap)"
+        if not landlock_netns_works():
+            problem = "landlock cannot give commands a network namespace here: no user namespaces (install bubblewrap)"
         elif netns.resolv_conf_override() is not None:
             problem = "landlock cannot give commands a resolv.conf for a loopback DNS resolver (install bubblewrap)"
     if problem is None and mechanism in ("bwrap", "landlock"):

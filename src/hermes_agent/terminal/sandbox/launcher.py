@@ -62,6 +62,23 @@ def landlock_pidns_works() -> bool:
         return False
 
 
+_NETNS_PROBE = """
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+os._exit(0 if libc.unshare(0x40000000) == 0 or libc.unshare(0x50000000) == 0 else 1)
+"""
+
+
+@functools.cache
+def landlock_netns_works() -> bool:
+    """Can the Landlock launcher make a network namespace here (as root, or in user namespaces of its own)?"""
+    try:
+        return subprocess.run([sys.executable, "-I", "-S", "-c", _NETNS_PROBE], timeout=10, check=False,
+                              capture_output=True).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+
 def choose_mechanism(spec: SandboxSpec) -> tuple[str | None, str]:
     """(mechanism or None, why not): bwrap when it works here, else Landlock."""
     if not spec.enabled:
@@ -145,15 +162,6 @@ def sandbox_command(spec: SandboxSpec | None, argv: list[str], cwd: str | None =
         return [sys.executable, "-I", "-S", "-c", _BOOT + "exec_main; exec_main()", CONFINED_TAG,
                 json.dumps({**landlock_config(spec), "pidns": False}), *argv]
     return list(argv)
-
-
-def _first_child(pid: int) -> int:
-    """The process the Landlock keeper `pid` forked (it serves, in the namespaces the keeper is not in)."""
-    with open(f"/proc/{pid}/task/{pid}/children", encoding="ascii") as fh:
-        kids = fh.read().split()
-    if len(kids) != 1:
-        raise OSError(f"the keeper has {len(kids)} children")
-    return int(kids[0])
 
 
 def _args_fd(args: list[str]) -> int:
@@ -305,7 +313,10 @@ class Launcher:
             for fd in passed[1:]:
                 os.close(fd)
         if info_r is not None:
-            self._start_net(parent, netns.read_child_pid, info_r)
+            try:
+                self._start_net(parent, lambda: netns.NetNS.of_pid(netns.read_child_pid(info_r)))
+            finally:
+                os.close(info_r)
         parent.settimeout(_START_TIMEOUT_S)
         # Landlock: a namespace only where the host's resolver is not on its loopback (no resolv.conf to bind)
         ll_net = self.spec.network and netns.forwarder() is not None and netns.resolv_conf_override() is None
@@ -320,12 +331,16 @@ class Launcher:
         ok = reply is not None and isinstance(reply[0], dict) and reply[0].get("ready")
         if not ok:
             self._fail_start(parent, reply[0].get("error") if reply and isinstance(reply[0], dict) else None)
-        if self.mechanism == "landlock" and reply[0].get("netns"):  # type: ignore[index]
-            self._start_net(parent, _first_child, self._proc.pid)  # type: ignore[union-attr]
+        listening, fds = reply[0].get("listening") or [], list(reply[1])  # type: ignore[index]
+        if self.mechanism == "landlock" and reply[0].get("netns") and len(fds) == len(listening) + 3:  # type: ignore[index]
+            ns = fds[len(listening):]  # its network and user namespaces and net/dev, opened before any command
+            del fds[len(listening):]
+            # unprivileged, slirp4netns cannot make its own mount sandbox in the launcher's user namespaces
+            self._start_net(parent, lambda: netns.NetNS(*ns, own_sandbox=os.geteuid() == 0))
         if self.net is not None:
-            self._relay(reply[0].get("listening") or [], reply[1])  # type: ignore[index]
+            self._relay(listening, fds)
         else:
-            for fd in reply[1]:  # type: ignore[index]
+            for fd in fds:
                 os.close(fd)
         parent.settimeout(None)
         self._sock = parent
@@ -346,17 +361,14 @@ class Launcher:
             more += ["--ro-bind-data", str(fd), os.path.realpath("/etc/resolv.conf")]
         return info_r, more
 
-    def _start_net(self, parent: socket.socket, find_pid, arg: int) -> None:  # type: ignore[no-untyped-def]
-        """slirp4netns for the namespace just made (`find_pid(arg)`: a process in it); the launcher fails to
-        start without it."""
+    def _start_net(self, parent: socket.socket, make) -> None:  # type: ignore[no-untyped-def]
+        """slirp4netns for the namespace just made (`make()`: its NetNS); the launcher fails to start without
+        it."""
         try:
-            self.net = netns.NetNS(find_pid(arg))
-            self.net.start(self._log_fd)  # type: ignore[arg-type]
+            self.net = make()
+            self.net.start(self._log_fd)  # type: ignore[union-attr]
         except OSError as exc:
             self._fail_start(parent, f"network namespace: {exc}")
-        finally:
-            if find_pid is netns.read_child_pid:
-                os.close(arg)
 
     def _relay(self, ports: list, fds: list[int]) -> None:
         """Relay the granted loopback ports the launcher listens on inside to the host's: one process holding

@@ -100,29 +100,50 @@ def read_child_pid(fd: int, timeout: float = _READY_TIMEOUT_S) -> int:
 
 
 class NetNS:
-    """slirp4netns for one bwrap namespace (the process `pid` lives in), and its byte counters."""
+    """slirp4netns for one sandbox network namespace, and its byte counters. Held as fds (`net`, `user`: the
+    namespaces; `dev`: its net/dev), opened before any command ran: by hermes from /proc/<pid> of bwrap's
+    first process (`of_pid`), or by the Landlock launcher itself and passed over its socket (it is not
+    dumpable, so its /proc/<pid>/ns is closed to hermes without privileges)."""
 
-    def __init__(self, pid: int) -> None:
-        self.pid = pid
+    def __init__(self, net: int, user: int, dev: int, own_sandbox: bool = True, pid: int = 0) -> None:
+        self._fds = {"net": net, "user": user, "dev": dev}
+        self._pid = pid  # bwrap's first process: slirp4netns is given its pid (its own sandbox then works)
+        self._own_sandbox = own_sandbox  # slirp4netns --enable-sandbox (not in the Landlock user namespaces)
         self._proc: subprocess.Popen | None = None
         self._exit_w: int | None = None
-        self._dev_fd: int | None = None
         self._seen = 0
         self.relay: subprocess.Popen | None = None  # granted loopback ports (relay_serve), one process
 
+    @classmethod
+    def of_pid(cls, pid: int) -> NetNS:
+        fds = []
+        try:
+            for path in (f"/proc/{pid}/ns/net", f"/proc/{pid}/ns/user", f"/proc/{pid}/net/dev"):
+                fds.append(os.open(path, os.O_RDONLY | os.O_CLOEXEC))
+        except OSError:
+            for fd in fds:
+                os.close(fd)
+            raise
+        return cls(*fds, pid=pid)
+
     def start(self, log_fd: int) -> None:
-        """Open the counters, start slirp4netns on a tap device inside, wait until it is configured."""
-        self._dev_fd = os.open(f"/proc/{self.pid}/net/dev", os.O_RDONLY | os.O_CLOEXEC)
+        """Start slirp4netns on a tap device inside, wait until it is configured."""
         ready_r, ready_w = os.pipe()
         exit_r, self._exit_w = os.pipe()  # closed by us (or our death): slirp4netns exits
+        net, user = self._fds["net"], self._fds["user"]
         argv = [forwarder() or "slirp4netns", "--configure", "--mtu=65520", "--disable-host-loopback",
-                "--enable-sandbox", "--enable-seccomp", "--ready-fd", str(ready_w), "--exit-fd", str(exit_r)]
-        if _own_userns(self.pid):
-            argv += ["--userns-path", f"/proc/{self.pid}/ns/user"]
-        argv += [str(self.pid), "tap0"]
+                "--enable-seccomp", "--ready-fd", str(ready_w), "--exit-fd", str(exit_r),
+                *(["--enable-sandbox"] if self._own_sandbox else [])]
+        own_userns = os.fstat(user).st_ino != os.stat("/proc/self/ns/user").st_ino  # bwrap/the launcher made one
+        if self._pid:
+            argv += [*(["--userns-path", f"/proc/{self._pid}/ns/user"] if own_userns else []), str(self._pid)]
+        else:
+            argv += ["--netns-type=path", *(["--userns-path", f"/proc/self/fd/{user}"] if own_userns else []),
+                     f"/proc/self/fd/{net}"]
+        argv.append("tap0")
         try:
             self._proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log_fd, stderr=log_fd,
-                                          pass_fds=(ready_w, exit_r), start_new_session=True)
+                                          pass_fds=(ready_w, exit_r, net, user), start_new_session=True)
         finally:
             os.close(ready_w)
             os.close(exit_r)
@@ -137,10 +158,10 @@ class NetNS:
 
     def rx_bytes(self) -> int:
         """Bytes received from outside the namespace so far (every interface but lo)."""
-        if self._dev_fd is None:
+        if "dev" not in self._fds:
             return 0
         try:
-            text = os.pread(self._dev_fd, 1 << 16, 0).decode("ascii", "replace")
+            text = os.pread(self._fds["dev"], 1 << 16, 0).decode("ascii", "replace")
         except OSError:
             return 0
         total = 0
@@ -171,17 +192,9 @@ class NetNS:
                 self._proc.kill()
                 self._proc.wait()
             self._proc = None
-        if self._dev_fd is not None:
-            os.close(self._dev_fd)
-            self._dev_fd = None
-
-
-def _own_userns(pid: int) -> bool:
-    """Is the namespace's process in another user namespace than hermes (bwrap without privileges)?"""
-    try:
-        return os.stat(f"/proc/{pid}/ns/user").st_ino != os.stat("/proc/self/ns/user").st_ino
-    except OSError:
-        return False
+        fds, self._fds = self._fds, {}
+        for fd in fds.values():
+            os.close(fd)
 
 
 def relay_serve(plan: dict) -> None:

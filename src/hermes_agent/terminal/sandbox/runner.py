@@ -56,6 +56,12 @@ class SandboxRunner:
                     from hermes_agent.terminal.sandbox.netns import forwarder_problem
 
                     problem = forwarder_problem()
+                    if problem is None and mechanism == "landlock":
+                        from hermes_agent.terminal.sandbox.launcher import landlock_netns_works
+
+                        if not landlock_netns_works():
+                            problem = ("Landlock cannot give commands a network namespace here (no user "
+                                       "namespaces): they share the host's loopback services; install bubblewrap")
                     if problem:
                         notice_once(f"hermes: {problem}", self._notice)
                 if mechanism is None:

@@ -41,7 +41,7 @@ def recv_frame(sock: socket.socket) -> tuple[object, list[int]] | None:
     """(object, fds) of the next frame, None at EOF."""
     head, fds = b"", []
     while len(head) < 4:
-        chunk, got, _, _ = socket.recv_fds(sock, 4 - len(head), 8)
+        chunk, got, _, _ = socket.recv_fds(sock, 4 - len(head), 64)
         if not chunk:
             for fd in got:
                 os.close(fd)
@@ -194,11 +194,18 @@ def _setup(sock: socket.socket) -> bool:
     except OSError as exc:
         send_frame(sock, {"error": f"loopback port: {exc}"})
         return False
+    ns = []
+    if cfg.get("netns_made"):  # the network namespace, the user namespace owning it, its counters
+        ns = [os.open("/proc/self/ns/net", os.O_RDONLY | os.O_CLOEXEC),
+              _OUTER.pop() if _OUTER else os.open("/proc/self/ns/user", os.O_RDONLY | os.O_CLOEXEC),
+              os.open("/proc/self/net/dev", os.O_RDONLY | os.O_CLOEXEC)]
     send_frame(sock, {"ready": True, "pid": os.getpid(), "listening": [p for p, _ in listening],
                       "netns": bool(cfg.get("netns_made"))},
-               [s.fileno() for _, s in listening])
+               [*(s.fileno() for _, s in listening), *ns])
     for _, listener in listening:
         listener.close()  # hermes holds them now; no command inherits them
+    for fd in ns:
+        os.close(fd)
     return True
 
 
@@ -238,9 +245,12 @@ def _confine(cfg: dict, split) -> None:  # type: ignore[no-untyped-def]
         _supervise(pair[0], writable or frozenset())
     pidns = bool(cfg.get("pidns")) and _unshare(_CLONE_NEWPID)  # the next child is pid 1 of its own namespace
     split(pair[0] if pair else None)  # the keeper stays outside every Landlock domain
-    if cfg.get("netns") and _unshare(_CLONE_NEWNET):  # root: a network namespace hermes gives slirp4netns
-        _loopback_up()
-        cfg["netns_made"] = True
+    if cfg.get("netns"):  # a network namespace for slirp4netns (netns.py): as root, else in user namespaces
+        if _unshare(_CLONE_NEWNET):
+            _loopback_up()
+            cfg["netns_made"] = True
+        else:
+            cfg["netns_made"] = _own_user_netns()
     if pidns:
         _own_proc(cfg.get("binds") or [])  # before Landlock: a Landlock domain may not mount
     landlock.apply(rules, network=bool(cfg.get("network", True)))
@@ -254,7 +264,38 @@ def _confine(cfg: dict, split) -> None:  # type: ignore[no-untyped-def]
         pair[1].close()
 
 
-_CLONE_NEWNS, _CLONE_NEWPID, _CLONE_NEWNET = 0x00020000, 0x20000000, 0x40000000
+_CLONE_NEWNS, _CLONE_NEWPID, _CLONE_NEWNET, _CLONE_NEWUSER = 0x00020000, 0x20000000, 0x40000000, 0x10000000
+
+
+def _own_user_netns() -> bool:
+    """Without privileges (bwrap's way): an outer user namespace where we are root (uid 0 = our uid), holding
+    the network namespace (slirp4netns joins it as root there to make its tap device), then an inner one
+    mapping our uid back (files keep their owners; commands, not root there, have no capabilities after
+    execve). The caller is single-threaded (just forked). The outer one is what hermes gets (`_OUTER`)."""
+    uid, gid = os.getuid(), os.getgid()
+    if not _unshare(_CLONE_NEWUSER | _CLONE_NEWNET):
+        return False
+    _prctl(_PR_SET_DUMPABLE, 1)  # a non-dumpable process's /proc/self files are root's; no command runs yet
+    try:
+        _write_maps(f"0 {uid} 1", f"0 {gid} 1", deny=True)
+        _loopback_up()  # root of the outer namespace may; nobody in the inner one can
+        _OUTER.append(os.open("/proc/self/ns/user", os.O_RDONLY | os.O_CLOEXEC))
+        if not _unshare(_CLONE_NEWUSER):
+            raise OSError("cannot make the inner user namespace")
+        _write_maps(f"{uid} 0 1", f"{gid} 0 1", deny=False)
+    finally:
+        _prctl(_PR_SET_DUMPABLE, 0)
+    return True
+
+
+_OUTER: list[int] = []  # the user namespace owning the sandbox's network namespace (unprivileged Landlock)
+
+
+def _write_maps(uid_map: str, gid_map: str, deny: bool) -> None:
+    names = (("setgroups", "deny"),) if deny else ()
+    for name, text in (*names, ("uid_map", uid_map), ("gid_map", gid_map)):
+        with open(f"/proc/self/{name}", "w", encoding="ascii") as fh:
+            fh.write(text)
 
 
 def _loopback_up() -> None:

@@ -170,14 +170,15 @@ def spec_from_policy(policy: PolicyLike, *, network: object = True, mechanism: s
 
 
 def _ports(values: Iterable[object]) -> tuple[int, ...]:
-    """`sandbox.loopback_ports` as TCP port numbers (anything else is dropped)."""
+    """`sandbox.loopback_ports` as TCP port numbers (anything else is dropped; below 1024 too: the launcher,
+    without capabilities, cannot listen there inside)."""
     ports = []
     for value in values or ():
         try:
             port = int(str(value).strip())
         except ValueError:
             continue
-        if 0 < port < 65536 and port not in ports:
+        if 1024 <= port < 65536 and port not in ports:
             ports.append(port)
     return tuple(ports)
 
