@@ -378,14 +378,18 @@ class Launcher:
             for fd in fds:
                 os.close(fd)
             return
+        signal_r, signal_w = os.pipe()
+        os.set_blocking(signal_r, False)
+        os.set_blocking(signal_w, False)
+        self.net.signal_r = signal_r
         argv = [sys.executable, "-I", "-S", "-c", _BOOT + "relay_main; relay_main()", CONFINED_TAG,
-                json.dumps({"ports": [int(p) for p in ports], "fds": fds})]
+                json.dumps({"ports": [int(p) for p in ports], "fds": fds, "signal": signal_w})]
         try:
             self.net.relay = _from_spawner(functools.partial(
                 subprocess.Popen, argv, stdin=subprocess.DEVNULL, stdout=self._log_fd, stderr=self._log_fd,
-                pass_fds=tuple(fds), start_new_session=True, env=launcher_env()))
+                pass_fds=(*fds, signal_w), start_new_session=True, env=launcher_env()))
         finally:
-            for fd in fds:
+            for fd in (*fds, signal_w):
                 os.close(fd)
 
     def took_in(self) -> bool | None:

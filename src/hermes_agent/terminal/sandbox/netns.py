@@ -113,6 +113,7 @@ class NetNS:
         self._exit_w: int | None = None
         self._seen = 0
         self.relay: subprocess.Popen | None = None  # granted loopback ports (relay_serve), one process
+        self.signal_r: int | None = None  # the relay's "bytes came in" pipe (non-blocking)
 
     @classmethod
     def of_pid(cls, pid: int) -> NetNS:
@@ -175,7 +176,19 @@ class NetNS:
         """Did anything arrive from outside since the last look?"""
         now = self.rx_bytes()
         moved, self._seen = now > self._seen, max(now, self._seen)
-        return moved
+        return self._relayed() or moved
+
+    def _relayed(self) -> bool:
+        """Did the relay pass bytes in from a granted host port (a local proxy is the internet too)?"""
+        if self.signal_r is None:
+            return False
+        seen = False
+        try:
+            while os.read(self.signal_r, 4096):
+                seen = True
+        except BlockingIOError:
+            pass
+        return seen
 
     def close(self) -> None:
         if self.relay is not None:
@@ -193,8 +206,9 @@ class NetNS:
                 self._proc.wait()
             self._proc = None
         fds, self._fds = self._fds, {}
-        for fd in fds.values():
+        for fd in (*fds.values(), *([self.signal_r] if self.signal_r is not None else [])):
             os.close(fd)
+        self.signal_r = None
 
 
 def relay_serve(plan: dict) -> None:
@@ -202,17 +216,18 @@ def relay_serve(plan: dict) -> None:
     inside the namespace; each accepted connection goes to the host's 127.0.0.1:port. Runs until killed (the
     launcher's close) or hermes dies (its parent-death signal)."""
     threads = []
+    signal_fd = int(plan["signal"])  # a byte per chunk that came in from the host's side (NetNS.took_in)
     for port, fd in zip(plan["ports"], plan["fds"], strict=True):
         listener = socket.socket(fileno=int(fd))
         listener.setblocking(True)
-        threads.append(threading.Thread(target=_accept, args=(listener, int(port)), daemon=True))
+        threads.append(threading.Thread(target=_accept, args=(listener, int(port), signal_fd), daemon=True))
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
 
 
-def _accept(listener: socket.socket, port: int) -> None:
+def _accept(listener: socket.socket, port: int, signal_fd: int) -> None:
     while True:
         try:
             inner, _ = listener.accept()
@@ -225,17 +240,23 @@ def _accept(listener: socket.socket, port: int) -> None:
             inner.close()
             continue
         pair = [inner, outer, 2, threading.Lock()]
-        for src, dst in ((inner, outer), (outer, inner)):
-            threading.Thread(target=_pump, args=(src, dst, pair), daemon=True).start()
+        for src, dst, mark in ((inner, outer, -1), (outer, inner, signal_fd)):
+            threading.Thread(target=_pump, args=(src, dst, pair, mark), daemon=True).start()
 
 
-def _pump(src: socket.socket, dst: socket.socket, pair: list) -> None:
-    """Copy one direction; the second direction to finish closes both sockets."""
+def _pump(src: socket.socket, dst: socket.socket, pair: list, mark: int) -> None:
+    """Copy one direction (`mark` >= 0: into the sandbox, said on that pipe); the second direction to finish
+    closes both sockets."""
     try:
         while True:
             data = src.recv(65536)
             if not data:
                 break
+            if mark >= 0:
+                try:
+                    os.write(mark, b"+")
+                except BlockingIOError:
+                    pass  # hermes has not looked yet: the pipe already says so
             dst.sendall(data)
     except OSError:
         pass
