@@ -287,3 +287,15 @@ def test_content_through_a_granted_port_taints(scripted, hermes_home, tmp_path, 
     assert NOTE in results[2]["output"], results[2]
     assert NOTE not in _memory_file(hermes_home)
     assert "received data from the network" in json.dumps(results[3]), results[3]
+
+
+def test_doctor_says_what_commands_reach(hermes_home):
+    _need_netns()
+    model_config(hermes_home, "http://127.0.0.1:9/v1", "sandbox:\n  mechanism: bwrap\n  loopback_ports: [5432]\n")
+    out = run_hermes("doctor", "--offline", home=hermes_home)
+    line = next((ln for ln in out.stdout.splitlines() if "network:" in ln), "")
+    assert "own namespace (slirp4netns)" in line and "your loopback services are not" in line, out.stdout
+    assert "granted host loopback ports: 5432" in line, line
+    model_config(hermes_home, "http://127.0.0.1:9/v1", "sandbox:\n  mode: workspace-write\n  network: false\n")
+    out = run_hermes("doctor", "--offline", home=hermes_home)
+    assert "network: off (commands reach only their own loopback)" in out.stdout, out.stdout
