@@ -299,3 +299,36 @@ def test_doctor_says_what_commands_reach(hermes_home):
     model_config(hermes_home, "http://127.0.0.1:9/v1", "sandbox:\n  mode: workspace-write\n  network: false\n")
     out = run_hermes("doctor", "--offline", home=hermes_home)
     assert "network: off (commands reach only their own loopback)" in out.stdout, out.stdout
+
+
+def test_without_slirp4netns_the_host_network_stays_and_it_is_said_once(scripted, hermes_home, tmp_path):
+    """No forwarder installed (here: a PATH without slirp4netns): today's behaviour (the host's network,
+    loopback included), one line at the first sandbox start, and every command counts as untrusted."""
+    if bwrap_problem():
+        pytest.skip(bwrap_problem())
+    import shutil
+
+    bin_dir = tmp_path / "work" / "bin"  # in the workspace: /tmp inside is the session's own
+    bin_dir.mkdir(parents=True)
+    for tool in ("bwrap", "bash", "sh", "env", "true", "curl", "python3", "cat", "git"):
+        found = shutil.which(tool)
+        if found:
+            (bin_dir / tool).symlink_to(found)
+    web = _Web("127.0.0.1", SECRET)
+    calls = [_fetch(f"http://127.0.0.1:{web.port}/"), ("terminal", {"command": "echo second"}),
+             ("memory", {"action": "add", "target": "memory", "content": "The user likes the answer 42."})]
+    home = tmp_path / "home"
+    work = tmp_path / "work"
+    home.mkdir()
+    model_config(hermes_home, scripted.url, "sandbox:\n  mechanism: bwrap\n")
+    scripted.add(*[{"tool_calls": [{"name": n, "arguments": a}]} for n, a in calls], {"content": "done"})
+    try:
+        out = run_hermes("chat", "-q", "go", home=hermes_home, cwd=str(work), timeout=180,
+                         env={"HOME": str(home), "PATH": str(bin_dir)})
+    finally:
+        web.close()
+    assert out.returncode == 0, out.stderr
+    results = [m["content"] for m in scripted.requests[-1]["body"]["messages"] if m["role"] == "tool"]
+    assert SECRET in results[0], results[0]  # as before this change: the host's loopback is reachable
+    assert out.stderr.count("slirp4netns is not installed") == 1, out.stderr
+    assert "untrusted content" in results[2] and "answer 42" not in _memory_file(hermes_home), results[2]
