@@ -332,3 +332,22 @@ def test_without_slirp4netns_the_host_network_stays_and_it_is_said_once(scripted
     assert SECRET in results[0], results[0]  # as before this change: the host's loopback is reachable
     assert out.stderr.count("slirp4netns is not installed") == 1, out.stderr
     assert "untrusted content" in results[2] and "answer 42" not in _memory_file(hermes_home), results[2]
+
+
+def test_a_server_outlives_a_replanned_launcher(scripted, hermes_home, tmp_path):
+    """`git init` re-plans the sandbox (a .git to protect): the next command runs in a new launcher. As root
+    it joins the old one's network namespace, so the dev server started before is still on its loopback."""
+    _need_netns()
+    if os.geteuid() != 0:
+        pytest.skip("a re-planned launcher joins the namespace only as root (setns)")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    calls = [("terminal", {"command": f"python3 -m http.server {port} --bind 127.0.0.1", "background": True}),
+             ("terminal", {"command": f"for i in $(seq 50); do curl -s -o /dev/null 127.0.0.1:{port} && break; "
+                                      "sleep 0.1; done; git init -q . && echo inited"}),
+             ("terminal", {"command": f"curl -s http://127.0.0.1:{port}/ | grep -q 'Directory listing' && echo served "
+                                      "|| echo lost; ls -d .git"})]
+    results, _ = _chat(scripted, hermes_home, tmp_path, calls, "sandbox:\n  mechanism: bwrap\n")
+    assert "inited" in results[1]["output"], results[1]
+    assert "served" in results[2]["output"], results[2]

@@ -164,6 +164,25 @@ def sandbox_command(spec: SandboxSpec | None, argv: list[str], cwd: str | None =
     return list(argv)
 
 
+def _in_netns(net_fd: int, start):  # type: ignore[no-untyped-def]
+    """`start()` on this (the spawner) thread while it is in the network namespace `net_fd` (root: setns), so
+    the process it forks lives there; the thread goes back to its own namespace after."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    home = os.open("/proc/thread-self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        if libc.setns(net_fd, 0x40000000) != 0:  # CLONE_NEWNET
+            raise OSError(ctypes.get_errno(), "setns into the sandbox's network namespace")
+        try:
+            return start()
+        finally:
+            if libc.setns(home, 0x40000000) != 0:
+                raise OSError(ctypes.get_errno(), "setns back to hermes's network namespace")
+    finally:
+        os.close(home)
+
+
 def _args_fd(args: list[str]) -> int:
     """An anonymous file holding `args` NUL-terminated, read from the start (bwrap's `--args FD`)."""
     fd = os.memfd_create("hermes-bwrap-args", os.MFD_CLOEXEC)
@@ -252,9 +271,11 @@ def _from_spawner(start):  # type: ignore[no-untyped-def]
 class Launcher:
     """One launcher process per backend, restarted when it died before a request reached it."""
 
-    def __init__(self, spec: SandboxSpec, mechanism: str) -> None:
+    def __init__(self, spec: SandboxSpec, mechanism: str, joined: netns.NetNS | None = None) -> None:
         self.spec = spec
         self.mechanism = mechanism
+        self._joined = joined  # a re-planned launcher's predecessor's namespace: its servers stay reachable
+        self._borrowed = False  # self.net is the predecessor's (it closes it)
         self._log_fd: int | None = None  # the launcher's stderr: an anonymous file only we hold
         self._sock: socket.socket | None = None
         self._proc: subprocess.Popen | None = None
@@ -288,10 +309,12 @@ class Launcher:
         boot = [sys.executable, "-I", "-S", "-c", _BOOT + "main; main()", tag, str(child.fileno())]
         argv, passed = boot, [child.fileno()]
         own_net = self.mechanism == "bwrap" and self.spec.network and netns.forwarder() is not None
+        join = self._joined if own_net and self._joined is not None and self._joined.usable() \
+            and os.geteuid() == 0 else None  # as root: bwrap started inside it (no --unshare-net)
         info_r = None
         if self.mechanism == "bwrap":  # options through `--args FD`: /proc/<pid>/cmdline shows no hidden path
-            prefix = bwrap_argv(self.spec, own_net=own_net)
-            if own_net:
+            prefix = bwrap_argv(self.spec, own_net=own_net and join is None)
+            if own_net and join is None:
                 info_r, more = self._net_options(passed)
                 prefix[-1:-1] = more
             passed.append(_args_fd(prefix[1:]))
@@ -300,9 +323,10 @@ class Launcher:
         try:
             if self._log_fd is None:
                 self._log_fd = os.memfd_create("hermes-sandbox-log", os.MFD_CLOEXEC)
-            self._proc = _from_spawner(functools.partial(
+            start = functools.partial(
                 subprocess.Popen, argv, stdin=subprocess.DEVNULL, stdout=self._log_fd, stderr=self._log_fd,
-                pass_fds=tuple(passed), start_new_session=True, env=env))
+                pass_fds=tuple(passed), start_new_session=True, env=env)
+            self._proc = _from_spawner(start if join is None else functools.partial(_in_netns, join.net_fd, start))
         except OSError as exc:
             parent.close()
             if info_r is not None:
@@ -324,7 +348,7 @@ class Launcher:
             send_frame(parent, landlock_config(self.spec, ll_net) if self.mechanism == "landlock"
                        else {"landlock": None, "fence": self.mechanism == "bwrap", "keeper": True,
                              "seccomp": bwrap_seccomp(self.spec) if self.mechanism == "bwrap" else None,
-                             "listen": list(self.spec.loopback_ports) if own_net else []})
+                             "listen": list(self.spec.loopback_ports) if own_net and join is None else []})
             reply = recv_frame(parent)
         except (OSError, ValueError):
             reply = None
@@ -337,7 +361,9 @@ class Launcher:
             del fds[len(listening):]
             # unprivileged, slirp4netns cannot make its own mount sandbox in the launcher's user namespaces
             self._start_net(parent, lambda: netns.NetNS(*ns, own_sandbox=os.geteuid() == 0))
-        if self.net is not None:
+        if join is not None:
+            self.net, self._borrowed = join, True
+        if self.net is not None and not self._borrowed:
             self._relay(listening, fds)
         else:
             for fd in fds:
@@ -430,8 +456,9 @@ class Launcher:
 
     def _close_launcher(self) -> None:
         net, self.net = self.net, None
-        if net is not None:
+        if net is not None and not self._borrowed:
             net.close()
+        self._borrowed = False
         sock, self._sock = self._sock, None
         if sock is not None:
             try:

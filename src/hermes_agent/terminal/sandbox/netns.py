@@ -127,6 +127,14 @@ class NetNS:
             raise
         return cls(*fds, pid=pid)
 
+    @property
+    def net_fd(self) -> int:
+        return self._fds["net"]
+
+    def usable(self) -> bool:
+        """Still configured (slirp4netns running): a re-planned launcher may join it (Launcher._joined)."""
+        return "net" in self._fds and self._proc is not None and self._proc.poll() is None
+
     def start(self, log_fd: int) -> None:
         """Start slirp4netns on a tap device inside, wait until it is configured."""
         ready_r, ready_w = os.pipe()

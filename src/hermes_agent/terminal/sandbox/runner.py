@@ -123,13 +123,15 @@ class SandboxRunner:
                     self._plain = Launcher(self.spec, "none")
                 return self._plain
             fresh = self.spec.refreshed()  # re-planned when a .git or a HOME dot-entry appeared/moved
+            joined = None
             if fresh is not None:
                 self.spec = fresh
                 if self._launcher is not None:
+                    joined = self._launcher.net  # its network namespace: servers started there stay reachable
                     self._retired.append(self._launcher)  # its running processes keep their sandbox
                     self._launcher = None
             if self._launcher is None:
-                self._launcher = Launcher(self.spec, self.state)
+                self._launcher = Launcher(self.spec, self.state, joined=joined)
             return self._launcher
 
     def network_input(self) -> bool | None:
