@@ -9,7 +9,10 @@ With --metadata a third command changes modes and times of 20 workspace files (6
 each answered by the Landlock keeper, metaguard.py) and Landlock runs once more without the keeper's
 metadata check ("landlock-nonotify"): the difference is that check's cost; commands that change no metadata
 (the first two) pay nothing for it.
-Run: .venv/bin/python bench/bench_sandbox.py [--calls N] [--runs R] [--repo] [--metadata]"""
+With --netns, bwrap also runs once with the host's network ("bwrap-hostnet": slirp4netns switched off for
+its launcher), the session start of both is the median of 5 fresh backends, and the per-command cost of
+reading the namespace's byte counters (LocalBackend.network_input, once per terminal call) is printed.
+Run: .venv/bin/python bench/bench_sandbox.py [--calls N] [--runs R] [--repo] [--metadata] [--netns]"""
 
 from __future__ import annotations
 
@@ -106,12 +109,55 @@ def without_metadata_check(work: str) -> LocalBackend:
     return b
 
 
+def host_net(make):  # noqa: ANN001, ANN201
+    """`make()` (a backend started by its first call) with slirp4netns switched off: the host's network."""
+    from hermes_agent.terminal.sandbox import netns
+
+    original = netns.forwarder
+    netns.forwarder = lambda: None  # type: ignore[assignment]
+    try:
+        return make()
+    finally:
+        netns.forwarder = original  # type: ignore[assignment]
+
+
+def started(mech: str | None, work: str) -> LocalBackend:
+    b = backend(mech, work)
+    b.execute("true")
+    return b
+
+
+def netns_costs(work: str, calls: int) -> None:
+    """Session start with and without bwrap's own network namespace, and the counters' read per command."""
+    for name, make in (("bwrap", lambda: backend("bwrap", work)), ("bwrap-hostnet", lambda: backend("bwrap", work))):
+        samples = []
+        for _ in range(5):
+            b = make()
+            start = time.perf_counter()
+            if name == "bwrap-hostnet":
+                host_net(lambda b=b: b.execute("true"))
+            else:
+                b.execute("true")
+            samples.append((time.perf_counter() - start) * 1000)
+            b.close()
+        print(f"session start, median of 5 ({name}): {statistics.median(samples):.1f} ms")
+    b = started("bwrap", work)
+    samples = []
+    for _ in range(calls):
+        start = time.perf_counter()
+        b.network_input()
+        samples.append(time.perf_counter() - start)
+    print(f"network_input() per command (bwrap, own namespace): {statistics.median(samples) * 1e6:.0f} us")
+    b.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--calls", type=int, default=40)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--repo", action="store_true", help="the workspace is a git project (see module doc)")
     parser.add_argument("--metadata", action="store_true", help="also a command changing modes and times")
+    parser.add_argument("--netns", action="store_true", help="also bwrap on the host's network (see module doc)")
     args = parser.parse_args()
     work = tempfile.mkdtemp(prefix="hermes-bench-sbx-")
     if args.repo:
@@ -126,6 +172,8 @@ def main() -> None:
             b.guard = lambda: None  # type: ignore[method-assign]
     for b in backends.values():
         b.execute("true")  # launcher start and first-call state are not what this measures
+    if args.netns and "bwrap" in backends:
+        backends["bwrap-hostnet"] = host_net(lambda: started("bwrap", work))
     if args.metadata and landlock_problem() is None:
         backends["landlock-nonotify"] = without_metadata_check(work)
     for command in (*COMMANDS, METADATA) if args.metadata else COMMANDS:
@@ -147,6 +195,8 @@ def main() -> None:
         b.execute("true")
         print(f"session start: first call with launcher start ({name}): {(time.perf_counter() - start) * 1000:.1f} ms")
         b.close()
+    if args.netns and bwrap_problem() is None:
+        netns_costs(work, args.calls * args.runs)
     for b in backends.values():
         b.close()
 

@@ -222,6 +222,8 @@ def test_attack_with_a_terminal_answering_deny(name, world, scripted, sink):
 
 def test_legitimate_work_still_runs(world, scripted, sink):
     ws = world / "project"
+    config = world / ".hermes/config.yaml"  # the sink is a host loopback service: granted like a dev server
+    config.write_text(config.read_text() + f"  loopback_ports: [{sink.rsplit(':', 1)[1]}]\n")
     cmds = [
         "git init -q . && git -c user.email=a@b -c user.name=a commit -q --allow-empty -m init && git log --oneline | wc -l",
         f"{sys.executable} -m venv .venv --without-pip && .venv/bin/python -c 'print(42)'",

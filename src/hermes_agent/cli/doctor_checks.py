@@ -220,7 +220,7 @@ def check_sandbox(settings: Settings) -> list[Finding]:
         return [Finding("warn", "sandbox.mode is off: local commands run unconfined (only the approval rules "
                                 "stand between the model and your files)")]
     mechanism, why = choose_mechanism(SandboxSpec(mode=mode, mechanism=settings.cfg.sandbox.mechanism))
-    extra = [_sandbox_env(settings), _sandbox_reads(settings), _peer_check()]
+    extra = [_sandbox_env(settings), _sandbox_reads(settings), _sandbox_net(settings, mechanism), _peer_check()]
     if mechanism is None:
         return [Finding("warn", f"no OS sandbox for local commands: {why}; every command needs a person's yes "
                                 "for that one call (--yolo and approvals.mode: off do not cover it; chat -q without "
@@ -236,6 +236,32 @@ def check_sandbox(settings: Settings) -> list[Finding]:
                                 "an argv leaks) and .git/hooks plants are only put back after each command; "
                                 "install bubblewrap"), *extra]
     return [Finding("ok", f"sandbox {mode} ({mechanism}, {tmp})"), *extra]
+
+
+def _sandbox_net(settings: Settings, mechanism: str | None) -> Finding:
+    """What a confined command can reach over the network (terminal/sandbox/netns.py)."""
+    from hermes_agent.terminal.sandbox import netns
+
+    sb = settings.cfg.sandbox
+    if not sb.network:
+        return Finding("ok", "network: off (commands reach only their own loopback)")
+    granted = ", ".join(str(p) for p in sb.loopback_ports) or "none (sandbox.loopback_ports)"
+    problem = netns.forwarder_problem()
+    if problem is None and mechanism == "landlock":
+        from hermes_agent.terminal.sandbox.launcher import landlock_netns_works
+
+        if not landlock_netns_works():
+            problem = "landlock cannot give commands a network namespace here: no user namespaces (install bubblewrap)"
+        elif netns.resolv_conf_override() is not None:
+            problem = "landlock cannot give commands a resolv.conf for a loopback DNS resolver (install bubblewrap)"
+    if problem is None and mechanism in ("bwrap", "landlock"):
+        return Finding("ok", f"network: commands have their own namespace (slirp4netns): the internet and their "
+                             f"own loopback are reachable, your loopback services are not; granted host loopback "
+                             f"ports: {granted}; bytes received mark the conversation untrusted")
+    open_ports = ", ".join(f"127.0.0.1:{p}" for p in netns.host_loopback_ports()[:12]) or "none right now"
+    return Finding("warn", f"network: commands share this host's network, loopback included ({problem}); "
+                           f"local services they can reach: {open_ports}; every command counts as untrusted "
+                           "content (memory and skill writes after it need your yes)")
 
 
 def _peer_check() -> Finding:

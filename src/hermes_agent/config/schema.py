@@ -145,6 +145,7 @@ class SandboxCfg:
     shared_tmp: bool
     mechanism: Literal["auto", "bwrap", "landlock"]
     sockets: list[str]  # unix sockets reachable from inside (all others are hidden under bwrap)
+    loopback_ports: list[int]  # the host's 127.0.0.1 ports reachable from bwrap's own network namespace
 
 
 @_record

@@ -129,6 +129,12 @@ class LocalBackend:
         spec = runner.spec
         return guard_for(spec.workspaces, spec.quarantine, self._notice, (*spec.writable, *spec.pinned))
 
+    def network_input(self) -> bool | None:
+        """Did a command bring content in from the network since the last look (SandboxRunner.network_input)?
+        False before any command ran."""
+        runner = self._runner
+        return False if runner is None else runner.network_input()
+
     def _get_runner(self) -> SandboxRunner | None:
         self._ensure_state()
         return self._runner

@@ -52,7 +52,8 @@ def _local_opts(settings: Settings, policy: object | None, notice: Callable[[str
 
     sb = settings.cfg.sandbox
     spec = None if policy is None else spec_from_policy(
-        policy, network=sb.network, mechanism=sb.mechanism, sockets=sb.sockets)  # type: ignore[arg-type]
+        policy, network=sb.network, mechanism=sb.mechanism, sockets=sb.sockets,  # type: ignore[arg-type]
+        loopback_ports=sb.loopback_ports)
     strip = secret_env_names(read_env_file(settings.home / ".env"), settings.data, os.environ)
     if spec is not None and not spec.enabled:  # the user's own choice: said once, then the rules alone judge
         from hermes_agent.terminal.sandbox.runner import notice_once

@@ -68,6 +68,7 @@ class ToolContext:
     # them through in a tainted conversation, since nobody else reads them.
     private_persists: frozenset[str] = frozenset()
     ctx_watch: object | None = None  # the session's context-file watch (tools/ctxwatch.py), made on first use
+    traffic_watch: bool = False  # a command tool ran: its backend's network counters are read before each call
     _local_backend: TerminalBackend | None = field(default=None, repr=False)
 
     def backend(self) -> TerminalBackend:

@@ -162,6 +162,8 @@ def _run_one(name: str, raw_args: dict, offered: Collection[str] | None, task_id
         known = ", ".join(sorted(offered) if offered is not None else registry.names()[:40])
         return tool_error(f"Unknown tool: {name}. Available tools: {known}")
     args = coerce_to_schema(name, raw_args)
+    if ctx is not None and ctx.traffic_watch:  # what a background command fetched since the last call
+        _taint_by_traffic("a command run earlier", ctx)
     blocked = bus.pre_tool_call(name, args, ctx)
     if blocked is not None:
         return tool_error(f"Blocked: {blocked.reason}", blocked=True)
@@ -170,9 +172,33 @@ def _run_one(name: str, raw_args: dict, offered: Collection[str] | None, task_id
     result = registry.dispatch(name, args, task_id=task_id, user_task=user_task, ctx=ctx)
     if ctx is not None and entry.brings_untrusted(args):
         ctx.taint(f"the result of {name}")
+    if ctx is not None and entry.approval == "command":
+        ctx.traffic_watch = True
+        _taint_by_traffic(name, ctx)
     result = _guard_after(entry, args, before, result, ctx)
     result = cap_result(result, entry.max_result_size_chars or DEFAULT_RESULT_CAP)
     return bus.post_tool_call(name, args, result, ctx, (time.perf_counter() - started) * 1000)
+
+
+def _taint_by_traffic(name: str, ctx: ToolContext) -> None:
+    """Provenance by capability, not command text (red-team a08): a local command that received bytes from
+    outside its sandbox's network namespace, or ran where nobody can tell (the host's network), taints the
+    conversation. Remote backends keep the command-text rule alone. Read after every command tool call and,
+    once one ran, before every tool call (a background process may fetch between calls; a few us each), tainted
+    or not: the counters are "since the last look"."""
+    try:
+        backend = ctx.backend()
+    except Exception:  # noqa: BLE001 - no backend: nothing ran
+        return
+    probe = getattr(backend, "network_input", None)
+    if probe is None:
+        return
+    seen = probe()
+    if seen is True:
+        ctx.taint(f"the result of {name} (its commands received data from the network)")
+    elif seen is None:
+        ctx.taint(f"the result of {name} (it ran with network access hermes cannot watch: "
+                  "anything it fetched counts as untrusted)")
 
 
 def _guard_before(entry: object, args: dict, ctx: ToolContext | None) -> list[str] | None:

@@ -18,7 +18,7 @@ def _depth(path: str) -> int:
     return path.rstrip("/").count("/")
 
 
-def bwrap_argv(spec: SandboxSpec, binary: str = "bwrap") -> list[str]:
+def bwrap_argv(spec: SandboxSpec, binary: str = "bwrap", own_net: bool = False) -> list[str]:
     """The bwrap prefix (ends with `--`). Later mounts cover earlier ones, hence the order: root
     read-only, /dev and /proc, the private /tmp (with HOME and hermes re-bound read-only when they live
     there), then writable roots, pinned dirs and read-only carve-outs by depth (at one depth the read-only
@@ -46,7 +46,7 @@ def bwrap_argv(spec: SandboxSpec, binary: str = "bwrap") -> list[str]:
     for original, copy in spec.git_globals:  # the credential-free global git config over its original
         if original and os.path.isfile(original) and os.path.isfile(copy) and not _in_hidden_dir(spec, original):
             argv += ["--ro-bind", copy, original]
-    if not spec.network:
+    if not spec.network or own_net:
         argv.append("--unshare-net")
     # Own pid namespace: when the launcher ends, every process of the session ends (setsid, double fork).
     # Namespaces, each decided (README table): pid, ipc, uts, cgroup unshared; net when off; user and mount

@@ -16,7 +16,7 @@ import sys
 import threading
 
 from hermes_agent.errors import HermesError
-from hermes_agent.terminal.sandbox import landlock
+from hermes_agent.terminal.sandbox import landlock, netns
 from hermes_agent.terminal.sandbox.bwrap import bwrap_argv, bwrap_problem
 from hermes_agent.terminal.sandbox.server import recv_frame, send_frame
 from hermes_agent.terminal.sandbox.spec import SandboxSpec
@@ -62,6 +62,23 @@ def landlock_pidns_works() -> bool:
         return False
 
 
+_NETNS_PROBE = """
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+os._exit(0 if libc.unshare(0x40000000) == 0 or libc.unshare(0x50000000) == 0 else 1)
+"""
+
+
+@functools.cache
+def landlock_netns_works() -> bool:
+    """Can the Landlock launcher make a network namespace here (as root, or in user namespaces of its own)?"""
+    try:
+        return subprocess.run([sys.executable, "-I", "-S", "-c", _NETNS_PROBE], timeout=10, check=False,
+                              capture_output=True).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+
 def choose_mechanism(spec: SandboxSpec) -> tuple[str | None, str]:
     """(mechanism or None, why not): bwrap when it works here, else Landlock."""
     if not spec.enabled:
@@ -84,7 +101,7 @@ def launcher_env() -> dict[str, str]:
     return {k: os.environ[k] for k in keep if k in os.environ}
 
 
-def landlock_config(spec: SandboxSpec) -> dict:
+def landlock_config(spec: SandboxSpec, netns_ok: bool = False) -> dict:
     abi = landlock.abi_version()
     # No ipc namespace, no mount namespace, net rules for TCP only: seccomp covers the rest (seccomp.py).
     rules = {"keyring": True, "ipc": True, "unix": not spec.sockets, "net_off": not spec.network,
@@ -98,7 +115,9 @@ def landlock_config(spec: SandboxSpec) -> dict:
     plan = landlock.plan(spec.writable, spec.secrets, abi, spec.sealed, unseen, reveal)
     # pidns: a pid namespace and /proc of the session's own where the launcher may make them (root); MCP servers
     # and the browser (sandbox_command) keep the host's /proc
-    return {"landlock": plan, "network": spec.network, "seccomp": rules, "pidns": True, "binds": _binds(spec)}
+    # netns: where the launcher may make one (root), its own network namespace behind slirp4netns (netns.py)
+    return {"landlock": plan, "network": spec.network, "seccomp": rules, "pidns": True, "binds": _binds(spec),
+            "netns": netns_ok and spec.network, "listen": list(spec.loopback_ports) if netns_ok else []}
 
 
 def _binds(spec: SandboxSpec) -> list[tuple[str, bool]]:
@@ -114,6 +133,16 @@ def _binds(spec: SandboxSpec) -> list[tuple[str, bool]]:
 # Under bwrap: namespaces do ipc and network, read-only mounts do chmod outside the writable roots (inside them
 # no setuid/setgid bit); the keyring is not namespaced.
 BWRAP_SECCOMP = {"keyring": True, "setid": True}
+
+
+def bwrap_seccomp(spec: SandboxSpec) -> dict:
+    """The launcher's filter under bwrap. With the host's /tmp shared (`sandbox.shared_tmp: true`) and no
+    socket granted, unix sockets are refused as on the Landlock path (a38): the host's sockets there are
+    covered only when the launcher starts, and one a daemon binds later (docker, tmux, an IDE) would be
+    reachable. With a grant, the mount-time covering alone holds (README)."""
+    if not spec.private_tmp and not spec.sockets:
+        return {**BWRAP_SECCOMP, "unix": True}
+    return BWRAP_SECCOMP
 
 
 def sandbox_command(spec: SandboxSpec | None, argv: list[str], cwd: str | None = None) -> list[str]:
@@ -146,6 +175,25 @@ def pack_config(cfg: dict) -> str:
     import zlib
 
     return "z:" + base64.b64encode(zlib.compress(text.encode(), 6)).decode()
+
+
+def _in_netns(net_fd: int, start):  # type: ignore[no-untyped-def]
+    """`start()` on this (the spawner) thread while it is in the network namespace `net_fd` (root: setns), so
+    the process it forks lives there; the thread goes back to its own namespace after."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    home = os.open("/proc/thread-self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        if libc.setns(net_fd, 0x40000000) != 0:  # CLONE_NEWNET
+            raise OSError(ctypes.get_errno(), "setns into the sandbox's network namespace")
+        try:
+            return start()
+        finally:
+            if libc.setns(home, 0x40000000) != 0:
+                raise OSError(ctypes.get_errno(), "setns back to hermes's network namespace")
+    finally:
+        os.close(home)
 
 
 def _args_fd(args: list[str]) -> int:
@@ -241,13 +289,16 @@ def _from_spawner(start):  # type: ignore[no-untyped-def]
 class Launcher:
     """One launcher process per backend, restarted when it died before a request reached it."""
 
-    def __init__(self, spec: SandboxSpec, mechanism: str) -> None:
+    def __init__(self, spec: SandboxSpec, mechanism: str, joined: netns.NetNS | None = None) -> None:
         self.spec = spec
         self.mechanism = mechanism
+        self._joined = joined  # a re-planned launcher's predecessor's namespace: its servers stay reachable
+        self._borrowed = False  # self.net is the predecessor's (it closes it)
         self._log_fd: int | None = None  # the launcher's stderr: an anonymous file only we hold
         self._sock: socket.socket | None = None
         self._proc: subprocess.Popen | None = None
         self._lock = threading.Lock()
+        self.net: netns.NetNS | None = None  # bwrap's own network namespace (network on, slirp4netns here)
         self._pending: dict[int, list] = {}
         self._by_pid: dict[int, SandboxedProcess] = {}
         self._next = 0
@@ -275,41 +326,126 @@ class Launcher:
         tag = CONFINED_TAG if self.mechanism in ("bwrap", "landlock") else UNCONFINED_TAG
         boot = [sys.executable, "-I", "-S", "-c", _BOOT + "main; main()", tag, str(child.fileno())]
         argv, passed = boot, [child.fileno()]
+        own_net = self.mechanism == "bwrap" and self.spec.network and netns.forwarder() is not None
+        join = self._joined if own_net and self._joined is not None and self._joined.usable() \
+            and os.geteuid() == 0 else None  # as root: bwrap started inside it (no --unshare-net)
+        info_r = None
         if self.mechanism == "bwrap":  # options through `--args FD`: /proc/<pid>/cmdline shows no hidden path
-            prefix = bwrap_argv(self.spec)
+            prefix = bwrap_argv(self.spec, own_net=own_net and join is None)
+            if own_net and join is None:
+                info_r, more = self._net_options(passed)
+                prefix[-1:-1] = more
             passed.append(_args_fd(prefix[1:]))
             argv = [prefix[0], "--args", str(passed[-1]), *boot]
         env = launcher_env()
         try:
             if self._log_fd is None:
                 self._log_fd = os.memfd_create("hermes-sandbox-log", os.MFD_CLOEXEC)
-            self._proc = _from_spawner(functools.partial(
+            start = functools.partial(
                 subprocess.Popen, argv, stdin=subprocess.DEVNULL, stdout=self._log_fd, stderr=self._log_fd,
-                pass_fds=tuple(passed), start_new_session=True, env=env))
+                pass_fds=tuple(passed), start_new_session=True, env=env)
+            self._proc = _from_spawner(start if join is None else functools.partial(_in_netns, join.net_fd, start))
         except OSError as exc:
             parent.close()
+            if info_r is not None:
+                os.close(info_r)
             raise SandboxError(f"cannot start the {self.mechanism} sandbox: {exc}") from exc
         finally:
             child.close()
             for fd in passed[1:]:
                 os.close(fd)
+        if info_r is not None:
+            try:
+                self._start_net(parent, lambda: netns.NetNS.of_pid(netns.read_child_pid(info_r)))
+            finally:
+                os.close(info_r)
         parent.settimeout(_START_TIMEOUT_S)
+        # Landlock: a namespace only where the host's resolver is not on its loopback (no resolv.conf to bind)
+        ll_net = self.spec.network and netns.forwarder() is not None and netns.resolv_conf_override() is None
         try:
-            send_frame(parent, landlock_config(self.spec) if self.mechanism == "landlock"
+            send_frame(parent, landlock_config(self.spec, ll_net) if self.mechanism == "landlock"
                        else {"landlock": None, "fence": self.mechanism == "bwrap", "keeper": True,
-                             "seccomp": BWRAP_SECCOMP if self.mechanism == "bwrap" else None})
+                             "seccomp": bwrap_seccomp(self.spec) if self.mechanism == "bwrap" else None,
+                             "listen": list(self.spec.loopback_ports) if own_net and join is None else []})
             reply = recv_frame(parent)
         except (OSError, ValueError):
             reply = None
         ok = reply is not None and isinstance(reply[0], dict) and reply[0].get("ready")
         if not ok:
             self._fail_start(parent, reply[0].get("error") if reply and isinstance(reply[0], dict) else None)
+        listening, fds = reply[0].get("listening") or [], list(reply[1])  # type: ignore[index]
+        if self.mechanism == "landlock" and reply[0].get("netns") and len(fds) == len(listening) + 3:  # type: ignore[index]
+            ns = fds[len(listening):]  # its network and user namespaces and net/dev, opened before any command
+            del fds[len(listening):]
+            # unprivileged, slirp4netns cannot make its own mount sandbox in the launcher's user namespaces
+            self._start_net(parent, lambda: netns.NetNS(*ns, own_sandbox=os.geteuid() == 0))
+        if join is not None:
+            self.net, self._borrowed = join, True
+        if self.net is not None and not self._borrowed:
+            self._relay(listening, fds)
+        else:
+            for fd in fds:
+                os.close(fd)
         parent.settimeout(None)
         self._sock = parent
         threading.Thread(target=self._read, args=(parent,), name="hermes-sandbox", daemon=True).start()
 
+    def _net_options(self, passed: list[int]) -> tuple[int, list[str]]:
+        """bwrap options for its own network namespace: report the namespace's pid (`--info-fd`), and a
+        resolv.conf naming slirp4netns's resolver when the host's resolver is on its loopback."""
+        info_r, info_w = os.pipe()
+        passed.append(info_w)
+        more = ["--info-fd", str(info_w)]
+        resolv = netns.resolv_conf_override()
+        if resolv is not None:
+            fd = os.memfd_create("hermes-resolv", os.MFD_CLOEXEC)
+            os.write(fd, resolv)
+            os.lseek(fd, 0, os.SEEK_SET)
+            passed.append(fd)
+            more += ["--ro-bind-data", str(fd), os.path.realpath("/etc/resolv.conf")]
+        return info_r, more
+
+    def _start_net(self, parent: socket.socket, make) -> None:  # type: ignore[no-untyped-def]
+        """slirp4netns for the namespace just made (`make()`: its NetNS); the launcher fails to start without
+        it."""
+        try:
+            self.net = make()
+            self.net.start(self._log_fd)  # type: ignore[union-attr]
+        except OSError as exc:
+            self._fail_start(parent, f"network namespace: {exc}")
+
+    def _relay(self, ports: list, fds: list[int]) -> None:
+        """Relay the granted loopback ports the launcher listens on inside to the host's: one process holding
+        the listening sockets, tagged like a launcher (peer.py counts its connections as confined)."""
+        assert self.net is not None
+        if not ports:
+            for fd in fds:
+                os.close(fd)
+            return
+        signal_r, signal_w = os.pipe()
+        os.set_blocking(signal_r, False)
+        os.set_blocking(signal_w, False)
+        self.net.signal_r = signal_r
+        argv = [sys.executable, "-I", "-S", "-c", _BOOT + "relay_main; relay_main()", CONFINED_TAG,
+                json.dumps({"ports": [int(p) for p in ports], "fds": fds, "signal": signal_w})]
+        try:
+            self.net.relay = _from_spawner(functools.partial(
+                subprocess.Popen, argv, stdin=subprocess.DEVNULL, stdout=self._log_fd, stderr=self._log_fd,
+                pass_fds=(*fds, signal_w), start_new_session=True, env=launcher_env()))
+        finally:
+            for fd in (*fds, signal_w):
+                os.close(fd)
+
+    def took_in(self) -> bool | None:
+        """Did bytes arrive from outside the sandbox's network namespace since the last look? None: no
+        namespace of its own (the host's network, or none at all), so nobody can tell."""
+        return self.net.took_in() if self.net is not None else None
+
     def _fail_start(self, parent: socket.socket, error: object) -> None:
         parent.close()
+        net, self.net = self.net, None
+        if net is not None:
+            net.close()
         if self._proc is not None and self._proc.poll() is None:
             self._proc.kill()
         if self._proc is not None:
@@ -337,6 +473,10 @@ class Launcher:
             self._log_fd = None
 
     def _close_launcher(self) -> None:
+        net, self.net = self.net, None
+        if net is not None and not self._borrowed:
+            net.close()
+        self._borrowed = False
         sock, self._sock = self._sock, None
         if sock is not None:
             try:

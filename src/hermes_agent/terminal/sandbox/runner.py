@@ -41,6 +41,7 @@ class SandboxRunner:
         self._retired: list[Launcher] = []  # launchers of an older spec: their processes keep running
         self._plain: Launcher | None = None  # unconfined calls: no sandbox, but still tracked and reaped
         self._state: str | None = None
+        self._plain_used = False  # an unconfined call ran since network_input() last looked
         self._lock = threading.Lock()
 
     @property
@@ -51,6 +52,18 @@ class SandboxRunner:
             else:
                 mechanism, why = choose_mechanism(self.spec)
                 self._state = mechanism or "unavailable"
+                if mechanism in ("bwrap", "landlock") and self.spec.network:
+                    from hermes_agent.terminal.sandbox.netns import forwarder_problem
+
+                    problem = forwarder_problem()
+                    if problem is None and mechanism == "landlock":
+                        from hermes_agent.terminal.sandbox.launcher import landlock_netns_works
+
+                        if not landlock_netns_works():
+                            problem = ("Landlock cannot give commands a network namespace here (no user "
+                                       "namespaces): they share the host's loopback services; install bubblewrap")
+                    if problem:
+                        notice_once(f"hermes: {problem}", self._notice)
                 if mechanism is None:
                     notice_once(f"hermes: no OS sandbox for local commands ({why}); every command needs your yes "
                                 "for that one call (--yolo does not cover it)", self._notice)
@@ -105,18 +118,37 @@ class SandboxRunner:
     def _get_launcher(self, confined: bool) -> Launcher:
         with self._lock:
             if not confined:
+                self._plain_used = True
                 if self._plain is None:
                     self._plain = Launcher(self.spec, "none")
                 return self._plain
             fresh = self.spec.refreshed()  # re-planned when a .git or a HOME dot-entry appeared/moved
+            joined = None
             if fresh is not None:
                 self.spec = fresh
                 if self._launcher is not None:
+                    joined = self._launcher.net  # its network namespace: servers started there stay reachable
                     self._retired.append(self._launcher)  # its running processes keep their sandbox
                     self._launcher = None
             if self._launcher is None:
-                self._launcher = Launcher(self.spec, self.state)
+                self._launcher = Launcher(self.spec, self.state, joined=joined)
             return self._launcher
+
+    def network_input(self) -> bool | None:
+        """Did content come in from outside since the last look? True: bytes arrived in the sandbox's own
+        network namespace (netns.py); False: nothing did, or nothing could (`sandbox.network: false`); None:
+        nobody can tell (a command ran with the host's network: Landlock, no slirp4netns, unconfined)."""
+        with self._lock:
+            plain, self._plain_used = self._plain_used, False
+            launchers = [x for x in (*self._retired, self._launcher) if x is not None]
+        if plain:
+            return None
+        if not self.contained or not self.spec.network:
+            return False if self.contained else None
+        seen = [launcher.took_in() for launcher in launchers]
+        if any(s is None for s in seen):
+            return None
+        return any(seen)
 
     def close(self) -> None:
         with self._lock:

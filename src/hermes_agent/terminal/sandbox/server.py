@@ -4,8 +4,9 @@ plain subprocess (the vfork fast path), so each command inherits the sandbox for
 
 Protocol on a unix stream socket, frames of a 4-byte length + JSON: the first frame from the
 parent is {"landlock": [[path, rights]...] | null, "network": bool, "fence": bool, "keeper": bool,
-"seccomp": {seccomp.Policy fields} | null}; it answers
-{"ready": true} or {"error": "..."}. Then {"id", "argv", "cwd", "env", "pty"} with three or more fds
+"seccomp": {seccomp.Policy fields} | null, "listen": [loopback ports]}; it answers
+{"ready": true, "listening": [ports]} (the listening sockets of those ports attached, netns.Relay) or
+{"error": "..."}. Then {"id", "argv", "cwd", "env", "pty"} with three or more fds
 attached (stdin, stdout, stderr, then the extra channels the child sees as fds 3, 4, ...) ->
 {"id", "pid"} or {"id", "error"}, and later {"exit": pid, "code"}; {"signal": pid, "sig": n} signals the
 process group of `pid` (pids are the sandbox's own: under bwrap it has its own pid namespace).
@@ -40,7 +41,7 @@ def recv_frame(sock: socket.socket) -> tuple[object, list[int]] | None:
     """(object, fds) of the next frame, None at EOF."""
     head, fds = b"", []
     while len(head) < 4:
-        chunk, got, _, _ = socket.recv_fds(sock, 4 - len(head), 8)
+        chunk, got, _, _ = socket.recv_fds(sock, 4 - len(head), 64)
         if not chunk:
             for fd in got:
                 os.close(fd)
@@ -187,8 +188,38 @@ def _setup(sock: socket.socket) -> bool:
     except OSError as exc:
         send_frame(sock, {"error": f"landlock/seccomp: {exc}"})
         return False
-    send_frame(sock, {"ready": True, "pid": os.getpid()})
+    try:
+        own_net = cfg.get("landlock") is None or cfg.get("netns_made")  # bwrap asks only with its own
+        listening = _listen(cfg.get("listen") or [] if own_net else [])
+    except OSError as exc:
+        send_frame(sock, {"error": f"loopback port: {exc}"})
+        return False
+    ns = []
+    if cfg.get("netns_made"):  # the network namespace, the user namespace owning it, its counters
+        ns = [os.open("/proc/self/ns/net", os.O_RDONLY | os.O_CLOEXEC),
+              _OUTER.pop() if _OUTER else os.open("/proc/self/ns/user", os.O_RDONLY | os.O_CLOEXEC),
+              os.open("/proc/self/net/dev", os.O_RDONLY | os.O_CLOEXEC)]
+    send_frame(sock, {"ready": True, "pid": os.getpid(), "listening": [p for p, _ in listening],
+                      "netns": bool(cfg.get("netns_made"))},
+               [*(s.fileno() for _, s in listening), *ns])
+    for _, listener in listening:
+        listener.close()  # hermes holds them now; no command inherits them
+    for fd in ns:
+        os.close(fd)
     return True
+
+
+def _listen(ports: list) -> list[tuple[int, socket.socket]]:
+    """The granted loopback ports, listened on inside the sandbox's own network namespace before any command
+    runs; hermes relays what they accept to the host's 127.0.0.1 (netns.Relay)."""
+    found = []
+    for port in ports:
+        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", int(port)))
+        listener.listen(64)
+        found.append((int(port), listener))
+    return found
 
 
 _PR_SET_PDEATHSIG, _PR_SET_DUMPABLE, _PR_SET_CHILD_SUBREAPER, _PR_CAPBSET_DROP = 1, 4, 36, 24
@@ -214,6 +245,12 @@ def _confine(cfg: dict, split) -> None:  # type: ignore[no-untyped-def]
         _supervise(pair[0], writable or frozenset())
     pidns = bool(cfg.get("pidns")) and _unshare(_CLONE_NEWPID)  # the next child is pid 1 of its own namespace
     split(pair[0] if pair else None)  # the keeper stays outside every Landlock domain
+    if cfg.get("netns"):  # a network namespace for slirp4netns (netns.py): as root, else in user namespaces
+        if _unshare(_CLONE_NEWNET):
+            _loopback_up()
+            cfg["netns_made"] = True
+        else:
+            cfg["netns_made"] = _own_user_netns()
     if pidns:
         _own_proc(cfg.get("binds") or [])  # before Landlock: a Landlock domain may not mount
     landlock.apply(rules, network=bool(cfg.get("network", True)))
@@ -227,7 +264,48 @@ def _confine(cfg: dict, split) -> None:  # type: ignore[no-untyped-def]
         pair[1].close()
 
 
-_CLONE_NEWNS, _CLONE_NEWPID = 0x00020000, 0x20000000
+_CLONE_NEWNS, _CLONE_NEWPID, _CLONE_NEWNET, _CLONE_NEWUSER = 0x00020000, 0x20000000, 0x40000000, 0x10000000
+
+
+def _own_user_netns() -> bool:
+    """Without privileges (bwrap's way): an outer user namespace where we are root (uid 0 = our uid), holding
+    the network namespace (slirp4netns joins it as root there to make its tap device), then an inner one
+    mapping our uid back (files keep their owners; commands, not root there, have no capabilities after
+    execve). The caller is single-threaded (just forked). The outer one is what hermes gets (`_OUTER`)."""
+    uid, gid = os.getuid(), os.getgid()
+    if not _unshare(_CLONE_NEWUSER | _CLONE_NEWNET):
+        return False
+    _prctl(_PR_SET_DUMPABLE, 1)  # a non-dumpable process's /proc/self files are root's; no command runs yet
+    try:
+        _write_maps(f"0 {uid} 1", f"0 {gid} 1", deny=True)
+        _loopback_up()  # root of the outer namespace may; nobody in the inner one can
+        _OUTER.append(os.open("/proc/self/ns/user", os.O_RDONLY | os.O_CLOEXEC))
+        if not _unshare(_CLONE_NEWUSER):
+            raise OSError("cannot make the inner user namespace")
+        _write_maps(f"{uid} 0 1", f"{gid} 0 1", deny=False)
+    finally:
+        _prctl(_PR_SET_DUMPABLE, 0)
+    return True
+
+
+_OUTER: list[int] = []  # the user namespace owning the sandbox's network namespace (unprivileged Landlock)
+
+
+def _write_maps(uid_map: str, gid_map: str, deny: bool) -> None:
+    names = (("setgroups", "deny"),) if deny else ()
+    for name, text in (*names, ("uid_map", uid_map), ("gid_map", gid_map)):
+        with open(f"/proc/self/{name}", "w", encoding="ascii") as fh:
+            fh.write(text)
+
+
+def _loopback_up() -> None:
+    """`ip link set lo up` in a fresh network namespace (SIOCGIFFLAGS / SIOCSIFFLAGS with IFF_UP)."""
+    import fcntl
+    import struct
+
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        flags = struct.unpack("16sH", fcntl.ioctl(sock, 0x8913, struct.pack("16sH14x", b"lo", 0))[:18])[1]
+        fcntl.ioctl(sock, 0x8914, struct.pack("16sH14x", b"lo", flags | 1))
 _MS_REC, _MS_PRIVATE, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 0x4000, 0x40000, 2, 4, 8
 _MS_RDONLY, _MS_REMOUNT, _MS_BIND = 1, 32, 4096
 
@@ -457,6 +535,18 @@ def main() -> None:
     os.close(received)
     if _setup(sock):
         _Server(sock).serve()
+def relay_main() -> None:
+    """The relay of granted loopback ports (netns.relay_serve): argv[1] is the tag, argv[2] the ports and
+    their listening sockets' fds (JSON); it dies with hermes."""
+    import signal
+
+    _prctl(_PR_SET_DUMPABLE, 0)
+    _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    from hermes_agent.terminal.sandbox.netns import relay_serve
+
+    relay_serve(json.loads(sys.argv[2]))
+
+
 def exec_main() -> None:
     """`sandbox_command` for Landlock: argv[1] is the tag, argv[2] the config (JSON), argv[3:] the program.
     As the launcher: a keeper stays in the outer domain and kills every descendant when the program ends

@@ -56,6 +56,7 @@ class SandboxSpec:
     extra: tuple[str, ...] = ()
     private_tmp: str = ""
     sockets: tuple[str, ...] = ()
+    loopback_ports: tuple[int, ...] = ()  # host 127.0.0.1 ports reachable from bwrap's own netns (netns.py)
     workspaces: tuple[str, ...] = ()  # watched by the run-later guard (guard.py) when writable
     quarantine: str = ""  # where the guard moves what it takes away ($HERMES_HOME/quarantine)
     git_globals: tuple[tuple[str, str], ...] = ()  # (original, credential-free copy); ("", combined) last
@@ -113,7 +114,8 @@ class SandboxSpec:
 
 
 def spec_from_policy(policy: PolicyLike, *, network: object = True, mechanism: str = "auto",
-                     mode: str | None = None, sockets: Iterable[str] = ()) -> SandboxSpec:
+                     mode: str | None = None, sockets: Iterable[str] = (),
+                     loopback_ports: Iterable[object] = ()) -> SandboxSpec:
     """The sandbox of a path policy. Only existing paths are mounted or hidden (bwrap needs them)."""
     mode = str(mode or policy.mode or "workspace-write").strip().lower()
     if mode not in MODES:
@@ -156,14 +158,29 @@ def spec_from_policy(policy: PolicyLike, *, network: object = True, mechanism: s
                        secrets=secrets, network=_flag(network),
                        mechanism=mech if mech in MECHANISMS else "auto", pinned=tuple(dict.fromkeys(pinned)),
                        sealed=tuple(dict.fromkeys(sealed)), home_workspace=home_ws, sockets=sockets,
+                       loopback_ports=_ports(loopback_ports),
                        git_globals=git_globals, workspaces=workspaces if mode == "workspace-write" else (),
                        note=dot.note, quarantine=os.path.join(getattr(policy, "hermes_home", "") or "", "quarantine")
                        if getattr(policy, "hermes_home", "") else "",
                        stamp=views.watch_stamp(workspaces, home),
                        replan=functools.partial(spec_from_policy, policy, network=network, mechanism=mechanism,
-                                                mode=mode, sockets=sockets),
+                                                mode=mode, sockets=sockets, loopback_ports=loopback_ports),
                        watch=functools.partial(views.watch_stamp, workspaces, home))
     return spec
+
+
+def _ports(values: Iterable[object]) -> tuple[int, ...]:
+    """`sandbox.loopback_ports` as TCP port numbers (anything else is dropped; below 1024 too: the launcher,
+    without capabilities, cannot listen there inside)."""
+    ports = []
+    for value in values or ():
+        try:
+            port = int(str(value).strip())
+        except ValueError:
+            continue
+        if 1024 <= port < 65536 and port not in ports:
+            ports.append(port)
+    return tuple(ports)
 
 
 @dataclass(frozen=True, slots=True)
