@@ -33,15 +33,22 @@ class RunOptions:
 def person_options(settings: Settings, team: Team, person: Person) -> tuple[Settings, RunOptions]:
     """Team mode: the settings and RunOptions of one person's agents: their role's toolsets taken away, their
     own USER.md (the owner keeps memories/USER.md); a member's terminal is the local sandbox working in their
-    own folder (created here), the other people's folders unreadable and no shared /tmp. The person spends their own
+    own folder (created here), the other people's folders unreadable and no shared /tmp; the owner's HOME is
+    hidden whole (`sandbox.hide_home`, one PathPolicy for the sandbox and the file tools) but that folder, the
+    shared team folder (`team.shared`, when set) and the tool directories. The person spends their own
 budget (`spender` = their key, whose role caps come from config.team.caps_for)."""
     if person.role == "member":
         work = team.workspace(person)
         work.mkdir(parents=True, exist_ok=True, mode=0o700)
-        others = [str(p) for p in work.parent.iterdir() if p.is_dir() and p != work]  # the other people's folders
-        settings = settings.with_overrides({"terminal.cwd": str(work), "terminal.backend": "local",
-                                            "sandbox.deny_read": [*settings.cfg.sandbox.deny_read, *others],
-                                            "sandbox.shared_tmp": False})
+        shared = team.shared_folder()
+        others = [str(p) for p in work.parent.iterdir()  # the other people's folders
+                  if p.is_dir() and p != work and p != shared]
+        if shared is not None:
+            shared.mkdir(parents=True, exist_ok=True, mode=0o700)
+        settings = settings.with_overrides({
+            "terminal.cwd": str(work), "terminal.backend": "local", "sandbox.hide_home": True,
+            "sandbox.deny_read": [*settings.cfg.sandbox.deny_read, *others], "sandbox.shared_tmp": False,
+            "sandbox.writable_paths": [*settings.cfg.sandbox.writable_paths, *([str(shared)] if shared else [])]})
     user_dir = None if person.role == "owner" else str(Path(settings.home) / "memories" / "people" / person.slug)
     return settings, RunOptions(spender=person.key, person=person.key, role=person.role, user_dir=user_dir,
                                 disabled_toolsets=team.disabled_toolsets(person.role))

@@ -54,7 +54,8 @@ DEFAULT_CONFIG: dict = {
     "approvals": {"mode": "manual", "timeout": 60, "deny": [], "cron_mode": "deny"},
     # Containment of local commands and file tools (approval/policy.py, terminal sandbox).
     "sandbox": {"mode": "workspace-write", "network": True, "writable_paths": [], "readable_paths": [],
-                "deny_read": [], "protected_paths": [], "shared_tmp": False, "mechanism": "auto", "sockets": []},
+                "deny_read": [], "protected_paths": [], "shared_tmp": False, "mechanism": "auto", "sockets": [],
+                "hide_home": False},
     "command_allowlist": [],
     "checkpoints": {"enabled": False, "max_snapshots": 20},
     "compression": {

@@ -145,6 +145,9 @@ class SandboxCfg:
     shared_tmp: bool
     mechanism: Literal["auto", "bwrap", "landlock"]
     sockets: list[str]  # unix sockets reachable from inside (all others are hidden under bwrap)
+    # HOME hidden whole but the workspace, the writable and readable paths and the tool directories, and of the
+    # Hermes home only the skills (team mode sets it for a member's sessions: bootstrap/options.person_options)
+    hide_home: bool = False
 
 
 @_record
