@@ -54,16 +54,30 @@ budget (`spender` = their key, whose role caps come from config.team.caps_for)."
                                 disabled_toolsets=team.disabled_toolsets(person.role))
 
 
-def job_person(settings: Settings, key: str) -> tuple[Settings, RunOptions | None]:
-    """A cron job made by `key` ("<platform>:<user id>"): the settings and RunOptions of that person's agents, as
-    their role is now (team mode); outside team mode (None) the job runs as any other."""
-    from hermes_agent.config.team import Team
+def job_person(settings: Settings, key: str, role: str = "",
+               disabled: tuple[str, ...] = ()) -> tuple[Settings, RunOptions | None]:
+    """A cron job made by `key` ("<platform>:<user id>", "" for the owner): the settings and RunOptions of that
+    person's agents as their role is now, but no wider than `role`, the role recorded when the job was made
+    (team mode), with the `disabled` toolsets (those the making session did not offer; cron/confinement.py) taken
+    away too. None options: the job runs as any other."""
+    from dataclasses import replace
+
+    from hermes_agent.config.team import ROLES, Person, Team
+    from hermes_agent.tools.toolsets import is_known
 
     team = Team(settings)
     platform, _, user_id = key.partition(":")
-    if not team.enabled or not user_id:
-        return settings, None
-    return person_options(settings, team, team.person(platform, user_id))
+    options = None
+    if team.enabled and user_id:
+        person = team.person(platform, user_id)
+        if role in ROLES and ROLES.index(role) > ROLES.index(person.role):  # promoted since: the job keeps the old role
+            person = Person(person.key, role, person.name)
+        settings, options = person_options(settings, team, person)
+    known = [t for t in disabled if is_known(t)]  # a static toolset (an MCP server's is not known before discovery)
+    if known:
+        base = options or RunOptions()
+        options = replace(base, disabled_toolsets=tuple(dict.fromkeys((*base.disabled_toolsets, *known))))
+    return settings, options
 
 
 @dataclass(frozen=True, slots=True)

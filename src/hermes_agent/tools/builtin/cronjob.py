@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 from hermes_agent import paths
+from hermes_agent.cron.confinement import FIELD, record
 from hermes_agent.cron.jobs import JobNotFound, JobStore, new_job, utcnow
 from hermes_agent.cron.schedule import ScheduleError
 from hermes_agent.tools.provenance import cron_persists
@@ -76,10 +77,41 @@ def _create(args: dict, origin: dict | None, ctx: object) -> str:
     person = str(getattr(ctx, "person", "") or "")
     if person:
         job["created_by"] = person
+    job[FIELD] = _confinement(ctx, person)
     _store().add(job)
     return json.dumps({"success": True, "job_id": job["id"], "name": job["name"], "schedule": job["schedule_display"],
                        "deliver": job["deliver"], "next_run_at": job["next_run_at"], "job": format_job(job),
                        "message": f"Cron job '{job['name']}' created."}, indent=2)
+
+
+def _confinement(ctx: object, person: str) -> dict:
+    """What the session making the job was confined to (its workspace, person, role, sandbox settings and the
+    toolsets it did not offer): every run of the job gets exactly that or narrower (cron/confinement.py)."""
+    import os
+
+    from hermes_agent.config.loader import load_settings
+
+    settings = getattr(ctx, "settings", None) or load_settings()
+    policy = getattr(ctx, "path_policy", None)
+    workspace = policy.workspace[0] if policy is not None and policy.workspace else \
+        os.path.abspath(os.path.expanduser(settings.cfg.terminal.cwd))
+    return record(settings, workspace, person=person, role=str(getattr(ctx, "role", "") or ""),
+                  disabled_toolsets=_not_offered(getattr(ctx, "offered", frozenset())))
+
+
+def _not_offered(offered: frozenset[str]) -> list[str]:
+    """The basic toolsets (no includes, no presets) none of whose tools the session offered."""
+    if not offered:
+        return []
+    from hermes_agent.tools.toolsets import TOOLSETS, resolve_or_skip
+
+    out = []
+    for name, spec in TOOLSETS.items():
+        tools = [] if spec.get("includes") or name.startswith("hermes-") else resolve_or_skip(name)
+        if tools and not any(t in offered for t in tools):
+            out.append(name)
+    out += [name for name, tools in registry.toolsets().items() if tools and not any(t in offered for t in tools)]
+    return out
 
 
 def _on_job(action: str, args: dict, only: str | None) -> str:
