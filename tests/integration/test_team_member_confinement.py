@@ -33,6 +33,9 @@ def _brain(body: dict) -> dict:
         return {"tool_calls": [{"name": "terminal", "arguments": {"command": rest}}]}
     if verb == "read":
         return {"tool_calls": [{"name": "read_file", "arguments": {"path": rest}}]}
+    if verb == "schedule":
+        return {"tool_calls": [{"name": "cronjob", "arguments": {"action": "create", "schedule": "every 1h",
+                                                                  "prompt": rest, "name": "bobs"}}]}
     if verb == "write":
         path, _, content = rest.partition(" ")
         return {"tool_calls": [{"name": "write_file", "arguments": {"path": path, "content": content}}]}
@@ -67,13 +70,13 @@ def owner(request, scripted, tmp_path):
     proc = subprocess.Popen([HERMES, "api"], env=env, cwd=home,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     assert "listening on" in proc.stdout.readline()
-    yield home, f"http://127.0.0.1:{port}/v1"
+    yield home, f"http://127.0.0.1:{port}/v1", request.param
     proc.terminate()
     proc.wait(timeout=20)
 
 
 def test_a_member_reads_only_what_is_theirs(owner):
-    home, url = owner
+    home, url, _ = owner
     mine = home / "team" / "api_bob"
     files = f"{home}/Documents/diary.txt {home}/projects/app/.env {home}/.hermes/cache/documents/doc_contract.txt"
     status, reply, _ = _post(url, f"run pwd; cat {files}; ls {home}/projects", "bob", BOB)
@@ -95,9 +98,27 @@ def test_a_member_reads_only_what_is_theirs(owner):
 
 
 def test_the_owners_sessions_are_unchanged(owner):
-    home, url = owner
+    home, url, _ = owner
     status, reply, _ = _post(url, f"read {home}/Documents/diary.txt", None, KEY)
     assert status == 200 and SECRETS[0] in reply, reply
     status, reply, _ = _post(url, f"run cat {home}/projects/app/.env", None, KEY)
     assert status == 200 and SECRETS[1] in reply, reply
     assert json.dumps(reply)  # well-formed
+
+
+def test_a_members_cron_job_stays_theirs_after_a_promotion(owner, scripted):
+    """Bob (member) schedules a job; the owner then makes him an admin in config and runs the job in HOME: the
+    run is still confined as the member who made it (his folder; the owner's files hidden)."""
+    home, url, mech = owner
+    status, reply, _ = _post(url, "schedule run pwd; cat ~/Documents/diary.txt", "bob", BOB)
+    assert status == 200 and "created" in reply, reply
+    job = json.loads((home / ".hermes" / "cron" / "jobs.json").read_text())["jobs"][0]
+    assert job["created_by"] == "api:bob" and job["confinement"]["role"] == "member"
+    cfg = home / ".hermes" / "config.yaml"
+    cfg.write_text(cfg.read_text().replace("'api:bob': member", "'api:bob': admin"))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "OPENROUTER_", "HERMES_"))}
+    env.update(HOME=str(home), HERMES_HOME=str(home / ".hermes"))
+    ran = subprocess.run([HERMES, "cron", "run", job["id"], "--now"], env=env, cwd=home, capture_output=True,
+                         text=True, timeout=120)
+    assert "tool said" in ran.stdout, ran.stdout + ran.stderr
+    assert str(home / "team" / "api_bob") in ran.stdout and SECRETS[0] not in ran.stdout, ran.stdout
