@@ -64,3 +64,30 @@ def test_stopping_a_team_gateway_with_a_members_request_waiting(fake, scripted, 
     assert "Traceback" not in out and "AttributeError" not in out, out[-2000:]
     assert code == 0 and took < 10, (code, took, out[-1000:])
     assert victim.exists()
+
+
+def _reader(body: dict) -> dict:
+    """A file sent in chat: the terminal reads it and the owner's document; a tool result is echoed."""
+    last = body["messages"][-1]
+    text = str(last.get("content") or "")
+    if last["role"] == "tool":
+        return {"content": "tool said: " + text[:1500]}
+    if "saved at " in text:
+        path = text.split("saved at ", 1)[1].split("]", 1)[0]
+        return {"tool_calls": [{"name": "terminal", "arguments": {"command": f"cat {path} ../../hermes_home/cache/"
+                                                                            "documents/owner_doc.txt"}}]}
+    return {"content": "echo: " + text}
+
+
+def test_a_member_reads_the_files_they_sent_not_the_owners(fake, scripted, team, hermes_home):  # noqa: F811
+    gw, root = team
+    owner_doc = hermes_home / "cache" / "documents" / "owner_doc.txt"
+    owner_doc.parent.mkdir(parents=True)
+    owner_doc.write_text("OWNER-CONTRACT-77\n")
+    scripted.default = _reader
+    fake.user_sends_file("notes.txt", b"BOBS-NOTES-42\n", caption="read it", chat_id=MEMBER)
+    assert fake.wait_for(lambda: _replies(fake, MEMBER, "tool said"), timeout=30)
+    said = _replies(fake, MEMBER, "tool said")[0]
+    assert "BOBS-NOTES-42" in said and "OWNER-CONTRACT-77" not in said, said
+    saved = list((hermes_home / "cache" / "documents" / "people" / "telegram_222").iterdir())
+    assert [p.read_text() for p in saved] == ["BOBS-NOTES-42\n"]

@@ -47,11 +47,19 @@ budget (`spender` = their key, whose role caps come from config.team.caps_for)."
             shared.mkdir(parents=True, exist_ok=True, mode=0o700)
         settings = settings.with_overrides({
             "terminal.cwd": str(work), "terminal.backend": "local", "sandbox.hide_home": True,
+            "sandbox.readable_paths": [*settings.cfg.sandbox.readable_paths, str(documents_dir(settings.home, person))],
             "sandbox.deny_read": [*settings.cfg.sandbox.deny_read, *others], "sandbox.shared_tmp": False,
             "sandbox.writable_paths": [*settings.cfg.sandbox.writable_paths, *([str(shared)] if shared else [])]})
     user_dir = None if person.role == "owner" else str(Path(settings.home) / "memories" / "people" / person.slug)
     return settings, RunOptions(spender=person.key, person=person.key, role=person.role, user_dir=user_dir,
                                 disabled_toolsets=team.disabled_toolsets(person.role))
+
+
+def documents_dir(hermes_home: Path | str, person: Person | None) -> Path:
+    """Where the gateway saves the files someone sends in chat: HERMES_HOME/cache/documents, a member's or
+    guest's in people/<slug> below it (their sessions read only that part; the gateway alone writes there)."""
+    base = Path(hermes_home) / "cache" / "documents"
+    return base if person is None or person.role in ("owner", "admin") else base / "people" / person.slug
 
 
 def job_person(settings: Settings, key: str, role: str = "",

@@ -199,7 +199,7 @@ class GatewayRunner:
         session = self._session(event, person)
         session.user_id = event.user_id
         if event.extra.get("file_id"):
-            event = await self._with_file(adapter, event)
+            event = await self._with_file(adapter, event, person)
         text = event.text.strip()
         if self.hooks.wants("message:received"):  # (the context reads the chat's session id: skipped unless heard)
             self.hooks.emit("message:received", {**session.hook_context(), "user_name": event.user_name,
@@ -261,15 +261,17 @@ class GatewayRunner:
                                           "command": text.split()[0][1:], "args": " ".join(text.split()[1:])})
         return dataclasses.replace(event, text=message)
 
-    async def _with_file(self, adapter: PlatformAdapter, event: Inbound) -> Inbound:
-        """Save an attachment under HERMES_HOME/cache/documents and tell the agent where it is; a voice note is
-        transcribed (stt.*) and the agent gets the transcript (the user sees it too unless stt.echo_transcripts
-        is false)."""
+    async def _with_file(self, adapter: PlatformAdapter, event: Inbound, person: Person | None = None) -> Inbound:
+        """Save an attachment under HERMES_HOME/cache/documents (a member's or guest's under people/<them>, the
+        one part of it their sessions read) and tell the agent where it is; a voice note is transcribed (stt.*)
+        and the agent gets the transcript (the user sees it too unless stt.echo_transcripts is false)."""
         import dataclasses
         import re
 
+        from hermes_agent.bootstrap.options import documents_dir
+
         name = re.sub(r"[^A-Za-z0-9._-]", "_", str(event.extra.get("file_name") or "file"))[:100]
-        target = paths.hermes_home() / "cache" / "documents" / f"{event.event_id}_{name}"
+        target = documents_dir(paths.hermes_home(), person) / f"{event.event_id}_{name}"
         try:
             saved = await adapter.download(str(event.extra["file_id"]), target)
         except Exception as exc:  # frontend boundary: the agent is told the file could not be fetched
