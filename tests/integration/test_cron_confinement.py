@@ -88,3 +88,23 @@ def test_an_old_job_runs_in_its_workdir_or_not_at_all(scripted, user):
     assert ran.returncode == 0 and "tidied" in ran.stdout, ran.stdout + ran.stderr
     assert (user / "projects" / "thesis" / "ch1.tex").read_text() == "precious\n"
     assert (user / "ws" / "here.txt").read_text() == "OK\n"
+
+
+def test_a_session_that_changes_a_job_narrows_it_to_its_own_confinement(scripted, user):
+    """The cronjob tool's update: the job then does what this session said, so it gets no wider than this session:
+    a session in another folder cannot take it over; one in a folder inside the job's narrows it there."""
+    model_config(user / ".hermes", scripted.url)
+    (user / "other").mkdir()
+    (user / "ws" / "sub").mkdir()
+    made = _hermes(user, "cron", "create", "every 1h", "tidy up", "--name", "tidy", cwd=user / "ws")
+    (job,) = _jobs(user)
+    assert made.returncode == 0
+    for where, step in ((user / "other", "refused"), (user / "ws" / "sub", "narrowed")):
+        scripted.add(_call("cronjob", action="update", job_id=job["id"], prompt=f"new prompt {step}"))
+        scripted.add({"content": step})
+        assert _hermes(user, "chat", "-q", "change the job", "--yolo", cwd=where).returncode == 0
+    said = [json.dumps(r["body"]["messages"][-1]) for r in scripted.requests if r["body"]["messages"][-1]["role"] == "tool"]
+    assert "not updated: this job works in" in said[0] and "make a new job from here" in said[0], said[0]
+    (after,) = _jobs(user)
+    assert after["prompt"] == "new prompt narrowed"
+    assert after["confinement"]["workspace"] == str((user / "ws" / "sub").resolve())

@@ -61,6 +61,22 @@ def narrowest(then: dict, now: dict) -> dict:
     return out
 
 
+def merged(old: object, new: dict) -> dict:
+    """A job's confinement after a session confined by `new` changed it (the cronjob tool's update): no wider
+    than either; raises Unconfined when neither workspace holds the other."""
+    if not isinstance(old, dict):
+        return new
+    a, b = str(old.get("workspace") or ""), str(new.get("workspace") or "")
+    if not (_within(b, a) or _within(a, b)):
+        raise Unconfined(f"this job works in {a} and this session in {b}: make a new job from here instead")
+    roles = ("owner", "admin", "member", "guest")
+    role = max((str(c.get("role") or "") for c in (old, new)), key=lambda r: roles.index(r) if r in roles else -1)
+    return {**old, "workspace": b if _within(b, a) else a, "role": role,
+            "disabled_toolsets": sorted({*old.get("disabled_toolsets", []), *new.get("disabled_toolsets", [])}),
+            "sandbox": narrowest(old.get("sandbox") if isinstance(old.get("sandbox"), dict) else {},
+                                 new.get("sandbox") or {})}
+
+
 def confined(job: dict, settings: Settings) -> Settings:
     """`settings` for one run of `job`: its recorded workspace and sandbox (narrowed by today's config), or its
     `workdir` alone for a job without a record; raises Unconfined when it has neither."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from hermes_agent import paths
-from hermes_agent.cron.confinement import FIELD, record
+from hermes_agent.cron.confinement import FIELD, Unconfined, merged, record
 from hermes_agent.cron.jobs import JobNotFound, JobStore, new_job, utcnow
 from hermes_agent.cron.schedule import ScheduleError
 from hermes_agent.tools.provenance import cron_persists
@@ -114,7 +114,7 @@ def _not_offered(offered: frozenset[str]) -> list[str]:
     return out
 
 
-def _on_job(action: str, args: dict, only: str | None) -> str:
+def _on_job(action: str, args: dict, only: str | None, ctx: object = None) -> str:
     job_id = str(args.get("job_id") or "")
     if not job_id:
         return tool_error(f"action={action} needs 'job_id' (use action='list' to find it)")
@@ -131,8 +131,12 @@ def _on_job(action: str, args: dict, only: str | None) -> str:
         job = store.set_enabled(job_id, action == "resume", args.get("reason"))
     elif action == "run":
         job = store.trigger(job_id)
-    else:
+    else:  # what the job then does is this session's too: its confinement no wider than this session's
         fields = {k: args.get(k) for k in ("prompt", "name", "deliver", "schedule")}
+        try:
+            fields[FIELD] = merged(found.get(FIELD), _confinement(ctx, str(getattr(ctx, "person", "") or "")))
+        except Unconfined as exc:
+            return tool_error(f"job {job_id} not updated: {exc}")
         job = store.update(job_id, **fields)
     return json.dumps({"success": True, "job": format_job(job)}, indent=2)
 
@@ -150,7 +154,7 @@ def cronjob(args: dict, ctx: object = None) -> str:
                     if _mine(j, only) and (args.get("include_disabled", True) or j.get("enabled", True))]
             return json.dumps({"success": True, "count": len(jobs), "jobs": jobs}, indent=2)
         if action in _ACTIONS:
-            return _on_job(action, args, only)
+            return _on_job(action, args, only, ctx)
     except ScheduleError as exc:
         return tool_error(str(exc))
     except JobNotFound:
