@@ -135,6 +135,12 @@ def test_jobs_written_by_hermes_are_listed_and_run(scripted, hermes_home, tmp_pa
     assert "theirs" in listing and "every 30m" in listing
     job = _jobs(hermes_home)[0]["id"]
     run_hermes("cron", "run", job, home=hermes_home)
+    # Hermes records no workspace and no workdir: not run anywhere until the user gives it one (rt6 a03)
+    refused = run_hermes("cron", "daemon", "--once", home=hermes_home).stdout
+    assert f"job {job}: FAILED: cron job 'theirs' ({job}) records neither the workspace" in refused, refused
+    assert f"hermes cron edit {job} --workdir DIR" in refused and scripted.requests == []
+    assert run_hermes("cron", "edit", job, "--workdir", str(tmp_path), home=hermes_home).returncode == 0
+    run_hermes("cron", "run", job, home=hermes_home)
     assert f"job {job}: ok" in run_hermes("cron", "daemon", "--once", home=hermes_home).stdout
     back = subprocess.run([str(HERMES_REF), "cron", "list"], env=_env(hermes_home), capture_output=True,
                           text=True, timeout=120, cwd=tmp_path)

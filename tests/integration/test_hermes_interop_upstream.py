@@ -136,6 +136,11 @@ def test_a_jobs_skills_are_sent_to_the_model(program, home, server):
     ok(other(program, "cron", "create", "every 1h", "give the tide report", "--skill", "tide-report",
              "--name", "tides", home=home))
     (job,) = jobs(home)
+    # Hermes records no workspace: refused (one line, no model call) until the user gives it one (rt6 a03)
+    refused = run_hermes("cron", "run", job["id"], "--now", home=home, cwd=str(home.parent / "work"))
+    assert refused.returncode == 1 and "records neither the workspace" in refused.stdout and not server.requests
+    (home.parent / "work").mkdir(exist_ok=True)
+    ok(run_hermes("cron", "edit", job["id"], "--workdir", str(home.parent / "work"), home=home))
     server.add({"content": "HX-7731: high tide at noon."})
     ran = run_hermes("cron", "run", job["id"], "--now", home=home, cwd=str(home.parent / "work"))
     assert ran.returncode == 0 and "HX-7731: high tide" in ran.stdout, ran.stderr

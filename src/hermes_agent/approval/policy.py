@@ -46,6 +46,9 @@ HERMES_READABLE: tuple[str, ...] = ("skills", "cache/sandbox")
 MEDIA_DIRS: tuple[str, ...] = ("cache/documents", "cache/images", "cache/audio", "image_cache", "audio_cache")
 # Dot-entries inside the skills folder, at any depth the globs reach (a skill's own .env, the hub's .hub/).
 SKILL_DOT_ENTRIES: tuple[str, ...] = tuple("skills/" + "*/" * n + ".*" for n in range(5))
+# With sandbox.hide_home (a team member's sessions, a08): HOME is hidden whole like another user's home, but
+# for the workspace, the writable and readable paths and HOME_TOOLS; the Hermes home as above (its media: the
+# session's own scope only, which for a member is their own chat's).
 # Files under HERMES_HOME that hold secrets.
 HERMES_SECRETS: tuple[str, ...] = (".env", "auth.json", "auth.lock", "config.yaml",  # config may hold model.api_key
                                    ".parsed-config.json")  # config/loader.py's parsed copy of config.yaml
@@ -184,10 +187,14 @@ class PathPolicy:
         mode = str(cfg.get("mode") or "workspace-write").strip().lower()
         xdg = xdg_private_dirs(home, ws)
         roots = tuple(dict.fromkeys((hermes_root_of(hh), os.path.join(home, ".hermes"), *xdg)))
-        foreign = foreign_homes(home)
+        scoped = bool(cfg.get("hide_home"))
+        foreign = (*foreign_homes(home), home) if scoped else foreign_homes(home)
         xdg_cache = os.path.realpath(os.path.expanduser(os.environ.get("XDG_CACHE_HOME", "") or "~/.cache"))
-        allow = (*norm(HOME_READABLE), *(os.path.join(x, "git", "config") for x in xdg),
-                 *(os.path.join(xdg_cache, c.removeprefix(".cache/")) for c in CACHE_TOOLS if xdg_cache in xdg), *(os.path.join(hh, n) for n in HERMES_READABLE), *media, *readable, *ws,
+        settings_files = () if scoped else (*norm(HOME_READABLE[len(HOME_TOOLS):]),
+                                            *(os.path.join(x, "git", "config") for x in xdg))
+        allow = (*norm(HOME_TOOLS), *settings_files,
+                 *(os.path.join(xdg_cache, c.removeprefix(".cache/")) for c in CACHE_TOOLS if xdg_cache in xdg),
+                 *(os.path.join(hh, n) for n in HERMES_READABLE), *media, *readable, *ws,
                  *(w for w in writable if w not in norm(SHARED_TMP)), *code_dirs(),
                  *(_realpath(os.path.join(f, t), memo) for f in foreign for t in HOME_TOOLS))
         allow = tuple(dict.fromkeys(allow))
@@ -210,10 +217,11 @@ class PathPolicy:
             deep = homewalk.private_reason(real, self.home, (*self.readable, *_path_dirs()))
             if deep:
                 return deep
-        if not _under(real, self.home):
-            for root in self.foreign_homes:
-                if _under(real, root) and not self._readable_below(real, root):
-                    return root
+        for root in self.foreign_homes:  # HOME itself is one with sandbox.hide_home
+            if root != self.home and _under(real, self.home):
+                continue
+            if _under(real, root) and not self._readable_below(real, root):
+                return root
         return None
 
     def _readable_below(self, real: str, root: str) -> bool:
@@ -230,6 +238,7 @@ class PathPolicy:
         if hidden:
             what = "the Hermes home (keys, config, sessions of every profile)" if hidden in self.hermes_roots[:2] else \
                 f"{_show(hidden, self.home)}: your XDG config/data/state directory" if hidden in self.hermes_roots else \
+                f"{hidden}: the owner's home, outside your folder" if hidden == self.home else \
                 f"{hidden}: another user's home" if hidden in self.foreign_homes else \
                 f"{_show(hidden, self.home)}: another project's repository" if os.path.lexists(os.path.join(hidden, ".git")) else \
                 f"{_show(hidden, self.home)}: dot-files in your home are private unless listed as readable"

@@ -35,30 +35,51 @@ class RunOptions:
 def person_options(settings: Settings, team: Team, person: Person) -> tuple[Settings, RunOptions]:
     """Team mode: the settings and RunOptions of one person's agents: their role's toolsets taken away, their
     own USER.md (the owner keeps memories/USER.md); a member's terminal is the local sandbox working in their
-    own folder (created here), the other people's folders unreadable and no shared /tmp. The person spends their own
+    own folder (created here), the other people's folders unreadable and no shared /tmp; the owner's HOME is
+    hidden whole (`sandbox.hide_home`, one PathPolicy for the sandbox and the file tools) but that folder, the
+    shared team folder (`team.shared`, when set) and the tool directories. The person spends their own
 budget (`spender` = their key, whose role caps come from config.team.caps_for)."""
     if person.role == "member":
         work = team.workspace(person)
         work.mkdir(parents=True, exist_ok=True, mode=0o700)
-        others = [str(p) for p in work.parent.iterdir() if p.is_dir() and p != work]  # the other people's folders
-        settings = settings.with_overrides({"terminal.cwd": str(work), "terminal.backend": "local",
-                                            "sandbox.deny_read": [*settings.cfg.sandbox.deny_read, *others],
-                                            "sandbox.shared_tmp": False})
+        shared = team.shared_folder()
+        others = [str(p) for p in work.parent.iterdir()  # the other people's folders
+                  if p.is_dir() and p != work and p != shared]
+        if shared is not None:
+            shared.mkdir(parents=True, exist_ok=True, mode=0o700)
+        settings = settings.with_overrides({
+            "terminal.cwd": str(work), "terminal.backend": "local", "sandbox.hide_home": True,
+            "sandbox.deny_read": [*settings.cfg.sandbox.deny_read, *others], "sandbox.shared_tmp": False,
+            "sandbox.writable_paths": [*settings.cfg.sandbox.writable_paths, *([str(shared)] if shared else [])]})
     user_dir = None if person.role == "owner" else str(Path(settings.home) / "memories" / "people" / person.slug)
     return settings, RunOptions(spender=person.key, person=person.key, role=person.role, user_dir=user_dir,
                                 disabled_toolsets=team.disabled_toolsets(person.role))
 
 
-def job_person(settings: Settings, key: str) -> tuple[Settings, RunOptions | None]:
-    """A cron job made by `key` ("<platform>:<user id>"): the settings and RunOptions of that person's agents, as
-    their role is now (team mode); outside team mode (None) the job runs as any other."""
-    from hermes_agent.config.team import Team
+def job_person(settings: Settings, key: str, role: str = "",
+               disabled: tuple[str, ...] = ()) -> tuple[Settings, RunOptions | None]:
+    """A cron job made by `key` ("<platform>:<user id>", "" for the owner): the settings and RunOptions of that
+    person's agents as their role is now, but no wider than `role`, the role recorded when the job was made
+    (team mode), with the `disabled` toolsets (those the making session did not offer; cron/confinement.py) taken
+    away too. None options: the job runs as any other."""
+    from dataclasses import replace
+
+    from hermes_agent.config.team import ROLES, Person, Team
+    from hermes_agent.tools.toolsets import is_known
 
     team = Team(settings)
     platform, _, user_id = key.partition(":")
-    if not team.enabled or not user_id:
-        return settings, None
-    return person_options(settings, team, team.person(platform, user_id))
+    options = None
+    if team.enabled and user_id:
+        person = team.person(platform, user_id)
+        if role in ROLES and ROLES.index(role) > ROLES.index(person.role):  # promoted since: the job keeps the old role
+            person = Person(person.key, role, person.name)
+        settings, options = person_options(settings, team, person)
+    known = [t for t in disabled if is_known(t)]  # a static toolset (an MCP server's is not known before discovery)
+    if known:
+        base = options or RunOptions()
+        options = replace(base, disabled_toolsets=tuple(dict.fromkeys((*base.disabled_toolsets, *known))))
+    return settings, options
 
 
 @dataclass(frozen=True, slots=True)

@@ -55,7 +55,8 @@ DEFAULT_CONFIG: dict = {
     # Containment of local commands and file tools (approval/policy.py, terminal sandbox).
     "sandbox": {"mode": "workspace-write", "network": True, "writable_paths": [], "readable_paths": [],
                 "deny_read": [], "protected_paths": [], "shared_tmp": False, "mechanism": "auto", "sockets": [],
-                "loopback_ports": []},
+                "loopback_ports": [],
+                "hide_home": False},
     "command_allowlist": [],
     "checkpoints": {"enabled": False, "max_snapshots": 20},
     "compression": {

@@ -9,6 +9,8 @@ team:
   roles:                         # optional: replaces a role's defaults below
     member: {disabled_toolsets: [messaging], budget: {daily_usd: 2}}
   workspace_root: ~/hermes-team  # members' terminals work in <root>/<platform>_<id>
+  shared: ~/hermes-team/shared   # optional: a folder every member may read and write (the rest of HOME is
+                                 # hidden from members' tools)
   api_keys: {alice: "<16+ chars>"}  # API server: `X-Hermes-User: alice` + `Authorization: Bearer <key>`
                                     # is the person "api:alice" (role from people, else default_role)
 ```
@@ -69,6 +71,7 @@ class Team:
     def __init__(self, settings: Settings, path: Path | None = None) -> None:
         raw = settings.get("team") or {}
         raw = raw if isinstance(raw, dict) else {}
+        self.raw = raw
         self.enabled = raw.get("enabled", bool(raw.get("people") or raw.get("owner"))) not in (False, "false", "no")
         default = str(raw.get("default_role") or "guest").lower()
         self.default_role = default if default in ROLES and default != "owner" else "guest"
@@ -147,6 +150,11 @@ class Team:
 
     def workspace(self, person: Person) -> Path:
         return self.workspace_root / person.slug
+
+    def shared_folder(self) -> Path | None:
+        """`team.shared`: a folder every member may read and write (None when not set)."""
+        raw = self.raw.get("shared")
+        return Path(os.path.expanduser(str(raw))) if isinstance(raw, str) and raw.strip() else None
 
     def caps_for(self, person: Person) -> dict:
         """Per-role spending caps (`team.roles.<role>.budget`, the keys of the `budget:` section) for the

@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
 from hermes_agent.config.settings import Settings
+from hermes_agent.cron.confinement import Unconfined, confined, recorded_disabled, recorded_role
 from hermes_agent.cron.executions import ExecutionLog
 from hermes_agent.cron.jobs import JobStore, utcnow
 from hermes_agent.cron.prompt import build_prompt
@@ -46,9 +47,10 @@ class CronHost:
     build_agent: Callable[..., AgentSession]
     script_backend: ScriptBackend
     messenger: Sender | None = None
-    # A job a person made (`created_by`, team mode): the settings and RunOptions of that person's agents
-    # (bootstrap.options.job_person: their role's toolsets, their folder, USER.md and budget); None = as the owner.
-    as_person: Callable[[Settings, str], tuple[Settings, RunOptions | None]] | None = None
+    # A job's run as the person who made it (`created_by`, team mode) with the toolsets its session lacked
+    # (bootstrap.options.job_person(settings, who, role, disabled): their role's toolsets — no wider than the role
+    # recorded at creation —, their folder, USER.md and budget); None options = as the owner.
+    as_person: Callable[..., tuple[Settings, RunOptions | None]] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,9 +86,9 @@ def _as_person(job: dict, settings: Settings, host: CronHost) -> tuple[Settings,
     by approvals.cron_mode. A guest's job does not run (guests cannot have jobs)."""
     settings = job_settings(job, settings)
     who = str(job.get("created_by") or "")
-    if not who or host.as_person is None:
+    if host.as_person is None:
         return settings, None, _approver(settings)
-    settings, options = host.as_person(settings, who)
+    settings, options = host.as_person(settings, who, recorded_role(job), recorded_disabled(job))
     role = options.role if options is not None else ""
     if role == "guest":
         raise PermissionError(f"{who} is a guest now and guests cannot have cron jobs (give them a role with "
@@ -271,8 +273,11 @@ def run_job(job: dict, store: JobStore, settings: Settings, host: CronHost, sour
     ledger = ExecutionLog(store.dir)
     exec_id = ledger.start(str(job["id"]), source)
     runner = _script_job if job.get("no_agent") else _agent_job
-    try:
-        ok, output, text, error = runner(job, settings, when, host)
+    try:  # the confinement of the session that made the job, whoever runs it (cron/confinement.py)
+        ok, output, text, error = runner(job, confined(job, settings), when, host)
+    except Unconfined as exc:
+        ok, text, error = False, "", str(exc)
+        output = render_output(job, when, ok, text, error)
     except Exception as exc:  # a frontend boundary: whatever broke is this run's failure, recorded
         log.warning("cron job %s failed: %s", job.get("id"), exc)
         ok, text, error = False, "", f"{type(exc).__name__}: {exc}"

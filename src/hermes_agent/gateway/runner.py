@@ -37,10 +37,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 _BUILD_LOCK = threading.Lock()  # bootstrap's one-time discovery is not safe to run twice at once
-HELP = ("Commands:\n/new or /reset: start a new conversation\n/stop: stop the current task\n"
-        "/status: this chat's session\n/budget: what is left of your spending caps\n/sethome: make this chat the platform's home channel\n/model [NAME]: show or switch this chat's model\n/approve, /deny: answer a pending approval\n"
-        "/skills: installed skills; /<skill-name> TASK runs one\n/help: this text")
-TEAM_HELP = "\nTeam (owner and admins): /users lists people and roles; /role USER admin|member|guest sets one"
 
 
 def tool_progress(settings: Settings, platform: str = "") -> str:
@@ -266,9 +262,9 @@ class GatewayRunner:
         return dataclasses.replace(event, text=message)
 
     async def _with_file(self, adapter: PlatformAdapter, event: Inbound) -> Inbound:
-        """Save an attachment under HERMES_HOME/cache/documents/<the chat's scope> and tell the agent where it is; a voice note is
-        transcribed (stt.*) and the agent gets the transcript (the user sees it too unless stt.echo_transcripts
-        is false)."""
+        """Save an attachment under HERMES_HOME/cache/documents/<the chat's scope> (the one part of it this chat's
+        sessions read, whoever sent it) and tell the agent where it is; a voice note is transcribed (stt.*) and the
+        agent gets the transcript (the user sees it too unless stt.echo_transcripts is false)."""
         import dataclasses
         import re
 
@@ -301,7 +297,11 @@ class GatewayRunner:
 
     async def _command(self, session: ChatSession, text: str, person: Person | None = None) -> str | None:
         """The reply to an in-chat command, or None when `text` is for the agent."""
-        word = text.split()[0].split("@")[0].lower()
+        from hermes_agent.gateway.commands import command_word, help_text, may_run, refusal
+
+        word = command_word(text)
+        if not may_run(word, person):  # team mode: each command's minimum role (gateway/commands.py)
+            return refusal(word, person)  # type: ignore[arg-type]  (may_run is True for None)
         if person is not None and word in ("/approve", "/deny", "/role", "/users"):
             return await self._team_command(session, word, text, person)
         if word in ("/approve", "/deny", "/new", "/reset", "/stop", "/status", "/help", "/start", "/model", "/sethome",
@@ -334,7 +334,7 @@ class GatewayRunner:
             return (f"✅ Home channel set to this chat (ID: {session.chat_id}).\n"
                     "Cron jobs and cross-platform messages will be delivered here.")
         if word in ("/help", "/start"):
-            return HELP + (TEAM_HELP if person is not None and person.can_approve else "")
+            return help_text(person)
         if word == "/skills":
             from hermes_agent.skills.invoke import skill_list
 

@@ -71,6 +71,7 @@ class DeskApprover:
         self.desk, self.loop, self.adapter, self.chat_id, self.person = desk, loop, adapter, chat_id, person
         self.timeout = timeout
         self._token = ""
+        self.cancelled = ""  # why the last request was called off unanswered (as ChatApprover.cancelled)
 
     @property
     def waiting(self) -> bool:
@@ -84,6 +85,7 @@ class DeskApprover:
             self._say("⛔ This needs approval by the owner or an admin, and none is set up here: denied.")
             return "deny"
         self._token = token = secrets.token_hex(4)
+        self.cancelled = ""
         pending = _Pending(self.person, concurrent.futures.Future(), asked=approvers)
         self.desk.pending[token] = pending
         who = f"{self.person.name or self.person.key} ({self.person.key}, {self.person.role})"
@@ -129,6 +131,14 @@ class DeskApprover:
             self._send(self.chat_id, text)
         except (concurrent.futures.TimeoutError, OSError, RuntimeError):
             pass
+
+    def cancel(self, why: str) -> None:
+        """Call off a pending request unanswered (/stop, /new, the gateway stopping): denied, `why` recorded."""
+        p = self.desk.pending.get(self._token)
+        if p is not None and not p.answer.done():
+            self.cancelled = why
+            p.by = "nobody: " + why
+            p.answer.set_result("deny")
 
     def answer_button(self, data: str) -> Choice | None:
         return None  # the requester cannot answer their own request

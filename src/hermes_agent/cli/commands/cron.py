@@ -38,6 +38,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     ed.add_argument("job")
     for flag in ("--schedule", "--prompt", "--name", "--deliver"):
         ed.add_argument(flag)
+    ed.add_argument("--workdir", help="absolute directory the job works in (and is confined to)")
     for name, text in (("pause", "Pause a job"), ("resume", "Resume a paused job"), ("remove", "Delete a job")):
         sub.add_parser(name, help=text).add_argument("job")
     rn = sub.add_parser("run", help="Run a job on the scheduler's next tick (--now: here, immediately)")
@@ -129,6 +130,9 @@ def _create(args: argparse.Namespace, store: JobStore, settings: Settings) -> in
                   deliver=args.deliver, repeat=args.repeat)
     job.update(skills=list(args.skills or []), skill=(args.skills or [None])[0], script=args.script,
                no_agent=bool(args.no_agent), workdir=os.path.expanduser(args.workdir) if args.workdir else None)
+    from hermes_agent.cron.confinement import FIELD, record
+
+    job[FIELD] = record(settings, job["workdir"] or os.getcwd())  # runs confined to here (cron/confinement.py)
     store.add(job)
     extra = "".join([f"\n  Skills: {', '.join(job['skills'])}" if job["skills"] else "",
                      f"\n  Script: {job['script']}" if job["script"] else "",
@@ -152,7 +156,18 @@ def _runs(args: argparse.Namespace, store: JobStore, settings: Settings) -> int:
 
 
 def _edit(args: argparse.Namespace, store: JobStore, settings: Settings) -> int:
-    job = store.update(args.job, schedule=args.schedule, prompt=args.prompt, name=args.name, deliver=args.deliver)
+    workdir = os.path.realpath(os.path.expanduser(args.workdir)) if args.workdir else None
+    if workdir is not None and not os.path.isdir(workdir):
+        print(f"hermes cron: --workdir {args.workdir} is not a directory", file=sys.stderr)
+        return 1
+    confinement = None
+    if workdir is not None:  # the user at their shell re-confines the job (wider or narrower)
+        from hermes_agent.cron.confinement import FIELD
+
+        old = store.get(args.job).get(FIELD)
+        confinement = {**old, "workspace": workdir} if isinstance(old, dict) else None
+    job = store.update(args.job, schedule=args.schedule, prompt=args.prompt, name=args.name, deliver=args.deliver,
+                       workdir=workdir, **({"confinement": confinement} if confinement else {}))
     print(f"Updated job {job['id']}: {job['schedule_display']}, next run {job['next_run_at']}")
     return 0
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 from hermes_agent import paths
+from hermes_agent.cron.confinement import FIELD, Unconfined, merged, record
 from hermes_agent.cron.jobs import JobNotFound, JobStore, new_job, utcnow
 from hermes_agent.cron.schedule import ScheduleError
 from hermes_agent.tools.provenance import cron_persists
@@ -76,13 +77,44 @@ def _create(args: dict, origin: dict | None, ctx: object) -> str:
     person = str(getattr(ctx, "person", "") or "")
     if person:
         job["created_by"] = person
+    job[FIELD] = _confinement(ctx, person)
     _store().add(job)
     return json.dumps({"success": True, "job_id": job["id"], "name": job["name"], "schedule": job["schedule_display"],
                        "deliver": job["deliver"], "next_run_at": job["next_run_at"], "job": format_job(job),
                        "message": f"Cron job '{job['name']}' created."}, indent=2)
 
 
-def _on_job(action: str, args: dict, only: str | None) -> str:
+def _confinement(ctx: object, person: str) -> dict:
+    """What the session making the job was confined to (its workspace, person, role, sandbox settings and the
+    toolsets it did not offer): every run of the job gets exactly that or narrower (cron/confinement.py)."""
+    import os
+
+    from hermes_agent.config.loader import load_settings
+
+    settings = getattr(ctx, "settings", None) or load_settings()
+    policy = getattr(ctx, "path_policy", None)
+    workspace = policy.workspace[0] if policy is not None and policy.workspace else \
+        os.path.abspath(os.path.expanduser(settings.cfg.terminal.cwd))
+    return record(settings, workspace, person=person, role=str(getattr(ctx, "role", "") or ""),
+                  disabled_toolsets=_not_offered(getattr(ctx, "offered", frozenset())))
+
+
+def _not_offered(offered: frozenset[str]) -> list[str]:
+    """The basic toolsets (no includes, no presets) none of whose tools the session offered."""
+    if not offered:
+        return []
+    from hermes_agent.tools.toolsets import TOOLSETS, resolve_or_skip
+
+    out = []
+    for name, spec in TOOLSETS.items():
+        tools = [] if spec.get("includes") or name.startswith("hermes-") else resolve_or_skip(name)
+        if tools and not any(t in offered for t in tools):
+            out.append(name)
+    out += [name for name, tools in registry.toolsets().items() if tools and not any(t in offered for t in tools)]
+    return out
+
+
+def _on_job(action: str, args: dict, only: str | None, ctx: object = None) -> str:
     job_id = str(args.get("job_id") or "")
     if not job_id:
         return tool_error(f"action={action} needs 'job_id' (use action='list' to find it)")
@@ -99,8 +131,12 @@ def _on_job(action: str, args: dict, only: str | None) -> str:
         job = store.set_enabled(job_id, action == "resume", args.get("reason"))
     elif action == "run":
         job = store.trigger(job_id)
-    else:
+    else:  # what the job then does is this session's too: its confinement no wider than this session's
         fields = {k: args.get(k) for k in ("prompt", "name", "deliver", "schedule")}
+        try:
+            fields[FIELD] = merged(found.get(FIELD), _confinement(ctx, str(getattr(ctx, "person", "") or "")))
+        except Unconfined as exc:
+            return tool_error(f"job {job_id} not updated: {exc}")
         job = store.update(job_id, **fields)
     return json.dumps({"success": True, "job": format_job(job)}, indent=2)
 
@@ -118,7 +154,7 @@ def cronjob(args: dict, ctx: object = None) -> str:
                     if _mine(j, only) and (args.get("include_disabled", True) or j.get("enabled", True))]
             return json.dumps({"success": True, "count": len(jobs), "jobs": jobs}, indent=2)
         if action in _ACTIONS:
-            return _on_job(action, args, only)
+            return _on_job(action, args, only, ctx)
     except ScheduleError as exc:
         return tool_error(str(exc))
     except JobNotFound:
