@@ -89,7 +89,7 @@ def _chat(scripted, hermes_home, tmp_path, calls: list[tuple[str, dict]], extra:
     assert out.returncode == 0, out.stderr
     messages = scripted.requests[-1]["body"]["messages"]
     results = [json.loads(m["content"]) for m in messages if m["role"] == "tool"]
-    assert all("output" in r or "id" in r or n != "terminal" for r, (n, _) in zip(results, calls)), (results, out.stderr[-1500:])
+    assert all("output" in r or "id" in r or n != "terminal" for r, (n, _) in zip(results, calls, strict=False)), (results, out.stderr[-1500:])
     return results, out
 
 
