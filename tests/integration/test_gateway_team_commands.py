@@ -89,5 +89,5 @@ def test_a_member_reads_the_files_they_sent_not_the_owners(fake, scripted, team,
     assert fake.wait_for(lambda: _replies(fake, MEMBER, "tool said"), timeout=30)
     said = _replies(fake, MEMBER, "tool said")[0]
     assert "BOBS-NOTES-42" in said and "OWNER-CONTRACT-77" not in said, said
-    saved = list((hermes_home / "cache" / "documents" / "people" / "telegram_222").iterdir())
-    assert [p.read_text() for p in saved] == ["BOBS-NOTES-42\n"]
+    saved = [p for p in (hermes_home / "cache" / "documents").rglob("*") if p.is_file() and p != owner_doc]
+    assert [p.read_text() for p in saved] == ["BOBS-NOTES-42\n"]  # in the member's chat's own folder
