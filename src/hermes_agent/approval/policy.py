@@ -182,7 +182,9 @@ class PathPolicy:
         secrets = norm((*SECRET_PATHS, *_as_list(cfg.get("deny_read")))) + tuple(
             os.path.join(hh, name) for name in (*HERMES_SECRETS, *SKILL_DOT_ENTRIES))
         media = tuple(os.path.join(hh, d, media_scope) for d in MEDIA_DIRS) if _scope_ok(media_scope) else ()
-        protected = norm((*SHELL_STARTUP, *SYSTEM_PROTECTED, *_as_list(cfg.get("protected_paths")))) + (hh,)
+        # hermes's own code and the Python it runs on (red-team round 6 a16: hermes installed in the project's
+        # .venv; a .pth or a changed module there ran in the next unconfined `hermes`): read-only wherever it lies
+        protected = norm((*SHELL_STARTUP, *SYSTEM_PROTECTED, *_as_list(cfg.get("protected_paths")))) + (hh, *code_dirs())
         readable = tuple(resolve(str(p), ws[0] if ws else None, home) for p in _as_list(cfg.get("readable_paths")))
         mode = str(cfg.get("mode") or "workspace-write").strip().lower()
         xdg = xdg_private_dirs(home, ws)
