@@ -144,7 +144,7 @@ class Guard:
             now = self._scan(base, base.gitdirs, spots)  # always against the baseline: nothing fresh carried
             fds = Fds()
             try:
-                lines = repair(base, now, fds, self._stash)
+                lines = repair(base, now, fds, self._stash, self.roots)
             finally:
                 fds.close()
             notes += [shown(line) for line in lines]  # paths the command named: no raw controls or newlines

@@ -1,0 +1,72 @@
+"""The run-later guard's verdict on files judged by content (guardfix.py): a project tool config
+(guardtools.py) and a venv's python start-up code (guardpy.py). `judged` says why a new or changed entry
+must be put back, "" when it may stay. Stdlib only."""
+
+from __future__ import annotations
+
+import os
+import stat as st
+
+from hermes_agent.terminal.sandbox import guardpy, guardtools
+from hermes_agent.terminal.sandbox.guardscan import Item, Scan, Slot, same
+
+
+def judged(slot: Slot, cls: str, old: Item | None, cur: Item | None, base: Scan, now: Scan,
+           roots: tuple[str, ...]) -> str:
+    if cur is None:
+        return ""  # removed: nothing runs
+    d, name = slot
+    if cls == "tool":
+        rel = guardtools.shape(d, name)
+        if rel is None:
+            return ""
+        if cur.kind != st.S_IFREG or cur.data is None:
+            return "it is not a plain readable file, so it cannot be checked"
+
+        def writable(path: str) -> bool:
+            return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots) if roots else True
+        return guardtools.risky(rel, old.data if old is not None else None, cur.data, writable)
+    if cls == "pyc":
+        src = os.path.join(os.path.dirname(d), name.split(".", 1)[0] + ".py")
+        item = now.items.get(os.path.split(src))
+        return guardpy.pyc_risky(cur.data if cur.kind == st.S_IFREG else b"?" * 16,
+                                 item.data if item is not None else None, item.sig if item is not None else None)
+    return _start(d, name, cur, base, now)
+
+
+def _start(d: str, name: str, cur: Item, base: Scan, now: Scan) -> str:
+    why = "python runs it at every start of the venv's interpreter (an IDE starts it on open)"
+    if cur.kind != st.S_IFREG or cur.data is None:
+        return why
+    stem = name.split(".", 1)[0]
+    if name.endswith(".pth"):
+        mods = guardpy.finders(cur.data)
+        source = {m: _data(now, (d, m + ".py")) for m in mods}
+        others = {m: any(n != m + ".py" and n.split(".", 1)[0] == m for (dd, n) in now.items
+                         if dd == d and now.items[(dd, n)] is not None) for m in mods}
+        why = guardpy.pth_risky(cur.data, source, others)
+        if not why and guardpy.DISTUTILS.strip() in cur.data.decode("utf-8", "replace") and not _hack_kept(d, base, now):
+            why = "it imports _distutils_hack, which changed in the same work"
+        return why
+    if stem in guardpy.CUSTOMIZE:
+        return "python imports it at every start of the venv's interpreter"
+    if os.path.basename(d) == guardpy.HACK:
+        return why
+    if stem.startswith("__editable___") and name == stem + ".py":
+        return "" if guardpy.finder_ok(cur.data) else "it is not the finder setuptools writes, and a .pth imports it"
+    return why
+
+
+def _data(scan: Scan, slot: Slot) -> bytes | None:
+    item = scan.items.get(slot)
+    return item.data if item is not None and item.kind == st.S_IFREG else None
+
+
+def _hack_kept(sp: str, base: Scan, now: Scan) -> bool:
+    """`_distutils_hack`'s sources exactly as in the baseline, or absent."""
+    hack = os.path.join(sp, guardpy.HACK)
+    for slot, item in now.items.items():
+        if slot[0] == hack and item is not None:  # compiled copies are judged on their own
+            if slot not in base.items or not same(base.items[slot], item):
+                return False
+    return True
