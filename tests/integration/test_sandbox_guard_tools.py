@@ -15,7 +15,6 @@ from __future__ import annotations
 import glob
 import os
 import shutil
-import socket
 import subprocess
 from pathlib import Path
 
@@ -112,12 +111,10 @@ def test_tool_configs_that_carry_commands_are_put_back(scripted, home, mechanism
 
 
 def _registry_reachable() -> bool:
-    for host in ("pypi.org", "registry.npmjs.org"):
-        try:
-            socket.create_connection((host, 443), timeout=5).close()
-        except OSError:
-            return False
-    return True
+    """PyPI and the npm registry answer (asked from a child: this process is held to loopback by conftest)."""
+    probe = ("import socket\nfor h in ('pypi.org', 'registry.npmjs.org'):\n"
+             "    socket.create_connection((h, 443), timeout=5).close()")
+    return subprocess.run([PY, "-c", probe], capture_output=True, timeout=30, check=False).returncode == 0
 
 
 def _chat_long(scripted, home: Path, steps: list[dict], mechanism: str) -> list[str]:
@@ -142,7 +139,9 @@ def test_installers_and_git_keep_working_without_a_line(scripted, home, mechanis
     results = _chat_long(scripted, home, [
         _terminal(".venv/bin/pip install -q -e . && echo EDITABLE", timeout=600),
         _terminal(".venv/bin/pip install -q requests && echo REQUESTS", timeout=600),
-        _terminal("npm init -y >/dev/null && npm install -q is-number >/dev/null && echo NPM", timeout=600),
+        # HOME is read-only inside: npm's cache goes to the session's temp dir
+        _terminal("export npm_config_cache=${TMPDIR:-/tmp}/npm; npm init -y >/dev/null && npm install -q is-number"
+                  " >/dev/null && echo NPM", timeout=600),
         _terminal("git add mypkg pyproject.toml package.json && git -c user.name=a -c user.email=a@b commit -qm x"
                   " && echo COMMITTED"),
     ], mechanism)
