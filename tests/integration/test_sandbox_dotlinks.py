@@ -144,3 +144,37 @@ def test_file_tools_ask_before_writing_a_link_target(outside_dir, scripted):
     assert (dots / "vimrc").read_text() == "set nocompatible\n", out.stderr[-2000:]
     assert "dot-file of your home links to" in w.model_saw()
     assert (dots / "README").read_text() == "notes\n"
+
+
+def test_files_the_dot_files_include_stay_read_only(world):
+    """rt5 a03: ~/.gitconfig -> dotfiles/gitconfig includes dotfiles/git-extra (and an includeIf file not made
+    yet), ~/.ssh/config -> dotfiles/ssh_config includes dotfiles/ssh-extra, ~/.bashrc -> dotfiles/bashrc
+    sources dotfiles/aliases.sh: lines appended to the included files would run in the user's next git, ssh or
+    shell. They stay read-only like the link targets; the user's tools run nothing planted."""
+    dots, mark = world.ws, world.home.parent / "PLANTED"
+    (dots / "gitconfig").write_text(ORIG["gitconfig"] + f"[include]\n\tpath = {dots}/git-extra\n"
+                                    "[includeIf \"gitdir:~/work/\"]\n\tpath = git-work\n")
+    (dots / "git-extra").write_text("[pull]\n\trebase = true\n")
+    (dots / "ssh_config").write_text("Include ~/dotfiles/ssh-extra\n" + ORIG["ssh_config"])
+    (dots / "ssh-extra").write_text("Host x\n  User me\n")
+    (dots / "bashrc").write_text(f"# rc\n. {dots}/aliases.sh\n")
+    (dots / "aliases.sh").write_text("alias ll='ls -l'\n")
+    if world.user == "user":
+        subprocess.run(["chown", "-R", "65534:65534", str(dots)], check=True)
+    before = {n: (dots / n).read_text() for n in ("git-extra", "ssh-extra", "aliases.sh")}
+    plant = (f"printf '[core]\\n\\tpager = touch {mark}.git\\n' >> git-extra; "
+             f"printf 'Host *\\n  ProxyCommand sh -c \"touch {mark}.ssh\"\\n' >> ssh-extra; "
+             f"echo 'touch {mark}.bash' >> aliases.sh; printf '[core]\\n\\tfsmonitor = touch {mark}.w\\n' > git-work; "
+             "echo more >> README; echo PLANT-DONE")
+    world.scripted.add(*_calls(("terminal", {"command": plant})))
+    out = world.hermes("chat", "--yolo", "-q", "tidy my dotfiles", cwd=dots)
+    assert "PLANT-DONE" in world.model_saw(), out.stderr[-2000:]
+    assert {n: (dots / n).read_text() for n in before} == before
+    assert not (dots / "git-work").exists()
+    assert (dots / "README").read_text() == "mine\nmore\n"
+    _as_user(world, ["git", "-c", "core.pager=cat", "-C", str(dots), "log", "-1"])
+    _as_user(world, ["git", "-C", str(dots), "log", "-1"])
+    _as_user(world, ["ssh", "-F", str(world.home / ".ssh/config"), "-o", "BatchMode=yes", "-o",
+                     "ConnectTimeout=2", "example.invalid", "true"])
+    _as_user(world, ["bash", "-i", "-c", "true"])
+    assert not sorted(p.name for p in world.home.parent.glob("PLANTED*"))
