@@ -3,7 +3,7 @@
 vs Landlock, and for reference a bare `subprocess.run([bash, -c, ...])` without any of hermes's wrapper.
 Then the session start cost: the first call of a fresh backend (launcher start + first call).
 With --repo the workspace is a project (a git repository, 60 directories, a nested repository,
-node_modules) and the run-later guard's own cost (enter + leave around one command) is printed too: the
+node_modules, a .venv with pip, an .npmrc) and the run-later guard's own cost (enter + leave around one command) is printed too: the
 guard runs around every confined command, so it is part of the bwrap/Landlock figures.
 With --metadata a third command changes modes and times of 20 workspace files (60 chmod/utimensat calls,
 each answered by the Landlock keeper, metaguard.py) and Landlock runs once more without the keeper's
@@ -68,6 +68,10 @@ def make_project(work: str) -> None:
                 os.makedirs(os.path.join(work, f"pkg{i}", f"mod{j}", f"sub{k}"), exist_ok=True)
     os.makedirs(os.path.join(work, "node_modules", "dep", "lib"), exist_ok=True)
     subprocess.run(["git", "init", "-q", os.path.join(work, "pkg0", "vendored")], check=True)
+    # a project venv (pip and setuptools: .pth files, _distutils_hack) and tool configs the guard judges
+    subprocess.run(["python3", "-m", "venv", os.path.join(work, ".venv")], check=True)
+    with open(os.path.join(work, ".npmrc"), "w") as f:
+        f.write("save-exact=true\n")
 
 
 def guard_cost(work: str, calls: int) -> float:

@@ -289,12 +289,16 @@ class _Walk:
             self.add((os.path.join(d, ".vscode"), "tasks.json"), "tasks", False)
         if _exists(fd, "HEAD") and _exists(fd, "objects") and _exists(fd, "refs"):
             self.repo(d, "")  # a bare repository by shape, no `.git` anywhere: git uses it when run inside
+        try:
+            names = set(os.listdir(fd))  # one listing instead of a stat per table row
+        except OSError:
+            return
         for rel in TOOL_PATHS:  # present, or its directory is (a file made there later is then seen)
             sub, _, name = rel.rpartition("/")
-            if _exists(fd, rel) or (sub and _exists(fd, sub)):
+            if rel.split("/", 1)[0] in names and (not sub or _exists(fd, sub)):
                 self.add((os.path.join(d, sub) if sub else d, name), "tool", False)
         for sub in VENV_DIRS:
-            if _exists(fd, f"{sub}/pyvenv.cfg"):
+            if (sub == "." or sub in names) and _exists(fd, f"{sub}/pyvenv.cfg"):
                 self.venv(os.path.normpath(os.path.join(d, sub)))
 
     def venv(self, v: str) -> None:
