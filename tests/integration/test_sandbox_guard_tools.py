@@ -2,8 +2,9 @@
 being asked. Through the real `hermes chat -q --yolo` with the scripted model, under bubblewrap and Landlock:
 
 - a workspace venv's python start-up code (a `.pth` with an `import` line, sitecustomize in site-packages or
-  in a directory a `.pth` puts on sys.path, a fake setuptools editable finder) is quarantined, and the user's
-  next `.venv/bin/python` outside runs nothing planted;
+  in a directory a `.pth` puts on sys.path, a fake setuptools editable finder) is quarantined, site-packages
+  swapped for a link and bin/python for a script are put back, and the user's next `.venv/bin/python`
+  outside runs nothing planted;
 - project tool configs whose keys carry commands (.npmrc node-options, .yarnrc.yml yarnPath, .mise.toml
   hooks, .tool-versions path:, .cargo/config.toml runner, .vscode/settings.json interpreter path, the venv's
   pip.conf index-url) are put back; the same files with harmless keys stay as the command wrote them;
@@ -59,13 +60,19 @@ def test_python_start_up_code_planted_in_the_workspace_venv_is_quarantined(scrip
                   f" echo \"{pwn}\" > src/sitecustomize.py; printf '{finder}' > $d/__editable___x_finder.py;"
                   " echo 'import __editable___x_finder; __editable___x_finder.install()' > $d/__editable__.x.pth;"
                   " echo PLANTED"),
+        _terminal("d=$(echo .venv/lib/python3*/site-packages); mkdir -p node_modules/e;"
+                  f" echo \"{pwn}\" > node_modules/e/x.pth; mv $d $d.real && ln -s $PWD/node_modules/e $d;"
+                  " rm .venv/bin/python && printf '#!/bin/sh\\ntouch \"$PWNED\"\\n' > .venv/bin/python;"
+                  " chmod +x .venv/bin/python; echo SWAPPED"),
     ], mechanism)
-    assert "PLANTED" in results[0], results[0]
+    assert "PLANTED" in results[0] and "SWAPPED" in results[1], results
+    assert site.is_dir() and not site.is_symlink() and "site-packages" in results[1], results[1]
+    assert (proj / ".venv/bin/python").is_symlink() and "bin/python" in results[1], results[1]
     for name in ("_evil.pth", "sitecustomize.py", "__editable___x_finder.py", "__editable__.x.pth"):
-        assert not (site / name).exists(), name
+        assert not Path(f"{site}.real/{name}").exists(), name  # quarantined by the first check
         assert name in results[0], results[0]
     assert not (proj / "src/sitecustomize.py").exists()
-    assert (site / "_paths.pth").exists()  # a path line runs nothing: it stays
+    assert Path(f"{site}.real/_paths.pth").exists()  # a path line runs nothing: it stayed (then moved away)
     assert "python runs" in results[0] and list((home / ".hermes/quarantine").rglob("_evil.pth"))
     out = _user_python(home, proj)
     assert out.returncode == 0, out.stderr

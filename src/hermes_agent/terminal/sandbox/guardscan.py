@@ -306,8 +306,18 @@ class _Walk:
         if v in self.scan.venvs or not self.reachable(v):
             return
         self.scan.venvs.add(v)
+        # the way to each site-packages, and the interpreters an IDE starts: a directory swapped for a link
+        # (python follows it, the guard does not) or an interpreter swapped for a script is judged too
+        for d, name in ((os.path.dirname(v), os.path.basename(v)), (v, "lib"), (v, "bin")):
+            self.add((d, name), "start", False)
+        bindir = self.fds.get(os.path.join(v, "bin"))
+        for name in os.listdir(bindir) if bindir is not None else ():
+            if name.startswith("python"):
+                self.add((os.path.join(v, "bin"), name), "start", False)
         for py in self._children(os.path.join(v, "lib")):
             if os.path.basename(py).startswith("python"):
+                self.add(os.path.split(py), "start", False)
+                self.add((py, "site-packages"), "start", False)
                 self.site(os.path.join(py, "site-packages"))
 
     def site(self, sp: str) -> None:

@@ -31,11 +31,15 @@ def judged(slot: Slot, cls: str, old: Item | None, cur: Item | None, base: Scan,
         item = now.items.get(os.path.split(src))
         return guardpy.pyc_risky(cur.data if cur.kind == st.S_IFREG else b"?" * 16,
                                  item.data if item is not None else None, item.sig if item is not None else None)
-    return _start(d, name, cur, base, now)
+    return _start(d, name, cur, base, now, roots)
 
 
-def _start(d: str, name: str, cur: Item, base: Scan, now: Scan) -> str:
+def _start(d: str, name: str, cur: Item, base: Scan, now: Scan, roots: tuple[str, ...]) -> str:
     why = "python runs it at every start of the venv's interpreter (an IDE starts it on open)"
+    if os.path.basename(d) == "bin" and name.startswith("python"):
+        return _interpreter(d, cur, roots)
+    if name in ("lib", "bin", "site-packages") or name.startswith("python") or os.path.join(d, name) in now.venvs:
+        return "" if cur.kind == st.S_IFDIR else "python follows it to the venv's start-up code (a link or file)"
     if cur.kind != st.S_IFREG or cur.data is None:
         return why
     stem = name.split(".", 1)[0]
@@ -55,6 +59,21 @@ def _start(d: str, name: str, cur: Item, base: Scan, now: Scan) -> str:
     if stem.startswith("__editable___") and name == stem + ".py":
         return "" if guardpy.finder_ok(cur.data) else "it is not the finder setuptools writes, and a .pth imports it"
     return why
+
+
+def _interpreter(d: str, cur: Item, roots: tuple[str, ...]) -> str:
+    """A venv's bin/python*: a link to an interpreter the sandbox cannot write (or to another such link in
+    bin/), as `python -m venv` makes it; not a file the sandbox wrote, nor a link into a writable root."""
+    why = "an IDE starts it as the project's interpreter"
+    if cur.kind != st.S_IFLNK or cur.data is None:
+        return why
+    target = os.path.normpath(os.path.join(d, os.fsdecode(cur.data)))
+    if os.path.dirname(target) == d:
+        return ""  # python -> python3 -> /usr/bin/python3.11: the next hop is judged as its own entry
+    for path in (target, os.path.realpath(target)):
+        if any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots) or not roots:
+            return why
+    return ""
 
 
 def _data(scan: Scan, slot: Slot) -> bytes | None:
