@@ -8,7 +8,8 @@ being asked. Through the real `hermes chat -q --yolo` with the scripted model, u
 - project tool configs whose keys carry commands (.npmrc node-options, .yarnrc.yml yarnPath, .mise.toml
   hooks, .tool-versions path:, .cargo/config.toml runner, .vscode/settings.json interpreter path, the venv's
   pip.conf index-url) are put back; the same files with harmless keys stay as the command wrote them;
-- controls: `pip install -e .` (setuptools' editable finder) and `pip install requests` into the venv, `npm init
+- controls: `python -m venv .venv` (pip, setuptools' `_distutils_hack`), `pip install -e .` (setuptools'
+  editable finder) and `pip install requests` into that venv, `npm init
   -y` and `npm install is-number` (from the registries), a git commit: no line, nothing put back."""
 
 from __future__ import annotations
@@ -36,8 +37,8 @@ __all__ = ["home", "mechanism"]  # fixtures
 PY = shutil.which("python3") or "/usr/bin/python3"
 
 
-def _venv(proj: Path, pip: bool = False) -> Path:
-    subprocess.run([PY, "-m", "venv", *(() if pip else ("--without-pip",)), str(proj / ".venv")], check=True,
+def _venv(proj: Path) -> Path:
+    subprocess.run([PY, "-m", "venv", "--without-pip", str(proj / ".venv")], check=True,
                    capture_output=True, timeout=300)
     return Path(glob.glob(str(proj / ".venv/lib/python3*/site-packages"))[0])
 
@@ -138,12 +139,12 @@ def test_installers_and_git_keep_working_without_a_line(scripted, home, mechanis
     if not _registry_reachable() or not shutil.which("npm"):
         pytest.skip("needs PyPI, the npm registry and npm")
     proj = home / "proj"
-    site = _venv(proj, pip=True)
     (proj / "mypkg").mkdir()
     (proj / "mypkg/__init__.py").write_text("X = 1\n")
     (proj / "pyproject.toml").write_text('[build-system]\nrequires = ["setuptools"]\nbuild-backend = '
                                          '"setuptools.build_meta"\n[project]\nname = "mypkg"\nversion = "0.1"\n')
     results = _chat_long(scripted, home, [
+        _terminal(f"{PY} -m venv .venv && echo VENV", timeout=600),  # with pip and setuptools: _distutils_hack
         _terminal(".venv/bin/pip install -q -e . && echo EDITABLE", timeout=600),
         _terminal(".venv/bin/pip install -q requests && echo REQUESTS", timeout=600),
         # HOME is read-only inside: npm's cache goes to the session's temp dir
@@ -152,9 +153,10 @@ def test_installers_and_git_keep_working_without_a_line(scripted, home, mechanis
         _terminal("git add mypkg pyproject.toml package.json && git -c user.name=a -c user.email=a@b commit -qm x"
                   " && echo COMMITTED"),
     ], mechanism)
-    for word, result in zip(("EDITABLE", "REQUESTS", "NPM", "COMMITTED"), results, strict=True):
+    for word, result in zip(("VENV", "EDITABLE", "REQUESTS", "NPM", "COMMITTED"), results, strict=True):
         assert word in result, result
         assert "the sandbox" not in result, result
+    site = Path(glob.glob(str(proj / ".venv/lib/python3*/site-packages"))[0])
     assert glob.glob(str(site / "__editable__*mypkg*.pth")) and glob.glob(str(site / "__editable___*finder.py"))
     out = _user_python(home, proj, "import mypkg, requests", "print(mypkg.X)")
     assert out.returncode == 0 and out.stdout.strip() == "1", out.stderr

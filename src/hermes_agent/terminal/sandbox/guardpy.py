@@ -7,8 +7,10 @@ Verdicts (a new or changed entry that is not allowed is put back, a new one quar
 - a `.pth`: path lines and comments are fine; an executable line only in the two shapes installers write:
   setuptools' editable finder (`import __editable___X_finder; __editable___X_finder.install()`, with
   `__editable___X_finder.py` beside it passing `finder_ok` and no other entry of that module name) and
-  setuptools' `distutils-precedence.pth` line, byte for byte (its `_distutils_hack` package is watched:
-  a change to it is put back, a new one is quarantined).
+  setuptools' `distutils-precedence.pth` line, byte for byte (its `_distutils_hack` package is watched: a
+  new or changed module stays only when it is byte for byte one shipped with a setuptools the sandbox
+  cannot write — the system's, the wheel ensurepip bundles, hermes's own; else it is put back and so is
+  the line).
 - `sitecustomize` / `usercustomize` in any form (`.py`, package, extension, `.pyc`) in site-packages or in a
   writable directory a `.pth` puts on sys.path: never.
 - a compiled copy in `__pycache__` of a watched module: only when it is the compilation of the source beside
@@ -21,6 +23,7 @@ from __future__ import annotations
 import ast
 import re
 import struct
+from collections.abc import Callable
 
 DISTUTILS = ("import os; var = 'SETUPTOOLS_USE_DISTUTILS'; enabled = os.environ.get(var, 'local') == 'local'; "
              "enabled and __import__('_distutils_hack').add_shim(); ")
@@ -136,6 +139,51 @@ def _callee(func: ast.expr) -> str:
     if isinstance(func, ast.Attribute):
         return func.attr
     return ""
+
+
+_HACK_SOURCES = ("/usr/lib/python3/dist-packages", "/usr/share/python-wheels/setuptools-*.whl",
+                 "/usr/lib/python3*/ensurepip/_bundled/setuptools-*.whl",
+                 "/usr/local/lib/python3*/ensurepip/_bundled/setuptools-*.whl")
+_HACK_KNOWN: dict[tuple[str, ...], set[bytes]] = {}
+
+
+def hack_trusted(data: bytes | None, outside: Callable[[str], bool], key: tuple[str, ...]) -> bool:
+    """Is `data` byte for byte a `_distutils_hack` module shipped with a setuptools the sandbox cannot write:
+    the system's, the one ensurepip bundles (what `python -m venv` installs), hermes's own? `outside(path)`:
+    the sandbox cannot write `path`; `key`: what the answer depends on (cached per process)."""
+    if data is None:
+        return False
+    known = _HACK_KNOWN.get(key)
+    if known is None:
+        known = _HACK_KNOWN[key] = _hack_copies(outside)
+    return data in known
+
+
+def _hack_copies(outside: Callable[[str], bool]) -> set[bytes]:
+    import glob
+    import os
+    import sysconfig
+    import zipfile
+
+    found: set[bytes] = set()
+    places = [*_HACK_SOURCES, sysconfig.get_paths()["purelib"],
+              os.path.join(os.path.dirname(os.__file__), "ensurepip", "_bundled", "setuptools-*.whl")]
+    for pattern in places:
+        for path in glob.glob(pattern):
+            if not outside(path):
+                continue
+            try:
+                if path.endswith(".whl"):
+                    with zipfile.ZipFile(path) as whl:
+                        found.update(whl.read(n) for n in whl.namelist()
+                                     if n.startswith(HACK + "/") and n.endswith(".py"))
+                    continue
+                for name in glob.glob(os.path.join(path, HACK, "*.py")):
+                    with open(name, "rb") as f:
+                        found.add(f.read(1 << 20))
+            except (OSError, zipfile.BadZipFile, KeyError):
+                continue
+    return found
 
 
 def pyc_risky(pyc: bytes | None, source: bytes | None, source_sig: tuple | None) -> str:

@@ -49,13 +49,14 @@ def _start(d: str, name: str, cur: Item, base: Scan, now: Scan, roots: tuple[str
         others = {m: any(n != m + ".py" and n.split(".", 1)[0] == m for (dd, n) in now.items
                          if dd == d and now.items[(dd, n)] is not None) for m in mods}
         why = guardpy.pth_risky(cur.data, source, others)
-        if not why and guardpy.DISTUTILS.strip() in cur.data.decode("utf-8", "replace") and not _hack_kept(d, base, now):
+        if not why and guardpy.DISTUTILS.strip() in cur.data.decode("utf-8", "replace") \
+                and not _hack_kept(d, base, now, roots):
             why = "it imports _distutils_hack, which changed in the same work"
         return why
     if stem in guardpy.CUSTOMIZE:
         return "python imports it at every start of the venv's interpreter"
     if os.path.basename(d) == guardpy.HACK:
-        return why
+        return "" if _hack_trusted(cur.data, roots) else why
     if stem.startswith("__editable___") and name == stem + ".py":
         return "" if guardpy.finder_ok(cur.data) else "it is not the finder setuptools writes, and a .pth imports it"
     return why
@@ -81,11 +82,18 @@ def _data(scan: Scan, slot: Slot) -> bytes | None:
     return item.data if item is not None and item.kind == st.S_IFREG else None
 
 
-def _hack_kept(sp: str, base: Scan, now: Scan) -> bool:
-    """`_distutils_hack`'s sources exactly as in the baseline, or absent."""
+def _hack_kept(sp: str, base: Scan, now: Scan, roots: tuple[str, ...]) -> bool:
+    """`_distutils_hack`'s sources as in the baseline, absent, or a trusted copy (guardpy.hack_trusted)."""
     hack = os.path.join(sp, guardpy.HACK)
     for slot, item in now.items.items():
         if slot[0] == hack and item is not None:  # compiled copies are judged on their own
-            if slot not in base.items or not same(base.items[slot], item):
+            if (slot not in base.items or not same(base.items[slot], item)) and not _hack_trusted(item.data, roots):
                 return False
     return True
+
+
+def _hack_trusted(data: bytes | None, roots: tuple[str, ...]) -> bool:
+    def outside(path: str) -> bool:
+        real = os.path.realpath(path)
+        return bool(roots) and not any(p == r or p.startswith(r.rstrip("/") + "/") for r in roots for p in (path, real))
+    return guardpy.hack_trusted(data, outside, roots)
