@@ -90,6 +90,28 @@ def guard_cost(work: str, calls: int) -> float:
     return statistics.median(samples) * 1000
 
 
+def guard_full_looks(work: str, runs: int) -> tuple[float, float]:
+    """Median ms of (a first baseline of a fresh guard, a check after an entry was made in the venv's
+    site-packages: a full look)."""
+    import glob
+
+    from hermes_agent.terminal.sandbox.guard import Guard
+
+    site = (glob.glob(os.path.join(work, ".venv/lib/python3*/site-packages")) or [work])[0]
+    first, full = [], []
+    for i in range(runs):
+        g = Guard([work], tempfile.mkdtemp(prefix="hermes-bench-q-"))
+        start = time.perf_counter()
+        g.enter()
+        first.append(time.perf_counter() - start)
+        with open(os.path.join(site, f"bench-{os.getpid()}-{i}.txt"), "w"):
+            pass
+        start = time.perf_counter()
+        g.leave()
+        full.append(time.perf_counter() - start)
+    return statistics.median(first) * 1000, statistics.median(full) * 1000
+
+
 def without_metadata_check(work: str) -> LocalBackend:
     """A Landlock backend whose launcher starts without the keeper's metadata check (notify off)."""
     from hermes_agent.terminal.sandbox import launcher
@@ -121,6 +143,8 @@ def main() -> None:
     if args.repo:
         make_project(work)
         print(f"run-later guard, enter + leave per command: {guard_cost(work, args.calls * args.runs):.3f} ms")
+        first, full = guard_full_looks(work, 15)
+        print(f"run-later guard, first baseline: {first:.2f} ms; check after a change in site-packages: {full:.2f} ms")
     kinds: list[tuple[str, str | None]] = [("unsandboxed", None)]
     kinds += [(m, m) for m, p in (("bwrap", bwrap_problem()), ("landlock", landlock_problem())) if p is None]
     backends = {name: backend(mech, work) for name, mech in kinds}
