@@ -147,9 +147,8 @@ def test_installers_and_git_keep_working_without_a_line(scripted, home, mechanis
         _terminal(f"{PY} -m venv .venv && echo VENV", timeout=600),  # with pip and setuptools: _distutils_hack
         _terminal(".venv/bin/pip install -q -e . && echo EDITABLE", timeout=600),
         _terminal(".venv/bin/pip install -q requests && echo REQUESTS", timeout=600),
-        # HOME is read-only inside: npm's cache goes to the session's temp dir
-        _terminal("export npm_config_cache=${TMPDIR:-/tmp}/npm; npm init -y >/dev/null && npm install -q is-number"
-                  " >/dev/null && echo NPM", timeout=600),
+        # HOME is read-only inside: hermes points npm's cache at the session's temp dir
+        _terminal("npm init -y >/dev/null && npm install -q is-number >/dev/null && echo NPM", timeout=600),
         _terminal("git add mypkg pyproject.toml package.json && git -c user.name=a -c user.email=a@b commit -qm x"
                   " && echo COMMITTED"),
     ], mechanism)
