@@ -3,7 +3,7 @@
 vs Landlock, and for reference a bare `subprocess.run([bash, -c, ...])` without any of hermes's wrapper.
 Then the session start cost: the first call of a fresh backend (launcher start + first call).
 With --repo the workspace is a project (a git repository, 60 directories, a nested repository,
-node_modules) and the run-later guard's own cost (enter + leave around one command) is printed too: the
+node_modules, a .venv with pip, an .npmrc) and the run-later guard's own cost (enter + leave around one command) is printed too: the
 guard runs around every confined command, so it is part of the bwrap/Landlock figures.
 With --metadata a third command changes modes and times of 20 workspace files (60 chmod/utimensat calls,
 each answered by the Landlock keeper, metaguard.py) and Landlock runs once more without the keeper's
@@ -71,6 +71,10 @@ def make_project(work: str) -> None:
                 os.makedirs(os.path.join(work, f"pkg{i}", f"mod{j}", f"sub{k}"), exist_ok=True)
     os.makedirs(os.path.join(work, "node_modules", "dep", "lib"), exist_ok=True)
     subprocess.run(["git", "init", "-q", os.path.join(work, "pkg0", "vendored")], check=True)
+    # a project venv (pip and setuptools: .pth files, _distutils_hack) and tool configs the guard judges
+    subprocess.run(["python3", "-m", "venv", os.path.join(work, ".venv")], check=True)
+    with open(os.path.join(work, ".npmrc"), "w") as f:
+        f.write("save-exact=true\n")
 
 
 def guard_cost(work: str, calls: int) -> float:
@@ -87,6 +91,28 @@ def guard_cost(work: str, calls: int) -> float:
         g.leave()
         samples.append(time.perf_counter() - start)
     return statistics.median(samples) * 1000
+
+
+def guard_full_looks(work: str, runs: int) -> tuple[float, float]:
+    """Median ms of (a first baseline of a fresh guard, a check after an entry was made in the venv's
+    site-packages: a full look)."""
+    import glob
+
+    from hermes_agent.terminal.sandbox.guard import Guard
+
+    site = (glob.glob(os.path.join(work, ".venv/lib/python3*/site-packages")) or [work])[0]
+    first, full = [], []
+    for i in range(runs):
+        g = Guard([work], tempfile.mkdtemp(prefix="hermes-bench-q-"))
+        start = time.perf_counter()
+        g.enter()
+        first.append(time.perf_counter() - start)
+        with open(os.path.join(site, f"bench-{os.getpid()}-{i}.txt"), "w"):
+            pass
+        start = time.perf_counter()
+        g.leave()
+        full.append(time.perf_counter() - start)
+    return statistics.median(first) * 1000, statistics.median(full) * 1000
 
 
 def without_metadata_check(work: str) -> LocalBackend:
@@ -163,6 +189,8 @@ def main() -> None:
     if args.repo:
         make_project(work)
         print(f"run-later guard, enter + leave per command: {guard_cost(work, args.calls * args.runs):.3f} ms")
+        first, full = guard_full_looks(work, 15)
+        print(f"run-later guard, first baseline: {first:.2f} ms; check after a change in site-packages: {full:.2f} ms")
     kinds: list[tuple[str, str | None]] = [("unsandboxed", None)]
     kinds += [(m, m) for m, p in (("bwrap", bwrap_problem()), ("landlock", landlock_problem())) if p is None]
     backends = {name: backend(mech, work) for name, mech in kinds}

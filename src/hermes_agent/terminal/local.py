@@ -152,6 +152,9 @@ class LocalBackend:
         if sandbox and runner.contained and runner.spec.private_tmp:
             # bwrap mounts the private dir on /tmp; Landlock cannot remap, so TMPDIR names it
             env["TMPDIR"] = "/tmp" if runner.state == "bwrap" else runner.spec.private_tmp
+            npm = os.path.join(env.get("HOME") or os.path.expanduser("~"), ".npm")
+            if "npm_config_cache" not in env and runner.spec.denies_write(npm):
+                env["npm_config_cache"] = f"{env['TMPDIR']}/npm-cache"  # npm fails outright on a read-only cache
         return runner.popen(argv, stdin=stdin, stdout=stdout, stderr=stderr, cwd=cwd or self._spawn_cwd(), env=env,
                             pty=pty, sandbox=sandbox, extra=extra)
 

@@ -13,7 +13,8 @@ directories are not descended (their target is checked instead), nor directories
 past `BUDGET` directory entries in all the result is incomplete and the caller fails closed.
 
 A link is resolved hop by hop: besides its final target, every symlink passed on the way that lies where the
-sandbox can write is kept too (its directory must not change it). lstat/readlink only: nothing is opened.
+sandbox can write is kept too (its directory must not change it). lstat/readlink only: nothing is opened
+here; the files the dot-files include or source (dotincludes.py) are kept the same way.
 Stdlib only."""
 
 from __future__ import annotations
@@ -54,6 +55,10 @@ def kept_paths(home: str, writable: Callable[[str], bool], search_path: str | No
     real: set[str] = set()  # directories seen to be no symlink while resolving: not looked at again
     for link in _links(home, writable, search_path, left):
         kept += _kept_of(link, writable, real)
+    from hermes_agent.terminal.sandbox.dotincludes import included
+
+    for path in included(home):  # what the dot-files include or source (rt5 a03), resolved the same way
+        kept += _kept_of(path, writable, real, real_parent=False)
     return list(dict.fromkeys(kept)), left[0] >= 0
 
 
@@ -123,14 +128,14 @@ def _is_dir(entry: os.DirEntry) -> bool:
         return False
 
 
-def _kept_of(link: str, writable: Callable[[str], bool], real: set[str]) -> list[str]:
+def _kept_of(link: str, writable: Callable[[str], bool], real: set[str], *, real_parent: bool = True) -> list[str]:
     """What of `link`'s resolution the sandbox must not change: the final target when writable, and the
     writable symlinks passed on the way. A loop (too many hops) keeps nothing: the link leads nowhere."""
-    resolved = resolve_chain(link, real_parent=True, real=real)
+    resolved = resolve_chain(link, real_parent=real_parent, real=real)
     if resolved is None:
         return []
     final, hops = resolved
-    out = [h for h in hops[1:] if writable(h)]
+    out = [h for h in (hops[1:] if real_parent else hops) if writable(h)]
     if writable(final):
         out.append(final)
     return out

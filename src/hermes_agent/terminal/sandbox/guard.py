@@ -1,6 +1,7 @@
 """The run-later guard: files a tool runs when the user merely enters or opens the workspace or runs git
 (git hooks, git config and the files that redirect git elsewhere, `.envrc`, a `.vscode/tasks.json` that runs
-on folderOpen) stay as they were before confined work ran.
+on folderOpen) stay as they were before confined work ran; project tool configs (guardtools.py) and a
+workspace venv's python start-up code (guardpy.py) too, unless what changed in them is harmless.
 
 bwrap keeps the existing ones read-only, but nothing can bind a file that does not exist yet, and Landlock
 cannot carve a read-only subtree out of the writable workspace at all. So the unconfined side records each
@@ -144,7 +145,7 @@ class Guard:
             now = self._scan(base, base.gitdirs, spots)  # always against the baseline: nothing fresh carried
             fds = Fds()
             try:
-                lines = repair(base, now, fds, self._stash)
+                lines = repair(base, now, fds, self._stash, self.roots)
             finally:
                 fds.close()
             notes += [shown(line) for line in lines]  # paths the command named: no raw controls or newlines

@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 from hermes_agent.terminal.sandbox import gitconf
 from hermes_agent.terminal.sandbox.guardscan import Fds, Item, Scan, Slot, same
+from hermes_agent.terminal.sandbox.guardverdict import judged
 from hermes_agent.termsafe import visible
 
 Stash = Callable[[str, bytes | None], str]  # (original path, bytes) -> where they were saved ("" if not)
@@ -28,13 +29,17 @@ _WHY = {
     "dotgit": "it would point git at another git directory",
     "later": "direnv runs .envrc when the user enters the directory",
     "tasks": "VS Code runs folderOpen tasks when the folder is opened",
+    "tool": "a tool runs what it names on the user's next use",
+    "start": "python runs it at every start of the venv's interpreter",
+    "pyc": "python runs a compiled copy instead of its source",
 }
+_JUDGED = ("tool", "start", "pyc")  # a new or changed file stays when guardverdict finds nothing in it
 
 
 _STRUCTURAL = {"dotgit": 0, "dir": 1}  # repaired first; what lies below them is looked at again after
 
 
-def repair(base: Scan, now: Scan, fds: Fds, stash: Stash) -> list[str]:
+def repair(base: Scan, now: Scan, fds: Fds, stash: Stash, roots: tuple[str, ...] = ()) -> list[str]:
     """Undo what changed between `base` and `now`; one line per action. `.git` entries first (a
     repository moved back changes every path below it: the caller scans again)."""
     lines: list[str] = []
@@ -49,9 +54,14 @@ def repair(base: Scan, now: Scan, fds: Fds, stash: Stash) -> list[str]:
             continue
         if cls == "dir" and cur is not None and cur.kind == st.S_IFDIR:
             continue  # an empty hooks/ or info/ made again (hermes makes them to bind them): its entries are watched
-        if not in_base and _allowed_new(slot, cls, cur, slot in now.fresh, now):
+        why = ""
+        if cls in _JUDGED:
+            why = judged(slot, cls, old, cur, base, now, roots)
+            if not why:
+                continue
+        elif not in_base and _allowed_new(slot, cls, cur, slot in now.fresh, now):
             continue
-        line = _fix(slot, cls, old if in_base else None, cur, now, fds, stash)
+        line = _fix(slot, cls, old if in_base else None, cur, now, fds, stash, why)
         if line:
             lines.append(line)
             structural = structural or cls in _STRUCTURAL
@@ -118,14 +128,15 @@ def _inside_known(target: str, now: Scan, d: str) -> bool:
                                    for sub in ("modules", "worktrees"))
 
 
-def _fix(slot: Slot, cls: str, old: Item | None, cur: Item | None, now: Scan, fds: Fds, stash: Stash) -> str:
+def _fix(slot: Slot, cls: str, old: Item | None, cur: Item | None, now: Scan, fds: Fds, stash: Stash,
+         why: str = "") -> str:
     d, name = slot
     path = os.path.join(d, name)
     named = shown(path)  # a name the command chose: no escape sequence or newline reaches the user's terminal
     fd = fds.get(d)
     if fd is None:
         return ""
-    why = _WHY.get(cls, "")
+    why = why or _WHY.get(cls, "")
     if cls == "dotgit" and old is not None and old.kind == st.S_IFDIR:
         return _move_back(fd, d, old, cur, stash, fds)
     if cls == "config" and old is None and cur is not None and slot in now.fresh and cur.kind == st.S_IFREG:

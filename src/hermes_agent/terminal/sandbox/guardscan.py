@@ -4,7 +4,9 @@ A `Scan` maps each watched slot (directory, name) to the entry found there (None
 "hook" (an entry of hooks/ or of a core.hooksPath directory), "info", "config" (also a file a config
 includes), "redirect" (commondir, config.worktree), "dir" (a hooks/ or info/ directory entry itself, a
 hooksPath directory and the directories leading to it or to an included config), "wt" (a file of
-.git/worktrees/*), "dotgit" (a `.git` entry), "later" (`.envrc`), "tasks" (`.vscode/tasks.json`).
+.git/worktrees/*), "dotgit" (a `.git` entry), "later" (`.envrc`), "tasks" (`.vscode/tasks.json`), "tool" (a
+project tool config of guardtools.TABLE), "start" (python start-up code of a workspace venv: `.pth`,
+sitecustomize, the modules they import; guardpy.py), "pyc" (a compiled copy of such a module).
 `fresh` holds the slots of git directories that were not in the baseline (a repository made by the confined
 work). Stdlib only."""
 
@@ -17,6 +19,7 @@ import stat as st
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from hermes_agent.terminal.sandbox.guardtools import PATHS as TOOL_PATHS
 from hermes_agent.terminal.sandbox.views import (
     GIT_DIRS,
     GIT_REDIRECTS,
@@ -33,6 +36,7 @@ TOP_BUDGET = 2000  # a workspace's own children are watched past BUDGET: filler 
 # Hook managers whose installed hooks run files of the work tree: those files are hook code too. husky 9 sets
 # core.hooksPath=.husky/_ whose stubs run .husky/<hook>; pre-commit's and lefthook's hooks read their config.
 _HUSKY_STUBS = ".husky/_"
+VENV_DIRS = (".", ".venv", "venv")  # where a directory's own virtual environment lives
 HOOK_NAMES = ("applypatch-msg", "pre-applypatch", "post-applypatch", "pre-commit", "pre-merge-commit",
               "prepare-commit-msg", "commit-msg", "post-commit", "pre-rebase", "post-checkout", "post-merge",
               "pre-push", "pre-receive", "update", "proc-receive", "post-receive", "post-update",
@@ -69,12 +73,13 @@ class Scan:
     fresh: set[Slot] = field(default_factory=set)
     gitdirs: dict[str, str] = field(default_factory=dict)  # git directory -> the work tree it serves ("" if none)
     hookdirs: set[str] = field(default_factory=set)  # core.hooksPath directories of the baseline's configs
+    venvs: set[str] = field(default_factory=set)  # virtual environments found in the workspace
     stamps: dict[str, tuple | None] = field(default_factory=dict)  # git dirs, modules/, worktrees/: lstat sigs
     _quick: list | None = field(default=None, repr=False)  # (path, inode, ctime) for `unchanged`
 
     def settled(self) -> Scan:
         """This scan as the next baseline (nothing fresh any more)."""
-        return Scan(self.items, self.classes, set(), self.gitdirs, self.hookdirs, self.stamps)
+        return Scan(self.items, self.classes, set(), self.gitdirs, self.hookdirs, self.venvs, self.stamps)
 
     def unchanged(self) -> bool:
         """True when every watched entry and directory still has the inode and ctime it had (lstat by path:
@@ -111,7 +116,8 @@ class Tree:
     directories skipped except `keep` ones, which are not descended) with their mtimes: `refresh` returns those
     new or changed (an entry was added, removed or renamed in them)."""
 
-    def __init__(self, roots: Iterable[str], keep: tuple[str, ...] = (".vscode",)) -> None:
+    def __init__(self, roots: Iterable[str], keep: tuple[str, ...] = (".vscode", ".cargo", ".mise", ".config")) \
+            -> None:
         self.dirs: dict[str, tuple[int, int]] = {r: (-1, 0) for r in roots}
         self.keep = keep
 
@@ -283,6 +289,78 @@ class _Walk:
             self.add((os.path.join(d, ".vscode"), "tasks.json"), "tasks", False)
         if _exists(fd, "HEAD") and _exists(fd, "objects") and _exists(fd, "refs"):
             self.repo(d, "")  # a bare repository by shape, no `.git` anywhere: git uses it when run inside
+        try:
+            names = set(os.listdir(fd))  # one listing instead of a stat per table row
+        except OSError:
+            return
+        for rel in TOOL_PATHS:  # present, or its directory is (a file made there later is then seen)
+            sub, _, name = rel.rpartition("/")
+            if rel.split("/", 1)[0] in names and (not sub or _exists(fd, sub)):
+                self.add((os.path.join(d, sub) if sub else d, name), "tool", False)
+        for sub in VENV_DIRS:
+            if (sub == "." or sub in names) and _exists(fd, f"{sub}/pyvenv.cfg"):
+                self.venv(os.path.normpath(os.path.join(d, sub)))
+
+    def venv(self, v: str) -> None:
+        """A virtual environment: the start-up code of each lib/python*/site-packages (guardpy.py)."""
+        if v in self.scan.venvs or not self.reachable(v):
+            return
+        self.scan.venvs.add(v)
+        # the way to each site-packages, and the interpreters an IDE starts: a directory swapped for a link
+        # (python follows it, the guard does not) or an interpreter swapped for a script is judged too
+        for d, name in ((os.path.dirname(v), os.path.basename(v)), (v, "lib"), (v, "bin")):
+            self.add((d, name), "start", False)
+        bindir = self.fds.get(os.path.join(v, "bin"))
+        for name in os.listdir(bindir) if bindir is not None else ():
+            if name.startswith("python"):
+                self.add((os.path.join(v, "bin"), name), "start", False)
+        for py in self._children(os.path.join(v, "lib")):
+            if os.path.basename(py).startswith("python"):
+                self.add(os.path.split(py), "start", False)
+                self.add((py, "site-packages"), "start", False)
+                self.site(os.path.join(py, "site-packages"))
+
+    def site(self, sp: str) -> None:
+        """`.pth` files, sitecustomize/usercustomize in any form, the modules `.pth` lines import (setuptools'
+        editable finder, `_distutils_hack`) with their compiled copies, and sitecustomize in every writable
+        directory a `.pth` puts on sys.path. Each directory is stamped: an entry made there means a full look."""
+        from hermes_agent.terminal.sandbox import guardpy
+
+        self.scan.stamps[sp] = _sig(sp)
+        fd = self.fds.get(sp)
+        names = os.listdir(fd) if fd is not None else []
+        mods = set(guardpy.CUSTOMIZE) | {guardpy.HACK}
+        for name in sorted(names, key=lambda n: not n.endswith(".pth")):  # the .pth first: they name modules
+            stem = name.split(".", 1)[0]
+            if not name.endswith(".pth") and stem not in mods:
+                continue
+            item = self.add((sp, name), "start", False) if name != guardpy.HACK else None
+            if name.endswith(".pth") and item is not None and item.data:
+                mods.update(guardpy.finders(item.data))
+                for line in guardpy.pth_lines(item.data)[1]:
+                    self.customize(os.path.normpath(os.path.join(sp, line)))
+        hack = os.path.join(sp, guardpy.HACK)
+        for name in ("__init__.py", "override.py"):
+            self.add((hack, name), "start", False)
+        for d in (sp, hack):
+            self.scan.stamps[os.path.join(d, "__pycache__")] = _sig(os.path.join(d, "__pycache__"))
+            self.scan.stamps[d] = _sig(d)
+            cache = self.fds.get(os.path.join(d, "__pycache__"))
+            for name in os.listdir(cache) if cache is not None else ():
+                if d == hack or name.split(".", 1)[0] in mods:
+                    self.add((os.path.join(d, "__pycache__"), name), "pyc", False)
+
+    def customize(self, d: str) -> None:
+        """sitecustomize/usercustomize in any form in a writable directory on sys.path."""
+        from hermes_agent.terminal.sandbox import guardpy
+
+        if not self.reachable(d) or d in self.scan.stamps:
+            return
+        self.scan.stamps[d] = _sig(d)
+        fd = self.fds.get(d)
+        for name in os.listdir(fd) if fd is not None else ():
+            if name.split(".", 1)[0] in guardpy.CUSTOMIZE:
+                self.add((d, name), "start", False)
 
     def dotgit(self, d: str, item: Item | None) -> None:
         """Follow a `.git` entry to its git directory (a directory, or a `gitdir:` file)."""
@@ -403,7 +481,8 @@ class _Walk:
         return out
 
 
-SPOT_SLOTS = ((".", ".envrc"), (".", ".git"), (".vscode", "tasks.json"), (".", "HEAD"))
+SPOT_SLOTS = ((".", ".envrc"), (".", ".git"), (".vscode", "tasks.json"), (".", "HEAD"),
+              *((rel.rpartition("/")[0] or ".", rel.rpartition("/")[2]) for rel in TOOL_PATHS))
 
 
 def spotted(d: str, known: dict[Slot, Item | None]) -> bool:
@@ -447,6 +526,8 @@ def discover(spots: Iterable[str], fds: Fds, old: Scan | None, known: dict[str, 
             walk.dotgit(d, walk.scan.items[(d, name)])
     for gd, worktree in (old.gitdirs.items() if old is not None else ()):
         walk.repo(gd, worktree)
+    for v in sorted(old.venvs) if old is not None else ():
+        walk.venv(v)
     walk.scan.hookdirs |= old.hookdirs if old is not None else set()
     for d in sorted(walk.scan.hookdirs):  # watched whether or not it exists yet (made later: looked into)
         walk.path(os.path.split(d), "dir", "")

@@ -103,9 +103,16 @@ def fence() -> bool:
     process inside a domain cannot ptrace, or read /proc/<pid>/environ|mem|fd of, anything outside it
     (hermes itself), and (ABI >= 6) cannot signal it or reach its abstract unix sockets. Used under
     bubblewrap, and on the Landlock path as the inner domain that keeps commands off the keeper."""
-    if abi_version() < 1:
+    abi = abi_version()
+    if abi < 1:
         return False
-    apply([], network=True, handled=FS_MAKE_BLOCK)
+    # REFER is denied by every domain that does not grant it, handled or not: without it, renaming or linking a
+    # file into another directory fails with EXDEV (pip's wheel build, `os.replace` across directories). So
+    # the fence handles it and grants it everywhere; the outer domain (Landlock path) still decides its own.
+    if abi >= 2:
+        apply([("/", REFER)], network=True, handled=FS_MAKE_BLOCK | REFER)
+    else:
+        apply([], network=True, handled=FS_MAKE_BLOCK)
     return True
 
 

@@ -116,8 +116,21 @@ def landlock_config(spec: SandboxSpec, netns_ok: bool = False) -> dict:
     # pidns: a pid namespace and /proc of the session's own where the launcher may make them (root); MCP servers
     # and the browser (sandbox_command) keep the host's /proc
     # netns: where the launcher may make one (root), its own network namespace behind slirp4netns (netns.py)
-    return {"landlock": plan, "network": spec.network, "seccomp": rules, "pidns": True, "binds": _binds(spec),
-            "netns": netns_ok and spec.network, "listen": list(spec.loopback_ports) if netns_ok else []}
+    cfg = {"landlock": plan, "network": spec.network, "seccomp": rules, "pidns": True, "binds": _binds(spec),
+           "netns": netns_ok and spec.network, "listen": list(spec.loopback_ports) if netns_ok else []}
+    if spec.dot_sealed:  # where every bind is made (root), they keep the dot-link targets read-only as bwrap
+        # does, and the credential-free global git config is bound over its original (a link's target in the
+        # workspace): the workspace then keeps file creation at its top (rt5: ~/dotfiles as the workspace)
+        from hermes_agent.terminal.sandbox.bwrap import _in_hidden_dir
+
+        copies = [(copy, orig) for orig, copy in spec.git_globals
+                  if orig and os.path.isfile(orig) and os.path.isfile(copy) and not _in_hidden_dir(spec, orig)]
+        covered = {orig for _, orig in copies}
+        cfg["copies"] = copies
+        cfg["landlock_bound"] = landlock.plan(spec.writable, tuple(s for s in spec.secrets if s not in covered),
+                                              abi, tuple(s for s in spec.sealed if s not in spec.dot_sealed),
+                                              unseen, reveal)
+    return cfg
 
 
 def _binds(spec: SandboxSpec) -> list[tuple[str, bool]]:

@@ -234,13 +234,14 @@ def _confine(cfg: dict, split) -> None:  # type: ignore[no-untyped-def]
     from hermes_agent.terminal.sandbox import landlock
 
     rules = [(str(p), int(r)) for p, r in cfg["landlock"]]
+    bound = [(str(p), int(r)) for p, r in cfg["landlock_bound"]] if cfg.get("landlock_bound") else None
     policy = cfg.get("seccomp") or {}
     pair = socket.socketpair() if policy.get("metadata") and policy.get("notify") else None
     writable = None
     if pair is not None:  # taken before any command runs: the tree the sandbox may create files in
         from hermes_agent.terminal.sandbox import metaguard
 
-        writable = metaguard.writable_ids(rules, landlock.MAKE_REG, landlock.WRITE_FILE)
+        writable = metaguard.writable_ids(bound or rules, landlock.MAKE_REG, landlock.WRITE_FILE)
     if pair is not None:  # a thread of the keeper-to-be: after unshare(CLONE_NEWPID) no thread can start
         _supervise(pair[0], writable or frozenset())
     pidns = bool(cfg.get("pidns")) and _unshare(_CLONE_NEWPID)  # the next child is pid 1 of its own namespace
@@ -251,8 +252,9 @@ def _confine(cfg: dict, split) -> None:  # type: ignore[no-untyped-def]
             cfg["netns_made"] = True
         else:
             cfg["netns_made"] = _own_user_netns()
-    if pidns:
-        _own_proc(cfg.get("binds") or [])  # before Landlock: a Landlock domain may not mount
+    if pidns and _own_proc(cfg.get("binds") or [], cfg.get("copies") or []) and bound is not None:
+        rules = bound  # every carve-out is a read-only mount (made before Landlock: a domain may not mount), so
+        # no dot-link target needs Landlock's seal and the credential-free git config covers its original
     landlock.apply(rules, network=bool(cfg.get("network", True)))
     landlock.fence()  # an inner domain: commands can reach neither the keeper nor the launcher's init
     _drop_capabilities()  # as root: no CAP_SYS_PTRACE into hermes (non-dumpable), as bwrap --cap-drop ALL
@@ -317,7 +319,7 @@ def _unshare(flags: int) -> bool:
     return ctypes.CDLL(None, use_errno=True).unshare(flags) == 0
 
 
-def _own_proc(binds: list) -> None:
+def _own_proc(binds: list, copies: list | None = None) -> bool:
     """In pid 1 of the new pid namespace: a mount namespace of its own with a /proc that shows only this
     namespace (hermes, the keeper and the user's other processes are not there: no /proc/<pid>/cmdline of
     theirs) and the spec's carve-outs bound read-only as bwrap binds them (`binds`: [path, read_only] by
@@ -329,15 +331,16 @@ def _own_proc(binds: list) -> None:
     import signal
 
     libc = ctypes.CDLL(None, use_errno=True)
+    done = False
     if _unshare(_CLONE_NEWNS) and libc.mount(b"none", b"/", None, _MS_REC | _MS_PRIVATE, None) == 0:
         # a path already read-only on the host stays so (its mount's flag, read before any bind of ours)
         flags = [(str(p), bool(ro) or _host_read_only(str(p))) for p, ro in binds]
-        for path, read_only in flags:
-            _bind(libc, path, read_only)
+        done = all([_bind(libc, path, read_only) for path, read_only in flags])
+        done = all([_bind(libc, str(dst), True, str(src)) for src, dst in copies or []]) and done
         libc.mount(b"proc", b"/proc", b"proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, None)
     server = os.fork()
     if server == 0:
-        return
+        return done
     os.closerange(0, os.sysconf("SC_OPEN_MAX"))  # the socket to hermes and the keeper's channel are the server's
     _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)  # the keeper gone: the namespace goes with it
     os._exit(_reap_until(server))
@@ -350,33 +353,48 @@ def _host_read_only(path: str) -> bool:
         return True
 
 
-def _bind(libc, path: str, read_only: bool) -> None:  # type: ignore[no-untyped-def]
-    """`path` bound onto itself (a symlink is never followed: the fd is opened O_NOFOLLOW), then read-only."""
+def _bind(libc, path: str, read_only: bool, source: str = "") -> bool:  # type: ignore[no-untyped-def]
+    """`path` bound onto itself, or `source` (a file only hermes writes) bound over it (a symlink is never
+    followed: the fds are opened O_NOFOLLOW), then read-only. False when it was not (every failure: the
+    caller keeps Landlock's own carve-outs)."""
     flags = os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC
     try:
         fd = os.open(path, flags)
     except OSError:
-        return
+        return False
     try:
         import stat
 
         if stat.S_ISLNK(os.fstat(fd).st_mode) or os.readlink(f"/proc/self/fd/{fd}") != path:
-            return  # a link, or moved since planning: not bound (the run-later guard still watches it)
+            return False  # a link, or moved since planning: not bound (the run-later guard still watches it)
         where = f"/proc/self/fd/{fd}".encode()
-        if libc.mount(where, where, None, _MS_BIND | _MS_REC, None) != 0:
-            return
+        if not _mount_from(libc, source, where):
+            return False
     finally:
         os.close(fd)
     try:
         top = os.open(path, flags)  # the new mount's root, not the directory it covers
     except OSError:
-        return
+        return False
     try:  # a bind inherits its source mount's flags: a writable root inside a read-only one is made writable again
         where = f"/proc/self/fd/{top}".encode()
-        libc.mount(None, where, None, _MS_REMOUNT | _MS_BIND | _MS_NOSUID | _MS_NODEV | (_MS_RDONLY if read_only
-                                                                                         else 0), None)
+        return libc.mount(None, where, None, _MS_REMOUNT | _MS_BIND | _MS_NOSUID | _MS_NODEV
+                          | (_MS_RDONLY if read_only else 0), None) == 0
     finally:
         os.close(top)
+
+
+def _mount_from(libc, source: str, where: bytes) -> bool:  # type: ignore[no-untyped-def]
+    if not source:
+        return libc.mount(where, where, None, _MS_BIND | _MS_REC, None) == 0
+    try:
+        src = os.open(source, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        return libc.mount(f"/proc/self/fd/{src}".encode(), where, None, _MS_BIND, None) == 0
+    finally:
+        os.close(src)
 
 
 def _install_seccomp(cfg: dict) -> bool | int:

@@ -27,8 +27,8 @@ _VAR = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)(?:[:]?[-=][^}]*)?\}|([A-Za-z
 _GLOB = re.compile(r"[*?\[]")
 
 
-def protected_paths(home: str) -> list[str]:
-    """Paths inside HOME (not HOME itself) that the start-up files are, source, or put on PATH."""
+def protected_paths(home: str, *, path_dirs: bool = True) -> list[str]:
+    """Paths inside HOME (not HOME itself) that the start-up files are, source, or (`path_dirs`) put on PATH."""
     if not home or not os.path.isdir(home):
         return []
     found: list[str] = []
@@ -46,7 +46,7 @@ def protected_paths(home: str) -> list[str]:
         if text is None:
             continue
         sourced, dirs = _scan(text, home, env)
-        found += dirs
+        found += dirs if path_dirs else []
         for src in sourced:
             found.append(src)
             if depth + 1 < MAX_DEPTH and not _GLOB.search(src):

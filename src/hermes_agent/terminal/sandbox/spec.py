@@ -52,6 +52,7 @@ class SandboxSpec:
     mechanism: str = "auto"
     pinned: tuple[str, ...] = ()
     sealed: tuple[str, ...] = ()
+    dot_sealed: tuple[str, ...] = ()  # the part of `sealed` kept for HOME's dot-links and includes (dotlinks.py)
     home_workspace: bool = False
     extra: tuple[str, ...] = ()
     private_tmp: str = ""
@@ -157,8 +158,8 @@ def spec_from_policy(policy: PolicyLike, *, network: object = True, mechanism: s
                        readonly=tuple(dict.fromkeys(os.path.realpath(p) for p in readonly)),
                        secrets=secrets, network=_flag(network),
                        mechanism=mech if mech in MECHANISMS else "auto", pinned=tuple(dict.fromkeys(pinned)),
-                       sealed=tuple(dict.fromkeys(sealed)), home_workspace=home_ws, sockets=sockets,
-                       loopback_ports=_ports(loopback_ports),
+                       sealed=tuple(dict.fromkeys(sealed)), dot_sealed=dot.sealed, home_workspace=home_ws,
+                       sockets=sockets, loopback_ports=_ports(loopback_ports),
                        git_globals=git_globals, workspaces=workspaces if mode == "workspace-write" else (),
                        note=dot.note, quarantine=os.path.join(getattr(policy, "hermes_home", "") or "", "quarantine")
                        if getattr(policy, "hermes_home", "") else "",
@@ -226,7 +227,10 @@ def _dot_link_plan(home: str, writable: list[str], pinned: list[str], sealed_now
         note = (f"hermes: your home's dot-files link into what the sandbox could write: {shown} stay read-only "
                 "(they run or configure code later); under Landlock no new entry can be made in the "
                 "directories holding them either")
-    return _DotPlan(tuple(sealed), tuple(dirs), tuple(p for p in rw if p not in kept), note)
+    # an entry made writable again around a missing name must not reopen another kept path (a kept directory
+    # holding it: ~/.config -> dotfiles/config is kept whole, its fish/config.fish missing)
+    rw = [p for p in rw if not any(p == k or p.startswith(k.rstrip("/") + "/") for k in kept)]
+    return _DotPlan(tuple(sealed), tuple(dirs), tuple(rw), note)
 
 
 def _shared_scratch(root: str) -> bool:

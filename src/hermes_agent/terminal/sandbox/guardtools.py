@@ -1,0 +1,216 @@
+"""Project tool configs that carry commands, for the run-later guard (guard.py): one table of file shapes
+(where the file lies relative to a directory of the workspace, how it is parsed) and the keys whose values a
+tool runs or loads code from when the user merely uses the project (`npm test` with `node-options`, `cargo
+build` with a `runner`, the next `cd` with mise's `hooks`, VS Code opening the folder with an interpreter
+path). A new or changed file is allowed when no such key was added or changed; else it is put back (previous
+content restored, a new file quarantined) and the key is named in the line. Files are parsed (ini, TOML,
+YAML, JSON with comments), never searched as text; one that does not parse counts as changing every key.
+
+Python's start-up files in a workspace venv (`.pth`, sitecustomize, the modules they import) are judged
+by guardpy.py. Stdlib only (ruamel.yaml, a dependency, is imported when a `.yarnrc.yml` changes)."""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import os
+from collections.abc import Callable
+
+Flat = dict[str, str]  # "section.key" (lower-case) -> the value as text
+
+# (value test, what it means): "" any value; "path:" a value starting with it; "writable" a path the sandbox
+# can write (a venv whose interpreter home is in the workspace)
+Rule = tuple[str, str]
+
+
+def _ini(data: str) -> Flat:
+    """npmrc, pip.conf, pyvenv.cfg, yarn v1's `.yarnrc` (`key "value"`): `[section]`, `key = value`."""
+    out: Flat = {}
+    section = ""
+    for raw in data.splitlines():
+        line = raw.strip()
+        if not line or line[0] in "#;":
+            continue
+        if line.startswith("[") and line.endswith("]"):
+            section = line[1:-1].strip().lower() + "."
+            continue
+        key, sep, value = line.partition("=")
+        if not sep:
+            key, _, value = line.partition(" ")
+        key = key.strip().lower()
+        if key.endswith("[]"):  # npm's array syntax: every entry counts
+            key = key[:-2]
+            out[section + key] = out.get(section + key, "") + "\n" + value.strip()
+            continue
+        out[section + key] = value.strip().strip('"')
+    return out
+
+
+def _flatten(value: object, prefix: str, out: Flat) -> None:
+    if isinstance(value, dict):
+        if not value and prefix:
+            out[prefix] = "{}"
+        for k, v in value.items():
+            _flatten(v, f"{prefix}.{str(k).lower()}" if prefix else str(k).lower(), out)
+    else:
+        out[prefix] = json.dumps(value, sort_keys=True, default=str) if not isinstance(value, str) else value
+
+
+def _toml(data: str) -> Flat:
+    import tomllib
+
+    out: Flat = {}
+    _flatten(tomllib.loads(data), "", out)
+    return out
+
+
+def _yaml(data: str) -> Flat:
+    from ruamel.yaml import YAML
+
+    doc = YAML(typ="safe", pure=True).load(data)
+    out: Flat = {}
+    if doc is None:
+        return out
+    if not isinstance(doc, dict):
+        raise ValueError("not a mapping")
+    _flatten(doc, "", out)
+    return out
+
+
+def _jsonc(data: str) -> Flat:
+    """VS Code's JSON with comments and trailing commas. Top-level keys are dotted setting names already."""
+    doc = json.loads(_strip_jsonc(data) or "{}")
+    if not isinstance(doc, dict):
+        raise ValueError("not an object")
+    return {str(k).lower(): json.dumps(v, sort_keys=True) for k, v in doc.items()}
+
+
+def _strip_jsonc(text: str) -> str:
+    out: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == '"':
+            j = i + 1
+            while j < n and text[j] != '"':
+                j += 2 if text[j] == "\\" else 1
+            out.append(text[i:j + 1])
+            i = j + 1
+        elif text.startswith("//", i):
+            i = text.find("\n", i) if "\n" in text[i:] else n
+        elif text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            i = n if end < 0 else end + 2
+        elif c in "}]":
+            k = len(out) - 1
+            while k >= 0 and out[k].isspace():
+                k -= 1
+            if k >= 0 and out[k] == ",":
+                out[k] = ""
+            out.append(c)
+            i += 1
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out).strip()
+
+
+def _tool_versions(data: str) -> Flat:
+    """asdf's `.tool-versions`: `tool version...` per line (`path:/dir` uses the binaries in that dir)."""
+    out: Flat = {}
+    for raw in data.splitlines():
+        fields = raw.split("#", 1)[0].split()
+        if fields:
+            out[fields[0].lower()] = " ".join(fields[1:])
+    return out
+
+
+_CARGO = ("target.*.runner", "target.*.linker", "target.*.rustflags", "target.*.rustdocflags", "host.linker",
+          "host.*.linker", "host.rustflags", "host.*.rustflags", "build.rustc", "build.rustc-wrapper",
+          "build.rustc-workspace-wrapper", "build.rustdoc", "build.rustflags", "build.rustdocflags", "alias.*",
+          "env.*", "credential-provider", "registry.credential-provider", "registry.global-credential-providers",
+          "registries.*", "source.*", "patch.*", "paths", "doc.browser", "unstable.*", "include", "core.*")
+_MISE = ("env", "env.*", "hooks.*", "plugins.*", "watch_files*", "tools.*=path:", "tools.*=ref:",
+         "settings.*", "redactions*", "vars.*")
+_VSCODE = ("*path", "*executable*", "*interpreter*", "*runtime*", "*command*", "*binary*", "*server*", "*args*",
+           "terminal.integrated.*", "*.env.*", "*.env", "task.*", "git.*hook*", "python.venvfolders")
+_NPM = ("node-options", "script-shell", "shell", "onload-script", "init-module", "editor", "browser", "git",
+        "viewer", "userconfig", "globalconfig", "prefix", "node-gyp", "registry", "*:registry", "npm-path",
+        "ignore-scripts", "git-tag-version", "sign-git-commit")
+_PIP = ("*.index-url", "*.extra-index-url", "*.find-links", "*.trusted-host", "*.no-index", "*.src",
+        "*.prefix", "*.target", "*.root", "*.config-settings", "*.use-pep517")
+
+# (path below a directory of the workspace, parser, dangerous key patterns ("pattern=prefix": only values
+# starting with prefix; "=writable": a path the sandbox can write), the tool that runs them)
+TABLE: tuple[tuple[str, Callable[[str], Flat], tuple[str, ...], str], ...] = (
+    (".npmrc", _ini, _NPM, "npm and npx"),
+    (".yarnrc.yml", _yaml, ("yarnpath", "plugins*", "injectenvironmentfiles*", "npmregistryserver",
+                            "npmscopes.*", "unsafehttpwhitelist*"), "yarn"),
+    (".yarnrc", _ini, ("yarn-path", "registry", "--*", "*:registry"), "yarn"),
+    (".mise.toml", _toml, _MISE, "mise"),
+    ("mise.toml", _toml, _MISE, "mise"),
+    (".mise.local.toml", _toml, _MISE, "mise"),
+    ("mise.local.toml", _toml, _MISE, "mise"),
+    (".mise/config.toml", _toml, _MISE, "mise"),
+    (".config/mise.toml", _toml, _MISE, "mise"),
+    (".config/mise/config.toml", _toml, _MISE, "mise"),
+    (".rtx.toml", _toml, _MISE, "mise"),
+    (".tool-versions", _tool_versions, ("*=path:",), "asdf and mise"),
+    (".cargo/config.toml", _toml, _CARGO, "cargo"),
+    (".cargo/config", _toml, _CARGO, "cargo"),
+    (".vscode/settings.json", _jsonc, _VSCODE, "VS Code"),
+    (".venv/pip.conf", _ini, _PIP, "the venv's pip"),
+    ("venv/pip.conf", _ini, _PIP, "the venv's pip"),
+    (".venv/pyvenv.cfg", _ini, ("home=writable", "executable=writable", "base-executable=writable"),
+     "the venv's python"),
+    ("venv/pyvenv.cfg", _ini, ("home=writable", "executable=writable", "base-executable=writable"),
+     "the venv's python"),
+    ("pip.conf", _ini, _PIP, "the venv's pip"),
+    ("pyvenv.cfg", _ini, ("home=writable", "executable=writable", "base-executable=writable"),
+     "the venv's python"),
+)
+PATHS = tuple(rel for rel, *_ in TABLE)
+_BY_NAME = {rel: (parse, rules, tool) for rel, parse, rules, tool in TABLE}
+
+
+def shape(d: str, name: str) -> str | None:
+    """The table entry for the file `name` in directory `d` (matched by the path's tail), or None."""
+    path = f"{d}/{name}"
+    return next((rel for rel in PATHS if path.endswith("/" + rel)), None)
+
+
+def risky(rel: str, old: bytes | None, new: bytes | None, writable: Callable[[str], bool]) -> str:
+    """Why the change from `old` to `new` (None: absent) of a file of shape `rel` must be put back: "" when
+    it adds or changes no dangerous key (a removed key is fine), else the keys and the tool."""
+    if new is None:
+        return ""
+    parse, rules, tool = _BY_NAME[rel]
+    try:
+        now = parse(new.decode("utf-8", "replace"))
+    except Exception:  # noqa: BLE001 - any parse error: the tool might read it differently; fail closed
+        return f"it does not parse as {tool} reads it, so every setting counts ({tool} reads it)"
+    try:
+        before = parse(old.decode("utf-8", "replace")) if old is not None else {}
+    except Exception:  # noqa: BLE001
+        before = {}
+    keys = [k for k, v in now.items() if before.get(k) != v and _dangerous(k, v, rules, writable)]
+    if not keys:
+        return ""
+    shown = ", ".join(sorted(keys)[:4]) + (" ..." if len(keys) > 4 else "")
+    return f"it sets {shown} ({tool} runs or loads code from it on the user's next use)"
+
+
+def _dangerous(key: str, value: str, rules: tuple[str, ...], writable: Callable[[str], bool]) -> bool:
+    for rule in rules:
+        pattern, _, cond = rule.partition("=")
+        if not fnmatch.fnmatchcase(key, pattern):
+            continue
+        if not cond:
+            return True
+        if cond == "writable":
+            path = value.strip().strip('"')  # the path as written and where it leads now (a link can move)
+            if not path.startswith("/") or writable(os.path.normpath(path)) or writable(os.path.realpath(path)):
+                return True
+        elif value.strip().strip('"').startswith(cond):
+            return True
+    return False

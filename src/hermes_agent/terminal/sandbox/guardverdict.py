@@ -1,0 +1,99 @@
+"""The run-later guard's verdict on files judged by content (guardfix.py): a project tool config
+(guardtools.py) and a venv's python start-up code (guardpy.py). `judged` says why a new or changed entry
+must be put back, "" when it may stay. Stdlib only."""
+
+from __future__ import annotations
+
+import os
+import stat as st
+
+from hermes_agent.terminal.sandbox import guardpy, guardtools
+from hermes_agent.terminal.sandbox.guardscan import Item, Scan, Slot, same
+
+
+def judged(slot: Slot, cls: str, old: Item | None, cur: Item | None, base: Scan, now: Scan,
+           roots: tuple[str, ...]) -> str:
+    if cur is None:
+        return ""  # removed: nothing runs
+    d, name = slot
+    if cls == "tool":
+        rel = guardtools.shape(d, name)
+        if rel is None:
+            return ""
+        if cur.kind != st.S_IFREG or cur.data is None:
+            return "it is not a plain readable file, so it cannot be checked"
+
+        def writable(path: str) -> bool:
+            return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots) if roots else True
+        return guardtools.risky(rel, old.data if old is not None else None, cur.data, writable)
+    if cls == "pyc":
+        src = os.path.join(os.path.dirname(d), name.split(".", 1)[0] + ".py")
+        item = now.items.get(os.path.split(src))
+        return guardpy.pyc_risky(cur.data if cur.kind == st.S_IFREG else b"?" * 16,
+                                 item.data if item is not None else None, item.sig if item is not None else None)
+    return _start(d, name, cur, base, now, roots)
+
+
+def _start(d: str, name: str, cur: Item, base: Scan, now: Scan, roots: tuple[str, ...]) -> str:
+    why = "python runs it at every start of the venv's interpreter (an IDE starts it on open)"
+    if os.path.basename(d) == "bin" and name.startswith("python"):
+        return _interpreter(d, cur, roots)
+    if name in ("lib", "bin", "site-packages") or name.startswith("python") or os.path.join(d, name) in now.venvs:
+        return "" if cur.kind == st.S_IFDIR else "python follows it to the venv's start-up code (a link or file)"
+    if cur.kind != st.S_IFREG or cur.data is None:
+        return why
+    stem = name.split(".", 1)[0]
+    if name.endswith(".pth"):
+        mods = guardpy.finders(cur.data)
+        source = {m: _data(now, (d, m + ".py")) for m in mods}
+        others = {m: any(n != m + ".py" and n.split(".", 1)[0] == m for (dd, n) in now.items
+                         if dd == d and now.items[(dd, n)] is not None) for m in mods}
+        why = guardpy.pth_risky(cur.data, source, others)
+        if not why and guardpy.DISTUTILS.strip() in cur.data.decode("utf-8", "replace") \
+                and not _hack_kept(d, base, now, roots):
+            why = "it imports _distutils_hack, which changed in the same work"
+        return why
+    if stem in guardpy.CUSTOMIZE:
+        return "python imports it at every start of the venv's interpreter"
+    if os.path.basename(d) == guardpy.HACK:
+        return "" if _hack_trusted(cur.data, roots) else why
+    if stem.startswith("__editable___") and name == stem + ".py":
+        return "" if guardpy.finder_ok(cur.data) else "it is not the finder setuptools writes, and a .pth imports it"
+    return why
+
+
+def _interpreter(d: str, cur: Item, roots: tuple[str, ...]) -> str:
+    """A venv's bin/python*: a link to an interpreter the sandbox cannot write (or to another such link in
+    bin/), as `python -m venv` makes it; not a file the sandbox wrote, nor a link into a writable root."""
+    why = "an IDE starts it as the project's interpreter"
+    if cur.kind != st.S_IFLNK or cur.data is None:
+        return why
+    target = os.path.normpath(os.path.join(d, os.fsdecode(cur.data)))
+    if os.path.dirname(target) == d:
+        return ""  # python -> python3 -> /usr/bin/python3.11: the next hop is judged as its own entry
+    for path in (target, os.path.realpath(target)):
+        if any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots) or not roots:
+            return why
+    return ""
+
+
+def _data(scan: Scan, slot: Slot) -> bytes | None:
+    item = scan.items.get(slot)
+    return item.data if item is not None and item.kind == st.S_IFREG else None
+
+
+def _hack_kept(sp: str, base: Scan, now: Scan, roots: tuple[str, ...]) -> bool:
+    """`_distutils_hack`'s sources as in the baseline, absent, or a trusted copy (guardpy.hack_trusted)."""
+    hack = os.path.join(sp, guardpy.HACK)
+    for slot, item in now.items.items():
+        if slot[0] == hack and item is not None:  # compiled copies are judged on their own
+            if (slot not in base.items or not same(base.items[slot], item)) and not _hack_trusted(item.data, roots):
+                return False
+    return True
+
+
+def _hack_trusted(data: bytes | None, roots: tuple[str, ...]) -> bool:
+    def outside(path: str) -> bool:
+        real = os.path.realpath(path)
+        return bool(roots) and not any(p == r or p.startswith(r.rstrip("/") + "/") for r in roots for p in (path, real))
+    return guardpy.hack_trusted(data, outside, roots)
