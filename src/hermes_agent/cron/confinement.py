@@ -36,7 +36,15 @@ def record(settings: Settings, workspace: str, *, person: str = "", role: str = 
     """The confinement of a session working in `workspace` with `settings` (the cronjob tool, `hermes cron create`)."""
     return {"workspace": os.path.realpath(os.path.expanduser(workspace)), "person": person, "role": role,
             "disabled_toolsets": sorted(set(disabled_toolsets)), "backend": str(settings.cfg.terminal.backend),
-            "sandbox": asdict(settings.cfg.sandbox)}
+            "sandbox": _sandbox_dict(settings)}
+
+
+def _dict(value: object) -> dict:
+    return value if isinstance(value, dict) else {}
+
+
+def _sandbox_dict(settings: Settings) -> dict:
+    return dict(asdict(settings.cfg.sandbox))  # type: ignore[call-overload]  # a dataclass made by schema._record
 
 
 def _within(path: str, root: str) -> bool:
@@ -73,8 +81,7 @@ def merged(old: object, new: dict) -> dict:
     role = max((str(c.get("role") or "") for c in (old, new)), key=lambda r: roles.index(r) if r in roles else -1)
     return {**old, "workspace": b if _within(b, a) else a, "role": role,
             "disabled_toolsets": sorted({*old.get("disabled_toolsets", []), *new.get("disabled_toolsets", [])}),
-            "sandbox": narrowest(old.get("sandbox") if isinstance(old.get("sandbox"), dict) else {},
-                                 new.get("sandbox") or {})}
+            "sandbox": narrowest(_dict(old.get("sandbox")), _dict(new.get("sandbox")))}
 
 
 def confined(job: dict, settings: Settings) -> Settings:
@@ -96,8 +103,7 @@ def confined(job: dict, settings: Settings) -> Settings:
         raise Unconfined(f"cron job {name}: the workspace it was made in ({ws}) is gone, so it is not run")
     if workdir and not _within(workdir, os.path.realpath(ws)):
         raise Unconfined(f"cron job {name}: its workdir {workdir} is outside the workspace it was made in ({ws})")
-    sandbox = narrowest(conf.get("sandbox") if isinstance(conf.get("sandbox"), dict) else {},
-                        asdict(settings.cfg.sandbox))
+    sandbox = narrowest(_dict(conf.get("sandbox")), _sandbox_dict(settings))
     overrides: dict[str, object] = {"terminal.cwd": workdir or ws, **{f"sandbox.{k}": v for k, v in sandbox.items()}}
     if isinstance(conf.get("backend"), str) and conf["backend"]:
         overrides["terminal.backend"] = conf["backend"]

@@ -300,8 +300,8 @@ class GatewayRunner:
         from hermes_agent.gateway.commands import command_word, help_text, may_run, refusal
 
         word = command_word(text)
-        if not may_run(word, person):  # team mode: each command's minimum role (gateway/commands.py)
-            return refusal(word, person)  # type: ignore[arg-type]  (may_run is True for None)
+        if person is not None and not may_run(word, person):  # team mode: each command's minimum role (commands.py)
+            return refusal(word, person)
         if person is not None and word in ("/approve", "/deny", "/role", "/users"):
             return await self._team_command(session, word, text, person)
         if word in ("/approve", "/deny", "/new", "/reset", "/stop", "/status", "/help", "/start", "/model", "/sethome",
