@@ -115,6 +115,11 @@ class _Server:
                 return
             req, fds = frame
             req = req if isinstance(req, dict) else {}
+            if "ping" in req:  # the parent's heartbeat: a stopped or hung launcher stops answering (a15)
+                for fd in fds:
+                    _close(fd)
+                self.send({"pong": req["ping"]})
+                continue
             if "signal" in req:
                 for fd in fds:
                     _close(fd)

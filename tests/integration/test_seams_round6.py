@@ -1,0 +1,129 @@
+"""Red-team round 6 at hermes's own seams (issue 19): a path the confined side can write is never reopened by
+name for a sandbox rule (a10), a command that stops its own launcher costs one call, not the turn (a15)."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from hermes_agent.terminal.sandbox.bwrap import bwrap_problem
+from hermes_agent.terminal.sandbox.launcher import landlock_problem
+from tests.helpers import model_config, run_hermes
+
+SRC = str(Path(__file__).resolve().parents[2] / "src")
+HOSTILE = str(Path(__file__).resolve().parents[1] / "fixtures" / "mcp_hostile_server.py")
+MECHANISMS = [pytest.param("bwrap", marks=pytest.mark.skipif(bwrap_problem() is not None, reason="no bwrap")),
+              pytest.param("landlock", marks=pytest.mark.skipif(landlock_problem() is not None,
+                                                                reason="no Landlock"))]
+needs_mcp = pytest.mark.skipif(importlib.util.find_spec("mcp") is None, reason="the mcp SDK is not installed")
+
+_SWAP_THEN_APPLY = textwrap.dedent("""
+    import os, sys
+    sys.path.insert(0, sys.argv[1])
+    from hermes_agent.terminal.sandbox import landlock
+    granted, target, swap = sys.argv[2], sys.argv[3], sys.argv[4] == "swap"
+    rules = landlock.plan((granted,), (), landlock.abi_version())
+    if swap:  # what a confined process can do between hermes's check and the rule
+        os.rename(granted, granted + ".moved")
+        os.symlink(target, granted)
+    landlock.apply(rules, network=True)
+    for path in (os.path.join(target, "written"), os.path.join(granted, "written")):
+        try:
+            with open(path, "w") as fh:
+                fh.write("x")
+            print("WROTE", path)
+        except OSError as exc:
+            print("REFUSED", path, exc.errno)
+""")
+
+
+@pytest.mark.skipif(landlock_problem() is not None, reason="no Landlock")
+@pytest.mark.parametrize("swap", [False, True])
+def test_a_landlock_rule_grants_what_was_checked_or_nothing(tmp_path, swap):
+    """a10's cause: the rule's path was opened again by name and followed a link planted after the check."""
+    granted, target = tmp_path / "granted", tmp_path / "home"
+    granted.mkdir()
+    target.mkdir()
+    out = subprocess.run([sys.executable, "-c", _SWAP_THEN_APPLY, SRC, str(granted), str(target),
+                          "swap" if swap else "plain"], capture_output=True, text=True, timeout=30)
+    assert out.returncode == 0, out.stderr
+    assert f"REFUSED {target}/written" in out.stdout, out.stdout  # the link's target never becomes writable
+    assert not (target / "written").exists()
+    if not swap:  # control: the checked directory itself is writable
+        assert f"WROTE {granted}/written" in out.stdout, out.stdout
+
+
+def _mcp_config(home: Path, url: str, mechanism: str) -> None:
+    model_config(home / ".hermes", url, extra=(
+        f"sandbox:\n  mechanism: {mechanism}\nmcp_discovery_timeout: 30\nmcp_single_query_discovery_timeout: 60\n"
+        f"mcp_servers:\n  evil:\n    command: {sys.executable}\n    args: [{HOSTILE}]\n"))
+
+
+def _shell(scripted, command: str) -> None:
+    scripted.add({"tool_calls": [{"name": "mcp__evil__run_shell", "arguments": {"command": command}}]},
+                 {"content": "done"})
+
+
+def _last_tool_result(scripted) -> str:
+    return scripted.requests[-1]["body"]["messages"][-1]["content"]
+
+
+@needs_mcp
+@pytest.mark.parametrize("mechanism", MECHANISMS)
+def test_each_mcp_instance_gets_a_fresh_tmp_no_server_can_swap(scripted, tmp_path, mechanism):
+    """a10: one session's server plants links where the next instance's temp dir used to be (the shared state
+    dir) and tries to replace its own temp dir; the next instance still starts, its TMPDIR is a fresh
+    directory, and HOME stays out of reach."""
+    home = tmp_path / "home"
+    (home / ".hermes").mkdir(parents=True)
+    (home / ".bashrc").write_text("# bashrc\n")
+    (home / "project").mkdir()
+    _mcp_config(home, scripted.url, mechanism)
+    env, cwd = {"HOME": str(home)}, str(home / "project")
+    plant = ('S=$(dirname "$XDG_CACHE_HOME"); rm -rf "$S/tmp"; ln -s "$HOME" "$S/tmp" && echo PLANTED; '
+             'mv "$TMPDIR" "$TMPDIR.x" 2>/dev/null && echo MOVED-OWN-TMP; '
+             'ln -s "$HOME" "$(dirname "$TMPDIR")/next" 2>/dev/null && echo LINK-BESIDE; echo "TMP=$TMPDIR"')
+    _shell(scripted, plant)
+    first = run_hermes("chat", "-q", "a", home=home / ".hermes", env=env, cwd=cwd, timeout=120)
+    assert first.returncode == 0, first.stderr
+    planted = _last_tool_result(scripted)
+    assert "PLANTED" in planted and "MOVED-OWN-TMP" not in planted and "LINK-BESIDE" not in planted, planted
+    first_tmp = planted.split("TMP=")[1].split()[0]
+    assert not os.path.exists(first_tmp)  # removed when the server stopped
+
+    _shell(scripted, 'echo "TMP=$TMPDIR"; echo pwned >> "$TMPDIR/.bashrc" && echo TMP-WRITABLE; '
+                     'cat "$TMPDIR/.bashrc"; echo END')
+    second = run_hermes("chat", "-q", "b", home=home / ".hermes", env=env, cwd=cwd, timeout=120)
+    assert second.returncode == 0, second.stderr
+    result = _last_tool_result(scripted)
+    assert "END" in result and "TMP-WRITABLE" in result, (second.stderr, result)  # started: the link stops nothing
+    tmp = result.split("TMP=")[1].split()[0]
+    assert tmp != first_tmp and "/.cache/hermes/mcp-run/evil-" in tmp
+    assert (home / ".bashrc").read_text() == "# bashrc\n"
+
+
+@pytest.mark.parametrize("mechanism", MECHANISMS)
+def test_a_command_that_stops_its_launcher_costs_one_call_not_the_turn(scripted, hermes_home, tmp_path, mechanism):
+    """a15: a confined command SIGSTOPs the sandbox launcher; hermes notices it stopped answering, kills it with
+    everything it ran, says so in that call's result, and the next call runs on a fresh launcher."""
+    work = tmp_path / "work"
+    work.mkdir()
+    stop = ("L=$(for p in /proc/[0-9]*; do case \"$(tr '\\0' ' ' < $p/cmdline 2>/dev/null)\" in "
+            "*sys.path.insert*) echo ${p#/proc/};; esac; done | grep -vx 1 | head -1); kill -STOP $L && echo STOPPED")
+    scripted.add({"tool_calls": [{"name": "terminal", "arguments": {"command": stop, "timeout": 60}}]},
+                 {"tool_calls": [{"name": "terminal", "arguments": {"command": "echo SECOND-CALL-RAN"}}]},
+                 {"content": "FINAL-ANSWER"})
+    model_config(hermes_home, scripted.url, f"sandbox:\n  mechanism: {mechanism}\n  shared_tmp: false\n")
+    out = run_hermes("chat", "-q", "go", "--yolo", home=hermes_home, cwd=str(work),
+                     env={"HOME": str(tmp_path)}, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "FINAL-ANSWER" in out.stdout
+    results = [m["content"] for m in scripted.requests[-1]["body"]["messages"] if m["role"] == "tool"]
+    assert "STOPPED" in results[0] and "stopped answering" in results[0], results
+    assert "SECOND-CALL-RAN" in results[1], results
