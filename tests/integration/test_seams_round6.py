@@ -174,3 +174,60 @@ def test_a_context_file_put_back_by_a_rollback_is_held_until_a_person_saves_it(s
     third = run_hermes("chat", "-q", "hi", home=hermes_home, env=env, cwd=cwd)
     assert third.returncode == 0, third.stderr
     assert "evil.example" in _system_prompt(scripted, n)
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A real 24 MB filesystem (tmpfs) holding HOME, the Hermes home and the workspace: one disk, scaled down."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting a small filesystem needs root")
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=24m", "tmpfs", str(disk)], capture_output=True).returncode:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        for d in ("home/.hermes", "work"):
+            (disk / d).mkdir(parents=True)
+        yield disk
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], capture_output=True)
+
+
+FILL = "dd if=/dev/zero of=fill{n} bs=1M count=100 2>&1 | tail -1; echo FILLED{n}"
+
+
+@pytest.mark.skipif(bwrap_problem() is not None and landlock_problem() is not None, reason="no OS sandbox")
+def test_a_command_that_fills_the_disk_does_not_lose_the_turn(scripted, small_disk):
+    """a06: the session store frees its preallocated reserve when SQLite reports a full disk: the tool result
+    and the answer are saved and shown."""
+    home, hh, work = small_disk / "home", small_disk / "home" / ".hermes", small_disk / "work"
+    model_config(hh, scripted.url, "sandbox:\n  shared_tmp: false\n")
+    scripted.add({"tool_calls": [{"name": "terminal", "arguments": {"command": FILL.format(n=1)}}]},
+                 {"content": "FILLED-ANSWER"})
+    out = run_hermes("chat", "-q", "fill it", "--yolo", home=hh, env={"HOME": str(home)}, cwd=str(work), timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "FILLED-ANSWER" in out.stdout and "freed its reserve" in out.stderr
+    (work / "fill1").unlink()
+    shown = run_hermes("sessions", "export", "-", home=hh, env={"HOME": str(home)}, cwd=str(work))
+    assert "FILLED1" in shown.stdout and "FILLED-ANSWER" in shown.stdout, shown.stdout[-500:] + shown.stderr
+
+
+@pytest.mark.skipif(bwrap_problem() is not None and landlock_problem() is not None, reason="no OS sandbox")
+def test_when_even_the_reserve_is_gone_the_answer_is_shown_and_one_line_says_where_the_rest_is(scripted, small_disk):
+    """The disk fills again after the reserve was spent: what could not be written is kept in memory, the
+    answer is shown, and at exit one line says where the unsaved messages went (a file if one fits, else stderr)."""
+    home, hh, work = small_disk / "home", small_disk / "home" / ".hermes", small_disk / "work"
+    model_config(hh, scripted.url, "sandbox:\n  shared_tmp: false\n")
+    scripted.add({"tool_calls": [{"name": "terminal", "arguments": {"command": FILL.format(n=1)}}]},
+                 {"tool_calls": [{"name": "terminal", "arguments": {"command": FILL.format(n=2)}}]},
+                 {"content": "STILL-ANSWERED"})
+    out = run_hermes("chat", "-q", "fill it twice", "--yolo", home=hh, env={"HOME": str(home)}, cwd=str(work),
+                     timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "STILL-ANSWERED" in out.stdout
+    line = next((x for x in out.stderr.splitlines() if "could not be saved" in x), "")
+    assert "the disk is full" in line and "they are in" in line, out.stderr
+    kept = [json.loads(x) for x in out.stderr.splitlines() if x.startswith('{"session_id"')]  # no room: on stderr
+    assert [m["role"] for m in kept][-2:] == ["tool", "assistant"], out.stderr
+    assert "FILLED2" in kept[-2]["content"] and kept[-1]["content"] == "STILL-ANSWERED"
+    assert "Traceback" not in out.stderr
