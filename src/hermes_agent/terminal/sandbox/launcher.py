@@ -301,7 +301,9 @@ class Launcher:
         boot = [sys.executable, "-I", "-S", "-c", _BOOT + "main; main()", tag, str(child.fileno())]
         argv, passed = boot, [child.fileno()]
         if self.mechanism == "bwrap":  # options through `--args FD`: /proc/<pid>/cmdline shows no hidden path
-            prefix = bwrap_argv(self.spec)
+            binds: list[int] = []  # the writable roots and carve-outs, bound by no-follow fds (bwrap._bind)
+            prefix = bwrap_argv(self.spec, fds=binds)
+            passed += binds
             passed.append(_args_fd(prefix[1:]))
             argv = [prefix[0], "--args", str(passed[-1]), *boot]
         env = launcher_env()
