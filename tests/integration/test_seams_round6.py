@@ -271,3 +271,29 @@ def test_when_even_the_reserve_is_gone_the_answer_is_shown_and_one_line_says_whe
     assert [m["role"] for m in kept][-2:] == ["tool", "assistant"], out.stderr
     assert "FILLED2" in kept[-2]["content"] and kept[-1]["content"] == "STILL-ANSWERED"
     assert "Traceback" not in out.stderr
+
+
+@pytest.mark.parametrize("mechanism", MECHANISMS)
+def test_a_writable_root_swapped_for_a_link_before_the_launcher_starts_grants_nothing(tmp_path, mechanism):
+    """a10 for the terminal's launcher: the plan named a directory; by the time the launcher starts, something
+    that can write its parent replaced it with a link to another directory. Neither mechanism follows it."""
+    from hermes_agent.terminal.sandbox.launcher import Launcher
+    from hermes_agent.terminal.sandbox.spec import SandboxSpec
+
+    granted, target = tmp_path / "granted", tmp_path / "home"
+    granted.mkdir()
+    target.mkdir()
+    spec = SandboxSpec(writable=(str(granted),), mechanism=mechanism)
+    os.rename(granted, tmp_path / "moved")
+    os.symlink(target, granted)
+    launcher = Launcher(spec, mechanism)
+    try:
+        with open(os.devnull, "rb") as null, open(tmp_path / "out", "wb") as out:
+            proc = launcher.spawn(["/bin/sh", "-c", f"echo x > {target}/via-target; echo y > {granted}/via-link; "
+                                                    "echo ran"], cwd="/", env={"PATH": "/usr/bin:/bin"},
+                                  stdin=null.fileno(), stdout=out.fileno(), stderr=out.fileno())
+            proc.wait(timeout=30)
+    finally:
+        launcher.close()
+    assert "ran" in (tmp_path / "out").read_text()
+    assert list(target.iterdir()) == [], (tmp_path / "out").read_text()
