@@ -30,6 +30,10 @@ RESERVE_BYTES = 4 << 20  # the spare room state.db keeps beside itself for when 
 SQLITE_FULL = 13
 
 
+class DiskFull(StorageError):
+    """The disk holding state.db is full (its reserve already spent): the caller keeps what it could not write."""
+
+
 def is_full(exc: BaseException) -> bool:
     """True for SQLite's "database or disk is full" (and the OS's ENOSPC under it)."""
     code = getattr(exc, "sqlite_errorcode", None)

@@ -21,7 +21,8 @@ from hermes_agent.errors import StorageError
 from hermes_agent.messages import Message, Usage
 from hermes_agent.storage import newer as _newer
 from hermes_agent.storage import retention as _retention
-from hermes_agent.storage.db import (
+from hermes_agent.storage.db import (  # DiskFull: re-exported for the session (bootstrap/session.py)
+    DiskFull,
     connect,
     ensure_reserve,
     is_full,
@@ -53,10 +54,6 @@ T = TypeVar("T")
 TITLE_MAX = 60
 _MESSAGE_COLUMNS = ("id, session_id, role, content, api_content, tool_calls, tool_call_id, tool_name, reasoning, "
                     "reasoning_content, timestamp, finish_reason, usage")
-class DiskFull(StorageError):
-    """The disk holding state.db is full (its reserve already spent): the caller keeps what it could not write."""
-
-
 _ACTIVE = "active = 1"  # Hermes keeps rewound messages with active = 0; they are not part of the conversation
 
 
