@@ -92,8 +92,11 @@ class _Server:
             sys.stderr.write(f"hermes sandbox: no domain for the commands' thread: {exc}\n")
         assert self.spawns is not None
         while True:
-            req, fds = self.spawns.get()
-            self.spawn(req, fds)
+            req, fds, done = self.spawns.get()
+            try:
+                self.spawn(req, fds)
+            finally:
+                done.set()
 
     def send(self, obj: object) -> None:
         with self.send_lock:
@@ -146,8 +149,10 @@ class _Server:
                     _close(fd)
                 _signal_group(int(req.get("signal") or 0), int(req.get("sig") or 9))
                 continue
-            if self.spawns is not None:
-                self.spawns.put((req, fds))
+            if self.spawns is not None:  # one at a time: spawn moves fds onto 3, 4... (no recv meanwhile)
+                done = threading.Event()
+                self.spawns.put((req, fds, done))
+                done.wait()
             else:
                 self.spawn(req, fds)
 
