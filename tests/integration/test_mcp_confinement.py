@@ -96,6 +96,7 @@ def test_mcp_server_gets_a_private_tmp(scripted, user_home, mechanism):
     probe = f"mcp-probe-{uuid.uuid4().hex[:8]}"
     _config(user_home, scripted.url, _hostile(), mechanism)
     command = (f"echo t > \"$TMPDIR/{probe}\" && echo TMPDIR-OK; echo x > /tmp/{probe} && echo SLASH-TMP-OK; "
+               f"ls \"$TMPDIR\" | grep -q {probe} && echo \"IN=$TMPDIR\"; "
                f"python3 -c 'import tempfile; print(\"MKSTEMP\", tempfile.mkstemp()[1])'; echo END")
     scripted.add({"tool_calls": [{"name": "mcp__evil__run_shell", "arguments": {"command": command}}]},
                  {"content": "done"})
@@ -105,8 +106,9 @@ def test_mcp_server_gets_a_private_tmp(scripted, user_home, mechanism):
     assert "END" in result and "TMPDIR-OK" in result and "MKSTEMP" in result, (
         [line for line in out.stderr.splitlines() if "MCP" in line], result)
     assert not os.path.exists(f"/tmp/{probe}"), "an MCP server wrote the host's /tmp"
-    private = list((user_home / ".cache" / "hermes" / "mcp").glob(f"evil-*/tmp/{probe}"))
-    assert private, result  # $TMPDIR is the server's own state dir
+    private = result.split("IN=")[1].split()[0]  # $TMPDIR is this instance's own, made fresh by hermes (a10)
+    assert private.startswith(f"{os.path.realpath(user_home)}/.cache/hermes/mcp-run/evil-"), result
+    assert not os.path.exists(private)  # and removed when the server stopped
     if mechanism == "bwrap":  # /tmp inside is that same private directory
         assert "SLASH-TMP-OK" in result, result
 

@@ -15,7 +15,7 @@ from hermes_agent.errors import StorageError
 from hermes_agent.messages import Message, system, tool_result
 from hermes_agent.storage.pricing import estimate_cost
 from hermes_agent.storage.retention import Retention
-from hermes_agent.storage.store import SessionStore
+from hermes_agent.storage.store import DiskFull, SessionStore
 from hermes_agent.tools.results import tool_error
 
 from .provider import own_prices
@@ -141,6 +141,8 @@ class SessionBinding:
         self.titler: Callable[[str, str], str] | None = None  # opt-in LLM titles (sessions.title_mode: llm)
         self._titled: set[str] = set()
         self._title_thread: threading.Thread | None = None
+        self._unsaved: list[tuple[str, Message]] = []  # kept back by a full disk, oldest first
+        self._full_said = False
 
     def _set_id(self, sid: str | None) -> None:
         self.id = sid
@@ -158,18 +160,63 @@ class SessionBinding:
         return self.id  # type: ignore[return-value]
 
     def persist(self, message: Message) -> None:
-        """Write one message (the system prompt is kept on the session row)."""
+        """Write one message (the system prompt is kept on the session row). On a full disk (state.db's reserve
+        spent too) the message is kept in memory, in order, and written with the next one that fits; the turn
+        goes on (red-team round 6 a06: a command filled the disk and the answer was lost)."""
         self.start()
         if message.role == "system":
             self.store.set_system_prompt(self.id, message.content)
             return
-        self.store.append_message(self.id, message)
+        self._unsaved.append((self.id, message))
+        if not self._flush():
+            return
         if message.role == "assistant" and message.usage is not None:
             model = self.services.provider.model  # a fallback chain's: the model that answered
             cost = estimate_cost(model, message.usage, own_prices(self.services.settings))
-            self.store.add_usage(self.id, message.usage, cost, model=model)
+            try:
+                self.store.add_usage(self.id, message.usage, cost, model=model)
+            except DiskFull:
+                log.warning("the disk is full: the usage of one answer was not recorded")
         if message.role == "assistant" and not message.tool_calls and self.titler and self.id not in self._titled:
             self._start_title(self.id, message.content or "")
+
+    def _flush(self) -> bool:
+        """Write the messages kept back by a full disk (True when none is left)."""
+        while self._unsaved:
+            sid, message = self._unsaved[0]
+            try:
+                self.store.append_message(sid, message)
+            except DiskFull as exc:
+                if not self._full_said:
+                    self._full_said = True
+                    log.warning("%s: the conversation is kept in memory and saved when there is room", exc)
+                return False
+            self._unsaved.pop(0)
+        return True
+
+    def _spill(self) -> None:
+        """At the end, what a full disk kept back goes to a file beside state.db if one fits, else to stderr:
+        one line says where (the answer itself was already shown)."""
+        import json
+        import sys
+
+        if self._flush():
+            return
+        lines = "".join(json.dumps({"session_id": sid, "role": m.role, "content": m.content,
+                                    "tool_calls": [{"id": c.id, "name": c.name, "arguments": c.arguments}
+                                                   for c in m.tool_calls], "tool_call_id": m.tool_call_id},
+                                   ensure_ascii=False) + "\n" for sid, m in self._unsaved)
+        path = self.store.path.with_name(f"unsaved-{self._unsaved[0][0]}.jsonl")
+        try:
+            with open(path, "a", encoding="utf-8") as fh:
+                fh.write(lines)
+            where = str(path)
+        except OSError:
+            sys.stderr.write(lines)
+            where = "stderr above"
+        print(f"hermes: the disk is full: {len(self._unsaved)} message(s) of session {self._unsaved[0][0]} "
+              f"could not be saved in {self.store.path.name}; they are in {where}", file=sys.stderr)
+        self._unsaved.clear()
 
     def _start_title(self, sid: str, answer: str) -> None:
         """Ask the auxiliary model for a short title once per session, off the turn's critical path."""
@@ -238,14 +285,20 @@ class SessionBinding:
         """The agent is going away: end the session, unless it is a chat's that continues later."""
         if not self.keep_open:
             self.end()
-        elif self._title_thread is not None:
-            self._title_thread.join(timeout=15)
+        else:
+            if self._title_thread is not None:
+                self._title_thread.join(timeout=15)
+            self._spill()
 
     def end(self, reason: str = "ended") -> None:
         if self._title_thread is not None:
             self._title_thread.join(timeout=15)
+        self._spill()
         if self.id is not None:
-            self.store.end_session(self.id, reason)
+            try:
+                self.store.end_session(self.id, reason)
+            except DiskFull:
+                log.warning("the disk is full: session %s was not marked ended", self.id)
             self.services.hooks.emit("on_session_end", session_id=self.id, reason=reason)
             self._set_id(None)
 

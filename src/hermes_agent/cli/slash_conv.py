@@ -134,7 +134,10 @@ def rollback(repl: ReplHost, arg: str) -> None:
         repl.screen.line(f"No checkpoints for {os.getcwd()} yet: they are taken before the agent changes files.",
                          "yellow")
         return
-    result = store.rollback(os.getcwd(), n)
+    from hermes_agent.memory.ctxledger import restoring
+
+    with restoring(repl.settings.home, os.path.realpath(os.getcwd())):  # restored context files: held unless vouched
+        result = store.rollback(os.getcwd(), n)
     s = repl.screen
     s.line(f"Restored checkpoint {result.restored[:10]}.", "green")
     if result.removed:

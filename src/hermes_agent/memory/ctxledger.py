@@ -80,18 +80,33 @@ def _update(home: Path | str) -> Iterator[dict]:
         os.replace(tmp, path)
 
 
-def open_window(home: Path | str, roots: Iterable[str]) -> int:
+def open_window(home: Path | str, roots: Iterable[str], why: str = "") -> int:
     """Record that confined code may write under `roots` from now on; returns the window's start (its id).
-    Windows of dead processes left open (a crash) are closed now: their end is not known, so it is now."""
+    Windows of dead processes left open (a crash) are closed now: their end is not known, so it is now.
+    `why`: what else writes there unseen (a restore from a checkpoint), for the held file's note."""
     start = time.time_ns()
     with _update(home) as data:
         windows = data.setdefault("windows", [])
         for w in windows:
             if w.get("end") is None and not _alive(w):
                 w["end"] = start
-        windows.append({"start": start, "end": None, "pid": os.getpid(), "pstart": _proc_start(os.getpid()),
-                        "roots": sorted({os.path.realpath(r) for r in roots})})
+        window = {"start": start, "end": None, "pid": os.getpid(), "pstart": _proc_start(os.getpid()),
+                  "roots": sorted({os.path.realpath(r) for r in roots})}
+        windows.append({**window, "why": why} if why else window)
     return start
+
+
+@contextlib.contextmanager
+def restoring(home: Path | str, workdir: str) -> Iterator[None]:
+    """A restore from a checkpoint (`hermes checkpoints restore|rollback`, /rollback) is a window over `workdir`:
+    a checkpoint may have recorded what confined code planted (red-team round 6 a12: a background process
+    wrote AGENTS.md, the next file-tool write's checkpoint took it, a rollback put it back with a new ctime).
+    A context file it writes loads only when its content was vouched for, else it is held back like any other."""
+    start = open_window(home, [workdir], why="restored from a checkpoint")
+    try:
+        yield
+    finally:
+        close_window(home, start)
 
 
 def close_window(home: Path | str, start: int) -> None:
@@ -140,6 +155,9 @@ def held(home: Path | str, path: str, ctime_ns: int, data: bytes) -> str:
             if digest(data) in ledger.get("vouched", {}).get(path, ()):
                 return ""
             when = time.strftime("%Y-%m-%d %H:%M", time.localtime(start / 1e9))
+            if w.get("why"):
+                return f"it was {w['why']} ({when}), which may hold what a session's commands wrote, " \
+                       "and nobody approved that content"
             return f"it changed while commands of a hermes session (started {when}) could write there, " \
                    "and nobody approved that content"
     return ""

@@ -26,6 +26,58 @@ def is_busy(exc: sqlite3.Error) -> bool:
     return isinstance(exc, sqlite3.OperationalError) and ("locked" in text or "busy" in text)
 
 
+RESERVE_BYTES = 4 << 20  # the spare room state.db keeps beside itself for when the disk fills (red-team round 6 a06)
+SQLITE_FULL = 13
+
+
+class DiskFull(StorageError):
+    """The disk holding state.db is full (its reserve already spent): the caller keeps what it could not write."""
+
+
+def is_full(exc: BaseException) -> bool:
+    """True for SQLite's "database or disk is full" (and the OS's ENOSPC under it)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return isinstance(exc, sqlite3.OperationalError) and (code == SQLITE_FULL or "disk is full" in str(exc).lower())
+
+
+def reserve_path(path: Path) -> Path:
+    return path.with_name(path.name + ".reserve")
+
+
+def ensure_reserve(path: Path) -> None:
+    """Keep a preallocated spare file of RESERVE_BYTES beside the database (one stat when it is there): when
+    a command fills the disk, freeing it lets the turn's writes land (release_reserve). Best effort."""
+    spare = reserve_path(path)
+    try:
+        if spare.stat().st_size >= RESERVE_BYTES:
+            return
+    except OSError:
+        pass
+    try:
+        fd = os.open(spare, os.O_CREAT | os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except OSError:
+        return
+    try:
+        os.posix_fallocate(fd, 0, RESERVE_BYTES)
+    except OSError:  # no room even for the spare: leave none (a half one only takes space)
+        os.close(fd)
+        fd = -1
+        spare.unlink(missing_ok=True)
+    finally:
+        if fd >= 0:
+            os.close(fd)
+
+
+def release_reserve(path: Path) -> bool:
+    """Free the spare room (True when there was some): the disk is full and a write must land."""
+    try:
+        reserve_path(path).unlink()
+    except OSError:
+        return False
+    log.warning("the disk holding %s is full: hermes freed its reserve to save the session", path)
+    return True
+
+
 def retry_busy(fn: Callable[[], T], deadline_s: float = RETRY_DEADLINE_S) -> T:
     """Run `fn`, retrying with jittered backoff while SQLite reports a lock held elsewhere."""
     end = time.monotonic() + deadline_s

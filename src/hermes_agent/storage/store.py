@@ -21,7 +21,15 @@ from hermes_agent.errors import StorageError
 from hermes_agent.messages import Message, Usage
 from hermes_agent.storage import newer as _newer
 from hermes_agent.storage import retention as _retention
-from hermes_agent.storage.db import connect, retry_busy, run_in_transaction
+from hermes_agent.storage.db import (  # DiskFull: re-exported for the session (bootstrap/session.py)
+    DiskFull,
+    connect,
+    ensure_reserve,
+    is_full,
+    release_reserve,
+    retry_busy,
+    run_in_transaction,
+)
 from hermes_agent.storage.migrations import inspect, migrate
 from hermes_agent.storage.pricing import estimate_cost
 from hermes_agent.storage.records import (
@@ -106,6 +114,8 @@ class SessionStore:
                 self._conn.execute("PRAGMA query_only=ON")
             # What a later Hermes added to this file that our writes must follow (prompt table, activity clock).
             self._shape = retry_busy(lambda: _newer.read_shape(self._conn, inspect(self._conn).hermes_version))
+            if not self.read_only:
+                ensure_reserve(self.path)
         except BaseException:
             self._conn.close()
             raise
@@ -126,11 +136,16 @@ class SessionStore:
             raise StorageError(self.read_only)
         with self._lock:
             try:
-                return run_in_transaction(self._conn, fn)
+                try:
+                    return run_in_transaction(self._conn, fn)
+                except sqlite3.OperationalError as exc:  # a full disk: free the spare room, once, and retry
+                    if not is_full(exc) or not release_reserve(self.path):
+                        raise
+                    return run_in_transaction(self._conn, fn)
             except sqlite3.IntegrityError as exc:
                 raise StorageError(f"session store rejected the write: {exc}") from exc
             except sqlite3.Error as exc:
-                raise StorageError(f"session store error: {exc}") from exc
+                raise (DiskFull if is_full(exc) else StorageError)(f"session store error: {exc}") from exc
 
     def _read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         with self._lock:

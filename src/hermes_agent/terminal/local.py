@@ -227,6 +227,8 @@ class LocalBackend:
             text = _append(text, "[command interrupted]")
         else:
             text = self._blocked_note(text, code, sandbox)
+        if getattr(proc, "lost_why", ""):  # the launcher was killed for not answering (launcher.Launcher.check)
+            text = _append(text, f"[{proc.lost_why}]")
         return ExecResult(_start_note(text, start, self.cwd()), code, timed_out=timed_out, interrupted=interrupted,
                           cwd=self._cwd)
 

@@ -20,7 +20,7 @@ EXCLUDED_DIRS = frozenset({
     "hermes-agent", "__pycache__", ".git", "node_modules", "backups", "checkpoints", ".venv", "venv",
     "site-packages", ".cache", ".tox", ".nox", ".pytest_cache", ".mypy_cache", ".ruff_cache", "run",
 })
-EXCLUDED_SUFFIXES = (".pyc", ".pyo", ".db-wal", ".db-shm", ".db-journal")
+EXCLUDED_SUFFIXES = (".pyc", ".pyo", ".db-wal", ".db-shm", ".db-journal", ".db.reserve")  # reserve: storage/db.py
 EXCLUDED_NAMES = frozenset({"gateway.pid", "cron.pid"})
 
 

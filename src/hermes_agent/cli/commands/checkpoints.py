@@ -10,6 +10,7 @@ from datetime import datetime
 
 from hermes_agent.config.settings import Settings
 from hermes_agent.errors import HermesError
+from hermes_agent.memory.ctxledger import restoring
 from hermes_agent.storage.checkpoints import CheckpointStore, RestoreResult
 
 
@@ -49,11 +50,18 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         if action == "diff":
             sys.stdout.write(store.diff(args.dir, args.id, stat=args.stat) or "no differences\n")
             return 0
-        if action == "restore":
-            return _report(store.restore(args.dir, args.id, args.path))
-        return _report(store.rollback(args.dir, args.n))
+        with restoring(settings.home, os.path.realpath(args.dir)):  # restored context files: held unless vouched
+            if action == "restore":
+                result = store.restore(args.dir, args.id, args.path)
+            else:
+                result = store.rollback(args.dir, args.n)
+        return _report(result)
     except HermesError as exc:
         print(f"hermes checkpoints: {exc}", file=sys.stderr)
+        return 1
+    except OSError as exc:  # the ledger could not be written: nothing was restored (restoring() comes first)
+        print(f"hermes checkpoints: cannot record the restore in the context-file ledger: {exc.strerror or exc}",
+              file=sys.stderr)
         return 1
 
 

@@ -18,21 +18,39 @@ def _depth(path: str) -> int:
     return path.rstrip("/").count("/")
 
 
-def bwrap_argv(spec: SandboxSpec, binary: str = "bwrap", own_net: bool = False) -> list[str]:
+def _bind(flag: str, path: str, dest: str, fds: list[int] | None) -> list[str]:
+    """One bind. With `fds` (the launcher passes them to bwrap), the source is an O_PATH fd opened with no
+    symlink followed (landlock.open_rule_path) and bound by fd (`--bind-fd`): a place the confined side can
+    write, swapped for a link between the plan and bwrap's start (red-team round 6 a10), is not followed;
+    it is not bound at all (fail closed)."""
+    if fds is None:
+        return [flag, path, dest]
+    from hermes_agent.terminal.sandbox.landlock import open_rule_path
+
+    fd = open_rule_path(path)
+    if fd is None:
+        return []
+    fds.append(fd)
+    return [f"{flag}-fd", str(fd), dest]
+
+
+def bwrap_argv(spec: SandboxSpec, binary: str = "bwrap", own_net: bool = False,
+               fds: list[int] | None = None) -> list[str]:
     """The bwrap prefix (ends with `--`). Later mounts cover earlier ones, hence the order: root
     read-only, /dev and /proc, the private /tmp (with HOME and hermes re-bound read-only when they live
     there), then writable roots, pinned dirs and read-only carve-outs by depth (at one depth the read-only
-    one last), then hidden sockets and hidden secrets."""
+    one last), then hidden sockets and hidden secrets. `fds`: bind those by fd (`_bind`); the caller passes
+    the fds added to it to bwrap and closes them."""
     argv = [binary, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     if spec.private_tmp:
-        argv += ["--bind", spec.private_tmp, "/tmp", "--tmpfs", "/var/tmp"]
+        argv += [*_bind("--bind", spec.private_tmp, "/tmp", fds), "--tmpfs", "/var/tmp"]
         for path in visible_under_tmp():  # HOME, HERMES_HOME or hermes itself in /tmp (CI, containers)
             argv += ["--ro-bind", path, path]
     mounts = [(_depth(p), 0, "--bind", p) for p in (*spec.writable, *spec.pinned)
               if os.path.exists(p) and p != spec.private_tmp]
     mounts += [(_depth(p), 1, "--ro-bind", p) for p in spec.readonly if os.path.lexists(p) and not os.path.islink(p)]
     for *_, flag, path in sorted(dict.fromkeys(mounts)):  # deeper mounts cover shallower ones
-        argv += [flag, path, path]
+        argv += _bind(flag, path, path, fds)
     argv += _hidden_sockets(spec)  # after the writable binds, which would uncover them
     for path in sorted(spec.secrets, key=_depth):
         if os.path.isdir(path) and not os.path.islink(path):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import stat
 import struct
 
 _SYS_CREATE, _SYS_ADD_RULE, _SYS_RESTRICT = 444, 445, 446  # the same on x86_64 and aarch64
@@ -143,13 +144,29 @@ def apply(rules: list[tuple[str, int]], *, network: bool, abi: int | None = None
         os.close(fd)
 
 
-def _add_rule(libc: ctypes.CDLL, ruleset: int, path: str, rights: int) -> None:
+def open_rule_path(path: str) -> int | None:
+    """An O_PATH fd of rule path `path` with no symlink followed anywhere on the way or at the end (None when
+    it is gone or a link is there now). The plan checked for links, but a writable place can be changed
+    between the check and the rule (red-team round 6 a10: an MCP server's tmp swapped for a link to HOME):
+    the rule is made from this fd, so what was checked is what is granted, or nothing is (fail closed)."""
+    from hermes_agent.nofollow import open_nofollow
+
     try:
-        pfd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+        fd = open_nofollow(path, os.O_PATH)
     except OSError:
-        return  # vanished since planning: nothing to grant
+        return None
+    if stat.S_ISLNK(os.fstat(fd).st_mode):  # the walk's last step opens a final link itself (O_PATH|O_NOFOLLOW)
+        os.close(fd)
+        return None
+    return fd
+
+
+def _add_rule(libc: ctypes.CDLL, ruleset: int, path: str, rights: int) -> None:
+    pfd = open_rule_path(path)
+    if pfd is None:
+        return  # vanished or replaced by a link since planning: nothing to grant
     try:
-        if not os.path.isdir(path):
+        if not stat.S_ISDIR(os.fstat(pfd).st_mode):
             rights &= FILE_ONLY
         if not rights:
             return

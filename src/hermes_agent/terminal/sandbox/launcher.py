@@ -14,6 +14,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 
 from hermes_agent.errors import HermesError
 from hermes_agent.terminal.sandbox import landlock, netns
@@ -22,6 +23,8 @@ from hermes_agent.terminal.sandbox.server import recv_frame, send_frame
 from hermes_agent.terminal.sandbox.spec import SandboxSpec
 
 _START_TIMEOUT_S = 15.0
+_HEARTBEAT_S = 1.0  # how often a waiter pings the launcher (at most)
+_PONG_WITHIN_S = 10.0  # a launcher that has not answered a ping for this long is stopped or hung: killed (a15)
 _SRC_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 _BOOT = f"import sys; sys.path.insert(0, {_SRC_ROOT!r}); from hermes_agent.terminal.sandbox.server import "
 # The launcher's (and the MCP keeper's) argv[1]: what `peer.py` reads in /proc/<pid>/cmdline to know that
@@ -259,9 +262,21 @@ class SandboxedProcess:
         return self.returncode
 
     def wait(self, timeout: float | None = None) -> int:
-        if not self._done.wait(timeout):
-            raise subprocess.TimeoutExpired(self.args, timeout)
+        """Wait for the exit report; meanwhile the launcher must keep answering its heartbeat: one that a
+        command stopped (SIGSTOP) or that hangs is killed with everything it ran, and this process counts as
+        killed (`lost_why` says why), so no wait here outlives an unresponsive launcher."""
+        end = None if timeout is None else time.monotonic() + timeout
+        while not self._done.wait(_HEARTBEAT_S if end is None else max(0.0, min(_HEARTBEAT_S, end - time.monotonic()))):
+            if self._launcher is not None and not self._lost:
+                self._launcher.check()
+            if end is not None and time.monotonic() >= end:
+                raise subprocess.TimeoutExpired(self.args, timeout)
         return self.returncode  # type: ignore[return-value]
+
+    @property
+    def lost_why(self) -> str:
+        """Why the launcher went away under this process ("" when it did not, or simply exited)."""
+        return self._launcher.lost_why if self._lost and self._launcher is not None else ""
 
     def signal_group(self, sig: int) -> None:
         """Signal the process group this process leads (its own session), through the launcher."""
@@ -315,6 +330,34 @@ class Launcher:
         self._pending: dict[int, list] = {}
         self._by_pid: dict[int, SandboxedProcess] = {}
         self._next = 0
+        self._ping_at = 0.0  # when the unanswered ping went out (0: none outstanding)
+        self._pinged = 0.0  # when the last ping went out
+        self.lost_why = ""  # set when the launcher was killed for not answering
+
+    def check(self) -> None:
+        """The heartbeat, called by whoever waits on the launcher: ping it (at most every _HEARTBEAT_S); when a
+        ping has gone unanswered for _PONG_WITHIN_S (a command SIGSTOPped it, red-team round 6 a15; or it hangs),
+        kill it with everything it started, so every wait on it ends; the next spawn starts a fresh one."""
+        now = time.monotonic()
+        with self._lock:
+            sock = self._sock
+            if sock is None:
+                return
+            if self._ping_at and now - self._ping_at > _PONG_WITHIN_S:
+                stuck = True
+            else:
+                stuck = False
+                if not self._ping_at and now - self._pinged >= _HEARTBEAT_S:
+                    self._ping_at = self._pinged = now
+                    try:
+                        send_frame(sock, {"ping": 1})
+                    except OSError:
+                        pass
+        if stuck:
+            self.lost_why = (f"the sandbox launcher stopped answering for {_PONG_WITHIN_S:g}s (a command may have "
+                             "stopped it with SIGSTOP); it was killed with everything it ran and the next "
+                             "command starts a fresh one")
+            self._close_launcher()
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -344,7 +387,9 @@ class Launcher:
             and os.geteuid() == 0 else None  # as root: bwrap started inside it (no --unshare-net)
         info_r = None
         if self.mechanism == "bwrap":  # options through `--args FD`: /proc/<pid>/cmdline shows no hidden path
-            prefix = bwrap_argv(self.spec, own_net=own_net and join is None)
+            binds: list[int] = []  # the writable roots and carve-outs, bound by no-follow fds (bwrap._bind)
+            prefix = bwrap_argv(self.spec, own_net=own_net and join is None, fds=binds)
+            passed += binds
             if own_net and join is None:
                 info_r, more = self._net_options(passed)
                 prefix[-1:-1] = more
@@ -400,6 +445,7 @@ class Launcher:
             for fd in fds:
                 os.close(fd)
         parent.settimeout(None)
+        self._ping_at, self.lost_why = 0.0, ""
         self._sock = parent
         threading.Thread(target=self._read, args=(parent,), name="hermes-sandbox", daemon=True).start()
 
@@ -557,9 +603,10 @@ class Launcher:
                 self._pending.pop(rid, None)
                 raise _Unsent(str(exc)) from exc
         while not slot[0].wait(0.5):
+            self.check()  # a stopped launcher never answers: killed after _PONG_WITHIN_S, never waited on forever
             if not self.alive():
                 self._pending.pop(rid, None)
-                raise ConnectionError("the launcher exited")
+                raise ConnectionError(self.lost_why or "the launcher exited")
         reply = slot[1]
         if isinstance(reply, SandboxedProcess):
             return reply
@@ -577,6 +624,9 @@ class Launcher:
             if frame is None:
                 break
             msg = frame[0] if isinstance(frame[0], dict) else {}
+            if "pong" in msg:
+                self._ping_at = 0.0
+                continue
             if "exit" in msg:
                 proc = self._by_pid.pop(int(msg["exit"]), None)
                 if proc is not None:

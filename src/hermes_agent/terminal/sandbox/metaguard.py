@@ -58,16 +58,19 @@ def _machine() -> str:
 def writable_ids(rules: list[tuple[str, int]], make_reg: int, write_file: int) -> frozenset[tuple[int, int]]:
     """(dev, inode) of every directory the Landlock plan lets the sandbox create files in, and of every
     single file it may write (not the devices): the keeper's test of "writable", taken before any command runs."""
-    from hermes_agent.terminal.sandbox.landlock import DEVICES
+    from hermes_agent.terminal.sandbox.landlock import DEVICES, open_rule_path
 
     ids = set()
     for path, rights in rules:
         if not rights & (make_reg | write_file) or path in DEVICES or path.startswith("/dev/"):
             continue
-        try:
-            st = os.stat(path)
-        except OSError:
+        fd = open_rule_path(path)  # as the rule itself: no link followed (landlock.open_rule_path)
+        if fd is None:
             continue
+        try:
+            st = os.fstat(fd)
+        finally:
+            os.close(fd)
         if stat.S_ISDIR(st.st_mode) and rights & make_reg or stat.S_ISREG(st.st_mode) and rights & write_file:
             ids.add((st.st_dev, st.st_ino))
     return frozenset(ids)

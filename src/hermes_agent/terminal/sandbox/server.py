@@ -24,6 +24,7 @@ import subprocess
 import sys
 import threading
 import time
+from queue import SimpleQueue
 
 MAX_FRAME = 64 * 1024 * 1024
 
@@ -71,9 +72,32 @@ def _take_controlling_tty() -> None:
 
 
 class _Server:
-    def __init__(self, sock: socket.socket) -> None:
+    def __init__(self, sock: socket.socket, fence_spawns: bool = False) -> None:
         self.sock = sock
         self.send_lock = threading.Lock()
+        self.spawns: SimpleQueue | None = None
+        if fence_spawns:  # commands start from one thread in a Landlock domain of its own (_spawn_thread)
+            self.spawns = SimpleQueue()
+            threading.Thread(target=self._spawn_thread, name="spawner", daemon=True).start()
+
+    def _spawn_thread(self) -> None:
+        """Landlock restricts the calling thread only: this thread takes one more (empty) domain and starts every
+        command, so all commands share it (they may signal each other, across calls too) while the launcher's
+        other threads stay outside it: with ABI >= 6 no command can signal (SIGSTOP: red-team round 6 a15), ptrace
+        or reach the launcher itself; it signals them (they are nested below it)."""
+        from hermes_agent.terminal.sandbox import landlock
+
+        try:
+            landlock.fence()
+        except OSError as exc:
+            sys.stderr.write(f"hermes sandbox: no domain for the commands' thread: {exc}\n")
+        assert self.spawns is not None
+        while True:
+            req, fds, done = self.spawns.get()
+            try:
+                self.spawn(req, fds)
+            finally:
+                done.set()
 
     def send(self, obj: object) -> None:
         with self.send_lock:
@@ -116,12 +140,22 @@ class _Server:
                 return
             req, fds = frame
             req = req if isinstance(req, dict) else {}
+            if "ping" in req:  # the parent's heartbeat: a stopped or hung launcher stops answering (a15)
+                for fd in fds:
+                    _close(fd)
+                self.send({"pong": req["ping"]})
+                continue
             if "signal" in req:
                 for fd in fds:
                     _close(fd)
                 _signal_group(int(req.get("signal") or 0), int(req.get("sig") or 9))
                 continue
-            self.spawn(req, fds)
+            if self.spawns is not None:  # one at a time: spawn moves fds onto 3, 4... (no recv meanwhile)
+                done = threading.Event()
+                self.spawns.put((req, fds, done))
+                done.wait()
+            else:
+                self.spawn(req, fds)
 
 
 def _close(fd: int) -> None:
@@ -168,6 +202,9 @@ def _signal_group(pid: int, sig: int) -> None:
             pass
 
 
+_CONFINED = [False]  # set by _setup: the commands run confined (their thread then gets a domain of its own)
+
+
 def _setup(sock: socket.socket) -> bool:
     """Apply the first frame's Landlock rules (when any) and answer ready/error. On the Landlock path the
     process splits first: the keeper stays behind (see `_keep`), the child serves."""
@@ -178,6 +215,7 @@ def _setup(sock: socket.socket) -> bool:
     try:
         from hermes_agent.terminal.sandbox import landlock
 
+        _CONFINED[0] = cfg.get("landlock") is not None or bool(cfg.get("fence"))
         if cfg.get("landlock") is not None:
             _confine(cfg, lambda channel: _split_keeper(sock, channel))
         elif cfg.get("fence"):  # bwrap: its pid namespace is the keeper
@@ -552,7 +590,9 @@ def main() -> None:
     sock = socket.socket(fileno=fcntl_dup_high(received))  # fds 3, 4... are the commands' channels
     os.close(received)
     if _setup(sock):
-        _Server(sock).serve()
+        _Server(sock, fence_spawns=_CONFINED[0]).serve()
+
+
 def relay_main() -> None:
     """The relay of granted loopback ports (netns.relay_serve): argv[1] is the tag, argv[2] the ports and
     their listening sockets' fds (JSON); it dies with hermes."""

@@ -1,7 +1,9 @@
 """Confinement of one stdio MCP server: the OS sandbox spec, environment and working directory it runs with.
 
 Default: the session's sandbox with the writable set narrowed to the workspace plus a private state
-directory (~/.cache/hermes/mcp/<name>-<profile>; its tmp/ is the server's TMPDIR and, under bwrap, its /tmp),
+directory (~/.cache/hermes/mcp/<name>-<profile>, shared by every instance: package caches) and a temp directory
+of this instance only (~/.cache/hermes/mcp-run/<name>-<profile>-XXXX, made fresh by hermes in a folder no sandbox
+can write, removed when the server stops: its TMPDIR and, under bwrap, its /tmp; red-team round 6 a10),
 secrets hidden as for commands, the environment by the commands' allowlist (terminal/sandbox/envallow.py) plus
 the server's own `env:`. `mcp_servers.NAME.sandbox` grants more
 (writable_paths, readable_paths, network) or turns it off (`false`). Pure apart from mkdir."""
@@ -31,6 +33,7 @@ class Confinement:
     why: str = ""
     error: str = ""
     writable: tuple[str, ...] = ()  # as configured (the spec keeps only the ones that exist)
+    tmp: str = ""  # this instance's own temp directory (hermes removes it when the server stops)
 
     def describe(self) -> str:
         """One line for `hermes doctor` / `hermes mcp test`."""
@@ -71,13 +74,37 @@ def make_private(path: str) -> str:
     return ""
 
 
-def server_env(cfg: ServerConfig, environ: Mapping[str, str], tmpdir: str | None) -> dict[str, str]:
+def instance_tmp(state: str) -> tuple[str, str]:
+    """(a fresh temp directory for one instance of the server of state dir `state`, error). It lives in
+    ~/.cache/hermes/mcp-run, which no sandbox can write: another instance (another session's) cannot swap it for
+    a symlink between this check and the sandbox's rule, and a link left in the shared state dir stops nothing."""
+    import tempfile
+
+    run = os.path.join(os.path.dirname(os.path.dirname(state)), "mcp-run")
+    problem = make_private(run)
+    if problem:
+        return "", problem
+    try:
+        return tempfile.mkdtemp(prefix=os.path.basename(state) + "-", dir=run), ""
+    except OSError as exc:
+        return "", f"cannot create its temp directory in {run}: {exc.strerror or exc}"
+
+
+def remove_tmp(path: str) -> None:
+    """Remove an instance's temp directory (shutil.rmtree works by fd: a link inside is removed, not followed)."""
+    import shutil
+
+    if path:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def server_env(cfg: ServerConfig, environ: Mapping[str, str], tmpdir: str | None, state: str = "") -> dict[str, str]:
     """The variables of `environ` a confined command gets (terminal/sandbox/envallow.py: the same allowlist,
     whatever the name of the rest; HERMES_HOME too), TMPDIR, then the server's own `env:` on top."""
     env = allowed_env(environ)
     env.pop("HERMES_HOME", None)  # commands may run `hermes`; a third-party server is not told where it lives
     if tmpdir:  # package runners (npx, uvx, pip) cache inside the private state dir, the one place they may write
-        state = os.path.dirname(tmpdir)
+        state = state or os.path.dirname(tmpdir)
         env.update(TMPDIR=tmpdir, XDG_CACHE_HOME=os.path.join(state, "cache"),
                    npm_config_cache=os.path.join(state, "npm"), UV_CACHE_DIR=os.path.join(state, "uv"),
                    PIP_CACHE_DIR=os.path.join(state, "pip"))
@@ -142,8 +169,8 @@ def confine(cfg: ServerConfig, policy: PathPolicy | None, sandbox: Mapping | Non
     if policy is None or str(sb.get("mode") or "workspace-write") == "off":
         return Confinement(None, server_env(cfg, environ, None), cwd, why="sandbox.mode is off")
     state = state_dir_for(cfg.name, policy.home, policy.hermes_home)
-    tmp = os.path.join(state, "tmp")
-    problem = make_private(tmp) if create else ""
+    problem = make_private(state) if create else ""
+    tmp, problem = instance_tmp(state) if create and not problem else (os.path.join(state, "tmp"), problem)
     if problem:
         return Confinement(None, {}, cwd, state, error=f"not started: {problem}")
     network = sb.get("network", True) if cfg.sandbox.network is None else cfg.sandbox.network
@@ -151,8 +178,10 @@ def confine(cfg: ServerConfig, policy: PathPolicy | None, sandbox: Mapping | Non
     spec = spec_from_policy(narrowed, network=network,
                             mechanism=str(sb.get("mechanism") or "auto"), mode=str(sb.get("mode") or ""))
     mechanism, why = choose_mechanism(spec)
-    env = server_env(cfg, environ, tmp)
+    env = server_env(cfg, environ, tmp, state)
     if mechanism is None:
+        if create:
+            remove_tmp(tmp)
         return Confinement(spec, env, cwd, state, writable=narrowed.writable, error=(
             f"not started: no OS sandbox works here ({why}); set mcp_servers.{cfg.name}.sandbox: false "
             "to run it unconfined"))
@@ -161,7 +190,7 @@ def confine(cfg: ServerConfig, policy: PathPolicy | None, sandbox: Mapping | Non
     if spec.mode == "read-only":  # the server still needs its own state dir
         spec = spec.with_writable(state)
     spec = spec.with_private_tmp(tmp)  # /tmp inside is its own (bwrap); TMPDIR names it either way
-    return Confinement(spec, env, cwd, state, why=mechanism, writable=narrowed.writable)
+    return Confinement(spec, env, cwd, state, why=mechanism, writable=narrowed.writable, tmp=tmp if create else "")
 
 
 def unconfined(cfg: ServerConfig) -> Confinement:

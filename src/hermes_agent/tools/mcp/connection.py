@@ -236,10 +236,12 @@ class ServerConnection:
         from mcp.client.stdio import stdio_client
 
         from hermes_agent.terminal.sandbox.launcher import SandboxError, sandbox_command
+        from hermes_agent.tools.mcp.confine import remove_tmp
 
         conf = self.confinement = self._confine(self.cfg)
         if conf.error:
             raise SandboxError(conf.error)
+        stack.callback(remove_tmp, conf.tmp)  # type: ignore[attr-defined]  # runs after the server is gone
         argv = sandbox_command(conf.spec, [self.cfg.command, *self.cfg.args], cwd=conf.cwd)
         guard = self._guard = _guard_of(conf)
         if guard is not None:  # checked after each call and when the server is gone (callbacks run last)
