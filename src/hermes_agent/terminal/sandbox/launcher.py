@@ -9,7 +9,6 @@ from __future__ import annotations
 import functools
 import json
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -19,11 +18,11 @@ import time
 from hermes_agent.errors import HermesError
 from hermes_agent.terminal.sandbox import landlock, netns
 from hermes_agent.terminal.sandbox.bwrap import bwrap_argv, bwrap_problem
+from hermes_agent.terminal.sandbox.proxy import _HEARTBEAT_S, SandboxedProcess
 from hermes_agent.terminal.sandbox.server import recv_frame, send_frame
 from hermes_agent.terminal.sandbox.spec import SandboxSpec
 
 _START_TIMEOUT_S = 15.0
-_HEARTBEAT_S = 1.0  # how often a waiter pings the launcher (at most)
 _PONG_WITHIN_S = 10.0  # a launcher that has not answered a ping for this long is stopped or hung: killed (a15)
 _SRC_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 _BOOT = f"import sys; sys.path.insert(0, {_SRC_ROOT!r}); from hermes_agent.terminal.sandbox.server import "
@@ -231,66 +230,6 @@ def _not_dumpable() -> None:
 
     ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE
     argscrub.scrub(3 if sys.orig_argv[1:2] == ["-m"] else 2)
-
-
-class SandboxedProcess:
-    """A Popen-like view of a process the launcher started. `pid` is the sandbox's own (bwrap gives it a
-    pid namespace): signals go through the launcher, never os.kill from here."""
-
-    def __init__(self, pid: int, args: object, stdin=None, stdout=None, launcher: Launcher | None = None) -> None:
-        self.pid = pid
-        self._launcher = launcher
-        self.args = args
-        self.stdin = stdin
-        self.stdout = stdout
-        self.stderr = None
-        self.returncode: int | None = None
-        self._done = threading.Event()
-        self._lost = False
-
-    def _finish(self, code: int) -> None:
-        self.returncode = code
-        self._done.set()
-
-    def _orphan(self) -> None:
-        """The launcher died, and with it everything it started (pid namespace, or the keeper)."""
-        self._lost = True
-        if self.returncode is None:
-            self._finish(-signal.SIGKILL)
-
-    def poll(self) -> int | None:
-        return self.returncode
-
-    def wait(self, timeout: float | None = None) -> int:
-        """Wait for the exit report; meanwhile the launcher must keep answering its heartbeat: one that a
-        command stopped (SIGSTOP) or that hangs is killed with everything it ran, and this process counts as
-        killed (`lost_why` says why), so no wait here outlives an unresponsive launcher."""
-        end = None if timeout is None else time.monotonic() + timeout
-        while not self._done.wait(_HEARTBEAT_S if end is None else max(0.0, min(_HEARTBEAT_S, end - time.monotonic()))):
-            if self._launcher is not None and not self._lost:
-                self._launcher.check()
-            if end is not None and time.monotonic() >= end:
-                raise subprocess.TimeoutExpired(self.args, timeout)
-        return self.returncode  # type: ignore[return-value]
-
-    @property
-    def lost_why(self) -> str:
-        """Why the launcher went away under this process ("" when it did not, or simply exited)."""
-        return self._launcher.lost_why if self._lost and self._launcher is not None else ""
-
-    def signal_group(self, sig: int) -> None:
-        """Signal the process group this process leads (its own session), through the launcher."""
-        if self._launcher is not None and not self._lost:
-            self._launcher.signal(self.pid, sig)
-
-    def send_signal(self, sig: int) -> None:
-        self.signal_group(sig)
-
-    def terminate(self) -> None:
-        self.send_signal(signal.SIGTERM)
-
-    def kill(self) -> None:
-        self.send_signal(signal.SIGKILL)
 
 
 class _Unsent(ConnectionError):

@@ -26,6 +26,17 @@ import threading
 import time
 from queue import SimpleQueue
 
+from hermes_agent.terminal.sandbox.nsmount import (  # noqa: F401  (re-exported names the launcher uses)
+    _CLONE_NEWNET,
+    _CLONE_NEWPID,
+    _OUTER,
+    _loopback_up,
+    _own_proc,
+    _own_user_netns,
+    _reap_until,
+    _unshare,
+)
+
 MAX_FRAME = 64 * 1024 * 1024
 
 
@@ -304,137 +315,6 @@ def _confine(cfg: dict, split) -> None:  # type: ignore[no-untyped-def]
         pair[1].close()
 
 
-_CLONE_NEWNS, _CLONE_NEWPID, _CLONE_NEWNET, _CLONE_NEWUSER = 0x00020000, 0x20000000, 0x40000000, 0x10000000
-
-
-def _own_user_netns() -> bool:
-    """Without privileges (bwrap's way): an outer user namespace where we are root (uid 0 = our uid), holding
-    the network namespace (slirp4netns joins it as root there to make its tap device), then an inner one
-    mapping our uid back (files keep their owners; commands, not root there, have no capabilities after
-    execve). The caller is single-threaded (just forked). The outer one is what hermes gets (`_OUTER`)."""
-    uid, gid = os.getuid(), os.getgid()
-    if not _unshare(_CLONE_NEWUSER | _CLONE_NEWNET):
-        return False
-    _prctl(_PR_SET_DUMPABLE, 1)  # a non-dumpable process's /proc/self files are root's; no command runs yet
-    try:
-        _write_maps(f"0 {uid} 1", f"0 {gid} 1", deny=True)
-        _loopback_up()  # root of the outer namespace may; nobody in the inner one can
-        _OUTER.append(os.open("/proc/self/ns/user", os.O_RDONLY | os.O_CLOEXEC))
-        if not _unshare(_CLONE_NEWUSER):
-            raise OSError("cannot make the inner user namespace")
-        _write_maps(f"{uid} 0 1", f"{gid} 0 1", deny=False)
-    finally:
-        _prctl(_PR_SET_DUMPABLE, 0)
-    return True
-
-
-_OUTER: list[int] = []  # the user namespace owning the sandbox's network namespace (unprivileged Landlock)
-
-
-def _write_maps(uid_map: str, gid_map: str, deny: bool) -> None:
-    names = (("setgroups", "deny"),) if deny else ()
-    for name, text in (*names, ("uid_map", uid_map), ("gid_map", gid_map)):
-        with open(f"/proc/self/{name}", "w", encoding="ascii") as fh:
-            fh.write(text)
-
-
-def _loopback_up() -> None:
-    """`ip link set lo up` in a fresh network namespace (SIOCGIFFLAGS / SIOCSIFFLAGS with IFF_UP)."""
-    import fcntl
-    import struct
-
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
-        flags = struct.unpack("16sH", fcntl.ioctl(sock, 0x8913, struct.pack("16sH14x", b"lo", 0))[:18])[1]
-        fcntl.ioctl(sock, 0x8914, struct.pack("16sH14x", b"lo", flags | 1))
-_MS_REC, _MS_PRIVATE, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 0x4000, 0x40000, 2, 4, 8
-_MS_RDONLY, _MS_REMOUNT, _MS_BIND = 1, 32, 4096
-
-
-def _unshare(flags: int) -> bool:
-    """unshare(2); False when not allowed (not root and no user namespace for us)."""
-    import ctypes
-
-    return ctypes.CDLL(None, use_errno=True).unshare(flags) == 0
-
-
-def _own_proc(binds: list, copies: list | None = None) -> bool:
-    """In pid 1 of the new pid namespace: a mount namespace of its own with a /proc that shows only this
-    namespace (hermes, the keeper and the user's other processes are not there: no /proc/<pid>/cmdline of
-    theirs) and the spec's carve-outs bound read-only as bwrap binds them (`binds`: [path, read_only] by
-    depth: a hook or `.git/config` cannot even be written, instead of being put back afterwards), then fork:
-    this process stays as the namespace's init and reaps orphans; the child serves. When the init ends (the
-    server ended, or the keeper killed it), the kernel ends the whole namespace. Without a mount namespace
-    the host's /proc stays (the pid namespace still ends everything) and the run-later guard alone holds."""
-    import ctypes
-    import signal
-
-    libc = ctypes.CDLL(None, use_errno=True)
-    done = False
-    if _unshare(_CLONE_NEWNS) and libc.mount(b"none", b"/", None, _MS_REC | _MS_PRIVATE, None) == 0:
-        # a path already read-only on the host stays so (its mount's flag, read before any bind of ours)
-        flags = [(str(p), bool(ro) or _host_read_only(str(p))) for p, ro in binds]
-        done = all([_bind(libc, path, read_only) for path, read_only in flags])
-        done = all([_bind(libc, str(dst), True, str(src)) for src, dst in copies or []]) and done
-        libc.mount(b"proc", b"/proc", b"proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, None)
-    server = os.fork()
-    if server == 0:
-        return done
-    os.closerange(0, os.sysconf("SC_OPEN_MAX"))  # the socket to hermes and the keeper's channel are the server's
-    _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)  # the keeper gone: the namespace goes with it
-    os._exit(_reap_until(server))
-
-
-def _host_read_only(path: str) -> bool:
-    try:
-        return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
-    except OSError:
-        return True
-
-
-def _bind(libc, path: str, read_only: bool, source: str = "") -> bool:  # type: ignore[no-untyped-def]
-    """`path` bound onto itself, or `source` (a file only hermes writes) bound over it (a symlink is never
-    followed: the fds are opened O_NOFOLLOW), then read-only. False when it was not (every failure: the
-    caller keeps Landlock's own carve-outs)."""
-    flags = os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC
-    try:
-        fd = os.open(path, flags)
-    except OSError:
-        return False
-    try:
-        import stat
-
-        if stat.S_ISLNK(os.fstat(fd).st_mode) or os.readlink(f"/proc/self/fd/{fd}") != path:
-            return False  # a link, or moved since planning: not bound (the run-later guard still watches it)
-        where = f"/proc/self/fd/{fd}".encode()
-        if not _mount_from(libc, source, where):
-            return False
-    finally:
-        os.close(fd)
-    try:
-        top = os.open(path, flags)  # the new mount's root, not the directory it covers
-    except OSError:
-        return False
-    try:  # a bind inherits its source mount's flags: a writable root inside a read-only one is made writable again
-        where = f"/proc/self/fd/{top}".encode()
-        return libc.mount(None, where, None, _MS_REMOUNT | _MS_BIND | _MS_NOSUID | _MS_NODEV
-                          | (_MS_RDONLY if read_only else 0), None) == 0
-    finally:
-        os.close(top)
-
-
-def _mount_from(libc, source: str, where: bytes) -> bool:  # type: ignore[no-untyped-def]
-    if not source:
-        return libc.mount(where, where, None, _MS_BIND | _MS_REC, None) == 0
-    try:
-        src = os.open(source, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except OSError:
-        return False
-    try:
-        return libc.mount(f"/proc/self/fd/{src}".encode(), where, None, _MS_BIND, None) == 0
-    finally:
-        os.close(src)
-
-
 def _install_seccomp(cfg: dict) -> bool | int:
     """The config's seccomp policy (keyring always; on the Landlock path also IPC, sockets, chmod bits);
     with `notify`, the listener fd."""
@@ -517,20 +397,6 @@ def _split_keeper(sock: socket.socket | None, channel: socket.socket | None = No
 def _keep(server: int) -> None:
     """Reap whatever is re-parented here; when the serving child ends, kill every descendant and exit."""
     _end(_reap_until(server))
-
-
-def _reap_until(server: int) -> int:
-    """Reap every child until `server` ends; its exit status as a shell reports it (0 if it was never seen)."""
-    code = 0
-    while True:
-        try:
-            pid, status = os.waitpid(-1, 0)
-        except ChildProcessError:
-            break
-        if pid == server:
-            code = os.waitstatus_to_exitcode(status)
-            break
-    return code if code >= 0 else 128 - code
 
 
 def _end(code: int) -> None:
