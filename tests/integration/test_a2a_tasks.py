@@ -337,7 +337,8 @@ def test_a_confined_command_cannot_list_or_push_through_a_keyless_a2a(scripted, 
         chat_home, project = tmp_path / "chat-home", tmp_path / "project"
         chat_home.mkdir()
         project.mkdir()
-        model_config(chat_home, scripted.url, extra=f"sandbox:\n  mechanism: {mechanism}\n")
+        port = url.rsplit(":", 1)[1].split("/")[0]  # granted: the sandbox's own loopback is not the host's
+        model_config(chat_home, scripted.url, extra=f"sandbox:\n  mechanism: {mechanism}\n  loopback_ports: [{port}]\n")
         calls = [{"jsonrpc": "2.0", "id": 1, "method": "ListTasks", "params": {}},
                  {"jsonrpc": "2.0", "id": 2, "method": "tasks/pushNotificationConfig/set", "params": {
                      "taskId": task_id, "pushNotificationConfig": {"url": "http://127.0.0.1:9/steal"}}}]
