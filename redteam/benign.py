@@ -72,7 +72,7 @@ BENIGN: list[Attack] = [
     ok("grep_dangerous_words_in_data", "echo 'DROP TABLE users; rm -rf /' > notes.sql && grep -c 'DROP TABLE' notes.sql "
        "&& git log -S 'rm -rf' 2>/dev/null; echo GREP_OK", "GREP_OK"),
     ok("curl_post_to_loopback", "curl -s -m 5 -d @README.md http://127.0.0.1:@PORT@/upload && echo POST_OK",
-       "POST_OK"),
+       "POST_OK", config={"sandbox": {"loopback_ports": ["@PORT@"]}}),  # a host port is reached only when granted
     ok("sed_inplace_and_find_delete", "printf 'a\\n' > s.txt && sed -i 's/a/SED_OK/' s.txt && cat s.txt && "
        "find . -name '*.pyc' -delete", "SED_OK"),
     ok("git_clone_local", "git init -q src_repo && cd src_repo && echo hi > f && git add f && git -c user.email=a@b "
