@@ -22,7 +22,7 @@ from hermes_agent.terminal.sandbox.proxy import _HEARTBEAT_S, SandboxedProcess
 from hermes_agent.terminal.sandbox.server import recv_frame, send_frame
 from hermes_agent.terminal.sandbox.spec import SandboxSpec
 
-_START_TIMEOUT_S = 15.0
+_START_TIMEOUT_S = 30.0  # a loaded 2-core machine: python, the plan and a namespace's forwarder
 _PONG_WITHIN_S = 10.0  # a launcher that has not answered a ping for this long is stopped or hung: killed (a15)
 _SRC_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 _BOOT = f"import sys; sys.path.insert(0, {_SRC_ROOT!r}); from hermes_agent.terminal.sandbox.server import "
@@ -365,6 +365,8 @@ class Launcher:
                              "seccomp": bwrap_seccomp(self.spec) if self.mechanism == "bwrap" else None,
                              "listen": list(self.spec.loopback_ports) if own_net and join is None else []})
             reply = recv_frame(parent)
+        except TimeoutError:
+            self._fail_start(parent, f"the launcher did not answer within {_START_TIMEOUT_S:.0f} s")
         except (OSError, ValueError):
             reply = None
         ok = reply is not None and isinstance(reply[0], dict) and reply[0].get("ready")
@@ -448,7 +450,8 @@ class Launcher:
             self._proc.kill()
         if self._proc is not None:
             self._proc.wait()
-        log = self.log().strip().splitlines()
+        # slirp4netns shares the log and says which syscalls its seccomp filter blocks: not why the start failed
+        log = [line for line in self.log().strip().splitlines() if not line.startswith("seccomp: ")]
         why = error or (log[-1] if log else "the launcher exited")
         self._proc = None
         raise SandboxError(f"cannot start the {self.mechanism} sandbox: {why}")
