@@ -26,8 +26,11 @@ EXCEPTIONS: dict[str, str] = {
     "gateway/platforms/whatsapp.py": "HERMES_HOME media cache",
     "terminal/sandbox/runner.py": "an os.pipe() fd hermes made (open(fd)), not a name",
     "terminal/runfile.py": "HERMES_HOME/run records",
-    "terminal/sandbox/server.py": "/proc/self/{setgroups,uid_map,gid_map} of the launcher's own user namespaces "
-                                  "(the kernel's, written before any command runs)",
+    "terminal/sandbox/nsmount.py": "/proc/self/{setgroups,uid_map,gid_map} of the launcher's own user namespaces "
+                                   "(the kernel's, written before any command runs)",
+    "terminal/sandbox/launcher.py": "os.open of /proc/thread-self/ns/net read-only (the scan reads its path as a mode)",
+    "bootstrap/session.py": "HERMES_HOME unsaved-<id>.jsonl beside state.db (a full disk, issue 19 a06)",
+    "dccache.py": "the package's own __pycache__ (hermes's code: read-only to the sandbox wherever it lies)",
     "terminal/modal.py": "the remote sandbox's own file API",
     "providers/scripted.py": "the test model server's log, a path the tester names",
     "providers/auth_store.py": "HERMES_HOME auth lock",
