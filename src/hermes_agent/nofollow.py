@@ -53,6 +53,8 @@ def open_nofollow(path: str, flags: int) -> int:
     fd = _openat2(path, flags | os.O_CLOEXEC)
     if fd is not None:
         return fd
+    if not os.path.basename(path):  # "/" itself (no link can be there): the walk below would open ""
+        return os.open(path, flags | os.O_CLOEXEC)
     parent = open_dir(os.path.dirname(path), create=False)
     try:
         return os.open(os.path.basename(path), flags | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=parent)
@@ -95,8 +97,8 @@ def _openat2(path: str, flags: int) -> int | None:
     if fd >= 0:
         _openat2_ok[:] = [True]
         return fd
-    if err in (errno.ENOSYS, errno.EPERM) and not _openat2_ok:
-        _openat2_ok[:] = [False]
+    if err == errno.ENOSYS or (err == errno.EPERM and not _openat2_ok):  # ENOSYS also after a seccomp filter
+        _openat2_ok[:] = [False]  # came into force in this process (the sandbox launcher's own, read5)
         return None
     if err in (errno.ELOOP, errno.EXDEV):
         raise PermissionError(errno.EACCES, "a symlink appeared in the path after it was checked", path)
