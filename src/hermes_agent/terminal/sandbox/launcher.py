@@ -486,11 +486,7 @@ class Launcher:
                 pass
             sock.close()
         if self._proc is not None:
-            try:
-                self._proc.wait(timeout=2)
-            except subprocess.TimeoutExpired:
-                self._proc.kill()
-                self._proc.wait()
+            netns.reap(self._proc)
             self._proc = None
 
     # -- requests --------------------------------------------------------------------------

@@ -31,6 +31,15 @@ import threading
 import time
 
 _READY_TIMEOUT_S = 10.0
+
+
+def reap(proc: subprocess.Popen, grace: float = 2.0) -> None:
+    """Wait up to `grace` seconds for `proc` to end (its input was closed), then kill it; never leaves a zombie."""
+    try:
+        proc.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 SLIRP_DNS = "10.0.2.3"  # slirp4netns's built-in resolver (forwards to the host's)
 
 
@@ -207,11 +216,7 @@ class NetNS:
             os.close(self._exit_w)
             self._exit_w = None
         if self._proc is not None:
-            try:
-                self._proc.wait(timeout=2)
-            except subprocess.TimeoutExpired:
-                self._proc.kill()
-                self._proc.wait()
+            reap(self._proc)
             self._proc = None
         fds, self._fds = self._fds, {}
         for fd in (*fds.values(), *([self.signal_r] if self.signal_r is not None else [])):
