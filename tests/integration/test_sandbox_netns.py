@@ -353,3 +353,35 @@ def test_a_server_outlives_a_replanned_launcher(scripted, hermes_home, tmp_path)
     results, _ = _chat(scripted, hermes_home, tmp_path, calls, "sandbox:\n  mechanism: bwrap\n")
     assert "inited" in results[1]["output"], results[1]
     assert "served" in results[2]["output"], results[2]
+
+
+@pytest.fixture
+def shared_mount(tmp_path):
+    """A shared tmpfs with a mount inside it on the host, as dockerd's data-root and a container's root
+    filesystem are (root only)."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting a shared tmpfs needs root")
+    top = tmp_path / "shared"
+    top.mkdir()
+    sub = top / "sub"
+    if subprocess.run(["mount", "-t", "tmpfs", "hermes-test", str(top)], capture_output=True).returncode != 0:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        subprocess.run(["mount", "--make-shared", str(top)], check=True)
+        sub.mkdir()
+        subprocess.run(["mount", "-t", "tmpfs", "hermes-test-sub", str(sub)], check=True)
+        yield sub
+    finally:
+        subprocess.run(["umount", "-l", str(sub)], capture_output=True)
+        subprocess.run(["umount", "-l", str(top)], capture_output=True)
+
+
+def test_the_forwarder_never_unmounts_the_hosts_shared_mounts(scripted, hermes_home, tmp_path, mechanism,
+                                                                shared_mount):
+    """slirp4netns's own sandbox unmounts its old root lazily; started in hermes's mount namespace that
+    unmount travelled through shared mounts to the host (a container starting meanwhile lost its root
+    filesystem: "exec tail failed: No such file or directory"). The host's mounts stay where they were."""
+    results, _ = _chat(scripted, hermes_home, tmp_path, [("terminal", {"command": "echo networked"})],
+                       f"sandbox:\n  mechanism: {mechanism}\n")
+    assert results[0]["output"].strip() == "networked", results
+    assert os.path.ismount(shared_mount), "a sandbox start unmounted a shared mount on the host"

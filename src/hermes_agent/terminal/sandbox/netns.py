@@ -27,6 +27,7 @@ import select
 import shutil
 import socket
 import subprocess
+import sys
 import threading
 import time
 
@@ -108,6 +109,20 @@ def read_child_pid(fd: int, timeout: float = _READY_TIMEOUT_S) -> int:
     return pid
 
 
+def _private_mounts(argv: list[str]) -> list[str]:
+    """`argv` started in a mount namespace of its own whose mounts are all private, as root. slirp4netns's
+    --enable-sandbox makes only "/" private before its pivot_root and lazy unmount of the old root: a shared
+    mount (dockerd's data-root is one) would carry that unmount back to the host, and a container starting at
+    that moment found its root filesystem gone ("exec tail failed: No such file or directory")."""
+    tool = shutil.which("unshare")  # util-linux: --mount makes every mount private (recursively) by default
+    if tool is not None:
+        return [tool, "--mount", "--propagation", "private", "--", *argv]
+    boot = ("import ctypes,os,sys\nlibc=ctypes.CDLL(None,use_errno=True)\n"
+            "if libc.unshare(0x20000) or libc.mount(b'none',b'/',None,0x44000,None): os._exit(125)\n"
+            "os.execvp(sys.argv[1],sys.argv[1:])")
+    return [sys.executable, "-I", "-S", "-c", boot, *argv]
+
+
 class NetNS:
     """slirp4netns for one sandbox network namespace, and its byte counters. Held as fds (`net`, `user`: the
     namespaces; `dev`: its net/dev), opened before any command ran: by hermes from /proc/<pid> of bwrap's
@@ -159,6 +174,8 @@ class NetNS:
             argv += ["--netns-type=path", *(["--userns-path", f"/proc/self/fd/{user}"] if own_userns else []),
                      f"/proc/self/fd/{net}"]
         argv.append("tap0")
+        if self._own_sandbox and os.geteuid() == 0:
+            argv = _private_mounts(argv)
         try:
             self._proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log_fd, stderr=log_fd,
                                           pass_fds=(ready_w, exit_r, net, user), start_new_session=True)
