@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -232,6 +233,10 @@ def _not_dumpable() -> None:
     argscrub.scrub(3 if sys.orig_argv[1:2] == ["-m"] else 2)
 
 
+def _exit_words(code: int) -> str:
+    return f"exit status {code}" if code >= 0 else f"signal {-code}: {signal.strsignal(-code) or 'unknown'}"
+
+
 class _Unsent(ConnectionError):
     """A request that never reached the launcher (so nothing ran)."""
 
@@ -308,10 +313,9 @@ class Launcher:
         path the plan named may have gone between planning and launch: bwrap "Can't mkdir ...")."""
         try:
             self._start_once()
-        except SandboxError:
-            if self.spec.replan is None:
-                raise
-            self.spec = self.spec.replanned()
+        except SandboxError:  # and once more when it died without a word (a start racing a loaded machine)
+            if self.spec.replan is not None:
+                self.spec = self.spec.replanned()
             self._start_once()
 
     def _start_once(self) -> None:
@@ -448,11 +452,13 @@ class Launcher:
             net.close()
         if self._proc is not None and self._proc.poll() is None:
             self._proc.kill()
-        if self._proc is not None:
-            self._proc.wait()
-        # slirp4netns shares the log and says which syscalls its seccomp filter blocks: not why the start failed
-        log = [line for line in self.log().strip().splitlines() if not line.startswith("seccomp: ")]
-        why = error or (log[-1] if log else "the launcher exited")
+        code = self._proc.wait() if self._proc is not None else None
+        # slirp4netns shares the log (its seccomp note, its addresses): never the launcher's or bwrap's last word
+        log = [line for line in self.log().strip().splitlines()
+               if not line.startswith(("seccomp: ", "* ", "WARNING: ", "sent tapfd", "received tapfd",
+                                       "Starting slirp", "starting slirp"))]
+        ended = f"the launcher ended ({_exit_words(code)}) without answering" if code is not None else "no launcher"
+        why = error or (f"{log[-1]} ({ended})" if log else ended)
         self._proc = None
         raise SandboxError(f"cannot start the {self.mechanism} sandbox: {why}")
 
