@@ -7,6 +7,7 @@ import importlib.util
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -271,6 +272,34 @@ def test_when_even_the_reserve_is_gone_the_answer_is_shown_and_one_line_says_whe
     assert [m["role"] for m in kept][-2:] == ["tool", "assistant"], out.stderr
     assert "FILLED2" in kept[-2]["content"] and kept[-1]["content"] == "STILL-ANSWERED"
     assert "Traceback" not in out.stderr
+
+
+def test_messages_a_full_disk_kept_out_go_back_into_their_session_at_the_next_start(scripted, hermes_home,
+                                                                                     tmp_path):
+    """What the exit line above points to (`unsaved-<id>.jsonl` beside state.db, one message a line as the
+    model saw it) is put back into its session, in order, by the next hermes that can write; the file goes."""
+    model_config(hermes_home, scripted.url)
+    scripted.add({"content": "first answer"})
+    first = run_hermes("chat", "-q", "first question", home=hermes_home, cwd=str(tmp_path))
+    assert first.returncode == 0, first.stderr
+    with sqlite3.connect(hermes_home / "state.db") as db:
+        sid = db.execute("SELECT id FROM sessions").fetchone()[0]
+    kept = [{"role": "user", "content": "second question"},
+            {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function", "function": {
+                "name": "terminal", "arguments": '{"command": "echo KEPT-OUTPUT"}'}}]},
+            {"role": "tool", "content": '{"output": "KEPT-OUTPUT"}', "tool_call_id": "c1"},
+            {"role": "assistant", "content": "KEPT-ANSWER"}]
+    unsaved = hermes_home / f"unsaved-{sid}.jsonl"
+    unsaved.write_text("".join(json.dumps({"session_id": sid, **m}) + "\n" for m in kept))
+    scripted.add({"content": "resumed"})
+    n = len(scripted.requests)
+    again = run_hermes("chat", "-q", "third question", "-r", sid, home=hermes_home, cwd=str(tmp_path))
+    assert again.returncode == 0, again.stderr
+    assert not unsaved.exists()
+    sent = [(m["role"], m.get("content")) for m in scripted.requests[n]["body"]["messages"]]
+    assert sent[1:] == [("user", "first question"), ("assistant", "first answer"), ("user", "second question"),
+                        ("assistant", None), ("tool", '{"output": "KEPT-OUTPUT"}'), ("assistant", "KEPT-ANSWER"),
+                        ("user", "third question")], sent
 
 
 @pytest.mark.parametrize("mechanism", MECHANISMS)

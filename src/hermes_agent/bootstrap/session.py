@@ -50,6 +50,37 @@ def retention_policy(settings: Settings) -> Retention:
                      shrink_after_days=c.old_tool_output_days, old_output_chars=c.old_tool_output_max_chars)
 
 
+def recover_unsaved(store: SessionStore) -> int:
+    """Messages a full disk kept out of state.db (`unsaved-<id>.jsonl` beside it, Session._spill) go back into
+    their sessions, in order, at the next start that can write them; each file goes once its messages are in.
+    Returns how many messages were put back."""
+    import json
+
+    if store.read_only:
+        return 0
+    try:
+        names = sorted(n for n in os.listdir(store.path.parent) if n.startswith("unsaved-") and n.endswith(".jsonl"))
+    except OSError:
+        return 0
+    done = 0
+    for name in names:
+        path = store.path.parent / name
+        try:
+            kept: dict[str, list[Message]] = {}
+            for line in path.read_text(encoding="utf-8").splitlines():
+                if line.strip():
+                    row = json.loads(line)
+                    kept.setdefault(str(row.pop("session_id")), []).append(Message.from_openai(row))
+            for sid, messages in kept.items():
+                if store.get_session(sid) is not None:
+                    store.append_messages(sid, messages)
+                    done += len(messages)
+            path.unlink()
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, DiskFull) as exc:
+            log.warning("%s was not put back into its session yet: %s", path, exc)
+    return done
+
+
 def apply_retention(store: SessionStore, settings: Settings,
                     stop: threading.Event | None = None) -> threading.Thread | None:
     """Cap what the store keeps; with sessions.auto_prune, prune on a thread of its own (its own connection,
@@ -58,6 +89,7 @@ def apply_retention(store: SessionStore, settings: Settings,
 
     policy = retention_policy(settings)
     store.retention = policy
+    recover_unsaved(store)
     stop = stop or threading.Event()
     _rebuild_in_background(store, stop)
     delay = settings.cfg.sessions.auto_prune_delay  # a long-lived process (REPL, gateway) prunes after it;
@@ -202,15 +234,13 @@ class SessionBinding:
 
         if self._flush():
             return
-        lines = "".join(json.dumps({"session_id": sid, "role": m.role, "content": m.content,
-                                    "tool_calls": [{"id": c.id, "name": c.name, "arguments": c.arguments}
-                                                   for c in m.tool_calls], "tool_call_id": m.tool_call_id},
-                                   ensure_ascii=False) + "\n" for sid, m in self._unsaved)
+        lines = "".join(json.dumps({"session_id": sid, **m.to_openai()}, ensure_ascii=False) + "\n"
+                        for sid, m in self._unsaved)
         path = self.store.path.with_name(f"unsaved-{self._unsaved[0][0]}.jsonl")
         try:
             with open(path, "a", encoding="utf-8") as fh:
                 fh.write(lines)
-            where = str(path)
+            where = f"{path} (put back into the session by the next hermes that can write {self.store.path.name})"
         except OSError:
             sys.stderr.write(lines)
             where = "stderr above"
