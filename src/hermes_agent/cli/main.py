@@ -218,6 +218,9 @@ def _asks_help(argv: list[str]) -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    from hermes_agent import hostpath
+
+    hostpath.harden()  # programs hermes runs unconfined never come from where the sandbox can write (a33)
     if "-p" in argv or any(a.startswith("--profile") for a in argv):
         try:
             argv = apply_profile(argv)

@@ -55,7 +55,7 @@ def test_home_workspace_keeps_rc_files_read_only(tmp_path):
 def test_bwrap_argv_orders_mounts_root_binds_carveouts_secrets(tmp_path):
     home, work, policy = _tree(tmp_path)
     argv = bwrap_argv(spec_from_policy(policy, network=False).with_writable(str(tmp_path / "state")))
-    assert argv[:8] == ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    assert os.path.basename(argv[0]) == "bwrap" and argv[1:8] == ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     joined = " ".join(argv)
     assert f"--bind {work} {work}" in joined
     assert f"--ro-bind {work}/.git/hooks {work}/.git/hooks" in joined

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import functools
 import os
-import shutil
 import stat
 import subprocess
 import sys
 
+from hermes_agent import hostpath
 from hermes_agent.terminal.sandbox.spec import SandboxSpec
 
 
@@ -34,14 +34,14 @@ def _bind(flag: str, path: str, dest: str, fds: list[int] | None) -> list[str]:
     return [f"{flag}-fd", str(fd), dest]
 
 
-def bwrap_argv(spec: SandboxSpec, binary: str = "bwrap", own_net: bool = False,
+def bwrap_argv(spec: SandboxSpec, binary: str = "", own_net: bool = False,
                fds: list[int] | None = None) -> list[str]:
     """The bwrap prefix (ends with `--`). Later mounts cover earlier ones, hence the order: root
     read-only, /dev and /proc, the private /tmp (with HOME and hermes re-bound read-only when they live
     there), then writable roots, pinned dirs and read-only carve-outs by depth (at one depth the read-only
     one last), then hidden sockets and hidden secrets. `fds`: bind those by fd (`_bind`); the caller passes
     the fds added to it to bwrap and closes them."""
-    argv = [binary, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    argv = [binary or bwrap_binary(), "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     if spec.private_tmp:
         argv += [*_bind("--bind", spec.private_tmp, "/tmp", fds), "--tmpfs", "/var/tmp"]
         for path in visible_under_tmp():  # HOME, HERMES_HOME or hermes itself in /tmp (CI, containers)
@@ -139,10 +139,16 @@ def _hidden_sockets(spec: SandboxSpec) -> list[str]:
 
 
 @functools.cache
+def bwrap_binary() -> str:
+    """bwrap from a PATH directory the sandbox cannot write (hostpath.py), or "" when there is none."""
+    return hostpath.which("bwrap") or ""
+
+
+@functools.cache
 def bwrap_problem() -> str | None:
     """None when bubblewrap is installed and can build a sandbox here (probed once)."""
-    binary = shutil.which("bwrap")
-    if binary is None:
+    binary = bwrap_binary()
+    if not binary:
         return "bubblewrap (bwrap) is not installed"
     probe = [binary, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid", "--unshare-ipc",
              "--unshare-uts", "--cap-drop", "ALL", "--die-with-parent", "--", "true"]

@@ -24,12 +24,13 @@ import functools
 import json
 import os
 import select
-import shutil
 import socket
 import subprocess
 import sys
 import threading
 import time
+
+from hermes_agent import hostpath
 
 _READY_TIMEOUT_S = 10.0
 
@@ -47,7 +48,7 @@ SLIRP_DNS = "10.0.2.3"  # slirp4netns's built-in resolver (forwards to the host'
 @functools.cache
 def forwarder() -> str | None:
     """The slirp4netns binary, or None (then a bwrap sandbox with network on shares the host's network)."""
-    return shutil.which("slirp4netns")
+    return hostpath.which("slirp4netns")
 
 
 def forwarder_problem() -> str | None:
@@ -114,7 +115,7 @@ def _private_mounts(argv: list[str]) -> list[str]:
     --enable-sandbox makes only "/" private before its pivot_root and lazy unmount of the old root: a shared
     mount (dockerd's data-root is one) would carry that unmount back to the host, and a container starting at
     that moment found its root filesystem gone ("exec tail failed: No such file or directory")."""
-    tool = shutil.which("unshare")  # util-linux: --mount makes every mount private (recursively) by default
+    tool = hostpath.which("unshare")  # util-linux: --mount makes every mount private (recursively) by default
     if tool is not None:
         return [tool, "--mount", "--propagation", "private", "--", *argv]
     boot = ("import ctypes,os,sys\nlibc=ctypes.CDLL(None,use_errno=True)\n"

@@ -17,6 +17,7 @@ import socket
 import sys
 import time
 
+from hermes_agent import hostpath
 from hermes_agent.approval.subject import ApprovalSubject
 from hermes_agent.config.schema import CodeExecutionCfg
 from hermes_agent.tools.builtin._coderpc import (
@@ -89,7 +90,7 @@ def run_script(code: str, ctx: object) -> str:
     offered = getattr(ctx, "offered", frozenset()) or frozenset(SIGNATURES)
     allowed = set(script_tools(offered))
     timeout, max_calls, cpu, mem_mb, keep = _limits(ctx.settings.cfg.code_execution)  # type: ignore[attr-defined]
-    python = shutil.which("python3") or sys.executable
+    python = shutil.which("python3", path=hostpath.user_path()) or sys.executable
 
     def dispatch(name: str, args: dict) -> str:
         return handle_function_call(name, args, ctx.task_id, ctx=ctx)  # type: ignore[attr-defined]
