@@ -86,6 +86,20 @@ def test_ordinary_commands_that_destroy_work_are_undone_by_rollback(scripted, he
     assert "refs/hermes" not in _git(ws, "for-each-ref")  # nothing written into the user's repository
 
 
+def test_an_execute_code_script_is_covered_too(scripted, hermes_home, ws):
+    (ws / "plan.txt").write_text(WORK)
+    model_config(hermes_home, scripted.url)
+    scripted.add({"tool_calls": [{"name": "execute_code", "arguments": {"code": "import os; os.unlink('plan.txt')"}}]},
+                 {"content": "done"})
+    out = run_hermes("chat", "-q", "tidy", "-t", "code_execution", home=hermes_home, input="", cwd=str(ws), timeout=180)
+    assert out.returncode == 0, out.stderr
+    assert not (ws / "plan.txt").exists()
+    listed = run_hermes("checkpoints", "list", home=hermes_home, cwd=str(ws))
+    assert "uncommitted changes kept before: execute_code: import os" in listed.stdout, listed.stdout + listed.stderr
+    assert run_hermes("checkpoints", "rollback", home=hermes_home, cwd=str(ws)).returncode == 0
+    assert (ws / "plan.txt").read_text() == WORK
+
+
 def test_a_clean_tree_takes_no_snapshot_and_the_setting_turns_it_off(scripted, hermes_home, ws):
     results = _run(scripted, hermes_home, ws, ["rm -f notes.md"])
     assert results[0].get("exit_code") == 0
