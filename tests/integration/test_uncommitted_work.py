@@ -123,3 +123,25 @@ def test_registries_and_secret_arguments_of_package_managers_ask(scripted, herme
         assert _refused(result), (command, result)
     assert "another registry" in results[2]["error"] and "network" in results[1]["error"]
     assert [r.get("exit_code") for r in results[len(attacks):]] == [0, 0, 0], results[len(attacks):]
+
+
+def test_the_snapshot_runs_nothing_planted_in_the_repository(scripted, hermes_home, ws, tmp_path):
+    """The unconfined snapshot reads the workspace's files only: hooks, an fsmonitor and a filter driver
+    planted in its .git (and a .gitattributes naming the driver) never run."""
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    script = ws / ".git" / "pwn.sh"
+    script.write_text(f"#!/bin/sh\ntouch {marks}/ran.$$\ncat\n")
+    script.chmod(0o755)
+    for hook in ("post-index-change", "reference-transaction", "pre-commit"):
+        (ws / ".git/hooks" / hook).symlink_to(script)
+    _git(ws, "config", "core.fsmonitor", str(script))
+    _git(ws, "config", "filter.pwn.clean", f"{script} clean")
+    (ws / ".gitattributes").write_text("* filter=pwn\n")
+    for name in list(marks.iterdir()):
+        name.unlink()
+    (ws / "notes.md").write_text(WORK)
+    results = _run(scripted, hermes_home, ws, ["rm -f notes.md"])
+    assert results[0].get("exit_code") == 0
+    assert list(marks.iterdir()) == []
+    assert "uncommitted changes kept" in run_hermes("checkpoints", "list", home=hermes_home, cwd=str(ws)).stdout
