@@ -138,14 +138,35 @@ def _release_browser(task_id: str) -> None:
 
 
 def wire_checkpoints(services: AgentServices, settings: Settings) -> None:
-    """Snapshot a working directory (shadow git under HERMES_HOME) before the first change of each turn."""
-    if not settings.cfg.checkpoints.enabled:
+    """Snapshot a working directory (shadow git under HERMES_HOME) before the first change of each turn
+    (`checkpoints.enabled`), and a git workspace holding uncommitted changes before a terminal command
+    (`checkpoints.keep_uncommitted`, storage/dirtyguard.py). The store is made on first use."""
+    cfg = settings.cfg.checkpoints
+    if not cfg.enabled and not cfg.keep_uncommitted:
         return
-    from hermes_agent.storage.checkpoints import CheckpointStore
-
-    store = CheckpointStore(max_snapshots=settings.cfg.checkpoints.max_snapshots, env=dict(settings.env))
     ctx = services.ctx
-    ctx.checkpoint = lambda workdir, why: store.snapshot(workdir, why, turn=ctx.turn_id)
+    made: list = []
+
+    def store():
+        if not made:
+            from hermes_agent.storage.checkpoints import CheckpointStore
+
+            made.append(CheckpointStore(max_snapshots=cfg.max_snapshots, env=dict(settings.env)))
+        return made[0]
+
+    if cfg.enabled:
+        ctx.checkpoint = lambda workdir, why: store().snapshot(workdir, why, turn=ctx.turn_id)
+    if cfg.keep_uncommitted:
+        guards: list = []
+
+        def keep(workdir: str, command: str = "") -> object:
+            if not guards:
+                from hermes_agent.storage.dirtyguard import DirtyGuard
+
+                guards.append(DirtyGuard(store()))
+            return guards[0].before(workdir, command)
+
+        ctx.keep_uncommitted = keep
 
 
 def wire_compression(services: AgentServices, settings: Settings, emit: Callable[[Event], None] | None,

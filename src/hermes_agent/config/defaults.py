@@ -58,7 +58,7 @@ DEFAULT_CONFIG: dict = {
                 "loopback_ports": [],
                 "hide_home": False},
     "command_allowlist": [],
-    "checkpoints": {"enabled": False, "max_snapshots": 20},
+    "checkpoints": {"enabled": False, "max_snapshots": 20, "keep_uncommitted": True},
     "compression": {
         "enabled": True,
         "threshold": 0.5,

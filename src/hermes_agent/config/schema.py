@@ -155,6 +155,7 @@ class SandboxCfg:
 class CheckpointsCfg:
     enabled: bool
     max_snapshots: int = field(**_c(min=1))
+    keep_uncommitted: bool = True  # before a terminal command, snapshot a git workspace with uncommitted changes
 
 
 @_record

@@ -35,6 +35,7 @@ class ToolContext:
     backend_factory: Callable[[str], TerminalBackend] | None = None
     clarify: Callable[[str, list[str]], str] | None = None
     checkpoint: Callable[[str, str], None] | None = None
+    keep_uncommitted: Callable[[str, str], object] | None = None  # before a local terminal command: (its dir, it)
     interrupt: threading.Event = field(default_factory=threading.Event)
     path_policy: PathPolicy | None = None
     sandbox_state: Callable[[], str] | None = None  # "bwrap" | "landlock" | "off" | "unavailable" (local backend)

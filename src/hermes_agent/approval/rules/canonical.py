@@ -4,7 +4,7 @@ find -exec, interpreter code, programs passed as options). Pure string work."""
 
 from __future__ import annotations
 
-from hermes_agent.approval.rules import runners
+from hermes_agent.approval.rules import gitdiscard, runners, sources
 from hermes_agent.approval.rules.containers import container_run
 from hermes_agent.approval.rules.gitpush import REMOTE_OVERRIDE, redirects_remote
 from hermes_agent.approval.rules.lazyre import lazy
@@ -39,6 +39,7 @@ def basename(word: str) -> str:
 def canonicalise(u: Unwrapped) -> None:
     """Rewrite `u` into its canonical form and collect the payloads it runs."""
     name = u.name
+    sources.source_flags(u)
     if runners.dispatch(u):
         pass
     elif name in SHELLS:
@@ -69,6 +70,8 @@ def canonicalise(u: Unwrapped) -> None:
         elif u.args:
             u.args = [u.args[0], *expand_long_options("git " + u.args[0], u.args[1:])]
             runners.git_history(u)
+            if gitdiscard.discarded(u):
+                u.findings.append(gitdiscard.DISCARD)
     elif name == "rimraf":
         u.name, u.args = "rm", ["-r", "-f", *u.args]
     elif name in ("docker", "podman", "nerdctl", "docker-compose", "podman-compose"):

@@ -34,6 +34,9 @@ _CODE_WIPES = lazy(
     r"""|\bos\.truncate\(\s*(['"])([^'"]+)\13\s*,\s*0\s*\)|\btruncateSync\(\s*(['"])([^'"]+)\15\s*(?:,\s*0\s*)?\)"""
     r"""|\bprintf\s*\(?\s*""\s*\)?\s*>\s*"([^"]+)\""""
     r"""|\bfile_put_contents\(\s*(['"])([^'"]+)\18\s*,\s*(['"])\20\s*\)""")
+# perl: open(F, ">", "f") / open(my $fh, '>f') / open F, ">", "f" - truncates at once; wipes when nothing is printed
+_PERL_OPEN_W = lazy(r"""\bopen\s*\(?\s*(?:my\s+)?[$\w]+\s*,\s*(?:(['"])\+?>\1\s*,\s*(['"])([^'"]+)\2|(['"])\+?>\s*([^'">&][^'"]*)\4)""")
+_PERL_WRITES = lazy(r"\b(?:print|printf|say|syswrite|write)\b")
 
 
 def precious(path: str) -> bool:
@@ -122,4 +125,17 @@ def clobbered(u: Unwrapped, redirects: list) -> list[str]:
         for m in _CODE_WIPES.finditer(u.code[1]):
             targets.append(next(g for g in (m.group(2), m.group(5), m.group(8), m.group(11), m.group(14), m.group(16),
                                             m.group(17), m.group(19)) if g))
+    if u.code and u.code[0] == "perl" and not _PERL_WRITES.search(u.code[1]):
+        targets += [m.group(3) or m.group(5) for m in _PERL_OPEN_W.finditer(u.code[1])]
     return [t for t in dict.fromkeys(targets) if not many(t) and precious(t)]
+
+
+def empty_tee(sink_name: str, sink_args: list, upstream: list) -> list[str]:
+    """`true | tee f`, `: | tee f`, `echo -n | tee f`, `printf '' | tee f`: tee (not -a) truncates its files and
+    writes nothing into them. `upstream` are the pipeline's earlier stages (flows.Cmd: name, args, literal)."""
+    if sink_name != "tee" or not upstream or any(a in ("-a", "--append") for a in sink_args):
+        return []
+    if not all(c.name in ("", ":", "true", "false") or (c.name in ("echo", "printf") and (c.literal or "").strip() == "")
+               or (c.name == "cat" and c.args and all(a in _NULL for a in c.args)) for c in upstream):
+        return []
+    return [a for a in sink_args if not a.startswith("-") and not many(a) and precious(a)]

