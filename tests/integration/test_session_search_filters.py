@@ -6,8 +6,11 @@ with few through its list of sessions, and each filter gives exactly the session
 from __future__ import annotations
 
 import re
+import sqlite3
 import time
 from datetime import datetime, timedelta
+
+import pytest
 
 from hermes_agent.messages import Message
 from hermes_agent.storage.store import SessionStore
@@ -27,7 +30,13 @@ def _found(out: str) -> list[str]:
     return re.findall(r"^(\S+)  ", out, flags=re.MULTILINE)
 
 
-def test_filtered_search_finds_the_sessions_the_filter_names_past_a_busy_one(hermes_home):
+def _time_index(home) -> bool:  # noqa: ANN001
+    with sqlite3.connect(home / "state.db") as c:
+        return c.execute("SELECT 1 FROM sqlite_master WHERE name = 'hermes_agent_idx_messages_time'").fetchone() is not None
+
+
+@pytest.mark.parametrize("indexed", [True, False], ids=["time-index", "no-time-index-yet"])
+def test_filtered_search_finds_the_sessions_the_filter_names_past_a_busy_one(hermes_home, indexed):
     now = time.time()
     with SessionStore(hermes_home / "state.db") as store:
         old_cli = [_session(store, "cli", [f"walrus tusk {i}"], now - 20 * DAY + i) for i in range(6)]
@@ -35,7 +44,10 @@ def test_filtered_search_finds_the_sessions_the_filter_names_past_a_busy_one(her
         quiet = [_session(store, "cli", [f"nothing here {i}"], now - 5 * DAY) for i in range(240)]  # cli: many
         recent = [_session(store, "cli", [f"walrus again {i}"], now - 2 * DAY + i) for i in range(5)]
         busy = _session(store, "cli", [f"walrus note {i}" for i in range(400)], now - DAY)  # fills a window alone
-    assert len(quiet) == 240
+    assert len(quiet) == 240 and _time_index(hermes_home)
+    if not indexed:  # a big file before its background prune made the index: the same answers, by a longer scan
+        with sqlite3.connect(hermes_home / "state.db") as c:
+            c.execute("DROP INDEX hermes_agent_idx_messages_time")
 
     by_cli = run_hermes("sessions", "search", "walrus", "--source", "cli", "--limit", "20", home=hermes_home)
     assert by_cli.returncode == 0, by_cli.stderr
@@ -51,3 +63,8 @@ def test_filtered_search_finds_the_sessions_the_filter_names_past_a_busy_one(her
     assert set(_found(earlier.stdout)) == {*old_cli, *chats}
     few = run_hermes("sessions", "search", "walrus", "--source", "cli", "--limit", "3", home=hermes_home)
     assert len(_found(few.stdout)) == 3 and _found(few.stdout)[0] in {busy, *recent}
+    none = run_hermes("sessions", "search", "walrus", "--since", "2000-01-01", "--until", "2000-01-02", home=hermes_home)
+    assert none.returncode == 0 and "No sessions match 'walrus'." in none.stdout
+    if not indexed:
+        assert run_hermes("sessions", "optimize-storage", home=hermes_home).returncode == 0
+        assert _time_index(hermes_home)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from operator import itemgetter
 
 from hermes_agent import lazyre
-from hermes_agent.storage.layout import FTS_TOOL_PREFIX, HIGH_WATER, PROGRESS
+from hermes_agent.storage.layout import FTS_TOOL_PREFIX, HIGH_WATER, PROGRESS, TIME_INDEX
 from hermes_agent.storage.records import SESSION_COLUMNS, SessionInfo
 from hermes_agent.storage.summaries import SearchHit, Snippet
 
@@ -217,6 +217,29 @@ def _group_into(groups: dict[str, tuple[float, list[int]]], rows: list, limit: i
             ids.append(mid)
 
 
+_PROBE = 5_000  # messages in a date filter's range listed (time index) to bound the ids a search reads: ~0.4 ms
+
+
+def _id_range(conn: sqlite3.Connection, f: Filters) -> tuple[int, int] | None:
+    """The lowest and highest id of the messages in the filter's time range when it holds at most _PROBE of them
+    (listed through the time index), so the index search reads only that stretch of ids instead of rejecting
+    every newer match one row at a time ("since 1 day" with a common word: 38 -> 2.6 ms on the 90-day home).
+    None without a date filter, for a range too big to list, or before the file has the index (a big file gets
+    it from the background prune)."""
+    cond = [c for c, v in (("timestamp >= ?", f.since), ("timestamp < ?", f.until)) if v is not None]
+    if not cond:
+        return None
+    try:
+        n, lo, hi = conn.execute(f"SELECT count(*), min(id), max(id) FROM (SELECT id FROM messages INDEXED BY "
+                                 f"{TIME_INDEX} WHERE {' AND '.join(cond)} LIMIT ?)",
+                                 [v for v in (f.since, f.until) if v is not None] + [_PROBE + 1]).fetchone()
+    except sqlite3.OperationalError:  # no such index yet
+        return None
+    if n > _PROBE:
+        return None
+    return (int(lo), int(hi)) if n else (1, 0)
+
+
 def _ranked_filtered(conn: sqlite3.Connection, q: ParsedQuery, expr: str, f: Filters,
                      limit: int) -> dict[str, tuple[float, list[int]]]:
     """With a selective filter (source, dates): the newest matches that pass it, a window at a time as in
@@ -224,6 +247,8 @@ def _ranked_filtered(conn: sqlite3.Connection, q: ParsedQuery, expr: str, f: Fil
     made a common word with `since` read every match the filter rejected before the window filled (40 ms)."""
     groups: dict[str, tuple[float, list[int]]] = {}
     where, params = _filter_sql(f, conn)
+    if (ids := _id_range(conn, f)) is not None:  # a date filter's few messages: only their ids are read
+        where, params = f"{where} AND {q.table}.rowid BETWEEN ? AND ?", [*params, *ids]
     window, before = max(_FAST_MIN, limit * _PER_ASKED), None
     for _ in range(_ROUNDS):
         older = f" AND {q.table}.rowid < ?" if before is not None else ""
