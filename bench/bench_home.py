@@ -5,8 +5,9 @@ that file against an empty home (scripted model on loopback).
 
 Usage: .venv/bin/python bench/bench_home.py [--days 90] [--per-day 200] [--chats 20] [--out bench_home.json]
        [--home DIR]   (keeps the simulated home: ~8 min for 90 days on 2 cores)
-       .venv/bin/python bench/bench_home.py --search-only DIR/state.db --runs 5 [--gap-ms 50]
-                                                   (search latency on a kept file; --gap-ms: idle before each)
+       .venv/bin/python bench/bench_home.py --search-only DIR/state.db --runs 5 [--gap-ms 50] [--filter source=cli]
+                  (search latency on a kept file; --gap-ms: idle before each; --filter: source=NAME, since-days=N,
+                   until-days=N, days before the newest message)
        .venv/bin/python bench/bench_home.py --migrate-from OLD_STATE_DB   (the online migration of a big file)
 """
 
@@ -105,7 +106,21 @@ def _runqueue_ns() -> int:
         return 0
 
 
-def search_latency(db: Path, n: int = 300, gap_ms: float = 0.0) -> dict:
+def _filters(db: Path, spec: str) -> dict:
+    """--filter: source=NAME, since-days=N or until-days=N (days before the newest message)."""
+    if not spec:
+        return {}
+    key, _, value = spec.partition("=")
+    if key == "source":
+        return {"source": value}
+    import sqlite3
+
+    with sqlite3.connect(f"{db.as_uri()}?mode=ro", uri=True) as conn:
+        newest = float(conn.execute("SELECT max(timestamp) FROM messages").fetchone()[0])
+    return {key.removesuffix("-days"): newest - float(value) * _DAY}
+
+
+def search_latency(db: Path, n: int = 300, gap_ms: float = 0.0, spec: str = "") -> dict:
     """Wall-clock and CPU (thread) time per search, and the time it waited for a CPU while runnable: on a
     machine shared with other work the CPU time is what the search itself costs, the wait what the load adds.
     gap_ms: idle time before each search, as between a user's (or a model's) searches; back to back (0) the
@@ -113,19 +128,20 @@ def search_latency(db: Path, n: int = 300, gap_ms: float = 0.0) -> dict:
     rng = random.Random(3)
     wall, cpu, wait = [], [], []
     with SessionStore(db) as store:
+        filters = _filters(db, spec)
         for _ in range(n):
             if gap_ms:
                 time.sleep(gap_ms / 1000)
             q = f"{rng.choice(WORDS)}{rng.randrange(1000)}" if rng.random() < 0.7 else rng.choice(WORDS)
             start, start_cpu, start_wait = time.perf_counter(), time.thread_time(), _runqueue_ns()
-            store.search(q, limit=10)
+            store.search(q, limit=10, **filters)
             cpu.append((time.thread_time() - start_cpu) * 1000)
             wait.append((_runqueue_ns() - start_wait) / 1e6)
             wall.append((time.perf_counter() - start) * 1000)
     wall.sort()
     cpu.sort()
     wait.sort()
-    return {"n": n, "gap_ms": gap_ms, "load": round(os.getloadavg()[0], 1), "p50_ms": round(statistics.median(wall), 2),
+    return {"n": n, "gap_ms": gap_ms, **({"filter": spec} if spec else {}), "load": round(os.getloadavg()[0], 1), "p50_ms": round(statistics.median(wall), 2),
             "p95_ms": round(wall[int(n * 0.95)], 2), "p99_ms": round(wall[int(n * 0.99)], 2),
             "max_ms": round(wall[-1], 2), "cpu_p50_ms": round(statistics.median(cpu), 2),
             "cpu_p95_ms": round(cpu[int(n * 0.95)], 2), "cpu_p99_ms": round(cpu[int(n * 0.99)], 2),
@@ -203,10 +219,11 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=1, help="with --search-only: passes of 300 searches")
     ap.add_argument("--gap-ms", type=float, default=0.0,
                     help="idle time before each search (default 0: back to back)")
+    ap.add_argument("--filter", default="", help="with --search-only: source=NAME, since-days=N or until-days=N")
     args = ap.parse_args()
     if args.search_only:
         for _ in range(args.runs):
-            print(json.dumps(search_latency(Path(args.search_only), gap_ms=args.gap_ms)), flush=True)
+            print(json.dumps(search_latency(Path(args.search_only), gap_ms=args.gap_ms, spec=args.filter)), flush=True)
         return 0
     if args.migrate_from:
         result = migration(Path(args.migrate_from))

@@ -471,3 +471,62 @@ def test_finished_tasks_past_the_retention_age_or_over_the_size_cap_are_pruned_i
 def _disk(db: Path) -> int:
     """Bytes of the file and its WAL."""
     return sum(p.stat().st_size for p in (db, Path(f"{db}-wal")) if p.exists())
+
+
+def test_a_caller_given_its_own_cap_in_team_mode_loses_its_old_tasks_the_others_keep_theirs(scripted, hermes_home,
+                                                                                           tmp_path):
+    """sessions.a2a_tasks_by_caller: alice's finished tasks are capped at 0.5 MB; bob, with no cap of his own,
+    keeps his under the general limits. Pruned by the real `hermes api` in the background."""
+    from tests.integration.test_a2a_server import _free_port, _start
+
+    alice, bob = "alice-key-0123456789", "bob-key-0123456789ab"
+    model_config(hermes_home, scripted.url,
+                 "a2a:\n  enabled: true\nsessions:\n  auto_prune_delay: 0\n"
+                 "  a2a_tasks_by_caller:\n    alice: {max_mb: 0.5}\n"
+                 f"team:\n  people:\n    'api:alice': member\n    'api:bob': member\n"
+                 f"  workspace_root: {tmp_path / 'team'}\n  api_keys:\n    alice: {alice}\n    bob: {bob}\n")
+    big = "artifact text " * 15_000  # 420 KB a task (the artifact and the reply message)
+    scripted.add(*[{"content": f"answer {i} {big}"} for i in range(5)])
+
+    def serve() -> tuple[subprocess.Popen, str]:
+        port = _free_port()
+        return _start(hermes_home, port, KEY), f"http://127.0.0.1:{port}"
+
+    def call(url: str, who: str, key: str, method: str, params: dict) -> dict:
+        headers = {"Authorization": f"Bearer {key}", "X-Hermes-User": who}
+        return httpx.post(url + "/a2a", headers=headers, timeout=60, json={
+            "jsonrpc": "2.0", "id": 1, "method": method, "params": params}).json()
+
+    proc, url = serve()
+    try:
+        alices = [call(url, "alice", alice, "SendMessage", {"message": v10_message(f"a{i}")})["result"]["task"]["id"]
+                  for i in range(3)]
+        bobs = [call(url, "bob", bob, "SendMessage", {"message": v10_message(f"b{i}")})["result"]["task"]["id"]
+                for i in range(2)]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+    proc, url = serve()  # pruned at start (auto_prune_delay 0)
+    try:
+        deadline = time.monotonic() + 20
+        while (len(call(url, "alice", alice, "ListTasks", {})["result"]["tasks"]) > 1
+               and time.monotonic() < deadline):
+            time.sleep(0.2)
+        assert [t["id"] for t in call(url, "alice", alice, "ListTasks", {})["result"]["tasks"]] == [alices[2]]
+        assert call(url, "alice", alice, "GetTask", {"id": alices[0]})["error"]["code"] == -32001
+        assert [t["id"] for t in call(url, "bob", bob, "ListTasks", {})["result"]["tasks"]] == bobs[::-1]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+
+
+def test_a_wrong_per_caller_retention_entry_is_one_line_at_start(scripted, hermes_home):
+    model_config(hermes_home, scripted.url, "a2a:\n  enabled: true\nsessions:\n"
+                                            "  a2a_tasks_by_caller:\n    alice: {max_mb: lots}\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "OPENROUTER_", "HERMES_", "API_"))}
+    env.update(HERMES_HOME=str(hermes_home), API_SERVER_PORT="0", API_SERVER_KEY=KEY)
+    from tests.integration.test_a2a_server import HERMES
+
+    done = subprocess.run([HERMES, "api"], env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode != 0 and "Traceback" not in done.stderr + done.stdout
+    assert "sessions.a2a_tasks_by_caller.alice.max_mb: expected a number >= 0" in done.stderr + done.stdout

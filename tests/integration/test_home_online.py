@@ -32,7 +32,7 @@ def _old_layout_home(home: Path, messages: int = OLD_MESSAGES, words: int = 0) -
     last a walrus."""
     home.mkdir(parents=True, exist_ok=True)
     conn = connect(home / "state.db")
-    migrate(conn, str(home / "state.db"), MIGRATIONS[:-1])
+    migrate(conn, str(home / "state.db"), tuple(m for m in MIGRATIONS if m.version < 7))
     now = time.time()
     conn.execute("BEGIN")
     last = (messages // 100 - 1, 99)

@@ -81,3 +81,35 @@ def test_auto_prune_runs_in_the_background_of_a_chat(scripted, hermes_home):
         left = {s.id for s in store.list_sessions(limit=1000)}
     assert not left & set(old) and len(left) == 1
     assert (hermes_home / "sessions" / ".last_auto_prune").exists()
+
+
+def _a2a_tasks(home, per_owner: dict[str, int]) -> None:  # noqa: ANN001
+    from hermes_agent.storage.a2a_tasks import A2aTaskFile
+
+    rows = A2aTaskFile(home / "api_server" / "a2a_tasks.db")
+    now = time.time_ns()
+    for owner, n in per_owner.items():
+        for i in range(n):
+            rows.save(owner, f"{owner}-{i}", "ctx", 3, now - i, "1", b"x" * 100_000)
+    rows.close()
+
+
+def test_doctor_warns_when_the_a2a_tasks_file_is_big_with_its_size_and_the_key_to_change(hermes_home):
+    (hermes_home / "api_server").mkdir()
+    _a2a_tasks(hermes_home, {"api:alice": 2, "api:ci-bot": 10})  # 1.2 MB
+    (hermes_home / "config.yaml").write_text("sessions:\n  a2a_tasks_max_mb: 2\n")
+    quiet = run_hermes("doctor", "--offline", home=hermes_home)
+    assert "A2A tasks file" not in quiet.stdout  # 60% of the limit: nothing to say
+
+    (hermes_home / "config.yaml").write_text("sessions:\n  a2a_tasks_max_mb: 1.2\n")
+    doc = run_hermes("doctor", "--offline", home=hermes_home)
+    line = next(ln for ln in doc.stdout.splitlines() if "A2A tasks file" in ln)
+    assert "a2a_tasks.db is 1 MB (limit sessions.a2a_tasks_max_mb: 1.2)" in line, line
+    assert "the biggest caller is api:ci-bot with 1 MB" in line and "sessions.a2a_tasks_by_caller.ci-bot.max_mb" in line
+
+    (hermes_home / "config.yaml").write_text("sessions:\n  auto_prune: false\n")
+    _a2a_tasks(hermes_home, {"": 1100})  # 105 MiB more, and nothing prunes the file
+    doc = run_hermes("doctor", "--offline", home=hermes_home)
+    line = next(ln for ln in doc.stdout.splitlines() if "A2A tasks file" in ln)
+    assert "nothing prunes it (sessions.auto_prune is off): set sessions.a2a_tasks_max_mb" in line, line
+    assert "a2a_tasks.db is 10" in line  # ~106 MiB

@@ -133,6 +133,7 @@ def install(app: web.Application, pool: ConversationPool, base_url: str, name: s
     from hermes_agent.storage.a2a_tasks import A2aTaskFile
 
     card = _card(base_url, name)
+    rules = a2a_store.caller_rules(pool.settings)  # a wrong entry stops the start with one line
     rows = A2aTaskFile(a2a_store.tasks_path(pool.settings.home))
     sender = a2a_push.push_sender(rows)
     app["a2a_card"] = card
@@ -145,7 +146,7 @@ def install(app: web.Application, pool: ConversationPool, base_url: str, name: s
     async def recover(_: web.Application) -> None:  # tasks a stopped server was running: failed, and told so
         for _owner, task in a2a_store.recover(rows):
             await sender.send_notification(task.id, task)
-        a2a_store.start_retention(rows.path, pool.settings, stop_pruning)
+        a2a_store.start_retention(rows.path, pool.settings, stop_pruning, rules)
 
     async def close(_: web.Application) -> None:
         stop_pruning.set()

@@ -1,7 +1,8 @@
 """Where the A2A server keeps its tasks and push-notification configs: a2a-sdk's TaskStore and
 PushNotificationConfigStore over storage/a2a_tasks.py ($HERMES_HOME/api_server/a2a_tasks.db), so tasks outlive
 a restart; a task a dead process was running is marked failed with the reason when the server starts (`recover`);
-finished tasks are pruned by age and by total size in the background (`start_retention`, the `sessions:` keys).
+finished tasks are pruned by age and by size, overall and per caller, in the background (`start_retention`, the
+`sessions:` keys).
 Tasks are the caller's: the owner is the A2A call context's user ("" without team mode). a2a-sdk is imported
 here only where used."""
 
@@ -15,7 +16,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hermes_agent.errors import StorageError
+from hermes_agent.errors import ConfigError, StorageError
 from hermes_agent.paths import pid_alive
 from hermes_agent.storage.a2a_tasks import A2aTaskFile, Filter
 
@@ -133,17 +134,59 @@ def recover(rows: A2aTaskFile) -> list[tuple[str, Any]]:
     return failed
 
 
-def start_retention(path: Path, settings: Settings, stop: threading.Event) -> threading.Thread | None:
+def _number(value: object, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        raise ConfigError(f"{where}: expected a number >= 0 (0: no limit), got {value!r}")
+    return float(value)
+
+
+def caller_rules(settings: Settings) -> dict[str, tuple[float | None, float | None]]:
+    """sessions.a2a_tasks_by_caller: caller -> (retention days, max MB), None where the caller keeps the general
+    value. A caller is the owner of its tasks: team mode's person "api:NAME" (NAME alone means that); without team
+    mode every caller is the same one and the general keys apply. A wrong entry is a ConfigError naming it."""
+    raw = settings.cfg.sessions.a2a_tasks_by_caller or {}
+    if not isinstance(raw, dict):
+        raise ConfigError(f"sessions.a2a_tasks_by_caller: expected a mapping of caller: {{retention_days, max_mb}}, "
+                          f"got {raw!r}")
+    rules: dict[str, tuple[float | None, float | None]] = {}
+    for name, entry in raw.items():
+        where = f"sessions.a2a_tasks_by_caller.{name}"
+        if not isinstance(entry, dict) or not str(name).strip() or set(entry) - {"retention_days", "max_mb"}:
+            raise ConfigError(f"{where}: expected {{retention_days: DAYS, max_mb: MB}}, got {entry!r}")
+        key = str(name).strip()
+        days, mb = entry.get("retention_days"), entry.get("max_mb")
+        rules[key if ":" in key else f"api:{key}"] = (None if days is None else _number(days, f"{where}.retention_days"),
+                                                      None if mb is None else _number(mb, f"{where}.max_mb"))
+    return rules
+
+
+def _keep(rules: dict[str, tuple[float | None, float | None]], days: float, mb: float, now_ns: int) -> dict:
+    """Each listed caller's own age cutoff and cap (0: none), its unset half from the general keys."""
+    from hermes_agent.storage.a2a_tasks import Keep
+
+    out = {}
+    for owner, (own_days, own_mb) in rules.items():
+        d, m = days if own_days is None else own_days, mb if own_mb is None else own_mb
+        out[owner] = Keep(now_ns - int(d * 86400e9) if d else None, int(m * 1024 * 1024) if m else None)
+    return out
+
+
+def start_retention(path: Path, settings: Settings, stop: threading.Event,
+                    rules: dict[str, tuple[float | None, float | None]] | None = None) -> threading.Thread | None:
     """With sessions.auto_prune: after sessions.auto_prune_delay, then every sessions.min_interval_hours (at least
     a minute), delete finished tasks (completed, failed, canceled, rejected) older than
-    sessions.a2a_task_retention_days and the oldest finished ones while they hold more than sessions.a2a_tasks_max_mb
-    (0: no limit); on a thread with its own connection, in short transactions, so no request waits for it."""
+    sessions.a2a_task_retention_days, each caller's oldest finished ones while they hold more than
+    sessions.a2a_tasks_max_mb_per_caller, and the oldest of all while they hold more than sessions.a2a_tasks_max_mb
+    (0: no limit); sessions.a2a_tasks_by_caller gives a caller its own age and cap (`caller_rules`). On a thread
+    with its own connection, in short transactions, so no request waits for it."""
     from a2a.types import TaskState
 
     from hermes_agent.storage import a2a_tasks
 
     c = settings.cfg.sessions
-    if not c.auto_prune or not (c.a2a_task_retention_days or c.a2a_tasks_max_mb):
+    rules = caller_rules(settings) if rules is None else rules
+    if not c.auto_prune or not (c.a2a_task_retention_days or c.a2a_tasks_max_mb or c.a2a_tasks_max_mb_per_caller
+                                or any(d or m for d, m in rules.values())):
         return None
     finished = tuple(int(s) for s in (TaskState.TASK_STATE_COMPLETED, TaskState.TASK_STATE_FAILED,
                                       TaskState.TASK_STATE_CANCELED, TaskState.TASK_STATE_REJECTED))
@@ -151,10 +194,13 @@ def start_retention(path: Path, settings: Settings, stop: threading.Event) -> th
     def run() -> None:
         wait = c.auto_prune_delay
         while not stop.wait(wait):
-            older = time.time_ns() - int(c.a2a_task_retention_days * 86400e9) if c.a2a_task_retention_days else None
+            now = time.time_ns()
+            older = now - int(c.a2a_task_retention_days * 86400e9) if c.a2a_task_retention_days else None
             cap = int(c.a2a_tasks_max_mb * 1024 * 1024) if c.a2a_tasks_max_mb else None
+            each = int(c.a2a_tasks_max_mb_per_caller * 1024 * 1024) if c.a2a_tasks_max_mb_per_caller else None
+            owners = _keep(rules, c.a2a_task_retention_days, c.a2a_tasks_max_mb_per_caller, now)
             try:
-                done = a2a_tasks.prune(path, finished, older, cap, stop)
+                done = a2a_tasks.prune(path, finished, older, cap, stop, owner_max_bytes=each, owners=owners)
                 if done.tasks:
                     log.info("A2A tasks pruned: %d (%d bytes) in %.2fs", done.tasks, done.bytes, done.seconds)
             except (OSError, sqlite3.Error, StorageError) as exc:

@@ -208,6 +208,42 @@ def check_database_size(settings: Settings) -> list[Finding]:
     return [Finding("warn", text)] if text else []
 
 
+A2A_UNCAPPED_WARN_MB = 100  # the tasks file past this with nothing pruning it: a warning
+
+
+def check_a2a_tasks_size(settings: Settings) -> list[Finding]:
+    """A warning before the A2A server's tasks file (api_server/a2a_tasks.db) gets large: at 80% of
+    sessions.a2a_tasks_max_mb, or past 100 MB when nothing prunes it (no cap, or sessions.auto_prune off); with the
+    size, the key to change, and the biggest caller in team mode (with its sessions.a2a_tasks_by_caller key)."""
+    from hermes_agent.api.a2a_store import tasks_path
+    from hermes_agent.storage.a2a_tasks import bytes_by_owner
+    from hermes_agent.storage.retention import file_bytes
+
+    path, c = tasks_path(settings.home), settings.cfg.sessions
+    try:
+        size = file_bytes(path) if path.exists() else 0
+    except OSError:
+        return []
+    mb, cap = size / 1048576, c.a2a_tasks_max_mb  # MB as the config keys count them (MiB)
+    if c.auto_prune and cap:
+        if mb < cap * 0.8:
+            return []
+        text = (f"A2A tasks file {path} is {mb:.0f} MB (limit sessions.a2a_tasks_max_mb: {cap:g}): lower "
+                "sessions.a2a_tasks_max_mb or sessions.a2a_task_retention_days")
+    elif mb >= A2A_UNCAPPED_WARN_MB:
+        why = "sessions.auto_prune is off" if not c.auto_prune else "sessions.a2a_tasks_max_mb is 0"
+        text = (f"A2A tasks file {path} is {mb:.0f} MB and nothing prunes it ({why}): set sessions.a2a_tasks_max_mb "
+                "(and sessions.auto_prune: true); `hermes api` then prunes finished tasks in the background")
+    else:
+        return []
+    owners = {o: n for o, n in bytes_by_owner(path).items() if o}
+    if owners:
+        who, n = max(owners.items(), key=lambda kv: kv[1])
+        text += (f"; the biggest caller is {who} with {n / 1048576:.0f} MB (its own cap: sessions.a2a_tasks_by_caller."
+                 f"{who.removeprefix('api:')}.max_mb, or sessions.a2a_tasks_max_mb_per_caller for every caller)")
+    return [Finding("warn", text)]
+
+
 def check_sandbox(settings: Settings) -> list[Finding]:
     """The OS sandbox of local commands: which mechanism works here, or why none does."""
     if settings.cfg.terminal.backend != "local":

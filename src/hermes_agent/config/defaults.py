@@ -81,7 +81,9 @@ DEFAULT_CONFIG: dict = {
                  "auto_prune": True, "retention_days": 90, "min_interval_hours": 24, "vacuum_after_prune": True,
                  "max_db_mb": 400, "tool_output_max_chars": 16000, "keep_full_tool_output": False,
                  "auto_prune_delay": 30, "old_tool_output_days": 3, "old_tool_output_max_chars": 1000,
-                 "a2a_task_retention_days": 90, "a2a_tasks_max_mb": 100},
+                 "a2a_task_retention_days": 90, "a2a_tasks_max_mb": 100,
+                 # per A2A caller (team mode's "api:NAME"): each one's cap, and callers with their own age and cap
+                 "a2a_tasks_max_mb_per_caller": 0, "a2a_tasks_by_caller": {}},
     "context_file_max_chars": None,  # None: the built-in 20000
     "display": {"show_reasoning": True, "tool_progress": "all", "streaming": True, "personality": "",
                 "platforms": {}, "tool_progress_overrides": {}},  # per-platform tool progress (both Hermes spellings)

@@ -196,6 +196,8 @@ class SessionsCfg:
     old_tool_output_max_chars: int = field(**_c(min=0))  # ours: ... to this many characters (head and tail)
     a2a_task_retention_days: float = field(**_c(min=0))  # ours: finished A2A tasks older are deleted (0: never)
     a2a_tasks_max_mb: float = field(**_c(min=0))  # ours: the oldest finished A2A tasks go while they exceed it
+    a2a_tasks_max_mb_per_caller: float = field(**_c(min=0))  # ours: the same, each caller's own (0: no limit)
+    a2a_tasks_by_caller: FreeForm  # ours: NAME: {retention_days, max_mb} for one caller (api/a2a_store.py)
 
 
 @_record

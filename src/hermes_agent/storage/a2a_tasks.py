@@ -151,47 +151,109 @@ class A2aTaskFile:
                                       (owner, task_id, config_id)))
 
 
+@dataclass(frozen=True, slots=True)
+class Keep:
+    """How long and how much of one caller's finished tasks are kept: a status time cutoff (ns; None: any age)
+    and a cap on their bodies' bytes (None: no cap)."""
+
+    older_than_ns: int | None = None
+    max_bytes: int | None = None
+
+
 def prune(path: Path, finished: tuple[int, ...], older_than_ns: int | None, max_bytes: int | None,
-          stop: threading.Event | None = None) -> Pruned:
+          stop: threading.Event | None = None, *, owner_max_bytes: int | None = None,
+          owners: dict[str, Keep] | None = None) -> Pruned:
     """Delete tasks in a `finished` state whose status time is before `older_than_ns`, then the oldest finished
     ones while the finished tasks' bodies (their history and artifacts) total more than `max_bytes`; their push
-    configs go with them. Tasks still running (or waiting for input) and tasks without a status time stay. Runs on
+    configs go with them. Per caller (owner): `owners` gives some callers their own age and cap (in place of
+    `older_than_ns` and `owner_max_bytes`); `owner_max_bytes` caps each other caller's finished tasks, so one busy
+    caller cannot push everyone else's tasks out. Order: ages, then each caller's cap (oldest first), then the
+    cap on all of them. Tasks still running (or waiting for input) and tasks without a status time stay. Runs on
     its own connection, _CHUNK tasks per transaction, then gives the freed pages back to the OS (the file and its
     WAL shrink)."""
     from hermes_agent.storage import retention
 
-    began, marks = time.monotonic(), ", ".join("?" * len(finished))
+    began, owners = time.monotonic(), owners or {}
     if not path.exists():
         return Pruned(0, 0, 0, 0.0)
     conn = db.connect(path)
-    tasks = size = 0
+    done = _Tally(conn, finished, stop)
     try:
         conn.executescript(SCHEMA)
+        for owner, keep in owners.items():
+            if keep.older_than_ns is not None:
+                done.by_age("owner = ?", [owner], keep.older_than_ns)
         if older_than_ns is not None:
-            while not (stop and stop.is_set()):
-                rows = conn.execute(f"SELECT owner, id, length(body) FROM a2a_tasks WHERE state IN ({marks}) AND "
-                                    "ts_ns < ? LIMIT ?", [*finished, older_than_ns, _CHUNK]).fetchall()
-                rows = _enough(rows, _CHUNK_BYTES, within=True)
-                if not rows:
-                    break
-                tasks, size = tasks + len(rows), size + _delete(conn, rows)
+            done.by_age(f"owner NOT IN ({', '.join('?' * len(owners))})", list(owners), older_than_ns)
+        for owner, total in done.owner_totals():
+            cap = owners[owner].max_bytes if owner in owners else owner_max_bytes
+            if cap is not None and total > cap:
+                done.over_cap("owner = ?", [owner], total, cap)
         if max_bytes is not None:
-            total = int(conn.execute(f"SELECT COALESCE(SUM(length(body)), 0) FROM a2a_tasks WHERE state IN ({marks})"
-                                     " AND ts_ns IS NOT NULL", finished).fetchone()[0])
-            while total > max_bytes and not (stop and stop.is_set()):
-                rows = conn.execute(f"SELECT owner, id, length(body) FROM a2a_tasks WHERE state IN ({marks}) AND "
-                                    "ts_ns IS NOT NULL ORDER BY ts_ns, id LIMIT ?", [*finished, _CHUNK]).fetchall()
-                rows = _enough(_enough(rows, total - max_bytes), _CHUNK_BYTES, within=True)
-                if not rows:
-                    break
-                gone = _delete(conn, rows)
-                tasks, size, total = tasks + len(rows), size + gone, total - gone
-        freed = retention.free_pages(conn, step=100) if tasks else 0  # 500 pages held the lock 250 ms at load
+            done.over_cap("1", [], None, max_bytes)
+        freed = retention.free_pages(conn, step=100) if done.tasks else 0  # 500 pages held the lock 250 ms at load
         if freed:  # in WAL mode the file is cut at a checkpoint; TRUNCATE also empties the WAL (a few ms)
             db.retry_busy(lambda: conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall())
     finally:
         conn.close()
-    return Pruned(tasks, size, freed, time.monotonic() - began)
+    return Pruned(done.tasks, done.bytes, freed, time.monotonic() - began)
+
+
+class _Tally:
+    """The deletions of one prune, chunk by chunk, with what they removed."""
+
+    def __init__(self, conn: sqlite3.Connection, finished: tuple[int, ...], stop: threading.Event | None) -> None:
+        self.conn, self.finished, self.stop = conn, finished, stop
+        self.done = f"state IN ({', '.join('?' * len(finished))}) AND ts_ns IS NOT NULL"
+        self.tasks = self.bytes = 0
+
+    def _stopped(self) -> bool:
+        return bool(self.stop and self.stop.is_set())
+
+    def by_age(self, who: str, args: list, older_than_ns: int) -> None:
+        """Delete `who`'s finished tasks with a status time before the cutoff."""
+        while not self._stopped():
+            rows = self.conn.execute(f"SELECT owner, id, length(body) FROM a2a_tasks WHERE {who} AND {self.done} "
+                                     "AND ts_ns < ? LIMIT ?", [*args, *self.finished, older_than_ns, _CHUNK]).fetchall()
+            rows = _enough(rows, _CHUNK_BYTES, within=True)
+            if not rows:
+                return
+            self.tasks, self.bytes = self.tasks + len(rows), self.bytes + _delete(self.conn, rows)
+
+    def owner_totals(self) -> list[tuple[str, int]]:
+        return [(str(r[0]), int(r[1])) for r in self.conn.execute(
+            f"SELECT owner, COALESCE(SUM(length(body)), 0) FROM a2a_tasks WHERE {self.done} GROUP BY owner",
+            self.finished)]
+
+    def over_cap(self, who: str, args: list, total: int | None, cap: int) -> None:
+        """Delete `who`'s oldest finished tasks while their bodies total more than `cap` bytes."""
+        if total is None:
+            total = int(self.conn.execute(f"SELECT COALESCE(SUM(length(body)), 0) FROM a2a_tasks WHERE {who} AND "
+                                          f"{self.done}", [*args, *self.finished]).fetchone()[0])
+        while total > cap and not self._stopped():
+            rows = self.conn.execute(f"SELECT owner, id, length(body) FROM a2a_tasks WHERE {who} AND {self.done} "
+                                     "ORDER BY ts_ns, id LIMIT ?", [*args, *self.finished, _CHUNK]).fetchall()
+            rows = _enough(_enough(rows, total - cap), _CHUNK_BYTES, within=True)
+            if not rows:
+                return
+            gone = _delete(self.conn, rows)
+            self.tasks, self.bytes, total = self.tasks + len(rows), self.bytes + gone, total - gone
+
+
+def bytes_by_owner(path: Path) -> dict[str, int]:
+    """Each caller's tasks' bytes (bodies), read-only and best effort (empty when the file cannot be read): for
+    `hermes doctor`, which names the biggest caller."""
+    try:
+        conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=1.0)
+    except sqlite3.Error:
+        return {}
+    try:
+        return {str(r[0]): int(r[1]) for r in conn.execute(
+            "SELECT owner, COALESCE(SUM(length(body)), 0) FROM a2a_tasks GROUP BY owner")}
+    except sqlite3.Error:
+        return {}
+    finally:
+        conn.close()
 
 
 def _enough(rows: list, size: int, within: bool = False) -> list:

@@ -165,6 +165,11 @@ SESSION_START_TRIGGER = (
     "WHEN new.last_active_at IS NULL BEGIN "
     "UPDATE sessions SET last_active_at = new.started_at WHERE id = new.id; END")
 LAST_ACTIVE_INDEX = "CREATE INDEX IF NOT EXISTS hermes_agent_idx_sessions_last_active ON sessions(last_active_at)"
+# Ours: messages by time, so a date filter on a search is turned into a range of ids (storage/search.py). Made
+# by migration 8 on a file of at most TIME_INDEX_INLINE messages, else by the background prune (retention.py).
+TIME_INDEX = "hermes_agent_idx_messages_time"
+TIME_INDEX_SQL = f"CREATE INDEX IF NOT EXISTS {TIME_INDEX} ON messages(timestamp)"
+TIME_INDEX_INLINE = 20_000
 LAST_ACTIVE_FROM_ACTIVITY = (  # a later Hermes's own activity clock, where it is fresher than its messages
     "UPDATE sessions SET last_active_at = last_activity_at WHERE last_activity_at IS NOT NULL AND "
     "last_activity_at > COALESCE((SELECT MAX(m.timestamp) FROM messages m WHERE m.session_id = sessions.id), "

@@ -262,12 +262,20 @@ def _external_search_index(c: sqlite3.Connection, found: Found) -> None:
         c.execute(upsert, (L.PROGRESS, "0"))
 
 
+def _messages_time_index(c: sqlite3.Connection, found: Found) -> None:
+    """The index a search's date filter uses: made here on a small file (new ones: at once); a big file's takes
+    seconds under the write lock, so the background prune makes it (retention.ensure_time_index), never start-up."""
+    if (c.execute("SELECT max(id) FROM messages").fetchone()[0] or 0) <= L.TIME_INDEX_INLINE:  # no scan to count
+        c.execute(L.TIME_INDEX_SQL)
+
+
 # Steps 1-3 were hermes-agent's own first layout (kept in files as ledger rows, converted by step 4).
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(4, "adopt_hermes_v22_layout", _adopt_hermes_layout),
     Migration(5, "last_active_at_and_message_usage", _last_active_and_usage),
     Migration(6, "budget_spend_ledger", _spend_ledger),
     Migration(7, "search_index_external_content", _external_search_index),
+    Migration(8, "messages_time_index", _messages_time_index),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 

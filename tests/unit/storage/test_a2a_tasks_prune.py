@@ -66,3 +66,53 @@ def test_a_stop_request_ends_the_prune_between_chunks(tmp_path):
     assert prune(path, FINISHED, 10**18, None, stop).tasks == 0
     assert prune(path, FINISHED, 10**18, None).tasks == 500
     assert prune(tmp_path / "missing.db", FINISHED, 10**18, None).tasks == 0 and not (tmp_path / "missing.db").exists()
+
+
+def _owners(path):
+    with sqlite3.connect(path) as c:
+        return sorted(c.execute("SELECT owner, id FROM a2a_tasks"))
+
+
+def test_each_caller_is_capped_on_its_own_so_a_busy_one_cannot_push_the_others_out(tmp_path):
+    path = tmp_path / "a2a_tasks.db"
+    rows = A2aTaskFile(path)
+    now = time.time_ns()
+    for i in range(6):  # a busy caller: six 100 KB tasks, newer than the quiet caller's two
+        rows.save("api:bot", f"bot{i}", "ctx", 3, now - (6 - i) * 1000, "1", b"b" * 100_000)
+    for i in range(2):
+        rows.save("api:alice", f"alice{i}", "ctx", 3, now - 10**9 - i, "1", b"a" * 100_000)
+    rows.close()
+
+    # one cap on all: the oldest go first, which are alice's
+    assert prune(path, FINISHED, None, 500_000).tasks == 3
+    assert [t for o, t in _owners(path) if o == "api:alice"] == []
+
+    rows = A2aTaskFile(path)
+    for i in range(2):
+        rows.save("api:alice", f"alice{i}", "ctx", 3, now - 10**9 - i, "1", b"a" * 100_000)
+    rows.close()
+    done = prune(path, FINISHED, None, 500_000, owner_max_bytes=300_000)  # each caller's own cap first
+    assert _owners(path) == [("api:alice", "alice0"), ("api:alice", "alice1"), ("api:bot", "bot3"),
+                             ("api:bot", "bot4"), ("api:bot", "bot5")]
+    assert done.tasks == 2
+
+
+def test_a_caller_with_its_own_age_and_cap_keeps_those_the_others_keep_the_general_ones(tmp_path):
+    from hermes_agent.storage.a2a_tasks import Keep
+
+    path = tmp_path / "a2a_tasks.db"
+    rows = A2aTaskFile(path)
+    now = time.time_ns()
+    for owner in ("", "api:ci", "api:archive"):
+        for age in (1, 10, 100):
+            rows.save(owner, f"{owner.removeprefix('api:') or 'anyone'}-{age}d", "ctx", 3, now - age * DAY_NS, "1", b"x" * 1000)
+    rows.save("api:ci", "ci-running", "ctx", 2, now - 100 * DAY_NS, "1", b"x")  # running: never pruned
+    rows.close()
+
+    done = prune(path, FINISHED, now - 30 * DAY_NS, None,
+                 owners={"api:ci": Keep(now - 5 * DAY_NS, None), "api:archive": Keep(None, 1500)})
+
+    assert _owners(path) == [("", "anyone-10d"), ("", "anyone-1d"),  # the general 30 days
+                             ("api:archive", "archive-1d"),  # no age limit, but 1,500 bytes: the newest one
+                             ("api:ci", "ci-1d"), ("api:ci", "ci-running")]  # 5 days
+    assert done.tasks == 5

@@ -239,3 +239,29 @@ def test_a_later_hermes_prompt_table_activity_clock_and_hidden_sessions_are_foll
         prompts = c.execute("SELECT prompt FROM system_prompts").fetchall()
     assert row[0] is None and len(row[1]) == 64 and row[2] == 5000.0 and row[3:] == ("cli", "default")
     assert prompts == [("You are helpful.",)]  # stored once; the deleted session's prompt went with it
+
+
+def _has_time_index(path) -> bool:
+    with sqlite3.connect(path) as c:
+        return c.execute("SELECT 1 FROM sqlite_master WHERE name = 'hermes_agent_idx_messages_time'").fetchone() is not None
+
+
+def test_the_time_index_is_made_at_once_on_a_small_file_and_left_to_the_background_prune_on_a_big_one(hermes_home):
+    from hermes_agent.storage import retention
+    from hermes_agent.storage.layout import TIME_INDEX_INLINE
+
+    SessionStore().close()
+    db = paths.state_db_path()
+    assert _has_time_index(db)  # a new file: at once
+    with SessionStore() as store:  # a big file from before step 8: no index, ledger at 7
+        sid = store.create_session("cli").id
+        store.append_messages(sid, [Message(role="user", content=f"m{i}") for i in range(TIME_INDEX_INLINE + 5)])
+    with sqlite3.connect(db) as c:
+        c.execute("DROP INDEX hermes_agent_idx_messages_time")
+        c.execute(f"DELETE FROM {LEDGER} WHERE version = 8")
+    with SessionStore() as store:  # migration 8 runs, but does not hold start-up for the index
+        assert _ledger(db)[-1] == (8, "messages_time_index") and not _has_time_index(db)
+        found = store.search("m7", since=0.0)
+        assert [h.session.id for h in found] == [sid]  # searched without it
+        retention.ensure_time_index(store._conn)  # what the background prune and optimize-storage do
+    assert _has_time_index(db)

@@ -52,6 +52,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     findings += dc.check_tools(settings)
     findings += dc.check_database()
     findings += dc.check_database_size(settings)
+    findings += dc.check_a2a_tasks_size(settings)
     for f in findings:
         print(f"  {_MARKS[f.level]} {f.text}")
     fails = sum(f.level == "fail" for f in findings)
