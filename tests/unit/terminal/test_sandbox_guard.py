@@ -235,3 +235,18 @@ def test_names_the_command_chose_cannot_steer_the_users_terminal_or_shell(tmp_pa
     quoted = next(n for n in notes if "pre-push" in n)
     cmd = quoted.split("to restore it: ", 1)[1].rstrip("]")
     assert shlex.split(cmd)[:2] == ["cp", "-p"] and shlex.split(cmd)[3].endswith("/.git/hooks/pre-push'x"), cmd
+
+
+def test_credential_free_is_an_allowlist_of_settings():
+    """Red-team round 7 a30: secrets under keys a deny list never named stay out of the sandbox's copy."""
+    text = ('[user]\n\tname = U\n[http]\n\textraHeader = Authorization: Bearer S1\n[sendemail]\n\tsmtpPass = S2\n'
+            '[github]\n\ttoken = S3\n[hub]\n\toauthtoken = S4\n[gitlab]\n\ttoken = S5\n'
+            '[url "https://git.example.com/S6/"]\n\tinsteadOf = https://git.example.com/\n[lfs "https://x/"]\n'
+            '\taccess = S7\n[http "https://x/"]\n\tproxy = http://u:S8@proxy:3128\n[mystery]\n\tkey = S9\n'
+            '[alias]\n\tst = status -sb\n[core]\n\tautocrlf = input\n[filter "lfs"]\n\tclean = git-lfs clean -- %f\n'
+            '[filter "x"]\n\tclean = ./leak.sh\n[pull]\n\trebase = true\n')
+    kept, dropped = filter_config(text, credential_free)
+    assert not any(f"S{i}" in kept for i in range(1, 10)), kept
+    for setting in ("name = U", "st = status -sb", "autocrlf = input", "git-lfs clean", "rebase = true"):
+        assert setting in kept, (setting, kept)
+    assert "leak.sh" not in kept and "mystery.key" in dropped

@@ -3,9 +3,10 @@
 - `fresh_repo_keep`: what a repository created inside the sandbox (`git init`, `git clone`) may keep in its
   `.git/config`: the keys those commands write, nothing that makes git run a program (core.fsmonitor,
   core.hooksPath, aliases, filters, include...). Default-deny: an unknown key is dropped.
-- `credential_free`: the global config (~/.gitconfig, ~/.config/git/config) as the sandbox sees it: no
-  credential.* section, no http.*.extraHeader, no url.<base>.insteadOf whose base carries a user:password@,
-  no include/includeIf (they would read files the sandbox cannot see, or can write).
+- `credential_free`: the global config (~/.gitconfig, ~/.config/git/config) as the sandbox sees it: settings
+  only, by an allowlist of sections and keys (`_GLOBAL`: user.name, core/pull/push/diff settings, aliases,
+  colours...); no credential.*, http extraHeader or proxy, tokens of github/hub/gitlab/lfs/sendemail, URL
+  rewrites other than between bare hosts, include/includeIf. An unknown key is dropped.
 Stdlib only."""
 
 from __future__ import annotations
@@ -94,17 +95,51 @@ def fresh_repo_keep(section: str, subsection: str, key: str, value: str) -> bool
 
 
 _USERINFO = re.compile(r"^[a-z][a-z0-9+.-]*://[^/@]*@", re.I)
+_BARE_BASE = re.compile(r"^(?:[a-z][a-z0-9+.-]*://[^/@]+/?|[^/@:]+@[^/:]+:|[^/@:]+:)$", re.I)  # host only, no path
+
+# What the sandbox's copy of the global config keeps (red-team round 7 a30: a deny list of credential keys let
+# sendemail.smtpPass, github.token, hub.oauthtoken, gitlab.token, lfs access, an http proxy's password and a
+# token in an insteadOf base through). Default-deny: settings only; "*" any key of the section.
+_GLOBAL: dict[str, frozenset[str] | str] = {
+    "user": frozenset({"name", "email", "usetimestamp"}),
+    "core": frozenset({"autocrlf", "eol", "safecrlf", "filemode", "ignorecase", "precomposeunicode", "quotepath",
+                       "symlinks", "whitespace", "longpaths", "compression", "editor", "pager", "excludesfile",
+                       "attributesfile", "abbrev", "commentchar", "preloadindex", "untrackedcache", "checkstat"}),
+    "init": frozenset({"defaultbranch"}),
+    "pull": frozenset({"rebase", "ff", "twohead"}),
+    "push": frozenset({"default", "autosetupremote", "followtags", "recursesubmodules"}),
+    "fetch": frozenset({"prune", "prunetags", "parallel", "writecommitgraph"}),
+    "merge": frozenset({"conflictstyle", "ff", "log", "renamelimit", "tool"}),
+    "rebase": frozenset({"autosquash", "autostash", "updaterefs", "missingcommitscheck", "stat"}),
+    "branch": frozenset({"sort", "autosetupmerge", "autosetuprebase"}),
+    "tag": frozenset({"sort"}),
+    "diff": frozenset({"algorithm", "colormoved", "renames", "mnemonicprefix", "noprefix", "context", "tool",
+                       "submodule", "wserrorhighlight", "indentheuristic"}),
+    "commit": frozenset({"verbose", "cleanup", "status"}),
+    "status": "*", "log": "*", "color": "*", "column": "*", "advice": "*", "alias": "*", "rerere": "*",
+    "gc": "*", "pack": "*", "help": "*", "interactive": "*", "grep": "*", "blame": "*", "feature": "*",
+    "filter": frozenset({"clean", "smudge", "process", "required"}),  # git-lfs's: programs run confined
+    "protocol": frozenset({"version"}),
+    "safe": frozenset({"directory"}),
+    "submodule": frozenset({"recurse"}),
+    "transfer": frozenset({"fsckobjects"}),
+    "receive": frozenset({"fsckobjects"}),
+    "http": frozenset({"sslverify", "postbuffer", "version", "lowspeedlimit", "lowspeedtime", "maxrequests"}),
+    "url": frozenset({"insteadof", "pushinsteadof"}),
+}
 
 
 def credential_free(section: str, subsection: str, key: str, value: str) -> bool:
-    """False for the entries of a global git config that carry or reach credentials (see module doc)."""
-    if section in ("credential", "include", "includeif"):
+    """True for the settings the sandbox's copy of a global git config keeps (`_GLOBAL`); a URL rewrite only
+    between bare hosts (no userinfo, no path that could carry a token)."""
+    allowed = _GLOBAL.get(section)
+    if allowed is None or (allowed != "*" and key not in allowed):
         return False
-    if section == "http" and key == "extraheader":
+    if section == "url":
+        return bool(_BARE_BASE.match(subsection)) and bool(_BARE_BASE.match(_unquote(value)))
+    if section == "filter" and subsection != "lfs":
         return False
-    if section == "url" and _USERINFO.match(subsection):
-        return False
-    return not (key in ("insteadof", "pushinsteadof") and _USERINFO.match(value))
+    return not (_USERINFO.match(_unquote(value)) or "://" in value and "@" in value.split("://", 1)[1].split("/")[0])
 
 
 def _unquote(value: str) -> str:
