@@ -118,13 +118,68 @@ def coerce_to_schema(name: str, args: dict) -> dict:
     return {k: _coerce(v, props[k]) if k in props else v for k, v in args.items()}
 
 
+def _cut(text: str, keep: int) -> str:
+    head, tail = int(keep * 0.65), int(keep * 0.35)
+    return f"{text[:head]}\n...[{len(text) - head - tail} characters cut from the middle of this tool result]...\n" \
+           f"{text[len(text) - tail:] if tail else ''}"
+
+
 def cap_result(result: str, limit: int) -> str:
-    """Keep head and tail of an oversized result with a clear marker of what was cut."""
+    """An oversized result cut to about `limit` characters, head and tail kept with a marker of what was cut.
+    A JSON result stays JSON: its longest strings are cut, never its text (red-team round 7 a35: a 30 MB MCP
+    result cut mid-string reached the model as a broken tool message)."""
     if len(result) <= limit:
         return result
-    head, tail = int(limit * 0.6), int(limit * 0.3)
-    cut = len(result) - head - tail
-    return f"{result[:head]}\n...[{cut} characters cut from the middle of this tool result]...\n{result[-tail:]}"
+    try:
+        value = json.loads(result)
+    except (ValueError, RecursionError):
+        return _cut(result, limit)
+    if not isinstance(value, dict | list):
+        return _cut(result, limit)
+    for _ in range(12):
+        text = json.dumps(value, ensure_ascii=False)
+        over = len(text) - limit
+        if over <= 0:
+            return text
+        holder, key, longest = _longest_string(value)
+        if holder is not None and len(longest) > 200:
+            holder[key] = _cut(longest, max(len(longest) - over - 120, 100))
+            continue
+        items = _longest_list(value)
+        if items is None or len(items) < 4:
+            break
+        keep = max(2, int(len(items) * limit / len(text) * 0.9))
+        items[keep // 2: len(items) - keep // 2] = [f"...[{len(items) - keep // 2 * 2} items cut from the middle]..."]
+    return json.dumps({"error": f"the tool result ({len(result)} characters) is too large to show",
+                       "head": _cut(result, min(limit // 2, 4000))}, ensure_ascii=False)
+
+
+def _longest_list(value: object) -> list | None:
+    best: list | None = None
+    stack: list = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, list) and (best is None or len(node) > len(best)):
+            best = node
+        stack += [v for v in (node.values() if isinstance(node, dict) else node if isinstance(node, list) else ())
+                  if isinstance(v, dict | list)]
+    return best
+
+
+def _longest_string(value: object) -> tuple[dict | list | None, object, str]:
+    """(the container, its key or index, the string) of the longest string in `value` (walked iteratively)."""
+    best: tuple[dict | list | None, object, str] = (None, None, "")
+    stack: list = [value]
+    while stack:
+        node = stack.pop()
+        items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+        for k, v in items:
+            if isinstance(v, str):
+                if len(v) > len(best[2]):
+                    best = (node, k, v)
+            elif isinstance(v, dict | list):
+                stack.append(v)
+    return best
 
 
 def handle_function_call(function_name: str, function_args: str | dict | None, task_id: str | None = None,

@@ -97,3 +97,14 @@ def test_a_broken_table_entry_is_reported_once_and_left_out(monkeypatch, caplog,
     assert sum("'dangling' left out" in w and "unknown toolset 'gone'" in w for w in warnings) == 1
     with pytest.raises(ToolError, match="unknown toolset 'nope'"):  # a typo in a requested name stays an error
         dispatch.get_tool_definitions(["file", "nope"])
+
+
+def test_an_oversized_json_result_is_cut_inside_its_strings_and_stays_json():
+    """Red-team round 7 a35: a 30 MB MCP-shaped result was cut in the middle of its JSON text."""
+    text = json.dumps({"content": [{"type": "text", "text": "A" * 3_000_000 + '\n"quoted"' + "B" * 500}]})
+    cut = json.loads(dispatch.cap_result(text, 100_000))
+    body = cut["content"][0]["text"]
+    assert body.startswith("A" * 1000) and body.endswith("B" * 500) and "characters cut from the middle" in body
+    rows = json.loads(dispatch.cap_result(json.dumps({"rows": ["x" * 150] * 20_000}), 100_000))["rows"]
+    assert 100 < len(rows) < 20_000 and rows[0] == "x" * 150 and "items cut from the middle" in "".join(rows)
+    assert len(json.dumps(rows)) < 100_000
