@@ -19,6 +19,10 @@ from hermes_agent.errors import HermesError
 from hermes_agent.terminal.manager import BackendPool
 from tests.helpers import model_config, run_hermes
 
+# The stand-ins run their "remote" shells on this host, state in /tmp/hermes-*: kept off the worker that runs
+# test_sandbox_channels' attack, which plants links in every /tmp/hermes-* it finds (shared /tmp).
+pytestmark = pytest.mark.xdist_group("host-tmp-state")
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 

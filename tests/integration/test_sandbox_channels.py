@@ -103,6 +103,7 @@ SWAP = ('for d in /tmp/hermes-* "$TMPDIR" "${TMPDIR%/*}"/hermes-*; do for f in "
         'ln -sf ~/.ssh/id_rsa "$t" 2>/dev/null;; esac; done; echo planted')
 
 
+@pytest.mark.xdist_group("host-tmp-state")  # it plants links in every /tmp/hermes-*: not beside the stand-ins
 @pytest.mark.parametrize("mechanism", _mechanisms())
 def test_swapped_output_cwd_and_state_files_give_nothing(mechanism, where, scripted):
     home = _world(where, scripted, mechanism, "  shared_tmp: true\n")
