@@ -353,3 +353,31 @@ def test_a_server_outlives_a_replanned_launcher(scripted, hermes_home, tmp_path)
     results, _ = _chat(scripted, hermes_home, tmp_path, calls, "sandbox:\n  mechanism: bwrap\n")
     assert "inited" in results[1]["output"], results[1]
     assert "served" in results[2]["output"], results[2]
+
+
+METADATA_PROBE = ("import socket, time\nfor addr in ('169.254.169.254', '169.254.0.1', '100.100.100.200'):\n"
+                  "    t = time.monotonic()\n    try:\n        socket.create_connection((addr, 80), timeout=20)\n"
+                  "        print(addr, 'CONNECTED')\n    except OSError as e:\n"
+                  "        print(addr, e.strerror or e, round(time.monotonic() - t, 2))\n"
+                  "try:\n    socket.create_connection(('fd00:ec2::254', 80), timeout=20)\n    print('v6 CONNECTED')\n"
+                  "except OSError as e:\n    print('fd00:ec2::254', e.strerror or e)\n")
+
+
+def test_cloud_metadata_is_unreachable_and_fails_fast(scripted, hermes_home, tmp_path, mechanism):
+    """The cloud metadata service (169.254.169.254: instance credentials on AWS, GCP, Azure) and the rest of
+    the link-local range have an unreachable route in the sandbox's namespace before any command runs: a
+    connect fails at once with "No route to host" (without the route slirp4netns would try it from the host);
+    IPv6 has no route at all. The outside stays reachable in the same session."""
+    web = _Web(_host_ip(), "hello from outside")
+    calls = [("write_file", {"path": "probe.py", "content": METADATA_PROBE}),
+             ("terminal", {"command": "python3 probe.py"}), _fetch(f"http://{_host_ip()}:{web.port}/")]
+    try:
+        results, _ = _chat(scripted, hermes_home, tmp_path, calls, f"sandbox:\n  mechanism: {mechanism}\n")
+    finally:
+        web.close()
+    lines = results[1]["output"].strip().splitlines()
+    assert len(lines) == 4 and "CONNECTED" not in results[1]["output"], results[1]
+    for line in lines[:3]:
+        assert "No route to host" in line and float(line.split()[-1]) < 1.0, line
+    assert "unreachable" in lines[3].lower(), lines[3]
+    assert "hello from outside" in results[2]["output"], results[2]

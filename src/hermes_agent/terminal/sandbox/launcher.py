@@ -24,8 +24,7 @@ from hermes_agent.terminal.sandbox.spec import SandboxSpec
 
 _START_TIMEOUT_S = 30.0  # a loaded 2-core machine: python, the plan and a namespace's forwarder
 _PONG_WITHIN_S = 10.0  # a launcher that has not answered a ping for this long is stopped or hung: killed (a15)
-_SRC_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-_BOOT = f"import sys; sys.path.insert(0, {_SRC_ROOT!r}); from hermes_agent.terminal.sandbox.server import "
+_SRC_ROOT, _BOOT = netns.SRC_ROOT, netns.BOOT
 # The launcher's (and the MCP keeper's) argv[1]: what `peer.py` reads in /proc/<pid>/cmdline to know that
 # everything below that process is confined. Commands cannot change another process's command line.
 CONFINED_TAG, UNCONFINED_TAG = "hermes-confined", "hermes-unconfined"

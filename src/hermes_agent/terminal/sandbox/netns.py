@@ -31,6 +31,10 @@ import threading
 import time
 
 _READY_TIMEOUT_S = 10.0
+SRC_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+# How every helper python process of the sandbox starts (`python -I -S -c BOOT + "name; name()"`): peer.py
+# recognises this prefix (and the tag after it) in a process's command line
+BOOT = f"import sys; sys.path.insert(0, {SRC_ROOT!r}); from hermes_agent.terminal.sandbox.server import "
 
 
 def reap(proc: subprocess.Popen, grace: float = 2.0) -> None:
@@ -146,6 +150,7 @@ class NetNS:
 
     def start(self, log_fd: int) -> None:
         """Start slirp4netns on a tap device inside, wait until it is configured."""
+        self._block()
         ready_r, ready_w = os.pipe()
         exit_r, self._exit_w = os.pipe()  # closed by us (or our death): slirp4netns exits
         net, user = self._fds["net"], self._fds["user"]
@@ -173,6 +178,24 @@ class NetNS:
             self.close()
             raise OSError("slirp4netns did not configure the sandbox's network")
         self._seen = self.rx_bytes()
+
+    def _block(self) -> None:
+        """Unreachable routes for the link-local range (cloud metadata) inside the namespace, added by a helper
+        process that enters it (`server.netcfg_main`) before slirp4netns gives it a way out: no command ever
+        sees them routed. The sandbox does not start without them."""
+        import sys
+
+        fds = {"user": self._fds["user"], "net": self._fds["net"]}
+        argv = [sys.executable, "-I", "-S", "-c", BOOT + "netcfg_main; netcfg_main()", "hermes-netcfg",
+                json.dumps(fds)]
+        try:
+            res = subprocess.run(argv, pass_fds=tuple(fds.values()), capture_output=True, timeout=_READY_TIMEOUT_S,
+                                 check=False, stdin=subprocess.DEVNULL, env={})
+        except (OSError, subprocess.SubprocessError) as exc:
+            raise OSError(f"cannot block link-local addresses in the sandbox's network: {exc}") from exc
+        if res.returncode != 0:
+            why = res.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or [f"exit {res.returncode}"]
+            raise OSError(f"cannot block link-local addresses in the sandbox's network: {why[0]}")
 
     def rx_bytes(self) -> int:
         """Bytes received from outside the namespace so far (every interface but lo)."""

@@ -60,6 +60,56 @@ def _loopback_up() -> None:
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
         flags = struct.unpack("16sH", fcntl.ioctl(sock, 0x8913, struct.pack("16sH14x", b"lo", 0))[:18])[1]
         fcntl.ioctl(sock, 0x8914, struct.pack("16sH14x", b"lo", flags | 1))
+
+
+# Where no command may connect from a sandbox's own network namespace, whatever slirp4netns would route: the
+# link-local range (the cloud metadata service 169.254.169.254 of AWS, GCP, Azure, OpenStack; Alibaba's
+# 100.100.100.200). IPv6 needs nothing: slirp4netns runs without --enable-ipv6, so the namespace has no IPv6
+# route at all (fd00:ec2::254 is unreachable too).
+BLOCKED_ROUTES = ("169.254.0.0/16", "100.100.100.200/32")
+_SIOCADDRT, _RTF_UP, _RTF_HOST, _RTF_REJECT = 0x890B, 0x0001, 0x0004, 0x0200
+
+
+def reject_routes(cidrs: tuple[str, ...] | list[str] = BLOCKED_ROUTES) -> None:
+    """`ip route add unreachable CIDR` for each, in this process's network namespace (needs CAP_NET_ADMIN
+    there: root of it): a connect() to such an address fails at once with EHOSTUNREACH ("No route to host").
+    The legacy routing ioctl (SIOCADDRT, struct rtentry with RTF_REJECT): stdlib only, no device needed."""
+    import ctypes
+    import fcntl
+    import ipaddress
+    import struct
+
+    class RtEntry(ctypes.Structure):
+        _fields_ = [("pad1", ctypes.c_ulong), ("dst", ctypes.c_ubyte * 16), ("gateway", ctypes.c_ubyte * 16),
+                    ("genmask", ctypes.c_ubyte * 16), ("flags", ctypes.c_ushort), ("pad2", ctypes.c_short),
+                    ("pad3", ctypes.c_ulong), ("pad4", ctypes.c_void_p), ("metric", ctypes.c_short),
+                    ("dev", ctypes.c_char_p), ("mtu", ctypes.c_ulong), ("window", ctypes.c_ulong),
+                    ("irtt", ctypes.c_ushort)]
+
+    def sockaddr(addr: ipaddress.IPv4Address):  # type: ignore[no-untyped-def]
+        return (ctypes.c_ubyte * 16).from_buffer_copy(struct.pack("=HH4s8x", socket.AF_INET, 0, addr.packed))
+
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        for cidr in cidrs:
+            net = ipaddress.IPv4Network(cidr)
+            entry = RtEntry(dst=sockaddr(net.network_address), genmask=sockaddr(net.netmask),
+                            flags=_RTF_UP | _RTF_REJECT | (_RTF_HOST if net.prefixlen == 32 else 0))
+            try:
+                fcntl.ioctl(sock, _SIOCADDRT, bytes(entry))
+            except FileExistsError:
+                pass  # a joined namespace already has it
+
+
+def enter(user: int, net: int) -> None:
+    """Join the network namespace `net` through the user namespace `user` owning it (when that is not ours):
+    root there, so its routes may be changed. The caller is single-threaded (a helper process)."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    if os.fstat(user).st_ino != os.stat("/proc/self/ns/user").st_ino and libc.setns(user, _CLONE_NEWUSER) != 0:
+        raise OSError(ctypes.get_errno(), "cannot enter the sandbox's user namespace")
+    if libc.setns(net, _CLONE_NEWNET) != 0:
+        raise OSError(ctypes.get_errno(), "cannot enter the sandbox's network namespace")
 _MS_REC, _MS_PRIVATE, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 0x4000, 0x40000, 2, 4, 8
 _MS_RDONLY, _MS_REMOUNT, _MS_BIND = 1, 32, 4096
 

@@ -471,6 +471,21 @@ def relay_main() -> None:
     relay_serve(json.loads(sys.argv[2]))
 
 
+def netcfg_main() -> None:
+    """The network namespace's configurator (netns.NetNS.start), run before slirp4netns gives the namespace a
+    way out: argv[2] is {"user": fd, "net": fd}; it enters them and adds the unreachable routes
+    (nsmount.BLOCKED_ROUTES). Exit 1 with one line on stderr when it cannot."""
+    from hermes_agent.terminal.sandbox.nsmount import enter, reject_routes
+
+    plan = json.loads(sys.argv[2])
+    try:
+        enter(int(plan["user"]), int(plan["net"]))
+        reject_routes()
+    except OSError as exc:
+        sys.stderr.write(f"{exc.strerror or exc}\n")
+        os._exit(1)
+
+
 def exec_main() -> None:
     """`sandbox_command` for Landlock: argv[1] is the tag, argv[2] the config (JSON), argv[3:] the program.
     As the launcher: a keeper stays in the outer domain and kills every descendant when the program ends
