@@ -191,25 +191,6 @@ def pack_config(cfg: dict) -> str:
     return "z:" + base64.b64encode(zlib.compress(text.encode(), 6)).decode()
 
 
-def _in_netns(net_fd: int, start):  # type: ignore[no-untyped-def]
-    """`start()` on this (the spawner) thread while it is in the network namespace `net_fd` (root: setns), so
-    the process it forks lives there; the thread goes back to its own namespace after."""
-    import ctypes
-
-    libc = ctypes.CDLL(None, use_errno=True)
-    home = os.open("/proc/thread-self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
-    try:
-        if libc.setns(net_fd, 0x40000000) != 0:  # CLONE_NEWNET
-            raise OSError(ctypes.get_errno(), "setns into the sandbox's network namespace")
-        try:
-            return start()
-        finally:
-            if libc.setns(home, 0x40000000) != 0:
-                raise OSError(ctypes.get_errno(), "setns back to hermes's network namespace")
-    finally:
-        os.close(home)
-
-
 def _args_fd(args: list[str]) -> int:
     """An anonymous file holding `args` NUL-terminated, read from the start (bwrap's `--args FD`)."""
     fd = os.memfd_create("hermes-bwrap-args", os.MFD_CLOEXEC)
@@ -340,7 +321,7 @@ class Launcher:
             start = functools.partial(
                 subprocess.Popen, argv, stdin=subprocess.DEVNULL, stdout=self._log_fd, stderr=self._log_fd,
                 pass_fds=tuple(passed), start_new_session=True, env=env)
-            self._proc = _from_spawner(start if join is None else functools.partial(_in_netns, join.net_fd, start))
+            self._proc = _from_spawner(start if join is None else functools.partial(netns.in_netns, join.net_fd, start))
         except OSError as exc:
             parent.close()
             if info_r is not None:
@@ -376,7 +357,8 @@ class Launcher:
             ns = fds[len(listening):]  # its network and user namespaces and net/dev, opened before any command
             del fds[len(listening):]
             # unprivileged, slirp4netns cannot make its own mount sandbox in the launcher's user namespaces
-            self._start_net(parent, lambda: netns.NetNS(*ns, own_sandbox=os.geteuid() == 0))
+            self._start_net(parent, lambda: netns.NetNS(*ns, own_sandbox=os.geteuid() == 0,
+                                                        blocked=bool(reply[0].get("blocked"))))  # type: ignore[index]
         if join is not None:
             self.net, self._borrowed = join, True
         if self.net is not None and not self._borrowed:

@@ -76,6 +76,25 @@ def resolv_conf_override(path: str = "/etc/resolv.conf") -> bytes | None:
     return ("\n".join([f"nameserver {SLIRP_DNS}", *kept]) + "\n").encode()
 
 
+def in_netns(net_fd: int, start):  # type: ignore[no-untyped-def]
+    """`start()` on this thread while it is in the network namespace `net_fd` (root: setns), so what it does
+    (a process it forks, routes it adds) lives there; the thread goes back to its own namespace after."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    home = os.open("/proc/thread-self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        if libc.setns(net_fd, 0x40000000) != 0:  # CLONE_NEWNET
+            raise OSError(ctypes.get_errno(), "setns into the sandbox's network namespace")
+        try:
+            return start()
+        finally:
+            if libc.setns(home, 0x40000000) != 0:
+                raise OSError(ctypes.get_errno(), "setns back to hermes's network namespace")
+    finally:
+        os.close(home)
+
+
 def host_loopback_ports() -> list[int]:
     """TCP ports listening on this host's loopback (/proc/net/tcp and tcp6), for `hermes doctor`."""
     ports: set[int] = set()
@@ -118,8 +137,10 @@ class NetNS:
     first process (`of_pid`), or by the Landlock launcher itself and passed over its socket (it is not
     dumpable, so its /proc/<pid>/ns is closed to hermes without privileges)."""
 
-    def __init__(self, net: int, user: int, dev: int, own_sandbox: bool = True, pid: int = 0) -> None:
+    def __init__(self, net: int, user: int, dev: int, own_sandbox: bool = True, pid: int = 0,
+                 blocked: bool = False) -> None:
         self._fds = {"net": net, "user": user, "dev": dev}
+        self._blocked = blocked  # the Landlock launcher added the unreachable routes itself (nsmount)
         self._pid = pid  # bwrap's first process: slirp4netns is given its pid (its own sandbox then works)
         self._own_sandbox = own_sandbox  # slirp4netns --enable-sandbox (not in the Landlock user namespaces)
         self._proc: subprocess.Popen | None = None
@@ -180,10 +201,23 @@ class NetNS:
         self._seen = self.rx_bytes()
 
     def _block(self) -> None:
-        """Unreachable routes for the link-local range (cloud metadata) inside the namespace, added by a helper
-        process that enters it (`server.netcfg_main`) before slirp4netns gives it a way out: no command ever
-        sees them routed. The sandbox does not start without them."""
+        """Unreachable routes for the link-local range (cloud metadata) inside the namespace, added before
+        slirp4netns gives it a way out: no command ever sees them routed. The sandbox does not start without
+        them. In our own user namespace (root) this thread enters the network namespace for it; in one bwrap
+        made (no privileges) a helper process enters both (`server.netcfg_main`: a thread of a threaded
+        process cannot join a user namespace)."""
         import sys
+
+        if self._blocked:
+            return
+        if os.fstat(self._fds["user"]).st_ino == os.stat("/proc/self/ns/user").st_ino:
+            from hermes_agent.terminal.sandbox.nsmount import reject_routes
+
+            try:
+                in_netns(self._fds["net"], reject_routes)
+            except OSError as exc:
+                raise OSError(f"cannot block link-local addresses in the sandbox's network: {exc}") from exc
+            return
 
         fds = {"user": self._fds["user"], "net": self._fds["net"]}
         argv = [sys.executable, "-I", "-S", "-c", BOOT + "netcfg_main; netcfg_main()", "hermes-netcfg",

@@ -33,6 +33,7 @@ def _own_user_netns() -> bool:
     try:
         _write_maps(f"0 {uid} 1", f"0 {gid} 1", deny=True)
         _loopback_up()  # root of the outer namespace may; nobody in the inner one can
+        reject_routes()
         _OUTER.append(os.open("/proc/self/ns/user", os.O_RDONLY | os.O_CLOEXEC))
         if not _unshare(_CLONE_NEWUSER):
             raise OSError("cannot make the inner user namespace")

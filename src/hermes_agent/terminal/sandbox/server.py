@@ -35,6 +35,7 @@ from hermes_agent.terminal.sandbox.nsmount import (  # noqa: F401  (re-exported 
     _own_user_netns,
     _reap_until,
     _unshare,
+    reject_routes,
 )
 
 MAX_FRAME = 64 * 1024 * 1024
@@ -249,7 +250,7 @@ def _setup(sock: socket.socket) -> bool:
               _OUTER.pop() if _OUTER else os.open("/proc/self/ns/user", os.O_RDONLY | os.O_CLOEXEC),
               os.open("/proc/self/net/dev", os.O_RDONLY | os.O_CLOEXEC)]
     send_frame(sock, {"ready": True, "pid": os.getpid(), "listening": [p for p, _ in listening],
-                      "netns": bool(cfg.get("netns_made"))},
+                      "netns": bool(cfg.get("netns_made")), "blocked": bool(cfg.get("netns_made"))},
                [*(s.fileno() for _, s in listening), *ns])
     for _, listener in listening:
         listener.close()  # hermes holds them now; no command inherits them
@@ -298,6 +299,7 @@ def _confine(cfg: dict, split) -> None:  # type: ignore[no-untyped-def]
     if cfg.get("netns"):  # a network namespace for slirp4netns (netns.py): as root, else in user namespaces
         if _unshare(_CLONE_NEWNET):
             _loopback_up()
+            reject_routes()
             cfg["netns_made"] = True
         else:
             cfg["netns_made"] = _own_user_netns()
