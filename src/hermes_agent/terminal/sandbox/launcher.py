@@ -164,19 +164,37 @@ def sandbox_command(spec: SandboxSpec | None, argv: list[str], cwd: str | None =
     `cwd`: where it starts inside bwrap (Landlock keeps the caller's cwd)."""
     if spec is None:
         return list(argv)
+    from hermes_agent.terminal.sandbox import netwrap
+
     mechanism, _ = choose_mechanism(spec)
+    own_net = own_network(spec, mechanism)
     if mechanism == "bwrap":
-        prefix = bwrap_argv(spec)
+        prefix = bwrap_argv(spec, own_net=own_net)
         if cwd and "--chdir" in prefix:
             prefix[prefix.index("--chdir") + 1] = cwd
         boot = [sys.executable, "-I", "-S", "-c", _BOOT + "exec_main; exec_main()", CONFINED_TAG,
-                json.dumps({"landlock": None, "seccomp": BWRAP_SECCOMP})]
+                json.dumps({"landlock": None, "seccomp": BWRAP_SECCOMP,
+                            "listen": list(spec.loopback_ports) if own_net else []})]
+        if own_net:  # behind the wrapper that starts slirp4netns (netwrap.py): before the final "--"
+            return netwrap.wrapped("bwrap", len(prefix) - 1, [*prefix, *boot, *argv], _BOOT, CONFINED_TAG)
         return [*prefix, *boot, *argv]
     if mechanism == "landlock":
         _not_dumpable()
-        return [sys.executable, "-I", "-S", "-c", _BOOT + "exec_main; exec_main()", CONFINED_TAG,
-                pack_config({**landlock_config(spec), "pidns": False}), *argv]
+        cmd = [sys.executable, "-I", "-S", "-c", _BOOT + "exec_main; exec_main()", CONFINED_TAG,
+               pack_config({**landlock_config(spec, own_net), "pidns": False}), *argv]
+        return netwrap.wrapped("landlock", 0, cmd, _BOOT, CONFINED_TAG) if own_net else cmd
     return list(argv)
+
+
+def own_network(spec: SandboxSpec, mechanism: str | None) -> bool:
+    """Does a sandbox of `spec` get a network namespace of its own (slirp4netns) here? bwrap: whenever slirp4netns
+    is installed; Landlock: where the launcher can make one and the host's resolver is not on its loopback (no
+    resolv.conf can be put in place for the namespace). Otherwise it keeps the host's network (doctor says so)."""
+    if not spec.network or netns.forwarder() is None:
+        return False
+    if mechanism == "bwrap":
+        return True
+    return mechanism == "landlock" and landlock_netns_works() and netns.resolv_conf_override() is None
 
 
 def pack_config(cfg: dict) -> str:
@@ -310,7 +328,7 @@ class Launcher:
             prefix = bwrap_argv(self.spec, own_net=own_net and join is None, fds=binds)
             passed += binds
             if own_net and join is None:
-                info_r, more = self._net_options(passed)
+                info_r, more = netns.bwrap_net_options(passed)
                 prefix[-1:-1] = more
             passed.append(_args_fd(prefix[1:]))
             argv = [prefix[0], "--args", str(passed[-1]), *boot]
@@ -370,21 +388,6 @@ class Launcher:
         self._ping_at, self.lost_why = 0.0, ""
         self._sock = parent
         threading.Thread(target=self._read, args=(parent,), name="hermes-sandbox", daemon=True).start()
-
-    def _net_options(self, passed: list[int]) -> tuple[int, list[str]]:
-        """bwrap options for its own network namespace: report the namespace's pid (`--info-fd`), and a
-        resolv.conf naming slirp4netns's resolver when the host's resolver is on its loopback."""
-        info_r, info_w = os.pipe()
-        passed.append(info_w)
-        more = ["--info-fd", str(info_w)]
-        resolv = netns.resolv_conf_override()
-        if resolv is not None:
-            fd = os.memfd_create("hermes-resolv", os.MFD_CLOEXEC)
-            os.write(fd, resolv)
-            os.lseek(fd, 0, os.SEEK_SET)
-            passed.append(fd)
-            more += ["--ro-bind-data", str(fd), os.path.realpath("/etc/resolv.conf")]
-        return info_r, more
 
     def _start_net(self, parent: socket.socket, make) -> None:  # type: ignore[no-untyped-def]
         """slirp4netns for the namespace just made (`make()`: its NetNS); the launcher fails to start without

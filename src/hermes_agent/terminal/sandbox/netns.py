@@ -95,6 +95,23 @@ def in_netns(net_fd: int, start):  # type: ignore[no-untyped-def]
         os.close(home)
 
 
+def bwrap_net_options(passed: list[int]) -> tuple[int, list[str]]:
+    """bwrap options for its own network namespace: report the namespace's pid (`--info-fd`), and a resolv.conf
+    naming slirp4netns's resolver when the host's resolver is on its loopback. The fds bwrap needs are appended
+    to `passed` (the caller closes them once bwrap started); returns the pid report's read end."""
+    info_r, info_w = os.pipe()
+    passed.append(info_w)
+    more = ["--info-fd", str(info_w)]
+    resolv = resolv_conf_override()
+    if resolv is not None:
+        fd = os.memfd_create("hermes-resolv", os.MFD_CLOEXEC)
+        os.write(fd, resolv)
+        os.lseek(fd, 0, os.SEEK_SET)
+        passed.append(fd)
+        more += ["--ro-bind-data", str(fd), os.path.realpath("/etc/resolv.conf")]
+    return info_r, more
+
+
 def host_loopback_ports() -> list[int]:
     """TCP ports listening on this host's loopback (/proc/net/tcp and tcp6), for `hermes doctor`."""
     ports: set[int] = set()
@@ -285,16 +302,23 @@ def relay_serve(plan: dict) -> None:
     """The relay process (`server.relay_main`): `plan` {"ports", "fds"}: the listening sockets of the ports
     inside the namespace; each accepted connection goes to the host's 127.0.0.1:port. Runs until killed (the
     launcher's close) or hermes dies (its parent-death signal)."""
+    # "signal": a byte per chunk that came in from the host's side (NetNS.took_in)
+    threads = relay_start(plan["ports"], plan["fds"], int(plan["signal"]))
+    for thread in threads:
+        thread.join()
+
+
+def relay_start(ports: list, fds: list, signal_fd: int = -1) -> list[threading.Thread]:
+    """A thread per granted port accepting on its listening socket (fd) inside the namespace (daemon threads,
+    started); `signal_fd` -1: nobody counts what comes in."""
     threads = []
-    signal_fd = int(plan["signal"])  # a byte per chunk that came in from the host's side (NetNS.took_in)
-    for port, fd in zip(plan["ports"], plan["fds"], strict=True):
+    for port, fd in zip(ports, fds, strict=True):
         listener = socket.socket(fileno=int(fd))
         listener.setblocking(True)
         threads.append(threading.Thread(target=_accept, args=(listener, int(port), signal_fd), daemon=True))
     for thread in threads:
         thread.start()
-    for thread in threads:
-        thread.join()
+    return threads
 
 
 def _accept(listener: socket.socket, port: int, signal_fd: int) -> None:

@@ -244,11 +244,7 @@ def _setup(sock: socket.socket) -> bool:
     except OSError as exc:
         send_frame(sock, {"error": f"loopback port: {exc}"})
         return False
-    ns = []
-    if cfg.get("netns_made"):  # the network namespace, the user namespace owning it, its counters
-        ns = [os.open("/proc/self/ns/net", os.O_RDONLY | os.O_CLOEXEC),
-              _OUTER.pop() if _OUTER else os.open("/proc/self/ns/user", os.O_RDONLY | os.O_CLOEXEC),
-              os.open("/proc/self/net/dev", os.O_RDONLY | os.O_CLOEXEC)]
+    ns = _ns_fds() if cfg.get("netns_made") else []
     send_frame(sock, {"ready": True, "pid": os.getpid(), "listening": [p for p, _ in listening],
                       "netns": bool(cfg.get("netns_made")), "blocked": bool(cfg.get("netns_made"))},
                [*(s.fileno() for _, s in listening), *ns])
@@ -257,6 +253,13 @@ def _setup(sock: socket.socket) -> bool:
     for fd in ns:
         os.close(fd)
     return True
+
+
+def _ns_fds() -> list[int]:
+    """The network namespace this process made, the user namespace owning it, its counters (netns.NetNS)."""
+    return [os.open("/proc/self/ns/net", os.O_RDONLY | os.O_CLOEXEC),
+            _OUTER.pop() if _OUTER else os.open("/proc/self/ns/user", os.O_RDONLY | os.O_CLOEXEC),
+            os.open("/proc/self/net/dev", os.O_RDONLY | os.O_CLOEXEC)]
 
 
 def _listen(ports: list) -> list[tuple[int, socket.socket]]:
@@ -488,6 +491,14 @@ def netcfg_main() -> None:
         os._exit(1)
 
 
+def netwrap_main() -> None:
+    """A wrapped program's own network namespace (netwrap.py): argv[1] the tag, argv[2] the plan, the rest
+    the sandbox's command line."""
+    from hermes_agent.terminal.sandbox import netwrap
+
+    netwrap.main(json.loads(sys.argv[2]), sys.argv[3:])
+
+
 def exec_main() -> None:
     """`sandbox_command` for Landlock: argv[1] is the tag, argv[2] the config (JSON), argv[3:] the program.
     As the launcher: a keeper stays in the outer domain and kills every descendant when the program ends
@@ -513,6 +524,13 @@ def exec_main() -> None:
     except OSError as exc:
         sys.stderr.write(f"hermes sandbox: landlock/seccomp: {exc}\n")
         os._exit(126)
+    from hermes_agent.terminal.sandbox.netwrap import handshake
+
+    try:
+        handshake(cfg)  # behind netwrap: its network namespace is set up before the program runs
+    except OSError as exc:
+        sys.stderr.write(f"hermes sandbox: network namespace: {exc}\n")
+        os._exit(125)
     try:
         os.execvp(sys.argv[3], sys.argv[3:])
     except OSError as exc:

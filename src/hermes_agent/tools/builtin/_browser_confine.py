@@ -38,7 +38,8 @@ def confined_executable(executable: str, policy: object, sandbox: Mapping, herme
     if problem:
         return "", f"the browser was not started: {problem}"
     narrowed = replace(policy, writable=(private,), workspace=())  # type: ignore[type-var]
-    spec = spec_from_policy(narrowed, network=True, mechanism=str(sandbox.get("mechanism") or "auto"), mode=mode)
+    spec = spec_from_policy(narrowed, network=True, mechanism=str(sandbox.get("mechanism") or "auto"), mode=mode,
+                            loopback_ports=sandbox.get("loopback_ports") or ())  # its own network namespace
     spec = spec.with_writable(private)  # also in read-only mode: the browser needs its own home
     mechanism, why = choose_mechanism(spec)
     if mechanism is None:
