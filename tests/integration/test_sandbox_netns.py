@@ -336,12 +336,10 @@ def test_without_slirp4netns_the_host_network_stays_and_it_is_said_once(scripted
     assert "untrusted content" in results[2] and "answer 42" not in _memory_file(hermes_home), results[2]
 
 
-def test_a_server_outlives_a_replanned_launcher(scripted, hermes_home, tmp_path):
-    """`git init` re-plans the sandbox (a .git to protect): the next command runs in a new launcher. As root
-    it joins the old one's network namespace, so the dev server started before is still on its loopback."""
-    _need_netns()
-    if os.geteuid() != 0:
-        pytest.skip("a re-planned launcher joins the namespace only as root (setns)")
+def test_a_server_outlives_a_replanned_launcher(scripted, hermes_home, tmp_path, mechanism):
+    """`git init` re-plans the sandbox (a .git to protect): the next command runs in a new launcher, which joins
+    the old one's network namespace, so the dev server started before is still on its loopback (as root: the
+    spawning thread enters it; without privileges: test_..._without_privileges below)."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -350,9 +348,43 @@ def test_a_server_outlives_a_replanned_launcher(scripted, hermes_home, tmp_path)
                                       "sleep 0.1; done; git init -q . && echo inited"}),
              ("terminal", {"command": f"curl -s http://127.0.0.1:{port}/ | grep -q 'Directory listing' && echo served "
                                       "|| echo lost; ls -d .git"})]
-    results, _ = _chat(scripted, hermes_home, tmp_path, calls, "sandbox:\n  mechanism: bwrap\n")
+    results, _ = _chat(scripted, hermes_home, tmp_path, calls, f"sandbox:\n  mechanism: {mechanism}\n")
     assert "inited" in results[1]["output"], results[1]
     assert "served" in results[2]["output"], results[2]
+
+
+SYSTEM_PYTHON = "/usr/bin/python3"  # readable by every account (a pyenv python under /root is not)
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not os.access(SYSTEM_PYTHON, os.X_OK),
+                    reason="needs root and a system python to run hermes's backend as another user")
+def test_a_server_outlives_a_replanned_launcher_without_privileges(mechanism):
+    """As a normal user (nobody) a thread of hermes cannot enter a user namespace: the re-planned bwrap launcher
+    is started through a helper that enters the predecessor's namespaces and execs bwrap, and the Landlock
+    launcher joins them itself before it confines itself. The metadata route is in place there too (added by
+    the helper process that enters bwrap's namespaces)."""
+    import shutil
+    import tempfile
+
+    base = "/home" if os.access("/home", os.W_OK) else None  # HOME outside /tmp where we can
+    home = Path(tempfile.mkdtemp(prefix="hermes-nb-", dir=base))
+    (home / "work").mkdir()
+    for path in (home, home / "work"):
+        os.chmod(path, 0o777)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    script = Path(__file__).with_name("_netns_unprivileged.py")
+    try:
+        res = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--", "env",
+                              f"HOME={home}", "PATH=/usr/bin:/bin", SYSTEM_PYTHON, str(script), mechanism,
+                              str(home / "work"), str(port)], capture_output=True, text=True, timeout=180, cwd="/")
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+    lines = dict(line.split(" ", 1) for line in res.stdout.splitlines() if " " in line)
+    assert res.returncode == 0 and lines.get("BEFORE") == "up", res.stdout + res.stderr[-2000:]
+    assert lines.get("INIT") == "inited" and lines.get("AFTER") == "served", res.stdout
+    assert lines.get("METADATA") == "No route to host", res.stdout
 
 
 METADATA_PROBE = ("import socket, time\nfor addr in ('169.254.169.254', '169.254.0.1', '100.100.100.200'):\n"

@@ -319,9 +319,12 @@ class Launcher:
         tag = CONFINED_TAG if self.mechanism in ("bwrap", "landlock") else UNCONFINED_TAG
         boot = [sys.executable, "-I", "-S", "-c", _BOOT + "main; main()", tag, str(child.fileno())]
         argv, passed = boot, [child.fileno()]
-        own_net = self.mechanism == "bwrap" and self.spec.network and netns.forwarder() is not None
-        join = self._joined if own_net and self._joined is not None and self._joined.usable() \
-            and os.geteuid() == 0 else None  # as root: bwrap started inside it (no --unshare-net)
+        # Landlock: a namespace only where the host's resolver is not on its loopback (no resolv.conf to bind)
+        own_net = self.spec.network and netns.forwarder() is not None and (
+            self.mechanism == "bwrap" or (self.mechanism == "landlock" and netns.resolv_conf_override() is None))
+        # the predecessor's namespace (its servers stay reachable): as root this thread enters it while it starts
+        # the launcher; bwrap without privileges, a helper enters it and execs bwrap (netns.join_argv)
+        join = self._joined if own_net and self._joined is not None and self._joined.usable() else None
         info_r = None
         if self.mechanism == "bwrap":  # options through `--args FD`: /proc/<pid>/cmdline shows no hidden path
             binds: list[int] = []  # the writable roots and carve-outs, bound by no-follow fds (bwrap._bind)
@@ -332,14 +335,19 @@ class Launcher:
                 prefix[-1:-1] = more
             passed.append(_args_fd(prefix[1:]))
             argv = [prefix[0], "--args", str(passed[-1]), *boot]
+        held = ()  # the joined namespace's fds, passed to the helper (netns holds them: not closed here)
+        if join is not None and os.geteuid() != 0 and self.mechanism == "bwrap":
+            argv, held = join.join_argv(argv)
+        sent = join.user_net_fds() if join is not None and os.geteuid() != 0 and self.mechanism == "landlock" else ()
         env = launcher_env()
         try:
             if self._log_fd is None:
                 self._log_fd = os.memfd_create("hermes-sandbox-log", os.MFD_CLOEXEC)
             start = functools.partial(
                 subprocess.Popen, argv, stdin=subprocess.DEVNULL, stdout=self._log_fd, stderr=self._log_fd,
-                pass_fds=tuple(passed), start_new_session=True, env=env)
-            self._proc = _from_spawner(start if join is None else functools.partial(netns.in_netns, join.net_fd, start))
+                pass_fds=(*passed, *held), start_new_session=True, env=env)
+            thread_join = join is not None and not held and not sent
+            self._proc = _from_spawner(functools.partial(netns.in_netns, join.net_fd, start) if thread_join else start)
         except OSError as exc:
             parent.close()
             if info_r is not None:
@@ -355,13 +363,13 @@ class Launcher:
             finally:
                 os.close(info_r)
         parent.settimeout(_START_TIMEOUT_S)
-        # Landlock: a namespace only where the host's resolver is not on its loopback (no resolv.conf to bind)
-        ll_net = self.spec.network and netns.forwarder() is not None and netns.resolv_conf_override() is None
         try:
-            send_frame(parent, landlock_config(self.spec, ll_net) if self.mechanism == "landlock"
-                       else {"landlock": None, "fence": self.mechanism == "bwrap", "keeper": True,
-                             "seccomp": bwrap_seccomp(self.spec) if self.mechanism == "bwrap" else None,
-                             "listen": list(self.spec.loopback_ports) if own_net and join is None else []})
+            first = {**landlock_config(self.spec, own_net and join is None), "join": bool(sent)} \
+                if self.mechanism == "landlock" else {
+                    "landlock": None, "fence": self.mechanism == "bwrap", "keeper": True,
+                    "seccomp": bwrap_seccomp(self.spec) if self.mechanism == "bwrap" else None,
+                    "listen": list(self.spec.loopback_ports) if own_net and join is None else []}
+            send_frame(parent, first, sent)  # with `sent`: the namespace the launcher joins (server._setup)
             reply = recv_frame(parent)
         except TimeoutError:
             self._fail_start(parent, f"the launcher did not answer within {_START_TIMEOUT_S:.0f} s")

@@ -168,19 +168,41 @@ class NetNS:
 
     @classmethod
     def of_pid(cls, pid: int) -> NetNS:
-        fds = []
+        import fcntl
+
+        fds: list[int] = []
         try:
-            for path in (f"/proc/{pid}/ns/net", f"/proc/{pid}/ns/user", f"/proc/{pid}/net/dev"):
-                fds.append(os.open(path, os.O_RDONLY | os.O_CLOEXEC))
+            fds.append(os.open(f"/proc/{pid}/ns/net", os.O_RDONLY | os.O_CLOEXEC))
+            # the user namespace that owns it (NS_GET_USERNS), not the process's own: without privileges bwrap's
+            # first process moves on to a nested one after setup, where slirp4netns (and the routes) have no power
+            fds.append(fcntl.ioctl(fds[0], 0xB701))
+            os.set_inheritable(fds[1], False)
+            fds.append(os.open(f"/proc/{pid}/net/dev", os.O_RDONLY | os.O_CLOEXEC))
         except OSError:
             for fd in fds:
                 os.close(fd)
             raise
-        return cls(*fds, pid=pid)
+        # without privileges bwrap's user namespace maps only the user's uid: slirp4netns's own sandbox needs uid 0
+        # there (setegid(0) fails), as in the Landlock launcher's namespaces
+        return cls(*fds, pid=pid, own_sandbox=os.geteuid() == 0)
 
     @property
     def net_fd(self) -> int:
         return self._fds["net"]
+
+    def user_net_fds(self) -> tuple[int, int]:
+        """The owning user namespace and the network namespace, as held (a re-planned Landlock launcher joins)."""
+        return self._fds["user"], self._fds["net"]
+
+    def join_argv(self, argv: list[str]) -> tuple[list[str], tuple[int, int]]:
+        """`argv` started inside this namespace without privileges: a helper (`server.join_main`) enters the
+        user namespace owning it, then the namespace, and execs `argv` (bwrap then makes its own nested user
+        namespace and no network one). Returns the command line and the fds to pass it."""
+        import sys
+
+        fds = self.user_net_fds()
+        plan = json.dumps({"user": fds[0], "net": fds[1]})
+        return [sys.executable, "-I", "-S", "-c", BOOT + "join_main; join_main()", "hermes-netjoin", plan, *argv], fds
 
     def usable(self) -> bool:
         """Still configured (slirp4netns running): a re-planned launcher may join it (Launcher._joined)."""
@@ -196,8 +218,9 @@ class NetNS:
                 "--enable-seccomp", "--ready-fd", str(ready_w), "--exit-fd", str(exit_r),
                 *(["--enable-sandbox"] if self._own_sandbox else [])]
         own_userns = os.fstat(user).st_ino != os.stat("/proc/self/ns/user").st_ino  # bwrap/the launcher made one
-        if self._pid:
-            argv += [*(["--userns-path", f"/proc/{self._pid}/ns/user"] if own_userns else []), str(self._pid)]
+        if self._pid:  # the user namespace owning the network one (of_pid): bwrap's first process may have moved
+            # on to a nested one by now (without privileges), which has no power over the network namespace
+            argv += [*(["--userns-path", f"/proc/self/fd/{user}"] if own_userns else []), str(self._pid)]
         else:
             argv += ["--netns-type=path", *(["--userns-path", f"/proc/self/fd/{user}"] if own_userns else []),
                      f"/proc/self/fd/{net}"]

@@ -43,6 +43,25 @@ def _own_user_netns() -> bool:
     return True
 
 
+def _join_user_netns(user: int, net: int) -> None:
+    """The unprivileged Landlock launcher's way into its predecessor's network namespace (a re-plan): enter the
+    outer user namespace owning it (root there) and the namespace, then an inner user namespace mapping the
+    user's uid back, as `_own_user_netns` does. Single-threaded caller (just forked)."""
+    uid, gid = os.getuid(), os.getgid()
+    try:
+        enter(user, net)
+    finally:
+        os.close(user)
+        os.close(net)
+    _prctl(_PR_SET_DUMPABLE, 1)
+    try:
+        if not _unshare(_CLONE_NEWUSER):
+            raise OSError("cannot make the inner user namespace")
+        _write_maps(f"{uid} 0 1", f"{gid} 0 1", deny=False)
+    finally:
+        _prctl(_PR_SET_DUMPABLE, 0)
+
+
 _OUTER: list[int] = []  # the user namespace owning the sandbox's network namespace (unprivileged Landlock)
 
 

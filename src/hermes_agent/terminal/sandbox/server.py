@@ -30,6 +30,7 @@ from hermes_agent.terminal.sandbox.nsmount import (  # noqa: F401  (re-exported 
     _CLONE_NEWNET,
     _CLONE_NEWPID,
     _OUTER,
+    _join_user_netns,
     _loopback_up,
     _own_proc,
     _own_user_netns,
@@ -224,6 +225,11 @@ def _setup(sock: socket.socket) -> bool:
     if frame is None:
         return False
     cfg = frame[0] if isinstance(frame[0], dict) else {}
+    if cfg.get("join") and len(frame[1]) == 2:  # the predecessor's namespace: its user and network namespaces
+        cfg["join_fds"] = frame[1]
+    else:
+        for fd in frame[1]:
+            os.close(fd)
     try:
         from hermes_agent.terminal.sandbox import landlock
 
@@ -299,7 +305,9 @@ def _confine(cfg: dict, split) -> None:  # type: ignore[no-untyped-def]
         _supervise(pair[0], writable or frozenset())
     pidns = bool(cfg.get("pidns")) and _unshare(_CLONE_NEWPID)  # the next child is pid 1 of its own namespace
     split(pair[0] if pair else None)  # the keeper stays outside every Landlock domain
-    if cfg.get("netns"):  # a network namespace for slirp4netns (netns.py): as root, else in user namespaces
+    if cfg.get("join_fds"):  # a re-planned launcher without privileges: its predecessor's network namespace
+        _join_user_netns(*cfg.pop("join_fds"))
+    elif cfg.get("netns"):  # a network namespace for slirp4netns (netns.py): as root, else in user namespaces
         if _unshare(_CLONE_NEWNET):
             _loopback_up()
             reject_routes()
@@ -489,6 +497,21 @@ def netcfg_main() -> None:
     except OSError as exc:
         sys.stderr.write(f"{exc.strerror or exc}\n")
         os._exit(1)
+
+
+def join_main() -> None:
+    """netns.NetNS.join_argv: argv[2] {"user": fd, "net": fd}; enter them, close them, exec argv[3:]."""
+    from hermes_agent.terminal.sandbox.nsmount import enter
+
+    plan = json.loads(sys.argv[2])
+    try:
+        enter(int(plan["user"]), int(plan["net"]))
+        os.close(int(plan["user"]))
+        os.close(int(plan["net"]))
+        os.execvp(sys.argv[3], sys.argv[3:])
+    except OSError as exc:
+        sys.stderr.write(f"hermes sandbox: cannot join the sandbox's network namespace: {exc}\n")
+        os._exit(126)
 
 
 def netwrap_main() -> None:
