@@ -27,5 +27,6 @@ try:
     probe = backend.execute("python3 -c \"import socket\ntry: socket.create_connection(('169.254.169.254', 80), "
                             "timeout=10)\nexcept OSError as e: print(e.strerror)\"")
     print("METADATA", probe.output.strip())
+    print("RESOLV", backend.execute("head -1 /etc/resolv.conf").output.strip())
 finally:
     backend.close()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import http.server
 import json
 import os
+import shutil
 import socket
 import subprocess
 import threading
@@ -21,7 +22,7 @@ import pytest
 from hermes_agent.terminal.sandbox.bwrap import bwrap_problem
 from hermes_agent.terminal.sandbox.launcher import landlock_netns_works, landlock_problem
 from hermes_agent.terminal.sandbox.netns import forwarder
-from tests.helpers import model_config, run_hermes
+from tests.helpers import HERMES, model_config, run_hermes
 
 SECRET = "loopback-only-secret-5309"
 NOTE = "Deploy notes: the release checklist lives in ops/CHECKLIST and runs with make release-all."
@@ -358,12 +359,12 @@ SYSTEM_PYTHON = "/usr/bin/python3"  # readable by every account (a pyenv python 
 
 @pytest.mark.skipif(os.geteuid() != 0 or not os.access(SYSTEM_PYTHON, os.X_OK),
                     reason="needs root and a system python to run hermes's backend as another user")
-def test_a_server_outlives_a_replanned_launcher_without_privileges(mechanism):
+@pytest.mark.parametrize("resolver", ["host", "loopback"])
+def test_a_server_outlives_a_replanned_launcher_without_privileges(mechanism, resolver, tmp_path):
     """As a normal user (nobody) a thread of hermes cannot enter a user namespace: the re-planned bwrap launcher
     is started through a helper that enters the predecessor's namespaces and execs bwrap, and the Landlock
     launcher joins them itself before it confines itself. The metadata route is in place there too (added by
     the helper process that enters bwrap's namespaces)."""
-    import shutil
     import tempfile
 
     base = "/home" if os.access("/home", os.W_OK) else None  # HOME outside /tmp where we can
@@ -376,15 +377,22 @@ def test_a_server_outlives_a_replanned_launcher_without_privileges(mechanism):
         port = probe.getsockname()[1]
     script = Path(__file__).with_name("_netns_unprivileged.py")
     try:
-        res = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--", "env",
-                              f"HOME={home}", "PATH=/usr/bin:/bin", SYSTEM_PYTHON, str(script), mechanism,
-                              str(home / "work"), str(port)], capture_output=True, text=True, timeout=180, cwd="/")
+        argv = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--", "env", f"HOME={home}",
+                "PATH=/usr/bin:/bin", SYSTEM_PYTHON, str(script), mechanism, str(home / "work"), str(port)]
+        if resolver == "loopback":  # systemd-resolved's stub, faked in a mount namespace of the test's own
+            fake = tmp_path / "resolv.conf"
+            fake.write_text("nameserver 127.0.0.53\n")
+            argv = ["unshare", "-m", "--propagation", "private", "sh", "-c",
+                    f"mount --bind {fake} {os.path.realpath('/etc/resolv.conf')} && exec \"$@\"", "sh", *argv]
+        res = subprocess.run(argv, capture_output=True, text=True, timeout=180, cwd="/")
     finally:
         shutil.rmtree(home, ignore_errors=True)
     lines = dict(line.split(" ", 1) for line in res.stdout.splitlines() if " " in line)
     assert res.returncode == 0 and lines.get("BEFORE") == "up", res.stdout + res.stderr[-2000:]
     assert lines.get("INIT") == "inited" and lines.get("AFTER") == "served", res.stdout
     assert lines.get("METADATA") == "No route to host", res.stdout
+    if resolver == "loopback":  # the namespace's own resolv.conf (bwrap --ro-bind-data; Landlock: bind_resolv)
+        assert lines.get("RESOLV") == "nameserver 10.0.2.3", res.stdout
 
 
 METADATA_PROBE = ("import socket, time\nfor addr in ('169.254.169.254', '169.254.0.1', '100.100.100.200'):\n"
@@ -413,3 +421,39 @@ def test_cloud_metadata_is_unreachable_and_fails_fast(scripted, hermes_home, tmp
         assert "No route to host" in line and float(line.split()[-1]) < 1.0, line
     assert "unreachable" in lines[3].lower(), lines[3]
     assert "hello from outside" in results[2]["output"], results[2]
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("unshare"), reason="needs root to fake the host's resolver")
+def test_a_loopback_resolver_still_gets_the_sandbox_its_own_network(scripted, hermes_home, tmp_path, mechanism):
+    """A host whose resolver is on its loopback (systemd-resolved's 127.0.0.53, here faked by running hermes in a
+    mount namespace of its own with such a resolv.conf): the sandbox still gets its own namespace (the user's
+    loopback services unreachable, metadata unroutable), with a resolv.conf naming slirp4netns's resolver
+    bound over the host's (bwrap: --ro-bind-data; Landlock: the launcher's own mount namespace). The host's
+    file is untouched."""
+    fake = tmp_path / "resolv.conf"
+    fake.write_text("nameserver 127.0.0.53\noptions edns0 trust-ad\nsearch example.internal\n")
+    web = _Web("127.0.0.1", SECRET)
+    home, work = tmp_path / "home", tmp_path / "work"
+    home.mkdir()
+    work.mkdir()
+    model_config(hermes_home, scripted.url, f"sandbox:\n  mechanism: {mechanism}\n")
+    calls = [("terminal", {"command": "cat /etc/resolv.conf"}), _fetch(f"http://127.0.0.1:{web.port}/"),
+             ("terminal", {"command": "curl -sS -m 5 http://169.254.169.254/ 2>&1 | tail -1"})]
+    scripted.add(*[{"tool_calls": [{"name": n, "arguments": a}]} for n, a in calls], {"content": "done"})
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "OPENROUTER_", "HERMES_"))}
+    env.update(HERMES_HOME=str(hermes_home), HOME=str(home))
+    target = os.path.realpath("/etc/resolv.conf")
+    before = Path(target).read_text()
+    try:
+        out = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c",
+                              f"mount --bind {fake} {target} && exec \"$0\" chat -q go --yolo", HERMES],
+                             capture_output=True, text=True, timeout=180, env=env, cwd=str(work))
+    finally:
+        web.close()
+    assert out.returncode == 0, out.stderr
+    assert Path(target).read_text() == before
+    resolv, loop, metadata = [json.loads(m["content"]).get("output", m["content"]) for m in scripted.requests[-1]["body"]["messages"]
+                              if m["role"] == "tool"]
+    assert resolv.splitlines()[0] == "nameserver 10.0.2.3" and "search example.internal" in resolv, resolv
+    assert SECRET not in loop and "UNREACHABLE" in loop, loop
+    assert "No route to host" in metadata or "Couldn't connect" in metadata, metadata

@@ -117,8 +117,10 @@ def landlock_config(spec: SandboxSpec, netns_ok: bool = False) -> dict:
     # pidns: a pid namespace and /proc of the session's own where the launcher may make them (root); MCP servers
     # and the browser (sandbox_command) keep the host's /proc
     # netns: where the launcher may make one (root), its own network namespace behind slirp4netns (netns.py)
+    resolv = netns.resolv_conf_override() if netns_ok and spec.network else None
     cfg = {"landlock": plan, "network": spec.network, "seccomp": rules, "pidns": True, "binds": _binds(spec),
-           "netns": netns_ok and spec.network, "listen": list(spec.loopback_ports) if netns_ok else []}
+           "netns": netns_ok and spec.network, "listen": list(spec.loopback_ports) if netns_ok else [],
+           "resolv": resolv.decode() if resolv else ""}
     if spec.dot_sealed:  # where every bind is made (root), they keep the dot-link targets read-only as bwrap
         # does, and the credential-free global git config is bound over its original (a link's target in the
         # workspace): the workspace then keeps file creation at its top (rt5: ~/dotfiles as the workspace)
@@ -188,13 +190,11 @@ def sandbox_command(spec: SandboxSpec | None, argv: list[str], cwd: str | None =
 
 def own_network(spec: SandboxSpec, mechanism: str | None) -> bool:
     """Does a sandbox of `spec` get a network namespace of its own (slirp4netns) here? bwrap: whenever slirp4netns
-    is installed; Landlock: where the launcher can make one and the host's resolver is not on its loopback (no
-    resolv.conf can be put in place for the namespace). Otherwise it keeps the host's network (doctor says so)."""
+    is installed; Landlock: where the launcher can make one (as root, or in user namespaces of its own).
+    Otherwise it keeps the host's network (doctor says so)."""
     if not spec.network or netns.forwarder() is None:
         return False
-    if mechanism == "bwrap":
-        return True
-    return mechanism == "landlock" and landlock_netns_works() and netns.resolv_conf_override() is None
+    return mechanism == "bwrap" or (mechanism == "landlock" and landlock_netns_works())
 
 
 def pack_config(cfg: dict) -> str:
@@ -319,9 +319,7 @@ class Launcher:
         tag = CONFINED_TAG if self.mechanism in ("bwrap", "landlock") else UNCONFINED_TAG
         boot = [sys.executable, "-I", "-S", "-c", _BOOT + "main; main()", tag, str(child.fileno())]
         argv, passed = boot, [child.fileno()]
-        # Landlock: a namespace only where the host's resolver is not on its loopback (no resolv.conf to bind)
-        own_net = self.spec.network and netns.forwarder() is not None and (
-            self.mechanism == "bwrap" or (self.mechanism == "landlock" and netns.resolv_conf_override() is None))
+        own_net = self.spec.network and netns.forwarder() is not None and self.mechanism in ("bwrap", "landlock")
         # the predecessor's namespace (its servers stay reachable): as root this thread enters it while it starts
         # the launcher; bwrap without privileges, a helper enters it and execs bwrap (netns.join_argv)
         join = self._joined if own_net and self._joined is not None and self._joined.usable() else None
@@ -330,9 +328,9 @@ class Launcher:
             binds: list[int] = []  # the writable roots and carve-outs, bound by no-follow fds (bwrap._bind)
             prefix = bwrap_argv(self.spec, own_net=own_net and join is None, fds=binds)
             passed += binds
-            if own_net and join is None:
-                info_r, more = netns.bwrap_net_options(passed)
-                prefix[-1:-1] = more
+            if own_net:  # its own namespace, or its predecessor's: only its resolv.conf
+                info_r, more = netns.bwrap_net_options(passed) if join is None else (None, [])
+                prefix[-1:-1] = more or netns.bwrap_resolv_options(passed)
             passed.append(_args_fd(prefix[1:]))
             argv = [prefix[0], "--args", str(passed[-1]), *boot]
         held = ()  # the joined namespace's fds, passed to the helper (netns holds them: not closed here)
@@ -364,8 +362,8 @@ class Launcher:
                 os.close(info_r)
         parent.settimeout(_START_TIMEOUT_S)
         try:
-            first = {**landlock_config(self.spec, own_net and join is None), "join": bool(sent)} \
-                if self.mechanism == "landlock" else {
+            first = {**landlock_config(self.spec, own_net), "netns": own_net and join is None, "join": bool(sent),
+                     "joined": join is not None} if self.mechanism == "landlock" else {
                     "landlock": None, "fence": self.mechanism == "bwrap", "keeper": True,
                     "seccomp": bwrap_seccomp(self.spec) if self.mechanism == "bwrap" else None,
                     "listen": list(self.spec.loopback_ports) if own_net and join is None else []}

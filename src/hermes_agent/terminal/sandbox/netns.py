@@ -101,15 +101,20 @@ def bwrap_net_options(passed: list[int]) -> tuple[int, list[str]]:
     to `passed` (the caller closes them once bwrap started); returns the pid report's read end."""
     info_r, info_w = os.pipe()
     passed.append(info_w)
-    more = ["--info-fd", str(info_w)]
+    return info_r, ["--info-fd", str(info_w), *bwrap_resolv_options(passed)]
+
+
+def bwrap_resolv_options(passed: list[int]) -> list[str]:
+    """bwrap options for a sandbox in a namespace of its own (made or joined) when the host's resolver is on
+    its loopback: a resolv.conf naming slirp4netns's resolver (the fd appended to `passed`)."""
     resolv = resolv_conf_override()
-    if resolv is not None:
-        fd = os.memfd_create("hermes-resolv", os.MFD_CLOEXEC)
-        os.write(fd, resolv)
-        os.lseek(fd, 0, os.SEEK_SET)
-        passed.append(fd)
-        more += ["--ro-bind-data", str(fd), os.path.realpath("/etc/resolv.conf")]
-    return info_r, more
+    if resolv is None:
+        return []
+    fd = os.memfd_create("hermes-resolv", os.MFD_CLOEXEC)
+    os.write(fd, resolv)
+    os.lseek(fd, 0, os.SEEK_SET)
+    passed.append(fd)
+    return ["--ro-bind-data", str(fd), os.path.realpath("/etc/resolv.conf")]
 
 
 def host_loopback_ports() -> list[int]:

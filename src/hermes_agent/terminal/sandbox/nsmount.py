@@ -21,7 +21,7 @@ def _prctl(option: int, value: int) -> None:
 _CLONE_NEWNS, _CLONE_NEWPID, _CLONE_NEWNET, _CLONE_NEWUSER = 0x00020000, 0x20000000, 0x40000000, 0x10000000
 
 
-def _own_user_netns() -> bool:
+def _own_user_netns(resolv: str = "") -> bool:
     """Without privileges (bwrap's way): an outer user namespace where we are root (uid 0 = our uid), holding
     the network namespace (slirp4netns joins it as root there to make its tap device), then an inner one
     mapping our uid back (files keep their owners; commands, not root there, have no capabilities after
@@ -34,6 +34,8 @@ def _own_user_netns() -> bool:
         _write_maps(f"0 {uid} 1", f"0 {gid} 1", deny=True)
         _loopback_up()  # root of the outer namespace may; nobody in the inner one can
         reject_routes()
+        if resolv:
+            bind_resolv(resolv)
         _OUTER.append(os.open("/proc/self/ns/user", os.O_RDONLY | os.O_CLOEXEC))
         if not _unshare(_CLONE_NEWUSER):
             raise OSError("cannot make the inner user namespace")
@@ -43,7 +45,7 @@ def _own_user_netns() -> bool:
     return True
 
 
-def _join_user_netns(user: int, net: int) -> None:
+def _join_user_netns(user: int, net: int, resolv: str = "") -> None:
     """The unprivileged Landlock launcher's way into its predecessor's network namespace (a re-plan): enter the
     outer user namespace owning it (root there) and the namespace, then an inner user namespace mapping the
     user's uid back, as `_own_user_netns` does. Single-threaded caller (just forked)."""
@@ -53,6 +55,8 @@ def _join_user_netns(user: int, net: int) -> None:
     finally:
         os.close(user)
         os.close(net)
+    if resolv:
+        bind_resolv(resolv)
     _prctl(_PR_SET_DUMPABLE, 1)
     try:
         if not _unshare(_CLONE_NEWUSER):
@@ -132,6 +136,30 @@ def enter(user: int, net: int) -> None:
         raise OSError(ctypes.get_errno(), "cannot enter the sandbox's network namespace")
 _MS_REC, _MS_PRIVATE, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 0x4000, 0x40000, 2, 4, 8
 _MS_RDONLY, _MS_REMOUNT, _MS_BIND = 1, 32, 4096
+
+
+def bind_resolv(text: str) -> None:
+    """The network namespace's resolv.conf (bwrap's --ro-bind-data, for the Landlock launcher): in a mount
+    namespace of its own, a file holding `text` on a small tmpfs (mounted on /tmp for the moment, detached right
+    after: only the file's bind stays) bound read-only over the host's /etc/resolv.conf (its target when a
+    link). Root of the namespace (root, or the outer user namespace), single-threaded, before any command."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    if not _unshare(_CLONE_NEWNS) or libc.mount(b"none", b"/", None, _MS_REC | _MS_PRIVATE, None) != 0:
+        raise OSError(ctypes.get_errno(), "no mount namespace for the sandbox's resolv.conf")
+    scratch, target = os.path.realpath("/tmp").encode(), os.path.realpath("/etc/resolv.conf").encode()
+    if libc.mount(b"tmpfs", scratch, b"tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, b"size=16k,mode=700") != 0:
+        raise OSError(ctypes.get_errno(), "no scratch tmpfs for the sandbox's resolv.conf")
+    try:
+        fd = os.open(scratch + b"/resolv.conf", os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        if libc.mount(scratch + b"/resolv.conf", target, None, _MS_BIND, None) != 0 or libc.mount(
+                None, target, None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | _MS_NOSUID | _MS_NODEV, None) != 0:
+            raise OSError(ctypes.get_errno(), "cannot put the sandbox's resolv.conf in place")
+    finally:
+        libc.umount2(scratch, 2)  # MNT_DETACH: /tmp is the host's again; the bound file stays
 
 
 def _unshare(flags: int) -> bool:

@@ -36,6 +36,7 @@ from hermes_agent.terminal.sandbox.nsmount import (  # noqa: F401  (re-exported 
     _own_user_netns,
     _reap_until,
     _unshare,
+    bind_resolv,
     reject_routes,
 )
 
@@ -305,15 +306,20 @@ def _confine(cfg: dict, split) -> None:  # type: ignore[no-untyped-def]
         _supervise(pair[0], writable or frozenset())
     pidns = bool(cfg.get("pidns")) and _unshare(_CLONE_NEWPID)  # the next child is pid 1 of its own namespace
     split(pair[0] if pair else None)  # the keeper stays outside every Landlock domain
+    resolv = str(cfg.get("resolv") or "")  # the namespace's resolv.conf (the host's names a loopback resolver)
     if cfg.get("join_fds"):  # a re-planned launcher without privileges: its predecessor's network namespace
-        _join_user_netns(*cfg.pop("join_fds"))
+        _join_user_netns(*cfg.pop("join_fds"), resolv=resolv)
     elif cfg.get("netns"):  # a network namespace for slirp4netns (netns.py): as root, else in user namespaces
         if _unshare(_CLONE_NEWNET):
             _loopback_up()
             reject_routes()
             cfg["netns_made"] = True
+            if resolv:
+                bind_resolv(resolv)
         else:
-            cfg["netns_made"] = _own_user_netns()
+            cfg["netns_made"] = _own_user_netns(resolv)
+    elif cfg.get("joined") and resolv:  # as root, started inside its predecessor's namespace
+        bind_resolv(resolv)
     if pidns and _own_proc(cfg.get("binds") or [], cfg.get("copies") or []) and bound is not None:
         rules = bound  # every carve-out is a read-only mount (made before Landlock: a domain may not mount), so
         # no dot-link target needs Landlock's seal and the credential-free git config covers its original
