@@ -24,8 +24,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=15)
     args = ap.parse_args()
-    work = tempfile.mkdtemp(prefix="bench-netwrap-")
-    policy = PathPolicy.build(workspace=[work], hermes_home=os.path.expanduser("~/.hermes"))
+    home = tempfile.mkdtemp(prefix="bench-netwrap-")  # a quiet HOME: the plan lists HOME's entries
+    work = os.path.join(home, "work")
+    os.makedirs(os.path.join(home, ".hermes"))
+    os.mkdir(work)
+    policy = PathPolicy.build(workspace=[work], hermes_home=os.path.join(home, ".hermes"), home=home)
     for mechanism, problem in (("bwrap", bwrap_problem()), ("landlock", landlock_problem())):
         if problem:
             print(f"{mechanism}: skipped ({problem})")
@@ -42,7 +45,9 @@ def main() -> None:
             label = "own namespace" if own_network(spec, mechanism) else "no namespace work"
             print(f"{mechanism:8} network={'on ' if network else 'off'} ({label:17}) median "
                   f"{statistics.median(times):6.1f} ms  min {min(times):6.1f} ms")
-    os.rmdir(work)
+    import shutil
+
+    shutil.rmtree(home, ignore_errors=True)
 
 
 if __name__ == "__main__":

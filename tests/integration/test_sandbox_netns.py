@@ -297,7 +297,8 @@ def test_doctor_says_what_commands_reach(hermes_home):
     model_config(hermes_home, "http://127.0.0.1:9/v1", "sandbox:\n  mechanism: bwrap\n  loopback_ports: [5432]\n")
     out = run_hermes("doctor", "--offline", home=hermes_home)
     line = next((ln for ln in out.stdout.splitlines() if "network:" in ln), "")
-    assert "own namespace (slirp4netns)" in line and "your loopback services are not" in line, out.stdout
+    assert "own namespace (slirp4netns)" in line and "your loopback services and the cloud metadata" in line, line
+    assert "MCP stdio servers and the browser" in line, line
     assert "granted host loopback ports: 5432" in line, line
     model_config(hermes_home, "http://127.0.0.1:9/v1", "sandbox:\n  mode: workspace-write\n  network: false\n")
     out = run_hermes("doctor", "--offline", home=hermes_home)

@@ -55,9 +55,9 @@ def forwarder() -> str | None:
 
 def forwarder_problem() -> str | None:
     if forwarder() is None:
-        return ("slirp4netns is not installed: commands with network on share the host's loopback (your local "
-                "services such as node --inspect, Jupyter or Redis are reachable from the sandbox); install it "
-                "(apt-get install slirp4netns)")
+        return ("slirp4netns is not installed: commands, MCP stdio servers and the browser with network on share "
+                "the host's network (your local services such as node --inspect, Jupyter or Redis, and the cloud "
+                "metadata address, are reachable from the sandbox); install it (apt-get install slirp4netns)")
     return None
 
 
