@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 
 import pytest
 
@@ -80,3 +81,40 @@ def test_a_bad_loopback_ports_value_is_one_clear_line(scripted, user_home):  # n
     text = out.stdout + out.stderr
     assert "Traceback" not in text and "`sandbox.loopback_ports` must be a list of TCP port numbers" in text, text
     json.dumps(text)
+
+
+SYSTEM_PYTHON = "/usr/bin/python3"  # readable by every account (a pyenv python under /root is not)
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not os.access(SYSTEM_PYTHON, os.X_OK),
+                    reason="needs root and a system python to run as another user")
+@pytest.mark.parametrize("mechanism", MECHANISMS)
+def test_a_wrapped_program_gets_its_namespace_without_privileges(mechanism, tmp_path):
+    """As a normal user (nobody), what hermes runs for an MCP server or the browser (`sandbox_command`): the
+    same namespace, routes and relay, with slirp4netns's own sandbox off (bwrap's namespace maps no uid 0)."""
+    import shutil
+    import subprocess
+    import tempfile
+    from pathlib import Path
+
+    secret = _Web("127.0.0.1", SECRET)
+    base = "/home" if os.access("/home", os.W_OK) else None  # HOME outside /tmp where we can
+    home = Path(tempfile.mkdtemp(prefix="hermes-nb-", dir=base))
+    for sub in ("work", ".hermes"):
+        (home / sub).mkdir()
+    for path in (home, home / "work", home / ".hermes"):
+        os.chmod(path, 0o777)
+    script = Path(__file__).with_name("_netwrap_unprivileged.py")
+    try:
+        res = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--", "env",
+                              f"HOME={home}", "PATH=/usr/bin:/bin", SYSTEM_PYTHON, str(script), mechanism, str(home),
+                              str(secret.port)], capture_output=True, text=True, timeout=240, cwd="/")
+    finally:
+        secret.close()
+        shutil.rmtree(home, ignore_errors=True)
+    lines = res.stdout.splitlines()
+    assert res.returncode == 0 and len(lines) == 4, res.stdout + res.stderr[-2000:]
+    assert lines[0] == "SHUT 127.0.0.1 Connection refused", lines
+    assert lines[1] == "SHUT 169.254.169.254 No route to host", lines
+    assert lines[2] == "GRANTED 127.0.0.1 200", lines
+    assert lines[3] == "GRANTED 169.254.169.254 No route to host", lines
