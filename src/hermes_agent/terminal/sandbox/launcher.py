@@ -362,12 +362,8 @@ class Launcher:
                 os.close(info_r)
         parent.settimeout(_START_TIMEOUT_S)
         try:
-            first = {**landlock_config(self.spec, own_net), "netns": own_net and join is None, "join": bool(sent),
-                     "joined": join is not None} if self.mechanism == "landlock" else {
-                    "landlock": None, "fence": self.mechanism == "bwrap", "keeper": True,
-                    "seccomp": bwrap_seccomp(self.spec) if self.mechanism == "bwrap" else None,
-                    "listen": list(self.spec.loopback_ports) if own_net and join is None else []}
-            send_frame(parent, first, sent)  # with `sent`: the namespace the launcher joins (server._setup)
+            # with `sent`: the namespace the launcher joins (server._setup)
+            send_frame(parent, self._first_frame(own_net, join is not None, bool(sent)), sent)
             reply = recv_frame(parent)
         except TimeoutError:
             self._fail_start(parent, f"the launcher did not answer within {_START_TIMEOUT_S:.0f} s")
@@ -394,6 +390,16 @@ class Launcher:
         self._ping_at, self.lost_why = 0.0, ""
         self._sock = parent
         threading.Thread(target=self._read, args=(parent,), name="hermes-sandbox", daemon=True).start()
+
+    def _first_frame(self, own_net: bool, joined: bool, sent: bool) -> dict:
+        """The launcher's plan (server._setup): `own_net` a network namespace of its own or (`joined`) its
+        predecessor's, whose fds ride along when `sent` (Landlock without privileges)."""
+        if self.mechanism == "landlock":
+            return {**landlock_config(self.spec, own_net), "netns": own_net and not joined, "join": sent,
+                    "joined": joined}
+        return {"landlock": None, "fence": self.mechanism == "bwrap", "keeper": True,
+                "seccomp": bwrap_seccomp(self.spec) if self.mechanism == "bwrap" else None,
+                "listen": list(self.spec.loopback_ports) if own_net and not joined else []}
 
     def _start_net(self, parent: socket.socket, make) -> None:  # type: ignore[no-untyped-def]
         """slirp4netns for the namespace just made (`make()`: its NetNS); the launcher fails to start without
