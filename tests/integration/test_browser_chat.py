@@ -29,6 +29,12 @@ if CHROMIUM is None:
 ALLOW = "browser:\n  allow_private_urls: true\n"
 
 
+def allow(site: Site, sandbox: str = "") -> str:
+    """Private addresses allowed, and the site's port granted: the browser has a network namespace of its own
+    (netwrap.py), where the host's 127.0.0.1 is reachable only on the ports `sandbox.loopback_ports` grants."""
+    return ALLOW + f"sandbox:\n  loopback_ports: [{site.url.rsplit(':', 1)[1]}]\n{sandbox}"
+
+
 def chat(*args: str, home: Path, timeout: float = 180) -> subprocess.CompletedProcess:
     """`hermes chat -q ...` with this machine's Chromium (run_hermes drops HERMES_* variables)."""
     return run_hermes("chat", "-q", *args, home=home, timeout=timeout, env={"HERMES_CHROMIUM": str(CHROMIUM)})
@@ -74,7 +80,7 @@ def chromium_processes(home: Path) -> list[int]:
 def test_form_flow_type_click_result_page_and_back(scripted, hermes_home, site, mechanism):
     """Also under Landlock: Chromium then runs below a keeper (`sandbox_command`), which must let go of
     Playwright's pipes and take every Chromium process down when the browser closes."""
-    model_config(hermes_home, scripted.url, extra=ALLOW + f"sandbox:\n  mechanism: {mechanism}\n")
+    model_config(hermes_home, scripted.url, extra=allow(site, f"  mechanism: {mechanism}\n"))
     scripted.add(call("browser_navigate", url=f"{site.url}/form"),
                  ref_after(r'textbox "Name"', "browser_type", text="Ada Lovelace"),
                  ref_after(r'button "Submit"', "browser_click"),
@@ -95,7 +101,7 @@ def test_form_flow_type_click_result_page_and_back(scripted, hermes_home, site, 
 
 
 def test_javascript_list_images_and_both_vision_tools(scripted, hermes_home, site):
-    model_config(hermes_home, scripted.url, extra=ALLOW)
+    model_config(hermes_home, scripted.url, extra=allow(site))
     scripted.add(call("browser_navigate", url=f"{site.url}/list"),
                  call("browser_get_images"),
                  call("browser_vision", question="What colour is the square?"),
@@ -139,8 +145,27 @@ def test_loopback_is_refused_without_allow_private_urls(scripted, hermes_home, s
     assert vision_requests(scripted) == []  # nothing reached the vision model
 
 
+def test_allowed_private_urls_still_reach_the_hosts_loopback_only_on_granted_ports(scripted, hermes_home, site):
+    """The confined browser has a network namespace of its own (netwrap.py): `allow_private_urls` lets the
+    address guard pass a loopback page, but the host's 127.0.0.1 answers only on granted ports; the error
+    says how to grant one. Playwright's connection to Chromium (a pipe, not a port) is unaffected."""
+    other = Site()  # not granted
+    try:
+        model_config(hermes_home, scripted.url, extra=allow(site))
+        scripted.add(call("browser_navigate", url=f"{other.url}/form"), call("browser_navigate", url=f"{site.url}/form"),
+                     {"content": "done"})
+        out = chat("go", "-t", "browser", home=hermes_home)
+    finally:
+        other.stop()
+    assert out.returncode == 0, out.stderr
+    refused, granted = tool_results(scripted.requests[-1]["body"])
+    port = other.url.rsplit(":", 1)[1]
+    assert refused["success"] is False and f"sandbox.loopback_ports: [{port}]" in refused["error"], refused
+    assert granted["success"] is True and "Name" in granted["snapshot"], granted
+
+
 def test_redirect_to_a_private_address_is_blocked_even_when_public_pages_are_allowed(scripted, hermes_home, site):
-    model_config(hermes_home, scripted.url, extra=ALLOW)
+    model_config(hermes_home, scripted.url, extra=allow(site))
     scripted.add(call("browser_navigate", url=f"{site.url}/redirect?to=http://169.254.169.254/"), {"content": "x"})
     out = chat("go", "-t", "browser", home=hermes_home)
     assert out.returncode == 0, out.stderr
@@ -149,7 +174,7 @@ def test_redirect_to_a_private_address_is_blocked_even_when_public_pages_are_all
 
 
 def test_schemas_name_only_tools_the_run_offers(scripted, hermes_home, site):
-    model_config(hermes_home, scripted.url, extra=ALLOW)
+    model_config(hermes_home, scripted.url, extra=allow(site))
     for _ in range(2):
         scripted.add(call("browser_navigate", url=f"{site.url}/form"), {"content": "done"})
     assert chat("hi", "-t", "browser", home=hermes_home).returncode == 0
@@ -195,7 +220,7 @@ def test_subagents_get_isolated_browsers(scripted, hermes_home, site):
         return {"content": "both done"}
 
     scripted.default = router
-    model_config(hermes_home, scripted.url, extra=ALLOW)
+    model_config(hermes_home, scripted.url, extra=allow(site))
     out = chat("go", "-t", "browser,delegation", home=hermes_home)
     assert out.returncode == 0, out.stderr
     (rows,) = tool_results(scripted.requests[-1]["body"])  # delegate_task's result

@@ -10,6 +10,7 @@ from __future__ import annotations
 import http.server
 import json
 import os
+import shutil
 import socket
 import subprocess
 import threading
@@ -21,7 +22,7 @@ import pytest
 from hermes_agent.terminal.sandbox.bwrap import bwrap_problem
 from hermes_agent.terminal.sandbox.launcher import landlock_netns_works, landlock_problem
 from hermes_agent.terminal.sandbox.netns import forwarder
-from tests.helpers import model_config, run_hermes
+from tests.helpers import HERMES, model_config, run_hermes
 
 SECRET = "loopback-only-secret-5309"
 NOTE = "Deploy notes: the release checklist lives in ops/CHECKLIST and runs with make release-all."
@@ -296,7 +297,8 @@ def test_doctor_says_what_commands_reach(hermes_home):
     model_config(hermes_home, "http://127.0.0.1:9/v1", "sandbox:\n  mechanism: bwrap\n  loopback_ports: [5432]\n")
     out = run_hermes("doctor", "--offline", home=hermes_home)
     line = next((ln for ln in out.stdout.splitlines() if "network:" in ln), "")
-    assert "own namespace (slirp4netns)" in line and "your loopback services are not" in line, out.stdout
+    assert "own namespace (slirp4netns)" in line and "your loopback services and the cloud metadata" in line, line
+    assert "MCP stdio servers and the browser" in line, line
     assert "granted host loopback ports: 5432" in line, line
     model_config(hermes_home, "http://127.0.0.1:9/v1", "sandbox:\n  mode: workspace-write\n  network: false\n")
     out = run_hermes("doctor", "--offline", home=hermes_home)
@@ -336,12 +338,10 @@ def test_without_slirp4netns_the_host_network_stays_and_it_is_said_once(scripted
     assert "untrusted content" in results[2] and "answer 42" not in _memory_file(hermes_home), results[2]
 
 
-def test_a_server_outlives_a_replanned_launcher(scripted, hermes_home, tmp_path):
-    """`git init` re-plans the sandbox (a .git to protect): the next command runs in a new launcher. As root
-    it joins the old one's network namespace, so the dev server started before is still on its loopback."""
-    _need_netns()
-    if os.geteuid() != 0:
-        pytest.skip("a re-planned launcher joins the namespace only as root (setns)")
+def test_a_server_outlives_a_replanned_launcher(scripted, hermes_home, tmp_path, mechanism):
+    """`git init` re-plans the sandbox (a .git to protect): the next command runs in a new launcher, which joins
+    the old one's network namespace, so the dev server started before is still on its loopback (as root: the
+    spawning thread enters it; without privileges: test_..._without_privileges below)."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -350,9 +350,114 @@ def test_a_server_outlives_a_replanned_launcher(scripted, hermes_home, tmp_path)
                                       "sleep 0.1; done; git init -q . && echo inited"}),
              ("terminal", {"command": f"curl -s http://127.0.0.1:{port}/ | grep -q 'Directory listing' && echo served "
                                       "|| echo lost; ls -d .git"})]
-    results, _ = _chat(scripted, hermes_home, tmp_path, calls, "sandbox:\n  mechanism: bwrap\n")
+    results, _ = _chat(scripted, hermes_home, tmp_path, calls, f"sandbox:\n  mechanism: {mechanism}\n")
     assert "inited" in results[1]["output"], results[1]
     assert "served" in results[2]["output"], results[2]
+
+
+SYSTEM_PYTHON = "/usr/bin/python3"  # readable by every account (a pyenv python under /root is not)
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not os.access(SYSTEM_PYTHON, os.X_OK),
+                    reason="needs root and a system python to run hermes's backend as another user")
+@pytest.mark.parametrize("resolver", ["host", "loopback"])
+def test_a_server_outlives_a_replanned_launcher_without_privileges(mechanism, resolver, tmp_path):
+    """As a normal user (nobody) a thread of hermes cannot enter a user namespace: the re-planned bwrap launcher
+    is started through a helper that enters the predecessor's namespaces and execs bwrap, and the Landlock
+    launcher joins them itself before it confines itself. The metadata route is in place there too (added by
+    the helper process that enters bwrap's namespaces)."""
+    import tempfile
+
+    base = "/home" if os.access("/home", os.W_OK) else None  # HOME outside /tmp where we can
+    home = Path(tempfile.mkdtemp(prefix="hermes-nb-", dir=base))
+    (home / "work").mkdir()
+    for path in (home, home / "work"):
+        os.chmod(path, 0o777)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    script = Path(__file__).with_name("_netns_unprivileged.py")
+    try:
+        argv = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--", "env", f"HOME={home}",
+                "PATH=/usr/bin:/bin", SYSTEM_PYTHON, str(script), mechanism, str(home / "work"), str(port)]
+        if resolver == "loopback":  # systemd-resolved's stub, faked in a mount namespace of the test's own
+            fake = tmp_path / "resolv.conf"
+            fake.write_text("nameserver 127.0.0.53\n")
+            argv = ["unshare", "-m", "--propagation", "private", "sh", "-c",
+                    f"mount --bind {fake} {os.path.realpath('/etc/resolv.conf')} && exec \"$@\"", "sh", *argv]
+        res = subprocess.run(argv, capture_output=True, text=True, timeout=180, cwd="/")
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+    lines = dict(line.split(" ", 1) for line in res.stdout.splitlines() if " " in line)
+    assert res.returncode == 0 and lines.get("BEFORE") == "up", res.stdout + res.stderr[-2000:]
+    assert lines.get("INIT") == "inited" and lines.get("AFTER") == "served", res.stdout
+    assert lines.get("METADATA") == "No route to host", res.stdout
+    if resolver == "loopback":  # the namespace's own resolv.conf (bwrap --ro-bind-data; Landlock: bind_resolv)
+        assert lines.get("RESOLV") == "nameserver 10.0.2.3", res.stdout
+
+
+METADATA_PROBE = ("import socket, time\nfor addr in ('169.254.169.254', '169.254.0.1', '100.100.100.200'):\n"
+                  "    t = time.monotonic()\n    try:\n        socket.create_connection((addr, 80), timeout=20)\n"
+                  "        print(addr, 'CONNECTED')\n    except OSError as e:\n"
+                  "        print(addr, e.strerror or e, round(time.monotonic() - t, 2))\n"
+                  "try:\n    socket.create_connection(('fd00:ec2::254', 80), timeout=20)\n    print('v6 CONNECTED')\n"
+                  "except OSError as e:\n    print('fd00:ec2::254', e.strerror or e)\n")
+
+
+def test_cloud_metadata_is_unreachable_and_fails_fast(scripted, hermes_home, tmp_path, mechanism):
+    """The cloud metadata service (169.254.169.254: instance credentials on AWS, GCP, Azure) and the rest of
+    the link-local range have an unreachable route in the sandbox's namespace before any command runs: a
+    connect fails at once with "No route to host" (without the route slirp4netns would try it from the host);
+    IPv6 has no route at all. The outside stays reachable in the same session."""
+    web = _Web(_host_ip(), "hello from outside")
+    calls = [("write_file", {"path": "probe.py", "content": METADATA_PROBE}),
+             ("terminal", {"command": "python3 probe.py"}), _fetch(f"http://{_host_ip()}:{web.port}/")]
+    try:
+        results, _ = _chat(scripted, hermes_home, tmp_path, calls, f"sandbox:\n  mechanism: {mechanism}\n")
+    finally:
+        web.close()
+    lines = results[1]["output"].strip().splitlines()
+    assert len(lines) == 4 and "CONNECTED" not in results[1]["output"], results[1]
+    for line in lines[:3]:
+        assert "No route to host" in line and float(line.split()[-1]) < 1.0, line
+    assert "unreachable" in lines[3].lower(), lines[3]
+    assert "hello from outside" in results[2]["output"], results[2]
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("unshare"), reason="needs root to fake the host's resolver")
+def test_a_loopback_resolver_still_gets_the_sandbox_its_own_network(scripted, hermes_home, tmp_path, mechanism):
+    """A host whose resolver is on its loopback (systemd-resolved's 127.0.0.53, here faked by running hermes in a
+    mount namespace of its own with such a resolv.conf): the sandbox still gets its own namespace (the user's
+    loopback services unreachable, metadata unroutable), with a resolv.conf naming slirp4netns's resolver
+    bound over the host's (bwrap: --ro-bind-data; Landlock: the launcher's own mount namespace). The host's
+    file is untouched."""
+    fake = tmp_path / "resolv.conf"
+    fake.write_text("nameserver 127.0.0.53\noptions edns0 trust-ad\nsearch example.internal\n")
+    web = _Web("127.0.0.1", SECRET)
+    home, work = tmp_path / "home", tmp_path / "work"
+    home.mkdir()
+    work.mkdir()
+    model_config(hermes_home, scripted.url, f"sandbox:\n  mechanism: {mechanism}\n")
+    calls = [("terminal", {"command": "cat /etc/resolv.conf"}), _fetch(f"http://127.0.0.1:{web.port}/"),
+             ("terminal", {"command": "curl -sS -m 5 http://169.254.169.254/ 2>&1 | tail -1"})]
+    scripted.add(*[{"tool_calls": [{"name": n, "arguments": a}]} for n, a in calls], {"content": "done"})
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "OPENROUTER_", "HERMES_"))}
+    env.update(HERMES_HOME=str(hermes_home), HOME=str(home))
+    target = os.path.realpath("/etc/resolv.conf")
+    before = Path(target).read_text()
+    try:
+        out = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c",
+                              f"mount --bind {fake} {target} && exec \"$0\" chat -q go --yolo", HERMES],
+                             capture_output=True, text=True, timeout=180, env=env, cwd=str(work))
+    finally:
+        web.close()
+    assert out.returncode == 0, out.stderr
+    assert Path(target).read_text() == before
+    resolv, loop, metadata = [json.loads(m["content"]).get("output", m["content"]) for m in scripted.requests[-1]["body"]["messages"]
+                              if m["role"] == "tool"]
+    assert resolv.splitlines()[0] == "nameserver 10.0.2.3" and "search example.internal" in resolv, resolv
+    assert SECRET not in loop and "UNREACHABLE" in loop, loop
+    assert "No route to host" in metadata or "Couldn't connect" in metadata, metadata
 
 
 @pytest.fixture

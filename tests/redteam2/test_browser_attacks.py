@@ -126,7 +126,8 @@ def _browse(home: Path, cwd: Path, url: str) -> list[str]:
              {"tool_calls": [{"name": "browser_snapshot", "arguments": {}}]},
              {"content": "done"}]
     with ScriptedServer(steps) as model:
-        model_config(home, model.url)
+        # the site's loopback port granted: the confined browser has a network namespace of its own (netwrap.py)
+        model_config(home, model.url, extra=f"sandbox:\n  loopback_ports: [{url.split(':')[2].split('/')[0]}]\n")
         env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "OPENROUTER_", "HERMES_"))}
         env.update({"HERMES_HOME": str(home), "HERMES_ALLOW_PRIVATE_URLS": "true"})
         proc = subprocess.run([HERMES, "chat", "-q", "go", "-t", "browser,terminal", "--yolo"], env=env, cwd=str(cwd),

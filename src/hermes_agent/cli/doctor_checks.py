@@ -288,16 +288,16 @@ def _sandbox_net(settings: Settings, mechanism: str | None) -> Finding:
 
         if not landlock_netns_works():
             problem = "landlock cannot give commands a network namespace here: no user namespaces (install bubblewrap)"
-        elif netns.resolv_conf_override() is not None:
-            problem = "landlock cannot give commands a resolv.conf for a loopback DNS resolver (install bubblewrap)"
     if problem is None and mechanism in ("bwrap", "landlock"):
-        return Finding("ok", f"network: commands have their own namespace (slirp4netns): the internet and their "
-                             f"own loopback are reachable, your loopback services are not; granted host loopback "
-                             f"ports: {granted}; bytes received mark the conversation untrusted")
+        return Finding("ok", f"network: commands, MCP stdio servers and the browser have their own namespace "
+                             f"(slirp4netns): the internet and their own loopback are reachable, your loopback "
+                             f"services and the cloud metadata address (169.254.0.0/16) are not; granted host "
+                             f"loopback ports: {granted}; bytes a command receives mark the conversation untrusted")
     open_ports = ", ".join(f"127.0.0.1:{p}" for p in netns.host_loopback_ports()[:12]) or "none right now"
-    return Finding("warn", f"network: commands share this host's network, loopback included ({problem}); "
-                           f"local services they can reach: {open_ports}; every command counts as untrusted "
-                           "content (memory and skill writes after it need your yes)")
+    return Finding("warn", f"network: commands, MCP stdio servers and the browser share this host's network, "
+                           f"loopback and cloud metadata included ({problem}); local services they can reach: "
+                           f"{open_ports}; every command counts as untrusted content (memory and skill writes "
+                           "after it need your yes)")
 
 
 def _peer_check() -> Finding:

@@ -25,8 +25,7 @@ from hermes_agent.terminal.sandbox.spec import SandboxSpec
 
 _START_TIMEOUT_S = 30.0  # a loaded 2-core machine: python, the plan and a namespace's forwarder
 _PONG_WITHIN_S = 10.0  # a launcher that has not answered a ping for this long is stopped or hung: killed (a15)
-_SRC_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-_BOOT = f"import sys; sys.path.insert(0, {_SRC_ROOT!r}); from hermes_agent.terminal.sandbox.server import "
+_SRC_ROOT, _BOOT = netns.SRC_ROOT, netns.BOOT
 # The launcher's (and the MCP keeper's) argv[1]: what `peer.py` reads in /proc/<pid>/cmdline to know that
 # everything below that process is confined. Commands cannot change another process's command line.
 CONFINED_TAG, UNCONFINED_TAG = "hermes-confined", "hermes-unconfined"
@@ -119,8 +118,10 @@ def landlock_config(spec: SandboxSpec, netns_ok: bool = False) -> dict:
     # pidns: a pid namespace and /proc of the session's own where the launcher may make them (root); MCP servers
     # and the browser (sandbox_command) keep the host's /proc
     # netns: where the launcher may make one (root), its own network namespace behind slirp4netns (netns.py)
+    resolv = netns.resolv_conf_override() if netns_ok and spec.network else None
     cfg = {"landlock": plan, "network": spec.network, "seccomp": rules, "pidns": True, "binds": _binds(spec),
-           "netns": netns_ok and spec.network, "listen": list(spec.loopback_ports) if netns_ok else []}
+           "netns": netns_ok and spec.network, "listen": list(spec.loopback_ports) if netns_ok else [],
+           "resolv": resolv.decode() if resolv else ""}
     if spec.dot_sealed:  # where every bind is made (root), they keep the dot-link targets read-only as bwrap
         # does, and the credential-free global git config is bound over its original (a link's target in the
         # workspace): the workspace then keeps file creation at its top (rt5: ~/dotfiles as the workspace)
@@ -166,19 +167,35 @@ def sandbox_command(spec: SandboxSpec | None, argv: list[str], cwd: str | None =
     `cwd`: where it starts inside bwrap (Landlock keeps the caller's cwd)."""
     if spec is None:
         return list(argv)
+    from hermes_agent.terminal.sandbox import netwrap
+
     mechanism, _ = choose_mechanism(spec)
+    own_net = own_network(spec, mechanism)
     if mechanism == "bwrap":
-        prefix = bwrap_argv(spec)
+        prefix = bwrap_argv(spec, own_net=own_net)
         if cwd and "--chdir" in prefix:
             prefix[prefix.index("--chdir") + 1] = cwd
         boot = [sys.executable, "-I", "-S", "-c", _BOOT + "exec_main; exec_main()", CONFINED_TAG,
-                json.dumps({"landlock": None, "seccomp": BWRAP_SECCOMP})]
+                json.dumps({"landlock": None, "seccomp": BWRAP_SECCOMP,
+                            "listen": list(spec.loopback_ports) if own_net else []})]
+        if own_net:  # behind the wrapper that starts slirp4netns (netwrap.py): before the final "--"
+            return netwrap.wrapped("bwrap", len(prefix) - 1, [*prefix, *boot, *argv], _BOOT, CONFINED_TAG)
         return [*prefix, *boot, *argv]
     if mechanism == "landlock":
         _not_dumpable()
-        return [sys.executable, "-I", "-S", "-c", _BOOT + "exec_main; exec_main()", CONFINED_TAG,
-                pack_config({**landlock_config(spec), "pidns": False}), *argv]
+        cmd = [sys.executable, "-I", "-S", "-c", _BOOT + "exec_main; exec_main()", CONFINED_TAG,
+               pack_config({**landlock_config(spec, own_net), "pidns": False}), *argv]
+        return netwrap.wrapped("landlock", 0, cmd, _BOOT, CONFINED_TAG) if own_net else cmd
     return list(argv)
+
+
+def own_network(spec: SandboxSpec, mechanism: str | None) -> bool:
+    """Does a sandbox of `spec` get a network namespace of its own (slirp4netns) here? bwrap: whenever slirp4netns
+    is installed; Landlock: where the launcher can make one (as root, or in user namespaces of its own).
+    Otherwise it keeps the host's network (doctor says so)."""
+    if not spec.network or netns.forwarder() is None:
+        return False
+    return mechanism == "bwrap" or (mechanism == "landlock" and landlock_netns_works())
 
 
 def pack_config(cfg: dict) -> str:
@@ -191,25 +208,6 @@ def pack_config(cfg: dict) -> str:
     import zlib
 
     return "z:" + base64.b64encode(zlib.compress(text.encode(), 6)).decode()
-
-
-def _in_netns(net_fd: int, start):  # type: ignore[no-untyped-def]
-    """`start()` on this (the spawner) thread while it is in the network namespace `net_fd` (root: setns), so
-    the process it forks lives there; the thread goes back to its own namespace after."""
-    import ctypes
-
-    libc = ctypes.CDLL(None, use_errno=True)
-    home = os.open("/proc/thread-self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
-    try:
-        if libc.setns(net_fd, 0x40000000) != 0:  # CLONE_NEWNET
-            raise OSError(ctypes.get_errno(), "setns into the sandbox's network namespace")
-        try:
-            return start()
-        finally:
-            if libc.setns(home, 0x40000000) != 0:
-                raise OSError(ctypes.get_errno(), "setns back to hermes's network namespace")
-    finally:
-        os.close(home)
 
 
 def _args_fd(args: list[str]) -> int:
@@ -325,27 +323,33 @@ class Launcher:
         tag = CONFINED_TAG if self.mechanism in ("bwrap", "landlock") else UNCONFINED_TAG
         boot = [sys.executable, "-I", "-S", "-c", _BOOT + "main; main()", tag, str(child.fileno())]
         argv, passed = boot, [child.fileno()]
-        own_net = self.mechanism == "bwrap" and self.spec.network and netns.forwarder() is not None
-        join = self._joined if own_net and self._joined is not None and self._joined.usable() \
-            and os.geteuid() == 0 else None  # as root: bwrap started inside it (no --unshare-net)
+        own_net = self.spec.network and netns.forwarder() is not None and self.mechanism in ("bwrap", "landlock")
+        # the predecessor's namespace (its servers stay reachable): as root this thread enters it while it starts
+        # the launcher; bwrap without privileges, a helper enters it and execs bwrap (netns.join_argv)
+        join = self._joined if own_net and self._joined is not None and self._joined.usable() else None
         info_r = None
         if self.mechanism == "bwrap":  # options through `--args FD`: /proc/<pid>/cmdline shows no hidden path
             binds: list[int] = []  # the writable roots and carve-outs, bound by no-follow fds (bwrap._bind)
             prefix = bwrap_argv(self.spec, own_net=own_net and join is None, fds=binds)
             passed += binds
-            if own_net and join is None:
-                info_r, more = self._net_options(passed)
-                prefix[-1:-1] = more
+            if own_net:  # its own namespace, or its predecessor's: only its resolv.conf
+                info_r, more = netns.bwrap_net_options(passed) if join is None else (None, [])
+                prefix[-1:-1] = more or netns.bwrap_resolv_options(passed)
             passed.append(_args_fd(prefix[1:]))
             argv = [prefix[0], "--args", str(passed[-1]), *boot]
+        held = ()  # the joined namespace's fds, passed to the helper (netns holds them: not closed here)
+        if join is not None and os.geteuid() != 0 and self.mechanism == "bwrap":
+            argv, held = join.join_argv(argv)
+        sent = join.user_net_fds() if join is not None and os.geteuid() != 0 and self.mechanism == "landlock" else ()
         env = launcher_env()
         try:
             if self._log_fd is None:
                 self._log_fd = os.memfd_create("hermes-sandbox-log", os.MFD_CLOEXEC)
             start = functools.partial(
                 subprocess.Popen, argv, stdin=subprocess.DEVNULL, stdout=self._log_fd, stderr=self._log_fd,
-                pass_fds=tuple(passed), start_new_session=True, env=env)
-            self._proc = _from_spawner(start if join is None else functools.partial(_in_netns, join.net_fd, start))
+                pass_fds=(*passed, *held), start_new_session=True, env=env)
+            thread_join = join is not None and not held and not sent
+            self._proc = _from_spawner(functools.partial(netns.in_netns, join.net_fd, start) if thread_join else start)
         except OSError as exc:
             parent.close()
             if info_r is not None:
@@ -361,13 +365,9 @@ class Launcher:
             finally:
                 os.close(info_r)
         parent.settimeout(_START_TIMEOUT_S)
-        # Landlock: a namespace only where the host's resolver is not on its loopback (no resolv.conf to bind)
-        ll_net = self.spec.network and netns.forwarder() is not None and netns.resolv_conf_override() is None
         try:
-            send_frame(parent, landlock_config(self.spec, ll_net) if self.mechanism == "landlock"
-                       else {"landlock": None, "fence": self.mechanism == "bwrap", "keeper": True,
-                             "seccomp": bwrap_seccomp(self.spec) if self.mechanism == "bwrap" else None,
-                             "listen": list(self.spec.loopback_ports) if own_net and join is None else []})
+            # with `sent`: the namespace the launcher joins (server._setup)
+            send_frame(parent, self._first_frame(own_net, join is not None, bool(sent)), sent)
             reply = recv_frame(parent)
         except TimeoutError:
             self._fail_start(parent, f"the launcher did not answer within {_START_TIMEOUT_S:.0f} s")
@@ -381,7 +381,8 @@ class Launcher:
             ns = fds[len(listening):]  # its network and user namespaces and net/dev, opened before any command
             del fds[len(listening):]
             # unprivileged, slirp4netns cannot make its own mount sandbox in the launcher's user namespaces
-            self._start_net(parent, lambda: netns.NetNS(*ns, own_sandbox=os.geteuid() == 0))
+            self._start_net(parent, lambda: netns.NetNS(*ns, own_sandbox=os.geteuid() == 0,
+                                                        blocked=bool(reply[0].get("blocked"))))  # type: ignore[index]
         if join is not None:
             self.net, self._borrowed = join, True
         if self.net is not None and not self._borrowed:
@@ -394,20 +395,15 @@ class Launcher:
         self._sock = parent
         threading.Thread(target=self._read, args=(parent,), name="hermes-sandbox", daemon=True).start()
 
-    def _net_options(self, passed: list[int]) -> tuple[int, list[str]]:
-        """bwrap options for its own network namespace: report the namespace's pid (`--info-fd`), and a
-        resolv.conf naming slirp4netns's resolver when the host's resolver is on its loopback."""
-        info_r, info_w = os.pipe()
-        passed.append(info_w)
-        more = ["--info-fd", str(info_w)]
-        resolv = netns.resolv_conf_override()
-        if resolv is not None:
-            fd = os.memfd_create("hermes-resolv", os.MFD_CLOEXEC)
-            os.write(fd, resolv)
-            os.lseek(fd, 0, os.SEEK_SET)
-            passed.append(fd)
-            more += ["--ro-bind-data", str(fd), os.path.realpath("/etc/resolv.conf")]
-        return info_r, more
+    def _first_frame(self, own_net: bool, joined: bool, sent: bool) -> dict:
+        """The launcher's plan (server._setup): `own_net` a network namespace of its own or (`joined`) its
+        predecessor's, whose fds ride along when `sent` (Landlock without privileges)."""
+        if self.mechanism == "landlock":
+            return {**landlock_config(self.spec, own_net), "netns": own_net and not joined, "join": sent,
+                    "joined": joined}
+        return {"landlock": None, "fence": self.mechanism == "bwrap", "keeper": True,
+                "seccomp": bwrap_seccomp(self.spec) if self.mechanism == "bwrap" else None,
+                "listen": list(self.spec.loopback_ports) if own_net and not joined else []}
 
     def _start_net(self, parent: socket.socket, make) -> None:  # type: ignore[no-untyped-def]
         """slirp4netns for the namespace just made (`make()`: its NetNS); the launcher fails to start without

@@ -33,6 +33,10 @@ import time
 from hermes_agent import hostpath
 
 _READY_TIMEOUT_S = 10.0
+SRC_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+# How every helper python process of the sandbox starts (`python -I -S -c BOOT + "name; name()"`): peer.py
+# recognises this prefix (and the tag after it) in a process's command line
+BOOT = f"import sys; sys.path.insert(0, {SRC_ROOT!r}); from hermes_agent.terminal.sandbox.server import "
 
 
 def reap(proc: subprocess.Popen, grace: float = 2.0) -> None:
@@ -53,9 +57,9 @@ def forwarder() -> str | None:
 
 def forwarder_problem() -> str | None:
     if forwarder() is None:
-        return ("slirp4netns is not installed: commands with network on share the host's loopback (your local "
-                "services such as node --inspect, Jupyter or Redis are reachable from the sandbox); install it "
-                "(apt-get install slirp4netns)")
+        return ("slirp4netns is not installed: commands, MCP stdio servers and the browser with network on share "
+                "the host's network (your local services such as node --inspect, Jupyter or Redis, and the cloud "
+                "metadata address, are reachable from the sandbox); install it (apt-get install slirp4netns)")
     return None
 
 
@@ -72,6 +76,47 @@ def resolv_conf_override(path: str = "/etc/resolv.conf") -> bytes | None:
         return None
     kept = [ln for ln in lines if ln.split()[:1] in (["search"], ["options"])]
     return ("\n".join([f"nameserver {SLIRP_DNS}", *kept]) + "\n").encode()
+
+
+def in_netns(net_fd: int, start):  # type: ignore[no-untyped-def]
+    """`start()` on this thread while it is in the network namespace `net_fd` (root: setns), so what it does
+    (a process it forks, routes it adds) lives there; the thread goes back to its own namespace after."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    home = os.open("/proc/thread-self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        if libc.setns(net_fd, 0x40000000) != 0:  # CLONE_NEWNET
+            raise OSError(ctypes.get_errno(), "setns into the sandbox's network namespace")
+        try:
+            return start()
+        finally:
+            if libc.setns(home, 0x40000000) != 0:
+                raise OSError(ctypes.get_errno(), "setns back to hermes's network namespace")
+    finally:
+        os.close(home)
+
+
+def bwrap_net_options(passed: list[int]) -> tuple[int, list[str]]:
+    """bwrap options for its own network namespace: report the namespace's pid (`--info-fd`), and a resolv.conf
+    naming slirp4netns's resolver when the host's resolver is on its loopback. The fds bwrap needs are appended
+    to `passed` (the caller closes them once bwrap started); returns the pid report's read end."""
+    info_r, info_w = os.pipe()
+    passed.append(info_w)
+    return info_r, ["--info-fd", str(info_w), *bwrap_resolv_options(passed)]
+
+
+def bwrap_resolv_options(passed: list[int]) -> list[str]:
+    """bwrap options for a sandbox in a namespace of its own (made or joined) when the host's resolver is on
+    its loopback: a resolv.conf naming slirp4netns's resolver (the fd appended to `passed`)."""
+    resolv = resolv_conf_override()
+    if resolv is None:
+        return []
+    fd = os.memfd_create("hermes-resolv", os.MFD_CLOEXEC)
+    os.write(fd, resolv)
+    os.lseek(fd, 0, os.SEEK_SET)
+    passed.append(fd)
+    return ["--ro-bind-data", str(fd), os.path.realpath("/etc/resolv.conf")]
 
 
 def host_loopback_ports() -> list[int]:
@@ -130,8 +175,10 @@ class NetNS:
     first process (`of_pid`), or by the Landlock launcher itself and passed over its socket (it is not
     dumpable, so its /proc/<pid>/ns is closed to hermes without privileges)."""
 
-    def __init__(self, net: int, user: int, dev: int, own_sandbox: bool = True, pid: int = 0) -> None:
+    def __init__(self, net: int, user: int, dev: int, own_sandbox: bool = True, pid: int = 0,
+                 blocked: bool = False) -> None:
         self._fds = {"net": net, "user": user, "dev": dev}
+        self._blocked = blocked  # the Landlock launcher added the unreachable routes itself (nsmount)
         self._pid = pid  # bwrap's first process: slirp4netns is given its pid (its own sandbox then works)
         self._own_sandbox = own_sandbox  # slirp4netns --enable-sandbox (not in the Landlock user namespaces)
         self._proc: subprocess.Popen | None = None
@@ -142,19 +189,41 @@ class NetNS:
 
     @classmethod
     def of_pid(cls, pid: int) -> NetNS:
-        fds = []
+        import fcntl
+
+        fds: list[int] = []
         try:
-            for path in (f"/proc/{pid}/ns/net", f"/proc/{pid}/ns/user", f"/proc/{pid}/net/dev"):
-                fds.append(os.open(path, os.O_RDONLY | os.O_CLOEXEC))
+            fds.append(os.open(f"/proc/{pid}/ns/net", os.O_RDONLY | os.O_CLOEXEC))
+            # the user namespace that owns it (NS_GET_USERNS), not the process's own: without privileges bwrap's
+            # first process moves on to a nested one after setup, where slirp4netns (and the routes) have no power
+            fds.append(fcntl.ioctl(fds[0], 0xB701))
+            os.set_inheritable(fds[1], False)
+            fds.append(os.open(f"/proc/{pid}/net/dev", os.O_RDONLY | os.O_CLOEXEC))
         except OSError:
             for fd in fds:
                 os.close(fd)
             raise
-        return cls(*fds, pid=pid)
+        # without privileges bwrap's user namespace maps only the user's uid: slirp4netns's own sandbox needs uid 0
+        # there (setegid(0) fails), as in the Landlock launcher's namespaces
+        return cls(*fds, pid=pid, own_sandbox=os.geteuid() == 0)
 
     @property
     def net_fd(self) -> int:
         return self._fds["net"]
+
+    def user_net_fds(self) -> tuple[int, int]:
+        """The owning user namespace and the network namespace, as held (a re-planned Landlock launcher joins)."""
+        return self._fds["user"], self._fds["net"]
+
+    def join_argv(self, argv: list[str]) -> tuple[list[str], tuple[int, int]]:
+        """`argv` started inside this namespace without privileges: a helper (`server.join_main`) enters the
+        user namespace owning it, then the namespace, and execs `argv` (bwrap then makes its own nested user
+        namespace and no network one). Returns the command line and the fds to pass it."""
+        import sys
+
+        fds = self.user_net_fds()
+        plan = json.dumps({"user": fds[0], "net": fds[1]})
+        return [sys.executable, "-I", "-S", "-c", BOOT + "join_main; join_main()", "hermes-netjoin", plan, *argv], fds
 
     def usable(self) -> bool:
         """Still configured (slirp4netns running): a re-planned launcher may join it (Launcher._joined)."""
@@ -162,6 +231,7 @@ class NetNS:
 
     def start(self, log_fd: int) -> None:
         """Start slirp4netns on a tap device inside, wait until it is configured."""
+        self._block()
         ready_r, ready_w = os.pipe()
         exit_r, self._exit_w = os.pipe()  # closed by us (or our death): slirp4netns exits
         net, user = self._fds["net"], self._fds["user"]
@@ -169,8 +239,9 @@ class NetNS:
                 "--enable-seccomp", "--ready-fd", str(ready_w), "--exit-fd", str(exit_r),
                 *(["--enable-sandbox"] if self._own_sandbox else [])]
         own_userns = os.fstat(user).st_ino != os.stat("/proc/self/ns/user").st_ino  # bwrap/the launcher made one
-        if self._pid:
-            argv += [*(["--userns-path", f"/proc/{self._pid}/ns/user"] if own_userns else []), str(self._pid)]
+        if self._pid:  # the user namespace owning the network one (of_pid): bwrap's first process may have moved
+            # on to a nested one by now (without privileges), which has no power over the network namespace
+            argv += [*(["--userns-path", f"/proc/self/fd/{user}"] if own_userns else []), str(self._pid)]
         else:
             argv += ["--netns-type=path", *(["--userns-path", f"/proc/self/fd/{user}"] if own_userns else []),
                      f"/proc/self/fd/{net}"]
@@ -191,6 +262,37 @@ class NetNS:
             self.close()
             raise OSError("slirp4netns did not configure the sandbox's network")
         self._seen = self.rx_bytes()
+
+    def _block(self) -> None:
+        """Unreachable routes for the link-local range (cloud metadata) inside the namespace, added before
+        slirp4netns gives it a way out: no command ever sees them routed. The sandbox does not start without
+        them. In our own user namespace (root) this thread enters the network namespace for it; in one bwrap
+        made (no privileges) a helper process enters both (`server.netcfg_main`: a thread of a threaded
+        process cannot join a user namespace)."""
+        import sys
+
+        if self._blocked:
+            return
+        if os.fstat(self._fds["user"]).st_ino == os.stat("/proc/self/ns/user").st_ino:
+            from hermes_agent.terminal.sandbox.nsmount import reject_routes
+
+            try:
+                in_netns(self._fds["net"], reject_routes)
+            except OSError as exc:
+                raise OSError(f"cannot block link-local addresses in the sandbox's network: {exc}") from exc
+            return
+
+        fds = {"user": self._fds["user"], "net": self._fds["net"]}
+        argv = [sys.executable, "-I", "-S", "-c", BOOT + "netcfg_main; netcfg_main()", "hermes-netcfg",
+                json.dumps(fds)]
+        try:
+            res = subprocess.run(argv, pass_fds=tuple(fds.values()), capture_output=True, timeout=_READY_TIMEOUT_S,
+                                 check=False, stdin=subprocess.DEVNULL, env={})
+        except (OSError, subprocess.SubprocessError) as exc:
+            raise OSError(f"cannot block link-local addresses in the sandbox's network: {exc}") from exc
+        if res.returncode != 0:
+            why = res.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or [f"exit {res.returncode}"]
+            raise OSError(f"cannot block link-local addresses in the sandbox's network: {why[0]}")
 
     def rx_bytes(self) -> int:
         """Bytes received from outside the namespace so far (every interface but lo)."""
@@ -246,16 +348,23 @@ def relay_serve(plan: dict) -> None:
     """The relay process (`server.relay_main`): `plan` {"ports", "fds"}: the listening sockets of the ports
     inside the namespace; each accepted connection goes to the host's 127.0.0.1:port. Runs until killed (the
     launcher's close) or hermes dies (its parent-death signal)."""
+    # "signal": a byte per chunk that came in from the host's side (NetNS.took_in)
+    threads = relay_start(plan["ports"], plan["fds"], int(plan["signal"]))
+    for thread in threads:
+        thread.join()
+
+
+def relay_start(ports: list, fds: list, signal_fd: int = -1) -> list[threading.Thread]:
+    """A thread per granted port accepting on its listening socket (fd) inside the namespace (daemon threads,
+    started); `signal_fd` -1: nobody counts what comes in."""
     threads = []
-    signal_fd = int(plan["signal"])  # a byte per chunk that came in from the host's side (NetNS.took_in)
-    for port, fd in zip(plan["ports"], plan["fds"], strict=True):
+    for port, fd in zip(ports, fds, strict=True):
         listener = socket.socket(fileno=int(fd))
         listener.setblocking(True)
         threads.append(threading.Thread(target=_accept, args=(listener, int(port), signal_fd), daemon=True))
     for thread in threads:
         thread.start()
-    for thread in threads:
-        thread.join()
+    return threads
 
 
 def _accept(listener: socket.socket, port: int, signal_fd: int) -> None:

@@ -21,7 +21,7 @@ def _prctl(option: int, value: int) -> None:
 _CLONE_NEWNS, _CLONE_NEWPID, _CLONE_NEWNET, _CLONE_NEWUSER = 0x00020000, 0x20000000, 0x40000000, 0x10000000
 
 
-def _own_user_netns() -> bool:
+def _own_user_netns(resolv: str = "") -> bool:
     """Without privileges (bwrap's way): an outer user namespace where we are root (uid 0 = our uid), holding
     the network namespace (slirp4netns joins it as root there to make its tap device), then an inner one
     mapping our uid back (files keep their owners; commands, not root there, have no capabilities after
@@ -33,6 +33,9 @@ def _own_user_netns() -> bool:
     try:
         _write_maps(f"0 {uid} 1", f"0 {gid} 1", deny=True)
         _loopback_up()  # root of the outer namespace may; nobody in the inner one can
+        reject_routes()
+        if resolv:
+            bind_resolv(resolv)
         _OUTER.append(os.open("/proc/self/ns/user", os.O_RDONLY | os.O_CLOEXEC))
         if not _unshare(_CLONE_NEWUSER):
             raise OSError("cannot make the inner user namespace")
@@ -40,6 +43,27 @@ def _own_user_netns() -> bool:
     finally:
         _prctl(_PR_SET_DUMPABLE, 0)
     return True
+
+
+def _join_user_netns(user: int, net: int, resolv: str = "") -> None:
+    """The unprivileged Landlock launcher's way into its predecessor's network namespace (a re-plan): enter the
+    outer user namespace owning it (root there) and the namespace, then an inner user namespace mapping the
+    user's uid back, as `_own_user_netns` does. Single-threaded caller (just forked)."""
+    uid, gid = os.getuid(), os.getgid()
+    try:
+        enter(user, net)
+    finally:
+        os.close(user)
+        os.close(net)
+    if resolv:
+        bind_resolv(resolv)
+    _prctl(_PR_SET_DUMPABLE, 1)
+    try:
+        if not _unshare(_CLONE_NEWUSER):
+            raise OSError("cannot make the inner user namespace")
+        _write_maps(f"{uid} 0 1", f"{gid} 0 1", deny=False)
+    finally:
+        _prctl(_PR_SET_DUMPABLE, 0)
 
 
 _OUTER: list[int] = []  # the user namespace owning the sandbox's network namespace (unprivileged Landlock)
@@ -60,8 +84,82 @@ def _loopback_up() -> None:
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
         flags = struct.unpack("16sH", fcntl.ioctl(sock, 0x8913, struct.pack("16sH14x", b"lo", 0))[:18])[1]
         fcntl.ioctl(sock, 0x8914, struct.pack("16sH14x", b"lo", flags | 1))
+
+
+# Where no command may connect from a sandbox's own network namespace, whatever slirp4netns would route: the
+# link-local range (the cloud metadata service 169.254.169.254 of AWS, GCP, Azure, OpenStack; Alibaba's
+# 100.100.100.200). IPv6 needs nothing: slirp4netns runs without --enable-ipv6, so the namespace has no IPv6
+# route at all (fd00:ec2::254 is unreachable too).
+BLOCKED_ROUTES = ("169.254.0.0/16", "100.100.100.200/32")
+_SIOCADDRT, _RTF_UP, _RTF_HOST, _RTF_REJECT = 0x890B, 0x0001, 0x0004, 0x0200
+
+
+def reject_routes(cidrs: tuple[str, ...] | list[str] = BLOCKED_ROUTES) -> None:
+    """`ip route add unreachable CIDR` for each, in this process's network namespace (needs CAP_NET_ADMIN
+    there: root of it): a connect() to such an address fails at once with EHOSTUNREACH ("No route to host").
+    The legacy routing ioctl (SIOCADDRT, struct rtentry with RTF_REJECT): stdlib only, no device needed."""
+    import ctypes
+    import fcntl
+    import ipaddress
+    import struct
+
+    class RtEntry(ctypes.Structure):
+        _fields_ = [("pad1", ctypes.c_ulong), ("dst", ctypes.c_ubyte * 16), ("gateway", ctypes.c_ubyte * 16),
+                    ("genmask", ctypes.c_ubyte * 16), ("flags", ctypes.c_ushort), ("pad2", ctypes.c_short),
+                    ("pad3", ctypes.c_ulong), ("pad4", ctypes.c_void_p), ("metric", ctypes.c_short),
+                    ("dev", ctypes.c_char_p), ("mtu", ctypes.c_ulong), ("window", ctypes.c_ulong),
+                    ("irtt", ctypes.c_ushort)]
+
+    def sockaddr(addr: ipaddress.IPv4Address):  # type: ignore[no-untyped-def]
+        return (ctypes.c_ubyte * 16).from_buffer_copy(struct.pack("=HH4s8x", socket.AF_INET, 0, addr.packed))
+
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        for cidr in cidrs:
+            net = ipaddress.IPv4Network(cidr)
+            entry = RtEntry(dst=sockaddr(net.network_address), genmask=sockaddr(net.netmask),
+                            flags=_RTF_UP | _RTF_REJECT | (_RTF_HOST if net.prefixlen == 32 else 0))
+            try:
+                fcntl.ioctl(sock, _SIOCADDRT, bytes(entry))
+            except FileExistsError:
+                pass  # a joined namespace already has it
+
+
+def enter(user: int, net: int) -> None:
+    """Join the network namespace `net` through the user namespace `user` owning it (when that is not ours):
+    root there, so its routes may be changed. The caller is single-threaded (a helper process)."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    if os.fstat(user).st_ino != os.stat("/proc/self/ns/user").st_ino and libc.setns(user, _CLONE_NEWUSER) != 0:
+        raise OSError(ctypes.get_errno(), "cannot enter the sandbox's user namespace")
+    if libc.setns(net, _CLONE_NEWNET) != 0:
+        raise OSError(ctypes.get_errno(), "cannot enter the sandbox's network namespace")
 _MS_REC, _MS_PRIVATE, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 0x4000, 0x40000, 2, 4, 8
 _MS_RDONLY, _MS_REMOUNT, _MS_BIND = 1, 32, 4096
+
+
+def bind_resolv(text: str) -> None:
+    """The network namespace's resolv.conf (bwrap's --ro-bind-data, for the Landlock launcher): in a mount
+    namespace of its own, a file holding `text` on a small tmpfs (mounted on /tmp for the moment, detached right
+    after: only the file's bind stays) bound read-only over the host's /etc/resolv.conf (its target when a
+    link). Root of the namespace (root, or the outer user namespace), single-threaded, before any command."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    if not _unshare(_CLONE_NEWNS) or libc.mount(b"none", b"/", None, _MS_REC | _MS_PRIVATE, None) != 0:
+        raise OSError(ctypes.get_errno(), "no mount namespace for the sandbox's resolv.conf")
+    scratch, target = os.path.realpath("/tmp").encode(), os.path.realpath("/etc/resolv.conf").encode()
+    if libc.mount(b"tmpfs", scratch, b"tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, b"size=16k,mode=700") != 0:
+        raise OSError(ctypes.get_errno(), "no scratch tmpfs for the sandbox's resolv.conf")
+    try:
+        fd = os.open(scratch + b"/resolv.conf", os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        if libc.mount(scratch + b"/resolv.conf", target, None, _MS_BIND, None) != 0 or libc.mount(
+                None, target, None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | _MS_NOSUID | _MS_NODEV, None) != 0:
+            raise OSError(ctypes.get_errno(), "cannot put the sandbox's resolv.conf in place")
+    finally:
+        libc.umount2(scratch, 2)  # MNT_DETACH: /tmp is the host's again; the bound file stays
 
 
 def _unshare(flags: int) -> bool:

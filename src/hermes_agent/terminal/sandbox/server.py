@@ -30,11 +30,14 @@ from hermes_agent.terminal.sandbox.nsmount import (  # noqa: F401  (re-exported 
     _CLONE_NEWNET,
     _CLONE_NEWPID,
     _OUTER,
+    _join_user_netns,
     _loopback_up,
     _own_proc,
     _own_user_netns,
     _reap_until,
     _unshare,
+    bind_resolv,
+    reject_routes,
 )
 
 MAX_FRAME = 64 * 1024 * 1024
@@ -223,6 +226,11 @@ def _setup(sock: socket.socket) -> bool:
     if frame is None:
         return False
     cfg = frame[0] if isinstance(frame[0], dict) else {}
+    if cfg.get("join") and len(frame[1]) == 2:  # the predecessor's namespace: its user and network namespaces
+        cfg["join_fds"] = frame[1]
+    else:
+        for fd in frame[1]:
+            os.close(fd)
     try:
         from hermes_agent.terminal.sandbox import landlock
 
@@ -243,19 +251,22 @@ def _setup(sock: socket.socket) -> bool:
     except OSError as exc:
         send_frame(sock, {"error": f"loopback port: {exc}"})
         return False
-    ns = []
-    if cfg.get("netns_made"):  # the network namespace, the user namespace owning it, its counters
-        ns = [os.open("/proc/self/ns/net", os.O_RDONLY | os.O_CLOEXEC),
-              _OUTER.pop() if _OUTER else os.open("/proc/self/ns/user", os.O_RDONLY | os.O_CLOEXEC),
-              os.open("/proc/self/net/dev", os.O_RDONLY | os.O_CLOEXEC)]
+    ns = _ns_fds() if cfg.get("netns_made") else []
     send_frame(sock, {"ready": True, "pid": os.getpid(), "listening": [p for p, _ in listening],
-                      "netns": bool(cfg.get("netns_made"))},
+                      "netns": bool(cfg.get("netns_made")), "blocked": bool(cfg.get("netns_made"))},
                [*(s.fileno() for _, s in listening), *ns])
     for _, listener in listening:
         listener.close()  # hermes holds them now; no command inherits them
     for fd in ns:
         os.close(fd)
     return True
+
+
+def _ns_fds() -> list[int]:
+    """The network namespace this process made, the user namespace owning it, its counters (netns.NetNS)."""
+    return [os.open("/proc/self/ns/net", os.O_RDONLY | os.O_CLOEXEC),
+            _OUTER.pop() if _OUTER else os.open("/proc/self/ns/user", os.O_RDONLY | os.O_CLOEXEC),
+            os.open("/proc/self/net/dev", os.O_RDONLY | os.O_CLOEXEC)]
 
 
 def _listen(ports: list) -> list[tuple[int, socket.socket]]:
@@ -295,12 +306,20 @@ def _confine(cfg: dict, split) -> None:  # type: ignore[no-untyped-def]
         _supervise(pair[0], writable or frozenset())
     pidns = bool(cfg.get("pidns")) and _unshare(_CLONE_NEWPID)  # the next child is pid 1 of its own namespace
     split(pair[0] if pair else None)  # the keeper stays outside every Landlock domain
-    if cfg.get("netns"):  # a network namespace for slirp4netns (netns.py): as root, else in user namespaces
+    resolv = str(cfg.get("resolv") or "")  # the namespace's resolv.conf (the host's names a loopback resolver)
+    if cfg.get("join_fds"):  # a re-planned launcher without privileges: its predecessor's network namespace
+        _join_user_netns(*cfg.pop("join_fds"), resolv=resolv)
+    elif cfg.get("netns"):  # a network namespace for slirp4netns (netns.py): as root, else in user namespaces
         if _unshare(_CLONE_NEWNET):
             _loopback_up()
+            reject_routes()
             cfg["netns_made"] = True
+            if resolv:
+                bind_resolv(resolv)
         else:
-            cfg["netns_made"] = _own_user_netns()
+            cfg["netns_made"] = _own_user_netns(resolv)
+    elif cfg.get("joined") and resolv:  # as root, started inside its predecessor's namespace
+        bind_resolv(resolv)
     if pidns and _own_proc(cfg.get("binds") or [], cfg.get("copies") or []) and bound is not None:
         rules = bound  # every carve-out is a read-only mount (made before Landlock: a domain may not mount), so
         # no dot-link target needs Landlock's seal and the credential-free git config covers its original
@@ -471,6 +490,44 @@ def relay_main() -> None:
     relay_serve(json.loads(sys.argv[2]))
 
 
+def netcfg_main() -> None:
+    """The network namespace's configurator (netns.NetNS.start), run before slirp4netns gives the namespace a
+    way out: argv[2] is {"user": fd, "net": fd}; it enters them and adds the unreachable routes
+    (nsmount.BLOCKED_ROUTES). Exit 1 with one line on stderr when it cannot."""
+    from hermes_agent.terminal.sandbox.nsmount import enter, reject_routes
+
+    plan = json.loads(sys.argv[2])
+    try:
+        enter(int(plan["user"]), int(plan["net"]))
+        reject_routes()
+    except OSError as exc:
+        sys.stderr.write(f"{exc.strerror or exc}\n")
+        os._exit(1)
+
+
+def join_main() -> None:
+    """netns.NetNS.join_argv: argv[2] {"user": fd, "net": fd}; enter them, close them, exec argv[3:]."""
+    from hermes_agent.terminal.sandbox.nsmount import enter
+
+    plan = json.loads(sys.argv[2])
+    try:
+        enter(int(plan["user"]), int(plan["net"]))
+        os.close(int(plan["user"]))
+        os.close(int(plan["net"]))
+        os.execvp(sys.argv[3], sys.argv[3:])
+    except OSError as exc:
+        sys.stderr.write(f"hermes sandbox: cannot join the sandbox's network namespace: {exc}\n")
+        os._exit(126)
+
+
+def netwrap_main() -> None:
+    """A wrapped program's own network namespace (netwrap.py): argv[1] the tag, argv[2] the plan, the rest
+    the sandbox's command line."""
+    from hermes_agent.terminal.sandbox import netwrap
+
+    netwrap.main(json.loads(sys.argv[2]), sys.argv[3:])
+
+
 def exec_main() -> None:
     """`sandbox_command` for Landlock: argv[1] is the tag, argv[2] the config (JSON), argv[3:] the program.
     As the launcher: a keeper stays in the outer domain and kills every descendant when the program ends
@@ -496,6 +553,13 @@ def exec_main() -> None:
     except OSError as exc:
         sys.stderr.write(f"hermes sandbox: landlock/seccomp: {exc}\n")
         os._exit(126)
+    from hermes_agent.terminal.sandbox.netwrap import handshake
+
+    try:
+        handshake(cfg)  # behind netwrap: its network namespace is set up before the program runs
+    except OSError as exc:
+        sys.stderr.write(f"hermes sandbox: network namespace: {exc}\n")
+        os._exit(125)
     try:
         os.execvp(sys.argv[3], sys.argv[3:])
     except OSError as exc:

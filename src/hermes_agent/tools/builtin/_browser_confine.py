@@ -24,35 +24,39 @@ _SRC_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.p
 _ENV_KEEP = ("PATH", "LANG", "LANGUAGE", "TZ", "FONTCONFIG_PATH")
 
 
-def confined_executable(executable: str, policy: object, sandbox: Mapping, hermes_home: str) -> tuple[str, str]:
-    """(what Playwright should launch, error). The executable itself when the sandbox is off."""
-    from hermes_agent.terminal.sandbox.launcher import choose_mechanism
+def confined_executable(executable: str, policy: object, sandbox: Mapping,
+                        hermes_home: str) -> tuple[str, str, tuple[int, ...] | None]:
+    """(what Playwright should launch, error, the host loopback ports it reaches: None when it shares the host's
+    network). The executable itself when the sandbox is off."""
+    from hermes_agent.terminal.sandbox.launcher import choose_mechanism, own_network
     from hermes_agent.terminal.sandbox.spec import spec_from_policy
     from hermes_agent.tools.mcp.confine import make_private
 
     mode = str(sandbox.get("mode") or "workspace-write")
     if policy is None or mode == "off" or not executable:
-        return executable, ""
+        return executable, "", None
     home = os.path.realpath(str(policy.home))  # type: ignore[attr-defined]
     profile = hashlib.sha1(os.path.realpath(hermes_home).encode()).hexdigest()[:6]
     private = os.path.join(home, ".cache", "hermes", f"browser-{profile}")
     problem = make_private(os.path.join(private, "tmp"))
     if problem:
-        return "", f"the browser was not started: {problem}"
+        return "", f"the browser was not started: {problem}", None
     narrowed = replace(policy, writable=(private,), workspace=())  # type: ignore[type-var]
-    spec = spec_from_policy(narrowed, network=True, mechanism=str(sandbox.get("mechanism") or "auto"), mode=mode)
+    spec = spec_from_policy(narrowed, network=True, mechanism=str(sandbox.get("mechanism") or "auto"), mode=mode,
+                            loopback_ports=sandbox.get("loopback_ports") or ())  # its own network namespace
     spec = spec.with_writable(private)  # also in read-only mode: the browser needs its own home
     mechanism, why = choose_mechanism(spec)
     if mechanism is None:
         return "", (f"the browser was not started: no OS sandbox works here ({why}); install bubblewrap, or set "
-                    "sandbox.mode: off to run it (and local commands) unconfined")
+                    "sandbox.mode: off to run it (and local commands) unconfined"), None
     env = {k: v for k, v in hostpath.user_environ().items() if k in _ENV_KEEP or k.startswith("LC_")}
     env.update(HOME=private, XDG_CONFIG_HOME=os.path.join(private, "config"),
                XDG_CACHE_HOME=os.path.join(private, "cache"), TMPDIR=os.path.join(private, "tmp"))
     spec_data = {f.name: getattr(spec, f.name) for f in fields(spec) if f.compare}  # data, not its callables
     config = {"spec": spec_data, "executable": executable, "env": env,
               "tmp": os.path.realpath(tempfile.gettempdir())}
-    return _write_wrapper(config, os.path.join(os.path.realpath(hermes_home), "cache", "browser")), ""
+    ports = spec.loopback_ports if own_network(spec, mechanism) else None
+    return _write_wrapper(config, os.path.join(os.path.realpath(hermes_home), "cache", "browser")), "", ports
 
 
 def _write_wrapper(config: dict, directory: str) -> str:

@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from hermes_agent.tools.builtin._urlguard import url_problem
+from hermes_agent.tools.builtin._urlguard import loopback_problem, url_problem
 
 if TYPE_CHECKING:
     import asyncio
@@ -43,6 +43,7 @@ class LaunchOptions:
     cdp_url: str  # attach to this endpoint instead of launching
     allow_private: bool  # pages may load loopback/private addresses
     timeout_s: float  # one browser command's limit (browser.command_timeout)
+    loopback_ports: tuple[int, ...] | None = None  # own network namespace: the host loopback ports it reaches
 
 
 @dataclass(slots=True)
@@ -52,6 +53,7 @@ class Tab:
     context: Any
     page: Any
     allow_private: bool = False
+    loopback_ports: tuple[int, ...] | None = None  # LaunchOptions.loopback_ports (_urlguard.loopback_problem)
     blocked: list[str] = field(default_factory=list)
     verdicts: dict[str, str | None] = field(default_factory=dict)
     redirect_to: str | None = None  # where the main frame is being sent by a checked redirect hop
@@ -82,7 +84,8 @@ class Tab:
 
         url = self.page.url
         if url.startswith(("http://", "https://")):
-            problem = await asyncio.get_running_loop().run_in_executor(None, url_problem, url, self.allow_private)
+            problem = await asyncio.get_running_loop().run_in_executor(None, _problem, url, self.allow_private,
+                                                                              self.loopback_ports)
             if problem:
                 await self.page.goto("about:blank")
                 raise BrowserError(f"{problem} (the page went there by a redirect: {url})")
@@ -163,7 +166,7 @@ class BrowserPool:
             browser = await self._start(opts)
             context = await browser.new_context(viewport=VIEWPORT)
             context.set_default_timeout(opts.timeout_s * 1000)
-            tab = Tab(context, None, opts.allow_private)
+            tab = Tab(context, None, opts.allow_private, opts.loopback_ports)
             await context.route("**/*", lambda route: _guard(route, tab, opts.allow_private))
             await context.route_web_socket(lambda _url: True, lambda ws: _guard_socket(ws, tab, opts.allow_private))
             await context.add_init_script(_NO_WEBRTC)
@@ -274,13 +277,17 @@ async def _navigate_hop(route: Any, tab: Tab, allow_private: bool) -> None:
     await route.fulfill(status=200, content_type="text/html", body=body)
 
 
+def _problem(url: str, allow_private: bool, loopback_ports: tuple[int, ...] | None) -> str | None:
+    return url_problem(url, allow_private) or loopback_problem(url, loopback_ports)
+
+
 async def _verdict(tab: Tab, url: str, allow_private: bool) -> str | None:
     import asyncio  # loaded with the first browser command, not at start-up
 
     host = url.split("/", 3)[2]
     if host not in tab.verdicts:
         loop = asyncio.get_running_loop()
-        tab.verdicts[host] = await loop.run_in_executor(None, url_problem, url, allow_private)
+        tab.verdicts[host] = await loop.run_in_executor(None, _problem, url, allow_private, tab.loopback_ports)
     return tab.verdicts[host]
 
 
@@ -290,7 +297,7 @@ async def _guard_socket(ws: Any, tab: Tab, allow_private: bool) -> None:
 
     url = ws.url
     http = "http" + url[2:] if url.startswith("ws") else url
-    problem = await asyncio.get_running_loop().run_in_executor(None, url_problem, http, allow_private)
+    problem = await asyncio.get_running_loop().run_in_executor(None, _problem, http, allow_private, tab.loopback_ports)
     if problem is not None:
         tab.blocked.append(f"{problem}: {url}")
         await ws.close(code=1008, reason="blocked")

@@ -97,3 +97,26 @@ def url_problem(url: str, allow_private_urls: bool, resolver: Resolver = resolve
                 "in config.yaml to allow it)")
     problem = next((p for a in addresses if (p := address_problem(a, allow_private_urls))), None)
     return f"Blocked: URL targets {problem}" if problem else None  # 0.0.0.0, [::], multicast: never a host
+
+
+def loopback_problem(url: str, granted: tuple[int, ...] | None, resolver: Resolver = resolve) -> str | None:
+    """Why the confined browser may not open `url` on the host's loopback (None: it may). `granted` None: the
+    browser shares the host's network (no namespace of its own); else only the ports `sandbox.loopback_ports`
+    grants are reachable there, for what Chromium fetches (its own network namespace, netwrap.py) and for what
+    Playwright fetches on its behalf (navigations, redirect hops, WebSockets: checked here)."""
+    if granted is None:
+        return None
+    try:
+        parts = urlsplit(url.strip())
+        host = (parts.hostname or "").rstrip(".").lower()
+        port = parts.port or (443 if parts.scheme in ("https", "wss") else 80)
+    except ValueError:
+        return None  # url_problem says why
+    try:
+        addresses = [ipaddress.ip_address(host)]
+    except ValueError:
+        addresses = [ipaddress.ip_address(a.split("%")[0]) for a in resolver(host)] if host else []
+    if port in granted or not any(_unmapped(a).is_loopback for a in addresses):
+        return None
+    return (f"Blocked: port {port} of this machine's loopback is not granted to the browser (it runs in a network "
+            f"namespace of its own); grant it with sandbox.loopback_ports: [{port}] in config.yaml")

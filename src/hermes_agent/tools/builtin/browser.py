@@ -15,7 +15,7 @@ from hermes_agent.tools.builtin import _images
 from hermes_agent.tools.builtin._browser_pool import POOL, BrowserError, LaunchOptions, Tab
 from hermes_agent.tools.builtin._checks import browser_available, chromium_path
 from hermes_agent.tools.builtin._snapshot import capped, compact, element_count, normalise_ref
-from hermes_agent.tools.builtin._urlguard import allow_private, url_problem
+from hermes_agent.tools.builtin._urlguard import allow_private, loopback_problem, url_problem
 from hermes_agent.tools.registry import registry
 
 _NO_PAGE = "Call browser_navigate first."
@@ -65,10 +65,11 @@ def _options(ctx: Any) -> LaunchOptions:
 
         from hermes_agent.tools.builtin._browser_confine import confined_executable
 
-        executable, problem = confined_executable(executable, ctx.path_policy, asdict(cfg.sandbox), str(ctx.settings.home))
+        executable, problem, ports = confined_executable(executable, ctx.path_policy, asdict(cfg.sandbox),
+                                                         str(ctx.settings.home))
         if problem:
             raise BrowserError(problem)
-    return LaunchOptions(executable, cdp, allowed, cfg.browser.command_timeout)
+    return LaunchOptions(executable, cdp, allowed, cfg.browser.command_timeout, ports)
 
 
 def _fail(error: str, **extra: object) -> str:
@@ -122,7 +123,7 @@ def _navigate(args: dict, **kw: Any) -> str:
         opts = _options(ctx)
     except BrowserError as exc:
         return _fail(str(exc))
-    problem = url_problem(url, opts.allow_private)
+    problem = url_problem(url, opts.allow_private) or loopback_problem(url, opts.loopback_ports)
     if problem:
         return _fail(problem)
 

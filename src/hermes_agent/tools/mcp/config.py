@@ -27,6 +27,7 @@ class ServerSandbox:
     writable_paths: tuple[str, ...] = ()
     readable_paths: tuple[str, ...] = ()
     network: bool | None = None  # None: the global sandbox.network
+    loopback_ports: tuple[int, ...] = ()  # the host's 127.0.0.1 ports it may reach, with sandbox.loopback_ports
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,16 +121,20 @@ def parse_sandbox(raw: object, env: Mapping[str, str] | None = None) -> ServerSa
     if raw in _OFF:
         return ServerSandbox(enabled=False)
     if not isinstance(raw, Mapping):
-        raise ValueError("`sandbox` must be false or a mapping (writable_paths, readable_paths, network)")
-    unknown = set(map(str, raw)) - {"writable_paths", "readable_paths", "network"}
+        raise ValueError("`sandbox` must be false or a mapping (writable_paths, readable_paths, network, "
+                         "loopback_ports)")
+    unknown = set(map(str, raw)) - {"writable_paths", "readable_paths", "network", "loopback_ports"}
     if unknown:
         raise ValueError(f"`sandbox` has unknown keys: {', '.join(sorted(unknown))}")
     net = raw.get("network")
     if net is not None and net not in _ON and net not in _OFF:
         raise ValueError("`sandbox.network` must be on or off")
+    ports = raw.get("loopback_ports") or []
+    if not isinstance(ports, list | tuple) or not all(isinstance(p, int) and 0 < p < 65536 for p in ports):
+        raise ValueError("`sandbox.loopback_ports` must be a list of TCP port numbers")
     return ServerSandbox(writable_paths=_paths(raw.get("writable_paths"), "writable_paths", env),
                          readable_paths=_paths(raw.get("readable_paths"), "readable_paths", env),
-                         network=None if net is None else net in _ON)
+                         network=None if net is None else net in _ON, loopback_ports=tuple(ports))
 
 
 def parse_server(name: str, raw: object, env: Mapping[str, str] | None = None) -> ServerConfig:

@@ -44,8 +44,19 @@ class Confinement:
             return f"unconfined ({self.why})"
         roots = ", ".join(w + ("" if os.path.exists(w) or w == self.state_dir else " (missing)")
                           for w in self.writable or self.spec.writable)
-        net = "on" if self.spec.network else "off"
-        return f"confined ({self.why}): writes only {roots}; secrets hidden; network {net}"
+        return f"confined ({self.why}): writes only {roots}; secrets hidden; network {self._network()}"
+
+    def _network(self) -> str:
+        from hermes_agent.terminal.sandbox.launcher import own_network
+
+        assert self.spec is not None
+        if not self.spec.network:
+            return "off"
+        if not own_network(self.spec, self.why):
+            return "on (the host's network: your loopback services are reachable)"
+        ports = ", ".join(map(str, self.spec.loopback_ports))
+        return "on (own namespace: your loopback services are not reachable" + (
+            f"; granted host loopback ports: {ports})" if ports else ")")
 
 
 def state_dir_for(name: str, home: str, hermes_home: str) -> str:
@@ -176,8 +187,9 @@ def confine(cfg: ServerConfig, policy: PathPolicy | None, sandbox: Mapping | Non
         return Confinement(None, {}, cwd, state, error=f"not started: {problem}")
     network = sb.get("network", True) if cfg.sandbox.network is None else cfg.sandbox.network
     narrowed = _narrowed(policy, cfg, state)
-    spec = spec_from_policy(narrowed, network=network,
-                            mechanism=str(sb.get("mechanism") or "auto"), mode=str(sb.get("mode") or ""))
+    ports = (*(sb.get("loopback_ports") or ()), *cfg.sandbox.loopback_ports)  # its own network namespace
+    spec = spec_from_policy(narrowed, network=network, mechanism=str(sb.get("mechanism") or "auto"),
+                            mode=str(sb.get("mode") or ""), loopback_ports=ports)
     mechanism, why = choose_mechanism(spec)
     env = server_env(cfg, environ, tmp, state)
     if mechanism is None:
