@@ -311,9 +311,15 @@ def test_without_slirp4netns_the_host_network_stays_and_it_is_said_once(scripted
     if bwrap_problem():
         pytest.skip(bwrap_problem())
     import shutil
+    import tempfile
 
-    bin_dir = tmp_path / "work" / "bin"  # in the workspace: /tmp inside is the session's own
-    bin_dir.mkdir(parents=True)
+    # a PATH without slirp4netns, outside /tmp, HOME and the workspace (hermes takes bwrap only from a PATH
+    # directory the sandbox cannot write: hostpath.py; commands must see it)
+    if not os.access("/opt", os.W_OK):
+        pytest.skip("needs a writable /opt (a PATH directory outside /tmp, HOME and the workspace)")
+    bin_dir = Path(tempfile.mkdtemp(prefix="hermes-test-path-", dir="/opt"))
+    bin_dir.chmod(0o755)
+    (tmp_path / "work").mkdir(parents=True, exist_ok=True)
     for tool in ("bwrap", "bash", "sh", "env", "true", "curl", "python3", "cat", "git"):
         found = shutil.which(tool)
         if found:
@@ -331,6 +337,7 @@ def test_without_slirp4netns_the_host_network_stays_and_it_is_said_once(scripted
                          env={"HOME": str(home), "PATH": str(bin_dir)})
     finally:
         web.close()
+        shutil.rmtree(bin_dir, ignore_errors=True)
     assert out.returncode == 0, out.stderr
     results = [m["content"] for m in scripted.requests[-1]["body"]["messages"] if m["role"] == "tool"]
     assert SECRET in results[0], results[0]  # as before this change: the host's loopback is reachable
