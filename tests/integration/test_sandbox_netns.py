@@ -23,6 +23,7 @@ from hermes_agent.terminal.sandbox.bwrap import bwrap_problem
 from hermes_agent.terminal.sandbox.launcher import landlock_netns_works, landlock_problem
 from hermes_agent.terminal.sandbox.netns import forwarder
 from tests.helpers import HERMES, model_config, run_hermes
+from tests.outside_net import listening_socket, outside_ip
 
 SECRET = "loopback-only-secret-5309"
 NOTE = "Deploy notes: the release checklist lives in ops/CHECKLIST and runs with make release-all."
@@ -45,7 +46,15 @@ def mechanism(request):
 
 
 def _host_ip() -> str:
-    """A non-loopback address of this host: outside the sandbox's namespace, like the internet."""
+    """An address outside the sandbox's namespace and not this host's own, like the internet (outside_net.py)."""
+    ip = outside_ip()
+    if ip is None:
+        pytest.skip("needs root and iproute2 to make an outside network (a namespace joined by a veth pair)")
+    return ip
+
+
+def _own_ip() -> str:
+    """A non-loopback address of this host itself."""
     out = subprocess.run(["hostname", "-I"], capture_output=True, text=True, check=False).stdout.split()
     ips = [ip for ip in out if ":" not in ip and not ip.startswith("127.")]
     if not ips:
@@ -69,7 +78,10 @@ class _Web:
             def log_message(self, *args):
                 pass
 
-        self.server = http.server.ThreadingHTTPServer((host, 0), Handler)
+        self.server = http.server.ThreadingHTTPServer((host, 0), Handler, bind_and_activate=False)
+        self.server.socket.close()
+        self.server.socket = listening_socket(host)  # in the outside network when `host` is its address
+        self.server.server_address = self.server.socket.getsockname()
         self.port = self.server.server_address[1]
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
@@ -497,3 +509,20 @@ def test_the_forwarder_never_unmounts_the_hosts_shared_mounts(scripted, hermes_h
                        f"sandbox:\n  mechanism: {mechanism}\n")
     assert results[0]["output"].strip() == "networked", results
     assert os.path.ismount(shared_mount), "a sandbox start unmounted a shared mount on the host"
+
+
+def test_the_hosts_own_addresses_are_unreachable_unless_the_port_is_granted(scripted, hermes_home, tmp_path,
+                                                                          mechanism):
+    """Red-team round 7 a04: a service on 0.0.0.0 (a dev server, a database, a port docker published) was
+    reached through the host's own LAN address. Every address of this host has an unreachable route in the
+    sandbox's namespace; granting the port (`sandbox.loopback_ports`) reaches it through 127.0.0.1."""
+    web = _Web("0.0.0.0", SECRET)
+    own = f"http://{_own_ip()}:{web.port}/"
+    try:
+        shut, _ = _chat(scripted, hermes_home, tmp_path, [_fetch(own)], f"sandbox:\n  mechanism: {mechanism}\n")
+        granted, _ = _chat(scripted, hermes_home, tmp_path, [_fetch(f"http://127.0.0.1:{web.port}/")],
+                           f"sandbox:\n  mechanism: {mechanism}\n  loopback_ports: [{web.port}]\n")
+    finally:
+        web.close()
+    assert SECRET not in shut[0]["output"] and "UNREACHABLE" in shut[0]["output"], shut
+    assert SECRET in granted[0]["output"], granted

@@ -72,7 +72,10 @@ def resolv_conf_override(path: str = "/etc/resolv.conf") -> bytes | None:
     except OSError:
         return None
     servers = [ln.split()[1] for ln in lines if ln.split()[:1] == ["nameserver"] and len(ln.split()) > 1]
-    if not any(s.startswith("127.") or s == "::1" for s in servers):
+    from hermes_agent.terminal.sandbox.nsmount import host_addresses
+
+    own = set(host_addresses())  # unreachable from the namespace too (nsmount.reject_routes)
+    if not any(s.startswith("127.") or s == "::1" or s in own for s in servers):
         return None
     kept = [ln for ln in lines if ln.split()[:1] in (["search"], ["options"])]
     return ("\n".join([f"nameserver {SLIRP_DNS}", *kept]) + "\n").encode()
@@ -274,12 +277,13 @@ class NetNS:
         if self._blocked:
             return
         if os.fstat(self._fds["user"]).st_ino == os.stat("/proc/self/ns/user").st_ino:
-            from hermes_agent.terminal.sandbox.nsmount import reject_routes
+            from hermes_agent.terminal.sandbox.nsmount import reject_routes, remember_host
 
+            remember_host()  # hermes's main thread: the host's namespace
             try:
                 in_netns(self._fds["net"], reject_routes)
             except OSError as exc:
-                raise OSError(f"cannot block link-local addresses in the sandbox's network: {exc}") from exc
+                raise OSError(f"cannot block link-local and the host's addresses in the sandbox's network: {exc}") from exc
             return
 
         fds = {"user": self._fds["user"], "net": self._fds["net"]}

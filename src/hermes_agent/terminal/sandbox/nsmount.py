@@ -90,11 +90,40 @@ def _loopback_up() -> None:
 # link-local range (the cloud metadata service 169.254.169.254 of AWS, GCP, Azure, OpenStack; Alibaba's
 # 100.100.100.200). IPv6 needs nothing: slirp4netns runs without --enable-ipv6, so the namespace has no IPv6
 # route at all (fd00:ec2::254 is unreachable too).
+# The host's own addresses too (red-team round 7 a04/a11: a service bound to 0.0.0.0 or to the host's LAN
+# address, a dev server, a database, a port docker published, was reached through slirp4netns as the host):
+# read while still in the host's namespace (`remember_host`), a /32 reject route each. A granted port
+# (`sandbox.loopback_ports`) is still reached, through the relay to 127.0.0.1.
 BLOCKED_ROUTES = ("169.254.0.0/16", "100.100.100.200/32")
 _SIOCADDRT, _RTF_UP, _RTF_HOST, _RTF_REJECT = 0x890B, 0x0001, 0x0004, 0x0200
+_HOST: list[str] = []
 
 
-def reject_routes(cidrs: tuple[str, ...] | list[str] = BLOCKED_ROUTES) -> None:
+def host_addresses() -> tuple[str, ...]:
+    """This network namespace's own IPv4 addresses but loopback ones (/proc/self/net/fib_trie: "/32 host
+    LOCAL")."""
+    try:
+        with open("/proc/self/net/fib_trie", encoding="ascii", errors="replace") as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        return ()
+    found, last = [], ""
+    for line in lines:
+        text = line.strip()
+        if text.startswith("|--"):
+            last = text[3:].strip()
+        elif text.startswith("/32 host LOCAL") and last and not last.startswith("127."):
+            found.append(last)
+    return tuple(dict.fromkeys(found))
+
+
+def remember_host() -> None:
+    """Note the host's addresses while this process is still in the host's network namespace."""
+    if not _HOST:
+        _HOST.extend(f"{a}/32" for a in host_addresses())
+
+
+def reject_routes(cidrs: tuple[str, ...] | list[str] | None = None) -> None:
     """`ip route add unreachable CIDR` for each, in this process's network namespace (needs CAP_NET_ADMIN
     there: root of it): a connect() to such an address fails at once with EHOSTUNREACH ("No route to host").
     The legacy routing ioctl (SIOCADDRT, struct rtentry with RTF_REJECT): stdlib only, no device needed."""
@@ -114,7 +143,7 @@ def reject_routes(cidrs: tuple[str, ...] | list[str] = BLOCKED_ROUTES) -> None:
         return (ctypes.c_ubyte * 16).from_buffer_copy(struct.pack("=HH4s8x", socket.AF_INET, 0, addr.packed))
 
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
-        for cidr in cidrs:
+        for cidr in (*BLOCKED_ROUTES, *_HOST) if cidrs is None else cidrs:
             net = ipaddress.IPv4Network(cidr)
             entry = RtEntry(dst=sockaddr(net.network_address), genmask=sockaddr(net.netmask),
                             flags=_RTF_UP | _RTF_REJECT | (_RTF_HOST if net.prefixlen == 32 else 0))

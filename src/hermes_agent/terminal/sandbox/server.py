@@ -38,6 +38,7 @@ from hermes_agent.terminal.sandbox.nsmount import (  # noqa: F401  (re-exported 
     _unshare,
     bind_resolv,
     reject_routes,
+    remember_host,
 )
 
 MAX_FRAME = 64 * 1024 * 1024
@@ -304,6 +305,7 @@ def _confine(cfg: dict, split) -> None:  # type: ignore[no-untyped-def]
         writable = metaguard.writable_ids(bound or rules, landlock.MAKE_REG, landlock.WRITE_FILE)
     if pair is not None:  # a thread of the keeper-to-be: after unshare(CLONE_NEWPID) no thread can start
         _supervise(pair[0], writable or frozenset())
+    remember_host()  # the host's addresses, unreachable from the namespace made below (nsmount.reject_routes)
     pidns = bool(cfg.get("pidns")) and _unshare(_CLONE_NEWPID)  # the next child is pid 1 of its own namespace
     split(pair[0] if pair else None)  # the keeper stays outside every Landlock domain
     resolv = str(cfg.get("resolv") or "")  # the namespace's resolv.conf (the host's names a loopback resolver)
@@ -494,10 +496,11 @@ def netcfg_main() -> None:
     """The network namespace's configurator (netns.NetNS.start), run before slirp4netns gives the namespace a
     way out: argv[2] is {"user": fd, "net": fd}; it enters them and adds the unreachable routes
     (nsmount.BLOCKED_ROUTES). Exit 1 with one line on stderr when it cannot."""
-    from hermes_agent.terminal.sandbox.nsmount import enter, reject_routes
+    from hermes_agent.terminal.sandbox.nsmount import enter, reject_routes, remember_host
 
     plan = json.loads(sys.argv[2])
     try:
+        remember_host()
         enter(int(plan["user"]), int(plan["net"]))
         reject_routes()
     except OSError as exc:
