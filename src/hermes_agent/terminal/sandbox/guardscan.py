@@ -22,18 +22,12 @@ from dataclasses import dataclass, field
 
 from hermes_agent.terminal.sandbox.guardtools import PATHS as TOOL_PATHS
 from hermes_agent.terminal.sandbox.runlater import RC_FILES
-from hermes_agent.terminal.sandbox.views import (
-    GIT_DIRS,
-    GIT_REDIRECTS,
-    NESTED_BUDGET,
-    NESTED_DEPTH,
-    SKIP_DIRS,
-)
+from hermes_agent.terminal.sandbox.views import GIT_DIRS, GIT_REDIRECTS, SKIP_DIRS
 
 _LIMIT = 1 << 20  # contents kept for restoring; larger protected files are only reported
 GIT_FILES = ("config", *GIT_REDIRECTS)
 WT_FILES = ("commondir", "config.worktree", "gitdir")
-DEPTH, BUDGET = NESTED_DEPTH, NESTED_BUDGET  # the same bounds as the scan for nested repositories
+DEPTH, BUDGET = 4, 200  # the per-command watch for new entries (nested repositories: views.nested_scan)
 TOP_BUDGET = 2000  # a workspace's own children are watched past BUDGET: filler directories cannot hide `lib/`
 # Hook managers whose installed hooks run files of the work tree: those files are hook code too. husky 9 sets
 # core.hooksPath=.husky/_ whose stubs run .husky/<hook>; pre-commit's and lefthook's hooks read their config.

@@ -255,3 +255,121 @@ def _flat(doc: dict) -> dict[str, str]:
     elif scripts is not None:
         out["scripts.?"] = json.dumps(scripts, sort_keys=True, default=str)
     return out
+
+
+# -- hermes's own writes: the same verdicts, by path --------------------------------------------------------
+
+_MANAGER_FILES = (".pre-commit-config.yaml", "lefthook.yml", "lefthook.yaml", ".lefthook.yml", ".lefthook.yaml",
+                  "lefthook-local.yml")
+
+
+def path_verdict(path: str, new: bytes | None, roots: Iterable[str] = ()) -> str:
+    """Why hermes's own write of `new` (None: not known in advance, a patch) to `path` (absolute) would
+    plant a file a tool runs later without being asked ("" when it would not): the guard's classes and
+    verdicts, by path. `roots`: where the sandbox can write (empty: everywhere, the conservative answer)."""
+    from hermes_agent.terminal.sandbox import guardtools
+
+    roots = tuple(os.path.realpath(r) for r in roots)
+
+    def writable(p: str) -> bool:
+        return not roots or any(p == r or p.startswith(r.rstrip("/") + "/") for r in roots)
+
+    d, name = os.path.split(path)
+    old = _read(path)
+    if name in RC_FILES:
+        return RC_FILES[name]
+    if "/.git/" in path + "/" or name == ".git":
+        return "git reads hooks and settings from it on the user's next git command"
+    if name == "tasks.json" and os.path.basename(d) == ".vscode":
+        return "" if new is not None and b"folderopen" not in new.lower() else \
+            "VS Code runs folderOpen tasks when the folder is opened"
+    rel = guardtools.shape(d, name)
+    if rel is not None:
+        return guardtools.risky(rel, old, new if new is not None else b"\0", writable)
+    venv = venv_of(path)
+    if venv is not None:
+        why = _venv_verdict(venv, path, new, writable)
+        if why:
+            return why
+    return _git_verdict(d, name, old, new)
+
+
+def _venv_verdict(venv: str, path: str, new: bytes | None, writable: Writable) -> str:
+    from hermes_agent.terminal.sandbox import guardpy
+
+    rel = os.path.relpath(path, venv).split("/")
+    name = rel[-1]
+    if rel[0] == "bin" and len(rel) == 2:
+        if name.startswith("python"):
+            return "an IDE starts it as the project's interpreter"
+        return bin_risky(venv, name, new, writable)
+    if "site-packages" not in rel:
+        return ""
+    if name.endswith(".pth"):
+        return guardpy.pth_risky(new if new is not None else b"import ?", {}, {})
+    if name.split(".", 1)[0] in guardpy.CUSTOMIZE or guardpy.HACK in rel or "__pycache__" in rel[-2:-1]:
+        return "python runs it at every start of the venv's interpreter"
+    return ""
+
+
+def _git_verdict(d: str, name: str, old: bytes | None, new: bytes | None) -> str:
+    """A file in a hook directory of the repository `d` lies in (core.hooksPath, husky's `.husky/<hook>`), a
+    hook manager's config, or a package.json whose scripts a hook runs."""
+    from hermes_agent.terminal.sandbox.guardscan import HOOK_NAMES
+
+    top = _worktree(d)
+    if top is None:
+        return ""
+    hookdirs = _hook_dirs(top)
+    if d in hookdirs or (name in HOOK_NAMES and os.path.join(d, "_") in hookdirs):
+        return "git runs hooks on the user's next git command"
+    if name in _MANAGER_FILES and d == top:
+        return "a hook manager's installed hook runs what it names on the user's next commit"
+    if name == "package.json":
+        texts = [data for h in (*hookdirs, os.path.join(top, ".git", "hooks"), os.path.join(top, ".husky"))
+                 for data in _dir_texts(h)]
+        texts += [data for f in _MANAGER_FILES if (data := _read(os.path.join(top, f))) is not None]
+        return pkg_risky(hook_scripts(texts), old, new if new is not None else b"?")
+    return ""
+
+
+def _worktree(d: str) -> str | None:
+    for _ in range(32):
+        if os.path.lexists(os.path.join(d, ".git")):
+            return d
+        if d == os.path.dirname(d):
+            return None
+        d = os.path.dirname(d)
+    return None
+
+
+def _hook_dirs(top: str) -> set[str]:
+    from hermes_agent.terminal.sandbox.views import _gitdir_of, _hooks_paths
+
+    gd = _gitdir_of(os.path.join(top, ".git"))
+    configs = [os.path.join(gd, "config")] if gd else []
+    home = os.path.expanduser("~")
+    configs += [os.path.join(home, ".gitconfig"), os.path.join(home, ".config/git/config")]
+    out = set()
+    for cfg in configs:
+        for raw in _hooks_paths(cfg):
+            p = os.path.expanduser(raw)
+            out.add(os.path.realpath(p if os.path.isabs(p) else os.path.join(top, p)))
+    return out
+
+
+def _read(path: str, limit: int = 1 << 20) -> bytes | None:
+    from hermes_agent.nofollow import read_regular
+
+    try:
+        return read_regular(path, limit)
+    except (OSError, ValueError):
+        return None
+
+
+def _dir_texts(d: str) -> list[bytes]:
+    try:
+        names = sorted(os.listdir(d))[:64]
+    except OSError:
+        return []
+    return [data for n in names if not n.endswith(".sample") and (data := _read(os.path.join(d, n), 65536))]
