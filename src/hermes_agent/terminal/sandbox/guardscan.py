@@ -437,8 +437,8 @@ class _Walk:
         for _ in range(2):  # the hooks, then the manager configs they read (lefthook.yml: `run: npm test`)
             for (d, name), cls in list(self.scan.classes.items()):
                 item = self.scan.items.get((d, name))
-                if cls != "hook" or item is None or not item.data:
-                    continue
+                if cls != "hook" or item is None or not item.data or name.endswith(".sample"):
+                    continue  # git never runs a *.sample hook
                 wt = self.scan.gitdirs.get(os.path.dirname(d)) or next(
                     (w for w in worktrees if d.startswith(w + "/")), "")
                 texts.setdefault(wt, []).append(item.data)

@@ -195,16 +195,24 @@ _NOT_SCRIPTS = {"exec", "x", "dlx", "view", "info", "config", "set", "get", "hel
 _ALIASES = {"t": "test", "tst": "test", "rum": "run", "urn": "run", "run-script": "run"}
 
 
+@functools.cache
+def _pm_shapes() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    return re.compile(r"\blint-staged\b"), re.compile(r"(?<![\w.-])(npm|pnpm|yarn|bun)\b([^\n;&|)]*)")
+
+
 def hook_scripts(texts: Iterable[bytes]) -> set[str]:
     """package.json keys the hook texts reach: `scripts.X` for `npm run X`, `npm test`, `yarn X`, `pnpm X`
     (with preX/postX), the install lifecycle for `npm install`/`ci`, `lint-staged` when it is called, and
     "*" (every script) for a call whose script cannot be told (a variable, an unknown word)."""
     out: set[str] = set()
+    lint, call = _pm_shapes()
     for data in texts:
+        if not any(w in data for w in (b"npm", b"yarn", b"bun", b"lint-staged")):
+            continue
         text = data.decode("utf-8", "replace")
-        if re.search(r"\blint-staged\b", text):
+        if lint.search(text):
             out.add("lint-staged")
-        for m in re.finditer(r"(?<![\w.-])(npm|pnpm|yarn|bun)\b([^\n;&|)]*)", text):
+        for m in call.finditer(text):
             words = [w for w in m.group(2).split() if not w.startswith("-")]
             first = _ALIASES.get(words[0], words[0]) if words else ("install" if m.group(1) == "yarn" else "")
             if first == "run":
