@@ -128,7 +128,8 @@ class Guard:
         if old is None:  # the baseline: repositories nested past the per-command watch's bounds too
             from hermes_agent.terminal.sandbox.views import nested_scan
 
-            spots.update(os.path.dirname(dot) for ws in self.workspaces for dot in nested_scan(ws)[0])
+            spots.update(os.path.dirname(dot) for ws in self.workspaces
+                         for dot in nested_scan(ws, self.roots)[0])
         fds = Fds()
         try:
             return discover(sorted(spots), fds, old, known, self.roots)

@@ -135,12 +135,14 @@ def spec_from_policy(policy: PolicyLike, *, network: object = True, mechanism: s
     if home_ws:  # HOME read-only; its existing non-dot entries writable
         writable += views.home_children(home, keep=shellrc.protected_paths(home))
     notes: list[str] = []
+    # where the nested-repository scan looks: what commands can write (HOME as the workspace: its entries)
+    scan_within = [w for w in writable if not (home_ws and views.under(home, w))]
     for root in policy.workspace if mode == "workspace-write" else ():
         readonly += [os.path.join(root, rel) for rel in WORKSPACE_ASK if os.path.lexists(os.path.join(root, rel))]
-        ro, pin = views.git_paths(root, home, os.environ.get("GIT_DIR"))
+        ro, pin = views.git_paths(root, home, os.environ.get("GIT_DIR"), scan_within)
         readonly += ro
         pinned += pin
-        unscanned = views.nested_scan(root)[1]
+        unscanned = views.nested_scan(root, scan_within)[1]
         if unscanned:
             shown = ", ".join(os.path.relpath(p, root) for p in unscanned[:3]) + (" ..." if len(unscanned) > 3 else "")
             notes.append(f"hermes: the workspace {root} is too large to check for nested git repositories (more than "

@@ -180,19 +180,24 @@ SKIP_DIRS = frozenset({"node_modules", ".venv", "venv", "__pycache__", ".tox", "
 _VCS = frozenset({".git", ".hg", ".svn"})
 _VENV_INSIDE = frozenset({"lib", "lib64", "include", "share"})  # a venv's installed files (its bin/ is watched)
 NESTED_DEPTH, NESTED_BUDGET, NESTED_BOUND = 16, 5000, 256
-_NESTED: dict[str, tuple[float, list[str], list[str]]] = {}
+_NESTED: dict[tuple, tuple[float, list[str], list[str]]] = {}
 
 
-def nested_scan(workspace: str, depth: int = NESTED_DEPTH, budget: int = NESTED_BUDGET) -> tuple[list[str], list[str]]:
+def nested_scan(workspace: str, within: Iterable[str] = (), depth: int = NESTED_DEPTH,
+                budget: int = NESTED_BUDGET) -> tuple[list[str], list[str]]:
     """(`.git` entries of repositories below `workspace`, directories the scan did not look into). Breadth
     first through every directory — node_modules, build output, dot directories included; only version-control
     internals, symlinks and a venv's installed files are not entered — at most `depth` levels and `budget`
     directories. What the bounds left unscanned is returned so the caller fails closed (bound read-only):
-    collapsed to their parents while more than NESTED_BOUND, never above the workspace's children. Kept 30 s."""
+    collapsed to their parents while more than NESTED_BOUND, never above the workspace's children. `within`:
+    the sandbox's writable roots (a directory it cannot write, HOME's dot-directories when HOME is the
+    workspace, holds nothing it could plant: not entered). Kept 30 s."""
     import time
 
+    within = tuple(within)
     now = time.monotonic()
-    hit = _NESTED.get(workspace)
+    key = (workspace, within)
+    hit = _NESTED.get(key)
     if hit is not None and now - hit[0] < 30:
         return hit[1], hit[2]
     found: list[str] = []
@@ -210,7 +215,8 @@ def nested_scan(workspace: str, depth: int = NESTED_DEPTH, budget: int = NESTED_
                 continue
             venv = any(e.name == "pyvenv.cfg" for e in entries)
             for e in entries:
-                if e.name in _VCS or (venv and e.name in _VENV_INSIDE) or not e.is_dir(follow_symlinks=False):
+                if e.name in _VCS or (venv and e.name in _VENV_INSIDE) or not e.is_dir(follow_symlinks=False) \
+                        or (within and not any(under(e.path, r) or under(r, e.path) for r in within)):
                     continue
                 seen += 1
                 if os.path.lexists(os.path.join(e.path, ".git")):
@@ -223,7 +229,7 @@ def nested_scan(workspace: str, depth: int = NESTED_DEPTH, budget: int = NESTED_
     else:
         unscanned += level
     unscanned = _collapse(workspace, unscanned)
-    _NESTED[workspace] = (now, found, unscanned)
+    _NESTED[key] = (now, found, unscanned)
     return found, unscanned
 
 
@@ -290,13 +296,14 @@ def _repo_gitdirs(dot: str, readonly: list[str], pinned: list[str]) -> list[str]
     return out
 
 
-def git_paths(workspace: str, home: str, git_dir_env: str | None = None) -> tuple[list[str], list[str]]:
+def git_paths(workspace: str, home: str, git_dir_env: str | None = None,
+              within: Iterable[str] = ()) -> tuple[list[str], list[str]]:
     """(read-only paths, directories to pin) for the repository of `workspace` and the repositories
     nested below it (bounded scan), resolved now; missing hooks/ and info/ directories are created."""
     readonly: list[str] = []
     pinned: list[str] = []
     gitdirs: list[str] = []
-    nested, unscanned = nested_scan(workspace)
+    nested, unscanned = nested_scan(workspace, within)
     readonly += unscanned  # past the scan's bounds: fails closed (a repository there keeps its hooks)
     for dot in (os.path.join(workspace, ".git"), *nested):
         gitdirs += _repo_gitdirs(dot, readonly, pinned)
