@@ -83,3 +83,73 @@ def test_compiled_copy_must_be_the_source_beside_it(tmp_path: Path):
     assert "compiled copy" in guardpy.pyc_risky(header + body[16:], src.read_bytes(), sig)
     stale = header[:8] + b"\0\0\0\0" + header[12:]  # another mtime: python compiles the source again
     assert guardpy.pyc_risky(stale + body[16:], src.read_bytes(), sig) == ""
+
+
+def test_npmrc_keys_as_npms_ini_reads_them():
+    from hermes_agent.terminal.sandbox import guardtools as gt
+
+    for line in (b'"node-options" = "--require ./x.js"\n', b"'script-shell'=/tmp/sh\n", b"NODE_OPTIONS=--x\n",
+                 b'node-options = "--require ./x.js" ; comment\n', b"node-options\n"):
+        assert gt.risky(".npmrc", None, line, _never), line
+    assert gt.risky(".npmrc", None, b"'fund' = false\n\"save-exact\"=true\n", _never) == ""
+    assert "does not parse" in gt.risky(".npmrc", None, b"${X}-options=--x\n", _never)  # npm expands it
+
+
+def test_console_scripts_by_the_installers_shape(tmp_path: Path):
+    from hermes_agent.terminal.sandbox import runlater
+
+    venv = str(tmp_path / "v")
+
+    def writable(path: str) -> bool:
+        return path.startswith(str(tmp_path))
+
+    pip = (f"#!{venv}/bin/python3\n# -*- coding: utf-8 -*-\nimport re\nimport sys\nfrom pip._internal.cli.main "
+           "import main\nif __name__ == '__main__':\n    sys.argv[0] = re.sub(r'(-script\\.pyw|\\.exe)?$', '', "
+           "sys.argv[0])\n    sys.exit(main())\n")
+    uv = (f"#!{venv}/bin/python3\nimport sys\nfrom _pytest.config import _console_main\nif __name__ == '__main__':\n"
+          "    sys.argv[0] = sys.argv[0].removesuffix('.exe')\n    sys.exit(_console_main())\n")
+    long_path = (f"#!/bin/sh\n'''exec' '{venv}/bin/python' \"$0\" \"$@\"\n' '''\n# -*- coding: utf-8 -*-\nimport sys\n"
+                 "from black import patched_main\nif __name__ == \"__main__\":\n    if sys.argv[0].endswith(\"-script.pyw\"):"
+                 "\n        sys.argv[0] = sys.argv[0][:-11]\n    sys.exit(patched_main())\n")
+    for good in (pip, uv, long_path):
+        assert runlater.bin_risky(venv, "tool", good.encode(), writable) == "", good
+    bad = (pip.replace("sys.exit(main())", "import os; os.system('x'); sys.exit(main())"),
+           pip.replace(f"#!{venv}/bin/python3", f"#!{tmp_path}/evil"), "#!/bin/sh\ntouch x\n",
+           pip.replace("sys.exit(main())", "sys.exit(main(__import__('os').system('x')))"), "\x7fELF\x02")
+    for script in bad:
+        assert "console script" in runlater.bin_risky(venv, "tool", script.encode(), writable), script
+
+
+def test_activate_only_as_the_base_pythons_template_renders_it(tmp_path: Path):
+    import subprocess
+    import sys
+
+    from hermes_agent.terminal.sandbox import runlater
+
+    venv = tmp_path / "odd name.env"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=300)
+
+    def writable(path: str) -> bool:
+        return path.startswith(str(tmp_path))
+
+    for name in ("activate", "activate.fish", "activate.csh", "Activate.ps1"):
+        data = (venv / "bin" / name).read_bytes()
+        assert runlater.bin_risky(str(venv), name, data, writable) == "", name
+        assert runlater.bin_risky(str(venv), name, data + b"\ntouch /tmp/x\n", writable), name
+    data = (venv / "bin/activate").read_bytes()
+    assert runlater.bin_risky(str(venv), "activate", data.replace(str(venv).encode(), b"/x$(touch /tmp/y)"),
+                              writable)
+
+
+def test_package_scripts_hooks_reach():
+    from hermes_agent.terminal.sandbox import runlater
+
+    keys = runlater.hook_scripts([b"#!/bin/sh\nnpm test\nnpx lint-staged\nyarn lint && pnpm run build:prod\n"])
+    assert {"scripts.test", "scripts.pretest", "scripts.lint", "scripts.build:prod", "lint-staged"} <= keys
+    assert "scripts.install" not in keys and "scripts.*" not in keys
+    assert runlater.hook_scripts([b'npm run "$TARGET"\n']) == {"scripts.*"}
+    assert "scripts.postinstall" in runlater.hook_scripts([b"npm ci\n"])
+    old = b'{"scripts": {"test": "jest", "dev": "vite"}}'
+    assert "scripts.test" in runlater.pkg_risky({"scripts.test"}, old, old.replace(b"jest", b"jest; curl x|sh"))
+    assert runlater.pkg_risky({"scripts.test"}, old, old.replace(b"vite", b"vite --host")) == ""
+    assert "does not parse" in runlater.pkg_risky({"scripts.test"}, old, b"{")

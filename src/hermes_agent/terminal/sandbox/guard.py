@@ -125,6 +125,11 @@ class Guard:
         (added to `spots`, which a check keeps across its passes)."""
         spots = set() if spots is None else spots
         spots.update(self._tree.refresh())
+        if old is None:  # the baseline: repositories nested past the per-command watch's bounds too
+            from hermes_agent.terminal.sandbox.views import nested_scan
+
+            spots.update(os.path.dirname(dot) for ws in self.workspaces
+                         for dot in nested_scan(ws, self.roots)[0])
         fds = Fds()
         try:
             return discover(sorted(spots), fds, old, known, self.roots)

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from hermes_agent.terminal.sandbox import gitconf
 from hermes_agent.terminal.sandbox.guardscan import Fds, Item, Scan, Slot, same
 from hermes_agent.terminal.sandbox.guardverdict import judged
+from hermes_agent.terminal.sandbox.runlater import RC_FILES
 from hermes_agent.termsafe import visible
 
 Stash = Callable[[str, bytes | None], str]  # (original path, bytes) -> where they were saved ("" if not)
@@ -32,8 +33,9 @@ _WHY = {
     "tool": "a tool runs what it names on the user's next use",
     "start": "python runs it at every start of the venv's interpreter",
     "pyc": "python runs a compiled copy instead of its source",
+    "pkg": "a git hook runs its scripts through the package manager",
 }
-_JUDGED = ("tool", "start", "pyc")  # a new or changed file stays when guardverdict finds nothing in it
+_JUDGED = ("tool", "start", "pyc", "pkg")  # a new or changed file stays when guardverdict finds nothing in it
 
 
 _STRUCTURAL = {"dotgit": 0, "dir": 1}  # repaired first; what lies below them is looked at again after
@@ -136,7 +138,7 @@ def _fix(slot: Slot, cls: str, old: Item | None, cur: Item | None, now: Scan, fd
     fd = fds.get(d)
     if fd is None:
         return ""
-    why = why or _WHY.get(cls, "")
+    why = why or (RC_FILES.get(name, "") if cls == "later" else "") or _WHY.get(cls, "")
     if cls == "dotgit" and old is not None and old.kind == st.S_IFDIR:
         return _move_back(fd, d, old, cur, stash, fds)
     if cls == "config" and old is None and cur is not None and slot in now.fresh and cur.kind == st.S_IFREG:

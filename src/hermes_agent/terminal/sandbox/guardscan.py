@@ -4,9 +4,10 @@ A `Scan` maps each watched slot (directory, name) to the entry found there (None
 "hook" (an entry of hooks/ or of a core.hooksPath directory), "info", "config" (also a file a config
 includes), "redirect" (commondir, config.worktree), "dir" (a hooks/ or info/ directory entry itself, a
 hooksPath directory and the directories leading to it or to an included config), "wt" (a file of
-.git/worktrees/*), "dotgit" (a `.git` entry), "later" (`.envrc`), "tasks" (`.vscode/tasks.json`), "tool" (a
+.git/worktrees/*), "dotgit" (a `.git` entry), "later" (`.envrc`, `.pdbrc`...: runlater.RC_FILES), "tasks" (`.vscode/tasks.json`), "tool" (a
 project tool config of guardtools.TABLE), "start" (python start-up code of a workspace venv: `.pth`,
-sitecustomize, the modules they import; guardpy.py), "pyc" (a compiled copy of such a module).
+sitecustomize, the modules they import; guardpy.py; and every entry of its bin/: runlater.py), "pyc" (a
+compiled copy of such a module), "pkg" (a package.json whose scripts a hook runs: runlater.py).
 `fresh` holds the slots of git directories that were not in the baseline (a repository made by the confined
 work). Stdlib only."""
 
@@ -20,23 +21,17 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from hermes_agent.terminal.sandbox.guardtools import PATHS as TOOL_PATHS
-from hermes_agent.terminal.sandbox.views import (
-    GIT_DIRS,
-    GIT_REDIRECTS,
-    NESTED_BUDGET,
-    NESTED_DEPTH,
-    SKIP_DIRS,
-)
+from hermes_agent.terminal.sandbox.runlater import RC_FILES
+from hermes_agent.terminal.sandbox.views import GIT_DIRS, GIT_REDIRECTS, SKIP_DIRS
 
 _LIMIT = 1 << 20  # contents kept for restoring; larger protected files are only reported
 GIT_FILES = ("config", *GIT_REDIRECTS)
 WT_FILES = ("commondir", "config.worktree", "gitdir")
-DEPTH, BUDGET = NESTED_DEPTH, NESTED_BUDGET  # the same bounds as the scan for nested repositories
+DEPTH, BUDGET = 4, 200  # the per-command watch for new entries (nested repositories: views.nested_scan)
 TOP_BUDGET = 2000  # a workspace's own children are watched past BUDGET: filler directories cannot hide `lib/`
 # Hook managers whose installed hooks run files of the work tree: those files are hook code too. husky 9 sets
 # core.hooksPath=.husky/_ whose stubs run .husky/<hook>; pre-commit's and lefthook's hooks read their config.
 _HUSKY_STUBS = ".husky/_"
-VENV_DIRS = (".", ".venv", "venv")  # where a directory's own virtual environment lives
 HOOK_NAMES = ("applypatch-msg", "pre-applypatch", "post-applypatch", "pre-commit", "pre-merge-commit",
               "prepare-commit-msg", "commit-msg", "post-commit", "pre-rebase", "post-checkout", "post-merge",
               "pre-push", "pre-receive", "update", "proc-receive", "post-receive", "post-update",
@@ -74,12 +69,14 @@ class Scan:
     gitdirs: dict[str, str] = field(default_factory=dict)  # git directory -> the work tree it serves ("" if none)
     hookdirs: set[str] = field(default_factory=set)  # core.hooksPath directories of the baseline's configs
     venvs: set[str] = field(default_factory=set)  # virtual environments found in the workspace
+    pkgkeys: dict[Slot, set[str]] = field(default_factory=dict)  # package.json keys hooks reach (runlater.py)
     stamps: dict[str, tuple | None] = field(default_factory=dict)  # git dirs, modules/, worktrees/: lstat sigs
     _quick: list | None = field(default=None, repr=False)  # (path, inode, ctime) for `unchanged`
 
     def settled(self) -> Scan:
         """This scan as the next baseline (nothing fresh any more)."""
-        return Scan(self.items, self.classes, set(), self.gitdirs, self.hookdirs, self.venvs, self.stamps)
+        return Scan(self.items, self.classes, set(), self.gitdirs, self.hookdirs, self.venvs, self.pkgkeys,
+                    self.stamps)
 
     def unchanged(self) -> bool:
         """True when every watched entry and directory still has the inode and ctime it had (lstat by path:
@@ -116,8 +113,8 @@ class Tree:
     directories skipped except `keep` ones, which are not descended) with their mtimes: `refresh` returns those
     new or changed (an entry was added, removed or renamed in them)."""
 
-    def __init__(self, roots: Iterable[str], keep: tuple[str, ...] = (".vscode", ".cargo", ".mise", ".config")) \
-            -> None:
+    def __init__(self, roots: Iterable[str], keep: tuple[str, ...] = (".vscode", ".cargo", ".mise", ".config", ".tox",
+                                                              ".nox", ".direnv", ".venvs", ".virtualenvs")) -> None:
         self.dirs: dict[str, tuple[int, int]] = {r: (-1, 0) for r in roots}
         self.keep = keep
 
@@ -154,7 +151,7 @@ class Tree:
                 continue
             for e in entries:
                 if e.path in self.dirs or len(self.dirs) >= (TOP_BUDGET if depth == 0 else BUDGET) \
-                        or e.name in SKIP_DIRS \
+                        or (e.name in SKIP_DIRS and e.name not in self.keep) \
                         or (e.name.startswith(".") and e.name not in self.keep) or not e.is_dir(follow_symlinks=False):
                     continue
                 try:
@@ -282,9 +279,8 @@ class _Walk:
         fd = self.fds.get(d)
         if fd is None:
             return
-        for name, cls in ((".envrc", "later"), (".git", "dotgit")):
-            if _exists(fd, name):
-                self.add((d, name), cls, False)
+        if _exists(fd, ".git"):
+            self.add((d, ".git"), "dotgit", False)
         if _exists(fd, ".vscode/tasks.json"):
             self.add((os.path.join(d, ".vscode"), "tasks.json"), "tasks", False)
         if _exists(fd, "HEAD") and _exists(fd, "objects") and _exists(fd, "refs"):
@@ -297,9 +293,13 @@ class _Walk:
             sub, _, name = rel.rpartition("/")
             if rel.split("/", 1)[0] in names and (not sub or _exists(fd, sub)):
                 self.add((os.path.join(d, sub) if sub else d, name), "tool", False)
-        for sub in VENV_DIRS:
-            if (sub == "." or sub in names) and _exists(fd, f"{sub}/pyvenv.cfg"):
-                self.venv(os.path.normpath(os.path.join(d, sub)))
+        for name in RC_FILES.keys() & names:
+            self.add((d, name), "later", False)
+        if "pyvenv.cfg" in names:
+            self.venv(d)
+        for name in names:  # a venv is a directory holding pyvenv.cfg, whatever it is called (.tox/py311 too)
+            if name not in RC_FILES and _exists(fd, f"{name}/pyvenv.cfg"):
+                self.venv(os.path.join(d, name))
 
     def venv(self, v: str) -> None:
         """A virtual environment: the start-up code of each lib/python*/site-packages (guardpy.py)."""
@@ -310,10 +310,10 @@ class _Walk:
         # (python follows it, the guard does not) or an interpreter swapped for a script is judged too
         for d, name in ((os.path.dirname(v), os.path.basename(v)), (v, "lib"), (v, "bin")):
             self.add((d, name), "start", False)
-        bindir = self.fds.get(os.path.join(v, "bin"))
+        bindir = self.fds.get(os.path.join(v, "bin"))  # interpreters, activate*, console scripts: all run later
+        self.scan.stamps[os.path.join(v, "bin")] = _sig(os.path.join(v, "bin"))
         for name in os.listdir(bindir) if bindir is not None else ():
-            if name.startswith("python"):
-                self.add((os.path.join(v, "bin"), name), "start", False)
+            self.add((os.path.join(v, "bin"), name), "start", False)
         for py in self._children(os.path.join(v, "lib")):
             if os.path.basename(py).startswith("python"):
                 self.add(os.path.split(py), "start", False)
@@ -430,17 +430,27 @@ class _Walk:
     def managers(self) -> None:
         """The config a hook manager's installed hook reads from the work tree (pre-commit, lefthook): watched
         as a hook, present or not (a config created under an installed hook runs on the next commit)."""
+        from hermes_agent.terminal.sandbox.runlater import hook_scripts
+
         worktrees = [w for w in self.scan.gitdirs.values() if w]
-        for (d, name), cls in list(self.scan.classes.items()):
-            item = self.scan.items.get((d, name))
-            if cls != "hook" or item is None or not item.data:
-                continue
-            wt = self.scan.gitdirs.get(os.path.dirname(d)) or next(
-                (w for w in worktrees if d.startswith(w + "/")), "")
-            for marker, files in _MANAGERS if wt else ():
-                if marker in item.data:
-                    for f in files:
-                        self.add((wt, f), "hook", False)
+        texts: dict[str, list[bytes]] = {}
+        for _ in range(2):  # the hooks, then the manager configs they read (lefthook.yml: `run: npm test`)
+            for (d, name), cls in list(self.scan.classes.items()):
+                item = self.scan.items.get((d, name))
+                if cls != "hook" or item is None or not item.data or name.endswith(".sample"):
+                    continue  # git never runs a *.sample hook
+                wt = self.scan.gitdirs.get(os.path.dirname(d)) or next(
+                    (w for w in worktrees if d.startswith(w + "/")), "")
+                texts.setdefault(wt, []).append(item.data)
+                for marker, files in _MANAGERS if wt else ():
+                    if marker in item.data:
+                        for f in files:
+                            self.add((wt, f), "hook", False)
+        for wt, found in texts.items():  # the package.json scripts a hook runs (`npm test`): run later too
+            keys = hook_scripts(found) if wt else set()
+            if keys:
+                self.scan.pkgkeys[(wt, "package.json")] = keys
+                self.add((wt, "package.json"), "pkg", False)
 
     def path(self, slot: Slot, cls: str, stop: str) -> None:
         """Watch `slot` as `cls` and each directory leading to it (up to `stop`, a work tree or git directory,
@@ -481,7 +491,7 @@ class _Walk:
         return out
 
 
-SPOT_SLOTS = ((".", ".envrc"), (".", ".git"), (".vscode", "tasks.json"), (".", "HEAD"),
+SPOT_SLOTS = (*((".", n) for n in RC_FILES), (".", ".git"), (".vscode", "tasks.json"), (".", "HEAD"),
               *((rel.rpartition("/")[0] or ".", rel.rpartition("/")[2]) for rel in TOOL_PATHS))
 
 

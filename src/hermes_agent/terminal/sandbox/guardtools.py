@@ -14,6 +14,7 @@ from __future__ import annotations
 import fnmatch
 import json
 import os
+import re
 from collections.abc import Callable
 
 Flat = dict[str, str]  # "section.key" (lower-case) -> the value as text
@@ -43,6 +44,65 @@ def _ini(data: str) -> Flat:
             out[section + key] = out.get(section + key, "") + "\n" + value.strip()
             continue
         out[section + key] = value.strip().strip('"')
+    return out
+
+
+def _npm_unsafe(raw: str) -> str:
+    """npm's ini reader on one key or value: trimmed; a quoted one loses its quotes (a double-quoted one is
+    read as JSON, escapes and all); else `\\;` and `\\#` are unescaped and an unescaped `;` or `#` starts a
+    comment."""
+    import json as _json
+
+    val = raw.strip()
+    if len(val) > 1 and val[0] == val[-1] and val[0] in "'\"":
+        if val[0] == "'":
+            return val[1:-1]
+        try:
+            got = _json.loads(val)
+        except ValueError:
+            return val
+        return got if isinstance(got, str) else val
+    out, esc = [], False
+    for c in val:
+        if esc:
+            out.append(c if c in "\\;#" else "\\" + c)
+            esc = False
+        elif c in ";#":
+            break
+        elif c == "\\":
+            esc = True
+        else:
+            out.append(c)
+    return "".join(out).strip()
+
+
+def _npmrc(data: str) -> Flat:
+    """`.npmrc` read the way npm's `ini` does: quoted keys and values unquoted (`"node-options" = ...` is
+    node-options), `key[]` arrays, a key without `=` set to true; keys lower-cased with `_` as `-` (more
+    names match the rules, never fewer). A key npm would expand (`${VAR}`) cannot be judged: the file then
+    counts as setting every key."""
+    out: Flat = {}
+    section = ""
+    for line in re.split(r"[\r\n]+", data):
+        if not line.strip() or line.lstrip()[:1] in (";", "#"):
+            continue
+        head = re.fullmatch(r"\[([^\]]*)\]\s*", line)
+        if head:
+            section = _npm_unsafe(head.group(1)).lower() + "."
+            continue
+        key_raw, sep, value_raw = line.partition("=")
+        if not key_raw:
+            continue
+        key = _npm_unsafe(key_raw)
+        if "${" in key:
+            raise ValueError(f"npm expands variables in the key {key!r}")
+        value = _npm_unsafe(value_raw) if sep else "true"
+        key = key.lower().replace("_", "-")
+        if key.endswith("[]"):
+            key = key[:-2]
+            out[section + key] = out.get(section + key, "") + "\n" + value
+            continue
+        out[section + key] = value
     return out
 
 
@@ -143,7 +203,7 @@ _PIP = ("*.index-url", "*.extra-index-url", "*.find-links", "*.trusted-host", "*
 # (path below a directory of the workspace, parser, dangerous key patterns ("pattern=prefix": only values
 # starting with prefix; "=writable": a path the sandbox can write), the tool that runs them)
 TABLE: tuple[tuple[str, Callable[[str], Flat], tuple[str, ...], str], ...] = (
-    (".npmrc", _ini, _NPM, "npm and npx"),
+    (".npmrc", _npmrc, _NPM, "npm and npx"),
     (".yarnrc.yml", _yaml, ("yarnpath", "plugins*", "injectenvironmentfiles*", "npmregistryserver",
                             "npmscopes.*", "unsafehttpwhitelist*"), "yarn"),
     (".yarnrc", _ini, ("yarn-path", "registry", "--*", "*:registry"), "yarn"),

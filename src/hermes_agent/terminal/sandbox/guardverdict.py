@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import stat as st
 
-from hermes_agent.terminal.sandbox import guardpy, guardtools
+from hermes_agent.terminal.sandbox import guardpy, guardtools, runlater
 from hermes_agent.terminal.sandbox.guardscan import Item, Scan, Slot, same
 
 
@@ -26,6 +26,10 @@ def judged(slot: Slot, cls: str, old: Item | None, cur: Item | None, base: Scan,
         def writable(path: str) -> bool:
             return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots) if roots else True
         return guardtools.risky(rel, old.data if old is not None else None, cur.data, writable)
+    if cls == "pkg":
+        keys = base.pkgkeys.get(slot, set()) | now.pkgkeys.get(slot, set())
+        return runlater.pkg_risky(keys, old.data if old is not None else None,
+                                  cur.data if cur.kind == st.S_IFREG else b"?")
     if cls == "pyc":
         src = os.path.join(os.path.dirname(d), name.split(".", 1)[0] + ".py")
         item = now.items.get(os.path.split(src))
@@ -38,6 +42,9 @@ def _start(d: str, name: str, cur: Item, base: Scan, now: Scan, roots: tuple[str
     why = "python runs it at every start of the venv's interpreter (an IDE starts it on open)"
     if os.path.basename(d) == "bin" and name.startswith("python"):
         return _interpreter(d, cur, roots)
+    if os.path.basename(d) == "bin" and os.path.dirname(d) in now.venvs:
+        return runlater.bin_risky(os.path.dirname(d), name, cur.data if cur.kind == st.S_IFREG else None,
+                                  _writable(roots))
     if name in ("lib", "bin", "site-packages") or name.startswith("python") or os.path.join(d, name) in now.venvs:
         return "" if cur.kind == st.S_IFDIR else "python follows it to the venv's start-up code (a link or file)"
     if cur.kind != st.S_IFREG or cur.data is None:
@@ -75,6 +82,10 @@ def _interpreter(d: str, cur: Item, roots: tuple[str, ...]) -> str:
         if any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots) or not roots:
             return why
     return ""
+
+
+def _writable(roots: tuple[str, ...]):  # noqa: ANN202
+    return lambda path: not roots or any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
 
 
 def _data(scan: Scan, slot: Slot) -> bytes | None:

@@ -134,11 +134,20 @@ def spec_from_policy(policy: PolicyLike, *, network: object = True, mechanism: s
     home_ws = bool(home) and mode == "workspace-write" and any(views.under(home, w) for w in policy.workspace)
     if home_ws:  # HOME read-only; its existing non-dot entries writable
         writable += views.home_children(home, keep=shellrc.protected_paths(home))
+    notes: list[str] = []
+    # where the nested-repository scan looks: what commands can write (HOME as the workspace: its entries)
+    scan_within = [w for w in writable if not (home_ws and views.under(home, w))]
     for root in policy.workspace if mode == "workspace-write" else ():
         readonly += [os.path.join(root, rel) for rel in WORKSPACE_ASK if os.path.lexists(os.path.join(root, rel))]
-        ro, pin = views.git_paths(root, home, os.environ.get("GIT_DIR"))
+        ro, pin = views.git_paths(root, home, os.environ.get("GIT_DIR"), scan_within)
         readonly += ro
         pinned += pin
+        unscanned = views.nested_scan(root, scan_within)[1]
+        if unscanned:
+            shown = ", ".join(os.path.relpath(p, root) for p in unscanned[:3]) + (" ..." if len(unscanned) > 3 else "")
+            notes.append(f"hermes: the workspace {root} is too large to check for nested git repositories (more than "
+                         f"{views.NESTED_BUDGET} directories or {views.NESTED_DEPTH} levels): {shown} stay "
+                         "read-only in the sandbox")
     dot = _dot_link_plan(home, writable, pinned, sealed)
     sealed += dot.sealed
     readonly += dot.readonly
@@ -161,7 +170,7 @@ def spec_from_policy(policy: PolicyLike, *, network: object = True, mechanism: s
                        sealed=tuple(dict.fromkeys(sealed)), dot_sealed=dot.sealed, home_workspace=home_ws,
                        sockets=sockets, loopback_ports=_ports(loopback_ports),
                        git_globals=git_globals, workspaces=workspaces if mode == "workspace-write" else (),
-                       note=dot.note, quarantine=os.path.join(getattr(policy, "hermes_home", "") or "", "quarantine")
+                       note="; ".join(n for n in (dot.note, *notes) if n), quarantine=os.path.join(getattr(policy, "hermes_home", "") or "", "quarantine")
                        if getattr(policy, "hermes_home", "") else "",
                        stamp=views.watch_stamp(workspaces, home),
                        replan=functools.partial(spec_from_policy, policy, network=network, mechanism=mechanism,

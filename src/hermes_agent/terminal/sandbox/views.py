@@ -172,35 +172,80 @@ GIT_DIRS = ("hooks", "info")
 # Single files that redirect git elsewhere; bound read-only when present, removed after a command when
 # they appear (guard.py): a directory entry that does not exist cannot be bound.
 GIT_REDIRECTS = ("commondir", "config.worktree")
-# Directories never searched for nested repositories (dependencies, environments, build output).
+# Directories the per-command watch (guardscan.Tree) does not descend (dependencies, environments, build
+# output); the nested-repository scan below skips only version-control internals.
 SKIP_DIRS = frozenset({"node_modules", ".venv", "venv", "__pycache__", ".tox", ".nox", ".mypy_cache",
                         ".pytest_cache", ".ruff_cache", "target", "dist", "build", ".cache", "site-packages",
                         ".git", ".hg", ".svn"})
-NESTED_DEPTH, NESTED_BUDGET = 4, 200
+_VCS = frozenset({".git", ".hg", ".svn"})
+_VENV_INSIDE = frozenset({"lib", "lib64", "include", "share"})  # a venv's installed files (its bin/ is watched)
+NESTED_DEPTH, NESTED_BUDGET, NESTED_BOUND = 16, 5000, 256
+_NESTED: dict[tuple, tuple[float, list[str], list[str]]] = {}
 
 
-def nested_dot_gits(workspace: str, depth: int = NESTED_DEPTH, budget: int = NESTED_BUDGET) -> list[str]:
-    """`.git` entries of repositories below `workspace` (not its own): breadth first, at most `depth`
-    levels and `budget` directories visited, symlinks and dependency/build directories skipped."""
+def nested_scan(workspace: str, within: Iterable[str] = (), depth: int = NESTED_DEPTH,
+                budget: int = NESTED_BUDGET) -> tuple[list[str], list[str]]:
+    """(`.git` entries of repositories below `workspace`, directories the scan did not look into). Breadth
+    first through every directory — node_modules, build output, dot directories included; only version-control
+    internals, symlinks and a venv's installed files are not entered — at most `depth` levels and `budget`
+    directories. What the bounds left unscanned is returned so the caller fails closed (bound read-only):
+    collapsed to their parents while more than NESTED_BOUND, never above the workspace's children. `within`:
+    the sandbox's writable roots (a directory it cannot write, HOME's dot-directories when HOME is the
+    workspace, holds nothing it could plant: not entered). Kept 30 s."""
+    import time
+
+    within = tuple(within)
+    now = time.monotonic()
+    key = (workspace, within)
+    hit = _NESTED.get(key)
+    if hit is not None and now - hit[0] < 30:
+        return hit[1], hit[2]
     found: list[str] = []
+    unscanned: list[str] = []
     level, seen = [workspace], 0
     for _ in range(depth):
         nxt: list[str] = []
-        for d in level:
+        for i, d in enumerate(level):
+            if seen >= budget:
+                unscanned += level[i:]
+                break
             try:
                 entries = list(os.scandir(d))
             except OSError:
                 continue
+            venv = any(e.name == "pyvenv.cfg" for e in entries)
             for e in entries:
-                if e.name in SKIP_DIRS or e.name.startswith(".") or not e.is_dir(follow_symlinks=False) \
-                        or seen >= budget:
+                if e.name in _VCS or (venv and e.name in _VENV_INSIDE) or not e.is_dir(follow_symlinks=False) \
+                        or (within and not any(under(e.path, r) or under(r, e.path) for r in within)):
                     continue
                 seen += 1
                 if os.path.lexists(os.path.join(e.path, ".git")):
                     found.append(os.path.join(e.path, ".git"))
                 nxt.append(e.path)
         level = nxt
-    return found
+        if unscanned:
+            unscanned += level
+            break
+    else:
+        unscanned += level
+    unscanned = _collapse(workspace, unscanned)
+    _NESTED[key] = (now, found, unscanned)
+    return found, unscanned
+
+
+def _collapse(workspace: str, dirs: list[str]) -> list[str]:
+    out = sorted(set(dirs))
+    while len(out) > NESTED_BOUND:
+        up = sorted({d if os.path.dirname(d) == workspace else os.path.dirname(d) for d in out})
+        if up == out:
+            break
+        out = up
+    return [d for d in out if not any(d.startswith(o + "/") for o in out if o != d)]
+
+
+def nested_dot_gits(workspace: str) -> list[str]:
+    """`.git` entries of repositories below `workspace` (not its own), as `nested_scan` finds them."""
+    return nested_scan(workspace)[0]
 
 
 def _ensure_dirs(gitdir: str) -> None:
@@ -221,6 +266,20 @@ def _ensure_dirs(gitdir: str) -> None:
         os.close(fd)
 
 
+def _ensure_hooks_dir(hooks: str, workspace: str) -> None:
+    """A core.hooksPath directory inside the workspace that does not exist yet is made (empty, with the
+    directories leading to it) so it can be bound read-only: a hook planted there during the session would
+    run in the user's own commit before any put-back (rt7 a13)."""
+    from hermes_agent.nofollow import open_dir
+
+    if os.path.lexists(hooks) or not under(hooks, os.path.realpath(workspace)) or hooks == os.path.realpath(workspace):
+        return
+    try:
+        os.close(open_dir(hooks, create=True))
+    except OSError:
+        pass  # a link or a file on the way: not bound, the guard puts back what appears there
+
+
 def _repo_gitdirs(dot: str, readonly: list[str], pinned: list[str]) -> list[str]:
     """The git directories of one `.git` entry (and its commondir); records what to pin or keep."""
     if os.path.isdir(dot) and not os.path.islink(dot):
@@ -237,13 +296,16 @@ def _repo_gitdirs(dot: str, readonly: list[str], pinned: list[str]) -> list[str]
     return out
 
 
-def git_paths(workspace: str, home: str, git_dir_env: str | None = None) -> tuple[list[str], list[str]]:
+def git_paths(workspace: str, home: str, git_dir_env: str | None = None,
+              within: Iterable[str] = ()) -> tuple[list[str], list[str]]:
     """(read-only paths, directories to pin) for the repository of `workspace` and the repositories
     nested below it (bounded scan), resolved now; missing hooks/ and info/ directories are created."""
     readonly: list[str] = []
     pinned: list[str] = []
     gitdirs: list[str] = []
-    for dot in (os.path.join(workspace, ".git"), *nested_dot_gits(workspace)):
+    nested, unscanned = nested_scan(workspace, within)
+    readonly += unscanned  # past the scan's bounds: fails closed (a repository there keeps its hooks)
+    for dot in (os.path.join(workspace, ".git"), *nested):
         gitdirs += _repo_gitdirs(dot, readonly, pinned)
     if git_dir_env:
         gd = _gitdir_of(git_dir_env if os.path.isabs(git_dir_env) else os.path.join(workspace, git_dir_env))
@@ -260,6 +322,7 @@ def git_paths(workspace: str, home: str, git_dir_env: str | None = None) -> tupl
         for raw in _hooks_paths(cfg):
             path = os.path.expanduser(raw)
             hooks = os.path.realpath(path if os.path.isabs(path) else os.path.join(workspace, path))
+            _ensure_hooks_dir(hooks, workspace)
             readonly.append(hooks)
             if hooks.endswith("/.husky/_"):  # husky 9: its stubs run .husky/<hook>, hook code too
                 from hermes_agent.terminal.sandbox.guardscan import HOOK_NAMES

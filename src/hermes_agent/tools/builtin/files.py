@@ -292,8 +292,37 @@ def bounded(handler: Callable[..., str], seconds: float) -> Callable[..., str]:
 registry.register("read_file", "file", READ_FILE_SCHEMA, bounded(read_file, FILE_DEADLINE), emoji="📖",
                   parallel_safe=True)
 def writes_persist(args: dict) -> str | None:
-    """A context file or the Hermes home among the written paths (what future sessions would load)."""
-    return next((w for p in written_paths(args) if (w := path_persists(p)) is not None), None)
+    """A context file or the Hermes home among the written paths (what future sessions would load), or a
+    file a tool runs later without being asked (git hooks, `.npmrc` node-options, a venv's `.pth` or
+    bin/activate, `.pdbrc`...): judged by the run-later guard's own verdicts (terminal/sandbox/runlater.py),
+    so a write the guard would put back after a confined command asks here too."""
+    paths = written_paths(args)
+    found = next((w for p in paths if (w := path_persists(p)) is not None), None)
+    return found or next((w for p in paths if (w := _runs_later(p, args))), None)
+
+
+def _runs_later(path: str, args: dict) -> str:
+    import os
+
+    from hermes_agent.terminal.sandbox.runlater import path_verdict
+
+    raw = os.path.expanduser(path.strip())
+    real = os.path.realpath(raw if os.path.isabs(raw) else os.path.join(os.getcwd(), raw))
+    new: bytes | None = None
+    if isinstance(args.get("content"), str) and path == args.get("path"):
+        new = args["content"].encode()
+    elif path == args.get("path") and isinstance(args.get("old_string"), str) \
+            and isinstance(args.get("new_string"), str):
+        from hermes_agent.nofollow import read_regular_text
+
+        try:  # no link followed, no FIFO opened: the sandbox may have made either
+            text = read_regular_text(real, 1 << 20)
+        except OSError:
+            text = ""
+        if text.count(args["old_string"]) == 1 and args["old_string"]:
+            new = text.replace(args["old_string"], args["new_string"]).encode()
+    why = path_verdict(real, new)
+    return f"{real}, a file a tool runs later without being asked ({why})" if why else ""
 
 
 registry.register("write_file", "file", WRITE_FILE_SCHEMA, bounded(write_file, FILE_DEADLINE), emoji="✍️",
