@@ -205,3 +205,41 @@ def test_hermes_own_writes_of_run_later_files_in_a_tainted_turn_are_refused(scri
         assert (proj / path).read_text() == text, path
     untainted = _chat_asking(scripted, home, [_write(".pdbrc", "import os\n")])
     assert (proj / ".pdbrc").read_text() == "import os\n", untainted  # the user's own request, nothing fetched
+
+
+def _wheel(path: Path) -> Path:
+    """A wheel whose package installs a shell-script tool into the venv's bin/ (as ruff installs a binary)."""
+    import base64
+    import hashlib
+    import zipfile
+
+    files = {"mytool/__init__.py": b"", "mytool-1.0.data/scripts/mytool-bin": b"#!python\nprint(\"INSTALLED-TOOL-RAN\")\n",
+             "mytool-1.0.dist-info/METADATA": b"Metadata-Version: 2.1\nName: mytool\nVersion: 1.0\n",
+             "mytool-1.0.dist-info/WHEEL": b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}
+    rows = [f"{n},sha256={base64.urlsafe_b64encode(hashlib.sha256(d).digest()).rstrip(b'=').decode()},{len(d)}"
+            for n, d in files.items()]
+    whl = path / "mytool-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(whl, "w") as z:
+        for n, d in files.items():
+            info = zipfile.ZipInfo(n)
+            info.external_attr = (0o755 if "/scripts/" in n else 0o644) << 16
+            z.writestr(info, d)
+        z.writestr("mytool-1.0.dist-info/RECORD", "\n".join([*rows, "mytool-1.0.dist-info/RECORD,,"]) + "\n")
+    return whl
+
+
+def test_a_file_an_installer_puts_in_a_venvs_bin_stays(scripted, home, mechanism):
+    """`pip install ruff` in the project's venv puts a binary in bin/: the package's RECORD lists it with its
+    hash, so it stays and runs; a file no installer wrote beside it is put back."""
+    proj = home / "proj"
+    proj.mkdir(exist_ok=True)
+    subprocess.run([PY, "-m", "venv", str(proj / ".venv")], check=True, capture_output=True, timeout=600)
+    whl = _wheel(proj)
+    results = _chat(scripted, home, [
+        _terminal(f".venv/bin/pip install -q --no-index --no-deps {whl.name} && chmod +x .venv/bin/mytool-bin && .venv/bin/mytool-bin; "
+                  "printf '#!/bin/sh\\ntouch \"$PWNED\"\\n' > .venv/bin/other && chmod +x .venv/bin/other; echo DONE"),
+        _terminal(".venv/bin/mytool-bin; ls .venv/bin/other 2>&1 | tail -1"),
+    ], mechanism)
+    assert "INSTALLED-TOOL-RAN" in results[0] and "DONE" in results[0], results[0]
+    assert "INSTALLED-TOOL-RAN" in results[1], results[1]
+    assert (proj / ".venv/bin/mytool-bin").exists() and not (proj / ".venv/bin/other").exists()

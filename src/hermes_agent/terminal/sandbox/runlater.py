@@ -55,7 +55,35 @@ def bin_risky(venv: str, name: str, data: bytes | None, writable: Writable) -> s
         return "it is not a plain readable file, so it cannot be checked (" + _BIN_WHY + ")"
     if name.lower().startswith("activate"):
         return "" if _activate_ok(venv, name, data, writable) else f"it is not the activate script venv writes ({_BIN_WHY})"
-    return "" if console_ok(venv, data, writable) else f"it is not a console script as installers write it ({_BIN_WHY})"
+    if console_ok(venv, data, writable) or _installed(venv, name, data):
+        return ""
+    return f"it is not a console script as installers write it, nor a file an installed package records ({_BIN_WHY})"
+
+
+def _installed(venv: str, name: str, data: bytes) -> bool:
+    """`bin/name` is a file an installed package put there (`pip install ruff`: a binary): a RECORD of the
+    venv's site-packages lists it with this content's sha256. (Writing a matching RECORD is installing a
+    package, which commands may do anyway; what this refuses is a file no installer wrote.)"""
+    import base64
+    import glob
+    import hashlib
+
+    digest = "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    target = os.path.join(venv, "bin", name)
+    for record in glob.glob(os.path.join(glob.escape(venv), "lib", "python*", "site-packages", "*.dist-info",
+                                         "RECORD"))[:2000]:
+        try:
+            with open(record, encoding="utf-8", errors="replace") as f:
+                rows = f.read(1 << 22).splitlines()
+        except OSError:
+            continue
+        site = os.path.dirname(os.path.dirname(record))
+        for row in rows:
+            path, _, rest = row.partition(",")
+            if path.endswith("/" + name) and rest.startswith(digest + ",") and \
+                    os.path.normpath(os.path.join(site, path)) == target:
+                return True
+    return False
 
 
 def _cfg(venv: str) -> dict[str, str]:
