@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -79,8 +80,9 @@ def prompt_parts(settings: Settings, memory: MemoryStore, *, with_skills: bool =
                        context_files=blocks, platform_hint=platform_hint, cwd=cwd, extra=extra)
 
 
-def wire_terminal(services: AgentServices, settings: Settings) -> None:
-    """Terminal backends per task (local, docker, ssh, singularity), released with the agent."""
+def wire_terminal(services: AgentServices, settings: Settings, warm: bool = False) -> None:
+    """Terminal backends per task (local, docker, ssh, singularity), released with the agent; `warm`: the local
+    sandbox starts while the first model call runs (the CLI; not the gateway, whose chats may never run one)."""
     from hermes_agent.terminal.manager import BackendPool
     from hermes_agent.terminal.runfile import reap_stale
 
@@ -93,7 +95,55 @@ def wire_terminal(services: AgentServices, settings: Settings) -> None:
     services.ctx.backend_factory = pool.get
     ctx = services.ctx
     ctx.sandbox_state = lambda: str(getattr(ctx.backend(), "sandbox_state", "n/a"))
+    if warm and pool.kind == "local":
+        _wire_warm_up(services)  # before pool.close_all among the closers
     services.closers.append(pool.close_all)
+
+
+COMMAND_TOOLS = frozenset({"terminal", "process", "execute_code"})
+_LET_THE_REQUEST_LEAVE_S = 0.05  # the first request is encoded and sent on the caller's thread (the GIL)
+_WARM_EXIT_WAIT_S = 35.0  # a launcher start gives up after 30 s (launcher._START_TIMEOUT_S)
+
+
+def _wire_warm_up(services: AgentServices) -> None:
+    """The local sandbox planned and started on a background thread during the first model call that offers a
+    command tool (bootstrap/warm.py); at close no start begins, and once the thread has begun starting processes
+    that start is aborted and the thread waited for, so the backends then close whatever it left."""
+    stop, lock, started, warming = threading.Event(), threading.Lock(), [], []
+    backend = services.ctx.backend
+
+    def on_llm_call(tools: tuple = (), **_: object) -> None:
+        with lock:
+            if started or stop.is_set() or not any(_tool_name(t) in COMMAND_TOOLS for t in tools or ()):
+                return
+            started.append(threading.Thread(target=_warm_later, args=(backend, stop, lock, warming),
+                                            name="hermes-sandbox-warm", daemon=True))
+            started[0].start()
+
+    def finish() -> None:
+        with lock:
+            stop.set()
+            committed = list(warming)
+        for chosen in committed:  # it starts processes: a start under way is aborted, the thread waited for
+            chosen.abort_warm()
+        for thread in started if committed else ():  # else it is planning at most, and will start nothing
+            thread.join(_WARM_EXIT_WAIT_S)
+
+    services.hooks.register("pre_llm_call", on_llm_call)
+    services.closers.append(finish)
+
+
+def _warm_later(backend: Callable[[], object], stop: threading.Event, lock: threading.Lock, warming: list) -> None:
+    if stop.wait(_LET_THE_REQUEST_LEAVE_S):
+        return
+    from .warm import warm_sandbox
+
+    warm_sandbox(backend, stop, lock, warming)
+
+
+def _tool_name(tool: object) -> str:
+    fn = tool.get("function") if isinstance(tool, dict) else None
+    return str(fn.get("name", "")) if isinstance(fn, dict) else ""
 
 
 def finish_context_watch(ctx: ToolContext) -> None:
