@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -101,44 +102,74 @@ def wire_terminal(services: AgentServices, settings: Settings, warm: bool = Fals
 
 
 COMMAND_TOOLS = frozenset({"terminal", "process", "execute_code"})
-_LET_THE_REQUEST_LEAVE_S = 0.05  # the first request is encoded and sent on the caller's thread (the GIL)
+_WARM_AFTER_S = 0.15  # a model call still running after this long: the sandbox starts meanwhile (a loop on a fast
+# model, or a test's instant one, never has it compete for the CPU)
 _WARM_EXIT_WAIT_S = 35.0  # a launcher start gives up after 30 s (launcher._START_TIMEOUT_S)
 
 
 def _wire_warm_up(services: AgentServices) -> None:
-    """The local sandbox planned and started on a background thread during the first model call that offers a
-    command tool (bootstrap/warm.py); at close no start begins, and once the thread has begun starting processes
-    that start is aborted and the thread waited for, so the backends then close whatever it left."""
-    stop, lock, started, warming = threading.Event(), threading.Lock(), [], []
-    backend = services.ctx.backend
+    """The local sandbox planned and started on a background thread while a model call of a run that offers a
+    command tool has been running for _WARM_AFTER_S (bootstrap/warm.py), before pool.close_all among the closers."""
+    warm = _WarmUp(services.ctx.backend)
+    services.hooks.register("pre_llm_call", warm.on_call)
+    services.hooks.register("post_llm_call", warm.on_reply)
+    services.closers.append(warm.finish)
 
-    def on_llm_call(tools: tuple = (), **_: object) -> None:
-        with lock:
-            if started or stop.is_set() or not any(_tool_name(t) in COMMAND_TOOLS for t in tools or ()):
+
+class _WarmUp:
+    """At close no start begins; once the thread has begun starting processes, that start is aborted and the
+    thread waited for, so the backends then close whatever it left (before, it only plans: nothing to wait for)."""
+
+    def __init__(self, backend: Callable[[], object]) -> None:
+        self.backend = backend
+        self.stop = threading.Event()
+        self.cond = threading.Condition()
+        self.since: float | None = None  # when the model call in flight began
+        self.thread: threading.Thread | None = None
+        self.warming: list = []  # the backend whose start is under way (warm.warm_sandbox)
+        self.idle = True  # the thread waits for a call with no deadline (or is not started yet)
+
+    def on_call(self, tools: tuple = (), **_: object) -> None:
+        with self.cond:
+            if self.stop.is_set():
                 return
-            started.append(threading.Thread(target=_warm_later, args=(backend, stop, lock, warming),
-                                            name="hermes-sandbox-warm", daemon=True))
-            started[0].start()
+            if self.thread is None:
+                if not any(_tool_name(t) in COMMAND_TOOLS for t in tools or ()):
+                    return
+                self.thread = threading.Thread(target=self._run, name="hermes-sandbox-warm", daemon=True)
+                self.thread.start()
+            self.since = time.monotonic()
+            if self.idle:  # woken only when it has no deadline: not on every call of a fast loop
+                self.cond.notify_all()
 
-    def finish() -> None:
-        with lock:
-            stop.set()
-            committed = list(warming)
-        for chosen in committed:  # it starts processes: a start under way is aborted, the thread waited for
+    def on_reply(self, **_: object) -> None:
+        with self.cond:
+            self.since = None  # the thread finds out at its deadline
+
+    def _run(self) -> None:
+        with self.cond:
+            while True:
+                if self.stop.is_set():
+                    return
+                left = None if self.since is None else self.since + _WARM_AFTER_S - time.monotonic()
+                if left is not None and left <= 0:
+                    break
+                self.idle = left is None
+                self.cond.wait(left)
+                self.idle = False
+        from .warm import warm_sandbox
+
+        warm_sandbox(self.backend, self.stop, self.cond, self.warming)
+
+    def finish(self) -> None:
+        with self.cond:
+            self.stop.set()
+            committed = list(self.warming)
+            self.cond.notify_all()
+        for chosen in committed:
             chosen.abort_warm()
-        for thread in started if committed else ():  # else it is planning at most, and will start nothing
-            thread.join(_WARM_EXIT_WAIT_S)
-
-    services.hooks.register("pre_llm_call", on_llm_call)
-    services.closers.append(finish)
-
-
-def _warm_later(backend: Callable[[], object], stop: threading.Event, lock: threading.Lock, warming: list) -> None:
-    if stop.wait(_LET_THE_REQUEST_LEAVE_S):
-        return
-    from .warm import warm_sandbox
-
-    warm_sandbox(backend, stop, lock, warming)
+        if committed and self.thread is not None:
+            self.thread.join(_WARM_EXIT_WAIT_S)
 
 
 def _tool_name(tool: object) -> str:
