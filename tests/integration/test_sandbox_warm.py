@@ -130,3 +130,54 @@ def test_no_launcher_when_no_command_tool_is_offered(tmp_path, hermes_home, scri
     assert seen == []
     tools = {t["function"]["name"] for t in scripted.requests[0]["body"].get("tools", [])}
     assert not tools & {"terminal", "process", "execute_code"}
+
+
+def test_a_start_under_way_is_aborted_at_close_and_nothing_runs_unconfined(tmp_path, monkeypatch):
+    # in-process: the warm-up's start is caught while it waits for the launcher's answer, then the session closes
+    import threading
+
+    from hermes_agent.approval.policy import policy_for_settings
+    from hermes_agent.terminal.manager import BackendPool
+    from hermes_agent.terminal.sandbox import launcher as launcher_mod
+    from hermes_agent.terminal.sandbox.launcher import SandboxError
+    from tests.unit.terminal.conftest import make_settings
+
+    if bwrap_problem() and landlock_problem():
+        pytest.skip("no sandbox mechanism here")
+    work = tmp_path / "work"
+    work.mkdir()
+    settings = make_settings(tmp_path, work)
+    pool = BackendPool(settings, policy=policy_for_settings(settings))
+    backend = pool.get("t")
+    assert backend.contained
+    waiting, pids, real = threading.Event(), [], launcher_mod.recv_frame
+
+    def held(sock):  # noqa: ANN001, ANN202 - the start now waits for the launcher's "ready"
+        pids.extend(p._proc.pid for p in [backend._runner._launcher] if p._proc is not None)
+        waiting.set()
+        time.sleep(0.3)  # the close comes meanwhile
+        return real(sock)
+
+    monkeypatch.setattr(launcher_mod, "recv_frame", held)
+    failed: list[BaseException] = []
+
+    def warm() -> None:
+        try:
+            backend.warm()
+        except SandboxError as exc:
+            failed.append(exc)
+
+    thread = threading.Thread(target=warm)
+    thread.start()
+    assert waiting.wait(60), "the warm-up never reached the launcher's start"
+    backend.abort_warm()
+    thread.join(30)
+    monkeypatch.setattr(launcher_mod, "recv_frame", real)
+    try:
+        assert not thread.is_alive()
+        assert failed and "sandbox" in str(failed[0])
+        assert pids and not Path(f"/proc/{pids[0]}").exists()  # the half-started launcher is gone (reaped)
+        with pytest.raises(SandboxError):  # a command now is refused, never run outside the sandbox
+            backend.execute("echo should-not-run")
+    finally:
+        pool.close_all()
