@@ -494,17 +494,17 @@ class Launcher:
             self._log_fd = None
 
     def _close_launcher(self) -> None:
-        net, self.net = self.net, None
-        if net is not None and not self._borrowed:
-            net.close()
-        self._borrowed = False
         sock, self._sock = self._sock, None
-        if sock is not None:
+        if sock is not None:  # first: the launcher winds down while slirp4netns is waited for
             try:
                 sock.shutdown(socket.SHUT_RDWR)
             except OSError:
                 pass
             sock.close()
+        net, self.net = self.net, None
+        if net is not None and not self._borrowed:
+            net.close()
+        self._borrowed = False
         if self._proc is not None:
             netns.reap(self._proc)
             self._proc = None
