@@ -165,7 +165,7 @@ def build_services(settings: Settings, *, platform: str = "cli", toolsets: list[
     binding = _wire_session(services, settings, platform) if persist else None
     wire_compression(services, settings, event_callback, binding.on_compressed if binding else None)
     wire_checkpoints(services, settings)
-    wire_terminal(services, settings)
+    wire_terminal(services, settings, warm=platform == "cli")
     wire_browser_and_vision(services, settings)
     services.closers.append(lambda: finish_context_watch(ctx))  # last: the session's processes are gone
     _wire_delegation(services, enabled, persist=persist, emit=event_callback, disabled=opts.disabled_toolsets)

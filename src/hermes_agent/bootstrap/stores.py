@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -79,8 +81,9 @@ def prompt_parts(settings: Settings, memory: MemoryStore, *, with_skills: bool =
                        context_files=blocks, platform_hint=platform_hint, cwd=cwd, extra=extra)
 
 
-def wire_terminal(services: AgentServices, settings: Settings) -> None:
-    """Terminal backends per task (local, docker, ssh, singularity), released with the agent."""
+def wire_terminal(services: AgentServices, settings: Settings, warm: bool = False) -> None:
+    """Terminal backends per task (local, docker, ssh, singularity), released with the agent; `warm`: the local
+    sandbox starts while the first model call runs (the CLI; not the gateway, whose chats may never run one)."""
     from hermes_agent.terminal.manager import BackendPool
     from hermes_agent.terminal.runfile import reap_stale
 
@@ -93,7 +96,85 @@ def wire_terminal(services: AgentServices, settings: Settings) -> None:
     services.ctx.backend_factory = pool.get
     ctx = services.ctx
     ctx.sandbox_state = lambda: str(getattr(ctx.backend(), "sandbox_state", "n/a"))
+    if warm and pool.kind == "local":
+        _wire_warm_up(services)  # before pool.close_all among the closers
     services.closers.append(pool.close_all)
+
+
+COMMAND_TOOLS = frozenset({"terminal", "process", "execute_code"})
+_WARM_AFTER_S = 0.15  # a model call still running after this long: the sandbox starts meanwhile (a loop on a fast
+# model, or a test's instant one, never has it compete for the CPU)
+_WARM_EXIT_WAIT_S = 35.0  # a launcher start gives up after 30 s (launcher._START_TIMEOUT_S)
+
+
+def _wire_warm_up(services: AgentServices) -> None:
+    """The local sandbox planned and started on a background thread while a model call of a run that offers a
+    command tool has been running for _WARM_AFTER_S (bootstrap/warm.py), before pool.close_all among the closers."""
+    warm = _WarmUp(services.ctx.backend)
+    services.hooks.register("pre_llm_call", warm.on_call)
+    services.hooks.register("post_llm_call", warm.on_reply)
+    services.closers.append(warm.finish)
+
+
+class _WarmUp:
+    """At close no start begins; once the thread has begun starting processes, that start is aborted and the
+    thread waited for, so the backends then close whatever it left (before, it only plans: nothing to wait for)."""
+
+    def __init__(self, backend: Callable[[], object]) -> None:
+        self.backend = backend
+        self.stop = threading.Event()
+        self.cond = threading.Condition()
+        self.since: float | None = None  # when the model call in flight began
+        self.thread: threading.Thread | None = None
+        self.warming: list = []  # the backend whose start is under way (warm.warm_sandbox)
+        self.idle = True  # the thread waits for a call with no deadline (or is not started yet)
+
+    def on_call(self, tools: tuple = (), **_: object) -> None:
+        with self.cond:
+            if self.stop.is_set():
+                return
+            if self.thread is None:
+                if not any(_tool_name(t) in COMMAND_TOOLS for t in tools or ()):
+                    return
+                self.thread = threading.Thread(target=self._run, name="hermes-sandbox-warm", daemon=True)
+                self.thread.start()
+            self.since = time.monotonic()
+            if self.idle:  # woken only when it has no deadline: not on every call of a fast loop
+                self.cond.notify_all()
+
+    def on_reply(self, **_: object) -> None:
+        with self.cond:
+            self.since = None  # the thread finds out at its deadline
+
+    def _run(self) -> None:
+        with self.cond:
+            while True:
+                if self.stop.is_set():
+                    return
+                left = None if self.since is None else self.since + _WARM_AFTER_S - time.monotonic()
+                if left is not None and left <= 0:
+                    break
+                self.idle = left is None
+                self.cond.wait(left)
+                self.idle = False
+        from .warm import warm_sandbox
+
+        warm_sandbox(self.backend, self.stop, self.cond, self.warming)
+
+    def finish(self) -> None:
+        with self.cond:
+            self.stop.set()
+            committed = list(self.warming)
+            self.cond.notify_all()
+        for chosen in committed:
+            chosen.abort_warm()
+        if committed and self.thread is not None:
+            self.thread.join(_WARM_EXIT_WAIT_S)
+
+
+def _tool_name(tool: object) -> str:
+    fn = tool.get("function") if isinstance(tool, dict) else None
+    return str(fn.get("name", "")) if isinstance(fn, dict) else ""
 
 
 def finish_context_watch(ctx: ToolContext) -> None:

@@ -6,41 +6,16 @@ from __future__ import annotations
 
 import base64
 import time
-from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 from hermes_agent import paths
+from hermes_agent.media.choice import ImageBackend
+from hermes_agent.media.choice import image_backend as backend  # noqa: F401 - image_generate's name for it
 from hermes_agent.media.http import MediaError, call, call_json
 
 ASPECTS = ("landscape", "square", "portrait")
 _OPENAI_SIZE = {"landscape": "1536x1024", "square": "1024x1024", "portrait": "1024x1536"}
 _FAL_SIZE = {"landscape": "landscape_16_9", "square": "square_hd", "portrait": "portrait_16_9"}
-
-
-@dataclass(frozen=True, slots=True)
-class ImageBackend:
-    provider: str  # "openai" | "fal"
-    base_url: str
-    api_key: str
-    model: str
-
-
-def backend(conf: Mapping, env: Mapping[str, str]) -> ImageBackend | None:
-    """The configured backend, or None (then the tool is unavailable and says what to set)."""
-    chosen = str(conf.get("provider") or "").lower()
-    fal_key = env.get("FAL_KEY", "")
-    if chosen == "fal" or (not chosen and fal_key):
-        if not fal_key:
-            return None
-        return ImageBackend("fal", str(conf.get("fal_base_url") or "https://fal.run").rstrip("/"), fal_key,
-                            str(conf.get("model") or "fal-ai/flux/schnell"))
-    key = str(conf.get("api_key") or env.get("IMAGE_GEN_API_KEY") or env.get("OPENAI_API_KEY") or "")
-    base = str(conf.get("base_url") or "")
-    if chosen not in ("", "openai", "custom") or not (key or base):
-        return None
-    return ImageBackend("openai", (base or "https://api.openai.com/v1").rstrip("/"), key,
-                        str(conf.get("model") or "gpt-image-1"))
 
 
 def generate(be: ImageBackend, prompt: str, aspect: str, timeout: float = 180.0, scope: str = "local") -> Path:

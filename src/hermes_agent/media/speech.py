@@ -10,34 +10,10 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from hermes_agent import paths
+from hermes_agent.media.choice import _edge_ready, _openai_key
 from hermes_agent.media.http import MediaError, call
 
 CAPS = {"openai": 4096, "elevenlabs": 5000, "edge": 10000, "espeak": 20000, "piper": 20000}
-
-
-def offline_engine(conf: Mapping) -> str | None:
-    """'piper' (a voice model configured and the binary present), 'espeak', or None."""
-    piper = conf.get("piper") if isinstance(conf.get("piper"), Mapping) else {}
-    if piper.get("model") and shutil.which("piper"):
-        return "piper"
-    return "espeak" if shutil.which("espeak-ng") or shutil.which("espeak") else None
-
-
-def _edge_ready() -> bool:
-    import importlib.util
-
-    return importlib.util.find_spec("edge_tts") is not None
-
-
-def available(conf: Mapping, env: Mapping[str, str]) -> str | None:
-    """Why text_to_speech cannot work here, or None when it can."""
-    if offline_engine(conf) or _edge_ready() or _openai_key(env) or env.get("ELEVENLABS_API_KEY"):
-        return None
-    return "no speech engine: install espeak-ng (apt install espeak-ng) or edge-tts, or set OPENAI_API_KEY / ELEVENLABS_API_KEY"
-
-
-def _openai_key(env: Mapping[str, str]) -> str:
-    return env.get("VOICE_TOOLS_OPENAI_KEY") or env.get("OPENAI_API_KEY") or ""
 
 
 def synthesize(text: str, conf: Mapping, env: Mapping[str, str], output: Path | None = None,

@@ -257,28 +257,7 @@ class HttpClient:
         policy, so a stalled read returns at once; report a long silence through `idle.on_notice`."""
         if (cancel is None and idle is None) or conn is None or conn.sock is None:
             return
-        sock = conn.sock
-
-        def watcher() -> None:
-            noticed = False
-            while not done.wait(0.05):
-                if cancel is not None and cancel.is_set():
-                    _shutdown(sock)
-                    return
-                if idle is None:
-                    continue
-                silent = time.monotonic() - progress.last
-                if silent < idle.notice_after:
-                    noticed = False
-                elif not noticed and idle.on_notice is not None:
-                    noticed = True
-                    idle.on_notice(silent)
-                if silent >= idle.give_up_after:
-                    progress.stalled_for = silent
-                    _shutdown(sock)
-                    return
-
-        threading.Thread(target=watcher, name="hermes-http-watch", daemon=True).start()
+        _WATCHDOG.add(_Watched(conn.sock, cancel, done, idle, progress))
 
     def discard(self) -> None:
         """Drop every connection (a response's own is dropped by `Response.finish`)."""
@@ -310,3 +289,77 @@ def _create_connection(address: tuple[str, int], timeout: float | None = None,
         return socket.create_connection((host.encode("ascii"), port), timeout, source_address)  # type: ignore[arg-type]
     except UnicodeEncodeError:
         return socket.create_connection(address, timeout, source_address)
+
+
+class _Watched:
+    """One response in flight, as the watchdog sees it."""
+
+    __slots__ = ("cancel", "done", "idle", "noticed", "progress", "sock")
+
+    def __init__(self, sock: socket.socket, cancel: threading.Event | None, done: threading.Event,
+                 idle: IdlePolicy | None, progress: Progress) -> None:
+        self.sock, self.cancel, self.done, self.idle, self.progress = sock, cancel, done, idle, progress
+        self.noticed = False
+
+    def check(self, now: float) -> bool:
+        """Look once (every 50 ms); False when this response needs no more watching."""
+        if self.done.is_set():
+            return False
+        if self.cancel is not None and self.cancel.is_set():
+            _shutdown(self.sock)
+            return False
+        if self.idle is None:
+            return True
+        silent = now - self.progress.last
+        if silent < self.idle.notice_after:
+            self.noticed = False
+        elif not self.noticed and self.idle.on_notice is not None:
+            self.noticed = True
+            self.idle.on_notice(silent)
+        if silent >= self.idle.give_up_after:
+            self.progress.stalled_for = silent
+            _shutdown(self.sock)
+            return False
+        return True
+
+
+class _Watchdog:
+    """One thread for every response in flight in the process (a thread started per request cost a scheduling
+    round trip each: ~1 ms a model call on a loaded machine); it sleeps while there is nothing to watch."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._items: list[_Watched] = []
+        self._thread: threading.Thread | None = None
+
+    def add(self, item: _Watched) -> None:
+        with self._cond:
+            self._items.append(item)
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, name="hermes-http-watch", daemon=True)
+                self._thread.start()
+            self._cond.notify()
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while not self._items:
+                    self._cond.wait()
+            time.sleep(0.05)
+            with self._cond:
+                items = list(self._items)
+            now = time.monotonic()
+            finished = []
+            for item in items:
+                try:
+                    keep = item.check(now)
+                except Exception:  # a notice callback failed: the watch goes on for the others
+                    keep = True
+                if not keep:
+                    finished.append(item)
+            if finished:
+                with self._cond:
+                    self._items = [i for i in self._items if all(i is not f for f in finished)]
+
+
+_WATCHDOG = _Watchdog()

@@ -105,6 +105,7 @@ class LocalBackend:
         self._env_strip = tuple(env_strip)
         self._notice = notice
         self._runner: SandboxRunner | None = None
+        self._warm_aborted = False  # closing: warm() starts nothing
 
     # -- sandbox ----------------------------------------------------------------------------
 
@@ -135,6 +136,20 @@ class LocalBackend:
         False before any command ran."""
         runner = self._runner
         return False if runner is None else runner.network_input()
+
+    def warm(self) -> None:
+        """Plan the sandbox and start its launcher now, so the first command does not wait for them (the
+        first model request overlaps them: bootstrap/warm.py). Commands still start only inside it."""
+        runner = self._get_runner()
+        if runner is not None and not self._warm_aborted:
+            runner.warm()
+
+    def abort_warm(self) -> None:
+        """The session is closing: a launcher start under way (warm) fails now instead of finishing first."""
+        self._warm_aborted = True
+        runner = self._runner
+        if runner is not None:
+            runner.abort_start()
 
     def _get_runner(self) -> SandboxRunner | None:
         self._ensure_state()

@@ -50,6 +50,7 @@ def get_tool_definitions(enabled_toolsets: list[str] | None = None, disabled_too
 
 
 _SENTENCE_END = lazyre.compile(r"(?<=[.!?])\s+")
+_WORD = lazyre.compile(r"\w+")  # a name made of word characters is mentioned exactly where a word equals it
 
 
 def without_absent_tools(defs: list[dict]) -> list[dict]:
@@ -60,17 +61,23 @@ def without_absent_tools(defs: list[dict]) -> list[dict]:
     the model makes), so it is left alone."""
     present = {d["function"]["name"] for d in defs}
     known = set(registry.names()) | {t for spec in TOOLSETS.values() for t in spec.get("tools", [])}
-    absent = sorted(t for t in known - present if "_" in t)
+    absent = {t for t in known - present if "_" in t}
     if not absent:
         return defs
-    mention = re.compile(r"\b(?:" + "|".join(map(re.escape, absent)) + r")\b")
+    words = {t for t in absent if _WORD.fullmatch(t)}  # found as whole words: no pattern built per run
+    others = [t for t in absent if t not in words]
+    mention = re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(others))) + r")\b") if others else None
+
+    def names_absent(sentence: str) -> bool:
+        return bool(words.intersection(_WORD.findall(sentence))) or bool(mention and mention.search(sentence))
+
     for d in defs:
         fn = d["function"]
         entry = registry.get(fn.get("name", ""))
         if entry is not None and entry.dynamic_schema is not None:
             continue
         sentences = _SENTENCE_END.split(fn.get("description") or "")
-        kept = sentences[:1] + [s for s in sentences[1:] if not mention.search(s)]
+        kept = sentences[:1] + [s for s in sentences[1:] if not names_absent(s)]
         if len(kept) < len(sentences):
             fn["description"] = " ".join(kept)
     return defs

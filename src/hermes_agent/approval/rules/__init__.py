@@ -104,6 +104,14 @@ def one_line(text: str, limit: int = 200) -> str:
 
 
 @lru_cache(maxsize=1024)
+def warm() -> None:
+    """Compile the rule tables now (a background warm-up ahead of the first command: bootstrap/warm.py)."""
+    from hermes_agent.approval.rules.analyse import _index
+
+    _index()
+    analyse_command("cd /tmp && ls -la | head -n 5")
+
+
 def scan_command(command: str) -> Scan:
     """Scan one command (cached: the gate asks about the same command several times)."""
     return analyse_command(command)

@@ -275,6 +275,8 @@ class Launcher:
         self._ping_at = 0.0  # when the unanswered ping went out (0: none outstanding)
         self._pinged = 0.0  # when the last ping went out
         self.lost_why = ""  # set when the launcher was killed for not answering
+        self._starting: socket.socket | None = None  # a start under way: its socket (abort_start shuts it)
+        self._aborted = False  # the session is closing: no start begins (a warm-up's)
 
     def check(self) -> None:
         """The heartbeat, called by whoever waits on the launcher: ping it (at most every _HEARTBEAT_S); when a
@@ -310,16 +312,36 @@ class Launcher:
         """Start the launcher; when that fails and the spec can be planned again, once more on a fresh plan (a
         path the plan named may have gone between planning and launch: bwrap "Can't mkdir ...")."""
         try:
-            self._start_once()
-        except SandboxError:  # and once more when it died without a word (a start racing a loaded machine)
-            if self.spec.replan is not None:
-                self.spec = self.spec.replanned()
-            self._start_once()
+            try:
+                self._start_once()
+            except SandboxError:  # and once more when it died without a word (a start racing a loaded machine)
+                if self._aborted:
+                    raise
+                if self.spec.replan is not None:
+                    self.spec = self.spec.replanned()
+                self._start_once()
+        finally:
+            self._starting = None
+
+    def abort_start(self) -> None:
+        """The session is closing: a start under way (a warm-up's) fails now, and none begins after this."""
+        self._aborted = True
+        sock = self._starting
+        if sock is not None:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
 
     def _start_once(self) -> None:
+        if self._aborted:
+            raise SandboxError(f"cannot start the {self.mechanism} sandbox: the session is closing")
         if self.mechanism == "landlock":
             _not_dumpable()
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._starting = parent
+        if self._aborted:  # closed between the check above and now
+            parent.shutdown(socket.SHUT_RDWR)
         tag = CONFINED_TAG if self.mechanism in ("bwrap", "landlock") else UNCONFINED_TAG
         boot = [sys.executable, "-I", "-S", "-c", _BOOT + "main; main()", tag, str(child.fileno())]
         argv, passed = boot, [child.fileno()]
@@ -476,17 +498,17 @@ class Launcher:
             self._log_fd = None
 
     def _close_launcher(self) -> None:
-        net, self.net = self.net, None
-        if net is not None and not self._borrowed:
-            net.close()
-        self._borrowed = False
         sock, self._sock = self._sock, None
-        if sock is not None:
+        if sock is not None:  # first: the launcher winds down while slirp4netns is waited for
             try:
                 sock.shutdown(socket.SHUT_RDWR)
             except OSError:
                 pass
             sock.close()
+        net, self.net = self.net, None
+        if net is not None and not self._borrowed:
+            net.close()
+        self._borrowed = False
         if self._proc is not None:
             netns.reap(self._proc)
             self._proc = None
@@ -503,6 +525,14 @@ class Launcher:
                 send_frame(sock, {"signal": pid, "sig": int(sig)})
             except OSError:
                 pass
+
+    def warm(self) -> None:
+        """Start the launcher now if it is not running (a warm-up ahead of the first command: bootstrap/warm.py);
+        a spawn meanwhile waits for this start and uses it."""
+        with self._lock:
+            if not self.alive() and not self._aborted:
+                self._close_launcher()
+                self.start()
 
     def spawn(self, argv: list[str], *, cwd: str, env: dict[str, str], stdin: int, stdout: int, stderr: int,
               pty: bool = False, pipes: tuple = (None, None), extra: tuple[int, ...] = ()) -> SandboxedProcess:

@@ -40,7 +40,23 @@ BOOT = f"import sys; sys.path.insert(0, {SRC_ROOT!r}); from hermes_agent.termina
 
 
 def reap(proc: subprocess.Popen, grace: float = 2.0) -> None:
-    """Wait up to `grace` seconds for `proc` to end (its input was closed), then kill it; never leaves a zombie."""
+    """Wait up to `grace` seconds for `proc` to end (its input was closed), then kill it; never leaves a zombie.
+    The wait is on a pidfd, woken by the exit itself (Popen.wait with a timeout polls in sleeps of up to 50 ms)."""
+    if proc.poll() is not None:
+        return
+    try:
+        fd = os.pidfd_open(proc.pid)
+    except (AttributeError, OSError):  # no pidfd here: Popen's own timed wait
+        fd = None
+    if fd is not None:
+        try:
+            ended = bool(select.select([fd], [], [], grace)[0])
+        finally:
+            os.close(fd)
+        if not ended:
+            proc.kill()
+        proc.wait()
+        return
     try:
         proc.wait(timeout=grace)
     except subprocess.TimeoutExpired:

@@ -43,6 +43,7 @@ class SandboxRunner:
         self._state: str | None = None
         self._plain_used = False  # an unconfined call ran since network_input() last looked
         self._lock = threading.Lock()
+        self._aborted = False  # closing: warm() starts nothing
 
     @property
     def state(self) -> str:
@@ -133,6 +134,19 @@ class SandboxRunner:
             if self._launcher is None:
                 self._launcher = Launcher(self.spec, self.state, joined=joined)
             return self._launcher
+
+    def warm(self) -> None:
+        """Probe the mechanism and start the confined launcher ahead of the first command (nothing when commands
+        would not be confined: the unconfined launcher still starts with its first call)."""
+        if self.contained and not self._aborted:
+            self._get_launcher(True).warm()
+
+    def abort_start(self) -> None:
+        """The session is closing: the confined launcher's start under way (a warm-up's) fails now."""
+        self._aborted = True
+        launcher = self._launcher
+        if launcher is not None:
+            launcher.abort_start()
 
     def network_input(self) -> bool | None:
         """Did content come in from outside since the last look? True: bytes arrived in the sandbox's own

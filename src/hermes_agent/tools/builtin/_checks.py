@@ -26,19 +26,19 @@ def web_extra_installed() -> bool:
 def image_backend_configured() -> bool:
     """FAL_KEY, or an OpenAI-compatible images endpoint (OPENAI_API_KEY or image_gen.base_url) is configured"""
     from hermes_agent.config.loader import settings_snapshot
-    from hermes_agent.media.images import backend
+    from hermes_agent.media.choice import image_backend
 
     s = settings_snapshot()
-    return s is not None and backend(s.cfg.image_gen, s.env) is not None
+    return s is not None and image_backend(s.cfg.image_gen, s.env) is not None
 
 
 def speech_engine_available() -> bool:
     """espeak-ng or edge-tts installed, or OPENAI_API_KEY / ELEVENLABS_API_KEY set"""
     from hermes_agent.config.loader import settings_snapshot
-    from hermes_agent.media.speech import available
+    from hermes_agent.media.choice import speech_problem
 
     s = settings_snapshot()
-    return s is not None and available(s.cfg.tts, s.env) is None
+    return s is not None and speech_problem(s.cfg.tts, s.env) is None
 
 
 def backend_ready() -> bool:
