@@ -3,12 +3,12 @@ call) plus the live region drawn above the input (spinner, streaming tail, runni
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from hermes_agent import jsonsafe
 from hermes_agent.cli.screen import Screen
 from hermes_agent.events import (
     Event,
@@ -204,7 +204,7 @@ class LiveView:
 def _result_preview(result: str, rows: int = 3) -> list[str]:
     """First lines of a tool result for verbose mode (the `output` field when it is JSON)."""
     try:
-        data = json.loads(result)
+        data = jsonsafe.loads(result)
         if isinstance(data, dict):
             result = str(data.get("output") or data.get("error") or data.get("content") or result)
     except ValueError:

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
+from hermes_agent import jsonsafe
 from hermes_agent.config.settings import Settings
 from hermes_agent.core.context import PromptParts, build_system_prompt
 from hermes_agent.core.loop import AgentLoop, Compactor, TurnOutcome
@@ -248,13 +249,11 @@ class AIAgent:
 
     def taint_from_history(self) -> None:
         """A resumed conversation that took in untrusted content earlier is still tainted."""
-        import json
-
         for msg in self.history:
             for call in msg.tool_calls:
                 entry = self.services.ctx.tool_entry(call.name)
                 try:
-                    args = json.loads(call.arguments or "{}")
+                    args = jsonsafe.loads(call.arguments or "{}")
                 except ValueError:
                     args = {}
                 if call.name.startswith("mcp__") or (

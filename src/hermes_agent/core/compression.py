@@ -5,7 +5,6 @@ oldest turns — never separating a tool call from its results. Pure: imports me
 from __future__ import annotations
 
 import functools
-import json
 import logging
 import os
 from collections import Counter
@@ -14,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from hermes_agent import jsonsafe
 from hermes_agent.config.settings import Settings
 from hermes_agent.messages import SUMMARY_PREFIX, Message
 
@@ -280,7 +280,7 @@ def fallback_summary(dropped: Sequence[Message]) -> str:
     for m in dropped:
         for tc in m.tool_calls:
             try:
-                args = json.loads(tc.arguments or "{}")
+                args = jsonsafe.loads(tc.arguments or "{}")
             except ValueError:
                 continue
             for key in ("path", "file_path", "filename"):

@@ -3,12 +3,12 @@ results in call order. Knows tools only through their registry traits, never by 
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from hermes_agent import jsonsafe
 from hermes_agent.events import Event, ToolFinished, ToolStarted
 from hermes_agent.messages import ToolCall
 from hermes_agent.tools.registry import ToolEntry
@@ -25,7 +25,7 @@ EntryFor = Callable[[str], ToolEntry | None]
 def preview(call: ToolCall, limit: int = 80, key: str | None = None) -> str:
     """Short human form of a call's arguments (`ls -la`, `src/app.py`); `key` is tried first."""
     try:
-        args = json.loads(call.arguments or "{}")
+        args = jsonsafe.loads(call.arguments or "{}")
     except ValueError:
         return call.arguments[:limit]
     if not isinstance(args, dict):
@@ -80,7 +80,7 @@ class ToolExecutor:
             if entry.path_arg is None:
                 return False
             try:
-                paths.append(json.loads(c.arguments or "{}").get(entry.path_arg))
+                paths.append(jsonsafe.loads(c.arguments or "{}").get(entry.path_arg))
             except (ValueError, AttributeError):
                 return False
         return len(paths) == len(set(paths))

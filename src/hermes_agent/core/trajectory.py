@@ -8,6 +8,7 @@ import json
 from datetime import datetime
 from pathlib import Path
 
+from hermes_agent import jsonsafe
 from hermes_agent.messages import Message
 
 _PREAMBLE_HEAD = (
@@ -42,7 +43,7 @@ def _gpt_value(m: Message) -> str:
         text += raw + "\n"
     for call in m.tool_calls:
         try:
-            args = json.loads(call.arguments) if call.arguments else {}
+            args = jsonsafe.loads(call.arguments) if call.arguments else {}
         except ValueError:
             args = {}
         text += "<tool_call>\n" + json.dumps({"name": call.name, "arguments": args}, ensure_ascii=False) + "\n</tool_call>\n"
@@ -58,7 +59,7 @@ def _tool_value(results: list[Message], caller: Message) -> str:
         content: object = m.content or ""
         if isinstance(content, str) and content.strip().startswith(("{", "[")):
             try:
-                content = json.loads(content)
+                content = jsonsafe.loads(content)
             except ValueError:
                 pass
         name = caller.tool_calls[i].name if i < len(caller.tool_calls) else "unknown"

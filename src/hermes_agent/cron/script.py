@@ -6,12 +6,12 @@ Success = exit 0 and stdout; a failure reports the exit code, stderr and stdout 
 
 from __future__ import annotations
 
-import json
 import shlex
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from hermes_agent import jsonsafe
 from hermes_agent.config.settings import Settings
 
 if TYPE_CHECKING:
@@ -106,7 +106,7 @@ def wake_gate(output: str) -> bool:
     if not lines:
         return True
     try:
-        gate = json.loads(lines[-1].strip())
+        gate = jsonsafe.loads(lines[-1].strip())
     except ValueError:
         return True
     return not (isinstance(gate, dict) and gate.get("wakeAgent", True) is False)

@@ -8,6 +8,7 @@ import json
 import logging
 import threading
 
+from hermes_agent import jsonsafe
 from hermes_agent.errors import ProviderError, TransientError
 from hermes_agent.messages import Message
 from hermes_agent.providers.base import ChatRequest, OnDelta
@@ -110,7 +111,7 @@ class OpenAIChatProvider:
             if data == "[DONE]":
                 break
             try:
-                chunk = json.loads(data)
+                chunk = jsonsafe.loads(data)
             except ValueError:
                 log.debug("skipping malformed SSE line: %.200s", data)
                 continue
@@ -127,7 +128,7 @@ class OpenAIChatProvider:
 
     def _read_json(self, raw: bytes, on_delta: OnDelta | None) -> Message:
         try:
-            data = json.loads(raw)
+            data = jsonsafe.loads(raw)
         except ValueError:
             raise TransientError(f"endpoint returned non-JSON: {raw[:200]!r}") from None
         acc = StreamAccumulator(max_chars=self.max_reply_chars)

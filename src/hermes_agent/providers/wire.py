@@ -6,7 +6,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from hermes_agent import lazyre
+from hermes_agent import jsonsafe, lazyre
 from hermes_agent.errors import (
     AuthError,
     BadRequestError,
@@ -153,7 +153,7 @@ def _error_detail(body: str) -> str:
     """The endpoint's error message (JSON `error.message`), else a short one-line excerpt of the body as plain
     text (an HTML error page reduced to its text)."""
     try:
-        data = json.loads(body)
+        data = jsonsafe.loads(body)
         err = data.get("error", data)
         msg = err.get("message") if isinstance(err, dict) else err
         text = str(msg or body)

@@ -8,7 +8,7 @@ import re
 import time
 from collections.abc import Collection
 
-from hermes_agent import lazyre
+from hermes_agent import jsonsafe, lazyre
 from hermes_agent.tools import upstream_calls
 from hermes_agent.tools.context import ToolContext
 from hermes_agent.tools.hooks import HookBus
@@ -83,7 +83,7 @@ def parse_arguments(function_args: str | dict | None) -> dict:
     if isinstance(function_args, dict):
         return function_args
     try:
-        value = json.loads(function_args)
+        value = jsonsafe.loads(function_args)
     except json.JSONDecodeError as exc:
         raise ValueError(f"arguments are not valid JSON ({exc.msg} at position {exc.pos}); "
                          "send a JSON object matching the tool's parameters") from None
@@ -104,7 +104,7 @@ def _coerce(value: object, spec: dict) -> object:
         if kind == "boolean" and value.strip().lower() in ("true", "false"):
             return value.strip().lower() == "true"
         if kind in ("array", "object"):
-            parsed = json.loads(value)
+            parsed = jsonsafe.loads(value)
             return parsed if isinstance(parsed, list | dict) else value
     except (ValueError, TypeError):
         return value
@@ -150,7 +150,7 @@ def handle_function_call(function_name: str, function_args: str | dict | None, t
 
 def _as_json(result: str) -> object:
     try:
-        return json.loads(result)
+        return jsonsafe.loads(result)
     except ValueError:
         return result
 
@@ -242,7 +242,7 @@ def _guard_after(entry: object, args: dict, before: list[str] | None, result: st
     else:
         log.warning("%s", line)
     try:
-        value = json.loads(result)
+        value = jsonsafe.loads(result)
     except ValueError:
         value = None
     if isinstance(value, dict):

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import json
 import logging
 import mimetypes
 import re
@@ -15,7 +14,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from hermes_agent import lazyre
+from hermes_agent import jsonsafe, lazyre
 from hermes_agent.config.settings import Settings
 from hermes_agent.gateway.base import Handler, Inbound, PlatformAdapter, split_text
 from hermes_agent.gateway.delivery import Inbox
@@ -254,7 +253,7 @@ class WhatsAppAdapter:
         payload = {"messaging_product": "whatsapp", "recipient_type": "individual", "to": chat_id, **body}
         raw = await self._call("POST", f"{self.config.api}/{self.config.phone_number_id}/messages",
                                json_body=payload, retry=retry)
-        ids = (json.loads(raw or b"{}").get("messages") or [{}])
+        ids = (jsonsafe.loads(raw or b"{}").get("messages") or [{}])
         return str(ids[0].get("id") or "") or None
 
     async def send(self, chat_id: str, text: str, buttons: list[tuple[str, str]] | None = None) -> str | None:
@@ -296,7 +295,7 @@ class WhatsAppAdapter:
                 return data
 
             raw = await self._call("POST", f"{self.config.api}/{self.config.phone_number_id}/media", form=form)
-            media = {"id": str(json.loads(raw)["id"])}
+            media = {"id": str(jsonsafe.loads(raw)["id"])}
             if kind == "document":
                 media["filename"] = path.name
             if caption:
@@ -310,7 +309,7 @@ class WhatsAppAdapter:
         """GET /{media_id} gives a short-lived URL; GET that URL (with the token) gives the bytes."""
         if not re.fullmatch(r"[A-Za-z0-9._-]+", file_id):
             raise GraphError(400, f"malformed media id {file_id[:40]!r}")
-        meta = json.loads(await self._call("GET", f"{self.config.api}/{file_id}"))
+        meta = jsonsafe.loads(await self._call("GET", f"{self.config.api}/{file_id}"))
         blob = await self._call("GET", str(meta["url"]))
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(blob)
@@ -350,7 +349,7 @@ class WhatsAppAdapter:
 
 def _graph_error(body: bytes) -> tuple[str, int | None]:
     try:
-        err = json.loads(body).get("error") or {}
+        err = jsonsafe.loads(body).get("error") or {}
     except (ValueError, AttributeError):
         return body[:200].decode(errors="replace"), None
     code = err.get("code")

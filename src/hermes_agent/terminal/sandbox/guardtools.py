@@ -16,6 +16,8 @@ import json
 import os
 from collections.abc import Callable
 
+from hermes_agent import jsonsafe
+
 Flat = dict[str, str]  # "section.key" (lower-case) -> the value as text
 
 # (value test, what it means): "" any value; "path:" a value starting with it; "writable" a path the sandbox
@@ -79,7 +81,7 @@ def _yaml(data: str) -> Flat:
 
 def _jsonc(data: str) -> Flat:
     """VS Code's JSON with comments and trailing commas. Top-level keys are dotted setting names already."""
-    doc = json.loads(_strip_jsonc(data) or "{}")
+    doc = jsonsafe.loads(_strip_jsonc(data) or "{}")
     if not isinstance(doc, dict):
         raise ValueError("not an object")
     return {str(k).lower(): json.dumps(v, sort_keys=True) for k, v in doc.items()}
