@@ -10,7 +10,7 @@ from collections.abc import Collection
 
 from hermes_agent import jsonsafe, lazyre
 from hermes_agent.tools import upstream_calls
-from hermes_agent.tools.context import ToolContext
+from hermes_agent.tools.context import CONFINED_ORIGIN, ToolContext
 from hermes_agent.tools.hooks import HookBus
 from hermes_agent.tools.registry import registry
 from hermes_agent.tools.results import tool_error
@@ -162,18 +162,22 @@ def _run_one(name: str, raw_args: dict, offered: Collection[str] | None, task_id
         known = ", ".join(sorted(offered) if offered is not None else registry.names()[:40])
         return tool_error(f"Unknown tool: {name}. Available tools: {known}")
     args = coerce_to_schema(name, raw_args)
-    if ctx is not None and ctx.traffic_watch:  # what a background command fetched since the last call
-        _taint_by_traffic("a command run earlier", ctx)
+    origin = CONFINED_ORIGIN.get()
+    if ctx is not None and (ctx.traffic_watch or origin):  # what confined code fetched since the last look
+        _taint_by_traffic(origin or "a command run earlier", ctx)
     blocked = bus.pre_tool_call(name, args, ctx)
     if blocked is not None:
         return tool_error(f"Blocked: {blocked.reason}", blocked=True)
     started = time.perf_counter()
     before = _guard_before(entry, args, ctx)
+    if ctx is not None and entry.approval == "command":  # confined code: its script's RPC calls come before its end
+        ctx.traffic_watch = True  # from now on they (and every later call) read the counters first
+        if entry.brings_untrusted(args):  # ... and are judged as tainted when its text fetches (rt7 a08)
+            ctx.taint(f"the result of {name}")
     result = registry.dispatch(name, args, task_id=task_id, user_task=user_task, ctx=ctx)
     if ctx is not None and entry.brings_untrusted(args):
         ctx.taint(f"the result of {name}")
     if ctx is not None and entry.approval == "command":
-        ctx.traffic_watch = True
         _taint_by_traffic(name, ctx)
     result = _guard_after(entry, args, before, result, ctx)
     result = cap_result(result, entry.max_result_size_chars or DEFAULT_RESULT_CAP)
@@ -226,8 +230,8 @@ def _guard_after(entry: object, args: dict, before: list[str] | None, result: st
         return result
     if before is None:
         subject = entry.subject(args) if entry.approval == "writes" else None
-        if subject is not None and subject.paths and ctx.ctx_watch is not None:
-            ctxwatch.after_write(ctx, list(subject.paths))
+        if subject is not None and subject.paths and ctx.ctx_watch is not None and not CONFINED_ORIGIN.get():
+            ctxwatch.after_write(ctx, list(subject.paths))  # hermes's own write (a script's is judged with it)
         return result
     try:
         lines = before + ctxwatch.after_call(ctx, entry.name, ctx.session_id)
