@@ -163,8 +163,13 @@ def _run_one(name: str, raw_args: dict, offered: Collection[str] | None, task_id
         return tool_error(f"Unknown tool: {name}. Available tools: {known}")
     args = coerce_to_schema(name, raw_args)
     origin = CONFINED_ORIGIN.get()
+    since, clean = _call_started(ctx), ctx is not None and not ctx.untrusted
     if ctx is not None and (ctx.traffic_watch or origin):  # what confined code fetched since the last look
         _taint_by_traffic(origin or "a command run earlier", ctx)
+    if not (clean and ctx.untrusted):  # tainted before, or not by bytes seen now: the window starts with this call
+        since = ctx.last_call_ns if ctx is not None else 0
+    if ctx is not None and entry.approval == "command" and not ctx.untrusted:
+        _reads_tainted_files(entry, args, ctx)
     blocked = bus.pre_tool_call(name, args, ctx)
     if blocked is not None:
         return tool_error(f"Blocked: {blocked.reason}", blocked=True)
@@ -179,9 +184,37 @@ def _run_one(name: str, raw_args: dict, offered: Collection[str] | None, task_id
         ctx.taint(f"the result of {name}")
     if ctx is not None and entry.approval == "command":
         _taint_by_traffic(name, ctx)
+    if ctx is not None and ctx.untrusted:
+        from hermes_agent.tools import taintmark
+
+        taintmark.after_call(ctx, entry.approval == "command", since)
     result = _guard_after(entry, args, before, result, ctx)
     result = cap_result(result, entry.max_result_size_chars or DEFAULT_RESULT_CAP)
     return bus.post_tool_call(name, args, result, ctx, (time.perf_counter() - started) * 1000)
+
+
+def _call_started(ctx: ToolContext | None) -> int:
+    """When the previous tool call of this conversation started (now for the first): bytes the counters show
+    now may have come in since then (tools/taintmark.py: where the ledger's taint window starts)."""
+    if ctx is None:
+        return 0
+    now = time.time_ns()
+    since, ctx.last_call_ns = ctx.last_call_ns or now, now
+    return since
+
+
+def _reads_tainted_files(entry: object, args: dict, ctx: ToolContext) -> None:
+    """A command or script naming a file that a tainted session wrote taints this conversation before it runs."""
+    subject = entry.subject(args)  # type: ignore[attr-defined]
+    if subject is None or not subject.command:
+        return
+    from hermes_agent.tools import taintmark
+
+    try:
+        cwd = ctx.backend().cwd()
+    except Exception:  # noqa: BLE001 - no backend yet: the workspace
+        cwd = None
+    taintmark.command_reads(ctx, subject.command, cwd)
 
 
 def _taint_by_traffic(name: str, ctx: ToolContext) -> None:
@@ -232,6 +265,10 @@ def _guard_after(entry: object, args: dict, before: list[str] | None, result: st
         subject = entry.subject(args) if entry.approval == "writes" else None
         if subject is not None and subject.paths and ctx.ctx_watch is not None and not CONFINED_ORIGIN.get():
             ctxwatch.after_write(ctx, list(subject.paths))  # hermes's own write (a script's is judged with it)
+        if subject is not None and subject.paths and ctx.untrusted:
+            from hermes_agent.tools import taintmark
+
+            taintmark.on_write(ctx, list(subject.paths))
         return result
     try:
         lines = before + ctxwatch.after_call(ctx, entry.name, ctx.session_id)

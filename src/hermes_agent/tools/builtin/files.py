@@ -122,6 +122,10 @@ def read_file(args: dict, **kw: object) -> str:
     except FileToolError as exc:
         return tool_error(str(exc), **exc.extra)
     result["path"] = _display(backend, path)
+    if not ctx.untrusted and getattr(backend, "policy", None) is not None:  # the local files (taint ledger)
+        from hermes_agent.tools import taintmark
+
+        taintmark.on_read(ctx, [path])
     return tool_result(result)
 
 
