@@ -14,6 +14,7 @@ Stdlib only; a read is one stat of the ledger (parsed once per change)."""
 
 from __future__ import annotations
 
+import bisect
 import os
 import time
 from pathlib import Path
@@ -30,6 +31,7 @@ from hermes_agent.memory.ctxledger import (
 )
 
 MAX_SESSIONS = 5000
+SLACK_NS = 30_000_000_000  # a crashed session's window: 30 s past its last sign of life (touched at most so often)
 
 
 def open_window(home: Path | str, roots: list[str], source: str, start_ns: int) -> int:
@@ -99,16 +101,36 @@ def file_source(home: Path | str, path: str, st: os.stat_result) -> str:
     if isinstance(mark, list) and len(mark) == 3 and mark[:2] == [st.st_ino, st.st_ctime_ns]:
         return str(mark[2])
     ctime = st.st_ctime_ns
-    now = time.time_ns()
-    for w in data.get("taint_windows", []):
-        start, end = w.get("start"), w.get("end")
-        if not isinstance(start, int) or ctime < start or not _under(real, w.get("roots") or []):
-            continue
-        if end is None:
-            end = now if _alive(w) else (w.get("last") or start)
-        if ctime <= end:
-            return str(w.get("source") or "untrusted content")
+    starts, rows, reach = _windows(data)
+    i = bisect.bisect_right(starts, ctime)  # windows that started before the change, latest first
+    while i > 0 and reach[i - 1] >= ctime:  # ... while one of them may still have been open then
+        i -= 1
+        end, roots, source, w = rows[i]
+        if end is None:  # open: its session runs, or crashed (then it ended at its last sign of life)
+            end = time.time_ns() if _alive(w) else (w.get("last") or starts[i]) + SLACK_NS
+        if ctime <= end and _under(real, roots):
+            return source
     return ""
+
+
+Parsed = tuple[list[int], list[tuple], list[float]]
+_last: list = [None, None]  # the ledger dict last parsed, and its windows
+
+
+def _windows(data: dict) -> Parsed:
+    """The ledger's taint windows sorted by start, with the latest end reached up to each (an open window reaches
+    forever): parsed once per ledger read."""
+    if _last[0] is data:
+        return _last[1]
+    ws = sorted((w for w in data.get("taint_windows", []) if isinstance(w.get("start"), int)), key=lambda w: w["start"])
+    starts = [w["start"] for w in ws]
+    rows = [(w.get("end"), w.get("roots") or [], str(w.get("source") or "untrusted content"), w) for w in ws]
+    reach, top = [], 0.0
+    for end, *_ in rows:
+        top = max(top, float("inf") if end is None else end)
+        reach.append(top)
+    _last[:] = [data, (starts, rows, reach)]
+    return starts, rows, reach
 
 
 def session_source(home: Path | str, session_id: str) -> tuple[float, str] | None:

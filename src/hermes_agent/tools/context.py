@@ -80,6 +80,7 @@ class ToolContext:
     # tainted there, and when the previous tool call started (a taint seen now may have come in since then).
     taint_window: int | None = None
     taint_session: str = ""
+    taint_touched: int = 0
     last_call_ns: int = 0
     _local_backend: TerminalBackend | None = field(default=None, repr=False)
 

@@ -58,8 +58,10 @@ def after_call(ctx: object, confined: bool, since_ns: int) -> None:
     try:
         if ctx.taint_window is None:  # type: ignore[attr-defined]
             ctx.taint_window = taintledger.open_window(home, window_roots(ctx), source, since_ns)  # type: ignore[attr-defined]
-        elif confined:
+            ctx.taint_touched = time.time_ns()  # type: ignore[attr-defined]
+        elif confined and time.time_ns() - ctx.taint_touched > taintledger.SLACK_NS // 2:  # type: ignore[attr-defined]
             taintledger.touch_window(home, ctx.taint_window)  # type: ignore[attr-defined]
+            ctx.taint_touched = time.time_ns()  # type: ignore[attr-defined]
         _mark_session(ctx, home, source, since_ns / 1e9)
     except OSError:
         log.warning("could not record the taint of this session in the ledger", exc_info=True)

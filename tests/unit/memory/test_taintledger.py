@@ -57,12 +57,16 @@ def test_a_dead_sessions_window_ends_at_its_last_sign_of_life(tmp_path):
     home, work = tmp_path / "home", tmp_path / "work"
     home.mkdir()
     work.mkdir()
-    taintledger.open_window(home, [str(work)], "x", time.time_ns())
+    taintledger.open_window(home, [str(work)], "x", time.time_ns() - 120 * 10**9)
     path = ledger_path(home)
     data = json.loads(path.read_text())
-    data["taint_windows"][0]["pid"] = 2 ** 22 + 7  # a process that is gone
+    data["taint_windows"][0]["pid"] = 2 ** 22 + 7  # a process that is gone, last seen a minute ago
+    data["taint_windows"][0]["last"] = time.time_ns() - 60 * 10**9
     path.write_text(json.dumps(data))
     time.sleep(0.01)
     f = work / "after-crash.txt"
     f.write_text("user's")
     assert taintledger.file_source(home, str(f), os.stat(f)) == ""
+    data["taint_windows"][0]["last"] = time.time_ns() - 10 * 10**9  # within the slack of its last sign of life
+    path.write_text(json.dumps(data))
+    assert taintledger.file_source(home, str(f), os.stat(f)) == "x"
