@@ -11,7 +11,7 @@ import time
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from hermes_agent import jsonsafe
+from hermes_agent.messages import safe_loads
 
 if TYPE_CHECKING:
     from hermes_agent.core.contract import AgentSession
@@ -27,7 +27,7 @@ def _tool_stats(history: list) -> dict[str, dict[str, int]]:
             stats.setdefault(call.name, {"count": 0, "success": 0, "failure": 0})["count"] += 1
         if m.role == "tool" and m.tool_call_id in names:
             try:
-                failed = isinstance(jsonsafe.loads(m.content or "{}"), dict) and "error" in jsonsafe.loads(m.content or "{}")
+                failed = isinstance(safe_loads(m.content or "{}"), dict) and "error" in safe_loads(m.content or "{}")
             except ValueError:
                 failed = False
             stats[names[m.tool_call_id]]["failure" if failed else "success"] += 1

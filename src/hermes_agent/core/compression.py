@@ -13,9 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from hermes_agent import jsonsafe
 from hermes_agent.config.settings import Settings
-from hermes_agent.messages import SUMMARY_PREFIX, Message
+from hermes_agent.messages import SUMMARY_PREFIX, Message, safe_loads
 
 log = logging.getLogger(__name__)
 
@@ -280,7 +279,7 @@ def fallback_summary(dropped: Sequence[Message]) -> str:
     for m in dropped:
         for tc in m.tool_calls:
             try:
-                args = jsonsafe.loads(tc.arguments or "{}")
+                args = safe_loads(tc.arguments or "{}")
             except ValueError:
                 continue
             for key in ("path", "file_path", "filename"):

@@ -11,7 +11,8 @@ import sqlite3
 from dataclasses import dataclass
 from operator import itemgetter
 
-from hermes_agent import jsonsafe, lazyre
+from hermes_agent import lazyre
+from hermes_agent.messages import safe_loads
 from hermes_agent.storage.layout import FTS_TOOL_PREFIX, HIGH_WATER, PROGRESS
 from hermes_agent.storage.records import SESSION_COLUMNS, SessionInfo
 from hermes_agent.storage.summaries import SearchHit, Snippet
@@ -325,7 +326,7 @@ def _word_snippet(row: sqlite3.Row, pattern: re.Pattern[str], anchors: tuple[str
 def _calls_text(raw: str) -> str:
     """Tool calls as `name {arguments}` (Hermes's JSON objects, read loosely)."""
     try:
-        calls = jsonsafe.loads(raw)
+        calls = safe_loads(raw)
     except ValueError:
         return raw
     fns = [c.get("function") or c for c in calls if isinstance(c, dict)]

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -22,12 +21,6 @@ if TYPE_CHECKING:
     from hermes_agent.tools.registry import ToolEntry
 
 ToolRunner = Callable[[dict], str]
-
-# Set (to the tool's name, e.g. "execute_code") while a call that confined code asked for runs: execute_code's
-# script calling tools over its RPC socket. Such a call is the confined side's: the network counters are read
-# before it runs, and its writes are judged like the script's own (not vouched for, not trusted by the
-# run-later guard). A context variable: the file tools' worker threads copy it (files.bounded).
-CONFINED_ORIGIN: ContextVar[str] = ContextVar("hermes_confined_origin", default="")
 
 
 @dataclass(slots=True)

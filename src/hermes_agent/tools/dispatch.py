@@ -8,9 +8,10 @@ import re
 import time
 from collections.abc import Collection
 
-from hermes_agent import jsonsafe, lazyre
+from hermes_agent import lazyre
+from hermes_agent.messages import safe_loads
 from hermes_agent.tools import upstream_calls
-from hermes_agent.tools.context import CONFINED_ORIGIN, ToolContext
+from hermes_agent.tools.context import ToolContext
 from hermes_agent.tools.hooks import HookBus
 from hermes_agent.tools.registry import registry
 from hermes_agent.tools.results import tool_error
@@ -83,7 +84,7 @@ def parse_arguments(function_args: str | dict | None) -> dict:
     if isinstance(function_args, dict):
         return function_args
     try:
-        value = jsonsafe.loads(function_args)
+        value = safe_loads(function_args)
     except json.JSONDecodeError as exc:
         raise ValueError(f"arguments are not valid JSON ({exc.msg} at position {exc.pos}); "
                          "send a JSON object matching the tool's parameters") from None
@@ -104,7 +105,7 @@ def _coerce(value: object, spec: dict) -> object:
         if kind == "boolean" and value.strip().lower() in ("true", "false"):
             return value.strip().lower() == "true"
         if kind in ("array", "object"):
-            parsed = jsonsafe.loads(value)
+            parsed = safe_loads(value)
             return parsed if isinstance(parsed, list | dict) else value
     except (ValueError, TypeError):
         return value
@@ -150,7 +151,7 @@ def handle_function_call(function_name: str, function_args: str | dict | None, t
 
 def _as_json(result: str) -> object:
     try:
-        return jsonsafe.loads(result)
+        return safe_loads(result)
     except ValueError:
         return result
 
@@ -162,6 +163,8 @@ def _run_one(name: str, raw_args: dict, offered: Collection[str] | None, task_id
         known = ", ".join(sorted(offered) if offered is not None else registry.names()[:40])
         return tool_error(f"Unknown tool: {name}. Available tools: {known}")
     args = coerce_to_schema(name, raw_args)
+    from hermes_agent.tools.confined import CONFINED_ORIGIN
+
     origin = CONFINED_ORIGIN.get()
     since, clean = _call_started(ctx), ctx is not None and not ctx.untrusted
     if ctx is not None and (ctx.traffic_watch or origin):  # what confined code fetched since the last look
@@ -263,6 +266,8 @@ def _guard_after(entry: object, args: dict, before: list[str] | None, result: st
         return result
     if before is None:
         subject = entry.subject(args) if entry.approval == "writes" else None
+        from hermes_agent.tools.confined import CONFINED_ORIGIN
+
         if subject is not None and subject.paths and ctx.ctx_watch is not None and not CONFINED_ORIGIN.get():
             ctxwatch.after_write(ctx, list(subject.paths))  # hermes's own write (a script's is judged with it)
         if subject is not None and subject.paths and ctx.untrusted:
@@ -283,7 +288,7 @@ def _guard_after(entry: object, args: dict, before: list[str] | None, result: st
     else:
         log.warning("%s", line)
     try:
-        value = jsonsafe.loads(result)
+        value = safe_loads(result)
     except ValueError:
         value = None
     if isinstance(value, dict):

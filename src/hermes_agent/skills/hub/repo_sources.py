@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hermes_agent import jsonsafe
+from hermes_agent.messages import safe_loads
 from hermes_agent.skills.catalog import SKILL_FILE
 from hermes_agent.skills.fsutil import skill_files
 from hermes_agent.skills.hub.github import GitHubSource, split_id
@@ -77,7 +77,7 @@ class MarketplaceSource:
         if data is None:
             raw = self.github.api.file_bytes(repo, ".claude-plugin/marketplace.json")
             try:
-                data = jsonsafe.loads(raw.decode("utf-8"))
+                data = safe_loads(raw.decode("utf-8"))
             except (UnicodeDecodeError, ValueError) as exc:
                 raise SourceError(f"{repo}: marketplace.json is not valid JSON") from exc
             self.cache.put(key, data)

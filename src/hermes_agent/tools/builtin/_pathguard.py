@@ -117,7 +117,7 @@ class GuardedBackend:
         import contextlib
 
         from hermes_agent.terminal.sandbox.guard import existing_guard
-        from hermes_agent.tools.context import CONFINED_ORIGIN
+        from hermes_agent.tools.confined import CONFINED_ORIGIN
 
         guard = existing_guard(self.policy.workspace)
         if guard is None or CONFINED_ORIGIN.get():  # a script's RPC write: judged like the script's own writes

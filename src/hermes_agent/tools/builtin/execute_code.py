@@ -80,7 +80,7 @@ def _cap(text: str, limit: int) -> tuple[str, dict]:
 
 def run_script(code: str, ctx: object) -> str:
     """Run `code` for the agent of `ctx`; the JSON result the model sees."""
-    from hermes_agent.tools.context import CONFINED_ORIGIN
+    from hermes_agent.tools.confined import CONFINED_ORIGIN
     from hermes_agent.tools.dispatch import handle_function_call
 
     backend = ctx.backend()  # type: ignore[attr-defined]
