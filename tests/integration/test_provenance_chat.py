@@ -191,7 +191,8 @@ def tainted_notes(scripted, hermes_home, tmp_path, site):
     work.mkdir()
     model_config(hermes_home, scripted.url)
     first = _session(scripted, hermes_home, work, _terminal("echo plain words > clean.txt"),
-                     _terminal(f"curl -s -m 3 {site.url}/inject.html > notes.html; echo saved ZEPHYRNOTE notes"),
+                     _terminal(f"curl -s -m 3 {site.url}/inject.html > notes.html; echo ZEPHYRPAGE >> notes.html; "
+                               "echo saved ZEPHYRNOTE notes"),
                      _memory_add("from the page (s1)"))
     assert "BLOCKED" in first[-1] and "(s1)" not in _memory_file(hermes_home)
     return work
@@ -207,6 +208,10 @@ def test_a_file_a_tainted_session_wrote_taints_the_session_that_reads_it(scripte
     results = _session(scripted, hermes_home, tainted_notes, _terminal("cat ./notes.*"),
                        _memory_add("The user prefers the team mirror"))
     assert "BLOCKED" in results[-1] and "named by a command of this conversation" in results[-1], results[-1]
+    results = _session(scripted, hermes_home, tainted_notes,
+                       {"tool_calls": [{"name": "search_files", "arguments": {"pattern": "ZEPHYRPAGE"}}]},
+                       _memory_add("The user prefers the team mirror"))
+    assert "notes.html" in results[0] and "BLOCKED" in results[-1] and "searched by this conversation" in results[-1]
     # control: a file the same session wrote before it was tainted, read by a fresh session
     results = _session(scripted, hermes_home, tainted_notes,
                        {"tool_calls": [{"name": "read_file", "arguments": {"path": "clean.txt"}}]},

@@ -203,6 +203,11 @@ def search_files(args: dict, **kw: object) -> str:
         return tool_error(str(exc), **exc.extra)
     except (TypeError, ValueError) as exc:
         return tool_error(f"bad search arguments: {exc}")
+    read = result.pop("_read_paths", [])
+    if read and not ctx.untrusted:  # matched lines of a file a tainted session wrote taint this conversation
+        from hermes_agent.tools import taintmark
+
+        taintmark.on_read(ctx, read, "searched by")
     return tool_result(result)
 
 
