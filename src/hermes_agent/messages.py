@@ -1,12 +1,24 @@
-"""Conversation value types (frozen): Message, ToolCall, Usage. Only these cross layer boundaries."""
+"""Conversation value types (frozen): Message, ToolCall, Usage. Only these cross layer boundaries. Also `safe_loads`,
+the JSON decoder for text from outside this process (tool-call arguments above all)."""
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import Any, Literal
 
 Role = Literal["system", "user", "assistant", "tool"]
+
+
+def safe_loads(text: str | bytes | bytearray, **kw: Any) -> Any:
+    """json.loads for text from outside this process (a model endpoint's replies and tool-call arguments, MCP
+    servers, webhooks, confined scripts and tools). Text nested deeper than the interpreter's stack makes the
+    decoder raise RecursionError, which no `except ValueError` catches and which ended whole sessions (red-team
+    rt7 a06); here it is a `json.JSONDecodeError` (a ValueError) like any other malformed JSON."""
+    try:
+        return json.loads(text, **kw)
+    except RecursionError:
+        raise json.JSONDecodeError("nested too deeply", text if isinstance(text, str) else "", 0) from None
 # The user-role message that stands in for compacted turns starts with one of these (ours; Hermes's): core writes it,
 # storage's retention keeps the newest one when it prunes an open chat's old turns.
 SUMMARY_PREFIX = "[CONTEXT SUMMARY — REFERENCE ONLY]"

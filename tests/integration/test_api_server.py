@@ -91,6 +91,23 @@ def test_wrong_or_missing_key_is_401(api):
     assert err.value.code == 401
 
 
+def test_a_request_body_nested_too_deep_is_a_400_and_the_server_goes_on(api, scripted):
+    """rt7 a06's shape at the API door: JSON nested 200,000 deep is bad JSON, not an internal error."""
+    import urllib.error
+    import urllib.request
+
+    deep = ('{"model": "x", "messages": ' + "[" * 200_000 + "]" * 200_000 + "}").encode()
+    for path in ("/chat/completions", "/responses"):
+        req = urllib.request.Request(api + path, data=deep, method="POST", headers={
+            "Authorization": f"Bearer {KEY}", "Content-Type": "application/json"})
+        with pytest.raises(urllib.error.HTTPError) as err:
+            urllib.request.urlopen(req, timeout=30)
+        assert err.value.code == 400 and b"not valid JSON" in err.value.read()
+    scripted.add({"content": "still serving"})
+    reply = _client(api).chat.completions.create(model="x", messages=[{"role": "user", "content": "hi"}])
+    assert reply.choices[0].message.content == "still serving"
+
+
 def _users(body: dict) -> str:
     return "|".join(str(m["content"]) for m in body["messages"] if m.get("role") == "user")
 

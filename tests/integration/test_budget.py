@@ -89,12 +89,12 @@ def test_auxiliary_calls_are_counted_and_an_unpriced_model_counts_tokens(scripte
     _config(hermes_home, scripted.url, "budget:\n  session_usd: 1\n  session_tokens: 100000\nsessions:\n"
                                        "  title_mode: llm\nauxiliary:\n  title_generation:\n    model: title-model\n")
     scripted.add({"content": "the answer", "usage": {"prompt_tokens": 1000, "completion_tokens": 100}},
-                 {"content": "A Short Title", "usage": {"prompt_tokens": 300, "completion_tokens": 5}})
-    out = run_hermes("chat", "-q", "question", home=hermes_home, timeout=120)
+                 {"content": "A Short Title", "usage": {"prompt_tokens": 300, "completion_tokens": 20}})
+    out = run_hermes("chat", "-q", "question", "-t", "todo", home=hermes_home, timeout=120)
     assert out.returncode == 0 and out.stdout == "the answer\n", out.stdout + out.stderr
     rows = _spend(hermes_home)
     assert [(r[2], r[3], r[4], r[5]) for r in rows] == [("main", 1000, 100, 0.011),
-                                                        ("aux:title_generation", 300, 5, None)]
+                                                        ("aux:title_generation", 300, 20, None)]
     assert "title-model has no price" in out.stderr and "counting its tokens only" in out.stderr
 
 
@@ -128,7 +128,7 @@ def test_a_call_the_fallback_answers_is_priced_as_the_fallback(scripted, hermes_
         scripted.default = {"error": {"status": 500, "message": "down"}}
         fallback.default = {"content": "from the fallback", "usage": {"prompt_tokens": 1000, "completion_tokens": 100}}
         _with_fallback(hermes_home, scripted.url, fallback.url, "budget:\n  session_usd: 5\n")
-        out = run_hermes("chat", "-q", "hi", home=hermes_home, timeout=120)
+        out = run_hermes("chat", "-q", "hi", "-t", "todo", home=hermes_home, timeout=120)
         assert out.returncode == 0 and out.stdout == "from the fallback\n", out.stdout + out.stderr
         assert "falling back to custom/fb-model" in out.stderr
     # booked at the fallback's $100 per 1M (1100 tokens = $0.11), not the primary's $1 ($0.0011)
@@ -146,8 +146,30 @@ def test_the_cap_check_prices_the_fallback_before_it_is_called(scripted, hermes_
         fallback.default = {"content": "from the fallback", "usage": {"prompt_tokens": 1000, "completion_tokens": 100}}
         # 100 output tokens alone cost $0.0001 at the primary's price, $0.01 at the fallback's: over a $0.01 cap
         _with_fallback(hermes_home, scripted.url, fallback.url, "budget:\n  session_usd: 0.01\n")
-        out = run_hermes("chat", "-q", "hi", home=hermes_home, timeout=120)
+        out = run_hermes("chat", "-q", "hi", "-t", "todo", home=hermes_home, timeout=120)
         assert out.stdout.startswith("Budget reached: session cap $0.0100 (budget.session_usd); spent $0.0000"), \
             out.stdout + out.stderr
         assert len(scripted.requests) == 4 and fallback.requests == []  # the primary tried; the fallback never
     assert _spend(hermes_home) == []
+
+
+def test_an_endpoint_that_reports_no_usage_cannot_lift_a_token_cap(scripted, hermes_home):
+    """rt7 a07: usage 0 (or none: llama.cpp, proxies) let 41 calls pass a 30k-token cap. The meter counts at least
+    its own estimate of each request and reply, and says once that it did."""
+    def step(body: dict) -> dict:
+        n = len(body["messages"])
+        return {"tool_calls": [{"name": "todo", "arguments": {"todos": [{"id": str(n), "content": "x" * 4000,
+                                                                         "status": "pending"}]}}],
+                "usage": {"prompt_tokens": 0, "completion_tokens": 0}}
+
+    model_config(hermes_home, scripted.url, "budget:\n  session_tokens: 30000\n")
+    scripted.default = step
+    out = run_hermes("chat", "-q", "go", "-t", "todo", "--max-turns", "60", home=hermes_home, timeout=180)
+    assert out.stdout.startswith("Budget reached: session cap 30,000 tokens (budget.session_tokens)"), \
+        out.stdout + out.stderr[-800:]
+    assert len(scripted.requests) < 12, len(scripted.requests)
+    rows = _spend(hermes_home)
+    assert len(rows) == len(scripted.requests) and sum(r[3] + r[4] for r in rows) <= 30000
+    assert all(r[3] > 0 and r[4] > 900 for r in rows)  # the estimate, not the reported 0
+    assert out.stderr.count("scripted-model reported 0 tokens for a call hermes estimates at") == 1, out.stderr
+    assert "the caps count the estimate" in out.stderr

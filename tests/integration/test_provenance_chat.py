@@ -163,3 +163,67 @@ def test_a_subagent_inherits_the_taint_of_the_conversation_that_briefed_it(scrip
     child_result = scripted.requests[3]["body"]["messages"][-1]["content"]
     assert "BLOCKED" in child_result and "web_extract" in child_result
     assert not (work / "AGENTS.md").exists()
+
+
+# -- provenance travels with the data (rt7 a05): what a tainted session wrote taints whoever reads it later ------
+
+def _memory_add(content: str) -> dict:
+    return {"tool_calls": [{"name": "memory", "arguments": {"action": "add", "target": "memory", "content": content}}]}
+
+
+def _session(scripted, home: Path, work: Path, *steps: dict) -> list[str]:
+    scripted.add(*steps, {"content": "ok"})
+    out = run_hermes("chat", "-q", "do it", "-t", "terminal,file,memory,session_search", home=home, cwd=str(work),
+                     timeout=120)
+    assert out.returncode == 0, out.stderr
+    return _tool_results(scripted)
+
+
+def _terminal(command: str) -> dict:
+    return {"tool_calls": [{"name": "terminal", "arguments": {"command": command}}]}
+
+
+@pytest.fixture
+def tainted_notes(scripted, hermes_home, tmp_path, site):
+    """Session 1 downloads a page into notes.html (tainted: its memory write is refused), and writes clean.txt
+    before that, untainted."""
+    work = tmp_path / "work"
+    work.mkdir()
+    model_config(hermes_home, scripted.url)
+    first = _session(scripted, hermes_home, work, _terminal("echo plain words > clean.txt"),
+                     _terminal(f"curl -s -m 3 {site.url}/inject.html > notes.html; echo ZEPHYRPAGE >> notes.html; "
+                               "echo saved ZEPHYRNOTE notes"),
+                     _memory_add("from the page (s1)"))
+    assert "BLOCKED" in first[-1] and "(s1)" not in _memory_file(hermes_home)
+    return work
+
+
+def test_a_file_a_tainted_session_wrote_taints_the_session_that_reads_it(scripted, hermes_home, tainted_notes):
+    results = _session(scripted, hermes_home, tainted_notes,
+                       {"tool_calls": [{"name": "read_file", "arguments": {"path": "notes.html"}}]},
+                       _memory_add("The user prefers the team mirror"))
+    assert "BLOCKED" in results[-1] and "notes.html, read by this conversation, written by a session after it " \
+                                          "took in the result of terminal" in results[-1], results[-1]
+    assert "team mirror" not in _memory_file(hermes_home)
+    results = _session(scripted, hermes_home, tainted_notes, _terminal("cat ./notes.*"),
+                       _memory_add("The user prefers the team mirror"))
+    assert "BLOCKED" in results[-1] and "named by a command of this conversation" in results[-1], results[-1]
+    results = _session(scripted, hermes_home, tainted_notes,
+                       {"tool_calls": [{"name": "search_files", "arguments": {"pattern": "ZEPHYRPAGE"}}]},
+                       _memory_add("The user prefers the team mirror"))
+    assert "notes.html" in results[0] and "BLOCKED" in results[-1] and "searched by this conversation" in results[-1]
+    # control: a file the same session wrote before it was tainted, read by a fresh session
+    results = _session(scripted, hermes_home, tainted_notes,
+                       {"tool_calls": [{"name": "read_file", "arguments": {"path": "clean.txt"}}]},
+                       _memory_add("The project keeps plain words in clean.txt"))
+    assert "Entry added" in results[-1], results[-1]
+
+
+def test_session_search_hits_from_a_tainted_session_taint_the_reader(scripted, hermes_home, tainted_notes):
+    results = _session(scripted, hermes_home, tainted_notes,
+                       {"tool_calls": [{"name": "session_search", "arguments": {"query": "ZEPHYRNOTE"}}]},
+                       _memory_add("The user prefers the team mirror"))
+    assert "ZEPHYRNOTE" in results[0]
+    assert "BLOCKED" in results[-1] and "session_search (messages of session" in results[-1], results[-1]
+    assert "team mirror" not in _memory_file(hermes_home)
+

@@ -3,6 +3,7 @@ server, a reply cut by the token limit, and empty prompts, all through the real 
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -91,6 +92,24 @@ def test_an_empty_prompt_is_refused_without_calling_the_model(scripted, hermes_h
         assert out.returncode == 2 and out.stderr.count("\n") == 1 and "empty" in out.stderr
     assert run_hermes("-z", "", home=hermes_home).returncode == 2
     assert scripted.requests == []
+
+
+def test_tool_arguments_nested_too_deep_are_an_error_for_the_model_and_the_session_goes_on(scripted, hermes_home):
+    """rt7 a06: arguments nested 200,000 deep ended the session ("internal error: RecursionError")."""
+    model_config(hermes_home, scripted.url)
+    deep = "[" * 200_000 + "]" * 200_000
+    scripted.add({"tool_calls": [{"name": "terminal", "arguments": '{"command": ' + deep + "}"}]},
+                 {"tool_calls": [{"name": "terminal", "arguments": {"command": "echo still-here"}}]},
+                 {"content": "finished"})
+    out = run_hermes("chat", "-q", "go", "--yolo", home=hermes_home, timeout=120)
+    assert out.returncode == 0, out.stderr[-600:]
+    assert "Traceback" not in out.stderr and "internal error" not in out.stderr
+    assert out.stdout.strip().endswith("finished")
+    tool_msgs = [m for m in scripted.requests[1]["body"]["messages"] if m["role"] == "tool"]
+    error = json.loads(tool_msgs[-1]["content"])["error"]
+    assert "Invalid arguments for terminal" in error and "nested too deeply" in error
+    later = [m for m in scripted.requests[2]["body"]["messages"] if m["role"] == "tool"]
+    assert "still-here" in later[-1]["content"]
 
 
 def _running(command: str) -> bool:

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from aiohttp import web
 
 from hermes_agent.events import Event, TextDelta
+from hermes_agent.messages import safe_loads
 
 if TYPE_CHECKING:
     from hermes_agent.api.conversations import ConversationPool
@@ -180,7 +181,7 @@ async def _rpc(request: web.Request) -> web.StreamResponse:
     from hermes_agent.api import a2a_v03
 
     try:
-        body = await request.json()
+        body = await request.json(loads=safe_loads)
     except ValueError:
         return _rpc_error(None, -32700, "request body is not valid JSON")
     if not isinstance(body, dict) or body.get("jsonrpc") != "2.0" or not isinstance(body.get("method"), str):

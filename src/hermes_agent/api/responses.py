@@ -20,6 +20,7 @@ from hermes_agent.api.conversations import Conversation, ConversationPool, TurnR
 from hermes_agent.api.persist import ApiIndex
 from hermes_agent.errors import HermesError
 from hermes_agent.events import Event, TextDelta
+from hermes_agent.messages import safe_loads
 
 if TYPE_CHECKING:
     from hermes_agent.config.team import Person
@@ -119,7 +120,7 @@ async def handle(request: web.Request) -> web.StreamResponse:
 
 async def _handle(request: web.Request) -> web.StreamResponse:
     try:
-        body = await request.json()
+        body = await request.json(loads=safe_loads)
     except ValueError:
         return error(400, "Request body is not valid JSON")
     parsed = _inputs(body if isinstance(body, dict) else {})

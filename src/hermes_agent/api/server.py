@@ -19,6 +19,7 @@ from hermes_agent.api.conversations import Conversation, ConversationPool, TurnR
 from hermes_agent.config.listen import bind_refusal, host_allowed
 from hermes_agent.errors import HermesError
 from hermes_agent.events import Event, TextDelta, ToolStarted
+from hermes_agent.messages import safe_loads
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -179,7 +180,7 @@ def _completion(result: TurnResult, model: str, cid: str) -> dict:
 
 async def _chat(request: web.Request) -> web.StreamResponse:
     try:
-        body = await request.json()
+        body = await request.json(loads=safe_loads)
     except ValueError:
         return error(400, "Request body is not valid JSON")
     split = _split_messages(body if isinstance(body, dict) else {})

@@ -4,13 +4,14 @@ approver that denies, no memory, rules files, plugins or MCP; no state.db writes
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import tempfile
 import time
 from datetime import datetime
 from typing import TYPE_CHECKING
+
+from hermes_agent.messages import safe_loads
 
 if TYPE_CHECKING:
     from hermes_agent.core.contract import AgentSession
@@ -26,7 +27,7 @@ def _tool_stats(history: list) -> dict[str, dict[str, int]]:
             stats.setdefault(call.name, {"count": 0, "success": 0, "failure": 0})["count"] += 1
         if m.role == "tool" and m.tool_call_id in names:
             try:
-                failed = isinstance(json.loads(m.content or "{}"), dict) and "error" in json.loads(m.content or "{}")
+                failed = isinstance(safe_loads(m.content or "{}"), dict) and "error" in safe_loads(m.content or "{}")
             except ValueError:
                 failed = False
             stats[names[m.tool_call_id]]["failure" if failed else "success"] += 1

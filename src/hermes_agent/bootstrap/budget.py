@@ -8,7 +8,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from hermes_agent.config.settings import Settings
@@ -133,6 +133,7 @@ class Meter:
         self._loaded: tuple[str | None, float] = ("", 0.0)
         self._warned: set[str] = set()
         self._unpriced_told: set[str] = set()
+        self._estimated_told = False
         self._tool_tokens: tuple[tuple[int, ...], int] = ((), 0)
         self._msg_chars: tuple[int, Message | None, int] = (0, None, 0)
         from .provider import own_prices
@@ -231,8 +232,7 @@ class Meter:
 
     def record(self, model: str, task: str, request: ChatRequest, reply: Message) -> None:
         """Add one finished call to the totals and the ledger; warn once per cap at warn_at of it."""
-        usage = reply.usage or Usage(prompt_tokens=self.estimate_input(request),
-                                     completion_tokens=(len(reply.content or "") + 3) // 4)
+        usage = self.counted_usage(model, request, reply)
         price = self.price(model)
         cost = None if price is None else cost_at(price, usage)
         with self._lock:
@@ -243,6 +243,25 @@ class Meter:
                 totals[window][0] += cost or 0.0
                 totals[window][1] += usage.prompt_tokens + usage.completion_tokens
         self._warn(totals)
+
+    def counted_usage(self, model: str, request: ChatRequest, reply: Message) -> Usage:
+        """What a call counts: the endpoint's usage, but never less than hermes's own estimate from the request and
+        the reply (chars/4): an endpoint that reports 0 or nothing (llama.cpp, proxies, a hostile relay, red-team
+        rt7 a07) cannot lift a cap. Said once per meter when the estimate counted instead of the report."""
+        from hermes_agent.core.compression import message_chars
+
+        est_in = self.estimate_input(request)
+        est_out = (message_chars(reply) + len(reply.reasoning or "") + 3) // 4
+        told = reply.usage or Usage()
+        usage = replace(told, prompt_tokens=max(told.prompt_tokens, est_in),
+                        completion_tokens=max(told.completion_tokens, est_out))
+        if usage.total > told.total * 1.1 and self.caps.any() and not self._estimated_told:
+            self._estimated_told = True
+            said = "no usage" if reply.usage is None else f"{told.total:,} tokens"
+            if self.notify:
+                self.notify(f"{BUDGET_NOTICE}{model} reported {said} for a call hermes estimates at {usage.total:,} "
+                            "tokens: the caps count the estimate when it is larger")
+        return usage
 
     def _warn(self, totals: dict[str, list[float]]) -> None:
         for window in WINDOWS:

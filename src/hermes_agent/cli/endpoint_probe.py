@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import ipaddress
-import json
 import time
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from hermes_agent.errors import HermesError
+from hermes_agent.messages import safe_loads
 
 
 class ProbeError(HermesError):
@@ -57,7 +57,7 @@ def list_models(base_url: str, api_key: str = "", timeout: float = 5.0) -> Probe
         raise ProbeError(f"cannot reach {url}: {reason}") from None
     seconds = time.monotonic() - start
     try:
-        data = json.loads(body)
+        data = safe_loads(body)
         items = data.get("data", []) if isinstance(data, dict) else data
         models = tuple(sorted(str(m["id"]) for m in items if isinstance(m, dict) and m.get("id")))
     except (ValueError, TypeError, AttributeError):

@@ -3,7 +3,6 @@ call) plus the live region drawn above the input (spinner, streaming tail, runni
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from collections.abc import Callable
@@ -20,6 +19,7 @@ from hermes_agent.events import (
     ToolStarted,
     TurnFinished,
 )
+from hermes_agent.messages import safe_loads
 from hermes_agent.termsafe import visible
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
@@ -204,7 +204,7 @@ class LiveView:
 def _result_preview(result: str, rows: int = 3) -> list[str]:
     """First lines of a tool result for verbose mode (the `output` field when it is JSON)."""
     try:
-        data = json.loads(result)
+        data = safe_loads(result)
         if isinstance(data, dict):
             result = str(data.get("output") or data.get("error") or data.get("content") or result)
     except ValueError:

@@ -12,7 +12,7 @@ from hermes_agent.config.settings import Settings
 from hermes_agent.core.context import PromptParts, build_system_prompt
 from hermes_agent.core.loop import AgentLoop, Compactor, TurnOutcome
 from hermes_agent.events import Event, Notice, ToolStarted
-from hermes_agent.messages import Message, ToolCall, system, user
+from hermes_agent.messages import Message, ToolCall, safe_loads, system, user
 from hermes_agent.providers.base import Provider
 from hermes_agent.tools import dispatch
 from hermes_agent.tools.context import ToolContext
@@ -248,13 +248,11 @@ class AIAgent:
 
     def taint_from_history(self) -> None:
         """A resumed conversation that took in untrusted content earlier is still tainted."""
-        import json
-
         for msg in self.history:
             for call in msg.tool_calls:
                 entry = self.services.ctx.tool_entry(call.name)
                 try:
-                    args = json.loads(call.arguments or "{}")
+                    args = safe_loads(call.arguments or "{}")
                 except ValueError:
                     args = {}
                 if call.name.startswith("mcp__") or (

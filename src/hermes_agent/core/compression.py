@@ -5,7 +5,6 @@ oldest turns — never separating a tool call from its results. Pure: imports me
 from __future__ import annotations
 
 import functools
-import json
 import logging
 import os
 from collections import Counter
@@ -15,7 +14,7 @@ from pathlib import Path
 from typing import Literal
 
 from hermes_agent.config.settings import Settings
-from hermes_agent.messages import SUMMARY_PREFIX, Message
+from hermes_agent.messages import SUMMARY_PREFIX, Message, safe_loads
 
 log = logging.getLogger(__name__)
 
@@ -280,7 +279,7 @@ def fallback_summary(dropped: Sequence[Message]) -> str:
     for m in dropped:
         for tc in m.tool_calls:
             try:
-                args = json.loads(tc.arguments or "{}")
+                args = safe_loads(tc.arguments or "{}")
             except ValueError:
                 continue
             for key in ("path", "file_path", "filename"):

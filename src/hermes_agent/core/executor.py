@@ -3,14 +3,13 @@ results in call order. Knows tools only through their registry traits, never by 
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from hermes_agent.events import Event, ToolFinished, ToolStarted
-from hermes_agent.messages import ToolCall
+from hermes_agent.messages import ToolCall, safe_loads
 from hermes_agent.tools.registry import ToolEntry
 from hermes_agent.tools.results import failure
 
@@ -25,7 +24,7 @@ EntryFor = Callable[[str], ToolEntry | None]
 def preview(call: ToolCall, limit: int = 80, key: str | None = None) -> str:
     """Short human form of a call's arguments (`ls -la`, `src/app.py`); `key` is tried first."""
     try:
-        args = json.loads(call.arguments or "{}")
+        args = safe_loads(call.arguments or "{}")
     except ValueError:
         return call.arguments[:limit]
     if not isinstance(args, dict):
@@ -80,7 +79,7 @@ class ToolExecutor:
             if entry.path_arg is None:
                 return False
             try:
-                paths.append(json.loads(c.arguments or "{}").get(entry.path_arg))
+                paths.append(safe_loads(c.arguments or "{}").get(entry.path_arg))
             except (ValueError, AttributeError):
                 return False
         return len(paths) == len(set(paths))

@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from hermes_agent.messages import ToolCall
+from hermes_agent.messages import ToolCall, safe_loads
 
 
 def _key(call: ToolCall) -> str:
     try:
-        args = json.dumps(json.loads(call.arguments or "{}"), sort_keys=True)
+        args = json.dumps(safe_loads(call.arguments or "{}"), sort_keys=True)
     except ValueError:
         args = call.arguments
     return f"{call.name}\x00{args}"
@@ -46,7 +46,7 @@ class RepeatGuard:
 def with_warning(result: str, warning: str) -> str:
     """Attach a warning to a JSON result without breaking its JSON shape."""
     try:
-        data = json.loads(result)
+        data = safe_loads(result)
     except ValueError:
         return f"{result}\n[warning] {warning}"
     if isinstance(data, dict):

@@ -8,7 +8,7 @@ import json
 from datetime import datetime
 from pathlib import Path
 
-from hermes_agent.messages import Message
+from hermes_agent.messages import Message, safe_loads
 
 _PREAMBLE_HEAD = (
     "You are a function calling AI model. You are provided with function signatures within <tools> </tools> XML tags. "
@@ -42,7 +42,7 @@ def _gpt_value(m: Message) -> str:
         text += raw + "\n"
     for call in m.tool_calls:
         try:
-            args = json.loads(call.arguments) if call.arguments else {}
+            args = safe_loads(call.arguments) if call.arguments else {}
         except ValueError:
             args = {}
         text += "<tool_call>\n" + json.dumps({"name": call.name, "arguments": args}, ensure_ascii=False) + "\n</tool_call>\n"
@@ -58,7 +58,7 @@ def _tool_value(results: list[Message], caller: Message) -> str:
         content: object = m.content or ""
         if isinstance(content, str) and content.strip().startswith(("{", "[")):
             try:
-                content = json.loads(content)
+                content = safe_loads(content)
             except ValueError:
                 pass
         name = caller.tool_calls[i].name if i < len(caller.tool_calls) else "unknown"

@@ -6,13 +6,13 @@ Success = exit 0 and stdout; a failure reports the exit code, stderr and stdout 
 
 from __future__ import annotations
 
-import json
 import shlex
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hermes_agent.config.settings import Settings
+from hermes_agent.messages import safe_loads
 
 if TYPE_CHECKING:
     from hermes_agent.terminal.base import TerminalBackend
@@ -106,7 +106,7 @@ def wake_gate(output: str) -> bool:
     if not lines:
         return True
     try:
-        gate = json.loads(lines[-1].strip())
+        gate = safe_loads(lines[-1].strip())
     except ValueError:
         return True
     return not (isinstance(gate, dict) and gate.get("wakeAgent", True) is False)

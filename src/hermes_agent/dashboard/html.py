@@ -11,6 +11,8 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from urllib.parse import urlencode
 
+from hermes_agent.messages import safe_loads
+
 NAV = (("/sessions", "Sessions"), ("/cron", "Cron"), ("/gateway", "Gateway"), ("/usage", "Usage"),
        ("/config", "Config"), ("/skills", "Skills"), ("/memory", "Memory"), ("/people", "People"))
 
@@ -81,7 +83,7 @@ def usd(x: float | None) -> str:
 def pretty_json(text: str) -> str:
     """Indented JSON when `text` parses, else the text itself."""
     try:
-        return json.dumps(json.loads(text), indent=2, ensure_ascii=False)
+        return json.dumps(safe_loads(text), indent=2, ensure_ascii=False)
     except (TypeError, ValueError):
         return text
 

@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 
 from hermes_agent.errors import HermesError
+from hermes_agent.messages import safe_loads
 
 MAX_BYTES = 50 * 1024 * 1024
 
@@ -45,7 +46,7 @@ def call(url: str, *, headers: dict[str, str] | None = None, json_body: object =
 def call_json(url: str, **kw: object) -> dict:
     body, _ = call(url, **kw)  # type: ignore[arg-type]
     try:
-        out = json.loads(body)
+        out = safe_loads(body)
     except ValueError:
         raise MediaError(f"{_host(url)} sent a body that is not JSON") from None
     if not isinstance(out, dict):
@@ -72,7 +73,7 @@ def _host(url: str) -> str:
 
 def _api_message(raw: bytes) -> str:
     try:
-        obj = json.loads(raw)
+        obj = safe_loads(raw)
     except ValueError:
         return raw.decode("utf-8", "replace").strip()[:300] or "(no body)"
     err = obj.get("error", obj) if isinstance(obj, dict) else obj

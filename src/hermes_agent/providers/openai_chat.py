@@ -9,7 +9,7 @@ import logging
 import threading
 
 from hermes_agent.errors import ProviderError, TransientError
-from hermes_agent.messages import Message
+from hermes_agent.messages import Message, safe_loads
 from hermes_agent.providers.base import ChatRequest, OnDelta
 from hermes_agent.providers.http import HttpClient, IdlePolicy, Proxy, Response
 from hermes_agent.providers.http11 import HTTPError
@@ -110,7 +110,7 @@ class OpenAIChatProvider:
             if data == "[DONE]":
                 break
             try:
-                chunk = json.loads(data)
+                chunk = safe_loads(data)
             except ValueError:
                 log.debug("skipping malformed SSE line: %.200s", data)
                 continue
@@ -127,7 +127,7 @@ class OpenAIChatProvider:
 
     def _read_json(self, raw: bytes, on_delta: OnDelta | None) -> Message:
         try:
-            data = json.loads(raw)
+            data = safe_loads(raw)
         except ValueError:
             raise TransientError(f"endpoint returned non-JSON: {raw[:200]!r}") from None
         acc = StreamAccumulator(max_chars=self.max_reply_chars)

@@ -7,7 +7,7 @@ import re
 from dataclasses import replace
 
 from hermes_agent import lazyre
-from hermes_agent.messages import Message, ToolCall
+from hermes_agent.messages import Message, ToolCall, safe_loads
 
 _BLOCK = lazyre.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.S)
 
@@ -20,7 +20,7 @@ def extract_text_tool_calls(message: Message) -> Message:
     calls: list[ToolCall] = []
     for n, raw in enumerate(_BLOCK.findall(text)):
         try:
-            data = json.loads(raw)
+            data = safe_loads(raw)
         except ValueError:
             continue
         if not isinstance(data, dict) or not data.get("name"):

@@ -15,7 +15,7 @@ from hermes_agent.errors import (
     RateLimitedError,
     TransientError,
 )
-from hermes_agent.messages import Message, ToolCall, Usage
+from hermes_agent.messages import Message, ToolCall, Usage, safe_loads
 
 _CONTEXT_MARKERS = lazyre.compile(
     r"context[_ ]length|context window|maximum context|too many tokens|prompt is too long|"
@@ -153,7 +153,7 @@ def _error_detail(body: str) -> str:
     """The endpoint's error message (JSON `error.message`), else a short one-line excerpt of the body as plain
     text (an HTML error page reduced to its text)."""
     try:
-        data = json.loads(body)
+        data = safe_loads(body)
         err = data.get("error", data)
         msg = err.get("message") if isinstance(err, dict) else err
         text = str(msg or body)

@@ -10,6 +10,7 @@ import re
 import time
 from datetime import UTC, datetime
 
+from hermes_agent.messages import safe_loads
 from hermes_agent.storage.records import SessionInfo, StoredMessage
 
 _SESSION_FIELDS = ("id", "source", "model", "title", "parent_session_id", "started_at", "ended_at", "end_reason",
@@ -56,7 +57,7 @@ def _fence(text: str, lang: str = "") -> str:
 
 def _pretty_args(arguments: str) -> str:
     try:
-        return json.dumps(json.loads(arguments), ensure_ascii=False, indent=2)
+        return json.dumps(safe_loads(arguments), ensure_ascii=False, indent=2)
     except ValueError:
         return arguments
 
@@ -100,7 +101,7 @@ def hermes_record(raw: dict) -> dict:
         m = {k: _plain(v) for k, v in m.items()}
         if isinstance(m.get("tool_calls"), str):
             try:
-                m["tool_calls"] = json.loads(m["tool_calls"])
+                m["tool_calls"] = safe_loads(m["tool_calls"])
             except ValueError:
                 pass
         msgs.append(m)

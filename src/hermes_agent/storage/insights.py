@@ -3,12 +3,13 @@ tokens and cost by model (from session_model_usage, falling back to a session's 
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import time
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+
+from hermes_agent.messages import safe_loads
 
 _SESSION_COLS = ("id, source, model, started_at, ended_at, message_count, tool_call_count, "
                  "input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, estimated_cost_usd")
@@ -183,7 +184,7 @@ def _calls(conn: sqlite3.Connection, args: tuple) -> list[tuple[str, dict, float
     for raw, ts in conn.execute(f"SELECT m.tool_calls, m.timestamp {_JOINED} AND m.role = 'assistant' "
                                 "AND m.tool_calls IS NOT NULL", args):
         try:
-            calls = json.loads(raw)
+            calls = safe_loads(raw)
         except (TypeError, ValueError):
             continue
         for call in calls if isinstance(calls, list) else ():
@@ -191,7 +192,7 @@ def _calls(conn: sqlite3.Connection, args: tuple) -> list[tuple[str, dict, float
             if not isinstance(fn, dict) or not fn.get("name"):
                 continue
             try:
-                fargs = json.loads(fn.get("arguments") or "{}") if isinstance(fn.get("arguments"), str) \
+                fargs = safe_loads(fn.get("arguments") or "{}") if isinstance(fn.get("arguments"), str) \
                     else fn.get("arguments")
             except ValueError:
                 fargs = {}

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from hermes_agent.errors import StorageError
-from hermes_agent.messages import Message, ToolCall, Usage
+from hermes_agent.messages import Message, ToolCall, Usage, safe_loads
 
 
 class SessionNotFound(StorageError):
@@ -101,7 +101,7 @@ def content_text(raw: str | None, *, markers: bool = True) -> str | None:
     if not raw or not raw.startswith(_JSON_CONTENT):
         return raw
     try:
-        parts = json.loads(raw[len(_JSON_CONTENT):])
+        parts = safe_loads(raw[len(_JSON_CONTENT):])
     except ValueError:
         return raw
     if not isinstance(parts, list):
@@ -122,7 +122,7 @@ def _images(raw: str | None) -> tuple[str, ...]:
     if not raw or not raw.startswith(_JSON_CONTENT):
         return ()
     try:
-        parts = json.loads(raw[len(_JSON_CONTENT):])
+        parts = safe_loads(raw[len(_JSON_CONTENT):])
     except ValueError:
         return ()
     return tuple(str((p.get("image_url") or {}).get("url", "")) for p in parts if isinstance(parts, list)
@@ -139,10 +139,10 @@ def usage_json(usage: Usage | None) -> str | None:
 def message_from_row(row: sqlite3.Row) -> StoredMessage:
     """Rebuild the exact Message that was appended."""
     try:
-        calls = tuple(_tool_call(c) for c in json.loads(row["tool_calls"] or "[]") if isinstance(c, dict))
+        calls = tuple(_tool_call(c) for c in safe_loads(row["tool_calls"] or "[]") if isinstance(c, dict))
     except ValueError:
         calls = ()
-    usage = Usage(*json.loads(row["usage"])) if row["usage"] else None
+    usage = Usage(*safe_loads(row["usage"])) if row["usage"] else None
     images = _images(row["content"])
     # Hermes keeps what the model was sent in api_content when the shown text differs (hidden rows, notes).
     raw = row["api_content"] if "api_content" in row.keys() and row["api_content"] else row["content"]

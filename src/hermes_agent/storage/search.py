@@ -6,13 +6,13 @@ trigram index; CJK terms under 3 characters (below trigram reach) fall back to L
 
 from __future__ import annotations
 
-import json
 import re
 import sqlite3
 from dataclasses import dataclass
 from operator import itemgetter
 
 from hermes_agent import lazyre
+from hermes_agent.messages import safe_loads
 from hermes_agent.storage.layout import FTS_TOOL_PREFIX, HIGH_WATER, PROGRESS, TIME_INDEX
 from hermes_agent.storage.records import SESSION_COLUMNS, SessionInfo
 from hermes_agent.storage.summaries import SearchHit, Snippet
@@ -383,7 +383,7 @@ def _word_snippet(row: sqlite3.Row, pattern: re.Pattern[str], anchors: tuple[str
 def _calls_text(raw: str) -> str:
     """Tool calls as `name {arguments}` (Hermes's JSON objects, read loosely)."""
     try:
-        calls = json.loads(raw)
+        calls = safe_loads(raw)
     except ValueError:
         return raw
     fns = [c.get("function") or c for c in calls if isinstance(c, dict)]

@@ -70,6 +70,12 @@ class ToolContext:
     private_persists: frozenset[str] = frozenset()
     ctx_watch: object | None = None  # the session's context-file watch (tools/ctxwatch.py), made on first use
     traffic_watch: bool = False  # a command tool ran: its backend's network counters are read before each call
+    # Provenance in the data (tools/taintmark.py): this tainted session's ledger window, the session id marked
+    # tainted there, and when the previous tool call started (a taint seen now may have come in since then).
+    taint_window: int | None = None
+    taint_session: str = ""
+    taint_touched: int = 0
+    last_call_ns: int = 0
     _local_backend: TerminalBackend | None = field(default=None, repr=False)
 
     def backend(self) -> TerminalBackend:

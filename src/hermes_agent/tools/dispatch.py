@@ -9,6 +9,7 @@ import time
 from collections.abc import Collection
 
 from hermes_agent import lazyre
+from hermes_agent.messages import safe_loads
 from hermes_agent.tools import upstream_calls
 from hermes_agent.tools.context import ToolContext
 from hermes_agent.tools.hooks import HookBus
@@ -90,7 +91,7 @@ def parse_arguments(function_args: str | dict | None) -> dict:
     if isinstance(function_args, dict):
         return function_args
     try:
-        value = json.loads(function_args)
+        value = safe_loads(function_args)
     except json.JSONDecodeError as exc:
         raise ValueError(f"arguments are not valid JSON ({exc.msg} at position {exc.pos}); "
                          "send a JSON object matching the tool's parameters") from None
@@ -111,7 +112,7 @@ def _coerce(value: object, spec: dict) -> object:
         if kind == "boolean" and value.strip().lower() in ("true", "false"):
             return value.strip().lower() == "true"
         if kind in ("array", "object"):
-            parsed = json.loads(value)
+            parsed = safe_loads(value)
             return parsed if isinstance(parsed, list | dict) else value
     except (ValueError, TypeError):
         return value
@@ -212,7 +213,7 @@ def handle_function_call(function_name: str, function_args: str | dict | None, t
 
 def _as_json(result: str) -> object:
     try:
-        return json.loads(result)
+        return safe_loads(result)
     except ValueError:
         return result
 
@@ -224,22 +225,61 @@ def _run_one(name: str, raw_args: dict, offered: Collection[str] | None, task_id
         known = ", ".join(sorted(offered) if offered is not None else registry.names()[:40])
         return tool_error(f"Unknown tool: {name}. Available tools: {known}")
     args = coerce_to_schema(name, raw_args)
-    if ctx is not None and ctx.traffic_watch:  # what a background command fetched since the last call
-        _taint_by_traffic("a command run earlier", ctx)
+    from hermes_agent.tools.confined import CONFINED_ORIGIN
+
+    origin = CONFINED_ORIGIN.get()
+    since, clean = _call_started(ctx), ctx is not None and not ctx.untrusted
+    if ctx is not None and (ctx.traffic_watch or origin):  # what confined code fetched since the last look
+        _taint_by_traffic(origin or "a command run earlier", ctx)
+    if not (clean and ctx.untrusted):  # tainted before, or not by bytes seen now: the window starts with this call
+        since = ctx.last_call_ns if ctx is not None else 0
+    if ctx is not None and entry.approval == "command" and not ctx.untrusted:
+        _reads_tainted_files(entry, args, ctx)
     blocked = bus.pre_tool_call(name, args, ctx)
     if blocked is not None:
         return tool_error(f"Blocked: {blocked.reason}", blocked=True)
     started = time.perf_counter()
     before = _guard_before(entry, args, ctx)
+    if ctx is not None and entry.approval == "command":  # confined code: its script's RPC calls come before its end
+        ctx.traffic_watch = True  # from now on they (and every later call) read the counters first
+        if entry.brings_untrusted(args):  # ... and are judged as tainted when its text fetches (rt7 a08)
+            ctx.taint(f"the result of {name}")
     result = registry.dispatch(name, args, task_id=task_id, user_task=user_task, ctx=ctx)
     if ctx is not None and entry.brings_untrusted(args):
         ctx.taint(f"the result of {name}")
     if ctx is not None and entry.approval == "command":
-        ctx.traffic_watch = True
         _taint_by_traffic(name, ctx)
+    if ctx is not None and ctx.untrusted:
+        from hermes_agent.tools import taintmark
+
+        taintmark.after_call(ctx, entry.approval == "command", since)
     result = _guard_after(entry, args, before, result, ctx)
     result = cap_result(result, entry.max_result_size_chars or DEFAULT_RESULT_CAP)
     return bus.post_tool_call(name, args, result, ctx, (time.perf_counter() - started) * 1000)
+
+
+def _call_started(ctx: ToolContext | None) -> int:
+    """When the previous tool call of this conversation started (now for the first): bytes the counters show
+    now may have come in since then (tools/taintmark.py: where the ledger's taint window starts)."""
+    if ctx is None:
+        return 0
+    now = time.time_ns()
+    since, ctx.last_call_ns = ctx.last_call_ns or now, now
+    return since
+
+
+def _reads_tainted_files(entry: object, args: dict, ctx: ToolContext) -> None:
+    """A command or script naming a file that a tainted session wrote taints this conversation before it runs."""
+    subject = entry.subject(args)  # type: ignore[attr-defined]
+    if subject is None or not subject.command:
+        return
+    from hermes_agent.tools import taintmark
+
+    try:
+        cwd = ctx.backend().cwd()
+    except Exception:  # noqa: BLE001 - no backend yet: the workspace
+        cwd = None
+    taintmark.command_reads(ctx, subject.command, cwd)
 
 
 def _taint_by_traffic(name: str, ctx: ToolContext) -> None:
@@ -288,8 +328,14 @@ def _guard_after(entry: object, args: dict, before: list[str] | None, result: st
         return result
     if before is None:
         subject = entry.subject(args) if entry.approval == "writes" else None
-        if subject is not None and subject.paths and ctx.ctx_watch is not None:
-            ctxwatch.after_write(ctx, list(subject.paths))
+        from hermes_agent.tools.confined import CONFINED_ORIGIN
+
+        if subject is not None and subject.paths and ctx.ctx_watch is not None and not CONFINED_ORIGIN.get():
+            ctxwatch.after_write(ctx, list(subject.paths))  # hermes's own write (a script's is judged with it)
+        if subject is not None and subject.paths and ctx.untrusted:
+            from hermes_agent.tools import taintmark
+
+            taintmark.on_write(ctx, list(subject.paths))
         return result
     try:
         lines = before + ctxwatch.after_call(ctx, entry.name, ctx.session_id)
@@ -304,7 +350,7 @@ def _guard_after(entry: object, args: dict, before: list[str] | None, result: st
     else:
         log.warning("%s", line)
     try:
-        value = json.loads(result)
+        value = safe_loads(result)
     except ValueError:
         value = None
     if isinstance(value, dict):

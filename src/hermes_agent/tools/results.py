@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+from hermes_agent.messages import safe_loads
+
 
 def tool_result(data: object = None, **fields: object) -> str:
     """JSON text of `data` (or of the keyword fields)."""
@@ -22,7 +24,7 @@ def failure(result: str, limit: int = 120) -> str:
     if not result.startswith("{") or ('"error"' not in result and '"success": false' not in result):
         return ""  # most results: no parse on the hot path
     try:
-        data = json.loads(result)
+        data = safe_loads(result)
     except ValueError:
         return ""
     if not isinstance(data, dict):
@@ -48,6 +50,6 @@ def is_error(result: str) -> bool:
     if not result.startswith('{"error"'):
         return False
     try:
-        return "error" in json.loads(result)
+        return "error" in safe_loads(result)
     except ValueError:
         return False

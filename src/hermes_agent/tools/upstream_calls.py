@@ -16,8 +16,9 @@ one line the model can act on.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Collection
+
+from hermes_agent.messages import safe_loads
 
 NAMES = {"todo_list": "todo", "process_manage": "process", "cronjob_manage": "cronjob"}
 BRIDGE = "tool_call"
@@ -46,7 +47,7 @@ def with_upstream_names(definitions: list[dict]) -> list[dict]:
 def _json_value(value: object) -> object:
     if isinstance(value, str) and value.strip()[:1] in ("[", "{"):
         try:
-            return json.loads(value)
+            return safe_loads(value)
         except ValueError:
             return value
     return value

@@ -6,12 +6,12 @@ with a fail-closed opener, approval/scriptfiles.py); without a reader nothing he
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 
 from hermes_agent.approval.rules import interp
 from hermes_agent.approval.rules.canonical import SHELLS, Unwrapped
 from hermes_agent.approval.rules.lazyre import lazy
+from hermes_agent.messages import safe_loads
 
 UNREADABLE = object()
 _MAKEFILES = ("GNUmakefile", "makefile", "Makefile")
@@ -90,7 +90,7 @@ def texts(kind: str, text: str, picks: tuple[str, ...]) -> list[tuple[str, str]]
         return [("sh", recipe) for recipe in make_recipes(text, picks)]
     if kind == "npm":
         try:
-            scripts = json.loads(text).get("scripts") or {}
+            scripts = safe_loads(text).get("scripts") or {}
         except (ValueError, AttributeError):
             return []
         return [("sh", str(scripts[s])) for s in picks if isinstance(scripts, dict) and s in scripts]

@@ -17,6 +17,8 @@ import threading
 from collections.abc import Callable
 from urllib.parse import urlsplit
 
+from hermes_agent.messages import safe_loads
+
 _PROXY_VARS = ("https_proxy", "http_proxy", "all_proxy")
 
 
@@ -115,7 +117,7 @@ class RawApi:
     def call(self, method: str, params: dict | None = None, timeout: float = 15.0) -> object:
         status, raw = self._exchange(method, json.dumps(params or {}).encode(), timeout)
         try:
-            answer = json.loads(raw)
+            answer = safe_loads(raw)
         except ValueError:
             raise Unavailable(f"HTTP {status}: not a Bot API answer") from None
         if isinstance(answer, dict) and answer.get("ok") is True:

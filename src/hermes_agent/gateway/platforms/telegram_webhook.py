@@ -4,10 +4,11 @@ only with the matching X-Telegram-Bot-Api-Secret-Token header and answers 200 on
 from __future__ import annotations
 
 import hmac
-import json
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+
+from hermes_agent.messages import safe_loads
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +38,7 @@ async def serve_webhook(config: WebhookConfig, accept: Callable[[dict], Awaitabl
         if not hmac.compare_digest(given, config.secret):
             return web.Response(status=403, text="forbidden")
         try:
-            update = json.loads(await request.read())
+            update = safe_loads(await request.read())
         except ValueError:
             return web.Response(status=400, text="bad json")
         if not isinstance(update, dict) or not isinstance(update.get("update_id"), int):

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import json
 import logging
 import mimetypes
 import re
@@ -20,6 +19,7 @@ from hermes_agent.config.settings import Settings
 from hermes_agent.gateway.base import Handler, Inbound, PlatformAdapter, split_text
 from hermes_agent.gateway.delivery import Inbox
 from hermes_agent.gateway.platforms.whatsapp_webhook import HookConfig, serve_webhook
+from hermes_agent.messages import safe_loads
 
 log = logging.getLogger(__name__)
 
@@ -254,7 +254,7 @@ class WhatsAppAdapter:
         payload = {"messaging_product": "whatsapp", "recipient_type": "individual", "to": chat_id, **body}
         raw = await self._call("POST", f"{self.config.api}/{self.config.phone_number_id}/messages",
                                json_body=payload, retry=retry)
-        ids = (json.loads(raw or b"{}").get("messages") or [{}])
+        ids = (safe_loads(raw or b"{}").get("messages") or [{}])
         return str(ids[0].get("id") or "") or None
 
     async def send(self, chat_id: str, text: str, buttons: list[tuple[str, str]] | None = None) -> str | None:
@@ -296,7 +296,7 @@ class WhatsAppAdapter:
                 return data
 
             raw = await self._call("POST", f"{self.config.api}/{self.config.phone_number_id}/media", form=form)
-            media = {"id": str(json.loads(raw)["id"])}
+            media = {"id": str(safe_loads(raw)["id"])}
             if kind == "document":
                 media["filename"] = path.name
             if caption:
@@ -310,7 +310,7 @@ class WhatsAppAdapter:
         """GET /{media_id} gives a short-lived URL; GET that URL (with the token) gives the bytes."""
         if not re.fullmatch(r"[A-Za-z0-9._-]+", file_id):
             raise GraphError(400, f"malformed media id {file_id[:40]!r}")
-        meta = json.loads(await self._call("GET", f"{self.config.api}/{file_id}"))
+        meta = safe_loads(await self._call("GET", f"{self.config.api}/{file_id}"))
         blob = await self._call("GET", str(meta["url"]))
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(blob)
@@ -350,7 +350,7 @@ class WhatsAppAdapter:
 
 def _graph_error(body: bytes) -> tuple[str, int | None]:
     try:
-        err = json.loads(body).get("error") or {}
+        err = safe_loads(body).get("error") or {}
     except (ValueError, AttributeError):
         return body[:200].decode(errors="replace"), None
     code = err.get("code")

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import json
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+
+from hermes_agent.messages import safe_loads
 
 log = logging.getLogger(__name__)
 
@@ -73,7 +74,7 @@ async def serve_webhook(config: HookConfig, accept: Callable[[list[dict]], Await
             log.warning("whatsapp webhook: refused a POST with a wrong or missing signature")
             return web.Response(status=403, text="bad signature")
         try:
-            payload = json.loads(body)
+            payload = safe_loads(body)
         except ValueError:
             return web.Response(status=400, text="bad json")
         if not isinstance(payload, dict):

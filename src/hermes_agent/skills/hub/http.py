@@ -9,6 +9,7 @@ import time
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
+from hermes_agent.messages import safe_loads
 from hermes_agent.skills.hub.model import RateLimited, SourceError
 
 MAX_BODY = 8 * 1024 * 1024
@@ -26,7 +27,7 @@ class Response:
 
     def json(self) -> object:
         try:
-            return json.loads(self.body.decode("utf-8"))
+            return safe_loads(self.body.decode("utf-8"))
         except (UnicodeDecodeError, ValueError) as exc:
             raise SourceError(f"{self.url} did not return JSON") from exc
 
@@ -93,7 +94,7 @@ def status_error(resp: Response) -> SourceError:
         return RateLimited(f"rate limited by {_host(resp.url)} (HTTP {resp.status}); resets at {when}", reset)
     detail = ""
     try:
-        data = json.loads(resp.body.decode("utf-8"))
+        data = safe_loads(resp.body.decode("utf-8"))
         detail = f": {data.get('message')}" if isinstance(data, dict) and data.get("message") else ""
     except (UnicodeDecodeError, ValueError):
         pass

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from hermes_agent.messages import safe_loads
 from hermes_agent.skills.catalog import SKILL_FILE
 from hermes_agent.skills.fsutil import skill_files
 from hermes_agent.skills.hub.github import GitHubSource, split_id
@@ -70,14 +71,13 @@ class MarketplaceSource:
         self.repos, self.github, self.cache = repos, github, cache
 
     def _plugins(self, repo: str) -> list[dict]:
-        import json
 
         key = f"marketplace {self.github.api.base} {repo}"
         data = self.cache.get(key)
         if data is None:
             raw = self.github.api.file_bytes(repo, ".claude-plugin/marketplace.json")
             try:
-                data = json.loads(raw.decode("utf-8"))
+                data = safe_loads(raw.decode("utf-8"))
             except (UnicodeDecodeError, ValueError) as exc:
                 raise SourceError(f"{repo}: marketplace.json is not valid JSON") from exc
             self.cache.put(key, data)

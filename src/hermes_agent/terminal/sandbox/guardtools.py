@@ -17,6 +17,8 @@ import os
 import re
 from collections.abc import Callable
 
+from hermes_agent.messages import safe_loads
+
 Flat = dict[str, str]  # "section.key" (lower-case) -> the value as text
 
 # (value test, what it means): "" any value; "path:" a value starting with it; "writable" a path the sandbox
@@ -139,7 +141,7 @@ def _yaml(data: str) -> Flat:
 
 def _jsonc(data: str) -> Flat:
     """VS Code's JSON with comments and trailing commas. Top-level keys are dotted setting names already."""
-    doc = json.loads(_strip_jsonc(data) or "{}")
+    doc = safe_loads(_strip_jsonc(data) or "{}")
     if not isinstance(doc, dict):
         raise ValueError("not an object")
     return {str(k).lower(): json.dumps(v, sort_keys=True) for k, v in doc.items()}

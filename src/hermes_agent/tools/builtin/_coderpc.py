@@ -11,6 +11,7 @@ import threading
 import time
 from collections.abc import Callable
 
+from hermes_agent.messages import safe_loads
 from hermes_agent.tools.registry import registry
 
 # Tools a script may call, with the Python signature its stub takes (Hermes's seven).
@@ -142,7 +143,7 @@ class RpcServer:
             while b"\n" in buf:
                 line, buf = buf.split(b"\n", 1)
                 try:
-                    req = json.loads(line)
+                    req = safe_loads(line)
                 except ValueError:
                     req = {}
                 result = self._result(req if isinstance(req, dict) else {})

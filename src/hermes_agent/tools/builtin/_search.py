@@ -4,7 +4,6 @@ basic .gitignore rules, and grep/find through a non-local backend's shell. All y
 from __future__ import annotations
 
 import fnmatch
-import json
 import os
 import re
 import shlex
@@ -16,6 +15,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
+from hermes_agent.messages import safe_loads
 from hermes_agent.tools.builtin._fileio import FileToolError
 
 SKIP_DIRS = (".git", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".mypy_cache",
@@ -144,7 +144,7 @@ def _rg_records(lines: Iterator[str]) -> Iterator[Record | None]:
             if '"type":"begin"' in raw:
                 yield _BOUNDARY
             continue
-        msg = json.loads(raw)
+        msg = safe_loads(raw)
         data = msg["data"]
         text = (data["lines"].get("text") or "").rstrip("\n").rstrip("\r")
         yield (data["path"].get("text") or "<non-utf8 path>", data.get("line_number") or 0, text,

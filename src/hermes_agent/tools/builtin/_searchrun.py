@@ -98,8 +98,9 @@ def _content(backend: TerminalBackend, q: s.Query, root: str, cwd: str, mode: st
                 capped = True
                 break
         out = _paged(total, capped, offset, len(page), engine, empty)
-        if page:
-            out = {"matches": _format_hits(page, cwd, q.context), **out}
+        if page:  # _read_paths: the files whose text the model sees (files.py: the taint ledger), not sent
+            out = {"matches": _format_hits(page, cwd, q.context), **out,
+                   "_read_paths": list(dict.fromkeys(os.path.join(cwd, h.path) for h in page))}
         return out
     counts: dict[str, int] = {}
     capped = False

@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
+from hermes_agent.messages import safe_loads
 from hermes_agent.tools.builtin._webnet import FetchError, Limits, fetch
 
 Hit = dict[str, str]
@@ -115,7 +116,7 @@ def search(name: str, query: str, limit: int, env: Mapping[str, str], timeout: f
     if resp.status >= 400:
         raise FetchError(f"{name} search failed: HTTP {resp.status}: {resp.text()[:200]}")
     try:
-        rows = b.parse(json.loads(resp.body))
+        rows = b.parse(safe_loads(resp.body))
     except (ValueError, AttributeError, TypeError) as exc:
         raise FetchError(f"{name} search: unreadable answer ({type(exc).__name__}: {exc})") from None
     return compact(rows, limit, b.fields)

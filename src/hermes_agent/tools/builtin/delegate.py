@@ -3,9 +3,8 @@ builds them). Subagents never get it (no recursion), and it runs alone, never be
 
 from __future__ import annotations
 
-import json
-
 from hermes_agent.errors import HermesError
+from hermes_agent.messages import safe_loads
 from hermes_agent.tools.registry import registry
 from hermes_agent.tools.results import tool_error
 
@@ -49,7 +48,7 @@ def normalise_args(args: dict) -> dict:
     tasks = out.get("tasks")
     if isinstance(tasks, str):
         try:
-            tasks = json.loads(tasks) if tasks.strip() else None
+            tasks = safe_loads(tasks) if tasks.strip() else None
         except ValueError:
             pass  # left a string: parse_tasks reports it
     if isinstance(tasks, list) and tasks:

@@ -81,6 +81,7 @@ def _cap(text: str, limit: int) -> tuple[str, dict]:
 
 def run_script(code: str, ctx: object) -> str:
     """Run `code` for the agent of `ctx`; the JSON result the model sees."""
+    from hermes_agent.tools.confined import CONFINED_ORIGIN
     from hermes_agent.tools.dispatch import handle_function_call
 
     backend = ctx.backend()  # type: ignore[attr-defined]
@@ -92,8 +93,12 @@ def run_script(code: str, ctx: object) -> str:
     timeout, max_calls, cpu, mem_mb, keep = _limits(ctx.settings.cfg.code_execution)  # type: ignore[attr-defined]
     python = shutil.which("python3", path=hostpath.user_path()) or sys.executable
 
-    def dispatch(name: str, args: dict) -> str:
-        return handle_function_call(name, args, ctx.task_id, ctx=ctx)  # type: ignore[attr-defined]
+    def dispatch(name: str, args: dict) -> str:  # the script's call: the confined side's (tools/context.py)
+        token = CONFINED_ORIGIN.set("execute_code")
+        try:
+            return handle_function_call(name, args, ctx.task_id, ctx=ctx)  # type: ignore[attr-defined]
+        finally:
+            CONFINED_ORIGIN.reset(token)
 
     # CPU: soft limit first (SIGXCPU, exit 152: "CPU-time limit reached"), the hard one a second later (SIGKILL);
     # equal limits would SIGKILL at once and read as "killed (memory or signal)"

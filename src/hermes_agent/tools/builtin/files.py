@@ -122,6 +122,10 @@ def read_file(args: dict, **kw: object) -> str:
     except FileToolError as exc:
         return tool_error(str(exc), **exc.extra)
     result["path"] = _display(backend, path)
+    if not ctx.untrusted and getattr(backend, "policy", None) is not None:  # the local files (taint ledger)
+        from hermes_agent.tools import taintmark
+
+        taintmark.on_read(ctx, [path])
     return tool_result(result)
 
 
@@ -199,6 +203,11 @@ def search_files(args: dict, **kw: object) -> str:
         return tool_error(str(exc), **exc.extra)
     except (TypeError, ValueError) as exc:
         return tool_error(f"bad search arguments: {exc}")
+    read = result.pop("_read_paths", [])
+    if read and not ctx.untrusted:  # matched lines of a file a tainted session wrote taint this conversation
+        from hermes_agent.tools import taintmark
+
+        taintmark.on_read(ctx, read, "searched by")
     return tool_result(result)
 
 

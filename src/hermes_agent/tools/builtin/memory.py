@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 from hermes_agent.memory.store import MemoryStore
+from hermes_agent.messages import safe_loads
 from hermes_agent.tools.provenance import memory_persists
 from hermes_agent.tools.registry import registry
 from hermes_agent.tools.results import tool_error
@@ -40,7 +41,7 @@ def normalise_args(args: dict) -> dict:
     ops = out.get("operations")
     if isinstance(ops, str):
         try:
-            ops = json.loads(ops) if ops.strip() else None
+            ops = safe_loads(ops) if ops.strip() else None
         except ValueError:
             pass  # left a string: run_memory reports it
     if ops in (None, []):

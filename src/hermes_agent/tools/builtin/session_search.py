@@ -49,7 +49,11 @@ class _BadArgument(ValueError):
 
 
 def _handle(args: dict, **kw: object) -> str:
-    return kw["ctx"].session_search(args)  # type: ignore[attr-defined]  # `needs` guarantees it
+    from hermes_agent.tools import taintmark
+
+    result = kw["ctx"].session_search(args)  # type: ignore[attr-defined]  # `needs` guarantees it
+    taintmark.session_hits(kw["ctx"], result)  # messages of a tainted session taint this one
+    return result
 
 
 registry.register("session_search", "session_search", SCHEMA, _handle, emoji="🔎", parallel_safe=True,

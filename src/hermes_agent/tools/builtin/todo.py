@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 from hermes_agent.memory.todo import STATUSES, TodoError, TodoStore
+from hermes_agent.messages import safe_loads
 from hermes_agent.tools.registry import registry
 from hermes_agent.tools.results import tool_error
 
@@ -42,7 +43,7 @@ def normalise_args(args: dict) -> dict:
     todos = out.get("todos")
     if isinstance(todos, str):
         try:
-            out["todos"] = json.loads(todos) if todos.strip() else None
+            out["todos"] = safe_loads(todos) if todos.strip() else None
         except ValueError:
             pass  # left a string: the store reports it
     if isinstance(out.get("merge"), str):

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
+from hermes_agent.messages import safe_loads
 from hermes_agent.tools.mcp.config import ServerConfig
 from hermes_agent.tools.mcp.confine import Confinement, unconfined
 from hermes_agent.tools.mcp.convert import call_result_json
@@ -111,7 +112,7 @@ def _with_notes(result: str, notes: list[str]) -> str:
     import json
 
     try:
-        data = json.loads(result)
+        data = safe_loads(result)
     except ValueError:
         data = None
     if not isinstance(data, dict):

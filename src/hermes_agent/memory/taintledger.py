@@ -1,0 +1,139 @@
+"""Provenance that travels with the data (issue 19, red-team rt7 a05): what a conversation wrote while it had
+taken in untrusted content taints whoever reads it later. Kept beside the context-file ledger (ctxledger.py,
+same file, same lock) under three keys:
+
+- `taint_windows`: while a tainted session's confined code could write under `roots` (from the call before the
+  taint was seen to the session's end). A file whose inode changed (ctime, set by the kernel: confined code
+  cannot put it back) inside a window covering it was possibly written from untrusted content.
+- `taint_marks`: hermes's own file-tool writes in a tainted conversation, wherever they went: path -> [inode,
+  ctime_ns, source]; the mark holds while the file keeps that inode and ctime.
+- `taint_sessions`: session id -> [epoch seconds of the taint, source]: their stored messages (tool results,
+  untrusted users' words) taint a session_search that returns them.
+
+Stdlib only; a read is one stat of the ledger (parsed once per change)."""
+
+from __future__ import annotations
+
+import bisect
+import os
+import time
+from pathlib import Path
+
+from hermes_agent.memory.ctxledger import (
+    MAX_PATHS,
+    MAX_WINDOWS,
+    _alive,
+    _proc_start,
+    _read,
+    _under,
+    _update,
+    ledger_path,
+)
+
+MAX_SESSIONS = 5000
+SLACK_NS = 30_000_000_000  # a crashed session's window: 30 s past its last sign of life (touched at most so often)
+
+
+def open_window(home: Path | str, roots: list[str], source: str, start_ns: int) -> int:
+    """A tainted session's confined code may write under `roots` from `start_ns` on; returns the window id.
+    Windows of dead processes left open (a crash) end at their last sign of life."""
+    with _update(home) as data:
+        windows = data.setdefault("taint_windows", [])
+        for w in windows:
+            if w.get("end") is None and not _alive(w):
+                w["end"] = w.get("last") or w.get("start")
+        windows.append({"start": start_ns, "end": None, "last": time.time_ns(), "pid": os.getpid(),
+                        "pstart": _proc_start(os.getpid()), "source": source[:200],
+                        "roots": sorted({os.path.realpath(r) for r in roots})})
+        data["taint_windows"] = windows[-MAX_WINDOWS:]
+    return start_ns
+
+
+def touch_window(home: Path | str, start: int, end: bool = False) -> None:
+    """The window's session is alive now (`end`: its confined code can write no more)."""
+    with _update(home) as data:
+        for w in data.get("taint_windows", []):
+            if w.get("start") == start and w.get("pid") == os.getpid():
+                w["last" if not end else "end"] = time.time_ns()
+
+
+def mark_files(home: Path | str, paths: list[str], source: str) -> None:
+    """hermes wrote these files (file tools) in a tainted conversation."""
+    marks = []
+    for path in paths:
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        marks.append((os.path.realpath(path), [st.st_ino, st.st_ctime_ns, source[:200]]))
+    if not marks:
+        return
+    with _update(home) as data:
+        table = data.setdefault("taint_marks", {})
+        for path, mark in marks:
+            table.pop(path, None)
+            table[path] = mark
+        data["taint_marks"] = dict(list(table.items())[-MAX_PATHS:])
+
+
+def mark_session(home: Path | str, session_id: str, source: str, since: float) -> None:
+    """The stored messages of `session_id` from `since` on came after untrusted content."""
+    with _update(home) as data:
+        table = data.setdefault("taint_sessions", {})
+        if session_id not in table:
+            table[session_id] = [since, source[:200]]
+        data["taint_sessions"] = dict(list(table.items())[-MAX_SESSIONS:])
+
+
+def any_files(home: Path | str) -> bool:
+    """Is there anything a file read could be tainted by (a cheap early out)?"""
+    data = _read(ledger_path(home))
+    return bool(data.get("taint_windows") or data.get("taint_marks"))
+
+
+def file_source(home: Path | str, path: str, st: os.stat_result) -> str:
+    """Why the file at `path` (its stat `st`) carries untrusted content ("" when nothing says so)."""
+    data = _read(ledger_path(home))
+    if not data:
+        return ""
+    real = os.path.realpath(path)
+    mark = data.get("taint_marks", {}).get(real)
+    if isinstance(mark, list) and len(mark) == 3 and mark[:2] == [st.st_ino, st.st_ctime_ns]:
+        return str(mark[2])
+    ctime = st.st_ctime_ns
+    starts, rows, reach = _windows(data)
+    i = bisect.bisect_right(starts, ctime)  # windows that started before the change, latest first
+    while i > 0 and reach[i - 1] >= ctime:  # ... while one of them may still have been open then
+        i -= 1
+        end, roots, source, w = rows[i]
+        if end is None:  # open: its session runs, or crashed (then it ended at its last sign of life)
+            end = time.time_ns() if _alive(w) else (w.get("last") or starts[i]) + SLACK_NS
+        if ctime <= end and _under(real, roots):
+            return source
+    return ""
+
+
+Parsed = tuple[list[int], list[tuple], list[float]]
+_last: list = [None, None]  # the ledger dict last parsed, and its windows
+
+
+def _windows(data: dict) -> Parsed:
+    """The ledger's taint windows sorted by start, with the latest end reached up to each (an open window reaches
+    forever): parsed once per ledger read."""
+    if _last[0] is data:
+        return _last[1]
+    ws = sorted((w for w in data.get("taint_windows", []) if isinstance(w.get("start"), int)), key=lambda w: w["start"])
+    starts = [w["start"] for w in ws]
+    rows = [(w.get("end"), w.get("roots") or [], str(w.get("source") or "untrusted content"), w) for w in ws]
+    reach, top = [], 0.0
+    for end, *_ in rows:
+        top = max(top, float("inf") if end is None else end)
+        reach.append(top)
+    _last[:] = [data, (starts, rows, reach)]
+    return starts, rows, reach
+
+
+def session_source(home: Path | str, session_id: str) -> tuple[float, str] | None:
+    """(since, source) when the session `session_id` had taken in untrusted content, else None."""
+    row = _read(ledger_path(home)).get("taint_sessions", {}).get(session_id)
+    return (float(row[0]), str(row[1])) if isinstance(row, list) and len(row) == 2 else None

@@ -1,0 +1,72 @@
+"""The taint ledger on real files: a window covers what changed inside it under its roots, a mark holds while
+the file keeps its inode and ctime, a tainted session is found by id; a crashed session's window ends at its
+last sign of life."""
+
+from __future__ import annotations
+
+import os
+import time
+
+from hermes_agent.memory import taintledger
+
+
+def test_a_window_taints_files_changed_inside_it_under_its_roots(tmp_path):
+    home, work, other = tmp_path / "home", tmp_path / "work", tmp_path / "other"
+    for d in (home, work, other):
+        d.mkdir()
+    before = work / "before.txt"
+    before.write_text("old")
+    time.sleep(0.01)
+    start = taintledger.open_window(home, [str(work)], "the result of web_extract", time.time_ns())
+    inside, outside = work / "notes.html", other / "notes.html"
+    inside.write_text("page")
+    outside.write_text("page")
+    assert taintledger.file_source(home, str(inside), os.stat(inside)) == "the result of web_extract"
+    assert taintledger.file_source(home, str(outside), os.stat(outside)) == ""
+    assert taintledger.file_source(home, str(before), os.stat(before)) == ""
+    taintledger.touch_window(home, start, end=True)
+    time.sleep(0.01)
+    later = work / "later.txt"
+    later.write_text("user's")
+    assert taintledger.file_source(home, str(later), os.stat(later)) == ""
+    assert taintledger.file_source(home, str(inside), os.stat(inside)) == "the result of web_extract"
+
+
+def test_a_mark_holds_until_the_file_changes_and_sessions_are_found_by_id(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    f = tmp_path / "summary.md"
+    f.write_text("from the page")
+    assert not taintledger.any_files(home)
+    taintledger.mark_files(home, [str(f)], "the result of browser_navigate")
+    assert taintledger.any_files(home)
+    assert taintledger.file_source(home, str(f), os.stat(f)) == "the result of browser_navigate"
+    time.sleep(0.01)
+    f.write_text("rewritten by the user")
+    assert taintledger.file_source(home, str(f), os.stat(f)) == ""
+    taintledger.mark_session(home, "s1", "the result of terminal", 123.0)
+    assert taintledger.session_source(home, "s1") == (123.0, "the result of terminal")
+    assert taintledger.session_source(home, "s2") is None
+
+
+def test_a_dead_sessions_window_ends_at_its_last_sign_of_life(tmp_path):
+    import json
+
+    from hermes_agent.memory.ctxledger import ledger_path
+
+    home, work = tmp_path / "home", tmp_path / "work"
+    home.mkdir()
+    work.mkdir()
+    taintledger.open_window(home, [str(work)], "x", time.time_ns() - 120 * 10**9)
+    path = ledger_path(home)
+    data = json.loads(path.read_text())
+    data["taint_windows"][0]["pid"] = 2 ** 22 + 7  # a process that is gone, last seen a minute ago
+    data["taint_windows"][0]["last"] = time.time_ns() - 60 * 10**9
+    path.write_text(json.dumps(data))
+    time.sleep(0.01)
+    f = work / "after-crash.txt"
+    f.write_text("user's")
+    assert taintledger.file_source(home, str(f), os.stat(f)) == ""
+    data["taint_windows"][0]["last"] = time.time_ns() - 10 * 10**9  # within the slack of its last sign of life
+    path.write_text(json.dumps(data))
+    assert taintledger.file_source(home, str(f), os.stat(f)) == "x"
