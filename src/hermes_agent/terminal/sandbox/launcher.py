@@ -115,6 +115,9 @@ def landlock_config(spec: SandboxSpec, netns_ok: bool = False) -> dict:
         from hermes_agent.terminal.sandbox.bwrap import visible_under_tmp
 
         unseen, reveal = ("/tmp", "/var/tmp"), tuple(visible_under_tmp())
+    if spec.home_closed:  # HOME gets no rule: only its allowlist is read (a file made there later is not)
+        unseen += (spec.home_closed,)
+        reveal = (*(r for r in reveal if not spec.unseen(r)), *spec.home_readable)
     plan = landlock.plan(spec.writable, spec.secrets, abi, spec.sealed, unseen, reveal)
     # pidns: a pid namespace and /proc of the session's own where the launcher may make them (root); MCP servers
     # and the browser (sandbox_command) keep the host's /proc

@@ -62,6 +62,12 @@ class SandboxSpec:
     quarantine: str = ""  # where the guard moves what it takes away ($HERMES_HOME/quarantine)
     git_globals: tuple[tuple[str, str], ...] = ()  # (original, credential-free copy); ("", combined) last
     note: str = ""  # said once to the user when the plan took something away (dotlinks over budget)
+    # A closed HOME (default-deny, not a workspace): bwrap mounts an empty tmpfs on it and binds `home_readable`
+    # back (read-only; writable and pinned roots by their own rule), `home_links` (name, target) recreated as
+    # symlinks; Landlock grants reads on `home_readable` only. A file made in HOME later is not seen.
+    home_closed: str = ""
+    home_readable: tuple[str, ...] = ()
+    home_links: tuple[tuple[str, str], ...] = ()
 
     @property
     def git_config_global(self) -> str:
@@ -111,7 +117,13 @@ class SandboxSpec:
         return rw is None or (ro is not None and len(ro) >= len(rw))
 
     def hides(self, path: str) -> bool:
-        return _match(os.path.realpath(path), self.secrets) is not None
+        real = os.path.realpath(path)
+        return _match(real, self.secrets) is not None or self.unseen(real)
+
+    def unseen(self, real: str) -> bool:
+        """Resolved `real` lies in the closed HOME outside what is bound back (nothing there to mount on)."""
+        return bool(self.home_closed) and _under(real, self.home_closed) and \
+            _match(real, (*self.home_readable, *self.writable, *self.pinned)) is None
 
 
 def spec_from_policy(policy: PolicyLike, *, network: object = True, mechanism: str = "auto",
@@ -152,6 +164,12 @@ def spec_from_policy(policy: PolicyLike, *, network: object = True, mechanism: s
     mech = str(mechanism or "auto").strip().lower()
     workspaces = tuple(os.path.realpath(w) for w in policy.workspace)
     secrets = tuple(dict.fromkeys((*secrets, *_outside_home(policy, sockets))))
+    closed = home if home and getattr(policy, "home_closed", False) else ""
+    visible = views.home_view(closed, (*policy.readable, *getattr(policy, "readable_grants", ())),
+                              (*writable, *pinned)) if closed else ()
+    if closed:  # what lies in the closed HOME outside the allowlist is unseen already: not one mount each
+        seen = (*visible, *writable, *pinned)
+        secrets = tuple(p for p in secrets if not _under(p, closed) or _match(p, seen))
     secrets = _outermost(secrets)
     sockets = tuple(os.path.realpath(os.path.expanduser(str(p))) for p in sockets)
     spec = SandboxSpec(mode=mode, writable=tuple(dict.fromkeys(writable)),
@@ -161,7 +179,8 @@ def spec_from_policy(policy: PolicyLike, *, network: object = True, mechanism: s
                        sealed=tuple(dict.fromkeys(sealed)), dot_sealed=dot.sealed, home_workspace=home_ws,
                        sockets=sockets, loopback_ports=_ports(loopback_ports),
                        git_globals=git_globals, workspaces=workspaces if mode == "workspace-write" else (),
-                       note=dot.note, quarantine=os.path.join(getattr(policy, "hermes_home", "") or "", "quarantine")
+                       note=dot.note, home_closed=closed, home_readable=visible,
+                       home_links=tuple(getattr(policy, "home_links", ())) if closed else (), quarantine=os.path.join(getattr(policy, "hermes_home", "") or "", "quarantine")
                        if getattr(policy, "hermes_home", "") else "",
                        stamp=views.watch_stamp(workspaces, home),
                        replan=functools.partial(spec_from_policy, policy, network=network, mechanism=mechanism,
