@@ -269,6 +269,9 @@ class PathPolicy:
                 return Verdict("allow", real)
             return Verdict("ask", real, f"{real} is a device file", "device_write")
         secret = self.check_read(real)
+        if not secret.allowed and self.home_closed and _match(real, self.secrets) is None \
+                and self.default_denied(real) == self.home:
+            secret = Verdict("allow", real)  # a plain place of the closed HOME: judged as outside the workspace
         hit = _match(real, self.protected)
         if not secret.allowed and not (hit and hit != self.hermes_home):  # a hidden rc file is still "protected"
             return Verdict("ask", real, secret.reason.split(";")[0], "secret_write")
@@ -301,7 +304,12 @@ class PathPolicy:
 def policy_for_settings(settings: object, workspace: str | None = None, media_scope: str = "") -> PathPolicy:
     """The session's policy from Settings: workspace = `workspace`, else terminal.cwd (default: the cwd)."""
     root = workspace or os.path.abspath(os.path.expanduser(settings.cfg.terminal.cwd))
-    return PathPolicy.build(workspace=[root], hermes_home=str(settings.home), config=asdict(settings.cfg.sandbox),
+    sandbox = asdict(settings.cfg.sandbox)
+    # the user's own skill folders (skills.external_dirs) are read like the Hermes home's skills: skill_view,
+    # and a command running a skill's script
+    skills = getattr(getattr(settings.cfg, "skills", None), "external_dirs", None) or []
+    sandbox["readable_paths"] = [*_as_list(sandbox.get("readable_paths")), *map(str, _as_list(skills))]
+    return PathPolicy.build(workspace=[root], hermes_home=str(settings.home), config=sandbox,
                             media_scope=media_scope)
 
 

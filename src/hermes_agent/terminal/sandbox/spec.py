@@ -120,6 +120,20 @@ class SandboxSpec:
         real = os.path.realpath(path)
         return _match(real, self.secrets) is not None or self.unseen(real)
 
+    def read_view(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """For Landlock: (directories granted nothing, paths readable again inside them): the host's /tmp when
+        the session has its own (Landlock cannot remap it, a47), and a closed HOME but for its allowlist."""
+        unseen: tuple[str, ...] = ()
+        reveal: tuple[str, ...] = ()
+        if self.private_tmp:
+            from hermes_agent.terminal.sandbox.bwrap import visible_under_tmp
+
+            unseen, reveal = ("/tmp", "/var/tmp"), tuple(visible_under_tmp())
+        if self.home_closed:
+            unseen += (self.home_closed,)
+            reveal = (*(r for r in reveal if not self.unseen(r)), *self.home_readable)
+        return unseen, reveal
+
     def unseen(self, real: str) -> bool:
         """Resolved `real` lies in the closed HOME outside what is bound back (nothing there to mount on)."""
         return bool(self.home_closed) and _under(real, self.home_closed) and \
