@@ -227,7 +227,7 @@ def describe(policy: object) -> str:
     roots = allowed_roots(home, allow, homes, writable=writable)
     hidden = hidden_outside(home, allow, homes, cache_dir=_cache_dir(policy), writable=writable)
     system = [p for p in SYSTEM_READABLE if os.path.lexists(p)]
-    homes = [h for h in homes if h]
+    homes = [h for h in homes if h and h != home]  # HOME itself (closed, views.home_view): its own doctor line
     _, closed = public_trees(roots, [p for p in ([home] if home else []) + [os.path.normpath(a) for a in allow if a]
                                      if p != "/"], [h for h in (home, *homes) if h])
     other = [r for r in roots if os.path.lexists(r) and not any(under(r, s) for s in system) and r not in closed

@@ -137,7 +137,7 @@ class SandboxSpec:
     def unseen(self, real: str) -> bool:
         """Resolved `real` lies in the closed HOME outside what is bound back (nothing there to mount on)."""
         return bool(self.home_closed) and _under(real, self.home_closed) and \
-            _match(real, (*self.home_readable, *self.writable, *self.pinned)) is None
+            _match(real, _bound_in(self.home_closed, self.home_readable, self.writable, self.pinned)) is None
 
 
 def spec_from_policy(policy: PolicyLike, *, network: object = True, mechanism: str = "auto",
@@ -182,7 +182,7 @@ def spec_from_policy(policy: PolicyLike, *, network: object = True, mechanism: s
     visible = views.home_view(closed, (*policy.readable, *getattr(policy, "readable_grants", ())),
                               (*writable, *pinned)) if closed else ()
     if closed:  # what lies in the closed HOME outside the allowlist is unseen already: not one mount each
-        seen = (*visible, *writable, *pinned)
+        seen = _bound_in(closed, visible, writable, pinned)
         secrets = tuple(p for p in secrets if not _under(p, closed) or _match(p, seen))
     secrets = _outermost(secrets)
     sockets = tuple(os.path.realpath(os.path.expanduser(str(p))) for p in sockets)
@@ -326,6 +326,11 @@ def _flag(value: object) -> bool:
 
 def _under(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def _bound_in(home: str, *groups: Iterable[str]) -> tuple[str, ...]:
+    """The paths of `groups` strictly inside `home` (a writable /tmp holding HOME does not open it)."""
+    return tuple(p for g in groups for p in g if p != home and _under(p, home))
 
 
 def _match(path: str, roots: Iterable[str]) -> str | None:

@@ -56,7 +56,7 @@ def hidden_paths(home: str, hermes_roots: Iterable[str], readable: Iterable[str]
 def home_view(home: str, readable: Iterable[str], writable: Iterable[str]) -> tuple[str, ...]:
     """What stays readable in a closed HOME: the allowlist's paths inside it that exist (resolved), minus
     those inside another one and the writable roots (bound by their own rule)."""
-    rw = [w for w in writable if w]
+    rw = [w for w in writable if w and w != home and under(w, home)]  # a writable /tmp holding HOME: not these
     paths = {os.path.realpath(a) for a in readable if a}
     keep = [p for p in paths if p != home and under(p, home) and os.path.lexists(p)
             and not any(under(p, w) for w in rw)]
@@ -82,6 +82,20 @@ def _expand(root: str, allow: list[str], *, dots_only: bool = False) -> list[str
         else:
             out.append(path)
     return out
+
+
+def describe_home(policy: object) -> str:
+    """One line for `hermes doctor`: what commands and the file tools may read in HOME."""
+    home = os.path.realpath(str(getattr(policy, "home", "") or os.path.expanduser("~")))
+    if not getattr(policy, "home_closed", False):
+        return (f"HOME ({home}) is (in) the workspace: readable, but its dot-entries other than the tool locations "
+                "and git's settings")
+    shown = ["~" + p[len(home):] for p in home_view(home, (*getattr(policy, "readable", ()),
+                                                            *getattr(policy, "readable_grants", ())), ())]
+    more = f" (+{len(shown) - 12} more)" if len(shown) > 12 else ""
+    return (f"in HOME ({home}) commands and file tools may read only {len(shown)} locations: "
+            f"{', '.join(shown[:12]) or 'none'}{more}; everything else there is hidden, also what is made there "
+            "later; add a path to sandbox.readable_paths when a tool needs one more")
 
 
 _LOGIN_PATH_DIRS = ("bin",)
