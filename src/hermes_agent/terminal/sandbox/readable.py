@@ -8,7 +8,7 @@ Readable:
   dirs as the rest of the sandbox arranges them; of /var only the package managers' databases and caches, of
   /run only the resolver's files: /var and /run hold the machine's state — databases, mail, backups, logs,
   container and service secrets);
-- HOME (its dot-entries by their own rule, views.hidden_paths), the workspaces, the writable roots, the readable
+- HOME (default-deny inside it by its own rule: views.hidden_paths, views.home_view), the workspaces, the writable roots, the readable
   locations of the policy (sandbox.readable_paths, hermes's code, other homes' tool directories): the grants;
 - each PATH directory (resolved), and for a PATH directory named bin/sbin outside every home its prefix's
   lib*, libexec, share, include and pyvenv.cfg; for an executable symlink in a PATH directory outside the
