@@ -52,6 +52,26 @@ def plan_ms(home: str, runs: int) -> tuple[float, object]:
     return statistics.median(times), spec
 
 
+def listed_dirs(home: str) -> int:
+    """Directories inside HOME one plan lists (os.scandir / os.listdir): the walk's size, free of the load."""
+    seen: list[str] = []
+    real_scandir, real_listdir = os.scandir, os.listdir
+
+    def scandir(path=".", *a, **k):  # noqa: ANN001, ANN002, ANN003, ANN202
+        seen.append(str(path))
+        return real_scandir(path, *a, **k)
+
+    def listdir(path=".", *a, **k):  # noqa: ANN001, ANN002, ANN003, ANN202
+        seen.append(str(path))
+        return real_listdir(path, *a, **k)
+    os.scandir, os.listdir = scandir, listdir
+    try:
+        plan_ms(home, 1)
+    finally:
+        os.scandir, os.listdir = real_scandir, real_listdir
+    return len([p for p in seen if p == home or p.startswith(home + "/")])
+
+
 def command_ms(home: str, spec: object, n: int) -> tuple[float, float, str]:
     from hermes_agent.terminal.local import LocalBackend
 
@@ -86,7 +106,8 @@ def main() -> None:
             inside = [s for s in spec.secrets if s.startswith(home + "/")]
             print(f"{label}: {files} files in HOME: plan {ms:.1f} ms (median of {args.runs}); hidden in HOME: "
                   f"{len(inside)} paths; bound back: {len(getattr(spec, 'home_readable', ()))}; "
-                  f"closed HOME: {bool(getattr(spec, 'home_closed', ''))}")
+                  f"closed HOME: {bool(getattr(spec, 'home_closed', ''))}; directories listed in HOME by one plan: "
+                  f"{listed_dirs(home)}")
             if args.commands:
                 start, per, state = command_ms(home, spec, args.commands)
                 print(f"{label}: sandbox start + first command {start:.0f} ms; per command {per:.1f} ms "
