@@ -216,3 +216,13 @@ def test_home_workspace_keeps_what_start_up_files_source_or_put_on_path(tmp_path
         assert spec.denies_write(str(home / rel)), rel
     for rel in ("dotfiles/other", "stow/other", "notes/a"):
         assert not spec.denies_write(str(home / rel)), rel
+
+
+def test_doctor_says_what_a_closed_home_lets_commands_read(tmp_path):
+    from hermes_agent.terminal.sandbox.views import describe_home
+
+    home = _home(tmp_path)
+    line = describe_home(_policy(home, home / "proj"))
+    assert f"in HOME ({home})" in line and "~/proj" in line and "~/.local/bin" in line and "~/notes" not in line
+    assert "sandbox.readable_paths" in line and "made there later" in line
+    assert "is (in) the workspace" in describe_home(_policy(home, home))
