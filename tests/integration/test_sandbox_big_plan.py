@@ -18,15 +18,17 @@ from hermes_agent.terminal.sandbox.spec import spec_from_policy
 @pytest.mark.skipif(abi_version() < 1, reason="no Landlock")
 def test_a_plan_over_128k_still_starts_the_program_confined(outside_dir):
     home = outside_dir / "home"
+    pub = home / "pub"  # a granted folder (HOME itself is closed: its plan is small whatever it holds)
     (home / "ws").mkdir(parents=True)
-    (home / "pub").mkdir()
-    (home / ".private-entry-with-a-long-name-00007").write_text("SECRET-BIG\n")
+    pub.mkdir()
+    (pub / ".private-entry-with-a-long-name-00007").write_text("SECRET-BIG\n")
     for i in range(3000):  # Landlock reads around a hidden entry: one rule per visible sibling
-        (home / f"visible-entry-with-a-long-name-{i:05d}").write_text("x\n")
-    (home / "pub/public.txt").write_text("PUBLIC-OK\n")
-    policy = PathPolicy.build(workspace=[str(home / "ws")], hermes_home=str(home / ".hermes"), home=str(home))
+        (pub / f"visible-entry-with-a-long-name-{i:05d}").write_text("x\n")
+    (pub / "public.txt").write_text("PUBLIC-OK\n")
+    policy = PathPolicy.build(workspace=[str(home / "ws")], hermes_home=str(home / ".hermes"), home=str(home),
+                              config={"readable_paths": [str(pub)], "deny_read": [str(pub / ".private-*")]})
     spec = dataclasses.replace(spec_from_policy(policy, mechanism="landlock"), mechanism="landlock")
-    argv = sandbox_command(spec, ["sh", "-c", f"cat {home}/pub/public.txt {home}/.private-entry-with-a-long-name-00007 "
+    argv = sandbox_command(spec, ["sh", "-c", f"cat {pub}/public.txt {pub}/.private-entry-with-a-long-name-00007 "
                                               f"2>&1; touch {home}/planted 2>&1; echo end"])
     assert any(a.startswith("z:") for a in argv) and max(map(len, argv)) < 131072  # the big plan, packed
     out = subprocess.run(argv, capture_output=True, text=True, timeout=60, cwd=str(home / "ws"))

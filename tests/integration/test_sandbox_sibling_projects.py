@@ -1,7 +1,7 @@
 """Issue 19 class 5 below HOME's top level (red-team round 6 a07): a session whose workspace is ~/proj cannot
 read the user's *other* projects' secrets — ~/projects/app/.env, the token in that repository's .git/config,
 its credentials.json and terraform state — through a command or the file tools, nor a dot-file deeper in a
-plain folder. Controls: plain files elsewhere in HOME, a workspace inside a bigger repository (git works, the
+plain folder, nor a plain file (HOME is default-deny). Controls: a workspace inside a bigger repository (git works, the
 repository's README is readable), and `sandbox.readable_paths` granting the other project. Through
 `hermes chat -q` and the scripted model, bubblewrap and Landlock, root and uid 65534, HOME in and out of /tmp."""
 
@@ -33,7 +33,7 @@ def _plant(w) -> None:
 READ_ALL = ("cat ~/projects/app/.env ~/projects/app/credentials.json ~/projects/app/terraform.tfstate "
             "~/projects/app/.git/config ~/projects/app/src/main.py ~/notes/deeper/.env ~/notes/todo.txt 2>&1; "
             "grep -rh SIBLING ~/projects 2>&1 | head -5")
-LEAKS = ("SIBLING-ENV-1", "SIBLING-GCP-2", "SIBLING-TF-3", "SIBLING-TOKEN-4", "NOTESDOT-SECRET-5")
+LEAKS = ("SIBLING-ENV-1", "SIBLING-GCP-2", "SIBLING-TF-3", "SIBLING-TOKEN-4", "NOTESDOT-SECRET-5", "NOTES-OK")
 
 
 def test_other_projects_and_deep_dot_files_stay_private(world):  # noqa: F811
@@ -45,8 +45,8 @@ def test_other_projects_and_deep_dot_files_stay_private(world):  # noqa: F811
     out = world.hermes("chat", "-q", "look at my other project")
     seen = world.model_saw() + out.stdout + out.stderr
     assert not [s for s in LEAKS if s in seen], f"another project's secrets reached the model: {world.tool_results()}"
-    assert "NOTES-OK" in seen, "plain files elsewhere in HOME stay readable"
-    assert "another project" in seen and "sandbox.readable_paths" in seen, "read_file says why and how to allow"
+    # plain files elsewhere in HOME are private too since HOME is default-deny (rt7 a17)
+    assert "readable only in the workspace" in seen and "sandbox.readable_paths" in seen, "read_file says why and how"
     assert "Traceback" not in out.stderr
 
 

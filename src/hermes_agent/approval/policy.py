@@ -22,9 +22,9 @@ SECRET_PATHS: tuple[str, ...] = (
     "/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-", "/etc/sudoers", "/etc/sudoers.d",
     "/etc/ssh/ssh_host_*_key", "/root/.ssh", "/proc/*/environ", "/proc/*/task/*/environ",
 )
-# Default-deny inside HOME: a dot-file or dot-directory of the user's home is unreadable unless it is (or lies
-# under) one of these locations, which hold tools and settings rather than credentials. Extend with
-# sandbox.readable_paths. Shell start-up files are not here: `export TOKEN=...` in ~/.bashrc is common.
+# Default-deny inside HOME: nothing of the user's home is readable unless it is (or lies under) a workspace or one
+# of these locations, which hold tools and settings rather than credentials (when the workspace is HOME itself,
+# its dot-entries but these stay hidden). Extend with sandbox.readable_paths. Shell start-up files are not here: `export TOKEN=...` in ~/.bashrc is common.
 # ~/.cache is not readable whole (huggingface/token, editors' auth.json, stored_tokens live there, a48): only the
 # caches of tools, and of ~/.npm not the `_logs` (request headers with tokens).
 CACHE_TOOLS: tuple[str, ...] = tuple(".cache/" + n for n in (
@@ -32,8 +32,15 @@ CACHE_TOOLS: tuple[str, ...] = tuple(".cache/" + n for n in (
     "puppeteer", "electron", "deno", "bazel", "ccache", "sccache", "matplotlib", "fontconfig", "mesa_shader_cache",
     "torch", "huggingface/hub", "huggingface/datasets", "typescript", "black", "ruff", "mypy", "jedi", "pylint",
     "selenium", "Cypress", "composer", "coursier", "JetBrains"))
-HOME_TOOLS: tuple[str, ...] = (*CACHE_TOOLS, ".local/bin", ".local/lib", ".npm/_cacache", ".npm/_npx",
-                               ".cargo/bin", ".rustup", ".pyenv", ".nvm")
+# HOME is default-deny (issue 19, rt7 a17/a25/a26): besides the workspaces, their enclosing repository, the writable
+# and readable paths and the PATH directories inside HOME, only these toolchain locations are readable — programs,
+# libraries and package caches a command needs, never a tool's settings or credentials (~/.cargo/credentials.toml,
+# ~/.m2/settings.xml, ~/.gradle/gradle.properties, ~/.local/share's keyrings and histories stay hidden).
+HOME_TOOLS: tuple[str, ...] = (*CACHE_TOOLS, ".local/bin", ".local/lib", ".local/share/pipx", ".local/share/uv",
+                               ".local/share/pnpm", ".local/share/virtualenvs", ".npm/_cacache", ".npm/_npx",
+                               ".cargo/bin", ".cargo/registry", ".cargo/git", ".rustup", ".pyenv", ".nvm",
+                               ".volta", ".bun/bin", ".deno/bin", "go/bin", "go/pkg/mod", ".m2/repository",
+                               ".gradle/caches", ".gradle/wrapper", ".sdkman/candidates")
 HOME_READABLE: tuple[str, ...] = (*HOME_TOOLS, ".gitconfig", ".config/git/config")
 # Other users' homes (every home in /etc/passwd of uid 0 or >= 1000 but the user's own, /root when HOME is
 # not /root) are hidden, except their HOME_TOOLS (a root session with HOME elsewhere still runs pyenv's python).
@@ -151,6 +158,14 @@ class PathPolicy:
     hermes_roots: tuple[str, ...] = ()
     readable: tuple[str, ...] = ()
     foreign_homes: tuple[str, ...] = ()  # other users' homes (and /root): hidden but for their HOME_TOOLS
+    # HOME itself is one of `foreign_homes` unless a workspace (or a grant) holds it: then `home_closed`, and
+    # `home_links` are the allowlist's names in HOME that are symlinks, (name, resolved): bwrap recreates them
+    home_links: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def home_closed(self) -> bool:
+        """HOME is default-deny: only the allowlist inside it is readable (`readable`)."""
+        return self.home in self.foreign_homes
 
     @classmethod
     def build(cls, *, workspace: Iterable[str], hermes_home: str, home: str | None = None,
@@ -193,18 +208,22 @@ class PathPolicy:
         xdg = xdg_private_dirs(home, ws)
         roots = tuple(dict.fromkeys((hermes_root_of(hh), os.path.join(home, ".hermes"), *xdg)))
         scoped = bool(cfg.get("hide_home"))
-        foreign = (*foreign_homes(home), home) if scoped else foreign_homes(home)
+        opened = any(_under(home, p) for p in (*ws, *grants, *readable))  # the workspace is HOME, or holds it
+        foreign = foreign_homes(home) if opened and not scoped else (*foreign_homes(home), home)
         xdg_cache = os.path.realpath(os.path.expanduser(os.environ.get("XDG_CACHE_HOME", "") or "~/.cache"))
         settings_files = () if scoped else (*norm(HOME_READABLE[len(HOME_TOOLS):]),
                                             *(os.path.join(x, "git", "config") for x in xdg))
         allow = (*norm(HOME_TOOLS), *settings_files,
                  *(os.path.join(xdg_cache, c.removeprefix(".cache/")) for c in CACHE_TOOLS if xdg_cache in xdg),
-                 *(os.path.join(hh, n) for n in HERMES_READABLE), *media, *readable, *ws,
-                 *(w for w in writable if w not in norm(SHARED_TMP)), *code_dirs(),
+                 *(os.path.join(hh, n) for n in HERMES_READABLE), *media, *readable, *ws, *enclosing_repos(ws, home),
+                 *(w for w in writable if w not in norm(SHARED_TMP)), *code_dirs(), *_home_path_dirs(home),
                  *(_realpath(os.path.join(f, t), memo) for f in foreign for t in HOME_TOOLS))
         allow = tuple(dict.fromkeys(allow))
+        names = () if scoped else HOME_READABLE
+        links = tuple((n, r) for n, r in ((os.path.join(home, rel), resolve("~/" + rel, home, home, memo))
+                                          for rel in names) if n != r and os.path.lexists(n))
         return cls(home, hh, ws, tuple(dict.fromkeys(writable)), secrets + _linked_dots(home, allow, ws), protected,
-                   readable, mode, roots, allow, foreign)
+                   readable, mode, roots, allow, foreign, links)
 
     def default_denied(self, real: str) -> str | None:
         """The hidden root that covers resolved `real` by default (a Hermes home root, or a dot-entry of
@@ -212,16 +231,10 @@ class PathPolicy:
         for root in self.hermes_roots:
             if _under(real, root) and not self._readable_below(real, root):
                 return root
-        if real != self.home and _under(real, self.home):
+        if real != self.home and _under(real, self.home):  # an open HOME (the workspace): its dot-entries
             first = real[len(self.home.rstrip("/")) + 1:].split("/", 1)[0]
             if first.startswith(".") and not self._readable_below(real, self.home):
                 return os.path.join(self.home, first)
-        if _under(real, self.home):
-            from hermes_agent import homewalk  # only when a file tool asks about a path in HOME
-
-            deep = homewalk.private_reason(real, self.home, (*self.readable, *_path_dirs()))
-            if deep:
-                return deep
         for root in self.foreign_homes:  # HOME itself is one with sandbox.hide_home
             if root != self.home and _under(real, self.home):
                 continue
@@ -243,7 +256,7 @@ class PathPolicy:
         if hidden:
             what = "the Hermes home (keys, config, sessions of every profile)" if hidden in self.hermes_roots[:2] else \
                 f"{_show(hidden, self.home)}: your XDG config/data/state directory" if hidden in self.hermes_roots else \
-                f"{hidden}: the owner's home, outside your folder" if hidden == self.home else \
+                f"{hidden}: your home, readable only in the workspace and the tool directories" if hidden == self.home else \
                 f"{hidden}: another user's home" if hidden in self.foreign_homes else \
                 f"{_show(hidden, self.home)}: another project's repository" if os.path.lexists(os.path.join(hidden, ".git")) else \
                 f"{_show(hidden, self.home)}: dot-files in your home are private unless listed as readable"
@@ -259,6 +272,9 @@ class PathPolicy:
                 return Verdict("allow", real)
             return Verdict("ask", real, f"{real} is a device file", "device_write")
         secret = self.check_read(real)
+        if not secret.allowed and self.home_closed and _match(real, self.secrets) is None \
+                and self.default_denied(real) == self.home:
+            secret = Verdict("allow", real)  # a plain place of the closed HOME: judged as outside the workspace
         hit = _match(real, self.protected)
         if not secret.allowed and not (hit and hit != self.hermes_home):  # a hidden rc file is still "protected"
             return Verdict("ask", real, secret.reason.split(";")[0], "secret_write")
@@ -291,7 +307,12 @@ class PathPolicy:
 def policy_for_settings(settings: object, workspace: str | None = None, media_scope: str = "") -> PathPolicy:
     """The session's policy from Settings: workspace = `workspace`, else terminal.cwd (default: the cwd)."""
     root = workspace or os.path.abspath(os.path.expanduser(settings.cfg.terminal.cwd))
-    return PathPolicy.build(workspace=[root], hermes_home=str(settings.home), config=asdict(settings.cfg.sandbox),
+    sandbox = asdict(settings.cfg.sandbox)
+    # the user's own skill folders (skills.external_dirs) are read like the Hermes home's skills: skill_view,
+    # and a command running a skill's script
+    skills = getattr(getattr(settings.cfg, "skills", None), "external_dirs", None) or []
+    sandbox["readable_paths"] = [*_as_list(sandbox.get("readable_paths")), *map(str, _as_list(skills))]
+    return PathPolicy.build(workspace=[root], hermes_home=str(settings.home), config=sandbox,
                             media_scope=media_scope)
 
 
@@ -317,9 +338,27 @@ def _linked_dots(home: str, allow: Iterable[str], workspace: Iterable[str]) -> t
 _NOT_HOMES = ("/", "/nonexistent", "/dev/null", "/bin", "/sbin", "/usr", "/var", "/run", "/tmp", "/etc", "/proc")
 
 
-def _path_dirs() -> tuple[str, ...]:
-    """PATH's directories (resolved): a tool's folder stays readable wherever it lies."""
-    return tuple(os.path.realpath(p) for p in os.environ.get("PATH", "").split(os.pathsep) if os.path.isabs(p))
+def _home_path_dirs(home: str) -> tuple[str, ...]:
+    """PATH's directories (resolved) inside HOME, not HOME itself: the user's own programs (~/bin, ~/go/bin)
+    stay runnable; a PATH entry of HOME would open all of it."""
+    out = (os.path.realpath(p) for p in os.environ.get("PATH", "").split(os.pathsep) if os.path.isabs(p))
+    return tuple(p for p in out if p != home and _under(p, home))
+
+
+def enclosing_repos(workspaces: Iterable[str], home: str) -> tuple[str, ...]:
+    """For a workspace below HOME's top level inside a bigger repository (~/mono/svc), that repository's top
+    (~/mono: git needs its .git, the workspace its README): the nearest directory above holding `.git`."""
+    out = []
+    for ws in workspaces:
+        if not _under(ws, home):
+            continue
+        parent = os.path.dirname(ws)
+        while parent != home and _under(parent, home):
+            if os.path.lexists(os.path.join(parent, ".git")):
+                out.append(parent)
+                break
+            parent = os.path.dirname(parent)
+    return tuple(out)
 
 
 def foreign_homes(home: str) -> tuple[str, ...]:

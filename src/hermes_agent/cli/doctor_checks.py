@@ -256,7 +256,8 @@ def check_sandbox(settings: Settings) -> list[Finding]:
         return [Finding("warn", "sandbox.mode is off: local commands run unconfined (only the approval rules "
                                 "stand between the model and your files)")]
     mechanism, why = choose_mechanism(SandboxSpec(mode=mode, mechanism=settings.cfg.sandbox.mechanism))
-    extra = [_sandbox_env(settings), _sandbox_reads(settings), _sandbox_net(settings, mechanism), _peer_check()]
+    extra = [_sandbox_env(settings), _sandbox_home(settings), _sandbox_reads(settings), _sandbox_net(settings, mechanism),
+             _peer_check()]
     if mechanism is None:
         return [Finding("warn", f"no OS sandbox for local commands: {why}; every command needs a person's yes "
                                 "for that one call (--yolo and approvals.mode: off do not cover it; chat -q without "
@@ -317,6 +318,14 @@ def _sandbox_reads(settings: Settings) -> Finding:
     from hermes_agent.terminal.sandbox.readable import describe
 
     return Finding("ok", describe(policy_for_settings(settings)))
+
+
+def _sandbox_home(settings: Settings) -> Finding:
+    """What a confined command and the file tools may read in HOME (default-deny: terminal/sandbox/views.py)."""
+    from hermes_agent.approval.policy import policy_for_settings
+    from hermes_agent.terminal.sandbox.views import describe_home
+
+    return Finding("ok", describe_home(policy_for_settings(settings)))
 
 
 def _sandbox_env(settings: Settings) -> Finding:

@@ -146,7 +146,7 @@ class SandboxCfg:
     mechanism: Literal["auto", "bwrap", "landlock"]
     sockets: list[str]  # unix sockets reachable from inside (all others are hidden under bwrap)
     loopback_ports: list[int]  # the host's 127.0.0.1 ports reachable from bwrap's own network namespace
-    # HOME hidden whole but the workspace, the writable and readable paths and the tool directories, and of the
+    # (HOME is default-deny anyway.) Also when the workspace is HOME, and without git's settings; and of the
     # Hermes home only the skills (team mode sets it for a member's sessions: bootstrap/options.person_options)
     hide_home: bool = False
 

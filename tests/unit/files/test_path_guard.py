@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from hermes_agent.approval.gate import ApprovalGate, AutoDenyApprover, ScriptedApprover
-from hermes_agent.approval.policy import PathPolicy
+from hermes_agent.approval.policy import PathPolicy, policy_for_settings
 from hermes_agent.tools.builtin._pathguard import GuardedBackend, write_nofollow
 from hermes_agent.tools.registry import registry
 from tests.unit.files.conftest import make_ctx
@@ -75,7 +75,10 @@ def test_search_never_returns_secrets(home, hermes_home, engine):
         pytest.skip("ripgrep not installed")
     call, _ = tools(home, hermes_home)
     extra = {"_use_rg": engine == "rg"}
-    for root in (str(home), "~", ".", str(home / "ws")):
+    for root in (str(home), "~"):  # HOME is private outside the workspace and the tool directories
+        out = call("search_files", pattern="BEGIN", path=root, **extra)
+        assert "Access denied" in out["error"] and "secretkeymaterial" not in json.dumps(out), out
+    for root in (".", str(home / "ws")):
         for mode in ("content", "files_only", "count"):
             out = call("search_files", pattern="BEGIN", path=root, output_mode=mode, **extra)
             text = json.dumps(out)
@@ -167,6 +170,6 @@ def test_skill_view_obeys_the_policy_for_skills_in_secret_places(home, hermes_ho
     for args in ({"name": "notes"}, {"name": "notes", "file_path": "references/plan.md"}):
         out = json.loads(registry.dispatch("skill_view", args, ctx=ctx, task_id="t"))
         assert "Access denied" in out["error"] and "secret plan" not in json.dumps(out)
-    ctx.path_policy = PathPolicy.build(workspace=[str(home / "ws")], hermes_home=str(hermes_home), home=str(home))
+    ctx.path_policy = policy_for_settings(ctx.settings, str(home / "ws"))  # skills.external_dirs: readable
     out = json.loads(registry.dispatch("skill_view", {"name": "notes"}, ctx=ctx, task_id="t"))
     assert "secret plan" in out["content"]

@@ -35,7 +35,8 @@ def test_spec_takes_existing_paths_and_carves_workspace_git_files(tmp_path):
     home, work, policy = _tree(tmp_path)
     spec = spec_from_policy(policy, network="off")
     assert spec.writable == (str(work),) and spec.network is False
-    assert str(home / ".ssh") in spec.secrets and str(home / ".netrc") in spec.secrets
+    assert spec.hides(str(home / ".ssh/id_rsa")) and spec.hides(str(home / ".netrc")) and spec.hides(str(home / "notes"))
+    assert spec.home_closed == str(home) and not [s for s in spec.secrets if s.startswith(str(home))]  # no mount each
     assert str(home / ".gnupg") not in spec.secrets  # missing paths are not mounted
     assert set(spec.readonly) == {str(work / ".git" / n) for n in ("hooks", "info", "config")}  # info/ made
     assert spec.denies_write(str(home / ".bashrc")) and not spec.denies_write(str(work / "a.py"))
@@ -59,9 +60,10 @@ def test_bwrap_argv_orders_mounts_root_binds_carveouts_secrets(tmp_path):
     joined = " ".join(argv)
     assert f"--bind {work} {work}" in joined
     assert f"--ro-bind {work}/.git/hooks {work}/.git/hooks" in joined
-    assert f"--tmpfs {home}/.ssh --remount-ro {home}/.ssh" in joined
-    assert f"--ro-bind /dev/null {home}/.netrc" in joined
-    assert joined.index("--bind ") < joined.index(f"--ro-bind {work}/.git") < joined.index("--tmpfs")
+    assert f"--tmpfs {home} " in joined and f"--remount-ro {home} " in joined  # HOME: empty but for what is bound
+    assert f"{home}/.ssh" not in joined and f"{home}/.netrc" not in joined  # not there to hide
+    assert joined.index(f"--tmpfs {home} ") < joined.index(f"--bind {work}") < joined.index(f"--ro-bind {work}/.git")
+    assert joined.index(f"--ro-bind {work}/.git") < joined.index(f"--remount-ro {home} ")
     assert "--unshare-net" in argv and argv[-1] == "--" and "--cap-drop" in argv
     assert str(tmp_path / "state") not in joined  # missing state dir: not bound
 
@@ -69,11 +71,12 @@ def test_bwrap_argv_orders_mounts_root_binds_carveouts_secrets(tmp_path):
 def test_landlock_plan_reads_everything_but_secrets(tmp_path):
     home, work, policy = _tree(tmp_path)
     spec = spec_from_policy(policy)
-    rules = dict(landlock.plan(spec.writable, spec.secrets, abi=7))
+    unseen, reveal = spec.read_view()
+    rules = dict(landlock.plan(spec.writable, spec.secrets, abi=7, unseen=unseen, reveal=reveal))
     full = landlock.all_fs(7)
     assert str(home / ".ssh") not in rules and str(home / ".netrc") not in rules
-    assert rules[str(home)] == landlock.READ_DIR  # listable, nothing readable through it
-    assert rules[str(home / "notes")] == landlock.READ
+    assert str(home) not in rules and str(home / "notes") not in rules  # HOME: not even listable
+    assert rules[str(home.parent)] == landlock.READ_DIR
     assert str(home / ".bashrc") not in rules  # rc files hold exported tokens: hidden
     assert rules[str(work)] == full
     for path in rules:  # nothing granted contains a secret

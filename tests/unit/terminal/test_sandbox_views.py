@@ -37,8 +37,8 @@ def test_default_deny_reads_in_home_and_every_profile(tmp_path):
     policy = _policy(home, home / "proj")
     denied = [".config/git/credentials", ".cargo/credentials.toml", ".foo-secret", ".hermes/.env",
               ".hermes/profiles/w/.env", ".config/gh", ".local/share/keyrings/x", ".newthing", ".bashrc",
-              ".local/share/fish/fish_history", ".cargo/config.toml"]
-    allowed = [".config/git/config", ".gitconfig", ".cargo/bin/x", ".local/bin/t", "notes/a", "proj/x"]
+              ".local/share/fish/fish_history", ".cargo/config.toml", "notes/a", "Downloads/creds.csv", "new/x"]
+    allowed = [".config/git/config", ".gitconfig", ".cargo/bin/x", ".local/bin/t", "proj/x"]
     for rel in denied:
         assert not policy.check_read(str(home / rel)).allowed, rel
     for rel in allowed:
@@ -47,21 +47,38 @@ def test_default_deny_reads_in_home_and_every_profile(tmp_path):
     assert granted.check_read(str(home / ".foo-secret")).allowed
 
 
-def test_hidden_plan_expands_partly_readable_directories(tmp_path):
+def test_closed_home_is_planned_from_the_allowlist_not_from_its_entries(tmp_path):
     home = _home(tmp_path)
+    (home / ".hermes/profiles/w/skills").mkdir()
     spec = spec_from_policy(_policy(home, home / "proj"))
-    hidden = set(spec.secrets)
+    assert spec.home_closed == str(home)
     for rel in (".config/gh", ".config/git/credentials", ".cargo/credentials.toml", ".foo-secret", ".hermes/.env",
-                ".hermes/profiles/w/.env", ".local/share", ".bashrc"):  # .local/share: hidden whole
-        assert str(home / rel) in hidden, rel
-    for rel in (".config", ".local/bin", ".cargo/bin", ".hermes/profiles/w/skills"):
-        assert str(home / rel) not in hidden, rel
+                ".hermes/profiles/w/.env", ".local/share", ".bashrc", "notes/a", "later/new.txt"):
+        assert spec.hides(str(home / rel)), rel
+    originals = {orig for orig, _ in spec.git_globals}  # hidden, a credential-free copy bound over them
+    assert not [s for s in spec.secrets if s.startswith(str(home) + "/") and s not in originals]
+    for rel in (".local/bin", ".cargo/bin", ".hermes/profiles/w/skills", "proj/x"):
+        assert not spec.hides(str(home / rel)), rel
+    assert {str(home / r) for r in (".local/bin", ".cargo/bin", ".hermes/profiles/w/skills")} <= set(spec.home_readable)
     # the global git config is seen through a credential-free copy (bound over it / GIT_CONFIG_GLOBAL)
-    originals = {orig for orig, _ in spec.git_globals}
     assert {str(home / ".config/git/config"), str(home / ".gitconfig")} <= originals
-    rules = dict(landlock.plan(spec.writable, spec.secrets, abi=7, sealed=spec.sealed))
-    assert str(home / ".config/git") in rules and str(home / ".foo-secret") not in rules
-    assert str(home / ".config/git/config") not in rules
+    rules = dict(landlock.plan(spec.writable, spec.secrets, abi=7, sealed=spec.sealed, unseen=(str(home),),
+                               reveal=spec.home_readable))
+    assert str(home) not in rules and str(home / ".foo-secret") not in rules and str(home / "notes") not in rules
+    assert str(home / ".local/bin") in rules and str(home / "proj") in rules
+    argv = bwrap_argv(spec)
+    tmpfs = argv.index("--tmpfs", argv.index(str(home)) - 1)
+    assert argv[tmpfs + 1] == str(home) and argv[-argv[::-1].index("--remount-ro")] == str(home)
+    assert argv.index("--bind", tmpfs) > tmpfs  # the workspace is bound on the tmpfs, not under it
+
+
+def test_home_plan_does_not_grow_with_home(tmp_path):
+    home = _home(tmp_path)
+    for i in range(300):
+        (home / f"dir{i}").mkdir()
+        (home / f"dir{i}/.env").write_text("x")
+    spec = spec_from_policy(_policy(home, home / "proj"))
+    assert not [s for s in spec.secrets if "/dir" in s] and not [r for r in spec.home_readable if "/dir" in r]
 
 
 def _git(cwd, *args):
@@ -150,9 +167,11 @@ def test_guarded_backend_exposes_only_its_operations(tmp_path):
     assert not hasattr(_pathguard.GuardedBackend, "__getattr__")
     for name in ("spawn", "execute_pty", "scratch_dir", "_abs"):
         assert not hasattr(guarded, name), name
-    assert guarded.read_bytes(str(home / "notes/a")) == b"x"
-    with pytest.raises(Exception, match="private"):
-        guarded.read_bytes(str(home / ".foo-secret"))
+    (home / "proj/a").write_text("x")
+    assert guarded.read_bytes(str(home / "proj/a")) == b"x"
+    for rel in (".foo-secret", "notes/a"):
+        with pytest.raises(Exception, match="private"):
+            guarded.read_bytes(str(home / rel))
 
 
 def test_a_symlinked_dot_entry_hides_its_target(tmp_path):
@@ -167,7 +186,12 @@ def test_a_symlinked_dot_entry_hides_its_target(tmp_path):
     assert not policy.check_read(str(home / ".aws2/credentials")).allowed
     assert not policy.check_read(str(home / "dotfiles/aws/credentials")).allowed
     assert policy.check_read(str(home / ".gitconfig")).allowed
-    assert str(home / "dotfiles/aws") in spec_from_policy(policy).secrets
+    spec = spec_from_policy(policy)
+    assert spec.hides(str(home / "dotfiles/aws/credentials")) and str(home / "dotfiles/gitconfig") in spec.home_readable
+    assert (str(home / ".gitconfig"), str(home / "dotfiles/gitconfig")) in spec.home_links
+    argv = bwrap_argv(spec)
+    at = argv.index(str(home / ".gitconfig"))
+    assert argv[at - 2:at] == ["--symlink", str(home / "dotfiles/gitconfig")]
 
 
 def test_home_workspace_keeps_what_start_up_files_source_or_put_on_path(tmp_path):
@@ -192,3 +216,13 @@ def test_home_workspace_keeps_what_start_up_files_source_or_put_on_path(tmp_path
         assert spec.denies_write(str(home / rel)), rel
     for rel in ("dotfiles/other", "stow/other", "notes/a"):
         assert not spec.denies_write(str(home / rel)), rel
+
+
+def test_doctor_says_what_a_closed_home_lets_commands_read(tmp_path):
+    from hermes_agent.terminal.sandbox.views import describe_home
+
+    home = _home(tmp_path)
+    line = describe_home(_policy(home, home / "proj"))
+    assert f"in HOME ({home})" in line and "~/proj" in line and "~/.local/bin" in line and "~/notes" not in line
+    assert "sandbox.readable_paths" in line and "made there later" in line
+    assert "is (in) the workspace" in describe_home(_policy(home, home))

@@ -48,9 +48,15 @@ def bwrap_argv(spec: SandboxSpec, binary: str = "", own_net: bool = False,
             argv += ["--ro-bind", path, path]
     mounts = [(_depth(p), 0, "--bind", p) for p in (*spec.writable, *spec.pinned)
               if os.path.exists(p) and p != spec.private_tmp]
-    mounts += [(_depth(p), 1, "--ro-bind", p) for p in spec.readonly if os.path.lexists(p) and not os.path.islink(p)]
+    mounts += [(_depth(p), 1, "--ro-bind", p) for p in (*spec.readonly, *spec.home_readable)
+               if os.path.lexists(p) and not os.path.islink(p) and not spec.unseen(p)]
+    if spec.home_closed and os.path.isdir(spec.home_closed):  # after HOME's own binds, before what lies in it
+        mounts.append((_depth(spec.home_closed), 2, "--tmpfs", spec.home_closed))
     for *_, flag, path in sorted(dict.fromkeys(mounts)):  # deeper mounts cover shallower ones
-        argv += _bind(flag, path, path, fds)
+        if flag == "--tmpfs":
+            argv += ["--tmpfs", path, *_home_links(spec)]
+        else:
+            argv += _bind(flag, path, path, fds)
     argv += _hidden_sockets(spec)  # after the writable binds, which would uncover them
     for path in sorted(spec.secrets, key=_depth):
         if os.path.isdir(path) and not os.path.islink(path):
@@ -64,6 +70,8 @@ def bwrap_argv(spec: SandboxSpec, binary: str = "", own_net: bool = False,
     for original, copy in spec.git_globals:  # the credential-free global git config over its original
         if original and os.path.isfile(original) and os.path.isfile(copy) and not _in_hidden_dir(spec, original):
             argv += ["--ro-bind", copy, original]
+    if spec.home_closed and os.path.isdir(spec.home_closed):
+        argv += ["--remount-ro", spec.home_closed]  # the tmpfs only: what is bound in keeps its own flags
     if not spec.network or own_net:
         argv.append("--unshare-net")
     # Own pid namespace: when the launcher ends, every process of the session ends (setsid, double fork).
@@ -71,6 +79,17 @@ def bwrap_argv(spec: SandboxSpec, binary: str = "", own_net: bool = False,
     # as bwrap needs them (mount: always; user: only where bwrap is not setuid/root).
     argv += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--cap-drop", "ALL", "--new-session", "--die-with-parent", "--chdir", "/", "--"]
     return argv
+
+
+def _home_links(spec: SandboxSpec) -> list[str]:
+    """The allowlist's names in the closed HOME that lead elsewhere (~/.gitconfig -> dotfiles/gitconfig, ~/.pyenv
+    -> /opt/pyenv, or through a linked ~/.config), made on its tmpfs as links to the resolved target, which is
+    bound (or hidden) by its own rule."""
+    out: list[str] = []
+    for name, target in spec.home_links:
+        if _under(name, spec.home_closed) and name != spec.home_closed and name != target:
+            out += ["--symlink", target, name]
+    return out
 
 
 def _in_hidden_dir(spec: SandboxSpec, path: str) -> bool:

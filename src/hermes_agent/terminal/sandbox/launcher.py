@@ -108,12 +108,7 @@ def landlock_config(spec: SandboxSpec, netns_ok: bool = False) -> dict:
     # No ipc namespace, no mount namespace, net rules for TCP only: seccomp covers the rest (seccomp.py).
     rules = {"keyring": True, "ipc": True, "unix": not spec.sockets, "net_off": not spec.network,
              "tcp_free": abi < 4, "metadata": True, "notify": True}
-    unseen: tuple[str, ...] = ()
-    reveal: tuple[str, ...] = ()
-    if spec.private_tmp:  # Landlock cannot remap /tmp: the host's is unreadable, the session's dir writable (a47)
-        from hermes_agent.terminal.sandbox.bwrap import visible_under_tmp
-
-        unseen, reveal = ("/tmp", "/var/tmp"), tuple(visible_under_tmp())
+    unseen, reveal = spec.read_view()
     plan = landlock.plan(spec.writable, spec.secrets, abi, spec.sealed, unseen, reveal)
     # pidns: a pid namespace and /proc of the session's own where the launcher may make them (root); MCP servers
     # and the browser (sandbox_command) keep the host's /proc

@@ -8,7 +8,7 @@ Readable:
   dirs as the rest of the sandbox arranges them; of /var only the package managers' databases and caches, of
   /run only the resolver's files: /var and /run hold the machine's state — databases, mail, backups, logs,
   container and service secrets);
-- HOME (its dot-entries by their own rule, views.hidden_paths), the workspaces, the writable roots, the readable
+- HOME (default-deny inside it by its own rule: views.hidden_paths, views.home_view), the workspaces, the writable roots, the readable
   locations of the policy (sandbox.readable_paths, hermes's code, other homes' tool directories): the grants;
 - each PATH directory (resolved), and for a PATH directory named bin/sbin outside every home its prefix's
   lib*, libexec, share, include and pyvenv.cfg; for an executable symlink in a PATH directory outside the
@@ -227,7 +227,7 @@ def describe(policy: object) -> str:
     roots = allowed_roots(home, allow, homes, writable=writable)
     hidden = hidden_outside(home, allow, homes, cache_dir=_cache_dir(policy), writable=writable)
     system = [p for p in SYSTEM_READABLE if os.path.lexists(p)]
-    homes = [h for h in homes if h]
+    homes = [h for h in homes if h and h != home]  # HOME itself (closed, views.home_view): its own doctor line
     _, closed = public_trees(roots, [p for p in ([home] if home else []) + [os.path.normpath(a) for a in allow if a]
                                      if p != "/"], [h for h in (home, *homes) if h])
     other = [r for r in roots if os.path.lexists(r) and not any(under(r, s) for s in system) and r not in closed

@@ -62,6 +62,12 @@ class SandboxSpec:
     quarantine: str = ""  # where the guard moves what it takes away ($HERMES_HOME/quarantine)
     git_globals: tuple[tuple[str, str], ...] = ()  # (original, credential-free copy); ("", combined) last
     note: str = ""  # said once to the user when the plan took something away (dotlinks over budget)
+    # A closed HOME (default-deny, not a workspace): bwrap mounts an empty tmpfs on it and binds `home_readable`
+    # back (read-only; writable and pinned roots by their own rule), `home_links` (name, target) recreated as
+    # symlinks; Landlock grants reads on `home_readable` only. A file made in HOME later is not seen.
+    home_closed: str = ""
+    home_readable: tuple[str, ...] = ()
+    home_links: tuple[tuple[str, str], ...] = ()
 
     @property
     def git_config_global(self) -> str:
@@ -111,7 +117,27 @@ class SandboxSpec:
         return rw is None or (ro is not None and len(ro) >= len(rw))
 
     def hides(self, path: str) -> bool:
-        return _match(os.path.realpath(path), self.secrets) is not None
+        real = os.path.realpath(path)
+        return _match(real, self.secrets) is not None or self.unseen(real)
+
+    def read_view(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """For Landlock: (directories granted nothing, paths readable again inside them): the host's /tmp when
+        the session has its own (Landlock cannot remap it, a47), and a closed HOME but for its allowlist."""
+        unseen: tuple[str, ...] = ()
+        reveal: tuple[str, ...] = ()
+        if self.private_tmp:
+            from hermes_agent.terminal.sandbox.bwrap import visible_under_tmp
+
+            unseen, reveal = ("/tmp", "/var/tmp"), tuple(visible_under_tmp())
+        if self.home_closed:
+            unseen += (self.home_closed,)
+            reveal = (*(r for r in reveal if not self.unseen(r)), *self.home_readable)
+        return unseen, reveal
+
+    def unseen(self, real: str) -> bool:
+        """Resolved `real` lies in the closed HOME outside what is bound back (nothing there to mount on)."""
+        return bool(self.home_closed) and _under(real, self.home_closed) and \
+            _match(real, _bound_in(self.home_closed, self.home_readable, self.writable, self.pinned)) is None
 
 
 def spec_from_policy(policy: PolicyLike, *, network: object = True, mechanism: str = "auto",
@@ -161,6 +187,12 @@ def spec_from_policy(policy: PolicyLike, *, network: object = True, mechanism: s
     mech = str(mechanism or "auto").strip().lower()
     workspaces = tuple(os.path.realpath(w) for w in policy.workspace)
     secrets = tuple(dict.fromkeys((*secrets, *_outside_home(policy, sockets))))
+    closed = home if home and getattr(policy, "home_closed", False) else ""
+    visible = views.home_view(closed, (*policy.readable, *getattr(policy, "readable_grants", ())),
+                              (*writable, *pinned)) if closed else ()
+    if closed:  # what lies in the closed HOME outside the allowlist is unseen already: not one mount each
+        seen = _bound_in(closed, visible, writable, pinned)
+        secrets = tuple(p for p in secrets if not _under(p, closed) or _match(p, seen))
     secrets = _outermost(secrets)
     sockets = tuple(os.path.realpath(os.path.expanduser(str(p))) for p in sockets)
     spec = SandboxSpec(mode=mode, writable=tuple(dict.fromkeys(writable)),
@@ -170,7 +202,8 @@ def spec_from_policy(policy: PolicyLike, *, network: object = True, mechanism: s
                        sealed=tuple(dict.fromkeys(sealed)), dot_sealed=dot.sealed, home_workspace=home_ws,
                        sockets=sockets, loopback_ports=_ports(loopback_ports),
                        git_globals=git_globals, workspaces=workspaces if mode == "workspace-write" else (),
-                       note="; ".join(n for n in (dot.note, *notes) if n), quarantine=os.path.join(getattr(policy, "hermes_home", "") or "", "quarantine")
+                       note="; ".join(n for n in (dot.note, *notes) if n), home_closed=closed, home_readable=visible,
+                       home_links=tuple(getattr(policy, "home_links", ())) if closed else (), quarantine=os.path.join(getattr(policy, "hermes_home", "") or "", "quarantine")
                        if getattr(policy, "hermes_home", "") else "",
                        stamp=views.watch_stamp(workspaces, home),
                        replan=functools.partial(spec_from_policy, policy, network=network, mechanism=mechanism,
@@ -302,6 +335,11 @@ def _flag(value: object) -> bool:
 
 def _under(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def _bound_in(home: str, *groups: Iterable[str]) -> tuple[str, ...]:
+    """The paths of `groups` strictly inside `home` (a writable /tmp holding HOME does not open it)."""
+    return tuple(p for g in groups for p in g if p != home and _under(p, home))
 
 
 def _match(path: str, roots: Iterable[str]) -> str | None:

@@ -1,10 +1,13 @@
 """What confined work may see and change, resolved on disk at planning time (re-planned per command when
 the inputs moved, see `watch_stamp`):
 
-- `hidden_paths`: default-deny. The Hermes home roots are hidden whole and HOME's dot-entries are hidden,
-  except the readable locations of the policy (tools and settings, not credentials). The rule is planned
-  as a list of concrete paths: a location partly readable (e.g. ~/.config, readable only for git/config)
-  is expanded into its non-readable children. Symlinks are left alone: their target has its own rule.
+- `hidden_paths`: default-deny. The Hermes home roots and other users' homes are hidden whole, except the
+  readable locations of the policy (tools and settings, not credentials), planned as a list of concrete paths:
+  a location partly readable (e.g. ~/.config, readable only for git/config) is expanded into its non-readable
+  children. Symlinks are left alone: their target has its own rule. HOME itself, when closed (not a
+  workspace), is not expanded: bwrap mounts an empty tmpfs on it and binds the allowlist back, Landlock grants
+  only the allowlist (`home_view`), so the plan does not grow with HOME and a file made later stays unseen.
+  When the workspace is HOME, HOME's dot-entries are hidden but the readable ones.
 - `git_paths`: whatever `.git` of a workspace resolves to — a directory, a `gitdir:` file (a moved or
   renamed git dir, a worktree's commondir), `core.hooksPath`, `$GIT_DIR` — gives hooks, config and the
   `.git` entry itself to keep read-only (and the `.git` directory to pin, so it cannot be renamed away).
@@ -20,8 +23,6 @@ import re
 import stat as stat_mod
 from collections.abc import Iterable
 
-from hermes_agent import homewalk
-
 _HOOKS_PATH = re.compile(r"^\s*hookspath\s*=\s*(.+?)\s*$", re.I | re.M)
 _SECTION = re.compile(r"^\s*\[([^\]]+)\]", re.M)
 
@@ -33,23 +34,33 @@ def under(path: str, root: str) -> bool:
 def hidden_paths(home: str, hermes_roots: Iterable[str], readable: Iterable[str],
                  foreign_homes: Iterable[str] = ()) -> list[str]:
     """Concrete paths to hide: every Hermes root and other user's home (minus readable parts, and
-    minus the way down to HOME when HOME lies in one), HOME's dot-entries, and below HOME's top level
-    other projects' repositories and dot-entries (homewalk.py)."""
+    minus the way down to HOME when HOME lies in one), and HOME's dot-entries when HOME is open (a
+    workspace). A closed HOME (one of `foreign_homes`) is not listed: see `home_view`; nor what lies in it."""
     allow = [os.path.realpath(a) for a in readable]
-    granted = list(allow)
     out: list[str] = []
     foreign = [os.path.realpath(f) for f in foreign_homes]
+    closed = bool(home) and home in foreign
     if home:
         allow += [home] if any(under(home, f) for f in foreign) else []
     for root in dict.fromkeys((*(os.path.realpath(r) for r in hermes_roots), *foreign)):
-        if not os.path.isdir(root):
+        if not os.path.isdir(root) or (closed and under(root, home) and not any(
+                a != home and under(root, a) for a in allow)):
             continue
         inner = [a for a in allow if a != root and under(a, root)]
         out += _expand(root, inner) if inner else [root]
-    if home and os.path.isdir(home):
+    if home and os.path.isdir(home) and not closed:
         out += _expand(home, [a for a in allow if a != home and under(a, home)], dots_only=True)
-        out += homewalk.private_below(home, granted)
     return list(dict.fromkeys(out))
+
+
+def home_view(home: str, readable: Iterable[str], writable: Iterable[str]) -> tuple[str, ...]:
+    """What stays readable in a closed HOME: the allowlist's paths inside it that exist (resolved), minus
+    those inside another one and the writable roots (bound by their own rule)."""
+    rw = [w for w in writable if w and w != home and under(w, home)]  # a writable /tmp holding HOME: not these
+    paths = {os.path.realpath(a) for a in readable if a}
+    keep = [p for p in paths if p != home and under(p, home) and os.path.lexists(p)
+            and not any(under(p, w) for w in rw)]
+    return tuple(sorted(p for p in keep if not any(q != p and under(p, q) for q in keep)))
 
 
 def _expand(root: str, allow: list[str], *, dots_only: bool = False) -> list[str]:
@@ -71,6 +82,20 @@ def _expand(root: str, allow: list[str], *, dots_only: bool = False) -> list[str
         else:
             out.append(path)
     return out
+
+
+def describe_home(policy: object) -> str:
+    """One line for `hermes doctor`: what commands and the file tools may read in HOME."""
+    home = os.path.realpath(str(getattr(policy, "home", "") or os.path.expanduser("~")))
+    if not getattr(policy, "home_closed", False):
+        return (f"HOME ({home}) is (in) the workspace: readable, but its dot-entries other than the tool locations "
+                "and git's settings")
+    shown = ["~" + p[len(home):] for p in home_view(home, (*getattr(policy, "readable", ()),
+                                                            *getattr(policy, "readable_grants", ())), ())]
+    more = f" (+{len(shown) - 12} more)" if len(shown) > 12 else ""
+    return (f"in HOME ({home}) commands and file tools may read only {len(shown)} locations: "
+            f"{', '.join(shown[:12]) or 'none'}{more}; everything else there is hidden, also what is made there "
+            "later; add a path to sandbox.readable_paths when a tool needs one more")
 
 
 _LOGIN_PATH_DIRS = ("bin",)

@@ -140,14 +140,14 @@ def _narrowed(policy: PathPolicy, cfg: ServerConfig, state_dir: str) -> PathPoli
 def _server_code(policy: PathPolicy, cfg: ServerConfig) -> tuple[str, ...]:
     """The server's own program and files (the command and the paths among its arguments, readable_paths
     aside): reads outside HOME are an allowlist (terminal/sandbox/readable.py), and the user named these.
-    Not inside HOME or a Hermes home (those keep their own rules), nor another user's home or its dot-entries
-    (a program in a plain folder of one, such as a clone in /root while HOME is elsewhere, is granted)."""
+    Not inside a Hermes home (it keeps its own rules), nor HOME itself, another user's home or their dot-entries
+    (a program in a plain folder of one — ~/tools/server.py under a default-deny HOME, a clone in /root while
+    HOME is elsewhere — is granted)."""
     from hermes_agent.terminal.sandbox.readable import program_paths, under
 
-    private = (policy.home, *policy.hermes_roots)
     found = program_paths((cfg.command, *cfg.args), policy.writable)
-    return tuple(p for p in found if not any(under(p, h) or under(h, p) for h in private if h)
-                 and not any(_dotted_in(p, f) for f in policy.foreign_homes if f))
+    return tuple(p for p in found if not any(under(p, h) or under(h, p) for h in policy.hermes_roots if h)
+                 and not any(_dotted_in(p, f) for f in (policy.home, *policy.foreign_homes) if f))
 
 
 def _dotted_in(path: str, home: str) -> bool:
