@@ -9,8 +9,8 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "src"))
 
 from hermes_agent.approval.policy import PathPolicy  # noqa: E402
-from hermes_agent.terminal.sandbox.launcher import sandbox_command  # noqa: E402
 from hermes_agent.terminal.sandbox.spec import spec_from_policy  # noqa: E402
+from hermes_agent.terminal.sandbox.wrapped import sandbox_command  # noqa: E402
 
 PROBE = ("import socket, sys\nfor a, p in (('127.0.0.1', int(sys.argv[1])), ('169.254.169.254', 80)):\n"
          "    try:\n        s = socket.create_connection((a, p), timeout=5); s.sendall(b'GET / HTTP/1.0\\r\\n\\r\\n')\n"

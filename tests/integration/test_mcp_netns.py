@@ -36,8 +36,8 @@ def _results(scripted) -> list[str]:
 @pytest.mark.parametrize("mechanism", MECHANISMS)
 def test_mcp_server_cannot_reach_host_loopback_or_metadata_unless_granted(scripted, user_home, mechanism):  # noqa: F811 (the imported fixture)
     if mechanism == "landlock":
-        from hermes_agent.terminal.sandbox.launcher import own_network
         from hermes_agent.terminal.sandbox.spec import SandboxSpec
+        from hermes_agent.terminal.sandbox.wrapped import own_network
         if not own_network(SandboxSpec(network=True), "landlock"):
             pytest.skip("Landlock cannot make a network namespace here")
     secret = _Web("127.0.0.1", SECRET)

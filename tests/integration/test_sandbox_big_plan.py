@@ -11,8 +11,8 @@ import pytest
 
 from hermes_agent.approval.policy import PathPolicy
 from hermes_agent.terminal.sandbox.landlock import abi_version
-from hermes_agent.terminal.sandbox.launcher import sandbox_command
 from hermes_agent.terminal.sandbox.spec import spec_from_policy
+from hermes_agent.terminal.sandbox.wrapped import sandbox_command
 
 
 @pytest.mark.skipif(abi_version() < 1, reason="no Landlock")

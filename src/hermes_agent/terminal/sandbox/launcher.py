@@ -57,11 +57,7 @@ os._exit(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
 @functools.cache
 def landlock_pidns_works() -> bool:
     """Can the Landlock launcher give commands a pid namespace and /proc of their own here (server._own_proc)?"""
-    try:
-        return subprocess.run([sys.executable, "-I", "-S", "-c", _PIDNS_PROBE], timeout=10, check=False,
-                              capture_output=True).returncode == 0
-    except (OSError, subprocess.SubprocessError):
-        return False
+    return _probe(_PIDNS_PROBE)
 
 
 _NETNS_PROBE = """
@@ -74,8 +70,12 @@ os._exit(0 if libc.unshare(0x40000000) == 0 or libc.unshare(0x50000000) == 0 els
 @functools.cache
 def landlock_netns_works() -> bool:
     """Can the Landlock launcher make a network namespace here (as root, or in user namespaces of its own)?"""
+    return _probe(_NETNS_PROBE)
+
+
+def _probe(code: str) -> bool:
     try:
-        return subprocess.run([sys.executable, "-I", "-S", "-c", _NETNS_PROBE], timeout=10, check=False,
+        return subprocess.run([sys.executable, "-I", "-S", "-c", code], timeout=10, check=False,
                               capture_output=True).returncode == 0
     except (OSError, subprocess.SubprocessError):
         return False
@@ -155,42 +155,6 @@ def bwrap_seccomp(spec: SandboxSpec) -> dict:
     if not spec.private_tmp and not spec.sockets:
         return {**BWRAP_SECCOMP, "unix": True}
     return BWRAP_SECCOMP
-
-
-def sandbox_command(spec: SandboxSpec | None, argv: list[str], cwd: str | None = None) -> list[str]:
-    """`argv` run inside the sandbox of `spec` (unchanged when the spec is off or nothing works here);
-    `cwd`: where it starts inside bwrap (Landlock keeps the caller's cwd)."""
-    if spec is None:
-        return list(argv)
-    from hermes_agent.terminal.sandbox import netwrap
-
-    mechanism, _ = choose_mechanism(spec)
-    own_net = own_network(spec, mechanism)
-    if mechanism == "bwrap":
-        prefix = bwrap_argv(spec, own_net=own_net)
-        if cwd and "--chdir" in prefix:
-            prefix[prefix.index("--chdir") + 1] = cwd
-        boot = [sys.executable, "-I", "-S", "-c", _BOOT + "exec_main; exec_main()", CONFINED_TAG,
-                json.dumps({"landlock": None, "seccomp": BWRAP_SECCOMP,
-                            "listen": list(spec.loopback_ports) if own_net else []})]
-        if own_net:  # behind the wrapper that starts slirp4netns (netwrap.py): before the final "--"
-            return netwrap.wrapped("bwrap", len(prefix) - 1, [*prefix, *boot, *argv], _BOOT, CONFINED_TAG)
-        return [*prefix, *boot, *argv]
-    if mechanism == "landlock":
-        _not_dumpable()
-        cmd = [sys.executable, "-I", "-S", "-c", _BOOT + "exec_main; exec_main()", CONFINED_TAG,
-               pack_config({**landlock_config(spec, own_net), "pidns": False}), *argv]
-        return netwrap.wrapped("landlock", 0, cmd, _BOOT, CONFINED_TAG) if own_net else cmd
-    return list(argv)
-
-
-def own_network(spec: SandboxSpec, mechanism: str | None) -> bool:
-    """Does a sandbox of `spec` get a network namespace of its own (slirp4netns) here? bwrap: whenever slirp4netns
-    is installed; Landlock: where the launcher can make one (as root, or in user namespaces of its own).
-    Otherwise it keeps the host's network (doctor says so)."""
-    if not spec.network or netns.forwarder() is None:
-        return False
-    return mechanism == "bwrap" or (mechanism == "landlock" and landlock_netns_works())
 
 
 def pack_config(cfg: dict) -> str:
@@ -393,13 +357,22 @@ class Launcher:
         ok = reply is not None and isinstance(reply[0], dict) and reply[0].get("ready")
         if not ok:
             self._fail_start(parent, reply[0].get("error") if reply and isinstance(reply[0], dict) else None)
-        listening, fds = reply[0].get("listening") or [], list(reply[1])  # type: ignore[index]
-        if self.mechanism == "landlock" and reply[0].get("netns") and len(fds) == len(listening) + 3:  # type: ignore[index]
+        self._take_ready(parent, reply[0], list(reply[1]), join)  # type: ignore[index]
+        parent.settimeout(None)
+        self._ping_at, self.lost_why = 0.0, ""
+        self._sock = parent
+        threading.Thread(target=self._read, args=(parent,), name="hermes-sandbox", daemon=True).start()
+
+    def _take_ready(self, parent: socket.socket, ready: dict, fds: list[int], join: netns.NetNS | None) -> None:
+        """The launcher's ready frame: the granted ports' listening sockets (relayed), and under Landlock the
+        namespace it made (slirp4netns started for it here)."""
+        listening = ready.get("listening") or []
+        if self.mechanism == "landlock" and ready.get("netns") and len(fds) == len(listening) + 3:
             ns = fds[len(listening):]  # its network and user namespaces and net/dev, opened before any command
             del fds[len(listening):]
             # unprivileged, slirp4netns cannot make its own mount sandbox in the launcher's user namespaces
             self._start_net(parent, lambda: netns.NetNS(*ns, own_sandbox=os.geteuid() == 0,
-                                                        blocked=bool(reply[0].get("blocked"))))  # type: ignore[index]
+                                                        blocked=bool(ready.get("blocked"))))
         if join is not None:
             self.net, self._borrowed = join, True
         if self.net is not None and not self._borrowed:
@@ -407,10 +380,6 @@ class Launcher:
         else:
             for fd in fds:
                 os.close(fd)
-        parent.settimeout(None)
-        self._ping_at, self.lost_why = 0.0, ""
-        self._sock = parent
-        threading.Thread(target=self._read, args=(parent,), name="hermes-sandbox", daemon=True).start()
 
     def _first_frame(self, own_net: bool, joined: bool, sent: bool) -> dict:
         """The launcher's plan (server._setup): `own_net` a network namespace of its own or (`joined`) its

@@ -1,4 +1,4 @@
-"""One wrapped program's own network namespace (`launcher.sandbox_command`: MCP stdio servers, the browser),
+"""One wrapped program's own network namespace (`wrapped.sandbox_command`: MCP stdio servers, the browser),
 the terminal launcher's (netns.py) for a program hermes does not start itself: the MCP SDK or Playwright
 starts `python -I -S -c BOOT netwrap_main TAG PLAN bwrap ... exec_main ...`, and this process, unconfined and
 tagged like a launcher (peer.py counts what it relays as confined), stays between them and the sandbox:

@@ -28,8 +28,9 @@ def confined_executable(executable: str, policy: object, sandbox: Mapping,
                         hermes_home: str) -> tuple[str, str, tuple[int, ...] | None]:
     """(what Playwright should launch, error, the host loopback ports it reaches: None when it shares the host's
     network). The executable itself when the sandbox is off."""
-    from hermes_agent.terminal.sandbox.launcher import choose_mechanism, own_network
+    from hermes_agent.terminal.sandbox.launcher import choose_mechanism
     from hermes_agent.terminal.sandbox.spec import spec_from_policy
+    from hermes_agent.terminal.sandbox.wrapped import own_network
     from hermes_agent.tools.mcp.confine import make_private
 
     mode = str(sandbox.get("mode") or "workspace-write")
@@ -90,8 +91,8 @@ def _profile_dir(args: list[str], tmp: str) -> str | None:
 
 def exec_confined(config: dict, args: list[str]) -> None:
     """The wrapper's body (runs unconfined, started by Playwright): exec the browser inside its sandbox."""
-    from hermes_agent.terminal.sandbox.launcher import sandbox_command
     from hermes_agent.terminal.sandbox.spec import SandboxSpec
+    from hermes_agent.terminal.sandbox.wrapped import sandbox_command
 
     raw = config["spec"]
     spec = SandboxSpec(**{k: tuple(v) if isinstance(v, list) else v for k, v in raw.items()})

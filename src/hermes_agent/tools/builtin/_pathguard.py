@@ -90,8 +90,9 @@ class GuardedBackend:
     def confine(self, argv: list[str]) -> list[str] | None:
         """`argv` (a search program) run inside a read-only OS sandbox of the policy, so a symlink swapped
         in under it cannot lead it to a secret; None when no sandbox works here."""
-        from hermes_agent.terminal.sandbox.launcher import choose_mechanism, sandbox_command
+        from hermes_agent.terminal.sandbox.launcher import choose_mechanism
         from hermes_agent.terminal.sandbox.spec import spec_from_policy
+        from hermes_agent.terminal.sandbox.wrapped import sandbox_command
 
         spec = spec_from_policy(self.policy, mode="read-only")
         if choose_mechanism(spec)[0] is None:

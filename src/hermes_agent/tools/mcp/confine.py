@@ -47,7 +47,7 @@ class Confinement:
         return f"confined ({self.why}): writes only {roots}; secrets hidden; network {self._network()}"
 
     def _network(self) -> str:
-        from hermes_agent.terminal.sandbox.launcher import own_network
+        from hermes_agent.terminal.sandbox.wrapped import own_network
 
         assert self.spec is not None
         if not self.spec.network:

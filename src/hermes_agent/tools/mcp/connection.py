@@ -236,7 +236,8 @@ class ServerConnection:
         from mcp import StdioServerParameters
         from mcp.client.stdio import stdio_client
 
-        from hermes_agent.terminal.sandbox.launcher import SandboxError, sandbox_command
+        from hermes_agent.terminal.sandbox.launcher import SandboxError
+        from hermes_agent.terminal.sandbox.wrapped import sandbox_command
         from hermes_agent.tools.mcp.confine import remove_tmp
 
         conf = self.confinement = self._confine(self.cfg)
