@@ -245,14 +245,17 @@ class Meter:
         self._warn(totals)
 
     def counted_usage(self, model: str, request: ChatRequest, reply: Message) -> Usage:
-        """What a call counts: the endpoint's usage, but never less than hermes's own estimate from the request and
-        the reply (chars/4): an endpoint that reports 0 or nothing (llama.cpp, proxies, a hostile relay, red-team
-        rt7 a07) cannot lift a cap. Said once per meter when the estimate counted instead of the report."""
+        """What a call counts: the endpoint's usage when plausible (at least a quarter of hermes's own estimate from
+        the request and the reply, chars/4), else the larger of the two: an endpoint that reports 0, nothing or a
+        token count far below the text it moved (llama.cpp, proxies, a hostile relay, red-team rt7 a07) cannot
+        lift a cap. Said once per meter when the estimate counted instead of the report."""
         from hermes_agent.core.compression import message_chars
 
         est_in = self.estimate_input(request)
         est_out = (message_chars(reply) + len(reply.reasoning or "") + 3) // 4
         told = reply.usage or Usage()
+        if told.total * 4 >= est_in + est_out:  # a plausible report (chars/4 over-counts JSON and code): the truth
+            return told
         usage = replace(told, prompt_tokens=max(told.prompt_tokens, est_in),
                         completion_tokens=max(told.completion_tokens, est_out))
         if usage.total > told.total * 1.1 and self.caps.any() and not self._estimated_told:
