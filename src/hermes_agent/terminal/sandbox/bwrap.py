@@ -46,8 +46,9 @@ def bwrap_argv(spec: SandboxSpec, binary: str = "", own_net: bool = False,
         argv += [*_bind("--bind", spec.private_tmp, "/tmp", fds), "--tmpfs", "/var/tmp"]
         for path in visible_under_tmp():  # HOME, HERMES_HOME or hermes itself in /tmp (CI, containers)
             argv += ["--ro-bind", path, path]
+    # the private /tmp at its own path too when it lies in the closed HOME (an MCP server's state dir: its TMPDIR)
     mounts = [(_depth(p), 0, "--bind", p) for p in (*spec.writable, *spec.pinned)
-              if os.path.exists(p) and p != spec.private_tmp]
+              if os.path.exists(p) and (p != spec.private_tmp or (spec.home_closed and _under(p, spec.home_closed)))]
     mounts += [(_depth(p), 1, "--ro-bind", p) for p in (*spec.readonly, *spec.home_readable)
                if os.path.lexists(p) and not os.path.islink(p) and not spec.unseen(p)]
     if spec.home_closed and os.path.isdir(spec.home_closed):  # after HOME's own binds, before what lies in it

@@ -131,7 +131,8 @@ class SandboxSpec:
             unseen, reveal = ("/tmp", "/var/tmp"), tuple(visible_under_tmp())
         if self.home_closed:
             unseen += (self.home_closed,)
-            reveal = (*(r for r in reveal if not self.unseen(r)), *self.home_readable)
+            reveal = (*(r for r in reveal if not self.unseen(r)),  # not a hidden one (a git config's original)
+                      *(r for r in self.home_readable if _match(r, self.secrets) is None))
         return unseen, reveal
 
     def unseen(self, real: str) -> bool:

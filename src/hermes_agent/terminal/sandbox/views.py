@@ -23,6 +23,8 @@ import re
 import stat as stat_mod
 from collections.abc import Iterable
 
+from hermes_agent.terminal.sandbox.publicwalk import complement
+
 _HOOKS_PATH = re.compile(r"^\s*hookspath\s*=\s*(.+?)\s*$", re.I | re.M)
 _SECTION = re.compile(r"^\s*\[([^\]]+)\]", re.M)
 
@@ -47,9 +49,10 @@ def hidden_paths(home: str, hermes_roots: Iterable[str], readable: Iterable[str]
                 a != home and under(root, a) for a in allow)):
             continue
         inner = [a for a in allow if a != root and under(a, root)]
-        out += _expand(root, inner) if inner else [root]
+        out += complement(root, inner) if inner else [root]  # set lookups: the allowlist holds hundreds
     if home and os.path.isdir(home) and not closed:
-        out += _expand(home, [a for a in allow if a != home and under(a, home)], dots_only=True)
+        dots = complement(home, [a for a in allow if a != home and under(a, home)])
+        out += [p for p in dots if p[len(home.rstrip("/")) + 1:].startswith(".")]  # an open HOME: its dot-entries
     return list(dict.fromkeys(out))
 
 
@@ -61,27 +64,6 @@ def home_view(home: str, readable: Iterable[str], writable: Iterable[str]) -> tu
     keep = [p for p in paths if p != home and under(p, home) and os.path.lexists(p)
             and not any(under(p, w) for w in rw)]
     return tuple(sorted(p for p in keep if not any(q != p and under(p, q) for q in keep)))
-
-
-def _expand(root: str, allow: list[str], *, dots_only: bool = False) -> list[str]:
-    """Children of `root` not readable: hidden whole, or expanded when a readable path lies below."""
-    try:
-        names = sorted(os.listdir(root))
-    except OSError:
-        return []
-    out: list[str] = []
-    for name in names:
-        if dots_only and not name.startswith("."):
-            continue
-        path = os.path.join(root, name)
-        if os.path.islink(path) or any(under(path, a) for a in allow):
-            continue
-        inner = [a for a in allow if under(a, path)]
-        if inner and os.path.isdir(path):
-            out += _expand(path, inner)
-        else:
-            out.append(path)
-    return out
 
 
 def describe_home(policy: object) -> str:
