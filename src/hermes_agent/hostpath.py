@@ -3,9 +3,9 @@ an editor...) come only from PATH directories the sandbox cannot write (red-team
 venv activated, `.venv/bin` first on PATH, a confined command dropped `bwrap`, `slirp4netns` and `git` wrappers
 there, and the next session started them unconfined, as the user).
 
-Untrusted PATH entries: relative ones, the working directory hermes started in and everything below it, the
-temporary directories, and every root the sandbox policy lets commands write (`distrust`, called when the policy
-is built). `harden()` (the CLI's first step) keeps the user's PATH whole for the commands inside the sandbox
+Untrusted PATH entries: relative ones, the working directory hermes started in and everything below it, and
+every root a sandbox lets commands write (`distrust`, called as its plan is made, terminal/sandbox/spec.py: the
+workspaces, granted paths, the session's temporary directory, /tmp itself with `sandbox.shared_tmp`). `harden()` (the CLI's first step) keeps the user's PATH whole for the commands inside the sandbox
 (`user_path()`) and gives hermes's own environment, so every `subprocess` call by bare name, the trusted one."""
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ def _under(path: str, root: str) -> bool:
 def trusted_path(path: str | None = None) -> str:
     """`path` (default: the user's PATH) without the entries the sandbox could write."""
     raw = user_path() if path is None else path
-    roots = {_real(r) for r in (*_UNTRUSTED, "/tmp", "/var/tmp", "/dev/shm", os.environ.get("TMPDIR") or "/tmp")}
+    roots = {_real(r) for r in (*_UNTRUSTED, "/dev/shm")}
     kept = []
     for entry in raw.split(os.pathsep):
         if not os.path.isabs(entry):

@@ -151,9 +151,10 @@ def test_speech_replies_are_voice_messages(fake, scripted, gateway):
 
 
 @pytest.mark.skipif(shutil.which("espeak-ng") is None, reason="needs espeak-ng")
-def test_speech_without_an_encoder_is_a_document_said_once(fake, scripted, gateway, tmp_path):
-    bin_dir = tmp_path / "bin"  # a PATH with the speech engine and a shell, but no ffmpeg or opusenc
-    bin_dir.mkdir()
+def test_speech_without_an_encoder_is_a_document_said_once(fake, scripted, gateway, tmp_path_factory):
+    # a PATH with the speech engine and a shell, but no ffmpeg or opusenc; outside the gateway's working directory
+    # (hermes runs programs only from PATH directories the sandbox cannot write: hostpath.py)
+    bin_dir = tmp_path_factory.mktemp("speech-bin")
     for tool in ("espeak-ng", "sh", "bash"):
         os.symlink(shutil.which(tool), bin_dir / tool)
     _speech_script(scripted, ["one", "two"])

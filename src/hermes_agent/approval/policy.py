@@ -10,8 +10,6 @@ from dataclasses import asdict, dataclass
 from fnmatch import fnmatchcase
 from typing import Literal
 
-from hermes_agent import hostpath
-
 Access = Literal["allow", "ask", "deny"]
 
 # Never readable (relative to the user's home unless absolute). Globs allowed.
@@ -196,7 +194,6 @@ class PathPolicy:
         # confined commands get their caches in the session's own temp directory (sandbox/envallow.py).
         scratch = SHARED_TMP if cfg.get("shared_tmp", True) else ()
         writable = ws + norm(scratch) + tuple(os.path.realpath(t) for t in temp_dirs) + tuple(grants)
-        hostpath.distrust(*writable)  # never a place hermes takes a program it runs unconfined from
         secrets = norm((*SECRET_PATHS, *_as_list(cfg.get("deny_read")))) + tuple(
             os.path.join(hh, name) for name in (*HERMES_SECRETS, *SKILL_DOT_ENTRIES))
         media = tuple(os.path.join(hh, d, media_scope) for d in MEDIA_DIRS) if _scope_ok(media_scope) else ()
