@@ -457,9 +457,13 @@ class LocalBackend:
             return self._state_dir
 
     def _spawn_cwd(self) -> str:
+        """The session's directory, or where it started when that is gone or not in the sandbox's view (a closed
+        HOME's private folder: a confined command cannot have gone there; nothing to chdir into inside)."""
         cwd = self.cwd()
-        return cwd if os.path.isdir(self.host_path(cwd)) else (self._initial_cwd if self._initial_cwd and
-                                                           os.path.isdir(self._initial_cwd) else os.getcwd())
+        runner = self._runner
+        hidden = runner is not None and runner.contained and runner.spec.unseen(os.path.realpath(cwd))
+        return cwd if os.path.isdir(self.host_path(cwd)) and not hidden else (
+            self._initial_cwd if self._initial_cwd and os.path.isdir(self._initial_cwd) else os.getcwd())
 
     def host_path(self, path: str) -> str:
         """Where a path the commands see lives on this side: under bwrap, /tmp inside is the session's
