@@ -41,11 +41,18 @@ def outside_ip() -> str | None:
     return theirs
 
 
-def listening_socket(host: str) -> socket.socket:
-    """A TCP socket listening on (host, any port): in the outside namespace when `host` is its address."""
-    if not _MADE or host != _MADE[1]:
-        sock = socket.create_server((host, 0))
+def listening_socket(host: str, udp: bool = False) -> socket.socket:
+    """A TCP socket listening on (host, any port), or a UDP one bound there: in the outside namespace when
+    `host` is its address."""
+    def make() -> socket.socket:
+        if not udp:
+            return socket.create_server((host, 0))
+        sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        sock.bind((host, 0))
         return sock
+
+    if not _MADE or host != _MADE[1]:
+        return make()
     made: list = []
 
     def inside() -> None:
@@ -54,7 +61,7 @@ def listening_socket(host: str) -> socket.socket:
         try:
             if libc.setns(fd, 0x40000000) != 0:  # CLONE_NEWNET, this thread only
                 raise OSError(ctypes.get_errno(), "setns")
-            made.append(socket.create_server((host, 0)))
+            made.append(make())
         except OSError as exc:
             made.append(exc)
         finally:

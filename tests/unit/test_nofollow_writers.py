@@ -28,7 +28,7 @@ EXCEPTIONS: dict[str, str] = {
     "terminal/runfile.py": "HERMES_HOME/run records",
     "terminal/sandbox/nsmount.py": "/proc/self/{setgroups,uid_map,gid_map} of the launcher's own user namespaces "
                                    "(the kernel's, written before any command runs)",
-    "terminal/sandbox/launcher.py": "os.open of /proc/thread-self/ns/net read-only (the scan reads its path as a mode)",
+    "terminal/sandbox/netns.py": "os.open of /proc/thread-self/ns/net read-only (the scan reads its path as a mode)",
     "bootstrap/session.py": "HERMES_HOME unsaved-<id>.jsonl beside state.db (a full disk, issue 19 a06)",
     "dccache.py": "the package's own __pycache__ (hermes's code: read-only to the sandbox wherever it lies)",
     "terminal/modal.py": "the remote sandbox's own file API",

@@ -218,9 +218,6 @@ def _asks_help(argv: list[str]) -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    from hermes_agent import hostpath
-
-    hostpath.harden()  # programs hermes runs unconfined never come from where the sandbox can write (a33)
     if "-p" in argv or any(a.startswith("--profile") for a in argv):
         try:
             argv = apply_profile(argv)
@@ -236,6 +233,9 @@ def main(argv: list[str] | None = None) -> int:
     only = _subcommand_in(argv)
     parser = build_parser(only, summaries_only=only is None and _asks_help(argv))
     args = parser.parse_args(argv)
+    from hermes_agent import hostpath
+
+    hostpath.harden()  # programs hermes runs unconfined never come from where the sandbox can write (a33)
     from hermes_agent.errors import ConfigError, HermesError, UsageError
 
     command = args.command or "chat"

@@ -194,9 +194,8 @@ def test_commands_cannot_reach_into_the_launcher(mechanism, tmp_path):
 @pytest.mark.parametrize("mechanism", _mechanisms())
 def test_host_datagram_socket_is_out_of_reach(mechanism, tmp_path):
     """a39: a socketpair(AF_UNIX, SOCK_DGRAM) end sending to a host datagram socket by path (journald/notify
-    shape) reaches nothing; ordinary UDP sendto (DNS) still works: to this host's non-loopback address (the
-    host's loopback is not the sandbox's network when it has a namespace of its own, netns.py)."""
-    import subprocess
+    shape) reaches nothing; ordinary UDP sendto (DNS) still works: to an outside host (tests/outside_net.py; the
+    host's loopback and own addresses are not the sandbox's network when it has a namespace of its own)."""
     import sys
 
     from hermes_agent.terminal.sandbox.spec import SandboxSpec
@@ -206,10 +205,10 @@ def test_host_datagram_socket_is_out_of_reach(mechanism, tmp_path):
     srv = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     srv.bind(path)
     srv.settimeout(0.5)
-    ips = [ip for ip in subprocess.run(["hostname", "-I"], capture_output=True, text=True, check=False).stdout.split()
-           if ":" not in ip and not ip.startswith("127.")]
-    udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    udp.bind((ips[0] if ips else "127.0.0.1", 0))
+    from tests.outside_net import listening_socket, outside_ip
+
+    # an outside host (the host's own addresses are unreachable from a sandbox's namespace, netns.py)
+    udp = listening_socket(outside_ip() or "127.0.0.1", udp=True)
     udp.settimeout(5)
     code = ("import socket\ntry:\n a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)\n"
             f" a.sendto(b'PWN', {path!r})\n print('sent')\nexcept OSError as e:\n print('refused', e.errno)\n"
