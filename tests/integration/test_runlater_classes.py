@@ -243,3 +243,21 @@ def test_a_file_an_installer_puts_in_a_venvs_bin_stays(scripted, home, mechanism
     assert "INSTALLED-TOOL-RAN" in results[0] and "DONE" in results[0], results[0]
     assert "INSTALLED-TOOL-RAN" in results[1], results[1]
     assert (proj / ".venv/bin/mytool-bin").exists() and not (proj / ".venv/bin/other").exists()
+
+
+def test_a_sitecustomize_on_the_users_pythonpath_is_removed(scripted, home, mechanism):
+    """rt7 a34: the user's PYTHONPATH names a workspace directory (`PYTHONPATH=src`): a sitecustomize a
+    command leaves there would run at the start of the user's next hermes (or python), unconfined."""
+    proj = home / "proj"
+    (proj / "src").mkdir(parents=True)
+    model_config(home / ".hermes", scripted.url, f"sandbox:\n  mechanism: {mechanism}\n")
+    scripted.add(_terminal("printf 'import os\\nopen(os.environ[\"PWNED\"], \"w\")\\n' > src/sitecustomize.py;"
+                           " echo PLANTED"), {"content": "done"})
+    pythonpath = os.pathsep.join(p for p in (os.environ.get("PYTHONPATH"), str(proj / "src")) if p)
+    out = run_hermes("chat", "-q", "go", "--yolo", home=home / ".hermes", cwd=str(proj), timeout=180,
+                     env={"HOME": str(home), "PYTHONPATH": pythonpath})
+    assert out.returncode == 0, out.stderr
+    assert "PLANTED" in scripted.requests[-1]["body"]["messages"][-1]["content"]
+    assert not (proj / "src/sitecustomize.py").exists(), out.stderr
+    subprocess.run([PY, "-c", "pass"], env={**_env(home), "PYTHONPATH": str(proj / "src")}, timeout=60, check=True)
+    assert not (home / "pwned").exists()

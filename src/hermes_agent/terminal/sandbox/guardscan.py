@@ -527,6 +527,9 @@ def discover(spots: Iterable[str], fds: Fds, old: Scan | None, known: dict[str, 
     walk = _Walk(fds, old, known, roots)
     for d in spots:
         walk.spot(d)
+    for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep):  # the user's next hermes (or python) starts
+        if os.path.isabs(entry):  # with these on sys.path: a sitecustomize there runs at its start (rt7 a34)
+            walk.customize(os.path.realpath(entry))
     if old is not None:
         for slot, cls in old.classes.items():
             if cls in ("later", "dotgit", "tasks"):
