@@ -81,6 +81,7 @@ class HookRunner:
         self._running: dict[str, int] = {}  # hook name -> plain-def calls on a thread right now
         self.hung: set[str] = set()  # hooks whose overrunning call has not returned yet: skipped
         self._lock = threading.Lock()
+        self._order: dict[str, asyncio.Lock] = {}  # one at a time per hook, in the order the events came
 
     @classmethod
     def discover(cls, directory: Path | None = None, timeout: float = 5.0) -> HookRunner:
@@ -110,6 +111,10 @@ class HookRunner:
             loop.call_soon_threadsafe(self.emit, event_type, context)
 
     async def _run(self, hook: Hook, event_type: str, context: dict) -> None:
+        async with self._order.setdefault(hook.name, asyncio.Lock()):  # session:start before agent:start
+            await self._run_now(hook, event_type, context)
+
+    async def _run_now(self, hook: Hook, event_type: str, context: dict) -> None:
         try:
             if asyncio.iscoroutinefunction(hook.handle):
                 await asyncio.wait_for(hook.handle(event_type, context), self.timeout)
