@@ -270,10 +270,11 @@ def test_background_process_stdin_and_kill(pool):
     assert "got:hello" in done["output_tail"]
     secs = _secs()
     sleeper = manager.start("t", b, f"sleep {secs}")
-    assert wait_for(lambda: _alive(b, f"sleep {secs}") >= 1)
+    # each look is a whole command through the backend (a sandboxed one: seconds on a loaded 2-core machine)
+    assert wait_for(lambda: _alive(b, f"sleep {secs}") >= 1, timeout=40)
     assert manager.poll(sleeper.id, "t")["status"] == "running"
     assert manager.kill(sleeper.id, "t")["status"] == "killed"
-    assert wait_for(lambda: _alive(b, f"sleep {secs}") == 0)
+    assert wait_for(lambda: _alive(b, f"sleep {secs}") == 0, timeout=40)
     assert manager.cleanup("t") == 0
 
 
