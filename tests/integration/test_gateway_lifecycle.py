@@ -153,7 +153,7 @@ def test_speech_replies_are_voice_messages(fake, scripted, gateway):
 @pytest.mark.skipif(shutil.which("espeak-ng") is None, reason="needs espeak-ng")
 def test_speech_without_an_encoder_is_a_document_said_once(fake, scripted, gateway, tmp_path_factory):
     # a PATH with the speech engine and a shell, but no ffmpeg or opusenc; outside the gateway's working directory
-    # (hermes runs programs only from PATH directories the sandbox cannot write: hostpath.py)
+    # (hermes runs programs only from PATH directories the sandbox cannot write: paths.py: trusted_which)
     bin_dir = tmp_path_factory.mktemp("speech-bin")
     for tool in ("espeak-ng", "sh", "bash"):
         os.symlink(shutil.which(tool), bin_dir / tool)

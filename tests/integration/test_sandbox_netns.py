@@ -326,7 +326,7 @@ def test_without_slirp4netns_the_host_network_stays_and_it_is_said_once(scripted
     import tempfile
 
     # a PATH without slirp4netns, outside /tmp, HOME and the workspace (hermes takes bwrap only from a PATH
-    # directory the sandbox cannot write: hostpath.py; commands must see it)
+    # directory the sandbox cannot write: paths.py: trusted_which; commands must see it)
     if not os.access("/opt", os.W_OK):
         pytest.skip("needs a writable /opt (a PATH directory outside /tmp, HOME and the workspace)")
     bin_dir = Path(tempfile.mkdtemp(prefix="hermes-test-path-", dir="/opt"))

@@ -233,9 +233,9 @@ def main(argv: list[str] | None = None) -> int:
     only = _subcommand_in(argv)
     parser = build_parser(only, summaries_only=only is None and _asks_help(argv))
     args = parser.parse_args(argv)
-    from hermes_agent import hostpath
+    from hermes_agent import paths
 
-    hostpath.harden()  # programs hermes runs unconfined never come from where the sandbox can write (a33)
+    paths.harden_program_path()  # programs hermes runs unconfined never come from where the sandbox can write (a33)
     from hermes_agent.errors import ConfigError, HermesError, UsageError
 
     command = args.command or "chat"

@@ -20,7 +20,7 @@ from dataclasses import replace
 from functools import wraps
 from typing import BinaryIO
 
-from hermes_agent import hostpath
+from hermes_agent import paths
 from hermes_agent.terminal.base import ExecResult
 from hermes_agent.terminal.ptyrun import kill_process_group, signal_group
 from hermes_agent.terminal.runfile import RunRecord
@@ -478,7 +478,7 @@ class LocalBackend:
 
     def _child_env(self) -> dict[str, str]:
         """The allowlisted variables plus `env_passthrough`; nothing that marks or locates hermes."""
-        base = hostpath.user_environ() if self._env is None else dict(self._env)
+        base = paths.user_environ() if self._env is None else dict(self._env)
         for name in self._env_strip:
             if name not in self._passthrough:
                 base.pop(name, None)

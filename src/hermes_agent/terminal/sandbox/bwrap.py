@@ -10,7 +10,7 @@ import stat
 import subprocess
 import sys
 
-from hermes_agent import hostpath
+from hermes_agent import paths
 from hermes_agent.terminal.sandbox.spec import SandboxSpec
 
 
@@ -160,8 +160,8 @@ def _hidden_sockets(spec: SandboxSpec) -> list[str]:
 
 @functools.cache
 def bwrap_binary() -> str:
-    """bwrap from a PATH directory the sandbox cannot write (hostpath.py), or "" when there is none."""
-    return hostpath.which("bwrap") or ""
+    """bwrap from a PATH directory the sandbox cannot write (paths.trusted_which), or "" when there is none."""
+    return paths.trusted_which("bwrap") or ""
 
 
 @functools.cache

@@ -30,7 +30,7 @@ import sys
 import threading
 import time
 
-from hermes_agent import hostpath
+from hermes_agent import paths
 
 _READY_TIMEOUT_S = 10.0
 SRC_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
@@ -68,7 +68,7 @@ SLIRP_DNS = "10.0.2.3"  # slirp4netns's built-in resolver (forwards to the host'
 @functools.cache
 def forwarder() -> str | None:
     """The slirp4netns binary, or None (then a bwrap sandbox with network on shares the host's network)."""
-    return hostpath.which("slirp4netns")
+    return paths.trusted_which("slirp4netns")
 
 
 def forwarder_problem() -> str | None:
@@ -179,7 +179,7 @@ def _private_mounts(argv: list[str]) -> list[str]:
     --enable-sandbox makes only "/" private before its pivot_root and lazy unmount of the old root: a shared
     mount (dockerd's data-root is one) would carry that unmount back to the host, and a container starting at
     that moment found its root filesystem gone ("exec tail failed: No such file or directory")."""
-    tool = hostpath.which("unshare")  # util-linux: --mount makes every mount private (recursively) by default
+    tool = paths.trusted_which("unshare")  # util-linux: --mount makes every mount private (recursively) by default
     if tool is not None:
         return [tool, "--mount", "--propagation", "private", "--", *argv]
     boot = ("import ctypes,os,sys\nlibc=ctypes.CDLL(None,use_errno=True)\n"

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
-from hermes_agent import hostpath
+from hermes_agent import paths
 from hermes_agent.terminal.sandbox import dotlinks, gitglobal, shellrc, views
 
 # Inside a writable root these stay read-only (they make direnv run code later); git's are resolved
@@ -82,10 +82,10 @@ class SandboxSpec:
     def enabled(self) -> bool:
         return self.mode != "off"
 
-    def with_writable(self, *paths: str) -> SandboxSpec:
+    def with_writable(self, *roots: str) -> SandboxSpec:
         """A copy with more writable roots (the backend's private state and temp directory)."""
-        extra = tuple(os.path.realpath(p) for p in paths if p)
-        hostpath.distrust(*extra)
+        extra = tuple(os.path.realpath(p) for p in roots if p)
+        paths.distrust_writable(*extra)
         return replace(self, writable=tuple(dict.fromkeys((*self.writable, *extra))),
                        extra=tuple(dict.fromkeys((*self.extra, *extra))))
 
@@ -153,7 +153,7 @@ def spec_from_policy(policy: PolicyLike, *, network: object = True, mechanism: s
     home = os.path.realpath(getattr(policy, "home", "") or os.path.expanduser("~"))
     home = "" if home == "/" else home
     writable = [p for p in policy.writable if os.path.exists(p)] if mode == "workspace-write" else []
-    hostpath.distrust(*writable)  # never a place hermes takes a program it runs unconfined from
+    paths.distrust_writable(*writable)  # never a place hermes takes a program it runs unconfined from
     secrets = (*_existing(policy.secrets), *(os.path.realpath(p) for p in views.hidden_paths(
         home, getattr(policy, "hermes_roots", ()), getattr(policy, "readable", ()),
         getattr(policy, "foreign_homes", ()))))

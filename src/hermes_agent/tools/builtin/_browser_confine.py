@@ -18,7 +18,7 @@ import tempfile
 from collections.abc import Mapping
 from dataclasses import fields, replace
 
-from hermes_agent import hostpath
+from hermes_agent import paths
 
 _SRC_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 _ENV_KEEP = ("PATH", "LANG", "LANGUAGE", "TZ", "FONTCONFIG_PATH")
@@ -50,7 +50,7 @@ def confined_executable(executable: str, policy: object, sandbox: Mapping,
     if mechanism is None:
         return "", (f"the browser was not started: no OS sandbox works here ({why}); install bubblewrap, or set "
                     "sandbox.mode: off to run it (and local commands) unconfined"), None
-    env = {k: v for k, v in hostpath.user_environ().items() if k in _ENV_KEEP or k.startswith("LC_")}
+    env = {k: v for k, v in paths.user_environ().items() if k in _ENV_KEEP or k.startswith("LC_")}
     env.update(HOME=private, XDG_CONFIG_HOME=os.path.join(private, "config"),
                XDG_CACHE_HOME=os.path.join(private, "cache"), TMPDIR=os.path.join(private, "tmp"))
     spec_data = {f.name: getattr(spec, f.name) for f in fields(spec) if f.compare}  # data, not its callables

@@ -17,7 +17,7 @@ import socket
 import sys
 import time
 
-from hermes_agent import hostpath
+from hermes_agent import paths
 from hermes_agent.approval.subject import ApprovalSubject
 from hermes_agent.config.schema import CodeExecutionCfg
 from hermes_agent.tools.builtin._coderpc import (
@@ -91,7 +91,7 @@ def run_script(code: str, ctx: object) -> str:
     offered = getattr(ctx, "offered", frozenset()) or frozenset(SIGNATURES)
     allowed = set(script_tools(offered))
     timeout, max_calls, cpu, mem_mb, keep = _limits(ctx.settings.cfg.code_execution)  # type: ignore[attr-defined]
-    python = shutil.which("python3", path=hostpath.user_path()) or sys.executable
+    python = shutil.which("python3", path=paths.user_path()) or sys.executable
 
     def dispatch(name: str, args: dict) -> str:  # the script's call: the confined side's (tools/context.py)
         token = CONFINED_ORIGIN.set("execute_code")

@@ -16,7 +16,7 @@ import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-from hermes_agent import hostpath
+from hermes_agent import paths
 from hermes_agent.approval.policy import PathPolicy, resolve
 from hermes_agent.terminal.sandbox.envallow import allowed_env
 from hermes_agent.terminal.sandbox.spec import SandboxSpec, spec_from_policy
@@ -173,7 +173,7 @@ def confine(cfg: ServerConfig, policy: PathPolicy | None, sandbox: Mapping | Non
     (mode, network, mechanism). Refuses (error) when a sandbox is wanted and none works here."""
     from hermes_agent.terminal.sandbox.launcher import choose_mechanism
 
-    environ = hostpath.user_environ() if environ is None else environ
+    environ = paths.user_environ() if environ is None else environ
     sb = dict(sandbox or {})
     cwd = os.path.expanduser(cfg.cwd) if cfg.cwd else (policy.workspace[0] if policy and policy.workspace else None)
     if not cfg.sandbox.enabled:
@@ -208,5 +208,5 @@ def confine(cfg: ServerConfig, policy: PathPolicy | None, sandbox: Mapping | Non
 
 def unconfined(cfg: ServerConfig) -> Confinement:
     """No session policy was given (library use, unit tests): allowlisted env, no OS sandbox."""
-    return Confinement(None, server_env(cfg, hostpath.user_environ(), None), os.path.expanduser(cfg.cwd) if cfg.cwd else None,
+    return Confinement(None, server_env(cfg, paths.user_environ(), None), os.path.expanduser(cfg.cwd) if cfg.cwd else None,
                        why="started without a session sandbox")

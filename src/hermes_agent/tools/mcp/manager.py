@@ -89,9 +89,9 @@ class McpManager:
         import os
         import shutil
 
-        from hermes_agent import hostpath
+        from hermes_agent import paths
 
-        path = cfg.env.get("PATH") or hostpath.user_path()
+        path = cfg.env.get("PATH") or paths.user_path()
         found = shutil.which(cfg.command, path=path) if os.sep not in cfg.command else (
             cfg.command if os.access(os.path.expanduser(cfg.command), os.X_OK) else None)
         if found is None:
