@@ -149,11 +149,10 @@ def cap_result(result: str, limit: int) -> str:
         over = len(text) - limit
         if over <= 0:
             return text
-        holder, key, longest = _longest_string(value)
+        (holder, key, longest), items = _longest(value)
         if holder is not None and len(longest) > 200:
             holder[key] = _cut(longest, max(len(longest) - over - 120, 100))
             continue
-        items = _longest_list(value)
         if items is None or len(items) < 4:
             break
         keep = max(2, int(len(items) * limit / len(text) * 0.9))
@@ -162,24 +161,16 @@ def cap_result(result: str, limit: int) -> str:
                        "head": _cut(result, min(limit // 2, 4000))}, ensure_ascii=False)
 
 
-def _longest_list(value: object) -> list | None:
-    best: list | None = None
-    stack: list = [value]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, list) and (best is None or len(node) > len(best)):
-            best = node
-        stack += [v for v in (node.values() if isinstance(node, dict) else node if isinstance(node, list) else ())
-                  if isinstance(v, dict | list)]
-    return best
-
-
-def _longest_string(value: object) -> tuple[dict | list | None, object, str]:
-    """(the container, its key or index, the string) of the longest string in `value` (walked iteratively)."""
+def _longest(value: object) -> tuple[tuple[dict | list | None, object, str], list | None]:
+    """In one iterative walk of `value`: (the container, its key or index, the string) of its longest string,
+    and its longest list."""
     best: tuple[dict | list | None, object, str] = (None, None, "")
+    longest: list | None = None
     stack: list = [value]
     while stack:
         node = stack.pop()
+        if isinstance(node, list) and (longest is None or len(node) > len(longest)):
+            longest = node
         items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
         for k, v in items:
             if isinstance(v, str):
@@ -187,7 +178,7 @@ def _longest_string(value: object) -> tuple[dict | list | None, object, str]:
                     best = (node, k, v)
             elif isinstance(v, dict | list):
                 stack.append(v)
-    return best
+    return best, longest
 
 
 def handle_function_call(function_name: str, function_args: str | dict | None, task_id: str | None = None,
