@@ -211,7 +211,13 @@ def harden_program_path() -> None:
 
 
 def trusted_which(name: str) -> str | None:
-    """`name` on the trusted PATH (an absolute or relative path is returned as shutil.which would)."""
+    """`name` on the trusted PATH, resolved: a program found through a link (`~/bin/x -> ~/proj/x`, npm link)
+    whose target the sandbox can write is passed over (red-team round 8 hp1)."""
     import shutil
 
-    return shutil.which(name, path=trusted_path())
+    roots = {os.path.realpath(r) for r in (*_UNTRUSTED, "/dev/shm")}
+    for entry in trusted_path().split(os.pathsep):
+        found = shutil.which(name, path=entry)
+        if found and not any(_path_under(os.path.realpath(found), root) for root in roots):
+            return found
+    return None

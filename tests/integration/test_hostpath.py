@@ -39,3 +39,29 @@ def test_programs_planted_on_the_users_path_in_the_workspace_never_run_unconfine
     assert "second session" in result["output"], result
     assert f"PATH={work / bindir}:" in result["output"], "the commands lost the user's PATH"
     assert sorted(p.name for p in marks.iterdir()) == [], "hermes ran a planted program outside the sandbox"
+
+
+@pytest.mark.skipif(bwrap_problem() is not None, reason="bwrap not installed here")
+def test_a_trusted_path_directory_linking_into_the_workspace_gives_nothing(scripted, hermes_home, tmp_path):
+    """Red-team round 8 hp1: `~/bin/bwrap -> ~/proj/.tools/bwrap` (npm link, a hand-made link): the directory is
+    trusted, the program it leads to is not; the command rewrites it and the next session must not run it."""
+    work, home, marks = tmp_path / "work", tmp_path / "home", tmp_path / "ran-unconfined"
+    for d in (work / ".tools", home / "bin", marks):
+        d.mkdir(parents=True)
+    for tool in ("bwrap", "unshare", "slirp4netns"):
+        real = f"/usr/bin/{tool}"
+        (work / ".tools" / tool).write_text(f"#!/bin/sh\nexec {real} \"$@\"\n")
+        (work / ".tools" / tool).chmod(0o755)
+        (home / "bin" / tool).symlink_to(work / ".tools" / tool)
+    model_config(hermes_home, scripted.url)
+    env = {"HOME": str(home), "PATH": f"{home / 'bin'}:{os.environ['PATH']}"}
+    plant = "; ".join(f"printf '#!/bin/sh\\ntouch {marks}/{t}\\nexec /usr/bin/{t} \"$@\"\\n' > .tools/{t}"
+                      for t in ("bwrap", "unshare", "slirp4netns"))
+    for command in (plant + "; echo planted", "echo second session"):
+        scripted.add({"tool_calls": [{"name": "terminal", "arguments": {"command": command}}]}, {"content": "ok"})
+        out = run_hermes("chat", "-q", "go", "--yolo", home=hermes_home, env=env, cwd=str(work), timeout=180)
+        assert out.returncode == 0, out.stderr
+    result = json.loads(next(m["content"] for m in reversed(scripted.requests[-1]["body"]["messages"])
+                             if m["role"] == "tool"))
+    assert "second session" in result["output"], result
+    assert sorted(p.name for p in marks.iterdir()) == [], "hermes ran a planted program outside the sandbox"
