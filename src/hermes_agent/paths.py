@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+# The directory holding the hermes_agent package (put first on sys.path of hermes's own helper processes)
+SRC_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PROFILE_NAME = r"[a-z0-9][a-z0-9_-]{0,63}"
 
 
@@ -160,7 +162,8 @@ _USER_PATH: list[str] = []  # the PATH hermes was started with (set by harden_pr
 _UNTRUSTED: set[str] = set()
 
 
-def _path_under(path: str, root: str) -> bool:
+def is_under(path: str, root: str) -> bool:
+    """`path` is `root` or lies below it (both absolute, normalised)."""
     return path == root or path.startswith(root.rstrip("/") + "/")
 
 
@@ -173,7 +176,7 @@ def trusted_path(path: str | None = None) -> str:
         if not os.path.isabs(entry):
             continue
         real = os.path.realpath(entry)
-        if not any(_path_under(real, root) for root in roots) and real not in kept:
+        if not any(is_under(real, root) for root in roots) and real not in kept:
             kept.append(entry)
     return os.pathsep.join(kept)
 
@@ -218,6 +221,6 @@ def trusted_which(name: str) -> str | None:
     roots = {os.path.realpath(r) for r in (*_UNTRUSTED, "/dev/shm")}
     for entry in trusted_path().split(os.pathsep):
         found = shutil.which(name, path=entry)
-        if found and not any(_path_under(os.path.realpath(found), root) for root in roots):
+        if found and not any(is_under(os.path.realpath(found), root) for root in roots):
             return found
     return None

@@ -10,6 +10,8 @@ from dataclasses import asdict, dataclass
 from fnmatch import fnmatchcase
 from typing import Literal
 
+from hermes_agent.paths import is_under as _under
+
 Access = Literal["allow", "ask", "deny"]
 
 # Never readable (relative to the user's home unless absolute). Globs allowed.
@@ -121,10 +123,6 @@ def _realpath(path: str, memo: dict[str, str]) -> str:
 def _scope_ok(scope: str) -> bool:
     """A media scope is a plain folder name (paths.media_scope_of): lowercase ASCII letters, digits, '-'."""
     return 0 < len(scope) <= 64 and scope[0].isalpha() and all(c in "abcdefghijklmnopqrstuvwxyz0123456789-" for c in scope)
-
-
-def _under(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip("/") + "/")
 
 
 def _match(path: str, entries: Iterable[str]) -> str | None:

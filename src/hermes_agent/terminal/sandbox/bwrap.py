@@ -11,6 +11,7 @@ import subprocess
 import sys
 
 from hermes_agent import paths
+from hermes_agent.paths import is_under as _under
 from hermes_agent.terminal.sandbox.spec import SandboxSpec
 
 
@@ -96,10 +97,6 @@ def _home_links(spec: SandboxSpec) -> list[str]:
 def _in_hidden_dir(spec: SandboxSpec, path: str) -> bool:
     """Below a hidden directory (an empty read-only tmpfs inside: nothing can be bound there)."""
     return any(s != path and _under(path, s) and os.path.isdir(s) for s in spec.secrets)
-
-
-def _under(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip("/") + "/")
 
 
 def visible_under_tmp() -> list[str]:

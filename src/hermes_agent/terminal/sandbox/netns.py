@@ -33,7 +33,7 @@ import time
 from hermes_agent import paths
 
 _READY_TIMEOUT_S = 10.0
-SRC_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+SRC_ROOT = paths.SRC_ROOT
 # How every helper python process of the sandbox starts (`python -I -S -c BOOT + "name; name()"`): peer.py
 # recognises this prefix (and the tag after it) in a process's command line
 BOOT = f"import sys; sys.path.insert(0, {SRC_ROOT!r}); from hermes_agent.terminal.sandbox.server import "

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from hermes_agent import paths
+from hermes_agent.paths import is_under as _under
 from hermes_agent.terminal.sandbox import dotlinks, gitglobal, shellrc, views
 
 # Inside a writable root these stay read-only (they make direnv run code later); git's are resolved
@@ -335,10 +336,6 @@ def _flag(value: object) -> bool:
     if isinstance(value, str):
         return value.strip().lower() not in ("off", "false", "no", "0", "none")
     return bool(value)
-
-
-def _under(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip("/") + "/")
 
 
 def _bound_in(home: str, *groups: Iterable[str]) -> tuple[str, ...]:

@@ -20,7 +20,6 @@ from dataclasses import fields, replace
 
 from hermes_agent import paths
 
-_SRC_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 _ENV_KEEP = ("PATH", "LANG", "LANGUAGE", "TZ", "FONTCONFIG_PATH")
 
 
@@ -61,7 +60,7 @@ def confined_executable(executable: str, policy: object, sandbox: Mapping,
 
 
 def _write_wrapper(config: dict, directory: str) -> str:
-    body = (f"#!{sys.executable} -I\nimport json, sys\nsys.path.insert(0, {_SRC_ROOT!r})\n"
+    body = (f"#!{sys.executable} -I\nimport json, sys\nsys.path.insert(0, {paths.SRC_ROOT!r})\n"
             "from hermes_agent.tools.builtin._browser_confine import exec_confined\n"
             f"exec_confined(json.loads({json.dumps(json.dumps(config))}), sys.argv[1:])\n")
     path = os.path.join(directory, "chromium-" + hashlib.sha1(body.encode()).hexdigest()[:12])

@@ -12,6 +12,7 @@ from typing import BinaryIO
 
 from hermes_agent.approval.policy import PathPolicy, Verdict, resolve
 from hermes_agent.nofollow import open_dir, open_nofollow, pseudo_fs, write_nofollow
+from hermes_agent.paths import is_under as _under
 from hermes_agent.terminal.base import TerminalBackend
 from hermes_agent.tools.builtin._fileio import FileToolError
 
@@ -224,10 +225,6 @@ def _writes_freely(policy: PathPolicy, path: str) -> bool:
     home = policy.home
     dot = _under(path, home) and path != home and path[len(home.rstrip("/")) + 1:].startswith(".")
     return any(_under(path, r) and not (dot and _under(home, r)) for r in policy.writable)
-
-
-def _under(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip("/") + "/")
 
 
 def check_read(backend: TerminalBackend, path: str) -> str:
