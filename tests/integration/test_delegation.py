@@ -77,18 +77,16 @@ def test_children_run_in_parallel(scripted, hermes_home):
     model_config(hermes_home, scripted.url)
     scripted.default = {"content": "child done", "delay": 0.6}
     scripted.add(delegate({"goal": "task one"}, {"goal": "task two"}, {"goal": "task three"}))
-    started = time.monotonic()
     out = run_hermes("chat", "-q", "fan out", "-Q", home=hermes_home, input="")
     assert out.returncode == 0, out.stderr
     children = scripted.requests[1:4]
     arrivals = [r["time"] for r in children]
-    assert max(arrivals) - min(arrivals) < 0.4  # all three asked before any answered (0.6 s each)
+    assert max(arrivals) - min(arrivals) < 0.6  # all three asked before the first answer (each answer takes 0.6 s)
     assert sorted(r["body"]["messages"][1]["content"] for r in children) == ["task one", "task three", "task two"]
     rows = tool_result(scripted.requests[4])["results"]
     assert [(r["goal"], r["status"], r["summary"]) for r in rows] == [
         ("task one", "completed", "child done"), ("task two", "completed", "child done"),
         ("task three", "completed", "child done")]
-    assert time.monotonic() - started < 4
 
 
 def test_child_flagged_command_is_denied_without_asking_the_user(scripted, hermes_home, tmp_path):
