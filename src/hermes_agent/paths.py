@@ -106,7 +106,16 @@ def install_hint(extra: str) -> str:
     if not url.startswith("file://"):
         return f"reinstall hermes-agent from its source checkout with the [{extra}] extra"
     editable = "-e " if (info.get("dir_info") or {}).get("editable") else ""
-    return f"{sys.executable} -m pip install {editable}'{unquote(urlparse(url).path)}[{extra}]'"
+    return f"{sys.executable} -P -m pip install {editable}'{unquote(urlparse(url).path)}[{extra}]'"
+
+
+def python_module(module: str, *args: str) -> list[str]:
+    """The argv that runs `python -m module args` with this interpreter, never importing from its working
+    directory (`-P`): hermes starts its own helpers from wherever the user (or a workspace) is, and a `yaml.py`,
+    `dotenv.py` or `pip/` there must not run unconfined."""
+    import sys
+
+    return [sys.executable, "-P", "-m", module, *args]
 
 
 def media_cache(kind: str, scope: str = "local") -> Path:
