@@ -41,6 +41,9 @@ def runs(u: Unwrapped) -> Iterator[tuple[str, str, tuple[str, ...]]]:
         yield from _npm(u.name, args)
         return
     lang = interp.language(u.name)
+    if lang == "python" and "-m" in args[:-1]:
+        yield from _python_module(args[args.index("-m") + 1])
+        return
     if lang and lang != "sql":
         if not any(a in ("-c", "-m", "-e", "--eval", "-E", "-p") for a in args):
             first = next((a for a in args if not a.startswith("-")), None)
@@ -49,6 +52,18 @@ def runs(u: Unwrapped) -> Iterator[tuple[str, str, tuple[str, ...]]]:
         return
     if "/" in u.raw_name and not u.raw_name.startswith(("/usr/", "/bin/", "/sbin/", "/opt/", "/nix/")):
         yield "exe", u.raw_name, ()
+
+
+def _python_module(module: str) -> Iterator[tuple[str, str, tuple[str, ...]]]:
+    """`python -m a.b` runs a/__init__.py, a/b/__init__.py and a/b/__main__.py, or a/b.py, found from the
+    working directory first (the files that do not exist are skipped by the reader)."""
+    parts = module.split(".")
+    if not all(p.isidentifier() for p in parts):
+        return
+    for i in range(1, len(parts) + 1):
+        yield "python", "/".join(parts[:i]) + "/__init__.py", ()
+    yield "python", "/".join(parts) + ".py", ()
+    yield "python", "/".join(parts) + "/__main__.py", ()
 
 
 def _make(args: list[str], workdir: str | None) -> Iterator[tuple[str, str, tuple[str, ...]]]:
