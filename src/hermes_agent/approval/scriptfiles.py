@@ -67,7 +67,7 @@ def file_findings(command: str, cwd: str | None, shell_state: str = "") -> tuple
     with `shell_state`, also in what the variables it exports make the command's programs run."""
     from hermes_agent.approval.rules.state import hook_text
 
-    hooks = hook_text(shell_state, command) if shell_state else ""
+    hooks = hook_text(shell_state, command, os.path.realpath(cwd) if cwd else "") if shell_state else ""
     if not cwd or not command or not (hooks or _RUNS_A_FILE.search(command)):
         return ()
     from hermes_agent.approval.rules import scan_files

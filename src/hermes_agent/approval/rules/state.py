@@ -94,7 +94,7 @@ def exported(state: str) -> dict[str, str]:
     return found
 
 
-def hook_text(state: str, command: str) -> str:
+def hook_text(state: str, command: str, cwd: str = "") -> str:
     """The shell text that programs of `command` would run because of variables the state exports: every shell
     sources $BASH_ENV, git runs $GIT_EXTERNAL_DIFF, python imports sitecustomize.py from $PYTHONPATH, node
     `--require`s from $NODE_OPTIONS, a pager runs $LESSOPEN. Empty when nothing applies (the usual case)."""
@@ -104,6 +104,7 @@ def hook_text(state: str, command: str) -> str:
     lines = [f". {shlex.quote(env[k])}" for k in _SHELL_FILES if env.get(k)]
     if _GITISH.search(command):
         lines += [env[k] for k in _GIT_COMMANDS if env.get(k)]
+        lines += _git_settings(env, cwd)
     if any(env.get(k) for k in _PAGERS):
         lines += [env[k].lstrip("|") for k in _PAGERS if env.get(k) and not env[k].startswith(("less", "more"))]
     if _PYTHON.search(command):
@@ -117,3 +118,36 @@ def hook_text(state: str, command: str) -> str:
         lines += [f"node {shlex.quote(words[i + 1])}" for i, w in enumerate(words[:-1])
                   if w in ("-r", "--require", "--import", "--loader", "--experimental-loader")]
     return "\n".join(lines)
+
+
+CONFIG_FILE_WORD = "__hermes_git_config_file"  # workfiles.py reads the file it names as git configuration
+_WRITABLE = ("/tmp/", "/var/tmp/", "/dev/shm/")
+
+
+def _git_settings(env: dict[str, str], cwd: str) -> list[str]:
+    """Git settings the carried variables give every later git: `GIT_CONFIG_COUNT`/`KEY_n`/`VALUE_n` and
+    `GIT_CONFIG_PARAMETERS` as `git config KEY VALUE` lines (judged like the command setting them), and config
+    files named by GIT_CONFIG_GLOBAL/SYSTEM, XDG_CONFIG_HOME, HOME or GIT_DIR when they lie where commands write
+    (the workspace, temp dirs): those are read as git configuration (a fsmonitor or pager there runs)."""
+    pairs: list[tuple[str, str]] = []
+    count = env.get("GIT_CONFIG_COUNT", "")
+    for i in range(min(int(count), 64) if count.isdigit() else 0):
+        pairs.append((env.get(f"GIT_CONFIG_KEY_{i}", ""), env.get(f"GIT_CONFIG_VALUE_{i}", "")))
+    try:
+        words = shlex.split(env.get("GIT_CONFIG_PARAMETERS", ""))
+    except ValueError:
+        words = []
+    pairs += [tuple(w.split("=", 1)) for w in words if "=" in w]  # type: ignore[misc]
+    lines = [f"git config {shlex.quote(k)} {shlex.quote(v)}" for k, v in pairs if k]
+    files = [env.get("GIT_CONFIG_GLOBAL", ""), env.get("GIT_CONFIG_SYSTEM", ""), env.get("GIT_CONFIG", "")]
+    if env.get("XDG_CONFIG_HOME"):
+        files.append(env["XDG_CONFIG_HOME"].rstrip("/") + "/git/config")
+    if env.get("HOME"):
+        files += [env["HOME"].rstrip("/") + "/.gitconfig", env["HOME"].rstrip("/") + "/.config/git/config"]
+    if env.get("GIT_DIR"):
+        files.append(env["GIT_DIR"].rstrip("/") + "/config")
+    base = cwd.rstrip("/") + "/" if cwd else None
+    for f in files:
+        if f and (not f.startswith("/") or (base and f.startswith(base)) or f.startswith(_WRITABLE)):
+            lines.append(f"{CONFIG_FILE_WORD} {shlex.quote(f)}")
+    return lines

@@ -6,11 +6,13 @@ with a fail-closed opener, approval/scriptfiles.py); without a reader nothing he
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Iterator
 
 from hermes_agent.approval.rules import interp
 from hermes_agent.approval.rules.canonical import SHELLS, Unwrapped
 from hermes_agent.approval.rules.lazyre import lazy
+from hermes_agent.approval.rules.state import CONFIG_FILE_WORD
 from hermes_agent.messages import safe_loads
 
 UNREADABLE = object()
@@ -22,12 +24,17 @@ _NPM_DIRECT = frozenset({"test", "t", "start", "stop", "restart"})
 _MAKE_RULE = lazy(r"^([^\t#:=\s][^:=]*?)\s*::?(?!=)\s*([^;]*)(?:;(.*))?$")
 _MAKE_VAR = lazy(r"^\s*(?:export\s+|override\s+)?([A-Za-z_][\w.]*)\s*[:?+!]?=\s*(.*)$")
 _MAKE_REF = lazy(r"\$[({]([A-Za-z_][\w.]*)[)}]")
+_GIT_SECTION = lazy(r'^\[\s*([\w.-]+)(?:\s+"((?:[^"\\]|\\.)*)")?\s*\]')
+_GIT_ENTRY = lazy(r"^([A-Za-z][\w-]*)\s*(?:=\s*(.*))?$")
 
 
 def runs(u: Unwrapped) -> Iterator[tuple[str, str, tuple[str, ...]]]:
     """(kind, path, picks) for each workspace file `u` would run: kind "sh", "exe" (by its shebang),
     "make" (picks: targets and VAR=value), "npm" (picks: script names) or an interpreter language."""
     args = [a for a in u.args if a != "--"]
+    if u.name == CONFIG_FILE_WORD and args:
+        yield "gitconfig", args[0], ()
+        return
     if u.name in SHELLS or u.name in ("source", "."):
         if "-c" not in args and not any(a.startswith("-") and "c" in a[1:] and not a.startswith("--") for a in args):
             first = next((a for a in args if not a.startswith(("-", "+"))), None)
@@ -101,6 +108,8 @@ def texts(kind: str, text: str, picks: tuple[str, ...]) -> list[tuple[str, str]]
     """(language, text) pieces of a file to scan: "sh" for shell."""
     if kind == "sh":
         return [("sh", text)]
+    if kind == "gitconfig":
+        return [("sh", "\n".join(f"git config {shlex.quote(k)} {shlex.quote(v)}" for k, v in git_config_pairs(text)))]
     if kind == "make":
         return [("sh", recipe) for recipe in make_recipes(text, picks)]
     if kind == "npm":
@@ -119,6 +128,26 @@ def texts(kind: str, text: str, picks: tuple[str, ...]) -> list[tuple[str, str]]
                 return [(lang, text)]
         return [("sh", text)]
     return [(kind, text)]
+
+
+def git_config_pairs(text: str) -> list[tuple[str, str]]:
+    """(section[.subsection].key, value) of a git config file's text (quotes and comments as git reads them)."""
+    pairs, section = [], ""
+    for raw in text.replace("\\\n", "").splitlines():
+        line = raw.strip()
+        head = _GIT_SECTION.match(line)
+        if head:
+            section = head.group(1).lower() + (f".{head.group(2)}" if head.group(2) is not None else "")
+            continue
+        entry = _GIT_ENTRY.match(line)
+        if entry and section:
+            value = entry.group(2) or "true"
+            try:
+                value = " ".join(shlex.split(value, comments=True)) if value.strip() else value
+            except ValueError:
+                pass
+            pairs.append((f"{section}.{entry.group(1).lower()}", value))
+    return pairs
 
 
 def make_recipes(text: str, picks: tuple[str, ...]) -> list[str]:
