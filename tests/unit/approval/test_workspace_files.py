@@ -79,11 +79,15 @@ def test_a_workspace_module_run_with_python_m_is_read(tmp_path: Path) -> None:
         "import pathlib\nfor p in pathlib.Path('.').rglob('*.py'):\n    p.write_text('')\n"
         "import shutil\nshutil.rmtree('/home')\n")
     (tmp_path / "tools" / "sub" / "__main__.py").write_text("import os\nos.system('rm -rf ~')\n")
-    for command, named in (("python3 -m tools.tidy", "tools/tidy.py"), ("python -m tools.sub", "tools/sub/__main__.py")):
+    for command, named in (("python3 -m tools.tidy", "tools/tidy.py"), ("python -m tools.sub", "tools/sub/__main__.py"),
+                           ("python3 -c 'import tools.tidy'", "tools/tidy.py"),
+                           ("python3 -c 'import sys; from tools.tidy import x'", "tools/tidy.py"),
+                           ("python3 -c 'import os, tools.tidy as t'", "tools/tidy.py")):
         found = file_findings(command, str(tmp_path))
         assert found and all(f"(in {named})" in f.description for f in found), (command, found)
     assert file_findings("python3 -m pytest -q", str(tmp_path)) == ()
     assert file_findings("python3 -m http.server", str(tmp_path)) == ()
+    assert file_findings("python3 -c 'import json, sys; print(1)'", str(tmp_path)) == ()
 
 
 STATE = ('declare -x HOME="/home/u"\ndeclare -x PAGER="less"\ndeclare -x BASH_ENV="{w}/.envhook.sh"\n'

@@ -24,6 +24,7 @@ _NPM_DIRECT = frozenset({"test", "t", "start", "stop", "restart"})
 _MAKE_RULE = lazy(r"^([^\t#:=\s][^:=]*?)\s*::?(?!=)\s*([^;]*)(?:;(.*))?$")
 _MAKE_VAR = lazy(r"^\s*(?:export\s+|override\s+)?([A-Za-z_][\w.]*)\s*[:?+!]?=\s*(.*)$")
 _MAKE_REF = lazy(r"\$[({]([A-Za-z_][\w.]*)[)}]")
+_PY_IMPORT = lazy(r"(?:^|[;\n])\s*(?:from\s+([\w.]+)\s+import|import\s+([\w., \t]+))")
 _GIT_SECTION = lazy(r'^\[\s*([\w.-]+)(?:\s+"((?:[^"\\]|\\.)*)")?\s*\]')
 _GIT_ENTRY = lazy(r"^([A-Za-z][\w-]*)\s*(?:=\s*(.*))?$")
 
@@ -50,6 +51,12 @@ def runs(u: Unwrapped) -> Iterator[tuple[str, str, tuple[str, ...]]]:
     lang = interp.language(u.name)
     if lang == "python" and "-m" in args[:-1]:
         yield from _python_module(args[args.index("-m") + 1])
+        return
+    if lang == "python" and "-c" in args[:-1]:
+        code = args[args.index("-c") + 1]
+        names = [n.strip().split(" ")[0] for m in _PY_IMPORT.finditer(code) for n in (m.group(1) or m.group(2)).split(",")]
+        for module in dict.fromkeys(n for n in names if n):
+            yield from _python_module(module)
         return
     if lang and lang != "sql":
         if not any(a in ("-c", "-m", "-e", "--eval", "-E", "-p") for a in args):
