@@ -8,7 +8,7 @@ import posixpath
 import re
 from functools import cache
 
-from hermes_agent.approval.rules import argsem, clobber, gitpush, interp, mass
+from hermes_agent.approval.rules import argsem, clobber, gitpush, interp, mass, planted
 from hermes_agent.approval.rules.canonical import SHELLS, Unwrapped
 from hermes_agent.approval.rules.dynamic import BUILT, built_at_run_time
 from hermes_agent.approval.rules.expand import ASSIGN_WORD, ShellEnv, expand_text, expand_word
@@ -17,7 +17,7 @@ from hermes_agent.approval.rules.lazyre import lazy
 from hermes_agent.approval.rules.leaks import LeakChecks
 from hermes_agent.approval.rules.lexer import Simple, lex, parse
 from hermes_agent.approval.rules.planted import script_edits
-from hermes_agent.approval.rules.runners import risky_variable
+from hermes_agent.approval.rules.runners import LIFECYCLE_SCRIPT, risky_variable
 from hermes_agent.approval.rules.table import DANGEROUS_RULES, HARDLINE_RULES, TEXT_RULES
 from hermes_agent.approval.rules.targets import HISTORY_WIPE, disposable, norm_path
 from hermes_agent.approval.rules.unwrap import unwrap
@@ -26,11 +26,13 @@ from hermes_agent.approval.rules.workfiles import WorkFiles
 MAX_DEPTH = 8
 MAX_TEXTS = 96
 _HISTORY_VARS = frozenset({"HISTFILE", "HISTSIZE", "HISTFILESIZE", "SAVEHIST"})
-_CLEANUP_KEYS = frozenset({"recursive_delete", "glob_delete", "find_exec_rm", "xargs_rm"})
+_CLEANUP_KEYS = frozenset({"recursive_delete", "glob_delete", "find_exec_rm", "xargs_rm", "git_clean"})
+_CODE_FLAGS = frozenset({"-c", "-e", "-E", "-r", "--eval", "--command", "-p", "--print"})
 _HELP = frozenset({"--help", "-help", "--version", "-version", "--usage", "help"})
 _DRY = ("--dry-run", "--dryrun", "--simulate", "--just-print", "--what-if", "--recon", "--no-act")
 _DRY_SHORT = {"rsync": "n", "make": "n", "apt": "s", "apt-get": "s", "git": "n"}
 _SQL_SHELL = lazy(r"(?:^|\n|;)\s*(?:\\!|\.shell|\.system)\s+([^\n;]+)|\bPROGRAM\s+'((?:[^']|'')*)'", re.I)
+_QUOTED = lazy(r"\$?'[^']*'|\"(?:[^\"\\]|\\.)*\"")
 _SQL_COMMENT = lazy(r"/\*.*?\*/|--[^\n]*", re.S)
 
 
@@ -56,6 +58,21 @@ def inert(u: Unwrapped) -> bool:
     if u.name == "git" and args[:1] not in (["push"], ["clean"]):
         return False
     return bool(short) and any(a.startswith("-") and not a.startswith("--") and short in a[1:] for a in args)
+
+
+def _clean_paths(u: Unwrapped) -> list[str]:
+    """The pathspecs of `git clean` (what it is limited to); none for other commands."""
+    if u.name != "git" or u.args[:1] != ["clean"]:
+        return []
+    out, skip = [], False
+    for a in u.args[1:]:
+        if skip or a == "--":
+            skip = False
+        elif a in ("-e", "--exclude"):
+            skip = True
+        elif not a.startswith("-"):
+            out.append(a)
+    return out
 
 
 class Scanner(LeakChecks, FlowChecks, WorkFiles):
@@ -88,7 +105,8 @@ class Scanner(LeakChecks, FlowChecks, WorkFiles):
         if error and not conservative:
             stripped = text.replace('"', "").replace("'", "").replace("\\", "").replace("`", " ")
             self.text(stripped, depth + 1, conservative=True, env=env.child())
-        self.text_rules(text)
+        self.text_rules(_QUOTED.sub(" ", text) if "'" in text or '"' in text else text)  # quoted text is data here;
+        # the payloads that run it (bash -c '...', eval, | sh) are scanned as text of their own
         traits: set[str] = set()
         statements = parse(tokens)
         if depth == 0 and not conservative:
@@ -195,15 +213,21 @@ class Scanner(LeakChecks, FlowChecks, WorkFiles):
             interp.scan_code(self, u.code[0], u.code[1], depth + 1)
         for script in script_edits(u):
             self.text(script, depth + 1, env=env.child())
+        if planted.lifecycle_edit(u):
+            self.add(*LIFECYCLE_SCRIPT)
+        for lang, code in planted.inserted(u):
+            self.text(code, depth + 1, env=env.child()) if lang == "sh" else interp.scan_code(self, lang, code, depth + 1)
         self.chmod_exec(u, env)
         self.stdin_feeds(u, cmd, raw_redirects, redirects, sub_traits, depth, env)
         self.scripts(u, cmd, redirects, env, depth)
         if self.reader is not None:
             self.workspace_files(u, env, depth)
         if u.name in SHELLS or u.name in SOURCES or interp.language(u.name):
-            for w in u.words:
+            for k, w in enumerate(u.words):
                 if w is not None and any(kind == "<(" for kind, _ in w.subs):
                     self.check_sources(sub_traits.get(id(w)), "process substitution")
+                elif w is not None and w.subs and k and u.words[k - 1] is not None and u.words[k - 1].text in _CODE_FLAGS:
+                    self.check_sources(sub_traits.get(id(w)), "command substitution as code (python -c \"$(curl ...)\")")
         if any(ch in u.raw_name for ch in "$`*?["):
             self._dynamic_name(u)
         traits.add(u.name)
@@ -232,7 +256,7 @@ class Scanner(LeakChecks, FlowChecks, WorkFiles):
             return
         quiet = inert(u)
         spared = self._spared(u, self._env)
-        operands = [a for a in u.args if not a.startswith("-")] if u.name == "rm" else []
+        operands = [a for a in u.args if not a.startswith("-")] if u.name == "rm" else _clean_paths(u)
         cleanup = bool(operands) and all(disposable(a) for a in operands)
         for rule, rx in rules:
             if rule.via and rule.via not in u.chain:

@@ -45,8 +45,12 @@ def mkfs_on_file(u: Unwrapped, resolve) -> bool:
         i += 1
     if not operands:
         return any(a in ("-V", "--version", "--help", "-h") for a in args)
-    target = resolve(operands[0]) if operands[0][:1] not in ("-",) else operands[0]
-    return _local_file(target) and not target.startswith("dev/")
+    # the device is any operand that is not a number (mke2fs DEVICE [BLOCKS]; mkfs.vfat -F 32 DEVICE: a valued
+    # option the table above cannot know for every mkfs.* leaves its value among the operands)
+    targets = [resolve(o) for o in operands if not o.isdigit()]
+    if not targets:  # the file is an option's value (mkfs.fat -C FILE BLOCKS): no device may be named anywhere
+        return not any("/dev/" in a or a.startswith("dev/") for a in args)
+    return all(_local_file(t) and not t.startswith("dev/") for t in targets)
 
 
 def shred_local(u: Unwrapped, resolve) -> bool:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from hermes_agent.approval.rules import clobber, interp
 from hermes_agent.approval.rules.canonical import SHELLS, Unwrapped, basename
 from hermes_agent.approval.rules.effects import WRITE_OPS, arg_targets, decodes, download_targets
-from hermes_agent.approval.rules.expand import ShellEnv
+from hermes_agent.approval.rules.expand import ShellEnv, render_sub
 from hermes_agent.approval.rules.exposure import (
     SENDERS,
     dumps_environment,
@@ -243,6 +243,11 @@ class FlowChecks:
             self.check_sources(sub_traits.get(id(w)), "redirection into an interpreter")
             if op != "<":
                 self.feed(cmd, text, depth, env)
+            else:  # bash < <(echo CMD): what the substitution prints, when the text fixes it, is the program
+                for kind, inner in w.subs:
+                    printed = render_sub(inner, env) if kind == "<(" else "$("
+                    if printed != "$(" + " ".join(inner.split()) + ")":
+                        self.feed(cmd, printed, depth, env)
 
     def check_sources(self, sources: set | None, how: str) -> None:
         if not sources:

@@ -58,6 +58,8 @@ _HOST = lazy(r"[a-zA-Z][\w+.-]*://(?:[^@/\s]*@)?([^/:?#\s]+)")
 def prints_secret(u: Unwrapped) -> bool:
     """gpg --export-secret-keys, gh auth token, pass, security -w, cloud CLIs printing tokens, kubectl get secret."""
     name, args = u.name, u.args
+    if name == "history" or (name == "fc" and "-l" in args):  # typed commands hold tokens and passwords
+        return not any(a.startswith("-") and a != "-l" for a in args)
     if name in ("gpg", "gpg2"):
         return any(a.startswith("--export-secret") for a in args)
     if name == "gh":
@@ -106,6 +108,7 @@ def _holds(path: str, tainted: set) -> bool:
     return any(p == t or p.startswith(t + "/") or t.startswith(p + "/") for t in (x.rstrip("/") for x in tainted if x != "git:staged"))
 
 
+_HISTORY_FILE = lazy(r"(?:^|/)(?:\.\w*_history|\.zhistory|\.histfile|fish_history|\.lesshst|\.viminfo)\Z")
 _DOTENV = lazy(r"(?:^|/)\.env(?:\.(?!example\Z|sample\Z|template\Z|dist\Z|defaults\Z)[\w.-]+)?\Z")
 # folders that hold credentials (a repository at or above one of them holds them too)
 _SECRET_HOMES = ("~/.ssh", "~/.aws", "~/.gnupg", "~/.config/gh", "~/.config/gcloud", "~/.kube", "~/.docker/config.json",
@@ -132,8 +135,8 @@ class LeakChecks:
     def leaks(self, u: Unwrapped, cmd: Cmd, redirects: list, sub_traits: dict, env: ShellEnv) -> None:
         """Secret sources and network sinks of one canonical command."""
         refs = secret_vars(u, env)
-        if u.name in READERS and any(_DOTENV.search(a) for a in u.args if not a.startswith("-")):
-            cmd.secret = True  # the project's .env: reading it is ordinary, sending it is not
+        if u.name in READERS and any(_DOTENV.search(a) or _HISTORY_FILE.search(a) for a in u.args if not a.startswith("-")):
+            cmd.secret = True  # the project's .env, shell history: reading them is ordinary, sending them is not
         if prints_secret(u) or (refs and u.name in ("echo", "printf", "cat", "base64", "xxd", "tee")):
             cmd.secret = True
         if u.code and u.code[0] != "sql" and sends_network(u.code[1]):

@@ -36,7 +36,7 @@ _DISPOSABLE = frozenset({
     "node_modules", "build", "dist", "out", "target", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".tox",
     ".nox", ".coverage", "coverage", "htmlcov", ".next", ".nuxt", ".turbo", ".parcel-cache", ".svelte-kit", ".angular",
     ".gradle", ".eggs", ".hypothesis", "_build", "bower_components", ".sass-cache", ".cache", ".pytype", ".benchmarks",
-    ".docusaurus", ".expo", ".vite", "cmake-build-debug", "cmake-build-release"})
+    ".docusaurus", ".expo", ".vite", "cmake-build-debug", "cmake-build-release", ".venv", "venv", ".virtualenv"})
 _DISPOSABLE_GLOB = lazy(r"\*\.(?:egg-info|pyc|pyo|o|obj|class)\Z|\A[\w.-]+\.egg-info\Z")
 _SYSTEM = lazy(
     r"/(?:etc|boot|usr|bin|sbin|lib|lib32|lib64|libx32|sys|proc/sys|var/spool/cron|var/lib/dpkg|var/log|System"
@@ -59,9 +59,10 @@ GIT_HOOK_WRITE: Class = ("git_hooks", "write a git hook or .git/config (runs cod
 CREDENTIAL_READ: Class = ("credential_read", "read credentials (~/.ssh keys, ~/.aws, ~/.kube, .netrc, Hermes .env...)", False)
 SYSRQ: Class = ("shutdown", "crash or reboot the kernel via /proc/sysrq-trigger", True)
 AUTOSTART_WRITE: Class = ("autostart_write", "write a file that runs at login, boot or interpreter start (autostart, "
-                          "user systemd units, .pth, sitecustomize)", False)
-_AUTOSTART = lazy(r"(?:^|/)(?:\.config/(?:autostart|systemd/user|environment\.d)/|\.local/share/systemd/|\.config/upstart/"
-                        r"|Library/LaunchAgents/)|(?:site|dist)-packages/(?:[^/]+\.pth|(?:site|user)customize\.py)\Z")
+                          "user systemd units, .pth, sitecustomize, a common command's name in ~/bin or ~/.local/bin)", False)
+_AUTOSTART = lazy(r"(?:^|/)(?:\.config/(?:autostart|systemd/user|environment\.d)(?:/|\Z)|\.local/share/systemd(?:/|\Z)|\.config/upstart(?:/|\Z)"
+                        r"|Library/LaunchAgents(?:/|\Z))|\A(?:~|/home/[^/]+|/root)/(?:\.local/)?bin/(?:sudo|su|git|ssh|scp|ls|cd|cat|python3?|pip3?"
+                        r"|npm|npx|node|bash|sh|zsh|docker|curl|wget|passwd|gpg|kubectl|aws|make|hermes|env|which|ps|id|gh)\Z|(?:site|dist)-packages/(?:[^/]+\.pth|(?:site|user)customize\.py)\Z")
 SYSTEM_WRITE: Class = ("system_file_write", "write to or delete a system path (/etc, /usr, /boot, /bin...)", False)
 
 
