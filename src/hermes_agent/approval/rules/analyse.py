@@ -168,6 +168,10 @@ class Scanner(LeakChecks, FlowChecks, WorkFiles):
         if first is not None and built_at_run_time(first, args[words.index(first)] if first in words else "", env):
             self.add(*BUILT)
         u = unwrap(args, words)
+        if "xargs" in u.chain and (u.name in SHELLS or u.name in SOURCES or interp.language(u.name)):
+            for w in simple.words:  # xargs -a <(curl ...) sh -c: the downloaded lines become the shell's code
+                if any(kind == "<(" for kind, _ in w.subs):
+                    self.check_sources(sub_traits.get(id(w)), "xargs reading a process substitution")
         cmd = self._process(u, redirects, simple.redirects, sub_traits, env, depth, traits)
         if u.name and (simple.background or "nohup" in u.chain or "setsid" in u.chain):
             env.started.append(" ".join([u.name, *u.args]))  # a server this text started (argsem.started_here)

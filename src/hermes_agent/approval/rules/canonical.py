@@ -128,6 +128,9 @@ def _exec_options(u: Unwrapped, options: dict[str, bool]) -> None:
             key, value = "+", a[1:]
         elif a[:2] in options and len(a) > 2 and not a.startswith("--"):
             key, value = a[:2], a[2:]
+        if key not in options and key.startswith("--") and len(key) > 3:  # GNU getopt takes any unambiguous prefix
+            longer = [o for o in options if o.startswith(key)]
+            key = longer[0] if len(longer) == 1 else key
         if key not in options:
             continue
         if value is None:

@@ -109,6 +109,8 @@ def _holds(path: str, tainted: set) -> bool:
 
 
 _HISTORY_FILE = lazy(r"(?:^|/)(?:\.\w*_history|\.zhistory|\.histfile|fish_history|\.lesshst|\.viminfo)\Z")
+_BATCH_CLIENTS = frozenset({"sftp", "ftp", "lftp", "smbclient", "tftp", "ncftp", "ncftpput", "curlftpfs"})
+_BATCH_PUT = lazy(r"(?:^|[;\n])\s*(?:m?put|reput|append|send|mirror\s+(?:-\S+\s+)*-R)\s+(?:-\S+\s+)*([^\s;]+)")
 _DOTENV = lazy(r"(?:^|/)\.env(?:\.(?!example\Z|sample\Z|template\Z|dist\Z|defaults\Z)[\w.-]+)?\Z")
 # folders that hold credentials (a repository at or above one of them holds them too)
 _SECRET_HOMES = ("~/.ssh", "~/.aws", "~/.gnupg", "~/.config/gh", "~/.config/gcloud", "~/.kube", "~/.docker/config.json",
@@ -167,9 +169,22 @@ class LeakChecks:
             cmd.secret = True
         if u.name == "ssh" and any(a == "-R" or (a.startswith("-") and not a.startswith("--") and "R" in a[1:]) for a in u.args):
             self.add(*REMOTE_FORWARD)
+        if u.name in _BATCH_CLIENTS:
+            self._batch_uploads(u, redirects, env)
         self._secret_files(u, cmd, redirects, env)
         if u.name == "git":
             self._git(u, env)
+
+    def _batch_uploads(self, u: Unwrapped, redirects: list, env: ShellEnv) -> None:
+        """sftp/ftp/lftp/smbclient commands given on stdin or with -c/-e: `put ~/.ssh/id_rsa` sends that file."""
+        script = [t for op, t in redirects if op in ("<<<", "<<", "<<-")]
+        script += [u.args[k + 1] for k, a in enumerate(u.args[:-1]) if a in ("-c", "-e")]
+        for text in script:
+            for m in _BATCH_PUT.finditer(text):
+                q = self.path(m.group(1), env)
+                if _holds(q, env.tainted) or sensitive_upload(q) or classify_read(q):
+                    self.add(*EXFILTRATION)
+                    return
 
     def _secret_files(self, u: Unwrapped, cmd: Cmd, redirects: list, env: ShellEnv) -> None:
         """Files that now hold secrets: stdout of a secret source, copies and archives of credential files."""

@@ -124,6 +124,9 @@ DANGEROUS_RULES: tuple[Rule, ...] = (
     Rule("service_enable", "let a user's services run without a login (loginctl enable-linger)", r"^loginctl enable-linger\b", ("loginctl",)),
     Rule("ssh_key_install", "authorise a key to log in to this machine (ssh-copy-id to localhost)",
          r"^(?!\S+ (?:\S+ )*(?:-h|--help|-n)(?: |$))\S+ (?:\S+ )*(?:\S+@)?(?:localhost|127\.[\d.]+|\[?::1\]?|0\.0\.0\.0)(?: |$)", ("ssh-copy-id",)),
+    Rule("http_wipe", "HTTP DELETE of every index, key or collection of a data store (/_all, /*, recursive)",
+         r"^\S+ (?=(?:\S+ )*(?:-X ?DELETE|--request[= ]DELETE|--method[= ]DELETE|DELETE)(?: |$))(?:\S+ )*\S*(?:/_all\b|/\*(?: |$|[/?,])|[?&]recurs(?:e|ive)(?:=true)?\b|/_delete_by_query\b)",
+         ("curl", "http", "https", "xh", "wget", "curlie")),
     Rule("move_protected", "move the root, a system or a home directory elsewhere",
          r"^mv (?:-\S+ )*(?:" + _ROOT + "|" + _SYS + "|" + _HOME + r")/? (?:\S+ )*\S", ("mv",)),
     # system configuration

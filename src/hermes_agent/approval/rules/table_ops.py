@@ -48,7 +48,7 @@ OPS_RULES: tuple[Rule, ...] = (
          ("conda", "mamba", "micromamba")),
     Rule("package_remove", "uninstall every installed Python package", r"^\S+ (?:\S+ )*uninstall\b", ("pip", "pip3"), via="xargs"),
     # security controls
-    Rule("firewall_change", "turn off SELinux enforcement", r"^setenforce (?:0|permissive)\b", ("setenforce",)),
+    Rule("firewall_change", "turn off SELinux enforcement", r"^setenforce (?i:0|permissive)\b", ("setenforce",)),
     Rule("firewall_change", "unload every AppArmor profile", r"^", ("aa-teardown",)),
     Rule("firewall_change", "set AppArmor profiles to complain/disabled", r"^\S+ (?!-h|--help)", ("aa-complain", "aa-disable")),
     Rule("firewall_change", "stop the firewall or a security service",
