@@ -63,7 +63,8 @@ CLASSES = {
     "dangerous text that is data": (
         [":(){ :|:& };:"],
         ["grep -F ':(){ :|:& };:' docs/*.md", "echo 'bomb(){ bomb|bomb& }; bomb is a fork bomb'", "rm -rf venv .virtualenv",
-         "git clean -xdf -- dist/ coverage/", "mkfs.ext4 -F -L root build/root.img 4096"]),
+         "git clean -xdf -- dist/ coverage/", "mkfs.ext4 -F -L root build/root.img 4096", "rm -rf ~/.cache/pip",
+         "rm -rf ~/.npm/_cacache", "rm -rf node_modules/.cache/babel-loader"]),
 }
 
 

@@ -36,7 +36,7 @@ _DISPOSABLE = frozenset({
     "node_modules", "build", "dist", "out", "target", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".tox",
     ".nox", ".coverage", "coverage", "htmlcov", ".next", ".nuxt", ".turbo", ".parcel-cache", ".svelte-kit", ".angular",
     ".gradle", ".eggs", ".hypothesis", "_build", "bower_components", ".sass-cache", ".cache", ".pytype", ".benchmarks",
-    ".docusaurus", ".expo", ".vite", "cmake-build-debug", "cmake-build-release", ".venv", "venv", ".virtualenv"})
+    ".docusaurus", ".expo", ".vite", "cmake-build-debug", "cmake-build-release", ".venv", "venv", ".virtualenv", "_cacache"})
 _DISPOSABLE_GLOB = lazy(r"\*\.(?:egg-info|pyc|pyo|o|obj|class)\Z|\A[\w.-]+\.egg-info\Z")
 _SYSTEM = lazy(
     r"/(?:etc|boot|usr|bin|sbin|lib|lib32|lib64|libx32|sys|proc/sys|var/spool/cron|var/lib/dpkg|var/log|System"
@@ -198,4 +198,7 @@ def disposable(path: str) -> bool:
     if p.startswith("/") and p.count("/") < 2 or protected_dir(p):
         return False
     base = p.rsplit("/", 1)[-1]
-    return base in _DISPOSABLE or bool(_DISPOSABLE_GLOB.search(base))
+    if base in _DISPOSABLE or _DISPOSABLE_GLOB.search(base):
+        return True
+    parts = p.split("/")  # inside a cache or build output (~/.cache/pip, node_modules/.cache): recreated on demand too
+    return ".." not in parts and not any(ch in p for ch in "*?[") and any(d in _DISPOSABLE for d in parts[1:-1])
