@@ -54,6 +54,8 @@ OPS_RULES: tuple[Rule, ...] = (
     Rule("firewall_change", "stop the firewall or a security service",
          r"^\S+ (?:\S+ )*(?:stop|disable|mask|kill) (?:\S+ )*(?:firewalld|ufw|iptables|nftables|apparmor|auditd|fail2ban|selinux)\b",
          ("systemctl", "service", "rc-service")),
+    Rule("firewall_change", "accept everything at the top of a chain (iptables -I INPUT -j ACCEPT)",
+         r"^\S+ (?:-t \S+ )?(?:-I|-A|--insert|--append) \S+(?: \d+)? (?:-j|--jump) ACCEPT$", ("iptables", "ip6tables", "iptables-legacy", "iptables-nft")),
     Rule("firewall_change", "flush or disable the firewall", r"^\S+ (?:\S+ )*(?:-F|--flush|-X|--delete-chain|-P \S+ ACCEPT|--policy \S+ ACCEPT)\b",
          ("iptables", "ip6tables", "iptables-legacy", "iptables-nft")),
     Rule("firewall_change", "turn off the firewall", r"^\S+ (?:\S+ )*(?:disable|reset|--panic|off|flush)\b", ("ufw", "firewall-cmd", "nft", "pfctl")),
