@@ -27,12 +27,14 @@ MAX_DEPTH = 8
 MAX_TEXTS = 96
 _HISTORY_VARS = frozenset({"HISTFILE", "HISTSIZE", "HISTFILESIZE", "SAVEHIST"})
 _CLEANUP_KEYS = frozenset({"recursive_delete", "glob_delete", "find_exec_rm", "xargs_rm", "git_clean"})
+_IMAGE_TOOLS = frozenset({"mkswap", "wipefs", "fdisk", "sfdisk", "gdisk", "cfdisk", "sgdisk", "parted"})
 _CODE_FLAGS = frozenset({"-c", "-e", "-E", "-r", "--eval", "--command", "-p", "--print"})
 _HELP = frozenset({"--help", "-help", "--version", "-version", "--usage", "help"})
 _DRY = ("--dry-run", "--dryrun", "--simulate", "--just-print", "--what-if", "--recon", "--no-act")
 _DRY_SHORT = {"rsync": "n", "make": "n", "apt": "s", "apt-get": "s", "git": "n"}
 _SQL_SHELL = lazy(r"(?:^|\n|;)\s*(?:\\!|\.shell|\.system)\s+([^\n;]+)|\bPROGRAM\s+'((?:[^']|'')*)'", re.I)
 _QUOTED = lazy(r"\$?'[^']*'|\"(?:[^\"\\]|\\.)*\"")
+_HEREDOC_BODY = lazy(r"<<-?[ \t]*(['\"]?)([\w.-]+)\1[^\n]*\n.*?^\t*\2[ \t]*$", re.S | re.M)
 _SQL_COMMENT = lazy(r"/\*.*?\*/|--[^\n]*", re.S)
 
 
@@ -58,6 +60,13 @@ def inert(u: Unwrapped) -> bool:
     if u.name == "git" and args[:1] not in (["push"], ["clean"]):
         return False
     return bool(short) and any(a.startswith("-") and not a.startswith("--") and short in a[1:] for a in args)
+
+
+def _data_removed(text: str) -> str:
+    """`text` without its quoted strings and heredoc bodies (the text a shell reads as commands)."""
+    if "<<" in text:
+        text = _HEREDOC_BODY.sub("<<", text)
+    return _QUOTED.sub(" ", text) if "'" in text or '"' in text else text
 
 
 def _clean_paths(u: Unwrapped) -> list[str]:
@@ -105,8 +114,8 @@ class Scanner(LeakChecks, FlowChecks, WorkFiles):
         if error and not conservative:
             stripped = text.replace('"', "").replace("'", "").replace("\\", "").replace("`", " ")
             self.text(stripped, depth + 1, conservative=True, env=env.child())
-        self.text_rules(_QUOTED.sub(" ", text) if "'" in text or '"' in text else text)  # quoted text is data here;
-        # the payloads that run it (bash -c '...', eval, | sh) are scanned as text of their own
+        self.text_rules(_data_removed(text))  # quoted text and heredoc bodies are data here; the payloads that
+        # run them (bash -c '...', eval, | sh, bash <<EOF) are scanned as text of their own
         traits: set[str] = set()
         statements = parse(tokens)
         if depth == 0 and not conservative:
@@ -279,6 +288,10 @@ class Scanner(LeakChecks, FlowChecks, WorkFiles):
             return ("mkfs",)
         if u.name == "shred" and argsem.shred_local(u, resolve):
             return ("secure_delete",)
+        if u.name in _IMAGE_TOOLS and argsem.image_file(u, resolve):
+            return ("disk_partition", "wipe_raw_disk")
+        if u.name == "kill" and argsem.pgrep_specific(u):
+            return ("kill_pgrep",)
         if argsem.pkill_specific(u) or argsem.started_here(u, env):
             return ("kill_by_name",)
         if argsem.user_unit(u):

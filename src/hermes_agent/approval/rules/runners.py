@@ -163,14 +163,15 @@ def package_manager(u: Unwrapped) -> None:
 
 # scripts a package manager runs by itself (install, pack, publish), not only when the user names them
 _LIFECYCLE = lazy(r"(?:pre|post)?(?:install|prepare|pack|publish|prepublishOnly|uninstall|dependencies)|prepublish")
-LIFECYCLE_SCRIPT = ("pkg_lifecycle_script", "set a package lifecycle script that runs a script file (runs by itself on the "
-                    "next install, pack or publish, on every machine that installs the package; the file is not shown)", False)
-_RUNS_FILE = lazy(r"\A\s*(?:(?:env\s+)?(?:sh|bash|zsh|dash|node|nodejs|deno|bun|python3?|perl|ruby|php)\s+(?:-\S+\s+)*(?!-)\S"
-                  r"|\.{0,2}/\S)")
+LIFECYCLE_SCRIPT = ("pkg_lifecycle_script", "set a package lifecycle script that runs a file from outside the project or "
+                    "a hidden place (runs by itself on the next install, pack or publish; the file is not shown)", False)
+_RUNS_FILE = lazy(r"\A\s*(?:(?:env\s+)?(?:sh|bash|zsh|dash|node|nodejs|deno|bun|python3?|perl|ruby|php)\s+(?:-\S+\s+)*)?"
+                  r"(?:[/~]|\$\{?HOME\b|\.\./|(?:\./)?\.[\w-]|(?:\./)?(?:\S*/)?(?:tmp|\.cache)/)")
 
 
 def runs_unseen_file(script: str) -> bool:
-    """A script line that runs a file (`node ./x.js`, `sh tools/boot.sh`, `./x`) rather than a named tool (`husky install`)."""
+    """A script line that runs a file from outside the project or from a hidden or scratch place (`node /tmp/x.js`,
+    `sh ~/.x.sh`, `./.hook`, `bash ../other/x.sh`): not `husky install` nor `node scripts/postinstall.js`."""
     return bool(_RUNS_FILE.match(script))
 
 
