@@ -11,7 +11,7 @@ from functools import cache
 from hermes_agent.approval.rules import argsem, clobber, gitpush, interp, mass, planted
 from hermes_agent.approval.rules.canonical import SHELLS, Unwrapped
 from hermes_agent.approval.rules.dynamic import BUILT, built_at_run_time
-from hermes_agent.approval.rules.expand import ASSIGN_WORD, ShellEnv, expand_text, expand_word
+from hermes_agent.approval.rules.expand import ASSIGN_WORD, ShellEnv, expand_text, expand_word, render_sub
 from hermes_agent.approval.rules.flows import SOURCES, FlowChecks
 from hermes_agent.approval.rules.lazyre import lazy
 from hermes_agent.approval.rules.leaks import LeakChecks
@@ -239,6 +239,8 @@ class Scanner(LeakChecks, FlowChecks, WorkFiles):
             for k, w in enumerate(u.words):
                 if w is not None and any(kind == "<(" for kind, _ in w.subs):
                     self.check_sources(sub_traits.get(id(w)), "process substitution")
+                    if k == 0 and (u.name in SHELLS or u.name in SOURCES):  # `. <(echo CMD)`, `bash <(printf CMD)`
+                        self._printed_program(w, env, depth)
                 elif w is not None and w.subs and k and u.words[k - 1] is not None and u.words[k - 1].text in _CODE_FLAGS:
                     self.check_sources(sub_traits.get(id(w)), "command substitution as code (python -c \"$(curl ...)\")")
         if any(ch in u.raw_name for ch in "$`*?["):
@@ -246,6 +248,13 @@ class Scanner(LeakChecks, FlowChecks, WorkFiles):
         traits.add(u.name)
         traits.update(t for t, on in (("@download", cmd.downloads), ("@decode", cmd.decodes), ("@secret", cmd.secret)) if on)
         return cmd
+
+    def _printed_program(self, w, env: ShellEnv, depth: int) -> None:  # noqa: ANN001 - lexer.Word
+        """What a process substitution prints, when the text fixes it (echo/printf), run as shell text."""
+        for kind, inner in w.subs:
+            printed = render_sub(inner, env) if kind == "<(" else None
+            if printed is not None and printed != "$(" + " ".join(inner.split()) + ")":
+                self.text(printed, depth + 1, env=env.child())
 
     def _call(self, u: Unwrapped, env: ShellEnv, depth: int, traits: set) -> None:
         """A call of a function defined earlier: its body runs with the call's arguments."""

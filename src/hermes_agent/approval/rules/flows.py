@@ -20,7 +20,7 @@ from hermes_agent.approval.rules.exposure import (
     upload_sources,
 )
 from hermes_agent.approval.rules.lazyre import lazy
-from hermes_agent.approval.rules.lexer import decode_ansi_c
+from hermes_agent.approval.rules.lexer import decode_ansi_c, printf_text
 from hermes_agent.approval.rules.mass import EDIT_EVERYTHING, edits_in_place, lists_everything
 from hermes_agent.approval.rules.planted import planted
 from hermes_agent.approval.rules.targets import CREDENTIAL_READ, classify_path, classify_read, norm_path
@@ -224,7 +224,7 @@ class FlowChecks:
             if any(a in ("-e", "-ne", "-en") for a in args):
                 cmd.literal = decode_ansi_c(cmd.literal)
         elif name == "printf" and args:
-            cmd.literal = decode_ansi_c(args[0]).replace("%s", " ".join(args[1:]))
+            cmd.literal = printf_text(args)
         return cmd
 
     def stdin_feeds(self, u: Unwrapped, cmd: Cmd, raw: list, resolved: list, sub_traits: dict, depth: int,

@@ -13,6 +13,7 @@ OPS_RULES: tuple[Rule, ...] = (
     # databases
     Rule("db_drop", "drop a database (dropdb / mysqladmin drop)", r"(?i)^(?:dropdb|dropuser)\b|^mysqladmin (?:\S+ )*drop\b",
          ("dropdb", "dropuser", "mysqladmin")),
+    Rule("db_drop", "delete a PostgreSQL cluster with its data", r"^(?!\S+ (?:\S+ )*(?:-h|--help)(?: |$))", ("pg_dropcluster",)),
     Rule("db_flush", "flush a Redis database", r"(?i)^\S+ (?:\S+ )*(?:flushall|flushdb)\b", ("redis-cli", "valkey-cli", "keydb-cli")),
     # infrastructure and cloud
     Rule("cloud_destroy", "destroy infrastructure (terraform destroy / apply -destroy)",
@@ -71,6 +72,8 @@ OPS_RULES: tuple[Rule, ...] = (
          ("dbus-send", "busctl", "gdbus", "rtcwake")),
     Rule("disk_partition", "format or securely erase a disk (nvme format, hdparm --security-erase)",
          r"^(?:nvme (?:\S+ )*(?:format|sanitize)|hdparm (?:\S+ )*--security-erase(?:-enhanced)?|blkdiscard)\b", ("nvme", "hdparm", "blkdiscard")),
+    Rule("disk_partition", "erase or repartition a disk (diskutil)",
+         r"^diskutil (?:\S+ )*(?:erase\w*|zeroDisk|randomDisk|secureErase|partitionDisk|reformat|apfs (?:deleteContainer|eraseVolume))\b", ("diskutil",)),
     Rule("disk_partition", "change a disk's partitions (parted)", r"^parted (?:\S+ )*(?:rm|mklabel|mktable|mkpart|resizepart)\b", ("parted",)),
     Rule("system_file_write", "make a system file immutable or change its attributes", r"^chattr (?:\S+ )*[-+=]\w* (?:\S+ )*/(?:etc|usr|boot|bin|sbin|lib)",
          ("chattr",)),
