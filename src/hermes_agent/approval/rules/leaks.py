@@ -75,6 +75,8 @@ def prints_secret(u: Unwrapped) -> bool:
         return "print-access-token" in args or "print-identity-token" in args
     if name == "az":
         return args[:2] == ["account", "get-access-token"]
+    if name in ("docker", "podman") and args[:1] in (["inspect"], ["container"]):  # each container's environment
+        return "inspect" in args[:2]
     if name in ("kubectl", "oc"):
         return args[:1] == ["get"] and any(a in ("secret", "secrets") or a.startswith("secret/") for a in args[1:3])
     if name == "vault":

@@ -48,6 +48,10 @@ OPS_RULES: tuple[Rule, ...] = (
     Rule("package_remove", "remove a conda environment", r"^\S+ (?:\S+ )*(?:remove|env remove|uninstall) (?:\S+ )*--all\b",
          ("conda", "mamba", "micromamba")),
     Rule("package_remove", "uninstall every installed Python package", r"^\S+ (?:\S+ )*uninstall\b", ("pip", "pip3"), via="xargs"),
+    # programs run straight from a URL (npx URL is recorded by unwrap.py)
+    Rule("remote_exec", "run a program straight from a URL or a git repository (deno run URL, uvx --from git+URL, dlx URL)",
+         r"^(?:deno (?:\S+ )*(?:run|install|eval) (?:\S+ )*https?://|(?:uvx|pipx run|uv tool run) (?:\S+ )*(?:git\+|https?://)"
+         r"|(?:pnpm|yarn|bun) (?:\S+ )*(?:dlx|x) (?:\S+ )*(?:git\+|https?://|github:))", ("deno", "uvx", "pipx", "uv", "pnpm", "yarn", "bun")),
     # security controls
     Rule("firewall_change", "turn off SELinux enforcement", r"^setenforce (?i:0|permissive)\b", ("setenforce",)),
     Rule("firewall_change", "unload every AppArmor profile", r"^", ("aa-teardown",)),
