@@ -73,12 +73,12 @@ CLASSES = {
         ["pg_dropcluster 16 main --stop", "diskutil eraseDisk APFS Blank /dev/disk4", "setenforce PERMISSIVE", "auditctl -e 0", "swapoff -av", "mv /etc /etc.old", "curl -X DELETE localhost:9200/*"],
         ["pg_lsclusters", "diskutil list", "auditctl -s", "swapon --show", "mv ~/notes.txt ~/Documents/", "curl -X DELETE localhost:9200/logs-2024.01.01"]),
     "dangerous text that is data": (
-        [":(){ :|:& };:", "bash <<EOF\n:(){ :|:& };:\nEOF", "mkswap /dev/sdb2", "kill $(pgrep -f node)",
+        [":(){ :|:& };:", "bash <<EOF\n:(){ :|:& };:\nEOF", "mkswap /dev/sdb2", "kill $(pgrep -f node)", "kill -9 $PID", "kill -9 %1 1",
          "truncate -s 0 src/*.ts"],
         ["grep -F ':(){ :|:& };:' docs/*.md", "echo 'bomb(){ bomb|bomb& }; bomb is a fork bomb'", "rm -rf venv .virtualenv",
          "git clean -xdf -- dist/ coverage/", "mkfs.ext4 -F -L root build/root.img 4096", "rm -rf ~/.cache/pip",
          "rm -rf ~/.npm/_cacache", "rm -rf node_modules/.cache/babel-loader", "mkswap ./swap.img", "parted build/disk.img mklabel gpt",
-         "kill $(pgrep -f 'vite --port 5173')", "truncate -s 0 logs/*.log", "find . -name '*.log' -exec truncate -s 0 {} +",
+         "kill $(pgrep -f 'vite --port 5173')", "kill -9 %1", "npm run dev & P=$!; sleep 3; kill -9 $P", "truncate -s 0 logs/*.log", "find . -name '*.log' -exec truncate -s 0 {} +",
          "cat > docs/bombs.md <<EOF\nA fork bomb: :(){ :|:& };:\nEOF"]),
 }
 

@@ -301,6 +301,8 @@ class Scanner(LeakChecks, FlowChecks, WorkFiles):
             return ("disk_partition", "wipe_raw_disk")
         if u.name == "kill" and argsem.pgrep_specific(u):
             return ("kill_pgrep",)
+        if argsem.own_jobs(u):
+            return ("force_kill",)
         if argsem.pkill_specific(u) or argsem.started_here(u, env):
             return ("kill_by_name",)
         if argsem.user_unit(u):

@@ -20,6 +20,7 @@ _BROAD = frozenset({
 })
 _KILL_SCOPE = frozenset({"-u", "-U", "-g", "-G", "-s", "-t", "-P", "--euid", "--uid", "--pgroup", "--group", "--session",
                          "--terminal", "--parent", "-v", "--inverse", "-x", "--exact", "-o", "-n", "--oldest", "--newest"})
+_JOB = lazy(r"%(?:\d+|[%+-])?")
 _SIG_KILL = lazy(r"\A-(?:9|KILL|SIGKILL|s(?:9|KILL|SIGKILL)?)\Z|\A--signal(?:=(?:9|KILL|SIGKILL))?\Z", re.I)
 
 
@@ -72,6 +73,15 @@ def pgrep_specific(u: Unwrapped) -> bool:
     except ValueError:
         return False
     return pkill_specific(Unwrapped(name="pkill", args=words))
+
+
+def own_jobs(u: Unwrapped) -> bool:
+    """kill of the text's own background jobs only: job specs (%1, %%, %+) and `$!` (the last background pid,
+    also through a variable set from it: `PID=$!; kill -9 $PID`)."""
+    if u.name != "kill":
+        return False
+    pids = u.args[u.args.index("--") + 1:] if "--" in u.args else [a for a in u.args if not a.startswith("-")]
+    return bool(pids) and all(p == "$!" or _JOB.fullmatch(p) for p in pids)
 
 
 def shred_local(u: Unwrapped, resolve) -> bool:
