@@ -34,7 +34,7 @@ _DRY = ("--dry-run", "--dryrun", "--simulate", "--just-print", "--what-if", "--r
 _DRY_SHORT = {"rsync": "n", "make": "n", "apt": "s", "apt-get": "s", "git": "n"}
 _SQL_SHELL = lazy(r"(?:^|\n|;)\s*(?:\\!|\.shell|\.system)\s+([^\n;]+)|\bPROGRAM\s+'((?:[^']|'')*)'", re.I)
 _QUOTED = lazy(r"\$?'[^']*'|\"(?:[^\"\\]|\\.)*\"")
-_HEREDOC_BODY = lazy(r"<<-?[ \t]*(['\"]?)([\w.-]+)\1[^\n]*\n.*?^\t*\2[ \t]*$", re.S | re.M)
+_HEREDOC_OP = lazy(r"<<(?!<)-?[ \t]*(['\"]?)([\w.-]+)\1")
 _SQL_COMMENT = lazy(r"/\*.*?\*/|--[^\n]*", re.S)
 
 
@@ -64,8 +64,17 @@ def inert(u: Unwrapped) -> bool:
 
 def _data_removed(text: str) -> str:
     """`text` without its quoted strings and heredoc bodies (the text a shell reads as commands)."""
-    if "<<" in text:
-        text = _HEREDOC_BODY.sub("<<", text)
+    if "<<" in text:  # one pass over the lines (a regex over the whole text is quadratic on many `<<`)
+        kept, pending = [], []
+        for line in text.split("\n"):
+            if pending:
+                if line.lstrip("\t").rstrip(" \t") == pending[0]:
+                    pending.pop(0)
+                continue
+            kept.append(line)
+            if "<<" in line:
+                pending.extend(m.group(2) for m in _HEREDOC_OP.finditer(line))
+        text = "\n".join(kept)
     return _QUOTED.sub(" ", text) if "'" in text or '"' in text else text
 
 

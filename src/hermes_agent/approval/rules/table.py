@@ -109,8 +109,8 @@ DANGEROUS_RULES: tuple[Rule, ...] = (
     Rule("docker_privileged", "talk to the container engine's socket directly (root on the host)",
          r"^\S+ (?:\S+ )*\S*(?:/docker|/containerd|/podman|/crio)\.sock\b", ("curl", "socat", "nc", "ncat", "netcat", "http", "wget")),
     Rule("docker_privileged", "start a pod with the host's namespaces, paths or privileges",
-         r"^kubectl (?:\S+ )*(?:(?:run|create|apply|patch|replace|debug|exec) .*(?:\"?(?:privileged|host(?:PID|IPC|Network|Users))\"?: ?true|\"?hostPath\"?:)"
-         r"|debug (?:\S+ )*node/)", ("kubectl", "oc")),
+         r"^\S+(?=.*? (?:run|create|apply|patch|replace|debug|exec) )(?=.*?(?:\"?(?:privileged|host(?:PID|IPC|Network|Users))\"?: ?true|\"?hostPath\"?:))"
+         r"|^\S+(?=.*? debug )(?=.*? node/)", ("kubectl", "oc")),
     Rule("docker_compose_down", "docker compose down/stop/kill/restart/rm", r"^docker compose (?:down|stop|kill|restart|rm|pause)\b", ("docker",)),
     Rule("cloud_destroy", "destroy cloud/cluster resources",
          r"^(?:kubectl (?:\S+ )*(?:delete|drain)|terraform (?:\S+ )*destroy|helm (?:uninstall|delete)|aws s3 (?:rb|rm (?:\S+ )*--recursive)|gsutil (?:\S+ )*(?:rb|rm (?:\S+ )*-\w*r))\b",
