@@ -96,9 +96,11 @@ def test_class_is_caught_and_its_look_alikes_are_not(name: str) -> None:
     assert [c for c in benign if detect_dangerous_command(c)[0]] == []
 
 
-@pytest.mark.parametrize("text", ["cat <<a\n" * 20000, "kubectl " + "run " * 20000 + "x", "oc " + "debug " * 20000])
+@pytest.mark.parametrize("text", ["cat <<a\n" * 20000, "kubectl " + "run " * 20000 + "x", "oc " + "debug " * 20000,
+                                  "python3 -c \"os.system(1); x=[" + "'a'  " * 40 + "y]\""])
 def test_long_adversarial_texts_stay_linear(text: str) -> None:
-    # a whole-text heredoc regex and nested `(\S+ )*...*` pod rules took minutes on these; a linear scan takes
+    # a whole-text heredoc regex, nested `(\S+ )*...*` pod rules and `(LIT\s*,?\s*)+` took minutes (or forever) on
+    # these; a linear scan takes
     # well under a second even on a loaded machine
     start = time.perf_counter()
     detect_dangerous_command(text)

@@ -65,7 +65,7 @@ _LIST = lazy(r"\[([^\[\]]*)\]")
 _CALL_ARGS = lazy(r"\(([^()\n]*)\)")
 _ARGV_CALL = lazy(r"\(\s*(['\"])([^'\"]+)\1\s*,\s*\[([^\[\]]*)\]")
 _SEPARATORS = str.maketrans({c: ";" for c in "'\"`{}()[],"})
-_ONLY_STRINGS = lazy(r"\s*(?:(?:'[^']*'|\"[^\"]*\")\s*,?\s*)+\Z")
+_ONLY_STRINGS = lazy(r"\s*(?:(?:'[^']*'|\"[^\"]*\")\s*(?:,\s*)?)+\Z")  # no two adjacent \s*: linear
 _B64 = lazy(r"[A-Za-z0-9+/]{8,}={0,2}\Z")
 _HEX = lazy(r"(?:[0-9a-fA-F]{2}){4,}\Z")
 _ESC = lazy(r"\\(x[0-9a-fA-F]{2}|[0-7]{1,3}|[nt'\"\\])")
