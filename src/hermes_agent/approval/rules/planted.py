@@ -42,8 +42,10 @@ def planted(path: str, content: str) -> list[tuple[str, str]]:
                  if ln.startswith("\t") or (m := _INLINE_RECIPE.match(ln))]
         lines = [ln.lstrip("@-+ \t").replace("$$", "$") for ln in lines]  # make turns $$ into the shell's $
         return [("sh", "\n".join(lines))] if lines else []
-    if base in _PYTHON_RUN or base.endswith(".pth"):
+    if base in _PYTHON_RUN or base.endswith(".pth") or base in (".pythonrc", ".pythonrc.py", ".pythonstartup"):
         return [("python", content)]
+    if base in (".envrc", "direnvrc") or (base in ("activate", "postactivate") and "/bin/" in "/" + path):
+        return [("sh", content)]  # direnv runs .envrc on cd; a virtualenv's activate runs in the user's shell
     if base == ".gitconfig" or path.endswith((".git/config", ".config/git/config")):
         text = content.replace("\\n", "\n").replace("\\t", "\t")
         return [("sh", m.group(1).strip().strip('"').lstrip("!")) for m in _GIT_PROGRAM.finditer(text)]

@@ -62,7 +62,11 @@ AUTOSTART_WRITE: Class = ("autostart_write", "write a file that runs at login, b
                           "user systemd units, .pth, sitecustomize, a common command's name in ~/bin or ~/.local/bin)", False)
 _AUTOSTART = lazy(r"(?:^|/)(?:\.config/(?:autostart|autostart-scripts|plasma-workspace/(?:env|shutdown)|systemd/user|environment\.d)(?:/|\Z)|\.local/share/systemd(?:/|\Z)|\.config/upstart(?:/|\Z)"
                         r"|Library/LaunchAgents(?:/|\Z))|\A(?:~|/home/[^/]+|/root)/(?:\.local/)?bin/(?:sudo|su|git|ssh|scp|ls|cd|cat|python3?|pip3?"
-                        r"|npm|npx|node|bash|sh|zsh|docker|curl|wget|passwd|gpg|kubectl|aws|make|hermes|env|which|ps|id|gh)\Z|(?:site|dist)-packages/(?:[^/]+\.pth|(?:site|user)customize\.py)\Z")
+                        r"|npm|npx|node|bash|sh|zsh|docker|curl|wget|passwd|gpg|kubectl|aws|make|hermes|env|which|ps|id|gh)\Z"
+                        # code an interpreter runs at every start, launchers, where downloads go (editor and
+                        # multiplexer settings are dotfiles people link in: not here)
+                        r"|\A(?:~|/home/[^/]+|/root)/(?:\.pythonrc(?:\.py)?|\.pythonstartup|\.irbrc|\.pryrc|\.Rprofile|\.curlrc|\.wgetrc"
+                        r"|\.ipython/profile_\w+/startup/[^/]+|\.local/share/applications/[^/]+\.desktop|\.config/direnv/direnvrc)\Z|(?:site|dist)-packages/(?:[^/]+\.pth|(?:site|user)customize\.py)\Z")
 SYSTEM_WRITE: Class = ("system_file_write", "write to or delete a system path (/etc, /usr, /boot, /bin...)", False)
 
 
