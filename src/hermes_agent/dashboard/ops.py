@@ -67,7 +67,7 @@ async def cron(request: web.Request) -> web.Response:
 async def _start_run(home: Home, job_id: str) -> None:
     """`hermes cron run JOB --now` as a child process: a real cron turn; its output lands in the job's folder."""
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "hermes_agent", "cron", "run", job_id, "--now",
+        sys.executable, "-P", "-m", "hermes_agent", "cron", "run", job_id, "--now",
         stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL)
     home.children.add(proc)
     asyncio.get_running_loop().create_task(proc.wait()).add_done_callback(lambda _: home.children.discard(proc))

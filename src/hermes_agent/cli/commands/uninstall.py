@@ -38,7 +38,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
 
     home = Path(settings.home)
     remove_home = not args.keep_config and home.exists()
-    pip = [sys.executable, "-m", "pip", "uninstall", "-y", "hermes-agent"]
+    pip = [sys.executable, "-P", "-m", "pip", "uninstall", "-y", "hermes-agent"]
     plan = [f"uninstall the hermes-agent package ({shlex.join(pip)})"]
     plan.insert(0, f"delete {home} (config, .env keys, sessions, memories, skills)" if remove_home
                 else f"keep {home}")

@@ -96,7 +96,7 @@ def start_training(args: dict, **kw: object) -> str:
            "status": "running", "started": time.time()}
     ro.write_run(run_id, run)
     with open(base / "driver.log", "ab") as log:
-        proc = subprocess.Popen([sys.executable, "-m", "hermes_agent.tools.builtin._rlrollout", run_id],
+        proc = subprocess.Popen([sys.executable, "-P", "-m", "hermes_agent.tools.builtin._rlrollout", run_id],
                                 stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                 start_new_session=True, env=dict(os.environ))
     ro.write_run(run_id, {**run, "pid": proc.pid})
