@@ -34,6 +34,8 @@ _WHY = {
     "start": "python runs it at every start of the venv's interpreter",
     "pyc": "python runs a compiled copy instead of its source",
     "pkg": "a git hook runs its scripts through the package manager",
+    "shadow": "it lies in a PYTHONPATH directory and stands in for a module python or hermes imports: the next "
+              "hermes (or python) would run it outside the sandbox",
 }
 _JUDGED = ("tool", "start", "pyc", "pkg")  # a new or changed file stays when guardverdict finds nothing in it
 
