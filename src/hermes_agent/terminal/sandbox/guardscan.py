@@ -20,9 +20,12 @@ import stat as st
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from hermes_agent.terminal.sandbox.byhand import GUARDED as BYHAND_NAMES
 from hermes_agent.terminal.sandbox.guardtools import PATHS as TOOL_PATHS
 from hermes_agent.terminal.sandbox.runlater import RC_FILES
 from hermes_agent.terminal.sandbox.views import GIT_DIRS, GIT_REDIRECTS, SKIP_DIRS
+
+BYHAND = frozenset(BYHAND_NAMES)
 
 _LIMIT = 1 << 20  # contents kept for restoring; larger protected files are only reported
 GIT_FILES = ("config", *GIT_REDIRECTS)
@@ -295,6 +298,8 @@ class _Walk:
                 self.add((os.path.join(d, sub) if sub else d, name), "tool", False)
         for name in RC_FILES.keys() & names:
             self.add((d, name), "later", False)
+        for name in BYHAND & names:  # run by hand (package.json scripts, Makefile...): judged by taint
+            self.add((d, name), "byhand", False)
         if "pyvenv.cfg" in names:
             self.venv(d)
         for name in names:  # a venv is a directory holding pyvenv.cfg, whatever it is called (.tox/py311 too)
@@ -498,7 +503,7 @@ class _Walk:
         return out
 
 
-SPOT_SLOTS = (*((".", n) for n in RC_FILES), (".", ".git"), (".vscode", "tasks.json"), (".", "HEAD"),
+SPOT_SLOTS = (*((".", n) for n in RC_FILES), *((".", n) for n in BYHAND_NAMES), (".", ".git"), (".vscode", "tasks.json"), (".", "HEAD"),
               *((rel.rpartition("/")[0] or ".", rel.rpartition("/")[2]) for rel in TOOL_PATHS))
 
 
@@ -558,7 +563,7 @@ def discover(spots: Iterable[str], fds: Fds, old: Scan | None, known: dict[str, 
         walk.customize(d, shadow=True)  # sitecustomize (rt7 a34) or a `yaml.py` there runs at its start
     if old is not None:
         for slot, cls in old.classes.items():
-            if cls in ("later", "dotgit", "tasks"):
+            if cls in ("later", "dotgit", "tasks", "byhand"):
                 walk.add(slot, cls, False)
     for (d, name), cls in list(walk.scan.classes.items()):
         if cls == "dotgit":

@@ -109,6 +109,9 @@ class GuardedBackend:
 
     def write_bytes(self, path: str, data: bytes) -> None:
         real = self._approved(path)
+        from hermes_agent.terminal.sandbox import byhand
+
+        byhand.remember(self.policy.workspace)  # the session report's baseline (first write or command)
         with self._trusted():
             write_nofollow(real, data)
 
