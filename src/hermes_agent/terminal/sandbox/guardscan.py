@@ -458,6 +458,8 @@ class _Walk:
                     if marker in item.data:
                         for f in files:
                             self.add((wt, f), "hook", False)
+                            if self.scan.classes.get((wt, f)) == "byhand":  # spotted first: a hook it is
+                                self.scan.classes[(wt, f)] = "hook"
         for wt, found in texts.items():  # the package.json scripts a hook runs (`npm test`): run later too
             keys = hook_scripts(found) if wt else set()
             if keys:
