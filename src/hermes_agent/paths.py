@@ -259,12 +259,24 @@ def harden_sys_path() -> None:
     is the run-later guard's: guardscan watches PYTHONPATH directories). hermes_agent itself is imported already."""
     import sys
 
+    import hermes_agent
+
     try:
         cwd = os.path.realpath(os.getcwd())
     except OSError:
         cwd = ""
-    sys.path[:] = [e for e in sys.path if e and os.path.isabs(e)
-                   and not (cwd and _path_under(os.path.realpath(e), cwd))]
+    # hermes's own installation stays, wherever it lies (a project's .venv, a source checkout: the sandbox
+    # keeps them read-only, approval/policy.code_dirs)
+    own = {os.path.realpath(p) for p in (sys.prefix, sys.exec_prefix, sys.base_prefix,
+                                         os.path.dirname(os.path.dirname(hermes_agent.__file__ or "")))}
+
+    def kept(entry: str) -> bool:
+        if not entry or not os.path.isabs(entry):
+            return False
+        real = os.path.realpath(entry)
+        return not (cwd and _path_under(real, cwd)) or any(_path_under(real, o) for o in own if o != "/")
+
+    sys.path[:] = [e for e in sys.path if kept(e)]
 
 
 def trusted_which(name: str) -> str | None:

@@ -37,3 +37,23 @@ def test_a_module_shadowing_one_hermes_imports_on_the_users_pythonpath_is_remove
     subprocess.run(["python3", "-c", "import yaml, json"], cwd=proj, env={**os.environ, **env}, timeout=60,
                    capture_output=True)
     assert not pwned.exists(), "the planted module ran"
+
+
+def test_hermes_never_imports_from_the_directory_it_starts_in_yet_runs_from_its_own_venv(tmp_path):
+    """`python -m hermes_agent` puts the working directory first on sys.path: a `ruamel.py` a command left
+    there must not be what hermes imports next (config show imports ruamel.yaml lazily); and hermes started
+    inside the directory that holds its own venv (a developer's checkout) keeps its dependencies."""
+    import sys
+
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "ruamel.py").write_text("raise SystemExit('SHADOWED: the workspace module ran')\n")
+    home = tmp_path / "hermes"
+    home.mkdir()
+    env = {**os.environ, "HERMES_HOME": str(home), "HOME": str(tmp_path)}
+    out = subprocess.run([sys.executable, "-m", "hermes_agent", "config", "show"], cwd=work, env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and "SHADOWED" not in out.stdout + out.stderr, out.stderr
+    own = os.path.dirname(os.path.realpath(sys.prefix))  # the directory holding hermes's venv
+    out = run_hermes("config", "show", home=home, cwd=own, timeout=120)
+    assert out.returncode == 0, out.stderr
