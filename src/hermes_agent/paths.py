@@ -259,8 +259,6 @@ def harden_sys_path() -> None:
     is the run-later guard's: guardscan watches PYTHONPATH directories). hermes_agent itself is imported already."""
     import sys
 
-    import hermes_agent
-
     try:
         cwd = os.path.realpath(os.getcwd())
     except OSError:
@@ -268,7 +266,7 @@ def harden_sys_path() -> None:
     # hermes's own installation stays, wherever it lies (a project's .venv, a source checkout: the sandbox
     # keeps them read-only, approval/policy.code_dirs)
     own = {os.path.realpath(p) for p in (sys.prefix, sys.exec_prefix, sys.base_prefix,
-                                         os.path.dirname(os.path.dirname(hermes_agent.__file__ or "")))}
+                                         os.path.dirname(os.path.dirname(os.path.abspath(__file__))))}
 
     def kept(entry: str) -> bool:
         if not entry or not os.path.isabs(entry):
