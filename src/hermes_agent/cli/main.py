@@ -236,6 +236,7 @@ def main(argv: list[str] | None = None) -> int:
     from hermes_agent import paths
 
     paths.harden_program_path()  # programs hermes runs unconfined never come from where the sandbox can write (a33)
+    paths.harden_sys_path()  # nor the modules it imports later (issue 19)
     from hermes_agent.errors import ConfigError, HermesError, UsageError
 
     command = args.command or "chat"

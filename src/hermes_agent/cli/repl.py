@@ -297,6 +297,9 @@ class Repl:
         self.totals.usage = self.totals.usage + outcome.usage
         self.totals.api_calls += outcome.api_calls
         self.totals.turns += 1
+        from hermes_agent.cli.commands.chat import run_later_report
+
+        run_later_report(lambda line: self.screen.line(line, "yellow"))
 
     def _shutdown(self) -> str | None:
         """Stop the runner and close the agent; returns the id of the session it wrote, if any."""

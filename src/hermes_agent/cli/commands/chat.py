@@ -98,6 +98,7 @@ def run_oneshot(args: argparse.Namespace, settings: Settings, query: str, option
     finally:
         session_id = agent.session_id
         agent.close()
+        run_later_report()
     if session_id and not quiet:
         print(f"session {session_id} (continue with: hermes chat --resume {session_id})", file=sys.stderr)
     text = outcome.final_text
@@ -108,3 +109,13 @@ def run_oneshot(args: argparse.Namespace, settings: Settings, query: str, option
 
     print(visible(text))  # the model's answer: its escape sequences are shown, not sent to the terminal
     return 0 if outcome.reason == "stop" else 3
+
+
+def run_later_report(say=None) -> None:  # noqa: ANN001 - a callable taking one line
+    """Tell the user once which files they run by hand (package.json scripts, Makefile...) this session changed
+    (terminal/sandbox/byhand.py); nothing is imported when no baseline was taken."""
+    mod = sys.modules.get("hermes_agent.terminal.sandbox.byhand")
+    for line in mod.session_lines() if mod is not None else ():
+        from hermes_agent.termsafe import visible
+
+        (say or (lambda text: print(text, file=sys.stderr)))(visible(line))

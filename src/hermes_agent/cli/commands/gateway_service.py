@@ -9,7 +9,6 @@ import hashlib
 import os
 import re
 import shlex
-import shutil
 import signal
 import subprocess
 import sys
@@ -50,7 +49,7 @@ def unit_text() -> str:
 
 def _systemctl(*args: str) -> subprocess.CompletedProcess | None:
     """`systemctl --user ...`, or None when there is no reachable user systemd."""
-    exe = shutil.which("systemctl")
+    exe = paths.trusted_which("systemctl")
     if exe is None:
         return None
     try:

@@ -310,10 +310,15 @@ def path_verdict(path: str, new: bytes | None, roots: Iterable[str] = ()) -> str
     def writable(p: str) -> bool:
         return not roots or any(p == r or p.startswith(r.rstrip("/") + "/") for r in roots)
 
+    from hermes_agent.terminal.sandbox import byhand
+
     d, name = os.path.split(path)
     old = _read(path)
     if name in RC_FILES:
         return RC_FILES[name]
+    rel = next((r for r in byhand.TABLE if path.endswith("/" + r)), None)
+    if rel is not None and (why := byhand.risky(rel, old, new if new is not None else b"\0?")):
+        return why
     if "/.git/" in path + "/" or name == ".git":
         return "git reads hooks and settings from it on the user's next git command"
     if name == "tasks.json" and os.path.basename(d) == ".vscode":
