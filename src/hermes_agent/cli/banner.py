@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from hermes_agent import __version__
 from hermes_agent.config.settings import Settings
+
+if TYPE_CHECKING:
+    from hermes_agent.cli.early_line import EarlyLine
 
 
 def _c(code: str, text: str, color: bool) -> str:
@@ -32,11 +36,18 @@ def banner(settings: Settings, color: bool = True) -> str:
     return "\n".join(rows) + "\n"
 
 
-def show_early_prompt(settings: Settings) -> None:
-    """The banner and the prompt symbol, at once: keys typed while the line editor loads are echoed and kept by
-    the terminal, and reach the real prompt, which redraws this line when it takes over (issue 24)."""
+def show_early_prompt(settings: Settings) -> EarlyLine | None:
+    """The banner and the prompt symbol, at once, with the first line's editor (cli/early_line.py) already
+    reading keys in raw mode: what is typed while the full line editor loads is edited in place and handed to
+    it (issue 24). None when stdin or stdout is not a terminal: the banner and the symbol are printed."""
     import sys
 
+    from hermes_agent import paths
+    from hermes_agent.cli.early_line import EarlyLine
+
     color = not settings.env.get("NO_COLOR")
-    sys.stdout.write(banner(settings, color) + _c("1;36", "❯ ", color))
-    sys.stdout.flush()
+    line = EarlyLine.start(paths.hermes_home() / ".hermes_history", color, before=banner(settings, color))
+    if line is None:
+        sys.stdout.write(banner(settings, color) + _c("1;36", "❯ ", color))
+        sys.stdout.flush()
+    return line

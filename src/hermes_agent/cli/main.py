@@ -106,13 +106,43 @@ def _available(name: str) -> bool:
     return importlib.util.find_spec(f"hermes_agent.cli.commands.{SUBCOMMANDS[name]}") is not None
 
 
+def _parser_class() -> type[argparse.ArgumentParser]:
+    """ArgumentParser whose help formatter is given the terminal's width: argparse's own asks
+    shutil.get_terminal_size, and importing shutil (with bz2 and lzma) cost ~7 ms of every start."""
+    if not _PARSER:
+        import argparse
+
+        class Parser(argparse.ArgumentParser):
+            def _get_formatter(self) -> argparse.HelpFormatter:
+                return self.formatter_class(prog=self.prog, width=_columns() - 2)  # type: ignore[call-arg]
+
+        _PARSER.append(Parser)
+    return _PARSER[0]
+
+
+_PARSER: list[type[argparse.ArgumentParser]] = []
+
+
+def _columns() -> int:
+    """shutil.get_terminal_size().columns without shutil: COLUMNS, else the terminal's, else 80."""
+    try:
+        columns = int(os.environ.get("COLUMNS", "0"))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns if columns > 0 else 80
+
+
 def build_parser(only: str | None = None, summaries_only: bool = False) -> argparse.ArgumentParser:
     """The `hermes` parser with every subcommand's parser (`only`: just that one's; `summaries_only`: each
     subcommand by name and summary, no command module imported: enough for top-level --help and typos)."""
-    import argparse
     import importlib
 
-    parser = argparse.ArgumentParser(prog="hermes", description="Hermes Agent: your self-improving AI agent")
+    parser = _parser_class()(prog="hermes", description="Hermes Agent: your self-improving AI agent")
     parser.add_argument("-V", "--version", action="version", version=f"hermes-agent {__version__}")
     parser.add_argument("-z", "--oneshot", metavar="PROMPT",
                         help="run one message and print only the final answer (like chat -q PROMPT -Q)")
@@ -150,9 +180,7 @@ def overrides_from(args: argparse.Namespace) -> dict[str, object]:
 def _subcommand_in(argv: list[str]) -> str | None:
     """The subcommand named in argv ("chat" when none and no --help), or None to build every parser (top-level
     help, typos, a prompt given to -z)."""
-    import argparse
-
-    top = argparse.ArgumentParser(add_help=False)
+    top = _parser_class()(add_help=False)
     add_model_flags(top)
     _, rest = top.parse_known_args(argv)
     first = next((a for a in rest if not a.startswith("-")), None)

@@ -41,16 +41,19 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         print("hermes: empty message: nothing to send to the model", file=sys.stderr)
         return 2
     early = query is None and not getattr(args, "worktree", False)
+    line = None
     if early:  # the prompt shows before the run's flags are read and the REPL is built (issue 24: prompt ready)
         from hermes_agent.cli.banner import show_early_prompt
 
-        show_early_prompt(settings)
+        line = show_early_prompt(settings)
     from hermes_agent.cli.run_flags import enter_worktree, image_data_url, run_options
 
     try:
         options = run_options(args, settings)
     except BaseException:
-        if early:  # a bad flag: its one line replaces the early prompt
+        if line is not None:  # a bad flag: its one line replaces the early prompt
+            line.finish(leaving=True)
+        elif early:
             sys.stdout.write("\r\x1b[K")
             sys.stdout.flush()
         raise
@@ -60,7 +63,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         if query is None:
             from hermes_agent.cli.repl import run_repl
 
-            return run_repl(args, settings, options, banner_shown=early)
+            return run_repl(args, settings, options, banner_shown=early, early=line)
         if images:
             query = f"{query.strip()}\n\n[Image attached at: {Path(args.image).expanduser().resolve()}]"
         return run_oneshot(args, settings, query, options, images)
