@@ -267,9 +267,6 @@ def main(argv: list[str] | None = None) -> int:
     from hermes_agent.errors import ConfigError, HermesError, UsageError
 
     command = args.command or "chat"
-    from hermes_agent.cli.logs import setup_logging
-
-    setup_logging()
     import importlib
 
     from hermes_agent import dccache
@@ -278,7 +275,10 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         module = importlib.import_module(f"hermes_agent.cli.commands.{SUBCOMMANDS[command]}")
-        return int(module.run(args, _settings_for(module, args)) or 0)
+        settings = _settings_for(module, args)
+        if not getattr(module, "SETS_UP_LOGGING", False):  # `chat` does, after the interactive prompt shows
+            setup_logging()
+        return int(module.run(args, settings) or 0)
     except ConfigError as exc:
         print(f"hermes: config error: {exc}", file=sys.stderr)
         return 2
@@ -300,11 +300,18 @@ def main(argv: list[str] | None = None) -> int:
         return _internal_error(exc)
 
 
+def setup_logging() -> None:
+    from hermes_agent.cli.logs import setup_logging as setup
+
+    setup()
+
+
 def _internal_error(exc: Exception) -> int:
     import logging
 
     from hermes_agent import paths
 
+    setup_logging()  # (idempotent) a failure before the command set logging up still reaches errors.log
     logging.getLogger("hermes.crash").error("unhandled error in `hermes %s`", " ".join(sys.argv[1:2]), exc_info=exc)
     first = (str(exc).strip().splitlines() or [""])[0][:200]
     print(f"hermes: internal error: {type(exc).__name__}: {first} (traceback in {paths.logs_dir() / 'errors.log'}; "

@@ -26,6 +26,9 @@ def add_parser(subparsers) -> None:
     p.add_argument("--image", metavar="PATH", help="attach a local image to the query (-q)")
 
 
+SETS_UP_LOGGING = True  # after the interactive prompt shows: logging (with traceback, textwrap) is ~10 ms of import
+
+
 def run(args: argparse.Namespace, settings: Settings) -> int:
     query = getattr(args, "query", None)
     if getattr(args, "oneshot", None):  # Hermes's `hermes -z PROMPT`; approvals still apply
@@ -46,7 +49,10 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         from hermes_agent.cli.banner import show_early_prompt
 
         line = show_early_prompt(settings)
+    from hermes_agent.cli.logs import setup_logging
     from hermes_agent.cli.run_flags import enter_worktree, image_data_url, run_options
+
+    setup_logging()
 
     try:
         options = run_options(args, settings)
