@@ -22,9 +22,11 @@ def spawn(scripted, hermes_home, tmp_path):
     cwd = tmp_path / "work"
     cwd.mkdir()
 
-    def _spawn() -> Repl:
-        model_config(hermes_home, scripted.url)
+    def _spawn(configure: bool = True) -> Repl:
+        if configure:  # (a new config.yaml: a banner kept by an earlier run no longer applies)
+            model_config(hermes_home, scripted.url)
         repl = Repl(hermes_home, cwd)
+        repl.child.delaybeforesend = None  # keys as fast as a typist's burst (pexpect waits 50 ms per send)
         opened.append(repl)
         return repl
 
@@ -51,9 +53,20 @@ def _early_typed(repl: Repl, keys: list[str], drawn: str) -> bool:
 SKIP = "prompt_toolkit took over before the keys arrived: nothing early to test"
 
 
-def test_edits_typed_before_the_full_editor_reach_the_model(spawn, scripted):
-    scripted.add({"content": "answered"})
+def _run_once(spawn) -> None:
+    """A plain `hermes` started and left: it keeps its banner for the next one (cli/fast_prompt.py)."""
     repl = spawn()
+    _wait_raw(repl, PASTE_ON, 2)
+    assert repl.exit() == 0
+
+
+@pytest.mark.parametrize("banner", ["first run", "kept banner"])
+def test_edits_typed_before_the_full_editor_reach_the_model(spawn, scripted, hermes_home, banner):
+    if banner == "kept banner":
+        _run_once(spawn)
+        assert (hermes_home / ".banner-cache").exists()
+    scripted.add({"content": "answered"})
+    repl = spawn(configure=banner == "first run")
     _wait_raw(repl, PASTE_ON)  # the early editor is reading
     keys = ["helo wrld", "\x1b[D" * 3, "o", "\x01", "\x1b[C" * 3, "l", "\x05", " 中文xy", "\x7f", "\x1b[D", "\x1b[3~",
             "!"]
@@ -117,16 +130,20 @@ def test_history_up_and_enter_before_the_full_editor(spawn, scripted, hermes_hom
 def test_ctrl_c_clears_then_ctrl_d_leaves_before_the_full_editor(spawn, scripted):
     repl = spawn()
     _wait_raw(repl, PASTE_ON)
-    for k in ("never sent", "\x03", "\x04"):
-        repl.child.send(k)
-    repl.child.expect(pexpect.EOF, timeout=20)
-    repl.raw += repl.child.before or ""
+    repl.child.send("never sent")
+    deadline = time.monotonic() + 20
+    while "never sent" not in ANSI.sub("", repl.raw) and repl.raw.count(PASTE_ON) < 2:
+        assert time.monotonic() < deadline, repl.raw
+        repl._pump(0.01)
     if repl.raw.count(PASTE_ON) > 1:
         pytest.skip(SKIP)
+    repl.child.send("\x03")  # clears the line
+    repl.child.send("\x04")  # on an empty line: leaves
+    repl.child.expect(pexpect.EOF, timeout=20)
+    repl.raw += repl.child.before or ""
     repl.child.close()
     assert repl.child.exitstatus == 0
     assert not scripted.requests
-    assert "never sent" in ANSI.sub("", repl.raw)  # drawn, then cleared by Ctrl-C
     assert repl.raw.rstrip().endswith("\x1b[?2004l")  # bracketed paste off again for the shell
 
 
@@ -140,4 +157,48 @@ def test_bracketed_paste_keeps_newlines_and_alt_enter_adds_one(spawn, scripted):
     body = wait_requests(scripted, 1)[0]
     assert convo(body) == [("user", "line one\nline two\nthree")]
     repl.expect("pasted ok")
+    assert repl.exit() == 0
+
+
+def _banner_model(repl: Repl) -> str:
+    _wait_raw(repl, PASTE_ON)
+    return repl.expect(r"model  (\S+)", anywhere=True).group(1)
+
+
+def test_a_kept_banner_follows_config_and_environment_changes(spawn, scripted, hermes_home):
+    _run_once(spawn)
+    repl = spawn(configure=False)
+    assert _banner_model(repl) == "scripted-model"
+    assert repl.exit() == 0
+    cfg = hermes_home / "config.yaml"
+    cfg.write_text(cfg.read_text().replace("scripted-model", "edited-model"))
+    repl = Repl(hermes_home, hermes_home.parent / "work")
+    assert _banner_model(repl) == "edited-model"
+    assert repl.exit() == 0
+    repl = Repl(hermes_home, hermes_home.parent / "work", env={"HERMES_INFERENCE_MODEL": "env-model"})
+    assert _banner_model(repl) == "env-model"
+    assert repl.exit() == 0
+    repl = Repl(hermes_home, hermes_home.parent / "work")
+    assert _banner_model(repl) == "edited-model"
+    assert repl.exit() == 0
+
+
+def test_a_kept_banner_never_sends_control_characters_to_the_terminal(spawn, scripted, hermes_home, monkeypatch):
+    import os
+
+    from hermes_agent.cli import fast_prompt
+
+    _run_once(spawn)
+    child_env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "OPENROUTER_", "HERMES_"))}
+    child_env.update(HERMES_HOME=str(hermes_home), TERM="xterm", PROMPT_TOOLKIT_NO_CPR="1", COLUMNS="120",
+                     LINES="40")  # the driver's environment, as the key sees it
+    monkeypatch.setattr(os, "environ", child_env)
+    key = fast_prompt.key(str(hermes_home))
+    monkeypatch.undo()
+    forged = f"hermes-banner-1\n{key}\nevil\x1b]52;c;Zm9v\x07model\nhost\x1b[2J\n0\n0\n"
+    (hermes_home / ".banner-cache").write_text(forged, encoding="utf-8")
+    repl = spawn(configure=False)
+    _wait_raw(repl, PASTE_ON)
+    assert "evil]52;c;Zm9vmodel" in repl.raw.split(PASTE_ON)[0]  # drawn from the kept banner, controls dropped
+    assert "\x1b]52" not in repl.raw and "\x1b[2J" not in repl.raw
     assert repl.exit() == 0

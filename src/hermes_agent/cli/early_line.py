@@ -171,7 +171,8 @@ class EarlyLine:
                 data = os.read(self.fd, 4096)
             except OSError:
                 return
-            if not data:
+            if not data:  # end of input (a Ctrl-D the terminal took before raw mode): leave, as Ctrl-D does
+                self.eof = True
                 return
             self._feed(data)
 

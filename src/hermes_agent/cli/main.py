@@ -255,6 +255,18 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] in (["--version"], ["-V"]):
         print(f"hermes-agent {__version__}")
         return 0
+    if argv:
+        return _main(argv)
+    from hermes_agent.cli import fast_prompt
+
+    fast_prompt.show(argv)  # a plain `hermes` on a terminal: the last banner and the prompt now (issue 24)
+    try:
+        return _main(argv)
+    finally:
+        fast_prompt.abandon()  # (the REPL took the prompt, unless hermes ends before it)
+
+
+def _main(argv: list[str]) -> int:
     from hermes_agent.cli.run_flags import continue_before_subcommand
 
     argv = continue_before_subcommand(argv, SUBCOMMANDS)
@@ -274,11 +286,18 @@ def main(argv: list[str] | None = None) -> int:
     dccache.install()  # dataclasses' generated methods compiled once, not on every start (issue 24)
 
     try:
-        module = importlib.import_module(f"hermes_agent.cli.commands.{SUBCOMMANDS[command]}")
-        settings = _settings_for(module, args)
-        if not getattr(module, "SETS_UP_LOGGING", False):  # `chat` does, after the interactive prompt shows
-            setup_logging()
-        return int(module.run(args, settings) or 0)
+        try:
+            module = importlib.import_module(f"hermes_agent.cli.commands.{SUBCOMMANDS[command]}")
+            settings = _settings_for(module, args)
+            if not getattr(module, "SETS_UP_LOGGING", False):  # `chat` does, after the interactive prompt shows
+                setup_logging()
+            return int(module.run(args, settings) or 0)
+        except BaseException:
+            if not argv:  # the error's line replaces a prompt drawn before the settings loaded
+                from hermes_agent.cli import fast_prompt
+
+                fast_prompt.abandon()
+            raise
     except ConfigError as exc:
         print(f"hermes: config error: {exc}", file=sys.stderr)
         return 2
