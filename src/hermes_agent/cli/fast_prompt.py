@@ -1,6 +1,6 @@
 """The interactive `hermes` prompt before anything else loads (issue 24, prompt ready <= 0.15 s): a plain `hermes`
 on a terminal draws the banner the previous run drew, with the first line's editor (cli/early_line.py), before
-argparse, the settings and their schema load (~150 M instructions, half the time to the prompt).
+argparse, the settings and their schema load (to the prompt: ~20 M instructions past bare python, not ~185 M).
 
 The banner's inputs are kept in `$HERMES_HOME/.banner-cache` (0600, hidden from commands and file tools like
 config.yaml: approval/policy.py HERMES_SECRETS) under a key of everything they come from: hermes's version, the
