@@ -159,6 +159,12 @@ class EarlyLine:
     # -- the reading thread --------------------------------------------------------------------
 
     def _read_loop(self) -> None:
+        try:
+            self._read_keys()
+        except (OSError, ValueError):  # the terminal went away, or finish gave up waiting and closed the pipe
+            return
+
+    def _read_keys(self) -> None:
         while not self.eof:
             ready, _, _ = select.select([self.fd, self._wake_r], [], [])
             if self._wake_r in ready:
