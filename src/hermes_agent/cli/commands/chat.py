@@ -26,6 +26,9 @@ def add_parser(subparsers) -> None:
     p.add_argument("--image", metavar="PATH", help="attach a local image to the query (-q)")
 
 
+SETS_UP_LOGGING = True  # after the interactive prompt shows: logging (with traceback, textwrap) is ~10 ms of import
+
+
 def run(args: argparse.Namespace, settings: Settings) -> int:
     query = getattr(args, "query", None)
     if getattr(args, "oneshot", None):  # Hermes's `hermes -z PROMPT`; approvals still apply
@@ -41,16 +44,22 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         print("hermes: empty message: nothing to send to the model", file=sys.stderr)
         return 2
     early = query is None and not getattr(args, "worktree", False)
+    line = None
     if early:  # the prompt shows before the run's flags are read and the REPL is built (issue 24: prompt ready)
         from hermes_agent.cli.banner import show_early_prompt
 
-        show_early_prompt(settings)
+        line = show_early_prompt(settings)
+    from hermes_agent.cli.logs import setup_logging
     from hermes_agent.cli.run_flags import enter_worktree, image_data_url, run_options
+
+    setup_logging()
 
     try:
         options = run_options(args, settings)
     except BaseException:
-        if early:  # a bad flag: its one line replaces the early prompt
+        if line is not None:  # a bad flag: its one line replaces the early prompt
+            line.finish(leaving=True)
+        elif early:
             sys.stdout.write("\r\x1b[K")
             sys.stdout.flush()
         raise
@@ -60,7 +69,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         if query is None:
             from hermes_agent.cli.repl import run_repl
 
-            return run_repl(args, settings, options, banner_shown=early)
+            return run_repl(args, settings, options, banner_shown=early, early=line)
         if images:
             query = f"{query.strip()}\n\n[Image attached at: {Path(args.image).expanduser().resolve()}]"
         return run_oneshot(args, settings, query, options, images)
