@@ -2,7 +2,7 @@
 and refs (commits are ordinary work), so `git hash-object` + `commit-tree` + `update-ref` can put an AGENTS.md
 into HEAD without any file in the work tree, where the context watch looks. It lands later, unconfined: the
 user's next checkout or `hermes -w`. At the session's first confined call the repositories' ref tips are noted;
-at its end, the watched names that commits made meanwhile add or change are recorded in the context-file
+at its end, the watched names (and SKILL.md) that commits made meanwhile add or change are recorded in the context-file
 ledger as content nobody vouched for (unless the same content is vouched for at some path), and the loader
 holds such a file back wherever it appears (memory/ctxledger.py `held`). git runs with gitsafe's config."""
 
@@ -15,7 +15,8 @@ from hermes_agent.tools.ctxguard import WATCHED
 
 log = logging.getLogger(__name__)
 MAX_FILES = 32
-_NAMES = frozenset(w.rsplit("/", 1)[-1] for w in WATCHED)
+# context files, and skills (a repository's folder listed in skills.external_dirs: red-team round 9 a37)
+_NAMES = frozenset({*(w.rsplit("/", 1)[-1] for w in WATCHED), "SKILL.md"})
 
 
 def repository(path: str) -> str | None:

@@ -120,6 +120,8 @@ def hook_text(state: str, command: str, cwd: str = "") -> str:
     return "\n".join(lines)
 
 
+_GIT_HOOKS = ("pre-commit", "prepare-commit-msg", "commit-msg", "post-commit", "pre-push", "post-checkout",
+              "post-merge", "pre-rebase", "post-rewrite", "pre-auto-gc", "reference-transaction", "fsmonitor-watchman")
 CONFIG_FILE_WORD = "__hermes_git_config_file"  # workfiles.py reads the file it names as git configuration
 _WRITABLE = ("/tmp/", "/var/tmp/", "/dev/shm/")
 
@@ -146,6 +148,9 @@ def _git_settings(env: dict[str, str], cwd: str) -> list[str]:
         files += [env["HOME"].rstrip("/") + "/.gitconfig", env["HOME"].rstrip("/") + "/.config/git/config"]
     if env.get("GIT_DIR"):
         files.append(env["GIT_DIR"].rstrip("/") + "/config")
+    if env.get("GIT_TEMPLATE_DIR"):  # `git init`/`clone` copy its hooks into the new repository, which runs them
+        hooks = env["GIT_TEMPLATE_DIR"].rstrip("/") + "/hooks/"
+        lines += [f"sh {shlex.quote(hooks + h)}" for h in _GIT_HOOKS]
     base = cwd.rstrip("/") + "/" if cwd else None
     for f in files:
         if f and (not f.startswith("/") or (base and f.startswith(base)) or f.startswith(_WRITABLE)):

@@ -24,6 +24,12 @@ RC_FILES = {
     ".gdbinit": "gdb runs it when started here", ".lldbinit": "lldb runs it when started here",
     ".exrc": "vim and nvim with 'exrc' run it when started here", ".nvimrc": "nvim with 'exrc' runs it here",
     ".nvim.lua": "nvim with 'exrc' runs it here",
+    ".Rprofile": "R runs it when started here", ".ghci": "ghci runs it when started here",
+    ".pryrc": "pry runs it when started here", ".erlang": "erl runs it when started here",
+    ".iex.exs": "iex runs it when started here", ".ocamlinit": "utop and ocaml run it when started here",
+    ".sbclrc": "sbcl runs it when started here", ".psqlrc": "psql runs its backslash commands here (\\!)",
+    "bunfig.toml": "bun runs its preload scripts at every bun command here",
+    ".pnpmfile.cjs": "pnpm runs it at every install here",
 }
 _BIN_WHY = "the user runs it from the venv (activate, console scripts; VS Code sources activate in new terminals)"
 _PKG_WHY = "a git hook runs it through the package manager on the user's next commit"
