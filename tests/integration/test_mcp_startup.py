@@ -38,7 +38,25 @@ def test_a_missing_server_is_one_line_and_costs_nothing(scripted, hermes_home):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "HERMES_"))}
     counts = subprocess.run([sys.executable, str(ROOT / "bench" / "startup_counts.py"), "chat"], env={
         **env, "HERMES_HOME": str(hermes_home)}, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
-    assert json.loads(counts.stdout.splitlines()[-1])["mcp_imported"] is False  # the SDK was never loaded
+    seen = json.loads(counts.stdout.splitlines()[-1])
+    assert seen["mcp_imported"] is False  # the SDK was never loaded
+    # nor the manager, its event loop or the context watch: the server was sorted out from the config alone
+    assert "asyncio" not in seen["heavy_imported"], seen["heavy_imported"]
+    loaded = set(seen["hermes_module_names"])
+    assert not loaded & {"hermes_agent.tools.mcp.manager", "hermes_agent.tools.ctxwatch",
+                         "hermes_agent.tools.mcp.confine"}, sorted(loaded)
+
+
+def test_a_disabled_or_broken_server_next_to_a_missing_one_each_get_one_line(scripted, hermes_home):
+    model_config(hermes_home, scripted.url, "mcp_servers:\n  ghost:\n    command: nonexistent-mcp-ghost\n"
+                 "  off:\n    command: /nonexistent/off\n    enabled: false\n  broken:\n    args: [x]\n")
+    scripted.add({"content": "hi there"})
+    out = run_hermes("chat", "-q", "hi", home=hermes_home)
+    assert out.returncode == 0 and out.stdout.strip() == "hi there", out.stderr
+    named = {n: [ln for ln in out.stderr.splitlines() if f"MCP server {n} " in ln] for n in ("ghost", "off", "broken")}
+    assert len(named["ghost"]) == 1 and "command not found: nonexistent-mcp-ghost" in named["ghost"][0], out.stderr
+    assert named["off"] == [], out.stderr  # disabled on purpose: nothing to say
+    assert len(named["broken"]) == 1 and "exactly one of `command`" in named["broken"][0], out.stderr
 
 
 def test_one_shot_waits_for_a_slow_server_and_offers_its_tools(scripted, hermes_home):
