@@ -165,6 +165,7 @@ class GatewayRunner:
             await asyncio.to_thread(s.close)
         if self.cron is not None:
             await asyncio.to_thread(self.cron.stop)
+        await asyncio.to_thread(self.session_map.close)
         self.write_state(running=False)
 
     async def handle(self, event: Inbound) -> None:
