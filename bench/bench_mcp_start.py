@@ -2,6 +2,7 @@
 one that sleeps 5 s before answering initialize, one that ignores SIGTERM (and answers at once).
 
 Usage: .venv/bin/python bench/bench_mcp_start.py [--runs 5] [--cases none,missing,dies,slow,noterm] [--wait 15]
+       [--src DIR] [--vs-src DIR]   (paired: A and B run in turn; bytecode written)
 Each run is a fresh `hermes chat -q hi` (real CLI) against the scripted model. Reported per case, medians:
   first_ms  process start to the first model request (what the user waits for before anything happens)
   exit_ms   process start to its exit (what a script calling hermes waits for)
@@ -45,14 +46,15 @@ def config(url: str, argv: list[str] | None, wait: float) -> str:
     return text
 
 
-def one(case: str, wait: float) -> dict:
+def one(case: str, wait: float, src: str) -> dict:
     model = ScriptedServer(default={"content": "hi there"}).start()
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp) / "home"
         home.mkdir()
         (home / "config.yaml").write_text(config(model.url, CASES[case], wait), encoding="utf-8")
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "OPENROUTER_", "HERMES_"))}
-        env["HERMES_HOME"] = str(home)
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith(("OPENAI_", "OPENROUTER_", "HERMES_")) and k != "PYTHONDONTWRITEBYTECODE"}
+        env.update(HERMES_HOME=str(home), PYTHONPATH=src)
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.time()
         out = subprocess.run([HERMES, "chat", "-q", "hi"], env=env, capture_output=True, text=True, timeout=120,
@@ -72,15 +74,22 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--cases", default=",".join(CASES))
     ap.add_argument("--wait", type=float, default=15.0)
+    ap.add_argument("--src", default=str(ROOT / "src"), help="the src directory put first on PYTHONPATH (A)")
+    ap.add_argument("--vs-src", default="", help="a second src directory (B), run in turn with A")
     args = ap.parse_args()
-    print(f"load {os.getloadavg()[0]:.2f} at start")
+    trees = [("A", args.src)] + ([("B", args.vs_src)] if args.vs_src else [])
+    print(f"load {os.getloadavg()[0]:.2f} at start; " + ", ".join(f"{n} = {src}" for n, src in trees))
     for case in args.cases.split(","):
-        runs = [one(case, args.wait) for _ in range(args.runs)]
-        med = {k: statistics.median(r[k] for r in runs) * 1000 for k in ("first", "exit", "cpu")}
-        print(f"{case:8s} first {med['first']:6.0f} ms  exit {med['exit']:6.0f} ms  cpu {med['cpu']:6.0f} ms  "
-              f"rc {runs[-1]['rc']}  out {runs[-1]['stdout']!r}")
-        for line in runs[-1]["lines"]:
-            print(f"         | {line}")
+        runs: dict[str, list[dict]] = {n: [] for n, _ in trees}
+        for _ in range(args.runs):
+            for name, src in trees:
+                runs[name].append(one(case, args.wait, src))
+        for name, _ in trees:
+            med = {k: statistics.median(r[k] for r in runs[name]) * 1000 for k in ("first", "exit", "cpu")}
+            print(f"{case:8s} {name}  first {med['first']:6.0f} ms  exit {med['exit']:6.0f} ms  cpu {med['cpu']:6.0f} ms  "
+                  f"rc {runs[name][-1]['rc']}  out {runs[name][-1]['stdout']!r}")
+            for line in runs[name][-1]["lines"]:
+                print(f"           | {line}")
     print(f"load {os.getloadavg()[0]:.2f} at end")
 
 
