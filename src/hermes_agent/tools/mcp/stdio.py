@@ -49,12 +49,13 @@ async def load_sdk_unless_exited(proc: asyncio.subprocess.Process) -> None:
     sdk: asyncio.Future = loop.create_future()
 
     def load() -> None:
+        failed: BaseException | None = None
         try:
             _load_sdk()
         except BaseException as exc:  # handed to the awaiting task
-            loop.call_soon_threadsafe(_settle, sdk, exc)
-        else:
-            loop.call_soon_threadsafe(_settle, sdk, None)
+            failed = exc
+        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile (the run ended): nobody waits
+            loop.call_soon_threadsafe(_settle, sdk, failed)
 
     # a daemon thread of its own: a run that ends meanwhile does not wait for the import (executor threads are
     # joined at exit)
