@@ -166,3 +166,24 @@ def test_the_hermes_cache_is_readable_only_where_commands_work_on_it(world):  # 
     assert "END" in got and "NS4-DOC-VISIBLE" in got and "NS4-IMG-VISIBLE" in got and "NS4-SKILL-VISIBLE" in got, got
     seen = world.model_saw() + out.stdout
     assert not [t for t in ("WEB", "SHOT", "SCRATCH", "CHAT", "FLAT", "SKENV") if f"NS4-{t}" in seen], got
+
+
+def test_names_in_private_home_directories_are_not_listable(world):  # noqa: F811
+    """Red-team round 9 a39 (Landlock): a private directory's contents were hidden but its names listable (READ_DIR
+    on an ancestor applies to the whole tree): `.ssh` key names, a pass store's accounts, Hermes's profiles. The
+    workspace and the readable tool directories still list."""
+    for rel in (".ssh/prod-db-bastion.pem", ".password-store/bank.example.com/alice.gpg"):
+        p = world.home / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text("x\n")
+    if world.user == "user":
+        subprocess.run(["chown", "-R", f"{UNPRIV}:{UNPRIV}", str(world.home)], check=True)
+    world.scripted.add(*_calls(("terminal", {"command": f"ls -R {world.home}/.ssh {world.home}/.password-store "
+                                                        f"{world.home}/.hermes 2>&1; ls {world.ws} "
+                                                        f"{world.home}/.local/bin; echo END"})))
+    out = world.hermes("--yolo", "chat", "-q", "look around")
+    assert "Traceback" not in out.stderr
+    got = world.tool_results()
+    assert "END" in got and "mytool" in got
+    for name in ("prod-db-bastion", "bank.example.com", "alice.gpg", "profiles"):
+        assert name not in world.model_saw(), name

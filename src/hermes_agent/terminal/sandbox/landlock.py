@@ -68,7 +68,9 @@ def plan(writable: tuple[str, ...], secrets: tuple[str, ...], abi: int,
     read = READ & full
     hidden = [s for s in secrets if os.path.lexists(s)]
     rules: list[tuple[str, int]] = []
-    _carve("/", read, [*hidden, *(u for u in (*unseen, SHARED_MEMORY, USER_TERMINALS) if os.path.isdir(u))], rules)
+    home = os.path.realpath(os.path.expanduser("~"))
+    _carve("/", read, [*hidden, *(u for u in (*unseen, SHARED_MEMORY, USER_TERMINALS) if os.path.isdir(u))], rules,
+           home if home != "/" else "")
     for path in reveal:
         _carve(path, read, [h for h in hidden if h != path], rules)
     for root in writable:
@@ -79,21 +81,31 @@ def plan(writable: tuple[str, ...], secrets: tuple[str, ...], abi: int,
     return rules
 
 
-def _carve(root: str, rights: int, hidden: list[str], rules: list[tuple[str, int]]) -> None:
-    """`rights` on `root`, except below the hidden paths: split along each one's ancestors."""
+def _carve(root: str, rights: int, hidden: list[str], rules: list[tuple[str, int]], unlisted: str = "") -> None:
+    """`rights` on `root`, except below the hidden paths: split along each one's ancestors. An ancestor gets
+    READ_DIR (its names listable) — a right Landlock applies to the whole tree below it, hidden subtrees
+    included — except `unlisted` (HOME), the directories on the way to it (/ and /home too: a right there
+    reaches HOME) and those below it: the names of ~/.ssh's keys, a pass store's accounts, Hermes's profiles
+    are data (red-team round 9 a39). Their entries still get their own rules: only listing those directories
+    themselves (`ls /`, `ls ~`) is refused under Landlock."""
     if any(root == h for h in hidden) or os.path.islink(root):
         return  # a symlink would grant its target's whole tree: the target has its own entry
     below = [h for h in hidden if h.startswith(root.rstrip("/") + "/")]
     if not below:
         rules.append((root, rights if os.path.isdir(root) else rights & FILE_ONLY))
         return
-    rules.append((root, READ_DIR & rights))
+    if not (unlisted and (_within(root, unlisted) or _within(unlisted, root))):
+        rules.append((root, READ_DIR & rights))
     try:
         names = os.listdir(root)
     except OSError:
         return
     for name in names:
-        _carve(os.path.join(root, name), rights, below, rules)
+        _carve(os.path.join(root, name), rights, below, rules, unlisted)
+
+
+def _within(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
 
 
 FS_MAKE_BLOCK = 1 << 11
