@@ -206,6 +206,14 @@ def confine(cfg: ServerConfig, policy: PathPolicy | None, sandbox: Mapping | Non
     return Confinement(spec, env, cwd, state, why=mechanism, writable=narrowed.writable, tmp=tmp if create else "")
 
 
+def trust_line(cfg: ServerConfig) -> str:
+    """How the server's results count for provenance (tools/provenance.py), for doctor and `hermes mcp test`."""
+    if cfg.trusted:
+        return f"results trusted (mcp_servers.{cfg.name}.trusted: true)"
+    return (f"results count as untrusted content: after a call, memory, skill and config writes need approval "
+            f"(mcp_servers.{cfg.name}.trusted: true if you vouch for what it returns)")
+
+
 def unconfined(cfg: ServerConfig) -> Confinement:
     """No session policy was given (library use, unit tests): allowlisted env, no OS sandbox."""
     return Confinement(None, server_env(cfg, paths.user_environ(), None), os.path.expanduser(cfg.cwd) if cfg.cwd else None,
