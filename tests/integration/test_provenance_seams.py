@@ -76,3 +76,64 @@ def test_mcp_test_says_how_the_results_count(scripted, hermes_home, tmp_path):
     model_config(hermes_home, scripted.url, extra=_mcp_config("    trusted: true\n"))
     out = run_hermes("mcp", "test", "ext", home=hermes_home, cwd=str(tmp_path), timeout=120)
     assert "results trusted (mcp_servers.ext.trusted: true)" in out.stdout, out.stdout
+
+
+# -- reads nobody names: the inotify watch over what tainted sessions wrote ----------------------------------
+
+def _session(scripted, home: Path, work: Path, *steps: dict) -> list[str]:
+    scripted.add(*steps, {"content": "ok"})
+    out = run_hermes("chat", "-q", "do it", "-t", "terminal,file,memory,code_execution", home=home, cwd=str(work),
+                     timeout=180)
+    assert out.returncode == 0, out.stderr
+    return _tool_results(scripted)
+
+
+def _terminal(command: str, **more: object) -> dict:
+    return {"tool_calls": [{"name": "terminal", "arguments": {"command": command, **more}}]}
+
+
+@pytest.fixture
+def tainted_tree(scripted, hermes_home, tmp_path):
+    """Session 1 takes in an MCP-free untrusted result (a terminal download shape is not needed: the memory
+    tool's refusal proves the taint) and writes deep/notes.txt after it; plain.txt and other/ before."""
+    work = tmp_path / "work"
+    (work / "deep" / "er").mkdir(parents=True)
+    (work / "other").mkdir()
+    (work / "other" / "ok.txt").write_text("plain\n")
+    model_config(hermes_home, scripted.url, extra="mcp_discovery_timeout: 30\n"
+                 "mcp_single_query_discovery_timeout: 60\nmcp_servers:\n  ext:\n"
+                 f"    command: {sys.executable}\n    args: [{HOSTILE}]\n")
+    scripted.add({"tool_calls": [{"name": "mcp__ext__run_shell", "arguments": {"command": "echo ZEPHYR-INJECT"}}]},
+                 _terminal("echo ZEPHYR-INJECT > deep/er/notes.txt; echo WROTE"),
+                 _memory_add("from the server (s1)"), {"content": "ok"})
+    out = run_hermes("chat", "-q", "do it", "-t", "mcp-ext,terminal,memory", home=hermes_home, cwd=str(work),
+                     timeout=180)
+    assert out.returncode == 0, out.stderr
+    first = _tool_results(scripted)
+    assert "WROTE" in first[1] and "BLOCKED" in first[-1], first
+    model_config(hermes_home, scripted.url)  # later sessions: no MCP server
+    return work
+
+
+@pytest.mark.parametrize("command", [
+    "find . -name 'n*' -exec cat {} + | wc -c",
+    "cat $(ls -d $PWD/deep/*/*) | wc -c",
+    "python3 -c \"import glob; print(len(open(glob.glob('de*/*/no*')[0]).read()))\"",
+    "(sleep 1; tail -c 3 \"$(find . -name '*.txt' -path '*/er/*')\" > /dev/null) & echo started",
+])
+def test_a_command_reading_a_tainted_file_it_does_not_name_taints(scripted, hermes_home, tainted_tree, command):
+    steps = [_terminal(command)]
+    if "&" in command:
+        steps.append(_terminal("sleep 3; echo waited"))
+    results = _session(scripted, hermes_home, tainted_tree, *steps, _memory_add("The user likes short answers"))
+    assert "BLOCKED" in results[-1], results
+    assert "deep/er/notes.txt, read by a process of this conversation" in results[-1], results[-1]
+    assert "short answers" not in _memory_file(hermes_home)
+
+
+def test_commands_that_read_only_clean_files_do_not_taint(scripted, hermes_home, tainted_tree):
+    results = _session(scripted, hermes_home, tainted_tree,
+                       _terminal("ls -R . | wc -l; cat other/ok.txt; find . -name '*.txt' | sort"),
+                       _memory_add("The user likes short answers"))
+    assert "deep/er/notes.txt" in results[0] and "plain" in results[0], results[0]
+    assert "Entry added" in results[-1], results[-1]

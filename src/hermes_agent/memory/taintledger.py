@@ -91,6 +91,11 @@ def any_files(home: Path | str) -> bool:
     return bool(data.get("taint_windows") or data.get("taint_marks"))
 
 
+def ledger_data(home: Path | str) -> dict:
+    """The ledger as last parsed (read-only: callers must not change it)."""
+    return _read(ledger_path(home))
+
+
 def file_source(home: Path | str, path: str, st: os.stat_result) -> str:
     """Why the file at `path` (its stat `st`) carries untrusted content ("" when nothing says so)."""
     data = _read(ledger_path(home))
