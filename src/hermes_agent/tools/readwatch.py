@@ -79,14 +79,14 @@ class ReadWatch:
         from hermes_agent.memory import taintledger
 
         self.ledger_sig = _ledger_sig(self.home)
-        data = taintledger.ledger_data(self.home)
+        data = self.data = taintledger.ledger_data(self.home)
         for path in data.get("taint_marks", {}):
             self._judge_file(path)
         roots: list[str] = []
         for w in data.get("taint_windows", []):
             for r in w.get("roots") or ():
                 roots += self.workspace if r == "/" else [r] if isinstance(r, str) else []
-        roots = sorted(set(roots))
+        roots = sorted({os.path.realpath(r) for r in roots})
         roots = [r for i, r in enumerate(roots) if not any(r.startswith(o.rstrip("/") + "/") for o in roots[:i])]
         self.nfiles = 0
         for root in roots:
@@ -105,6 +105,7 @@ class ReadWatch:
                 self._judge_file(os.path.join(top, name))
 
     def _judge_file(self, path: str) -> None:
+        """`path`: resolved (the ledger's marks, or a regular file os.walk found below a resolved root)."""
         from hermes_agent.memory import taintledger
 
         try:
@@ -113,7 +114,7 @@ class ReadWatch:
             return
         if not stat.S_ISREG(st.st_mode) or (st.st_dev, st.st_ino) in self.inodes:
             return
-        source = taintledger.file_source(self.home, path, st)
+        source = taintledger.source_in(self.data, path, st)
         if source:
             self.inodes[(st.st_dev, st.st_ino)] = (path, source)
             wd = self._add(path, _IN_OPEN | _IN_ACCESS)
