@@ -2,7 +2,7 @@
 once), start the launcher inside the sandbox, send it spawn requests, and hand back Popen-like
 proxies whose exit status the launcher reports and which it signals. Nothing here opens a path the
 sandbox can write: the launcher's log is an anonymous file (memfd) this side holds.
-`sandbox_command` wraps one argv (MCP servers)."""
+`sandbox_launch` wraps one argv (MCP servers)."""
 
 from __future__ import annotations
 
@@ -111,7 +111,7 @@ def landlock_config(spec: SandboxSpec, netns_ok: bool = False) -> dict:
     unseen, reveal = spec.read_view()
     plan = landlock.plan(spec.writable, spec.secrets, abi, spec.sealed, unseen, reveal)
     # pidns: a pid namespace and /proc of the session's own where the launcher may make them (root); MCP servers
-    # and the browser (sandbox_command) keep the host's /proc
+    # and the browser (sandbox_launch) keep the host's /proc
     # netns: where the launcher may make one (root), its own network namespace behind slirp4netns (netns.py)
     resolv = netns.resolv_conf_override() if netns_ok and spec.network else None
     cfg = {"landlock": plan, "network": spec.network, "seccomp": rules, "pidns": True, "binds": _binds(spec),
@@ -157,7 +157,7 @@ def bwrap_seccomp(spec: SandboxSpec) -> dict:
     return BWRAP_SECCOMP
 
 
-def pack_config(cfg: dict) -> str:
+def pack_config(cfg: dict | list) -> str:
     """The keeper's plan as one argument: JSON, or zlib + base64 behind "z:" when it is big (the kernel refuses
     one argument over 128 KiB, and a HOME or /root with many entries makes the Landlock plan that long)."""
     text = json.dumps(cfg, separators=(",", ":"))

@@ -237,19 +237,19 @@ class ServerConnection:
         from mcp.client.stdio import stdio_client
 
         from hermes_agent.terminal.sandbox.launcher import SandboxError
-        from hermes_agent.terminal.sandbox.wrapped import sandbox_command
+        from hermes_agent.terminal.sandbox.wrapped import sandbox_launch
         from hermes_agent.tools.mcp.confine import remove_tmp
 
         conf = self.confinement = self._confine(self.cfg)
         if conf.error:
             raise SandboxError(conf.error)
         stack.callback(remove_tmp, conf.tmp)  # type: ignore[attr-defined]  # runs after the server is gone
-        argv = sandbox_command(conf.spec, [self.cfg.command, *self.cfg.args], cwd=conf.cwd)
+        argv, plan = sandbox_launch(conf.spec, [self.cfg.command, *self.cfg.args], cwd=conf.cwd)
         guard = self._guard = _guard_of(conf)
         if guard is not None:  # checked after each call and when the server is gone (callbacks run last)
             guard.enter(deliver=False)
             stack.callback(guard.leave, hold=True)  # type: ignore[attr-defined]
-        params = StdioServerParameters(command=argv[0], args=argv[1:], env=conf.env, cwd=conf.cwd)
+        params = StdioServerParameters(command=argv[0], args=argv[1:], env={**conf.env, **plan}, cwd=conf.cwd)
         errlog = stack.enter_context(self._errlog())  # type: ignore[attr-defined]
         return await stack.enter_async_context(stdio_client(params, errlog=errlog))  # type: ignore[attr-defined]
 
