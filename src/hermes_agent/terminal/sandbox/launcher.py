@@ -17,7 +17,7 @@ import threading
 import time
 
 from hermes_agent.errors import HermesError
-from hermes_agent.terminal.sandbox import landlock, netns
+from hermes_agent.terminal.sandbox import landlock, netns, proctree
 from hermes_agent.terminal.sandbox.bwrap import bwrap_argv, bwrap_problem
 from hermes_agent.terminal.sandbox.proxy import _HEARTBEAT_S, SandboxedProcess
 from hermes_agent.terminal.sandbox.server import recv_frame, send_frame
@@ -236,6 +236,7 @@ class Launcher:
         self.lost_why = ""  # set when the launcher was killed for not answering
         self._starting: socket.socket | None = None  # a start under way: its socket (abort_start shuts it)
         self._aborted = False  # the session is closing: no start begins (a warm-up's)
+        self.tree: proctree.Tree | None = None  # processes below it when it became ready (`strays`)
 
     def check(self) -> None:
         """The heartbeat, called by whoever waits on the launcher: ping it (at most every _HEARTBEAT_S); when a
@@ -358,10 +359,17 @@ class Launcher:
         if not ok:
             self._fail_start(parent, reply[0].get("error") if reply and isinstance(reply[0], dict) else None)
         self._take_ready(parent, reply[0], list(reply[1]), join)  # type: ignore[index]
+        self.tree = proctree.Tree(self._proc.pid)  # its own processes, before any command
         parent.settimeout(None)
         self._ping_at, self.lost_why = 0.0, ""
         self._sock = parent
         threading.Thread(target=self._read, args=(parent,), name="hermes-sandbox", daemon=True).start()
+
+    def strays(self) -> bool:
+        """Are confined processes alive below it that were not there when it became ready (an orphan of a
+        finished command: `setsid`, double fork, `&`; or a background process)?"""
+        tree, proc = self.tree, self._proc
+        return tree is not None and proc is not None and proc.poll() is None and tree.grown()
 
     def _take_ready(self, parent: socket.socket, ready: dict, fds: list[int], join: netns.NetNS | None) -> None:
         """The launcher's ready frame: the granted ports' listening sockets (relayed), and under Landlock the
