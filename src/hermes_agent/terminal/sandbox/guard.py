@@ -17,7 +17,9 @@ one line for the model (appended to the result) and the user (`notify`).
 When: one `Guard` per set of workspaces in a process, shared by the terminal, background processes,
 execute_code and MCP stdio servers (`guard_for`). `enter()` before confined work starts, `leave()` after it
 ends (a check), `check()` after each MCP tool call. While nothing confined runs, changes are the user's:
-the next `enter()` takes them as the new baseline. Stdlib only."""
+the next `enter()` takes them as the new baseline — unless a sandbox's processes outlived their call
+(`watch`: an orphan of a command), then they are theirs and put back; `settle()` when the session closes.
+Stdlib only."""
 
 from __future__ import annotations
 
