@@ -2,8 +2,8 @@
 scripted model (nobody can be asked: a persisting call in a tainted turn is refused):
 
 - an MCP server's results taint the turn unless the user vouches for the server (`mcp_servers.NAME.trusted`);
-- a file a tainted session wrote taints the session whose confined command reads it, however the command
-  reaches it (`find -exec cat`, `cat $(ls)`, a script building the name): the launcher side watches the
+- a file a tainted session wrote (after a download) taints the session whose confined command reads it, however
+  the command reaches it (`find -exec cat`, `cat $(ls)`, a script building the name): the launcher side watches the
   tainted files' inodes while confined code runs (tools/readwatch.py)."""
 
 from __future__ import annotations
@@ -14,6 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from hermes_agent.terminal.sandbox.bwrap import bwrap_problem
+from hermes_agent.terminal.sandbox.launcher import landlock_problem
+from tests.fixtures.web_site import Site
 from tests.helpers import model_config, run_hermes
 
 HOSTILE = str(Path(__file__).resolve().parents[1] / "fixtures" / "mcp_hostile_server.py")
@@ -93,25 +96,28 @@ def _terminal(command: str, **more: object) -> dict:
 
 
 @pytest.fixture
-def tainted_tree(scripted, hermes_home, tmp_path):
-    """Session 1 takes in an MCP-free untrusted result (a terminal download shape is not needed: the memory
-    tool's refusal proves the taint) and writes deep/notes.txt after it; plain.txt and other/ before."""
+def site():
+    with Site() as s:
+        yield s
+
+
+@pytest.fixture(params=["bwrap", "landlock"])
+def tainted_tree(request, scripted, hermes_home, tmp_path, site):
+    """Session 1 downloads a page (tainted: its memory write is refused) and writes deep/er/notes.txt after it;
+    other/ok.txt was there before."""
     work = tmp_path / "work"
     (work / "deep" / "er").mkdir(parents=True)
     (work / "other").mkdir()
     (work / "other" / "ok.txt").write_text("plain\n")
-    model_config(hermes_home, scripted.url, extra="mcp_discovery_timeout: 30\n"
-                 "mcp_single_query_discovery_timeout: 60\nmcp_servers:\n  ext:\n"
-                 f"    command: {sys.executable}\n    args: [{HOSTILE}]\n")
-    scripted.add({"tool_calls": [{"name": "mcp__ext__run_shell", "arguments": {"command": "echo ZEPHYR-INJECT"}}]},
-                 _terminal("echo ZEPHYR-INJECT > deep/er/notes.txt; echo WROTE"),
-                 _memory_add("from the server (s1)"), {"content": "ok"})
-    out = run_hermes("chat", "-q", "do it", "-t", "mcp-ext,terminal,memory", home=hermes_home, cwd=str(work),
-                     timeout=180)
-    assert out.returncode == 0, out.stderr
-    first = _tool_results(scripted)
-    assert "WROTE" in first[1] and "BLOCKED" in first[-1], first
-    model_config(hermes_home, scripted.url)  # later sessions: no MCP server
+    problem = bwrap_problem() if request.param == "bwrap" else landlock_problem()
+    if problem:
+        pytest.skip(problem)
+    model_config(hermes_home, scripted.url, extra=f"sandbox:\n  mechanism: {request.param}\n")
+    first = _session(scripted, hermes_home, work,
+                     _terminal(f"curl -s -m 3 {site.url}/inject.html > /dev/null; echo ZEPHYR-INJECT > deep/er/notes.txt;"
+                               " echo WROTE"),
+                     _memory_add("from the page (s1)"))
+    assert "WROTE" in first[0] and "BLOCKED" in first[-1], first
     return work
 
 
