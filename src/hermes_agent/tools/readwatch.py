@@ -31,6 +31,7 @@ import logging
 import os
 import stat
 import struct
+import threading
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +40,8 @@ _IN_ACCESS, _IN_OPEN, _IN_MOVED_TO, _IN_CREATE = 0x1, 0x20, 0x80, 0x100
 _IN_Q_OVERFLOW, _IN_ISDIR = 0x4000, 0x40000000
 _IN_ONLYDIR, _IN_DONT_FOLLOW, _IN_EXCL_UNLINK = 0x01000000, 0x02000000, 0x04000000
 _IN_NONBLOCK, _IN_CLOEXEC = 0o4000, 0o2000000
-_DIR_MASK = _IN_OPEN | _IN_ACCESS | _IN_CREATE | _IN_MOVED_TO | _IN_ONLYDIR
+# folders: opens only (every read starts with one; IN_ACCESS per read() of every file would flood the queue)
+_DIR_MASK = _IN_OPEN | _IN_CREATE | _IN_MOVED_TO | _IN_ONLYDIR
 _EVENT = struct.Struct("iIII")
 
 
@@ -128,11 +130,16 @@ class ReadWatch:
             return f"a file a tainted session may have written (hermes could not watch them all: {self.incomplete})"
         if self.fd < 0:
             return ""
-        try:
-            data = os.read(self.fd, 65536)
-        except BlockingIOError:
-            return ""
-        pos, found = 0, ""
+        chunks = []
+        while True:  # everything queued: a tainted read may sit behind many clean ones
+            try:
+                chunk = os.read(self.fd, 65536)
+            except BlockingIOError:
+                break
+            chunks.append(chunk)
+            if len(chunk) < 4096:
+                break
+        data, pos, found = b"".join(chunks), 0, ""
         while pos + _EVENT.size <= len(data):
             wd, mask, _cookie, size = _EVENT.unpack_from(data, pos)
             name = data[pos + _EVENT.size:pos + _EVENT.size + size].rstrip(b"\0")
@@ -187,11 +194,19 @@ def _ledger_sig(home: str) -> tuple:
 _sig_cache: list = [None, ()]
 
 
+_LOCK = threading.Lock()  # parallel tool calls of one conversation look at the same watch
+
+
 def look(ctx: object, when: str) -> None:
     """Before and after each tool call of a clean conversation: taint it when one of its processes read a file
     a tainted session wrote. Makes the watch on first need; `when` names the moment for the log."""
     if getattr(ctx, "untrusted", ""):
         return
+    with _LOCK:
+        _look(ctx, when)
+
+
+def _look(ctx: object, when: str) -> None:
     watch = getattr(ctx, "read_watch", None)
     home = str(ctx.settings.home)  # type: ignore[attr-defined]
     try:
