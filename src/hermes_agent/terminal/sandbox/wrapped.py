@@ -5,6 +5,7 @@ launcher.py, whose long-lived launcher serves the terminal's commands."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 from hermes_agent.terminal.sandbox import netns
@@ -22,10 +23,12 @@ from hermes_agent.terminal.sandbox.launcher import (
 from hermes_agent.terminal.sandbox.spec import SandboxSpec
 
 PLAN_ENV = "HERMES_SANDBOX_PLAN"
-# bwrap's options (the names of hidden paths) go to bwrap through `--args FD`, as the terminal launcher's: this
+# bwrap's options (the names of hidden paths) go to bwrap through `--args FD`, as the terminal launcher's: a
 # stub, started by whoever starts the program (the MCP SDK, Playwright, a search), takes them from its
-# environment (PLAN_ENV: readable only with ptrace rights over it, which confined code never has), writes them
-# to an anonymous file and becomes bwrap. Stdlib only, no hermes import: a few ms.
+# environment (PLAN_ENV: readable only with ptrace rights over it, which confined code never has) and becomes
+# bwrap reading them from a descriptor. bash: the options NUL-separated by `printf %b` into a pipe (4 ms);
+# python (no bash, or a plan too big for one variable unpacked): an anonymous file (a python start, 15-70 ms).
+_BASH_STUB = 'exec 4< <(printf %b "$' + PLAN_ENV + '"); unset ' + PLAN_ENV + '; exec "$0" --args 4 "$@"'
 _ARGS_STUB = (
     "import json,os,sys\n"
     "p=os.environ.pop('" + PLAN_ENV + "','')\n"
@@ -57,6 +60,9 @@ def sandbox_launch(spec: SandboxSpec | None, argv: list[str], cwd: str | None = 
         cmd = [prefix[0], "--", *boot, *argv]
         if own_net:  # behind the wrapper that starts slirp4netns (netwrap.py); it passes the options by fd
             return netwrap.wrapped("bwrap", cmd, _BOOT, CONFINED_TAG), plan
+        escaped = "".join(a.replace("\\", "\\\\") + "\\0000" for a in prefix[1:-1])  # printf %b: NUL after each
+        if len(escaped) < 120_000 and os.path.isfile("/bin/bash"):
+            return ["/bin/bash", "-c", _BASH_STUB, *cmd], {PLAN_ENV: escaped}
         return [sys.executable, "-I", "-S", "-c", _ARGS_STUB, *cmd], plan
     if mechanism == "landlock":
         _not_dumpable()

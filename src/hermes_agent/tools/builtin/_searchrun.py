@@ -133,7 +133,7 @@ def _hits(backend: TerminalBackend, q: s.Query, root: str, path_env: str | None,
     run = _confined(backend, s.rg_content_args(rg, q, root)) if rg else None
     if run:
         cwd = root if posixpath.isdir(root) else posixpath.dirname(root)
-        return s.parse_rg_json(s.stream_process(*run, cwd=cwd, stop=stop), q.context), "rg"
+        return s.parse_rg_json(s.stream_process(run[0], cwd, stop, env=run[1]), q.context), "rg"
     opener = backend.open_bytes if isinstance(backend, GuardedBackend) else None
     return s.python_content(root, q, stop, guard.hide if guard else None, opener), "python"
 
@@ -159,7 +159,7 @@ def _find_files(backend: TerminalBackend, glob: str, root: str, path_env: str | 
     rg = s.find_rg(path_env) if use_rg else None
     run = _confined(backend, s.rg_files_args(rg, glob, root, guard.exclude if guard else ())) if rg else None
     if run:
-        lines = s.stream_process(*run, cwd=root, stop=stop)
+        lines = s.stream_process(run[0], root, stop, env=run[1])
         out = []
         for line in lines:
             if guard is not None and not guard.visible(line.rstrip("\n")):
