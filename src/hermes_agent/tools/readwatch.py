@@ -208,6 +208,8 @@ def look(ctx: object, when: str) -> None:
 
 def _look(ctx: object, when: str) -> None:
     watch = getattr(ctx, "read_watch", None)
+    if watch is not None and watch.fd < 0:  # closed when the last conversation was tainted: this one is new
+        watch = None
     home = str(ctx.settings.home)  # type: ignore[attr-defined]
     try:
         if watch is None:
