@@ -80,6 +80,8 @@ class ReadWatch:
         """Watch the ledger's roots (again, after the ledger changed: new windows, new marks)."""
         from hermes_agent.memory import taintledger
 
+        if self.fd < 0:  # no inotify here: `incomplete` says so, every confined call counts as a read
+            return
         self.ledger_sig = _ledger_sig(self.home)
         data = self.data = taintledger.ledger_data(self.home)
         for path in data.get("taint_marks", {}):
