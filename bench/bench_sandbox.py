@@ -12,6 +12,8 @@ metadata check ("landlock-nonotify"): the difference is that check's cost; comma
 With --netns, bwrap also runs once with the host's network ("bwrap-hostnet": slirp4netns switched off for
 its launcher), the session start of both is the median of 5 fresh backends, and the per-command cost of
 reading the namespace's byte counters (LocalBackend.network_input, once per terminal call) is printed.
+The stray-process probe (SandboxRunner.strays: the launcher's process tree read from /proc, once per guarded
+call) is timed on its own for each sandbox.
 Run: .venv/bin/python bench/bench_sandbox.py [--calls N] [--runs R] [--repo] [--metadata] [--netns]"""
 
 from __future__ import annotations
@@ -200,6 +202,15 @@ def main() -> None:
             b.guard = lambda: None  # type: ignore[method-assign]
     for b in backends.values():
         b.execute("true")  # launcher start and first-call state are not what this measures
+    for name in ("bwrap", "landlock"):  # the guard asks it after every confined call (guard.py `watch`)
+        if name in backends and backends[name]._runner is not None:
+            probe = backends[name]._runner.strays
+            samples = []
+            for _ in range(args.calls * args.runs):
+                t = time.perf_counter()
+                probe()
+                samples.append(time.perf_counter() - t)
+            print(f"stray-process probe per command ({name}): {statistics.median(samples) * 1e6:.0f} us")
     if args.netns and "bwrap" in backends:
         backends["bwrap-hostnet"] = host_net(lambda: started("bwrap", work))
     if args.metadata and landlock_problem() is None:

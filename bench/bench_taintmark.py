@@ -2,7 +2,9 @@
 call of an untainted conversation: a command naming 6 paths (one a glob) and a read_file, against an empty
 ledger and against one holding W taint windows; writer side, per confined call of a tainted conversation: the
 window's sign of life (a locked rewrite of the ledger). Medians of N calls.
-Run: .venv/bin/python bench/bench_taintmark.py [--calls N] [--windows W]"""
+The read watch (tools/readwatch.py): its walk once per conversation over a tree of F files (some tainted) and
+its look per tool call (no read since the last look; one read of a clean file of a watched folder).
+Run: .venv/bin/python bench/bench_taintmark.py [--calls N] [--windows W] [--files F]"""
 
 from __future__ import annotations
 
@@ -35,6 +37,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--calls", type=int, default=300)
     ap.add_argument("--windows", type=int, default=1000)
+    ap.add_argument("--files", type=int, default=10000)
     a = ap.parse_args()
     from hermes_agent.memory import taintledger
     from hermes_agent.tools import taintmark
@@ -58,6 +61,39 @@ def main() -> None:
         print(f"untainted reader, ledger without taint:   command {empty:.3f} ms, read_file {read_empty:.3f} ms")
         print(f"untainted reader, {a.windows} windows:          command {full:.3f} ms, read_file {read_full:.3f} ms")
         print(f"tainted writer, per confined call ({a.windows} windows): {touch:.3f} ms")
+    read_watch(a.calls, a.files)
+
+
+def read_watch(calls: int, files: int) -> None:
+    from hermes_agent.memory import taintledger
+    from hermes_agent.tools import readwatch
+
+    with tempfile.TemporaryDirectory() as tmp:
+        home, work = f"{tmp}/home", f"{tmp}/work"
+        os.makedirs(home)
+        for i in range(files):
+            os.makedirs(f"{work}/d{i // 100}", exist_ok=True)
+            open(f"{work}/d{i // 100}/f{i}.txt", "w").write("x")
+        start = taintledger.open_window(home, [work], "a page", time.time_ns())
+        for i in range(0, files, 100):
+            open(f"{work}/d{i // 100}/t{i}.txt", "w").write("tainted")
+        taintledger.touch_window(home, start, end=True)
+        ctx = ctx_for(home, work)
+        ctx.read_watch, ctx.traffic_watch = None, True
+        t = time.perf_counter()
+        readwatch.look(ctx, "bench")
+        walk = (time.perf_counter() - t) * 1000
+        idle = median_ms(lambda: readwatch.look(ctx, "bench"), calls)
+        clean = f"{work}/d1/f150.txt"
+
+        def one_read() -> None:
+            with open(clean) as f:
+                f.read()
+            readwatch.look(ctx, "bench")
+        busy = median_ms(one_read, calls)
+        w = ctx.read_watch
+        print(f"read watch, {files} files in {len(w.dirs)} folders ({len(w.files)} tainted): walk {walk:.1f} ms once;"
+              f" per call {idle:.4f} ms idle, {busy:.4f} ms after a clean read; tainted? {bool(ctx.untrusted)}")
 
 
 if __name__ == "__main__":

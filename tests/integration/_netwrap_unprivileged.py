@@ -1,5 +1,5 @@
 """Helper of test_mcp_netns: run as an unprivileged user (setpriv) with the system python: a program wrapped by
-hermes's `sandbox_command` (as an MCP stdio server or the browser is) probes the host's loopback port and the
+hermes's `sandbox_launch` (as an MCP stdio server or the browser is) probes the host's loopback port and the
 cloud metadata address, without and with the port granted. argv: mechanism, home, port."""
 
 import os
@@ -10,7 +10,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 from hermes_agent.approval.policy import PathPolicy  # noqa: E402
 from hermes_agent.terminal.sandbox.spec import spec_from_policy  # noqa: E402
-from hermes_agent.terminal.sandbox.wrapped import sandbox_command  # noqa: E402
+from hermes_agent.terminal.sandbox.wrapped import sandbox_launch  # noqa: E402
 
 PROBE = ("import socket, sys\nfor a, p in (('127.0.0.1', int(sys.argv[1])), ('169.254.169.254', 80)):\n"
          "    try:\n        s = socket.create_connection((a, p), timeout=5); s.sendall(b'GET / HTTP/1.0\\r\\n\\r\\n')\n"
@@ -22,8 +22,8 @@ policy = PathPolicy.build(workspace=[os.path.join(home, "work")], hermes_home=os
                           home=home)
 for grant in ((), (int(port),)):
     spec = spec_from_policy(policy, mechanism=mechanism, loopback_ports=grant)
-    res = subprocess.run(sandbox_command(spec, [sys.executable, "-c", PROBE, port]), capture_output=True,
-                         text=True, timeout=120, check=False)
+    argv, plan = sandbox_launch(spec, [sys.executable, "-c", PROBE, port])
+    res = subprocess.run(argv, capture_output=True, env={**os.environ, **plan}, text=True, timeout=120, check=False)
     tag = "GRANTED" if grant else "SHUT"
     for line in res.stdout.splitlines():
         print(tag, line)

@@ -184,6 +184,10 @@ def finish_context_watch(ctx: ToolContext) -> None:
         from hermes_agent.tools import ctxwatch
 
         ctxwatch.finish(ctx)
+    if ctx.read_watch is not None:  # tools/readwatch.py
+        from hermes_agent.tools import readwatch
+
+        readwatch.finish(ctx)
     if ctx.taint_window is not None or ctx.untrusted:  # provenance in the data (tools/taintmark.py)
         from hermes_agent.tools import taintmark
 

@@ -348,7 +348,7 @@ def check_mcp(settings: Settings) -> list[Finding]:
 
     from hermes_agent.approval.policy import policy_for_settings
     from hermes_agent.tools.mcp.config import parse_servers
-    from hermes_agent.tools.mcp.confine import confine
+    from hermes_agent.tools.mcp.confine import confine, trust_line
 
     servers, errors = parse_servers(settings.cfg.mcp_servers, settings.env)
     out = [Finding("fail", f"MCP server {name}: {err}") for name, err in errors.items()]
@@ -357,9 +357,9 @@ def check_mcp(settings: Settings) -> list[Finding]:
         if not cfg.enabled:
             continue
         if cfg.transport == "http":
-            out.append(Finding("info", f"MCP server {cfg.name}: remote ({cfg.url}), no local process"))
+            out.append(Finding("info", f"MCP server {cfg.name}: remote ({cfg.url}), no local process; {trust_line(cfg)}"))
             continue
         conf = confine(cfg, policy, sandbox, create=False)
         level = "fail" if conf.error else "warn" if conf.spec is None else "ok"
-        out.append(Finding(level, f"MCP server {cfg.name}: {conf.describe()}"))
+        out.append(Finding(level, f"MCP server {cfg.name}: {conf.describe()}; {trust_line(cfg)}"))
     return out

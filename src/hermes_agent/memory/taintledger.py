@@ -91,12 +91,20 @@ def any_files(home: Path | str) -> bool:
     return bool(data.get("taint_windows") or data.get("taint_marks"))
 
 
+def ledger_data(home: Path | str) -> dict:
+    """The ledger as last parsed (read-only: callers must not change it)."""
+    return _read(ledger_path(home))
+
+
 def file_source(home: Path | str, path: str, st: os.stat_result) -> str:
     """Why the file at `path` (its stat `st`) carries untrusted content ("" when nothing says so)."""
-    data = _read(ledger_path(home))
+    return source_in(_read(ledger_path(home)), os.path.realpath(path), st)
+
+
+def source_in(data: dict, real: str, st: os.stat_result) -> str:
+    """file_source against the parsed ledger `data`, for a path already resolved (`real`): a walk's many files."""
     if not data:
         return ""
-    real = os.path.realpath(path)
     mark = data.get("taint_marks", {}).get(real)
     if isinstance(mark, list) and len(mark) == 3 and mark[:2] == [st.st_ino, st.st_ctime_ns]:
         return str(mark[2])

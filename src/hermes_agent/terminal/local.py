@@ -129,7 +129,9 @@ class LocalBackend:
         from hermes_agent.terminal.sandbox.guard import guard_for
 
         spec = runner.spec
-        return guard_for(spec.workspaces, spec.quarantine, self._notice, (*spec.writable, *spec.pinned))
+        guard = guard_for(spec.workspaces, spec.quarantine, self._notice, (*spec.writable, *spec.pinned))
+        guard.watch(runner.strays)  # orphans of finished commands (setsid, `&`): their changes are not the user's
+        return guard
 
     def network_input(self) -> bool | None:
         """Did a command bring content in from the network since the last look (SandboxRunner.network_input)?
@@ -552,8 +554,11 @@ class LocalBackend:
             except (ProcessLookupError, PermissionError):
                 pass
         if self._runner is not None:
+            guard = self.guard()
             self._runner.close()
             self._runner = None
+            if guard is not None:  # what processes that outlived their calls changed until they were killed
+                guard.settle()
         if self._state_dir:
             shutil.rmtree(self._state_dir, ignore_errors=True)
             if self._record is not None:

@@ -76,6 +76,7 @@ class ToolContext:
     taint_session: str = ""
     taint_touched: int = 0
     last_call_ns: int = 0
+    read_watch: object | None = None  # reads of tainted files by this session's processes (tools/readwatch.py)
     _local_backend: TerminalBackend | None = field(default=None, repr=False)
 
     def backend(self) -> TerminalBackend:

@@ -167,6 +167,10 @@ def _run_one(name: str, raw_args: dict, offered: Collection[str] | None, task_id
     since, clean = _call_started(ctx), ctx is not None and not ctx.untrusted
     if ctx is not None and (ctx.traffic_watch or origin):  # what confined code fetched since the last look
         _taint_by_traffic(origin or "a command run earlier", ctx)
+    if ctx is not None and not ctx.untrusted:  # ... and read of what tainted sessions wrote (tools/readwatch.py)
+        from hermes_agent.tools import readwatch
+
+        readwatch.look(ctx, "before " + name)
     if not (clean and ctx.untrusted):  # tainted before, or not by bytes seen now: the window starts with this call
         since = ctx.last_call_ns if ctx is not None else 0
     if ctx is not None and entry.approval == "command" and not ctx.untrusted:
@@ -185,6 +189,10 @@ def _run_one(name: str, raw_args: dict, offered: Collection[str] | None, task_id
         ctx.taint(f"the result of {name}")
     if ctx is not None and entry.approval == "command":
         _taint_by_traffic(name, ctx)
+    if ctx is not None and not ctx.untrusted:
+        from hermes_agent.tools import readwatch
+
+        readwatch.look(ctx, "after " + name)
     if ctx is not None and ctx.untrusted:
         from hermes_agent.tools import taintmark
 

@@ -9,8 +9,9 @@ reading side is tainted (ledger: memory/taintledger.py):
   a mark, a command or script whose text names one (`cat notes.html`, `cp notes.html x`, a glob), a
   session_search that returns messages of a marked session.
 
-What is not seen: a command that finds the file without naming it (`find -exec`, a script building the name);
-a file changed again later by someone else (its ctime moves: the later writer vouches for it)."""
+A command that finds the file without naming it (`find -exec`, a script building the name) is seen by its
+reads (tools/readwatch.py). Not seen: a file changed again later by someone else (its ctime moves: the later
+writer vouches for it)."""
 
 from __future__ import annotations
 

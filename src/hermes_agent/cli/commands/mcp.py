@@ -163,6 +163,9 @@ def _test(args: argparse.Namespace, settings: Settings) -> int:
     print(f"Connecting to {args.name} ({cfg.transport}: {cfg.target}) ...")
     if cfg.transport == "stdio":
         print(f"  {confine(cfg).describe()}")
+    from hermes_agent.tools.mcp.confine import trust_line
+
+    print(f"  {trust_line(cfg)}")
     t0 = time.perf_counter()
     try:
         ok = manager.start().wait_ready(cfg.connect_timeout + 5)

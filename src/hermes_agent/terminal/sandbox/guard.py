@@ -17,7 +17,9 @@ one line for the model (appended to the result) and the user (`notify`).
 When: one `Guard` per set of workspaces in a process, shared by the terminal, background processes,
 execute_code and MCP stdio servers (`guard_for`). `enter()` before confined work starts, `leave()` after it
 ends (a check), `check()` after each MCP tool call. While nothing confined runs, changes are the user's:
-the next `enter()` takes them as the new baseline. Stdlib only."""
+the next `enter()` takes them as the new baseline — unless a sandbox's processes outlived their call
+(`watch`: an orphan of a command), then they are theirs and put back; `settle()` when the session closes.
+Stdlib only."""
 
 from __future__ import annotations
 
@@ -51,6 +53,8 @@ class Guard:
         from hermes_agent.terminal.sandbox import byhand
 
         byhand.remember(self.workspaces)  # the session report's baseline, if the CLI did not take it yet
+        self._probes: list[Callable[[], bool]] = []  # are confined processes alive past their calls? (`watch`)
+        self._stray = False  # they were, at the last check: what changes until the next one is theirs
 
     def enter(self, *, deliver: bool = True) -> list[str]:
         """Confined work is about to start: what changed since the last check is put back when confined
@@ -60,7 +64,7 @@ class Guard:
             if self._base is None:
                 self._base = self._scan(None, None)
                 notes: list[str] = []
-            elif self._active:
+            elif self._active or self._stray:  # confined work ran since the last check, or may have
                 notes = self._check()
             else:
                 quiet, spots = self._light()
@@ -80,10 +84,36 @@ class Guard:
         with self._lock:
             self._active = max(0, self._active - 1)
             notes = self._check() if self._base is not None else []
+            self._stray = not self._active and self._strays()
             if hold:
                 self._held += notes
                 return []
             return notes
+
+    def watch(self, probe: Callable[[], bool]) -> None:
+        """`probe()` says whether confined processes of a sandbox live past the calls that started them
+        (SandboxRunner.strays); while one does, changes are theirs, not the user's."""
+        with self._lock:
+            if probe not in self._probes:
+                self._probes.append(probe)
+
+    def _strays(self) -> bool:
+        for probe in self._probes:
+            try:
+                if probe():
+                    return True
+            except Exception:  # noqa: BLE001 - cannot tell: count them as alive
+                return True
+        return False
+
+    def settle(self) -> list[str]:
+        """The sandbox's processes are gone (the session closes): what they changed since the last check is
+        put back (each line goes to `notify` as well)."""
+        with self._lock:
+            if not self._stray or self._base is None:
+                return []
+            self._stray = False
+            return self._check()
 
     def check(self) -> list[str]:
         """A check while confined work goes on (after an MCP tool call)."""

@@ -2,7 +2,7 @@
 once), start the launcher inside the sandbox, send it spawn requests, and hand back Popen-like
 proxies whose exit status the launcher reports and which it signals. Nothing here opens a path the
 sandbox can write: the launcher's log is an anonymous file (memfd) this side holds.
-`sandbox_command` wraps one argv (MCP servers)."""
+`sandbox_launch` wraps one argv (MCP servers)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ import threading
 import time
 
 from hermes_agent.errors import HermesError
-from hermes_agent.terminal.sandbox import landlock, netns
+from hermes_agent.terminal.sandbox import landlock, netns, proctree
 from hermes_agent.terminal.sandbox.bwrap import bwrap_argv, bwrap_problem
 from hermes_agent.terminal.sandbox.proxy import _HEARTBEAT_S, SandboxedProcess
 from hermes_agent.terminal.sandbox.server import recv_frame, send_frame
@@ -111,7 +111,7 @@ def landlock_config(spec: SandboxSpec, netns_ok: bool = False) -> dict:
     unseen, reveal = spec.read_view()
     plan = landlock.plan(spec.writable, spec.secrets, abi, spec.sealed, unseen, reveal)
     # pidns: a pid namespace and /proc of the session's own where the launcher may make them (root); MCP servers
-    # and the browser (sandbox_command) keep the host's /proc
+    # and the browser (sandbox_launch) keep the host's /proc
     # netns: where the launcher may make one (root), its own network namespace behind slirp4netns (netns.py)
     resolv = netns.resolv_conf_override() if netns_ok and spec.network else None
     cfg = {"landlock": plan, "network": spec.network, "seccomp": rules, "pidns": True, "binds": _binds(spec),
@@ -157,7 +157,7 @@ def bwrap_seccomp(spec: SandboxSpec) -> dict:
     return BWRAP_SECCOMP
 
 
-def pack_config(cfg: dict) -> str:
+def pack_config(cfg: dict | list) -> str:
     """The keeper's plan as one argument: JSON, or zlib + base64 behind "z:" when it is big (the kernel refuses
     one argument over 128 KiB, and a HOME or /root with many entries makes the Landlock plan that long)."""
     text = json.dumps(cfg, separators=(",", ":"))
@@ -236,6 +236,7 @@ class Launcher:
         self.lost_why = ""  # set when the launcher was killed for not answering
         self._starting: socket.socket | None = None  # a start under way: its socket (abort_start shuts it)
         self._aborted = False  # the session is closing: no start begins (a warm-up's)
+        self.tree: proctree.Tree | None = None  # processes below it when it became ready (`strays`)
 
     def check(self) -> None:
         """The heartbeat, called by whoever waits on the launcher: ping it (at most every _HEARTBEAT_S); when a
@@ -358,10 +359,17 @@ class Launcher:
         if not ok:
             self._fail_start(parent, reply[0].get("error") if reply and isinstance(reply[0], dict) else None)
         self._take_ready(parent, reply[0], list(reply[1]), join)  # type: ignore[index]
+        self.tree = proctree.Tree(self._proc.pid)  # its own processes, before any command
         parent.settimeout(None)
         self._ping_at, self.lost_why = 0.0, ""
         self._sock = parent
         threading.Thread(target=self._read, args=(parent,), name="hermes-sandbox", daemon=True).start()
+
+    def strays(self) -> bool:
+        """Are confined processes alive below it that were not there when it became ready (an orphan of a
+        finished command: `setsid`, double fork, `&`; or a background process)?"""
+        tree, proc = self.tree, self._proc
+        return tree is not None and proc is not None and proc.poll() is None and tree.grown()
 
     def _take_ready(self, parent: socket.socket, ready: dict, fds: list[int], join: netns.NetNS | None) -> None:
         """The launcher's ready frame: the granted ports' listening sockets (relayed), and under Landlock the

@@ -1,6 +1,7 @@
-"""One wrapped program's own network namespace (`wrapped.sandbox_command`: MCP stdio servers, the browser),
+"""One wrapped program's own network namespace (`wrapped.sandbox_launch`: MCP stdio servers, the browser),
 the terminal launcher's (netns.py) for a program hermes does not start itself: the MCP SDK or Playwright
-starts `python -I -S -c BOOT netwrap_main TAG PLAN bwrap ... exec_main ...`, and this process, unconfined and
+starts `python -I -S -c BOOT netwrap_main TAG PLAN bwrap -- ... exec_main ...` (bwrap's options in its
+environment, passed on to bwrap by `--args FD`: no command line shows them), and this process, unconfined and
 tagged like a launcher (peer.py counts what it relays as confined), stays between them and the sandbox:
 
 1. it starts the sandbox (bwrap with `--unshare-net`, or the Landlock keeper, which makes the namespace
@@ -32,22 +33,29 @@ _HANDSHAKE_S = 30.0  # a loaded 2-core machine: bwrap, python and the plan befor
 
 
 def main(plan: dict, argv: list[str]) -> None:
-    """The wrapper's body (`server.netwrap_main`); `plan`: {"mechanism", "insert_at"}, `argv`: the sandbox."""
+    """The wrapper's body (`server.netwrap_main`); `plan`: {"mechanism"}, `argv`: the sandbox (bwrap: its program
+    and the rest after its options, which come from the environment and reach bwrap by fd)."""
     import ctypes
 
-    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM, 0, 0, 0)  # PR_SET_PDEATHSIG: the caller died
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(1, signal.SIGTERM, 0, 0, 0)  # PR_SET_PDEATHSIG: the caller died
+    libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0: its environment (the plan it came with) needs CAP_SYS_PTRACE
     parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     child.set_inheritable(True)
     passed = [child.fileno()]
     info_r = None
     argv = list(argv)
-    if plan.get("mechanism") == "bwrap":
+    if plan.get("mechanism") == "bwrap":  # its options (wrapped.PLAN_ENV) go to bwrap by fd, with the namespace's
+        from hermes_agent.terminal.sandbox.launcher import _args_fd
         from hermes_agent.terminal.sandbox.netns import bwrap_net_options
+        from hermes_agent.terminal.sandbox.server import unpack_config
+        from hermes_agent.terminal.sandbox.wrapped import PLAN_ENV
 
         info_r, more = bwrap_net_options(passed)
-        at = int(plan["insert_at"])
-        argv[at:at] = more
-        argv = _without_gone_sockets(argv, at)
+        options = unpack_config(os.environ.pop(PLAN_ENV, "") or "[]") + more
+        options = _without_gone_sockets(options, len(options))
+        passed.append(_args_fd(options))
+        argv[1:1] = ["--args", str(passed[-1])]
     for fd in passed:
         os.set_inheritable(fd, True)
     try:
@@ -70,7 +78,7 @@ def main(plan: dict, argv: list[str]) -> None:
 def _without_gone_sockets(argv: list[str], end: int) -> list[str]:
     """bwrap's cover of a host socket (`--ro-bind /dev/null PATH`, bwrap._hidden_sockets) dropped when the socket
     went away since hermes planned it (containerd's shims come and go): bwrap would fail to create the mount
-    point, and a socket that is gone needs no cover. Only the options before `end` (bwrap's own) are looked at."""
+    point, and a socket that is gone needs no cover. Only the first `end` items (bwrap's options) are looked at."""
     out, i = [], 0
     while i < len(argv):
         if i + 2 < end and argv[i:i + 2] == ["--ro-bind", "/dev/null"] and not os.path.lexists(argv[i + 2]):
@@ -155,7 +163,8 @@ def handshake(cfg: dict) -> None:
         os._exit(125)
 
 
-def wrapped(mechanism: str, insert_at: int, argv: list[str], boot: str, tag: str) -> list[str]:
-    """`argv` (the sandbox's command line) behind the wrapper."""
-    plan = {"mechanism": mechanism, "insert_at": insert_at}
+def wrapped(mechanism: str, argv: list[str], boot: str, tag: str) -> list[str]:
+    """`argv` (the sandbox's command line; bwrap's options in the environment, wrapped.PLAN_ENV) behind the
+    wrapper."""
+    plan = {"mechanism": mechanism}
     return [sys.executable, "-I", "-S", "-c", boot + "netwrap_main; netwrap_main()", tag, json.dumps(plan), *argv]

@@ -53,12 +53,16 @@ def venv_of(path: str, stop: Iterable[str] = ()) -> str | None:
 
 
 def bin_risky(venv: str, name: str, data: bytes | None, writable: Writable) -> str:
-    """Why a new or changed file `name` of `venv`/bin may not stay ("" when it may): an activate script
-    only as the base Python's own template renders it, a console script only in the shape installers write
+    """Why a new or changed file `name` of `venv`/bin may not stay ("" when it may): a file of the shape uv venv or
+    virtualenv writes (venvshapes.py), an activate script as the base Python's own template renders it, a console script only in the shape installers write
     (a shebang naming the venv's python, imports, `sys.exit(entry())`); anything else (a shell script, a
     binary) is code the user will run."""
     if data is None:
         return "it is not a plain readable file, so it cannot be checked (" + _BIN_WHY + ")"
+    from hermes_agent.terminal.sandbox.venvshapes import known_file
+
+    if known_file(venv, data):  # uv venv's or virtualenv's own activate scripts, recognised by their shape
+        return ""
     if name.lower().startswith("activate"):
         return "" if _activate_ok(venv, name, data, writable) else f"it is not the activate script venv writes ({_BIN_WHY})"
     if console_ok(venv, data, writable) or _installed(venv, name, data):

@@ -164,6 +164,12 @@ class SandboxRunner:
             return None
         return any(seen)
 
+    def strays(self) -> bool:
+        """Confined processes outlived the calls that started them (Launcher.strays), in any launcher."""
+        with self._lock:
+            launchers = [x for x in (*self._retired, self._launcher) if x is not None]
+        return any(launcher.strays() for launcher in launchers)
+
     def close(self) -> None:
         with self._lock:
             launchers = [*self._retired, self._launcher, self._plain]

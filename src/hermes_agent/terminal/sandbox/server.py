@@ -531,18 +531,26 @@ def netwrap_main() -> None:
     netwrap.main(json.loads(sys.argv[2]), sys.argv[3:])
 
 
-def exec_main() -> None:
-    """`sandbox_command` for Landlock: argv[1] is the tag, argv[2] the config (JSON), argv[3:] the program.
-    As the launcher: a keeper stays in the outer domain and kills every descendant when the program ends
-    (or hermes dies, or the program's group is sent SIGTERM); the program runs in the inner domain."""
-    _prctl(_PR_SET_DUMPABLE, 0)  # the keeper; the program is dumpable again after its execve
-    raw = sys.argv[2]
-    if raw.startswith("z:"):  # launcher.pack_config
+def unpack_config(raw: str):  # type: ignore[no-untyped-def]
+    """launcher.pack_config's text back (JSON, or zlib + base64 behind "z:")."""
+    if raw.startswith("z:"):
         import base64
         import zlib
 
         raw = zlib.decompress(base64.b64decode(raw[2:])).decode()
-    cfg = json.loads(raw)
+    return json.loads(raw)
+
+
+def exec_main() -> None:
+    """`sandbox_launch` for Landlock: argv[1] is the tag, argv[2] the config (JSON; "env": in HERMES_SANDBOX_PLAN,
+    the way sandbox_launch passes it), argv[3:] the program.
+    As the launcher: a keeper stays in the outer domain and kills every descendant when the program ends
+    (or hermes dies, or the program's group is sent SIGTERM); the program runs in the inner domain."""
+    _prctl(_PR_SET_DUMPABLE, 0)  # the keeper; the program is dumpable again after its execve
+    raw = sys.argv[2]
+    if raw == "env":  # wrapped.sandbox_launch: the plan came in the environment, not on the command line
+        raw = os.environ.pop("HERMES_SANDBOX_PLAN", "")
+    cfg = unpack_config(raw)
     from hermes_agent.terminal.sandbox import argscrub
 
     argscrub.scrub(6)  # `python -I -S -c BOOT TAG`: not the plan (hidden paths' names) nor the program's words

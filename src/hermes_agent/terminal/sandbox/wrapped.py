@@ -5,6 +5,7 @@ launcher.py, whose long-lived launcher serves the terminal's commands."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 from hermes_agent.terminal.sandbox import netns
@@ -21,12 +22,29 @@ from hermes_agent.terminal.sandbox.launcher import (
 )
 from hermes_agent.terminal.sandbox.spec import SandboxSpec
 
+PLAN_ENV = "HERMES_SANDBOX_PLAN"
+# bwrap's options (the names of hidden paths) go to bwrap through `--args FD`, as the terminal launcher's: a
+# stub, started by whoever starts the program (the MCP SDK, Playwright, a search), takes them from its
+# environment (PLAN_ENV: readable only with ptrace rights over it, which confined code never has) and becomes
+# bwrap reading them from a descriptor. bash: the options NUL-separated by `printf %b` into a pipe (4 ms);
+# python (no bash, or a plan too big for one variable unpacked): an anonymous file (a python start, 15-70 ms).
+_BASH_STUB = 'exec 4< <(printf %b "$' + PLAN_ENV + '"); unset ' + PLAN_ENV + '; exec "$0" --args 4 "$@"'
+_ARGS_STUB = (
+    "import json,os,sys\n"
+    "p=os.environ.pop('" + PLAN_ENV + "','')\n"
+    "if p.startswith('z:'):\n import base64,zlib; p=zlib.decompress(base64.b64decode(p[2:])).decode()\n"
+    "f=os.memfd_create('hermes-bwrap-args',0)\n"
+    "os.write(f,b''.join(a.encode()+b'\\0' for a in json.loads(p)));os.lseek(f,0,0)\n"
+    "os.execvp(sys.argv[1],[sys.argv[1],'--args',str(f),*sys.argv[2:]])\n")
 
-def sandbox_command(spec: SandboxSpec | None, argv: list[str], cwd: str | None = None) -> list[str]:
-    """`argv` run inside the sandbox of `spec` (unchanged when the spec is off or nothing works here);
-    `cwd`: where it starts inside bwrap (Landlock keeps the caller's cwd)."""
+
+def sandbox_launch(spec: SandboxSpec | None, argv: list[str], cwd: str | None = None) -> tuple[list[str], dict[str, str]]:
+    """(the command line that runs `argv` inside the sandbox of `spec`, variables to add to its environment);
+    `argv` unchanged when the spec is off or nothing works here. `cwd`: where it starts inside bwrap (Landlock keeps
+    the caller's cwd). The sandbox's plan (bwrap's options, Landlock's rules: the names of hidden paths) travels in
+    the variable, never on a command line (`ps` and /proc/<pid>/cmdline show it to every process of the host)."""
     if spec is None:
-        return list(argv)
+        return list(argv), {}
     from hermes_agent.terminal.sandbox import netwrap
 
     mechanism, _ = choose_mechanism(spec)
@@ -38,15 +56,20 @@ def sandbox_command(spec: SandboxSpec | None, argv: list[str], cwd: str | None =
         boot = [sys.executable, "-I", "-S", "-c", _BOOT + "exec_main; exec_main()", CONFINED_TAG,
                 json.dumps({"landlock": None, "seccomp": BWRAP_SECCOMP,
                             "listen": list(spec.loopback_ports) if own_net else []})]
-        if own_net:  # behind the wrapper that starts slirp4netns (netwrap.py): before the final "--"
-            return netwrap.wrapped("bwrap", len(prefix) - 1, [*prefix, *boot, *argv], _BOOT, CONFINED_TAG)
-        return [*prefix, *boot, *argv]
+        plan = {PLAN_ENV: pack_config(prefix[1:-1])}  # between "bwrap" and its final "--"
+        cmd = [prefix[0], "--", *boot, *argv]
+        if own_net:  # behind the wrapper that starts slirp4netns (netwrap.py); it passes the options by fd
+            return netwrap.wrapped("bwrap", cmd, _BOOT, CONFINED_TAG), plan
+        escaped = "".join(a.replace("\\", "\\\\") + "\\0000" for a in prefix[1:-1])  # printf %b: NUL after each
+        if len(escaped) < 120_000 and os.path.isfile("/bin/bash"):
+            return ["/bin/bash", "-c", _BASH_STUB, *cmd], {PLAN_ENV: escaped}
+        return [sys.executable, "-I", "-S", "-c", _ARGS_STUB, *cmd], plan
     if mechanism == "landlock":
         _not_dumpable()
-        cmd = [sys.executable, "-I", "-S", "-c", _BOOT + "exec_main; exec_main()", CONFINED_TAG,
-               pack_config({**landlock_config(spec, own_net), "pidns": False}), *argv]
-        return netwrap.wrapped("landlock", 0, cmd, _BOOT, CONFINED_TAG) if own_net else cmd
-    return list(argv)
+        cmd = [sys.executable, "-I", "-S", "-c", _BOOT + "exec_main; exec_main()", CONFINED_TAG, "env", *argv]
+        plan = {PLAN_ENV: pack_config({**landlock_config(spec, own_net), "pidns": False})}
+        return (netwrap.wrapped("landlock", cmd, _BOOT, CONFINED_TAG) if own_net else cmd), plan
+    return list(argv), {}
 
 
 def own_network(spec: SandboxSpec, mechanism: str | None) -> bool:

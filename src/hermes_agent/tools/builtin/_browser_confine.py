@@ -1,6 +1,6 @@
 """Chromium runs inside the OS sandbox: Playwright launches a small wrapper (written by hermes under
 $HERMES_HOME/cache/browser, where no sandbox can write) that execs the real browser through
-`sandbox_command` with writes limited to its private home (~/.cache/hermes/browser-<profile>) and the
+`sandbox_launch` with writes limited to its private home (~/.cache/hermes/browser-<profile>) and the
 profile directory Playwright made for this launch, secrets hidden, and the environment by allowlist.
 A renderer or a page that gets code running in the browser process still cannot write HOME or read
 $HERMES_HOME/.env. With sandbox.mode off the browser runs as before; with no sandbox available here it
@@ -91,13 +91,13 @@ def _profile_dir(args: list[str], tmp: str) -> str | None:
 def exec_confined(config: dict, args: list[str]) -> None:
     """The wrapper's body (runs unconfined, started by Playwright): exec the browser inside its sandbox."""
     from hermes_agent.terminal.sandbox.spec import SandboxSpec
-    from hermes_agent.terminal.sandbox.wrapped import sandbox_command
+    from hermes_agent.terminal.sandbox.wrapped import sandbox_launch
 
     raw = config["spec"]
     spec = SandboxSpec(**{k: tuple(v) if isinstance(v, list) else v for k, v in raw.items()})
     profile = _profile_dir(args, config["tmp"])
     if profile:
         spec = spec.with_writable(profile)
-    argv = sandbox_command(spec, [config["executable"], *args])
+    argv, plan = sandbox_launch(spec, [config["executable"], *args])
     binary = shutil.which(argv[0], path=config["env"].get("PATH")) or argv[0]
-    os.execve(binary, argv, config["env"])
+    os.execve(binary, argv, {**config["env"], **plan})

@@ -96,17 +96,18 @@ class GuardedBackend:
         with self.open_bytes(path) as fh:
             return fh.read() if limit is None else fh.read(limit)
 
-    def confine(self, argv: list[str]) -> list[str] | None:
-        """`argv` (a search program) run inside a read-only OS sandbox of the policy, so a symlink swapped
-        in under it cannot lead it to a secret; None when no sandbox works here."""
+    def confine(self, argv: list[str]) -> tuple[list[str], dict[str, str]] | None:
+        """(argv, environment) that run `argv` (a search program) inside a read-only OS sandbox of the policy,
+        so a symlink swapped in under it cannot lead it to a secret; None when no sandbox works here."""
         from hermes_agent.terminal.sandbox.launcher import choose_mechanism
         from hermes_agent.terminal.sandbox.spec import spec_from_policy
-        from hermes_agent.terminal.sandbox.wrapped import sandbox_command
+        from hermes_agent.terminal.sandbox.wrapped import sandbox_launch
 
         spec = spec_from_policy(self.policy, mode="read-only")
         if choose_mechanism(spec)[0] is None:
             return None
-        return sandbox_command(spec, argv)
+        argv, plan = sandbox_launch(spec, argv)
+        return argv, {**os.environ, **plan}
 
     def write_bytes(self, path: str, data: bytes) -> None:
         real = self._approved(path)

@@ -156,10 +156,11 @@ def parse_rg_json(lines: Iterator[str], context: int) -> Iterator[Hit]:
     return _fold(_rg_records(lines), lambda last, path, num: num <= last.line + context)
 
 
-def stream_process(args: list[str], cwd: str, stop: threading.Event | None) -> Iterator[str]:
+def stream_process(args: list[str], cwd: str, stop: threading.Event | None,
+                   env: dict[str, str] | None = None) -> Iterator[str]:
     """Stdout lines of a local process; the process is killed when the consumer stops early or `stop`
     is set (even while it prints nothing: a watcher kills it, so a stalled read returns)."""
-    proc = subprocess.Popen(args, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    proc = subprocess.Popen(args, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
                             stdin=subprocess.DEVNULL, text=True, errors="replace")
     if stop is not None:
         threading.Thread(target=_kill_on, args=(stop, proc), name="search-kill", daemon=True).start()

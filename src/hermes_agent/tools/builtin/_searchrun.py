@@ -130,22 +130,23 @@ def _hits(backend: TerminalBackend, q: s.Query, root: str, path_env: str | None,
             return s.parse_grep_z(lines[1:]), "grep"
         return s.parse_rg_json(iter(lines), q.context), "rg"
     rg = s.find_rg(path_env) if use_rg else None
-    argv = _confined(backend, s.rg_content_args(rg, q, root)) if rg else None
-    if argv:
+    run = _confined(backend, s.rg_content_args(rg, q, root)) if rg else None
+    if run:
         cwd = root if posixpath.isdir(root) else posixpath.dirname(root)
-        return s.parse_rg_json(s.stream_process(argv, cwd, stop), q.context), "rg"
+        return s.parse_rg_json(s.stream_process(run[0], cwd, stop, env=run[1]), q.context), "rg"
     opener = backend.open_bytes if isinstance(backend, GuardedBackend) else None
     return s.python_content(root, q, stop, guard.hide if guard else None, opener), "python"
 
 
-def _confined(backend: TerminalBackend, argv: list[str]) -> list[str] | None:
-    """A local search program's argv: inside the OS sandbox when the backend is guarded (None when no
-    sandbox works here: the caller uses the Python walker, which opens files without following links)."""
+def _confined(backend: TerminalBackend, argv: list[str]) -> tuple[list[str], dict[str, str] | None] | None:
+    """A local search program's (argv, environment; None: hermes's own): inside the OS sandbox when the backend
+    is guarded (None when no sandbox works here: the caller uses the Python walker, which opens files without
+    following links)."""
     if argv[-1] == "/":  # kernel roots are refused as search roots, and skipped below /
         cut = argv.index("--")
         argv = [*argv[:cut], "-g", "!/proc", "-g", "!/sys", "-g", "!/dev", *argv[cut:]]
     if not isinstance(backend, GuardedBackend):
-        return argv
+        return argv, None
     return backend.confine(argv)
 
 
@@ -156,9 +157,9 @@ def _find_files(backend: TerminalBackend, glob: str, root: str, path_env: str | 
         res = backend.execute(s.remote_files_command(glob, root, needed), timeout=120, interrupt=stop)
         return [x for x in res.output.splitlines() if x.strip()], "shell"
     rg = s.find_rg(path_env) if use_rg else None
-    argv = _confined(backend, s.rg_files_args(rg, glob, root, guard.exclude if guard else ())) if rg else None
-    if argv:
-        lines = s.stream_process(argv, root, stop)
+    run = _confined(backend, s.rg_files_args(rg, glob, root, guard.exclude if guard else ())) if rg else None
+    if run:
+        lines = s.stream_process(run[0], root, stop, env=run[1])
         out = []
         for line in lines:
             if guard is not None and not guard.visible(line.rstrip("\n")):

@@ -46,6 +46,7 @@ class ServerConfig:
     enabled: bool = True
     approval: str = "never"  # "ask": every call of this server's tools goes to the approval gate
     sandbox: ServerSandbox = ServerSandbox()
+    trusted: bool = False  # True: the user vouches for its results (they do not taint the conversation)
 
     @property
     def transport(self) -> str:
@@ -167,7 +168,14 @@ def parse_server(name: str, raw: object, env: Mapping[str, str] | None = None) -
         enabled=raw.get("enabled", True) not in (False, "false", "no", "off", 0),
         approval=approval,
         sandbox=parse_sandbox(raw.get("sandbox"), env),
+        trusted=_flag(raw.get("trusted", False), "`trusted`"),
     )
+
+
+def _flag(raw: object, what: str) -> bool:
+    if raw in _ON or raw in _OFF:
+        return raw in _ON
+    raise ValueError(f"{what} must be true or false")
 
 
 def parse_servers(section: object, env: Mapping[str, str] | None = None) -> tuple[list[ServerConfig], dict[str, str]]:

@@ -222,6 +222,14 @@ def _outside(cfg: ServerConfig, environ: Mapping[str, str], cwd: str | None, why
     return Confinement(None, env, cwd, why=why, command=found)
 
 
+def trust_line(cfg: ServerConfig) -> str:
+    """How the server's results count for provenance (tools/provenance.py), for doctor and `hermes mcp test`."""
+    if cfg.trusted:
+        return f"results trusted (mcp_servers.{cfg.name}.trusted: true)"
+    return (f"results count as untrusted content: after a call, memory, skill and config writes need approval "
+            f"(mcp_servers.{cfg.name}.trusted: true if you vouch for what it returns)")
+
+
 def unconfined(cfg: ServerConfig) -> Confinement:
     """No session policy was given (library use, unit tests): allowlisted env, no OS sandbox."""
     return Confinement(None, server_env(cfg, paths.user_environ(), None), os.path.expanduser(cfg.cwd) if cfg.cwd else None,

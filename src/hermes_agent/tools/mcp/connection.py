@@ -235,20 +235,20 @@ class ServerConnection:
             return await stack.enter_async_context(  # type: ignore[attr-defined]
                 streamable_http_client(self.cfg.url, http_client=client))
         from hermes_agent.terminal.sandbox.launcher import SandboxError
-        from hermes_agent.terminal.sandbox.wrapped import sandbox_command
+        from hermes_agent.terminal.sandbox.wrapped import sandbox_launch
         from hermes_agent.tools.mcp.confine import remove_tmp
 
         conf = self.confinement = self._confine(self.cfg)
         if conf.error:
             raise SandboxError(conf.error)
         stack.callback(remove_tmp, conf.tmp)  # type: ignore[attr-defined]  # runs after the server is gone
-        argv = sandbox_command(conf.spec, [conf.command or self.cfg.command, *self.cfg.args], cwd=conf.cwd)
+        argv, plan = sandbox_launch(conf.spec, [conf.command or self.cfg.command, *self.cfg.args], cwd=conf.cwd)
         guard = self._guard = _guard_of(conf)
         if guard is not None:  # checked after each call and when the server is gone (callbacks run last)
             guard.enter(deliver=False)
             stack.callback(guard.leave, hold=True)  # type: ignore[attr-defined]
         errlog = stack.enter_context(self._errlog())  # type: ignore[attr-defined]
-        proc = await stdio.spawn(argv, dict(conf.env), conf.cwd, errlog)
+        proc = await stdio.spawn(argv, {**conf.env, **plan}, conf.cwd, errlog)
         stack.push_async_callback(stdio.stop, proc)  # type: ignore[attr-defined]
         await stdio.load_sdk_unless_exited(proc)  # a server dead at start fails now, no SDK import waited for
         return await stack.enter_async_context(stdio.streams(proc))  # type: ignore[attr-defined]

@@ -62,7 +62,7 @@ class ServerTools:
                 self._registry.register(name, toolset, schema, self._utility_handler(util),
                                         check_fn=self._available, emoji="🔌", parallel_safe=True,
                                         approval="external", approval_subject=self._subject,
-                                        untrusted_output=True)
+                                        untrusted_output=not self._conn.cfg.trusted)
                 wanted.add(name)
         for tool in tools:
             name = tool_name(server, tool.name)
@@ -71,7 +71,7 @@ class ServerTools:
             schema = tool_schema(name, tool.description, tool.input_schema)
             self._registry.register(name, toolset, schema, self._tool_handler(tool.name),
                                     check_fn=self._available, emoji="🔌", approval="external",
-                                    approval_subject=self._subject, untrusted_output=True)
+                                    approval_subject=self._subject, untrusted_output=not self._conn.cfg.trusted)
             wanted.add(name)
         for gone in self.names - wanted:
             self._registry.deregister(gone)
