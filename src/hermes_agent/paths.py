@@ -213,13 +213,6 @@ def harden_program_path() -> None:
     os.environ["PATH"] = trusted_path()
 
 
-def untrusted(path: str, writable: tuple[str, ...] = ()) -> bool:
-    """The resolved `path` lies where a sandbox may write: a root `distrust_writable` was told of, /dev/shm,
-    or one of `writable` (a session policy's writable roots: the workspace, grants, a shared /tmp)."""
-    roots = {os.path.realpath(r) for r in (*_UNTRUSTED, "/dev/shm", *writable)}
-    return any(is_under(path, root) for root in roots)
-
-
 def trusted_which(name: str) -> str | None:
     """`name` on the trusted PATH, resolved: a program found through a link (`~/bin/x -> ~/proj/x`, npm link)
     whose target the sandbox can write is passed over (red-team round 8 hp1)."""

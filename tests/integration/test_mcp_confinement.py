@@ -224,29 +224,3 @@ def test_the_browser_process_is_confined_too(scripted, user_home, mechanism, tmp
     assert not (user_home / "planted.txt").exists() and not (tmp_path / "leak").exists()
     ran = list((user_home / ".cache" / "hermes").glob("browser-*/tmp/browser-ran"))
     assert ran, "the stand-in browser never ran (the wrapper failed before it): the checks above prove nothing"
-
-
-def test_an_unconfined_servers_program_is_never_taken_from_the_workspace(scripted, user_home):
-    """Red-team round 9 a29: `sandbox: false` and `command: python3` with the project's venv first on PATH: a
-    confined command writes `.venv/bin/python3`, and the next session must not start the server through it."""
-    if not str(user_home).startswith(os.path.expanduser("~")):
-        pytest.skip("HOME under /tmp: a shared /tmp is writable to the sandbox, so nothing there is trusted")
-    project, marker = user_home / "project", user_home / "PWNED_a29"
-    (project / ".venv" / "bin").mkdir(parents=True)
-    env = {"HOME": str(user_home),
-           "PATH": f"{project / '.venv/bin'}:{os.path.dirname(sys.executable)}:{os.environ['PATH']}"}
-    _config(user_home, scripted.url, "  evil:\n    command: python3\n"
-                                     f"    args: [{HOSTILE}]\n    sandbox: false\n")
-    scripted.add({"tool_calls": [{"name": "terminal", "arguments": {"command": (
-        f"printf '#!/bin/sh\\ntouch {marker}\\nexec {sys.executable} \"$@\"\\n' > .venv/bin/python3 && "
-        "chmod +x .venv/bin/python3 && echo planted")}}]}, {"content": "planted"})
-    first = run_hermes("chat", "-q", "go", "--yolo", "-t", "terminal", home=user_home / ".hermes", env=env,
-                       cwd=str(project), timeout=120)
-    assert first.returncode == 0 and (project / ".venv/bin/python3").exists(), first.stderr
-    marker.unlink(missing_ok=True)  # the planting session's own server may have started through it already
-    scripted.add({"tool_calls": [{"name": "mcp__evil__run_shell", "arguments": {"command": "echo SERVED"}}]},
-                 {"content": "ok"})
-    second = run_hermes("chat", "-q", "go", home=user_home / ".hermes", env=env, cwd=str(project), timeout=120)
-    assert second.returncode == 0, second.stderr
-    assert not marker.exists(), "the server started through the program the sandbox planted"
-    assert "SERVED" in scripted.requests[-1]["body"]["messages"][-1]["content"], second.stderr

@@ -35,7 +35,6 @@ class Confinement:
     error: str = ""
     writable: tuple[str, ...] = ()  # as configured (the spec keeps only the ones that exist)
     tmp: str = ""  # this instance's own temp directory (hermes removes it when the server stops)
-    command: str = ""  # an unconfined server's program, resolved on the trusted PATH ("" : cfg.command)
 
     def describe(self) -> str:
         """One line for `hermes doctor` / `hermes mcp test`."""
@@ -178,9 +177,9 @@ def confine(cfg: ServerConfig, policy: PathPolicy | None, sandbox: Mapping | Non
     sb = dict(sandbox or {})
     cwd = os.path.expanduser(cfg.cwd) if cfg.cwd else (policy.workspace[0] if policy and policy.workspace else None)
     if not cfg.sandbox.enabled:
-        return _outside(cfg, environ, cwd, policy, f"mcp_servers.{cfg.name}.sandbox is false")
+        return Confinement(None, server_env(cfg, environ, None), cwd, why=f"mcp_servers.{cfg.name}.sandbox is false")
     if policy is None or str(sb.get("mode") or "workspace-write") == "off":
-        return _outside(cfg, environ, cwd, policy, "sandbox.mode is off")
+        return Confinement(None, server_env(cfg, environ, None), cwd, why="sandbox.mode is off")
     state = state_dir_for(cfg.name, policy.home, policy.hermes_home)
     problem = make_private(state) if create else ""
     tmp, problem = instance_tmp(state) if create and not problem else (os.path.join(state, "tmp"), problem)
@@ -205,43 +204,6 @@ def confine(cfg: ServerConfig, policy: PathPolicy | None, sandbox: Mapping | Non
         spec = spec.with_writable(state)
     spec = spec.with_private_tmp(tmp)  # /tmp inside is its own (bwrap); TMPDIR names it either way
     return Confinement(spec, env, cwd, state, why=mechanism, writable=narrowed.writable, tmp=tmp if create else "")
-
-
-def _outside(cfg: ServerConfig, environ: Mapping[str, str], cwd: str | None, policy: PathPolicy | None,
-             why: str) -> Confinement:
-    """An unconfined server runs as the user: its program is looked up on the trusted PATH only and must not be,
-    nor be run from, a place the sandbox can write (red-team round 9 a29: `command: python3` with a project venv
-    first on PATH started the `.venv/bin/python3` a confined command had written). Its PATH is the trusted one
-    unless its own `env:` sets one."""
-    env = server_env(cfg, environ, None)
-    if "PATH" not in cfg.env:
-        env["PATH"] = paths.trusted_path(environ.get("PATH") or paths.user_path())
-    writable = tuple(policy.writable) if policy is not None else ()
-    command = os.path.expanduser(cfg.command)
-    found = (paths.trusted_which(command) if os.sep not in command else
-             os.path.abspath(os.path.join(cwd or os.getcwd(), command)))
-    if found is None:
-        where = _which(command, environ.get("PATH") or paths.user_path())
-        return Confinement(None, env, cwd, why=why, error=(
-            f"not started: {cfg.command} is found only in {os.path.dirname(where)}, a directory the sandbox can "
-            "write; give its absolute path in mcp_servers.{cfg.name}.command" if where else
-            f"not started: command not found: {cfg.command}").replace("{cfg.name}", cfg.name))
-    for word in (found, *cfg.args):
-        path = os.path.expanduser(str(word))
-        if os.sep not in path or not os.path.exists(os.path.join(cwd or os.getcwd(), path)):
-            continue
-        real = os.path.realpath(os.path.join(cwd or os.getcwd(), path))
-        if paths.untrusted(real, writable):
-            return Confinement(None, env, cwd, why=why, error=(
-                f"not started: {real} is in a directory the sandbox can write, and mcp_servers.{cfg.name} runs "
-                "unconfined (sandbox: false); move it out of the workspace, or let the server run confined"))
-    return Confinement(None, env, cwd, why=why, command=found)
-
-
-def _which(name: str, path: str) -> str | None:
-    import shutil
-
-    return shutil.which(name, path=path)
 
 
 def unconfined(cfg: ServerConfig) -> Confinement:

@@ -244,7 +244,7 @@ class ServerConnection:
         if conf.error:
             raise SandboxError(conf.error)
         stack.callback(remove_tmp, conf.tmp)  # type: ignore[attr-defined]  # runs after the server is gone
-        argv = sandbox_command(conf.spec, [conf.command or self.cfg.command, *self.cfg.args], cwd=conf.cwd)
+        argv = sandbox_command(conf.spec, [self.cfg.command, *self.cfg.args], cwd=conf.cwd)
         guard = self._guard = _guard_of(conf)
         if guard is not None:  # checked after each call and when the server is gone (callbacks run last)
             guard.enter(deliver=False)
