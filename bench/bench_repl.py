@@ -63,14 +63,16 @@ def stop(child: pexpect.spawn) -> None:
         child.terminate(force=True)
 
 
-EDITOR_ON = "\x1b[?2004h"  # bracketed paste switched on: prompt_toolkit has taken the terminal (raw mode)
+EDITOR_ON = "\x1b[?2004h"  # bracketed paste switched on: a line editor reads keys in raw mode (ours: the first
+# line's editor, cli/early_line.py, with the prompt symbol; before it, or in another program: prompt_toolkit)
+FULL_ON = "\x1b[?7l"  # prompt_toolkit's first render (autowrap off): completion and the live region work
 
 
 def startup(binary: str, runs: int, ready_marker: str | None) -> dict:
-    """Median seconds from spawn to the `❯` prompt, to the full line editor (prompt_toolkit in raw mode: arrows,
-    history, completion; before it, keys are echoed and kept by the terminal and reach it), and to the
-    agent-ready line when given."""
-    prompts, editors, readies = [], [], []
+    """Median seconds from spawn to the `❯` prompt, to a line editor reading keys in raw mode (ours: the first
+    line's editor; keys typed before any editor are echoed and kept by the terminal), to prompt_toolkit's first
+    render (completion, live region), and to the agent-ready line when given."""
+    prompts, editors, fulls, readies = [], [], [], []
     with ScriptedServer([]) as srv:
         home, cwd = make_home(srv.url), tempfile.mkdtemp(prefix="hermes-bench-cwd-")
         for _ in range(runs):
@@ -83,12 +85,16 @@ def startup(binary: str, runs: int, ready_marker: str | None) -> dict:
             else:
                 child.expect_exact(EDITOR_ON, timeout=60)
                 editors.append(time.perf_counter() - t0)
+            seen = (child.before or "") + (child.after or "")
+            if FULL_ON not in seen:
+                child.expect_exact(FULL_ON, timeout=60)
+            fulls.append(time.perf_counter() - t0)
             if ready_marker:
                 child.expect(ready_marker, timeout=60)
                 readies.append(time.perf_counter() - t0)
             stop(child)
     out = {"prompt_s": statistics.median(prompts), "prompt_all_s": [round(p, 3) for p in prompts],
-           "line_editor_s": statistics.median(editors)}
+           "line_editor_s": statistics.median(editors), "prompt_toolkit_s": statistics.median(fulls)}
     if readies:
         out["agent_ready_s"] = statistics.median(readies)
     return out

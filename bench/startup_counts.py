@@ -1,8 +1,9 @@
 """Deterministic start-up cost of `hermes`: modules imported, regular expressions compiled and dataclasses built
 (and, for information only, CPU time) by `hermes --version`, `hermes --help` and by `hermes chat -q` up to its first model request (no clock involved).
 
-Usage: python bench/startup_counts.py version|help|chat|prompt   (prints one JSON object; `prompt`: the
-interactive `hermes` up to its early prompt symbol; `chat` needs HERMES_HOME set to a
+Usage: python bench/startup_counts.py version|help|chat|prompt|keptprompt   (prints one JSON object; `prompt`: the
+interactive `hermes` up to its early prompt symbol; `keptprompt`: the same on a pseudo-terminal when the last run
+kept its banner (cli/fast_prompt.py; a first run keeps it and exits 3); `chat` needs HERMES_HOME set to a
 home whose config points the model at a loopback URL: the count is taken when the first connection to it
 starts, and the process ends there). tests/unit/test_startup_budget.py checks the figures against
 bench/budgets.json."""
@@ -98,6 +99,8 @@ def main() -> int:
         prompt_main([])
         print("hermes returned without showing its prompt", file=sys.stderr)
         return 1
+    elif what == "keptprompt":  # a plain `hermes` on a terminal whose last run kept its banner (cli/fast_prompt.py)
+        return _kept_prompt(report)
     elif what == "help":
         argv = ["--help"]
     else:
@@ -116,6 +119,69 @@ def main() -> int:
         return 1
     report()
     return 0
+
+
+def _kept_prompt(report: object) -> int:
+    """`hermes` on a pseudo-terminal up to the prompt symbol; the report goes to the original stdout. With no kept
+    banner (or one whose key misses) the first run draws the prompt after the settings and keeps it for the next."""
+    real_out = os.dup(1)
+    master, slave = os.openpty()
+    os.dup2(slave, 0)
+    os.dup2(slave, 1)
+    sys.stdin = open(0, encoding="utf-8", closefd=False)  # noqa: SIM115
+    sys.stdout = sys.__stdout__ = open(real_out, "w", encoding="utf-8", closefd=False)  # noqa: SIM115
+    write = os.write
+
+    class _Tty:  # what hermes writes to the terminal: the prompt symbol ends the count
+        def write(self, text: str) -> int:
+            if "\u276f" in text and os.write is watching:
+                _reported()
+            return len(text)
+
+        def flush(self) -> None:
+            pass
+
+        def isatty(self) -> bool:
+            return True
+
+        def fileno(self) -> int:
+            return slave
+
+    def _reported() -> None:
+        report()  # type: ignore[operator]
+        os._exit(0)
+
+    def watching(fd: int, data: bytes) -> int:
+        if fd == slave and "\u276f".encode() in data:
+            _reported()
+        return write(fd, data)
+
+    from hermes_agent.cli import fast_prompt
+
+    home = fast_prompt.home_dir()
+    kept = fast_prompt._read(home)
+    if kept is None or kept[1] != fast_prompt.key(home):  # a first run: on to the banner's keeping, then out
+        real_save = fast_prompt.save
+
+        def save_and_leave(*args: object) -> None:
+            real_save(*args)  # type: ignore[arg-type]
+            print("kept the banner: run again to count", file=sys.stderr)
+            os._exit(3)
+
+        fast_prompt.save = save_and_leave  # type: ignore[assignment]
+    else:
+        os.write = watching  # type: ignore[assignment]
+    tty = _Tty()
+    from hermes_agent.cli.main import main as prompt_main
+
+    saved, sys.stdout = sys.stdout, tty  # type: ignore[assignment]
+    try:
+        prompt_main([])
+    finally:
+        sys.stdout = saved
+        os.close(master)
+    print("hermes returned without showing its prompt", file=sys.stderr)
+    return 1
 
 
 if __name__ == "__main__":

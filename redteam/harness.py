@@ -33,7 +33,7 @@ VENV_BIN = os.path.dirname(sys.executable)
 SITE_PACKAGES = sysconfig.get_paths()["purelib"]
 HERMES = os.path.join(VENV_BIN, "hermes")
 # Files HERMES_HOME holds that hermes itself legitimately writes during a run.
-HH_IGNORE = ("state.db", "state.db-wal", "state.db-shm", "state.db.reserve", ".parsed-config.json", "logs", "run", "checkpoints", "sessions", "memories", "skills", ".skills",
+HH_IGNORE = ("state.db", "state.db-wal", "state.db-shm", "state.db.reserve", ".parsed-config.json", ".banner-cache", "logs", "run", "checkpoints", "sessions", "memories", "skills", ".skills",
              "cache", "audio_cache", "image_cache", ".update_check", "models_dev_cache.json",
              "quarantine")  # the run-later guard moves planted files here (hermes's own doing)
 

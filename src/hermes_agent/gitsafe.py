@@ -11,6 +11,8 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from hermes_agent import paths
+
 # Command-line config: highest precedence, so a repository's .git/config (or an include) cannot undo it.
 SAFE_CONFIG: tuple[str, ...] = (
     "core.hooksPath=/dev/null", "core.fsmonitor=false", "core.untrackedCache=false", "protocol.ext.allow=never",
@@ -37,7 +39,7 @@ def _filter_drivers(prefix: Sequence[str], cwd: str | Path | None, env: Mapping[
     """`-c filter.NAME.{clean,smudge,process}=` for every filter driver the repository's config defines
     (reading config runs nothing): an empty value switches the driver off."""
     try:
-        proc = subprocess.run(["git", *prefix, "config", "--get-regexp", r"^filter\..*\.(clean|smudge|process)$"],
+        proc = subprocess.run([paths.host_program("git"), *prefix, "config", "--get-regexp", r"^filter\..*\.(clean|smudge|process)$"],
                               cwd=cwd, env=dict(env), capture_output=True, text=True, timeout=10, check=False)
     except (OSError, subprocess.TimeoutExpired):
         return []
@@ -56,7 +58,7 @@ def git_argv(args: Sequence[str], *, cwd: str | Path | None = None, prefix: Sequ
     """The full argv: git, `prefix` (--git-dir=..., --work-tree=...), the safe config, the repository's
     filter drivers switched off, then `args`."""
     flags = [part for item in SAFE_CONFIG if not (user_config and item in _USER_OWNED) for part in ("-c", item)]
-    return ["git", *prefix, *flags, *_filter_drivers(prefix, cwd, env or safe_env()), *args]
+    return [paths.host_program("git"), *prefix, *flags, *_filter_drivers(prefix, cwd, env or safe_env()), *args]
 
 
 def run_git(args: Sequence[str], *, cwd: str | Path | None = None, prefix: Sequence[str] = (),

@@ -132,3 +132,60 @@ def user(text: str, images: tuple[str, ...] = ()) -> Message:
 
 def tool_result(call: ToolCall, content: str) -> Message:
     return Message(role="tool", content=content, tool_call_id=call.id, name=call.name)
+
+
+# ---- results too long for the model ------------------------------------------------------------
+
+def _cut(text: str, keep: int) -> str:
+    head, tail = int(keep * 0.65), int(keep * 0.35)
+    return f"{text[:head]}\n...[{len(text) - head - tail} characters cut from the middle of this tool result]...\n" \
+           f"{text[len(text) - tail:] if tail else ''}"
+
+
+def cap_result(result: str, limit: int) -> str:
+    """An oversized result cut to about `limit` characters, head and tail kept with a marker of what was cut.
+    A JSON result stays JSON: its longest strings are cut, never its text (red-team round 7 a35: a 30 MB MCP
+    result cut mid-string reached the model as a broken tool message)."""
+    if len(result) <= limit:
+        return result
+    try:
+        value = json.loads(result)
+    except (ValueError, RecursionError):
+        return _cut(result, limit)
+    if not isinstance(value, dict | list):
+        return _cut(result, limit)
+    for _ in range(12):
+        text = json.dumps(value, ensure_ascii=False)
+        over = len(text) - limit
+        if over <= 0:
+            return text
+        (holder, key, longest), items = _longest(value)
+        if holder is not None and len(longest) > 200:
+            holder[key] = _cut(longest, max(len(longest) - over - 120, 100))
+            continue
+        if items is None or len(items) < 4:
+            break
+        keep = max(2, int(len(items) * limit / len(text) * 0.9))
+        items[keep // 2: len(items) - keep // 2] = [f"...[{len(items) - keep // 2 * 2} items cut from the middle]..."]
+    return json.dumps({"error": f"the tool result ({len(result)} characters) is too large to show",
+                       "head": _cut(result, min(limit // 2, 4000))}, ensure_ascii=False)
+
+
+def _longest(value: object) -> tuple[tuple[dict | list | None, object, str], list | None]:
+    """In one iterative walk of `value`: (the container, its key or index, the string) of its longest string,
+    and its longest list."""
+    best: tuple[dict | list | None, object, str] = (None, None, "")
+    longest: list | None = None
+    stack: list = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, list) and (longest is None or len(node) > len(longest)):
+            longest = node
+        items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+        for k, v in items:
+            if isinstance(v, str):
+                if len(v) > len(best[2]):
+                    best = (node, k, v)
+            elif isinstance(v, dict | list):
+                stack.append(v)
+    return best, longest

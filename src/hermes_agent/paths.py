@@ -106,7 +106,16 @@ def install_hint(extra: str) -> str:
     if not url.startswith("file://"):
         return f"reinstall hermes-agent from its source checkout with the [{extra}] extra"
     editable = "-e " if (info.get("dir_info") or {}).get("editable") else ""
-    return f"{sys.executable} -m pip install {editable}'{unquote(urlparse(url).path)}[{extra}]'"
+    return f"{sys.executable} -P -m pip install {editable}'{unquote(urlparse(url).path)}[{extra}]'"
+
+
+def python_module(module: str, *args: str) -> list[str]:
+    """The argv that runs `python -m module args` with this interpreter, never importing from its working
+    directory (`-P`): hermes starts its own helpers from wherever the user (or a workspace) is, and a `yaml.py`,
+    `dotenv.py` or `pip/` there must not run unconfined."""
+    import sys
+
+    return [sys.executable, "-P", "-m", module, *args]
 
 
 def media_cache(kind: str, scope: str = "local") -> Path:
@@ -213,14 +222,102 @@ def harden_program_path() -> None:
     os.environ["PATH"] = trusted_path()
 
 
+_RESOLVED: dict[tuple, str | None] = {}
+
+
+def _links_on_the_way(path: str) -> tuple[list[str], str | None]:
+    """Resolve `path` component by component: every symbolic link met (each named where it lies, in a
+    directory already resolved) and the real path it ends at (None: a loop, or more than 40 links)."""
+    import collections
+
+    parts = collections.deque(p for p in path.split("/") if p)
+    cur, links = "/", []
+    while parts:
+        part = parts.popleft()
+        if part == ".":
+            continue
+        if part == "..":
+            cur = os.path.dirname(cur)
+            continue
+        step = os.path.join(cur, part)
+        try:
+            target = os.readlink(step)
+        except OSError:  # not a link (or missing): the next component
+            cur = step
+            continue
+        links.append(step)
+        if len(links) > 40:
+            return links, None
+        cur = "/" if target.startswith("/") else cur
+        parts.extendleft(reversed([p for p in target.split("/") if p]))
+    return links, cur
+
+
+def trusted_program(path: str) -> bool:
+    """Whether `path` (absolute), every link met on the way to it and what it ends at lie where no sandbox
+    of this process can write: `~/bin/git -> ~/proj/.tools/git` (the workspace) is not; nor is a link in the
+    workspace on the way to /usr/bin/git, which a command could point elsewhere (red-team round 8 hp1)."""
+    roots = {os.path.realpath(r) for r in (*_UNTRUSTED, "/dev/shm")}
+    links, real = _links_on_the_way(os.path.abspath(path))
+    if real is None:
+        return False
+    return not any(is_under(p, root) for p in (*links, real) for root in roots)
+
+
+def harden_sys_path() -> None:
+    """Take the working directory (`''`, `python -m` puts it first), relative entries and everything below
+    the working directory off hermes's own sys.path: a module a command writes in the workspace (`yaml.py`
+    next to the user's `PYTHONPATH=src`) is never what hermes imports next (what it imported before this ran
+    is the run-later guard's: guardscan watches PYTHONPATH directories). hermes_agent itself is imported already."""
+    import sys
+
+    try:
+        cwd = os.path.realpath(os.getcwd())
+    except OSError:
+        cwd = ""
+    # hermes's own installation stays, wherever it lies (a project's .venv, a source checkout: the sandbox
+    # keeps them read-only, approval/policy.code_dirs)
+    own = {os.path.realpath(p) for p in (sys.prefix, sys.exec_prefix, sys.base_prefix,
+                                         os.path.dirname(os.path.dirname(os.path.abspath(__file__))))}
+
+    def kept(entry: str) -> bool:
+        if not entry or not os.path.isabs(entry):
+            return False
+        real = os.path.realpath(entry)
+        return not (cwd and is_under(real, cwd)) or any(is_under(real, o) for o in own if o != "/")
+
+    sys.path[:] = [e for e in sys.path if kept(e)]
+
+
 def trusted_which(name: str) -> str | None:
-    """`name` on the trusted PATH, resolved: a program found through a link (`~/bin/x -> ~/proj/x`, npm link)
-    whose target the sandbox can write is passed over (red-team round 8 hp1)."""
+    """The one resolver of programs hermes runs OUTSIDE the sandbox (git, ssh, docker, bwrap, an editor, a
+    speech engine...): `name` on the trusted PATH (a name with a `/`: that path) whose whole chain of links
+    passes `trusted_program`; a program that fails is passed over for the next PATH entry. Commands the model
+    runs are looked up inside the sandbox with the user's PATH (`user_path`): they run confined."""
     import shutil
 
-    roots = {os.path.realpath(r) for r in (*_UNTRUSTED, "/dev/shm")}
-    for entry in trusted_path().split(os.pathsep):
-        found = shutil.which(name, path=entry)
-        if found and not any(is_under(os.path.realpath(found), root) for root in roots):
-            return found
-    return None
+    key = (name, os.environ.get("PATH", ""), len(_UNTRUSTED))
+    if key in _RESOLVED:  # passed only with no link on its way where a sandbox writes: it cannot move since
+        return _RESOLVED[key]
+    if "/" in name:
+        found = os.path.abspath(os.path.expanduser(name))
+        result = found if os.access(found, os.X_OK) and os.path.isfile(found) and trusted_program(found) else None
+    else:
+        result = None
+        for entry in trusted_path().split(os.pathsep):
+            found = shutil.which(name, path=entry)
+            if found and trusted_program(found):
+                result = found
+                break
+    if result is not None:
+        _RESOLVED[key] = result
+    return result
+
+
+def host_program(name: str) -> str:
+    """`trusted_which(name)`, or FileNotFoundError (an OSError, as subprocess raises for a missing program)
+    saying there is none where the sandbox cannot write."""
+    found = trusted_which(name)
+    if found is None:
+        raise FileNotFoundError(2, f"no `{name}` outside the places the sandbox can write (PATH, links)", name)
+    return found

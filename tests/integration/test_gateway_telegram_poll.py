@@ -51,3 +51,20 @@ def test_with_a_proxy_in_the_environment_the_library_polls(fake, scripted, gatew
     fake.user_says("hello")
     assert fake.wait_for(lambda: fake.texts() == ["through the library"], timeout=20), fake.texts()
 
+
+
+def test_a_token_refused_while_running_stops_the_gateway_with_one_line(fake, scripted, gateway):
+    """Revoked while polling: the gateway used to run on silently, its polling task dead; now it stops as a
+    refusal at start does (one line, a non-zero exit: a service manager restarts it)."""
+    scripted.add({"content": "before the revocation"})
+    gw = gateway()
+    gw.start()
+    fake.user_says("hello")
+    assert fake.wait_for(lambda: fake.texts() == ["before the revocation"], timeout=20), fake.texts()
+    fake.fail("getUpdates", 401, count=1000, description="Unauthorized")
+    assert gw.proc is not None
+    code = gw.proc.wait(30)
+    out = gw.output()
+    assert code != 0 and "check TELEGRAM_BOT_TOKEN" in out and "Unauthorized" in out, out
+    assert "Traceback" not in out
+    assert len([ln for ln in out.splitlines() if "Unauthorized" in ln]) == 1, out

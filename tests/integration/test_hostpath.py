@@ -65,3 +65,47 @@ def test_a_trusted_path_directory_linking_into_the_workspace_gives_nothing(scrip
                              if m["role"] == "tool"))
     assert "second session" in result["output"], result
     assert sorted(p.name for p in marks.iterdir()) == [], "hermes ran a planted program outside the sandbox"
+
+
+SHADOWED = ("yaml", "dotenv", "openai", "httpx", "json", "sqlite3", "rich", "pip")
+
+
+def test_python_m_hermes_in_a_workspace_never_imports_the_workspaces_modules(scripted, hermes_home, tmp_path):
+    """Red-team round 9 a04: `python -m hermes_agent` started in a workspace where a command wrote `dotenv.py`
+    (and friends) ran it unconfined. The reply still arrives; nothing of the workspace is imported."""
+    import subprocess
+
+    from tests.helpers import HERMES
+
+    work, marks = tmp_path / "work", tmp_path / "imported"
+    work.mkdir()
+    marks.mkdir()
+    for name in SHADOWED:
+        (work / f"{name}.py").write_text(f"open({str(marks / name)!r}, 'w').close()\n")
+    model_config(hermes_home, scripted.url)
+    scripted.add({"content": "the reply"})
+    python = os.path.join(os.path.dirname(HERMES), "python")  # the interpreter of the `hermes` under test
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "OPENROUTER_", "HERMES_"))}
+    env["HERMES_HOME"] = str(hermes_home)
+    out = subprocess.run([python, "-m", "hermes_agent", "chat", "-q", "hi"], cwd=work, env=env, capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "the reply" in out.stdout
+    assert sorted(p.name for p in marks.iterdir()) == []
+
+
+def test_every_python_helper_hermes_starts_ignores_its_working_directory():
+    """Round 9 a05: `rl_start_training` started `python -m ...` with the workspace as its working directory, so a
+    planted `hermes_agent/` package there ran unconfined. Every `python -m` hermes starts goes through
+    `paths.python_module` (`-P`); a new spawn that bypasses it fails here."""
+    import pathlib
+    import re
+
+    from hermes_agent import paths
+
+    assert paths.python_module("pip", "list")[1:] == ["-P", "-m", "pip", "list"]
+    src = pathlib.Path(paths.SRC_ROOT) / "hermes_agent"
+    bare = re.compile(r"""sys\.executable\s*,\s*["']-m["']|sys\.executable\}\s+-m\b""")
+    found = [f"{p.relative_to(src)}:{n}" for p in src.rglob("*.py")
+             for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if bare.search(line)]
+    assert found == []

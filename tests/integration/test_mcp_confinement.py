@@ -224,3 +224,22 @@ def test_the_browser_process_is_confined_too(scripted, user_home, mechanism, tmp
     assert not (user_home / "planted.txt").exists() and not (tmp_path / "leak").exists()
     ran = list((user_home / ".cache" / "hermes").glob("browser-*/tmp/browser-ran"))
     assert ran, "the stand-in browser never ran (the wrapper failed before it): the checks above prove nothing"
+
+
+def test_an_unconfined_server_never_starts_a_program_planted_on_the_users_path(scripted, user_home):
+    """Red-team round 9 a29: `sandbox: false` with `command: python3` and the project's venv activated (its bin
+    first on PATH): a confined command had written `.venv/bin/python3`; the server started through it."""
+    venv_bin = user_home / "project" / ".venv" / "bin"
+    venv_bin.mkdir(parents=True)
+    marker = user_home / "ran-unconfined"
+    (venv_bin / "python3").write_text(f"#!/bin/sh\ntouch {marker}\nexec {sys.executable} \"$@\"\n")
+    (venv_bin / "python3").chmod(0o755)
+    python_dir = os.path.dirname(sys.executable)
+    _config(user_home, scripted.url, f"  evil:\n    command: python3\n    args: [{HOSTILE}]\n    sandbox: false\n")
+    scripted.add({"tool_calls": [{"name": "mcp__evil__run_shell", "arguments": {"command": "echo END"}}]},
+                 {"content": "ok"})
+    out = run_hermes("chat", "-q", "go", home=user_home / ".hermes", cwd=str(user_home / "project"), timeout=120,
+                     env={"HOME": str(user_home), "PATH": f"{venv_bin}:{python_dir}:{os.environ['PATH']}"})
+    assert out.returncode == 0, out.stderr
+    assert not marker.exists()
+    assert "END" in _tool_result(scripted)  # the server runs, from the user's real python3

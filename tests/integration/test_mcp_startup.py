@@ -38,7 +38,25 @@ def test_a_missing_server_is_one_line_and_costs_nothing(scripted, hermes_home):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "HERMES_"))}
     counts = subprocess.run([sys.executable, str(ROOT / "bench" / "startup_counts.py"), "chat"], env={
         **env, "HERMES_HOME": str(hermes_home)}, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
-    assert json.loads(counts.stdout.splitlines()[-1])["mcp_imported"] is False  # the SDK was never loaded
+    seen = json.loads(counts.stdout.splitlines()[-1])
+    assert seen["mcp_imported"] is False  # the SDK was never loaded
+    # nor the manager, its event loop or the context watch: the server was sorted out from the config alone
+    assert "asyncio" not in seen["heavy_imported"], seen["heavy_imported"]
+    loaded = set(seen["hermes_module_names"])
+    assert not loaded & {"hermes_agent.tools.mcp.manager", "hermes_agent.tools.ctxwatch",
+                         "hermes_agent.tools.mcp.confine"}, sorted(loaded)
+
+
+def test_a_disabled_or_broken_server_next_to_a_missing_one_each_get_one_line(scripted, hermes_home):
+    model_config(hermes_home, scripted.url, "mcp_servers:\n  ghost:\n    command: nonexistent-mcp-ghost\n"
+                 "  off:\n    command: /nonexistent/off\n    enabled: false\n  broken:\n    args: [x]\n")
+    scripted.add({"content": "hi there"})
+    out = run_hermes("chat", "-q", "hi", home=hermes_home)
+    assert out.returncode == 0 and out.stdout.strip() == "hi there", out.stderr
+    named = {n: [ln for ln in out.stderr.splitlines() if f"MCP server {n} " in ln] for n in ("ghost", "off", "broken")}
+    assert len(named["ghost"]) == 1 and "command not found: nonexistent-mcp-ghost" in named["ghost"][0], out.stderr
+    assert named["off"] == [], out.stderr  # disabled on purpose: nothing to say
+    assert len(named["broken"]) == 1 and "exactly one of `command`" in named["broken"][0], out.stderr
 
 
 def test_one_shot_waits_for_a_slow_server_and_offers_its_tools(scripted, hermes_home):
@@ -72,3 +90,42 @@ def test_interactive_agent_adds_late_tools_before_the_next_turn_and_says_so(scri
     notices = [e.text for e in events if isinstance(e, Notice) and "MCP tools now available" in e.text]
     assert len(notices) == 1 and "mcp__slow__get_current_time" in notices[0]
     assert "mcp__slow__get_current_time" in {t["function"]["name"] for t in scripted.requests[1]["body"]["tools"]}
+
+
+def test_a_server_that_dies_at_start_is_one_line_and_the_run_goes_on(scripted, hermes_home):
+    script = "import sys; sys.stderr.write('boom: no API key\\n'); sys.exit(3)"
+    model_config(hermes_home, scripted.url,
+                 f"mcp_servers:\n  dying:\n    command: {sys.executable}\n    args: ['-c', {json.dumps(script)}]\n")
+    scripted.add({"content": "hi there"})
+    out = run_hermes("chat", "-q", "hi", home=hermes_home, timeout=90)
+    assert out.returncode == 0 and out.stdout.strip() == "hi there", out.stderr
+    lines = [ln for ln in out.stderr.splitlines() if "dying" in ln]
+    assert len(lines) == 1, out.stderr  # noticed when the process ended, before the SDK was even needed
+    assert "exited with code 3 before it answered" in lines[0] and "boom: no API key" in lines[0], lines[0]
+    assert "Traceback" not in out.stderr
+    assert not any(t["function"]["name"].startswith("mcp__") for t in scripted.requests[0]["body"]["tools"])
+
+
+def test_a_server_that_never_answers_holds_the_first_request_only_for_the_configured_wait(scripted, hermes_home,
+                                                                                          tmp_path):
+    """The server blocks until the model has been asked (the scripted model releases it): a run that waited for
+    the server beyond mcp_single_query_discovery_timeout would never reach the model."""
+    pytest.importorskip("mcp_server_time", reason="mcp-server-time is not installed (.ci/install-mcp-servers.sh)")
+    work = tmp_path / "work"
+    work.mkdir()
+    script = ("import os, time, runpy; open('server-started', 'w').close()\n"
+              "while not os.path.exists('model-asked'): time.sleep(0.05)\n"
+              "runpy.run_module('mcp_server_time', run_name='__main__')")
+    model_config(hermes_home, scripted.url, "mcp_single_query_discovery_timeout: 1\n"
+                 f"mcp_servers:\n  stuck:\n    command: {sys.executable}\n    args: ['-c', {json.dumps(script)}]\n")
+
+    def answer(body: dict) -> dict:
+        (work / "model-asked").touch()
+        return {"content": "answered without it"}
+
+    scripted.default = answer
+    out = run_hermes("chat", "-q", "hi", home=hermes_home, timeout=120, cwd=str(work))
+    assert out.returncode == 0 and out.stdout.strip() == "answered without it", out.stderr
+    assert not [ln for ln in out.stderr.splitlines() if "stuck" in ln], out.stderr  # not failed: the wait ran out
+    assert not any(t["function"]["name"].startswith("mcp__") for t in scripted.requests[0]["body"]["tools"])
+    assert "Traceback" not in out.stderr

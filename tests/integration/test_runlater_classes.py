@@ -86,10 +86,11 @@ def test_files_a_debugger_runs_from_the_directory_are_removed(scripted, home, me
     pdbrc = "import os; os.system('touch $PWNED')"
     results = _chat(scripted, home, [
         _terminal(f"echo \"{pdbrc}\" > .pdbrc; cp .pdbrc pkg/.pdbrc; echo 'shell touch $PWNED' > .gdbinit;"
-                  " echo 'system(\"touch \" + ENV[\"PWNED\"])' > pkg/.irbrc; echo PLANTED"),
+                  " echo 'system(\"touch \" + ENV[\"PWNED\"])' > pkg/.irbrc; echo 'system(\"id\")' > .Rprofile;"
+                  " echo ':! id' > .ghci; echo 'preload = [\"./x.ts\"]' > bunfig.toml; echo PLANTED"),
     ], mechanism)
     assert "PLANTED" in results[0], results[0]
-    for rel in (".pdbrc", "pkg/.pdbrc", ".gdbinit", "pkg/.irbrc"):
+    for rel in (".pdbrc", "pkg/.pdbrc", ".gdbinit", "pkg/.irbrc", ".Rprofile", ".ghci", "bunfig.toml"):
         assert not (proj / rel).exists(), rel
     assert "pdb runs it" in results[0] and "gdb runs it" in results[0], results[0]
     subprocess.run(f"printf 'c\\n' | {PY} -m pdb app.py", shell=True, cwd=proj, env=_env(home),

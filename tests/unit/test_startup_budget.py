@@ -18,22 +18,25 @@ BUDGETS = json.loads((ROOT / "bench" / "budgets.json").read_text(encoding="utf-8
 KEYS = ("modules", "regexes", "dataclasses")
 
 
-def _counts(what: str, home: Path) -> dict:
+def _counts(what: str, home: Path, seeding: bool = False) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "OPENROUTER_", "HERMES_"))}
     env["HERMES_HOME"] = str(home)
     proc = subprocess.run([sys.executable, str(ROOT / "bench" / "startup_counts.py"), what], capture_output=True,
                           text=True, env=env, timeout=60, stdin=subprocess.DEVNULL)
+    if seeding and what == "keptprompt":  # this first run keeps the banner and leaves before counting
+        assert proc.returncode == 3, proc.stderr[-2000:]
+        return {}
     assert proc.returncode == 0, proc.stderr[-2000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-@pytest.mark.parametrize("what", ["version", "help", "chat", "prompt"])
+@pytest.mark.parametrize("what", ["version", "help", "chat", "prompt", "keptprompt"])
 def test_start_up_stays_within_its_budget(what: str, hermes_home: Path) -> None:
     # the model URL is never reached: the count is taken as the first request's connection starts
     (hermes_home / "config.yaml").write_text("model:\n  provider: custom\n  default: budget-model\n"
                                              "  base_url: http://127.0.0.1:9/v1\n  api_key: k\n", encoding="utf-8")
-    if what in ("chat", "prompt"):
-        _counts(what, hermes_home)  # a first run seeds the bundled skills and caches config.yaml as JSON; the
+    if what in ("chat", "prompt", "keptprompt"):
+        _counts(what, hermes_home, seeding=True)  # a first run seeds the bundled skills and caches config.yaml as JSON; the
         # budget is for every run after
     got = _counts(what, hermes_home)
     budget = BUDGETS[what]
@@ -89,3 +92,14 @@ def test_the_interactive_prompt_shows_before_anything_of_the_agent_loads(hermes_
     assert loaded == [], loaded
     assert "hermes_agent.cli.banner" in got["hermes_module_names"]
     assert got["heavy_imported"] == []  # prompt_toolkit, asyncio, http.client, ssl: none yet
+
+
+def test_a_kept_banner_shows_the_prompt_before_argparse_and_the_settings(hermes_home: Path) -> None:
+    # a plain `hermes` on a terminal whose last run kept its banner (cli/fast_prompt.py): the prompt and the first
+    # line's editor come before argparse, the settings and their schema (issue 24: prompt ready <= 0.15 s)
+    (hermes_home / "config.yaml").write_text("model:\n  provider: custom\n  default: budget-model\n"
+                                             "  base_url: http://127.0.0.1:9/v1\n  api_key: k\n", encoding="utf-8")
+    _counts("keptprompt", hermes_home, seeding=True)
+    got = _counts("keptprompt", hermes_home)
+    assert got["hermes_module_names"] == ["hermes_agent", "hermes_agent.cli", "hermes_agent.cli.early_line",
+                                          "hermes_agent.cli.fast_prompt", "hermes_agent.cli.main"]

@@ -160,7 +160,7 @@ class ApprovalGate:
         if cwd and not isolated:
             from hermes_agent.approval.scriptfiles import file_findings
 
-            findings.extend(file_findings(command, cwd))
+            findings.extend(file_findings(command, cwd, shell_state))
         if boundary or uncontained:  # no sandbox on this machine is no different from leaving it
             findings.append(Finding(UNSANDBOXED, f"it would run outside the OS sandbox ({boundary or uncontained})"))
             return self._cross_boundary(f"`{_shown(command)}`", findings, session_id, "command")

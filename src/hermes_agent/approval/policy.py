@@ -60,7 +60,8 @@ SKILL_DOT_ENTRIES: tuple[str, ...] = tuple("skills/" + "*/" * n + ".*" for n in 
 # session's own scope only, which for a member is their own chat's).
 # Files under HERMES_HOME that hold secrets.
 HERMES_SECRETS: tuple[str, ...] = (".env", "auth.json", "auth.lock", "config.yaml",  # config may hold model.api_key
-                                   ".parsed-config.json")  # config/loader.py's parsed copy of config.yaml
+                                   ".parsed-config.json",  # config/loader.py's parsed copy of config.yaml
+                                   ".banner-cache")  # cli/fast_prompt.py: what the next prompt shows before settings load
 # Never writable by a command or a file tool without the user's approval, even inside the workspace.
 SHELL_STARTUP: tuple[str, ...] = (
     ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc", ".zprofile", ".zshenv",

@@ -62,9 +62,13 @@ def read_nofollow(path: str, limit: int = MAX_BYTES) -> bytes | None:
         os.close(ffd)
 
 
-def file_findings(command: str, cwd: str | None) -> tuple:
-    """Findings (rules.Finding) in the workspace files `command` would run from `cwd`, each naming its file."""
-    if not cwd or not command or not _RUNS_A_FILE.search(command):
+def file_findings(command: str, cwd: str | None, shell_state: str = "") -> tuple:
+    """Findings (rules.Finding) in the workspace files `command` would run from `cwd`, each naming its file;
+    with `shell_state`, also in what the variables it exports make the command's programs run."""
+    from hermes_agent.approval.rules.state import hook_text
+
+    hooks = hook_text(shell_state, command, os.path.realpath(cwd) if cwd else "") if shell_state else ""
+    if not cwd or not command or not (hooks or _RUNS_A_FILE.search(command)):
         return ()
     from hermes_agent.approval.rules import scan_files
     from hermes_agent.approval.rules.workfiles import UNREADABLE
@@ -82,12 +86,12 @@ def file_findings(command: str, cwd: str | None) -> tuple:
         read[full] = _signature(full)
         return None if data is None else data.decode("utf-8", "replace")
 
-    key = (command, base)
+    key = (command, base, hooks)
     with _lock:
         hit = _cache.get(key)
     if hit is not None and all(_signature(p) == sig for p, sig in hit[0].items() if sig != ("unreadable",)):
         return hit[1]
-    findings = scan_files(command, reader)
+    findings = scan_files(command, reader, hooks)
     with _lock:
         _cache[key] = (dict(read), findings)
         _cache.move_to_end(key)

@@ -273,18 +273,27 @@ def _start_mcp(services: AgentServices, settings: Settings, *, wait: bool,
                warn: Callable[[str], None] | None = None) -> None:
     """MCP servers connect in the background (the `mcp` SDK loads on that thread); a one-shot run waits for
     them, up to `mcp_single_query_discovery_timeout`, returning as soon as every server is up or failed. A
-    server whose command is missing is named in one line and costs nothing; exit never waits long for one."""
+    server whose entry is broken or whose command is missing is named in one line and costs nothing: it is
+    sorted out from the config alone, before the manager, asyncio or the context watch load. Exit never waits
+    long for a server."""
     if not settings.cfg.mcp_servers:
         return
+    from hermes_agent.tools.mcp.config import startable
+
+    servers, left_out = startable(settings.cfg.mcp_servers, settings.env)
+    for name, why in left_out.items():
+        if warn is not None:
+            warn(f"MCP server {name} skipped: {why}")
+    if not servers:
+        return
     from hermes_agent.tools import ctxwatch
-    from hermes_agent.tools.mcp import start_mcp
+    from hermes_agent.tools.mcp.manager import McpManager
 
     ctxwatch.watch_for(services.ctx).start()  # the baseline before any server can write (tools/ctxwatch.py)
-    mcp = start_mcp(settings)  # stdio servers run inside the session's sandbox (tools/mcp/confine.py)
-    if mcp is None:
-        return
+    # stdio servers run inside the session's sandbox (tools/mcp/confine.py)
+    mcp = McpManager.from_settings(settings, servers=servers, errors=left_out).start()
     for name, why in mcp.config_errors.items():
-        if warn is not None:
+        if warn is not None and name not in left_out:
             warn(f"MCP server {name} skipped: {why}" if name != "*" else f"MCP servers skipped: {why}")
     if not mcp.running:
         return

@@ -2,41 +2,41 @@
 
 from __future__ import annotations
 
-import os
+from typing import TYPE_CHECKING
 
-from hermes_agent import __version__
 from hermes_agent.config.settings import Settings
 
-
-def _c(code: str, text: str, color: bool) -> str:
-    return f"\x1b[{code}m{text}\x1b[0m" if color else text
+if TYPE_CHECKING:
+    from hermes_agent.cli.early_line import EarlyLine
 
 
 def banner(settings: Settings, color: bool = True) -> str:
     """Name, version, model and endpoint, working directory, and the keys worth knowing."""
+    from hermes_agent.cli.fast_prompt import render
+
     m = settings.model
-    model = m.model or "(no model configured)"
-    where = m.base_url or m.provider
-    cwd = os.getcwd()
-    home = os.path.expanduser("~")
-    if cwd.startswith(home + os.sep):
-        cwd = "~" + cwd[len(home):]
-    rows = [
-        _c("1;36", "⚕ Hermes Agent", color) + _c("2", f" {__version__}", color),
-        f"  model  {_c('1', model, color)}" + _c("2", f"  via {where}", color),
-        f"  cwd    {cwd}",
-        _c("2", "  /help commands · Alt-Enter newline · Ctrl-C stop · Ctrl-D quit", color),
-    ]
-    if settings.yolo:
-        rows.append(_c("33", "  YOLO: flagged commands run without asking (hard-line rules still apply)", color))
-    return "\n".join(rows) + "\n"
+    return render(m.model or "(no model configured)", m.base_url or m.provider, settings.yolo, color)
 
 
-def show_early_prompt(settings: Settings) -> None:
-    """The banner and the prompt symbol, at once: keys typed while the line editor loads are echoed and kept by
-    the terminal, and reach the real prompt, which redraws this line when it takes over (issue 24)."""
+def show_early_prompt(settings: Settings) -> EarlyLine | None:
+    """The banner and the prompt symbol, at once, with the first line's editor (cli/early_line.py) already
+    reading keys in raw mode: what is typed while the full line editor loads is edited in place and handed to
+    it (issue 24). None when stdin or stdout is not a terminal: the banner and the symbol are printed."""
     import sys
 
+    from hermes_agent import paths
+    from hermes_agent.cli import fast_prompt
+    from hermes_agent.cli.early_line import EarlyLine
+
     color = not settings.env.get("NO_COLOR")
-    sys.stdout.write(banner(settings, color) + _c("1;36", "❯ ", color))
-    sys.stdout.flush()
+    m = settings.model
+    line = fast_prompt.take()  # drawn before the settings loaded, from the last run's banner (same key)
+    if line is None:
+        text = banner(settings, color)
+        line = EarlyLine.start(paths.hermes_home() / ".hermes_history", color, before=text)
+        if line is None:
+            sys.stdout.write(text + ("\x1b[1;36m❯ \x1b[0m" if color else "❯ "))
+            sys.stdout.flush()
+    fast_prompt.save(str(paths.hermes_home()), m.model or "(no model configured)", m.base_url or m.provider,
+                     settings.yolo, not color)
+    return line

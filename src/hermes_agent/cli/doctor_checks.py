@@ -175,12 +175,13 @@ def check_tools(settings: Settings) -> list[Finding]:
 
 def check_backend(settings: Settings) -> list[Finding]:
     """The terminal backend's client program exists."""
-    import shutil
+    from hermes_agent import paths
 
     backend = settings.cfg.terminal.backend
     need = {"docker": "docker", "ssh": "ssh", "singularity": "singularity"}.get(backend)
-    if need and not shutil.which(need):
-        return [Finding("fail", f"terminal backend {backend}: `{need}` is not on PATH")]
+    if need and not (paths.trusted_which(need) or (need == "singularity" and paths.trusted_which("apptainer"))):
+        return [Finding("fail", f"terminal backend {backend}: `{need}` is not on PATH (outside the places the "
+                                "sandbox can write)")]
     if backend == "ssh" and not settings.cfg.terminal.ssh_host:
         return [Finding("fail", "terminal backend ssh: terminal.ssh_host is not set")]
     from hermes_agent.terminal.manager import backend_problem

@@ -106,13 +106,43 @@ def _available(name: str) -> bool:
     return importlib.util.find_spec(f"hermes_agent.cli.commands.{SUBCOMMANDS[name]}") is not None
 
 
+def _parser_class() -> type[argparse.ArgumentParser]:
+    """ArgumentParser whose help formatter is given the terminal's width: argparse's own asks
+    shutil.get_terminal_size, and importing shutil (with bz2 and lzma) cost ~7 ms of every start."""
+    if not _PARSER:
+        import argparse
+
+        class Parser(argparse.ArgumentParser):
+            def _get_formatter(self) -> argparse.HelpFormatter:
+                return self.formatter_class(prog=self.prog, width=_columns() - 2)  # type: ignore[call-arg]
+
+        _PARSER.append(Parser)
+    return _PARSER[0]
+
+
+_PARSER: list[type[argparse.ArgumentParser]] = []
+
+
+def _columns() -> int:
+    """shutil.get_terminal_size().columns without shutil: COLUMNS, else the terminal's, else 80."""
+    try:
+        columns = int(os.environ.get("COLUMNS", "0"))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns if columns > 0 else 80
+
+
 def build_parser(only: str | None = None, summaries_only: bool = False) -> argparse.ArgumentParser:
     """The `hermes` parser with every subcommand's parser (`only`: just that one's; `summaries_only`: each
     subcommand by name and summary, no command module imported: enough for top-level --help and typos)."""
-    import argparse
     import importlib
 
-    parser = argparse.ArgumentParser(prog="hermes", description="Hermes Agent: your self-improving AI agent")
+    parser = _parser_class()(prog="hermes", description="Hermes Agent: your self-improving AI agent")
     parser.add_argument("-V", "--version", action="version", version=f"hermes-agent {__version__}")
     parser.add_argument("-z", "--oneshot", metavar="PROMPT",
                         help="run one message and print only the final answer (like chat -q PROMPT -Q)")
@@ -150,9 +180,7 @@ def overrides_from(args: argparse.Namespace) -> dict[str, object]:
 def _subcommand_in(argv: list[str]) -> str | None:
     """The subcommand named in argv ("chat" when none and no --help), or None to build every parser (top-level
     help, typos, a prompt given to -z)."""
-    import argparse
-
-    top = argparse.ArgumentParser(add_help=False)
+    top = _parser_class()(add_help=False)
     add_model_flags(top)
     _, rest = top.parse_known_args(argv)
     first = next((a for a in rest if not a.startswith("-")), None)
@@ -227,6 +255,18 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] in (["--version"], ["-V"]):
         print(f"hermes-agent {__version__}")
         return 0
+    if argv:
+        return _main(argv)
+    from hermes_agent.cli import fast_prompt
+
+    fast_prompt.show(argv)  # a plain `hermes` on a terminal: the last banner and the prompt now (issue 24)
+    try:
+        return _main(argv)
+    finally:
+        fast_prompt.abandon()  # (the REPL took the prompt, unless hermes ends before it)
+
+
+def _main(argv: list[str]) -> int:
     from hermes_agent.cli.run_flags import continue_before_subcommand
 
     argv = continue_before_subcommand(argv, SUBCOMMANDS)
@@ -236,12 +276,10 @@ def main(argv: list[str] | None = None) -> int:
     from hermes_agent import paths
 
     paths.harden_program_path()  # programs hermes runs unconfined never come from where the sandbox can write (a33)
+    paths.harden_sys_path()  # nor the modules it imports later (issue 19)
     from hermes_agent.errors import ConfigError, HermesError, UsageError
 
     command = args.command or "chat"
-    from hermes_agent.cli.logs import setup_logging
-
-    setup_logging()
     import importlib
 
     from hermes_agent import dccache
@@ -249,8 +287,18 @@ def main(argv: list[str] | None = None) -> int:
     dccache.install()  # dataclasses' generated methods compiled once, not on every start (issue 24)
 
     try:
-        module = importlib.import_module(f"hermes_agent.cli.commands.{SUBCOMMANDS[command]}")
-        return int(module.run(args, _settings_for(module, args)) or 0)
+        try:
+            module = importlib.import_module(f"hermes_agent.cli.commands.{SUBCOMMANDS[command]}")
+            settings = _settings_for(module, args)
+            if not getattr(module, "SETS_UP_LOGGING", False):  # `chat` does, after the interactive prompt shows
+                setup_logging()
+            return int(module.run(args, settings) or 0)
+        except BaseException:
+            if not argv:  # the error's line replaces a prompt drawn before the settings loaded
+                from hermes_agent.cli import fast_prompt
+
+                fast_prompt.abandon()
+            raise
     except ConfigError as exc:
         print(f"hermes: config error: {exc}", file=sys.stderr)
         return 2
@@ -272,11 +320,18 @@ def main(argv: list[str] | None = None) -> int:
         return _internal_error(exc)
 
 
+def setup_logging() -> None:
+    from hermes_agent.cli.logs import setup_logging as setup
+
+    setup()
+
+
 def _internal_error(exc: Exception) -> int:
     import logging
 
     from hermes_agent import paths
 
+    setup_logging()  # (idempotent) a failure before the command set logging up still reaches errors.log
     logging.getLogger("hermes.crash").error("unhandled error in `hermes %s`", " ".join(sys.argv[1:2]), exc_info=exc)
     first = (str(exc).strip().splitlines() or [""])[0][:200]
     print(f"hermes: internal error: {type(exc).__name__}: {first} (traceback in {paths.logs_dir() / 'errors.log'}; "

@@ -22,18 +22,25 @@ if TYPE_CHECKING:
     from prompt_toolkit.formatted_text import StyleAndTextTuples
 
     from hermes_agent.bootstrap.options import RunOptions
+    from hermes_agent.cli.early_line import EarlyLine
     from hermes_agent.core.contract import AgentSession
 
 log = logging.getLogger(__name__)
 
 
 def run_repl(args: argparse.Namespace, settings: Settings, options: RunOptions | None = None,
-             banner_shown: bool = False) -> int:
+             banner_shown: bool = False, early: EarlyLine | None = None) -> int:
     """Open the interactive chat (options: the bootstrap RunOptions of the chat flags; banner_shown: the banner
-    and the early prompt are on screen already); returns the exit code."""
-    repl = Repl(args, settings)
+    and the early prompt are on screen already; early: the first line's editor running since); returns the
+    exit code."""
+    try:
+        repl = Repl(args, settings)
+    except BaseException:
+        if early is not None:
+            early.finish(leaving=True)
+        raise
     repl.options = options
-    return repl.run(banner_shown)
+    return repl.run(banner_shown, early)
 
 
 class Repl:
@@ -65,23 +72,32 @@ class Repl:
                                      yolo=settings.yolo)
         self._runner: threading.Thread | None = None
         self.personality: str | None = None  # chosen with /personality; re-applied after /new
+        self._first = ("", 0)  # the first prompt's text and cursor (from the first line's editor)
         self.options: RunOptions | None = None  # RunOptions from the chat flags (-s, --ignore-rules, --safe-mode, -c NAME)
 
     # -- the prompt (main thread) ---------------------------------------------------------------
 
-    def run(self, banner_shown: bool = False) -> int:
+    def run(self, banner_shown: bool = False, early: EarlyLine | None = None) -> int:
         from hermes_agent.cli.screen import PromptWriter
 
         if not banner_shown:
             from hermes_agent.cli.banner import show_early_prompt
 
-            show_early_prompt(self.settings)
-        from hermes_agent.cli.prompt import make_session
+            early = show_early_prompt(self.settings)
+        try:
+            from hermes_agent.cli.prompt import make_session
 
-        self.session = session = make_session(self, paths.hermes_home() / ".hermes_history")
+            self.session = session = make_session(self, paths.hermes_home() / ".hermes_history")
+        except BaseException:
+            if early is not None:
+                early.finish(leaving=True)
+            raise
         session.app.after_render += self._start_runner
-        sys.stdout.write("\r\x1b[K")  # the real prompt draws from the start of this line
-        sys.stdout.flush()
+        if early is None:
+            sys.stdout.write("\r\x1b[K")  # the real prompt draws from the start of this line
+            sys.stdout.flush()
+        elif not self._take_over(early.finish(), session):
+            return 0
 
         saved = sys.stdout, sys.stderr
         writer = PromptWriter(session.app, saved[0])
@@ -99,13 +115,27 @@ class Repl:
             print(f"\nResume this session with:\n  hermes --resume {session_id}\n  hermes chat --continue")
         return self.exit_code or 0
 
+    def _take_over(self, early: EarlyLine, session: PromptSession[object]) -> bool:
+        """What the first line's editor got: lines entered (queued, kept in the history, already on screen) and
+        the line being edited (the prompt starts with it); False when it was left with Ctrl-D/Ctrl-C."""
+        for text in early.lines:
+            if text.strip():
+                session.history.append_string(text)
+            self.submit(text, echoed=True)
+        self._first = (early.text, early.cursor)
+        return not early.eof
+
     def _loop(self, session: PromptSession[object]) -> None:
         """One prompt for the whole session: input is handled inside it (`_accept`), so the terminal
         never drops back to cooked mode between messages and keys typed at any moment are kept."""
+        from prompt_toolkit.document import Document
+
         session.default_buffer.accept_handler = self._accept
         while self.exit_code is None:
+            text, cursor = self._first
+            self._first = ("", 0)
             try:
-                session.prompt(pre_run=self._pre_run)
+                session.prompt(pre_run=self._pre_run, default=Document(text, cursor))
             except (EOFError, KeyboardInterrupt):
                 return
 
@@ -122,25 +152,26 @@ class Repl:
         self.submit(text)
         return False
 
-    def submit(self, text: str) -> None:
-        """Route one line of input: immediate commands run on the side thread, the rest queue."""
+    def submit(self, text: str, echoed: bool = False) -> None:
+        """Route one line of input: immediate commands run on the side thread, the rest queue (echoed: the
+        line is on screen already, as the first line's editor left it)."""
         from hermes_agent.cli import slash
 
         stripped = text.strip()
         if not stripped:
             return
         if not slash.is_command(stripped):
-            self.enqueue(Job(text))
+            self.enqueue(Job(text, echoed=echoed))
             return
         command, arg = slash.lookup(stripped)
         skill = slash.skill_message(self.settings, stripped) if command is None else None
         if skill is not None:  # installed skills are slash commands too
-            self.enqueue(Job(stripped, message=skill))
+            self.enqueue(Job(stripped, message=skill, echoed=echoed))
             return
         if command is None or command.immediate:
-            self.side.put(Job(stripped, command, arg))
+            self.side.put(Job(stripped, command, arg, echoed=echoed))
         else:
-            self.enqueue(Job(stripped, command, arg))
+            self.enqueue(Job(stripped, command, arg, echoed=echoed))
 
     def enqueue(self, job: Job) -> None:
         self.live.queued.append(job.text)
@@ -253,7 +284,8 @@ class Repl:
             job = self.side.get()
             if job is None:
                 return
-            self.echo(job.text)
+            if not job.echoed:
+                self.echo(job.text)
             if job.command is None:
                 self.screen.line(slash.unknown_message(job.text), "yellow")
             else:
@@ -271,7 +303,8 @@ class Repl:
                 self.live.queued.pop(0)
             self.live.begin("thinking" if job.command is None else "working")
             try:
-                self.echo(job.text)
+                if not job.echoed:
+                    self.echo(job.text)
                 if job.command is None:
                     self.run_message(job.message or job.text)
                 else:
@@ -297,6 +330,9 @@ class Repl:
         self.totals.usage = self.totals.usage + outcome.usage
         self.totals.api_calls += outcome.api_calls
         self.totals.turns += 1
+        from hermes_agent.cli.commands.chat import run_later_report
+
+        run_later_report(lambda line: self.screen.line(line, "yellow"))
 
     def _shutdown(self) -> str | None:
         """Stop the runner and close the agent; returns the id of the session it wrote, if any."""

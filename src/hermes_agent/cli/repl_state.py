@@ -38,6 +38,7 @@ class Job:
     command: SlashCommand | None = None  # a slash.Command when this is a command
     arg: str = ""
     message: str | None = None  # what the agent receives when it differs from what was typed (/skill-name)
+    echoed: bool = False  # on screen already (typed before the line editor loaded: cli/early_line.py)
 
 
 @dataclass(slots=True)

@@ -5,6 +5,7 @@ oldest turns — never separating a tool call from its results. Pure: imports me
 from __future__ import annotations
 
 import functools
+import json
 import logging
 import os
 from collections import Counter
@@ -14,7 +15,7 @@ from pathlib import Path
 from typing import Literal
 
 from hermes_agent.config.settings import Settings
-from hermes_agent.messages import SUMMARY_PREFIX, Message, safe_loads
+from hermes_agent.messages import SUMMARY_PREFIX, Message, cap_result, safe_loads
 
 log = logging.getLogger(__name__)
 
@@ -123,7 +124,8 @@ def _groups(messages: Sequence[Message]) -> list[list[Message]]:
 # ---- truncation helpers ------------------------------------------------------------------------
 
 def cleared_marker(n_chars: int) -> str:
-    return f"[old tool output cleared: {n_chars:,} chars]"
+    """What an old tool result becomes: still a JSON object, as every tool message the model reads."""
+    return json.dumps({"cleared": f"old tool output cleared: {n_chars:,} chars"})
 
 
 def _clear(m: Message) -> Message:
@@ -166,7 +168,8 @@ def _shrink(messages: list[Message], target: int) -> tuple[list[Message], int]:
         fixed = sum(message_chars(m) for m in out if m.role == "system")
         cap = max(_MIN_CONTENT_CAP, (target * 4 - fixed) // max(1, len(out)))
         out = [m if m.role == "system" or len(m.content or "") <= cap
-               else m.with_content(_cut_middle(m.content or "", cap)) for m in out]
+               else m.with_content(cap_result(m.content or "", cap) if m.role == "tool"
+                                   else _cut_middle(m.content or "", cap)) for m in out]
     return out, cleared
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
 import time
 from urllib.parse import urlencode
 
@@ -67,7 +66,7 @@ async def cron(request: web.Request) -> web.Response:
 async def _start_run(home: Home, job_id: str) -> None:
     """`hermes cron run JOB --now` as a child process: a real cron turn; its output lands in the job's folder."""
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "hermes_agent", "cron", "run", job_id, "--now",
+        *paths.python_module("hermes_agent", "cron", "run", job_id, "--now"),
         stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL)
     home.children.add(proc)
     asyncio.get_running_loop().create_task(proc.wait()).add_done_callback(lambda _: home.children.discard(proc))

@@ -95,6 +95,7 @@ class GatewayRunner:
         self.started = time.time()
         self.loop: asyncio.AbstractEventLoop | None = None
         self._stop = asyncio.Event()
+        self._failure: BaseException | None = None  # what ended an adapter's receiving by itself
         self.closing = False
         self._locks: dict[str, asyncio.Lock] = {}
         self._inflight: set[asyncio.Task] = set()  # handlers sending a command's reply right now
@@ -119,6 +120,8 @@ class GatewayRunner:
         self.hooks = HookRunner.discover(timeout=self.settings.cfg.gateway.hook_timeout)
         self.outbox = Outbox(self.settings, self.homes, self.adapters, self.loop)
         for adapter in self.adapters.values():
+            if hasattr(adapter, "on_fatal"):  # an adapter whose receiving can end by itself (Telegram's polling)
+                adapter.on_fatal = self._fatal
             await adapter.start(self.handle)
             print(f"gateway: {adapter.name} {adapter.status().get('mode', 'polling')}", flush=True)
         self.hooks.emit("gateway:startup", {"platforms": list(self.adapters)})
@@ -132,6 +135,13 @@ class GatewayRunner:
         await self.shutdown()
         if api is not None:
             await asyncio.wait([api], timeout=10)
+        if self._failure is not None:  # one line from the CLI, a non-zero exit (a service manager restarts it)
+            raise self._failure
+
+    def _fatal(self, exc: BaseException) -> None:
+        log.info("gateway stopping: %s", exc)  # the CLI prints the one line
+        self._failure = self._failure or exc
+        self._stop.set()
 
     def _start_background(self) -> asyncio.Task | None:
         """The cron ticker thread, and the API server task when it is enabled."""
@@ -165,6 +175,7 @@ class GatewayRunner:
             await asyncio.to_thread(s.close)
         if self.cron is not None:
             await asyncio.to_thread(self.cron.stop)
+        await asyncio.to_thread(self.session_map.close)
         self.write_state(running=False)
 
     async def handle(self, event: Inbound) -> None:

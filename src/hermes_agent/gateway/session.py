@@ -168,11 +168,18 @@ class SessionMap:
         lookup instead of a state.db read: the index only changes when the session does)."""
         if sid is not None and self._written.get(key) == sid:
             return
-        self.index.set(key, sid, origin)
+        self.index.set(key, sid, origin, wait=False)  # the mirror is written meanwhile: settle() before a reply
         if sid is None:
             self._written.pop(key, None)
         else:
             self._written[key] = sid
+
+    def settle(self) -> None:
+        """Wait until sessions.json has every change made so far (Hermes reads it when the table lacks a chat)."""
+        self.index.settle()
+
+    def close(self) -> None:
+        self.index.close()
 
 
 class ChatSession:
@@ -229,8 +236,12 @@ class ChatSession:
             await asyncio.gather(self.worker, return_exceptions=True)
         if self.agent is not None:
             await asyncio.to_thread(self.agent.reset)
-        self.sessions.set(self.key, None)
+        await asyncio.to_thread(self._forget_session)
         self._announced = False
+
+    def _forget_session(self) -> None:
+        self.sessions.set(self.key, None)
+        self.sessions.settle()
 
     async def _work(self) -> None:
         while self.queue:
@@ -352,6 +363,7 @@ class ChatSession:
         pending, self._resumed = self._resumed and _unanswered(agent.history, text), False
         outcome = agent.run_turn(text, untrusted=untrusted, continue_pending=pending)
         self.sessions.set(self.key, agent.session_id, self.origin)
+        self.sessions.settle()  # the chat is in sessions.json (for Hermes) before the user sees the reply
         if outcome.reason == "interrupted":
             return outcome.final_text or "⏹ Stopped."
         return outcome.final_text or "(no reply)"

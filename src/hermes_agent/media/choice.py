@@ -3,9 +3,10 @@ import (the tools' availability checks run before every first request: tools/bui
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
+
+from hermes_agent import paths
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,9 +37,9 @@ def image_backend(conf: Mapping, env: Mapping[str, str]) -> ImageBackend | None:
 def offline_engine(conf: Mapping) -> str | None:
     """'piper' (a voice model configured and the binary present), 'espeak', or None."""
     piper = conf.get("piper") if isinstance(conf.get("piper"), Mapping) else {}
-    if piper.get("model") and shutil.which("piper"):
+    if piper.get("model") and paths.trusted_which("piper"):
         return "piper"
-    return "espeak" if shutil.which("espeak-ng") or shutil.which("espeak") else None
+    return "espeak" if paths.trusted_which("espeak-ng") or paths.trusted_which("espeak") else None
 
 
 def _edge_ready() -> bool:

@@ -7,7 +7,6 @@ anywhere else (`place`) is written by hermes itself without following a symlink.
 from __future__ import annotations
 
 import os
-import shutil
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -108,11 +107,12 @@ def _edge(text: str, voice: str, target: Path) -> Path:
 def _offline(engine: str, text: str, conf: Mapping, target: Path) -> Path:
     if engine == "piper":
         piper = conf.get("piper") if isinstance(conf.get("piper"), Mapping) else {}
-        if not (piper.get("model") and shutil.which("piper")):
+        exe = paths.trusted_which("piper")
+        if not (piper.get("model") and exe):
             raise MediaError("piper is not installed or tts.piper.model is not set")
-        cmd = ["piper", "--model", str(piper["model"]), "--output_file", str(target)]
+        cmd = [exe, "--model", str(piper["model"]), "--output_file", str(target)]
     else:
-        exe = shutil.which("espeak-ng") or shutil.which("espeak")
+        exe = paths.trusted_which("espeak-ng") or paths.trusted_which("espeak")
         if exe is None:
             raise MediaError("espeak-ng is not installed (apt install espeak-ng)")
         sub = conf.get("espeak") if isinstance(conf.get("espeak"), Mapping) else {}
@@ -133,7 +133,7 @@ AUDIO_SUFFIXES = (".wav", ".mp3", ".ogg", ".oga", ".opus", ".m4a", ".flac", ".aa
 
 def voice_encoder() -> str | None:
     """The OGG/Opus encoder here: ffmpeg (reads any audio) or opusenc (opus-tools: WAV, FLAC, AIFF), or None."""
-    return shutil.which("ffmpeg") or shutil.which("opusenc")
+    return paths.trusted_which("ffmpeg") or paths.trusted_which("opusenc")
 
 
 def _is_ogg_opus(path: Path) -> bool:

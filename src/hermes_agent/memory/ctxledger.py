@@ -129,6 +129,15 @@ def vouch(home: Path | str, items: Iterable[tuple[str, str]]) -> None:
             vouched[path] = [*hashes, dig][-MAX_HASHES:]
 
 
+def note_committed(home: Path | str, digests: Iterable[str]) -> None:
+    """Contents a session's commands committed into a context-file name (tools/ctxcommits.py): held back wherever
+    they appear, unless the same content is vouched for at some path."""
+    with _update(home) as data:
+        vouched = {h for hashes in data.get("vouched", {}).values() for h in hashes}
+        committed = [h for h in data.get("committed", []) if h not in digests]
+        data["committed"] = [*committed, *(d for d in dict.fromkeys(digests) if d not in vouched)][-MAX_PATHS:]
+
+
 def _alive(w: dict) -> bool:
     pid = w.get("pid")
     return isinstance(pid, int) and bool(w.get("pstart")) and _proc_start(pid) == w.get("pstart")
@@ -144,6 +153,10 @@ def held(home: Path | str, path: str, ctime_ns: int, data: bytes) -> str:
     ledger = _read(ledger_path(home))
     if not ledger:
         return ""
+    if ledger.get("committed") and (dig := digest(data)) in ledger["committed"] and \
+            dig not in ledger.get("vouched", {}).get(path, ()):
+        return "a hermes session's commands committed this content into the repository (not through the " \
+               "work tree), and nobody approved it"
     now = time.time_ns()
     for w in ledger.get("windows", []):
         start, end = w.get("start"), w.get("end")

@@ -196,8 +196,9 @@ class SkillCatalog:
     """The skills visible to the agent: the first root is the writable skills dir, the rest read-only."""
 
     def __init__(self, roots: Sequence[Path], *, disabled: Iterable[str] = (), use_disk_cache: bool = True,
-                 hidden: Iterable[str] = ()):
+                 hidden: Iterable[str] = (), home: Path | None = None):
         self.roots = [Path(r).expanduser() for r in roots]
+        self.home = home  # with it, skills of `skills.external_dirs` pass the context-file ledger (_held)
         self.disabled = frozenset(disabled)
         self.hidden = frozenset(hidden)  # names not taken from the packaged (bundled) root
         self._use_disk = use_disk_cache
@@ -274,9 +275,10 @@ class SkillCatalog:
         out: list[SkillInfo] = []
         for root in self.roots:
             packaged = bool(self.hidden) and root == _packaged_root()
+            external = self.home is not None and root not in (self.roots[0], _packaged_root())
             for path, category in scan_root(root):
                 record = _record_for(path, disk)
-                if record is None:
+                if record is None or (external and _held(self.home, path)):
                     continue
                 info = _info(path, root, category, record)
                 if packaged and info.name in self.hidden:
@@ -288,6 +290,24 @@ class SkillCatalog:
             disk.save()
         out.sort(key=lambda s: (s.category or "general", s.name))
         return out
+
+
+def _held(home: Path, path: Path) -> bool:
+    """A SKILL.md of an external skills folder that changed while a session's commands could write there, with
+    content nobody vouched for (memory/ctxledger.py, as for AGENTS.md): not shown, said in the log. A repo's
+    `.skills` folder is such a place: a confined command must not plant instructions for the next session."""
+    from hermes_agent.memory.ctxledger import held
+
+    try:
+        with open(path, "rb") as fh:
+            ctime, data = os.fstat(fh.fileno()).st_ctime_ns, fh.read(1 << 20)
+    except OSError:
+        return True
+    why = held(home, str(path), ctime, data)
+    if why:
+        log.warning("skill %s was not loaded: %s. Review it; saving it yourself (any edit, or `touch %s`) after "
+                    "that session ended makes it load again", path, why, path)
+    return bool(why)
 
 
 def _record_for(path: Path, disk: _DiskCache | None) -> dict | None:
@@ -383,4 +403,5 @@ def catalog_from_settings(settings: Settings) -> SkillCatalog:
     if skills_dir.is_dir():
         retire_seeded(skills_dir)
     return SkillCatalog(skill_roots(skills_dir, settings.cfg.skills.external_dirs),
-                        disabled=settings.cfg.skills.disabled, hidden=hidden_bundled(skills_dir))
+                        disabled=settings.cfg.skills.disabled, hidden=hidden_bundled(skills_dir),
+                        home=Path(settings.home))

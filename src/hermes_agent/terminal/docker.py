@@ -4,9 +4,9 @@ each command through `docker exec`; file primitives through exec as well."""
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 
+from hermes_agent import paths
 from hermes_agent.errors import HermesError
 from hermes_agent.terminal.remote import RemoteShellBackend
 from hermes_agent.terminal.shell import new_call_id
@@ -16,7 +16,7 @@ _WORKSPACE = "/workspace"
 
 def docker_problem(docker: str = "docker", env: dict[str, str] | None = None) -> str | None:
     """Why the docker backend cannot run here (no CLI, daemon unreachable), or None when it can."""
-    if shutil.which(docker) is None:
+    if paths.trusted_which(docker) is None:
         return f"the `{docker}` CLI is not installed (install Docker or choose terminal.backend: local)"
     try:
         proc = subprocess.run([docker, "version", "--format", "{{.Server.Version}}"], capture_output=True,
@@ -79,8 +79,10 @@ class DockerBackend(RemoteShellBackend):
         with self._lock:
             if self.container is not None:
                 return
-            if shutil.which(self._docker) is None:
+            found = paths.trusted_which(self._docker)
+            if found is None:
                 raise HermesError(f"docker backend: {docker_problem(self._docker, self._client_env)}")
+            self._docker = found
             safe_task = "".join(c if c.isalnum() or c in "-_." else "-" for c in self._task_id)[:40]
             name = f"hermes-{safe_task}-{new_call_id()}"
             try:

@@ -3,9 +3,9 @@ the host's /tmp and cwd are visible inside, so state and file primitives work as
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 
+from hermes_agent import paths
 from hermes_agent.errors import HermesError
 from hermes_agent.terminal.local import LocalBackend
 from hermes_agent.terminal.shell import shell_argv
@@ -16,7 +16,7 @@ _BINARIES = ("apptainer", "singularity")
 def singularity_binary() -> str | None:
     """Path of apptainer (preferred) or singularity, or None when neither is installed."""
     for name in _BINARIES:
-        if path := shutil.which(name):
+        if path := paths.trusted_which(name):
             return path
     return None
 

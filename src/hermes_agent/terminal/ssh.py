@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import tempfile
 
+from hermes_agent import paths
 from hermes_agent.errors import HermesError
 from hermes_agent.terminal.remote import RemoteShellBackend
 
@@ -65,8 +66,11 @@ class SSHBackend(RemoteShellBackend):
         with self._lock:
             if self._connected:
                 return
-            if shutil.which(self._ssh) is None:
-                raise HermesError("ssh backend: the OpenSSH client `ssh` is not installed")
+            found = paths.trusted_which(self._ssh)
+            if found is None:
+                raise HermesError(f"ssh backend: the OpenSSH client `{self._ssh}` is not installed (outside the places "
+                                  "the sandbox can write)")
+            self._ssh = found
             if self._control_dir is None:
                 self._control_dir = tempfile.mkdtemp(prefix="hermes-ssh-")
             if self._known_hosts:

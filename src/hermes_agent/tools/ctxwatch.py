@@ -37,6 +37,8 @@ class Watch:
         self.extra_m: dict[str, int] = {}
         self.home, self.window_roots = home, window_roots
         self.base: dict[Key, Entry] | None = None
+        self.roots = roots
+        self.refs: dict[str, dict[str, str]] = {}  # repository root -> ref tips at the first confined call
         self.active = 0  # confined calls running now
         self.background = False  # a background process ran since the last look
         self.held: list[str] = []  # lines of checks nobody read yet (background exits)
@@ -103,6 +105,10 @@ class Watch:
         if self.base is None:
             self.extra_m = self._extra_mtimes()
             self.base = self._probe(self.tree.refresh() + self.extra, set())
+            from hermes_agent.tools.ctxcommits import repository, tips
+
+            repos = dict.fromkeys(r for r in map(repository, self.roots) if r)
+            self.refs = {r: t for r in repos if (t := tips(r)) is not None}
             try:
                 from hermes_agent.memory.ctxledger import open_window
 
@@ -174,6 +180,13 @@ class Watch:
             found = self.settle(True)
             lines = self.decide(found, "a process of this session", None, None) if found else []
             self._vouch(list(self.base.items()))
+            if self.refs:
+                from hermes_agent.tools.ctxcommits import record
+
+                try:
+                    lines += record(self.home, self.refs)
+                except OSError:
+                    log.warning("could not look at this session's commits", exc_info=True)
             if self.window is not None:
                 from hermes_agent.memory.ctxledger import close_window
 

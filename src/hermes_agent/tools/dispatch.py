@@ -9,12 +9,12 @@ import time
 from collections.abc import Collection
 
 from hermes_agent import lazyre
-from hermes_agent.messages import safe_loads
+from hermes_agent.messages import cap_result, safe_loads
 from hermes_agent.tools import upstream_calls
 from hermes_agent.tools.context import ToolContext
 from hermes_agent.tools.hooks import HookBus
 from hermes_agent.tools.registry import registry
-from hermes_agent.tools.results import tool_error
+from hermes_agent.tools.results import shown_name, tool_error
 from hermes_agent.tools.toolsets import TOOLSETS, require_known, resolve_or_skip
 
 log = logging.getLogger(__name__)
@@ -126,61 +126,6 @@ def coerce_to_schema(name: str, args: dict) -> dict:
     return {k: _coerce(v, props[k]) if k in props else v for k, v in args.items()}
 
 
-def _cut(text: str, keep: int) -> str:
-    head, tail = int(keep * 0.65), int(keep * 0.35)
-    return f"{text[:head]}\n...[{len(text) - head - tail} characters cut from the middle of this tool result]...\n" \
-           f"{text[len(text) - tail:] if tail else ''}"
-
-
-def cap_result(result: str, limit: int) -> str:
-    """An oversized result cut to about `limit` characters, head and tail kept with a marker of what was cut.
-    A JSON result stays JSON: its longest strings are cut, never its text (red-team round 7 a35: a 30 MB MCP
-    result cut mid-string reached the model as a broken tool message)."""
-    if len(result) <= limit:
-        return result
-    try:
-        value = json.loads(result)
-    except (ValueError, RecursionError):
-        return _cut(result, limit)
-    if not isinstance(value, dict | list):
-        return _cut(result, limit)
-    for _ in range(12):
-        text = json.dumps(value, ensure_ascii=False)
-        over = len(text) - limit
-        if over <= 0:
-            return text
-        (holder, key, longest), items = _longest(value)
-        if holder is not None and len(longest) > 200:
-            holder[key] = _cut(longest, max(len(longest) - over - 120, 100))
-            continue
-        if items is None or len(items) < 4:
-            break
-        keep = max(2, int(len(items) * limit / len(text) * 0.9))
-        items[keep // 2: len(items) - keep // 2] = [f"...[{len(items) - keep // 2 * 2} items cut from the middle]..."]
-    return json.dumps({"error": f"the tool result ({len(result)} characters) is too large to show",
-                       "head": _cut(result, min(limit // 2, 4000))}, ensure_ascii=False)
-
-
-def _longest(value: object) -> tuple[tuple[dict | list | None, object, str], list | None]:
-    """In one iterative walk of `value`: (the container, its key or index, the string) of its longest string,
-    and its longest list."""
-    best: tuple[dict | list | None, object, str] = (None, None, "")
-    longest: list | None = None
-    stack: list = [value]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, list) and (longest is None or len(node) > len(longest)):
-            longest = node
-        items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
-        for k, v in items:
-            if isinstance(v, str):
-                if len(v) > len(best[2]):
-                    best = (node, k, v)
-            elif isinstance(v, dict | list):
-                stack.append(v)
-    return best, longest
-
-
 def handle_function_call(function_name: str, function_args: str | dict | None, task_id: str | None = None,
                          user_task: str | None = None, *, ctx: ToolContext | None = None,
                          hook_bus: HookBus | None = None, offered: Collection[str] | None = None) -> str:
@@ -192,14 +137,14 @@ def handle_function_call(function_name: str, function_args: str | dict | None, t
         try:
             calls = upstream_calls.to_ours(function_name, parse_arguments(function_args), offered)
         except ValueError as exc:
-            return tool_error(f"Invalid arguments for {function_name}: {exc}")
+            return tool_error(f"Invalid arguments for {shown_name(function_name)}: {exc}")
         results = [_run_one(name, args, offered, task_id, user_task, ctx, bus) for name, args in calls]
         if len(results) == 1:
             return results[0]
         return json.dumps({"results": [_as_json(r) for r in results]}, ensure_ascii=False)
     except Exception as exc:
         log.exception("tool %s failed outside its handler", function_name)
-        return tool_error(f"Error executing {function_name}: {type(exc).__name__}: {exc}")
+        return tool_error(f"Error executing {shown_name(function_name)}: {type(exc).__name__}: {exc}")
 
 
 def _as_json(result: str) -> object:
@@ -214,7 +159,7 @@ def _run_one(name: str, raw_args: dict, offered: Collection[str] | None, task_id
     entry = registry.get(name)
     if entry is None or (offered is not None and name not in {upstream_calls.canonical_name(n) for n in offered}):
         known = ", ".join(sorted(offered) if offered is not None else registry.names()[:40])
-        return tool_error(f"Unknown tool: {name}. Available tools: {known}")
+        return tool_error(f"Unknown tool: {shown_name(name)}. Available tools: {known}")
     args = coerce_to_schema(name, raw_args)
     from hermes_agent.tools.confined import CONFINED_ORIGIN
 

@@ -31,11 +31,14 @@ _cache: list = []  # [manifest or None], read once per process
 
 def digest() -> str:
     """Checksum of the builtin tool sources (names and bytes of tools/builtin/*.py)."""
+    import os
     import zlib
 
     crc = 0
-    for path in sorted(_BUILTIN.glob("*.py")):
-        crc = zlib.crc32(path.read_bytes(), zlib.crc32(path.name.encode(), crc))
+    folder = str(_BUILTIN)  # os.listdir, not Path.glob: the glob compiled a regex and walked pathlib's selectors
+    for name in sorted(n for n in os.listdir(folder) if n.endswith(".py")):
+        with open(os.path.join(folder, name), "rb") as fh:
+            crc = zlib.crc32(fh.read(), zlib.crc32(name.encode(), crc))
     return f"{crc:08x}"
 
 

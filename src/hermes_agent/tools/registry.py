@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from hermes_agent.approval.subject import ApprovalSubject
-from hermes_agent.tools.results import tool_error
+from hermes_agent.tools.results import shown_name, tool_error
 
 log = logging.getLogger(__name__)
 
@@ -308,7 +308,7 @@ class ToolRegistry:
         """Run a tool; unknown names and handler exceptions come back as error JSON."""
         entry = self._tools.get(name)
         if entry is None:
-            return tool_error(f"Unknown tool: {name}")
+            return tool_error(f"Unknown tool: {shown_name(name)}")
         if isinstance(entry, ManifestEntry):
             try:
                 entry = entry.load()

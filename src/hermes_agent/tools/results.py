@@ -53,3 +53,8 @@ def is_error(result: str) -> bool:
         return "error" in safe_loads(result)
     except ValueError:
         return False
+
+
+def shown_name(name: str, limit: int = 64) -> str:
+    """A tool name as echoed back to the model in an error: a hostile or garbled 1 MB name is not repeated."""
+    return name if len(name) <= limit else f"{name[:limit]}...({len(name):,} characters)"

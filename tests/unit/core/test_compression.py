@@ -108,7 +108,7 @@ def test_fallback_without_summarizer_first_clears_old_tool_outputs():
     assert res.method == "truncate" and res.dropped_count == 0 and res.cleared_outputs > 30
     assert res.tokens_after <= 20_000 < res.tokens_before
     assert len(res.messages) == len(msgs)  # every turn is still there, only old outputs shrank
-    assert any(m.content.startswith("[old tool output cleared: ") for m in res.messages if m.role == "tool")
+    assert any(m.content.startswith('{"cleared": "old tool output cleared: ') for m in res.messages if m.role == "tool")
     _, _, _, tail = split_protected(msgs, 3, 20)
     assert res.messages[-len(tail):] == tail
 
@@ -149,6 +149,21 @@ def test_huge_protected_tail_is_still_brought_under_target():
     assert res.messages[-1].content == msgs[-1].content  # the latest result is kept whole
 
 
+def test_a_tool_result_cut_to_fit_stays_json():
+    """Red-team round 9 a07: a 1 MB error echoing a hostile tool name was cut as text, raw newlines inside a JSON
+    string, and every later request carried a tool message that was not JSON."""
+    msgs = [Message("system", "sys"), Message("user", "go")]
+    for i in range(4):
+        msgs += _turn(i, out_chars=10)
+        msgs[-1] = msgs[-1].with_content(json.dumps({"error": f"Unknown tool: {'x' * 400_000}", "n": i}))
+    res = compress(msgs, None, protect_first_n=1, protect_last_n=20, target_tokens=30_000)
+    tools = [m.content for m in res.messages if m.role == "tool"]
+    assert len(tools) == 4 and res.tokens_after <= 30_000
+    for content in tools:
+        value = json.loads(content)
+        assert "cleared" in value or ("characters cut" in value["error"] and value["error"].startswith("Unknown"))
+
+
 def test_small_conversation_is_left_alone():
     msgs = [Message("system", "s"), Message("user", "hi"), Message("assistant", "hello")]
     res = compress(msgs, lambda p: "summary", target_tokens=1000)
@@ -159,8 +174,8 @@ def test_truncate_tool_outputs_keeps_the_last_n():
     msgs = _turn(0) + _turn(1) + _turn(2)
     out = truncate_tool_outputs(msgs, keep_last=1)
     tools = [m.content for m in out if m.role == "tool"]
-    assert tools[0] == "[old tool output cleared: 3,007 chars]"
-    assert tools[1].startswith("[old tool output cleared")
+    assert json.loads(tools[0]) == {"cleared": "old tool output cleared: 3,007 chars"}
+    assert json.loads(tools[1])["cleared"].startswith("old tool output cleared")
     assert tools[2] == msgs[-1].content
 
 

@@ -59,3 +59,38 @@ def test_chats_remembered_by_earlier_versions_are_found(tmp_path):
     assert sessions.get("agent:main:telegram:group:-100:42") == "S-group"
     sessions.set("agent:main:telegram:dm:111", "S-new")  # no state.db yet: the mirror carries it
     assert sessions.get("agent:main:telegram:dm:111") == "S-new"
+
+
+def test_many_chats_at_once_all_land_in_both_places_and_hermes_edits_are_seen(tmp_path):
+    import os
+    import threading
+
+    home = tmp_path / "home"
+    conn = _db(home)
+    index = RoutingIndex(home)
+    keys = [f"agent:main:telegram:dm:{n}" for n in range(60)]
+
+    def point(chunk: list[str]) -> None:
+        for key in chunk:
+            index.set(key, f"S-{key.rsplit(':', 1)[1]}", {"platform": "telegram", "chat_type": "dm"}, wait=False)
+
+    threads = [threading.Thread(target=point, args=(keys[i::6],)) for i in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    index.settle()  # what a reply waits for: every change so far is in sessions.json
+    mirror = json.loads((home / "sessions" / "sessions.json").read_text())
+    assert {k: mirror[k]["session_id"] for k in keys} == {k: f"S-{k.rsplit(':', 1)[1]}" for k in keys}
+    assert conn.execute("SELECT COUNT(*) FROM gateway_routing").fetchone()[0] == 60
+    # Hermes rewrites the mirror (a chat only it knows): the next read sees it, and our next write keeps it
+    mirror["agent:main:telegram:dm:hermes-only"] = {"session_id": "S-h", "session_key": "agent:main:telegram:dm:hermes-only"}
+    path = home / "sessions" / "sessions.json"
+    path.write_text(json.dumps(mirror))
+    os.utime(path, ns=(1, 1))  # a different mtime even on a coarse clock
+    assert index.get("agent:main:telegram:dm:hermes-only") == "S-h"
+    index.set("agent:main:telegram:dm:999", "S-999")
+    after = json.loads(path.read_text())
+    assert after["agent:main:telegram:dm:hermes-only"]["session_id"] == "S-h" and "agent:main:telegram:dm:999" in after
+    index.close()
+    index.close()  # twice is fine

@@ -65,15 +65,21 @@ def analyse_command(command: str) -> Scan:
     return Scan(findings, views, scanner.top_compound, normalised)
 
 
-def scan_files(command: str, reader: object) -> tuple[Finding, ...]:
+def scan_files(command: str, reader: object, hooks: str = "") -> tuple[Finding, ...]:
     """Findings in the workspace files `command` runs (approval/rules/workfiles.py), read through `reader`;
-    only those, not the command's own (scan_command has them)."""
+    only those, not the command's own (scan_command has them). `hooks`: shell text the session's exported
+    variables make its programs run as well (state.hook_text), judged alike."""
     text = clean(command)
     if len(text) > MAX_COMMAND_CHARS:
         return ()
     scanner = Scanner()
     scanner.reader = reader
     scanner.text(text)
+    if hooks:
+        before = len(scanner.findings)
+        scanner.text(clean(hooks))
+        scanner.findings[before:] = [(k, f"a variable the session exported runs: {d}", h)
+                                     for k, d, h in scanner.findings[before:]]
     own = set(scan_command(command).keys)
     return tuple(Finding(k, one_line(d), h) for k, d, h in scanner.findings if k not in own)
 

@@ -8,16 +8,16 @@ import posixpath
 import re
 from functools import cache
 
-from hermes_agent.approval.rules import argsem, clobber, gitpush, interp, mass
+from hermes_agent.approval.rules import argsem, clobber, gitpush, interp, mass, planted
 from hermes_agent.approval.rules.canonical import SHELLS, Unwrapped
 from hermes_agent.approval.rules.dynamic import BUILT, built_at_run_time
-from hermes_agent.approval.rules.expand import ASSIGN_WORD, ShellEnv, expand_text, expand_word
+from hermes_agent.approval.rules.expand import ASSIGN_WORD, ShellEnv, expand_text, expand_word, render_sub
 from hermes_agent.approval.rules.flows import SOURCES, FlowChecks
 from hermes_agent.approval.rules.lazyre import lazy
 from hermes_agent.approval.rules.leaks import LeakChecks
 from hermes_agent.approval.rules.lexer import Simple, lex, parse
 from hermes_agent.approval.rules.planted import script_edits
-from hermes_agent.approval.rules.runners import risky_variable
+from hermes_agent.approval.rules.runners import LIFECYCLE_SCRIPT, risky_variable
 from hermes_agent.approval.rules.table import DANGEROUS_RULES, HARDLINE_RULES, TEXT_RULES
 from hermes_agent.approval.rules.targets import HISTORY_WIPE, disposable, norm_path
 from hermes_agent.approval.rules.unwrap import unwrap
@@ -26,11 +26,15 @@ from hermes_agent.approval.rules.workfiles import WorkFiles
 MAX_DEPTH = 8
 MAX_TEXTS = 96
 _HISTORY_VARS = frozenset({"HISTFILE", "HISTSIZE", "HISTFILESIZE", "SAVEHIST"})
-_CLEANUP_KEYS = frozenset({"recursive_delete", "glob_delete", "find_exec_rm", "xargs_rm"})
+_CLEANUP_KEYS = frozenset({"recursive_delete", "glob_delete", "find_exec_rm", "xargs_rm", "git_clean"})
+_IMAGE_TOOLS = frozenset({"mkswap", "wipefs", "fdisk", "sfdisk", "gdisk", "cfdisk", "sgdisk", "parted"})
+_CODE_FLAGS = frozenset({"-c", "-e", "-E", "-r", "--eval", "--command", "-p", "--print"})
 _HELP = frozenset({"--help", "-help", "--version", "-version", "--usage", "help"})
 _DRY = ("--dry-run", "--dryrun", "--simulate", "--just-print", "--what-if", "--recon", "--no-act")
 _DRY_SHORT = {"rsync": "n", "make": "n", "apt": "s", "apt-get": "s", "git": "n"}
 _SQL_SHELL = lazy(r"(?:^|\n|;)\s*(?:\\!|\.shell|\.system)\s+([^\n;]+)|\bPROGRAM\s+'((?:[^']|'')*)'", re.I)
+_QUOTED = lazy(r"\$?'[^']*'|\"(?:[^\"\\]|\\.)*\"")
+_HEREDOC_OP = lazy(r"<<(?!<)-?[ \t]*(['\"]?)([\w.-]+)\1")
 _SQL_COMMENT = lazy(r"/\*.*?\*/|--[^\n]*", re.S)
 
 
@@ -56,6 +60,37 @@ def inert(u: Unwrapped) -> bool:
     if u.name == "git" and args[:1] not in (["push"], ["clean"]):
         return False
     return bool(short) and any(a.startswith("-") and not a.startswith("--") and short in a[1:] for a in args)
+
+
+def _data_removed(text: str) -> str:
+    """`text` without its quoted strings and heredoc bodies (the text a shell reads as commands)."""
+    if "<<" in text:  # one pass over the lines (a regex over the whole text is quadratic on many `<<`)
+        kept, pending = [], []
+        for line in text.split("\n"):
+            if pending:
+                if line.lstrip("\t").rstrip(" \t") == pending[0]:
+                    pending.pop(0)
+                continue
+            kept.append(line)
+            if "<<" in line:
+                pending.extend(m.group(2) for m in _HEREDOC_OP.finditer(line))
+        text = "\n".join(kept)
+    return _QUOTED.sub(" ", text) if "'" in text or '"' in text else text
+
+
+def _clean_paths(u: Unwrapped) -> list[str]:
+    """The pathspecs of `git clean` (what it is limited to); none for other commands."""
+    if u.name != "git" or u.args[:1] != ["clean"]:
+        return []
+    out, skip = [], False
+    for a in u.args[1:]:
+        if skip or a == "--":
+            skip = False
+        elif a in ("-e", "--exclude"):
+            skip = True
+        elif not a.startswith("-"):
+            out.append(a)
+    return out
 
 
 class Scanner(LeakChecks, FlowChecks, WorkFiles):
@@ -88,7 +123,8 @@ class Scanner(LeakChecks, FlowChecks, WorkFiles):
         if error and not conservative:
             stripped = text.replace('"', "").replace("'", "").replace("\\", "").replace("`", " ")
             self.text(stripped, depth + 1, conservative=True, env=env.child())
-        self.text_rules(text)
+        self.text_rules(_data_removed(text))  # quoted text and heredoc bodies are data here; the payloads that
+        # run them (bash -c '...', eval, | sh, bash <<EOF) are scanned as text of their own
         traits: set[str] = set()
         statements = parse(tokens)
         if depth == 0 and not conservative:
@@ -150,6 +186,10 @@ class Scanner(LeakChecks, FlowChecks, WorkFiles):
         if first is not None and built_at_run_time(first, args[words.index(first)] if first in words else "", env):
             self.add(*BUILT)
         u = unwrap(args, words)
+        if "xargs" in u.chain and (u.name in SHELLS or u.name in SOURCES or interp.language(u.name)):
+            for w in simple.words:  # xargs -a <(curl ...) sh -c: the downloaded lines become the shell's code
+                if any(kind == "<(" for kind, _ in w.subs):
+                    self.check_sources(sub_traits.get(id(w)), "xargs reading a process substitution")
         cmd = self._process(u, redirects, simple.redirects, sub_traits, env, depth, traits)
         if u.name and (simple.background or "nohup" in u.chain or "setsid" in u.chain):
             env.started.append(" ".join([u.name, *u.args]))  # a server this text started (argsem.started_here)
@@ -195,20 +235,35 @@ class Scanner(LeakChecks, FlowChecks, WorkFiles):
             interp.scan_code(self, u.code[0], u.code[1], depth + 1)
         for script in script_edits(u):
             self.text(script, depth + 1, env=env.child())
+        if planted.lifecycle_edit(u):
+            self.add(*LIFECYCLE_SCRIPT)
+        for lang, code in planted.inserted(u):
+            self.text(code, depth + 1, env=env.child()) if lang == "sh" else interp.scan_code(self, lang, code, depth + 1)
         self.chmod_exec(u, env)
         self.stdin_feeds(u, cmd, raw_redirects, redirects, sub_traits, depth, env)
         self.scripts(u, cmd, redirects, env, depth)
         if self.reader is not None:
             self.workspace_files(u, env, depth)
         if u.name in SHELLS or u.name in SOURCES or interp.language(u.name):
-            for w in u.words:
+            for k, w in enumerate(u.words):
                 if w is not None and any(kind == "<(" for kind, _ in w.subs):
                     self.check_sources(sub_traits.get(id(w)), "process substitution")
+                    if k == 0 and (u.name in SHELLS or u.name in SOURCES):  # `. <(echo CMD)`, `bash <(printf CMD)`
+                        self._printed_program(w, env, depth)
+                elif w is not None and w.subs and k and u.words[k - 1] is not None and u.words[k - 1].text in _CODE_FLAGS:
+                    self.check_sources(sub_traits.get(id(w)), "command substitution as code (python -c \"$(curl ...)\")")
         if any(ch in u.raw_name for ch in "$`*?["):
             self._dynamic_name(u)
         traits.add(u.name)
         traits.update(t for t, on in (("@download", cmd.downloads), ("@decode", cmd.decodes), ("@secret", cmd.secret)) if on)
         return cmd
+
+    def _printed_program(self, w, env: ShellEnv, depth: int) -> None:  # noqa: ANN001 - lexer.Word
+        """What a process substitution prints, when the text fixes it (echo/printf), run as shell text."""
+        for kind, inner in w.subs:
+            printed = render_sub(inner, env) if kind == "<(" else None
+            if printed is not None and printed != "$(" + " ".join(inner.split()) + ")":
+                self.text(printed, depth + 1, env=env.child())
 
     def _call(self, u: Unwrapped, env: ShellEnv, depth: int, traits: set) -> None:
         """A call of a function defined earlier: its body runs with the call's arguments."""
@@ -232,7 +287,7 @@ class Scanner(LeakChecks, FlowChecks, WorkFiles):
             return
         quiet = inert(u)
         spared = self._spared(u, self._env)
-        operands = [a for a in u.args if not a.startswith("-")] if u.name == "rm" else []
+        operands = [a for a in u.args if not a.startswith("-")] if u.name == "rm" else _clean_paths(u)
         cleanup = bool(operands) and all(disposable(a) for a in operands)
         for rule, rx in rules:
             if rule.via and rule.via not in u.chain:
@@ -251,6 +306,12 @@ class Scanner(LeakChecks, FlowChecks, WorkFiles):
             return ("mkfs",)
         if u.name == "shred" and argsem.shred_local(u, resolve):
             return ("secure_delete",)
+        if u.name in _IMAGE_TOOLS and argsem.image_file(u, resolve):
+            return ("disk_partition", "wipe_raw_disk")
+        if u.name == "kill" and argsem.pgrep_specific(u):
+            return ("kill_pgrep",)
+        if argsem.own_jobs(u):
+            return ("force_kill",)
         if argsem.pkill_specific(u) or argsem.started_here(u, env):
             return ("kill_by_name",)
         if argsem.user_unit(u):

@@ -5,12 +5,9 @@ interpreter), and the version/help forms of hardline commands. Pure string work.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
 from hermes_agent.approval.rules.lazyre import lazy
-
-if TYPE_CHECKING:
-    from hermes_agent.approval.rules.canonical import Unwrapped
+from hermes_agent.approval.rules.unwrapped import Unwrapped
 
 _MKFS_VALUED = frozenset("bcCdEgGiIjJlLmnNoOrsStTUFRvzMPABfhDV") - frozenset("FqvVcn")
 # kill by name: programs so common that a pattern naming only them hits processes the session did not start
@@ -23,6 +20,7 @@ _BROAD = frozenset({
 })
 _KILL_SCOPE = frozenset({"-u", "-U", "-g", "-G", "-s", "-t", "-P", "--euid", "--uid", "--pgroup", "--group", "--session",
                          "--terminal", "--parent", "-v", "--inverse", "-x", "--exact", "-o", "-n", "--oldest", "--newest"})
+_JOB = lazy(r"%(?:\d+|[%+-])?")
 _SIG_KILL = lazy(r"\A-(?:9|KILL|SIGKILL|s(?:9|KILL|SIGKILL)?)\Z|\A--signal(?:=(?:9|KILL|SIGKILL))?\Z", re.I)
 
 
@@ -43,10 +41,47 @@ def mkfs_on_file(u: Unwrapped, resolve) -> bool:
         if not a.startswith("-"):
             operands.append(a)
         i += 1
-    if not operands:
-        return any(a in ("-V", "--version", "--help", "-h") for a in args)
-    target = resolve(operands[0]) if operands[0][:1] not in ("-",) else operands[0]
-    return _local_file(target) and not target.startswith("dev/")
+    if not operands:  # -V / --help, or the image is taken for an option's value (mkfs.btrfs -f IMG: -f is valued for mke2fs)
+        return any(a in ("-V", "--version", "--help", "-h") for a in args) or (
+            not any("/dev/" in a or a.startswith("dev/") for a in args) and any(_local_file(resolve(a)) and "." in a for a in args))
+    # the device is any operand that is not a number (mke2fs DEVICE [BLOCKS]; mkfs.vfat -F 32 DEVICE: a valued
+    # option the table above cannot know for every mkfs.* leaves its value among the operands)
+    targets = [resolve(o) for o in operands if not o.isdigit()]
+    if not targets:  # the file is an option's value (mkfs.fat -C FILE BLOCKS): no device may be named anywhere
+        return not any("/dev/" in a or a.startswith("dev/") for a in args)
+    return all(_local_file(t) and not t.startswith("dev/") for t in targets)
+
+
+def image_file(u: Unwrapped, resolve) -> bool:
+    """mkswap/wipefs/fdisk/sgdisk/parted... of a regular image file in the workspace (the first operand), not a device."""
+    first = next((a for a in u.args if not a.startswith("-")), None)
+    return first is not None and _local_file(resolve(first)) and not resolve(first).startswith("dev/")
+
+
+def pgrep_specific(u: Unwrapped) -> bool:
+    """kill $(pgrep -f 'one full command line'): the same judgement as pkill -f of that line (an unquoted
+    substitution reaches us split into words: they are joined back)."""
+    import shlex  # only here: a kill of a pgrep substitution is rare
+
+    text = " ".join(u.args)  # canonical kill: `-s SIGNAL -- PIDS`
+    for signal in ("TERM", "INT", "HUP", "15", "2", "1"):
+        text = text.removeprefix(f"-s {signal} -- ")
+    if not text.startswith("$(pgrep ") or not text.endswith(")"):
+        return False
+    try:
+        words = shlex.split(text[text.index("$(pgrep ") + 8:-1])
+    except ValueError:
+        return False
+    return pkill_specific(Unwrapped(name="pkill", args=words))
+
+
+def own_jobs(u: Unwrapped) -> bool:
+    """kill of the text's own background jobs only: job specs (%1, %%, %+) and `$!` (the last background pid,
+    also through a variable set from it: `PID=$!; kill -9 $PID`)."""
+    if u.name != "kill":
+        return False
+    pids = u.args[u.args.index("--") + 1:] if "--" in u.args else [a for a in u.args if not a.startswith("-")]
+    return bool(pids) and all(p == "$!" or _JOB.fullmatch(p) for p in pids)
 
 
 def shred_local(u: Unwrapped, resolve) -> bool:

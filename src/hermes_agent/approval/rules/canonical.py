@@ -16,7 +16,7 @@ from hermes_agent.approval.rules.subcommands import (
     git_setting,
     sql_client,
 )
-from hermes_agent.approval.rules.targets import norm_path
+from hermes_agent.approval.rules.targets import norm_path, protected_dir
 from hermes_agent.approval.rules.unwrapped import Unwrapped
 
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "csh", "tcsh", "rbash", "yash", "posh"})
@@ -113,7 +113,12 @@ _EXEC_OPTIONS: dict[str, dict[str, bool]] = {
     "man": {"-P": False, "--pager": False, "-H": False, "--html": False},
     "vim": {"-c": False, "+": False}, "vi": {"-c": False, "+": False}, "nvim": {"-c": False, "+": False},
     "ex": {"-c": False, "+": False},
+    "less": {"+": False}, "more": {"+": False}, "gdb": {"-ex": False, "--ex": False, "-eval-command": False, "--eval-command": False},
 }
+_SHELL_ESCAPE = {"vim": ("!",), "vi": ("!",), "nvim": ("!",), "ex": ("!",), "less": ("!",), "more": ("!",), "gdb": ("!", "shell ")}
+_RUNS_STDIN = lazy(r"\b(?:exec|eval|compile)\s*\(\s*(?:sys\s*\.\s*stdin\s*\.\s*read|input\s*\(|open\s*\(\s*['\"]/dev/stdin|"
+                   r"\$stdin\s*\.\s*read|STDIN\s*\.\s*read|<STDIN>|require\s*\(\s*['\"]fs['\"]\s*\)\s*\.\s*readFileSync\s*\(\s*(?:0|['\"]/dev/stdin))"
+                   r"|\beval\s*(?:\(\s*)?(?:join\s*\(\s*['\"]{2}\s*,\s*)?<STDIN>")
 _GIT_EXEC_OPTIONS = {"--upload-pack": True, "--receive-pack": True, "--exec": True}
 _RUNNERS = lazy(r"(?:.*/)?(?:sh|bash|zsh|dash|ksh|fish|python[\d.]*|perl|ruby|node|php|eval|exec)\b|.*[;&|`$]")
 
@@ -128,6 +133,9 @@ def _exec_options(u: Unwrapped, options: dict[str, bool]) -> None:
             key, value = "+", a[1:]
         elif a[:2] in options and len(a) > 2 and not a.startswith("--"):
             key, value = a[:2], a[2:]
+        if key not in options and key.startswith("--") and len(key) > 3:  # GNU getopt takes any unambiguous prefix
+            longer = [o for o in options if o.startswith(key)]
+            key = longer[0] if len(longer) == 1 else key
         if key not in options:
             continue
         if value is None:
@@ -135,10 +143,12 @@ def _exec_options(u: Unwrapped, options: dict[str, bool]) -> None:
         always = options[key]
         if key == "--checkpoint-action":
             always, value = value.startswith("exec="), value.removeprefix("exec=")
-        if u.name in ("vim", "vi", "nvim", "ex"):
-            if not value.lstrip(":").startswith("!"):
+        if u.name in _SHELL_ESCAPE:
+            bare = value.lstrip(":")
+            prefix = next((p for p in _SHELL_ESCAPE[u.name] if bare.startswith(p)), None)
+            if prefix is None:
                 continue
-            value, always = value.lstrip(":")[1:], True
+            value, always = bare[len(prefix):], True
         u.payloads.append((value, None))
         if always or _RUNNERS.match(value):
             u.findings.append(("exec_via_option", f"{u.name} {key} runs a program ({value})", False))
@@ -334,6 +344,12 @@ def _python_module(u: Unwrapped) -> None:
         probe = Unwrapped(name="hermes", args=args[k + 2:])
         runners.hermes(probe)
         u.findings.extend(probe.findings)
+    elif k is not None and args[k + 1] == "http.server":  # a web server over the home or the root filesystem
+        rest = args[k + 2:]
+        folder = next((rest[j + 1] for j, a in enumerate(rest[:-1]) if a in ("-d", "--directory")), None)
+        folder = folder or next((a.split("=", 1)[1] for a in rest if a.startswith("--directory=")), None)
+        if folder and protected_dir(folder):
+            u.findings.append(("serve_private", f"serve {folder} over HTTP (every file in it, keys included)", False))
 
 
 def _interpreter(u: Unwrapped) -> None:
@@ -375,6 +391,7 @@ def _interpreter(u: Unwrapped) -> None:
             code.append(args[j + 1])
     if code:
         u.code = (lang, "\n".join(code))
+        u.stdin_code = bool(_RUNS_STDIN.search(u.code[1]))  # exec(sys.stdin.read()): what is piped in is the program
     elif not module and lang != "osascript":
         operands = [a for a in args if not a.startswith("-") or a == "-"]
         u.stdin_code = not operands or operands[0] == "-"

@@ -12,7 +12,17 @@ import re
 from dataclasses import dataclass, field
 
 from hermes_agent.approval.rules.lazyre import lazy
-from hermes_agent.approval.rules.lexer import END, QSUB, QVAR, SUB, VAR, Word, decode_ansi_c, lex, parse
+from hermes_agent.approval.rules.lexer import (
+    END,
+    QSUB,
+    QVAR,
+    SUB,
+    VAR,
+    Word,
+    lex,
+    parse,
+    printf_text,
+)
 
 MAX_FIELDS = 64
 DEFAULT_IFS = " \t\n"
@@ -220,7 +230,7 @@ def render_sub(inner: str, env: ShellEnv) -> str:
         name, args = words[0], words[1:]
         if k == 0 and name in ("echo", "printf") and here is None:
             out = [a for a in args if a not in ("-n", "-e", "-E", "-ne", "-en")]
-            text = decode_ansi_c(out[0]).replace("%s", " ".join(out[1:])) if name == "printf" and out else " ".join(out)
+            text = printf_text(args) if name == "printf" and args else " ".join(out)
             continue
         if k == 0 and here is not None:
             text = here

@@ -20,7 +20,8 @@ READERS = frozenset({
     "python", "python3", "perl", "ruby", "node", "tee", "split", "csplit", "pr", "fmt", "expand", "look", "install", "ditto",
 })
 SENDERS = frozenset({"curl", "wget", "http", "https", "xh", "httpie", "curlie", "nc", "ncat", "netcat", "socat", "telnet",
-                     "scp", "sftp", "rsync", "ftp", "lftp", "aria2c", "sendmail", "mail", "mutt", "openssl", "ssh"})
+                     "scp", "sftp", "rsync", "ftp", "lftp", "aria2c", "sendmail", "mail", "mutt", "openssl", "ssh",
+                     "neomutt", "mailx", "s-nail", "mpack", "tftp", "smbclient"})
 ENV_DUMPS = frozenset({"env", "printenv", "set", "export", "declare", "typeset", "compgen"})
 _CURL_DATA = frozenset({"-d", "--data", "--data-binary", "--data-ascii", "--data-urlencode", "--json"})
 _CURL_FORM = frozenset({"-F", "--form"})
@@ -86,6 +87,11 @@ def upload_sources(u: Unwrapped) -> list[str]:
         operands = [a for a in args if not a.startswith("-")]
         if len(operands) >= 2 and ":" in operands[-1]:
             out += [a for a in operands[:-1] if ":" not in a]
+    elif name in ("mutt", "neomutt") and "-a" in args:  # mutt -a FILE... -- ADDRESS: attachments
+        end = args.index("--") if "--" in args else len(args)
+        out += [a for a in args[args.index("-a") + 1:end] if not a.startswith("-")]
+    elif name in ("mail", "mailx", "s-nail", "bsd-mailx", "mpack"):
+        out += [args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-a", "-A", "--attach")]
     return out
 
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from hermes_agent.approval.rules import clobber, interp
 from hermes_agent.approval.rules.canonical import SHELLS, Unwrapped, basename
 from hermes_agent.approval.rules.effects import WRITE_OPS, arg_targets, decodes, download_targets
-from hermes_agent.approval.rules.expand import ShellEnv
+from hermes_agent.approval.rules.expand import ShellEnv, render_sub
 from hermes_agent.approval.rules.exposure import (
     SENDERS,
     dumps_environment,
@@ -20,7 +20,7 @@ from hermes_agent.approval.rules.exposure import (
     upload_sources,
 )
 from hermes_agent.approval.rules.lazyre import lazy
-from hermes_agent.approval.rules.lexer import decode_ansi_c
+from hermes_agent.approval.rules.lexer import decode_ansi_c, printf_text
 from hermes_agent.approval.rules.mass import EDIT_EVERYTHING, edits_in_place, lists_everything
 from hermes_agent.approval.rules.planted import planted
 from hermes_agent.approval.rules.targets import CREDENTIAL_READ, classify_path, classify_read, norm_path
@@ -39,6 +39,20 @@ _ENV_TEMPLATE = lazy(r"(?:^|/)\.env\.(?:example|sample|template|dist|defaults)\Z
 
 BUNDLE_UPLOAD = ("exfiltration", "send an archive of a whole directory over the network (tar c . | curl -T -)", False)
 _STDIN_SENDERS = frozenset({"nc", "ncat", "netcat", "socat", "telnet", "openssl"})
+
+
+def archived(cmd: Cmd) -> list[str]:
+    """The paths an archiver writing to stdout packs (tar c[z] PATHS, zip -r - PATHS)."""
+    args = cmd.args[1:] if cmd.name == "tar" and cmd.args and not cmd.args[0].startswith("-") else cmd.args
+    out, skip = [], False
+    for a in args:
+        if skip:
+            skip = False
+        elif a in ("-C", "--directory", "-f", "--file", "-X", "--exclude-from", "-T", "--files-from"):
+            skip = True  # -C changes where relative paths are read: they stay relative here (the workspace case)
+        elif not a.startswith("-") and a != "-":
+            out.append(a)
+    return out
 
 
 def uploads_stdin(cmd: Cmd) -> bool:
@@ -224,7 +238,7 @@ class FlowChecks:
             if any(a in ("-e", "-ne", "-en") for a in args):
                 cmd.literal = decode_ansi_c(cmd.literal)
         elif name == "printf" and args:
-            cmd.literal = decode_ansi_c(args[0]).replace("%s", " ".join(args[1:]))
+            cmd.literal = printf_text(args)
         return cmd
 
     def stdin_feeds(self, u: Unwrapped, cmd: Cmd, raw: list, resolved: list, sub_traits: dict, depth: int,
@@ -243,6 +257,11 @@ class FlowChecks:
             self.check_sources(sub_traits.get(id(w)), "redirection into an interpreter")
             if op != "<":
                 self.feed(cmd, text, depth, env)
+            else:  # bash < <(echo CMD): what the substitution prints, when the text fixes it, is the program
+                for kind, inner in w.subs:
+                    printed = render_sub(inner, env) if kind == "<(" else "$("
+                    if printed != "$(" + " ".join(inner.split()) + ")":
+                        self.feed(cmd, printed, depth, env)
 
     def check_sources(self, sources: set | None, how: str) -> None:
         if not sources:
@@ -269,6 +288,8 @@ class FlowChecks:
                 self.add(*EXFILTRATION)
             if sink.sends and uploads_stdin(sink) and any(bundles(c) for c in upstream):
                 self.add(*BUNDLE_UPLOAD)
+            if sink.sends and any(bundles(c) and any(sensitive_upload(self.path(p, env)) for p in archived(c)) for c in upstream):
+                self.add(*EXFILTRATION)  # tar cz ~ | ssh host 'cat > h.tgz': the home (keys included) leaves
             self.pipe_taint(sink, upstream, env)
             if sink.edits and any(lists_everything(c.name, c.args) for c in upstream):
                 self.add(*EDIT_EVERYTHING)

@@ -36,7 +36,7 @@ class Scanner(Protocol):
 
 _EXEC = lazy(
     r"os\s*\.\s*(?:system|popen|exec\w*|spawn\w*|posix_spawn\w*)|subprocess|pty\s*\.\s*spawn|commands\s*\.\s*getoutput"
-    r"|child_process|\bexec(?:Sync|File|FileSync)?\s*\(|\bspawn(?:Sync)?\s*\(|\bsystem\s*\(|shell_exec|passthru|popen"
+    r"|child_process|\bexec(?:Sync|File|FileSync)?\s*\(|\bspawn(?:Sync)?\s*\(|\bsystem\s*\(|shell_exec|passthru|popen|pcntl_exec|io\s*\.\s*popen|os\s*\.\s*execute"
     r"|proc_open|Open3|Kernel\s*\.\s*(?:system|exec|spawn)|Deno\s*\.\s*(?:run|Command)|Bun\s*\.\s*(?:spawn|\$)"
     r"|do shell script|\bqx\s*[{(/'\"|]|%x\s*[{(]|['\"]system['\"]|getline|\|\s*\"|\bsystem\b|\bexec\s+[q'\"$]")
 _REVERSE_SHELL = lazy(r"(?s)(?:socket|TCPSocket|net\.connect|fsockopen|IO::Socket).*(?:dup2|pty\s*\.\s*spawn|/bin/(?:ba)?sh|['\"](?:ba)?sh['\"]"
@@ -55,15 +55,17 @@ _WRITE = lazy(
     r"open\s*\([^)]*['\"][wax+]|write_text|write_bytes|writeFile|appendFile|File\s*\.\s*(?:write|open)|os\s*\.\s*(?:remove|unlink|rename|replace)"
     r"|\bunlink\s*\(|\.unlink\s*\(|shutil\s*\.\s*(?:copy\w*|move)|\brename\s*\(|file_put_contents|>>?\s*['\"]|print\s*\{|\bopen\s*\(\s*\w+\s*,\s*['\"]?>")
 _DECODE = lazy(r"b(?:64|32|85)decode|a85decode|base64|fromhex|unhexlify|codecs\s*\.\s*decode|fromCharCode|\batob\s*\(|Buffer\s*\.\s*from\s*\([^)]*(?:base64|hex)|zlib\s*\.\s*decompress|marshal\s*\.\s*loads|rot.?13|pack\s*\(\s*['\"][Hh]|unpack1?\s*\(\s*['\"]m")
-_REMOTE = lazy(r"urlopen|urllib|requests\s*\.\s*get|httpx|http\.get|https\.get|fetch\s*\(|Net::HTTP|LWP|open-uri|URI\.open|curl|wget|\bget\s+['\"]https?:"
+_REMOTE = lazy(r"urlopen|urllib|requests\s*\.\s*get|httpx|https?\s*\.\s*(?:get|request)\b|fetch\s*\(|Net::HTTP|LWP|open-uri|URI\.open|curl|wget|\bget\s+['\"]https?:"
+               r"|require\s*\(\s*['\"](?:node:)?(?:https?|net|tls|node-fetch|axios|got|undici)['\"]\s*\)|\bimport\s*\(\s*['\"](?:node:)?https?['\"]"
                      r"|file_get_contents\s*\(\s*['\"]https?:|fopen\s*\(\s*['\"]https?:")
 _EVAL = lazy(r"\b(?:exec|eval|compile|instance_eval|class_eval|Function)\s*\(|\beval\s+[\w$]")
 _STR = lazy(r"'((?:[^'\\\n]|\\.)*)'|\"((?:[^\"\\\n]|\\.)*)\"")
 _BACKTICK = lazy(r"`([^`]*)`")
 _LIST = lazy(r"\[([^\[\]]*)\]")
+_CALL_ARGS = lazy(r"\(([^()\n]*)\)")
 _ARGV_CALL = lazy(r"\(\s*(['\"])([^'\"]+)\1\s*,\s*\[([^\[\]]*)\]")
 _SEPARATORS = str.maketrans({c: ";" for c in "'\"`{}()[],"})
-_ONLY_STRINGS = lazy(r"\s*(?:(?:'[^']*'|\"[^\"]*\")\s*,?\s*)+\Z")
+_ONLY_STRINGS = lazy(r"\s*(?:(?:'[^']*'|\"[^\"]*\")\s*(?:,\s*)?)+\Z")  # no two adjacent \s*: linear
 _B64 = lazy(r"[A-Za-z0-9+/]{8,}={0,2}\Z")
 _HEX = lazy(r"(?:[0-9a-fA-F]{2}){4,}\Z")
 _ESC = lazy(r"\\(x[0-9a-fA-F]{2}|[0-7]{1,3}|[nt'\"\\])")
@@ -123,6 +125,13 @@ def _char(n: str) -> str:
     return {"'": "\\'", "\\": "\\\\"}.get(ch, ch)
 
 
+_LIST_ITEM = lazy(r"'([^'\\\n]*)'|\"([^\"\\\n]*)\"")
+_ITEMS = r"(?P<items>(?:'[^'\\\n]*'|\"[^\"\\\n]*\")(?:\s*,\s*(?:'[^'\\\n]*'|\"[^\"\\\n]*\")){0,64})"
+_LIST_JOIN = lazy(r"\[\s*" + _ITEMS + r"\s*\]\s*\.\s*join\b(?P<parens>\s*\(\s*(?:(?P<q1>['\"])(?P<sep>[^'\"\\\n]*)(?P=q1))?\s*\))?"
+                  r"|(?P<q2>['\"])(?P<pysep>[^'\"\\\n]*)(?P=q2)\s*\.\s*join\s*\(\s*[\[(]\s*" + _ITEMS.replace("items", "items2")
+                  + r"\s*[\])]\s*\)")
+
+
 def fold_chars(code: str) -> str:
     """Turn characters built from numbers into string literals, then join adjacent literals."""
     if "chr" not in code and "CharCode" not in code and "bytes" not in code and "pack" not in code:
@@ -139,8 +148,21 @@ def _joined(m: re.Match) -> str:
     return '"' + (a + b).replace('"', '\\"') + '"'
 
 
+def _list_joined(m: re.Match) -> str:
+    items = [a or b for a, b in _LIST_ITEM.findall(m.group("items") or m.group("items2") or "")]
+    if m.group("pysep") is not None:
+        sep = m.group("pysep")
+    elif m.group("sep") is not None:
+        sep = m.group("sep")
+    else:  # Ruby's join with no argument uses "", JavaScript's join() uses ","
+        sep = "," if m.group("parens") else ""
+    return '"' + sep.join(items).replace('"', '\\"') + '"'
+
+
 def join_literals(code: str) -> str:
-    """'r' + 'm' / "r"."m" -> "rm" (string concatenation in any of the languages)."""
+    """'r' + 'm' / "r"."m" / ["r","m"].join / ''.join(['r','m']) -> "rm" (string building in any of the languages)."""
+    if "join" in code:
+        code = _LIST_JOIN.sub(_list_joined, code)
     for _ in range(8):
         joined = _CONCAT.sub(_joined, code)
         if joined == code:
@@ -169,6 +191,9 @@ def _literals(code: str, lang: str) -> list[str]:
         out += _BACKTICK.findall(code)
     for m in _LIST.finditer(code):
         if _ONLY_STRINGS.match(m.group(1)):
+            out.append(" ".join(_unescape(a or b) for a, b in _STR.findall(m.group(1))))
+    for m in _CALL_ARGS.finditer(code):  # system("rm", "-rf", "/srv"): an argv given as separate strings
+        if "," in m.group(1) and _ONLY_STRINGS.match(m.group(1)):
             out.append(" ".join(_unescape(a or b) for a, b in _STR.findall(m.group(1))))
     for m in _ARGV_CALL.finditer(code):
         if _ONLY_STRINGS.match(m.group(3)):

@@ -58,6 +58,8 @@ _HOST = lazy(r"[a-zA-Z][\w+.-]*://(?:[^@/\s]*@)?([^/:?#\s]+)")
 def prints_secret(u: Unwrapped) -> bool:
     """gpg --export-secret-keys, gh auth token, pass, security -w, cloud CLIs printing tokens, kubectl get secret."""
     name, args = u.name, u.args
+    if name == "history" or (name == "fc" and "-l" in args):  # typed commands hold tokens and passwords
+        return not any(a.startswith("-") and a != "-l" for a in args)
     if name in ("gpg", "gpg2"):
         return any(a.startswith("--export-secret") for a in args)
     if name == "gh":
@@ -73,6 +75,8 @@ def prints_secret(u: Unwrapped) -> bool:
         return "print-access-token" in args or "print-identity-token" in args
     if name == "az":
         return args[:2] == ["account", "get-access-token"]
+    if name in ("docker", "podman") and args[:1] in (["inspect"], ["container"]):  # each container's environment
+        return "inspect" in args[:2]
     if name in ("kubectl", "oc"):
         return args[:1] == ["get"] and any(a in ("secret", "secrets") or a.startswith("secret/") for a in args[1:3])
     if name == "vault":
@@ -106,6 +110,9 @@ def _holds(path: str, tainted: set) -> bool:
     return any(p == t or p.startswith(t + "/") or t.startswith(p + "/") for t in (x.rstrip("/") for x in tainted if x != "git:staged"))
 
 
+_HISTORY_FILE = lazy(r"(?:^|/)(?:\.\w*_history|\.zhistory|\.histfile|fish_history|\.lesshst|\.viminfo)\Z")
+_BATCH_CLIENTS = frozenset({"sftp", "ftp", "lftp", "smbclient", "tftp", "ncftp", "ncftpput", "curlftpfs"})
+_BATCH_PUT = lazy(r"(?:^|[;\n])\s*(?:m?put|reput|append|send|mirror\s+(?:-\S+\s+)*-R)\s+(?:-\S+\s+)*([^\s;]+)")
 _DOTENV = lazy(r"(?:^|/)\.env(?:\.(?!example\Z|sample\Z|template\Z|dist\Z|defaults\Z)[\w.-]+)?\Z")
 # folders that hold credentials (a repository at or above one of them holds them too)
 _SECRET_HOMES = ("~/.ssh", "~/.aws", "~/.gnupg", "~/.config/gh", "~/.config/gcloud", "~/.kube", "~/.docker/config.json",
@@ -132,8 +139,8 @@ class LeakChecks:
     def leaks(self, u: Unwrapped, cmd: Cmd, redirects: list, sub_traits: dict, env: ShellEnv) -> None:
         """Secret sources and network sinks of one canonical command."""
         refs = secret_vars(u, env)
-        if u.name in READERS and any(_DOTENV.search(a) for a in u.args if not a.startswith("-")):
-            cmd.secret = True  # the project's .env: reading it is ordinary, sending it is not
+        if u.name in READERS and any(_DOTENV.search(a) or _HISTORY_FILE.search(a) for a in u.args if not a.startswith("-")):
+            cmd.secret = True  # the project's .env, shell history: reading them is ordinary, sending them is not
         if prints_secret(u) or (refs and u.name in ("echo", "printf", "cat", "base64", "xxd", "tee")):
             cmd.secret = True
         if u.code and u.code[0] != "sql" and sends_network(u.code[1]):
@@ -164,9 +171,22 @@ class LeakChecks:
             cmd.secret = True
         if u.name == "ssh" and any(a == "-R" or (a.startswith("-") and not a.startswith("--") and "R" in a[1:]) for a in u.args):
             self.add(*REMOTE_FORWARD)
+        if u.name in _BATCH_CLIENTS:
+            self._batch_uploads(u, redirects, env)
         self._secret_files(u, cmd, redirects, env)
         if u.name == "git":
             self._git(u, env)
+
+    def _batch_uploads(self, u: Unwrapped, redirects: list, env: ShellEnv) -> None:
+        """sftp/ftp/lftp/smbclient commands given on stdin or with -c/-e: `put ~/.ssh/id_rsa` sends that file."""
+        script = [t for op, t in redirects if op in ("<<<", "<<", "<<-")]
+        script += [" ".join(u.args[k + 1:]) for k, a in enumerate(u.args[:-1]) if a in ("-c", "-e")]  # tftp -c put F
+        for text in script:
+            for m in _BATCH_PUT.finditer(text):
+                q = self.path(m.group(1), env)
+                if _holds(q, env.tainted) or sensitive_upload(q) or classify_read(q):
+                    self.add(*EXFILTRATION)
+                    return
 
     def _secret_files(self, u: Unwrapped, cmd: Cmd, redirects: list, env: ShellEnv) -> None:
         """Files that now hold secrets: stdout of a secret source, copies and archives of credential files."""
@@ -228,6 +248,10 @@ def _cloud_uploads(u: Unwrapped) -> list[str]:
         return [a for a in args[1:-1] if "://" not in a]
     if u.name == "rclone" and len(args) >= 3 and args[0] in ("copy", "sync", "move", "copyto") and ":" in args[-1]:
         return args[1:-1]
+    if u.name == "az" and args[:2] == ["storage", "blob"] and args[2:3] in (["upload"], ["upload-batch"]) or \
+            u.name == "az" and args[:3] == ["storage", "file", "upload"]:
+        opts = u.args
+        return [opts[i + 1] for i, a in enumerate(opts[:-1]) if a in ("-f", "--file", "--source", "-s")]
     if u.name == "gh" and args[:2] == ["gist", "create"]:
         return args[2:]
     if u.name == "gh" and args[:2] == ["release", "upload"]:

@@ -25,6 +25,8 @@ _PLAIN = lazy(r"[^\s'\"\\$`;&|<>()]+")
 _DQ_PLAIN = lazy(r"[^\"\\$`]+")
 _NAME = lazy(r"[A-Za-z_]\w*")
 _ANSI_C = lazy(r"\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|[0-7]{1,3}|c.|.)", re.S)
+_PRINTF_HOLE = lazy(r"%[-+ #0]*\d*(?:\.\d+)?([sbdqcixXfgeEu])")
+_OCTAL0 = lazy(r"\\0([0-7]{1,3})")
 _C_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "v": "\v"}
 _OPS = ("&>>", "<<<", "<<-", ";;&", "&&", "||", "|&", ";;", ";&", ">>", "<<", "&>", ">&", "<&", "<>", ">|",
         ";", "&", "|", "<", ">", "(", ")")
@@ -58,6 +60,29 @@ def decode_ansi_c(body: str) -> str:
         return _C_ESCAPES.get(esc, esc)
 
     return _ANSI_C.sub(repl, body)
+
+
+def printf_text(args: list) -> str:
+    """What `printf FORMAT ARGS...` prints: %s and %b take the arguments in turn (%b decodes its argument's escapes,
+    `\\0NNN` octal included) and the format repeats while arguments remain, as bash does; other conversions print
+    their argument as is."""
+    fmt, values = decode_ansi_c(args[0]), list(args[1:])
+    holes = _PRINTF_HOLE.findall(fmt)
+    if not holes:
+        return fmt
+
+    def fill(m: re.Match) -> str:
+        if not values:
+            return ""
+        value = values.pop(0)
+        return decode_ansi_c(_OCTAL0.sub(r"\\\1", value)) if m.group(1) == "b" else value
+
+    out = _PRINTF_HOLE.sub(fill, fmt)
+    for _ in range(64):
+        if not values:
+            break
+        out += _PRINTF_HOLE.sub(fill, fmt)
+    return out
 
 
 @dataclass(slots=True)

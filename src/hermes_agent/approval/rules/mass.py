@@ -19,6 +19,7 @@ _CONSTANT_WRITERS = frozenset({"", ":", "true", "false", "echo", "printf", "yes"
 _SED_WIPE = lazy(r"\A\s*(?:(?:\d+|\$|%|/\.\*?/|/\^/)\s*(?:,\s*(?:\d+|\$)\s*)?)?d\s*\Z|\A\s*(?:%|1,\$)?\s*s(.)\^?\.\*\$?\1[^\s]*\1g?\s*\Z",
                        re.S)
 _PERL_WIPE = lazy(r"\$_\s*=\s*(?:q\s*[({/]\s*[)}/]|''|\"\"|\S{0,12};?\s*\Z)|\A\s*\Z|\As(.)\.\*\1[^\s]*\1\w*\s*\Z|undef\s*\$_", re.S)
+_OUTPUT = lazy(r"(?:\A|/)(?:[^/]*\.(?:log|out|err|trace|tmp)(?:\.\d+)?|(?:logs?|tmp|out)/[^/]*)\Z")
 _ZERO = lazy(r"\A(?:-s\s*|--size=?)0+[KMGkmg]?\Z")
 
 
@@ -96,8 +97,8 @@ def mass_rewrite(u: Unwrapped, redirects: list) -> bool:
         if any(op in (">", ">|", "&>") and many(t) for op, t in redirects):
             return True
     targets = empties(u)
-    if targets is None:
-        return False
+    if targets is None or (targets and all(_OUTPUT.search(t) for t in targets)):
+        return False  # emptying logs and run outputs (truncate -s 0 logs/*.log) is not emptying the project
     if u.name == "tee" and not ("find" in u.chain or "xargs" in u.chain or any(many(t) for t in targets)):
         return False
     return "find" in u.chain or "xargs" in u.chain or any(many(t) for t in targets)

@@ -150,11 +150,29 @@ def package_manager(u: Unwrapped) -> None:
             key, eq, value = a.partition("=")
             if eq and key.startswith("scripts."):
                 u.payloads.append((value, None))
+                if _LIFECYCLE.fullmatch(key[8:]) and runs_unseen_file(value):
+                    u.findings.append(LIFECYCLE_SCRIPT)
     elif args[:1] == ["set-script"] and len(args) >= 3:
         u.payloads.append((args[2], None))
+        if _LIFECYCLE.fullmatch(args[1]) and runs_unseen_file(args[2]):
+            u.findings.append(LIFECYCLE_SCRIPT)
     elif args[:2] == ["config", "set"] or args[:1] == ["set"]:
         rest = args[2:] if args[0] == "config" else args[1:]
         settings(u, rest)
+
+
+# scripts a package manager runs by itself (install, pack, publish), not only when the user names them
+_LIFECYCLE = lazy(r"(?:pre|post)?(?:install|prepare|pack|publish|prepublishOnly|uninstall|dependencies)|prepublish")
+LIFECYCLE_SCRIPT = ("pkg_lifecycle_script", "set a package lifecycle script that runs a file from outside the project or "
+                    "a hidden place (runs by itself on the next install, pack or publish; the file is not shown)", False)
+_RUNS_FILE = lazy(r"\A\s*(?:(?:env\s+)?(?:sh|bash|zsh|dash|node|nodejs|deno|bun|python3?|perl|ruby|php)\s+(?:-\S+\s+)*)?"
+                  r"(?:[/~]|\$\{?HOME\b|\.\./|(?:\./)?\.[\w-]|(?:\./)?(?:\S*/)?(?:tmp|\.cache)/)")
+
+
+def runs_unseen_file(script: str) -> bool:
+    """A script line that runs a file from outside the project or from a hidden or scratch place (`node /tmp/x.js`,
+    `sh ~/.x.sh`, `./.hook`, `bash ../other/x.sh`): not `husky install` nor `node scripts/postinstall.js`."""
+    return bool(_RUNS_FILE.match(script))
 
 
 def uv(u: Unwrapped) -> None:
@@ -272,12 +290,31 @@ def account(u: Unwrapped) -> None:
         if any("setuid" in a or "sys_admin" in a or "dac_" in a or "=ep" in a.replace("+", "=") for a in u.args):
             u.findings.append(("setuid", "grant a program root capabilities (setcap)", False))
         return
-    args = u.args
+    args = _split_clusters(u.args, _ACCOUNT_VALUED)
     for k, a in enumerate(args):
         value = args[k + 1] if k + 1 < len(args) else ""
         if a in ("-o", "--non-unique") or (a in ("-u", "--uid", "-g", "--gid") and value.strip() == "0") or a in ("--uid=0", "--gid=0"):
             u.findings.append(_UID0)
             return
+
+
+_ACCOUNT_VALUED = frozenset("bcdefgGkKpsuZRPL")
+
+
+def _split_clusters(args: list, valued: frozenset) -> list:
+    """getopt's short options as separate words: `-ou 0` is `-o -u 0`, `-u0` is `-u 0`."""
+    out: list[str] = []
+    for a in args:
+        if not a.startswith("-") or a.startswith("--") or len(a) <= 2:
+            out.append(a)
+            continue
+        for k, ch in enumerate(a[1:], 1):
+            out.append("-" + ch)
+            if ch in valued:
+                if a[k + 1:]:
+                    out.append(a[k + 1:])
+                break
+    return out
 
 
 def git_history(u: Unwrapped) -> None:

@@ -64,8 +64,8 @@ def git_setting(key: str, value: str, u: Unwrapped) -> None:
     elif key.startswith("http.") and key.endswith(".sslverify") or key == "http.sslverify":
         if value.lower() in ("false", "0", "no", "off"):
             u.findings.append(("tls_verify_off", "turn off TLS certificate verification", False))
-    elif key == "core.hookspath":
-        u.findings.append(("git_hooks", "point git at another hooks directory (core.hooksPath)", False))
+    elif key in ("core.hookspath", "init.templatedir"):  # a template's hooks land in every repository made after
+        u.findings.append(("git_hooks", f"point git at another hooks directory ({key})", False))
     elif key in _PROGRAM_KEYS or (key.count(".") >= 2 and key.endswith(_PROGRAM_SUFFIXES)):
         u.payloads.append((value.lstrip("!"), None))
         if not _installed_tool(key, value):

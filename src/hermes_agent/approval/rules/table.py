@@ -84,7 +84,7 @@ DANGEROUS_RULES: tuple[Rule, ...] = (
     # git
     Rule("git_reset_hard", "git reset --hard (discards uncommitted work)", r"^git reset (?:\S+ )*--hard\b", ("git",)),
     Rule("git_force_push", "git force push", r"^git push (?:\S+ )*(?:--force(?:-with-lease|-if-includes)?(?:=\S*)?|-[a-zA-Z]*f[a-zA-Z]*|--mirror|\+\S+)" + _END, ("git",)),
-    Rule("git_push_delete", "delete a remote branch (git push --delete)", r"^git push (?:\S+ )*(?:--delete|-d|:\S+)" + _END, ("git",)),
+    Rule("git_push_delete", "delete a remote branch (git push --delete)", r"^git push (?:\S+ )*(?:--delete|-d|--prune|:\S+)" + _END, ("git",)),
     Rule("git_clean", "git clean -f (deletes untracked files)",
          r"^git clean (?!(?:\S+ )*(?:-\w*n\w*|--dry-run)" + _END + r")(?:\S+ )*(?:-[a-zA-Z]*f[a-zA-Z]*|--force)" + _END, ("git",)),
     Rule("git_branch_force_delete", "git branch force delete",
@@ -99,6 +99,18 @@ DANGEROUS_RULES: tuple[Rule, ...] = (
          r"^docker (?:(?:system|volume|container|image|network|builder|buildx) prune|volume rm|rmi (?:\S+ )*(?:-f|--force)|network rm)\b", ("docker",)),
     Rule("docker_privileged", "run a privileged container or mount the host root",
          r"^docker (?:run|create) (?:\S+ )*(?:--privileged|(?:-v|--volume)[= ]?/:|--pid[= ]host)", ("docker",)),
+    # what gives a container the host: the engine's socket, admin capabilities, no confinement profile, host namespaces
+    Rule("docker_privileged", "give a container the host (engine socket, admin capabilities, unconfined profile, host namespaces)",
+         r"^docker (?:run|create|exec) (?:\S+ )*(?:(?:-v|--volume|--mount)[= ]?\S*(?:docker|containerd|podman|crio)\.sock"
+         r"|--mount[= ]\S*\b(?:source|src)=/(?:,|$| )|--privileged"
+         r"|--cap-add[= ](?i:(?:CAP_)?(?:SYS_ADMIN|ALL|SYS_MODULE|SYS_PTRACE|DAC_READ_SEARCH|SYS_RAWIO))"
+         r"|--security-opt[= ](?:apparmor|seccomp|label|systempaths)[=:](?:unconfined|disable)|--(?:userns|uts|ipc|cgroupns)[= ]host"
+         r"|--device[= ]/dev/(?:sd|nvme|vd|xvd|hd|mem|kmem|mapper))", ("docker",)),
+    Rule("docker_privileged", "talk to the container engine's socket directly (root on the host)",
+         r"^\S+ (?:\S+ )*\S*(?:/docker|/containerd|/podman|/crio)\.sock\b", ("curl", "socat", "nc", "ncat", "netcat", "http", "wget")),
+    Rule("docker_privileged", "start a pod with the host's namespaces, paths or privileges",
+         r"^\S+(?=.*? (?:run|create|apply|patch|replace|debug|exec) )(?=.*?(?:\"?(?:privileged|host(?:PID|IPC|Network|Users))\"?: ?true|\"?hostPath\"?:))"
+         r"|^\S+(?=.*? debug )(?=.*? node/)", ("kubectl", "oc")),
     Rule("docker_compose_down", "docker compose down/stop/kill/restart/rm", r"^docker compose (?:down|stop|kill|restart|rm|pause)\b", ("docker",)),
     Rule("cloud_destroy", "destroy cloud/cluster resources",
          r"^(?:kubectl (?:\S+ )*(?:delete|drain)|terraform (?:\S+ )*destroy|helm (?:uninstall|delete)|aws s3 (?:rb|rm (?:\S+ )*--recursive)|gsutil (?:\S+ )*(?:rb|rm (?:\S+ )*-\w*r))\b",
@@ -106,6 +118,22 @@ DANGEROUS_RULES: tuple[Rule, ...] = (
     # privilege
     Rule("root_shell", "open a root shell (sudo su / sudo bash)", r"^(?:su|" + _SHELLS + r")(?: -\S*)*$", ("su", "sh", "bash", "zsh", "dash", "ksh", "fish"), via="sudo"),
     Rule("root_shell", "switch user (su)", r"^su\b(?!.* -c\b)", ("su",)),
+    *(Rule("root_shell", "open a root shell (doas/pkexec/run0 bash)", r"^(?:su|" + _SHELLS + r")(?: -\S*)*$",
+           ("su", "sh", "bash", "zsh", "dash", "ksh", "fish"), via=w) for w in ("doas", "pkexec", "run0")),
+    Rule("service_enable", "enable or link a service or timer so that it starts at boot or login",
+         r"^systemctl (?:-\S+ )*(?:enable|link|reenable|preset|preset-all|add-wants|add-requires|edit)\b", ("systemctl",)),
+    Rule("service_enable", "let a user's services run without a login (loginctl enable-linger)", r"^loginctl enable-linger\b", ("loginctl",)),
+    Rule("service_enable", "load a launchd job (runs at login or boot)", r"^launchctl (?:\S+ )*(?:load|bootstrap|enable|submit)\b", ("launchctl",)),
+    Rule("ssh_key_install", "authorise a key to log in to this machine (ssh-copy-id to localhost)",
+         r"^(?!\S+ (?:\S+ )*(?:-h|--help|-n)(?: |$))\S+ (?:\S+ )*(?:\S+@)?(?:localhost|127\.[\d.]+|\[?::1\]?|0\.0\.0\.0)(?: |$)", ("ssh-copy-id",)),
+    Rule("http_wipe", "HTTP DELETE of every index, key or collection of a data store (/_all, /*, recursive)",
+         r"^\S+ (?=(?:\S+ )*(?:-X ?DELETE|--request[= ]DELETE|--method[= ]DELETE|DELETE)(?: |$))(?:\S+ )*\S*(?:/_all\b|/\*(?: |$|[/?,])|[?&]recurs(?:e|ive)(?:=true)?\b|/_delete_by_query\b)",
+         ("curl", "http", "https", "xh", "wget", "curlie")),
+    Rule("tunnel", "open this machine's ssh or a raw TCP port to the internet through a tunnel (ngrok tcp, cloudflared)",
+         r"^(?:ngrok (?:\S+ )*tcp\b|cloudflared (?:\S+ )*--url[= ](?:tcp|ssh|rdp)://|\S+ (?:\S+ )*(?:tcp|--port|-p) 22(?: |$))",
+         ("ngrok", "cloudflared", "lt", "localtunnel", "bore")),
+    Rule("move_protected", "move the root, a system or a home directory elsewhere",
+         r"^mv (?:-\S+ )*(?:" + _ROOT + "|" + _SYS + "|" + _HOME + r")/? (?:\S+ )*\S", ("mv",)),
     # system configuration
     Rule("cron_remove", "remove all cron jobs (crontab -r)", r"^crontab (?:\S+ )*-\w*r", ("crontab",)),
     Rule("firewall_change", "flush or disable the firewall",
@@ -115,6 +143,9 @@ DANGEROUS_RULES: tuple[Rule, ...] = (
          ("userdel", "deluser", "groupdel", "delgroup", "passwd", "usermod", "gpasswd", "adduser")),
     Rule("kernel_change", "load/unload kernel modules or change kernel parameters",
          r"^(?:insmod|rmmod|modprobe (?:\S+ )*-\w*r|sysctl (?:\S+ )*(?:-w|\S+=))", ("insmod", "rmmod", "modprobe", "sysctl")),
+    Rule("kernel_change", "turn off all swap (swapoff -a)", r"^swapoff (?:\S+ )*-\w*a", ("swapoff",)),
+    Rule("firewall_change", "delete the audit rules or turn auditing off (auditctl -D / -e 0)",
+         r"^auditctl (?:\S+ )*(?:-D|-e ?0)(?: |$)", ("auditctl",)),
     Rule("reverse_shell", "network shell (nc -e / socat exec)", r"^(?:nc|ncat|netcat) (?:\S+ )*(?:-\w*[ec]|--exec|--sh-exec|--lua-exec)\b|^socat (?:\S+ )*(?i:exec|system):",
          ("nc", "ncat", "netcat", "socat")),
 ) + OPS_RULES

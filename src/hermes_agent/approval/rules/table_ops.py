@@ -13,6 +13,7 @@ OPS_RULES: tuple[Rule, ...] = (
     # databases
     Rule("db_drop", "drop a database (dropdb / mysqladmin drop)", r"(?i)^(?:dropdb|dropuser)\b|^mysqladmin (?:\S+ )*drop\b",
          ("dropdb", "dropuser", "mysqladmin")),
+    Rule("db_drop", "delete a PostgreSQL cluster with its data", r"^(?!\S+ (?:\S+ )*(?:-h|--help)(?: |$))", ("pg_dropcluster",)),
     Rule("db_flush", "flush a Redis database", r"(?i)^\S+ (?:\S+ )*(?:flushall|flushdb)\b", ("redis-cli", "valkey-cli", "keydb-cli")),
     # infrastructure and cloud
     Rule("cloud_destroy", "destroy infrastructure (terraform destroy / apply -destroy)",
@@ -47,13 +48,19 @@ OPS_RULES: tuple[Rule, ...] = (
     Rule("package_remove", "remove a conda environment", r"^\S+ (?:\S+ )*(?:remove|env remove|uninstall) (?:\S+ )*--all\b",
          ("conda", "mamba", "micromamba")),
     Rule("package_remove", "uninstall every installed Python package", r"^\S+ (?:\S+ )*uninstall\b", ("pip", "pip3"), via="xargs"),
+    # programs run straight from a URL (npx URL is recorded by unwrap.py)
+    Rule("remote_exec", "run a program straight from a URL or a git repository (deno run URL, uvx --from git+URL, dlx URL)",
+         r"^(?:deno (?:\S+ )*(?:run|install|eval) (?:\S+ )*https?://|(?:uvx|pipx run|uv tool run) (?:\S+ )*(?:git\+|https?://)"
+         r"|(?:pnpm|yarn|bun) (?:\S+ )*(?:dlx|x) (?:\S+ )*(?:git\+|https?://|github:))", ("deno", "uvx", "pipx", "uv", "pnpm", "yarn", "bun")),
     # security controls
-    Rule("firewall_change", "turn off SELinux enforcement", r"^setenforce (?:0|permissive)\b", ("setenforce",)),
+    Rule("firewall_change", "turn off SELinux enforcement", r"^setenforce (?i:0|permissive)\b", ("setenforce",)),
     Rule("firewall_change", "unload every AppArmor profile", r"^", ("aa-teardown",)),
     Rule("firewall_change", "set AppArmor profiles to complain/disabled", r"^\S+ (?!-h|--help)", ("aa-complain", "aa-disable")),
     Rule("firewall_change", "stop the firewall or a security service",
          r"^\S+ (?:\S+ )*(?:stop|disable|mask|kill) (?:\S+ )*(?:firewalld|ufw|iptables|nftables|apparmor|auditd|fail2ban|selinux)\b",
          ("systemctl", "service", "rc-service")),
+    Rule("firewall_change", "accept everything at the top of a chain (iptables -I INPUT -j ACCEPT)",
+         r"^\S+ (?:-t \S+ )?(?:-I|-A|--insert|--append) \S+(?: \d+)? (?:-j|--jump) ACCEPT$", ("iptables", "ip6tables", "iptables-legacy", "iptables-nft")),
     Rule("firewall_change", "flush or disable the firewall", r"^\S+ (?:\S+ )*(?:-F|--flush|-X|--delete-chain|-P \S+ ACCEPT|--policy \S+ ACCEPT)\b",
          ("iptables", "ip6tables", "iptables-legacy", "iptables-nft")),
     Rule("firewall_change", "turn off the firewall", r"^\S+ (?:\S+ )*(?:disable|reset|--panic|off|flush)\b", ("ufw", "firewall-cmd", "nft", "pfctl")),
@@ -69,6 +76,8 @@ OPS_RULES: tuple[Rule, ...] = (
          ("dbus-send", "busctl", "gdbus", "rtcwake")),
     Rule("disk_partition", "format or securely erase a disk (nvme format, hdparm --security-erase)",
          r"^(?:nvme (?:\S+ )*(?:format|sanitize)|hdparm (?:\S+ )*--security-erase(?:-enhanced)?|blkdiscard)\b", ("nvme", "hdparm", "blkdiscard")),
+    Rule("disk_partition", "erase or repartition a disk (diskutil)",
+         r"^diskutil (?:\S+ )*(?:erase\w*|zeroDisk|randomDisk|secureErase|partitionDisk|reformat|apfs (?:deleteContainer|eraseVolume))\b", ("diskutil",)),
     Rule("disk_partition", "change a disk's partitions (parted)", r"^parted (?:\S+ )*(?:rm|mklabel|mktable|mkpart|resizepart)\b", ("parted",)),
     Rule("system_file_write", "make a system file immutable or change its attributes", r"^chattr (?:\S+ )*[-+=]\w* (?:\S+ )*/(?:etc|usr|boot|bin|sbin|lib)",
          ("chattr",)),

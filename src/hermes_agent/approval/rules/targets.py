@@ -23,7 +23,7 @@ _CREDENTIAL = lazy(
     r"|\.gnupg(?:/|\Z)|\.pypirc|\.npmrc|\.config/gh/hosts\.yml|\.my\.cnf)")
 _HISTORY = frozenset({".bash_history", ".zsh_history", ".history", ".sh_history", ".python_history", ".node_repl_history",
                       ".psql_history", ".mysql_history", ".sqlite_history", ".lesshst", ".zhistory"})
-_GIT_INTERNAL = lazy(r"(?:^|/)\.git/(?:hooks(?:/|\Z)|config\Z)")
+_GIT_INTERNAL = lazy(r"(?:^|/)\.git/(?:hooks(?:/|\Z)|config\Z)|(?:^|/)\.husky/(?!_/)[^/]+\Z")
 _SECRET = lazy(
     r"(?:^|/)(?:\.ssh/(?!.*\.pub\Z|known_hosts\S*\Z|authorized_keys\Z|config\Z)\S|\.ssh\Z|\.gnupg(?:/|\Z)|\.aws(?:/|\Z)"
     r"|\.azure(?:/|\Z)|\.config/(?:gcloud|gh)(?:/|\Z)|\.kube(?:/|\Z)|\.docker/config\.json\Z|\.netrc\Z|\.git-credentials\Z"
@@ -31,12 +31,12 @@ _SECRET = lazy(
     r"|Library/Keychains(?:/|\Z)|\.hermes/(?:\S*/)?(?:\.env|auth\.json|state\.db|pairing\S*)\Z"
     r"|\.mozilla/\S*/(?:logins\.json|key[34]\.db|cookies\.sqlite)\Z|\.config/(?:google-chrome|chromium|BraveSoftware)/\S*"
     r"(?:Login Data|Cookies)\Z)"
-    r"|\A/etc/(?:g?shadow-?|sudoers|ssh/ssh_host_\w+_key)\Z|\A/proc/(?:self|\d+|\*)/environ\Z")
+    r"|\A/etc/(?:g?shadow-?|sudoers|ssh/ssh_host_\w+_key)\Z|\A/proc/(?:self|\d+|\*)/environ\Z|\A(?:/var)?/run/secrets(?:/|\Z)")
 _DISPOSABLE = frozenset({
     "node_modules", "build", "dist", "out", "target", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".tox",
     ".nox", ".coverage", "coverage", "htmlcov", ".next", ".nuxt", ".turbo", ".parcel-cache", ".svelte-kit", ".angular",
     ".gradle", ".eggs", ".hypothesis", "_build", "bower_components", ".sass-cache", ".cache", ".pytype", ".benchmarks",
-    ".docusaurus", ".expo", ".vite", "cmake-build-debug", "cmake-build-release"})
+    ".docusaurus", ".expo", ".vite", "cmake-build-debug", "cmake-build-release", ".venv", "venv", ".virtualenv", "_cacache"})
 _DISPOSABLE_GLOB = lazy(r"\*\.(?:egg-info|pyc|pyo|o|obj|class)\Z|\A[\w.-]+\.egg-info\Z")
 _SYSTEM = lazy(
     r"/(?:etc|boot|usr|bin|sbin|lib|lib32|lib64|libx32|sys|proc/sys|var/spool/cron|var/lib/dpkg|var/log|System"
@@ -59,9 +59,14 @@ GIT_HOOK_WRITE: Class = ("git_hooks", "write a git hook or .git/config (runs cod
 CREDENTIAL_READ: Class = ("credential_read", "read credentials (~/.ssh keys, ~/.aws, ~/.kube, .netrc, Hermes .env...)", False)
 SYSRQ: Class = ("shutdown", "crash or reboot the kernel via /proc/sysrq-trigger", True)
 AUTOSTART_WRITE: Class = ("autostart_write", "write a file that runs at login, boot or interpreter start (autostart, "
-                          "user systemd units, .pth, sitecustomize)", False)
-_AUTOSTART = lazy(r"(?:^|/)(?:\.config/(?:autostart|systemd/user|environment\.d)/|\.local/share/systemd/|\.config/upstart/"
-                        r"|Library/LaunchAgents/)|(?:site|dist)-packages/(?:[^/]+\.pth|(?:site|user)customize\.py)\Z")
+                          "user systemd units, .pth, sitecustomize, a common command's name in ~/bin or ~/.local/bin)", False)
+_AUTOSTART = lazy(r"(?:^|/)(?:\.config/(?:autostart|autostart-scripts|plasma-workspace/(?:env|shutdown)|systemd/user|environment\.d)(?:/|\Z)|\.local/share/systemd(?:/|\Z)|\.config/upstart(?:/|\Z)"
+                        r"|Library/LaunchAgents(?:/|\Z))|\A(?:~|/home/[^/]+|/root)/(?:\.local/)?bin/(?:sudo|su|git|ssh|scp|ls|cd|cat|python3?|pip3?"
+                        r"|npm|npx|node|bash|sh|zsh|docker|curl|wget|passwd|gpg|kubectl|aws|make|hermes|env|which|ps|id|gh)\Z"
+                        # code an interpreter runs at every start, launchers, where downloads go (editor and
+                        # multiplexer settings are dotfiles people link in: not here)
+                        r"|\A(?:~|/home/[^/]+|/root)/(?:\.pythonrc(?:\.py)?|\.pythonstartup|\.irbrc|\.pryrc|\.Rprofile|\.curlrc|\.wgetrc"
+                        r"|\.ipython/profile_\w+/startup/[^/]+|\.local/share/applications/[^/]+\.desktop|\.config/direnv/direnvrc)\Z|(?:site|dist)-packages/(?:[^/]+\.pth|(?:site|user)customize\.py)\Z")
 SYSTEM_WRITE: Class = ("system_file_write", "write to or delete a system path (/etc, /usr, /boot, /bin...)", False)
 
 
@@ -197,4 +202,7 @@ def disposable(path: str) -> bool:
     if p.startswith("/") and p.count("/") < 2 or protected_dir(p):
         return False
     base = p.rsplit("/", 1)[-1]
-    return base in _DISPOSABLE or bool(_DISPOSABLE_GLOB.search(base))
+    if base in _DISPOSABLE or _DISPOSABLE_GLOB.search(base):
+        return True
+    parts = p.split("/")  # inside a cache or build output (~/.cache/pip, node_modules/.cache): recreated on demand too
+    return ".." not in parts and not any(ch in p for ch in "*?[") and any(d in _DISPOSABLE for d in parts[1:-1])

@@ -48,6 +48,7 @@ _WRAPPERS: dict[str, tuple[str, frozenset, int]] = {
     "catchsegv": ("", frozenset(), 0),
     "parallel": ("jSI", frozenset(), 0),
     "pkexec": ("", frozenset({"--user"}), 0),
+    "run0": ("uDg", frozenset({"--user", "--chdir", "--group", "--setenv", "--property", "--unit", "--description", "--slice"}), 0),
     "npx": ("p", frozenset({"--package"}), 0),
     "pnpx": ("", frozenset(), 0),
     "bunx": ("", frozenset(), 0),
@@ -111,6 +112,19 @@ def _skip_options(args: list, i: int, argletters: str, longs: frozenset, u: Unwr
     return i
 
 
+_ESCAPE = ("namespace_escape", "enter another process's namespaces or another root filesystem (nsenter -t, chroot into a disk "
+           "or /proc/N/root): out of the sandbox or container", False)
+
+
+def _namespace_escape(name: str, argv: list, u: Unwrapped) -> None:
+    """nsenter into a target process (PID 1 is the host), chroot into an absolute root outside the workspace."""
+    if name == "nsenter":
+        if any(a in ("-t", "--target", "-a", "--all") or a.startswith(("--target=", "-t")) for a in argv):
+            u.findings.append(_ESCAPE)
+    elif argv and argv[-1].startswith("/") and not argv[-1].startswith("/tmp/"):
+        u.findings.append(_ESCAPE)
+
+
 def _env_split(args: list, i: int, attached: str | None, u: Unwrapped) -> int:
     """env -S STRING: STRING is split into words like a shell would; scan it as shell text."""
     rest = args[i + 1:] if attached is not None else args[i + 2:]
@@ -161,6 +175,8 @@ def unwrap(args: list, words: list) -> Unwrapped:
         if name == "setsid":  # a new session: out of the call's process group and terminal
             u.findings.append(DETACHED)
         i = _skip_options(args, i + 1, spec[0], spec[1], u, name)
+        if name in ("nsenter", "chroot"):
+            _namespace_escape(name, args[start + 1:i + 1], u)
         if u.name:  # env -S or command -v: nothing further to unwrap
             return u
         if i >= len(args):  # the wrapper alone: `env` prints the environment, `sudo -s` opens a shell

@@ -6,11 +6,13 @@ with a fail-closed opener, approval/scriptfiles.py); without a reader nothing he
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Iterator
 
 from hermes_agent.approval.rules import interp
 from hermes_agent.approval.rules.canonical import SHELLS, Unwrapped
 from hermes_agent.approval.rules.lazyre import lazy
+from hermes_agent.approval.rules.state import CONFIG_FILE_WORD
 from hermes_agent.messages import safe_loads
 
 UNREADABLE = object()
@@ -22,12 +24,18 @@ _NPM_DIRECT = frozenset({"test", "t", "start", "stop", "restart"})
 _MAKE_RULE = lazy(r"^([^\t#:=\s][^:=]*?)\s*::?(?!=)\s*([^;]*)(?:;(.*))?$")
 _MAKE_VAR = lazy(r"^\s*(?:export\s+|override\s+)?([A-Za-z_][\w.]*)\s*[:?+!]?=\s*(.*)$")
 _MAKE_REF = lazy(r"\$[({]([A-Za-z_][\w.]*)[)}]")
+_PY_IMPORT = lazy(r"(?:^|[;\n])\s*(?:from\s+([\w.]+)\s+import|import\s+([\w., \t]+))")
+_GIT_SECTION = lazy(r'^\[\s*([\w.-]+)(?:\s+"((?:[^"\\]|\\.)*)")?\s*\]')
+_GIT_ENTRY = lazy(r"^([A-Za-z][\w-]*)\s*(?:=\s*(.*))?$")
 
 
 def runs(u: Unwrapped) -> Iterator[tuple[str, str, tuple[str, ...]]]:
     """(kind, path, picks) for each workspace file `u` would run: kind "sh", "exe" (by its shebang),
     "make" (picks: targets and VAR=value), "npm" (picks: script names) or an interpreter language."""
     args = [a for a in u.args if a != "--"]
+    if u.name == CONFIG_FILE_WORD and args:
+        yield "gitconfig", args[0], ()
+        return
     if u.name in SHELLS or u.name in ("source", "."):
         if "-c" not in args and not any(a.startswith("-") and "c" in a[1:] and not a.startswith("--") for a in args):
             first = next((a for a in args if not a.startswith(("-", "+"))), None)
@@ -41,6 +49,15 @@ def runs(u: Unwrapped) -> Iterator[tuple[str, str, tuple[str, ...]]]:
         yield from _npm(u.name, args)
         return
     lang = interp.language(u.name)
+    if lang == "python" and "-m" in args[:-1]:
+        yield from _python_module(args[args.index("-m") + 1])
+        return
+    if lang == "python" and "-c" in args[:-1]:
+        code = args[args.index("-c") + 1]
+        names = [n.strip().split(" ")[0] for m in _PY_IMPORT.finditer(code) for n in (m.group(1) or m.group(2)).split(",")]
+        for module in dict.fromkeys(n for n in names if n):
+            yield from _python_module(module)
+        return
     if lang and lang != "sql":
         if not any(a in ("-c", "-m", "-e", "--eval", "-E", "-p") for a in args):
             first = next((a for a in args if not a.startswith("-")), None)
@@ -49,6 +66,18 @@ def runs(u: Unwrapped) -> Iterator[tuple[str, str, tuple[str, ...]]]:
         return
     if "/" in u.raw_name and not u.raw_name.startswith(("/usr/", "/bin/", "/sbin/", "/opt/", "/nix/")):
         yield "exe", u.raw_name, ()
+
+
+def _python_module(module: str) -> Iterator[tuple[str, str, tuple[str, ...]]]:
+    """`python -m a.b` runs a/__init__.py, a/b/__init__.py and a/b/__main__.py, or a/b.py, found from the
+    working directory first (the files that do not exist are skipped by the reader)."""
+    parts = module.split(".")
+    if not all(p.isidentifier() for p in parts):
+        return
+    for i in range(1, len(parts) + 1):
+        yield "python", "/".join(parts[:i]) + "/__init__.py", ()
+    yield "python", "/".join(parts) + ".py", ()
+    yield "python", "/".join(parts) + "/__main__.py", ()
 
 
 def _make(args: list[str], workdir: str | None) -> Iterator[tuple[str, str, tuple[str, ...]]]:
@@ -86,6 +115,8 @@ def texts(kind: str, text: str, picks: tuple[str, ...]) -> list[tuple[str, str]]
     """(language, text) pieces of a file to scan: "sh" for shell."""
     if kind == "sh":
         return [("sh", text)]
+    if kind == "gitconfig":
+        return [("sh", "\n".join(f"git config {shlex.quote(k)} {shlex.quote(v)}" for k, v in git_config_pairs(text)))]
     if kind == "make":
         return [("sh", recipe) for recipe in make_recipes(text, picks)]
     if kind == "npm":
@@ -104,6 +135,26 @@ def texts(kind: str, text: str, picks: tuple[str, ...]) -> list[tuple[str, str]]
                 return [(lang, text)]
         return [("sh", text)]
     return [(kind, text)]
+
+
+def git_config_pairs(text: str) -> list[tuple[str, str]]:
+    """(section[.subsection].key, value) of a git config file's text (quotes and comments as git reads them)."""
+    pairs, section = [], ""
+    for raw in text.replace("\\\n", "").splitlines():
+        line = raw.strip()
+        head = _GIT_SECTION.match(line)
+        if head:
+            section = head.group(1).lower() + (f".{head.group(2)}" if head.group(2) is not None else "")
+            continue
+        entry = _GIT_ENTRY.match(line)
+        if entry and section:
+            value = entry.group(2) or "true"
+            try:
+                value = " ".join(shlex.split(value, comments=True)) if value.strip() else value
+            except ValueError:
+                pass
+            pairs.append((f"{section}.{entry.group(1).lower()}", value))
+    return pairs
 
 
 def make_recipes(text: str, picks: tuple[str, ...]) -> list[str]:

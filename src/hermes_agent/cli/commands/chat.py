@@ -26,6 +26,9 @@ def add_parser(subparsers) -> None:
     p.add_argument("--image", metavar="PATH", help="attach a local image to the query (-q)")
 
 
+SETS_UP_LOGGING = True  # after the interactive prompt shows: logging (with traceback, textwrap) is ~10 ms of import
+
+
 def run(args: argparse.Namespace, settings: Settings) -> int:
     query = getattr(args, "query", None)
     if getattr(args, "oneshot", None):  # Hermes's `hermes -z PROMPT`; approvals still apply
@@ -41,16 +44,22 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         print("hermes: empty message: nothing to send to the model", file=sys.stderr)
         return 2
     early = query is None and not getattr(args, "worktree", False)
+    line = None
     if early:  # the prompt shows before the run's flags are read and the REPL is built (issue 24: prompt ready)
         from hermes_agent.cli.banner import show_early_prompt
 
-        show_early_prompt(settings)
+        line = show_early_prompt(settings)
+    from hermes_agent.cli.logs import setup_logging
     from hermes_agent.cli.run_flags import enter_worktree, image_data_url, run_options
+
+    setup_logging()
 
     try:
         options = run_options(args, settings)
     except BaseException:
-        if early:  # a bad flag: its one line replaces the early prompt
+        if line is not None:  # a bad flag: its one line replaces the early prompt
+            line.finish(leaving=True)
+        elif early:
             sys.stdout.write("\r\x1b[K")
             sys.stdout.flush()
         raise
@@ -60,7 +69,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         if query is None:
             from hermes_agent.cli.repl import run_repl
 
-            return run_repl(args, settings, options, banner_shown=early)
+            return run_repl(args, settings, options, banner_shown=early, early=line)
         if images:
             query = f"{query.strip()}\n\n[Image attached at: {Path(args.image).expanduser().resolve()}]"
         return run_oneshot(args, settings, query, options, images)
@@ -98,6 +107,7 @@ def run_oneshot(args: argparse.Namespace, settings: Settings, query: str, option
     finally:
         session_id = agent.session_id
         agent.close()
+        run_later_report()
     if session_id and not quiet:
         print(f"session {session_id} (continue with: hermes chat --resume {session_id})", file=sys.stderr)
     text = outcome.final_text
@@ -108,3 +118,13 @@ def run_oneshot(args: argparse.Namespace, settings: Settings, query: str, option
 
     print(visible(text))  # the model's answer: its escape sequences are shown, not sent to the terminal
     return 0 if outcome.reason == "stop" else 3
+
+
+def run_later_report(say=None) -> None:  # noqa: ANN001 - a callable taking one line
+    """Tell the user once which files they run by hand (package.json scripts, Makefile...) this session changed
+    (terminal/sandbox/byhand.py); nothing is imported when no baseline was taken."""
+    mod = sys.modules.get("hermes_agent.terminal.sandbox.byhand")
+    for line in mod.session_lines() if mod is not None else ():
+        from hermes_agent.termsafe import visible
+
+        (say or (lambda text: print(text, file=sys.stderr)))(visible(line))

@@ -209,7 +209,6 @@ def _unset(args: argparse.Namespace, settings: Settings) -> int:
 
 def _edit(args: argparse.Namespace, settings: Settings) -> int:
     import shlex
-    import shutil
     import subprocess
 
     from hermes_agent.config.edit import atomic_write_text
@@ -223,10 +222,15 @@ def _edit(args: argparse.Namespace, settings: Settings) -> int:
     chosen = settings.env.get("VISUAL") or settings.env.get("EDITOR")
     if not chosen and not sys.stdin.isatty():  # nano/vi would wait forever for keys that never come
         raise HermesError(f"no terminal to run an editor in: set $EDITOR, or edit {cfg} by hand")
-    editor = chosen or next((e for e in ("nano", "vim", "vi") if shutil.which(e)), "")
+    editor = chosen or next((e for e in ("nano", "vim", "vi") if paths.trusted_which(e)), "")
     if not editor:
         raise HermesError(f"no editor found: set $EDITOR, or edit {cfg} by hand")
-    code = subprocess.call([*shlex.split(editor), str(cfg)])
+    words = shlex.split(editor)
+    program = paths.trusted_which(words[0]) if words else None
+    if program is None:
+        raise HermesError(f"editor {editor!r} not found outside the places the sandbox can write: set $EDITOR to "
+                          f"an installed editor, or edit {cfg} by hand")
+    code = subprocess.call([program, *words[1:], str(cfg)])
     if code != 0:
         raise HermesError(f"editor {editor!r} exited with status {code}")
     load_settings()  # a broken file is reported right away, naming the line

@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import shutil
+import shlex
 import signal
 import subprocess
 import sys
@@ -41,7 +41,7 @@ def unit_text() -> str:
                                    "/usr/local/bin", "/usr/bin", "/bin"]))
     return (f"[Unit]\nDescription=Hermes Agent messaging gateway ({home})\n"
             "After=network-online.target\nWants=network-online.target\nStartLimitIntervalSec=0\n\n"
-            f"[Service]\nType=simple\nExecStart={sys.executable} -m hermes_agent gateway run\n"
+            f"[Service]\nType=simple\nExecStart={shlex.join(paths.python_module('hermes_agent', 'gateway', 'run'))}\n"
             f"WorkingDirectory={home}\nEnvironment=\"HERMES_HOME={home}\"\nEnvironment=\"PATH={path}\"\n"
             "Restart=always\nRestartSec=5\nKillMode=mixed\nKillSignal=SIGTERM\nTimeoutStopSec=60\n"
             "StandardOutput=journal\nStandardError=journal\n\n[Install]\nWantedBy=default.target\n")
@@ -49,7 +49,7 @@ def unit_text() -> str:
 
 def _systemctl(*args: str) -> subprocess.CompletedProcess | None:
     """`systemctl --user ...`, or None when there is no reachable user systemd."""
-    exe = shutil.which("systemctl")
+    exe = paths.trusted_which("systemctl")
     if exe is None:
         return None
     try:
@@ -159,7 +159,7 @@ def _pid_control(action: str) -> int:
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with open(log_path, "ab") as log:
         offset = log.tell()
-        proc = subprocess.Popen([sys.executable, "-m", "hermes_agent", "gateway", "run"], stdout=log,
+        proc = subprocess.Popen(paths.python_module("hermes_agent", "gateway", "run"), stdout=log,
                                 stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
     pid_file().parent.mkdir(parents=True, exist_ok=True)
     pid_file().write_text(str(proc.pid))

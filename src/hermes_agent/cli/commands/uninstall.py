@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from hermes_agent import paths
 from hermes_agent.config.settings import Settings
 
 TOLERATES_BROKEN_CONFIG = True  # a broken config must not block removing it
@@ -38,7 +39,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
 
     home = Path(settings.home)
     remove_home = not args.keep_config and home.exists()
-    pip = [sys.executable, "-m", "pip", "uninstall", "-y", "hermes-agent"]
+    pip = paths.python_module("pip", "uninstall", "-y", "hermes-agent")
     plan = [f"uninstall the hermes-agent package ({shlex.join(pip)})"]
     plan.insert(0, f"delete {home} (config, .env keys, sessions, memories, skills)" if remove_home
                 else f"keep {home}")

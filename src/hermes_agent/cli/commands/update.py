@@ -9,6 +9,7 @@ import shlex
 import subprocess
 import sys
 
+from hermes_agent import paths
 from hermes_agent.config.settings import Settings
 
 TOLERATES_BROKEN_CONFIG = True  # upgrading may be exactly what fixes a config problem
@@ -53,13 +54,13 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         print(f"hermes-agent is installed from a source checkout ({checkout}): update it there with "
               "`git pull` (pip would replace your checkout); skipping the upgrade")
     else:
-        code = _run([sys.executable, "-m", "pip", "install", "--upgrade", "hermes-agent"], args.dry_run)
+        code = _run(paths.python_module("pip", "install", "--upgrade", "hermes-agent"), args.dry_run)
         if code != 0:
             print(f"hermes update: pip exited with status {code}; nothing else was changed", file=sys.stderr)
             return 1
     if args.no_migrate:
         return 0
-    migrate = [sys.executable, "-m", "hermes_agent", "config", "migrate"]
+    migrate = paths.python_module("hermes_agent", "config", "migrate")
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         migrate.append("--non-interactive")
     code = _run(migrate, args.dry_run)

@@ -9,6 +9,7 @@ import asyncio
 import logging
 import re
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from hermes_agent import lazyre
@@ -120,6 +121,7 @@ class TelegramAdapter:
         self.inbox = inbox or Inbox(self.name)
         self.handler: Handler | None = None
         self._task: asyncio.Task | None = None
+        self.on_fatal: Callable[[BaseException], None] | None = None  # the runner's: polling ended by itself
         self._handling: set[asyncio.Task] = set()
         self.webhook = webhook
         self._web = None
@@ -188,6 +190,7 @@ class TelegramAdapter:
                 self.inbox.done([event_id])
         if self.webhook is None:
             self._task = asyncio.create_task(self._poll_forever(), name="telegram-poll")
+            self._task.add_done_callback(self._poll_ended)
             return
         self._web = await serve_webhook(self.webhook, self._pushed)
         await self._retrying(self.bot.set_webhook, url=self.webhook.url, secret_token=self.webhook.secret,
@@ -297,6 +300,16 @@ class TelegramAdapter:
             if exc.status in (401, 404):
                 raise ConfigError(f"Telegram refused the bot token ({exc}): check TELEGRAM_BOT_TOKEN") from None
             raise HermesError(f"Telegram refused {method}: {exc}") from None
+
+    def _poll_ended(self, task: asyncio.Task) -> None:
+        """Polling ended by itself (the token refused mid-run: revoked, or a bug): the gateway stops with that
+        error, one line and a non-zero exit as a refusal at start, instead of running on without polling."""
+        if task.cancelled() or task.exception() is None:
+            return
+        exc = task.exception()
+        self.connected, self.last_error = False, str(exc)
+        if self.on_fatal is not None:
+            self.on_fatal(exc)  # type: ignore[arg-type]
 
     async def _poll_forever(self) -> None:
         if self._raw is not None:

@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import base64
 import queue
-import shutil
 import subprocess
 import threading
 import time
 from collections.abc import Callable, Mapping
 
-from hermes_agent import lazyre
+from hermes_agent import lazyre, paths
 from hermes_agent.skills.hub.http import Response, get_ok, request, status_error
 from hermes_agent.skills.hub.model import (
     MAX_BUNDLE_FILES,
@@ -49,9 +48,9 @@ class GitHubAuth:
         for var in ("GITHUB_TOKEN", "GH_TOKEN"):
             if self._env.get(var):
                 return self._env[var], "env"
-        if shutil.which("gh"):
+        if gh := paths.trusted_which("gh"):
             try:
-                proc = subprocess.run(["gh", "auth", "token"], capture_output=True, text=True, timeout=5,
+                proc = subprocess.run([gh, "auth", "token"], capture_output=True, text=True, timeout=5,
                                       stdin=subprocess.DEVNULL, check=False)
             except (OSError, subprocess.TimeoutExpired):
                 return None, "anonymous"

@@ -45,6 +45,12 @@ class Guard:
         self._held: list[str] = []
         self._lock = threading.Lock()
         self._qdir = ""
+        # the conversation took in untrusted content (set by the terminal tool before each command): a change of
+        # a file the user runs by hand (byhand.py) is then put back like a planted hook
+        self.tainted = False
+        from hermes_agent.terminal.sandbox import byhand
+
+        byhand.remember(self.workspaces)  # the session report's baseline, if the CLI did not take it yet
 
     def enter(self, *, deliver: bool = True) -> list[str]:
         """Confined work is about to start: what changed since the last check is put back when confined
@@ -150,7 +156,7 @@ class Guard:
             now = self._scan(base, base.gitdirs, spots)  # always against the baseline: nothing fresh carried
             fds = Fds()
             try:
-                lines = repair(base, now, fds, self._stash, self.roots)
+                lines = repair(base, now, fds, self._stash, self.roots, self.tainted)
             finally:
                 fds.close()
             notes += [shown(line) for line in lines]  # paths the command named: no raw controls or newlines

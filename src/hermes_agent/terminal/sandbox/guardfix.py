@@ -34,14 +34,18 @@ _WHY = {
     "start": "python runs it at every start of the venv's interpreter",
     "pyc": "python runs a compiled copy instead of its source",
     "pkg": "a git hook runs its scripts through the package manager",
+    "byhand": "the user runs its commands by hand later",
+    "shadow": "it lies in a PYTHONPATH directory and stands in for a module python or hermes imports: the next "
+              "hermes (or python) would run it outside the sandbox",
 }
-_JUDGED = ("tool", "start", "pyc", "pkg")  # a new or changed file stays when guardverdict finds nothing in it
+_JUDGED = ("tool", "start", "pyc", "pkg", "byhand")  # a new or changed file stays when guardverdict finds nothing in it
 
 
 _STRUCTURAL = {"dotgit": 0, "dir": 1}  # repaired first; what lies below them is looked at again after
 
 
-def repair(base: Scan, now: Scan, fds: Fds, stash: Stash, roots: tuple[str, ...] = ()) -> list[str]:
+def repair(base: Scan, now: Scan, fds: Fds, stash: Stash, roots: tuple[str, ...] = (),
+           tainted: bool = False) -> list[str]:
     """Undo what changed between `base` and `now`; one line per action. `.git` entries first (a
     repository moved back changes every path below it: the caller scans again)."""
     lines: list[str] = []
@@ -58,7 +62,7 @@ def repair(base: Scan, now: Scan, fds: Fds, stash: Stash, roots: tuple[str, ...]
             continue  # an empty hooks/ or info/ made again (hermes makes them to bind them): its entries are watched
         why = ""
         if cls in _JUDGED:
-            why = judged(slot, cls, old, cur, base, now, roots)
+            why = judged(slot, cls, old, cur, base, now, roots, tainted)
             if not why:
                 continue
         elif not in_base and _allowed_new(slot, cls, cur, slot in now.fresh, now):

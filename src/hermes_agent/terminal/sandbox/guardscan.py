@@ -20,9 +20,12 @@ import stat as st
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from hermes_agent.terminal.sandbox.byhand import GUARDED as BYHAND_NAMES
 from hermes_agent.terminal.sandbox.guardtools import PATHS as TOOL_PATHS
 from hermes_agent.terminal.sandbox.runlater import RC_FILES
 from hermes_agent.terminal.sandbox.views import GIT_DIRS, GIT_REDIRECTS, SKIP_DIRS
+
+BYHAND = frozenset(BYHAND_NAMES)
 
 _LIMIT = 1 << 20  # contents kept for restoring; larger protected files are only reported
 GIT_FILES = ("config", *GIT_REDIRECTS)
@@ -295,6 +298,8 @@ class _Walk:
                 self.add((os.path.join(d, sub) if sub else d, name), "tool", False)
         for name in RC_FILES.keys() & names:
             self.add((d, name), "later", False)
+        for name in BYHAND & names:  # run by hand (package.json scripts, Makefile...): judged by taint
+            self.add((d, name), "byhand", False)
         if "pyvenv.cfg" in names:
             self.venv(d)
         for name in names:  # a venv is a directory holding pyvenv.cfg, whatever it is called (.tox/py311 too)
@@ -350,8 +355,10 @@ class _Walk:
                 if d == hack or name.split(".", 1)[0] in mods:
                     self.add((os.path.join(d, "__pycache__"), name), "pyc", False)
 
-    def customize(self, d: str) -> None:
-        """sitecustomize/usercustomize in any form in a writable directory on sys.path."""
+    def customize(self, d: str, shadow: bool = False) -> None:
+        """sitecustomize/usercustomize in any form in a writable directory on sys.path; with `shadow` (a
+        PYTHONPATH directory) also every top-level module or package named like one python or hermes imports
+        (guardpy.shadowed), and a package's `__init__.py`."""
         from hermes_agent.terminal.sandbox import guardpy
 
         if not self.reachable(d) or d in self.scan.stamps:
@@ -359,8 +366,13 @@ class _Walk:
         self.scan.stamps[d] = _sig(d)
         fd = self.fds.get(d)
         for name in os.listdir(fd) if fd is not None else ():
-            if name.split(".", 1)[0] in guardpy.CUSTOMIZE:
+            stem = name.split(".", 1)[0]
+            if stem in guardpy.CUSTOMIZE:
                 self.add((d, name), "start", False)
+            elif shadow and stem in guardpy.shadowed() and name != "__pycache__":
+                item = self.add((d, name), "shadow", False)
+                if item is not None and item.kind == st.S_IFDIR:
+                    self.add((os.path.join(d, name), "__init__.py"), "shadow", False)
 
     def dotgit(self, d: str, item: Item | None) -> None:
         """Follow a `.git` entry to its git directory (a directory, or a `gitdir:` file)."""
@@ -446,6 +458,8 @@ class _Walk:
                     if marker in item.data:
                         for f in files:
                             self.add((wt, f), "hook", False)
+                            if self.scan.classes.get((wt, f)) == "byhand":  # spotted first: a hook it is
+                                self.scan.classes[(wt, f)] = "hook"
         for wt, found in texts.items():  # the package.json scripts a hook runs (`npm test`): run later too
             keys = hook_scripts(found) if wt else set()
             if keys:
@@ -491,7 +505,7 @@ class _Walk:
         return out
 
 
-SPOT_SLOTS = (*((".", n) for n in RC_FILES), (".", ".git"), (".vscode", "tasks.json"), (".", "HEAD"),
+SPOT_SLOTS = (*((".", n) for n in RC_FILES), *((".", n) for n in BYHAND_NAMES), (".", ".git"), (".vscode", "tasks.json"), (".", "HEAD"),
               *((rel.rpartition("/")[0] or ".", rel.rpartition("/")[2]) for rel in TOOL_PATHS))
 
 
@@ -518,6 +532,26 @@ def _exists(fd: int, name: str) -> bool:
     return True
 
 
+def pythonpath_dirs(roots: Iterable[str] = ()) -> list[str]:
+    """The directories of $PYTHONPATH, resolved; a relative entry (`PYTHONPATH=src`, or an empty one: the
+    current directory) counts against the directory hermes started in and each root the sandbox writes (the
+    workspaces: the user runs python there)."""
+    out: list[str] = []
+    try:
+        bases = [os.getcwd()]
+    except OSError:
+        bases = []
+    for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep) if os.environ.get("PYTHONPATH") else ():
+        if os.path.isabs(entry):
+            out.append(os.path.realpath(entry))
+            continue
+        for base in (*bases, *roots):
+            d = os.path.realpath(os.path.join(base, entry or "."))
+            if d not in out and os.path.isdir(d):
+                out.append(d)
+    return out
+
+
 def discover(spots: Iterable[str], fds: Fds, old: Scan | None, known: dict[str, str] | None,
              roots: tuple[str, ...] = ()) -> Scan:
     """Every watched slot now: those of `old` (looked at again), run-later files and `.git` entries in the
@@ -527,12 +561,11 @@ def discover(spots: Iterable[str], fds: Fds, old: Scan | None, known: dict[str, 
     walk = _Walk(fds, old, known, roots)
     for d in spots:
         walk.spot(d)
-    for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep):  # the user's next hermes (or python) starts
-        if os.path.isabs(entry):  # with these on sys.path: a sitecustomize there runs at its start (rt7 a34)
-            walk.customize(os.path.realpath(entry))
+    for d in pythonpath_dirs(roots):  # the user's next hermes (or python) starts with these on sys.path: a
+        walk.customize(d, shadow=True)  # sitecustomize (rt7 a34) or a `yaml.py` there runs at its start
     if old is not None:
         for slot, cls in old.classes.items():
-            if cls in ("later", "dotgit", "tasks"):
+            if cls in ("later", "dotgit", "tasks", "byhand"):
                 walk.add(slot, cls, False)
     for (d, name), cls in list(walk.scan.classes.items()):
         if cls == "dotgit":

@@ -12,10 +12,12 @@ from hermes_agent.terminal.sandbox.guardscan import Item, Scan, Slot, same
 
 
 def judged(slot: Slot, cls: str, old: Item | None, cur: Item | None, base: Scan, now: Scan,
-           roots: tuple[str, ...]) -> str:
+           roots: tuple[str, ...], tainted: bool = False) -> str:
     if cur is None:
         return ""  # removed: nothing runs
     d, name = slot
+    if cls == "byhand":
+        return _byhand(slot, old, cur, base, now, tainted)
     if cls == "tool":
         rel = guardtools.shape(d, name)
         if rel is None:
@@ -37,6 +39,24 @@ def judged(slot: Slot, cls: str, old: Item | None, cur: Item | None, base: Scan,
         return guardpy.pyc_risky(cur.data if cur.kind == st.S_IFREG else b"?" * 16,
                                  item.data if item is not None else None, item.sig if item is not None else None)
     return _start(d, name, cur, base, now, roots)
+
+
+def _byhand(slot: Slot, old: Item | None, cur: Item, base: Scan, now: Scan, tainted: bool) -> str:
+    """A file the user runs by hand (byhand.py): a package.json script a git hook reaches always counts (the
+    "pkg" rule); any other change of a runnable part only in a tainted turn."""
+    from hermes_agent.terminal.sandbox import byhand
+
+    data = cur.data if cur.kind == st.S_IFREG else b"?"
+    if slot[1] == "package.json":
+        why = runlater.pkg_risky(base.pkgkeys.get(slot, set()) | now.pkgkeys.get(slot, set()),
+                                 old.data if old is not None else None, data)
+        if why:
+            return why
+    if not tainted:
+        return ""
+    if cur.kind != st.S_IFREG or cur.data is None:
+        return "it is not a plain readable file, so it cannot be checked"
+    return byhand.risky(slot[1], old.data if old is not None else None, data)
 
 
 def _start(d: str, name: str, cur: Item, base: Scan, now: Scan, roots: tuple[str, ...]) -> str:

@@ -24,6 +24,12 @@ RC_FILES = {
     ".gdbinit": "gdb runs it when started here", ".lldbinit": "lldb runs it when started here",
     ".exrc": "vim and nvim with 'exrc' run it when started here", ".nvimrc": "nvim with 'exrc' runs it here",
     ".nvim.lua": "nvim with 'exrc' runs it here",
+    ".Rprofile": "R runs it when started here", ".ghci": "ghci runs it when started here",
+    ".pryrc": "pry runs it when started here", ".erlang": "erl runs it when started here",
+    ".iex.exs": "iex runs it when started here", ".ocamlinit": "utop and ocaml run it when started here",
+    ".sbclrc": "sbcl runs it when started here", ".psqlrc": "psql runs its backslash commands here (\\!)",
+    "bunfig.toml": "bun runs its preload scripts at every bun command here",
+    ".pnpmfile.cjs": "pnpm runs it at every install here",
 }
 _BIN_WHY = "the user runs it from the venv (activate, console scripts; VS Code sources activate in new terminals)"
 _PKG_WHY = "a git hook runs it through the package manager on the user's next commit"
@@ -310,10 +316,15 @@ def path_verdict(path: str, new: bytes | None, roots: Iterable[str] = ()) -> str
     def writable(p: str) -> bool:
         return not roots or any(p == r or p.startswith(r.rstrip("/") + "/") for r in roots)
 
+    from hermes_agent.terminal.sandbox import byhand
+
     d, name = os.path.split(path)
     old = _read(path)
     if name in RC_FILES:
         return RC_FILES[name]
+    rel = next((r for r in byhand.TABLE if path.endswith("/" + r)), None)
+    if rel is not None and (why := byhand.risky(rel, old, new if new is not None else b"\0?")):
+        return why
     if "/.git/" in path + "/" or name == ".git":
         return "git reads hooks and settings from it on the user's next git command"
     if name == "tasks.json" and os.path.basename(d) == ".vscode":

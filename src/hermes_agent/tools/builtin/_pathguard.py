@@ -72,8 +72,16 @@ class GuardedBackend:
         """A regular file opened for reading, no symlink followed anywhere on its resolved path."""
         fd = open_nofollow(self.readable(path), os.O_RDONLY | os.O_NONBLOCK)
         try:
-            if not stat_mod.S_ISREG(os.fstat(fd).st_mode):
+            st = os.fstat(fd)
+            if not stat_mod.S_ISREG(st.st_mode):
                 raise FileToolError(f"{path} is not a regular file (device, FIFO or socket); not read")
+            if st.st_nlink > 1:
+                from hermes_agent.tools.builtin._linkguard import linked_secret
+
+                if (secret := linked_secret(self.policy, st)) is not None:
+                    raise FileToolError(f"Access denied: {path} is a hard link to {secret}, which is private "
+                                        "(credentials, or the Hermes home); not read. Do not try to read it "
+                                        "another way.", path=path)
             fs = pseudo_fs(fd)
             if fs:
                 raise FileToolError(f"{path} is a kernel {fs} file (it may block, never end or drain kernel "
@@ -102,6 +110,9 @@ class GuardedBackend:
 
     def write_bytes(self, path: str, data: bytes) -> None:
         real = self._approved(path)
+        from hermes_agent.terminal.sandbox import byhand
+
+        byhand.remember(self.policy.workspace)  # the session report's baseline (first write or command)
         with self._trusted():
             write_nofollow(real, data)
 
@@ -262,9 +273,23 @@ class SearchGuard:
         seen = self._seen.get(path)
         if seen is None:
             verdict = self.policy.check_read(path, self.root)
-            seen = self._seen[path] = verdict.allowed and outside_verdict(self.policy, verdict.path).allowed
+            seen = verdict.allowed and outside_verdict(self.policy, verdict.path).allowed
+            self._seen[path] = seen = seen and not _hard_linked_secret(self.policy, verdict.path)
         return seen
 
     def hide(self, path: str, is_link: bool) -> bool:
         """For the walker: secrets below the root, and symlinks that lead to one."""
         return path in self.exact or (is_link and not self.visible(path))
+
+
+def _hard_linked_secret(policy: PathPolicy, real: str) -> bool:
+    """A search hit that is a hard link to a private file (_linkguard): left out like the file itself."""
+    try:
+        st = os.lstat(real)
+    except OSError:
+        return False
+    if st.st_nlink < 2:
+        return False
+    from hermes_agent.tools.builtin._linkguard import linked_secret
+
+    return linked_secret(policy, st) is not None

@@ -157,7 +157,7 @@ def drive(run_id: str) -> int:
     """The driver process: `hermes batch run` over the prompts, then scored.jsonl + result.json."""
     base = run_dir(run_id)
     run = read_run(run_id)
-    cmd = [sys.executable, "-m", "hermes_agent.cli.main", "batch", "run", "--dataset", str(base / "dataset.jsonl"),
+    cmd = [*paths.python_module("hermes_agent.cli.main"), "batch", "run", "--dataset", str(base / "dataset.jsonl"),
            "--run-name", run_id, "--output-dir", str(base / "data"), "--workers", str(run.get("workers", 2)),
            "-t", ",".join(run.get("toolsets") or ["terminal", "file"])]
     if run.get("max_iterations"):

@@ -11,10 +11,10 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 import uuid
 
+from hermes_agent import paths
 from hermes_agent.tools.builtin import _rlrollout as ro
 from hermes_agent.tools.registry import registry
 from hermes_agent.tools.results import tool_error, tool_result
@@ -96,7 +96,7 @@ def start_training(args: dict, **kw: object) -> str:
            "status": "running", "started": time.time()}
     ro.write_run(run_id, run)
     with open(base / "driver.log", "ab") as log:
-        proc = subprocess.Popen([sys.executable, "-m", "hermes_agent.tools.builtin._rlrollout", run_id],
+        proc = subprocess.Popen(paths.python_module("hermes_agent.tools.builtin._rlrollout", run_id),
                                 stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                 start_new_session=True, env=dict(os.environ))
     ro.write_run(run_id, {**run, "pid": proc.pid})

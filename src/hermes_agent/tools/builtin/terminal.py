@@ -146,12 +146,22 @@ def terminal(args: dict, **kw: object) -> str:
     # Only a sandboxing backend takes the flag; the approval gate asks before such a call.
     opts = {"sandbox": False} if args.get("sandbox") is False and hasattr(backend, "contained") else {}
     _keep_uncommitted(backend, workdir, command, kw)
+    taint_guard(backend, kw)
     if args.get("background"):
         return _start_background(backend, command, workdir, kw, opts, notify_note)
     try:
         return _run_foreground(backend, command, workdir, timeout, bool(args.get("pty")), kw, opts)
     except HermesError as exc:  # the backend could not run anything (connection refused, container gone)
         return tool_error(f"terminal backend unavailable: {exc}")
+
+
+def taint_guard(backend, kw: dict) -> None:
+    """Tell the run-later guard whether this conversation took in untrusted content: a change to a file the
+    user runs by hand (package.json scripts, Makefile...) is then put back like a planted hook (byhand.py)."""
+    find = getattr(backend, "guard", None) if backend.kind == "local" else None
+    guard = find() if find is not None else None
+    if guard is not None:
+        guard.tainted = bool(getattr(kw.get("ctx"), "untrusted", ""))
 
 
 def _keep_uncommitted(backend, workdir: str | None, command: str, kw: dict) -> None:

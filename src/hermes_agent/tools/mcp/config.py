@@ -184,3 +184,35 @@ def parse_servers(section: object, env: Mapping[str, str] | None = None) -> tupl
         except ValueError as exc:
             errors[str(name)] = str(exc)
     return servers, errors
+
+
+def missing_command(cfg: ServerConfig) -> str:
+    """Why a stdio server cannot start because its program is not there ("" when it is, or for HTTP): looked up
+    on the server's own `env: PATH` or the user's PATH, as the sandbox will. Pure lookup: nothing is started."""
+    if cfg.transport != "stdio" or not cfg.command:
+        return ""
+    import os
+    import shutil
+
+    from hermes_agent import paths
+
+    path = cfg.env.get("PATH") or paths.user_path()
+    found = shutil.which(cfg.command, path=path) if os.sep not in cfg.command else (
+        cfg.command if os.access(os.path.expanduser(cfg.command), os.X_OK) else None)
+    return "" if found else f"command not found: {cfg.command}"
+
+
+def startable(section: object, env: Mapping[str, str] | None = None) -> tuple[list[ServerConfig], dict[str, str]]:
+    """The enabled servers worth starting, and name -> why for each entry left out (broken, or its command
+    missing): what a run checks before it loads anything of MCP, so a server that cannot start costs nothing."""
+    servers, errors = parse_servers(section, env)
+    keep = []
+    for cfg in servers:
+        if not cfg.enabled:
+            continue
+        why = missing_command(cfg)
+        if why:
+            errors[cfg.name] = why
+        else:
+            keep.append(cfg)
+    return keep, errors

@@ -35,6 +35,7 @@ class Confinement:
     error: str = ""
     writable: tuple[str, ...] = ()  # as configured (the spec keeps only the ones that exist)
     tmp: str = ""  # this instance's own temp directory (hermes removes it when the server stops)
+    command: str = ""  # the program to start when it is not cfg.command (an unconfined server's, resolved)
 
     def describe(self) -> str:
         """One line for `hermes doctor` / `hermes mcp test`."""
@@ -177,9 +178,9 @@ def confine(cfg: ServerConfig, policy: PathPolicy | None, sandbox: Mapping | Non
     sb = dict(sandbox or {})
     cwd = os.path.expanduser(cfg.cwd) if cfg.cwd else (policy.workspace[0] if policy and policy.workspace else None)
     if not cfg.sandbox.enabled:
-        return Confinement(None, server_env(cfg, environ, None), cwd, why=f"mcp_servers.{cfg.name}.sandbox is false")
+        return _outside(cfg, environ, cwd, f"mcp_servers.{cfg.name}.sandbox is false")
     if policy is None or str(sb.get("mode") or "workspace-write") == "off":
-        return Confinement(None, server_env(cfg, environ, None), cwd, why="sandbox.mode is off")
+        return _outside(cfg, environ, cwd, "sandbox.mode is off")
     state = state_dir_for(cfg.name, policy.home, policy.hermes_home)
     problem = make_private(state) if create else ""
     tmp, problem = instance_tmp(state) if create and not problem else (os.path.join(state, "tmp"), problem)
@@ -204,6 +205,21 @@ def confine(cfg: ServerConfig, policy: PathPolicy | None, sandbox: Mapping | Non
         spec = spec.with_writable(state)
     spec = spec.with_private_tmp(tmp)  # /tmp inside is its own (bwrap); TMPDIR names it either way
     return Confinement(spec, env, cwd, state, why=mechanism, writable=narrowed.writable, tmp=tmp if create else "")
+
+
+def _outside(cfg: ServerConfig, environ: Mapping[str, str], cwd: str | None, why: str) -> Confinement:
+    """An unconfined server: its program and its PATH come from where no sandbox writes (paths.trusted_which):
+    a `python3` a command planted in an activated project venv is not what runs outside (red-team round 9
+    a29). A command given as a path is the user's own choice and runs as given."""
+    env = server_env(cfg, environ, None)
+    env["PATH"] = paths.trusted_path(env.get("PATH") or paths.user_path())
+    if os.sep in cfg.command:
+        return Confinement(None, env, cwd, why=why)
+    found = paths.trusted_which(cfg.command)
+    if found is None:
+        return Confinement(None, env, cwd, why=why, error=(
+            f"not started: no `{cfg.command}` on PATH outside the places sandboxed commands can write"))
+    return Confinement(None, env, cwd, why=why, command=found)
 
 
 def unconfined(cfg: ServerConfig) -> Confinement:

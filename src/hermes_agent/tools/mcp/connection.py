@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import IO
 
 from hermes_agent.messages import safe_loads
+from hermes_agent.tools.mcp import stdio
 from hermes_agent.tools.mcp.config import ServerConfig
 from hermes_agent.tools.mcp.confine import Confinement, unconfined
 from hermes_agent.tools.mcp.convert import call_result_json
@@ -202,12 +203,12 @@ class ServerConnection:
     async def _serve_once(self) -> None:
         from contextlib import AsyncExitStack
 
-        from mcp import ClientSession
-
         self._closed = self._refresh = self._check = False
         async with AsyncExitStack() as stack:
             t0 = time.perf_counter()
-            read, write = await self._open_transport(stack)
+            read, write = await self._open_transport(stack)  # a stdio server starts before the SDK loads
+            from mcp import ClientSession
+
             watched = _WatchedStream(read, self._note_closed)
             session = await stack.enter_async_context(
                 ClientSession(watched, write, message_handler=self._on_message))
@@ -233,9 +234,6 @@ class ServerConnection:
             await stack.enter_async_context(client)  # type: ignore[attr-defined]
             return await stack.enter_async_context(  # type: ignore[attr-defined]
                 streamable_http_client(self.cfg.url, http_client=client))
-        from mcp import StdioServerParameters
-        from mcp.client.stdio import stdio_client
-
         from hermes_agent.terminal.sandbox.launcher import SandboxError
         from hermes_agent.terminal.sandbox.wrapped import sandbox_command
         from hermes_agent.tools.mcp.confine import remove_tmp
@@ -244,14 +242,16 @@ class ServerConnection:
         if conf.error:
             raise SandboxError(conf.error)
         stack.callback(remove_tmp, conf.tmp)  # type: ignore[attr-defined]  # runs after the server is gone
-        argv = sandbox_command(conf.spec, [self.cfg.command, *self.cfg.args], cwd=conf.cwd)
+        argv = sandbox_command(conf.spec, [conf.command or self.cfg.command, *self.cfg.args], cwd=conf.cwd)
         guard = self._guard = _guard_of(conf)
         if guard is not None:  # checked after each call and when the server is gone (callbacks run last)
             guard.enter(deliver=False)
             stack.callback(guard.leave, hold=True)  # type: ignore[attr-defined]
-        params = StdioServerParameters(command=argv[0], args=argv[1:], env=conf.env, cwd=conf.cwd)
         errlog = stack.enter_context(self._errlog())  # type: ignore[attr-defined]
-        return await stack.enter_async_context(stdio_client(params, errlog=errlog))  # type: ignore[attr-defined]
+        proc = await stdio.spawn(argv, dict(conf.env), conf.cwd, errlog)
+        stack.push_async_callback(stdio.stop, proc)  # type: ignore[attr-defined]
+        await stdio.load_sdk_unless_exited(proc)  # a server dead at start fails now, no SDK import waited for
+        return await stack.enter_async_context(stdio.streams(proc))  # type: ignore[attr-defined]
 
     def _log_path(self) -> Path | None:
         return self._log_dir / f"{self.cfg.name}.log" if self._log_dir is not None and not self.cfg.url else None

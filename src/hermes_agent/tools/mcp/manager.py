@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 
 from hermes_agent.config.settings import Settings
-from hermes_agent.tools.mcp.config import ServerConfig, parse_servers
+from hermes_agent.tools.mcp.config import ServerConfig, missing_command, parse_servers
 from hermes_agent.tools.mcp.confine import Confinement
 from hermes_agent.tools.mcp.connection import ServerConnection, ServerStatus
 from hermes_agent.tools.mcp.registration import ServerTools
@@ -49,11 +49,14 @@ class McpManager:
         self._ready: concurrent.futures.Future | None = None
 
     @classmethod
-    def from_settings(cls, settings: Settings, **kw: object) -> McpManager:
-        """A manager for `mcp_servers` of the settings (broken entries land in config_errors)."""
-        servers, errors = parse_servers(settings.cfg.mcp_servers, settings.env)
-        for name, err in errors.items():
-            log.warning("mcp_servers.%s ignored: %s", name, err)
+    def from_settings(cls, settings: Settings, servers: list[ServerConfig] | None = None,
+                      errors: dict[str, str] | None = None, **kw: object) -> McpManager:
+        """A manager for `mcp_servers` of the settings (broken entries land in config_errors), or for `servers`
+        already sorted out by config.startable (`errors`: those left out, already reported by the caller)."""
+        if servers is None:
+            servers, errors = parse_servers(settings.cfg.mcp_servers, settings.env)
+            for name, err in errors.items():
+                log.warning("mcp_servers.%s ignored: %s", name, err)
         kw.setdefault("confine", confiner(settings))
         return cls(servers, config_errors=errors, log_dir=Path(settings.home) / "logs" / "mcp", **kw)  # type: ignore[arg-type]
 
@@ -84,22 +87,12 @@ class McpManager:
         return self
 
     def _missing_command(self, cfg: ServerConfig) -> bool:
-        if cfg.transport != "stdio" or not cfg.command:
-            return False
-        import os
-        import shutil
-
-        from hermes_agent import paths
-
-        path = cfg.env.get("PATH") or paths.user_path()
-        found = shutil.which(cfg.command, path=path) if os.sep not in cfg.command else (
-            cfg.command if os.access(os.path.expanduser(cfg.command), os.X_OK) else None)
-        if found is None:
-            why = f"command not found: {cfg.command}"
+        why = missing_command(cfg)
+        if why:
             self.config_errors[cfg.name] = why
             self._failed[cfg.name] = ServerStatus(attempts=1, last_error=why)
             log.info("MCP server %s skipped: %s", cfg.name, why)  # the frontend says it in one line
-        return found is None
+        return bool(why)
 
     @staticmethod
     def _run_loop(loop: asyncio.AbstractEventLoop) -> None:
