@@ -171,5 +171,5 @@ def test_vscode_settings_are_judged_by_value_whatever_the_key(tmp_path):
         assert "VS Code" in risky(bad), bad
     for fine in ({"editor.fontFamily": "Fira/Code"}, {"some.ext.tool": "/usr/bin/tool"}, {"some.ext.tool": "tool"},
                  {"some.ext.flag": True}, {"json.schemas": [{"url": "https://example.com/s.json"}]},
-                 {"files.exclude": {"**/x": True}}):
+                 {"files.exclude": {"**/x": True}}, {"python.analysis.extraPaths": ["${workspaceFolder}/src"]}):
         assert risky(fine) == "", fine

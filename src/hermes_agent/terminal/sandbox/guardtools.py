@@ -203,7 +203,10 @@ _VSCODE_HARMLESS = ("!editor.*", "!workbench.*", "!window.*", "!explorer.*", "!b
                     "!diffeditor.*", "!files.exclude", "!files.associations", "!files.watcherexclude",
                     "!files.eol", "!files.encoding", "!files.trimtrailingwhitespace", "!files.insertfinalnewline",
                     "!files.autosave", "!search.exclude", "!search.useignorefiles", "!cspell.words",
-                    "!cspell.ignorewords", "!markdown.preview.fontsize", "!zenmode.*", "!outline.*")
+                    "!cspell.ignorewords", "!markdown.preview.fontsize", "!zenmode.*", "!outline.*",
+                    # where a language server looks for sources to index (read, never run)
+                    "!python.analysis.extrapaths", "!python.analysis.include", "!python.analysis.exclude",
+                    "!python.autocomplete.extrapaths")
 _VSCODE = (*_VSCODE_HARMLESS, "*=pointsin", "*path", "*executable*", "*interpreter*", "*runtime*", "*command*",
            "*binary*", "*server*", "*args*", "*exec*", "terminal.*", "*.env.*", "*.env",
            "task.*", "git.*hook*", "python.venvfolders", "security.*", "*trust*", "*automatic*")
