@@ -75,9 +75,9 @@ def _make_dir(root: Path, name: str) -> tuple[int, int]:
 
     try:
         fd = open_dir(str(root / ".worktrees"), create=True)
-    except (PermissionError, NotADirectoryError) as exc:
-        raise HermesError(f"--worktree: {root / '.worktrees'} is a symlink or not a directory "
-                          f"({exc.strerror or exc}); remove it and run hermes -w again") from None
+    except (PermissionError, NotADirectoryError):
+        raise HermesError(f"--worktree: {root / '.worktrees'} is a symlink or not a directory (hermes does not "
+                          "follow one there: a command could have planted it); remove it and run hermes -w again") from None
     try:
         os.mkdir(name, 0o777, dir_fd=fd)
         st = os.stat(name, dir_fd=fd, follow_symlinks=False)
