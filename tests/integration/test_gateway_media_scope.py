@@ -6,6 +6,7 @@ named by a hash, lists as empty), and a MEDIA line naming Alice's file in Bob's 
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -61,3 +62,57 @@ def test_a_document_is_readable_in_its_own_chat_only(fake, scripted, gw, hermes_
     assert bob[0].count("statement.txt") == 1  # the cat's own error line: her folder lists as empty
     assert "Access denied" in json.loads(bob[1])["error"]
     assert fake.documents == []  # the MEDIA line naming her file sent nothing to Bob
+
+
+def test_media_lines_send_only_what_the_chats_commands_could_read(fake, scripted, hermes_home, outside_dir):
+    """Red-team round 9 a15: a MEDIA line's own folder became the workspace, so any plain file of HOME (another
+    project, ~/Documents) went to the chat. Now the chat's session policy decides: the workspace yes; the rest
+    of HOME (default-deny) no, named directly or through a link in the workspace."""
+    home, proj = outside_dir / "home", outside_dir / "home" / "proj"
+    (home / "other").mkdir(parents=True)
+    proj.mkdir()
+    (home / "other" / "notes.txt").write_text("other project's private notes\n")
+    (proj / "report.txt").write_text("quarterly numbers\n")
+    (proj / "notes-link.txt").symlink_to(home / "other" / "notes.txt")
+    lines = "\n".join(f"MEDIA:{p}" for p in (home / "other" / "notes.txt", proj / "notes-link.txt",
+                                               proj / "report.txt"))
+    scripted.add({"content": f"Here you go\n{lines}"})
+    gw = Gateway(hermes_home, fake, scripted.url, env={"GATEWAY_ALLOW_ALL_USERS": "true", "HOME": str(home)},
+                 cwd=proj)
+    gw.start()
+    try:
+        fake.user_says("send me the files", chat_id=ALICE)
+        assert fake.wait_for(lambda: fake.documents, timeout=60), gw.output()
+        time.sleep(1)  # anything else would have followed at once
+    finally:
+        gw.stop()
+    assert [d["filename"] for d in fake.documents] == ["report.txt"], fake.documents
+    assert fake.documents[0]["content"] == b"quarterly numbers\n"
+    assert not list((hermes_home / "cache").glob("outbox-*")), "the private copies were not removed"
+    text = "\n".join(fake.texts(ALICE))
+    assert "Here you go" in text and "MEDIA:" in text and "report.txt" not in text  # refused lines stay as text
+
+
+def test_a_cron_jobs_media_lines_send_only_what_its_commands_could_read(fake, scripted, hermes_home, outside_dir):
+    """a15's repro: a job made by a session in `proj` delivers to Telegram; its reply names a file elsewhere in
+    HOME. `hermes cron run --now` (a one-shot adapter) sends only what the job's confinement could read."""
+    from tests.helpers import model_config, run_hermes
+
+    home, proj = outside_dir / "home", outside_dir / "home" / "proj"
+    (home / "other").mkdir(parents=True)
+    proj.mkdir()
+    (home / "other" / "notes.txt").write_text("other project's private notes\n")
+    (proj / "report.txt").write_text("quarterly numbers\n")
+    model_config(hermes_home, scripted.url, "platforms:\n  telegram:\n    extra:\n"
+                                            f"      base_url: {fake.base_url}\n      base_file_url: {fake.file_url()}\n")
+    env = {"HOME": str(home), "TELEGRAM_BOT_TOKEN": fake.token}
+    scripted.add({"tool_calls": [{"name": "cronjob", "arguments": {
+        "action": "create", "schedule": "every 1h", "prompt": "report", "name": "r", "deliver": "telegram:777000"}}]},
+        {"content": "scheduled"})
+    made = run_hermes("chat", "-q", "schedule it", home=hermes_home, cwd=str(proj), env=env, timeout=120)
+    assert made.returncode == 0, made.stderr
+    job = json.loads((hermes_home / "cron" / "jobs.json").read_text())["jobs"][0]
+    scripted.add({"content": f"Report\nMEDIA:{home / 'other' / 'notes.txt'}\nMEDIA:{proj / 'report.txt'}"})
+    ran = run_hermes("cron", "run", job["id"], "--now", home=hermes_home, cwd=str(home), env=env, timeout=120)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert [(d["chat_id"], d["filename"]) for d in fake.documents] == [(777000, "report.txt")], fake.documents

@@ -84,3 +84,35 @@ def test_worktree_start_runs_nothing_planted_in_the_repository(scripted, hermes_
     assert out.returncode == 0, out.stderr
     assert "Worktree created" in out.stderr and "worktree removed (nothing changed)" in out.stderr, out.stderr
     assert list(marks.iterdir()) == []
+
+
+def test_worktree_does_not_follow_a_planted_worktrees_symlink(scripted, hermes_home, outside_dir):
+    """Red-team round 9 a01: a confined command links `.worktrees` to HERMES_HOME's skills and lists a file
+    that is a link to a key in `.worktreeinclude`; `hermes -w` must neither check out into the skills folder
+    (the next session's workspace and system prompt) nor copy what a link leads to."""
+    home, repo = _home(outside_dir)
+    (home / ".ssh").mkdir()
+    (home / ".ssh" / "id_rsa").write_text("PRIVATE KEY\n")
+    skills = hermes_home / "skills"
+    skills.mkdir(exist_ok=True)
+    model_config(hermes_home, scripted.url)
+    scripted.add(_term(f"ln -s {skills} .worktrees && ln -s ~/.ssh/id_rsa key.txt && printf 'key.txt\\n' > "
+                       ".worktreeinclude && ls -la"), {"content": "planted"})
+    first = run_hermes("chat", "-q", "go", "--yolo", home=hermes_home, cwd=str(repo), env={"HOME": str(home)},
+                       timeout=120)
+    assert first.returncode == 0 and (repo / ".worktrees").is_symlink(), first.stderr
+    before = sorted(p.name for p in skills.iterdir())
+    scripted.add(_term("echo fixed > README.md"), {"content": "second session"})  # a change: the worktree is kept
+    second = run_hermes("-w", "chat", "-q", "fix the readme", home=hermes_home, cwd=str(repo),
+                        env={"HOME": str(home)}, timeout=120)
+    assert sorted(p.name for p in skills.iterdir()) == before, "the worktree went through the planted link"
+    assert second.returncode == 1 and "Traceback" not in second.stderr, second.stderr
+    assert ".worktrees is a symlink or not a directory" in second.stderr, second.stderr
+    # the user removes the link: the worktree is made where it belongs (the unused replies above drive it)
+    (repo / ".worktrees").unlink()
+    scripted.add(_term("cat key.txt; echo END"), {"content": "third session"})
+    third = run_hermes("-w", "chat", "-q", "fix the readme", home=hermes_home, cwd=str(repo),
+                       env={"HOME": str(home)}, timeout=120)
+    assert third.returncode == 0 and f"worktree kept (it has changes): {repo}/.worktrees/hermes-" in third.stderr, \
+        third.stderr
+    assert "PRIVATE KEY" not in str(scripted.requests[-1]["body"]["messages"])

@@ -107,3 +107,32 @@ def test_stt_turned_off_with_hermes_yaml_words_is_off(tmp_path):
     for word in ("no", "off", "false", False):
         with pytest.raises(MediaError, match=r"voice transcription is off \(stt.enabled: false\)"):
             transcribe(note, {"enabled": word, "provider": "openai"}, {"OPENAI_API_KEY": "sk-x"})
+
+
+@pytest.mark.skipif(shutil.which("espeak-ng") is None, reason="espeak-ng not installed (apt install espeak-ng)")
+def test_text_to_speech_never_writes_through_a_link_the_sandbox_planted(scripted, hermes_home, outside_dir):
+    """Red-team round 9 a14: the checked name was voice.mp3, the engine wrote voice.wav (a planted link to
+    ~/.bashrc) unconfined. The final name is checked, and hermes writes it without following a link."""
+    home, proj = outside_dir / "home", outside_dir / "home" / "proj"
+    (home / ".ssh").mkdir(parents=True)
+    proj.mkdir()
+    (home / ".bashrc").write_text("# rc\n")
+    (home / ".ssh" / "id_rsa").write_text("PRIVATE KEY\n")
+    model_config(hermes_home, scripted.url, "tts:\n  provider: espeak\n")
+    calls = [("terminal", {"command": "ln -s ~/.bashrc voice.wav; ln -s ~/.ssh/id_rsa voice2.wav; echo planted"}),
+             ("text_to_speech", {"text": "hello", "output_path": str(proj / "voice.mp3")}),
+             ("text_to_speech", {"text": "hello", "output_path": "voice2"}),
+             ("text_to_speech", {"text": "hello", "output_path": "out/speech.wav"})]
+    for name, args in calls:
+        scripted.add({"tool_calls": [{"name": name, "arguments": args}]})
+    scripted.add({"content": "done"})
+    out = run_hermes("chat", "-q", "say it", "--yolo", "-t", "terminal,tts", home=hermes_home, cwd=str(proj),
+                     env={"HOME": str(home)}, timeout=180)
+    assert out.returncode == 0, out.stderr
+    assert (home / ".bashrc").read_bytes() == b"# rc\n" and (home / ".ssh/id_rsa").read_bytes() == b"PRIVATE KEY\n"
+    results = [json.loads(m["content"]) for m in scripted.requests[-1]["body"]["messages"] if m["role"] == "tool"]
+    assert "voice.wav is a symbolic link; not written through" in results[1]["error"], results[1]
+    assert "voice2.wav is a symbolic link; not written through" in results[2]["error"], results[2]
+    made = Path(results[3]["file_path"])
+    assert made == proj / "out" / "speech.wav" and made.read_bytes()[:4] == b"RIFF", results[3]
+    assert (proj / "voice.wav").is_symlink() and (proj / "voice2.wav").is_symlink()

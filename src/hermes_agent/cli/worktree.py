@@ -4,7 +4,7 @@ does), and remove it at exit when the run left nothing in it."""
 from __future__ import annotations
 
 import os
-import shutil
+import stat
 import subprocess
 import uuid
 from dataclasses import dataclass
@@ -52,15 +52,56 @@ def create_worktree(cwd: Path) -> Worktree:
     if head.returncode != 0:
         raise HermesError(f"--worktree: the repository at {root} has no commit to branch from yet")
     name = f"hermes-{uuid.uuid4().hex[:8]}"
+    root = Path(os.path.realpath(root))
     path, branch = root / ".worktrees" / name, f"hermes/{name}"
-    path.parent.mkdir(parents=True, exist_ok=True)
+    made_id = _make_dir(root, name)
     _ignore_worktrees(root)
     made = _git(["worktree", "add", str(path), "-b", branch, "HEAD"], root)
     if made.returncode != 0:
         raise HermesError(f"--worktree: cannot create the worktree: {made.stderr.strip()}")
+    if _identity(path) != made_id:  # swapped while git ran: whatever git wrote there is not ours to use
+        _git(["worktree", "remove", "--force", str(path)], root)
+        raise HermesError(f"--worktree: {path} changed while the worktree was being created; nothing was used")
     _copy_included(root, path)
     _git(["worktree", "lock", "--reason", f"hermes pid={os.getpid()}", str(path)], root)
     return Worktree(path=path, branch=branch, repo=root, base=head.stdout.strip())
+
+
+def _make_dir(root: Path, name: str) -> tuple[int, int]:
+    """Create `<root>/.worktrees/<name>` without following a symlink: the repository is the sandbox's
+    workspace, and a planted `.worktrees -> ~/.hermes/skills` would put the checkout (and the next session's
+    workspace) anywhere. Returns the new directory's (st_dev, st_ino) to check the path against later."""
+    from hermes_agent.nofollow import open_dir
+
+    try:
+        fd = open_dir(str(root / ".worktrees"), create=True)
+    except (PermissionError, NotADirectoryError):
+        raise HermesError(f"--worktree: {root / '.worktrees'} is a symlink or not a directory (hermes does not "
+                          "follow one there: a command could have planted it); remove it and run hermes -w again") from None
+    try:
+        os.mkdir(name, 0o777, dir_fd=fd)
+        st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+    finally:
+        os.close(fd)
+    made = (st.st_dev, st.st_ino)
+    if _identity(root / ".worktrees" / name) != made:
+        raise HermesError(f"--worktree: {root / '.worktrees' / name} changed while it was being created")
+    return made
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    """(st_dev, st_ino) of the directory `path` names when no symlink is on the way to it, else None."""
+    from hermes_agent.nofollow import open_dir
+
+    try:
+        fd = open_dir(str(path), create=False)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+    finally:
+        os.close(fd)
+    return st.st_dev, st.st_ino
 
 
 def _ignore_worktrees(root: Path) -> None:
@@ -88,22 +129,45 @@ def _ignore_worktrees(root: Path) -> None:
 
 
 def _copy_included(root: Path, path: Path) -> None:
-    """Files named in `.worktreeinclude` (ignored files the agent needs) are copied, directories linked."""
-    listing = root / ".worktreeinclude"
-    if not listing.is_file():
+    """Files named in `.worktreeinclude` (ignored files the agent needs) are copied, directories linked. Both
+    trees are the sandbox's to write: the listing and every file are read, and every copy written, without
+    following a symlink (an entry leading outside either tree is skipped)."""
+    import sys
+
+    from hermes_agent.nofollow import read_regular_text
+
+    try:
+        listing = read_regular_text(root / ".worktreeinclude")
+    except FileNotFoundError:
         return
-    for line in listing.read_text(encoding="utf-8").splitlines():
+    except OSError as exc:
+        print(f"hermes: --worktree: .worktreeinclude not read ({exc.strerror or exc})", file=sys.stderr)
+        return
+    for line in listing.splitlines():
         entry = line.strip()
-        if not entry or entry.startswith("#"):
-            continue
-        src, dst = (root / entry).resolve(), (path / entry).resolve()
-        if not src.is_relative_to(root.resolve()) or not dst.is_relative_to(path.resolve()) or dst.exists():
-            continue
-        dst.parent.mkdir(parents=True, exist_ok=True)
-        if src.is_file():
-            shutil.copy2(src, dst)
-        elif src.is_dir():
-            dst.symlink_to(src)
+        if entry and not entry.startswith("#"):
+            try:
+                _include(root, path, entry)
+            except OSError as exc:
+                print(f"hermes: --worktree: {entry} not copied ({exc.strerror or exc})", file=sys.stderr)
+
+
+def _include(root: Path, path: Path, entry: str) -> None:
+    from hermes_agent.nofollow import open_dir, read_regular, write_nofollow
+    from hermes_agent.paths import is_under
+
+    src, dst = os.path.realpath(root / entry), os.path.realpath(path / entry)
+    if not is_under(src, str(root)) or not is_under(dst, str(path)) or dst in (str(path), str(root)) \
+            or os.path.lexists(dst):
+        return
+    if stat.S_ISDIR(os.lstat(src).st_mode):
+        parent = open_dir(os.path.dirname(dst), create=True)
+        try:
+            os.symlink(src, os.path.basename(dst), dir_fd=parent)
+        finally:
+            os.close(parent)
+    else:
+        write_nofollow(dst, read_regular(src))
 
 
 def finish(wt: Worktree) -> str:

@@ -23,6 +23,7 @@ from hermes_agent.cron.prompt import build_prompt
 from hermes_agent.cron.script import ScriptBackend, run_script, wake_gate
 
 if TYPE_CHECKING:
+    from hermes_agent.approval.policy import PathPolicy
     from hermes_agent.bootstrap.options import RunOptions
     from hermes_agent.core.contract import AgentSession
 
@@ -35,7 +36,7 @@ SILENT = "[SILENT]"
 class Sender(Protocol):
     """Where deliveries go (the send_message tool's Messenger is one): returns where it went, raises on failure."""
 
-    def send(self, target: str, text: str, scope: str = "") -> str: ...
+    def send(self, target: str, text: str, scope: str = "", policy: PathPolicy | None = None) -> str: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,9 +186,15 @@ def _scope(job: dict) -> str:
     return media_scope_of(str(job.get("id") or job.get("name") or ""), "cron")
 
 
-def _deliver(job: dict, text: str, messenger: Sender | None, ok: bool = True) -> str | None:
+def _deliver(job: dict, text: str, messenger: Sender | None, settings: Settings, ok: bool = True,
+             job_settings: Settings | None = None) -> str | None:
     """Send to every target but `local` (a failure goes to upstream's `failure_deliver` when the job has
-    one); returns the errors (one line each, joined) or None."""
+    one); returns the errors (one line each, joined) or None. MEDIA files: only what the job's own commands
+    could read (the path policy of its confined settings; without them, no workspace: its media only)."""
+    from hermes_agent.approval.policy import PathPolicy, policy_for_settings
+
+    policy = policy_for_settings(job_settings, media_scope=_scope(job)) if job_settings is not None else \
+        PathPolicy.build(workspace=[], hermes_home=str(settings.home), media_scope=_scope(job))
     errors = []
     if not ok and job.get("failure_deliver"):
         job = {**job, "deliver": job["failure_deliver"]}
@@ -196,7 +203,7 @@ def _deliver(job: dict, text: str, messenger: Sender | None, ok: bool = True) ->
             errors.append(f"{target}: delivery to platforms needs the gateway (not running here)")
             continue
         try:
-            messenger.send(target, text, scope=_scope(job))  # the job's own images and speech
+            messenger.send(target, text, scope=_scope(job), policy=policy)  # the job's own images and speech
         except Exception as exc:  # a frontend boundary: a failed send is recorded on the job
             log.warning("cron job %s: delivery to %s failed: %s", job.get("id"), target, exc)
             errors.append(f"{target}: {exc}")
@@ -273,8 +280,10 @@ def run_job(job: dict, store: JobStore, settings: Settings, host: CronHost, sour
     ledger = ExecutionLog(store.dir)
     exec_id = ledger.start(str(job["id"]), source)
     runner = _script_job if job.get("no_agent") else _agent_job
+    job_settings = None
     try:  # the confinement of the session that made the job, whoever runs it (cron/confinement.py)
-        ok, output, text, error = runner(job, confined(job, settings), when, host)
+        job_settings = confined(job, settings)
+        ok, output, text, error = runner(job, job_settings, when, host)
     except Unconfined as exc:
         ok, text, error = False, "", str(exc)
         output = render_output(job, when, ok, text, error)
@@ -285,7 +294,8 @@ def run_job(job: dict, store: JobStore, settings: Settings, host: CronHost, sour
     path = store.save_output(str(job["id"]), output, when)
     delivery_error = None
     if not (ok and is_silent(text)):
-        delivery_error = _deliver(job, delivery_text(job, settings, ok, text, error), host.messenger, ok)
+        delivery_error = _deliver(job, delivery_text(job, settings, ok, text, error), host.messenger, settings, ok,
+                                  job_settings)
     if ok and not text.strip():
         ok, error = False, "Agent completed but produced an empty response"
     store.record(str(job["id"]), ok, error, delivery_error, when)

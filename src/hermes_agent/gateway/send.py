@@ -16,11 +16,13 @@ from hermes_agent import paths
 from hermes_agent.config.settings import Settings
 from hermes_agent.gateway.base import PlatformAdapter, platform_conf
 from hermes_agent.gateway.platforms import PLATFORMS
-from hermes_agent.gateway.session import media_of
+from hermes_agent.gateway.session import discard, media_of
 from hermes_agent.tools.builtin.send_message import DeliveryError
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+    from hermes_agent.approval.policy import PathPolicy
 
 log = logging.getLogger(__name__)
 SEND_TIMEOUT = 60.0
@@ -74,17 +76,21 @@ def resolve(target: str, homes: HomeChannels) -> tuple[str, str]:
     return platform, chat
 
 
-async def deliver(adapter: PlatformAdapter, chat_id: str, text: str, scope: str = "") -> None:
-    """Send `text` (MEDIA:/path lines as attachments: of HERMES_HOME's media only the sender's `scope`) through a
-    connected adapter; a refusal raises."""
-    body, files = media_of(text, scope)
-    if body.strip() or not files:
-        if await adapter.send(chat_id, body) is None:
-            raise DeliveryError(f"{adapter.name} refused the message to {chat_id}: "
-                                f"{getattr(adapter, 'last_error', '') or 'no message id returned'}")
-    for path in files:
-        if await adapter.send_file(chat_id, path) is None:
-            raise DeliveryError(f"{adapter.name} refused the file {path.name} to {chat_id}")
+async def deliver(adapter: PlatformAdapter, chat_id: str, text: str, scope: str = "",
+                  policy: PathPolicy | None = None) -> None:
+    """Send `text` (MEDIA:/path lines as attachments: what the sender's `policy` lets its commands read, and of
+    HERMES_HOME's media only its `scope`) through a connected adapter; a refusal raises."""
+    body, files = media_of(text, scope, policy)
+    try:
+        if body.strip() or not files:
+            if await adapter.send(chat_id, body) is None:
+                raise DeliveryError(f"{adapter.name} refused the message to {chat_id}: "
+                                    f"{getattr(adapter, 'last_error', '') or 'no message id returned'}")
+        for path in files:
+            if await adapter.send_file(chat_id, path) is None:
+                raise DeliveryError(f"{adapter.name} refused the file {path.name} to {chat_id}")
+    finally:
+        discard(files)
 
 
 class Outbox:
@@ -99,28 +105,29 @@ class Outbox:
         self.adapters = dict(adapters or {})
         self.loop = loop
 
-    def send(self, target: str, text: str, scope: str = "") -> str:
+    def send(self, target: str, text: str, scope: str = "", policy: PathPolicy | None = None) -> str:
         platform, chat_id = resolve(target, self.homes)
         adapter = self.adapters.get(platform)
         if adapter is not None and self.loop is not None:
-            future = asyncio.run_coroutine_threadsafe(deliver(adapter, chat_id, text, scope), self.loop)
+            future = asyncio.run_coroutine_threadsafe(deliver(adapter, chat_id, text, scope, policy), self.loop)
             try:
                 future.result(SEND_TIMEOUT)
             except TimeoutError:
                 future.cancel()
                 raise DeliveryError(f"{platform} did not accept the message within {SEND_TIMEOUT:g}s") from None
         else:
-            asyncio.run(asyncio.wait_for(self._one_shot(platform, chat_id, text, scope), SEND_TIMEOUT))
+            asyncio.run(asyncio.wait_for(self._one_shot(platform, chat_id, text, scope, policy), SEND_TIMEOUT))
         return f"{platform}:{chat_id}"
 
-    async def _one_shot(self, platform: str, chat_id: str, text: str, scope: str = "") -> None:
+    async def _one_shot(self, platform: str, chat_id: str, text: str, scope: str = "",
+                        policy: PathPolicy | None = None) -> None:
         adapter = self._build(platform)
         if adapter is None:
             raise DeliveryError(f"{platform} is not configured here (set its token, e.g. "
                                 f"{platform.upper()}_BOT_TOKEN, in HERMES_HOME/.env)")
         try:
             await adapter.connect()
-            await deliver(adapter, chat_id, text, scope)
+            await deliver(adapter, chat_id, text, scope, policy)
         finally:
             await adapter.stop()
 

@@ -17,8 +17,10 @@ from hermes_agent.events import BUDGET_NOTICE, Event, Notice, ToolFinished, Tool
 from hermes_agent.gateway.approval import ChatApprover
 from hermes_agent.gateway.base import Inbound, PlatformAdapter
 from hermes_agent.gateway.hooks import HookRunner
+from hermes_agent.paths import is_under
 
 if TYPE_CHECKING:
+    from hermes_agent.approval.policy import PathPolicy
     from hermes_agent.core.contract import AgentSession
 
 Builder = Callable[[ChatApprover, "str | None", Callable[[Event], None]], "AgentSession"]
@@ -33,31 +35,78 @@ _MEDIA = lazyre.compile(r"^[ \t]*MEDIA:[ \t]*(\S+)[ \t]*$", re.M)
 _NEVER = ("/proc", "/sys", "/dev")  # the gateway's own environment (bot token, API keys), memory and devices
 
 
-def _sendable(path: Path, scope: str = "") -> bool:
-    """Never hermes's own secrets or keys, whatever the model writes: HERMES_HOME (but the media of this
-    session's scope: files its chat sent, images and speech it made), /proc, /sys, /dev, .env files, and every
-    credential file the path policy keeps from tools (~/.ssh, ~/.aws, .netrc...)."""
+def _sendable(path: Path, scope: str, policy: PathPolicy | None) -> str | None:
+    """The resolved path of a file the sender may send, else None: exactly what a confined command of the
+    sending session could read (`policy`: its workspace, grants, default-deny HOME, secrets; without one, no
+    workspace at all), plus of HERMES_HOME only the media of its own `scope`; never /proc, /sys, /dev, .env."""
+    import os
+
     from hermes_agent import paths
     from hermes_agent.approval.policy import MEDIA_DIRS, PathPolicy
 
-    real = path.resolve()
-    home = paths.hermes_home().resolve()
-    media = tuple(home / d / scope for d in MEDIA_DIRS) if scope else ()  # another chat's files are not sendable
-    if real.is_relative_to(home) and not any(real.is_relative_to(m) for m in media):
-        return False
-    if any(real.is_relative_to(p) for p in _NEVER) or real.name == ".env" or not real.is_file():
-        return False
-    policy = PathPolicy.build(workspace=[str(real.parent)], hermes_home=str(home), media_scope=scope)
-    return policy.check_read(str(real)).allowed
+    real = os.path.realpath(path)
+    home = str(paths.hermes_home().resolve())
+    media = tuple(os.path.join(home, d, scope) for d in MEDIA_DIRS) if scope else ()  # not another chat's
+    if is_under(real, home) and not any(is_under(real, m) for m in media):
+        return None
+    if any(is_under(real, p) for p in _NEVER) or os.path.basename(real) == ".env":
+        return None
+    if policy is None:
+        policy = PathPolicy.build(workspace=[], hermes_home=home, media_scope=scope)
+    return real if policy.check_read(real).allowed else None
 
 
-def media_of(reply: str, scope: str = "") -> tuple[str, list[Path]]:
-    """Hermes's `MEDIA:/path` lines: files to send after the text (only files that exist and the sender may
-    send: its own media scope's under HERMES_HOME; the line is removed)."""
-    files = [Path(m) for m in _MEDIA.findall(reply) if Path(m).is_file() and _sendable(Path(m), scope)]
+def _snapshot(real: str) -> Path | None:
+    """A private copy of the checked file for the adapters to send (HERMES_HOME/cache/outbox-*): the file is
+    opened once, by its resolved name, without following a symlink (a name swapped after the check is
+    refused), and must be a regular file; None when it cannot be."""
+    import os
+    import shutil
+    import tempfile
+
+    from hermes_agent import paths
+    from hermes_agent.nofollow import check_plain, open_nofollow
+
+    try:
+        fd = open_nofollow(real, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        check_plain(fd, real)
+        os.set_blocking(fd, True)
+        cache = paths.hermes_home() / "cache"
+        cache.mkdir(parents=True, exist_ok=True)
+        copy = Path(tempfile.mkdtemp(prefix="outbox-", dir=cache)) / os.path.basename(real)
+        with os.fdopen(fd, "rb", closefd=False) as src, open(copy, "xb") as dst:
+            shutil.copyfileobj(src, dst)
+        return copy
+    except OSError as exc:
+        log.warning("MEDIA file %s not sent: %s", real, exc)
+        return None
+    finally:
+        os.close(fd)
+
+
+def discard(files: list[Path]) -> None:
+    """Remove the private copies `media_of` made, once they are sent."""
+    import shutil
+
+    for copy in files:
+        shutil.rmtree(copy.parent, ignore_errors=True)
+
+
+def media_of(reply: str, scope: str = "", policy: PathPolicy | None = None) -> tuple[str, list[Path]]:
+    """Hermes's `MEDIA:/path` lines: files to send after the text (those the sending session could read, see
+    `_sendable`; the line is removed), as private copies to pass to `discard` once sent."""
+    files, kept = [], set()
+    for name in _MEDIA.findall(reply):
+        real = _sendable(Path(name), scope, policy)
+        copy = _snapshot(real) if real else None
+        if copy is not None:
+            files.append(copy)
+            kept.add(name)
     if not files:
         return reply, []
-    kept = {str(f) for f in files}
     text = _MEDIA.sub(lambda m: "" if m.group(1) in kept else m.group(0), reply)
     return re.sub(r"\n{3,}", "\n\n", text).strip(), files
 
@@ -228,11 +277,15 @@ class ChatSession:
         from hermes_agent.gateway.voice import send_media
         from hermes_agent.paths import media_scope_of
 
-        reply, files = media_of(reply, media_scope_of(self.key))
-        if reply.strip() or not files:
-            await self.adapter.send(self.chat_id, reply)
-        for path in files:
-            await send_media(self.adapter, self.chat_id, path)
+        policy = getattr(getattr(getattr(self.agent, "services", None), "ctx", None), "path_policy", None)
+        reply, files = media_of(reply, media_scope_of(self.key), policy)  # what this chat's commands could read
+        try:
+            if reply.strip() or not files:
+                await self.adapter.send(self.chat_id, reply)
+            for path in files:
+                await send_media(self.adapter, self.chat_id, path)
+        finally:
+            discard(files)
 
     async def _keep_typing(self) -> None:
         while True:

@@ -23,8 +23,14 @@ async def send_media(adapter: PlatformAdapter, chat_id: str, path: Path) -> None
     send_voice = getattr(adapter, "send_voice", None)
     if send_voice is not None and path.suffix.lower() in AUDIO_SUFFIXES:
         voice = await asyncio.to_thread(to_voice, path)
-        if voice is not None and await send_voice(chat_id, voice) is not None:
-            return
+        try:
+            if voice is not None and await send_voice(chat_id, voice) is not None:
+                return
+        finally:
+            if voice is not None and voice != path:  # to_voice's own HERMES_HOME/cache/voice-* folder
+                import shutil
+
+                shutil.rmtree(voice.parent, ignore_errors=True)
         if voice is None:
             await _tell_once(adapter, chat_id)
     await adapter.send_file(chat_id, path)

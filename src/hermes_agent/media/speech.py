@@ -1,9 +1,12 @@
 """Text to speech, configured as Hermes users write it: `tts.provider` edge (free, needs the edge-tts package
 and Microsoft's service) | openai | elevenlabs | espeak (offline). Whatever is chosen, the offline engine
-(espeak-ng, or piper when `tts.piper.model` names a voice file) is the fallback that always works here."""
+(espeak-ng, or piper when `tts.piper.model` names a voice file) is the fallback that always works here.
+Engines write only into the session's media folder under HERMES_HOME, which no sandbox can write; a copy
+anywhere else (`place`) is written by hermes itself without following a symlink."""
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -15,12 +18,12 @@ from hermes_agent.media.http import MediaError, call
 CAPS = {"openai": 4096, "elevenlabs": 5000, "edge": 10000, "espeak": 20000, "piper": 20000}
 
 
-def synthesize(text: str, conf: Mapping, env: Mapping[str, str], output: Path | None = None,
-               scope: str = "local") -> tuple[Path, str, str]:
-    """(file, provider used, note); the configured provider first, the offline engine when it fails. Without
-    `output` the file goes to the session's media folder (paths.media_cache("audio", scope))."""
-    if output is None:
-        output = paths.media_cache("audio", scope) / f"tts_{time.strftime('%Y%m%d_%H%M%S')}_{time.time_ns() % 10**6:06d}"
+def synthesize(text: str, conf: Mapping, env: Mapping[str, str], scope: str = "local") -> tuple[Path, str, str]:
+    """(file, provider used, note); the configured provider first, the offline engine when it fails. The file
+    is in the session's media folder (paths.media_cache("audio", scope)), under a fresh name."""
+    folder = paths.media_cache("audio", scope)
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    output = folder / f"tts_{time.strftime('%Y%m%d_%H%M%S')}_{os.urandom(4).hex()}"
     chosen = str(conf.get("provider") or "edge").lower()
     order = [chosen] + [p for p in ("piper", "espeak") if p != chosen]
     errors: list[str] = []
@@ -36,8 +39,21 @@ def synthesize(text: str, conf: Mapping, env: Mapping[str, str], output: Path | 
 
 
 def _target(output: Path, suffix: str) -> Path:
-    output.parent.mkdir(parents=True, exist_ok=True)
     return output.with_suffix(suffix) if output.suffix.lower() != suffix else output
+
+
+def final_name(requested: Path, made: Path) -> Path:
+    """The name a copy of `made` gets at the user's `requested` path: its audio suffix is kept when it is the
+    format made, else the made format's suffix replaces (or is added to) it. Decided before any check."""
+    return requested if requested.suffix.lower() == made.suffix.lower() else requested.with_suffix(made.suffix)
+
+
+def place(made: Path, target: str) -> None:
+    """Copy `made` (hermes's own media file) to the resolved, already authorised `target`: a new file in
+    the target's directory renamed over the name, never through a symlink there (nofollow.write_nofollow)."""
+    from hermes_agent.nofollow import read_regular, write_nofollow
+
+    write_nofollow(target, read_regular(made), create_parents=True)
 
 
 def _run(provider: str, text: str, conf: Mapping, env: Mapping[str, str], output: Path) -> Path:
@@ -121,9 +137,10 @@ def voice_encoder() -> str | None:
 
 
 def _is_ogg_opus(path: Path) -> bool:
+    from hermes_agent.nofollow import read_regular
+
     try:
-        with open(path, "rb") as fh:
-            head = fh.read(64)
+        head = read_regular(path, 64)
     except OSError:
         return False
     return head.startswith(b"OggS") and b"OpusHead" in head
@@ -131,22 +148,32 @@ def _is_ogg_opus(path: Path) -> bool:
 
 def to_voice(path: Path) -> Path | None:
     """An OGG/Opus file for a voice message (messaging apps play only that as a voice note): `path` itself
-    when it already is one, else a copy beside it; None when no encoder here can read it."""
+    when it already is one, else a new file in HERMES_HOME/cache/voice (never beside `path`, which may be a
+    folder the sandbox writes: the encoder reads the audio on its stdin and writes only there); None when no
+    encoder here can read it."""
     if _is_ogg_opus(path):
         return path
     exe = voice_encoder()
     if exe is None or (Path(exe).name == "opusenc" and path.suffix.lower() not in (".wav", ".flac", ".aiff")):
         return None
-    target = path.with_name(path.stem + ".voice.ogg")
-    if Path(exe).name == "ffmpeg":
-        cmd = [exe, "-y", "-loglevel", "error", "-i", str(path), "-vn", "-ac", "1", "-c:a", "libopus",
-               "-b:a", "32k", str(target)]
-    else:
-        cmd = [exe, "--quiet", "--bitrate", "32", str(path), str(target)]
     import subprocess
+    import tempfile
+
+    from hermes_agent.nofollow import read_regular
 
     try:
-        res = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+        audio = read_regular(path, 50 * 1024 * 1024)
+        (paths.hermes_home() / "cache").mkdir(parents=True, exist_ok=True)
+        target = Path(tempfile.mkdtemp(prefix="voice-", dir=paths.hermes_home() / "cache")) / f"{path.stem}.ogg"
+    except OSError:
+        return None
+    if Path(exe).name == "ffmpeg":
+        cmd = [exe, "-n", "-loglevel", "error", "-i", "pipe:0", "-vn", "-ac", "1", "-c:a", "libopus",
+               "-b:a", "32k", str(target)]
+    else:
+        cmd = [exe, "--quiet", "--bitrate", "32", "-", str(target)]
+    try:
+        res = subprocess.run(cmd, input=audio, capture_output=True, timeout=120)
     except (OSError, subprocess.TimeoutExpired):
         return None
     return target if res.returncode == 0 and _is_ogg_opus(target) else None

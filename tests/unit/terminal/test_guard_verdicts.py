@@ -153,3 +153,23 @@ def test_package_scripts_hooks_reach():
     assert "scripts.test" in runlater.pkg_risky({"scripts.test"}, old, old.replace(b"jest", b"jest; curl x|sh"))
     assert runlater.pkg_risky({"scripts.test"}, old, old.replace(b"vite", b"vite --host")) == ""
     assert "does not parse" in runlater.pkg_risky({"scripts.test"}, old, b"{")
+
+
+def test_vscode_settings_are_judged_by_value_whatever_the_key(tmp_path):
+    """rt9 a09: a string anywhere in a setting that leads into the workspace or a writable place is dangerous."""
+    import json
+
+    def risky(settings: dict) -> str:
+        return guardtools.risky(".vscode/settings.json", None, json.dumps(settings).encode(),
+                                lambda p: p.startswith(str(tmp_path)), str(tmp_path))
+
+    (tmp_path / "gobin").write_text("#!/bin/sh\n")
+    for bad in ({"go.alternateTools": {"go": "${workspaceFolder}/.bin/go"}}, {"go.goroot": "${env:HOME}/x"},
+                {"some.ext.tool": ".bin/tool"}, {"some.ext.tool": "../other/tool"}, {"some.ext.tool": "~/x"},
+                {"some.ext.list": ["ok", f"{tmp_path}/x"]}, {"some.ext.tool": "gobin"},
+                {"security.workspace.trust.enabled": False}):
+        assert "VS Code" in risky(bad), bad
+    for fine in ({"editor.fontFamily": "Fira/Code"}, {"some.ext.tool": "/usr/bin/tool"}, {"some.ext.tool": "tool"},
+                 {"some.ext.flag": True}, {"json.schemas": [{"url": "https://example.com/s.json"}]},
+                 {"files.exclude": {"**/x": True}}, {"python.analysis.extraPaths": ["${workspaceFolder}/src"]}):
+        assert risky(fine) == "", fine

@@ -194,8 +194,22 @@ _CARGO = ("target.*.runner", "target.*.linker", "target.*.rustflags", "target.*.
           "registries.*", "source.*", "patch.*", "paths", "doc.browser", "unstable.*", "include", "core.*")
 _MISE = ("env", "env.*", "hooks.*", "plugins.*", "watch_files*", "tools.*=path:", "tools.*=ref:",
          "settings.*", "redactions*", "vars.*")
-_VSCODE = ("*path", "*executable*", "*interpreter*", "*runtime*", "*command*", "*binary*", "*server*", "*args*",
-           "terminal.integrated.*", "*.env.*", "*.env", "task.*", "git.*hook*", "python.venvfolders")
+# VS Code: extensions read any setting as a program or a folder to run from (go.alternateTools, go.goroot,
+# java.jdt.ls.java.home, terminal.external.linuxExec...), so a name list is always one short (rt9 a09). Judged by
+# VALUE: whatever the key, a string anywhere in it that points into the workspace or a writable place is
+# dangerous ("*=pointsin"); key patterns still catch values that are not paths (args, env, trust). Keys that
+# only shape the editor's look and lists ("!pattern") are never dangerous.
+_VSCODE_HARMLESS = ("!editor.*", "!workbench.*", "!window.*", "!explorer.*", "!breadcrumbs.*",
+                    "!diffeditor.*", "!files.exclude", "!files.associations", "!files.watcherexclude",
+                    "!files.eol", "!files.encoding", "!files.trimtrailingwhitespace", "!files.insertfinalnewline",
+                    "!files.autosave", "!search.exclude", "!search.useignorefiles", "!cspell.words",
+                    "!cspell.ignorewords", "!markdown.preview.fontsize", "!zenmode.*", "!outline.*",
+                    # where a language server looks for sources to index (read, never run)
+                    "!python.analysis.extrapaths", "!python.analysis.include", "!python.analysis.exclude",
+                    "!python.autocomplete.extrapaths")
+_VSCODE = (*_VSCODE_HARMLESS, "*=pointsin", "*path", "*executable*", "*interpreter*", "*runtime*", "*command*",
+           "*binary*", "*server*", "*args*", "*exec*", "terminal.*", "*.env.*", "*.env",
+           "task.*", "git.*hook*", "python.venvfolders", "security.*", "*trust*", "*automatic*")
 _NPM = ("node-options", "script-shell", "shell", "onload-script", "init-module", "editor", "browser", "git",
         "viewer", "userconfig", "globalconfig", "prefix", "node-gyp", "registry", "*:registry", "npm-path",
         "ignore-scripts", "git-tag-version", "sign-git-commit")
@@ -232,6 +246,42 @@ TABLE: tuple[tuple[str, Callable[[str], Flat], tuple[str, ...], str], ...] = (
      "the venv's python"),
 )
 PATHS = tuple(rel for rel, *_ in TABLE)
+
+
+def _strings(value: str) -> list[str]:
+    """Every string in a setting's value: the value itself, or each string nested in its JSON (object values,
+    array items)."""
+    try:
+        doc = json.loads(value)
+    except ValueError:
+        return [value]
+    out: list[str] = []
+    todo = [doc]
+    while todo:
+        item = todo.pop()
+        if isinstance(item, str):
+            out.append(item)
+        elif isinstance(item, dict):
+            todo.extend(item.values())
+        elif isinstance(item, list):
+            todo.extend(item)
+    return out
+
+
+def _points_in(text: str, writable: Callable[[str], bool], folder: str | None) -> bool:
+    """A setting's string that is, or leads into, a place the sandbox can write: a variable (`${workspaceFolder}`,
+    `${env:...}`: resolved where the sandbox may have put it), a relative path (`./x`, `.bin/go`, `~/x`), an
+    absolute path the sandbox can write, or a bare name of a file in the workspace folder."""
+    value = text.strip()
+    if not value or "://" in value:
+        return False
+    if "${" in value or value.startswith(("./", "../", ".\\", "~")):
+        return True
+    if value.startswith("/"):
+        return writable(os.path.normpath(value)) or writable(os.path.realpath(value))
+    if "/" in value or "\\" in value:
+        return True  # relative to the workspace folder
+    return folder is not None and not value.startswith("-") and os.path.lexists(os.path.join(folder, value))
 _BY_NAME = {rel: (parse, rules, tool) for rel, parse, rules, tool in TABLE}
 
 
@@ -241,9 +291,11 @@ def shape(d: str, name: str) -> str | None:
     return next((rel for rel in PATHS if path.endswith("/" + rel)), None)
 
 
-def risky(rel: str, old: bytes | None, new: bytes | None, writable: Callable[[str], bool]) -> str:
+def risky(rel: str, old: bytes | None, new: bytes | None, writable: Callable[[str], bool],
+          folder: str | None = None) -> str:
     """Why the change from `old` to `new` (None: absent) of a file of shape `rel` must be put back: "" when
-    it adds or changes no dangerous key (a removed key is fine), else the keys and the tool."""
+    it adds or changes no dangerous key (a removed key is fine), else the keys and the tool. `folder`: the
+    directory the file's relative paths are read from (the workspace folder of a .vscode/), when known."""
     if new is None:
         return ""
     parse, rules, tool = _BY_NAME[rel]
@@ -255,20 +307,27 @@ def risky(rel: str, old: bytes | None, new: bytes | None, writable: Callable[[st
         before = parse(old.decode("utf-8", "replace")) if old is not None else {}
     except Exception:  # noqa: BLE001
         before = {}
-    keys = [k for k, v in now.items() if before.get(k) != v and _dangerous(k, v, rules, writable)]
+    keys = [k for k, v in now.items() if before.get(k) != v and _dangerous(k, v, rules, writable, folder)]
     if not keys:
         return ""
     shown = ", ".join(sorted(keys)[:4]) + (" ..." if len(keys) > 4 else "")
     return f"it sets {shown} ({tool} runs or loads code from it on the user's next use)"
 
 
-def _dangerous(key: str, value: str, rules: tuple[str, ...], writable: Callable[[str], bool]) -> bool:
+def _dangerous(key: str, value: str, rules: tuple[str, ...], writable: Callable[[str], bool],
+               folder: str | None = None) -> bool:
+    if any(r.startswith("!") and fnmatch.fnmatchcase(key, r[1:]) for r in rules):
+        return False
     for rule in rules:
         pattern, _, cond = rule.partition("=")
-        if not fnmatch.fnmatchcase(key, pattern):
+        if pattern.startswith("!") or not fnmatch.fnmatchcase(key, pattern):
             continue
         if not cond:
             return True
+        if cond == "pointsin":
+            if any(_points_in(v, writable, folder) for v in _strings(value)):
+                return True
+            continue
         if cond == "writable":
             path = value.strip().strip('"')  # the path as written and where it leads now (a link can move)
             if not path.startswith("/") or writable(os.path.normpath(path)) or writable(os.path.realpath(path)):

@@ -27,7 +27,8 @@ def judged(slot: Slot, cls: str, old: Item | None, cur: Item | None, base: Scan,
 
         def writable(path: str) -> bool:
             return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots) if roots else True
-        return guardtools.risky(rel, old.data if old is not None else None, cur.data, writable)
+        folder = f"{d}/{name}"[: -len(rel) - 1] or "/"  # the directory `rel` hangs from (a .vscode's folder)
+        return guardtools.risky(rel, old.data if old is not None else None, cur.data, writable, folder)
     if cls == "pkg":
         keys = base.pkgkeys.get(slot, set()) | now.pkgkeys.get(slot, set())
         return runlater.pkg_risky(keys, old.data if old is not None else None,

@@ -5,11 +5,14 @@ adapters) or the cron scheduler hands in. Agents without one (CLI, API server) a
 from __future__ import annotations
 
 import json
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from hermes_agent.errors import HermesError
 from hermes_agent.tools.registry import registry
 from hermes_agent.tools.results import tool_error
+
+if TYPE_CHECKING:
+    from hermes_agent.approval.policy import PathPolicy
 
 
 class DeliveryError(HermesError):
@@ -19,9 +22,9 @@ class DeliveryError(HermesError):
 class Messenger(Protocol):
     """Where messages to platforms go: one send path for send_message and cron delivery."""
 
-    def send(self, target: str, text: str, scope: str = "") -> str:
-        """Deliver `text` (MEDIA:/path lines become attachments; under HERMES_HOME only the media of the sender's
-        `scope`) to `target` ('telegram' = its home channel, 'telegram:<chat_id>'); returns 'platform:chat_id' it
+    def send(self, target: str, text: str, scope: str = "", policy: PathPolicy | None = None) -> str:
+        """Deliver `text` (MEDIA:/path lines become attachments: what the sender's path `policy` lets its commands
+        read, and under HERMES_HOME only the media of its `scope`) to `target` ('telegram' = its home channel, 'telegram:<chat_id>'); returns 'platform:chat_id' it
         went to, or raises DeliveryError."""
         ...
 
@@ -65,7 +68,8 @@ def send_message(args: dict, ctx: object = None, **_: object) -> str:
     if not target or not message.strip():
         return tool_error("Both 'target' and 'message' are required when action='send'")
     try:
-        sent_to = messenger.send(target, message, scope=ctx.media_scope)  # type: ignore[attr-defined]
+        sent_to = messenger.send(target, message, scope=ctx.media_scope,  # type: ignore[attr-defined]
+                                 policy=getattr(ctx, "path_policy", None))
     except DeliveryError as exc:
         return tool_error(str(exc))
     note = "" if ":" in target else f"Sent to {target} home channel (chat_id: {sent_to.split(':', 1)[1]})"
