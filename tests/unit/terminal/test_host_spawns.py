@@ -66,7 +66,10 @@ SPAWNS = {
     ("tools/builtin/_search.py", "stream_process", "subprocess.Popen"): "rg, confined (backend.confine)",
     ("tools/builtin/execute_code.py", "run_script", "shutil.which"): CONFINED,
     ("tools/builtin/skills.py", "_missing", "shutil.which"): "a check only: nothing is run",
-    ("tools/mcp/manager.py", "_missing_command", "shutil.which"): "the MCP stdio server runs confined",
+    ("tools/mcp/config.py", "missing_command", "shutil.which"): "the MCP stdio server runs confined (an "
+    "existence check only: an unconfined one is resolved by confine._outside with paths.trusted_which)",
+    ("tools/mcp/stdio.py", "spawn", "asyncio.create_subprocess_exec"): "argv from wrapped.sandbox_launch: the "
+    "confined server behind its sandbox, or an unconfined one resolved by confine._outside",
     ("paths.py", "trusted_which", "shutil.which"): "the resolver itself",
 }
 
