@@ -23,7 +23,7 @@ SKILL_FILE = "SKILL.md"
 CACHE_REL = ".cache/index.json"
 _CACHE_VERSION = 2  # 2: records carry the description's intent-scan verdict
 _MAX_FRONTMATTER = 64 * 1024
-_INDEX_DESC = 90
+_INDEX_DESC = 72
 _PLATFORM = {"linux": "linux", "darwin": "macos", "win32": "windows"}.get(sys.platform, sys.platform)
 _PLATFORM_ALIASES = {"darwin": "macos", "osx": "macos", "mac": "macos", "win32": "windows", "win": "windows"}
 

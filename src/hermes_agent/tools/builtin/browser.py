@@ -29,9 +29,8 @@ def _schema(name: str, description: str, props: dict | None = None, required: tu
 
 SCHEMAS = [
     _schema("browser_navigate", "Open a URL in a real browser (JavaScript runs); returns the page's snapshot. For "
-            "pages to interact with (forms, clicks, dynamic content); web_extract reads pages faster. Then "
-            "browser_snapshot and the other browser tools (click, type, scroll, back, press, get_images, vision, "
-            "close) are offered.",
+            "pages to interact with (forms, clicks, dynamic content); web_extract reads pages faster. The other "
+            "browser tools are offered after it.",
             {"url": {"type": "string"}}, ("url",)),
     _schema("browser_snapshot", "The current page as an accessibility tree; elements carry refs [ref=e12] for "
             "browser_click and browser_type. Refresh it after the page changes. "

@@ -31,7 +31,7 @@ CRONJOB_SCHEMA = {
         "repeat": {"type": "integer", "description": "runs (default: once for one-shot, else forever)"},
         "deliver": {"type": "string", "description": "default: this chat; 'local', 'telegram' (home channel), "
                                                      "'telegram:chat_id'; comma-separated"},
-        "include_disabled": {"type": "boolean", "description": "list: with paused ones (default true)"},
+        "include_disabled": {"type": "boolean"},
     }, "required": ["action"]},
 }
 

@@ -162,14 +162,14 @@ SKILL_MANAGE_SCHEMA = {
         "or a workflow the user will repeat. Patch a skill that proved wrong or stale at once; prefer patch "
         "(old_string matches once unless replace_all) over edit (full rewrite, skill_view first). "
         "SKILL.md = '---\\nname: <name>\\ndescription: <when to use, one line>\\n---' then concise steps, "
-        "pitfalls, commands; no secrets. Other files only in references/, templates/, scripts/, assets/."),
+        "pitfalls, commands; no secrets."),
     "parameters": {"type": "object", "properties": {
         "action": {"type": "string", "enum": list(ACTIONS)},
         "name": {"type": "string", "description": "a-z0-9._-"},
         "content": {"type": "string", "description": "full SKILL.md"},
         "category": _S,
         "old_string": _S, "new_string": _S, "replace_all": {"type": "boolean"},
-        "file_path": {"type": "string", "description": "a supporting file"}, "file_content": _S},
+        "file_path": {"type": "string", "description": "in references/, templates/, scripts/ or assets/"}, "file_content": _S},
         "required": ["action", "name"]},
 }
 
