@@ -41,6 +41,31 @@ def run_other_hermes(binary: str, *args: str, home: Path, timeout: float = 240) 
                           cwd=str(home.parent))
 
 
+def ssh_service_skip() -> str | None:
+    """Why the test sshd (.ci/start-sshd.sh, HERMES_TEST_SSH_*) cannot be used by this user, or None. It belongs
+    to root: a normal user running the suite (HERMES_TEST_AS=user) cannot read its client key."""
+    names = ("HERMES_TEST_SSH_HOST", "HERMES_TEST_SSH_PORT", "HERMES_TEST_SSH_USER", "HERMES_TEST_SSH_KEY")
+    missing = [v for v in names if not os.environ.get(v)]
+    if missing:
+        return f"ssh: set {', '.join(missing)} (source the env file of .ci/start-sshd.sh)"
+    key = os.environ["HERMES_TEST_SSH_KEY"]
+    if not os.access(key, os.R_OK):
+        return f"ssh: the test sshd's client key {key} is not readable by uid {os.geteuid()} (it belongs to root)"
+    return None
+
+
+def docker_service_skip() -> str | None:
+    """Why the test dockerd (.ci/start-dockerd.sh, DOCKER_HOST) cannot be used by this user, or None: its
+    socket is root's (mode 0660, group docker), so a normal user outside that group cannot connect."""
+    host = os.environ.get("DOCKER_HOST", "")
+    if not host or not os.environ.get("HERMES_TEST_DOCKER_IMAGE"):
+        return "docker: set DOCKER_HOST and HERMES_TEST_DOCKER_IMAGE (source the env file of .ci/start-dockerd.sh)"
+    sock = host.removeprefix("unix://")
+    if host.startswith("unix://") and os.path.exists(sock) and not os.access(sock, os.R_OK | os.W_OK):
+        return f"docker: the test dockerd's socket {sock} is not open to uid {os.geteuid()} (root's, group docker)"
+    return None
+
+
 def wait_for(predicate, timeout: float = 10.0, step: float = 0.05) -> bool:  # noqa: ANN001
     """Poll `predicate` until it is true (True) or `timeout` seconds pass (False): await the event, not a sleep."""
     import time
