@@ -66,6 +66,28 @@ def docker_service_skip() -> str | None:
     return None
 
 
+def end_fake_box(root: str, commands: list[str]) -> None:
+    """What deleting a cloud sandbox does, for the fakes that run its commands on this host (fake_daytona.py,
+    fake_modal.py): every process the box started (HOME=its root) is killed, and its root and the state
+    directories its commands named (/tmp/hermes-<id>, terminal/remote.py) are removed. Before, a backgrounded
+    `sleep` and thousands of state directories outlived the runs on a long-lived machine."""
+    import re
+    import shutil
+    import signal
+
+    mark = f"HOME={root}".encode()
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as fh:
+                if mark in fh.read().split(b"\0"):
+                    os.kill(int(pid), signal.SIGKILL)
+        except OSError:
+            continue
+    for state in set(re.findall(r"/tmp/hermes-[0-9a-f]{8,}\b", "\n".join(commands))):
+        shutil.rmtree(state, ignore_errors=True)
+    shutil.rmtree(root, ignore_errors=True)
+
+
 def wait_for(predicate, timeout: float = 10.0, step: float = 0.05) -> bool:  # noqa: ANN001
     """Poll `predicate` until it is true (True) or `timeout` seconds pass (False): await the event, not a sleep."""
     import time

@@ -194,14 +194,9 @@ def test_timeout_kills_the_process_group(pool):
 def test_background_child_does_not_hang_the_call(pool):
     b = pool.get("t")
     started = time.monotonic()
-    secs = _secs()
-    res = b.execute(f"sleep {secs} & echo started")
-    try:
-        assert res.output.strip() == "started" and res.exit_code == 0
-        assert time.monotonic() - started < 5
-    finally:  # the fake daytona/modal run commands on this host, unconfined: the sleep outlived the test run
-        b.execute("for f in /proc/[0-9]*/cmdline; do [ \"$(tr '\\0' ' ' < \"$f\" 2>/dev/null)\" = "
-                  f"'sleep {secs} ' ] && kill \"$(basename \"$(dirname \"$f\")\")\"; done; true", timeout=20)
+    res = b.execute(f"sleep {_secs()} & echo started")
+    assert res.output.strip() == "started" and res.exit_code == 0
+    assert time.monotonic() - started < 5
 
 
 def test_interrupt_stops_a_running_command(pool):
