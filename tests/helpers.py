@@ -66,6 +66,24 @@ def docker_service_skip() -> str | None:
     return None
 
 
+def other_hermes_skip(binary: str | os.PathLike) -> str | None:
+    """Why another Hermes program (the released 0.19.0, $HERMES_REF_BIN; an upstream build) cannot run here, or
+    None: not installed, or its venv's interpreter is one this user cannot run (.ci installs it with root's
+    Python, which may sit under /root, mode 0700: a normal user running the suite gets this reason)."""
+    path = Path(binary)
+    if not path.is_file():
+        return f"{path} is not installed (set HERMES_REF_BIN / HERMES_UPSTREAM_BIN)"
+    python = path.with_name("python")
+    try:
+        real = os.path.realpath(python)
+        runnable = os.access(real, os.X_OK) and os.path.isfile(real)
+    except OSError:
+        runnable = False
+    if not runnable:
+        return f"{path} runs on {python}, which uid {os.geteuid()} cannot run (root's Python, under /root)"
+    return None
+
+
 def end_fake_box(root: str, commands: list[str]) -> None:
     """What deleting a cloud sandbox does, for the fakes that run its commands on this host (fake_daytona.py,
     fake_modal.py): every process the box started (HOME=its root) is killed, and its root and the state
