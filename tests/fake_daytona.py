@@ -9,12 +9,13 @@ import email.parser
 import email.policy
 import json
 import os
-import shutil
 import subprocess
 import tempfile
 import threading
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from tests.helpers import end_fake_box
 
 
 class FakeDaytona:
@@ -48,7 +49,7 @@ class FakeDaytona:
             self._server.shutdown()
             self._server.server_close()
         for box in self.sandboxes.values():
-            shutil.rmtree(box["root"], ignore_errors=True)
+            end_fake_box(box["root"], box.get("commands", []))
 
     def dto(self, box: dict) -> dict:
         return {"id": box["id"], "organizationId": "org", "name": box["name"], "user": "daytona", "env": {},
@@ -102,7 +103,7 @@ class _Handler(BaseHTTPRequestHandler):
             box["state"] = "destroyed"
             self.state.sandboxes.pop(box["id"], None)
             self.state.deleted.append(box["id"])
-            shutil.rmtree(box["root"], ignore_errors=True)
+            end_fake_box(box["root"], box.get("commands", []))
             return self._send(200, self.state.dto(box))
         self._send(404, {"statusCode": 404, "message": "not found"})
 
@@ -133,6 +134,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _execute(self, box: dict) -> None:
         req = json.loads(self._body())
         self.state.execs += 1
+        box.setdefault("commands", []).append(str(req.get("command", "")))
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": box["root"], "LANG": "C.UTF-8",
                **(req.get("envs") or {})}
         proc = subprocess.Popen(["sh", "-c", req["command"]], cwd=req.get("cwd") or box["root"], env=env,

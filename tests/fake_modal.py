@@ -6,11 +6,12 @@ machine (its HOME and working directory); exec runs argv there as a local proces
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import tempfile
 import threading
 from types import SimpleNamespace
+
+from tests.helpers import end_fake_box
 
 
 class Error(Exception):
@@ -69,6 +70,7 @@ class FakeSandbox:
         self.args, self.kwargs = args, kwargs
         self.root = tempfile.mkdtemp(prefix="fake-modal-")
         self.terminated = False
+        self.commands: list[str] = []
         self.filesystem = _Filesystem(self)
         self._sdk = sdk
 
@@ -79,6 +81,7 @@ class FakeSandbox:
     def exec(self, *argv: str, timeout: int | None = None, **_: object) -> _Process:
         self.check()
         self._sdk.execs += 1
+        self.commands.append(" ".join(argv))
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": self.root, "LANG": "C.UTF-8"}
         proc = subprocess.Popen(list(argv), cwd=self.root, env=env, stdin=subprocess.DEVNULL,
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
@@ -86,7 +89,7 @@ class FakeSandbox:
 
     def terminate(self) -> None:
         self.terminated = True
-        shutil.rmtree(self.root, ignore_errors=True)
+        end_fake_box(self.root, self.commands)
 
 
 class FakeModal:

@@ -41,6 +41,71 @@ def run_other_hermes(binary: str, *args: str, home: Path, timeout: float = 240) 
                           cwd=str(home.parent))
 
 
+def ssh_service_skip() -> str | None:
+    """Why the test sshd (.ci/start-sshd.sh, HERMES_TEST_SSH_*) cannot be used by this user, or None. It belongs
+    to root: a normal user running the suite (HERMES_TEST_AS=user) cannot read its client key."""
+    names = ("HERMES_TEST_SSH_HOST", "HERMES_TEST_SSH_PORT", "HERMES_TEST_SSH_USER", "HERMES_TEST_SSH_KEY")
+    missing = [v for v in names if not os.environ.get(v)]
+    if missing:
+        return f"ssh: set {', '.join(missing)} (source the env file of .ci/start-sshd.sh)"
+    key = os.environ["HERMES_TEST_SSH_KEY"]
+    if not os.access(key, os.R_OK):
+        return f"ssh: the test sshd's client key {key} is not readable by uid {os.geteuid()} (it belongs to root)"
+    return None
+
+
+def docker_service_skip() -> str | None:
+    """Why the test dockerd (.ci/start-dockerd.sh, DOCKER_HOST) cannot be used by this user, or None: its
+    socket is root's (mode 0660, group docker), so a normal user outside that group cannot connect."""
+    host = os.environ.get("DOCKER_HOST", "")
+    if not host or not os.environ.get("HERMES_TEST_DOCKER_IMAGE"):
+        return "docker: set DOCKER_HOST and HERMES_TEST_DOCKER_IMAGE (source the env file of .ci/start-dockerd.sh)"
+    sock = host.removeprefix("unix://")
+    if host.startswith("unix://") and os.path.exists(sock) and not os.access(sock, os.R_OK | os.W_OK):
+        return f"docker: the test dockerd's socket {sock} is not open to uid {os.geteuid()} (root's, group docker)"
+    return None
+
+
+def other_hermes_skip(binary: str | os.PathLike) -> str | None:
+    """Why another Hermes program (the released 0.19.0, $HERMES_REF_BIN; an upstream build) cannot run here, or
+    None: not installed, or its venv's interpreter is one this user cannot run (.ci installs it with root's
+    Python, which may sit under /root, mode 0700: a normal user running the suite gets this reason)."""
+    path = Path(binary)
+    if not path.is_file():
+        return f"{path} is not installed (set HERMES_REF_BIN / HERMES_UPSTREAM_BIN)"
+    python = path.with_name("python")
+    try:
+        real = os.path.realpath(python)
+        runnable = os.access(real, os.X_OK) and os.path.isfile(real)
+    except OSError:
+        runnable = False
+    if not runnable:
+        return f"{path} runs on {python}, which uid {os.geteuid()} cannot run (root's Python, under /root)"
+    return None
+
+
+def end_fake_box(root: str, commands: list[str]) -> None:
+    """What deleting a cloud sandbox does, for the fakes that run its commands on this host (fake_daytona.py,
+    fake_modal.py): every process the box started (HOME=its root) is killed, and its root and the state
+    directories its commands named (/tmp/hermes-<id>, terminal/remote.py) are removed. Before, a backgrounded
+    `sleep` and thousands of state directories outlived the runs on a long-lived machine."""
+    import re
+    import shutil
+    import signal
+
+    mark = f"HOME={root}".encode()
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as fh:
+                if mark in fh.read().split(b"\0"):
+                    os.kill(int(pid), signal.SIGKILL)
+        except OSError:
+            continue
+    for state in set(re.findall(r"/tmp/hermes-[0-9a-f]{8,}\b", "\n".join(commands))):
+        shutil.rmtree(state, ignore_errors=True)
+    shutil.rmtree(root, ignore_errors=True)
+
+
 def wait_for(predicate, timeout: float = 10.0, step: float = 0.05) -> bool:  # noqa: ANN001
     """Poll `predicate` until it is true (True) or `timeout` seconds pass (False): await the event, not a sleep."""
     import time

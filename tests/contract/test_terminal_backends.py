@@ -22,24 +22,18 @@ from hermes_agent.terminal.manager import BackendPool
 from hermes_agent.terminal.processes import get_manager
 from hermes_agent.tools.context import ToolContext
 from hermes_agent.tools.registry import registry
-from tests.helpers import wait_for
-
-_SSH_VARS = ("HERMES_TEST_SSH_HOST", "HERMES_TEST_SSH_PORT", "HERMES_TEST_SSH_USER", "HERMES_TEST_SSH_KEY")
+from tests.helpers import docker_service_skip, ssh_service_skip, wait_for
 
 
 def _docker_skip() -> str | None:
     image = os.environ.get("HERMES_TEST_DOCKER_IMAGE")
-    if not os.environ.get("DOCKER_HOST") or not image:
-        return "docker: set DOCKER_HOST and HERMES_TEST_DOCKER_IMAGE (source the env file of .ci/start-dockerd.sh)"
+    problem = docker_service_skip()
+    if problem:
+        return problem
     if shutil.which("docker") is None:
         return "docker: no docker CLI"
     probe = subprocess.run(["docker", "image", "inspect", image], capture_output=True, timeout=30)
     return None if probe.returncode == 0 else f"docker: image {image} not built on {os.environ['DOCKER_HOST']}"
-
-
-def _ssh_skip() -> str | None:
-    missing = [v for v in _SSH_VARS if not os.environ.get(v)]
-    return f"ssh: set {', '.join(missing)} (source the env file of .ci/start-sshd.sh)" if missing else None
 
 
 @pytest.fixture(scope="module")
@@ -110,7 +104,7 @@ def pools(tmp_path_factory):
 @pytest.fixture(params=[pytest.param(k, marks=pytest.mark.xdist_group(f"backend-{k}")) for k in
                         ("local", "local+bwrap", "local+landlock", "docker", "ssh", "daytona", "modal")])
 def pool(request, pools):
-    skip = {"docker": _docker_skip, "ssh": _ssh_skip}.get(request.param, lambda: None)()
+    skip = {"docker": _docker_skip, "ssh": ssh_service_skip}.get(request.param, lambda: None)()
     if "+" in request.param:
         skip = _sandbox_skip(request.param)
     if skip:

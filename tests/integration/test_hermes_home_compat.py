@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import run_hermes
+from tests.helpers import other_hermes_skip, run_hermes
 
 HERMES_REF_BIN = Path(os.environ.get("HERMES_REF_BIN", "/work/hermes-ref/bin/hermes"))
 
-pytestmark = pytest.mark.skipif(not HERMES_REF_BIN.exists(),
-                                reason=f"the released Hermes is not installed at {HERMES_REF_BIN} (set HERMES_REF_BIN)")
+pytestmark = pytest.mark.skipif(bool(other_hermes_skip(HERMES_REF_BIN)), reason=f"the released Hermes: "
+                                f"{other_hermes_skip(HERMES_REF_BIN)}")
 
 PLUGIN = '''
 import json

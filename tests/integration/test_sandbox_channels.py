@@ -1,6 +1,6 @@
 """One boundary, attacked end to end (issue 19, items 1, 3, 4, 7): the scripted model drives the real
 `hermes chat -q --yolo` (rules off: only the OS sandbox stands), under bubblewrap and under Landlock, with
-HOME outside /tmp (under /root or /srv) and under /tmp.
+HOME outside /tmp (conftest's outside_dir: HOME, /root, ...) and under /tmp.
 
 - channels: a command that swaps its output / cwd / state / launcher-log files for symlinks to a key, or
   forges its state channel, gets nothing out; no state path, token or marker is in its environment;
@@ -19,7 +19,6 @@ import random
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -43,23 +42,11 @@ def _mechanisms() -> list:
                          marks=pytest.mark.skipif(bool(landlock_problem()), reason=str(landlock_problem())))]
 
 
-def _outside_tmp_root() -> Path | None:
-    for base in ("/root", "/srv"):
-        if os.access(base, os.W_OK):
-            return Path(tempfile.mkdtemp(prefix="sbxhome-", dir=base))
-    return None
-
-
 @pytest.fixture(params=["outside-tmp", "under-tmp"])
 def where(request, tmp_path):
-    if request.param == "under-tmp":
-        yield tmp_path
-        return
-    root = _outside_tmp_root()
-    if root is None:
-        pytest.skip("no writable directory outside /tmp (/root, /srv)")
-    yield root
-    shutil.rmtree(root, ignore_errors=True)
+    """The directory the user's HOME is built in: under /tmp, or outside it (conftest's outside_dir: HOME, the
+    checkout, /root, ... whichever this user can write)."""
+    return tmp_path if request.param == "under-tmp" else request.getfixturevalue("outside_dir")
 
 
 # the exfiltration listener is the containment suite's (one copy)

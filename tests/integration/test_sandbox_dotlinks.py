@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from hermes_agent.terminal.sandbox.launcher import landlock_pidns_works
+from hermes_agent.terminal.sandbox.launcher import landlock_pidns_works, landlock_user_binds_work
 from tests.integration.test_sandbox_kernel import _bwrap_as_user
 from tests.integration.test_sandbox_secrets import USERS, World, _calls, _mechanisms
 
@@ -101,10 +101,11 @@ def test_link_targets_stay_read_only_and_the_rest_writable(world):
     assert not (dots / "g2").exists() and not (dots / "nvim2").exists()
     assert (dots / "README").read_text() == "mine\nmore\n", "the workspace's other files stay writable"
     assert (dots / "zsh/new.zsh").read_text() == "new\n"
-    # the cost under Landlock without privileges (no carve-out inside a writable root): no new entry beside a
-    # kept file; where the Landlock launcher has a mount namespace (root) the kept files are read-only mounts
-    # as under bwrap, and the workspace's top stays open to new files
-    assert (dots / "newtop").exists() == (world.mechanism == "bwrap" or landlock_pidns_works() and world.user == "root")
+    # where the Landlock launcher has a mount namespace (root: its pid namespace's; a normal user: one of its own
+    # user namespace) the kept files are read-only mounts as under bwrap, and the workspace's top stays open to
+    # new files; without one (no carve-out inside a writable root) no new entry can be made beside a kept file
+    binds = landlock_pidns_works() if world.user == "root" else landlock_user_binds_work()
+    assert (dots / "newtop").exists() == (world.mechanism == "bwrap" or binds)
 
 
 def test_missing_target_and_linked_hop_cannot_be_made(world):

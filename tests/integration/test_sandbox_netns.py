@@ -22,7 +22,7 @@ import pytest
 from hermes_agent.terminal.sandbox.bwrap import bwrap_problem
 from hermes_agent.terminal.sandbox.launcher import landlock_netns_works, landlock_problem
 from hermes_agent.terminal.sandbox.netns import forwarder
-from tests.helpers import HERMES, model_config, run_hermes
+from tests.helpers import HERMES, model_config, run_hermes, ssh_service_skip
 from tests.outside_net import listening_socket, outside_ip
 
 SECRET = "loopback-only-secret-5309"
@@ -270,8 +270,8 @@ def test_ssh_to_a_loopback_sshd_needs_its_port_granted(scripted, hermes_home, tm
     _need_netns()
     host, port = os.environ.get("HERMES_TEST_SSH_HOST"), os.environ.get("HERMES_TEST_SSH_PORT")
     user, key = os.environ.get("HERMES_TEST_SSH_USER"), os.environ.get("HERMES_TEST_SSH_KEY")
-    if not (host == "127.0.0.1" and port and user and key and os.path.exists(key)):
-        pytest.skip("no loopback sshd for tests here (/work/ci/*.env)")
+    if ssh_service_skip() or host != "127.0.0.1":
+        pytest.skip(ssh_service_skip() or "the test sshd is not on this host's loopback")
     try:
         socket.create_connection(("127.0.0.1", int(port)), timeout=3).close()
     except OSError as exc:

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from hermes_agent.terminal.sandbox.bwrap import bwrap_problem
-from hermes_agent.terminal.sandbox.launcher import landlock_pidns_works, landlock_problem
+from hermes_agent.terminal.sandbox.launcher import landlock_binds_work, landlock_problem
 from tests.helpers import model_config, run_hermes
 
 HOSTILE = str(Path(__file__).resolve().parents[1] / "fixtures" / "mcp_hostile_server.py")
@@ -98,7 +98,7 @@ def test_hooks_and_config_of_the_workspace_repo_are_put_back(scripted, home, mec
     assert (proj / ".git/config").read_text() == config_before
     assert not (proj / ".git/hooks/pre-commit").exists() and not (proj / ".git/commondir").exists()
     assert not (proj / ".git/info/attributes").exists()
-    if mechanism == "landlock" and not landlock_pidns_works():
+    if mechanism == "landlock" and not landlock_binds_work():
         # bwrap (and Landlock as root: its own mount namespace binds them read-only) refused the writes
         # outright; Landlock without privileges let them land, the guard undid them
         assert "the sandbox restored" in results[0] and ".git/config" in results[0], results[0]
@@ -163,7 +163,7 @@ def test_a_hooks_path_directory_made_by_the_command_is_watched(scripted, home, m
     ], mechanism)
     assert "HUSKY" in results[0], results[0]
     assert not (proj / ".husky/_/pre-commit").exists() and (proj / ".husky/lint.sh").exists()
-    if mechanism == "landlock" and not landlock_pidns_works():
+    if mechanism == "landlock" and not landlock_binds_work():
         assert "the sandbox removed" in results[0] and ".husky/_/pre-commit" in results[0], results[0]
     else:
         assert "Read-only file system" in results[0], results[0]
@@ -239,7 +239,7 @@ def test_landlock_moved_git_dir_is_moved_back(scripted, home):
                   "chmod +x .gx/pre-commit && git config core.hooksPath .gx && echo MOVED"),
     ], "landlock")
     # as root the launcher's mount namespace pins .git (EBUSY, as under bwrap); else the guard moves it back
-    assert ("Device or resource busy" in results[0]) if landlock_pidns_works() else ("MOVED" in results[0])
+    assert ("Device or resource busy" in results[0]) if landlock_binds_work() else ("MOVED" in results[0])
     assert (proj / ".git").is_dir() and not (proj / ".gs").exists(), results[0]
     assert "hookspath" not in (proj / ".git/config").read_text().lower()
     _user_commits(home, proj)

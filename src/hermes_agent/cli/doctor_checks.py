@@ -265,14 +265,14 @@ def check_sandbox(settings: Settings) -> list[Finding]:
                                 "a terminal refuses them) (apt-get install bubblewrap)"), *extra]
     tmp = "shared /tmp" if settings.cfg.sandbox.shared_tmp else "private /tmp"
     if mechanism == "landlock":
-        from hermes_agent.terminal.sandbox.launcher import landlock_pidns_works
+        from hermes_agent.terminal.sandbox.launcher import landlock_binds_work, landlock_pidns_works
 
         if landlock_pidns_works():  # root: a pid namespace, /proc and read-only carve-outs of the session's own
             return [Finding("ok", f"sandbox {mode} (landlock, {tmp}, own pid namespace and /proc)"), *extra]
+        hooks = "" if landlock_binds_work() else " and .git/hooks plants are only put back after each command"
         return [Finding("warn", f"sandbox {mode} (landlock, {tmp}); landlock without a pid namespace: other "
                                 "processes' command lines (hermes's too) are visible to commands (a password in "
-                                "an argv leaks) and .git/hooks plants are only put back after each command; "
-                                "install bubblewrap"), *extra]
+                                f"an argv leaks){hooks}; install bubblewrap"), *extra]
     return [Finding("ok", f"sandbox {mode} ({mechanism}, {tmp})"), *extra]
 
 

@@ -13,6 +13,7 @@ import pytest
 
 from hermes_agent.core.trajectory import to_sharegpt
 from hermes_agent.messages import Message, ToolCall
+from tests.helpers import other_hermes_skip
 
 HERMES_REF_BIN = Path(os.environ.get("HERMES_REF_BIN", "/work/hermes-ref/bin/hermes"))
 
@@ -53,7 +54,8 @@ def _conversation() -> tuple[list[Message], list[dict]]:
     return ours, theirs
 
 
-@pytest.mark.skipif(not HERMES_REF_BIN.exists(), reason=f"the released Hermes is not installed at {HERMES_REF_BIN}")
+@pytest.mark.skipif(bool(other_hermes_skip(HERMES_REF_BIN)),
+                    reason=f"the released Hermes: {other_hermes_skip(HERMES_REF_BIN)}")
 def test_our_trajectory_turns_equal_hermes_own_conversion(tmp_path):
     ours, theirs = _conversation()
     payload = json.dumps({"tools": TOOLS, "messages": theirs, "query": "list and read"})

@@ -208,7 +208,10 @@ def test_host_datagram_socket_is_out_of_reach(mechanism, tmp_path):
     from tests.outside_net import listening_socket, outside_ip
 
     # an outside host (the host's own addresses are unreachable from a sandbox's namespace, netns.py)
-    udp = listening_socket(outside_ip() or "127.0.0.1", udp=True)
+    # Not root: no outside network can be made, and the host's loopback is not the sandbox's (its own namespace),
+    # so the UDP half is left out; the refused host socket is still checked.
+    outside = outside_ip()
+    udp = listening_socket(outside or "127.0.0.1", udp=True)
     udp.settimeout(5)
     code = ("import socket\ntry:\n a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)\n"
             f" a.sendto(b'PWN', {path!r})\n print('sent')\nexcept OSError as e:\n print('refused', e.errno)\n"
@@ -219,7 +222,9 @@ def test_host_datagram_socket_is_out_of_reach(mechanism, tmp_path):
     try:
         assert b.sandbox_state == mechanism
         out = b.execute(f"{sys.executable} probe.py").output
-        assert udp.recv(10) == b"dns", out
+        assert "sent" in out or "refused" in out, out
+        if outside:
+            assert udp.recv(10) == b"dns", out
         with pytest.raises(TimeoutError):
             srv.recv(10)
     finally:

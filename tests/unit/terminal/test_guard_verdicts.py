@@ -121,6 +121,7 @@ def test_console_scripts_by_the_installers_shape(tmp_path: Path):
 
 
 def test_activate_only_as_the_base_pythons_template_renders_it(tmp_path: Path):
+    import shlex
     import subprocess
     import sys
 
@@ -136,9 +137,12 @@ def test_activate_only_as_the_base_pythons_template_renders_it(tmp_path: Path):
         data = (venv / "bin" / name).read_bytes()
         assert runlater.bin_risky(str(venv), name, data, writable) == "", name
         assert runlater.bin_risky(str(venv), name, data + b"\ntouch /tmp/x\n", writable), name
+    # the venv's path as a command substitution, whether the template quotes it with shlex.quote (CPython
+    # 3.11.2-3.11.3, Debian's) or within double quotes (3.11.4 on)
     data = (venv / "bin/activate").read_bytes()
-    assert runlater.bin_risky(str(venv), "activate", data.replace(str(venv).encode(), b"/x$(touch /tmp/y)"),
-                              writable)
+    bad = data.replace(shlex.quote(str(venv)).encode(), b"/x$(touch /tmp/y)").replace(str(venv).encode(),
+                                                                                       b"/x$(touch /tmp/y)")
+    assert bad != data and runlater.bin_risky(str(venv), "activate", bad, writable)
 
 
 def test_package_scripts_hooks_reach():

@@ -60,6 +60,21 @@ def landlock_pidns_works() -> bool:
     return _probe(_PIDNS_PROBE)
 
 
+_BINDS_PROBE = ("import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\nos._exit(0 if libc.unshare(0x10020000) == 0 "
+                "and libc.mount(b'none', b'/', None, 0x4000 | 0x40000, None) == 0 else 1)")
+
+
+@functools.cache
+def landlock_user_binds_work() -> bool:
+    """Can a normal user's Landlock launcher bind the carve-outs read-only (nsmount.user_binds)?"""
+    return _probe(_BINDS_PROBE)
+
+
+def landlock_binds_work() -> bool:
+    """Does this user's Landlock launcher bind the carve-outs read-only (root: in its pid namespace's own)?"""
+    return landlock_pidns_works() if os.geteuid() == 0 else landlock_user_binds_work()
+
+
 _NETNS_PROBE = """
 import ctypes, os
 libc = ctypes.CDLL(None, use_errno=True)

@@ -1,7 +1,8 @@
 """Namespaces and mounts the launcher makes for itself before it confines itself (stdlib only, run inside the
 sandbox's own process; split from server.py): a network namespace as root or in user namespaces of its own
 (slirp4netns joins it, netns.py), and as root a mount namespace with its own /proc and the spec's carve-outs
-bound read-only (Landlock cannot mount once applied)."""
+bound read-only (Landlock cannot mount once applied); without privileges those binds in a mount namespace of a
+user namespace of its own (`user_binds`)."""
 
 from __future__ import annotations
 
@@ -222,6 +223,35 @@ def _own_proc(binds: list, copies: list | None = None) -> bool:
     os.closerange(0, os.sysconf("SC_OPEN_MAX"))  # the socket to hermes and the keeper's channel are the server's
     _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)  # the keeper gone: the namespace goes with it
     os._exit(_reap_until(server))
+
+
+def user_binds(binds: list, copies: list | None, in_userns: bool) -> bool:
+    """Without privileges and without a pid namespace (issue 19, run as a normal user): the spec's carve-outs
+    bound read-only all the same, as bwrap binds them unprivileged, in a mount namespace owned by a user
+    namespace of our own (`in_userns`: the one `_own_user_netns` / `_join_user_netns` left us in, else a new
+    one mapping our uid and gid to themselves). Landlock alone cannot make a path inside a writable root read-only
+    (its rights add up), so hermes's own venv in the workspace, `.git/hooks` and the like stayed writable there.
+    Single-threaded caller, before Landlock and before any command (commands, not root there, keep no
+    capability after execve). False when any bind failed (the caller keeps Landlock's own carve-outs)."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    if not in_userns:
+        uid, gid = os.getuid(), os.getgid()
+        if not _unshare(_CLONE_NEWUSER):
+            return False
+        _prctl(_PR_SET_DUMPABLE, 1)  # a non-dumpable process's /proc/self files are root's
+        try:
+            _write_maps(f"{uid} {uid} 1", f"{gid} {gid} 1", deny=True)
+        except OSError:
+            return False
+        finally:
+            _prctl(_PR_SET_DUMPABLE, 0)
+    if not _unshare(_CLONE_NEWNS) or libc.mount(b"none", b"/", None, _MS_REC | _MS_PRIVATE, None) != 0:
+        return False
+    flags = [(str(p), bool(ro) or _host_read_only(str(p))) for p, ro in binds]
+    done = all([_bind(libc, path, read_only) for path, read_only in flags])
+    return all([_bind(libc, str(dst), True, str(src)) for src, dst in copies or []]) and done
 
 
 def _host_read_only(path: str) -> bool:

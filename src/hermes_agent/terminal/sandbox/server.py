@@ -39,6 +39,7 @@ from hermes_agent.terminal.sandbox.nsmount import (  # noqa: F401  (re-exported 
     bind_resolv,
     reject_routes,
     remember_host,
+    user_binds,
 )
 
 MAX_FRAME = 64 * 1024 * 1024
@@ -311,6 +312,7 @@ def _confine(cfg: dict, split) -> None:  # type: ignore[no-untyped-def]
     resolv = str(cfg.get("resolv") or "")  # the namespace's resolv.conf (the host's names a loopback resolver)
     if cfg.get("join_fds"):  # a re-planned launcher without privileges: its predecessor's network namespace
         _join_user_netns(*cfg.pop("join_fds"), resolv=resolv)
+        cfg["joined_user"] = True
     elif cfg.get("netns"):  # a network namespace for slirp4netns (netns.py): as root, else in user namespaces
         if _unshare(_CLONE_NEWNET):
             _loopback_up()
@@ -322,7 +324,12 @@ def _confine(cfg: dict, split) -> None:  # type: ignore[no-untyped-def]
             cfg["netns_made"] = _own_user_netns(resolv)
     elif cfg.get("joined") and resolv:  # as root, started inside its predecessor's namespace
         bind_resolv(resolv)
-    if pidns and _own_proc(cfg.get("binds") or [], cfg.get("copies") or []) and bound is not None:
+    if pidns:
+        mounted = _own_proc(cfg.get("binds") or [], cfg.get("copies") or [])
+    else:  # a normal user: the carve-outs are read-only mounts all the same (nsmount.user_binds)
+        mounted = os.geteuid() != 0 and user_binds(cfg.get("binds") or [], cfg.get("copies") or [],
+                                                    bool(cfg.get("netns_made") or cfg.get("joined_user")))
+    if mounted and bound is not None:
         rules = bound  # every carve-out is a read-only mount (made before Landlock: a domain may not mount), so
         # no dot-link target needs Landlock's seal and the credential-free git config covers its original
     landlock.apply(rules, network=bool(cfg.get("network", True)))
