@@ -24,6 +24,7 @@ EXCEPTIONS: dict[str, str] = {
     "gateway/platforms/discord.py": "HERMES_HOME media cache",
     "gateway/platforms/slack.py": "HERMES_HOME media cache",
     "gateway/platforms/whatsapp.py": "HERMES_HOME media cache",
+    "gateway/session.py": "a MEDIA file's private copy, created (x) in a fresh mkdtemp under HERMES_HOME/cache (hidden from the sandbox)",
     "terminal/sandbox/runner.py": "an os.pipe() fd hermes made (open(fd)), not a name",
     "terminal/runfile.py": "HERMES_HOME/run records",
     "terminal/sandbox/nsmount.py": "/proc/self/{setgroups,uid_map,gid_map} of the launcher's own user namespaces "

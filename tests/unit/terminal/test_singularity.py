@@ -33,6 +33,12 @@ def shim(tmp_path, monkeypatch):
     script.write_text(_SHIM.format(log=log))
     script.chmod(0o755)
     monkeypatch.setenv("PATH", f"{bindir}:{os.environ['PATH']}")
+    # the shim stands for an installed apptainer: earlier sandboxes of this test process marked /tmp (where
+    # tmp_path lies) as a place commands write, whose programs hermes never runs (paths.trusted_which)
+    from hermes_agent import paths
+
+    monkeypatch.setattr(paths, "_UNTRUSTED", set())
+    monkeypatch.setattr(paths, "_RESOLVED", {})
     return log
 
 
