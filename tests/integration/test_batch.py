@@ -197,7 +197,7 @@ def test_the_same_run_on_a_local_ray_cluster(setup):
 
 def test_ctrl_c_says_where_the_finished_prompts_are_and_how_to_resume(setup):
     _, home, tmp = setup
-    data = _dataset(tmp / "prompts.jsonl", 40, "slow")
+    data = _dataset(tmp / "prompts.jsonl", 400, "slow")  # long enough that Ctrl-C lands mid-run at any load
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "HERMES_"))}
     env["HERMES_HOME"] = str(home)
     proc = subprocess.Popen([HERMES, "batch", "run", "--dataset", str(data), "--run-name", "c", "--workers", "2",

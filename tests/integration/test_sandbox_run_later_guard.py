@@ -261,7 +261,8 @@ def test_background_process_plants_are_caught_at_the_next_command(scripted, home
 
 @pytest.mark.skipif(importlib.util.find_spec("mcp") is None, reason="the mcp SDK is not installed")
 def test_mcp_server_plants_are_put_back_after_the_call(scripted, home, mechanism):
-    servers = f"mcp_discovery_timeout: 30\nmcp_servers:\n  evil:\n    command: {sys.executable}\n    args: [{HOSTILE}]\n"
+    servers = (f"mcp_discovery_timeout: 30\nmcp_single_query_discovery_timeout: 60\nmcp_servers:\n  evil:\n"
+               f"    command: {sys.executable}\n    args: [{HOSTILE}]\n")
     attack = (f"printf '{HOOK}' > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit; "
               "echo 'touch $PWNED' > .envrc; git init -q nested && "
               f"printf '{HOOK}' > nested/.git/hooks/pre-commit; echo DONE")
@@ -320,7 +321,8 @@ def test_file_tool_writes_of_run_later_files_are_boundary_crossings_under_yolo(s
     """write_file of a hook or an `.envrc` while a confined MCP server is alive, with --yolo: both lie outside
     the sandbox's write set, so they are boundary crossings that --yolo never approves (only a person's yes for
     that call; `Guard.trusted` then keeps such a write as hermes's own). Nothing is written, nothing put back."""
-    servers = f"mcp_discovery_timeout: 30\nmcp_servers:\n  evil:\n    command: {sys.executable}\n    args: [{HOSTILE}]\n"
+    servers = (f"mcp_discovery_timeout: 30\nmcp_single_query_discovery_timeout: 60\nmcp_servers:\n  evil:\n"
+               f"    command: {sys.executable}\n    args: [{HOSTILE}]\n")
     results = _chat(scripted, home, [
         {"tool_calls": [{"name": "mcp__evil__run_shell", "arguments": {"command": "echo SERVER-UP"}}]},
         _terminal("echo FIRST"),
