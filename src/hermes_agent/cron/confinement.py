@@ -20,6 +20,7 @@ import os
 from dataclasses import asdict
 
 from hermes_agent.config.settings import Settings
+from hermes_agent.paths import is_under as _within
 
 FIELD = "confinement"
 _MODES = ("off", "workspace-write", "read-only")  # widest first
@@ -45,10 +46,6 @@ def _dict(value: object) -> dict:
 
 def _sandbox_dict(settings: Settings) -> dict:
     return dict(asdict(settings.cfg.sandbox))  # type: ignore[call-overload]  # a dataclass made by schema._record
-
-
-def _within(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip("/") + "/")
 
 
 def narrowest(then: dict, now: dict) -> dict:

@@ -19,15 +19,6 @@ MAX_FILES = 32
 _NAMES = frozenset({*(w.rsplit("/", 1)[-1] for w in WATCHED), "SKILL.md"})
 
 
-def repository(path: str) -> str | None:
-    """The work tree root holding `path` (its nearest ancestor with a .git), or None."""
-    while not os.path.exists(os.path.join(path, ".git")):
-        if os.path.dirname(path) == path:
-            return None
-        path = os.path.dirname(path)
-    return path
-
-
 def tips(root: str) -> dict[str, str] | None:
     """ref name -> commit of every ref and HEAD of the repository at work tree `root` (None: not one)."""
     from hermes_agent.gitsafe import run_git

@@ -105,9 +105,12 @@ class Watch:
         if self.base is None:
             self.extra_m = self._extra_mtimes()
             self.base = self._probe(self.tree.refresh() + self.extra, set())
-            from hermes_agent.tools.ctxcommits import repository, tips
+            from pathlib import Path
 
-            repos = dict.fromkeys(r for r in map(repository, self.roots) if r)
+            from hermes_agent.memory.context_files import git_root
+            from hermes_agent.tools.ctxcommits import tips
+
+            repos = dict.fromkeys(str(r) for r in (git_root(Path(root)) for root in self.roots) if r)
             self.refs = {r: t for r in repos if (t := tips(r)) is not None}
             try:
                 from hermes_agent.memory.ctxledger import open_window

@@ -105,8 +105,7 @@ def hook_text(state: str, command: str, cwd: str = "") -> str:
     if _GITISH.search(command):
         lines += [env[k] for k in _GIT_COMMANDS if env.get(k)]
         lines += _git_settings(env, cwd)
-    if any(env.get(k) for k in _PAGERS):
-        lines += [env[k].lstrip("|") for k in _PAGERS if env.get(k) and not env[k].startswith(("less", "more"))]
+    lines += [env[k].lstrip("|") for k in _PAGERS if env.get(k) and not env[k].startswith(("less", "more"))]
     if _PYTHON.search(command):
         for d in filter(None, env.get("PYTHONPATH", "").split(":")):
             lines += [f"python3 {shlex.quote(d.rstrip('/') + '/' + f)}" for f in ("sitecustomize.py",

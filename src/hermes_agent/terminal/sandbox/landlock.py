@@ -15,6 +15,8 @@ import os
 import stat
 import struct
 
+from hermes_agent.paths import is_under
+
 _SYS_CREATE, _SYS_ADD_RULE, _SYS_RESTRICT = 444, 445, 446  # the same on x86_64 and aarch64
 _PR_SET_NO_NEW_PRIVS = 38
 _RULE_PATH_BENEATH, _RULE_NET_PORT = 1, 2
@@ -94,7 +96,7 @@ def _carve(root: str, rights: int, hidden: list[str], rules: list[tuple[str, int
     if not below:
         rules.append((root, rights if os.path.isdir(root) else rights & FILE_ONLY))
         return
-    if not (unlisted and (_within(root, unlisted) or _within(unlisted, root))):
+    if not (unlisted and (is_under(root, unlisted) or is_under(unlisted, root))):
         rules.append((root, READ_DIR & rights))
     try:
         names = os.listdir(root)
@@ -102,10 +104,6 @@ def _carve(root: str, rights: int, hidden: list[str], rules: list[tuple[str, int
         return
     for name in names:
         _carve(os.path.join(root, name), rights, below, rules, unlisted)
-
-
-def _within(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip("/") + "/")
 
 
 FS_MAKE_BLOCK = 1 << 11

@@ -18,16 +18,14 @@ import os
 import stat as stat_mod
 import time
 
+from hermes_agent.paths import is_under as under
+
 WALK_BUDGET = 100_000  # entries looked at per tree; past it the rest is hidden
 DIR_HIDDEN_MAX = 256  # private entries of one directory before the directory is hidden whole
 _CACHE_S = 60.0
 _FORMAT = 2
 _MEMO: dict[tuple[str, tuple[str, ...]], tuple[float, list[str]]] = {}
 _TRUNCATED: set[str] = set()
-
-
-def under(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip("/") + "/")
 
 
 def truncated() -> list[str]:

@@ -23,14 +23,11 @@ import re
 import stat as stat_mod
 from collections.abc import Iterable
 
+from hermes_agent.paths import is_under as under
 from hermes_agent.terminal.sandbox.publicwalk import complement
 
 _HOOKS_PATH = re.compile(r"^\s*hookspath\s*=\s*(.+?)\s*$", re.I | re.M)
 _SECTION = re.compile(r"^\s*\[([^\]]+)\]", re.M)
-
-
-def under(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip("/") + "/")
 
 
 def hidden_paths(home: str, hermes_roots: Iterable[str], readable: Iterable[str],
