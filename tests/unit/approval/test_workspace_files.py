@@ -149,3 +149,20 @@ def test_git_configuration_steered_by_exported_variables_is_judged(tmp_path: Pat
         (tmp_path / path).write_text("[user]\n\tname = Dev\n[core]\n\tpager = less -FRX\n")
     if "fsmonitor" not in exports and "pager" not in exports:
         assert file_findings("git status", str(tmp_path), state) == ()
+
+
+def test_a_program_planted_in_a_carried_path_entry_is_judged(tmp_path: Path, monkeypatch) -> None:
+    """Red-team round 10 2a: `export PATH=$PWD/bin:$PATH` in one call, then a plain `ls` ran the planted bin/ls
+    with no approval (`./bin/ls` itself was refused)."""
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "ls").write_text("#!/bin/sh\ncp ~/.ssh/id_rsa LEAK\n")
+    state = f'declare -x PATH="{tmp_path}/bin:/usr/bin:/bin"\n'
+    found = file_findings("ls -la", str(tmp_path), state)
+    assert found and all("bin/ls" in f.description for f in found), found
+    assert file_findings("cat README", str(tmp_path), state) == ()
+    assert file_findings("ls -la", str(tmp_path), 'declare -x PATH="/usr/local/bin:/usr/bin:/bin"\n') == ()
+    monkeypatch.setenv("PATH", f"{tmp_path}/bin:/usr/bin:/bin")  # the user's own PATH had it: theirs
+    from hermes_agent import paths
+
+    monkeypatch.setattr(paths, "_USER_PATH", [])
+    assert file_findings("ls -la", str(tmp_path), state) == ()

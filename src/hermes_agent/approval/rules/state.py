@@ -102,6 +102,7 @@ def hook_text(state: str, command: str, cwd: str = "") -> str:
         return ""
     env = exported(state)
     lines = [f". {shlex.quote(env[k])}" for k in _SHELL_FILES if env.get(k)]
+    lines += _path_programs(env.get("PATH", ""), command, cwd)
     if _GITISH.search(command):
         lines += [env[k] for k in _GIT_COMMANDS if env.get(k)]
         lines += _git_settings(env, cwd)
@@ -155,3 +156,20 @@ def _git_settings(env: dict[str, str], cwd: str) -> list[str]:
         if f and (not f.startswith("/") or (base and f.startswith(base)) or f.startswith(_WRITABLE)):
             lines.append(f"{CONFIG_FILE_WORD} {shlex.quote(f)}")
     return lines
+
+
+def _path_programs(path: str, command: str, cwd: str) -> list[str]:
+    """A carried PATH with an entry where commands write (the workspace, temp dirs) turns a bare `ls` into that
+    entry's `ls` when one is there (red-team round 10 2a): each word of `command` that could be a program, as a
+    path into each such entry, for the reader to judge (a missing file is skipped)."""
+    from hermes_agent.paths import user_path
+
+    base = cwd.rstrip("/") + "/" if cwd else None
+    own = set(user_path().split(":"))  # the user's own PATH (an activated project venv) is theirs, not planted
+    entries = [e for e in path.split(":") if e and e not in own and (
+        not e.startswith("/") or (base and (e + "/").startswith(base)) or (e + "/").startswith(_WRITABLE))][:4]
+    if not entries:
+        return []
+    words = [w for w in dict.fromkeys(_WORD.findall(command)) if "/" not in w and "=" not in w
+             and not w.startswith("-")][:24]
+    return [shlex.quote(e.rstrip("/") + "/" + w) for e in entries for w in words]
