@@ -52,3 +52,12 @@ class TerminalBackend(Protocol):
     def close(self) -> None:
         """Release processes/containers/connections held for this task."""
         ...
+
+
+def append_note(text: str, note: str) -> str:
+    """`note` on a line of its own after a command's output `text`."""
+    return f"{text.rstrip(chr(10))}\n{note}" if text else note
+
+
+def timeout_note(limit: float) -> str:
+    return f"[command timed out after {limit:g}s; its process group was killed]"

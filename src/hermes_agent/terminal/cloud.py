@@ -14,7 +14,7 @@ import time
 import weakref
 
 from hermes_agent.errors import HermesError
-from hermes_agent.terminal.base import ExecResult
+from hermes_agent.terminal.base import ExecResult, append_note, timeout_note
 from hermes_agent.terminal.shell import (
     CWD_MARKER,
     INTERRUPT_EXIT,
@@ -142,9 +142,9 @@ class CloudShellBackend:
             worker.join(timeout=5)
             text = _strip_marker(partial)[0]
             if stopped == "timeout":
-                return ExecResult(_append(text, f"[command timed out after {limit:g}s; its process group was killed]"),
+                return ExecResult(append_note(text, timeout_note(limit)),
                                   TIMEOUT_EXIT, timed_out=True, cwd=self._cwd)
-            return ExecResult(_append(text, "[command interrupted]"), INTERRUPT_EXIT, interrupted=True, cwd=self._cwd)
+            return ExecResult(append_note(text, "[command interrupted]"), INTERRUPT_EXIT, interrupted=True, cwd=self._cwd)
         if "output" not in outcome:  # an SDK failure (HermesError), or one it did not wrap (logged by threading)
             return ExecResult(outcome.get("error") or f"{self.kind} backend: exec failed", 1, cwd=self._cwd)
         text, new_cwd = _strip_marker(outcome["output"])
@@ -273,6 +273,3 @@ def _strip_marker(text: str) -> tuple[str, str | None]:
     body = text[:at]
     return (body[:-1] if body.endswith("\n") else body), cwd
 
-
-def _append(text: str, note: str) -> str:
-    return f"{text.rstrip(chr(10))}\n{note}" if text else note

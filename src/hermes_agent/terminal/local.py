@@ -6,11 +6,9 @@ in a directory the sandbox can write. The environment is an allowlist (terminal/
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
 import signal
-import stat as stat_mod
 import subprocess
 import tempfile
 import threading
@@ -18,10 +16,10 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 from functools import wraps
-from typing import BinaryIO
 
 from hermes_agent import paths
-from hermes_agent.terminal.base import ExecResult
+from hermes_agent.terminal.base import ExecResult, append_note, timeout_note
+from hermes_agent.terminal.localfiles import HostFiles
 from hermes_agent.terminal.ptyrun import kill_process_group, signal_group
 from hermes_agent.terminal.runfile import RunRecord
 from hermes_agent.terminal.sandbox.envallow import allowed_env
@@ -39,6 +37,7 @@ from hermes_agent.terminal.shell import (
 
 _POLL_S = 0.02
 _KILL_GRACE_S = 0.5
+_RC_LIMIT_S = 30.0  # ~/.bashrc, sourced once per session before its first command
 _STATE_LIMIT = 8 * 2**20  # the saved shell state is data from inside: bounded
 
 
@@ -68,11 +67,13 @@ def _guarded(method: Callable[..., ExecResult]) -> Callable[..., ExecResult]:
             res = method(self, command, *args, sandbox=sandbox, **kw)
         finally:
             notes += guard.leave() if guard is not None else []
-        return replace(res, output=_append(res.output, "\n".join(notes))) if notes else res
+            notes += self._notes
+            self._notes = []
+        return replace(res, output=append_note(res.output, "\n".join(notes))) if notes else res
     return run
 
 
-class LocalBackend:
+class LocalBackend(HostFiles):
     """Runs commands with the host's bash. `env` replaces the inherited environment (commands get only
     the allowlisted variables plus `env_passthrough`; `env_strip` names are dropped even then unless
     passed through); `output_limit` bounds what one call may hold in memory; `sandbox` contains every
@@ -106,6 +107,7 @@ class LocalBackend:
         self._notice = notice
         self._runner: SandboxRunner | None = None
         self._warm_aborted = False  # closing: warm() starts nothing
+        self._notes: list[str] = []  # lines for the next result (a ~/.bashrc given up on)
 
     # -- sandbox ----------------------------------------------------------------------------
 
@@ -204,7 +206,7 @@ class LocalBackend:
         if code == 0 or not sandbox or self._runner is None or not self._runner.contained:
             return text
         if blocked_by_sandbox(self._runner.spec, text, self.cwd(), os.path.expanduser("~")):
-            return _append(text, BLOCKED_NOTE)
+            return append_note(text, BLOCKED_NOTE)
         return text
 
     # -- commands ---------------------------------------------------------------------------
@@ -218,6 +220,7 @@ class LocalBackend:
         `fds` are passed to the command as its fds 5, 6, ... (execute_code's channels)."""
         self._ensure_state()
         start = self._unconfined_start(sandbox)
+        self._source_rc_once(start)
         out = _memfd("hermes-out")
         state_out: int | None = None
         try:
@@ -240,15 +243,42 @@ class LocalBackend:
                 os.close(start[0])
         code = TIMEOUT_EXIT if timed_out else INTERRUPT_EXIT if interrupted else proc.returncode
         if timed_out:
-            text = _append(text, f"[command timed out after {limit:g}s; its process group was killed]")
+            text = append_note(text, timeout_note(limit))
         elif interrupted:
-            text = _append(text, "[command interrupted]")
+            text = append_note(text, "[command interrupted]")
         else:
             text = self._blocked_note(text, code, sandbox)
         if getattr(proc, "lost_why", ""):  # the launcher was killed for not answering (launcher.Launcher.check)
-            text = _append(text, f"[{proc.lost_why}]")
+            text = append_note(text, f"[{proc.lost_why}]")
         return ExecResult(_start_note(text, start, self.cwd()), code, timed_out=timed_out, interrupted=interrupted,
                           cwd=self._cwd)
+
+    def _source_rc_once(self, start: tuple[int, str, bool] | None) -> None:
+        """Source ~/.bashrc in a call of its own before the session's first command (up to _RC_LIMIT_S), so that
+        command's timeout is its own and a slow start-up file (pyenv rehash, nvm, conda) is not killed half-way
+        by it (pyenv then leaves its lock behind: every later shell waits a minute). A start-up file that does
+        not finish is given up on for the session, and the next result says so."""
+        if start is not None or self._snapshot or not self._source_rc or not self._bash().endswith("bash"):
+            return
+        with self._state_lock:
+            if self._snapshot or not self._source_rc:
+                return
+            out = _memfd("hermes-rc")
+            with open(os.devnull, "rb") as inp:
+                proc, state_out = self._run(self._argv(build_body(self._spec(":", None))), inp, out, True)
+            try:
+                self._track(proc)
+                self._wait(proc, _RC_LIMIT_S, None)
+                self._untrack(proc)
+                self._load_state(state_out)
+            finally:
+                os.close(out)
+                if state_out is not None:
+                    os.close(state_out)
+            if not self._snapshot:
+                self._source_rc = False
+                self._notes.append(f"[~/.bashrc did not finish within {_RC_LIMIT_S:g}s; this session's commands "
+                                   "run without it]")
 
     def _spec(self, command: str, cwd: str | None, stdin: bool = False, save: bool = True,
               start: tuple[int, str, bool] | None = None, nfds: int = 0) -> ScriptSpec:
@@ -297,6 +327,7 @@ class LocalBackend:
         limit = self._timeout if timeout is None else timeout
         started: list = []
         start = self._unconfined_start(sandbox)
+        self._source_rc_once(start)
 
         def popen(argv: list[str], fd: int):
             proc, state_out = self._run(argv, fd, fd, sandbox, pty=True, start=start)
@@ -318,10 +349,10 @@ class LocalBackend:
                 os.close(start[0])
         text = _start_note(data.decode("utf-8", "replace").replace("\r\n", "\n"), start, self.cwd())
         if timed_out:
-            return ExecResult(_append(text, f"[command timed out after {limit:g}s; its process group was killed]"),
+            return ExecResult(append_note(text, timeout_note(limit)),
                               TIMEOUT_EXIT, timed_out=True, cwd=self._cwd)
         if interrupted:
-            return ExecResult(_append(text, "[command interrupted]"), INTERRUPT_EXIT, interrupted=True,
+            return ExecResult(append_note(text, "[command interrupted]"), INTERRUPT_EXIT, interrupted=True,
                               cwd=self._cwd)
         return ExecResult(self._blocked_note(text, code, sandbox), code, cwd=self._cwd)
 
@@ -371,6 +402,7 @@ class LocalBackend:
         if guard is not None:
             guard.enter(deliver=False)
         try:
+            self._source_rc_once(start)
             proc, _ = self._run(self._argv(build_body(self._spec(command, cwd, save=False, start=start))),
                                 subprocess.PIPE, subprocess.PIPE, sandbox, save=False, start=start)
         except BaseException:
@@ -495,53 +527,6 @@ class LocalBackend:
         path = os.path.expanduser(path)
         return path if os.path.isabs(path) else os.path.join(self.cwd(), path)
 
-    # -- files ------------------------------------------------------------------------------
-
-    def read_bytes(self, path: str, limit: int | None = None) -> bytes:
-        """Bytes of a file (at most `limit`)."""
-        with open(self.host_path(self._abs(path)), "rb") as fh:
-            return fh.read() if limit is None else fh.read(limit)
-
-    def open_bytes(self, path: str) -> BinaryIO:
-        """A file opened for reading in binary (for chunked reads of files of any size)."""
-        return open(self.host_path(self._abs(path)), "rb")  # noqa: SIM115 - the caller closes it
-
-    def write_bytes(self, path: str, data: bytes) -> None:
-        """Atomically replace a file (temp file + rename), creating parent directories. A write of hermes's own
-        (file tools) is never put back by the run-later guard."""
-        guard = self.guard() if self._runner is not None else None
-        with guard.trusted() if guard is not None else contextlib.nullcontext():
-            self._write(path, data)
-
-    def _write(self, path: str, data: bytes) -> None:
-        target = self.host_path(self._abs(path))
-        parent = os.path.dirname(target) or "."
-        os.makedirs(parent, exist_ok=True)
-        try:
-            mode = os.stat(target).st_mode & 0o7777
-        except FileNotFoundError:
-            mode = None
-        fd, tmp = tempfile.mkstemp(prefix=".hermes-", dir=parent)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-            os.chmod(tmp, mode if mode is not None else 0o666 & ~_umask())  # new files as `open()` makes them
-            os.replace(tmp, target)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
-
-    def stat(self, path: str) -> dict | None:
-        """{"size", "is_dir", "mtime"} or None when missing."""
-        try:
-            st = os.stat(self.host_path(self._abs(path)))
-        except (FileNotFoundError, NotADirectoryError):
-            return None
-        return {"size": st.st_size, "is_dir": stat_mod.S_ISDIR(st.st_mode), "mtime": st.st_mtime}
-
     def close(self) -> None:
         """Kill what this session started (the sandbox launcher takes its whole pid namespace or process
         tree with it: setsid, double fork and `env -i` included) and remove the private temp dir."""
@@ -573,28 +558,10 @@ def _leave_when_done(proc: subprocess.Popen, guard) -> None:  # noqa: ANN001 - s
         guard.leave(hold=True)
 
 
-def _umask() -> int:
-    """The process umask, read without changing it (os.umask would race with other threads)."""
-    try:
-        with open("/proc/self/status", encoding="ascii", errors="replace") as fh:
-            for line in fh:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError, IndexError):
-        pass
-    old = os.umask(0o022)
-    os.umask(old)
-    return old
-
-
 def _start_note(text: str, start: tuple[int, str, bool] | None, cwd: str) -> str:
     """Say so when an unconfined call did not start in the shell's directory."""
     if not start or not start[2]:
         return text
-    return _append(text, f"[ran outside the sandbox in the workspace root {start[1]}, not in {cwd}: that directory "
+    return append_note(text, f"[ran outside the sandbox in the workspace root {start[1]}, not in {cwd}: that directory "
                          "is outside the workspace or reached through a link; pass workdir to choose]")
 
-
-def _append(text: str, note: str) -> str:
-    """`note` on a line of its own after `text`."""
-    return f"{text.rstrip(chr(10))}\n{note}" if text else note

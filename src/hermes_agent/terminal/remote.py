@@ -9,7 +9,7 @@ import subprocess
 import threading
 import time
 
-from hermes_agent.terminal.base import ExecResult
+from hermes_agent.terminal.base import ExecResult, append_note, timeout_note
 from hermes_agent.terminal.shell import (
     INTERRUPT_EXIT,
     TIMEOUT_EXIT,
@@ -108,10 +108,10 @@ class RemoteShellBackend:
         if noise and not stopped:
             text = f"{text}\n{noise}" if text else noise
         if stopped == "timeout":
-            return ExecResult(_append(text, f"[command timed out after {limit:g}s; its process group was killed]"),
+            return ExecResult(append_note(text, timeout_note(limit)),
                               TIMEOUT_EXIT, timed_out=True, cwd=self._cwd)
         if stopped == "interrupt":
-            return ExecResult(_append(text, "[command interrupted]"), INTERRUPT_EXIT,
+            return ExecResult(append_note(text, "[command interrupted]"), INTERRUPT_EXIT,
                               interrupted=True, cwd=self._cwd)
         return ExecResult(text, code, cwd=self._cwd)
 
@@ -236,6 +236,3 @@ def _qpath(path: str) -> str:
         return '"$HOME"' + shlex.quote(path[5:]) if path[5:] else '"$HOME"'
     return shlex.quote(path)
 
-
-def _append(text: str, note: str) -> str:
-    return f"{text.rstrip(chr(10))}\n{note}" if text else note
