@@ -113,7 +113,8 @@ def test_a_hermes_home_works_unchanged_both_ways(scripted, hermes_home, tmp_path
         {"name": "memory", "arguments": {"target": "memory", "operations": [{"action": "add", "content": "Deploys on Fridays"}]}},
         {"name": "skill_view", "arguments": {"name": "deploy-notes"}}]},
         {"content": "all done"})
-    out = run_hermes("chat", "-q", "greet Ada, clean up, remember the deploy day", home=hermes_home)
+    # cwd outside any repository: a dirty checkout the suite runs from would be kept in checkpoints/ first
+    out = run_hermes("chat", "-q", "greet Ada, clean up, remember the deploy day", home=hermes_home, cwd=str(tmp_path))
     assert out.returncode == 0, out.stderr
     offered = [t["function"]["name"] for t in scripted.requests[0]["body"]["tools"]]
     assert "greet" in offered  # a plugin's tools reach the model by default, as in Hermes

@@ -23,7 +23,9 @@ log = logging.getLogger(__name__)
 
 KEEPALIVE_S = 30.0
 STABLE_AFTER_S = 30.0
-_STALE_PLAN = "server said: bwrap: Can't "  # bwrap could not make a mount point the plan named (it vanished)
+# The sandbox could not start the server (bwrap: a mount point the plan named vanished; hermes sandbox: its network
+# namespace not ready in time on a loaded machine): the program never ran, so one fresh plan and start is safe.
+_SANDBOX_FAILED = ("server said: bwrap: ", "server said: hermes sandbox: ")
 _CONNECTION_CLOSED = -32000  # JSON-RPC code the SDK uses when the transport closed  # a connection that lived this long resets the backoff
 
 
@@ -160,8 +162,8 @@ class ServerConnection:
                 await self._serve_once()
             except Exception as exc:
                 said = self._said_since(log_start)
-                if not replanned and not self.status.connected and _STALE_PLAN in said:
-                    replanned = True  # a path the sandbox plan named vanished before bwrap bound it: plan again
+                if not replanned and not self.status.connected and any(m in said for m in _SANDBOX_FAILED):
+                    replanned = True
                     self._mark_down()
                     continue
                 self.status.last_error = describe(exc) + said
