@@ -181,7 +181,12 @@ class ConversationPool:
             from hermes_agent.messages import Message
 
             agent.history = [Message.from_openai(m) for m in history]
-        return agent.run_turn(message, untrusted=untrusted)
+        outcome = agent.run_turn(message, untrusted=untrusted)
+        from hermes_agent.terminal.base import run_later_lines
+
+        for line in run_later_lines():  # the operator reads the server's log; the API's answer stays the model's
+            log.warning("%s", line)
+        return outcome
 
     def evict_idle(self) -> list[str]:
         """Close the conversations unused for `idle_seconds` (their sessions stay in state.db)."""

@@ -138,7 +138,9 @@ def _turn(job: dict, settings: Settings, timeout: float | None, prompt: str,
     if "error" in box:
         return False, "", str(box["error"])
     outcome = box["outcome"]
-    text = str(getattr(outcome, "final_text", "") or "")
+    from hermes_agent.terminal.base import run_later_lines
+
+    text = "\n\n".join([str(getattr(outcome, "final_text", "") or ""), *run_later_lines()]).strip()
     reason = getattr(outcome, "reason", "stop")
     return (True, text, None) if reason == "stop" else (False, text, f"turn ended: {reason}")
 

@@ -120,6 +120,16 @@ def _unanswered(history: list, text: str) -> bool:
     return last_user is not None and last_user.content == text
 
 
+def _with_run_later(reply: str) -> str:
+    """The reply, then one line per file the user runs by hand that this turn's commands changed (also logged)."""
+    from hermes_agent.terminal.base import run_later_lines
+
+    lines = run_later_lines()
+    for line in lines:
+        log.warning("%s", line)
+    return reply + "".join(f"\n\n⚠️ {line}" for line in lines)
+
+
 def session_key(event: Inbound, per_user: bool = True) -> str:
     """Hermes's routing key of the chat an event belongs to: `agent:main:<platform>:dm:<chat_id>` for a
     direct chat; `agent:main:<platform>:group:<chat_id>[:<user_id>]` elsewhere: per participant unless
@@ -364,9 +374,8 @@ class ChatSession:
         outcome = agent.run_turn(text, untrusted=untrusted, continue_pending=pending)
         self.sessions.set(self.key, agent.session_id, self.origin)
         self.sessions.settle()  # the chat is in sessions.json (for Hermes) before the user sees the reply
-        if outcome.reason == "interrupted":
-            return outcome.final_text or "⏹ Stopped."
-        return outcome.final_text or "(no reply)"
+        text = outcome.final_text or ("⏹ Stopped." if outcome.reason == "interrupted" else "(no reply)")
+        return _with_run_later(text)
 
     def close(self) -> None:
         if self.agent is not None:

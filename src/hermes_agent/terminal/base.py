@@ -4,6 +4,7 @@ the commands run on (host, container or remote)."""
 
 from __future__ import annotations
 
+import sys
 import threading
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
@@ -61,3 +62,16 @@ def append_note(text: str, note: str) -> str:
 
 def timeout_note(limit: float) -> str:
     return f"[command timed out after {limit:g}s; its process group was killed]"
+
+
+def run_later_lines() -> list[str]:
+    """One line per file the user runs by hand (package.json scripts, Makefile...) that this process's sessions
+    changed since last told (terminal/sandbox/byhand.py), safe to print; [] and nothing imported when no session
+    took a baseline. Every door shows them after a turn: the CLI on stderr, the gateway under its reply, cron
+    under the job's output, the API server in its log."""
+    mod = sys.modules.get("hermes_agent.terminal.sandbox.byhand")
+    if mod is None:
+        return []
+    from hermes_agent.termsafe import visible
+
+    return [visible(line) for line in mod.session_lines()]

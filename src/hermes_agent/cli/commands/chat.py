@@ -121,10 +121,8 @@ def run_oneshot(args: argparse.Namespace, settings: Settings, query: str, option
 
 
 def run_later_report(say=None) -> None:  # noqa: ANN001 - a callable taking one line
-    """Tell the user once which files they run by hand (package.json scripts, Makefile...) this session changed
-    (terminal/sandbox/byhand.py); nothing is imported when no baseline was taken."""
-    mod = sys.modules.get("hermes_agent.terminal.sandbox.byhand")
-    for line in mod.session_lines() if mod is not None else ():
-        from hermes_agent.termsafe import visible
+    """Tell the user once which files they run by hand (package.json scripts, Makefile...) this session changed."""
+    from hermes_agent.terminal.base import run_later_lines
 
-        (say or (lambda text: print(text, file=sys.stderr)))(visible(line))
+    for line in run_later_lines():
+        (say or (lambda text: print(text, file=sys.stderr)))(line)
