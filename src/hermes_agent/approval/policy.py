@@ -10,6 +10,7 @@ from dataclasses import asdict, dataclass
 from fnmatch import fnmatchcase
 from typing import Literal
 
+from hermes_agent import paths
 from hermes_agent.paths import is_under as _under
 
 Access = Literal["allow", "ask", "deny"]
@@ -337,7 +338,7 @@ _NOT_HOMES = ("/", "/nonexistent", "/dev/null", "/bin", "/sbin", "/usr", "/var",
 def _home_path_dirs(home: str) -> tuple[str, ...]:
     """PATH's directories (resolved) inside HOME, not HOME itself: the user's own programs (~/bin, ~/go/bin)
     stay runnable; a PATH entry of HOME would open all of it."""
-    out = (os.path.realpath(p) for p in os.environ.get("PATH", "").split(os.pathsep) if os.path.isabs(p))
+    out = (os.path.realpath(p) for p in paths.user_path().split(os.pathsep) if os.path.isabs(p))
     return tuple(p for p in out if p != home and _under(p, home))
 
 

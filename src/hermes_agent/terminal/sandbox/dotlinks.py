@@ -23,6 +23,8 @@ import os
 import stat as stat_mod
 from collections.abc import Callable, Iterable
 
+from hermes_agent import paths
+
 # (directory under HOME, levels walked below it)
 WALKS: tuple[tuple[str, int], ...] = (
     (".config", 4), (".ssh", 2), (".local/bin", 2), (".local/share", 3), (".gnupg", 2), (".vim", 4),
@@ -69,7 +71,7 @@ def _links(home: str, writable: Callable[[str], bool], search_path: str | None, 
     except OSError:
         return []
     left[0] -= len(top)
-    path = os.environ.get("PATH", "") if search_path is None else search_path
+    path = paths.user_path() if search_path is None else search_path
     on_path = {os.path.normpath(os.path.expanduser(p)) for p in path.split(os.pathsep) if p}
     found: list[str] = []
     deep = {os.path.join(home, rel): depth for rel, depth in WALKS}

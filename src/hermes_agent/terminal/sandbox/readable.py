@@ -29,6 +29,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 
+from hermes_agent import paths
 from hermes_agent.terminal.sandbox import publicwalk
 from hermes_agent.terminal.sandbox.publicwalk import ancestors, under
 from hermes_agent.terminal.sandbox.publicwalk import complement as _complement
@@ -66,7 +67,7 @@ def path_dirs(search_path: str | None, homes: list[str], system: list[str],
     the interpreters their symlinks point to (a PATH directory outside `system` only). A PATH entry in a
     `writable` root (named or resolved) is skipped: readable anyway, and the sandbox could make it a
     symlink to anywhere before the next plan."""
-    raw = os.environ.get("PATH", "") if search_path is None else search_path
+    raw = paths.user_path() if search_path is None else search_path
     out: list[str] = []
     for entry in raw.split(os.pathsep):
         if not entry or not os.path.isabs(entry) or not os.path.isdir(entry):

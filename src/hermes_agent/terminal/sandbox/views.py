@@ -23,6 +23,7 @@ import re
 import stat as stat_mod
 from collections.abc import Iterable
 
+from hermes_agent import paths
 from hermes_agent.paths import is_under as under
 from hermes_agent.terminal.sandbox.publicwalk import complement
 
@@ -90,7 +91,7 @@ def home_children(home: str, search_path: str | None = None, keep: Iterable[str]
         names = sorted(os.listdir(home))
     except OSError:
         return []
-    path = os.environ.get("PATH", "") if search_path is None else search_path
+    path = paths.user_path() if search_path is None else search_path
     on_path = [os.path.realpath(os.path.expanduser(p)) for p in path.split(os.pathsep) if p]
     on_path += [os.path.join(home, d) for d in _LOGIN_PATH_DIRS]
     kept = [k for k in keep if k != home and under(k, home)]
