@@ -61,7 +61,10 @@ def test_the_same_memory_write_without_untrusted_content_is_saved(scripted, herm
     assert "tabs over spaces" in _memory_file(hermes_home)
 
 
-def test_skill_cron_and_context_files_after_an_mcp_result_are_refused(scripted, hermes_home, tmp_path):
+@pytest.mark.parametrize("yolo", [False, True], ids=["asking", "yolo"])
+def test_skill_cron_and_context_files_after_an_mcp_result_are_refused(scripted, hermes_home, tmp_path, yolo):
+    """--yolo waives the questions about commands, not this one (red-team round 11 a13: under --yolo a skill, a
+    cron job and AGENTS.md carrying an MCP page's order were saved)."""
     if importlib.util.find_spec("mcp") is None:
         pytest.skip("the mcp SDK is not installed")
     work = tmp_path / "work"
@@ -78,7 +81,7 @@ def test_skill_cron_and_context_files_after_an_mcp_result_are_refused(scripted, 
                      {"name": "write_file", "arguments": {"path": "notes.txt", "content": "plain work"}}]},
                  {"content": "done"})
     out = run_hermes("chat", "-q", "use the server", "-t", "mcp-ext,skills,cronjob,file,terminal",
-                     home=hermes_home, cwd=str(work), timeout=120)
+                     *(["--yolo"] if yolo else []), home=hermes_home, cwd=str(work), timeout=120)
     assert out.returncode == 0, out.stderr
     results = _tool_results(scripted)[-5:]
     for blocked in results[:4]:

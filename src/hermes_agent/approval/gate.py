@@ -274,18 +274,20 @@ class ApprovalGate:
     def check_persist(self, tool: str, what: str, source: str, *, session_id: str | None = None) -> Decision:
         """Decide about a call that changes what future sessions see (`what`: memory, a skill, a context
         file...) in a conversation that took in untrusted content from `source`: the content may have
-        planted it, so the user is asked; nobody to ask means no."""
+        planted it, so the user is asked; nobody to ask means no. --yolo and approvals.mode: off do not answer
+        it (they waive the questions about commands; this one is about whose words the change carries, red-team
+        round 11 a13); the allowlist (`persist_after_untrusted`) does."""
         key = PERSIST_KEY
-        if self._yolo_for(session_id) or self.mode == "off":
-            return Decision(True, "approvals disabled (yolo or approvals.mode: off)", key, "yolo")
-        if not self.can_ask:
+        if key in self.allowlist:
+            return Decision(True, "lasting changes approved (allowlist)", key, "allowlist")
+        if not self.can_ask or not getattr(self.approver, "human", True):
             return Decision(False, f"BLOCKED: {tool} was not run: it would change {what}, which future sessions "
                                    f"read, and this conversation has taken in untrusted content ({source}) that may "
                                    "have asked for it. That needs the user's approval and this session cannot ask. "
                                    "Do not retry; tell the user what you wanted to save and why, so they can "
                                    "decide.", key, "no_approver")
-        if key in self.allowlist or key in self.session_keys(session_id):
-            return Decision(True, "lasting changes approved (allowlist or this session)", key, "session")
+        if key in self.session_keys(session_id):
+            return Decision(True, "lasting changes approved for this session", key, "session")
         description = f"it changes {what} (read by future sessions) after this conversation took in untrusted " \
                       f"content ({source})"
         request = ApprovalRequest(f"{tool}: {what}", key, description, (key,), "persist", session_id, self.timeout)
