@@ -332,6 +332,9 @@ def git_history(u: Unwrapped) -> None:
     elif sub == "rm" and any(a.startswith("-") and "r" in a for a in rest) and any(a in (".", "*", ":/") for a in rest) \
             and "--cached" not in rest:
         u.findings.append(("git_discard", "delete every tracked file (git rm -r .)", False))
+    elif sub == "rm" and any(a.startswith("-") and not a.startswith("--") and "r" in a or a == "--recursive"
+                             for a in rest) and "--cached" not in rest:
+        u.findings.append(("recursive_delete", "recursive delete of tracked folders (git rm -r)", False))
     elif sub == "checkout" and any(a in ("-f", "--force") for a in rest):
         u.findings.append(("git_discard", "discard all uncommitted changes (git checkout -f)", False))
     elif sub == "worktree" and rest[:1] == ["remove"] and any(a in ("-f", "--force") for a in rest):

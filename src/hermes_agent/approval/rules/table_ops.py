@@ -7,6 +7,7 @@ from hermes_agent.approval.rules.table_base import Rule
 
 _CLOUD_CLIS = ("gcloud", "az", "doctl", "linode-cli", "hcloud", "scw", "oci", "ibmcloud", "exoscale", "vultr-cli", "flyctl", "fly",
                "heroku", "vercel", "netlify", "firebase", "railway", "render")
+_TMP = r"(?:/tmp|/var/tmp|/dev/shm|\$\{?TMPDIR\}?)(?:/|$| )"
 _VERB_DELETE = r"(?:delete|destroy|purge|terminate|remove|rm|apps:destroy|apps:delete)"
 
 OPS_RULES: tuple[Rule, ...] = (
@@ -44,6 +45,9 @@ OPS_RULES: tuple[Rule, ...] = (
          r"|multipass (?:delete|purge)|lxc (?:delete|rm)|incus (?:delete|rm))\b", ("vagrant", "virsh", "multipass", "lxc", "incus")),
     Rule("docker_prune", "reset all container storage (podman system reset)", r"^docker (?:\S+ )*system reset\b", ("docker",)),
     Rule("recursive_delete", "delete what is archived (tar --remove-files)", r"^tar (?:\S+ )*--remove-files\b", ("tar",)),
+    Rule("recursive_delete", "move work into a temp dir (the session's private /tmp is removed when it ends)",
+         r"^mv (?:-\S+ )*(?!" + _TMP + r")\S+ (?:\S+ )*" + _TMP + r"\S*$|^mv (?:\S+ )*(?:-t|--target-directory)(?: |=)" + _TMP,
+         ("mv",)),
     Rule("cloud_destroy", "make a bucket match an empty folder (aws s3 sync --delete)", r"^aws (?:\S+ )*s3 sync (?:\S+ )*--delete\b", ("aws",)),
     Rule("package_remove", "remove a conda environment", r"^\S+ (?:\S+ )*(?:remove|env remove|uninstall) (?:\S+ )*--all\b",
          ("conda", "mamba", "micromamba")),
