@@ -62,12 +62,21 @@ def read_nofollow(path: str, limit: int = MAX_BYTES) -> bytes | None:
         os.close(ffd)
 
 
+def _hooks(command: str, cwd: str, shell_state: str) -> str:
+    """The shell text the session's exported variables make `command`'s programs run (state.hook_lines), without
+    the lines whose file is not there: nothing to scan for `export PYTHONPATH=src` without a sitecustomize.py."""
+    from hermes_agent.approval.rules.state import hook_lines
+
+    base = os.path.realpath(cwd)
+    lines = hook_lines(shell_state, command, base)
+    return "\n".join(line for line, file in lines if file is None or
+                     os.path.lexists(os.path.join(base, os.path.expanduser(file))))
+
+
 def file_findings(command: str, cwd: str | None, shell_state: str = "") -> tuple:
     """Findings (rules.Finding) in the workspace files `command` would run from `cwd`, each naming its file;
     with `shell_state`, also in what the variables it exports make the command's programs run."""
-    from hermes_agent.approval.rules.state import hook_text
-
-    hooks = hook_text(shell_state, command, os.path.realpath(cwd) if cwd else "") if shell_state else ""
+    hooks = _hooks(command, cwd, shell_state) if shell_state and cwd else ""
     if not cwd or not command or not (hooks or _RUNS_A_FILE.search(command)):
         return ()
     from hermes_agent.approval.rules import scan_files

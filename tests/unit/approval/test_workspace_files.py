@@ -108,6 +108,9 @@ def test_files_the_sessions_exported_variables_make_programs_run_are_read(tmp_pa
     assert any(".gd.sh" in f.description for f in file_findings("git diff", str(tmp_path), state))
     assert any("sitecustomize" in f.description for f in file_findings("python3 x.py", str(tmp_path), state))
     (tmp_path / ".envhook.sh").write_text("export PS1='$ '\n")
+    # any program may be a python script (a shebang, a tool written in python): the planted module still counts
+    assert any("sitecustomize" in f.description for f in file_findings("ls", str(tmp_path), state))
+    (tmp_path / ".pyhook" / "sitecustomize.py").write_text("import sys\n")
     assert file_findings("ls", str(tmp_path), state) == ()
     assert file_findings("ls", str(tmp_path), 'declare -x PAGER="less"\ndeclare -x EDITOR="vim"\n') == ()
 

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from hermes_agent.approval.rules import interp
 from hermes_agent.approval.rules.canonical import SHELLS, Unwrapped
 from hermes_agent.approval.rules.lazyre import lazy
-from hermes_agent.approval.rules.state import CONFIG_FILE_WORD
+from hermes_agent.approval.rules.state import CONFIG_FILE_WORD, INJECT_WORD
 from hermes_agent.messages import safe_loads
 
 UNREADABLE = object()
@@ -35,6 +35,9 @@ def runs(u: Unwrapped) -> Iterator[tuple[str, str, tuple[str, ...]]]:
     args = [a for a in u.args if a != "--"]
     if u.name == CONFIG_FILE_WORD and args:
         yield "gitconfig", args[0], ()
+        return
+    if u.name == INJECT_WORD and len(args) >= 2:
+        yield "inject", args[1], (args[0],)
         return
     if u.name in SHELLS or u.name in ("source", "."):
         if "-c" not in args and not any(a.startswith("-") and "c" in a[1:] and not a.startswith("--") for a in args):
@@ -214,6 +217,10 @@ class WorkFiles:
             seen.add(key)
             got = self.reader(path, base)  # type: ignore[misc]
             if got is None:
+                continue
+            if kind == "inject":  # a library or agent: its bytes say nothing, where it lies does
+                self.add("ld_preload", f"{picks[0]} makes later programs load {path}, a file this "  # type: ignore[attr-defined]
+                         "session's commands can write")
                 continue
             if got is UNREADABLE:
                 self.add("script_uninspected", f"run {path}, a workspace file that could not be inspected "  # type: ignore[attr-defined]
