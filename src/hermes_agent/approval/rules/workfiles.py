@@ -9,7 +9,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Iterator
 
-from hermes_agent.approval.rules import interp
+from hermes_agent.approval.rules import interp, testrunners
 from hermes_agent.approval.rules.canonical import SHELLS, Unwrapped
 from hermes_agent.approval.rules.lazyre import lazy
 from hermes_agent.approval.rules.state import CONFIG_FILE_WORD, INJECT_WORD
@@ -51,9 +51,16 @@ def runs(u: Unwrapped) -> Iterator[tuple[str, str, tuple[str, ...]]]:
     if u.name in _NPM:
         yield from _npm(u.name, args)
         return
+    if u.name in testrunners.RUNNERS:
+        yield from testrunners.runs(u.name, args)
+        return
     lang = interp.language(u.name)
     if lang == "python" and "-m" in args[:-1]:
-        yield from _python_module(args[args.index("-m") + 1])
+        module = args[args.index("-m") + 1]
+        if module in testrunners.RUNNERS:
+            yield from testrunners.runs(module, args[args.index("-m") + 2:], module=True)
+        else:
+            yield from _python_module(module)
         return
     if lang == "python" and "-c" in args[:-1]:
         code = args[args.index("-c") + 1]
@@ -118,6 +125,8 @@ def texts(kind: str, text: str, picks: tuple[str, ...]) -> list[tuple[str, str]]
     """(language, text) pieces of a file to scan: "sh" for shell."""
     if kind == "sh":
         return [("sh", text)]
+    if kind == "tox":
+        return [("sh", testrunners.tox_commands(text))]
     if kind == "gitconfig":
         return [("sh", "\n".join(f"git config {shlex.quote(k)} {shlex.quote(v)}" for k, v in git_config_pairs(text)))]
     if kind == "make":
@@ -206,11 +215,19 @@ class WorkFiles:
     """Scanner mixin: scan the workspace files a command runs (only when a reader was handed in)."""
 
     reader = None
+    lister = None  # lister(path, base, (runner, pattern)) -> the test files a runner collects there
+
+    def _listed(self, u: Unwrapped, base: str | None) -> Iterator[tuple[str, str, tuple[str, ...]]]:
+        for kind, path, picks in runs(u):
+            if kind != "tests":
+                yield kind, path, picks
+            elif self.lister is not None:
+                yield from (("python", f, ()) for f in self.lister(path, base, picks))  # type: ignore[misc]
 
     def workspace_files(self, u: Unwrapped, env: object, depth: int) -> None:
         seen: set = self.__dict__.setdefault("_files_seen", set())
-        for kind, path, picks in runs(u):
-            base = getattr(env, "cwd", None)
+        base = getattr(env, "cwd", None)
+        for kind, path, picks in self._listed(u, base):
             key = (base, path, picks)
             if key in seen:
                 continue
