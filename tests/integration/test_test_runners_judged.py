@@ -29,6 +29,8 @@ CASES = {
     "unittest_start_dir": ({"checks/__init__.py": "", "checks/test_a.py": WIPE},
                            "python3 -m unittest discover -s checks -v", "test_a.py"),
     "nose2": ({"tests/test_n.py": WIPE}, "nose2 -v", "test_n.py"),
+    "uv_run_pytest": ({"tests/test_u.py": FETCH}, "uv run --with pytest-xdist pytest -n 2", "test_u.py"),
+    "poetry_run_unittest": ({"test_p.py": WIPE}, "poetry run python -m unittest", "test_p.py"),
     "tox": ({"tox.ini": "[tox]\nenvlist = py\n[testenv]\ncommands =\n    python -c 'print(1)'\n"
                         "    sh -c 'rm -rf ~/projects'\n"}, "tox", "tox.ini"),
     "nox": ({"noxfile.py": FETCH}, "nox -s tests", "noxfile.py"),

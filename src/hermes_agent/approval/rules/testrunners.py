@@ -43,6 +43,28 @@ def runs(name: str, args: list[str], module: bool = False) -> Iterator[Run]:
         yield "python", _value(args, ("-f", "--noxfile")) or "noxfile.py", ()
 
 
+PROJECT_RUNNERS = frozenset({"uv", "poetry", "pipenv", "pdm", "hatch", "rye", "pixi"})
+_PROJECT_VALUED = frozenset({"--with", "--python", "-p", "--directory", "--project", "--package", "--extra",
+                             "--group", "--only-group", "--env-file", "--index", "--index-url", "-e", "--env",
+                             "--with-requirements", "--with-editable", "--environment"})
+
+
+def project_command(name: str, args: list[str]) -> list[str] | None:
+    """The argv that `uv run ...`, `poetry run ...`, `hatch run [ENV:]...`, `hatch test` runs (None: not one)."""
+    if name == "hatch" and args[:1] == ["test"]:
+        return ["pytest", *[a for a in args[1:] if not a.startswith("-")]]
+    if args[:1] != ["run"]:
+        return None
+    i, rest = 1, args
+    while i < len(rest) and rest[i].startswith("-") and rest[i] != "--":
+        i += 2 if rest[i] in _PROJECT_VALUED else 1
+    i += 1 if i < len(rest) and rest[i] == "--" else 0
+    argv = list(rest[i:])
+    if argv and name == "hatch" and ":" in argv[0] and "/" not in argv[0]:
+        argv[0] = argv[0].split(":", 1)[1]
+    return argv or None
+
+
 def _value(args: list[str], names: tuple[str, ...]) -> str | None:
     for i, a in enumerate(args):
         if a in names and i + 1 < len(args):

@@ -10,7 +10,7 @@ import shlex
 from collections.abc import Iterator
 
 from hermes_agent.approval.rules import interp, testrunners
-from hermes_agent.approval.rules.canonical import SHELLS, Unwrapped
+from hermes_agent.approval.rules.canonical import SHELLS, Unwrapped, basename
 from hermes_agent.approval.rules.lazyre import lazy
 from hermes_agent.approval.rules.state import CONFIG_FILE_WORD, INJECT_WORD
 from hermes_agent.messages import safe_loads
@@ -50,6 +50,12 @@ def runs(u: Unwrapped) -> Iterator[tuple[str, str, tuple[str, ...]]]:
         return
     if u.name in _NPM:
         yield from _npm(u.name, args)
+        return
+    if u.name in testrunners.PROJECT_RUNNERS:  # `uv run pytest`, `poetry run python x.py`: what they run
+        inner = testrunners.project_command(u.name, args)
+        if inner:
+            yield from runs(Unwrapped(name=basename(inner[0]).lower(), raw_name=inner[0], args=inner[1:],
+                                      workdir=u.workdir))
         return
     if u.name in testrunners.RUNNERS:
         yield from testrunners.runs(u.name, args)
