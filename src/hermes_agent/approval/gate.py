@@ -11,6 +11,7 @@ import json
 import logging
 import re
 import threading
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
@@ -114,6 +115,7 @@ class ApprovalGate:
         self.approver = approver
         self.can_ask = bool(is_interactive and getattr(approver, "can_ask", True))
         self.mode = settings.cfg.approvals.mode
+        self.started = time.time()  # test files changed since then are this frontend's sessions' (scriptfiles)
         self.timeout = settings.cfg.approvals.timeout
         self.deny_rules = [str(r) for r in settings.cfg.approvals.deny if str(r).strip()]
         self.allowlist = [str(e) for e in settings.cfg.command_allowlist if str(e).strip()]
@@ -160,7 +162,7 @@ class ApprovalGate:
         if cwd and not isolated:
             from hermes_agent.approval.scriptfiles import file_findings
 
-            findings.extend(file_findings(command, cwd, shell_state))
+            findings.extend(file_findings(command, cwd, shell_state, self.started))
         if boundary or uncontained:  # no sandbox on this machine is no different from leaving it
             findings.append(Finding(UNSANDBOXED, f"it would run outside the OS sandbox ({boundary or uncontained})"))
             return self._cross_boundary(f"`{_shown(command)}`", findings, session_id, "command")

@@ -5,6 +5,7 @@ inspectable). Results are cached by command and by each file's (device, inode, s
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 import stat
@@ -17,8 +18,14 @@ MAX_BYTES = 64 * 1024
 _DIR_FLAGS = getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 # Cheap pre-check: only commands that could run a file of the workspace are scanned again.
 _RUNS_A_FILE = lazyre.compile(r"(?:^|[\s;&|(`$]|\bsudo\s)(?:\S*/)?(?:(?:ba|z|da|k|mk|fi|c|tc|rba|ya|po)?sh|source|"
-                              r"g?make|python[\d.]*|node|perl|ruby|php|npm|pnpm|yarn|bun)\b|(?:^|[\s;&|(`])\.\s|"
+                              r"g?make|python[\d.]*|node|perl|ruby|php|npm|pnpm|yarn|bun|py\.?test|nose2|tox|nox|uv|poetry|pipenv|"
+                              r"pdm|hatch|rye|pixi)\b|(?:^|[\s;&|(`])\.\s|"
                               r"(?:^|[\s;&|(`])\.{0,2}/?[\w.-]+/[\w./-]*", re.M)
+MAX_TEST_FILES = 200  # newest first (by ctime, which no command can set back): what the session just wrote
+MAX_TEST_DIRS = 2000
+# never collected: pytest's norecursedirs, virtual environments and caches
+_NO_RECURSE = frozenset({"node_modules", "venv", "__pycache__", "build", "dist", "site-packages", "CVS", "_darcs"})
+_WRITABLE = ("/tmp/", "/var/tmp/", "/dev/shm/")
 _lock = threading.Lock()
 _cache: OrderedDict[tuple, tuple] = OrderedDict()
 _CACHE_SIZE = 256
@@ -62,12 +69,23 @@ def read_nofollow(path: str, limit: int = MAX_BYTES) -> bytes | None:
         os.close(ffd)
 
 
-def file_findings(command: str, cwd: str | None, shell_state: str = "") -> tuple:
-    """Findings (rules.Finding) in the workspace files `command` would run from `cwd`, each naming its file;
-    with `shell_state`, also in what the variables it exports make the command's programs run."""
-    from hermes_agent.approval.rules.state import hook_text
+def _hooks(command: str, cwd: str, shell_state: str) -> str:
+    """The shell text the session's exported variables make `command`'s programs run (state.hook_lines), without
+    the lines whose file is not there: nothing to scan for `export PYTHONPATH=src` without a sitecustomize.py."""
+    from hermes_agent.approval.rules.state import hook_lines
 
-    hooks = hook_text(shell_state, command, os.path.realpath(cwd) if cwd else "") if shell_state else ""
+    base = os.path.realpath(cwd)
+    lines = hook_lines(shell_state, command, base)
+    return "\n".join(line for line, file in lines if file is None or
+                     os.path.lexists(os.path.join(base, os.path.expanduser(file))))
+
+
+def file_findings(command: str, cwd: str | None, shell_state: str = "", since: float | None = None) -> tuple:
+    """Findings (rules.Finding) in the workspace files `command` would run from `cwd`, each naming its file;
+    with `shell_state`, also in what the variables it exports make the command's programs run. The files a
+    test runner collects without naming them count when changed (ctime) after `since` (None: all of them):
+    what this frontend's sessions wrote, not the project's own suite."""
+    hooks = _hooks(command, cwd, shell_state) if shell_state and cwd else ""
     if not cwd or not command or not (hooks or _RUNS_A_FILE.search(command)):
         return ()
     from hermes_agent.approval.rules import scan_files
@@ -86,15 +104,81 @@ def file_findings(command: str, cwd: str | None, shell_state: str = "") -> tuple
         read[full] = _signature(full)
         return None if data is None else data.decode("utf-8", "replace")
 
-    key = (command, base, hooks)
+    def lister(path: str, at: str | None, picks: tuple[str, ...]) -> list[str]:
+        full = os.path.normpath(os.path.join(base, at or "", os.path.expanduser(path)))
+        return list_tests(full, base, picks, read, int((since - 1) * 1e9) if since is not None else 0)
+
+    key = (command, base, hooks, since)
     with _lock:
         hit = _cache.get(key)
     if hit is not None and all(_signature(p) == sig for p, sig in hit[0].items() if sig != ("unreadable",)):
         return hit[1]
-    findings = scan_files(command, reader, hooks)
+    findings = scan_files(command, reader, hooks, lister)
     with _lock:
         _cache[key] = (dict(read), findings)
         _cache.move_to_end(key)
         while len(_cache) > _CACHE_SIZE:
             _cache.popitem(last=False)
     return findings
+
+
+def list_tests(top: str, base: str, picks: tuple[str, ...], seen: dict[str, tuple | None], since_ns: int = 0) -> list[str]:
+    """The files test runner picks[0] imports under `top` (a directory walked without following symlinks, or one
+    test file): files matching picks[1] (`a|b` globs), pytest's conftest.py, and the __init__.py of their
+    packages, changed (ctime: no command can set it back) at or after `since_ns`; the newest MAX_TEST_FILES.
+    Only in the workspace or a temp dir. Every directory and candidate is noted in `seen` with its signature,
+    so a file added or changed there makes the cache stale."""
+    if not ((top + "/").startswith(base.rstrip("/") + "/") or (top + "/").startswith(_WRITABLE)):
+        return []
+    runner, pattern = picks
+    sig = _signature(top)
+    if sig is None or not stat.S_ISDIR(sig[4]):
+        if sig is None or not top.endswith(".py"):
+            return []
+        up = [os.path.dirname(top)]
+        while up[-1] != base and up[-1].startswith(base.rstrip("/") + "/") and len(up) < 32:
+            up.append(os.path.dirname(up[-1]))
+        implied = [f"{d}/{n}" for d in up for n in ("conftest.py", "__init__.py") if runner == "pytest"]
+        return [top, *(f for f in implied if _changed_since(f, since_ns))]
+    globs = pattern.split("|") + (["conftest.py"] if runner == "pytest" else [])
+    found: dict[str, int] = {}
+    packages: set[str] = set()
+    todo, walked = [top], 0
+    while todo and walked < MAX_TEST_DIRS:
+        where = todo.pop()
+        walked += 1
+        seen[where] = _signature(where)
+        try:
+            entries = list(os.scandir(where))
+        except OSError:
+            continue
+        names = {e.name for e in entries}
+        if "__init__.py" in names:
+            packages.add(where)
+        for e in entries:
+            if e.is_dir(follow_symlinks=False):
+                if not e.name.startswith(".") and e.name not in _NO_RECURSE and not e.name.endswith(".egg") and \
+                        (runner != "unittest" or os.path.lexists(os.path.join(e.path, "__init__.py"))):
+                    todo.append(e.path)
+            elif any(fnmatch.fnmatchcase(e.name, g) for g in globs) and e.name.endswith(".py"):
+                st = e.stat(follow_symlinks=False)
+                seen[e.path] = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_mode)
+                if st.st_ctime_ns >= since_ns:
+                    found[e.path] = st.st_ctime_ns
+    newest = sorted(found, key=found.__getitem__, reverse=True)[:MAX_TEST_FILES]
+    inits = {f"{d}/__init__.py" for f in newest for d in _ancestors(os.path.dirname(f), top) if d in packages}
+    return [*newest, *sorted(f for f in inits if _changed_since(f, since_ns))]
+
+
+def _changed_since(path: str, since_ns: int) -> bool:
+    try:
+        return os.stat(path, follow_symlinks=False).st_ctime_ns >= since_ns
+    except OSError:
+        return False
+
+
+def _ancestors(path: str, top: str) -> list[str]:
+    out = [path]
+    while out[-1] != top and out[-1].startswith(top.rstrip("/") + "/") and len(out) < 32:
+        out.append(os.path.dirname(out[-1]))
+    return out

@@ -4,13 +4,18 @@ into HEAD without any file in the work tree, where the context watch looks. It l
 user's next checkout or `hermes -w`. At the session's first confined call the repositories' ref tips are noted;
 at its end, the watched names (and SKILL.md) that commits made meanwhile add or change are recorded in the context-file
 ledger as content nobody vouched for (unless the same content is vouched for at some path), and the loader
-holds such a file back wherever it appears (memory/ctxledger.py `held`). git runs with gitsafe's config."""
+holds such a file back wherever it appears (memory/ctxledger.py `held`). git runs with gitsafe's config.
+Every name git resolves to a commit is compared, not only ref tips (issue 19 ctx11): the pseudo-refs a later
+`git reset --hard ORIG_HEAD` / `git merge FETCH_HEAD` / `git cherry-pick --continue` reads, every commit a reflog
+names (`HEAD@{1}`, `stash@{2}`), the extra parents of stash-shaped commits (the index and untracked-files commits
+`git stash pop` restores), refs/notes, refs/stash and refs/replace (compared with replacements off)."""
 
 from __future__ import annotations
 
 import logging
 import os
 
+from hermes_agent import lazyre
 from hermes_agent.tools.ctxguard import WATCHED
 
 log = logging.getLogger(__name__)
@@ -19,20 +24,94 @@ MAX_FILES = 32
 _NAMES = frozenset({*(w.rsplit("/", 1)[-1] for w in WATCHED), "SKILL.md"})
 
 
+# pseudo-refs: files in the git directory that later commands resolve (ORIG_HEAD after a reset, FETCH_HEAD...)
+PSEUDO = ("ORIG_HEAD", "FETCH_HEAD", "MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD", "REBASE_HEAD", "BISECT_HEAD",
+          "AUTO_MERGE")
+_GIT = ("--no-replace-objects",)  # compare real commits: a refs/replace/X entry is itself a name to compare
+MAX_LOG_FILES = 2048
+MAX_LOG_BYTES = 16 << 20
+_SHA = lazyre.compile(r"(?!0+\Z)[0-9a-f]{40}(?:[0-9a-f]{24})?\Z")
+
+
 def tips(root: str) -> dict[str, str] | None:
-    """ref name -> commit of every ref and HEAD of the repository at work tree `root` (None: not one)."""
+    """name -> commit of every name git resolves in the repository at work tree `root` (None: not one): refs and
+    HEAD, the pseudo-refs (each line of FETCH_HEAD / MERGE_HEAD), `reflog:SHA` for each object a reflog names
+    and the second and third parents of stash entries (the index and untracked-files commits `stash pop`
+    restores). Three git processes; the reflogs are read as files (git's own walk stats every ref)."""
     from hermes_agent.gitsafe import run_git
 
     try:
-        out = run_git(["show-ref", "--head"], cwd=root, timeout=10)
+        out = run_git(["show-ref", "--head"], cwd=root, prefix=_GIT, timeout=10)
+        where = run_git(["rev-parse", "--git-common-dir", "--git-path", "logs/HEAD", "--git-path", "FETCH_HEAD",
+                         "--git-path", "MERGE_HEAD"], cwd=root, timeout=10)
     except (OSError, ValueError) as exc:
         log.debug("git show-ref in %s: %s", root, exc)
         return None
-    found = {}
-    for line in out.stdout.splitlines():
-        sha, _, ref = line.partition(" ")
-        if ref:
-            found[ref] = sha
+    if out.returncode not in (0, 1) or (out.returncode == 1 and out.stdout) or where.returncode != 0:
+        return None
+    found = {ref: sha for sha, _, ref in (line.partition(" ") for line in out.stdout.splitlines()) if ref}
+    common, own_log, *heads = [os.path.join(root, p) for p in where.stdout.splitlines()]
+    logs = _reflogs(os.path.join(common, "logs"), own_log)
+    stash = [*logs.get(os.path.join(common, "logs", "refs", "stash"), ()), found.get("refs/stash", "")]
+    names = [(p, p) for p in PSEUDO] + _listed_heads(heads)
+    names += [(f"parent:{sha}^{n}", f"{sha}^{n}") for sha in dict.fromkeys(filter(None, stash[-256:])) for n in (2, 3)]
+    try:
+        pseudo = run_git(["cat-file", "--batch-check"], cwd=root, prefix=_GIT, timeout=10,
+                         input="".join(f"{spec}^{{commit}}\n" for _name, spec in names))
+    except (OSError, ValueError) as exc:
+        log.debug("git cat-file in %s: %s", root, exc)
+        return None
+    for (name, _spec), line in zip(names, pseudo.stdout.splitlines(), strict=False):
+        sha, _, kind = line.partition(" ")
+        if kind.startswith("commit "):
+            found[name] = sha
+    found.update((f"reflog:{sha}", sha) for shas in logs.values() for sha in shas)
+    return found
+
+
+def _read(path: str, limit: int, real: bool = False) -> str:
+    """A file of the git directory (which confined commands write), no symlink followed; "" when unreadable.
+    `real`: `path` is already a real path (found by a walk below a resolved directory)."""
+    from hermes_agent.approval.scriptfiles import read_nofollow
+
+    try:
+        return (read_nofollow(path if real else os.path.realpath(path), limit) or b"").decode("ascii", "replace")
+    except OSError as exc:
+        log.debug("%s: %s", path, exc)
+        return ""
+
+
+def _sha(word: str) -> bool:
+    return _SHA.match(word) is not None
+
+
+def _reflogs(logs: str, own: str) -> dict[str, list[str]]:
+    """reflog file -> the objects its entries name (old and new), for every reflog under `logs` and this
+    worktree's HEAD log `own`; walked without following links."""
+    files = [os.path.realpath(own)]
+    for top, dirs, names in os.walk(os.path.realpath(logs), followlinks=False):
+        dirs.sort()
+        files += [os.path.join(top, n) for n in sorted(names)]
+        if len(files) > MAX_LOG_FILES:
+            log.warning("%s: more than %d reflogs, the rest are not compared", logs, MAX_LOG_FILES)
+            break
+    found: dict[str, list[str]] = {}
+    for path in dict.fromkeys(files[:MAX_LOG_FILES]):
+        words = [w for line in _read(path, MAX_LOG_BYTES, real=True).splitlines() for w in line.split(" ", 2)[:2]]
+        found[path] = [w for w in dict.fromkeys(words) if _sha(w)]
+    return found
+
+
+def _listed_heads(paths: list[str]) -> list[tuple[str, str]]:
+    """(name, commit) for every line of FETCH_HEAD and MERGE_HEAD (git resolves only the first as a name, but
+    `git merge FETCH_HEAD` merges each line not marked not-for-merge, an octopus MERGE_HEAD each): only the
+    leading object names are taken from the files."""
+    found: list[tuple[str, str]] = []
+    for path in paths:
+        for i, line in enumerate(_read(path, 1 << 20).splitlines()[:256]):
+            sha = line.split("\t", 1)[0].strip()
+            if _sha(sha):
+                found.append((f"{os.path.basename(path)}:{i}", sha))
     return found
 
 
@@ -40,21 +119,35 @@ def _watched(path: str) -> bool:
     return path.rsplit("/", 1)[-1] in _NAMES
 
 
+def _pairs(before: dict[str, str], after: dict[str, str]) -> list[tuple[str | None, str]]:
+    """(old, new) commit pairs to compare: each name whose commit is new to the repository (not resolved by any
+    name before), against the name's old commit or, for a name that is new, the old HEAD."""
+    known = set(before.values())
+    pairs: dict[tuple[str | None, str], None] = {}
+    for ref, new in after.items():
+        if new in known:
+            continue
+        old = before.get(ref) or before.get("HEAD")
+        pairs[(old, new)] = None
+    return list(pairs)
+
+
 def committed(root: str, before: dict[str, str], after: dict[str, str]) -> list[tuple[str, bytes]]:
     """(path, content) of the watched names that the commits new in `after` add or change."""
     from hermes_agent.gitsafe import run_git
 
     out: list[tuple[str, bytes]] = []
-    for ref, new in after.items():
-        old = before.get(ref) or before.get("HEAD")
-        if new == old or len(out) >= MAX_FILES:
-            continue
+    seen: set[tuple[str, bytes]] = set()
+    for old, new in _pairs(before, after):
+        if len(out) >= MAX_FILES:
+            break
         args = ["diff-tree", "-r", "-z", "--no-renames", "--name-only", "--diff-filter=AMT", old, new] if old else \
             ["ls-tree", "-r", "-z", "--name-only", new]
-        listed = run_git(args, cwd=root, timeout=20)
+        listed = run_git(args, cwd=root, prefix=_GIT, timeout=20)
         for path in [p for p in listed.stdout.split("\0") if p and _watched(p)][:MAX_FILES]:
-            blob = run_git(["cat-file", "blob", f"{new}:{path}"], cwd=root, timeout=10, text=False)
-            if blob.returncode == 0:
+            blob = run_git(["cat-file", "blob", f"{new}:{path}"], cwd=root, prefix=_GIT, timeout=10, text=False)
+            if blob.returncode == 0 and (path, blob.stdout) not in seen:
+                seen.add((path, blob.stdout))
                 out.append((path, blob.stdout))
     return out
 

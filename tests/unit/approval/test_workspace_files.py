@@ -108,6 +108,9 @@ def test_files_the_sessions_exported_variables_make_programs_run_are_read(tmp_pa
     assert any(".gd.sh" in f.description for f in file_findings("git diff", str(tmp_path), state))
     assert any("sitecustomize" in f.description for f in file_findings("python3 x.py", str(tmp_path), state))
     (tmp_path / ".envhook.sh").write_text("export PS1='$ '\n")
+    # any program may be a python script (a shebang, a tool written in python): the planted module still counts
+    assert any("sitecustomize" in f.description for f in file_findings("ls", str(tmp_path), state))
+    (tmp_path / ".pyhook" / "sitecustomize.py").write_text("import sys\n")
     assert file_findings("ls", str(tmp_path), state) == ()
     assert file_findings("ls", str(tmp_path), 'declare -x PAGER="less"\ndeclare -x EDITOR="vim"\n') == ()
 
@@ -166,3 +169,19 @@ def test_a_program_planted_in_a_carried_path_entry_is_judged(tmp_path: Path, mon
 
     monkeypatch.setattr(paths, "_USER_PATH", [])
     assert file_findings("ls -la", str(tmp_path), state) == ()
+
+
+def test_a_test_file_added_after_a_clean_look_is_read_and_old_ones_are_the_users(tmp_path: Path) -> None:
+    """Issue 19 (ctx11): `pytest` collects files it never names; the listing is cached with every directory's
+    signature, so a test file written after a clean verdict is read at the next look."""
+    (tmp_path / "tests" / "deep").mkdir(parents=True)
+    (tmp_path / "tests" / "test_ok.py").write_text("def test_ok():\n    pass\n")
+    assert file_findings("pytest -q", str(tmp_path)) == ()
+    (tmp_path / "tests" / "deep" / "test_new.py").write_text("import os, shutil\nshutil.rmtree(os.path.expanduser('~'))\n")
+    found = file_findings("pytest -q", str(tmp_path))
+    assert found and all("test_new.py" in f.description for f in found), found
+    import time
+
+    assert file_findings("pytest -q", str(tmp_path), since=time.time() + 5) == ()  # older than this frontend
+    assert file_findings("pytest -q tests/deep/test_new.py", str(tmp_path), since=time.time() + 5)  # named: read
+    assert file_findings("pytest -q", str(tmp_path / "elsewhere")) == ()

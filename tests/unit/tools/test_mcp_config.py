@@ -35,6 +35,8 @@ def test_stdio_and_http_entries_with_defaults_and_env_expansion():
     ({"command": "x", "timeout": -1}, "`timeout` must be positive"),
     ({"command": "x", "timeout": "soon"}, "number of seconds"),
     ({"command": "x", "env": ["A=1"]}, "`env` must be a mapping"),
+    ({"command": "x", "pin": {"./s.py": "md5:abc"}}, "`pin` of ./s.py must be sha256:"),
+    ({"command": "x", "pin": ["./s.py"]}, "`pin` must be a mapping"),
     ("just a string", "expected a mapping"),
 ])
 def test_invalid_entries_are_reported_by_name(raw, message):
@@ -96,3 +98,17 @@ def test_sandbox_setting_per_server():
                      ({"writable_paths": [1]}, "list of paths"), ("sometimes", "false or a mapping")):
         with pytest.raises(ValueError, match=why):
             parse_server("a", {"command": "x", "sandbox": bad})
+
+
+def test_an_unconfined_python_m_server_started_in_a_writable_directory_gets_a_safe_path(tmp_path):
+    """`python -m srv` puts its working directory first on sys.path: where sandboxed commands write, a planted
+    json.py would shadow the stdlib in a process with the user's rights, so PYTHONSAFEPATH keeps it off."""
+    from hermes_agent import paths
+    from hermes_agent.tools.mcp.pins import check, safe_path_env
+
+    paths.distrust_writable(str(tmp_path))
+    cfg = parse_server("m", {"command": "python3", "args": ["-m", "mcp_server_time"], "sandbox": False})
+    assert safe_path_env(cfg, str(tmp_path)) == {"PYTHONSAFEPATH": "1"}
+    assert check(cfg, str(tmp_path), "python3") == ""  # the module is not in the workspace
+    (tmp_path / "mcp_server_time").mkdir()
+    assert "mcp_server_time" in check(cfg, str(tmp_path), "python3")  # it is: refused, a directory is not pinned

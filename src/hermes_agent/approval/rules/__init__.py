@@ -65,15 +65,17 @@ def analyse_command(command: str) -> Scan:
     return Scan(findings, views, scanner.top_compound, normalised)
 
 
-def scan_files(command: str, reader: object, hooks: str = "") -> tuple[Finding, ...]:
+def scan_files(command: str, reader: object, hooks: str = "", lister: object = None) -> tuple[Finding, ...]:
     """Findings in the workspace files `command` runs (approval/rules/workfiles.py), read through `reader`;
     only those, not the command's own (scan_command has them). `hooks`: shell text the session's exported
-    variables make its programs run as well (state.hook_text), judged alike."""
+    variables make its programs run as well (state.hook_text), judged alike. `lister(path, base, picks)`: the
+    test files a test runner collects under `path` (workfiles.WorkFiles)."""
     text = clean(command)
     if len(text) > MAX_COMMAND_CHARS:
         return ()
     scanner = Scanner()
     scanner.reader = reader
+    scanner.lister = lister
     scanner.text(text)
     if hooks:
         before = len(scanner.findings)

@@ -9,10 +9,10 @@ from __future__ import annotations
 import shlex
 from collections.abc import Iterator
 
-from hermes_agent.approval.rules import interp
-from hermes_agent.approval.rules.canonical import SHELLS, Unwrapped
+from hermes_agent.approval.rules import interp, testrunners
+from hermes_agent.approval.rules.canonical import SHELLS, Unwrapped, basename
 from hermes_agent.approval.rules.lazyre import lazy
-from hermes_agent.approval.rules.state import CONFIG_FILE_WORD
+from hermes_agent.approval.rules.state import CONFIG_FILE_WORD, INJECT_WORD
 from hermes_agent.messages import safe_loads
 
 UNREADABLE = object()
@@ -36,6 +36,9 @@ def runs(u: Unwrapped) -> Iterator[tuple[str, str, tuple[str, ...]]]:
     if u.name == CONFIG_FILE_WORD and args:
         yield "gitconfig", args[0], ()
         return
+    if u.name == INJECT_WORD and len(args) >= 2:
+        yield "inject", args[1], (args[0],)
+        return
     if u.name in SHELLS or u.name in ("source", "."):
         if "-c" not in args and not any(a.startswith("-") and "c" in a[1:] and not a.startswith("--") for a in args):
             first = next((a for a in args if not a.startswith(("-", "+"))), None)
@@ -48,9 +51,22 @@ def runs(u: Unwrapped) -> Iterator[tuple[str, str, tuple[str, ...]]]:
     if u.name in _NPM:
         yield from _npm(u.name, args)
         return
+    if u.name in testrunners.PROJECT_RUNNERS:  # `uv run pytest`, `poetry run python x.py`: what they run
+        inner = testrunners.project_command(u.name, args)
+        if inner:
+            yield from runs(Unwrapped(name=basename(inner[0]).lower(), raw_name=inner[0], args=inner[1:],
+                                      workdir=u.workdir))
+        return
+    if u.name in testrunners.RUNNERS:
+        yield from testrunners.runs(u.name, args)
+        return
     lang = interp.language(u.name)
     if lang == "python" and "-m" in args[:-1]:
-        yield from _python_module(args[args.index("-m") + 1])
+        module = args[args.index("-m") + 1]
+        if module in testrunners.RUNNERS:
+            yield from testrunners.runs(module, args[args.index("-m") + 2:], module=True)
+        else:
+            yield from _python_module(module)
         return
     if lang == "python" and "-c" in args[:-1]:
         code = args[args.index("-c") + 1]
@@ -115,6 +131,8 @@ def texts(kind: str, text: str, picks: tuple[str, ...]) -> list[tuple[str, str]]
     """(language, text) pieces of a file to scan: "sh" for shell."""
     if kind == "sh":
         return [("sh", text)]
+    if kind == "tox":
+        return [("sh", testrunners.tox_commands(text))]
     if kind == "gitconfig":
         return [("sh", "\n".join(f"git config {shlex.quote(k)} {shlex.quote(v)}" for k, v in git_config_pairs(text)))]
     if kind == "make":
@@ -203,17 +221,29 @@ class WorkFiles:
     """Scanner mixin: scan the workspace files a command runs (only when a reader was handed in)."""
 
     reader = None
+    lister = None  # lister(path, base, (runner, pattern)) -> the test files a runner collects there
+
+    def _listed(self, u: Unwrapped, base: str | None) -> Iterator[tuple[str, str, tuple[str, ...]]]:
+        for kind, path, picks in runs(u):
+            if kind != "tests":
+                yield kind, path, picks
+            elif self.lister is not None:
+                yield from (("python", f, ()) for f in self.lister(path, base, picks))  # type: ignore[misc]
 
     def workspace_files(self, u: Unwrapped, env: object, depth: int) -> None:
         seen: set = self.__dict__.setdefault("_files_seen", set())
-        for kind, path, picks in runs(u):
-            base = getattr(env, "cwd", None)
+        base = getattr(env, "cwd", None)
+        for kind, path, picks in self._listed(u, base):
             key = (base, path, picks)
             if key in seen:
                 continue
             seen.add(key)
             got = self.reader(path, base)  # type: ignore[misc]
             if got is None:
+                continue
+            if kind == "inject":  # a library or agent: its bytes say nothing, where it lies does
+                self.add("ld_preload", f"{picks[0]} makes later programs load {path}, a file this "  # type: ignore[attr-defined]
+                         "session's commands can write")
                 continue
             if got is UNREADABLE:
                 self.add("script_uninspected", f"run {path}, a workspace file that could not be inspected "  # type: ignore[attr-defined]

@@ -47,6 +47,8 @@ class ServerConfig:
     approval: str = "never"  # "ask": every call of this server's tools goes to the approval gate
     sandbox: ServerSandbox = ServerSandbox()
     trusted: bool = False  # True: the user vouches for its results (they do not taint the conversation)
+    # path -> "sha256:HEX": files of an unconfined server in places sandboxed commands write, vouched by content
+    pin: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def transport(self) -> str:
@@ -169,7 +171,18 @@ def parse_server(name: str, raw: object, env: Mapping[str, str] | None = None) -
         approval=approval,
         sandbox=parse_sandbox(raw.get("sandbox"), env),
         trusted=_flag(raw.get("trusted", False), "`trusted`"),
+        pin=_pins(raw.get("pin"), env),
     )
+
+
+def _pins(raw: object, env: Mapping[str, str]) -> dict[str, str]:
+    """`pin: {PATH: sha256:HEX}` (tools/mcp/pins.py)."""
+    pins = _str_map(raw, env, "`pin`")
+    for path, value in pins.items():
+        hexpart = value.removeprefix("sha256:")
+        if not value.startswith("sha256:") or len(hexpart) != 64 or any(c not in "0123456789abcdef" for c in hexpart):
+            raise ValueError(f"`pin` of {path} must be sha256:<64 lowercase hex digits>")
+    return pins
 
 
 def _flag(raw: object, what: str) -> bool:

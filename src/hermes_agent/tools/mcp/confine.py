@@ -177,6 +177,8 @@ def confine(cfg: ServerConfig, policy: PathPolicy | None, sandbox: Mapping | Non
     environ = paths.user_environ() if environ is None else environ
     sb = dict(sandbox or {})
     cwd = os.path.expanduser(cfg.cwd) if cfg.cwd else (policy.workspace[0] if policy and policy.workspace else None)
+    if policy is not None:  # the places sandboxed commands write: never where an unconfined server comes from
+        paths.distrust_writable(*(p for p in policy.writable if os.path.exists(p)))
     if not cfg.sandbox.enabled:
         return _outside(cfg, environ, cwd, f"mcp_servers.{cfg.name}.sandbox is false")
     if policy is None or str(sb.get("mode") or "workspace-write") == "off":
@@ -210,16 +212,21 @@ def confine(cfg: ServerConfig, policy: PathPolicy | None, sandbox: Mapping | Non
 def _outside(cfg: ServerConfig, environ: Mapping[str, str], cwd: str | None, why: str) -> Confinement:
     """An unconfined server: its program and its PATH come from where no sandbox writes (paths.trusted_which):
     a `python3` a command planted in an activated project venv is not what runs outside (red-team round 9
-    a29). A command given as a path is the user's own choice and runs as given."""
+    a29). A command given as a path, and the files its arguments name, pass the same rule unless the user
+    pinned their content (pins.py)."""
+    from hermes_agent.tools.mcp import pins
+
     env = server_env(cfg, environ, None)
     env["PATH"] = paths.trusted_path(env.get("PATH") or paths.user_path())
-    if os.sep in cfg.command:
-        return Confinement(None, env, cwd, why=why)
-    found = paths.trusted_which(cfg.command)
+    env.update(pins.safe_path_env(cfg, cwd))
+    found = cfg.command if os.sep in cfg.command else paths.trusted_which(cfg.command)
     if found is None:
         return Confinement(None, env, cwd, why=why, error=(
             f"not started: no `{cfg.command}` on PATH outside the places sandboxed commands can write"))
-    return Confinement(None, env, cwd, why=why, command=found)
+    problem = pins.check(cfg, cwd, cfg.command)
+    if problem:
+        return Confinement(None, env, cwd, why=why, error=problem)
+    return Confinement(None, env, cwd, why=why, command="" if found == cfg.command else found)
 
 
 def trust_line(cfg: ServerConfig) -> str:
