@@ -165,6 +165,39 @@ def record(home: str, roots_before: dict[str, dict[str, str]]) -> list[str]:
             items.append(digest(data))
             lines.append(f"{os.path.join(root, path)}: a commit of this session's commands adds or changes it; "
                          "it will not be loaded into a prompt until you save it yourself after checking it out")
+        lines += moved_runlater(root, before, after)
     if items:
         note_committed(home, items)
     return lines
+
+
+def _runlater_names() -> frozenset[str]:
+    from hermes_agent.terminal.sandbox.byhand import TABLE
+    from hermes_agent.terminal.sandbox.runlater import RC_FILES
+
+    return frozenset({*TABLE, *RC_FILES})
+
+
+def moved_runlater(root: str, before: dict[str, str], after: dict[str, str]) -> list[str]:
+    """Lines naming each branch, remote-tracking ref or tag the session moved (or made) to commits that change a
+    file the user runs later (Makefile, package.json, .envrc, .pdbrc...: red-team round 11 a26): no work-tree file
+    changed, so the run-later guard saw nothing; the user's next checkout, merge or pull brings it in."""
+    from hermes_agent.gitsafe import run_git
+
+    names, known, out = _runlater_names(), set(before.values()), []
+    head = run_git(["symbolic-ref", "-q", "HEAD"], cwd=root, prefix=_GIT, timeout=10).stdout.strip()
+    for ref, new in sorted(after.items()):
+        if not ref.startswith(("refs/heads/", "refs/remotes/", "refs/tags/")) or ref == head or new in known \
+                or len(out) >= MAX_FILES:
+            continue  # the checked-out branch's commits change the work tree: the run-by-hand report tells them
+        old = before.get(ref) or before.get("HEAD")
+        args = ["diff-tree", "-r", "-z", "--no-renames", "--name-only", old, new] if old else \
+            ["ls-tree", "-r", "-z", "--name-only", new]
+        listed = run_git(args, cwd=root, prefix=_GIT, timeout=20)
+        hit = [p for p in listed.stdout.split("\0") if p and (p in names or p.rsplit("/", 1)[-1] in names)]
+        if hit:
+            shown = ", ".join(hit[:4]) + (f" (+{len(hit) - 4} more)" if len(hit) > 4 else "")
+            out.append(f"{root}: {ref.removeprefix('refs/')} now points at a commit this session made that changes "
+                       f"{shown}, which you run by hand; check `git diff {(old or '')[:12]} {new[:12]}` before you "
+                       "check it out, merge or pull it")
+    return out
