@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import subprocess
 
+from tests.helpers import model_config, run_hermes
 from tests.integration.test_sandbox_run_later_guard import _chat, _terminal, home, mechanism
 
 __all__ = ["home", "mechanism"]  # fixtures
@@ -89,3 +90,23 @@ def test_a_key_added_to_an_existing_gradle_properties_is_put_back(scripted, home
     assert (proj / "gradle.properties").read_text() == before, results[0]
     assert "org.gradle.java.home" in results[0] and "Gradle" in results[0], results[0]
     assert (proj / ".python-version").read_text() == "3.12\n", "an ordinary version bump was put back"
+
+
+def test_hermes_own_writes_of_such_configs_in_a_tainted_turn_are_refused(scripted, home):
+    """write_file runs unconfined: after fetched content, a toolchain path or a JVM agent is refused in `-q`
+    (nobody to ask) as the confined side's write is put back; an `.nvmrc` of `20` goes through."""
+    proj = home / "proj"
+    model_config(home / ".hermes", scripted.url)
+    write = [{"tool_calls": [{"name": "write_file", "arguments": {"path": p, "content": t}}]} for p, t in (
+        ("rust-toolchain.toml", f'[toolchain]\npath = "{proj}/tc"\n'),
+        (".mvn/jvm.config", "-javaagent:tc/agent.jar\n"),
+        (".nvmrc", "20\n"))]
+    scripted.add(_terminal("curl -s --max-time 2 http://127.0.0.1:9/ || true"), *write, {"content": "done"})
+    out = run_hermes("chat", "-q", "go", home=home / ".hermes", cwd=str(proj), timeout=180, env={"HOME": str(home)})
+    assert out.returncode == 0, out.stderr
+    results = [m["content"] for m in scripted.requests[-1]["body"]["messages"] if m["role"] == "tool"][1:]
+    assert len(results) == 3, results
+    for result in results[:2]:
+        assert "BLOCKED" in result and "runs later" in result, result
+    assert not (proj / "rust-toolchain.toml").exists() and not (proj / ".mvn/jvm.config").exists()
+    assert (proj / ".nvmrc").read_text() == "20\n", results[2]

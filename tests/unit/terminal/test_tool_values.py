@@ -33,6 +33,9 @@ def _ws(path: str) -> bool:
     (".python-version", b"/ws/tc/bin/python\n", "version.0"),
     (".nvmrc", b"~/planted\n", "version.0"),
     ("bunfig.toml", b'preload = ["./x.ts"]\n', "preload"),
+    (".bazelrc", b"startup --host_jvm_args=-javaagent:x.jar\n", "--host_jvm_args"),
+    (".bazelrc", b"build --run_under=./x\n", "--run_under"),
+    ("global.json", b'{"sdk": {"paths": [".dotnet", "$host$"]}}', "sdk.paths"),
 ])
 def test_a_value_naming_a_planted_program_is_dangerous(rel, data, key):
     why = guardtools.risky(rel, None, data, _ws, "/ws")
@@ -50,6 +53,8 @@ def test_a_value_naming_a_planted_program_is_dangerous(rel, data, key):
      b"distributionPath=wrapper/dists\ndistributionUrl=https\\://services.gradle.org/distributions/g-8.10-bin.zip\n"),
     (".python-version", b"3.12\npypy3.10\n"), (".nvmrc", b"lts/iron\n"), (".node-version", b"20.11.0\n"),
     ("bunfig.toml", b"smol = true\n"),
+    (".bazelrc", b"build --jobs=4 --config=ci\ntest --test_output=errors\n"),
+    ("global.json", b'{"sdk": {"version": "8.0.100", "rollForward": "latestFeature"}}'),
 ])
 def test_ordinary_values_stay(rel, data):
     assert guardtools.risky(rel, None, data, _ws, "/ws") == ""

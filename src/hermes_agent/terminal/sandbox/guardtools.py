@@ -259,6 +259,8 @@ TABLE: tuple[tuple[str, Callable[[str], Flat], tuple[str, ...], str], ...] = (
     (".ruby-version", tv.version_file, tv.VERSION, "rbenv and chruby"),
     (".java-version", tv.version_file, tv.VERSION, "jenv"),
     ("bunfig.toml", _toml, tv.BUN, "bun"),
+    (".bazelrc", tv.flag_file, tv.BAZEL, "bazel"),
+    ("global.json", tv.json_file, tv.DOTNET, "dotnet"),
     ("pip.conf", _ini, _PIP, "the venv's pip"),
     ("pyvenv.cfg", _ini, ("home=writable", "executable=writable", "base-executable=writable"),
      "the venv's python"),

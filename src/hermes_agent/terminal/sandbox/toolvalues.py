@@ -75,6 +75,8 @@ def flags_risky(text: str, writable: Callable[[str], bool]) -> bool:
         if loads(token):
             return True
         value = token.split("=", 1)[1] if token.startswith("-") and "=" in token else token
+        if value is not token and loads(value):  # bazel's --host_jvm_args=-javaagent:x, --jvmopt=...
+            return True
         if path_in(value, writable):
             return True
     return False
@@ -150,6 +152,20 @@ def rust_toolchain(data: str) -> Flat:
         raise
 
 
+def json_file(data: str) -> Flat:
+    """A JSON file (.NET's `global.json`): nested keys dotted, lower-case."""
+    import json
+
+    from hermes_agent.terminal.sandbox.guardtools import _flatten
+
+    doc = json.loads(data or "{}")
+    if not isinstance(doc, dict):
+        raise ValueError("not an object")
+    out: Flat = {}
+    _flatten(doc, "", out)
+    return out
+
+
 def extensions_xml(data: str) -> Flat:
     """Maven's `.mvn/extensions.xml`: every `<extension>` (groupId:artifactId -> version) is code mvn loads
     at its start. A DTD or entity is refused (it does not parse: every key counts)."""
@@ -177,3 +193,5 @@ RUST = ("toolchain.path=writable", "toolchain.*=pathin", "*=pathin")
 BUN = ("preload*", "*.preload*", "plugins*", "*.plugins*", "run.shell", "run.bun", "install.registry",
         "install.scopes.*", "install.cache.dir=pathin", "*=pathin")
 EXTENSIONS = ("extension.*",)
+BAZEL = ("*=flags",)  # `.bazelrc`: `startup --host_jvm_args=...`, `build --run_under=./x`, `import %workspace%/x`
+DOTNET = ("sdk.paths", "sdk.paths.*", "*=pathin")  # global.json: `"paths": [".dotnet"]` runs an SDK from there
