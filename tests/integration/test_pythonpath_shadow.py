@@ -57,3 +57,55 @@ def test_hermes_never_imports_from_the_directory_it_starts_in_yet_runs_from_its_
     own = os.path.dirname(os.path.realpath(sys.prefix))  # the directory holding hermes's venv
     out = run_hermes("config", "show", home=home, cwd=own, timeout=120)
     assert out.returncode == 0, out.stderr
+
+
+def _site(prefix, *names: str) -> None:
+    """A Python prefix (an interpreter that resolves to the system's, its own site-packages holding `names`)."""
+    import sys
+
+    (prefix / "bin").mkdir(parents=True)
+    (prefix / "bin/python").symlink_to(os.path.realpath(sys.executable))
+    site = prefix / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}" / "site-packages"
+    for name in names:
+        (site / name).mkdir(parents=True)
+        (site / name / "__init__.py").write_text("")
+
+
+def test_modules_are_judged_by_the_users_pythons_not_hermes_own(scripted, home, mechanism):
+    """Red-team round 11 a21: hermes in a lean venv judged shadowing by its own site-packages, so a
+    `requests.py` or `_pytest/` the user's next `python -m pytest` imports stayed. Names the user's Pythons
+    import count: the interpreter on the user's PATH, a pipx-style tool whose shebang leads to its venv, the
+    workspace venv, widely used distributions; the project's own package (installed editable: a `.pth` path
+    line names src/, which is also on PYTHONPATH) and its new modules stay."""
+    proj = home / "proj"
+    _site(home / "tools", "zzuserlib")
+    _site(home / "pipx/venvs/tool", "zzpipxlib")
+    (home / ".local/bin").mkdir(parents=True)
+    (home / ".local/bin/pytest").write_text(f"#!{home}/pipx/venvs/tool/bin/python\nimport sys\n")
+    (home / ".local/bin/pytest").chmod(0o755)
+    _site(proj / ".venv", "zzvenvlib")
+    (proj / ".venv/pyvenv.cfg").write_text(f"home = {os.path.dirname(os.path.realpath('/usr/bin/python3'))}\n")
+    site = next((proj / ".venv/lib").glob("python*/site-packages"))
+    (site / "_myproj.pth").write_text(f"{proj}/src\n")  # `pip install -e .` with hatchling: a path line
+    (site / "myproj-0.1.dist-info").mkdir()
+    (proj / "src/myproj").mkdir(parents=True)
+    (proj / "src/myproj/__init__.py").write_text("V = 1\n")
+    model_config(home / ".hermes", scripted.url, f"sandbox:\n  mechanism: {mechanism}\n")
+    planted = ("zzuserlib/__init__.py", "zzpipxlib.py", "zzvenvlib.py", "requests.py", "_pytest/__init__.py")
+    scripted.add(_terminal("cd src && for n in " + " ".join(planted) + "; do mkdir -p $(dirname $n);"
+                           " echo 'raise SystemExit(\"PWNED\")' > $n; done; echo 'V = 2' > myproj/__init__.py;"
+                           " echo 'X = 1' > newmod.py; echo 'Y = 1' > myproj/new.py; echo PLANTED"), {"content": "done"})
+    pythonpath = os.pathsep.join(p for p in (os.environ.get("PYTHONPATH"), "src") if p)
+    env = {"HOME": str(home), "PYTHONPATH": pythonpath,
+           "PATH": f"{home}/tools/bin:{home}/.local/bin:{os.environ['PATH']}"}
+    out = run_hermes("chat", "-q", "go", "--yolo", home=home / ".hermes", cwd=str(proj), timeout=180, env=env)
+    assert out.returncode == 0, out.stderr
+    result = scripted.requests[-1]["body"]["messages"][-1]["content"]
+    assert "PLANTED" in result, result
+    left = [n for n in planted if (proj / "src" / n.split("/")[0]).exists()]
+    assert not left, f"left: {left}\n{result}"
+    for n in planted:
+        assert f"src/{n.split('/')[0]}" in result, f"{n} not named\n{result}"
+    assert (proj / "src/myproj/__init__.py").read_text() == "V = 2\n", "the project's own package was put back"
+    assert (proj / "src/newmod.py").read_text() == "X = 1\n", "the project's new module was touched"
+    assert (proj / "src/myproj/new.py").read_text() == "Y = 1\n"

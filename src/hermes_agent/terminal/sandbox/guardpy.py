@@ -23,7 +23,7 @@ from __future__ import annotations
 import ast
 import re
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 DISTUTILS = ("import os; var = 'SETUPTOOLS_USE_DISTUTILS'; enabled = os.environ.get(var, 'local') == 'local'; "
              "enabled and __import__('_distutils_hack').add_shim(); ")
@@ -34,30 +34,22 @@ _FINDER_RE = None
 
 _NOT_SHADOWED = {"test", "tests", "testing", "docs", "doc", "examples", "scripts", "benchmarks", "idlelib",
                  "turtledemo", "tkinter", "turtle", "this", "antigravity", "lib2to3", "pydoc_data", "ensurepip"}
-_SHADOWED: list[frozenset[str]] = []
 
 
-def shadowed() -> frozenset[str]:
-    """Top-level module names whose file in a PYTHONPATH directory python or hermes would import instead of
-    the real one at its next start, outside the sandbox (`yaml.py` next to the user's `PYTHONPATH=src`):
-    the standard library's, hermes_agent, and what hermes's own site-packages hold (its dependencies). Built
-    once per process (a listing of each site-packages directory); names no start-up or hermes imports
+def shadowed(venvs: Iterable[str] = ()) -> frozenset[str]:
+    """Top-level module names whose file in a PYTHONPATH directory python, pytest or hermes would import
+    instead of the real one at its next start, outside the sandbox (`yaml.py` next to the user's
+    `PYTHONPATH=src`): what the USER's interpreters import (pyshadow.importable: the standard library, the
+    Pythons on the user's PATH and their tools' venvs, the user site, the workspace `venvs`, widely used
+    distributions), hermes_agent and hermes's own site-packages. Names no start-up or hermes imports
     (`test`, `tests`, `docs`...) are left out, a project may well make them."""
-    if not _SHADOWED:
-        import os
-        import sys
+    import os
+    import sys
 
-        names = set(sys.stdlib_module_names) | {"hermes_agent"}
-        for entry in sys.path:
-            if os.path.basename(entry) in ("site-packages", "dist-packages"):
-                try:
-                    listing = os.listdir(entry)
-                except OSError:
-                    continue
-                names.update(n.split(".", 1)[0] for n in listing
-                             if not n.endswith((".dist-info", ".egg-info", ".pth")) and not n.startswith("__"))
-        _SHADOWED.append(frozenset(n for n in names if n.isidentifier()) - _NOT_SHADOWED)
-    return _SHADOWED[0]
+    from hermes_agent.terminal.sandbox import pyshadow
+
+    own = tuple(e for e in sys.path if os.path.basename(e) in ("site-packages", "dist-packages"))
+    return (pyshadow.importable(venvs, own) | {"hermes_agent"}) - _NOT_SHADOWED
 
 
 def _finder_line(line: str) -> str | None:

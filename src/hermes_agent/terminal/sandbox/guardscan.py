@@ -361,15 +361,17 @@ class _Walk:
         (guardpy.shadowed), and a package's `__init__.py`."""
         from hermes_agent.terminal.sandbox import guardpy
 
-        if not self.reachable(d) or d in self.scan.stamps:
+        if not self.reachable(d) or (d in self.scan.stamps and not shadow):  # also a .pth's: look (rt11 a21)
             return
         self.scan.stamps[d] = _sig(d)
         fd = self.fds.get(d)
+        venvs = self.scan.venvs | (self.old.venvs if self.old is not None else set())
+        names = guardpy.shadowed(venvs) if shadow else frozenset()  # what the user's Pythons import (rt11 a21)
         for name in os.listdir(fd) if fd is not None else ():
             stem = name.split(".", 1)[0]
             if stem in guardpy.CUSTOMIZE:
                 self.add((d, name), "start", False)
-            elif shadow and stem in guardpy.shadowed() and name != "__pycache__":
+            elif stem in names and name != "__pycache__":
                 item = self.add((d, name), "shadow", False)
                 if item is not None and item.kind == st.S_IFDIR:
                     self.add((os.path.join(d, name), "__init__.py"), "shadow", False)

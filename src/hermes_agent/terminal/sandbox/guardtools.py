@@ -18,6 +18,7 @@ import re
 from collections.abc import Callable
 
 from hermes_agent.messages import safe_loads
+from hermes_agent.terminal.sandbox import toolvalues as tv
 
 Flat = dict[str, str]  # "section.key" (lower-case) -> the value as text
 
@@ -231,7 +232,7 @@ TABLE: tuple[tuple[str, Callable[[str], Flat], tuple[str, ...], str], ...] = (
     (".config/mise.toml", _toml, _MISE, "mise"),
     (".config/mise/config.toml", _toml, _MISE, "mise"),
     (".rtx.toml", _toml, _MISE, "mise"),
-    (".tool-versions", _tool_versions, ("*=path:",), "asdf and mise"),
+    (".tool-versions", _tool_versions, ("*=path:", "*=version"), "asdf and mise"),
     (".cargo/config.toml", _toml, _CARGO, "cargo"),
     (".cargo/config", _toml, _CARGO, "cargo"),
     (".vscode/settings.json", _jsonc, _VSCODE, "VS Code"),
@@ -241,6 +242,25 @@ TABLE: tuple[tuple[str, Callable[[str], Flat], tuple[str, ...], str], ...] = (
      "the venv's python"),
     ("venv/pyvenv.cfg", _ini, ("home=writable", "executable=writable", "base-executable=writable"),
      "the venv's python"),
+    # judged by value (toolvalues.py): a path into a writable place, a flag that loads code (rt11 a38)
+    ("rust-toolchain.toml", tv.rust_toolchain, tv.RUST, "rustup (cargo, rustc)"),
+    ("rust-toolchain", tv.rust_toolchain, tv.RUST, "rustup (cargo, rustc)"),
+    (".mvn/jvm.config", tv.flag_file, tv.JVM, "Maven's JVM"),
+    (".mvn/maven.config", tv.flag_file, tv.JVM, "Maven"),
+    (".mvn/extensions.xml", tv.extensions_xml, tv.EXTENSIONS, "Maven (an extension is code it loads)"),
+    (".mvn/wrapper/maven-wrapper.properties", tv.properties, tv.WRAPPER, "the Maven wrapper"),
+    (".jvmopts", tv.flag_file, tv.JVM, "sbt's JVM"),
+    (".sbtopts", tv.flag_file, tv.JVM, "sbt"),
+    ("gradle.properties", tv.properties, tv.GRADLE, "Gradle"),
+    ("gradle/wrapper/gradle-wrapper.properties", tv.properties, tv.WRAPPER, "the Gradle wrapper"),
+    (".python-version", tv.version_file, tv.VERSION, "pyenv and uv"),
+    (".nvmrc", tv.version_file, tv.VERSION, "nvm and fnm"),
+    (".node-version", tv.version_file, tv.VERSION, "fnm, nodenv and volta"),
+    (".ruby-version", tv.version_file, tv.VERSION, "rbenv and chruby"),
+    (".java-version", tv.version_file, tv.VERSION, "jenv"),
+    ("bunfig.toml", _toml, tv.BUN, "bun"),
+    (".bazelrc", tv.flag_file, tv.BAZEL, "bazel"),
+    ("global.json", tv.json_file, tv.DOTNET, "dotnet"),
     ("pip.conf", _ini, _PIP, "the venv's pip"),
     ("pyvenv.cfg", _ini, ("home=writable", "executable=writable", "base-executable=writable"),
      "the venv's python"),
@@ -326,6 +346,10 @@ def _dangerous(key: str, value: str, rules: tuple[str, ...], writable: Callable[
             return True
         if cond == "pointsin":
             if any(_points_in(v, writable, folder) for v in _strings(value)):
+                return True
+            continue
+        if cond in tv.CONDITIONS:  # judged by value (toolvalues.py): each string of a list or table
+            if any(tv.judge(cond, v, writable) for v in (_strings(value) if cond != "flags" else [value])):
                 return True
             continue
         if cond == "writable":
