@@ -25,7 +25,7 @@ import functools
 import os
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from hermes_agent.paths import is_under as under
 
@@ -53,9 +53,10 @@ def _split() -> re.Pattern[str]:
     return re.compile(r"[\s=:;,'\"()<>|&`]+")
 
 
-def code_paths(home: str, environ: Mapping[str, str] | None = None) -> list[str]:
+def code_paths(home: str, environ: Mapping[str, str] | None = None, protected: Iterable[str] | None = None) -> list[str]:
     """Existing paths inside HOME (not HOME itself) to keep read-only when the workspace is HOME, with their
-    resolved targets when they lie in HOME too."""
+    resolved targets when they lie in HOME too. `protected`: shellrc.protected_paths(home), when at hand (the
+    start-up files and what they source are read from it)."""
     if not home or not os.path.isdir(home):
         return []
     from hermes_agent import paths
@@ -64,7 +65,7 @@ def code_paths(home: str, environ: Mapping[str, str] | None = None) -> list[str]
     found = [os.path.join(home, d) for d in TOOL_DIRS]
     found += _shadowing_modules(home)
     found += _from_environ(home, env)
-    found += _from_startup(home)
+    found += _from_startup(home, protected)
     out: list[str] = []
     for p in dict.fromkeys(found):
         if p == home or not under(p, home) or not os.path.lexists(p):
@@ -99,10 +100,11 @@ def _from_environ(home: str, env: Mapping[str, str]) -> list[str]:
     return out
 
 
-def _from_startup(home: str) -> list[str]:
+def _from_startup(home: str, protected: Iterable[str] | None) -> list[str]:
     from hermes_agent.terminal.sandbox import shellrc
 
-    files = [p for p in shellrc.protected_paths(home, path_dirs=False) if os.path.isfile(p)]
+    listed = shellrc.protected_paths(home, path_dirs=False) if protected is None else protected
+    files = [p for p in listed if os.path.isfile(p)]
     env: dict[str, list[str]] = {"HOME": [home]}
     out: list[str] = []
     for path in list(dict.fromkeys(files))[:shellrc.MAX_FILES]:

@@ -11,6 +11,7 @@ else is missed. Stdlib only."""
 
 from __future__ import annotations
 
+import functools
 import glob
 import os
 import re
@@ -90,14 +91,15 @@ def _scan(text: str, home: str, env: dict[str, list[str]]) -> tuple[list[str], l
     return sourced, dirs
 
 
-def _words(line: str) -> list[str]:
+@functools.lru_cache(maxsize=4096)  # the same lines are read again at every plan (and by homecode.py)
+def _words(line: str) -> tuple[str, ...]:
     lexer = shlex.shlex(line, posix=True, punctuation_chars=";&|()")
     lexer.whitespace_split = True
     lexer.commenters = "#"
     try:
-        return list(lexer)
+        return tuple(lexer)
     except ValueError:  # an unbalanced quote: whitespace words are good enough
-        return line.split("#", 1)[0].split()
+        return tuple(line.split("#", 1)[0].split())
 
 
 def _until_end(words: list[str]) -> list[str]:
