@@ -113,8 +113,9 @@ def _path_dirs(world) -> tuple[list[Path], str]:  # noqa: F811
 
 
 def test_a_program_shadowing_one_on_the_users_path_is_put_back(world):  # noqa: F811
-    """rt11 a04: the user's PATH holds $WS/bin, node_modules/.bin and $WS/tools; an `ls` dropped in each and a
-    user's own `git` wrapper changed are put back, one line each; a new `deploy` script and a `.bin/jest`
+    """rt11 a04: the user's PATH holds $WS/bin, node_modules/.bin, $WS/tools and $WS/scripts (not made yet); an
+    `ls` dropped in each, a user's own `git` wrapper changed and $WS/bin2 swapped for a link to a folder
+    holding an `ls` are put back, one line each; a new `deploy` script and a `.bin/jest`
     link (npm's shape) stay."""
     dirs, path = _path_dirs(world)
     wrapper = '#!/bin/sh\nexec /usr/bin/git "$@"\n'
@@ -123,18 +124,28 @@ def test_a_program_shadowing_one_on_the_users_path_is_put_back(world):  # noqa: 
     _own(world, world.ws)
     plant = "; ".join(f"printf '#!/bin/sh\\necho {PLANT}\\n' > {d.relative_to(world.ws)}/ls; chmod +x "
                       f"{d.relative_to(world.ws)}/ls" for d in dirs)
+    (world.ws / "bin2").mkdir()
+    _own(world, world.ws / "bin2")
+    # scripts: not there yet, made by the command; bin2: swapped for a link to a folder holding an `ls`
+    path = os.pathsep.join([str(world.ws / "scripts"), str(world.ws / "bin2"), path])
     cmd = (f"{plant}; echo 'touch /tmp/pwned' >> tools/git; printf '#!/bin/sh\\necho DEPLOY-OK\\n' > bin/deploy; "
            "chmod +x bin/deploy; mkdir -p node_modules/jest/bin && ln -s ../jest/bin/jest.js node_modules/.bin/jest;"
            " echo PLANTED")
-    world.scripted.add(*_calls(("terminal", {"command": cmd})))
+    later = "mkdir scripts && printf '#!/bin/sh\\necho x\\n' > scripts/ls && chmod +x scripts/ls; echo LATER"
+    swap = "mkdir evil && cp scripts/ls evil/ls 2>/dev/null; printf '#!/bin/sh\\n' > evil/ls; chmod +x evil/ls; " \
+           "rmdir bin2 && ln -s evil bin2; echo SWAPPED"
+    world.scripted.add(*_calls(("terminal", {"command": cmd}), ("terminal", {"command": later}),
+                               ("terminal", {"command": swap})))
     out = world.hermes("chat", "-q", "set up the project", env={"PATH": path})
     _assert_no_secret(world, out)
-    assert "PLANTED" in world.tool_results(), (world.tool_results(), out.stderr[-800:])
-    for d in dirs:
+    assert "PLANTED" in world.tool_results() and "LATER" in world.tool_results(), (world.tool_results(),
+                                                                                   out.stderr[-800:])
+    for d in (*dirs, world.ws / "scripts"):
         assert not (d / "ls").exists(), d
     assert (world.ws / "tools/git").read_text() == wrapper
+    assert "SWAPPED" in world.tool_results() and (world.ws / "bin2").is_dir() and not (world.ws / "bin2").is_symlink()
     shown = out.stdout + out.stderr
-    assert shown.count("on the user's PATH, under the name of /usr/bin/ls") == 3, shown[-2000:]
+    assert shown.count("on the user's PATH, under the name of /usr/bin/ls") >= 4, shown[-2000:]
     assert shown.count("under the name of /usr/bin/git") == 1, shown[-2000:]
     assert (world.ws / "bin/deploy").exists() and os.path.islink(world.ws / "node_modules/.bin/jest")
     assert "deploy" not in shown and "jest" not in shown

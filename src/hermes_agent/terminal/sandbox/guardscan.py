@@ -566,6 +566,7 @@ def discover(spots: Iterable[str], fds: Fds, old: Scan | None, known: dict[str, 
         walk.customize(d, shadow=True)  # sitecustomize (rt7 a34) or a `yaml.py` there runs at its start
     for d in pathbins.dirs(roots):  # the user's PATH where the sandbox writes: a new `ls` there (rt11 a04)
         walk.scan.stamps[d] = _sig(d)
+        walk.add(os.path.split(d), "pathbin", False)  # the directory itself: swapped for a link, judged
         walk.listing(d, "pathbin", False)
     if old is not None:
         for slot, cls in old.classes.items():
