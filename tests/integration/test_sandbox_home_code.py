@@ -89,10 +89,11 @@ def test_workspace_home_keeps_every_file_the_startup_files_name(world):  # noqa:
             "node/req.js": "export NODE_OPTIONS='--require ~/node/req.js'",
             "sshw/gitssh": "export GIT_SSH=~/sshw/gitssh", "compl/c": "complete -C ~/compl/c mycmd",
             "evals/x.sh": 'eval "$(cat ~/evals/x.sh)"', "procsub/y.sh": "source <(cat ~/procsub/y.sh)",
-            "projects/app/main.py": "alias app='cd ~/projects/app'"}
+            "projects/app/main.py": "alias app='cd ~/projects/app'", "tools/llx": "alias ll='~/tools/llx -l'"}
     named_by_env = {"viewer/view": "", "hooks/ssh-wrap": ""}
     _files(world, {**{r: "#!/bin/sh\ntrue\n" for r in (*refs, *named_by_env)}, "notes/keep.txt": "n\n"})
     (world.home / "projects/app/main.py").write_text("print(1)\n")
+    (world.home / "tools/llx").unlink()  # named, not made yet: it cannot be made from inside either
     (world.home / ".bashrc").write_text("\n".join(refs.values()) + "\n")
     code = [r for r in refs if not r.startswith("projects/")]
     world.scripted.add(*_calls(("terminal", {"command": _append_all([*code, *named_by_env])})))
@@ -100,7 +101,8 @@ def test_workspace_home_keeps_every_file_the_startup_files_name(world):  # noqa:
     out = world.hermes("chat", "-q", "tidy my home", cwd=world.home, env=env)
     _assert_no_secret(world, out)
     assert "DONE" in world.tool_results(), (world.tool_results(), out.stderr[-800:])
-    assert _planted(world, [*code, *named_by_env]) == [], world.tool_results()
+    assert _planted(world, [c for c in (*code, *named_by_env) if c != "tools/llx"]) == [], world.tool_results()
+    assert not (world.home / "tools/llx").exists(), world.tool_results()
     assert (world.home / "notes/todo.txt").read_text() == "ok\n", world.tool_results()
     assert (world.home / "projects/app/main.py").read_text() == "print(1)\n# edited\n", world.tool_results()
 

@@ -11,7 +11,8 @@ writable while these do not:
   GEM_HOME, GOPATH, R_LIBS_USER, CLASSPATH, ...), read from the environment the user started hermes with
   (`paths.user_environ`), and files any other variable names (EDITOR, BASH_ENV, PYTHONSTARTUP, GIT_SSH,
   NODE_OPTIONS=--require F, ...);
-- every file or directory under HOME a start-up file (and what it sources) names, however it uses it: an
+- every file or directory under HOME a start-up file (and what it sources) names — existing, or not made yet
+  in an existing directory (kept from being made) — however it uses it: an
   alias target, BASH_ENV, PROMPT_COMMAND, `complete -C`, `eval "$(cat ~/x)"`, `source <(cat ~/y)`, `-I~/lib`.
   Not the target of `cd`/`pushd` (a folder the user works in). A name hidden behind a variable the files do
   not assign is missed: the heuristic of shellrc.py, widened from two verbs to every word.
@@ -68,7 +69,7 @@ def code_paths(home: str, environ: Mapping[str, str] | None = None, protected: I
     found += _from_startup(home, protected)
     out: list[str] = []
     for p in dict.fromkeys(found):
-        if p == home or not under(p, home) or not os.path.lexists(p):
+        if p == home or not under(p, home) or not _placed(p):
             continue
         out.append(p)
         real = os.path.realpath(p)
@@ -147,6 +148,12 @@ def _anchored(piece: str, home: str, env: dict[str, list[str]]) -> list[str]:
         if not os.path.isabs(value):
             continue
         for p in glob_paths(value) if literal_glob else [os.path.normpath(value)]:
-            if p != home and under(p, home) and os.path.lexists(p):
+            if p != home and under(p, home) and _placed(p):
                 out.append(p)
     return out
+
+
+def _placed(path: str) -> bool:
+    """It exists, or its directory does: a named file not made yet (`alias ll=~/tools/llx`) keeps that
+    directory from getting a new entry (views.home_children splits it), so it cannot be made from inside."""
+    return os.path.lexists(path) or os.path.isdir(os.path.dirname(path))
