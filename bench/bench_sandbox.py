@@ -14,7 +14,11 @@ its launcher), the session start of both is the median of 5 fresh backends, and 
 reading the namespace's byte counters (LocalBackend.network_input, once per terminal call) is printed.
 The stray-process probe (SandboxRunner.strays: the launcher's process tree read from /proc, once per guarded
 call) is timed on its own for each sandbox.
-Run: .venv/bin/python bench/bench_sandbox.py [--calls N] [--runs R] [--repo] [--metadata] [--netns]"""
+With --home the workspace is a user's HOME (issue 19: what stays read-only there is planned from the start-up
+files, the environment and the toolchain directories, homecode.py): 60 folders, ~/go, ~/node_modules, a 40-line
+.bashrc naming files in HOME; the plan's own cost (spec_from_policy, median of 20) is printed, and the session
+start below includes planning.
+Run: .venv/bin/python bench/bench_sandbox.py [--calls N] [--runs R] [--repo] [--metadata] [--netns] [--home]"""
 
 from __future__ import annotations
 
@@ -39,6 +43,33 @@ def backend(mechanism: str | None, work: str) -> LocalBackend:
         return LocalBackend(work, source_rc=False)
     policy = PathPolicy.build(workspace=[work], hermes_home=os.path.expanduser("~/.hermes"))
     return LocalBackend(work, source_rc=False, sandbox=spec_from_policy(policy, mechanism=mechanism))
+
+
+def make_home_ws(work: str) -> str:
+    """A HOME that is the workspace (see --home); HOME is pointed at it for the rest of the run."""
+    home = os.path.join(work, "home")
+    lines = []
+    for i in range(60):
+        os.makedirs(os.path.join(home, f"folder{i:02d}", "sub"), exist_ok=True)
+        open(os.path.join(home, f"folder{i:02d}", "sub", "f.txt"), "w").close()
+    for i in range(20):
+        open(os.path.join(home, f"folder{i:02d}", f"tool{i}"), "w").close()
+        lines += [f"alias t{i}='~/folder{i:02d}/tool{i} --flag'", f"export V{i}=$HOME/folder{i + 20:02d}/sub"]
+    for rel in ("go/pkg/mod/x", "node_modules/lodash", "perl5/lib/perl5", ".local/bin", ".hermes"):
+        os.makedirs(os.path.join(home, rel), exist_ok=True)
+    with open(os.path.join(home, ".bashrc"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    os.environ["HOME"] = home
+    return home
+
+
+def plan_ms(work: str, runs: int = 20) -> float:
+    samples = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        spec_from_policy(PathPolicy.build(workspace=[work], hermes_home=os.path.expanduser("~/.hermes")))
+        samples.append(time.perf_counter() - start)
+    return statistics.median(samples) * 1000
 
 
 def run_median(b: LocalBackend, command: str, calls: int) -> float:
@@ -186,8 +217,12 @@ def main() -> None:
     parser.add_argument("--repo", action="store_true", help="the workspace is a git project (see module doc)")
     parser.add_argument("--metadata", action="store_true", help="also a command changing modes and times")
     parser.add_argument("--netns", action="store_true", help="also bwrap on the host's network (see module doc)")
+    parser.add_argument("--home", action="store_true", help="the workspace is HOME (see module doc)")
     args = parser.parse_args()
     work = tempfile.mkdtemp(prefix="hermes-bench-sbx-")
+    if args.home:
+        work = make_home_ws(work)
+        print(f"plan for a workspace that is HOME (spec_from_policy): {plan_ms(work):.2f} ms")
     if args.repo:
         make_project(work)
         print(f"run-later guard, enter + leave per command: {guard_cost(work, args.calls * args.runs):.3f} ms")
@@ -229,10 +264,10 @@ def main() -> None:
             extra = "" if name == "unsandboxed" else f"  ({med - base:+.2f} ms)"
             print(f"  {name:16s} {med:7.2f} ms{extra}")
     for name, mech in kinds:
-        b = backend(mech, work)  # a fresh one: its launcher start is what this measures
         start = time.perf_counter()
+        b = backend(mech, work)  # a fresh one: its plan and launcher start are what this measures
         b.execute("true")
-        print(f"session start: first call with launcher start ({name}): {(time.perf_counter() - start) * 1000:.1f} ms")
+        print(f"session start: plan, launcher start and first call ({name}): {(time.perf_counter() - start) * 1000:.1f} ms")
         b.close()
     if args.netns and bwrap_problem() is None:
         netns_costs(work, args.calls * args.runs)

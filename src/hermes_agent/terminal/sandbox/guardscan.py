@@ -20,6 +20,7 @@ import stat as st
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from hermes_agent.terminal.sandbox import pathbins
 from hermes_agent.terminal.sandbox.byhand import GUARDED as BYHAND_NAMES
 from hermes_agent.terminal.sandbox.guardtools import PATHS as TOOL_PATHS
 from hermes_agent.terminal.sandbox.runlater import RC_FILES
@@ -565,6 +566,10 @@ def discover(spots: Iterable[str], fds: Fds, old: Scan | None, known: dict[str, 
         walk.spot(d)
     for d in pythonpath_dirs(roots):  # the user's next hermes (or python) starts with these on sys.path: a
         walk.customize(d, shadow=True)  # sitecustomize (rt7 a34) or a `yaml.py` there runs at its start
+    for d in pathbins.dirs(roots):  # the user's PATH where the sandbox writes: a new `ls` there (rt11 a04)
+        walk.scan.stamps[d] = _sig(d)
+        walk.add(os.path.split(d), "pathbin", False)  # the directory itself: swapped for a link, judged
+        walk.listing(d, "pathbin", False)
     if old is not None:
         for slot, cls in old.classes.items():
             if cls in ("later", "dotgit", "tasks", "byhand"):

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import stat as st
 
-from hermes_agent.terminal.sandbox import guardpy, guardtools, runlater
+from hermes_agent.terminal.sandbox import guardpy, guardtools, pathbins, runlater
 from hermes_agent.terminal.sandbox.guardscan import Item, Scan, Slot, same
 
 
@@ -18,6 +18,8 @@ def judged(slot: Slot, cls: str, old: Item | None, cur: Item | None, base: Scan,
     d, name = slot
     if cls == "byhand":
         return _byhand(slot, old, cur, base, now, tainted)
+    if cls == "pathbin":
+        return pathbins.risky(d, name, cur.kind, roots)
     if cls == "tool":
         rel = guardtools.shape(d, name)
         if rel is None:

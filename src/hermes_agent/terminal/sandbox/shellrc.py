@@ -11,6 +11,7 @@ else is missed. Stdlib only."""
 
 from __future__ import annotations
 
+import functools
 import glob
 import os
 import re
@@ -90,14 +91,15 @@ def _scan(text: str, home: str, env: dict[str, list[str]]) -> tuple[list[str], l
     return sourced, dirs
 
 
-def _words(line: str) -> list[str]:
+@functools.lru_cache(maxsize=4096)  # the same lines are read again at every plan (and by homecode.py)
+def _words(line: str) -> tuple[str, ...]:
     lexer = shlex.shlex(line, posix=True, punctuation_chars=";&|()")
     lexer.whitespace_split = True
     lexer.commenters = "#"
     try:
-        return list(lexer)
+        return tuple(lexer)
     except ValueError:  # an unbalanced quote: whitespace words are good enough
-        return line.split("#", 1)[0].split()
+        return tuple(line.split("#", 1)[0].split())
 
 
 def _until_end(words: list[str]) -> list[str]:
@@ -146,12 +148,23 @@ def _paths(word: str, home: str, env: dict[str, list[str]]) -> list[str]:
     match would be created there) and the existing matches."""
     out: list[str] = []
     for w in _expand(word, home, env):
-        w = w if os.path.isabs(w) else os.path.join(home, w)
-        w = os.path.normpath(w)
-        m = _GLOB.search(w)
-        if not m:
-            out.append(w)
-            continue
-        out.append(os.path.dirname(w[:m.start()] + "x"))
-        out += [os.path.normpath(p) for p in glob.glob(w)[:64]]
+        out += glob_paths(os.path.normpath(w if os.path.isabs(w) else os.path.join(home, w)))
     return out
+
+
+def glob_paths(pattern: str) -> list[str]:
+    """An absolute pattern's directory holding the varying name (a match made later lands there) and its
+    existing matches."""
+    m = _GLOB.search(pattern)
+    if not m:
+        return [os.path.normpath(pattern)]
+    return [os.path.dirname(pattern[:m.start()] + "x"), *(os.path.normpath(p) for p in glob.glob(pattern)[:64])]
+
+
+def assignments(text: str, home: str, env: dict[str, list[str]]) -> None:
+    """Collect a file's simple variable assignments into `env` (for `expand`)."""
+    _scan(text, home, env)
+
+
+# the pieces homecode.py reads the same files with
+read_start_file, words, expand = _read, _words, _expand

@@ -14,7 +14,7 @@ from typing import Protocol
 
 from hermes_agent import paths
 from hermes_agent.paths import is_under as _under
-from hermes_agent.terminal.sandbox import dotlinks, gitglobal, shellrc, views
+from hermes_agent.terminal.sandbox import dotlinks, gitglobal, homecode, shellrc, views
 
 # Inside a writable root these stay read-only (they make direnv run code later); git's are resolved
 # at use (views.git_paths).
@@ -164,7 +164,8 @@ def spec_from_policy(policy: PolicyLike, *, network: object = True, mechanism: s
               if p and _match(p, writable) and os.path.isdir(p)]
     home_ws = bool(home) and mode == "workspace-write" and any(views.under(home, w) for w in policy.workspace)
     if home_ws:  # HOME read-only; its existing non-dot entries writable
-        writable += views.home_children(home, keep=shellrc.protected_paths(home))
+        rc = shellrc.protected_paths(home)
+        writable += views.home_children(home, keep=(*rc, *homecode.code_paths(home, protected=rc)))
     notes: list[str] = []
     # where the nested-repository scan looks: what commands can write (HOME as the workspace: its entries)
     scan_within = [w for w in writable if not (home_ws and views.under(home, w))]

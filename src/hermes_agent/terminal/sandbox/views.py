@@ -13,7 +13,8 @@ the inputs moved, see `watch_stamp`):
   `.git` entry itself to keep read-only (and the `.git` directory to pin, so it cannot be renamed away).
 - `home_children`: when the workspace is HOME (or contains it), HOME itself stays read-only and only its
   existing non-dot entries are writable: no new start-up file, no `.pth` in ~/.local, no user unit; nor
-  what the start-up files source or put on PATH (shellrc.py), with the directories on the way.
+  what the start-up files source or put on PATH (shellrc.py), nor code the user runs later from HOME: what the
+  start-up files or the environment name, toolchain code (homecode.py), with the directories on the way.
 Stdlib only."""
 
 from __future__ import annotations
