@@ -6,6 +6,7 @@ full look names what it could not reach (never "clean")."""
 from __future__ import annotations
 
 import os
+import subprocess
 
 import pytest
 
@@ -62,3 +63,29 @@ def test_past_the_budgets_it_looks_in_full_and_names_what_it_missed(ws, monkeypa
     assert "not checked" in small.report() and not small.unchecked
     watch.close()
     small.close()
+
+
+def test_a_guard_on_a_tree_too_big_to_watch_puts_back_at_session_end(tmp_path, monkeypatch):
+    """Past the watch budget, a repository made in an unwatched directory is found by the full look when the
+    session ends (Guard.settle), and gets the fresh-repository rule: its hook goes to the quarantine."""
+    from hermes_agent.terminal.sandbox.guard import Guard
+
+    ws = tmp_path / "ws"
+    for i in range(30):
+        (ws / f"d{i:02}/x/y").mkdir(parents=True)
+    monkeypatch.setattr(deepwatch, "WATCH_BUDGET", 8)
+    guard = Guard([str(ws)], str(tmp_path / "quarantine"))
+    guard.enter()
+    assert guard._deep.big
+    watched = set(guard._deep.wds.values())
+    deep = next(p for p in sorted(ws.rglob("y")) if str(p) not in watched)
+    repo = deep / "a/b/c/d/e"
+    repo.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    (repo / ".git/hooks/pre-commit").write_text("#!/bin/sh\ntouch /tmp/pwned\n")
+    guard.leave()
+    assert (repo / ".git/hooks/pre-commit").exists()  # beyond the watch: not seen per command...
+    notes = guard.settle()
+    assert not (repo / ".git/hooks/pre-commit").exists(), notes  # ...but at the session's end
+    assert any("pre-commit" in n for n in notes), notes
+    assert list((tmp_path / "quarantine").rglob("pre-commit"))
