@@ -5,6 +5,8 @@ Then the session start cost: the first call of a fresh backend (launcher start +
 With --repo the workspace is a project (a git repository, 60 directories, a nested repository,
 node_modules, a .venv with pip, an .npmrc) and the run-later guard's own cost (enter + leave around one command) is printed too: the
 guard runs around every confined command, so it is part of the bwrap/Landlock figures.
+With --files N (and --repo) N more files in 2,000 directories; the guard's cost around a command that
+wrote one file deep in the tree is printed too.
 With --metadata a third command changes modes and times of 20 workspace files (60 chmod/utimensat calls,
 each answered by the Landlock keeper, metaguard.py) and Landlock runs once more without the keeper's
 metadata check ("landlock-nonotify"): the difference is that check's cost; commands that change no metadata
@@ -108,6 +110,34 @@ def make_project(work: str) -> None:
     subprocess.run(["python3", "-m", "venv", os.path.join(work, ".venv")], check=True)
     with open(os.path.join(work, ".npmrc"), "w") as f:
         f.write("save-exact=true\n")
+
+
+def add_files(work: str, files: int) -> None:
+    """`files` files spread over 10 files a directory, 4 levels deep (`src/pN/mN/kN`)."""
+    for i in range(files):
+        d = os.path.join(work, "src", f"p{i % 10}", f"m{i // 10 % 10}", f"k{i // 100 % 20}")
+        os.makedirs(d, exist_ok=True)
+        with open(os.path.join(d, f"f{i}.py"), "w") as f:
+            f.write("x = 1\n")
+
+
+def guard_write_cost(work: str, calls: int) -> float:
+    """Median ms of enter() + leave() around a command that wrote one new file deep in the tree."""
+    from hermes_agent.terminal.sandbox.guard import Guard
+
+    g = Guard([work], tempfile.mkdtemp(prefix="hermes-bench-q-"))
+    g.enter()
+    g.leave()
+    deep = os.path.join(work, "pkg0", "mod0", "sub0")
+    samples = []
+    for i in range(calls):
+        start = time.perf_counter()
+        g.enter()
+        with open(os.path.join(deep, f"w{os.getpid()}-{i}.txt"), "w"):
+            pass
+        g.leave()
+        samples.append(time.perf_counter() - start)
+    return statistics.median(samples) * 1000
 
 
 def guard_cost(work: str, calls: int) -> float:
@@ -215,6 +245,7 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=40)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--repo", action="store_true", help="the workspace is a git project (see module doc)")
+    parser.add_argument("--files", type=int, default=0, help="with --repo: this many more files (src/...)")
     parser.add_argument("--metadata", action="store_true", help="also a command changing modes and times")
     parser.add_argument("--netns", action="store_true", help="also bwrap on the host's network (see module doc)")
     parser.add_argument("--home", action="store_true", help="the workspace is HOME (see module doc)")
@@ -225,7 +256,10 @@ def main() -> None:
         print(f"plan for a workspace that is HOME (spec_from_policy): {plan_ms(work):.2f} ms")
     if args.repo:
         make_project(work)
+        add_files(work, args.files)
         print(f"run-later guard, enter + leave per command: {guard_cost(work, args.calls * args.runs):.3f} ms")
+        print(f"run-later guard, the same around a command writing a file 3 levels deep: "
+              f"{guard_write_cost(work, args.calls * args.runs):.3f} ms")
         first, full = guard_full_looks(work, 15)
         print(f"run-later guard, first baseline: {first:.2f} ms; check after a change in site-packages: {full:.2f} ms")
     kinds: list[tuple[str, str | None]] = [("unsandboxed", None)]

@@ -29,6 +29,7 @@ import os
 import threading
 from collections.abc import Callable, Iterable, Iterator
 
+from hermes_agent.terminal.sandbox.deepwatch import DeepWatch
 from hermes_agent.terminal.sandbox.guardscan import Fds, Scan, Tree, discover, spotted
 
 
@@ -42,6 +43,8 @@ class Guard:
         self.quarantine = quarantine
         self.notify = notify
         self._tree = Tree(self.workspaces)
+        self._deep_spots: set[str] = set()
+        self._deep = DeepWatch(self.workspaces, self.roots)  # every depth (deepwatch.py; started with the baseline)
         self._base: Scan | None = None
         self._active = 0
         self._held: list[str] = []
@@ -110,9 +113,11 @@ class Guard:
         """The sandbox's processes are gone (the session closes): what they changed since the last check is
         put back (each line goes to `notify` as well)."""
         with self._lock:
-            if not self._stray or self._base is None:
+            if (not self._stray and not self._deep.big) or self._base is None:
                 return []
             self._stray = False
+            if self._deep.big:  # a tree too big to watch whole: the full look, then the check
+                self._deep_spots |= self._deep.full()
             return self._check()
 
     def check(self) -> list[str]:
@@ -141,19 +146,18 @@ class Guard:
         with the new set, whose extra places no confined work of this guard could write yet."""
         if self._base is not None and self._active:
             self._held += self._check()
-        self.roots = roots
-        if self._base is not None:
-            self._base = self._scan(self._base, None)
+        self.roots = self._deep.within = roots
+        if self._base is not None:  # the new places watched too (their repositories are the baseline's)
+            self._base = self._scan(self._base, None, self._deep.full(self._deep.budget))
 
     def _light(self) -> tuple[bool, set[str]]:
         """(nothing to look at, directories that changed). The common cases in a few lstat calls: nothing
         watched moved, or only ordinary directories did (a file made or removed) and none of them holds a
         `.git`, `.envrc` or `.vscode/tasks.json` now."""
+        deep, self._deep_spots = self._deep_spots | self._deep.drain(), set()  # new names at any depth
         if self._base is None or not self._base.unchanged():
-            return False, set()
-        if self._tree.quiet():
-            return True, set()
-        changed = set(self._tree.refresh())
+            return False, deep
+        changed = deep if self._tree.quiet() else set(self._tree.refresh()) | deep
         return not any(spotted(d, self._base.items) for d in changed), changed
 
     def _scan(self, old: Scan | None, known: dict[str, str] | None, spots: set[str] | None = None) -> Scan:
@@ -166,6 +170,9 @@ class Guard:
 
             spots.update(os.path.dirname(dot) for ws in self.workspaces
                          for dot in nested_scan(ws, self.roots)[0])
+            spots.update(self._deep.start())
+        else:  # a write of hermes's own (`trusted`) joins the baseline here, not the next check
+            spots.update(self._deep.drain())
         fds = Fds()
         try:
             return discover(sorted(spots), fds, old, known, self.roots)
@@ -192,6 +199,8 @@ class Guard:
             notes += [shown(line) for line in lines]  # paths the command named: no raw controls or newlines
             if not lines:
                 break
+        if self._deep.unchecked:  # fail closed in words: what no look reached is not called clean
+            notes.append(shown(self._deep.report()))
         for line in notes:
             if self.notify is not None:
                 self.notify(line)

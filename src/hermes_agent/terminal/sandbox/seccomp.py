@@ -32,6 +32,14 @@ What it refuses, by `Policy` field (the launcher's config frame says which apply
 - `notify` (with `metadata`, the Landlock path): every other chmod, and chown/lchown/fchown/fchownat and
   utime/utimes/futimesat/utimensat, return SECCOMP_RET_USER_NOTIF: the keeper decides by path and does the
   change itself (`metaguard.py`, a34). `install` then returns the listener fd.
+- `others` (Landlock path when no pid namespace holds the session: a normal user's, MCP servers, the
+  browser; server.py sets it): setpriority, ioprio_set, sched_setaffinity/setscheduler/setparam/setattr,
+  migrate_pages, move_pages and prlimit64 (setting) only for the caller itself (pid/who 0), else EPERM:
+  Landlock scopes signals and ptrace, not these, so a command reniced hermes and the user's programs to 19
+  and pinned them to one CPU (rt11 a27). `nice -n 5 cmd`, `ionice`, `taskset -c 0 cmd`, `chrt`, `ulimit`
+  work (all act on the caller); what breaks: the same calls on the session's own child or thread by id
+  (`renice -p <pid of a child>`, `taskset -p`, pthread_setaffinity_np: OpenMP thread binding), which seccomp
+  cannot tell from a stranger's.
 Stdlib only."""
 
 from __future__ import annotations
@@ -66,6 +74,8 @@ _X86_64 = {
     "open": 2, "openat": 257, "creat": 85, "mknod": 133, "mknodat": 259, "openat2": 437,
     "setxattr": 188, "lsetxattr": 189, "fsetxattr": 190, "removexattr": 197, "lremovexattr": 198,
     "fremovexattr": 199, "setxattrat": 463, "removexattrat": 466,
+    "setpriority": 141, "sched_setparam": 142, "sched_setscheduler": 144, "sched_setaffinity": 203,
+    "ioprio_set": 251, "migrate_pages": 256, "move_pages": 279, "prlimit64": 302, "sched_setattr": 314,
 }
 _AARCH64 = {
     "socket": 198, "socketpair": 199, "io_uring_setup": 425, "add_key": 217, "request_key": 218, "keyctl": 219,
@@ -75,6 +85,8 @@ _AARCH64 = {
     "fchmod": 52, "fchmodat": 53, "fchmodat2": 452, "openat": 56, "mknodat": 33, "openat2": 437,
     "setxattr": 5, "lsetxattr": 6, "fsetxattr": 7, "removexattr": 14, "lremovexattr": 15, "fremovexattr": 16,
     "setxattrat": 463, "removexattrat": 466,
+    "setpriority": 140, "sched_setparam": 118, "sched_setscheduler": 119, "sched_setaffinity": 122,
+    "ioprio_set": 30, "migrate_pages": 238, "move_pages": 239, "prlimit64": 261, "sched_setattr": 274,
 }
 _ARCH = {"x86_64": (0xC000003E, _X86_64), "aarch64": (0xC00000B7, _AARCH64)}
 _KEYRING = ("add_key", "request_key", "keyctl")
@@ -86,6 +98,11 @@ _MODE_ARG = {"chmod": 1, "fchmod": 1, "fchmodat": 2, "fchmodat2": 2}
 # (flags argument or -1 when the call always creates, mode argument) of the calls that create a file
 _CREATE_ARG = {"open": (1, 2), "openat": (2, 3), "creat": (-1, 1), "mknod": (-1, 1), "mknodat": (-1, 2)}
 _O_CREATE = 0o100 | 0o20000000  # O_CREAT, __O_TMPFILE
+# calls that change another process when their first argument names it (0: the caller itself); the `others` rule
+_OTHERS = {"setpriority": "setprio", "ioprio_set": "ioprio", "prlimit64": "prlimit", "sched_setaffinity": "self0",
+           "sched_setscheduler": "self0", "sched_setparam": "self0", "sched_setattr": "self0",
+           "migrate_pages": "self0", "move_pages": "self0"}
+_PRIO_PROCESS, _IOPRIO_WHO_PROCESS = 0, 1
 
 
 @dataclass(frozen=True)
@@ -98,6 +115,7 @@ class Policy:
     metadata: bool = False
     setid: bool = False  # without metadata: only the setuid/setgid bits refused (bwrap)
     notify: bool = False  # with metadata: chmod/chown/utime go to the keeper (metaguard.py), which decides by path
+    others: bool = False  # no pid namespace holds the session: priority/affinity/limits of the caller only
 
     @classmethod
     def from_config(cls, cfg: dict | None) -> Policy:
@@ -159,6 +177,31 @@ def _socket_checks(asm: _Asm, pol: Policy, deny: str) -> None:
     asm.op(_JEQ_K, _IPPROTO_TCP, "allow", deny)
 
 
+def _others_checks(asm: _Asm) -> None:
+    """The `others` rule: the target is the caller itself (pid/who 0), else EPERM. setpriority and ioprio_set
+    only for one process (PRIO_PGRP/PRIO_USER with 0 mean the caller's group / every process of its uid);
+    prlimit64 of another process may still read its limits (new_limit NULL, both halves)."""
+    asm.label("setprio")
+    asm.load(_ARGS[0])
+    asm.op(_JEQ_K, _PRIO_PROCESS, "self1", "eperm")
+    asm.label("ioprio")
+    asm.load(_ARGS[0])
+    asm.op(_JEQ_K, _IOPRIO_WHO_PROCESS, "self1", "eperm")
+    asm.label("self1")
+    asm.load(_ARGS[1])
+    asm.op(_JEQ_K, 0, "allow", "eperm")
+    asm.label("prlimit")
+    asm.load(_ARGS[0])
+    asm.op(_JEQ_K, 0, "allow", 0)
+    asm.load(_ARGS[2])
+    asm.op(_JEQ_K, 0, 0, "eperm")
+    asm.load(_ARGS[2] + 4)
+    asm.op(_JEQ_K, 0, "allow", "eperm")
+    asm.label("self0")
+    asm.load(_ARGS[0])
+    asm.op(_JEQ_K, 0, "allow", "eperm")
+
+
 def program(policy: Policy | None = None) -> bytes | None:
     """The BPF program for this machine and policy (None when the machine is unknown)."""
     arch = _ARCH.get(platform.machine())
@@ -189,6 +232,8 @@ def program(policy: Policy | None = None) -> bytes | None:
     if pol.metadata or pol.setid:
         table += [(n, f"create{f}_{m}" if f >= 0 else f"setid{m}") for n, (f, m) in _CREATE_ARG.items()]
         table += [("openat2", "nosys")]
+    if pol.others:
+        table += list(_OTHERS.items())
     if pol.metadata and pol.notify:
         from hermes_agent.terminal.sandbox.metaguard import NUMBERS, SPECS
 
@@ -219,6 +264,8 @@ def program(policy: Policy | None = None) -> bytes | None:
         asm.label(f"setid{arg}")
         asm.load(_ARGS[arg])
         asm.op(_JSET_K, _SETID, "eperm", "allow")
+    if pol.others:
+        _others_checks(asm)
     asm.label("notify")
     asm.ret(_RET_USER_NOTIF)
     asm.label("eperm")

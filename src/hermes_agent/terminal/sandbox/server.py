@@ -308,6 +308,8 @@ def _confine(cfg: dict, split) -> None:  # type: ignore[no-untyped-def]
         _supervise(pair[0], writable or frozenset())
     remember_host()  # the host's addresses, unreachable from the namespace made below (nsmount.reject_routes)
     pidns = bool(cfg.get("pidns")) and _unshare(_CLONE_NEWPID)  # the next child is pid 1 of its own namespace
+    if not pidns and cfg.get("seccomp") is not None:  # the host's processes are in reach: seccomp `others`
+        cfg["seccomp"]["others"] = True
     split(pair[0] if pair else None)  # the keeper stays outside every Landlock domain
     resolv = str(cfg.get("resolv") or "")  # the namespace's resolv.conf (the host's names a loopback resolver)
     if cfg.get("join_fds"):  # a re-planned launcher without privileges: its predecessor's network namespace
