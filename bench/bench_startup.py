@@ -33,21 +33,35 @@ def spawn(cmd: list[str], home: str, cwd: str) -> tuple[float, float, float, int
     return start, wall, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status)
 
 
-def make_home(url: str, home: str | None = None) -> str:
+def make_home(url: str, home: str | None = None, rewrite: bool = False) -> str:
+    """A home whose config.yaml points at `url`; the file is left alone when it already says that (a user's
+    config between runs: its parsed JSON copy stays valid), unless `rewrite` (every run after a config edit)."""
     home = home or tempfile.mkdtemp(prefix="hermes-bench-")
-    Path(home, "config.yaml").write_text(
-        f"model:\n  provider: custom\n  default: scripted-model\n  base_url: {url}\n  api_key: bench-key\n"
-        "  context_length: 128000\n", encoding="utf-8")
+    config = Path(home, "config.yaml")
+    text = (f"model:\n  provider: custom\n  default: scripted-model\n  base_url: {url}\n  api_key: bench-key\n"
+            "  context_length: 128000\n")
+    if rewrite or not config.exists() or config.read_text(encoding="utf-8") != text:
+        config.unlink(missing_ok=True)  # a new inode and mtime: config.yaml's JSON copy no longer matches
+        config.write_text(text, encoding="utf-8")
     return home
 
 
-def case(binary: str, script: list[dict], args: list[str], runs: int) -> dict:
-    """Median wall/first-request/RSS and the median gap between model requests over `runs` runs."""
+def port_of(url: str) -> int:
+    return int(url.rsplit(":", 1)[1].split("/", 1)[0])
+
+
+def case(binary: str, script: list[dict], args: list[str], runs: int, rewrite_config: bool = False) -> dict:
+    """Median wall/first-request/RSS and the median gap between model requests over `runs` runs. The model
+    keeps its port across the runs, so config.yaml is unchanged after the warm-up run (a user's steady state);
+    `rewrite_config`: config.yaml written anew before every run (the first run after an edit)."""
     walls, firsts, rsss, gaps, sizes, codes = [], [], [], [], [], []
     home = None  # one home per case: the warm-up run seeds it, as a user's home is after the first run
+    port = 0
     for i in range(runs + 1):
-        with ScriptedServer(list(script), default={"content": "done"}) as srv:
-            home, cwd = make_home(srv.url, home), tempfile.mkdtemp(prefix="hermes-bench-cwd-")
+        with ScriptedServer(list(script), default={"content": "done"}, port=port) as srv:
+            port = port_of(srv.url)
+            home = make_home(srv.url, home, rewrite=rewrite_config)
+            cwd = tempfile.mkdtemp(prefix="hermes-bench-cwd-")
             start, wall, rss, code = spawn([binary, *args], home, cwd)
             if i == 0:
                 continue  # warm-up: writes bytecode caches, seeds bundled skills
@@ -69,7 +83,9 @@ def case(binary: str, script: list[dict], args: list[str], runs: int) -> dict:
 def loop_script(n: int, tool: str) -> list[dict]:
     if tool == "terminal":
         return [{"tool_calls": [{"name": "terminal", "arguments": {"command": f"echo {i}"}}]} for i in range(n)]
-    return [{"tool_calls": [{"name": "todo", "arguments": {}}]} for _ in range(n)]
+    # the read-only todo call, its arguments alternating: the same call 5 times in a row ends the loop (the
+    # repeat guard's warning), so identical calls measured 5 turns, not n
+    return [{"tool_calls": [{"name": "todo", "arguments": {"merge": True} if i % 2 else {}}]} for i in range(n)]
 
 
 def measure(binary: str, runs: int, label: str) -> dict:

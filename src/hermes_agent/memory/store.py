@@ -7,7 +7,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -292,6 +291,8 @@ class MemoryStore:
     def _write(self, target: str, entries: list[str]) -> None:
         path = self.path(target)
         data = (ENTRY_DELIMITER.join(entries) + "\n") if entries else ""
+        import tempfile  # on the first write, not on every run's import (tempfile loads shutil, random)
+
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as fh:

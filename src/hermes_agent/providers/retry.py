@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import random
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -32,6 +31,8 @@ class RetryingProvider:
     def delay_for(self, attempt: int, error: ProviderError) -> float:
         if error.retry_after is not None:
             return min(error.retry_after, self.max_delay)
+        import random  # on a retry only: not every run's import
+
         return min(self.base_delay * (2 ** attempt) * (0.5 + random.random() / 2), self.max_delay)
 
     def complete(self, request: ChatRequest, on_delta: OnDelta | None = None,

@@ -11,7 +11,6 @@ user deleted stays hidden: its manifest line is kept, and `hidden_bundled` names
 
 from __future__ import annotations
 
-import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -98,6 +97,8 @@ def _retire_locked(skills_dir: Path, skills: list[tuple[str, str, Path]]) -> Ret
             manifest[name] = digest
             continue
         if content_hash(dest, "md5") == digest:
+            import shutil  # only when a seeded copy is retired (shutil loads bz2/lzma)
+
             shutil.rmtree(dest)
             if category and not any((skills_dir / category).iterdir()):
                 (skills_dir / category).rmdir()

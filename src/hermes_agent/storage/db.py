@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import os
-import random
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
@@ -89,6 +88,8 @@ def retry_busy(fn: Callable[[], T], deadline_s: float = RETRY_DEADLINE_S) -> T:
             if not is_busy(exc) or time.monotonic() > end:
                 raise
             log.debug("state.db busy, retrying: %s", exc)
+            import random  # only when busy: not on every run's import
+
             time.sleep(delay * random.uniform(0.5, 1.5))
             delay = min(delay * 2, 0.25)
 

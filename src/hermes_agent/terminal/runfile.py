@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import threading
 from pathlib import Path
@@ -126,6 +125,8 @@ def _reap(data: dict) -> list[str]:
     done = [f"killed process group {g}" for g in _kill_marked(token)] if token else []
     for d in data.get("dirs") or []:
         if isinstance(d, str) and os.path.basename(d).startswith(_DIR_PREFIX) and os.path.isdir(d):
+            import shutil  # here, not at import: shutil loads bz2/lzma, and chat -q imports this module
+
             shutil.rmtree(d, ignore_errors=True)
             done.append(f"removed {d}")
     return done

@@ -47,6 +47,26 @@ def test_a_link_loop_is_refused(layout):
     assert paths._links_on_the_way(str(trusted / "a"))[1] is None
 
 
+def test_which_finds_what_shutil_which_finds(tmp_path, monkeypatch):
+    """paths.which (shutil.which without importing shutil) on real files: an executable file is found, a file
+    without x, a directory and a missing name are passed over for a later PATH entry; empty entries skipped."""
+    import shutil
+
+    first, second = tmp_path / "first", tmp_path / "second"
+    for d in (first, second):
+        d.mkdir()
+    (first / "tool").write_text("#!/bin/sh\n")  # not executable: passed over
+    (first / "adir").mkdir(mode=0o755)  # a directory with x: passed over
+    for name in ("tool", "adir"):
+        (second / name).write_text("#!/bin/sh\n")
+        (second / name).chmod(0o755)
+    monkeypatch.setenv("PATH", f"{first}::{second}:/usr/bin:/bin")
+    for name in ("tool", "adir", "sh", "no-such-program-here"):
+        assert paths.which(name) == shutil.which(name), name
+    assert paths.which("tool") == str(second / "tool")
+    assert paths.which("tool", path=str(first)) is None and paths.which("sh", path="") is None
+
+
 def test_the_change_of_a_run_by_hand_file_is_one_line_of_its_runnable_part():
     old = b'{"scripts": {"test": "jest", "build": "tsc"}, "version": "1.0.0"}'
     new = b'{"scripts": {"test": "sh x.sh", "build": "tsc", "lint": "eslint ."}, "version": "1.0.1"}'

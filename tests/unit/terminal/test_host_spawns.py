@@ -1,6 +1,6 @@
 """Every place hermes starts a program OUTSIDE the sandbox takes it from the one resolver
 (paths.trusted_which / host_program), or is on the list below with the reason it may not (issue 19:
-`~/bin/git -> ~/proj/.tools/git` ran unconfined). A new spawn or `shutil.which` anywhere in src/ fails here
+`~/bin/git -> ~/proj/.tools/git` ran unconfined). A new spawn or `shutil.which` / `paths.which` anywhere in src/ fails here
 until it is routed through the resolver or justified in SPAWNS."""
 
 from __future__ import annotations
@@ -13,7 +13,9 @@ _SUBPROCESS = {"Popen", "run", "call", "check_call", "check_output", "getoutput"
 _OS = {"system", "popen", "posix_spawn", "posix_spawnp", "execv", "execve", "execvp", "execvpe", "execl",
        "execle", "execlp", "execlpe", "spawnv", "spawnve", "spawnvp", "spawnvpe", "spawnl", "spawnlp"}
 _WHAT = {"subprocess": _SUBPROCESS, "os": _OS, "asyncio": {"create_subprocess_exec", "create_subprocess_shell"},
-         "pty": {"spawn"}, "shutil": {"which"}}
+         "pty": {"spawn"}, "shutil": {"which"},
+         # paths.which: shutil.which without importing shutil (the resolver's own lookup), tracked the same way
+         "paths": {"which"}, "hermes_agent.paths": {"which"}}
 
 SY = "sys.executable (absolute; -P/-I keep the cwd off its sys.path)"
 CONFINED = "the program runs inside the sandbox: looked up with the user's PATH on purpose"
@@ -58,7 +60,7 @@ SPAWNS = {
     ("terminal/local.py", "_bash", "shutil.which"): "the shell of the confined terminal",
     ("tools/builtin/_browser_confine.py", "exec_confined", "os.execve"): CONFINED,
     ("tools/builtin/_browser_confine.py", "exec_confined", "shutil.which"): CONFINED,
-    ("tools/builtin/_checks.py", "chromium_path", "shutil.which"): "the browser runs confined",
+    ("tools/builtin/_checks.py", "chromium_path", "paths.which"): "the browser runs confined",
     ("tools/builtin/_rlrollout.py", "drive", "subprocess.run"): SY,
     ("tools/builtin/rl.py", "start_training", "subprocess.Popen"): SY,
     ("tools/builtin/_search.py", "find_rg", "shutil.which"): "rg runs confined (backend.confine) when the "
@@ -70,7 +72,6 @@ SPAWNS = {
     "existence check only: an unconfined one is resolved by confine._outside with paths.trusted_which)",
     ("tools/mcp/stdio.py", "spawn", "asyncio.create_subprocess_exec"): "argv from wrapped.sandbox_launch: the "
     "confined server behind its sandbox, or an unconfined one resolved by confine._outside",
-    ("paths.py", "trusted_which", "shutil.which"): "the resolver itself",
 }
 
 

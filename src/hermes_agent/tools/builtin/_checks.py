@@ -5,8 +5,9 @@ importing a tool module. Each check's docstring (or its `explain()`) is what `he
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Mapping
+
+from hermes_agent import paths
 
 
 def _importable(module: str) -> bool:
@@ -63,7 +64,7 @@ def chromium_path(env: Mapping[str, str] | None = None) -> str | None:
     chosen = str((os.environ if env is None else env).get("HERMES_CHROMIUM", "")).strip()
     if chosen:
         return chosen if os.access(chosen, os.X_OK) else None
-    return next((p for n in ("chromium", "chromium-browser", "google-chrome") if (p := shutil.which(n))), None)
+    return next((p for n in ("chromium", "chromium-browser", "google-chrome") if (p := paths.which(n))), None)
 
 
 def browser_available() -> bool:

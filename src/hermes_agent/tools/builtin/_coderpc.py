@@ -41,7 +41,7 @@ def script_tools(offered: frozenset[str] | set[str]) -> list[str]:
 def build_schema(present: frozenset[str] | set[str]) -> dict:
     """The schema listing only the script tools this agent offers (seeds: dynamic schema patching)."""
     tools = script_tools(present)
-    listing = "\n".join(f"  {t}({SIGNATURES[t][0]}) {SIGNATURES[t][1]}".rstrip() for t in tools) or "  (none here)"
+    listing = "\n".join(f"{t}({SIGNATURES[t][0]}) {SIGNATURES[t][1]}".rstrip() for t in tools) or "(none here)"
     return {
         "name": "execute_code",
         "description": (

@@ -29,15 +29,16 @@ from hermes_agent.tools.registry import registry
 from hermes_agent.tools.results import tool_error, tool_result
 
 _DIFF_PATH = lazyre.compile(r"^(?:\+\+\+|---) (?:[ab]/)?(\S+)|^\*\*\* (?:Update|Add|Delete) File: (.+?)\s*$", re.M)
-_PATH = {"type": "string", "description": "absolute, ~/... or relative"}
+_PATH = {"type": "string", "description": "absolute, ~/... or relative"}  # said once, on read_file (issue 24)
+_PATH_PLAIN = {"type": "string"}
 
 READ_FILE_SCHEMA = {
     "name": "read_file",
     "description": "Read a text file as numbered lines ('N|text'); the reply says how to page on.",
     "parameters": {"type": "object", "properties": {
         "path": _PATH,
-        "offset": {"type": "integer", "minimum": 1, "description": "First line (default 1)"},
-        "limit": {"type": "integer", "minimum": 1, "description": "Lines (default 500, max 2000)"},
+        "offset": {"type": "integer", "description": "First line (default 1)"},
+        "limit": {"type": "integer", "description": "Lines (default 500, max 2000)"},
     }, "required": ["path"]},
 }
 
@@ -45,7 +46,7 @@ WRITE_FILE_SCHEMA = {
     "name": "write_file",
     "description": "Create or overwrite a whole file (and its parent dirs); to change part of one, use patch.",
     "parameters": {"type": "object", "properties": {
-        "path": _PATH,
+        "path": _PATH_PLAIN,
         "content": {"type": "string"},
     }, "required": ["path", "content"]},
 }
@@ -58,7 +59,7 @@ PATCH_SCHEMA = {
                    "`patch`, a multi-file unified diff or '*** Begin Patch' text; all files change or none.",
     "parameters": {"type": "object", "properties": {
         "mode": {"type": "string", "enum": ["replace", "patch"]},
-        "path": _PATH,
+        "path": _PATH_PLAIN,
         "old_string": {"type": "string"},
         "new_string": {"type": "string", "description": "may be empty"},
         "replace_all": {"type": "boolean"},

@@ -33,7 +33,7 @@ TERMINAL_SCHEMA = {
     "parameters": {"type": "object", "properties": {
         "command": {"type": "string"},
         "background": {"type": "boolean", "description": "return at once with a process id"},
-        "timeout": {"type": "integer", "minimum": 1, "description": "Seconds (default 180)"},
+        "timeout": {"type": "integer", "description": "Seconds (default 180)"},
         "workdir": {"type": "string", "description": "for this command only"},
         "pty": {"type": "boolean"},
         "sandbox": {"type": "boolean", "description": "false: run outside the OS sandbox, only after it blocked "
