@@ -23,6 +23,8 @@ import os
 import struct
 from collections.abc import Iterable
 
+from hermes_agent.terminal.sandbox.guardscan import _exists as exists_at
+
 log = logging.getLogger(__name__)
 
 WATCH_BUDGET = 20_000  # directories watched per guard (the kernel's per-user limit is shared with the user's tools)
@@ -199,7 +201,7 @@ class DeepWatch:
             return []
         if spot:
             spots.add(path)
-        if "lib" in dirs and _exists(fd, "pyvenv.cfg"):  # a venv: its installed files are not entered
+        if "lib" in dirs and exists_at(fd, "pyvenv.cfg"):  # a venv: its installed files are not entered
             dirs = [n for n in dirs if n not in _VENV_INSIDE]
         if self.within:
             dirs = [n for n in dirs if self._reachable(f"{path}/{n}")]
@@ -222,14 +224,6 @@ class DeepWatch:
             self.big = True
             return
         self.wds[wd] = path
-
-
-def _exists(fd: int, name: str) -> bool:
-    try:
-        os.stat(name, dir_fd=fd, follow_symlinks=False)
-    except OSError:
-        return False
-    return True
 
 
 _LIBC = None
