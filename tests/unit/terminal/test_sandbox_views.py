@@ -226,3 +226,20 @@ def test_doctor_says_what_a_closed_home_lets_commands_read(tmp_path):
     assert f"in HOME ({home})" in line and "~/proj" in line and "~/.local/bin" in line and "~/notes" not in line
     assert "sandbox.readable_paths" in line and "made there later" in line
     assert "is (in) the workspace" in describe_home(_policy(home, home))
+
+
+def test_a_new_dot_entry_off_the_allowlist_does_not_replan_a_closed_home(tmp_path):
+    """A tool's or a test's new `~/.something` is unseen in a closed HOME whatever the plan: the launcher is not
+    restarted for it (each restart also started a new pid namespace, so `ps`/`pkill` lost the session's servers).
+    A toolchain location of the allowlist appearing (`~/.rustup`) is planned again; with HOME as the workspace
+    every dot-entry counts."""
+    home = _home(tmp_path)
+    spec = spec_from_policy(_policy(home, home / "proj"))
+    (home / ".hermes-test-outside-1").mkdir()
+    (home / ".viminfo").write_text("x")
+    assert spec.watch() == spec.stamp
+    (home / ".rustup").mkdir()
+    assert spec.watch() != spec.stamp
+    at_home = spec_from_policy(_policy(home, home))
+    (home / ".another").mkdir()
+    assert at_home.watch() != at_home.stamp

@@ -201,6 +201,9 @@ def spec_from_policy(policy: PolicyLike, *, network: object = True, mechanism: s
         secrets = tuple(p for p in secrets if not _under(p, closed) or _match(p, seen))
     secrets = _outermost(secrets)
     sockets = tuple(os.path.realpath(os.path.expanduser(str(p))) for p in sockets)
+    # a closed HOME: only dot-entries the allowlist reaches change the plan when they appear or go
+    watched = frozenset(os.path.relpath(p, closed).split("/")[0] for p in (*policy.readable, *getattr(
+        policy, "readable_grants", ())) if _under(p, closed) and p != closed) if closed and not home_ws else None
     spec = SandboxSpec(mode=mode, writable=tuple(dict.fromkeys(writable)),
                        readonly=tuple(dict.fromkeys(os.path.realpath(p) for p in readonly)),
                        secrets=secrets, network=_flag(network),
@@ -211,10 +214,10 @@ def spec_from_policy(policy: PolicyLike, *, network: object = True, mechanism: s
                        note="; ".join(n for n in (dot.note, *notes) if n), home_closed=closed, home_readable=visible,
                        home_links=tuple(getattr(policy, "home_links", ())) if closed else (), quarantine=os.path.join(getattr(policy, "hermes_home", "") or "", "quarantine")
                        if getattr(policy, "hermes_home", "") else "",
-                       stamp=views.watch_stamp(workspaces, home),
+                       stamp=views.watch_stamp(workspaces, home, watched),
                        replan=functools.partial(spec_from_policy, policy, network=network, mechanism=mechanism,
                                                 mode=mode, sockets=sockets, loopback_ports=loopback_ports),
-                       watch=functools.partial(views.watch_stamp, workspaces, home))
+                       watch=functools.partial(views.watch_stamp, workspaces, home, watched))
     return spec
 
 

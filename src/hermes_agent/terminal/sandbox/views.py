@@ -337,10 +337,12 @@ def git_paths(workspace: str, home: str, git_dir_env: str | None = None,
     return [p for p in dict.fromkeys(readonly) if os.path.lexists(p)], pinned
 
 
-def watch_stamp(workspaces: Iterable[str], home: str) -> tuple:
+def watch_stamp(workspaces: Iterable[str], home: str, dot_names: frozenset[str] | None = None) -> tuple:
     """A cheap fingerprint of what the plan depends on: each workspace's `.git` entry (and its config),
-    HOME's dot-entry names (listed again only when HOME's mtime moved), the shell start-up files (what
-    they source or put on PATH is planned from them). Equal stamps: same plan."""
+    HOME's dot-entry names (listed again only when HOME's mtime moved; only `dot_names` when given: in a closed
+    HOME a new entry off the allowlist is unseen whatever the plan, so a test's or a tool's new `~/.foo` does not
+    restart the launcher), the shell start-up files (what they source or put on PATH is planned from them).
+    Equal stamps: same plan."""
     from hermes_agent.terminal.sandbox.shellrc import START_FILES
 
     out: list[object] = []
@@ -348,7 +350,8 @@ def watch_stamp(workspaces: Iterable[str], home: str) -> tuple:
         dot = os.path.join(ws, ".git")
         out.append(_sig(dot))
         out.append(_sig(os.path.join(dot, "config")))
-    out.append(_dot_names(home))
+    names = _dot_names(home)
+    out.append(names if dot_names is None else names & dot_names)
     out += [_sig(os.path.join(home, name)) for name in START_FILES] if home else []
     return tuple(out)
 
