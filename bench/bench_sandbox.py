@@ -14,13 +14,16 @@ metadata check ("landlock-nonotify"): the difference is that check's cost; comma
 With --netns, bwrap also runs once with the host's network ("bwrap-hostnet": slirp4netns switched off for
 its launcher), the session start of both is the median of 5 fresh backends, and the per-command cost of
 reading the namespace's byte counters (LocalBackend.network_input, once per terminal call) is printed.
+With --pidns Landlock runs once more without its pid namespace and /proc ("landlock-nopidns"; the session
+start of both is printed too): the difference is what the session's own pid namespace costs.
 The stray-process probe (SandboxRunner.strays: the launcher's process tree read from /proc, once per guarded
 call) is timed on its own for each sandbox.
 With --home the workspace is a user's HOME (issue 19: what stays read-only there is planned from the start-up
 files, the environment and the toolchain directories, homecode.py): 60 folders, ~/go, ~/node_modules, a 40-line
 .bashrc naming files in HOME; the plan's own cost (spec_from_policy, median of 20) is printed, and the session
 start below includes planning.
-Run: .venv/bin/python bench/bench_sandbox.py [--calls N] [--runs R] [--repo] [--metadata] [--netns] [--home]"""
+Run: .venv/bin/python bench/bench_sandbox.py [--calls N] [--runs R] [--repo] [--metadata] [--netns] [--home]
+[--pidns]"""
 
 from __future__ import annotations
 
@@ -184,10 +187,29 @@ def without_metadata_check(work: str) -> LocalBackend:
 
     original = launcher.landlock_config
 
-    def plain(spec):  # noqa: ANN001, ANN202
-        cfg = original(spec)
+    def plain(spec, own_net=False):  # noqa: ANN001, ANN202
+        cfg = original(spec, own_net)
         cfg["seccomp"] = {**cfg["seccomp"], "notify": False}
         return cfg
+
+    launcher.landlock_config = plain
+    try:
+        b = backend("landlock", work)
+        b.execute("true")
+    finally:
+        launcher.landlock_config = original
+    return b
+
+
+def without_pidns(work: str) -> LocalBackend:
+    """A Landlock backend whose launcher makes no pid namespace (as before issue 19 a40 for a normal user: the
+    host's /proc, the carve-outs bound in a user namespace all the same)."""
+    from hermes_agent.terminal.sandbox import launcher
+
+    original = launcher.landlock_config
+
+    def plain(spec, own_net=False):  # noqa: ANN001, ANN202
+        return {**original(spec, own_net), "pidns": False}
 
     launcher.landlock_config = plain
     try:
@@ -249,6 +271,7 @@ def main() -> None:
     parser.add_argument("--metadata", action="store_true", help="also a command changing modes and times")
     parser.add_argument("--netns", action="store_true", help="also bwrap on the host's network (see module doc)")
     parser.add_argument("--home", action="store_true", help="the workspace is HOME (see module doc)")
+    parser.add_argument("--pidns", action="store_true", help="also Landlock without its pid namespace (module doc)")
     args = parser.parse_args()
     work = tempfile.mkdtemp(prefix="hermes-bench-sbx-")
     if args.home:
@@ -284,6 +307,16 @@ def main() -> None:
         backends["bwrap-hostnet"] = host_net(lambda: started("bwrap", work))
     if args.metadata and landlock_problem() is None:
         backends["landlock-nonotify"] = without_metadata_check(work)
+    if args.pidns and landlock_problem() is None:
+        backends["landlock-nopidns"] = without_pidns(work)
+        for name, make in (("landlock", lambda: started("landlock", work)), ("landlock-nopidns",
+                                                                              lambda: without_pidns(work))):
+            samples = []
+            for _ in range(5):
+                start = time.perf_counter()
+                make().close()
+                samples.append((time.perf_counter() - start) * 1000)
+            print(f"session start + first call + close, median of 5 ({name}): {statistics.median(samples):.1f} ms")
     for command in (*COMMANDS, METADATA) if args.metadata else COMMANDS:
         results: dict[str, list[float]] = {name: [] for name in backends}
         results["bare bash -c"] = []

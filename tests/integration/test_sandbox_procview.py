@@ -1,5 +1,6 @@
 """Issue 19 (lock4): what a confined command sees of other processes through /proc. Under bubblewrap, and
-under Landlock wherever the launcher may make a pid namespace (root), commands see only their own session:
+under Landlock wherever the launcher may make a pid namespace (root; a normal user where user namespaces are
+allowed, a40), commands see only their own session:
 not hermes's command line (the user's prompt), not the keeper, not another program of the user's with a
 password in its argv. Through `hermes chat -q`, HOME outside /tmp."""
 
@@ -10,7 +11,7 @@ import subprocess
 import pytest
 
 from tests.integration.test_sandbox_kernel import mechanism, world  # noqa: F401 - fixtures
-from tests.integration.test_sandbox_secrets import _calls
+from tests.integration.test_sandbox_secrets import _calls, _user_python
 
 SCAN = r"""
 import os
@@ -27,9 +28,20 @@ print("\n".join(seen))
 """
 
 
+def _pidns_for(world) -> bool:  # noqa: F811
+    """Can the Landlock launcher of the world's user make a pid namespace and /proc here (launcher's probe)?"""
+    from hermes_agent.terminal.sandbox.launcher import _PIDNS_PROBE, landlock_pidns_works
+
+    if world.user != "user":
+        return landlock_pidns_works()
+    probe = subprocess.run([*world._as_user(), _user_python()[-1], "-I", "-S", "-c", _PIDNS_PROBE], cwd="/",
+                           capture_output=True, check=False)
+    return probe.returncode == 0
+
+
 def test_commands_do_not_see_hermes_or_other_programs_command_lines(world):  # noqa: F811
-    if world.user == "user" and world.mechanism == "landlock":
-        pytest.skip("Landlock without privileges: no pid namespace or /proc of its own here (documented limit)")
+    if world.mechanism == "landlock" and not _pidns_for(world):
+        pytest.skip("Landlock without a pid namespace here (no user namespaces for this user): documented limit")
     other = subprocess.Popen(["bash", "-c", "exec -a 'mysql -pPROCVIEW-OTHER-c4n4ry' sleep 120"])
     try:
         (world.ws / "scan.py").write_text(SCAN)
@@ -47,13 +59,13 @@ def test_commands_do_not_see_hermes_or_other_programs_command_lines(world):  # n
 
 
 def test_landlock_without_a_pid_namespace_blanks_hermes_command_line(world):  # noqa: F811
-    """Where Landlock runs without a pid namespace (an unprivileged user here), /proc/<pid>/cmdline of every
+    """Where Landlock runs without a pid namespace (a normal user where user namespaces are off), /proc/<pid>/cmdline of every
     process stays readable (mode 0444 whatever the dumpable flag): hermes blanks its own arguments (the prompt)
     and each keeper its plan (the names of the hidden paths) once they are read (terminal/sandbox/argscrub.py).
     Elsewhere the first test covers it: the command sees its own session only."""
     import uuid
 
-    if not (world.user == "user" and world.mechanism == "landlock"):
+    if world.mechanism != "landlock" or _pidns_for(world):
         pytest.skip("a pid namespace of its own: see the test above")
     canary = f"PROCVIEW-PROMPT-{uuid.uuid4().hex[:10]}"
     marks = (canary, "scan.py", str(world.home / ".ssh"))

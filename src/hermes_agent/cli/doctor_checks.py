@@ -267,12 +267,17 @@ def check_sandbox(settings: Settings) -> list[Finding]:
     if mechanism == "landlock":
         from hermes_agent.terminal.sandbox.launcher import landlock_binds_work, landlock_pidns_works
 
-        if landlock_pidns_works():  # root: a pid namespace, /proc and read-only carve-outs of the session's own
+        if landlock_pidns_works():  # a pid namespace, /proc and read-only carve-outs of the session's own (root, or
+            # a normal user in a user namespace of the launcher's own)
             return [Finding("ok", f"sandbox {mode} (landlock, {tmp}, own pid namespace and /proc)"), *extra]
+        from hermes_agent.terminal.sandbox.landlock import abi_version
+
         hooks = "" if landlock_binds_work() else " and .git/hooks plants are only put back after each command"
-        return [Finding("warn", f"sandbox {mode} (landlock, {tmp}); landlock without a pid namespace: other "
-                                "processes' command lines (hermes's too) are visible to commands (a password in "
-                                f"an argv leaks){hooks}; install bubblewrap"), *extra]
+        signals = "" if abi_version() >= 6 else "; they can signal your other processes (Landlock ABI < 6)"
+        return [Finding("warn", f"sandbox {mode} (landlock, {tmp}); landlock without a pid namespace (no user "
+                                "namespaces for you here): other processes' command lines (hermes's too) are visible "
+                                f"to commands (a password in an argv leaks){signals}{hooks}; install bubblewrap"),
+                *extra]
     return [Finding("ok", f"sandbox {mode} ({mechanism}, {tmp})"), *extra]
 
 

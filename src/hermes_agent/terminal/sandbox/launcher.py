@@ -45,6 +45,13 @@ def landlock_problem() -> str | None:
 _PIDNS_PROBE = """
 import ctypes, os
 libc = ctypes.CDLL(None, use_errno=True)
+uid, gid = os.getuid(), os.getgid()
+if uid != 0:  # a normal user: in a user namespace of its own (nsmount.own_user)
+    if libc.unshare(0x10000000) != 0:
+        os._exit(1)
+    for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
+        with open(f"/proc/self/{name}", "w") as fh:
+            fh.write(text)
 if libc.unshare(0x20000000) != 0:
     os._exit(1)
 pid = os.fork()
@@ -57,7 +64,8 @@ os._exit(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
 
 @functools.cache
 def landlock_pidns_works() -> bool:
-    """Can the Landlock launcher give commands a pid namespace and /proc of their own here (server._own_proc)?"""
+    """Can the Landlock launcher give commands a pid namespace and /proc of their own here (server._own_proc; a
+    normal user's in a user namespace of its own, nsmount.user_pidns)?"""
     return _probe(_PIDNS_PROBE)
 
 
@@ -72,8 +80,9 @@ def landlock_user_binds_work() -> bool:
 
 
 def landlock_binds_work() -> bool:
-    """Does this user's Landlock launcher bind the carve-outs read-only (root: in its pid namespace's own)?"""
-    return landlock_pidns_works() if os.geteuid() == 0 else landlock_user_binds_work()
+    """Does this user's Landlock launcher bind the carve-outs read-only (in its pid namespace's own mount
+    namespace, or a normal user's without one)?"""
+    return landlock_pidns_works() or (os.geteuid() != 0 and landlock_user_binds_work())
 
 
 _NETNS_PROBE = """

@@ -225,33 +225,82 @@ def _own_proc(binds: list, copies: list | None = None) -> bool:
     os._exit(_reap_until(server))
 
 
-def user_binds(binds: list, copies: list | None, in_userns: bool) -> bool:
+def user_binds(binds: list, copies: list | None) -> bool:
     """Without privileges and without a pid namespace (issue 19, run as a normal user): the spec's carve-outs
-    bound read-only all the same, as bwrap binds them unprivileged, in a mount namespace owned by a user
-    namespace of our own (`in_userns`: the one `_own_user_netns` / `_join_user_netns` left us in, else a new
-    one mapping our uid and gid to themselves). Landlock alone cannot make a path inside a writable root read-only
-    (its rights add up), so hermes's own venv in the workspace, `.git/hooks` and the like stayed writable there.
+    bound read-only all the same, as bwrap binds them unprivileged, in a mount namespace owned by the user
+    namespace of our own the caller is in (`own_user`, or the one `_own_user_netns` / `_join_user_netns` left
+    us in). Landlock alone cannot make a path inside a writable root read-only (its rights add up), so hermes's
+    own venv in the workspace, `.git/hooks` and the like stayed writable there.
     Single-threaded caller, before Landlock and before any command (commands, not root there, keep no
     capability after execve). False when any bind failed (the caller keeps Landlock's own carve-outs)."""
     import ctypes
 
     libc = ctypes.CDLL(None, use_errno=True)
-    if not in_userns:
-        uid, gid = os.getuid(), os.getgid()
-        if not _unshare(_CLONE_NEWUSER):
-            return False
-        _prctl(_PR_SET_DUMPABLE, 1)  # a non-dumpable process's /proc/self files are root's
-        try:
-            _write_maps(f"{uid} {uid} 1", f"{gid} {gid} 1", deny=True)
-        except OSError:
-            return False
-        finally:
-            _prctl(_PR_SET_DUMPABLE, 0)
     if not _unshare(_CLONE_NEWNS) or libc.mount(b"none", b"/", None, _MS_REC | _MS_PRIVATE, None) != 0:
         return False
     flags = [(str(p), bool(ro) or _host_read_only(str(p))) for p, ro in binds]
     done = all([_bind(libc, path, read_only) for path, read_only in flags])
     return all([_bind(libc, str(dst), True, str(src)) for src, dst in copies or []]) and done
+
+
+def own_user() -> bool:
+    """A user namespace of our own mapping our uid and gid to themselves: full capabilities in it (to mount, to
+    make a pid namespace) until the next execve, which a command's uid (not 0 there) loses. Single-threaded."""
+    uid, gid = os.getuid(), os.getgid()
+    if not _unshare(_CLONE_NEWUSER):
+        return False
+    _prctl(_PR_SET_DUMPABLE, 1)  # a non-dumpable process's /proc/self files are root's
+    try:
+        _write_maps(f"{uid} {uid} 1", f"{gid} {gid} 1", deny=True)
+    except OSError:
+        return False
+    finally:
+        _prctl(_PR_SET_DUMPABLE, 0)
+    return True
+
+
+def user_pidns(binds: list, copies: list | None) -> bool | None:
+    """Without privileges (issue 19 a40): the session's own pid namespace and /proc all the same, made in the
+    user namespace of our own the caller is in, where CLONE_NEWPID needs no privilege on the host. This process
+    cannot enter the namespace it makes, so it forks its init (`_own_proc`: the mounts, the fresh /proc, then the
+    serving child) and stays between the keeper and that init holding nothing, reaping it and passing its exit
+    status on; it dies with the keeper and the init with it (PR_SET_PDEATHSIG), and the kernel then ends the
+    whole namespace. Returns (in the serving child) what `_own_proc` returns; None, in this process, when no pid
+    namespace could be made (the caller falls back to `user_binds`). Single-threaded caller, before Landlock."""
+    if not _proc_mountable() or not _unshare(_CLONE_NEWPID):
+        return None
+    keeper = os.getppid()
+    init = os.fork()
+    if init == 0:
+        return _own_proc(binds, copies)
+    os.closerange(0, os.sysconf("SC_OPEN_MAX"))  # the socket to hermes and the keeper's channel are the server's
+    _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != keeper:  # the keeper ended before the death signal was armed
+        os.kill(init, signal.SIGKILL)
+    os._exit(_reap_until(init))
+
+
+def _proc_mountable() -> bool:
+    """Can a pid namespace made here get a /proc of its own (the kernel refuses one in a user namespace when the
+    host's /proc is partly covered, as in some containers)? Tried in a throwaway child and its child (two forks,
+    ~2 ms, once per launcher): once this process has made its pid namespace there is no way back."""
+    import ctypes
+
+    probe = os.fork()
+    if probe == 0:
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            if not _unshare(_CLONE_NEWPID):
+                os._exit(1)
+            inner = os.fork()
+            if inner == 0:
+                ok = _unshare(_CLONE_NEWNS) and libc.mount(b"none", b"/", None, _MS_REC | _MS_PRIVATE, None) == 0
+                os._exit(0 if ok and libc.mount(b"proc", b"/proc", b"proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC,
+                                                None) == 0 else 1)
+            os._exit(os.waitstatus_to_exitcode(os.waitpid(inner, 0)[1]))
+        finally:
+            os._exit(1)
+    return os.waitstatus_to_exitcode(os.waitpid(probe, 0)[1]) == 0
 
 
 def _host_read_only(path: str) -> bool:

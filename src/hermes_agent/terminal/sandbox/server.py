@@ -37,9 +37,11 @@ from hermes_agent.terminal.sandbox.nsmount import (  # noqa: F401  (re-exported 
     _reap_until,
     _unshare,
     bind_resolv,
+    own_user,
     reject_routes,
     remember_host,
     user_binds,
+    user_pidns,
 )
 
 MAX_FRAME = 64 * 1024 * 1024
@@ -290,7 +292,8 @@ _PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
 
 def _confine(cfg: dict, split) -> None:  # type: ignore[no-untyped-def]
     """The Landlock path: `split` (the keeper stays behind, in no domain: it answers the metadata calls),
-    with `pidns` (root) a pid namespace and a /proc of the commands' own, then, in the process that goes on,
+    with `pidns` a pid namespace and a /proc of the commands' own (root: made here; a normal user: in a user
+    namespace of its own, nsmount.user_pidns), then, in the process that goes on,
     the Landlock domain and an inner one (commands cannot signal what serves them), no capabilities and
     (unless a socket is granted) no unix sockets."""
     from hermes_agent.terminal.sandbox import landlock
@@ -326,11 +329,16 @@ def _confine(cfg: dict, split) -> None:  # type: ignore[no-untyped-def]
             cfg["netns_made"] = _own_user_netns(resolv)
     elif cfg.get("joined") and resolv:  # as root, started inside its predecessor's namespace
         bind_resolv(resolv)
+    binds, copies = cfg.get("binds") or [], cfg.get("copies") or []
     if pidns:
-        mounted = _own_proc(cfg.get("binds") or [], cfg.get("copies") or [])
-    else:  # a normal user: the carve-outs are read-only mounts all the same (nsmount.user_binds)
-        mounted = os.geteuid() != 0 and user_binds(cfg.get("binds") or [], cfg.get("copies") or [],
-                                                    bool(cfg.get("netns_made") or cfg.get("joined_user")))
+        mounted = _own_proc(binds, copies)
+    elif os.geteuid() != 0:  # a normal user: a pid namespace, /proc and read-only carve-outs all the same, in a
+        # user namespace of its own (nsmount.user_pidns); without a pid namespace the carve-outs alone (user_binds)
+        in_userns = bool(cfg.get("netns_made") or cfg.get("joined_user")) or own_user()
+        got = user_pidns(binds, copies) if in_userns and cfg.get("pidns") else None
+        mounted = got if got is not None else in_userns and user_binds(binds, copies)
+    else:
+        mounted = False
     if mounted and bound is not None:
         rules = bound  # every carve-out is a read-only mount (made before Landlock: a domain may not mount), so
         # no dot-link target needs Landlock's seal and the credential-free git config covers its original
