@@ -13,6 +13,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from hermes_agent.messages import Message
 from hermes_agent.storage.db import connect
 from hermes_agent.storage.migrations import MIGRATIONS, migrate
