@@ -14,7 +14,7 @@ slice=(tests/contract/test_terminal_backends.py tests/integration/test_mcp_confi
   tests/integration/test_sandbox_channels.py tests/integration/test_hostpath.py)
 started=$SECONDS
 HERMES_TEST_AS="${HERMES_CI_USER:-hermes-ci}" HERMES_TEST_EXTRAS=dev,mcp HERMES_TEST_WORKERS=2 \
-  timeout -k 30 "${HERMES_CI_USER_BUDGET:-480}" ./scripts/test -p no:randomly -rfE "${slice[@]}"
+  timeout -k 30 "${HERMES_CI_USER_BUDGET:-480}" ./scripts/test -p no:randomly -rfEs "${slice[@]}"
 rc=$?
 [ "$rc" = 124 ] && echo "normal-user slice: over its budget of ${HERMES_CI_USER_BUDGET:-480} s" >&2
 echo "normal-user slice: $((SECONDS - started)) s, exit $rc"
