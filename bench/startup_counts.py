@@ -15,7 +15,7 @@ import os
 import sys
 import time
 
-_counts = {"regexes": 0, "dataclasses": 0}
+_counts = {"regexes": 0, "dataclasses": 0, "argparse_usage_regexes": 0}
 HEAVY = ("http.client", "email", "ssl", "asyncio", "prompt_toolkit")  # big stdlib/library imports kept off the chat path
 
 
@@ -25,10 +25,26 @@ def _count_regexes() -> None:
     real = compiler.compile
 
     def counting(p: object, flags: int = 0) -> object:
-        _counts["regexes"] += 1
+        if _from_argparse_usage():
+            _counts["argparse_usage_regexes"] += 1
+        else:
+            _counts["regexes"] += 1
         return real(p, flags)
 
     compiler.compile = counting
+
+
+def _from_argparse_usage() -> bool:
+    """Whether argparse's usage line formatter asked for this pattern: the patterns it compiles differ between
+    Python patch releases (3.11.2's has one more than 3.11.7's, 3.13's none), so they are counted apart and the
+    same hermes code gives the same `regexes` figure on any interpreter (the normal user's venv is Debian's)."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        if frame.f_code.co_name in ("_format_usage", "_format_actions_usage") and \
+                frame.f_code.co_filename.endswith("argparse.py"):
+            return True
+        frame = frame.f_back
+    return False
 
 
 def _count_dataclasses() -> None:
@@ -48,7 +64,7 @@ def main() -> int:
     _count_regexes()
     _count_dataclasses()
     before = set(sys.modules)
-    _counts["regexes"] = _counts["dataclasses"] = 0
+    _counts["regexes"] = _counts["dataclasses"] = _counts["argparse_usage_regexes"] = 0
 
     def report() -> None:
         hermes = sorted(m for m in set(sys.modules) - before if m.startswith("hermes_agent"))

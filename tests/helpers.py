@@ -70,9 +70,19 @@ def other_hermes_skip(binary: str | os.PathLike) -> str | None:
     """Why another Hermes program (the released 0.19.0, $HERMES_REF_BIN; an upstream build) cannot run here, or
     None: not installed, or its venv's interpreter is one this user cannot run (.ci installs it with root's
     Python, which may sit under /root, mode 0700: a normal user running the suite gets this reason)."""
+    return venv_program_skip(binary, "set HERMES_REF_BIN / HERMES_UPSTREAM_BIN")
+
+
+def venv_program_skip(binary: str | os.PathLike, install: str) -> str | None:
+    """Why a program of a venv that .ci set up (the released Hermes, the a2a-sdk 0.3 client's Python) cannot run
+    here, or None: not installed (`install` says how to), or the venv's interpreter is one this user cannot run
+    (root's pyenv Python under /root, mode 0700, when the suite runs as a normal user: HERMES_TEST_AS)."""
     path = Path(binary)
-    if not path.is_file():
-        return f"{path} is not installed (set HERMES_REF_BIN / HERMES_UPSTREAM_BIN)"
+    try:
+        if not path.is_file():
+            return f"{path} is not installed ({install})"
+    except OSError:  # a symlink into a directory this user cannot search
+        pass
     python = path.with_name("python")
     try:
         real = os.path.realpath(python)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import model_config, run_hermes
+from tests.helpers import model_config, run_hermes, venv_program_skip
 from tests.integration.test_a2a_server import KEY, _serve
 from tests.integration.test_mcp_confinement import MECHANISMS
 
@@ -121,7 +121,9 @@ asyncio.run(main(sys.argv[1], sys.argv[2]))
 '''
 
 
-@pytest.mark.skipif(not SDK03_PYTHON.exists(), reason="no a2a-sdk 0.3 venv (HERMES_TEST_A2A_SDK03_PYTHON, .ci/install-a2a-sdk03.sh)")
+@pytest.mark.skipif(bool(venv_program_skip(SDK03_PYTHON, "HERMES_TEST_A2A_SDK03_PYTHON, .ci/install-a2a-sdk03.sh")),
+                    reason=f"the a2a-sdk 0.3 client: "
+                    f"{venv_program_skip(SDK03_PYTHON, 'HERMES_TEST_A2A_SDK03_PYTHON, .ci/install-a2a-sdk03.sh')}")
 def test_the_a2a_sdk_03_client_talks_to_us(server, scripted, tmp_path):
     scripted.add({"content": "answer one", "chunks": 3}, {"content": "answer two"})
     script = tmp_path / "client03.py"

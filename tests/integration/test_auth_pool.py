@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import run_hermes, write_config
+from tests.helpers import other_hermes_skip, run_hermes, write_config
 
 
 def _hermes_ref() -> str | None:
@@ -72,6 +72,8 @@ def test_released_hermes_lists_an_auth_json_we_wrote(hermes_home, tmp_path):
     exe = _hermes_ref()
     if exe is None:
         pytest.skip("the released Hermes is not installed (set HERMES_REF_BIN)")
+    if why := other_hermes_skip(exe):
+        pytest.skip(f"the released Hermes: {why}")
     assert run_hermes("auth", "add", "openrouter", "--label", "ours", home=hermes_home,
                       input="sk-or-ours\n").returncode == 0
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "OPENROUTER_", "HERMES_"))}

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import model_config, run_hermes, write_config
+from tests.helpers import model_config, other_hermes_skip, run_hermes, write_config
 
 HERMES_REF_PYTHON = Path(os.environ.get("HERMES_REF_BIN", "/work/hermes-ref/bin/hermes")).with_name("python")
 
@@ -122,8 +122,8 @@ print(yaml.safe_dump(config, sort_keys=False))
 """
 
 
-@pytest.mark.skipif(not HERMES_REF_PYTHON.exists(), reason="the released Hermes is not installed "
-                                                           "(.ci/install-hermes-ref.sh installs it)")
+@pytest.mark.skipif(bool(other_hermes_skip(HERMES_REF_PYTHON)), reason=f"the released Hermes: "
+                    f"{other_hermes_skip(HERMES_REF_PYTHON)} (.ci/install-hermes-ref.sh installs it)")
 def test_a_config_written_by_the_released_hermes_loads(hermes_home, scripted):
     text = subprocess.run([str(HERMES_REF_PYTHON), "-c", HERMES_DEFAULTS, scripted.url], capture_output=True,
                           text=True, check=True, timeout=120).stdout

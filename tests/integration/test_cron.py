@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import HERMES, model_config, run_hermes
+from tests.helpers import HERMES, model_config, other_hermes_skip, run_hermes
 
 HERMES_REF = Path(os.environ.get("HERMES_REF_BIN") or "/work/hermes-ref/bin/hermes")
 
@@ -125,7 +125,7 @@ def test_pause_resume_edit_remove(hermes_home):
     assert bad.returncode == 1 and "every 30m" in bad.stderr
 
 
-@pytest.mark.skipif(not HERMES_REF.exists(), reason="the released Hermes is not installed")
+@pytest.mark.skipif(bool(other_hermes_skip(HERMES_REF)), reason=f"the released Hermes: {other_hermes_skip(HERMES_REF)}")
 def test_jobs_written_by_hermes_are_listed_and_run(scripted, hermes_home, tmp_path):
     model_config(hermes_home, scripted.url)
     res = subprocess.run([str(HERMES_REF), "cron", "create", "every 30m", "hermes made me", "--name", "theirs"],

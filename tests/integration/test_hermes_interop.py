@@ -20,12 +20,12 @@ import pytest
 
 from hermes_agent.providers.scripted import ScriptedServer
 from hermes_agent.storage.layout import table
-from tests.helpers import run_hermes
+from tests.helpers import other_hermes_skip, run_hermes
 
 HERMES_REF = os.environ.get("HERMES_REF_BIN") or "/work/hermes-ref/bin/hermes"
 pytestmark = [pytest.mark.skipif(
-    not Path(HERMES_REF).exists(),
-    reason=f"the released Hermes is not installed ({HERMES_REF}); .ci/install-hermes-ref.sh installs it"),
+    bool(other_hermes_skip(HERMES_REF)),
+    reason=f"the released Hermes: {other_hermes_skip(HERMES_REF)}; .ci/install-hermes-ref.sh installs it"),
     pytest.mark.xdist_group("hermes_interop")]  # the module's home built by the released Hermes, built once
 
 HERMES_SESSION_COLUMNS = [c for c, _ in table("sessions")]

@@ -16,14 +16,14 @@ from pathlib import Path
 import pytest
 
 from hermes_agent.providers.scripted import ScriptedServer
-from tests.helpers import run_hermes
+from tests.helpers import other_hermes_skip, run_hermes
 
 REF = os.environ.get("HERMES_REF_BIN") or "/work/ci/hermes-ref/bin/hermes"
 UPSTREAM = os.environ.get("HERMES_UPSTREAM_BIN") or "/work/ci/hermes-upstream/bin/hermes"
-needs_ref = pytest.mark.skipif(not Path(REF).exists(), reason=f"the released Hermes is not installed ({REF})")
+needs_ref = pytest.mark.skipif(bool(other_hermes_skip(REF)), reason=f"the released Hermes: {other_hermes_skip(REF)}")
 PROGRAMS = [pytest.param(REF, id="hermes-0.19.0", marks=needs_ref),
             pytest.param(UPSTREAM, id="hermes-upstream", marks=pytest.mark.skipif(
-                not Path(UPSTREAM).exists(), reason=f"the upstream-tracking Hermes is not installed ({UPSTREAM})"))]
+                bool(other_hermes_skip(UPSTREAM)), reason=f"the upstream-tracking Hermes: {other_hermes_skip(UPSTREAM)}"))]
 
 
 def other(program: str, *args: str, home: Path, timeout: float = 240, cwd: Path | None = None,

@@ -20,12 +20,12 @@ from pathlib import Path
 import pytest
 
 from hermes_agent.providers.scripted import ScriptedServer
-from tests.helpers import run_hermes, run_other_hermes
+from tests.helpers import other_hermes_skip, run_hermes, run_other_hermes
 
 UPSTREAM = os.environ.get("HERMES_UPSTREAM_BIN") or "/work/ci/hermes-upstream/bin/hermes"
 pytestmark = pytest.mark.skipif(
-    not Path(UPSTREAM).exists(),
-    reason=f"the upstream-tracking Hermes is not installed ({UPSTREAM}); .ci/install-hermes-upstream.sh installs it")
+    bool(other_hermes_skip(UPSTREAM)),
+    reason=f"the upstream-tracking Hermes: {other_hermes_skip(UPSTREAM)}; .ci/install-hermes-upstream.sh installs it")
 
 
 def upstream(*args: str, home: Path) -> str:

@@ -13,6 +13,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from hermes_agent.messages import Message
 from hermes_agent.storage.db import connect
 from hermes_agent.storage.migrations import MIGRATIONS, migrate
@@ -124,6 +126,9 @@ def _chat_seconds(home: Path, text: str) -> tuple[float, subprocess.CompletedPro
     return time.monotonic() - started, out
 
 
+# its own waits allow the 20,000-message rebuild 600 s: the suite's default 120 s cut it off on a loaded machine
+# (two workers, load 8: building the ~70 MB file and the rebuild took longer than the default timeout)
+@pytest.mark.timeout(600)
 def test_a_big_files_migration_runs_in_the_background_and_never_holds_up_chat_q(scripted, hermes_home, tmp_path):
     _old_layout_home(hermes_home, messages=20_000, words=250)  # ~1.6 KB a message, inline index: ~70 MB
     big = (hermes_home / "state.db").stat().st_size

@@ -9,7 +9,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import shutil
 import sys
 import uuid
 from pathlib import Path
@@ -35,10 +34,8 @@ MECHANISMS = [pytest.param("bwrap", marks=pytest.mark.skipif(bwrap_problem() is 
 @pytest.fixture(params=["outside-tmp", "under-tmp"])
 def user_home(request, tmp_path):
     """A realistic HOME (dotfiles, a documents folder, a Hermes home with secrets, a project)."""
-    if request.param == "outside-tmp":
-        home = Path(os.path.expanduser("~")) / f".hermes-test-mcpp-home-{uuid.uuid4().hex[:8]}"
-        if not os.access(home.parent, os.W_OK):
-            pytest.skip("cannot create a home outside /tmp")
+    if request.param == "outside-tmp":  # outside /tmp even when HOME is under it (conftest.outside_dir)
+        home = request.getfixturevalue("outside_dir") / "home"
     else:
         home = tmp_path / "home"
     (home / "Documents").mkdir(parents=True)
@@ -47,9 +44,7 @@ def user_home(request, tmp_path):
     (home / ".hermes").mkdir()
     (home / ".hermes" / ".env").write_text(f"OPENAI_API_KEY={CANARY}\n")
     (home / "project").mkdir()
-    yield home
-    if request.param == "outside-tmp":
-        shutil.rmtree(home, ignore_errors=True)
+    yield home  # outside_dir removes the outside one
 
 
 def _config(home: Path, url: str, servers: str, mechanism: str = "auto") -> None:

@@ -160,10 +160,13 @@ def user_agents(where):
         time.sleep(0.05)
     tmux_sock = subprocess.run(["tmux", "-L", name, "display", "-p", "#{socket_path}"], capture_output=True,
                                text=True).stdout.strip()
-    yield name, tmux_sock, agent_sock
-    subprocess.run(["tmux", "-L", name, "kill-server"], check=False)
-    agent.kill()
-    agent.wait()
+    try:
+        yield name, tmux_sock, agent_sock
+    finally:  # SIGTERM: ssh-agent removes its socket (a killed one left hundreds behind in /tmp)
+        subprocess.run(["tmux", "-L", name, "kill-server"], check=False)
+        agent.terminate()
+        agent.wait()
+        Path(agent_sock).unlink(missing_ok=True)
 
 
 @pytest.mark.parametrize("mechanism", _mechanisms())

@@ -15,7 +15,7 @@ import pytest
 
 from hermes_agent.terminal.sandbox.launcher import landlock_pidns_works, landlock_user_binds_work
 from tests.integration.test_sandbox_kernel import _bwrap_as_user
-from tests.integration.test_sandbox_secrets import USERS, World, _calls, _mechanisms
+from tests.integration.test_sandbox_secrets import SELF, USERS, World, _calls, _mechanisms
 
 ORIG = {"gitconfig": "[user]\n\tname = Victim\n\temail = v@example.com\n",
         "ssh_config": "Host *\n  ServerAliveInterval 30\n",
@@ -131,9 +131,7 @@ def test_missing_target_and_linked_hop_cannot_be_made(world):
 def test_file_tools_ask_before_writing_a_link_target(outside_dir, scripted):
     """The same files through write_file (hermes writes them itself, outside the sandbox): without approval
     the write is refused; the workspace's other files are written."""
-    if os.geteuid() != 0:
-        pytest.skip("the World fixture runs hermes as root here")
-    w = World(outside_dir, scripted, "landlock", "root")
+    w = World(outside_dir, scripted, "landlock", SELF)
     dots = w.home / "dotfiles"
     dots.mkdir()
     (dots / "vimrc").write_text("set nocompatible\n")

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.fake_skill_hubs import HubFakes
-from tests.helpers import run_hermes, write_config
+from tests.helpers import other_hermes_skip, run_hermes, write_config
 
 GUARD = Path(__file__).resolve().parents[1] / "fixtures" / "skills_guard"
 PUBLIC = Path(__file__).resolve().parents[1] / "fixtures" / "skills_public"
@@ -274,7 +274,8 @@ def test_github_token_comes_from_the_environment_or_gh(tmp_path, hermes_home, fa
 HERMES_REF = os.environ.get("HERMES_REF_BIN") or "/work/hermes-ref/bin/hermes"
 
 
-@pytest.mark.skipif(not Path(HERMES_REF).exists(), reason="the released Hermes is not installed (.ci/install-hermes-ref.sh)")
+@pytest.mark.skipif(bool(other_hermes_skip(HERMES_REF)),
+                    reason=f"the released Hermes: {other_hermes_skip(HERMES_REF)} (.ci/install-hermes-ref.sh)")
 def test_released_hermes_reads_our_lock_file(tmp_path, hermes_home, fakes):
     write_config(hermes_home, fakes.config())
     assert hermes(hermes_home, "install", "anthropics/skills/skills/git-commits")[0] == 0
