@@ -185,8 +185,19 @@ class BrowserPool:
         if opts.cdp_url:
             self._browser = await chromium.connect_over_cdp(opts.cdp_url, timeout=opts.timeout_s * 1000)
         else:
-            self._browser = await chromium.launch(executable_path=opts.executable, headless=True,
-                                                  args=list(LAUNCH_ARGS), timeout=opts.timeout_s * 1000)
+            from playwright.async_api import Error as PlaywrightError
+
+            from hermes_agent.terminal.sandbox.wrapped import START_FAILED
+
+            for attempt in (1, 2):
+                try:
+                    self._browser = await chromium.launch(executable_path=opts.executable, headless=True,
+                                                          args=list(LAUNCH_ARGS), timeout=opts.timeout_s * 1000)
+                    break
+                except PlaywrightError as exc:
+                    # the sandbox did not start the browser (wrapped.START_FAILED): one more start is safe
+                    if attempt == 2 or not any(m in str(exc) for m in START_FAILED):
+                        raise
         return self._browser
 
     def release(self, task_id: str) -> bool:

@@ -23,9 +23,7 @@ log = logging.getLogger(__name__)
 
 KEEPALIVE_S = 30.0
 STABLE_AFTER_S = 30.0
-# The sandbox could not start the server (bwrap: a mount point the plan named vanished; hermes sandbox: its network
-# namespace not ready in time on a loaded machine): the program never ran, so one fresh plan and start is safe.
-_SANDBOX_FAILED = ("server said: bwrap: ", "server said: hermes sandbox: ")
+
 _CONNECTION_CLOSED = -32000  # JSON-RPC code the SDK uses when the transport closed  # a connection that lived this long resets the backoff
 
 
@@ -162,7 +160,7 @@ class ServerConnection:
                 await self._serve_once()
             except Exception as exc:
                 said = self._said_since(log_start)
-                if not replanned and not self.status.connected and any(m in said for m in _SANDBOX_FAILED):
+                if not replanned and not self.status.connected and _sandbox_failed(said):
                     replanned = True
                     self._mark_down()
                     continue
@@ -420,3 +418,10 @@ class ServerConnection:
                     found.add(cap)
                     break
         return frozenset(found)
+
+
+def _sandbox_failed(said: str) -> bool:
+    """The server's last words say the sandbox never started it (wrapped.START_FAILED): plan and start once more."""
+    from hermes_agent.terminal.sandbox.wrapped import START_FAILED
+
+    return any(f"server said: {m}" in said for m in START_FAILED)
