@@ -62,7 +62,10 @@ def _run(backend: TerminalBackend, args: dict, *, path_env: str | None,
                 exclude=guard.exclude if guard else ())
     mode = args.get("output_mode") or "content"
     try:
-        return _content(backend, q, root, cwd, mode, offset, limit, path_env, stop, use_rg, guard)
+        try:
+            return _content(backend, q, root, cwd, mode, offset, limit, path_env, stop, use_rg, guard)
+        except s.SearchNotStarted:  # a loaded machine: the sandbox's namespace was not ready in time
+            return _content(backend, q, root, cwd, mode, offset, limit, path_env, stop, use_rg, guard)
     except s.PatternError as exc:
         literal = s.Query(q.pattern, q.glob, q.context, fixed=True, exclude=q.exclude)
         out = _content(backend, literal, root, cwd, mode, offset, limit, path_env, stop, use_rg, guard)
