@@ -196,16 +196,15 @@ def test_the_same_run_on_a_local_ray_cluster(setup):
 
 
 def test_ctrl_c_says_where_the_finished_prompts_are_and_how_to_resume(setup):
-    scripted, home, tmp = setup
+    _, home, tmp = setup
     data = _dataset(tmp / "prompts.jsonl", 400, "slow")  # long enough that Ctrl-C lands mid-run at any load
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "HERMES_"))}
     env["HERMES_HOME"] = str(home)
     proc = subprocess.Popen([HERMES, "batch", "run", "--dataset", str(data), "--run-name", "c", "--workers", "2",
                              "-t", "file"], cwd=tmp, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.time() + 120  # Ctrl-C once the model has answered some prompts: mid-run whatever the load
-    while time.time() < deadline and len(scripted.requests) < 20 and proc.poll() is None:
-        time.sleep(0.05)
-    assert proc.poll() is None, "the run ended before Ctrl-C"
+    deadline = time.time() + 120
+    while time.time() < deadline and not any(p.stat().st_size for p in (tmp / "data/c").glob("batch_*.jsonl")):
+        time.sleep(0.1)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130 and "Traceback" not in err
