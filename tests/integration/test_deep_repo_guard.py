@@ -16,21 +16,14 @@ from pathlib import Path
 
 import pytest
 
-from hermes_agent.terminal.sandbox.bwrap import bwrap_problem
-from hermes_agent.terminal.sandbox.launcher import landlock_problem
 from tests.helpers import model_config, run_hermes
+from tests.integration.test_sandbox_run_later_guard import mechanism
+
+__all__ = ["mechanism"]  # fixture
 
 PLANT = ("git init -q && printf '#!/bin/sh\\ntouch \"$PWNED\"\\n' > .git/hooks/pre-commit && chmod +x "
          ".git/hooks/pre-commit && git config core.fsmonitor 'touch \"$PWNED\"; false'")
 DEEP = ("b/c/d/e/f/g", "old/1/2/3/4/5/6/7/8", "moved/q/r/s/t/u")
-
-
-@pytest.fixture(params=["bwrap", "landlock"])
-def mechanism(request):
-    problem = bwrap_problem() if request.param == "bwrap" else landlock_problem()
-    if problem:
-        pytest.skip(problem)
-    return request.param
 
 
 @pytest.fixture
