@@ -183,3 +183,46 @@ def test_npm_and_pip_install_work_with_project_bin_dirs_on_path(world):  # noqa:
     assert "GREET-OK" in results and "MYTOOL-OK" in results, (results, out.stderr[-800:])
     assert "the sandbox" not in results + out.stderr, (results, out.stderr[-800:])
     assert os.path.islink(world.ws / "node_modules/.bin/greet") and (world.ws / ".venv/bin/mytool").exists()
+
+
+def _plant(rels: list[str], name: str = "ls") -> str:
+    return "; ".join(f"mkdir -p {r} && printf '#!/bin/sh\\necho {PLANT}\\n' > {r}/{name} && chmod +x {r}/{name}"
+                     for r in rels)
+
+
+def test_relative_path_entries_count_in_every_directory(world):  # noqa: F811
+    """rt12 a05: the user's PATH has relative entries (`./bin`, `node_modules/.bin`), which the user's shell
+    resolves wherever they stand later. An `ls` dropped in sub/bin (there before the session), in
+    pkg/app/bin (made by the command) and a `git` in sub/node_modules/.bin are put back, one line each; a new
+    sub/bin/deploy that shadows nothing and npm's `.bin/jest` link stay."""
+    (world.ws / "sub/bin").mkdir(parents=True)
+    _own(world, world.ws)
+    path = os.pathsep.join(["./bin", "node_modules/.bin", "/usr/local/bin", "/usr/bin", "/bin"])
+    cmd = (_plant(["sub/bin", "pkg/app/bin"]) + "; " + _plant(["sub/node_modules/.bin"], "git")
+           + "; printf '#!/bin/sh\\necho DEPLOY-OK\\n' > sub/bin/deploy; chmod +x sub/bin/deploy; "
+           "mkdir -p sub/node_modules/jest && ln -s ../jest/cli.js sub/node_modules/.bin/jest; echo PLANTED")
+    world.scripted.add(*_calls(("terminal", {"command": cmd})))
+    out = world.hermes("chat", "-q", "set up the project", env={"PATH": path})
+    _assert_no_secret(world, out)
+    assert "PLANTED" in world.tool_results(), (world.tool_results(), out.stderr[-800:])
+    left = [str(p.relative_to(world.ws)) for p in world.ws.rglob("*") if p.name in ("ls", "git")]
+    assert left == [], left
+    shown = out.stdout + out.stderr
+    assert shown.count("on the user's PATH, under the name of /usr/bin/ls") == 2, shown[-2000:]
+    assert shown.count("under the name of /usr/bin/git") == 1, shown[-2000:]
+    assert (world.ws / "sub/bin/deploy").exists() and os.path.islink(world.ws / "sub/node_modules/.bin/jest")
+    assert "deploy" not in shown and "jest" not in shown
+
+
+def test_dot_on_path_makes_every_directory_a_path_directory(world):  # noqa: F811
+    """rt12 a05, `.` on the user's PATH: a `git` dropped anywhere in the workspace, however deep, shadows the
+    real one wherever the user stands: put back; a new `notes.txt` and a `build.sh` stay."""
+    path = os.pathsep.join(["/usr/local/bin", "/usr/bin", "/bin", "."])
+    cmd = _plant(["a/b/c/d/e/f", "docs"], "git") + "; echo hi > a/b/notes.txt; " \
+        "printf '#!/bin/sh\\n' > a/build.sh; chmod +x a/build.sh; echo PLANTED"
+    world.scripted.add(*_calls(("terminal", {"command": cmd})))
+    out = world.hermes("chat", "-q", "set up the project", env={"PATH": path})
+    assert "PLANTED" in world.tool_results(), (world.tool_results(), out.stderr[-800:])
+    assert not (world.ws / "a/b/c/d/e/f/git").exists() and not (world.ws / "docs/git").exists()
+    assert (world.ws / "a/b/notes.txt").exists() and (world.ws / "a/build.sh").exists()
+    assert (out.stdout + out.stderr).count("under the name of /usr/bin/git") == 2, (out.stdout + out.stderr)[-2000:]

@@ -42,9 +42,11 @@ _OPEN = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 def _names() -> frozenset[str]:
     """Entry names that make a directory worth the guard's look (guardscan.SPOT_SLOTS, first components)."""
+    from hermes_agent.terminal.sandbox import pathbins
     from hermes_agent.terminal.sandbox.guardscan import SPOT_SLOTS
 
-    return frozenset(sub.split("/", 1)[0] if sub != "." else name for sub, name in SPOT_SLOTS)
+    spots = frozenset(sub.split("/", 1)[0] if sub != "." else name for sub, name in SPOT_SLOTS)
+    return spots | pathbins.spot_names()  # `bin` on the user's PATH: a `bin` at any depth (rt12 a05)
 
 
 class DeepWatch:

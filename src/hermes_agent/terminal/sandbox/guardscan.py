@@ -72,6 +72,7 @@ class Scan:
     fresh: set[Slot] = field(default_factory=set)
     gitdirs: dict[str, str] = field(default_factory=dict)  # git directory -> the work tree it serves ("" if none)
     hookdirs: set[str] = field(default_factory=set)  # core.hooksPath directories of the baseline's configs
+    pathdirs: set[str] = field(default_factory=set)  # directories relative PATH entries name (pathbins.named_in)
     venvs: set[str] = field(default_factory=set)  # virtual environments found in the workspace
     pkgkeys: dict[Slot, set[str]] = field(default_factory=dict)  # package.json keys hooks reach (runlater.py)
     stamps: dict[str, tuple | None] = field(default_factory=dict)  # git dirs, modules/, worktrees/: lstat sigs
@@ -79,8 +80,8 @@ class Scan:
 
     def settled(self) -> Scan:
         """This scan as the next baseline (nothing fresh any more)."""
-        return Scan(self.items, self.classes, set(), self.gitdirs, self.hookdirs, self.venvs, self.pkgkeys,
-                    self.stamps)
+        return Scan(self.items, self.classes, set(), self.gitdirs, self.hookdirs, self.pathdirs, self.venvs,
+                    self.pkgkeys, self.stamps)
 
     def unchanged(self) -> bool:
         """True when every watched entry and directory still has the inode and ctime it had (lstat by path:
@@ -301,6 +302,7 @@ class _Walk:
             self.add((d, name), "later", False)
         for name in BYHAND & names:  # run by hand (package.json scripts, Makefile...): judged by taint
             self.add((d, name), "byhand", False)
+        self.scan.pathdirs.update(pathbins.named_in(d, names, self.roots))  # `bin` on PATH: here too (rt12 a05)
         if "pyvenv.cfg" in names:
             self.venv(d)
         for name in names:  # a venv is a directory holding pyvenv.cfg, whatever it is called (.tox/py311 too)
@@ -535,26 +537,6 @@ def _exists(fd: int, name: str) -> bool:
     return True
 
 
-def pythonpath_dirs(roots: Iterable[str] = ()) -> list[str]:
-    """The directories of $PYTHONPATH, resolved; a relative entry (`PYTHONPATH=src`, or an empty one: the
-    current directory) counts against the directory hermes started in and each root the sandbox writes (the
-    workspaces: the user runs python there)."""
-    out: list[str] = []
-    try:
-        bases = [os.getcwd()]
-    except OSError:
-        bases = []
-    for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep) if os.environ.get("PYTHONPATH") else ():
-        if os.path.isabs(entry):
-            out.append(os.path.realpath(entry))
-            continue
-        for base in (*bases, *roots):
-            d = os.path.realpath(os.path.join(base, entry or "."))
-            if d not in out and os.path.isdir(d):
-                out.append(d)
-    return out
-
-
 def discover(spots: Iterable[str], fds: Fds, old: Scan | None, known: dict[str, str] | None,
              roots: tuple[str, ...] = ()) -> Scan:
     """Every watched slot now: those of `old` (looked at again), run-later files and `.git` entries in the
@@ -564,10 +546,11 @@ def discover(spots: Iterable[str], fds: Fds, old: Scan | None, known: dict[str, 
     walk = _Walk(fds, old, known, roots)
     for d in spots:
         walk.spot(d)
-    for d in pythonpath_dirs(roots):  # the user's next hermes (or python) starts with these on sys.path: a
+    for d in pathbins.pythonpath_dirs(roots):  # the user's next hermes (or python) starts with these on sys.path: a
         walk.customize(d, shadow=True)  # sitecustomize (rt7 a34) or a `yaml.py` there runs at its start
-    for d in pathbins.dirs(roots):  # the user's PATH where the sandbox writes: a new `ls` there (rt11 a04)
-        walk.scan.stamps[d] = _sig(d)
+    walk.scan.pathdirs |= old.pathdirs if old is not None else set()
+    for d in sorted({*pathbins.dirs(roots), *walk.scan.pathdirs}):  # the user's PATH where the sandbox writes: a
+        walk.scan.stamps[d] = _sig(d)  # new `ls` there (rt11 a04), also where a relative entry leads (rt12 a05)
         walk.add(os.path.split(d), "pathbin", False)  # the directory itself: swapped for a link, judged
         walk.listing(d, "pathbin", False)
     if old is not None:

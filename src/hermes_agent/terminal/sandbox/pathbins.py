@@ -5,13 +5,16 @@ unconfined shell. The run-later guard (guardscan.discover) watches every entry o
 "pathbin", and each directory entry itself; `risky` says why a new or changed entry must be put back. Other new entries stay (npm install's
 `.bin/jest` link, a project script). A venv's bin/ keeps its own, stricter rule (runlater.bin_risky).
 
-The PATH is the one the user started hermes with (`paths.user_path`: hermes trims its own); a relative entry
-counts against the directory hermes started in. Stdlib only."""
+The PATH is the one the user started hermes with (`paths.user_path`: hermes trims its own). A relative entry
+(`bin`, `node_modules/.bin`, `.` or an empty one) names a directory in every directory the user may stand in
+later (rt12 a05): the deep watch spots its first component at any depth (`spot_names`) and the guard watches
+each directory it names there (`named_in`) as it watches the absolute ones. Stdlib only."""
 
 from __future__ import annotations
 
 import os
 import stat as st
+from collections.abc import Iterable
 
 from hermes_agent.paths import is_under as under
 
@@ -29,6 +32,63 @@ def _user_dirs() -> list[str]:
         # the entry as named (its parent resolved: a link put there is seen as one) and where it leads now
         for d in (os.path.join(os.path.realpath(os.path.dirname(p)), os.path.basename(p)), os.path.realpath(p)):
             if d not in out:
+                out.append(d)
+    return out
+
+
+def relative() -> tuple[str, ...]:
+    """The relative entries of the user's PATH, normalised ("." for the current directory)."""
+    from hermes_agent import paths
+
+    out: list[str] = []
+    for entry in paths.user_path().split(os.pathsep):
+        if not entry.startswith(("/", "~")) and os.path.normpath(entry or ".") not in out:
+            out.append(os.path.normpath(entry or "."))
+    return tuple(e for e in out if not e.startswith(".."))
+
+
+def spot_names() -> frozenset[str]:
+    """Entry names that make a directory hold one of the relative PATH directories: their first components;
+    with `.` on PATH, every program name found on the user's other PATH directories (a planted `ls` anywhere)."""
+    rel = relative()
+    names = {e.split("/", 1)[0] for e in rel if e != "."}
+    if "." in rel:
+        for d in _user_dirs():
+            try:
+                names.update(os.listdir(d))
+            except OSError:
+                continue
+    return frozenset(names)
+
+
+def named_in(d: str, present: set[str], roots: tuple[str, ...]) -> list[str]:
+    """The directories under `d` (listed: `present`) that a relative PATH entry names when the user stands in
+    `d`, where the sandbox writes; not a venv's bin/ (its own rule)."""
+    out = []
+    for e in relative():
+        sub = os.path.normpath(os.path.join(d, e))
+        if (e == "." or e.split("/", 1)[0] in present) and (not roots or any(under(sub, r) for r in roots)) \
+                and not os.path.isfile(os.path.join(os.path.dirname(sub), "pyvenv.cfg")):
+            out.append(sub)
+    return out
+
+
+def pythonpath_dirs(roots: Iterable[str] = ()) -> list[str]:
+    """The directories of $PYTHONPATH, resolved; a relative entry (`PYTHONPATH=src`, or an empty one: the
+    current directory) counts against the directory hermes started in and each root the sandbox writes (the
+    workspaces: the user runs python there)."""
+    out: list[str] = []
+    try:
+        bases = [os.getcwd()]
+    except OSError:
+        bases = []
+    for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep) if os.environ.get("PYTHONPATH") else ():
+        if os.path.isabs(entry):
+            out.append(os.path.realpath(entry))
+            continue
+        for base in (*bases, *roots):
+            d = os.path.realpath(os.path.join(base, entry or "."))
+            if d not in out and os.path.isdir(d):
                 out.append(d)
     return out
 
@@ -62,11 +122,12 @@ def shadowed(d: str, name: str, roots: tuple[str, ...] = ()) -> str:
     return ""
 
 
-def risky(d: str, name: str, kind: int | None, roots: tuple[str, ...] = ()) -> str:
-    """Why the new or changed entry `name` of PATH directory `d` may not stay ("" when it may)."""
+def risky(d: str, name: str, kind: int | None, roots: tuple[str, ...] = (), named: Iterable[str] = ()) -> str:
+    """Why the new or changed entry `name` of PATH directory `d` may not stay ("" when it may); `named`: the
+    directories relative entries name in the workspace (`named_in`)."""
     if kind is None or kind == st.S_IFDIR:
         return ""  # removed, or a directory (nothing the shell runs)
-    if os.path.join(d, name) in dirs(roots):
+    if os.path.join(d, name) in {*dirs(roots), *named}:
         return ("it stands where a directory on the user's PATH is: the user's shell would look for programs "
                 "where it leads")
     other = shadowed(d, name, roots)
