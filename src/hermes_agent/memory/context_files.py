@@ -2,7 +2,10 @@
 .hermes.md/HERMES.md (cwd, then parents up to the git root). Each is size-capped and scanned:
 invisible characters are stripped and lines that look like prompt injection are dropped.
 The workspace is writable from inside the sandbox, so every file is opened without following a symlink
-(hermes_agent.nofollow) and only regular files are read: a name swapped for a link to a secret is skipped."""
+(hermes_agent.nofollow) and only regular files are read: a name swapped for a link to a secret is skipped.
+Only what the running user (or root) owns counts, as git's safe.directory rule (rt12 a20): another local user's
+AGENTS.md, or a `.git` that widens the walk, in a shared directory such as /tmp is never read; the walk up stops
+at a directory that others may write."""
 
 from __future__ import annotations
 
@@ -46,16 +49,28 @@ def _heading(kind: str) -> str:
     return next((h for k, _, h in _PROJECT_FILES if k == kind), kind)
 
 
+def _ours(path: Path) -> bool:
+    """Owned by the running user or root, and not a directory every user may write (a sticky /tmp)."""
+    try:
+        st = path.lstat()
+    except OSError:
+        return False
+    return st.st_uid in (os.geteuid(), 0) and not st.st_mode & 0o002
+
+
 def git_root(start: Path) -> Path | None:
-    """The nearest directory at or above `start` holding `.git`, or None."""
+    """The nearest directory at or above `start` holding a `.git` of ours, or None (the walk ends at a
+    directory not ours: what lies above it is not this user's project)."""
     for d in (start, *start.parents):
-        if (d / ".git").exists():
+        if not _ours(d):
+            return None
+        if _ours(d / ".git"):
             return d
     return None
 
 
 def search_dirs(cwd: Path) -> list[Path]:
-    """cwd, then each parent up to the git root; only cwd when cwd is not inside a git repo."""
+    """cwd, then each parent up to the git root; only cwd when cwd is not inside a git repo of ours."""
     root = git_root(cwd)
     if root is None:
         return [cwd]
@@ -100,7 +115,10 @@ def _read(path: Path, limit: int) -> tuple[bytes, int]:
     fd = open_nofollow(real, os.O_RDONLY | os.O_NONBLOCK)
     try:
         check_plain(fd, str(path))
-        ctime = os.fstat(fd).st_ctime_ns
+        st = os.fstat(fd)
+        if st.st_uid not in (os.geteuid(), 0):
+            raise PermissionError(f"{path} was not loaded: another user (uid {st.st_uid}) owns it")
+        ctime = st.st_ctime_ns
         chunks, left = [], limit
         while left > 0 and (chunk := os.read(fd, min(left, 1 << 16))):
             chunks.append(chunk)
@@ -117,6 +135,9 @@ def load_file(kind: str, path: Path, max_chars: int = DEFAULT_MAX_CHARS, home: P
     try:
         # Bounded: a file far above the cap is truncated anyway (4 bytes per char at most).
         data, ctime = _read(path, max(max_chars, DEFAULT_MAX_CHARS) * 8)
+    except PermissionError as e:
+        log.warning("%s", e)
+        return None
     except OSError:
         return None
     if home is not None:
