@@ -182,3 +182,18 @@ def test_bytes_a_script_received_taint_its_rpc_calls_whatever_its_text(scripted,
         pytest.skip("the sandbox cannot reach this host's address (egress cut)")
     assert "BLOCKED" in out["output"] and "received data from the network" in out["output"], out
     assert not (workdir / "AGENTS.md").exists()
+
+
+def test_an_oversized_rpc_line_ends_the_scripts_calls_at_once(scripted, hermes_home, workdir):
+    """rt12 a17: a script writes one 10 MB line on the raw RPC socket (the stub never would). hermes answers
+    once, closes the channel and the turn goes on: the script's blocked send fails now instead of holding the
+    turn for the 5-minute limit, and the model is told why."""
+    code = ("import json, socket, time\ns = socket.socket(fileno=5)\nt = time.time()\n"
+            "try:\n    s.sendall(json.dumps({'tool': 'terminal', 'args': {'command': 'echo ' + 'A' * (10 << 20)}})"
+            ".encode() + b'\\n')\nexcept OSError as e:\n    print('send failed', type(e).__name__)\n"
+            "print('after', round(time.time() - t))\n")
+    out = _run(scripted, hermes_home, workdir, code, extra="code_execution:\n  memory_mb: 1024\n")
+    assert out["duration_seconds"] < 60, out
+    assert "after" in out["output"], out
+    assert any("over 8 MB" in line for line in out.get("tool_log", [])), out
+    assert out["tool_calls_made"] == 0, out

@@ -76,6 +76,7 @@ def retry(fn, max_attempts=3, delay=2):
 
 
 RPC_FD = 5  # the script's end of the socketpair (fds 3 and 4 carry the shell's state)
+MAX_LINE = 8 << 20  # one call's JSON line; past it the script's tool calls end (rt12 a17: 16 MB stalled the turn)
 
 
 def stub_module(tools: list[str], rpc_fd: int = RPC_FD) -> str:
@@ -113,6 +114,7 @@ class RpcServer:
                  dispatch: Callable[[str, dict], str]) -> None:
         self.allowed, self.max_calls, self.dispatch = allowed, max_calls, dispatch
         self.calls: list[dict] = []
+        self.refused = ""  # why the script's tool calls were ended, for the result
         self._sock = sock
         self._thread = threading.Thread(target=self._serve, name="execute-code-rpc", daemon=True)
 
@@ -138,7 +140,8 @@ class RpcServer:
             if not chunk:
                 return
             buf += chunk
-            if len(buf) > 10_000_000:
+            if len(buf) > MAX_LINE and b"\n" not in buf[:MAX_LINE + 1]:
+                self._refuse(f"a tool call over {MAX_LINE >> 20} MB: the script's tool calls were ended")
                 return
             while b"\n" in buf:
                 line, buf = buf.split(b"\n", 1)
@@ -151,6 +154,19 @@ class RpcServer:
                     self._sock.sendall(json.dumps(result).encode() + b"\n")
                 except OSError:
                     return
+
+    def _refuse(self, why: str) -> None:
+        """Answer once and close the channel, so the script's pending send or receive fails now rather than
+        holding the turn until the script's time limit."""
+        self.refused = why
+        try:
+            self._sock.sendall(json.dumps(json.dumps({"error": why})).encode() + b"\n")
+        except OSError:
+            pass
+        try:
+            self._sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
 
     def _result(self, req: dict) -> str:
         name, args = str(req.get("tool") or ""), req.get("args") if isinstance(req.get("args"), dict) else {}

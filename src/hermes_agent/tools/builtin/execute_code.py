@@ -119,6 +119,8 @@ def run_script(code: str, ctx: object) -> str:
             res = backend.execute(command, timeout=timeout, interrupt=ctx.interrupt,  # type: ignore[attr-defined]
                                   fds=(theirs.fileno(), payload_fd))
             calls = list(rpc.calls)
+            if rpc.refused:  # the model learns why the script's later calls got nothing
+                calls.append({"tool": rpc.refused, "ms": 0, "error": True, "refused": True})
     finally:
         theirs.close()
         os.close(payload_fd)
@@ -129,7 +131,8 @@ def _result(res, calls: list[dict], took: float, keep: int, timeout: float, cpu:
     output, meta = _cap(res.output, keep)
     status = "timeout" if res.timed_out else "interrupted" if res.interrupted else \
         "success" if res.exit_code == 0 else "error"
-    out = {"status": status, "output": output, "exit_code": res.exit_code, "tool_calls_made": len(calls),
+    made = [c for c in calls if not c.get("refused")]
+    out = {"status": status, "output": output, "exit_code": res.exit_code, "tool_calls_made": len(made),
            "duration_seconds": round(took, 2), **meta}
     reasons = {152: f"CPU-time limit reached ({cpu}s)", 153: "output limit reached (script killed past 20 MB)",
                137: f"killed: CPU-time limit ({cpu}s), memory limit ({mem_mb} MB) or a signal"}
@@ -140,7 +143,8 @@ def _result(res, calls: list[dict], took: float, keep: int, timeout: float, cpu:
     elif status == "error" and "MemoryError" in res.output:
         out["error"] = f"memory limit reached ({mem_mb} MB)"
     if calls:
-        out["tool_log"] = [f"{c['tool']} {'failed' if c['error'] else 'ok'} {c['ms']}ms" for c in calls[:50]]
+        out["tool_log"] = [c["tool"] if c.get("refused") else f"{c['tool']} {'failed' if c['error'] else 'ok'} {c['ms']}ms"
+                           for c in calls[:50]]
     return json.dumps(out, ensure_ascii=False)
 
 
