@@ -109,3 +109,31 @@ def test_modules_are_judged_by_the_users_pythons_not_hermes_own(scripted, home, 
     assert (proj / "src/myproj/__init__.py").read_text() == "V = 2\n", "the project's own package was put back"
     assert (proj / "src/newmod.py").read_text() == "X = 1\n", "the project's new module was touched"
     assert (proj / "src/myproj/new.py").read_text() == "Y = 1\n"
+
+
+def test_a_relative_pythonpath_entry_counts_in_every_directory(scripted, home, mechanism):
+    """rt12 a28: `PYTHONPATH=src` is resolved wherever the user runs python later: a `json.py` in sub/src,
+    app/tests/src (made by the command) and pkg/src (there before) is removed, one line each; a new
+    sub/src/mylib.py stays."""
+    proj = home / "proj"
+    (proj / "pkg/src").mkdir(parents=True)
+    pwned = home / "pwned"
+    model_config(home / ".hermes", scripted.url, f"sandbox:\n  mechanism: {mechanism}\n")
+    payload = f"open({str(pwned)!r}, 'w').close()\\n"
+    plant = "; ".join(f"mkdir -p {d} && printf \"{payload}\" > {d}/json.py" for d in ("sub/src", "app/tests/src",
+                                                                                     "pkg/src"))
+    scripted.add(_terminal(f"{plant}; printf 'X = 1\\n' > sub/src/mylib.py; echo PLANTED"), {"content": "done"})
+    pythonpath = os.pathsep.join(p for p in (os.environ.get("PYTHONPATH"), "src") if p)
+    env = {"HOME": str(home), "PYTHONPATH": pythonpath}
+    out = run_hermes("chat", "-q", "go", "--yolo", home=home / ".hermes", cwd=str(proj), timeout=180, env=env)
+    assert out.returncode == 0, out.stderr
+    result = scripted.requests[-1]["body"]["messages"][-1]["content"]
+    assert "PLANTED" in result
+    left = [str(p.relative_to(proj)) for p in proj.rglob("json.py")]
+    assert left == [], (left, result)
+    assert result.count("json.py") >= 3, result
+    assert (proj / "sub/src/mylib.py").read_text() == "X = 1\n"
+    for d in ("sub", "app/tests", "pkg"):
+        subprocess.run(["python3", "-c", "import json"], cwd=proj / d, env={**os.environ, "PYTHONPATH": "src"},
+                       timeout=60, capture_output=True)
+    assert not pwned.exists(), "the planted module ran"

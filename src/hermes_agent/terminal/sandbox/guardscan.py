@@ -72,7 +72,7 @@ class Scan:
     fresh: set[Slot] = field(default_factory=set)
     gitdirs: dict[str, str] = field(default_factory=dict)  # git directory -> the work tree it serves ("" if none)
     hookdirs: set[str] = field(default_factory=set)  # core.hooksPath directories of the baseline's configs
-    pathdirs: set[str] = field(default_factory=set)  # directories relative PATH entries name (pathbins.named_in)
+    pathdirs: set[tuple[str, str]] = field(default_factory=set)  # (dir, "bin"|"py") relative PATH/PYTHONPATH name
     venvs: set[str] = field(default_factory=set)  # virtual environments found in the workspace
     pkgkeys: dict[Slot, set[str]] = field(default_factory=dict)  # package.json keys hooks reach (runlater.py)
     stamps: dict[str, tuple | None] = field(default_factory=dict)  # git dirs, modules/, worktrees/: lstat sigs
@@ -549,8 +549,11 @@ def discover(spots: Iterable[str], fds: Fds, old: Scan | None, known: dict[str, 
     for d in pathbins.pythonpath_dirs(roots):  # the user's next hermes (or python) starts with these on sys.path: a
         walk.customize(d, shadow=True)  # sitecustomize (rt7 a34) or a `yaml.py` there runs at its start
     walk.scan.pathdirs |= old.pathdirs if old is not None else set()
-    for d in sorted({*pathbins.dirs(roots), *walk.scan.pathdirs}):  # the user's PATH where the sandbox writes: a
-        walk.scan.stamps[d] = _sig(d)  # new `ls` there (rt11 a04), also where a relative entry leads (rt12 a05)
+    for d in sorted(d for d, kind in walk.scan.pathdirs if kind == "py"):  # `PYTHONPATH=src`: every src/ (a28)
+        walk.customize(d, shadow=True)
+    # the user's PATH where the sandbox writes: a new `ls` there (rt11 a04), also where a relative entry leads (a05)
+    for d in sorted({*pathbins.dirs(roots), *(d for d, kind in walk.scan.pathdirs if kind == "bin")}):
+        walk.scan.stamps[d] = _sig(d)
         walk.add(os.path.split(d), "pathbin", False)  # the directory itself: swapped for a link, judged
         walk.listing(d, "pathbin", False)
     if old is not None:

@@ -19,7 +19,7 @@ def judged(slot: Slot, cls: str, old: Item | None, cur: Item | None, base: Scan,
     if cls == "byhand":
         return _byhand(slot, old, cur, base, now, tainted)
     if cls == "pathbin":
-        return pathbins.risky(d, name, cur.kind, roots, now.pathdirs | base.pathdirs)
+        return pathbins.risky(d, name, cur.kind, roots, {p for p, k in base.pathdirs | now.pathdirs if k == "bin"})
     if cls == "tool":
         rel = guardtools.shape(d, name)
         if rel is None:

@@ -36,40 +36,52 @@ def _user_dirs() -> list[str]:
     return out
 
 
-def relative() -> tuple[str, ...]:
-    """The relative entries of the user's PATH, normalised ("." for the current directory)."""
+def relative(value: str | None = None) -> tuple[str, ...]:
+    """The relative entries of a search path (the user's PATH by default), normalised ("." for the current
+    directory: an empty entry too)."""
     from hermes_agent import paths
 
     out: list[str] = []
-    for entry in paths.user_path().split(os.pathsep):
+    for entry in (paths.user_path() if value is None else value).split(os.pathsep):
         if not entry.startswith(("/", "~")) and os.path.normpath(entry or ".") not in out:
             out.append(os.path.normpath(entry or "."))
     return tuple(e for e in out if not e.startswith(".."))
 
 
+def _searched() -> tuple[tuple[str, str], ...]:
+    """(relative entry, kind) of the user's PATH ("bin") and PYTHONPATH ("py": rt12 a28)."""
+    py = os.environ.get("PYTHONPATH")
+    return (*((e, "bin") for e in relative()), *((e, "py") for e in (relative(py) if py else ())))
+
+
 def spot_names() -> frozenset[str]:
-    """Entry names that make a directory hold one of the relative PATH directories: their first components;
-    with `.` on PATH, every program name found on the user's other PATH directories (a planted `ls` anywhere)."""
-    rel = relative()
-    names = {e.split("/", 1)[0] for e in rel if e != "."}
-    if "." in rel:
+    """Entry names that make a directory hold one of the relative search-path directories: their first
+    components; with `.` on PATH, every program name found on the user's other PATH directories (a planted
+    `ls` anywhere); with `.` on PYTHONPATH, every module name the user's Pythons import (a `json.py` anywhere)."""
+    searched = _searched()
+    names = {e.split("/", 1)[0] for e, _ in searched if e != "."}
+    if (".", "bin") in searched:
         for d in _user_dirs():
             try:
                 names.update(os.listdir(d))
             except OSError:
                 continue
+    if (".", "py") in searched:
+        from hermes_agent.terminal.sandbox import guardpy
+
+        names.update(n + ext for n in guardpy.shadowed() for ext in ("", ".py"))
     return frozenset(names)
 
 
-def named_in(d: str, present: set[str], roots: tuple[str, ...]) -> list[str]:
-    """The directories under `d` (listed: `present`) that a relative PATH entry names when the user stands in
-    `d`, where the sandbox writes; not a venv's bin/ (its own rule)."""
-    out = []
-    for e in relative():
+def named_in(d: str, present: set[str], roots: tuple[str, ...]) -> set[tuple[str, str]]:
+    """The directories under `d` (listed: `present`) that a relative search-path entry names when the user
+    stands in `d`, where the sandbox writes, and their kind ("bin", "py"); not a venv's bin/ (its own rule)."""
+    out: set[tuple[str, str]] = set()
+    for e, kind in _searched():
         sub = os.path.normpath(os.path.join(d, e))
         if (e == "." or e.split("/", 1)[0] in present) and (not roots or any(under(sub, r) for r in roots)) \
-                and not os.path.isfile(os.path.join(os.path.dirname(sub), "pyvenv.cfg")):
-            out.append(sub)
+                and not (kind == "bin" and os.path.isfile(os.path.join(os.path.dirname(sub), "pyvenv.cfg"))):
+            out.add((sub, kind))
     return out
 
 
