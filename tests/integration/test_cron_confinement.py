@@ -108,3 +108,31 @@ def test_a_session_that_changes_a_job_narrows_it_to_its_own_confinement(scripted
     (after,) = _jobs(user)
     assert after["prompt"] == "new prompt narrowed"
     assert after["confinement"]["workspace"] == str((user / "ws" / "sub").resolve())
+
+
+def test_a_hermes_job_whose_workdir_is_home_runs_read_only(scripted, user):
+    """rt12 a21: Hermes's `cron create --workdir ~` (or `/`) writes a job whose workdir is only where its tools
+    start; without our record it must not become a workspace the job may write (every project in HOME).
+    It runs there read-only, says so in one line, and `cron edit --workdir` to a project dir lets it write."""
+    model_config(user / ".hermes", scripted.url)
+    made = _hermes(user, "cron", "create", "every 1h", "tidy up", "--name", "ref", cwd=user / "ws")
+    assert made.returncode == 0, made.stderr
+    data = json.loads((user / ".hermes" / "cron" / "jobs.json").read_text())
+    del data["jobs"][0]["confinement"]  # as Hermes writes it
+    data["jobs"][0]["workdir"] = str(user)
+    (user / ".hermes" / "cron" / "jobs.json").write_text(json.dumps(data))
+    job = data["jobs"][0]
+    scripted.add({"tool_calls": [{"name": "terminal", "arguments": {"command": ATTACK}},
+                                 {"name": "write_file", "arguments": {"path": str(user / "projects/notes.txt"),
+                                                                      "content": "x"}}]})
+    scripted.add({"content": "tidied"})
+    ran = _hermes(user, "cron", "run", job["id"], "--now", cwd=user)
+    shown = ran.stdout + ran.stderr
+    assert "Traceback" not in shown
+    assert len(scripted.requests) >= 2, shown  # the agent ran, read-only
+    assert (user / "projects" / "thesis" / "ch1.tex").read_text() == "precious\n"
+    assert not (user / "cron_was_here").exists() and not (user / "here.txt").exists()
+    assert not (user / "projects/notes.txt").exists()
+    log = (user / ".hermes" / "logs").rglob("*.log")
+    said = shown + "".join(p.read_text(errors="replace") for p in log)
+    assert "too broad to be its workspace" in said and "runs read-only" in said, said[-2000:]

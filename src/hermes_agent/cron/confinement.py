@@ -10,17 +10,22 @@ and every run — `hermes cron run --now`, the gateway's scheduler, `hermes cron
 works in that workspace (or the job's `workdir` inside it) under the narrower of the sandbox then and now:
 the stricter mode, the writable/readable paths and sockets granted both then and now, the deny lists of both,
 network and a shared /tmp only if both allowed them. A job from an older file (or from Hermes) without it runs
-confined to its `workdir` when it has one; else a script-only (`no_agent`) job runs with `sandbox.mode: read-only`
+confined to its `workdir` when it has one and that is a project's directory; a workdir that is `/`, a top-level
+directory, HOME or above it, or inside the Hermes home only ever meant "start here" to Hermes, so the job runs
+there read-only (rt12 a21: Hermes's `cron create --workdir ~` let the job write every project in HOME); else a script-only (`no_agent`) job runs with `sandbox.mode: read-only`
 (its script writes nowhere but its temp dir) and an agent job is refused with one line (`hermes cron edit ID
 --workdir DIR` gives it one). Stdlib and config only."""
 
 from __future__ import annotations
 
+import logging
 import os
 from dataclasses import asdict
 
 from hermes_agent.config.settings import Settings
 from hermes_agent.paths import is_under as _within
+
+log = logging.getLogger(__name__)
 
 FIELD = "confinement"
 _MODES = ("off", "workspace-write", "read-only")  # widest first
@@ -90,7 +95,12 @@ def confined(job: dict, settings: Settings) -> Settings:
     conf = job.get(FIELD)
     if not isinstance(conf, dict):
         if workdir and os.path.isabs(workdir):
-            return settings.with_overrides({"terminal.cwd": workdir})
+            if not _broad(workdir, settings):
+                return settings.with_overrides({"terminal.cwd": workdir})
+            log.warning("cron job %s: its workdir %s is too broad to be its workspace (no workspace recorded), so it "
+                        "runs read-only; to let it write, give it a project directory: hermes cron edit %s "
+                        "--workdir DIR", name, workdir, job.get("id"))
+            return settings.with_overrides({"terminal.cwd": workdir, "sandbox.mode": "read-only"})
         if job.get("no_agent"):  # Hermes's script-only job: its script may read, but writes nowhere
             return settings.with_overrides({"sandbox.mode": "read-only"})
         raise Unconfined(f"cron job {name} records neither the workspace of the session that made it nor a workdir, "
@@ -105,6 +115,13 @@ def confined(job: dict, settings: Settings) -> Settings:
     if isinstance(conf.get("backend"), str) and conf["backend"]:
         overrides["terminal.backend"] = conf["backend"]
     return settings.with_overrides(overrides)
+
+
+def _broad(d: str, settings: Settings) -> bool:
+    """`/`, a top-level directory, HOME or a directory above it, or one in the Hermes home."""
+    home = os.path.realpath(os.path.expanduser("~"))
+    hermes = os.path.realpath(str(settings.home))
+    return d.rstrip("/").count("/") <= 1 or _within(home, d) or _within(d, hermes) or _within(hermes, d)
 
 
 def recorded_role(job: dict) -> str:
