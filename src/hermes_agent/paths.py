@@ -176,6 +176,29 @@ def is_under(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip("/") + "/")
 
 
+def too_broad(d: str, hermes_home: str) -> bool:
+    """Is directory `d` (real, absolute) too broad to be a workspace nobody chose by standing there: `/`, a
+    top-level directory, HOME or a directory above it, or one in the Hermes home? Hermes's `terminal.cwd: ~`
+    and `cron create --workdir /` only say where its tools start (rt12 a21, a37)."""
+    home = os.path.realpath(os.path.expanduser("~"))
+    hermes = os.path.realpath(hermes_home)
+    return d.rstrip("/").count("/") <= 1 or is_under(home, d) or is_under(d, hermes) or is_under(hermes, d)
+
+
+def work_root(raw_cwd: str, hermes_home: str, chosen: bool = False) -> str:
+    """Where a session works, from `terminal.cwd`: that directory, unless the config file names one
+    `too_broad` and hermes was started elsewhere (not `chosen` by a flag or by hermes itself for a cron job,
+    batch task or editor session): then where hermes started, which is what the user chose by standing there."""
+    root = os.path.abspath(os.path.expanduser(raw_cwd))
+    try:
+        here = os.path.realpath(os.getcwd())
+    except OSError:
+        return root
+    if chosen or os.path.realpath(root) == here or not too_broad(os.path.realpath(root), hermes_home):
+        return root
+    return here
+
+
 def trusted_path(path: str | None = None) -> str:
     """`path` (default: the user's PATH) without the entries the sandbox could write."""
     raw = user_path() if path is None else path

@@ -302,8 +302,11 @@ class PathPolicy:
 
 
 def policy_for_settings(settings: object, workspace: str | None = None, media_scope: str = "") -> PathPolicy:
-    """The session's policy from Settings: workspace = `workspace`, else terminal.cwd (default: the cwd)."""
-    root = workspace or os.path.abspath(os.path.expanduser(settings.cfg.terminal.cwd))
+    """The session's policy from Settings: workspace = `workspace`, else terminal.cwd (default: the cwd). A
+    terminal.cwd too broad to be a workspace (`/`, HOME: as Hermes's `config set terminal.cwd ~` writes it) is
+    where commands start, not a grant: the workspace is then the directory hermes started in (rt12 a37)."""
+    root = workspace or paths.work_root(settings.cfg.terminal.cwd, str(settings.home),
+                                        "terminal.cwd" in getattr(settings, "chosen", ()))
     sandbox = asdict(settings.cfg.sandbox)
     # the user's own skill folders (skills.external_dirs) are read like the Hermes home's skills: skill_view,
     # and a command running a skill's script

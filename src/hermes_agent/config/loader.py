@@ -183,7 +183,8 @@ def load_settings(overrides: Mapping[str, object] | None = None, *, yolo: bool =
         typed = build_config(data)
     except ConfigError as exc:
         raise ConfigError(f"{cfg_path}: {exc}") from None
-    settings = Settings(data=data, env=env, home=home, config_file=cfg_path, yolo=yolo, typed=typed)
+    settings = Settings(data=data, env=env, home=home, config_file=cfg_path, yolo=yolo, typed=typed,
+                        chosen=frozenset(k for k, v in (overrides or {}).items() if v is not None))
     if snap_key is not None:  # the run's own settings serve settings_snapshot() too: config is read once
         _SNAPSHOT.clear()
         _SNAPSHOT[snap_key] = settings

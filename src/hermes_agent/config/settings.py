@@ -88,6 +88,7 @@ class Settings:
     config_file: Path | None = None
     yolo: bool = False
     typed: Config | None = field(default=None, compare=False, repr=False)
+    chosen: frozenset[str] = field(default=frozenset(), compare=False, repr=False)  # keys set by with_overrides
 
     @property
     def cfg(self) -> Config:
@@ -131,6 +132,7 @@ class Settings:
         data = copy.deepcopy(dict(self.data))
         for key, value in overrides.items():
             apply_dotted(data, key, value)
-        out = Settings(data=data, env=self.env, home=self.home, config_file=self.config_file, yolo=self.yolo)
+        out = Settings(data=data, env=self.env, home=self.home, config_file=self.config_file, yolo=self.yolo,
+                       chosen=self.chosen | frozenset(overrides))
         out.cfg  # noqa: B018 - validate now, not at first use
         return out

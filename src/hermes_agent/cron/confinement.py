@@ -24,6 +24,7 @@ from dataclasses import asdict
 
 from hermes_agent.config.settings import Settings
 from hermes_agent.paths import is_under as _within
+from hermes_agent.paths import too_broad
 
 log = logging.getLogger(__name__)
 
@@ -95,7 +96,7 @@ def confined(job: dict, settings: Settings) -> Settings:
     conf = job.get(FIELD)
     if not isinstance(conf, dict):
         if workdir and os.path.isabs(workdir):
-            if not _broad(workdir, settings):
+            if not too_broad(workdir, str(settings.home)):
                 return settings.with_overrides({"terminal.cwd": workdir})
             log.warning("cron job %s: its workdir %s is too broad to be its workspace (no workspace recorded), so it "
                         "runs read-only; to let it write, give it a project directory: hermes cron edit %s "
@@ -115,13 +116,6 @@ def confined(job: dict, settings: Settings) -> Settings:
     if isinstance(conf.get("backend"), str) and conf["backend"]:
         overrides["terminal.backend"] = conf["backend"]
     return settings.with_overrides(overrides)
-
-
-def _broad(d: str, settings: Settings) -> bool:
-    """`/`, a top-level directory, HOME or a directory above it, or one in the Hermes home."""
-    home = os.path.realpath(os.path.expanduser("~"))
-    hermes = os.path.realpath(str(settings.home))
-    return d.rstrip("/").count("/") <= 1 or _within(home, d) or _within(d, hermes) or _within(hermes, d)
 
 
 def recorded_role(job: dict) -> str:

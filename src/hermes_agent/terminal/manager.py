@@ -15,8 +15,9 @@ BACKENDS = ("local", "docker", "ssh", "singularity", "modal", "daytona")
 
 
 def _cwd_setting(settings: Settings) -> str | None:
-    raw = settings.cfg.terminal.cwd
-    return os.path.abspath(os.path.expanduser(raw))
+    from hermes_agent import paths
+
+    return paths.work_root(settings.cfg.terminal.cwd, str(settings.home), "terminal.cwd" in settings.chosen)
 
 
 def _remote_cwd(settings: Settings, default: str | None = None) -> str | None:
