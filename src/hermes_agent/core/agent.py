@@ -58,6 +58,7 @@ class AgentServices:
     approval_hook: Callable[..., object] | None = None
     session: SessionHandle | None = None
     persist: Callable[[Message], None] = lambda m: None
+    persist_many: Callable[[list[Message]], None] | None = None  # several in one write (a reply's tool results)
     compact: Compactor | None = None
     prompt_parts: PromptParts = field(default_factory=PromptParts)
     session_id: str | None = None
@@ -110,7 +111,7 @@ class AIAgent:
         from hermes_agent.core.guards import RepeatGuard
 
         return AgentLoop(provider=s.provider, tools=self.tool_definitions, run_tool=self._run_tool, emit=self._emit,
-                         persist=s.persist, compact=s.compact, tool_entry=registry.get, max_iterations=self.max_iterations,
+                         persist=s.persist, persist_many=s.persist_many, compact=s.compact, tool_entry=registry.get, max_iterations=self.max_iterations,
                          guard=RepeatGuard(warn, hard), max_tokens=s.settings.model.max_tokens,
                          cache_breakpoints=s.settings.cfg.prompt_caching.enabled, hooks=s.hooks)
 
