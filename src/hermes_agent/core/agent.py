@@ -90,7 +90,7 @@ class AIAgent:
         self._cancel = threading.Event()
         self.services.ctx.interrupt = self._cancel
         self.services.ctx.notice = lambda text: self._emit(Notice(text, "warning"))
-        self._defs: tuple[tuple[int, frozenset[str]], list[dict]] | None = None
+        self._defs: tuple[tuple[int, frozenset[str]], list[dict], frozenset[str]] | None = None
         self._called: tuple[list[Message] | None, int, set[str]] = (None, 0, set())
         self._mcp_seen: set[str] | None = None
         self._loop = self._new_loop()
@@ -131,7 +131,7 @@ class AIAgent:
                 from hermes_agent.tools.upstream_calls import with_upstream_names
 
                 defs = with_upstream_names(defs)
-            self._defs = (key, defs)
+            self._defs = (key, defs, frozenset(d["function"]["name"] for d in defs))
             if self._mcp_seen is None:  # what the agent started with: later arrivals are announced
                 self._mcp_seen = _mcp_names(defs)
         return self._defs[1]
@@ -159,8 +159,12 @@ class AIAgent:
         if self.event_callback is not None:
             self.event_callback(event)
 
+    def _offered_names(self) -> frozenset[str]:
+        self.tool_definitions()  # brings the cache up to date
+        return self._defs[2] if self._defs is not None else frozenset()
+
     def _run_tool(self, call: ToolCall) -> str:
-        allowed = {d["function"]["name"] for d in self.tool_definitions()}
+        allowed = self._offered_names()
         ctx = self.services.ctx
         return dispatch.handle_function_call(call.name, call.arguments, ctx.task_id, self._user_task,
                                              ctx=ctx, hook_bus=self.services.hooks, offered=allowed)

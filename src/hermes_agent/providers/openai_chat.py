@@ -4,17 +4,17 @@ against the same server) without its 300 ms import."""
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 
 from hermes_agent.errors import ProviderError, TransientError
 from hermes_agent.messages import Message, safe_loads
 from hermes_agent.providers.base import ChatRequest, OnDelta
+from hermes_agent.providers.bodycache import BodyEncoder
 from hermes_agent.providers.http import HttpClient, IdlePolicy, Proxy, Response
 from hermes_agent.providers.http11 import HTTPError
 from hermes_agent.providers.text_tool_calls import extract_text_tool_calls
-from hermes_agent.providers.wire import StreamAccumulator, classify_http_error, to_wire
+from hermes_agent.providers.wire import StreamAccumulator, classify_http_error
 
 log = logging.getLogger(__name__)
 _ERROR_BODY_MAX = 1_000_000
@@ -35,13 +35,18 @@ class OpenAIChatProvider:
                    "Accept": "text/event-stream, application/json", "User-Agent": "hermes-agent",
                    **(extra_headers or {})}
         self._http = HttpClient(self.base_url, timeout=timeout, headers=headers, proxy=proxy)
+        self._encoder = BodyEncoder()
 
     def body(self, request: ChatRequest) -> dict:
         """The JSON body sent for a request."""
-        wire = to_wire(request.messages)
-        if self._wire_hook is not None:
-            wire = self._wire_hook(wire, self.model, self.name)
-        body: dict = {"model": self.model, "messages": wire}
+        return self._body(request)[0]
+
+    def _body(self, request: ChatRequest) -> tuple[dict, list[list] | None]:
+        """The body, and the encoder's entries for its messages (None when a hook replaced their dicts)."""
+        entries = self._encoder.wire(request.messages)
+        wire = [e[1] for e in entries]
+        sent = wire if self._wire_hook is None else self._wire_hook(wire, self.model, self.name)
+        body: dict = {"model": self.model, "messages": sent}
         if request.tools:
             body["tools"] = list(request.tools)
         if request.max_tokens:
@@ -52,12 +57,12 @@ class OpenAIChatProvider:
             body["stream"] = True
             body["stream_options"] = {"include_usage": True}
         body.update(request.extra_body)
-        return body
+        return body, entries if body["messages"] is wire else None
 
     def complete(self, request: ChatRequest, on_delta: OnDelta | None = None,
                  cancel: threading.Event | None = None) -> Message:
         """POST /chat/completions and fold the (streamed) answer into a Message."""
-        payload = json.dumps(self.body(request), ensure_ascii=False, separators=(",", ":")).encode()  # compact: fewer bytes
+        payload = self._encoder.encode(*self._body(request))  # compact JSON, each message and the tools encoded once
         try:
             resp = self._http.post("/chat/completions", payload, cancel, self._idle)
         except TransientError:
