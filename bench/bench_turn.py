@@ -142,6 +142,17 @@ def measure(src: str, turns: int, rows: dict, homes: dict, ports: dict) -> None:
     r["bodies"] = run["bodies"]
 
 
+def figures(runs: int = 5, turns: int = 20, src: str = SRC) -> dict:
+    """Medians for one tree: gap, server alone, gap - server and hermes CPU per round trip (ms)."""
+    homes, ports, rows = {src: tempfile.mkdtemp(prefix="hermes-bench-turn-")}, {src: 0}, {}
+    one(src, homes[src], 1, ports[src])
+    for _ in range(runs):
+        measure(src, turns, rows, homes, ports)
+    r = rows[src]
+    gap, server = statistics.median(r["gap"]), statistics.median(r["server"])
+    return {"gap_ms": gap, "server_ms": server, "share_ms": gap - server, "cpu_ms": statistics.median(r["cpu"])}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--runs", type=int, default=7)
