@@ -5,8 +5,8 @@
   server streaming its answer + hermes reading it, running the tool, storing, and sending the next request.
 - server alone: the same request bodies replayed over one keep-alive connection by a client that does nothing
   else (bytes prepared beforehand; the answer read to its end): the server's own share of the gap, the floor
-  any client meets. `--openai` replays them with the openai SDK too (its httpx client writes headers and body
-  apart, so with this server each request waits for a delayed ACK: ~40 ms, not a figure of the server).
+  any client meets. `--openai` replays them with the openai SDK too (~35-40 ms a request, ~10 ms of it the SDK's
+  own CPU, the rest waiting, with TCP_NODELAY too: a figure of that client, not of the server).
 - hermes CPU per round trip: the CPU time of all hermes's threads (the scheduler's ns count, /proc/PID/task/*/
   schedstat) read as request 2 and as the last request arrive, /N: its own work, whatever the load does to the
   wall time. The first 2 round trips are left out of every figure (the first tool call's imports).
