@@ -7,6 +7,7 @@ import logging
 import os
 import threading
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from hermes_agent.config.settings import Settings
 from hermes_agent.core.agent import AgentServices
@@ -16,10 +17,12 @@ from hermes_agent.messages import Message, system, tool_result
 from hermes_agent.storage.pricing import estimate_cost
 from hermes_agent.storage.retention import Retention
 from hermes_agent.storage.store import DiskFull, SessionStore
-from hermes_agent.storage.usage import Booking
 from hermes_agent.tools.results import tool_error
 
 from .provider import own_prices
+
+if TYPE_CHECKING:
+    from hermes_agent.storage.usage import Booking
 
 INTERRUPTED = tool_error("interrupted: hermes stopped before this tool call finished; its result is unknown "
                          "(check its effects before relying on it)")
@@ -216,6 +219,8 @@ class SessionBinding:
     def _booking(self, message: Message) -> Booking | None:
         if message.role != "assistant" or message.usage is None:
             return None
+        from hermes_agent.storage.usage import Booking  # with the first reply: not at start-up
+
         model = self.services.provider.model  # a fallback chain's: the model that answered
         return Booking(message.usage, estimate_cost(model, message.usage, own_prices(self.services.settings)), model)
 

@@ -4,13 +4,13 @@ against the same server) without its 300 ms import."""
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 
 from hermes_agent.errors import ProviderError, TransientError
 from hermes_agent.messages import Message, safe_loads
 from hermes_agent.providers.base import ChatRequest, OnDelta
-from hermes_agent.providers.bodycache import BodyEncoder
 from hermes_agent.providers.http import HttpClient, IdlePolicy, Proxy, Response
 from hermes_agent.providers.http11 import HTTPError
 from hermes_agent.providers.text_tool_calls import extract_text_tool_calls
@@ -144,3 +144,63 @@ class OpenAIChatProvider:
 
     def close(self) -> None:
         self._http.close()
+
+# ---- the request body, encoded once per piece (issue 24: per-turn cost) -----------------------------
+# Each message is encoded when it first goes out and its text reused by every later request of the
+# conversation; the tool definitions (the bulk of a request, ~12 KB) once while they are the same objects.
+# The bytes are exactly json.dumps(body, ensure_ascii=False, separators=(",", ":")) of the same body.
+
+_ORDER = ("model", "messages", "tools")
+
+
+def _dumps(obj: object) -> str:
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+
+
+class BodyEncoder:
+    """One per provider. A request at a time per conversation; the message cache is swapped whole per request."""
+
+    def __init__(self) -> None:
+        self._messages: dict[int, list] = {}  # id(message) -> [message, its wire dict, its JSON text or ""]
+        self._tools: tuple[tuple[dict, ...], str] | None = None
+
+    def wire(self, messages: tuple[Message, ...]) -> list[list]:
+        """Each message's [message, wire dict, JSON text or ""], the same entry (and dict object) for a message
+        sent before: callers must not change the dicts (a hook that edits the wire copies it first, as
+        caching.py does). Threads sharing a provider only miss each other's entries."""
+        old, new = self._messages, {}
+        for m in messages:
+            hit = old.get(id(m))
+            new[id(m)] = hit if hit is not None and hit[0] is m else [m, m.to_openai(), ""]
+        self._messages = new  # only this request's messages stay: the cache never outgrows a conversation
+        return [new[id(m)] for m in messages]
+
+    def encode(self, body: dict, entries: list[list] | None) -> bytes:
+        """`body` (as OpenAIChatProvider.body builds it) as bytes. `entries`: what `wire()` gave when
+        body["messages"] are its dicts unchanged (None when a hook replaced them: those are encoded afresh)."""
+        first = [k for k in _ORDER if k in body]
+        if list(body)[:len(first)] != first or first[:2] != ["model", "messages"]:
+            return _dumps(body).encode()
+        texts = (_text(e) for e in entries) if entries is not None else (_dumps(d) for d in body["messages"])
+        parts = ['{"model":', _dumps(body["model"]), ',"messages":[', ",".join(texts), "]"]
+        if "tools" in body:
+            parts += [',"tools":', self._tools_text(body["tools"])]
+        rest = {k: v for k, v in body.items() if k not in _ORDER}
+        if rest:
+            parts += [",", _dumps(rest)[1:-1]]
+        parts.append("}")
+        return "".join(parts).encode()
+
+    def _tools_text(self, tools: list[dict]) -> str:
+        kept = self._tools
+        if kept is not None and len(kept[0]) == len(tools) and all(a is b for a, b in zip(kept[0], tools, strict=True)):
+            return kept[1]
+        text = _dumps(tools)
+        self._tools = (tuple(tools), text)
+        return text
+
+
+def _text(entry: list) -> str:
+    if not entry[2]:
+        entry[2] = _dumps(entry[1])
+    return entry[2]

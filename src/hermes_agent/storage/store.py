@@ -21,7 +21,6 @@ from hermes_agent.errors import StorageError
 from hermes_agent.messages import Message, Usage
 from hermes_agent.storage import newer as _newer
 from hermes_agent.storage import retention as _retention
-from hermes_agent.storage import usage as _usage
 from hermes_agent.storage.db import (  # DiskFull: re-exported for the session (bootstrap/session.py)
     DiskFull,
     connect,
@@ -48,6 +47,7 @@ from hermes_agent.storage.records import (
 
 if TYPE_CHECKING:  # search, insights, export and stats load when first used (issue 24: start-up)
     from hermes_agent.storage import insights as _insights
+    from hermes_agent.storage import usage as _usage
     from hermes_agent.storage.spend import SpendRow, Spent
     from hermes_agent.storage.summaries import SearchHit, Stats
 
@@ -293,13 +293,15 @@ class SessionStore:
                   model: str | None = None) -> float | None:
         """Add one API call's tokens; cost defaults to the pricing table's estimate. Returns the cost added."""
 
+        from hermes_agent.storage.usage import book  # loaded with the first model call's usage (start-up)
+
         def tx(c: sqlite3.Connection) -> float | None:
             row = c.execute("SELECT model FROM sessions WHERE id = ?", (session_id,)).fetchone()
             if row is None:
                 raise SessionNotFound(f"no session '{session_id}'")
             name = model or row["model"]
             priced = cost if cost is not None else estimate_cost(name or "", usage)
-            _usage.book(c, session_id, usage, priced, name)
+            book(c, session_id, usage, priced, name)
             return priced
 
         return self._write(tx)
@@ -401,6 +403,8 @@ class SessionStore:
         now = timestamp if timestamp is not None else time.time()
         title = next((title_from(m.content) for m in batch if m.role == "user"), None) if self.auto_title else None
         calls = sum(len(m.tool_calls) for m in batch)
+        if bookings:
+            from hermes_agent.storage.usage import book  # with the first reply: not at start-up
 
         def tx(c: sqlite3.Connection) -> list[int]:
             ids = []
@@ -420,7 +424,7 @@ class SessionStore:
                       (len(batch), calls, title and _free_title(c, title), session_id))
             _newer.touch_activity(c, self._shape, session_id, now)
             for booking in bookings:
-                _usage.book(c, session_id, *booking)
+                book(c, session_id, *booking)
             return ids
 
         if not batch:

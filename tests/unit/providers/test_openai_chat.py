@@ -211,8 +211,8 @@ def test_a_growing_conversation_is_sent_as_exactly_the_json_of_its_body(scripted
 
 
 def test_a_hook_that_rewrites_the_wire_is_encoded_as_it_returned_it(scripted):
-    from hermes_agent.providers.bodycache import BodyEncoder
     from hermes_agent.providers.caching import apply_cache_breakpoints
+    from hermes_agent.providers.openai_chat import BodyEncoder
 
     scripted.add({"content": "ok"}, {"content": "ok"})
     p = provider(scripted.url, wire_hook=apply_cache_breakpoints)
