@@ -1,6 +1,7 @@
 """Deterministic cost of one no-op tool round trip in the real `hermes chat -q` (no clock involved): state.db
 transactions and SQL statements (SQLite's trace callback on every connection hermes opens), files opened (the
-`open` audit event) and regular expressions compiled, per model round trip of a loop of read-only `todo` calls.
+`open` audit event), regular expressions compiled and characters JSON-encoded (json.dumps: a request's
+history encoded again each turn would show as its whole size), per model round trip of a loop of read-only `todo` calls.
 
 Usage: python bench/turn_counts.py [--turns 10] [--show]   (prints one JSON object: the figures per round trip,
 (a (2 + N)-turn run - a 2-turn run) / N in one warm home, so what the first tool call of a run loads once is
@@ -24,14 +25,20 @@ sys.path.insert(0, str(HERE))
 
 def _child() -> int:
     """Run as the hermes process: count, then hand over to hermes's own main()."""
+    import json as json_module
     import re._compiler as compiler
     import sqlite3
 
     out = os.environ["TURN_COUNTS_OUT"]
     sql: list[str] = []
     opened: list[str] = []
-    regexes = [0]
-    real_compile, real_connect = compiler.compile, sqlite3.connect
+    regexes, encoded = [0], [0]
+    real_compile, real_connect, real_dumps = compiler.compile, sqlite3.connect, json_module.dumps
+
+    def dumps_counting(*args: object, **kw: object) -> str:
+        text = real_dumps(*args, **kw)  # type: ignore[arg-type]
+        encoded[0] += len(text)
+        return text
 
     def compile_counting(p: object, flags: int = 0) -> object:
         regexes[0] += 1
@@ -48,10 +55,11 @@ def _child() -> int:
 
     def report() -> None:
         with open(out, "w", encoding="utf-8") as fh:
-            json.dump({"sql": sql, "opened": opened, "regexes": regexes[0]}, fh)
+            fh.write(real_dumps({"sql": sql, "opened": opened, "regexes": regexes[0], "json_chars": encoded[0]}))
 
     compiler.compile = compile_counting
     sqlite3.connect = connect_traced
+    json_module.dumps = dumps_counting
     import atexit
 
     atexit.register(report)
@@ -95,7 +103,7 @@ def _figures(data: dict) -> dict:
     return {"transactions": sum(1 for s in sql if s.upper().startswith("BEGIN")),
             "statements": len(sql),
             "writes": sum(1 for s in sql if s.split(" ", 1)[0].upper() in ("INSERT", "UPDATE", "DELETE", "REPLACE")),
-            "opens": len(data["opened"]), "regexes": data["regexes"]}
+            "opens": len(data["opened"]), "regexes": data["regexes"], "json_chars": data["json_chars"]}
 
 
 def main() -> int:

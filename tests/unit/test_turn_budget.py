@@ -1,5 +1,5 @@
 """Per-turn budget (issue 24): what one no-op tool round trip of the real `hermes chat -q` costs in state.db
-transactions and SQL statements, files opened and regexes compiled, against bench/turn_budget.json. Counts, not
+transactions and SQL statements, files opened, regexes compiled and characters JSON-encoded, against bench/turn_budget.json. Counts, not
 clocks (bench/turn_counts.py: SQLite's trace callback on hermes's own connections, the `open` audit event): the
 same code gives the same figures on any machine. A change that needs more raises the budget on purpose."""
 
@@ -13,7 +13,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 BUDGET = json.loads((ROOT / "bench" / "turn_budget.json").read_text(encoding="utf-8"))
-KEYS = ("transactions", "statements", "opens", "regexes")
+KEYS = ("transactions", "statements", "opens", "regexes", "json_chars")
 
 
 def test_a_no_op_tool_round_trip_stays_within_its_budget() -> None:
@@ -27,4 +27,4 @@ def test_a_no_op_tool_round_trip_stays_within_its_budget() -> None:
     over = [f"{k}: {got[k]} > {BUDGET[k]}" for k in KEYS if got[k] > BUDGET[k]]
     assert not over, (f"a tool round trip grew ({'; '.join(over)}): statements {got['statements_per_turn']}, "
                       f"files {got['opened_per_turn']}. Batch the writes, read files only when they changed, "
-                      "compile regexes once, or raise bench/turn_budget.json on purpose.")
+                      "compile regexes once, encode each message once, or raise bench/turn_budget.json on purpose.")
