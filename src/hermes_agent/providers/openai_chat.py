@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+from typing import NamedTuple
 
 from hermes_agent.errors import ProviderError, TransientError
 from hermes_agent.messages import Message, safe_loads
@@ -41,10 +42,10 @@ class OpenAIChatProvider:
         """The JSON body sent for a request."""
         return self._body(request)[0]
 
-    def _body(self, request: ChatRequest) -> tuple[dict, list[list] | None]:
-        """The body, and the encoder's entries for its messages (None when a hook replaced their dicts)."""
+    def _body(self, request: ChatRequest) -> tuple[dict, _Wire | None]:
+        """The body, and the encoder's view of its messages (None when a hook replaced their dicts)."""
         entries = self._encoder.wire(request.messages)
-        wire = [e[1] for e in entries]
+        wire = [e[1] for e in entries.entries]
         sent = wire if self._wire_hook is None else self._wire_hook(wire, self.model, self.name)
         body: dict = {"model": self.model, "messages": sent}
         if request.tools:
@@ -158,31 +159,47 @@ def _dumps(obj: object) -> str:
 
 
 class BodyEncoder:
-    """One per provider. A request at a time per conversation; the message cache is swapped whole per request."""
+    """One per provider. A conversation only grows between requests, so the messages a request shares with the
+    one before (the same objects, in order) reuse that request's wire dicts and its joined JSON text: a turn
+    encodes and joins only what was appended. Anything else (compaction, /undo, another conversation on the same
+    provider) starts from the entries it still finds by message. State is swapped whole per request."""
 
     def __init__(self) -> None:
-        self._messages: dict[int, list] = {}  # id(message) -> [message, its wire dict, its JSON text or ""]
+        # the last request's message ids, entries and their JSON joined (None: not encoded, a hook replaced them)
+        self._last: tuple[tuple[int, ...], list[list], str | None] = ((), [], None)
         self._tools: tuple[tuple[dict, ...], str] | None = None
 
-    def wire(self, messages: tuple[Message, ...]) -> list[list]:
-        """Each message's [message, wire dict, JSON text or ""], the same entry (and dict object) for a message
-        sent before: callers must not change the dicts (a hook that edits the wire copies it first, as
-        caching.py does). Threads sharing a provider only miss each other's entries."""
-        old, new = self._messages, {}
-        for m in messages:
-            hit = old.get(id(m))
-            new[id(m)] = hit if hit is not None and hit[0] is m else [m, m.to_openai(), ""]
-        self._messages = new  # only this request's messages stay: the cache never outgrows a conversation
-        return [new[id(m)] for m in messages]
+    def wire(self, messages: tuple[Message, ...]) -> _Wire:
+        """The messages' entries ([message, wire dict, JSON text or ""]), the same entry (and dict object) for a
+        message sent before: callers must not change the dicts (a hook that edits the wire copies it first, as
+        caching.py does)."""
+        ids = tuple(map(id, messages))
+        old_ids, old_entries, old_text = self._last
+        if old_ids and ids[:len(old_ids)] == old_ids:  # the old entries hold their messages: same ids, same objects
+            shared = len(old_ids)
+            got = _Wire(ids, old_entries + [[m, m.to_openai(), ""] for m in messages[shared:]], shared, old_text)
+        else:
+            by_id = {id(e[0]): e for e in old_entries}
+            got = _Wire(ids, [by_id.get(id(m)) or [m, m.to_openai(), ""] for m in messages], 0, None)
+        self._last = (ids, got.entries, None)
+        return got
 
-    def encode(self, body: dict, entries: list[list] | None) -> bytes:
-        """`body` (as OpenAIChatProvider.body builds it) as bytes. `entries`: what `wire()` gave when
-        body["messages"] are its dicts unchanged (None when a hook replaced them: those are encoded afresh)."""
+    def encode(self, body: dict, sent: _Wire | None) -> bytes:
+        """`body` (as OpenAIChatProvider.body builds it) as bytes. `sent`: what `wire()` gave when body["messages"]
+        are its dicts unchanged (None when a hook replaced them: those are encoded afresh)."""
         first = [k for k in _ORDER if k in body]
         if list(body)[:len(first)] != first or first[:2] != ["model", "messages"]:
             return _dumps(body).encode()
-        texts = (_text(e) for e in entries) if entries is not None else (_dumps(d) for d in body["messages"])
-        parts = ['{"model":', _dumps(body["model"]), ',"messages":[', ",".join(texts), "]"]
+        if sent is not None:
+            if sent.text is not None and sent.shared:
+                new = ",".join(_text(e) for e in sent.entries[sent.shared:])
+                joined = sent.text + "," + new if new else sent.text
+            else:
+                joined = ",".join(_text(e) for e in sent.entries)
+            self._last = (sent.ids, sent.entries, joined)  # the text of exactly these entries, whatever ran between
+        else:
+            joined = ",".join(_dumps(d) for d in body["messages"])
+        parts = ['{"model":', _dumps(body["model"]), ',"messages":[', joined, "]"]
         if "tools" in body:
             parts += [',"tools":', self._tools_text(body["tools"])]
         rest = {k: v for k, v in body.items() if k not in _ORDER}
@@ -198,6 +215,13 @@ class BodyEncoder:
         text = _dumps(tools)
         self._tools = (tuple(tools), text)
         return text
+
+
+class _Wire(NamedTuple):
+    ids: tuple[int, ...]
+    entries: list[list]
+    shared: int  # the first `shared` entries are the last request's, whose JSON joined is `text` (None: unknown)
+    text: str | None
 
 
 def _text(entry: list) -> str:

@@ -226,3 +226,21 @@ def test_a_hook_that_rewrites_the_wire_is_encoded_as_it_returned_it(scripted):
     enc = BodyEncoder()
     odd = {"messages": [], "model": "m"}  # keys in another order: encoded whole, the same bytes
     assert enc.encode(odd, None) == _compact(odd)
+
+
+def test_a_rewound_compacted_or_repeated_conversation_is_sent_as_its_own_json(scripted):
+    """The encoder reuses the JSON of the messages a request shares with the one before: a history cut short
+    (/undo), compacted (other messages at the front), repeated (a retry) or another conversation's is still
+    sent byte for byte as the JSON of its own body."""
+    p = provider(scripted.url)
+    base = [Message("system", "sys"), Message("user", "première")]
+    grown = base + [Message("assistant", "a1"), Message("user", "q2"), Message("assistant", "a2"), Message("user", "q3")]
+    other = [Message("system", "other conversation"), Message("user", "x")]
+    histories = [base, grown[:4], grown, grown, grown[:4], [grown[0], Message("user", "summary"), *grown[4:]],
+                 other, grown + [Message("user", "q4")], []]
+    for i, history in enumerate(histories):
+        scripted.add({"content": "ok"})
+        p.complete(ChatRequest(tuple(history), tools=REQ.tools))
+        sent = scripted.requests[i]
+        expected = p.body(ChatRequest(tuple(history), tools=REQ.tools))
+        assert sent["body"] == expected and sent["bytes"] == len(_compact(expected)), i
