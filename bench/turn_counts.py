@@ -3,7 +3,7 @@ transactions and SQL statements (SQLite's trace callback on every connection her
 `open` audit event), regular expressions compiled and characters JSON-encoded (json.dumps: a request's
 history encoded again each turn would show as its whole size), per model round trip of a loop of read-only `todo` calls.
 
-Usage: python bench/turn_counts.py [--turns 10] [--show]   (prints one JSON object: the figures per round trip,
+Usage: python bench/turn_counts.py [--turns 10] [--show] [--tool terminal]   (prints one JSON object: the figures per round trip,
 (a (2 + N)-turn run - a 2-turn run) / N in one warm home, so what the first tool call of a run loads once is
 not counted; `--show` also lists the statements (values elided) and files of the extra round trips).
 tests/unit/test_turn_budget.py holds them to bench/turn_budget.json."""
@@ -66,21 +66,21 @@ def _child() -> int:
     sys.addaudithook(on_event)
     from hermes_agent.cli.main import main
 
-    return main(["chat", "-q", "check the todo list"])
+    return main(["chat", "-q", "check the todo list", *(["--yolo"] if os.environ.get("TURN_COUNTS_YOLO") == "terminal" else [])])
 
 
-def _run(turns: int, home: str, port: int) -> tuple[dict, int]:
+def _run(turns: int, home: str, port: int, tool: str = "todo") -> tuple[dict, int]:
     import bench_startup as bs
 
     from hermes_agent.providers.scripted import ScriptedServer
 
-    with ScriptedServer(bs.loop_script(turns, "todo"), default={"content": "done"}, port=port) as srv:
+    with ScriptedServer(bs.loop_script(turns, tool), default={"content": "done"}, port=port) as srv:
         port = bs.port_of(srv.url)
         bs.make_home(srv.url, home)
         fd, out = tempfile.mkstemp(prefix="turn-counts-", suffix=".json")
         os.close(fd)
         env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "OPENROUTER_", "HERMES_"))}
-        env.update(HERMES_HOME=home, TURN_COUNTS_OUT=out, NO_COLOR="1", TERM="dumb")
+        env.update(HERMES_HOME=home, TURN_COUNTS_OUT=out, NO_COLOR="1", TERM="dumb", TURN_COUNTS_YOLO=tool)
         proc = subprocess.run([sys.executable, __file__, "--child"], env=env, cwd=tempfile.mkdtemp(),
                               stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
         if proc.returncode != 0 or len(srv.requests) != turns + 1:
@@ -114,11 +114,13 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--turns", type=int, default=10)
     ap.add_argument("--show", action="store_true", help="also list what one round trip ran and opened")
+    ap.add_argument("--tool", choices=("todo", "terminal"), default="todo",
+                    help="terminal: `echo N` in the sandbox instead (--yolo: no approval prompt; information)")
     args = ap.parse_args()
     home = tempfile.mkdtemp(prefix="hermes-turn-counts-")
-    _, port = _run(args.turns, home, 0)  # warm-up: seeds the home (bundled skills, config's JSON copy)
-    zero, port = _run(BASE, home, port)
-    many, port = _run(BASE + args.turns, home, port)
+    _, port = _run(args.turns, home, 0, args.tool)  # warm-up: seeds the home (bundled skills, config's JSON copy)
+    zero, port = _run(BASE, home, port, args.tool)
+    many, port = _run(BASE + args.turns, home, port, args.tool)
     a, b = _figures(zero), _figures(many)
     out: dict = {k: round((b[k] - a[k]) / args.turns, 2) for k in a}
     out["turns"] = args.turns
