@@ -180,6 +180,7 @@ class SessionBinding:
         self._title_thread: threading.Thread | None = None
         self._unsaved: list[tuple[str, Message, Booking | None]] = []  # kept back by a full disk, oldest first
         self._full_said = False
+        self._prices: tuple[Settings | None, dict] = (None, {})
 
     def _set_id(self, sid: str | None) -> None:
         self.id = sid
@@ -222,7 +223,10 @@ class SessionBinding:
         from hermes_agent.storage.usage import Booking  # with the first reply: not at start-up
 
         model = self.services.provider.model  # a fallback chain's: the model that answered
-        return Booking(message.usage, estimate_cost(model, message.usage, own_prices(self.services.settings)), model)
+        settings = self.services.settings
+        if self._prices[0] is not settings:  # the user's own prices, read again when the settings change (/model)
+            self._prices = (settings, own_prices(settings))
+        return Booking(message.usage, estimate_cost(model, message.usage, self._prices[1]), model)
 
     def _flush(self) -> bool:
         """Write the messages kept back by a full disk and the new ones, each session's run of them in one
