@@ -101,6 +101,8 @@ def startup_rows(runs: int, ref: str | None) -> dict:
 
 
 def turn_rows(runs: int, ref: str | None) -> dict:
+    import bench_turn as bt
+
     out: dict = {}
     n = max(3, runs // 2)
     noop = out["noop"] = bs.case(bs.OURS, bs.loop_script(20, "todo"), ["chat", "-q", "todo x20"], n)
@@ -108,9 +110,13 @@ def turn_rows(runs: int, ref: str | None) -> dict:
     refnoop = bs.case(ref, bs.loop_script(20, "todo"), ["chat", "-q", "todo x20"], 3) if ref else None
     row("no-op tool round trip (gap between model requests)", f"{noop['gap_ms']:.2f} ms", "<= 2 ms",
         noop["gap_ms"] <= 2, f"{refnoop['gap_ms']:.1f} ms" if refnoop else "")
-    cpu20, cpu0 = out["cpu20"], out["cpu0"] = chat_cpu(bs.OURS, 20, runs), chat_cpu(bs.OURS, 0, runs)
-    per = (cpu20 - cpu0) / 20 * 1000
-    row("  hermes CPU per no-op turn (20 turns - 0 turns)", f"{per:.2f} ms", "(the harness's own share)", None)
+    split = out["split"] = bt.figures(runs)  # bench_turn.py: the same loop, the server's share measured apart
+    row("  the scripted server alone (the same bodies, a bare client)", f"{split['server_ms']:.2f} ms",
+        "(the yardstick's own share)", None)
+    row("  gap minus the server alone (hermes's share, wall)", f"{split['share_ms']:.2f} ms", "<= 2 ms",
+        split["share_ms"] <= 2)
+    row("  hermes CPU per no-op round trip (its threads, schedstat)", f"{split['cpu_ms']:.2f} ms",
+        "(the harness's own work)", None)
     row("terminal `echo N` round trip (sandboxed, wall)", f"{echo['gap_ms']:.2f} ms", "(information)", None)
     return out
 

@@ -7,6 +7,7 @@ import logging
 import os
 import threading
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from hermes_agent.config.settings import Settings
 from hermes_agent.core.agent import AgentServices
@@ -19,6 +20,9 @@ from hermes_agent.storage.store import DiskFull, SessionStore
 from hermes_agent.tools.results import tool_error
 
 from .provider import own_prices
+
+if TYPE_CHECKING:
+    from hermes_agent.storage.usage import Booking
 
 INTERRUPTED = tool_error("interrupted: hermes stopped before this tool call finished; its result is unknown "
                          "(check its effects before relying on it)")
@@ -153,6 +157,7 @@ def bind_session(store: SessionStore, services: AgentServices, source: str, *,
     """A SessionBinding wired into `services`: persist, the agent's session_search, `services.session`."""
     binding = SessionBinding(store, services, source, parent_id=parent_id)
     services.persist = binding.persist
+    services.persist_many = binding.persist_many
     services.session = binding
     services.ctx.session_search = binding.search
     services.closers.append(binding.close)
@@ -173,8 +178,9 @@ class SessionBinding:
         self.titler: Callable[[str, str], str] | None = None  # opt-in LLM titles (sessions.title_mode: llm)
         self._titled: set[str] = set()
         self._title_thread: threading.Thread | None = None
-        self._unsaved: list[tuple[str, Message]] = []  # kept back by a full disk, oldest first
+        self._unsaved: list[tuple[str, Message, Booking | None]] = []  # kept back by a full disk, oldest first
         self._full_said = False
+        self._prices: tuple[Settings | None, dict] = (None, {})
 
     def _set_id(self, sid: str | None) -> None:
         self.id = sid
@@ -192,38 +198,50 @@ class SessionBinding:
         return self.id  # type: ignore[return-value]
 
     def persist(self, message: Message) -> None:
-        """Write one message (the system prompt is kept on the session row). On a full disk (state.db's reserve
-        spent too) the message is kept in memory, in order, and written with the next one that fits; the turn
-        goes on (red-team round 6 a06: a command filled the disk and the answer was lost)."""
+        """Write one message (the system prompt is kept on the session row); a reply and its usage and cost go in
+        one transaction. On a full disk (state.db's reserve spent too) the message is kept in memory, in order,
+        and written with the next one that fits; the turn goes on (red-team round 6 a06: a command filled the
+        disk and the answer was lost)."""
         self.start()
         if message.role == "system":
             self.store.set_system_prompt(self.id, message.content)
             return
-        self._unsaved.append((self.id, message))
-        if not self._flush():
-            return
-        if message.role == "assistant" and message.usage is not None:
-            model = self.services.provider.model  # a fallback chain's: the model that answered
-            cost = estimate_cost(model, message.usage, own_prices(self.services.settings))
-            try:
-                self.store.add_usage(self.id, message.usage, cost, model=model)
-            except DiskFull:
-                log.warning("the disk is full: the usage of one answer was not recorded")
+        self.persist_many([message])
         if message.role == "assistant" and not message.tool_calls and self.titler and self.id not in self._titled:
             self._start_title(self.id, message.content or "")
 
+    def persist_many(self, messages: list[Message]) -> None:
+        """Write messages known together (one reply's tool results) in one transaction, after any kept back."""
+        sid = self.start()
+        for message in messages:
+            self._unsaved.append((sid, message, self._booking(message)))
+        self._flush()
+
+    def _booking(self, message: Message) -> Booking | None:
+        if message.role != "assistant" or message.usage is None:
+            return None
+        from hermes_agent.storage.usage import Booking  # with the first reply: not at start-up
+
+        model = self.services.provider.model  # a fallback chain's: the model that answered
+        settings = self.services.settings
+        if self._prices[0] is not settings:  # the user's own prices, read again when the settings change (/model)
+            self._prices = (settings, own_prices(settings))
+        return Booking(message.usage, estimate_cost(model, message.usage, self._prices[1]), model)
+
     def _flush(self) -> bool:
-        """Write the messages kept back by a full disk (True when none is left)."""
+        """Write the messages kept back by a full disk and the new ones, each session's run of them in one
+        transaction (True when none is left)."""
         while self._unsaved:
-            sid, message = self._unsaved[0]
+            run = _first_run(self._unsaved)
+            sid = run[0][0]
             try:
-                self.store.append_message(sid, message)
+                self.store.append_messages(sid, [m for _, m, _ in run], bookings=[b for _, _, b in run if b])
             except DiskFull as exc:
                 if not self._full_said:
                     self._full_said = True
                     log.warning("%s: the conversation is kept in memory and saved when there is room", exc)
                 return False
-            self._unsaved.pop(0)
+            del self._unsaved[:len(run)]
         return True
 
     def _spill(self) -> None:
@@ -235,7 +253,7 @@ class SessionBinding:
         if self._flush():
             return
         lines = "".join(json.dumps({"session_id": sid, **m.to_openai()}, ensure_ascii=False) + "\n"
-                        for sid, m in self._unsaved)
+                        for sid, m, _ in self._unsaved)
         path = self.store.path.with_name(f"unsaved-{self._unsaved[0][0]}.jsonl")
         try:
             with open(path, "a", encoding="utf-8") as fh:
@@ -364,3 +382,11 @@ def close_dangling_tool_calls(history: list[Message]) -> tuple[list[Message], li
         out.append(message)
     close()
     return out, added
+
+
+def _first_run(kept: list[tuple[str, Message, Booking | None]]) -> list[tuple[str, Message, Booking | None]]:
+    """The leading entries of one session (a compression can switch sessions between kept messages)."""
+    end = 1
+    while end < len(kept) and kept[end][0] == kept[0][0]:
+        end += 1
+    return kept[:end]

@@ -58,6 +58,7 @@ class AgentServices:
     approval_hook: Callable[..., object] | None = None
     session: SessionHandle | None = None
     persist: Callable[[Message], None] = lambda m: None
+    persist_many: Callable[[list[Message]], None] | None = None  # several in one write (a reply's tool results)
     compact: Compactor | None = None
     prompt_parts: PromptParts = field(default_factory=PromptParts)
     session_id: str | None = None
@@ -89,7 +90,7 @@ class AIAgent:
         self._cancel = threading.Event()
         self.services.ctx.interrupt = self._cancel
         self.services.ctx.notice = lambda text: self._emit(Notice(text, "warning"))
-        self._defs: tuple[tuple[int, frozenset[str]], list[dict]] | None = None
+        self._defs: tuple[tuple[int, frozenset[str]], list[dict], frozenset[str]] | None = None
         self._called: tuple[list[Message] | None, int, set[str]] = (None, 0, set())
         self._mcp_seen: set[str] | None = None
         self._loop = self._new_loop()
@@ -110,7 +111,7 @@ class AIAgent:
         from hermes_agent.core.guards import RepeatGuard
 
         return AgentLoop(provider=s.provider, tools=self.tool_definitions, run_tool=self._run_tool, emit=self._emit,
-                         persist=s.persist, compact=s.compact, tool_entry=registry.get, max_iterations=self.max_iterations,
+                         persist=s.persist, persist_many=s.persist_many, compact=s.compact, tool_entry=registry.get, max_iterations=self.max_iterations,
                          guard=RepeatGuard(warn, hard), max_tokens=s.settings.model.max_tokens,
                          cache_breakpoints=s.settings.cfg.prompt_caching.enabled, hooks=s.hooks)
 
@@ -130,7 +131,7 @@ class AIAgent:
                 from hermes_agent.tools.upstream_calls import with_upstream_names
 
                 defs = with_upstream_names(defs)
-            self._defs = (key, defs)
+            self._defs = (key, defs, frozenset(d["function"]["name"] for d in defs))
             if self._mcp_seen is None:  # what the agent started with: later arrivals are announced
                 self._mcp_seen = _mcp_names(defs)
         return self._defs[1]
@@ -158,8 +159,12 @@ class AIAgent:
         if self.event_callback is not None:
             self.event_callback(event)
 
+    def _offered_names(self) -> frozenset[str]:
+        self.tool_definitions()  # brings the cache up to date
+        return self._defs[2] if self._defs is not None else frozenset()
+
     def _run_tool(self, call: ToolCall) -> str:
-        allowed = {d["function"]["name"] for d in self.tool_definitions()}
+        allowed = self._offered_names()
         ctx = self.services.ctx
         return dispatch.handle_function_call(call.name, call.arguments, ctx.task_id, self._user_task,
                                              ctx=ctx, hook_bus=self.services.hooks, offered=allowed)

@@ -393,11 +393,13 @@ class AutoCompactor:
         self.context_length = settings.model.context_length
         self.summarize, self.todo_text, self.on_result = summarize, todo_text, on_result
         self._rearm_at = 0  # anti-thrashing: after a compaction that stayed big, wait for real growth
+        self._sizes: tuple[int, Message | None, int, int] = (0, None, 0, -1)  # count, last, chars, chars before the
+        # last assistant message (-1: none yet)
 
     def __call__(self, messages: list[Message], last_prompt_tokens: int | None,
                  force: bool = False) -> list[Message] | None:
         trigger = int(self.context_length * self.threshold)
-        tokens = prompt_tokens_now(last_prompt_tokens, messages)
+        tokens = self._tokens_now(last_prompt_tokens, messages)
         if not force and (not self.enabled or tokens < max(trigger, self._rearm_at)):
             return None
         target = compression_target(self.context_length, self.threshold)
@@ -415,3 +417,20 @@ class AutoCompactor:
             return None
         self._rearm_at = int(res.tokens_after * 1.1) if res.tokens_after >= trigger else 0
         return res.messages
+
+    def _tokens_now(self, last_prompt_tokens: int | None, messages: list[Message]) -> int:
+        """prompt_tokens_now, measuring only the messages appended since the last call (each turn's check is
+        then as cheap at message 500 as at message 5); a conversation changed otherwise is measured anew."""
+        count, last, chars, to_reply = self._sizes
+        if not (0 < count <= len(messages) and messages[count - 1] is last):
+            count, chars, to_reply = 0, 0, -1
+        for m in messages[count:]:
+            if m.role == "assistant":
+                to_reply = chars
+            chars += message_chars(m)
+        self._sizes = (len(messages), messages[-1] if messages else None, chars, to_reply)
+        whole = (chars + 3) // 4
+        if not last_prompt_tokens:
+            return whole
+        since = (chars - to_reply + 3) // 4 if to_reply >= 0 else 0
+        return max(whole, last_prompt_tokens + since)

@@ -38,6 +38,7 @@ class AgentLoop:
     run_tool: Callable[[ToolCall], str]
     emit: Callable[[Event], None] = lambda e: None
     persist: Callable[[Message], None] = lambda m: None
+    persist_many: Callable[[list[Message]], None] | None = None
     compact: Compactor | None = None
     tool_entry: EntryFor = lambda n: None
     max_iterations: int = 60
@@ -80,20 +81,29 @@ class AgentLoop:
         raise AssertionError("unreachable")
 
     def _run_tools(self, messages: list[Message], calls: tuple[ToolCall, ...]) -> str | None:
-        """Execute calls and append results; return a stop notice if the model is looping."""
+        """Execute calls and append results (stored together: one write); return a stop notice if the model
+        is looping."""
         if self._executor is None:
             self._executor = ToolExecutor(self.run_tool, self.emit, self.tool_entry)
         results = self._executor.run(calls)
-        stop = None
+        stop, added = None, []
         for call, result in zip(calls, results, strict=True):
             count = self.guard.observe(call)
             warning = self.guard.warning(call, count)
             if warning:
                 result = with_warning(result, warning)
-            self.add(messages, tool_result(call, result))
+            added.append(tool_result(call, result))
             if self.guard.should_stop(count):
                 stop = (f"Stopped: the model called {call.name} with identical arguments {count} times in a row "
                         "without making progress.")
+        messages.extend(added)
+        if self.persist_many is not None:
+            self.persist_many(added)
+        else:
+            for message in added:
+                self.persist(message)
+        for message in added:
+            self.emit(MessageAdded(message))
         return stop
 
     def run(self, messages: list[Message], cancel: threading.Event) -> TurnOutcome:

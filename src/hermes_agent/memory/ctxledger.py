@@ -22,10 +22,17 @@ _cache: dict[str, tuple[tuple, dict]] = {}
 
 def ledger_path(home: Path | str) -> Path:
     """`<Hermes root>/cache/context_ledger.json` for a HERMES_HOME (profiles share their root's ledger; cache/ is
-    hidden from commands except its work parts, and Hermes keeps no file of that name)."""
-    home = Path(home)
-    root = home.parent.parent if home.parent.name == "profiles" else home
-    return root / "cache" / "context_ledger.json"
+    hidden from commands except its work parts, and Hermes keeps no file of that name). Remembered per home: it
+    is asked before and after every tool call."""
+    hit = _ledger_paths.get(str(home))
+    if hit is None:
+        path = Path(home)
+        root = path.parent.parent if path.parent.name == "profiles" else path
+        hit = _ledger_paths[str(home)] = root / "cache" / "context_ledger.json"
+    return hit
+
+
+_ledger_paths: dict[str, Path] = {}
 
 
 def digest(data: bytes) -> str:

@@ -10,7 +10,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
@@ -47,6 +47,7 @@ from hermes_agent.storage.records import (
 
 if TYPE_CHECKING:  # search, insights, export and stats load when first used (issue 24: start-up)
     from hermes_agent.storage import insights as _insights
+    from hermes_agent.storage import usage as _usage
     from hermes_agent.storage.spend import SpendRow, Spent
     from hermes_agent.storage.summaries import SearchHit, Stats
 
@@ -79,24 +80,6 @@ def _free_title(c: sqlite3.Connection, title: str) -> str | None:
         if c.execute("SELECT 1 FROM sessions WHERE title = ?", (candidate,)).fetchone() is None:
             return candidate
     return None
-
-
-def _record_model_usage(c: sqlite3.Connection, session_id: str, model: str, usage: Usage,
-                        cost: float | None) -> None:
-    """One API call into Hermes's per-model usage table (what its `insights` reads)."""
-    now = time.time()
-    c.execute(
-        "INSERT INTO session_model_usage (session_id, model, api_call_count, input_tokens, output_tokens, "
-        "cache_read_tokens, cache_write_tokens, reasoning_tokens, estimated_cost_usd, first_seen, last_seen) "
-        "VALUES (?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (session_id, model, billing_provider, "
-        "billing_base_url, billing_mode, task) DO UPDATE SET api_call_count = api_call_count + 1, "
-        "input_tokens = input_tokens + excluded.input_tokens, output_tokens = output_tokens + excluded.output_tokens, "
-        "cache_read_tokens = cache_read_tokens + excluded.cache_read_tokens, "
-        "cache_write_tokens = cache_write_tokens + excluded.cache_write_tokens, "
-        "reasoning_tokens = reasoning_tokens + excluded.reasoning_tokens, "
-        "estimated_cost_usd = estimated_cost_usd + excluded.estimated_cost_usd, last_seen = excluded.last_seen",
-        (session_id, model, usage.prompt_tokens, usage.completion_tokens, usage.cache_read_tokens,
-         usage.cache_write_tokens, usage.reasoning_tokens, cost or 0.0, now, now))
 
 
 class SessionStore:
@@ -310,20 +293,15 @@ class SessionStore:
                   model: str | None = None) -> float | None:
         """Add one API call's tokens; cost defaults to the pricing table's estimate. Returns the cost added."""
 
+        from hermes_agent.storage.usage import book  # loaded with the first model call's usage (start-up)
+
         def tx(c: sqlite3.Connection) -> float | None:
             row = c.execute("SELECT model FROM sessions WHERE id = ?", (session_id,)).fetchone()
             if row is None:
                 raise SessionNotFound(f"no session '{session_id}'")
-            priced = cost if cost is not None else estimate_cost(model or row["model"] or "", usage)
-            c.execute(
-                "UPDATE sessions SET api_call_count = api_call_count + 1, input_tokens = input_tokens + ?, "
-                "output_tokens = output_tokens + ?, cache_read_tokens = cache_read_tokens + ?, "
-                "cache_write_tokens = cache_write_tokens + ?, reasoning_tokens = reasoning_tokens + ?, "
-                "estimated_cost_usd = CASE WHEN ? IS NULL THEN estimated_cost_usd "
-                "ELSE COALESCE(estimated_cost_usd, 0) + ? END, model = COALESCE(?, model) WHERE id = ?",
-                (usage.prompt_tokens, usage.completion_tokens, usage.cache_read_tokens, usage.cache_write_tokens,
-                 usage.reasoning_tokens, priced, priced, model, session_id))
-            _record_model_usage(c, session_id, model or row["model"] or "unknown", usage, priced)
+            name = model or row["model"]
+            priced = cost if cost is not None else estimate_cost(name or "", usage)
+            book(c, session_id, usage, priced, name)
             return priced
 
         return self._write(tx)
@@ -417,13 +395,16 @@ class SessionStore:
         """Persist one message in its own committed transaction; returns its id."""
         return self.append_messages(session_id, [message], timestamp)[0]
 
-    def append_messages(self, session_id: str, messages: Iterable[Message],
-                        timestamp: float | None = None) -> list[int]:
-        """Persist several messages atomically (all or none); returns their ids."""
+    def append_messages(self, session_id: str, messages: Iterable[Message], timestamp: float | None = None, *,
+                        bookings: Sequence[_usage.Booking] = ()) -> list[int]:
+        """Persist several messages atomically (all or none), with the model calls that produced them booked
+        in the same transaction (`bookings`: a reply and its usage land together); returns their ids."""
         batch = list(messages)
         now = timestamp if timestamp is not None else time.time()
         title = next((title_from(m.content) for m in batch if m.role == "user"), None) if self.auto_title else None
         calls = sum(len(m.tool_calls) for m in batch)
+        if bookings:
+            from hermes_agent.storage.usage import book  # with the first reply: not at start-up
 
         def tx(c: sqlite3.Connection) -> list[int]:
             ids = []
@@ -442,6 +423,8 @@ class SessionStore:
                       "COALESCE(message_count, 0) = 0 THEN ? ELSE title END WHERE id = ?",
                       (len(batch), calls, title and _free_title(c, title), session_id))
             _newer.touch_activity(c, self._shape, session_id, now)
+            for booking in bookings:
+                book(c, session_id, *booking)
             return ids
 
         if not batch:

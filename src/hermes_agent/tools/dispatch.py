@@ -157,7 +157,7 @@ def _as_json(result: str) -> object:
 def _run_one(name: str, raw_args: dict, offered: Collection[str] | None, task_id: str | None,
              user_task: str | None, ctx: ToolContext | None, bus: HookBus) -> str:
     entry = registry.get(name)
-    if entry is None or (offered is not None and name not in {upstream_calls.canonical_name(n) for n in offered}):
+    if entry is None or not _is_offered(name, offered):
         known = ", ".join(sorted(offered) if offered is not None else registry.names()[:40])
         return tool_error(f"Unknown tool: {shown_name(name)}. Available tools: {known}")
     args = coerce_to_schema(name, raw_args)
@@ -200,6 +200,13 @@ def _run_one(name: str, raw_args: dict, offered: Collection[str] | None, task_id
     result = _guard_after(entry, args, before, result, ctx)
     result = cap_result(result, entry.max_result_size_chars or DEFAULT_RESULT_CAP)
     return bus.post_tool_call(name, args, result, ctx, (time.perf_counter() - started) * 1000)
+
+
+def _is_offered(name: str, offered: Collection[str] | None) -> bool:
+    """`name` (ours) is among the offered tools, offered under our name or upstream's."""
+    if offered is None or (name in offered and upstream_calls.canonical_name(name) == name):
+        return True
+    return name in {upstream_calls.canonical_name(n) for n in offered}
 
 
 def _call_started(ctx: ToolContext | None) -> int:

@@ -14,6 +14,7 @@ from hermes_agent.core.compression import (
     AutoCompactor,
     compress,
     estimate_tokens,
+    prompt_tokens_now,
     should_compress,
     split_protected,
     truncate_tool_outputs,
@@ -231,3 +232,20 @@ def test_auto_compactor_does_not_thrash_when_protected_turns_stay_big():
     comp(msgs, None)
     comp(msgs + [Message("assistant", "more")], None)
     assert len(seen) == 1  # retried only once the conversation grows by a further 10%
+
+
+def test_the_compactor_measures_only_what_a_conversation_appended_and_agrees_with_a_full_count():
+    """Its per-turn check counts new messages only (issue 24: per-turn cost), with the same figure as counting
+    the whole conversation, also after the list was cut, rewound or replaced in place."""
+    comp = AutoCompactor(_settings(enabled=False), None)
+    whole = _conversation(12)
+    live: list[Message] = []
+    for i, m in enumerate(whole):
+        live.append(m)
+        for last in (None, 0, 1234):
+            assert comp._tokens_now(last, live) == prompt_tokens_now(last, live), i
+    live[:] = whole[:2] + whole[-5:]  # compacted in place: the same list object, other messages
+    assert comp._tokens_now(500, live) == prompt_tokens_now(500, live)
+    rewound = live[:3]  # /undo: a new, shorter list
+    assert comp._tokens_now(500, rewound) == prompt_tokens_now(500, rewound)
+    assert comp._tokens_now(500, []) == prompt_tokens_now(500, [])

@@ -186,3 +186,61 @@ def test_requests_go_through_the_configured_http_proxy(scripted):
         assert proxy_for("http://example.org/v1", env).applies_to("example.org") is False
     finally:
         proxy_server.shutdown()
+
+
+def _compact(obj: object) -> bytes:
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def test_a_growing_conversation_is_sent_as_exactly_the_json_of_its_body(scripted):
+    """Messages and tool definitions are encoded once and reused (issue 24: per-turn cost); what goes on the
+    wire is byte for byte the compact JSON of the body, keys in order, as the tools and messages change."""
+    scripted.add({"content": "one"}, {"content": "two"}, {"content": "three"}, {"content": "four"})
+    tools = ({"type": "function", "function": {"name": "terminal", "description": "runs ünïcode"}},)
+    p = provider(scripted.url, extra_headers={"X-Test": "1"})
+    history = [Message("system", "sys"), Message("user", "héllo 数据")]
+    for i, offered in enumerate((tools, tools, tools + ({"type": "function", "function": {"name": "todo"}},), ())):
+        reply = p.complete(ChatRequest(tuple(history), tools=offered, max_tokens=50 + i, extra_body={"top_p": 0.5}))
+        history += [reply, Message("user", f"next {i}")]
+        sent = scripted.requests[i]
+        expected = p.body(ChatRequest(tuple(history[:-2]), tools=offered, max_tokens=50 + i, extra_body={"top_p": 0.5}))
+        assert sent["body"] == expected and list(sent["body"]) == list(expected)
+        assert sent["bytes"] == len(_compact(expected))
+        assert [m["content"] for m in sent["body"]["messages"]][-1] == ("héllo 数据" if i == 0 else f"next {i - 1}")
+    assert "tools" not in scripted.requests[3]["body"] and len(scripted.requests[2]["body"]["tools"]) == 2
+
+
+def test_a_hook_that_rewrites_the_wire_is_encoded_as_it_returned_it(scripted):
+    from hermes_agent.providers.caching import apply_cache_breakpoints
+    from hermes_agent.providers.openai_chat import BodyEncoder
+
+    scripted.add({"content": "ok"}, {"content": "ok"})
+    p = provider(scripted.url, wire_hook=apply_cache_breakpoints)
+    p.model = "anthropic/claude-sonnet-4"
+    history = (Message("system", "sys"), Message("user", "q"))
+    for _ in range(2):
+        p.complete(ChatRequest(history, tools=REQ.tools))
+        body = scripted.requests[-1]["body"]
+        assert body["messages"][0]["content"][0]["cache_control"]["type"] == "ephemeral"
+        assert scripted.requests[-1]["bytes"] == len(_compact(body))
+    enc = BodyEncoder()
+    odd = {"messages": [], "model": "m"}  # keys in another order: encoded whole, the same bytes
+    assert enc.encode(odd, None) == _compact(odd)
+
+
+def test_a_rewound_compacted_or_repeated_conversation_is_sent_as_its_own_json(scripted):
+    """The encoder reuses the JSON of the messages a request shares with the one before: a history cut short
+    (/undo), compacted (other messages at the front), repeated (a retry) or another conversation's is still
+    sent byte for byte as the JSON of its own body."""
+    p = provider(scripted.url)
+    base = [Message("system", "sys"), Message("user", "première")]
+    grown = base + [Message("assistant", "a1"), Message("user", "q2"), Message("assistant", "a2"), Message("user", "q3")]
+    other = [Message("system", "other conversation"), Message("user", "x")]
+    histories = [base, grown[:4], grown, grown, grown[:4], [grown[0], Message("user", "summary"), *grown[4:]],
+                 other, grown + [Message("user", "q4")], []]
+    for i, history in enumerate(histories):
+        scripted.add({"content": "ok"})
+        p.complete(ChatRequest(tuple(history), tools=REQ.tools))
+        sent = scripted.requests[i]
+        expected = p.body(ChatRequest(tuple(history), tools=REQ.tools))
+        assert sent["body"] == expected and sent["bytes"] == len(_compact(expected)), i
