@@ -71,7 +71,7 @@ def sandbox_launch(spec: SandboxSpec | None, argv: list[str], cwd: str | None = 
     if mechanism == "landlock":
         _not_dumpable()
         cmd = [sys.executable, "-I", "-S", "-c", _BOOT + "exec_main; exec_main()", CONFINED_TAG, "env", *argv]
-        plan = {PLAN_ENV: pack_config({**landlock_config(spec, own_net), "pidns": False})}
+        plan = {PLAN_ENV: pack_config(landlock_config(spec, own_net))}
         return (netwrap.wrapped("landlock", cmd, _BOOT, CONFINED_TAG) if own_net else cmd), plan
     return list(argv), {}
 
