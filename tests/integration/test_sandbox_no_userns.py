@@ -4,7 +4,7 @@ touching the host's setting (tests/integration/_no_userns.py: a user namespace w
 setpriv to uid 65534). hermes says in one line at session start what is missing; what still holds is proved
 through `hermes chat -q` and the scripted model: a command cannot signal, ptrace or read the environment of hermes
 or of another program of the same user, nor renice it (Landlock's signal scope and ptrace rule, seccomp's
-`others` rule); its own children are still signalled; an `env -i setsid` orphan and a background process end with
+`others` rule, which also refuses kill(-1)); its own children are still signalled; an `env -i setsid` orphan and a background process end with
 the session (the launcher's keeper, a subreaper, tracks them without a pid namespace)."""
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ def test_without_user_namespaces_it_says_what_is_missing_and_the_rest_holds(worl
     ptrace = (f"python3 -c \"import ctypes; l = ctypes.CDLL(None, use_errno=True); "
               f"print('PTRACE', l.ptrace(16, {victim.pid}, 0, 0), ctypes.get_errno())\"")
     attack = (f"kill -STOP {victim.pid}; echo STOP=$?; renice -n 19 -p {victim.pid} >/dev/null; echo RENICE=$?; "
-              f"{ptrace}; cat /proc/{victim.pid}/environ >/dev/null; echo ENV=$?")
+              f"{ptrace}; cat /proc/{victim.pid}/environ >/dev/null; echo ENV=$?; python3 -c \"import os; os.kill(-1, 0)\" 2>/dev/null; echo ALL=$?")
     control = "sleep 30 & kill $!; wait $!; echo CHILD=$?"
     plant = f"(env -i setsid bash -c 'exec -a {tag} sleep 1377' </dev/null >/dev/null 2>&1 &); echo PLANTED"
     world.scripted.add(*_calls(("terminal", {"command": "python3 probe.py", "timeout": 60}),
@@ -105,6 +105,7 @@ def test_without_user_namespaces_it_says_what_is_missing_and_the_rest_holds(worl
     for what in ("KILL0", "SIGCONT", "ENVIRON"):
         assert f"{what} REFUSED" in probe, f"{what}: hermes (pid {hermes}) was reached: {probe}"
     assert "STOP=0" not in attacked and "RENICE=0" not in attacked and "ENV=0" not in attacked, attacked
+    assert "ALL=1" in attacked, attacked  # kill(-1): seccomp refuses "every process I may signal"
     assert "PTRACE -1 1" in attacked, attacked  # EPERM
     assert stat[0] != "T" and int(stat[16]) == 0, f"the user's other program was stopped or reniced: {attacked}"
     assert "CHILD=143" in controls, controls  # its own processes are still signalled
