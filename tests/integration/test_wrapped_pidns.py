@@ -1,5 +1,5 @@
 """Issue 19 item 7 for programs hermes does not start itself (`sandbox_launch`: MCP stdio servers, the browser):
-a stdio MCP server sees and reaches only its own processes. A hostile server (`run_shell`, driven by the scripted
+a stdio MCP server and the browser see and reach only their own processes. A hostile server (`run_shell`, driven by the scripted
 model through `hermes chat -q`) lists /proc, reads /proc/<hermes pid>/environ and cmdline and signals hermes:
 under bubblewrap (its own pid namespace) and under Landlock (a pid namespace and /proc of its own, as root and as
 a normal user: terminal/sandbox/nsmount.user_pidns), none of it reaches hermes or another program of the user;
@@ -16,6 +16,8 @@ import sysconfig
 
 import pytest
 
+from hermes_agent.tools.builtin._checks import chromium_path
+from tests.integration.test_browser_netns import home  # noqa: F401 - a fixture (a short HOME: Chromium's socket path)
 from tests.integration.test_mcp_confinement import HOSTILE
 from tests.integration.test_sandbox_pidns import _hermes_popen
 from tests.integration.test_sandbox_secrets import USERS, World, _bwrap_as_user, _mechanisms, _user_python
@@ -108,3 +110,36 @@ def test_mcp_server_sees_and_reaches_only_its_own_processes(world):
     for what in ("KILL0", "SIGCONT", "ENVIRON", "CMDLINE", "FD"):
         assert f"{what} REFUSED" in result, f"{what}: hermes (pid {proc.pid}) was reached: {result}"
     assert proc.returncode == 0, err[-2000:]
+
+
+@pytest.mark.skipif(chromium_path() is None, reason="no Chromium on this machine")
+def test_the_browser_sees_only_its_own_processes(home, mechanism):  # noqa: F811 - the imported fixture
+    """Chromium started as Playwright starts it (the wrapper hermes writes), asked for file:///proc/: what a
+    compromised browser process would list. Its own processes are there; hermes (here: this test's process, which
+    started it) and another program of the user are not."""
+    import re
+    import shutil
+    import uuid
+    from pathlib import Path
+
+    from hermes_agent.approval.policy import PathPolicy
+    from hermes_agent.tools.builtin._browser_confine import confined_executable
+
+    policy = PathPolicy.build(workspace=[str(home / "project")], hermes_home=str(home / ".hermes"), home=str(home))
+    wrapper, problem, _ = confined_executable(chromium_path(), policy, {"mode": "workspace-write", "mechanism": mechanism},
+                                              str(home / ".hermes"))
+    assert not problem, problem
+    profile = Path(os.path.realpath("/tmp")) / f"playwright_chromiumdev_profile-{uuid.uuid4().hex[:6]}"
+    profile.mkdir()
+    other = subprocess.Popen(["sleep", "120"])
+    try:
+        res = subprocess.run([wrapper, "--headless", "--no-sandbox", "--disable-gpu", f"--user-data-dir={profile}",
+                              "--virtual-time-budget=2000", "--dump-dom", "file:///proc/"], capture_output=True,
+                             text=True, timeout=120, env={**os.environ, "HOME": str(home)})
+    finally:
+        other.kill()
+        other.wait()
+        shutil.rmtree(profile, ignore_errors=True)
+    pids = {int(p) for p in re.findall(r'addRow\("(\d+)"', res.stdout)}
+    assert 1 in pids, (res.returncode, res.stderr[-2000:])  # /proc was listed: the browser's own namespace
+    assert os.getpid() not in pids and other.pid not in pids, f"the browser lists the host's processes: {sorted(pids)}"
