@@ -1,7 +1,8 @@
 """Issue 19 item 7 across a re-planned launcher: `git init` in a workspace without a repository re-plans the
 sandbox (a `.git` to protect), and later commands run in a new launcher (a pid namespace of its own under
 bubblewrap, and under Landlock as root and as a normal user). What the first launcher runs is neither lost nor
-left behind: the background process the user asked for is still listed, polled and read by the `process` tool,
+left behind: the background process the user asked for is still listed (with a note that later commands cannot
+see it where they run in a pid namespace of their own), polled and read by the `process` tool,
 an `env -i setsid` orphan of the first generation keeps running meanwhile, and when `hermes chat -q` ends both are
 gone (session-end cleanup reaches every generation). Through the real CLI and the scripted model, as whoever runs
 the suite and as uid 65534."""
@@ -17,6 +18,7 @@ from pathlib import Path
 from tests.integration.test_mcp_survivors import _kill_leftovers, _survivors
 from tests.integration.test_sandbox_other_procs import mechanism, world  # noqa: F401 - fixtures
 from tests.integration.test_sandbox_pidns import _hermes_popen
+from tests.integration.test_sandbox_procview import _pidns_for
 
 
 def _launchers(hermes: int) -> int:
@@ -75,6 +77,8 @@ def test_a_replanned_launcher_keeps_the_first_ones_processes_listed_and_ends_the
     listed = json.loads(results[3])
     bg = [p for p in listed["processes"] if tag in p["command"]]
     assert bg and bg[0].get("status") == "running", results[3]  # the first generation's process is listed
+    if world.mechanism == "bwrap" or _pidns_for(world):  # later commands cannot see it: the listing says so
+        assert "re-planned" in bg[0].get("note", ""), bg[0]
     assert '"running"' in results[4] and "error" not in results[4].lower(), results[4]
     assert not left, f"outlived the session: {left}"
 

@@ -224,6 +224,7 @@ class Launcher:
         self._aborted = False  # the session is closing: no start begins (a warm-up's)
         self.tree: proctree.Tree | None = None  # processes below it when it became ready (`strays`)
         self.pidns = False  # Landlock: its commands live in a pid namespace of their own (its ready frame says)
+        self.retired = False  # the sandbox was re-planned: later commands run in a newer launcher (runner.py)
 
     def check(self) -> None:
         """The heartbeat, called by whoever waits on the launcher: ping it (at most every _HEARTBEAT_S); when a

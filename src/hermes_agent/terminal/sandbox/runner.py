@@ -132,6 +132,7 @@ class SandboxRunner:
                 if self._launcher is not None:
                     joined = self._launcher.net  # its network namespace: servers started there stay reachable
                     self._retired.append(self._launcher)  # its running processes keep their sandbox
+                    self._launcher.retired = True
                     self._launcher = None
             if self._launcher is None:
                 self._launcher = Launcher(self.spec, self.state, joined=joined)
