@@ -563,8 +563,8 @@ def unpack_config(raw: str):  # type: ignore[no-untyped-def]
 def exec_main() -> None:
     """`sandbox_launch` for Landlock: argv[1] is the tag, argv[2] the config (JSON; "env": in HERMES_SANDBOX_PLAN,
     the way sandbox_launch passes it), argv[3:] the program.
-    As the launcher: a keeper stays in the outer domain and kills every descendant when the program ends
-    (or hermes dies, or the program's group is sent SIGTERM); the program runs in the inner domain."""
+    As the launcher: a keeper stays in the outer domain and kills every descendant when the program ends (or hermes
+    dies, or it gets SIGTERM); the program runs in the inner domain, with `pidns` as pid 2 of its own namespace."""
     _prctl(_PR_SET_DUMPABLE, 0)  # the keeper; the program is dumpable again after its execve
     raw = sys.argv[2]
     if raw == "env":  # wrapped.sandbox_launch: the plan came in the environment, not on the command line
