@@ -155,10 +155,11 @@ class SandboxRunner:
         from hermes_agent.terminal.sandbox.landlock import abi_version
 
         signals = "refused by Landlock" if abi_version() >= 6 else "NOT refused (Landlock ABI < 6)"
-        notice_once("hermes: no pid namespace for the sandbox here (no user namespaces for this user): commands "
-                    "can read your other processes' command lines (not their environment or memory), processes "
-                    f"are tracked by the sandbox launcher only, signals to yours are {signals}, priority changes "
-                    "refused by seccomp; install bubblewrap for a session of its own", self._notice)
+        notice_once("hermes: no pid namespace for the sandbox here (no user namespaces for this user, or no /proc "
+                    "of its own in one): commands can read your other processes' command lines (not their "
+                    "environment or memory), processes are tracked by the sandbox launcher only, signals to yours "
+                    f"are {signals}, priority changes refused by seccomp; install bubblewrap for a session of its "
+                    "own", self._notice)
 
     def abort_start(self) -> None:
         """The session is closing: the confined launcher's start under way (a warm-up's) fails now."""
