@@ -11,7 +11,8 @@ slice=(tests/contract/test_terminal_backends.py tests/integration/test_mcp_confi
   tests/integration/test_file_policy.py tests/integration/test_file_tools_bounded.py
   tests/integration/test_sandbox_chat.py tests/integration/test_sandbox_secrets.py
   tests/integration/test_sandbox_kernel.py tests/integration/test_sandbox_home_allowlist.py
-  tests/integration/test_sandbox_channels.py tests/integration/test_hostpath.py)
+  tests/integration/test_sandbox_channels.py tests/integration/test_hostpath.py
+  tests/integration/test_wrapped_pidns.py tests/integration/test_sandbox_replan_procs.py)
 if [ "$(id -u)" != 0 ] || ! command -v useradd >/dev/null; then
   echo "warning: normal-user slice skipped: it needs root and useradd to make the user" >&2
   exit 0

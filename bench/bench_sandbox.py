@@ -15,7 +15,9 @@ With --netns, bwrap also runs once with the host's network ("bwrap-hostnet": sli
 its launcher), the session start of both is the median of 5 fresh backends, and the per-command cost of
 reading the namespace's byte counters (LocalBackend.network_input, once per terminal call) is printed.
 With --pidns Landlock runs once more without its pid namespace and /proc ("landlock-nopidns"; the session
-start of both is printed too): the difference is what the session's own pid namespace costs.
+start of both is printed too): the difference is what the session's own pid namespace costs. Then one program
+started through `sandbox_launch` under Landlock (how an MCP stdio server or the browser starts), `true` run to its
+exit, with and without its pid namespace, interleaved, median of 15 each.
 The stray-process probe (SandboxRunner.strays: the launcher's process tree read from /proc, once per guarded
 call) is timed on its own for each sandbox.
 With --home the workspace is a user's HOME (issue 19: what stays read-only there is planned from the start-up
@@ -220,6 +222,32 @@ def without_pidns(work: str) -> LocalBackend:
     return b
 
 
+def wrapped_starts(work: str, runs: int = 15) -> None:
+    """`true` started by `sandbox_launch` under Landlock (an MCP stdio server's or the browser's start) with and
+    without its own pid namespace and /proc, interleaved so that machine load hits both alike."""
+    import subprocess
+
+    from hermes_agent.terminal.sandbox import wrapped
+
+    spec = spec_from_policy(PathPolicy.build(workspace=[work], hermes_home=os.path.expanduser("~/.hermes")),
+                            mechanism="landlock")
+    original = wrapped.landlock_config
+    samples: dict[str, list[float]] = {"pidns": [], "no pidns": []}
+    for _ in range(runs):
+        for name in samples:
+            wrapped.landlock_config = original if name == "pidns" else (  # type: ignore[assignment]
+                lambda s, n=False: {**original(s, n), "pidns": False})
+            try:
+                argv, plan = wrapped.sandbox_launch(spec, ["true"])
+            finally:
+                wrapped.landlock_config = original  # type: ignore[assignment]
+            start = time.perf_counter()
+            subprocess.run(argv, env={**os.environ, **plan}, check=True, cwd=work)
+            samples[name].append((time.perf_counter() - start) * 1000)
+    for name, values in samples.items():
+        print(f"wrapped program start to exit, Landlock ({name}), median of {runs}: {statistics.median(values):.1f} ms")
+
+
 def host_net(make):  # noqa: ANN001, ANN201
     """`make()` (a backend started by its first call) with slirp4netns switched off: the host's network."""
     from hermes_agent.terminal.sandbox import netns
@@ -317,6 +345,7 @@ def main() -> None:
                 make().close()
                 samples.append((time.perf_counter() - start) * 1000)
             print(f"session start + first call + close, median of 5 ({name}): {statistics.median(samples):.1f} ms")
+        wrapped_starts(work)
     for command in (*COMMANDS, METADATA) if args.metadata else COMMANDS:
         results: dict[str, list[float]] = {name: [] for name in backends}
         results["bare bash -c"] = []

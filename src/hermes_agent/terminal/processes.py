@@ -93,6 +93,9 @@ class BackgroundProcess:
                 "exit_code": code, "pid": self.proc.pid,
                 "runtime_s": round((self.ended or time.time()) - self.started, 1),
                 "output_bytes": self.buffer.total}
+        note = getattr(self.proc, "sandbox_note", "") if code is None else ""
+        if note:  # an earlier sandbox launcher's process (sandbox/proxy.py)
+            info["note"] = note
         return info
 
 

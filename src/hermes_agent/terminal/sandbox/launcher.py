@@ -223,6 +223,8 @@ class Launcher:
         self._starting: socket.socket | None = None  # a start under way: its socket (abort_start shuts it)
         self._aborted = False  # the session is closing: no start begins (a warm-up's)
         self.tree: proctree.Tree | None = None  # processes below it when it became ready (`strays`)
+        self.pidns = False  # Landlock: its commands live in a pid namespace of their own (its ready frame says)
+        self.retired = False  # the sandbox was re-planned: later commands run in a newer launcher (runner.py)
 
     def check(self) -> None:
         """The heartbeat, called by whoever waits on the launcher: ping it (at most every _HEARTBEAT_S); when a
@@ -360,7 +362,7 @@ class Launcher:
     def _take_ready(self, parent: socket.socket, ready: dict, fds: list[int], join: netns.NetNS | None) -> None:
         """The launcher's ready frame: the granted ports' listening sockets (relayed), and under Landlock the
         namespace it made (slirp4netns started for it here)."""
-        listening = ready.get("listening") or []
+        listening, self.pidns = ready.get("listening") or [], bool(ready.get("pidns"))
         if self.mechanism == "landlock" and ready.get("netns") and len(fds) == len(listening) + 3:
             ns = fds[len(listening):]  # its network and user namespaces and net/dev, opened before any command
             del fds[len(listening):]

@@ -16,8 +16,8 @@ def landlock_config(spec: SandboxSpec, netns_ok: bool = False) -> dict:
              "tcp_free": abi < 4, "metadata": True, "notify": True}
     unseen, reveal = spec.read_view()
     plan = landlock.plan(spec.writable, spec.secrets, abi, spec.sealed, unseen, reveal)
-    # pidns: a pid namespace and /proc of the session's own where the launcher may make them (root); MCP servers
-    # and the browser (sandbox_launch) keep the host's /proc
+    # pidns: a pid namespace and /proc of the session's own where the launcher may make them (root, or a normal user
+    # in a user namespace of its own); MCP servers and the browser too (sandbox_launch), not a search program
     # netns: where the launcher may make one (root), its own network namespace behind slirp4netns (netns.py)
     resolv = netns.resolv_conf_override() if netns_ok and spec.network else None
     cfg = {"landlock": plan, "network": spec.network, "seccomp": rules, "pidns": True, "binds": _binds(spec),

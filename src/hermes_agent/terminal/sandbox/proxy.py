@@ -60,6 +60,16 @@ class SandboxedProcess:
         """Why the launcher went away under this process ("" when it did not, or simply exited)."""
         return self._launcher.lost_why if self._lost and self._launcher is not None else ""
 
+    @property
+    def sandbox_note(self) -> str:
+        """Set once the sandbox was re-planned after this process started and later commands run in a pid namespace
+        of their own: they cannot see it (ps, pgrep, pkill), the `process` tool still can."""
+        launcher = self._launcher
+        if launcher is None or not launcher.retired or not (launcher.mechanism == "bwrap" or launcher.pidns):
+            return ""
+        return ("started before the sandbox was re-planned: later commands cannot see it (ps, pgrep, pkill); "
+                "use this tool to poll, kill or write to it")
+
     def signal_group(self, sig: int) -> None:
         """Signal the process group this process leads (its own session), through the launcher."""
         if self._launcher is not None and not self._lost:

@@ -105,8 +105,10 @@ class SandboxRunner:
         fds.append(fds[1] if stderr == subprocess.STDOUT else fd_of(stderr, 2))
         try:
             launcher = self._get_launcher(confined)
-            return launcher.spawn(argv, cwd=cwd, env=env, stdin=fds[0], stdout=fds[1], stderr=fds[2], pty=pty,
+            proc = launcher.spawn(argv, cwd=cwd, env=env, stdin=fds[0], stdout=fds[1], stderr=fds[2], pty=pty,
                                   pipes=(keep[0], keep[1]), extra=tuple(extra))
+            self._say_no_pidns(launcher)
+            return proc
         except SandboxError:
             for f in keep:
                 if f is not None:
@@ -130,6 +132,7 @@ class SandboxRunner:
                 if self._launcher is not None:
                     joined = self._launcher.net  # its network namespace: servers started there stay reachable
                     self._retired.append(self._launcher)  # its running processes keep their sandbox
+                    self._launcher.retired = True
                     self._launcher = None
             if self._launcher is None:
                 self._launcher = Launcher(self.spec, self.state, joined=joined)
@@ -139,7 +142,24 @@ class SandboxRunner:
         """Probe the mechanism and start the confined launcher ahead of the first command (nothing when commands
         would not be confined: the unconfined launcher still starts with its first call)."""
         if self.contained and not self._aborted:
-            self._get_launcher(True).warm()
+            launcher = self._get_launcher(True)
+            launcher.warm()
+            self._say_no_pidns(launcher)
+
+    def _say_no_pidns(self, launcher: Launcher) -> None:
+        """One line, once, when a Landlock launcher came up without a pid namespace of its own (a normal user
+        without user namespaces, or where its /proc cannot be mounted): what is missing then (terminal/README.md,
+        "What holds where")."""
+        if launcher.mechanism != "landlock" or launcher.pidns or not launcher.alive():
+            return
+        from hermes_agent.terminal.sandbox.landlock import abi_version
+
+        signals = "refused by Landlock" if abi_version() >= 6 else "NOT refused (Landlock ABI < 6)"
+        notice_once("hermes: no pid namespace for the sandbox here (no user namespaces for this user, or no /proc "
+                    "of its own in one): commands can read your other processes' command lines (not their "
+                    "environment or memory), processes are tracked by the sandbox launcher only, signals to yours "
+                    f"are {signals}, priority changes refused by seccomp; install bubblewrap for a session of its "
+                    "own", self._notice)
 
     def abort_start(self) -> None:
         """The session is closing: the confined launcher's start under way (a warm-up's) fails now."""

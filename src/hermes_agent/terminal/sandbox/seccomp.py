@@ -32,8 +32,10 @@ What it refuses, by `Policy` field (the launcher's config frame says which apply
 - `notify` (with `metadata`, the Landlock path): every other chmod, and chown/lchown/fchown/fchownat and
   utime/utimes/futimesat/utimensat, return SECCOMP_RET_USER_NOTIF: the keeper decides by path and does the
   change itself (`metaguard.py`, a34). `install` then returns the listener fd.
-- `others` (Landlock path when no pid namespace holds the session: a normal user's, MCP servers, the
-  browser; server.py sets it): setpriority, ioprio_set, sched_setaffinity/setscheduler/setparam/setattr,
+- `others` (Landlock path when no pid namespace holds the session: a normal user without user namespaces;
+  server.py sets it once it knows): kill(-1, sig) (EPERM: "every process I may signal"; below Landlock ABI 6,
+  whose signal scope keeps a command's signals inside its domain, that is hermes and every program of the
+  user), setpriority, ioprio_set, sched_setaffinity/setscheduler/setparam/setattr,
   migrate_pages, move_pages and prlimit64 (setting) only for the caller itself (pid/who 0), else EPERM:
   Landlock scopes signals and ptrace, not these, so a command reniced hermes and the user's programs to 19
   and pinned them to one CPU (rt11 a27). `nice -n 5 cmd`, `ionice`, `taskset -c 0 cmd`, `chrt`, `ulimit`
@@ -75,7 +77,7 @@ _X86_64 = {
     "setxattr": 188, "lsetxattr": 189, "fsetxattr": 190, "removexattr": 197, "lremovexattr": 198,
     "fremovexattr": 199, "setxattrat": 463, "removexattrat": 466,
     "setpriority": 141, "sched_setparam": 142, "sched_setscheduler": 144, "sched_setaffinity": 203,
-    "ioprio_set": 251, "migrate_pages": 256, "move_pages": 279, "prlimit64": 302, "sched_setattr": 314,
+    "ioprio_set": 251, "migrate_pages": 256, "move_pages": 279, "prlimit64": 302, "sched_setattr": 314, "kill": 62,
 }
 _AARCH64 = {
     "socket": 198, "socketpair": 199, "io_uring_setup": 425, "add_key": 217, "request_key": 218, "keyctl": 219,
@@ -86,7 +88,7 @@ _AARCH64 = {
     "setxattr": 5, "lsetxattr": 6, "fsetxattr": 7, "removexattr": 14, "lremovexattr": 15, "fremovexattr": 16,
     "setxattrat": 463, "removexattrat": 466,
     "setpriority": 140, "sched_setparam": 118, "sched_setscheduler": 119, "sched_setaffinity": 122,
-    "ioprio_set": 30, "migrate_pages": 238, "move_pages": 239, "prlimit64": 261, "sched_setattr": 274,
+    "ioprio_set": 30, "migrate_pages": 238, "move_pages": 239, "prlimit64": 261, "sched_setattr": 274, "kill": 129,
 }
 _ARCH = {"x86_64": (0xC000003E, _X86_64), "aarch64": (0xC00000B7, _AARCH64)}
 _KEYRING = ("add_key", "request_key", "keyctl")
@@ -101,7 +103,7 @@ _O_CREATE = 0o100 | 0o20000000  # O_CREAT, __O_TMPFILE
 # calls that change another process when their first argument names it (0: the caller itself); the `others` rule
 _OTHERS = {"setpriority": "setprio", "ioprio_set": "ioprio", "prlimit64": "prlimit", "sched_setaffinity": "self0",
            "sched_setscheduler": "self0", "sched_setparam": "self0", "sched_setattr": "self0",
-           "migrate_pages": "self0", "move_pages": "self0"}
+           "migrate_pages": "self0", "move_pages": "self0", "kill": "killall"}
 _PRIO_PROCESS, _IOPRIO_WHO_PROCESS = 0, 1
 
 
@@ -200,6 +202,9 @@ def _others_checks(asm: _Asm) -> None:
     asm.label("self0")
     asm.load(_ARGS[0])
     asm.op(_JEQ_K, 0, "allow", "eperm")
+    asm.label("killall")  # kill(-1, sig): every process the caller may signal
+    asm.load(_ARGS[0])
+    asm.op(_JEQ_K, 0xFFFFFFFF, "eperm", "allow")
 
 
 def program(policy: Policy | None = None) -> bytes | None:

@@ -257,7 +257,8 @@ def _setup(sock: socket.socket) -> bool:
         return False
     ns = _ns_fds() if cfg.get("netns_made") else []
     send_frame(sock, {"ready": True, "pid": os.getpid(), "listening": [p for p, _ in listening],
-                      "netns": bool(cfg.get("netns_made")), "blocked": bool(cfg.get("netns_made"))},
+                      "netns": bool(cfg.get("netns_made")), "blocked": bool(cfg.get("netns_made")),
+                      "pidns": bool(cfg.get("pidns_made"))},
                [*(s.fileno() for _, s in listening), *ns])
     for _, listener in listening:
         listener.close()  # hermes holds them now; no command inherits them
@@ -311,8 +312,6 @@ def _confine(cfg: dict, split) -> None:  # type: ignore[no-untyped-def]
         _supervise(pair[0], writable or frozenset())
     remember_host()  # the host's addresses, unreachable from the namespace made below (nsmount.reject_routes)
     pidns = bool(cfg.get("pidns")) and _unshare(_CLONE_NEWPID)  # the next child is pid 1 of its own namespace
-    if not pidns and cfg.get("seccomp") is not None:  # the host's processes are in reach: seccomp `others`
-        cfg["seccomp"]["others"] = True
     split(pair[0] if pair else None)  # the keeper stays outside every Landlock domain
     resolv = str(cfg.get("resolv") or "")  # the namespace's resolv.conf (the host's names a loopback resolver)
     if cfg.get("join_fds"):  # a re-planned launcher without privileges: its predecessor's network namespace
@@ -336,9 +335,12 @@ def _confine(cfg: dict, split) -> None:  # type: ignore[no-untyped-def]
         # user namespace of its own (nsmount.user_pidns); without a pid namespace the carve-outs alone (user_binds)
         in_userns = bool(cfg.get("netns_made") or cfg.get("joined_user")) or own_user()
         got = user_pidns(binds, copies) if in_userns and cfg.get("pidns") else None
-        mounted = got if got is not None else in_userns and user_binds(binds, copies)
+        mounted, pidns = got if got is not None else in_userns and user_binds(binds, copies), got is not None
     else:
         mounted = False
+    cfg["pidns_made"] = pidns  # told to hermes in the ready frame (one line at session start when there is none)
+    if not pidns and cfg.get("seccomp") is not None:  # the host's processes are in reach: seccomp `others`
+        cfg["seccomp"]["others"] = True
     if mounted and bound is not None:
         rules = bound  # every carve-out is a read-only mount (made before Landlock: a domain may not mount), so
         # no dot-link target needs Landlock's seal and the credential-free git config covers its original
@@ -561,8 +563,8 @@ def unpack_config(raw: str):  # type: ignore[no-untyped-def]
 def exec_main() -> None:
     """`sandbox_launch` for Landlock: argv[1] is the tag, argv[2] the config (JSON; "env": in HERMES_SANDBOX_PLAN,
     the way sandbox_launch passes it), argv[3:] the program.
-    As the launcher: a keeper stays in the outer domain and kills every descendant when the program ends
-    (or hermes dies, or the program's group is sent SIGTERM); the program runs in the inner domain."""
+    As the launcher: a keeper stays in the outer domain and kills every descendant when the program ends (or hermes
+    dies, or it gets SIGTERM); the program runs in the inner domain, with `pidns` as pid 2 of its own namespace."""
     _prctl(_PR_SET_DUMPABLE, 0)  # the keeper; the program is dumpable again after its execve
     raw = sys.argv[2]
     if raw == "env":  # wrapped.sandbox_launch: the plan came in the environment, not on the command line

@@ -106,7 +106,7 @@ class GuardedBackend:
         spec = spec_from_policy(self.policy, mode="read-only")
         if choose_mechanism(spec)[0] is None:
             return None
-        argv, plan = sandbox_launch(spec, argv)
+        argv, plan = sandbox_launch(spec, argv, pidns=False)  # rg/grep run no one's code: no per-search namespace
         return argv, {**os.environ, **plan}
 
     def write_bytes(self, path: str, data: bytes) -> None:
