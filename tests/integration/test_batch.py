@@ -170,9 +170,14 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.mark.skipif(shutil.which("ray", path=str(Path(HERMES).parent)) is None, reason="ray not installed (batch extra)")
-def test_the_same_run_on_a_local_ray_cluster(setup):
-    scripted, home, tmp = setup
+_needs_ray = pytest.mark.skipif(shutil.which("ray", path=str(Path(HERMES).parent)) is None,
+                                reason="ray not installed (batch extra)")
+_one_cluster = pytest.mark.xdist_group("ray")  # the module's Ray tests share one local cluster
+
+
+@pytest.fixture(scope="module")
+def ray_cluster():
+    """A Ray head started here (2 CPUs); yields its host:port."""
     ray = str(Path(HERMES).parent / "ray")
     port = _free_port()
     env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
@@ -182,17 +187,24 @@ def test_the_same_run_on_a_local_ray_cluster(setup):
                              capture_output=True, text=True, timeout=180)
     assert started.returncode == 0, started.stderr
     try:
-        data = _dataset(tmp / "prompts.jsonl", 200)
-        res = _batch(home, tmp, "--dataset", str(data), "--run-name", "ray", "--workers", "2", "--ray",
-                     f"127.0.0.1:{port}", "--distribution", "development", "--seed", "7")
-        assert res.returncode == 0, res.stdout + res.stderr
-        rows = _lines(tmp / "data/ray/trajectories.jsonl")
-        assert len(rows) == 200 and len({r["prompt_key"] for r in rows}) == 200
-        stats = json.loads((tmp / "data/ray/statistics.json").read_text())
-        assert stats["executor"] == f"ray:127.0.0.1:{port}"
+        yield f"127.0.0.1:{port}"
     finally:
         subprocess.run([ray, "stop", "--force"], env=env, capture_output=True, timeout=120)
         shutil.rmtree(ray_tmp, ignore_errors=True)
+
+
+@_needs_ray
+@_one_cluster
+def test_the_same_run_on_a_local_ray_cluster(setup, ray_cluster):
+    _, home, tmp = setup
+    data = _dataset(tmp / "prompts.jsonl", 200)
+    res = _batch(home, tmp, "--dataset", str(data), "--run-name", "ray", "--workers", "2", "--ray", ray_cluster,
+                 "--distribution", "development", "--seed", "7")
+    assert res.returncode == 0, res.stdout + res.stderr
+    rows = _lines(tmp / "data/ray/trajectories.jsonl")
+    assert len(rows) == 200 and len({r["prompt_key"] for r in rows}) == 200
+    stats = json.loads((tmp / "data/ray/statistics.json").read_text())
+    assert stats["executor"] == f"ray:{ray_cluster}"
 
 
 def _stalls_after(scripted, n: int):
@@ -281,3 +293,47 @@ def test_a_second_ctrl_c_stops_at_once_with_the_same_line(setup):
     assert err.strip().splitlines()[-1] == (f"hermes batch: interrupted; {len(_finished(tmp / 'data/c'))}/60 prompts "
                                             "finished, kept in data/c (the same command resumes)")
     assert _left_in_group(proc.pid) == []
+
+
+def _ray_tasks_running(home: Path) -> int:
+    """Ray worker processes running one of this test's prompts (Ray titles them `ray::run_prompt`; the run's
+    env, HERMES_HOME included, is their runtime env)."""
+    n = 0
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if (Path(f"/proc/{pid}/cmdline").read_bytes().startswith(b"ray::run_prompt")
+                    and f"HERMES_HOME={home}".encode() in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")):
+                n += 1
+        except OSError:
+            continue
+    return n
+
+
+@_needs_ray
+@_one_cluster
+def test_ctrl_c_on_ray_cancels_the_running_tasks_keeps_what_finished_and_resumes(setup, ray_cluster):
+    scripted, home, tmp = setup
+    scripted.default = _stalls_after(scripted, 20)
+    data = _dataset(tmp / "prompts.jsonl", 60)
+    args = ("--dataset", str(data), "--run-name", "r", "--workers", "2", "--ray", ray_cluster, "-t", "file")
+    proc = _as_from_a_terminal(home, tmp, *args)
+    deadline = time.time() + 180
+    while time.time() < deadline and len(scripted.requests) < 22 and proc.poll() is None:
+        time.sleep(0.05)
+    assert proc.poll() is None and len(scripted.requests) == 22, "the run ended or stalled before Ctrl-C"
+    assert _ray_tasks_running(home) == 2  # both inside the stalled request
+    started = time.monotonic()
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=90)
+    assert proc.returncode == 130 and "Traceback" not in err and time.monotonic() - started < 10, err
+    assert err.strip().splitlines()[-1] == ("hermes batch: interrupted; 20/60 prompts finished, kept in data/r "
+                                            "(the same command resumes)")
+    assert _left_in_group(proc.pid) == []
+    deadline = time.time() + 10  # the cancelled tasks are not running on the cluster any more
+    while time.time() < deadline and _ray_tasks_running(home):
+        time.sleep(0.2)
+    assert _ray_tasks_running(home) == 0
+    scripted.default = _answer
+    res = _batch(home, tmp, *args)
+    assert res.returncode == 0, res.stderr
+    assert [r["prompt_index"] for r in _lines(tmp / "data/r/trajectories.jsonl")] == list(range(60))
