@@ -286,6 +286,22 @@ def test_ctrl_c_stops_in_seconds_keeps_what_finished_leaves_nothing_running_and_
     assert len(asked_now) == 40 and not set(asked_now) & finished  # the rest, and only the rest
 
 
+def test_kill_9_of_hermes_alone_takes_its_workers_with_it(setup):
+    """The driver killed outright (OOM killer, kill -9): the workers mid-prompt end too (they get SIGTERM when
+    it dies) and clean up after themselves; nothing keeps running against the model."""
+    scripted, home, tmp = setup
+    scripted.default = _stalls_after(scripted, 20)
+    proc = _as_from_a_terminal(home, tmp, "--dataset", str(_dataset(tmp / "prompts.jsonl", 60)), "--run-name", "k",
+                               "--workers", "2", "-t", "file")
+    deadline = time.time() + 120
+    while time.time() < deadline and len(scripted.requests) < 22 and proc.poll() is None:
+        time.sleep(0.05)
+    assert proc.poll() is None and len(scripted.requests) == 22, "the run ended or stalled before kill -9"
+    proc.kill()
+    proc.communicate(timeout=30)
+    assert _left_in_group(proc.pid) == []
+
+
 def test_a_second_ctrl_c_stops_at_once_with_the_same_line(setup):
     scripted, home, tmp = setup
     proc, err, took = _interrupt_mid_run(scripted, home, tmp, presses=2)
