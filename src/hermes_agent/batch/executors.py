@@ -39,7 +39,8 @@ def _worker_init() -> None:
         import ctypes
 
         ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGTERM))  # PR_SET_PDEATHSIG
-        if os.getppid() == 1:  # the driver was already gone
+        driver = multiprocessing.parent_process()
+        if driver is not None and os.getppid() != driver.pid:  # the driver was already gone
             raise SystemExit(143)
 
 
