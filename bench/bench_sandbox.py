@@ -30,10 +30,12 @@ Run: .venv/bin/python bench/bench_sandbox.py [--calls N] [--runs R] [--repo] [--
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import statistics
 import tempfile
 import time
+from collections.abc import Callable
 
 from hermes_agent.approval.policy import PathPolicy
 from hermes_agent.terminal.local import LocalBackend
@@ -70,22 +72,23 @@ def make_home_ws(work: str) -> str:
     return home
 
 
-def plan_ms(work: str, runs: int = 20) -> float:
+def median_ms(fn: Callable[[], object], times: int) -> float:
+    """Median wall time of one `fn()` over `times` calls, in milliseconds."""
     samples = []
-    for _ in range(runs):
+    for _ in range(times):
         start = time.perf_counter()
-        spec_from_policy(PathPolicy.build(workspace=[work], hermes_home=os.path.expanduser("~/.hermes")))
+        fn()
         samples.append(time.perf_counter() - start)
     return statistics.median(samples) * 1000
+
+
+def plan_ms(work: str, runs: int = 20) -> float:
+    return median_ms(lambda: spec_from_policy(PathPolicy.build(workspace=[work],
+                                                               hermes_home=os.path.expanduser("~/.hermes"))), runs)
 
 
 def run_median(b: LocalBackend, command: str, calls: int) -> float:
-    samples = []
-    for _ in range(calls):
-        start = time.perf_counter()
-        b.execute(command)
-        samples.append(time.perf_counter() - start)
-    return statistics.median(samples) * 1000
+    return median_ms(lambda: b.execute(command), calls)
 
 
 def run_bare(command: str, calls: int, work: str) -> float:
@@ -93,12 +96,8 @@ def run_bare(command: str, calls: int, work: str) -> float:
     import subprocess
 
     bash = shutil.which("bash") or "/bin/sh"
-    samples = []
-    for _ in range(calls):
-        start = time.perf_counter()
-        subprocess.run([bash, "--norc", "-c", command], cwd=work, stdout=subprocess.DEVNULL, check=False)
-        samples.append(time.perf_counter() - start)
-    return statistics.median(samples) * 1000
+    return median_ms(lambda: subprocess.run([bash, "--norc", "-c", command], cwd=work, stdout=subprocess.DEVNULL,
+                                            check=False), calls)
 
 
 def make_project(work: str) -> None:
@@ -134,15 +133,15 @@ def guard_write_cost(work: str, calls: int) -> float:
     g.enter()
     g.leave()
     deep = os.path.join(work, "pkg0", "mod0", "sub0")
-    samples = []
-    for i in range(calls):
-        start = time.perf_counter()
+    n = itertools.count()
+
+    def write_one() -> None:
         g.enter()
-        with open(os.path.join(deep, f"w{os.getpid()}-{i}.txt"), "w"):
+        with open(os.path.join(deep, f"w{os.getpid()}-{next(n)}.txt"), "w"):
             pass
         g.leave()
-        samples.append(time.perf_counter() - start)
-    return statistics.median(samples) * 1000
+
+    return median_ms(write_one, calls)
 
 
 def guard_cost(work: str, calls: int) -> float:
@@ -152,13 +151,7 @@ def guard_cost(work: str, calls: int) -> float:
     g = Guard([work], tempfile.mkdtemp(prefix="hermes-bench-q-"))
     g.enter()
     g.leave()
-    samples = []
-    for _ in range(calls):
-        start = time.perf_counter()
-        g.enter()
-        g.leave()
-        samples.append(time.perf_counter() - start)
-    return statistics.median(samples) * 1000
+    return median_ms(lambda: (g.enter(), g.leave()), calls)
 
 
 def guard_full_looks(work: str, runs: int) -> tuple[float, float]:
@@ -183,43 +176,27 @@ def guard_full_looks(work: str, runs: int) -> tuple[float, float]:
     return statistics.median(first) * 1000, statistics.median(full) * 1000
 
 
-def without_metadata_check(work: str) -> LocalBackend:
-    """A Landlock backend whose launcher starts without the keeper's metadata check (notify off)."""
+def landlock_changed(work: str, change: Callable[[dict], dict]) -> LocalBackend:
+    """A Landlock backend started (its first call made) with `change` applied to its launcher's configuration."""
     from hermes_agent.terminal.sandbox import launcher
 
     original = launcher.landlock_config
-
-    def plain(spec, own_net=False):  # noqa: ANN001, ANN202
-        cfg = original(spec, own_net)
-        cfg["seccomp"] = {**cfg["seccomp"], "notify": False}
-        return cfg
-
-    launcher.landlock_config = plain
+    launcher.landlock_config = lambda spec, own_net=False: change(original(spec, own_net))
     try:
-        b = backend("landlock", work)
-        b.execute("true")
+        return started("landlock", work)
     finally:
         launcher.landlock_config = original
-    return b
+
+
+def without_metadata_check(work: str) -> LocalBackend:
+    """A Landlock backend whose launcher starts without the keeper's metadata check (notify off)."""
+    return landlock_changed(work, lambda cfg: {**cfg, "seccomp": {**cfg["seccomp"], "notify": False}})
 
 
 def without_pidns(work: str) -> LocalBackend:
     """A Landlock backend whose launcher makes no pid namespace (as before issue 19 a40 for a normal user: the
     host's /proc, the carve-outs bound in a user namespace all the same)."""
-    from hermes_agent.terminal.sandbox import launcher
-
-    original = launcher.landlock_config
-
-    def plain(spec, own_net=False):  # noqa: ANN001, ANN202
-        return {**original(spec, own_net), "pidns": False}
-
-    launcher.landlock_config = plain
-    try:
-        b = backend("landlock", work)
-        b.execute("true")
-    finally:
-        launcher.landlock_config = original
-    return b
+    return landlock_changed(work, lambda cfg: {**cfg, "pidns": False})
 
 
 def wrapped_starts(work: str, runs: int = 15) -> None:
@@ -281,12 +258,7 @@ def netns_costs(work: str, calls: int) -> None:
             b.close()
         print(f"session start, median of 5 ({name}): {statistics.median(samples):.1f} ms")
     b = started("bwrap", work)
-    samples = []
-    for _ in range(calls):
-        start = time.perf_counter()
-        b.network_input()
-        samples.append(time.perf_counter() - start)
-    print(f"network_input() per command (bwrap, own namespace): {statistics.median(samples) * 1e6:.0f} us")
+    print(f"network_input() per command (bwrap, own namespace): {median_ms(b.network_input, calls) * 1e3:.0f} us")
     b.close()
 
 
@@ -324,13 +296,8 @@ def main() -> None:
         b.execute("true")  # launcher start and first-call state are not what this measures
     for name in ("bwrap", "landlock"):  # the guard asks it after every confined call (guard.py `watch`)
         if name in backends and backends[name]._runner is not None:
-            probe = backends[name]._runner.strays
-            samples = []
-            for _ in range(args.calls * args.runs):
-                t = time.perf_counter()
-                probe()
-                samples.append(time.perf_counter() - t)
-            print(f"stray-process probe per command ({name}): {statistics.median(samples) * 1e6:.0f} us")
+            probe_ms = median_ms(backends[name]._runner.strays, args.calls * args.runs)
+            print(f"stray-process probe per command ({name}): {probe_ms * 1e3:.0f} us")
     if args.netns and "bwrap" in backends:
         backends["bwrap-hostnet"] = host_net(lambda: started("bwrap", work))
     if args.metadata and landlock_problem() is None:
@@ -339,12 +306,8 @@ def main() -> None:
         backends["landlock-nopidns"] = without_pidns(work)
         for name, make in (("landlock", lambda: started("landlock", work)), ("landlock-nopidns",
                                                                               lambda: without_pidns(work))):
-            samples = []
-            for _ in range(5):
-                start = time.perf_counter()
-                make().close()
-                samples.append((time.perf_counter() - start) * 1000)
-            print(f"session start + first call + close, median of 5 ({name}): {statistics.median(samples):.1f} ms")
+            took = median_ms(lambda make=make: make().close(), 5)
+            print(f"session start + first call + close, median of 5 ({name}): {took:.1f} ms")
         wrapped_starts(work)
     for command in (*COMMANDS, METADATA) if args.metadata else COMMANDS:
         results: dict[str, list[float]] = {name: [] for name in backends}

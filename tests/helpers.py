@@ -31,6 +31,30 @@ def run_hermes(*args: str, home: Path, input: str | None = None, timeout: float 
                           env=full_env, cwd=cwd)
 
 
+def chat_tool_results(scripted, home: Path, cwd: Path, calls: list, *, toolsets: str = "terminal",
+                      extra: str = "", timeout: float = 180) -> list[dict]:
+    """One `hermes chat -q` (no terminal: what needs approval is refused with the reason) in which the scripted
+    model makes `calls` in order — a string is a terminal command, else (tool, arguments) — then says done;
+    returns the tool results the model received, one a call."""
+    import json
+
+    model_config(home, scripted.url, extra)
+    steps = [(("terminal", {"command": c}) if isinstance(c, str) else c) for c in calls]
+    scripted.add(*({"tool_calls": [{"name": n, "arguments": a}]} for n, a in steps), {"content": "done"})
+    out = run_hermes("chat", "-q", "tidy the project", "-t", toolsets, home=home, input="", cwd=str(cwd),
+                     timeout=timeout)
+    assert out.returncode == 0, out.stderr
+    results = [json.loads(m["content"]) for m in scripted.requests[-1]["body"]["messages"] if m["role"] == "tool"]
+    assert len(results) == len(calls), results
+    return results
+
+
+def refused(result: dict, words: str = "") -> bool:
+    """A tool result refused without asking (nobody to ask: `chat -q` with no terminal) for a reason with `words`."""
+    text = result.get("error", "")
+    return "BLOCKED" in text and "cannot ask" in text and words in text
+
+
 def run_other_hermes(binary: str, *args: str, home: Path, timeout: float = 240) -> subprocess.CompletedProcess:
     """Run another Hermes program (the released 0.19.0 or an upstream-tracking build, each in its own venv)
     with HERMES_HOME=home, a private HOME beside it, and the working directory home's parent."""

@@ -1,4 +1,5 @@
-"""Fixtures for the REPL tests: `start` opens the real `hermes` in a pseudo-terminal."""
+"""Fixtures for the integration tests: `start` opens the real `hermes` in a pseudo-terminal (REPL tests), `fake`
+a fake Telegram, `http_sink` a loopback HTTP server that keeps what is POSTed to it (exfiltration tests)."""
 
 from __future__ import annotations
 
@@ -36,3 +37,26 @@ def fake():
     server = FakeTelegram().start()
     yield server
     server.stop()
+
+
+@pytest.fixture
+def http_sink():
+    """(port, bodies): a loopback HTTP server; every POST body it receives is appended to `bodies`."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    got: list[bytes] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 - http.server's name
+            got.append(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+            self.send_response(200)
+            self.end_headers()
+
+        def log_message(self, *args) -> None:
+            pass
+
+    srv = HTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    yield srv.server_address[1], got
+    srv.shutdown()

@@ -170,9 +170,14 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.mark.skipif(shutil.which("ray", path=str(Path(HERMES).parent)) is None, reason="ray not installed (batch extra)")
-def test_the_same_run_on_a_local_ray_cluster(setup):
-    scripted, home, tmp = setup
+_needs_ray = pytest.mark.skipif(shutil.which("ray", path=str(Path(HERMES).parent)) is None,
+                                reason="ray not installed (batch extra)")
+_one_cluster = pytest.mark.xdist_group("ray")  # the module's Ray tests share one local cluster
+
+
+@pytest.fixture(scope="module")
+def ray_cluster():
+    """A Ray head started here (2 CPUs); yields its host:port."""
     ray = str(Path(HERMES).parent / "ray")
     port = _free_port()
     env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
@@ -182,31 +187,169 @@ def test_the_same_run_on_a_local_ray_cluster(setup):
                              capture_output=True, text=True, timeout=180)
     assert started.returncode == 0, started.stderr
     try:
-        data = _dataset(tmp / "prompts.jsonl", 200)
-        res = _batch(home, tmp, "--dataset", str(data), "--run-name", "ray", "--workers", "2", "--ray",
-                     f"127.0.0.1:{port}", "--distribution", "development", "--seed", "7")
-        assert res.returncode == 0, res.stdout + res.stderr
-        rows = _lines(tmp / "data/ray/trajectories.jsonl")
-        assert len(rows) == 200 and len({r["prompt_key"] for r in rows}) == 200
-        stats = json.loads((tmp / "data/ray/statistics.json").read_text())
-        assert stats["executor"] == f"ray:127.0.0.1:{port}"
+        yield f"127.0.0.1:{port}"
     finally:
         subprocess.run([ray, "stop", "--force"], env=env, capture_output=True, timeout=120)
         shutil.rmtree(ray_tmp, ignore_errors=True)
 
 
-def test_ctrl_c_says_where_the_finished_prompts_are_and_how_to_resume(setup):
+@_needs_ray
+@_one_cluster
+def test_the_same_run_on_a_local_ray_cluster(setup, ray_cluster):
     _, home, tmp = setup
-    data = _dataset(tmp / "prompts.jsonl", 400, "slow")  # long enough that Ctrl-C lands mid-run at any load
+    data = _dataset(tmp / "prompts.jsonl", 200)
+    res = _batch(home, tmp, "--dataset", str(data), "--run-name", "ray", "--workers", "2", "--ray", ray_cluster,
+                 "--distribution", "development", "--seed", "7")
+    assert res.returncode == 0, res.stdout + res.stderr
+    rows = _lines(tmp / "data/ray/trajectories.jsonl")
+    assert len(rows) == 200 and len({r["prompt_key"] for r in rows}) == 200
+    stats = json.loads((tmp / "data/ray/statistics.json").read_text())
+    assert stats["executor"] == f"ray:{ray_cluster}"
+
+
+def _stalls_after(scripted, n: int):
+    """The model answers `n` requests at once, then takes a minute over each: prompts are in flight at Ctrl-C."""
+    def answer(body: dict) -> dict:
+        return {**_answer(body), "delay": 60} if len(scripted.requests) > n else _answer(body)
+    return answer
+
+
+def _as_from_a_terminal(home: Path, tmp: Path, *args: str) -> subprocess.Popen:
+    """`hermes batch run` as a shell starts it in a terminal: its own process group (Ctrl-C reaches every
+    process of it) and SIGINT at its default even if this test run was started with it ignored (`cmd &`)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "HERMES_"))}
     env["HERMES_HOME"] = str(home)
-    proc = subprocess.Popen([HERMES, "batch", "run", "--dataset", str(data), "--run-name", "c", "--workers", "2",
-                             "-t", "file"], cwd=tmp, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.time() + 120
-    while time.time() < deadline and not any(p.stat().st_size for p in (tmp / "data/c").glob("batch_*.jsonl")):
+    return subprocess.Popen([HERMES, "batch", "run", *args], cwd=tmp, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, process_group=0,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+
+
+def _left_in_group(pgid: int, within: float = 5.0) -> list[str]:
+    """Live processes still in the process group after `within` seconds (exited ones not yet reaped aside)."""
+    deadline = time.time() + within
+    while True:
+        left = []
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                state, _ppid, pgrp = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[:3]
+                cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            except (OSError, ValueError):
+                continue
+            if int(pgrp) == pgid and state != "Z":
+                left.append(f"{pid} {cmd[:120]}")
+        if not left or time.time() > deadline:
+            return left
         time.sleep(0.1)
-    proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130 and "Traceback" not in err
-    assert err.strip().splitlines()[-1] == ("hermes batch: interrupted; finished prompts are kept in data/c "
+
+
+def _finished(run: Path) -> set[str]:
+    return {r["conversations"][1]["value"] for p in run.glob("batch_*.jsonl") for r in _lines(p)}
+
+
+def _interrupt_mid_run(scripted, home: Path, tmp: Path, presses: int, group: bool = True) -> tuple[subprocess.Popen, str, float]:
+    """60 prompts on 2 workers; the model stalls after answering 20, and SIGINT comes once both workers are
+    inside a stalled request: to the process group (Ctrl-C in a terminal) or to hermes alone (`kill -INT`).
+    Returns the process, its stderr and the seconds it took to exit."""
+    scripted.default = _stalls_after(scripted, 20)
+    data = _dataset(tmp / "prompts.jsonl", 60)
+    proc = _as_from_a_terminal(home, tmp, "--dataset", str(data), "--run-name", "c", "--workers", "2", "-t", "file")
+    deadline = time.time() + 120
+    while time.time() < deadline and len(scripted.requests) < 22 and proc.poll() is None:
+        time.sleep(0.05)
+    assert proc.poll() is None and len(scripted.requests) == 22, "the run ended or stalled before Ctrl-C"
+    started = time.monotonic()
+    for _ in range(presses):
+        os.killpg(proc.pid, signal.SIGINT) if group else proc.send_signal(signal.SIGINT)
+        time.sleep(0.05)
+    _, err = proc.communicate(timeout=90)
+    return proc, err, time.monotonic() - started
+
+
+@pytest.mark.parametrize("group", [True, False], ids=["ctrl-c", "kill-int"])
+def test_ctrl_c_stops_in_seconds_keeps_what_finished_leaves_nothing_running_and_resumes(setup, group):
+    scripted, home, tmp = setup
+    proc, err, took = _interrupt_mid_run(scripted, home, tmp, presses=1, group=group)
+    assert proc.returncode == 130 and "Traceback" not in err, err
+    assert took < 10, f"Ctrl-C took {took:.1f}s: the prompts in flight were waited for"
+    finished = _finished(tmp / "data/c")
+    assert len(finished) == 20  # every prompt the model answered, none of the two it was still answering
+    assert err.strip().splitlines()[-1] == ("hermes batch: interrupted; 20/60 prompts finished, kept in data/c "
                                             "(the same command resumes)")
+    assert _left_in_group(proc.pid) == []
+    scripted.default = _answer
+    asked_before = len(scripted.requests)
+    res = _batch(home, tmp, "--dataset", str(tmp / "prompts.jsonl"), "--run-name", "c", "--workers", "2", "-t", "file")
+    assert res.returncode == 0, res.stderr
+    rows = _lines(tmp / "data/c/trajectories.jsonl")
+    assert [r["prompt_index"] for r in rows] == list(range(60))
+    asked_now = [r["body"]["messages"][1]["content"] for r in scripted.requests[asked_before:]]
+    assert len(asked_now) == 40 and not set(asked_now) & finished  # the rest, and only the rest
+
+
+def test_kill_9_of_hermes_alone_takes_its_workers_with_it(setup):
+    """The driver killed outright (OOM killer, kill -9): the workers mid-prompt end too (they get SIGTERM when
+    it dies) and clean up after themselves; nothing keeps running against the model."""
+    scripted, home, tmp = setup
+    scripted.default = _stalls_after(scripted, 20)
+    proc = _as_from_a_terminal(home, tmp, "--dataset", str(_dataset(tmp / "prompts.jsonl", 60)), "--run-name", "k",
+                               "--workers", "2", "-t", "file")
+    deadline = time.time() + 120
+    while time.time() < deadline and len(scripted.requests) < 22 and proc.poll() is None:
+        time.sleep(0.05)
+    assert proc.poll() is None and len(scripted.requests) == 22, "the run ended or stalled before kill -9"
+    proc.kill()
+    proc.communicate(timeout=30)
+    assert _left_in_group(proc.pid) == []
+
+
+def test_a_second_ctrl_c_stops_at_once_with_the_same_line(setup):
+    scripted, home, tmp = setup
+    proc, err, took = _interrupt_mid_run(scripted, home, tmp, presses=2)
+    assert proc.returncode == 130 and "Traceback" not in err and took < 5, (took, err)
+    assert err.strip().splitlines()[-1] == (f"hermes batch: interrupted; {len(_finished(tmp / 'data/c'))}/60 prompts "
+                                            "finished, kept in data/c (the same command resumes)")
+    assert _left_in_group(proc.pid) == []
+
+
+def _ray_tasks_running(home: Path) -> int:
+    """Ray worker processes running one of this test's prompts (Ray titles them `ray::run_prompt`; the run's
+    env, HERMES_HOME included, is their runtime env)."""
+    n = 0
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if (Path(f"/proc/{pid}/cmdline").read_bytes().startswith(b"ray::run_prompt")
+                    and f"HERMES_HOME={home}".encode() in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")):
+                n += 1
+        except OSError:
+            continue
+    return n
+
+
+@_needs_ray
+@_one_cluster
+def test_ctrl_c_on_ray_cancels_the_running_tasks_keeps_what_finished_and_resumes(setup, ray_cluster):
+    scripted, home, tmp = setup
+    scripted.default = _stalls_after(scripted, 20)
+    data = _dataset(tmp / "prompts.jsonl", 60)
+    args = ("--dataset", str(data), "--run-name", "r", "--workers", "2", "--ray", ray_cluster, "-t", "file")
+    proc = _as_from_a_terminal(home, tmp, *args)
+    deadline = time.time() + 180
+    while time.time() < deadline and len(scripted.requests) < 22 and proc.poll() is None:
+        time.sleep(0.05)
+    assert proc.poll() is None and len(scripted.requests) == 22, "the run ended or stalled before Ctrl-C"
+    assert _ray_tasks_running(home) == 2  # both inside the stalled request
+    started = time.monotonic()
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=90)
+    assert proc.returncode == 130 and "Traceback" not in err and time.monotonic() - started < 10, err
+    assert err.strip().splitlines()[-1] == ("hermes batch: interrupted; 20/60 prompts finished, kept in data/r "
+                                            "(the same command resumes)")
+    assert _left_in_group(proc.pid) == []
+    deadline = time.time() + 10  # the cancelled tasks are not running on the cluster any more
+    while time.time() < deadline and _ray_tasks_running(home):
+        time.sleep(0.2)
+    assert _ray_tasks_running(home) == 0
+    scripted.default = _answer
+    res = _batch(home, tmp, *args)
+    assert res.returncode == 0, res.stderr
+    assert [r["prompt_index"] for r in _lines(tmp / "data/r/trajectories.jsonl")] == list(range(60))

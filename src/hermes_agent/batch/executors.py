@@ -1,4 +1,5 @@
-"""Where prompts run, behind one seam: `submit(task)` and `wait()` -> finished (task, result) pairs.
+"""Where prompts run, behind one seam: `submit(task)`, `wait()` -> finished (task, result) pairs, `close()`, and
+`abort()` after a Ctrl-C: the prompts in flight are stopped, not waited for.
 Local: a process pool (spawned workers). Ray: remote tasks on a cluster (`ray.init(address)`), results
 streamed back to the driver, which alone writes files."""
 
@@ -7,6 +8,9 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import os
+import signal
+import sys
+import time
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor
 from concurrent.futures import wait as wait_futures
 
@@ -15,14 +19,49 @@ from hermes_agent.batch.worker import run_prompt
 _ENV_PREFIXES = ("HERMES_", "OPENAI_", "OPENROUTER_", "ANTHROPIC_", "TERMINAL_")
 
 
+_ABORT_GRACE_S = 3.0  # a stopped prompt's own cleanup (its sandbox, its temp dir); then the worker is killed
+_stopping = False
+
+
+def _end_prompt(_signum: int, _frame: object) -> None:
+    global _stopping
+    _stopping = True
+    raise SystemExit(143)
+
+
+def _worker_init() -> None:
+    """In each local worker. Ctrl-C is the driver's: a terminal sends it to the whole process group, and a worker
+    must not turn it into a half-run prompt reported as finished. SIGTERM from the driver ends the prompt at hand
+    (its `finally` cleans up) and then the worker; the worker also gets SIGTERM if the driver dies (kill -9)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, _end_prompt)
+    if sys.platform == "linux":
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGTERM))  # PR_SET_PDEATHSIG
+        driver = multiprocessing.parent_process()
+        if driver is not None and os.getppid() != driver.pid:  # the driver was already gone
+            raise SystemExit(143)
+
+
+def _run_local(task: dict) -> dict:
+    try:
+        return run_prompt(task)
+    finally:
+        if _stopping:  # stopped by the driver: exit now, never take the next queued prompt
+            os._exit(143)
+
+
 class LocalExecutor:
     def __init__(self, workers: int) -> None:
         self.capacity = workers
-        self._pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+        self._pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
+                                         initializer=_worker_init)
         self._running: dict[Future, dict] = {}
+        self._procs: list = []
 
     def submit(self, task: dict) -> None:
-        self._running[self._pool.submit(run_prompt, task)] = task
+        self._running[self._pool.submit(_run_local, task)] = task
 
     def wait(self, timeout: float = 1.0) -> list[tuple[dict, dict]]:
         done, _ = wait_futures(list(self._running), timeout=timeout, return_when=FIRST_COMPLETED)
@@ -35,8 +74,35 @@ class LocalExecutor:
                 out.append((task, {"ok": False, "error": f"worker died: {type(exc).__name__}: {exc}"}))
         return out
 
+    def abort(self) -> None:
+        """After a Ctrl-C: queued prompts are dropped and the running ones stopped (SIGTERM: a prompt's own
+        cleanup runs; SIGKILL after a grace or at a second Ctrl-C), so the driver exits now, not after them.
+        `wait()` then still returns what finished meanwhile (the rest come back failed)."""
+        if not self._procs:
+            self._procs = list((getattr(self._pool, "_processes", None) or {}).values())
+        self._pool.shutdown(wait=False, cancel_futures=True)
+        try:
+            for proc in self._procs:
+                _signal_quietly(proc.terminate)
+            deadline = time.monotonic() + _ABORT_GRACE_S
+            for proc in self._procs:
+                proc.join(max(0.0, deadline - time.monotonic()))
+        except KeyboardInterrupt:  # a second Ctrl-C: no more waiting
+            pass
+        for proc in self._procs:
+            _signal_quietly(proc.kill)
+        for proc in self._procs:
+            proc.join(1.0)
+
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _signal_quietly(send) -> None:  # noqa: ANN001 - Process.terminate / Process.kill
+    try:
+        send()
+    except (OSError, ValueError, AttributeError):  # already reaped or closed
+        pass
 
 
 class RayExecutor:
@@ -73,5 +139,14 @@ class RayExecutor:
                 out.append((task, {"ok": False, "error": f"ray task failed: {type(exc).__name__}: {exc}"}))
         return out
 
+    def abort(self) -> None:
+        """The running tasks cancelled (force: their worker processes are killed); `wait()` still returns what
+        finished meanwhile."""
+        for ref in list(self._running):
+            try:
+                self._ray.cancel(ref, force=True)
+            except Exception:  # noqa: S110 - already finished or its node is gone: nothing left to stop
+                pass
+
     def close(self) -> None:
-        self._ray.shutdown()
+        self._ray.shutdown()  # a cluster started here (`--ray local`) stops with it

@@ -4,6 +4,7 @@ an executor with bounded retries, write each finished prompt at once, then the c
 from __future__ import annotations
 
 import random
+import signal
 import sys
 import time
 from collections import Counter, deque
@@ -65,6 +66,41 @@ class Progress:
             print(("\r" + line) if self.tty else line, end="" if self.tty else "\n", file=sys.stderr, flush=True)
 
 
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C stopped the run: `finished` of `total` prompts are on disk (written as each one finished)."""
+
+    def __init__(self, finished: int, total: int) -> None:
+        super().__init__(f"{finished}/{total}")
+        self.finished, self.total = finished, total
+
+
+class _CtrlC:
+    """While the run goes: the first Ctrl-C asks the loop to stop (it notices within half a second, keeps what
+    has finished, then stops the prompts in flight); a second one raises KeyboardInterrupt, which the executor
+    takes as "stop the workers now". A run started with Ctrl-C ignored (`cmd &` in a script) keeps it ignored."""
+
+    def __init__(self) -> None:
+        self.asked = False
+        self._old: object = None
+
+    def __enter__(self) -> _CtrlC:
+        try:
+            if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+                self._old = signal.signal(signal.SIGINT, self._on_sigint)
+        except ValueError:  # not the main thread: the caller's own handling stays
+            pass
+        return self
+
+    def _on_sigint(self, _signum: int, _frame: object) -> None:
+        if self.asked:
+            raise KeyboardInterrupt
+        self.asked = True
+
+    def __exit__(self, *_exc: object) -> None:
+        if self._old is not None:
+            signal.signal(signal.SIGINT, self._old)  # type: ignore[arg-type]
+
+
 def _executor(opts: BatchOptions):
     if opts.ray:
         from hermes_agent.batch.executors import RayExecutor
@@ -86,7 +122,13 @@ def run_batch(opts: BatchOptions) -> dict:
     done = store.done()
     tasks = plan(opts, prompts, set(done))
     progress = Progress(len(prompts), len(prompts) - len(tasks))
-    counts = _drive(_executor(opts) if tasks else None, tasks, store, opts.max_retries, progress)
+    with _CtrlC() as ctrl_c:
+        try:
+            counts = _drive(_executor(opts) if tasks else None, tasks, store, opts.max_retries, progress, ctrl_c)
+        except KeyboardInterrupt:  # a second Ctrl-C (the workers are stopped by then)
+            ctrl_c.asked = True
+    if ctrl_c.asked:
+        raise Interrupted(progress.done, len(prompts))
     if progress.tty:
         print(file=sys.stderr)
     stats = _stats(store, prompts, counts, time.monotonic() - progress.t0, opts)
@@ -94,22 +136,20 @@ def run_batch(opts: BatchOptions) -> dict:
     return stats
 
 
-def _drive(ex, tasks: list[dict], store: RunStore, retries: int, progress: Progress) -> Counter:
+def _drive(ex, tasks: list[dict], store: RunStore, retries: int, progress: Progress, ctrl_c: _CtrlC) -> Counter:
     counts: Counter = Counter()
     if ex is None:
         return counts
     queue, attempts, inflight = deque(tasks), Counter[str](), 0
     try:
-        while queue or inflight:
+        while (queue or inflight) and not ctrl_c.asked:
             while queue and inflight < ex.capacity:
                 ex.submit(queue.popleft())
                 inflight += 1
-            for task, result in ex.wait(timeout=1.0):
+            for task, result in ex.wait(timeout=0.5):
                 inflight -= 1
                 if result.get("ok"):
-                    store.append(f"batch_{task['batch_num']}.jsonl", result["entry"])
-                    counts["ok"] += 1
-                    progress.tick(True)
+                    _keep(store, task, result, counts, progress)
                 elif result.get("retry", True) and attempts[task["key"]] < retries:
                     attempts[task["key"]] += 1
                     counts["retried"] += 1
@@ -119,9 +159,25 @@ def _drive(ex, tasks: list[dict], store: RunStore, retries: int, progress: Progr
                                                     "error": result.get("error"), "attempts": attempts[task["key"]] + 1})
                     counts["failed"] += 1
                     progress.tick(False)
+        if ctrl_c.asked:  # the prompts in flight are stopped, not waited for; one that finished meanwhile is kept
+            ex.abort()
+            while inflight and (got := ex.wait(timeout=1.0)):
+                inflight -= len(got)
+                for task, result in got:
+                    if result.get("ok"):
+                        _keep(store, task, result, counts, progress)
+    except BaseException:  # a second Ctrl-C, or a failure writing
+        ex.abort()
+        raise
     finally:
         ex.close()
     return counts
+
+
+def _keep(store: RunStore, task: dict, result: dict, counts: Counter, progress: Progress) -> None:
+    store.append(f"batch_{task['batch_num']}.jsonl", result["entry"])
+    counts["ok"] += 1
+    progress.tick(True)
 
 
 def _stats(store: RunStore, prompts: list[Prompt], counts: Counter, took: float, opts: BatchOptions) -> dict:

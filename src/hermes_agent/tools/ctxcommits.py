@@ -132,19 +132,32 @@ def _pairs(before: dict[str, str], after: dict[str, str]) -> list[tuple[str | No
     return list(pairs)
 
 
-def committed(root: str, before: dict[str, str], after: dict[str, str]) -> list[tuple[str, bytes]]:
+def _changes(root: str, old: str | None, new: str, listed: dict) -> list[tuple[str, str]]:
+    """(status A/M/T/D, path) of what commit `new` changes against `old` (no old: everything it holds, added).
+    `listed` keeps each pair's answer: the session's end lists a pair once, whichever report asks first."""
+    if (old, new) not in listed:
+        from hermes_agent.gitsafe import run_git
+
+        args = ["diff-tree", "-r", "-z", "--no-renames", "--name-status", old, new] if old else \
+            ["ls-tree", "-r", "-z", "--name-only", new]
+        out = run_git(args, cwd=root, prefix=_GIT, timeout=20).stdout.split("\0")
+        listed[(old, new)] = list(zip(out[::2], out[1::2], strict=False)) if old else [("A", p) for p in out if p]
+    return listed[(old, new)]
+
+
+def committed(root: str, before: dict[str, str], after: dict[str, str],
+              listed: dict | None = None) -> list[tuple[str, bytes]]:
     """(path, content) of the watched names that the commits new in `after` add or change."""
     from hermes_agent.gitsafe import run_git
 
     out: list[tuple[str, bytes]] = []
     seen: set[tuple[str, bytes]] = set()
+    listed = {} if listed is None else listed
     for old, new in _pairs(before, after):
         if len(out) >= MAX_FILES:
             break
-        args = ["diff-tree", "-r", "-z", "--no-renames", "--name-only", "--diff-filter=AMT", old, new] if old else \
-            ["ls-tree", "-r", "-z", "--name-only", new]
-        listed = run_git(args, cwd=root, prefix=_GIT, timeout=20)
-        for path in [p for p in listed.stdout.split("\0") if p and _watched(p)][:MAX_FILES]:
+        changed = [p for st, p in _changes(root, old, new, listed) if st in ("A", "M", "T") and _watched(p)]
+        for path in changed[:MAX_FILES]:
             blob = run_git(["cat-file", "blob", f"{new}:{path}"], cwd=root, prefix=_GIT, timeout=10, text=False)
             if blob.returncode == 0 and (path, blob.stdout) not in seen:
                 seen.add((path, blob.stdout))
@@ -161,11 +174,12 @@ def record(home: str, roots_before: dict[str, dict[str, str]]) -> list[str]:
         after = tips(root)
         if not after or after == before:
             continue
-        for path, data in committed(root, before, after):
+        listed: dict = {}  # a branch's new commit is in both reports: git lists it once
+        for path, data in committed(root, before, after, listed):
             items.append(digest(data))
             lines.append(f"{os.path.join(root, path)}: a commit of this session's commands adds or changes it; "
                          "it will not be loaded into a prompt until you save it yourself after checking it out")
-        lines += moved_runlater(root, before, after)
+        lines += moved_runlater(root, before, after, listed)
     if items:
         note_committed(home, items)
     return lines
@@ -178,23 +192,21 @@ def _runlater_names() -> frozenset[str]:
     return frozenset({*TABLE, *RC_FILES})
 
 
-def moved_runlater(root: str, before: dict[str, str], after: dict[str, str]) -> list[str]:
+def moved_runlater(root: str, before: dict[str, str], after: dict[str, str], listed: dict | None = None) -> list[str]:
     """Lines naming each branch, remote-tracking ref or tag the session moved (or made) to commits that change a
     file the user runs later (Makefile, package.json, .envrc, .pdbrc...: red-team round 11 a26): no work-tree file
     changed, so the run-later guard saw nothing; the user's next checkout, merge or pull brings it in."""
     from hermes_agent.gitsafe import run_git
 
     names, known, out = _runlater_names(), set(before.values()), []
+    listed = {} if listed is None else listed
     head = run_git(["symbolic-ref", "-q", "HEAD"], cwd=root, prefix=_GIT, timeout=10).stdout.strip()
     for ref, new in sorted(after.items()):
         if not ref.startswith(("refs/heads/", "refs/remotes/", "refs/tags/")) or ref == head or new in known \
                 or len(out) >= MAX_FILES:
             continue  # the checked-out branch's commits change the work tree: the run-by-hand report tells them
         old = before.get(ref) or before.get("HEAD")
-        args = ["diff-tree", "-r", "-z", "--no-renames", "--name-only", old, new] if old else \
-            ["ls-tree", "-r", "-z", "--name-only", new]
-        listed = run_git(args, cwd=root, prefix=_GIT, timeout=20)
-        hit = [p for p in listed.stdout.split("\0") if p and (p in names or p.rsplit("/", 1)[-1] in names)]
+        hit = [p for _st, p in _changes(root, old, new, listed) if p in names or p.rsplit("/", 1)[-1] in names]
         if hit:
             shown = ", ".join(hit[:4]) + (f" (+{len(hit) - 4} more)" if len(hit) > 4 else "")
             out.append(f"{root}: {ref.removeprefix('refs/')} now points at a commit this session made that changes "

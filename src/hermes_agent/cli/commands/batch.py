@@ -79,8 +79,9 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
     except (OSError, ValueError) as exc:
         print(f"hermes batch: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print(f"\nhermes batch: interrupted; finished prompts are kept in {os.path.join(args.output_dir, args.run_name)}"
+    except KeyboardInterrupt as exc:  # runner.Interrupted says how far the run got
+        done = f"{exc.finished}/{exc.total} prompts finished, " if hasattr(exc, "finished") else "finished prompts are "
+        print(f"\nhermes batch: interrupted; {done}kept in {os.path.join(args.output_dir, args.run_name)}"
               " (the same command resumes)", file=sys.stderr)
         return 130
     print(json.dumps({k: stats[k] for k in ("completed", "prompts", "ran_now", "failed_now", "seconds",

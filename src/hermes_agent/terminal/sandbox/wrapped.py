@@ -23,10 +23,6 @@ from hermes_agent.terminal.sandbox.launcher import (
 from hermes_agent.terminal.sandbox.spec import SandboxSpec
 
 PLAN_ENV = "HERMES_SANDBOX_PLAN"
-# What a wrapped program's stderr starts with when the sandbox did not start it (bwrap: a mount point the plan
-# named vanished; hermes sandbox: its network namespace not ready in time): the program never ran, so the caller
-# (an MCP server's connection, the browser pool) may plan and start it once more.
-START_FAILED = ("hermes sandbox: ", "bwrap: ")
 # bwrap's options (the names of hidden paths) go to bwrap through `--args FD`, as the terminal launcher's: a
 # stub, started by whoever starts the program (the MCP SDK, Playwright, a search), takes them from its
 # environment (PLAN_ENV: readable only with ptrace rights over it, which confined code never has) and becomes
@@ -86,3 +82,4 @@ def own_network(spec: SandboxSpec, mechanism: str | None) -> bool:
     if not spec.network or netns.forwarder() is None:
         return False
     return mechanism == "bwrap" or (mechanism == "landlock" and landlock_netns_works())
+

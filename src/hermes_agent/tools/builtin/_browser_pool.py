@@ -187,16 +187,16 @@ class BrowserPool:
         else:
             from playwright.async_api import Error as PlaywrightError
 
-            from hermes_agent.terminal.sandbox.wrapped import START_FAILED
+            from hermes_agent.terminal.sandbox.startfail import OneMoreStart
 
-            for attempt in (1, 2):
+            again = OneMoreStart()
+            while True:
                 try:
                     self._browser = await chromium.launch(executable_path=opts.executable, headless=True,
                                                           args=list(LAUNCH_ARGS), timeout=opts.timeout_s * 1000)
                     break
                 except PlaywrightError as exc:
-                    # the sandbox did not start the browser (wrapped.START_FAILED): one more start is safe
-                    if attempt == 2 or not any(m in str(exc) for m in START_FAILED):
+                    if not again.wanted(str(exc)):  # the sandbox did not start the browser: once more
                         raise
         return self._browser
 

@@ -181,11 +181,11 @@ def stream_process(args: list[str], cwd: str, stop: threading.Event | None,
             proc.stderr.close()
         if proc.returncode == 2 and "regex" in err:
             raise PatternError(err.strip().splitlines()[-1] if err.strip() else "invalid regex")
-        from hermes_agent.terminal.sandbox.wrapped import START_FAILED
+        from hermes_agent.terminal.sandbox.startfail import start_refused
 
-        said = [ln for ln in err.splitlines() if ln.startswith(START_FAILED)]
-        if said and proc.returncode not in (0, 1):  # the sandbox never started the search: no result is not "none"
-            raise SearchNotStarted(said[-1])
+        said = start_refused(err) if proc.returncode not in (0, 1) else None
+        if said:  # the sandbox never started the search: no result is not "none"
+            raise SearchNotStarted(said)
 
 
 def _kill_on(stop: threading.Event, proc: subprocess.Popen) -> None:

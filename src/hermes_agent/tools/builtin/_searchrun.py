@@ -61,11 +61,16 @@ def _run(backend: TerminalBackend, args: dict, *, path_env: str | None,
     q = s.Query(pattern, args.get("file_glob") or None, max(0, min(int(args.get("context") or 0), 10)),
                 exclude=guard.exclude if guard else ())
     mode = args.get("output_mode") or "content"
+    from hermes_agent.terminal.sandbox.startfail import OneMoreStart
+
+    again = OneMoreStart()  # a loaded machine: the sandbox's namespace was not ready in time
     try:
-        try:
-            return _content(backend, q, root, cwd, mode, offset, limit, path_env, stop, use_rg, guard)
-        except s.SearchNotStarted:  # a loaded machine: the sandbox's namespace was not ready in time
-            return _content(backend, q, root, cwd, mode, offset, limit, path_env, stop, use_rg, guard)
+        while True:
+            try:
+                return _content(backend, q, root, cwd, mode, offset, limit, path_env, stop, use_rg, guard)
+            except s.SearchNotStarted as exc:
+                if not again.wanted(str(exc)):
+                    raise
     except s.PatternError as exc:
         literal = s.Query(q.pattern, q.glob, q.context, fixed=True, exclude=q.exclude)
         out = _content(backend, literal, root, cwd, mode, offset, limit, path_env, stop, use_rg, guard)

@@ -150,8 +150,10 @@ class ServerConnection:
     # lifecycle ---------------------------------------------------------------------------------
     async def run(self) -> None:
         """Connect, serve, and reconnect with exponential backoff until stop()."""
+        from hermes_agent.terminal.sandbox.startfail import OneMoreStart
+
         failures = 0
-        replanned = False
+        again = OneMoreStart()  # the sandbox did not start the server: plan and start it once more
         while not self._stopping:
             started = time.monotonic()
             self.status.attempts += 1
@@ -160,8 +162,7 @@ class ServerConnection:
                 await self._serve_once()
             except Exception as exc:
                 said = self._said_since(log_start)
-                if not replanned and not self.status.connected and _sandbox_failed(said):
-                    replanned = True
+                if not self.status.connected and again.wanted(said):
                     self._mark_down()
                     continue
                 self.status.last_error = describe(exc) + said
@@ -170,7 +171,7 @@ class ServerConnection:
             finally:
                 was_up = self.status.connected
                 self._mark_down()
-                if not (replanned and self.status.attempts == 1):
+                if not (again.used and self.status.attempts == 1):
                     self.first_attempt.set()
             if self._stopping:
                 break
@@ -419,9 +420,3 @@ class ServerConnection:
                     break
         return frozenset(found)
 
-
-def _sandbox_failed(said: str) -> bool:
-    """The server's last words say the sandbox never started it (wrapped.START_FAILED): plan and start once more."""
-    from hermes_agent.terminal.sandbox.wrapped import START_FAILED
-
-    return any(f"server said: {m}" in said for m in START_FAILED)
