@@ -3,7 +3,7 @@ was put back after a tainted turn while the `mk/common.mk` it includes kept a pl
 `tools/Makefile` was neither put back nor told. Through the real `hermes chat -q` (scripted model, bwrap and
 Landlock, HOME outside /tmp): in a tainted turn a confined command's change to a file a Makefile, justfile,
 Taskfile, package.json script, compose file or CMakeLists.txt pulls in is put back, an optional include it
-creates is removed, and a new run-by-hand file at depth is told; without untrusted content the same edit is
+creates is removed, hermes's own write of such a file is refused, and a new run-by-hand file at depth is told; without untrusted content the same edit is
 the user's (told, not put back)."""
 
 from __future__ import annotations
@@ -51,8 +51,11 @@ def _told(out) -> list[str]:  # noqa: ANN001
 def test_in_a_tainted_turn_what_a_run_by_hand_file_includes_is_put_back(scripted, home, mechanism):
     proj = home / "proj"
     _project(proj)
-    out, results = _run(scripted, home, mechanism, [TAINT, _terminal(PLANT)], yolo=False)
+    write = {"tool_calls": [{"name": "write_file", "arguments": {"path": "mk/common.mk",
+                                                                  "content": "build:\n\techo owned\n"}}]}
+    out, results = _run(scripted, home, mechanism, [TAINT, _terminal(PLANT), write], yolo=False)
     assert "PLANTED" in results[1], results
+    assert "BLOCKED" in results[2] and "Makefile pulls it in" in results[2], results[2]  # hermes's own write
     changed = {rel: (proj / rel).read_text() for rel in FILES if (proj / rel).read_text() != FILES[rel]}
     assert changed == {}, changed  # every included file has its content back
     assert not (proj / "local.mk").exists(), results[1]  # an optional include made by the command: removed

@@ -22,7 +22,7 @@ import json
 import os
 import re
 import stat as st
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 INCLUDE_DEPTH, INCLUDES = 10, 32
 _GLOB = re.compile(r"[*?\[]")
@@ -142,27 +142,62 @@ def _globbed(word: str, here: str) -> list[str]:
     return sorted(os.path.relpath(p, here) for p in glob.glob(os.path.join(here, word)))[:INCLUDES] or []
 
 
+def _closure(kind: str, d: str, data: bytes, read: Callable[[str], bytes | None]) -> Iterator[str]:
+    """Every path the run-by-hand file of `kind` in `d` holding `data` pulls in, recursively: `read(path)`
+    gives an included file's bytes (None: absent or not a plain file, then not followed)."""
+    queue, seen = [(d, data, 0)], set()
+    while queue:
+        here, text, depth = queue.pop(0)
+        for path in pulled_in(kind, text.decode("utf-8", "replace"), here, d):
+            if path in seen or len(seen) >= INCLUDES:
+                continue
+            seen.add(path)
+            yield path
+            got = read(path)
+            if kind != "pkg" and depth + 1 < INCLUDE_DEPTH and got is not None:
+                queue.append((os.path.dirname(path), got, depth + 1))
+
+
 def follow(walk: object, d: str, name: str) -> None:
     """Watch what the run-by-hand file (d, name) pulls in, recursively, as class "byhandinc" in guardscan's
     `walk` (and each directory below `d` on the way to it: a link swapped in there is judged too)."""
     kind = KINDS.get(name)
-    scan = walk.scan  # type: ignore[attr-defined]
-    item = scan.items.get((d, name))
+    item = walk.scan.items.get((d, name))  # type: ignore[attr-defined]
     if kind is None or item is None or item.data is None or item.kind != st.S_IFREG:
         return
-    queue, seen = [(d, item.data, 0)], {(d, name)}
-    while queue:
-        here, data, depth = queue.pop(0)
-        for path in pulled_in(kind, data.decode("utf-8", "replace"), here, d):
-            slot = os.path.split(path)
-            if slot in seen or len(seen) > INCLUDES:
-                continue
-            seen.add(slot)
-            _on_the_way(walk, d, slot[0])
-            got = walk.add(slot, "byhandinc", False)  # type: ignore[attr-defined]
-            if kind != "pkg" and depth + 1 < INCLUDE_DEPTH and got is not None and got.data is not None \
-                    and got.kind == st.S_IFREG:
-                queue.append((slot[0], got.data, depth + 1))
+
+    def read(path: str) -> bytes | None:
+        _on_the_way(walk, d, os.path.dirname(path))
+        got = walk.add(os.path.split(path), "byhandinc", False)  # type: ignore[attr-defined]
+        return got.data if got is not None and got.kind == st.S_IFREG else None
+    for _ in _closure(kind, d, item.data, read):
+        pass
+
+
+def includer_of(path: str, levels: int = 8) -> str:
+    """The run-by-hand file, in the directory of `path` (absolute, resolved) or up to `levels` above it, that
+    pulls `path` in ("" when none): hermes's own write of it in a tainted turn (runlater.path_verdict)."""
+    from hermes_agent.nofollow import read_regular
+
+    def read(p: str) -> bytes | None:
+        try:
+            return read_regular(p, 1 << 20)
+        except (OSError, ValueError):
+            return None
+    d = os.path.dirname(path)
+    for _ in range(levels):
+        try:
+            names = KINDS.keys() & set(os.listdir(d))
+        except OSError:
+            names = set()
+        for name in sorted(names):
+            data = read(os.path.join(d, name))
+            if data is not None and path in _closure(KINDS[name], d, data, read):
+                return os.path.join(d, name)
+        if d == "/":
+            break
+        d = os.path.dirname(d)
+    return ""
 
 
 def _on_the_way(walk: object, top: str, d: str) -> None:
