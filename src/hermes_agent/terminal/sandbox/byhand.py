@@ -151,6 +151,7 @@ def session_lines() -> list[str]:
 _BASE: dict[str, tuple[str, bytes | None]] = {}  # path -> (its TABLE entry, its content when the session started)
 _TOLD: dict[str, bytes | None] = {}  # path -> the content last told to the user
 _LOCK = threading.Lock()
+_SHOWN = 8  # lines told per report
 
 
 def _files(workspaces: Iterable[str]) -> list[tuple[str, str]]:
@@ -196,4 +197,8 @@ def report() -> list[str]:
             if what:
                 out.append(f"run-later file changed this session (you run it by hand: {who(rel)}): "
                            f"{path}: {what}")
+    if len(out) > _SHOWN:  # a generated tree (cmake -B build): the first ones, then a count
+        more = [ln.split("): ", 1)[1].split(": ", 1)[0] for ln in out[_SHOWN:]]
+        out = [*out[:_SHOWN], f"run-later files changed this session: {len(more)} more you run by hand, "
+                              f"{', '.join(more[:3])}{', ...' if len(more) > 3 else ''}"]
     return out

@@ -77,10 +77,14 @@ def repair(base: Scan, now: Scan, fds: Fds, stash: Stash, roots: tuple[str, ...]
     return lines
 
 
+_INSTALLED = frozenset({"node_modules", "site-packages", "dist-packages", ".venv", "venv", ".tox", ".nox", ".cache"})
+
+
 def _kept(slot: Slot, cls: str, old: Item | None, cur: Item | None) -> None:
     """A run-by-hand file (any depth) or a file one pulls in that changed and stays: told in the session
-    report (byhand.py), a new one too."""
-    if cls in ("byhand", "byhandinc") and cur is not None and cur.kind == st.S_IFREG:
+    report (byhand.py), a new one too; not the packages an installer writes (node_modules/x/package.json)."""
+    if cls in ("byhand", "byhandinc") and cur is not None and cur.kind == st.S_IFREG \
+            and not _INSTALLED.intersection(slot[0].split("/")):
         from hermes_agent.terminal.sandbox import byhand
 
         byhand.track(os.path.join(*slot), slot[1], old.data if old is not None and old.kind == st.S_IFREG else None)
