@@ -4,8 +4,8 @@ confined command planted tools/json.py, or a __pycache__ .pyc with the header of
 with the user's rights at the next start. Through the real `hermes chat -q` (HOME outside /tmp, bwrap and
 Landlock confining the planting command): the pin names the directory; a planted module changes it (refused,
 nothing runs); a planted .pyc and a module planted while the server runs are never loaded (it runs from
-hermes's copy of the pinned files). Control: a server outside the writable roots starts unpinned, from where
-it lies."""
+hermes's copy of the pinned files); a load path into the workspace in its environment is refused. Control: a
+server outside the writable roots starts unpinned, from where it lies."""
 
 from __future__ import annotations
 
@@ -80,8 +80,9 @@ def _install(folder: Path) -> Path:
     return folder / "server.py"
 
 
-def _chat(scripted, home: Path, mechanism: str, script: Path, pin: dict, *calls: tuple[str, dict]):  # noqa: ANN001
-    pin_line = f"    pin: {json.dumps(pin)}\n" if pin else ""
+def _chat(scripted, home: Path, mechanism: str, script: Path, pin: dict, *calls: tuple[str, dict],  # noqa: ANN001
+          extra: str = ""):
+    pin_line = (f"    pin: {json.dumps(pin)}\n" if pin else "") + extra
     model_config(home / ".hermes", scripted.url, f"sandbox:\n  mechanism: {mechanism}\nmcp_discovery_timeout: 30\n"
                  f"mcp_single_query_discovery_timeout: 60\nmcp_servers:\n  local:\n    command: {sys.executable}\n"
                  f"    args: [{script}]\n    sandbox: false\n{pin_line}")
@@ -150,3 +151,18 @@ def test_a_server_outside_the_writable_roots_starts_unpinned_from_where_it_lies(
     assert out.returncode == 0, out.stderr
     assert f"file={script} word=helper-ok" in results[0], results
     assert not (home / ".hermes" / "mcp-pinned").exists()
+
+
+def test_a_load_path_into_the_workspace_in_the_servers_env_is_refused(scripted, home, mechanism):
+    """PYTHONPATH (NODE_PATH, LD_LIBRARY_PATH...) naming a folder sandboxed commands write: the interpreter would
+    load what a command plants there with the user's rights, whatever the script's pin."""
+    script, marker = _install(home / "servers" / "local"), home / "pwned"
+    (script.parent / "helper.py").unlink()  # the server finds its helper on PYTHONPATH: project/lib
+    lib = home / "project" / "lib"
+    lib.mkdir()
+    (lib / "helper.py").write_text(f"import pathlib\npathlib.Path({str(marker)!r}).touch()\nWORD = 'planted'\n")
+    out, _ = _chat(scripted, home, mechanism, script, {}, ("mcp__local__where", {}),
+                   extra="    env: {PYTHONPATH: lib}\n")
+    line = next((ln for ln in out.stderr.splitlines() if "PYTHONPATH" in ln), "")
+    assert "not started" in line and str(lib) in line, out.stderr
+    assert not marker.exists()

@@ -225,7 +225,7 @@ def _outside(cfg: ServerConfig, environ: Mapping[str, str], cwd: str | None, why
     if found is None:
         return Confinement(None, env, cwd, why=why, error=(
             f"not started: no `{cfg.command}` on PATH outside the places sandboxed commands can write"))
-    planned = pins.plan(cfg, cwd, cfg.command, create=create)
+    planned = pins.plan(cfg, cwd, cfg.command, create=create, env=env)
     if planned.error:
         return Confinement(None, env, cwd, why=why, error=planned.error)
     command = planned.command or ("" if found == cfg.command else found)

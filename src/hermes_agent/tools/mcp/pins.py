@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from hermes_agent import paths
@@ -21,7 +22,9 @@ from hermes_agent.tools.mcp.config import ServerConfig
 
 MAX_PINNED_BYTES = 64 * 1024 * 1024
 _PYTHON_NAMES = ("python", "python3", "pypy", "pypy3", "uv", "uvx")
-_INTERPRETERS = ("python", "pypy", "node", "nodejs", "bun", "deno", "ruby", "perl", "php", "bash", "sh", "dash",
+_VALUE_OPTIONS = frozenset({"-W", "-X", "-r", "--require", "--import", "--loader", "--experimental-loader", "--with",
+                            "--python", "--project", "--directory", "--env-file", "--with-requirements"})
+_INTERPRETERS = ("python", "pypy", "node", "nodejs", "bun", "deno", "uv", "ruby", "perl", "php", "bash", "sh", "dash",
                  "zsh", "lua", "tsx", "ts-node")
 
 
@@ -69,19 +72,26 @@ def _script(cfg: ServerConfig, cwd: str, command: str) -> tuple[str, int]:
     name = os.path.basename(command)
     if name.rstrip("0123456789.") not in _INTERPRETERS:
         return (os.path.normpath(os.path.join(cwd, os.path.expanduser(command))), -1) if os.sep in command else ("", -1)
+    skip, uv = False, name == "uv"
     for i, a in enumerate(cfg.args):
-        if a in ("-m", "-c", "-e", "--eval", "-"):
+        if a in ("-m", "-c", "-e", "--eval", "--print", "-") or (a == "-p" and not uv):
             return "", -1
-        if a.startswith("-") or (i == 0 and a == "run"):
+        if skip or a.startswith("-") or (i == 0 and a == "run"):
+            skip = not skip and (a in _VALUE_OPTIONS or (uv and a == "-p"))
             continue
         return os.path.normpath(os.path.join(cwd, os.path.expanduser(a))), i
     return "", -1
 
 
-def plan(cfg: ServerConfig, cwd: str | None, command: str, *, create: bool = True) -> Plan:
+def plan(cfg: ServerConfig, cwd: str | None, command: str, *, create: bool = True,
+         env: Mapping[str, str] | None = None) -> Plan:
     """Plan of an unconfined server: refused with one line unless every file it runs lies where no sandbox
-    writes or is pinned; a script there is pinned by its directory and run from the pinned copy."""
+    writes or is pinned; a script there is pinned by its directory and run from the pinned copy. `env`: the
+    environment it gets, whose load paths (PYTHONPATH, NODE_PATH, LD_LIBRARY_PATH...) must not lead there."""
     cwd = cwd or os.getcwd()
+    problem = _env_problem(env or {}, cwd, f"mcp_servers.{cfg.name}")
+    if problem:
+        return Plan(problem)
     pins = {os.path.normpath(os.path.join(cwd, os.path.expanduser(k))).rstrip("/") or "/": v
             for k, v in cfg.pin.items()}
     where = f"mcp_servers.{cfg.name}"
@@ -95,6 +105,33 @@ def plan(cfg: ServerConfig, cwd: str | None, command: str, *, create: bool = Tru
     if not script or os.path.islink(script) or not os.path.isfile(script) or paths.trusted_program(script):
         return Plan()
     return _tree_plan(cfg, script, index, pins, where, create)
+
+
+_LOAD_VARS = ("PYTHONPATH", "PYTHONHOME", "PYTHONUSERBASE", "NODE_PATH", "LD_LIBRARY_PATH", "LD_PRELOAD", "LD_AUDIT",
+              "PERL5LIB", "PERLLIB", "RUBYLIB", "GEM_PATH", "GEM_HOME", "NODE_OPTIONS", "RUBYOPT", "PERL5OPT")
+
+
+def _env_problem(env: Mapping[str, str], cwd: str, where: str) -> str:
+    """One line when a variable the interpreter loads code by names a place sandboxed commands write (an
+    empty PYTHONPATH entry is the working directory; NODE_OPTIONS/RUBYOPT: the paths among their words)."""
+    for name in _LOAD_VARS:
+        value = env.get(name)
+        if value is None:
+            continue
+        if name.endswith("OPT") or name.endswith("OPTIONS"):
+            entries = [w.split("=", 1)[-1] for w in value.split() if "/" in w]
+        else:
+            entries = value.replace(" ", ":").split(":") if name == "LD_PRELOAD" else value.split(os.pathsep)
+        for entry in entries:
+            if not entry and name not in ("PYTHONPATH", "NODE_PATH"):
+                continue
+            path = os.path.normpath(os.path.join(cwd, os.path.expanduser(entry)))
+            if not paths.trusted_program(path):
+                return (f"not started: {where} runs unconfined (sandbox: false) but its environment's {name} names "
+                        f"{path}, where sandboxed commands can write (what a command plants there would load with "
+                        f"your rights): drop it from {where}.env (or your environment) or let the server run "
+                        "confined")
+    return ""
 
 
 def _head(where: str, path: str) -> str:
