@@ -113,17 +113,18 @@ _LOAD_VARS = ("PYTHONPATH", "PYTHONHOME", "PYTHONUSERBASE", "NODE_PATH", "LD_LIB
 
 def _env_problem(env: Mapping[str, str], cwd: str, where: str) -> str:
     """One line when a variable the interpreter loads code by names a place sandboxed commands write (an
-    empty PYTHONPATH entry is the working directory; NODE_OPTIONS/RUBYOPT: the paths among their words)."""
+    empty entry of a set PYTHONPATH counts as the working directory; NODE_OPTIONS/RUBYOPT: the paths among
+    their words)."""
     for name in _LOAD_VARS:
         value = env.get(name)
-        if value is None:
+        if not value:
             continue
         if name.endswith("OPT") or name.endswith("OPTIONS"):
             entries = [w.split("=", 1)[-1] for w in value.split() if "/" in w]
         else:
             entries = value.replace(" ", ":").split(":") if name == "LD_PRELOAD" else value.split(os.pathsep)
         for entry in entries:
-            if not entry and name not in ("PYTHONPATH", "NODE_PATH"):
+            if not entry and name != "PYTHONPATH":  # node drops empty entries; python's is the working dir
                 continue
             path = os.path.normpath(os.path.join(cwd, os.path.expanduser(entry)))
             if not paths.trusted_program(path):
