@@ -2,11 +2,13 @@
 the sandbox writes (./server.py, `python tools/server.py`, .venv/bin/python) would run what any confined
 command left there with the user's full rights. Through the real `hermes chat -q` in a HOME outside /tmp:
 it is refused with one line naming the file, the planted code never runs; once the user pins the file's
-content (`mcp_servers.NAME.pin`) it starts, and a change after the pin is refused again."""
+content (`mcp_servers.NAME.pin`: the script's directory, test_mcp_pinned_tree.py) it starts, and a change
+after the pin is refused again."""
 
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import re
 import shutil
@@ -66,15 +68,16 @@ def test_a_workspace_program_is_refused_until_pinned(scripted, user_home, shape)
     line = next((ln for ln in out.stderr.splitlines() if str(script) in ln), "")
     assert "lies where sandboxed commands can write" in line and "mcp_servers.local.pin" in line, out.stderr
     assert "Traceback" not in out.stderr
-    pin = re.search(r"sha256:[0-9a-f]{64}", line).group(0)
+    pin = json.loads(re.search(r"pin: (\{.*\})$", line).group(1))  # the user checked the files it names
+    assert pin == {str(script.parent): re.search(r"sha256:[0-9a-f]{64}", line).group(0)}, line  # the directory
 
-    out = _chat(user_home, scripted, server + f'    pin: {{"{script}": "{pin}"}}\n')  # the user checked it
+    out = _chat(user_home, scripted, server + f"    pin: {json.dumps(pin)}\n")
     assert out.returncode == 0, out.stderr
     assert marker.exists() and "END" in _tool_result(scripted)
 
     marker.unlink()
     script.write_text(script.read_text() + "\n# changed by a session\n")
-    out = _chat(user_home, scripted, server + f'    pin: {{"{script}": "{pin}"}}\n')
+    out = _chat(user_home, scripted, server + f"    pin: {json.dumps(pin)}\n")
     assert not marker.exists()
     assert any(str(script) in ln and "changed since it was pinned" in ln for ln in out.stderr.splitlines()), out.stderr
 

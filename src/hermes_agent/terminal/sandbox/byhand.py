@@ -1,6 +1,7 @@
 """Run-by-hand files (issue 19): files the USER runs later by hand, whose commands a session may legitimately
 edit (`package.json` scripts, a Makefile, justfile, tox.ini, noxfile.py, setup.py, pyproject's build backend
-and task tables, `.vscode/tasks.json`, `.envrc`, `.pre-commit-config.yaml`, Taskfile, Rakefile). Two uses:
+and task tables, `.vscode/tasks.json`, `.envrc`, `.pre-commit-config.yaml`, Taskfile, Rakefile, compose files,
+CMakeLists.txt) and what they pull in (byhandinc.py: make include, just import, Taskfile includes...). Two uses:
 
 - the session report: what the session changed in them, one line per file with the change of its runnable
   part (`scripts.test: "jest" -> "curl x | sh"`, a Makefile's changed lines), told once after the turn
@@ -64,18 +65,30 @@ TABLE: dict[str, tuple[Callable[[str], Parts], str]] = {
     ".vscode/tasks.json": (_tasks, "VS Code tasks"), ".envrc": (_whole, "direnv"),
     ".pre-commit-config.yaml": (_whole, "pre-commit"), "Taskfile.yml": (_whole, "task"),
     "Taskfile.yaml": (_whole, "task"), "Rakefile": (_whole, "rake"),
+    "compose.yaml": (_whole, "docker compose"), "compose.yml": (_whole, "docker compose"),
+    "docker-compose.yml": (_whole, "docker compose"), "docker-compose.yaml": (_whole, "docker compose"),
+    "CMakeLists.txt": (_whole, "cmake"),
 }
 GUARDED = tuple(n for n in TABLE if "/" not in n and n != ".envrc")  # the guard's own classes cover the rest
 _LIMIT = 1 << 20
 
 
+INCLUDED = "a file a run-by-hand file pulls in (make include, just import, Taskfile includes...)"
+
+
+def who(rel: str) -> str:
+    """Who runs the file `rel` (a TABLE name; anything else is a file one of them pulls in: byhandinc.py)."""
+    return TABLE[rel][1] if rel in TABLE else f"make / just / task / npm / docker compose / cmake, through {INCLUDED}"
+
+
 def parts(rel: str, data: bytes | None) -> Parts | None:
-    """The runnable parts of `data` for the file `rel` (None: absent; {"?": ...} when it does not parse)."""
+    """The runnable parts of `data` for the file `rel` (None: absent; {"?": ...} when it does not parse). A
+    file that is not in TABLE (an included one) is runnable as a whole."""
     if data is None:
         return None
     text = data.decode("utf-8", "replace")
     try:
-        return TABLE[rel][0](text)
+        return TABLE[rel][0](text) if rel in TABLE else _whole(text)
     except Exception:  # noqa: BLE001 - any parse error: every part counts as changed
         return {"?": text}
 
@@ -115,15 +128,15 @@ def _line_diff(a: str, b: str) -> str:
     return " ".join(shown) + (f" (+{len(lines) - 3} more lines)" if len(lines) > 3 else "") or "whitespace"
 
 
-def risky(rel: str, old: bytes | None, new: bytes | None) -> str:
+def risky(rel: str, old: bytes | None, new: bytes | None, *, included: bool = False) -> str:
     """Why a change made in a tainted turn must be put back ("" when the runnable part did not change). A new
     file stays (`npm init` after a `pip install` that fetched: the installers' own files) and is named in the
-    session report: what a user runs by hand without looking is what the project already had (`npm test`)."""
+    session report: what a user runs by hand without looking is what the project already had (`npm test`).
+    A file an existing one pulls in (`included`) is part of what the project already had: new counts too."""
     what = change(rel, old, new)
-    if not what or new is None or old is None:
+    if not what or new is None or (old is None and not included):
         return ""
-    return (f"the turn took in untrusted content, and the user runs {TABLE[rel][1]} from it by hand later: "
-            f"{what}")
+    return f"the turn took in untrusted content, and the user runs {who(rel)} from it by hand later: {what}"
 
 
 def session_lines() -> list[str]:
@@ -138,6 +151,7 @@ def session_lines() -> list[str]:
 _BASE: dict[str, tuple[str, bytes | None]] = {}  # path -> (its TABLE entry, its content when the session started)
 _TOLD: dict[str, bytes | None] = {}  # path -> the content last told to the user
 _LOCK = threading.Lock()
+_SHOWN = 8  # lines told per report
 
 
 def _files(workspaces: Iterable[str]) -> list[tuple[str, str]]:
@@ -151,6 +165,13 @@ def _read(path: str) -> bytes | None:
         return read_regular(path, _LIMIT)
     except (OSError, ValueError):
         return None
+
+
+def track(path: str, rel: str, base: bytes | None) -> None:
+    """A run-by-hand file (at any depth) or a file one pulls in that the guard saw change and kept: told in
+    the session report from `base` (its content when first seen; None: it is new)."""
+    with _LOCK:
+        _BASE.setdefault(path, (rel, base))
 
 
 def remember(workspaces: Iterable[str]) -> None:
@@ -174,6 +195,10 @@ def report() -> list[str]:
             _TOLD[path] = now
             what = change(rel, base, now)
             if what:
-                out.append(f"run-later file changed this session (you run it by hand: {TABLE[rel][1]}): "
+                out.append(f"run-later file changed this session (you run it by hand: {who(rel)}): "
                            f"{path}: {what}")
+    if len(out) > _SHOWN:  # a generated tree (cmake -B build): the first ones, then a count
+        more = [ln.split("): ", 1)[1].split(": ", 1)[0] for ln in out[_SHOWN:]]
+        out = [*out[:_SHOWN], f"run-later files changed this session: {len(more)} more you run by hand, "
+                              f"{', '.join(more[:3])}{', ...' if len(more) > 3 else ''}"]
     return out

@@ -110,8 +110,9 @@ class DeepWatch:
         """One line for the user about `unchecked` (then forgotten)."""
         shown = ", ".join(sorted(self.unchecked)[:5]) + (", ..." if len(self.unchecked) > 5 else "")
         self.unchecked = []
-        return (f"too many directories to look into for new git repositories (over {FULL_BUDGET}): not checked: "
-                f"{shown} — run git there only after looking at .git/hooks and .git/config")
+        return (f"too many directories to look into for new git repositories and run-by-hand files (over "
+                f"{FULL_BUDGET}): not checked: {shown} — run git, make, npm... there only after looking at "
+                ".git/hooks, .git/config and the Makefile / package.json / justfile it would run")
 
     def close(self) -> None:
         self._close()

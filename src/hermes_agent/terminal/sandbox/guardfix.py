@@ -35,11 +35,12 @@ _WHY = {
     "pyc": "python runs a compiled copy instead of its source",
     "pkg": "a git hook runs its scripts through the package manager",
     "byhand": "the user runs its commands by hand later",
+    "byhandinc": "a file the user runs by hand later pulls it in",
     "pathbin": "it lies in a directory on the user's PATH",
     "shadow": "it lies in a PYTHONPATH directory and stands in for a module python or hermes imports: the next "
               "hermes (or python) would run it outside the sandbox",
 }
-_JUDGED = ("tool", "start", "pyc", "pkg", "byhand", "pathbin")  # a new or changed file stays when guardverdict finds nothing in it
+_JUDGED = ("tool", "start", "pyc", "pkg", "byhand", "byhandinc", "pathbin")  # a new or changed file stays when guardverdict finds nothing in it
 
 
 _STRUCTURAL = {"dotgit": 0, "dir": 1}  # repaired first; what lies below them is looked at again after
@@ -65,6 +66,7 @@ def repair(base: Scan, now: Scan, fds: Fds, stash: Stash, roots: tuple[str, ...]
         if cls in _JUDGED:
             why = judged(slot, cls, old, cur, base, now, roots, tainted)
             if not why:
+                _kept(slot, cls, old if in_base else None, cur)
                 continue
         elif not in_base and _allowed_new(slot, cls, cur, slot in now.fresh, now):
             continue
@@ -73,6 +75,19 @@ def repair(base: Scan, now: Scan, fds: Fds, stash: Stash, roots: tuple[str, ...]
             lines.append(line)
             structural = structural or cls in _STRUCTURAL
     return lines
+
+
+_INSTALLED = frozenset({"node_modules", "site-packages", "dist-packages", ".venv", "venv", ".tox", ".nox", ".cache"})
+
+
+def _kept(slot: Slot, cls: str, old: Item | None, cur: Item | None) -> None:
+    """A run-by-hand file (any depth) or a file one pulls in that changed and stays: told in the session
+    report (byhand.py), a new one too; not the packages an installer writes (node_modules/x/package.json)."""
+    if cls in ("byhand", "byhandinc") and cur is not None and cur.kind == st.S_IFREG \
+            and not _INSTALLED.intersection(slot[0].split("/")):
+        from hermes_agent.terminal.sandbox import byhand
+
+        byhand.track(os.path.join(*slot), slot[1], old.data if old is not None and old.kind == st.S_IFREG else None)
 
 
 def _allowed_new(slot: Slot, cls: str, cur: Item | None, fresh: bool, now: Scan) -> bool:

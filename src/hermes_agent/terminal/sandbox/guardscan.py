@@ -7,7 +7,8 @@ hooksPath directory and the directories leading to it or to an included config),
 .git/worktrees/*), "dotgit" (a `.git` entry), "later" (`.envrc`, `.pdbrc`...: runlater.RC_FILES), "tasks" (`.vscode/tasks.json`), "tool" (a
 project tool config of guardtools.TABLE), "start" (python start-up code of a workspace venv: `.pth`,
 sitecustomize, the modules they import; guardpy.py; and every entry of its bin/: runlater.py), "pyc" (a
-compiled copy of such a module), "pkg" (a package.json whose scripts a hook runs: runlater.py).
+compiled copy of such a module), "pkg" (a package.json whose scripts a hook runs: runlater.py), "byhand" (a
+run-by-hand file: byhand.py) and "byhandinc" (what it includes, and the directories on the way: byhandinc.py).
 `fresh` holds the slots of git directories that were not in the baseline (a repository made by the confined
 work). Stdlib only."""
 
@@ -22,6 +23,7 @@ from dataclasses import dataclass, field
 
 from hermes_agent.terminal.sandbox import pathbins
 from hermes_agent.terminal.sandbox.byhand import GUARDED as BYHAND_NAMES
+from hermes_agent.terminal.sandbox.byhandinc import follow as follow_includes
 from hermes_agent.terminal.sandbox.guardtools import PATHS as TOOL_PATHS
 from hermes_agent.terminal.sandbox.runlater import RC_FILES
 from hermes_agent.terminal.sandbox.views import GIT_DIRS, GIT_REDIRECTS, SKIP_DIRS
@@ -558,11 +560,13 @@ def discover(spots: Iterable[str], fds: Fds, old: Scan | None, known: dict[str, 
         walk.listing(d, "pathbin", False)
     if old is not None:
         for slot, cls in old.classes.items():
-            if cls in ("later", "dotgit", "tasks", "byhand"):
+            if cls in ("later", "dotgit", "tasks", "byhand", "byhandinc"):
                 walk.add(slot, cls, False)
     for (d, name), cls in list(walk.scan.classes.items()):
         if cls == "dotgit":
             walk.dotgit(d, walk.scan.items[(d, name)])
+        elif cls == "byhand":  # what a run-by-hand file includes runs with it (byhandinc.py)
+            follow_includes(walk, d, name)
     for gd, worktree in (old.gitdirs.items() if old is not None else ()):
         walk.repo(gd, worktree)
     for v in sorted(old.venvs) if old is not None else ():

@@ -18,6 +18,8 @@ def judged(slot: Slot, cls: str, old: Item | None, cur: Item | None, base: Scan,
     d, name = slot
     if cls == "byhand":
         return _byhand(slot, old, cur, base, now, tainted)
+    if cls == "byhandinc":
+        return _included(slot, old, cur, tainted)
     if cls == "pathbin":
         return pathbins.risky(d, name, cur.kind, roots, {p for p, k in base.pathdirs | now.pathdirs if k == "bin"})
     if cls == "tool":
@@ -59,6 +61,20 @@ def _byhand(slot: Slot, old: Item | None, cur: Item, base: Scan, now: Scan, tain
     if cur.kind != st.S_IFREG or cur.data is None:
         return "it is not a plain readable file, so it cannot be checked"
     return byhand.risky(slot[1], old.data if old is not None else None, data)
+
+
+def _included(slot: Slot, old: Item | None, cur: Item, tainted: bool) -> str:
+    """A file a run-by-hand file pulls in (byhandinc.py), or a directory on the way to it: in a tainted turn,
+    a change, a new file (an optional include made) or a link swapped in on the way is put back."""
+    from hermes_agent.terminal.sandbox import byhand
+
+    if not tainted or cur.kind == st.S_IFDIR:
+        return ""
+    if cur.kind != st.S_IFREG or cur.data is None:
+        return (f"the turn took in untrusted content, and {byhand.INCLUDED} is now not a plain readable file "
+                "(a link or special file make would follow)")
+    return byhand.risky(slot[1], old.data if old is not None and old.kind == st.S_IFREG else None, cur.data,
+                        included=True)
 
 
 def _start(d: str, name: str, cur: Item, base: Scan, now: Scan, roots: tuple[str, ...]) -> str:

@@ -321,6 +321,7 @@ def path_verdict(path: str, new: bytes | None, roots: Iterable[str] = ()) -> str
         return not roots or any(p == r or p.startswith(r.rstrip("/") + "/") for r in roots)
 
     from hermes_agent.terminal.sandbox import byhand
+    from hermes_agent.terminal.sandbox.byhandinc import includer_of
 
     d, name = os.path.split(path)
     old = _read(path)
@@ -329,6 +330,8 @@ def path_verdict(path: str, new: bytes | None, roots: Iterable[str] = ()) -> str
     rel = next((r for r in byhand.TABLE if path.endswith("/" + r)), None)
     if rel is not None and (why := byhand.risky(rel, old, new if new is not None else b"\0?")):
         return why
+    if rel is None and (top := includer_of(path)) and (why := byhand.risky(name, old, new or b"\0?", included=True)):
+        return f"{top} pulls it in: {why}"
     if "/.git/" in path + "/" or name == ".git":
         return "git reads hooks and settings from it on the user's next git command"
     if name == "tasks.json" and os.path.basename(d) == ".vscode":

@@ -36,6 +36,7 @@ class Confinement:
     writable: tuple[str, ...] = ()  # as configured (the spec keeps only the ones that exist)
     tmp: str = ""  # this instance's own temp directory (hermes removes it when the server stops)
     command: str = ""  # the program to start when it is not cfg.command (an unconfined server's, resolved)
+    args: tuple[str, ...] | None = None  # the arguments when not cfg.args (a pinned script's copy: pins.py)
 
     def describe(self) -> str:
         """One line for `hermes doctor` / `hermes mcp test`."""
@@ -180,9 +181,9 @@ def confine(cfg: ServerConfig, policy: PathPolicy | None, sandbox: Mapping | Non
     if policy is not None:  # the places sandboxed commands write: never where an unconfined server comes from
         paths.distrust_writable(*(p for p in policy.writable if os.path.exists(p)))
     if not cfg.sandbox.enabled:
-        return _outside(cfg, environ, cwd, f"mcp_servers.{cfg.name}.sandbox is false")
+        return _outside(cfg, environ, cwd, f"mcp_servers.{cfg.name}.sandbox is false", create)
     if policy is None or str(sb.get("mode") or "workspace-write") == "off":
-        return _outside(cfg, environ, cwd, "sandbox.mode is off")
+        return _outside(cfg, environ, cwd, "sandbox.mode is off", create)
     state = state_dir_for(cfg.name, policy.home, policy.hermes_home)
     problem = make_private(state) if create else ""
     tmp, problem = instance_tmp(state) if create and not problem else (os.path.join(state, "tmp"), problem)
@@ -209,11 +210,12 @@ def confine(cfg: ServerConfig, policy: PathPolicy | None, sandbox: Mapping | Non
     return Confinement(spec, env, cwd, state, why=mechanism, writable=narrowed.writable, tmp=tmp if create else "")
 
 
-def _outside(cfg: ServerConfig, environ: Mapping[str, str], cwd: str | None, why: str) -> Confinement:
+def _outside(cfg: ServerConfig, environ: Mapping[str, str], cwd: str | None, why: str,
+             create: bool = True) -> Confinement:
     """An unconfined server: its program and its PATH come from where no sandbox writes (paths.trusted_which):
     a `python3` a command planted in an activated project venv is not what runs outside (red-team round 9
     a29). A command given as a path, and the files its arguments name, pass the same rule unless the user
-    pinned their content (pins.py)."""
+    pinned their content (pins.py); a pinned script runs from hermes's copy of its directory."""
     from hermes_agent.tools.mcp import pins
 
     env = server_env(cfg, environ, None)
@@ -223,10 +225,11 @@ def _outside(cfg: ServerConfig, environ: Mapping[str, str], cwd: str | None, why
     if found is None:
         return Confinement(None, env, cwd, why=why, error=(
             f"not started: no `{cfg.command}` on PATH outside the places sandboxed commands can write"))
-    problem = pins.check(cfg, cwd, cfg.command)
-    if problem:
-        return Confinement(None, env, cwd, why=why, error=problem)
-    return Confinement(None, env, cwd, why=why, command="" if found == cfg.command else found)
+    planned = pins.plan(cfg, cwd, cfg.command, create=create, env=env)
+    if planned.error:
+        return Confinement(None, env, cwd, why=why, error=planned.error)
+    command = planned.command or ("" if found == cfg.command else found)
+    return Confinement(None, env, cwd, why=why, command=command, args=planned.args)
 
 
 def trust_line(cfg: ServerConfig) -> str:

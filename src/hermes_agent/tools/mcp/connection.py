@@ -243,7 +243,8 @@ class ServerConnection:
         if conf.error:
             raise SandboxError(conf.error)
         stack.callback(remove_tmp, conf.tmp)  # type: ignore[attr-defined]  # runs after the server is gone
-        argv, plan = sandbox_launch(conf.spec, [conf.command or self.cfg.command, *self.cfg.args], cwd=conf.cwd)
+        argv, plan = sandbox_launch(conf.spec, [conf.command or self.cfg.command,
+                                                      *(self.cfg.args if conf.args is None else conf.args)], cwd=conf.cwd)
         guard = self._guard = _guard_of(conf)
         if guard is not None:  # checked after each call and when the server is gone (callbacks run last)
             guard.enter(deliver=False)
