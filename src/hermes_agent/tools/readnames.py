@@ -15,11 +15,13 @@ renamed, linked, written: the kernel sets it, confined code cannot put it back);
 (statx; a folder's ctime moves whenever an entry inside it changes, and its name did not change then) or, when
 it was renamed in the window (ctime in the window, its entries not: mtime before it), by its ctime.
 
-Not seen: a text shorter than MIN_TEXT characters (one name cannot carry an instruction; a message spelled by
-many short names is not followed), a text shown transformed (`ls | base64`, a cut of it), a folder renamed
-together with a change of its entries inside one window on a file system without birth times. Past MAX_TEXTS
-texts the watch counts as incomplete (readwatch: every confined call taints). Stdlib only; cost: one lstat per
-entry is the walk's already; per tool call one substring search per text in the result."""
+Not counted: a plain name (letters, digits, `._+-/`, at most PLAIN_MAX characters: `notes.txt`, a link to
+`../lib/libz.so.1`), which a listing of what a tainted session made shows all the time and which cannot carry a
+sentence (a message spelled by many plain names, one word each, is not followed). Not seen: a text shown
+transformed (`ls | base64`, a cut of it), a folder renamed together with a change of its entries inside one
+window on a file system without birth times. Past MAX_TEXTS texts the watch counts as incomplete (readwatch:
+every confined call taints). Stdlib only; cost: one lstat per entry is the walk's already; per tool call one
+substring search per text in the result."""
 
 from __future__ import annotations
 
@@ -27,7 +29,7 @@ import json
 import os
 import stat
 
-MIN_TEXT, MAX_TEXTS = 4, 20_000
+MIN_TEXT, PLAIN_MAX, MAX_TEXTS = 4, 32, 20_000
 _STATX_BTIME, _AT_SYMLINK_NOFOLLOW, _AT_FDCWD = 0x800, 0x100, -100
 _libc: list = []
 
@@ -91,11 +93,19 @@ def carriers(path: str, st: os.stat_result) -> list[str]:
                 texts.append(os.getxattr(path, key, follow_symlinks=False).decode("utf-8", "replace"))
     except OSError:
         pass
-    return [t for t in (_printable(t) for t in texts) if len(t) >= MIN_TEXT]
+    return [t for t in (_printable(t) for t in texts) if _carries(t)]
 
 
 def _printable(text: str) -> str:
     return text.encode("utf-8", "replace").decode("utf-8").strip()
+
+
+def _carries(text: str) -> bool:
+    """Can the text carry an instruction: a space or punctuation beyond a file name's, or longer than PLAIN_MAX
+    (`notes.txt`, `build_2024-01.log`, `../lib/libz.so.1` cannot; `ALWAYS deploy with --force` can)."""
+    if len(text) < MIN_TEXT:
+        return False
+    return len(text) > PLAIN_MAX or not all(c.isalnum() or c in "._+-/" for c in text)
 
 
 class Texts:
