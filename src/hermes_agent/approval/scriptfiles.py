@@ -144,6 +144,9 @@ def list_tests(top: str, base: str, picks: tuple[str, ...], seen: dict[str, tupl
     if sig is None or not stat.S_ISDIR(sig[4]):
         if sig is None or not top.endswith(".py"):
             return []
+        if runner == "plugin":  # a module a pytest config or conftest names: the session's, as conftest.py
+            seen[top] = sig
+            return [top] if _changed_since(top, since_ns) else []
         up = [os.path.dirname(top)]
         while up[-1] != base and up[-1].startswith(base.rstrip("/") + "/") and len(up) < 32:
             up.append(os.path.dirname(up[-1]))

@@ -113,12 +113,16 @@ PYTEST_CONFIGS = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "set
 _INI_SECTIONS = {"pytest.ini": "pytest", ".pytest.ini": "pytest", "tox.ini": "pytest", "setup.cfg": "tool:pytest"}
 
 
+PLUGIN_WORD = "__hermes_pytest_plugin"  # workfiles.runs: NAME, a plugin module pytest imports (its files listed)
+
+
 def plugin_lines(names: list[str]) -> str:
-    """`python3 -m NAME` per plugin module (the workspace files pytest imports for it are read for that line:
-    workfiles._python_module); `no:NAME` (a plugin switched off) and non-module words are dropped."""
+    """`__hermes_pytest_plugin NAME` per plugin module: workfiles.runs hands its candidate files (`dotted`) to
+    the caller's lister, which keeps those changed since the gate started, as it keeps conftest.py files (the
+    project's own plugins are the user's); `no:NAME` (a plugin switched off) and non-module words are dropped."""
     mods = [n for n in dict.fromkeys(names) if n and not n.startswith("no:") and
             all(p.isidentifier() for p in n.split("."))]
-    return "\n".join(f"python3 -m {m}" for m in mods[:16])
+    return "\n".join(f"{PLUGIN_WORD} {m}" for m in mods[:16])
 
 
 def addopts_plugins(addopts: str | list) -> list[str]:

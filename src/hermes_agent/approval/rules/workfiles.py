@@ -39,6 +39,9 @@ def runs(u: Unwrapped) -> Iterator[tuple[str, str, tuple[str, ...]]]:
     if u.name == INJECT_WORD and len(args) >= 2:
         yield "inject", args[1], (args[0],)
         return
+    if u.name == testrunners.PLUGIN_WORD and args:  # a pytest plugin named by a config, conftest or variable
+        yield from (("tests", path, ("plugin", "")) for _kind, path, _p in testrunners.dotted(args[0]))
+        return
     if u.name in SHELLS or u.name in ("source", "."):
         if "-c" not in args and not any(a.startswith("-") and "c" in a[1:] and not a.startswith("--") for a in args):
             first = next((a for a in args if not a.startswith(("-", "+"))), None)
@@ -232,7 +235,7 @@ class WorkFiles:
             if kind != "tests":
                 yield kind, path, picks
             elif self.lister is not None:
-                kind = "pytestpy" if picks[:1] == ("pytest",) else "python"
+                kind = "pytestpy" if picks[:1] in (("pytest",), ("plugin",)) else "python"
                 yield from ((kind, f, ()) for f in self.lister(path, base, picks))  # type: ignore[misc]
 
     def workspace_files(self, u: Unwrapped, env: object, depth: int) -> None:
