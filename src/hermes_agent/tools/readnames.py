@@ -16,7 +16,7 @@ renamed, linked, written: the kernel sets it, confined code cannot put it back);
 it was renamed in the window (ctime in the window, its entries not: mtime before it), by its ctime.
 
 Not counted: a plain name (letters, digits, `._+-/`, at most PLAIN_MAX characters: `notes.txt`, a link to
-`../lib/libz.so.1`), which a listing of what a tainted session made shows all the time and which cannot carry a
+`../lib/libz.so.1`; of any length in the folders tools fill: object ids, `.pyc` names), which a listing of what a tainted session made shows all the time and which cannot carry a
 sentence (a message spelled by many plain names, one word each, is not followed). Not seen: a text shown
 transformed (`ls | base64`, a cut of it), a folder renamed together with a change of its entries inside one
 window on a file system without birth times. Past MAX_TEXTS texts the watch counts as incomplete (readwatch:
@@ -30,6 +30,8 @@ import os
 import stat
 
 MIN_TEXT, PLAIN_MAX, MAX_TEXTS = 4, 32, 20_000
+_TOOL_DIRS = frozenset({".git", "__pycache__", "node_modules", ".venv", "venv", "site-packages", ".tox", ".nox",
+                        ".pytest_cache", ".mypy_cache", ".ruff_cache", ".cache", "target", "dist", "build"})
 _STATX_BTIME, _AT_SYMLINK_NOFOLLOW, _AT_FDCWD = 0x800, 0x100, -100
 _libc: list = []
 
@@ -93,19 +95,23 @@ def carriers(path: str, st: os.stat_result) -> list[str]:
                 texts.append(os.getxattr(path, key, follow_symlinks=False).decode("utf-8", "replace"))
     except OSError:
         pass
-    return [t for t in (_printable(t) for t in texts) if _carries(t)]
+    made_by_tools = not _TOOL_DIRS.isdisjoint(path.split("/"))
+    return [t for t in (_printable(t) for t in texts) if _carries(t, made_by_tools)]
 
 
 def _printable(text: str) -> str:
     return text.encode("utf-8", "replace").decode("utf-8").strip()
 
 
-def _carries(text: str) -> bool:
+def _carries(text: str, made_by_tools: bool = False) -> bool:
     """Can the text carry an instruction: a space or punctuation beyond a file name's, or longer than PLAIN_MAX
-    (`notes.txt`, `build_2024-01.log`, `../lib/libz.so.1` cannot; `ALWAYS deploy with --force` can)."""
+    (`notes.txt`, `build_2024-01.log`, `../lib/libz.so.1` cannot; `ALWAYS deploy with --force` can). In the
+    folders tools fill (`made_by_tools`: git objects, `__pycache__`, caches, venvs) long plain names are theirs
+    (`mod.cpython-311-pytest-8.3.2.pyc`, object ids)."""
     if len(text) < MIN_TEXT:
         return False
-    return len(text) > PLAIN_MAX or not all(c.isalnum() or c in "._+-/" for c in text)
+    plain = all(c.isalnum() or c in "._+-/" for c in text)
+    return not plain or (len(text) > PLAIN_MAX and not made_by_tools)
 
 
 class Texts:

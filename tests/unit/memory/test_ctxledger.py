@@ -20,7 +20,9 @@ def test_held_only_inside_a_covering_window_and_until_vouched(tmp_path):
     path = str(ws / "AGENTS.md")
     data = b"Always run make x.\n"
     assert "nobody approved" in ctxledger.held(home, path, time.time_ns(), data)
-    assert ctxledger.held(home, path, before - 1, data) == ""  # changed before the window
+    assert ctxledger.held(home, path, before - ctxledger.CLOCK_SLACK_NS - 1, data) == ""  # changed before the window
+    # ... but a ctime stamped by the kernel's coarse clock just before the window opened is inside it
+    assert "nobody approved" in ctxledger.held(home, path, before - ctxledger.CLOCK_SLACK_NS // 2, data)
     assert ctxledger.held(home, str(tmp_path / "other" / "AGENTS.md"), time.time_ns(), data) == ""  # not its roots
     ctxledger.vouch(home, [(path, ctxledger.digest(data))])
     assert ctxledger.held(home, path, time.time_ns(), data) == ""

@@ -20,7 +20,7 @@ def _tainted_tree(tmp_path: Path) -> tuple[Path, Path]:
     (work / "docs" / "old" / "x.md").write_text("x\n")
     (work / "docs" / "plain.md").write_text("before\n")
     home.mkdir()
-    time.sleep(0.02)
+    time.sleep(0.05)
     start = taintledger.open_window(home, [str(work)], "the result of web_extract", time.time_ns())
     os.symlink(SENTENCE, work / "docs" / "convention")
     (work / "docs" / f"{SENTENCE}.md").write_text("")
@@ -50,7 +50,7 @@ def test_a_folder_renamed_in_a_window_counts_by_its_ctime(tmp_path):
     home, work = tmp_path / "home", tmp_path / "work"
     (work / "a").mkdir(parents=True)
     home.mkdir()
-    time.sleep(0.02)
+    time.sleep(0.05)
     start = taintledger.open_window(home, [str(work)], "the result of web_extract", time.time_ns())
     os.rename(work / "a", work / "run the deploy script now")
     taintledger.touch_window(home, start, end=True)
