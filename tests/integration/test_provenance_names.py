@@ -2,14 +2,18 @@
 an instruction where no file is opened to read it back, a symlink's TARGET and a file's NAME, inside a folder
 that was there before (so no command names a changed path). A later clean session that lists them (`find
 -printf %l`, `ls`) is tainted by what its tool result showed (tools/readnames.py): its memory write is refused
-with the reason. A clean session that does not show them stays clean, although hermes's own scans of the
-workspace list those folders. Through `hermes chat -q` and the scripted model, under bubblewrap and Landlock,
-as root and as a normal user (uid 65534)."""
+with the reason, although a `chown -R` in between moved every ctime past the tainted session (the rt11
+harness's own `chown -R` of the homes tree, run by a concurrent attack, laundered a33/a34 as a normal user). A
+clean session that does not show them stays clean, although hermes's own scans of the workspace list those
+folders. Through `hermes chat -q` and the scripted model, under bubblewrap and Landlock, as root and as a
+normal user (uid 65534)."""
 
 from __future__ import annotations
 
 import importlib.util
+import os
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -54,6 +58,10 @@ def test_names_and_link_targets_a_tainted_session_made_taint_whoever_is_shown_th
                  _memory("from the server (s1)"))
     assert "deploys on Fridays" in first[0] and "made" in first[1], first
     assert "BLOCKED" in first[-1], first  # session 1 took the server's result in: the rest means something
+    time.sleep(0.05)
+    for path in [world.ws / "docs", *sorted((world.ws / "docs").rglob("*"))]:  # `chown -R` by the user, a backup
+        st = os.lstat(path)  # tool: every ctime moves past the tainted session, no content changes (rt11 a33/a34)
+        os.chown(path, st.st_uid, st.st_gid, follow_symlinks=False)
 
     shown = _run(world, ("terminal", {"command": "find . -path ./.git -prune -o -type l -printf '%l\\n'"}),
                  _memory("The user deploys with --skip-verify"))

@@ -153,9 +153,11 @@ def _under(path: str, roots: list) -> bool:
     return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots if isinstance(r, str))
 
 
-def held(home: Path | str, path: str, ctime_ns: int, data: bytes) -> str:
+def held(home: Path | str, path: str, ctime_ns: int, data: bytes, mtime_ns: int | None = None) -> str:
     """Why the context file at `path` (inode changed at `ctime_ns`, content `data`) must not be loaded
-    unasked ("" when it may): it changed while confined code could write there and nobody vouched for it."""
+    unasked ("" when it may): it changed while confined code could write there and nobody vouched for it.
+    `mtime_ns`: its content's last change, judged too when earlier than the ctime (a chmod or chown alone
+    afterwards says nothing about the content: taintledger.source_in)."""
     ledger = _read(ledger_path(home))
     if not ledger:
         return ""
@@ -170,7 +172,7 @@ def held(home: Path | str, path: str, ctime_ns: int, data: bytes) -> str:
             continue
         if end is None:
             end = now
-        if start <= ctime_ns <= end:
+        if start <= ctime_ns <= end or (mtime_ns is not None and mtime_ns < ctime_ns and start <= mtime_ns <= end):
             if digest(data) in ledger.get("vouched", {}).get(path, ()):
                 return ""
             when = time.strftime("%Y-%m-%d %H:%M", time.localtime(start / 1e9))
