@@ -10,8 +10,8 @@ reading side is tainted (ledger: memory/taintledger.py):
   session_search that returns messages of a marked session.
 
 A command that finds the file without naming it (`find -exec`, a script building the name) is seen by its
-reads (tools/readwatch.py). Not seen: a file changed again later by someone else (its ctime moves: the later
-writer vouches for it)."""
+reads (tools/readwatch.py). Not seen: a file whose content was written again later by someone else (its mtime
+moves: the later writer vouches for it; a chmod or chown alone does not: taintledger.source_in)."""
 
 from __future__ import annotations
 
