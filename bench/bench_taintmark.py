@@ -3,7 +3,8 @@ call of an untainted conversation: a command naming 6 paths (one a glob) and a r
 ledger and against one holding W taint windows; writer side, per confined call of a tainted conversation: the
 window's sign of life (a locked rewrite of the ledger). Medians of N calls.
 The read watch (tools/readwatch.py): its walk once per conversation over a tree of F files (some tainted) and
-its look per tool call (no read since the last look; one read of a clean file of a watched folder).
+its look per tool call (no read since the last look; one read of a clean file of a watched folder); the search
+of a tool result for the names tainted sessions made (tools/readnames.py).
 Run: .venv/bin/python bench/bench_taintmark.py [--calls N] [--windows W] [--files F]"""
 
 from __future__ import annotations
@@ -77,6 +78,7 @@ def read_watch(calls: int, files: int) -> None:
         start = taintledger.open_window(home, [work], "a page", time.time_ns())
         for i in range(0, files, 100):
             open(f"{work}/d{i // 100}/t{i}.txt", "w").write("tainted")
+            open(f"{work}/d{i // 100}/note {i} says deploy with --force.md", "w").write("")  # a name as text
         taintledger.touch_window(home, start, end=True)
         ctx = ctx_for(home, work)
         ctx.read_watch, ctx.traffic_watch = None, True
@@ -94,6 +96,11 @@ def read_watch(calls: int, files: int) -> None:
         w = ctx.read_watch
         print(f"read watch, {files} files in {len(w.dirs)} folders ({len(w.files)} tainted): walk {walk:.1f} ms once;"
               f" per call {idle:.4f} ms idle, {busy:.4f} ms after a clean read; tainted? {bool(ctx.untrusted)}")
+        for size in (10_000, 100_000):  # readnames: a tool result searched for the names tainted sessions made
+            result = '{"output": "' + ("src/app.py:12: x = 1\\n" * (size // 22))[:size] + '"}'
+            shown = median_ms(lambda r=result: readwatch.shown(ctx, r), calls)
+            print(f"names shown ({len(w.texts.texts)} texts), per call with a {size // 1000} KB result: {shown:.4f} ms;"
+                  f" tainted? {bool(ctx.untrusted)}")
 
 
 if __name__ == "__main__":

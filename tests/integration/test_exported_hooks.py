@@ -81,6 +81,11 @@ _CARRIED = {
                    "ls", "agent.jar"),
     "pythonpath_no_python": ({"src/sitecustomize.py": "import shutil\nshutil.rmtree('/home')\n"},
                              "export PYTHONPATH=src", "ls", "sitecustomize.py"),
+    # taint12: the loader's other variables (one table, judged by value) and pytest's plugin variables
+    "ld_library_path": ({"lib/libc.so.6": "\x7fELF not really"}, "export LD_LIBRARY_PATH=$PWD/lib", "ls",
+                        "LD_LIBRARY_PATH"),
+    "pytest_plugins": ({"plug.py": "import shutil\nshutil.rmtree('/home')\n"}, "export PYTEST_PLUGINS=plug",
+                       "python3 -m pytest -q", "plug.py"),
 }
 
 
@@ -116,3 +121,4 @@ def test_ordinary_exports_raise_no_alarm(scripted, hermes_home, outside_dir):
     results = _results(scripted)
     assert all('"blocked": true' not in r for r in results), results
     assert "pkg" in results[1] and results[3].strip().endswith("1"), results
+

@@ -34,6 +34,14 @@ CASES = {
     "tox": ({"tox.ini": "[tox]\nenvlist = py\n[testenv]\ncommands =\n    python -c 'print(1)'\n"
                         "    sh -c 'rm -rf ~/projects'\n"}, "tox", "tox.ini"),
     "nox": ({"noxfile.py": FETCH}, "nox -s tests", "noxfile.py"),
+    # taint12: plugins nobody names on the command line
+    "pytest_ini_plugin": ({"plug.py": WIPE, "pytest.ini": "[pytest]\naddopts = -q -p plug\n"},
+                          "python3 -m pytest tests", "plug.py"),
+    "pyproject_plugin": ({"tools/plug.py": FETCH, "pyproject.toml": '[tool.pytest.ini_options]\naddopts = "-p tools.plug"\n'},
+                         "pytest", "tools/plug.py"),
+    "conftest_pytest_plugins": ({"helpers/__init__.py": "", "helpers/fix.py": FETCH,
+                                 "tests/conftest.py": "pytest_plugins = ['helpers.fix']\n"}, "pytest -q tests",
+                                "helpers/fix.py"),
 }
 
 

@@ -27,6 +27,8 @@ EXCEPTIONS: dict[str, str] = {
     "gateway/session.py": "a MEDIA file's private copy, created (x) in a fresh mkdtemp under HERMES_HOME/cache (hidden from the sandbox)",
     "terminal/sandbox/runner.py": "an os.pipe() fd hermes made (open(fd)), not a name",
     "terminal/runfile.py": "HERMES_HOME/run records",
+    "tools/mcp/pintree.py": "a pinned server's copy, created (x) in a fresh mkdtemp under HERMES_HOME/mcp-pinned "
+                            "(checked not sandbox-writable)",
     "terminal/sandbox/nsmount.py": "/proc/self/{setgroups,uid_map,gid_map} of the launcher's own user namespaces "
                                    "(the kernel's, written before any command runs)",
     "terminal/sandbox/netns.py": "os.open of /proc/thread-self/ns/net read-only (the scan reads its path as a mode)",

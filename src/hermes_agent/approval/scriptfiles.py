@@ -69,6 +69,15 @@ def read_nofollow(path: str, limit: int = MAX_BYTES) -> bytes | None:
         os.close(ffd)
 
 
+def _assigns_hook(command: str) -> bool:
+    """`LD_LIBRARY_PATH=./lib ls`: a variable of the exported-variable table set for one command (state.py)."""
+    if "=" not in command:
+        return False
+    from hermes_agent.approval.rules.state import ASSIGNS_HOOK
+
+    return bool(ASSIGNS_HOOK.search(command))
+
+
 def _hooks(command: str, cwd: str, shell_state: str) -> str:
     """The shell text the session's exported variables make `command`'s programs run (state.hook_lines), without
     the lines whose file is not there: nothing to scan for `export PYTHONPATH=src` without a sitecustomize.py."""
@@ -86,7 +95,7 @@ def file_findings(command: str, cwd: str | None, shell_state: str = "", since: f
     test runner collects without naming them count when changed (ctime) after `since` (None: all of them):
     what this frontend's sessions wrote, not the project's own suite."""
     hooks = _hooks(command, cwd, shell_state) if shell_state and cwd else ""
-    if not cwd or not command or not (hooks or _RUNS_A_FILE.search(command)):
+    if not cwd or not command or not (hooks or _RUNS_A_FILE.search(command) or _assigns_hook(command)):
         return ()
     from hermes_agent.approval.rules import scan_files
     from hermes_agent.approval.rules.workfiles import UNREADABLE
@@ -135,6 +144,9 @@ def list_tests(top: str, base: str, picks: tuple[str, ...], seen: dict[str, tupl
     if sig is None or not stat.S_ISDIR(sig[4]):
         if sig is None or not top.endswith(".py"):
             return []
+        if runner == "plugin":  # a module a pytest config or conftest names: the session's, as conftest.py
+            seen[top] = sig
+            return [top] if _changed_since(top, since_ns) else []
         up = [os.path.dirname(top)]
         while up[-1] != base and up[-1].startswith(base.rstrip("/") + "/") and len(up) < 32:
             up.append(os.path.dirname(up[-1]))

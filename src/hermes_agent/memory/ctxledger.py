@@ -87,11 +87,17 @@ def _update(home: Path | str) -> Iterator[dict]:
         os.replace(tmp, path)
 
 
+# The kernel stamps a rename, chmod or link with its coarse clock (the last tick: up to a jiffy, 4-10 ms, behind
+# time.time_ns(); measured 6.4 ms here): a change made just after a window opened could carry a ctime before its
+# start. Windows start this much earlier.
+CLOCK_SLACK_NS = 20_000_000
+
+
 def open_window(home: Path | str, roots: Iterable[str], why: str = "") -> int:
     """Record that confined code may write under `roots` from now on; returns the window's start (its id).
     Windows of dead processes left open (a crash) are closed now: their end is not known, so it is now.
     `why`: what else writes there unseen (a restore from a checkpoint), for the held file's note."""
-    start = time.time_ns()
+    start = time.time_ns() - CLOCK_SLACK_NS
     with _update(home) as data:
         windows = data.setdefault("windows", [])
         for w in windows:
@@ -154,9 +160,11 @@ def _under(path: str, roots: list) -> bool:
     return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots if isinstance(r, str))
 
 
-def held(home: Path | str, path: str, ctime_ns: int, data: bytes) -> str:
+def held(home: Path | str, path: str, ctime_ns: int, data: bytes, mtime_ns: int | None = None) -> str:
     """Why the context file at `path` (inode changed at `ctime_ns`, content `data`) must not be loaded
-    unasked ("" when it may): it changed while confined code could write there and nobody vouched for it."""
+    unasked ("" when it may): it changed while confined code could write there and nobody vouched for it.
+    `mtime_ns`: its content's last change, judged too when earlier than the ctime (a chmod or chown alone
+    afterwards says nothing about the content: taintledger.source_in)."""
     ledger = _read(ledger_path(home))
     if not ledger:
         return ""
@@ -171,7 +179,7 @@ def held(home: Path | str, path: str, ctime_ns: int, data: bytes) -> str:
             continue
         if end is None:
             end = now
-        if start <= ctime_ns <= end:
+        if start <= ctime_ns <= end or (mtime_ns is not None and mtime_ns < ctime_ns and start <= mtime_ns <= end):
             if digest(data) in ledger.get("vouched", {}).get(path, ()):
                 return ""
             when = time.strftime("%Y-%m-%d %H:%M", time.localtime(start / 1e9))

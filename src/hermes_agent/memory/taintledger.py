@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 from hermes_agent.memory.ctxledger import (
+    CLOCK_SLACK_NS,
     MAX_PATHS,
     MAX_WINDOWS,
     _alive,
@@ -35,8 +36,10 @@ SLACK_NS = 30_000_000_000  # a crashed session's window: 30 s past its last sign
 
 
 def open_window(home: Path | str, roots: list[str], source: str, start_ns: int) -> int:
-    """A tainted session's confined code may write under `roots` from `start_ns` on; returns the window id.
-    Windows of dead processes left open (a crash) end at their last sign of life."""
+    """A tainted session's confined code may write under `roots` from `start_ns` on (less the kernel's coarse
+    clock: ctxledger.CLOCK_SLACK_NS); returns the window id. Windows of dead processes left open (a crash) end at
+    their last sign of life."""
+    start_ns -= CLOCK_SLACK_NS
     with _update(home) as data:
         windows = data.setdefault("taint_windows", [])
         for w in windows:
@@ -102,13 +105,24 @@ def file_source(home: Path | str, path: str, st: os.stat_result) -> str:
 
 
 def source_in(data: dict, real: str, st: os.stat_result) -> str:
-    """file_source against the parsed ledger `data`, for a path already resolved (`real`): a walk's many files."""
+    """file_source against the parsed ledger `data`, for a path already resolved (`real`): a walk's many files.
+    The inode's ctime inside a window covering it, or its mtime: a change of metadata alone afterwards (a chmod
+    or chown by the user, a backup tool, `chown -R` of a tree) moves the ctime past the window but says nothing
+    about the content, which a later write (its mtime moves too) would (rt11 a33/a34 as a normal user)."""
     if not data:
         return ""
     mark = data.get("taint_marks", {}).get(real)
     if isinstance(mark, list) and len(mark) == 3 and mark[:2] == [st.st_ino, st.st_ctime_ns]:
         return str(mark[2])
-    ctime = st.st_ctime_ns
+    source = _in_window(data, real, st.st_ctime_ns)
+    mtime = getattr(st, "st_mtime_ns", None)
+    if not source and isinstance(mtime, int) and mtime < st.st_ctime_ns:
+        source = _in_window(data, real, mtime)
+    return source
+
+
+def _in_window(data: dict, real: str, ctime: int) -> str:
+    """The source of a taint window covering `real` at the moment `ctime` ("" when none does)."""
     starts, rows, reach = _windows(data)
     i = bisect.bisect_right(starts, ctime)  # windows that started before the change, latest first
     while i > 0 and reach[i - 1] >= ctime:  # ... while one of them may still have been open then

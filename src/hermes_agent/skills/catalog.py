@@ -300,10 +300,10 @@ def _held(home: Path, path: Path) -> bool:
 
     try:
         with open(path, "rb") as fh:
-            ctime, data = os.fstat(fh.fileno()).st_ctime_ns, fh.read(1 << 20)
+            st, data = os.fstat(fh.fileno()), fh.read(1 << 20)
     except OSError:
         return True
-    why = held(home, str(path), ctime, data)
+    why = held(home, str(path), st.st_ctime_ns, data, st.st_mtime_ns)
     if why:
         log.warning("skill %s was not loaded: %s. Review it; saving it yourself (any edit, or `touch %s`) after "
                     "that session ended makes it load again", path, why, path)

@@ -193,6 +193,7 @@ def _run_one(name: str, raw_args: dict, offered: Collection[str] | None, task_id
         from hermes_agent.tools import readwatch
 
         readwatch.look(ctx, "after " + name)
+        readwatch.shown(ctx, result)  # a name, link target or xattr a tainted session made, shown (readnames.py)
     if ctx is not None and ctx.untrusted:
         from hermes_agent.tools import taintmark
 

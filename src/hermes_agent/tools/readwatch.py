@@ -33,6 +33,8 @@ import stat
 import struct
 import threading
 
+from hermes_agent.tools import readnames
+
 log = logging.getLogger(__name__)
 
 MAX_DIRS, MAX_FILES = 20_000, 200_000
@@ -58,6 +60,7 @@ class ReadWatch:
         self.dirs: dict[int, str] = {}
         self.files: dict[int, tuple[str, str]] = {}  # wd -> (path, source)
         self.inodes: dict[tuple[int, int], tuple[str, str]] = {}
+        self.texts = readnames.Texts()  # names, link targets, xattrs tainted sessions left (readnames.py)
         self.incomplete = "" if self.fd >= 0 else "the kernel gave no inotify descriptor"
         self.ledger_sig: tuple = ()
         self.nfiles = 0
@@ -97,7 +100,7 @@ class ReadWatch:
             self._walk(root)
 
     def _walk(self, root: str) -> None:
-        for top, _dirnames, filenames in os.walk(root):
+        for top, dirnames, filenames in os.walk(root):
             if len(self.dirs) >= MAX_DIRS or self.nfiles >= MAX_FILES:
                 self.incomplete = self.incomplete or f"more than {MAX_DIRS} folders or {MAX_FILES} files under {root}"
                 return
@@ -105,25 +108,44 @@ class ReadWatch:
             if wd >= 0:
                 self.dirs[wd] = top
             self.nfiles += len(filenames)
-            for name in filenames:
-                self._judge_file(os.path.join(top, name))
+            for name in filenames + dirnames:
+                self._judge_entry(os.path.join(top, name))
+        if self.texts.full:
+            self.incomplete = self.incomplete or f"more than {readnames.MAX_TEXTS} names a tainted session made"
 
-    def _judge_file(self, path: str) -> None:
-        """`path`: resolved (the ledger's marks, or a regular file os.walk found below a resolved root)."""
-        from hermes_agent.memory import taintledger
-
+    def _judge_entry(self, path: str) -> None:
+        """An entry os.walk found below a resolved root: a tainted regular file is watched by inode; the texts
+        of an entry whose name a tainted session may have chosen are noted (readnames.py)."""
         try:
             st = os.lstat(path)
         except OSError:
             return
-        if not stat.S_ISREG(st.st_mode) or (st.st_dev, st.st_ino) in self.inodes:
-            return
+        source = self._judge_file(path, st) if stat.S_ISREG(st.st_mode) else None
+        source = readnames.name_source(self.data, path, st, source)
+        if source:
+            self.texts.note(path, st, source)
+
+    def _judge_file(self, path: str, st: os.stat_result | None = None) -> str:
+        """`path`: resolved (the ledger's marks, or a regular file os.walk found below a resolved root); returns
+        the ledger's source when it is tainted."""
+        from hermes_agent.memory import taintledger
+
+        try:
+            st = st or os.lstat(path)
+        except OSError:
+            return ""
+        if not stat.S_ISREG(st.st_mode):
+            return ""
+        hit = self.inodes.get((st.st_dev, st.st_ino))
+        if hit is not None:
+            return hit[1]
         source = taintledger.source_in(self.data, path, st)
         if source:
             self.inodes[(st.st_dev, st.st_ino)] = (path, source)
             wd = self._add(path, _IN_OPEN | _IN_ACCESS)
             if wd >= 0:
                 self.files[wd] = (path, source)
+        return source
 
     def reads(self, ran: bool) -> str:
         """Why the reads since the last look taint the conversation ("" when none of them does); `ran`: confined
@@ -174,6 +196,14 @@ class ReadWatch:
             return self._why(*hit)
         source = taintledger.file_source(self.home, path, st) if stat.S_ISREG(st.st_mode) else ""
         return self._why(path, source) if source else ""
+
+    def shows(self, result: str) -> str:
+        """Why a tool result showing a text a tainted session put into a name, link or xattr taints ("" if not)."""
+        hit = self.texts.find(result)
+        if hit is None:
+            return ""
+        return (f"{hit[0]}, whose name (or link target, or xattr) a tool result of this conversation showed, "
+                f"made by a session after it took in {hit[1]}")
 
     @staticmethod
     def _why(path: str, source: str) -> str:
@@ -229,6 +259,19 @@ def _look(ctx: object, when: str) -> None:
     except OSError:
         log.warning("could not follow the reads of tainted files (%s)", when, exc_info=True)
         return
+    if why:
+        ctx.taint(why)  # type: ignore[attr-defined]
+        watch.close()
+
+
+def shown(ctx: object, result: object) -> None:
+    """After a tool call of a clean conversation: taint it when the result shows a text a tainted session left
+    in metadata (a name, a link target, an xattr: readnames.py)."""
+    watch = getattr(ctx, "read_watch", None)
+    if watch is None or watch.fd < 0 or getattr(ctx, "untrusted", "") or not isinstance(result, str):
+        return
+    with _LOCK:
+        why = watch.shows(result)
     if why:
         ctx.taint(why)  # type: ignore[attr-defined]
         watch.close()

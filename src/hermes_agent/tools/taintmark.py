@@ -10,8 +10,8 @@ reading side is tainted (ledger: memory/taintledger.py):
   session_search that returns messages of a marked session.
 
 A command that finds the file without naming it (`find -exec`, a script building the name) is seen by its
-reads (tools/readwatch.py). Not seen: a file changed again later by someone else (its ctime moves: the later
-writer vouches for it)."""
+reads (tools/readwatch.py). Not seen: a file whose content was written again later by someone else (its mtime
+moves: the later writer vouches for it; a chmod or chown alone does not: taintledger.source_in)."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ import glob
 import json
 import logging
 import os
+import stat
 import time
 
 from hermes_agent import lazyre
@@ -106,15 +107,30 @@ def on_read(ctx: object, paths: list[str], how: str = "read by") -> bool:
     if not taintledger.any_files(home):
         return False
     for path in paths[:MAX_GLOB]:
+        source = _link_source(home, path)  # a symlink a tainted session made: its target is its text (a34)
         try:
             st = os.stat(path)
         except (OSError, ValueError):
-            continue
-        source = taintledger.file_source(home, path, st)
+            st = None
+        source = source or (taintledger.file_source(home, path, st) if st is not None else "")
         if source:
             ctx.taint(f"{path}, {how} this conversation, written by a session after it took in {source}")  # type: ignore[attr-defined]
             return True
     return False
+
+
+def _link_source(home: str, path: str) -> str:
+    """Why the symlink at `path` (itself, not its target) carries a tainted session's text ("" if not one)."""
+    from hermes_agent.memory import taintledger
+
+    try:
+        st = os.lstat(path)
+    except (OSError, ValueError):
+        return ""
+    if not stat.S_ISLNK(st.st_mode):
+        return ""
+    own = os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path))
+    return taintledger.source_in(taintledger.ledger_data(home), own, st)
 
 
 def command_reads(ctx: object, text: object, cwd: str | None) -> bool:

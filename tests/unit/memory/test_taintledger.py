@@ -16,7 +16,7 @@ def test_a_window_taints_files_changed_inside_it_under_its_roots(tmp_path):
         d.mkdir()
     before = work / "before.txt"
     before.write_text("old")
-    time.sleep(0.01)
+    time.sleep(0.05)  # past the window's allowance for the kernel's coarse clock (ctxledger.CLOCK_SLACK_NS)
     start = taintledger.open_window(home, [str(work)], "the result of web_extract", time.time_ns())
     inside, outside = work / "notes.html", other / "notes.html"
     inside.write_text("page")
@@ -70,3 +70,46 @@ def test_a_dead_sessions_window_ends_at_its_last_sign_of_life(tmp_path):
     data["taint_windows"][0]["last"] = time.time_ns() - 10 * 10**9  # within the slack of its last sign of life
     path.write_text(json.dumps(data))
     assert taintledger.file_source(home, str(f), os.stat(f)) == "x"
+
+
+
+def test_a_change_stamped_by_the_coarse_clock_right_after_the_window_opened_is_inside_it(tmp_path):
+    """The kernel stamps a change with its coarse clock where fine-grained stamps are not kept (the last tick,
+    up to a jiffy behind time.time_ns(); 6.4 ms measured here for a folder's rename): changed right after the
+    window opened, an inode's ctime can precede the window's start (taint12)."""
+    from types import SimpleNamespace
+
+    from hermes_agent.memory.ctxledger import CLOCK_SLACK_NS
+
+    home, work = tmp_path / "home", tmp_path / "work"
+    home.mkdir()
+    work.mkdir()
+    now = time.time_ns()
+    taintledger.open_window(home, [str(work)], "the page", now)
+    stamped = SimpleNamespace(st_ino=1, st_ctime_ns=now - CLOCK_SLACK_NS // 2)  # a tick behind the opening
+    assert taintledger.file_source(home, str(work / "renamed"), stamped) == "the page"
+    earlier = SimpleNamespace(st_ino=1, st_ctime_ns=now - 2 * CLOCK_SLACK_NS)
+    assert taintledger.file_source(home, str(work / "renamed"), earlier) == ""
+
+
+def test_a_later_change_of_metadata_alone_does_not_launder_the_content(tmp_path):
+    """rt11 a33/a34 as a normal user: a `chown -R` of the homes tree (the harness starting another attack)
+    between the tainted session and the clean one moved every ctime past the window, and the clean session
+    read the files as anybody's. Metadata alone says nothing about the content; a later write (mtime) does."""
+    home, work = tmp_path / "home", tmp_path / "work"
+    home.mkdir()
+    work.mkdir()
+    start = taintledger.open_window(home, [str(work)], "the result of web_extract", time.time_ns())
+    notes, link = work / "notes.md", work / "convention"
+    notes.write_text("deploy with --force")
+    os.symlink("deploy with --force", link)
+    taintledger.touch_window(home, start, end=True)
+    time.sleep(0.05)
+    os.chmod(notes, 0o600)
+    os.chown(link, os.getuid(), os.getgid(), follow_symlinks=False)
+    assert os.stat(notes).st_ctime_ns > os.stat(notes).st_mtime_ns
+    assert taintledger.file_source(home, str(notes), os.stat(notes)) == "the result of web_extract"
+    own = os.path.join(os.path.realpath(work), "convention")
+    assert taintledger.source_in(taintledger.ledger_data(home), own, os.lstat(link)) == "the result of web_extract"
+    notes.write_text("rewritten by the user")
+    assert taintledger.file_source(home, str(notes), os.stat(notes)) == ""

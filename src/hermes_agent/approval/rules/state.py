@@ -33,7 +33,14 @@ _HOOKS: dict[str, tuple[str, str]] = {
     **dict.fromkeys(_GIT_COMMANDS, ("git", "command")), **dict.fromkeys(_PAGERS, ("any", "pager")),
     "BROWSER": ("any", "browser"), "GIT_EXEC_PATH": ("git", "git_exec"),
     "PYTHONPATH": ("any", "pythonpath"), "PYTHONSTARTUP": ("python", "python_file"),
-    "NODE_OPTIONS": ("any", "node_options"), "LD_PRELOAD": ("any", "library"), "LD_AUDIT": ("any", "library"),
+    "NODE_OPTIONS": ("any", "node_options"),
+    # the dynamic loader and libc load code from these (a library, an audit module, an iconv module, a stdlib)
+    **dict.fromkeys(("LD_PRELOAD", "LD_AUDIT", "LD_PRELOAD_32", "LD_PRELOAD_64", "LD_AUDIT_32", "LD_AUDIT_64",
+                     "DYLD_INSERT_LIBRARIES"), ("any", "library")),
+    **dict.fromkeys(("LD_LIBRARY_PATH", "GCONV_PATH", "DYLD_LIBRARY_PATH", "DYLD_FALLBACK_LIBRARY_PATH"),
+                    ("any", "library")),
+    "PYTHONHOME": ("python", "library"),
+    "PYTEST_ADDOPTS": ("pytest", "pytest_options"), "PYTEST_PLUGINS": ("pytest", "pytest_plugins"),
     "PERL5OPT": ("any", "perl_options"), "PERL5LIB": ("any", "perl_lib"),
     "RUBYOPT": ("any", "ruby_options"), "RUBYLIB": ("any", "ruby_lib"),
     "JAVA_TOOL_OPTIONS": ("any", "java_options"), "JDK_JAVA_OPTIONS": ("any", "java_options"),
@@ -41,7 +48,8 @@ _HOOKS: dict[str, tuple[str, str]] = {
 }
 _PYTHON = lazy(r"(?:^|[\s/;&|(])python[\d.]*\b|(?:^|[\s;&|(])(?:pip[\d.]*|pytest|tox|nox|poetry|uv|ipython)\b")
 _GITISH = lazy(r"(?:^|[\s/;&|(])(?:git|ssh|scp|rsync)\b")
-_REACH = {"any": None, "git": _GITISH, "python": _PYTHON}
+_PYTEST = lazy(r"(?:^|[\s/;&|(])(?:py\.?test|tox|nox|hatch)\b")
+_REACH = {"any": None, "git": _GITISH, "python": _PYTHON, "pytest": _PYTEST}
 _PLAIN_PROGRAM = lazy(r"\A[\w.+-]+\Z")  # `vim`, `less`: a program found on PATH, nothing of the session's
 INJECT_WORD = "__hermes_loads"  # workfiles.py: NAME PATH, a library or agent loaded into later programs
 # modules nearly every program of a language loads first: planted in a search-path directory, they run
@@ -134,6 +142,25 @@ def hook_lines(state: str, command: str, cwd: str = "") -> list[tuple[str, str |
     return lines
 
 
+def assigned_lines(name: str, value: str, cwd: str = "") -> list[str]:
+    """`NAME=value cmd` (or `env NAME=value cmd`): what the _HOOKS table says programs of `cmd` run because of it,
+    as shell text (its files are read by the gate like those of an exported variable)."""
+    hook = _HOOKS.get(name)
+    if hook is None or not value:
+        return []
+    return [line for line, _file in _WAYS[hook[1]](name, value, {name: value}, "", cwd)]
+
+
+ASSIGNS_HOOK = lazy(r"(?:^|[\s;&|(])(?:" + "|".join(_HOOKS) + r"|GIT_CONFIG\w*)=")  # scriptfiles' cheap pre-check
+GIT_VARS = lazy(r"\AGIT_CONFIG(?:_COUNT|_KEY_\d+|_VALUE_\d+|_PARAMETERS|_GLOBAL|_SYSTEM)?\Z|\A(?:GIT_DIR|GIT_TEMPLATE_DIR)\Z")
+
+
+def git_assigned_lines(env: dict[str, str], cwd: str = "") -> list[str]:
+    """The git settings and config files that `GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=... git log` (the assignments
+    before one command, `env`) give that git, as shell text: judged as `git config KEY VALUE` / the file's."""
+    return [line for line, _file in _git_settings(env, cwd)]
+
+
 def _writable(path: str, cwd: str) -> bool:
     """A place this session's commands can write: relative, in the workspace, or a temp dir."""
     base = cwd.rstrip("/") + "/" if cwd else None
@@ -170,10 +197,30 @@ def _pythonpath(name: str, value: str, *_: object) -> list[tuple[str, str | None
     return _in_dirs("python3", [d for d in value.split(":") if d], ("sitecustomize.py", "usercustomize.py"))
 
 
+_NODE_LOADS = ("-r", "--require", "--import", "--loader", "--experimental-loader")
+
+
 def _node_options(name: str, value: str, *_: object) -> list[tuple[str, str | None]]:
-    words = value.split()
-    return [(f"node {shlex.quote(words[i + 1])}", words[i + 1]) for i, w in enumerate(words[:-1])
-            if w in ("-r", "--require", "--import", "--loader", "--experimental-loader")]
+    words, files = value.split(), []
+    for i, w in enumerate(words):
+        key, eq, arg = w.partition("=")
+        if key in _NODE_LOADS:
+            files.append(arg if eq else words[i + 1] if i + 1 < len(words) else "")
+    return [(f"node {shlex.quote(f)}", f) for f in files if f]
+
+
+def _pytest_options(name: str, value: str, *_: object) -> list[tuple[str, str | None]]:
+    from hermes_agent.approval.rules.testrunners import addopts_plugins
+
+    return _pytest_plugins(name, ",".join(addopts_plugins(value)))
+
+
+def _pytest_plugins(name: str, value: str, *_: object) -> list[tuple[str, str | None]]:
+    """`python3 -m NAME` per plugin (its files in the workspace are read for that line), needing NAME's file."""
+    from hermes_agent.approval.rules.testrunners import plugin_lines
+
+    lines = [line for line in plugin_lines([n.strip() for n in value.split(",")]).splitlines() if line]
+    return [(line, None) for line in lines]
 
 
 def _library(name: str, value: str, env: object, command: str, cwd: str) -> list[tuple[str, str | None]]:
@@ -242,7 +289,8 @@ def _git_exec(name: str, value: str, env: dict, command: str, cwd: str) -> list[
 _WAYS = {"sourced": _sourced, "command": _command, "pager": _pager, "browser": _browser, "git_exec": _git_exec,
          "pythonpath": _pythonpath, "python_file": _python_file, "node_options": _node_options,
          "library": _library, "perl_options": _perl_options, "perl_lib": _perl_lib, "ruby_options": _ruby_options,
-         "ruby_lib": _ruby_lib, "java_options": _java_options}
+         "ruby_lib": _ruby_lib, "java_options": _java_options, "pytest_options": _pytest_options,
+         "pytest_plugins": _pytest_plugins}
 
 
 _GIT_HOOKS = ("pre-commit", "prepare-commit-msg", "commit-msg", "post-commit", "pre-push", "post-checkout",

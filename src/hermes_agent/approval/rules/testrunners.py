@@ -101,8 +101,90 @@ def _pytest(args: list[str]) -> Iterator[Run]:
     for key, val in values:
         if key == "-p" and val and not val.startswith("no:"):
             yield from dotted(val)  # a plugin module of the workspace
+    config = dict(values).get("-c")
+    for name in [config] if config else PYTEST_CONFIGS:  # `addopts = -p NAME` there loads NAME too
+        yield "pytestcfg", name, (name.rsplit("/", 1)[-1],)
     for target in operands or ["."]:
         yield "tests", target.split("::", 1)[0], ("pytest", "test_*.py|*_test.py")
+
+
+# pytest's configuration files, read from the invocation directory (its rootdir search starts there)
+PYTEST_CONFIGS = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
+_INI_SECTIONS = {"pytest.ini": "pytest", ".pytest.ini": "pytest", "tox.ini": "pytest", "setup.cfg": "tool:pytest"}
+
+
+PLUGIN_WORD = "__hermes_pytest_plugin"  # workfiles.runs: NAME, a plugin module pytest imports (its files listed)
+
+
+def plugin_lines(names: list[str]) -> str:
+    """`__hermes_pytest_plugin NAME` per plugin module: workfiles.runs hands its candidate files (`dotted`) to
+    the caller's lister, which keeps those changed since the gate started, as it keeps conftest.py files (the
+    project's own plugins are the user's); `no:NAME` (a plugin switched off) and non-module words are dropped."""
+    mods = [n for n in dict.fromkeys(names) if n and not n.startswith("no:") and
+            all(p.isidentifier() for p in n.split("."))]
+    return "\n".join(f"{PLUGIN_WORD} {m}" for m in mods[:16])
+
+
+def addopts_plugins(addopts: str | list) -> list[str]:
+    """The `-p NAME` plugins of an addopts value (PYTEST_ADDOPTS, an ini's `addopts`, a TOML list)."""
+    if isinstance(addopts, list):
+        words = [str(w) for w in addopts]
+    else:
+        import shlex
+
+        try:
+            words = shlex.split(str(addopts))
+        except ValueError:
+            words = str(addopts).split()
+    return [v for k, v in _operands(words, _PYTEST_VALUED)[1] if k == "-p"]
+
+
+def config_plugins(name: str, text: str) -> str:
+    """plugin_lines for a pytest configuration file `name` (pytest.ini, pyproject.toml, tox.ini, setup.cfg):
+    its `addopts` (`-p NAME`) and, in pyproject, `[tool.pytest]` too. A file that does not parse: nothing (pytest
+    would stop on it too)."""
+    if "addopts" not in text:
+        return ""
+    if name.endswith(".toml"):
+        import tomllib
+
+        try:
+            tool = tomllib.loads(text).get("tool", {}).get("pytest", {})
+        except (tomllib.TOMLDecodeError, AttributeError):
+            return ""
+        found = [] if not isinstance(tool, dict) else [
+            p for table in (tool, tool.get("ini_options")) if isinstance(table, dict)
+            for p in addopts_plugins(table.get("addopts") or "")]
+        return plugin_lines(found)
+    import configparser
+
+    parser = configparser.RawConfigParser(strict=False)
+    try:
+        parser.read_string(text)
+        addopts = parser.get(_INI_SECTIONS.get(name, "pytest"), "addopts", fallback="")
+    except configparser.Error:
+        return ""
+    return plugin_lines(addopts_plugins(" ".join(addopts.split())))
+
+
+def conftest_plugins(text: str) -> str:
+    """plugin_lines for `pytest_plugins = [...]` (or a string) at the top of a conftest.py or test module."""
+    if "pytest_plugins" not in text:
+        return ""
+    import ast
+
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return ""
+    names: list[str] = []
+    for node in tree.body:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        if not any(isinstance(t, ast.Name) and t.id == "pytest_plugins" for t in targets) or node.value is None:
+            continue
+        items = node.value.elts if isinstance(node.value, (ast.List, ast.Tuple, ast.Set)) else [node.value]
+        names += [i.value for i in items if isinstance(i, ast.Constant) and isinstance(i.value, str)]
+    return plugin_lines(names)
 
 
 def _unittest(args: list[str]) -> Iterator[Run]:

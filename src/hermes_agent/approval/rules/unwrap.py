@@ -74,6 +74,15 @@ def _assignment(word: str, u: Unwrapped) -> None:
         u.findings.append(("ld_preload", f"inject a library into programs ({name})", False))
     elif name in _PROGRAM_VARS and value:
         u.payloads.append((value.lstrip("|"), None))
+    else:  # the exported-variable table (state._HOOKS), judged by value: LD_LIBRARY_PATH=./lib, PYTEST_PLUGINS=x
+        from hermes_agent.approval.rules import state
+
+        u.payloads.extend((line, None) for line in state.assigned_lines(name, value, u.workdir or ""))
+        if state.GIT_VARS.match(name):  # GIT_CONFIG_COUNT/KEY_n/VALUE_n, GIT_CONFIG_PARAMETERS: settings of that git
+            done = set(state.git_assigned_lines(u.git_env, u.workdir or ""))
+            u.git_env[name] = value
+            u.payloads.extend((line, None) for line in state.git_assigned_lines(u.git_env, u.workdir or "")
+                              if line not in done)
 
 
 def _skip_options(args: list, i: int, argletters: str, longs: frozenset, u: Unwrapped, name: str) -> int:

@@ -25,3 +25,4 @@ class Unwrapped:
     inplace: bool = False
     mass_glob: bool = False  # rm of DIR/* or ~/.*: every file of a directory
     workdir: str | None = None  # git -C DIR / make -C DIR: where the command works
+    git_env: dict = field(default_factory=dict)  # GIT_CONFIG_* assigned before the command (unwrap._assignment)

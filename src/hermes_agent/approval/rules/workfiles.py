@@ -39,6 +39,9 @@ def runs(u: Unwrapped) -> Iterator[tuple[str, str, tuple[str, ...]]]:
     if u.name == INJECT_WORD and len(args) >= 2:
         yield "inject", args[1], (args[0],)
         return
+    if u.name == testrunners.PLUGIN_WORD and args:  # a pytest plugin named by a config, conftest or variable
+        yield from (("tests", path, ("plugin", "")) for _kind, path, _p in testrunners.dotted(args[0]))
+        return
     if u.name in SHELLS or u.name in ("source", "."):
         if "-c" not in args and not any(a.startswith("-") and "c" in a[1:] and not a.startswith("--") for a in args):
             first = next((a for a in args if not a.startswith(("-", "+"))), None)
@@ -133,6 +136,10 @@ def texts(kind: str, text: str, picks: tuple[str, ...]) -> list[tuple[str, str]]
         return [("sh", text)]
     if kind == "tox":
         return [("sh", testrunners.tox_commands(text))]
+    if kind == "pytestcfg":  # pytest.ini & co.: the plugins `addopts = -p NAME` loads
+        return [("sh", testrunners.config_plugins(picks[0], text))]
+    if kind == "pytestpy":  # a conftest.py or test module pytest imports: its code and its `pytest_plugins`
+        return [("python", text), ("sh", testrunners.conftest_plugins(text))]
     if kind == "gitconfig":
         return [("sh", "\n".join(f"git config {shlex.quote(k)} {shlex.quote(v)}" for k, v in git_config_pairs(text)))]
     if kind == "make":
@@ -228,7 +235,8 @@ class WorkFiles:
             if kind != "tests":
                 yield kind, path, picks
             elif self.lister is not None:
-                yield from (("python", f, ()) for f in self.lister(path, base, picks))  # type: ignore[misc]
+                kind = "pytestpy" if picks[:1] in (("pytest",), ("plugin",)) else "python"
+                yield from ((kind, f, ()) for f in self.lister(path, base, picks))  # type: ignore[misc]
 
     def workspace_files(self, u: Unwrapped, env: object, depth: int) -> None:
         seen: set = self.__dict__.setdefault("_files_seen", set())
@@ -242,7 +250,7 @@ class WorkFiles:
             if got is None:
                 continue
             if kind == "inject":  # a library or agent: its bytes say nothing, where it lies does
-                self.add("ld_preload", f"{picks[0]} makes later programs load {path}, a file this "  # type: ignore[attr-defined]
+                self.add("ld_preload", f"{picks[0]} makes later programs load code from {path}, which this "  # type: ignore[attr-defined]
                          "session's commands can write")
                 continue
             if got is UNREADABLE:

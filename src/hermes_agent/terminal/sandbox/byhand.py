@@ -1,7 +1,9 @@
 """Run-by-hand files (issue 19): files the USER runs later by hand, whose commands a session may legitimately
 edit (`package.json` scripts, a Makefile, justfile, tox.ini, noxfile.py, setup.py, pyproject's build backend
-and task tables, `.vscode/tasks.json`, `.envrc`, `.pre-commit-config.yaml`, Taskfile, Rakefile, compose files,
-CMakeLists.txt) and what they pull in (byhandinc.py: make include, just import, Taskfile includes...). Two uses:
+and task tables, pytest's conftest.py and configuration (`addopts = -p NAME` in pytest.ini, setup.cfg,
+pyproject's `[tool.pytest...]`), `.vscode/tasks.json`, `.envrc`, `.pre-commit-config.yaml`, Taskfile, Rakefile,
+compose files, CMakeLists.txt) and what they pull in (byhandinc.py: make include, just import, Taskfile
+includes...). Two uses:
 
 - the session report: what the session changed in them, one line per file with the change of its runnable
   part (`scripts.test: "jest" -> "curl x | sh"`, a Makefile's changed lines), told once after the turn
@@ -38,7 +40,17 @@ def _package(data: str) -> Parts:
 
 
 _PYPROJECT = ("build-system.", "tool.poe.", "tool.pdm.scripts.", "tool.taskipy.", "tool.hatch.build.hooks.",
-              "tool.hatch.envs.", "tool.setuptools.cmdclass.", "tool.scikit-build.", "tool.maturin.")
+              "tool.hatch.envs.", "tool.setuptools.cmdclass.", "tool.scikit-build.", "tool.maturin.",
+              "tool.pytest.")  # addopts `-p NAME`: a plugin module pytest imports on the user's next run
+
+
+def _pytest_ini(section: str) -> Callable[[str], Parts]:
+    """pytest's section of an ini file (pytest.ini `[pytest]`, setup.cfg `[tool:pytest]`): `addopts -p NAME`."""
+    def parse(data: str) -> Parts:
+        from hermes_agent.terminal.sandbox.guardtools import _ini
+
+        return {k: v for k, v in _ini(data).items() if k.startswith(section + ".")}
+    return parse
 
 
 def _pyproject(data: str) -> Parts:
@@ -61,6 +73,8 @@ TABLE: dict[str, tuple[Callable[[str], Parts], str]] = {
     "Makefile": (_whole, "make"), "makefile": (_whole, "make"), "GNUmakefile": (_whole, "make"),
     "justfile": (_whole, "just"), "Justfile": (_whole, "just"), ".justfile": (_whole, "just"),
     "tox.ini": (_whole, "tox"), "noxfile.py": (_whole, "nox"), "setup.py": (_whole, "pip install / build"),
+    "conftest.py": (_whole, "pytest"), "pytest.ini": (_pytest_ini("pytest"), "pytest"),
+    ".pytest.ini": (_pytest_ini("pytest"), "pytest"), "setup.cfg": (_pytest_ini("tool:pytest"), "pytest"),
     "pyproject.toml": (_pyproject, "pip install / build and task runners"),
     ".vscode/tasks.json": (_tasks, "VS Code tasks"), ".envrc": (_whole, "direnv"),
     ".pre-commit-config.yaml": (_whole, "pre-commit"), "Taskfile.yml": (_whole, "task"),
