@@ -66,6 +66,21 @@ def test_memories_are_judged_once_not_on_every_start(hermes_home: Path) -> None:
         set(got["hermes_module_names"])
 
 
+def test_gateway_polls_before_loading_http_client_or_the_session_store(hermes_home: Path) -> None:
+    # `hermes gateway run` up to its first Bot API call: our Telegram client is HTTP/1.1 on a socket (no
+    # http.client, email), the chat -> session index (storage, sqlite3) is made after the first poll
+    (hermes_home / "config.yaml").write_text("model:\n  provider: custom\n  default: budget-model\n"
+                                             "  base_url: http://127.0.0.1:9/v1\n  api_key: k\nplatforms:\n  telegram:\n"
+                                             "    extra:\n      base_url: http://127.0.0.1:9/bot\n", encoding="utf-8")
+    _counts("gateway", hermes_home)  # the first run caches config.yaml as JSON
+    got = _counts("gateway", hermes_home)
+    budget = BUDGETS["gateway"]
+    print("gateway: " + ", ".join(f"{k} {got[k]} (budget {budget[k]})" for k in KEYS))
+    assert [k for k in KEYS if got[k] > budget[k]] == [], got
+    assert "http.client" not in got["heavy_imported"] and "email" not in got["heavy_imported"]
+    assert [m for m in got["hermes_module_names"] if m.startswith("hermes_agent.storage")] == []
+
+
 def test_version_imports_nothing_of_the_agent(hermes_home: Path) -> None:
     got = _counts("version", hermes_home)
     assert got["hermes_module_names"] == ["hermes_agent", "hermes_agent.cli", "hermes_agent.cli.main"]

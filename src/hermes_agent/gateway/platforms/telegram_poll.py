@@ -56,7 +56,8 @@ class RawApi:
         self.host, self.port = parts.hostname or "", parts.port or (443 if self.https else 80)
         self.prefix = f"{parts.path}{token}/"
         self.tls = tls
-        self.host_header = self.host if parts.port is None else f"{self.host}:{self.port}"
+        name = f"[{self.host}]" if ":" in self.host else self.host  # as http.client writes an IPv6 literal
+        self.host_header = name if parts.port is None else f"{name}:{self.port}"
         self._idle: list[Connection] = []
         self._busy: set[Connection] = set()
         self._lock = threading.Lock()
