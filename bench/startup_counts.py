@@ -1,7 +1,9 @@
 """Deterministic start-up cost of `hermes`: modules imported, regular expressions compiled and dataclasses built
 (and, for information only, CPU time) by `hermes --version`, `hermes --help` and by `hermes chat -q` up to its first model request (no clock involved).
 
-Usage: python bench/startup_counts.py version|help|chat|prompt|keptprompt   (prints one JSON object; `prompt`: the
+Usage: python bench/startup_counts.py version|help|chat|gateway|prompt|keptprompt   (prints one JSON object;
+`gateway`: `hermes gateway run` up to its first Bot API call (getMe; the home's config points
+platforms.telegram.extra.base_url at a loopback URL); `prompt`: the
 interactive `hermes` up to its early prompt symbol; `keptprompt`: the same on a pseudo-terminal when the last run
 kept its banner (cli/fast_prompt.py; a first run keeps it and exits 3); `chat` needs HERMES_HOME set to a
 home whose config points the model at a loopback URL: the count is taken when the first connection to it
@@ -75,14 +77,17 @@ def main() -> int:
         sys.__stdout__.write(json.dumps(out) + "\n")
         sys.__stdout__.flush()
 
-    if what == "chat":
+    if what in ("chat", "gateway"):
         def on_event(event: str, args: tuple) -> None:
             if event == "socket.connect" and isinstance(args[1], tuple):  # an IP endpoint, not a unix socket
                 report()
                 os._exit(0)  # the first model request is about to leave: that is the whole measure
 
         sys.addaudithook(on_event)
-        argv = ["chat", "-q", "hi", "-Q"]
+        argv = ["chat", "-q", "hi", "-Q"] if what == "chat" else ["gateway", "run"]
+        if what == "gateway":  # Telegram at HERMES_HOME's platforms.telegram.extra.base_url: counted at its first call
+            os.environ.setdefault("TELEGRAM_BOT_TOKEN", "1:budget")
+            os.environ.setdefault("GATEWAY_ALLOW_ALL_USERS", "true")
     elif what == "prompt":  # the interactive `hermes`, up to the early prompt symbol (the REPL's banner line)
         class _Tty:  # stdin as a terminal: `hermes` with no message opens the REPL
             def __init__(self, real: object) -> None:
@@ -130,8 +135,9 @@ def main() -> int:
         code = exc.code
     finally:
         sys.stdout = saved
-    if what == "chat":
-        print(f"hermes exited ({code}) without contacting the model", file=sys.stderr)
+    if what in ("chat", "gateway"):
+        print(f"hermes exited ({code}) without contacting the {'model' if what == 'chat' else 'Bot API'}",
+              file=sys.stderr)
         return 1
     report()
     return 0

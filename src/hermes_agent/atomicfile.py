@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from pathlib import Path
 
 
@@ -17,6 +16,8 @@ def atomic_write_bytes(path: Path, data: bytes, mode: int | None = None) -> None
             mode = path.stat().st_mode & 0o777
         except FileNotFoundError:
             mode = 0o600
+    import tempfile  # where used: tempfile loads shutil, random (and bz2, lzma) at start-up otherwise
+
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:

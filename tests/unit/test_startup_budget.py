@@ -47,6 +47,40 @@ def test_start_up_stays_within_its_budget(what: str, hermes_home: Path) -> None:
                       f"purpose. hermes modules now: {got['hermes_module_names']}")
 
 
+def test_memories_are_judged_once_not_on_every_start(hermes_home: Path) -> None:
+    # a home with memories (memory/verdicts.py): the scan, directives and intent rules (~70 regexes, ~370 M
+    # instructions) ran on every start; after the first run judged the entries, their verdict is reused
+    (hermes_home / "config.yaml").write_text("model:\n  provider: custom\n  default: budget-model\n"
+                                             "  base_url: http://127.0.0.1:9/v1\n  api_key: k\n", encoding="utf-8")
+    (hermes_home / "memories").mkdir()
+    (hermes_home / "memories" / "MEMORY.md").write_text(
+        "The user prefers concise answers.\n§\nTests run with `pytest -q`.\n§\nThe user uses Debian.", encoding="utf-8")
+    (hermes_home / "memories" / "USER.md").write_text("Name: Alex.\n§\nLikes short summaries.", encoding="utf-8")
+    first = _counts("chat", hermes_home)  # judges the entries (and seeds the caches)
+    assert "hermes_agent.intent" in first["hermes_module_names"]
+    got = _counts("chat", hermes_home)
+    budget = BUDGETS["chat_memories"]
+    print("chat_memories: " + ", ".join(f"{k} {got[k]} (budget {budget[k]})" for k in KEYS))
+    assert [k for k in KEYS if got[k] > budget[k]] == [], got
+    assert not {"hermes_agent.intent", "hermes_agent.intent_chain", "hermes_agent.memory.directives"} & \
+        set(got["hermes_module_names"])
+
+
+def test_gateway_polls_before_loading_http_client_or_the_session_store(hermes_home: Path) -> None:
+    # `hermes gateway run` up to its first Bot API call: our Telegram client is HTTP/1.1 on a socket (no
+    # http.client, email), the chat -> session index (storage, sqlite3) is made after the first poll
+    (hermes_home / "config.yaml").write_text("model:\n  provider: custom\n  default: budget-model\n"
+                                             "  base_url: http://127.0.0.1:9/v1\n  api_key: k\nplatforms:\n  telegram:\n"
+                                             "    extra:\n      base_url: http://127.0.0.1:9/bot\n", encoding="utf-8")
+    _counts("gateway", hermes_home)  # the first run caches config.yaml as JSON
+    got = _counts("gateway", hermes_home)
+    budget = BUDGETS["gateway"]
+    print("gateway: " + ", ".join(f"{k} {got[k]} (budget {budget[k]})" for k in KEYS))
+    assert [k for k in KEYS if got[k] > budget[k]] == [], got
+    assert "http.client" not in got["heavy_imported"] and "email" not in got["heavy_imported"]
+    assert [m for m in got["hermes_module_names"] if m.startswith("hermes_agent.storage")] == []
+
+
 def test_version_imports_nothing_of_the_agent(hermes_home: Path) -> None:
     got = _counts("version", hermes_home)
     assert got["hermes_module_names"] == ["hermes_agent", "hermes_agent.cli", "hermes_agent.cli.main"]

@@ -29,7 +29,7 @@ from hermes_agent.approval.approvers import (
     ScriptedApprover,
     TerminalApprover,
 )
-from hermes_agent.approval.policy import PathPolicy, Verdict, policy_for_settings
+from hermes_agent.approval.policy import PathPolicy, PendingPolicy, Verdict, policy_for_settings
 from hermes_agent.approval.subject import ApprovalSubject
 from hermes_agent.config.settings import Settings
 
@@ -110,7 +110,7 @@ class ApprovalGate:
 
     def __init__(self, settings: Settings, approver: Approver, *, is_interactive: bool,
                  aux_judge: AuxJudge | None = None, config_path: Path | None = None,
-                 path_policy: PathPolicy | None = None) -> None:
+                 path_policy: PathPolicy | PendingPolicy | None = None) -> None:
         self.settings = settings
         self.approver = approver
         self.can_ask = bool(is_interactive and getattr(approver, "can_ask", True))
@@ -126,11 +126,17 @@ class ApprovalGate:
         self._sessions: dict[str, set[str]] = {}
         self._yolo_sessions: set[str] = set()
         self._grants: dict[str, set[str]] = {}  # resolved paths approved by the hook, once, for the tool
-        self.path_policy = path_policy or policy_for_settings(settings)
+        self._policy = path_policy if isinstance(path_policy, PendingPolicy) else \
+            PendingPolicy.of(path_policy or policy_for_settings(settings))
         self._lock = threading.Lock()
         self._ask_lock = threading.Lock()
 
     # -- public -------------------------------------------------------------------------------------
+
+    @property
+    def path_policy(self) -> PathPolicy:
+        """The session's path policy (waits for its build when one is under way)."""
+        return self._policy.get()
 
     def check(self, command: str, backend_kind: str = "local", isolated: bool = False, *,
               session_id: str | None = None, uncontained: str = "", cwd: str | None = None,

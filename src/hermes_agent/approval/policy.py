@@ -5,7 +5,8 @@ gate and the OS sandbox; it never asks anyone and never touches a file."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+import threading
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass
 from fnmatch import fnmatchcase
 from typing import Literal
@@ -299,6 +300,46 @@ class PathPolicy:
         """A user grant deeper than the protected entry wins (e.g. a project under /opt)."""
         grant = _match(real, self.writable)
         return grant is not None and len(grant) > len(protected_hit)
+
+
+class PendingPolicy:
+    """A session's PathPolicy, built once: on first demand, or on a background thread started while the first
+    model call is out (`start`; issue 24: the ~5 ms build left the start-up path). `get()` returns the policy,
+    waiting for a build under way: whatever judges a command, a write or a sandbox gets the whole policy or
+    the build's error, never nothing (issue 19)."""
+
+    def __init__(self, build: Callable[[], PathPolicy], ready: PathPolicy | None = None) -> None:
+        self._build = build
+        self._policy = ready
+        self._lock = threading.Lock()
+        self._started = ready is not None
+
+    @classmethod
+    def of(cls, policy: PathPolicy) -> PendingPolicy:
+        return cls(lambda: policy, policy)
+
+    def get(self) -> PathPolicy:
+        policy = self._policy
+        if policy is None:
+            with self._lock:
+                if self._policy is None:
+                    self._policy = self._build()
+                policy = self._policy
+        return policy
+
+    def start(self, **_: object) -> None:
+        """Build on a daemon thread (once; a pre_llm_call hook). A failed build is left to the next `get()`,
+        which builds again in its caller and raises there."""
+        if self._started:
+            return
+        self._started = True
+        threading.Thread(target=self._build_quietly, name="hermes-path-policy", daemon=True).start()
+
+    def _build_quietly(self) -> None:
+        try:
+            self.get()
+        except Exception:  # noqa: BLE001 - reported by the get() that needs the policy
+            pass
 
 
 def policy_for_settings(settings: object, workspace: str | None = None, media_scope: str = "") -> PathPolicy:

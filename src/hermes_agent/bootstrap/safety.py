@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from hermes_agent.approval.approvers import Approver, AutoDenyApprover, TerminalApprover
 from hermes_agent.approval.gate import ApprovalGate, judge_prompt, parse_verdict
-from hermes_agent.approval.policy import PathPolicy, policy_for_settings
+from hermes_agent.approval.policy import PathPolicy, PendingPolicy, policy_for_settings
 from hermes_agent.config.settings import Settings
 from hermes_agent.core.agent import AgentServices
 from hermes_agent.messages import user
@@ -29,12 +29,13 @@ def wire_approval(services: AgentServices, settings: Settings, approver: Approve
             return parse_verdict(reply.content or "")
 
     _media_dirs(services.ctx.media_scope)
-    policy = build_path_policy(settings, media_scope=services.ctx.media_scope)
+    policy = pending_path_policy(settings, media_scope=services.ctx.media_scope)
+    services.hooks.register("pre_llm_call", policy.start)  # built while the first model call is out
     gate = ApprovalGate(settings, approver, is_interactive=interactive, aux_judge=judge, path_policy=policy)
     hook = gate.as_hook(Block, registry.get)
     services.hooks.register("pre_tool_call", hook, first=True)
     services.gate, services.approval_hook = gate, hook
-    services.ctx.path_policy = policy
+    services.ctx.pending_policy = policy
     services.ctx.approve_write = gate.check_write
     services.ctx.approve_context = gate.check_context_file
     return gate
@@ -50,6 +51,15 @@ def _media_dirs(scope: str) -> None:
             paths.media_cache(kind, scope).mkdir(parents=True, exist_ok=True, mode=0o700)
         except OSError:  # a read-only home: nothing to see, nothing to hide
             pass
+
+
+def pending_path_policy(settings: Settings, media_scope: str = "") -> PendingPolicy:
+    """The session's path policy for build_path_policy's arguments as they are now (the workspace resolved
+    against today's cwd), built on first use or by `start()` (approval/policy.py PendingPolicy)."""
+    import os
+
+    root = os.path.abspath(os.path.expanduser(settings.cfg.terminal.cwd))
+    return PendingPolicy(lambda: build_path_policy(settings, root, media_scope))
 
 
 def build_path_policy(settings: Settings, workspace: str | None = None, media_scope: str = "") -> PathPolicy:

@@ -91,7 +91,8 @@ def wire_terminal(services: AgentServices, settings: Settings, warm: bool = Fals
 
     for what in reap_stale():  # processes and state dirs of an earlier run that was killed
         log.info("cleanup after a killed run: %s", what)
-    policy = services.ctx.path_policy or build_path_policy(settings, media_scope=services.ctx.media_scope)
+    pending = services.ctx.pending_policy  # its build is not forced here: the pool asks with its first backend
+    policy = pending.get if pending is not None else build_path_policy(settings, media_scope=services.ctx.media_scope)
     pool = BackendPool(settings, policy=policy, notice=log.warning)
     services.ctx.backend_factory = pool.get
     ctx = services.ctx

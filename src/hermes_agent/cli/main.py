@@ -111,6 +111,12 @@ def _parser_class() -> type[argparse.ArgumentParser]:
     shutil.get_terminal_size, and importing shutil (with bz2 and lzma) cost ~7 ms of every start."""
     if not _PARSER:
         import argparse
+        import functools
+
+        # argparse translates its own words ("options", "show this help message and exit", ...) on every parser
+        # and argument, and each gettext call searches the locale folders for a catalogue again (29 searches for
+        # `gateway run`'s parsers): each text is now looked up once per process, with the same result
+        argparse._ = functools.lru_cache(maxsize=256)(argparse._)  # type: ignore[attr-defined]
 
         class Parser(argparse.ArgumentParser):
             def _get_formatter(self) -> argparse.HelpFormatter:

@@ -3,9 +3,13 @@ Built once per session so the prompt stays byte-identical across turns (prompt c
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from datetime import datetime
 
 _BASE_CACHE: dict[str, str] = {}
 
@@ -34,7 +38,7 @@ class PromptParts:
 def build_system_prompt(parts: PromptParts, *, now: datetime | None = None) -> str:
     """Join the sections in a fixed order; empty sections are left out."""
     sections = [parts.persona.strip() or "", base_prompt()]
-    stamp = (now or datetime.now()).strftime("%Y-%m-%d")
+    stamp = now.strftime("%Y-%m-%d") if now is not None else time.strftime("%Y-%m-%d")  # no datetime import (~6 M instr.)
     env = f"Today is {stamp}." + (f" Working directory: {parts.cwd}." if parts.cwd else "")
     sections.append(env + (f" {parts.platform_hint}" if parts.platform_hint else ""))
     if parts.memory.strip():

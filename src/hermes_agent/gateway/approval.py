@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import secrets
+import os
 
 from hermes_agent.approval.approvers import CHOICES, ApprovalRequest, Choice, once_note
 from hermes_agent.gateway.base import PlatformAdapter
@@ -43,7 +43,7 @@ class ChatApprover:
 
     def ask(self, request: ApprovalRequest) -> Choice:
         timeout = self.timeout if self.timeout is not None else request.timeout
-        self._token, self.cancelled = secrets.token_hex(4), ""
+        self._token, self.cancelled = os.urandom(4).hex(), ""  # not `secrets`: hmac, hashlib, random at start
         self._answer = concurrent.futures.Future()
         buttons = [(label, f"appr:{self._token}:{choice}") for label, choice in BUTTONS]
         try:

@@ -6,10 +6,8 @@ HERMES_HOME/pairing/ when that holds anything, as Hermes decides; approvals in e
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import secrets
 import threading
 import time
 from dataclasses import dataclass
@@ -58,6 +56,8 @@ def _other_dir(active: Path) -> Path | None:
 
 
 def _hash(code: str, salt: bytes) -> str:
+    import hashlib  # hashlib and secrets where used: not on every gateway start
+
     return hashlib.sha256(salt + code.strip().upper().encode()).hexdigest()
 
 
@@ -125,6 +125,8 @@ class PairingStore:
             pending = self._pending(platform)
             if len(pending) >= MAX_PENDING:
                 return PairResult(None, "too_many_pending")
+            import secrets
+
             code = "".join(secrets.choice(ALPHABET) for _ in range(CODE_LENGTH))
             salt = secrets.token_bytes(16)
             pending = {k: v for k, v in pending.items() if v.get("user_id") != str(user_id)}
@@ -141,8 +143,10 @@ class PairingStore:
             if self.locked_out(platform):
                 return None
             pending = self._pending(platform)
+            import hmac
+
             for entry_id, entry in pending.items():
-                if secrets.compare_digest(_hash(code, bytes.fromhex(entry["salt"])), entry["hash"]):
+                if hmac.compare_digest(_hash(code, bytes.fromhex(entry["salt"])), entry["hash"]):
                     del pending[entry_id]
                     self._save(f"{platform}-pending.json", pending)
                     approved = self._load(f"{platform}-approved.json")

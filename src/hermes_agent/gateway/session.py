@@ -7,6 +7,7 @@ import asyncio
 import json
 import logging
 import re
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -22,6 +23,7 @@ from hermes_agent.paths import is_under
 if TYPE_CHECKING:
     from hermes_agent.approval.policy import PathPolicy
     from hermes_agent.core.contract import AgentSession
+    from hermes_agent.storage.routing import RoutingIndex
 
 Builder = Callable[[ChatApprover, "str | None", Callable[[Event], None]], "AgentSession"]
 
@@ -148,6 +150,9 @@ def origin_of(event: Inbound) -> dict:
             "user_id": event.user_id, "user_name": event.user_name, "thread_id": None, "chat_topic": None}
 
 
+_INDEX_LOCK = threading.Lock()
+
+
 class SessionMap:
     """Chat key -> state.db session id, shared with Hermes (storage/routing.py: its gateway_routing table and
     sessions/sessions.json), so a chat continues one conversation across restarts and across the two
@@ -155,14 +160,23 @@ class SessionMap:
     `<platform>:<chat_id>`) are read as a fallback."""
 
     def __init__(self, home: Path, legacy: Path | None = None) -> None:
-        from hermes_agent.storage.routing import RoutingIndex
-
-        self.index = RoutingIndex(home)
+        self.home = home
+        self._index: RoutingIndex | None = None  # made on first use: storage and sqlite3 load after the first poll
         self._written: dict[str, str] = {}  # chat key -> the session id this process last pointed it at
         try:
             self.legacy: dict[str, str] = json.loads(legacy.read_text(encoding="utf-8")) if legacy else {}
         except (OSError, ValueError):
             self.legacy = {}
+
+    @property
+    def index(self) -> RoutingIndex:
+        if self._index is None:
+            from hermes_agent.storage.routing import RoutingIndex
+
+            with _INDEX_LOCK:  # the loop's thread and the executor's may both be first
+                if self._index is None:
+                    self._index = RoutingIndex(self.home)
+        return self._index
 
     def get(self, key: str) -> str | None:
         found = self.index.get(key)
@@ -189,7 +203,8 @@ class SessionMap:
         self.index.settle()
 
     def close(self) -> None:
-        self.index.close()
+        if self._index is not None:
+            self._index.close()
 
 
 class ChatSession:

@@ -14,8 +14,6 @@ from typing import Literal
 
 from hermes_agent import lazyre
 from hermes_agent.config.settings import Settings
-from hermes_agent.memory.directives import execution_directives, joined_refusal, refusal, withheld
-from hermes_agent.memory.scan import scan
 
 Target = Literal["memory", "user"]
 TARGETS: tuple[Target, ...] = ("memory", "user")
@@ -64,8 +62,10 @@ class MemoryStore:
     """Bounded MEMORY.md / USER.md under `memories_dir`; safe across threads and processes."""
 
     def __init__(self, memories_dir: Path | str, memory_char_limit: int = 2200, user_char_limit: int = 1375,
-                 *, targets: tuple[str, ...] = TARGETS, user_dir: Path | str | None = None) -> None:
+                 *, targets: tuple[str, ...] = TARGETS, user_dir: Path | str | None = None,
+                 verdicts: Path | None = None) -> None:
         self.dir = Path(memories_dir)
+        self.verdicts = verdicts  # where the entries' safety verdicts are kept (memory/verdicts.py); None: judge
         self.dirs = {"memory": self.dir, "user": Path(user_dir) if user_dir else self.dir}
         self.limits = {"memory": int(memory_char_limit), "user": int(user_char_limit)}
         self.targets = tuple(t for t in targets if t in TARGETS)
@@ -80,8 +80,8 @@ class MemoryStore:
         targets = tuple(t for t, on in (("memory", m.memory_enabled), ("user", m.user_profile_enabled))
                         if on)
         where = memories_dir if memories_dir is not None else Path(settings.home) / "memories"
-        return cls(where, m.memory_char_limit, m.user_char_limit,
-                   targets=targets, user_dir=user_dir)
+        return cls(where, m.memory_char_limit, m.user_char_limit, targets=targets, user_dir=user_dir,
+                   verdicts=Path(settings.home) / "cache" / "memory-verdicts.json")
 
     def path(self, target: str) -> Path:
         return self.dirs[target] / FILE_NAMES[target]
@@ -184,18 +184,20 @@ class MemoryStore:
 
     def render(self) -> str:
         """The current memory block; entries failing the threat scan are withheld. Empty when no entries."""
-        blocks = []
+        from hermes_agent.memory.verdicts import Verdicts
+
+        blocks, verdicts = [], Verdicts(self.verdicts)
         for target in self.targets:
             entries = self.entries(target)
             if not entries:
                 continue
-            joined = withheld(entries)  # judged with their neighbours: an order split over two entries
-            safe = [e for i, e in enumerate(entries) if i not in joined and not scan(e) and not execution_directives(e)]
+            safe = [entries[i] for i in verdicts.safe(self.path(target), entries)]  # alone and with neighbours
             head = f"## {_HEADINGS[target]} ({joined_length(entries):,}/{self.limits[target]:,} chars)"
             body = ENTRY_DELIMITER.join("\n".join("> " + line for line in e.splitlines()) for e in safe)
             if len(safe) < len(entries):
                 body += f"\n[{len(entries) - len(safe)} entry(ies) withheld: failed the safety scan]"
             blocks.append(f"{head}\n{body}")
+        verdicts.save()
         if not blocks:
             return ""
         intro = ("# Persistent memory (saved with the memory tool in earlier sessions; snapshot from session "
@@ -223,8 +225,10 @@ class MemoryStore:
         if any(line.strip() == "§" for line in text.splitlines()):
             return "", WriteOutcome(False, "Content may not contain a line holding only '§' "
                                            "(it separates entries).", target)
-        findings = scan(text)
-        if findings:
+        from hermes_agent.memory.directives import execution_directives, refusal
+        from hermes_agent.memory.scan import scan
+
+        if findings := scan(text):
             what = ", ".join(dict.fromkeys(f.label for f in findings))
             return "", WriteOutcome(False, (
                 f"Refused: content matched the safety scan ({what}). Memory goes into your system prompt, "
@@ -264,6 +268,8 @@ class MemoryStore:
                 return new
             if new == cur:
                 return self._outcome(target, cur, True, "No change: that entry is already stored.")
+            from hermes_agent.memory.directives import joined_refusal
+
             if why := joined_refusal(new, cur):
                 return WriteOutcome(False, why, target)
             before, after = joined_length(cur), joined_length(new)

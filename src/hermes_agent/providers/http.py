@@ -12,7 +12,13 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from hermes_agent.errors import ProviderError, StreamStalledError, TransientError
-from hermes_agent.providers.http11 import Connection, HTTPError, RawResponse, RemoteDisconnected
+from hermes_agent.providers.http11 import (
+    Connection,
+    HTTPError,
+    RawResponse,
+    RemoteDisconnected,
+    create_connection,
+)
 
 _READ_CHUNK = 65536
 
@@ -164,7 +170,7 @@ class HttpClient:
         default = 443 if self.scheme == "https" else 80
         conn = Connection(host, port, host_header=name if self.port == default else f"{name}:{self.port}",
                           connect_timeout=self.connect_timeout, timeout=self.timeout, tls=tls,
-                          server_name=self.host, tunnel=tunnel, connect=_create_connection)
+                          server_name=self.host, tunnel=tunnel, connect=create_connection)
         conn.connect()
         return conn
 
@@ -278,17 +284,6 @@ def _shutdown(sock: socket.socket) -> None:
         sock.shutdown(socket.SHUT_RDWR)
     except OSError:
         pass
-
-
-def _create_connection(address: tuple[str, int], timeout: float | None = None,
-                       source_address: tuple[str, int] | None = None) -> socket.socket:
-    """socket.create_connection with an ASCII host handed over as bytes: a str host makes getaddrinfo load
-    the idna codec (and unicodedata) on every process's first connection (issue 24: start-up)."""
-    host, port = address
-    try:
-        return socket.create_connection((host.encode("ascii"), port), timeout, source_address)  # type: ignore[arg-type]
-    except UnicodeEncodeError:
-        return socket.create_connection(address, timeout, source_address)
 
 
 class _Watched:

@@ -51,6 +51,17 @@ def read_head(fp: BufferedReader) -> tuple[str, int, str, list[tuple[str, str]]]
     return parts[0], int(parts[1]), parts[2] if len(parts) > 2 else "", headers
 
 
+def create_connection(address: tuple[str, int], timeout: float | None = None,
+                      source_address: tuple[str, int] | None = None) -> socket.socket:
+    """socket.create_connection with an ASCII host handed over as bytes: a str host makes getaddrinfo load
+    the idna codec (and unicodedata) on every process's first connection (issue 24: start-up)."""
+    host, port = address
+    try:
+        return socket.create_connection((host.encode("ascii"), port), timeout, source_address)  # type: ignore[arg-type]
+    except UnicodeEncodeError:
+        return socket.create_connection(address, timeout, source_address)
+
+
 class RawResponse:
     """One response; `read(n)` and `readline()` return b"" at the end of the body."""
 
@@ -173,7 +184,7 @@ class Connection:
 
     def __init__(self, host: str, port: int, *, host_header: str, connect_timeout: float, timeout: float,
                  tls: object = None, server_name: str = "", tunnel: tuple[str, int] | None = None,
-                 connect: Callable[..., socket.socket] = socket.create_connection) -> None:
+                 connect: Callable[..., socket.socket] = create_connection) -> None:
         self.host, self.port, self.host_header = host, port, host_header
         self.connect_timeout, self.timeout = connect_timeout, timeout
         self.tls, self.server_name, self.tunnel = tls, server_name or host, tunnel

@@ -147,10 +147,9 @@ def parse_record(path: Path) -> dict:
 
 def _cache_version() -> str:
     """The record format plus the intent rules' version (their file): new rules rescan every description."""
-    from hermes_agent import intent
-
+    rules = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "intent.py")  # not imported
     try:
-        return f"{_CACHE_VERSION}:{os.stat(intent.__file__).st_mtime_ns}"
+        return f"{_CACHE_VERSION}:{os.stat(rules).st_mtime_ns}"
     except OSError:
         return str(_CACHE_VERSION)
 

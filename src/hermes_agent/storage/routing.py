@@ -16,7 +16,6 @@ import json
 import logging
 import os
 import sqlite3
-import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -162,6 +161,8 @@ class RoutingIndex:
                 text = json.dumps({"_README": README, **(self._data or {})}, indent=2)
                 reached = self._changes
             self.dir.mkdir(parents=True, exist_ok=True)
+            import tempfile  # where used: it loads shutil and random
+
             fd, tmp = tempfile.mkstemp(dir=str(self.dir), prefix=".sessions_", suffix=".tmp")
             try:
                 with os.fdopen(fd, "w", encoding="utf-8") as fh:

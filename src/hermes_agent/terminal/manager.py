@@ -174,7 +174,9 @@ class BackendPool:
         if self.kind not in _FACTORIES:
             raise HermesError(f"unknown terminal.backend {self.kind!r} (choose one of: {', '.join(BACKENDS)})")
         # the local sandbox spec is built when the first backend is (a run that never opens one pays nothing)
-        self._make_opts: Callable[[], dict] = ((lambda: _local_opts(settings, policy, notice)) if self.kind == "local"
+        # `policy` may be a callable giving it (a session's PendingPolicy.get): asked only then
+        self._make_opts: Callable[[], dict] = ((lambda: _local_opts(settings, policy() if callable(policy) else policy,
+                                                                    notice)) if self.kind == "local"
                                               else (lambda: {"modal_sdk": modal_sdk}))
         self._opts: dict | None = None
         self._backends: dict[str, TerminalBackend] = {}

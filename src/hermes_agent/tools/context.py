@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from hermes_agent.approval.policy import PathPolicy
+from hermes_agent.approval.policy import PathPolicy, PendingPolicy
 from hermes_agent.config.settings import Settings
 from hermes_agent.terminal.base import TerminalBackend
 
@@ -37,7 +37,7 @@ class ToolContext:
     checkpoint: Callable[[str, str], None] | None = None
     keep_uncommitted: Callable[[str, str], object] | None = None  # before a local terminal command: (its dir, it)
     interrupt: threading.Event = field(default_factory=threading.Event)
-    path_policy: PathPolicy | None = None
+    pending_policy: PendingPolicy | None = None  # the session's path policy, built on first use: `path_policy`
     sandbox_state: Callable[[], str] | None = None  # "bwrap" | "landlock" | "off" | "unavailable" (local backend)
     approve_write: Callable[..., object] | None = None  # the approval gate's check_write (file tools ask here)
     approve_context: Callable[..., object] | None = None  # the gate's check_context_file (tools/ctxwatch.py)
@@ -78,6 +78,16 @@ class ToolContext:
     last_call_ns: int = 0
     read_watch: object | None = None  # reads of tainted files by this session's processes (tools/readwatch.py)
     _local_backend: TerminalBackend | None = field(default=None, repr=False)
+
+    @property
+    def path_policy(self) -> PathPolicy | None:
+        """The session's path policy (waits for its build when one is under way); None: no policy here."""
+        pending = self.pending_policy
+        return None if pending is None else pending.get()
+
+    @path_policy.setter
+    def path_policy(self, policy: PathPolicy | None) -> None:
+        self.pending_policy = None if policy is None else PendingPolicy.of(policy)
 
     def backend(self) -> TerminalBackend:
         """The terminal backend for this task."""

@@ -1,4 +1,5 @@
-"""Our own Telegram Bot API client (http.client, kept-alive connections on daemon threads). It polls (getMe,
+"""Our own Telegram Bot API client (HTTP/1.1 on a socket, providers/http11.py: not http.client, whose import
+pulled the email package and ssl into every gateway start; kept-alive connections on daemon threads). It polls (getMe,
 deleteWebhook, getUpdates: `hermes gateway run` polls at once, python-telegram-bot is never on the start-up path)
 and carries the calls of every chat reply (sendMessage, sendChatAction, editMessageText, answerCallbackQuery,
 editMessageReplyMarkup): ~0.2 ms of CPU a call where the library's httpx stack took ~2 ms (issue 24).
@@ -8,16 +9,15 @@ library's own error) or Unavailable (anything else: 5xx, 409, a dropped or hangi
 from __future__ import annotations
 
 import asyncio
-import http.client
 import json
 import os
 import queue
-import socket
 import threading
 from collections.abc import Callable
 from urllib.parse import urlsplit
 
 from hermes_agent.messages import safe_loads
+from hermes_agent.providers.http11 import Connection, HTTPError, RemoteDisconnected
 
 _PROXY_VARS = ("https_proxy", "http_proxy", "all_proxy")
 
@@ -56,33 +56,34 @@ class RawApi:
         self.host, self.port = parts.hostname or "", parts.port or (443 if self.https else 80)
         self.prefix = f"{parts.path}{token}/"
         self.tls = tls
-        self._idle: list[http.client.HTTPConnection] = []
-        self._busy: set[http.client.HTTPConnection] = set()
+        name = f"[{self.host}]" if ":" in self.host else self.host  # as http.client writes an IPv6 literal
+        self.host_header = name if parts.port is None else f"{name}:{self.port}"
+        self._idle: list[Connection] = []
+        self._busy: set[Connection] = set()
         self._lock = threading.Lock()
         self._workers = _Workers()
 
-    def _connection(self, timeout: float, reuse: bool) -> tuple[http.client.HTTPConnection, bool]:
+    def _connection(self, timeout: float, reuse: bool) -> tuple[Connection, bool]:
         """An idle kept-alive connection (True) or a new one (False)."""
         with self._lock:
             conn = self._idle.pop() if self._idle and reuse else None
         reused = conn is not None
         if conn is None:
+            context = None
             if self.https:
                 import ssl
 
                 context = self.tls if isinstance(self.tls, ssl.SSLContext) else ssl.create_default_context()
-                conn = http.client.HTTPSConnection(self.host, self.port, timeout=timeout, context=context)
-            else:
-                conn = http.client.HTTPConnection(self.host, self.port, timeout=timeout)
-            conn.connect()
-            conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            conn = Connection(self.host, self.port, host_header=self.host_header, connect_timeout=timeout,
+                              timeout=timeout, tls=context)
+            conn.connect()  # TCP_NODELAY set there
         if conn.sock is not None:
             conn.sock.settimeout(timeout)
         with self._lock:
             self._busy.add(conn)
         return conn, reused
 
-    def _release(self, conn: http.client.HTTPConnection, keep: bool) -> None:
+    def _release(self, conn: Connection, keep: bool) -> None:
         with self._lock:
             self._busy.discard(conn)
             if keep:
@@ -97,16 +98,17 @@ class RawApi:
             conn, reused = None, False
             try:
                 conn, reused = self._connection(timeout, reuse)
-                conn.request("POST", self.prefix + method, body, {"Content-Type": "application/json"})
+                conn.request("POST", self.prefix + method, body,
+                             {"Content-Type": "application/json", "Content-Length": str(len(body))})
                 resp = conn.getresponse()
                 status, raw = resp.status, resp.read()
-            except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError) as exc:
+            except (RemoteDisconnected, BrokenPipeError, ConnectionResetError) as exc:
                 if conn is not None:
                     self._release(conn, keep=False)
                 if not reused:
                     raise Unavailable(f"{type(exc).__name__}: {exc}") from None
                 continue
-            except (OSError, http.client.HTTPException) as exc:
+            except (OSError, HTTPError) as exc:
                 if conn is not None:
                     self._release(conn, keep=False)
                 raise Unavailable(f"{type(exc).__name__}: {exc}") from None
@@ -182,13 +184,8 @@ class _Workers:
                 self._idle += 1
 
 
-def _drop(conn: http.client.HTTPConnection) -> None:
-    if conn.sock is not None:
-        try:
-            conn.sock.shutdown(socket.SHUT_RDWR)  # wakes a thread blocked in a long poll
-        except OSError:
-            pass
-    conn.close()
+def _drop(conn: Connection) -> None:
+    conn.close()  # shuts the socket down first: wakes a thread blocked in a long poll
 
 
 def _settle(future: asyncio.Future, result: object, exc: BaseException | None) -> None:

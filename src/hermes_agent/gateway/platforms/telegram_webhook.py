@@ -3,7 +3,6 @@ only with the matching X-Telegram-Bot-Api-Secret-Token header and answers 200 on
 
 from __future__ import annotations
 
-import hmac
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -31,6 +30,8 @@ class WebhookConfig:
 
 async def serve_webhook(config: WebhookConfig, accept: Callable[[dict], Awaitable[None]]):
     """Start the server; returns the aiohttp runner (its cleanup() stops it)."""
+    import hmac  # here: not on a polling gateway's start
+
     from aiohttp import web
 
     async def receive(request: web.Request) -> web.Response:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
-import mimetypes
 import re
 import time
 from dataclasses import dataclass
@@ -279,6 +278,8 @@ class WhatsAppAdapter:
 
     async def send_file(self, chat_id: str, path: Path, caption: str = "") -> str | None:
         """Upload to /{phone_number_id}/media, then send it: JPEG/PNG as an image, anything else as a document."""
+        import mimetypes  # where used: its tables are read at import
+
         import aiohttp
 
         mime = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
@@ -366,4 +367,6 @@ def _retry_after(value: str | None) -> float:
 
 def _extension(mime: str) -> str:
     fixed = {"image/jpeg": ".jpg", "audio/ogg": ".ogg", "audio/mpeg": ".mp3", "text/plain": ".txt"}
+    import mimetypes
+
     return fixed.get(mime) or mimetypes.guess_extension(mime or "") or ".bin"
