@@ -213,6 +213,24 @@ class FlowChecks:
                 self.add("decoded_exec", "run a file that holds decoded content (base64 -d > x.sh; sh x.sh)")
             else:
                 self.feed(Cmd(u.name, u.args, lang=lang), content, depth, env)
+        self._written_runs(u, env, depth)
+
+    def _written_runs(self, u: Unwrapped, env: ShellEnv, depth: int) -> None:
+        """A file the text wrote earlier that this command runs by another way than naming it as a script
+        (`make -f M clean`, `just`, `task`, `npm run`, `python -m`): judged by the part of it that runs, the
+        way workfiles reads such files from the workspace (rt12 a29)."""
+        from hermes_agent.approval.rules import workfiles
+
+        for kind, path, picks in workfiles.runs(u):
+            name = basename(path).lower()
+            if name not in env.files or kind == "tests":
+                continue
+            content = env.files[name]
+            if content is None:
+                self.add("decoded_exec", f"run {path}, a file this command filled with decoded content")
+                continue
+            for lang, piece in workfiles.texts(kind, content, picks):
+                self.feed(Cmd(u.name, [], lang=None if lang == "sh" else lang), piece, depth, env)
 
     def _extracted(self, sink: Cmd, env: ShellEnv) -> None:
         """curl ... | tar x -C DIR: what lands in DIR came from the network; into a PATH directory it will run."""
@@ -297,6 +315,8 @@ class FlowChecks:
                 self.add(*clobber.CLOBBER)
             if sink.name == "tee" and any(c.downloads for c in upstream):  # curl ... | tee x.sh: x.sh is downloaded
                 env.downloaded.update(basename(a).lower() for a in sink.args if not a.startswith("-"))
+            elif sink.name == "tee" and upstream and upstream[-1].literal is not None:  # printf ... | tee x.sh
+                env.files.update((basename(a).lower(), upstream[-1].literal) for a in sink.args if not a.startswith("-"))
             if sink.name in _EXTRACTORS and any(c.downloads for c in upstream):
                 self._extracted(sink, env)
             if sink.decodes and sink.written:
