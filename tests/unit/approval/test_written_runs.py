@@ -26,6 +26,15 @@ WRITTEN_THEN_RUN = [
     "printf 'rm -rf d7\\n' | tee x.sh >/dev/null; sh x.sh",
     "printf 'import shutil\\nshutil.rmtree(\"d0\")\\n' > tool.py; python3 -m tool",
     "echo '{\"scripts\":{\"go\":\"rm -rf d1\"}}' > package.json; npm run go",
+    # the file's text built in pieces, carried, edited, or fed by stdin
+    "echo 'clean:' > M9; echo '\trm -rf d9' >> M9; make -f M9 clean",
+    "printf 'clean:\\n\\t' > M9; printf 'rm -rf d9\\n' >> M9; make -f M9 clean",
+    "printf 'rm -rf d7\\n' > x.sh; mv x.sh y.sh; sh y.sh",
+    "printf 'rm -rf d7\\n' > x.sh; cp x.sh y; bash y",
+    "printf 'rm -rf d7\\n' > x.sh; sh < x.sh",
+    "printf 'rm -rf d7\\n' > x.sh; cat x.sh | bash",
+    "sed -i 's/echo hi/rm -rf d9/' Makefile; make",
+    "sed -i 's|pytest -q|git push -f origin main|' justfile && just test",
 ]
 
 
@@ -44,6 +53,11 @@ def test_a_file_written_and_run_in_one_command_is_judged_by_its_text(command: st
     "printf 'clean:\\n\\trm -rf ~/x\\n' > M; make -f M --dry-run clean || true; cat M",
     "printf 'clean:\\n\\trm -rf ~/x\\n' > M; make -sn -f M clean",
     "printf 'clean:\\n    rm -rf ~/x\\n' > J; just -f J --list",
+    "echo 'hello:' > M; echo '\techo hi' >> M; make -f M hello",
+    "sed -i 's/-O2/-O3/' Makefile && make",
+    "sed -i 's|http://old.example|https://new.example|g' x.sh; sh x.sh",
+    "sed -i 's/version = .*/version = \"1.2\"/' setup.py && python setup.py sdist",
+    "printf 'ls -la\\n' > x.sh; sh < x.sh; cat x.sh | sh",
 ])
 def test_ordinary_written_recipes_pass(command: str) -> None:
     assert scan_command(command).keys == (), command
