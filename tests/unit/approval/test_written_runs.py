@@ -35,6 +35,10 @@ WRITTEN_THEN_RUN = [
     "printf 'rm -rf d7\\n' > x.sh; cat x.sh | bash",
     "sed -i 's/echo hi/rm -rf d9/' Makefile; make",
     "sed -i 's|pytest -q|git push -f origin main|' justfile && just test",
+    # written by interpreter code: its strings are what it puts there
+    "python3 -c \"open('M9','w').write('clean:\\n\\trm -rf d9\\n')\"; make -s -f M9 clean",
+    "node -e \"require('fs').writeFileSync('x.sh','rm -rf d7')\"; sh x.sh",
+    "perl -e 'open(F,\">x.sh\"); print F \"rm -rf d7\\n\"'; sh x.sh",
 ]
 
 
@@ -58,6 +62,8 @@ def test_a_file_written_and_run_in_one_command_is_judged_by_its_text(command: st
     "sed -i 's|http://old.example|https://new.example|g' x.sh; sh x.sh",
     "sed -i 's/version = .*/version = \"1.2\"/' setup.py && python setup.py sdist",
     "printf 'ls -la\\n' > x.sh; sh < x.sh; cat x.sh | sh",
+    "python3 -c \"open('x.sh','w').write('echo ok')\"; sh x.sh",
+    "python3 -c \"open('notes.txt','w').write('never rm -rf /')\"; cat notes.txt",
 ])
 def test_ordinary_written_recipes_pass(command: str) -> None:
     assert scan_command(command).keys == (), command

@@ -232,6 +232,9 @@ class FlowChecks:
                 before = env.files.get(name)
                 appended = op in (">>", "&>>") and isinstance(before, str) and content is not None
                 env.files[name] = before + content if appended else content  # type: ignore[operator]
+        if u.code and u.code[0] != "sql":
+            for name, body in interp.written_files(*u.code).items():
+                env.files[basename(name).lower()] = body
         operands = [a for a in u.args if not a.startswith("-")]
         if u.name in ("cp", "mv", "install") and len(operands) == 2 and basename(operands[0]).lower() in env.files:
             source = basename(operands[0]).lower()
