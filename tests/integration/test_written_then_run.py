@@ -57,3 +57,18 @@ def test_files_written_and_run_are_judged_by_their_recipes(scripted, hermes_home
     assert all((work / d / "f0").read_text() == "important\n" for d in ("d9", "d10", "d11"))
     ordinary = json.loads(terminal[3])
     assert "made-42" in ordinary["output"] and not ordinary.get("blocked"), ordinary
+
+
+@pytest.mark.parametrize("where", ["work", "tmp"])
+def test_a_file_an_earlier_call_wrote_is_read_where_the_confined_side_wrote_it(scripted, hermes_home, tmp_path, where):
+    work = _work(tmp_path)
+    path = "M9" if where == "work" else "/tmp/M9"
+    model_config(hermes_home, scripted.url)
+    scripted.add(_call(f"printf 'clean:\\n\\t$(RM) -r {work}/d9\\n' > {path}; echo written"),
+                 _call(f"make -s -f {path} clean"), {"content": "done"})
+    out = run_hermes("chat", "-q", "tidy up", home=hermes_home, cwd=str(work), input="", timeout=180)
+    assert out.returncode == 0, out.stderr
+    first, second = _results(scripted)
+    assert "written" in first, first
+    assert '"blocked": true' in second and "recursive delete" in second, second
+    assert (work / "d9" / "f0").read_text() == "important\n"

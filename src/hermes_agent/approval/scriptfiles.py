@@ -11,6 +11,7 @@ import re
 import stat
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 
 from hermes_agent import lazyre
 
@@ -80,11 +81,14 @@ def _hooks(command: str, cwd: str, shell_state: str) -> str:
                      os.path.lexists(os.path.join(base, os.path.expanduser(file))))
 
 
-def file_findings(command: str, cwd: str | None, shell_state: str = "", since: float | None = None) -> tuple:
+def file_findings(command: str, cwd: str | None, shell_state: str = "", since: float | None = None,
+                  host_path: Callable[[str], str] | None = None) -> tuple:
     """Findings (rules.Finding) in the workspace files `command` would run from `cwd`, each naming its file;
     with `shell_state`, also in what the variables it exports make the command's programs run. The files a
     test runner collects without naming them count when changed (ctime) after `since` (None: all of them):
-    what this frontend's sessions wrote, not the project's own suite."""
+    what this frontend's sessions wrote, not the project's own suite. `host_path` maps a path the confined
+    commands see to where it lies here (their /tmp is the session's private one); still read without
+    following a symlink."""
     hooks = _hooks(command, cwd, shell_state) if shell_state and cwd else ""
     if not cwd or not command or not (hooks or _RUNS_A_FILE.search(command)):
         return ()
@@ -93,9 +97,10 @@ def file_findings(command: str, cwd: str | None, shell_state: str = "", since: f
 
     base = os.path.realpath(cwd)
     read: dict[str, tuple | None] = {}
+    here = host_path or (lambda p: p)
 
     def reader(path: str, at: str | None) -> object:
-        full = os.path.normpath(os.path.join(base, at or "", os.path.expanduser(path)))
+        full = here(os.path.normpath(os.path.join(base, at or "", os.path.expanduser(path))))
         try:
             data = read_nofollow(full)
         except OSError:
@@ -105,10 +110,10 @@ def file_findings(command: str, cwd: str | None, shell_state: str = "", since: f
         return None if data is None else data.decode("utf-8", "replace")
 
     def lister(path: str, at: str | None, picks: tuple[str, ...]) -> list[str]:
-        full = os.path.normpath(os.path.join(base, at or "", os.path.expanduser(path)))
-        return list_tests(full, base, picks, read, int((since - 1) * 1e9) if since is not None else 0)
+        full = here(os.path.normpath(os.path.join(base, at or "", os.path.expanduser(path))))
+        return list_tests(full, here(base), picks, read, int((since - 1) * 1e9) if since is not None else 0)
 
-    key = (command, base, hooks, since)
+    key = (command, base, hooks, since, here("/tmp"))
     with _lock:
         hit = _cache.get(key)
     if hit is not None and all(_signature(p) == sig for p, sig in hit[0].items() if sig != ("unreadable",)):
