@@ -107,3 +107,12 @@ def test_files_written_earlier_in_the_session_are_read_where_they_lie(work: Path
                                      "just --show wipe", "task --summary ship"])
 def test_recipes_not_run_are_not_judged(work: Path, command: str) -> None:
     assert file_findings(command, str(work)) == ()
+
+
+@pytest.mark.parametrize(("command", "named"), [("cp M9 build.mk; make -f build.mk clean", "M9"),
+                                                ("mv justfile J && just -f J wipe", "justfile")])
+def test_a_copy_runs_what_its_source_holds(work: Path, command: str, named: str) -> None:
+    found = file_findings(command, str(work))
+    assert found and all(f"(in {named})" in f.description for f in found), found
+    (work / "Makefile.in").write_text("all:\n\techo hi\n")
+    assert file_findings("cp Makefile.in Makefile && make", str(work)) == ()

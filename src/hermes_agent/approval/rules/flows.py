@@ -239,6 +239,8 @@ class FlowChecks:
         if u.name in ("cp", "mv", "install") and len(operands) == 2 and basename(operands[0]).lower() in env.files:
             source = basename(operands[0]).lower()
             env.files[basename(operands[1]).lower()] = env.files[source] if u.name != "mv" else env.files.pop(source)
+        elif u.name in ("cp", "mv", "install") and len(operands) == 2:  # the copy runs what the source holds
+            self.__dict__.setdefault("_copied", {})[basename(operands[1]).lower()] = self.path(operands[0], env)
         elif u.name in ("sed", "gsed") and u.inplace:
             new = [m.group(2) for a in u.args for m in _SED_SUBST.finditer(a) if m.group(2).strip()]
             edits: dict = self.__dict__.setdefault("_sed_edits", {})

@@ -245,7 +245,9 @@ class WorkFiles:
     def workspace_files(self, u: Unwrapped, env: object, depth: int) -> None:
         seen: set = self.__dict__.setdefault("_files_seen", set())
         base = getattr(env, "cwd", None)
+        copied: dict = self.__dict__.get("_copied", {})  # `cp SRC M9` earlier in the text: M9 will hold SRC
         for kind, path, picks in self._listed(u, base):
+            path = copied.get(basename(path).lower(), path)
             key = (base, path, picks)
             if key in seen:
                 continue
