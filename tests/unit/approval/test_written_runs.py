@@ -35,6 +35,7 @@ WRITTEN_THEN_RUN = [
     "printf 'rm -rf d7\\n' > x.sh; cat x.sh | bash",
     "sed -i 's/echo hi/rm -rf d9/' Makefile; make",
     "sed -i 's|pytest -q|git push -f origin main|' justfile && just test",
+    "sed -i 's/\"build\": \"tsc\"/\"build\": \"rm -rf d1\"/' package.json && npm run build",
     # written by interpreter code: its strings are what it puts there
     "python3 -c \"open('M9','w').write('clean:\\n\\trm -rf d9\\n')\"; make -s -f M9 clean",
     "node -e \"require('fs').writeFileSync('x.sh','rm -rf d7')\"; sh x.sh",
@@ -59,6 +60,7 @@ def test_a_file_written_and_run_in_one_command_is_judged_by_its_text(command: st
     "printf 'clean:\\n    rm -rf ~/x\\n' > J; just -f J --list",
     "echo 'hello:' > M; echo '\techo hi' >> M; make -f M hello",
     "sed -i 's/-O2/-O3/' Makefile && make",
+    "sed -i 's/\"version\": \"1.0.0\"/\"version\": \"1.0.1\"/' package.json && npm run build",
     "sed -i 's|http://old.example|https://new.example|g' x.sh; sh x.sh",
     "sed -i 's/version = .*/version = \"1.2\"/' setup.py && python setup.py sdist",
     "printf 'ls -la\\n' > x.sh; sh < x.sh; cat x.sh | sh",

@@ -258,7 +258,9 @@ class FlowChecks:
             name = basename(path).lower()
             for piece in edits.pop(name, ()) if kind != "tests" else ():  # the text a sed -i put in, as it runs
                 lang = kind if kind in ("python", "perl", "ruby", "node", "php", "lua") else None
-                self.feed(Cmd(u.name, [], lang=lang), piece.replace("\\n", "\n").replace("\\t", ""), depth, env)
+                piece = piece.replace("\\n", "\n").replace("\\t", "")
+                for _, text in (planted("package.json", piece) if kind == "npm" else ()) or [("sh", piece)]:
+                    self.feed(Cmd(u.name, [], lang=lang), text, depth, env)
             if name not in env.files or kind == "tests":
                 continue
             content = env.files[name]
