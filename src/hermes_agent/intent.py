@@ -1,6 +1,7 @@
 """Intent scan of text that would enter a future system prompt (memory entries, skill descriptions), in
-any of several languages: normalise (NFKC, invisible characters removed, casefolded, and a de-leeted
-view), then look for what an injected instruction wants: to run something as a standing order, to send
+any of several languages: normalise (NFKC, invisible characters removed, casefolded), read it also with
+disguises undone (`views`: leetspeak inside words, `1` as i and as l, spaced letters joined, Cyrillic/Greek
+look-alikes folded), then look for what an injected instruction wants: to run something as a standing order, to send
 secrets out, to hide something from the user, to switch safety off, to override instructions.
 
 A second layer only: the first is provenance (tools/provenance.py) and quoting in the prompt. The word
@@ -20,6 +21,14 @@ import unicodedata
 from dataclasses import dataclass
 
 _LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s", "|": "i"})
+# Digit/symbol homoglyphs inside words (`cur1`, `b3f0re`): "1" is read both as i and as l. Only tokens that hold a
+# letter are folded, so versions, ports, IPs and numbers stay as they are (the fold is an extra view anyway).
+_HOMOGLYPHS = tuple(str.maketrans({"0": "o", "1": one, "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s"})
+                    for one in ("i", "l"))
+# Latin look-alikes from Cyrillic and Greek (lower and upper case); skills/guard_normalise.py folds with it too.
+CONFUSABLE = str.maketrans("асеорхуіјѕԁһӏАВСЕНІЈКМОРЅТХУοαρτνκιΑΒΕΗΙΚΜΝΟΡΤΧΥΖ",
+                           "aceopxyijsdhlABCEHIJKMOPSTXYoaptvkiABEHIKMNOPTXYZ")
+_CONFUSABLE_CHARS = frozenset("асеорхуіјѕԁһӏАВСЕНІЈКМОРЅТХУοαρτνκιΑΒΕΗΙΚΜΝΟΡΤΧΥΖ")
 
 # Imperative / infinitive forms only: a fact in the past or third person ("user ran", "disabled") is not an order.
 _RUN = ("run|execute|exec|launch|invoke|"
@@ -296,11 +305,41 @@ def normalise(text: str) -> str:
     return " ".join(text.split()).casefold()
 
 
+def fold_confusable(word: str) -> str:
+    """`word` with Cyrillic/Greek look-alikes read as Latin when it mixes them with Latin letters (`сurl`) or is made of
+    look-alikes only (`ехес`); other words (Russian, Greek prose) unchanged."""
+    if word.isascii():
+        return word
+    letters = [c for c in word if c.isalpha()]
+    latin = any("a" <= c.lower() <= "z" for c in letters)
+    if (latin and any(c in _CONFUSABLE_CHARS for c in letters)) or (letters and all(c in _CONFUSABLE_CHARS for c in letters)):
+        return word.translate(CONFUSABLE)
+    return word
+
+
+@functools.cache
+def _fold_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    return (re.compile(r"\S+"), re.compile(r"(?<!\w)(?:\w )+\w(?!\w)"))
+
+
+def _disguises_undone(norm: str, homoglyphs: dict[int, str]) -> str:
+    """Look-alike letters folded, digit/symbol homoglyphs read as letters inside words that hold letters, and
+    spaced-out letters joined (`s h` -> sh, `c u r l` -> curl)."""
+    token, spaced = _fold_patterns()
+
+    def word(m: re.Match[str]) -> str:
+        w = fold_confusable(m.group(0))
+        return w.translate(homoglyphs) if any(c.isalpha() for c in w) else w
+
+    return spaced.sub(lambda m: m.group(0).replace(" ", ""), token.sub(word, norm))
+
+
 def views(text: str) -> tuple[str, ...]:
-    """The normalised text and, when different, its de-leeted reading (3x3cute -> execute)."""
+    """The normalised text and, when different, its readings with disguises undone: the old de-leeted one
+    (3x3cute -> execute) and, with "1" as i and as l, look-alikes folded and spaced letters joined."""
     norm = normalise(text)
-    leet = norm.translate(_LEET)
-    return (norm,) if leet == norm else (norm, leet)
+    out = dict.fromkeys((norm, norm.translate(_LEET), *(_disguises_undone(norm, h) for h in _HOMOGLYPHS)))
+    return tuple(out)
 
 
 def scan(text: str) -> list[Intent]:

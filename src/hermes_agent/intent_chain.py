@@ -82,7 +82,6 @@ _OVERRIDE = (r"\b(?:guidance|instructions?|rules|directions|prompts?|everything)
              r"\b(?:supersedes?|overrides?|replaces?)\s+(?:all\s+|any\s+)?(?:previous|prior|earlier|other|your)\s+"
              r"(?:guidance|instructions|rules|directions)\b")
 _JOIN = r"""['"]\s*\+\s*['"]|['"]\s+['"]"""  # '~/.bash' + 'rc', "cr" "ontab"
-_LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s", "|": "i"})
 
 CHAINS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("fetches and runs code without telling the user", ("net", "exec", "hide")),
@@ -117,12 +116,11 @@ def _parts() -> dict[str, re.Pattern[str]]:
 
 
 def _views(text: str) -> tuple[str, ...]:
-    from hermes_agent.intent import normalise
+    from hermes_agent.intent import views
 
-    norm = normalise(text)
-    joined = _parts()["join"].sub("", norm)
-    out = dict.fromkeys((norm, norm.translate(_LEET), joined))
-    return tuple(out)
+    readings = views(text)
+    joined = _parts()["join"].sub("", readings[0])
+    return tuple(dict.fromkeys((*readings, joined)))
 
 
 def parts_of(text: str) -> dict[str, str]:

@@ -140,14 +140,15 @@ class ApprovalGate:
 
     def check(self, command: str, backend_kind: str = "local", isolated: bool = False, *,
               session_id: str | None = None, uncontained: str = "", cwd: str | None = None,
-              boundary: str = "", shell_state: str = "") -> Decision:
+              boundary: str = "", shell_state: str = "", host_path: Callable[[str], str] | None = None) -> Decision:
         """Decide about one terminal command (the full text, as the backend would run it). `boundary` says why
         this one call asks to leave a working sandbox (`sandbox: false`), `uncontained` why it would run
         outside one anyway (no OS sandbox works here and the user did not turn it off): either way only a
         person's yes for this call lets it through (`_cross_boundary`), never yolo, approvals.mode off, the
         allowlist or a session yes.
         With `cwd`, the workspace files the command runs (a.sh, Makefile, x.py, package.json) count too; with
-        `shell_state` (the session's saved aliases and functions), what a bare word defined there runs."""
+        `shell_state` (the session's saved aliases and functions), what a bare word defined there runs; `host_path`
+        maps a path the confined commands see to where it lies here (the session's private /tmp)."""
         from hermes_agent.approval.rules import Finding, scan_command, scan_state
 
         scan = scan_command(command)
@@ -168,7 +169,7 @@ class ApprovalGate:
         if cwd and not isolated:
             from hermes_agent.approval.scriptfiles import file_findings
 
-            findings.extend(file_findings(command, cwd, shell_state, self.started))
+            findings.extend(file_findings(command, cwd, shell_state, self.started, host_path))
         if boundary or uncontained:  # no sandbox on this machine is no different from leaving it
             findings.append(Finding(UNSANDBOXED, f"it would run outside the OS sandbox ({boundary or uncontained})"))
             return self._cross_boundary(f"`{_shown(command)}`", findings, session_id, "command")
@@ -359,7 +360,8 @@ class ApprovalGate:
         kind, isolated = backend_isolation(settings)
         if trait == "command":
             return self.check(subject.command, kind, isolated, session_id=session_id, boundary=subject.uncontained,
-                              uncontained=_sandbox_missing(ctx), cwd=_workspace(ctx), shell_state=_shell_state(ctx))
+                              uncontained=_sandbox_missing(ctx), cwd=_workspace(ctx), shell_state=_shell_state(ctx),
+                              host_path=_host_path(ctx))
         if trait == "writes":
             return self.check_write(subject.paths, session_id=session_id, isolated=isolated, tool=name)
         return self.check_external(name, subject.origin or "an external tool server", args, session_id=session_id)
@@ -499,6 +501,18 @@ def _workspace(ctx: object) -> str | None:
         log.debug("no backend to find the workspace files", exc_info=True)
         return None
     return cwd if isinstance(cwd, str) and cwd.startswith("/") else None
+
+
+def _host_path(ctx: object) -> Callable[[str], str] | None:
+    """The terminal's map from a path its confined commands see to the file here (their /tmp is the session's
+    private one: a script an earlier call left in /tmp is read there, rt12 a29), or None."""
+    try:
+        backend = ctx.backend() if callable(getattr(ctx, "backend", None)) else None  # type: ignore[union-attr]
+    except Exception:  # no backend here: paths are read as they are
+        log.debug("no backend to map paths", exc_info=True)
+        return None
+    mapper = getattr(backend, "host_path", None)
+    return mapper if callable(mapper) else None
 
 
 def _shell_state(ctx: object) -> str:

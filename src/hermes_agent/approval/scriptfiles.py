@@ -11,6 +11,7 @@ import re
 import stat
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 
 from hermes_agent import lazyre
 
@@ -19,7 +20,7 @@ _DIR_FLAGS = getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY | os.O_NOFOLLOW
 # Cheap pre-check: only commands that could run a file of the workspace are scanned again.
 _RUNS_A_FILE = lazyre.compile(r"(?:^|[\s;&|(`$]|\bsudo\s)(?:\S*/)?(?:(?:ba|z|da|k|mk|fi|c|tc|rba|ya|po)?sh|source|"
                               r"g?make|python[\d.]*|node|perl|ruby|php|npm|pnpm|yarn|bun|py\.?test|nose2|tox|nox|uv|poetry|pipenv|"
-                              r"pdm|hatch|rye|pixi)\b|(?:^|[\s;&|(`])\.\s|"
+                              r"pdm|hatch|rye|pixi|just|task)\b|(?:^|[\s;&|(`])\.\s|"
                               r"(?:^|[\s;&|(`])\.{0,2}/?[\w.-]+/[\w./-]*", re.M)
 MAX_TEST_FILES = 200  # newest first (by ctime, which no command can set back): what the session just wrote
 MAX_TEST_DIRS = 2000
@@ -89,11 +90,14 @@ def _hooks(command: str, cwd: str, shell_state: str) -> str:
                      os.path.lexists(os.path.join(base, os.path.expanduser(file))))
 
 
-def file_findings(command: str, cwd: str | None, shell_state: str = "", since: float | None = None) -> tuple:
+def file_findings(command: str, cwd: str | None, shell_state: str = "", since: float | None = None,
+                  host_path: Callable[[str], str] | None = None) -> tuple:
     """Findings (rules.Finding) in the workspace files `command` would run from `cwd`, each naming its file;
     with `shell_state`, also in what the variables it exports make the command's programs run. The files a
     test runner collects without naming them count when changed (ctime) after `since` (None: all of them):
-    what this frontend's sessions wrote, not the project's own suite."""
+    what this frontend's sessions wrote, not the project's own suite. `host_path` maps a path the confined
+    commands see to where it lies here (their /tmp is the session's private one); still read without
+    following a symlink."""
     hooks = _hooks(command, cwd, shell_state) if shell_state and cwd else ""
     if not cwd or not command or not (hooks or _RUNS_A_FILE.search(command) or _assigns_hook(command)):
         return ()
@@ -102,9 +106,10 @@ def file_findings(command: str, cwd: str | None, shell_state: str = "", since: f
 
     base = os.path.realpath(cwd)
     read: dict[str, tuple | None] = {}
+    here = host_path or (lambda p: p)
 
     def reader(path: str, at: str | None) -> object:
-        full = os.path.normpath(os.path.join(base, at or "", os.path.expanduser(path)))
+        full = here(os.path.normpath(os.path.join(base, at or "", os.path.expanduser(path))))
         try:
             data = read_nofollow(full)
         except OSError:
@@ -114,10 +119,10 @@ def file_findings(command: str, cwd: str | None, shell_state: str = "", since: f
         return None if data is None else data.decode("utf-8", "replace")
 
     def lister(path: str, at: str | None, picks: tuple[str, ...]) -> list[str]:
-        full = os.path.normpath(os.path.join(base, at or "", os.path.expanduser(path)))
-        return list_tests(full, base, picks, read, int((since - 1) * 1e9) if since is not None else 0)
+        full = here(os.path.normpath(os.path.join(base, at or "", os.path.expanduser(path))))
+        return list_tests(full, here(base), picks, read, int((since - 1) * 1e9) if since is not None else 0)
 
-    key = (command, base, hooks, since)
+    key = (command, base, hooks, since, here("/tmp"))
     with _lock:
         hit = _cache.get(key)
     if hit is not None and all(_signature(p) == sig for p, sig in hit[0].items() if sig != ("unreadable",)):

@@ -1,5 +1,7 @@
 """Threat scan for text that ends up in the system prompt: prompt-injection phrases, role tags,
-invisible Unicode and secret shapes. Pure functions; callers decide whether to refuse or drop."""
+invisible Unicode and secret shapes, the phrases also read with disguises undone (hermes_agent.intent.views:
+`1gn0re pr3v10us 1nstruct10ns`, `i g n o r e`, Cyrillic look-alikes). Pure functions; callers decide whether to
+refuse or drop."""
 
 from __future__ import annotations
 
@@ -62,9 +64,24 @@ def strip_invisible(text: str) -> str:
     return _INVISIBLE.sub("", text)
 
 
+# Something a disguise could hide behind: non-ASCII, a digit or @/$ touching a letter, single letters spaced out.
+_DISGUISE = lazyre.compile(r"[^\x00-\x7f]|[A-Za-z][0-9@$|]|[0-9@$|][A-Za-z]|(?<![\w])\w \w(?![\w])")
+
+
+def _readings(text: str) -> tuple[str, ...]:
+    """`text` as written and with its disguises undone (intent.views: leetspeak, spaced letters, look-alikes);
+    the views are only built when the text holds something to undo (context files are read line by line)."""
+    if not _DISGUISE.search(text):
+        return (text,)
+    from hermes_agent.intent import views
+
+    return (text, *views(text))
+
+
 def injection_findings(text: str) -> list[Finding]:
-    """Prompt-injection phrases, role tags and invisible characters found in `text`."""
-    found = [Finding("injection", label) for label, rx in _INJECTION if rx.search(text)]
+    """Prompt-injection phrases, role tags and invisible characters found in `text` (in any of its readings)."""
+    readings = _readings(text)
+    found = [Finding("injection", label) for label, rx in _INJECTION if any(rx.search(r) for r in readings)]
     if invisible_chars(text):
         found.append(Finding("invisible", "invisible Unicode characters"))
     return found
@@ -87,4 +104,5 @@ def scan(text: str) -> list[Finding]:
 def line_is_suspicious(line: str) -> bool:
     """True when a line matches an injection phrase or role tag (drops lines from context files,
     where commands that use $TOKEN variables are ordinary project documentation)."""
-    return any(rx.search(line) for label, rx in _INJECTION if label != "exfiltration")
+    readings = _readings(line)
+    return any(rx.search(r) for label, rx in _INJECTION if label != "exfiltration" for r in readings)

@@ -13,14 +13,13 @@ from __future__ import annotations
 import unicodedata
 from dataclasses import dataclass
 
+from hermes_agent.intent import CONFUSABLE as _CONFUSABLE  # Latin look-alikes from Cyrillic and Greek
+
 _JOINERS = {0x200C, 0x200D}
 _ZERO_WIDTH = {0x200B, 0x2060, 0x2061, 0x2062, 0x2063, 0x2064, 0x180E, 0xFEFF, 0x00AD, 0x034F, 0x17B4, 0x17B5}
 _MARKS = {0x200E, 0x200F, 0x061C}  # LRM, RLM, ALM: harmless inside right-to-left text
 _BIDI = {0x202A, 0x202B, 0x202C, 0x202D, 0x202E, 0x2066, 0x2067, 0x2068, 0x2069}
 _FILLERS = {0x3164, 0x115F, 0x1160, 0xFFA0}
-# Latin look-alikes from Cyrillic and Greek (lower and upper case).
-_CONFUSABLE = str.maketrans("асеорхуіјѕԁһӏАВСЕНІЈКМОРЅТХУοαρτνκιΑΒΕΗΙΚΜΝΟΡΤΧΥΖ",
-                            "aceopxyijsdhlABCEHIJKMOPSTXYoaptvkiABEHIKMNOPTXYZ")
 _RANK = {"low": 1, "medium": 2, "high": 3, "critical": 4}
 
 

@@ -108,6 +108,10 @@ class Cmd:
     edits: bool = False  # an in-place editor fed its file names by xargs
 
 
+# the replacement of a sed `s` command (any delimiter): the text a `sed -i` puts into the file
+_SED_SUBST = lazy(r"(?:^|[;\n])\s*(?:[\d$,/]*\s*)?s(.)(?:(?!\1)[^\\]|\\.)*\1((?:(?!\1)[^\\]|\\.)*)\1")
+
+
 class FlowChecks:
     """Mixin for Scanner: needs add(), text() and the ShellEnv of the text being scanned."""
 
@@ -192,11 +196,10 @@ class FlowChecks:
             for op, t in redirects:
                 for lang, text in planted(t, cmd.literal) if op in WRITE_OPS else ():
                     self.feed(Cmd(u.name, [], lang=None if lang == "sh" else lang), text, depth, env)
-        if cmd.literal is not None or cmd.decodes:
-            content = cmd.literal if not cmd.decodes else (interp.try_decode(cmd.here) if cmd.here else None)
-            for name in cmd.written:
-                env.files[name] = content
+        self._remember_writes(u, cmd, redirects, env)
         if not (env.downloaded or env.files):
+            if self.__dict__.get("_sed_edits"):
+                self._written_runs(u, env, depth)
             return
         lang = interp.language(u.name)
         ran = {basename(u.raw_name).lower()}
@@ -213,6 +216,59 @@ class FlowChecks:
                 self.add("decoded_exec", "run a file that holds decoded content (base64 -d > x.sh; sh x.sh)")
             else:
                 self.feed(Cmd(u.name, u.args, lang=lang), content, depth, env)
+        self._written_runs(u, env, depth)
+
+    def _remember_writes(self, u: Unwrapped, cmd: Cmd, redirects: list, env: ShellEnv) -> None:
+        """What the text put into files so far: echo/printf/heredoc/decoded text (`>>` appends), carried along by
+        cp/mv, and the replacement text of a `sed -i s///` on such a file (its new recipe or line)."""
+        if cmd.literal is not None or cmd.decodes:
+            content = cmd.literal if not cmd.decodes else (interp.try_decode(cmd.here) if cmd.here else None)
+            if content is not None and u.name == "echo" and not any(a in ("-n", "-ne", "-en") for a in u.args):
+                content += "\n"
+            for op, t in redirects:
+                name = basename(t).lower()
+                if op not in WRITE_OPS:
+                    continue
+                before = env.files.get(name)
+                appended = op in (">>", "&>>") and isinstance(before, str) and content is not None
+                env.files[name] = before + content if appended else content  # type: ignore[operator]
+        if u.code and u.code[0] != "sql":
+            for name, body in interp.written_files(*u.code).items():
+                env.files[basename(name).lower()] = body
+        operands = [a for a in u.args if not a.startswith("-")]
+        if u.name in ("cp", "mv", "install") and len(operands) == 2 and basename(operands[0]).lower() in env.files:
+            source = basename(operands[0]).lower()
+            env.files[basename(operands[1]).lower()] = env.files[source] if u.name != "mv" else env.files.pop(source)
+        elif u.name in ("cp", "mv", "install") and len(operands) == 2:  # the copy runs what the source holds
+            self.__dict__.setdefault("_copied", {})[basename(operands[1]).lower()] = self.path(operands[0], env)
+        elif u.name in ("sed", "gsed") and u.inplace:
+            new = [m.group(2) for a in u.args for m in _SED_SUBST.finditer(a) if m.group(2).strip()]
+            edits: dict = self.__dict__.setdefault("_sed_edits", {})
+            for name in (basename(a).lower() for a in arg_targets(u)) if new else ():
+                edits.setdefault(name, []).extend(new)
+
+    def _written_runs(self, u: Unwrapped, env: ShellEnv, depth: int) -> None:
+        """A file the text wrote earlier that this command runs by another way than naming it as a script
+        (`make -f M clean`, `just`, `task`, `npm run`, `python -m`): judged by the part of it that runs, the
+        way workfiles reads such files from the workspace (rt12 a29)."""
+        from hermes_agent.approval.rules import workfiles
+
+        edits: dict = self.__dict__.get("_sed_edits", {})
+        for kind, path, picks in workfiles.runs(u):
+            name = basename(path).lower()
+            for piece in edits.pop(name, ()) if kind != "tests" else ():  # the text a sed -i put in, as it runs
+                lang = kind if kind in ("python", "perl", "ruby", "node", "php", "lua") else None
+                piece = piece.replace("\\n", "\n").replace("\\t", "")
+                for _, text in (planted("package.json", piece) if kind == "npm" else ()) or [("sh", piece)]:
+                    self.feed(Cmd(u.name, [], lang=lang), text, depth, env)
+            if name not in env.files or kind == "tests":
+                continue
+            content = env.files[name]
+            if content is None:
+                self.add("decoded_exec", f"run {path}, a file this command filled with decoded content")
+                continue
+            for lang, piece in workfiles.texts(kind, content, picks):
+                self.feed(Cmd(u.name, [], lang=None if lang == "sh" else lang), piece, depth, env)
 
     def _extracted(self, sink: Cmd, env: ShellEnv) -> None:
         """curl ... | tar x -C DIR: what lands in DIR came from the network; into a PATH directory it will run."""
@@ -244,7 +300,8 @@ class FlowChecks:
     def stdin_feeds(self, u: Unwrapped, cmd: Cmd, raw: list, resolved: list, sub_traits: dict, depth: int,
                     env: ShellEnv) -> None:
         for (op, w), (_, text) in zip(raw, resolved, strict=False):
-            if op not in _STDIN_OPS and not (op == "<" and any(k == "<(" for k, _ in w.subs)):
+            written = env.files.get(basename(text).lower()) if op == "<" and text else None
+            if op not in _STDIN_OPS and not (op == "<" and (written or any(k == "<(" for k, _ in w.subs))):
                 continue
             if op != "<":
                 cmd.here = text
@@ -257,6 +314,8 @@ class FlowChecks:
             self.check_sources(sub_traits.get(id(w)), "redirection into an interpreter")
             if op != "<":
                 self.feed(cmd, text, depth, env)
+            elif written:  # printf ... > x.sh; sh < x.sh
+                self.feed(cmd, written, depth, env)
             else:  # bash < <(echo CMD): what the substitution prints, when the text fixes it, is the program
                 for kind, inner in w.subs:
                     printed = render_sub(inner, env) if kind == "<(" else "$("
@@ -297,6 +356,8 @@ class FlowChecks:
                 self.add(*clobber.CLOBBER)
             if sink.name == "tee" and any(c.downloads for c in upstream):  # curl ... | tee x.sh: x.sh is downloaded
                 env.downloaded.update(basename(a).lower() for a in sink.args if not a.startswith("-"))
+            elif sink.name == "tee" and upstream and upstream[-1].literal is not None:  # printf ... | tee x.sh
+                env.files.update((basename(a).lower(), upstream[-1].literal) for a in sink.args if not a.startswith("-"))
             if sink.name in _EXTRACTORS and any(c.downloads for c in upstream):
                 self._extracted(sink, env)
             if sink.decodes and sink.written:
@@ -317,3 +378,6 @@ class FlowChecks:
             for c in upstream:
                 if c.literal and not c.decodes:
                     self.feed(sink, c.literal, depth, env)
+                elif c.name == "cat":  # printf ... > x.sh; cat x.sh | sh
+                    for text in filter(None, (env.files.get(basename(a).lower()) for a in c.args if a != "-")):
+                        self.feed(sink, text, depth, env)

@@ -201,6 +201,18 @@ def _literals(code: str, lang: str) -> list[str]:
     return [s for s in out if s.strip()]
 
 
+def written_files(lang: str, code: str) -> dict[str, str]:
+    """Interpreter code that writes files (`open('M9','w').write('...')`): each file-name-like string it holds ->
+    the other strings, the best reading of what it puts there (judged when the text runs that file later)."""
+    if not _WRITE.search(code):
+        return {}
+    literals = _literals(code, lang)
+    names = [s for s in literals if len(s) < 200 and not any(c in s.lstrip(">+< ") for c in " \n\t")
+             and s not in ("w", "a", "wb", "w+")]
+    body = "\n".join(s for s in literals if s not in names and s not in ("w", "a", "wb", "w+"))
+    return {name.lstrip("+<> "): body for name in names}  # perl's open(F, ">x.sh")
+
+
 def try_decode(text: str) -> str | None:
     """Decode a base64 or hex literal to printable text, else None."""
     text = text.strip()

@@ -1,5 +1,6 @@
 """Files of the workspace that a command runs: `bash a.sh`, `sh a.sh`, `./a.sh`, `source a.sh`, `make [target]`
-(the Makefile's recipes), `python x.py` (and other interpreters), `npm run x` / `npm test` / `npm install`
+(the Makefile's recipes), `just`/`task` (justfile recipes, Taskfile cmds: recipes.py), `python x.py` (and
+other interpreters), `npm run x` / `npm test` / `npm install`
 (package.json scripts). Their text is scanned with the same rules as the command, and findings name the
 file. Pure: the caller hands in `reader(path, base) -> text | None | UNREADABLE` (the approval gate reads
 with a fail-closed opener, approval/scriptfiles.py); without a reader nothing here runs."""
@@ -9,7 +10,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Iterator
 
-from hermes_agent.approval.rules import interp, testrunners
+from hermes_agent.approval.rules import interp, recipes, testrunners
 from hermes_agent.approval.rules.canonical import SHELLS, Unwrapped, basename
 from hermes_agent.approval.rules.lazyre import lazy
 from hermes_agent.approval.rules.state import CONFIG_FILE_WORD, INJECT_WORD
@@ -21,6 +22,8 @@ _NPM = frozenset({"npm", "pnpm", "yarn", "bun"})
 _NPM_LIFECYCLE = {"install": ("preinstall", "install", "postinstall", "prepare"), "ci": ("preinstall", "install",
                   "postinstall", "prepare"), "i": ("preinstall", "install", "postinstall", "prepare")}
 _NPM_DIRECT = frozenset({"test", "t", "start", "stop", "restart"})
+_MAKE_INERT = frozenset({"--dry-run", "--just-print", "--recon", "--question", "--help", "-h", "-v", "--version"})
+_MAKE_DRY = lazy(r"-[BbdeiIkLprRsStw]*[nq][BbdeiIkLprRsStwnq]*")
 _MAKE_RULE = lazy(r"^([^\t#:=\s][^:=]*?)\s*::?(?!=)\s*([^;]*)(?:;(.*))?$")
 _MAKE_VAR = lazy(r"^\s*(?:export\s+|override\s+)?([A-Za-z_][\w.]*)\s*[:?+!]?=\s*(.*)$")
 _MAKE_REF = lazy(r"\$[({]([A-Za-z_][\w.]*)[)}]")
@@ -53,6 +56,9 @@ def runs(u: Unwrapped) -> Iterator[tuple[str, str, tuple[str, ...]]]:
         return
     if u.name in _NPM:
         yield from _npm(u.name, args)
+        return
+    if u.name in ("just", "task"):
+        yield from recipes.runs(u.name, args, u.workdir)
         return
     if u.name in testrunners.PROJECT_RUNNERS:  # `uv run pytest`, `poetry run python x.py`: what they run
         inner = testrunners.project_command(u.name, args)
@@ -100,6 +106,8 @@ def _python_module(module: str) -> Iterator[tuple[str, str, tuple[str, ...]]]:
 
 
 def _make(args: list[str], workdir: str | None) -> Iterator[tuple[str, str, tuple[str, ...]]]:
+    if any(a in _MAKE_INERT or _MAKE_DRY.fullmatch(a) for a in args):
+        return  # prints or checks the recipes without running them
     makefile = None
     for i, a in enumerate(args):
         if a in ("-f", "--file", "--makefile") and i + 1 < len(args):
@@ -144,6 +152,10 @@ def texts(kind: str, text: str, picks: tuple[str, ...]) -> list[tuple[str, str]]
         return [("sh", "\n".join(f"git config {shlex.quote(k)} {shlex.quote(v)}" for k, v in git_config_pairs(text)))]
     if kind == "make":
         return [("sh", recipe) for recipe in make_recipes(text, picks)]
+    if kind == "just":
+        return [("sh", "\n".join(recipes.just_recipes(text, picks)))]
+    if kind == "task":
+        return [("sh", "\n".join(recipes.task_commands(text, picks)))]
     if kind == "npm":
         try:
             scripts = safe_loads(text).get("scripts") or {}
@@ -241,7 +253,9 @@ class WorkFiles:
     def workspace_files(self, u: Unwrapped, env: object, depth: int) -> None:
         seen: set = self.__dict__.setdefault("_files_seen", set())
         base = getattr(env, "cwd", None)
+        copied: dict = self.__dict__.get("_copied", {})  # `cp SRC M9` earlier in the text: M9 will hold SRC
         for kind, path, picks in self._listed(u, base):
+            path = copied.get(basename(path).lower(), path)
             key = (base, path, picks)
             if key in seen:
                 continue
