@@ -56,9 +56,9 @@ def _media_dirs(scope: str) -> None:
 def pending_path_policy(settings: Settings, media_scope: str = "") -> PendingPolicy:
     """The session's path policy for build_path_policy's arguments as they are now (the workspace resolved
     against today's cwd), built on first use or by `start()` (approval/policy.py PendingPolicy)."""
-    import os
+    from hermes_agent import paths
 
-    root = os.path.abspath(os.path.expanduser(settings.cfg.terminal.cwd))
+    root = paths.work_root(settings.cfg.terminal.cwd, str(settings.home), "terminal.cwd" in settings.chosen)
     return PendingPolicy(lambda: build_path_policy(settings, root, media_scope))
 
 
