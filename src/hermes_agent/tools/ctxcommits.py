@@ -11,8 +11,9 @@ names (`HEAD@{1}`, `stash@{2}`), the extra parents of stash-shaped commits (the 
 `git stash pop` restores), refs/notes, refs/stash and refs/replace (compared with replacements off).
 A repository that appears mid-session (rt12 a26: `git init` at any depth, moved in, a bare one and its `git
 worktree add`, a `git clone`: the run-later guard's deepwatch sees each `.git`) has an empty baseline: every
-watched name any of its names resolve to is unvouched (`new_baselines`) — but a clone of a repository the
-sandbox cannot write, or of one whose names were noted at the start, starts from that repository's names."""
+watched name in any tree of its object store is unvouched (judged by content: tools/ctxobjects.py) — but a clone
+of a repository the sandbox cannot write, or of one whose names were noted at the start, starts from that
+repository's names (`new_baselines`)."""
 
 from __future__ import annotations
 
@@ -220,6 +221,13 @@ def record(home: str, roots_before: dict[str, dict[str, str]]) -> list[str]:
 
     lines, items = [], []
     for root, before in roots_before.items():
+        if not before:  # a repository new this session: what any of its trees holds (tools/ctxobjects.py)
+            from hermes_agent.tools.ctxobjects import new_repository
+
+            found, said = new_repository(root, _NAMES)
+            items += [digest(data) for _name, data in found]
+            lines += said
+            continue
         after = tips(root)
         if not after or after == before:
             continue
