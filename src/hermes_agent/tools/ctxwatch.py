@@ -184,11 +184,14 @@ class Watch:
             found = self.settle(True)
             lines = self.decide(found, "a process of this session", None, None) if found else []
             self._vouch(list(self.base.items()))
+            from hermes_agent.paths import is_under
             from hermes_agent.terminal.sandbox.guard import new_repositories
             from hermes_agent.tools.ctxcommits import new_baselines, record
 
             try:  # the repositories that appeared meanwhile (at any depth) start from nothing (rt12 a26)
-                roots = {**self.refs, **new_baselines(new_repositories(), self.refs, self.window_roots)}
+                new = {gd: wt for gd, wt in new_repositories().items()  # where this session's commands write
+                       if any(is_under(wt or gd, os.path.realpath(r)) for r in self.window_roots)}
+                roots = {**self.refs, **new_baselines(new, self.refs, self.window_roots)}
                 lines += record(self.home, roots) if roots else []
             except OSError:
                 log.warning("could not look at this session's commits", exc_info=True)
