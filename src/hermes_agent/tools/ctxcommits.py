@@ -8,7 +8,12 @@ holds such a file back wherever it appears (memory/ctxledger.py `held`). git run
 Every name git resolves to a commit is compared, not only ref tips (issue 19 ctx11): the pseudo-refs a later
 `git reset --hard ORIG_HEAD` / `git merge FETCH_HEAD` / `git cherry-pick --continue` reads, every commit a reflog
 names (`HEAD@{1}`, `stash@{2}`), the extra parents of stash-shaped commits (the index and untracked-files commits
-`git stash pop` restores), refs/notes, refs/stash and refs/replace (compared with replacements off)."""
+`git stash pop` restores), refs/notes, refs/stash and refs/replace (compared with replacements off).
+A repository that appears mid-session (rt12 a26: `git init` at any depth, moved in, a bare one and its `git
+worktree add`, a `git clone`: the run-later guard's deepwatch sees each `.git`) has an empty baseline: every
+watched name in any tree of its object store is unvouched (judged by content: tools/ctxobjects.py) — but a clone
+of a repository the sandbox cannot write, or of one whose names were noted at the start, starts from that
+repository's names (`new_baselines`)."""
 
 from __future__ import annotations
 
@@ -67,6 +72,51 @@ def tips(root: str) -> dict[str, str] | None:
             found[name] = sha
     found.update((f"reflog:{sha}", sha) for shas in logs.values() for sha in shas)
     return found
+
+
+def new_baselines(repos: dict[str, str], known: dict[str, dict[str, str]],
+                  writable: list[str]) -> dict[str, dict[str, str]]:
+    """work tree (a bare repository: its git directory) -> the names to compare against, for each repository
+    new this session (`repos`: git directory -> work tree or ""; those in `known` are not new). Empty, but for
+    a clone whose `remote.origin.url` is a local repository confined code could not change (outside
+    `writable`) or one in `known`: that one's names, so what the clone brought from it is not taken for the
+    session's own (its config names the origin; a planted commit is new to the origin's names all the same)."""
+    from hermes_agent.paths import is_under
+
+    out: dict[str, dict[str, str]] = {}
+    for gitdir, work in repos.items():
+        root = work or gitdir
+        if root in known or root in out:
+            continue
+        origin = _origin(root)
+        if origin and origin in known:
+            out[root] = known[origin]
+        elif origin and not any(is_under(origin, w) for w in writable):
+            out[root] = tips(origin) or {}
+        else:
+            out[root] = {}
+    return out
+
+
+def _origin(root: str) -> str:
+    """The real path of the local repository `root` was cloned from ("" when none or not local)."""
+    from hermes_agent.gitsafe import run_git
+
+    try:
+        url = run_git(["config", "--get", "remote.origin.url"], cwd=root, timeout=10).stdout.strip()
+    except (OSError, ValueError):
+        return ""
+    url = url.removeprefix("file://")
+    if not url.startswith("/"):
+        return ""
+    try:
+        top = run_git(["rev-parse", "--show-toplevel"], cwd=url, timeout=10)
+        if top.returncode == 0 and top.stdout.strip():
+            return os.path.realpath(top.stdout.strip())
+        bare = run_git(["rev-parse", "--absolute-git-dir"], cwd=url, timeout=10)
+    except (OSError, ValueError):
+        return ""
+    return os.path.realpath(bare.stdout.strip()) if bare.returncode == 0 and bare.stdout.strip() else ""
 
 
 def _read(path: str, limit: int, real: bool = False) -> str:
@@ -171,6 +221,13 @@ def record(home: str, roots_before: dict[str, dict[str, str]]) -> list[str]:
 
     lines, items = [], []
     for root, before in roots_before.items():
+        if not before:  # a repository new this session: what any of its trees holds (tools/ctxobjects.py)
+            from hermes_agent.tools.ctxobjects import new_repository
+
+            found, said = new_repository(root, _NAMES)
+            items += [digest(data) for _name, data in found]
+            lines += said
+            continue
         after = tips(root)
         if not after or after == before:
             continue

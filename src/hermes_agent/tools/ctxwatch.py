@@ -111,6 +111,7 @@ class Watch:
             from hermes_agent.tools.ctxcommits import tips
 
             repos = dict.fromkeys(str(r) for r in (git_root(Path(root)) for root in self.roots) if r)
+            repos.update(dict.fromkeys(_nested(self.roots, self.window_roots)))
             self.refs = {r: t for r in repos if (t := tips(r)) is not None}
             try:
                 from hermes_agent.memory.ctxledger import open_window
@@ -183,13 +184,17 @@ class Watch:
             found = self.settle(True)
             lines = self.decide(found, "a process of this session", None, None) if found else []
             self._vouch(list(self.base.items()))
-            if self.refs:
-                from hermes_agent.tools.ctxcommits import record
+            from hermes_agent.paths import is_under
+            from hermes_agent.terminal.sandbox.guard import new_repositories
+            from hermes_agent.tools.ctxcommits import new_baselines, record
 
-                try:
-                    lines += record(self.home, self.refs)
-                except OSError:
-                    log.warning("could not look at this session's commits", exc_info=True)
+            try:  # the repositories that appeared meanwhile (at any depth) start from nothing (rt12 a26)
+                new = {gd: wt for gd, wt in new_repositories().items()  # where this session's commands write
+                       if any(is_under(wt or gd, os.path.realpath(r)) for r in self.window_roots)}
+                roots = {**self.refs, **new_baselines(new, self.refs, self.window_roots)}
+                lines += record(self.home, roots) if roots else []
+            except OSError:
+                log.warning("could not look at this session's commits", exc_info=True)
             if self.window is not None:
                 from hermes_agent.memory.ctxledger import close_window
 
@@ -199,6 +204,18 @@ class Watch:
                     log.warning("could not close the confined window in the ledger", exc_info=True)
                 self.window = None
             return lines
+
+
+MAX_NESTED = 16  # nested repositories whose names are noted at the start (~18 ms each; past it: not compared)
+
+
+def _nested(roots: list[str], within: list[str]) -> list[str]:
+    """Work trees of the repositories nested in the workspace at the start (the guard's baseline scan, cached):
+    their names are compared at the end like the top one's."""
+    from hermes_agent.terminal.sandbox.views import nested_scan
+
+    found = [os.path.dirname(dot) for root in roots for dot in nested_scan(root, within)[0]]
+    return list(dict.fromkeys(found))[:MAX_NESTED]
 
 
 def _describe(key: Key, old: Entry, new: Entry) -> str:

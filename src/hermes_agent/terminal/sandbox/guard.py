@@ -46,6 +46,7 @@ class Guard:
         self._deep_spots: set[str] = set()
         self._deep = DeepWatch(self.workspaces, self.roots)  # every depth (deepwatch.py; started with the baseline)
         self._base: Scan | None = None
+        self._first: dict[str, str] | None = None  # the baseline's repositories (git dir -> work tree, "" bare)
         self._active = 0
         self._held: list[str] = []
         self._lock = threading.Lock()
@@ -66,6 +67,7 @@ class Guard:
         with self._lock:
             if self._base is None:
                 self._base = self._scan(None, None)
+                self._first = dict(self._base.gitdirs)
                 notes: list[str] = []
             elif self._active or self._stray:  # confined work ran since the last check, or may have
                 notes = self._check()
@@ -246,6 +248,20 @@ def guard_for(workspaces: Iterable[str], quarantine: str, notify: Callable[[str]
             if notify is not None and guard.notify is None:
                 guard.notify = notify
         return guard
+
+
+def new_repositories() -> dict[str, str]:
+    """git directory -> work tree ("" for a bare one) of every repository a guard of this process knows now that
+    its baseline did not hold: made, cloned or moved in by confined work at any depth (deepwatch.py), as of the
+    last check (tools/ctxcommits.py judges their refs with an empty baseline)."""
+    with _GUARDS_LOCK:
+        guards = list(_GUARDS.values())
+    out: dict[str, str] = {}
+    for guard in guards:
+        with guard._lock:
+            if guard._base is not None and guard._first is not None:
+                out.update((gd, wt) for gd, wt in guard._base.gitdirs.items() if gd not in guard._first)
+    return out
 
 
 def existing_guard(workspaces: Iterable[str]) -> Guard | None:
