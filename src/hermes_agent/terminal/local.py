@@ -132,6 +132,7 @@ class LocalBackend(HostFiles):
 
         spec = runner.spec
         guard = guard_for(spec.workspaces, spec.quarantine, self._notice, (*spec.writable, *spec.pinned))
+        guard.separate_links(spec)  # once per set of writable roots: files hard-linked outside copied apart
         guard.watch(runner.strays)  # orphans of finished commands (setsid, `&`): their changes are not the user's
         return guard
 
@@ -147,6 +148,8 @@ class LocalBackend(HostFiles):
         runner = self._get_runner()
         if runner is not None and not self._warm_aborted:
             runner.warm()
+            if not self._warm_aborted:
+                self.guard()  # the hard-link walk (guard.separate_links) while the model thinks, too
 
     def abort_warm(self) -> None:
         """The session is closing: a launcher start under way (warm) fails now instead of finishing first."""
@@ -175,6 +178,10 @@ class LocalBackend(HostFiles):
             npm = os.path.join(env.get("HOME") or os.path.expanduser("~"), ".npm")
             if "npm_config_cache" not in env and runner.spec.denies_write(npm):
                 env["npm_config_cache"] = f"{env['TMPDIR']}/npm-cache"  # npm fails outright on a read-only cache
+        if sandbox and runner.contained:  # no new hard links into the stores (EXDEV anyway): uv/pnpm copy
+            from hermes_agent.terminal.sandbox.hardlinks import COPY_ENV
+
+            env.update(COPY_ENV)
         return runner.popen(argv, stdin=stdin, stdout=stdout, stderr=stderr, cwd=cwd or self._spawn_cwd(), env=env,
                             pty=pty, sandbox=sandbox, extra=extra)
 

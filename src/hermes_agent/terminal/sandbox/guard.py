@@ -81,6 +81,19 @@ class Guard:
             notes, self._held = self._held + notes, []
             return notes
 
+    def separate_links(self, spec: object) -> None:
+        """Before the first confined work of a set of writable roots (and again for a new set): files there
+        sharing their inode with a name outside are copied apart (hardlinks.py). The lines go to `notify` now
+        and to the model with the next `enter()`."""
+        from hermes_agent.terminal.sandbox import hardlinks
+
+        with self._lock:
+            lines = hardlinks.once(*hardlinks.plan(spec))
+            for line in lines:
+                if self.notify is not None:
+                    self.notify(line)
+            self._held += lines
+
     def leave(self, *, hold: bool = False) -> list[str]:
         """Confined work ended: check now. With `hold`, the lines wait for the next `enter()` (a background
         process or a server nobody waits on)."""

@@ -1,0 +1,261 @@
+"""Hard links that existed before the session (issue 19, red-team round 11 a43/a47): a regular file in a writable
+root may share its inode with a name OUTSIDE every writable root — uv and pnpm hard-link package files from their
+store (~/.cache/uv, the pnpm store) into each project's venv / node_modules, `git clone ~/upstream` hard-links
+.git/objects. Neither mechanism can refuse a write by inode: appending to the workspace's name writes the store and
+every other project using it, run unconfined.
+
+So before the first confined command the unconfined side walks the writable roots once, counting the names it
+finds for each inode with st_nlink > 1: an inode with fewer names inside the writable roots than links has a name
+elsewhere, and each of its names inside is **copied apart** — same bytes, mode, owner, times, in the same
+directory under a temporary name, then renamed over the original (atomic: a reader sees the old or the new file);
+several names of one inode inside stay linked to each other (the copy is linked, not copied again). A file linked
+twice only INSIDE the writable roots is left alone. What lies under a read-only carve-out or a hidden path inside
+a root counts as outside (the sandbox cannot write it). New links cannot be made later: `link()` from a read-only
+place into a writable one fails with EXDEV under both mechanisms (bwrap: another mount; Landlock: REFER), and the
+sandbox's environment asks uv and pnpm/npm to copy (`COPY_ENV`), so they do not even try.
+
+Why copying and not a read-only bind per file: `uv sync` / `pip install -U` replace package files by rename or
+unlink, which fails with EBUSY on a mount point, a venv has thousands of files (one mount each) and Landlock
+without a mount namespace has no binds at all. The cost is disk (the copy) and one walk per session start:
+`bench/bench_hardlinks.py`. Directories are opened with no symlink followed; a file is copied from the fd whose
+(dev, ino) was counted. Bounded: past `BUDGET` entries the rest is not looked at and the line says where.
+Stdlib only; nothing happens at import."""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import os
+import stat as stat_mod
+import threading
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+BUDGET = 500_000  # directory entries looked at per session start (~5 s on a loaded machine)
+COPY_ENV = {"UV_LINK_MODE": "copy", "npm_config_package_import_method": "copy"}
+_FICLONE = 0x40049409
+_OPEN_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_OPEN_FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK | getattr(os, "O_NOATIME", 0)
+
+
+@dataclass
+class Result:
+    """What one walk did: files copied apart (paths), their bytes, failures (path, reason), unwalked dirs."""
+
+    copied: list[str] = field(default_factory=list)
+    size: int = 0
+    failed: list[tuple[str, str]] = field(default_factory=list)
+    unchecked: list[str] = field(default_factory=list)
+    entries: int = 0
+    seconds: float = 0.0
+
+    def lines(self) -> list[str]:
+        out = []
+        if self.copied:
+            out.append(f"hermes copied {len(self.copied)} file(s) ({_size(self.size)}) of the writable folders apart from "
+                       f"hard links outside them (a package store, another checkout), so a command writing them "
+                       f"cannot change those: {_few(self.copied)}")
+        if self.failed:
+            path, why = self.failed[0]
+            out.append(f"{len(self.failed)} file(s) share their data with a file outside the writable folders and "
+                       f"could not be copied apart ({path}: {why}); a command writing them changes that file too")
+        if self.unchecked:
+            out.append(f"too many files to look for hard links outside the writable folders (over {BUDGET:,}): "
+                       f"not checked: {_few(self.unchecked)}")
+        return out
+
+
+def _size(n: int) -> str:
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{n} bytes"
+
+
+def _few(paths: list[str]) -> str:
+    return ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
+
+
+def separate(roots: Iterable[str], keep_out: Iterable[str] = (), budget: int = BUDGET) -> Result:
+    """Walk `roots` (the sandbox's writable roots; `keep_out`: paths inside them it cannot write) and copy apart
+    every regular file that shares its inode with a name outside them. See the module doc."""
+    start = time.perf_counter()
+    tops = tuple(dict.fromkeys(os.path.realpath(r) for r in roots))
+    skip = frozenset(os.path.realpath(p) for p in keep_out)
+    res = Result()
+    found: dict[tuple[int, int], list] = {}  # (dev, ino) -> [st_nlink, size, [(dir path, name), ...]]
+    left = [budget]
+    for top in tops:  # a root inside a read-only carve-out is writable all the same (bound deeper)
+        if top not in skip:
+            _walk(top, frozenset(tops) - {top}, skip, found, left, res)
+    res.entries = budget - left[0]
+    apart = {key: v for key, v in found.items() if len(v[2]) < v[0]}
+    if apart:
+        _copy_apart(apart, res)
+    res.seconds = time.perf_counter() - start
+    return res
+
+
+def _walk(top: str, others: frozenset[str], skip: frozenset[str], found: dict, left: list[int], res: Result) -> None:
+    from hermes_agent.nofollow import open_nofollow
+
+    skip_names = frozenset(os.path.basename(p) for p in skip)
+    pending = [top]
+    while pending:
+        path = pending.pop()
+        if left[0] <= 0:
+            res.unchecked.append(path)
+            continue
+        try:
+            fd = open_nofollow(path, _OPEN_DIR)
+        except OSError:
+            continue
+        try:
+            with os.scandir(fd) as it:
+                for e in it:
+                    left[0] -= 1
+                    if e.is_dir(follow_symlinks=False):
+                        sub = f"{path}/{e.name}" if path != "/" else f"/{e.name}"
+                        if sub not in others and sub not in skip:
+                            pending.append(sub)
+                    elif e.is_file(follow_symlinks=False):
+                        if e.name in skip_names and f"{path}/{e.name}" in skip:
+                            continue  # a read-only or hidden file: its names count as outside
+                        try:
+                            st = e.stat(follow_symlinks=False)
+                        except OSError:
+                            continue
+                        if st.st_nlink > 1:
+                            entry = found.setdefault((st.st_dev, st.st_ino), [st.st_nlink, st.st_size, []])
+                            entry[2].append((path, e.name))
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+
+
+def _copy_apart(apart: dict, res: Result) -> None:
+    room: dict[int, int] = {}
+    for (dev, ino), (_nlink, size, names) in sorted(apart.items(), key=lambda kv: kv[1][2][0]):
+        first = f"{names[0][0]}/{names[0][1]}"
+        if dev not in room:
+            try:
+                vfs = os.statvfs(names[0][0])
+                room[dev] = vfs.f_bavail * vfs.f_frsize - (vfs.f_blocks * vfs.f_frsize) // 50  # keep 2 % free
+            except OSError:
+                room[dev] = 0
+        if size > room[dev]:
+            res.failed.append((first, "not enough free disk space for the copy"))
+            continue
+        try:
+            made = _copy_group(dev, ino, names)
+        except OSError as exc:
+            res.failed.append((first, exc.strerror or str(exc)))
+            continue
+        room[dev] -= size
+        res.size += size
+        res.copied += made
+
+
+def _copy_group(dev: int, ino: int, names: list[tuple[str, str]]) -> list[str]:
+    """Copy the first name of inode (dev, ino) apart, then link its other names inside to that copy."""
+    from hermes_agent.nofollow import open_nofollow
+
+    done: list[str] = []
+    fresh: tuple[int, str] | None = None  # (dir fd, name) of the copy made for this inode
+    fds: list[int] = []
+    try:
+        for dpath, name in names:
+            dfd = open_nofollow(dpath, _OPEN_DIR)
+            fds.append(dfd)
+            tmp = f".{name[:180]}.hermes-apart-{os.getpid()}-{threading.get_ident() % 100000}"
+            if fresh is None:
+                _copy_one(dfd, name, tmp, dev, ino)
+            else:
+                st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+                if (st.st_dev, st.st_ino) != (dev, ino):
+                    continue  # changed since the walk: not the shared inode any more
+                os.link(fresh[1], tmp, src_dir_fd=fresh[0], dst_dir_fd=dfd, follow_symlinks=False)
+            os.rename(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+            fresh = fresh or (dfd, name)
+            done.append(f"{dpath}/{name}")
+    finally:
+        for fd in fds:
+            os.close(fd)
+    return done
+
+
+def _copy_one(dfd: int, name: str, tmp: str, dev: int, ino: int) -> None:
+    src = os.open(name, _OPEN_FILE, dir_fd=dfd)
+    try:
+        st = os.fstat(src)
+        if not stat_mod.S_ISREG(st.st_mode) or (st.st_dev, st.st_ino) != (dev, ino):
+            raise OSError(errno.ESTALE, "the file changed while it was looked at")
+        out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=dfd)
+        try:
+            _copy_bytes(src, out, st.st_size)
+            if os.geteuid() == 0 or st.st_gid != os.getegid():
+                try:
+                    os.fchown(out, st.st_uid, st.st_gid)
+                except PermissionError:
+                    pass  # a normal user cannot give a file away: it stays theirs
+            os.fchmod(out, stat_mod.S_IMODE(st.st_mode))
+            os.utime(out, ns=(st.st_atime_ns, st.st_mtime_ns))
+        except BaseException:
+            os.close(out)
+            os.unlink(tmp, dir_fd=dfd)
+            raise
+        os.close(out)
+    finally:
+        os.close(src)
+
+
+def _copy_bytes(src: int, out: int, size: int) -> None:
+    try:  # a reflink (btrfs, xfs): the copy shares no writes and costs no data
+        fcntl.ioctl(out, _FICLONE, src)
+        return
+    except OSError:
+        pass
+    done = 0
+    while done < size:
+        try:
+            n = os.copy_file_range(src, out, size - done)
+        except OSError as exc:
+            if exc.errno not in (errno.EXDEV, errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP):
+                raise
+            n = _plain_copy(src, out)
+        if n == 0:
+            break
+        done += n
+
+
+def _plain_copy(src: int, out: int) -> int:
+    n = 0
+    while chunk := os.read(src, 1 << 20):
+        os.write(out, chunk)
+        n += len(chunk)
+    return n
+
+
+def plan(spec) -> tuple[tuple[str, ...], tuple[str, ...]]:  # noqa: ANN001 - SandboxSpec
+    """(roots to walk, paths inside them counted as outside) of a sandbox spec: its writable roots but the
+    session's own fresh temp dirs (nothing was linked there before), its read-only carve-outs and hidden paths."""
+    fresh = {os.path.realpath(p) for p in (*spec.extra, spec.private_tmp) if p}
+    roots = tuple(r for r in spec.writable if os.path.realpath(r) not in fresh)
+    return roots, (*spec.readonly, *spec.sealed, *spec.secrets)
+
+
+_LOCK = threading.Lock()
+_DONE: set[tuple[str, ...]] = set()
+
+
+def once(roots: Iterable[str], keep_out: Iterable[str] = ()) -> list[str]:
+    """`separate` the first time this process meets this set of writable roots (a later set walks again: a link
+    may join an old root and a new one); its lines, or [] when done before."""
+    key = tuple(sorted(dict.fromkeys(os.path.realpath(r) for r in roots)))
+    with _LOCK:
+        if not key or key in _DONE:
+            return []
+        _DONE.add(key)
+        return separate(key, keep_out).lines()
