@@ -178,6 +178,10 @@ def _copy_group(dev: int, ino: int, names: list[tuple[str, str]]) -> list[str]:
                     continue  # changed since the walk: not the shared inode any more
                 os.link(fresh[1], tmp, src_dir_fd=fresh[0], dst_dir_fd=dfd, follow_symlinks=False)
             os.rename(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+            if fresh is None:
+                st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+                with _LOCK:
+                    _APART[(st.st_dev, st.st_ino)] = (dev, ino)
             fresh = fresh or (dfd, name)
             done.append(f"{dpath}/{name}")
     finally:
@@ -246,8 +250,21 @@ def plan(spec) -> tuple[tuple[str, ...], tuple[str, ...]]:  # noqa: ANN001 - San
     return roots, (*spec.readonly, *spec.sealed, *spec.secrets)
 
 
-_LOCK = threading.Lock()
+_LOCK = threading.RLock()
 _DONE: set[tuple[str, ...]] = set()
+_APART: dict[tuple[int, int], tuple[int, int]] = {}  # (dev, ino) of a copy made apart -> the inode it was
+
+
+def origin(st: os.stat_result) -> tuple[int, int] | None:
+    """The (dev, ino) a file was a hard link of before this process copied it apart, or None. The file tools
+    keep refusing a copy made apart from a private file (tools/builtin/_linkguard.py) in this process."""
+    with _LOCK:
+        return _APART.get((st.st_dev, st.st_ino)) if _APART else None
+
+
+def former_inodes() -> frozenset[tuple[int, int]]:
+    with _LOCK:
+        return frozenset(_APART.values())
 
 
 def once(roots: Iterable[str], keep_out: Iterable[str] = ()) -> list[str]:
