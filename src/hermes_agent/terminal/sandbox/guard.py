@@ -58,6 +58,7 @@ class Guard:
         byhand.remember(self.workspaces)  # the session report's baseline, if the CLI did not take it yet
         self._probes: list[Callable[[], bool]] = []  # are confined processes alive past their calls? (`watch`)
         self._stray = False  # they were, at the last check: what changes until the next one is theirs
+        self._links_of: object = None  # the last sandbox spec whose writable roots separate_links walked
 
     def enter(self, *, deliver: bool = True) -> list[str]:
         """Confined work is about to start: what changed since the last check is put back when confined
@@ -85,10 +86,13 @@ class Guard:
         """Before the first confined work of a set of writable roots (and again for a new set): files there
         sharing their inode with a name outside are copied apart (hardlinks.py). The lines go to `notify` now
         and to the model with the next `enter()`."""
+        if spec is self._links_of:  # this plan's roots were walked already (the common case: a few ns)
+            return
         from hermes_agent.terminal.sandbox import hardlinks
 
         with self._lock:
             lines = hardlinks.once(*hardlinks.plan(spec))
+            self._links_of = spec
             for line in lines:
                 if self.notify is not None:
                     self.notify(line)
