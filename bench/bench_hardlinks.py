@@ -5,7 +5,11 @@ venv of --linked files hard-linked from a store outside (--size bytes each). Pri
   first    walk + copy apart of the linked venv (the first session after `uv sync`);
   again    the next session over the same tree (everything already apart: the walk only).
 For reference `find -type f -links +1` over the same tree (the same stat per file, in C).
-Run: .venv/bin/python bench/bench_hardlinks.py [--files 100000] [--linked 2000] [--size 4096] [--runs 3]"""
+With --session (needs bwrap) the first command of a fresh sandboxed LocalBackend over the plain tree: plan,
+launcher, guard baseline, hard-link walk, `true`; and the same with the walk switched off (`hardlinks.once`
+replaced), alternating, medians of --runs: the first-command cost when no model request hides the warm-up.
+Run: .venv/bin/python bench/bench_hardlinks.py [--files 100000] [--linked 2000] [--size 4096] [--runs 3]
+[--session]"""
 
 from __future__ import annotations
 
@@ -41,13 +45,46 @@ def build(base: str, files: int, linked: int, size: int) -> str:
     return ws
 
 
+def session(files: int, runs: int) -> None:
+    from hermes_agent.approval.policy import PathPolicy
+    from hermes_agent.terminal.local import LocalBackend
+    from hermes_agent.terminal.sandbox import hardlinks
+    from hermes_agent.terminal.sandbox.spec import spec_from_policy
+
+    base = tempfile.mkdtemp(prefix="bench-hl-", dir=os.path.expanduser("~"))
+    real_once = hardlinks.once
+    took: dict[bool, list[float]] = {True: [], False: []}
+    try:
+        ws = build(base, files, 0, 0)
+        for _ in range(runs):
+            for walk in (True, False):
+                hardlinks._DONE.clear()
+                hardlinks.once = real_once if walk else (lambda roots, keep_out=(): [])
+                policy = PathPolicy.build(workspace=[ws], hermes_home=os.path.expanduser("~/.hermes"),
+                                          config={"shared_tmp": False})  # the default
+                start = time.perf_counter()
+                b = LocalBackend(ws, source_rc=False, sandbox=spec_from_policy(policy, mechanism="bwrap"))
+                b.execute("true")
+                took[walk].append(time.perf_counter() - start)
+                b.close()
+    finally:
+        hardlinks.once = real_once
+        shutil.rmtree(base, ignore_errors=True)
+    on, off = (statistics.median(took[k]) * 1000 for k in (True, False))
+    print(f"first command, bwrap, {files:,} files: with the walk {on:.0f} ms, without {off:.0f} ms "
+          f"(+{on - off:.0f} ms), load {os.getloadavg()[0]:.1f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--files", type=int, default=100_000)
     parser.add_argument("--linked", type=int, default=2_000)
     parser.add_argument("--size", type=int, default=4096)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--session", action="store_true", help="also the first command of a fresh backend")
     args = parser.parse_args()
+    if args.session:
+        session(args.files, args.runs)
     walk, first, again, find = [], [], [], []
     for _ in range(args.runs):
         base = tempfile.mkdtemp(prefix="bench-hl-", dir=os.path.expanduser("~"))

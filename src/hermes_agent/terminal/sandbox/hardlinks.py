@@ -33,6 +33,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 BUDGET = 500_000  # directory entries looked at per session start (~5 s on a loaded machine)
+SHARED_TMP = ("/tmp", "/var/tmp", "/dev/shm")  # approval/policy.py's: never walked (`plan`)
 COPY_ENV = {"UV_LINK_MODE": "copy", "npm_config_package_import_method": "copy"}
 _FICLONE = 0x40049409
 _OPEN_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -180,7 +181,7 @@ def _copy_group(dev: int, ino: int, names: list[tuple[str, str]]) -> list[str]:
             os.rename(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
             if fresh is None:
                 st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
-                with _LOCK:
+                with _APART_LOCK:
                     _APART[(st.st_dev, st.st_ino)] = (dev, ino)
             fresh = fresh or (dfd, name)
             done.append(f"{dpath}/{name}")
@@ -244,26 +245,29 @@ def _plain_copy(src: int, out: int) -> int:
 
 def plan(spec) -> tuple[tuple[str, ...], tuple[str, ...]]:  # noqa: ANN001 - SandboxSpec
     """(roots to walk, paths inside them counted as outside) of a sandbox spec: its writable roots but the
-    session's own fresh temp dirs (nothing was linked there before), its read-only carve-outs and hidden paths."""
-    fresh = {os.path.realpath(p) for p in (*spec.extra, spec.private_tmp) if p}
+    session's own fresh temp dirs (nothing was linked there before) and the shared ones (`sandbox.shared_tmp:
+    true`: every local process writes there anyway, and a machine's /tmp may hold millions of entries; a
+    workspace inside one is a root of its own and walked), its read-only carve-outs and hidden paths."""
+    fresh = {os.path.realpath(p) for p in (*spec.extra, spec.private_tmp, *SHARED_TMP) if p}
     roots = tuple(r for r in spec.writable if os.path.realpath(r) not in fresh)
     return roots, (*spec.readonly, *spec.sealed, *spec.secrets)
 
 
-_LOCK = threading.RLock()
+_LOCK = threading.Lock()  # one walk at a time
 _DONE: set[tuple[str, ...]] = set()
+_APART_LOCK = threading.Lock()  # the file tools look copies up while a walk runs
 _APART: dict[tuple[int, int], tuple[int, int]] = {}  # (dev, ino) of a copy made apart -> the inode it was
 
 
 def origin(st: os.stat_result) -> tuple[int, int] | None:
     """The (dev, ino) a file was a hard link of before this process copied it apart, or None. The file tools
     keep refusing a copy made apart from a private file (tools/builtin/_linkguard.py) in this process."""
-    with _LOCK:
+    with _APART_LOCK:
         return _APART.get((st.st_dev, st.st_ino)) if _APART else None
 
 
 def former_inodes() -> frozenset[tuple[int, int]]:
-    with _LOCK:
+    with _APART_LOCK:
         return frozenset(_APART.values())
 
 
