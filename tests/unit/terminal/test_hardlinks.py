@@ -86,3 +86,22 @@ def test_once_walks_a_set_of_roots_once(tmp_path):
     os.link(store / "f", ws / "g")
     assert hardlinks.once([str(ws)]) == []  # done for this set in this process
     assert hardlinks.once([str(ws), str(store)]) == []  # a new set is walked: both names now inside
+
+
+def test_a_carve_out_only_bwrap_keeps_is_walked_and_its_names_kept_apart(tmp_path):
+    """`loose`: read-only under bwrap, writable under Landlock without a mount namespace (the guard puts it
+    back): a name there linked outside is copied apart too; a writable name linked to one there is copied
+    apart from it, which stays as it was."""
+    ws, store = _tree(tmp_path)
+    (ws / ".git/hooks").mkdir(parents=True)
+    (store / "config").write_text("[core]\n")
+    os.link(store / "config", ws / ".git/config")  # the repository's config linked to one outside
+    (ws / ".git/hooks/pre-commit").write_text("#!/bin/sh\n")
+    os.link(ws / ".git/hooks/pre-commit", ws / "hook-copy")  # a writable name of a protected file
+    carve = [str(ws / ".git/config"), str(ws / ".git/hooks")]
+    res = hardlinks.separate([str(ws)], keep_out=carve, loose=carve)
+    assert sorted(res.copied) == [str(ws / ".git/config"), str(ws / "hook-copy")]
+    assert os.stat(ws / ".git/config").st_ino != os.stat(store / "config").st_ino
+    assert os.stat(ws / ".git/hooks/pre-commit").st_nlink == 1 and (ws / "hook-copy").read_text() == "#!/bin/sh\n"
+    res = hardlinks.separate([str(ws)], keep_out=carve)  # not loose: read-only everywhere, not walked
+    assert res.copied == []

@@ -10,7 +10,9 @@ elsewhere, and each of its names inside is **copied apart** — same bytes, mode
 directory under a temporary name, then renamed over the original (atomic: a reader sees the old or the new file);
 several names of one inode inside stay linked to each other (the copy is linked, not copied again). A file linked
 twice only INSIDE the writable roots is left alone. What lies under a read-only carve-out or a hidden path inside
-a root counts as outside (the sandbox cannot write it). New links cannot be made later: `link()` from a read-only
+a root counts as outside (the sandbox cannot write it); a carve-out only bwrap keeps read-only (Landlock without a
+mount namespace writes it, the guard puts it back) is walked too, and its names are copied apart as a group of
+their own when the inode also has a name outside. New links cannot be made later: `link()` from a read-only
 place into a writable one fails with EXDEV under both mechanisms (bwrap: another mount; Landlock: REFER), and the
 sandbox's environment asks uv and pnpm/npm to copy (`COPY_ENV`), so they do not even try.
 
@@ -78,67 +80,97 @@ def _few(paths: list[str]) -> str:
     return ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
 
 
-def separate(roots: Iterable[str], keep_out: Iterable[str] = (), budget: int = BUDGET) -> Result:
+def separate(roots: Iterable[str], keep_out: Iterable[str] = (), budget: int = BUDGET,
+             loose: Iterable[str] = ()) -> Result:
     """Walk `roots` (the sandbox's writable roots; `keep_out`: paths inside them it cannot write) and copy apart
-    every regular file that shares its inode with a name outside them. See the module doc."""
+    every regular file that shares its inode with a name outside them. `loose`: those of `keep_out` that only
+    one mechanism keeps read-only (bwrap's binds; Landlock without a mount namespace writes them and the guard
+    puts them back): walked too, their names copied apart as a group of their own when the inode has a name
+    outside both — and a writable name of an inode that also has one there is copied apart from it. See the
+    module doc."""
     start = time.perf_counter()
     tops = tuple(dict.fromkeys(os.path.realpath(r) for r in roots))
     skip = frozenset(os.path.realpath(p) for p in keep_out)
     res = Result()
-    found: dict[tuple[int, int], list] = {}  # (dev, ino) -> [st_nlink, size, [(dir path, name), ...]]
+    found: dict[tuple[int, int], list] = {}  # (dev, ino) -> [st_nlink, size, writable names, loose names]
     left = [budget]
+    walk = _Walk(frozenset(tops), skip, frozenset(os.path.realpath(p) for p in loose), found, left, res)
     for top in tops:  # a root inside a read-only carve-out is writable all the same (bound deeper)
         if top not in skip:
-            _walk(top, frozenset(tops) - {top}, skip, found, left, res)
+            walk.run(top)
     res.entries = budget - left[0]
-    apart = {key: v for key, v in found.items() if len(v[2]) < v[0]}
+    apart = []  # (dev, ino, size, names to copy apart as one group)
+    for (dev, ino), (nlink, size, inside, kept) in found.items():
+        if len(inside) + len(kept) < nlink:  # a name outside every root
+            apart += [(dev, ino, size, group) for group in (inside, kept) if group]
+        elif inside and kept:  # a writable name of a file the sandbox must not change
+            apart.append((dev, ino, size, inside))
     if apart:
         _copy_apart(apart, res)
     res.seconds = time.perf_counter() - start
     return res
 
 
-def _walk(top: str, others: frozenset[str], skip: frozenset[str], found: dict, left: list[int], res: Result) -> None:
-    from hermes_agent.nofollow import open_nofollow
+@dataclass
+class _Walk:
+    """Every directory below a root, no symlink followed; names of regular files with st_nlink > 1 noted in
+    `found` (index 2: writable, 3: in a `loose` carve-out). Other roots are walked on their own; `skip` paths
+    are not entered unless `loose`."""
 
-    skip_names = frozenset(os.path.basename(p) for p in skip)
-    pending = [top]
-    while pending:
-        path = pending.pop()
-        if left[0] <= 0:
-            res.unchecked.append(path)
-            continue
-        try:
-            fd = open_nofollow(path, _OPEN_DIR)
-        except OSError:
-            continue
-        try:
-            with os.scandir(fd) as it:
-                for e in it:
-                    left[0] -= 1
-                    if e.is_dir(follow_symlinks=False):
+    roots: frozenset[str]
+    skip: frozenset[str]
+    loose: frozenset[str]
+    found: dict
+    left: list[int]
+    res: Result
+
+    def run(self, top: str) -> None:
+        from hermes_agent.nofollow import open_nofollow
+
+        skip_names = frozenset(os.path.basename(p) for p in self.skip)
+        pending = [(top, 2)]
+        while pending:
+            path, group = pending.pop()
+            if self.left[0] <= 0:
+                self.res.unchecked.append(path)
+                continue
+            try:
+                fd = open_nofollow(path, _OPEN_DIR)
+            except OSError:
+                continue
+            try:
+                with os.scandir(fd) as it:
+                    for e in it:
+                        self.left[0] -= 1
+                        at = group
                         sub = f"{path}/{e.name}" if path != "/" else f"/{e.name}"
-                        if sub not in others and sub not in skip:
-                            pending.append(sub)
-                    elif e.is_file(follow_symlinks=False):
-                        if e.name in skip_names and f"{path}/{e.name}" in skip:
-                            continue  # a read-only or hidden file: its names count as outside
-                        try:
-                            st = e.stat(follow_symlinks=False)
-                        except OSError:
-                            continue
-                        if st.st_nlink > 1:
-                            entry = found.setdefault((st.st_dev, st.st_ino), [st.st_nlink, st.st_size, []])
-                            entry[2].append((path, e.name))
+                        if e.name in skip_names and sub in self.skip:
+                            if sub not in self.loose:
+                                continue  # hidden or read-only under every mechanism: counted as outside
+                            at = 3
+                        if e.is_dir(follow_symlinks=False):
+                            if sub not in self.roots:
+                                pending.append((sub, at))
+                        elif e.is_file(follow_symlinks=False):
+                            self._note(e, path, at)
+            except OSError:
+                pass
+            finally:
+                os.close(fd)
+
+    def _note(self, e: os.DirEntry, path: str, group: int) -> None:
+        try:
+            st = e.stat(follow_symlinks=False)
         except OSError:
-            pass
-        finally:
-            os.close(fd)
+            return
+        if st.st_nlink > 1:
+            entry = self.found.setdefault((st.st_dev, st.st_ino), [st.st_nlink, st.st_size, [], []])
+            entry[group].append((path, e.name))
 
 
-def _copy_apart(apart: dict, res: Result) -> None:
+def _copy_apart(apart: list[tuple[int, int, int, list[tuple[str, str]]]], res: Result) -> None:
     room: dict[int, int] = {}
-    for (dev, ino), (_nlink, size, names) in sorted(apart.items(), key=lambda kv: kv[1][2][0]):
+    for dev, ino, size, names in sorted(apart, key=lambda item: item[3][0]):
         first = f"{names[0][0]}/{names[0][1]}"
         if dev not in room:
             try:
@@ -243,14 +275,16 @@ def _plain_copy(src: int, out: int) -> int:
     return n
 
 
-def plan(spec) -> tuple[tuple[str, ...], tuple[str, ...]]:  # noqa: ANN001 - SandboxSpec
+def plan(spec) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:  # noqa: ANN001 - SandboxSpec
     """(roots to walk, paths inside them counted as outside) of a sandbox spec: its writable roots but the
     session's own fresh temp dirs (nothing was linked there before) and the shared ones (`sandbox.shared_tmp:
     true`: every local process writes there anyway, and a machine's /tmp may hold millions of entries; a
     workspace inside one is a root of its own and walked), its read-only carve-outs and hidden paths."""
     fresh = {os.path.realpath(p) for p in (*spec.extra, spec.private_tmp, *SHARED_TMP) if p}
     roots = tuple(r for r in spec.writable if os.path.realpath(r) not in fresh)
-    return roots, (*spec.readonly, *spec.sealed, *spec.secrets)
+    sealed, hidden = set(spec.sealed), set(spec.secrets)
+    loose = tuple(p for p in spec.readonly if p not in sealed and p not in hidden)
+    return roots, (*spec.readonly, *spec.sealed, *spec.secrets), loose
 
 
 _LOCK = threading.Lock()  # one walk at a time
@@ -271,7 +305,7 @@ def former_inodes() -> frozenset[tuple[int, int]]:
         return frozenset(_APART.values())
 
 
-def once(roots: Iterable[str], keep_out: Iterable[str] = ()) -> list[str]:
+def once(roots: Iterable[str], keep_out: Iterable[str] = (), loose: Iterable[str] = ()) -> list[str]:
     """`separate` the first time this process meets this set of writable roots (a later set walks again: a link
     may join an old root and a new one); its lines, or [] when done before."""
     key = tuple(sorted(dict.fromkeys(os.path.realpath(r) for r in roots)))
@@ -279,4 +313,4 @@ def once(roots: Iterable[str], keep_out: Iterable[str] = ()) -> list[str]:
         if not key or key in _DONE:
             return []
         _DONE.add(key)
-        return separate(key, keep_out).lines()
+        return separate(key, keep_out, loose=loose).lines()
