@@ -122,9 +122,9 @@ class LocalBackend(HostFiles):
         "unavailable", the approval gate asks a person before each command."""
         return self.sandbox_state in ("bwrap", "landlock")
 
-    def guard(self):  # noqa: ANN201 - sandbox.guard.Guard | None (imported when first needed)
+    def guard(self, stop: Callable[[], bool] | None = None):  # noqa: ANN201 - sandbox.guard.Guard | None
         """The run-later guard of this backend's workspaces (shared in the process), when commands are
-        confined and may write the workspace."""
+        confined and may write the workspace. `stop`: for the warm-up, calls off the hard-link walk."""
         runner = self._get_runner()
         if runner is None or not runner.contained or not runner.spec.workspaces:
             return None
@@ -132,7 +132,7 @@ class LocalBackend(HostFiles):
 
         spec = runner.spec
         guard = guard_for(spec.workspaces, spec.quarantine, self._notice, (*spec.writable, *spec.pinned))
-        guard.separate_links(spec)  # once per set of writable roots: files hard-linked outside copied apart
+        guard.separate_links(spec, stop)  # once per set of writable roots: files hard-linked outside copied apart
         guard.watch(runner.strays)  # orphans of finished commands (setsid, `&`): their changes are not the user's
         return guard
 
@@ -149,7 +149,7 @@ class LocalBackend(HostFiles):
         if runner is not None and not self._warm_aborted:
             runner.warm()
             if not self._warm_aborted:
-                self.guard()  # the hard-link walk (guard.separate_links) while the model thinks, too
+                self.guard(lambda: self._warm_aborted)  # the hard-link walk (guard.separate_links) meanwhile too
 
     def abort_warm(self) -> None:
         """The session is closing: a launcher start under way (warm) fails now instead of finishing first."""

@@ -105,3 +105,15 @@ def test_a_carve_out_only_bwrap_keeps_is_walked_and_its_names_kept_apart(tmp_pat
     assert os.stat(ws / ".git/hooks/pre-commit").st_nlink == 1 and (ws / "hook-copy").read_text() == "#!/bin/sh\n"
     res = hardlinks.separate([str(ws)], keep_out=carve)  # not loose: read-only everywhere, not walked
     assert res.copied == []
+
+
+def test_a_walk_called_off_copies_nothing_and_is_done_later(tmp_path):
+    """The warm-up's walk stops when the session closes (a text-only answer does not wait for it)."""
+    ws, store = _tree(tmp_path)
+    for i in range(100):
+        (ws / f"d{i}").mkdir()
+    (store / "f").write_text("f\n")
+    os.link(store / "f", ws / "d99/f")
+    assert hardlinks.once([str(ws)], stop=lambda: True) is None
+    assert os.stat(ws / "d99/f").st_nlink == 2
+    assert hardlinks.once([str(ws)]) and os.stat(ws / "d99/f").st_nlink == 1  # the first command's walk

@@ -82,16 +82,19 @@ class Guard:
             notes, self._held = self._held + notes, []
             return notes
 
-    def separate_links(self, spec: object) -> None:
+    def separate_links(self, spec: object, stop: Callable[[], bool] | None = None) -> None:
         """Before the first confined work of a set of writable roots (and again for a new set): files there
         sharing their inode with a name outside are copied apart (hardlinks.py). The lines go to `notify` now
-        and to the model with the next `enter()`."""
+        and to the model with the next `enter()`. `stop`: the warm-up's "the session is closing" (the walk is
+        called off and left to the first command, if one comes)."""
         if spec is self._links_of:  # this plan's roots were walked already (the common case: a few ns)
             return
         from hermes_agent.terminal.sandbox import hardlinks
 
         with self._lock:
-            lines = hardlinks.once(*hardlinks.plan(spec))
+            lines = hardlinks.once(*hardlinks.plan(spec), stop=stop)
+            if lines is None:
+                return
             self._links_of = spec
             for line in lines:
                 if self.notify is not None:

@@ -31,7 +31,7 @@ import os
 import stat as stat_mod
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 BUDGET = 500_000  # directory entries looked at per session start (~5 s on a loaded machine)
@@ -80,21 +80,25 @@ def _few(paths: list[str]) -> str:
     return ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
 
 
+class Stopped(Exception):
+    """The walk was called off (`stop()` said so): nothing was copied, nothing is noted as done."""
+
+
 def separate(roots: Iterable[str], keep_out: Iterable[str] = (), budget: int = BUDGET,
-             loose: Iterable[str] = ()) -> Result:
+             loose: Iterable[str] = (), stop: Callable[[], bool] | None = None) -> Result:
     """Walk `roots` (the sandbox's writable roots; `keep_out`: paths inside them it cannot write) and copy apart
     every regular file that shares its inode with a name outside them. `loose`: those of `keep_out` that only
     one mechanism keeps read-only (bwrap's binds; Landlock without a mount namespace writes them and the guard
     puts them back): walked too, their names copied apart as a group of their own when the inode has a name
-    outside both — and a writable name of an inode that also has one there is copied apart from it. See the
-    module doc."""
+    outside both — and a writable name of an inode that also has one there is copied apart from it. `stop`:
+    asked every 64 directories; True raises Stopped (the session is closing). See the module doc."""
     start = time.perf_counter()
     tops = tuple(dict.fromkeys(os.path.realpath(r) for r in roots))
     skip = frozenset(os.path.realpath(p) for p in keep_out)
     res = Result()
     found: dict[tuple[int, int], list] = {}  # (dev, ino) -> [st_nlink, size, writable names, loose names]
     left = [budget]
-    walk = _Walk(frozenset(tops), skip, frozenset(os.path.realpath(p) for p in loose), found, left, res)
+    walk = _Walk(frozenset(tops), skip, frozenset(os.path.realpath(p) for p in loose), found, left, res, stop)
     for top in tops:  # a root inside a read-only carve-out is writable all the same (bound deeper)
         if top not in skip:
             walk.run(top)
@@ -123,14 +127,19 @@ class _Walk:
     found: dict
     left: list[int]
     res: Result
+    stop: Callable[[], bool] | None = None
 
     def run(self, top: str) -> None:
         from hermes_agent.nofollow import open_nofollow
 
         skip_names = frozenset(os.path.basename(p) for p in self.skip)
         pending = [(top, 2)]
+        seen = 0
         while pending:
             path, group = pending.pop()
+            seen += 1
+            if self.stop is not None and seen % 64 == 0 and self.stop():
+                raise Stopped
             if self.left[0] <= 0:
                 self.res.unchecked.append(path)
                 continue
@@ -305,12 +314,17 @@ def former_inodes() -> frozenset[tuple[int, int]]:
         return frozenset(_APART.values())
 
 
-def once(roots: Iterable[str], keep_out: Iterable[str] = (), loose: Iterable[str] = ()) -> list[str]:
+def once(roots: Iterable[str], keep_out: Iterable[str] = (), loose: Iterable[str] = (),
+         stop: Callable[[], bool] | None = None) -> list[str] | None:
     """`separate` the first time this process meets this set of writable roots (a later set walks again: a link
-    may join an old root and a new one); its lines, or [] when done before."""
+    may join an old root and a new one); its lines, [] when done before, None when `stop` called it off."""
     key = tuple(sorted(dict.fromkeys(os.path.realpath(r) for r in roots)))
     with _LOCK:
         if not key or key in _DONE:
             return []
+        try:
+            lines = separate(key, keep_out, loose=loose, stop=stop).lines()
+        except Stopped:
+            return None
         _DONE.add(key)
-        return separate(key, keep_out, loose=loose).lines()
+        return lines
