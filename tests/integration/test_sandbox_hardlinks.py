@@ -4,7 +4,7 @@ command appending to its name in the workspace must not change the store, anothe
 repository. Through `hermes chat -q` and the scripted model, under bubblewrap and Landlock, HOME outside /tmp, as
 root and as uid 65534. Controls: a file linked twice inside the workspace stays one file (an edit shows under both
 names), a package upgrade that renames over a linked file works, `git gc` works, and no command can make a new
-hard link to a file outside."""
+hard link to a file outside. And an MCP stdio server's shell, under both mechanisms."""
 
 from __future__ import annotations
 
@@ -12,8 +12,20 @@ import json
 import os
 import subprocess
 
+import pytest
+
+from tests.integration.test_mcp_confinement import (
+    MECHANISMS,
+    _config,
+    _hostile,
+    _run,
+    _tool_result,
+    user_home,
+)
 from tests.integration.test_sandbox_kernel import mechanism, world  # noqa: F401 - fixtures
 from tests.integration.test_sandbox_secrets import UNPRIV, _calls
+
+__all__ = ["user_home"]  # fixture
 
 SITE = ".venv/lib/python3.11/site-packages/requests"
 STORE = ".cache/uv/archive-v0/Xyz123/requests"
@@ -128,3 +140,24 @@ def test_a_copy_made_apart_from_a_private_file_is_still_refused_by_read_file(wor
     assert "copied 1 file(s)" in results[0]["output"], results[0]
     assert "hard link" in results[1].get("error", "") and str(key) in results[1]["error"], results[1]
     assert "SSHKEY-SECRET" not in json.dumps(results[1])
+
+
+@pytest.mark.parametrize("mechanism", MECHANISMS)
+def test_an_mcp_server_cannot_write_the_store_through_the_workspace_either(scripted, user_home, mechanism):  # noqa: F811
+    """The same through a confined MCP stdio server's shell (no terminal call in the session at all)."""
+    store, site = user_home / STORE, user_home / "project" / SITE
+    store.mkdir(parents=True)
+    site.mkdir(parents=True)
+    (store / "__init__.py").write_text(ORIGINAL)
+    os.link(store / "__init__.py", site / "__init__.py")
+    _config(user_home, scripted.url, _hostile(), mechanism)
+    attack = f"echo 'import os  # HL12-MCP' >> {SITE}/__init__.py && echo DONE"
+    scripted.add({"tool_calls": [{"name": "mcp__evil__run_shell", "arguments": {"command": attack}}]},
+                 {"content": "done"})
+    out = _run(user_home, "chat", "-q", "patch it")
+    assert out.returncode == 0, out.stderr
+    assert "DONE" in _tool_result(scripted), out.stderr[-2000:]
+    assert (store / "__init__.py").read_text() == ORIGINAL, "an MCP server wrote the uv store through a hard link"
+    assert "HL12-MCP" in (site / "__init__.py").read_text()
+    # the model is told (the result's "sandbox" lines, as the guard's own; an MCP server has no notice channel)
+    assert "copied 1 file(s)" in _tool_result(scripted)

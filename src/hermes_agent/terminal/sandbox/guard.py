@@ -59,6 +59,8 @@ class Guard:
         self._probes: list[Callable[[], bool]] = []  # are confined processes alive past their calls? (`watch`)
         self._stray = False  # they were, at the last check: what changes until the next one is theirs
         self._links_of: object = None  # the last sandbox spec whose writable roots separate_links walked
+        self._link_lines: list[str] = []  # its lines for the model: the next delivering enter() or check()
+        self._unnotified: list[str] = []  # and for the user, when there was nobody to tell yet
 
     def enter(self, *, deliver: bool = True) -> list[str]:
         """Confined work is about to start: what changed since the last check is put back when confined
@@ -79,7 +81,7 @@ class Guard:
             if not deliver:
                 self._held += notes
                 return []
-            notes, self._held = self._held + notes, []
+            notes, self._held, self._link_lines = self._link_lines + self._held + notes, [], []
             return notes
 
     def separate_links(self, spec: object, stop: Callable[[], bool] | None = None) -> None:
@@ -99,7 +101,9 @@ class Guard:
             for line in lines:
                 if self.notify is not None:
                     self.notify(line)
-            self._held += lines
+                else:  # an MCP server's start: told when the terminal's guard brings a notifier (guard_for)
+                    self._unnotified.append(line)
+            self._link_lines += lines
 
     def leave(self, *, hold: bool = False) -> list[str]:
         """Confined work ended: check now. With `hold`, the lines wait for the next `enter()` (a background
@@ -141,9 +145,11 @@ class Guard:
             return self._check()
 
     def check(self) -> list[str]:
-        """A check while confined work goes on (after an MCP tool call)."""
+        """A check while confined work goes on (after an MCP tool call); the hard-link walk's lines too, when no
+        command delivered them yet."""
         with self._lock:
-            return self._check() if self._base is not None else []
+            lines, self._link_lines = self._link_lines, []
+            return lines + (self._check() if self._base is not None else [])
 
     @contextlib.contextmanager
     def trusted(self) -> Iterator[None]:
@@ -265,6 +271,10 @@ def guard_for(workspaces: Iterable[str], quarantine: str, notify: Callable[[str]
                     guard._widen(grown)
             if notify is not None and guard.notify is None:
                 guard.notify = notify
+                with guard._lock:
+                    told, guard._unnotified = guard._unnotified, []
+                for line in told:
+                    notify(line)
         return guard
 
 

@@ -286,10 +286,13 @@ def _plain_copy(src: int, out: int) -> int:
 
 def plan(spec) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:  # noqa: ANN001 - SandboxSpec
     """(roots to walk, paths inside them counted as outside) of a sandbox spec: its writable roots but the
-    session's own fresh temp dirs (nothing was linked there before) and the shared ones (`sandbox.shared_tmp:
+    session's own fresh temp dirs and an MCP server's state dir holding its temp dir (hermes made them; so a
+    server and the terminal of one workspace share one walk) and the shared ones (`sandbox.shared_tmp:
     true`: every local process writes there anyway, and a machine's /tmp may hold millions of entries; a
     workspace inside one is a root of its own and walked), its read-only carve-outs and hidden paths."""
-    fresh = {os.path.realpath(p) for p in (*spec.extra, spec.private_tmp, *SHARED_TMP) if p}
+    own = os.path.dirname(spec.private_tmp) if spec.private_tmp else ""  # an MCP server's state dir holds its tmp
+    fresh = {os.path.realpath(p) for p in (*spec.extra, spec.private_tmp, own, *SHARED_TMP) if p}
+    fresh -= {os.path.realpath(w) for w in spec.workspaces}
     roots = tuple(r for r in spec.writable if os.path.realpath(r) not in fresh)
     sealed, hidden = set(spec.sealed), set(spec.secrets)
     loose = tuple(p for p in spec.readonly if p not in sealed and p not in hidden)
