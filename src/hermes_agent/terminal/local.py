@@ -122,9 +122,9 @@ class LocalBackend(HostFiles):
         "unavailable", the approval gate asks a person before each command."""
         return self.sandbox_state in ("bwrap", "landlock")
 
-    def guard(self):  # noqa: ANN201 - sandbox.guard.Guard | None (imported when first needed)
+    def guard(self, stop: Callable[[], bool] | None = None):  # noqa: ANN201 - sandbox.guard.Guard | None
         """The run-later guard of this backend's workspaces (shared in the process), when commands are
-        confined and may write the workspace."""
+        confined and may write the workspace. `stop`: for the warm-up, calls off the hard-link walk."""
         runner = self._get_runner()
         if runner is None or not runner.contained or not runner.spec.workspaces:
             return None
@@ -132,6 +132,7 @@ class LocalBackend(HostFiles):
 
         spec = runner.spec
         guard = guard_for(spec.workspaces, spec.quarantine, self._notice, (*spec.writable, *spec.pinned))
+        guard.separate_links(spec, stop)  # once per set of writable roots: files hard-linked outside copied apart
         guard.watch(runner.strays)  # orphans of finished commands (setsid, `&`): their changes are not the user's
         return guard
 
@@ -147,6 +148,8 @@ class LocalBackend(HostFiles):
         runner = self._get_runner()
         if runner is not None and not self._warm_aborted:
             runner.warm()
+            if not self._warm_aborted:
+                self.guard(lambda: self._warm_aborted)  # the hard-link walk (guard.separate_links) meanwhile too
 
     def abort_warm(self) -> None:
         """The session is closing: a launcher start under way (warm) fails now instead of finishing first."""
@@ -175,6 +178,10 @@ class LocalBackend(HostFiles):
             npm = os.path.join(env.get("HOME") or os.path.expanduser("~"), ".npm")
             if "npm_config_cache" not in env and runner.spec.denies_write(npm):
                 env["npm_config_cache"] = f"{env['TMPDIR']}/npm-cache"  # npm fails outright on a read-only cache
+        if sandbox and runner.contained:  # no new hard links into the stores (EXDEV anyway): uv/pnpm copy
+            from hermes_agent.terminal.sandbox.hardlinks import COPY_ENV
+
+            env.update(COPY_ENV)
         return runner.popen(argv, stdin=stdin, stdout=stdout, stderr=stderr, cwd=cwd or self._spawn_cwd(), env=env,
                             pty=pty, sandbox=sandbox, extra=extra)
 

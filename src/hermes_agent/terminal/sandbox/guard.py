@@ -59,6 +59,9 @@ class Guard:
         byhand.remember(self.workspaces)  # the session report's baseline, if the CLI did not take it yet
         self._probes: list[Callable[[], bool]] = []  # are confined processes alive past their calls? (`watch`)
         self._stray = False  # they were, at the last check: what changes until the next one is theirs
+        self._links_of: object = None  # the last sandbox spec whose writable roots separate_links walked
+        self._link_lines: list[str] = []  # its lines for the model: the next delivering enter() or check()
+        self._unnotified: list[str] = []  # and for the user, when there was nobody to tell yet
 
     def enter(self, *, deliver: bool = True) -> list[str]:
         """Confined work is about to start: what changed since the last check is put back when confined
@@ -80,8 +83,29 @@ class Guard:
             if not deliver:
                 self._held += notes
                 return []
-            notes, self._held = self._held + notes, []
+            notes, self._held, self._link_lines = self._link_lines + self._held + notes, [], []
             return notes
+
+    def separate_links(self, spec: object, stop: Callable[[], bool] | None = None) -> None:
+        """Before the first confined work of a set of writable roots (and again for a new set): files there
+        sharing their inode with a name outside are copied apart (hardlinks.py). The lines go to `notify` now
+        and to the model with the next `enter()`. `stop`: the warm-up's "the session is closing" (the walk is
+        called off and left to the first command, if one comes)."""
+        if spec is self._links_of:  # this plan's roots were walked already (the common case: a few ns)
+            return
+        from hermes_agent.terminal.sandbox import hardlinks
+
+        with self._lock:
+            lines = hardlinks.once(*hardlinks.plan(spec), stop=stop)
+            if lines is None:
+                return
+            self._links_of = spec
+            for line in lines:
+                if self.notify is not None:
+                    self.notify(line)
+                else:  # an MCP server's start: told when the terminal's guard brings a notifier (guard_for)
+                    self._unnotified.append(line)
+            self._link_lines += lines
 
     def leave(self, *, hold: bool = False) -> list[str]:
         """Confined work ended: check now. With `hold`, the lines wait for the next `enter()` (a background
@@ -123,9 +147,11 @@ class Guard:
             return self._check()
 
     def check(self) -> list[str]:
-        """A check while confined work goes on (after an MCP tool call)."""
+        """A check while confined work goes on (after an MCP tool call); the hard-link walk's lines too, when no
+        command delivered them yet."""
         with self._lock:
-            return self._check() if self._base is not None else []
+            lines, self._link_lines = self._link_lines, []
+            return lines + (self._check() if self._base is not None else [])
 
     @contextlib.contextmanager
     def trusted(self) -> Iterator[None]:
@@ -247,6 +273,10 @@ def guard_for(workspaces: Iterable[str], quarantine: str, notify: Callable[[str]
                     guard._widen(grown)
             if notify is not None and guard.notify is None:
                 guard.notify = notify
+                with guard._lock:
+                    told, guard._unnotified = guard._unnotified, []
+                for line in told:
+                    notify(line)
         return guard
 
 

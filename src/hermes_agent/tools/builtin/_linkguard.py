@@ -31,9 +31,16 @@ _LOCK = threading.Lock()
 
 def linked_secret(policy: PathPolicy, st: os.stat_result) -> str | None:
     """The private file a regular file with stat `st` is a hard link of, or None. Free for st_nlink == 1."""
-    if st.st_nlink < 2 or not stat_mod.S_ISREG(st.st_mode):
+    if not stat_mod.S_ISREG(st.st_mode):
         return None
-    return _inodes(policy).get((st.st_dev, st.st_ino))
+    key: tuple[int, int] | None = (st.st_dev, st.st_ino)
+    if st.st_nlink < 2:  # a copy the sandbox's hard-link walk made apart (terminal/sandbox/hardlinks.py)?
+        from hermes_agent.terminal.sandbox.hardlinks import origin
+
+        key = origin(st)
+        if key is None:
+            return None
+    return _inodes(policy).get(key)
 
 
 def _inodes(policy: PathPolicy) -> dict[tuple[int, int], str]:
@@ -60,21 +67,25 @@ def _private_roots(policy: PathPolicy) -> list[tuple[str, bool]]:
 
 
 def _build(policy: PathPolicy) -> dict[tuple[int, int], str]:
+    from hermes_agent.terminal.sandbox.hardlinks import former_inodes
+
     found: dict[tuple[int, int], str] = {}
     budget = [BUDGET]
+    former = former_inodes()  # private files a workspace copy was made apart from: one link left now
     seen: set[str] = set()
     for root, hermes in _private_roots(policy):
         if root in seen:
             continue
         seen.add(root)
-        _walk(root, hermes, found, budget, depth=0)
+        _walk(root, hermes, found, budget, 0, former)
         if budget[0] <= 0:
             log.warning("hard-link check: more than %d private entries; the rest is not looked at", BUDGET)
             break
     return found
 
 
-def _walk(path: str, hermes: bool, found: dict[tuple[int, int], str], budget: list[int], depth: int) -> None:
+def _walk(path: str, hermes: bool, found: dict[tuple[int, int], str], budget: list[int], depth: int,
+          former: frozenset[tuple[int, int]]) -> None:
     budget[0] -= 1
     if budget[0] <= 0 or depth > 12:
         return
@@ -83,7 +94,7 @@ def _walk(path: str, hermes: bool, found: dict[tuple[int, int], str], budget: li
     except OSError:
         return
     if stat_mod.S_ISREG(st.st_mode):
-        if st.st_nlink > 1:
+        if st.st_nlink > 1 or (st.st_dev, st.st_ino) in former:
             found.setdefault((st.st_dev, st.st_ino), path)
         return
     if not stat_mod.S_ISDIR(st.st_mode):
@@ -96,4 +107,4 @@ def _walk(path: str, hermes: bool, found: dict[tuple[int, int], str], budget: li
     for name, is_dir in entries:
         if is_dir and not hermes and name in STORES:
             continue
-        _walk(os.path.join(path, name), hermes, found, budget, depth + 1)
+        _walk(os.path.join(path, name), hermes, found, budget, depth + 1, former)

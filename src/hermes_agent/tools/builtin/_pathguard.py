@@ -75,13 +75,12 @@ class GuardedBackend:
             st = os.fstat(fd)
             if not stat_mod.S_ISREG(st.st_mode):
                 raise FileToolError(f"{path} is not a regular file (device, FIFO or socket); not read")
-            if st.st_nlink > 1:
-                from hermes_agent.tools.builtin._linkguard import linked_secret
+            from hermes_agent.tools.builtin._linkguard import linked_secret
 
-                if (secret := linked_secret(self.policy, st)) is not None:
-                    raise FileToolError(f"Access denied: {path} is a hard link to {secret}, which is private "
-                                        "(credentials, or the Hermes home); not read. Do not try to read it "
-                                        "another way.", path=path)
+            if (secret := linked_secret(self.policy, st)) is not None:  # or a copy made apart from one
+                raise FileToolError(f"Access denied: {path} is a hard link to {secret}, which is private "
+                                    "(credentials, or the Hermes home); not read. Do not try to read it "
+                                    "another way.", path=path)
             fs = pseudo_fs(fd)
             if fs:
                 raise FileToolError(f"{path} is a kernel {fs} file (it may block, never end or drain kernel "
@@ -288,8 +287,6 @@ def _hard_linked_secret(policy: PathPolicy, real: str) -> bool:
     try:
         st = os.lstat(real)
     except OSError:
-        return False
-    if st.st_nlink < 2:
         return False
     from hermes_agent.tools.builtin._linkguard import linked_secret
 

@@ -122,6 +122,9 @@ def server_env(cfg: ServerConfig, environ: Mapping[str, str], tmpdir: str | None
         env.update(TMPDIR=tmpdir, XDG_CACHE_HOME=os.path.join(state, "cache"),
                    npm_config_cache=os.path.join(state, "npm"), UV_CACHE_DIR=os.path.join(state, "uv"),
                    PIP_CACHE_DIR=os.path.join(state, "pip"))
+        from hermes_agent.terminal.sandbox.hardlinks import COPY_ENV
+
+        env.update(COPY_ENV)  # no new hard links into the user's package stores
     env.update(cfg.env)
     return env
 

@@ -247,6 +247,7 @@ class ServerConnection:
                                                       *(self.cfg.args if conf.args is None else conf.args)], cwd=conf.cwd)
         guard = self._guard = _guard_of(conf)
         if guard is not None:  # checked after each call and when the server is gone (callbacks run last)
+            guard.separate_links(conf.spec)  # type: ignore[attr-defined]  # files hard-linked outside: copied apart
             guard.enter(deliver=False)
             stack.callback(guard.leave, hold=True)  # type: ignore[attr-defined]
         errlog = stack.enter_context(self._errlog())  # type: ignore[attr-defined]
