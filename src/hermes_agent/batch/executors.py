@@ -111,6 +111,9 @@ class RayExecutor:
 
     def __init__(self, address: str, workers: int) -> None:
         os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+        token = os.path.join(os.path.expanduser("~"), ".ray", "auth_token")
+        if address != "local" and "RAY_AUTH_MODE" not in os.environ and os.path.isfile(token):
+            os.environ["RAY_AUTH_MODE"] = "token"  # as `ray start` did when the token existed: the cluster wants it
         import ray
 
         env = {k: v for k, v in os.environ.items() if k.startswith(_ENV_PREFIXES)}

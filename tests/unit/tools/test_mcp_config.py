@@ -104,11 +104,11 @@ def test_an_unconfined_python_m_server_started_in_a_writable_directory_gets_a_sa
     """`python -m srv` puts its working directory first on sys.path: where sandboxed commands write, a planted
     json.py would shadow the stdlib in a process with the user's rights, so PYTHONSAFEPATH keeps it off."""
     from hermes_agent import paths
-    from hermes_agent.tools.mcp.pins import check, safe_path_env
+    from hermes_agent.tools.mcp.pins import plan, safe_path_env
 
     paths.distrust_writable(str(tmp_path))
     cfg = parse_server("m", {"command": "python3", "args": ["-m", "mcp_server_time"], "sandbox": False})
     assert safe_path_env(cfg, str(tmp_path)) == {"PYTHONSAFEPATH": "1"}
-    assert check(cfg, str(tmp_path), "python3") == ""  # the module is not in the workspace
+    assert plan(cfg, str(tmp_path), "python3").error == ""  # the module is not in the workspace
     (tmp_path / "mcp_server_time").mkdir()
-    assert "mcp_server_time" in check(cfg, str(tmp_path), "python3")  # it is: refused, a directory is not pinned
+    assert "mcp_server_time" in plan(cfg, str(tmp_path), "python3").error  # it is: refused, a directory is not pinned
