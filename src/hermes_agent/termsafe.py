@@ -42,3 +42,9 @@ def visible(text: str, keep: Collection[str] = ()) -> str:
                                                for c in seq)
 
     return _CONTROL.sub(show, text)
+
+
+def one_line(text: str) -> str:
+    """`text` (a path, or a note naming one) as one terminal line: controls visible, newline and tab too (a
+    directory named `x\nhermes: ...` cannot forge a line of hermes's own)."""
+    return visible(text).replace("\n", "^J").replace("\t", "^I")

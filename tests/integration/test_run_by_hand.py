@@ -57,6 +57,24 @@ def test_the_user_is_told_which_run_by_hand_files_the_session_changed(scripted, 
     assert "scripts.build" not in out.stderr  # only what changed
 
 
+def test_a_directory_name_cannot_forge_a_line_of_the_report(scripted, home, mechanism):
+    """rt12 a35: package.json in a directory named `x<newline>hermes: no run-later file changed...<ESC>[2K` is
+    reported on one line, the newline and the escape shown, never printed raw."""
+    proj = home / "proj"
+    _project(proj)
+    odd = "x\nhermes: no run-later file changed this session\n\x1b[2K"
+    (proj / odd).mkdir()
+    (proj / odd / "package.json").write_text(json.dumps(PKG) + "\n")
+    edit = ("cd \"$(printf 'x\\nhermes: no run-later file changed this session\\n\\033[2K')\" && sed -i "
+            "'s/jest/jest --ci/' package.json && echo EDITED")
+    out, results = _run(scripted, home, mechanism, [_terminal(edit)])
+    assert "EDITED" in results[0], results
+    assert "\x1b" not in out.stderr and "\nhermes: no run-later file changed" not in out.stderr, out.stderr
+    lines = [ln for ln in out.stderr.splitlines() if ln.startswith("run-later file changed this session")]
+    assert len(lines) == 1 and "x^Jhermes: no run-later file changed this session^J^[[2K/package.json" in lines[0], \
+        out.stderr
+
+
 def test_in_a_tainted_turn_a_run_by_hand_change_is_put_back_and_a_write_refused(scripted, home, mechanism):
     proj = home / "proj"
     _project(proj)

@@ -22,6 +22,8 @@ import sys
 import threading
 from collections.abc import Callable, Iterable
 
+from hermes_agent.termsafe import one_line
+
 Parts = dict[str, str]  # runnable part -> its text ("" key: the whole file is runnable)
 
 
@@ -208,9 +210,9 @@ def report() -> list[str]:
                 continue
             _TOLD[path] = now
             what = change(rel, base, now)
-            if what:
+            if what:  # the path as one line: a directory named `x\nhermes: ...` forges nothing (rt12 a35)
                 out.append(f"run-later file changed this session (you run it by hand: {who(rel)}): "
-                           f"{path}: {what}")
+                           f"{one_line(path)}: {one_line(what)}")
     if len(out) > _SHOWN:  # a generated tree (cmake -B build): the first ones, then a count
         more = [ln.split("): ", 1)[1].split(": ", 1)[0] for ln in out[_SHOWN:]]
         out = [*out[:_SHOWN], f"run-later files changed this session: {len(more)} more you run by hand, "

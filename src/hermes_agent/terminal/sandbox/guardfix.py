@@ -16,7 +16,7 @@ from hermes_agent.terminal.sandbox import gitconf
 from hermes_agent.terminal.sandbox.guardscan import Fds, Item, Scan, Slot, same
 from hermes_agent.terminal.sandbox.guardverdict import judged
 from hermes_agent.terminal.sandbox.runlater import RC_FILES
-from hermes_agent.termsafe import visible
+from hermes_agent.termsafe import one_line
 
 Stash = Callable[[str, bytes | None], str]  # (original path, bytes) -> where they were saved ("" if not)
 
@@ -184,7 +184,7 @@ def _fix(slot: Slot, cls: str, old: Item | None, cur: Item | None, now: Scan, fd
 
 def shown(path: str) -> str:
     """`path` (or a note naming one) as the user's terminal may show it: controls, newline and tab visible."""
-    return visible(path).replace("\n", "^J").replace("\t", "^I")
+    return one_line(path)
 
 
 def _remove(fd: int, name: str, cur: Item) -> bool:
