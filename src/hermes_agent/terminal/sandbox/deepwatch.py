@@ -23,6 +23,7 @@ import os
 import struct
 from collections.abc import Iterable
 
+from hermes_agent.terminal.sandbox import byvalue
 from hermes_agent.terminal.sandbox.guardscan import _exists as exists_at
 
 log = logging.getLogger(__name__)
@@ -47,6 +48,11 @@ def _names() -> frozenset[str]:
 
     spots = frozenset(sub.split("/", 1)[0] if sub != "." else name for sub, name in SPOT_SLOTS)
     return spots | pathbins.spot_names()  # `bin` on the user's PATH: a `bin` at any depth (rt12 a05)
+
+
+def _shaped(d: str, name: str) -> bool:
+    """A file of a config shape (byvalue.kind) outside installed packages: worth the guard's look."""
+    return bool(byvalue.kind(d, name, True)) and not byvalue.skipped(d)
 
 
 class DeepWatch:
@@ -96,7 +102,7 @@ class DeepWatch:
             elif parent is not None:
                 if mask & _IN_ISDIR and name not in _VCS:
                     walk.append(os.path.join(parent, name))
-                if name in self.names:
+                if name in self.names or (_shaped(parent, name) and not mask & _IN_ISDIR):
                     named.append((wd, name))
         left = [NEW_BUDGET]
         for d in walk:  # before the names: a moved directory's watches are renamed by the walk (same wd)
@@ -193,12 +199,16 @@ class DeepWatch:
             return []
         self._add(path, fd)
         spot, dirs, names = False, [], self.names
+        skip = byvalue.skipped(path)  # config files by their shape (byvalue.py): not in installed packages
         try:
             with os.scandir(fd) as it:
                 for e in it:
                     spot = spot or e.name in names
-                    if e.is_dir(follow_symlinks=False) and e.name not in _VCS:
-                        dirs.append(e.name)
+                    if e.is_dir(follow_symlinks=False):
+                        if e.name not in _VCS:
+                            dirs.append(e.name)
+                    elif not skip and not spot and _shaped(path, e.name):
+                        spot = True
         except OSError:
             return []
         if spot:

@@ -8,8 +8,7 @@ hooksPath directory and the directories leading to it or to an included config),
 project tool config of guardtools.TABLE), "start" (python start-up code of a workspace venv: `.pth`,
 sitecustomize, the modules they import; guardpy.py; and every entry of its bin/: runlater.py), "pyc" (a
 compiled copy of such a module), "pkg" (a package.json whose scripts a hook runs: runlater.py).
-`fresh` holds the slots of git directories that were not in the baseline (a repository made by the confined
-work). Stdlib only."""
+`fresh`: slots of git directories not in the baseline (made by the confined work). Stdlib only."""
 
 from __future__ import annotations
 
@@ -20,7 +19,7 @@ import stat as st
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from hermes_agent.terminal.sandbox import pathbins
+from hermes_agent.terminal.sandbox import byvalue, pathbins
 from hermes_agent.terminal.sandbox.byhand import GUARDED as BYHAND_NAMES
 from hermes_agent.terminal.sandbox.guardtools import PATHS as TOOL_PATHS
 from hermes_agent.terminal.sandbox.runlater import RC_FILES
@@ -302,6 +301,8 @@ class _Walk:
             self.add((d, name), "later", False)
         for name in BYHAND & names:  # run by hand (package.json scripts, Makefile...): judged by taint
             self.add((d, name), "byhand", False)
+        for name in byvalue.names(d, names, self.roots):  # any config by its shape, judged by value (byvalue.py)
+            self.add((d, name), "tool", False)
         self.scan.pathdirs.update(pathbins.named_in(d, names, self.roots))  # `bin` on PATH: here too (rt12 a05)
         if "pyvenv.cfg" in names:
             self.venv(d)
@@ -514,9 +515,8 @@ SPOT_SLOTS = (*((".", n) for n in RC_FILES), *((".", n) for n in BYHAND_NAMES), 
               *((rel.rpartition("/")[0] or ".", rel.rpartition("/")[2]) for rel in TOOL_PATHS))
 
 
-def spotted(d: str, known: dict[Slot, Item | None]) -> bool:
-    """Does directory `d` hold a run-later file or a `.git` that is not in `known` yet (lstat by path: a
-    look only; one that is known is compared by `Scan.unchanged`)?"""
+def spotted(d: str, known: dict[Slot, Item | None], roots: tuple[str, ...] = ()) -> bool:
+    """Does directory `d` hold a run-later file or `.git` not in `known` yet (lstat by path: a look only)?"""
     for sub, name in SPOT_SLOTS:
         slot = (d if sub == "." else f"{d}/{sub}", name)
         if slot in known:
@@ -526,7 +526,7 @@ def spotted(d: str, known: dict[Slot, Item | None]) -> bool:
             return True
         except OSError:
             continue
-    return False
+    return byvalue.unknown(d, known, roots)  # a file of a config shape (one listing)
 
 
 def _exists(fd: int, name: str) -> bool:

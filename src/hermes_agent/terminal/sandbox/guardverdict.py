@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import stat as st
 
-from hermes_agent.terminal.sandbox import guardpy, guardtools, pathbins, runlater
+from hermes_agent.terminal.sandbox import byvalue, guardpy, guardtools, pathbins, runlater
 from hermes_agent.terminal.sandbox.guardscan import Item, Scan, Slot, same
 
 
@@ -22,13 +22,14 @@ def judged(slot: Slot, cls: str, old: Item | None, cur: Item | None, base: Scan,
         return pathbins.risky(d, name, cur.kind, roots, {p for p, k in base.pathdirs | now.pathdirs if k == "bin"})
     if cls == "tool":
         rel = guardtools.shape(d, name)
-        if rel is None:
-            return ""
         if cur.kind != st.S_IFREG or cur.data is None:
             return "it is not a plain readable file, so it cannot be checked"
 
         def writable(path: str) -> bool:
             return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots) if roots else True
+        if rel is None:  # a file of a config shape (byvalue.py): judged by value, whatever its name
+            return byvalue.risky(d, name, old.data if old is not None and old.kind == st.S_IFREG else None,
+                                 cur.data, writable, tainted)
         folder = f"{d}/{name}"[: -len(rel) - 1] or "/"  # the directory `rel` hangs from (a .vscode's folder)
         return guardtools.risky(rel, old.data if old is not None else None, cur.data, writable, folder)
     if cls == "pkg":
