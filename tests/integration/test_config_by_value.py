@@ -137,3 +137,26 @@ def test_the_same_run_by_hand_edits_stay_in_an_untainted_turn(scripted, home, me
     assert "EDITED" in results[0], results[0]
     assert "the sandbox" not in results[0], results[0]
     assert "shellHook" in (proj / "flake.nix").read_text() and "LOCALLY" in (proj / "Earthfile").read_text()
+
+
+def test_hermes_own_writes_of_such_configs_in_a_tainted_turn_are_refused(scripted, home):
+    """write_file runs unconfined: after fetched content a `.pylintrc` init-hook and a Vagrantfile gaining a
+    `system(...)` are refused in `-q` (nobody to ask); an eslint rule in JSON goes through."""
+    from tests.helpers import model_config, run_hermes
+
+    proj = home / "proj"
+    (proj / "Vagrantfile").write_text(FILES["Vagrantfile"])
+    model_config(home / ".hermes", scripted.url)
+    write = [{"tool_calls": [{"name": "write_file", "arguments": {"path": p, "content": t}}]} for p, t in (
+        (".pylintrc", "[MAIN]\ninit-hook=import os\n"),
+        ("Vagrantfile", 'system("touch ~/pwned")\n' + FILES["Vagrantfile"]),
+        (".eslintrc.json", '{"rules": {"no-console": "warn"}}\n'))]
+    scripted.add(_terminal("curl -s --max-time 2 http://127.0.0.1:9/ || true"), *write, {"content": "done"})
+    out = run_hermes("chat", "-q", "go", home=home / ".hermes", cwd=str(proj), timeout=180, env={"HOME": str(home)})
+    assert out.returncode == 0, out.stderr
+    results = [m["content"] for m in scripted.requests[-1]["body"]["messages"] if m["role"] == "tool"][1:]
+    assert len(results) == 3, results
+    for result in results[:2]:
+        assert "BLOCKED" in result and "runs later" in result, result
+    assert not (proj / ".pylintrc").exists() and (proj / "Vagrantfile").read_text() == FILES["Vagrantfile"]
+    assert (proj / ".eslintrc.json").exists(), results[2]
