@@ -95,14 +95,17 @@ def kind(d: str, name: str, top: bool = False) -> str:
     return "hand" if ext == "nix" else ""
 
 
-def skipped(d: str) -> bool:
-    """A directory whose files no tool reads as the project's config (installed packages, build output)."""
-    return any(part in _SKIP for part in d.split("/"))
+def skipped(d: str, roots: Iterable[str]) -> bool:
+    """A directory whose files no tool reads as the project's config (installed packages, build output), by
+    the path below the nearest of `roots` (a workspace under `~/build/` is not skipped); none: not skipped."""
+    best = max((r for r in roots if d == r or d.startswith(r.rstrip("/") + "/")), key=len, default=None)
+    return best is not None and any(part in _SKIP for part in d[len(best):].split("/"))
 
 
 def names(d: str, listing: Iterable[str], roots: Iterable[str]) -> list[str]:
     """The names of `listing` (directory `d`) the guard watches by shape."""
-    if skipped(d):
+    roots = tuple(roots)
+    if skipped(d, roots):
         return []
     from hermes_agent.terminal.sandbox import byhand, runlater
 
@@ -121,7 +124,8 @@ def _is_dir(path: str) -> bool:
 
 def unknown(d: str, known: dict[tuple[str, str], object], roots: Iterable[str] = ()) -> bool:
     """Does directory `d` hold a file of a shape that is not watched yet (one listing)?"""
-    if skipped(d):
+    roots = tuple(roots)
+    if skipped(d, roots):
         return False
     try:
         with os.scandir(d) as it:

@@ -50,9 +50,9 @@ def _names() -> frozenset[str]:
     return spots | pathbins.spot_names()  # `bin` on the user's PATH: a `bin` at any depth (rt12 a05)
 
 
-def _shaped(d: str, name: str) -> bool:
+def _shaped(d: str, name: str, roots: tuple[str, ...]) -> bool:
     """A file of a config shape (byvalue.kind) outside installed packages: worth the guard's look."""
-    return bool(byvalue.kind(d, name, True)) and not byvalue.skipped(d)
+    return bool(byvalue.kind(d, name, True)) and not byvalue.skipped(d, roots)
 
 
 class DeepWatch:
@@ -102,7 +102,7 @@ class DeepWatch:
             elif parent is not None:
                 if mask & _IN_ISDIR and name not in _VCS:
                     walk.append(os.path.join(parent, name))
-                if name in self.names or (_shaped(parent, name) and not mask & _IN_ISDIR):
+                if name in self.names or (not mask & _IN_ISDIR and _shaped(parent, name, self.workspaces + self.within)):
                     named.append((wd, name))
         left = [NEW_BUDGET]
         for d in walk:  # before the names: a moved directory's watches are renamed by the walk (same wd)
@@ -199,7 +199,7 @@ class DeepWatch:
             return []
         self._add(path, fd)
         spot, dirs, names = False, [], self.names
-        skip = byvalue.skipped(path)  # config files by their shape (byvalue.py): not in installed packages
+        skip = byvalue.skipped(path, self.workspaces + self.within)  # configs by shape (byvalue.py): not in packages
         try:
             with os.scandir(fd) as it:
                 for e in it:
@@ -207,7 +207,7 @@ class DeepWatch:
                     if e.is_dir(follow_symlinks=False):
                         if e.name not in _VCS:
                             dirs.append(e.name)
-                    elif not skip and not spot and _shaped(path, e.name):
+                    elif not skip and not spot and byvalue.kind(path, e.name, True):
                         spot = True
         except OSError:
             return []

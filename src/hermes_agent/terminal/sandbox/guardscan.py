@@ -5,7 +5,7 @@ A `Scan` maps each watched slot (directory, name) to the entry found there (None
 includes), "redirect" (commondir, config.worktree), "dir" (a hooks/ or info/ directory entry itself, a
 hooksPath directory and the directories leading to it or to an included config), "wt" (a file of
 .git/worktrees/*), "dotgit" (a `.git` entry), "later" (`.envrc`, `.pdbrc`...: runlater.RC_FILES), "tasks" (`.vscode/tasks.json`), "tool" (a
-project tool config of guardtools.TABLE), "start" (python start-up code of a workspace venv: `.pth`,
+project tool config: guardtools.TABLE, or any by shape: byvalue.py), "start" (python start-up code of a workspace venv: `.pth`,
 sitecustomize, the modules they import; guardpy.py; and every entry of its bin/: runlater.py), "pyc" (a
 compiled copy of such a module), "pkg" (a package.json whose scripts a hook runs: runlater.py).
 `fresh`: slots of git directories not in the baseline (made by the confined work). Stdlib only."""

@@ -339,7 +339,7 @@ def path_verdict(path: str, new: bytes | None, roots: Iterable[str] = ()) -> str
         return guardtools.risky(rel, old, new if new is not None else b"\0", writable)
     from hermes_agent.terminal.sandbox import byvalue
 
-    if byvalue.kind(d, name, True) and not byvalue.skipped(d):  # any config by its shape, judged by value
+    if byvalue.kind(d, name, True) and not byvalue.skipped(d, roots):  # any config by its shape, judged by value
         if why := byvalue.risky(d, name, old, new if new is not None else b"\0?", writable, tainted=True):
             return why
     venv = venv_of(path)
