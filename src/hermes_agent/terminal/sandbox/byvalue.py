@@ -38,6 +38,9 @@ _JS_EXT = frozenset({"js", "cjs", "mjs", "ts", "cts", "mts"})
 _SKIP = frozenset({"node_modules", ".venv", "venv", "__pycache__", ".tox", ".nox", ".mypy_cache", ".pytest_cache",
                    ".ruff_cache", "target", "dist", "build", ".cache", "site-packages", ".git", ".hg", ".svn",
                    ".idea", ".direnv"})
+_NOT_CONFIG = frozenset({".coverage", ".DS_Store", ".lesshst", ".viminfo", ".netrwhist", ".keep", ".gitkeep",
+                         ".sudo_as_admin_successful", ".hushlogin"})  # state and markers, never read as settings
+_BINARY = (b"SQLite format 3\0", b"\x7fELF", b"PK\x03\x04", b"\x1f\x8b")
 _LOCKS = ("package-lock.json", "composer.lock", "npm-shrinkwrap.json")
 _CODE_EXT = (".py", ".pyc", ".js", ".cjs", ".mjs", ".ts", ".sh", ".bash", ".zsh", ".rb", ".pl", ".jar", ".so",
              ".dylib", ".node", ".exe", ".bin", ".lua", ".php", ".class")
@@ -45,13 +48,15 @@ _CODE_EXT = (".py", ".pyc", ".js", ".cjs", ".mjs", ".ts", ".sh", ".bash", ".zsh"
 _HOOK_KEYS = ("init-hook", "init_hook", "inithook", "shellhook", "*hook", "*hooks", "?*command", "?*commands",
               "prelaunchtask", "postdebugtask", "privileged", "cap_add", "devices")
 # keys whose value is run only when it names a path (a module name from site-packages is not the workspace's)
-_PATH_KEYS = ("*path", "*_path", "*paths", "plugins", "plugin", "binary", "program", "executable", "interpreter*",
+_PATH_KEYS = ("*path", "plugins", "plugin", "binary", "program", "executable", "interpreter*",
               "runtime*", "loader", "require", "preload", "server", "load-plugins", "rcfile")
-# keys whose value is a command line: judged by its shape (`pytest` stays), any change in a tainted turn
+# keys whose value is a command line: judged by its shape (`pytest` stays), any change in a tainted turn; a
+# program key (`command`, `entry`...) naming a shell or the project's own program counts in any turn
 _CMD_KEYS = ("command", "commands", "cmd", "script", "scripts", "before_script", "after_script", "entry",
              "entrypoint", "run", "exec", "args", "arguments", "shell", "test", "build", "start")
 _SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "fish", "env", "eval", "exec", "pwsh", "powershell",
                      "cmd", "osascript", "busybox"})
+_PROGRAM_KEYS = frozenset({"command", "cmd", "exec", "entry", "entrypoint"})
 _VOLUME_KEYS = ("volumes", "volume", "binds", "mounts", "mount")
 _HOST_MODES = ("pid", "ipc", "network_mode", "userns_mode", "uts", "cgroupns")
 _FALSE = ("", "false", "0", "no", "off", "none", "null", "[]", "{}")
@@ -83,6 +88,8 @@ def kind(d: str, name: str, top: bool = False) -> str:
     if ext in _JS_EXT and (stem.endswith(".config") or (stem[:1] == "." and stem.endswith("rc"))):
         return "jscode"
     if name[0] == ".":
+        if name in _NOT_CONFIG or name.endswith(("history", "ignore", "hsts")):
+            return ""
         if not stem or ext in _CONFIG_EXT or ext.endswith("rc"):
             return "config"
         return ""
@@ -148,8 +155,8 @@ def risky(d: str, name: str, old: bytes | None, new: bytes | None, writable: Cal
         return f"it names the path {bad[0][:80]!r} where a version manager expects a version name" if bad else ""
     if shape == "hand":
         return _hand(old, new) if tainted and old is not None else ""
-    if shape != "config":
-        return ""
+    if shape != "config" or new.startswith(_BINARY):
+        return ""  # a database or archive is no tool's settings file
     now, before = _leaves(name, new), _leaves(name, old) if old is not None else {}
     folder = d[: -len(os.path.basename(d)) - 1] if os.path.basename(d)[:1] == "." else d
     keys = [k for k, v in now.items() if before.get(k) != v and _dangerous(k, v, writable, folder, tainted)]
@@ -276,7 +283,7 @@ def _dangerous(key: str, value: str, writable: Callable[[str], bool], folder: st
     if _match(last, _PATH_KEYS) and _points_in(v, writable, folder):
         return True
     words = v.split()
-    if words and any(_match(p, _CMD_KEYS) for p in parts):
+    if words and last in _PROGRAM_KEYS:  # `command.0` of a list too (list indexes are not names)
         if _points_in(words[0], writable, folder) or os.path.basename(words[0]) in _SHELLS:
             return True  # `command = "./tools/lsp"`: the project's program; `command = "sh"`: runs its args
     return tainted and any(_match(p, _CMD_KEYS) for p in parts)
@@ -298,7 +305,7 @@ def _points_in(value: str, writable: Callable[[str], bool], folder: str) -> bool
     if toolvalues.path_in(value, writable):
         return True
     v = value.strip().strip("'\"")  # a bare name of a file in the project folder (`binary = rt12`)
-    return bool(v) and "/" not in v and not v.startswith("-") and os.path.lexists(os.path.join(folder, v))
+    return bool(v) and "/" not in v and not v.startswith("-") and os.path.isfile(os.path.join(folder, v))
 
 
 def _host_volume(value: str, last: str, writable: Callable[[str], bool]) -> bool:
