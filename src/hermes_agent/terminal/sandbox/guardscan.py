@@ -52,8 +52,7 @@ _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY  # readable: os.listdir(fd) needs it (
 
 @dataclass(frozen=True, slots=True)
 class Item:
-    """One directory entry: `sig` (mode, inode, size, mtime, ctime) and, for a regular file up to _LIMIT,
-    its bytes (a symlink: its target)."""
+    """One directory entry: `sig` (mode, inode, size, mtime, ctime); a regular file's bytes to _LIMIT (a link: its target)."""
 
     sig: tuple
     data: bytes | None
@@ -260,12 +259,14 @@ class _Walk:
         return not self.roots or any(path == r or path.startswith(r + "/") for r in self.roots)
 
     def add(self, slot: Slot, cls: str, fresh: bool) -> Item | None:
-        if slot in self.scan.items:
+        if slot in self.scan.items:  # a config by shape (byvalue.py) yields to a stricter class (a git include)
+            self.scan.classes[slot] = cls if self.scan.classes[slot] == "tool" else self.scan.classes[slot]
             return self.scan.items[slot]
         if not self.reachable(slot[0]):
             return None
         fd = self.fds.get(slot[0])
         prev = self.old.items.get(slot) if self.old is not None else None
+        cls = self.old.classes.get(slot, cls) if cls == "tool" and self.old is not None else cls  # as above
         item = item_at(fd, slot[1], prev, self.budget) if fd is not None else None
         self.scan.items[slot], self.scan.classes[slot] = item, cls
         if fresh:
@@ -274,8 +275,7 @@ class _Walk:
 
     def listing(self, d: str, cls: str, fresh: bool) -> None:
         fd = self.fds.get(d)
-        names = os.listdir(fd) if fd is not None else []
-        for name in names:
+        for name in os.listdir(fd) if fd is not None else []:
             self.add((d, name), cls, fresh)
 
     def spot(self, d: str) -> None:
