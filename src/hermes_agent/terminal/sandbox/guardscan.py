@@ -5,7 +5,7 @@ A `Scan` maps each watched slot (directory, name) to the entry found there (None
 includes), "redirect" (commondir, config.worktree), "dir" (a hooks/ or info/ directory entry itself, a
 hooksPath directory and the directories leading to it or to an included config), "wt" (a file of
 .git/worktrees/*), "dotgit" (a `.git` entry), "later" (`.envrc`, `.pdbrc`...: runlater.RC_FILES), "tasks" (`.vscode/tasks.json`), "tool" (a
-project tool config: guardtools.TABLE, or any by shape: byvalue.py), "start" (python start-up code of a workspace venv: `.pth`,
+project tool config of guardtools.TABLE; "value": any by shape, byvalue.py), "start" (python start-up code of a workspace venv: `.pth`,
 sitecustomize, the modules they import; guardpy.py; and every entry of its bin/: runlater.py), "pyc" (a
 compiled copy of such a module), "pkg" (a package.json whose scripts a hook runs: runlater.py).
 `fresh`: slots of git directories not in the baseline (made by the confined work). Stdlib only."""
@@ -260,13 +260,13 @@ class _Walk:
 
     def add(self, slot: Slot, cls: str, fresh: bool) -> Item | None:
         if slot in self.scan.items:  # a config by shape (byvalue.py) yields to a stricter class (a git include)
-            self.scan.classes[slot] = cls if self.scan.classes[slot] == "tool" else self.scan.classes[slot]
+            self.scan.classes[slot] = cls if self.scan.classes[slot] == "value" else self.scan.classes[slot]
             return self.scan.items[slot]
         if not self.reachable(slot[0]):
             return None
         fd = self.fds.get(slot[0])
         prev = self.old.items.get(slot) if self.old is not None else None
-        cls = self.old.classes.get(slot, cls) if cls == "tool" and self.old is not None else cls  # as above
+        cls = self.old.classes.get(slot, cls) if cls == "value" and self.old is not None else cls  # as above
         item = item_at(fd, slot[1], prev, self.budget) if fd is not None else None
         self.scan.items[slot], self.scan.classes[slot] = item, cls
         if fresh:
@@ -302,7 +302,7 @@ class _Walk:
         for name in BYHAND & names:  # run by hand (package.json scripts, Makefile...): judged by taint
             self.add((d, name), "byhand", False)
         for name in byvalue.names(d, names, self.roots):  # any config by its shape, judged by value (byvalue.py)
-            self.add((d, name), "tool", False)
+            self.add((d, name), "value", False)
         self.scan.pathdirs.update(pathbins.named_in(d, names, self.roots))  # `bin` on PATH: here too (rt12 a05)
         if "pyvenv.cfg" in names:
             self.venv(d)

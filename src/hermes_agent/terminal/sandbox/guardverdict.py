@@ -22,16 +22,20 @@ def judged(slot: Slot, cls: str, old: Item | None, cur: Item | None, base: Scan,
         return pathbins.risky(d, name, cur.kind, roots, {p for p, k in base.pathdirs | now.pathdirs if k == "bin"})
     if cls == "tool":
         rel = guardtools.shape(d, name)
+        if rel is None:
+            return ""
         if cur.kind != st.S_IFREG or cur.data is None:
             return "it is not a plain readable file, so it cannot be checked"
 
         def writable(path: str) -> bool:
             return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots) if roots else True
-        if rel is None:  # a file of a config shape (byvalue.py): judged by value, whatever its name
-            return byvalue.risky(d, name, old.data if old is not None and old.kind == st.S_IFREG else None,
-                                 cur.data, writable, tainted)
         folder = f"{d}/{name}"[: -len(rel) - 1] or "/"  # the directory `rel` hangs from (a .vscode's folder)
         return guardtools.risky(rel, old.data if old is not None else None, cur.data, writable, folder)
+    if cls == "value":  # a file of a config shape (byvalue.py): judged by value, whatever its name
+        if cur.kind != st.S_IFREG or cur.data is None:
+            return "it is not a plain readable file, so it cannot be checked"
+        return byvalue.risky(d, name, old.data if old is not None and old.kind == st.S_IFREG else None, cur.data,
+                             _writable(roots), tainted)
     if cls == "pkg":
         keys = base.pkgkeys.get(slot, set()) | now.pkgkeys.get(slot, set())
         return runlater.pkg_risky(keys, old.data if old is not None else None,
