@@ -41,6 +41,8 @@ _SKIP = frozenset({"node_modules", ".venv", "venv", "__pycache__", ".tox", ".nox
 _NOT_CONFIG = frozenset({".coverage", ".DS_Store", ".lesshst", ".viminfo", ".netrwhist", ".keep", ".gitkeep",
                          ".sudo_as_admin_successful", ".hushlogin"})  # state and markers, never read as settings
 _BINARY = (b"SQLite format 3\0", b"\x7fELF", b"PK\x03\x04", b"\x1f\x8b")
+TAILS = (*(f".{e}" for e in (*_CONFIG_EXT, *_JS_EXT, "nix")), *(f".{e.upper()}" for e in _CONFIG_EXT), "file",
+          "File", "FILE", "-toolchain")
 _LOCKS = ("package-lock.json", "composer.lock", "npm-shrinkwrap.json")
 _CODE_EXT = (".py", ".pyc", ".js", ".cjs", ".mjs", ".ts", ".sh", ".bash", ".zsh", ".rb", ".pl", ".jar", ".so",
              ".dylib", ".node", ".exe", ".bin", ".lua", ".php", ".class")
@@ -79,8 +81,8 @@ def _rx(name: str) -> re.Pattern[str]:
 
 def kind(d: str, name: str, top: bool = False) -> str:
     """The shape of the file `name` in directory `d` ("" when it has none). `top`: `d` is a writable root."""
-    if not name or name in (".", ".."):
-        return ""
+    if not name or name in (".", "..") or (name[0] != "." and not name.endswith(TAILS)):
+        return ""  # the common case, a source file, in one C call
     if (name[0] == "." and name.endswith("-version")) or name.endswith("-toolchain") or name == ".tool-versions":
         return "version"
     stem, dot, ext = name.rpartition(".")

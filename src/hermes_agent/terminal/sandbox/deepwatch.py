@@ -200,6 +200,7 @@ class DeepWatch:
         self._add(path, fd)
         spot, dirs, names = False, [], self.names
         skip = byvalue.skipped(path, self.workspaces + self.within)  # configs by shape (byvalue.py): not in packages
+        tails = byvalue.TAILS
         try:
             with os.scandir(fd) as it:
                 for e in it:
@@ -207,7 +208,8 @@ class DeepWatch:
                     if e.is_dir(follow_symlinks=False):
                         if e.name not in _VCS:
                             dirs.append(e.name)
-                    elif not skip and not spot and byvalue.kind(path, e.name, True):
+                    elif not skip and not spot and (e.name[0] == "." or e.name.endswith(tails)) \
+                            and byvalue.kind(path, e.name, True):
                         spot = True
         except OSError:
             return []
