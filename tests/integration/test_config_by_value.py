@@ -106,7 +106,7 @@ sed -i 's/default = {}/default = { shellHook = "touch ~\/pwned"; }/' flake.nix
 echo 'worker: sh -c "touch ~/pwned"' >> Procfile; echo 'local("touch ~/pwned")' >> Tiltfile
 printf '  LOCALLY\n  RUN touch ~/pwned\n' >> Earthfile; printf '  after_script: [pytest -q]\n' >> .gitlab-ci.yml
 echo '{"packages": ["python"], "shell": {"init_hook": ["echo hi"]}}' > devbox.json
-echo 'release: python manage.py migrate' >> Procfile.dev
+echo 'brew "jq"' >> Brewfile
 echo EDITED
 """
 
@@ -119,14 +119,14 @@ def _hand_files(proj: Path) -> None:
 def test_in_a_tainted_turn_run_by_hand_files_of_any_name_gaining_a_command_are_put_back(scripted, home, mechanism):
     proj = home / "proj"
     _hand_files(proj)
-    (proj / "Procfile.dev").write_text("web: python app.py\n")
+    (proj / "Brewfile").write_text('brew "git"\n')
     taint = _terminal("curl -s --max-time 2 http://127.0.0.1:9/ || true")  # content from the network
     results = _chat(scripted, home, [taint, _terminal(EVIL)], mechanism)
     assert "EDITED" in results[1], results[1]
     changed = [n for n, text in FILES.items() if (proj / n).read_text() != text]
     assert not changed, f"kept: {changed}\n{results[1]}"
     assert "untrusted content" in results[1] and "Vagrantfile" in results[1], results[1]
-    assert "migrate" in (proj / "Procfile.dev").read_text(), "a change without a shell command was put back"
+    assert 'brew "jq"' in (proj / "Brewfile").read_text(), "a change without a command was put back"
 
 
 def test_the_same_run_by_hand_edits_stay_in_an_untainted_turn(scripted, home, mechanism):
