@@ -1,5 +1,6 @@
 """The run-later guard's verdict on files judged by content (guardfix.py): a project tool config
-(guardtools.py) and a venv's python start-up code (guardpy.py). `judged` says why a new or changed entry
+(guardtools.py), any config by its shape judged by value (byvalue.py, class "value") and a venv's python
+start-up code (guardpy.py). `judged` says why a new or changed entry
 must be put back, "" when it may stay. Stdlib only."""
 
 from __future__ import annotations
