@@ -23,6 +23,7 @@ import os
 import struct
 from collections.abc import Iterable
 
+from hermes_agent.terminal.sandbox import byvalue
 from hermes_agent.terminal.sandbox.guardscan import _exists as exists_at
 
 log = logging.getLogger(__name__)
@@ -47,6 +48,11 @@ def _names() -> frozenset[str]:
 
     spots = frozenset(sub.split("/", 1)[0] if sub != "." else name for sub, name in SPOT_SLOTS)
     return spots | pathbins.spot_names()  # `bin` on the user's PATH: a `bin` at any depth (rt12 a05)
+
+
+def _shaped(d: str, name: str, roots: tuple[str, ...]) -> bool:
+    """A file of a config shape (byvalue.kind) outside installed packages: worth the guard's look."""
+    return bool(byvalue.kind(d, name, True)) and not byvalue.skipped(d, roots)
 
 
 class DeepWatch:
@@ -96,7 +102,7 @@ class DeepWatch:
             elif parent is not None:
                 if mask & _IN_ISDIR and name not in _VCS:
                     walk.append(os.path.join(parent, name))
-                if name in self.names:
+                if name in self.names or (not mask & _IN_ISDIR and _shaped(parent, name, self.workspaces + self.within)):
                     named.append((wd, name))
         left = [NEW_BUDGET]
         for d in walk:  # before the names: a moved directory's watches are renamed by the walk (same wd)
@@ -194,12 +200,18 @@ class DeepWatch:
             return []
         self._add(path, fd)
         spot, dirs, names = False, [], self.names
+        skip = byvalue.skipped(path, self.workspaces + self.within)  # configs by shape (byvalue.py): not in packages
+        tails = byvalue.TAILS
         try:
             with os.scandir(fd) as it:
                 for e in it:
                     spot = spot or e.name in names
-                    if e.is_dir(follow_symlinks=False) and e.name not in _VCS:
-                        dirs.append(e.name)
+                    if e.is_dir(follow_symlinks=False):
+                        if e.name not in _VCS:
+                            dirs.append(e.name)
+                    elif not skip and not spot and (e.name[0] == "." or e.name.endswith(tails)) \
+                            and byvalue.kind(path, e.name, True):
+                        spot = True
         except OSError:
             return []
         if spot:

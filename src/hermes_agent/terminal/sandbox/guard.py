@@ -186,7 +186,7 @@ class Guard:
         if self._base is None or not self._base.unchanged():
             return False, deep
         changed = deep if self._tree.quiet() else set(self._tree.refresh()) | deep
-        return not any(spotted(d, self._base.items) for d in changed), changed
+        return not any(spotted(d, self._base.items, self.roots) for d in changed), changed
 
     def _scan(self, old: Scan | None, known: dict[str, str] | None, spots: set[str] | None = None) -> Scan:
         """Look again: `old`'s slots, plus run-later files and `.git` entries in the directories that changed

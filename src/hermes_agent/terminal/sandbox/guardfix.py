@@ -31,6 +31,7 @@ _WHY = {
     "later": "direnv runs .envrc when the user enters the directory",
     "tasks": "VS Code runs folderOpen tasks when the folder is opened",
     "tool": "a tool runs what it names on the user's next use",
+    "value": "a tool or editor runs what it names when the user opens or builds the project",
     "start": "python runs it at every start of the venv's interpreter",
     "pyc": "python runs a compiled copy instead of its source",
     "pkg": "a git hook runs its scripts through the package manager",
@@ -40,7 +41,7 @@ _WHY = {
     "shadow": "it lies in a PYTHONPATH directory and stands in for a module python or hermes imports: the next "
               "hermes (or python) would run it outside the sandbox",
 }
-_JUDGED = ("tool", "start", "pyc", "pkg", "byhand", "byhandinc", "pathbin")  # a new or changed file stays when guardverdict finds nothing in it
+_JUDGED = ("tool", "value", "start", "pyc", "pkg", "byhand", "byhandinc", "pathbin")  # a new or changed file stays when guardverdict finds nothing in it
 
 
 _STRUCTURAL = {"dotgit": 0, "dir": 1}  # repaired first; what lies below them is looked at again after

@@ -5,12 +5,11 @@ A `Scan` maps each watched slot (directory, name) to the entry found there (None
 includes), "redirect" (commondir, config.worktree), "dir" (a hooks/ or info/ directory entry itself, a
 hooksPath directory and the directories leading to it or to an included config), "wt" (a file of
 .git/worktrees/*), "dotgit" (a `.git` entry), "later" (`.envrc`, `.pdbrc`...: runlater.RC_FILES), "tasks" (`.vscode/tasks.json`), "tool" (a
-project tool config of guardtools.TABLE), "start" (python start-up code of a workspace venv: `.pth`,
+project tool config of guardtools.TABLE; "value": any by shape, byvalue.py), "start" (python start-up code of a workspace venv: `.pth`,
 sitecustomize, the modules they import; guardpy.py; and every entry of its bin/: runlater.py), "pyc" (a
 compiled copy of such a module), "pkg" (a package.json whose scripts a hook runs: runlater.py), "byhand" (a
 run-by-hand file: byhand.py) and "byhandinc" (what it includes, and the directories on the way: byhandinc.py).
-`fresh` holds the slots of git directories that were not in the baseline (a repository made by the confined
-work). Stdlib only."""
+`fresh`: slots of git directories not in the baseline (made by the confined work). Stdlib only."""
 
 from __future__ import annotations
 
@@ -21,7 +20,7 @@ import stat as st
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from hermes_agent.terminal.sandbox import pathbins
+from hermes_agent.terminal.sandbox import byvalue, pathbins
 from hermes_agent.terminal.sandbox.byhand import GUARDED as BYHAND_NAMES
 from hermes_agent.terminal.sandbox.byhandinc import follow as follow_includes
 from hermes_agent.terminal.sandbox.guardtools import PATHS as TOOL_PATHS
@@ -55,8 +54,7 @@ _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY  # readable: os.listdir(fd) needs it (
 
 @dataclass(frozen=True, slots=True)
 class Item:
-    """One directory entry: `sig` (mode, inode, size, mtime, ctime) and, for a regular file up to _LIMIT,
-    its bytes (a symlink: its target)."""
+    """One directory entry: `sig` (mode, inode, size, mtime, ctime); a regular file's bytes to _LIMIT (a link: its target)."""
 
     sig: tuple
     data: bytes | None
@@ -263,12 +261,14 @@ class _Walk:
         return not self.roots or any(path == r or path.startswith(r + "/") for r in self.roots)
 
     def add(self, slot: Slot, cls: str, fresh: bool) -> Item | None:
-        if slot in self.scan.items:
+        if slot in self.scan.items:  # a config by shape (byvalue.py) yields to a stricter class (a git include)
+            self.scan.classes[slot] = cls if self.scan.classes[slot] == "value" else self.scan.classes[slot]
             return self.scan.items[slot]
         if not self.reachable(slot[0]):
             return None
         fd = self.fds.get(slot[0])
         prev = self.old.items.get(slot) if self.old is not None else None
+        cls = self.old.classes.get(slot, cls) if cls == "value" and self.old is not None else cls  # as above
         item = item_at(fd, slot[1], prev, self.budget) if fd is not None else None
         self.scan.items[slot], self.scan.classes[slot] = item, cls
         if fresh:
@@ -277,8 +277,7 @@ class _Walk:
 
     def listing(self, d: str, cls: str, fresh: bool) -> None:
         fd = self.fds.get(d)
-        names = os.listdir(fd) if fd is not None else []
-        for name in names:
+        for name in os.listdir(fd) if fd is not None else []:
             self.add((d, name), cls, fresh)
 
     def spot(self, d: str) -> None:
@@ -304,6 +303,8 @@ class _Walk:
             self.add((d, name), "later", False)
         for name in BYHAND & names:  # run by hand (package.json scripts, Makefile...): judged by taint
             self.add((d, name), "byhand", False)
+        for name in byvalue.names(d, names, self.roots):  # any config by its shape, judged by value (byvalue.py)
+            self.add((d, name), "value", False)
         self.scan.pathdirs.update(pathbins.named_in(d, names, self.roots))  # `bin` on PATH: here too (rt12 a05)
         if "pyvenv.cfg" in names:
             self.venv(d)
@@ -516,9 +517,8 @@ SPOT_SLOTS = (*((".", n) for n in RC_FILES), *((".", n) for n in BYHAND_NAMES), 
               *((rel.rpartition("/")[0] or ".", rel.rpartition("/")[2]) for rel in TOOL_PATHS))
 
 
-def spotted(d: str, known: dict[Slot, Item | None]) -> bool:
-    """Does directory `d` hold a run-later file or a `.git` that is not in `known` yet (lstat by path: a
-    look only; one that is known is compared by `Scan.unchanged`)?"""
+def spotted(d: str, known: dict[Slot, Item | None], roots: tuple[str, ...] = ()) -> bool:
+    """Does directory `d` hold a run-later file or `.git` not in `known` yet (lstat by path: a look only)?"""
     for sub, name in SPOT_SLOTS:
         slot = (d if sub == "." else f"{d}/{sub}", name)
         if slot in known:
@@ -528,7 +528,7 @@ def spotted(d: str, known: dict[Slot, Item | None]) -> bool:
             return True
         except OSError:
             continue
-    return False
+    return byvalue.unknown(d, known, roots)  # a file of a config shape (one listing)
 
 
 def _exists(fd: int, name: str) -> bool:

@@ -1,5 +1,6 @@
 """The run-later guard's verdict on files judged by content (guardfix.py): a project tool config
-(guardtools.py) and a venv's python start-up code (guardpy.py). `judged` says why a new or changed entry
+(guardtools.py), any config by its shape judged by value (byvalue.py, class "value") and a venv's python
+start-up code (guardpy.py). `judged` says why a new or changed entry
 must be put back, "" when it may stay. Stdlib only."""
 
 from __future__ import annotations
@@ -7,7 +8,7 @@ from __future__ import annotations
 import os
 import stat as st
 
-from hermes_agent.terminal.sandbox import guardpy, guardtools, pathbins, runlater
+from hermes_agent.terminal.sandbox import byvalue, guardpy, guardtools, pathbins, runlater
 from hermes_agent.terminal.sandbox.guardscan import Item, Scan, Slot, same
 
 
@@ -33,6 +34,11 @@ def judged(slot: Slot, cls: str, old: Item | None, cur: Item | None, base: Scan,
             return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots) if roots else True
         folder = f"{d}/{name}"[: -len(rel) - 1] or "/"  # the directory `rel` hangs from (a .vscode's folder)
         return guardtools.risky(rel, old.data if old is not None else None, cur.data, writable, folder)
+    if cls == "value":  # a file of a config shape (byvalue.py): judged by value, whatever its name
+        if cur.kind != st.S_IFREG or cur.data is None:
+            return "it is not a plain readable file, so it cannot be checked"
+        return byvalue.risky(d, name, old.data if old is not None and old.kind == st.S_IFREG else None, cur.data,
+                             _writable(roots), tainted)
     if cls == "pkg":
         keys = base.pkgkeys.get(slot, set()) | now.pkgkeys.get(slot, set())
         return runlater.pkg_risky(keys, old.data if old is not None else None,

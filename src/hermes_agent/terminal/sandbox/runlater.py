@@ -340,6 +340,11 @@ def path_verdict(path: str, new: bytes | None, roots: Iterable[str] = ()) -> str
     rel = guardtools.shape(d, name)
     if rel is not None:
         return guardtools.risky(rel, old, new if new is not None else b"\0", writable)
+    from hermes_agent.terminal.sandbox import byvalue
+
+    if byvalue.kind(d, name, True) and not byvalue.skipped(d, roots):  # any config by its shape, judged by value
+        if why := byvalue.risky(d, name, old, new if new is not None else b"\0?", writable, tainted=True):
+            return why
     venv = venv_of(path)
     if venv is not None:
         why = _venv_verdict(venv, path, new, writable)
