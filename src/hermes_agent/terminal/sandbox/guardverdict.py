@@ -18,7 +18,7 @@ def judged(slot: Slot, cls: str, old: Item | None, cur: Item | None, base: Scan,
         return ""  # removed: nothing runs
     d, name = slot
     if cls == "byhand":
-        return _byhand(slot, old, cur, base, now, tainted)
+        return _byhand(slot, old, cur, base, now, tainted) or _value(slot, old, cur, roots, tainted)
     if cls == "byhandinc":
         return _included(slot, old, cur, tainted)
     if cls == "pathbin":
@@ -49,6 +49,15 @@ def judged(slot: Slot, cls: str, old: Item | None, cur: Item | None, base: Scan,
         return guardpy.pyc_risky(cur.data if cur.kind == st.S_IFREG else b"?" * 16,
                                  item.data if item is not None else None, item.sig if item is not None else None)
     return _start(d, name, cur, base, now, roots)
+
+
+def _value(slot: Slot, old: Item | None, cur: Item, roots: tuple[str, ...], tainted: bool) -> str:
+    """A run-by-hand file of a config shape (compose.yaml) is judged by value as well: a host volume or a
+    privileged flag goes back whoever asked (package.json's scripts are the pkg rule's)."""
+    if slot[1] == "package.json" or cur.kind != st.S_IFREG or cur.data is None:
+        return ""
+    return byvalue.risky(slot[0], slot[1], old.data if old is not None and old.kind == st.S_IFREG else None,
+                         cur.data, _writable(roots), tainted)
 
 
 def _byhand(slot: Slot, old: Item | None, cur: Item, base: Scan, now: Scan, tainted: bool) -> str:
