@@ -107,16 +107,24 @@ def once_note(kind: str) -> str:
     return "This leaves the sandbox: only this one call can be approved."
 
 
-def render_prompt(request: ApprovalRequest) -> str:
-    """The prompt text: description, the full command (every line), and the four choices."""
+def render_prompt(request: ApprovalRequest, rows: int = 24, width: int = 100) -> str:
+    """The prompt text for a `rows` x `width` terminal: title and reason, the command fitted to the screen
+    (approval/display.py), the reason and flagged part again right above the choices, and the prompt."""
+    from hermes_agent.approval.display import fit, safe
+
     title = title_for(request.kind, "Approval needed")
-    body = "\n".join("    " + line for line in request.command.splitlines() or [""])
+    shown = fit(request.command, request.pattern_keys or (request.pattern_key,), rows=rows, width=width - 4,
+                reserved=9 if request.once_only else 8)
+    body = "\n".join("    " + line for line in shown.rows)
+    reason = safe(request.description)
+    above = "".join(f"    ⚠️  dangerous part: {part}\n" for part in shown.flagged)
+    above += f"    ⚠️  reason: {reason}\n"
     if request.once_only:
-        return (f"\n⚠️  {title}: {request.description}\n{body}\n\n"
+        return (f"\n⚠️  {title}: {reason}\n{body}\n\n{above}"
                 f"    {once_note(request.kind)}\n"
                 f"    [o]nce  |  [d]eny   (no answer in {request.timeout:g} s = deny)\n"
                 f"    Choice [o/D]: ")
-    return (f"\n⚠️  {title}: {request.description}\n{body}\n\n"
+    return (f"\n⚠️  {title}: {reason}\n{body}\n\n{above}"
             f"    [o]nce  |  [s]ession  |  [a]lways  |  [d]eny   (no answer in {request.timeout:g} s = deny)\n"
             f"    Choice [o/s/a/D]: ")
 
@@ -146,7 +154,10 @@ class TerminalApprover:
         except OSError:
             return "deny"
         try:
-            out.write(render_prompt(request))
+            from hermes_agent.approval.display import terminal_size
+
+            rows, width = terminal_size(fd_in)
+            out.write(render_prompt(request, rows, width))
             out.flush()
             return self._wait(fd_in, out, time.monotonic() + timeout, timeout, request.once_only)
         except (OSError, ValueError):

@@ -1,0 +1,132 @@
+"""What the user sees when asked to approve: the command fitted to one screen and the flagged part repeated
+right above the prompt, so padding (blank lines, runs of spaces, invisible characters) can never scroll what
+is dangerous out of sight. Shared by the terminal, REPL, chat and ACP approvers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hermes_agent import lazyre
+
+# Runs of 2+ blank lines; runs of 6+ spaces/tabs; characters that print as nothing (zero-width, joiners,
+# line/paragraph separators, soft hyphen, BOM, the Mongolian vowel separator, other format characters).
+_BLANKS = lazyre.compile(r"\n(?:[ \t]*\n){2,}")
+_SPACES = lazyre.compile(r"[ \t]{6,}")
+_INVISIBLE = lazyre.compile(r"[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u2028\u2029"
+                            r"\u205f-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufffb]")
+_SEPARATORS = lazyre.compile(r"\n|;|&&|\|\||\||&")
+_MAX_PARTS = 400  # parts of a command scanned one by one for the "dangerous part" line
+
+
+@dataclass(frozen=True, slots=True)
+class Fitted:
+    """The command as display rows (already terminal-safe) and the flagged parts to repeat above the prompt."""
+
+    rows: list[str]
+    flagged: list[str]
+
+
+def safe(text: str) -> str:
+    """Terminal controls and invisible characters as visible markers (`^[`, `<U+200B>`); CRLF as LF."""
+    from hermes_agent.termsafe import visible
+
+    return _INVISIBLE.sub(lambda m: f"<U+{ord(m.group(0)):04X}>", visible(text))
+
+
+def _squeeze(text: str) -> str:
+    """Runs of blank lines and of whitespace shown as one marker each."""
+    def blank(m) -> str:  # noqa: ANN001 - re.Match
+        return f"\n«{m.group(0).count(chr(10)) - 1} blank lines»\n"
+
+    text = _BLANKS.sub(blank, text)
+    return _SPACES.sub(lambda m: f" «{len(m.group(0))} spaces» ", text)
+
+
+def clip(line: str, width: int) -> str:
+    """One row no wider than `width`: head + `... N more chars ...` + tail."""
+    width = max(width, 40)
+    if len(line) <= width:
+        return line
+    keep = width - len(f" ... {len(line)} more chars ... ")
+    head = keep * 2 // 3
+    return f"{line[:head]} ... {len(line) - keep} more chars ... {line[len(line) - (keep - head):]}"
+
+
+def _cost(line: str, width: int) -> int:
+    """Terminal rows a line takes once wrapped at `width` columns."""
+    return max(1, -(-len(line) // width))
+
+
+def _take(lines: list[str], budget: int, width: int) -> list[str]:
+    """Whole lines while they fit in `budget` rows; the first that does not is clipped to what is left."""
+    out: list[str] = []
+    for line in lines:
+        if budget <= 0:
+            break
+        cost = _cost(line, width)
+        out.append(line if cost <= budget else clip(line, budget * width))
+        budget -= min(cost, budget)
+    return out
+
+
+def fit_rows(text: str, rows: int, width: int) -> list[str]:
+    """`text` in at most `rows` terminal rows of `width` columns (long lines count as the rows they wrap to):
+    whole when it fits, else head + `... N more lines ...` + tail, a line too long alone clipped in the middle."""
+    width = max(width, 20)
+    lines = _squeeze(safe(text)).split("\n")
+    rows = max(rows, 3)
+    if sum(_cost(line, width) for line in lines) <= rows:
+        return lines
+    head_budget = (rows - 1) * 2 // 3
+    head = _take(lines, head_budget, width)
+    tail = _take(lines[len(head):][::-1], rows - 1 - head_budget, width)[::-1]
+    hidden = len(lines) - len(head) - len(tail)
+    if hidden <= 0:  # one line alone is too long: the head already clipped it
+        return head + tail
+    return [*head, f"... {hidden} more lines ...", *tail]
+
+
+def flagged_parts(command: str, keys: tuple[str, ...] = (), limit: int = 3) -> list[str]:
+    """The parts of `command` (split at newlines and shell separators) that the rules flag on their own,
+    preferring those matching `keys`; empty when no part is flagged alone (the whole command is)."""
+    from hermes_agent.approval.rules import scan_command
+
+    parts = [p.strip() for p in _SEPARATORS.split(command)]
+    parts = [p for p in dict.fromkeys(parts) if p][:_MAX_PARTS]
+    if len(parts) < 2:
+        return []
+    hits, others = [], []
+    for part in parts:
+        try:
+            scan = scan_command(part)
+        except Exception:  # noqa: BLE001 - a display aid never breaks the question
+            continue
+        found = {f.key for f in scan.findings} | ({scan.hardline.key} if scan.hardline else set())
+        if found & set(keys):
+            hits.append(part)
+        elif found:
+            others.append(part)
+    return (hits or others)[:limit]
+
+
+def fit(command: str, keys: tuple[str, ...] = (), *, rows: int = 24, width: int = 100,
+        reserved: int = 8) -> Fitted:
+    """The command for a screen of `rows` x `width`, leaving `reserved` rows for title, reason and prompt."""
+    flagged = [clip(" ".join(_squeeze(safe(p)).split()), width) for p in flagged_parts(command, keys)]
+    body = fit_rows(command, rows - reserved - len(flagged), width)
+    return Fitted(body, flagged)
+
+
+def terminal_size(fd: int | None = None) -> tuple[int, int]:
+    """(rows, columns) of the terminal on `fd` (or the process's), 24 x 80 when unknown."""
+    import os
+    import shutil
+
+    if fd is not None:
+        try:
+            size = os.get_terminal_size(fd)
+            return size.lines or 24, size.columns or 80
+        except OSError:
+            pass
+    size = shutil.get_terminal_size((80, 24))
+    return size.lines, size.columns

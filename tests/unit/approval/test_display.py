@@ -1,0 +1,51 @@
+"""approval/display.py: a flagged command fitted to one screen, with the flagged part named."""
+
+from __future__ import annotations
+
+from hermes_agent.approval.approvers import ApprovalRequest, render_prompt
+from hermes_agent.approval.display import fit, fit_rows, flagged_parts
+
+
+def _rows(text: str, width: int) -> int:
+    return sum(max(1, -(-len(line) // width)) for line in text.split("\n"))
+
+
+def test_blank_line_padding_collapses_and_the_rm_stays_on_screen() -> None:
+    command = "rm -rf d0 ~/proj" + "\n" * 60 + "echo 'formatting the code with black'"
+    text = render_prompt(ApprovalRequest(command, "recursive_delete", "recursive delete"), 24, 100)
+    lines = text.split("\n")
+    assert _rows(text, 100) <= 24
+    assert "    rm -rf d0 ~/proj" in lines and "    «59 blank lines»" in lines
+    # right above the choices: the flagged part and the reason
+    assert lines[-4:-2] == ["    ⚠️  dangerous part: rm -rf d0 ~/proj", "    ⚠️  reason: recursive delete"]
+
+
+def test_space_padding_collapses_on_one_line() -> None:
+    command = "rm -rf d0 ~/proj;" + " " * 3000 + "echo 'formatting the code with black'"
+    assert fit_rows(command, 10, 96) == ["rm -rf d0 ~/proj; «3000 spaces» echo 'formatting the code with black'"]
+
+
+def test_controls_and_invisible_characters_are_marked() -> None:
+    rows = fit_rows("echo hi\x1b]52;c;aGk=\x07\u200b\u2028x\u202e && rm -rf ~/x", 10, 96)
+    assert rows == ["echo hi^[]52;c;aGk=^G<U+200B><U+2028>x<U+202E> && rm -rf ~/x"]
+    assert not any("\x1b" in r or "\u200b" in r for r in rows)
+
+
+def test_many_lines_become_head_marker_tail() -> None:
+    rows = fit_rows("\n".join(f"echo line {i}" for i in range(100)), 10, 80)
+    assert rows[0] == "echo line 0" and rows[-1] == "echo line 99" and "... 91 more lines ..." in rows
+    assert len(rows) == 10
+
+
+def test_flagged_part_is_the_dangerous_one_of_several() -> None:
+    command = "echo a; ls -la\n" + "rm -rf ~/proj\n" + "echo done"
+    assert flagged_parts(command, ("recursive_delete",)) == ["rm -rf ~/proj"]
+    assert flagged_parts("rm -rf ~/proj") == []  # one part: the command itself is what is flagged
+    assert fit("ls && rm -rf ~/x", ("recursive_delete",)).flagged == ["rm -rf ~/x"]
+
+
+def test_once_only_prompt_keeps_its_note_and_fits() -> None:
+    command = "\n".join(f"echo {i}" for i in range(80)) + "\nrm -rf ~/proj"
+    text = render_prompt(ApprovalRequest(command, "recursive_delete", "recursive delete", once_only=True), 24, 100)
+    assert _rows(text, 100) <= 24 and "rm -rf ~/proj" in text.split("Choice")[0].split("reason:")[0]
+    assert text.rstrip().endswith("Choice [o/D]:")
