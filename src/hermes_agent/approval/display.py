@@ -24,6 +24,7 @@ class Fitted:
 
     rows: list[str]
     flagged: list[str]
+    shortened: bool = False  # parts were left out to fit: `full(command)` shows it all on request
 
 
 def safe(text: str) -> str:
@@ -114,7 +115,15 @@ def fit(command: str, keys: tuple[str, ...] = (), *, rows: int = 24, width: int 
     """The command for a screen of `rows` x `width`, leaving `reserved` rows for title, reason and prompt."""
     flagged = [clip(" ".join(_squeeze(safe(p)).split()), width) for p in flagged_parts(command, keys)]
     body = fit_rows(command, rows - reserved - len(flagged), width)
-    return Fitted(body, flagged)
+    return Fitted(body, flagged, body != full(command))
+
+
+def full(command: str) -> list[str]:
+    """Every row of the command, terminal-safe, padding runs still collapsed (the answer to `v`)."""
+    return _squeeze(safe(command)).split("\n")
+
+
+VIEW_HINT = "(shortened to fit the screen: type v to see the whole command)"
 
 
 def terminal_size(fd: int | None = None) -> tuple[int, int]:

@@ -102,6 +102,12 @@ class ReplApprover:
                 s.line(f"    {choice}", "dim" if choice != "deny" else "yellow")
                 return choice
             header = [s.style("    answer o or d" if once_only else "    answer o, s, a or d", "yellow")]
+            if raw.strip().lower() in ("v", "view"):  # the whole command, then the reason again
+                from hermes_agent.approval.display import full, safe
+
+                command = str(getattr(request, "command", "") or "")
+                header = ["    " + row for row in full(command)] + [s.style(f"    ⚠️  reason: {safe(reason)}", "yellow"),
+                                                                    *header]
 
 
     def _header(self, request: object, title: str, reason: str, choices: str, timeout: float,
@@ -109,18 +115,19 @@ class ReplApprover:
         """Title, the command fitted to the terminal (approval/display.py), then the flagged part and the
         reason again right above the choices, so padding never scrolls what is dangerous off screen."""
         from hermes_agent.approval.approvers import once_note
-        from hermes_agent.approval.display import fit, safe, terminal_size
+        from hermes_agent.approval.display import VIEW_HINT, fit, safe, terminal_size
 
         s = self.asker.screen
         rows, width = terminal_size()
         keys = tuple(getattr(request, "pattern_keys", ()) or (str(getattr(request, "pattern_key", "")),))
         kind = str(getattr(request, "kind", "command"))
         shown = fit(str(getattr(request, "command", "") or ""), keys, rows=rows, width=width - 4,
-                    reserved=10 if once_only else 9)
+                    reserved=11 if once_only else 10)
         reason = safe(reason)
         return [s.style(f"⚠️  {title}: {reason}", "yellow"), *("    " + row for row in shown.rows),
                 *(s.style(f"    ⚠️  dangerous part: {part}", "yellow") for part in shown.flagged),
                 s.style(f"    ⚠️  reason: {reason}", "yellow"),
+                *([s.style(f"    {VIEW_HINT}", "dim")] if shown.shortened else []),
                 *([s.style(f"    {once_note(kind)[:-1]} (even with /yolo).", "yellow")] if once_only else []),
                 s.style(f"    {choices}   (no answer in {timeout:g} s = deny)", "dim")]
 

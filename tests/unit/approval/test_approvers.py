@@ -78,7 +78,8 @@ def test_a_command_longer_than_the_screen_is_shown_head_and_tail_within_it() -> 
     assert rows <= 24, text
     assert "rm -rf dir0 dir1" in text and "dir1998 dir1999" in text and " more chars ... " in text
     assert text.rstrip().endswith("Choice [o/s/a/D]:")
-    assert "reason: recursive delete" in text.split("\n")[-3]
+    assert text.split("\n")[-4:-2] == ["    ⚠️  reason: recursive delete",
+                                        "    (shortened to fit the screen: type v to see the whole command)"]
 
 
 def test_parse_choice() -> None:

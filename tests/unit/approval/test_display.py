@@ -49,3 +49,50 @@ def test_once_only_prompt_keeps_its_note_and_fits() -> None:
     text = render_prompt(ApprovalRequest(command, "recursive_delete", "recursive delete", once_only=True), 24, 100)
     assert _rows(text, 100) <= 24 and "rm -rf ~/proj" in text.split("Choice")[0].split("reason:")[0]
     assert text.rstrip().endswith("Choice [o/D]:")
+
+
+def test_v_shows_the_whole_shortened_command_then_asks_again() -> None:
+    import io
+    import os
+
+    from hermes_agent.approval.approvers import TerminalApprover
+
+    command = "rm -rf " + " ".join(f"dir{i}" for i in range(1000)) + " ~/proj " + " ".join(f"x{i}" for i in range(900))
+    read_fd, write_fd = os.pipe()
+    out = io.StringIO()
+    try:
+        os.write(write_fd, b"v\nd\n")
+        choice = TerminalApprover(timeout=2.0, stream_in=read_fd, stream_out=out).ask(
+            ApprovalRequest(command, "recursive_delete", "recursive delete"))
+    finally:
+        os.close(read_fd)
+        os.close(write_fd)
+    shown = out.getvalue()
+    first, after = shown.split("Choice [o/s/a/D]:", 1)
+    assert "type v to see the whole command" in first and " ~/proj " not in first and "more chars" in first
+    assert command in after and "reason: recursive delete" in after and choice == "deny"
+
+
+def test_v_in_the_repl_shows_the_whole_command() -> None:
+    import io
+    import threading
+    import time
+
+    from hermes_agent.cli.approver import Asker, ReplApprover
+    from hermes_agent.cli.screen import Screen
+
+    out = io.StringIO()
+    asker = Asker(Screen(out, color=False), lambda: None)
+    command = "\n".join(f"echo {i}" for i in range(200)) + "\nrm -rf ~/proj"
+
+    def answer() -> None:
+        for text in ("v", "d"):
+            while asker.pending is None or asker.pending.done.is_set():
+                time.sleep(0.005)
+            asker.answer(text)
+            time.sleep(0.02)
+
+    threading.Thread(target=answer, daemon=True).start()
+    choice = ReplApprover(asker).ask(ApprovalRequest(command, "recursive_delete", "recursive delete", timeout=5))
+    first, after = out.getvalue().split("type v to see the whole command", 1)
+    assert "echo 100" not in first and "more lines" in first and "echo 100" in after and choice == "deny"
