@@ -8,10 +8,10 @@ from dataclasses import dataclass
 
 from hermes_agent import lazyre
 
-# Runs of 2+ blank lines; runs of 6+ spaces/tabs; characters that print as nothing (zero-width, joiners,
+# Runs of 2+ blank lines; runs of 6+ spaces (any width of space); characters that print as nothing (zero-width, joiners,
 # line/paragraph separators, soft hyphen, BOM, the Mongolian vowel separator, other format characters).
 _BLANKS = lazyre.compile(r"\n(?:[ \t]*\n){2,}")
-_SPACES = lazyre.compile(r"[ \t]{6,}")
+_SPACES = lazyre.compile(r"[ \u00a0\u1680\u2000-\u200a\u202f\u3000]{6,}")  # after tabs are expanded
 _INVISIBLE = lazyre.compile(r"[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u2028\u2029"
                             r"\u205f-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufffb]")
 _SEPARATORS = lazyre.compile(r"\n|;|&&|\|\||\||&")
@@ -31,7 +31,7 @@ def safe(text: str) -> str:
     """Terminal controls and invisible characters as visible markers (`^[`, `<U+200B>`); CRLF as LF."""
     from hermes_agent.termsafe import visible
 
-    return _INVISIBLE.sub(lambda m: f"<U+{ord(m.group(0)):04X}>", visible(text))
+    return _INVISIBLE.sub(lambda m: f"<U+{ord(m.group(0)):04X}>", visible(text)).expandtabs(8)
 
 
 def _squeeze(text: str) -> str:
@@ -43,19 +43,42 @@ def _squeeze(text: str) -> str:
     return _SPACES.sub(lambda m: f" «{len(m.group(0))} spaces» ", text)
 
 
+def _width(text: str) -> int:
+    """Terminal columns `text` takes (wide East Asian characters count 2, combining marks 0)."""
+    if text.isascii():
+        return len(text)
+    from wcwidth import wcswidth, wcwidth  # prompt_toolkit's dependency
+
+    total = wcswidth(text)
+    return total if total >= 0 else sum(2 if (w := wcwidth(c)) < 0 else w for c in text)
+
+
+def _prefix(text: str, cols: int) -> str:
+    """The longest start of `text` no wider than `cols` columns."""
+    if text.isascii():
+        return text[:max(cols, 0)]
+    used = 0
+    for i, ch in enumerate(text):
+        used += _width(ch)
+        if used > cols:
+            return text[:i]
+    return text
+
+
 def clip(line: str, width: int) -> str:
-    """One row no wider than `width`: head + `... N more chars ...` + tail."""
+    """One line no wider than `width` columns: head + `... N more chars ...` + tail."""
     width = max(width, 40)
-    if len(line) <= width:
+    if _width(line) <= width:
         return line
     keep = width - len(f" ... {len(line)} more chars ... ")
-    head = keep * 2 // 3
-    return f"{line[:head]} ... {len(line) - keep} more chars ... {line[len(line) - (keep - head):]}"
+    head = _prefix(line, keep * 2 // 3)
+    tail = _prefix(line[::-1], keep - keep * 2 // 3)[::-1]
+    return f"{head} ... {len(line) - len(head) - len(tail)} more chars ... {tail}"
 
 
 def _cost(line: str, width: int) -> int:
     """Terminal rows a line takes once wrapped at `width` columns."""
-    return max(1, -(-len(line) // width))
+    return max(1, -(-_width(line) // width))
 
 
 def _take(lines: list[str], budget: int, width: int) -> list[str]:

@@ -96,3 +96,12 @@ def test_v_in_the_repl_shows_the_whole_command() -> None:
     choice = ReplApprover(asker).ask(ApprovalRequest(command, "recursive_delete", "recursive delete", timeout=5))
     first, after = out.getvalue().split("type v to see the whole command", 1)
     assert "echo 100" not in first and "more lines" in first and "echo 100" in after and choice == "deny"
+
+
+def test_wide_characters_and_other_spaces_count_as_the_terminal_shows_them() -> None:
+    wide = "\n".join("漢" * 60 for _ in range(30)) + "\nrm -rf ~/proj"  # 120 columns a line: 2 rows each
+    rows = fit_rows(wide, 15, 100)
+    assert sum(max(1, -(-2 * r.count("漢") // 100) if "漢" in r else 1) for r in rows) <= 15, rows
+    assert rows[-1] == "rm -rf ~/proj" and any("more lines" in r for r in rows)
+    assert fit_rows("rm -rf ~/p;" + "\u3000" * 500 + "\t" * 40 + "echo ok", 5, 100) == [
+        "rm -rf ~/p; «813 spaces» echo ok"]
