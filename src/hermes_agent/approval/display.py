@@ -15,7 +15,9 @@ _SPACES = lazyre.compile(r"[ \u00a0\u1680\u2000-\u200a\u202f\u3000]{6,}")  # aft
 _INVISIBLE = lazyre.compile(r"[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u2028\u2029"
                             r"\u205f-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufffb]")
 _SEPARATORS = lazyre.compile(r"\n|;|&&|\|\||\||&")
-_MAX_PARTS = 400  # parts of a command scanned one by one for the "dangerous part" line
+_MAX_PARTS = 400  # pieces of one line scanned one by one for the "dangerous part" line
+_GROUP = 8
+MAX_SECONDS = 3.0  # the search for the flagged part stops here (the gate's own scan already took its time)
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,27 +112,51 @@ def fit_rows(text: str, rows: int, width: int) -> list[str]:
     return [*head, f"... {hidden} more lines ...", *tail]
 
 
-def flagged_parts(command: str, keys: tuple[str, ...] = (), limit: int = 3) -> list[str]:
-    """The parts of `command` (split at newlines and shell separators) that the rules flag on their own,
-    preferring those matching `keys`; empty when no part is flagged alone (the whole command is)."""
+def _found(text: str) -> set[str]:
+    """Pattern keys the rules find in `text` alone (empty on any failure: a display aid never breaks a question)."""
     from hermes_agent.approval.rules import scan_command
 
-    parts = [p.strip() for p in _SEPARATORS.split(command)]
-    parts = [p for p in dict.fromkeys(parts) if p][:_MAX_PARTS]
-    if len(parts) < 2:
-        return []
-    hits, others = [], []
-    for part in parts:
-        try:
-            scan = scan_command(part)
-        except Exception:  # noqa: BLE001 - a display aid never breaks the question
+    try:
+        scan = scan_command(text)
+    except Exception:  # noqa: BLE001
+        return set()
+    return {f.key for f in scan.findings} | ({scan.hardline.key} if scan.hardline else set())
+
+
+def _flagged_lines(lines: list[str], limit: int, deadline: float) -> list[tuple[str, set[str]]]:
+    """Lines the rules flag on their own: groups of _GROUP lines scanned together (cheaper per line than one by
+    one or than large halves), then the lines of a flagged group; stops at `limit` hits or at `deadline`."""
+    import time
+
+    out: list[tuple[str, set[str]]] = []
+    for start in range(0, len(lines), _GROUP):
+        if len(out) >= limit or time.monotonic() > deadline:
+            break
+        group = lines[start:start + _GROUP]
+        if len(group) > 1 and not _found("\n".join(group)):
             continue
-        found = {f.key for f in scan.findings} | ({scan.hardline.key} if scan.hardline else set())
-        if found & set(keys):
-            hits.append(part)
-        elif found:
-            others.append(part)
-    return (hits or others)[:limit]
+        out.extend((line, found) for line in group if (found := _found(line)))
+    return out[:limit]
+
+
+def flagged_parts(command: str, keys: tuple[str, ...] = (), limit: int = 3) -> list[str]:
+    """The parts of `command` (its lines, then a line's pieces between shell separators) that the rules flag on
+    their own, those matching `keys` first; empty when the command is one part (it is itself what is flagged)."""
+    lines = [line.strip() for line in command.split("\n")]
+    lines = [line for line in dict.fromkeys(lines) if line]
+    import time
+
+    hits = _flagged_lines(lines, limit * 4, time.monotonic() + MAX_SECONDS)
+    parts: list[tuple[str, set[str]]] = []
+    for line, found in hits:
+        pieces = [p for p in dict.fromkeys(p.strip() for p in _SEPARATORS.split(line)) if p][:_MAX_PARTS]
+        alone = [(p, f) for p in pieces if len(pieces) > 1 and (f := _found(p))]
+        parts.extend(alone or [(line, found)])
+    if len(parts) == 1 and parts[0][0] == command.strip():
+        return []
+    wanted = set(keys)
+    parts.sort(key=lambda pf: not (pf[1] & wanted))  # stable: command order within each group
+    return [p for p, _ in parts[:limit]]
 
 
 def fit(command: str, keys: tuple[str, ...] = (), *, rows: int = 24, width: int = 100,

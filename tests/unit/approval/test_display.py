@@ -105,3 +105,14 @@ def test_wide_characters_and_other_spaces_count_as_the_terminal_shows_them() -> 
     assert rows[-1] == "rm -rf ~/proj" and any("more lines" in r for r in rows)
     assert fit_rows("rm -rf ~/p;" + "\u3000" * 500 + "\t" * 40 + "echo ok", 5, 100) == [
         "rm -rf ~/p; «813 spaces» echo ok"]
+
+
+def test_the_flagged_line_hidden_in_the_middle_of_thousands_is_named_above_the_prompt() -> None:
+    command = "\n".join(f"echo step {i}" for i in range(2000)) + "\nrm -rf ~/proj\n" + \
+        "\n".join(f"echo step {i}" for i in range(2000, 4000))
+    text = render_prompt(ApprovalRequest(command, "recursive_delete", "recursive delete", ("recursive_delete",)),
+                         24, 100)
+    body, above = text.split("\n\n    ⚠️  dangerous part:", 1)
+    assert "rm -rf" not in body and "more lines" in body  # the middle is left out of the fitted command...
+    assert above.startswith(" rm -rf ~/proj\n")  # ...but what is dangerous is named right above the prompt
+    assert _rows(text, 100) <= 24
