@@ -120,6 +120,26 @@ def test_a_flagged_command_is_a_permission_request(scripted, hermes_home, projec
     assert ("denied" in result.lower() or "blocked" in result.lower()) == (answer is None)
 
 
+def test_a_padded_command_names_its_dangerous_part_in_the_permission_title(scripted, hermes_home, project):
+    """rt12 a43 in an editor: the request's title and text name the rm line, the padding is collapsed."""
+    model_config(hermes_home, scripted.url)
+    (project / "data").mkdir(exist_ok=True)
+    command = f"rm -rf {project / 'data'}" + "\n" * 60 + "echo 'formatting the code'"
+    scripted.add({"tool_calls": [{"name": "terminal", "arguments": {"command": command}}]}, {"content": "done"})
+    editor = Editor(answer=None)
+
+    async def body(conn, sid):  # type: ignore[no-untyped-def]
+        return await conn.prompt(session_id=sid, prompt=[acp.text_block("clean up")])
+
+    asyncio.run(_session(editor, hermes_home, project, body))
+    call, _ = editor.permissions[0]
+    assert f"dangerous part: rm -rf {project / 'data'}" in call.title, call.title
+    shown = call.content[0].content.text
+    assert "«59 blank lines»" in shown and len(shown.splitlines()) < 10, shown
+    assert call.raw_input["command"] == command  # the exact command is still there for the editor
+    assert (project / "data").exists()
+
+
 def test_cancel_stops_the_running_prompt(scripted, hermes_home, project):
     model_config(hermes_home, scripted.url)
     scripted.add({"tool_calls": [{"name": "terminal", "arguments": {"command": "sleep 30"}}]}, {"content": "late"})

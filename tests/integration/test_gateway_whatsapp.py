@@ -142,6 +142,28 @@ def test_approval_with_reply_buttons(wa, scripted, gateway, tmp_path, answer):
     assert target.exists() == (answer == "deny")
 
 
+def test_a_padded_command_is_asked_about_in_one_screen_naming_the_dangerous_part(wa, scripted, gateway, tmp_path):
+    """rt12 a43 in chat: 60 blank lines and a harmless tail do not push the rm out of the message's first screen."""
+    work = tmp_path / "work"
+    target = work / "victim"
+    target.mkdir(parents=True)
+    command = f"rm -r {target}" + "\n" * 60 + "echo 'formatting the code'\x1b]52;c;ZXZpbA==\x07"
+    scripted.add({"tool_calls": [{"name": "terminal", "arguments": {"command": command}}]})
+    scripted.default = lambda body: {"content": "tool said: " + str(body["messages"][-1]["content"])[:200]}
+    gateway(env={"GATEWAY_ALLOW_ALL_USERS": "", "WHATSAPP_ALLOWED_USERS": ALICE}, extra="approvals:\n  timeout: 20\n",
+            cwd=work).start()
+    wa.user_says("clean up victim")
+    assert wa.wait_for(lambda: any(m["type"] == "interactive" for m in wa.sent), timeout=20)
+    text = next(m for m in wa.sent if m["type"] == "interactive")["interactive"]["body"]["text"]
+    assert len(text.splitlines()) < 20 and "«59 blank lines»" in text and "\x1b" not in text, text
+    assert f"Dangerous part: rm -r {target}\nReason: " in text and "^[]52;c;" in text, text
+    buttons = {b["reply"]["title"]: b["reply"]["id"] for b in
+               next(m for m in wa.sent if m["type"] == "interactive")["interactive"]["action"]["buttons"]}
+    wa.press(buttons["❌ Deny"], "❌ Deny")
+    assert wa.wait_for(lambda: any(t.startswith("tool said") for t in wa.texts()))
+    assert target.exists()
+
+
 def test_a_redelivered_webhook_is_answered_once(wa, scripted, gateway):
     scripted.default = lambda body: {"content": "re: " + body["messages"][-1]["content"]}
     gateway().start()

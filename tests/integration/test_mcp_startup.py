@@ -106,6 +106,25 @@ def test_a_server_that_dies_at_start_is_one_line_and_the_run_goes_on(scripted, h
     assert not any(t["function"]["name"].startswith("mcp__") for t in scripted.requests[0]["body"]["tools"])
 
 
+def test_server_stderr_is_stored_terminal_safe_where_the_warning_and_hermes_logs_agree(scripted, hermes_home):
+    """rt12 a50: the log the warning names holds no escape sequence the server wrote; `hermes logs mcp` shows it."""
+    script = ("import sys; sys.stderr.write('copied\\x1b]52;c;ZXZpbA==\\x07 \\x1b]0;RT-TITLE\\x07\\x1b[2J\\r\\n'"
+              " + 'x' * 70000 + '\\nfatal: no key\\n'); sys.exit(3)")
+    model_config(hermes_home, scripted.url,
+                 f"mcp_servers:\n  noisy:\n    command: {sys.executable}\n    args: ['-c', {json.dumps(script)}]\n")
+    scripted.add({"content": "hi there"})
+    out = run_hermes("chat", "-q", "hi", home=hermes_home, timeout=90)
+    assert out.returncode == 0, out.stderr
+    warning = next(line for line in out.stderr.splitlines() if "noisy" in line)
+    assert "server said: fatal: no key" in warning and "logs/mcp/noisy.log" in warning, warning
+    stored = (hermes_home / "logs" / "mcp" / "noisy.log").read_bytes()
+    assert b"\x1b" not in stored and b"\x07" not in stored, stored[:200]
+    assert b"copied^[]52;c;ZXZpbA==^G ^[]0;RT-TITLE^G^[[2J\n" in stored and b"fatal: no key" in stored
+    shown = run_hermes("logs", "mcp", "-n", "5", home=hermes_home, timeout=60)
+    assert shown.returncode == 0 and "\x1b" not in shown.stdout, shown
+    assert "[noisy] fatal: no key" in shown.stdout and "[noisy] copied^[]52;c;" in shown.stdout, shown.stdout
+
+
 def test_a_server_that_never_answers_holds_the_first_request_only_for_the_configured_wait(scripted, hermes_home,
                                                                                           tmp_path):
     """The server blocks until the model has been asked (the scripted model releases it): a run that waited for

@@ -52,7 +52,6 @@ EXCEPTIONS: dict[str, str] = {
     "tools/builtin/browser.py": "HERMES_HOME/cache/screenshots",
     "tools/builtin/rl.py": "HERMES_HOME/rl run directories",
     "tools/builtin/_rlrollout.py": "HERMES_HOME/rl run directories",
-    "tools/mcp/connection.py": "HERMES_HOME/logs/mcp and os.devnull",
     "approval/approvers.py": "/dev/tty, the user's terminal",
     "memory/store.py": "HERMES_HOME/memories lock file",
     "memory/ctxledger.py": "the Hermes root's cache/context_ledger.json and its lock (hidden from the sandbox)",

@@ -70,9 +70,16 @@ class Bridge:
         """A permission request to the editor; no answer within the timeout, or a cancel, is deny."""
         offered = [o for o in OPTIONS if not request.once_only or o[3] in ("once", "deny")]  # leaving the sandbox
         options = [PermissionOption(option_id=oid, kind=kind, name=name) for oid, kind, name, _ in offered]  # type: ignore[arg-type]
-        call = ToolCallUpdate(tool_call_id=f"approval-{abs(hash(request.command)) % 10**8}", title=request.description,
+        from hermes_agent.approval.display import fit, safe
+
+        shown = fit(request.command, request.pattern_keys or (request.pattern_key,), rows=40, width=160, reserved=0)
+        title = safe(request.description) + "".join(f" | dangerous part: {part}" for part in shown.flagged)
+        call = ToolCallUpdate(tool_call_id=f"approval-{abs(hash(request.command)) % 10**8}", title=title[:400],
                               kind="execute" if request.kind == "command" else "edit", status="pending",
-                              raw_input={"command": request.command, "reason": request.description})
+                              raw_input={"command": request.command, "reason": request.description},
+                              content=[acp.tool_content(acp.text_block("\n".join(
+                                  [*shown.rows, *(f"dangerous part: {p}" for p in shown.flagged),
+                                   f"reason: {safe(request.description)}"])))])
         fut = asyncio.run_coroutine_threadsafe(
             self.conn.request_permission(session_id=self.session_id, tool_call=call, options=options), self.loop)
         try:

@@ -107,16 +107,24 @@ def once_note(kind: str) -> str:
     return "This leaves the sandbox: only this one call can be approved."
 
 
-def render_prompt(request: ApprovalRequest) -> str:
-    """The prompt text: description, the full command (every line), and the four choices."""
+def render_prompt(request: ApprovalRequest, rows: int = 24, width: int = 100) -> str:
+    """The prompt text for a `rows` x `width` terminal: title and reason, the command fitted to the screen
+    (approval/display.py), the reason and flagged part again right above the choices, and the prompt."""
+    from hermes_agent.approval.display import VIEW_HINT, fit, safe
+
     title = title_for(request.kind, "Approval needed")
-    body = "\n".join("    " + line for line in request.command.splitlines() or [""])
+    shown = fit(request.command, request.pattern_keys or (request.pattern_key,), rows=rows, width=width - 4,
+                reserved=10 if request.once_only else 9)
+    body = "\n".join("    " + line for line in shown.rows)
+    reason = safe(request.description)
+    above = "".join(f"    ⚠️  dangerous part: {part}\n" for part in shown.flagged)
+    above += f"    ⚠️  reason: {reason}\n" + (f"    {VIEW_HINT}\n" if shown.shortened else "")
     if request.once_only:
-        return (f"\n⚠️  {title}: {request.description}\n{body}\n\n"
+        return (f"\n⚠️  {title}: {reason}\n{body}\n\n{above}"
                 f"    {once_note(request.kind)}\n"
                 f"    [o]nce  |  [d]eny   (no answer in {request.timeout:g} s = deny)\n"
                 f"    Choice [o/D]: ")
-    return (f"\n⚠️  {title}: {request.description}\n{body}\n\n"
+    return (f"\n⚠️  {title}: {reason}\n{body}\n\n{above}"
             f"    [o]nce  |  [s]ession  |  [a]lways  |  [d]eny   (no answer in {request.timeout:g} s = deny)\n"
             f"    Choice [o/s/a/D]: ")
 
@@ -146,9 +154,12 @@ class TerminalApprover:
         except OSError:
             return "deny"
         try:
-            out.write(render_prompt(request))
+            from hermes_agent.approval.display import terminal_size
+
+            rows, width = terminal_size(fd_in)
+            out.write(render_prompt(request, rows, width))
             out.flush()
-            return self._wait(fd_in, out, time.monotonic() + timeout, timeout, request.once_only)
+            return self._wait(fd_in, out, time.monotonic() + timeout, timeout, request)
         except (OSError, ValueError):
             return "deny"
         finally:
@@ -168,8 +179,9 @@ class TerminalApprover:
         return tty_in.fileno(), tty_out, [tty_in, tty_out]
 
     @staticmethod
-    def _wait(fd: int, out: TextIO, deadline: float, timeout: float, once_only: bool = False) -> Choice:
+    def _wait(fd: int, out: TextIO, deadline: float, timeout: float, request: ApprovalRequest) -> Choice:
         buf = b""
+        once_only = request.once_only
         retry = "    Please type o or d. Choice [o/D]: " if once_only else "    Please type o, s, a or d. Choice [o/s/a/D]: "
         while True:
             remaining = deadline - time.monotonic()
@@ -186,8 +198,14 @@ class TerminalApprover:
             buf += chunk
             while b"\n" in buf:
                 line, buf = buf.split(b"\n", 1)
-                choice = parse_choice(line.decode("utf-8", "replace"))
+                typed = line.decode("utf-8", "replace")
+                choice = parse_choice(typed)
                 if choice is not None:
                     return choice
+                if typed.strip().lower() in ("v", "view"):
+                    from hermes_agent.approval.display import full, safe
+
+                    out.write("".join(f"    {row}\n" for row in full(request.command)))
+                    out.write(f"    ⚠️  reason: {safe(request.description)}\n")
                 out.write(retry)
                 out.flush()

@@ -79,21 +79,18 @@ class ReplApprover:
 
     def ask(self, request: object) -> str:
         """Ask the user about a flagged command or write; never raises."""
-        from hermes_agent.approval.approvers import once_note, parse_choice, title_for
+        from hermes_agent.approval.approvers import parse_choice, title_for
 
         once_only = bool(getattr(request, "once_only", False))  # leaving the sandbox: yolo never answers it
         if self.yolo and not once_only:
             return "once"
-        command = str(getattr(request, "command", "") or "")
         reason = str(getattr(request, "description", "") or "flagged")
         timeout = float(getattr(request, "timeout", 0) or self.timeout)
         kind = str(getattr(request, "kind", "command"))
         title = title_for(kind) if kind in ("write", "context") else title_for("command")
         s = self.asker.screen
         choices = "[o]nce  |  [d]eny" if once_only else "[o]nce  |  [s]ession  |  [a]lways  |  [d]eny"
-        header = [s.style(f"⚠️  {title}: {reason}", "yellow"), *("    " + row for row in command.split("\n")),
-                  *([s.style(f"    {once_note(kind)[:-1]} (even with /yolo).", "yellow")] if once_only else []),
-                  s.style(f"    {choices}   (no answer in {timeout:g} s = deny)", "dim")]
+        header = self._header(request, title, reason, choices, timeout, once_only)
         prompt = "Choice [o/D]: " if once_only else "Choice [o/s/a/D]: "
         while True:
             raw = self.asker.ask(header, Question(prompt), timeout, self.cancel)
@@ -105,7 +102,34 @@ class ReplApprover:
                 s.line(f"    {choice}", "dim" if choice != "deny" else "yellow")
                 return choice
             header = [s.style("    answer o or d" if once_only else "    answer o, s, a or d", "yellow")]
+            if raw.strip().lower() in ("v", "view"):  # the whole command, then the reason again
+                from hermes_agent.approval.display import full, safe
 
+                command = str(getattr(request, "command", "") or "")
+                header = ["    " + row for row in full(command)] + [s.style(f"    ⚠️  reason: {safe(reason)}", "yellow"),
+                                                                    *header]
+
+
+    def _header(self, request: object, title: str, reason: str, choices: str, timeout: float,
+                once_only: bool) -> list[str]:
+        """Title, the command fitted to the terminal (approval/display.py), then the flagged part and the
+        reason again right above the choices, so padding never scrolls what is dangerous off screen."""
+        from hermes_agent.approval.approvers import once_note
+        from hermes_agent.approval.display import VIEW_HINT, fit, safe, terminal_size
+
+        s = self.asker.screen
+        rows, width = terminal_size()
+        keys = tuple(getattr(request, "pattern_keys", ()) or (str(getattr(request, "pattern_key", "")),))
+        kind = str(getattr(request, "kind", "command"))
+        shown = fit(str(getattr(request, "command", "") or ""), keys, rows=rows, width=width - 4,
+                    reserved=11 if once_only else 10)
+        reason = safe(reason)
+        return [s.style(f"⚠️  {title}: {reason}", "yellow"), *("    " + row for row in shown.rows),
+                *(s.style(f"    ⚠️  dangerous part: {part}", "yellow") for part in shown.flagged),
+                s.style(f"    ⚠️  reason: {reason}", "yellow"),
+                *([s.style(f"    {VIEW_HINT}", "dim")] if shown.shortened else []),
+                *([s.style(f"    {once_note(kind)[:-1]} (even with /yolo).", "yellow")] if once_only else []),
+                s.style(f"    {choices}   (no answer in {timeout:g} s = deny)", "dim")]
 
 def make_clarify(asker: Asker, timeout: float,
                  cancel: threading.Event | None = None) -> Callable[[str, list[str]], str]:

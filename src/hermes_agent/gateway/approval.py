@@ -16,12 +16,20 @@ TEXT_ANSWERS = {"/approve": "once", "/approve once": "once", "/approve session":
 
 
 def approval_text(request: ApprovalRequest) -> str:
+    """The chat message: reason, the command fitted to one screen (approval/display.py: blank runs and space
+    runs collapsed, controls and invisible characters marked, head + `... N more ...` + tail), then the flagged
+    part and the reason again right above the way to answer."""
+    from hermes_agent.approval.display import fit, safe
+
+    shown = fit(request.command, request.pattern_keys or (request.pattern_key,), rows=40, width=160, reserved=0)
+    body = "\n".join(shown.rows).replace("```", "`\u200b``")
+    reason = safe(request.description)
+    above = "".join(f"Dangerous part: {part}\n" for part in shown.flagged) + f"Reason: {reason}\n"
+    head = f"⚠️ Approval needed: {reason}\n\n```\n{body}\n```\n\n{above}"
     if request.once_only:
-        return (f"⚠️ Approval needed: {request.description}\n\n```\n{request.command}\n```\n\n"
-                f"{once_note(request.kind)} Reply /approve or /deny. "
+        return (f"{head}{once_note(request.kind)} Reply /approve or /deny. "
                 f"No answer within {request.timeout:g} s = deny.")
-    return (f"⚠️ Approval needed: {request.description}\n\n```\n{request.command}\n```\n\n"
-            f"Reply /approve (once), /approve session, /approve always or /deny. "
+    return (f"{head}Reply /approve (once), /approve session, /approve always or /deny. "
             f"No answer within {request.timeout:g} s = deny.")
 
 

@@ -65,10 +65,21 @@ def test_terminal_without_a_tty_denies() -> None:
     assert approver.ask(REQUEST) == "deny"
 
 
-def test_long_commands_are_never_truncated_in_the_prompt() -> None:
-    command = "rm -rf " + " ".join(f"dir{i}" for i in range(2000))
-    text = render_prompt(ApprovalRequest(command, "recursive_delete", "recursive delete"))
+def test_a_command_that_fits_one_screen_is_shown_whole() -> None:
+    command = "rm -rf " + " ".join(f"dir{i}" for i in range(150))
+    text = render_prompt(ApprovalRequest(command, "recursive_delete", "recursive delete"), 24, 100)
     assert command in text
+
+
+def test_a_command_longer_than_the_screen_is_shown_head_and_tail_within_it() -> None:
+    command = "rm -rf " + " ".join(f"dir{i}" for i in range(2000))
+    text = render_prompt(ApprovalRequest(command, "recursive_delete", "recursive delete"), 24, 100)
+    rows = sum(max(1, -(-len(line) // 100)) for line in text.split("\n"))
+    assert rows <= 24, text
+    assert "rm -rf dir0 dir1" in text and "dir1998 dir1999" in text and " more chars ... " in text
+    assert text.rstrip().endswith("Choice [o/s/a/D]:")
+    assert text.split("\n")[-4:-2] == ["    ⚠️  reason: recursive delete",
+                                        "    (shortened to fit the screen: type v to see the whole command)"]
 
 
 def test_parse_choice() -> None:

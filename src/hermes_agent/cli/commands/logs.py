@@ -6,14 +6,14 @@ import argparse
 import sys
 import time
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from datetime import datetime, timedelta
 from pathlib import Path
 
 from hermes_agent import lazyre
 from hermes_agent.config.settings import Settings
 
-LOG_FILES = {"agent": "agent.log", "errors": "errors.log", "gateway": "gateway.log", "mcp": "mcp-stderr.log"}
+LOG_FILES = {"agent": "agent.log", "errors": "errors.log", "gateway": "gateway.log", "mcp": "mcp/<server>.log"}
 _TS = lazyre.compile(r"^(\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2})")
 _LEVEL = lazyre.compile(r"\s(DEBUG|INFO|WARNING|ERROR|CRITICAL)\s")
 _ORDER = {"DEBUG": 0, "INFO": 1, "WARNING": 2, "ERROR": 3, "CRITICAL": 4}
@@ -22,7 +22,8 @@ _SPAN = lazyre.compile(r"^(\d+)\s*([smhd])$")
 
 def add_parser(subparsers) -> None:
     p = subparsers.add_parser("logs", help="view and filter log files (agent.log, errors.log, ...)")
-    p.add_argument("name", nargs="?", default="agent", help=f"which log: {', '.join(LOG_FILES)} (default agent)")
+    p.add_argument("name", nargs="?", default="agent", help=f"which log: {', '.join(LOG_FILES)} (default agent; mcp: every server's stderr, "
+                                                     "the last N lines of each)")
     p.add_argument("-n", "--lines", type=int, default=50, help="how many lines (default 50)")
     p.add_argument("-f", "--follow", action="store_true", help="keep printing new lines (Ctrl-C stops)")
     p.add_argument("--level", help="only lines at this level or above (DEBUG, INFO, WARNING, ERROR)")
@@ -70,18 +71,26 @@ def line_filter(args: argparse.Namespace):
     return keep
 
 
-def _follow(fh, keep) -> Iterator[str]:
-    while True:
-        line = fh.readline()
-        if line:
-            if keep(line):
-                yield line
-        else:
-            time.sleep(0.2)
-
-
 def _tail(lines: Iterable[str], keep, n: int) -> list[str]:
     return list(deque((ln for ln in lines if keep(ln)), maxlen=max(n, 0)))
+
+
+def _sources(home: Path, name: str) -> list[tuple[str, Path]]:
+    """(label, file) pairs to read: one log, or for `mcp` every server's stderr log (logs/mcp/<server>.log, the
+    file hermes's warnings name), each line labelled with its server."""
+    logs = home / "logs"
+    if name != "mcp":
+        return [("", logs / LOG_FILES[name])]
+    folder = logs / "mcp"
+    files = sorted(folder.glob("*.log")) if folder.is_dir() else []
+    return [(f"[{p.stem}] ", p) for p in files if p.is_file() and not p.is_symlink()]
+
+
+def _out(label: str, line: str) -> None:
+    """A log line as text: whatever a tool or server wrote never drives the terminal (termsafe)."""
+    from hermes_agent.termsafe import visible
+
+    sys.stdout.write(label + visible(line if line.endswith("\n") else line + "\n"))
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
@@ -89,24 +98,41 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     if name is None:
         print(f"hermes logs: unknown log {args.name!r} (choose one of: {', '.join(LOG_FILES)})", file=sys.stderr)
         return 2
-    path = Path(settings.home) / "logs" / LOG_FILES[name]
     try:
         keep = line_filter(args)
     except ValueError as exc:
         print(f"hermes logs: {exc}", file=sys.stderr)
         return 2
-    if not path.exists():
-        print(f"No {LOG_FILES[name]} yet ({path}).")
+    sources = [(label, path) for label, path in _sources(Path(settings.home), name) if path.exists()]
+    if not sources:
+        where = Path(settings.home) / "logs" / LOG_FILES[name]
+        print(f"No {LOG_FILES[name]} yet ({where}).")
         return 0
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        sys.stdout.writelines(_tail(fh, keep, args.lines))
-        if not args.follow:
-            return 0
-        sys.stdout.flush()
-        try:
-            for line in _follow(fh, keep):
-                sys.stdout.write(line)
-                sys.stdout.flush()
-        except KeyboardInterrupt:
-            return 0
+    handles = [(label, open(path, encoding="utf-8", errors="replace")) for label, path in sources]
+    try:
+        for label, fh in handles:
+            for line in _tail(fh, keep, args.lines):
+                _out(label, line)
+        if args.follow:
+            sys.stdout.flush()
+            _follow_all(handles, keep)
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        for _, fh in handles:
+            fh.close()
     return 0
+
+
+def _follow_all(handles: list, keep) -> None:
+    """Print lines as they are added to any of the files, until Ctrl-C."""
+    while True:
+        idle = True
+        for label, fh in handles:
+            while line := fh.readline():
+                idle = False
+                if keep(line):
+                    _out(label, line)
+        sys.stdout.flush()
+        if idle:
+            time.sleep(0.2)

@@ -10,7 +10,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import TYPE_CHECKING
 
 from hermes_agent.messages import safe_loads
 from hermes_agent.tools.mcp import stdio
@@ -18,6 +18,9 @@ from hermes_agent.tools.mcp.config import ServerConfig
 from hermes_agent.tools.mcp.confine import Confinement, unconfined
 from hermes_agent.tools.mcp.convert import call_result_json
 from hermes_agent.tools.results import tool_error
+
+if TYPE_CHECKING:
+    from hermes_agent.tools.mcp.errlog import StderrRelay
 
 log = logging.getLogger(__name__)
 
@@ -136,6 +139,7 @@ class ServerConnection:
         self._on_tools = on_tools
         self._on_down = on_down
         self._log_dir = log_dir
+        self._relay: StderrRelay | None = None
         self._backoff = (backoff_base, backoff_cap)
         self._session: object | None = None
         self._up = asyncio.Event()
@@ -250,8 +254,13 @@ class ServerConnection:
             guard.separate_links(conf.spec)  # type: ignore[attr-defined]  # files hard-linked outside: copied apart
             guard.enter(deliver=False)
             stack.callback(guard.leave, hold=True)  # type: ignore[attr-defined]
-        errlog = stack.enter_context(self._errlog())  # type: ignore[attr-defined]
-        proc = await stdio.spawn(argv, {**conf.env, **plan}, conf.cwd, errlog)
+        from hermes_agent.tools.mcp.errlog import StderrRelay
+
+        relay = self._relay = StderrRelay(self._log_path())  # stored terminal-safe, never on the user's terminal
+        try:
+            proc = await stdio.spawn(argv, {**conf.env, **plan}, conf.cwd, relay.fd)
+        finally:
+            relay.close_writer()
         stack.push_async_callback(stdio.stop, proc)  # type: ignore[attr-defined]
         await stdio.load_sdk_unless_exited(proc)  # a server dead at start fails now, no SDK import waited for
         return await stack.enter_async_context(stdio.streams(proc))  # type: ignore[attr-defined]
@@ -274,6 +283,9 @@ class ServerConnection:
             return ""
         from hermes_agent.termsafe import visible
 
+        if self._relay is not None:
+            self._relay.wait()  # the copy catches up with what the server wrote before it exited
+
         try:
             with open(path, "rb") as fh:
                 fh.seek(max(start, fh.seek(0, 2) - 4096))
@@ -282,18 +294,6 @@ class ServerConnection:
             return ""
         lines = [line.strip() for line in tail.splitlines() if line.strip()]
         return f" (server said: {visible(lines[-1])[:300]}; log: {path})" if lines else ""
-
-    def _errlog(self) -> IO[str]:
-        """Server stderr goes to logs/mcp/<name>.log, never onto the user's terminal."""
-        import os
-
-        if self._log_dir is not None:
-            try:
-                self._log_dir.mkdir(parents=True, exist_ok=True)
-                return open(self._log_dir / f"{self.cfg.name}.log", "a", encoding="utf-8")  # noqa: SIM115
-            except OSError:
-                pass
-        return open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115
 
     async def _list_and_publish(self, session: object) -> None:
         t0 = time.perf_counter()

@@ -16,7 +16,6 @@ import os
 import signal
 import threading
 from collections.abc import AsyncIterator
-from typing import IO
 
 INHERITED = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER")  # as the SDK's get_default_environment
 EXIT_GRACE_S = 2.0  # after stdin closes
@@ -28,8 +27,9 @@ class ServerExited(Exception):
     """The server process ended before the SDK was even loaded."""
 
 
-async def spawn(argv: list[str], env: dict[str, str], cwd: str | None, errlog: IO[str]) -> asyncio.subprocess.Process:
-    """Start the server in a process group of its own, stdin/stdout piped, stderr to `errlog`."""
+async def spawn(argv: list[str], env: dict[str, str], cwd: str | None, errlog: int) -> asyncio.subprocess.Process:
+    """Start the server in a process group of its own, stdin/stdout piped, stderr to the fd `errlog` (the
+    pipe of errlog.StderrRelay, which stores it terminal-safe)."""
     full = {k: v for k in INHERITED if (v := os.environ.get(k)) is not None and not v.startswith("()")}
     full.update(env)
     return await asyncio.create_subprocess_exec(
