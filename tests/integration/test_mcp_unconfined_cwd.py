@@ -10,6 +10,7 @@ line saying how to grant it. Controls: the real npm filesystem server from `npx 
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import shutil
 import sys
@@ -106,7 +107,7 @@ def test_env_paths_into_the_workspace_are_refused(scripted, home, mechanism):
                             ("any", "MY_SETTINGS_PATH", "project/conf/x.json"), ("node", "NODE_OPTIONS", "preload.js")):
         line = _line(out, name)
         assert f"{var} names" in line and path in line and "sandboxed commands can write" in line, (name, out.stderr)
-    assert results[0].count("\n") >= 1 and "exit=0\n/\n1" in results[0], results  # started in /, outside file read
+    assert json.loads(results[0])["result"] == "exit=0\n/\n1\n", results  # started in /; the outside file was read
     assert "Unknown tool" in results[1], results
 
 

@@ -43,7 +43,7 @@ class Confinement:
         if self.error:
             return self.error
         if self.spec is None:
-            return f"unconfined ({self.why})"
+            return f"unconfined ({self.why})" + (f"; starts in {self.cwd}" if self.cwd else "")
         roots = ", ".join(w + ("" if os.path.exists(w) or w == self.state_dir else " (missing)")
                           for w in self.writable or self.spec.writable)
         return f"confined ({self.why}): writes only {roots}; secrets hidden; network {self._network()}"

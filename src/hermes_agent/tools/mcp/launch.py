@@ -41,14 +41,14 @@ def _subcommand(args: tuple[str, ...]) -> str:
 
 
 def _looks_like_path(value: str) -> bool:
-    value = value.removeprefix("file:")
+    value = value.removeprefix("git+").removeprefix("file:")
     return value.startswith(("/", "./", "../", "~")) or value in (".", "..")
 
 
 def _untrusted(value: str, *cwds: str) -> str:
     """The absolute path `value` names that lies where sandboxed commands write (resolved from each of `cwds`),
     or ""."""
-    value = os.path.expanduser(value.removeprefix("file:").removeprefix("//"))
+    value = os.path.expanduser(value.removeprefix("git+").removeprefix("file:").removeprefix("//"))
     for cwd in cwds:
         path = os.path.normpath(os.path.join(cwd, value))
         if not paths.trusted_program(path):
@@ -106,7 +106,7 @@ def _launcher_args(cfg: ServerConfig, name: str, launcher: bool, where: str, *cw
         if a.startswith("-") or (i > 0 and args[i - 1] in _PROJECT_OPTIONS):
             continue
         positional += 1
-        if runner and not (_RUNNERS[name] and positional == 1):  # the package: what follows is the server's
+        if runner and not (_RUNNERS[name] and positional <= 2 and a in (*_RUNNERS[name], "run")):  # the package: what follows is the server's
             bad = _untrusted(a, *cwds) if _looks_like_path(a) else ""
             return _refusal(where, f"`{name}` runs the package at", bad, "install it outside the workspace "
                             "(npm -g, pipx, uv tool), " + _CONFINED) if bad else ""
@@ -116,11 +116,22 @@ def _launcher_args(cfg: ServerConfig, name: str, launcher: bool, where: str, *cw
 _ENV_SPLIT = str.maketrans({os.pathsep: " ", "=": " ", ",": " ", ";": " "})
 
 
+def _path_words(value: str) -> list[str]:
+    """The words of a variable's value that may name paths: a URL of another scheme is none
+    (`https://host/a/b`), a `file:` URL is one; the rest splits at `:`, `=`, `,`, `;` and spaces."""
+    words: list[str] = []
+    for token in value.split():
+        if "://" in token and not token.startswith(("file:", "git+file:")):
+            continue
+        words += [token] if token.startswith(("file:", "git+file:")) else token.translate(_ENV_SPLIT).split()
+    return words
+
+
 def env_problem(cfg: ServerConfig, env: Mapping[str, str], *cwds: str) -> str:
     """One line when a value of the server's `env:` names a path where sandboxed commands write, whatever the
     variable (BASH_ENV, ENV, *_PATH, *_HOME, a config file, NODE_OPTIONS' --require)."""
     for var, value in cfg.env.items():
-        for word in str(env.get(var, value)).translate(_ENV_SPLIT).split():
+        for word in _path_words(str(env.get(var, value))):
             if _looks_like_path(word):
                 bad = _untrusted(word, *cwds)
                 if bad:
