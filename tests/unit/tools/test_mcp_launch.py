@@ -21,8 +21,10 @@ def ws(tmp_path_factory):
 @pytest.mark.parametrize("command,args", [
     ("npx", ("-y", "./pkg")), ("npx", ("-y", "file:{ws}/pkg")), ("npx", ("--package={ws}/pkg", "x")),
     ("npx", ("-p", "{ws}/pkg", "x")), ("uvx", ("--from", "{ws}/pkg", "tool")), ("uv", ("tool", "run", "{ws}/pkg")),
-    ("npm", ("exec", "--", "x")), ("pnpm", ("dlx", "git+file://{ws}/repo")), ("uv", ("run", "/srv/server.py")),
+    ("npm", ("exec", "--", "x")), ("pnpm", ("dlx", "git+file://{ws}/repo")), ("uv", ("run", "--with", "mcp")),
+    ("make", ("-C", "{ws}", "mcp")), ("npm", ("--prefix", "{ws}/srv", "run", "mcp")), ("uv", ("run", "--directory", "{ws}", "x")),
     ("cargo", ("run",)), ("docker", ("compose", "up")), ("just", ("mcp",)), ("go", ("run", ".")),
+    ("go", ("run", "-C", "/opt", "{ws}/cmd/server")),
 ])
 def test_a_launcher_reading_the_workspace_is_refused(ws, command, args):
     cfg = ServerConfig(name="s", command=command, args=tuple(a.format(ws=ws) for a in args))
@@ -32,6 +34,13 @@ def test_a_launcher_reading_the_workspace_is_refused(ws, command, args):
         return
     assert start == "" and problem.startswith("not started: mcp_servers.s runs unconfined") and str(ws) in problem
     assert "run confined" in problem
+
+
+def test_a_launcher_told_where_its_project_lies_outside_starts_in_root(ws, tmp_path_factory):
+    outside = tmp_path_factory.mktemp("srv")
+    for command, args in (("make", ("-C", str(outside), "mcp")), ("npm", ("--prefix", str(outside), "run", "mcp")),
+                          ("uv", ("run", "--with", "mcp", "/opt/srv/server.py")), ("cargo", ("run", f"--manifest-path={outside}/Cargo.toml"))):
+        assert launch.start_dir(ServerConfig(name="s", command=command, args=args), str(ws)) == ("/", ""), args
 
 
 def test_registry_runners_start_in_root_and_their_server_arguments_are_its_own(ws):

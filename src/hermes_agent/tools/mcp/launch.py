@@ -74,7 +74,7 @@ def start_dir(cfg: ServerConfig, cwd: str | None) -> tuple[str, str]:
     project = not runner and name in _PROJECT and (not _PROJECT[name] or sub in _PROJECT[name])
     here = os.path.abspath(cwd) if cwd else ""
     trusted = bool(here) and paths.trusted_program(here)
-    if project and not (cfg.cwd and trusted):
+    if project and not (cfg.cwd and trusted) and not _project_named(name, cfg.args, sub):
         shown = f"`{name}{' ' + sub if _PROJECT[name] else ''}`"
         return "", _refusal(where, f"{shown} runs the project of its working directory", here or os.getcwd(),
                             "set its cwd: to a copy of the project outside the workspace, " + _CONFINED)
@@ -84,8 +84,27 @@ def start_dir(cfg: ServerConfig, cwd: str | None) -> tuple[str, str]:
     start = here if cfg.cwd else NEUTRAL_CWD
     if not paths.trusted_program(start):
         return "", _refusal(where, "its working directory would be", start, _CONFINED)
-    problem = _launcher_args(cfg, name, runner or project, where, start, here or start)
+    problem = _launcher_args(cfg, name, runner or project, where, *dict.fromkeys((here or start, start)))
     return ("", problem) if problem else (start, "")
+
+
+_SCRIPT_RUNS = ("uv", "bun", "go", "deno")
+_SCRIPT_SUFFIXES = (".py", ".go", ".ts", ".js", ".mjs", ".cjs")  # `uv run /srv/server.py`: a script, from `/` no project around it
+
+
+def _project_named(name: str, args: tuple[str, ...], sub: str) -> bool:
+    """The launcher is told where its project (or script) is, so it needs no working directory: a project
+    option with a path (`make -C DIR`, `npm --prefix DIR`, `uv run --directory DIR`: judged by _launcher_args),
+    or the script of `uv run`/`bun run`/`go run` (judged by pins.plan)."""
+    for i, a in enumerate(args):
+        option, _, inline = a.partition("=") if a.startswith("--") else (a, "", "")
+        value = inline or (args[i + 1] if i + 1 < len(args) else "")
+        if option in _PROJECT_OPTIONS and option not in ("--with", "-p", "--package") and _looks_like_path(value):
+            return True
+    after = list(args[args.index(sub) + 1:]) if sub in args else []
+    script = next((a for i, a in enumerate(after) if not a.startswith("-") and
+                   (i == 0 or after[i - 1] not in _PROJECT_OPTIONS)), "")
+    return name in _SCRIPT_RUNS and sub == "run" and script.endswith(_SCRIPT_SUFFIXES)
 
 
 def _launcher_args(cfg: ServerConfig, name: str, launcher: bool, where: str, *cwds: str) -> str:
@@ -106,6 +125,11 @@ def _launcher_args(cfg: ServerConfig, name: str, launcher: bool, where: str, *cw
         if a.startswith("-") or (i > 0 and args[i - 1] in _PROJECT_OPTIONS):
             continue
         positional += 1
+        if name in _SCRIPT_RUNS and positional == 2 and args[:i].count("run") and _looks_like_path(a) and \
+                not os.path.isfile(os.path.join(cwds[0], a)):  # `go run /ws/cmd/x`: a package, not a pinned file
+            bad = _untrusted(a, *cwds)
+            if bad:
+                return _refusal(where, f"`{name} run` runs", bad, "move it outside the workspace, " + _CONFINED)
         if runner and not (_RUNNERS[name] and positional <= 2 and a in (*_RUNNERS[name], "run")):  # the package: what follows is the server's
             bad = _untrusted(a, *cwds) if _looks_like_path(a) else ""
             return _refusal(where, f"`{name}` runs the package at", bad, "install it outside the workspace "
