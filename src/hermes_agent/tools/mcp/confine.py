@@ -43,7 +43,7 @@ class Confinement:
         if self.error:
             return self.error
         if self.spec is None:
-            return f"unconfined ({self.why})"
+            return f"unconfined ({self.why})" + (f"; starts in {self.cwd}" if self.cwd else "")
         roots = ", ".join(w + ("" if os.path.exists(w) or w == self.state_dir else " (missing)")
                           for w in self.writable or self.spec.writable)
         return f"confined ({self.why}): writes only {roots}; secrets hidden; network {self._network()}"
@@ -219,7 +219,7 @@ def _outside(cfg: ServerConfig, environ: Mapping[str, str], cwd: str | None, why
     a `python3` a command planted in an activated project venv is not what runs outside (red-team round 9
     a29). A command given as a path, and the files its arguments name, pass the same rule unless the user
     pinned their content (pins.py); a pinned script runs from hermes's copy of its directory."""
-    from hermes_agent.tools.mcp import pins
+    from hermes_agent.tools.mcp import launch, pins
 
     env = server_env(cfg, environ, None)
     env["PATH"] = paths.trusted_path(env.get("PATH") or paths.user_path())
@@ -228,11 +228,18 @@ def _outside(cfg: ServerConfig, environ: Mapping[str, str], cwd: str | None, why
     if found is None:
         return Confinement(None, env, cwd, why=why, error=(
             f"not started: no `{cfg.command}` on PATH outside the places sandboxed commands can write"))
-    planned = pins.plan(cfg, cwd, cfg.command, create=create, env=env)
+    start, problem = launch.start_dir(cfg, cwd)  # never the workspace (rt12 a45, a48, a49)
+    problem = problem or launch.env_problem(cfg, env, *dict.fromkeys(c for c in (cwd, start) if c))
+    planned = pins.Plan(problem) if problem else pins.plan(cfg, cwd, cfg.command, create=create, env=env)
     if planned.error:
         return Confinement(None, env, cwd, why=why, error=planned.error)
     command = planned.command or ("" if found == cfg.command else found)
-    return Confinement(None, env, cwd, why=why, command=command, args=planned.args)
+    args = planned.args if planned.args is not None else cfg.args
+    if cwd and start != os.path.abspath(cwd):  # the files it names (checked by pins.plan) stay the same files
+        args = tuple(launch.absolute(a, cwd) for a in args)
+        command = command or launch.absolute(cfg.command, cwd, program=True)
+        command = "" if command == cfg.command else command
+    return Confinement(None, env, start, why=why, command=command, args=args)
 
 
 def trust_line(cfg: ServerConfig) -> str:

@@ -108,7 +108,8 @@ def plan(cfg: ServerConfig, cwd: str | None, command: str, *, create: bool = Tru
 
 
 _LOAD_VARS = ("PYTHONPATH", "PYTHONHOME", "PYTHONUSERBASE", "NODE_PATH", "LD_LIBRARY_PATH", "LD_PRELOAD", "LD_AUDIT",
-              "PERL5LIB", "PERLLIB", "RUBYLIB", "GEM_PATH", "GEM_HOME", "NODE_OPTIONS", "RUBYOPT", "PERL5OPT")
+              "PERL5LIB", "PERLLIB", "RUBYLIB", "GEM_PATH", "GEM_HOME", "NODE_OPTIONS", "RUBYOPT", "PERL5OPT",
+              "BASH_ENV", "ENV", "ZDOTDIR", "PYTHONSTARTUP", "NPM_CONFIG_USERCONFIG", "npm_config_userconfig")
 
 
 def _env_problem(env: Mapping[str, str], cwd: str, where: str) -> str:
