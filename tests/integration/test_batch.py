@@ -173,6 +173,7 @@ def _free_port() -> int:
 _needs_ray = pytest.mark.skipif(shutil.which("ray", path=str(Path(HERMES).parent)) is None,
                                 reason="ray not installed (batch extra)")
 _one_cluster = pytest.mark.xdist_group("ray")  # the module's Ray tests share one local cluster
+_ray_time = pytest.mark.timeout(600)  # a Ray head's start and 200 prompts on 2 CPUs: minutes when the suite loads them
 
 
 @pytest.fixture(scope="module")
@@ -195,6 +196,7 @@ def ray_cluster():
 
 @_needs_ray
 @_one_cluster
+@_ray_time
 def test_the_same_run_on_a_local_ray_cluster(setup, ray_cluster):
     _, home, tmp = setup
     data = _dataset(tmp / "prompts.jsonl", 200)
@@ -327,6 +329,7 @@ def _ray_tasks_running(home: Path) -> int:
 
 @_needs_ray
 @_one_cluster
+@_ray_time
 def test_ctrl_c_on_ray_cancels_the_running_tasks_keeps_what_finished_and_resumes(setup, ray_cluster):
     scripted, home, tmp = setup
     scripted.default = _stalls_after(scripted, 20)

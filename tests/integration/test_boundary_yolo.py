@@ -68,7 +68,9 @@ def test_yolo_mode_off_and_allowlist_do_not_let_the_model_leave_the_sandbox(scri
     for result in tools[:6]:
         assert "BLOCKED" in result
         assert "--yolo, approvals.mode: off, command_allowlist and session approvals do not cover it" in result
-    assert tools[6].count("do not cover it") == 2, tools[6]  # write_file and patch over the script's RPC
+    # write_file and patch over the script's RPC: both refused (the .bashrc write already as a run-later config
+    # written after untrusted content, the .profile patch as a protected path no yolo covers)
+    assert tools[6].count("BLOCKED") == 2 and "do not cover it" in tools[6], tools[6]
     assert "sandbox: the OS sandbox blocked this" in tools[6]  # the raw RPC's sandbox=false is dropped: confined
 
 
