@@ -35,6 +35,9 @@ def judged(slot: Slot, cls: str, old: Item | None, cur: Item | None, base: Scan,
         folder = f"{d}/{name}"[: -len(rel) - 1] or "/"  # the directory `rel` hangs from (a .vscode's folder)
         return guardtools.risky(rel, old.data if old is not None else None, cur.data, writable, folder)
     if cls == "value":  # a file of a config shape (byvalue.py): judged by value, whatever its name
+        if cur.kind in (st.S_IFDIR, st.S_IFLNK):
+            return ""  # a `.venv` or `.worktrees` link, a `.cache` folder: no settings of their own (a link's
+            # target is judged where it lies, by its own shape)
         if cur.kind != st.S_IFREG or cur.data is None:
             return "it is not a plain readable file, so it cannot be checked"
         return byvalue.risky(d, name, old.data if old is not None and old.kind == st.S_IFREG else None, cur.data,
