@@ -11,6 +11,12 @@ from hermes_agent.tools.mcp import launch
 from hermes_agent.tools.mcp.config import ServerConfig
 
 
+@pytest.fixture(autouse=True)
+def _own_trust(monkeypatch):
+    """Only this test's distrusted roots count (other tests in the process distrust /tmp trees too)."""
+    monkeypatch.setattr(paths, "_UNTRUSTED", set())
+
+
 @pytest.fixture
 def ws(tmp_path_factory):
     ws = tmp_path_factory.mktemp("ws")
