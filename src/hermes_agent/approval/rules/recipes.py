@@ -75,7 +75,7 @@ def just_recipes(text: str, picks: tuple[str, ...]) -> list[str]:
             rules[rule.group(1)] = ([d for d in rule.group(2).split() if not d.startswith("#")], current)
         elif line.strip() and not line.startswith("#"):
             current = None
-    return [_JUST_REF.sub(lambda m: variables.get(m.group(1), m.group(0)), r) for r in _walk(rules, order, picks)]
+    return [_JUST_REF.sub(lambda m: variables.get(m.group(1), m.group(0)), r) for r in walk(rules, order, picks)]
 
 
 def task_commands(text: str, picks: tuple[str, ...]) -> list[str]:
@@ -118,7 +118,7 @@ def task_commands(text: str, picks: tuple[str, ...]) -> list[str]:
             rules[task][0 if section == "deps" else 1].append(_scalar(item.group(2)))
         elif not key and not item and section == "cmds":  # the lines of a `- |` block
             rules[task][1].append(raw.strip())
-    return _walk(rules, order, picks or ("default",))
+    return walk(rules, order, picks or ("default",))
 
 
 def _scalar(value: str) -> str:
@@ -128,7 +128,9 @@ def _scalar(value: str) -> str:
     return value.lstrip("|>").strip()
 
 
-def _walk(rules: dict[str, tuple[list[str], list[str]]], order: list[str], picks: tuple[str, ...]) -> list[str]:
+def walk(rules: dict[str, tuple[list[str], list[str]]], order: list[str], picks: tuple[str, ...]) -> list[str]:
+    """The non-empty lines of the picked rules (the first rule when none is picked) and of what they depend on,
+    in order, each rule once; every rule when a pick is unknown (make, just and task alike)."""
     targets = list(picks) or order[:1]
     todo = targets if all(t in rules for t in targets) else list(rules)
     seen: set[str] = set()

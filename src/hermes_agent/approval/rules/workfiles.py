@@ -220,20 +220,9 @@ def make_recipes(text: str, picks: tuple[str, ...]) -> list[str]:
         else:
             current = None
     variables.update(p.split("=", 1) for p in picks if "=" in p)  # type: ignore[arg-type]
-    targets = [p for p in picks if "=" not in p] or order[:1]
-    todo, seen, recipes = list(targets), set(), []
-    if not all(t in rules for t in targets):
-        todo = list(rules)
-    while todo:
-        target = todo.pop(0)
-        if target in seen or target not in rules:
-            continue
-        seen.add(target)
-        prereqs, lines = rules[target]
-        todo.extend(prereqs)
-        recipes.extend(lines)
+    lines = recipes.walk(rules, order, tuple(p for p in picks if "=" not in p))
     expand = lambda s: _MAKE_REF.sub(lambda m: variables.get(m.group(1), ""), s)  # noqa: E731
-    return [expand(expand(r)) for r in recipes if r]
+    return [expand(expand(r)) for r in lines]
 
 
 class WorkFiles:
