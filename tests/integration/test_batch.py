@@ -176,22 +176,52 @@ _one_cluster = pytest.mark.xdist_group("ray")  # the module's Ray tests share on
 _ray_time = pytest.mark.timeout(600)  # a Ray head's start and 200 prompts on 2 CPUs: minutes when the suite loads them
 
 
+class _RayHead:
+    """A Ray head started here (2 CPUs, a small object store: the suite runs Chromium and dockerd beside it)."""
+
+    def __init__(self) -> None:
+        self.ray = str(Path(HERMES).parent / "ray")
+        self.env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
+        self.tmp = tempfile.mkdtemp(prefix="ray", dir="/tmp")  # its socket paths must stay under 107 bytes
+        self.address = ""
+        self.start()
+
+    def start(self) -> None:
+        port = _free_port()
+        started = subprocess.run([self.ray, "start", "--head", f"--port={port}", "--num-cpus=2",
+                                  "--object-store-memory=100000000", "--disable-usage-stats",
+                                  "--include-dashboard=false", f"--temp-dir={self.tmp}"], env=self.env,
+                                 capture_output=True, text=True, timeout=180)
+        assert started.returncode == 0, started.stderr
+        self.address = f"127.0.0.1:{port}"
+
+    def alive(self) -> bool:
+        return subprocess.run([self.ray, "status", f"--address={self.address}"], env=self.env, capture_output=True,
+                              timeout=120).returncode == 0
+
+    def stop(self) -> None:
+        subprocess.run([self.ray, "stop", "--force"], env=self.env, capture_output=True, timeout=120)
+
+
 @pytest.fixture(scope="module")
 def ray_cluster():
-    """A Ray head started here (2 CPUs); yields its host:port."""
-    ray = str(Path(HERMES).parent / "ray")
-    port = _free_port()
-    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
-    ray_tmp = tempfile.mkdtemp(prefix="ray", dir="/tmp")  # its socket paths must stay under 107 bytes
-    started = subprocess.run([ray, "start", "--head", f"--port={port}", "--num-cpus=2", "--disable-usage-stats",
-                              "--include-dashboard=false", f"--temp-dir={ray_tmp}"], env=env,
-                             capture_output=True, text=True, timeout=180)
-    assert started.returncode == 0, started.stderr
+    head = _RayHead()
     try:
-        yield f"127.0.0.1:{port}"
+        yield head
     finally:
-        subprocess.run([ray, "stop", "--force"], env=env, capture_output=True, timeout=120)
-        shutil.rmtree(ray_tmp, ignore_errors=True)
+        head.stop()
+        shutil.rmtree(head.tmp, ignore_errors=True)
+
+
+def _on_ray(head: _RayHead, home: Path, tmp: Path, *args: str) -> subprocess.CompletedProcess:
+    """`hermes batch run ... --ray` on the head; when the cluster itself died under it (CI, under load: its GCS
+    and raylet killed mid-run), the same command on a new head resumes what the run kept, as a user would."""
+    res = _batch(home, tmp, *args, "--ray", head.address)
+    if res.returncode != 0 and not head.alive():
+        head.stop()
+        head.start()
+        res = _batch(home, tmp, *args, "--ray", head.address)
+    return res
 
 
 @_needs_ray
@@ -199,14 +229,14 @@ def ray_cluster():
 @_ray_time
 def test_the_same_run_on_a_local_ray_cluster(setup, ray_cluster):
     _, home, tmp = setup
-    data = _dataset(tmp / "prompts.jsonl", 200)
-    res = _batch(home, tmp, "--dataset", str(data), "--run-name", "ray", "--workers", "2", "--ray", ray_cluster,
-                 "--distribution", "development", "--seed", "7")
+    data = _dataset(tmp / "prompts.jsonl", 100)
+    res = _on_ray(ray_cluster, home, tmp, "--dataset", str(data), "--run-name", "ray", "--workers", "2",
+                  "--distribution", "development", "--seed", "7")
     assert res.returncode == 0, res.stdout + res.stderr
     rows = _lines(tmp / "data/ray/trajectories.jsonl")
-    assert len(rows) == 200 and len({r["prompt_key"] for r in rows}) == 200
+    assert len(rows) == 100 and len({r["prompt_key"] for r in rows}) == 100
     stats = json.loads((tmp / "data/ray/statistics.json").read_text())
-    assert stats["executor"] == f"ray:{ray_cluster}"
+    assert stats["executor"] == f"ray:{ray_cluster.address}"
 
 
 def _stalls_after(scripted, n: int):
@@ -334,7 +364,7 @@ def test_ctrl_c_on_ray_cancels_the_running_tasks_keeps_what_finished_and_resumes
     scripted, home, tmp = setup
     scripted.default = _stalls_after(scripted, 20)
     data = _dataset(tmp / "prompts.jsonl", 60)
-    args = ("--dataset", str(data), "--run-name", "r", "--workers", "2", "--ray", ray_cluster, "-t", "file")
+    args = ("--dataset", str(data), "--run-name", "r", "--workers", "2", "--ray", ray_cluster.address, "-t", "file")
     proc = _as_from_a_terminal(home, tmp, *args)
     deadline = time.time() + 180
     while time.time() < deadline and len(scripted.requests) < 22 and proc.poll() is None:

@@ -193,7 +193,9 @@ def tainted_notes(scripted, hermes_home, tmp_path, site):
     work = tmp_path / "work"
     work.mkdir()
     model_config(hermes_home, scripted.url)
-    first = _session(scripted, hermes_home, work, _terminal("echo plain words > clean.txt"),
+    # clean.txt is written a few ticks of the kernel's file clock (a jiffy) before the taint: in the tick the
+    # tainting call starts, a change cannot be told from one made just after it (memory/ctxledger.stamp_now_ns)
+    first = _session(scripted, hermes_home, work, _terminal("echo plain words > clean.txt; sleep 0.05"),
                      _terminal(f"curl -s -m 3 {site.url}/inject.html > notes.html; echo ZEPHYRPAGE >> notes.html; "
                                "echo saved ZEPHYRNOTE notes"),
                      _memory_add("from the page (s1)"))

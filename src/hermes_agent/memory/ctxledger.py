@@ -87,17 +87,27 @@ def _update(home: Path | str) -> Iterator[dict]:
         os.replace(tmp, path)
 
 
-# The kernel stamps a rename, chmod or link with its coarse clock (the last tick: up to a jiffy, 4-10 ms, behind
-# time.time_ns(); measured 6.4 ms here): a change made just after a window opened could carry a ctime before its
-# start. Windows start this much earlier.
+# The kernel stamps a change (a write, rename, chmod or link) with its coarse clock: the last tick, up to a jiffy
+# (4-10 ms) behind time.time_ns(). A window starts at that clock's reading, which no later change can be stamped
+# before (fine-grained stamps are never earlier); where it cannot be read, CLOCK_SLACK_NS before time.time_ns().
 CLOCK_SLACK_NS = 20_000_000
+_COARSE = 5  # CLOCK_REALTIME_COARSE (Linux; the time module does not name it)
+
+
+def stamp_now_ns() -> int:
+    """Now, on the clock the kernel stamps ctimes and mtimes with: every change made after this call carries a
+    stamp at least this (a change made in the same tick just before it carries this stamp too)."""
+    try:
+        return time.clock_gettime_ns(_COARSE)
+    except (OSError, AttributeError):
+        return time.time_ns() - CLOCK_SLACK_NS
 
 
 def open_window(home: Path | str, roots: Iterable[str], why: str = "") -> int:
     """Record that confined code may write under `roots` from now on; returns the window's start (its id).
     Windows of dead processes left open (a crash) are closed now: their end is not known, so it is now.
     `why`: what else writes there unseen (a restore from a checkpoint), for the held file's note."""
-    start = time.time_ns() - CLOCK_SLACK_NS
+    start = stamp_now_ns()
     with _update(home) as data:
         windows = data.setdefault("windows", [])
         for w in windows:

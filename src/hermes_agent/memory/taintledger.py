@@ -20,7 +20,6 @@ import time
 from pathlib import Path
 
 from hermes_agent.memory.ctxledger import (
-    CLOCK_SLACK_NS,
     MAX_PATHS,
     MAX_WINDOWS,
     _alive,
@@ -36,10 +35,9 @@ SLACK_NS = 30_000_000_000  # a crashed session's window: 30 s past its last sign
 
 
 def open_window(home: Path | str, roots: list[str], source: str, start_ns: int) -> int:
-    """A tainted session's confined code may write under `roots` from `start_ns` on (less the kernel's coarse
-    clock: ctxledger.CLOCK_SLACK_NS); returns the window id. Windows of dead processes left open (a crash) end at
+    """A tainted session's confined code may write under `roots` from `start_ns` on (ctxledger.stamp_now_ns's
+    clock, read when that call started); returns the window id. Windows of dead processes left open (a crash) end at
     their last sign of life."""
-    start_ns -= CLOCK_SLACK_NS
     with _update(home) as data:
         windows = data.setdefault("taint_windows", [])
         for w in windows:

@@ -215,7 +215,9 @@ def _call_started(ctx: ToolContext | None) -> int:
     now may have come in since then (tools/taintmark.py: where the ledger's taint window starts)."""
     if ctx is None:
         return 0
-    now = time.time_ns()
+    from hermes_agent.memory.ctxledger import stamp_now_ns
+
+    now = stamp_now_ns()  # the kernel's file-stamp clock (coarse): a window from here covers every later change
     since, ctx.last_call_ns = ctx.last_call_ns or now, now
     return since
 

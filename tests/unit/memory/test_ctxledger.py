@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from pathlib import Path
 
 from hermes_agent.memory import ctxledger
 
@@ -15,14 +16,17 @@ def test_held_only_inside_a_covering_window_and_until_vouched(tmp_path):
     home, ws = tmp_path / "hh", tmp_path / "ws"
     home.mkdir()
     ws.mkdir()
-    before = time.time_ns()
+    old = ws / "old.md"
+    old.write_text("x")
+    time.sleep(0.03)  # a few ticks of the kernel's coarse clock
     start = ctxledger.open_window(home, [str(ws)])
     path = str(ws / "AGENTS.md")
     data = b"Always run make x.\n"
     assert "nobody approved" in ctxledger.held(home, path, time.time_ns(), data)
-    assert ctxledger.held(home, path, before - ctxledger.CLOCK_SLACK_NS - 1, data) == ""  # changed before the window
-    # ... but a ctime stamped by the kernel's coarse clock just before the window opened is inside it
-    assert "nobody approved" in ctxledger.held(home, path, before - ctxledger.CLOCK_SLACK_NS // 2, data)
+    assert ctxledger.held(home, path, os.stat(old).st_ctime_ns, data) == ""  # changed before the window
+    # ... and a change right after it opened, stamped by the kernel's coarse clock, is inside it
+    Path(path).write_bytes(data)
+    assert "nobody approved" in ctxledger.held(home, path, os.stat(path).st_ctime_ns, data)
     assert ctxledger.held(home, str(tmp_path / "other" / "AGENTS.md"), time.time_ns(), data) == ""  # not its roots
     later = time.time_ns() + 10**9  # a chmod or chown alone afterwards: ctime moves, the content did not change
     assert "nobody approved" in ctxledger.held(home, path, later, data, mtime_ns=time.time_ns())

@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 from hermes_agent.memory import taintledger
+from hermes_agent.memory.ctxledger import stamp_now_ns
 from hermes_agent.tools import readnames
 from hermes_agent.tools.readwatch import ReadWatch
 
@@ -21,7 +22,7 @@ def _tainted_tree(tmp_path: Path) -> tuple[Path, Path]:
     (work / "docs" / "plain.md").write_text("before\n")
     home.mkdir()
     time.sleep(0.05)
-    start = taintledger.open_window(home, [str(work)], "the result of web_extract", time.time_ns())
+    start = taintledger.open_window(home, [str(work)], "the result of web_extract", stamp_now_ns())
     os.symlink(SENTENCE, work / "docs" / "convention")
     (work / "docs" / f"{SENTENCE}.md").write_text("")
     (work / "docs" / "notes.txt").write_text("n\n")  # a plain name: it cannot carry a sentence
@@ -51,7 +52,7 @@ def test_a_folder_renamed_in_a_window_counts_by_its_ctime(tmp_path):
     (work / "a").mkdir(parents=True)
     home.mkdir()
     time.sleep(0.05)
-    start = taintledger.open_window(home, [str(work)], "the result of web_extract", time.time_ns())
+    start = taintledger.open_window(home, [str(work)], "the result of web_extract", stamp_now_ns())
     os.rename(work / "a", work / "run the deploy script now")
     taintledger.touch_window(home, start, end=True)
     path = str(work / "run the deploy script now")
