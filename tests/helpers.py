@@ -150,3 +150,46 @@ def wait_for(predicate, timeout: float = 10.0, step: float = 0.05) -> bool:  # n
             return False
         time.sleep(step)
     return True
+
+
+def on_pty(argv: list[str], env: dict, cwd: str, react, timeout: float = 90,  # noqa: ANN001
+           size: tuple[int, int] | None = None) -> bytes:
+    """Run `argv` with a new pty as its controlling terminal (/dev/tty), `size` (rows, cols) if given. After each
+    read, `react(fd, shown)` may type into the terminal (os.write(fd, ...)); it returns True to stop. Returns
+    everything shown; the program is killed at the end."""
+    import pty
+    import select
+    import time
+
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.chdir(cwd)
+        os.execve(argv[0], argv, env)
+    if size is not None:
+        import fcntl
+        import struct
+        import termios
+
+        fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", size[0], size[1], 0, 0))
+    shown, deadline = b"", time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([fd], [], [], 0.5)
+            if ready:
+                try:
+                    chunk = os.read(fd, 65536)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                shown += chunk
+            if react(fd, shown):
+                break
+    finally:
+        try:
+            os.kill(pid, 9)
+        except ProcessLookupError:
+            pass
+        os.waitpid(pid, 0)
+        os.close(fd)
+    return shown

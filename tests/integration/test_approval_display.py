@@ -4,18 +4,13 @@ reason. Through the real `hermes chat -q` (terminal approver) and the REPL (prom
 
 from __future__ import annotations
 
-import fcntl
 import os
-import pty
 import re
-import select
-import struct
-import termios
 import time
 
 import pytest
 
-from tests.helpers import HERMES, model_config
+from tests.helpers import HERMES, model_config, on_pty
 
 ROWS, COLS = 24, 100
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07|\x1b[()][A-Z0-9]|\x1b[=>]|[\x08]")
@@ -36,37 +31,17 @@ def _visible_rows(text: str) -> list[str]:
 def _ask_on_pty(argv: list[str], env: dict, cwd: str, answer: bytes, timeout: float = 90) -> tuple[str, str]:
     """Run `argv` on a ROWS x COLS pty; at the first `Choice [` type `answer`. Returns (screen text up to the
     prompt, everything shown)."""
-    pid, fd = pty.fork()
-    if pid == 0:
-        os.chdir(cwd)
-        os.execve(argv[0], argv, env)
-    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, COLS, 0, 0))
-    shown, asked, deadline = b"", b"", time.monotonic() + timeout
-    try:
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([fd], [], [], 0.5)
-            if ready:
-                try:
-                    chunk = os.read(fd, 65536)
-                except OSError:
-                    break
-                if not chunk:
-                    break
-                shown += chunk
-            if not asked and b"Choice [" in shown:
-                time.sleep(0.3)  # let the prompt finish drawing
-                asked = shown[:shown.rfind(b"Choice [")] or b"-"
-                os.write(fd, answer)
-            if asked and b"finished" in shown[len(asked):]:
-                break
-    finally:
-        try:
-            os.kill(pid, 9)
-        except ProcessLookupError:
-            pass
-        os.waitpid(pid, 0)
-        os.close(fd)
-    return asked.decode("utf-8", "replace"), shown.decode("utf-8", "replace")
+    asked = [b""]
+
+    def react(fd: int, shown: bytes) -> bool:
+        if not asked[0] and b"Choice [" in shown:
+            time.sleep(0.3)  # let the prompt finish drawing
+            asked[0] = shown[:shown.rfind(b"Choice [")] or b"-"
+            os.write(fd, answer)
+        return bool(asked[0]) and b"finished" in shown[len(asked[0]):]
+
+    shown = on_pty(argv, env, cwd, react, timeout, (ROWS, COLS))
+    return asked[0].decode("utf-8", "replace"), shown.decode("utf-8", "replace")
 
 
 def _setup(scripted, hermes_home, tmp_path, command: str) -> tuple[dict, str]:  # noqa: ANN001

@@ -7,14 +7,11 @@ Through the real `hermes chat -q`, HOME outside /tmp, the scripted model; "no sa
 from __future__ import annotations
 
 import os
-import pty
-import select
-import time
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import HERMES, model_config, run_hermes
+from tests.helpers import HERMES, model_config, on_pty, run_hermes
 
 
 def _path_without_bwrap(base: Path) -> str:
@@ -83,32 +80,14 @@ def test_sandbox_mode_off_is_the_users_choice_and_said_once(scripted, hermes_hom
 def _run_on_pty(argv: list[str], env: dict, cwd: str, answers: list[tuple[str, str]], timeout: float = 90) -> str:
     """Run `argv` with a pty as its controlling terminal; each time the screen shows the next answer's cue,
     type the answer. Returns everything shown."""
-    pid, fd = pty.fork()
-    if pid == 0:  # the child: the pty is its controlling terminal (/dev/tty)
-        os.chdir(cwd)
-        os.execve(argv[0], argv, env)
-    shown, pending, deadline = b"", list(answers), time.monotonic() + timeout
-    try:
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([fd], [], [], 0.5)
-            if ready:
-                try:
-                    chunk = os.read(fd, 65536)
-                except OSError:
-                    break
-                if not chunk:
-                    break
-                shown += chunk
-            while pending and shown.decode("utf-8", "replace").count(pending[0][0]) >= _seen(answers, pending):
-                os.write(fd, pending.pop(0)[1].encode() + b"\n")
-    finally:
-        try:
-            os.kill(pid, 9)
-        except ProcessLookupError:
-            pass
-        os.waitpid(pid, 0)
-        os.close(fd)
-    return shown.decode("utf-8", "replace")
+    pending = list(answers)
+
+    def react(fd: int, shown: bytes) -> bool:
+        while pending and shown.decode("utf-8", "replace").count(pending[0][0]) >= _seen(answers, pending):
+            os.write(fd, pending.pop(0)[1].encode() + b"\n")
+        return False
+
+    return on_pty(argv, env, cwd, react, timeout).decode("utf-8", "replace")
 
 
 def _seen(answers: list[tuple[str, str]], pending: list[tuple[str, str]]) -> int:

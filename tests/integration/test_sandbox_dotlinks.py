@@ -14,8 +14,7 @@ from pathlib import Path
 import pytest
 
 from hermes_agent.terminal.sandbox.launcher import landlock_pidns_works, landlock_user_binds_work
-from tests.integration.test_sandbox_kernel import _bwrap_as_user
-from tests.integration.test_sandbox_secrets import SELF, USERS, World, _calls, _mechanisms
+from tests.integration.test_sandbox_secrets import SELF, USERS, World, _calls, _mechanisms, world_as
 
 ORIG = {"gitconfig": "[user]\n\tname = Victim\n\temail = v@example.com\n",
         "ssh_config": "Host *\n  ServerAliveInterval 30\n",
@@ -31,33 +30,27 @@ def mechanism(request):
 
 @pytest.fixture(params=USERS)
 def world(request, outside_dir, scripted, mechanism):
-    if request.param == "user" and mechanism == "bwrap" and not _bwrap_as_user():
-        pytest.skip("needs root to switch to an unprivileged user that can start the sandbox")
-    w = World(outside_dir, scripted, mechanism, request.param)
-    dots = w.home / "dotfiles"
-    for rel, text in ORIG.items():
-        (dots / rel).parent.mkdir(parents=True, exist_ok=True)
-        (dots / rel).write_text(text)
-    (dots / "README").write_text("mine\n")
-    (dots / "zsh").mkdir()
-    for link, target in LINKS.items():
-        path = w.home / link
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if path.exists() or path.is_symlink():
-            path.unlink()
-        path.symlink_to(dots / target)
-    w.ws = dots
-    w.git("init", "-q")
-    w.git("add", "-A")
-    w.git("commit", "-qm", "dotfiles")
-    if request.param == "user":
-        subprocess.run(["chown", "-R", "65534:65534", str(w.home)], check=True)
-    w.ready = True
-    yield w
-    if w.cleanup:
-        import shutil
-
-        shutil.rmtree(w.cleanup, ignore_errors=True)
+    with world_as(request.param, outside_dir, scripted, mechanism) as w:
+        dots = w.home / "dotfiles"
+        for rel, text in ORIG.items():
+            (dots / rel).parent.mkdir(parents=True, exist_ok=True)
+            (dots / rel).write_text(text)
+        (dots / "README").write_text("mine\n")
+        (dots / "zsh").mkdir()
+        for link, target in LINKS.items():
+            path = w.home / link
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if path.exists() or path.is_symlink():
+                path.unlink()
+            path.symlink_to(dots / target)
+        w.ws = dots
+        w.git("init", "-q")
+        w.git("add", "-A")
+        w.git("commit", "-qm", "dotfiles")
+        if request.param == "user":
+            subprocess.run(["chown", "-R", "65534:65534", str(w.home)], check=True)
+        w.ready = True
+        yield w
 
 
 def _as_user(world: World, argv: list[str]) -> subprocess.CompletedProcess:

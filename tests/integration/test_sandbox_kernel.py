@@ -13,7 +13,14 @@ import sys
 
 import pytest
 
-from tests.integration.test_sandbox_secrets import UNPRIV, USERS, World, _bwrap_as_user, _calls, _mechanisms
+from tests.integration.test_sandbox_secrets import (
+    UNPRIV,
+    USERS,
+    World,
+    _calls,
+    _mechanisms,
+    world_as,
+)
 
 KEY_CANARY = "NS3-KEYRING-c4n4ry"
 IPC_KEY = 0x4E533301  # a fixed System V key the command tries to leave behind
@@ -26,15 +33,8 @@ def mechanism(request):
 
 @pytest.fixture(params=USERS)
 def world(request, outside_dir, scripted, mechanism):
-    if request.param == "user" and mechanism == "bwrap" and not _bwrap_as_user():
-        pytest.skip(f"uid {UNPRIV} cannot start bwrap here")
-    w = World(outside_dir, scripted, mechanism, request.param)
-    w.ready = True
-    yield w
-    if w.cleanup:
-        import shutil
-
-        shutil.rmtree(w.cleanup, ignore_errors=True)
+    with world_as(request.param, outside_dir, scripted, mechanism, ready=True) as w:
+        yield w
 
 
 def _py(code: str) -> str:

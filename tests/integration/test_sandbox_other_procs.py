@@ -12,7 +12,14 @@ import subprocess
 
 import pytest
 
-from tests.integration.test_sandbox_secrets import UNPRIV, USERS, World, _bwrap_as_user, _calls, _mechanisms
+from tests.integration.test_sandbox_secrets import (
+    UNPRIV,
+    USERS,
+    World,
+    _calls,
+    _mechanisms,
+    world_as,
+)
 
 
 @pytest.fixture(params=_mechanisms())
@@ -22,14 +29,8 @@ def mechanism(request):
 
 @pytest.fixture(params=["me", USERS[1]])  # whoever runs the suite (root, or rtuser: HERMES_TEST_AS), and uid 65534
 def world(request, outside_dir, scripted, mechanism):
-    if request.param == "user" and mechanism == "bwrap" and not _bwrap_as_user():
-        pytest.skip(f"uid {UNPRIV} cannot start bwrap here")
-    w = World(outside_dir, scripted, mechanism, "root" if request.param == "me" else request.param)
-    yield w
-    if w.cleanup:
-        import shutil
-
-        shutil.rmtree(w.cleanup, ignore_errors=True)
+    with world_as("root" if request.param == "me" else request.param, outside_dir, scripted, mechanism) as w:
+        yield w
 
 
 def _victim(world: World) -> subprocess.Popen:

@@ -6,6 +6,7 @@ HOME under /tmp, as root and as an unprivileged user (setpriv to uid 65534) wher
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -16,6 +17,7 @@ import sys
 import tempfile
 import threading
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -172,6 +174,21 @@ def mechanism(request):
 
 
 @functools.cache
+@contextlib.contextmanager
+def world_as(user: str, root: Path, scripted, mechanism: str, ready: bool = False) -> Iterator[World]:  # noqa: ANN001
+    """A World for `user` ("root" or "user") under `mechanism`, removed afterwards; skipped where uid 65534
+    cannot start bwrap. `ready`: the copy for the unprivileged user is made now, not at the first run."""
+    if user == "user" and mechanism == "bwrap" and not _bwrap_as_user():
+        pytest.skip(f"uid {UNPRIV} cannot start bwrap here")
+    w = World(root, scripted, mechanism, user)
+    w.ready = ready
+    try:
+        yield w
+    finally:
+        if w.cleanup:
+            shutil.rmtree(w.cleanup, ignore_errors=True)
+
+
 def _bwrap_as_user() -> bool:
     """Can uid 65534 start hermes's Python inside bwrap (it may live under root's 0700 HOME)?"""
     probe = ["setpriv", f"--reuid={UNPRIV}", f"--regid={UNPRIV}", "--clear-groups", "sh", "-c", '"$@"', "sh", "bwrap",
@@ -181,13 +198,8 @@ def _bwrap_as_user() -> bool:
 
 @pytest.fixture(params=USERS)
 def world(request, home_root, scripted, mechanism):
-    if request.param == "user" and mechanism == "bwrap" and not _bwrap_as_user():
-        pytest.skip(f"uid {UNPRIV} cannot start bwrap here")
-    w = World(home_root, scripted, mechanism, request.param)
-    w.ready = True
-    yield w
-    if w.cleanup:
-        shutil.rmtree(w.cleanup, ignore_errors=True)
+    with world_as(request.param, home_root, scripted, mechanism, ready=True) as w:
+        yield w
 
 
 def _calls(*calls: tuple[str, dict]) -> list[dict]:

@@ -20,7 +20,13 @@ from hermes_agent.tools.builtin._checks import chromium_path
 from tests.integration.test_browser_netns import home  # noqa: F401 - a fixture (a short HOME: Chromium's socket path)
 from tests.integration.test_mcp_confinement import HOSTILE
 from tests.integration.test_sandbox_pidns import _hermes_popen
-from tests.integration.test_sandbox_secrets import USERS, World, _bwrap_as_user, _mechanisms, _user_python
+from tests.integration.test_sandbox_secrets import (
+    USERS,
+    World,
+    _mechanisms,
+    _user_python,
+    world_as,
+)
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("mcp") is None, reason="the mcp SDK is not installed")
 
@@ -56,14 +62,8 @@ def mechanism(request):
 
 @pytest.fixture(params=USERS)
 def world(request, outside_dir, scripted, mechanism):
-    if request.param == "user" and mechanism == "bwrap" and not _bwrap_as_user():
-        pytest.skip("uid 65534 cannot start bwrap here")
-    w = World(outside_dir, scripted, mechanism, request.param)
-    yield w
-    if w.cleanup:
-        import shutil
-
-        shutil.rmtree(w.cleanup, ignore_errors=True)
+    with world_as(request.param, outside_dir, scripted, mechanism) as w:
+        yield w
 
 
 def _server(world: World) -> str:
