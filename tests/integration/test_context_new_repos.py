@@ -8,7 +8,6 @@ user's own repository whose AGENTS.md the user then checks out, keep loading."""
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -16,6 +15,7 @@ import pytest
 from hermes_agent.terminal.sandbox.bwrap import bwrap_problem
 from hermes_agent.terminal.sandbox.launcher import landlock_problem
 from tests.helpers import model_config, run_hermes
+from tests.integration.test_context_via_commits import _git, _prompt
 
 MECHS = [pytest.param("bwrap", marks=pytest.mark.skipif(bwrap_problem() is not None, reason="no bwrap")),
          pytest.param("landlock", marks=pytest.mark.skipif(landlock_problem() is not None, reason="no Landlock"))]
@@ -39,19 +39,6 @@ WAYS = {  # how the session leaves the repository -> where the user works later
     "clone_of_prepared": ("R=$(mktemp -d) && " + _PLANT + "git clone -q --no-checkout \"$R\" vendor/lib && "
                           "git -C vendor/lib branch -q docs origin/docs && echo planted", "vendor/lib"),
 }
-
-
-def _git(work: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(work), "-c", "user.name=u", "-c", "user.email=u@x", *args], check=True,
-                   capture_output=True)
-
-
-def _prompt(scripted, home: Path, work: Path) -> str:
-    first = len(scripted.requests)
-    scripted.add({"content": "hi"})
-    out = run_hermes("chat", "-q", "hi", home=home, cwd=str(work), timeout=120)
-    assert out.returncode == 0, out.stderr
-    return scripted.requests[first]["body"]["messages"][0]["content"]
 
 
 def _session(scripted, home: Path, work: Path, mech: str, command: str, extra: str = "") -> str:

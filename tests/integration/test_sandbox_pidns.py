@@ -16,17 +16,8 @@ from tests.helpers import HERMES
 from tests.integration.test_sandbox_kernel import mechanism, world  # noqa: F401 - fixtures
 from tests.integration.test_sandbox_secrets import _calls, _user_python
 
-PROBE = r"""
-import os, subprocess, time
-for _ in range(400):
-    text = open("hermes.pid").read().strip() if os.path.exists("hermes.pid") else ""
-    if text:
-        break
-    time.sleep(0.05)
-pid = int(text)
-print("PS-BEGIN")
-print(subprocess.run(["ps", "ax", "-o", "pid=,args="], capture_output=True, text=True).stdout, end="")
-print("PS-END")
+# What a confined probe tries on hermes's process (`pid`): each line says REACHED or REFUSED
+ATTEMPTS = r"""
 def attempt(what, act):
     try:
         act()
@@ -38,6 +29,19 @@ attempt("SIGCONT", lambda: os.kill(pid, 18))
 attempt("ENVIRON", lambda: open(f"/proc/{pid}/environ", "rb").read())
 attempt("CMDLINE", lambda: open(f"/proc/{pid}/cmdline", "rb").read())
 """
+PROBE = r"""
+import os, subprocess, time
+for _ in range(400):
+    text = open("hermes.pid").read().strip() if os.path.exists("hermes.pid") else ""
+    if text:
+        break
+    time.sleep(0.05)
+pid = int(text)
+print("PS-BEGIN")
+print(subprocess.run(["ps", "ax", "-o", "pid=,args="], capture_output=True, text=True).stdout, end="")
+print("PS-END")
+""" + ATTEMPTS
+
 
 
 def _hermes_popen(w, *args: str) -> subprocess.Popen:

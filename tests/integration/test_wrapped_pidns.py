@@ -19,7 +19,7 @@ import pytest
 from hermes_agent.tools.builtin._checks import chromium_path
 from tests.integration.test_browser_netns import home  # noqa: F401 - a fixture (a short HOME: Chromium's socket path)
 from tests.integration.test_mcp_confinement import HOSTILE
-from tests.integration.test_sandbox_pidns import _hermes_popen
+from tests.integration.test_sandbox_pidns import ATTEMPTS, _hermes_popen
 from tests.integration.test_sandbox_secrets import (
     USERS,
     World,
@@ -41,16 +41,7 @@ for name in sorted(os.listdir("/proc"), key=lambda n: (len(n), n)):
         except OSError:
             pass
 print("PS-BEGIN"); print("\n".join(mine)); print("PS-END")
-def attempt(what, act):
-    try:
-        act()
-        print(what, "REACHED")
-    except OSError as exc:
-        print(what, "REFUSED", type(exc).__name__)
-attempt("KILL0", lambda: os.kill(pid, 0))
-attempt("SIGCONT", lambda: os.kill(pid, 18))
-attempt("ENVIRON", lambda: open(f"/proc/{pid}/environ", "rb").read())
-attempt("CMDLINE", lambda: open(f"/proc/{pid}/cmdline", "rb").read())
+""" + ATTEMPTS + r"""
 attempt("FD", lambda: os.listdir(f"/proc/{pid}/fd"))
 """
 
