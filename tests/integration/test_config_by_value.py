@@ -15,7 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.integration.test_sandbox_run_later_guard import _chat, _terminal, home, mechanism
+from tests.integration.test_sandbox_run_later_guard import _chat, _put_back, _terminal, home, mechanism
 
 __all__ = ["home", "mechanism"]  # fixtures
 
@@ -55,14 +55,8 @@ echo ORDINARY
 
 def test_configs_that_run_code_are_put_back_whatever_their_name(scripted, home, mechanism):
     proj = home / "proj"
-    results = _chat(scripted, home, [_terminal(PLANT)], mechanism)
-    assert "PLANTED" in results[0], results[0]
-    left = [n for n in PLANTED if (proj / n).exists()]
-    assert not left, f"left: {left}\n{results[0]}"
-    for name in PLANTED:
-        assert name.rsplit("/", 1)[-1] in results[0], f"{name} not named\n{results[0]}"
-    assert "init-hook" in results[0] and "initializecommand" in results[0], results[0]
-    assert "services.app.privileged" in results[0], results[0]
+    said = _put_back(scripted, home, mechanism, PLANT, PLANTED, lambda n: n.rsplit("/", 1)[-1])
+    assert "init-hook" in said and "initializecommand" in said and "services.app.privileged" in said, said
     # the user's real mypy, unconfined, in the project: the plugin is gone, so it does not run
     (proj / "m.py").write_text("x: int = 1\n")
     subprocess.run([sys.executable, "-m", "mypy", "m.py"], cwd=proj, capture_output=True, timeout=300,

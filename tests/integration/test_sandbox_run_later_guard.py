@@ -72,6 +72,19 @@ def _chat(scripted, home: Path, steps: list[dict], mechanism: str, extra: str = 
     return [m["content"] for m in messages if m["role"] == "tool"]
 
 
+def _put_back(scripted, home: Path, mechanism: str, script: str, names, shown=str) -> str:  # noqa: ANN001
+    """Run `script` (it ends with `echo PLANTED`) in ~/proj: each of `names` must be gone afterwards and named
+    (as `shown(name)`) in what the model was told. Returns that text."""
+    proj = home / "proj"
+    results = _chat(scripted, home, [_terminal(script)], mechanism)
+    assert "PLANTED" in results[0], results[0]
+    left = [n for n in names if (proj / n).exists()]
+    assert not left, f"left: {left}\n{results[0]}"
+    for name in names:
+        assert shown(name) in results[0], f"{name} not named\n{results[0]}"
+    return results[0]
+
+
 def _terminal(command: str, **more: object) -> dict:
     return {"tool_calls": [{"name": "terminal", "arguments": {"command": command, **more}}]}
 

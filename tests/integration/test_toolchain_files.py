@@ -12,7 +12,7 @@ import os
 import subprocess
 
 from tests.helpers import model_config, run_hermes
-from tests.integration.test_sandbox_run_later_guard import _chat, _terminal, home, mechanism
+from tests.integration.test_sandbox_run_later_guard import _chat, _put_back, _terminal, home, mechanism
 
 __all__ = ["home", "mechanism"]  # fixtures
 
@@ -50,13 +50,8 @@ echo ORDINARY
 
 def test_tool_configs_naming_a_planted_program_are_put_back(scripted, home, mechanism):
     proj = home / "proj"
-    results = _chat(scripted, home, [_terminal(PLANT)], mechanism)
-    assert "PLANTED" in results[0], results[0]
-    left = [n for n in NAMES if (proj / n).exists()]
-    assert not left, f"left: {left}\n{results[0]}"
-    for name in NAMES:
-        assert name in results[0], f"{name} not named\n{results[0]}"
-    assert "toolchain.path" in results[0] and "org.gradle.jvmargs" in results[0], results[0]
+    said = _put_back(scripted, home, mechanism, PLANT, NAMES)
+    assert "toolchain.path" in said and "org.gradle.jvmargs" in said, said
     cargo = "/root/.cargo/bin/cargo"
     if os.access(cargo, os.X_OK) and os.path.isdir("/root/.rustup"):  # the user's real cargo, unconfined
         out = subprocess.run([cargo, "--version"], cwd=proj, capture_output=True, text=True, timeout=60,
