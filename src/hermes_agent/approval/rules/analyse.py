@@ -8,7 +8,7 @@ import posixpath
 import re
 from functools import cache
 
-from hermes_agent.approval.rules import argsem, clobber, gitpush, interp, mass, planted
+from hermes_agent.approval.rules import argsem, clobber, gitpush, interp, mass, planted, wipes
 from hermes_agent.approval.rules.canonical import SHELLS, Unwrapped
 from hermes_agent.approval.rules.dynamic import BUILT, built_at_run_time
 from hermes_agent.approval.rules.expand import ASSIGN_WORD, ShellEnv, expand_text, expand_word, render_sub
@@ -214,6 +214,8 @@ class Scanner(LeakChecks, FlowChecks, WorkFiles):
             self.add(*mass.EDIT_EVERYTHING)
         elif clobber.clobbered(u, redirects):
             self.add(*clobber.CLOBBER)
+        for finding in wipes.findings(u, redirects):
+            self.add(*finding)
         if not u.name:
             self.writes(u, redirects, env)
             return None

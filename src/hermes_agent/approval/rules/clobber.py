@@ -24,7 +24,7 @@ _SCRATCH = lazy(r"(?:\A|/)(?:tmp|temp|logs?|out|outputs?|build|dist|target|cover
                 r"\.pytest_cache|\.tox|\.venv|venv|results?)(?:/|\Z)|\.(?:log|out|tmp|temp|bak|swp|pid|lock|o|pyc|img|iso|raw|bin|qcow2|vhdx?|vmdk|dat)\Z|"
                 r"(?:\A|/)(?:output|out|results?|logs?|scratch|empty|nohup|debug|trace)[^/]*\Z", re.I)
 _PRINTF_CONV = lazy(r"%[sb]")
-_EX_WIPE = lazy(r"\A\s*(?:%|1\s*,\s*\$)\s*d\b")
+_EX_WIPE = lazy(r"\A\s*(?:sil(?:ent)?!?\s+)?(?:(?:buf|arg|win|tab)do!?\s+)?(?:sil(?:ent)?!?\s+)?(?:(?:%|1\s*,\s*\$)\s*d|g/\^?/d)\b")
 _SED_ALL = lazy(r"\A\s*(?:(?:1|0)\s*,\s*\$|/\^?\.?\*?/|/\^/)?\s*d\s*\Z|\A\s*(?:1\s*,\s*\$|%)?\s*s(.)\^?\.\*\$?\1\1g?\s*\Z")
 _CODE_WIPES = lazy(
     r"""\bopen\(\s*(['"])([^'"]+)\1\s*,\s*(['"])w[b+]?\3\s*\)\s*(?:\.close\(\)|\)|;|\Z|:\s*pass)"""
@@ -81,7 +81,7 @@ def _editor_targets(u: Unwrapped) -> list[str]:
     return []
 
 
-def _ex_targets(u: Unwrapped) -> list[str]:
+def ex_targets(u: Unwrapped) -> list[str]:
     """ex/vi/vim run with a command that deletes every line (`ex -sc '%d|x' f`, `vim -c '1,$d|wq' f`)."""
     if u.name not in ("ex", "vi", "vim", "nvim", "view"):
         return []
@@ -120,7 +120,7 @@ def clobbered(u: Unwrapped, redirects: list) -> list[str]:
     if u.name in ("mv", "install", "rsync", "ln") and any(a in _NULL for a in u.args):
         ops = [a for a in u.args if not a.startswith("-")]
         targets += [a for a in ops if a not in _NULL and not (u.name == "install" and a.isdigit())]
-    targets += _editor_targets(u) + _ex_targets(u)
+    targets += _editor_targets(u) + ex_targets(u)
     if u.code:
         for m in _CODE_WIPES.finditer(u.code[1]):
             targets.append(next(g for g in (m.group(2), m.group(5), m.group(8), m.group(11), m.group(14), m.group(16),

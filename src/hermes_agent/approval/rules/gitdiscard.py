@@ -1,7 +1,7 @@
 """git commands that overwrite the working copy of named files with a committed version, so the uncommitted
 changes in them are gone: `git checkout [TREE] -- PATH`, `git checkout PATH` (a file-shaped operand),
 `git checkout TREE PATH...`, `git restore PATH` (unless only the index is restored: --staged without
---worktree), `git switch --discard-changes`. Interactive forms (-p) ask per hunk and are not flagged; branch
+--worktree), `git switch --discard-changes`, and the plumbing `git checkout-index -f`, `git read-tree --reset -u`. Interactive forms (-p) ask per hunk and are not flagged; branch
 switches (`git checkout main`, `-b NEW [START]`) are not either. Pure string work over canonical arguments."""
 
 from __future__ import annotations
@@ -28,10 +28,17 @@ def discarded(u: Unwrapped) -> bool:
     if sub == "restore":
         staged = any(a in ("--staged", "-S") or _short(a, "S") for a in rest)
         worktree = any(a in ("--worktree", "-W") or _short(a, "W") for a in rest)
-        return (not staged or worktree) and (bool(_operands(rest, frozenset({"-s", "--source"})))
+        return (not staged or worktree) and (bool(operands(rest, frozenset({"-s", "--source"})))
                                              or any(a.startswith("--pathspec-from-file") for a in rest))
     if sub == "switch":
         return any(a in ("--discard-changes", "-f", "--force") for a in rest)
+    if sub == "checkout-index":  # plumbing: -f writes the index's version over every named (-a: every) file
+        if any(a.startswith("--prefix") for a in rest):
+            return False  # written under the prefix (an export), not over the working copy
+        return any(a == "--force" or _short(a, "f") for a in rest) and \
+            (any(a == "--all" or _short(a, "a") for a in rest) or bool(operands(rest, frozenset({"--prefix"}))))
+    if sub == "read-tree":  # plumbing: --reset -u overwrites the working copy with the tree
+        return "--reset" in rest and "-u" in rest
     return False
 
 
@@ -42,11 +49,12 @@ def _checkout(rest: list) -> bool:
         return True
     if any(a in _BRANCH_MAKERS or a.startswith(("--orphan=", "--track=")) for a in rest):
         return False
-    ops = _operands(rest, _CHECKOUT_VALUED)
+    ops = operands(rest, _CHECKOUT_VALUED)
     return len(ops) >= 2 or (len(ops) == 1 and bool(_FILE_SHAPED.search(ops[0])))
 
 
-def _operands(rest: list, valued: frozenset) -> list[str]:
+def operands(rest: list, valued: frozenset) -> list[str]:
+    """The operands of `rest`: not options, not the values of the options in `valued`, not `--`."""
     out, skip = [], False
     for a in rest:
         if skip:
