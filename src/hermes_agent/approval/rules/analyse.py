@@ -172,7 +172,7 @@ class Scanner(LeakChecks, FlowChecks, WorkFiles):
                 for _kind, inner in w.subs:
                     acc |= self.text(inner, depth + 1, env=env.child())
                 sub_traits[id(w)] = acc
-        if sub_traits or any("=" in w.text for w in simple.words):
+        if sub_traits or any("=" in w.text for w in simple.words) or simple.words[:1] and simple.words[0].text == "for":
             self.taint_assignments(simple.words, sub_traits, env)
         args, words = self._resolve_words(simple.words, env)
         redirects = [(op, expand_text(w, env)) for op, w in simple.redirects]

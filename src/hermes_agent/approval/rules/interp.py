@@ -52,7 +52,7 @@ _TREE_ARG = lazy(
     r"\s*\(?\s*(?:r?(['\"])(.*?)\1|((?:\w+\s*\.\s*)?Path\s*\.\s*home\s*\(\s*\)|os\.path\.expanduser\(\s*['\"]~/?['\"]\s*\)|os\.environ\[\s*['\"]HOME['\"]\s*\]"
     r"|os\.getenv\(\s*['\"]HOME['\"]\s*\)|os\.homedir\(\)|Dir\.home|ENV\[\s*['\"]HOME['\"]\s*\]|\$ENV\{HOME\}))\s*[,)]?")
 _WRITE = lazy(
-    r"open\s*\([^)]*['\"][wax+]|write_text|write_bytes|writeFile|appendFile|File\s*\.\s*(?:write|open)|os\s*\.\s*(?:remove|unlink|rename|replace)"
+    r"open\s*\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*['\"][wax+]|write_text|write_bytes|writeFile|appendFile|File\s*\.\s*(?:write|open)|os\s*\.\s*(?:remove|unlink|rename|replace)"
     r"|\bunlink\s*\(|\.unlink\s*\(|shutil\s*\.\s*(?:copy\w*|move)|\brename\s*\(|file_put_contents|>>?\s*['\"]|print\s*\{|\bopen\s*\(\s*\w+\s*,\s*['\"]?>")
 _DECODE = lazy(r"b(?:64|32|85)decode|a85decode|base64|fromhex|unhexlify|codecs\s*\.\s*decode|fromCharCode|\batob\s*\(|Buffer\s*\.\s*from\s*\([^)]*(?:base64|hex)|zlib\s*\.\s*decompress|marshal\s*\.\s*loads|rot.?13|pack\s*\(\s*['\"][Hh]|unpack1?\s*\(\s*['\"]m")
 _REMOTE = lazy(r"urlopen|urllib|requests\s*\.\s*get|httpx|https?\s*\.\s*(?:get|request)\b|fetch\s*\(|Net::HTTP|LWP|open-uri|URI\.open|curl|wget|\bget\s+['\"]https?:"

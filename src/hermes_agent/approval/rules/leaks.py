@@ -127,7 +127,13 @@ class LeakChecks:
     path: Callable[[str, ShellEnv], str]
 
     def taint_assignments(self, words: list, sub_traits: dict, env: ShellEnv) -> None:
-        """NAME=$(cat ~/.ssh/id_rsa) / NAME=$OPENAI_API_KEY: NAME now holds a secret."""
+        """NAME=$(cat ~/.ssh/id_rsa) / NAME=$OPENAI_API_KEY: NAME now holds a secret; so does a loop variable
+        over one (`for k in $(env | base32)`, rt13 a34)."""
+        texts = [w.text for w in words]
+        if len(texts) > 3 and texts[0] == "for" and texts[2] == "in" and any(
+                "@secret" in sub_traits.get(id(w), ()) or any(_SECRET_NAME.search(v) or v in env.tainted
+                                                             for v in _VAR_REF.findall(w.text)) for w in words[3:]):
+            env.tainted.add(texts[1])
         for w in words:
             name, eq, value = w.text.partition("=")
             if not eq or not re.fullmatch(r"[A-Za-z_]\w*\+?", name):

@@ -59,6 +59,8 @@ DANGEROUS_RULES: tuple[Rule, ...] = (
     Rule("recursive_perm_system", "recursive chmod/chown of the root, a system or a home directory",
          r"^\S+ (?:\S+ )*(?:-R|--recursive|-\w*R\w*) (?:\S+ )*(?:" + _ROOT + "|" + _SYS + "|" + _HOME + ")" + _END,
          ("chmod", "chown", "chgrp", "setfacl")),
+    Rule("immutable_attr", "set or clear a file's immutable or append-only attribute (chattr +i/+a: not even root "
+         "can change or delete it until cleared)", r"^chattr (?:\S+ )*[-+=]\w*[ia]", ("chattr",)),
     Rule("chown_root", "recursive chown to root", r"^chown (?:-\S+ )*(?:-R|--recursive|-\w*R\w*) (?:-\S+ )*(?:root|0)(?:[:.]\S*)?" + _END, ("chown",)),
     # disks
     Rule("block_device_write", "dd onto a device", r"^dd (?:\S+ )*of=/dev/(?!null|zero|stdout|stderr|fd/|shm/)", ("dd",)),
