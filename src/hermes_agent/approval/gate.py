@@ -334,6 +334,8 @@ class ApprovalGate:
                 return block("the approval gate cannot see this tool's traits; the call was not run")
             entry = find(name)
             source = getattr(ctx, "untrusted", "") if isinstance(args, dict) else ""
+            if not source and isinstance(args, dict) and hasattr(ctx, "written_instruction"):
+                source = ctx.written_instruction(name, args)  # type: ignore[union-attr]  # the second layer
             persisted = entry.persisted(args) if source and hasattr(entry, "persisted") else None  # type: ignore[union-attr]
             if persisted in getattr(ctx, "private_persists", ()):
                 persisted = None  # read by this person's own sessions only (their USER.md in team mode)

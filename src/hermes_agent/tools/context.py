@@ -104,6 +104,12 @@ class ToolContext:
         if source and not self.untrusted:
             self.untrusted = source
 
+    def written_instruction(self, name: str, args: dict) -> str:
+        """Why what the call `name` saves for later sessions reads as an instruction ("" if it does not)."""
+        from hermes_agent.tools.provenance import written_instruction
+
+        return written_instruction(name, args)
+
     def tool_entry(self, name: str) -> ToolEntry | None:
         """The registry entry (with its traits) of a tool this context runs."""
         from hermes_agent.tools.registry import registry

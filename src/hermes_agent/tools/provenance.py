@@ -50,6 +50,33 @@ def _command_shapes() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]
     return target, saves, writes
 
 
+_SAVED_TEXT = {"write_file": ("content",), "patch": ("new_string", "patch", "diff"), "cronjob": ("prompt",)}
+_STANDING_RUN = "standing order to run something"  # what context files and cron prompts are for
+
+
+def written_instruction(tool: str, args: dict) -> str:
+    """Why the text a call saves for later sessions — a context file's new text, a cron job's prompt — reads as an
+    injected instruction (the intent scan: code from the network, secrets sent out, hidden from the user, safety
+    off), "" when it does not. The second layer under provenance (rt13 a36: a tool description nobody flagged
+    asked for it). Standing orders to run something are what such files hold, and are not judged."""
+    keys = _SAVED_TEXT.get(tool)
+    if not keys or not isinstance(args, dict):
+        return ""
+    if tool != "cronjob":
+        from hermes_agent.tools.builtin.files import written_paths
+
+        if not any(os.path.basename(p) in CONTEXT_FILES for p in written_paths(args)):
+            return ""
+    text = "\n".join(str(args[k]) for k in keys if isinstance(args.get(k), str))[:50_000]
+    if not text.strip():
+        return ""
+    from hermes_agent import intent
+
+    hits = [h for h in intent.scan(text) if h.kind != _STANDING_RUN]
+    return f"the text it would save, which reads as an instruction ({hits[0].kind}: \"{hits[0].quote[:60]}\")" \
+        if hits else ""
+
+
 def command_persists(text: object, home: str | None = None) -> str | None:
     """What a shell command or a script would change for future sessions, where the text shows it: a
     `hermes` subcommand that saves, or a write shape together with a context file or the Hermes home."""
