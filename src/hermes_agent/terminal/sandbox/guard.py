@@ -203,7 +203,7 @@ class Guard:
             spots.update(self._deep.drain())
         fds = Fds()
         try:
-            return discover(sorted(spots), fds, old, known, self.roots)
+            return discover(sorted(spots), fds, old, known, self.roots, self.workspaces)
         finally:
             fds.close()
 

@@ -361,7 +361,7 @@ class _Walk:
                 if d == hack or name.split(".", 1)[0] in mods:
                     self.add((os.path.join(d, "__pycache__"), name), "pyc", False)
 
-    def customize(self, d: str, shadow: bool = False) -> None:
+    def customize(self, d: str, shadow: bool = False, cls: str = "shadow") -> None:
         """sitecustomize/usercustomize in any form in a writable directory on sys.path; with `shadow` (a
         PYTHONPATH directory) also every top-level module or package named like one python or hermes imports
         (guardpy.shadowed), and a package's `__init__.py`."""
@@ -378,8 +378,8 @@ class _Walk:
             if stem in guardpy.CUSTOMIZE:
                 self.add((d, name), "start", False)
             elif stem in names and name != "__pycache__":
-                item = self.add((d, name), "shadow", False)
-                if item is not None and item.kind == st.S_IFDIR:
+                item = self.add((d, name), cls, False)
+                if item is not None and item.kind == st.S_IFDIR and cls == "shadow":
                     self.add((os.path.join(d, name), "__init__.py"), "shadow", False)
 
     def dotgit(self, d: str, item: Item | None) -> None:
@@ -540,9 +540,10 @@ def _exists(fd: int, name: str) -> bool:
 
 
 def discover(spots: Iterable[str], fds: Fds, old: Scan | None, known: dict[str, str] | None,
-             roots: tuple[str, ...] = ()) -> Scan:
+             roots: tuple[str, ...] = (), cwds: Iterable[str] = ()) -> Scan:
     """Every watched slot now: those of `old` (looked at again), run-later files and `.git` entries in the
-    directories `spots`, and all that the `.git` entries resolve to. `known`: the baseline's git
+    directories `spots`, and all that the `.git` entries resolve to; modules named like an importable one in
+    `cwds` (the workspaces: python run there puts them first on sys.path). `known`: the baseline's git
     directories (None: this is the baseline, nothing is fresh). `roots`: what the sandbox can write; nothing
     outside them is watched (empty: everything)."""
     walk = _Walk(fds, old, known, roots)
@@ -550,6 +551,8 @@ def discover(spots: Iterable[str], fds: Fds, old: Scan | None, known: dict[str, 
         walk.spot(d)
     for d in pathbins.pythonpath_dirs(roots):  # the user's next hermes (or python) starts with these on sys.path: a
         walk.customize(d, shadow=True)  # sitecustomize (rt7 a34) or a `yaml.py` there runs at its start
+    for d in cwds:  # `python -m X`, `-c`, the REPL run there put it first on sys.path (rt13 a44)
+        walk.customize(d, shadow=True, cls="cwdshadow")
     walk.scan.pathdirs |= old.pathdirs if old is not None else set()
     for d in sorted(d for d, kind in walk.scan.pathdirs if kind == "py"):  # `PYTHONPATH=src`: every src/ (a28)
         walk.customize(d, shadow=True)

@@ -21,6 +21,14 @@ def judged(slot: Slot, cls: str, old: Item | None, cur: Item | None, base: Scan,
         return _byhand(slot, old, cur, base, now, tainted) or _value(slot, old, cur, roots, tainted)
     if cls == "byhandinc":
         return _included(slot, old, cur, tainted)
+    if cls == "cwdshadow":  # a standard module's name (random.py, json.py) is a beginner's own file, unless the
+        # turn took in untrusted content; a third-party one's (yaml.py, rich/, hermes_agent/) never is (rt13 a44)
+        import sys
+
+        stdlib = name.split(".", 1)[0] in sys.stdlib_module_names
+        if cur.kind == st.S_IFDIR and not os.path.lexists(os.path.join(d, name, "__init__.py")):
+            return ""  # a folder without __init__.py (a clone named `copy`) imports after any real module
+        return "" if stdlib and not tainted else "python run in the workspace imports it instead of the real module"
     if cls == "pathbin":
         return pathbins.risky(d, name, cur.kind, roots, {p for p, k in base.pathdirs | now.pathdirs if k == "bin"})
     if cls == "tool":
