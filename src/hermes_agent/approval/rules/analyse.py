@@ -8,7 +8,7 @@ import posixpath
 import re
 from functools import cache
 
-from hermes_agent.approval.rules import argsem, clobber, gitpush, interp, mass, planted
+from hermes_agent.approval.rules import argsem, clobber, gitpush, interp, mass, planted, unseen
 from hermes_agent.approval.rules.canonical import SHELLS, Unwrapped
 from hermes_agent.approval.rules.dynamic import BUILT, built_at_run_time
 from hermes_agent.approval.rules.expand import ASSIGN_WORD, ShellEnv, expand_text, expand_word, render_sub
@@ -202,6 +202,8 @@ class Scanner(LeakChecks, FlowChecks, WorkFiles):
         for key, description, hard in u.findings:
             self.add(key, description, hard)
         for text, w in u.payloads:
+            if unseen.input_payload(text, u.chain) or (w is not None and unseen.unknown_start(w, text, env)):
+                self.add(*unseen.UNSEEN)  # xargs -I{} sh -c '{}', while read l; do eval "$l"
             self.text(text, depth + 1, env=env.child())
             self.check_sources(sub_traits.get(id(w)) if w is not None else None, "command substitution")
         for argv, via in u.commands:
@@ -233,6 +235,8 @@ class Scanner(LeakChecks, FlowChecks, WorkFiles):
         self.leaks(u, cmd, redirects, sub_traits, env)
         if u.code:
             interp.scan_code(self, u.code[0], u.code[1], depth + 1)
+            if unseen.runs_input(u.code[1]):  # awk '{system($0)}' f: the file's lines run as commands
+                self.add(*unseen.UNSEEN)
         for script in script_edits(u):
             self.text(script, depth + 1, env=env.child())
         if planted.lifecycle_edit(u):
@@ -250,6 +254,8 @@ class Scanner(LeakChecks, FlowChecks, WorkFiles):
                     self.check_sources(sub_traits.get(id(w)), "process substitution")
                     if k == 0 and (u.name in SHELLS or u.name in SOURCES):  # `. <(echo CMD)`, `bash <(printf CMD)`
                         self._printed_program(w, env, depth)
+                    if k == 0:  # bash <(./gen), python3 <(cat x.py): unseen.py
+                        self.unseen_subs(w, sub_traits.get(id(w)), cmd, depth, env)
                 elif w is not None and w.subs and k and u.words[k - 1] is not None and u.words[k - 1].text in _CODE_FLAGS:
                     self.check_sources(sub_traits.get(id(w)), "command substitution as code (python -c \"$(curl ...)\")")
         if any(ch in u.raw_name for ch in "$`*?["):

@@ -32,7 +32,8 @@ _SETUP = {"ssh-agent": None, "dircolors": None, "keychain": None, "gpg-agent": N
                        "pdm", "hatch", "asdf", "nvm", "sdk", "volta", "oh-my-posh")}}
 
 
-def _setup_output(inner: str) -> bool:
+def setup_output(inner: str) -> bool:
+    """True when `inner` (a substitution's text) is a shell-setup tool's output for eval, or `which NAME`."""
     words = inner.split()
     if not words:
         return False
@@ -62,7 +63,7 @@ def built_at_run_time(word: Word | None, resolved: str, env: ShellEnv) -> bool:
         kind, body = m.groups()
         if kind in (SUB, QSUB):
             inner = word.subs[int(body)][1] if body.isdigit() and int(body) < len(word.subs) else ""
-            if not _setup_output(inner) and ("$(" in resolved or "`" in resolved or not _PLAIN.match(resolved or "-")):
+            if not setup_output(inner) and ("$(" in resolved or "`" in resolved or not _PLAIN.match(resolved or "-")):
                 return True
             continue
         p = _PARAM.match(body)

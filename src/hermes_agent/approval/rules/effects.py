@@ -29,6 +29,9 @@ def download_targets(u: Unwrapped, redirects: list) -> set:
     for i, a in enumerate(args):
         if a in ("-o", "--output", "-O", "--output-document") and i + 1 < len(args) and not (u.name == "curl" and a == "-O"):
             out.append(args[i + 1])
+        elif a[:1] == "-" and a[1:2] not in ("-", "") and a[-1] in "oO" and i + 1 < len(args) and \
+                not (u.name == "curl" and a[-1] == "O"):  # clustered flags: curl -fsSLo x, wget -qO x
+            out.append(args[i + 1])
         elif a.startswith(("--output=", "--output-document=")):
             out.append(a.split("=", 1)[1])
         elif "://" in a:

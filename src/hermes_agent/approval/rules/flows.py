@@ -24,6 +24,7 @@ from hermes_agent.approval.rules.lexer import decode_ansi_c, printf_text
 from hermes_agent.approval.rules.mass import EDIT_EVERYTHING, edits_in_place, lists_everything
 from hermes_agent.approval.rules.planted import planted
 from hermes_agent.approval.rules.targets import CREDENTIAL_READ, classify_path, classify_read, norm_path
+from hermes_agent.approval.rules.unseen import UNSEEN, printed_known, substitution_known
 
 DOWNLOADERS = frozenset({"curl", "wget", "fetch", "http", "https", "xh", "aria2c", "lwp-request", "lwp-download", "get",
                          "nc", "ncat", "netcat", "socat", "curlie", "httpie"})
@@ -301,7 +302,8 @@ class FlowChecks:
                     env: ShellEnv) -> None:
         for (op, w), (_, text) in zip(raw, resolved, strict=False):
             written = env.files.get(basename(text).lower()) if op == "<" and text else None
-            if op not in _STDIN_OPS and not (op == "<" and (written or any(k == "<(" for k, _ in w.subs))):
+            fetched = op == "<" and bool(text) and basename(text).lower() in env.downloaded
+            if op not in _STDIN_OPS and not (op == "<" and (written or fetched or any(k == "<(" for k, _ in w.subs))):
                 continue
             if op != "<":
                 cmd.here = text
@@ -312,6 +314,10 @@ class FlowChecks:
             if op in ("<<", "<<-") and u.name in SHELLS:
                 self.add("heredoc_shell", "shell commands run from a heredoc")
             self.check_sources(sub_traits.get(id(w)), "redirection into an interpreter")
+            if fetched:  # curl -o x.py ...; python3 - < x.py
+                self.add("remote_exec", "run a script just downloaded (curl -o x && sh < x)")
+            if cmd.lang != "sql":  # sh < <(./gen), sh <<< "$(./gen)": unseen.py
+                self.unseen_subs(w, sub_traits.get(id(w)), cmd, depth, env)
             if op != "<":
                 self.feed(cmd, text, depth, env)
             elif written:  # printf ... > x.sh; sh < x.sh
@@ -321,6 +327,24 @@ class FlowChecks:
                     printed = render_sub(inner, env) if kind == "<(" else "$("
                     if printed != "$(" + " ".join(inner.split()) + ")":
                         self.feed(cmd, printed, depth, env)
+
+    def unseen_subs(self, w, sources: set | None, sink: Cmd, depth: int, env: ShellEnv) -> None:  # noqa: ANN001
+        """Substitutions in a program's text (`bash <(X)`, `sh <<< "$(X)"`) whose output the text does not fix:
+        `cat` of a file written earlier runs that file's text; a download or decoder has its own finding;
+        anything else is code nobody can read (unseen.py)."""
+        if sources and ("@download" in sources or "@decode" in sources or sources & DOWNLOADERS):
+            return
+        for _kind, inner in w.subs:
+            if not inner.split() or render_sub(inner, env) != "$(" + " ".join(inner.split()) + ")":
+                continue  # echo/printf: its printed text is the program, scanned by the caller
+            if not substitution_known(inner, env):
+                self.add(*UNSEEN)
+                continue
+            for name in (basename(a).lower() for a in inner.split()[1:] if inner.split()[0] == "cat"):
+                if isinstance(env.files.get(name), str):
+                    self.feed(sink, env.files[name], depth, env)
+                elif name in env.downloaded:
+                    self.add("remote_exec", "run a script just downloaded (curl -o x && bash <(cat x))")
 
     def check_sources(self, sources: set | None, how: str) -> None:
         if not sources:
@@ -367,6 +391,8 @@ class FlowChecks:
                     env.files[name] = decoded
             if not sink.stdin_code:
                 continue
+            if upstream and sink.lang != "sql" and not printed_known(upstream[-1], env):  # ./gen | sh, sed -n .. | bash
+                self.add(*UNSEEN)
             if any(c.downloads for c in upstream):
                 self.add("remote_pipe_shell", "pipe remote content to a shell or interpreter (curl | sh)")
             if any(c.decodes for c in upstream):
