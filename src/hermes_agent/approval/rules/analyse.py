@@ -20,7 +20,7 @@ from hermes_agent.approval.rules.planted import script_edits
 from hermes_agent.approval.rules.runners import LIFECYCLE_SCRIPT, risky_variable
 from hermes_agent.approval.rules.table import DANGEROUS_RULES, HARDLINE_RULES, TEXT_RULES
 from hermes_agent.approval.rules.targets import HISTORY_WIPE, disposable, norm_path
-from hermes_agent.approval.rules.unwrap import unwrap
+from hermes_agent.approval.rules.unwrap import program_variable, unwrap
 from hermes_agent.approval.rules.workfiles import WorkFiles
 
 MAX_DEPTH = 8
@@ -334,6 +334,14 @@ class Scanner(LeakChecks, FlowChecks, WorkFiles):
                 env.vars.pop(a.partition("=")[0], None)
         elif name in ("export", "declare", "local", "readonly", "typeset"):
             self._assign([a for a in args[1:] if ASSIGN_WORD.match(a)], env)
+            if name == "export":  # export LD_PRELOAD=/tmp/x.so, export PROMPT_COMMAND='...': every later program
+                probe = Unwrapped()
+                for a in args[1:]:
+                    program_variable(a.partition("=")[0], a.partition("=")[2], probe)
+                for key, description, hard in probe.findings:
+                    self.add(key, description, hard)
+                for text, _ in probe.payloads:
+                    self.text(text, depth + 1, env=env.child())
         elif name == "alias":
             for a in args[1:]:
                 alias, eq, value = a.partition("=")

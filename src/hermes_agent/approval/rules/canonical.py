@@ -17,9 +17,8 @@ from hermes_agent.approval.rules.subcommands import (
     sql_client,
 )
 from hermes_agent.approval.rules.targets import norm_path, protected_dir
-from hermes_agent.approval.rules.unwrapped import Unwrapped
+from hermes_agent.approval.rules.unwrapped import SHELLS, Unwrapped
 
-SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "csh", "tcsh", "rbash", "yash", "posh"})
 _INTERP = lazy(r"(python[\d.]*|pypy[\d.]*|perl[\d.]*|ruby[\d.]*|node|nodejs|bun|deno|php[\d.]*|lua[\d.]*|luajit|rscript|osascript)\Z")
 AWKS = frozenset({"awk", "gawk", "mawk", "nawk", "busybox-awk"})
 _GIT_GLOBAL_ARG = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path", "--config-env"})

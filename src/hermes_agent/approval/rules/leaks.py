@@ -78,7 +78,12 @@ def prints_secret(u: Unwrapped) -> bool:
     if name in ("docker", "podman") and args[:1] in (["inspect"], ["container"]):  # each container's environment
         return "inspect" in args[:2]
     if name in ("kubectl", "oc"):
-        return args[:1] == ["get"] and any(a in ("secret", "secrets") or a.startswith("secret/") for a in args[1:3])
+        return args[:1] == ["get"] and any(a in ("secret", "secrets") or a.startswith("secret/") for a in args[1:3]) or \
+            args[:2] == ["config", "view"] and ("--raw" in args or "--flatten" in args)
+    if name == "git":  # the credential helper's answer: username and password
+        return args[:2] == ["credential", "fill"] or args[:1] == ["credential-fill"]
+    if name in ("op", "bw", "secret-tool", "gopass", "heroku", "doctl"):  # password managers, platform tokens
+        return args[:1] in (["read"], ["get"], ["lookup"], ["show"], ["auth:token"]) or args[:2] in (["item", "get"], ["auth", "token"])
     if name == "vault":
         return args[:1] == ["read"] or args[:2] == ["kv", "get"]
     return False

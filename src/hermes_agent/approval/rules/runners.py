@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from hermes_agent.approval.rules.lazyre import lazy
 from hermes_agent.approval.rules.sources import PACKAGE_SOURCE, foreign, variable
+from hermes_agent.approval.rules.unwrapped import SHELLS
 
 if TYPE_CHECKING:
     from hermes_agent.approval.rules.unwrapped import Unwrapped
@@ -135,6 +136,8 @@ def at(u: Unwrapped) -> None:
 def systemd_run(args: list) -> bool:
     """True when systemd-run starts a unit that outlives the command (a timer or a detached service)."""
     attached = {"--scope", "--wait", "--pty", "-t", "--pipe", "-P", "-G", "--collect"}
+    if args[:1] in (["-h"], ["--help"], ["--version"]):
+        return False
     if any(a.startswith(("--on-", "--timer-property")) for a in args):
         return True
     return not any(a in attached for a in args)
@@ -247,8 +250,17 @@ def make(u: Unwrapped) -> None:
     u.stdin_code = any(a in ("-f", "--file", "--makefile") and b in ("-", "/dev/stdin") for a, b in zip(u.args, u.args[1:], strict=False))
     for a in u.args:
         name, eq, value = a.partition("=")
-        if eq and value and re.fullmatch(r"[A-Za-z_][\w.]*\+?:?", name) and (" " in value or "|" in value or ";" in value):
+        if eq and value and re.fullmatch(r"\.?[A-Za-z_][\w.]*\+?:?", name) and (" " in value or "|" in value or ";" in value):
             u.payloads.append((value, None))
+        elif name.rstrip(":") in ("SHELL", "MAKESHELL") and eq and value.rsplit("/", 1)[-1] not in SHELLS:
+            u.findings.append(("exec_via_option", f"make {name}={value} runs every recipe through that program", False))
+
+
+def composer(u: Unwrapped) -> None:
+    """composer config scripts.NAME CMD: the command runs on the next install/update (its text is scanned)."""
+    args = [a for a in u.args if not a.startswith("-")]
+    if args[:1] == ["config"] and len(args) >= 3 and args[1].startswith("scripts."):
+        u.payloads.extend((a, None) for a in args[2:])
 
 
 _HERMES_VALUED = frozenset({"-q", "--query", "-z", "--oneshot", "-m", "--model", "-r", "--resume", "-p", "--profile", "-t",
@@ -329,11 +341,14 @@ def git_history(u: Unwrapped) -> None:
         u.findings.append(_HISTORY_REWRITE)
     elif sub == "gc" and any(a in ("--prune=now", "--prune=all") for a in rest):
         u.findings.append(_HISTORY_REWRITE)
-    elif sub == "rm" and any(a.startswith("-") and "r" in a for a in rest) and any(a in (".", "*", ":/") for a in rest) \
-            and "--cached" not in rest:
+    elif sub == "rm" and ("--cached" in rest or "--dry-run" in rest or any(a[:1] == "-" and a[1:2] != "-" and "n" in a for a in rest)):
+        pass  # the index only, or a dry run
+    elif sub == "rm" and any(a.startswith("--pathspec-from-file") for a in rest):
+        u.findings.append(("recursive_delete", "delete the tracked files a list names (git rm --pathspec-from-file)", False))
+    elif sub == "rm" and any(a.startswith("-") and "r" in a for a in rest) and any(a in (".", "*", ":/") for a in rest):
         u.findings.append(("git_discard", "delete every tracked file (git rm -r .)", False))
     elif sub == "rm" and any(a.startswith("-") and not a.startswith("--") and "r" in a or a == "--recursive"
-                             for a in rest) and "--cached" not in rest:
+                             for a in rest):
         u.findings.append(("recursive_delete", "recursive delete of tracked folders (git rm -r)", False))
     elif sub == "checkout" and any(a in ("-f", "--force") for a in rest):
         u.findings.append(("git_discard", "discard all uncommitted changes (git checkout -f)", False))
@@ -394,7 +409,7 @@ def dispatch(u: Unwrapped) -> bool:
 
 
 _HANDLERS = {"tmux": tmux, "byobu": tmux, "screen": screen,
-             **{n: detached for n in ("dtach", "abduco", "pueue", "zellij", "entr", "start-stop-daemon", "tsp", "nq", "daemonize")}, "expect": expect, "at": at, "batch": at, "make": make, "gmake": make,
+             **{n: detached for n in ("dtach", "abduco", "pueue", "zellij", "entr", "start-stop-daemon", "tsp", "nq", "daemonize")}, "expect": expect, "at": at, "batch": at, "make": make, "gmake": make, "composer": composer,
              "pip": pip, "pip3": pip, "uv": uv, "redis-cli": redis, "valkey-cli": redis, "keydb-cli": redis, "hermes": hermes, **{n: package_manager for n in _PM},
              **{n: account for n in ("useradd", "adduser", "usermod", "groupadd", "groupmod", "addgroup", "chpasswd", "chgpasswd",
                                      "vipw", "vigr", "newusers", "pwconv", "grpconv", "setcap")}}

@@ -46,7 +46,7 @@ _WRAPPERS: dict[str, tuple[str, frozenset, int]] = {
     "setpriv": ("", frozenset(), 0),
     "fakeroot": ("lis", frozenset(), 0),
     "catchsegv": ("", frozenset(), 0),
-    "parallel": ("jSI", frozenset(), 0),
+    "parallel": ("jSIa", frozenset({"--arg-file"}), 0),
     "pkexec": ("", frozenset({"--user"}), 0),
     "run0": ("uDg", frozenset({"--user", "--chdir", "--group", "--setenv", "--property", "--unit", "--description", "--slice"}), 0),
     "npx": ("p", frozenset({"--package"}), 0),
@@ -63,6 +63,18 @@ _PROGRAM_VARS = frozenset({"GIT_SSH_COMMAND", "GIT_SSH", "GIT_PAGER", "GIT_EDITO
                            "GIT_EXTERNAL_DIFF", "GIT_ASKPASS", "MANPAGER", "SYSTEMD_PAGER"})
 
 
+def program_variable(name: str, value: str, u: Unwrapped) -> bool:
+    """A variable that makes programs load a library (LD_PRELOAD: a finding) or run a program (PAGER, BASH_ENV,
+    PROMPT_COMMAND...: its value scanned as a payload), set for one command or exported; False for others."""
+    if name in ("LD_PRELOAD", "LD_AUDIT", "DYLD_INSERT_LIBRARIES"):
+        u.findings.append(("ld_preload", f"inject a library into programs ({name})", False))
+    elif name in _PROGRAM_VARS:
+        u.payloads.extend([(value.lstrip("|"), None)] if value else [])
+    else:
+        return False
+    return True
+
+
 def _assignment(word: str, u: Unwrapped) -> None:
     """NAME=value before a command: programs hidden in such variables are scanned too."""
     name, _, value = word.partition("=")
@@ -70,12 +82,8 @@ def _assignment(word: str, u: Unwrapped) -> None:
     risky = risky_variable(name, value)
     if risky:
         u.findings.append(risky)
-    if name in ("LD_PRELOAD", "LD_AUDIT", "DYLD_INSERT_LIBRARIES"):
-        u.findings.append(("ld_preload", f"inject a library into programs ({name})", False))
-    elif name in _PROGRAM_VARS and value:
-        u.payloads.append((value.lstrip("|"), None))
-    else:  # the exported-variable table (state._HOOKS), judged by value: LD_LIBRARY_PATH=./lib, PYTEST_PLUGINS=x
-        from hermes_agent.approval.rules import state
+    if not program_variable(name, value, u):  # else the exported-variable table (state._HOOKS), judged by value
+        from hermes_agent.approval.rules import state  # LD_LIBRARY_PATH=./lib, PYTEST_PLUGINS=x
 
         u.payloads.extend((line, None) for line in state.assigned_lines(name, value, u.workdir or ""))
         if state.GIT_VARS.match(name):  # GIT_CONFIG_COUNT/KEY_n/VALUE_n, GIT_CONFIG_PARAMETERS: settings of that git
