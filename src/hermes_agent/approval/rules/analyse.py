@@ -201,6 +201,8 @@ class Scanner(LeakChecks, FlowChecks, WorkFiles):
             self.views.extend(u.views)
         for key, description, hard in u.findings:
             self.add(key, description, hard)
+        if unseen.input_script(u.name, u.args, u.chain, u.payloads):
+            self.add(*unseen.UNSEEN)
         for text, w in u.payloads:
             if unseen.input_payload(text, u.chain) or (w is not None and unseen.unknown_start(w, text, env)):
                 self.add(*unseen.UNSEEN)  # xargs -I{} sh -c '{}', while read l; do eval "$l"
@@ -216,6 +218,8 @@ class Scanner(LeakChecks, FlowChecks, WorkFiles):
             self.add(*mass.EDIT_EVERYTHING)
         elif clobber.clobbered(u, redirects):
             self.add(*clobber.CLOBBER)
+        elif mass.deletes_sources(u):
+            self.add(*mass.SOURCE_DELETE)
         if not u.name:
             self.writes(u, redirects, env)
             return None

@@ -22,7 +22,7 @@ from hermes_agent.approval.rules.exposure import (
 from hermes_agent.approval.rules.lazyre import lazy
 from hermes_agent.approval.rules.lexer import decode_ansi_c, printf_text
 from hermes_agent.approval.rules.mass import EDIT_EVERYTHING, edits_in_place, lists_everything
-from hermes_agent.approval.rules.planted import planted
+from hermes_agent.approval.rules.planted import SED_SUBST, planted
 from hermes_agent.approval.rules.targets import CREDENTIAL_READ, classify_path, classify_read, norm_path
 from hermes_agent.approval.rules.unseen import UNSEEN, printed_known, substitution_known
 
@@ -109,8 +109,6 @@ class Cmd:
     edits: bool = False  # an in-place editor fed its file names by xargs
 
 
-# the replacement of a sed `s` command (any delimiter): the text a `sed -i` puts into the file
-_SED_SUBST = lazy(r"(?:^|[;\n])\s*(?:[\d$,/]*\s*)?s(.)(?:(?!\1)[^\\]|\\.)*\1((?:(?!\1)[^\\]|\\.)*)\1")
 
 
 class FlowChecks:
@@ -243,7 +241,7 @@ class FlowChecks:
         elif u.name in ("cp", "mv", "install") and len(operands) == 2:  # the copy runs what the source holds
             self.__dict__.setdefault("_copied", {})[basename(operands[1]).lower()] = self.path(operands[0], env)
         elif u.name in ("sed", "gsed") and u.inplace:
-            new = [m.group(2) for a in u.args for m in _SED_SUBST.finditer(a) if m.group(2).strip()]
+            new = [m.group(2) for a in u.args for m in SED_SUBST.finditer(a) if m.group(2).strip()]
             edits: dict = self.__dict__.setdefault("_sed_edits", {})
             for name in (basename(a).lower() for a in arg_targets(u)) if new else ():
                 edits.setdefault(name, []).extend(new)

@@ -127,7 +127,7 @@ def expect(u: Unwrapped) -> None:
 
 def at(u: Unwrapped) -> None:
     """at/batch queue a job that runs later (its text arrives on stdin and is scanned there)."""
-    listing = any(a in ("-l", "-r", "-d", "-c") for a in u.args)
+    listing = any(a in ("-l", "-r", "-d", "-c", "-V", "--version", "-h", "--help") for a in u.args)
     u.stdin_code = not listing and "-f" not in u.args
     if not listing:
         u.findings.append(SCHEDULED)

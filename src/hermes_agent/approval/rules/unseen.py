@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from hermes_agent.approval.rules.canonical import basename
+from hermes_agent.approval.rules.canonical import SHELLS, basename
 from hermes_agent.approval.rules.dynamic import built_at_run_time, setup_output
 from hermes_agent.approval.rules.lazyre import lazy
 from hermes_agent.approval.rules.lexer import QSUB, QVAR, SUB, VAR
@@ -24,8 +24,11 @@ if TYPE_CHECKING:
 UNSEEN = ("unseen_code", "run code this command does not show (another program's output or a file's text fed to a "
                          "shell or interpreter): what runs cannot be inspected", False)
 # interpreter code that runs its input records as commands: awk system($0) / print | "sh", perl system($_) / `$_`
-_RUNS_INPUT = lazy(r"(?:\bsystem|\bexec|popen|\bqx)\s*\(?\s*(?:\$[0-9_]|\$F\b|\$line\b|line\b)|`\s*\$_\s*`"
-                   r"|\bprint\b[^|;}]*\|\s*\"(?:ba|da|z|k)?sh\"")
+_RUNS_INPUT = lazy(r"(?:\bsystem|\bexec|popen|\bqx)\s*\(?\s*(?:\$[0-9_]|\$F\b|\$line\b|line\b|l\b)|`\s*\$_\s*`"
+                   r"|\bprint\b[^|;}]*\|\s*\"(?:ba|da|z|k)?sh\""
+                   # or a file's text: execSync(fs.readFileSync(f)), os.system(open(f).read()), system(File.read(f))
+                   r"|(?:system|exec\w*|popen|spawn\w*|check_output|getoutput|shell_exec)\s*\((?:[^()]|\([^()]*\))*?"
+                   r"(?:readFileSync|read_text\s*\(|\.read\s*\(|File\.read|sys\.stdin|STDIN|file_get_contents)")
 # a shell payload that is the input itself: xargs -I{} sh -c '{}' (unwrap puts `*` for the replace string),
 # sh -c "$1"/"$@" fed by xargs
 _INPUT_PAYLOAD = lazy(r"\s*(?:\{\}|\*|\"?\$(?:[1@*]|\{[1@*]\})\"?|%)\s*\Z")
@@ -64,3 +67,13 @@ def unknown_start(w, text: str, env: ShellEnv) -> bool:  # noqa: ANN001 - lexer.
 def input_payload(payload: str, chain: list) -> bool:
     """A shell payload that is the line xargs (or parallel) hands it: the file's lines run as commands."""
     return bool(chain) and ("xargs" in chain or "parallel" in chain) and bool(_INPUT_PAYLOAD.match(payload))
+
+
+def input_script(name: str, args: list, chain: list, payloads: list) -> bool:
+    """`xargs sh -c` (no script: xargs's first input word is it) and `parallel` with no command or `:::: FILE`
+    (each input line is a command)."""
+    if "xargs" not in chain:
+        return False
+    if name == "::::" or name == ":::":
+        return True
+    return name in SHELLS and not payloads and any(a[:1] == "-" and "c" in a[1:] for a in args)

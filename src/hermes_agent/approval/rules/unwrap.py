@@ -6,6 +6,7 @@ from __future__ import annotations
 from hermes_agent.approval.rules.canonical import Unwrapped, basename, canonicalise
 from hermes_agent.approval.rules.lazyre import lazy
 from hermes_agent.approval.rules.runners import DETACHED, SCHEDULED, risky_variable, systemd_run
+from hermes_agent.approval.rules.unseen import UNSEEN
 
 _ASSIGN = lazy(r"[A-Za-z_]\w*(?:\[[^\]]*\])?\+?=")
 _KEYWORDS = frozenset({"!", "{", "}", "then", "do", "else", "elif", "if", "while", "until", "coproc", "in"})
@@ -196,6 +197,8 @@ def unwrap(args: list, words: list) -> Unwrapped:
             _namespace_escape(name, args[start + 1:i + 1], u)
         if u.name:  # env -S or command -v: nothing further to unwrap
             return u
+        if i >= len(args) and name == "parallel" and not {"--version", "--help", "-h"} & set(args[start:]):  # `cat steps | parallel`: each input line is a command
+            u.findings.append(UNSEEN)
         if i >= len(args):  # the wrapper alone: `env` prints the environment, `sudo -s` opens a shell
             if name in ("env", "printenv", "sudo", "doas", "pkexec"):
                 u.raw_name, u.name, u.args = raw, name, list(args[args.index(raw) + 1:])
