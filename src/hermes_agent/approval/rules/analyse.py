@@ -12,7 +12,7 @@ from hermes_agent.approval.rules import argsem, clobber, gitpush, interp, mass, 
 from hermes_agent.approval.rules.canonical import SHELLS, Unwrapped
 from hermes_agent.approval.rules.dynamic import BUILT, built_at_run_time
 from hermes_agent.approval.rules.expand import ASSIGN_WORD, ShellEnv, expand_text, expand_word, render_sub
-from hermes_agent.approval.rules.flows import SOURCES, FlowChecks
+from hermes_agent.approval.rules.flows import SOURCES, Cmd, FlowChecks
 from hermes_agent.approval.rules.lazyre import lazy
 from hermes_agent.approval.rules.leaks import LeakChecks
 from hermes_agent.approval.rules.lexer import Simple, lex, parse
@@ -262,6 +262,7 @@ class Scanner(LeakChecks, FlowChecks, WorkFiles):
                         self.unseen_subs(w, sub_traits.get(id(w)), cmd, depth, env)
                 elif w is not None and w.subs and k and u.words[k - 1] is not None and u.words[k - 1].text in _CODE_FLAGS:
                     self.check_sources(sub_traits.get(id(w)), "command substitution as code (python -c \"$(curl ...)\")")
+                    self.unseen_subs(w, sub_traits.get(id(w)), Cmd(u.name, [], lang=interp.language(u.name)), depth, env)
         if any(ch in u.raw_name for ch in "$`*?["):
             self._dynamic_name(u)
         traits.add(u.name)

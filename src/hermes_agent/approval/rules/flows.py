@@ -107,6 +107,7 @@ class Cmd:
     sends: bool = False  # talks to the network
     written: list = field(default_factory=list)  # files its stdout is redirected into
     edits: bool = False  # an in-place editor fed its file names by xargs
+    via_xargs: bool = False  # run by xargs/parallel: its stdin is not what a pipe feeds
 
 
 
@@ -287,7 +288,8 @@ class FlowChecks:
         elif u.code is not None:
             cmd.lang = u.code[0]
         cmd.decodes = decodes(name, args)
-        cmd.edits = "xargs" in u.chain and edits_in_place(u)
+        cmd.via_xargs = "xargs" in u.chain
+        cmd.edits = cmd.via_xargs and edits_in_place(u)
         if name == "echo":
             cmd.literal = " ".join(a for a in args if a not in ("-n", "-e", "-E", "-ne", "-en"))
             if any(a in ("-e", "-ne", "-en") for a in args):
@@ -389,7 +391,7 @@ class FlowChecks:
                     env.files[name] = decoded
             if not sink.stdin_code:
                 continue
-            if upstream and sink.lang != "sql" and not printed_known(upstream[-1], env):  # ./gen | sh, sed -n .. | bash
+            if upstream and sink.lang != "sql" and not sink.via_xargs and not printed_known(upstream[-1], env):  # ./gen | sh, sed -n .. | bash
                 self.add(*UNSEEN)
             if any(c.downloads for c in upstream):
                 self.add("remote_pipe_shell", "pipe remote content to a shell or interpreter (curl | sh)")
