@@ -115,9 +115,10 @@ _EXEC_OPTIONS: dict[str, dict[str, bool]] = {
     "less": {"+": False}, "more": {"+": False}, "gdb": {"-ex": False, "--ex": False, "-eval-command": False, "--eval-command": False},
 }
 _SHELL_ESCAPE = {"vim": ("!",), "vi": ("!",), "nvim": ("!",), "ex": ("!",), "less": ("!",), "more": ("!",), "gdb": ("!", "shell ")}
-_RUNS_STDIN = lazy(r"\b(?:exec|eval|compile)\s*\(\s*(?:sys\s*\.\s*stdin\s*\.\s*read|input\s*\(|open\s*\(\s*['\"]/dev/stdin|"
+_RUNS_STDIN = lazy(r"\b(?:exec|eval|compile)(?:\s*\(\s*|\s+)(?:sys\s*\.\s*stdin\s*\.\s*read|input\s*\(|open\s*\(\s*['\"]/dev/stdin|"
                    r"\$stdin\s*\.\s*read|STDIN\s*\.\s*read|<STDIN>|require\s*\(\s*['\"]fs['\"]\s*\)\s*\.\s*readFileSync\s*\(\s*(?:0|['\"]/dev/stdin))"
                    r"|\beval\s*(?:\(\s*)?(?:join\s*\(\s*['\"]{2}\s*,\s*)?<STDIN>")
+_STDIN_FILES = ("-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0")  # a program file that is the standard input
 _GIT_EXEC_OPTIONS = {"--upload-pack": True, "--receive-pack": True, "--exec": True}
 _RUNNERS = lazy(r"(?:.*/)?(?:sh|bash|zsh|dash|ksh|fish|python[\d.]*|perl|ruby|node|php|eval|exec)\b|.*[;&|`$]")
 
@@ -181,7 +182,7 @@ def _shell(u: Unwrapped) -> None:
         elif operands:
             u.payloads.append((operands[0], u.words[i]))
         return
-    u.stdin_code = not operands or operands[0] in ("-", "--") or "s" in flags or operands[0] == "/dev/stdin"
+    u.stdin_code = not operands or operands[0] in ("--", *_STDIN_FILES) or "s" in flags
 
 
 def _command_option(u: Unwrapped) -> None:
@@ -393,4 +394,4 @@ def _interpreter(u: Unwrapped) -> None:
         u.stdin_code = bool(_RUNS_STDIN.search(u.code[1]))  # exec(sys.stdin.read()): what is piped in is the program
     elif not module and lang != "osascript":
         operands = [a for a in args if not a.startswith("-") or a == "-"]
-        u.stdin_code = not operands or operands[0] == "-"
+        u.stdin_code = not operands or operands[0] in _STDIN_FILES

@@ -276,8 +276,8 @@ def hermes(u: Unwrapped) -> None:
             skip = not skip and a in _HERMES_VALUED
             continue
         name, eq, attached = a.partition("=")
-        if len(a) >= 4 and "--yolo".startswith(a):
-            u.findings.append(HERMES_SAFETY)
+        if len(a) >= 4 and "--yolo".startswith(a) or a == "--trusted" and "tap" in u.args[:k]:  # a trusted skill
+            u.findings.append(HERMES_SAFETY)  # tap: only critical scanner findings block its skills
             return
         setting = None
         if a == "-C" or (len(name) >= 5 and "--config-set".startswith(name)):
@@ -302,7 +302,19 @@ def account(u: Unwrapped) -> None:
         if any("setuid" in a or "sys_admin" in a or "dac_" in a or "=ep" in a.replace("+", "=") for a in u.args):
             u.findings.append(("setuid", "grant a program root capabilities (setcap)", False))
         return
-    args = _split_clusters(u.args, _ACCOUNT_VALUED)
+    if u.name == "dscl":  # macOS: dscl . -create /Users/x UniqueID 0, -append /Groups/admin GroupMembership x
+        words = [a.lower() for a in u.args]
+        if "uniqueid" in words and words[-1:] == ["0"] or "primarygroupid" in words and words[-1:] == ["0"] or \
+                any(w.rstrip("/").endswith(("/groups/admin", "/groups/wheel")) for w in words) and "groupmembership" in words:
+            u.findings.append(_UID0)
+        return
+    if u.name == "sysadminctl":
+        if "-adduser" in [a.lower() for a in u.args] and "-admin" in u.args:
+            u.findings.append(_UID0)
+        return
+    args = _split_clusters(u.args[1:] if u.name == "pw" else u.args, _ACCOUNT_VALUED)  # BSD: pw useradd NAME -u 0 -o
+    if u.name == "pw" and u.args[:1] not in (["useradd"], ["usermod"], ["groupadd"], ["groupmod"]):
+        return
     for k, a in enumerate(args):
         value = args[k + 1] if k + 1 < len(args) else ""
         if a in ("-o", "--non-unique") or (a in ("-u", "--uid", "-g", "--gid") and value.strip() == "0") or a in ("--uid=0", "--gid=0"):
@@ -412,4 +424,5 @@ _HANDLERS = {"tmux": tmux, "byobu": tmux, "screen": screen,
              **{n: detached for n in ("dtach", "abduco", "pueue", "zellij", "entr", "start-stop-daemon", "tsp", "nq", "daemonize")}, "expect": expect, "at": at, "batch": at, "make": make, "gmake": make, "composer": composer,
              "pip": pip, "pip3": pip, "uv": uv, "redis-cli": redis, "valkey-cli": redis, "keydb-cli": redis, "hermes": hermes, **{n: package_manager for n in _PM},
              **{n: account for n in ("useradd", "adduser", "usermod", "groupadd", "groupmod", "addgroup", "chpasswd", "chgpasswd",
-                                     "vipw", "vigr", "newusers", "pwconv", "grpconv", "setcap")}}
+                                     "vipw", "vigr", "newusers", "pwconv", "grpconv", "setcap", "pw", "dscl",
+                                     "sysadminctl")}}

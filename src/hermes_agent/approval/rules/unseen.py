@@ -26,9 +26,10 @@ UNSEEN = ("unseen_code", "run code this command does not show (another program's
 # interpreter code that runs its input records as commands: awk system($0) / print | "sh", perl system($_) / `$_`
 _RUNS_INPUT = lazy(r"(?:\bsystem|\bexec|popen|\bqx)\s*\(?\s*(?:\$[0-9_]|\$F\b|\$line\b|line\b|l\b)|`\s*\$_\s*`"
                    r"|\bprint\b[^|;}]*\|\s*\"(?:ba|da|z|k)?sh\""
-                   # or a file's text: execSync(fs.readFileSync(f)), os.system(open(f).read()), system(File.read(f))
+                   # or a file's text: execSync(fs.readFileSync(f)), os.system(open(f).read()), system(File.read(f)) (code that
+                   # runs its stdin is canonical._RUNS_STDIN's: what the pipe feeds is judged)
                    r"|(?:system|exec\w*|popen|spawn\w*|check_output|getoutput|shell_exec)\s*\((?:[^()]|\([^()]*\))*?"
-                   r"(?:readFileSync|read_text\s*\(|\.read\s*\(|File\.read|sys\.stdin|STDIN|file_get_contents)")
+                   r"(?:readFileSync\s*\(\s*(?!0\b)|read_text\s*\(|open\s*\([^()]*\)\s*\.\s*read\s*\(|File\.read|file_get_contents)")
 # a shell payload that is the input itself: xargs -I{} sh -c '{}' (unwrap puts `*` for the replace string),
 # sh -c "$1"/"$@" fed by xargs
 _INPUT_PAYLOAD = lazy(r"\s*(?:\{\}|\*|\"?\$(?:[1@*]|\{[1@*]\})\"?|%)\s*\Z")
