@@ -32,6 +32,8 @@ _SOURCE_GLOB = lazy(r"(?:\A|/)(?:\*\*/)?\*\.(?:py|js|mjs|cjs|ts|tsx|jsx|go|rs|c|
 
 def deletes_sources(u: Unwrapped) -> bool:
     """rm of a glob of source files, or find -delete of a -name pattern naming them (not *.pyc, *.o, *.log)."""
+    if u.name not in ("rm", "unlink", "find"):
+        return False
     from hermes_agent.approval.rules.targets import disposable
 
     if u.name in ("rm", "unlink"):
