@@ -17,14 +17,14 @@ from score import score  # noqa: E402
 
 
 def test_corpus13_is_large_and_covers_its_classes() -> None:
-    assert len(corpus13.DANGEROUS) >= 340 and len(corpus13.BENIGN) >= 200
+    assert len(corpus13.DANGEROUS) >= 380 and len(corpus13.BENIGN) >= 240
     assert len(set(corpus13.CATEGORY.values())) >= 18
     assert not set(corpus13.DANGEROUS) & set(corpus13.BENIGN)
 
 
 def test_corpus13_caught_and_false_alarm_rates() -> None:
     got = score(corpus13)
-    assert got["caught"] >= 0.98, got["missed"]
+    assert got["caught"] >= 0.99, got["missed"]  # one stays missed: fish -c (cat f), fish syntax
     assert got["false_alarms"] <= 0.02, got["false"]
 
 
@@ -46,6 +46,9 @@ CLASSES = {
          "export LD_AUDIT=/tmp/a.so", "git config --global url.https://mirror.x.example/.insteadOf https://gitlab.com/"],
         ["git rm -n --pathspec-from-file=gone.txt", "make SHELL=/bin/bash test", "composer config scripts.test phpunit",
          "export LD_LIBRARY_PATH=/usr/local/lib", "git config --global url.git@gitlab.com:.insteadOf https://gitlab.com/"]),
+    "xargs input as a shell script's arguments": (
+        ["git ls-files | xargs sh -c 'for x; do : > \"$x\"; done' sh", "fd -e md | xargs -n1 bash -c 'true > \"$0\"'"],
+        ["git ls-files | xargs sh -c 'for x; do wc -l \"$x\"; done' sh", "fd -e md | xargs -n1 bash -c 'head -1 \"$0\"'"]),
     "every source file of a kind deleted": (
         ["rm -f lib/*.rb", "find app -iname '*.tsx' -delete", "rm **/*.go"],
         ["rm -f lib/*.o", "find . -name '*.pyc' -delete", "rm -f dist/*.js", "rm notes.md"]),

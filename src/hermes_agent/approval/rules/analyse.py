@@ -29,6 +29,8 @@ _HISTORY_VARS = frozenset({"HISTFILE", "HISTSIZE", "HISTFILESIZE", "SAVEHIST"})
 _CLEANUP_KEYS = frozenset({"recursive_delete", "glob_delete", "find_exec_rm", "xargs_rm", "git_clean"})
 _IMAGE_TOOLS = frozenset({"mkswap", "wipefs", "fdisk", "sfdisk", "gdisk", "cfdisk", "sgdisk", "parted"})
 _CODE_FLAGS = frozenset({"-c", "-e", "-E", "-r", "--eval", "--command", "-p", "--print", "eval"})
+_FILE_RUNNERS = frozenset({"make", "gmake", "just", "task", "go-task", "ansible-playbook", "rake", "ninja", "invoke"})
+_PROGRAM_FILE_FLAGS = frozenset({"-f", "--file", "--makefile", "--justfile", "-t", "--taskfile", "-i", "--inventory"})
 _HELP = frozenset({"--help", "-help", "--version", "-version", "--usage", "help"})
 _DRY = ("--dry-run", "--dryrun", "--simulate", "--just-print", "--what-if", "--recon", "--no-act")
 _DRY_SHORT = {"rsync": "n", "make": "n", "apt": "s", "apt-get": "s", "git": "n"}
@@ -252,6 +254,11 @@ class Scanner(LeakChecks, FlowChecks, WorkFiles):
         self.scripts(u, cmd, redirects, env, depth)
         if self.reader is not None:
             self.workspace_files(u, env, depth)
+        if u.name in _FILE_RUNNERS:  # just --justfile <(curl ...), task -t <(./gen): the substitution is the program
+            for k, w in enumerate(u.words[1:], 1):
+                if w is not None and u.words[k - 1] is not None and u.words[k - 1].text in _PROGRAM_FILE_FLAGS:
+                    self.check_sources(sub_traits.get(id(w)), "process substitution")
+                    self.unseen_subs(w, sub_traits.get(id(w)), cmd, depth, env) if w.subs else None
         if u.name in SHELLS or u.name in SOURCES or interp.language(u.name):
             for k, w in enumerate(u.words):
                 if w is not None and any(kind == "<(" for kind, _ in w.subs):
@@ -366,6 +373,8 @@ class Scanner(LeakChecks, FlowChecks, WorkFiles):
             env.vars.update({"@": " ".join(values), "*": " ".join(values), "#": str(len(values))})
         elif name in ("for", "select") and len(args) >= 3 and args[2] == "in":
             env.vars[args[1]] = " ".join(args[3:])
+        elif name in ("for", "select") and len(args) >= 2:  # `for f; do`: over the positional parameters
+            env.vars[args[1].rstrip(";")] = env.vars.get("@", "")
         elif name == "read":
             here = next((t for op, t in redirects if op == "<<<"), None)
             names = [a for a in args[1:] if not a.startswith("-")]

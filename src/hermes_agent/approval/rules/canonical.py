@@ -174,6 +174,10 @@ def _shell(u: Unwrapped) -> None:
         has_c = has_c or ("c" in a[1:] and not a.startswith("--"))
         i += 1
     operands = u.args[i:]
+    if has_c and operands and "xargs" in u.chain:  # xargs sh -c SCRIPT [_]: the input lines are $0/$1/"$@"
+        script = _DOLLAR0.sub("'*'", operands[0]) if len(operands) == 1 else operands[0]
+        u.payloads.append(("set -- '*' '*'\n" + script, u.words[i]))
+        return
     if has_c:
         if len(operands) > 1:  # sh -c SCRIPT $0 $1...: the script sees them as "$0", "$1"...
             quoted = ["'" + a.replace("'", "'\\''") + "'" for a in operands[1:]]

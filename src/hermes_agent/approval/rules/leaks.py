@@ -52,6 +52,7 @@ _VENDORS = {"GITHUB": "github", "GH": "github", "GITLAB": "gitlab", "OPENAI": "o
             "TWILIO": "twilio", "SENDGRID": "sendgrid", "MISTRAL": "mistral", "GROQ": "groq", "DEEPSEEK": "deepseek",
             "FIRECRAWL": "firecrawl", "TAVILY": "tavily", "EXA": "exa", "BRAVE": "brave", "JIRA": "atlassian",
             "CIRCLECI": "circleci", "HEROKU": "heroku", "LINEAR": "linear", "NOTION": "notion"}
+_GIT_SECRET_KEY = lazy(r"credential|token|password|secret|extraheader|\burl\b", re.I)
 _HOST = lazy(r"[a-zA-Z][\w+.-]*://(?:[^@/\s]*@)?([^/:?#\s]+)")
 
 
@@ -80,8 +81,10 @@ def prints_secret(u: Unwrapped) -> bool:
     if name in ("kubectl", "oc"):
         return args[:1] == ["get"] and any(a in ("secret", "secrets") or a.startswith("secret/") for a in args[1:3]) or \
             args[:2] == ["config", "view"] and ("--raw" in args or "--flatten" in args)
-    if name == "git":  # the credential helper's answer: username and password
-        return args[:2] == ["credential", "fill"] or args[:1] == ["credential-fill"]
+    if name == "git":  # the credential helper's answer; settings that hold tokens (credential.*, extraheader, URLs)
+        return args[:2] == ["credential", "fill"] or args[:1] == ["credential-fill"] or args[:1] == ["config"] and (
+            any(a in ("-l", "--list", "list") for a in args[1:3]) or any(a.startswith("--get") or a == "get" for a in args)
+            and any(_GIT_SECRET_KEY.search(a) for a in args[1:]))
     if name in ("op", "bw", "secret-tool", "gopass", "heroku", "doctl"):  # password managers, platform tokens
         return args[:1] in (["read"], ["get"], ["lookup"], ["show"], ["auth:token"]) or args[:2] in (["item", "get"], ["auth", "token"])
     if name == "vault":

@@ -32,7 +32,7 @@ _RUNS_INPUT = lazy(r"(?:\bsystem|\bexec|popen|\bqx)\s*\(?\s*(?:\$[0-9_]|\$F\b|\$
                    r"(?:readFileSync\s*\(\s*(?!0\b)|read_text\s*\(|open\s*\([^()]*\)\s*\.\s*read\s*\(|File\.read|file_get_contents)")
 # a shell payload that is the input itself: xargs -I{} sh -c '{}' (unwrap puts `*` for the replace string),
 # sh -c "$1"/"$@" fed by xargs
-_INPUT_PAYLOAD = lazy(r"\s*(?:\{\}|\*|\"?\$(?:[1@*]|\{[1@*]\})\"?|%)\s*\Z")
+_INPUT_PAYLOAD = lazy(r"\s*['\"]?(?:\{\}|\*|\$(?:[1@*]|\{[1@*]\})|%)['\"]?\s*\Z")
 
 
 def printed_known(c: Cmd, env: ShellEnv) -> bool:
@@ -67,6 +67,8 @@ def unknown_start(w, text: str, env: ShellEnv) -> bool:  # noqa: ANN001 - lexer.
 
 def input_payload(payload: str, chain: list) -> bool:
     """A shell payload that is the line xargs (or parallel) hands it: the file's lines run as commands."""
+    if payload.startswith("set -- ") and "\n" in payload:  # canonical._shell's prelude for the positional parameters
+        payload = payload.split("\n", 1)[1]
     return bool(chain) and ("xargs" in chain or "parallel" in chain) and bool(_INPUT_PAYLOAD.match(payload))
 
 
