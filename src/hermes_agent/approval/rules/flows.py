@@ -355,6 +355,14 @@ class FlowChecks:
             self.add("decoded_exec", f"run decoded content via {how} (base64 -d, xxd -r, openssl...)")
 
     def feed(self, sink: Cmd, text: str, depth: int, env: ShellEnv) -> None:
+        if sink.name == "expect":  # expect <<EOF spawn ...; send "...": its spawns and sends are shell text
+            from hermes_agent.approval.rules.runners import DETACHED, expect_script
+
+            detached, texts = expect_script(text)
+            self.add(*DETACHED) if detached else None
+            for piece in texts:
+                self.text(piece, depth + 1, env=env.child())
+            return
         if sink.lang:
             interp.scan_code(self, sink.lang, text, depth + 1)
         else:

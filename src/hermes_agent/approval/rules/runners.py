@@ -104,25 +104,35 @@ def screen(u: Unwrapped) -> None:
 
 
 def expect(u: Unwrapped) -> None:
-    """`expect -c SCRIPT`: the programs it spawns and the lines it sends (typed into them) are shell text."""
+    """`expect -c SCRIPT`: the programs it spawns and the lines it sends (typed into them) are shell text; with no
+    -c and no script file, the script arrives on stdin (a heredoc or pipe: flows.feed reads it with expect_script)."""
     script = next((u.args[k + 1] for k, a in enumerate(u.args[:-1]) if a == "-c"), None)
     if script is None:
+        u.stdin_code = not [a for a in u.args if not a.startswith("-")] or u.args[-1:] == ["-"]
         return
+    detached, payloads = expect_script(script)
+    u.findings.extend([DETACHED] if detached else [])
+    u.payloads.extend((p, None) for p in payloads)
+
+
+def expect_script(script: str) -> tuple[bool, list[str]]:
+    """What an expect script runs: (spawns a program, the shell texts it spawns, execs or sends)."""
+    detached, out = False, []
     for stmt in _EXPECT_STMT.split(script):
         words = [a or b or c for a, b, c in _EXPECT_STR.findall(stmt)]
         if not words:
             continue
-        if words[0] in ("spawn", "exec", "system"):
-            u.findings.append(DETACHED)
+        detached = detached or words[0] in ("spawn", "exec", "system")
         if words[0] == "spawn":
             k = 1
             while k < len(words) and words[k].startswith("-"):  # spawn's own options (-noecho, -open ID)
                 k += 2 if words[k] in ("-open", "-leaveopen") else 1
-            u.payloads.append((" ".join(words[k:]), None))
+            out.append(" ".join(words[k:]))
         elif words[0] == "send" and len(words) > 1:
-            u.payloads.append((words[-1].replace("\\r", "\n").replace("\\n", "\n"), None))
+            out.append(words[-1].replace("\\r", "\n").replace("\\n", "\n"))
         elif words[0] in ("exec", "system"):
-            u.payloads.append((" ".join(words[1:]), None))
+            out.append(" ".join(words[1:]))
+    return detached, out
 
 
 def at(u: Unwrapped) -> None:
