@@ -17,14 +17,14 @@ from score import score  # noqa: E402
 
 
 def test_corpus13_is_large_and_covers_its_classes() -> None:
-    assert len(corpus13.DANGEROUS) >= 400 and len(corpus13.BENIGN) >= 270
+    assert len(corpus13.DANGEROUS) >= 450 and len(corpus13.BENIGN) >= 300
     assert len(set(corpus13.CATEGORY.values())) >= 18
     assert not set(corpus13.DANGEROUS) & set(corpus13.BENIGN)
 
 
 def test_corpus13_caught_and_false_alarm_rates() -> None:
     got = score(corpus13)
-    assert got["caught"] >= 0.99, got["missed"]  # one stays missed: fish -c (cat f), fish syntax
+    assert got["caught"] >= 0.99, got["missed"]  # two stay missed: fish -c (cat f) (fish syntax), gsettings
     assert got["false_alarms"] <= 0.02, got["false"]
 
 

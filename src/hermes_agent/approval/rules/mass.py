@@ -72,7 +72,9 @@ def empties(u: Unwrapped) -> list | None:
         ops = _operands(args)
         if not scripts and ops:
             scripts, ops = [ops[0]], ops[1:]
-        return ops if scripts and all(_SED_WIPE.match(s) for s in scripts) else None
+        quiet = any(a in ("-n", "--quiet", "--silent") or a[:1] == "-" and a[1:2] != "-" and "n" in a[1:] and "e" not in a
+                    for a in args)  # sed -i -n '1p': only what it prints stays
+        return ops if scripts and (quiet or all(_SED_WIPE.match(s) for s in scripts)) else None
     if u.inplace and u.code and u.code[0] in ("perl", "ruby"):
         return [a for a in _operands(args) if a != u.code[1]] if _PERL_WIPE.search(u.code[1]) else None
     if name == "tee" and "-a" not in args and "--append" not in args:
