@@ -1,8 +1,8 @@
 """Score an approval corpus against hermes_agent.approval: caught (dangerous flagged), false alarms
 (benign flagged), per-category misses, and the median cost per command.
 
-Run: PYTHONPATH=src python tests/corpus/score.py [corpus8] [--misses] [--rounds N]
-(a corpus name is a module on sys.path: corpus8 here, corpus1/corpus2 with /work/shared/attacks added)."""
+Run: PYTHONPATH=src python tests/corpus/score.py [corpus8 corpus13] [--misses] [--rounds N]
+(a corpus name is a module on sys.path: corpus8 and corpus13 here, corpus1/corpus2 with /work/shared/attacks added)."""
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ def median_cost_us(commands: list[str], rounds: int) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("corpora", nargs="*", default=["corpus8"])
+    parser.add_argument("corpora", nargs="*", default=["corpus8", "corpus13"])
     parser.add_argument("--misses", action="store_true")
     parser.add_argument("--rounds", type=int, default=20)
     args = parser.parse_args()

@@ -8,11 +8,11 @@ import posixpath
 import re
 from functools import cache
 
-from hermes_agent.approval.rules import argsem, clobber, gitpush, interp, mass, planted, wipes
+from hermes_agent.approval.rules import argsem, clobber, gitpush, interp, mass, planted, unseen, wipes
 from hermes_agent.approval.rules.canonical import SHELLS, Unwrapped
 from hermes_agent.approval.rules.dynamic import BUILT, built_at_run_time
 from hermes_agent.approval.rules.expand import ASSIGN_WORD, ShellEnv, expand_text, expand_word, render_sub
-from hermes_agent.approval.rules.flows import SOURCES, FlowChecks
+from hermes_agent.approval.rules.flows import SOURCES, Cmd, FlowChecks
 from hermes_agent.approval.rules.lazyre import lazy
 from hermes_agent.approval.rules.leaks import LeakChecks
 from hermes_agent.approval.rules.lexer import Simple, lex, parse
@@ -20,7 +20,7 @@ from hermes_agent.approval.rules.planted import script_edits
 from hermes_agent.approval.rules.runners import LIFECYCLE_SCRIPT, risky_variable
 from hermes_agent.approval.rules.table import DANGEROUS_RULES, HARDLINE_RULES, TEXT_RULES
 from hermes_agent.approval.rules.targets import HISTORY_WIPE, disposable, norm_path
-from hermes_agent.approval.rules.unwrap import unwrap
+from hermes_agent.approval.rules.unwrap import program_variable, unwrap
 from hermes_agent.approval.rules.workfiles import WorkFiles
 
 MAX_DEPTH = 8
@@ -28,7 +28,9 @@ MAX_TEXTS = 96
 _HISTORY_VARS = frozenset({"HISTFILE", "HISTSIZE", "HISTFILESIZE", "SAVEHIST"})
 _CLEANUP_KEYS = frozenset({"recursive_delete", "glob_delete", "find_exec_rm", "xargs_rm", "git_clean"})
 _IMAGE_TOOLS = frozenset({"mkswap", "wipefs", "fdisk", "sfdisk", "gdisk", "cfdisk", "sgdisk", "parted"})
-_CODE_FLAGS = frozenset({"-c", "-e", "-E", "-r", "--eval", "--command", "-p", "--print"})
+_CODE_FLAGS = frozenset({"-c", "-e", "-E", "-r", "--eval", "--command", "-p", "--print", "eval"})
+_FILE_RUNNERS = frozenset({"make", "gmake", "just", "task", "go-task", "ansible-playbook", "rake", "ninja", "invoke"})
+_PROGRAM_FILE_FLAGS = frozenset({"-f", "--file", "--makefile", "--justfile", "-t", "--taskfile", "-i", "--inventory"})
 _HELP = frozenset({"--help", "-help", "--version", "-version", "--usage", "help"})
 _DRY = ("--dry-run", "--dryrun", "--simulate", "--just-print", "--what-if", "--recon", "--no-act")
 _DRY_SHORT = {"rsync": "n", "make": "n", "apt": "s", "apt-get": "s", "git": "n"}
@@ -201,7 +203,11 @@ class Scanner(LeakChecks, FlowChecks, WorkFiles):
             self.views.extend(u.views)
         for key, description, hard in u.findings:
             self.add(key, description, hard)
+        if unseen.input_script(u.name, u.args, u.chain, u.payloads):
+            self.add(*unseen.UNSEEN)
         for text, w in u.payloads:
+            if unseen.input_payload(text, u.chain) or (w is not None and unseen.unknown_start(w, text, env)):
+                self.add(*unseen.UNSEEN)  # xargs -I{} sh -c '{}', while read l; do eval "$l"
             self.text(text, depth + 1, env=env.child())
             self.check_sources(sub_traits.get(id(w)) if w is not None else None, "command substitution")
         for argv, via in u.commands:
@@ -214,6 +220,8 @@ class Scanner(LeakChecks, FlowChecks, WorkFiles):
             self.add(*mass.EDIT_EVERYTHING)
         elif clobber.clobbered(u, redirects):
             self.add(*clobber.CLOBBER)
+        elif mass.deletes_sources(u):
+            self.add(*mass.SOURCE_DELETE)
         for finding in wipes.findings(u, redirects):
             self.add(*finding)
         if not u.name:
@@ -235,6 +243,8 @@ class Scanner(LeakChecks, FlowChecks, WorkFiles):
         self.leaks(u, cmd, redirects, sub_traits, env)
         if u.code:
             interp.scan_code(self, u.code[0], u.code[1], depth + 1)
+            if unseen.runs_input(u.code[1]):  # awk '{system($0)}' f: the file's lines run as commands
+                self.add(*unseen.UNSEEN)
         for script in script_edits(u):
             self.text(script, depth + 1, env=env.child())
         if planted.lifecycle_edit(u):
@@ -246,14 +256,22 @@ class Scanner(LeakChecks, FlowChecks, WorkFiles):
         self.scripts(u, cmd, redirects, env, depth)
         if self.reader is not None:
             self.workspace_files(u, env, depth)
+        if u.name in _FILE_RUNNERS:  # just --justfile <(curl ...), task -t <(./gen): the substitution is the program
+            for k, w in enumerate(u.words[1:], 1):
+                if w is not None and u.words[k - 1] is not None and u.words[k - 1].text in _PROGRAM_FILE_FLAGS:
+                    self.check_sources(sub_traits.get(id(w)), "process substitution")
+                    self.unseen_subs(w, sub_traits.get(id(w)), cmd, depth, env) if w.subs else None
         if u.name in SHELLS or u.name in SOURCES or interp.language(u.name):
             for k, w in enumerate(u.words):
                 if w is not None and any(kind == "<(" for kind, _ in w.subs):
                     self.check_sources(sub_traits.get(id(w)), "process substitution")
                     if k == 0 and (u.name in SHELLS or u.name in SOURCES):  # `. <(echo CMD)`, `bash <(printf CMD)`
                         self._printed_program(w, env, depth)
+                    if k == 0:  # bash <(./gen), python3 <(cat x.py): unseen.py
+                        self.unseen_subs(w, sub_traits.get(id(w)), cmd, depth, env)
                 elif w is not None and w.subs and k and u.words[k - 1] is not None and u.words[k - 1].text in _CODE_FLAGS:
                     self.check_sources(sub_traits.get(id(w)), "command substitution as code (python -c \"$(curl ...)\")")
+                    self.unseen_subs(w, sub_traits.get(id(w)), Cmd(u.name, [], lang=interp.language(u.name)), depth, env)
         if any(ch in u.raw_name for ch in "$`*?["):
             self._dynamic_name(u)
         traits.add(u.name)
@@ -330,6 +348,14 @@ class Scanner(LeakChecks, FlowChecks, WorkFiles):
                 env.vars.pop(a.partition("=")[0], None)
         elif name in ("export", "declare", "local", "readonly", "typeset"):
             self._assign([a for a in args[1:] if ASSIGN_WORD.match(a)], env)
+            if name == "export":  # export LD_PRELOAD=/tmp/x.so, export PROMPT_COMMAND='...': every later program
+                probe = Unwrapped()
+                for a in args[1:]:
+                    program_variable(a.partition("=")[0], a.partition("=")[2], probe)
+                for key, description, hard in probe.findings:
+                    self.add(key, description, hard)
+                for text, _ in probe.payloads:
+                    self.text(text, depth + 1, env=env.child())
         elif name == "alias":
             for a in args[1:]:
                 alias, eq, value = a.partition("=")
@@ -349,6 +375,8 @@ class Scanner(LeakChecks, FlowChecks, WorkFiles):
             env.vars.update({"@": " ".join(values), "*": " ".join(values), "#": str(len(values))})
         elif name in ("for", "select") and len(args) >= 3 and args[2] == "in":
             env.vars[args[1]] = " ".join(args[3:])
+        elif name in ("for", "select") and len(args) >= 2:  # `for f; do`: over the positional parameters
+            env.vars[args[1].rstrip(";")] = env.vars.get("@", "")
         elif name == "read":
             here = next((t for op, t in redirects if op == "<<<"), None)
             names = [a for a in args[1:] if not a.startswith("-")]

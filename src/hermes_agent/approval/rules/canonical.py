@@ -17,9 +17,8 @@ from hermes_agent.approval.rules.subcommands import (
     sql_client,
 )
 from hermes_agent.approval.rules.targets import norm_path, protected_dir
-from hermes_agent.approval.rules.unwrapped import Unwrapped
+from hermes_agent.approval.rules.unwrapped import SHELLS, Unwrapped
 
-SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "csh", "tcsh", "rbash", "yash", "posh"})
 _INTERP = lazy(r"(python[\d.]*|pypy[\d.]*|perl[\d.]*|ruby[\d.]*|node|nodejs|bun|deno|php[\d.]*|lua[\d.]*|luajit|rscript|osascript)\Z")
 AWKS = frozenset({"awk", "gawk", "mawk", "nawk", "busybox-awk"})
 _GIT_GLOBAL_ARG = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path", "--config-env"})
@@ -116,9 +115,10 @@ _EXEC_OPTIONS: dict[str, dict[str, bool]] = {
     "less": {"+": False}, "more": {"+": False}, "gdb": {"-ex": False, "--ex": False, "-eval-command": False, "--eval-command": False},
 }
 _SHELL_ESCAPE = {"vim": ("!",), "vi": ("!",), "nvim": ("!",), "ex": ("!",), "less": ("!",), "more": ("!",), "gdb": ("!", "shell ")}
-_RUNS_STDIN = lazy(r"\b(?:exec|eval|compile)\s*\(\s*(?:sys\s*\.\s*stdin\s*\.\s*read|input\s*\(|open\s*\(\s*['\"]/dev/stdin|"
+_RUNS_STDIN = lazy(r"\b(?:exec|eval|compile)(?:\s*\(\s*|\s+)(?:sys\s*\.\s*stdin\s*\.\s*read|input\s*\(|open\s*\(\s*['\"]/dev/stdin|"
                    r"\$stdin\s*\.\s*read|STDIN\s*\.\s*read|<STDIN>|require\s*\(\s*['\"]fs['\"]\s*\)\s*\.\s*readFileSync\s*\(\s*(?:0|['\"]/dev/stdin))"
                    r"|\beval\s*(?:\(\s*)?(?:join\s*\(\s*['\"]{2}\s*,\s*)?<STDIN>")
+_STDIN_FILES = ("-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0")  # a program file that is the standard input
 _GIT_EXEC_OPTIONS = {"--upload-pack": True, "--receive-pack": True, "--exec": True}
 _RUNNERS = lazy(r"(?:.*/)?(?:sh|bash|zsh|dash|ksh|fish|python[\d.]*|perl|ruby|node|php|eval|exec)\b|.*[;&|`$]")
 
@@ -174,6 +174,10 @@ def _shell(u: Unwrapped) -> None:
         has_c = has_c or ("c" in a[1:] and not a.startswith("--"))
         i += 1
     operands = u.args[i:]
+    if has_c and operands and "xargs" in u.chain:  # xargs sh -c SCRIPT [_]: the input lines are $0/$1/"$@"
+        script = _DOLLAR0.sub("'*'", operands[0]) if len(operands) == 1 else operands[0]
+        u.payloads.append(("set -- '*' '*'\n" + script, u.words[i]))
+        return
     if has_c:
         if len(operands) > 1:  # sh -c SCRIPT $0 $1...: the script sees them as "$0", "$1"...
             quoted = ["'" + a.replace("'", "'\\''") + "'" for a in operands[1:]]
@@ -182,7 +186,7 @@ def _shell(u: Unwrapped) -> None:
         elif operands:
             u.payloads.append((operands[0], u.words[i]))
         return
-    u.stdin_code = not operands or operands[0] in ("-", "--") or "s" in flags or operands[0] == "/dev/stdin"
+    u.stdin_code = not operands or operands[0] in ("--", *_STDIN_FILES) or "s" in flags
 
 
 def _command_option(u: Unwrapped) -> None:
@@ -394,4 +398,4 @@ def _interpreter(u: Unwrapped) -> None:
         u.stdin_code = bool(_RUNS_STDIN.search(u.code[1]))  # exec(sys.stdin.read()): what is piped in is the program
     elif not module and lang != "osascript":
         operands = [a for a in args if not a.startswith("-") or a == "-"]
-        u.stdin_code = not operands or operands[0] == "-"
+        u.stdin_code = not operands or operands[0] in _STDIN_FILES

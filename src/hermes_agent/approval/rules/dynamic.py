@@ -23,16 +23,20 @@ _PARAM = lazy(r"([#!]?)(\w+|[@*#?$!-])(.*)\Z", re.S)
 _PLAIN = lazy(r"[\w@%+=:,./~-]+\Z")
 _POSITIONAL = frozenset("0123456789@*#")
 # tools whose output is shell text meant for eval (environment setup), with the arguments that ask for it
-_SETUP = {"ssh-agent": None, "dircolors": None, "keychain": None, "gpg-agent": None,
+_SETUP = {"ssh-agent": None, "dircolors": None, "keychain": None, "gpg-agent": None, "register-python-argcomplete": None,
+          "minikube": frozenset({"docker-env", "podman-env", "completion"}), "docker-machine": frozenset({"env"}),
+          "devbox": frozenset({"shellenv"}), "nix": frozenset({"print-dev-env"}),
           **{n: frozenset({"init", "init-path", "-", "env", "hook", "shellenv", "activate", "export", "shell.bash",
-                           "shell.zsh", "shell.fish", "completion", "completions", "--eval", "path"})
+                           "shell.zsh", "shell.fish", "completion", "completions", "--eval", "path",
+                           "generate-shell-completion"})
              for n in ("pyenv", "rbenv", "nodenv", "goenv", "jenv", "plenv", "direnv", "conda", "micromamba", "brew",
                        "opam", "starship", "zoxide", "fnm", "mise", "rtx", "atuin", "thefuck", "luarocks", "kubectl",
-                       "helm", "gh", "npm", "pip", "pip3", "poetry", "rustup", "uv", "just", "fzf", "register-python-argcomplete",
+                       "helm", "gh", "npm", "pip", "pip3", "poetry", "rustup", "uv", "just", "fzf",
                        "pdm", "hatch", "asdf", "nvm", "sdk", "volta", "oh-my-posh")}}
 
 
-def _setup_output(inner: str) -> bool:
+def setup_output(inner: str) -> bool:
+    """True when `inner` (a substitution's text) is a shell-setup tool's output for eval, or `which NAME`."""
     words = inner.split()
     if not words:
         return False
@@ -62,7 +66,7 @@ def built_at_run_time(word: Word | None, resolved: str, env: ShellEnv) -> bool:
         kind, body = m.groups()
         if kind in (SUB, QSUB):
             inner = word.subs[int(body)][1] if body.isdigit() and int(body) < len(word.subs) else ""
-            if not _setup_output(inner) and ("$(" in resolved or "`" in resolved or not _PLAIN.match(resolved or "-")):
+            if not setup_output(inner) and ("$(" in resolved or "`" in resolved or not _PLAIN.match(resolved or "-")):
                 return True
             continue
         p = _PARAM.match(body)

@@ -29,6 +29,9 @@ def download_targets(u: Unwrapped, redirects: list) -> set:
     for i, a in enumerate(args):
         if a in ("-o", "--output", "-O", "--output-document") and i + 1 < len(args) and not (u.name == "curl" and a == "-O"):
             out.append(args[i + 1])
+        elif a[:1] == "-" and a[1:2] not in ("-", "") and a[-1] in "oO" and i + 1 < len(args) and \
+                not (u.name == "curl" and a[-1] == "O"):  # clustered flags: curl -fsSLo x, wget -qO x
+            out.append(args[i + 1])
         elif a.startswith(("--output=", "--output-document=")):
             out.append(a.split("=", 1)[1])
         elif "://" in a:
@@ -49,6 +52,10 @@ def arg_targets(u: Unwrapped) -> list:
                 return [args[i + 1]]
             if a.startswith("--target-directory="):
                 return [a.split("=", 1)[1]]
+        target = operands[-1] if len(operands) >= 2 else ""
+        if name != "ln" and target.startswith(("~", "$HOME")) and "." not in target.rstrip("/").rsplit("/", 1)[-1]:
+            # a directory in HOME (~/.ipython/profile_default/startup, ~/.config/autostart): DIR/NAME of each source too
+            return [target, *(target.rstrip("/") + "/" + s.rstrip("/").rsplit("/", 1)[-1] for s in operands[:-1])]
         return operands[-1:] if len(operands) >= 2 else []
     if u.inplace and name in ("sed", "gsed"):
         scripted = any(a in ("-e", "-f", "--expression", "--file") or a.startswith(("--expression=", "--file=")) for a in args)

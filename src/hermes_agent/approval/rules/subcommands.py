@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from hermes_agent.approval.rules.gitpush import URL_REWRITE, redirects_remote
 from hermes_agent.approval.rules.lazyre import lazy
 
 if TYPE_CHECKING:
@@ -64,12 +65,21 @@ def git_setting(key: str, value: str, u: Unwrapped) -> None:
     elif key.startswith("http.") and key.endswith(".sslverify") or key == "http.sslverify":
         if value.lower() in ("false", "0", "no", "off"):
             u.findings.append(("tls_verify_off", "turn off TLS certificate verification", False))
+    elif key.startswith("url.") and redirects_remote(key):
+        if _host(key[4:].rsplit(".", 1)[0]) != _host(value):  # not git@github.com: for https://github.com/
+            u.findings.append(URL_REWRITE)
     elif key in ("core.hookspath", "init.templatedir"):  # a template's hooks land in every repository made after
         u.findings.append(("git_hooks", f"point git at another hooks directory ({key})", False))
     elif key in _PROGRAM_KEYS or (key.count(".") >= 2 and key.endswith(_PROGRAM_SUFFIXES)):
         u.payloads.append((value.lstrip("!"), None))
         if not _installed_tool(key, value):
             u.findings.append(("exec_via_option", f"git setting {key} runs a program", False))
+
+
+def _host(url: str) -> str:
+    """The host a git URL or URL prefix names (https://u@h:1/p, git@h:p, ssh://h/p), lower-case."""
+    rest = url.strip().strip("\"'").split("://", 1)[-1]
+    return rest.split("@", 1)[-1].split("/", 1)[0].split(":", 1)[0].lower()
 
 
 _PLAIN_TOOL = lazy(r"[\w.+-]+(?: +-{0,2}[\w=.,:+-]*)*\Z")

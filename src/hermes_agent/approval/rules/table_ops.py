@@ -59,6 +59,22 @@ OPS_RULES: tuple[Rule, ...] = (
     # security controls
     Rule("firewall_change", "turn off SELinux enforcement", r"^setenforce (?i:0|permissive)\b", ("setenforce",)),
     Rule("firewall_change", "unload every AppArmor profile", r"^", ("aa-teardown",)),
+    Rule("firewall_change", "turn off macOS Gatekeeper, SIP or a download's quarantine",
+         r"^spctl (?:\S+ )*--(?:master|global)-disable|^csrutil (?:\S+ )*disable|^xattr (?:\S+ )*-\w*d\w* (?:\S+ )*com\.apple\.quarantine",
+         ("spctl", "csrutil", "xattr")),
+    Rule("credential_exposure", "make credentials readable by others (chmod g/o+r of keys, setfacl on HOME)",
+         r"^chmod (?:-\S+ )*(?:[0-7]?[0-7](?:[4-7][0-7]|[0-7][4-7])|\S*[goa]\S*\+\S*r\S*|\+r) (?:\S+ )*(?:~/\.ssh(?!/(?:\S*\.pub|known_hosts\S*|config|authorized_keys)(?: |$))"
+         r"|~/\.(?:aws|gnupg|kube|docker|netrc|git-credentials|pgpass)"
+         r"|\S*/?id_(?:rsa|ed25519|ecdsa|dsa)(?: |$)|\S*\.pem(?: |$)|\S*\.env(?: |$))"
+         r"|^setfacl (?:\S+ )*-\w*m\w* (?:\S+ )*(?:u|user|g|group|o|other):[^\s:]*:[rwxX-]*[rwx]\S* (?:\S+ )*(?:~|/home/[^/ ]+|/root)(?:/|$| )",
+         ("chmod", "setfacl")),
+    Rule("cloud_exposure", "make cloud data public or grant admin rights (public ACLs, allUsers, AdministratorAccess)",
+         r"^aws (?:\S+ )*(?:iam (?:attach|put)-(?:user|role|group)-policy (?:\S+ )*\S*(?:AdministratorAccess|IAMFullAccess)"
+         r"|s3api put-(?:bucket|object)-acl (?:\S+ )*--acl(?:=| )public-read|s3api delete-(?:bucket-)?public-access-block)"
+         r"|^(?:gsutil|gcloud) (?:\S+ )*(?:iam ch|acl ch|add-iam-policy-binding) (?:\S+ )*(?:--member(?:=| ))?(?:allUsers|allAuthenticatedUsers|AllUsers|AllAuthenticatedUsers)",
+         ("aws", "gsutil", "gcloud")),
+    Rule("db_drop", "delete a key-value store's keys recursively (consul kv delete -recurse)",
+         r"^consul (?:\S+ )*kv delete (?:\S+ )*-recurse", ("consul",)),
     Rule("firewall_change", "set AppArmor profiles to complain/disabled", r"^\S+ (?!-h|--help)", ("aa-complain", "aa-disable")),
     Rule("firewall_change", "stop the firewall or a security service",
          r"^\S+ (?:\S+ )*(?:stop|disable|mask|kill) (?:\S+ )*(?:firewalld|ufw|iptables|nftables|apparmor|auditd|fail2ban|selinux)\b",

@@ -6,6 +6,7 @@ from __future__ import annotations
 from hermes_agent.approval.rules.canonical import Unwrapped, basename, canonicalise
 from hermes_agent.approval.rules.lazyre import lazy
 from hermes_agent.approval.rules.runners import DETACHED, SCHEDULED, risky_variable, systemd_run
+from hermes_agent.approval.rules.unseen import UNSEEN
 
 _ASSIGN = lazy(r"[A-Za-z_]\w*(?:\[[^\]]*\])?\+?=")
 _KEYWORDS = frozenset({"!", "{", "}", "then", "do", "else", "elif", "if", "while", "until", "coproc", "in"})
@@ -46,7 +47,7 @@ _WRAPPERS: dict[str, tuple[str, frozenset, int]] = {
     "setpriv": ("", frozenset(), 0),
     "fakeroot": ("lis", frozenset(), 0),
     "catchsegv": ("", frozenset(), 0),
-    "parallel": ("jSI", frozenset(), 0),
+    "parallel": ("jSIa", frozenset({"--arg-file"}), 0),
     "pkexec": ("", frozenset({"--user"}), 0),
     "run0": ("uDg", frozenset({"--user", "--chdir", "--group", "--setenv", "--property", "--unit", "--description", "--slice"}), 0),
     "npx": ("p", frozenset({"--package"}), 0),
@@ -63,6 +64,18 @@ _PROGRAM_VARS = frozenset({"GIT_SSH_COMMAND", "GIT_SSH", "GIT_PAGER", "GIT_EDITO
                            "GIT_EXTERNAL_DIFF", "GIT_ASKPASS", "MANPAGER", "SYSTEMD_PAGER"})
 
 
+def program_variable(name: str, value: str, u: Unwrapped) -> bool:
+    """A variable that makes programs load a library (LD_PRELOAD: a finding) or run a program (PAGER, BASH_ENV,
+    PROMPT_COMMAND...: its value scanned as a payload), set for one command or exported; False for others."""
+    if name in ("LD_PRELOAD", "LD_AUDIT", "DYLD_INSERT_LIBRARIES"):
+        u.findings.append(("ld_preload", f"inject a library into programs ({name})", False))
+    elif name in _PROGRAM_VARS:
+        u.payloads.extend([(value.lstrip("|"), None)] if value else [])
+    else:
+        return False
+    return True
+
+
 def _assignment(word: str, u: Unwrapped) -> None:
     """NAME=value before a command: programs hidden in such variables are scanned too."""
     name, _, value = word.partition("=")
@@ -70,12 +83,8 @@ def _assignment(word: str, u: Unwrapped) -> None:
     risky = risky_variable(name, value)
     if risky:
         u.findings.append(risky)
-    if name in ("LD_PRELOAD", "LD_AUDIT", "DYLD_INSERT_LIBRARIES"):
-        u.findings.append(("ld_preload", f"inject a library into programs ({name})", False))
-    elif name in _PROGRAM_VARS and value:
-        u.payloads.append((value.lstrip("|"), None))
-    else:  # the exported-variable table (state._HOOKS), judged by value: LD_LIBRARY_PATH=./lib, PYTEST_PLUGINS=x
-        from hermes_agent.approval.rules import state
+    if not program_variable(name, value, u):  # else the exported-variable table (state._HOOKS), judged by value
+        from hermes_agent.approval.rules import state  # LD_LIBRARY_PATH=./lib, PYTEST_PLUGINS=x
 
         u.payloads.extend((line, None) for line in state.assigned_lines(name, value, u.workdir or ""))
         if state.GIT_VARS.match(name):  # GIT_CONFIG_COUNT/KEY_n/VALUE_n, GIT_CONFIG_PARAMETERS: settings of that git
@@ -188,6 +197,8 @@ def unwrap(args: list, words: list) -> Unwrapped:
             _namespace_escape(name, args[start + 1:i + 1], u)
         if u.name:  # env -S or command -v: nothing further to unwrap
             return u
+        if i >= len(args) and name == "parallel" and not {"--version", "--help", "-h"} & set(args[start:]):  # `cat steps | parallel`: each input line is a command
+            u.findings.append(UNSEEN)
         if i >= len(args):  # the wrapper alone: `env` prints the environment, `sudo -s` opens a shell
             if name in ("env", "printenv", "sudo", "doas", "pkexec"):
                 u.raw_name, u.name, u.args = raw, name, list(args[args.index(raw) + 1:])
