@@ -248,7 +248,8 @@ class ServerConnection:
             raise SandboxError(conf.error)
         stack.callback(remove_tmp, conf.tmp)  # type: ignore[attr-defined]  # runs after the server is gone
         argv, plan = sandbox_launch(conf.spec, [conf.command or self.cfg.command,
-                                                      *(self.cfg.args if conf.args is None else conf.args)], cwd=conf.cwd)
+                                                      *(self.cfg.args if conf.args is None else conf.args)], cwd=conf.cwd,
+                                    unix_filter=True)  # no ssh-agent, docker.sock, tmux by path (Landlock)
         guard = self._guard = _guard_of(conf)
         if guard is not None:  # checked after each call and when the server is gone (callbacks run last)
             guard.separate_links(conf.spec)  # type: ignore[attr-defined]  # files hard-linked outside: copied apart
