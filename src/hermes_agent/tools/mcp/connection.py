@@ -148,6 +148,7 @@ class ServerConnection:
         self._closed = False
         self._refresh = False
         self._check = False
+        self._garbled = False  # said once that it sent something that is not JSON-RPC
         self._guard: object | None = None  # the run-later guard of a confined stdio server's workspace
         self.first_attempt = asyncio.Event()
 
@@ -347,6 +348,10 @@ class ServerConnection:
     async def _on_message(self, message: object) -> None:
         if isinstance(message, Exception):
             self._check = True  # a transport error: verify the link with a ping
+            if not self._garbled:  # one line per server, never its bytes (escapes) on the user's terminal
+                self._garbled = True
+                log.warning("MCP server %s: sent output that is not JSON-RPC (ignored; the link is checked with a "
+                            "ping; its stdout is for protocol messages only)", self.cfg.name)
         elif getattr(message, "method", "") == "notifications/tools/list_changed":
             self._refresh = True
         else:
