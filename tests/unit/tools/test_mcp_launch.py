@@ -4,6 +4,8 @@ is distrusted as the sandbox's writable root; a real one outside it is the trust
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from hermes_agent import paths
@@ -70,7 +72,7 @@ def test_env_values_are_judged_whatever_the_variable(ws, tmp_path_factory):
                 mp.setenv(k, v)
             line = pins.plan(cfg, str(ws), "bash", env=env, start="/", create=False).error
         assert f"its env {next(iter(env))} names" in line and "sandboxed commands can write" in line, (env, line)
-        assert "does not exist yet" in line or f"mcp_servers.s.pin" in line, line
+        assert "does not exist yet" in line or "mcp_servers.s.pin" in line, line
     for env in ({"CFG_HOME": str(outside)}, {"LEVEL": "debug"}, {"URL": "https://example.com/a/b"}):
         cfg = ServerConfig(name="s", command="bash", env=env)
         assert pins.plan(cfg, str(ws), "bash", env=env, start="/", create=False).error == "", env
@@ -98,12 +100,10 @@ def test_arguments_naming_a_writable_place_are_pinned_or_refused_whatever_the_fl
 def test_a_pinned_argument_is_replaced_by_the_copy_and_a_config_naming_the_workspace_is_refused(ws):
     (ws / "p").mkdir()
     (ws / "p" / "plugin.py").write_text("X = 1\n")
-    (ws / "c.json").write_text('{"plugins": "%s/p"}' % ws)
+    (ws / "c.json").write_text(json.dumps({"plugins": f"{ws}/p"}))
     cfg = ServerConfig(name="s", command="srv", args=("--plugins=./p",))
     line = pins.plan(cfg, str(ws), "srv", start="/", create=False).error
     pin = line.rsplit("pin: ", 1)[1]
-    import json
-
     cfg = ServerConfig(name="s", command="srv", args=("--plugins=./p",), pin=json.loads(pin))
     planned = pins.plan(cfg, str(ws), "srv", start="/", create=False)
     assert planned.error == "" and planned.args[0].startswith("--plugins=") and "mcp-pinned" in planned.args[0]
