@@ -149,6 +149,7 @@ def _head(where: str, path: str, label: str = "") -> str:
 
 
 _CONFINED = "move it out of the workspace or let the server run confined"
+_OR_CONFINED = "or let it run confined: drop sandbox: false"
 _CODE = tuple(s for s in pintree.LOADABLE if s != ".json")  # a code file loads its neighbours (require('./x'))
 
 
@@ -169,6 +170,8 @@ def _writable_path(word: str, ctx: _Ctx) -> str:
 def _judge(value: str, label: str, ctx: _Ctx, *, script: bool = False) -> tuple[str, str]:
     """(`value` with each path it names where sandboxed commands write replaced by hermes's pinned copy, "")
     or (value, the line refusing it)."""
+    if "/" not in value and "." not in value and "~" not in value:  # no path in it (-y, a package name, debug)
+        return value, ""
     out, last = [], 0
     for a, b in pathwords.spans(value):
         path = _writable_path(value[a:b], ctx)
@@ -215,7 +218,8 @@ def _tree_pin(folder: str, rel: str, head: str, ctx: _Ctx) -> tuple[str, str]:
         changed = "changed since it was pinned" if folder in ctx.pins else (
             "a pin of the script alone does not cover them" if os.path.join(folder, rel) in ctx.pins else "")
         return "", (f"{head}{', ' + changed if changed else ''}: check the {len(tree)} loadable files there, then "
-                    f'pin the directory (the server gets hermes\'s copy): {ctx.where}.pin: {{"{folder}": "{now}"}}')
+                    f'pin the directory (the server then gets hermes\'s copy; {_OR_CONFINED}): '
+                    f'{ctx.where}.pin: {{"{folder}": "{now}"}}')
     return _copy(tree, now, rel, head, ctx)
 
 
@@ -233,7 +237,7 @@ def _file_pin(path: str, head: str, ctx: _Ctx) -> tuple[str, str]:
     if ctx.pins.get(path) != now:
         if path in ctx.pins:
             return "", f"{head}, and it changed since it was pinned (now {now}): check it, then update {ctx.where}.pin"
-        return "", (f"{head}: check it, then pin it (the server gets hermes's copy): "
+        return "", (f"{head}: check it, then pin it (the server then gets hermes's copy; {_OR_CONFINED}): "
                     f'{ctx.where}.pin: {{"{path}": "{now}"}}')
     named = _names_writable(data, path, ctx)
     if named:
