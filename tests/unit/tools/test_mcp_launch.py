@@ -92,6 +92,13 @@ def test_arguments_naming_a_writable_place_are_pinned_or_refused_whatever_the_fl
         line = pins.plan(cfg, str(ws), "node", start="/", create=False).error
         assert f"its argument `{said}` names {ws / named}, which lies where" in line, (args, line)
         assert line.endswith("run confined") if named == "new.log" else '.pin: {"' in line, line
+    (ws / "rc.sh").write_text("echo hi\n")
+    with pytest.MonkeyPatch.context() as mp:  # a shell expands it at run time: judged as it will be
+        mp.setenv("MCP13_WS", str(ws))
+        for script in ("source $MCP13_WS/rc.sh; exec srv", "source ${MCP13_WS}/rc.sh; exec srv"):
+            cfg = ServerConfig(name="s", command="bash", args=("-c", script))
+            line = pins.plan(cfg, "/", "bash", start="/", create=False).error
+            assert f"names {ws / 'rc.sh'}, which lies where" in line, (script, line)
     outside = tmp_path_factory.mktemp("srv")
     cfg = ServerConfig(name="s", command="node", args=("--plugins", str(outside), "--level", "3.5"))
     assert pins.plan(cfg, str(ws), "node", start="/", create=False) == pins.Plan()

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-_WORD = re.compile(r"[^\s:=,;\"'`\[\]{}()<>|&]+")
+_WORD = re.compile(r"[^\s:=,;\"'`\[\]()<>|&]+")  # braces kept: ${HOME}/x is one word
 _TILDE = re.compile(r"~([a-z_][A-Za-z0-9_.-]*)?(/|$)")
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://\S*")
 _FILE_URL = re.compile(r"(?:git\+)?file:(?://)?(/[^\s\"'`,;\]})>]*)")

@@ -156,6 +156,7 @@ _CODE = tuple(s for s in pintree.LOADABLE if s != ".json")  # a code file loads 
 def _writable_path(word: str, ctx: _Ctx) -> str:
     """The absolute path `word` names where sandboxed commands write, or "": an explicit path (`/`, `./`, `~/`,
     a `file:` URL's), or a relative name with a `/` or a `.` that exists there (`tools/server.py`)."""
+    word = os.path.expandvars(word) if "$" in word else word  # `bash -c 'source $HOME/proj/x.sh'`
     explicit = pathwords.looks_like_path(word)
     if not explicit and os.sep not in word and "." not in word:
         return ""
@@ -170,7 +171,7 @@ def _writable_path(word: str, ctx: _Ctx) -> str:
 def _judge(value: str, label: str, ctx: _Ctx, *, script: bool = False) -> tuple[str, str]:
     """(`value` with each path it names where sandboxed commands write replaced by hermes's pinned copy, "")
     or (value, the line refusing it)."""
-    if "/" not in value and "." not in value and "~" not in value:  # no path in it (-y, a package name, debug)
+    if not any(c in value for c in "/.~$"):  # no path in it (-y, a package name, debug)
         return value, ""
     out, last = [], 0
     for a, b in pathwords.spans(value):
