@@ -72,9 +72,13 @@ def test_npx_never_runs_the_workspace_node_modules(scripted, home, mechanism):
            f"{pkg}/package.json && printf '{cli}' > {pkg}/cli.sh && chmod +x {pkg}/cli.sh && "
            "ln -sf ../@modelcontextprotocol/server-filesystem/cli.sh node_modules/.bin/mcp-server-filesystem")
     cache = Path(os.path.expanduser("~/.npm"))  # the tester's own npm cache: a registry download only once
-    servers = (f"  fs:\n    command: npx\n    args: [-y, '@modelcontextprotocol/server-filesystem', {home / 'project'}]\n"
+    data = home / "data"  # what an unconfined server serves lies outside the workspace (issue 19 class 2 gap 1)
+    data.mkdir()
+    servers = (f"  fs:\n    command: npx\n    args: [-y, '@modelcontextprotocol/server-filesystem', {data}]\n"
                f"    sandbox: false\n    env:\n      npm_config_cache: {cache}\n      npm_config_update_notifier: 'false'\n"
-               f"  pre:\n    command: npx\n    args: [-y, --prefix, {NPM_MCP}, mcp-server-filesystem, {home / 'project'}]\n"
+               f"  pre:\n    command: npx\n    args: [-y, --prefix, {NPM_MCP}, mcp-server-filesystem, {data}]\n"
+               "    sandbox: false\n"
+               f"  ws:\n    command: npx\n    args: [-y, --prefix, {NPM_MCP}, mcp-server-filesystem, {home / 'project'}]\n"
                "    sandbox: false\n"
                f"  bad:\n    command: npx\n    args: [-y, --prefix, {home / 'project'}, mcp-server-filesystem]\n"
                "    sandbox: false\n")
@@ -83,7 +87,10 @@ def test_npx_never_runs_the_workspace_node_modules(scripted, home, mechanism):
     if "ENOTFOUND" in out.stderr or "EAI_AGAIN" in out.stderr:
         pytest.skip("the npm registry is not reachable")
     assert not marker.exists(), out.stderr
-    assert str(home / "project") in results[0] and str(home / "project") in results[1], (results, out.stderr)
+    assert str(data) in results[0] and str(data) in results[1], (results, out.stderr)
+    line = _line(out, "ws")  # unconfined, it would follow a link a command made there with your rights
+    assert f"names {home / 'project'}, which lies where sandboxed commands can write" in line, out.stderr
+    assert "run confined" in line, out.stderr
     line = _line(out, "bad")
     assert f"`npx --prefix` names {home / 'project'}" in line and "run confined" in line, out.stderr
     assert _line(out, "fs") == "" and _line(out, "pre") == "", out.stderr

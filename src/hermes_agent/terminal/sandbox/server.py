@@ -575,8 +575,9 @@ def exec_main() -> None:
     argscrub.scrub(6)  # `python -I -S -c BOOT TAG`: not the plan (hidden paths' names) nor the program's words
     try:
         if cfg.get("landlock") is not None:
-            # No unix-socket filter here (it is the commands'): Chromium breaks under it, MCP servers never had it.
-            cfg["seccomp"] = {**(cfg.get("seccomp") or {}), "unix": False}
+            # The unix-socket filter only when asked (an MCP server, issue 19 class 2): Chromium breaks under it.
+            if not cfg.get("unix_filter"):
+                cfg["seccomp"] = {**(cfg.get("seccomp") or {}), "unix": False}
             _confine(cfg, lambda channel: _split_keeper(None, channel))
         else:  # bwrap: its pid namespace is the keeper
             _install_seccomp(cfg)

@@ -39,13 +39,16 @@ _ARGS_STUB = (
 
 
 def sandbox_launch(spec: SandboxSpec | None, argv: list[str], cwd: str | None = None,
-                   pidns: bool = True) -> tuple[list[str], dict[str, str]]:
+                   pidns: bool = True, unix_filter: bool = False) -> tuple[list[str], dict[str, str]]:
     """(the command line that runs `argv` inside the sandbox of `spec`, variables to add to its environment);
     `argv` unchanged when the spec is off or nothing works here. `cwd`: where it starts inside bwrap (Landlock keeps
     the caller's cwd). The sandbox's plan (bwrap's options, Landlock's rules: the names of hidden paths) travels in
     the variable, never on a command line (`ps` and /proc/<pid>/cmdline show it to every process of the host).
     `pidns`: under Landlock, a pid namespace and /proc of the program's own (as bwrap always gives; an MCP server,
-    the browser); False for a search program, which runs no code of anyone's and starts once per search."""
+    the browser); False for a search program, which runs no code of anyone's and starts once per search.
+    `unix_filter`: under Landlock, the commands' filter of unix sockets too (seccomp.py `unix`: Landlock cannot
+    stop a connect() by path to ssh-agent, docker.sock, a tmux or D-Bus socket): an MCP server; not the browser,
+    which Chromium's own sockets break. Under bwrap those sockets are out of sight already."""
     if spec is None:
         return list(argv), {}
     from hermes_agent.terminal.sandbox import netwrap
@@ -70,7 +73,7 @@ def sandbox_launch(spec: SandboxSpec | None, argv: list[str], cwd: str | None = 
     if mechanism == "landlock":
         _not_dumpable()
         cmd = [sys.executable, "-I", "-S", "-c", _BOOT + "exec_main; exec_main()", CONFINED_TAG, "env", *argv]
-        plan = {PLAN_ENV: pack_config({**landlock_config(spec, own_net), "pidns": pidns})}
+        plan = {PLAN_ENV: pack_config({**landlock_config(spec, own_net), "pidns": pidns, "unix_filter": unix_filter})}
         return (netwrap.wrapped("landlock", cmd, _BOOT, CONFINED_TAG) if own_net else cmd), plan
     return list(argv), {}
 

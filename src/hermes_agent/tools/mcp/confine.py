@@ -229,10 +229,11 @@ def _outside(cfg: ServerConfig, environ: Mapping[str, str], cwd: str | None, why
         return Confinement(None, env, cwd, why=why, error=(
             f"not started: no `{cfg.command}` on PATH outside the places sandboxed commands can write"))
     start, problem = launch.start_dir(cfg, cwd)  # never the workspace (rt12 a45, a48, a49)
-    problem = problem or launch.env_problem(cfg, env, *dict.fromkeys(c for c in (cwd, start) if c))
-    planned = pins.Plan(problem) if problem else pins.plan(cfg, cwd, cfg.command, create=create, env=env)
+    planned = pins.Plan(problem) if problem else pins.plan(cfg, cwd, cfg.command, create=create, env=env,
+                                                           start=start)
     if planned.error:
         return Confinement(None, env, cwd, why=why, error=planned.error)
+    env = planned.env if planned.env is not None else env
     command = planned.command or ("" if found == cfg.command else found)
     args = planned.args if planned.args is not None else cfg.args
     if cwd and start != os.path.abspath(cwd):  # the files it names (checked by pins.plan) stay the same files

@@ -148,6 +148,7 @@ class ServerConnection:
         self._closed = False
         self._refresh = False
         self._check = False
+        self._garbled = False  # said once that it sent something that is not JSON-RPC
         self._guard: object | None = None  # the run-later guard of a confined stdio server's workspace
         self.first_attempt = asyncio.Event()
 
@@ -248,7 +249,8 @@ class ServerConnection:
             raise SandboxError(conf.error)
         stack.callback(remove_tmp, conf.tmp)  # type: ignore[attr-defined]  # runs after the server is gone
         argv, plan = sandbox_launch(conf.spec, [conf.command or self.cfg.command,
-                                                      *(self.cfg.args if conf.args is None else conf.args)], cwd=conf.cwd)
+                                                      *(self.cfg.args if conf.args is None else conf.args)], cwd=conf.cwd,
+                                    unix_filter=True)  # no ssh-agent, docker.sock, tmux by path (Landlock)
         guard = self._guard = _guard_of(conf)
         if guard is not None:  # checked after each call and when the server is gone (callbacks run last)
             guard.separate_links(conf.spec)  # type: ignore[attr-defined]  # files hard-linked outside: copied apart
@@ -346,6 +348,10 @@ class ServerConnection:
     async def _on_message(self, message: object) -> None:
         if isinstance(message, Exception):
             self._check = True  # a transport error: verify the link with a ping
+            if not self._garbled:  # one line per server, never its bytes (escapes) on the user's terminal
+                self._garbled = True
+                log.warning("MCP server %s: sent output that is not JSON-RPC (ignored; the link is checked with a "
+                            "ping; its stdout is for protocol messages only)", self.cfg.name)
         elif getattr(message, "method", "") == "notifications/tools/list_changed":
             self._refresh = True
         else:

@@ -56,6 +56,35 @@ def tool_schema(name: str, description: str | None, raw_schema: object) -> dict:
     return {"name": name, "description": trim_description(description), "parameters": input_schema(raw_schema)}
 
 
+WITHHELD = "(description withheld by hermes: it read as instructions to the model)"
+
+
+def withhold_orders(schema: dict) -> tuple[dict, tuple[str, ...]]:
+    """An untrusted server's tool schema with every description (the tool's, its parameters') that reads as an
+    order to the model withheld (intent.py: run something as a standing order, send data out, hide from the
+    user, switch safety off, override instructions; any language), and what they wanted. The model reads them
+    before any result of the server has tainted the turn (issue 19 class 2)."""
+    from hermes_agent.intent import scan
+
+    kinds: dict[str, None] = {}
+
+    def judged(text: str) -> bool:
+        found = [i.kind for i in scan(text)]
+        kinds.update(dict.fromkeys(found))
+        return bool(found)
+
+    def walk(node: object) -> object:
+        if isinstance(node, list):
+            return [walk(n) for n in node]
+        if not isinstance(node, dict):
+            return node
+        return {k: walk(v) for k, v in node.items() if not (k == "description" and isinstance(v, str) and judged(v))}
+
+    params = walk(schema.get("parameters", {}))
+    description = WITHHELD if judged(str(schema.get("description", ""))) else schema.get("description", "")
+    return {**schema, "description": description, "parameters": params}, tuple(kinds)
+
+
 def _block_text(block: object) -> str:
     kind = getattr(block, "type", "")
     if kind == "text":

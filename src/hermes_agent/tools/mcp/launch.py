@@ -9,17 +9,16 @@ bash sources `BASH_ENV`. A confined command writes the workspace, so an unconfin
   needs its project: refused unless its configured `cwd:` lies where no sandbox writes;
 - a launcher's project options (`-C`, `--prefix`, `--directory`, `-f`, `--from`...) and a package runner's
   package (`npx ./pkg`, `uvx /ws/tool`) may not name such a place;
-- every value of the server's `env:` that names a path (whatever the variable), and the variables an
-  interpreter or shell loads code by (pins._LOAD_VARS), may not name such a place.
+- every path among the server's arguments and `env:` values is judged by pins.py (pinned, or refused).
 Each refusal is one line naming the place and how to grant: move it out of the workspace, or run it confined."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 
 from hermes_agent import paths
 from hermes_agent.tools.mcp.config import ServerConfig
+from hermes_agent.tools.mcp.pathwords import looks_like_path
 
 NEUTRAL_CWD = "/"
 _RUNNERS = {"npx": (), "pnpx": (), "bunx": (), "uvx": (), "npm": ("exec", "x"), "pnpm": ("dlx",), "yarn": ("dlx",),
@@ -38,11 +37,6 @@ _PROJECT_OPTIONS = frozenset({"-C", "--directory", "--dir", "--prefix", "--cwd",
 
 def _subcommand(args: tuple[str, ...]) -> str:
     return next((a for a in args if not a.startswith("-")), "")
-
-
-def _looks_like_path(value: str) -> bool:
-    value = value.removeprefix("git+").removeprefix("file:")
-    return value.startswith(("/", "./", "../", "~")) or value in (".", "..")
 
 
 def _untrusted(value: str, *cwds: str) -> str:
@@ -99,7 +93,7 @@ def _project_named(name: str, args: tuple[str, ...], sub: str) -> bool:
     for i, a in enumerate(args):
         option, _, inline = a.partition("=") if a.startswith("--") else (a, "", "")
         value = inline or (args[i + 1] if i + 1 < len(args) else "")
-        if option in _PROJECT_OPTIONS and option not in ("--with", "-p", "--package") and _looks_like_path(value):
+        if option in _PROJECT_OPTIONS and option not in ("--with", "-p", "--package") and looks_like_path(value):
             return True
     after = list(args[args.index(sub) + 1:]) if sub in args else []
     script = next((a for i, a in enumerate(after) if not a.startswith("-") and
@@ -117,7 +111,7 @@ def _launcher_args(cfg: ServerConfig, name: str, launcher: bool, where: str, *cw
             break
         option, _, inline = a.partition("=") if a.startswith("--") else (a, "", "")
         value = inline or (args[i + 1] if option in _PROJECT_OPTIONS and not inline and i + 1 < len(args) else "")
-        if option in _PROJECT_OPTIONS and value and _looks_like_path(value):
+        if option in _PROJECT_OPTIONS and value and looks_like_path(value):
             bad = _untrusted(value, *cwds)
             if bad:
                 return _refusal(where, f"`{name} {option}` names", bad,
@@ -125,43 +119,15 @@ def _launcher_args(cfg: ServerConfig, name: str, launcher: bool, where: str, *cw
         if a.startswith("-") or (i > 0 and args[i - 1] in _PROJECT_OPTIONS):
             continue
         positional += 1
-        if name in _SCRIPT_RUNS and positional == 2 and args[:i].count("run") and _looks_like_path(a) and \
+        if name in _SCRIPT_RUNS and positional == 2 and args[:i].count("run") and looks_like_path(a) and \
                 not os.path.isfile(os.path.join(cwds[0], a)):  # `go run /ws/cmd/x`: a package, not a pinned file
             bad = _untrusted(a, *cwds)
             if bad:
                 return _refusal(where, f"`{name} run` runs", bad, "move it outside the workspace, " + _CONFINED)
         if runner and not (_RUNNERS[name] and positional <= 2 and a in (*_RUNNERS[name], "run")):  # the package: what follows is the server's
-            bad = _untrusted(a, *cwds) if _looks_like_path(a) else ""
+            bad = _untrusted(a, *cwds) if looks_like_path(a) else ""
             return _refusal(where, f"`{name}` runs the package at", bad, "install it outside the workspace "
                             "(npm -g, pipx, uv tool), " + _CONFINED) if bad else ""
-    return ""
-
-
-_ENV_SPLIT = str.maketrans({os.pathsep: " ", "=": " ", ",": " ", ";": " "})
-
-
-def _path_words(value: str) -> list[str]:
-    """The words of a variable's value that may name paths: a URL of another scheme is none
-    (`https://host/a/b`), a `file:` URL is one; the rest splits at `:`, `=`, `,`, `;` and spaces."""
-    words: list[str] = []
-    for token in value.split():
-        if "://" in token and not token.startswith(("file:", "git+file:")):
-            continue
-        words += [token] if token.startswith(("file:", "git+file:")) else token.translate(_ENV_SPLIT).split()
-    return words
-
-
-def env_problem(cfg: ServerConfig, env: Mapping[str, str], *cwds: str) -> str:
-    """One line when a value of the server's `env:` names a path where sandboxed commands write, whatever the
-    variable (BASH_ENV, ENV, *_PATH, *_HOME, a config file, NODE_OPTIONS' --require)."""
-    for var, value in cfg.env.items():
-        for word in _path_words(str(env.get(var, value))):
-            if _looks_like_path(word):
-                bad = _untrusted(word, *cwds)
-                if bad:
-                    return _refusal(f"mcp_servers.{cfg.name}", f"its env {var} names", bad,
-                                    f"drop it from mcp_servers.{cfg.name}.env or name a file outside the "
-                                    "workspace, " + _CONFINED)
     return ""
 
 

@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable
 from hermes_agent.approval.subject import ApprovalSubject
 from hermes_agent.tools.mcp.config import tool_name, toolset_name
 from hermes_agent.tools.mcp.connection import ServerConnection
-from hermes_agent.tools.mcp.convert import content_text, resource_contents_text, tool_schema
+from hermes_agent.tools.mcp.convert import content_text, resource_contents_text, tool_schema, withhold_orders
 from hermes_agent.tools.registry import ToolRegistry
 from hermes_agent.tools.results import tool_error, tool_result
 
@@ -39,6 +39,7 @@ class ServerTools:
         self._conn = conn
         self._submit = submit
         self.names: set[str] = set()
+        self._warned: set[str] = set()
 
     def _available(self) -> bool:
         return self._conn.status.connected
@@ -69,6 +70,8 @@ class ServerTools:
             if name in wanted:
                 log.warning("MCP server %s: tool %r replaces another tool named %s", server, tool.name, name)
             schema = tool_schema(name, tool.description, tool.input_schema)
+            if not self._conn.cfg.trusted:
+                schema = self._withheld(tool.name, schema)
             self._registry.register(name, toolset, schema, self._tool_handler(tool.name),
                                     check_fn=self._available, emoji="🔌", approval="external",
                                     approval_subject=self._subject, untrusted_output=not self._conn.cfg.trusted)
@@ -76,6 +79,17 @@ class ServerTools:
         for gone in self.names - wanted:
             self._registry.deregister(gone)
         self.names = wanted
+
+    def _withheld(self, tool: str, schema: dict) -> dict:
+        """The schema with descriptions that give the model orders withheld; one line for the user per tool."""
+        schema, kinds = withhold_orders(schema)
+        if kinds and tool not in self._warned:
+            self._warned.add(tool)
+            server = self._conn.cfg.name
+            log.warning("MCP server %s: the description of its tool %r reads as instructions to the model (%s): "
+                        "withheld from the model (mcp_servers.%s.trusted: true if you vouch for the server)",
+                        server, tool, ", ".join(kinds), server)
+        return schema
 
     def clear(self) -> None:
         """Remove every entry of this server."""
