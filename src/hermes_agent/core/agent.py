@@ -134,10 +134,6 @@ class AIAgent:
             self._defs = (key, defs, frozenset(d["function"]["name"] for d in defs))
             if self._mcp_seen is None:  # what the agent started with: later arrivals are announced
                 self._mcp_seen = _mcp_names(defs)
-            if not self.services.ctx.untrusted and _mcp_names(defs):
-                from hermes_agent.tools.mcp.described import untrusted_description
-
-                self.services.ctx.taint(untrusted_description(defs))
         return self._defs[1]
 
     def _unlocked(self) -> frozenset[str]:
