@@ -9,6 +9,12 @@ same file, same lock) under three keys:
   ctime_ns, source]; the mark holds while the file keeps that inode and ctime.
 - `taint_sessions`: session id -> [epoch seconds of the taint, source]: their stored messages (tool results,
   untrusted users' words) taint a session_search that returns them.
+- `taint_inodes`: "dev:ino" -> [mtime_ns, window start] of files changed inside a window whose mtime says
+  otherwise (`touch -d`, `cp -p`, `tar x`, `rsync -t`: set back or forward), recorded while their ctime still
+  shows the window (the session's end sweeps its roots: `sweep`; a clean session's read watch records what it
+  finds): a chmod or chown afterwards moves the ctime past the window and the forged mtime would launder the
+  content (prov13). Such a file stays tainted while its mtime is the recorded one: a later write moves it (the
+  later writer vouches for the content), a chmod does not.
 
 Stdlib only; a read is one stat of the ledger (parsed once per change)."""
 
@@ -30,7 +36,7 @@ from hermes_agent.memory.ctxledger import (
     ledger_path,
 )
 
-MAX_SESSIONS = 5000
+MAX_SESSIONS, MAX_INODES, MAX_SWEEP = 5000, 50_000, 200_000
 SLACK_NS = 30_000_000_000  # a crashed session's window: 30 s past its last sign of life (touched at most so often)
 
 
@@ -112,25 +118,75 @@ def source_in(data: dict, real: str, st: os.stat_result) -> str:
     mark = data.get("taint_marks", {}).get(real)
     if isinstance(mark, list) and len(mark) == 3 and mark[:2] == [st.st_ino, st.st_ctime_ns]:
         return str(mark[2])
-    source = _in_window(data, real, st.st_ctime_ns)
+    i = _in_window(data, real, st.st_ctime_ns)
     mtime = getattr(st, "st_mtime_ns", None)
-    if not source and isinstance(mtime, int) and mtime < st.st_ctime_ns:
-        source = _in_window(data, real, mtime)
-    return source
+    if i < 0 and isinstance(mtime, int) and mtime < st.st_ctime_ns:
+        i = _in_window(data, real, mtime)
+    if i < 0 and data.get("taint_inodes"):  # forged times, recorded while the ctime still showed the window
+        rec = data["taint_inodes"].get(f"{getattr(st, 'st_dev', '')}:{st.st_ino}")
+        if isinstance(rec, list) and len(rec) == 2 and rec[0] == mtime:
+            starts = _windows(data)[0]
+            i = bisect.bisect_left(starts, rec[1])
+            return _windows(data)[1][i][2] if i < len(starts) and starts[i] == rec[1] else "untrusted content"
+    return _windows(data)[1][i][2] if i >= 0 else ""
 
 
-def _in_window(data: dict, real: str, ctime: int) -> str:
-    """The source of a taint window covering `real` at the moment `ctime` ("" when none does)."""
+def forged(data: dict, real: str, st: os.stat_result) -> tuple[str, list[int]] | None:
+    """("dev:ino", [mtime_ns, window start]) for `taint_inodes` when the file changed inside a taint window (its
+    ctime) while its mtime lies in none (set back or forward, or kept by a copy); None otherwise."""
+    i = _in_window(data, real, st.st_ctime_ns)
+    if i < 0 or _in_window(data, real, st.st_mtime_ns) >= 0:
+        return None
+    return f"{st.st_dev}:{st.st_ino}", [st.st_mtime_ns, _windows(data)[0][i]]
+
+
+def record_inodes(home: Path | str, found: dict[str, list[int]]) -> None:
+    """Keep `forged` verdicts past a later chmod (the newest MAX_INODES)."""
+    if not found:
+        return
+    with _update(home) as data:
+        table = data.setdefault("taint_inodes", {})
+        for key, rec in found.items():
+            table.pop(key, None)
+            table[key] = rec
+        data["taint_inodes"] = dict(list(table.items())[-MAX_INODES:])
+
+
+def sweep(home: Path | str, roots: list[str]) -> int:
+    """At a tainted session's end: record the files and links under `roots` whose times were forged inside a
+    window (`forged`), looking at MAX_SWEEP entries at most; returns how many it looked at."""
+    import stat
+
+    data, found, seen = _read(ledger_path(home)), {}, 0
+    walks = (os.walk(root) for root in sorted({os.path.realpath(r) for r in roots}))
+    for top, dirnames, filenames in (step for walk in walks for step in walk):
+        if seen >= MAX_SWEEP:
+            break
+        seen += len(filenames) + len(dirnames)
+        for name in filenames + dirnames:
+            try:
+                st = os.lstat(os.path.join(top, name))
+            except OSError:
+                continue
+            hit = None if stat.S_ISDIR(st.st_mode) else forged(data, os.path.join(top, name), st)
+            if hit:
+                found[hit[0]] = hit[1]
+    record_inodes(home, found)
+    return seen
+
+
+def _in_window(data: dict, real: str, ctime: int) -> int:
+    """The index (in `_windows`) of a taint window covering `real` at the moment `ctime` (-1 when none does)."""
     starts, rows, reach = _windows(data)
     i = bisect.bisect_right(starts, ctime)  # windows that started before the change, latest first
     while i > 0 and reach[i - 1] >= ctime:  # ... while one of them may still have been open then
         i -= 1
-        end, roots, source, w = rows[i]
+        end, roots, _source, w = rows[i]
         if end is None:  # open: its session runs, or crashed (then it ended at its last sign of life)
             end = time.time_ns() if _alive(w) else (w.get("last") or starts[i]) + SLACK_NS
         if ctime <= end and _under(real, roots):
-            return source
-    return ""
+            return i
+    return -1
 
 
 Parsed = tuple[list[int], list[tuple], list[float]]

@@ -17,8 +17,9 @@ it was renamed in the window (ctime in the window, its entries not: mtime before
 
 Not counted: a plain name (letters, digits, `._+-/`, at most PLAIN_MAX characters: `notes.txt`, a link to
 `../lib/libz.so.1`; of any length in the folders tools fill: object ids, `.pyc` names), which a listing of what a tainted session made shows all the time and which cannot carry a
-sentence (a message spelled by many plain names, one word each, is not followed). Not seen: a text shown
-transformed (`ls | base64`, a cut of it), a folder renamed together with a change of its entries inside one
+sentence (a message spelled by many plain names, one word each, is not followed). A text shown transformed
+(`ls | base64`, a cut of it) is not searched for: the listing of its folder by any process but hermes taints
+(listwatch.py). Not seen: a folder renamed together with a change of its entries inside one
 window on a file system without birth times. Past MAX_TEXTS texts the watch counts as incomplete (readwatch:
 every confined call taints). Stdlib only; cost: one lstat per entry is the walk's already; per tool call one
 substring search per text in the result."""
@@ -121,13 +122,16 @@ class Texts:
         self.texts: dict[str, tuple[str, str]] = {}
         self.full = False
 
-    def note(self, path: str, st: os.stat_result, source: str) -> None:
-        for text in carriers(path, st):
+    def note(self, path: str, st: os.stat_result, source: str) -> bool:
+        """Note the entry's carriers; True when it has any (its folder's listings then count: listwatch.py)."""
+        texts = carriers(path, st)
+        for text in texts:
             if len(self.texts) >= MAX_TEXTS:
                 self.full = True
-                return
+                return True
             for shown in {text, json.dumps(text)[1:-1], json.dumps(text, ensure_ascii=False)[1:-1]}:
                 self.texts.setdefault(shown, (path, source))
+        return bool(texts)
 
     def find(self, result: str) -> tuple[str, str] | None:
         """(entry, source) of the first text `result` shows (as written, or as JSON writes it); None when none."""
