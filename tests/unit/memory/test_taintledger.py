@@ -114,3 +114,28 @@ def test_a_later_change_of_metadata_alone_does_not_launder_the_content(tmp_path)
     assert taintledger.source_in(taintledger.ledger_data(home), own, os.lstat(link)) == "the result of web_extract"
     notes.write_text("rewritten by the user")
     assert taintledger.file_source(home, str(notes), os.stat(notes)) == ""
+
+
+def test_forged_times_stay_tainted_past_a_chmod_once_swept_until_the_content_is_written_again(tmp_path):
+    """prov13: `touch -d 2001-01-01` (or 2099) inside a window, then a chmod after it: the ctime leaves the window
+    and the mtime never was in it. The session's sweep records the inode with its mtime."""
+    home, work = tmp_path / "home", tmp_path / "work"
+    home.mkdir()
+    work.mkdir()
+    start = taintledger.open_window(home, [str(work)], "the result of mcp__ext__page", stamp_now_ns())
+    back, ahead, honest = work / "back.html", work / "ahead.txt", work / "honest.txt"
+    for f, when in ((back, 978307200), (ahead, 4070908800), (honest, None)):
+        f.write_text("page")
+        if when:
+            os.utime(f, (when, when))
+    taintledger.touch_window(home, start, end=True)
+    assert taintledger.sweep(home, [str(work)]) == 3
+    time.sleep(0.02)
+    for f in (back, ahead, honest):
+        f.chmod(0o600)  # the ctime leaves the window
+        assert taintledger.file_source(home, str(f), os.stat(f)) == "the result of mcp__ext__page", f
+    with open(back, "a") as fh:  # the user writes it afterwards: theirs
+        fh.write("mine")
+    assert taintledger.file_source(home, str(back), os.stat(back)) == ""
+    ledger = taintledger.ledger_data(home)
+    assert len(ledger["taint_inodes"]) == 2  # honest times need no record: the mtime says when
