@@ -4,7 +4,8 @@ that builds the name, an MCP server, a background job). taintmark.command_reads 
 command's text; this sees the opens.
 
 How: the kernel's inotify, held by this (unconfined) process. When the taint ledger (memory/taintledger.py)
-holds anything, the first tool call of a clean conversation walks the ledger's roots (where tainted sessions'
+holds anything, the first tool call of a clean conversation (or the start of its MCP servers, which may read
+at start-up what they serve later: bootstrap._start_mcp) walks the ledger's roots (where tainted sessions'
 confined code could write; "/" — a session with the sandbox off — stands for this session's workspace) and
 watches:
 
@@ -195,11 +196,13 @@ class ReadWatch:
                 continue
             if mask & _IN_Q_OVERFLOW:
                 found = "more file reads than hermes could follow, while tainted files were readable"
-            elif mask & _IN_ISDIR:
-                if mask & (_IN_CREATE | _IN_MOVED_TO) and wd in self.dirs and name:  # a folder made since the walk
-                    self._walk(os.path.join(self.dirs[wd], os.fsdecode(name)))
+            elif mask & (_IN_CREATE | _IN_MOVED_TO):  # made since the walk (a concurrent tainted session): its
+                if wd in self.dirs and name:  # name is judged, a folder walked
+                    self._judge_entry(os.path.join(self.dirs[wd], os.fsdecode(name)))
+                    if mask & _IN_ISDIR:
+                        self._walk(os.path.join(self.dirs[wd], os.fsdecode(name)))
                 continue
-            elif mask & (_IN_CREATE | _IN_MOVED_TO):
+            elif mask & _IN_ISDIR:
                 continue
             elif wd in self.files:
                 found = self._why(*self.files[wd])
