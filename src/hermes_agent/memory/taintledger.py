@@ -6,7 +6,8 @@ same file, same lock) under three keys:
   taint was seen to the session's end). A file whose inode changed (ctime, set by the kernel: confined code
   cannot put it back) inside a window covering it was possibly written from untrusted content.
 - `taint_marks`: hermes's own file-tool writes in a tainted conversation, wherever they went: path -> [inode,
-  ctime_ns, source]; the mark holds while the file keeps that inode and ctime.
+  ctime_ns, source, mtime_ns]; the mark holds while the file keeps that inode and its ctime or its mtime (a
+  chmod or chown afterwards moves only the ctime: outside the windows' roots nothing else kept the taint).
 - `taint_sessions`: session id -> [epoch seconds of the taint, source]: their stored messages (tool results,
   untrusted users' words) taint a session_search that returns them.
 - `taint_inodes`: "dev:ino" -> [mtime_ns, window start] of files changed inside a window whose mtime says
@@ -72,7 +73,7 @@ def mark_files(home: Path | str, paths: list[str], source: str) -> None:
             st = os.stat(path)
         except OSError:
             continue
-        marks.append((os.path.realpath(path), [st.st_ino, st.st_ctime_ns, source[:200]]))
+        marks.append((os.path.realpath(path), [st.st_ino, st.st_ctime_ns, source[:200], st.st_mtime_ns]))
     if not marks:
         return
     with _update(home) as data:
@@ -116,8 +117,9 @@ def source_in(data: dict, real: str, st: os.stat_result) -> str:
     if not data:
         return ""
     mark = data.get("taint_marks", {}).get(real)
-    if isinstance(mark, list) and len(mark) == 3 and mark[:2] == [st.st_ino, st.st_ctime_ns]:
-        return str(mark[2])
+    if isinstance(mark, list) and len(mark) >= 3 and mark[0] == st.st_ino and \
+            (mark[1] == st.st_ctime_ns or mark[3:] == [getattr(st, "st_mtime_ns", None)]):
+        return str(mark[2])  # a chmod since (a new ctime, the same mtime) says nothing about the content
     i = _in_window(data, real, st.st_ctime_ns)
     mtime = getattr(st, "st_mtime_ns", None)
     if i < 0 and isinstance(mtime, int) and mtime < st.st_ctime_ns:
