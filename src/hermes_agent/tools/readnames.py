@@ -1,12 +1,12 @@
 """Provenance through metadata (issue 19, red-team rt11 a34): a tainted session can put text where no file is
 opened to read it back: a file or folder NAME, a symlink's TARGET, a user xattr's VALUE. `ls`, `find -printf
 %l`, `getfattr -R`, `git status`, `tree` show it with getdents/readlink/getxattr, which inotify does not
-report as a read of the file (readwatch.py), and a listing by a confined process cannot be told from hermes's
-own many listings of the workspace (the run-later guard, the context watch, the sandbox's views), so "a listing
-of a folder a tainted session changed" would taint every later session there.
+report as a read of the file (readwatch.py), and inotify cannot tell a listing by a confined process from
+hermes's own many listings of the workspace (the run-later guard, the context watch, the sandbox's views).
 
-Rule: **a clean conversation is tainted when a tool result shows a text that a tainted session put into
-metadata**. The read watch's walk over the ledger's roots (readwatch.py) collects, for every entry whose name a
+Rules: **a clean conversation is tainted when a tool result shows a text that a tainted session put into
+metadata**, and when a process other than hermes lists a folder holding such a text (listwatch.py: fanotify
+tells who listed). The read watch's walk over the ledger's roots (readwatch.py) collects, for every entry whose name a
 tainted session may have chosen, the entry's name, its link target and its user xattr values (`carriers`); after
 each tool call the result is searched for them, as written and as JSON writes them (`Texts.find`).
 
