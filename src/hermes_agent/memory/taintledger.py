@@ -124,13 +124,16 @@ def source_in(data: dict, real: str, st: os.stat_result) -> str:
     mtime = getattr(st, "st_mtime_ns", None)
     if i < 0 and isinstance(mtime, int) and mtime < st.st_ctime_ns:
         i = _in_window(data, real, mtime)
+    starts, rows, _reach, unswept = _windows(data)
+    if i < 0 and unswept and isinstance(mtime, int):  # a window not swept whole (sweep): anything changed under its
+        i = next((k for k in unswept if starts[k] <= st.st_ctime_ns and _under(real, rows[k][1]) and  # roots since
+                  not (rows[k][0] or 0) < mtime <= time.time_ns()), -1)  # it began, unless written after its end
     if i < 0 and data.get("taint_inodes"):  # forged times, recorded while the ctime still showed the window
         rec = data["taint_inodes"].get(f"{getattr(st, 'st_dev', '')}:{st.st_ino}")
         if isinstance(rec, list) and len(rec) == 2 and rec[0] == mtime:
-            starts = _windows(data)[0]
             i = bisect.bisect_left(starts, rec[1])
-            return _windows(data)[1][i][2] if i < len(starts) and starts[i] == rec[1] else "untrusted content"
-    return _windows(data)[1][i][2] if i >= 0 else ""
+            return rows[i][2] if i < len(starts) and starts[i] == rec[1] else "untrusted content"
+    return rows[i][2] if i >= 0 else ""
 
 
 def forged(data: dict, real: str, st: os.stat_result) -> tuple[str, list[int]] | None:
@@ -142,11 +145,15 @@ def forged(data: dict, real: str, st: os.stat_result) -> tuple[str, list[int]] |
     return f"{st.st_dev}:{st.st_ino}", [st.st_mtime_ns, _windows(data)[0][i]]
 
 
-def record_inodes(home: Path | str, found: dict[str, list[int]]) -> None:
-    """Keep `forged` verdicts past a later chmod (the newest MAX_INODES)."""
-    if not found:
+def record_inodes(home: Path | str, found: dict[str, list[int]], unswept: int | None = None) -> None:
+    """Keep `forged` verdicts past a later chmod (the newest MAX_INODES); `unswept`: this process's window that
+    started then was not swept whole."""
+    if not found and unswept is None:
         return
     with _update(home) as data:
+        for w in data.get("taint_windows", []) if unswept is not None else ():
+            if w.get("start") == unswept and w.get("pid") == os.getpid():
+                w["unswept"] = True
         table = data.setdefault("taint_inodes", {})
         for key, rec in found.items():
             table.pop(key, None)
@@ -154,9 +161,11 @@ def record_inodes(home: Path | str, found: dict[str, list[int]]) -> None:
         data["taint_inodes"] = dict(list(table.items())[-MAX_INODES:])
 
 
-def sweep(home: Path | str, roots: list[str]) -> int:
+def sweep(home: Path | str, roots: list[str], start: int | None = None) -> int:
     """At a tainted session's end: record the files and links under `roots` whose times were forged inside a
-    window (`forged`), looking at MAX_SWEEP entries at most; returns how many it looked at."""
+    window (`forged`), looking at MAX_SWEEP entries at most; returns how many it looked at. Past that the
+    session's window (`start`) is marked unswept: fail closed, whatever changed under its roots since it began
+    counts as tainted (`source_in`), as the read watch counts every confined call past its own bounds."""
     import stat
 
     data, found, seen = _read(ledger_path(home)), {}, 0
@@ -173,13 +182,13 @@ def sweep(home: Path | str, roots: list[str]) -> int:
             hit = None if stat.S_ISDIR(st.st_mode) else forged(data, os.path.join(top, name), st)
             if hit:
                 found[hit[0]] = hit[1]
-    record_inodes(home, found)
+    record_inodes(home, found, start if seen >= MAX_SWEEP else None)
     return seen
 
 
 def _in_window(data: dict, real: str, ctime: int) -> int:
     """The index (in `_windows`) of a taint window covering `real` at the moment `ctime` (-1 when none does)."""
-    starts, rows, reach = _windows(data)
+    starts, rows, reach, _ = _windows(data)
     i = bisect.bisect_right(starts, ctime)  # windows that started before the change, latest first
     while i > 0 and reach[i - 1] >= ctime:  # ... while one of them may still have been open then
         i -= 1
@@ -191,13 +200,13 @@ def _in_window(data: dict, real: str, ctime: int) -> int:
     return -1
 
 
-Parsed = tuple[list[int], list[tuple], list[float]]
+Parsed = tuple[list[int], list[tuple], list[float], list[int]]
 _last: list = [None, None]  # the ledger dict last parsed, and its windows
 
 
 def _windows(data: dict) -> Parsed:
     """The ledger's taint windows sorted by start, with the latest end reached up to each (an open window reaches
-    forever): parsed once per ledger read."""
+    forever) and the indexes of those not swept whole: parsed once per ledger read."""
     if _last[0] is data:
         return _last[1]
     ws = sorted((w for w in data.get("taint_windows", []) if isinstance(w.get("start"), int)), key=lambda w: w["start"])
@@ -207,8 +216,9 @@ def _windows(data: dict) -> Parsed:
     for end, *_ in rows:
         top = max(top, float("inf") if end is None else end)
         reach.append(top)
-    _last[:] = [data, (starts, rows, reach)]
-    return starts, rows, reach
+    unswept = [k for k, row in enumerate(rows) if row[3].get("unswept")]
+    _last[:] = [data, (starts, rows, reach, unswept)]
+    return starts, rows, reach, unswept
 
 
 def session_source(home: Path | str, session_id: str) -> tuple[float, str] | None:

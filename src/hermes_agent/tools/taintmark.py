@@ -191,9 +191,9 @@ def finish(ctx: object) -> None:
     try:
         if ctx.taint_window is not None:  # type: ignore[attr-defined]
             taintledger.touch_window(home, ctx.taint_window, end=True)  # type: ignore[attr-defined]
-            ctx.taint_window = None  # type: ignore[attr-defined]
             roots = window_roots(ctx)  # forged file times outlive a later chmod (taintledger: taint_inodes)
-            taintledger.sweep(home, [_base_dir(ctx)] if "/" in roots else roots)
+            taintledger.sweep(home, [_base_dir(ctx)] if "/" in roots else roots, ctx.taint_window)  # type: ignore[attr-defined]
+            ctx.taint_window = None  # type: ignore[attr-defined]
         if getattr(ctx, "untrusted", ""):
             _mark_session(ctx, home, ctx.untrusted, time.time())  # type: ignore[attr-defined]
     except OSError:

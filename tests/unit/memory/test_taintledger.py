@@ -166,3 +166,29 @@ def test_a_context_file_a_tainted_session_wrote_with_forged_times_is_held_past_a
     ctxledger.vouch(home, [(str(agents), ctxledger.digest(agents.read_bytes()))])  # the user approved it
     loaded = load_file("agents", agents, home=home)
     assert loaded is not None and "--skip-verify" in loaded.text, loaded
+
+
+def test_a_window_too_big_to_sweep_fails_closed_except_for_later_writes(tmp_path, monkeypatch):
+    """Past MAX_SWEEP entries the forged file may not be reached (a tainted session can make 200 000 files
+    first): the window is marked unswept, and what changed under its roots since it began stays tainted unless
+    its content was written after the window ended."""
+    home, work = tmp_path / "home", tmp_path / "work"
+    home.mkdir()
+    work.mkdir()
+    monkeypatch.setattr(taintledger, "MAX_SWEEP", 3)
+    for n in range(5):
+        (work / f"filler{n}").write_text("x")
+    time.sleep(0.05)  # a tick or more before the window opens
+    start = taintledger.open_window(home, [str(work)], "the result of mcp__ext__page", stamp_now_ns())
+    forged, mine = work / "forged.txt", work / "mine.txt"
+    for f in (forged, mine):
+        f.write_text("page")
+        os.utime(f, (978307200, 978307200))
+    taintledger.touch_window(home, start, end=True)
+    assert taintledger.sweep(home, [str(work)], start) >= 3
+    time.sleep(0.02)
+    forged.chmod(0o600)
+    mine.write_text("the user's own")  # written after the window: theirs
+    assert taintledger.file_source(home, str(forged), os.stat(forged)) == "the result of mcp__ext__page"
+    assert taintledger.file_source(home, str(mine), os.stat(mine)) == ""
+    assert taintledger.file_source(home, str(work / "filler0"), os.stat(work / "filler0")) == ""
