@@ -32,6 +32,7 @@ def _chmod_all(root) -> None:  # noqa: ANN001 - the user's `chmod -R`: every cti
             os.chmod(path, os.stat(path).st_mode & 0o7777)
 
 
+@pytest.mark.timeout(600)  # five sessions, each starting an MCP server in a sandbox: minutes on a loaded machine
 def test_forged_file_times_do_not_launder_what_a_tainted_session_wrote(world):  # noqa: F811
     if importlib.util.find_spec("mcp") is None:  # hermes's client side
         pytest.skip("the mcp SDK is not installed")
@@ -61,6 +62,7 @@ def test_forged_file_times_do_not_launder_what_a_tainted_session_wrote(world):  
     assert "uses make" in memory and "ZEPHYR" not in memory, memory
 
 
+@pytest.mark.timeout(600)
 def test_a_listing_that_shows_tainted_names_transformed_taints(world):  # noqa: F811
     """`ls | base64`, `find -printf %l | rev`, `tar c | xxd`: the text a tainted session put into a name or link
     target reaches the model encoded, which no search of the result finds; the listing of its folder by a
@@ -94,6 +96,7 @@ def test_a_listing_that_shows_tainted_names_transformed_taints(world):  # noqa: 
     assert "Entry added" in clean[-1], clean[-1]
 
 
+@pytest.mark.timeout(300)
 def test_a_server_that_read_a_tainted_file_before_the_first_call_taints(world):  # noqa: F811
     """An MCP server the user trusts (`trusted: true`: its results do not taint) reads its notes when it starts,
     before the conversation's first tool call, where the read watch used to begin: a file a tainted session
