@@ -286,10 +286,11 @@ def _start_mcp(services: AgentServices, settings: Settings, *, wait: bool,
             warn(f"MCP server {name} skipped: {why}")
     if not servers:
         return
-    from hermes_agent.tools import ctxwatch
+    from hermes_agent.tools import ctxwatch, readwatch
     from hermes_agent.tools.mcp.manager import McpManager
 
     ctxwatch.watch_for(services.ctx).start()  # the baseline before any server can write (tools/ctxwatch.py)
+    readwatch.look(services.ctx, "before the MCP servers start")  # a server's reads at its start count (prov13)
     # stdio servers run inside the session's sandbox (tools/mcp/confine.py)
     mcp = McpManager.from_settings(settings, servers=servers, errors=left_out).start()
     for name, why in mcp.config_errors.items():

@@ -109,9 +109,8 @@ def clean(text: str, name: str) -> tuple[str, tuple[str, ...]]:
     return text, tuple(warnings)
 
 
-def _read(path: Path, limit: int) -> tuple[bytes, tuple[int, int]]:
-    """(at most `limit` bytes, the inode's (ctime, mtime)) of a regular file, no symlink followed from its
-    directory on."""
+def _read(path: Path, limit: int) -> tuple[bytes, os.stat_result]:
+    """(at most `limit` bytes, the inode's stat) of a regular file, no symlink followed from its directory on."""
     real = os.path.join(os.path.realpath(path.parent), path.name)
     fd = open_nofollow(real, os.O_RDONLY | os.O_NONBLOCK)
     try:
@@ -123,7 +122,7 @@ def _read(path: Path, limit: int) -> tuple[bytes, tuple[int, int]]:
         while left > 0 and (chunk := os.read(fd, min(left, 1 << 16))):
             chunks.append(chunk)
             left -= len(chunk)
-        return b"".join(chunks), (st.st_ctime_ns, st.st_mtime_ns)
+        return b"".join(chunks), st
     finally:
         os.close(fd)
 
@@ -134,7 +133,7 @@ def load_file(kind: str, path: Path, max_chars: int = DEFAULT_MAX_CHARS, home: P
     its block says so (ctxledger.held)."""
     try:
         # Bounded: a file far above the cap is truncated anyway (4 bytes per char at most).
-        data, (ctime, mtime) = _read(path, max(max_chars, DEFAULT_MAX_CHARS) * 8)
+        data, st = _read(path, max(max_chars, DEFAULT_MAX_CHARS) * 8)
     except PermissionError as e:
         log.warning("%s", e)
         return None
@@ -143,7 +142,7 @@ def load_file(kind: str, path: Path, max_chars: int = DEFAULT_MAX_CHARS, home: P
     if home is not None:
         from hermes_agent.memory.ctxledger import held
 
-        why = held(home, str(path), ctime, data, mtime)
+        why = held(home, str(path), st.st_ctime_ns, data, st.st_mtime_ns, st)
         if why:
             note = f"{path} was not loaded: {why}. Review it; saving it yourself (any edit, or `touch {path}`) " \
                    "after that session ended makes it load again"

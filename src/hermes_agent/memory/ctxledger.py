@@ -170,14 +170,23 @@ def _under(path: str, roots: list) -> bool:
     return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots if isinstance(r, str))
 
 
-def held(home: Path | str, path: str, ctime_ns: int, data: bytes, mtime_ns: int | None = None) -> str:
+def held(home: Path | str, path: str, ctime_ns: int, data: bytes, mtime_ns: int | None = None,
+         st: os.stat_result | None = None) -> str:
     """Why the context file at `path` (inode changed at `ctime_ns`, content `data`) must not be loaded
     unasked ("" when it may): it changed while confined code could write there and nobody vouched for it.
     `mtime_ns`: its content's last change, judged too when earlier than the ctime (a chmod or chown alone
-    afterwards says nothing about the content: taintledger.source_in)."""
+    afterwards says nothing about the content: taintledger.source_in). `st`: its stat, judged by the taint
+    ledger too (a tainted session's write whose times it forged before a chmod moved its ctime: prov13)."""
     ledger = _read(ledger_path(home))
     if not ledger:
         return ""
+    if st is not None and ledger.get("taint_inodes"):
+        from hermes_agent.memory.taintledger import source_in
+
+        source = source_in(ledger, os.path.realpath(path), st)
+        if source and digest(data) not in ledger.get("vouched", {}).get(path, ()):
+            return f"a hermes session's commands changed it after that session took in {source}, and nobody " \
+                   "approved that content"
     if ledger.get("committed") and (dig := digest(data)) in ledger["committed"] and \
             dig not in ledger.get("vouched", {}).get(path, ()):
         return "a hermes session's commands committed this content into the repository (not through the " \

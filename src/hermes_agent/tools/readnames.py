@@ -1,12 +1,12 @@
 """Provenance through metadata (issue 19, red-team rt11 a34): a tainted session can put text where no file is
 opened to read it back: a file or folder NAME, a symlink's TARGET, a user xattr's VALUE. `ls`, `find -printf
 %l`, `getfattr -R`, `git status`, `tree` show it with getdents/readlink/getxattr, which inotify does not
-report as a read of the file (readwatch.py), and a listing by a confined process cannot be told from hermes's
-own many listings of the workspace (the run-later guard, the context watch, the sandbox's views), so "a listing
-of a folder a tainted session changed" would taint every later session there.
+report as a read of the file (readwatch.py), and inotify cannot tell a listing by a confined process from
+hermes's own many listings of the workspace (the run-later guard, the context watch, the sandbox's views).
 
-Rule: **a clean conversation is tainted when a tool result shows a text that a tainted session put into
-metadata**. The read watch's walk over the ledger's roots (readwatch.py) collects, for every entry whose name a
+Rules: **a clean conversation is tainted when a tool result shows a text that a tainted session put into
+metadata**, and when a process other than hermes lists a folder holding such a text (listwatch.py: fanotify
+tells who listed). The read watch's walk over the ledger's roots (readwatch.py) collects, for every entry whose name a
 tainted session may have chosen, the entry's name, its link target and its user xattr values (`carriers`); after
 each tool call the result is searched for them, as written and as JSON writes them (`Texts.find`).
 
@@ -17,8 +17,9 @@ it was renamed in the window (ctime in the window, its entries not: mtime before
 
 Not counted: a plain name (letters, digits, `._+-/`, at most PLAIN_MAX characters: `notes.txt`, a link to
 `../lib/libz.so.1`; of any length in the folders tools fill: object ids, `.pyc` names), which a listing of what a tainted session made shows all the time and which cannot carry a
-sentence (a message spelled by many plain names, one word each, is not followed). Not seen: a text shown
-transformed (`ls | base64`, a cut of it), a folder renamed together with a change of its entries inside one
+sentence (a message spelled by many plain names, one word each, is not followed). A text shown transformed
+(`ls | base64`, a cut of it) is not searched for: the listing of its folder by any process but hermes taints
+(listwatch.py). Not seen: a folder renamed together with a change of its entries inside one
 window on a file system without birth times. Past MAX_TEXTS texts the watch counts as incomplete (readwatch:
 every confined call taints). Stdlib only; cost: one lstat per entry is the walk's already; per tool call one
 substring search per text in the result."""
@@ -121,13 +122,16 @@ class Texts:
         self.texts: dict[str, tuple[str, str]] = {}
         self.full = False
 
-    def note(self, path: str, st: os.stat_result, source: str) -> None:
-        for text in carriers(path, st):
+    def note(self, path: str, st: os.stat_result, source: str) -> bool:
+        """Note the entry's carriers; True when it has any (its folder's listings then count: listwatch.py)."""
+        texts = carriers(path, st)
+        for text in texts:
             if len(self.texts) >= MAX_TEXTS:
                 self.full = True
-                return
+                return True
             for shown in {text, json.dumps(text)[1:-1], json.dumps(text, ensure_ascii=False)[1:-1]}:
                 self.texts.setdefault(shown, (path, source))
+        return bool(texts)
 
     def find(self, result: str) -> tuple[str, str] | None:
         """(entry, source) of the first text `result` shows (as written, or as JSON writes it); None when none."""

@@ -4,7 +4,8 @@ that builds the name, an MCP server, a background job). taintmark.command_reads 
 command's text; this sees the opens.
 
 How: the kernel's inotify, held by this (unconfined) process. When the taint ledger (memory/taintledger.py)
-holds anything, the first tool call of a clean conversation walks the ledger's roots (where tainted sessions'
+holds anything, the first tool call of a clean conversation (or the start of its MCP servers, which may read
+at start-up what they serve later: bootstrap._start_mcp) walks the ledger's roots (where tainted sessions'
 confined code could write; "/" — a session with the sandbox off — stands for this session's workspace) and
 watches:
 
@@ -17,6 +18,9 @@ call) and after every call (what the call read). A read of a tainted file taints
 from the kernel for the inode, whatever mount namespace (bwrap) or Landlock domain the reader is in; the
 confined side can neither suppress nor forge them. Fail closed: a queue overflow, a walk past its bounds or
 watches refused by the kernel make every confined command taint (said once, with the reason).
+
+Files whose times a tainted session forged (`touch -d`, `cp -p`) are recorded in the ledger by the scan too
+(taintledger `taint_inodes`: the sweep at a crashed session's end never ran).
 
 Not seen: a read through a file descriptor opened before the watch existed (a process of another session that
 kept the file open), and a hard link made before the walk into a directory outside the roots. Conservative:
@@ -32,8 +36,12 @@ import os
 import stat
 import struct
 import threading
+from typing import TYPE_CHECKING
 
 from hermes_agent.tools import readnames
+
+if TYPE_CHECKING:
+    from hermes_agent.tools.listwatch import ListWatch
 
 log = logging.getLogger(__name__)
 
@@ -64,11 +72,16 @@ class ReadWatch:
         self.incomplete = "" if self.fd >= 0 else "the kernel gave no inotify descriptor"
         self.ledger_sig: tuple = ()
         self.nfiles = 0
+        self.lists: ListWatch | None = None  # listings of folders holding such names (listwatch.py)
+        self.listed: dict[str, tuple[str, str]] = {}  # folder -> (an entry there, its source)
+        self.forged: dict[str, list[int]] = {}  # taintledger.forged verdicts the ledger lacks, recorded per scan
 
     def close(self) -> None:
         if self.fd >= 0:
             os.close(self.fd)
             self.fd = -1
+        if self.lists is not None:
+            self.lists.close()
 
     def _add(self, path: str, mask: int) -> int:
         import ctypes
@@ -98,6 +111,8 @@ class ReadWatch:
         self.nfiles = 0
         for root in roots:
             self._walk(root)
+        taintledger.record_inodes(self.home, self.forged)
+        self.forged = {}
 
     def _walk(self, root: str) -> None:
         for top, dirnames, filenames in os.walk(root):
@@ -122,8 +137,13 @@ class ReadWatch:
             return
         source = self._judge_file(path, st) if stat.S_ISREG(st.st_mode) else None
         source = readnames.name_source(self.data, path, st, source)
-        if source:
-            self.texts.note(path, st, source)
+        if source and self.texts.note(path, st, source):  # its folder's listings show it, however transformed
+            if self.lists is None:
+                from hermes_agent.tools.listwatch import ListWatch
+
+                self.lists = ListWatch()
+            self.lists.mark(os.path.dirname(path))
+            self.listed.setdefault(os.path.dirname(path), (path, source))
 
     def _judge_file(self, path: str, st: os.stat_result | None = None) -> str:
         """`path`: resolved (the ledger's marks, or a regular file os.walk found below a resolved root); returns
@@ -142,6 +162,9 @@ class ReadWatch:
         source = taintledger.source_in(self.data, path, st)
         if source:
             self.inodes[(st.st_dev, st.st_ino)] = (path, source)
+            forged = taintledger.forged(self.data, path, st)  # a crashed session's sweep never ran
+            if forged and forged[0] not in self.data.get("taint_inodes", {}):
+                self.forged[forged[0]] = forged[1]
             wd = self._add(path, _IN_OPEN | _IN_ACCESS)
             if wd >= 0:
                 self.files[wd] = (path, source)
@@ -150,8 +173,9 @@ class ReadWatch:
     def reads(self, ran: bool) -> str:
         """Why the reads since the last look taint the conversation ("" when none of them does); `ran`: confined
         code of this conversation ran (then a watch that is not whole counts as a read)."""
-        if self.incomplete and ran:
-            return f"a file a tainted session may have written (hermes could not watch them all: {self.incomplete})"
+        incomplete = self.incomplete or (self.lists.problem if self.lists is not None else "")
+        if incomplete and ran:
+            return f"a file a tainted session may have written (hermes could not watch them all: {incomplete})"
         if self.fd < 0:
             return ""
         chunks = []
@@ -172,17 +196,27 @@ class ReadWatch:
                 continue
             if mask & _IN_Q_OVERFLOW:
                 found = "more file reads than hermes could follow, while tainted files were readable"
-            elif mask & _IN_ISDIR:
-                if mask & (_IN_CREATE | _IN_MOVED_TO) and wd in self.dirs and name:  # a folder made since the walk
-                    self._walk(os.path.join(self.dirs[wd], os.fsdecode(name)))
+            elif mask & (_IN_CREATE | _IN_MOVED_TO):  # made since the walk (a concurrent tainted session): its
+                if wd in self.dirs and name:  # name is judged, a folder walked
+                    self._judge_entry(os.path.join(self.dirs[wd], os.fsdecode(name)))
+                    if mask & _IN_ISDIR:
+                        self._walk(os.path.join(self.dirs[wd], os.fsdecode(name)))
                 continue
-            elif mask & (_IN_CREATE | _IN_MOVED_TO):
+            elif mask & _IN_ISDIR:
                 continue
             elif wd in self.files:
                 found = self._why(*self.files[wd])
             elif wd in self.dirs and name:
                 found = self._by_name(os.path.join(self.dirs[wd], os.fsdecode(name)))
-        return found
+        return found or self._listed()
+
+    def _listed(self) -> str:
+        folder = self.lists.listed() if self.lists is not None else ""
+        if not folder:
+            return ""
+        entry, source = self.listed.get(folder, (folder, "untrusted content"))
+        return (f"{entry}, whose name (or link target, or xattr) a process of this conversation listed (in "
+                f"{folder}), made by a session after it took in {source}")
 
     def _by_name(self, path: str) -> str:
         from hermes_agent.memory import taintledger

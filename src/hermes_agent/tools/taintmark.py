@@ -182,14 +182,17 @@ def session_hits(ctx: object, result: str) -> None:
 
 
 def finish(ctx: object) -> None:
-    """Session end: the window closes (its processes are gone); a session tainted without a tool call (an
-    untrusted person's messages) is marked."""
+    """Session end: the window closes (its processes are gone) and what its confined code wrote with forged times
+    is recorded (taintledger.sweep); a session tainted without a tool call (an untrusted person's messages) is
+    marked."""
     from hermes_agent.memory import taintledger
 
     home = _home(ctx)
     try:
         if ctx.taint_window is not None:  # type: ignore[attr-defined]
             taintledger.touch_window(home, ctx.taint_window, end=True)  # type: ignore[attr-defined]
+            roots = window_roots(ctx)  # forged file times outlive a later chmod (taintledger: taint_inodes)
+            taintledger.sweep(home, [_base_dir(ctx)] if "/" in roots else roots, ctx.taint_window)  # type: ignore[attr-defined]
             ctx.taint_window = None  # type: ignore[attr-defined]
         if getattr(ctx, "untrusted", ""):
             _mark_session(ctx, home, ctx.untrusted, time.time())  # type: ignore[attr-defined]
