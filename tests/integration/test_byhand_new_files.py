@@ -109,3 +109,42 @@ def test_without_untrusted_content_the_same_new_files_are_the_users(scripted, ho
     told = [ln for ln in out.stderr.splitlines() if ln.startswith("run-later file changed this session")]
     for rel in ("GNUmakefile", "makefile", "tests/conftest.py"):
         assert any(f"{proj}/{rel}: new file" in ln for ln in told), (rel, out.stderr)
+
+
+VARIANTS = {  # the project as it was, then what the tainted command makes: each must go back
+    "pyproject.toml": "[tool.pytest.ini_options]\ntestpaths = ['src']\n"
+                      "[build-system]\nrequires = ['setuptools']\nbuild-backend = 'setuptools.build_meta'\n",
+    "src/pkg/__init__.py": "",
+    "pnpm-workspace.yaml": "packages:\n  - 'apps/**'\n  - '!apps/skip'\n",
+    "apps/web/keep.txt": "x\n",
+    "sub/Makefile": "all:\n\t@echo ok\n",
+    "Taskfile.dist.yml": "version: '3'\ntasks:\n  test:\n    cmds: [echo ok]\n",
+    "package.json": json.dumps({"name": "r", "workspaces": ["packages/*"]}) + "\n",
+    "vendor/x/package.json": json.dumps({"name": "x", "scripts": {"test": "echo vendored"}}) + "\n",
+}
+VARIANT_PLANT = ("printf 'import os\\n' > src/pkg/conftest.py; printf 'import os\\n' > setup.py; "
+                 "mkdir -p apps/web/deep && printf '{\"scripts\":{\"test\":\"id\"}}' > apps/web/deep/package.json; "
+                 "printf 'all:\\n\\t@id\\n' > sub/GNUmakefile; "
+                 "printf \"version: '3'\\ntasks:\\n  test:\\n    cmds: [id]\\n\" > Taskfile.yml; "
+                 # the root's workspaces now take in a vendored package: its scripts would run on `npm -ws test`
+                 "sed -i 's#\"packages/\\*\"#\"packages/*\", \"vendor/*\"#' package.json; "
+                 # control: excluded by the pnpm glob's `!apps/skip`
+                 "mkdir -p apps/skip && printf '{\"scripts\":{\"test\":\"id\"}}' > apps/skip/package.json; echo PLANTED")
+VARIANT_PUT_BACK = ["src/pkg/conftest.py", "setup.py", "apps/web/deep/package.json", "sub/GNUmakefile",
+                    "Taskfile.yml"]
+
+
+def test_the_tools_discovery_rules_decide_not_the_example_names(scripted, home, mechanism):
+    """A conftest under pytest's configured testpaths (no test file yet), setup.py beside a setuptools
+    pyproject.toml, a package.json matched by a pnpm `**` glob, a GNUmakefile beside a Makefile in a subdir,
+    a Taskfile.yml over the Taskfile.dist.yml; and the root's `workspaces` widened to a vendored package."""
+    proj = home / "proj"
+    for rel, text in VARIANTS.items():
+        (proj / rel).parent.mkdir(parents=True, exist_ok=True)
+        (proj / rel).write_text(text)
+    _out, results = _run(scripted, home, mechanism, [TAINT, _terminal(VARIANT_PLANT)])
+    assert "PLANTED" in results[1], results
+    assert [rel for rel in VARIANT_PUT_BACK if (proj / rel).exists()] == [], results[1]
+    assert (proj / "apps/skip/package.json").exists(), results[1]  # pnpm's `!apps/skip`: not a workspace
+    assert (proj / "package.json").read_text() == VARIANTS["package.json"], results[1]
+    assert "restored" in results[1] and "workspaces" in results[1], results[1]

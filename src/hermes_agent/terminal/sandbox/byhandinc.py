@@ -45,6 +45,8 @@ def _re(name: str) -> re.Pattern[str]:
 
 KINDS = {"Makefile": "make", "makefile": "make", "GNUmakefile": "make", "justfile": "just", "Justfile": "just",
          ".justfile": "just", "Taskfile.yml": "task", "Taskfile.yaml": "task", "package.json": "pkg",
+         **dict.fromkeys(("taskfile.yml", "taskfile.yaml", "Taskfile.dist.yml", "taskfile.dist.yml", "Taskfile.dist.yaml",
+                          "taskfile.dist.yaml"), "task"),
          "compose.yaml": "compose", "compose.yml": "compose", "docker-compose.yml": "compose",
          "docker-compose.yaml": "compose", "CMakeLists.txt": "cmake"}
 
