@@ -31,7 +31,8 @@ FILES = {
     "src/app.py": "X = 1\n",
 }
 TAINT = _terminal("curl -s --max-time 2 http://127.0.0.1:9/ || true")  # content from the network
-PLANTED = ["GNUmakefile", "makefile", "conftest.py", "tests/conftest.py", "packages/evil/package.json"]
+PLANTED = ["GNUmakefile", "makefile", "conftest.py", "tests/conftest.py", "packages/evil/package.json",
+           "packages/linked"]
 
 
 def _plant(home) -> str:  # noqa: ANN001
@@ -42,6 +43,9 @@ def _plant(home) -> str:  # noqa: ANN001
             f"printf 'open(\"{h}/PWNED-conftest\", \"w\")\\n' > tests/conftest.py; "
             f"mkdir -p packages/evil && printf '{{\"name\":\"evil\",\"scripts\":{{\"test\":\"touch {h}/PWNED-npmws\"}}}}'"
             " > packages/evil/package.json; "
+            # a link in the workspaces' directory to a package made where the guard does not look: npm follows it
+            f"mkdir -p node_modules/.x && printf '{{\"name\":\"x\",\"scripts\":{{\"test\":\"touch {h}/PWNED-link\"}}}}'"
+            " > node_modules/.x/package.json && ln -s ../node_modules/.x packages/linked; "
             # controls: work no tool of the project loads yet, and an ordinary source edit
             "mkdir -p tools packages/lib && printf 'all:\\n\\techo tools\\n' > tools/Makefile; "
             "printf '{\"name\":\"lib\",\"version\":\"1.0.0\"}' > packages/lib/package.json; "
@@ -70,12 +74,13 @@ def test_in_a_tainted_turn_a_new_file_the_projects_tool_loads_is_put_back(script
     _project(proj)
     out, results = _run(scripted, home, mechanism, [TAINT, _terminal(_plant(home))], yolo=True)
     assert "PLANTED" in results[1], results
-    kept = [rel for rel in PLANTED if (proj / rel).exists()]
+    kept = [rel for rel in PLANTED if os.path.lexists(proj / rel)]
     assert kept == [], (kept, results[1])
-    for rel in PLANTED:  # one line each, naming it, why, and how to keep it
+    for rel in PLANTED[:-1]:  # one line each, naming it, why, and how to keep it (a link: named, removed)
         line = next((ln for ln in results[1].splitlines() if f"removed {proj / rel} " in ln), "")
         assert "untrusted content" in line and "to restore it: cp -p " in line, (rel, results[1])
     assert "make reads it" in results[1] and "pytest imports it" in results[1] and "npm -ws" in results[1]
+    assert f"removed {proj}/packages/linked (" in results[1], results[1]
     assert _users_next_tools(home, proj) == []  # the user's make / pytest / npm test run what the project had
     # what no tool of the project loads yet stays and is told; the source edit is kept
     assert (proj / "tools/Makefile").exists() and (proj / "packages/lib/package.json").exists()
@@ -105,7 +110,7 @@ def test_without_untrusted_content_the_same_new_files_are_the_users(scripted, ho
     _project(proj)
     out, results = _run(scripted, home, mechanism, [_terminal(_plant(home))])
     assert "PLANTED" in results[0] and "sandbox removed" not in results[0], results
-    assert [rel for rel in PLANTED if not (proj / rel).exists()] == []
+    assert [rel for rel in PLANTED if not os.path.lexists(proj / rel)] == []
     told = [ln for ln in out.stderr.splitlines() if ln.startswith("run-later file changed this session")]
     for rel in ("GNUmakefile", "makefile", "tests/conftest.py"):
         assert any(f"{proj}/{rel}: new file" in ln for ln in told), (rel, out.stderr)

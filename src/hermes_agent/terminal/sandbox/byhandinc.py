@@ -8,7 +8,8 @@ guardscan `_configs`: relative to the including file, recursively, INCLUDE_DEPTH
 - just: `import 'x'`, `import? 'x'`, `mod name 'x'` and `mod name` (name.just, name/mod.just, name/justfile);
 - Taskfile: `includes:` (`name: ./dir`, `taskfile: ./x.yml`; a directory means its Taskfile.yml/.yaml);
 - package.json: the files its scripts name (`node scripts/build.js`, `./run.sh`): those files' own imports are
-  not followed;
+  not followed; and the package.json of each workspace its `workspaces` (or pnpm-workspace.yaml) globs match,
+  links followed as npm does (a link swapped in on the way is judged);
 - docker compose: `extends: {file: x}` and top-level `include:`;
 - CMake: `include(x.cmake)` and `add_subdirectory(dir)` (dir/CMakeLists.txt).
 
@@ -48,7 +49,7 @@ KINDS = {"Makefile": "make", "makefile": "make", "GNUmakefile": "make", "justfil
          **dict.fromkeys(("taskfile.yml", "taskfile.yaml", "Taskfile.dist.yml", "taskfile.dist.yml", "Taskfile.dist.yaml",
                           "taskfile.dist.yaml"), "task"),
          "compose.yaml": "compose", "compose.yml": "compose", "docker-compose.yml": "compose",
-         "docker-compose.yaml": "compose", "CMakeLists.txt": "cmake"}
+         "docker-compose.yaml": "compose", "CMakeLists.txt": "cmake", "pnpm-workspace.yaml": "pnpm"}
 
 
 def pulled_in(kind: str, text: str, here: str, top: str = "") -> list[str]:
@@ -105,6 +106,9 @@ class _Parse:
     def pkg(text: str, here: str) -> Iterator[str]:
         import shlex
 
+        from hermes_agent.terminal.sandbox.byhandnew import npm_globs
+
+        yield from _workspaces(npm_globs(text.encode()), here)  # first: links made there stay within INCLUDES
         doc = json.loads(text or "{}")
         scripts = doc.get("scripts") if isinstance(doc, dict) else None
         for value in scripts.values() if isinstance(scripts, dict) else ():
@@ -118,6 +122,12 @@ class _Parse:
                 if word[:1] not in "-$" and ("/" in word or "." in word.strip(".")) and "://" not in word \
                         and os.path.isfile(os.path.join(here, word)):
                     yield word
+
+    @staticmethod
+    def pnpm(text: str, here: str) -> Iterator[str]:
+        from hermes_agent.terminal.sandbox.byhandnew import pnpm_globs
+
+        yield from _workspaces(pnpm_globs(text.encode()), here)
 
     @staticmethod
     def compose(text: str, here: str) -> Iterator[str]:
@@ -142,6 +152,17 @@ def _globbed(word: str, here: str) -> list[str]:
     import glob
 
     return sorted(os.path.relpath(p, here) for p in glob.glob(os.path.join(here, word)))[:INCLUDES] or []
+
+
+def _workspaces(globs: list[str], here: str) -> list[str]:
+    """The package.json of each workspace the globs match now (links followed, as npm does: a link made in
+    `packages/` is then judged on the way; byhandnew.py judges a new package there)."""
+    import glob
+
+    found = [os.path.relpath(p, here) for g in globs if g and not g.startswith("!")
+             for p in glob.glob(os.path.join(here, g.strip().removeprefix("./")), recursive=True)]
+    found.sort(key=lambda p: (not os.path.islink(os.path.join(here, p)), p))  # links first: within INCLUDES
+    return [os.path.join(p, "package.json") for p in dict.fromkeys(found)][:INCLUDES]
 
 
 def _closure(kind: str, d: str, data: bytes, read: Callable[[str], bytes | None]) -> Iterator[str]:

@@ -137,7 +137,15 @@ def _workspace(d: str, top: str) -> str:
 
 
 def _npm_globs(d: str) -> list[str]:
-    data = _read(os.path.join(d, "package.json"))
+    return npm_globs(_read(os.path.join(d, "package.json")) or b"")
+
+
+def _pnpm_globs(d: str) -> list[str]:
+    return pnpm_globs(_read(os.path.join(d, "pnpm-workspace.yaml")) or b"")
+
+
+def npm_globs(data: bytes) -> list[str]:
+    """A package.json's `workspaces` globs (a list, or yarn's `{packages: [...]}`)."""
     try:
         doc = json.loads(data or b"{}")
     except ValueError:
@@ -147,10 +155,10 @@ def _npm_globs(d: str) -> list[str]:
     return [g for g in ws if isinstance(g, str)] if isinstance(ws, list) else []
 
 
-def _pnpm_globs(d: str) -> list[str]:
-    data = _read(os.path.join(d, "pnpm-workspace.yaml"))
+def pnpm_globs(data: bytes) -> list[str]:
+    """pnpm-workspace.yaml's `packages:` globs."""
     out, block = [], False
-    for line in (data or b"").decode("utf-8", "replace").splitlines():
+    for line in data.decode("utf-8", "replace").splitlines():
         if line and not line[0].isspace() and not line.startswith("-"):
             block = line.split("#", 1)[0].strip() == "packages:"
         elif block and line.strip().startswith("-"):
