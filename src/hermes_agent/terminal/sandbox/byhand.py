@@ -91,6 +91,7 @@ TABLE: dict[str, tuple[Callable[[str], Parts], str]] = {
                                      "Taskfile.dist.yaml", "taskfile.dist.yaml")},
     **{n: (_whole, "rake") for n in ("rakefile", "Rakefile.rb", "rakefile.rb")},
     "pnpm-workspace.yaml": (_whole, "pnpm -r / --filter"),
+    "build.rs": (_whole, "cargo build"),
 }
 GUARDED = tuple(n for n in TABLE if "/" not in n and n != ".envrc")  # the guard's own classes cover the rest
 _LIMIT = 1 << 20

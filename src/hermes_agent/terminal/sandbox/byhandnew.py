@@ -6,9 +6,12 @@ DISCOVERS by its own rules changes what that tool runs, exactly like an edit of 
 
 - one directory, several names, one tool: GNU make reads `GNUmakefile`, then `makefile`, then `Makefile`
   (the first found, instead of the one the user knows); just, Task (`Taskfile.yml` over `Taskfile.dist.yml`),
-  docker compose, rake likewise; pip's setuptools build runs a new `setup.py` beside `pyproject.toml`;
+  docker compose, rake likewise; pip's setuptools build runs a new `setup.py` beside `pyproject.toml`, cargo
+  a new `build.rs` beside `Cargo.toml`;
 - pytest imports every `conftest.py` from the rootdir down to the directories it collects: a new one in a
   directory holding (or above) test files, or under a pytest configuration, runs on the user's next `pytest`;
+  a new configuration there with a pytest section (tox.ini `[pytest]`, setup.cfg `[tool:pytest]`: `-p plugin`)
+  is the one it reads;
 - npm/yarn/pnpm workspaces: a new `package.json` in a directory an ancestor's `workspaces` globs (or
   `pnpm-workspace.yaml`'s `packages:`) match runs its scripts on `npm -ws test` / `pnpm -r test`.
 
@@ -33,6 +36,7 @@ SAME_DIR: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("docker compose", ("compose.yaml", "compose.yml", "docker-compose.yml", "docker-compose.yaml")),
     ("rake", ("Rakefile", "rakefile", "Rakefile.rb", "rakefile.rb")),
     ("pip install / build (setuptools runs setup.py)", ("setup.py", "pyproject.toml", "setup.cfg")),
+    ("cargo build (it runs build.rs)", ("build.rs", "Cargo.toml")),
 )
 _PYTEST_CONFIGS = {"pytest.ini": "", ".pytest.ini": "", "tox.ini": "[pytest]", "setup.cfg": "[tool:pytest]",
                    "pyproject.toml": "[tool.pytest"}
@@ -44,10 +48,10 @@ _LIMIT = 1 << 20
 Existed = Callable[[str], bool]  # absolute path -> it was there before the work (a sibling the tool reads)
 
 
-def loader(path: str, existed: Existed, top: str = "") -> str:
+def loader(path: str, existed: Existed, top: str = "", new: bytes = b"") -> str:
     """Which tool of the project loads the new file `path` (absolute) on its next routine run, and why ("":
     none yet). `existed`: was a path there before the work; `top`: the project's top (upward looks stop there;
-    "" : at the nearest `.git` or UP levels)."""
+    "" : at the nearest `.git` or UP levels); `new`: its content (a pytest section in a new tox.ini...)."""
     d, name = os.path.split(path)
     for tool, names in SAME_DIR:
         if name in names:
@@ -56,6 +60,8 @@ def loader(path: str, existed: Existed, top: str = "") -> str:
                 return f"{tool} reads it in {d} along with or instead of the {other} the project has"
     if name == "conftest.py":
         return _pytest(d, top)
+    if name in _PYTEST_CONFIGS and _PYTEST_CONFIGS[name].encode() in new:  # pytest reads the first one found
+        return _pytest(d, top, skip=path)
     if name == "package.json":
         return _workspace(d, top)
     return ""
@@ -69,7 +75,7 @@ def risky(path: str, rel: str, new: bytes | None, existed: Existed, top: str = "
     if new is None:
         return ""
     why = byhand.risky(rel, None, new, included=True)
-    who = loader(path, existed, top) if why else ""
+    who = loader(path, existed, top, new) if why else ""
     return f"{why} ({who})" if who else ""
 
 
@@ -95,12 +101,12 @@ def _read(path: str) -> bytes | None:
         return None
 
 
-def _pytest(d: str, top: str) -> str:
-    """pytest imports `d/conftest.py` when it collects a test file below `d`, or when `d` is (or lies below)
-    the rootdir a pytest configuration names."""
+def _pytest(d: str, top: str, skip: str = "") -> str:
+    """pytest imports `d/conftest.py` (and reads a configuration in `d`) when it collects a test file below
+    `d`, or when `d` is (or lies below) the rootdir a pytest configuration (not `skip`) names."""
     for up in _ups(d, top):
         for name, section in _PYTEST_CONFIGS.items():
-            data = _read(os.path.join(up, name))
+            data = _read(os.path.join(up, name)) if os.path.join(up, name) != skip else None
             if data is not None and section.encode() in data:
                 return f"pytest imports it on the next run under the configuration in {os.path.join(up, name)}"
     found = _test_file(d)
