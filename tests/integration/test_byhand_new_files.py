@@ -124,7 +124,7 @@ VARIANTS = {  # the project as it was, then what the tainted command makes: each
     "apps/web/keep.txt": "x\n",
     "sub/Makefile": "all:\n\t@echo ok\n",
     "Taskfile.dist.yml": "version: '3'\ntasks:\n  test:\n    cmds: [echo ok]\n",
-    "package.json": json.dumps({"name": "r", "workspaces": ["packages/*"]}) + "\n",
+    "package.json": json.dumps({"name": "r", "workspaces": ["packages/*"], "scripts": {"test": "jest --ci"}}) + "\n",
     "vendor/x/package.json": json.dumps({"name": "x", "scripts": {"test": "echo vendored"}}) + "\n",
     "Cargo.toml": "[package]\nname = 'p'\nversion = '0.1.0'\n",
     "other/test_b.py": "def test_b():\n    pass\n",
@@ -132,21 +132,21 @@ VARIANTS = {  # the project as it was, then what the tainted command makes: each
 VARIANT_PLANT = ("printf 'import os\\n' > src/pkg/conftest.py; printf 'import os\\n' > setup.py; "
                  "mkdir -p apps/web/deep && printf '{\"scripts\":{\"test\":\"id\"}}' > apps/web/deep/package.json; "
                  "printf 'all:\\n\\t@id\\n' > sub/GNUmakefile; "
-                 "printf 'fn main() {}\\n' > build.rs; printf '[tool:pytest]\\naddopts = -p plug\\n' > other/setup.cfg; "
+                 "printf 'require(\"child_process\")\\n' > jest.config.js; printf 'fn main() {}\\n' > build.rs; printf '[tool:pytest]\\naddopts = -p plug\\n' > other/setup.cfg; "
                  "printf \"version: '3'\\ntasks:\\n  test:\\n    cmds: [id]\\n\" > Taskfile.yml; "
                  # the root's workspaces now take in a vendored package: its scripts would run on `npm -ws test`
                  "sed -i 's#\"packages/\\*\"#\"packages/*\", \"vendor/*\"#' package.json; "
                  # control: excluded by the pnpm glob's `!apps/skip`
                  "mkdir -p apps/skip && printf '{\"scripts\":{\"test\":\"id\"}}' > apps/skip/package.json; echo PLANTED")
 VARIANT_PUT_BACK = ["src/pkg/conftest.py", "setup.py", "apps/web/deep/package.json", "sub/GNUmakefile",
-                    "Taskfile.yml", "build.rs", "other/setup.cfg"]
+                    "Taskfile.yml", "build.rs", "other/setup.cfg", "jest.config.js"]
 
 
 def test_the_tools_discovery_rules_decide_not_the_example_names(scripted, home, mechanism):
     """A conftest under pytest's configured testpaths (no test file yet), setup.py beside a setuptools
     pyproject.toml, a package.json matched by a pnpm `**` glob, a GNUmakefile beside a Makefile in a subdir,
     a Taskfile.yml over the Taskfile.dist.yml, build.rs beside Cargo.toml, a setup.cfg `[tool:pytest]` beside
-    test files; and the root's `workspaces` widened to a vendored package."""
+    test files, the jest.config.js `npm test`'s jest loads; and the root's `workspaces` widened to a vendored package."""
     proj = home / "proj"
     for rel, text in VARIANTS.items():
         (proj / rel).parent.mkdir(parents=True, exist_ok=True)

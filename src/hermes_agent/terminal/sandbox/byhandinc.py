@@ -8,7 +8,8 @@ guardscan `_configs`: relative to the including file, recursively, INCLUDE_DEPTH
 - just: `import 'x'`, `import? 'x'`, `mod name 'x'` and `mod name` (name.just, name/mod.just, name/justfile);
 - Taskfile: `includes:` (`name: ./dir`, `taskfile: ./x.yml`; a directory means its Taskfile.yml/.yaml);
 - package.json: the files its scripts name (`node scripts/build.js`, `./run.sh`): those files' own imports are
-  not followed; and the package.json of each workspace its `workspaces` (or pnpm-workspace.yaml) globs match,
+  not followed; the configuration files of the tools they start (`jest` -> jest.config.js, .mocharc.js,
+  present or not: code the tool loads); and the package.json of each workspace its `workspaces` (or pnpm-workspace.yaml) globs match,
   links followed as npm does (a link swapped in on the way is judged);
 - docker compose: `extends: {file: x}` and top-level `include:`;
 - CMake: `include(x.cmake)` and `add_subdirectory(dir)` (dir/CMakeLists.txt).
@@ -111,6 +112,7 @@ class _Parse:
         yield from _workspaces(npm_globs(text.encode()), here)  # first: links made there stay within INCLUDES
         doc = json.loads(text or "{}")
         scripts = doc.get("scripts") if isinstance(doc, dict) else None
+        yield from _tool_configs([v for v in scripts.values() if isinstance(v, str)] if isinstance(scripts, dict) else [])
         for value in scripts.values() if isinstance(scripts, dict) else ():
             if not isinstance(value, str):
                 continue
@@ -154,6 +156,26 @@ def _globbed(word: str, here: str) -> list[str]:
     return sorted(os.path.relpath(p, here) for p in glob.glob(os.path.join(here, word)))[:INCLUDES] or []
 
 
+_RUNNERS = frozenset({"npx", "pnpx", "bunx", "exec", "run", "dlx", "npm", "yarn", "pnpm", "bun", "cross-env", "env",
+                      "node", "sh", "bash", "python", "python3"})  # a runner or interpreter: the next word counts
+
+
+def _tool_configs(values: list[str]) -> list[str]:
+    """The configuration files the commands a package.json's scripts start load by name, present or not (`jest`:
+    jest.config.js, `mocha`: .mocharc.js): code the tool runs, so a new one made there changes what
+    `npm test` runs."""
+    tools = []
+    for value in values:
+        for seg in re.split(r"&&|\|\||[;|]", value):
+            words = [w for w in seg.split() if "=" not in w]  # `NODE_ENV=test jest`
+            while words and words[0] in _RUNNERS:
+                words.pop(0)
+            if words and re.fullmatch(r"[a-z][\w-]*", words[0]):
+                tools.append(words[0])
+    return [f for t in dict.fromkeys(tools) for f in (*(f"{t}.config.{e}" for e in ("js", "cjs", "mjs", "ts")),
+                                                      f".{t}rc.js", f".{t}rc.cjs")]
+
+
 def _workspaces(globs: list[str], here: str) -> list[str]:
     """The package.json of each workspace the globs match now (links followed, as npm does: a link made in
     `packages/` is then judged on the way; byhandnew.py judges a new package there)."""
@@ -169,10 +191,11 @@ def _closure(kind: str, d: str, data: bytes, read: Callable[[str], bytes | None]
     """Every path the run-by-hand file of `kind` in `d` holding `data` pulls in, recursively: `read(path)`
     gives an included file's bytes (None: absent or not a plain file, then not followed)."""
     queue, seen = [(d, data, 0)], set()
+    limit = INCLUDES * 4 if kind == "pkg" else INCLUDES  # one level, but workspaces and tools' configs
     while queue:
         here, text, depth = queue.pop(0)
         for path in pulled_in(kind, text.decode("utf-8", "replace"), here, d):
-            if path in seen or len(seen) >= INCLUDES:
+            if path in seen or len(seen) >= limit:
                 continue
             seen.add(path)
             yield path
