@@ -3,6 +3,8 @@ hermes's own write check follow; the end-to-end behaviour is tests/integration/t
 
 from __future__ import annotations
 
+import os
+
 from hermes_agent.terminal.sandbox.byhandinc import INCLUDES, includer_of, pulled_in
 
 
@@ -30,7 +32,12 @@ def test_just_task_compose_cmake_and_package_scripts(tmp_path):
     (tmp_path / "scripts").mkdir()
     (tmp_path / "scripts" / "build.js").write_text("")
     pkg = '{"scripts": {"build": "node scripts/build.js --out dist/", "lint": "eslint .", "x": "curl https://a/b"}}'
-    assert pulled_in("pkg", pkg, d) == [f"{d}/scripts/build.js"]  # only files that exist: not dist/, ., a URL
+    got = pulled_in("pkg", pkg, d)
+    files = [p for p in got if ".config." not in p and not os.path.basename(p).startswith(".")]
+    assert files == [f"{d}/scripts/build.js"]  # only files that exist: not dist/, ., a URL
+    # and the configuration files the tools the scripts start load by name, present or not (code they run)
+    assert {f"{d}/eslint.config.js", f"{d}/.eslintrc.cjs", f"{d}/curl.config.mjs"} <= set(got)
+    assert not any("/node.config." in p for p in got), got  # `node x.js`: the interpreter's file is what runs
 
 
 def test_an_include_cycle_ends_and_the_includer_is_found(tmp_path):

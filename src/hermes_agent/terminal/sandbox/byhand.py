@@ -9,7 +9,7 @@ includes...). Two uses:
   part (`scripts.test: "jest" -> "curl x | sh"`, a Makefile's changed lines), told once after the turn
   (`remember` at the session's start, `report` after each turn: a file is told again only if it changed again);
 - in a tainted turn (untrusted content taken in) a change to such a file that existed is a planted hook (a new
-  one is only reported): the run-later guard puts a confined command's change back (guardverdict, class "byhand", `Guard.tainted`) and hermes's own write asks
+  one only when a tool of the project already loads it: byhandnew.py): the run-later guard puts a confined command's change back (guardverdict, class "byhand", `Guard.tainted`) and hermes's own write asks
   or, in `chat -q`, is refused (runlater.path_verdict).
 
 Stdlib only; the parsers are guardtools'."""
@@ -34,11 +34,13 @@ def _whole(data: str) -> Parts:
 def _package(data: str) -> Parts:
     doc = json.loads(data or "{}")
     scripts = doc.get("scripts") if isinstance(doc, dict) else None
+    # `workspaces` names the packages whose scripts `npm -ws test` runs (byhandnew.py): part of what runs
+    ws = {"workspaces": json.dumps(doc["workspaces"])} if isinstance(doc, dict) and "workspaces" in doc else {}
     if scripts is None:
-        return {}
+        return ws
     if not isinstance(scripts, dict):
-        return {"scripts": json.dumps(scripts)}
-    return {f"scripts.{k}": v if isinstance(v, str) else json.dumps(v) for k, v in scripts.items()}
+        return {"scripts": json.dumps(scripts), **ws}
+    return {**{f"scripts.{k}": v if isinstance(v, str) else json.dumps(v) for k, v in scripts.items()}, **ws}
 
 
 _PYPROJECT = ("build-system.", "tool.poe.", "tool.pdm.scripts.", "tool.taskipy.", "tool.hatch.build.hooks.",
@@ -84,6 +86,12 @@ TABLE: dict[str, tuple[Callable[[str], Parts], str]] = {
     "compose.yaml": (_whole, "docker compose"), "compose.yml": (_whole, "docker compose"),
     "docker-compose.yml": (_whole, "docker compose"), "docker-compose.yaml": (_whole, "docker compose"),
     "CMakeLists.txt": (_whole, "cmake"),
+    # the other names those tools discover (byhandnew.SAME_DIR), and the workspaces pnpm -r runs the scripts of
+    **{n: (_whole, "task") for n in ("taskfile.yml", "taskfile.yaml", "Taskfile.dist.yml", "taskfile.dist.yml",
+                                     "Taskfile.dist.yaml", "taskfile.dist.yaml")},
+    **{n: (_whole, "rake") for n in ("rakefile", "Rakefile.rb", "rakefile.rb")},
+    "pnpm-workspace.yaml": (_whole, "pnpm -r / --filter"),
+    "build.rs": (_whole, "cargo build"),
 }
 GUARDED = tuple(n for n in TABLE if "/" not in n and n != ".envrc")  # the guard's own classes cover the rest
 _LIMIT = 1 << 20

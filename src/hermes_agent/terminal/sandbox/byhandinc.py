@@ -8,7 +8,9 @@ guardscan `_configs`: relative to the including file, recursively, INCLUDE_DEPTH
 - just: `import 'x'`, `import? 'x'`, `mod name 'x'` and `mod name` (name.just, name/mod.just, name/justfile);
 - Taskfile: `includes:` (`name: ./dir`, `taskfile: ./x.yml`; a directory means its Taskfile.yml/.yaml);
 - package.json: the files its scripts name (`node scripts/build.js`, `./run.sh`): those files' own imports are
-  not followed;
+  not followed; the configuration files of the tools they start (`jest` -> jest.config.js, .mocharc.js,
+  present or not: code the tool loads); and the package.json of each workspace its `workspaces` (or pnpm-workspace.yaml) globs match,
+  links followed as npm does (a link swapped in on the way is judged);
 - docker compose: `extends: {file: x}` and top-level `include:`;
 - CMake: `include(x.cmake)` and `add_subdirectory(dir)` (dir/CMakeLists.txt).
 
@@ -45,8 +47,10 @@ def _re(name: str) -> re.Pattern[str]:
 
 KINDS = {"Makefile": "make", "makefile": "make", "GNUmakefile": "make", "justfile": "just", "Justfile": "just",
          ".justfile": "just", "Taskfile.yml": "task", "Taskfile.yaml": "task", "package.json": "pkg",
+         **dict.fromkeys(("taskfile.yml", "taskfile.yaml", "Taskfile.dist.yml", "taskfile.dist.yml", "Taskfile.dist.yaml",
+                          "taskfile.dist.yaml"), "task"),
          "compose.yaml": "compose", "compose.yml": "compose", "docker-compose.yml": "compose",
-         "docker-compose.yaml": "compose", "CMakeLists.txt": "cmake"}
+         "docker-compose.yaml": "compose", "CMakeLists.txt": "cmake", "pnpm-workspace.yaml": "pnpm"}
 
 
 def pulled_in(kind: str, text: str, here: str, top: str = "") -> list[str]:
@@ -103,8 +107,12 @@ class _Parse:
     def pkg(text: str, here: str) -> Iterator[str]:
         import shlex
 
+        from hermes_agent.terminal.sandbox.byhandnew import npm_globs
+
+        yield from _workspaces(npm_globs(text.encode()), here)  # first: links made there stay within INCLUDES
         doc = json.loads(text or "{}")
         scripts = doc.get("scripts") if isinstance(doc, dict) else None
+        yield from _tool_configs([v for v in scripts.values() if isinstance(v, str)] if isinstance(scripts, dict) else [])
         for value in scripts.values() if isinstance(scripts, dict) else ():
             if not isinstance(value, str):
                 continue
@@ -116,6 +124,12 @@ class _Parse:
                 if word[:1] not in "-$" and ("/" in word or "." in word.strip(".")) and "://" not in word \
                         and os.path.isfile(os.path.join(here, word)):
                     yield word
+
+    @staticmethod
+    def pnpm(text: str, here: str) -> Iterator[str]:
+        from hermes_agent.terminal.sandbox.byhandnew import pnpm_globs
+
+        yield from _workspaces(pnpm_globs(text.encode()), here)
 
     @staticmethod
     def compose(text: str, here: str) -> Iterator[str]:
@@ -142,14 +156,46 @@ def _globbed(word: str, here: str) -> list[str]:
     return sorted(os.path.relpath(p, here) for p in glob.glob(os.path.join(here, word)))[:INCLUDES] or []
 
 
+_RUNNERS = frozenset({"npx", "pnpx", "bunx", "exec", "run", "dlx", "npm", "yarn", "pnpm", "bun", "cross-env", "env",
+                      "node", "sh", "bash", "python", "python3"})  # a runner or interpreter: the next word counts
+
+
+def _tool_configs(values: list[str]) -> list[str]:
+    """The configuration files the commands a package.json's scripts start load by name, present or not (`jest`:
+    jest.config.js, `mocha`: .mocharc.js): code the tool runs, so a new one made there changes what
+    `npm test` runs."""
+    tools = []
+    for value in values:
+        for seg in re.split(r"&&|\|\||[;|]", value):
+            words = [w for w in seg.split() if "=" not in w]  # `NODE_ENV=test jest`
+            while words and words[0] in _RUNNERS:
+                words.pop(0)
+            if words and re.fullmatch(r"[a-z][\w-]*", words[0]):
+                tools.append(words[0])
+    return [f for t in dict.fromkeys(tools) for f in (*(f"{t}.config.{e}" for e in ("js", "cjs", "mjs", "ts")),
+                                                      f".{t}rc.js", f".{t}rc.cjs")]
+
+
+def _workspaces(globs: list[str], here: str) -> list[str]:
+    """The package.json of each workspace the globs match now (links followed, as npm does: a link made in
+    `packages/` is then judged on the way; byhandnew.py judges a new package there)."""
+    import glob
+
+    found = [os.path.relpath(p, here) for g in globs if g and not g.startswith("!")
+             for p in glob.glob(os.path.join(here, g.strip().removeprefix("./")), recursive=True)]
+    found.sort(key=lambda p: (not os.path.islink(os.path.join(here, p)), p))  # links first: within INCLUDES
+    return [os.path.join(p, "package.json") for p in dict.fromkeys(found)][:INCLUDES]
+
+
 def _closure(kind: str, d: str, data: bytes, read: Callable[[str], bytes | None]) -> Iterator[str]:
     """Every path the run-by-hand file of `kind` in `d` holding `data` pulls in, recursively: `read(path)`
     gives an included file's bytes (None: absent or not a plain file, then not followed)."""
     queue, seen = [(d, data, 0)], set()
+    limit = INCLUDES * 4 if kind == "pkg" else INCLUDES  # one level, but workspaces and tools' configs
     while queue:
         here, text, depth = queue.pop(0)
         for path in pulled_in(kind, text.decode("utf-8", "replace"), here, d):
-            if path in seen or len(seen) >= INCLUDES:
+            if path in seen or len(seen) >= limit:
                 continue
             seen.add(path)
             yield path

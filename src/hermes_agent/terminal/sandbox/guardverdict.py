@@ -18,7 +18,7 @@ def judged(slot: Slot, cls: str, old: Item | None, cur: Item | None, base: Scan,
         return ""  # removed: nothing runs
     d, name = slot
     if cls == "byhand":
-        return _byhand(slot, old, cur, base, now, tainted) or _value(slot, old, cur, roots, tainted)
+        return _byhand(slot, old, cur, base, now, roots, tainted) or _value(slot, old, cur, roots, tainted)
     if cls == "byhandinc":
         return _included(slot, old, cur, tainted)
     if cls == "cwdshadow":  # a standard module's name (random.py, json.py) is a beginner's own file, unless the
@@ -71,10 +71,12 @@ def _value(slot: Slot, old: Item | None, cur: Item, roots: tuple[str, ...], tain
                          cur.data, _writable(roots), tainted)
 
 
-def _byhand(slot: Slot, old: Item | None, cur: Item, base: Scan, now: Scan, tainted: bool) -> str:
+def _byhand(slot: Slot, old: Item | None, cur: Item, base: Scan, now: Scan, roots: tuple[str, ...],
+            tainted: bool) -> str:
     """A file the user runs by hand (byhand.py): a package.json script a git hook reaches always counts (the
-    "pkg" rule); any other change of a runnable part only in a tainted turn."""
-    from hermes_agent.terminal.sandbox import byhand
+    "pkg" rule); any other change of a runnable part only in a tainted turn, and a new file there when a tool
+    the project already uses loads it (byhandnew.py: a `makefile` beside the `Makefile`, a conftest.py...)."""
+    from hermes_agent.terminal.sandbox import byhand, byhandnew
 
     data = cur.data if cur.kind == st.S_IFREG else b"?"
     if slot[1] == "package.json":
@@ -86,7 +88,11 @@ def _byhand(slot: Slot, old: Item | None, cur: Item, base: Scan, now: Scan, tain
         return ""
     if cur.kind != st.S_IFREG or cur.data is None:
         return "it is not a plain readable file, so it cannot be checked"
-    return byhand.risky(slot[1], old.data if old is not None else None, data)
+    if old is not None:
+        return byhand.risky(slot[1], old.data, data)
+    top = max((r for r in roots if slot[0] == r or slot[0].startswith(r.rstrip("/") + "/")), key=len, default="")
+    return byhandnew.risky(os.path.join(*slot), slot[1], data, lambda p: base.items.get(os.path.split(p)) is not None,
+                           top)
 
 
 def _included(slot: Slot, old: Item | None, cur: Item, tainted: bool) -> str:

@@ -320,7 +320,7 @@ def path_verdict(path: str, new: bytes | None, roots: Iterable[str] = ()) -> str
     def writable(p: str) -> bool:
         return not roots or any(p == r or p.startswith(r.rstrip("/") + "/") for r in roots)
 
-    from hermes_agent.terminal.sandbox import byhand
+    from hermes_agent.terminal.sandbox import byhand, byhandnew
     from hermes_agent.terminal.sandbox.byhandinc import includer_of
 
     d, name = os.path.split(path)
@@ -330,6 +330,8 @@ def path_verdict(path: str, new: bytes | None, roots: Iterable[str] = ()) -> str
     rel = next((r for r in byhand.TABLE if path.endswith("/" + r)), None)
     if rel is not None and (why := byhand.risky(rel, old, new if new is not None else b"\0?")):
         return why
+    if rel is not None and old is None and (why := byhandnew.risky(path, rel, new or b"\0?", os.path.lexists)):
+        return why  # a new file the project's tool loads (a `makefile` beside the `Makefile`, a conftest.py)
     if rel is None and (top := includer_of(path)) and (why := byhand.risky(name, old, new or b"\0?", included=True)):
         return f"{top} pulls it in: {why}"
     if "/.git/" in path + "/" or name == ".git":
