@@ -13,7 +13,8 @@ import stat as st
 from collections.abc import Callable
 
 from hermes_agent.terminal.sandbox import gitconf
-from hermes_agent.terminal.sandbox.guardscan import Fds, Item, Scan, Slot, same
+from hermes_agent.terminal.sandbox.guarditem import Fds, Item, Slot, same
+from hermes_agent.terminal.sandbox.guardscan import Scan
 from hermes_agent.terminal.sandbox.guardverdict import judged
 from hermes_agent.terminal.sandbox.runlater import RC_FILES
 from hermes_agent.termsafe import one_line

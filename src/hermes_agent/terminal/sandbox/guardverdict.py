@@ -9,7 +9,8 @@ import os
 import stat as st
 
 from hermes_agent.terminal.sandbox import byvalue, guardpy, guardtools, pathbins, runlater
-from hermes_agent.terminal.sandbox.guardscan import Item, Scan, Slot, same
+from hermes_agent.terminal.sandbox.guarditem import Item, Slot, same
+from hermes_agent.terminal.sandbox.guardscan import Scan
 
 
 def judged(slot: Slot, cls: str, old: Item | None, cur: Item | None, base: Scan, now: Scan,
