@@ -38,11 +38,12 @@ _WHY = {
     "pkg": "a git hook runs its scripts through the package manager",
     "byhand": "the user runs its commands by hand later",
     "byhandinc": "a file the user runs by hand later pulls it in",
+    "exec": "the user runs it by hand later",
     "pathbin": "it lies in a directory on the user's PATH",
     "shadow": "it lies in a PYTHONPATH directory and stands in for a module python or hermes imports: the next "
               "hermes (or python) would run it outside the sandbox",
 }
-_JUDGED = ("tool", "value", "start", "pyc", "pkg", "byhand", "byhandinc", "pathbin")  # a new or changed file stays when guardverdict finds nothing in it
+_JUDGED = ("tool", "value", "start", "pyc", "pkg", "byhand", "byhandinc", "pathbin", "exec")  # a new or changed file stays when guardverdict finds nothing in it
 
 
 _STRUCTURAL = {"dotgit": 0, "dir": 1}  # repaired first; what lies below them is looked at again after

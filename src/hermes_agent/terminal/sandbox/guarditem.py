@@ -119,3 +119,34 @@ def _exists(fd: int, name: str) -> bool:
     except OSError:
         return False
     return True
+
+
+EXEC_PER_DIR = 64  # executables watched per directory (a `bin/` of many tools: the first ones by name)
+_INSTALLED = frozenset({"node_modules", "site-packages", "dist-packages", "__pycache__", "vendor", "third_party"})
+
+
+def exec_dir(d: str, roots: tuple[str, ...]) -> bool:
+    """Does directory `d` hold scripts a user runs by hand (not a dependency or build directory below the
+    sandbox's roots)?"""
+    from hermes_agent.terminal.sandbox.views import SKIP_DIRS
+
+    top = next((r for r in roots if d == r or d.startswith(r.rstrip("/") + "/")), "")
+    return not (SKIP_DIRS | _INSTALLED).intersection(d[len(top):].split("/"))
+
+
+def executables(fd: int, d: str, roots: tuple[str, ...]) -> list[str]:
+    """Names of the files in directory `fd` (at `d`) a user runs by hand: regular files with an execute bit, and
+    `*.sh` (run as `bash x.sh`), in a directory `exec_dir` accepts; EXEC_PER_DIR at most (a venv's bin/ is
+    start-up code: guardscan's "start" class takes it)."""
+    if not exec_dir(d, roots):
+        return []
+    out = []
+    try:
+        with os.scandir(fd) as it:
+            for e in it:
+                if e.is_file(follow_symlinks=False) and (e.name.endswith(".sh")
+                                                        or e.stat(follow_symlinks=False).st_mode & 0o111):
+                    out.append(e.name)
+    except OSError:
+        return []
+    return sorted(out)[:EXEC_PER_DIR]

@@ -8,7 +8,9 @@ hooksPath directory and the directories leading to it or to an included config),
 project tool config of guardtools.TABLE; "value": any by shape, byvalue.py), "start" (python start-up code of a workspace venv: `.pth`,
 sitecustomize, the modules they import; guardpy.py; and every entry of its bin/: runlater.py), "pyc" (a
 compiled copy of such a module), "pkg" (a package.json whose scripts a hook runs: runlater.py), "byhand" (a
-run-by-hand file: byhand.py) and "byhandinc" (what it includes, and the directories on the way: byhandinc.py).
+run-by-hand file: byhand.py), "byhandinc" (what it includes, and the directories on the way: byhandinc.py) and
+"exec" (a script the user runs by hand, `./run.sh`, `bin/tool`: an existing one changed in a tainted turn goes
+back; guarditem.executables).
 `fresh`: slots of git directories not in the baseline (made by the confined work). Stdlib only."""
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from dataclasses import dataclass, field
 from hermes_agent.terminal.sandbox import byvalue, pathbins
 from hermes_agent.terminal.sandbox.byhand import GUARDED as BYHAND_NAMES
 from hermes_agent.terminal.sandbox.byhandinc import follow as follow_includes
-from hermes_agent.terminal.sandbox.guarditem import Fds, Item, Slot, _exists, _sig, item_at
+from hermes_agent.terminal.sandbox.guarditem import Fds, Item, Slot, _exists, _sig, executables, item_at
 from hermes_agent.terminal.sandbox.guardtools import PATHS as TOOL_PATHS
 from hermes_agent.terminal.sandbox.runlater import RC_FILES
 from hermes_agent.terminal.sandbox.views import GIT_DIRS, GIT_REDIRECTS, SKIP_DIRS
@@ -44,6 +46,7 @@ HOOK_NAMES = ("applypatch-msg", "pre-applypatch", "post-applypatch", "pre-commit
               "fsmonitor-watchman", "post-index-change")
 _MANAGERS = ((b"pre-commit", (".pre-commit-config.yaml",)),
              (b"lefthook", ("lefthook.yml", "lefthook.yaml", ".lefthook.yml", ".lefthook.yaml", "lefthook-local.yml")))
+_YIELDS = ("value", "exec")  # classes by shape: a slot also watched by a stricter class takes that one
 READ_BUDGET = 64 << 20  # bytes of new entries read per scan (to quarantine); past it they are removed unsaved
 INCLUDE_DEPTH, INCLUDES = 10, 32  # git stops at 10 nested includes; files followed per repository
 _HOOKS_PATH = re.compile(rb"^\s*hookspath\s*=\s*(.+?)\s*$", re.I | re.M)
@@ -159,14 +162,14 @@ class _Walk:
         return not self.roots or any(path == r or path.startswith(r + "/") for r in self.roots)
 
     def add(self, slot: Slot, cls: str, fresh: bool) -> Item | None:
-        if slot in self.scan.items:  # a config by shape (byvalue.py) yields to a stricter class (a git include)
-            self.scan.classes[slot] = cls if self.scan.classes[slot] == "value" else self.scan.classes[slot]
+        if slot in self.scan.items:  # a config by shape (byvalue.py) or an executable yields to a stricter class
+            self.scan.classes[slot] = cls if self.scan.classes[slot] in _YIELDS else self.scan.classes[slot]
             return self.scan.items[slot]
         if not self.reachable(slot[0]):
             return None
         fd = self.fds.get(slot[0])
         prev = self.old.items.get(slot) if self.old is not None else None
-        cls = self.old.classes.get(slot, cls) if cls == "value" and self.old is not None else cls  # as above
+        cls = self.old.classes.get(slot, cls) if cls in _YIELDS and self.old is not None else cls  # as above
         item = item_at(fd, slot[1], prev, self.budget) if fd is not None else None
         self.scan.items[slot], self.scan.classes[slot] = item, cls
         if fresh:
@@ -203,6 +206,8 @@ class _Walk:
             self.add((d, name), "byhand", False)
         for name in byvalue.names(d, names, self.roots):  # any config by its shape, judged by value (byvalue.py)
             self.add((d, name), "value", False)
+        for name in executables(fd, d, self.roots):  # a script the user runs by hand (`./run.sh`): judged by taint
+            self.add((d, name), "exec", False)
         self.scan.pathdirs.update(pathbins.named_in(d, names, self.roots))  # `bin` on PATH: here too (rt12 a05)
         if "pyvenv.cfg" in names:
             self.venv(d)

@@ -22,6 +22,11 @@ def judged(slot: Slot, cls: str, old: Item | None, cur: Item | None, base: Scan,
         return _byhand(slot, old, cur, base, now, tainted) or _value(slot, old, cur, roots, tainted)
     if cls == "byhandinc":
         return _included(slot, old, cur, tainted)
+    if cls == "exec":  # a script the user runs by hand: an existing one changed in a tainted turn goes back
+        from hermes_agent.terminal.sandbox import byhand
+
+        before = old.data if old is not None and old.kind == st.S_IFREG else None
+        return byhand.exec_risky(before, cur.data if cur.kind == st.S_IFREG else None) if tainted and old else ""
     if cls == "pathbin":
         return pathbins.risky(d, name, cur.kind, roots, {p for p, k in base.pathdirs | now.pathdirs if k == "bin"})
     if cls == "tool":
