@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.test_context_new_repos import MECHS, _PLANT, _git, _prompt, _session, _workspace
+from tests.integration.test_context_new_repos import _PLANT, MECHS, _git, _prompt, _session, _workspace
 
 NESTED = 18
 
