@@ -11,6 +11,7 @@ compiled copy of such a module), "pkg" (a package.json whose scripts a hook runs
 run-by-hand file: byhand.py), "byhandinc" (what it includes, and the directories on the way: byhandinc.py) and
 "exec" (a script the user runs by hand, `./run.sh`, `bin/tool`: an existing one changed in a tainted turn goes
 back; guarditem.executables).
+A `.husky/<hook>` is a "hook" whenever package.json names husky, installed or not (`npm install` installs it).
 `fresh`: slots of git directories not in the baseline (made by the confined work). Stdlib only."""
 
 from __future__ import annotations
@@ -371,6 +372,11 @@ class _Walk:
                             self.add((wt, f), "hook", False)
                             if self.scan.classes.get((wt, f)) == "byhand":  # spotted first: a hook it is
                                 self.scan.classes[(wt, f)] = "hook"
+        for wt in worktrees:  # husky in package.json: `npm install` (its `prepare`) makes .husky/<hook> git's hooks
+            pkg = self.scan.items.get((wt, "package.json"))
+            if pkg is not None and pkg.data and b'"husky"' in pkg.data:
+                for name in HOOK_NAMES:
+                    self.add((os.path.join(wt, ".husky"), name), "hook", False)
         for wt, found in texts.items():  # the package.json scripts a hook runs (`npm test`): run later too
             keys = hook_scripts(found) if wt else set()
             if keys:
