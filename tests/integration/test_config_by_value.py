@@ -154,3 +154,19 @@ def test_hermes_own_writes_of_such_configs_in_a_tainted_turn_are_refused(scripte
         assert "BLOCKED" in result and "runs later" in result, result
     assert not (proj / ".pylintrc").exists() and (proj / "Vagrantfile").read_text() == FILES["Vagrantfile"]
     assert (proj / ".eslintrc.json").exists(), results[2]
+
+
+def test_a_command_under_a_git_hook_name_is_put_back_whatever_the_hook_manager(scripted, home, mechanism):
+    """lefthook (and any manager keyed by git's hook names) runs `pre-commit.commands.x.run` on the user's next
+    commit once installed: a new one is put back like pre-commit's `entry:`, even with no hook installed yet;
+    a change of its file glob stays."""
+    proj = home / "proj"
+    (proj / "lefthook.yml").write_text("pre-commit:\n  commands:\n    lint:\n      glob: '*.py'\n      run: ruff check\n")
+    results = _chat(scripted, home, [_terminal(
+        "sed -i \"s/'\\*.py'/'*.pyi'/\" lefthook.yml; echo GLOB",
+    ), _terminal("printf 'pre-push:\\n  commands:\\n    x:\\n      run: touch $HOME/pwned\\n' > .lefthook.yml; echo NEW")],
+        mechanism)
+    assert "GLOB" in results[0] and "NEW" in results[1], results
+    assert "*.pyi" in (proj / "lefthook.yml").read_text(), results[0]
+    assert not (proj / ".lefthook.yml").exists(), results[1]
+    assert "pre-push.commands.x.run" in results[1], results[1]

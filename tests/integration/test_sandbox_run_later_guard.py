@@ -209,6 +209,25 @@ def test_husky_hook_scripts_the_stubs_run_are_hook_code(scripted, home, mechanis
     _user_commits(home, proj)
 
 
+def test_husky_hooks_are_hook_code_before_husky_is_installed(scripted, home, mechanism):
+    """A project with husky in package.json but no hooks installed yet (a fresh clone): the user's next
+    `npm install` runs `prepare: husky`, which points git at .husky/_, whose stubs run `.husky/<hook>`. A
+    `.husky/pre-commit` the command made is put back now, before that install; another .husky script stays."""
+    proj = home / "proj"
+    (proj / "package.json").write_text('{"scripts": {"prepare": "husky"}, "devDependencies": {"husky": "^9"}}\n')
+    results = _chat(scripted, home, [_terminal(
+        "mkdir -p .husky && echo 'touch \"$PWNED\"' > .husky/pre-commit && echo 'echo hi' > .husky/helper.sh && "
+        "echo PLANTED")], mechanism)
+    assert "PLANTED" in results[0], results[0]
+    assert not (proj / ".husky/pre-commit").exists(), results[0]
+    assert ".husky/pre-commit" in results[0] and (proj / ".husky/helper.sh").exists(), results[0]
+    (proj / ".husky/_").mkdir()  # what `npm install` then does (husky 9's install)
+    (proj / ".husky/_/pre-commit").write_text(HUSKY_STUB)
+    (proj / ".husky/_/pre-commit").chmod(0o755)
+    _git(home, proj, "config", "core.hooksPath", ".husky/_")
+    _user_commits(home, proj)
+
+
 def test_a_pre_commit_framework_config_is_hook_code(scripted, home, mechanism):
     """pre-commit's installed hook runs what `.pre-commit-config.yaml` in the work tree says: creating one with a
     local hook is put back like a hook (quarantined), with a line saying so."""

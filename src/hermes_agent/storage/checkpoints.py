@@ -38,6 +38,7 @@ log = logging.getLogger(__name__)
 REF_PREFIX = "refs/hermes/"
 SAFETY_TRAILER = "Hermes-Kind: safety"
 HERMES_SAFETY_PREFIX = "pre-rollback snapshot"
+_RESTORE_CHUNK = 512  # files read per git process at a restore (bounds memory)
 BASE_EXCLUDES = (".git/", "node_modules/", ".venv/", "venv/", "__pycache__/", "*.pyc", ".DS_Store",
                  ".hermes-*", ".mypy_cache/", ".pytest_cache/", ".ruff_cache/", ".tox/", ".env", ".env.*",
                  ".worktrees/", ".hg/", ".svn/")
@@ -373,19 +374,31 @@ class CheckpointStore:
         return RestoreResult(target.id, safety, tuple(removed), rel)
 
     def _restore_tree(self, wd: str, target: str, current: str, rel: str | None, tmp: str) -> list[str]:
-        """Remove files added since `target`, then check the target's files out (within `rel`)."""
+        """Remove files added since `target`, then write the target's files (within `rel`), all through
+        directory fds that follow no link (storage/cprestore.py): never by path in a tree a sandbox writes."""
+        from hermes_agent.storage.cprestore import Tree, blobs
+
         spec = [f":(literal){rel}"] if rel and rel != "." else ["."]
         added = self._git(wd, "diff", "--name-only", "-z", "--no-renames", "--diff-filter=A", target, current,
                           "--", *spec)
-        removed = []
-        for name in (n for n in added.split("\0") if n):
-            full = os.path.join(wd, name)
-            if os.path.lexists(full) and not os.path.isdir(full):
-                os.remove(full)
-                removed.append(name)
-                _remove_empty_parents(os.path.dirname(full), wd)
-        if self._git(wd, "ls-tree", "-r", "--name-only", target, "--", *spec).strip():
-            self._git(wd, "checkout", target, "--", *spec, index=os.path.join(tmp, "restore-index"))
+        entries = []
+        for line in self._git(wd, "ls-tree", "-r", "-z", target, "--", *spec).split("\0"):
+            meta, _, path = line.partition("\t")
+            mode, kind, oid = (meta.split(" ") + ["", ""])[:3]
+            if kind == "blob" and path:
+                entries.append((mode, oid, path))
+        tree = Tree(wd)
+        try:
+            removed = tree.remove(n for n in added.split("\0") if n)
+            for start in range(0, len(entries), _RESTORE_CHUNK):
+                chunk = entries[start:start + _RESTORE_CHUNK]
+                batch = self._git(wd, "cat-file", "--batch", stdin="".join(f"{o}\n" for _m, o, _p in chunk).encode())
+                for path, mode, data in blobs(batch.encode("utf-8", "surrogateescape"), chunk):
+                    tree.write(path, mode, data)
+        finally:
+            tree.close()
+        if tree.problems:
+            raise CheckpointError(f"restored all but {len(tree.problems)} file(s): {'; '.join(tree.problems[:3])}")
         return removed
 
     def current_tree(self, workdir: str | Path) -> str | None:
@@ -439,15 +452,6 @@ def _relative(wd: str, path: str) -> str:
     if full != wd and not full.startswith(wd.rstrip("/") + "/"):
         raise CheckpointError(f"{path} is outside {wd}")
     return os.path.relpath(full, wd)
-
-
-def _remove_empty_parents(directory: str, stop: str) -> None:
-    while directory != stop and directory.startswith(stop.rstrip("/") + "/"):
-        try:
-            os.rmdir(directory)
-        except OSError:
-            return
-        directory = os.path.dirname(directory)
 
 
 def _glob_escape(name: str) -> str:

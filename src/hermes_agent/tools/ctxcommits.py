@@ -98,6 +98,41 @@ def new_baselines(repos: dict[str, str], known: dict[str, dict[str, str]],
     return out
 
 
+def ref_stamp(root: str) -> tuple:
+    """What every name git resolves in the repository at work tree `root` rests on, by lstat only (no git
+    process): HEAD, packed-refs, the pseudo-refs, each file under refs/ and logs/ (size, mtime, inode, ctime). A
+    commit, update-ref, reflog or stash changes it. `.git` may be a `gitdir:` file (a worktree, a submodule)."""
+    from hermes_agent.nofollow import read_regular_text
+
+    gd = os.path.join(root, ".git")
+    if not os.path.isdir(gd):
+        try:
+            line = read_regular_text(gd, 4096).strip()
+        except (OSError, ValueError):
+            return ()
+        gd = os.path.normpath(os.path.join(root, line.partition(":")[2].strip()))
+    try:  # a linked worktree's branches live in the repository it belongs to
+        common = os.path.normpath(os.path.join(gd, read_regular_text(os.path.join(gd, "commondir"), 4096).strip()))
+    except (OSError, ValueError):
+        common = gd
+    out = []
+    for d in dict.fromkeys((gd, common)):
+        out += [(os.path.join(d, n), _stamp(os.path.join(d, n))) for n in ("HEAD", "packed-refs", "commondir", *PSEUDO)]
+        for sub in ("refs", "logs"):
+            for top, dirs, files in os.walk(os.path.join(d, sub)):
+                dirs.sort()
+                out += [(os.path.join(top, f), _stamp(os.path.join(top, f))) for f in sorted(files)]
+    return tuple(out)
+
+
+def _stamp(path: str) -> tuple | None:
+    try:
+        s = os.lstat(path)
+    except OSError:
+        return None
+    return (s.st_size, s.st_mtime_ns, s.st_ino, s.st_ctime_ns)
+
+
 def _origin(root: str) -> str:
     """The real path of the local repository `root` was cloned from ("" when none or not local)."""
     from hermes_agent.gitsafe import run_git
@@ -226,7 +261,7 @@ def record(home: str, roots_before: dict[str, dict[str, str]]) -> list[str]:
 
             found, said = new_repository(root, _NAMES)
             items += [digest(data) for _name, data in found]
-            lines += said
+            lines += said + moved_runlater(root, {}, tips(root) or {})  # its other branches' Makefile, .envrc...
             continue
         after = tips(root)
         if not after or after == before:
@@ -264,8 +299,12 @@ def moved_runlater(root: str, before: dict[str, str], after: dict[str, str], lis
             continue  # the checked-out branch's commits change the work tree: the run-by-hand report tells them
         old = before.get(ref) or before.get("HEAD")
         hit = [p for _st, p in _changes(root, old, new, listed) if p in names or p.rsplit("/", 1)[-1] in names]
-        if hit:
-            shown = ", ".join(hit[:4]) + (f" (+{len(hit) - 4} more)" if len(hit) > 4 else "")
+        shown = ", ".join(hit[:4]) + (f" (+{len(hit) - 4} more)" if len(hit) > 4 else "")
+        if hit and not before:  # a repository this session made: every branch is the session's
+            out.append(f"{root}: {ref.removeprefix('refs/')} of a repository this session made holds {shown}, which "
+                       f"you run by hand; look at them (`git show {new[:12]} --stat`) before you check it out or "
+                       "merge it")
+        elif hit:
             out.append(f"{root}: {ref.removeprefix('refs/')} now points at a commit this session made that changes "
                        f"{shown}, which you run by hand; check `git diff {(old or '')[:12]} {new[:12]}` before you "
                        "check it out, merge or pull it")

@@ -39,6 +39,7 @@ class Watch:
         self.base: dict[Key, Entry] | None = None
         self.roots = roots
         self.refs: dict[str, dict[str, str]] = {}  # repository root -> ref tips at the first confined call
+        self.over: dict[str, tuple] = {}  # nested repositories past MAX_NESTED -> their ref files' stamps
         self.active = 0  # confined calls running now
         self.background = False  # a background process ran since the last look
         self.held: list[str] = []  # lines of checks nobody read yet (background exits)
@@ -111,8 +112,12 @@ class Watch:
             from hermes_agent.tools.ctxcommits import tips
 
             repos = dict.fromkeys(str(r) for r in (git_root(Path(root)) for root in self.roots) if r)
-            repos.update(dict.fromkeys(_nested(self.roots, self.window_roots)))
+            nested = [r for r in _nested(self.roots, self.window_roots) if r not in repos]
+            repos.update(dict.fromkeys(nested[:MAX_NESTED]))
             self.refs = {r: t for r in repos if (t := tips(r)) is not None}
+            from hermes_agent.tools.ctxcommits import ref_stamp
+
+            self.over = {r: ref_stamp(r) for r in nested[MAX_NESTED:]}  # past the bound: stamped, not noted
             try:
                 from hermes_agent.memory.ctxledger import open_window
 
@@ -186,12 +191,14 @@ class Watch:
             self._vouch(list(self.base.items()))
             from hermes_agent.paths import is_under
             from hermes_agent.terminal.sandbox.guard import new_repositories
-            from hermes_agent.tools.ctxcommits import new_baselines, record
+            from hermes_agent.tools.ctxcommits import new_baselines, record, ref_stamp
 
             try:  # the repositories that appeared meanwhile (at any depth) start from nothing (rt12 a26)
                 new = {gd: wt for gd, wt in new_repositories().items()  # where this session's commands write
                        if any(is_under(wt or gd, os.path.realpath(r)) for r in self.window_roots)}
                 roots = {**self.refs, **new_baselines(new, self.refs, self.window_roots)}
+                # a nested repository past the bound whose refs moved: judged as new, every tree by content
+                roots.update({r: {} for r, stamp in self.over.items() if ref_stamp(r) != stamp and r not in roots})
                 lines += record(self.home, roots) if roots else []
             except OSError:
                 log.warning("could not look at this session's commits", exc_info=True)
@@ -206,7 +213,8 @@ class Watch:
             return lines
 
 
-MAX_NESTED = 16  # nested repositories whose names are noted at the start (~18 ms each; past it: not compared)
+MAX_NESTED = 16  # nested repositories whose names are noted at the start (~18 ms each); past it: their ref files
+# are stamped (no git process), and one whose refs moved is judged at the end as a repository made this session
 
 
 def _nested(roots: list[str], within: list[str]) -> list[str]:
@@ -215,7 +223,7 @@ def _nested(roots: list[str], within: list[str]) -> list[str]:
     from hermes_agent.terminal.sandbox.views import nested_scan
 
     found = [os.path.dirname(dot) for root in roots for dot in nested_scan(root, within)[0]]
-    return list(dict.fromkeys(found))[:MAX_NESTED]
+    return list(dict.fromkeys(found))
 
 
 def _describe(key: Key, old: Entry, new: Entry) -> str:

@@ -163,6 +163,17 @@ def risky(rel: str, old: bytes | None, new: bytes | None, *, included: bool = Fa
     return f"the turn took in untrusted content, and the user runs {who(rel)} from it by hand later: {what}"
 
 
+def exec_risky(old: bytes | None, new: bytes | None) -> str:
+    """Why a change of an existing executable file (`./run.sh`, `bin/tool`, `scripts/deploy`) made in a tainted
+    turn must be put back ("" when its bytes did not change). `old` None: too large to have been kept, nothing
+    to put back. `new` None: not a plain file any more (a link or FIFO swapped in) or past what is read."""
+    if old is None or old == new:
+        return ""
+    what = "now too large or not a plain file, so it cannot be checked" if new is None else \
+        _line_diff(old.decode("utf-8", "replace"), new.decode("utf-8", "replace"))
+    return f"the turn took in untrusted content, and the user runs this executable file by hand later: {what}"
+
+
 def session_lines() -> list[str]:
     """`report()` when anything took a baseline in this process (nothing is imported otherwise): for the
     frontends after each turn."""

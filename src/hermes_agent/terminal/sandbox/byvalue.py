@@ -264,6 +264,12 @@ def _names_of(key: str) -> list[str]:
     return [p for p in key.split(".") if p and not p.isdigit()]
 
 
+def _git_hook_in(parts: list[str]) -> bool:
+    from hermes_agent.terminal.sandbox.guardscan import HOOK_NAMES
+
+    return any(p in HOOK_NAMES for p in parts)
+
+
 def _match(name: str, patterns: tuple[str, ...]) -> bool:
     return any(fnmatch.fnmatchcase(name, p) for p in patterns)
 
@@ -278,6 +284,8 @@ def _dangerous(key: str, value: str, writable: Callable[[str], bool], folder: st
         return False
     if any(_match(p, _HOOK_KEYS) for p in parts) and "://" not in v:  # `webhook: https://...` is a URL
         return True
+    if _match(last, _CMD_KEYS) and _git_hook_in(parts):  # lefthook `pre-push.commands.x.run`: a hook
+        return True  # manager runs it on the user's next git command once installed, whatever the file's name
     if last in _HOST_MODES and (v.lower() == "host" or v.lower().startswith("host:")):
         return True
     if any(p in _VOLUME_KEYS for p in parts) and _host_volume(v, last, writable):

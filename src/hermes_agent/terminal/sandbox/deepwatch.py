@@ -24,7 +24,7 @@ import struct
 from collections.abc import Iterable
 
 from hermes_agent.terminal.sandbox import byvalue
-from hermes_agent.terminal.sandbox.guardscan import _exists as exists_at
+from hermes_agent.terminal.sandbox.guarditem import _exists as exists_at
 
 log = logging.getLogger(__name__)
 

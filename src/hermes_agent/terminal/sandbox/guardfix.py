@@ -13,7 +13,8 @@ import stat as st
 from collections.abc import Callable
 
 from hermes_agent.terminal.sandbox import gitconf
-from hermes_agent.terminal.sandbox.guardscan import Fds, Item, Scan, Slot, same
+from hermes_agent.terminal.sandbox.guarditem import Fds, Item, Slot, same
+from hermes_agent.terminal.sandbox.guardscan import Scan
 from hermes_agent.terminal.sandbox.guardverdict import judged
 from hermes_agent.terminal.sandbox.runlater import RC_FILES
 from hermes_agent.termsafe import one_line
@@ -37,13 +38,14 @@ _WHY = {
     "pkg": "a git hook runs its scripts through the package manager",
     "byhand": "the user runs its commands by hand later",
     "byhandinc": "a file the user runs by hand later pulls it in",
+    "exec": "the user runs it by hand later",
     "pathbin": "it lies in a directory on the user's PATH",
     "cwdshadow": "it lies in the workspace, which python puts first on sys.path when run there (`python -m`, `-c`, "
                  "the REPL), and stands in for a module python, pytest or hermes imports",
     "shadow": "it lies in a PYTHONPATH directory and stands in for a module python or hermes imports: the next "
               "hermes (or python) would run it outside the sandbox",
 }
-_JUDGED = ("tool", "value", "start", "pyc", "pkg", "byhand", "byhandinc", "pathbin", "cwdshadow")  # a new or changed file stays when guardverdict finds nothing in it
+_JUDGED = ("tool", "value", "start", "pyc", "pkg", "byhand", "byhandinc", "pathbin", "cwdshadow", "exec")  # a new or changed file stays when guardverdict finds nothing in it
 
 
 _STRUCTURAL = {"dotgit": 0, "dir": 1}  # repaired first; what lies below them is looked at again after

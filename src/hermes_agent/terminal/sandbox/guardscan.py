@@ -8,7 +8,10 @@ hooksPath directory and the directories leading to it or to an included config),
 project tool config of guardtools.TABLE; "value": any by shape, byvalue.py), "start" (python start-up code of a workspace venv: `.pth`,
 sitecustomize, the modules they import; guardpy.py; and every entry of its bin/: runlater.py), "pyc" (a
 compiled copy of such a module), "pkg" (a package.json whose scripts a hook runs: runlater.py), "byhand" (a
-run-by-hand file: byhand.py) and "byhandinc" (what it includes, and the directories on the way: byhandinc.py).
+run-by-hand file: byhand.py), "byhandinc" (what it includes, and the directories on the way: byhandinc.py) and
+"exec" (a script the user runs by hand, `./run.sh`, `bin/tool`: an existing one changed in a tainted turn goes
+back; guarditem.executables).
+A `.husky/<hook>` is a "hook" whenever package.json names husky, installed or not (`npm install` installs it).
 `fresh`: slots of git directories not in the baseline (made by the confined work). Stdlib only."""
 
 from __future__ import annotations
@@ -23,13 +26,13 @@ from dataclasses import dataclass, field
 from hermes_agent.terminal.sandbox import byvalue, pathbins
 from hermes_agent.terminal.sandbox.byhand import GUARDED as BYHAND_NAMES
 from hermes_agent.terminal.sandbox.byhandinc import follow as follow_includes
+from hermes_agent.terminal.sandbox.guarditem import Fds, Item, Slot, _exists, _sig, executables, item_at
 from hermes_agent.terminal.sandbox.guardtools import PATHS as TOOL_PATHS
 from hermes_agent.terminal.sandbox.runlater import RC_FILES
 from hermes_agent.terminal.sandbox.views import GIT_DIRS, GIT_REDIRECTS, SKIP_DIRS
 
 BYHAND = frozenset(BYHAND_NAMES)
 
-_LIMIT = 1 << 20  # contents kept for restoring; larger protected files are only reported
 GIT_FILES = ("config", *GIT_REDIRECTS)
 WT_FILES = ("commondir", "config.worktree", "gitdir")
 DEPTH, BUDGET = 4, 200  # the per-command watch for new entries (nested repositories: views.nested_scan)
@@ -44,25 +47,10 @@ HOOK_NAMES = ("applypatch-msg", "pre-applypatch", "post-applypatch", "pre-commit
               "fsmonitor-watchman", "post-index-change")
 _MANAGERS = ((b"pre-commit", (".pre-commit-config.yaml",)),
              (b"lefthook", ("lefthook.yml", "lefthook.yaml", ".lefthook.yml", ".lefthook.yaml", "lefthook-local.yml")))
+_YIELDS = ("value", "exec")  # classes by shape: a slot also watched by a stricter class takes that one
 READ_BUDGET = 64 << 20  # bytes of new entries read per scan (to quarantine); past it they are removed unsaved
 INCLUDE_DEPTH, INCLUDES = 10, 32  # git stops at 10 nested includes; files followed per repository
 _HOOKS_PATH = re.compile(rb"^\s*hookspath\s*=\s*(.+?)\s*$", re.I | re.M)
-
-Slot = tuple[str, str]  # (directory, name)
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY  # readable: os.listdir(fd) needs it (O_PATH cannot list)
-
-
-@dataclass(frozen=True, slots=True)
-class Item:
-    """One directory entry: `sig` (mode, inode, size, mtime, ctime); a regular file's bytes to _LIMIT (a link: its target)."""
-
-    sig: tuple
-    data: bytes | None
-    mode: int
-
-    @property
-    def kind(self) -> int:
-        return st.S_IFMT(self.sig[0])
 
 
 @dataclass
@@ -104,13 +92,6 @@ class Scan:
                 return False
         return True
 
-
-def _sig(path: str) -> tuple | None:
-    try:
-        s = os.lstat(path)
-    except OSError:
-        return None
-    return (s.st_mode, s.st_ino, s.st_size, s.st_mtime_ns, s.st_ctime_ns)
 
 
 class Tree:
@@ -168,85 +149,6 @@ class Tree:
         return changed
 
 
-class Fds:
-    """Directory fds of one check, opened without following a symlink anywhere on the path."""
-
-    def __init__(self) -> None:
-        self._fds: dict[str, int | None] = {}
-
-    def get(self, path: str) -> int | None:
-        if path not in self._fds:
-            from hermes_agent.nofollow import open_nofollow
-
-            try:
-                self._fds[path] = open_nofollow(path, _DIR_FLAGS)
-            except OSError:
-                self._fds[path] = None
-        return self._fds[path]
-
-    def forget(self, path: str) -> None:
-        """Drop `path` and everything below it (a directory that was replaced or re-made)."""
-        for p in [p for p in self._fds if p == path or p.startswith(path + "/")]:
-            fd = self._fds.pop(p)
-            if fd is not None:
-                os.close(fd)
-
-    def close(self) -> None:
-        for fd in self._fds.values():
-            if fd is not None:
-                os.close(fd)
-        self._fds.clear()
-
-
-def item_at(fd: int, name: str, old: Item | None, budget: list[int] | None = None) -> Item | None:
-    """The entry `name` in directory `fd` (no symlink followed); bytes re-read only when it changed, and
-    only while `budget` (bytes left, shared by a scan) lasts."""
-    try:
-        s = os.stat(name, dir_fd=fd, follow_symlinks=False)
-    except OSError:
-        return None
-    sig = (s.st_mode, s.st_ino, s.st_size, s.st_mtime_ns, s.st_ctime_ns)
-    if old is not None and old.sig == sig:
-        return old
-    data = None
-    if st.S_ISLNK(s.st_mode):
-        try:
-            data = os.fsencode(os.readlink(name, dir_fd=fd))
-        except OSError:
-            pass
-    elif st.S_ISREG(s.st_mode) and s.st_size <= _LIMIT and (budget is None or budget[0] >= s.st_size):
-        data = read_at(fd, name)
-        if budget is not None:
-            budget[0] -= s.st_size
-    return Item(sig, data, st.S_IMODE(s.st_mode))
-
-
-def read_at(fd: int, name: str) -> bytes | None:
-    """The bytes of regular file `name` in directory `fd` (O_NOFOLLOW, at most _LIMIT)."""
-    try:
-        f = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=fd)
-    except OSError:
-        return None
-    try:
-        if not st.S_ISREG(os.fstat(f).st_mode):
-            return None
-        data = b""
-        while len(data) <= _LIMIT and (chunk := os.read(f, 65536)):
-            data += chunk
-        return data[:_LIMIT]
-    finally:
-        os.close(f)
-
-
-def same(a: Item | None, b: Item | None) -> bool:
-    """The same entry as far as the guard cares: equal signatures, both directories, or the same type,
-    bytes and mode (a `touch`, a rewrite with the same text)."""
-    if a is None or b is None:
-        return a is b
-    if a.sig == b.sig or (a.kind == st.S_IFDIR and b.kind == st.S_IFDIR):
-        return True
-    return a.kind == b.kind and a.data is not None and a.data == b.data and a.mode == b.mode
-
 
 class _Walk:
     """One discovery pass (see `discover`)."""
@@ -261,14 +163,14 @@ class _Walk:
         return not self.roots or any(path == r or path.startswith(r + "/") for r in self.roots)
 
     def add(self, slot: Slot, cls: str, fresh: bool) -> Item | None:
-        if slot in self.scan.items:  # a config by shape (byvalue.py) yields to a stricter class (a git include)
-            self.scan.classes[slot] = cls if self.scan.classes[slot] == "value" else self.scan.classes[slot]
+        if slot in self.scan.items:  # a config by shape (byvalue.py) or an executable yields to a stricter class
+            self.scan.classes[slot] = cls if self.scan.classes[slot] in _YIELDS else self.scan.classes[slot]
             return self.scan.items[slot]
         if not self.reachable(slot[0]):
             return None
         fd = self.fds.get(slot[0])
         prev = self.old.items.get(slot) if self.old is not None else None
-        cls = self.old.classes.get(slot, cls) if cls == "value" and self.old is not None else cls  # as above
+        cls = self.old.classes.get(slot, cls) if cls in _YIELDS and self.old is not None else cls  # as above
         item = item_at(fd, slot[1], prev, self.budget) if fd is not None else None
         self.scan.items[slot], self.scan.classes[slot] = item, cls
         if fresh:
@@ -305,6 +207,8 @@ class _Walk:
             self.add((d, name), "byhand", False)
         for name in byvalue.names(d, names, self.roots):  # any config by its shape, judged by value (byvalue.py)
             self.add((d, name), "value", False)
+        for name in executables(fd, d, self.roots):  # a script the user runs by hand (`./run.sh`): judged by taint
+            self.add((d, name), "exec", False)
         self.scan.pathdirs.update(pathbins.named_in(d, names, self.roots))  # `bin` on PATH: here too (rt12 a05)
         if "pyvenv.cfg" in names:
             self.venv(d)
@@ -468,6 +372,11 @@ class _Walk:
                             self.add((wt, f), "hook", False)
                             if self.scan.classes.get((wt, f)) == "byhand":  # spotted first: a hook it is
                                 self.scan.classes[(wt, f)] = "hook"
+        for wt in worktrees:  # husky in package.json: `npm install` (its `prepare`) makes .husky/<hook> git's hooks
+            pkg = self.scan.items.get((wt, "package.json"))
+            if pkg is not None and pkg.data and b'"husky"' in pkg.data:
+                for name in HOOK_NAMES:
+                    self.add((os.path.join(wt, ".husky"), name), "hook", False)
         for wt, found in texts.items():  # the package.json scripts a hook runs (`npm test`): run later too
             keys = hook_scripts(found) if wt else set()
             if keys:
@@ -530,13 +439,6 @@ def spotted(d: str, known: dict[Slot, Item | None], roots: tuple[str, ...] = ())
             continue
     return byvalue.unknown(d, known, roots)  # a file of a config shape (one listing)
 
-
-def _exists(fd: int, name: str) -> bool:
-    try:
-        os.stat(name, dir_fd=fd, follow_symlinks=False)
-    except OSError:
-        return False
-    return True
 
 
 def discover(spots: Iterable[str], fds: Fds, old: Scan | None, known: dict[str, str] | None,

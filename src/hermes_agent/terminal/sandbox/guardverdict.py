@@ -9,7 +9,8 @@ import os
 import stat as st
 
 from hermes_agent.terminal.sandbox import byvalue, guardpy, guardtools, pathbins, runlater
-from hermes_agent.terminal.sandbox.guardscan import Item, Scan, Slot, same
+from hermes_agent.terminal.sandbox.guarditem import Item, Slot, same
+from hermes_agent.terminal.sandbox.guardscan import Scan
 
 
 def judged(slot: Slot, cls: str, old: Item | None, cur: Item | None, base: Scan, now: Scan,
@@ -29,6 +30,11 @@ def judged(slot: Slot, cls: str, old: Item | None, cur: Item | None, base: Scan,
         if cur.kind == st.S_IFDIR and not os.path.lexists(os.path.join(d, name, "__init__.py")):
             return ""  # a folder without __init__.py (a clone named `copy`) imports after any real module
         return "" if stdlib and not tainted else "python run in the workspace imports it instead of the real module"
+    if cls == "exec":  # a script the user runs by hand: an existing one changed in a tainted turn goes back
+        from hermes_agent.terminal.sandbox import byhand
+
+        before = old.data if old is not None and old.kind == st.S_IFREG else None
+        return byhand.exec_risky(before, cur.data if cur.kind == st.S_IFREG else None) if tainted and old else ""
     if cls == "pathbin":
         return pathbins.risky(d, name, cur.kind, roots, {p for p, k in base.pathdirs | now.pathdirs if k == "bin"})
     if cls == "tool":

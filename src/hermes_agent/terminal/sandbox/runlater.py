@@ -309,6 +309,16 @@ _MANAGER_FILES = (".pre-commit-config.yaml", "lefthook.yml", "lefthook.yaml", ".
                   "lefthook-local.yml")
 
 
+def _executable(path: str, roots: tuple[str, ...]) -> bool:
+    """A file the guard watches as one the user runs by hand (guarditem.executables): `*.sh` or executable."""
+    from hermes_agent.terminal.sandbox.guarditem import exec_dir
+
+    try:
+        return exec_dir(os.path.dirname(path), roots) and (path.endswith(".sh") or bool(os.lstat(path).st_mode & 0o111))
+    except OSError:
+        return False
+
+
 def path_verdict(path: str, new: bytes | None, roots: Iterable[str] = ()) -> str:
     """Why hermes's own write of `new` (None: not known in advance, a patch) to `path` (absolute) would
     plant a file a tool runs later without being asked ("" when it would not): the guard's classes and
@@ -336,6 +346,8 @@ def path_verdict(path: str, new: bytes | None, roots: Iterable[str] = ()) -> str
         return f"{top} pulls it in: {why}"
     if "/.git/" in path + "/" or name == ".git":
         return "git reads hooks and settings from it on the user's next git command"
+    if old is not None and _executable(path, roots) and (why := byhand.exec_risky(old, new if new is not None else b"\0?")):
+        return why  # `./run.sh`, `bin/tool`: the guard's "exec" class
     if name == "tasks.json" and os.path.basename(d) == ".vscode":
         return "" if new is not None and b"folderopen" not in new.lower() else \
             "VS Code runs folderOpen tasks when the folder is opened"
