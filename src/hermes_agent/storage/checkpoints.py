@@ -367,26 +367,18 @@ class CheckpointStore:
                 if tree is None:
                     raise CheckpointError(f"{wd} has too many files for a safety snapshot; nothing restored")
                 safety = self._commit_if_changed(wd, tree, f"before restore to {target.short}", True, prune=False)
-                removed = self._restore_tree(wd, target.id, str(self._tip(wd)), rel, tmp)
+                removed = self._restore_tree(wd, target.id, str(self._tip(wd)), rel)
             except (subprocess.SubprocessError, OSError) as exc:
                 raise CheckpointError(f"restore failed: {_why(exc)}") from exc
         return RestoreResult(target.id, safety, tuple(removed), rel)
 
-    def _restore_tree(self, wd: str, target: str, current: str, rel: str | None, tmp: str) -> list[str]:
-        """Remove files added since `target`, then check the target's files out (within `rel`)."""
+    def _restore_tree(self, wd: str, target: str, current: str, rel: str | None) -> list[str]:
+        """Remove files added since `target`, then write the target's changed files back (within `rel`),
+        never following a link the sandbox swapped in (storage/cprestore.py)."""
+        from hermes_agent.storage.cprestore import restore_files
+
         spec = [f":(literal){rel}"] if rel and rel != "." else ["."]
-        added = self._git(wd, "diff", "--name-only", "-z", "--no-renames", "--diff-filter=A", target, current,
-                          "--", *spec)
-        removed = []
-        for name in (n for n in added.split("\0") if n):
-            full = os.path.join(wd, name)
-            if os.path.lexists(full) and not os.path.isdir(full):
-                os.remove(full)
-                removed.append(name)
-                _remove_empty_parents(os.path.dirname(full), wd)
-        if self._git(wd, "ls-tree", "-r", "--name-only", target, "--", *spec).strip():
-            self._git(wd, "checkout", target, "--", *spec, index=os.path.join(tmp, "restore-index"))
-        return removed
+        return restore_files(lambda *a, **kw: self._git(wd, *a, **kw), wd, target, current, spec)
 
     def current_tree(self, workdir: str | Path) -> str | None:
         """Tree id of the directory as it is now (without recording a checkpoint)."""
@@ -441,15 +433,6 @@ def _relative(wd: str, path: str) -> str:
     return os.path.relpath(full, wd)
 
 
-def _remove_empty_parents(directory: str, stop: str) -> None:
-    while directory != stop and directory.startswith(stop.rstrip("/") + "/"):
-        try:
-            os.rmdir(directory)
-        except OSError:
-            return
-        directory = os.path.dirname(directory)
-
-
 def _glob_escape(name: str) -> str:
     return "".join("\\" + ch if ch in "*?[]\\!# " else ch for ch in name)
 
@@ -457,6 +440,6 @@ def _glob_escape(name: str) -> str:
 def _why(exc: BaseException) -> str:
     if isinstance(exc, subprocess.CalledProcessError):
         return (exc.stderr or str(exc)).strip().splitlines()[-1] if (exc.stderr or "").strip() else str(exc)
-    if isinstance(exc, FileNotFoundError):
+    if isinstance(exc, FileNotFoundError) and os.path.basename(str(exc.filename or "")) == "git":
         return "git is not installed"
     return str(exc)
