@@ -1,0 +1,126 @@
+"""Issue 19 class 1 (red team rt13 a17: ~/.ssh/id_rsa gone after a session with --checkpoints): the unconfined
+hermes process never removes or writes by a path string in a tree the sandbox can change. A process of the
+confined side keeps exchanging workspace dir `sub` with a symlink to ~/.ssh (renameat2 RENAME_EXCHANGE) while
+hermes deletes and writes sub/id_rsa, sub/authorized_keys: a checkpoint restore (the files added since are
+removed, changed ones written back), write_file and patch (with their checkpoints) under bwrap and Landlock.
+HOME lies outside /tmp (bwrap's private /tmp would hide it). ~/.ssh must come out byte for byte as it was."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from hermes_agent.terminal.sandbox.launcher import bwrap_problem, landlock_problem
+from tests.helpers import model_config, run_hermes
+
+MECHANISMS = [pytest.param("bwrap", marks=pytest.mark.skipif(bwrap_problem() is not None, reason="no bwrap")),
+              pytest.param("landlock", marks=pytest.mark.skipif(landlock_problem() is not None, reason="no Landlock"))]
+KEYS = {"id_rsa": "-----BEGIN OPENSSH PRIVATE KEY-----\nmykey\n", "authorized_keys": "ssh-ed25519 AAAA me\n",
+        "config": "Host *\n"}
+
+
+def flipper(ssh: Path, seconds: float) -> str:
+    """A script exchanging ./sub with ./subL (a symlink to ~/.ssh) as fast as it can for `seconds`."""
+    return ("import ctypes, os, time\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+            f"os.path.lexists('subL') or os.symlink({str(ssh)!r}, 'subL')\nend = time.time() + {seconds}\n"
+            "while time.time() < end:\n    libc.renameat2(-100, b'sub', -100, b'subL', 2)\n")
+
+
+@pytest.fixture
+def user():
+    """HOME (outside /tmp) with ~/.ssh, a workspace ~/proj with a `sub` directory, HERMES_HOME ~/.hermes."""
+    home = Path(tempfile.mkdtemp(prefix="hermes-swap-", dir="/var/tmp"))
+    (home / ".ssh").mkdir(mode=0o700)
+    for name, text in KEYS.items():
+        (home / ".ssh" / name).write_text(text)
+    (home / "proj" / "sub").mkdir(parents=True)
+    (home / "proj" / "sub" / "keep").write_text("keep\n")
+    (home / ".hermes").mkdir()
+    yield home
+    shutil.rmtree(home, ignore_errors=True)
+
+
+def _ssh_intact(home: Path) -> None:
+    ssh = home / ".ssh"
+    assert sorted(p.name for p in ssh.iterdir()) == sorted(KEYS), list(ssh.iterdir())
+    assert {n: (ssh / n).read_text() for n in KEYS} == KEYS
+
+
+def _settle(proj: Path) -> None:
+    """Put `sub` back as the real directory (the flipper may have stopped with the link there)."""
+    if (proj / "sub").is_symlink():
+        (proj / "sub").rename(proj / "subT")
+        (proj / "subL").rename(proj / "sub")
+        (proj / "subT").rename(proj / "subL")
+
+
+def test_a_restore_never_follows_a_swapped_in_link(user, scripted):
+    """`hermes checkpoints rollback` removes sub/id_rsa, sub/authorized_keys, sub/config (added since the
+    checkpoint) and writes sub/keep back, 12 times, each while `sub` and a link to ~/.ssh keep trading places."""
+    proj = user / "proj"
+    model_config(user / ".hermes", scripted.url)
+    env = {"HOME": str(user)}
+    from hermes_agent.storage.checkpoints import CheckpointStore
+
+    store = CheckpointStore(user / ".hermes" / "checkpoints")
+    first = ""
+    for _ in range(12):
+        _settle(proj)
+        (proj / "sub" / "keep").write_text("keep\n")
+        first = first or str(store.snapshot(proj, "before"))
+        for name in KEYS:
+            (proj / "sub" / name).write_text("the agent's\n")
+        (proj / "sub" / "keep").write_text("changed\n")
+        store.snapshot(proj, "after")
+        race = subprocess.Popen([sys.executable, "-c", flipper(user / ".ssh", 30)], cwd=proj)
+        try:
+            time.sleep(0.2)
+            out = run_hermes("checkpoints", "rollback", "1", str(proj), home=user / ".hermes", env=env, timeout=60)
+        finally:
+            race.kill()
+            race.wait()
+        _ssh_intact(user)
+        assert "git is not installed" not in out.stderr, out.stderr
+        assert out.returncode == 0 or "restore failed" in out.stderr, out.stderr  # done on the real dir, or refused
+    _settle(proj)
+    out = run_hermes("checkpoints", "restore", first[:12], str(proj), home=user / ".hermes", env=env, timeout=60)
+    assert out.returncode == 0, out.stderr  # without the race the restore does its work
+    assert sorted(p.name for p in proj.iterdir()) == ["sub"]
+    assert sorted(p.name for p in (proj / "sub").iterdir()) == ["keep"]
+    assert (proj / "sub" / "keep").read_text() == "keep\n"
+    _ssh_intact(user)
+
+
+@pytest.mark.parametrize("mechanism", MECHANISMS)
+def test_write_file_and_patch_never_follow_a_swapped_in_link(user, scripted, mechanism):
+    """In one `chat -q --checkpoints`, a background command of the sandbox swaps `sub` and a link to ~/.ssh
+    while the model writes and patches sub/id_rsa, sub/authorized_keys, sub/config 45 times."""
+    model_config(user / ".hermes", scripted.url, f"sandbox:\n  mechanism: {mechanism}\n")
+    start = {"name": "terminal", "arguments": {"command": f"python3 -c \"$(printf %s {_quoted(flipper(user / '.ssh', 90))})\"",
+                                               "background": True}}
+    steps = [{"tool_calls": [start]}, {"tool_calls": [{"name": "terminal", "arguments": {"command": "sleep 1"}}]}]
+    for i in range(15):
+        for name in KEYS:
+            tool = ("patch", {"path": f"sub/{name}", "old_string": "x", "new_string": "y"}) if i % 3 == 2 else \
+                ("write_file", {"path": f"sub/{name}", "content": f"x {i}\n"})
+            steps.append({"tool_calls": [{"name": tool[0], "arguments": tool[1]}]})
+    scripted.add(*steps, {"content": "done"})
+    out = run_hermes("chat", "-q", "go", "--yolo", "--checkpoints", home=user / ".hermes", cwd=str(user / "proj"),
+                     env={"HOME": str(user)}, timeout=300)
+    assert out.returncode == 0, out.stderr
+    results = [m["content"] for m in scripted.requests[-1]["body"]["messages"] if m["role"] == "tool"]
+    assert len(results) == 2 + 45, results
+    assert any("bytes_written" in r for r in results[2:]), results  # the race did not stop every write
+    _ssh_intact(user)
+
+
+def _quoted(text: str) -> str:
+    import shlex
+
+    return shlex.quote(text)
