@@ -176,9 +176,9 @@ class CheckpointStore:
             old = {}
         created = old.get("created_at", now) if isinstance(old, dict) else now
         meta_path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = meta_path.with_suffix(".json.tmp-hermes-agent")
-        tmp.write_text(json.dumps({"workdir": wd, "created_at": created, "last_touch": now}), encoding="utf-8")
-        tmp.replace(meta_path)
+        from hermes_agent.atomicfile import atomic_write_text
+
+        atomic_write_text(meta_path, json.dumps({"workdir": wd, "created_at": created, "last_touch": now}), 0o644)
 
     def _excludes(self, wd: str, tmp: str, big: list[str]) -> str:
         """A private excludes file: ours, the user's own .git/info/exclude (read-only), large files."""
