@@ -16,19 +16,16 @@ _LINK, _GITLINK = "120000", "160000"
 
 def restore_files(git: Callable[..., str], wd: str, target: str, current: str, spec: list[str]) -> list[str]:
     """Make the files of `wd` (within `spec`) those of commit `target`, given `current` (a commit of the
-    directory as it is now): files added since are removed, changed or deleted ones written back. `git`
+    directory as it is now): files added since are removed, the target's files written back. `git`
     runs a git command in `wd`'s store and returns its output. Returns the removed names."""
-    raw = git("diff", "--raw", "-z", "--no-renames", "--no-abbrev", target, current, "--", *spec)
-    fields = raw.split("\0")
-    added, wanted = [], []
-    for head, name in zip(fields[0::2], fields[1::2], strict=False):
-        if not head.startswith(":") or not name:
-            continue
-        old_mode, _new_mode, old_sha, _new_sha, status = head[1:].split(" ")
-        if status == "A":
-            added.append(name)
-        elif old_mode != _GITLINK:
-            wanted.append((name, old_mode, old_sha))
+    raw = git("diff", "--name-only", "-z", "--no-renames", "--diff-filter=A", target, current, "--", *spec)
+    added = [name for name in raw.split("\0") if name]
+    wanted = []  # every file of the target, as `git checkout` wrote them (the context ledger sees each put back)
+    for entry in git("ls-tree", "-r", "-z", "--full-tree", target, "--", *spec).split("\0"):
+        head, _, name = entry.partition("\t")
+        if name and head.split(" ")[0] != _GITLINK:
+            mode, _kind, sha = head.split(" ")
+            wanted.append((name, mode, sha))
     removed = [name for name in added if _remove(wd, name)]
     blobs = _blobs(git, [sha for _, _, sha in wanted])
     for name, mode, sha in wanted:
