@@ -180,46 +180,31 @@ class CheckpointStore:
 
         atomic_write_text(meta_path, json.dumps({"workdir": wd, "created_at": created, "last_touch": now}), 0o644)
 
-    def _excludes(self, wd: str, tmp: str, big: list[str]) -> str:
-        """A private excludes file: ours, the user's own .git/info/exclude (read-only), large files."""
+    def _excludes(self, wd: str, tmp: str) -> str:
+        """A private excludes file: ours and the user's own .git/info/exclude (read-only)."""
         lines = list(BASE_EXCLUDES)
         try:  # in the workspace, which the sandbox writes: no symlink followed, regular files only
             lines.extend(read_regular_text(Path(wd, ".git", "info", "exclude"), limit=1 << 20).splitlines())
         except OSError:
             pass
-        lines.extend("/" + _glob_escape(b) for b in big)
         path = os.path.join(tmp, "exclude")
         Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
         return path
 
-    def _large_files(self, wd: str, excludes: str) -> list[str] | None:
-        """Untracked files above the size limit (None: too many files to snapshot)."""
-        out = self._git(wd, "ls-files", "-z", "--others", "--exclude-standard", excludes=excludes,
-                        index=os.path.join(os.path.dirname(excludes), "empty-index"))  # every file not excluded
-        names = [n for n in out.split("\0") if n]
-        if len(names) > self.max_files:
-            return None
-        big = []
-        for name in names:
-            with contextlib.suppress(OSError):
-                if os.lstat(os.path.join(wd, name)).st_size > self.max_file_bytes:
-                    big.append(name)
-        return big
-
     def _stage(self, wd: str, tmp: str) -> str | None:
-        """Stage the work tree (minus excluded and large files) into a private index; returns its tree."""
-        excludes = self._excludes(wd, tmp, [])
-        big = self._large_files(wd, excludes)
-        if big is None:
+        """The tree of the work tree minus excluded and large files (None: too many files), staged into our
+        private index. git lists the names; the files are read by storage/cpstage.py, never by a path
+        string the sandbox could have swapped a link into."""
+        from hermes_agent.storage.cpstage import stage_tree
+
+        out = self._git(wd, "ls-files", "-z", "--others", "--exclude-standard", excludes=self._excludes(wd, tmp),
+                        index=os.path.join(tmp, "empty-index"))  # every file not excluded
+        names = [n for n in out.split("\0") if n and not n.endswith("/")]
+        if len(names) > self.max_files:
             log.warning("checkpoint skipped: %s has more than %d files", wd, self.max_files)
             return None
-        excludes = self._excludes(wd, tmp, big)
-        index = self.index(wd)
-        self._git(wd, "add", "-A", "--ignore-errors", ".", index=index, check=False, excludes=excludes)
-        if big:  # excludes do not drop paths the index already has (a file that grew past the limit)
-            self._git(wd, "rm", "--cached", "-q", "--ignore-unmatch", "--", *(f":(literal){b}" for b in big),
-                      index=index)
-        return self._git(wd, "write-tree", index=index).strip()
+        return stage_tree(lambda *a, **kw: self._git(wd, *a, **kw), wd, self.store, self.index(wd), names,
+                          self.max_file_bytes)
 
     def index(self, wd: str) -> str:
         """Our staging index of `wd` (kept between calls so unchanged files are not hashed again; beside
@@ -394,8 +379,8 @@ class CheckpointStore:
         marks = [cp for cp in self.list(wd) if not cp.safety]
         if not marks:
             raise CheckpointError(f"nothing to roll back in {wd}: no checkpoints yet")
-        now = self.current_tree(wd)
         try:
+            now = self.current_tree(wd)
             trees = self._git(wd, "rev-parse", *(f"{cp.id}^{{tree}}" for cp in marks)).split()
         except (subprocess.SubprocessError, OSError) as exc:
             raise CheckpointError(f"git failed on the checkpoints of {wd}: {_why(exc)}") from exc
@@ -431,10 +416,6 @@ def _relative(wd: str, path: str) -> str:
     if full != wd and not full.startswith(wd.rstrip("/") + "/"):
         raise CheckpointError(f"{path} is outside {wd}")
     return os.path.relpath(full, wd)
-
-
-def _glob_escape(name: str) -> str:
-    return "".join("\\" + ch if ch in "*?[]\\!# " else ch for ch in name)
 
 
 def _why(exc: BaseException) -> str:
