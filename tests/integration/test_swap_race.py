@@ -2,7 +2,8 @@
 hermes process never removes or writes by a path string in a tree the sandbox can change. A process of the
 confined side keeps exchanging workspace dir `sub` with a symlink to ~/.ssh (renameat2 RENAME_EXCHANGE) while
 hermes deletes and writes sub/id_rsa, sub/authorized_keys: a checkpoint restore (the files added since are
-removed, changed ones written back), write_file and patch (with their checkpoints) under bwrap and Landlock.
+removed, changed ones written back), write_file and patch (with their checkpoints), the run-later guard's
+removal of a planted sub/.envrc, under bwrap and Landlock.
 HOME lies outside /tmp (bwrap's private /tmp would hide it). ~/.ssh must come out byte for byte as it was."""
 
 from __future__ import annotations
@@ -46,12 +47,13 @@ def user():
     shutil.rmtree(home, ignore_errors=True)
 
 
-def _ssh_intact(home: Path) -> None:
+def _ssh_intact(home: Path, own: dict[str, str] | None = None) -> None:
     """~/.ssh as it was, and no checkpoint took a copy of it (a snapshot reading through the swapped link
     put ~/.ssh/id_rsa into the store; a restore then wrote it where the sandbox reads)."""
     ssh = home / ".ssh"
-    assert sorted(p.name for p in ssh.iterdir()) == sorted(KEYS), list(ssh.iterdir())
-    assert {n: (ssh / n).read_text() for n in KEYS} == KEYS
+    want = {**KEYS, **(own or {})}
+    assert sorted(p.name for p in ssh.iterdir()) == sorted(want), list(ssh.iterdir())
+    assert {n: (ssh / n).read_text() for n in want} == want
     store = home / ".hermes" / "checkpoints" / "store"
     if store.is_dir():
         objects = subprocess.run(["git", f"--git-dir={store}", "cat-file", "--batch-all-objects", "--batch"],
@@ -133,7 +135,7 @@ def test_write_file_and_patch_never_follow_a_swapped_in_link(user, scripted, mec
     """In one `chat -q --checkpoints`, a background command of the sandbox swaps `sub` and a link to ~/.ssh
     while the model writes and patches sub/id_rsa, sub/authorized_keys, sub/config 45 times."""
     model_config(user / ".hermes", scripted.url, f"sandbox:\n  mechanism: {mechanism}\n")
-    start = {"name": "terminal", "arguments": {"command": f"python3 -c \"$(printf %s {_quoted(flipper(user / '.ssh', 90))})\"",
+    start = {"name": "terminal", "arguments": {"command": f"python3 -c {_quoted(flipper(user / '.ssh', 90))}",
                                                "background": True}}
     steps = [{"tool_calls": [start]}, {"tool_calls": [{"name": "terminal", "arguments": {"command": "sleep 1"}}]}]
     for i in range(15):
@@ -149,6 +151,28 @@ def test_write_file_and_patch_never_follow_a_swapped_in_link(user, scripted, mec
     assert len(results) == 2 + 45, results
     assert any(".ssh" in r or "symlink" in r for r in results[2:]), results  # the swap was live during the writes
     _ssh_intact(user)
+
+
+@pytest.mark.parametrize("mechanism", MECHANISMS)
+def test_the_guard_never_removes_through_a_swapped_in_link(user, scripted, mechanism):
+    """20 commands each plant sub/.envrc (the run-later guard removes it after the command) while a background
+    command swaps `sub` and a link to ~/.ssh, which holds the user's own .envrc: that one stays."""
+    own = {".envrc": "the user's own\n"}
+    (user / ".ssh" / ".envrc").write_text(own[".envrc"])
+    model_config(user / ".hermes", scripted.url, f"sandbox:\n  mechanism: {mechanism}\n")
+    start = {"name": "terminal", "arguments": {"command": f"python3 -c {_quoted(flipper(user / '.ssh', 90))}",
+                                               "background": True}}
+    plant = "for d in sub subL; do echo 'touch $HOME/pwned' > $d/.envrc 2>/dev/null; done; echo PLANTED {}"
+    steps = [{"tool_calls": [start]}, *({"tool_calls": [{"name": "terminal", "arguments": {"command": plant.format(i)}}]}
+                                        for i in range(20))]
+    scripted.add(*steps, {"content": "done"})
+    out = run_hermes("chat", "-q", "go", "--yolo", home=user / ".hermes", cwd=str(user / "proj"),
+                     env={"HOME": str(user)}, timeout=300)
+    assert out.returncode == 0, out.stderr
+    results = [m["content"] for m in scripted.requests[-1]["body"]["messages"] if m["role"] == "tool"]
+    assert sum("PLANTED" in r for r in results) == 20, results
+    assert any(".envrc" in r and "removed" in r for r in results), results  # the guard was at work
+    _ssh_intact(user, own)
 
 
 def _quoted(text: str) -> str:
