@@ -163,8 +163,8 @@ def test_the_guard_never_removes_through_a_swapped_in_link(user, scripted, mecha
     start = {"name": "terminal", "arguments": {"command": f"python3 -c {_quoted(flipper(user / '.ssh', 90))}",
                                                "background": True}}
     plant = "for d in sub subL; do echo 'touch $HOME/pwned' > $d/.envrc 2>/dev/null; done; echo PLANTED {}"
-    steps = [{"tool_calls": [start]}, *({"tool_calls": [{"name": "terminal", "arguments": {"command": plant.format(i)}}]}
-                                        for i in range(20))]
+    steps = [{"tool_calls": [start]},
+             *({"tool_calls": [{"name": "terminal", "arguments": {"command": plant.format(i)}}]} for i in range(20))]
     scripted.add(*steps, {"content": "done"})
     out = run_hermes("chat", "-q", "go", "--yolo", home=user / ".hermes", cwd=str(user / "proj"),
                      env={"HOME": str(user)}, timeout=300)

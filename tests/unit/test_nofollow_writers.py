@@ -171,7 +171,8 @@ DELETERS: dict[str, str] = {
     'storage/retention.py': 'HERMES_HOME state',
     'storage/routing.py': 'HERMES_HOME routing state',
     'terminal/local.py': "the backend's own mkdtemp state directory",
-    'terminal/localfiles.py': 'the local backend unguarded (no path policy: no sandbox runs); guarded writes go through tools/builtin/_pathguard.py',
+    'terminal/localfiles.py': 'the local backend unguarded (no path policy: no sandbox runs); guarded writes '
+                              'go through tools/builtin/_pathguard.py',
     'terminal/runfile.py': 'HERMES_HOME/run records',
     'terminal/sandbox/hardlinks.py': 'os.utime on an fd it created O_EXCL in a no-follow dirfd',
     'terminal/sandbox/metaguard.py': 'chmod of /proc/self/fd/N: an fd opened without following links',
