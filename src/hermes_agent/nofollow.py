@@ -105,33 +105,75 @@ def _openat2(path: str, flags: int) -> int | None:
     raise OSError(err, os.strerror(err), path)
 
 
-def write_nofollow(path: str, data: bytes, *, create_parents: bool = True) -> None:
+def write_nofollow(path: str, data: bytes, *, create_parents: bool = True, mode: int | None = None) -> None:
     """Atomically replace the file at resolved `path` (temp file + rename inside the same directory fd),
-    keeping its mode; parent directories are created (FileNotFoundError instead without `create_parents`)."""
+    keeping its mode (or giving it `mode`, less the umask); parent directories are created (FileNotFoundError
+    instead without `create_parents`)."""
     parent = open_dir(os.path.dirname(path), create=create_parents)
-    name = os.path.basename(path)
-    tmp = f".hermes-{os.urandom(6).hex()}"
     try:
-        try:
-            st = os.stat(name, dir_fd=parent, follow_symlinks=False)
-            mode = stat_mod.S_IMODE(st.st_mode) if stat_mod.S_ISREG(st.st_mode) else None
-        except FileNotFoundError:
-            mode = None
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666, dir_fd=parent)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-                if mode is not None:
-                    os.fchmod(fh.fileno(), mode)
-            os.replace(tmp, name, src_dir_fd=parent, dst_dir_fd=parent)
-        except BaseException:
-            try:
-                os.unlink(tmp, dir_fd=parent)
-            except OSError:
-                pass
-            raise
+        write_at(parent, os.path.basename(path), data, mode=mode)
     finally:
         os.close(parent)
+
+
+def write_at(parent: int, name: str, data: bytes, *, mode: int | None = None) -> None:
+    """`write_nofollow` of `name` in directory fd `parent` (a symlink or file at `name` is replaced, never
+    followed; the temp file is created O_EXCL|O_NOFOLLOW there and removed by unlinkat on failure)."""
+    tmp = f".hermes-{os.urandom(6).hex()}"
+    keep = None
+    if mode is None:
+        try:
+            st = os.stat(name, dir_fd=parent, follow_symlinks=False)
+            keep = stat_mod.S_IMODE(st.st_mode) if stat_mod.S_ISREG(st.st_mode) else None
+        except FileNotFoundError:
+            pass
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                 0o666 if mode is None else mode, dir_fd=parent)  # a given mode: less the umask, like open()
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            if keep is not None:
+                os.fchmod(fh.fileno(), keep)
+        os.replace(tmp, name, src_dir_fd=parent, dst_dir_fd=parent)
+    except BaseException:
+        try:
+            os.unlink(tmp, dir_fd=parent)
+        except OSError:
+            pass
+        raise
+
+
+def remove_nofollow(path: str, *, stop: str | None = None) -> bool:
+    """Remove the file or symlink at resolved `path` by unlinkat(2) in its parent opened by the no-follow
+    walk (a symlink on the way raises PermissionError; a directory IsADirectoryError); then, up to `stop`
+    (excluded), each parent left empty. False when nothing was there."""
+    parent = open_dir(os.path.dirname(path), create=False)
+    try:
+        os.unlink(os.path.basename(path), dir_fd=parent)
+    except FileNotFoundError:
+        return False
+    finally:
+        os.close(parent)
+    if stop is not None:
+        remove_empty_dirs(os.path.dirname(path), stop)
+    return True
+
+
+def remove_empty_dirs(directory: str, stop: str) -> None:
+    """rmdir `directory` and its parents while they are empty and below `stop` (each by unlinkat from a
+    no-follow walk: a swapped-in link is never followed)."""
+    while directory != stop and directory.startswith(stop.rstrip("/") + "/"):
+        try:
+            parent = open_dir(os.path.dirname(directory), create=False)
+        except OSError:
+            return
+        try:
+            os.rmdir(os.path.basename(directory), dir_fd=parent)
+        except OSError:
+            return
+        finally:
+            os.close(parent)
+        directory = os.path.dirname(directory)
 
 
 def trusted_real(path: str | os.PathLike[str]) -> str:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from hermes_agent.nofollow import NotRegularFile, append_nofollow, write_text_nofollow
+from hermes_agent.nofollow import NotRegularFile, append_nofollow, remove_nofollow, write_text_nofollow
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "hermes_agent"
 
@@ -42,6 +42,7 @@ EXCEPTIONS: dict[str, str] = {
     "media/speech.py": "HERMES_HOME/cache/audio",
     "storage/retention.py": "HERMES_HOME state",
     "storage/checkpoints.py": "HERMES_HOME/checkpoints and hermes's own mkdtemp directory",
+    "storage/cpstage.py": "HERMES_HOME/checkpoints/store: loose objects and the index's stat cache",
     "cli/main.py": "os.devnull",
     "cli/commands/gateway_service.py": "HERMES_HOME service files and logs, the user's systemd unit",
     "cli/commands/cron.py": "HERMES_HOME/cron pid file",
@@ -129,3 +130,105 @@ def test_write_text_replaces_a_symlink_instead_of_following_it(tmp_path, monkeyp
     write_text_nofollow("conv.json", "{}\n")
     assert rc.read_text() == "# rc\n"
     assert not Path("conv.json").is_symlink() and Path("conv.json").read_text() == "{}\n"
+
+
+# Issue 19 class 1 (rt13 a17): removing, renaming, chmod-ing or copying over by a path string in a tree the
+# sandbox can change follows a directory swapped for a symlink (~/.ssh). Outside these modules every such call
+# must act relative to a no-follow dirfd (dir_fd=...: nofollow.remove_nofollow/write_at, guardfix, hardlinks).
+DELETERS: dict[str, str] = {
+    'atomicfile.py': 'temp+replace for HERMES_HOME state files (config, cron, pairing, delivery, verdicts)',
+    'batch/worker.py': "a batch run's own mkdtemp work directory",
+    'bootstrap/session.py': 'HERMES_HOME unsaved-<id>.jsonl',
+    'cli/commands/backup.py': 'the backup archive the user names (outside any sandbox run)',
+    'cli/commands/backup_import.py': 'a mkstemp file inside HERMES_HOME during import',
+    'cli/commands/cron.py': 'HERMES_HOME/cron pid file',
+    'cli/commands/gateway_service.py': "HERMES_HOME service files, the user's systemd unit",
+    'cli/commands/profile.py': 'HERMES_HOME profiles',
+    'cli/commands/uninstall.py': "HERMES_HOME itself, on the user's command",
+    'cli/fast_prompt.py': 'HERMES_HOME prompt cache',
+    'cli/logs.py': 'HERMES_HOME/logs rotation',
+    'config/team.py': 'HERMES_HOME team config',
+    'dccache.py': "the package's own __pycache__",
+    'gateway/pairing.py': 'HERMES_HOME pairing store',
+    'gateway/platforms/slack.py': 'HERMES_HOME media cache',
+    'gateway/runner.py': 'HERMES_HOME gateway state',
+    'gateway/session.py': 'a fresh mkdtemp under HERMES_HOME/cache',
+    'gateway/voice.py': 'a fresh mkdtemp of the voice reply',
+    'memory/ctxledger.py': "the Hermes root's cache/context_ledger.json",
+    'memory/store.py': 'HERMES_HOME/memories',
+    'providers/auth_store.py': 'HERMES_HOME auth.json',
+    'providers/http.py': 'HERMES_HOME cache stamp',
+    'skills/bundled.py': 'HERMES_HOME/skills',
+    'skills/changes.py': 'HERMES_HOME/skills (review copies)',
+    'skills/fsutil.py': 'HERMES_HOME/skills',
+    'skills/hub/core.py': 'HERMES_HOME/skills/.hub and installed skills',
+    'skills/hub/lifecycle.py': 'HERMES_HOME/skills',
+    'skills/review.py': 'HERMES_HOME/skills proposals',
+    'skills/taps.py': 'HERMES_HOME/skills tap caches',
+    'storage/checkpoint_import.py': 'HERMES_HOME/checkpoints (old repositories moved into the store)',
+    'storage/cpstage.py': 'HERMES_HOME/checkpoints/store loose objects (the work tree is read by open_nofollow)',
+    'storage/db.py': 'HERMES_HOME state.db side files',
+    'storage/retention.py': 'HERMES_HOME state',
+    'storage/routing.py': 'HERMES_HOME routing state',
+    'terminal/local.py': "the backend's own mkdtemp state directory",
+    'terminal/localfiles.py': 'the local backend unguarded (no path policy: no sandbox runs); guarded writes '
+                              'go through tools/builtin/_pathguard.py',
+    'terminal/runfile.py': 'HERMES_HOME/run records',
+    'terminal/sandbox/hardlinks.py': 'os.utime on an fd it created O_EXCL in a no-follow dirfd',
+    'terminal/sandbox/metaguard.py': 'chmod of /proc/self/fd/N: an fd opened without following links',
+    'terminal/ssh.py': "the backend's own mkdtemp ControlPath directory",
+    'tools/builtin/_browser_confine.py': 'HERMES_HOME browser wrapper',
+    'tools/builtin/_rlrollout.py': 'HERMES_HOME/rl run directories',
+    'tools/builtin/text_to_speech.py': 'HERMES_HOME/cache/audio',
+    'tools/mcp/confine.py': 'a fresh mkdtemp of a confined MCP server',
+    'tools/mcp/pintree.py': "a pinned server's copy in a fresh mkdtemp under HERMES_HOME/mcp-pinned",
+}
+_OS_CALLS = {"remove", "unlink", "rmdir", "removedirs", "rename", "renames", "replace", "chmod", "lchmod", "chown",
+             "lchown", "utime", "truncate", "link", "symlink"}
+_SHUTIL_CALLS = {"rmtree", "move", "copy", "copy2", "copyfile", "copytree", "copymode", "copystat"}
+_PATH_CALLS = {"unlink", "rmdir", "chmod", "lchmod", "touch", "symlink_to", "hardlink_to", "rename"}
+
+
+def _path_actions(tree: ast.AST) -> list[int]:
+    lines = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
+            continue
+        if any(k.arg in ("dir_fd", "src_dir_fd") for k in node.keywords):
+            continue
+        func = node.func
+        base = func.value.id if isinstance(func.value, ast.Name) else None
+        if (base == "os" and func.attr in _OS_CALLS) or (base == "shutil" and func.attr in _SHUTIL_CALLS) or (
+                base not in ("os", "shutil") and (func.attr in _PATH_CALLS or (
+                    func.attr == "replace" and len(node.args) == 1 and not node.keywords))):  # Path.replace(x)
+            lines.append(node.lineno)
+    return lines
+
+
+def test_no_path_string_deleters_outside_the_listed_modules():
+    found: dict[str, list[int]] = {}
+    for path in sorted(SRC.rglob("*.py")):
+        rel = path.relative_to(SRC).as_posix()
+        hits = _path_actions(ast.parse(path.read_text(encoding="utf-8")))
+        if hits and rel not in DELETERS:
+            found[rel] = hits
+    assert not found, f"remove/rename/chmod/copy by a path string (act on a no-follow dirfd, see " \
+                      f"hermes_agent.nofollow, or list the module with a reason): {found}"
+    stale = [m for m in DELETERS if not _path_actions(ast.parse((SRC / m).read_text(encoding="utf-8")))]
+    assert not stale, f"listed but no longer acting by path: {stale}"
+
+
+def test_remove_refuses_a_swapped_in_link_and_cleans_only_below_the_stop(tmp_path):
+    ssh = tmp_path / "ssh"
+    ssh.mkdir()
+    (ssh / "id_rsa").write_text("key")
+    ws = tmp_path / "ws"
+    (ws / "a" / "b").mkdir(parents=True)
+    (ws / "a" / "b" / "f").write_text("x")
+    (ws / "sub").symlink_to(ssh)
+    with pytest.raises(PermissionError):
+        remove_nofollow(str(ws / "sub" / "id_rsa"), stop=str(ws))
+    assert (ssh / "id_rsa").read_text() == "key"
+    assert remove_nofollow(str(ws / "a" / "b" / "f"), stop=str(ws))
+    assert not (ws / "a").exists() and ws.is_dir()
+    assert not remove_nofollow(str(ws / "gone"), stop=str(ws))

@@ -38,7 +38,6 @@ log = logging.getLogger(__name__)
 REF_PREFIX = "refs/hermes/"
 SAFETY_TRAILER = "Hermes-Kind: safety"
 HERMES_SAFETY_PREFIX = "pre-rollback snapshot"
-_RESTORE_CHUNK = 512  # files read per git process at a restore (bounds memory)
 BASE_EXCLUDES = (".git/", "node_modules/", ".venv/", "venv/", "__pycache__/", "*.pyc", ".DS_Store",
                  ".hermes-*", ".mypy_cache/", ".pytest_cache/", ".ruff_cache/", ".tox/", ".env", ".env.*",
                  ".worktrees/", ".hg/", ".svn/")
@@ -177,50 +176,35 @@ class CheckpointStore:
             old = {}
         created = old.get("created_at", now) if isinstance(old, dict) else now
         meta_path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = meta_path.with_suffix(".json.tmp-hermes-agent")
-        tmp.write_text(json.dumps({"workdir": wd, "created_at": created, "last_touch": now}), encoding="utf-8")
-        tmp.replace(meta_path)
+        from hermes_agent.atomicfile import atomic_write_text
 
-    def _excludes(self, wd: str, tmp: str, big: list[str]) -> str:
-        """A private excludes file: ours, the user's own .git/info/exclude (read-only), large files."""
+        atomic_write_text(meta_path, json.dumps({"workdir": wd, "created_at": created, "last_touch": now}), 0o644)
+
+    def _excludes(self, wd: str, tmp: str) -> str:
+        """A private excludes file: ours and the user's own .git/info/exclude (read-only)."""
         lines = list(BASE_EXCLUDES)
         try:  # in the workspace, which the sandbox writes: no symlink followed, regular files only
             lines.extend(read_regular_text(Path(wd, ".git", "info", "exclude"), limit=1 << 20).splitlines())
         except OSError:
             pass
-        lines.extend("/" + _glob_escape(b) for b in big)
         path = os.path.join(tmp, "exclude")
         Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
         return path
 
-    def _large_files(self, wd: str, excludes: str) -> list[str] | None:
-        """Untracked files above the size limit (None: too many files to snapshot)."""
-        out = self._git(wd, "ls-files", "-z", "--others", "--exclude-standard", excludes=excludes,
-                        index=os.path.join(os.path.dirname(excludes), "empty-index"))  # every file not excluded
-        names = [n for n in out.split("\0") if n]
-        if len(names) > self.max_files:
-            return None
-        big = []
-        for name in names:
-            with contextlib.suppress(OSError):
-                if os.lstat(os.path.join(wd, name)).st_size > self.max_file_bytes:
-                    big.append(name)
-        return big
-
     def _stage(self, wd: str, tmp: str) -> str | None:
-        """Stage the work tree (minus excluded and large files) into a private index; returns its tree."""
-        excludes = self._excludes(wd, tmp, [])
-        big = self._large_files(wd, excludes)
-        if big is None:
+        """The tree of the work tree minus excluded and large files (None: too many files), staged into our
+        private index. git lists the names; the files are read by storage/cpstage.py, never by a path
+        string the sandbox could have swapped a link into."""
+        from hermes_agent.storage.cpstage import stage_tree
+
+        out = self._git(wd, "ls-files", "-z", "--others", "--exclude-standard", excludes=self._excludes(wd, tmp),
+                        index=os.path.join(tmp, "empty-index"))  # every file not excluded
+        names = [n for n in out.split("\0") if n and not n.endswith("/")]
+        if len(names) > self.max_files:
             log.warning("checkpoint skipped: %s has more than %d files", wd, self.max_files)
             return None
-        excludes = self._excludes(wd, tmp, big)
-        index = self.index(wd)
-        self._git(wd, "add", "-A", "--ignore-errors", ".", index=index, check=False, excludes=excludes)
-        if big:  # excludes do not drop paths the index already has (a file that grew past the limit)
-            self._git(wd, "rm", "--cached", "-q", "--ignore-unmatch", "--", *(f":(literal){b}" for b in big),
-                      index=index)
-        return self._git(wd, "write-tree", index=index).strip()
+        return stage_tree(lambda *a, **kw: self._git(wd, *a, **kw), wd, self.store, self.index(wd), names,
+                          self.max_file_bytes)
 
     def index(self, wd: str) -> str:
         """Our staging index of `wd` (kept between calls so unchanged files are not hashed again; beside
@@ -368,38 +352,18 @@ class CheckpointStore:
                 if tree is None:
                     raise CheckpointError(f"{wd} has too many files for a safety snapshot; nothing restored")
                 safety = self._commit_if_changed(wd, tree, f"before restore to {target.short}", True, prune=False)
-                removed = self._restore_tree(wd, target.id, str(self._tip(wd)), rel, tmp)
+                removed = self._restore_tree(wd, target.id, str(self._tip(wd)), rel)
             except (subprocess.SubprocessError, OSError) as exc:
                 raise CheckpointError(f"restore failed: {_why(exc)}") from exc
         return RestoreResult(target.id, safety, tuple(removed), rel)
 
-    def _restore_tree(self, wd: str, target: str, current: str, rel: str | None, tmp: str) -> list[str]:
-        """Remove files added since `target`, then write the target's files (within `rel`), all through
-        directory fds that follow no link (storage/cprestore.py): never by path in a tree a sandbox writes."""
-        from hermes_agent.storage.cprestore import Tree, blobs
+    def _restore_tree(self, wd: str, target: str, current: str, rel: str | None) -> list[str]:
+        """Remove files added since `target`, then write the target's changed files back (within `rel`),
+        never following a link the sandbox swapped in (storage/cprestore.py)."""
+        from hermes_agent.storage.cprestore import restore_files
 
         spec = [f":(literal){rel}"] if rel and rel != "." else ["."]
-        added = self._git(wd, "diff", "--name-only", "-z", "--no-renames", "--diff-filter=A", target, current,
-                          "--", *spec)
-        entries = []
-        for line in self._git(wd, "ls-tree", "-r", "-z", target, "--", *spec).split("\0"):
-            meta, _, path = line.partition("\t")
-            mode, kind, oid = (meta.split(" ") + ["", ""])[:3]
-            if kind == "blob" and path:
-                entries.append((mode, oid, path))
-        tree = Tree(wd)
-        try:
-            removed = tree.remove(n for n in added.split("\0") if n)
-            for start in range(0, len(entries), _RESTORE_CHUNK):
-                chunk = entries[start:start + _RESTORE_CHUNK]
-                batch = self._git(wd, "cat-file", "--batch", stdin="".join(f"{o}\n" for _m, o, _p in chunk).encode())
-                for path, mode, data in blobs(batch.encode("utf-8", "surrogateescape"), chunk):
-                    tree.write(path, mode, data)
-        finally:
-            tree.close()
-        if tree.problems:
-            raise CheckpointError(f"restored all but {len(tree.problems)} file(s): {'; '.join(tree.problems[:3])}")
-        return removed
+        return restore_files(lambda *a, **kw: self._git(wd, *a, **kw), wd, target, current, spec)
 
     def current_tree(self, workdir: str | Path) -> str | None:
         """Tree id of the directory as it is now (without recording a checkpoint)."""
@@ -415,8 +379,8 @@ class CheckpointStore:
         marks = [cp for cp in self.list(wd) if not cp.safety]
         if not marks:
             raise CheckpointError(f"nothing to roll back in {wd}: no checkpoints yet")
-        now = self.current_tree(wd)
         try:
+            now = self.current_tree(wd)
             trees = self._git(wd, "rev-parse", *(f"{cp.id}^{{tree}}" for cp in marks)).split()
         except (subprocess.SubprocessError, OSError) as exc:
             raise CheckpointError(f"git failed on the checkpoints of {wd}: {_why(exc)}") from exc
@@ -454,13 +418,9 @@ def _relative(wd: str, path: str) -> str:
     return os.path.relpath(full, wd)
 
 
-def _glob_escape(name: str) -> str:
-    return "".join("\\" + ch if ch in "*?[]\\!# " else ch for ch in name)
-
-
 def _why(exc: BaseException) -> str:
     if isinstance(exc, subprocess.CalledProcessError):
         return (exc.stderr or str(exc)).strip().splitlines()[-1] if (exc.stderr or "").strip() else str(exc)
-    if isinstance(exc, FileNotFoundError):
+    if isinstance(exc, FileNotFoundError) and os.path.basename(str(exc.filename or "")) == "git":
         return "git is not installed"
     return str(exc)

@@ -1,136 +1,71 @@
-"""A checkpoint restore's writes into the working directory (storage/checkpoints.py), through directory fds that
-follow no symlink: the directory may be a sandbox's workspace, and a confined process (a background one still
-running at `/rollback`) can swap a directory for a link to `~/.ssh` between any two steps. `git checkout` and a
-remove by path would follow such a link out of the tree; here every step is relative to an fd of the directory
-above it: a link found where the checkpoint has a directory is removed and the directory made (as git itself does
-for a link it meets at checkout), a link at a file's place is replaced, never written through, and a file to
-remove is unlinked in the directory it was found in. Every file of the checkpoint is written anew, as `git
-checkout` into a fresh index did (the context-file ledger dates what a restore wrote by it). Stdlib only."""
+"""A checkpoint's files put back into the working directory - a tree the sandbox can change while it
+happens - without ever acting on a path string: every removal and write goes through hermes_agent.nofollow
+(the parent opened by a no-follow walk, then unlinkat/openat/renameat relative to it), so a directory the
+sandbox swaps for a symlink to ~/.ssh mid-restore is refused, never followed. `git checkout` is not used:
+it unlinks and creates by path in the work tree."""
 
 from __future__ import annotations
 
-import contextlib
-import errno
 import os
-import stat as st
-from collections.abc import Iterable
+from collections.abc import Callable
 
-_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+from hermes_agent.nofollow import open_dir, remove_nofollow, write_at
+
+_LINK, _GITLINK = "120000", "160000"
 
 
-class Tree:
-    """The working directory `wd` (resolved) opened once; `close()` when done."""
+def restore_files(git: Callable[..., str], wd: str, target: str, current: str, spec: list[str]) -> list[str]:
+    """Make the files of `wd` (within `spec`) those of commit `target`, given `current` (a commit of the
+    directory as it is now): files added since are removed, the target's files written back. `git`
+    runs a git command in `wd`'s store and returns its output. Returns the removed names."""
+    raw = git("diff", "--name-only", "-z", "--no-renames", "--diff-filter=A", target, current, "--", *spec)
+    added = [name for name in raw.split("\0") if name]
+    wanted = []  # every file of the target, as `git checkout` wrote them (the context ledger sees each put back)
+    for entry in git("ls-tree", "-r", "-z", "--full-tree", target, "--", *spec).split("\0"):
+        head, _, name = entry.partition("\t")
+        if name and head.split(" ")[0] != _GITLINK:
+            mode, _kind, sha = head.split(" ")
+            wanted.append((name, mode, sha))
+    removed = [name for name in added if _remove(wd, name)]
+    blobs = _blobs(git, [sha for _, _, sha in wanted])
+    for name, mode, sha in wanted:
+        _put(wd, name, mode, blobs[sha])
+    return removed
 
-    def __init__(self, wd: str) -> None:
-        from hermes_agent.nofollow import open_dir
 
-        path_fd = open_dir(wd, create=False)  # O_PATH: walk from it only
-        try:
-            self.fd = os.open(".", _DIR, dir_fd=path_fd)
-        finally:
-            os.close(path_fd)
-        self.problems: list[str] = []
+def _remove(wd: str, name: str) -> bool:
+    try:
+        return remove_nofollow(os.path.join(wd, name), stop=wd)
+    except (IsADirectoryError, NotADirectoryError):
+        return False
 
-    def close(self) -> None:
-        os.close(self.fd)
 
-    def parent(self, rel: str, make: bool) -> int | None:
-        """An fd of the directory holding `rel` (a path relative to wd); None when it is not a directory of the
-        tree (without `make`), or could not be made. With `make`, a link or file in the way is removed first."""
-        fd = os.dup(self.fd)
-        for name in [p for p in os.path.dirname(rel).split("/") if p]:
+def _put(wd: str, name: str, mode: str, data: bytes) -> None:
+    parent = open_dir(os.path.dirname(os.path.join(wd, name)), create=True)
+    base = os.path.basename(name)
+    try:
+        if mode == _LINK:
             try:
-                nfd = os.open(name, _DIR, dir_fd=fd)
-            except OSError as exc:
-                nfd = self._made(fd, name, rel) if make and exc.errno in (errno.ENOENT, errno.ELOOP, errno.ENOTDIR) \
-                    else None
-            os.close(fd)
-            if nfd is None:
-                return None
-            fd = nfd
-        return fd
-
-    def _made(self, fd: int, name: str, rel: str) -> int | None:
-        try:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(name, dir_fd=fd)  # a link or a file where the checkpoint has a directory
-            os.mkdir(name, 0o777, dir_fd=fd)
-            return os.open(name, _DIR, dir_fd=fd)
-        except OSError as exc:
-            self.problems.append(f"{rel}: {exc.strerror}")
-            return None
-
-    def remove(self, names: Iterable[str]) -> list[str]:
-        """Unlink each file (not a directory) of `names`, then the directories left empty on its way; the names
-        removed."""
-        removed = []
-        for rel in names:
-            fd = self.parent(rel, make=False)
-            if fd is None:
-                continue  # a link or nothing on the way: nothing of the tree's lies there
-            try:
-                if not st.S_ISDIR(os.stat(os.path.basename(rel), dir_fd=fd, follow_symlinks=False).st_mode):
-                    os.unlink(os.path.basename(rel), dir_fd=fd)
-                    removed.append(rel)
-            except OSError:
-                pass
-            finally:
-                os.close(fd)
-            self._prune(os.path.dirname(rel))
-        return removed
-
-    def _prune(self, rel: str) -> None:
-        while rel:
-            fd = self.parent(rel, make=False)
-            if fd is None:
-                return
-            try:
-                os.rmdir(os.path.basename(rel), dir_fd=fd)
-            except OSError:
-                return
-            finally:
-                os.close(fd)
-            rel = os.path.dirname(rel)
-
-    def write(self, rel: str, mode: str, data: bytes) -> None:
-        """Put the checkpoint's entry `rel` (git `mode`: 100644, 100755 or 120000, a link) with `data` in place."""
-        fd = self.parent(rel, make=True)
-        if fd is None:
-            return
-        name = os.path.basename(rel)
-        try:
-            try:
-                cur = os.stat(name, dir_fd=fd, follow_symlinks=False)
+                os.unlink(base, dir_fd=parent)
             except FileNotFoundError:
-                cur = None
-            if cur is not None and st.S_ISDIR(cur.st_mode):
-                self.problems.append(f"{rel}: a directory is in its place")
-                return
-            tmp = f".hermes-restore-{os.urandom(6).hex()}"
-            if mode == "120000":
-                os.symlink(data, tmp, dir_fd=fd)
-            else:
-                out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
-                              0o777 if mode == "100755" else 0o666, dir_fd=fd)  # the umask applies, as for git
-                with os.fdopen(out, "wb") as fh:
-                    fh.write(data)
-            os.replace(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)
-        except OSError as exc:
-            self.problems.append(f"{rel}: {exc.strerror}")
-        finally:
-            os.close(fd)
+                pass
+            os.symlink(os.fsdecode(data), base, dir_fd=parent)
+        else:
+            write_at(parent, base, data, mode=0o777 if mode == "100755" else 0o666)
+    finally:
+        os.close(parent)
 
 
-def blobs(batch: bytes, entries: list[tuple[str, str, str]]) -> list[tuple[str, str, bytes]]:
-    """(path, mode, content) of `entries` ((mode, oid, path)) from the output of `git cat-file --batch` fed
-    their oids in order; stops at the first object missing or malformed."""
-    out, pos = [], 0
-    for mode, _oid, path in entries:
-        end = batch.find(b"\n", pos)
-        head = batch[pos:end].split(b" ") if end >= 0 else []
-        if len(head) != 3 or head[1] != b"blob" or not head[2].isdigit():
-            break
-        size = int(head[2])
-        out.append((path, mode, batch[end + 1:end + 1 + size]))
-        pos = end + 2 + size
-    return out
+def _blobs(git: Callable[..., str], shas: list[str]) -> dict[str, bytes]:
+    """The contents of `shas` by one `git cat-file --batch`."""
+    if not shas:
+        return {}
+    out = git("cat-file", "--batch", stdin="\n".join(dict.fromkeys(shas)).encode() + b"\n").encode(
+        "utf-8", "surrogateescape")  # (git's output was decoded losslessly)
+    blobs, pos = {}, 0
+    while pos < len(out):
+        end = out.index(b"\n", pos)
+        sha, _kind, size = out[pos:end].decode().split(" ")
+        blobs[sha] = out[end + 1:end + 1 + int(size)]
+        pos = end + 1 + int(size) + 1
+    return blobs

@@ -228,3 +228,33 @@ def test_checkpoints_of_earlier_versions_move_into_hermes_store(project, hermes_
     late.parent.mkdir()
     _old_layout_repo(late, third, ["z = 3\n"])
     assert [c.reason for c in store.list(third)] == ["old 1"] and not late.parent.exists()
+
+
+def test_links_modes_and_odd_names_come_back_and_match_git(project, hermes_home):
+    """The tree hermes stages itself (storage/cpstage.py) is the one `git add` makes, and a restore (written
+    through no-follow dirfds, storage/cprestore.py) brings back a symlink, an executable bit, a name with a
+    newline and a file replaced by a directory."""
+    (project / "run.sh").write_text("#!/bin/sh\n")
+    (project / "run.sh").chmod(0o755)
+    (project / "link").symlink_to("lib/util.py")
+    (project / "odd\nname.txt").write_text("odd\n")
+    store = CheckpointStore()
+    cid = store.snapshot(project, "before")
+    listing = subprocess.run(["git", f"--git-dir={store.store}", "ls-tree", "-r", "-z", str(cid)],
+                             capture_output=True, text=True, check=True).stdout.split("\0")
+    modes = {line.partition("\t")[2]: line.split(" ")[0] for line in listing if line}
+    assert modes == {".gitignore": "100644", "lib/util.py": "100644", "main.py": "100644", "run.sh": "100755",
+                     "link": "120000", "odd\nname.txt": "100644"}  # run.log and node_modules/ are excluded
+    (project / "run.sh").chmod(0o644)
+    (project / "link").unlink()
+    (project / "link").write_text("no longer a link\n")
+    (project / "odd\nname.txt").unlink()
+    (project / "main.py").unlink()
+    (project / "main.py").mkdir()
+    (project / "main.py" / "inner.txt").write_text("new\n")
+    result = store.restore(project, cid)
+    assert "main.py/inner.txt" in result.removed
+    assert os.readlink(project / "link") == "lib/util.py"
+    assert os.stat(project / "run.sh").st_mode & 0o100
+    assert (project / "odd\nname.txt").read_text() == "odd\n"
+    assert (project / "main.py").read_text() == "print('v1')\n"
