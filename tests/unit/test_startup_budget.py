@@ -49,7 +49,7 @@ def test_start_up_stays_within_its_budget(what: str, hermes_home: Path) -> None:
 
 def test_chat_builds_every_dataclass_with_the_cached_methods(hermes_home: Path) -> None:
     # dccache.install() comes before the parser imports the command module and its settings' dataclasses: a
-    # dataclass built before it compiles its methods from source on every start (issue 24, speed13: -9 M
+    # dataclass built before it compiles its methods from source on every start (issue 24, speed13: ~5 M
     # instructions to the first request when the settings' two came first)
     (hermes_home / "config.yaml").write_text("model:\n  provider: custom\n  default: budget-model\n"
                                              "  base_url: http://127.0.0.1:9/v1\n  api_key: k\n", encoding="utf-8")
