@@ -47,6 +47,16 @@ def test_start_up_stays_within_its_budget(what: str, hermes_home: Path) -> None:
                       f"purpose. hermes modules now: {got['hermes_module_names']}")
 
 
+def test_chat_builds_every_dataclass_with_the_cached_methods(hermes_home: Path) -> None:
+    # dccache.install() comes before the parser imports the command module and its settings' dataclasses: a
+    # dataclass built before it compiles its methods from source on every start (issue 24, speed13: ~5 M
+    # instructions to the first request when the settings' two came first)
+    (hermes_home / "config.yaml").write_text("model:\n  provider: custom\n  default: budget-model\n"
+                                             "  base_url: http://127.0.0.1:9/v1\n  api_key: k\n", encoding="utf-8")
+    got = _counts("chat", hermes_home)
+    assert got["dataclasses"] > 0 and got["dataclasses_before_cache"] == 0, got
+
+
 def test_memories_are_judged_once_not_on_every_start(hermes_home: Path) -> None:
     # a home with memories (memory/verdicts.py): the scan, directives and intent rules (~70 regexes, ~370 M
     # instructions) ran on every start; after the first run judged the entries, their verdict is reused

@@ -186,6 +186,8 @@ def overrides_from(args: argparse.Namespace) -> dict[str, object]:
 def _subcommand_in(argv: list[str]) -> str | None:
     """The subcommand named in argv ("chat" when none and no --help), or None to build every parser (top-level
     help, typos, a prompt given to -z)."""
+    if argv and argv[0] in SUBCOMMANDS:  # `hermes chat -q ...`: named first, no flag of hermes's own to skip (the
+        return argv[0]  # parse below found the same with a throwaway parser: ~3 M instructions net)
     top = _parser_class()(add_help=False)
     add_model_flags(top)
     _, rest = top.parse_known_args(argv)
@@ -276,6 +278,12 @@ def _main(argv: list[str]) -> int:
     from hermes_agent.cli.run_flags import continue_before_subcommand
 
     argv = continue_before_subcommand(argv, SUBCOMMANDS)
+    if not _asks_help(argv):  # (help exits while parsing: it builds no dataclass worth the cache's load)
+        from hermes_agent import dccache
+
+        # dataclasses' generated methods compiled once, not on every start (issue 24); before the parser is
+        # built: its command module imports the settings' dataclasses (~5 M instructions to the first request)
+        dccache.install()
     only = _subcommand_in(argv)
     parser = build_parser(only, summaries_only=only is None and _asks_help(argv))
     args = parser.parse_args(argv)
@@ -287,10 +295,6 @@ def _main(argv: list[str]) -> int:
 
     command = args.command or "chat"
     import importlib
-
-    from hermes_agent import dccache
-
-    dccache.install()  # dataclasses' generated methods compiled once, not on every start (issue 24)
 
     try:
         try:
