@@ -40,6 +40,8 @@ _WHY = {
     "byhandinc": "a file the user runs by hand later pulls it in",
     "exec": "the user runs it by hand later",
     "pathbin": "it lies in a directory on the user's PATH",
+    "replace": "git uses it in place of the object it names: the user's next checkout writes the replacement, and "
+               "git diff shows nothing",
     "cwdshadow": "it lies in the workspace, which python puts first on sys.path when run there (`python -m`, `-c`, "
                  "the REPL), and stands in for a module python, pytest or hermes imports",
     "shadow": "it lies in a PYTHONPATH directory and stands in for a module python or hermes imports: the next "

@@ -308,6 +308,9 @@ class _Walk:
         for name in GIT_DIRS:
             self.add((gd, name), "dir", fresh)
             self.listing(os.path.join(gd, name), "hook" if name == "hooks" else "info", fresh)
+        for path in (os.path.join(gd, "refs"), os.path.join(gd, "refs", "replace")):  # git replace (rt13 a53)
+            self.scan.stamps[path] = _sig(path)
+        self.listing(os.path.join(gd, "refs", "replace"), "replace", fresh)
         self._links(gd, worktree, fresh, depth)
 
     def _links(self, gd: str, worktree: str, fresh: bool, depth: int) -> None:
