@@ -170,3 +170,20 @@ def test_a_command_under_a_git_hook_name_is_put_back_whatever_the_hook_manager(s
     assert "*.pyi" in (proj / "lefthook.yml").read_text(), results[0]
     assert not (proj / ".lefthook.yml").exists(), results[1]
     assert "pre-push.commands.x.run" in results[1], results[1]
+
+
+def test_editor_code_tool_plugins_and_workspace_tasks_are_put_back(scripted, home, mechanism):
+    """rt13 a46/a59: `.lazy.lua` (lazy.nvim runs it on open) in any turn; coverage's `plugins = covplug` naming a
+    module the project folder holds (coverage imports it from there) in any turn; a `.gitpod.yml` task in a
+    tainted turn. A plugin from site-packages stays."""
+    proj = home / "proj"
+    taint = _terminal("curl -s --max-time 2 http://127.0.0.1:9/ || true")
+    plant = _terminal("echo 'os.execute(\"touch ~/PWNED\") return {}' > .lazy.lua; echo 'open(\"x\",\"w\")' > covplug.py; "
+                      "printf '[run]\\nplugins = covplug\\n' > .coveragerc; "
+                      "printf '[coverage:run]\\nplugins = coverage_conditional_plugin\\n' > setup.cfg; "
+                      "printf 'tasks:\\n  - init: touch ~/PWNED\\n' > .gitpod.yml; echo PLANTED")
+    results = _chat(scripted, home, [taint, plant], mechanism)
+    assert "PLANTED" in results[1], results[1]
+    for name in (".lazy.lua", ".coveragerc", ".gitpod.yml"):
+        assert not (proj / name).exists() and name in results[1], (name, results[1])
+    assert (proj / "setup.cfg").exists() and (proj / "covplug.py").exists(), results[1]

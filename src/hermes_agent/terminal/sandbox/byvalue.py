@@ -8,8 +8,8 @@ Shapes (`kind`):
   json/xml file at a top of the sandbox's writable roots. A new or changed value is run-later when it is a
   command line, a path to code in a place the sandbox can write, or sits under a code-loading key (`init-hook`,
   `*Command`, `shellHook`, `plugins`/`*path` with a path, `privileged`, a host path in `volumes`...).
-- "jscode": `*.config.{js,cjs,mjs,ts}`, `.*rc.{js,cjs,mjs}`: editors and their extensions execute them, so any
-  change is run-later.
+- "jscode": `*.config.{js,cjs,mjs,ts}`, `.*rc.{js,cjs,mjs}`, and the editor code files `.lazy.lua`, `.nvim.lua`,
+  `.nvimrc`, `.exrc`: editors and their extensions execute them, so any change is run-later.
 - "version": `.*-version`, `*-toolchain`, `.tool-versions`: version managers join the value under their root, so
   a value with `/`, `\\` or `..` (or a variable, `~`) is a path.
 - "hand": `*file` without an extension (Vagrantfile, Procfile, Tiltfile, Earthfile...) and `*.nix`: only in a
@@ -44,6 +44,7 @@ _BINARY = (b"SQLite format 3\0", b"\x7fELF", b"PK\x03\x04", b"\x1f\x8b")
 TAILS = (*(f".{e}" for e in (*_CONFIG_EXT, *_JS_EXT, "nix")), *(f".{e.upper()}" for e in _CONFIG_EXT), "file",
           "File", "FILE", "-toolchain")
 _LOCKS = ("package-lock.json", "composer.lock", "npm-shrinkwrap.json")
+_EDITOR_CODE = frozenset({".lazy.lua", ".nvim.lua", ".nvimrc", ".exrc"})  # lazy.nvim local specs, exrc
 _CODE_EXT = (".py", ".pyc", ".js", ".cjs", ".mjs", ".ts", ".sh", ".bash", ".zsh", ".rb", ".pl", ".jar", ".so",
              ".dylib", ".node", ".exe", ".bin", ".lua", ".php", ".class")
 # keys whose any non-empty value makes a tool run something (the last name of a dotted key, lower-case)
@@ -55,7 +56,7 @@ _PATH_KEYS = ("*path", "plugins", "plugin", "binary", "program", "executable", "
 # keys whose value is a command line: judged by its shape (`pytest` stays), any change in a tainted turn; a
 # program key (`command`, `entry`...) naming a shell or the project's own program counts in any turn
 _CMD_KEYS = ("command", "commands", "cmd", "script", "scripts", "before_script", "after_script", "entry",
-             "entrypoint", "run", "exec", "args", "arguments", "shell", "test", "build", "start")
+             "entrypoint", "run", "exec", "args", "arguments", "shell", "test", "build", "start", "init", "before")
 _SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "fish", "env", "eval", "exec", "pwsh", "powershell",
                      "cmd", "osascript", "busybox"})
 _PROGRAM_KEYS = frozenset({"command", "cmd", "exec", "entry", "entrypoint"})
@@ -88,6 +89,8 @@ def kind(d: str, name: str, top: bool = False) -> str:
     stem, dot, ext = name.rpartition(".")
     ext = ext.lower() if dot else ""
     if ext in _JS_EXT and (stem.endswith(".config") or (stem[:1] == "." and stem.endswith("rc"))):
+        return "jscode"
+    if name in _EDITOR_CODE:  # run by the editor when it opens the folder (rt13 a46)
         return "jscode"
     if name[0] == ".":
         if name in _NOT_CONFIG or name.endswith(("history", "ignore", "hsts")):
@@ -290,7 +293,7 @@ def _dangerous(key: str, value: str, writable: Callable[[str], bool], folder: st
         return True
     if any(p in _VOLUME_KEYS for p in parts) and _host_volume(v, last, writable):
         return True
-    if _match(last, _PATH_KEYS) and _points_in(v, writable, folder):
+    if _match(last, _PATH_KEYS) and (_points_in(v, writable, folder) or _module_in(v, folder)):
         return True
     words = v.split()
     if words and last in _PROGRAM_KEYS:  # `command.0` of a list too (list indexes are not names)
@@ -316,6 +319,18 @@ def _points_in(value: str, writable: Callable[[str], bool], folder: str) -> bool
         return True
     v = value.strip().strip("'\"")  # a bare name of a file in the project folder (`binary = rt12`)
     return bool(v) and "/" not in v and not v.startswith("-") and os.path.isfile(os.path.join(folder, v))
+
+
+def _module_in(value: str, folder: str) -> bool:
+    """A module name (`plugins = covplug, pkg.plug`) that the project folder holds: the tool imports it from
+    there, the folder being first on sys.path (rt13 a59: coverage's plugins)."""
+    for item in value.replace(",", " ").split():
+        mod = item.strip("'\"[]")
+        if mod.replace(".", "").replace("_", "").isalnum() and not mod[:1].isdigit():
+            base = os.path.join(folder, *mod.split("."))
+            if os.path.isfile(base + ".py") or os.path.isfile(os.path.join(base, "__init__.py")):
+                return True
+    return False
 
 
 def _host_volume(value: str, last: str, writable: Callable[[str], bool]) -> bool:

@@ -281,7 +281,7 @@ class _Walk:
             stem = name.split(".", 1)[0]
             if stem in guardpy.CUSTOMIZE:
                 self.add((d, name), "start", False)
-            elif stem in names and name != "__pycache__":
+            elif stem in names and name != "__pycache__" and (cls == "shadow" or _importable(name)):
                 item = self.add((d, name), cls, False)
                 if item is not None and item.kind == st.S_IFDIR and cls == "shadow":
                     self.add((os.path.join(d, name), "__init__.py"), "shadow", False)
@@ -442,6 +442,11 @@ def spotted(d: str, known: dict[Slot, Item | None], roots: tuple[str, ...] = ())
             continue
     return byvalue.unknown(d, known, roots)  # a file of a config shape (one listing)
 
+
+
+def _importable(name: str) -> bool:
+    """A name python imports from a sys.path directory: a module file, or a package folder (no dot)."""
+    return "." not in name or name.endswith((".py", ".pyc", ".pyw", ".so", ".pyd"))
 
 
 def discover(spots: Iterable[str], fds: Fds, old: Scan | None, known: dict[str, str] | None,
