@@ -102,6 +102,9 @@ def test_a_file_an_exported_variable_makes_every_later_program_run_is_judged(scr
     out = run_hermes("chat", "-q", "tidy up", home=hermes_home, cwd=str(work), input="", timeout=180)
     assert out.returncode == 0, out.stderr
     first, second = _results(scripted)[-2:]
+    if case == "ld_preload":  # a library injected into every program is asked when it is exported (layer13)
+        assert '"blocked": true' in first and "LD_PRELOAD" in first, first
+        return
     assert "exported" in first
     assert '"blocked": true' in second and named in second, second
 

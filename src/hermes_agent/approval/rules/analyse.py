@@ -354,8 +354,12 @@ class Scanner(LeakChecks, FlowChecks, WorkFiles):
                     program_variable(a.partition("=")[0], a.partition("=")[2], probe)
                 for key, description, hard in probe.findings:
                     self.add(key, description, hard)
-                for text, _ in probe.payloads:
+                for text, _ in probe.payloads:  # a value naming a program by a variable (`$PWD/x.sh`) is judged
+                    before = len(self.findings)  # when a program runs it (state.hook_lines reads the file then)
                     self.text(text, depth + 1, env=env.child())
+                    if any(f[0] == "dynamic_command" for f in self.findings[before:]):
+                        self.findings[before:] = [f for f in self.findings[before:] if f[0] != "dynamic_command"]
+                        self._keys.discard("dynamic_command")
         elif name == "alias":
             for a in args[1:]:
                 alias, eq, value = a.partition("=")
