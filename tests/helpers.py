@@ -193,3 +193,16 @@ def on_pty(argv: list[str], env: dict, cwd: str, react, timeout: float = 90,  # 
         os.waitpid(pid, 0)
         os.close(fd)
     return shown
+
+
+def home_outside_tmp(tag: str) -> Path:
+    """A new HOME path (not yet made) under the running user's own home, outside /tmp where the red team found
+    the escapes; the test is skipped where that home is not writable or lies under a temp dir."""
+    import uuid
+
+    import pytest
+
+    base = Path(os.path.expanduser("~"))
+    if not os.access(base, os.W_OK) or str(base).startswith(("/tmp/", "/var/tmp/", "/dev/shm/")):
+        pytest.skip("cannot create a home outside /tmp")
+    return base / f".hermes-test-{tag}-{uuid.uuid4().hex[:8]}"

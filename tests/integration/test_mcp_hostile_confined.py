@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import model_config, run_hermes
+from tests.helpers import home_outside_tmp, model_config, run_hermes
 from tests.integration.test_sandbox_run_later_guard import mechanism
 
 __all__ = ["mechanism"]  # fixture
@@ -33,10 +33,7 @@ HOSTILE, NOISY = FIXTURES / "mcp_hostile_server.py", FIXTURES / "mcp_noisy_serve
 
 @pytest.fixture
 def home():
-    base = Path(os.path.expanduser("~"))
-    if not os.access(base, os.W_OK) or str(base).startswith(("/tmp/", "/var/tmp/", "/dev/shm/")):
-        pytest.skip("cannot create a home outside /tmp")
-    home = base / f".hermes-test-mcpconf-{uuid.uuid4().hex[:8]}"
+    home = home_outside_tmp("mcpconf")
     (home / ".hermes" / "profiles" / "work").mkdir(parents=True)
     (home / ".hermes" / ".env").write_text("OPENAI_API_KEY=sk-canary-default\n")
     (home / ".hermes" / "profiles" / "work" / ".env").write_text("OPENAI_API_KEY=sk-canary-work\n")

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
 import re
 import shutil
 import sys
@@ -19,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import model_config, run_hermes
+from tests.helpers import home_outside_tmp, model_config, run_hermes
 from tests.integration.test_sandbox_run_later_guard import mechanism
 
 __all__ = ["mechanism"]  # fixture
@@ -58,10 +57,7 @@ if __name__ == "__main__":
 
 @pytest.fixture
 def home():
-    base = Path(os.path.expanduser("~"))
-    if not os.access(base, os.W_OK) or str(base).startswith(("/tmp/", "/var/tmp/", "/dev/shm/")):
-        pytest.skip("cannot create a home outside /tmp")
-    home = base / f".hermes-test-pinargs-{uuid.uuid4().hex[:8]}"
+    home = home_outside_tmp("pinargs")
     (home / ".hermes").mkdir(parents=True)
     (home / "project" / "p").mkdir(parents=True)
     (home / "project" / "p" / "hello.py").write_text("WORD = 'hello'\n")

@@ -14,12 +14,11 @@ import json
 import os
 import shutil
 import sys
-import uuid
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import model_config, run_hermes
+from tests.helpers import home_outside_tmp, model_config, run_hermes
 from tests.integration.test_sandbox_run_later_guard import mechanism
 
 __all__ = ["mechanism"]  # fixture
@@ -30,10 +29,7 @@ pytestmark = pytest.mark.skipif(importlib.util.find_spec("mcp") is None, reason=
 
 @pytest.fixture
 def home():
-    base = Path(os.path.expanduser("~"))
-    if not os.access(base, os.W_OK) or str(base).startswith(("/tmp/", "/var/tmp/", "/dev/shm/")):
-        pytest.skip("cannot create a home outside /tmp")
-    home = base / f".hermes-test-mcpcwd-{uuid.uuid4().hex[:8]}"
+    home = home_outside_tmp("mcpcwd")
     (home / ".hermes").mkdir(parents=True)
     (home / "project").mkdir(parents=True)
     yield home
