@@ -281,7 +281,7 @@ class _Walk:
             stem = name.split(".", 1)[0]
             if stem in guardpy.CUSTOMIZE:
                 self.add((d, name), "start", False)
-            elif stem in names and name != "__pycache__" and (cls == "shadow" or _importable(name)):
+            elif stem in names and name != "__pycache__" and (cls == "shadow" or _importable(fd, name)):
                 item = self.add((d, name), cls, False)
                 if item is not None and item.kind == st.S_IFDIR and cls == "shadow":
                     self.add((os.path.join(d, name), "__init__.py"), "shadow", False)
@@ -444,9 +444,14 @@ def spotted(d: str, known: dict[Slot, Item | None], roots: tuple[str, ...] = ())
 
 
 
-def _importable(name: str) -> bool:
-    """A name python imports from a sys.path directory: a module file, or a package folder (no dot)."""
-    return "." not in name or name.endswith((".py", ".pyc", ".pyw", ".so", ".pyd"))
+def _importable(fd: int | None, name: str) -> bool:
+    """A name python imports from a sys.path directory: a module file, or a folder (a package); not `README`."""
+    if name.endswith((".py", ".pyc", ".pyw", ".so", ".pyd")):
+        return True
+    try:
+        return "." not in name and fd is not None and st.S_ISDIR(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode)
+    except OSError:
+        return False
 
 
 def discover(spots: Iterable[str], fds: Fds, old: Scan | None, known: dict[str, str] | None,
