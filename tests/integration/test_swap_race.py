@@ -149,8 +149,9 @@ def test_write_file_and_patch_never_follow_a_swapped_in_link(user, scripted, mec
     assert out.returncode == 0, out.stderr
     results = [m["content"] for m in scripted.requests[-1]["body"]["messages"] if m["role"] == "tool"]
     assert len(results) == 2 + 45, results
-    assert any(".ssh" in r or "symlink" in r for r in results[2:]), results  # the swap was live during the writes
     _ssh_intact(user)
+    if not any(".ssh" in r or "symlink" in r for r in results[2:]):  # the swap was not live during the writes
+        pytest.skip("the swapping process never met a write (a loaded machine): nothing was raced")
 
 
 @pytest.mark.parametrize("mechanism", MECHANISMS)
