@@ -14,8 +14,7 @@ import pytest
 
 from hermes_agent.terminal.sandbox.bwrap import bwrap_problem
 from hermes_agent.terminal.sandbox.launcher import landlock_problem
-from tests.helpers import model_config, run_hermes
-from tests.integration.test_context_via_commits import _git, _prompt
+from tests.integration.test_context_via_commits import _git, _planted, _prompt, _workspace
 
 MECHS = [pytest.param("bwrap", marks=pytest.mark.skipif(bwrap_problem() is not None, reason="no bwrap")),
          pytest.param("landlock", marks=pytest.mark.skipif(landlock_problem() is not None, reason="no Landlock"))]
@@ -42,23 +41,7 @@ WAYS = {  # how the session leaves the repository -> where the user works later
 
 
 def _session(scripted, home: Path, work: Path, mech: str, command: str, extra: str = "") -> str:
-    model_config(home, scripted.url, f"sandbox:\n  mechanism: {mech}\n{extra}")
-    scripted.add({"tool_calls": [{"name": "terminal", "arguments": {"command": command}}]}, {"content": "done"})
-    out = run_hermes("chat", "-q", "tidy", "--yolo", home=home, cwd=str(work), timeout=180)
-    assert out.returncode == 0, out.stderr
-    result = [m["content"] for m in scripted.requests[-1]["body"]["messages"] if m["role"] == "tool"][0]
-    assert "planted" in result, result
-    return out.stdout + out.stderr
-
-
-def _workspace(tmp_path: Path) -> Path:
-    work = tmp_path / "work"
-    work.mkdir()
-    (work / "README.md").write_text("hello\n")
-    _git(work, "init", "-q")
-    _git(work, "add", "README.md")
-    _git(work, "commit", "-qm", "init")
-    return work
+    return _planted(scripted, home, work, command, f"sandbox:\n  mechanism: {mech}\n{extra}")
 
 
 @pytest.mark.parametrize("mech", MECHS)

@@ -37,21 +37,33 @@ def _prompt(scripted, home: Path, work: Path) -> str:
     return scripted.requests[first]["body"]["messages"][0]["content"]
 
 
-def test_a_context_file_committed_by_plumbing_is_held_back_after_checkout(scripted, hermes_home, tmp_path):
+def _workspace(tmp_path: Path) -> Path:
+    """A git repository with one commit (README.md)."""
     work = tmp_path / "work"
     work.mkdir()
     (work / "README.md").write_text("hello\n")
     _git(work, "init", "-q")
     _git(work, "add", "README.md")
     _git(work, "commit", "-qm", "init")
-    model_config(hermes_home, scripted.url, f"skills:\n  external_dirs: [{work / '.skills'}]\n")
-    scripted.add({"tool_calls": [{"name": "terminal", "arguments": {"command": PLANT}}]}, {"content": "done"})
-    out = run_hermes("chat", "-q", "tidy", "--yolo", home=hermes_home, cwd=str(work), timeout=180)
+    return work
+
+
+def _planted(scripted, home: Path, work: Path, command: str, config: str = "") -> str:
+    """One `chat -q --yolo` whose model runs `command` (it ends by echoing `planted`); what the user was shown."""
+    model_config(home, scripted.url, config)
+    scripted.add({"tool_calls": [{"name": "terminal", "arguments": {"command": command}}]}, {"content": "done"})
+    out = run_hermes("chat", "-q", "tidy", "--yolo", home=home, cwd=str(work), timeout=180)
     assert out.returncode == 0, out.stderr
     result = [m["content"] for m in scripted.requests[-1]["body"]["messages"] if m["role"] == "tool"][0]
     assert "planted" in result, result
+    return out.stdout + out.stderr
+
+
+def test_a_context_file_committed_by_plumbing_is_held_back_after_checkout(scripted, hermes_home, tmp_path):
+    work = _workspace(tmp_path)
+    shown = _planted(scripted, hermes_home, work, PLANT, f"skills:\n  external_dirs: [{work / '.skills'}]\n")
     assert not (work / "AGENTS.md").exists()
-    assert "AGENTS.md" in out.stdout + out.stderr  # the user is told at the session's end
+    assert "AGENTS.md" in shown  # the user is told at the session's end
     _git(work, "reset", "-q", "--hard")  # the user's own next reset or checkout brings it in
     assert "bootstrap" in (work / "AGENTS.md").read_text()
     prompt = _prompt(scripted, hermes_home, work)

@@ -12,13 +12,10 @@ import pytest
 from hermes_agent.terminal.sandbox.bwrap import bwrap_problem
 from hermes_agent.terminal.sandbox.launcher import landlock_problem
 from tests.helpers import model_config, run_hermes
+from tests.integration.test_exported_hooks import _call
 
 pytestmark = pytest.mark.skipif(bwrap_problem() is not None and landlock_problem() is not None,
                                 reason="no OS sandbox")
-
-
-def _call(command: str) -> dict:
-    return {"tool_calls": [{"name": "terminal", "arguments": {"command": command}}]}
 
 
 def _results(scripted) -> list[str]:  # noqa: ANN001
