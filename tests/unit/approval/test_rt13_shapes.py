@@ -27,9 +27,9 @@ WIPES = {
     "sqlite3 /dev/null '.output src/app.py' 'select 1;'": "clobber_file",
     "zip -qmr /tmp/d.zip src": "archive_move",
     "7z a /tmp/x.7z src -sdel": "archive_move",
-    "make -s SHELL=/usr/bin/find .SHELLFLAGS='. -name *.py -delete -o -name' test": "make_shell",
-    "make --eval='x: ; rm -rf ~' x": "make_shell",
-    "make MAKEFLAGS='SHELL=/usr/bin/python3' test": "make_shell",
+    "make -s SHELL=/usr/bin/find .SHELLFLAGS='. -name *.py -delete -o -name' test": "exec_via_option",
+    "make --eval='x: ; rm -rf ~' x": "exec_via_option",
+    "make MAKEFLAGS='SHELL=/usr/bin/python3' test": "exec_via_option",
 }
 
 
@@ -48,7 +48,7 @@ def test_destroying_shapes_are_asked(command: str) -> None:
     "node -e \"const fs=require('fs'); for (const f of fs.readdirSync('.')) console.log(f)\"",
     "perl -e 'for (glob(\"*.txt\")) { open my $f, \"<\", $_; print <$f> }'",
     "zip -r release.zip dist", "zip -qr /tmp/backup.zip src", "7z a backup.7z src",
-    "make SHELL=/bin/bash test", "make .SHELLFLAGS='-ec' build", "make -j4 CC=clang all", "make MAKEFLAGS=-j4 all",
+    "make SHELL=/bin/bash test", "make .SHELLFLAGS='-ec' build", "make .SHELLFLAGS='-eu -o pipefail -c' all", "make -j4 CC=clang all", "make MAKEFLAGS=-j4 all",
     "git checkout-index -a --prefix=/tmp/export/", "git checkout-index -f -a --prefix=/tmp/export/",
     "git read-tree -m -u HEAD",
 ])

@@ -260,10 +260,26 @@ def make(u: Unwrapped) -> None:
     u.stdin_code = any(a in ("-f", "--file", "--makefile") and b in ("-", "/dev/stdin") for a, b in zip(u.args, u.args[1:], strict=False))
     for a in u.args:
         name, eq, value = a.partition("=")
+        if _make_rewired(name.rstrip(":+?!"), eq, value, a):
+            u.findings.append(("exec_via_option", f"make {a[:60]} changes how recipes run or adds rules", False))
         if eq and value and re.fullmatch(r"\.?[A-Za-z_][\w.]*\+?:?", name) and (" " in value or "|" in value or ";" in value):
             u.payloads.append((value, None))
         elif name.rstrip(":") in ("SHELL", "MAKESHELL") and eq and value.rsplit("/", 1)[-1] not in SHELLS:
             u.findings.append(("exec_via_option", f"make {name}={value} runs every recipe through that program", False))
+
+
+_SAFE_SHELLFLAGS = lazy(r"\A\s*(?:-[eEuxvo]+\s+(?:pipefail\s+)?)*-[eEux]*c\s*\Z")
+
+
+def _make_rewired(name: str, eq: str, value: str, arg: str) -> bool:
+    """.SHELLFLAGS= other than `-c` forms, MAKEFLAGS= carrying SHELL or --eval, --eval/-E rules (rt13 a16)."""
+    if arg in ("-E", "--eval") or arg.startswith("--eval="):
+        return True
+    value = value.strip().strip("'\"")
+    if name == ".SHELLFLAGS" and eq:
+        return not _SAFE_SHELLFLAGS.match(value)
+    return name == "MAKEFLAGS" and bool(eq) and ("SHELL" in value or "--eval" in value or
+                                                 re.search(r"(?:\A|\s)-\w*E", value) is not None)
 
 
 def composer(u: Unwrapped) -> None:

@@ -8,8 +8,8 @@ a12, a16, a23). Classes, not commands:
 - interpreter code that lists files (glob, readdir, walk, Dir.glob) and truncates or opens them for writing
   with nothing written (`[os.truncate(f, 0) for f in glob(...)]`, `fs.truncateSync(d + f)` in a loop, perl
   `open my $f, ">", $_` over `glob`);
-- an archiver that moves the files into the archive (`zip -m`, `7z a -sdel`);
-- make run through another program: `SHELL=` / `.SHELLFLAGS=` / `MAKEFLAGS=` naming a non-shell, `--eval`.
+- an archiver that moves the files into the archive (`zip -m`, `7z a -sdel`).
+(make run through another program, `.SHELLFLAGS=`/`MAKEFLAGS=`/`--eval`, is runners.make's.)
 One file is clobber.py's finding, many (a glob, a listing) mass.py's. Pure string work: the rules read no file."""
 
 from __future__ import annotations
@@ -25,8 +25,6 @@ if TYPE_CHECKING:
     from hermes_agent.approval.rules.unwrapped import Unwrapped
 
 ARCHIVE_MOVE = ("archive_move", "move project files into an archive (zip -m, 7z -sdel): they are deleted", False)
-MAKE_SHELL = ("make_shell", "run make's recipes through another program or extra rules (SHELL=, .SHELLFLAGS=, "
-                            "--eval)", False)
 _NULL = frozenset({"/dev/null", "/dev/zero"})
 _COPIERS = frozenset({"install", "cp", "mv", "rsync", "ginstall"})
 _FILTERS = frozenset({"sort", "shuf", "uniq", "tac", "cat", "head", "tail", "cut", "paste", "tr", "fmt", "fold",
@@ -35,9 +33,6 @@ _ZERO_COUNT = lazy(r"\A(?:-n0+|--head-count=0+|-n|--head-count)\Z")
 _SQL_OUT = lazy(r"(?:\A|[\n;])\s*\.(?:output|once)\s+(?:-\w+\s+)*(['\"]?)([^\s'\";]+)\1")
 _CODE_FILE = lazy(r"\.(?:py|pyi|js|mjs|cjs|ts|tsx|jsx|go|rs|c|h|cc|cpp|hpp|java|kt|rb|php|sh|bash|zsh|pl|pm|lua|"
                   r"swift|scala|cs|vue|svelte|ipynb|toml|ya?ml|json|cfg|ini|md|rst|tex)\Z", re.I)
-_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox"})
-_MAKE_VAR = lazy(r"\A(SHELL|MAKESHELL|\.SHELLFLAGS|MAKEFLAGS)\s*[:+?!]?=(.*)\Z", re.S)
-_SAFE_FLAGS = lazy(r"\A\s*(?:-[eEuxvo]+\s+(?:pipefail\s+)?)*-[eEux]*c\s*\Z")
 # interpreter code: a listing of files, and a wipe of a file named by a variable (not a literal: clobber.py's)
 _LISTS = lazy(r"\b(?:glob|iglob|rglob|listdir|scandir|walk|iterdir|readdirSync|readdir|opendir|Dir\s*\.\s*(?:glob|"
               r"children|entries|each_child)|Dir\s*\[|Find\.find|find\s*\()")
@@ -64,8 +59,6 @@ def findings(u: Unwrapped, redirects: list) -> list[tuple[str, str, bool]]:
         out.append(mass.MASS_REWRITE)
     if _moves_into_archive(u):
         out.append(ARCHIVE_MOVE)
-    if u.name in ("make", "gmake") and _make_shell(u.args):
-        out.append(MAKE_SHELL)
     return out
 
 
@@ -148,21 +141,3 @@ def _moves_into_archive(u: Unwrapped) -> bool:
     ops = operands(args, frozenset({"-b", "-t", "-x", "-i", "-P", "-O", "-n"}))
     sources = ops[2:] if name.startswith("7z") else ops[1:]
     return moving and any(clobber.precious(s) or mass.many(s) or not s.startswith("/tmp") for s in sources)
-
-
-def _make_shell(args: list) -> bool:
-    """make told to run recipes through something other than a shell, or given rules on its command line."""
-    for a in args:
-        if a in ("-E", "--eval") or a.startswith("--eval="):
-            return True
-        m = _MAKE_VAR.match(a)
-        if not m:
-            continue
-        var, value = m.group(1), m.group(2).strip().strip("'\"")
-        if var in ("SHELL", "MAKESHELL") and value.rsplit("/", 1)[-1] not in _SHELLS:
-            return True
-        if var == ".SHELLFLAGS" and not _SAFE_FLAGS.match(value):
-            return True
-        if var == "MAKEFLAGS" and ("SHELL" in value or "--eval" in value or re.search(r"(?:\A|\s)-\w*E", value)):
-            return True
-    return False
