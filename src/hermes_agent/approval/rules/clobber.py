@@ -117,9 +117,6 @@ def clobbered(u: Unwrapped, redirects: list) -> list[str]:
         emptied = None  # `sed -i 3d f` deletes a line: an edit (over many files it is mass.py's wipe)
     if emptied is not None and (u.name != "tee" or any(op == "<" and t in _NULL for op, t in redirects)):
         targets += emptied
-    if u.name in ("mv", "install", "rsync", "ln") and any(a in _NULL for a in u.args):
-        ops = [a for a in u.args if not a.startswith("-")]
-        targets += [a for a in ops if a not in _NULL and not (u.name == "install" and a.isdigit())]
     targets += _editor_targets(u) + ex_targets(u)
     if u.code:
         for m in _CODE_WIPES.finditer(u.code[1]):

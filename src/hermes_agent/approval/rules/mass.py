@@ -65,6 +65,8 @@ def empties(u: Unwrapped) -> list | None:
         return None
     if name == "cp" and _operands(args)[:1] == ["/dev/null"]:
         return _operands(args)[1:]
+    if name in ("install", "ginstall", "mv", "rsync", "ln") and "/dev/null" in args:  # install -m644 /dev/null F
+        return [a for a in _operands(args) if a not in ("/dev/null", "/dev/zero") and not a.isdigit()]
     if name == "dd" and any(a in ("if=/dev/zero", "if=/dev/null", "if=/dev/urandom", "if=/dev/random") for a in args):
         return [a[3:] for a in args if a.startswith("of=") and not a.startswith("of=/dev/")]
     if name in ("sed", "gsed") and u.inplace:

@@ -1,8 +1,8 @@
 """Wiping project files by effect, in the shapes the per-tool spellings of clobber.py and mass.py miss (rt13
 a12, a16, a23). Classes, not commands:
 
-- an output option names the file and nothing goes in: `sort -o F /dev/null`, `shuf -n0 -o F`, `install -m644
-  /dev/null F` or `cp /dev/null F` over a loop's glob, `sqlite3 /dev/null '.output f.py'`;
+- an output option names the file and nothing goes in: `sort -o F /dev/null`, `shuf -n0 -o F`,
+  `sqlite3 /dev/null '.output f.py'` (copies from /dev/null, `install -m644 /dev/null F`, are mass.empties');
 - an in-place awk program that prints nothing (`awk -i inplace '{next}' *.py`), ex/vim deleting every line
   behind `bufdo`/`argdo`/`silent` over many files;
 - interpreter code that lists files (glob, readdir, walk, Dir.glob) and truncates or opens them for writing
@@ -26,7 +26,6 @@ if TYPE_CHECKING:
 
 ARCHIVE_MOVE = ("archive_move", "move project files into an archive (zip -m, 7z -sdel): they are deleted", False)
 _NULL = frozenset({"/dev/null", "/dev/zero"})
-_COPIERS = frozenset({"install", "cp", "mv", "rsync", "ginstall"})
 _FILTERS = frozenset({"sort", "shuf", "uniq", "tac", "cat", "head", "tail", "cut", "paste", "tr", "fmt", "fold",
                       "nl", "expand", "unexpand", "rev", "comm", "join", "iconv", "jq", "yq", "column"})
 _ZERO_COUNT = lazy(r"\A(?:-n0+|--head-count=0+|-n|--head-count)\Z")
@@ -66,9 +65,6 @@ def _emptied(u: Unwrapped, redirects: list) -> list[str]:
     """Files `u` leaves empty (or overwrites with a query's output) that clobber.py/mass.py do not name."""
     name, args = u.name, u.args
     targets: list[str] = []
-    if name in _COPIERS and any(a in _NULL for a in args):
-        targets += [a for a in operands(args, frozenset({"-m", "--mode", "-o", "-g", "--owner", "--group", "-t", "-S"}))
-                    if a not in _NULL and not (name in ("install", "ginstall") and a.isdigit())]
     if name in _FILTERS:
         outs = _option_values(args, ("-o",), ("--output",))
         ins = operands(args, frozenset({"-o", "--output", "-n", "-k", "-t", "-S", "-T", "-f", "-d", "-c"}))
