@@ -46,6 +46,9 @@ class Guard:
         self._deep_spots: set[str] = set()
         self._deep = DeepWatch(self.workspaces, self.roots)  # every depth (deepwatch.py; started with the baseline)
         self._base: Scan | None = None
+        from hermes_agent.terminal.sandbox.gitobjects import ObjectWatch
+
+        self._objects = ObjectWatch()  # git's object store and what overrides it: immutable (rt13 a52)
         self._first: dict[str, str] | None = None  # the baseline's repositories (git dir -> work tree, "" bare)
         self._active = 0
         self._held: list[str] = []
@@ -71,6 +74,7 @@ class Guard:
             if self._base is None:
                 self._base = self._scan(None, None)
                 self._first = dict(self._base.gitdirs)
+                self._objects.track(self._base.gitdirs)
                 notes: list[str] = []
             elif self._active or self._stray:  # confined work ran since the last check, or may have
                 notes = self._check()
@@ -78,6 +82,8 @@ class Guard:
                 quiet, spots = self._light()
                 if not quiet:
                     self._base = self._scan(self._base, None, spots)
+                self._objects.accept()
+                self._objects.track(self._base.gitdirs)
                 notes = []
             self._active += 1
             if not deliver:
@@ -212,10 +218,13 @@ class Guard:
 
         base = self._base
         assert base is not None
+        notes = [shown(line) for line in self._objects.check(self._stash)]  # objects first: cheap when quiet
         quiet, spots = self._light()
         if quiet:
-            return []
-        notes: list[str] = []
+            for line in notes:
+                if self.notify is not None:
+                    self.notify(line)
+            return notes
         lines = ["start"]
         for _ in range(4):  # a repair can uncover more (a .git moved back, a hooks/ made again): look again
             now = self._scan(base, base.gitdirs, spots)  # always against the baseline: nothing fresh carried
@@ -233,6 +242,7 @@ class Guard:
             if self.notify is not None:
                 self.notify(line)
         self._base = now.settled() if not lines else self._scan(base, None, spots)
+        self._objects.track(self._base.gitdirs)
         return notes
 
     def _stash(self, path: str, data: bytes | None) -> str:

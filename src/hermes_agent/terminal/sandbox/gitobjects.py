@@ -1,0 +1,424 @@
+"""git's object store and the sources of objects and refs beside it, held immutable against confined work
+(rt13 a52/a53; the run-later guard, guard.py, calls it).
+
+An object that exists in git never changes: its name is the hash of its content. A confined command can
+still rewrite one (the object directories are writable: unlink + new file under the same name, or chmod and
+write in place), add a pack whose index claims an existing object id for other bytes, point
+`objects/info/alternates` at a directory of forged objects, or write a `refs/replace/*` line into
+`packed-refs`: the user's next `git checkout -- Makefile` / `reset --hard` / `stash` then writes the payload
+into the work tree while `git diff` shows nothing. None of this is ever legitimate from a confined command.
+
+How, at about no cost per command whatever the number of objects: inotify(7) watches on `objects/`, each
+`objects/??` fan-out directory, `objects/pack` and `objects/info` of every repository the guard knows (the
+kernel reports each name written, renamed, chmod-ed or removed there, through bind mounts and Landlock alike;
+the queue is hermes's, close-on-exec). After confined work, each loose object named in the queue is
+inflated and hashed (sha1 or sha256, by the length of its name) and removed to the quarantine when its
+content is not what its name says (or it is a link); it is left read-only (a write in place then needs a
+chmod, which the queue reports). Packs are also compared by lstat (mmap writes escape inotify): a new or
+changed `.idx`/`.pack` pair is checked with `git index-pack --verify` run outside any repository, and
+removed when it fails; a new or changed multi-pack-index or commit-graph (caches that map ids to data) is
+removed, git rebuilds it; `objects/info/alternates` and `http-alternates` get their baseline content back;
+`refs/replace/*` lines new in `packed-refs` are stripped, the rest kept; a `shallow` file new in a full
+repository is removed. A queue overflow, or a watched directory moved or removed, means every loose object
+of that repository is verified. Ordinary git (commit, fetch from a local remote, gc, repack, rebase) only
+adds objects that hash right and packs that verify. Stdlib only; nothing happens at import."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import stat as st
+import subprocess
+import zlib
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from hermes_agent.terminal.sandbox.deepwatch import _EVENT, _IN_Q_OVERFLOW, _libc
+from hermes_agent.terminal.sandbox.guarditem import _sig
+
+Stash = Callable[[str, bytes | None], str]
+
+_DIR_MASK = 0x2 | 0x4 | 0x8 | 0x40 | 0x80 | 0x100 | 0x200 | 0x400 | 0x800  # modify attrib close_write moved create delete self
+_SELF = 0x400 | 0x800 | 0x8000  # delete_self, move_self, ignored
+_IN_ISDIR, _IN_NONBLOCK, _IN_CLOEXEC = 0x40000000, 0o4000, 0o2000000
+_FANOUT = re.compile(r"^[0-9a-f]{2}$")
+_LOOSE = {38: "sha1", 62: "sha256"}  # hex digits after the fan-out directory's two
+_TYPES = (b"blob", b"tree", b"commit", b"tag")
+_INFO = ("alternates", "http-alternates")  # sources of objects: put back as they were
+_CACHES = ("commit-graph", "commit-graphs", "multi-pack-index")  # map ids to data: removed when new or changed
+VERIFY_BUDGET = 512 << 20  # bytes of objects and packs verified per check; past it the line says so
+_OPEN = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+@dataclass
+class _Repo:
+    gd: str
+    packs: dict[str, tuple | None] = field(default_factory=dict)  # objects/pack entry -> lstat sig
+    info: dict[str, bytes | None] = field(default_factory=dict)  # objects/info alternates files -> content
+    caches: dict[str, tuple | None] = field(default_factory=dict)  # commit-graph, multi-pack-index -> sig
+    replace: set[bytes] = field(default_factory=set)  # refs/replace lines of packed-refs at the baseline
+    packed: tuple | None = None  # packed-refs' sig
+    shallow: bool = False
+
+
+class ObjectWatch:
+    """See the module doc. `track` the guard's repositories (the baseline, and any found later), `accept`
+    what changed while nothing confined ran (the user's), `check` after confined work."""
+
+    def __init__(self) -> None:
+        self.fd = -1
+        self.wds: dict[int, tuple[str, str]] = {}  # wd -> (git dir, directory watched)
+        self.repos: dict[str, _Repo] = {}
+
+    def track(self, gitdirs: Iterable[str]) -> None:
+        for gd in gitdirs:
+            if gd not in self.repos:
+                self._watch(gd)
+                self.repos[gd] = self._baseline(gd)
+
+    def accept(self) -> None:
+        """The user's own changes (nothing confined ran): the queue is emptied, the baseline taken again."""
+        _events, overflow, lost = self._drain()
+        for gd in set(lost) | (set(self.repos) if overflow else set()):
+            self._watch(gd)
+        for gd in self.repos:
+            self.repos[gd] = self._baseline(gd)
+
+    def check(self, stash: Stash) -> list[str]:
+        """After confined work: what was forged is removed or put back; one line per action."""
+        events, overflow, lost = self._drain()
+        touched: dict[str, set[str]] = {}  # fan-out directory -> names written there (None: all it holds)
+        fresh: set[str] = set()  # fan-out directories made or moved in: all they hold is new
+        for gd, d, name, mask in events:
+            if d == os.path.join(gd, "objects"):
+                if mask & _IN_ISDIR and _FANOUT.match(name):
+                    fresh.add(os.path.join(d, name))
+            elif _FANOUT.match(os.path.basename(d)):
+                touched.setdefault(d, set()).add(name)
+        lines: list[str] = []
+        budget = [VERIFY_BUDGET]
+        for gd in sorted(set(self.repos) if overflow else lost):
+            self._watch(gd)
+            lines += self._all_loose(gd, stash, budget)
+        for d in sorted(fresh):
+            if not any(d.startswith(gd + "/") for gd in lost):
+                self._add(os.path.dirname(os.path.dirname(d)), d)
+                touched[d] = set(_listdir(d))
+        for d, names in sorted(touched.items()):
+            if not any(d.startswith(gd + "/") for gd in lost):
+                lines += [ln for n in sorted(names) if (ln := _judge_loose(d, n, stash, budget))]
+        for repo in self.repos.values():
+            lines += self._others(repo, stash, budget)
+        if budget[0] < 0:
+            lines.append(f"git objects: more was written than one check verifies ({VERIFY_BUDGET >> 20} MB); run "
+                         "`git fsck` before trusting this repository")
+        return lines
+
+    # -- watches
+
+    def _watch(self, gd: str) -> None:
+        if self.fd < 0:
+            try:
+                self.fd = _libc().inotify_init1(_IN_NONBLOCK | _IN_CLOEXEC)
+            except (OSError, AttributeError):
+                self.fd = -1
+            if self.fd < 0:
+                return
+        objects = os.path.join(gd, "objects")
+        dirs = [objects, os.path.join(objects, "pack"), os.path.join(objects, "info")]
+        dirs += [os.path.join(objects, n) for n in _listdir(objects) if _FANOUT.match(n)]
+        for d in dirs:
+            self._add(gd, d)
+
+    def _add(self, gd: str, d: str) -> None:
+        if self.fd < 0:
+            return
+        try:
+            fd = os.open(d, _DIR)
+        except OSError:
+            return
+        try:
+            wd = _libc().inotify_add_watch(self.fd, f"/proc/self/fd/{fd}".encode(), _DIR_MASK)
+        finally:
+            os.close(fd)
+        if wd >= 0:
+            self.wds[wd] = (gd, d)
+
+    def _drain(self) -> tuple[list[tuple[str, str, str, int]], bool, set[str]]:
+        """(gd, directory, name, mask) events, overflow, repositories whose watched directory went away."""
+        out: list[tuple[str, str, str, int]] = []
+        overflow, lost = self.fd < 0 and bool(self.repos), set()
+        while self.fd >= 0:
+            try:
+                buf = os.read(self.fd, 1 << 16)
+            except BlockingIOError:
+                break
+            except OSError:
+                overflow = True
+                break
+            pos = 0
+            while pos + _EVENT.size <= len(buf):
+                wd, mask, _cookie, size = _EVENT.unpack_from(buf, pos)
+                name = os.fsdecode(buf[pos + _EVENT.size:pos + _EVENT.size + size].split(b"\0", 1)[0])
+                pos += _EVENT.size + size
+                overflow |= bool(mask & _IN_Q_OVERFLOW)
+                where = self.wds.get(wd)
+                if where is None:
+                    continue
+                if mask & _SELF:
+                    if mask & 0x8000:
+                        self.wds.pop(wd, None)
+                    if not _FANOUT.match(os.path.basename(where[1])):  # objects/, pack/, info/ went away
+                        lost.add(where[0])
+                else:
+                    out.append((*where, name, mask))
+        return out, overflow, lost
+
+    # -- loose objects
+
+    def _all_loose(self, gd: str, stash: Stash, budget: list[int]) -> list[str]:
+        objects = os.path.join(gd, "objects")
+        lines: list[str] = []
+        for sub in sorted(n for n in _listdir(objects) if _FANOUT.match(n)):
+            d = os.path.join(objects, sub)
+            lines += [ln for n in sorted(_listdir(d)) if (ln := _judge_loose(d, n, stash, budget))]
+        return lines
+
+    # -- packs, alternates, caches, packed-refs, shallow
+
+    def _baseline(self, gd: str) -> _Repo:
+        repo = _Repo(gd)
+        pack = os.path.join(gd, "objects", "pack")
+        repo.packs = {n: _sig(os.path.join(pack, n)) for n in _listdir(pack) if n.endswith((".pack", ".idx"))}
+        info = os.path.join(gd, "objects", "info")
+        repo.info = {n: _read(os.path.join(info, n)) for n in _INFO}
+        repo.caches = {n: _sig(os.path.join(info, n)) for n in _CACHES[:2]}
+        repo.caches[_CACHES[2]] = _sig(os.path.join(pack, _CACHES[2]))
+        repo.replace = set(_replace_lines(_read(os.path.join(gd, "packed-refs"))))
+        repo.packed = _sig(os.path.join(gd, "packed-refs"))
+        repo.shallow = _sig(os.path.join(gd, "shallow")) is not None
+        return repo
+
+    def _others(self, repo: _Repo, stash: Stash, budget: list[int]) -> list[str]:
+        gd = repo.gd
+        lines = _packs(repo, stash, budget)
+        info = os.path.join(gd, "objects", "info")
+        for name, was in repo.info.items():
+            path = os.path.join(info, name)
+            data = _read(path)
+            if data != was and (data is not None or _sig(path) is not None):
+                saved = stash(path, data)
+                _put(info, name, was)
+                lines.append(f"{path}: {'restored' if was is not None else 'removed'} (git would take objects "
+                             f"from where it points, in place of the repository's own){_at(saved)}")
+        for name, old in repo.caches.items():
+            path = os.path.join(gd, "objects", "pack" if name == _CACHES[2] else "info", name)
+            sig = _sig(path)
+            if sig is not None and (old is None or sig[1:] != old[1:]):
+                _remove(path)
+                lines.append(f"{path}: removed (a cache that maps object ids to data, written by the sandbox; "
+                             "git rebuilds it on the next gc)")
+        packed = os.path.join(gd, "packed-refs")
+        if _sig(packed) != repo.packed:
+            lines += _strip_replace(packed, repo.replace, stash)
+            repo.replace = set(_replace_lines(_read(packed)))
+            repo.packed = _sig(packed)
+        shallow = os.path.join(gd, "shallow")
+        if not repo.shallow and _sig(shallow) is not None:
+            saved = stash(shallow, _read(shallow))
+            _remove(shallow)
+            lines.append(f"{shallow}: removed (it would cut the full history git has here){_at(saved)}")
+        pack = os.path.join(gd, "objects", "pack")
+        repo.packs = {n: _sig(os.path.join(pack, n)) for n in _listdir(pack) if n.endswith((".pack", ".idx"))}
+        repo.caches = {n: _sig(os.path.join(info, n)) for n in _CACHES[:2]}
+        repo.caches[_CACHES[2]] = _sig(os.path.join(pack, _CACHES[2]))
+        return lines
+
+
+def _judge_loose(d: str, name: str, stash: Stash, budget: list[int]) -> str:
+    """'' when `d/name` is absent, not an object's name (git's temporary files) or hashes to its name; else
+    the line saying it was removed (saved to the quarantine first)."""
+    algo = _LOOSE.get(len(name))
+    if algo is None or not all(c in "0123456789abcdef" for c in name):
+        return ""
+    try:
+        dfd = os.open(d, _DIR)
+    except OSError:
+        return ""
+    try:
+        ok, data = _verify(dfd, name, os.path.basename(d) + name, algo, budget)
+        if ok:
+            return ""
+        path = os.path.join(d, name)
+        saved = stash(path, data)
+        try:
+            if st.S_ISDIR(os.stat(name, dir_fd=dfd, follow_symlinks=False).st_mode):
+                import shutil
+
+                shutil.rmtree(os.path.join(d, name))
+            else:
+                os.unlink(name, dir_fd=dfd)
+        except FileNotFoundError:
+            pass
+        return (f"{path}: removed: its content is not the git object it names (git would hand it out in place of "
+                f"the committed one; `git fsck` names what is now missing, a fetch or re-add restores it){_at(saved)}")
+    finally:
+        os.close(dfd)
+
+
+def _verify(dfd: int, name: str, oid: str, algo: str, budget: list[int]) -> tuple[bool, bytes | None]:
+    """(content hashes to `oid`, the raw bytes when small enough to keep); gone counts as fine."""
+    try:
+        fd = os.open(name, _OPEN, dir_fd=dfd)
+    except FileNotFoundError:
+        return True, None
+    except OSError:
+        return False, None  # a link or worse: git would follow it
+    try:
+        s = os.fstat(fd)
+        if not st.S_ISREG(s.st_mode):
+            return False, None
+        budget[0] -= s.st_size
+        if budget[0] < 0:
+            return True, None  # said once by the caller: not verified
+        kept: list[bytes] = []
+        inflate, digest = zlib.decompressobj(), hashlib.new(algo)
+        while chunk := os.read(fd, 1 << 20):
+            if len(kept) < 8:
+                kept.append(chunk)
+            try:
+                digest.update(inflate.decompress(chunk))
+            except zlib.error:
+                return False, b"".join(kept)
+        try:
+            tail = inflate.flush()
+        except zlib.error:
+            return False, b"".join(kept)
+        digest.update(tail)
+        ok = inflate.eof and not inflate.unused_data and digest.hexdigest() == oid
+        if ok and s.st_mode & 0o222:
+            os.fchmod(fd, st.S_IMODE(s.st_mode) & ~0o222)  # a write in place needs a chmod: reported
+        return ok, b"".join(kept)
+    finally:
+        os.close(fd)
+
+
+def _packs(repo: _Repo, stash: Stash, budget: list[int]) -> list[str]:
+    pack = os.path.join(repo.gd, "objects", "pack")
+    names = [n for n in _listdir(pack) if n.endswith(".idx")]
+    lines: list[str] = []
+    for idx in sorted(names):
+        base = idx[:-4]
+        changed = [n for n in (idx, base + ".pack")
+                   if (now := _sig(os.path.join(pack, n))) is None or n not in repo.packs
+                   or repo.packs[n] is None or now[1:] != repo.packs[n][1:]]  # type: ignore[index]
+        if not changed or _pack_ok(pack, base, budget):
+            continue
+        saved = stash(os.path.join(pack, idx), _read(os.path.join(pack, idx)))
+        for n in (idx, base + ".pack", base + ".rev", base + ".bitmap"):
+            _remove(os.path.join(pack, n))
+        lines.append(f"{os.path.join(pack, base)}.pack/.idx: removed: the index does not match the pack's "
+                     f"objects (git would hand out other content for existing object ids){_at(saved)}")
+    return lines
+
+
+def _pack_ok(pack: str, base: str, budget: list[int]) -> bool:
+    """`git index-pack --verify`, outside any repository and configuration: every object's id recomputed."""
+    path = os.path.join(pack, base + ".pack")
+    sig = _sig(path)
+    if sig is None or not st.S_ISREG(sig[0]) or _sig(os.path.join(pack, base + ".idx")) is None:
+        return sig is None  # an index without its pack is ignored by git
+    budget[0] -= sig[2]
+    if budget[0] < 0:
+        return True
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "GIT_CONFIG_NOSYSTEM": "1",
+           "GIT_CONFIG_GLOBAL": os.devnull, "HOME": "/", "GIT_CEILING_DIRECTORIES": "/", "LC_ALL": "C"}
+    try:
+        done = subprocess.run(["git", "index-pack", "--verify", path], cwd="/", env=env,
+                              capture_output=True, timeout=300, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return done.returncode == 0
+
+
+def _replace_lines(data: bytes | None) -> list[bytes]:
+    return [ln for ln in (data or b"").splitlines() if ln.split(b" ", 1)[-1].startswith(b"refs/replace/")]
+
+
+def _strip_replace(path: str, keep: set[bytes], stash: Stash) -> list[str]:
+    """`packed-refs` without the refs/replace lines the baseline did not have (and their peeled `^` lines)."""
+    data = _read(path)
+    if not data or not set(_replace_lines(data)) - keep:
+        return []
+    out, drop = [], False
+    for ln in data.splitlines(keepends=True):
+        if ln.startswith(b"^") and drop:
+            continue
+        drop = ln.rstrip(b"\n") in set(_replace_lines(data)) - keep
+        if not drop:
+            out.append(ln)
+    saved = stash(path, data)
+    _put(os.path.dirname(path), os.path.basename(path), b"".join(out))
+    return [f"{path}: refs/replace lines removed, the other refs kept (git would use another object in place "
+            f"of a committed one, and git diff shows nothing){_at(saved)}"]
+
+
+def _listdir(d: str) -> list[str]:
+    try:
+        return os.listdir(d)
+    except OSError:
+        return []
+
+
+def _read(path: str) -> bytes | None:
+    try:
+        fd = os.open(path, _OPEN)
+    except OSError:
+        return None
+    try:
+        if not st.S_ISREG(os.fstat(fd).st_mode):
+            return b""
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def _put(d: str, name: str, data: bytes | None) -> None:
+    """`d/name` := data (None: removed), written beside it and renamed over, in a no-follow fd of `d`."""
+    try:
+        dfd = os.open(d, _DIR)
+    except OSError:
+        return
+    try:
+        if data is None:
+            try:
+                os.unlink(name, dir_fd=dfd)
+            except IsADirectoryError:
+                import shutil
+
+                shutil.rmtree(os.path.join(d, name))
+            except FileNotFoundError:
+                pass
+            return
+        tmp = f".{name}.hermes-{os.getpid()}"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644, dir_fd=dfd)
+        try:
+            os.write(fd, data)
+        finally:
+            os.close(fd)
+        os.rename(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+    finally:
+        os.close(dfd)
+
+
+def _remove(path: str) -> None:
+    _put(os.path.dirname(path), os.path.basename(path), None)
+
+
+def _at(saved: str) -> str:
+    return f"; saved to {saved}" if saved else ""
