@@ -44,18 +44,18 @@ for p in glob.glob('.git/objects/pack/*.idx'):
 EOF"""
 
 
-def _git(home, proj, *args: str) -> subprocess.CompletedProcess:  # noqa: ANN001
+def _git(home_dir, proj, *args: str) -> subprocess.CompletedProcess:  # noqa: ANN001
     return subprocess.run(["git", "-C", str(proj), *args], capture_output=True, text=True,
-                          env={"HOME": str(home), "PATH": "/usr/bin:/bin"})
+                          env={"HOME": str(home_dir), "PATH": "/usr/bin:/bin"})
 
 
-def _commit_makefiles(home, proj) -> None:  # noqa: ANN001
+def _commit_makefiles(home_dir, proj) -> None:  # noqa: ANN001
     for name in ("Makefile", "b.mk", "c.mk"):
         (proj / name).write_text(MAKEFILE)
     (proj / "b.mk").write_text("# b\n" + MAKEFILE)
     (proj / "c.mk").write_text("# c\n" + MAKEFILE)
-    _git(home, proj, "add", "-A")
-    _git(home, proj, "commit", "-qm", "makefiles")
+    _git(home_dir, proj, "add", "-A")
+    _git(home_dir, proj, "commit", "-qm", "makefiles")
 
 
 def test_forged_objects_and_object_sources_are_removed_or_put_back(scripted, home, mechanism):  # noqa: F811
