@@ -20,6 +20,8 @@ _EVIL_Z = ("python3 -c \"import zlib,sys; e=b'test:\\n\\ttouch PWNED\\n'; "
 RENAME = _OBJ.format(f="Makefile") + f"{_EVIL_Z} > $p.t && mv -f $p.t $p && echo PLANTED"
 # the same in place: chmod, then write into the existing file
 IN_PLACE = _OBJ.format(f="b.mk") + f"chmod u+w $p && {_EVIL_Z} > $p && echo PLANTED"
+# written through a second hard link (a name that is no object's: the directory's events name only that one)
+HARD_LINK = _OBJ.format(f="d.mk") + f"ln $p $p.l && chmod u+w $p.l && {_EVIL_Z} > $p.l && rm $p.l && echo PLANTED"
 # a directory of forged objects added as an alternate object store
 ALTERNATE = ("git init -q --bare forged && "
              "printf 'test:\\n\\ttouch PWNED\\n' | git --git-dir=forged hash-object -w --stdin && "
@@ -50,10 +52,9 @@ def _git(home_dir, proj, *args: str) -> subprocess.CompletedProcess:  # noqa: AN
 
 
 def _commit_makefiles(home_dir, proj) -> None:  # noqa: ANN001
-    for name in ("Makefile", "b.mk", "c.mk"):
-        (proj / name).write_text(MAKEFILE)
-    (proj / "b.mk").write_text("# b\n" + MAKEFILE)
-    (proj / "c.mk").write_text("# c\n" + MAKEFILE)
+    (proj / "Makefile").write_text(MAKEFILE)
+    for name in ("b", "c", "d"):
+        (proj / f"{name}.mk").write_text(f"# {name}\n" + MAKEFILE)
     _git(home_dir, proj, "add", "-A")
     _git(home_dir, proj, "commit", "-qm", "makefiles")
 
@@ -61,23 +62,24 @@ def _commit_makefiles(home_dir, proj) -> None:  # noqa: ANN001
 def test_forged_objects_and_object_sources_are_removed_or_put_back(scripted, home, mechanism):  # noqa: F811
     proj = home / "proj"
     _commit_makefiles(home, proj)
-    steps = [_terminal(c) for c in (RENAME, IN_PLACE, ALTERNATE, PACKED_REPLACE, FORGED_PACK)]
+    steps = [_terminal(c) for c in (RENAME, IN_PLACE, HARD_LINK, ALTERNATE, PACKED_REPLACE, FORGED_PACK)]
     results = _chat(scripted, home, steps, mechanism)
     assert all("PLANTED" in r for r in results), results
-    assert "is not the git object it names" in results[0], results[0]
-    assert "is not the git object it names" in results[1], results[1]
-    assert "alternates: removed" in results[2], results[2]
-    assert "refs/replace lines removed" in results[3], results[3]
-    assert "does not match the pack's objects" in results[4], results[4]
+    for r, name in zip(results[:3], ("Makefile", "b.mk", "d.mk"), strict=True):
+        assert "is not the git object it names" in r and f"put back from {proj / name}" in r, r
+    assert "alternates: removed" in results[3], results[3]
+    assert "refs/replace lines removed" in results[4], results[4]
+    assert "does not match the pack's objects" in results[5], results[5]
     assert not (proj / ".git/objects/info/alternates").exists()
     refs = _git(home, proj, "for-each-ref", "--format=%(refname)").stdout
     assert "refs/replace/" not in refs and "refs/heads/keep-me" in refs, refs
-    for name in ("Makefile", "b.mk", "c.mk"):  # what the user's checkout would write: never the payload
+    for name in ("Makefile", "b.mk", "c.mk", "d.mk"):  # what the user's checkout writes: the committed text
         shown = _git(home, proj, "cat-file", "-p", f"HEAD:{name}").stdout
-        assert "PWNED" not in shown, (name, shown)
+        assert shown.endswith(MAKEFILE) and "PWNED" not in shown, (name, shown)
     (proj / "Makefile").write_text("# edited\n" + MAKEFILE)
-    _git(home, proj, "checkout", "--", "Makefile")  # fails loudly (the object is missing): never the payload
-    assert "PWNED" not in ((proj / "Makefile").read_text() if (proj / "Makefile").exists() else "")
+    assert _git(home, proj, "checkout", "--", "Makefile").returncode == 0
+    assert (proj / "Makefile").read_text() == MAKEFILE
+    assert _git(home, proj, "fsck", "--no-dangling").returncode == 0
     subprocess.run(["make", "-s", "-C", str(proj), "test"], capture_output=True)
     assert not (proj / "PWNED").exists()
 

@@ -32,10 +32,10 @@ import shutil
 import stat as st
 import subprocess
 import zlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
-from hermes_agent.nofollow import open_dir, read_regular, remove_nofollow, write_nofollow
+from hermes_agent.nofollow import open_dir, read_regular, remove_nofollow, write_at, write_nofollow
 from hermes_agent.paths import host_program
 from hermes_agent.terminal.sandbox.deepwatch import _EVENT, _IN_Q_OVERFLOW, _libc
 from hermes_agent.terminal.sandbox.guarditem import _sig
@@ -43,6 +43,8 @@ from hermes_agent.terminal.sandbox.guarditem import _sig
 Stash = Callable[[str, bytes | None], str]
 
 _DIR_MASK = 0x2 | 0x4 | 0x8 | 0x40 | 0x80 | 0x100 | 0x200 | 0x400 | 0x800  # modify attrib close_write moved create delete self
+_FILE_MASK = 0x2 | 0x4 | 0x8 | 0x02000000  # modify attrib (chmod, link count) close_write; dont_follow
+FILE_WATCHES = 30_000  # loose objects watched one by one (a write through another hard link); git gc keeps fewer
 _SELF = 0x400 | 0x800 | 0x8000  # delete_self, move_self, ignored
 _IN_ISDIR, _IN_NONBLOCK, _IN_CLOEXEC = 0x40000000, 0o4000, 0o2000000
 _FANOUT = re.compile(r"^[0-9a-f]{2}$")
@@ -58,6 +60,7 @@ _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 @dataclass
 class _Repo:
     gd: str
+    worktree: str = ""  # "" for a bare repository
     packs: dict[str, tuple | None] = field(default_factory=dict)  # objects/pack entry -> lstat sig
     info: dict[str, bytes | None] = field(default_factory=dict)  # objects/info alternates files -> content
     caches: dict[str, tuple | None] = field(default_factory=dict)  # commit-graph, multi-pack-index -> sig
@@ -73,21 +76,30 @@ class ObjectWatch:
     def __init__(self) -> None:
         self.fd = -1
         self.wds: dict[int, tuple[str, str]] = {}  # wd -> (git dir, directory watched)
+        self.files: dict[int, tuple[str, str, str]] = {}  # wd -> (git dir, fan-out directory, object file name)
+        self.unwatched = 0  # loose objects past the watch budget (said once)
         self.repos: dict[str, _Repo] = {}
 
-    def track(self, gitdirs: Iterable[str]) -> None:
-        for gd in gitdirs:
+    def track(self, gitdirs: Mapping[str, str]) -> None:
+        """Watch these repositories (git directory -> its work tree, "" if none) from now on."""
+        for gd, worktree in gitdirs.items():
             if gd not in self.repos:
                 self._watch(gd)
-                self.repos[gd] = self._baseline(gd)
+                self.repos[gd] = self._baseline(gd, worktree)
 
     def accept(self) -> None:
         """The user's own changes (nothing confined ran): the queue is emptied, the baseline taken again."""
-        _events, overflow, lost = self._drain()
+        events, overflow, lost = self._drain()
         for gd in set(lost) | (set(self.repos) if overflow else set()):
             self._watch(gd)
-        for gd in self.repos:
-            self.repos[gd] = self._baseline(gd)
+        for gd, d, name, mask in events:  # objects the user's git wrote: watched from now on
+            if mask & 0x180 and _FANOUT.match(os.path.basename(d)) and d != os.path.join(gd, "objects"):
+                self._watch_files(gd, d, (name,))
+            elif mask & _IN_ISDIR and mask & 0x180 and d == os.path.join(gd, "objects") and _FANOUT.match(name):
+                self._add(gd, os.path.join(d, name))
+                self._watch_files(gd, os.path.join(d, name), _listdir(os.path.join(d, name)))
+        for gd, repo in self.repos.items():
+            self.repos[gd] = self._baseline(gd, repo.worktree)
 
     def check(self, stash: Stash) -> list[str]:
         """After confined work: what was forged is removed or put back; one line per action."""
@@ -111,9 +123,15 @@ class ObjectWatch:
                 touched[d] = set(_listdir(d))
         for d, names in sorted(touched.items()):
             if not any(d.startswith(gd + "/") for gd in lost):
-                lines += [ln for n in sorted(names) if (ln := _judge_loose(d, n, stash, budget))]
+                wt = self.repos[gd].worktree if (gd := os.path.dirname(os.path.dirname(d))) in self.repos else ""
+                lines += [ln for n in sorted(names) if (ln := _judge_loose(d, n, stash, budget, wt))]
+                self._watch_files(os.path.dirname(os.path.dirname(d)), d, names)
         for repo in self.repos.values():
             lines += self._others(repo, stash, budget)
+        if self.unwatched > 0:
+            lines.append(f"git objects: {self.unwatched} loose objects past the watch budget ({FILE_WATCHES}): a "
+                         "write to one through another hard link is not seen; `git gc` packs them")
+            self.unwatched = -1  # said once
         if budget[0] < 0:
             lines.append(f"git objects: more was written than one check verifies ({VERIFY_BUDGET >> 20} MB); run "
                          "`git fsck` before trusting this repository")
@@ -134,6 +152,24 @@ class ObjectWatch:
         dirs += [os.path.join(objects, n) for n in _listdir(objects) if _FANOUT.match(n)]
         for d in dirs:
             self._add(gd, d)
+            if _FANOUT.match(os.path.basename(d)):
+                self._watch_files(gd, d, _listdir(d))
+
+    def _watch_files(self, gd: str, d: str, names: Iterable[str]) -> None:
+        """Each loose object's own inode: a write through a hard link made elsewhere is reported too."""
+        if self.fd < 0:
+            return
+        add = _libc().inotify_add_watch
+        for name in names:
+            if len(name) not in _LOOSE:
+                continue
+            if len(self.files) >= FILE_WATCHES:
+                if self.unwatched >= 0:
+                    self.unwatched += 1
+                continue
+            wd = add(self.fd, f"{d}/{name}".encode(), _FILE_MASK)
+            if wd >= 0 and wd not in self.wds:
+                self.files[wd] = (gd, d, name)
 
     def _add(self, gd: str, d: str) -> None:
         if self.fd < 0:
@@ -167,6 +203,13 @@ class ObjectWatch:
                 name = os.fsdecode(buf[pos + _EVENT.size:pos + _EVENT.size + size].split(b"\0", 1)[0])
                 pos += _EVENT.size + size
                 overflow |= bool(mask & _IN_Q_OVERFLOW)
+                obj = self.files.get(wd)
+                if obj is not None:
+                    if mask & 0x8000:
+                        self.files.pop(wd, None)
+                    else:
+                        out.append((*obj, mask))
+                    continue
                 where = self.wds.get(wd)
                 if where is None:
                     continue
@@ -186,13 +229,14 @@ class ObjectWatch:
         lines: list[str] = []
         for sub in sorted(n for n in _listdir(objects) if _FANOUT.match(n)):
             d = os.path.join(objects, sub)
-            lines += [ln for n in sorted(_listdir(d)) if (ln := _judge_loose(d, n, stash, budget))]
+            wt = self.repos[gd].worktree if gd in self.repos else ""
+            lines += [ln for n in sorted(_listdir(d)) if (ln := _judge_loose(d, n, stash, budget, wt))]
         return lines
 
     # -- packs, alternates, caches, packed-refs, shallow
 
-    def _baseline(self, gd: str) -> _Repo:
-        repo = _Repo(gd)
+    def _baseline(self, gd: str, worktree: str) -> _Repo:
+        repo = _Repo(gd, worktree)
         pack = os.path.join(gd, "objects", "pack")
         repo.packs = {n: _sig(os.path.join(pack, n)) for n in _listdir(pack) if n.endswith((".pack", ".idx"))}
         info = os.path.join(gd, "objects", "info")
@@ -240,9 +284,10 @@ class ObjectWatch:
         return lines
 
 
-def _judge_loose(d: str, name: str, stash: Stash, budget: list[int]) -> str:
+def _judge_loose(d: str, name: str, stash: Stash, budget: list[int], worktree: str = "") -> str:
     """'' when `d/name` is absent, not an object's name (git's temporary files) or hashes to its name; else
-    the line saying it was removed (saved to the quarantine first)."""
+    it is removed (saved to the quarantine first) and, when a file of the work tree the index lists under
+    that id still has the content, the object is written again from it: the line says which."""
     algo = _LOOSE.get(len(name))
     if algo is None or not all(c in "0123456789abcdef" for c in name):
         return ""
@@ -263,10 +308,54 @@ def _judge_loose(d: str, name: str, stash: Stash, budget: list[int]) -> str:
                 os.unlink(name, dir_fd=dfd)
         except FileNotFoundError:
             pass
-        return (f"{path}: removed: its content is not the git object it names (git would hand it out in place of "
-                f"the committed one; `git fsck` names what is now missing, a fetch or re-add restores it){_at(saved)}")
+        source = _restore(dfd, name, os.path.basename(d) + name, algo, worktree)
+        done = (f"put back from {source}" if source else
+                "removed (`git fsck` names what is now missing; a fetch or re-add restores it)")
+        return (f"{path}: its content is not the git object it names (git would hand it out in place of the "
+                f"committed one): {done}{_at(saved)}")
     finally:
         os.close(dfd)
+
+
+def _restore(dfd: int, name: str, oid: str, algo: str, worktree: str) -> str:
+    """Write object `oid` again from a work-tree file the index lists under that id, if it still hashes to it;
+    the file's path, or "" (no index, a version 4 index, no such file)."""
+    if not worktree:
+        return ""
+    for rel in _index_paths(os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(
+            f"/proc/self/fd/{dfd}"))), "index"), oid, algo):
+        path = os.path.join(worktree, rel)
+        data = _read(path)
+        if data is None:
+            continue
+        body = b"blob %d\0" % len(data) + data
+        if hashlib.new(algo, body).hexdigest() != oid:
+            continue
+        try:
+            write_at(dfd, name, zlib.compress(body), mode=0o444)
+        except OSError:
+            return ""
+        return path
+    return ""
+
+
+def _index_paths(index: str, oid: str, algo: str) -> list[str]:
+    """Paths the index (version 2 or 3) lists with object id `oid`."""
+    data = _read(index) or b""
+    size = hashlib.new(algo).digest_size
+    if data[:4] != b"DIRC" or int.from_bytes(data[4:8], "big") not in (2, 3):
+        return []
+    want, out, pos = bytes.fromhex(oid), [], 12
+    for _ in range(int.from_bytes(data[8:12], "big")):
+        flags = int.from_bytes(data[pos + 40 + size:pos + 42 + size], "big")
+        start = pos + 42 + size + (2 if flags & 0x4000 else 0)
+        end = data.find(b"\0", start)
+        if end < 0:
+            break
+        if data[pos + 40:pos + 40 + size] == want:
+            out.append(os.fsdecode(data[start:end]))
+        pos += (end - pos + 8) & ~7
+    return out
 
 
 def _verify(dfd: int, name: str, oid: str, algo: str, budget: list[int]) -> tuple[bool, bytes | None]:
