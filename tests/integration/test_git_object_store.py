@@ -3,7 +3,8 @@ object that exists (the loose object file rewritten under the same id, by rename
 index claims an existing id for other bytes; `objects/info/alternates` pointing at forged objects; a
 `refs/replace/*` line written into packed-refs). The user's next `git checkout -- Makefile && make` would run the
 payload while `git diff` shows nothing. Each forgery is removed or put back with a line; ordinary git (commit,
-branch, fetch from a local remote, rebase, gc, repack) stays as it was, without a false alarm."""
+branch, fetch from a local remote, rebase, gc with its commit-graph, repack) stays as it was, without a false
+alarm."""
 
 from __future__ import annotations
 
@@ -45,6 +46,18 @@ for p in glob.glob('.git/objects/pack/*.idx'):
     os.chmod(p, 0o644); open(p, 'wb').write(b)
 EOF"""
 
+# a commit-graph whose two commits' root trees are swapped: checking out one writes the other's files
+FORGED_GRAPH = r"""git commit-graph write --reachable && python3 - <<'EOF' && echo PLANTED
+import hashlib, os
+p = '.git/objects/info/commit-graph'
+b = bytearray(open(p, 'rb').read())
+chunks = {bytes(b[8 + 12 * i:12 + 12 * i]): int.from_bytes(b[12 + 12 * i:20 + 12 * i], 'big') for i in range(b[6])}
+c = chunks[b'CDAT']
+b[c:c + 20], b[c + 36:c + 56] = b[c + 36:c + 56], b[c:c + 20]
+b[-20:] = hashlib.sha1(bytes(b[:-20])).digest()
+os.chmod(p, 0o644); open(p, 'wb').write(b)
+EOF"""
+
 
 def _git(home_dir, proj, *args: str) -> subprocess.CompletedProcess:  # noqa: ANN001
     return subprocess.run(["git", "-C", str(proj), *args], capture_output=True, text=True,
@@ -62,7 +75,7 @@ def _commit_makefiles(home_dir, proj) -> None:  # noqa: ANN001
 def test_forged_objects_and_object_sources_are_removed_or_put_back(scripted, home, mechanism):  # noqa: F811
     proj = home / "proj"
     _commit_makefiles(home, proj)
-    steps = [_terminal(c) for c in (RENAME, IN_PLACE, HARD_LINK, ALTERNATE, PACKED_REPLACE, FORGED_PACK)]
+    steps = [_terminal(c) for c in (RENAME, IN_PLACE, HARD_LINK, ALTERNATE, PACKED_REPLACE, FORGED_PACK, FORGED_GRAPH)]
     results = _chat(scripted, home, steps, mechanism)
     assert all("PLANTED" in r for r in results), results
     for r, name in zip(results[:3], ("Makefile", "b.mk", "d.mk"), strict=True):
@@ -70,6 +83,9 @@ def test_forged_objects_and_object_sources_are_removed_or_put_back(scripted, hom
     assert "alternates: removed" in results[3], results[3]
     assert "refs/replace lines removed" in results[4], results[4]
     assert "does not match the pack's objects" in results[5], results[5]
+    assert "commit-graph: removed: it does not match the objects" in results[6], results[6]
+    trees = _git(home, proj, "log", "--format=%T").stdout.split()
+    assert trees == _git(home, proj, "-c", "core.commitGraph=false", "log", "--format=%T").stdout.split(), trees
     assert not (proj / ".git/objects/info/alternates").exists()
     refs = _git(home, proj, "for-each-ref", "--format=%(refname)").stdout
     assert "refs/replace/" not in refs and "refs/heads/keep-me" in refs, refs
@@ -88,6 +104,7 @@ ORDINARY = ("git init -q --bare remote.git && git push -q remote.git HEAD:refs/h
             "echo x > x.txt && git add x.txt && git commit -qm x && git branch side && "
             "git fetch -q remote.git up && git rebase -q FETCH_HEAD && git gc -q && "
             "echo y > y.txt && git add y.txt && git commit -qm y && git repack -adq && "
+            "git commit-graph write --reachable && git multi-pack-index write && "
             "git fsck --no-dangling 2>&1 && git log --format=%s | tr '\\n' ' ' && echo ORDINARY-OK")
 
 
@@ -96,7 +113,7 @@ def test_ordinary_git_in_the_sandbox_is_left_alone(scripted, home, mechanism):  
     _commit_makefiles(home, proj)
     results = _chat(scripted, home, [_terminal(ORDINARY)], mechanism)
     assert "ORDINARY-OK" in results[0], results[0]
-    for alarm in ("is not the git object", "does not match the pack", "alternates", "refs/replace", "shallow"):
+    for alarm in ("is not the git object", "does not match", "alternates", "refs/replace", "shallow", "removed"):
         assert alarm not in results[0], results[0]
     assert _git(home, proj, "fsck", "--no-dangling").returncode == 0
     assert _git(home, proj, "log", "--format=%s").stdout.split() == ["y", "x", "makefiles", "first"]

@@ -73,7 +73,8 @@ class ObjectWatch:
     """See the module doc. `track` the guard's repositories (the baseline, and any found later), `accept`
     what changed while nothing confined ran (the user's), `check` after confined work."""
 
-    def __init__(self) -> None:
+    def __init__(self, scratch: str = "") -> None:
+        self.scratch = scratch  # an empty repository of hermes's own, out of the sandbox's reach ("": none)
         self.fd = -1
         self.wds: dict[int, tuple[str, str]] = {}  # wd -> (git dir, directory watched)
         self.files: dict[int, tuple[str, str, str]] = {}  # wd -> (git dir, fan-out directory, object file name)
@@ -222,6 +223,17 @@ class ObjectWatch:
                     out.append((*where, name, mask))
         return out, overflow, lost
 
+    def _cache_ok(self, gd: str, name: str) -> bool:
+        """`git commit-graph verify` / `multi-pack-index verify` of the repository's objects, run in the scratch
+        repository (no configuration of the user's repository read): every commit's tree and parents, every
+        id's pack and offset checked against the objects."""
+        if not self.scratch:
+            return False
+        if _sig(os.path.join(self.scratch, "HEAD")) is None and not _git(["init", "-q", "--bare", self.scratch]):
+            return False
+        verb = ["multi-pack-index", "verify"] if name == _CACHES[2] else ["commit-graph", "verify"]
+        return _git(verb, self.scratch, os.path.join(gd, "objects")) is True
+
     # -- loose objects
 
     def _all_loose(self, gd: str, stash: Stash, budget: list[int]) -> list[str]:
@@ -263,10 +275,10 @@ class ObjectWatch:
         for name, old in repo.caches.items():
             path = os.path.join(gd, "objects", "pack" if name == _CACHES[2] else "info", name)
             sig = _sig(path)
-            if sig is not None and (old is None or sig[1:] != old[1:]):
+            if sig is not None and (old is None or sig[1:] != old[1:]) and not self._cache_ok(gd, name):
                 _remove(path)
-                lines.append(f"{path}: removed (a cache that maps object ids to data, written by the sandbox; "
-                             "git rebuilds it on the next gc)")
+                lines.append(f"{path}: removed: it does not match the objects (git would take another tree or "
+                             "object for an existing id; gc writes it again)")
         packed = os.path.join(gd, "packed-refs")
         if _sig(packed) != repo.packed:
             lines += _strip_replace(packed, repo.replace, stash)
@@ -423,16 +435,25 @@ def _pack_ok(pack: str, base: str, budget: list[int]) -> bool:
     budget[0] -= sig[2]
     if budget[0] < 0:
         return True
+    ok = _git(["index-pack", "--verify", path])
+    if ok is None:  # nothing to verify with: kept, and the check's last line says what was not verified
+        budget[0] = min(budget[0], -1)
+    return ok is not False
+
+
+def _git(args: list[str], scratch: str = "", objects: str = "") -> bool | None:
+    """git `args` with no configuration, outside the user's repositories (with `scratch`: hermes's own empty
+    repository, `objects` its object directory): whether it succeeded; None when there is no trusted git."""
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "GIT_CONFIG_NOSYSTEM": "1",
            "GIT_CONFIG_GLOBAL": os.devnull, "HOME": "/", "GIT_CEILING_DIRECTORIES": "/", "LC_ALL": "C"}
+    if scratch:
+        env.update(GIT_DIR=scratch, GIT_OBJECT_DIRECTORY=objects)
     try:
         git = host_program("git")
-    except OSError:  # nothing to verify with: kept, and the check's last line says what was not verified
-        budget[0] = min(budget[0], -1)
-        return True
+    except OSError:
+        return None
     try:
-        done = subprocess.run([git, "index-pack", "--verify", path], cwd="/", env=env,
-                              capture_output=True, timeout=300, check=False)
+        done = subprocess.run([git, *args], cwd="/", env=env, capture_output=True, timeout=300, check=False)
     except (OSError, subprocess.TimeoutExpired):
         return False
     return done.returncode == 0

@@ -48,7 +48,7 @@ class Guard:
         self._base: Scan | None = None
         from hermes_agent.terminal.sandbox.gitobjects import ObjectWatch
 
-        self._objects = ObjectWatch()  # git's object store and what overrides it: immutable (rt13 a52)
+        self._objects = ObjectWatch(os.path.join(quarantine, ".git-verify") if quarantine else "")  # git's object store and what overrides it: immutable (rt13 a52)
         self._first: dict[str, str] | None = None  # the baseline's repositories (git dir -> work tree, "" bare)
         self._active = 0
         self._held: list[str] = []
