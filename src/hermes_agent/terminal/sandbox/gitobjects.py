@@ -67,6 +67,8 @@ class _Repo:
     replace: set[bytes] = field(default_factory=set)  # refs/replace lines of packed-refs at the baseline
     packed: tuple | None = None  # packed-refs' sig
     shallow: bool = False
+    stamp: tuple = ()  # `_stamp` when last looked at: equal means nothing below changed
+    watched: tuple[str, ...] = ()  # the paths `_stamp` looks at
 
 
 class ObjectWatch:
@@ -100,7 +102,8 @@ class ObjectWatch:
                 self._add(gd, os.path.join(d, name))
                 self._watch_files(gd, os.path.join(d, name), _listdir(os.path.join(d, name)))
         for gd, repo in self.repos.items():
-            self.repos[gd] = self._baseline(gd, repo.worktree)
+            if _stamp(repo) != repo.stamp:
+                self.repos[gd] = self._baseline(gd, repo.worktree)
 
     def check(self, stash: Stash) -> list[str]:
         """After confined work: what was forged is removed or put back; one line per action."""
@@ -258,10 +261,13 @@ class ObjectWatch:
         repo.replace = set(_replace_lines(_read(os.path.join(gd, "packed-refs"))))
         repo.packed = _sig(os.path.join(gd, "packed-refs"))
         repo.shallow = _sig(os.path.join(gd, "shallow")) is not None
+        repo.stamp = _stamp(repo)
         return repo
 
     def _others(self, repo: _Repo, stash: Stash, budget: list[int]) -> list[str]:
         gd = repo.gd
+        if _stamp(repo) == repo.stamp:  # the common case: a dozen lstat calls
+            return []
         lines = _packs(repo, stash, budget)
         info = os.path.join(gd, "objects", "info")
         for name, was in repo.info.items():
@@ -293,7 +299,22 @@ class ObjectWatch:
         repo.packs = {n: _sig(os.path.join(pack, n)) for n in _listdir(pack) if n.endswith((".pack", ".idx"))}
         repo.caches = {n: _sig(os.path.join(info, n)) for n in _CACHES[:2]}
         repo.caches[_CACHES[2]] = _sig(os.path.join(pack, _CACHES[2]))
+        repo.watched = ()
+        repo.stamp = _stamp(repo)
         return lines
+
+
+def _stamp(repo: _Repo) -> tuple:
+    """lstat of what `_others` looks at: the pack and info directories (an entry made or removed), each pack
+    and index of the baseline (a write in place, mmap too), the alternates files, caches, packed-refs, shallow."""
+    objects = os.path.join(repo.gd, "objects")
+    if not repo.watched:  # made again whenever the packs are listed again
+        repo.watched = (os.path.join(objects, "pack"), os.path.join(objects, "info"),
+                        *(os.path.join(objects, "pack", n) for n in repo.packs),
+                        *(os.path.join(objects, "info", n) for n in (*_INFO, *_CACHES[:2])),
+                        os.path.join(objects, "pack", _CACHES[2]), os.path.join(repo.gd, "packed-refs"),
+                        os.path.join(repo.gd, "shallow"))
+    return tuple(map(_sig, repo.watched))
 
 
 def _judge_loose(d: str, name: str, stash: Stash, budget: list[int], worktree: str = "") -> str:
