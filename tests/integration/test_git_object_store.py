@@ -117,3 +117,21 @@ def test_ordinary_git_in_the_sandbox_is_left_alone(scripted, home, mechanism):  
         assert alarm not in results[0], results[0]
     assert _git(home, proj, "fsck", "--no-dangling").returncode == 0
     assert _git(home, proj, "log", "--format=%s").stdout.split() == ["y", "x", "makefiles", "first"]
+
+
+# a repository the command makes: a clone (its pack verifies: no line) and a `git init` with an object planted
+# under an id that is not its content's (a later fetch of that id would keep the planted bytes)
+NEW_REPOS = ("git clone -q --no-local . lib && git init -q tool && mkdir -p tool/.git/objects/ab && "
+             + _EVIL_Z + " > tool/.git/objects/ab/" + "c" * 38 + " && echo PLANTED")
+
+
+def test_objects_of_a_repository_the_sandbox_made_are_judged_as_new(scripted, home, mechanism):  # noqa: F811
+    proj = home / "proj"
+    _commit_makefiles(home, proj)
+    results = _chat(scripted, home, [_terminal(NEW_REPOS)], mechanism)
+    assert "PLANTED" in results[0], results[0]
+    assert f"{proj}/tool/.git/objects/ab/{'c' * 38}: its content is not the git object it names" in results[0], \
+        results[0]
+    assert "lib/.git" not in results[0], results[0]
+    assert not (proj / "tool/.git/objects/ab" / ("c" * 38)).exists()
+    assert _git(home, proj / "lib", "fsck", "--no-dangling").returncode == 0

@@ -83,12 +83,24 @@ class ObjectWatch:
         self.unwatched = 0  # loose objects past the watch budget (said once)
         self.repos: dict[str, _Repo] = {}
 
-    def track(self, gitdirs: Mapping[str, str]) -> None:
-        """Watch these repositories (git directory -> its work tree, "" if none) from now on."""
+    def track(self, gitdirs: Mapping[str, str], stash: Stash | None = None) -> list[str]:
+        """Watch these repositories (git directory -> its work tree, "" if none) from now on. With `stash`
+        they were made by confined work (`git init`, `clone`): their loose objects, packs, caches and replace
+        lines are judged as new first (alternates and shallow stay: `clone --shared`, `--depth`)."""
+        lines: list[str] = []
         for gd, worktree in gitdirs.items():
-            if gd not in self.repos:
-                self._watch(gd)
-                self.repos[gd] = self._baseline(gd, worktree)
+            if gd in self.repos:
+                continue
+            self._watch(gd)
+            repo = self.repos[gd] = self._baseline(gd, worktree)
+            if stash is not None:
+                budget = [VERIFY_BUDGET]
+                lines += self._all_loose(gd, stash, budget)
+                repo.packs, repo.caches = {}, dict.fromkeys(repo.caches)
+                repo.replace, repo.packed, repo.stamp = set(), None, ()
+                lines += self._others(repo, stash, budget)
+                lines += [f"{gd}: more was written than one check verifies; run `git fsck` there"] * (budget[0] < 0)
+        return lines
 
     def accept(self) -> None:
         """The user's own changes (nothing confined ran): the queue is emptied, the baseline taken again."""

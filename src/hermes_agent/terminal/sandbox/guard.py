@@ -242,7 +242,10 @@ class Guard:
             if self.notify is not None:
                 self.notify(line)
         self._base = now.settled() if not lines else self._scan(base, None, spots)
-        self._objects.track(self._base.gitdirs)
+        for line in self._objects.track(self._base.gitdirs, self._stash):  # repositories the work made
+            notes.append(shown(line))
+            if self.notify is not None:
+                self.notify(notes[-1])
         return notes
 
     def _stash(self, path: str, data: bytes | None) -> str:
