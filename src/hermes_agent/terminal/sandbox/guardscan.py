@@ -209,7 +209,8 @@ class _Walk:
             self.add((d, name), "value", False)
         for name in executables(fd, d, self.roots):  # a script the user runs by hand (`./run.sh`): judged by taint
             self.add((d, name), "exec", False)
-        self.scan.pathdirs.update(pathbins.named_in(d, names, self.roots))  # `bin` on PATH: here too (rt12 a05)
+        held = self.scan.items  # `bin` on PATH, and what the project's tools put first on PATH: here too (a05, a56)
+        self.scan.pathdirs.update(pathbins.named_in(d, names, self.roots, lambda n: getattr(held.get((d, n)), "data", None)))
         if "pyvenv.cfg" in names:
             self.venv(d)
         for name in names:  # a venv is a directory holding pyvenv.cfg, whatever it is called (.tox/py311 too)

@@ -17,6 +17,7 @@ import stat as st
 from collections.abc import Iterable
 
 from hermes_agent.paths import is_under as under
+from hermes_agent.terminal.sandbox import pathadds
 
 
 def _user_dirs() -> list[str]:
@@ -73,10 +74,16 @@ def spot_names() -> frozenset[str]:
     return frozenset(names)
 
 
-def named_in(d: str, present: set[str], roots: tuple[str, ...]) -> set[tuple[str, str]]:
+def named_in(d: str, present: set[str], roots: tuple[str, ...],
+             read: pathadds.Read | None = None) -> set[tuple[str, str]]:
     """The directories under `d` (listed: `present`) that a relative search-path entry names when the user
-    stands in `d`, where the sandbox writes, and their kind ("bin", "py"); not a venv's bin/ (its own rule)."""
+    stands in `d`, where the sandbox writes, and their kind ("bin", "py"); not a venv's bin/ (its own rule).
+    With `read` (the bytes the guard holds of an entry of `d`), also those the project's tools put first on PATH
+    (pathadds.py: node_modules/.bin, an `.envrc`'s PATH_add...) where the sandbox writes (rt13 a56/a57)."""
     out: set[tuple[str, str]] = set()
+    for p in pathadds.added(d, present, read) if read is not None and roots else ():
+        if any(under(p, r) for r in roots) and not os.path.isfile(os.path.join(os.path.dirname(p), "pyvenv.cfg")):
+            out.add((p, "bin"))
     for e, kind in _searched():
         sub = os.path.normpath(os.path.join(d, e))
         if (e == "." or e.split("/", 1)[0] in present) and (not roots or any(under(sub, r) for r in roots)) \
@@ -134,16 +141,18 @@ def shadowed(d: str, name: str, roots: tuple[str, ...] = ()) -> str:
     return ""
 
 
-def risky(d: str, name: str, kind: int | None, roots: tuple[str, ...] = (), named: Iterable[str] = ()) -> str:
+def risky(d: str, name: str, kind: int | None, roots: tuple[str, ...] = (), named: Iterable[str] = (),
+          data: bytes | None = None) -> str:
     """Why the new or changed entry `name` of PATH directory `d` may not stay ("" when it may); `named`: the
-    directories relative entries name in the workspace (`named_in`)."""
+    directories relative entries name in the workspace (`named_in`); `data`: a link's target (npm install's
+    node_modules/.bin links to a declared package's own bin stay: pathadds.installed)."""
     if kind is None or kind == st.S_IFDIR:
         return ""  # removed, or a directory (nothing the shell runs)
     if os.path.join(d, name) in {*dirs(roots), *named}:
         return ("it stands where a directory on the user's PATH is: the user's shell would look for programs "
                 "where it leads")
     other = shadowed(d, name, roots)
-    if not other:
+    if not other or (kind == st.S_IFLNK and pathadds.installed(d, name, data)):
         return ""
     return (f"it lies in {d}, on the user's PATH, under the name of {other}: the user's next `{name}` would run it "
             "outside the sandbox")
