@@ -151,10 +151,12 @@ def installed(d: str, name: str, target: bytes | None) -> bool:
 
 
 def _read(path: str) -> bytes | None:
+    """A small file's bytes, the last component not followed (only parsed here: nothing is shown; the package
+    directory may be npm's link to a local `file:` dependency)."""
     from hermes_agent.terminal.sandbox.guarditem import read_at
 
     try:
-        fd = os.open(os.path.dirname(path), os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        fd = os.open(os.path.dirname(path), os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     except OSError:
         return None
     try:
