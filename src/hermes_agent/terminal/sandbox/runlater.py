@@ -30,6 +30,7 @@ RC_FILES = {
     ".sbclrc": "sbcl runs it when started here", ".psqlrc": "psql runs its backslash commands here (\\!)",
     "bunfig.toml": "bun runs its preload scripts at every bun command here",
     ".pnpmfile.cjs": "pnpm runs it at every install here",
+    ".octaverc": "octave runs it when started here",
 }
 _BIN_WHY = "the user runs it from the venv (activate, console scripts; VS Code sources activate in new terminals)"
 _PKG_WHY = "a git hook runs it through the package manager on the user's next commit"
