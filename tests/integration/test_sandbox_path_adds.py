@@ -34,7 +34,7 @@ def _project(world) -> None:  # noqa: F811
     (ws / "package.json").write_text('{"name": "p", "version": "1.0.0", "scripts": {"test": "node test.js", '
                                      '"lint": "git --version"}}\n')
     (ws / "test.js").write_text("console.log('TEST-OK')\n")
-    (ws / ".envrc").write_text("PATH_add bin\nexport PATH=\"$PWD/scripts:$PATH\"\nlayout node\n")
+    (ws / ".envrc").write_text("PATH_add bin\nexport PATH=\"$PWD/scripts:$PATH\"\nlayout node\nlayout python3\n")
     (ws / "Makefile").write_text("export PATH := $(CURDIR)/tools:$(PATH)\nall:\n\tls >/dev/null\n")
     (ws / "mise.toml").write_text('[env]\n_.path = ["{{config_root}}/mbin"]\n')
     (ws / "packages/web").mkdir(parents=True)
@@ -48,16 +48,18 @@ def _project(world) -> None:  # noqa: F811
 
 def test_programs_planted_where_the_projects_tools_add_path_dirs_go_back(world):  # noqa: F811
     """a57: node_modules/.bin/node and .bin/git in a project with no dependency; a56: bin/make (.envrc PATH_add),
-    scripts/ls (.envrc PATH=), tools/git (Makefile PATH :=), mbin/ls (mise), packages/web/node_modules/.bin/git
-    and a link .bin/git to an undeclared package's bin: all put back, the user's `npm test` then runs the real
-    node; bin/deploy and npm install's `.bin/which` link stay."""
+    scripts/ls (.envrc PATH=), .direnv/python-3.99.0/bin/ls (layout python: a folder without pyvenv.cfg is used
+    as it is), tools/git (Makefile PATH :=), mbin/ls (mise), packages/web/node_modules/.bin/git, a package made
+    by the command with a .bin/make, and a link .bin/git to an undeclared package's bin: all put back, the
+    user's `npm test` then runs the real node; bin/deploy and npm install's `.bin/which` link stay."""
     _project(world)
     fake = ("mkdir -p node_modules/evil && printf '{\"name\":\"evil\",\"bin\":{\"git\":\"g.js\"}}' > "
             "node_modules/evil/package.json && printf '#!/bin/sh\\necho x\\n' > node_modules/evil/g.js && "
             "chmod +x node_modules/evil/g.js")
     cmd = ("npm install --offline --no-audit --no-fund ./whichpkg >/dev/null 2>&1; node_modules/.bin/which; "
            + _plant(["node_modules/.bin"], "node") + "; " + _plant(["bin"], "make") + "; "
-           + _plant(["scripts", "mbin"], "ls") + "; " + _plant(["tools", "packages/web/node_modules/.bin"], "git")
+           + _plant(["scripts", "mbin", ".direnv/python-3.99.0/bin"], "ls") + "; "
+           + "mkdir -p newpkg && echo '{\"name\": \"n\"}' > newpkg/package.json; " + _plant(["newpkg/node_modules/.bin"], "make") + "; " + _plant(["tools", "packages/web/node_modules/.bin"], "git")
            + f"; {fake}; ln -s ../evil/g.js node_modules/.bin/git"
            + "; printf '#!/bin/sh\\necho DEPLOY-OK\\n' > bin/deploy; chmod +x bin/deploy; echo PLANTED")
     world.scripted.add(*_calls(("terminal", {"command": cmd, "timeout": 120})))
@@ -70,7 +72,7 @@ def test_programs_planted_where_the_projects_tools_add_path_dirs_go_back(world):
                   and (p.is_symlink() or p.is_file()))
     assert left == [], left
     shown = out.stdout + out.stderr
-    for prog, times in (("node", 1), ("make", 1), ("ls", 2), ("git", 3)):
+    for prog, times in (("node", 1), ("make", 2), ("ls", 3), ("git", 3)):
         assert shown.count(f"on the user's PATH, under the name of /usr/bin/{prog}") == times, (prog, shown[-3000:])
     assert (world.ws / "bin/deploy").exists() and os.path.islink(world.ws / "node_modules/.bin/which")
     assert "deploy" not in shown and ".bin/which" not in shown, shown[-2000:]

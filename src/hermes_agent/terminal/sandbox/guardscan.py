@@ -473,7 +473,7 @@ def discover(spots: Iterable[str], fds: Fds, old: Scan | None, known: dict[str, 
     for d in sorted(d for d, kind in walk.scan.pathdirs if kind == "py"):  # `PYTHONPATH=src`: every src/ (a28)
         walk.customize(d, shadow=True)
     # the user's PATH where the sandbox writes: a new `ls` there (rt11 a04), also where a relative entry leads (a05)
-    for d in sorted({*pathbins.dirs(roots), *(d for d, kind in walk.scan.pathdirs if kind == "bin")}):
+    for d in sorted({*pathbins.dirs(roots), *pathbins.expanded(walk.scan.pathdirs, walk.scan.stamps, _sig)}):
         walk.scan.stamps[d] = _sig(d)
         walk.add(os.path.split(d), "pathbin", False)  # the directory itself: swapped for a link, judged
         walk.listing(d, "pathbin", False)

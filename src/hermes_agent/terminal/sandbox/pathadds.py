@@ -18,7 +18,10 @@ from collections.abc import Callable
 NODE_BIN = "node_modules/.bin"
 # direnv stdlib layouts -> what they PATH_add ($(direnv_layout_dir) is .direnv; python's is a venv: its own rule)
 _LAYOUTS = {"node": (NODE_BIN,), "php": ("vendor/bin",), "go": ("bin", ".direnv/go/bin"),
-            "ruby": (".direnv/ruby/bin", ".direnv/bin"), "perl": (".direnv/perl5/bin",)}
+            "ruby": (".direnv/ruby/bin", ".direnv/bin"), "perl": (".direnv/perl5/bin",),
+            # python's: $(direnv_layout_dir)/python-<version>, used as it is when it exists (a folder made
+            # without pyvenv.cfg is no venv, and not the venv rule's): a pattern, `expand`ed at each look
+            "python": (".direnv/python-*/bin",)}
 _MAKE_PATH = re.compile(r"^\s*(?:export\s+)?PATH\s*[:?!]?=\s*(.+?)\s*$", re.M)
 _HERE = re.compile(r"^(?:\$PWD|\$\{PWD\}|\$\(pwd\)|`pwd`|\$\(CURDIR\)|\$\{CURDIR\}|\$\(PWD\)|\$\{PWD\}|\$\(shell pwd\)"
                    r"|\{\{\s*config_root\s*\}\}|\$\(dirname \$\{?BASH_SOURCE\[?0?\]?\}?\))(?=/|$)")
@@ -54,6 +57,24 @@ def added(d: str, names: set[str], read: Read) -> list[str]:
         if p not in out:
             out.append(p)
     return out
+
+
+def expand(d: str) -> tuple[str, list[str]]:
+    """A PATH directory as `added` gave it, and the directories it names now: itself, or for a pattern
+    (`<ws>/.direnv/python-*/bin`) each match; the first: the directory whose new entries change the matches
+    ("" for a plain one)."""
+    if "*" not in d:
+        return "", [d]
+    import fnmatch
+
+    head, _, rest = d.partition("*")
+    top, _, start = head.rpartition("/")
+    comp, _, tail = (start + "*" + rest).partition("/")
+    try:
+        names = sorted(n for n in os.listdir(top) if fnmatch.fnmatchcase(n, comp))
+    except OSError:
+        names = []
+    return top, [os.path.join(top, n, tail) for n in names]
 
 
 def _text(data: bytes | None) -> str:
@@ -94,7 +115,8 @@ def envrc(text: str) -> list[str]:
         if head == "PATH_add" or (head == "path_add" and args[:1] == ["PATH"]):
             out += [r for a in args[head == "path_add":] if (r := _here(a))]
         elif head == "layout" and args or head.startswith("layout_"):
-            out += _LAYOUTS.get(args[0] if head == "layout" else head[len("layout_"):], ())
+            kind = args[0] if head == "layout" else head[len("layout_"):]
+            out += _LAYOUTS.get("python" if kind.startswith("python") else kind, ())
         else:
             for word in cmd[1:] if head in ("export", "declare", "local", "typeset") else cmd[:1]:
                 if word.startswith("PATH="):

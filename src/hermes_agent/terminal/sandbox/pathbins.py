@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import stat as st
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from hermes_agent.paths import is_under as under
 from hermes_agent.terminal.sandbox import pathadds
@@ -89,6 +89,21 @@ def named_in(d: str, present: set[str], roots: tuple[str, ...],
         if (e == "." or e.split("/", 1)[0] in present) and (not roots or any(under(sub, r) for r in roots)) \
                 and not (kind == "bin" and os.path.isfile(os.path.join(os.path.dirname(sub), "pyvenv.cfg"))):
             out.add((sub, kind))
+    return out
+
+
+def expanded(pathdirs: Iterable[tuple[str, str]], stamps: dict, sig: Callable[[str], object]) -> list[str]:
+    """The "bin" directories of `pathdirs`, a pattern's (pathadds.expand) as its matches now but a venv's bin/;
+    the directory a pattern lists is stamped in `stamps` (with `sig`): a new match there means a full look."""
+    out: list[str] = []
+    for d, kind in pathdirs:
+        if kind != "bin":
+            continue
+        top, found = pathadds.expand(d)
+        if top:
+            stamps[top] = sig(top)
+            found = [f for f in found if not os.path.isfile(os.path.join(os.path.dirname(f), "pyvenv.cfg"))]
+        out += found
     return out
 
 
