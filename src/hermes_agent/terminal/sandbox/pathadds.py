@@ -1,12 +1,14 @@
 """The directories a project's own tools put FIRST on PATH, which hermes's own $PATH never shows (issue 19, rt13
 a56/a57): `npm test` / `npm run` / `npx` / yarn / pnpm put node_modules/.bin of the package directory and of
-each directory above it; `composer run` puts vendor/bin; direnv runs the user's `.envrc` (`PATH_add bin`,
-`path_add PATH tools`, `export PATH=$PWD/scripts:$PATH`, `layout node|php|go|ruby|perl`); mise's `env._.path`
-(`.mise.toml`, `mise.toml`); a Makefile's `export PATH := $(CURDIR)/bin:$(PATH)` for its recipes. A program
-planted there under the name of a system one (`git`, `node`, `ls`, `make`) runs in the user's unconfined shell
-instead of it, so the guard counts them as PATH directories (pathbins.risky judges their entries; a venv's
-bin/, `layout python`'s, keeps its own rule). Only files the guard already holds are read (their bytes from the
-scan: no path is opened here). Stdlib only."""
+each directory above it; `composer run` vendor/bin; `pdm run` __pypackages__/<version>/bin; direnv runs the
+user's `.envrc` (`PATH_add bin`, `path_add PATH tools`, `export PATH=$PWD/scripts:$PATH`, `layout
+node|php|go|ruby|perl|python`); mise's `env._.path` (`.mise.toml`, `mise.toml`); a Makefile's `export PATH :=
+$(CURDIR)/bin:$(PATH)` for its recipes. A program planted there under the name of a system one (`git`, `node`,
+`ls`, `make`) runs in the user's unconfined shell instead of it, so the guard counts them as PATH directories
+(pathbins.risky judges their entries; a venv's bin/ keeps its own rule). A directory named by a pattern
+(`.direnv/python-*/bin`) is matched at each look (`expand`). The files that name them are read from the
+guard's scan (no path opened); `installed` reads the package.json and lock files of node_modules (parsed, never
+shown). Stdlib only."""
 
 from __future__ import annotations
 
@@ -43,6 +45,8 @@ def added(d: str, names: set[str], read: Read) -> list[str]:
             up = os.path.dirname(up)
     if "composer.json" in names:
         rels.append("vendor/bin")
+    if "pyproject.toml" in names:  # `pdm run` in PEP 582 mode: __pypackages__/<version>/bin (no venv)
+        rels.append("__pypackages__/*/bin")
     if ".envrc" in names:
         rels += envrc(_text(read(".envrc")))
     for name in (".mise.toml", "mise.toml", ".mise.local.toml", "mise.local.toml", ".rtx.toml"):
