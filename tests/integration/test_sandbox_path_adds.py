@@ -18,6 +18,7 @@ import os
 import subprocess
 
 from tests.integration.test_sandbox_home_code import PLANT, _own, _plant
+from tests.integration.test_sandbox_run_later_guard import _terminal, home  # noqa: F401  (fixture)
 from tests.integration.test_sandbox_secrets import (  # noqa: F401  (fixtures)
     _assert_no_secret,
     _calls,
@@ -101,3 +102,27 @@ def test_an_ordinary_npm_project_keeps_its_installed_bins(world):  # noqa: F811
     assert "GREET-OK" in results and "WHICH-OK" in results, (results, out.stderr[-800:])
     assert "the sandbox" not in results + out.stderr and "user's PATH" not in out.stdout + out.stderr
     assert os.path.islink(ws / "node_modules/.bin/which") and os.path.islink(ws / "node_modules/.bin/greet")
+
+
+def test_hermes_own_writes_there_in_a_tainted_turn_are_refused(scripted, home):  # noqa: F811
+    """write_file runs unconfined, unseen by the guard's scan: after fetched content, node_modules/.bin/git (npm
+    run puts it first), bin/ls (the user's .envrc PATH_add) are refused in `-q` (nobody to ask); bin/deploy and a
+    src/ls.txt go through."""
+    from tests.helpers import model_config, run_hermes
+
+    proj = home / "proj"
+    (proj / "package.json").write_text('{"name": "p", "scripts": {"test": "node t.js"}}\n')
+    (proj / ".envrc").write_text("PATH_add bin\n")
+    model_config(home / ".hermes", scripted.url)
+    write = [{"tool_calls": [{"name": "write_file", "arguments": {"path": p, "content": "#!/bin/sh\necho x\n"}}]}
+             for p in ("node_modules/.bin/git", "bin/ls", "bin/deploy", "src/ls.txt")]
+    scripted.add(_terminal("curl -s --max-time 2 http://127.0.0.1:9/ || true"), *write, {"content": "done"})
+    out = run_hermes("chat", "-q", "go", home=home / ".hermes", cwd=str(proj), timeout=180,
+                     env={"HOME": str(home), "PATH": SYSTEM_PATH})
+    assert out.returncode == 0, out.stderr
+    results = [m["content"] for m in scripted.requests[-1]["body"]["messages"] if m["role"] == "tool"][1:]
+    assert len(results) == 4, results
+    for result, prog in zip(results[:2], ("git", "ls"), strict=True):
+        assert "BLOCKED" in result and f"under the name of /usr/bin/{prog}" in result, result
+    assert not (proj / "node_modules/.bin/git").exists() and not (proj / "bin/ls").exists()
+    assert (proj / "bin/deploy").exists() and (proj / "src/ls.txt").exists(), results[2:]

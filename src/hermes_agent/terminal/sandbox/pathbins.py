@@ -171,3 +171,37 @@ def risky(d: str, name: str, kind: int | None, roots: tuple[str, ...] = (), name
         return ""
     return (f"it lies in {d}, on the user's PATH, under the name of {other}: the user's next `{name}` would run it "
             "outside the sandbox")
+
+
+_NAMING = frozenset({"package.json", "composer.json", "pyproject.toml", ".envrc", ".mise.toml", "mise.toml",
+                     ".mise.local.toml", "mise.local.toml", ".rtx.toml", "GNUmakefile", "makefile", "Makefile"})
+
+
+def on_path(d: str) -> bool:
+    """Is directory `d` (absolute, resolved) one the user's shell searches for programs: on the user's PATH, named
+    there by a relative entry from a directory above it, or put first by a tool of a project above it
+    (pathadds.py)? For hermes's own writes (runlater.path_verdict), which the guard's scan does not see."""
+    from hermes_agent.nofollow import read_regular
+
+    if d in _user_dirs():
+        return True
+    up = d
+    for _ in range(8):
+        if any(os.path.normpath(os.path.join(up, e)) == d for e, kind in _searched() if kind == "bin"):
+            return True
+        try:
+            names = set(os.listdir(up)) & _NAMING
+        except OSError:
+            names = set()
+
+        def read(name: str, up: str = up) -> bytes | None:
+            try:
+                return read_regular(os.path.join(up, name), 1 << 20)
+            except (OSError, ValueError):
+                return None
+        if names and d in expanded(((p, "bin") for p in pathadds.added(up, names, read)), {}, lambda _p: None):
+            return True
+        if up == os.path.dirname(up):
+            return False
+        up = os.path.dirname(up)
+    return False
