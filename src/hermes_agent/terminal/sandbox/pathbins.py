@@ -137,6 +137,19 @@ def dirs(roots: tuple[str, ...]) -> list[str]:
             and not os.path.isfile(os.path.join(os.path.dirname(d), "pyvenv.cfg"))]
 
 
+def programs() -> frozenset[str]:
+    """Every entry name of the user's PATH directories: the only names a PATH directory's entry can shadow
+    (`shadowed`), so the only entries of one the guard need watch one by one (a new name changes the
+    directory, which is stamped: a full look). A project's node_modules/.bin of 500 links costs a few lstats."""
+    names: set[str] = set()
+    for d in _user_dirs():
+        try:
+            names.update(os.listdir(d))
+        except OSError:
+            continue
+    return frozenset(names)
+
+
 def shadowed(d: str, name: str, roots: tuple[str, ...] = ()) -> str:
     """The program `name` found in another directory of the user's PATH ("" when none); one the sandbox
     cannot write first (the program the user means)."""
