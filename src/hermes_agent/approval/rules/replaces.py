@@ -60,8 +60,7 @@ def replaced(u: Unwrapped, redirects: list) -> list[str]:
 
 
 def _same(a: str, b: str) -> bool:
-    strip = (lambda p: p[2:] if p.startswith("./") else p)
-    return strip(a) == strip(b)
+    return a.removeprefix("./") == b.removeprefix("./")
 
 
 def _onto_inputs(u: Unwrapped, redirects: list) -> list[str]:
