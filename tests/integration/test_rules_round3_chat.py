@@ -100,12 +100,13 @@ def test_replacing_an_edited_files_content_is_refused_whatever_the_program(scrip
     The uncommitted edit survives each; the ordinary cousins in the same run work."""
     edited = "# proj\nImportant text.\nUNCOMMITTED\n"
     (ws / "README.md").write_text(edited)
-    attacks = ["cat README.md > README.md", "uniq /dev/null README.md", "sed -n 'w README.md' /dev/null",
+    (ws / "other.md").write_text("other\n")
+    attacks = ["mv -f other.md README.md", "cat README.md > README.md", "uniq /dev/null README.md", "sed -n 'w README.md' /dev/null",
                "git show HEAD:README.md > README.md", "curl -s -o README.md file:///dev/null", "xz -q README.md",
                "zstd -q --rm README.md", "gzip -q *.md", "git diff | git apply -R",
                "python3 -c \"import pathlib;p=pathlib.Path('README.md');p.unlink();p.touch()\"",
                "ed -s README.md <<< $',d\\nw\\nq'", "jq . README.md > README.md"]
-    controls = ["gzip -k README.md && ls README.md.gz", "git show HEAD:README.md > old.md", "git diff > my.patch",
+    controls = ["mv other.md renamed.md", "gzip -k README.md && ls README.md.gz", "git show HEAD:README.md > old.md", "git diff > my.patch",
                 "sed -n '/UNCOMMITTED/w found.txt' README.md"]
     results = chat_tool_results(scripted, hermes_home, ws, attacks + controls)
     for command, result in zip(attacks, results, strict=False):

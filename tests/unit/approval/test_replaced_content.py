@@ -61,3 +61,21 @@ def test_replacing_a_files_content_is_asked(command: str) -> None:
 ])
 def test_their_ordinary_cousins_pass(command: str) -> None:
     assert not scan_command(command).findings, (command, scan_command(command).keys)
+
+
+@pytest.mark.parametrize(("command", "asked"), [
+    ("mv -f g.py f.py", True), ("mv g.py f.py", True), ("cp g.py f.py", True), ("install -m644 g.py f.py", True),
+    ("ln -sf g.py f.py", True), ("cp -n g.py f.py", False), ("cp -i g.py f.py", False), ("mv --backup g.py f.py", False),
+    ("mv g.py new.py", False), ("cp f.py same.py", False), ("mv g.py app/", False), ("mv g.py app", False),
+    ("cp g.py build/f.py", False),
+])
+def test_a_copy_or_rename_onto_an_existing_file_is_asked(tmp_path, command: str, asked: bool) -> None:
+    """rt13 a45 `mv -f other f`: judged with the workspace reader — the destination exists and differs."""
+    from hermes_agent.approval.scriptfiles import file_findings
+
+    (tmp_path / "g.py").write_text("x = 1\n")
+    (tmp_path / "f.py").write_text("y = 2  # uncommitted work\n")
+    (tmp_path / "same.py").write_text("y = 2  # uncommitted work\n")
+    (tmp_path / "app").mkdir()
+    keys = [f.key for f in file_findings(command, str(tmp_path))]
+    assert ("clobber_file" in keys) == asked, (command, keys)

@@ -8,7 +8,18 @@ import posixpath
 import re
 from functools import cache
 
-from hermes_agent.approval.rules import argsem, clobber, contexts, gitpush, interp, mass, planted, unseen, wipes
+from hermes_agent.approval.rules import (
+    argsem,
+    clobber,
+    contexts,
+    gitpush,
+    interp,
+    mass,
+    planted,
+    replaces,
+    unseen,
+    wipes,
+)
 from hermes_agent.approval.rules.canonical import SHELLS, Unwrapped
 from hermes_agent.approval.rules.dynamic import BUILT, built_at_run_time
 from hermes_agent.approval.rules.expand import ASSIGN_WORD, ShellEnv, expand_text, expand_word, render_sub
@@ -257,6 +268,7 @@ class Scanner(LeakChecks, FlowChecks, WorkFiles):
         if self.reader is not None:
             self.workspace_files(u, env, depth)
             contexts.check(self, u, env)
+            replaces.check(self, u, env)
         if u.name in _FILE_RUNNERS:  # just --justfile <(curl ...), task -t <(./gen): the substitution is the program
             for k, w in enumerate(u.words[1:], 1):
                 if w is not None and u.words[k - 1] is not None and u.words[k - 1].text in _PROGRAM_FILE_FLAGS:

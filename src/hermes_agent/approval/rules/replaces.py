@@ -11,7 +11,9 @@ the write targets of a command resolved by structure, not by a per-tool spelling
   device over a named file or deletes it and creates it again (`copyFileSync('/dev/null', f)`,
   `p.unlink(); p.touch()`).
 The caller (wipes.findings) decides one file (clobber.CLOBBER) or many (mass.MASS_REWRITE), and what counts as
-project content (clobber.precious). Pure string work: the rules read no file."""
+project content (clobber.precious). Pure string work, except `check`: a copy or rename onto an EXISTING file
+(`mv -f g.py f.py`, `cp new.cfg app.cfg`) is judged with the workspace reader (approval/scriptfiles.py), which says
+whether the destination is there and differs from the source."""
 
 from __future__ import annotations
 
@@ -149,3 +151,40 @@ def _code(code: str) -> list[str]:
         out += [m.group(2) for m in _CODE_PATH_OBJ.finditer(code)]
         out += [m.group(2) for m in _CODE_DELETED.finditer(code) if code.count(m.group(2)) > 1]
     return [t for t in out if not t.startswith("/dev/")]
+
+
+_NO_CLOBBER = frozenset({"-n", "--no-clobber", "-i", "--interactive", "-b", "-u", "--update", "--update=none",
+                         "--update=older", "-t", "--target-directory", "-T"})
+_COPY_VALUED = frozenset({"-S", "--suffix", "-m", "--mode", "-o", "--owner", "-g", "--group", "--reflink",
+                          "--sparse", "--preserve", "--no-preserve", "--context"})
+
+
+def overwrites(u: Unwrapped) -> tuple[str, str] | None:
+    """(source, destination) of `cp|mv|install SRC DST` (`ln -f`) with no no-clobber, interactive or backup
+    option: DST, when it is an existing file, has its content replaced by SRC's."""
+    if u.name not in ("cp", "mv", "install", "ln"):
+        return None
+    flags = "".join(a[1:] for a in u.args if a.startswith("-") and not a.startswith("--"))
+    if any(a in _NO_CLOBBER or a.startswith("--backup") for a in u.args) or set(flags) & set("nibu"):
+        return None
+    if u.name == "ln" and "f" not in flags and "--force" not in u.args:
+        return None
+    ops = [a for k, a in enumerate(u.args) if not a.startswith("-") and (k == 0 or u.args[k - 1] not in _COPY_VALUED)]
+    return (ops[0], ops[1]) if len(ops) == 2 and not ops[1].endswith("/") else None
+
+
+def check(scanner: object, u: Unwrapped, env: object) -> None:
+    """Scanner hook (with a workspace reader): a copy or rename onto an existing project file with other content."""
+    from hermes_agent.approval.rules import clobber
+    from hermes_agent.approval.rules.workfiles import UNREADABLE
+
+    pair = overwrites(u)
+    if pair is None or not clobber.precious(pair[1]) or pair[0] in _NULL:
+        return
+    base = getattr(env, "cwd", None)
+    now = scanner.reader(pair[1], base)  # type: ignore[attr-defined]
+    if not isinstance(now, str) or now is UNREADABLE:
+        return  # not there (a new file), a directory (moved into it), or not inspectable
+    if scanner.reader(pair[0], base) != now:  # type: ignore[attr-defined]
+        scanner.add(clobber.CLOBBER[0], f"{clobber.CLOBBER[1]}: {u.name} over the existing {pair[1]}",  # type: ignore[attr-defined]
+                    clobber.CLOBBER[2])
