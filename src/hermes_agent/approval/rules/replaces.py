@@ -100,8 +100,9 @@ def _outputs(u: Unwrapped) -> list[tuple[str, list[str]]]:
         return [(t, ops) for t in outs if t]
     if u.name in ("curl", "wget"):
         ins = [a[len("file://"):] for a in args if a.startswith("file://")]
-        flags = ("-o", "--output", "-O", "--output-document")
-        outs = [args[k + 1] for k, a in enumerate(args[:-1]) if a in flags] + \
+        flags = ("-o", "--output", "-O", "--output-document")  # also bundled: `curl -so F`, `-sSLo F`
+        outs = [args[k + 1] for k, a in enumerate(args[:-1])
+                if a in flags or (a[:1] == "-" and a[1:2] != "-" and a[-1:] in "oO" and len(a) > 2)] + \
             [a.split("=", 1)[1] for a in args if a.startswith(("--output=", "--output-document="))]
         return [(t, ins) for t in outs] if ins else []
     return []
