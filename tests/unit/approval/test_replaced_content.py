@@ -40,6 +40,9 @@ ASKED = {
     "ed -s app.py <<'EOF'\n1,$d\nw\nq\nEOF": "clobber_file",
     "git diff | patch -R -p1": "git_discard",
     "git stash show -p | git apply --reverse": "git_discard",
+    "xxd -r main.py main.py": "clobber_file",
+    "dd if=app.py of=app.py": "clobber_file",
+    "curl -sSLo app.py file:///dev/null": "clobber_file",
 }
 
 
@@ -57,7 +60,8 @@ def test_replacing_a_files_content_is_asked(command: str) -> None:
     "curl -o index.html https://example.com", "git diff > my.patch", "git apply -R my.patch",
     "python3 -c \"import os; os.remove('a.txt'); open('b.txt','w').write('x')\"", "ed -s f.py <<< $'1d\\nw'",
     "cat f.py >> f.py.bak", "grep -v foo list.txt > list2.txt", "echo hi > greeting.txt", "git diff | less",
-    "git diff | git apply --check -R --cached", "tar czf backup.tgz src",
+    "git diff | git apply --check -R --cached", "tar czf backup.tgz src", "xxd main.py dump.hex",
+    "dd if=app.py of=app.py conv=notrunc", "dd if=disk.img of=/tmp/copy.img", "sort f.txt | sponge f.txt",
 ])
 def test_their_ordinary_cousins_pass(command: str) -> None:
     assert not scan_command(command).findings, (command, scan_command(command).keys)

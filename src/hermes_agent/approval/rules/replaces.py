@@ -38,6 +38,8 @@ _REMOVES = frozenset({"--rm", "--remove", "-j"})  # zstd/lz4/brotli: remove the 
 _COMPRESSED = lazy(r"\.(?:gz|tgz|bz2|tbz2?|xz|txz|lzma|lz|zst|tzst|lz4|br|Z|zip|7z)\Z")
 _COMPRESSOR_VALUED = frozenset({"-S", "--suffix", "-T", "--threads", "-o", "-b", "-B", "-M", "--memlimit", "-D"})
 # sed: `[ADDR[,ADDR]][!]w FILE` and `s/a/b/FLAGSw FILE` (the file name runs to the end of the line)
+_POSITIONAL_OUT = {"uniq": frozenset({"-f", "-s", "-w", "--skip-fields", "--skip-chars", "--check-chars"}),
+                   "xxd": frozenset({"-c", "-g", "-l", "-s", "-o", "-n", "-cols", "-len", "-seek", "-name"})}
 _SED_ADDR = r"(?:\d+|\$|/(?:[^/\\\n]|\\.)*/)(?:\s*,\s*(?:\d+|\$|/(?:[^/\\\n]|\\.)*/))?"
 _SED_W = lazy(rf"(?:\A|[;\n{{}}])\s*(?:{_SED_ADDR})?\s*!?\s*[wW][ \t]+([^\n;}}]+)"
               r"|\bs(.)(?:(?!\2).|\\.)*\2(?:(?!\2).|\\.)*\2[gpiIme0-9]*w[ \t]+([^\n;}]+)")
@@ -86,10 +88,13 @@ def _outputs(u: Unwrapped) -> list[tuple[str, list[str]]]:
     """Files a program writes that are named in its arguments rather than by a redirect, each with the inputs
     its content comes from: `uniq IN OUT`, `sed 'w OUT' IN...`, `curl -o OUT file://IN`."""
     args = u.args
-    if u.name == "uniq":
-        valued = {"-f", "-s", "-w", "--skip-fields", "--skip-chars", "--check-chars"}
+    if u.name in _POSITIONAL_OUT:  # `uniq IN OUT`, `xxd IN OUT`: the second operand is written
+        valued = _POSITIONAL_OUT[u.name]
         ops = [a for k, a in enumerate(args) if (not a.startswith("-") or a == "-") and (k == 0 or args[k - 1] not in valued)]
         return [(ops[1], ops[:1])] if len(ops) >= 2 else []
+    if u.name == "dd":  # `dd if=f of=f` truncates f before it is read (without conv=notrunc)
+        outs = [a[3:] for a in args if a.startswith("of=")]
+        return [(t, [a[3:] for a in args if a.startswith("if=")]) for t in outs if not any("notrunc" in a for a in args)]
     if u.name in ("sed", "gsed"):
         script_flags = ("-e", "--expression", "-f", "--file")
         scripts = [args[k + 1] for k, a in enumerate(args[:-1]) if a in script_flags]
