@@ -24,6 +24,10 @@ CANDIDATES = (".env", ".env.local", ".env.production", ".env.prod", "credentials
 _BUILD_VALUED = frozenset({"-t", "--tag", "-f", "--file", "--build-arg", "--target", "--platform", "--label", "--network",
                            "--secret", "--ssh", "-o", "--output", "--cache-from", "--cache-to", "--iidfile",
                            "--progress", "--builder", "--add-host", "--shm-size", "-m", "--memory"})
+# builds on a remote builder: the context folder is uploaded as it is (minus its ignore file)
+_UPLOADING_BUILDS = frozenset({("gcloud", ("builds", "submit")), ("az", ("acr", "build")), ("fly", ("deploy",)),
+                               ("flyctl", ("deploy",)), ("railway", ("up",)), ("vercel", ("deploy",))})
+_IGNORE_FILES = (".dockerignore", ".gcloudignore", ".vercelignore")
 _COPY_VALUED = frozenset({"-e", "--rsh", "-i", "-P", "-p", "-o", "-F", "-l", "-c", "-J", "--exclude", "--include",
                           "--filter", "--exclude-from", "--include-from", "--files-from", "--port"})
 
@@ -52,6 +56,9 @@ def sent_folders(u: Unwrapped) -> tuple[list[str], bool, bool]:
         ops = _operands(rest[1:] if sub == "image" else rest, _BUILD_VALUED)
         push = "--push" in args or any(a.startswith(("--output=type=registry", "type=registry")) for a in args)
         return ops[-1:] or ["."], True, push
+    if (name, tuple(args[:2])) in _UPLOADING_BUILDS or (name, tuple(args[:1])) in _UPLOADING_BUILDS:
+        ops = _operands(args[2 if (name, tuple(args[:2])) in _UPLOADING_BUILDS else 1:], _BUILD_VALUED)
+        return ops[-1:] or ["."], True, True  # the folder is uploaded to a remote builder now
     if name in ("rsync", "scp", "sftp"):
         ops = _operands(args, _COPY_VALUED)
         if len(ops) >= 2 and _remote(ops[-1]):
@@ -75,8 +82,9 @@ def secret_inside(reader: object, folder: str, base: str | None, ignore_file: bo
 
     ignored = ""
     if ignore_file:
-        got = reader(posixpath.join(folder, ".dockerignore"), base)  # type: ignore[operator]
-        ignored = got if isinstance(got, str) else ""
+        for name in _IGNORE_FILES:
+            got = reader(posixpath.join(folder, name), base)  # type: ignore[operator]
+            ignored += got + "\n" if isinstance(got, str) else ""
     patterns = {ln.strip().lstrip("/").removeprefix("**/") for ln in ignored.splitlines() if ln.strip()}
     for name in CANDIDATES:
         if any(fnmatch.fnmatchcase(name, p.rstrip("/")) for p in patterns if not p.startswith(("#", "!"))):
