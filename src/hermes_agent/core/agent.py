@@ -110,7 +110,7 @@ class AIAgent:
         hard = s.settings.cfg.agent.tool_loop_hard_limit
         from hermes_agent.core.guards import RepeatGuard
 
-        return AgentLoop(provider=s.provider, tools=self.tool_definitions, run_tool=self._run_tool, emit=self._emit,
+        return AgentLoop(provider=s.provider, tools=self._request_tools, run_tool=self._run_tool, emit=self._emit,
                          persist=s.persist, persist_many=s.persist_many, compact=s.compact, tool_entry=registry.get, max_iterations=self.max_iterations,
                          guard=RepeatGuard(warn, hard), max_tokens=s.settings.model.max_tokens,
                          cache_breakpoints=s.settings.cfg.prompt_caching.enabled, hooks=s.hooks)
@@ -208,6 +208,14 @@ class AIAgent:
             self._save_trajectory(outcome)
         return outcome
 
+    def _request_tools(self) -> list[dict]:
+        """The tool definitions of the next request; from the first request that carries an untrusted MCP server's
+        descriptions the conversation counts as tainted (what persists needs the user's yes)."""
+        defs = self.tool_definitions()
+        if not self.services.ctx.untrusted:
+            self.services.ctx.taint(_described_by_untrusted(defs))
+        return defs
+
     def _start_turn(self) -> None:
         self._cancel.clear()
         self.services.ctx.turn_id = os.urandom(6).hex()
@@ -303,6 +311,18 @@ def new_task_id() -> str:
 def _offered_now(name: str, unlocked: frozenset[str]) -> bool:
     entry = registry.get(name)
     return entry is None or entry.unlocked_by is None or entry.unlocked_by in unlocked
+
+
+def _described_by_untrusted(defs: list[dict]) -> str:
+    """Who the request's untrusted tool descriptions come from ("" if none): an MCP server not marked trusted wrote
+    its tools' descriptions, titles, enums and defaults, and the model reads them all (rt13 a36, a60)."""
+    for name in sorted(_mcp_names(defs)):
+        entry = registry.get(name)
+        if entry is not None and entry.brings_untrusted({}):
+            server = entry.toolset.removeprefix("mcp-")
+            return (f"the tool descriptions of MCP server {server!r}, which is not marked trusted; "
+                    f"set mcp_servers.{server}.trusted: true in config.yaml if you vouch for it")
+    return ""
 
 
 def _mcp_names(defs: list[dict]) -> set[str]:
