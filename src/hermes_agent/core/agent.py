@@ -213,7 +213,9 @@ class AIAgent:
         descriptions the conversation counts as tainted (what persists needs the user's yes)."""
         defs = self.tool_definitions()
         if not self.services.ctx.untrusted:
-            self.services.ctx.taint(_described_by_untrusted(defs))
+            from hermes_agent.tools.provenance import described_by_untrusted
+
+            self.services.ctx.taint(described_by_untrusted(sorted(_mcp_names(defs)), registry))
         return defs
 
     def _start_turn(self) -> None:
@@ -311,18 +313,6 @@ def new_task_id() -> str:
 def _offered_now(name: str, unlocked: frozenset[str]) -> bool:
     entry = registry.get(name)
     return entry is None or entry.unlocked_by is None or entry.unlocked_by in unlocked
-
-
-def _described_by_untrusted(defs: list[dict]) -> str:
-    """Who the request's untrusted tool descriptions come from ("" if none): an MCP server not marked trusted wrote
-    its tools' descriptions, titles, enums and defaults, and the model reads them all (rt13 a36, a60)."""
-    for name in sorted(_mcp_names(defs)):
-        entry = registry.get(name)
-        if entry is not None and entry.brings_untrusted({}):
-            server = entry.toolset.removeprefix("mcp-")
-            return (f"the tool descriptions of MCP server {server!r}, which is not marked trusted; "
-                    f"set mcp_servers.{server}.trusted: true in config.yaml if you vouch for it")
-    return ""
 
 
 def _mcp_names(defs: list[dict]) -> set[str]:
