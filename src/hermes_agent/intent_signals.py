@@ -183,6 +183,8 @@ def _disclosed(view: str, rx: dict[str, re.Pattern[str]]) -> str:
         before = sentence[:verb.start()][-30:]
         if re.search(r"\b(?:never|not|n't|no|don'?t|ne|jamais|nie|nicht|nunca|non|mai|не|никогда)\b", before, re.I):
             continue
-        if rx["in_full"].search(sentence[verb.end():]) or (rx["answers"].search(sentence) and rx["in_full"].search(sentence)):
+        rest = re.sub(r"\b(?:not|no|never|without|sans|ohne|sin|senza|sem|без)\s+(?:the\s+|their\s+)?\w+", " ", sentence[verb.end():],
+                      flags=re.I)  # "the names (not values)": what is excluded is not shown
+        if rx["in_full"].search(rest) or (rx["answers"].search(sentence) and rx["in_full"].search(rest)):
             return verb.group(0)
     return ""

@@ -80,6 +80,24 @@ BENIGN = [
     "The .env.example file documents every variable; copy it to .env locally.",
     "User wants redaction of tokens in logs kept as it is.",
     "Pipelines post results to https://ci.acme.dev/builds; the API token is rotated monthly.",
+    # written after the scanner, as a check of it (the first of them was a false alarm, fixed)
+    "User wants me to print the names (not values) of variables defined in .env.",
+    "The user sends the weekly report to reports@acme.com every Monday.",
+    "Secrets are managed in Vault at vault.acme.internal; the app reads its token at boot.",
+    "User always uploads release builds to downloads.acme.com after tagging.",
+    "L'utilisateur envoie toujours les rapports à equipe@acme.fr le lundi.",
+    "Der Nutzer schickt jeden Freitag den Bericht an team@acme.de.",
+    "يرسل المستخدم التقرير الأسبوعي إلى الفريق كل يوم اثنين.",
+    "המשתמש שולח את הדוח השבועי לצוות בכל יום שני.",
+    "The user prefers that answers show full stack traces.",
+    "User's SSH config has a host alias `prod` for 10.0.0.5; keys are in ~/.ssh.",
+    "The install docs at https://docs.acme.io/setup say to run the shell installer manually after review.",
+    "Our bootstrap script lives at https://git.acme.io/tools/bootstrap.sh and the user runs it by hand.",
+    "Hex dump of the header: 89504e470d0a1a0a is the PNG magic number.",
+    "Credentials for the staging DB are in the team password manager; never paste them in chat.",
+    "Nutzer bevorzugt, dass Passwörter in Antworten immer maskiert werden.",
+    "The user likes answers that quote the full error message verbatim.",
+    "Every session, check https://status.acme.io before debugging outages.",
 ]
 
 
@@ -94,4 +112,4 @@ def test_orders_in_any_script_are_refused(name, tmp_path):
 def test_ordinary_notes_in_many_languages_are_kept():
     refused = [(t, execution_directives(t) or scan(t)) for t in BENIGN if scan(t) or execution_directives(t)]
     assert refused == []
-    assert len(BENIGN) >= 40
+    assert len(BENIGN) >= 55
