@@ -6,7 +6,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from tests.helpers import model_config, run_hermes
+from tests.helpers import chat_tool_results, model_config, run_hermes
 
 
 def _git(ws: Path, *args: str) -> str:
@@ -53,3 +53,44 @@ def test_a_worktree_session_s_ignored_outputs_keep_the_worktree(scripted, hermes
             assert f"git worktree remove --force {path}" in err
         else:
             assert "worktree removed (nothing changed)" in err and not Path(path).exists(), (command, err)
+
+
+UNTRACKED = {"notes.md": "my notes\n", "draft.py": "print('draft')\n", "plan.txt": "the plan\n", "todo.txt": "todo\n",
+             "docs/idea.md": "an idea\n", "bin/run": "#!/bin/sh\n"}
+DESTROY = ["mv -f empty.txt notes.md", "cat draft.py > draft.py", "uniq /dev/null plan.txt",
+           "sed -n 'w todo.txt' /dev/null", "rm -rf docs", "python3 -c \"open('bin/run','w')\""]
+
+
+def test_untracked_work_destroyed_by_ordinary_commands_comes_back(scripted, hermes_home, tmp_path):
+    ws = _repo(tmp_path / "proj", {"README": "hi\n", ".gitignore": "*.log\nout/\n"})
+    for name, text in UNTRACKED.items():
+        (ws / name).parent.mkdir(parents=True, exist_ok=True)
+        (ws / name).write_text(text)
+    (ws / "empty.txt").write_text("")
+    (ws / "run.log").write_text("ignored\n")  # ignored: not kept, not a reason for a snapshot
+    (ws / "out").mkdir()
+    (ws / "out" / "a.o").write_text("ignored\n")
+    with open(ws / "big.iso", "wb") as fh:  # over the per-file cap: named, not kept
+        fh.truncate(11 << 20)
+    results = chat_tool_results(scripted, hermes_home, ws, DESTROY, extra="approvals:\n  mode: off\n")
+    assert [r.get("exit_code") for r in results] == [0] * len(DESTROY), results
+    assert all((ws / n).read_text() != t for n, t in UNTRACKED.items() if (ws / n).exists())
+    listed = run_hermes("checkpoints", "list", home=hermes_home, cwd=str(ws)).stdout
+    first = next(ln for ln in listed.splitlines() if "kept before: mv -f empty.txt notes.md" in ln)
+    back = run_hermes("checkpoints", "restore", first.split()[0], home=hermes_home, cwd=str(ws))
+    assert back.returncode == 0, back.stderr
+    assert {n: (ws / n).read_text() for n in UNTRACKED} == UNTRACKED
+    assert (ws / "run.log").read_text() == "ignored\n" and (ws / "big.iso").stat().st_size == 11 << 20
+    shown = run_hermes("checkpoints", "diff", first.split()[0], home=hermes_home, cwd=str(ws)).stdout
+    assert "run.log" not in shown and "a.o" not in shown
+
+
+def test_a_too_large_untracked_file_is_named(scripted, hermes_home, tmp_path):
+    ws = _repo(tmp_path / "proj", {"README": "hi\n"})
+    with open(ws / "big.iso", "wb") as fh:
+        fh.truncate(11 << 20)
+    model_config(hermes_home, scripted.url)
+    scripted.add({"tool_calls": [{"name": "terminal", "arguments": {"command": "true"}}]}, {"content": "done"})
+    out = run_hermes("chat", "-q", "go", "-t", "terminal", home=hermes_home, input="", cwd=str(ws), timeout=180)
+    assert out.returncode == 0, out.stderr
+    assert "not kept in the uncommitted-work checkpoint (larger than 10 MB): big.iso" in out.stderr + out.stdout

@@ -206,6 +206,16 @@ class CheckpointStore:
         return stage_tree(lambda *a, **kw: self._git(wd, *a, **kw), wd, self.store, self.index(wd), names,
                           self.max_file_bytes)
 
+    def ignored(self, workdir: str | Path) -> set[str]:
+        """What the excludes leave out of `workdir`'s snapshots (the user's .gitignore files, ours, the
+        repository's info/exclude): file names, and directories wholly left out with a trailing "/"."""
+        wd = _abs(workdir)
+        with self._locked(wd), tempfile.TemporaryDirectory(prefix="hermes-cp-") as tmp:
+            self._ensure_store()
+            out = self._git(wd, "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory",
+                            excludes=self._excludes(wd, tmp), index=os.path.join(tmp, "empty-index"))
+        return {n for n in out.split("\0") if n}
+
     def index(self, wd: str) -> str:
         """Our staging index of `wd` (kept between calls so unchanged files are not hashed again; beside
         Hermes's indexes/<hash>, never the same file)."""
