@@ -94,3 +94,20 @@ def test_a_too_large_untracked_file_is_named(scripted, hermes_home, tmp_path):
     out = run_hermes("chat", "-q", "go", "-t", "terminal", home=hermes_home, input="", cwd=str(ws), timeout=180)
     assert out.returncode == 0, out.stderr
     assert "not kept in the uncommitted-work checkpoint (larger than 10 MB): big.iso" in out.stderr + out.stdout
+
+
+def test_destroyed_work_outlives_many_later_checkpoints(scripted, hermes_home, tmp_path):
+    ws = _repo(tmp_path / "proj", {"f.py": "print(1)\n", "g.py": "x=1\n", "log.txt": "0\n", "stamp.txt": "0\n"})
+    (ws / "f.py").write_text("print(1)  # three hours of edits\n")
+    (ws / "notes.md").write_text("untracked notes\n")
+    later = [f"echo {i} >> log.txt" if i % 2 else f"echo {i} > stamp.txt" for i in range(25)]
+    results = chat_tool_results(scripted, hermes_home, ws, ["mv -f g.py f.py", "rm notes.md", *later],
+                                extra="approvals:\n  mode: off\ncheckpoints:\n  max_snapshots: 20\n", timeout=400)
+    assert all(r.get("exit_code") == 0 for r in results), results
+    listed = run_hermes("checkpoints", "list", home=hermes_home, cwd=str(ws)).stdout
+    for command, path in (("mv -f g.py f.py", "f.py"), ("rm notes.md", "notes.md")):
+        line = next(ln for ln in listed.splitlines() if f"kept before: {command}" in ln)
+        back = run_hermes("checkpoints", "restore", line.split()[0], "--path", path, home=hermes_home, cwd=str(ws))
+        assert back.returncode == 0, back.stderr
+    assert (ws / "f.py").read_text() == "print(1)  # three hours of edits\n"
+    assert (ws / "notes.md").read_text() == "untracked notes\n"

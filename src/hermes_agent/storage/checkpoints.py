@@ -8,7 +8,8 @@ program lists and restores the other's and neither archives the other's into `ch
 
 The user's directory is the work tree (GIT_DIR is the store); its own .git is never read or written. Each
 of our operations stages into a private temporary index (Hermes keeps its own under store/indexes/).
-Pruning to `max_snapshots` rebuilds a directory's chain from its newest commits (trees, messages and dates
+Pruning past `max_snapshots` rebuilds a directory's chain from the commits it keeps: the newest ones and,
+for a while, older ones holding a file version no later one holds (cpprune.py; trees, messages and dates
 kept; commit ids change, as Hermes's own pruning does). Safety snapshots taken before a restore carry a
 `Hermes-Kind: safety` trailer (Hermes's "pre-rollback snapshot" ones count too). Homes written by earlier
 versions of ours (one repository per directory, checkpoints/<hash>/) are moved into the store once."""
@@ -262,16 +263,22 @@ class CheckpointStore:
         return cid
 
     def _prune(self, wd: str) -> str | None:
-        """Keep the newest `max_snapshots` commits: rebuild the chain from them; returns the new tip."""
-        commits = self._log(wd, held=True)
+        """Past `max_snapshots`, drop the older checkpoints that hold nothing a later one does not (cpprune.py:
+        by content, not only by count): rebuild the chain from the kept ones; returns the new tip."""
+        from hermes_agent.storage import cpprune
+
+        git = lambda *a, **kw: self._git(wd, *a, **kw)  # noqa: E731
+        commits = cpprune.chain(git, self.ref(wd))
         if len(commits) <= self.max_snapshots:
             return None
+        kept = cpprune.keep(git, commits, self.max_snapshots)
+        if len(kept) == len(commits):
+            return None
         parent: str | None = None
-        for cid, when, message in reversed(commits[:self.max_snapshots]):
-            tree = self._git(wd, "rev-parse", f"{cid}^{{tree}}").strip()
+        for _cid, tree, when, message, _changes in reversed([commits[i] for i in kept]):
             date = {"GIT_AUTHOR_DATE": f"{when} +0000", "GIT_COMMITTER_DATE": f"{when} +0000"}
             parent = self._git(wd, "commit-tree", tree, *(["-p", parent] if parent else []),
-                               stdin=message.encode("utf-8"), env=date).strip()
+                               stdin=(message + "\n").encode("utf-8"), env=date).strip()
         self._git(wd, "update-ref", self.ref(wd), str(parent), commits[0][0])
         self._git(wd, "prune", "--expire=1.hour.ago", check=False)
         return parent
