@@ -111,3 +111,40 @@ def test_destroyed_work_outlives_many_later_checkpoints(scripted, hermes_home, t
         assert back.returncode == 0, back.stderr
     assert (ws / "f.py").read_text() == "print(1)  # three hours of edits\n"
     assert (ws / "notes.md").read_text() == "untracked notes\n"
+
+
+def test_the_user_s_own_edits_put_back_by_the_watch_are_kept(scripted, hermes_home, tmp_path):
+    """a69: while a command runs (a background process alive), the user edits AGENTS.md, writes a new CLAUDE.md
+    and rewrites .hermes.md in their editor; the watch cannot tell them from the command's and puts the files
+    back, but every displaced version is kept in the quarantine, named in the line and the session's end."""
+    import threading
+    import time
+
+    ws = _repo(tmp_path / "proj", {"AGENTS.md": "# Agents\nUse pytest.\n", ".hermes.md": "old\n", "README": "x\n"})
+    edits = {"AGENTS.md": "# Agents\nUse pytest.\nUSER EDIT: never push to main.\n", "CLAUDE.md": "USER NEW FILE\n",
+             ".hermes.md": "USER REWRITE\n"}
+
+    def user_edits() -> None:
+        time.sleep(2.5)
+        for name, text in edits.items():
+            (ws / name).write_text(text)
+
+    model_config(hermes_home, scripted.url)
+    scripted.add({"tool_calls": [{"name": "terminal", "arguments": {"command": "sleep 30", "background": True}}]},
+                 {"tool_calls": [{"name": "terminal", "arguments": {"command": "sleep 5"}}]},
+                 {"tool_calls": [{"name": "terminal", "arguments": {"command": "echo after"}}]}, {"content": "done"})
+    editor = threading.Thread(target=user_edits)
+    editor.start()
+    out = run_hermes("chat", "-q", "go", "-t", "terminal", home=hermes_home, cwd=str(ws), timeout=180)
+    editor.join()
+    assert out.returncode == 0, out.stderr
+    said = out.stderr + out.stdout
+    copies = {p.name: p.read_text() for p in (hermes_home / "quarantine").rglob("*") if p.is_file()}
+    for name, text in edits.items():
+        if (ws / name).exists() and (ws / name).read_text() == text:
+            continue  # not put back (the watch saw it as the user's): nothing to keep
+        assert copies.get(name) == text, (name, copies, said)
+        line = next(ln for ln in said.splitlines() if f"{name} was" in ln and "put back" in ln)
+        assert "the version it replaced is kept as " + str(hermes_home / "quarantine") in line, line
+    assert copies, said  # the case this test is about happened
+    assert "version(s) displaced by put-backs this session are kept in " + str(hermes_home / "quarantine") in said
