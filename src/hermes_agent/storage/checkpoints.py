@@ -274,8 +274,10 @@ class CheckpointStore:
         kept = cpprune.keep(git, commits, self.max_snapshots)
         if len(kept) == len(commits):
             return None
+        messages = {cid: message for cid, _when, message in self._log(wd, held=True)}
         parent: str | None = None
-        for _cid, tree, when, message, _changes in reversed([commits[i] for i in kept]):
+        for cid, tree, when, _changes in reversed([commits[i] for i in kept]):
+            message = messages.get(cid, "checkpoint").strip("\n")
             date = {"GIT_AUTHOR_DATE": f"{when} +0000", "GIT_COMMITTER_DATE": f"{when} +0000"}
             parent = self._git(wd, "commit-tree", tree, *(["-p", parent] if parent else []),
                                stdin=(message + "\n").encode("utf-8"), env=date).strip()

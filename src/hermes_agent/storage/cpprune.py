@@ -17,12 +17,14 @@ _PREFIX_CHECK_BYTES = 1 << 20
 _ZERO = "0" * 40
 
 
-def chain(git: Callable[..., str], ref: str) -> list[tuple[str, str, str, str, list[tuple[str, str, str, str]]]]:
-    """(id, tree, author time, message, [(status, path, old blob, new blob)]) of each commit, newest first."""
-    out = git("log", ref, "--raw", "--no-renames", "--no-abbrev", "--format=%x1e%H%x1f%T%x1f%at%x1f%B%x1f")
+def chain(git: Callable[..., str], ref: str) -> list[tuple[str, str, str, list[tuple[str, str, str, str]]]]:
+    """(id, tree, author time, [(status, path, old blob, new blob)]) of each commit, newest first. Messages
+    are not read here: a message is text a command can choose, and must never read as a change."""
+    out = git("log", ref, "--raw", "--no-renames", "--no-abbrev", "--format=%x1e%H %T %at")
     items = []
     for record in out.split("\x1e")[1:]:
-        cid, tree, when, message, raw = record.split("\x1f", 4)
+        head, _, raw = record.partition("\n")
+        cid, tree, when = head.split()
         changes = []
         for line in raw.splitlines():
             if line.startswith(":") and "\t" in line:
@@ -30,7 +32,7 @@ def chain(git: Callable[..., str], ref: str) -> list[tuple[str, str, str, str, l
                 fields = meta.split()
                 if len(fields) >= 5:
                     changes.append((fields[4][:1], path, fields[2], fields[3]))
-        items.append((cid, tree, when, message.strip("\n"), changes))
+        items.append((cid, tree, when, changes))
     return items
 
 
@@ -44,8 +46,8 @@ def keep(git: Callable[..., str], commits: list, max_snapshots: int, now: float 
     candidates: list[tuple[int, list[tuple[str, str]]]] = []
     for i in range(1, len(commits)):
         if i >= 2:
-            introduced.update(new for _s, _p, _old, new in commits[i - 2][4] if new != _ZERO)
-        child = commits[i - 1][4]
+            introduced.update(new for _s, _p, _old, new in commits[i - 2][3] if new != _ZERO)
+        child = commits[i - 1][3]
         moved = {new for _s, _p, _old, new in child}
         lost = [(old, new) for status, _path, old, new in child
                 if status in ("M", "D", "T") and old != _ZERO and old not in introduced and old not in moved]
