@@ -148,3 +148,18 @@ def test_the_user_s_own_edits_put_back_by_the_watch_are_kept(scripted, hermes_ho
         assert "the version it replaced is kept as " + str(hermes_home / "quarantine") in line, line
     assert copies, said  # the case this test is about happened
     assert "version(s) displaced by put-backs this session are kept in " + str(hermes_home / "quarantine") in said
+
+
+def test_ignored_outputs_and_nested_repositories_take_no_snapshot(scripted, hermes_home, tmp_path):
+    """Controls: a clean tree whose commands write ignored outputs, or work in a nested repository of its own,
+    has nothing of this repository's to keep: no checkpoint is taken."""
+    ws = _repo(tmp_path / "proj", {"README": "hi\n", ".gitignore": "*.log\nbuild/\nvendor/\n"})
+    nested = ws / "vendor" / "lib"
+    nested.mkdir(parents=True)
+    _git(nested, "init", "-q")
+    (nested / "scratch.txt").write_text("theirs\n")
+    results = chat_tool_results(scripted, hermes_home, ws, ["echo run >> run.log", "mkdir -p build && echo o > build/a.o",
+                                                            "echo x >> run.log"])
+    assert [r.get("exit_code") for r in results] == [0, 0, 0], results
+    listed = run_hermes("checkpoints", "list", home=hermes_home, cwd=str(ws))
+    assert "uncommitted changes kept" not in listed.stdout, listed.stdout

@@ -6,8 +6,8 @@ index read as data and one lstat per tracked file, no process) and untracked fil
 (one directory walk that lstats only the untracked names, pruning .git, ignored directories and the
 store's own excludes). Only when some changed since the last snapshot (size, mtime, inode) is the work tree
 checkpointed into the shadow store (checkpoints.py), so `hermes checkpoints rollback` / `restore ID [PATH]`
-and /rollback bring it back. What is ignored is asked of git once a repository has untracked files, and again
-after each snapshot. A file larger than the store's per-file cap is not kept, and the user is told once which. A
+and /rollback bring it back. What is ignored is asked of git (one process) only when untracked names appear that
+it has not judged yet. A file larger than the store's per-file cap is not kept, and the user is told once which. A
 clean tree costs the stat walk; nothing is ever written into the user's repository."""
 
 from __future__ import annotations
@@ -40,7 +40,8 @@ class DirtyGuard:
         self._index = IndexCache()
         self._kept: dict[str, tuple] = {}
         self._ignored: dict[str, set[str]] = {}
-        self._tracked: dict[str, tuple[int, frozenset[str]]] = {}
+        self._asked: dict[str, set[str]] = {}  # the untracked names left after git was last asked what is ignored
+        self._tracked: dict[str, tuple[list[Entry], frozenset[str]]] = {}
         self._told: set[str] = set()
         self._dirs: dict[str, tuple[tuple, tuple[list[str], list[str], int] | None]] = {}
         self._lock = threading.Lock()
@@ -66,9 +67,11 @@ class DirtyGuard:
         dirty = modified(root, *parsed)
         tracked = self._names(root, parsed[0])
         untracked = self._untracked(root, tracked)
-        if untracked and root not in self._ignored:  # asked of git once there is something to ask about
+        if untracked and {u[0] for u in untracked} != self._asked.get(root):  # names git has not judged yet
             self._ignored[root] = self.store.ignored(root)
+            self._dirs.clear()
             untracked = self._untracked(root, tracked)
+            self._asked[root] = {u[0] for u in untracked or ()}
         if untracked is None or not dirty and not untracked:
             return None
         mark = (tuple(dirty), tuple(untracked))
@@ -78,15 +81,15 @@ class DirtyGuard:
             line = " ".join(command.split())
             cid = self.store.snapshot(root, REASON + (line if len(line) <= 80 else line[:77] + "..."))
             self._kept[root] = mark
-            self._ignored[root] = self.store.ignored(root)  # what the snapshot left out is not asked about again
         self._tell_skipped(untracked)
         return cid
 
     def _names(self, root: str, entries: list[Entry]) -> frozenset[str]:
         """The tracked names (kept while the parsed index is the same object: IndexCache's)."""
         hit = self._tracked.get(root)
-        if hit is None or hit[0] != id(entries):
-            hit = self._tracked[root] = (id(entries), frozenset(e.path for e in entries))
+        if hit is None or hit[0] is not entries:
+            hit = self._tracked[root] = (entries, frozenset(e.path for e in entries))
+            self._dirs.clear()  # listings were filtered by the old names
         return hit[1]
 
     def _untracked(self, root: str, tracked: frozenset[str]) -> list[tuple[str, int, int, int]] | None:
@@ -127,7 +130,7 @@ class DirtyGuard:
             st = os.lstat(where)
         except OSError:
             return None
-        key = (st.st_ino, st.st_mtime_ns, st.st_ctime_ns, id(tracked), id(ignored))
+        key = (st.st_ino, st.st_mtime_ns, st.st_ctime_ns)  # (cleared when the tracked or ignored names change)
         hit = self._dirs.get(where)
         if hit is not None and hit[0] == key:
             return hit[1]
