@@ -72,6 +72,7 @@ class RestoreResult:
     safety_id: str | None
     removed: tuple[str, ...]
     path: str | None = None
+    kept: tuple[str, ...] = ()  # copies of overwritten files no snapshot held (hermes_agent.quarantine)
 
 
 def project_key(workdir: str | Path) -> str:
@@ -371,18 +372,26 @@ class CheckpointStore:
                 if tree is None:
                     raise CheckpointError(f"{wd} has too many files for a safety snapshot; nothing restored")
                 safety = self._commit_if_changed(wd, tree, f"before restore to {target.short}", True, prune=False)
-                removed = self._restore_tree(wd, target.id, str(self._tip(wd)), rel)
+                keep = self._quarantine()
+                before = len(keep.kept)
+                removed = self._restore_tree(wd, target.id, str(self._tip(wd)), rel, keep)
             except (subprocess.SubprocessError, OSError) as exc:
                 raise CheckpointError(f"restore failed: {_why(exc)}") from exc
-        return RestoreResult(target.id, safety, tuple(removed), rel)
+        return RestoreResult(target.id, safety, tuple(removed), rel, tuple(keep.kept[before:]))
 
-    def _restore_tree(self, wd: str, target: str, current: str, rel: str | None) -> list[str]:
+    def _quarantine(self):  # noqa: ANN202 - hermes_agent.quarantine.Quarantine (imported when used)
+        """Where a restore keeps what it overwrites that no snapshot holds: HERMES_HOME/quarantine."""
+        from hermes_agent.quarantine import session_quarantine
+
+        return session_quarantine(str(self.root.parent / "quarantine"))
+
+    def _restore_tree(self, wd: str, target: str, current: str, rel: str | None, keep: object) -> list[str]:
         """Remove files added since `target`, then write the target's changed files back (within `rel`),
         never following a link the sandbox swapped in (storage/cprestore.py)."""
         from hermes_agent.storage.cprestore import restore_files
 
         spec = [f":(literal){rel}"] if rel and rel != "." else ["."]
-        return restore_files(lambda *a, **kw: self._git(wd, *a, **kw), wd, target, current, spec)
+        return restore_files(lambda *a, **kw: self._git(wd, *a, **kw), wd, target, current, spec, keep)
 
     def current_tree(self, workdir: str | Path) -> str | None:
         """Tree id of the directory as it is now (without recording a checkpoint)."""

@@ -281,3 +281,14 @@ def test_links_modes_and_odd_names_come_back_and_match_git(project, hermes_home)
     assert os.stat(project / "run.sh").st_mode & 0o100
     assert (project / "odd\nname.txt").read_text() == "odd\n"
     assert (project / "main.py").read_text() == "print('v1')\n"
+
+
+def test_restore_keeps_an_overwritten_file_no_snapshot_holds(project, hermes_home):
+    store = CheckpointStore(max_file_bytes=64)
+    (project / "data.csv").write_text("small\n")
+    first = store.snapshot(project, "small")
+    (project / "data.csv").write_text("x" * 100 + " hours of results\n")  # past the cap: in no snapshot
+    result = store.restore(project, first)
+    assert (project / "data.csv").read_text() == "small\n"
+    assert len(result.kept) == 1 and result.kept[0].startswith(str(hermes_home / "quarantine"))
+    assert open(result.kept[0]).read().endswith(" hours of results\n")
