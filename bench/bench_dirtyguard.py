@@ -1,74 +1,86 @@
-"""Per-command cost of the dirty guard (storage/dirtyguard.py) on a repository of 2000 tracked files, 20 untracked
-and 500 ignored ones, with one uncommitted edit: the first call (a snapshot) and the steady state (nothing new to
-keep), then its two walks timed interleaved in one process (robust to a loaded machine).
-Run: PYTHONPATH=src python bench/bench_dirtyguard.py LABEL"""
+"""Benchmark: what keeping uncommitted work (storage/dirtyguard.py) adds before every local terminal command.
+Repositories of N tracked files (default 1,000 and 10,000, spread over directories), medians of R runs:
+  clean      DirtyGuard.before on a clean tree: the index (cached by its stat) plus one lstat per tracked file
+  git status the alternative signal: `git status --porcelain -uno` through gitsafe.run_git (two processes)
+  dirty/kept a dirty tree whose changes a snapshot already holds (same cost as clean: no snapshot)
+  snapshot   the first snapshot of a dirty tree (hashes every file into the shadow store) and a later one
+             after one more file changed (only that file hashed again)
+CPU time of this process is printed beside the wall time (2 cores shared by many processes: the wall time
+carries the run-queue wait). Run: .venv/bin/python bench/bench_dirtyguard.py [--files 1000,10000 --runs 15]"""
 
 from __future__ import annotations
 
+import argparse
 import os
-import shutil
+import statistics
 import subprocess
-import sys
 import tempfile
 import time
 
-from hermes_agent.storage.checkpoints import CheckpointStore
-from hermes_agent.storage.dirtyguard import DirtyGuard
 
-
-def _repo(ws: str) -> None:
-    for i in range(2000):
-        d = os.path.join(ws, f"pkg{i % 40}", f"sub{i % 7}")
+def make_repo(root: str, files: int) -> None:
+    for i in range(files):
+        d = f"{root}/pkg{i % 20}/mod{i // 20 % 25}"
         os.makedirs(d, exist_ok=True)
-        with open(os.path.join(d, f"m{i}.py"), "w") as fh:
-            fh.write(f"x = {i}\n")
-    with open(os.path.join(ws, ".gitignore"), "w") as fh:
-        fh.write("build/\n*.log\n")
-    for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "i"]):
-        subprocess.run(["git", "-c", "user.email=a@b", "-c", "user.name=a", *args], cwd=ws, check=True,
-                       capture_output=True)
-    os.makedirs(os.path.join(ws, "build"))
-    for i in range(500):
-        with open(os.path.join(ws, "build", f"o{i}.o"), "w") as fh:
-            fh.write("o")
-    for i in range(20):
-        with open(os.path.join(ws, f"note{i}.md"), "w") as fh:
-            fh.write("n")
-    with open(os.path.join(ws, "pkg1", "sub1", "m1.py"), "a") as fh:  # one uncommitted tracked edit
-        fh.write("# edit\n")
+        with open(f"{d}/f{i}.py", "w") as fh:
+            fh.write(f"x = {i}\n" * 20)
+    git = ["git", "-c", "user.email=a@b", "-c", "user.name=a"]
+    subprocess.run([*git, "init", "-q"], cwd=root, check=True)
+    subprocess.run([*git, "add", "-A"], cwd=root, check=True)
+    subprocess.run([*git, "commit", "-qm", "init"], cwd=root, check=True)
+    old = time.time() - 120
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if d != ".git"]
+        for f in filenames:
+            os.utime(os.path.join(dirpath, f), (old, old))
+    subprocess.run(["git", "update-index", "-q", "--refresh"], cwd=root, check=True)
 
 
-def _timed(fn, runs: int) -> list[float]:  # noqa: ANN001
-    out = []
+def timed(fn, runs: int) -> tuple[float, float]:
+    walls, cpus = [], []
     for _ in range(runs):
-        t = time.perf_counter()
+        w, c = time.perf_counter(), time.process_time()
         fn()
-        out.append((time.perf_counter() - t) * 1000)
-    return sorted(out)
+        cpus.append(time.process_time() - c)
+        walls.append(time.perf_counter() - w)
+    return statistics.median(walls) * 1e3, statistics.median(cpus) * 1e3
 
 
-def main(label: str) -> None:
-    base = tempfile.mkdtemp(prefix="bench-dirtyguard-")
-    ws = os.path.join(base, "proj")
-    _repo(ws)
-    guard = DirtyGuard(CheckpointStore(os.path.join(base, "cp")), stop="/")
-    first = _timed(lambda: guard.before(ws, "first"), 1)[0]
-    steady = _timed(lambda: guard.before(ws, "steady"), 300)
-    print(f"{label}: first call (snapshot) {first:.0f} ms; steady per command min {steady[0]:.2f} ms, "
-          f"median {steady[150]:.2f} ms (2000 tracked, 20 untracked, 500 ignored)")
-    if hasattr(guard, "_untracked"):
-        from hermes_agent.storage.gitindex import modified
+def bench(files: int, runs: int) -> None:
+    from hermes_agent.gitsafe import run_git
+    from hermes_agent.storage.checkpoints import CheckpointStore
+    from hermes_agent.storage.dirtyguard import DirtyGuard
 
-        root = os.path.realpath(ws)
-        parsed = guard._index.entries(os.path.join(root, ".git"))
-        assert parsed is not None
-        tracked = guard._names(root, parsed[0])
-        a = _timed(lambda: modified(root, *parsed), 300)
-        b = _timed(lambda: guard._untracked(root, tracked), 300)
-        print(f"  min/median: tracked stat walk {a[0]:.2f}/{a[150]:.2f} ms; "
-              f"untracked walk {b[0]:.2f}/{b[150]:.2f} ms")
-    shutil.rmtree(base, ignore_errors=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        root = f"{tmp}/proj"
+        os.makedirs(root)
+        make_repo(root, files)
+        guard = DirtyGuard(CheckpointStore(f"{tmp}/checkpoints"), stop=tmp)
+        guard.before(root)  # the index parsed once (cached by its stat afterwards)
+        rows = [("clean", *timed(lambda: guard.before(root), runs)),
+                ("git status", *timed(lambda: run_git(["status", "--porcelain", "-uno"], cwd=root), runs))]
+        victim = f"{root}/pkg3/mod0/f3.py"
+        with open(victim, "a") as fh:
+            fh.write("work\n")
+        first = timed(lambda: guard.before(root), 1)
+        rows.append(("snapshot (first)", *first))
+        rows.append(("dirty/kept", *timed(lambda: guard.before(root), runs)))
+        with open(f"{root}/pkg4/mod0/f4.py", "a") as fh:
+            fh.write("more work\n")
+        rows.append(("snapshot (next)", *timed(lambda: guard.before(root), 1)))
+        for name, wall, cpu in rows:
+            print(f"  {files:>6} files  {name:17} {wall:8.2f} ms wall  {cpu:8.2f} ms cpu (this process)")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--files", default="1000,10000")
+    ap.add_argument("--runs", type=int, default=15)
+    args = ap.parse_args()
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    for n in (int(x) for x in args.files.split(",")):
+        bench(n, args.runs)
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "")
+    main()
