@@ -43,7 +43,7 @@ class DirtyGuard:
         self._asked: dict[str, set[str]] = {}  # the untracked names left after git was last asked what is ignored
         self._tracked: dict[str, tuple[list[Entry], frozenset[str]]] = {}
         self._told: set[str] = set()
-        self._dirs: dict[str, tuple[tuple, tuple[list[str], list[str], int] | None]] = {}
+        self._dirs: dict[str, tuple[int, tuple[list[str], list[str], int] | None]] = {}
         self._lock = threading.Lock()
 
     def before(self, cwd: str, command: str = "") -> str | None:
@@ -101,9 +101,16 @@ class DirtyGuard:
         ignored = self._ignored.get(root, set())
         out: list[tuple[str, int, int, int]] = []
         stack, seen = [""], 0
+        cache, lstat = self._dirs, os.lstat
         while stack:
             rel = stack.pop()
-            found = self._listing(root, rel, tracked, ignored)
+            where = f"{root}/{rel}" if rel else root
+            try:
+                key = lstat(where).st_ctime_ns  # any entry added, removed or renamed changes it
+            except OSError:
+                continue
+            hit = cache.get(where)
+            found = hit[1] if hit is not None and hit[0] == key else self._listing(where, rel, key, tracked, ignored)
             if found is None:
                 continue
             files, subdirs, count = found
@@ -113,7 +120,7 @@ class DirtyGuard:
             stack.extend(subdirs)
             for name in files:
                 try:
-                    st = os.lstat(os.path.join(root, name))
+                    st = lstat(f"{root}/{name}")
                 except OSError:
                     continue
                 if stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode):
@@ -121,19 +128,11 @@ class DirtyGuard:
         out.sort()
         return out
 
-    def _listing(self, root: str, rel: str, tracked: frozenset[str],
+    def _listing(self, where: str, rel: str, key: int, tracked: frozenset[str],
                  ignored: set[str]) -> tuple[list[str], list[str], int] | None:
-        """(untracked not ignored names, subdirectories to enter, entries) of directory `rel`; None when it is
-        gone or a nested repository / submodule (its own work). Cached by the directory's stat."""
-        where = os.path.join(root, rel) if rel else root
-        try:
-            st = os.lstat(where)
-        except OSError:
-            return None
-        key = (st.st_ino, st.st_mtime_ns, st.st_ctime_ns)  # (cleared when the tracked or ignored names change)
-        hit = self._dirs.get(where)
-        if hit is not None and hit[0] == key:
-            return hit[1]
+        """(untracked not ignored names, subdirectories to enter, entries) of directory `rel` (at `where`); None
+        when it is gone or a nested repository / submodule (its own work). Cached under `key`, its ctime (the
+        cache is cleared when the tracked or ignored names change)."""
         try:
             with os.scandir(where) as it:
                 entries = [(e.name, e.is_dir(follow_symlinks=False)) for e in it]
