@@ -50,8 +50,30 @@ def _from_argparse_usage() -> bool:
 
 
 def _count_dataclasses() -> None:
-    import dataclasses
+    """Counts each dataclass built, from when hermes imports `dataclasses` (not imported here first: hermes imports
+    it without `inspect`, hermes_agent/dccache.py, and the modules it brings are part of the count)."""
+    path_finder = next(f for f in sys.meta_path if getattr(f, "__name__", "") == "PathFinder")  # (no import)
 
+    class _Finder:  # wraps dataclasses' loader: the counter goes in as the module is executed
+        @staticmethod
+        def find_spec(name: str, path: object = None, target: object = None) -> object:
+            if name != "dataclasses":
+                return None
+            sys.meta_path.remove(_Finder)  # type: ignore[arg-type]
+            spec = path_finder.find_spec(name)
+            real_exec = spec.loader.exec_module  # type: ignore[union-attr]
+
+            def exec_module(module: object) -> None:
+                real_exec(module)
+                _wrap(module)
+
+            spec.loader.exec_module = exec_module  # type: ignore[union-attr]
+            return spec
+
+    sys.meta_path.insert(0, _Finder)  # type: ignore[arg-type]
+
+
+def _wrap(dataclasses: object) -> None:
     real = dataclasses._process_class  # type: ignore[attr-defined]
 
     def counting(*args: object, **kw: object) -> object:
