@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from hermes_agent.core.agent import AgentServices
     from hermes_agent.core.contract import AgentSession
     from hermes_agent.plugins import PluginReport
+    from hermes_agent.storage.store import SessionStore
     from hermes_agent.tools.hooks import HookBus
 
     from .budget import Meter
@@ -309,14 +310,21 @@ _MCP_EXIT_WAIT_S = 2.0  # a server slower than this to close is left to die with
 
 def _wire_session(services: AgentServices, settings: Settings, platform: str) -> SessionBinding:
     from .provider import auxiliary_provider, titler
-    from .session import apply_retention, bind_session, shared_store
+    from .session import apply_retention, bind_session, shared_store, store_is_open
 
     mode = settings.cfg.sessions.title_mode
-    store = shared_store(auto_title=mode != "off")
-    if store.read_only:  # refuse before the first model call rather than lose the conversation after it
-        raise StorageError(f"cannot save this conversation: {store.read_only}")
-    apply_retention(store, settings)
-    binding = bind_session(store, services, platform)
+
+    def open_store() -> SessionStore:
+        store = shared_store(auto_title=mode != "off")
+        if store.read_only:  # one line, and the turn goes on unsaved (SessionBinding)
+            raise StorageError(f"cannot save this conversation: {store.read_only}")
+        apply_retention(store, settings)
+        return store
+
+    # the CLI's store opens once the first request is on its way (SessionBinding.open_soon); a spending cap books
+    # against the session from the first call, and other frontends name their session early: opened now
+    late = platform == "cli" and services.meter is None and not store_is_open()
+    binding = bind_session(None if late else open_store(), services, platform, opener=open_store)
     if mode == "llm":  # the user opted in to one extra (auxiliary) model call per session
         binding.titler = titler(auxiliary_provider(settings, "title_generation", services.provider))
     services.on_reset.append(binding.new_session)
