@@ -222,25 +222,15 @@ class SessionBinding:
     def open_soon(self) -> None:
         """Start opening the store on its own thread (nothing when it is open or opening)."""
         if self._store is None and self._opening is None and self._opener is not None:
-            import _thread
+            from hermes_agent import background
 
-            # not threading.Thread: its start() waits until the new thread runs, and under load that wait was
-            # 2-12 ms of the first request's path; this returns at once (the Event says when it is done)
-            self._opening = threading.Event()
-            _thread.start_new_thread(self._open, (self._opening,))
+            self._opening = background.start(self._open)  # (threading.Thread.start waits for the thread to run)
 
-    def _open(self, done: threading.Event | None = None) -> None:
-        if done is not None:  # on open_soon's thread: the GIL back at once to the thread sending the first request
-            import time
-
-            time.sleep(0)
+    def _open(self) -> None:
         try:
             self._store = self._opener()  # type: ignore[misc]
         except Exception as exc:  # noqa: BLE001 - any failure to open is said once, by _wait_open
             self._open_failed = str(exc).removeprefix("cannot save this conversation: ") or type(exc).__name__
-        finally:
-            if done is not None:
-                done.set()
 
     def _wait_open(self) -> bool:
         """Wait for the store (opening it here if nothing started it); False, said once, when it cannot open."""
