@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import sqlite3
 
+import pytest
+
 from tests.helpers import model_config, run_hermes
 
 
@@ -36,12 +38,13 @@ def test_a_failed_model_call_still_leaves_the_question_in_its_session(scripted, 
     assert ("user", "KEEP-THIS-QUESTION") in _rows(hermes_home), out.stderr
 
 
-def test_a_store_that_cannot_open_gives_one_line_and_the_answer_is_shown(scripted, hermes_home, tmp_path):
+@pytest.mark.parametrize("quiet", [False, True])
+def test_a_store_that_cannot_open_gives_one_line_and_the_answer_is_shown(scripted, hermes_home, tmp_path, quiet):
     model_config(hermes_home, scripted.url)
     garbage = b"this is not a database\n" * 200
     (hermes_home / "state.db").write_bytes(garbage)
     scripted.add({"content": "STILL-ANSWERED"})
-    out = run_hermes("chat", "-q", "hello", home=hermes_home, cwd=str(tmp_path))
+    out = run_hermes("chat", "-q", "hello", *(["-Q"] if quiet else []), home=hermes_home, cwd=str(tmp_path))
     assert "STILL-ANSWERED" in out.stdout, out.stderr
     said = [line for line in out.stderr.splitlines() if "cannot save this conversation" in line]
     assert len(said) == 1 and "state.db" in said[0], out.stderr

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -242,7 +243,9 @@ class SessionBinding:
         if self._store is None and self._opener is not None:
             self._opener = None
             self._held.clear()
-            log.warning("cannot save this conversation: %s (the answer is shown, not kept)", self._open_failed)
+            said = f"cannot save this conversation: {self._open_failed} (the answer is shown, not kept)"
+            log.info(said)  # the line itself is said whatever the run's quietness (-Q hides warnings)
+            print(f"hermes: {said}", file=sys.stderr)
         return self._store is not None
 
     def _hold(self, message: Message) -> bool:
