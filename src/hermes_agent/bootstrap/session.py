@@ -427,6 +427,8 @@ class SessionBinding:
 
     def close(self) -> None:
         """The agent is going away: end the session, unless it is a chat's that continues later."""
+        if self._opening is not None:  # a store still opening (a REPL left at once) finishes its migrations first
+            self._opening.wait()
         if not self.keep_open:
             self.end()
         else:
