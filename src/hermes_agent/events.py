@@ -9,11 +9,15 @@ from hermes_agent.messages import Message, Usage
 
 @dataclass(frozen=True, slots=True)
 class TextDelta:
+    """A piece of the reply's text as it streams."""
+
     text: str
 
 
 @dataclass(frozen=True, slots=True)
 class ReasoningDelta:
+    """A piece of the model's reasoning as it streams."""
+
     text: str
 
 
@@ -35,6 +39,8 @@ class ToolStarted:
 
 @dataclass(frozen=True, slots=True)
 class ToolFinished:
+    """A tool call's result and how long it took."""
+
     call_id: str
     name: str
     result: str
@@ -45,6 +51,8 @@ class ToolFinished:
 
 @dataclass(frozen=True, slots=True)
 class MessageAdded:
+    """A message the conversation gained (assistant reply or tool result)."""
+
     message: Message
 
 
@@ -62,6 +70,8 @@ class Notice:
 
 @dataclass(frozen=True, slots=True)
 class TurnFinished:
+    """The turn's end: its final text, usage and why it stopped."""
+
     final_text: str
     usage: Usage
     reason: str = "stop"

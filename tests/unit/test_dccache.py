@@ -15,11 +15,13 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 CLASSES = r'''
-import dataclasses, json, sys
-from dataclasses import dataclass, field, InitVar, FrozenInstanceError
-if sys.argv[1] != "-":
+import json, sys
+if sys.argv[1] != "-":  # before dataclasses is imported, as hermes does (dccache imports it without inspect)
     from hermes_agent import dccache
     assert dccache.install(__import__("pathlib").Path(sys.argv[1]))
+    assert "inspect" not in sys.modules
+import dataclasses
+from dataclasses import dataclass, field, InitVar, FrozenInstanceError
 
 @dataclass(frozen=True, slots=True)
 class Point:
@@ -62,6 +64,9 @@ except TypeError as exc:
 pl = Plain(21)
 out.append([pl.value, pl == Plain(21), [f.name for f in dataclasses.fields(Plain)]])
 out.append([Point.__init__.__qualname__, Point.__init__.__code__.co_filename, Ranked.__lt__.__name__])
+# a class written without a docstring gets its signature as one (inspect.signature, which dccache lets
+# dataclasses import on first use), and the process then has the real inspect module
+out.append([Point.__doc__, Keyed.__doc__, "inspect" in sys.modules, hasattr(sys.modules.get("inspect"), "signature")])
 if sys.argv[1] != "-":
     out.append(["new", dccache._state["new"]])
 print(json.dumps(out))

@@ -149,6 +149,7 @@ DELETERS: dict[str, str] = {
     'cli/logs.py': 'HERMES_HOME/logs rotation',
     'config/team.py': 'HERMES_HOME team config',
     'dccache.py': "the package's own __pycache__",
+    'tools/manifest.py': "the package's own __pycache__ (the builtin sources' checksum by their stats)",
     'gateway/pairing.py': 'HERMES_HOME pairing store',
     'gateway/platforms/slack.py': 'HERMES_HOME media cache',
     'gateway/runner.py': 'HERMES_HOME gateway state',

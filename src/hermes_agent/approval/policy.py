@@ -333,7 +333,9 @@ class PendingPolicy:
         if self._started:
             return
         self._started = True
-        threading.Thread(target=self._build_quietly, name="hermes-path-policy", daemon=True).start()
+        from hermes_agent import background
+
+        background.start(self._build_quietly)  # (threading.Thread.start waits for the thread to run: ms under load)
 
     def _build_quietly(self) -> None:
         try:

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from hermes_agent.core.agent import AgentServices
     from hermes_agent.core.contract import AgentSession
     from hermes_agent.plugins import PluginReport
+    from hermes_agent.storage.store import SessionStore
     from hermes_agent.tools.hooks import HookBus
 
     from .budget import Meter
@@ -162,7 +163,7 @@ def build_services(settings: Settings, *, platform: str = "cli", toolsets: list[
                                          extra=extra)
     services.refresh_prompt = lambda: prompt_parts(settings, memory, with_skills=with_skills, refresh=True,
                                                    ignore_rules=opts.ignore_rules, extra=extra)
-    binding = _wire_session(services, settings, platform) if persist else None
+    binding = _wire_session(services, settings, platform, interactive) if persist else None
     wire_compression(services, settings, event_callback, binding.on_compressed if binding else None)
     wire_checkpoints(services, settings)
     wire_terminal(services, settings, warm=platform == "cli")
@@ -307,16 +308,26 @@ def _start_mcp(services: AgentServices, settings: Settings, *, wait: bool,
 _MCP_EXIT_WAIT_S = 2.0  # a server slower than this to close is left to die with the process
 
 
-def _wire_session(services: AgentServices, settings: Settings, platform: str) -> SessionBinding:
+def _wire_session(services: AgentServices, settings: Settings, platform: str,
+                  interactive: bool = False) -> SessionBinding:
     from .provider import auxiliary_provider, titler
-    from .session import apply_retention, bind_session, shared_store
+    from .session import apply_retention, bind_session, shared_store, store_is_open
 
     mode = settings.cfg.sessions.title_mode
-    store = shared_store(auto_title=mode != "off")
-    if store.read_only:  # refuse before the first model call rather than lose the conversation after it
-        raise StorageError(f"cannot save this conversation: {store.read_only}")
-    apply_retention(store, settings)
-    binding = bind_session(store, services, platform)
+
+    def open_store() -> SessionStore:
+        store = shared_store(auto_title=mode != "off")
+        if store.read_only:  # one line, and the turn goes on unsaved (SessionBinding)
+            raise StorageError(f"cannot save this conversation: {store.read_only}")
+        apply_retention(store, settings)
+        return store
+
+    # the CLI's store opens once the first request is on its way (SessionBinding.open_soon); a spending cap books
+    # against the session from the first call, and other frontends name their session early: opened now
+    late = platform == "cli" and services.meter is None and not store_is_open()
+    binding = bind_session(None if late else open_store(), services, platform, opener=open_store)
+    if interactive:  # the REPL: opened while the user types the first message (the turn never waits for it)
+        binding.open_soon()
     if mode == "llm":  # the user opted in to one extra (auxiliary) model call per session
         binding.titler = titler(auxiliary_provider(settings, "title_generation", services.provider))
     services.on_reset.append(binding.new_session)

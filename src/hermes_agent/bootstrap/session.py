@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -15,19 +16,20 @@ from hermes_agent.core.compression import CompressionResult
 from hermes_agent.errors import StorageError
 from hermes_agent.messages import Message, system, tool_result
 from hermes_agent.storage.pricing import estimate_cost
-from hermes_agent.storage.retention import Retention
-from hermes_agent.storage.store import DiskFull, SessionStore
 from hermes_agent.tools.results import tool_error
 
 from .provider import own_prices
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the store's modules (sqlite3 with them) load where a store is opened, not at import
+    from hermes_agent.storage.retention import Retention
+    from hermes_agent.storage.store import SessionStore
     from hermes_agent.storage.usage import Booking
 
 INTERRUPTED = tool_error("interrupted: hermes stopped before this tool call finished; its result is unknown "
                          "(check its effects before relying on it)")
 
 _STORES: dict[str, SessionStore] = {}
+_STORES_LOCK = threading.Lock()
 _REBUILDING: set[str] = set()
 _REBUILD_LOCK = threading.Lock()
 _REBUILD_DELAY_S = 5.0
@@ -38,15 +40,26 @@ log = logging.getLogger(__name__)
 def shared_store(auto_title: bool = True) -> SessionStore:
     """One SessionStore per database path per process (gateway threads share it)."""
     from hermes_agent import paths
+    from hermes_agent.storage.store import SessionStore
 
     key = str(paths.state_db_path())
-    if key not in _STORES:
-        _STORES[key] = SessionStore(auto_title=auto_title)
-    return _STORES[key]
+    with _STORES_LOCK:  # a store may open on a binding's own thread (SessionBinding.open_soon)
+        if key not in _STORES:
+            _STORES[key] = SessionStore(auto_title=auto_title)
+        return _STORES[key]
+
+
+def store_is_open() -> bool:
+    """Whether this process already has the store of the current state.db (then opening it costs nothing)."""
+    from hermes_agent import paths
+
+    return str(paths.state_db_path()) in _STORES
 
 
 def retention_policy(settings: Settings) -> Retention:
     """The `sessions:` settings as the store's retention policy."""
+    from hermes_agent.storage.retention import Retention
+
     c = settings.cfg.sessions
     return Retention(tool_output_chars=c.tool_output_max_chars, keep_full=c.keep_full_tool_output,
                      full_dir=settings.home / "sessions" / "tool_outputs", retention_days=c.retention_days,
@@ -59,6 +72,8 @@ def recover_unsaved(store: SessionStore) -> int:
     their sessions, in order, at the next start that can write them; each file goes once its messages are in.
     Returns how many messages were put back."""
     import json
+
+    from hermes_agent.storage.store import DiskFull
 
     if store.read_only:
         return 0
@@ -90,6 +105,7 @@ def apply_retention(store: SessionStore, settings: Settings,
     """Cap what the store keeps; with sessions.auto_prune, prune on a thread of its own (its own connection,
     short transactions) at most every min_interval_hours, so start-up never waits for it."""
     from hermes_agent.storage import retention
+    from hermes_agent.storage.store import SessionStore
 
     policy = retention_policy(settings)
     store.retention = policy
@@ -135,6 +151,8 @@ def _rebuild_in_background(store: SessionStore, stop: threading.Event) -> thread
         _REBUILDING.add(key)
 
     def run() -> None:
+        from hermes_agent.storage.store import SessionStore
+
         try:
             if stop.wait(_REBUILD_DELAY_S):  # a quick `chat -q` starts and ends without it
                 return
@@ -152,10 +170,11 @@ def _rebuild_in_background(store: SessionStore, stop: threading.Event) -> thread
     return worker
 
 
-def bind_session(store: SessionStore, services: AgentServices, source: str, *,
-                 parent_id: str | None = None) -> SessionBinding:
-    """A SessionBinding wired into `services`: persist, the agent's session_search, `services.session`."""
-    binding = SessionBinding(store, services, source, parent_id=parent_id)
+def bind_session(store: SessionStore | None, services: AgentServices, source: str, *,
+                 parent_id: str | None = None, opener: Callable[[], SessionStore] | None = None) -> SessionBinding:
+    """A SessionBinding wired into `services`: persist, the agent's session_search, `services.session`.
+    `opener` instead of a store: the store opens once the first model request is on its way (open_soon)."""
+    binding = SessionBinding(store, services, source, parent_id=parent_id, opener=opener)
     services.persist = binding.persist
     services.persist_many = binding.persist_many
     services.session = binding
@@ -165,11 +184,21 @@ def bind_session(store: SessionStore, services: AgentServices, source: str, *,
 
 
 class SessionBinding:
-    """The current session of one agent; created lazily on the first message so an idle REPL leaves no trace."""
+    """The current session of one agent; created lazily on the first message so an idle REPL leaves no trace.
 
-    def __init__(self, store: SessionStore, services: AgentServices, source: str, *,
-                 parent_id: str | None = None) -> None:
-        self.store, self.services, self.source, self.parent_id = store, services, source, parent_id
+    Given an `opener` rather than a store (issue 24: opening state.db, its migrations check and retention were
+    ~35 M instructions before `chat -q`'s first request), the system prompt and the user's message are held
+    while the store opens on a thread of its own (the first request leaves meanwhile) and written, in order,
+    with the model's reply, before any tool runs. A store that cannot be written gives one line and the turn
+    goes on unsaved: the answer is still shown."""
+
+    def __init__(self, store: SessionStore | None, services: AgentServices, source: str, *,
+                 parent_id: str | None = None, opener: Callable[[], SessionStore] | None = None) -> None:
+        self.services, self.source, self.parent_id = services, source, parent_id
+        self._store, self._opener = store, opener
+        self._opening: threading.Event | None = None  # set when open_soon's thread is done
+        self._open_failed: str | None = None  # why the store could not be opened (the turn goes on unsaved)
+        self._held: list[Message] = []  # said before the store opened: written first, in order
         self.id: str | None = None
         # The session this conversation began in: compression and /undo continue in child sessions, and a session
         # spending cap follows the conversation across them (bootstrap/budget.py books spend under this id).
@@ -181,6 +210,62 @@ class SessionBinding:
         self._unsaved: list[tuple[str, Message, Booking | None]] = []  # kept back by a full disk, oldest first
         self._full_said = False
         self._prices: tuple[Settings | None, dict] = (None, {})
+
+    @property
+    def store(self) -> SessionStore:
+        """The session store, opened now if it is not yet (waits for open_soon's thread)."""
+        if self._store is None:
+            self._wait_open()
+        if self._store is None:
+            raise StorageError(f"cannot save this conversation: {self._open_failed}")
+        return self._store
+
+    def open_soon(self) -> None:
+        """Start opening the store on its own thread (nothing when it is open or opening)."""
+        if self._store is None and self._opening is None and self._opener is not None:
+            from hermes_agent import background
+
+            self._opening = background.start(self._open)  # (threading.Thread.start waits for the thread to run)
+
+    def _open(self) -> None:
+        try:
+            self._store = self._opener()  # type: ignore[misc]
+        except Exception as exc:  # noqa: BLE001 - any failure to open is said once, by _wait_open
+            self._open_failed = str(exc).removeprefix("cannot save this conversation: ") or type(exc).__name__
+
+    def _wait_open(self) -> bool:
+        """Wait for the store (opening it here if nothing started it); False, said once, when it cannot open."""
+        if self._store is None and self._open_failed is None:
+            if self._opening is None:
+                self._open()
+            else:
+                self._opening.wait()
+        if self._store is None and self._opener is not None:
+            self._opener = None
+            self._held.clear()
+            said = f"cannot save this conversation: {self._open_failed} (the answer is shown, not kept)"
+            log.info(said)  # the line itself is said whatever the run's quietness (-Q hides warnings)
+            print(f"hermes: {said}", file=sys.stderr)
+        return self._store is not None
+
+    def _hold(self, message: Message) -> bool:
+        """Hold what comes before the model's first reply while the store is not open (True: held)."""
+        if self._store is not None or self._opener is None or message.role not in ("system", "user"):
+            return False
+        if self._open_failed is None:
+            self._held.append(message)
+            self.open_soon()
+            return True
+        return False
+
+    def _release(self) -> bool:
+        """The store is needed: wait for it and write what was held; False when it cannot be written."""
+        if not self._wait_open():
+            return False
+        held, self._held = self._held, []
+        for message in held:
+            self._write(message)
+        return True
 
     def _set_id(self, sid: str | None) -> None:
         self.id = sid
@@ -202,16 +287,25 @@ class SessionBinding:
         one transaction. On a full disk (state.db's reserve spent too) the message is kept in memory, in order,
         and written with the next one that fits; the turn goes on (red-team round 6 a06: a command filled the
         disk and the answer was lost)."""
+        if self._hold(message) or not self._release():
+            return
+        self._write(message)
+
+    def _write(self, message: Message) -> None:
         self.start()
         if message.role == "system":
             self.store.set_system_prompt(self.id, message.content)
             return
-        self.persist_many([message])
+        self._add([message])
         if message.role == "assistant" and not message.tool_calls and self.titler and self.id not in self._titled:
             self._start_title(self.id, message.content or "")
 
     def persist_many(self, messages: list[Message]) -> None:
         """Write messages known together (one reply's tool results) in one transaction, after any kept back."""
+        if self._release():
+            self._add(messages)
+
+    def _add(self, messages: list[Message]) -> None:
         sid = self.start()
         for message in messages:
             self._unsaved.append((sid, message, self._booking(message)))
@@ -231,6 +325,8 @@ class SessionBinding:
     def _flush(self) -> bool:
         """Write the messages kept back by a full disk and the new ones, each session's run of them in one
         transaction (True when none is left)."""
+        from hermes_agent.storage.store import DiskFull  # (loaded with the store)
+
         while self._unsaved:
             run = _first_run(self._unsaved)
             sid = run[0][0]
@@ -331,18 +427,26 @@ class SessionBinding:
 
     def close(self) -> None:
         """The agent is going away: end the session, unless it is a chat's that continues later."""
+        if self._opening is not None:  # a store still opening (a REPL left at once) finishes its migrations first
+            self._opening.wait()
         if not self.keep_open:
             self.end()
         else:
             if self._title_thread is not None:
                 self._title_thread.join(timeout=15)
+            if self._held and not self._release():
+                return
             self._spill()
 
     def end(self, reason: str = "ended") -> None:
         if self._title_thread is not None:
             self._title_thread.join(timeout=15)
+        if self._held and not self._release():
+            return
         self._spill()
         if self.id is not None:
+            from hermes_agent.storage.store import DiskFull
+
             try:
                 self.store.end_session(self.id, reason)
             except DiskFull:

@@ -126,7 +126,7 @@ class _WarmUp:
         self.stop = threading.Event()
         self.cond = threading.Condition()
         self.since: float | None = None  # when the model call in flight began
-        self.thread: threading.Thread | None = None
+        self.thread: threading.Event | None = None  # set when the warm-up thread is done
         self.warming: list = []  # the backend whose start is under way (warm.warm_sandbox)
         self.idle = True  # the thread waits for a call with no deadline (or is not started yet)
 
@@ -137,8 +137,9 @@ class _WarmUp:
             if self.thread is None:
                 if not any(_tool_name(t) in COMMAND_TOOLS for t in tools or ()):
                     return
-                self.thread = threading.Thread(target=self._run, name="hermes-sandbox-warm", daemon=True)
-                self.thread.start()
+                from hermes_agent import background
+
+                self.thread = background.start(self._run)  # (threading.Thread.start waits for the thread to run)
             self.since = time.monotonic()
             if self.idle:  # woken only when it has no deadline: not on every call of a fast loop
                 self.cond.notify_all()
@@ -170,7 +171,7 @@ class _WarmUp:
         for chosen in committed:
             chosen.abort_warm()
         if committed and self.thread is not None:
-            self.thread.join(_WARM_EXIT_WAIT_S)
+            self.thread.wait(_WARM_EXIT_WAIT_S)
 
 
 def _tool_name(tool: object) -> str:

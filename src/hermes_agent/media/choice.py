@@ -11,6 +11,8 @@ from hermes_agent import paths
 
 @dataclass(frozen=True, slots=True)
 class ImageBackend:
+    """The configured image-generation endpoint."""
+
     provider: str  # "openai" | "fal"
     base_url: str
     api_key: str

@@ -20,6 +20,8 @@ class TodoError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class TodoItem:
+    """One entry of the session's todo list."""
+
     id: str
     content: str
     status: Status = "pending"

@@ -11,6 +11,8 @@ from hermes_agent.errors import ConfigError
 
 @dataclass(frozen=True, slots=True)
 class Profile:
+    """A vendor as data: its base URL and the variable holding its key."""
+
     name: str
     base_url: str
     key_env: str

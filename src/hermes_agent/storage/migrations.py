@@ -42,6 +42,8 @@ class Migration:
 
 @dataclass(frozen=True, slots=True)
 class Outcome:
+    """What opening the store applied, and whether it is read-only."""
+
     applied: tuple[str, ...]
     read_only: str | None  # why writes are refused (the file itself is not writable), None otherwise
 

@@ -30,16 +30,47 @@ _cache: list = []  # [manifest or None], read once per process
 
 
 def digest() -> str:
-    """Checksum of the builtin tool sources (names and bytes of tools/builtin/*.py)."""
+    """Checksum of the builtin tool sources (names and bytes of tools/builtin/*.py). A start whose sources have
+    the names, sizes and modification times the last computing run saw reuses its figure (kept in tools'
+    __pycache__, which Python's own .pyc files trust on the same two stats) instead of reading ~40 files."""
     import os
     import zlib
 
-    crc = 0
     folder = str(_BUILTIN)  # os.listdir, not Path.glob: the glob compiled a regex and walked pathlib's selectors
-    for name in sorted(n for n in os.listdir(folder) if n.endswith(".py")):
+    names = sorted(n for n in os.listdir(folder) if n.endswith(".py"))
+    seen = ";".join(f"{n}:{st.st_size}:{st.st_mtime_ns}" for n in names
+                    for st in (os.stat(os.path.join(folder, n)),))
+    try:
+        figure, _, stats = _STAT_CACHE.read_text(encoding="utf-8").partition("\n")
+        if stats == seen and len(figure) == 8:
+            return figure
+    except (OSError, ValueError):
+        pass
+    crc = 0
+    for name in names:
         with open(os.path.join(folder, name), "rb") as fh:
             crc = zlib.crc32(fh.read(), zlib.crc32(name.encode(), crc))
-    return f"{crc:08x}"
+    figure = f"{crc:08x}"
+    _keep(f"{figure}\n{seen}")
+    return figure
+
+
+_STAT_CACHE = Path(__file__).with_name("__pycache__") / "builtin-digest.txt"  # the figure, then the stats it is for
+
+
+def _keep(text: str) -> None:
+    """Keep the figure with its stats (not when bytecode writing is off; silently not when it cannot)."""
+    import os
+
+    if sys.dont_write_bytecode:
+        return
+    tmp = _STAT_CACHE.with_name(f"{_STAT_CACHE.name}.{os.getpid()}.tmp")
+    try:
+        tmp.parent.mkdir(exist_ok=True)
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, _STAT_CACHE)
+    except OSError:
+        tmp.unlink(missing_ok=True)
 
 
 def current() -> dict | None:

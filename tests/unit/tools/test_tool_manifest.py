@@ -109,3 +109,27 @@ def test_a_manifest_older_than_the_sources_is_not_used(hermes_home: Path, tmp_pa
                           "in-module": isinstance(registry.get("todo"), ManifestEntry)}}))
     """, hermes_home)
     assert got == {"imported": True, "in-module": False}
+
+
+def test_the_sources_checksum_is_read_again_when_a_source_changes(tmp_path, monkeypatch):
+    # issue 24 (speed14): a start reuses the checksum its sources' names, sizes and mtimes were last seen with
+    from hermes_agent.tools import manifest
+
+    folder, cache = tmp_path / "builtin", tmp_path / "__pycache__" / "builtin-digest.txt"
+    folder.mkdir()
+    (folder / "a.py").write_text("A = 1\n")
+    (folder / "b.py").write_text("B = 2\n")
+    monkeypatch.setattr(manifest, "_BUILTIN", folder)
+    monkeypatch.setattr(manifest, "_STAT_CACHE", cache)
+    monkeypatch.setattr("sys.dont_write_bytecode", False)
+    first = manifest.digest()
+    assert cache.read_text().startswith(first + "\n")
+    assert manifest.digest() == first
+    cache.write_text("deadbeef\n" + cache.read_text().partition("\n")[2])  # the same stats: the kept figure
+    assert manifest.digest() == "deadbeef"
+    (folder / "b.py").write_text("B = 3\n")  # same size, new bytes and mtime
+    os.utime(folder / "b.py", ns=(1, 1))
+    changed = manifest.digest()
+    assert changed not in (first, "deadbeef")
+    (folder / "c.py").write_text("")  # a new module counts too
+    assert manifest.digest() != changed
