@@ -38,6 +38,7 @@ _EVENT = struct.Struct("iIII")  # wd, mask, cookie, len; then len bytes of NUL-p
 _VCS = frozenset({".git", ".hg", ".svn"})
 _VENV_INSIDE = frozenset({"lib", "lib64", "include", "share"})
 _FDS = 64  # directories held open at once by a walk
+_MOD_SUFFIXES = (".py", ".pyc", ".pyw", ".so")
 _OPEN = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
@@ -48,6 +49,11 @@ def _names() -> frozenset[str]:
 
     spots = frozenset(sub.split("/", 1)[0] if sub != "." else name for sub, name in SPOT_SLOTS)
     return spots | pathbins.spot_names()  # `bin` on the user's PATH: a `bin` at any depth (rt12 a05)
+
+
+def _module(name: str, mods: frozenset[str], isdir: bool) -> bool:
+    """A module or package named like one the user's Pythons import (a shadow beside a script: rt13 a58)."""
+    return (isdir or name.endswith(_MOD_SUFFIXES)) and name.split(".", 1)[0] in mods
 
 
 def _shaped(d: str, name: str, roots: tuple[str, ...]) -> bool:
@@ -65,6 +71,7 @@ class DeepWatch:
         self.fd = -1
         self.wds: dict[int, str] = {}
         self.names: frozenset[str] = frozenset()
+        self.mods: frozenset[str] = frozenset()  # module names a new file there would stand in for (guardpy)
         self.partial = False  # no inotify: every check looks in full
         self.big = False  # past WATCH_BUDGET / FULL_BUDGET: what is not watched is looked at by `full` (session end)
         self.unchecked: list[str] = []  # what the last full look could not reach
@@ -72,7 +79,9 @@ class DeepWatch:
 
     def start(self) -> set[str]:
         """Watch every directory; returns those holding a spotted name now."""
-        self.names = _names()
+        from hermes_agent.terminal.sandbox import guardpy
+
+        self.names, self.mods = _names(), guardpy.shadowed()
         self._close()
         try:
             self.fd = _libc().inotify_init1(_IN_NONBLOCK | _IN_CLOEXEC)
@@ -102,7 +111,8 @@ class DeepWatch:
             elif parent is not None:
                 if mask & _IN_ISDIR and name not in _VCS:
                     walk.append(os.path.join(parent, name))
-                if name in self.names or (not mask & _IN_ISDIR and _shaped(parent, name, self.workspaces + self.within)):
+                if name in self.names or _module(name, self.mods, bool(mask & _IN_ISDIR)) \
+                        or (not mask & _IN_ISDIR and _shaped(parent, name, self.workspaces + self.within)):
                     named.append((wd, name))
         left = [NEW_BUDGET]
         for d in walk:  # before the names: a moved directory's watches are renamed by the walk (same wd)
@@ -199,14 +209,15 @@ class DeepWatch:
             self.unchecked.append(path)
             return []
         self._add(path, fd)
-        spot, dirs, names = False, [], self.names
+        spot, dirs, names, mods = False, [], self.names, self.mods
         skip = byvalue.skipped(path, self.workspaces + self.within)  # configs by shape (byvalue.py): not in packages
         tails = byvalue.TAILS
         try:
             with os.scandir(fd) as it:
                 for e in it:
-                    spot = spot or e.name in names
-                    if e.is_dir(follow_symlinks=False):
+                    isdir = e.is_dir(follow_symlinks=False)
+                    spot = spot or e.name in names or _module(e.name, mods, isdir)
+                    if isdir:
                         if e.name not in _VCS:
                             dirs.append(e.name)
                     elif not skip and not spot and (e.name[0] == "." or e.name.endswith(tails)) \

@@ -157,6 +157,7 @@ class _Walk:
         self.fds, self.old, self.known, self.roots = fds, old, known, roots
         self.scan = Scan()
         self.budget = [READ_BUDGET]
+        self.scriptdirs: list[str] = []
 
     def reachable(self, path: str) -> bool:
         """Under a root the sandbox can write (what it cannot write is not the guard's to watch or put back)."""
@@ -210,11 +211,24 @@ class _Walk:
         for name in executables(fd, d, self.roots):  # a script the user runs by hand (`./run.sh`): judged by taint
             self.add((d, name), "exec", False)
         self.scan.pathdirs.update(pathbins.named_in(d, names, self.roots))  # `bin` on PATH: here too (rt12 a05)
+        self.scripts(d, names)
         if "pyvenv.cfg" in names:
             self.venv(d)
         for name in names:  # a venv is a directory holding pyvenv.cfg, whatever it is called (.tox/py311 too)
             if name not in RC_FILES and _exists(fd, f"{name}/pyvenv.cfg"):
                 self.venv(os.path.join(d, name))
+
+    def scripts(self, d: str, names: set[str]) -> None:
+        """A directory of Python files the user runs (`python scripts/tool.py`) or pytest imports (its default
+        prepend mode puts a test's directory first) is first on sys.path like the workspace (rt13 a58): modules
+        named like an importable one there are watched as in the workspace (not in installed packages)."""
+        from hermes_agent.terminal.sandbox import guardpy
+
+        if self.roots and byvalue.skipped(d, self.roots):
+            return
+        mods = guardpy.shadowed(self.scan.venvs | (self.old.venvs if self.old is not None else set()))
+        if any(n.endswith(".py") and n[:-3] not in mods for n in names):
+            self.scriptdirs.append(d)  # looked into after the PYTHONPATH directories (their rule is stricter)
 
     def venv(self, v: str) -> None:
         """A virtual environment: the start-up code of each lib/python*/site-packages (guardpy.py)."""
@@ -471,6 +485,9 @@ def discover(spots: Iterable[str], fds: Fds, old: Scan | None, known: dict[str, 
     walk.scan.pathdirs |= old.pathdirs if old is not None else set()
     for d in sorted(d for d, kind in walk.scan.pathdirs if kind == "py"):  # `PYTHONPATH=src`: every src/ (a28)
         walk.customize(d, shadow=True)
+    for d in walk.scriptdirs:  # `python scripts/x.py`, pytest: the script's or test's directory (rt13 a58)
+        if d not in walk.scan.stamps:
+            walk.customize(d, shadow=True, cls="cwdshadow")
     # the user's PATH where the sandbox writes: a new `ls` there (rt11 a04), also where a relative entry leads (a05)
     for d in sorted({*pathbins.dirs(roots), *(d for d, kind in walk.scan.pathdirs if kind == "bin")}):
         walk.scan.stamps[d] = _sig(d)

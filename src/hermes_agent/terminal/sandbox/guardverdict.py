@@ -27,6 +27,8 @@ def judged(slot: Slot, cls: str, old: Item | None, cur: Item | None, base: Scan,
         import sys
 
         stdlib = name.split(".", 1)[0] in sys.stdlib_module_names
+        if old is not None and old.kind == cur.kind:
+            return ""  # the project's own module (there before the command) edited: not a new shadow
         if cur.kind == st.S_IFDIR and not os.path.lexists(os.path.join(d, name, "__init__.py")):
             return ""  # a folder without __init__.py (a clone named `copy`) imports after any real module
         return "" if stdlib and not tainted else "python run in the workspace imports it instead of the real module"
