@@ -29,12 +29,12 @@ def test_modules_shadowing_imports_in_the_workspace_are_put_back(scripted, home,
     assert str(proj) not in out.stdout and not (proj / "PWNED").exists(), out.stdout + out.stderr
 
 
-def _commit_files(home, proj, files: dict[str, str]) -> None:  # noqa: ANN001
+def _commit_files(home_dir, proj, files: dict[str, str]) -> None:  # noqa: ANN001
     for rel, text in files.items():
         (proj / rel).parent.mkdir(parents=True, exist_ok=True)
         (proj / rel).write_text(text)
-    subprocess.run(["git", "add", "-A"], cwd=proj, check=True, env={**os.environ, "HOME": str(home)})
-    subprocess.run(["git", "commit", "-qm", "files"], cwd=proj, check=True, env={**os.environ, "HOME": str(home)})
+    subprocess.run(["git", "add", "-A"], cwd=proj, check=True, env={**os.environ, "HOME": str(home_dir)})
+    subprocess.run(["git", "commit", "-qm", "files"], cwd=proj, check=True, env={**os.environ, "HOME": str(home_dir)})
 
 
 def test_shadows_beside_a_script_or_a_test_at_any_depth_are_put_back(scripted, home, mechanism):  # noqa: F811

@@ -29,11 +29,15 @@ from hermes_agent.terminal.sandbox.guarditem import _exists as exists_at
 log = logging.getLogger(__name__)
 
 WATCH_BUDGET = 20_000  # directories watched per guard (the kernel's per-user limit is shared with the user's tools)
+PYC_BUDGET = 20_000  # directories inside workspace venvs watched for compiled copies only (guardpyc.py)
 NEW_BUDGET = 5_000  # directories walked in one check because they appeared; past it: a full look
 FULL_BUDGET = 50_000  # directories of a full look; past it the rest is reported unchecked
 _IN_CREATE, _IN_MOVED_TO, _IN_Q_OVERFLOW, _IN_IGNORED, _IN_ISDIR = 0x100, 0x80, 0x4000, 0x8000, 0x40000000
+_IN_CLOSE_WRITE = 0x08
 _IN_ONLYDIR, _IN_NONBLOCK, _IN_CLOEXEC = 0x01000000, 0o4000, 0o2000000
 _MASK = _IN_CREATE | _IN_MOVED_TO | _IN_ONLYDIR
+_PYC_MASK = _MASK | _IN_CLOSE_WRITE  # a __pycache__ (or a folder of .pyc files): a copy written in place too
+_CTIME_SLACK = 50_000_000  # ns: file ctimes come from the kernel's coarse clock
 _EVENT = struct.Struct("iIII")  # wd, mask, cookie, len; then len bytes of NUL-padded name
 _VCS = frozenset({".git", ".hg", ".svn"})
 _VENV_INSIDE = frozenset({"lib", "lib64", "include", "share"})
@@ -76,6 +80,10 @@ class DeepWatch:
         self.big = False  # past WATCH_BUDGET / FULL_BUDGET: what is not watched is looked at by `full` (session end)
         self.unchecked: list[str] = []  # what the last full look could not reach
         self.budget = WATCH_BUDGET  # directories walked by `start` (the rest is left to the session end's look)
+        self.pycs: set[str] = set()  # compiled copies created, written or moved in since `since` (guardpyc.py)
+        self.since: int | None = None  # when the last drain or look ended (None: taking the baseline)
+        self.venv_libs: set[str] = set()  # a venv's lib/: walked for compiled copies only
+        self.pycwds: set[int] = set()
 
     def start(self) -> set[str]:
         """Watch every directory; returns those holding a spotted name now."""
@@ -89,6 +97,7 @@ class DeepWatch:
             self.fd = -1
         if self.fd < 0:
             log.warning("inotify unavailable: every check looks at the whole workspace for new repositories")
+        self.since = None
         spots = self.full(self.budget)
         self.unchecked = []  # the baseline's: past the budget `big` leaves them to the session end's look
         return spots
@@ -108,17 +117,23 @@ class DeepWatch:
             parent = self.wds.get(wd)
             if mask & _IN_IGNORED:
                 self.wds.pop(wd, None)
+                self.pycwds.discard(wd)
             elif parent is not None:
                 if mask & _IN_ISDIR and name not in _VCS:
                     walk.append(os.path.join(parent, name))
+                elif name.endswith(".pyc"):
+                    self.pycs.add(os.path.join(parent, name))
+                if wd in self.pycwds:
+                    continue  # inside a venv's lib/: compiled copies only
                 if name in self.names or _module(name, self.mods, bool(mask & _IN_ISDIR)) \
                         or (not mask & _IN_ISDIR and _shaped(parent, name, self.workspaces + self.within)):
                     named.append((wd, name))
         left = [NEW_BUDGET]
         for d in walk:  # before the names: a moved directory's watches are renamed by the walk (same wd)
-            self._walk(d, spots, left)
+            self._walk(d, spots, left, fresh=True)
         if left[0] < 0:
             return self.full()
+        self.since = _now()
         spots.update(self.wds[wd] for wd, _ in named if wd in self.wds)
         return spots
 
@@ -150,6 +165,7 @@ class DeepWatch:
             self._walk(ws, spots, left)
         if left[0] < 0:
             self.big = True
+        self.since = _now()
         return spots
 
     def _events(self) -> tuple[list[tuple[int, int, str]], bool]:
@@ -171,10 +187,11 @@ class DeepWatch:
                 out.append((wd, mask, os.fsdecode(raw)))
         return out, overflow
 
-    def _walk(self, top: str, spots: set[str], left: list[int]) -> None:
+    def _walk(self, top: str, spots: set[str], left: list[int], fresh: bool = False) -> None:
         """Watch `top` and every directory below it (depth first, `left[0]` directories at most: negative
         when the budget ran out), adding to `spots` those holding a spotted name. At most _FDS directories
-        are open at once (deeper ones are walked afresh from their path, no link followed either way)."""
+        are open at once (deeper ones are walked afresh from their path, no link followed either way). `fresh`:
+        the tree appeared since the last check (every compiled copy in it is new)."""
         from hermes_agent.nofollow import open_nofollow
 
         pending = [top]
@@ -184,7 +201,7 @@ class DeepWatch:
                 fd = open_nofollow(path, _OPEN)
             except OSError:
                 continue
-            frames = [(path, fd, iter(self._list(path, fd, spots, left)))]
+            frames = [(path, fd, iter(self._list(path, fd, spots, left, fresh)))]
             while frames:
                 path, fd, children = frames[-1]
                 name = next(children, None)
@@ -200,59 +217,102 @@ class DeepWatch:
                     cfd = os.open(name, _OPEN, dir_fd=fd)
                 except OSError:
                     continue
-                frames.append((sub, cfd, iter(self._list(sub, cfd, spots, left))))
+                frames.append((sub, cfd, iter(self._list(sub, cfd, spots, left, fresh))))
 
-    def _list(self, path: str, fd: int, spots: set[str], left: list[int]) -> list[str]:
-        """Watch directory `fd`, note it in `spots` when it holds a spotted name; its subdirectories to walk."""
-        left[0] -= 1
-        if left[0] < 0:
-            self.unchecked.append(path)
+    def _list(self, path: str, fd: int, spots: set[str], left: list[int], fresh: bool = False) -> list[str]:
+        """Watch directory `fd`, note it in `spots` when it holds a spotted name; its subdirectories to walk.
+        Inside a venv's lib/ only compiled copies are looked for (`_lib`)."""
+        lib = any(path == v or path.startswith(v + "/") for v in self.venv_libs)
+        if lib and len(self.pycwds) >= PYC_BUDGET:
             return []
-        self._add(path, fd)
+        if not lib:
+            left[0] -= 1
+            if left[0] < 0:
+                self.unchecked.append(path)
+                return []
+        self._add(path, fd, lib, _PYC_MASK if path.endswith("/__pycache__") else _MASK)
         spot, dirs, names, mods = False, [], self.names, self.mods
-        skip = byvalue.skipped(path, self.workspaces + self.within)  # configs by shape (byvalue.py): not in packages
+        skip = lib or byvalue.skipped(path, self.workspaces + self.within)  # configs by shape: not in packages
         tails = byvalue.TAILS
+        pycs: list[os.DirEntry] = []
         try:
             with os.scandir(fd) as it:
                 for e in it:
                     isdir = e.is_dir(follow_symlinks=False)
-                    spot = spot or e.name in names or _module(e.name, mods, isdir)
                     if isdir:
                         if e.name not in _VCS:
                             dirs.append(e.name)
-                    elif not skip and not spot and (e.name[0] == "." or e.name.endswith(tails)) \
+                    elif e.name.endswith(".pyc"):
+                        pycs.append(e)
+                    if lib:
+                        continue
+                    spot = spot or e.name in names or _module(e.name, mods, isdir)
+                    if not isdir and not skip and not spot and (e.name[0] == "." or e.name.endswith(tails)) \
                             and byvalue.kind(path, e.name, True):
                         spot = True
         except OSError:
             return []
+        if pycs:
+            self._copies(path, fd, pycs, fresh, lib)
         if spot:
             spots.add(path)
-        if "lib" in dirs and exists_at(fd, "pyvenv.cfg"):  # a venv: its installed files are not entered
-            dirs = [n for n in dirs if n not in _VENV_INSIDE]
+        if not lib and "lib" in dirs and exists_at(fd, "pyvenv.cfg"):  # a venv: its installed files are not
+            dirs = [n for n in dirs if n not in _VENV_INSIDE or n == "lib"]  # entered, but for compiled copies
+            self.venv_libs.add(f"{path}/lib")
         if self.within:
             dirs = [n for n in dirs if self._reachable(f"{path}/{n}")]
         return dirs
+
+    def _copies(self, path: str, fd: int, pycs: list[os.DirEntry], fresh: bool, lib: bool) -> None:
+        """Compiled copies listed in `path`: each one new since the last check joins `pycs` (all of them in a
+        fresh tree; else by ctime, which a command cannot set, or its directory's: moved in whole). A folder
+        holding copies outside __pycache__ is watched for one written in place too."""
+        if not path.endswith("/__pycache__"):
+            self._add(path, fd, lib, _PYC_MASK)
+        since = self.since
+        if since is None:
+            return  # the baseline
+        try:
+            moved = fresh or os.fstat(fd).st_ctime_ns >= since
+        except OSError:
+            moved = True
+        for e in pycs:
+            try:
+                new = moved or e.stat(follow_symlinks=False).st_ctime_ns >= since
+            except OSError:
+                new = True
+            if new:
+                self.pycs.add(f"{path}/{e.name}")
 
     def _reachable(self, path: str) -> bool:
         return not self.within or any(path == r or path.startswith(r.rstrip("/") + "/") or r.startswith(path + "/")
                                       for r in self.within)
 
-    def _add(self, path: str, fd: int) -> None:
+    def _add(self, path: str, fd: int, lib: bool = False, mask: int = _MASK) -> None:
+        """Watch `fd`; `lib`: inside a venv's lib/ (its own budget: no part of the workspace goes unwatched)."""
         if self.fd < 0:
             return
-        if len(self.wds) >= WATCH_BUDGET:
+        if not lib and len(self.wds) - len(self.pycwds) >= WATCH_BUDGET:
             self.big = True
             return
-        wd = _libc().inotify_add_watch(self.fd, f"/proc/self/fd/{fd}".encode(), _MASK)  # the inode listed
+        wd = _libc().inotify_add_watch(self.fd, f"/proc/self/fd/{fd}".encode(), mask)  # the inode listed
         if wd < 0:
             if ctypes.get_errno() == errno.ENOSPC:
                 log.warning("inotify watch limit reached: part of the workspace is looked at only at session end")
-            self.big = True
+            self.big = self.big or not lib
             return
         self.wds[wd] = path
+        if lib:
+            self.pycwds.add(wd)
 
 
 _LIBC = None
+
+
+def _now() -> int:
+    import time
+
+    return time.time_ns() - _CTIME_SLACK
 
 
 def _libc():  # noqa: ANN202 - ctypes.CDLL

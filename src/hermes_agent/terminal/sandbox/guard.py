@@ -76,6 +76,7 @@ class Guard:
                 notes = self._check()
             else:
                 quiet, spots = self._light()
+                self._deep.pycs.clear()  # compiled copies written meanwhile are the user's python's
                 if not quiet:
                     self._base = self._scan(self._base, None, spots)
                 notes = []
@@ -208,13 +209,31 @@ class Guard:
             fds.close()
 
     def _check(self) -> list[str]:
+        quiet, spots = self._light()
+        notes = self._bytecode()
+        if not quiet:
+            notes += self._repair(spots)
+        for line in notes:
+            if self.notify is not None:
+                self.notify(line)
+        return notes
+
+    def _bytecode(self) -> list[str]:
+        """Compiled python copies confined work wrote (deepwatch.py): removed unless they are what their source
+        compiles to (guardpyc.py)."""
+        if not self._deep.pycs:
+            return []
+        from hermes_agent.terminal.sandbox import guardpyc
+        from hermes_agent.terminal.sandbox.guardfix import shown
+
+        paths, self._deep.pycs = self._deep.pycs, set()
+        return guardpyc.sweep(paths, self._stash, shown)
+
+    def _repair(self, spots: set[str]) -> list[str]:
         from hermes_agent.terminal.sandbox.guardfix import repair, shown
 
         base = self._base
         assert base is not None
-        quiet, spots = self._light()
-        if quiet:
-            return []
         notes: list[str] = []
         lines = ["start"]
         for _ in range(4):  # a repair can uncover more (a .git moved back, a hooks/ made again): look again
@@ -229,9 +248,6 @@ class Guard:
                 break
         if self._deep.unchecked:  # fail closed in words: what no look reached is not called clean
             notes.append(shown(self._deep.report()))
-        for line in notes:
-            if self.notify is not None:
-                self.notify(line)
         self._base = now.settled() if not lines else self._scan(base, None, spots)
         return notes
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import stat as st
 
-from hermes_agent.terminal.sandbox import byvalue, guardpy, guardtools, pathbins, runlater
+from hermes_agent.terminal.sandbox import byvalue, guardpy, guardpyc, guardtools, pathbins, runlater
 from hermes_agent.terminal.sandbox.guarditem import Item, Slot, same
 from hermes_agent.terminal.sandbox.guardscan import Scan
 
@@ -65,8 +65,9 @@ def judged(slot: Slot, cls: str, old: Item | None, cur: Item | None, base: Scan,
     if cls == "pyc":
         src = os.path.join(os.path.dirname(d), name.split(".", 1)[0] + ".py")
         item = now.items.get(os.path.split(src))
-        return guardpy.pyc_risky(cur.data if cur.kind == st.S_IFREG else b"?" * 16,
-                                 item.data if item is not None else None, item.sig if item is not None else None)
+        source = None if item is None else item.data if item.kind == st.S_IFREG and item.data is not None else b"?"
+        return guardpyc.risky(name, cur.data if cur.kind == st.S_IFREG else None, source,
+                              item.sig if item is not None and source != b"?" else None)[0]
     return _start(d, name, cur, base, now, roots)
 
 
