@@ -57,3 +57,18 @@ def test_forged_compiled_copies_are_removed(scripted, home, mechanism):  # noqa:
                          capture_output=True, text=True, timeout=60)
     subprocess.run([sys.executable, "-O", "-c", "import opt"], cwd=proj, env=env, timeout=60)
     assert out.returncode == 0 and not (proj / "PWNED").exists(), out.stderr
+
+
+def test_copies_python_and_pytest_write_in_the_sandbox_stay(scripted, home, mechanism):  # noqa: F811
+    """The control: pytest run in the sandbox writes its assertion-rewritten copies and python its own; they are
+    what their sources compile to, so they stay and nothing is said."""
+    proj = home / "proj"
+    (proj / "tests").mkdir()
+    (proj / "tests/test_a.py").write_text("import lib\n\ndef test_a():\n    assert lib.X == 1\n")
+    (proj / "lib.py").write_text("X = 1\n")
+    cmd = f"PYTHONPATH=. {sys.executable} -m pytest -q -p no:cacheprovider tests 2>&1 | tail -1"
+    results = _chat(scripted, home, [_terminal(cmd)], mechanism)
+    assert "1 passed" in results[0], results[0]
+    left = sorted(p.name for p in proj.rglob("*.pyc"))
+    assert any("-pytest-" in n for n in left) and any(n.startswith("lib.") for n in left), f"{left}\n{results[0]}"
+    assert "removed" not in results[0], results[0]

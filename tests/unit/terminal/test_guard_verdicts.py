@@ -4,7 +4,9 @@ split where site.py splits them, and compiled copies made by py_compile next to 
 
 from __future__ import annotations
 
+import ast
 import importlib.util
+import marshal
 import os
 import py_compile
 from pathlib import Path
@@ -97,7 +99,23 @@ def test_compiled_copy_must_be_the_source_beside_it(tmp_path: Path):
     assert risky(name, header + body[16:], None, None) == ("", False)  # no source: python ignores the copy
     assert risky("m.pyc", body, None, None, cached=False)[1]  # sourceless: imported as the module
     assert risky("m.pyc", body, b"X = 1\n", sig, cached=False) == ("", False)  # the source wins
-    assert risky("m.cpython-311-pytest-8.3.5.pyc", header + body[16:], src.read_bytes(), sig) [0]  # unverifiable
+    assert risky("m.cpython-311-pytest-0.0.1.pyc", header + body[16:], src.read_bytes(), sig)[0]  # unverifiable
+
+
+def test_pytests_rewritten_copy_is_compared_with_its_rewrite(tmp_path: Path):
+    from _pytest.assertion import rewrite
+
+    from hermes_agent.terminal.sandbox.guardpyc import risky
+
+    source = b"def test_a():\n    x = 1\n    assert x == 1\n"
+    tree = ast.parse(source)
+    rewrite.rewrite_asserts(tree, source, None, None)
+    good = compile(tree, "t.py", "exec", dont_inherit=True)
+    header = importlib.util.MAGIC_NUMBER + b"\3\0\0\0" + importlib.util.source_hash(source)
+    name = f"t.{rewrite.PYTEST_TAG}.pyc"
+    assert risky(name, header + marshal.dumps(good), source, (0, 0, 0, 0, 0)) == ("", False)
+    evil = compile("import os\n" + source.decode(), "t.py", "exec")
+    assert risky(name, header + marshal.dumps(evil), source, (0, 0, 0, 0, 0))[1]
 
 
 def test_npmrc_keys_as_npms_ini_reads_them():

@@ -8,14 +8,15 @@ appeared since the last check; each is judged here, and removed when it may not 
 safe: python compiles the source again. A copy stays when python would not use it (stale: the header does not
 match the source; no source beside a `__pycache__` copy; too short to load) or when it is exactly what the
 source compiles to (same magic number as this Python, equal code at the optimisation level its name says).
-It goes when:
+pytest's copy (`name.cpython-311-pytest-9.2.0.pyc`, loaded by the user's next pytest) is compared with what
+that pytest's assertion rewriting makes of the source. It goes when:
 - it is not what its source compiles to, while python would use it (loud: one line each);
 - it is an unchecked hash-based copy (python never compares it with the source);
 - it lies outside `__pycache__` with no source beside it (python imports it as the module itself);
 - it is not a plain file (python follows a link);
-- it cannot be compared here: written for another Python, pytest's assertion-rewritten copy, a source that is
-  not a plain readable file or past the bytes compared per check (quiet: one line for all; the tools rebuild
-  them). Stdlib only."""
+- it cannot be compared here: written for another Python, pytest's assertion-rewritten copy when the pytest
+  hermes loads (lazily, if any) is not the one that wrote it, a source that is not a plain readable file or past
+  the bytes compared per check (quiet: one line for all; the tools rebuild them). Stdlib only (pytest if there)."""
 
 from __future__ import annotations
 
@@ -62,17 +63,36 @@ def risky(name: str, pyc: bytes | None, source: bytes | None, source_sig: tuple 
     if not used:
         return "", False  # stale: python compiles the source again
     tag = name.split(".", 1)[1][: -len(".pyc")] if "." in name else ""
-    if magic != importlib.util.MAGIC_NUMBER or "-pytest-" in tag:
-        return "written for another Python or by pytest's assertion rewriting: it cannot be compared here", False
+    if magic != importlib.util.MAGIC_NUMBER:
+        return "written for another Python: it cannot be compared here", False
     opt = 2 if tag.endswith(".opt-2") else 1 if tag.endswith(".opt-1") else 0
     try:
         import marshal
 
-        same = marshal.loads(pyc[16:]) == compile(source, "<pyc>", "exec", dont_inherit=True, optimize=opt)
+        code = _pytest_code(tag, source) if "-pytest-" in tag else \
+            compile(source, "<pyc>", "exec", dont_inherit=True, optimize=opt)
+        if code is None:
+            return "pytest's assertion-rewritten copy, of a pytest hermes cannot load: it cannot be compared", False
+        same = marshal.loads(pyc[16:]) == code
     except Exception:  # noqa: BLE001 - hostile bytes: whatever fails to load or compare stays out
         same = False
     return ("", False) if same else ("it is not what its source compiles to, and python would run it instead "
                                      "of the source", True)
+
+
+def _pytest_code(tag: str, source: bytes):  # noqa: ANN202 - a code object or None
+    """What pytest's assertion rewriting makes of `source`, when the pytest hermes can load wrote `tag`."""
+    try:
+        import ast
+
+        from _pytest.assertion import rewrite
+    except Exception:  # noqa: BLE001 - no pytest here, or a broken one
+        return None
+    if getattr(rewrite, "PYTEST_TAG", None) != tag:
+        return None
+    tree = ast.parse(source)
+    rewrite.rewrite_asserts(tree, source, None, None)
+    return compile(tree, "<pyc>", "exec", dont_inherit=True)
 
 
 def sweep(paths: Iterable[str], stash: Stash, shown: Callable[[str], str]) -> list[str]:
