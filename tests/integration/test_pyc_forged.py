@@ -8,6 +8,7 @@ writes in the sandbox stays."""
 from __future__ import annotations
 
 import os
+import py_compile
 import subprocess
 import sys
 
@@ -31,6 +32,10 @@ plant(".venv/lib/site-packages/helper.py", P)
 plant("hashed.py", P, flags=1, header=b"\0" * 8)
 plant("opt.py", P, opt=".opt-1")
 plant("gone.py", P, out="gone.pyc"); os.remove("gone.py")
+cached = f"__pycache__/linked.{sys.implementation.cache_tag}.pyc"  # python's own copy, from before the session
+os.link(cached, "alias.bin")  # a second name, outside __pycache__: the copy rewritten through it in place
+plant("linked.py", P, out="forged.tmp"); forged = open("forged.tmp", "rb").read()
+with open("alias.bin", "r+b") as f: f.write(forged)
 import good
 print("PLANTED")
 '''
@@ -45,15 +50,17 @@ def test_forged_compiled_copies_are_removed(scripted, home, mechanism):  # noqa:
         (proj / rel).parent.mkdir(parents=True, exist_ok=True)
         (proj / rel).write_text(text)
     (proj / "plant.py").write_text(PLANT)
+    (proj / "linked.py").write_text("L = 1\n")
+    py_compile.compile(str(proj / "linked.py"))
     results = _chat(scripted, home, [_terminal(f"{sys.executable} plant.py")], mechanism)
     assert "PLANTED" in results[0], results[0]
     tag = sys.implementation.cache_tag
     left = sorted(str(p.relative_to(proj)) for p in proj.rglob("*.pyc"))
     assert left == [f"__pycache__/good.{tag}.pyc"], f"{left}\n{results[0]}"  # python's own copy stays
     assert f"__pycache__/util.{tag}.pyc" in results[0] and "not what its source compiles to" in results[0], results[0]
-    assert "gone.pyc" in results[0] and "hash-based" in results[0], results[0]
+    assert "gone.pyc" in results[0] and "hash-based" in results[0] and "hard link" in results[0], results[0]
     env = {**os.environ, "PYTHONPATH": "a/b/c/d/e/f:.venv/lib/site-packages"}
-    out = subprocess.run([sys.executable, "-c", "import util, deep, helper, hashed, good"], cwd=proj, env=env,
+    out = subprocess.run([sys.executable, "-c", "import util, deep, helper, hashed, good, linked"], cwd=proj, env=env,
                          capture_output=True, text=True, timeout=60)
     subprocess.run([sys.executable, "-O", "-c", "import opt"], cwd=proj, env=env, timeout=60)
     assert out.returncode == 0 and not (proj / "PWNED").exists(), out.stderr

@@ -21,6 +21,7 @@ import errno
 import logging
 import os
 import struct
+import threading
 from collections.abc import Iterable
 
 from hermes_agent.terminal.sandbox import byvalue
@@ -84,6 +85,10 @@ class DeepWatch:
         self.since: int | None = None  # when the last drain or look ended (None: taking the baseline)
         self.venv_libs: set[str] = set()  # a venv's lib/: walked for compiled copies only
         self.pycwds: set[int] = set()
+        self.pyc_inodes: dict[int, str] = {}  # inode -> path of each compiled copy walked or kept
+        self.linked: set[str] = set()  # compiled copies that got a second name (`_second_names`)
+        self._pending: list[str] = []  # venv lib/ directories the baseline leaves to `_libwalk`
+        self._libwalk: threading.Thread | None = None
 
     def start(self) -> set[str]:
         """Watch every directory; returns those holding a spotted name now."""
@@ -97,14 +102,36 @@ class DeepWatch:
             self.fd = -1
         if self.fd < 0:
             log.warning("inotify unavailable: every check looks at the whole workspace for new repositories")
-        self.since = None
+        self.join()
+        self.since, started = None, _now()
         spots = self.full(self.budget)
-        self.unchecked = []  # the baseline's: past the budget `big` leaves them to the session end's look
+        self.unchecked = []
+        if self._pending and self.fd >= 0:  # thousands of directories: walked while the first command runs
+            libs, self._pending = self._pending, []
+            self._libwalk = threading.Thread(target=self._libs, args=(libs, started), daemon=True,
+                                             name="hermes-pyc-watch")
+            self._libwalk.start()  # the baseline's: past the budget `big` leaves them to the session end's look
         return spots
+
+    def join(self) -> None:
+        """Wait for the background walk of the baseline's venv lib/ directories (`start`), if under way."""
+        walk, self._libwalk = self._libwalk, None
+        if walk is not None:
+            walk.join()
+
+    def _libs(self, libs: list[str], since: int) -> None:
+        """The baseline's venv lib/ directories, in the background: a compiled copy made there since `since`
+        (while the first command ran) joins `pycs`."""
+        try:
+            for lib in libs:
+                self._walk(lib, set(), [PYC_BUDGET], since)
+        except Exception:  # noqa: BLE001 - an fd closed under the walk (close): nothing more to watch
+            log.debug("venv walk stopped", exc_info=True)
 
     def drain(self) -> set[str]:
         """Directories to look into since the last call: where a spotted name appeared, at any depth (after
         a full look when the watch could not follow: then `unchecked` says what was out of reach)."""
+        self.join()
         if self.fd < 0 and not self.names:
             return set()
         events, overflow = self._events()
@@ -113,6 +140,7 @@ class DeepWatch:
         spots: set[str] = set()
         walk: list[str] = []
         named: list[tuple[int, str]] = []
+        made: list[str] = []
         for wd, mask, name in events:
             parent = self.wds.get(wd)
             if mask & _IN_IGNORED:
@@ -123,19 +151,33 @@ class DeepWatch:
                     walk.append(os.path.join(parent, name))
                 elif name.endswith(".pyc"):
                     self.pycs.add(os.path.join(parent, name))
+                elif mask & (_IN_CREATE | _IN_MOVED_TO) and self.pyc_inodes:
+                    made.append(os.path.join(parent, name))
                 if wd in self.pycwds:
                     continue  # inside a venv's lib/: compiled copies only
                 if name in self.names or _module(name, self.mods, bool(mask & _IN_ISDIR)) \
                         or (not mask & _IN_ISDIR and _shaped(parent, name, self.workspaces + self.within)):
                     named.append((wd, name))
+        self._second_names(made)
         left = [NEW_BUDGET]
         for d in walk:  # before the names: a moved directory's watches are renamed by the walk (same wd)
-            self._walk(d, spots, left, fresh=True)
+            self._walk(d, spots, left, since=0)
         if left[0] < 0:
             return self.full()
         self.since = _now()
         spots.update(self.wds[wd] for wd, _ in named if wd in self.wds)
         return spots
+
+    def _second_names(self, made: list[str]) -> None:
+        """A file made that is a hard link to a compiled copy: a write through it changes the copy unseen by
+        the copy's directory watch, so the copy joins `linked` (removed: python compiles the source again)."""
+        for path in made:
+            try:
+                s = os.lstat(path)
+            except OSError:
+                continue
+            if s.st_nlink > 1 and s.st_ino in self.pyc_inodes:
+                self.linked.add(self.pyc_inodes[s.st_ino])
 
     def report(self) -> str:
         """One line for the user about `unchecked` (then forgotten)."""
@@ -146,6 +188,7 @@ class DeepWatch:
                 ".git/hooks, .git/config and the Makefile / package.json / justfile it would run")
 
     def close(self) -> None:
+        self.join()
         self._close()
 
     def _close(self) -> None:
@@ -156,6 +199,7 @@ class DeepWatch:
     def full(self, budget: int = FULL_BUDGET) -> set[str]:
         """Walk everything again, `budget` directories (watches renewed): the directories holding a spotted
         name; past the budget `big` is set and `unchecked` names what was not reached."""
+        self.join()
         self.partial, self.unchecked = self.fd < 0, []
         if self.fd >= 0:
             self._events()  # what is queued now is covered by the walk below
@@ -187,11 +231,12 @@ class DeepWatch:
                 out.append((wd, mask, os.fsdecode(raw)))
         return out, overflow
 
-    def _walk(self, top: str, spots: set[str], left: list[int], fresh: bool = False) -> None:
+    def _walk(self, top: str, spots: set[str], left: list[int], since: int | None = -1) -> None:
         """Watch `top` and every directory below it (depth first, `left[0]` directories at most: negative
         when the budget ran out), adding to `spots` those holding a spotted name. At most _FDS directories
-        are open at once (deeper ones are walked afresh from their path, no link followed either way). `fresh`:
-        the tree appeared since the last check (every compiled copy in it is new)."""
+        are open at once (deeper ones are walked afresh from their path, no link followed either way). `since`:
+        what counts as new among compiled copies (`_copies`; -1: `self.since`)."""
+        since = self.since if since == -1 else since
         from hermes_agent.nofollow import open_nofollow
 
         pending = [top]
@@ -201,7 +246,7 @@ class DeepWatch:
                 fd = open_nofollow(path, _OPEN)
             except OSError:
                 continue
-            frames = [(path, fd, iter(self._list(path, fd, spots, left, fresh)))]
+            frames = [(path, fd, iter(self._list(path, fd, spots, left, since)))]
             while frames:
                 path, fd, children = frames[-1]
                 name = next(children, None)
@@ -217,9 +262,9 @@ class DeepWatch:
                     cfd = os.open(name, _OPEN, dir_fd=fd)
                 except OSError:
                     continue
-                frames.append((sub, cfd, iter(self._list(sub, cfd, spots, left, fresh))))
+                frames.append((sub, cfd, iter(self._list(sub, cfd, spots, left, since))))
 
-    def _list(self, path: str, fd: int, spots: set[str], left: list[int], fresh: bool = False) -> list[str]:
+    def _list(self, path: str, fd: int, spots: set[str], left: list[int], since: int | None) -> list[str]:
         """Watch directory `fd`, note it in `spots` when it holds a spotted name; its subdirectories to walk.
         Inside a venv's lib/ only compiled copies are looked for (`_lib`)."""
         lib = any(path == v or path.startswith(v + "/") for v in self.venv_libs)
@@ -231,8 +276,10 @@ class DeepWatch:
                 self.unchecked.append(path)
                 return []
         self._add(path, fd, lib, _PYC_MASK if path.endswith("/__pycache__") else _MASK)
+        if lib:
+            return self._lib(path, fd, since)
         spot, dirs, names, mods = False, [], self.names, self.mods
-        skip = lib or byvalue.skipped(path, self.workspaces + self.within)  # configs by shape: not in packages
+        skip = byvalue.skipped(path, self.workspaces + self.within)  # configs by shape (byvalue.py): not in packages
         tails = byvalue.TAILS
         pycs: list[os.DirEntry] = []
         try:
@@ -244,8 +291,6 @@ class DeepWatch:
                             dirs.append(e.name)
                     elif e.name.endswith(".pyc"):
                         pycs.append(e)
-                    if lib:
-                        continue
                     spot = spot or e.name in names or _module(e.name, mods, isdir)
                     if not isdir and not skip and not spot and (e.name[0] == "." or e.name.endswith(tails)) \
                             and byvalue.kind(path, e.name, True):
@@ -253,27 +298,41 @@ class DeepWatch:
         except OSError:
             return []
         if pycs:
-            self._copies(path, fd, pycs, fresh, lib)
+            self._copies(path, fd, pycs, since, False)
         if spot:
             spots.add(path)
-        if not lib and "lib" in dirs and exists_at(fd, "pyvenv.cfg"):  # a venv: its installed files are not
-            dirs = [n for n in dirs if n not in _VENV_INSIDE or n == "lib"]  # entered, but for compiled copies
-            self.venv_libs.add(f"{path}/lib")
+        if "lib" in dirs and exists_at(fd, "pyvenv.cfg"):  # a venv: its installed files are not entered, but
+            self.venv_libs.add(f"{path}/lib")  # for compiled copies (at the baseline: in the background)
+            dirs = [n for n in dirs if n not in _VENV_INSIDE or (n == "lib" and since is not None)]
+            if since is None:
+                self._pending.append(f"{path}/lib")
         if self.within:
             dirs = [n for n in dirs if self._reachable(f"{path}/{n}")]
         return dirs
 
-    def _copies(self, path: str, fd: int, pycs: list[os.DirEntry], fresh: bool, lib: bool) -> None:
+    def _lib(self, path: str, fd: int, since: int | None) -> list[str]:
+        """A directory inside a venv's lib/: its subdirectories, and its compiled copies (`_copies`)."""
+        try:
+            with os.scandir(fd) as it:
+                entries = list(it)
+        except OSError:
+            return []
+        pycs = [e for e in entries if e.name.endswith(".pyc")]
+        if pycs:
+            self._copies(path, fd, [e for e in pycs if not e.is_dir(follow_symlinks=False)], since, True)
+        return [e.name for e in entries if e.is_dir(follow_symlinks=False)]
+
+    def _copies(self, path: str, fd: int, pycs: list[os.DirEntry], since: int | None, lib: bool) -> None:
         """Compiled copies listed in `path`: each one new since the last check joins `pycs` (all of them in a
-        fresh tree; else by ctime, which a command cannot set, or its directory's: moved in whole). A folder
+        fresh tree, `since` 0; else by ctime, which a command cannot set, or its directory's: moved in whole). A folder
         holding copies outside __pycache__ is watched for one written in place too."""
         if not path.endswith("/__pycache__"):
             self._add(path, fd, lib, _PYC_MASK)
-        since = self.since
+        self.pyc_inodes.update((e.inode(), f"{path}/{e.name}") for e in pycs)
         if since is None:
             return  # the baseline
         try:
-            moved = fresh or os.fstat(fd).st_ctime_ns >= since
+            moved = os.fstat(fd).st_ctime_ns >= since
         except OSError:
             moved = True
         for e in pycs:

@@ -77,6 +77,7 @@ class Guard:
             else:
                 quiet, spots = self._light()
                 self._deep.pycs.clear()  # compiled copies written meanwhile are the user's python's
+                self._deep.linked.clear()
                 if not quiet:
                     self._base = self._scan(self._base, None, spots)
                 notes = []
@@ -221,13 +222,18 @@ class Guard:
     def _bytecode(self) -> list[str]:
         """Compiled python copies confined work wrote (deepwatch.py): removed unless they are what their source
         compiles to (guardpyc.py)."""
-        if not self._deep.pycs:
+        deep = self._deep
+        if not deep.pycs and not deep.linked:
             return []
         from hermes_agent.terminal.sandbox import guardpyc
-        from hermes_agent.terminal.sandbox.guardfix import shown
+        from hermes_agent.termsafe import one_line
 
-        paths, self._deep.pycs = self._deep.pycs, set()
-        return guardpyc.sweep(paths, self._stash, shown)
+        (paths, deep.pycs), (linked, deep.linked) = (deep.pycs, set()), (deep.linked, set())
+        lines = guardpyc.sweep(paths, self._stash, one_line, linked)
+        for path in paths - linked:  # kept: a hard link made to one later is then known (deepwatch)
+            with contextlib.suppress(OSError):
+                deep.pyc_inodes[os.lstat(path).st_ino] = path
+        return lines
 
     def _repair(self, spots: set[str]) -> list[str]:
         from hermes_agent.terminal.sandbox.guardfix import repair, shown

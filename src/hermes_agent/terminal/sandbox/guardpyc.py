@@ -13,7 +13,8 @@ that pytest's assertion rewriting makes of the source. It goes when:
 - it is not what its source compiles to, while python would use it (loud: one line each);
 - it is an unchecked hash-based copy (python never compares it with the source);
 - it lies outside `__pycache__` with no source beside it (python imports it as the module itself);
-- it is not a plain file (python follows a link);
+- it is not a plain file (python follows a link), or the command made a hard link to it (a write through that
+  name would change it unseen);
 - it cannot be compared here: written for another Python, pytest's assertion-rewritten copy when the pytest
   hermes loads (lazily, if any) is not the one that wrote it, a source that is not a plain readable file or past
   the bytes compared per check (quiet: one line for all; the tools rebuild them). Stdlib only (pytest if there)."""
@@ -28,6 +29,7 @@ from collections.abc import Callable, Iterable
 
 BUDGET = 16 << 20  # bytes of source compiled per check to compare; past it copies are removed uncompared
 LOUD_LINES = 10
+LINKED = "the command gave it a second name (a hard link) to write it through unseen"
 _MAX = 64 << 20
 Stash = Callable[[str, bytes | None], str]
 
@@ -95,13 +97,15 @@ def _pytest_code(tag: str, source: bytes):  # noqa: ANN202 - a code object or No
     return compile(tree, "<pyc>", "exec", dont_inherit=True)
 
 
-def sweep(paths: Iterable[str], stash: Stash, shown: Callable[[str], str]) -> list[str]:
-    """Judge and remove each `.pyc` of `paths` (see the module doc); the lines for the model and the user."""
+def sweep(paths: Iterable[str], stash: Stash, shown: Callable[[str], str], linked: Iterable[str] = ()) -> list[str]:
+    """Judge and remove each `.pyc` of `paths` (see the module doc), and each of `linked` (it got a second name
+    the sandbox can write it through); the lines for the model and the user."""
     loud: list[str] = []
     quiet: list[str] = []
     budget = [BUDGET]
-    for path in sorted(set(paths)):
-        why, forged = _judge(path, budget)
+    linked = set(linked)
+    for path in sorted(set(paths) | linked):
+        why, forged = (LINKED, True) if path in linked else _judge(path, budget)
         if not why:
             continue
         data = _remove(path)

@@ -279,7 +279,7 @@ class _Walk:
                 if d == hack or name.split(".", 1)[0] in mods:
                     self.add((os.path.join(d, "__pycache__"), name), "pyc", False)
 
-    def customize(self, d: str, shadow: bool = False, cls: str = "shadow") -> None:
+    def customize(self, d: str, shadow: bool = False, cls: str = "shadow", stamp: bool = True) -> None:
         """sitecustomize/usercustomize in any form in a writable directory on sys.path; with `shadow` (a
         PYTHONPATH directory) also every top-level module or package named like one python or hermes imports
         (guardpy.shadowed), and a package's `__init__.py`."""
@@ -287,7 +287,8 @@ class _Walk:
 
         if not self.reachable(d) or (d in self.scan.stamps and not shadow):  # also a .pth's: look (rt11 a21)
             return
-        self.scan.stamps[d] = _sig(d)
+        if stamp:  # a script directory is not: the tree watch and the deep watch spot a new module there
+            self.scan.stamps[d] = _sig(d)
         fd = self.fds.get(d)
         venvs = self.scan.venvs | (self.old.venvs if self.old is not None else set())
         names = guardpy.shadowed(venvs) if shadow else frozenset()  # what the user's Pythons import (rt11 a21)
@@ -487,7 +488,7 @@ def discover(spots: Iterable[str], fds: Fds, old: Scan | None, known: dict[str, 
         walk.customize(d, shadow=True)
     for d in walk.scriptdirs:  # `python scripts/x.py`, pytest: the script's or test's directory (rt13 a58)
         if d not in walk.scan.stamps:
-            walk.customize(d, shadow=True, cls="cwdshadow")
+            walk.customize(d, shadow=True, cls="cwdshadow", stamp=False)
     # the user's PATH where the sandbox writes: a new `ls` there (rt11 a04), also where a relative entry leads (a05)
     for d in sorted({*pathbins.dirs(roots), *(d for d, kind in walk.scan.pathdirs if kind == "bin")}):
         walk.scan.stamps[d] = _sig(d)
