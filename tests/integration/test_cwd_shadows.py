@@ -39,22 +39,27 @@ def _commit_files(home_dir, proj, files: dict[str, str]) -> None:  # noqa: ANN00
 
 def test_shadows_beside_a_script_or_a_test_at_any_depth_are_put_back(scripted, home, mechanism):  # noqa: F811
     """rt13 a58: `python scripts/tool.py` puts scripts/ first on sys.path, pytest's prepend mode a test's
-    directory: a new yaml.py / tomli_w.py / rich/ there runs at the user's next run, at any depth; the project's
-    own module of such a name edited by a command, and a new module of its own name, stay."""
+    directory (or, for tests in a package, the first directory above it: src/): a new yaml.py / tomli_w.py /
+    rich/ there runs at the user's next run, at any depth; the project's own module of such a name edited by a
+    command, a new module of its own name, and modules in a package's own directory stay."""
     proj = home / "proj"
     _commit_files(home, proj, {"scripts/tool.py": "import yaml\nprint('tool ok')\n",
                                "tests/test_x.py": "import tomli_w\n\ndef test_x():\n    assert True\n",
-                               "a/b/c/d/e/run.py": "import certifi\n", "pkg/__init__.py": "", "pkg/cli.py": "",
+                               "a/b/c/d/e/run.py": "import certifi\n", "src/pkg/__init__.py": "",
+                               "src/pkg/tests/__init__.py": "", "src/pkg/tests/test_p.py": "import idna\n",
                                "tools/yaml.py": "OWN = 1\n", "tools/go.py": "import yaml\n"})
     plant = ("echo 'open(\"PWNED\",\"w\")' > scripts/yaml.py && echo 'open(\"PWNED\",\"w\")' > tests/tomli_w.py && "
-             "echo 'open(\"PWNED\",\"w\")' > a/b/c/d/e/certifi.py && mkdir pkg/rich && touch pkg/rich/__init__.py && "
+             "echo 'open(\"PWNED\",\"w\")' > a/b/c/d/e/certifi.py && mkdir src/rich && touch src/rich/__init__.py && "
+             "echo 'import os' > src/pkg/tests/six.py && echo 'P = 1' > src/pkg/parser.py && "
              "echo 'OWN = 2' > tools/yaml.py && echo 'x = 1' > scripts/helpers.py && echo PLANTED")
     results = _chat(scripted, home, [_terminal(plant)], mechanism)
     assert "PLANTED" in results[0], results[0]
-    for rel in ("scripts/yaml.py", "tests/tomli_w.py", "a/b/c/d/e/certifi.py", "pkg/rich"):
+    for rel in ("scripts/yaml.py", "tests/tomli_w.py", "a/b/c/d/e/certifi.py", "src/rich"):
         assert not (proj / rel).exists(), f"{rel} left\n{results[0]}"
         assert rel in results[0], f"{rel} not named\n{results[0]}"
     assert (proj / "tools/yaml.py").read_text() == "OWN = 2\n" and (proj / "scripts/helpers.py").exists(), results[0]
+    # a package's own directory: its modules are imported as pkg.parser, pkg.tests.six (a false alarm otherwise)
+    assert (proj / "src/pkg/parser.py").exists() and (proj / "src/pkg/tests/six.py").exists(), results[0]
     out = subprocess.run([sys.executable, "scripts/tool.py"], cwd=proj, capture_output=True, text=True, timeout=60,
                          env={**os.environ, "PYTHONPATH": ""})
     assert not (proj / "PWNED").exists() and str(proj) not in out.stdout, out.stdout + out.stderr

@@ -220,14 +220,18 @@ class _Walk:
 
     def scripts(self, d: str, names: set[str]) -> None:
         """A directory of Python files the user runs (`python scripts/tool.py`) or pytest imports (its default
-        prepend mode puts a test's directory first) is first on sys.path like the workspace (rt13 a58): modules
-        named like an importable one there are watched as in the workspace (not in installed packages)."""
+        prepend mode puts a test's directory first, or the first one above a package: `src/`) is first on
+        sys.path like the workspace (rt13 a58): modules named like an importable one there are watched as in
+        the workspace. Not a package's own directory (its modules are imported as `pkg.mod`), nor installed
+        packages."""
         from hermes_agent.terminal.sandbox import guardpy
 
-        if self.roots and byvalue.skipped(d, self.roots):
+        fd = self.fds.get(d)
+        if "__init__.py" in names or fd is None or (self.roots and byvalue.skipped(d, self.roots)):
             return
         mods = guardpy.shadowed(self.scan.venvs | (self.old.venvs if self.old is not None else set()))
-        if any(n.endswith(".py") and n[:-3] not in mods for n in names):
+        if any(n.endswith(".py") and n[:-3] not in mods for n in names) or any(
+                "." not in n and n not in mods and _exists(fd, f"{n}/__init__.py") for n in names):
             self.scriptdirs.append(d)  # looked into after the PYTHONPATH directories (their rule is stricter)
 
     def venv(self, v: str) -> None:
