@@ -63,3 +63,15 @@ def test_shadows_beside_a_script_or_a_test_at_any_depth_are_put_back(scripted, h
     out = subprocess.run([sys.executable, "scripts/tool.py"], cwd=proj, capture_output=True, text=True, timeout=60,
                          env={**os.environ, "PYTHONPATH": ""})
     assert not (proj / "PWNED").exists() and str(proj) not in out.stdout, out.stdout + out.stderr
+
+
+def test_a_lone_shadow_beside_a_script_is_put_back(scripted, home, mechanism):  # noqa: F811
+    """The whole command is the plant (nothing else the guard watches changes): the deep watch's word that a
+    module named like an importable one appeared is enough for a look."""
+    proj = home / "proj"
+    _commit_files(home, proj, {"scripts/tool.py": "import yaml\n", "lib/x/deep/tests/test_x.py": "import rich\n"})
+    results = _chat(scripted, home, [_terminal("echo 'open(\"PWNED\",\"w\")' > scripts/yaml.py && "
+                                               "mkdir lib/x/deep/tests/rich && touch lib/x/deep/tests/rich/__init__.py"
+                                               " && echo PLANTED")], mechanism)
+    assert "PLANTED" in results[0], results[0]
+    assert not (proj / "scripts/yaml.py").exists() and not (proj / "lib/x/deep/tests/rich").exists(), results[0]

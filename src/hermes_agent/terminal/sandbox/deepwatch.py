@@ -87,6 +87,7 @@ class DeepWatch:
         self.pycwds: set[int] = set()
         self.pyc_inodes: dict[int, str] = {}  # inode -> path of each compiled copy walked or kept
         self.linked: set[str] = set()  # compiled copies that got a second name (`_second_names`)
+        self.modspots: set[str] = set()  # directories where a module named like an importable one appeared
         self._pending: list[str] = []  # venv lib/ directories the baseline leaves to `_libwalk`
         self._libwalk: threading.Thread | None = None
 
@@ -155,8 +156,10 @@ class DeepWatch:
                     made.append(os.path.join(parent, name))
                 if wd in self.pycwds:
                     continue  # inside a venv's lib/: compiled copies only
-                if name in self.names or _module(name, self.mods, bool(mask & _IN_ISDIR)) \
-                        or (not mask & _IN_ISDIR and _shaped(parent, name, self.workspaces + self.within)):
+                if _module(name, self.mods, bool(mask & _IN_ISDIR)):
+                    self.modspots.add(parent)  # a module shadow (guardscan.scripts): always looked at
+                    named.append((wd, name))
+                elif name in self.names or (not mask & _IN_ISDIR and _shaped(parent, name, self.workspaces + self.within)):
                     named.append((wd, name))
         self._second_names(made)
         left = [NEW_BUDGET]
@@ -209,6 +212,8 @@ class DeepWatch:
             self._walk(ws, spots, left)
         if left[0] < 0:
             self.big = True
+        if self.since is not None:  # not the baseline: what the watch missed may hold a new module shadow
+            self.modspots |= spots
         self.since = _now()
         return spots
 

@@ -185,7 +185,8 @@ class Guard:
         watched moved, or only ordinary directories did (a file made or removed) and none of them holds a
         `.git`, `.envrc` or `.vscode/tasks.json` now."""
         deep, self._deep_spots = self._deep_spots | self._deep.drain(), set()  # new names at any depth
-        if self._base is None or not self._base.unchanged():
+        mods, self._deep.modspots = self._deep.modspots, set()  # a module shadow made (guardscan.scripts)
+        if self._base is None or not self._base.unchanged() or mods:
             return False, deep
         changed = deep if self._tree.quiet() else set(self._tree.refresh()) | deep
         return not any(spotted(d, self._base.items, self.roots) for d in changed), changed
