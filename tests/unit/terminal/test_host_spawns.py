@@ -21,6 +21,8 @@ SY = "sys.executable (absolute; -P/-I keep the cwd off its sys.path)"
 CONFINED = "the program runs inside the sandbox: looked up with the user's PATH on purpose"
 # (file, function, call) -> why it does not take its program from paths.trusted_which
 SPAWNS = {
+    ("terminal/sandbox/gitobjects.py", "_git", "subprocess.run"): "git from paths.host_program, cwd /, no config "
+        "and no user repository: verify what the sandbox wrote in git's object store",
     ("cli/commands/config.py", "_edit", "subprocess.call"): "editor resolved by paths.trusted_which",
     ("cli/commands/gateway_service.py", "_systemctl", "subprocess.run"): "systemctl from paths.trusted_which",
     ("cli/commands/gateway_service.py", "_pid_control", "subprocess.Popen"): SY,

@@ -46,6 +46,9 @@ class Guard:
         self._deep_spots: set[str] = set()
         self._deep = DeepWatch(self.workspaces, self.roots)  # every depth (deepwatch.py; started with the baseline)
         self._base: Scan | None = None
+        from hermes_agent.terminal.sandbox.gitobjects import ObjectWatch
+
+        self._objects = ObjectWatch(os.path.join(quarantine, ".git-verify") if quarantine else "")  # git's object store and what overrides it: immutable (rt13 a52)
         self._first: dict[str, str] | None = None  # the baseline's repositories (git dir -> work tree, "" bare)
         self._active = 0
         self._held: list[str] = []
@@ -71,6 +74,7 @@ class Guard:
             if self._base is None:
                 self._base = self._scan(None, None)
                 self._first = dict(self._base.gitdirs)
+                self._objects.track(self._base.gitdirs)
                 notes: list[str] = []
             elif self._active or self._stray:  # confined work ran since the last check, or may have
                 notes = self._check()
@@ -80,6 +84,8 @@ class Guard:
                 self._deep.linked.clear()
                 if not quiet:
                     self._base = self._scan(self._base, None, spots)
+                self._objects.accept()
+                self._objects.track(self._base.gitdirs)
                 notes = []
             self._active += 1
             if not deliver:
@@ -211,8 +217,11 @@ class Guard:
             fds.close()
 
     def _check(self) -> list[str]:
+        from hermes_agent.terminal.sandbox.guardfix import shown
+
+        notes = [shown(line) for line in self._objects.check(self._stash)]  # objects first: cheap when quiet
         quiet, spots = self._light()
-        notes = self._bytecode()
+        notes += self._bytecode()
         if not quiet:
             notes += self._repair(spots)
         for line in notes:
@@ -256,6 +265,7 @@ class Guard:
         if self._deep.unchecked:  # fail closed in words: what no look reached is not called clean
             notes.append(shown(self._deep.report()))
         self._base = now.settled() if not lines else self._scan(base, None, spots)
+        notes += [shown(line) for line in self._objects.track(self._base.gitdirs, self._stash)]  # repos made
         return notes
 
     def _stash(self, path: str, data: bytes | None) -> str:
