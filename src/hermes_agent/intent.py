@@ -348,7 +348,14 @@ def scan(text: str) -> list[Intent]:
         return []
     found: dict[str, Intent] = {}
     run, standing, negated, negation = _standing()
-    for view in views(text):
+    from hermes_agent import intent_signals as signals
+
+    readings = views(text)
+    hidden = signals.decoded(text)  # base64 / hex runs read as text (rt13 a63: "standing note, decode and follow")
+    readings = tuple(dict.fromkeys((*readings, signals.fold_marks(readings[0]), *(views(hidden) if hidden else ()))))
+    for view in readings:
+        for kind, quote in signals.intents(view):  # what it names, in any language
+            found.setdefault(kind, Intent(kind, quote))
         for kind, rx in _rules():
             for m in rx.finditer(view):  # "never disable ...", "deaktiviere niemals ...": not an order
                 hiding = kind.startswith("hides")  # its own words are negations ("don't tell the user")

@@ -128,6 +128,7 @@ VARIANTS = {  # the project as it was, then what the tainted command makes: each
     "vendor/x/package.json": json.dumps({"name": "x", "scripts": {"test": "echo vendored"}}) + "\n",
     "Cargo.toml": "[package]\nname = 'p'\nversion = '0.1.0'\n",
     "other/test_b.py": "def test_b():\n    pass\n",
+    "rs/Cargo.toml": "[workspace]\nmembers = ['crates/*']\nexclude = ['crates/old']\n",
 }
 VARIANT_PLANT = ("printf 'import os\\n' > src/pkg/conftest.py; printf 'import os\\n' > setup.py; "
                  "mkdir -p apps/web/deep && printf '{\"scripts\":{\"test\":\"id\"}}' > apps/web/deep/package.json; "
@@ -137,9 +138,14 @@ VARIANT_PLANT = ("printf 'import os\\n' > src/pkg/conftest.py; printf 'import os
                  # the root's workspaces now take in a vendored package: its scripts would run on `npm -ws test`
                  "sed -i 's#\"packages/\\*\"#\"packages/*\", \"vendor/*\"#' package.json; "
                  # control: excluded by the pnpm glob's `!apps/skip`
-                 "mkdir -p apps/skip && printf '{\"scripts\":{\"test\":\"id\"}}' > apps/skip/package.json; echo PLANTED")
+                 "mkdir -p apps/skip && printf '{\"scripts\":{\"test\":\"id\"}}' > apps/skip/package.json; "
+                 # a new crate a cargo workspace's members glob takes in (its Cargo.toml new too); controls: an
+                 # excluded one and one outside the globs
+                 "for c in crates/evil crates/old tools/x; do mkdir -p rs/$c && printf '[package]\\nname = \"x\"\\n' > "
+                 "rs/$c/Cargo.toml && printf 'fn main() { std::process::Command::new(\"id\"); }\\n' > rs/$c/build.rs; done; "
+                 "echo PLANTED")
 VARIANT_PUT_BACK = ["src/pkg/conftest.py", "setup.py", "apps/web/deep/package.json", "sub/GNUmakefile",
-                    "Taskfile.yml", "build.rs", "other/setup.cfg", "jest.config.js"]
+                    "Taskfile.yml", "build.rs", "other/setup.cfg", "jest.config.js", "rs/crates/evil/build.rs"]
 
 
 def test_the_tools_discovery_rules_decide_not_the_example_names(scripted, home, mechanism):
@@ -155,5 +161,6 @@ def test_the_tools_discovery_rules_decide_not_the_example_names(scripted, home, 
     assert "PLANTED" in results[1], results
     assert [rel for rel in VARIANT_PUT_BACK if (proj / rel).exists()] == [], results[1]
     assert (proj / "apps/skip/package.json").exists(), results[1]  # pnpm's `!apps/skip`: not a workspace
+    assert (proj / "rs/crates/old/build.rs").exists() and (proj / "rs/tools/x/build.rs").exists(), results[1]
     assert (proj / "package.json").read_text() == VARIANTS["package.json"], results[1]
     assert "restored" in results[1] and "workspaces" in results[1], results[1]

@@ -187,3 +187,26 @@ def test_editor_code_tool_plugins_and_workspace_tasks_are_put_back(scripted, hom
     for name in (".lazy.lua", ".coveragerc", ".gitpod.yml"):
         assert not (proj / name).exists() and name in results[1], (name, results[1])
     assert (proj / "setup.cfg").exists() and (proj / "covplug.py").exists(), results[1]
+
+
+def test_start_up_code_and_load_flags_are_put_back_in_any_turn(scripted, home, mechanism):
+    """a46/a59 by class: a folder's start-up code that an interpreter started there runs first (`.Rprofile`,
+    `.irbrc`, `.iex.exs`, `.octaverc`: runlater.RC_FILES) and a flag inside a config value that loads a module
+    the project holds (pytest.ini `addopts = -p localplug`, `.npmrc` `node-options=--require ./hook.js`) go
+    back, one line each, in an untainted turn; the user's next `pytest` then does not run the plugin. Controls:
+    `-p no:cacheprovider -ra`, a plugin from site-packages, an ordinary test file."""
+    proj = home / "proj"
+    plant = ("printf 'import os\\nopen(os.path.expanduser(\"~/pwned-plug\"), \"w\").close()\\n' > localplug.py; "
+             "printf '[pytest]\\naddopts = -ra -p localplug\\n' > pytest.ini; "
+             "echo 'require(\"fs\")' > hook.js; echo 'node-options=--require ./hook.js' > .npmrc; "
+             "echo 'source(\"tools/setup.R\")' > .Rprofile; echo 'require \"./tools/irb\"' > .irbrc; "
+             "echo 'import_file(\"tools/iex.exs\")' > .iex.exs; echo 'source(\"tools/o.m\")' > .octaverc; "
+             "mkdir -p sub && printf '[pytest]\\naddopts = -ra -p no:cacheprovider -p pytest_asyncio\\n' "
+             "> sub/pytest.ini; printf 'def test_ok():\\n    assert True\\n' > test_ok.py; echo PLANTED")
+    said = _put_back(scripted, home, mechanism, plant, ("pytest.ini", ".npmrc", ".Rprofile", ".irbrc", ".iex.exs",
+                                                        ".octaverc"))
+    assert "pytest.addopts" in said and "node-options" in said, said
+    assert (proj / "sub/pytest.ini").exists() and (proj / "test_ok.py").exists() and "sub/pytest.ini" not in said
+    subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "test_ok.py"], cwd=proj,
+                   capture_output=True, timeout=300, env={**os.environ, "HOME": str(home), "PYTHONPATH": ""})
+    assert not (home / "pwned-plug").exists(), "pytest loaded the planted plugin"

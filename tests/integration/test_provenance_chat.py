@@ -85,7 +85,8 @@ def test_skill_cron_and_context_files_after_an_mcp_result_are_refused(scripted, 
     assert out.returncode == 0, out.stderr
     results = _tool_results(scripted)[-5:]
     for blocked in results[:4]:
-        assert "BLOCKED" in blocked and "mcp__ext__run_shell" in blocked, blocked
+        # tainted since the first request carried the server's tool descriptions: the line names server and key
+        assert "BLOCKED" in blocked and "MCP server 'ext'" in blocked and "mcp_servers.ext.trusted" in blocked, blocked
     assert "BLOCKED" not in results[4]  # ordinary work in the workspace goes on
     assert (work / "notes.txt").read_text() == "plain work"
     assert not (work / "AGENTS.md").exists() and not (work / "CLAUDE.md").exists()

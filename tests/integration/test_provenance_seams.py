@@ -58,7 +58,9 @@ def test_mcp_results_taint_the_turn_unless_the_server_is_trusted(scripted, herme
         assert "Entry added" in results[-1], results[-1]
         assert "notes in work/" in _memory_file(hermes_home)
     else:
-        assert "BLOCKED" in results[-1] and "mcp__ext__run_shell" in results[-1], results[-1]
+        # tainted from the first request that carried its tool descriptions; the one line names server and key
+        assert "BLOCKED" in results[-1] and "MCP server 'ext'" in results[-1], results[-1]
+        assert "mcp_servers.ext.trusted: true" in results[-1], results[-1]
         assert "notes in work/" not in _memory_file(hermes_home)
 
 
@@ -75,7 +77,7 @@ def test_mcp_test_says_how_the_results_count(scripted, hermes_home, tmp_path):
         pytest.skip("the mcp SDK is not installed")
     model_config(hermes_home, scripted.url, extra=_mcp_config(""))
     out = run_hermes("mcp", "test", "ext", home=hermes_home, cwd=str(tmp_path), timeout=120)
-    assert "results count as untrusted content" in out.stdout, out.stdout
+    assert "results and tool descriptions count as untrusted content" in out.stdout, out.stdout
     model_config(hermes_home, scripted.url, extra=_mcp_config("    trusted: true\n"))
     out = run_hermes("mcp", "test", "ext", home=hermes_home, cwd=str(tmp_path), timeout=120)
     assert "results trusted (mcp_servers.ext.trusted: true)" in out.stdout, out.stdout

@@ -93,3 +93,17 @@ def test_in_a_tainted_turn_a_run_by_hand_change_is_put_back_and_a_write_refused(
     assert "NEW" in results[4] and (proj / "justfile").read_text() == "t:\n\tpytest\n", results[4]
     told = [ln for ln in out.stderr.splitlines() if ln.startswith("run-later file changed this session")]
     assert len(told) == 1 and "justfile: new file" in told[0], out.stderr  # the put-back ones are not told
+
+
+def test_a_changed_file_the_project_had_is_never_folded_behind_new_ones(scripted, home, mechanism):
+    """rt13 a65: twelve generated sub-Makefiles (A0/..L0/, sorting before the root one) then a payload in the root
+    Makefile: the root Makefile's change is named on its own line, first; the new files may be counted."""
+    proj = home / "proj"
+    _project(proj)
+    gen = ("for d in A0 B0 C0 D0 E0 F0 G0 H0 I0 J0 K0 L0; do mkdir -p $d && printf 'all:\\n\\t@echo gen\\n' "
+           "> $d/Makefile; done; printf 'build:\\n\\t@touch PWNED\\n' > Makefile; echo EDITED")
+    out, results = _run(scripted, home, mechanism, [_terminal(gen)])
+    assert "EDITED" in results[0], results
+    lines = [ln for ln in out.stderr.splitlines() if ln.startswith("run-later file")]
+    assert lines and lines[0].endswith(f'{proj}/Makefile: -"cc -o app main.c" +"@touch PWNED"'), lines
+    assert "more you run by hand" in lines[-1] and len(lines) <= 9, lines

@@ -52,12 +52,13 @@ def test_git_forms_that_discard_uncommitted_work_ask(scripted, hermes_home, ws):
 def test_ordinary_commands_that_destroy_work_are_undone_by_rollback(scripted, hermes_home, ws):
     (ws / "notes.md").write_text(WORK)
     (ws / "app.py").write_text(WORK)
-    results = chat_tool_results(scripted, hermes_home, ws, ["rm -f notes.md", "mv README app.py"])
+    # (a rename or copy onto a file with other content asks since rt13 a45: test_rules_round3_chat)
+    results = chat_tool_results(scripted, hermes_home, ws, ["rm -f notes.md", "rm -f app.py"])
     assert [r.get("exit_code") for r in results] == [0, 0], results
-    assert not (ws / "notes.md").exists() and (ws / "app.py").read_text() == "committed\n"
+    assert not (ws / "notes.md").exists() and not (ws / "app.py").exists()
     listed = run_hermes("checkpoints", "list", home=hermes_home, cwd=str(ws))
     assert "uncommitted changes kept before: rm -f notes.md" in listed.stdout, listed.stdout + listed.stderr
-    assert "uncommitted changes kept before: mv README app.py" in listed.stdout, listed.stdout
+    assert "uncommitted changes kept before: rm -f app.py" in listed.stdout, listed.stdout
     back = run_hermes("checkpoints", "rollback", home=hermes_home, cwd=str(ws))  # the last command undone
     assert back.returncode == 0, back.stderr
     assert (ws / "app.py").read_text() == WORK and not (ws / "notes.md").exists()

@@ -253,7 +253,7 @@ def wire_checkpoints(services: AgentServices, settings: Settings) -> None:
             if not guards:
                 from hermes_agent.storage.dirtyguard import DirtyGuard
 
-                guards.append(DirtyGuard(store()))
+                guards.append(DirtyGuard(store(), notice=lambda line: (ctx.notice or log.warning)(line)))
             return guards[0].before(workdir, command)
 
         ctx.keep_uncommitted = keep

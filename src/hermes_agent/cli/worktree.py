@@ -3,6 +3,7 @@ does), and remove it at exit when the run left nothing in it."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
 import subprocess
@@ -21,6 +22,7 @@ class Worktree:
     branch: str
     repo: Path
     base: str
+    included: tuple[tuple[str, bytes], ...] = ()  # what .worktreeinclude put there: (path, link target or sha256)
 
     def prompt_note(self) -> str:
         return (f"[System note: you are working in an isolated git worktree at {self.path}, on branch "
@@ -62,9 +64,9 @@ def create_worktree(cwd: Path) -> Worktree:
     if _identity(path) != made_id:  # swapped while git ran: whatever git wrote there is not ours to use
         _git(["worktree", "remove", "--force", str(path)], root)
         raise HermesError(f"--worktree: {path} changed while the worktree was being created; nothing was used")
-    _copy_included(root, path)
+    included = _copy_included(root, path)
     _git(["worktree", "lock", "--reason", f"hermes pid={os.getpid()}", str(path)], root)
-    return Worktree(path=path, branch=branch, repo=root, base=head.stdout.strip())
+    return Worktree(path=path, branch=branch, repo=root, base=head.stdout.strip(), included=included)
 
 
 def _make_dir(root: Path, name: str) -> tuple[int, int]:
@@ -128,10 +130,10 @@ def _ignore_worktrees(root: Path) -> None:
         print(f"hermes: --worktree: {gitignore} not updated ({exc.strerror or exc})", file=sys.stderr)
 
 
-def _copy_included(root: Path, path: Path) -> None:
+def _copy_included(root: Path, path: Path) -> tuple[tuple[str, bytes], ...]:
     """Files named in `.worktreeinclude` (ignored files the agent needs) are copied, directories linked. Both
     trees are the sandbox's to write: the listing and every file are read, and every copy written, without
-    following a symlink (an entry leading outside either tree is skipped)."""
+    following a symlink (an entry leading outside either tree is skipped). Returns what was put there."""
     import sys
 
     from hermes_agent.nofollow import read_regular_text
@@ -139,48 +141,97 @@ def _copy_included(root: Path, path: Path) -> None:
     try:
         listing = read_regular_text(root / ".worktreeinclude")
     except FileNotFoundError:
-        return
+        return ()
     except OSError as exc:
         print(f"hermes: --worktree: .worktreeinclude not read ({exc.strerror or exc})", file=sys.stderr)
-        return
+        return ()
+    done = []
     for line in listing.splitlines():
         entry = line.strip()
         if entry and not entry.startswith("#"):
             try:
-                _include(root, path, entry)
+                put = _include(root, path, entry)
             except OSError as exc:
                 print(f"hermes: --worktree: {entry} not copied ({exc.strerror or exc})", file=sys.stderr)
+                continue
+            if put is not None:
+                done.append(put)
+    return tuple(done)
 
 
-def _include(root: Path, path: Path, entry: str) -> None:
+def _include(root: Path, path: Path, entry: str) -> tuple[str, bytes] | None:
     from hermes_agent.nofollow import open_dir, read_regular, write_nofollow
     from hermes_agent.paths import is_under
 
     src, dst = os.path.realpath(root / entry), os.path.realpath(path / entry)
     if not is_under(src, str(root)) or not is_under(dst, str(path)) or dst in (str(path), str(root)) \
             or os.path.lexists(dst):
-        return
+        return None
     if stat.S_ISDIR(os.lstat(src).st_mode):
         parent = open_dir(os.path.dirname(dst), create=True)
         try:
             os.symlink(src, os.path.basename(dst), dir_fd=parent)
         finally:
             os.close(parent)
-    else:
-        write_nofollow(dst, read_regular(src))
+        return os.path.relpath(dst, path), b"link:" + os.fsencode(src)
+    data = read_regular(src)
+    write_nofollow(dst, data)
+    return os.path.relpath(dst, path), b"file:" + hashlib.sha256(data).digest()
 
 
 def finish(wt: Worktree) -> str:
-    """Remove the worktree and its branch when the run left no commit and no change in it; otherwise keep
-    it and say how to remove it. Returns the line to show."""
+    """Remove the worktree and its branch when the run left no commit and no file in it (tracked, untracked or
+    IGNORED: a session's outputs are usually ignored, results.db, models/, build/); otherwise keep it and say
+    where it is and how to remove it. Returns the line to show."""
     if not wt.path.exists():
         return ""
-    dirty = _git(["status", "--porcelain"], wt.path).stdout.strip()
+    made = _made_files(wt)
     ahead = _git(["rev-list", "--count", f"{wt.base}..HEAD"], wt.path).stdout.strip()
-    if dirty or ahead not in ("", "0"):
-        return (f"worktree kept (it has changes): {wt.path} on branch {wt.branch}\n"
+    if made or ahead not in ("", "0"):
+        from hermes_agent.termsafe import one_line
+
+        shown = ", ".join(one_line(m) for m in made[:5]) + (f" (+{len(made) - 5} more)" if len(made) > 5 else "")
+        what = f"files made or changed there: {shown}" if made else "new commits on its branch"
+        return (f"worktree kept (it has changes): {wt.path} on branch {wt.branch}\n  {what}\n"
                 f"  remove it with: git worktree remove --force {wt.path} && git branch -D {wt.branch}")
     _git(["worktree", "unlock", str(wt.path)], wt.repo)
     _git(["worktree", "remove", "--force", str(wt.path)], wt.repo)
     _git(["branch", "-D", wt.branch], wt.repo)
     return f"worktree removed (nothing changed): {wt.path}"
+
+
+# Regenerated by the tools that made them: no reason alone to keep a worktree.
+_CACHES = ("__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache")
+
+
+def _made_files(wt: Worktree) -> list[str]:
+    """Every path git reports in the worktree (changed, untracked or ignored, files inside ignored directories
+    listed one by one), less tool caches and what .worktreeinclude put there unchanged. A status git cannot
+    give counts as a change (the worktree is then kept)."""
+    out = _git(["status", "--porcelain=v1", "-z", "--untracked-files=all", "--ignored=traditional"], wt.path)
+    if out.returncode != 0:
+        return ["(git status failed: kept to be safe)"]
+    included = dict(wt.included)
+    made = []
+    for item in out.stdout.split("\0"):
+        name = item[3:].rstrip("/") if len(item) > 3 else ""
+        if not name:
+            continue
+        if any(part in _CACHES for part in name.split("/")) or name.endswith(".pyc"):
+            continue
+        if name in included and _still(wt.path / name, included[name]):
+            continue
+        made.append(name)
+    return made
+
+
+def _still(path: Path, was: bytes) -> bool:
+    """Is `path` still what .worktreeinclude put there (a link to the same place, or the same bytes)?"""
+    from hermes_agent.nofollow import read_regular
+
+    try:
+        if was.startswith(b"link:"):
+            return os.fsencode(os.readlink(path)) == was[5:]
+        return b"file:" + hashlib.sha256(read_regular(path)).digest() == was
+    except OSError:
+        return False

@@ -110,7 +110,7 @@ class AIAgent:
         hard = s.settings.cfg.agent.tool_loop_hard_limit
         from hermes_agent.core.guards import RepeatGuard
 
-        return AgentLoop(provider=s.provider, tools=self.tool_definitions, run_tool=self._run_tool, emit=self._emit,
+        return AgentLoop(provider=s.provider, tools=self._request_tools, run_tool=self._run_tool, emit=self._emit,
                          persist=s.persist, persist_many=s.persist_many, compact=s.compact, tool_entry=registry.get, max_iterations=self.max_iterations,
                          guard=RepeatGuard(warn, hard), max_tokens=s.settings.model.max_tokens,
                          cache_breakpoints=s.settings.cfg.prompt_caching.enabled, hooks=s.hooks)
@@ -207,6 +207,16 @@ class AIAgent:
         if self.save_trajectories:
             self._save_trajectory(outcome)
         return outcome
+
+    def _request_tools(self) -> list[dict]:
+        """The tool definitions of the next request; from the first request that carries an untrusted MCP server's
+        descriptions the conversation counts as tainted (what persists needs the user's yes)."""
+        defs = self.tool_definitions()
+        if not self.services.ctx.untrusted:
+            from hermes_agent.tools.provenance import described_by_untrusted
+
+            self.services.ctx.taint(described_by_untrusted(sorted(_mcp_names(defs)), registry))
+        return defs
 
     def _start_turn(self) -> None:
         self._cancel.clear()

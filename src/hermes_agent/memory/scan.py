@@ -54,9 +54,14 @@ class Finding:
     label: str
 
 
+# Zero-width (non-)joiners that Persian, Arabic-script and Indic spelling needs (ZWNJ in می‌دهد, ZWJ in conjuncts):
+# between two letters of a non-Latin script they are spelling, not a disguise.
+_SPELLING_JOINER = lazyre.compile(r"(?<=[^\W\d_a-zA-Z\u00c0-\u024f])[\u200c\u200d](?=[^\W\d_a-zA-Z\u00c0-\u024f])")
+
+
 def invisible_chars(text: str) -> int:
-    """How many invisible/bidi control characters the text holds."""
-    return len(_INVISIBLE.findall(text))
+    """How many invisible/bidi control characters the text holds (joiners that spell a non-Latin word excepted)."""
+    return len(_INVISIBLE.findall(_SPELLING_JOINER.sub("", text)))
 
 
 def strip_invisible(text: str) -> str:

@@ -8,7 +8,8 @@ program lists and restores the other's and neither archives the other's into `ch
 
 The user's directory is the work tree (GIT_DIR is the store); its own .git is never read or written. Each
 of our operations stages into a private temporary index (Hermes keeps its own under store/indexes/).
-Pruning to `max_snapshots` rebuilds a directory's chain from its newest commits (trees, messages and dates
+Pruning past `max_snapshots` rebuilds a directory's chain from the commits it keeps: the newest ones and,
+for a while, older ones holding a file version no later one holds (cpprune.py; trees, messages and dates
 kept; commit ids change, as Hermes's own pruning does). Safety snapshots taken before a restore carry a
 `Hermes-Kind: safety` trailer (Hermes's "pre-rollback snapshot" ones count too). Homes written by earlier
 versions of ours (one repository per directory, checkpoints/<hash>/) are moved into the store once."""
@@ -71,6 +72,7 @@ class RestoreResult:
     safety_id: str | None
     removed: tuple[str, ...]
     path: str | None = None
+    kept: tuple[str, ...] = ()  # copies of overwritten files no snapshot held (hermes_agent.quarantine)
 
 
 def project_key(workdir: str | Path) -> str:
@@ -206,6 +208,16 @@ class CheckpointStore:
         return stage_tree(lambda *a, **kw: self._git(wd, *a, **kw), wd, self.store, self.index(wd), names,
                           self.max_file_bytes)
 
+    def ignored(self, workdir: str | Path) -> set[str]:
+        """What the excludes leave out of `workdir`'s snapshots (the user's .gitignore files, ours, the
+        repository's info/exclude): file names, and directories wholly left out with a trailing "/"."""
+        wd = _abs(workdir)
+        with self._locked(wd), tempfile.TemporaryDirectory(prefix="hermes-cp-") as tmp:
+            self._ensure_store()
+            out = self._git(wd, "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory",
+                            excludes=self._excludes(wd, tmp), index=os.path.join(tmp, "empty-index"))
+        return {n for n in out.split("\0") if n}
+
     def index(self, wd: str) -> str:
         """Our staging index of `wd` (kept between calls so unchanged files are not hashed again; beside
         Hermes's indexes/<hash>, never the same file)."""
@@ -252,16 +264,24 @@ class CheckpointStore:
         return cid
 
     def _prune(self, wd: str) -> str | None:
-        """Keep the newest `max_snapshots` commits: rebuild the chain from them; returns the new tip."""
-        commits = self._log(wd, held=True)
+        """Past `max_snapshots`, drop the older checkpoints that hold nothing a later one does not (cpprune.py:
+        by content, not only by count): rebuild the chain from the kept ones; returns the new tip."""
+        from hermes_agent.storage import cpprune
+
+        git = lambda *a, **kw: self._git(wd, *a, **kw)  # noqa: E731
+        commits = cpprune.chain(git, self.ref(wd))
         if len(commits) <= self.max_snapshots:
             return None
+        kept = cpprune.keep(git, commits, self.max_snapshots)
+        if len(kept) == len(commits):
+            return None
+        messages = {cid: message for cid, _when, message in self._log(wd, held=True)}
         parent: str | None = None
-        for cid, when, message in reversed(commits[:self.max_snapshots]):
-            tree = self._git(wd, "rev-parse", f"{cid}^{{tree}}").strip()
+        for cid, tree, when, _changes in reversed([commits[i] for i in kept]):
+            message = messages.get(cid, "checkpoint").strip("\n")
             date = {"GIT_AUTHOR_DATE": f"{when} +0000", "GIT_COMMITTER_DATE": f"{when} +0000"}
             parent = self._git(wd, "commit-tree", tree, *(["-p", parent] if parent else []),
-                               stdin=message.encode("utf-8"), env=date).strip()
+                               stdin=(message + "\n").encode("utf-8"), env=date).strip()
         self._git(wd, "update-ref", self.ref(wd), str(parent), commits[0][0])
         self._git(wd, "prune", "--expire=1.hour.ago", check=False)
         return parent
@@ -352,18 +372,26 @@ class CheckpointStore:
                 if tree is None:
                     raise CheckpointError(f"{wd} has too many files for a safety snapshot; nothing restored")
                 safety = self._commit_if_changed(wd, tree, f"before restore to {target.short}", True, prune=False)
-                removed = self._restore_tree(wd, target.id, str(self._tip(wd)), rel)
+                keep = self._quarantine()
+                before = len(keep.kept)
+                removed = self._restore_tree(wd, target.id, str(self._tip(wd)), rel, keep)
             except (subprocess.SubprocessError, OSError) as exc:
                 raise CheckpointError(f"restore failed: {_why(exc)}") from exc
-        return RestoreResult(target.id, safety, tuple(removed), rel)
+        return RestoreResult(target.id, safety, tuple(removed), rel, tuple(keep.kept[before:]))
 
-    def _restore_tree(self, wd: str, target: str, current: str, rel: str | None) -> list[str]:
+    def _quarantine(self):  # noqa: ANN202 - hermes_agent.quarantine.Quarantine (imported when used)
+        """Where a restore keeps what it overwrites that no snapshot holds: HERMES_HOME/quarantine."""
+        from hermes_agent.quarantine import session_quarantine
+
+        return session_quarantine(str(self.root.parent / "quarantine"))
+
+    def _restore_tree(self, wd: str, target: str, current: str, rel: str | None, keep: object) -> list[str]:
         """Remove files added since `target`, then write the target's changed files back (within `rel`),
         never following a link the sandbox swapped in (storage/cprestore.py)."""
         from hermes_agent.storage.cprestore import restore_files
 
         spec = [f":(literal){rel}"] if rel and rel != "." else ["."]
-        return restore_files(lambda *a, **kw: self._git(wd, *a, **kw), wd, target, current, spec)
+        return restore_files(lambda *a, **kw: self._git(wd, *a, **kw), wd, target, current, spec, keep)
 
     def current_tree(self, workdir: str | Path) -> str | None:
         """Tree id of the directory as it is now (without recording a checkpoint)."""

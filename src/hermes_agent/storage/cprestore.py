@@ -14,10 +14,13 @@ from hermes_agent.nofollow import open_dir, remove_nofollow, write_at
 _LINK, _GITLINK = "120000", "160000"
 
 
-def restore_files(git: Callable[..., str], wd: str, target: str, current: str, spec: list[str]) -> list[str]:
+def restore_files(git: Callable[..., str], wd: str, target: str, current: str, spec: list[str],
+                  keep: object = None) -> list[str]:
     """Make the files of `wd` (within `spec`) those of commit `target`, given `current` (a commit of the
     directory as it is now): files added since are removed, the target's files written back. `git`
-    runs a git command in `wd`'s store and returns its output. Returns the removed names."""
+    runs a git command in `wd`'s store and returns its output. Returns the removed names. `keep`: a
+    hermes_agent.quarantine.Quarantine; a file about to be overwritten that `current` does not hold (too
+    large for a snapshot, excluded) is copied there first."""
     raw = git("diff", "--name-only", "-z", "--no-renames", "--diff-filter=A", target, current, "--", *spec)
     added = [name for name in raw.split("\0") if name]
     wanted = []  # every file of the target, as `git checkout` wrote them (the context ledger sees each put back)
@@ -28,8 +31,9 @@ def restore_files(git: Callable[..., str], wd: str, target: str, current: str, s
             wanted.append((name, mode, sha))
     removed = [name for name in added if _remove(wd, name)]
     blobs = _blobs(git, [sha for _, _, sha in wanted])
+    held = set(git("ls-tree", "-r", "-z", "--name-only", "--full-tree", current, "--", *spec).split("\0"))
     for name, mode, sha in wanted:
-        _put(wd, name, mode, blobs[sha])
+        _put(wd, name, mode, blobs[sha], None if name in held else keep)
     return removed
 
 
@@ -40,10 +44,12 @@ def _remove(wd: str, name: str) -> bool:
         return False
 
 
-def _put(wd: str, name: str, mode: str, data: bytes) -> None:
+def _put(wd: str, name: str, mode: str, data: bytes, keep: object = None) -> None:
     parent = open_dir(os.path.dirname(os.path.join(wd, name)), create=True)
     base = os.path.basename(name)
     try:
+        if keep is not None:  # what is there now is in no snapshot: kept before it is overwritten
+            keep.keep_at(parent, base, os.path.join(wd, name))  # type: ignore[attr-defined]
         if mode == _LINK:
             try:
                 os.unlink(base, dir_fd=parent)

@@ -1,38 +1,53 @@
-"""Keep uncommitted work before a confined command can destroy it (issue 19, rt7 a10): approval rules decide
-when to ask, but `rm f`, `mv other f`, `os.unlink('f')` are ordinary commands. Before each terminal command
-on the local backend, the git repository holding its working directory is checked for tracked files that
-may hold uncommitted changes (gitindex.py: the index read as data and one lstat per tracked file, no
-process); only when there are some, and they changed since the last snapshot, the work tree is checkpointed
-into the shadow store (checkpoints.py), so `hermes checkpoints rollback` / `restore ID [PATH]` and /rollback
-bring it back. A clean tree costs the stat walk; nothing is ever written into the user's repository."""
+"""Keep uncommitted work before a confined command can destroy it (issue 19, rt7 a10, rt13 a72): approval
+rules decide when to ask, but `rm f`, `mv other f`, `cat f > f`, `os.unlink('f')` are ordinary commands.
+Before each terminal command on the local backend, the git repository holding its working directory is
+checked for work that no commit holds: tracked files that may hold uncommitted changes (gitindex.py: the
+index read as data and one lstat per tracked file, no process) and untracked files that are not ignored
+(one directory walk that lstats only the untracked names, pruning .git, ignored directories and the
+store's own excludes). Only when some changed since the last snapshot (size, mtime, inode) is the work tree
+checkpointed into the shadow store (checkpoints.py), so `hermes checkpoints rollback` / `restore ID [PATH]`
+and /rollback bring it back. What is ignored is asked of git (one process) only when untracked names appear that
+it has not judged yet. A file larger than the store's per-file cap is not kept, and the user is told once which. A
+clean tree costs the stat walk; nothing is ever written into the user's repository."""
 
 from __future__ import annotations
 
 import logging
 import os
+import stat
 import threading
+from collections.abc import Callable
 
-from hermes_agent.storage.checkpoints import CheckpointStore
-from hermes_agent.storage.gitindex import IndexCache, modified, repo_root
+from hermes_agent.storage.checkpoints import BASE_EXCLUDES, CheckpointStore
+from hermes_agent.storage.gitindex import Entry, IndexCache, modified, repo_root
 
 log = logging.getLogger(__name__)
 REASON = "uncommitted changes kept before: "
+_PRUNED = frozenset(x.rstrip("/") for x in BASE_EXCLUDES if x.endswith("/"))
 
 
 class DirtyGuard:
-    """`before(cwd)` snapshots the repository holding `cwd` when it has uncommitted tracked changes that no
-    snapshot of ours holds yet. Never raises: a guard that fails leaves the command to run as before."""
+    """`before(cwd)` snapshots the repository holding `cwd` when it has uncommitted tracked changes or
+    untracked (not ignored) files that no snapshot of ours holds yet. Never raises: a guard that fails leaves
+    the command to run as before. `notice`: tells the user what was too large to keep."""
 
-    def __init__(self, store: CheckpointStore, *, stop: str | None = None, max_files: int = 50_000) -> None:
+    def __init__(self, store: CheckpointStore, *, stop: str | None = None, max_files: int = 50_000,
+                 notice: Callable[[str], None] | None = None) -> None:
         self.store = store
         self.stop = stop if stop is not None else os.path.expanduser("~")
         self.max_files = max_files
+        self.notice = notice
         self._index = IndexCache()
         self._kept: dict[str, tuple] = {}
+        self._ignored: dict[str, set[str]] = {}
+        self._asked: dict[str, set[str]] = {}  # the untracked names left after git was last asked what is ignored
+        self._tracked: dict[str, tuple[list[Entry], frozenset[str]]] = {}
+        self._told: set[str] = set()
+        self._dirs: dict[str, tuple[int, tuple[list[str], list[str], int] | None]] = {}
         self._lock = threading.Lock()
 
     def before(self, cwd: str, command: str = "") -> str | None:
-        """The checkpoint id taken, or None (clean tree, already kept, not a repository, or a failure)."""
+        """The checkpoint id taken, or None (nothing new to keep, not a repository, or a failure)."""
         try:
             return self._before(cwd, command)
         except Exception as exc:  # noqa: BLE001 - a safety net must never stop the command it guards
@@ -50,13 +65,100 @@ class DirtyGuard:
         if parsed is None or len(parsed[0]) > self.max_files:
             return None
         dirty = modified(root, *parsed)
-        if not dirty:
+        tracked = self._names(root, parsed[0])
+        untracked = self._untracked(root, tracked)
+        if untracked and {u[0] for u in untracked} != self._asked.get(root):  # names git has not judged yet
+            self._ignored[root] = self.store.ignored(root)
+            self._dirs.clear()
+            untracked = self._untracked(root, tracked)
+            self._asked[root] = {u[0] for u in untracked or ()}
+        if untracked is None or not dirty and not untracked:
             return None
-        mark = tuple(dirty)
+        mark = (tuple(dirty), tuple(untracked))
         with self._lock:
             if self._kept.get(root) == mark:
                 return None
             line = " ".join(command.split())
             cid = self.store.snapshot(root, REASON + (line if len(line) <= 80 else line[:77] + "..."))
             self._kept[root] = mark
+        self._tell_skipped(untracked)
         return cid
+
+    def _names(self, root: str, entries: list[Entry]) -> frozenset[str]:
+        """The tracked names (kept while the parsed index is the same object: IndexCache's)."""
+        hit = self._tracked.get(root)
+        if hit is None or hit[0] is not entries:
+            hit = self._tracked[root] = (entries, frozenset(e.path for e in entries))
+            self._dirs.clear()  # listings were filtered by the old names
+        return hit[1]
+
+    def _untracked(self, root: str, tracked: frozenset[str]) -> list[tuple[str, int, int, int]] | None:
+        """(path, size, mtime ns, inode) of each untracked, not ignored file or link below `root`, sorted; None
+        past max_files names. Links are not followed; .git, nested repositories and ignored directories are
+        not entered. A directory is read again only when its own stat changed (an entry added, removed or
+        renamed) or the tracked or ignored names did, so a steady tree costs one lstat per directory and one
+        per untracked file."""
+        ignored = self._ignored.get(root, set())
+        out: list[tuple[str, int, int, int]] = []
+        stack, seen = [""], 0
+        cache, lstat = self._dirs, os.lstat
+        while stack:
+            rel = stack.pop()
+            where = f"{root}/{rel}" if rel else root
+            try:
+                key = lstat(where).st_ctime_ns  # any entry added, removed or renamed changes it
+            except OSError:
+                continue
+            hit = cache.get(where)
+            found = hit[1] if hit is not None and hit[0] == key else self._listing(where, rel, key, tracked, ignored)
+            if found is None:
+                continue
+            files, subdirs, count = found
+            seen += count
+            if seen > self.max_files:
+                return None
+            stack.extend(subdirs)
+            for name in files:
+                try:
+                    st = lstat(f"{root}/{name}")
+                except OSError:
+                    continue
+                if stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode):
+                    out.append((name, st.st_size, st.st_mtime_ns, st.st_ino))
+        out.sort()
+        return out
+
+    def _listing(self, where: str, rel: str, key: int, tracked: frozenset[str],
+                 ignored: set[str]) -> tuple[list[str], list[str], int] | None:
+        """(untracked not ignored names, subdirectories to enter, entries) of directory `rel` (at `where`); None
+        when it is gone or a nested repository / submodule (its own work). Cached under `key`, its ctime (the
+        cache is cleared when the tracked or ignored names change)."""
+        try:
+            with os.scandir(where) as it:
+                entries = [(e.name, e.is_dir(follow_symlinks=False)) for e in it]
+        except OSError:
+            return None
+        files, subdirs = [], []
+        for entry, is_dir in entries:
+            name = f"{rel}/{entry}" if rel else entry
+            if is_dir:
+                if entry != ".git" and entry not in _PRUNED and name + "/" not in ignored:
+                    subdirs.append(name)
+            elif name not in tracked and name not in ignored:
+                files.append(name)
+        nested = bool(rel) and any(entry == ".git" for entry, _ in entries)
+        result = None if nested else (files, subdirs, len(entries))
+        self._dirs[where] = (key, result)
+        return result
+
+    def _tell_skipped(self, untracked: list[tuple[str, int, int, int]]) -> None:
+        """Name, once a session, each untracked file the snapshot could not keep (over the per-file cap)."""
+        cap = self.store.max_file_bytes
+        big = [n for n, size, _m, _i in untracked if size > cap and n not in self._told]
+        if not big or self.notice is None:
+            return
+        from hermes_agent.termsafe import one_line
+
+        self._told.update(big)
+        shown = ", ".join(one_line(n) for n in big[:5]) + (f" (+{len(big) - 5} more)" if len(big) > 5 else "")
+        self.notice(f"not kept in the uncommitted-work checkpoint (larger than {cap // (1 << 20)} MB): {shown}")

@@ -159,22 +159,27 @@ def _restore(dir_fd: int, name: str, old: Entry) -> None:
     os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
 
 
-def undo_changes(found: list[tuple[tuple[str, str], Entry, Entry]]) -> list[tuple[str, bool]]:
-    """Put back each (key, old, new) of `found` as `old`: [(path, put back?)]."""
-    out: list[tuple[str, bool]] = []
+def undo_changes(found: list[tuple[tuple[str, str], Entry, Entry]],
+                 keep: object = None) -> list[tuple[str, bool, str]]:
+    """Put back each (key, old, new) of `found` as `old`: [(path, put back?, where the displaced version was
+    kept)]. `keep`: a hermes_agent.quarantine.Quarantine; what is at the name is copied there first (read at
+    the moment it is displaced: the user's own edit mistaken for a command's is never lost)."""
+    out: list[tuple[str, bool, str]] = []
     for key, old, _new in found:
         d, rel = key
         sub, name = os.path.split(rel)
         path = os.path.join(d, rel)
         fd = _open_dir(os.path.join(d, sub) if sub else d)
+        saved = ""
         try:
             if fd is None:
-                out.append((path, old.kind == "absent"))
+                out.append((path, old.kind == "absent", ""))
                 continue
+            saved = keep.keep_at(fd, name, path) if keep is not None else ""  # type: ignore[attr-defined]
             _restore(fd, name, old)
-            out.append((path, True))
+            out.append((path, True, saved))
         except OSError:
-            out.append((path, False))
+            out.append((path, False, saved))
         finally:
             if fd is not None:
                 os.close(fd)

@@ -159,9 +159,9 @@ class Watch:
             else:
                 self.base[key] = new
         self._vouch([(key, new) for key, new in kept])
-        done = ctxguard.undo_changes([(k, o, n) for k, o, n, _ in undo]) if undo else []
-        for (_key, old, new, via), (path, ok) in zip(undo, done, strict=True):
-            lines.append(_undone_line(path, old, new, ok, tool, via == "user"))
+        done = ctxguard.undo_changes([(k, o, n) for k, o, n, _ in undo], self.quarantine()) if undo else []
+        for (_key, old, new, via), (path, ok, saved) in zip(undo, done, strict=True):
+            lines.append(_undone_line(path, old, new, ok, tool, via == "user", saved))
         if undo:
             lines.append(HOW)
         fresh = ctxguard.snapshot_keys([k for k, *_ in undo])
@@ -171,6 +171,12 @@ class Watch:
             else:
                 self.base[key] = entry
         return lines
+
+    def quarantine(self) -> object:
+        """The session's quarantine ($HERMES_HOME/quarantine, shared with the sandbox guard's repairs)."""
+        from hermes_agent.quarantine import session_quarantine
+
+        return session_quarantine(os.path.join(self.home, "quarantine"))
 
     def _vouch(self, items: list[tuple[Key, Entry]]) -> None:
         from hermes_agent.memory.ctxledger import digest, vouch
@@ -202,6 +208,7 @@ class Watch:
                 lines += record(self.home, roots) if roots else []
             except OSError:
                 log.warning("could not look at this session's commits", exc_info=True)
+            lines += _kept_lines(self.quarantine())
             if self.window is not None:
                 from hermes_agent.memory.ctxledger import close_window
 
@@ -211,6 +218,19 @@ class Watch:
                     log.warning("could not close the confined window in the ledger", exc_info=True)
                 self.window = None
             return lines
+
+
+def _kept_lines(q: object) -> list[str]:
+    """The session's end line naming where what was put back this session is kept (context files and the
+    sandbox's repairs alike), and what was too large to keep."""
+    from hermes_agent.termsafe import one_line
+
+    kept, skipped = getattr(q, "kept", []), getattr(q, "skipped", [])
+    lines = [f"{len(kept)} version(s) displaced by put-backs this session are kept in {one_line(q.dir)}"  # type: ignore[attr-defined]
+             " (copy back what was yours)"] if kept else []
+    if skipped:
+        lines.append("too large to keep before being put back: " + ", ".join(one_line(p) for p in skipped[:5]))
+    return lines
 
 
 MAX_NESTED = 16  # nested repositories whose names are noted at the start (~18 ms each); past it: their ref files
@@ -241,11 +261,15 @@ def _describe(key: Key, old: Entry, new: Entry) -> str:
     return f"{path}: {verb} (+{len(added)} line(s){': ' + repr(first) if first else ''})"
 
 
-def _undone_line(path: str, old: Entry, new: Entry, ok: bool, tool: str, refused: bool) -> str:
+def _undone_line(path: str, old: Entry, new: Entry, ok: bool, tool: str, refused: bool, saved: str = "") -> str:
+    from hermes_agent.termsafe import one_line
+
     what = "put back" if ok else "COULD NOT BE PUT BACK, check it before the next session"
     why = "the user said no" if refused else "no one could be asked"
     verb = "created" if old.kind == "absent" else "removed" if new.kind == "absent" else "changed"
-    return f"{path} was {verb} by {tool}: {what} ({why})"
+    kept = (f"; the version it replaced is kept as {one_line(saved)} (if that was your own edit, made while "
+            "the command ran, copy it back from there)") if saved else ""
+    return f"{one_line(path)} was {verb} by {tool}: {what} ({why}){kept}"
 
 
 HOW = ("Context files are loaded as instructions by every later session, so a change made by commands, code or "

@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import os
 import re
+from collections.abc import Iterable
 
 # Files loaded into the system prompt of later sessions (memory/context_files.py) and their cousins.
 CONTEXT_FILES = ("AGENTS.md", "CLAUDE.md", ".hermes.md", "HERMES.md", "SOUL.md", ".cursorrules", ".windsurfrules")
@@ -75,6 +76,25 @@ def written_instruction(tool: str, args: dict) -> str:
     hits = [h for h in intent.scan(text) if h.kind != _STANDING_RUN]
     return f"the text it would save, which reads as an instruction ({hits[0].kind}: \"{hits[0].quote[:60]}\")" \
         if hits else ""
+
+
+def described_by_untrusted(names: Iterable[str], reg: object) -> str:
+    """Who the untrusted tool descriptions among `names` come from ("" if none): an MCP server not marked trusted
+    wrote its tools' descriptions, titles, enums and defaults, and the model reads them all, in the request's tool
+    list or in a tool_search result (rt13 a36, a60). Whatever they say, they are untrusted content."""
+    servers: dict[str, None] = {}
+    for name in names:
+        entry = reg.get(name)  # type: ignore[attr-defined]
+        if entry is not None and entry.toolset.startswith("mcp-") and entry.brings_untrusted({}):
+            servers[entry.toolset.removeprefix("mcp-")] = None
+    if len(servers) == 1:
+        server = next(iter(servers))
+        return (f"the tool descriptions of MCP server {server!r}, which is not marked trusted; "
+                f"set mcp_servers.{server}.trusted: true in config.yaml if you vouch for it")
+    if servers:
+        return (f"the tool descriptions of MCP servers {', '.join(map(repr, sorted(servers)))}, which are not marked "
+                "trusted; set mcp_servers.NAME.trusted: true in config.yaml for each you vouch for")
+    return ""
 
 
 def command_persists(text: object, home: str | None = None) -> str | None:

@@ -136,6 +136,11 @@ def search(args: dict, **kw: object) -> str:
     terms = _WORD.findall(query)
     ranked = sorted(((_score(terms, d), n) for n, d in pool.items()), key=lambda x: (-x[0], x[1]))
     hits = [pool[n]["function"] for s, n in ranked if s > 0][:limit]
+    ctx = kw.get("ctx")
+    if hits and ctx is not None and not getattr(ctx, "untrusted", ""):  # descriptions the model reads now
+        from hermes_agent.tools.provenance import described_by_untrusted
+
+        ctx.taint(described_by_untrusted([h["name"] for h in hits], default_registry))  # type: ignore[attr-defined]
     if not hits:
         return tool_result({"matches": [], "note": "no match; try other keywords", "tools": sorted(pool)[:100]})
     return tool_result({"matches": hits})

@@ -63,3 +63,14 @@ def test_mcp_test_connects_and_lists_tools_with_timings(hermes_home):
     assert "call get_current_time" in out.stdout and "UTC" in out.stdout
     dead = run_hermes("mcp", "test", "dead", home=hermes_home)
     assert dead.returncode == 1 and "FAILED" in dead.stderr and "Traceback" not in dead.stderr
+
+
+def test_add_says_a_server_is_untrusted_unless_vouched_for(hermes_home):
+    path = write_config(hermes_home, CONFIG)
+    out = run_hermes("mcp", "add", "clock", "--command", "mcp-server-time", home=hermes_home, input="")
+    assert out.returncode == 0, out.stderr
+    assert "Untrusted:" in out.stdout and "mcp_servers.clock.trusted: true" in out.stdout, out.stdout
+    assert "trusted" not in path.read_text()
+    out = run_hermes("mcp", "add", "mine", "--command", "my-server", "--trusted", home=hermes_home, input="")
+    assert out.returncode == 0 and "Untrusted" not in out.stdout, out.stdout
+    assert "  mine:\n    command: my-server\n    trusted: true\n" in path.read_text(), path.read_text()

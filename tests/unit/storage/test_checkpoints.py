@@ -99,8 +99,8 @@ def test_dedupe_by_content_and_by_turn(project, hermes_home):
 def test_prune_keeps_the_newest_as_one_chain(project, hermes_home):
     store = CheckpointStore(max_snapshots=3)
     ids = []
-    for i in range(5):
-        (project / "main.py").write_text(f"v{i}\n")
+    for i in range(5):  # a file that only grows: every older version is held by the next one
+        (project / "main.py").write_text("".join(f"v{j}\n" for j in range(i + 1)))
         ids.append(store.snapshot(project, f"s{i}"))
     kept = store.list(project)
     assert [c.reason for c in kept] == ["s4", "s3", "s2"] and kept[0].id == ids[4]
@@ -109,9 +109,32 @@ def test_prune_keeps_the_newest_as_one_chain(project, hermes_home):
                           store.ref(project)], capture_output=True, text=True, check=True).stdout.split()
     assert log == ["s4", "s3", "s2"]
     store.restore(project, kept[2].id)
-    assert (project / "main.py").read_text() == "v2\n"
+    assert (project / "main.py").read_text() == "v0\nv1\nv2\n"
     with pytest.raises(CheckpointError, match="no checkpoint"):
         store.restore(project, ids[0])
+
+
+def test_prune_keeps_an_older_checkpoint_holding_a_version_no_later_one_holds(project, hermes_home, monkeypatch):
+    from hermes_agent.storage import cpprune
+
+    store = CheckpointStore(max_snapshots=3)
+    (project / "notes.md").write_text("the only copy of an edit\n")
+    store.snapshot(project, "holds the edit")
+    (project / "notes.md").write_text("")  # destroyed
+    (project / "keep.md").write_text("the only copy of an edit\n")  # ...or moved: then held later
+    store.snapshot(project, "moved")
+    (project / "keep.md").unlink()
+    for i in range(6):
+        (project / "log.txt").write_text("".join(f"{j}\n" for j in range(i + 1)))
+        store.snapshot(project, f"log {i}")
+    reasons = [c.reason for c in store.list(project)]
+    assert reasons == ["log 5", "log 4", "log 3", "moved"], reasons  # "moved" holds keep.md; the edit is in it
+    store.restore(project, store.list(project)[-1].id, "keep.md")
+    assert (project / "keep.md").read_text() == "the only copy of an edit\n"
+    monkeypatch.setattr(cpprune, "KEEP_UNIQUE_DAYS", -1)  # past the time they are kept for: by count again
+    (project / "log.txt").write_text("new\n")
+    store.snapshot(project, "later")
+    assert [c.reason for c in store.list(project)] == ["later", "log 5", "log 4"]
 
 
 def test_diff_shows_changes_including_new_files(project, hermes_home):
@@ -258,3 +281,14 @@ def test_links_modes_and_odd_names_come_back_and_match_git(project, hermes_home)
     assert os.stat(project / "run.sh").st_mode & 0o100
     assert (project / "odd\nname.txt").read_text() == "odd\n"
     assert (project / "main.py").read_text() == "print('v1')\n"
+
+
+def test_restore_keeps_an_overwritten_file_no_snapshot_holds(project, hermes_home):
+    store = CheckpointStore(max_file_bytes=64)
+    (project / "data.csv").write_text("small\n")
+    first = store.snapshot(project, "small")
+    (project / "data.csv").write_text("x" * 100 + " hours of results\n")  # past the cap: in no snapshot
+    result = store.restore(project, first)
+    assert (project / "data.csv").read_text() == "small\n"
+    assert len(result.kept) == 1 and result.kept[0].startswith(str(hermes_home / "quarantine"))
+    assert open(result.kept[0]).read().endswith(" hours of results\n")

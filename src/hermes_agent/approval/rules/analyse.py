@@ -8,7 +8,18 @@ import posixpath
 import re
 from functools import cache
 
-from hermes_agent.approval.rules import argsem, clobber, gitpush, interp, mass, planted, unseen, wipes
+from hermes_agent.approval.rules import (
+    argsem,
+    clobber,
+    contexts,
+    gitpush,
+    interp,
+    mass,
+    planted,
+    replaces,
+    unseen,
+    wipes,
+)
 from hermes_agent.approval.rules.canonical import SHELLS, Unwrapped
 from hermes_agent.approval.rules.dynamic import BUILT, built_at_run_time
 from hermes_agent.approval.rules.expand import ASSIGN_WORD, ShellEnv, expand_text, expand_word, render_sub
@@ -255,7 +266,7 @@ class Scanner(LeakChecks, FlowChecks, WorkFiles):
         self.stdin_feeds(u, cmd, raw_redirects, redirects, sub_traits, depth, env)
         self.scripts(u, cmd, redirects, env, depth)
         if self.reader is not None:
-            self.workspace_files(u, env, depth)
+            self._with_reader(u, env, depth)
         if u.name in _FILE_RUNNERS:  # just --justfile <(curl ...), task -t <(./gen): the substitution is the program
             for k, w in enumerate(u.words[1:], 1):
                 if w is not None and u.words[k - 1] is not None and u.words[k - 1].text in _PROGRAM_FILE_FLAGS:
@@ -277,6 +288,13 @@ class Scanner(LeakChecks, FlowChecks, WorkFiles):
         traits.add(u.name)
         traits.update(t for t, on in (("@download", cmd.downloads), ("@decode", cmd.decodes), ("@secret", cmd.secret)) if on)
         return cmd
+
+    def _with_reader(self, u: Unwrapped, env: ShellEnv, depth: int) -> None:
+        """What only the workspace's files tell (scan_files): the files it runs, secrets in folders it sends, an
+        existing file it copies over."""
+        self.workspace_files(u, env, depth)
+        contexts.check(self, u, env)
+        replaces.check(self, u, env)
 
     def _printed_program(self, w, env: ShellEnv, depth: int) -> None:  # noqa: ANN001 - lexer.Word
         """What a process substitution prints, when the text fixes it (echo/printf), run as shell text."""

@@ -17,17 +17,17 @@ from hermes_agent.approval.rules.mass import empties, many
 if TYPE_CHECKING:
     from hermes_agent.approval.rules.unwrapped import Unwrapped
 
-CLOBBER = ("clobber_file", "empty or wipe the content of a project file (`: >`, truncate -s 0, cp /dev/null, "
-                           "sed -i d, open(f, 'w')...)", False)
+CLOBBER = ("clobber_file", "empty or wipe the content of a project file, or replace it (`: >`, truncate -s 0, "
+                           "cp /dev/null, sed -i d, open(f, 'w'), cat f > f, gzip f...)", False)
 _NULL = frozenset({"/dev/null", "/dev/zero"})
 _SCRATCH = lazy(r"(?:\A|/)(?:tmp|temp|logs?|out|outputs?|build|dist|target|coverage|\.cache|node_modules|__pycache__|"
                 r"\.pytest_cache|\.tox|\.venv|venv|results?)(?:/|\Z)|\.(?:log|out|tmp|temp|bak|swp|pid|lock|o|pyc|img|iso|raw|bin|qcow2|vhdx?|vmdk|dat)\Z|"
                 r"(?:\A|/)(?:output|out|results?|logs?|scratch|empty|nohup|debug|trace)[^/]*\Z", re.I)
 _PRINTF_CONV = lazy(r"%[sb]")
-_EX_WIPE = lazy(r"\A\s*(?:sil(?:ent)?!?\s+)?(?:(?:buf|arg|win|tab)do!?\s+)?(?:sil(?:ent)?!?\s+)?(?:(?:%|1\s*,\s*\$)\s*d|g/\^?/d)\b")
+_EX_WIPE = lazy(r"\A\s*(?:sil(?:ent)?!?\s+)?(?:(?:buf|arg|win|tab)do!?\s+)?(?:sil(?:ent)?!?\s+)?(?:(?:%|,|1\s*,\s*\$)\s*d|g/\^?/d)\b")
 _SED_ALL = lazy(r"\A\s*(?:(?:1|0)\s*,\s*\$|/\^?\.?\*?/|/\^/)?\s*d\s*\Z|\A\s*(?:1\s*,\s*\$|%)?\s*s(.)\^?\.\*\$?\1\1g?\s*\Z")
 _CODE_WIPES = lazy(
-    r"""\bopen\(\s*(['"])([^'"]+)\1\s*,\s*(['"])w[b+]?\3\s*\)\s*(?:\.close\(\)|\)|;|\Z|:\s*pass)"""
+    r"""\bopen\(\s*(['"])([^'"]+)\1\s*,\s*(['"])w[b+]?\3\s*\)\s*(?:[.:]close\(\)|\)|;|\Z|:\s*pass)"""
     r"""|\bPath\(\s*(['"])([^'"]+)\4\s*\)\s*\.write_(?:text|bytes)\(\s*b?(['"])\6\s*\)"""
     r"""|\bwriteFileSync\(\s*(['"])([^'"]+)\7\s*,\s*(['"])\9"""
     r"""|\bFile\.write\(\s*(['"])([^'"]+)\10\s*,\s*(['"])\12\s*\)"""
@@ -37,6 +37,11 @@ _CODE_WIPES = lazy(
 # perl: open(F, ">", "f") / open(my $fh, '>f') / open F, ">", "f" - truncates at once; wipes when nothing is printed
 _PERL_OPEN_W = lazy(r"""\bopen\s*\(?\s*(?:my\s+)?[$\w]+\s*,\s*(?:(['"])\+?>\1\s*,\s*(['"])([^'"]+)\2|(['"])\+?>\s*([^'">&][^'"]*)\4)""")
 _PERL_WRITES = lazy(r"\b(?:print|printf|say|syswrite|write)\b")
+
+
+def scratch(path: str) -> bool:
+    """A path (or glob) naming logs, outputs, caches or scratch files, not project work."""
+    return bool(_SCRATCH.search(path))
 
 
 def precious(path: str) -> bool:

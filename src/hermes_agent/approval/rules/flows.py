@@ -7,7 +7,7 @@ from __future__ import annotations
 import posixpath
 from dataclasses import dataclass, field
 
-from hermes_agent.approval.rules import clobber, interp
+from hermes_agent.approval.rules import clobber, gitdiscard, interp, replaces
 from hermes_agent.approval.rules.canonical import SHELLS, Unwrapped, basename
 from hermes_agent.approval.rules.effects import WRITE_OPS, arg_targets, decodes, download_targets
 from hermes_agent.approval.rules.expand import ShellEnv, render_sub
@@ -384,8 +384,11 @@ class FlowChecks:
             self.pipe_taint(sink, upstream, env)
             if sink.edits and any(lists_everything(c.name, c.args) for c in upstream):
                 self.add(*EDIT_EVERYTHING)
-            if clobber.empty_tee(sink.name, sink.args, upstream):
-                self.add(*clobber.CLOBBER)
+            if clobber.empty_tee(sink.name, sink.args, upstream) or \
+                    any(clobber.precious(t) for t in replaces.reads_written(upstream, sink.written)):
+                self.add(*clobber.CLOBBER)  # `cat f | sort > f`: f is truncated before it is read (rt13 a45)
+            if gitdiscard.reverts_diff(sink, upstream):
+                self.add(*gitdiscard.DISCARD)
             if sink.name == "tee" and any(c.downloads for c in upstream):  # curl ... | tee x.sh: x.sh is downloaded
                 env.downloaded.update(basename(a).lower() for a in sink.args if not a.startswith("-"))
             elif sink.name == "tee" and upstream and upstream[-1].literal is not None:  # printf ... | tee x.sh

@@ -70,3 +70,13 @@ def operands(rest: list, valued: frozenset) -> list[str]:
 
 def _short(arg: str, letter: str) -> bool:
     return bool(re.fullmatch(r"-[A-Za-z]+", arg)) and letter in arg[1:]
+
+
+def reverts_diff(sink: object, upstream: list) -> bool:
+    """`git diff | git apply -R`, `git diff | patch -R -p1`: the working copy's own changes applied in reverse
+    are discarded (flows.Cmd: name, args)."""
+    name, args = getattr(sink, "name", ""), getattr(sink, "args", [])
+    reverse = any(a in ("-R", "--reverse") or _short(a, "R") for a in args)
+    checks = {"--check", "--stat", "--numstat", "--summary", "--cached", "--dry-run"}  # prints or index only
+    applies = ((name == "git" and args[:1] == ["apply"]) or name == "patch") and not checks & set(args)
+    return applies and reverse and any(c.name == "git" and c.args[:1] in (["diff"], ["stash"]) for c in upstream)

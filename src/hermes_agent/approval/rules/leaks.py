@@ -7,10 +7,11 @@ and a socket client in one pipeline, and remote port forwards. Pure string work.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from hermes_agent.approval.rules.canonical import SHELLS
-from hermes_agent.approval.rules.exposure import READERS, sensitive_upload, upload_sources
+from hermes_agent.approval.rules.canonical import SHELLS, basename
+from hermes_agent.approval.rules.exposure import READERS, curl_config, sensitive_upload, upload_sources
 from hermes_agent.approval.rules.interp import sends_network
 from hermes_agent.approval.rules.lazyre import lazy
 from hermes_agent.approval.rules.lexer import QVAR, VAR
@@ -168,7 +169,7 @@ class LeakChecks:
                 self.add(*EXFILTRATION)
             if not cloud and any("@secret" in t for t in sub_traits.values()):
                 self.add(*EXFILTRATION)
-            for p in [*upload_sources(u), *_cloud_uploads(u)]:
+            for p in [*upload_sources(u), *_cloud_uploads(u), *_config_uploads(u, redirects, env)]:
                 q = self.path(p, env)
                 if p != "-" and (_holds(q, env.tainted) or sensitive_upload(q)):
                     self.add(*EXFILTRATION)
@@ -279,6 +280,22 @@ def _cloud_uploads(u: Unwrapped) -> list[str]:
     if u.name == "gh" and args[:2] == ["release", "upload"]:
         return args[3:]
     return []
+
+
+def _config_uploads(u: Unwrapped, redirects: list, env: ShellEnv) -> list[str]:
+    """What `curl -K FILE` (`--config`) uploads, from a config file this text wrote (printf ... > FILE) or fed on
+    stdin (`-K -` with a heredoc): `data = "@.env"` in it sends .env (rt13 a43)."""
+    if u.name not in ("curl", "curlie"):
+        return []
+    args, out = u.args, []
+    files = [args[k + 1] for k, a in enumerate(args[:-1]) if a in ("-K", "--config")]
+    files += [a.split("=", 1)[1] for a in args if a.startswith("--config=")] + [a[2:] for a in args if a.startswith("-K") and len(a) > 2]
+    for f in files:
+        texts = [t for op, t in redirects if op in ("<<", "<<<", "<<-")] if f == "-" else \
+            [env.files.get(basename(f).lower()) or ""]
+        for text in texts:
+            out += upload_sources(replace(u, args=curl_config(text)))
+    return out
 
 
 def _archive_output(u: Unwrapped) -> str | None:

@@ -66,6 +66,8 @@ def printf_text(args: list) -> str:
     """What `printf FORMAT ARGS...` prints: %s and %b take the arguments in turn (%b decodes its argument's escapes,
     `\\0NNN` octal included) and the format repeats while arguments remain, as bash does; other conversions print
     their argument as is."""
+    if args[:1] == ["--"] and len(args) > 1:  # `printf -- FORMAT`: the end of options, not the format
+        args = args[1:]
     fmt, values = decode_ansi_c(args[0]), list(args[1:])
     holes = _PRINTF_HOLE.findall(fmt)
     if not holes:

@@ -8,7 +8,9 @@ a12, a16, a23). Classes, not commands:
 - interpreter code that lists files (glob, readdir, walk, Dir.glob) and truncates or opens them for writing
   with nothing written (`[os.truncate(f, 0) for f in glob(...)]`, `fs.truncateSync(d + f)` in a loop, perl
   `open my $f, ">", $_` over `glob`);
-- an archiver that moves the files into the archive (`zip -m`, `7z a -sdel`).
+- an archiver that moves the files into the archive (`zip -m`, `7z a -sdel`);
+- any other write that replaces a file's content with less or other content (replaces.py: a redirect onto an
+  input, positional output operands, compressors, sed/ed write commands, copies of the null device).
 (make run through another program, `.SHELLFLAGS=`/`MAKEFLAGS=`/`--eval`, is runners.make's.)
 One file is clobber.py's finding, many (a glob, a listing) mass.py's. Pure string work: the rules read no file."""
 
@@ -17,7 +19,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from hermes_agent.approval.rules import clobber, mass
+from hermes_agent.approval.rules import clobber, mass, replaces
 from hermes_agent.approval.rules.gitdiscard import operands
 from hermes_agent.approval.rules.lazyre import lazy
 
@@ -53,6 +55,11 @@ def findings(u: Unwrapped, redirects: list) -> list[tuple[str, str, bool]]:
     if any(mass.many(t) for t in targets) or (targets and ("find" in u.chain or "xargs" in u.chain)):
         out.append(mass.MASS_REWRITE)
     elif any(clobber.precious(t) for t in targets):
+        out.append(clobber.CLOBBER)
+    replaced = replaces.replaced(u, redirects)  # content replaced, not only emptied (rt13 a45)
+    if any(mass.many(t) and not clobber.scratch(t) for t in replaced) and mass.MASS_REWRITE not in out:
+        out.append(mass.MASS_REWRITE)
+    elif any(clobber.precious(t) for t in replaced) and not out:
         out.append(clobber.CLOBBER)
     if u.code and _code_wipes(u.code[0], u.code[1]):
         out.append(mass.MASS_REWRITE)

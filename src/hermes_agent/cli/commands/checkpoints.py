@@ -86,6 +86,11 @@ def _report(result: RestoreResult) -> int:
     print(f"restored checkpoint {result.restored[:10]}{scope}")
     if result.removed:
         print(f"removed {len(result.removed)} file(s) created since: {', '.join(result.removed[:10])}")
+    if result.kept:
+        from hermes_agent.termsafe import one_line
+
+        shown = ", ".join(one_line(p) for p in result.kept[:5])
+        print(f"kept {len(result.kept)} overwritten file(s) no checkpoint could hold: {shown}")
     if result.safety_id:
         print(f"the previous state is saved as checkpoint {result.safety_id[:10]} "
               f"(undo with `hermes checkpoints restore {result.safety_id[:10]}`)")

@@ -34,6 +34,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     add.add_argument("--timeout", type=float, help="seconds per tool call (default 60)")
     add.add_argument("--connect-timeout", type=float, help="seconds to connect (default 30)")
     add.add_argument("--disabled", action="store_true", help="add it switched off")
+    add.add_argument("--trusted", action=argparse.BooleanOptionalAction, default=None,
+                     help="vouch for what it says (tool descriptions, results): writes that later sessions read "
+                          "(memory, skills, context files) are then not asked about (asked on a terminal if omitted)")
     add.add_argument("--force", action="store_true", help="replace a server of the same name")
     rm = sub.add_parser("remove", help="Remove a server from config.yaml")
     rm.add_argument("name")
@@ -102,7 +105,19 @@ def _entry(args: argparse.Namespace) -> dict:
             entry[key] = int(value) if float(value).is_integer() else value
     if args.disabled:
         entry["enabled"] = False
+    if args.trusted:
+        entry["trusted"] = True
     return entry
+
+
+def _ask_trust(args: argparse.Namespace) -> None:
+    """On a terminal, `--trusted` omitted: ask once whether the user vouches for the server (default no)."""
+    if args.trusted is not None or not sys.stdin.isatty():
+        return
+    answer = input(f"Do you vouch for everything MCP server {args.name!r} says (its tool descriptions and results)? "
+                   "If not, memory, skill and context-file writes in sessions that offer its tools ask you first. "
+                   "[y/N] ")
+    args.trusted = answer.strip().lower() in ("y", "yes")
 
 
 def _add(args: argparse.Namespace, settings: Settings) -> int:
@@ -110,6 +125,7 @@ def _add(args: argparse.Namespace, settings: Settings) -> int:
 
     if not _SERVER_NAME.match(args.name):
         raise ConfigError(f"invalid server name {args.name!r}: use letters, digits, - and _")
+    _ask_trust(args)
     entry = _entry(args)
     try:
         parse_server(args.name, entry)
@@ -125,6 +141,10 @@ def _add(args: argparse.Namespace, settings: Settings) -> int:
     path = _config_file(settings)
     edit_config(path, mutate)
     print(f"Added MCP server {args.name!r} to {path}. Check it with: hermes mcp test {args.name}")
+    if not entry.get("trusted"):
+        print(f"Untrusted: its tool descriptions and results count as untrusted content, so writes that later sessions "
+              f"read need your yes (mcp_servers.{args.name}.trusted: true, or `hermes mcp add --trusted`, if you vouch "
+              "for it).")
     return 0
 
 

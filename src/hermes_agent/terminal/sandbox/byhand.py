@@ -220,8 +220,9 @@ def remember(workspaces: Iterable[str]) -> None:
 
 def report() -> list[str]:
     """One line per run-by-hand file whose runnable part differs from the session's start and was not told
-    in this state yet."""
-    out = []
+    in this state yet. Changes to files the project had at the session's start come first and are never
+    folded (what the user runs without looking: rt13 a65); new files past the first few are counted."""
+    had, new = [], []
     with _LOCK:
         for path, (rel, base) in sorted(_BASE.items()):
             now = _read(path)
@@ -230,10 +231,13 @@ def report() -> list[str]:
             _TOLD[path] = now
             what = change(rel, base, now)
             if what:  # the path as one line: a directory named `x\nhermes: ...` forges nothing (rt12 a35)
-                out.append(f"run-later file changed this session (you run it by hand: {who(rel)}): "
-                           f"{one_line(path)}: {one_line(what)}")
-    if len(out) > _SHOWN:  # a generated tree (cmake -B build): the first ones, then a count
-        more = [ln.split("): ", 1)[1].split(": ", 1)[0] for ln in out[_SHOWN:]]
-        out = [*out[:_SHOWN], f"run-later files changed this session: {len(more)} more you run by hand, "
-                              f"{', '.join(more[:3])}{', ...' if len(more) > 3 else ''}"]
+                (new if base is None else had).append(
+                    (one_line(path), f"run-later file changed this session (you run it by hand: {who(rel)}): "
+                                     f"{one_line(path)}: {one_line(what)}"))
+    room = max(_SHOWN - len(had), 0)
+    out = [line for _, line in had + new[:room]]
+    if len(new) > room:  # a generated tree (cmake -B build): the first ones, then a count
+        more = [name for name, _ in new[room:]]
+        out.append(f"run-later files created this session: {len(more)} more you run by hand, "
+                   f"{', '.join(more[:3])}{', ...' if len(more) > 3 else ''}")
     return out

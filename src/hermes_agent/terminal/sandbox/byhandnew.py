@@ -13,7 +13,8 @@ DISCOVERS by its own rules changes what that tool runs, exactly like an edit of 
   a new configuration there with a pytest section (tox.ini `[pytest]`, setup.cfg `[tool:pytest]`: `-p plugin`)
   is the one it reads;
 - npm/yarn/pnpm workspaces: a new `package.json` in a directory an ancestor's `workspaces` globs (or
-  `pnpm-workspace.yaml`'s `packages:`) match runs its scripts on `npm -ws test` / `pnpm -r test`.
+  `pnpm-workspace.yaml`'s `packages:`) match runs its scripts on `npm -ws test` / `pnpm -r test`; cargo
+  workspaces likewise: a new crate's `build.rs` where an ancestor's `[workspace] members` match.
 
 What a run-by-hand file pulls in by name or glob (`include mk/*.mk`, a script package.json names) is
 byhandinc.py's; `.envrc` is runlater's (class "later"). `loader` answers by those rules; `risky` is the
@@ -64,6 +65,26 @@ def loader(path: str, existed: Existed, top: str = "", new: bytes = b"") -> str:
         return _pytest(d, top, skip=path)
     if name == "package.json":
         return _workspace(d, top)
+    if name == "build.rs":  # a new crate (its Cargo.toml new too) that a cargo workspace's members glob takes in
+        return _cargo(d, top)
+    return ""
+
+
+def _cargo(d: str, top: str) -> str:
+    """A crate directory `d` that an ancestor Cargo.toml's `[workspace] members` (minus `exclude`) match:
+    `cargo build` / `cargo test` there builds it, running its build.rs."""
+    import tomllib
+
+    for up in _ups(os.path.dirname(d), top):
+        try:
+            ws = tomllib.loads((_read(os.path.join(up, "Cargo.toml")) or b"").decode("utf-8", "replace"))
+        except (tomllib.TOMLDecodeError, ValueError):
+            continue
+        ws = ws.get("workspace") if isinstance(ws.get("workspace"), dict) else {}
+        globs = [*(g for g in ws.get("members", []) if isinstance(g, str)),
+                 *("!" + g for g in ws.get("exclude", []) if isinstance(g, str))]
+        if globs and _matches(os.path.relpath(d, up), globs):
+            return f"{os.path.join(up, 'Cargo.toml')} names it a workspace member: cargo build runs its build.rs"
     return ""
 
 

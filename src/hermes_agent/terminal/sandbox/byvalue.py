@@ -45,6 +45,10 @@ TAILS = (*(f".{e}" for e in (*_CONFIG_EXT, *_JS_EXT, "nix")), *(f".{e.upper()}" 
           "File", "FILE", "-toolchain")
 _LOCKS = ("package-lock.json", "composer.lock", "npm-shrinkwrap.json")
 _EDITOR_CODE = frozenset({".lazy.lua", ".nvim.lua", ".nvimrc", ".exrc"})  # lazy.nvim local specs, exrc
+# flags inside a value that make the tool load the module or file that follows (`addopts = -p plug`,
+# `NODE_OPTIONS`-like `--require ./x.js`): judged like a `plugins` key's value
+_LOAD_FLAGS = frozenset({"-p", "--require", "-r", "--import", "--loader", "--experimental-loader", "--plugin",
+                         "--plugins", "--load-plugins", "--rcfile", "-javaagent"})
 _CODE_EXT = (".py", ".pyc", ".js", ".cjs", ".mjs", ".ts", ".sh", ".bash", ".zsh", ".rb", ".pl", ".jar", ".so",
              ".dylib", ".node", ".exe", ".bin", ".lua", ".php", ".class")
 # keys whose any non-empty value makes a tool run something (the last name of a dotted key, lower-case)
@@ -281,7 +285,7 @@ def _dangerous(key: str, value: str, writable: Callable[[str], bool], folder: st
     parts = _names_of(key)
     last = parts[-1] if parts else ""
     v = value.strip()
-    if _rx("cmd").search(v) or _code_path(v, writable):
+    if _rx("cmd").search(v) or _code_path(v, writable) or _loads(v, writable, folder):
         return True
     if v.lower() in _FALSE:
         return False
@@ -310,6 +314,17 @@ def _code_path(value: str, writable: Callable[[str], bool]) -> bool:
     if v.startswith("/"):
         return writable(os.path.normpath(v)) or writable(os.path.realpath(v))
     return "/" in v or v.startswith(("${", "$", "~"))
+
+
+def _loads(value: str, writable: Callable[[str], bool], folder: str) -> bool:
+    """A flag in the value that loads code (_LOAD_FLAGS, also `-pNAME`, `--require=x`) followed by a code file
+    in a writable place or a module the project folder holds (`-p no:cacheprovider`, `-r fEsx` stay)."""
+    words = value.replace("=", " ").split() if "-" in value else []
+    for i, w in enumerate(words):
+        arg = words[i + 1] if w in _LOAD_FLAGS and i + 1 < len(words) else w[2:] if w[:2] == "-p" and w[2:3].isalpha() else ""
+        if arg and (_code_path(arg, writable) or _module_in(arg, folder)):
+            return True
+    return False
 
 
 def _points_in(value: str, writable: Callable[[str], bool], folder: str) -> bool:

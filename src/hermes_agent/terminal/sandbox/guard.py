@@ -24,7 +24,6 @@ Stdlib only."""
 from __future__ import annotations
 
 import contextlib
-import datetime
 import os
 import threading
 from collections.abc import Callable, Iterable, Iterator
@@ -53,7 +52,6 @@ class Guard:
         self._active = 0
         self._held: list[str] = []
         self._lock = threading.Lock()
-        self._qdir = ""
         # the conversation took in untrusted content (set by the terminal tool before each command): a change of
         # a file the user runs by hand (byhand.py) is then put back like a planted hook
         self.tainted = False
@@ -269,20 +267,25 @@ class Guard:
         return notes
 
     def _stash(self, path: str, data: bytes | None) -> str:
-        """Save `data` (what was at `path`) in this session's quarantine dir; where ("" when not saved)."""
-        from hermes_agent.nofollow import write_nofollow
+        """Keep what is at `path` before a repair replaces or removes it (hermes_agent.quarantine: the bytes
+        read by the scan, or, when the scan did not keep them, a large file or a directory, read now without
+        following a link); where ("" when not saved)."""
+        from hermes_agent.nofollow import open_dir
+        from hermes_agent.quarantine import session_quarantine
 
-        if data is None or not self.quarantine:
+        if not self.quarantine:
             return ""
-        if not self._qdir:
-            stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
-            self._qdir = os.path.join(os.path.realpath(self.quarantine), f"{stamp}-{os.getpid()}")
-        target = os.path.join(self._qdir, path.lstrip("/"))
+        q = session_quarantine(self.quarantine)
+        if data is not None:
+            return q.keep_bytes(path, data)
         try:
-            write_nofollow(target, data)
+            fd = open_dir(os.path.dirname(path), create=False)
         except OSError:
             return ""
-        return target
+        try:
+            return q.keep_at(fd, os.path.basename(path), path)
+        finally:
+            os.close(fd)
 
 
 _GUARDS: dict[tuple[str, ...], Guard] = {}

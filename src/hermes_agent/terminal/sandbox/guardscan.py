@@ -178,10 +178,11 @@ class _Walk:
             self.scan.fresh.add(slot)
         return item
 
-    def listing(self, d: str, cls: str, fresh: bool) -> None:
+    def listing(self, d: str, cls: str, fresh: bool, only: frozenset[str] | None = None) -> None:
         fd = self.fds.get(d)
         for name in os.listdir(fd) if fd is not None else []:
-            self.add((d, name), cls, fresh)
+            if only is None or name in only:
+                self.add((d, name), cls, fresh)
 
     def spot(self, d: str) -> None:
         """Look in directory `d` for run-later files and a `.git`."""
@@ -210,7 +211,8 @@ class _Walk:
             self.add((d, name), "value", False)
         for name in executables(fd, d, self.roots):  # a script the user runs by hand (`./run.sh`): judged by taint
             self.add((d, name), "exec", False)
-        self.scan.pathdirs.update(pathbins.named_in(d, names, self.roots))  # `bin` on PATH: here too (rt12 a05)
+        held = self.scan.items  # `bin` on PATH, and what the project's tools put first on PATH: here too (a05, a56)
+        self.scan.pathdirs.update(pathbins.named_in(d, names, self.roots, lambda n: getattr(held.get((d, n)), "data", None)))
         self.scripts(d, names)
         if "pyvenv.cfg" in names:
             self.venv(d)
@@ -494,10 +496,12 @@ def discover(spots: Iterable[str], fds: Fds, old: Scan | None, known: dict[str, 
         if d not in walk.scan.stamps:
             walk.customize(d, shadow=True, cls="cwdshadow", stamp=False)
     # the user's PATH where the sandbox writes: a new `ls` there (rt11 a04), also where a relative entry leads (a05)
-    for d in sorted({*pathbins.dirs(roots), *(d for d, kind in walk.scan.pathdirs if kind == "bin")}):
-        walk.scan.stamps[d] = _sig(d)
+    bindirs = sorted({*pathbins.dirs(roots), *pathbins.expanded(walk.scan.pathdirs, walk.scan.stamps, _sig)})
+    progs = pathbins.programs() if bindirs else frozenset()
+    for d in bindirs:
+        walk.scan.stamps[d] = _sig(d)  # a new entry there: a full look
         walk.add(os.path.split(d), "pathbin", False)  # the directory itself: swapped for a link, judged
-        walk.listing(d, "pathbin", False)
+        walk.listing(d, "pathbin", False, progs)  # the entries that can shadow a program (pathbins.programs)
     if old is not None:
         for slot, cls in old.classes.items():
             if cls in ("later", "dotgit", "tasks", "byhand", "byhandinc"):

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import os
 import stat as st
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from hermes_agent.paths import is_under as under
+from hermes_agent.terminal.sandbox import pathadds
 
 
 def _user_dirs() -> list[str]:
@@ -73,15 +74,36 @@ def spot_names() -> frozenset[str]:
     return frozenset(names)
 
 
-def named_in(d: str, present: set[str], roots: tuple[str, ...]) -> set[tuple[str, str]]:
+def named_in(d: str, present: set[str], roots: tuple[str, ...],
+             read: pathadds.Read | None = None) -> set[tuple[str, str]]:
     """The directories under `d` (listed: `present`) that a relative search-path entry names when the user
-    stands in `d`, where the sandbox writes, and their kind ("bin", "py"); not a venv's bin/ (its own rule)."""
+    stands in `d`, where the sandbox writes, and their kind ("bin", "py"); not a venv's bin/ (its own rule).
+    With `read` (the bytes the guard holds of an entry of `d`), also those the project's tools put first on PATH
+    (pathadds.py: node_modules/.bin, an `.envrc`'s PATH_add...) where the sandbox writes (rt13 a56/a57)."""
     out: set[tuple[str, str]] = set()
+    for p in pathadds.added(d, present, read) if read is not None and roots else ():
+        if any(under(p, r) for r in roots) and not os.path.isfile(os.path.join(os.path.dirname(p), "pyvenv.cfg")):
+            out.add((p, "bin"))
     for e, kind in _searched():
         sub = os.path.normpath(os.path.join(d, e))
         if (e == "." or e.split("/", 1)[0] in present) and (not roots or any(under(sub, r) for r in roots)) \
                 and not (kind == "bin" and os.path.isfile(os.path.join(os.path.dirname(sub), "pyvenv.cfg"))):
             out.add((sub, kind))
+    return out
+
+
+def expanded(pathdirs: Iterable[tuple[str, str]], stamps: dict, sig: Callable[[str], object]) -> list[str]:
+    """The "bin" directories of `pathdirs`, a pattern's (pathadds.expand) as its matches now but a venv's bin/;
+    the directory a pattern lists is stamped in `stamps` (with `sig`): a new match there means a full look."""
+    out: list[str] = []
+    for d, kind in pathdirs:
+        if kind != "bin":
+            continue
+        top, found = pathadds.expand(d)
+        if top:
+            stamps[top] = sig(top)
+            found = [f for f in found if not os.path.isfile(os.path.join(os.path.dirname(f), "pyvenv.cfg"))]
+        out += found
     return out
 
 
@@ -115,6 +137,19 @@ def dirs(roots: tuple[str, ...]) -> list[str]:
             and not os.path.isfile(os.path.join(os.path.dirname(d), "pyvenv.cfg"))]
 
 
+def programs() -> frozenset[str]:
+    """Every entry name of the user's PATH directories: the only names a PATH directory's entry can shadow
+    (`shadowed`), so the only entries of one the guard need watch one by one (a new name changes the
+    directory, which is stamped: a full look). A project's node_modules/.bin of 500 links costs a few lstats."""
+    names: set[str] = set()
+    for d in _user_dirs():
+        try:
+            names.update(os.listdir(d))
+        except OSError:
+            continue
+    return frozenset(names)
+
+
 def shadowed(d: str, name: str, roots: tuple[str, ...] = ()) -> str:
     """The program `name` found in another directory of the user's PATH ("" when none); one the sandbox
     cannot write first (the program the user means)."""
@@ -134,16 +169,52 @@ def shadowed(d: str, name: str, roots: tuple[str, ...] = ()) -> str:
     return ""
 
 
-def risky(d: str, name: str, kind: int | None, roots: tuple[str, ...] = (), named: Iterable[str] = ()) -> str:
+def risky(d: str, name: str, kind: int | None, roots: tuple[str, ...] = (), named: Iterable[str] = (),
+          data: bytes | None = None) -> str:
     """Why the new or changed entry `name` of PATH directory `d` may not stay ("" when it may); `named`: the
-    directories relative entries name in the workspace (`named_in`)."""
+    directories relative entries name in the workspace (`named_in`); `data`: a link's target (npm install's
+    node_modules/.bin links to a declared package's own bin stay: pathadds.installed)."""
     if kind is None or kind == st.S_IFDIR:
         return ""  # removed, or a directory (nothing the shell runs)
     if os.path.join(d, name) in {*dirs(roots), *named}:
         return ("it stands where a directory on the user's PATH is: the user's shell would look for programs "
                 "where it leads")
     other = shadowed(d, name, roots)
-    if not other:
+    if not other or (kind == st.S_IFLNK and pathadds.installed(d, name, data)):
         return ""
     return (f"it lies in {d}, on the user's PATH, under the name of {other}: the user's next `{name}` would run it "
             "outside the sandbox")
+
+
+_NAMING = frozenset({"package.json", "composer.json", "pyproject.toml", ".envrc", ".mise.toml", "mise.toml",
+                     ".mise.local.toml", "mise.local.toml", ".rtx.toml", "GNUmakefile", "makefile", "Makefile"})
+
+
+def on_path(d: str) -> bool:
+    """Is directory `d` (absolute, resolved) one the user's shell searches for programs: on the user's PATH, named
+    there by a relative entry from a directory above it, or put first by a tool of a project above it
+    (pathadds.py)? For hermes's own writes (runlater.path_verdict), which the guard's scan does not see."""
+    from hermes_agent.nofollow import read_regular
+
+    if d in _user_dirs():
+        return True
+    up = d
+    for _ in range(8):
+        if any(os.path.normpath(os.path.join(up, e)) == d for e, kind in _searched() if kind == "bin"):
+            return True
+        try:
+            names = set(os.listdir(up)) & _NAMING
+        except OSError:
+            names = set()
+
+        def read(name: str, up: str = up) -> bytes | None:
+            try:
+                return read_regular(os.path.join(up, name), 1 << 20)
+            except (OSError, ValueError):
+                return None
+        if names and d in expanded(((p, "bin") for p in pathadds.added(up, names, read)), {}, lambda _p: None):
+            return True
+        if up == os.path.dirname(up):
+            return False
+        up = os.path.dirname(up)
+    return False

@@ -30,6 +30,7 @@ RC_FILES = {
     ".sbclrc": "sbcl runs it when started here", ".psqlrc": "psql runs its backslash commands here (\\!)",
     "bunfig.toml": "bun runs its preload scripts at every bun command here",
     ".pnpmfile.cjs": "pnpm runs it at every install here",
+    ".octaverc": "octave runs it when started here",
 }
 _BIN_WHY = "the user runs it from the venv (activate, console scripts; VS Code sources activate in new terminals)"
 _PKG_WHY = "a git hook runs it through the package manager on the user's next commit"
@@ -346,6 +347,12 @@ def path_verdict(path: str, new: bytes | None, roots: Iterable[str] = ()) -> str
         return f"{top} pulls it in: {why}"
     if "/.git/" in path + "/" or name == ".git":
         return "git reads hooks and settings from it on the user's next git command"
+    from stat import S_IFREG
+
+    from hermes_agent.terminal.sandbox import pathbins
+
+    if pathbins.on_path(d) and (why := pathbins.risky(d, name, S_IFREG, roots)):
+        return why  # `bin/ls`, `node_modules/.bin/git`: the guard's "pathbin" class (rt11 a04, rt13 a56/a57)
     if old is not None and _executable(path, roots) and (why := byhand.exec_risky(old, new if new is not None else b"\0?")):
         return why  # `./run.sh`, `bin/tool`: the guard's "exec" class
     if name == "tasks.json" and os.path.basename(d) == ".vscode":

@@ -247,8 +247,9 @@ def trust_line(cfg: ServerConfig) -> str:
     """How the server's results count for provenance (tools/provenance.py), for doctor and `hermes mcp test`."""
     if cfg.trusted:
         return f"results trusted (mcp_servers.{cfg.name}.trusted: true)"
-    return (f"results count as untrusted content: after a call, memory, skill and config writes need approval "
-            f"(mcp_servers.{cfg.name}.trusted: true if you vouch for what it returns)")
+    return (f"results and tool descriptions count as untrusted content: once its tools are offered to the model, "
+            f"memory, skill, context-file and config writes need approval "
+            f"(mcp_servers.{cfg.name}.trusted: true if you vouch for the server)")
 
 
 def unconfined(cfg: ServerConfig) -> Confinement:
