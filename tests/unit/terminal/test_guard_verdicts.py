@@ -4,6 +4,9 @@ split where site.py splits them, and compiled copies made by py_compile next to 
 
 from __future__ import annotations
 
+import ast
+import importlib.util
+import marshal
 import os
 import py_compile
 from pathlib import Path
@@ -69,20 +72,50 @@ def test_finder_shape():
 
 
 def test_compiled_copy_must_be_the_source_beside_it(tmp_path: Path):
+    from hermes_agent.terminal.sandbox.guardpyc import risky
+
     src = tmp_path / "m.py"
     src.write_text("X = 1\n")
     pyc = Path(py_compile.compile(str(src), cfile=str(tmp_path / "m.pyc")))
     s = os.lstat(src)
     sig = (s.st_mode, s.st_ino, s.st_size, s.st_mtime_ns, s.st_ctime_ns)
-    assert guardpy.pyc_risky(pyc.read_bytes(), src.read_bytes(), sig) == ""
+    name = "m.cpython-311.pyc"
+    assert risky(name, pyc.read_bytes(), src.read_bytes(), sig) == ("", False)
     other = tmp_path / "o.py"
     other.write_text("import os; os.system('x')\n")
     forged = py_compile.compile(str(other), cfile=str(tmp_path / "o.pyc"))
     body = Path(forged).read_bytes()
     header = pyc.read_bytes()[:16]  # the source's mtime and size: python would load this copy
-    assert "compiled copy" in guardpy.pyc_risky(header + body[16:], src.read_bytes(), sig)
+    assert "not what its source compiles to" in risky(name, header + body[16:], src.read_bytes(), sig)[0]
+    assert risky("m.cpython-311.opt-1.pyc", header + body[16:], src.read_bytes(), sig)[1]
     stale = header[:8] + b"\0\0\0\0" + header[12:]  # another mtime: python compiles the source again
-    assert guardpy.pyc_risky(stale + body[16:], src.read_bytes(), sig) == ""
+    assert risky(name, stale + body[16:], src.read_bytes(), sig) == ("", False)
+    unchecked = header[:4] + b"\1\0\0\0" + b"\0" * 8  # hash-based, never checked: runs whatever the source
+    assert risky(name, unchecked + body[16:], src.read_bytes(), sig)[1]
+    assert risky(name, unchecked + body[16:], None, None)[1]
+    checked = header[:4] + b"\3\0\0\0" + importlib.util.source_hash(src.read_bytes())
+    assert risky(name, checked + body[16:], src.read_bytes(), sig)[1]  # the source's hash: python would use it
+    assert risky(name, checked + pyc.read_bytes()[16:], src.read_bytes(), sig) == ("", False)
+    assert risky(name, header + body[16:], None, None) == ("", False)  # no source: python ignores the copy
+    assert risky("m.pyc", body, None, None, cached=False)[1]  # sourceless: imported as the module
+    assert risky("m.pyc", body, b"X = 1\n", sig, cached=False) == ("", False)  # the source wins
+    assert risky("m.cpython-311-pytest-0.0.1.pyc", header + body[16:], src.read_bytes(), sig)[0]  # unverifiable
+
+
+def test_pytests_rewritten_copy_is_compared_with_its_rewrite(tmp_path: Path):
+    from _pytest.assertion import rewrite
+
+    from hermes_agent.terminal.sandbox.guardpyc import risky
+
+    source = b"def test_a():\n    x = 1\n    assert x == 1\n"
+    tree = ast.parse(source)
+    rewrite.rewrite_asserts(tree, source, None, None)
+    good = compile(tree, "t.py", "exec", dont_inherit=True)
+    header = importlib.util.MAGIC_NUMBER + b"\3\0\0\0" + importlib.util.source_hash(source)
+    name = f"t.{rewrite.PYTEST_TAG}.pyc"
+    assert risky(name, header + marshal.dumps(good), source, (0, 0, 0, 0, 0)) == ("", False)
+    evil = compile("import os\n" + source.decode(), "t.py", "exec")
+    assert risky(name, header + marshal.dumps(evil), source, (0, 0, 0, 0, 0))[1]
 
 
 def test_npmrc_keys_as_npms_ini_reads_them():

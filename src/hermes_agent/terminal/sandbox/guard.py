@@ -78,6 +78,8 @@ class Guard:
                 notes = self._check()
             else:
                 quiet, spots = self._light()
+                self._deep.pycs.clear()  # compiled copies written meanwhile are the user's python's
+                self._deep.linked.clear()
                 if not quiet:
                     self._base = self._scan(self._base, None, spots)
                 self._objects.accept()
@@ -187,7 +189,8 @@ class Guard:
         watched moved, or only ordinary directories did (a file made or removed) and none of them holds a
         `.git`, `.envrc` or `.vscode/tasks.json` now."""
         deep, self._deep_spots = self._deep_spots | self._deep.drain(), set()  # new names at any depth
-        if self._base is None or not self._base.unchanged():
+        mods, self._deep.modspots = self._deep.modspots, set()  # a module shadow made (guardscan.scripts)
+        if self._base is None or not self._base.unchanged() or mods:
             return False, deep
         changed = deep if self._tree.quiet() else set(self._tree.refresh()) | deep
         return not any(spotted(d, self._base.items, self.roots) for d in changed), changed
@@ -212,17 +215,40 @@ class Guard:
             fds.close()
 
     def _check(self) -> list[str]:
+        from hermes_agent.terminal.sandbox.guardfix import shown
+
+        notes = [shown(line) for line in self._objects.check(self._stash)]  # objects first: cheap when quiet
+        quiet, spots = self._light()
+        notes += self._bytecode()
+        if not quiet:
+            notes += self._repair(spots)
+        for line in notes:
+            if self.notify is not None:
+                self.notify(line)
+        return notes
+
+    def _bytecode(self) -> list[str]:
+        """Compiled python copies confined work wrote (deepwatch.py): removed unless they are what their source
+        compiles to (guardpyc.py)."""
+        deep = self._deep
+        if not deep.pycs and not deep.linked:
+            return []
+        from hermes_agent.terminal.sandbox import guardpyc
+        from hermes_agent.termsafe import one_line
+
+        (paths, deep.pycs), (linked, deep.linked) = (deep.pycs, set()), (deep.linked, set())
+        lines = guardpyc.sweep(paths, self._stash, one_line, linked)
+        for path in paths - linked:  # kept: a hard link made to one later is then known (deepwatch)
+            with contextlib.suppress(OSError):
+                deep.pyc_inodes[os.lstat(path).st_ino] = path
+        return lines
+
+    def _repair(self, spots: set[str]) -> list[str]:
         from hermes_agent.terminal.sandbox.guardfix import repair, shown
 
         base = self._base
         assert base is not None
-        notes = [shown(line) for line in self._objects.check(self._stash)]  # objects first: cheap when quiet
-        quiet, spots = self._light()
-        if quiet:
-            for line in notes:
-                if self.notify is not None:
-                    self.notify(line)
-            return notes
+        notes: list[str] = []
         lines = ["start"]
         for _ in range(4):  # a repair can uncover more (a .git moved back, a hooks/ made again): look again
             now = self._scan(base, base.gitdirs, spots)  # always against the baseline: nothing fresh carried
@@ -236,14 +262,8 @@ class Guard:
                 break
         if self._deep.unchecked:  # fail closed in words: what no look reached is not called clean
             notes.append(shown(self._deep.report()))
-        for line in notes:
-            if self.notify is not None:
-                self.notify(line)
         self._base = now.settled() if not lines else self._scan(base, None, spots)
-        for line in self._objects.track(self._base.gitdirs, self._stash):  # repositories the work made
-            notes.append(shown(line))
-            if self.notify is not None:
-                self.notify(notes[-1])
+        notes += [shown(line) for line in self._objects.track(self._base.gitdirs, self._stash)]  # repos made
         return notes
 
     def _stash(self, path: str, data: bytes | None) -> str:

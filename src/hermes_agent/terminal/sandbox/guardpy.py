@@ -13,16 +13,13 @@ Verdicts (a new or changed entry that is not allowed is put back, a new one quar
   the line).
 - `sitecustomize` / `usercustomize` in any form (`.py`, package, extension, `.pyc`) in site-packages or in a
   writable directory a `.pth` puts on sys.path: never.
-- a compiled copy in `__pycache__` of a watched module: only when it is the compilation of the source beside
-  it (same magic number as this Python and equal code), or Python would not use it (a source mtime or size
-  that does not match, for another Python's magic number). Python prefers the `.pyc` when it matches.
+- a compiled copy in `__pycache__` of a watched module: judged like any compiled copy (guardpyc.risky).
 Stdlib only."""
 
 from __future__ import annotations
 
 import ast
 import re
-import struct
 from collections.abc import Callable, Iterable
 
 DISTUTILS = ("import os; var = 'SETUPTOOLS_USE_DISTUTILS'; enabled = os.environ.get(var, 'local') == 'local'; "
@@ -204,29 +201,3 @@ def _hack_copies(outside: Callable[[str], bool]) -> set[bytes]:
             except (OSError, zipfile.BadZipFile, KeyError):
                 continue
     return found
-
-
-def pyc_risky(pyc: bytes | None, source: bytes | None, source_sig: tuple | None) -> str:
-    """Why a compiled copy must not stay ("" when it may): see the module doc. `source_sig`: the `.py`'s
-    (mode, inode, size, mtime_ns, ctime_ns)."""
-    if pyc is None:
-        return ""
-    import importlib.util
-    import marshal
-
-    why = "python runs a compiled copy instead of the source beside it when the two match"
-    if len(pyc) < 16 or source is None or source_sig is None:
-        return why if len(pyc) >= 16 or pyc else ""
-    magic, flags = pyc[:4], struct.unpack("<I", pyc[4:8])[0]
-    mtime, size = struct.unpack("<II", pyc[8:16])
-    matches_source = flags == 0 and mtime == (source_sig[3] // 1_000_000_000) & 0xFFFFFFFF \
-        and size == source_sig[2] & 0xFFFFFFFF
-    if magic != importlib.util.MAGIC_NUMBER:
-        return why if (flags != 0 or matches_source) else ""
-    if flags == 0 and not matches_source:
-        return ""  # stale: python compiles the source again
-    try:
-        code = marshal.loads(pyc[16:])
-        return "" if code == compile(source, "<pyc>", "exec", dont_inherit=True) else why
-    except Exception:  # noqa: BLE001 - hostile bytes: whatever fails to load or compare stays out
-        return why

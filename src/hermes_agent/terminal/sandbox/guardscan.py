@@ -157,6 +157,7 @@ class _Walk:
         self.fds, self.old, self.known, self.roots = fds, old, known, roots
         self.scan = Scan()
         self.budget = [READ_BUDGET]
+        self.scriptdirs: list[str] = []
 
     def reachable(self, path: str) -> bool:
         """Under a root the sandbox can write (what it cannot write is not the guard's to watch or put back)."""
@@ -212,11 +213,28 @@ class _Walk:
             self.add((d, name), "exec", False)
         held = self.scan.items  # `bin` on PATH, and what the project's tools put first on PATH: here too (a05, a56)
         self.scan.pathdirs.update(pathbins.named_in(d, names, self.roots, lambda n: getattr(held.get((d, n)), "data", None)))
+        self.scripts(d, names)
         if "pyvenv.cfg" in names:
             self.venv(d)
         for name in names:  # a venv is a directory holding pyvenv.cfg, whatever it is called (.tox/py311 too)
             if name not in RC_FILES and _exists(fd, f"{name}/pyvenv.cfg"):
                 self.venv(os.path.join(d, name))
+
+    def scripts(self, d: str, names: set[str]) -> None:
+        """A directory of Python files the user runs (`python scripts/tool.py`) or pytest imports (its default
+        prepend mode puts a test's directory first, or the first one above a package: `src/`) is first on
+        sys.path like the workspace (rt13 a58): modules named like an importable one there are watched as in
+        the workspace. Not a package's own directory (its modules are imported as `pkg.mod`), nor installed
+        packages."""
+        from hermes_agent.terminal.sandbox import guardpy
+
+        fd = self.fds.get(d)
+        if "__init__.py" in names or fd is None or (self.roots and byvalue.skipped(d, self.roots)):
+            return
+        mods = guardpy.shadowed(self.scan.venvs | (self.old.venvs if self.old is not None else set()))
+        if any(n.endswith(".py") and n[:-3] not in mods for n in names) or any(
+                "." not in n and n not in mods and _exists(fd, f"{n}/__init__.py") for n in names):
+            self.scriptdirs.append(d)  # looked into after the PYTHONPATH directories (their rule is stricter)
 
     def venv(self, v: str) -> None:
         """A virtual environment: the start-up code of each lib/python*/site-packages (guardpy.py)."""
@@ -267,7 +285,7 @@ class _Walk:
                 if d == hack or name.split(".", 1)[0] in mods:
                     self.add((os.path.join(d, "__pycache__"), name), "pyc", False)
 
-    def customize(self, d: str, shadow: bool = False, cls: str = "shadow") -> None:
+    def customize(self, d: str, shadow: bool = False, cls: str = "shadow", stamp: bool = True) -> None:
         """sitecustomize/usercustomize in any form in a writable directory on sys.path; with `shadow` (a
         PYTHONPATH directory) also every top-level module or package named like one python or hermes imports
         (guardpy.shadowed), and a package's `__init__.py`."""
@@ -275,7 +293,8 @@ class _Walk:
 
         if not self.reachable(d) or (d in self.scan.stamps and not shadow):  # also a .pth's: look (rt11 a21)
             return
-        self.scan.stamps[d] = _sig(d)
+        if stamp:  # a script directory is not: the tree watch and the deep watch spot a new module there
+            self.scan.stamps[d] = _sig(d)
         fd = self.fds.get(d)
         venvs = self.scan.venvs | (self.old.venvs if self.old is not None else set())
         names = guardpy.shadowed(venvs) if shadow else frozenset()  # what the user's Pythons import (rt11 a21)
@@ -473,6 +492,9 @@ def discover(spots: Iterable[str], fds: Fds, old: Scan | None, known: dict[str, 
     walk.scan.pathdirs |= old.pathdirs if old is not None else set()
     for d in sorted(d for d, kind in walk.scan.pathdirs if kind == "py"):  # `PYTHONPATH=src`: every src/ (a28)
         walk.customize(d, shadow=True)
+    for d in walk.scriptdirs:  # `python scripts/x.py`, pytest: the script's or test's directory (rt13 a58)
+        if d not in walk.scan.stamps:
+            walk.customize(d, shadow=True, cls="cwdshadow", stamp=False)
     # the user's PATH where the sandbox writes: a new `ls` there (rt11 a04), also where a relative entry leads (a05)
     bindirs = sorted({*pathbins.dirs(roots), *pathbins.expanded(walk.scan.pathdirs, walk.scan.stamps, _sig)})
     progs = pathbins.programs() if bindirs else frozenset()

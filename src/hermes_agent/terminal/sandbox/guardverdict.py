@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import stat as st
 
-from hermes_agent.terminal.sandbox import byvalue, guardpy, guardtools, pathbins, runlater
+from hermes_agent.terminal.sandbox import byvalue, guardpy, guardpyc, guardtools, pathbins, runlater
 from hermes_agent.terminal.sandbox.guarditem import Item, Slot, same
 from hermes_agent.terminal.sandbox.guardscan import Scan
 
@@ -27,6 +27,8 @@ def judged(slot: Slot, cls: str, old: Item | None, cur: Item | None, base: Scan,
         import sys
 
         stdlib = name.split(".", 1)[0] in sys.stdlib_module_names
+        if old is not None and old.kind == cur.kind:
+            return ""  # the project's own module (there before the command) edited: not a new shadow
         if cur.kind == st.S_IFDIR and not os.path.lexists(os.path.join(d, name, "__init__.py")):
             return ""  # a folder without __init__.py (a clone named `copy`) imports after any real module
         return "" if stdlib and not tainted else "python run in the workspace imports it instead of the real module"
@@ -64,8 +66,9 @@ def judged(slot: Slot, cls: str, old: Item | None, cur: Item | None, base: Scan,
     if cls == "pyc":
         src = os.path.join(os.path.dirname(d), name.split(".", 1)[0] + ".py")
         item = now.items.get(os.path.split(src))
-        return guardpy.pyc_risky(cur.data if cur.kind == st.S_IFREG else b"?" * 16,
-                                 item.data if item is not None else None, item.sig if item is not None else None)
+        source = None if item is None else item.data if item.kind == st.S_IFREG and item.data is not None else b"?"
+        return guardpyc.risky(name, cur.data if cur.kind == st.S_IFREG else None, source,
+                              item.sig if item is not None and source != b"?" else None)[0]
     return _start(d, name, cur, base, now, roots)
 
 
