@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import zipfile
-from pathlib import Path
 
 from tests.helpers import model_config, run_hermes
 

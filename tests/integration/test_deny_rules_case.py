@@ -6,7 +6,6 @@ lowercase spellings; commands no rule names still run."""
 from __future__ import annotations
 
 import sqlite3
-from pathlib import Path
 
 from tests.helpers import model_config, run_hermes
 
@@ -39,6 +38,6 @@ def test_deny_globs_match_any_case_under_yolo(scripted, hermes_home, outside_dir
     assert con.execute("select count(*) from orders").fetchone()[0] == 1
     tools = [str(m["content"]) for m in scripted.requests[-1]["body"]["messages"] if m["role"] == "tool"]
     assert len(tools) == 5
-    for result, rule in zip(tools[:4], ["*drop table*", "*drop table*", "*DELETE FROM*", "git push --force*"]):
+    for result, rule in zip(tools[:4], ["*drop table*", "*drop table*", "*DELETE FROM*", "git push --force*"], strict=True):
         assert "BLOCKED" in result and f"approvals.deny rule '{rule}'" in result, result
     assert "BLOCKED" not in tools[4]

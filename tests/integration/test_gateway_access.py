@@ -176,7 +176,7 @@ def test_a_guest_answers_no_question_and_changes_no_setting_of_the_owner(fake, s
         fake.user_says(text, chat_id=333, user_id=333, name="Mallory")
     assert fake.wait_for(lambda: len(fake.texts(333)) == 4, timeout=20)
     replies = fake.texts(333)
-    for word, reply in zip(("/sethome", "/model", "/approve"), replies):
+    for word, reply in zip(("/sethome", "/model", "/approve"), replies[:3], strict=True):
         assert reply.startswith(f"⛔ Only the owner can use {word}") and "TELEGRAM_ALLOWED_USERS" in reply, reply
     assert replies[3].startswith("Session:")
     env = hermes_home / ".env"

@@ -319,7 +319,14 @@ class GatewayRunner:
                        guest: bool = False) -> str | None:
         """The reply to an in-chat command, or None when `text` is for the agent. `guest`: outside team mode, an
         admitted user not on the allowlist (commands.py)."""
-        from hermes_agent.gateway.commands import command_word, guest_may_run, guest_refusal, help_text, may_run, refusal
+        from hermes_agent.gateway.commands import (
+            command_word,
+            guest_may_run,
+            guest_refusal,
+            help_text,
+            may_run,
+            refusal,
+        )
 
         word = command_word(text)
         if person is not None and not may_run(word, person):  # team mode: each command's minimum role (commands.py)
