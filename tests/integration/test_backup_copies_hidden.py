@@ -24,7 +24,7 @@ def test_backups_stay_where_confined_work_cannot_read_them(scripted, outside_dir
     assert made.returncode == 0, made.stderr
     backups = list((hh / "backups").glob("hermes-backup-*.zip"))
     assert len(backups) == 1 and str(backups[0]) in made.stdout, made.stdout
-    assert not list(home.glob("hermes-backup-*.zip"))
+    assert not list(home.glob("hermes-backup-*.zip")) and "holds your keys" not in made.stdout
     with zipfile.ZipFile(backups[0]) as zf:
         assert KEY in zf.read(".env").decode()  # a real backup: it holds the keys
     old = home / "hermes-backup-2026-01-02-030405.zip"  # what Hermes 0.19 left in HOME

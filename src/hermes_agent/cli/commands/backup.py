@@ -101,4 +101,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     size = out.stat().st_size
     print(f"Backed up {count} files from {root} to {out} ({size / 1_048_576:.1f} MB).")
     print(f"Restore with: hermes import {out}")
+    if not paths.is_under(str(out.resolve()), str(root.resolve())) and not out.name.startswith("hermes-backup-"):
+        print("Note: this zip holds your keys (.env, auth.json): keep it out of the folders hermes works in, where its "
+              "commands could read it (the default, <HERMES_HOME>/backups, is hidden from them).")
     return 0
