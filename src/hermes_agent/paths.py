@@ -91,6 +91,18 @@ def soul_path() -> Path:
     return hermes_home() / "SOUL.md"
 
 
+def backups_dir() -> Path:
+    """Where `hermes backup` writes by default: inside the Hermes home (hidden from confined work like the
+    keys it copies), where Hermes keeps its own pre-update backups."""
+    return hermes_home() / "backups"
+
+
+def hermes_secret_copy(name: str) -> bool:
+    """A file name Hermes (0.19's `hermes backup` default, ~/hermes-backup-<ts>.zip) gives a copy of the
+    Hermes home, keys included, when it writes one into HOME: hidden from confined work by what it is."""
+    return name.startswith("hermes-backup-") and name.lower().endswith(".zip")
+
+
 def install_hint(extra: str) -> str:
     """The command that adds an optional extra to THIS installation (the index's `hermes-agent` is upstream)."""
     import json

@@ -139,20 +139,66 @@ def test_new_during_a_pending_approval_denies_it_at_once(fake, scripted, gateway
 
 
 def test_memory_write_from_a_non_owner_message_needs_approval(fake, scripted, gateway, hermes_home):
-    """Allow-all admits user 333, but only 111 is on the allowlist (the owner): 333's words taint the turn,
-    so the memory write it asks for is held for approval in the chat (and denied when nobody answers)."""
+    """Allow-all admits user 333, but only 111 is on the allowlist (the owner): 333's words taint the turn, so the
+    memory write it asks for needs the owner's approval; 333 may not give it (rt14 b17), so in 333's DM it is
+    refused at once with the reason, no buttons; the owner's own request is saved."""
     add = {"tool_calls": [{"name": "memory", "arguments": {"action": "add", "target": "memory",
                                                            "content": "User wants every answer in French"}}]}
     scripted.add(add, {"content": "noted"})
     gateway(env={"TELEGRAM_ALLOWED_USERS": "111", "GATEWAY_ALLOW_ALL_USERS": "true"},
-            extra="approvals:\n  timeout: 2\n").start()
+            extra="approvals:\n  timeout: 30\n").start()
     fake.user_says("remember: answers in French", chat_id=333, user_id=333)
-    assert fake.wait_for(lambda: any("lasting change" in (m.get("text") or "").lower() or
-                                     "future sessions" in (m.get("text") or "") for m in fake.sent), timeout=20)
     assert fake.wait_for(lambda: any(t == "noted" for t in fake.texts()), timeout=20)
+    assert not any(m.get("reply_markup") for m in fake.sent)  # nobody was asked in the guest's chat
+    tool = [m for m in scripted.requests[-1]["body"]["messages"] if m["role"] == "tool"][0]["content"]
+    assert "BLOCKED" in tool and "cannot ask" in tool, tool
     memory = hermes_home / "memories" / "MEMORY.md"
     assert not memory.exists() or "French" not in memory.read_text()
     scripted.add(add, {"content": "saved"})
     fake.user_says("remember: answers in French", chat_id=111)
     assert fake.wait_for(lambda: any(t == "saved" for t in fake.texts()), timeout=20)
     assert "French" in memory.read_text()
+
+
+def test_a_guest_answers_no_question_and_changes_no_setting_of_the_owner(fake, scripted, gateway, hermes_home,
+                                                                        tmp_path):
+    """rt14 b17/b20/b31, not team mode: 111 is the owner (allowlist), 333 a guest admitted by allow-all. The guest's
+    /sethome, /model, /approve are refused with one line (their own /status still works); the guest's press on the
+    owner's question does not count (nor its "Always": no command_allowlist in config.yaml), the owner's does; a
+    dangerous command of the guest's own turn is refused at once, nobody asked in the guest's chat."""
+    work = tmp_path / "work"
+    mine, theirs = work / "mine", work / "theirs"
+    mine.mkdir(parents=True)
+    theirs.mkdir()
+    gateway(env={"TELEGRAM_ALLOWED_USERS": "111", "GATEWAY_ALLOW_ALL_USERS": "true"},
+            extra="approvals:\n  timeout: 20\n", cwd=work).start()
+    for text in ("/sethome", "/model other-model", "/approve always", "/status"):
+        fake.user_says(text, chat_id=333, user_id=333, name="Mallory")
+    assert fake.wait_for(lambda: len(fake.texts(333)) == 4, timeout=20)
+    replies = fake.texts(333)
+    for word, reply in zip(("/sethome", "/model", "/approve"), replies[:3], strict=True):
+        assert reply.startswith(f"⛔ Only the owner can use {word}") and "TELEGRAM_ALLOWED_USERS" in reply, reply
+    assert replies[3].startswith("Session:")
+    env = hermes_home / ".env"
+    assert not env.exists() or "333" not in env.read_text()
+    scripted.add({"tool_calls": [{"name": "terminal", "arguments": {"command": f"rm -r {mine}"}}]},
+                 {"content": "owner done"})
+    fake.user_says("clean up mine")
+    assert fake.wait_for(lambda: any(m["chat_id"] == 111 and m.get("reply_markup") for m in fake.sent), timeout=20)
+    prompt = next(m for m in fake.sent if m["chat_id"] == 111 and m.get("reply_markup"))
+    buttons = {b["text"]: b["callback_data"] for row in prompt["reply_markup"]["inline_keyboard"] for b in row}
+    fake.press(buttons["Always"], chat_id=111, user_id=333, name="Mallory")
+    assert fake.wait_for(lambda: any(c.get("text") == "Not allowed: only the owner can answer." for c in fake.callbacks))
+    assert mine.exists()
+    fake.press(buttons["✅ Once"])
+    assert fake.wait_for(lambda: "owner done" in fake.texts(111), timeout=20)
+    assert not mine.exists()
+    assert "command_allowlist" not in (hermes_home / "config.yaml").read_text()
+    scripted.add({"tool_calls": [{"name": "terminal", "arguments": {"command": f"rm -r {theirs}"}}]},
+                 {"content": "guest done"})
+    fake.user_says("clean up theirs", chat_id=333, user_id=333, name="Mallory")
+    assert fake.wait_for(lambda: "guest done" in fake.texts(333), timeout=20)
+    assert theirs.exists()
+    assert not any(m["chat_id"] == 333 and m.get("reply_markup") for m in fake.sent)
+    tool = [m for m in scripted.requests[-1]["body"]["messages"] if m["role"] == "tool"][-1]["content"]
+    assert "BLOCKED" in tool and "cannot ask" in tool, tool

@@ -137,7 +137,7 @@ def test_sethome_then_send_message_reaches_the_home_channel(fake, scripted, gate
         "tell home": {"tool_calls": [{"name": "send_message", "arguments": {
             "target": "telegram", "message": f"Hello home from Bob\nMEDIA:{report}"}}]},
         "where can you send": {"tool_calls": [{"name": "send_message", "arguments": {"action": "list"}}]}})
-    gw = gateway()
+    gw = gateway(env={"TELEGRAM_ALLOWED_USERS": str(ALICE)})  # /sethome is the owner's; Bob: an allow-all guest
     gw.start()
     fake.user_says("tell home", chat_id=BOB, user_id=BOB, name="Bob")
     assert fake.wait_for(lambda: any("tool said" in t for t in fake.texts(BOB)))

@@ -178,7 +178,7 @@ def test_approval_pending_across_a_restart(fake, scripted, gateway, hermes_home,
                  {"content": "a removed"},
                  {"tool_calls": [{"name": "terminal", "arguments": {"command": f"rm -r {work / 'b'}"}}]})
     scripted.default = lambda body: {"content": "after restart: " + str(body["messages"][-1]["content"])[:200]}
-    gw = gateway(extra="approvals:\n  timeout: 60\n", cwd=work)
+    gw = gateway(env={"TELEGRAM_ALLOWED_USERS": "111"}, extra="approvals:\n  timeout: 60\n", cwd=work)  # the owner asks
     gw.start()
     fake.user_says("remove a")
     assert fake.wait_for(lambda: fake.sent and fake.sent[-1]["reply_markup"], timeout=20)

@@ -217,7 +217,7 @@ def test_text_approval_fallback(slack, scripted, gateway, tmp_path):
     target = work / "victim"
     target.mkdir(parents=True)
     _approval_script(scripted, target)
-    gateway(extra="approvals:\n  timeout: 20\n", cwd=work).start()
+    gateway(env={"SLACK_ALLOWED_USERS": "UALICE"}, extra="approvals:\n  timeout: 20\n", cwd=work).start()  # the owner
     slack.user_says("clean up victim")
     assert slack.wait_for(lambda: slack.sent and slack.sent[0].get("blocks"), timeout=20)
     slack.user_says("/approve")

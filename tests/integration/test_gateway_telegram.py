@@ -282,7 +282,7 @@ def test_tool_progress_is_one_message_edited_in_place(fake, scripted, gateway):
 
 def test_model_command_switches_this_chat_only(fake, scripted, gateway):
     scripted.default = lambda body: {"content": "via " + body["model"]}
-    gateway().start()
+    gateway(env={"TELEGRAM_ALLOWED_USERS": "111"}).start()  # /model is the owner's (222: an allow-all guest)
     fake.user_says("/model")
     assert fake.wait_for(lambda: fake.texts() and fake.texts()[0].startswith("Model: scripted-model"))
     fake.user_says("/model other-model")

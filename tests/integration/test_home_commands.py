@@ -56,6 +56,7 @@ def test_backup_and_import_round_trip(tmp_path):
     out = _run(tmp_path, "backup", "-o", str(tmp_path / "b.zip"))
     db.close()
     assert out.returncode == 0, out.stderr
+    assert "this zip holds your keys" in out.stdout  # -o outside the Hermes home: the user is told (rt14 b28)
     names = zipfile.ZipFile(tmp_path / "b.zip").namelist()
     assert {"config.yaml", ".env", "memories/MEMORY.md", "state.db"} <= set(names)
     assert not any(n.startswith("checkpoints/") or n.endswith("-wal") for n in names)

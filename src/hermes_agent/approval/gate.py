@@ -470,15 +470,20 @@ class ApprovalGate:
         return self.yolo or (session_id or "default") in self._yolo_sessions
 
     def _deny_rule(self, views: Iterable[str], keys: tuple[str, ...]) -> str | None:
-        views = list(views)
+        """Hermes 0.19's `approvals.deny`: case-insensitive fnmatch globs over every normalised view of the
+        command, stripped, blocking even under --yolo (SQL, Windows paths and shells ignore case: `DROP TABLE`
+        is `drop table`). A rule without glob characters matches as a substring (a superset of Hermes's
+        exact match) and a rule naming a dangerous-pattern key matches that key."""
+        lowered = [v.lower().strip() for v in views]
         for rule in self.deny_rules:
+            folded = rule.strip().lower()
             if rule in keys:
                 return rule
-            if _GLOB.search(rule):
-                if any(fnmatchcase(v, rule) for v in views):
-                    return rule
-            elif any(rule in v for v in views):
-                return rule
+            if _GLOB.search(folded):
+                if any(fnmatchcase(v, folded) for v in lowered):
+                    return rule.strip()
+            elif any(folded in v for v in lowered):
+                return rule.strip()
         return None
 
     def _literal_allowed(self, normalised: str, raw: str) -> bool:

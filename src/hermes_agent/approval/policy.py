@@ -231,7 +231,7 @@ class PathPolicy:
                 return root
         if real != self.home and _under(real, self.home):  # an open HOME (the workspace): its dot-entries
             first = real[len(self.home.rstrip("/")) + 1:].split("/", 1)[0]
-            if first.startswith(".") and not self._readable_below(real, self.home):
+            if (first.startswith(".") or paths.hermes_secret_copy(first)) and not self._readable_below(real, self.home):
                 return os.path.join(self.home, first)
         for root in self.foreign_homes:  # HOME itself is one with sandbox.hide_home
             if root != self.home and _under(real, self.home):

@@ -1,5 +1,7 @@
 """The gateway's in-chat commands and who may run them (team mode): one table, each command with its minimum
-role. Outside team mode every accepted user may run every command (as before). A command not in the table goes
+role. Outside team mode the users on the platform's allowlist (<PLATFORM>_ALLOWED_USERS) are the owner and the
+others admitted (allow-all, DM pairing) are guests, whose words are untrusted content: they may run what a member
+may, never an owner's or admin's command (rt14 b31: a guest's /sethome rewrote the owner's .env). A command not in the table goes
 to the agent as text (`/<skill-name> TASK` runs a skill with the speaker's own tools).
 
 Anything that changes config, routing (the home channel), approvals, cron, memory, skills or the model, or that
@@ -54,6 +56,18 @@ def may_run(word: str, person: Person | None) -> bool:
     return ROLES.index(role) <= ROLES.index(cmd.role)
 
 
+def guest_may_run(word: str) -> bool:
+    """Outside team mode: whether an admitted user who is not on the allowlist may run `word`."""
+    cmd = COMMANDS.get(word)
+    return cmd is None or ROLES.index(cmd.role) >= ROLES.index("member")
+
+
+def guest_refusal(word: str, platform: str) -> str:
+    """The one line a guest (outside team mode) gets for an owner's command."""
+    return (f"⛔ Only the owner can use {word}: it changes {COMMANDS[word].changes or 'what is not yours'} "
+            f"(the owner is who {platform.upper()}_ALLOWED_USERS names).")
+
+
 def refusal(word: str, person: Person) -> str:
     cmd = COMMANDS[word]
     who = "the owner" if cmd.role == "owner" else "the owner or an admin" if cmd.role == "admin" else \
@@ -61,8 +75,9 @@ def refusal(word: str, person: Person) -> str:
     return f"⛔ Only {who} can use {word} (you are {person.role})."
 
 
-def help_text(person: Person | None) -> str:
-    """The commands this person may run."""
+def help_text(person: Person | None, guest: bool = False) -> str:
+    """The commands this person (outside team mode: the owner, or a `guest`) may run."""
     lines = [c.help for w, c in COMMANDS.items()
-             if c.help and may_run(w, person) and (person is not None or w not in ("/users", "/role"))]
+             if c.help and may_run(w, person) and (person is not None or w not in ("/users", "/role"))
+             and not (guest and not guest_may_run(w))]
     return "Commands:\n" + "\n".join(lines)

@@ -216,7 +216,7 @@ class GatewayRunner:
             self.hooks.emit("message:received", {**session.hook_context(), "user_name": event.user_name,
                                                  "message": text[:500], "is_dm": event.is_dm})
         if text.startswith("/"):
-            reply = await self._command(session, text, person)
+            reply = await self._command(session, text, person, guest=person is None and not self._owner(event))
             if reply is not None:
                 await adapter.send(event.chat_id, reply)
                 adapter.ack([event.event_id])
@@ -229,6 +229,13 @@ class GatewayRunner:
         if self.team.enabled and self.team.knows(event.platform, event.user_id):  # a stat, before pairing's reads
             return True
         return authorized(self.access[event.platform], self.pairing, event)
+
+    def _owner(self, event: Inbound) -> bool:
+        """Outside team mode: the speaker is the owner (on the platform's allowlist, or the DM that is the
+        platform's home channel), not a guest admitted by allow-all or pairing, whose words are untrusted."""
+        if event.user_id in self.access[event.platform].allowed:
+            return True
+        return event.is_dm and str(event.chat_id) == str(self.homes.get(event.platform) or "")
 
     def person(self, event: Inbound) -> Person | None:
         """Who spoke and their role (team mode), None otherwise: allowlisted users are admins unless named."""
@@ -245,6 +252,8 @@ class GatewayRunner:
             return self.desk.answer_button(data, person)[1]
         if person is not None and not person.can_approve:
             return "Not allowed: only the owner or an admin can answer."
+        if person is None and not self._owner(event):  # rt14 b17/b20: a guest never answers (nor "always"s) one
+            return "Not allowed: only the owner can answer."
         session = self.sessions.get(self._key(event))
         choice = session.approver.answer_button(data) if session is not None else None
         return f"Answer: {choice}" if choice else "Expired."
@@ -306,13 +315,24 @@ class GatewayRunner:
             await adapter.send(event.chat_id, f"🎙️ {text}")
         return f'[The user sent a voice message. Transcript: "{text}"]'
 
-    async def _command(self, session: ChatSession, text: str, person: Person | None = None) -> str | None:
-        """The reply to an in-chat command, or None when `text` is for the agent."""
-        from hermes_agent.gateway.commands import command_word, help_text, may_run, refusal
+    async def _command(self, session: ChatSession, text: str, person: Person | None = None,
+                       guest: bool = False) -> str | None:
+        """The reply to an in-chat command, or None when `text` is for the agent. `guest`: outside team mode, an
+        admitted user not on the allowlist (commands.py)."""
+        from hermes_agent.gateway.commands import (
+            command_word,
+            guest_may_run,
+            guest_refusal,
+            help_text,
+            may_run,
+            refusal,
+        )
 
         word = command_word(text)
         if person is not None and not may_run(word, person):  # team mode: each command's minimum role (commands.py)
             return refusal(word, person)
+        if guest and not guest_may_run(word):
+            return guest_refusal(word, session.adapter.name)
         if person is not None and word in ("/approve", "/deny", "/role", "/users"):
             return await self._team_command(session, word, text, person)
         if word in ("/approve", "/deny", "/new", "/reset", "/stop", "/status", "/help", "/start", "/model", "/sethome",
@@ -345,7 +365,7 @@ class GatewayRunner:
             return (f"✅ Home channel set to this chat (ID: {session.chat_id}).\n"
                     "Cron jobs and cross-platform messages will be delivered here.")
         if word in ("/help", "/start"):
-            return help_text(person)
+            return help_text(person, guest)
         if word == "/skills":
             from hermes_agent.skills.invoke import skill_list
 
@@ -427,6 +447,8 @@ class GatewayRunner:
                                   self.hooks, tool_progress(self.settings, event.platform))
             session.switch_model = self._switch_model
             session.owners = self.access[event.platform].allowed  # the rest (pairing, allow-all) is untrusted
+            if person is None and event.is_dm and not self._owner(event):  # rt14 b17/b20: a guest's DM holds no
+                session.approver.can_ask = False  # owner to ask, and the guest may not answer: denied, said why
             if person is not None:
                 self._team_session(session, person)
             self.sessions[key] = session

@@ -26,7 +26,8 @@ EXCLUDED_NAMES = frozenset({"gateway.pid", "cron.pid"})
 
 def add_parser(subparsers) -> None:
     p = subparsers.add_parser("backup", help="back up the Hermes home to a zip file")
-    p.add_argument("-o", "--output", help="zip path or directory (default: ~/hermes-backup-<timestamp>.zip)")
+    p.add_argument("-o", "--output", help="zip path or directory (default: <HERMES_HOME>/backups/hermes-backup-<timestamp>.zip, "
+                   "where confined work cannot read it)")
 
 
 def backup_files(root: Path) -> Iterator[tuple[Path, str]]:
@@ -45,7 +46,7 @@ def backup_files(root: Path) -> Iterator[tuple[Path, str]]:
 def _output_path(raw: str | None) -> Path:
     stamp = datetime.now().strftime("%Y-%m-%d-%H%M%S")
     if not raw:
-        return Path.home() / f"hermes-backup-{stamp}.zip"
+        return paths.backups_dir() / f"hermes-backup-{stamp}.zip"  # not HOME (Hermes 0.19's): rt14 b28
     out = Path(raw).expanduser().resolve()
     if out.is_dir():
         out = out / f"hermes-backup-{stamp}.zip"
@@ -100,4 +101,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     size = out.stat().st_size
     print(f"Backed up {count} files from {root} to {out} ({size / 1_048_576:.1f} MB).")
     print(f"Restore with: hermes import {out}")
+    if not paths.is_under(str(out.resolve()), str(root.resolve())) and not out.name.startswith("hermes-backup-"):
+        print("Note: this zip holds your keys (.env, auth.json): keep it out of the folders hermes works in, where its "
+              "commands could read it (the default, <HERMES_HOME>/backups, is hidden from them).")
     return 0

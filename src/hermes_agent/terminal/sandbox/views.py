@@ -51,8 +51,15 @@ def hidden_paths(home: str, hermes_roots: Iterable[str], readable: Iterable[str]
         out += complement(root, inner) if inner else [root]  # set lookups: the allowlist holds hundreds
     if home and os.path.isdir(home) and not closed:
         dots = complement(home, [a for a in allow if a != home and under(a, home)])
-        out += [p for p in dots if p[len(home.rstrip("/")) + 1:].startswith(".")]  # an open HOME: its dot-entries
+        out += [p for p in dots if _hidden_in_open_home(p[len(home.rstrip("/")) + 1:])]  # an open HOME
     return list(dict.fromkeys(out))
+
+
+def _hidden_in_open_home(rel: str) -> bool:
+    """An entry of a HOME that is (in) the workspace hidden by default: a dot-entry, or a copy of the Hermes
+    home (keys included) that Hermes 0.19 left there."""
+    first = rel.split("/", 1)[0]
+    return first.startswith(".") or paths.hermes_secret_copy(first)
 
 
 def home_view(home: str, readable: Iterable[str], writable: Iterable[str]) -> tuple[str, ...]:
