@@ -6,6 +6,7 @@ sandbox. Through the real `hermes` REPL with the scripted model."""
 from __future__ import annotations
 
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -87,3 +88,27 @@ def test_a_script_swapped_while_a_flagged_sandboxed_command_is_asked_does_not_ru
     assert not (work / "pwned.txt").exists()
     result = wait_requests(scripted, 3)[2]["messages"][-1]["content"]
     assert "BLOCKED" in result and "run.sh" in result and "changed between the approval check" in result
+
+
+def test_an_idle_confined_mcp_server_keeps_workspace_scripts_inside_the_sandbox(start, scripted, outside_dir,
+                                                                                 tmp_path):
+    """b29's writer is a configured MCP server the model never calls: while it lives, `./deploy.sh` does not
+    leave the sandbox (it could rewrite the script right after any re-check); a command running no workspace
+    file still may."""
+    marker = outside_dir / "marker"
+    server = Path(__file__).resolve().parents[1] / "fixtures" / "mcp_described_server.py"
+    _scripts(tmp_path / "work", "deploy.sh", f"echo deployed >> {marker}", "true")
+    scripted.add(_call("terminal", command="./deploy.sh", sandbox=False, reason="deploying needs the ssh agent"),
+                 _call("terminal", command=f"echo plain >> {marker}", sandbox=False, reason="the user asked"),
+                 {"content": "finished"})
+    repl = start(f"mcp_discovery_timeout: 30\nmcp_servers:\n  docs:\n    command: {sys.executable}\n"
+                 f"    args: [{server}]\n")
+    repl.send("deploy the docs")
+    repl.expect(r"Choice \[o/")
+    repl.send("o")
+    repl.expect(r"Choice \[o/")
+    repl.send("o")
+    repl.expect("finished")
+    assert marker.read_text() == "plain\n"
+    result = wait_requests(scripted, 2)[1]["messages"][-1]["content"]
+    assert "was not run outside the sandbox" in result and "MCP server" in result
