@@ -14,7 +14,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 
 from hermes_agent import lazyre
-from hermes_agent.terminal.judged import digest
+from hermes_agent.terminal.judged import UNJUDGED, digest
 
 MAX_BYTES = 64 * 1024
 _DIR_FLAGS = getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -134,6 +134,7 @@ def file_findings(command: str, cwd: str | None, shell_state: str = "", since: f
             data = read_nofollow(full)
         except OSError:
             read[full] = ("unreadable",)
+            digests[full] = UNJUDGED
             return UNREADABLE
         read[full] = _signature(full)
         digests[full] = digest(data)

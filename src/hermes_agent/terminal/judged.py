@@ -22,6 +22,7 @@ from hermes_agent.errors import HermesError
 from hermes_agent.nofollow import open_nofollow
 
 ABSENT = "absent"
+UNJUDGED = "unreadable"  # a file the gate could not read (over 64 KB, a symlink): asked about as such, not re-checked
 LIMIT = 64 * 1024  # scriptfiles.MAX_BYTES: a larger file is never judged (reported not inspectable)
 _local = threading.local()
 _lock = threading.Lock()
@@ -90,7 +91,7 @@ def check(sandbox: bool, strays: Callable[[], bool]) -> None:
     files, command = pending
     shown = command if len(command) <= 80 else command[:77] + "..."
     names = ", ".join(os.path.basename(p) for p in files)
-    changed = [p for p, d in files.items() if current(p) != d]
+    changed = [p for p, d in files.items() if d != UNJUDGED and current(p) != d]
     if changed:
         raise JudgedChanged(
             f"BLOCKED: `{shown}` was not run: {', '.join(changed)} changed between the approval check and the run "
