@@ -10,6 +10,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.helpers import wait_for
 from tests.integration.repl_driver import wait_requests
 
@@ -36,14 +38,16 @@ def _swap_during_question(repl, work: Path, script: Path) -> None:
     repl.send("o")
 
 
-def test_a_script_swapped_while_asked_to_leave_the_sandbox_does_not_run(start, scripted, outside_dir, tmp_path):
+@pytest.mark.parametrize("mechanism", ["auto", "landlock"])
+def test_a_script_swapped_while_asked_to_leave_the_sandbox_does_not_run(start, scripted, outside_dir, tmp_path,
+                                                                        mechanism):
     marker = outside_dir / "marker"
     scripted.add(_call("terminal", command=WAITER.format(name="deploy.sh"), background=True),
                  _call("terminal", command="./deploy.sh", sandbox=False, reason="deploying needs the ssh agent"),
                  {"content": "finished"})
     work = tmp_path / "work"
     script = _scripts(work, "deploy.sh", f"echo deployed > {marker}", f"echo PWNED > {marker}")
-    repl = start("")
+    repl = start(f"sandbox:\n  mechanism: {mechanism}\n")
     repl.send("deploy the docs")
     _swap_during_question(repl, work, script)
     repl.expect("finished")
