@@ -14,6 +14,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 
 from hermes_agent import lazyre
+from hermes_agent.terminal.judged import UNJUDGED, digest
 
 MAX_BYTES = 64 * 1024
 _DIR_FLAGS = getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -29,6 +30,7 @@ _NO_RECURSE = frozenset({"node_modules", "venv", "__pycache__", "build", "dist",
 _WRITABLE = ("/tmp/", "/var/tmp/", "/dev/shm/")
 _lock = threading.Lock()
 _cache: OrderedDict[tuple, tuple] = OrderedDict()
+_judged: OrderedDict[tuple, dict[str, str]] = OrderedDict()
 _CACHE_SIZE = 256
 
 
@@ -37,7 +39,24 @@ def _signature(path: str) -> tuple | None:
         st = os.stat(path, follow_symlinks=False)
     except OSError:
         return None
-    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_mode)
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_mode, st.st_ctime_ns)  # ctime: no going back
+
+
+def judged(command: str, cwd: str | None) -> dict[str, str]:
+    """What the gate read for `command` run from `cwd` (taken: one judgment, one run): host path -> digest of
+    the bytes it judged (terminal/judged.py checks them again right before the spawn). Empty: it read no file."""
+    if not cwd:
+        return {}
+    with _lock:
+        return _judged.pop((command, os.path.realpath(cwd)), {})
+
+
+def _remember(command: str, base: str, digests: dict[str, str]) -> None:
+    with _lock:
+        _judged[(command, base)] = digests
+        _judged.move_to_end((command, base))
+        while len(_judged) > _CACHE_SIZE:
+            _judged.popitem(last=False)
 
 
 def read_nofollow(path: str, limit: int = MAX_BYTES) -> bytes | None:
@@ -106,6 +125,7 @@ def file_findings(command: str, cwd: str | None, shell_state: str = "", since: f
 
     base = os.path.realpath(cwd)
     read: dict[str, tuple | None] = {}
+    digests: dict[str, str] = {}
     here = host_path or (lambda p: p)
 
     def reader(path: str, at: str | None) -> object:
@@ -114,8 +134,10 @@ def file_findings(command: str, cwd: str | None, shell_state: str = "", since: f
             data = read_nofollow(full)
         except OSError:
             read[full] = ("unreadable",)
+            digests[full] = UNJUDGED
             return UNREADABLE
         read[full] = _signature(full)
+        digests[full] = digest(data)
         return None if data is None else data.decode("utf-8", "replace")
 
     def lister(path: str, at: str | None, picks: tuple[str, ...]) -> list[str]:
@@ -126,10 +148,12 @@ def file_findings(command: str, cwd: str | None, shell_state: str = "", since: f
     with _lock:
         hit = _cache.get(key)
     if hit is not None and all(_signature(p) == sig for p, sig in hit[0].items() if sig != ("unreadable",)):
+        _remember(command, base, hit[2])
         return hit[1]
     findings = scan_files(command, reader, hooks, lister)
+    _remember(command, base, digests)
     with _lock:
-        _cache[key] = (dict(read), findings)
+        _cache[key] = (dict(read), findings, dict(digests))
         _cache.move_to_end(key)
         while len(_cache) > _CACHE_SIZE:
             _cache.popitem(last=False)
@@ -179,7 +203,7 @@ def list_tests(top: str, base: str, picks: tuple[str, ...], seen: dict[str, tupl
                     todo.append(e.path)
             elif any(fnmatch.fnmatchcase(e.name, g) for g in globs) and e.name.endswith(".py"):
                 st = e.stat(follow_symlinks=False)
-                seen[e.path] = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_mode)
+                seen[e.path] = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_mode, st.st_ctime_ns)
                 if st.st_ctime_ns >= since_ns:
                     found[e.path] = st.st_ctime_ns
     newest = sorted(found, key=found.__getitem__, reverse=True)[:MAX_TEST_FILES]

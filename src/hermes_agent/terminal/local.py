@@ -18,6 +18,7 @@ from dataclasses import replace
 from functools import wraps
 
 from hermes_agent import paths
+from hermes_agent.terminal import judged
 from hermes_agent.terminal.base import ExecResult, append_note, timeout_note
 from hermes_agent.terminal.localfiles import HostFiles
 from hermes_agent.terminal.ptyrun import kill_process_group, signal_group
@@ -170,6 +171,7 @@ class LocalBackend(HostFiles):
             env.update(TERM=env.get("TERM") or "xterm", COLUMNS="200", LINES="50")
         if runner is None:  # never run unconfined because the runner is not there (yet)
             raise SandboxError("the sandbox runner is not ready; the command was not run")
+        judged.check(sandbox, runner.strays)  # the files the gate judged are still what runs (judged.py)
         if sandbox and runner.state == "landlock" and runner.spec.git_config_global:
             env["GIT_CONFIG_GLOBAL"] = runner.spec.git_config_global  # the originals are hidden (no bind)
         if sandbox and runner.contained and runner.spec.private_tmp:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from hermes_agent.approval.subject import ApprovalSubject
 from hermes_agent.config.settings import Settings
 from hermes_agent.errors import HermesError
+from hermes_agent.terminal.judged import JudgedChanged
 from hermes_agent.terminal.processes import get_manager
 from hermes_agent.tools.builtin._checks import backend_ready
 from hermes_agent.tools.builtin._termout import cap_output
@@ -147,12 +148,28 @@ def terminal(args: dict, **kw: object) -> str:
     opts = {"sandbox": False} if args.get("sandbox") is False and hasattr(backend, "contained") else {}
     _keep_uncommitted(backend, workdir, command, kw)
     taint_guard(backend, kw)
-    if args.get("background"):
-        return _start_background(backend, command, workdir, kw, opts, notify_note)
+    with _judged_files(backend, command):
+        if args.get("background"):
+            return _start_background(backend, command, workdir, kw, opts, notify_note)
+        try:
+            return _run_foreground(backend, command, workdir, timeout, bool(args.get("pty")), kw, opts)
+        except JudgedChanged as exc:
+            return tool_error(str(exc))
+        except HermesError as exc:  # the backend could not run anything (connection refused, container gone)
+            return tool_error(f"terminal backend unavailable: {exc}")
+
+
+def _judged_files(backend, command: str):
+    """The workspace files the approval gate judged for this call, checked again by the local backend right
+    before its spawn (terminal/judged.py): what runs is what was judged."""
+    from hermes_agent.approval.scriptfiles import judged
+    from hermes_agent.terminal.judged import expecting
+
     try:
-        return _run_foreground(backend, command, workdir, timeout, bool(args.get("pty")), kw, opts)
-    except HermesError as exc:  # the backend could not run anything (connection refused, container gone)
-        return tool_error(f"terminal backend unavailable: {exc}")
+        cwd = backend.cwd() if backend.kind == "local" else None
+    except Exception:  # noqa: BLE001 - no directory: the gate read no file either
+        cwd = None
+    return expecting(judged(command, cwd), command)
 
 
 def taint_guard(backend, kw: dict) -> None:
@@ -205,6 +222,8 @@ def _start_background(backend, command: str, workdir: str | None, kw: dict, opts
         return tool_error(f"background processes are not supported on the {backend.kind} backend")
     try:
         bp = get_manager().start(_task_id(kw), backend, command, cwd=workdir, **opts)
+    except JudgedChanged as exc:
+        return tool_error(str(exc))
     except (RuntimeError, HermesError, OSError) as exc:
         return tool_error(f"cannot start background process: {exc}")
     try:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hermes_agent.messages import safe_loads
+from hermes_agent.terminal import judged
 from hermes_agent.tools.mcp import stdio
 from hermes_agent.tools.mcp.config import ServerConfig
 from hermes_agent.tools.mcp.confine import Confinement, unconfined
@@ -264,6 +265,9 @@ class ServerConnection:
         finally:
             relay.close_writer()
         stack.push_async_callback(stdio.stop, proc)  # type: ignore[attr-defined]
+        if conf.spec is not None:  # a confined server may rewrite a judged file (terminal/judged.py)
+            judged.add_confined(id(self), lambda: proc.returncode is None)
+            stack.callback(judged.drop_confined, id(self))  # type: ignore[attr-defined]
         await stdio.load_sdk_unless_exited(proc)  # a server dead at start fails now, no SDK import waited for
         return await stack.enter_async_context(stdio.streams(proc))  # type: ignore[attr-defined]
 
