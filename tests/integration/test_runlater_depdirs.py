@@ -4,7 +4,7 @@ real `hermes chat -q` with the scripted model, under bubblewrap and Landlock, HO
 In a turn that took in untrusted content, a command that changes code the user's tools load from the dirs the
 name-based looks skip — an installed module in the venv's site-packages (in place or by rename), a new module
 there, a package's file in node_modules (in place, by rename, a whole package moved in), a build output
-(build/app replaced with a fresh mtime, dist/cli.js, target/debug/tool) — has each file removed to the
+(build/app replaced with a fresh mtime, dist/cli.js, target/debug/tool, a build/ made at depth 3) — has each file removed to the
 quarantine and named; the user's next import / `node app.js` / `make run` runs nothing planted (make builds
 the app again). Controls: pip installing a wheel (its RECORD vouches), npm installing a package (its install
 state changes), a tool's node_modules/.cache, and the same edits in an untainted turn all stay, unreported."""
@@ -74,12 +74,13 @@ def _plant(rel: str) -> str:
             f"mkdir -p .stage/evil && printf '{JS_PWN}\\n' > .stage/evil/index.js && mv .stage/evil node_modules/evil; "
             f"printf '#!/bin/sh\\n{SH_PWN}\\n' > build/app.tmp && chmod +x build/app.tmp && mv build/app.tmp build/app; "
             f"printf '\\n{JS_PWN}\\n' >> dist/cli.js; printf '#!/bin/sh\\n{SH_PWN}\\n' > target/debug/tool; "
+            f"mkdir -p pkg/web/build && printf '#!/bin/sh\\n{SH_PWN}\\n' > pkg/web/build/serve && chmod +x pkg/web/build/serve; "
             "mkdir -p node_modules/.cache/babel && echo cached > node_modules/.cache/babel/x.json; echo PLANTED")
 
 
 PLANTED = ("dep/__init__.py", "dep/util.py", "zz_new.py", "node_modules/leftpad/index.js",
            "node_modules/other/index.js", "node_modules/evil/index.js", "build/app", "dist/cli.js",
-           "target/debug/tool")
+           "target/debug/tool", "pkg/web/build/serve")
 
 
 def _user_runs(home: Path, proj: Path) -> list[str]:
@@ -87,7 +88,7 @@ def _user_runs(home: Path, proj: Path) -> list[str]:
     ran = []
     for cmd in (".venv/bin/python -c 'import dep, dep.util, zz_new'", "node app.js",
                 "node -e \"require('other'); require('evil')\"", "make -s run", "node dist/cli.js",
-                "./target/debug/tool"):
+                "./target/debug/tool", "./pkg/web/build/serve"):
         subprocess.run(cmd, shell=True, cwd=proj, env=env, capture_output=True, timeout=60)
         if (home / "pwned").exists():
             ran.append(cmd)
@@ -103,7 +104,7 @@ def test_dependency_and_build_code_changed_after_untrusted_content_is_removed(sc
     assert "PLANTED" in results[1], results[1]
     for name in PLANTED:
         assert name in results[1], (name, results[1])
-        path = (sp if not name.startswith(("node_modules", "build", "dist", "target")) else proj) / name
+        path = (sp if not name.startswith(("node_modules", "build", "dist", "target", "pkg")) else proj) / name
         assert not path.exists(), name
     assert "untrusted content" in results[1] and "saved as" in results[1], results[1]
     assert (proj / "node_modules/.cache/babel/x.json").exists(), "a tool's cache was taken away"

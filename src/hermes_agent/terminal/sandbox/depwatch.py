@@ -28,7 +28,9 @@ BUDGET = 20_000  # directories watched
 BUILD = frozenset({"build", "dist", "target", "out"})
 _MASK = 0x2 | 0x4 | 0x8 | 0x80 | 0x100  # IN_MODIFY, IN_ATTRIB, IN_CLOSE_WRITE, IN_MOVED_TO, IN_CREATE
 _ISDIR, _IGNORED = 0x40000000, 0x8000
+_PLAIN = 0x80 | 0x100 | 0x01000000  # IN_MOVED_TO, IN_CREATE, IN_ONLYDIR: a directory on the way
 _NPM_STATE = (".package-lock.json", ".modules.yaml", ".yarn-state.yml", ".yarn-integrity")
+_NOT_ENTERED = frozenset({".git", ".hg", ".svn", "site-packages", "dist-packages", "__pycache__", ".tox", ".nox"})
 _DEPTH = 4  # how deep below a workspace node_modules/ and build outputs are looked for
 _LIMIT = 1 << 20  # bytes of a removed file saved in the quarantine
 Stash = Callable[[str, "bytes | None"], str]
@@ -42,6 +44,8 @@ class DepWatch:
         self.wds: dict[int, str] = {}
         self.tops: dict[str, str] = {}  # watched top directory -> "site" | "node" | "build"
         self.unwatched: list[str] = []  # tops past the budget (said once)
+        self.plain: set[int] = set()  # watches of directories on the way to them
+        self.within: tuple[str, ...] = ()
 
     @property
     def armed(self) -> bool:
@@ -55,10 +59,13 @@ class DepWatch:
             for py in _dirs(os.path.join(v, "lib")):
                 if os.path.basename(py).startswith("python"):
                     self.tops[os.path.join(py, "site-packages")] = "site"
+        self.within = within
         for ws in workspaces:
+            if self._writable(ws) and (wd := self._add(ws, _PLAIN)) >= 0:
+                self.plain.add(wd)
             self._find(ws, 0)
         for top in list(self.tops):
-            if not within or any(top == r or top.startswith(r.rstrip("/") + "/") for r in within):
+            if self._writable(top):
                 self._watch(top, None)
 
     def check(self, stash: Stash) -> list[str]:
@@ -71,9 +78,15 @@ class DepWatch:
             d = self.wds.get(wd)
             if mask & _IGNORED:
                 self.wds.pop(wd, None)
+                self.plain.discard(wd)
             if d is None or not name:
                 continue
             path = os.path.join(d, name)
+            if wd in self.plain:  # a directory on the way: a dependency or build directory made there is new
+                if mask & _ISDIR and mask & 0x180:
+                    for top in self._find(d, 0, path):
+                        self._watch(top, changed)
+                continue
             if mask & _ISDIR:
                 if mask & 0x180:  # a directory made or moved in: all it holds is new
                     self._watch(path, changed)
@@ -135,17 +148,42 @@ class DepWatch:
             return "a build output the project's tools run; the build makes it again"
         return ""
 
-    def _find(self, d: str, depth: int) -> None:
-        for path in _dirs(d):
+    def _find(self, d: str, depth: int, only: str = "") -> list[str]:
+        """Dependency and build directories below `d` (`only`: that one entry of it), the directories on the
+        way watched for new ones (a `build/` made later). Returns the new ones."""
+        found: list[str] = []
+        for path in [only] if only else _dirs(d):
             name = os.path.basename(path)
-            if name in (".git", ".hg", ".svn") or path in self.tops:
+            if name in _NOT_ENTERED or path in self.tops or not os.path.isdir(path) \
+                    or os.path.islink(path) or not self._writable(path):
                 continue
-            if name == "node_modules":
-                self.tops[path] = "node"
-            elif name in BUILD:
-                self.tops[path] = "build"
+            if name == "node_modules" or name in BUILD:
+                self.tops[path] = "node" if name == "node_modules" else "build"
+                found.append(path)
             elif depth < _DEPTH and not os.path.exists(os.path.join(path, "pyvenv.cfg")):
-                self._find(path, depth + 1)
+                wd = self._add(path, _PLAIN)
+                if wd >= 0:
+                    self.plain.add(wd)
+                found += self._find(path, depth + 1)
+        return found
+
+    def _writable(self, path: str) -> bool:
+        return not self.within or any(path == r or path.startswith(r.rstrip("/") + "/") for r in self.within)
+
+    def _add(self, d: str, mask: int) -> int:
+        if len(self.wds) >= BUDGET:
+            return -1
+        try:
+            fd = os.open(d, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except OSError:
+            return -1
+        try:
+            wd = _libc().inotify_add_watch(self.fd, f"/proc/self/fd/{fd}".encode(), mask)
+        finally:
+            os.close(fd)
+        if wd >= 0:
+            self.wds[wd] = d
+        return wd
 
     def _watch(self, top: str, new: set[str] | None) -> None:
         """Watch `top` and every directory below it; with `new`, every file found is added to it (made after
@@ -156,17 +194,11 @@ class DepWatch:
             if len(self.wds) >= BUDGET:
                 self.unwatched.append(top)
                 return
+            self._add(d, _MASK)
             try:
-                fd = os.open(d, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+                entries = list(os.scandir(d))
             except OSError:
                 continue
-            try:
-                wd = _libc().inotify_add_watch(self.fd, f"/proc/self/fd/{fd}".encode(), _MASK)
-                entries = list(os.scandir(fd))
-            finally:
-                os.close(fd)
-            if wd >= 0:
-                self.wds[wd] = d
             for e in entries:
                 path = os.path.join(d, e.name)
                 if e.is_dir(follow_symlinks=False):
