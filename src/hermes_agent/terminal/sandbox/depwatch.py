@@ -139,11 +139,12 @@ class DepWatch:
                         records[top].update(depcode._record(os.path.join(top, name, "RECORD")))
             if records[top].get(rel) == depcode._digest(depcode._read(path)):
                 return ""
-            return "no installer's RECORD lists it as it is now; python imports it"
+            return "no installer's RECORD lists it as it is now; python imports it; reinstall its package"
         if kind == "node":
             if ".cache" in parts or any(os.path.join(top, s) in changed for s in _NPM_STATE):
                 return ""
-            return "no package manager wrote it (node_modules' install state did not change); node requires it"
+            return ("no package manager wrote it (node_modules' install state did not change); node requires it; "
+                    "`npm ci` installs it again")
         if kind == "build":
             return "a build output the project's tools run; the build makes it again"
         return ""
