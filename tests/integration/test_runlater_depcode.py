@@ -5,8 +5,8 @@
 - a module an executable `.pth` line imports (uv's and virtualenv's `_virtualenv.pth` -> `_virtualenv.py`, a
   package's `__init__.py`, a module the line names that was missing): changed or made, it is put back and
   named; the user's next `.venv/bin/python -c 1` runs nothing planted (b09);
-- a `*.dist-info/entry_points.txt` no installer's RECORD vouches for (a new dist-info with `[pytest11]`, an
-  entry added to an installed one): removed and named; loading the `pytest11` group as pytest does runs
+- a `*.dist-info/entry_points.txt` (or `*.egg-info/`) no installer's RECORD vouches for (a new dist-info
+  with `[pytest11]`, an entry added to an installed one, a new egg-info): removed and named; loading the `pytest11` group as pytest does runs
   nothing planted (b03); a wheel pip installs with entry points stays and loads, and an edit to an ordinary
   installed module stays (installs and the user's own patches are not the guard's business here)."""
 
@@ -103,14 +103,16 @@ def test_entry_points_no_installer_wrote_are_removed(scripted, home, mechanism):
            "printf 'zz_helper.py,,\\n' > zz_helper-1.0.dist-info/RECORD && "
            f"printf \"{PAYLOAD.format('new')}\\n\" > zz_helper.py && "
            f"printf '[pytest11]\\npipplug = zz_pipplug\\n' >> {pip_dist.name}/entry_points.txt && "
-           f"printf \"{PAYLOAD.format('added')}\\n\" > zz_pipplug.py) && echo PLANTED")
+           f"printf \"{PAYLOAD.format('added')}\\n\" > zz_pipplug.py && mkdir -p zz_egg.egg-info && "
+           "printf '[pytest11]\\negg = zz_pipplug\\n' > zz_egg.egg-info/entry_points.txt && "
+           "printf 'Metadata-Version: 1.0\\nName: zz-egg\\nVersion: 1\\n' > zz_egg.egg-info/PKG-INFO) && echo PLANTED")
     results = _chat(scripted, home, [
         _terminal(new),
         _terminal(".venv/bin/pip install -q --no-index --no-deps goodplug-1.0-py3-none-any.whl && echo INSTALLED"),
     ], mechanism)
     assert "PLANTED" in results[0] and "INSTALLED" in results[1], results
     assert "zz_helper-1.0.dist-info/entry_points.txt" in results[0], results[0]
-    assert f"{pip_dist.name}/entry_points.txt" in results[0], results[0]
+    assert f"{pip_dist.name}/entry_points.txt" in results[0] and "zz_egg.egg-info/entry_points.txt" in results[0]
     assert not (sp / "zz_helper-1.0.dist-info/entry_points.txt").exists()
     assert (pip_dist / "entry_points.txt").read_bytes() == eps
     assert "goodplug" not in results[1].split("INSTALLED", 1)[1], results[1]  # the install: no word

@@ -248,7 +248,7 @@ class _Walk:
         imported: set[str] = set()
         for name in sorted(names, key=lambda n: not n.endswith(".pth")):  # the .pth first: they name modules
             stem = name.split(".", 1)[0]
-            if name.endswith(".dist-info"):  # what entry-point hosts import (depcode.py, rt14 b03)
+            if name.endswith((".dist-info", ".egg-info")):  # what entry-point hosts import (depcode.py, rt14 b03)
                 self.add((os.path.join(sp, name), "entry_points.txt"), "start", False)
             if not name.endswith(".pth") and stem not in mods:
                 continue
