@@ -6,8 +6,8 @@
   package's `__init__.py`, a module the line names that was missing): changed or made, it is put back and
   named; the user's next `.venv/bin/python -c 1` runs nothing planted (b09);
 - a `*.dist-info/entry_points.txt` (or `*.egg-info/`) no installer's RECORD vouches for (a new dist-info
-  with `[pytest11]`, an entry added to an installed one, a new egg-info): removed and named; loading the `pytest11` group as pytest does runs
-  nothing planted (b03); a wheel pip installs with entry points stays and loads, and an edit to an ordinary
+  with `[pytest11]`, an entry added to an installed one, a new egg-info): removed and named; loading the
+  `pytest11` group as pytest does runs nothing planted (b03); a wheel pip installs with entry points stays and loads, and an edit to an ordinary
   installed module stays (installs and the user's own patches are not the guard's business here)."""
 
 from __future__ import annotations
