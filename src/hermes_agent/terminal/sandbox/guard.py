@@ -224,7 +224,10 @@ class Guard:
         base = self._base
         assert base is not None
         notes = [shown(line) for line in self._objects.check(self._stash)]  # objects first: cheap when quiet
-        notes += [shown(line) for line in self._deps.check(self._stash)] if self.tainted else []
+        if self.tainted:  # dependency and build trees (depwatch.py); an untainted command's changes are accepted
+            notes += [shown(line) for line in self._deps.check(self._stash)]
+        else:
+            self._deps.accept()
         quiet, spots = self._light()
         if quiet:
             for line in notes:
