@@ -218,23 +218,7 @@ class DeepWatch:
         return spots
 
     def _events(self) -> tuple[list[tuple[int, int, str]], bool]:
-        out: list[tuple[int, int, str]] = []
-        overflow = False
-        while self.fd >= 0:
-            try:
-                buf = os.read(self.fd, 1 << 16)
-            except BlockingIOError:
-                break
-            except OSError:
-                return out, True
-            pos = 0
-            while pos + _EVENT.size <= len(buf):
-                wd, mask, _cookie, size = _EVENT.unpack_from(buf, pos)
-                raw = buf[pos + _EVENT.size:pos + _EVENT.size + size].split(b"\0", 1)[0]
-                pos += _EVENT.size + size
-                overflow |= bool(mask & _IN_Q_OVERFLOW)
-                out.append((wd, mask, os.fsdecode(raw)))
-        return out, overflow
+        return read_events(self.fd)
 
     def _walk(self, top: str, spots: set[str], left: list[int], since: int | None = -1) -> None:
         """Watch `top` and every directory below it (depth first, `left[0]` directories at most: negative
@@ -368,6 +352,27 @@ class DeepWatch:
         self.wds[wd] = path
         if lib:
             self.pycwds.add(wd)
+
+
+def read_events(fd: int) -> tuple[list[tuple[int, int, str]], bool]:
+    """(wd, mask, name) of every event queued on the inotify `fd` (non-blocking), and whether it overflowed."""
+    out: list[tuple[int, int, str]] = []
+    overflow = False
+    while fd >= 0:
+        try:
+            buf = os.read(fd, 1 << 16)
+        except BlockingIOError:
+            break
+        except OSError:
+            return out, True
+        pos = 0
+        while pos + _EVENT.size <= len(buf):
+            wd, mask, _cookie, size = _EVENT.unpack_from(buf, pos)
+            raw = buf[pos + _EVENT.size:pos + _EVENT.size + size].split(b"\0", 1)[0]
+            pos += _EVENT.size + size
+            overflow |= bool(mask & _IN_Q_OVERFLOW)
+            out.append((wd, mask, os.fsdecode(raw)))
+    return out, overflow
 
 
 _LIBC = None

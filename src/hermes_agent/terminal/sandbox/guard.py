@@ -45,8 +45,10 @@ class Guard:
         self._deep_spots: set[str] = set()
         self._deep = DeepWatch(self.workspaces, self.roots)  # every depth (deepwatch.py; started with the baseline)
         self._base: Scan | None = None
+        from hermes_agent.terminal.sandbox.depwatch import DepWatch
         from hermes_agent.terminal.sandbox.gitobjects import ObjectWatch
 
+        self._deps = DepWatch()  # dependency and build trees, watched once the session is tainted (rt14 b06, b13)
         self._objects = ObjectWatch(os.path.join(quarantine, ".git-verify") if quarantine else "")  # git's object store and what overrides it: immutable (rt13 a52)
         self._first: dict[str, str] | None = None  # the baseline's repositories (git dir -> work tree, "" bare)
         self._active = 0
@@ -83,8 +85,11 @@ class Guard:
                 if not quiet:
                     self._base = self._scan(self._base, None, spots)
                 self._objects.accept()
+                self._deps.accept()
                 self._objects.track(self._base.gitdirs)
                 notes = []
+            if self.tainted and not self._deps.armed:  # before the first command that could use the taint
+                self._deps.arm(self.workspaces, self._base.venvs, self.roots)
             self._active += 1
             if not deliver:
                 self._held += notes
@@ -218,6 +223,10 @@ class Guard:
         from hermes_agent.terminal.sandbox.guardfix import shown
 
         notes = [shown(line) for line in self._objects.check(self._stash)]  # objects first: cheap when quiet
+        if self.tainted:  # dependency and build trees (depwatch.py); an untainted command's changes are accepted
+            notes += [shown(line) for line in self._deps.check(self._stash)]
+        else:
+            self._deps.accept()
         quiet, spots = self._light()
         notes += self._bytecode()
         if not quiet:

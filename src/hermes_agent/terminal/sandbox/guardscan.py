@@ -23,7 +23,7 @@ import stat as st
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from hermes_agent.terminal.sandbox import byvalue, pathbins
+from hermes_agent.terminal.sandbox import byvalue, depcode, pathbins
 from hermes_agent.terminal.sandbox.byhand import GUARDED as BYHAND_NAMES
 from hermes_agent.terminal.sandbox.byhandinc import follow as follow_includes
 from hermes_agent.terminal.sandbox.guarditem import Fds, Item, Slot, _exists, _sig, executables, item_at
@@ -265,13 +265,21 @@ class _Walk:
         fd = self.fds.get(sp)
         names = os.listdir(fd) if fd is not None else []
         mods = set(guardpy.CUSTOMIZE) | {guardpy.HACK}
+        imported: set[str] = set()
         for name in sorted(names, key=lambda n: not n.endswith(".pth")):  # the .pth first: they name modules
             stem = name.split(".", 1)[0]
+            if name.endswith((".dist-info", ".egg-info")):  # what entry-point hosts import (depcode.py, rt14 b03)
+                self.add((os.path.join(sp, name), "entry_points.txt"), "start", False)
             if not name.endswith(".pth") and stem not in mods:
+                continue
+            if name == stem and stem in imported:  # a package a .pth line imports: its __init__.py
+                self.add((os.path.join(sp, name), "__init__.py"), "start", False)
                 continue
             item = self.add((sp, name), "start", False) if name != guardpy.HACK else None
             if name.endswith(".pth") and item is not None and item.data:
                 mods.update(guardpy.finders(item.data))
+                imported.update(depcode.pth_imports(guardpy.pth_lines(item.data)[0]) - mods)  # `import _virtualenv`
+                mods.update(imported)  # (rt14 b09)
                 for line in guardpy.pth_lines(item.data)[1]:
                     self.customize(os.path.normpath(os.path.join(sp, line)))
         hack = os.path.join(sp, guardpy.HACK)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import stat as st
 
-from hermes_agent.terminal.sandbox import byvalue, guardpy, guardpyc, guardtools, pathbins, runlater
+from hermes_agent.terminal.sandbox import byvalue, depcode, guardpy, guardpyc, guardtools, pathbins, runlater
 from hermes_agent.terminal.sandbox.guarditem import Item, Slot, same
 from hermes_agent.terminal.sandbox.guardscan import Scan
 
@@ -130,6 +130,8 @@ def _start(d: str, name: str, cur: Item, base: Scan, now: Scan, roots: tuple[str
         return "" if cur.kind == st.S_IFDIR else "python follows it to the venv's start-up code (a link or file)"
     if cur.kind != st.S_IFREG or cur.data is None:
         return why
+    if name == "entry_points.txt" and d.endswith((".dist-info", ".egg-info")):  # judged by its installer's RECORD (rt14 b03)
+        return depcode.entry_points_risky(os.path.dirname(d), os.path.basename(d), cur.data)
     stem = name.split(".", 1)[0]
     if name.endswith(".pth"):
         mods = guardpy.finders(cur.data)
