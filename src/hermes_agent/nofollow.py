@@ -279,6 +279,14 @@ def read_regular_text(path: str | os.PathLike[str], limit: int | None = None) ->
     return read_regular(path, limit).decode("utf-8", errors="replace")
 
 
+def read_regular_or_none(path: str | os.PathLike[str], limit: int | None = None) -> bytes | None:
+    """`read_regular`, or None when the file is missing, a link, not a regular file or unreadable."""
+    try:
+        return read_regular(path, limit)
+    except (OSError, ValueError):
+        return None
+
+
 def is_regular(path: str | os.PathLike[str]) -> bool:
     """True when `path` names a regular file itself (lstat: a symlink is not one)."""
     try:

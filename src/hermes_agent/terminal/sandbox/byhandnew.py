@@ -114,12 +114,9 @@ def _ups(d: str, top: str) -> list[str]:
 
 
 def _read(path: str) -> bytes | None:
-    from hermes_agent.nofollow import read_regular
+    from hermes_agent.nofollow import read_regular_or_none
 
-    try:
-        return read_regular(path, _LIMIT)
-    except (OSError, ValueError):
-        return None
+    return read_regular_or_none(path, _LIMIT)
 
 
 def _pytest(d: str, top: str, skip: str = "") -> str:

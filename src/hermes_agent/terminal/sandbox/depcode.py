@@ -109,12 +109,9 @@ def _record(path: str) -> dict[str, str]:
 
 
 def _read(path: str) -> bytes | None:
-    from hermes_agent.nofollow import read_regular
+    from hermes_agent.nofollow import read_regular_or_none
 
-    try:
-        return read_regular(path, _LIMIT)
-    except (OSError, ValueError):
-        return None
+    return read_regular_or_none(path, _LIMIT)
 
 
 def _digest(data: bytes | None) -> str | None:

@@ -57,12 +57,10 @@ def protected_paths(home: str, *, path_dirs: bool = True) -> list[str]:
 
 
 def _read(real: str) -> str | None:
-    from hermes_agent.nofollow import read_regular_text
+    from hermes_agent.nofollow import read_regular_or_none
 
-    try:
-        return read_regular_text(real, MAX_BYTES)
-    except (OSError, ValueError):
-        return None
+    data = read_regular_or_none(real, MAX_BYTES)
+    return None if data is None else data.decode("utf-8", errors="replace")
 
 
 def _scan(text: str, home: str, env: dict[str, list[str]]) -> tuple[list[str], list[str]]:
