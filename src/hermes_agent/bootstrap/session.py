@@ -305,9 +305,8 @@ class SessionBinding:
             info = self.store.require_session(which)
         self.store.reopen_session(info.id)
         self._set_id(info.id, since=time.time())  # a taint this process holds covers what is said from now on
-        chain = self.store.lineage(info.id)
-        self.lineage = chain[-1]
-        self._taint_from_ledger(chain)
+        self.lineage = self.store.conversation_root(info.id)
+        self._taint_from_ledger([s.id for s in reversed(self.store.lineage(info.id))] or [info.id])
         history, tail = close_dangling_tool_calls(self.store.get_messages(info.id))
         if tail:  # a killed run left tool calls without results: every strict endpoint would refuse the history
             self.store.append_messages(info.id, tail)
@@ -316,7 +315,8 @@ class SessionBinding:
     def _taint_from_ledger(self, chain: list[str]) -> None:
         """A conversation that took in untrusted content at any door (an API request, an A2A sender, a gateway
         guest, a tool's result; recorded in the taint ledger, tools/taintmark.py) is still tainted when it goes
-        on anywhere: --resume in the CLI, /resume, a gateway or ACP session rebuilt, a compressed continuation."""
+        on anywhere: --resume in the CLI, /resume, a gateway or ACP session rebuilt; `chain`: the session, then
+        the ones it continued from (compression, branching), whose content its history carries."""
         from hermes_agent.memory import taintledger
 
         ctx = self.services.ctx

@@ -324,19 +324,15 @@ class SessionStore:
 
     def conversation_root(self, session_id: str) -> str:
         """The session a conversation began in: up through parents it continued from (compression, /undo)."""
-        return self.lineage(session_id)[-1]
-
-    def lineage(self, session_id: str) -> list[str]:
-        """`session_id`, then each parent it continued from (compression, /undo), up to the conversation's root."""
-        def walk(c: sqlite3.Connection) -> list[str]:
-            chain = [session_id]
+        def walk(c: sqlite3.Connection) -> str:
+            sid, seen = session_id, {session_id}
             while True:
                 row = c.execute("SELECT p.id FROM sessions s JOIN sessions p ON p.id = s.parent_session_id "
-                                "WHERE s.id = ? AND p.end_reason IN ('compression', 'rewound')",
-                                (chain[-1],)).fetchone()
-                if row is None or row[0] in chain:
-                    return chain
-                chain.append(row[0])
+                                "WHERE s.id = ? AND p.end_reason IN ('compression', 'rewound')", (sid,)).fetchone()
+                if row is None or row[0] in seen:
+                    return sid
+                sid = row[0]
+                seen.add(sid)
 
         return self._read(walk)
 
