@@ -133,3 +133,24 @@ def test_cron_script_output_and_chained_outputs_stay_untrusted(scripted, hermes_
     assert "BLOCKED" in results["PLANTED-DIGEST"] and f"cron job {feed}" in results["PLANTED-DIGEST"], results
     memory = _memory(hermes_home)
     assert "PLANTED" not in memory and "kept-by-plain" in memory, (memory, results)
+
+
+def test_a_hermes_allowlist_description_approves_only_its_own_shape(scripted, hermes_home, tmp_path):
+    """A home written by Hermes 0.19 (red-team rt14 b04): "delete in root path" runs `rm -rf /abs/path`, not
+    `rm -rf src` (Hermes: "recursive delete"); "force kill processes (killall -KILL)" runs `killall -KILL`, not
+    `pkill -9` (Hermes: "force kill processes")."""
+    from tests.helpers import chat_tool_results, refused
+
+    work = tmp_path / "work"
+    (work / "src").mkdir(parents=True)
+    (work / "src" / "wip.py").write_text("# untracked work\n")
+    (work / "build").mkdir()
+    allow = ("command_allowlist:\n  - delete in root path\n  - force kill processes (killall -KILL)\n"
+             "approvals:\n  mode: manual\n")
+    results = chat_tool_results(scripted, hermes_home, work, [
+        "rm -rf src", f"rm -rf {work}/build", "pkill -9 -f no-such-process-b04", "killall -KILL no-such-process-b04"],
+        extra=allow)
+    assert refused(results[0], "recursive") and (work / "src" / "wip.py").exists(), results[0]
+    assert "exit_code" in results[1] and not (work / "build").exists(), results[1]
+    assert refused(results[2]), results[2]
+    assert "exit_code" in results[3], results[3]
