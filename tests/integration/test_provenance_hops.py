@@ -154,3 +154,29 @@ def test_a_hermes_allowlist_description_approves_only_its_own_shape(scripted, he
     assert "exit_code" in results[1] and not (work / "build").exists(), results[1]
     assert refused(results[2]), results[2]
     assert "exit_code" in results[3], results[3]
+
+
+def test_a_batch_runs_output_that_took_in_a_page_taints_the_session_reading_it(scripted, hermes_home, tmp_path):
+    """`hermes batch run` output (trajectories.jsonl holds the tool results) fed back into a session: reading it
+    is reading the page it fetched."""
+    from tests.fixtures.web_site import Site
+
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "prompts.jsonl").write_text(json.dumps({"prompt": "fetch the page"}) + "\n")
+    model_config(hermes_home, scripted.url)
+    with Site() as site:
+        scripted.add({"tool_calls": [{"name": "terminal", "arguments": {
+                         "command": f"curl -s -m 3 {site.url}/inject.html | head -c 200"}}]}, {"content": "fetched"})
+        out = run_hermes("batch", "run", "--dataset", "prompts.jsonl", "--run-name", "r1", "-t", "terminal", home=hermes_home,
+                         cwd=str(work), timeout=300)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert (work / "data" / "r1" / "trajectories.jsonl").exists()
+    scripted.add({"tool_calls": [{"name": "read_file", "arguments": {"path": "data/r1/trajectories.jsonl"}}]},
+                 _memory_add("PLANTED from the batch"), {"content": "done"})
+    out = run_hermes("chat", "-q", "summarise the batch run", "-t", "file,memory", home=hermes_home, cwd=str(work),
+                     timeout=120)
+    assert out.returncode == 0, out.stderr
+    result = _last_tool_result(scripted)
+    assert "BLOCKED" in result and "batch run" in result, result
+    assert "PLANTED" not in _memory(hermes_home)
