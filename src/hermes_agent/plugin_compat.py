@@ -30,7 +30,11 @@ def register_like_hermes(reg: ToolRegistry, name: str, toolset: str, schema: dic
                          **traits: object) -> ToolEntry | None:
     """Hermes's `registry.register`: a name held by another toolset is kept (None returned, as Hermes
     rejects the shadowing) unless `override` — which raises when the operator did not allow it.
-    (`dynamic_schema_overrides` is accepted; schemas here are static.) `traits` are ours (approval, ...)."""
+    (`dynamic_schema_overrides` is accepted; schemas here are static.) `traits` are ours (approval, ...).
+    A plugin tool's result is untrusted content (it taints the turn, like an external MCP tool's): plugins read
+    mail, feeds and pages. A plugin whose tool returns only what it computed itself opts out with
+    `untrusted_output=False` (or a callable of the call's arguments)."""
+    traits.setdefault("untrusted_output", True)
     existing = reg.get(name)
     if existing is not None and existing.toolset != toolset:
         if not override:

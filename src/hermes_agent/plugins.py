@@ -96,7 +96,8 @@ class PluginContext:
                       requires_env: list | None = None, is_async: bool = False, description: str = "",
                       emoji: str = "", override: bool = False, **kw: object) -> None:
         """Hermes's ctx.register_tool (toolset defaults to `plugin-<name>`; also max_result_size_chars); approval
-        defaults to "external" (asked only when the plugin passes an `approval_subject` that returns something)."""
+        defaults to "external" (asked only when the plugin passes an `approval_subject` that returns something);
+        the result counts as untrusted content unless the plugin passes `untrusted_output=False`."""
         if not isinstance(schema, dict) or not callable(handler):
             raise ValueError(f"register_tool({name!r}) needs a schema dict and a callable handler")
         if override and not self.override_allowed:

@@ -104,13 +104,22 @@ HERMES_DESCRIPTION_KEYS: dict[str, tuple[str, ...]] = {
 }
 
 
-def allowed_pattern_keys(entries: list[str]) -> set[str]:
-    """The pattern keys a command_allowlist approves: our keys as written plus the keys behind each
-    of Hermes's description entries."""
-    keys = set(entries)
-    for entry in entries:
-        keys.update(HERMES_DESCRIPTION_KEYS.get(entry.strip(), ()))
-    return keys
+def hermes_approves(entries: list[str], key: str, command: str) -> bool:
+    """Does one of Hermes's description entries approve our finding `key` in `command`? Only where Hermes's own
+    pattern for that description matches the command (hermes_shapes.SHAPES; a description with no shape there
+    covers exactly our key): "delete in root path" approves `rm -rf /srv/x`, not `rm -rf src`. A command no
+    description matches is approved when every description covering exactly `key` is listed (what an "always"
+    here saves: hermes_entries_for)."""
+    from hermes_agent.approval.hermes_shapes import SHAPES, shown
+
+    listed = {e.strip() for e in entries}
+    text = shown(command)
+    covering = [d for d, keys in HERMES_DESCRIPTION_KEYS.items() if key in keys]
+    hits = [d for d in covering if (shape := SHAPES.get(d)) is None or shape.search(text)]
+    if hits:
+        return any(d in listed for d in hits)
+    exact = [d for d in covering if HERMES_DESCRIPTION_KEYS[d] == (key,)]
+    return bool(exact) and all(d in listed for d in exact)
 
 
 def hermes_entries_for(key: str) -> list[str]:

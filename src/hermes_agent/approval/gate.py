@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hermes_agent import lazyre
-from hermes_agent.approval.allowlist import add_to_allowlist, allowed_pattern_keys
+from hermes_agent.approval.allowlist import add_to_allowlist, hermes_approves
 from hermes_agent.approval.approvers import (
     ApprovalRequest,
     Approver,
@@ -371,8 +371,9 @@ class ApprovalGate:
     # -- internals ----------------------------------------------------------------------------------
 
     def _resolve(self, subject: str, findings: list[Finding], session_id: str | None, kind: str) -> Decision:
-        allowed_keys = allowed_pattern_keys(self.allowlist) | self.session_keys(session_id)
-        pending = [f for f in findings if f.key not in allowed_keys]
+        allowed_keys = set(self.allowlist) | self.session_keys(session_id)
+        pending = [f for f in findings if f.key not in allowed_keys and
+                   not (kind == "command" and hermes_approves(self.allowlist, f.key, subject))]
         if not pending:
             return Decision(True, "pattern approved (allowlist or this session)", findings[0].key, "session")
         description = "; ".join(dict.fromkeys(f.description for f in pending))

@@ -118,7 +118,9 @@ def run_batch(opts: BatchOptions) -> dict:
         raise ValueError(f"{opts.dataset}: no prompts (one JSON object with a \"prompt\" field per line)")
     if opts.distribution:
         distributions.table(opts.distribution)  # unknown name: ValueError before any work
-    store = RunStore(opts.out_root / opts.run_name)
+    from hermes_agent import paths
+
+    store = RunStore(opts.out_root / opts.run_name, Path(opts.hermes_home) if opts.hermes_home else paths.hermes_home())
     done = store.done()
     tasks = plan(opts, prompts, set(done))
     progress = Progress(len(prompts), len(prompts) - len(tasks))
@@ -175,7 +177,7 @@ def _drive(ex, tasks: list[dict], store: RunStore, retries: int, progress: Progr
 
 
 def _keep(store: RunStore, task: dict, result: dict, counts: Counter, progress: Progress) -> None:
-    store.append(f"batch_{task['batch_num']}.jsonl", result["entry"])
+    store.append(f"batch_{task['batch_num']}.jsonl", result["entry"], str(result.get("untrusted") or ""))
     counts["ok"] += 1
     progress.tick(True)
 

@@ -7,10 +7,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 
 from hermes_agent.nofollow import append_nofollow, read_regular_text, write_text_nofollow
+
+log = logging.getLogger(__name__)
 
 
 def prompt_key(prompt: str) -> str:
@@ -47,9 +50,11 @@ def load_dataset(path: Path) -> list[Prompt]:
 
 
 class RunStore:
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, home: Path | None = None) -> None:
         self.root = root
         root.mkdir(parents=True, exist_ok=True)
+        self.home = home  # the taint ledger's (memory/taintledger.py); None: nothing is marked
+        self.untrusted: dict[str, str] = {}  # file name -> the untrusted content one of its entries took in
 
     def done(self) -> dict[str, dict]:
         """key -> entry of every prompt already written (a torn last line from a kill is ignored)."""
@@ -64,13 +69,43 @@ class RunStore:
         out.pop("", None)
         return out
 
-    def append(self, name: str, entry: dict) -> None:
+    def append(self, name: str, entry: dict, untrusted: str = "") -> None:
+        """Add one entry; a file holding an entry that took in untrusted content (`untrusted`) is marked in the
+        taint ledger after each write to it, so a session that reads it later is tainted (provenance of hops)."""
         append_nofollow(self.root / name, json.dumps(entry, ensure_ascii=False) + "\n", sync=True)
+        if untrusted:
+            self.untrusted.setdefault(name, untrusted)
+        self._mark(name)
+
+    def _inherit_marks(self) -> None:
+        if self.home is None or self.untrusted:
+            return
+        from hermes_agent.memory import taintledger
+
+        for path in sorted(self.root.glob("batch_*.jsonl")):
+            source = taintledger.file_source(self.home, str(path), path.stat())
+            if source:
+                self.untrusted[path.name] = source
+                return
+
+    def _mark(self, name: str) -> None:
+        source = self.untrusted.get(name) or (next(iter(self.untrusted.values()), "")
+                                              if name == "trajectories.jsonl" else "")
+        if not source or self.home is None:
+            return
+        from hermes_agent.memory import taintledger
+
+        try:
+            taintledger.mark_files(self.home, [str(self.root / name)], f"a batch run's output ({source})")
+        except OSError:
+            log.warning("could not mark %s as holding untrusted content", self.root / name, exc_info=True)
 
     def finish(self, prompts: list[Prompt], stats: dict) -> int:
         """Write trajectories.jsonl (dataset order, each prompt once) and statistics.json; returns the lines."""
         done = self.done()
         lines = [json.dumps(done[p.key], ensure_ascii=False) + "\n" for p in prompts if p.key in done]
         write_text_nofollow(self.root / "trajectories.jsonl", "".join(lines))  # under ./data: no link followed
+        self._inherit_marks()  # entries a killed earlier run wrote keep their mark in the ledger
+        self._mark("trajectories.jsonl")
         write_text_nofollow(self.root / "statistics.json", json.dumps(stats, indent=2))
         return len(lines)

@@ -67,7 +67,8 @@ def run_prompt(task: dict) -> dict:
         }
         if outcome.reason == "budget":  # which cap stopped this prompt (budget.batch.*), for whoever reads the run
             entry["metadata"]["stopped"] = outcome.final_text
-        return {"ok": True, "entry": entry}
+        # the tool results it took in (pages, MCP) are in the entry: the runner marks the files it lands in
+        return {"ok": True, "entry": entry, "untrusted": agent.services.ctx.untrusted}
     except Exception as exc:  # a worker boundary: any failure is this prompt's recorded error, never the run's
         from hermes_agent.errors import ConfigError, ToolError, UsageError
 

@@ -7,6 +7,7 @@ import logging
 import os
 import sys
 import threading
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -267,10 +268,14 @@ class SessionBinding:
             self._write(message)
         return True
 
-    def _set_id(self, sid: str | None) -> None:
+    def _set_id(self, sid: str | None, since: float = 0.0) -> None:
         self.id = sid
         self.services.session_id = sid
         self.services.ctx.session_id = sid
+        if sid and self.services.ctx.untrusted:  # a tainted conversation's new row (first message, continuation)
+            from hermes_agent.tools import taintmark
+
+            taintmark.mark_session(self.services.ctx, since=since)
 
     def start(self) -> str:
         """The session's id, creating its row now if no message has yet (frontends that name it first: ACP)."""
@@ -395,12 +400,27 @@ class SessionBinding:
         else:
             info = self.store.require_session(which)
         self.store.reopen_session(info.id)
-        self._set_id(info.id)
+        self._set_id(info.id, since=time.time())  # a taint this process holds covers what is said from now on
         self.lineage = self.store.conversation_root(info.id)
+        self._taint_from_ledger([s.id for s in reversed(self.store.lineage(info.id))] or [info.id])
         history, tail = close_dangling_tool_calls(self.store.get_messages(info.id))
         if tail:  # a killed run left tool calls without results: every strict endpoint would refuse the history
             self.store.append_messages(info.id, tail)
         return ([system(info.system_prompt)] if info.system_prompt else []) + history
+
+    def _taint_from_ledger(self, chain: list[str]) -> None:
+        """A conversation that took in untrusted content at any door (an API request, an A2A sender, a gateway
+        guest, a tool's result; recorded in the taint ledger, tools/taintmark.py) is still tainted when it goes
+        on anywhere: --resume in the CLI, /resume, a gateway or ACP session rebuilt; `chain`: the session, then
+        the ones it continued from (compression, branching), whose content its history carries."""
+        from hermes_agent.memory import taintledger
+
+        ctx = self.services.ctx
+        for sid in chain:
+            found = taintledger.session_source(ctx.settings.home, sid)
+            if found is not None:
+                ctx.taint(f"{found[1]} (earlier in this conversation, session {sid})")
+                return
 
     def _branch(self, messages: list[Message], reason: str) -> None:
         """Continue in a child session holding `messages`; the parent keeps everything it had."""

@@ -19,7 +19,7 @@ from hermes_agent.config.settings import Settings
 from hermes_agent.cron.confinement import Unconfined, confined, recorded_disabled, recorded_role
 from hermes_agent.cron.executions import ExecutionLog
 from hermes_agent.cron.jobs import JobStore, utcnow
-from hermes_agent.cron.prompt import build_prompt
+from hermes_agent.cron.prompt import CronPrompt, build_prompt, script_source
 from hermes_agent.cron.script import ScriptBackend, run_script, wake_gate
 
 if TYPE_CHECKING:
@@ -101,14 +101,15 @@ def _as_person(job: dict, settings: Settings, host: CronHost) -> tuple[Settings,
     return settings, options, AutoDenyApprover()
 
 
-def _turn(job: dict, settings: Settings, timeout: float | None, prompt: str,
-          host: CronHost) -> tuple[bool, str, str | None]:
-    """Run `prompt` (the job's, with its script output and skills) as one fresh agent turn; (ok, text, error)."""
+def _turn(job: dict, settings: Settings, timeout: float | None, prompt: CronPrompt,
+          host: CronHost) -> tuple[bool, str, str | None, str]:
+    """Run `prompt` (the job's, with its script output and skills) as one fresh agent turn, untrusted when what it
+    carries is; (ok, text, error, the untrusted content the turn took in: "" when none)."""
     toolsets = job.get("enabled_toolsets")
     try:
         settings, options, approver = _as_person(job, settings, host)
     except PermissionError as exc:
-        return False, "", str(exc)
+        return False, "", str(exc), prompt.untrusted
     from dataclasses import replace
 
     from hermes_agent.bootstrap.options import RunOptions
@@ -120,7 +121,7 @@ def _turn(job: dict, settings: Settings, timeout: float | None, prompt: str,
 
     def work() -> None:
         try:
-            box["outcome"] = agent.run_turn(prompt)
+            box["outcome"] = agent.run_turn(prompt.text, untrusted=prompt.untrusted)
         except Exception as exc:  # a frontend boundary: any failure of the turn is the run's failure
             log.warning("cron job %s failed: %s", job.get("id"), exc)
             box["error"] = f"{type(exc).__name__}: {exc}"
@@ -132,17 +133,18 @@ def _turn(job: dict, settings: Settings, timeout: float | None, prompt: str,
         if worker.is_alive():
             agent.interrupt()
             worker.join(10)
-            return False, "", f"timed out after {timeout:g}s"
+            return False, "", f"timed out after {timeout:g}s", agent.services.ctx.untrusted or prompt.untrusted
     finally:
+        taint = agent.services.ctx.untrusted or prompt.untrusted
         agent.close()
     if "error" in box:
-        return False, "", str(box["error"])
+        return False, "", str(box["error"]), taint
     outcome = box["outcome"]
     from hermes_agent.terminal.base import run_later_lines
 
     text = "\n\n".join([str(getattr(outcome, "final_text", "") or ""), *run_later_lines()]).strip()
     reason = getattr(outcome, "reason", "stop")
-    return (True, text, None) if reason == "stop" else (False, text, f"turn ended: {reason}")
+    return (True, text, None, taint) if reason == "stop" else (False, text, f"turn ended: {reason}", taint)
 
 
 def render_output(job: dict, when: datetime, ok: bool, text: str, error: str | None) -> str:
@@ -237,35 +239,49 @@ def job_timeout(job: dict, settings: Settings) -> float | None:
     return DEFAULT_TIMEOUT
 
 
-def _script_job(job: dict, settings: Settings, when: datetime, host: CronHost) -> tuple[bool, str, str, str | None]:
+Run = tuple[bool, str, str, str | None, str]  # ok, saved document, text to deliver, error, untrusted source ("")
+
+
+def _script_job(job: dict, settings: Settings, when: datetime, host: CronHost) -> Run:
     """A `no_agent` job: the script is the job, no model is asked. (ok, saved document, text to deliver,
-    error); empty output or a `{"wakeAgent": false}` last line is a silent run (nothing delivered)."""
+    error, untrusted: the script's output is); empty output or a `{"wakeAgent": false}` last line is a silent run
+    (nothing delivered)."""
     name = job.get("name") or job.get("id")
     head = (f"# Cron Job: {name}\n\n**Job ID:** {job.get('id')}\n**Run Time:** {when.strftime('%Y-%m-%d %H:%M:%S')}\n"
             "**Mode:** no_agent (script)\n")
     if not job.get("script"):
         error = "no_agent=True but no script is set for this job"
-        return False, head + f"**Status:** failed\n\n{error}\n", "", error
+        return False, head + f"**Status:** failed\n\n{error}\n", "", error, ""
     ok, output = run_script(job, settings, host.script_backend)
+    source = script_source(job)
     if not ok:
-        return False, head + f"**Status:** script failed\n\n{output}\n", "", output
+        return False, head + f"**Status:** script failed\n\n{output}\n", "", output, source
     if not wake_gate(output):
-        return True, head + "**Status:** silent (wakeAgent=false)\n", SILENT, None
+        return True, head + "**Status:** silent (wakeAgent=false)\n", SILENT, None, ""
     if not output.strip():
-        return True, head + "**Status:** silent (empty output)\n", SILENT, None
-    return True, head + f"\n---\n\n{output}\n", output, None
+        return True, head + "**Status:** silent (empty output)\n", SILENT, None, ""
+    return True, head + f"\n---\n\n{output}\n", output, None, source
 
 
-def _agent_job(job: dict, settings: Settings, when: datetime, host: CronHost) -> tuple[bool, str, str, str | None]:
+def _agent_job(job: dict, settings: Settings, when: datetime, host: CronHost) -> Run:
     """An agent run: the script pre-step (if any), then one turn with the job's prompt and skills."""
     script = run_script(job, settings, host.script_backend) if job.get("script") else None
     if script is not None and script[0] and not wake_gate(script[1]):
-        return True, render_output(job, when, True, SILENT, None), SILENT, None
+        return True, render_output(job, when, True, SILENT, None), SILENT, None, ""
     prompt = build_prompt(job, settings, script)
     if prompt is None:  # the script printed nothing: nothing to report, no model call
-        return True, render_output(job, when, True, SILENT, None), SILENT, None
-    ok, text, error = _turn(job, settings, job_timeout(job, settings), prompt, host)
-    return ok, render_output(job, when, ok, text, error), text, error
+        return True, render_output(job, when, True, SILENT, None), SILENT, None, ""
+    ok, text, error, taint = _turn(job, settings, job_timeout(job, settings), prompt, host)
+    return ok, render_output(job, when, ok, text, error), text, error, taint
+
+
+def _mark_output(settings: Settings, path: object, taint: str) -> None:
+    from hermes_agent.memory import taintledger
+
+    try:
+        taintledger.mark_files(settings.home, [str(path)], taint)
+    except OSError:
+        log.warning("could not mark the output of a cron run that took in untrusted content", exc_info=True)
 
 
 def is_silent(text: str) -> bool:
@@ -282,10 +298,10 @@ def run_job(job: dict, store: JobStore, settings: Settings, host: CronHost, sour
     ledger = ExecutionLog(store.dir)
     exec_id = ledger.start(str(job["id"]), source)
     runner = _script_job if job.get("no_agent") else _agent_job
-    job_settings = None
+    job_settings, taint = None, ""
     try:  # the confinement of the session that made the job, whoever runs it (cron/confinement.py)
         job_settings = confined(job, settings)
-        ok, output, text, error = runner(job, job_settings, when, host)
+        ok, output, text, error, taint = runner(job, job_settings, when, host)
     except Unconfined as exc:
         ok, text, error = False, "", str(exc)
         output = render_output(job, when, ok, text, error)
@@ -294,6 +310,8 @@ def run_job(job: dict, store: JobStore, settings: Settings, host: CronHost, sour
         ok, text, error = False, "", f"{type(exc).__name__}: {exc}"
         output = render_output(job, when, ok, text, error)
     path = store.save_output(str(job["id"]), output, when)
+    if taint:  # provenance that travels with the output: a job reading it (context_from) is untrusted in turn
+        _mark_output(settings, path, taint)
     delivery_error = None
     if not (ok and is_silent(text)):
         delivery_error = _deliver(job, delivery_text(job, settings, ok, text, error), host.messenger, settings, ok,

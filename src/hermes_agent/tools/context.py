@@ -103,6 +103,10 @@ class ToolContext:
         """Record that the conversation took in untrusted content from `source` (the first one is kept)."""
         if source and not self.untrusted:
             self.untrusted = source
+            if self.session_id:
+                from hermes_agent.tools import taintmark
+
+                taintmark.mark_session(self)
 
     def written_instruction(self, name: str, args: dict) -> str:
         """Why what the call `name` saves for later sessions reads as an instruction ("" if it does not)."""

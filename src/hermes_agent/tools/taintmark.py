@@ -69,6 +69,19 @@ def after_call(ctx: object, confined: bool, since_ns: int) -> None:
         log.warning("could not record the taint of this session in the ledger", exc_info=True)
 
 
+def mark_session(ctx: object, since: float | None = None) -> None:
+    """A tainted conversation's session is marked in the ledger as soon as both are known (the taint, the session
+    id: at the taint, at the session's first row, at a compressed continuation, `since` 0: all its messages),
+    not only at a tool call or the session's end, which a killed server or gateway never reaches (red-team b14)."""
+    source = getattr(ctx, "untrusted", "")
+    if not source or not getattr(ctx, "session_id", None) or getattr(ctx, "settings", None) is None:
+        return
+    try:
+        _mark_session(ctx, _home(ctx), source, time.time() if since is None else since)
+    except OSError:
+        log.warning("could not record the taint of this session in the ledger", exc_info=True)
+
+
 def _mark_session(ctx: object, home: str, source: str, since: float) -> None:
     sid = getattr(ctx, "session_id", None)
     if sid and ctx.taint_session != sid:  # type: ignore[attr-defined]
