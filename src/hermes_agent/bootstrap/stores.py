@@ -258,6 +258,9 @@ def wire_checkpoints(services: AgentServices, settings: Settings) -> None:
             return guards[0].before(workdir, command)
 
         ctx.keep_uncommitted = keep
+        from hermes_agent.terminal.sandbox import keepwork  # every confined writer's start (sandbox/guard.py)
+
+        services.closers.append(keepwork.offer(keep))
 
 
 def wire_compression(services: AgentServices, settings: Settings, emit: Callable[[Event], None] | None,

@@ -64,10 +64,27 @@ class Guard:
         self._link_lines: list[str] = []  # its lines for the model: the next delivering enter() or check()
         self._unnotified: list[str] = []  # and for the user, when there was nobody to tell yet
 
-    def enter(self, *, deliver: bool = True) -> list[str]:
+    def enter(self, *, deliver: bool = True, why: str = "confined work") -> list[str]:
         """Confined work is about to start: what changed since the last check is put back when confined
-        work ran meanwhile, else taken as the user's. Returns the lines of checks nobody read yet (kept for
-        a later `enter` when not `deliver`)."""
+        work ran meanwhile, else taken as the user's; then the user's uncommitted work is kept (`keep`).
+        Returns the lines of checks nobody read yet (kept for a later `enter` when not `deliver`)."""
+        try:
+            return self._enter(deliver)
+        finally:
+            self.keep(why)
+
+    def keep(self, why: str) -> None:
+        """Snapshot the uncommitted and untracked work of the workspaces and of the repositories the first
+        baseline found in them (keepwork.py), before confined work may touch it: at each `enter()` and before
+        each MCP tool call (a running server may write at any time; this keeps what the user did meanwhile)."""
+        from hermes_agent.terminal.sandbox import keepwork
+
+        if keepwork._KEEPERS:
+            with self._lock:
+                found = [w for w in (self._first or {}).values() if w]
+            keepwork.keep([*self.workspaces, *found], why)
+
+    def _enter(self, deliver: bool) -> list[str]:
         with self._lock:
             if self._base is None:
                 self._base = self._scan(None, None)
