@@ -248,19 +248,42 @@ def wire_checkpoints(services: AgentServices, settings: Settings) -> None:
     if cfg.enabled:
         ctx.checkpoint = lambda workdir, why: store().snapshot(workdir, why, turn=ctx.turn_id)
     if cfg.keep_uncommitted:
-        guards: list = []
+        _wire_keep_uncommitted(services, store)
 
-        def keep(workdir: str, command: str = "") -> object:
-            if not guards:
-                from hermes_agent.storage.dirtyguard import DirtyGuard
 
-                guards.append(DirtyGuard(store(), notice=lambda line: (ctx.notice or log.warning)(line)))
-            return guards[0].before(workdir, command)
+def _wire_keep_uncommitted(services: AgentServices, store: Callable[[], object]) -> None:
+    """ctx.keep_uncommitted (storage/dirtyguard.py), offered to every confined writer's start
+    (terminal/sandbox/keepwork.py); the session's end line says how to restore what was kept."""
+    ctx = services.ctx
+    guards: list = []
+    taken: dict[str, str] = {}  # repository -> the last snapshot kept this session
 
-        ctx.keep_uncommitted = keep
-        from hermes_agent.terminal.sandbox import keepwork  # every confined writer's start (sandbox/guard.py)
+    def keep(workdir: str, command: str = "") -> object:
+        if not guards:
+            from hermes_agent.storage.dirtyguard import DirtyGuard
 
-        services.closers.append(keepwork.offer(keep))
+            guards.append(DirtyGuard(store(), notice=lambda line: (ctx.notice or log.warning)(line)))
+        cid = guards[0].before(workdir, command)
+        if cid:
+            taken[guards[0].root_of(workdir) or workdir] = str(cid)
+        return cid
+
+    ctx.keep_uncommitted = keep
+    from hermes_agent.terminal.sandbox import keepwork  # every confined writer's start (sandbox/guard.py)
+
+    withdraw = keepwork.offer(keep)
+
+    def close() -> None:
+        withdraw()
+        from hermes_agent.termsafe import one_line
+
+        for root, cid in taken.items():
+            (ctx.notice or log.warning)(
+                f"uncommitted work in {one_line(root)} was kept before confined work this session: "
+                f"`hermes checkpoints restore {cid[:10]} [PATH]` (run in {one_line(root)}) brings it back; "
+                "`hermes checkpoints list` shows every snapshot")
+
+    services.closers.append(close)
 
 
 def wire_compression(services: AgentServices, settings: Settings, emit: Callable[[Event], None] | None,

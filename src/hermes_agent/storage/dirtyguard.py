@@ -54,6 +54,11 @@ class DirtyGuard:
             log.warning("uncommitted-work snapshot of %s failed: %s", cwd, exc)
             return None
 
+    def root_of(self, cwd: str) -> str | None:
+        """The work tree of the repository holding `cwd` (what `before` snapshots), or None."""
+        found = repo_root(cwd, self.stop)
+        return found[0] if found is not None else None
+
     def _before(self, cwd: str, command: str) -> str | None:
         found = repo_root(cwd, self.stop)
         if found is None:
