@@ -2,7 +2,7 @@
 with HOME outside /tmp and a real MCP stdio server (confined, the workspace writable) that destroys work: at its
 start, before the model said anything, and on its first call, when no terminal command ran. The user's
 uncommitted edits and untracked files are snapshotted where the sandbox guard lets confined work in
-(terminal/sandbox/keepwork.py), and the session's end line says how to bring them back."""
+(terminal/base.py keep_work), and the session's end line says how to bring them back."""
 
 from __future__ import annotations
 

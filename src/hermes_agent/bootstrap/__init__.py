@@ -147,7 +147,7 @@ def build_services(settings: Settings, *, platform: str = "cli", toolsets: list[
     services_ref.append(services)
     if settings.cfg.web.summarize:  # the user opted in to auxiliary calls for long web pages
         ctx.summarize = summarizer(auxiliary_provider(settings, "web_extract", provider), max_tokens=2000)
-    wire_checkpoints(services, settings)  # before an MCP server may write the workspace (terminal/sandbox/keepwork.py)
+    wire_checkpoints(services, settings)  # before an MCP server may write the workspace (terminal/base.py keep_work)
     if not opts.safe_mode:
         _start_mcp(services, settings, wait=not interactive, warn=notify)
     wire_approval(services, settings, approver, interactive)  # type: ignore[arg-type]

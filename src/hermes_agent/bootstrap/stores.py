@@ -253,7 +253,7 @@ def wire_checkpoints(services: AgentServices, settings: Settings) -> None:
 
 def _wire_keep_uncommitted(services: AgentServices, store: Callable[[], object]) -> None:
     """ctx.keep_uncommitted (storage/dirtyguard.py), offered to every confined writer's start
-    (terminal/sandbox/keepwork.py); the session's end line says how to restore what was kept."""
+    (terminal/base.py `keep_work`); the session's end line says how to restore what was kept."""
     ctx = services.ctx
     guards: list = []
     taken: dict[str, str] = {}  # repository -> the last snapshot kept this session
@@ -269,9 +269,9 @@ def _wire_keep_uncommitted(services: AgentServices, store: Callable[[], object])
         return cid
 
     ctx.keep_uncommitted = keep
-    from hermes_agent.terminal.sandbox import keepwork  # every confined writer's start (sandbox/guard.py)
+    from hermes_agent.terminal.base import offer_keeper  # every confined writer's start (sandbox/guard.py)
 
-    withdraw = keepwork.offer(keep)
+    withdraw = offer_keeper(keep)
 
     def close() -> None:
         withdraw()

@@ -75,14 +75,15 @@ class Guard:
 
     def keep(self, why: str) -> None:
         """Snapshot the uncommitted and untracked work of the workspaces and of the repositories the first
-        baseline found in them (keepwork.py), before confined work may touch it: at each `enter()` and before
-        each MCP tool call (a running server may write at any time; this keeps what the user did meanwhile)."""
-        from hermes_agent.terminal.sandbox import keepwork
+        baseline found in them (terminal/base.py `keep_work`), before confined work may touch it: at each `enter()` and before
+        each MCP tool call (a running server may write at any time; this keeps what the user did meanwhile).
+        The keepers: terminal/base.py."""
+        from hermes_agent.terminal.base import KEEPERS, keep_work
 
-        if keepwork._KEEPERS:
+        if KEEPERS:
             with self._lock:
                 found = [w for w in (self._first or {}).values() if w]
-            keepwork.keep([*self.workspaces, *found], why)
+            keep_work([*self.workspaces, *found], why)
 
     def _enter(self, deliver: bool) -> list[str]:
         with self._lock:

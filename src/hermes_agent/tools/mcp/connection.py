@@ -397,7 +397,7 @@ class ServerConnection:
         """tools/call with the server's per-call timeout."""
         timeout = self.cfg.timeout
         guard = self._guard
-        if guard is not None:  # the user's uncommitted work, before the call may destroy it (keepwork.py)
+        if guard is not None:  # the user's uncommitted work, before the call may destroy it (terminal/base.py keep_work)
             await asyncio.to_thread(guard.keep, f"MCP {self.cfg.name}: {tool}")  # type: ignore[attr-defined]
         result = await self.request(
             lambda s: s.call_tool(tool, args, read_timeout_seconds=timeout),  # type: ignore[attr-defined]
