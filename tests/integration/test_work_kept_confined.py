@@ -53,13 +53,20 @@ def _chat(scripted, home: Path, mechanism: str, steps: list, *args: str) -> subp
     return out
 
 
-def _restore(home: Path, out: subprocess.CompletedProcess) -> None:
-    """What the end line says to run, run as said: the work comes back."""
-    said = re.search(r"`hermes checkpoints restore (\w+) \[PATH\]`", out.stderr)
-    assert said is not None, out.stderr
-    back = run_hermes("checkpoints", "restore", said.group(1), home=home / ".hermes", env={"HOME": str(home)},
-                      cwd=str(home / "proj"))
-    assert back.returncode == 0, back.stdout + back.stderr
+def _restore(home: Path, out: subprocess.CompletedProcess, before: str, only: Path | None = None) -> None:
+    """What the end lines say to run, run as said in each repository named (or `only` that one), with the
+    snapshot kept `before` what destroyed the work: the work comes back."""
+    said = re.findall(r"uncommitted work in (\S+) was kept .*`hermes checkpoints restore ID \[PATH\]`.*", out.stderr)
+    assert said, out.stderr
+    for line in (ln for ln in out.stderr.splitlines() if "was kept before confined work" in ln):
+        where = line.split("uncommitted work in ", 1)[1].split(" ", 1)[0]
+        if only is not None and where != str(only):
+            continue
+        cid = re.search(rf"(\w+) \(before {re.escape(before)}\)", line)
+        assert cid is not None, line
+        back = run_hermes("checkpoints", "restore", cid.group(1), home=home / ".hermes", env={"HOME": str(home)},
+                          cwd=where)
+        assert back.returncode == 0, back.stdout + back.stderr
 
 
 def test_a_server_that_destroys_work_at_its_start(scripted, home, mechanism):
@@ -71,7 +78,7 @@ def test_a_server_that_destroys_work_at_its_start(scripted, home, mechanism):
     assert (ws / "main.py").read_text() == "" and not (ws / "notes.txt").exists()  # it did destroy them
     listed = run_hermes("checkpoints", "list", home=home / ".hermes", env={"HOME": str(home)}, cwd=str(ws))
     assert "uncommitted changes kept before: MCP server wreck starts" in listed.stdout, listed.stdout + out.stderr
-    _restore(home, out)
+    _restore(home, out, "MCP server wreck starts")
     assert (ws / "main.py").read_text() == EDIT and (ws / "notes.txt").read_text() == "design notes\n"
     assert (ws / "src" / "draft.txt").read_text() == "draft\n"
     assert "refs/hermes" not in _git(ws, "for-each-ref")  # nothing written into the user's repository
@@ -85,12 +92,39 @@ def test_a_server_that_destroys_work_on_its_first_call(scripted, home, mechanism
              {"tool_calls": [{"name": "mcp__wreck__tidy", "arguments": {}}]}]
     out = _chat(scripted, home, mechanism, steps)
     assert not (ws / "plan.txt").exists() and (ws / "main.py").read_text() == "", out.stderr  # destroyed
-    _restore(home, out)
+    _restore(home, out, "MCP wreck: tidy")
     assert (ws / "main.py").read_text() == EDIT and (ws / "plan.txt").read_text() == "the plan\n"
 
 
+def test_a_server_that_destroys_work_when_the_session_ends(scripted, home, mechanism):
+    """Its exit handler runs after the last call: what was written since is kept at the session's close."""
+    ws = home / "proj"
+    steps = [{"tool_calls": [{"name": "mcp__wreck__tidy", "arguments": {}}]},
+             {"tool_calls": [{"name": "write_file", "arguments": {"path": "plan.txt", "content": "the plan\n"}}]}]
+    out = _chat(scripted, home, mechanism, steps, "exit")
+    assert not (ws / "plan.txt").exists(), out.stderr  # destroyed as the server stopped
+    _restore(home, out, "the session ends")
+    assert (ws / "plan.txt").read_text() == "the plan\n"
+
+
+def test_a_repository_nested_in_the_workspace_is_kept_too(scripted, home):
+    app = home / "proj" / "app"
+    app.mkdir()
+    (app / "mod.py").write_text("Y = 2\n")
+    _git(app, "init", "-q")
+    _git(app, "add", "-A")
+    _git(app, "commit", "-qm", "init")
+    (app / "mod.py").write_text(EDIT)
+    (app / "todo.txt").write_text("todo\n")
+    out = _chat(scripted, home, "auto", [], "start")
+    assert (app / "mod.py").read_text() == "" and not (app / "todo.txt").exists(), out.stderr
+    _restore(home, out, "MCP server wreck starts", only=app)
+    assert (app / "mod.py").read_text() == EDIT and (app / "todo.txt").read_text() == "todo\n"
+
+
 def test_a_clean_tree_costs_no_snapshot_and_no_line(scripted, home):
-    out = _chat(scripted, home, "auto", [{"tool_calls": [{"name": "mcp__wreck__tidy", "arguments": {}}]}])
+    """Control: ordinary confined work on a committed tree (the server started, a command ran)."""
+    out = _chat(scripted, home, "auto", [{"tool_calls": [{"name": "terminal", "arguments": {"command": "git status"}}]}])
     assert "hermes checkpoints restore" not in out.stderr, out.stderr
     listed = run_hermes("checkpoints", "list", home=home / ".hermes", env={"HOME": str(home)}, cwd=str(home / "proj"))
     assert "uncommitted changes kept" not in listed.stdout, listed.stdout

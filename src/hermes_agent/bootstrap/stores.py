@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -256,7 +257,7 @@ def _wire_keep_uncommitted(services: AgentServices, store: Callable[[], object])
     (terminal/base.py `keep_work`); the session's end line says how to restore what was kept."""
     ctx = services.ctx
     guards: list = []
-    taken: dict[str, str] = {}  # repository -> the last snapshot kept this session
+    taken: dict[str, list[tuple[str, str]]] = {}  # repository -> (snapshot, kept before what) this session
 
     def keep(workdir: str, command: str = "") -> object:
         if not guards:
@@ -265,7 +266,7 @@ def _wire_keep_uncommitted(services: AgentServices, store: Callable[[], object])
             guards.append(DirtyGuard(store(), notice=lambda line: (ctx.notice or log.warning)(line)))
         cid = guards[0].before(workdir, command)
         if cid:
-            taken[guards[0].root_of(workdir) or workdir] = str(cid)
+            taken.setdefault(guards[0].root_of(workdir) or workdir, []).append((str(cid), command))
         return cid
 
     ctx.keep_uncommitted = keep
@@ -273,15 +274,19 @@ def _wire_keep_uncommitted(services: AgentServices, store: Callable[[], object])
 
     withdraw = offer_keeper(keep)
 
-    def close() -> None:
+    def close() -> None:  # before the MCP servers stop (closers run in order): their exit handlers may write
+        guard = sys.modules.get("hermes_agent.terminal.sandbox.guard")  # loaded only if confined work started
+        if guard is not None:
+            guard.keep_all("the session ends")
         withdraw()
         from hermes_agent.termsafe import one_line
 
-        for root, cid in taken.items():
+        for root, kept in taken.items():
+            ids = "; ".join(f"{cid[:10]} (before {one_line(why)[:60]})" for cid, why in kept[-5:])
             (ctx.notice or log.warning)(
                 f"uncommitted work in {one_line(root)} was kept before confined work this session: "
-                f"`hermes checkpoints restore {cid[:10]} [PATH]` (run in {one_line(root)}) brings it back; "
-                "`hermes checkpoints list` shows every snapshot")
+                f"`hermes checkpoints restore ID [PATH]` there brings it back, ID one of: {ids}"
+                + (f" (+{len(kept) - 5} earlier: `hermes checkpoints list`)" if len(kept) > 5 else ""))
 
     services.closers.append(close)
 

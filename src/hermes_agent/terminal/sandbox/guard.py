@@ -314,6 +314,14 @@ def guard_for(workspaces: Iterable[str], quarantine: str, notify: Callable[[str]
         return guard
 
 
+def keep_all(why: str) -> None:
+    """Every guard's `keep` (the session's close, before its MCP servers stop: their exit handlers may write)."""
+    with _GUARDS_LOCK:
+        guards = list(_GUARDS.values())
+    for guard in guards:
+        guard.keep(why)
+
+
 def new_repositories() -> dict[str, str]:
     """git directory -> work tree ("" for a bare one) of every repository a guard of this process knows now that
     its baseline did not hold: made, cloned or moved in by confined work at any depth (deepwatch.py), as of the
