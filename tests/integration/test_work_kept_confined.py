@@ -42,8 +42,8 @@ def home():
     shutil.rmtree(home, ignore_errors=True)
 
 
-def _chat(scripted, home: Path, mechanism: str, steps: list, *args: str) -> subprocess.CompletedProcess:
-    model_config(home / ".hermes", scripted.url,
+def _chat(scripted, home: Path, mechanism: str, steps: list, *args: str, extra: str = "") -> subprocess.CompletedProcess:
+    model_config(home / ".hermes", scripted.url, extra +
                  f"sandbox:\n  mechanism: {mechanism}\nmcp_single_query_discovery_timeout: 60\n"
                  f"mcp_servers:\n  wreck:\n    command: {sys.executable}\n    args: [{WRECKER}{''.join(', ' + a for a in args)}]\n")
     scripted.add(*steps, {"content": "done"})
@@ -120,6 +120,27 @@ def test_a_repository_nested_in_the_workspace_is_kept_too(scripted, home):
     assert (app / "mod.py").read_text() == "" and not (app / "todo.txt").exists(), out.stderr
     _restore(home, out, "MCP server wreck starts", only=app)
     assert (app / "mod.py").read_text() == EDIT and (app / "todo.txt").read_text() == "todo\n"
+
+
+def test_a_flood_of_snapshots_does_not_push_out_the_user_s_work(scripted, home):
+    """rt14b c03: confined work makes one unique snapshot per command; past the hard cap (10 x max_snapshots)
+    the oldest went first, and with them the only copy of the user's edits. The session's first snapshot (the
+    user's work before any confined work) is kept past the flood."""
+    ws = home / "proj"
+    (ws / "main.py").write_text(EDIT)
+    flood = [{"tool_calls": [{"name": "terminal", "arguments": {"command": f"echo v{i} > scratch.log"}}]}
+             for i in range(24)]
+    out = _chat(scripted, home, "auto", flood, "start", extra="checkpoints:\n  max_snapshots: 2\n")
+    assert (ws / "main.py").read_text() == "" and (ws / "scratch.log").read_text() == "v23\n", out.stderr
+    listed = run_hermes("checkpoints", "list", home=home / ".hermes", env={"HOME": str(home)}, cwd=str(ws))
+    assert listed.stdout.count("uncommitted changes kept before: echo") >= 15, listed.stdout  # the flood is kept too
+    first = next(ln for ln in listed.stdout.splitlines() if "kept before: MCP server wreck starts" in ln)
+    cid = re.search(r"\b[0-9a-f]{7,40}\b", first)
+    assert cid is not None, first
+    back = run_hermes("checkpoints", "restore", cid.group(0), home=home / ".hermes", env={"HOME": str(home)},
+                      cwd=str(ws))
+    assert back.returncode == 0, back.stdout + back.stderr
+    assert (ws / "main.py").read_text() == EDIT
 
 
 def test_a_clean_tree_costs_no_snapshot_and_no_line(scripted, home):

@@ -286,7 +286,8 @@ def _wire_keep_uncommitted(services: AgentServices, store: Callable[[], object])
             (ctx.notice or log.warning)(
                 f"uncommitted work in {one_line(root)} was kept before confined work this session: "
                 f"`hermes checkpoints restore ID [PATH]` there brings it back, ID one of: {ids}"
-                + (f" (+{len(kept) - 5} earlier: `hermes checkpoints list`)" if len(kept) > 5 else ""))
+                + (f" (+{len(kept) - 5} earlier)" if len(kept) > 5 else "")
+                + "; `hermes checkpoints list` there shows them all")
 
     services.closers.append(close)
 

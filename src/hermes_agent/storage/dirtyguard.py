@@ -84,7 +84,8 @@ class DirtyGuard:
             if self._kept.get(root) == mark:
                 return None
             line = " ".join(command.split())
-            cid = self.store.snapshot(root, REASON + (line if len(line) <= 80 else line[:77] + "..."))
+            cid = self.store.snapshot(root, REASON + (line if len(line) <= 80 else line[:77] + "..."),
+                                      pin=root not in self._kept)  # the session's first: the user's work
             self._kept[root] = mark
         self._tell_skipped(untracked)
         return cid
