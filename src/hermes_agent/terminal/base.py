@@ -94,10 +94,10 @@ KEEPERS: list[Keeper] = []
 
 
 def offer_keeper(keeper: Keeper) -> Callable[[], None]:
-    """Register the session's keeper (the first one offered serves the process: a subagent's session shares
-    the parent's store); returns the call that withdraws it (the session's close)."""
-    if not KEEPERS:
-        KEEPERS.append(keeper)
+    """Register the session's keeper (the oldest one still registered serves the process: a subagent's session
+    shares the parent's store; when a gateway's first session closes, the next one's takes over); returns the
+    call that withdraws it (the session's close)."""
+    KEEPERS.append(keeper)
 
     def withdraw() -> None:
         if keeper in KEEPERS:
@@ -107,7 +107,7 @@ def offer_keeper(keeper: Keeper) -> Callable[[], None]:
 
 def keep_work(paths: Iterable[str], why: str) -> None:
     """Snapshot the repository holding each path when it holds work no snapshot has yet. Never raises."""
-    for keeper in list(KEEPERS):
+    for keeper in KEEPERS[:1]:
         for path in dict.fromkeys(paths):
             try:
                 keeper(path, why)
