@@ -1,6 +1,7 @@
 """Keep uncommitted work before a confined command can destroy it (issue 19, rt7 a10, rt13 a72): approval
 rules decide when to ask, but `rm f`, `mv other f`, `cat f > f`, `os.unlink('f')` are ordinary commands.
-Before each terminal command on the local backend, the git repository holding its working directory is
+Before each terminal command on the local backend and wherever confined work enters (the sandbox guard's
+`enter()` and each MCP tool call: terminal/base.py `keep_work`), the git repository holding the directory is
 checked for work that no commit holds: tracked files that may hold uncommitted changes (gitindex.py: the
 index read as data and one lstat per tracked file, no process) and untracked files that are not ignored
 (one directory walk that lstats only the untracked names, pruning .git, ignored directories and the
