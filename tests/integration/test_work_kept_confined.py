@@ -43,9 +43,10 @@ def home():
 
 
 def _chat(scripted, home: Path, mechanism: str, steps: list, *args: str, extra: str = "") -> subprocess.CompletedProcess:
+    server = (f"mcp_servers:\n  wreck:\n    command: {sys.executable}\n    args: [{WRECKER}{''.join(', ' + a for a in args)}]\n"
+              if "none" not in args else "")
     model_config(home / ".hermes", scripted.url, extra +
-                 f"sandbox:\n  mechanism: {mechanism}\nmcp_single_query_discovery_timeout: 60\n"
-                 f"mcp_servers:\n  wreck:\n    command: {sys.executable}\n    args: [{WRECKER}{''.join(', ' + a for a in args)}]\n")
+                 f"sandbox:\n  mechanism: {mechanism}\nmcp_single_query_discovery_timeout: 60\n" + server)
     scripted.add(*steps, {"content": "done"})
     out = run_hermes("chat", "-q", "tidy the project", "--yolo", home=home / ".hermes", env={"HOME": str(home)},
                      cwd=str(home / "proj"), timeout=180)
@@ -58,7 +59,7 @@ def _restore(home: Path, out: subprocess.CompletedProcess, before: str, only: Pa
     snapshot kept `before` what destroyed the work: the work comes back."""
     said = re.findall(r"uncommitted work in (\S+) was kept .*`hermes checkpoints restore ID \[PATH\]`.*", out.stderr)
     assert said, out.stderr
-    for line in (ln for ln in out.stderr.splitlines() if "was kept before confined work" in ln):
+    for line in (ln for ln in out.stderr.splitlines() if "was kept this session before" in ln):
         where = line.split("uncommitted work in ", 1)[1].split(" ", 1)[0]
         if only is not None and where != str(only):
             continue
@@ -141,6 +142,20 @@ def test_a_flood_of_snapshots_does_not_push_out_the_user_s_work(scripted, home):
                       cwd=str(ws))
     assert back.returncode == 0, back.stdout + back.stderr
     assert (ws / "main.py").read_text() == EDIT
+
+
+def test_hermes_s_own_file_tools_keep_the_work_they_replace(scripted, home):
+    """rt14b c14: write_file and patch as the first calls, over uncommitted edits (checkpoints.enabled is off)."""
+    ws = home / "proj"
+    (ws / "main.py").write_text(EDIT)
+    (ws / "src" / "lib.py").write_text("X = 1\n# UNCOMMITTED LIB\n")
+    steps = [{"tool_calls": [{"name": "write_file", "arguments": {"path": "main.py", "content": "print('new')\n"}}]},
+             {"tool_calls": [{"name": "patch", "arguments": {"path": "src/lib.py", "old_string": "# UNCOMMITTED LIB\n",
+                                                             "new_string": ""}}]}]
+    out = _chat(scripted, home, "auto", steps, "none")  # no MCP server: the file tools are the first writers
+    assert (ws / "main.py").read_text() == "print('new')\n" and (ws / "src" / "lib.py").read_text() == "X = 1\n"
+    _restore(home, out, "a file tool writes main.py")
+    assert (ws / "main.py").read_text() == EDIT and "UNCOMMITTED LIB" in (ws / "src" / "lib.py").read_text()
 
 
 def test_a_clean_tree_costs_no_snapshot_and_no_line(scripted, home):
