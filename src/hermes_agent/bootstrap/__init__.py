@@ -147,6 +147,7 @@ def build_services(settings: Settings, *, platform: str = "cli", toolsets: list[
     services_ref.append(services)
     if settings.cfg.web.summarize:  # the user opted in to auxiliary calls for long web pages
         ctx.summarize = summarizer(auxiliary_provider(settings, "web_extract", provider), max_tokens=2000)
+    wire_checkpoints(services, settings)  # before an MCP server may write the workspace (terminal/base.py keep_work)
     if not opts.safe_mode:
         _start_mcp(services, settings, wait=not interactive, warn=notify)
     wire_approval(services, settings, approver, interactive)  # type: ignore[arg-type]
@@ -165,7 +166,6 @@ def build_services(settings: Settings, *, platform: str = "cli", toolsets: list[
                                                    ignore_rules=opts.ignore_rules, extra=extra)
     binding = _wire_session(services, settings, platform, interactive) if persist else None
     wire_compression(services, settings, event_callback, binding.on_compressed if binding else None)
-    wire_checkpoints(services, settings)
     wire_terminal(services, settings, warm=platform == "cli")
     wire_browser_and_vision(services, settings)
     services.closers.append(lambda: finish_context_watch(ctx))  # last: the session's processes are gone

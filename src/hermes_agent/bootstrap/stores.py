@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -248,16 +249,47 @@ def wire_checkpoints(services: AgentServices, settings: Settings) -> None:
     if cfg.enabled:
         ctx.checkpoint = lambda workdir, why: store().snapshot(workdir, why, turn=ctx.turn_id)
     if cfg.keep_uncommitted:
-        guards: list = []
+        _wire_keep_uncommitted(services, store)
 
-        def keep(workdir: str, command: str = "") -> object:
-            if not guards:
-                from hermes_agent.storage.dirtyguard import DirtyGuard
 
-                guards.append(DirtyGuard(store(), notice=lambda line: (ctx.notice or log.warning)(line)))
-            return guards[0].before(workdir, command)
+def _wire_keep_uncommitted(services: AgentServices, store: Callable[[], object]) -> None:
+    """ctx.keep_uncommitted (storage/dirtyguard.py), offered to every confined writer's start
+    (terminal/base.py `keep_work`); the session's end line says how to restore what was kept."""
+    ctx = services.ctx
+    guards: list = []
+    taken: dict[str, list[tuple[str, str]]] = {}  # repository -> (snapshot, kept before what) this session
 
-        ctx.keep_uncommitted = keep
+    def keep(workdir: str, command: str = "") -> object:
+        if not guards:
+            from hermes_agent.storage.dirtyguard import DirtyGuard
+
+            guards.append(DirtyGuard(store(), notice=lambda line: (ctx.notice or log.warning)(line)))
+        cid = guards[0].before(workdir, command)
+        if cid:
+            taken.setdefault(guards[0].root_of(workdir) or workdir, []).append((str(cid), command))
+        return cid
+
+    ctx.keep_uncommitted = keep
+    from hermes_agent.terminal.base import offer_keeper  # every confined writer's start (sandbox/guard.py)
+
+    withdraw = offer_keeper(keep)
+
+    def close() -> None:  # before the MCP servers stop (closers run in order): their exit handlers may write
+        guard = sys.modules.get("hermes_agent.terminal.sandbox.guard")  # loaded only if confined work started
+        if guard is not None:
+            guard.keep_all("the session ends")
+        withdraw()
+        from hermes_agent.termsafe import one_line
+
+        for root, kept in taken.items():
+            ids = "; ".join(f"{cid[:10]} (before {one_line(why)[:60]})" for cid, why in kept[-5:])
+            (ctx.notice or log.warning)(
+                f"uncommitted work in {one_line(root)} was kept this session before it could be destroyed: "
+                f"`hermes checkpoints restore ID [PATH]` there brings it back, ID one of: {ids}"
+                + (f" (+{len(kept) - 5} earlier)" if len(kept) > 5 else "")
+                + "; `hermes checkpoints list` there shows them all")
+
+    services.closers.append(close)
 
 
 def wire_compression(services: AgentServices, settings: Settings, emit: Callable[[Event], None] | None,

@@ -231,8 +231,10 @@ class CheckpointStore:
     # -- public API ---------------------------------------------------------------------------
 
     def snapshot(self, workdir: str | Path, reason: str = "", *, turn: object = None,
-                 safety: bool = False) -> str | None:
-        """Checkpoint `workdir`; None when skipped (same turn, nothing changed, refused dir, git error)."""
+                 safety: bool = False, pin: bool = False) -> str | None:
+        """Checkpoint `workdir`; None when skipped (same turn, nothing changed, refused dir, git error). `pin`:
+        its tree is the user's work (the dirty guard's first snapshot of a session, before any confined work of
+        it): pruning past the hard cap drops it last (cpprune.py; rt14b c03)."""
         wd = _abs(workdir)
         if not _snapshottable(wd):
             return None
@@ -243,6 +245,9 @@ class CheckpointStore:
                 self._ensure_store()
                 self.touch_project(wd)
                 tree = self._stage(wd, tmp)
+                if pin and tree is not None:
+                    with open(self.store / f"pinned-{project_key(wd)}", "a", encoding="ascii") as fh:
+                        fh.write(tree + "\n")
                 cid = None if tree is None else self._commit_if_changed(wd, tree, reason, safety, prune=True)
         except (subprocess.SubprocessError, OSError) as exc:
             log.warning("checkpoint of %s failed: %s", wd, _why(exc))
@@ -272,7 +277,11 @@ class CheckpointStore:
         commits = cpprune.chain(git, self.ref(wd))
         if len(commits) <= self.max_snapshots:
             return None
-        kept = cpprune.keep(git, commits, self.max_snapshots)
+        try:
+            pinned = set((self.store / f"pinned-{project_key(wd)}").read_text(encoding="ascii").split())
+        except OSError:
+            pinned = set()
+        kept = cpprune.keep(git, commits, self.max_snapshots, pinned=pinned)
         if len(kept) == len(commits):
             return None
         messages = {cid: message for cid, _when, message in self._log(wd, held=True)}

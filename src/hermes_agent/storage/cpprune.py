@@ -36,10 +36,13 @@ def chain(git: Callable[..., str], ref: str) -> list[tuple[str, str, str, list[t
     return items
 
 
-def keep(git: Callable[..., str], commits: list, max_snapshots: int, now: float | None = None) -> list[int]:
+def keep(git: Callable[..., str], commits: list, max_snapshots: int, now: float | None = None,
+         pinned: frozenset[str] | set[str] = frozenset()) -> list[int]:
     """Indices (newest first) of `commits` (from `chain`) to keep. A commit holds a version no later one
     holds when its child changed or removed a file and that content (at any path: a move keeps it) is not
-    brought back by a newer commit."""
+    brought back by a newer commit. Past the hard cap the oldest go first, except a commit whose tree is
+    `pinned` (the user's work before a session's confined work: confined work cannot flood those out, rt14b
+    c03)."""
     now = time.time() if now is None else now
     kept = list(range(min(len(commits), max_snapshots)))
     introduced: set[str] = set()  # contents that commits newer than the child brought in
@@ -57,7 +60,10 @@ def keep(git: Callable[..., str], commits: list, max_snapshots: int, now: float 
     for i, lost in candidates:
         if any(pair not in grown for pair in lost):
             kept.append(i)
-    return sorted(kept)[:max_snapshots * HARD_CAP_FACTOR]
+    kept.sort()
+    first = [i for i in kept if commits[i][1] in pinned][:max_snapshots * HARD_CAP_FACTOR]
+    rest = [i for i in kept if commits[i][1] not in pinned]
+    return sorted(first + rest[:max_snapshots * HARD_CAP_FACTOR - len(first)])
 
 
 def _grown(git: Callable[..., str], pairs: list[tuple[str, str]]) -> set[tuple[str, str]]:

@@ -1,6 +1,7 @@
 """Keep uncommitted work before a confined command can destroy it (issue 19, rt7 a10, rt13 a72): approval
 rules decide when to ask, but `rm f`, `mv other f`, `cat f > f`, `os.unlink('f')` are ordinary commands.
-Before each terminal command on the local backend, the git repository holding its working directory is
+Before each terminal command on the local backend and wherever confined work enters (the sandbox guard's
+`enter()` and each MCP tool call: terminal/base.py `keep_work`), the git repository holding the directory is
 checked for work that no commit holds: tracked files that may hold uncommitted changes (gitindex.py: the
 index read as data and one lstat per tracked file, no process) and untracked files that are not ignored
 (one directory walk that lstats only the untracked names, pruning .git, ignored directories and the
@@ -54,6 +55,11 @@ class DirtyGuard:
             log.warning("uncommitted-work snapshot of %s failed: %s", cwd, exc)
             return None
 
+    def root_of(self, cwd: str) -> str | None:
+        """The work tree of the repository holding `cwd` (what `before` snapshots), or None."""
+        found = repo_root(cwd, self.stop)
+        return found[0] if found is not None else None
+
     def _before(self, cwd: str, command: str) -> str | None:
         found = repo_root(cwd, self.stop)
         if found is None:
@@ -79,7 +85,8 @@ class DirtyGuard:
             if self._kept.get(root) == mark:
                 return None
             line = " ".join(command.split())
-            cid = self.store.snapshot(root, REASON + (line if len(line) <= 80 else line[:77] + "..."))
+            cid = self.store.snapshot(root, REASON + (line if len(line) <= 80 else line[:77] + "..."),
+                                      pin=root not in self._kept)  # the session's first: the user's work
             self._kept[root] = mark
         self._tell_skipped(untracked)
         return cid

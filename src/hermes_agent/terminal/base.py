@@ -4,8 +4,10 @@ the commands run on (host, container or remote)."""
 
 from __future__ import annotations
 
+import logging
 import sys
 import threading
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -75,3 +77,39 @@ def run_later_lines() -> list[str]:
     from hermes_agent.termsafe import visible
 
     return [visible(line) for line in mod.session_lines()]
+
+
+# -- keeping the user's uncommitted work before ANY confined work may touch it (issue 19, rt14b c01) ---------
+# The sandbox guard's `enter()` (sandbox/guard.py) is where every confined writer starts: terminal, background and
+# PTY commands, execute_code, an MCP stdio server's start, and (through `Guard.keep`) each MCP tool call; skill
+# scripts, subagents' tools and plugin subprocesses run through those. There it calls the keeper the session
+# registered (`offer_keeper`: bootstrap/stores.py wires storage/dirtyguard.py's `DirtyGuard.before`), once per
+# workspace and per repository its first baseline found in them. The keeper skips a tree that did not change
+# since its last snapshot (size, mtime, inode), so a steady workspace costs a stat walk. Here, in a module every
+# session loads anyway: registering costs no import at start-up.
+
+log = logging.getLogger(__name__)
+Keeper = Callable[[str, str], object]
+KEEPERS: list[Keeper] = []
+
+
+def offer_keeper(keeper: Keeper) -> Callable[[], None]:
+    """Register the session's keeper (the oldest one still registered serves the process: a subagent's session
+    shares the parent's store; when a gateway's first session closes, the next one's takes over); returns the
+    call that withdraws it (the session's close)."""
+    KEEPERS.append(keeper)
+
+    def withdraw() -> None:
+        if keeper in KEEPERS:
+            KEEPERS.remove(keeper)
+    return withdraw
+
+
+def keep_work(paths: Iterable[str], why: str) -> None:
+    """Snapshot the repository holding each path when it holds work no snapshot has yet. Never raises."""
+    for keeper in KEEPERS[:1]:
+        for path in dict.fromkeys(paths):
+            try:
+                keeper(path, why)
+            except Exception as exc:  # noqa: BLE001 - a safety net must never stop the work it guards
+                log.warning("keeping uncommitted work of %s failed: %s", path, exc)

@@ -63,7 +63,7 @@ def _guarded(method: Callable[..., ExecResult]) -> Callable[..., ExecResult]:
     @wraps(method)
     def run(self: LocalBackend, command: str, *args: object, sandbox: bool = True, **kw: object) -> ExecResult:
         guard = self.guard() if sandbox else None
-        notes = guard.enter() if guard is not None else []
+        notes = guard.enter(why=command) if guard is not None else []
         try:
             res = method(self, command, *args, sandbox=sandbox, **kw)
         finally:
@@ -409,7 +409,7 @@ class LocalBackend(HostFiles):
         start = self._unconfined_start(sandbox)
         guard = self.guard() if sandbox else None
         if guard is not None:
-            guard.enter(deliver=False)
+            guard.enter(deliver=False, why=command)
         try:
             self._source_rc_once(start)
             proc, _ = self._run(self._argv(build_body(self._spec(command, cwd, save=False, start=start))),

@@ -25,6 +25,9 @@ class HostFiles:
     def write_bytes(self, path: str, data: bytes) -> None:
         """Atomically replace a file (temp file + rename), creating parent directories. A write of hermes's own
         (file tools) is never put back by the run-later guard."""
+        from hermes_agent.terminal.base import keep_work
+
+        keep_work([os.path.dirname(self.host_path(self._abs(path)))], f"a file tool writes {os.path.basename(path)}")  # rt14b c14
         guard = self.guard() if self._runner is not None else None
         with guard.trusted() if guard is not None else contextlib.nullcontext():
             self._write(path, data)

@@ -66,10 +66,28 @@ class Guard:
         self._link_lines: list[str] = []  # its lines for the model: the next delivering enter() or check()
         self._unnotified: list[str] = []  # and for the user, when there was nobody to tell yet
 
-    def enter(self, *, deliver: bool = True) -> list[str]:
+    def enter(self, *, deliver: bool = True, why: str = "confined work") -> list[str]:
         """Confined work is about to start: what changed since the last check is put back when confined
-        work ran meanwhile, else taken as the user's. Returns the lines of checks nobody read yet (kept for
-        a later `enter` when not `deliver`)."""
+        work ran meanwhile, else taken as the user's; then the user's uncommitted work is kept (`keep`).
+        Returns the lines of checks nobody read yet (kept for a later `enter` when not `deliver`)."""
+        try:
+            return self._enter(deliver)
+        finally:
+            self.keep(why)
+
+    def keep(self, why: str) -> None:
+        """Snapshot the uncommitted and untracked work of the workspaces and of the repositories the first
+        baseline found in them (terminal/base.py `keep_work`), before confined work may touch it: at each `enter()` and before
+        each MCP tool call (a running server may write at any time; this keeps what the user did meanwhile).
+        The keepers: terminal/base.py."""
+        from hermes_agent.terminal.base import KEEPERS, keep_work
+
+        if KEEPERS:
+            with self._lock:
+                found = [w for w in (self._first or {}).values() if w]
+            keep_work([*self.workspaces, *found], why)
+
+    def _enter(self, deliver: bool) -> list[str]:
         with self._lock:
             if self._base is None:
                 self._base = self._scan(None, None)
@@ -323,6 +341,14 @@ def guard_for(workspaces: Iterable[str], quarantine: str, notify: Callable[[str]
                 for line in told:
                     notify(line)
         return guard
+
+
+def keep_all(why: str) -> None:
+    """Every guard's `keep` (the session's close, before its MCP servers stop: their exit handlers may write)."""
+    with _GUARDS_LOCK:
+        guards = list(_GUARDS.values())
+    for guard in guards:
+        guard.keep(why)
 
 
 def new_repositories() -> dict[str, str]:

@@ -13,7 +13,7 @@ from typing import BinaryIO
 from hermes_agent.approval.policy import PathPolicy, Verdict, resolve
 from hermes_agent.nofollow import open_dir, open_nofollow, pseudo_fs, write_nofollow
 from hermes_agent.paths import is_under as _under
-from hermes_agent.terminal.base import TerminalBackend
+from hermes_agent.terminal.base import TerminalBackend, keep_work
 from hermes_agent.tools.builtin._fileio import FileToolError
 
 
@@ -113,11 +113,13 @@ class GuardedBackend:
         from hermes_agent.terminal.sandbox import byhand
 
         byhand.remember(self.policy.workspace)  # the session report's baseline (first write or command)
+        keep_work([os.path.dirname(real)], f"a file tool writes {os.path.basename(path)}")  # the uncommitted work it may replace (c14)
         with self._trusted():
             write_nofollow(real, data)
 
     def remove(self, path: str) -> None:
         real = self._approved(path)
+        keep_work([os.path.dirname(real)], f"a file tool removes {os.path.basename(path)}")
         parent = open_dir(os.path.dirname(real), create=False)
         try:
             with self._trusted():

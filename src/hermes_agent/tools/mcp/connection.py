@@ -255,7 +255,7 @@ class ServerConnection:
         guard = self._guard = _guard_of(conf)
         if guard is not None:  # checked after each call and when the server is gone (callbacks run last)
             guard.separate_links(conf.spec)  # type: ignore[attr-defined]  # files hard-linked outside: copied apart
-            guard.enter(deliver=False)
+            guard.enter(deliver=False, why=f"MCP server {self.cfg.name} starts")  # type: ignore[attr-defined]
             stack.callback(guard.leave, hold=True)  # type: ignore[attr-defined]
         from hermes_agent.tools.mcp.errlog import StderrRelay
 
@@ -400,10 +400,12 @@ class ServerConnection:
     async def call_tool(self, tool: str, args: dict) -> str:
         """tools/call with the server's per-call timeout."""
         timeout = self.cfg.timeout
+        guard = self._guard
+        if guard is not None:  # the user's uncommitted work, before the call may destroy it (terminal/base.py keep_work)
+            await asyncio.to_thread(guard.keep, f"MCP {self.cfg.name}: {tool}")  # type: ignore[attr-defined]
         result = await self.request(
             lambda s: s.call_tool(tool, args, read_timeout_seconds=timeout),  # type: ignore[attr-defined]
             timeout, call_result_json)
-        guard = self._guard
         notes = guard.check() if guard is not None else []  # type: ignore[attr-defined]
         return _with_notes(result, notes) if notes else result
 
