@@ -146,7 +146,7 @@ def terminal(args: dict, **kw: object) -> str:
         return tool_error(f"terminal backend unavailable: {exc}")
     # Only a sandboxing backend takes the flag; the approval gate asks before such a call.
     opts = {"sandbox": False} if args.get("sandbox") is False and hasattr(backend, "contained") else {}
-    _keep_uncommitted(backend, workdir, command, kw)
+    _keep_uncommitted(backend, workdir, command, kw, opts)
     taint_guard(backend, kw)
     with _judged_files(backend, command):
         if args.get("background"):
@@ -181,11 +181,15 @@ def taint_guard(backend, kw: dict) -> None:
         guard.tainted = bool(getattr(kw.get("ctx"), "untrusted", ""))
 
 
-def _keep_uncommitted(backend, workdir: str | None, command: str, kw: dict) -> None:
+def _keep_uncommitted(backend, workdir: str | None, command: str, kw: dict, opts: dict) -> None:
     """Let the caller snapshot the git workspace's uncommitted changes before the command may destroy them
-    (local backend: the snapshot store lives on this host)."""
+    (local backend: the snapshot store lives on this host). A sandboxed run is kept by the guard's `enter`
+    (terminal/sandbox/guard.py: one place for every confined writer), so only the others are kept here."""
     keep = getattr(kw.get("ctx"), "keep_uncommitted", None)
     if keep is None or backend.kind != "local":
+        return
+    find = getattr(backend, "guard", None)
+    if opts.get("sandbox", True) and find is not None and find() is not None:
         return
     base = backend.cwd()
     keep(os.path.join(base, workdir) if workdir else base, command)
