@@ -124,14 +124,17 @@ def test_the_user_s_own_edits_put_back_by_the_watch_are_kept(scripted, hermes_ho
     edits = {"AGENTS.md": "# Agents\nUse pytest.\nUSER EDIT: never push to main.\n", "CLAUDE.md": "USER NEW FILE\n",
              ".hermes.md": "USER REWRITE\n"}
 
-    def user_edits() -> None:
-        time.sleep(2.5)
+    def user_edits() -> None:  # while `sleep 5` runs (its flag made), whatever the machine's load
+        deadline = time.monotonic() + 150
+        while not (ws / "started.flag").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(1)
         for name, text in edits.items():
             (ws / name).write_text(text)
 
     model_config(hermes_home, scripted.url)
     scripted.add({"tool_calls": [{"name": "terminal", "arguments": {"command": "sleep 30", "background": True}}]},
-                 {"tool_calls": [{"name": "terminal", "arguments": {"command": "sleep 5"}}]},
+                 {"tool_calls": [{"name": "terminal", "arguments": {"command": "touch started.flag && sleep 5"}}]},
                  {"tool_calls": [{"name": "terminal", "arguments": {"command": "echo after"}}]}, {"content": "done"})
     editor = threading.Thread(target=user_edits)
     editor.start()
