@@ -242,12 +242,18 @@ class ObjectWatch:
         """`git commit-graph verify` / `multi-pack-index verify` of the repository's objects, run in the scratch
         repository (no configuration of the user's repository read): every commit's tree and parents, every
         id's pack and offset checked against the objects."""
-        if not self.scratch:
-            return False
-        if _sig(os.path.join(self.scratch, "HEAD")) is None and not _git(["init", "-q", "--bare", self.scratch]):
-            return False
         verb = ["multi-pack-index", "verify"] if name == _CACHES[2] else ["commit-graph", "verify"]
-        return _git(verb, self.scratch, os.path.join(gd, "objects")) is True
+        return self.in_objects(gd, verb) is not None
+
+    def in_objects(self, gd: str, args: list[str]) -> bytes | None:
+        """git `args` over repository `gd`'s objects only, in the scratch repository (nothing of the user's
+        repository but its objects read: no configuration, hooks or refs): its output, None when it failed."""
+        if not self.scratch:
+            return None
+        if _sig(os.path.join(self.scratch, "HEAD")) is None and not _git(["init", "-q", "--bare", self.scratch]):
+            return None
+        out: list[bytes] = []
+        return out[0] if _git(args, self.scratch, os.path.join(gd, "objects"), out) else None
 
     # -- loose objects
 
@@ -400,20 +406,25 @@ def _restore(dfd: int, name: str, oid: str, algo: str, worktree: str) -> str:
 def _index_paths(index: str, oid: str, algo: str) -> list[str]:
     """Paths the index (version 2 or 3) lists with object id `oid`."""
     data = _read(index) or b""
-    size = hashlib.new(algo).digest_size
+    size, want = hashlib.new(algo).digest_size, bytes.fromhex(oid)
+    return [path for pos, path, _flags in index_entries(data, size) if data[pos + 40:pos + 40 + size] == want]
+
+
+def index_entries(data: bytes, size: int) -> Iterable[tuple[int, str, int]]:
+    """(offset, path, offset of its 16-bit flags) of each entry of an index of version 2 or 3 (`size`: the
+    object id's length): the flags hold assume-unchanged (0x8000); extended (0x4000) means two more bytes
+    follow, with skip-worktree (0x4000). Nothing for another version (4 compresses paths)."""
     if data[:4] != b"DIRC" or int.from_bytes(data[4:8], "big") not in (2, 3):
-        return []
-    want, out, pos = bytes.fromhex(oid), [], 12
+        return
+    pos = 12
     for _ in range(int.from_bytes(data[8:12], "big")):
         flags = int.from_bytes(data[pos + 40 + size:pos + 42 + size], "big")
         start = pos + 42 + size + (2 if flags & 0x4000 else 0)
         end = data.find(b"\0", start)
         if end < 0:
-            break
-        if data[pos + 40:pos + 40 + size] == want:
-            out.append(os.fsdecode(data[start:end]))
+            return
+        yield pos, os.fsdecode(data[start:end]), pos + 40 + size
         pos += (end - pos + 8) & ~7
-    return out
 
 
 def _verify(dfd: int, name: str, oid: str, algo: str, budget: list[int]) -> tuple[bool | None, bytes | None]:
@@ -489,9 +500,10 @@ def _pack_ok(pack: str, base: str) -> bool | None:
     return _git(["index-pack", "--verify", path])
 
 
-def _git(args: list[str], scratch: str = "", objects: str = "") -> bool | None:
+def _git(args: list[str], scratch: str = "", objects: str = "", out: list[bytes] | None = None) -> bool | None:
     """git `args` with no configuration, outside the user's repositories (with `scratch`: hermes's own empty
-    repository, `objects` its object directory): whether it succeeded; None when there is no trusted git."""
+    repository, `objects` its object directory): whether it succeeded (its output appended to `out`); None
+    when there is no trusted git."""
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "GIT_CONFIG_NOSYSTEM": "1",
            "GIT_CONFIG_GLOBAL": os.devnull, "HOME": "/", "GIT_CEILING_DIRECTORIES": "/", "LC_ALL": "C"}
     if scratch:
@@ -504,6 +516,8 @@ def _git(args: list[str], scratch: str = "", objects: str = "") -> bool | None:
         done = subprocess.run([git, *args], cwd="/", env=env, capture_output=True, timeout=300, check=False)
     except (OSError, subprocess.TimeoutExpired):
         return False
+    if out is not None:
+        out.append(done.stdout)
     return done.returncode == 0
 
 
