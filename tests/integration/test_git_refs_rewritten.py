@@ -17,6 +17,9 @@ AMEND = ("printf 'all:\\n\\ttouch PWNED\\n' > .m && b=$(git hash-object -w .m) &
          "GIT_COMMITTER_DATE=\"$(git log -1 --format=%cD)\" git commit -q --amend --no-edit --no-verify && "
          "git update-index --skip-worktree Makefile && git update-index --assume-unchanged a.txt && "
          "git branch -f side HEAD~1 && echo PLANTED")
+# the same class: a branch replaced by a commit with no parent (no common history at all), a release tag moved
+ORPHAN = ("c=$(git commit-tree $(git write-tree) -m build) && git update-ref refs/heads/rel $c && "
+          "git tag -f v1 $c && echo PLANTED")
 FORWARD = "echo z > z.txt && git add z.txt && git commit -qm z && git branch -f side HEAD && echo OK"
 
 
@@ -29,20 +32,24 @@ def _commit_makefile(home_dir, proj) -> str:  # noqa: ANN001
     (proj / "Makefile").write_text("all:\n\techo ok\n")
     _git(home_dir, proj, "add", "Makefile")
     _git(home_dir, proj, "commit", "-qm", "build")
-    _git(home_dir, proj, "branch", "side")
+    for name in ("side", "rel"):
+        _git(home_dir, proj, "branch", name)
+    _git(home_dir, proj, "tag", "v1")
     return _git(home_dir, proj, "rev-parse", "HEAD").stdout.strip()
 
 
 def test_a_rewritten_branch_is_said_and_hiding_flags_are_cleared(scripted, home, mechanism):  # noqa: F811
     proj = home / "proj"
     old = _commit_makefile(home, proj)
-    results = _chat(scripted, home, [TAINT, _terminal(AMEND)], mechanism)
-    assert "PLANTED" in results[1], results[1]
+    results = _chat(scripted, home, [TAINT, _terminal(AMEND), _terminal(ORPHAN)], mechanism)
+    assert "PLANTED" in results[1] and "PLANTED" in results[2], results
     assert "refs/heads/master was rewritten" in results[1] or "refs/heads/main was rewritten" in results[1], \
         results[1]
     assert "changes Makefile" in results[1] and f"to go back: git reset {old}" in results[1], results[1]
     assert "refs/heads/side was rewritten" in results[1] and f"git update-ref refs/heads/side {old}" in results[1]
     assert "cleared on Makefile, a.txt" in results[1], results[1]
+    for ref in ("refs/heads/rel", "refs/tags/v1"):
+        assert f"{ref} was rewritten" in results[2] and f"git update-ref {ref} {old}" in results[2], results[2]
     status = _git(home, proj, "status", "--short").stdout
     assert "M Makefile" in status, status  # what the flag hid is in the user's view again
     assert _git(home, proj, "ls-files", "-v").stdout.split()[:2] != ["S", "Makefile"]

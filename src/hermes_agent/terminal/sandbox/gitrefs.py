@@ -52,14 +52,16 @@ class RefWatch:
         return lines
 
     def _rewritten(self, gd: str, where: str) -> list[str]:
-        now, lines = _tips(gd), []
+        now, lines, common = _tips(gd), [], _common(gd)
         head = (_read(os.path.join(gd, "HEAD")) or b"").strip()
         for ref, old in sorted(self.tips[gd].items()):
             new = now.get(ref)
-            if new is None or new == old or self.objects.in_objects(gd, ["merge-base", "--is-ancestor", old, new]) \
-                    is not None:
-                continue  # removed (said nowhere: a deleted branch's commits stay), unchanged, or moved forward
-            out = self.objects.in_objects(gd, ["diff-tree", "-r", "--name-only", "-z", old, new]) or b""
+            if new is None or new == old or not all(self.objects.in_objects(common, ["cat-file", "-e", f"{o}^{{commit}}"])
+                                                    is not None for o in (old, new)):
+                continue  # removed (a deleted branch's commits stay), unchanged, or not a commit git has here
+            if self.objects.in_objects(common, ["merge-base", "--is-ancestor", old, new]) is not None:
+                continue  # moved forward: the old tip is still in its history
+            out = self.objects.in_objects(common, ["diff-tree", "-r", "--name-only", "-z", old, new]) or b""
             files = [os.fsdecode(f) for f in out.split(b"\0") if f]
             back = (f"git reset {old}" if head in (b"ref: " + ref.encode(), old.encode()) or ref == "HEAD"
                     else f"git update-ref {ref} {old}")
@@ -71,22 +73,31 @@ class RefWatch:
 
 
 def _tips(gd: str) -> dict[str, str]:
-    """refs/heads/* (loose over packed) and a detached HEAD."""
+    """refs/heads/* and refs/tags/* (loose over packed; a linked work tree's from the common directory) and
+    a detached HEAD."""
     tips: dict[str, str] = {}
-    for line in (_read(os.path.join(gd, "packed-refs")) or b"").splitlines():
+    common_dir = _common(gd)
+    for line in (_read(os.path.join(common_dir, "packed-refs")) or b"").splitlines():
         oid, _, name = line.partition(b" ")
-        if name.startswith(b"refs/heads/") and _OID.match(oid):
+        if name.startswith((b"refs/heads/", b"refs/tags/")) and _OID.match(oid):
             tips[os.fsdecode(name)] = oid.decode()
-    heads = os.path.join(gd, "refs", "heads")
-    for d, _dirs, names in os.walk(heads):
-        for n in names:
-            data = (_read(os.path.join(d, n)) or b"").strip()
-            if _OID.match(data):
-                tips["refs/heads/" + os.path.relpath(os.path.join(d, n), heads)] = data.decode()
+    for kind in ("heads", "tags"):
+        top = os.path.join(common_dir, "refs", kind)
+        for d, _dirs, names in os.walk(top):
+            for n in names:
+                data = (_read(os.path.join(d, n)) or b"").strip()
+                if _OID.match(data):
+                    tips[f"refs/{kind}/" + os.path.relpath(os.path.join(d, n), top)] = data.decode()
     head = (_read(os.path.join(gd, "HEAD")) or b"").strip()
     if _OID.match(head):
         tips["HEAD"] = head.decode()
     return tips
+
+
+def _common(gd: str) -> str:
+    """Where refs and objects are: a linked work tree's git directory names it in `commondir`."""
+    common = (_read(os.path.join(gd, "commondir")) or b"").strip()
+    return os.path.normpath(os.path.join(gd, os.fsdecode(common))) if common else gd
 
 
 def _size(gd: str) -> int:
