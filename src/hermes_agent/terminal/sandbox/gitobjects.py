@@ -362,7 +362,7 @@ def _judge_loose(d: str, name: str, stash: Stash, budget: list[int], worktree: s
         if ok:
             return ""
         path = os.path.join(d, name)
-        saved = stash(path, data)
+        saved = stash(path, data if ok is False else None)  # not read to the end: copied whole, within the caps
         try:
             if st.S_ISDIR(os.stat(name, dir_fd=dfd, follow_symlinks=False).st_mode):
                 shutil.rmtree(name, dir_fd=dfd)

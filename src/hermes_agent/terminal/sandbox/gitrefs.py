@@ -23,6 +23,7 @@ import re
 from collections.abc import Mapping
 
 from hermes_agent.terminal.sandbox.gitobjects import ObjectWatch, _put, _read, index_entries
+from hermes_agent.terminal.sandbox.guarditem import _sig
 
 _OID = re.compile(rb"^([0-9a-f]{40}|[0-9a-f]{64})$")
 _SHA256 = re.compile(rb"(?im)^\s*objectformat\s*=\s*sha256\s*$")
@@ -35,11 +36,15 @@ class RefWatch:
     def __init__(self, objects: ObjectWatch) -> None:
         self.objects = objects
         self.tips: dict[str, dict[str, str]] = {}  # git dir -> ref ("HEAD" when detached) -> commit id
-        self.flags: dict[str, set[str]] = {}  # git dir -> paths flagged skip-worktree / assume-unchanged
+        self.flags: dict[str, tuple[tuple | None, set[str]]] = {}  # git dir -> (index's lstat, paths flagged
+        # skip-worktree / assume-unchanged): the index is parsed again only when it changed
 
     def take(self, gitdirs: Mapping[str, str]) -> None:
         for gd in gitdirs:
-            self.tips[gd], self.flags[gd] = _tips(gd), set(_flagged(gd))
+            self.tips[gd] = _tips(gd)
+            sig = _sig(os.path.join(gd, "index"))
+            if gd not in self.flags or self.flags[gd][0] != sig:
+                self.flags[gd] = sig, set(_flagged(gd))
 
     def check(self, gitdirs: Mapping[str, str], tainted: bool) -> list[str]:
         lines: list[str] = []
@@ -47,7 +52,7 @@ class RefWatch:
             for gd, worktree in gitdirs.items():
                 if gd in self.tips:
                     lines += self._rewritten(gd, worktree or gd)
-                    lines += _unflag(gd, worktree or gd, self.flags.get(gd, set()))
+                    lines += _unflag(gd, worktree or gd, self.flags.get(gd, (None, set()))[1])
         self.take(gitdirs)
         return lines
 
