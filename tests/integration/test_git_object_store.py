@@ -135,3 +135,46 @@ def test_objects_of_a_repository_the_sandbox_made_are_judged_as_new(scripted, ho
     assert "lib/.git" not in results[0], results[0]
     assert not (proj / "tool/.git/objects/ab" / ("c" * 38)).exists()
     assert _git(home, proj / "lib", "fsck", "--no-dangling").returncode == 0
+
+
+# rt14b c05/c25: a 600 MB file named like a loose object, written in the same command as a forgery, used to
+# spend the check's read budget first (charged by apparent size, names in sorted order; past it "verified").
+# A sparse pad of zeros (no zlib: fails on its first read), and one that IS a zlib stream (stored blocks over
+# holes: every byte must be read and hashed, so it is what runs the budget out) in a fan-out named before and
+# after the forged object's.
+_PAD = ".git/objects/{d}/" + "0" * 38
+PAD_ZEROS = f"mkdir -p .git/objects/00 && truncate -s 600M {_PAD.format(d='00')} && "
+PAD_STORED = ("python3 - <<'EOF' && " + r"""
+import os
+for d in ('01', 'fe'):
+    os.makedirs(f'.git/objects/{d}', exist_ok=True)
+    with open(f'.git/objects/{d}/' + '0' * 38, 'wb') as f:
+        f.write(b'\x78\x01')
+        for i in range(300 * 16):  # 300 MB each in 64 KB stored blocks: only the block headers take disk
+            f.seek(2 + i * 65540); f.write(b'\x00\xff\xff\x00\x00')
+        f.seek(2 + 300 * 16 * 65540); f.write(b'\x01\x00\x00\xff\xff')  # the last block (no checksum)
+EOF
+""")
+
+
+def test_a_pad_past_the_read_budget_does_not_let_a_forgery_through(scripted, home, mechanism):  # noqa: F811
+    proj = home / "proj"
+    _commit_makefiles(home, proj)
+    steps = [_terminal(PAD_ZEROS + RENAME), _terminal(PAD_STORED + FORGED_PACK)]
+    results = _chat(scripted, home, steps, mechanism)
+    assert all("PLANTED" in r for r in results), results
+    assert "its content is not the git object it names" in results[0], results[0]
+    assert f"put back from {proj / 'Makefile'}" in results[0], results[0]
+    assert f"{proj / _PAD.format(d='00')}: its content is not the git object" in results[0], results[0]
+    assert "does not match the pack's objects" in results[1], results[1]
+    assert "not verified: past what one check reads" in results[1], results[1]
+    for d in ("00", "01", "fe"):
+        assert not (proj / _PAD.format(d=d)).exists(), d
+    for name in ("Makefile", "c.mk"):  # what the user's checkout writes: the committed text
+        shown = _git(home, proj, "cat-file", "-p", f"HEAD:{name}").stdout
+        assert shown.endswith(MAKEFILE) and "PWNED" not in shown, (name, shown)
+    assert _git(home, proj, "checkout", "--", "Makefile", "c.mk").returncode == 0
+    subprocess.run(["make", "-s", "-C", str(proj), "test"], capture_output=True)
+    subprocess.run(["make", "-s", "-C", str(proj), "-f", "c.mk", "test"], capture_output=True)
+    assert not (proj / "PWNED").exists()
+    assert _git(home, proj, "fsck", "--no-dangling").returncode == 0

@@ -13,10 +13,11 @@ How, at about no cost per command whatever the number of objects: inotify(7) wat
 kernel reports each name written, renamed, chmod-ed or removed there, through bind mounts and Landlock alike;
 the queue is hermes's, close-on-exec). After confined work, each loose object named in the queue is
 inflated and hashed (sha1 or sha256, by the length of its name) and removed to the quarantine when its
-content is not what its name says (or it is a link); it is left read-only (a write in place then needs a
+content is not what its name says (or it is a link), or when the check's read budget (smallest objects
+first, charged by the bytes read: rt14b c05) ran out before it; it is left read-only (a write in place then needs a
 chmod, which the queue reports). Packs are also compared by lstat (mmap writes escape inotify): a new or
-changed `.idx`/`.pack` pair is checked with `git index-pack --verify` run outside any repository, and
-removed when it fails; a new or changed multi-pack-index or commit-graph (caches that map ids to data) is
+changed `.idx`/`.pack` pair is checked with `git index-pack --verify` run outside any repository, whatever
+its size (rt14b c25), and removed when it fails; a new or changed multi-pack-index or commit-graph (caches that map ids to data) is
 removed, git rebuilds it; `objects/info/alternates` and `http-alternates` get their baseline content back;
 `refs/replace/*` lines new in `packed-refs` are stripped, the rest kept; a `shallow` file new in a full
 repository is removed. A queue overflow, or a watched directory moved or removed, means every loose object
@@ -52,7 +53,7 @@ _LOOSE = {38: "sha1", 62: "sha256"}  # hex digits after the fan-out directory's 
 _TYPES = (b"blob", b"tree", b"commit", b"tag")
 _INFO = ("alternates", "http-alternates")  # sources of objects: put back as they were
 _CACHES = ("commit-graph", "commit-graphs", "multi-pack-index")  # map ids to data: removed when new or changed
-VERIFY_BUDGET = 512 << 20  # bytes of objects and packs verified per check; past it the line says so
+VERIFY_BUDGET = 512 << 20  # bytes of loose objects read per check, smallest first; past it: not trusted
 _OPEN = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
 _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
@@ -95,11 +96,10 @@ class ObjectWatch:
             repo = self.repos[gd] = self._baseline(gd, worktree)
             if stash is not None:
                 budget = [VERIFY_BUDGET]
-                lines += self._all_loose(gd, stash, budget)
+                lines += _judge_all(self._all_loose(gd), stash, budget)
                 repo.packs, repo.caches = {}, dict.fromkeys(repo.caches)
                 repo.replace, repo.packed, repo.stamp = set(), None, ()
-                lines += self._others(repo, stash, budget)
-                lines += [f"{gd}: more was written than one check verifies; run `git fsck` there"] * (budget[0] < 0)
+                lines += self._others(repo, stash)
         return lines
 
     def accept(self) -> None:
@@ -128,11 +128,10 @@ class ObjectWatch:
                     fresh.add(os.path.join(d, name))
             elif _FANOUT.match(os.path.basename(d)):
                 touched.setdefault(d, set()).add(name)
-        lines: list[str] = []
-        budget = [VERIFY_BUDGET]
+        todo: list[tuple[str, str, str]] = []  # (fan-out directory, name, work tree): judged smallest first
         for gd in sorted(set(self.repos) if overflow else lost):
             self._watch(gd)
-            lines += self._all_loose(gd, stash, budget)
+            todo += self._all_loose(gd)
         for d in sorted(fresh):
             if not any(d.startswith(gd + "/") for gd in lost):
                 self._add(os.path.dirname(os.path.dirname(d)), d)
@@ -140,17 +139,18 @@ class ObjectWatch:
         for d, names in sorted(touched.items()):
             if not any(d.startswith(gd + "/") for gd in lost):
                 wt = self.repos[gd].worktree if (gd := os.path.dirname(os.path.dirname(d))) in self.repos else ""
-                lines += [ln for n in sorted(names) if (ln := _judge_loose(d, n, stash, budget, wt))]
+                todo += [(d, n, wt) for n in names]
+        budget = [VERIFY_BUDGET]
+        lines = _judge_all(todo, stash, budget)
+        for d, names in touched.items():
+            if not any(d.startswith(gd + "/") for gd in lost):
                 self._watch_files(os.path.dirname(os.path.dirname(d)), d, names)
         for repo in self.repos.values():
-            lines += self._others(repo, stash, budget)
+            lines += self._others(repo, stash)
         if self.unwatched > 0:
             lines.append(f"git objects: {self.unwatched} loose objects past the watch budget ({FILE_WATCHES}): a "
                          "write to one through another hard link is not seen; `git gc` packs them")
             self.unwatched = -1  # said once
-        if budget[0] < 0:
-            lines.append(f"git objects: more was written than one check verifies ({VERIFY_BUDGET >> 20} MB); run "
-                         "`git fsck` before trusting this repository")
         return lines
 
     # -- watches
@@ -242,23 +242,26 @@ class ObjectWatch:
         """`git commit-graph verify` / `multi-pack-index verify` of the repository's objects, run in the scratch
         repository (no configuration of the user's repository read): every commit's tree and parents, every
         id's pack and offset checked against the objects."""
-        if not self.scratch:
-            return False
-        if _sig(os.path.join(self.scratch, "HEAD")) is None and not _git(["init", "-q", "--bare", self.scratch]):
-            return False
         verb = ["multi-pack-index", "verify"] if name == _CACHES[2] else ["commit-graph", "verify"]
-        return _git(verb, self.scratch, os.path.join(gd, "objects")) is True
+        return self.in_objects(gd, verb) is not None
+
+    def in_objects(self, gd: str, args: list[str]) -> bytes | None:
+        """git `args` over repository `gd`'s objects only, in the scratch repository (nothing of the user's
+        repository but its objects read: no configuration, hooks or refs): its output, None when it failed."""
+        if not self.scratch:
+            return None
+        if _sig(os.path.join(self.scratch, "HEAD")) is None and not _git(["init", "-q", "--bare", self.scratch]):
+            return None
+        out: list[bytes] = []
+        return out[0] if _git(args, self.scratch, os.path.join(gd, "objects"), out) else None
 
     # -- loose objects
 
-    def _all_loose(self, gd: str, stash: Stash, budget: list[int]) -> list[str]:
+    def _all_loose(self, gd: str) -> list[tuple[str, str, str]]:
         objects = os.path.join(gd, "objects")
-        lines: list[str] = []
-        for sub in sorted(n for n in _listdir(objects) if _FANOUT.match(n)):
-            d = os.path.join(objects, sub)
-            wt = self.repos[gd].worktree if gd in self.repos else ""
-            lines += [ln for n in sorted(_listdir(d)) if (ln := _judge_loose(d, n, stash, budget, wt))]
-        return lines
+        wt = self.repos[gd].worktree if gd in self.repos else ""
+        return [(os.path.join(objects, sub), n, wt) for sub in _listdir(objects) if _FANOUT.match(sub)
+                for n in _listdir(os.path.join(objects, sub))]
 
     # -- packs, alternates, caches, packed-refs, shallow
 
@@ -276,11 +279,11 @@ class ObjectWatch:
         repo.stamp = _stamp(repo)
         return repo
 
-    def _others(self, repo: _Repo, stash: Stash, budget: list[int]) -> list[str]:
+    def _others(self, repo: _Repo, stash: Stash) -> list[str]:
         gd = repo.gd
         if _stamp(repo) == repo.stamp:  # the common case: a dozen lstat calls
             return []
-        lines = _packs(repo, stash, budget)
+        lines = _packs(repo, stash)
         info = os.path.join(gd, "objects", "info")
         for name, was in repo.info.items():
             path = os.path.join(info, name)
@@ -329,10 +332,24 @@ def _stamp(repo: _Repo) -> tuple:
     return tuple(map(_sig, repo.watched))
 
 
+def _judge_all(todo: list[tuple[str, str, str]], stash: Stash, budget: list[int]) -> list[str]:
+    """Each (fan-out directory, name, work tree) judged, the smallest first (by apparent size: a sparse pad
+    sorts last), so what one check can read goes to the many small objects a forgery is made of; what is left
+    when the budget is spent is not kept as verified (`_judge_loose`)."""
+    def size(item: tuple[str, str, str]) -> tuple[int, str]:
+        try:
+            return os.lstat(os.path.join(item[0], item[1])).st_size, item[0] + item[1]
+        except OSError:
+            return 0, item[0] + item[1]
+    return [ln for d, n, wt in sorted(set(todo), key=size) if (ln := _judge_loose(d, n, stash, budget, wt))]
+
+
 def _judge_loose(d: str, name: str, stash: Stash, budget: list[int], worktree: str = "") -> str:
     """'' when `d/name` is absent, not an object's name (git's temporary files) or hashes to its name; else
     it is removed (saved to the quarantine first) and, when a file of the work tree the index lists under
-    that id still has the content, the object is written again from it: the line says which."""
+    that id still has the content, the object is written again from it: the line says which. An object the
+    check's budget left unread is not trusted: it goes the same way (fail closed; a big `git add` is written
+    again from the work tree, a big fetch's loose objects by fetching again)."""
     algo = _LOOSE.get(len(name))
     if algo is None or not all(c in "0123456789abcdef" for c in name):
         return ""
@@ -345,7 +362,7 @@ def _judge_loose(d: str, name: str, stash: Stash, budget: list[int], worktree: s
         if ok:
             return ""
         path = os.path.join(d, name)
-        saved = stash(path, data)
+        saved = stash(path, data if ok is False else None)  # not read to the end: copied whole, within the caps
         try:
             if st.S_ISDIR(os.stat(name, dir_fd=dfd, follow_symlinks=False).st_mode):
                 shutil.rmtree(name, dir_fd=dfd)
@@ -356,8 +373,10 @@ def _judge_loose(d: str, name: str, stash: Stash, budget: list[int], worktree: s
         source = _restore(dfd, name, os.path.basename(d) + name, algo, worktree)
         done = (f"put back from {source}" if source else
                 "removed (`git fsck` names what is now missing; a fetch or re-add restores it)")
-        return (f"{path}: its content is not the git object it names (git would hand it out in place of the "
-                f"committed one): {done}{_at(saved)}")
+        why = ("its content is not the git object it names (git would hand it out in place of the committed one)"
+               if ok is False else f"not verified: past what one check reads ({VERIFY_BUDGET >> 20} MB), so not "
+               "trusted")
+        return f"{path}: {why}: {done}{_at(saved)}"
     finally:
         os.close(dfd)
 
@@ -387,24 +406,31 @@ def _restore(dfd: int, name: str, oid: str, algo: str, worktree: str) -> str:
 def _index_paths(index: str, oid: str, algo: str) -> list[str]:
     """Paths the index (version 2 or 3) lists with object id `oid`."""
     data = _read(index) or b""
-    size = hashlib.new(algo).digest_size
+    size, want = hashlib.new(algo).digest_size, bytes.fromhex(oid)
+    return [path for pos, path, _flags in index_entries(data, size) if data[pos + 40:pos + 40 + size] == want]
+
+
+def index_entries(data: bytes, size: int) -> Iterable[tuple[int, str, int]]:
+    """(offset, path, offset of its 16-bit flags) of each entry of an index of version 2 or 3 (`size`: the
+    object id's length): the flags hold assume-unchanged (0x8000); extended (0x4000) means two more bytes
+    follow, with skip-worktree (0x4000). Nothing for another version (4 compresses paths)."""
     if data[:4] != b"DIRC" or int.from_bytes(data[4:8], "big") not in (2, 3):
-        return []
-    want, out, pos = bytes.fromhex(oid), [], 12
+        return
+    pos = 12
     for _ in range(int.from_bytes(data[8:12], "big")):
         flags = int.from_bytes(data[pos + 40 + size:pos + 42 + size], "big")
         start = pos + 42 + size + (2 if flags & 0x4000 else 0)
         end = data.find(b"\0", start)
         if end < 0:
-            break
-        if data[pos + 40:pos + 40 + size] == want:
-            out.append(os.fsdecode(data[start:end]))
+            return
+        yield pos, os.fsdecode(data[start:end]), pos + 40 + size
         pos += (end - pos + 8) & ~7
-    return out
 
 
-def _verify(dfd: int, name: str, oid: str, algo: str, budget: list[int]) -> tuple[bool, bytes | None]:
-    """(content hashes to `oid`, the raw bytes when small enough to keep); gone counts as fine."""
+def _verify(dfd: int, name: str, oid: str, algo: str, budget: list[int]) -> tuple[bool | None, bytes | None]:
+    """(content hashes to `oid`, the raw bytes when small enough to keep); gone counts as fine. The budget is
+    charged by the bytes read, as they are read: a file that is no zlib stream (a pad of zeros, sparse or
+    not) fails on its first read at the cost of that read; past the budget the answer is None (not known)."""
     try:
         fd = os.open(name, _OPEN, dir_fd=dfd)
     except FileNotFoundError:
@@ -415,12 +441,12 @@ def _verify(dfd: int, name: str, oid: str, algo: str, budget: list[int]) -> tupl
         s = os.fstat(fd)
         if not st.S_ISREG(s.st_mode):
             return False, None
-        budget[0] -= s.st_size
-        if budget[0] < 0:
-            return True, None  # said once by the caller: not verified
         kept: list[bytes] = []
         inflate, digest = zlib.decompressobj(), hashlib.new(algo)
         while chunk := os.read(fd, 1 << 20):
+            budget[0] -= len(chunk)
+            if budget[0] < 0:
+                return None, b"".join(kept)  # not verified: the caller does not keep it
             if len(kept) < 8:
                 kept.append(chunk)
             try:
@@ -440,7 +466,7 @@ def _verify(dfd: int, name: str, oid: str, algo: str, budget: list[int]) -> tupl
         os.close(fd)
 
 
-def _packs(repo: _Repo, stash: Stash, budget: list[int]) -> list[str]:
+def _packs(repo: _Repo, stash: Stash) -> list[str]:
     pack = os.path.join(repo.gd, "objects", "pack")
     names = [n for n in _listdir(pack) if n.endswith(".idx")]
     lines: list[str] = []
@@ -449,7 +475,11 @@ def _packs(repo: _Repo, stash: Stash, budget: list[int]) -> list[str]:
         changed = [n for n in (idx, base + ".pack")
                    if (now := _sig(os.path.join(pack, n))) is None or n not in repo.packs
                    or repo.packs[n] is None or now[1:] != repo.packs[n][1:]]  # type: ignore[index]
-        if not changed or _pack_ok(pack, base, budget):
+        ok = bool(changed) and _pack_ok(pack, base)
+        if ok is None:  # nothing to verify with: kept, and said
+            lines.append(f"{os.path.join(pack, base)}.pack: not verified (no git found to run `index-pack "
+                         "--verify`); run `git fsck` before trusting this repository")
+        if not changed or ok is not False:
             continue
         saved = stash(os.path.join(pack, idx), _read(os.path.join(pack, idx)))
         for n in (idx, base + ".pack", base + ".rev", base + ".bitmap"):
@@ -459,24 +489,21 @@ def _packs(repo: _Repo, stash: Stash, budget: list[int]) -> list[str]:
     return lines
 
 
-def _pack_ok(pack: str, base: str, budget: list[int]) -> bool:
-    """`git index-pack --verify`, outside any repository and configuration: every object's id recomputed."""
+def _pack_ok(pack: str, base: str) -> bool | None:
+    """`git index-pack --verify`, outside any repository and configuration: every object's id recomputed.
+    Always run, whatever the pack's size (no budget lets a pack through unread: a pad of zeros fails at its
+    header; a verify past `_git`'s timeout fails, and the pack is removed); None: no trusted git to run."""
     path = os.path.join(pack, base + ".pack")
     sig = _sig(path)
     if sig is None or not st.S_ISREG(sig[0]) or _sig(os.path.join(pack, base + ".idx")) is None:
         return sig is None  # an index without its pack is ignored by git
-    budget[0] -= sig[2]
-    if budget[0] < 0:
-        return True
-    ok = _git(["index-pack", "--verify", path])
-    if ok is None:  # nothing to verify with: kept, and the check's last line says what was not verified
-        budget[0] = min(budget[0], -1)
-    return ok is not False
+    return _git(["index-pack", "--verify", path])
 
 
-def _git(args: list[str], scratch: str = "", objects: str = "") -> bool | None:
+def _git(args: list[str], scratch: str = "", objects: str = "", out: list[bytes] | None = None) -> bool | None:
     """git `args` with no configuration, outside the user's repositories (with `scratch`: hermes's own empty
-    repository, `objects` its object directory): whether it succeeded; None when there is no trusted git."""
+    repository, `objects` its object directory): whether it succeeded (its output appended to `out`); None
+    when there is no trusted git."""
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "GIT_CONFIG_NOSYSTEM": "1",
            "GIT_CONFIG_GLOBAL": os.devnull, "HOME": "/", "GIT_CEILING_DIRECTORIES": "/", "LC_ALL": "C"}
     if scratch:
@@ -489,6 +516,8 @@ def _git(args: list[str], scratch: str = "", objects: str = "") -> bool | None:
         done = subprocess.run([git, *args], cwd="/", env=env, capture_output=True, timeout=300, check=False)
     except (OSError, subprocess.TimeoutExpired):
         return False
+    if out is not None:
+        out.append(done.stdout)
     return done.returncode == 0
 
 

@@ -50,6 +50,9 @@ class Guard:
 
         self._deps = DepWatch()  # dependency and build trees, watched once the session is tainted (rt14 b06, b13)
         self._objects = ObjectWatch(os.path.join(quarantine, ".git-verify") if quarantine else "")  # git's object store and what overrides it: immutable (rt13 a52)
+        from hermes_agent.terminal.sandbox.gitrefs import RefWatch
+
+        self._refs = RefWatch(self._objects)  # branch tips and index flags: a tainted turn's rewrite said (rt14b c21)
         self._first: dict[str, str] | None = None  # the baseline's repositories (git dir -> work tree, "" bare)
         self._active = 0
         self._held: list[str] = []
@@ -93,6 +96,7 @@ class Guard:
                 self._base = self._scan(None, None)
                 self._first = dict(self._base.gitdirs)
                 self._objects.track(self._base.gitdirs)
+                self._refs.take(self._base.gitdirs)
                 notes: list[str] = []
             elif self._active or self._stray:  # confined work ran since the last check, or may have
                 notes = self._check()
@@ -105,6 +109,7 @@ class Guard:
                 self._objects.accept()
                 self._deps.accept()
                 self._objects.track(self._base.gitdirs)
+                self._refs.take(self._base.gitdirs)
                 notes = []
             if self.tainted and not self._deps.armed:  # before the first command that could use the taint
                 self._deps.arm(self.workspaces, self._base.venvs, self.roots)
@@ -241,6 +246,8 @@ class Guard:
         from hermes_agent.terminal.sandbox.guardfix import shown
 
         notes = [shown(line) for line in self._objects.check(self._stash)]  # objects first: cheap when quiet
+        if self._base is not None:
+            notes += [shown(line) for line in self._refs.check(self._base.gitdirs, self.tainted)]
         if self.tainted:  # dependency and build trees (depwatch.py); an untainted command's changes are accepted
             notes += [shown(line) for line in self._deps.check(self._stash)]
         else:
