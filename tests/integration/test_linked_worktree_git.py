@@ -96,3 +96,20 @@ def test_git_works_in_a_submodule_checkout_and_its_git_dir_stays_guarded(scripte
     _git(home, sub, "commit", "-qm", "user")
     _git(home, sub, "status", "--short")
     assert not (home / "pwned").exists(), "a planted hook or fsmonitor ran on the user's git command"
+
+
+def test_a_worktree_session_commits_on_its_branch(scripted, home, mechanism):  # noqa: F811
+    """`hermes -w`: the session's workspace is <repo>/.worktrees/<name>, a linked worktree of the user's repository
+    (outside /tmp here, so the repository's .git is not writable by way of the shared temp dirs)."""
+    proj = home / "proj"
+    model_config(home / ".hermes", scripted.url, f"sandbox:\n  mechanism: {mechanism}\n")
+    scripted.add(_terminal("echo w > w.txt && git add w.txt && git commit -qm in-worktree && git status --short "
+                           "--branch && echo COMMITTED"), _terminal(PLANT_HOOK), {"content": "done"})
+    out = run_hermes("-w", "chat", "-q", "go", "--yolo", "-t", "terminal", home=home / ".hermes", cwd=str(proj),
+                     timeout=180, env={"HOME": str(home)})
+    assert out.returncode == 0, out.stderr
+    results = [m["content"] for m in scripted.requests[-1]["body"]["messages"] if m["role"] == "tool"]
+    assert "COMMITTED" in results[0] and "## hermes/hermes-" in results[0], results[0]
+    branch = results[0].split("## ", 1)[1].split("\\n", 1)[0]
+    assert _git(home, proj, "log", "--format=%s", "-1", branch).stdout.strip() == "in-worktree"
+    assert not (proj / ".git/hooks/post-checkout").exists(), results[1]
