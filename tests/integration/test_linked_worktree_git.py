@@ -28,6 +28,11 @@ REDIRECT = "echo ../../../../evil > $(git rev-parse --git-dir)/commondir; echo T
 FORGE = ("c=$(git rev-parse --git-common-dir); o=$(git rev-parse HEAD:Makefile); p=$c/objects/$(echo $o | cut -c1-2)"
          "/$(echo $o | cut -c3-); chmod u+w $p; python3 -c \"import zlib,sys; e=b'test:\\n\\ttouch PWNED\\n'; "
          "sys.stdout.buffer.write(zlib.compress(b'blob %d\\0' % len(e) + e))\" > $p && echo FORGED")
+# a replace ref and an alternate object store in the common dir (what git hands out for an existing object)
+REPLACE = ("e=$(printf 'test:\\n\\ttouch PWNED\\n' | git hash-object -w --stdin) && "
+           "git replace -f $(git rev-parse HEAD:Makefile) $e && echo PLANTED")
+ALTERNATE = ("git init -q --bare forged && printf x | git --git-dir=forged hash-object -w --stdin && "
+             "echo $PWD/forged/objects > $(git rev-parse --git-common-dir)/objects/info/alternates && echo PLANTED")
 # the main checkout's own files: outside the workspace
 MAIN_FILE = "echo changed > ../proj/a.txt; echo TRIED"
 
@@ -50,7 +55,7 @@ def test_git_works_in_a_linked_worktree_and_its_common_dir_stays_guarded(scripte
     common = proj / ".git"
     config, commondir = (common / "config").read_text(), (common / "worktrees/wt/commondir").read_text()
     results = _chat(scripted, home, wt, [CONTROL, PLANT_HOOK, PLANT_CONFIG, REDIRECT, MAIN_FILE,
-                                                 CONTROL.replace("n.txt", "m.txt"), FORGE],
+                                                 CONTROL.replace("n.txt", "m.txt"), REPLACE, ALTERNATE, FORGE],
                     mechanism)
     assert "CONTROL_OK" in results[0] and "## feature" in results[0] and "inside" in results[0], results[0]
     assert "not a git repository" not in results[0]
@@ -60,7 +65,9 @@ def test_git_works_in_a_linked_worktree_and_its_common_dir_stays_guarded(scripte
     assert not (common / "worktrees/wt/config.worktree").exists(), results[2]
     assert (common / "worktrees/wt/commondir").read_text() == commondir, results[3]
     assert (proj / "a.txt").read_text() == "a\n", results[4]
-    assert "FORGED" in results[6] and "not the git object it names" in results[6], results[6]
+    assert "PLANTED" in results[6] and not list((common / "refs/replace").glob("*")), results[6]
+    assert "PLANTED" in results[7] and not (common / "objects/info/alternates").exists(), results[7]
+    assert "FORGED" in results[8] and "not the git object it names" in results[8], results[8]
     # the commits made inside are the user's branch; the user's next checkout in the main tree runs nothing
     assert _git(home, proj, "log", "--format=%s", "feature").stdout.split()[:2] == ["inside", "inside"]
     (proj / "Makefile").unlink()
