@@ -120,3 +120,29 @@ def test_a_worktree_session_commits_on_its_branch(scripted, home, mechanism):  #
     branch = results[0].split("## ", 1)[1].split("\\n", 1)[0]
     assert _git(home, proj, "log", "--format=%s", "-1", branch).stdout.strip() == "in-worktree"
     assert not (proj / ".git/hooks/post-checkout").exists(), results[1]
+
+
+def test_a_gitdir_file_naming_another_checkout_s_git_dir_opens_nothing(scripted, home, mechanism):  # noqa: F811
+    """The `.git` file lies in the workspace (confined work, or whoever cloned it, wrote it): a git directory it
+    names is opened only when a file outside the workspace names this checkout back. Here it names the git
+    directories of the user's OTHER checkouts (a linked worktree, a submodule): their refs and objects stay
+    unwritable."""
+    proj, ws = home / "proj", home / "ws"
+    _git(home, proj, "worktree", "add", "-q", str(home / "wt"), "-b", "feature")
+    src = home / "subsrc"
+    src.mkdir()
+    _git(home, src, "init", "-q")
+    (src / "s.txt").write_text("s\n")
+    _git(home, src, "add", "s.txt")
+    _git(home, src, "commit", "-qm", "s")
+    _git(home, proj, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(src), "sub")
+    ws.mkdir()
+    for tag, gd in (("wt", proj / ".git/worktrees/wt"), ("sub", proj / ".git/modules/sub")):
+        (ws / ".git").write_text(f"gitdir: {gd}\n")
+        common = proj / ".git" if tag == "wt" else gd
+        results = _chat(scripted, home, ws, [
+            f"echo x > {gd}/HEAD; git update-ref refs/heads/evil HEAD; mkdir -p {common}/objects/ev && "
+            f"echo x > {common}/objects/ev/il; echo TRIED"], mechanism)
+        assert "TRIED" in results[0], results[0]
+        assert (gd / "HEAD").read_text() != "x\n", results[0]
+        assert not (common / "refs/heads/evil").exists() and not (common / "objects/ev").exists(), results[0]
