@@ -13,13 +13,11 @@ submodule's `core.worktree`."""
 from __future__ import annotations
 
 import os
-import re
 
 from hermes_agent.nofollow import read_regular_or_none
 from hermes_agent.paths import is_under
 
 COMMON_WRITABLE = ("objects", "refs", "logs")
-_WORKTREE = re.compile(rb"^\s*worktree\s*=\s*(.+?)\s*$", re.I | re.M)
 
 
 def _text(path: str) -> str:
@@ -50,8 +48,18 @@ def outside_gitdir(workspace: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
             return (), ()
         writable = [os.path.join(common, n) for n in COMMON_WRITABLE]
         return (common,), (gd, *(p for p in writable if os.path.isdir(p) and not os.path.islink(p)))
-    config = read_regular_or_none(os.path.join(gd, "config"), 65536) or b""
-    named = [_target(gd, os.fsdecode(m.group(1).strip(b'"'))) for m in _WORKTREE.finditer(config)]
+    named = [_target(gd, value) for value in _worktree_values(os.path.join(gd, "config"))]
     if "/modules/" not in gd + "/" or not named or named[-1] != ws:  # a submodule: core.worktree names <ws>
         return (), ()
     return (), (gd,)
+
+
+def _worktree_values(config: str) -> list[str]:
+    """The `worktree = ...` values of a git config file (core.worktree of a submodule's git directory)."""
+    data = os.fsdecode(read_regular_or_none(config, 65536) or b"")
+    out = []
+    for line in data.splitlines():
+        key, eq, value = line.partition("=")
+        if eq and key.strip().lower() == "worktree":
+            out.append(value.strip().strip('"'))
+    return out

@@ -12,7 +12,6 @@ from fnmatch import fnmatchcase
 from typing import Literal
 
 from hermes_agent import paths
-from hermes_agent.approval.linkedgit import outside_gitdir
 from hermes_agent.paths import is_under as _under
 
 Access = Literal["allow", "ask", "deny"]
@@ -195,6 +194,8 @@ class PathPolicy:
         # No package cache in HOME is writable (~/.cache/pre-commit, ~/.npm/_npx hold code that runs later):
         # confined commands get their caches in the session's own temp directory (sandbox/envallow.py).
         scratch = SHARED_TMP if cfg.get("shared_tmp", True) else ()
+        from hermes_agent.approval.linkedgit import outside_gitdir
+
         linked = [outside_gitdir(w) for w in ws]  # a linked worktree's or a submodule's git directory
         writable = ws + norm(scratch) + tuple(os.path.realpath(t) for t in temp_dirs) + tuple(grants) + tuple(
             p for _, w in linked for p in w)
