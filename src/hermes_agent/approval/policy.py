@@ -217,7 +217,8 @@ class PathPolicy:
                                             *(os.path.join(x, "git", "config") for x in xdg))
         allow = (*norm(HOME_TOOLS), *settings_files,
                  *(os.path.join(xdg_cache, c.removeprefix(".cache/")) for c in CACHE_TOOLS if xdg_cache in xdg),
-                 *(os.path.join(hh, n) for n in HERMES_READABLE), *media, *readable, *ws, *enclosing_repos(ws, home), *(p for r, _ in linked for p in r),
+                 *(os.path.join(hh, n) for n in HERMES_READABLE), *media, *readable, *ws, *enclosing_repos(ws, home),
+                 *(p for r, _ in linked for p in r),
                  *(w for w in writable if w not in norm(SHARED_TMP)), *code_dirs(), *_home_path_dirs(home),
                  *(_realpath(os.path.join(f, t), memo) for f in foreign for t in HOME_TOOLS))
         allow = tuple(dict.fromkeys(allow))
