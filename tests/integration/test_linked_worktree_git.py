@@ -146,3 +146,26 @@ def test_a_gitdir_file_naming_another_checkout_s_git_dir_opens_nothing(scripted,
         assert "TRIED" in results[0], results[0]
         assert (gd / "HEAD").read_text() != "x\n", results[0]
         assert not (common / "refs/heads/evil").exists() and not (common / "objects/ev").exists(), results[0]
+
+
+def test_a_file_tool_write_into_a_git_directory_asks(scripted, home, mechanism):  # noqa: F811
+    """The file tools write as hermes, where the guard does not look: a `refs/replace/*` ref written with
+    write_file (in the workspace's .git, or in a linked worktree's common dir) made `git show`/checkout hand out
+    other content for a committed file. Nobody can approve in `chat -q`: refused, git shows what was committed."""
+    proj = home / "proj"
+    _git(home, proj, "worktree", "add", "-q", str(home / "wt"), "-b", "feature")
+    good = _git(home, proj, "rev-parse", "HEAD:a.txt").stdout.strip()
+    evil = subprocess.run(["git", "hash-object", "-w", "--stdin"], cwd=proj, input="EVIL\n", capture_output=True,
+                          text=True, check=True).stdout.strip()
+    for cwd in (proj, home / "wt"):
+        model_config(home / ".hermes", scripted.url, f"sandbox:\n  mechanism: {mechanism}\n")
+        scripted.add(*({"tool_calls": [{"name": "write_file", "arguments": {"path": str(proj / path), "content": text}}]}
+                       for path, text in ((f".git/refs/replace/{good}", evil + "\n"),
+                                          (".git/objects/info/alternates", str(home) + "\n"))), {"content": "done"})
+        out = run_hermes("chat", "-q", "go", "-t", "file", home=home / ".hermes", cwd=str(cwd), timeout=180,
+                         env={"HOME": str(home)}, input="")
+        assert out.returncode == 0, out.stderr
+        results = [m["content"] for m in scripted.requests[-1]["body"]["messages"] if m["role"] == "tool"]
+        assert all("inside a git directory" in r and "BLOCKED" in r for r in results), results
+        assert not (proj / ".git/refs/replace").exists() and not (proj / ".git/objects/info/alternates").exists()
+        assert _git(home, proj, "show", "HEAD:a.txt").stdout == "a\n"
