@@ -194,7 +194,11 @@ class PathPolicy:
         # No package cache in HOME is writable (~/.cache/pre-commit, ~/.npm/_npx hold code that runs later):
         # confined commands get their caches in the session's own temp directory (sandbox/envallow.py).
         scratch = SHARED_TMP if cfg.get("shared_tmp", True) else ()
-        writable = ws + norm(scratch) + tuple(os.path.realpath(t) for t in temp_dirs) + tuple(grants)
+        from hermes_agent.approval.linkedgit import outside_gitdir
+
+        linked = [outside_gitdir(w) for w in ws]  # a linked worktree's or a submodule's git directory
+        writable = ws + norm(scratch) + tuple(os.path.realpath(t) for t in temp_dirs) + tuple(grants) + tuple(
+            p for _, w in linked for p in w)
         secrets = norm((*SECRET_PATHS, *_as_list(cfg.get("deny_read")))) + tuple(
             os.path.join(hh, name) for name in (*HERMES_SECRETS, *SKILL_DOT_ENTRIES))
         media = tuple(os.path.join(hh, d, media_scope) for d in MEDIA_DIRS) if _scope_ok(media_scope) else ()
@@ -214,6 +218,7 @@ class PathPolicy:
         allow = (*norm(HOME_TOOLS), *settings_files,
                  *(os.path.join(xdg_cache, c.removeprefix(".cache/")) for c in CACHE_TOOLS if xdg_cache in xdg),
                  *(os.path.join(hh, n) for n in HERMES_READABLE), *media, *readable, *ws, *enclosing_repos(ws, home),
+                 *(p for r, _ in linked for p in r),
                  *(w for w in writable if w not in norm(SHARED_TMP)), *code_dirs(), *_home_path_dirs(home),
                  *(_realpath(os.path.join(f, t), memo) for f in foreign for t in HOME_TOOLS))
         allow = tuple(dict.fromkeys(allow))

@@ -326,7 +326,9 @@ class _Walk:
             self.repo(os.path.normpath(os.path.join(d, os.path.expanduser(target))), d)
 
     def repo(self, gd: str, worktree: str, depth: int = 0) -> None:
-        if gd in self.scan.gitdirs or depth > 3 or not self.reachable(gd) or self.fds.get(gd) is None:
+        # a linked worktree's common dir: only its objects/ and refs/ are writable (approval/linkedgit.py)
+        if gd in self.scan.gitdirs or depth > 3 or not (self.reachable(gd) or self.reachable(
+                os.path.join(gd, "objects"))) or self.fds.get(gd) is None:
             return
         fresh = self.known is not None and gd not in self.known
         self.scan.gitdirs[gd] = worktree

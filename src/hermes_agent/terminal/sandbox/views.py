@@ -329,7 +329,7 @@ def git_paths(workspace: str, home: str, git_dir_env: str | None = None,
     configs = [os.path.realpath(os.path.join(home, rel)) for rel in (".gitconfig", ".config/git/config")]
     for gd in dict.fromkeys(gitdirs):
         _ensure_dirs(gd)
-        readonly += [os.path.join(gd, n) for n in (*GIT_DIRS, "config", *GIT_REDIRECTS)]
+        readonly += [os.path.join(gd, n) for n in (*GIT_DIRS, "config", *GIT_REDIRECTS, "gitdir")]
         configs.append(os.path.join(gd, "config"))
     for cfg in configs:
         for raw in _hooks_paths(cfg):

@@ -192,6 +192,7 @@ def authorize(ctx: object, backend: TerminalBackend, paths: list[str], tool: str
     if not isinstance(backend, GuardedBackend):
         return paths
     verdicts = _dot_link_targets_ask(backend.policy, [backend.policy.check_write(p, backend.cwd()) for p in paths])
+    verdicts = _git_internals_ask(backend.policy, verdicts)
     real = [v.path for v in verdicts]
     if any(not v.allowed for v in verdicts):
         check = getattr(ctx, "approve_write", None)
@@ -230,6 +231,24 @@ def _dot_link_targets_ask(policy: PathPolicy, verdicts: list[Verdict]) -> list[V
         hit = next((k for k in kept if _under(v.path, k)), None) if v.allowed else None
         out.append(Verdict("ask", v.path, f"{v.path} is what a dot-file of your home links to: it runs or "
                                           "configures code later", "protected_write") if hit else v)
+    return out
+
+
+def _git_internals_ask(policy: PathPolicy, verdicts: list[Verdict]) -> list[Verdict]:
+    """An allowed write inside a git directory (a `.git` component; a linked worktree's or a submodule's git
+    directory outside the workspace, approval/linkedgit.py) asks first: a file tool writes as hermes, where the
+    run-later guard and gitobjects.py do not look, and a `refs/replace/*` ref, `objects/info/alternates` or a
+    loose object written there changes what git hands out for committed files (rt14b, found with c26)."""
+    if not any(v.allowed for v in verdicts):
+        return verdicts
+    from hermes_agent.approval.linkedgit import outside_gitdir
+
+    outside = [p for ws in policy.workspace for part in outside_gitdir(ws) for p in part]
+    out = []
+    for v in verdicts:
+        inside = v.allowed and ("/.git/" in v.path + "/" or any(_under(v.path, g) for g in outside))
+        out.append(Verdict("ask", v.path, f"{v.path} is inside a git directory: git hands out or runs what is "
+                                          "written there", "git_hooks") if inside else v)
     return out
 
 
