@@ -78,14 +78,21 @@ def test_git_works_in_a_linked_worktree_and_its_common_dir_stays_guarded(scripte
     assert not (home / "pwned").exists(), "a planted hook or fsmonitor ran on the user's git command"
 
 
-def test_git_works_in_a_submodule_checkout_and_its_git_dir_stays_guarded(scripted, home, mechanism):  # noqa: F811
-    proj, src = home / "proj", home / "subsrc"
+
+def _add_submodule(root, proj) -> None:
+    """A one-commit repository `root/subsrc` added to `proj` as the submodule `sub`."""
+    src = root / "subsrc"
     src.mkdir()
-    _git(home, src, "init", "-q")
+    _git(root, src, "init", "-q")
     (src / "s.txt").write_text("s\n")
-    _git(home, src, "add", "s.txt")
-    _git(home, src, "commit", "-qm", "s")
-    _git(home, proj, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(src), "sub")
+    _git(root, src, "add", "s.txt")
+    _git(root, src, "commit", "-qm", "s")
+    _git(root, proj, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(src), "sub")
+
+
+def test_git_works_in_a_submodule_checkout_and_its_git_dir_stays_guarded(scripted, home, mechanism):  # noqa: F811
+    proj = home / "proj"
+    _add_submodule(home, proj)
     _git(home, proj, "commit", "-qm", "sub")
     sub, gd = proj / "sub", proj / ".git/modules/sub"
     config = (gd / "config").read_text()
@@ -129,13 +136,7 @@ def test_a_gitdir_file_naming_another_checkout_s_git_dir_opens_nothing(scripted,
     unwritable."""
     proj, ws = home / "proj", home / "ws"
     _git(home, proj, "worktree", "add", "-q", str(home / "wt"), "-b", "feature")
-    src = home / "subsrc"
-    src.mkdir()
-    _git(home, src, "init", "-q")
-    (src / "s.txt").write_text("s\n")
-    _git(home, src, "add", "s.txt")
-    _git(home, src, "commit", "-qm", "s")
-    _git(home, proj, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(src), "sub")
+    _add_submodule(home, proj)
     ws.mkdir()
     for tag, gd in (("wt", proj / ".git/worktrees/wt"), ("sub", proj / ".git/modules/sub")):
         (ws / ".git").write_text(f"gitdir: {gd}\n")
