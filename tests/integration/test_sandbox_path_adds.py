@@ -133,3 +133,48 @@ def test_hermes_own_writes_there_in_a_tainted_turn_are_refused(scripted, home): 
         assert "BLOCKED" in result and f"under the name of /usr/bin/{prog}" in result, result
     assert not (proj / "node_modules/.bin/git").exists() and not (proj / "bin/ls").exists()
     assert (proj / "bin/deploy").exists() and (proj / "src/ls.txt").exists(), results[2:]
+
+
+# rt14b c09: how a Makefile puts its own directory's bin first on PATH for its recipes, spelled every way make
+# allows; the last two are controls (after the old PATH: a new `git` there shadows nothing the user runs)
+_MAKEFILES = {
+    "abs": "export PATH := $(abspath bin):$(PATH)\n",
+    "ovr": "override PATH := $(CURDIR)/bin:$(PATH)\nexport PATH\n",
+    "inc": "include tools.mk\n",
+    "real": "export PATH := $(realpath .)/bin:$(PATH)\n",
+    "var": "ROOT := $(dir $(abspath $(lastword $(MAKEFILE_LIST))))\nexport PATH := $(ROOT)bin:$(PATH)\n",
+    "shl": "TOP := $(shell git rev-parse --show-toplevel)\nall: export PATH := $(TOP)/bin:$(PATH)\n",
+    "rcp": "",  # the recipe sets it: PATH=$$PWD/bin:$$PATH git ...
+    "late": "export PATH := $(PATH):$(CURDIR)/bin\n",
+    "none": "",
+}
+
+
+def test_a_program_planted_where_any_makefile_spelling_puts_path_goes_back(world):  # noqa: F811
+    """rt14b c09: bin/git planted next to Makefiles that put bin first on PATH by $(abspath bin), `override`, an
+    included tools.mk, $(realpath .), a variable from $(MAKEFILE_LIST), $(shell ...)/bin (computed: counted as
+    the project), a recipe's `PATH=$$PWD/bin:$$PATH`: each put back, one line each, and the user's `make` runs
+    the real git; where the Makefile puts bin last or not at all, the new bin/git stays and no line names it."""
+    ws = world.ws
+    for k, head in _MAKEFILES.items():
+        (ws / k / "bin").mkdir(parents=True)
+        recipe = "PATH=$$PWD/bin:$$PATH git --version" if k == "rcp" else "git --version"
+        (ws / k / "Makefile").write_text(f"{head}all:\n\t@{recipe} >/dev/null && echo BUILT-{k}\n")
+    (ws / "inc/tools.mk").write_text("export PATH := $(CURDIR)/bin:$(PATH)\n")
+    subprocess.run(["git", "-C", str(ws), "add", "."], check=True)
+    subprocess.run(["git", "-C", str(ws), "-c", "user.name=u", "-c", "user.email=u@e", "commit", "-qm", "mk"],
+                   check=True)
+    _own(world, ws)
+    cmd = _plant([f"{k}/bin" for k in _MAKEFILES], "git") + "; echo PLANTED"
+    world.scripted.add(*_calls(("terminal", {"command": cmd, "timeout": 120})))
+    out = world.hermes("chat", "-q", "add the tools", env={"PATH": SYSTEM_PATH}, timeout=240)
+    _assert_no_secret(world, out)
+    assert "PLANTED" in world.tool_results(), out.stderr[-800:]
+    shown = out.stdout + out.stderr
+    put_back = [k for k in _MAKEFILES if not (ws / k / "bin/git").exists()]
+    assert put_back == [k for k in _MAKEFILES if k not in ("late", "none")], (put_back, shown[-3000:])
+    assert shown.count("on the user's PATH, under the name of /usr/bin/git") == len(put_back), shown[-3000:]
+    for k in _MAKEFILES:
+        made = subprocess.run(["make", "-s", "-C", k], cwd=ws, capture_output=True, text=True, timeout=60,
+                              check=False, env={"PATH": SYSTEM_PATH})
+        assert f"BUILT-{k}" in made.stdout and PLANT not in made.stdout, (k, made.stdout + made.stderr)

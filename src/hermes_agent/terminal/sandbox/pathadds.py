@@ -170,7 +170,8 @@ def make(text: str, read: Read) -> list[str]:
     out: list[str] = []
     for line in lines:
         if line.startswith("\t"):  # a recipe: a shell line, `$$` is the shell's `$`
-            out += envrc(_mk_eval(line.replace("$$", "$"), sets).replace(_OLD, "$PATH"))
+            shell = re.sub(r"^\t[@+\-\s]*", "", line).replace("$$", "$")  # `@`: silent, `-`: errors ignored
+            out += envrc(_mk_eval(shell, sets).replace(_OLD, "$PATH"))
         elif m := _MK_SET.match(line.strip()):
             if m.group(1) == "PATH":  # `+=` adds after the old PATH; `!=` is a shell's output: unknown
                 values.append({"+=": "$(PATH):", "!=": _UNKNOWN}.get(m.group(2), "") + m.group(3))
