@@ -161,9 +161,6 @@ def test_a_program_planted_where_any_makefile_spelling_puts_path_goes_back(world
         recipe = "PATH=$$PWD/bin:$$PATH git --version" if k == "rcp" else "git --version"
         (ws / k / "Makefile").write_text(f"{head}all:\n\t@{recipe} >/dev/null && echo BUILT-{k}\n")
     (ws / "inc/tools.mk").write_text("export PATH := $(CURDIR)/bin:$(PATH)\n")
-    subprocess.run(["git", "-C", str(ws), "add", "."], check=True)
-    subprocess.run(["git", "-C", str(ws), "-c", "user.name=u", "-c", "user.email=u@e", "commit", "-qm", "mk"],
-                   check=True)
     _own(world, ws)
     cmd = _plant([f"{k}/bin" for k in _MAKEFILES], "git") + "; echo PLANTED"
     world.scripted.add(*_calls(("terminal", {"command": cmd, "timeout": 120})))
