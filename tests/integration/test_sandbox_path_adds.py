@@ -145,6 +145,8 @@ _MAKEFILES = {
     "var": "ROOT := $(dir $(abspath $(lastword $(MAKEFILE_LIST))))\nexport PATH := $(ROOT)bin:$(PATH)\n",
     "shl": "TOP := $(shell git rev-parse --show-toplevel)\nall: export PATH := $(TOP)/bin:$(PATH)\n",
     "rcp": "",  # the recipe sets it: PATH=$$PWD/bin:$$PATH git ...
+    "mkf": "",  # build.mk beside it sets it (`make -f build.mk`)
+    "envr": "",  # its .envrc: export PATH="$(realpath bin):$PATH"
     "late": "export PATH := $(PATH):$(CURDIR)/bin\n",
     "none": "",
 }
@@ -153,7 +155,8 @@ _MAKEFILES = {
 def test_a_program_planted_where_any_makefile_spelling_puts_path_goes_back(world):  # noqa: F811
     """rt14b c09: bin/git planted next to Makefiles that put bin first on PATH by $(abspath bin), `override`, an
     included tools.mk, $(realpath .), a variable from $(MAKEFILE_LIST), $(shell ...)/bin (computed: counted as
-    the project), a recipe's `PATH=$$PWD/bin:$$PATH`: each put back, one line each, and the user's `make` runs
+    the project), a recipe's `PATH=$$PWD/bin:$$PATH`, a build.mk beside the Makefile, an .envrc's
+    `$(realpath bin)`: each put back, one line each, and the user's `make` runs
     the real git; where the Makefile puts bin last or not at all, the new bin/git stays and no line names it."""
     ws = world.ws
     for k, head in _MAKEFILES.items():
@@ -161,6 +164,8 @@ def test_a_program_planted_where_any_makefile_spelling_puts_path_goes_back(world
         recipe = "PATH=$$PWD/bin:$$PATH git --version" if k == "rcp" else "git --version"
         (ws / k / "Makefile").write_text(f"{head}all:\n\t@{recipe} >/dev/null && echo BUILT-{k}\n")
     (ws / "inc/tools.mk").write_text("export PATH := $(CURDIR)/bin:$(PATH)\n")
+    (ws / "mkf/build.mk").write_text("PATH := $(shell pwd)/bin:$(PATH)\nall:\n\tgit --version\n")
+    (ws / "envr/.envrc").write_text('export PATH="$(realpath bin):$PATH"\n')
     _own(world, ws)
     cmd = _plant([f"{k}/bin" for k in _MAKEFILES], "git") + "; echo PLANTED"
     world.scripted.add(*_calls(("terminal", {"command": cmd, "timeout": 120})))

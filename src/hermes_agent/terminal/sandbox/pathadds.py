@@ -51,9 +51,9 @@ def added(d: str, names: set[str], read: Read) -> list[str]:
     for name in (".mise.toml", "mise.toml", ".mise.local.toml", "mise.local.toml", ".rtx.toml"):
         if name in names:
             rels += mise(_text(read(name)))
-    for name in ("GNUmakefile", "makefile", "Makefile"):
-        if name in names:
-            rels += make(_text(read(name)), read)
+    # a Makefile, and a `.mk` beside it (`make -f tools.mk`, or one it includes)
+    for name in sorted(n for n in names if n in ("GNUmakefile", "makefile", "Makefile") or n.endswith(".mk"))[:16]:
+        rels += make(_text(read(name)), read)
     out: list[str] = []
     for rel in rels:
         p = os.path.normpath(os.path.join(d, os.path.expanduser(rel)))
@@ -109,6 +109,9 @@ def envrc(text: str) -> list[str]:
     out: list[str] = []
     text = re.sub(r"\$\(expand_path\s+['\"]?([^)\s'\"]+)['\"]?\s*\)", r"\1", text)  # direnv's own helpers
     text = text.replace("$(direnv_layout_dir)", ".direnv")
+    # the shell's own ways to name a directory here: $(realpath bin), $(readlink -f bin), $(cd bin && pwd)
+    text = re.sub(r"\$\((?:realpath|readlink\s+-[fem])\s+['\"]?([^)\s'\"]+)['\"]?\s*\)", r"\1", text)
+    text = re.sub(r"\$\(cd\s+['\"]?([^)\s'\"&;]+)['\"]?\s*&&\s*pwd(?:\s+-[PL])?\s*\)", r"\1", text)
     for part in re.split(r"\s*(?:;|&&|\|\||\|)\s*", text.replace("\n", ";")):
         try:
             cmd = shlex.split(part, comments=True)
@@ -160,27 +163,38 @@ def make(text: str, read: Read) -> list[str]:
     directory ($(CURDIR), $(abspath X), $(realpath X), $(shell pwd), $(dir $(lastword $(MAKEFILE_LIST))), the
     Makefile's own variables); a part make computes otherwise (`$(TOOLS)/bin`) counts as this directory."""
     lines = _mk_lines(text)
+    sets = _mk_sets(lines)
     for line in list(lines):
         if (m := _MK_INCLUDE.match(line.strip())) and not line.startswith("\t"):
-            for word in _mk_eval(m.group(1), {}).split()[:8]:
+            for word in _mk_eval(m.group(1), sets).split()[:8]:
+                word = "." + word[1:] if word.startswith(_UNKNOWN + "/") else word
                 if _UNKNOWN not in word and "*" not in word:
                     lines += _mk_lines(_text(read(os.path.normpath(word))))
-    sets: dict[str, str] = {}
+    sets = _mk_sets(lines)
     values: list[str] = []
     out: list[str] = []
     for line in lines:
         if line.startswith("\t"):  # a recipe: a shell line, `$$` is the shell's `$`
-            shell = re.sub(r"^\t[@+\-\s]*", "", line).replace("$$", "$")  # `@`: silent, `-`: errors ignored
-            out += envrc(_mk_eval(shell, sets).replace(_OLD, "$PATH"))
+            if "PATH" in line:
+                shell = re.sub(r"^\t[@+\-\s]*", "", line).replace("$$", "$")  # `@`: silent, `-`: errors ignored
+                out += envrc(_mk_eval(shell, sets).replace(_OLD, "$PATH"))
         elif m := _MK_SET.match(line.strip()):
             if m.group(1) == "PATH":  # `+=` adds after the old PATH; `!=` is a shell's output: unknown
                 values.append({"+=": "$(PATH):", "!=": _UNKNOWN}.get(m.group(2), "") + m.group(3))
-            elif m.group(2) != "+=":
-                sets[m.group(1)] = m.group(3)
     for value in values:
         entries = ["." + e[1:] if e.startswith(_UNKNOWN + "/") else e for e in _mk_eval(value, sets).split(":")]
         out += prepended([":".join(e.replace(_OLD, "$(PATH)") for e in entries if e and _UNKNOWN not in e)])
     return out
+
+
+def _mk_sets(lines: list[str]) -> dict[str, str]:
+    """The Makefile's own variables (the last assignment of each; not PATH, not a recipe's line)."""
+    sets: dict[str, str] = {}
+    for line in lines:
+        if not line.startswith("\t") and (m := _MK_SET.match(line.strip())) and m.group(1) != "PATH" \
+                and m.group(2) != "+=":
+            sets[m.group(1)] = m.group(3)
+    return sets
 
 
 def _mk_lines(text: str) -> list[str]:

@@ -205,7 +205,7 @@ def on_path(d: str) -> bool:
         if any(os.path.normpath(os.path.join(up, e)) == d for e, kind in _searched() if kind == "bin"):
             return True
         try:
-            names = set(os.listdir(up)) & _NAMING
+            names = {n for n in os.listdir(up) if n in _NAMING or n.endswith(".mk")}
         except OSError:
             names = set()
 
