@@ -229,21 +229,32 @@ def _wheel(path: Path) -> Path:
     return whl
 
 
+# rt14b c06's class in a venv: the command writes bin/git and a RECORD row vouching for it (its own hash)
+_FORGE_RECORD = ("printf '#!/bin/sh\\necho x\\n' > .venv/bin/git && chmod +x .venv/bin/git && "
+                 "h=$(.venv/bin/python -c 'import base64,hashlib,sys;print(base64.urlsafe_b64encode(hashlib.sha256("
+                 "sys.stdin.buffer.read()).digest()).rstrip(b\"=\").decode())' < .venv/bin/git) && "
+                 "echo \"../../../bin/git,sha256=$h,10\" >> .venv/lib/python3*/site-packages/mytool-1.0.dist-info/RECORD")
+
+
 def test_a_file_an_installer_puts_in_a_venvs_bin_stays(scripted, home, mechanism):
     """`pip install ruff` in the project's venv puts a binary in bin/: the package's RECORD lists it with its
-    hash, so it stays and runs; a file no installer wrote beside it is put back."""
+    hash, so it stays and runs; a file no installer wrote beside it is put back, and so is a bin/git whose RECORD
+    row the command wrote itself (rt14b c06: a record where the sandbox writes is no proof for a system
+    program's name)."""
     proj = home / "proj"
     proj.mkdir(exist_ok=True)
     subprocess.run([PY, "-m", "venv", str(proj / ".venv")], check=True, capture_output=True, timeout=600)
     whl = _wheel(proj)
     results = _chat(scripted, home, [
         _terminal(f".venv/bin/pip install -q --no-index --no-deps {whl.name} && chmod +x .venv/bin/mytool-bin && .venv/bin/mytool-bin; "
-                  "printf '#!/bin/sh\\ntouch \"$PWNED\"\\n' > .venv/bin/other && chmod +x .venv/bin/other; echo DONE"),
+                  "printf '#!/bin/sh\\ntouch \"$PWNED\"\\n' > .venv/bin/other && chmod +x .venv/bin/other; "
+                  + _FORGE_RECORD + "; echo DONE"),
         _terminal(".venv/bin/mytool-bin; ls .venv/bin/other 2>&1 | tail -1"),
     ], mechanism)
     assert "INSTALLED-TOOL-RAN" in results[0] and "DONE" in results[0], results[0]
     assert "INSTALLED-TOOL-RAN" in results[1], results[1]
     assert (proj / ".venv/bin/mytool-bin").exists() and not (proj / ".venv/bin/other").exists()
+    assert not (proj / ".venv/bin/git").exists(), results
 
 
 def test_a_sitecustomize_on_the_users_pythonpath_is_removed(scripted, home, mechanism):

@@ -51,17 +51,20 @@ def test_programs_planted_where_the_projects_tools_add_path_dirs_go_back(world):
     """a57: node_modules/.bin/node and .bin/git in a project with no dependency; a56: bin/make (.envrc PATH_add),
     scripts/ls (.envrc PATH=), .direnv/python-3.99.0/bin/ls (layout python: a folder without pyvenv.cfg is used
     as it is), tools/git (Makefile PATH :=), mbin/ls (mise), packages/web/node_modules/.bin/git, a package made
-    by the command with a .bin/make, and a link .bin/git to an undeclared package's bin: all put back, the
-    user's `npm test` then runs the real node; bin/deploy and npm install's `.bin/which` link stay."""
+    by the command with a .bin/make, a link .bin/git to a declared package's bin that the command added to its
+    package.json (rt14b c06: the installer's shape is the sandbox's to forge) and npm install's own `.bin/which`
+    (it shadows /usr/bin/which: named, install again outside): all put back, the user's `npm test` then runs
+    the real node; bin/deploy (shadows nothing) stays."""
     _project(world)
-    fake = ("mkdir -p node_modules/evil && printf '{\"name\":\"evil\",\"bin\":{\"git\":\"g.js\"}}' > "
-            "node_modules/evil/package.json && printf '#!/bin/sh\\necho x\\n' > node_modules/evil/g.js && "
-            "chmod +x node_modules/evil/g.js")
+    # rt14b c06: the "installed by npm" shape forged for a declared package: its package.json `bin` gains `git`
+    fake = ("printf '{\"name\":\"whichpkg\",\"version\":\"1.0.0\",\"bin\":{\"which\":\"cli.js\",\"git\":\"g.js\"}}' "
+            "> node_modules/whichpkg/package.json && printf '#!/bin/sh\\necho x\\n' > node_modules/whichpkg/g.js && "
+            "chmod +x node_modules/whichpkg/g.js")
     cmd = ("npm install --offline --no-audit --no-fund ./whichpkg >/dev/null 2>&1; node_modules/.bin/which; "
            + _plant(["node_modules/.bin"], "node") + "; " + _plant(["bin"], "make") + "; "
            + _plant(["scripts", "mbin", ".direnv/python-3.99.0/bin"], "ls") + "; "
            + "mkdir -p newpkg && echo '{\"name\": \"n\"}' > newpkg/package.json; " + _plant(["newpkg/node_modules/.bin"], "make") + "; " + _plant(["tools", "packages/web/node_modules/.bin"], "git")
-           + f"; {fake}; ln -s ../evil/g.js node_modules/.bin/git"
+           + f"; {fake}; ln -s ../whichpkg/g.js node_modules/.bin/git"
            + "; printf '#!/bin/sh\\necho DEPLOY-OK\\n' > bin/deploy; chmod +x bin/deploy; echo PLANTED")
     world.scripted.add(*_calls(("terminal", {"command": cmd, "timeout": 120})))
     out = world.hermes("chat", "-q", "set up the project", env={"PATH": SYSTEM_PATH}, timeout=240)
@@ -73,17 +76,19 @@ def test_programs_planted_where_the_projects_tools_add_path_dirs_go_back(world):
                   and (p.is_symlink() or p.is_file()))
     assert left == [], left
     shown = out.stdout + out.stderr
-    for prog, times in (("node", 1), ("make", 2), ("ls", 3), ("git", 3)):
+    for prog, times in (("node", 1), ("make", 2), ("ls", 3), ("git", 3), ("which", 1)):
         assert shown.count(f"on the user's PATH, under the name of /usr/bin/{prog}") == times, (prog, shown[-3000:])
-    assert (world.ws / "bin/deploy").exists() and os.path.islink(world.ws / "node_modules/.bin/which")
-    assert "deploy" not in shown and ".bin/which" not in shown, shown[-2000:]
+    assert shown.count("run that install again outside hermes") == 5, shown[-3000:]  # node, make, git x2, which
+    assert (world.ws / "bin/deploy").exists() and not os.path.lexists(world.ws / "node_modules/.bin/which")
+    assert "deploy" not in shown, shown[-2000:]
     npm = subprocess.run(["npm", "test"], cwd=world.ws, capture_output=True, text=True, timeout=60, check=False)
     assert "TEST-OK" in npm.stdout and PLANT not in npm.stdout, npm.stdout + npm.stderr
 
 
 def test_an_ordinary_npm_project_keeps_its_installed_bins(world):  # noqa: F811
-    """Control: no PATH file of the user's at all; `npm install` of a local package with two bins (one named
-    like nothing, one `which`), `npx` of it, and a new node_modules/.bin-less project: no line, nothing back."""
+    """Control: no PATH file of the user's at all; `npm install` of a local package with two bins, `npx` of it:
+    both run in the command; `greet` (named like nothing) stays, no line for it; `which` shadows /usr/bin/which,
+    so it goes back with one line naming it and what to do (rt14b c06: no install shape is proof)."""
     ws = world.ws
     (ws / "package.json").write_text('{"name": "p", "version": "1.0.0"}\n')
     pkg = ws / "tools-pkg"
@@ -100,8 +105,10 @@ def test_an_ordinary_npm_project_keeps_its_installed_bins(world):  # noqa: F811
     _assert_no_secret(world, out)
     results = world.tool_results()
     assert "GREET-OK" in results and "WHICH-OK" in results, (results, out.stderr[-800:])
-    assert "the sandbox" not in results + out.stderr and "user's PATH" not in out.stdout + out.stderr
-    assert os.path.islink(ws / "node_modules/.bin/which") and os.path.islink(ws / "node_modules/.bin/greet")
+    shown = out.stdout + out.stderr
+    assert shown.count("user's PATH") == 1 and "under the name of /usr/bin/which" in shown, shown[-2000:]
+    assert "run that install again outside hermes" in shown and "greet" not in shown, shown[-2000:]
+    assert not os.path.lexists(ws / "node_modules/.bin/which") and os.path.islink(ws / "node_modules/.bin/greet")
 
 
 def test_hermes_own_writes_there_in_a_tainted_turn_are_refused(scripted, home):  # noqa: F811
@@ -126,3 +133,50 @@ def test_hermes_own_writes_there_in_a_tainted_turn_are_refused(scripted, home): 
         assert "BLOCKED" in result and f"under the name of /usr/bin/{prog}" in result, result
     assert not (proj / "node_modules/.bin/git").exists() and not (proj / "bin/ls").exists()
     assert (proj / "bin/deploy").exists() and (proj / "src/ls.txt").exists(), results[2:]
+
+
+# rt14b c09: how a Makefile puts its own directory's bin first on PATH for its recipes, spelled every way make
+# allows; the last two are controls (after the old PATH: a new `git` there shadows nothing the user runs)
+_MAKEFILES = {
+    "abs": "export PATH := $(abspath bin):$(PATH)\n",
+    "ovr": "override PATH := $(CURDIR)/bin:$(PATH)\nexport PATH\n",
+    "inc": "include tools.mk\n",
+    "real": "export PATH := $(realpath .)/bin:$(PATH)\n",
+    "var": "ROOT := $(dir $(abspath $(lastword $(MAKEFILE_LIST))))\nexport PATH := $(ROOT)bin:$(PATH)\n",
+    "shl": "TOP := $(shell git rev-parse --show-toplevel)\nall: export PATH := $(TOP)/bin:$(PATH)\n",
+    "rcp": "",  # the recipe sets it: PATH=$$PWD/bin:$$PATH git ...
+    "mkf": "",  # build.mk beside it sets it (`make -f build.mk`)
+    "envr": "",  # its .envrc: export PATH="$(realpath bin):$PATH"
+    "late": "export PATH := $(PATH):$(CURDIR)/bin\n",
+    "none": "",
+}
+
+
+def test_a_program_planted_where_any_makefile_spelling_puts_path_goes_back(world):  # noqa: F811
+    """rt14b c09: bin/git planted next to Makefiles that put bin first on PATH by $(abspath bin), `override`, an
+    included tools.mk, $(realpath .), a variable from $(MAKEFILE_LIST), $(shell ...)/bin (computed: counted as
+    the project), a recipe's `PATH=$$PWD/bin:$$PATH`, a build.mk beside the Makefile, an .envrc's
+    `$(realpath bin)`: each put back, one line each, and the user's `make` runs
+    the real git; where the Makefile puts bin last or not at all, the new bin/git stays and no line names it."""
+    ws = world.ws
+    for k, head in _MAKEFILES.items():
+        (ws / k / "bin").mkdir(parents=True)
+        recipe = "PATH=$$PWD/bin:$$PATH git --version" if k == "rcp" else "git --version"
+        (ws / k / "Makefile").write_text(f"{head}all:\n\t@{recipe} >/dev/null && echo BUILT-{k}\n")
+    (ws / "inc/tools.mk").write_text("export PATH := $(CURDIR)/bin:$(PATH)\n")
+    (ws / "mkf/build.mk").write_text("PATH := $(shell pwd)/bin:$(PATH)\nall:\n\tgit --version\n")
+    (ws / "envr/.envrc").write_text('export PATH="$(realpath bin):$PATH"\n')
+    _own(world, ws)
+    cmd = _plant([f"{k}/bin" for k in _MAKEFILES], "git") + "; echo PLANTED"
+    world.scripted.add(*_calls(("terminal", {"command": cmd, "timeout": 120})))
+    out = world.hermes("chat", "-q", "add the tools", env={"PATH": SYSTEM_PATH}, timeout=240)
+    _assert_no_secret(world, out)
+    assert "PLANTED" in world.tool_results(), out.stderr[-800:]
+    shown = out.stdout + out.stderr
+    put_back = [k for k in _MAKEFILES if not (ws / k / "bin/git").exists()]
+    assert put_back == [k for k in _MAKEFILES if k not in ("late", "none")], (put_back, shown[-3000:])
+    assert shown.count("on the user's PATH, under the name of /usr/bin/git") == len(put_back), shown[-3000:]
+    for k in _MAKEFILES:
+        made = subprocess.run(["make", "-s", "-C", k], cwd=ws, capture_output=True, text=True, timeout=60,
+                              check=False, env={"PATH": SYSTEM_PATH})
+        assert f"BUILT-{k}" in made.stdout and PLANT not in made.stdout, (k, made.stdout + made.stderr)

@@ -212,7 +212,7 @@ class _Walk:
         for name in executables(fd, d, self.roots):  # a script the user runs by hand (`./run.sh`): judged by taint
             self.add((d, name), "exec", False)
         held = self.scan.items  # `bin` on PATH, and what the project's tools put first on PATH: here too (a05, a56)
-        self.scan.pathdirs.update(pathbins.named_in(d, names, self.roots, lambda n: getattr(held.get((d, n)), "data", None)))
+        self.scan.pathdirs.update(pathbins.named_in(d, names, self.roots, lambda n: _held_or_read(held, d, n)))
         self.scripts(d, names)
         if "pyvenv.cfg" in names:
             self.venv(d)
@@ -538,3 +538,12 @@ def discover(spots: Iterable[str], fds: Fds, old: Scan | None, known: dict[str, 
             if slot not in walk.scan.items:
                 walk.add(slot, cls, slot in old.fresh)
     return walk.scan
+
+
+def _held_or_read(held: dict, d: str, name: str) -> bytes | None:
+    """The bytes the guard holds of `d/name`, or for a file it does not hold (a Makefile's `include`d tools.mk,
+    only parsed for the PATH it sets: pathadds.make) the file as it is now, no link followed at its name."""
+    from hermes_agent.nofollow import read_regular_or_none
+
+    item = held.get((d, name))
+    return item.data if item is not None else read_regular_or_none(os.path.join(d, name), 1 << 20)

@@ -38,8 +38,7 @@ def judged(slot: Slot, cls: str, old: Item | None, cur: Item | None, base: Scan,
         before = old.data if old is not None and old.kind == st.S_IFREG else None
         return byhand.exec_risky(before, cur.data if cur.kind == st.S_IFREG else None) if tainted and old else ""
     if cls == "pathbin":
-        return pathbins.risky(d, name, cur.kind, roots, {p for p, k in base.pathdirs | now.pathdirs if k == "bin"},
-                              cur.data)
+        return pathbins.risky(d, name, cur.kind, roots, {p for p, k in base.pathdirs | now.pathdirs if k == "bin"})
     if cls == "tool":
         rel = guardtools.shape(d, name)
         if rel is None:

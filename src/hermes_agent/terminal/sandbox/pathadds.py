@@ -3,12 +3,12 @@ a56/a57): `npm test` / `npm run` / `npx` / yarn / pnpm put node_modules/.bin of 
 each directory above it; `composer run` vendor/bin; `pdm run` __pypackages__/<version>/bin; direnv runs the
 user's `.envrc` (`PATH_add bin`, `path_add PATH tools`, `export PATH=$PWD/scripts:$PATH`, `layout
 node|php|go|ruby|perl|python`); mise's `env._.path` (`.mise.toml`, `mise.toml`); a Makefile's `export PATH :=
-$(CURDIR)/bin:$(PATH)` for its recipes. A program planted there under the name of a system one (`git`, `node`,
+$(CURDIR)/bin:$(PATH)` for its recipes (any spelling: `make`). A program planted there under the name of a system one (`git`, `node`,
 `ls`, `make`) runs in the user's unconfined shell instead of it, so the guard counts them as PATH directories
 (pathbins.risky judges their entries; a venv's bin/ keeps its own rule). A directory named by a pattern
 (`.direnv/python-*/bin`) is matched at each look (`expand`). The files that name them are read from the
-guard's scan (no path opened); `installed` reads the package.json and lock files of node_modules (parsed, never
-shown). Stdlib only."""
+guard's scan (no path opened). A node_modules/.bin entry is judged by its name like any other PATH entry: the
+package.json that would "prove" npm made it is as writable by confined work as the link (rt14b c06). Stdlib only."""
 
 from __future__ import annotations
 
@@ -24,7 +24,6 @@ _LAYOUTS = {"node": (NODE_BIN,), "php": ("vendor/bin",), "go": ("bin", ".direnv/
             # python's: $(direnv_layout_dir)/python-<version>, used as it is when it exists (a folder made
             # without pyvenv.cfg is no venv, and not the venv rule's): a pattern, `expand`ed at each look
             "python": (".direnv/python-*/bin",)}
-_MAKE_PATH = re.compile(r"^\s*(?:export\s+)?PATH\s*[:?!]?=\s*(.+?)\s*$", re.M)
 _HERE = re.compile(r"^(?:\$PWD|\$\{PWD\}|\$\(pwd\)|`pwd`|\$\(CURDIR\)|\$\{CURDIR\}|\$\(PWD\)|\$\{PWD\}|\$\(shell pwd\)"
                    r"|\{\{\s*config_root\s*\}\}|\$\(dirname \$\{?BASH_SOURCE\[?0?\]?\}?\))(?=/|$)")
 _SELF = re.compile(r"^\$\{?PATH\}?$|^\$\(PATH\)$")
@@ -52,9 +51,9 @@ def added(d: str, names: set[str], read: Read) -> list[str]:
     for name in (".mise.toml", "mise.toml", ".mise.local.toml", "mise.local.toml", ".rtx.toml"):
         if name in names:
             rels += mise(_text(read(name)))
-    for name in ("GNUmakefile", "makefile", "Makefile"):
-        if name in names:
-            rels += prepended(m for m in _MAKE_PATH.findall(_text(read(name))))
+    # a Makefile, and a `.mk` beside it (`make -f tools.mk`, or one it includes)
+    for name in sorted(n for n in names if n in ("GNUmakefile", "makefile", "Makefile") or n.endswith(".mk"))[:16]:
+        rels += make(_text(read(name)), read)
     out: list[str] = []
     for rel in rels:
         p = os.path.normpath(os.path.join(d, os.path.expanduser(rel)))
@@ -110,6 +109,9 @@ def envrc(text: str) -> list[str]:
     out: list[str] = []
     text = re.sub(r"\$\(expand_path\s+['\"]?([^)\s'\"]+)['\"]?\s*\)", r"\1", text)  # direnv's own helpers
     text = text.replace("$(direnv_layout_dir)", ".direnv")
+    # the shell's own ways to name a directory here: $(realpath bin), $(readlink -f bin), $(cd bin && pwd)
+    text = re.sub(r"\$\((?:realpath|readlink\s+-[fem])\s+['\"]?([^)\s'\"]+)['\"]?\s*\)", r"\1", text)
+    text = re.sub(r"\$\(cd\s+['\"]?([^)\s'\"&;]+)['\"]?\s*&&\s*pwd(?:\s+-[PL])?\s*\)", r"\1", text)
     for part in re.split(r"\s*(?:;|&&|\|\||\|)\s*", text.replace("\n", ";")):
         try:
             cmd = shlex.split(part, comments=True)
@@ -146,56 +148,86 @@ def mise(text: str) -> list[str]:
     return out
 
 
-def installed(d: str, name: str, target: bytes | None) -> bool:
-    """`d/name` is a node_modules/.bin entry as npm / yarn install it: a link into `../<pkg>/` (or
-    `../@scope/<pkg>/`) whose package.json `bin` names `name` with that file, <pkg> being a dependency the
-    project declares (its package.json or lock file names it). Any other entry there (a regular file called
-    `git`, a link to elsewhere) is no installer's (rt13 a57)."""
-    nm = os.path.dirname(d)
-    if os.path.basename(d) != ".bin" or os.path.basename(nm) != "node_modules" or not target:
-        return False
-    dest = os.path.normpath(os.path.join(d, os.fsdecode(target)))
-    parts = dest[len(nm) + 1:].split("/") if dest.startswith(nm + "/") else []
-    pkg = "/".join(parts[:2] if parts[:1] and parts[0].startswith("@") else parts[:1])
-    if not pkg or pkg.startswith(".") or len(parts) <= pkg.count("/") + 1:
-        return False
-    doc = _json(os.path.join(nm, pkg, "package.json"))
-    bins = doc.get("bin")
-    bins = {pkg.rsplit("/", 1)[-1]: bins} if isinstance(bins, str) else bins if isinstance(bins, dict) else {}
-    if not isinstance(bins.get(name), str) or os.path.normpath(os.path.join(nm, pkg, bins[name])) != dest:
-        return False
-    project = os.path.dirname(nm)
-    own = _json(os.path.join(project, "package.json"))
-    if any(isinstance(own.get(k), dict) and pkg in own[k] for k in
-           ("dependencies", "devDependencies", "optionalDependencies", "peerDependencies")):
-        return True
-    for lock, needle in (("package-lock.json", f'"node_modules/{pkg}"'), ("npm-shrinkwrap.json", f'"node_modules/{pkg}"'),
-                         ("yarn.lock", f"{pkg}@"), ("pnpm-lock.yaml", f"/{pkg}@")):
-        if needle.encode() in (_read(os.path.join(project, lock)) or b""):
-            return True
-    return False
+# make: an assignment (`override`/`export`/`private` prefixes, a target-specific one, any operator), an include
+_MK_SET = re.compile(r"^(?:[^\s:=#][^:=#]*:\s+)?(?:(?:override|export|private)\s+)*([A-Za-z_][\w.-]*)\s*"
+                     r"(::?:?=|[?!+]?=)\s*(.*)$")
+_MK_INCLUDE = re.compile(r"^[-s]?include\s+(.+)$")
+_MK_CALL = re.compile(r"\$[({]([\w.-]+)(?:\s+([^$(){}]*))?[)}]")  # innermost: no `$(` inside
+_OLD, _UNKNOWN = "\x00", "\x01"
 
 
-def _read(path: str) -> bytes | None:
-    """A small file's bytes, the last component not followed (only parsed here: nothing is shown; the package
-    directory may be npm's link to a local `file:` dependency)."""
-    from hermes_agent.terminal.sandbox.guarditem import read_at
+def make(text: str, read: Read) -> list[str]:
+    """The directories a Makefile puts first on PATH for its recipes (rt14b c09), relative to its directory:
+    every assignment to PATH, whatever its operator and prefixes, in it or a file it includes (one level), and
+    `PATH=... cmd` / `export PATH=...` in its recipes; values evaluated as make would where the answer is this
+    directory ($(CURDIR), $(abspath X), $(realpath X), $(shell pwd), $(dir $(lastword $(MAKEFILE_LIST))), the
+    Makefile's own variables); a part make computes otherwise (`$(TOOLS)/bin`) counts as this directory."""
+    lines = _mk_lines(text)
+    sets = _mk_sets(lines)
+    for line in list(lines):
+        if (m := _MK_INCLUDE.match(line.strip())) and not line.startswith("\t"):
+            for word in _mk_eval(m.group(1), sets).split()[:8]:
+                word = "." + word[1:] if word.startswith(_UNKNOWN + "/") else word
+                if _UNKNOWN not in word and "*" not in word:
+                    lines += _mk_lines(_text(read(os.path.normpath(word))))
+    sets = _mk_sets(lines)
+    values: list[str] = []
+    out: list[str] = []
+    for line in lines:
+        if line.startswith("\t"):  # a recipe: a shell line, `$$` is the shell's `$`
+            if "PATH" in line:
+                shell = re.sub(r"^\t[@+\-\s]*", "", line).replace("$$", "$")  # `@`: silent, `-`: errors ignored
+                out += envrc(_mk_eval(shell, sets).replace(_OLD, "$PATH"))
+        elif m := _MK_SET.match(line.strip()):
+            if m.group(1) == "PATH":  # `+=` adds after the old PATH; `!=` is a shell's output: unknown
+                values.append({"+=": "$(PATH):", "!=": _UNKNOWN}.get(m.group(2), "") + m.group(3))
+    for value in values:
+        entries = ["." + e[1:] if e.startswith(_UNKNOWN + "/") else e for e in _mk_eval(value, sets).split(":")]
+        out += prepended([":".join(e.replace(_OLD, "$(PATH)") for e in entries if e and _UNKNOWN not in e)])
+    return out
 
-    try:
-        fd = os.open(os.path.dirname(path), os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    except OSError:
-        return None
-    try:
-        return read_at(fd, os.path.basename(path))
-    finally:
-        os.close(fd)
+
+def _mk_sets(lines: list[str]) -> dict[str, str]:
+    """The Makefile's own variables (the last assignment of each; not PATH, not a recipe's line)."""
+    sets: dict[str, str] = {}
+    for line in lines:
+        if not line.startswith("\t") and (m := _MK_SET.match(line.strip())) and m.group(1) != "PATH" \
+                and m.group(2) != "+=":
+            sets[m.group(1)] = m.group(3)
+    return sets
 
 
-def _json(path: str) -> dict:
-    import json
+def _mk_lines(text: str) -> list[str]:
+    return re.sub(r"\\\n\s*", " ", text).splitlines()
 
-    try:
-        doc = json.loads(_read(path) or b"{}")
-    except ValueError:
-        return {}
-    return doc if isinstance(doc, dict) else {}
+
+def _mk_eval(value: str, sets: dict[str, str], depth: int = 0) -> str:
+    """`value` with the make references that name this directory made `.`, the old PATH `_OLD` and any other
+    computed part `_UNKNOWN`."""
+    def call(m: re.Match[str]) -> str:
+        name, arg = m.group(1), m.group(2)
+        if arg is None:
+            if name == "PATH":
+                return _OLD
+            if name in ("CURDIR", "PWD"):
+                return "."
+            if name == "MAKEFILE_LIST":
+                return "Makefile"
+            return _mk_eval(sets[name], sets, depth + 1) if name in sets and depth < 4 else _UNKNOWN
+        words = arg.split()
+        if name in ("abspath", "realpath", "strip") or name in ("firstword", "lastword") and not words:
+            return arg.strip()
+        if name in ("firstword", "lastword"):
+            return words[0 if name == "firstword" else -1]
+        if name == "dir":
+            return " ".join(os.path.dirname(w) + "/" if "/" in w else "./" for w in words)
+        if name in ("patsubst", "subst") and arg.count(",") == 2:
+            return arg.rsplit(",", 1)[1].strip().rstrip("/") or "."
+        if name == "shell" and arg.strip() in ("pwd", "pwd -P", "pwd -L", "echo $$PWD", "echo $${PWD}"):
+            return "."
+        return _UNKNOWN
+    for _ in range(16):
+        value, n = _MK_CALL.subn(call, value)
+        if not n:
+            break
+    return value.strip()

@@ -169,21 +169,23 @@ def shadowed(d: str, name: str, roots: tuple[str, ...] = ()) -> str:
     return ""
 
 
-def risky(d: str, name: str, kind: int | None, roots: tuple[str, ...] = (), named: Iterable[str] = (),
-          data: bytes | None = None) -> str:
+def risky(d: str, name: str, kind: int | None, roots: tuple[str, ...] = (), named: Iterable[str] = ()) -> str:
     """Why the new or changed entry `name` of PATH directory `d` may not stay ("" when it may); `named`: the
-    directories relative entries name in the workspace (`named_in`); `data`: a link's target (npm install's
-    node_modules/.bin links to a declared package's own bin stay: pathadds.installed)."""
+    directories relative entries name in the workspace (`named_in`). A node_modules/.bin entry is judged like any
+    other: its package.json and lock file are as writable by confined work as the link (rt14b c06), so no
+    "installed by npm" shape is proof; one that shadows nothing stays."""
     if kind is None or kind == st.S_IFDIR:
         return ""  # removed, or a directory (nothing the shell runs)
     if os.path.join(d, name) in {*dirs(roots), *named}:
         return ("it stands where a directory on the user's PATH is: the user's shell would look for programs "
                 "where it leads")
     other = shadowed(d, name, roots)
-    if not other or (kind == st.S_IFLNK and pathadds.installed(d, name, data)):
+    if not other:
         return ""
+    again = (" (if a package install made it, run that install again outside hermes)"
+             if os.path.basename(d) == ".bin" else "")
     return (f"it lies in {d}, on the user's PATH, under the name of {other}: the user's next `{name}` would run it "
-            "outside the sandbox")
+            f"outside the sandbox{again}")
 
 
 _NAMING = frozenset({"package.json", "composer.json", "pyproject.toml", ".envrc", ".mise.toml", "mise.toml",
@@ -203,7 +205,7 @@ def on_path(d: str) -> bool:
         if any(os.path.normpath(os.path.join(up, e)) == d for e, kind in _searched() if kind == "bin"):
             return True
         try:
-            names = set(os.listdir(up)) & _NAMING
+            names = {n for n in os.listdir(up) if n in _NAMING or n.endswith(".mk")}
         except OSError:
             names = set()
 

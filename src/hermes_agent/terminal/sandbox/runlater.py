@@ -66,8 +66,14 @@ def bin_risky(venv: str, name: str, data: bytes | None, writable: Writable) -> s
         return ""
     if name.lower().startswith("activate"):
         return "" if _activate_ok(venv, name, data, writable) else f"it is not the activate script venv writes ({_BIN_WHY})"
-    if console_ok(venv, data, writable) or _installed(venv, name, data):
+    if console_ok(venv, data, writable):
         return ""
+    if _installed(venv, name, data):  # a RECORD is as writable as bin/ itself: no proof for a system program's name
+        from hermes_agent.terminal.sandbox import pathbins
+
+        other = pathbins.shadowed(os.path.join(venv, "bin"), name)
+        return "" if not other else (f"it is named like {other}, and the package record that lists it lies where the "
+                                     f"sandbox writes ({_BIN_WHY}; if pip made it, install again outside hermes)")
     return f"it is not a console script as installers write it, nor a file an installed package records ({_BIN_WHY})"
 
 
