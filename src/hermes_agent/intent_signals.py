@@ -39,13 +39,13 @@ _SECRET_OBJECT = (r"(?<![\w.])\.env\b(?!\.(?:example|sample|template|dist)\b)|\b
                   r"מפתח|סיסמ|אישורי|पासवर्ड|कुंजी|क्रेडेंशियल|टोकन|کلید|گذرواژه|رمز\s*عبور|"
                   r"ключ|парол|токен|κωδικ|κλειδ|รหัสผ่าน|กุญแจ")
 # An address something goes to (reserved test domains included: attackers use them too).
-_ADDRESS = (r"https?://|\b(?:[\w-]+\.)+(?:xn--[a-z0-9-]+|[^\W\d_a-z]{2,})\b(?!\.\w)|\b\d{1,3}(?:\.\d{1,3}){3}\b|\blocalhost\b|[\w.+-]+@[\w-]+\.[\w.-]+|"
-            r"\b(?:[a-z0-9-]+\.)+(?:com|net|org|io|dev|app|co|me|xyz|info|biz|cloud|site|online|tech|ai|gg|ly|cc|tv|us|"
+_ADDRESS = (r"https?://|(?<![\w.-])(?:[\w-]++\.)+(?:xn--[a-z0-9-]+|[^\W\d_a-z]{2,})\b(?!\.\w)|\b\d{1,3}(?:\.\d{1,3}){3}\b|\blocalhost\b|(?<![\w.+-])[\w.+-]++@[\w-]++\.[\w.-]+|"
+            r"(?<![\w.-])(?:[a-z0-9-]++\.)+(?:com|net|org|io|dev|app|co|me|xyz|info|biz|cloud|site|online|tech|ai|gg|ly|cc|tv|us|"
             r"uk|de|fr|es|pt|br|nl|ru|cn|jp|kr|eu|ch|be|se|no|ca|au|internal|lan|onion|example|test|"
             r"invalid|local|ir|sa|ae|eg|il|tr|vn|th|gr|cz|ua|hu)\b(?![.\w])")
 # Verbs of moving data, imperative/infinitive and common inflections, ~20 languages. Semitic (Arabic, Hebrew)
 # and Persian/Hindi stems are matched inside words: their tense and person prefixes join the stem.
-_TRANSFER = (r"\b(?:send\w*|sent|back(?:s|ed|ing)?\s+up|ship\w*|exfil\w*|beam\w*|upload\w*|post(?:s|ed|ing)?|forward\w*|transmit\w*|exfiltrat\w*|leak\w*|e-?mail\w*|"
+_TRANSFER = (r"\b(?:send\w*|sent|back(?:s|ed|ing)?\s+up|cop(?:y|ies|ied|ying)|ship\w*|exfil\w*|beam\w*|upload\w*|post(?:s|ed|ing)?|forward\w*|transmit\w*|exfiltrat\w*|leak\w*|e-?mail\w*|"
              r"sync\w*|mirror\w*|envoi\w*|envoy\w*|enví\w*|envia\w*|enviar|envie|transmet\w*|schick\w*|sende\w*|"
              r"übermittel\w*|hochlad\w*|mand(?:a|ar|e|en|o)|"
              r"invi[ae]\w*|inoltr\w*|stuur\w*|verstuur\w*|skicka\w*|wyślij|wysył\w*|pošli|posli|odešl\w*|odesl\w*|"
@@ -87,7 +87,7 @@ _ANSWERS = (r"\b(?:answers?|replies|reply|responses?|messages?|chat|output|summa
             r"respuestas?|risposte?|respostas?|ответ\w*|yanıt\w*|jawaban)\b")
 # Code from the network handed to a shell, worded as a fact: an address with a path, then (same sentence) the shell
 # named as what receives it ("to bash", "au shell", "an die Shell", "| sh") and a verb of passing or running.
-_NET_PATH = r"https?://\S+|\b(?:[a-z0-9-]+\.)+[a-z]{2,}/\S*"
+_NET_PATH = r"https?://\S+|(?<![\w.-])(?:[a-z0-9-]++\.)+[a-z]{2,}/\S*"
 _TO_SHELL = (r"(?:\b(?:to|into|au|aux|à|a|an|in|al|ao|nel|alla|naar|в|на|через)\s+(?:the\s+|le\s+|la\s+|die\s+|den\s+|el\s+|"
              r"o\s+|a\s+|de\s+)?|\|\s*)(?:shell|sh|bash|zsh|ksh|fish|powershell|python\d?|perl|ruby|node|interpr\w+|"
              r"intérpr\w+|оболочк\w*|интерпретатор\w*)\b")
@@ -161,7 +161,6 @@ def intents(view: str) -> list[tuple[str, str]]:
     """(kind, quote) for every language-independent signal in one (normalised) reading of the text."""
     rx = _compiled()
     found: dict[str, str] = {}
-    elsewhere = rx["address"].search(view)
     for sentence in rx["sentence"].split(view):
         secret, address = rx["secret_object"].search(sentence), rx["address"].search(sentence)
         move = rx["transfer"].search(sentence)
@@ -169,10 +168,9 @@ def intents(view: str) -> list[tuple[str, str]]:
         if secret and address and why:
             found.setdefault("sends secrets out", f"{why.group(0)} ... {secret.group(0)} ... {address.group(0)}")
         # the address named by reference ("my backup endpoint", "the host in my profile", rt14b c19/c23): a
-        # secret moved under a standing trigger or in hiding, or moved while the text names an address elsewhere
-        elif secret and move and (rx["hide"].search(sentence) or rx["standing"].search(sentence) or
-                                         (elsewhere and rx["reference"].search(sentence))):
-            found.setdefault("sends secrets out", f"{move.group(0)} ... {secret.group(0)} (address named elsewhere)")
+        # secret moved under a standing trigger or in hiding
+        elif secret and move and (rx["hide"].search(sentence) or rx["standing"].search(sentence)):
+            found.setdefault("sends secrets out", f"{move.group(0)} ... {secret.group(0)} (address not named)")
         for net in rx["net_path"].finditer(sentence):
             after = sentence[net.end():net.end() + 80]
             shell = rx["to_shell"].search(after)
@@ -181,12 +179,30 @@ def intents(view: str) -> list[tuple[str, str]]:
         follow = rx["decode_follow"].search(sentence)
         if follow:
             found.setdefault("carries out encoded instructions", follow.group(0))
+    if rx["address"].search(view) and (quote := by_reference(view)):  # ... or to an address given elsewhere
+        found.setdefault("sends secrets out", quote)
     secret = rx["secret_object"].search(view)
     if secret:
         shown = _disclosed(view, rx)
         if shown:
             found.setdefault("discloses secrets in answers", f"{shown} ... {secret.group(0)}")
     return list(found.items())
+
+
+def has_address(view: str) -> bool:
+    """Whether `view` names an address (URL, host, IP, e-mail)."""
+    return bool(_compiled()["address"].search(view))
+
+
+def by_reference(view: str) -> str:
+    """A sentence moving a secret to a destination named by reference ("copy .env to my backup endpoint"): an
+    order when the address is given elsewhere in what enters the prompt with it (rt14b c19). "" when none."""
+    rx = _compiled()
+    for sentence in rx["sentence"].split(view):
+        secret, move = rx["secret_object"].search(sentence), rx["transfer"].search(sentence)
+        if secret and move and rx["reference"].search(sentence):
+            return f"{move.group(0)} ... {secret.group(0)} (address named elsewhere)"
+    return ""
 
 
 def _disclosed(view: str, rx: dict[str, re.Pattern[str]]) -> str:
