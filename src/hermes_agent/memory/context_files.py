@@ -1,6 +1,8 @@
 """Context files for the system prompt: SOUL.md (persona, HERMES_HOME or cwd), AGENTS.md and
 .hermes.md/HERMES.md (cwd, then parents up to the git root). Each is size-capped and scanned:
-invisible characters are stripped and lines that look like prompt injection are dropped.
+invisible characters are stripped and lines that look like prompt injection, or that carry an order the intent
+scan finds (hermes_agent.intent: the one memory and skill descriptions get, any language or encoding), are dropped;
+the lines' verdict is kept per file version in HERMES_HOME/cache/context-verdicts.json (memory/verdicts.py).
 The workspace is writable from inside the sandbox, so every file is opened without following a symlink
 (hermes_agent.nofollow) and only regular files are read: a name swapped for a link to a secret is skipped.
 Only what the running user (or root) owns counts, as git's safe.directory rule (rt12 a20): another local user's
@@ -155,10 +157,11 @@ def _read(path: Path, limit: int) -> tuple[bytes, os.stat_result]:
         os.close(fd)
 
 
-def load_file(kind: str, path: Path, max_chars: int = DEFAULT_MAX_CHARS, home: Path | None = None) -> ContextFile | None:
+def load_file(kind: str, path: Path, max_chars: int = DEFAULT_MAX_CHARS, home: Path | None = None,
+              cache: Path | None = None) -> ContextFile | None:
     """Read, clean and cap one file; None when unreadable or empty. With `home`, a file the context-file
     ledger holds back (changed where confined code could write, content nobody vouched for) is not loaded:
-    its block says so (ctxledger.held)."""
+    its block says so (ctxledger.held). `cache` (else `home`) is the Hermes home that keeps the lines' verdict."""
     try:
         # Bounded: a file far above the cap is truncated anyway (4 bytes per char at most).
         data, st = _read(path, max(max_chars, DEFAULT_MAX_CHARS) * 8)
@@ -176,7 +179,8 @@ def load_file(kind: str, path: Path, max_chars: int = DEFAULT_MAX_CHARS, home: P
                    "after that session ended makes it load again"
             log.warning("%s", note)
             return ContextFile(kind, path, "(not loaded)", False, (note,))
-    verdicts = Verdicts(Path(home) / "cache" / "context-verdicts.json" if home is not None else None, judge_lines)
+    kept_in = cache or home  # the lines' verdicts, kept in the Hermes home (out of the sandbox's sight)
+    verdicts = Verdicts(Path(kept_in) / "cache" / "context-verdicts.json" if kept_in is not None else None, judge_lines)
     text, truncated = truncate_middle(data.decode("utf-8", "replace").strip(), max_chars, path.name)
     text, warnings = clean(text, path.name, verdicts, path)  # capped first: the scan reads what the prompt gets
     verdicts.save()
@@ -191,7 +195,8 @@ def find_context_files(cwd: Path | str, home: Path | str,
     cwd, home = Path(cwd).resolve(), Path(home)
     found: list[ContextFile] = []
     for soul in (home / "SOUL.md", cwd / "SOUL.md"):
-        if is_regular(soul) and (cf := load_file("soul", soul, max_chars, None if soul.parent == home else home)):
+        if is_regular(soul) and (cf := load_file("soul", soul, max_chars, None if soul.parent == home else home,
+                                                    home)):
             found.append(cf)
             break
     dirs = search_dirs(cwd)
