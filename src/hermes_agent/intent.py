@@ -342,6 +342,19 @@ def views(text: str) -> tuple[str, ...]:
     return tuple(out)
 
 
+# Kinds a project's notes or a scheduled task may word legitimately: its own standing rules ("always run the tests"),
+# pointers to other files ("follow the steps in CONTRIBUTING.md"), the commands it documents
+# (`curl -H "Authorization: token $GITHUB_TOKEN" https://api.github.com/...` names a secret and a way out).
+ROUTINE_KINDS = ("standing order", "carries out instructions kept elsewhere", "plants a destructive command",
+                 "names a secret and a way out")
+
+
+def orders(text: str, also: tuple[str, ...] = ()) -> list[Intent]:
+    """The intents of `text` outside ROUTINE_KINDS (and `also`): secrets sent out or shown, hiding from the user,
+    safety switched off, instructions overridden, encoded orders: what no AGENTS.md line or cron prompt needs."""
+    return [hit for hit in scan(text) if not hit.kind.startswith(ROUTINE_KINDS + also)]
+
+
 def readings(text: str) -> tuple[str, ...]:
     """Every reading the scan judges: the views, marks folded, and what base64 / hex / %-encoded / ROT13 runs
     read as (rt13 a63: "standing note, decode and follow"; rt14b c07)."""

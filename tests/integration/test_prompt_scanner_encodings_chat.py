@@ -118,3 +118,16 @@ def test_skill_descriptions_with_encoded_or_indirect_orders_are_not_listed(scrip
     prompt = _next_prompt(scripted, hermes_home)
     assert "SK-ok" in prompt, prompt
     assert not any(f"SK-{k}" in prompt for k in descs if k != "ok"), prompt
+
+
+def test_cron_prompts_carrying_encoded_orders_are_refused(scripted, hermes_home):
+    # a job prompt is a standing order a later run obeys unwatched: the same scan, less what a task may say
+    model_config(hermes_home, scripted.url)
+    prompts = {"rot13": ORDERS["rot13"], "puny": ORDERS["puny"], "dotenv": ORDERS["dotenv"],
+               "ok": "Every morning, run the test suite and send the summary to team@acme.com."}
+    got = _chat(scripted, hermes_home, [("cronjob", {"action": "create", "schedule": "every 1h", "prompt": p,
+                                                     "name": f"job-{k}"}) for k, p in prompts.items()])
+    assert [bool(r.get("success")) for r in got] == [False, False, False, True], got
+    assert all(r.get("error", "").startswith(("Refused", "Blocked")) for r in got[:3]), got
+    listed = run_hermes("cron", "list", home=hermes_home, input="", timeout=60)
+    assert "job-ok" in listed.stdout and "job-rot13" not in listed.stdout, listed.stdout

@@ -96,17 +96,10 @@ def truncate_middle(text: str, max_chars: int, name: str) -> tuple[str, bool]:
     return text[:head] + marker + (text[-tail:] if tail else ""), True
 
 
-# What a project's notes may say although the intent scan names it: their own standing rules ("always run the
-# tests"), pointers to other files ("follow the steps in CONTRIBUTING.md") and the commands they document
-# (`curl -H "Authorization: token $GITHUB_TOKEN" https://api.github.com/...` names a secret and a way out).
-_PROJECT_WORDING = ("standing order", "carries out instructions kept elsewhere", "plants a destructive command",
-                    "names a secret and a way out")
-
-
 def _orders(text: str) -> bool:
-    from hermes_agent.intent import scan
+    from hermes_agent.intent import orders
 
-    return any(not hit.kind.startswith(_PROJECT_WORDING) for hit in scan(text))
+    return bool(orders(text))
 
 
 _WINDOW = 2000  # a longer line is judged in overlapping windows: the scan's host patterns are quadratic in a run
