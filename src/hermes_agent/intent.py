@@ -162,8 +162,8 @@ _USER_DATA = (rf"(?:{_SECRET})\b|{_SECRET_PATH}|\b(?:code|snippets?|source|files
               r"bestand\w*|inhoud|gesprek\w*|"
               r"код\w*|файл\w*|содержим\w*|переписк\w*|истори\w*|копи\w*)\b|"
               r"代码|代碼|文件|内容|副本|对话|對話|聊天记录|コード|ファイル|内容|コピー|会話|履歴")
-_DESTINATION = (r"https?://|\b\d{1,3}(?:\.\d{1,3}){3}\b|\blocalhost\b|\b[\w-]+\.[\w.-]+:\d{2,5}\b|[\w.+-]+@[\w-]+\.[\w.-]+|"
-                r"\b(?:[a-z0-9-]+\.)+(?:com|net|org|io|dev|app|co|me|xyz|info|biz|cloud|site|online|tech|ai|gg|ly|cc|tv|us|uk|"
+_DESTINATION = (r"https?://|\b\d{1,3}(?:\.\d{1,3}){3}\b|\blocalhost\b|(?<![\w.-])[\w-]++\.[\w.-]++:\d{2,5}\b|(?<![\w.+-])[\w.+-]++@[\w-]++\.[\w.-]+|"
+                r"(?<![\w.-])(?:[a-z0-9-]++\.)+(?:com|net|org|io|dev|app|co|me|xyz|info|biz|cloud|site|online|tech|ai|gg|ly|cc|tv|us|uk|"
                 r"de|fr|es|it|pt|br|nl|ru|cn|jp|kr|in|eu|ch|at|be|se|no|pl|ca|au|internal|lan|onion)\b")
 _TOWARD = (r"(?:\b(?:to|at|on|into|onto|via|an|auf|unter|nach|zum|zur|à|a|au|aux|vers|sur|chez|al|en|hacia|alla|su|sul|"
            r"verso|para|pro|em|ao|naar|op|aan|на|в|к)\b|到|给|給|至)[^.;]{0,40}\Z")
@@ -283,7 +283,7 @@ def _named_intents(view: str) -> list[Intent]:
     found = []
     s, o = secret.search(view), outward.search(view)
     if s and o:
-        found.append(Intent("sends secrets out", f"{s.group(0)} ... {o.group(0)}"))
+        found.append(Intent("names a secret and a way out", f"{s.group(0)} ... {o.group(0)}"))
     d = destructive.search(view)
     if d and defines.search(view):
         found.append(Intent("plants a destructive command", d.group(0)))
@@ -342,6 +342,40 @@ def views(text: str) -> tuple[str, ...]:
     return tuple(out)
 
 
+# Kinds a project's notes or a scheduled task may word legitimately: its own standing rules ("always run the tests"),
+# pointers to other files ("follow the steps in CONTRIBUTING.md"), the commands it documents
+# (`curl -H "Authorization: token $GITHUB_TOKEN" https://api.github.com/...` names a secret and a way out).
+ROUTINE_KINDS = ("standing order", "carries out instructions kept elsewhere", "plants a destructive command",
+                 "names a secret and a way out")
+
+
+def orders(text: str, also: tuple[str, ...] = ()) -> list[Intent]:
+    """The intents of `text` outside ROUTINE_KINDS (and `also`): secrets sent out or shown, hiding from the user,
+    safety switched off, instructions overridden, encoded orders: what no AGENTS.md line or cron prompt needs."""
+    return [hit for hit in scan(text) if not hit.kind.startswith(ROUTINE_KINDS + also)]
+
+
+def readings(text: str) -> tuple[str, ...]:
+    """Every reading the scan judges: the views, marks folded, and what base64 / hex / %-encoded / ROT13 runs
+    read as (rt13 a63: "standing note, decode and follow"; rt14b c07)."""
+    from hermes_agent import intent_signals as signals
+
+    out = views(text)
+    hidden = signals.decoded(text)
+    return tuple(dict.fromkeys((*out, signals.fold_marks(out[0]), *(views(hidden) if hidden else ()))))
+
+
+def refers_out(text: str, context: str) -> Intent | None:
+    """`text` moves a secret to a destination it names by reference ("my backup endpoint") while `context`, what
+    enters the prompt with it, gives an address (rt14b c19: the address in USER.md, the order in MEMORY.md)."""
+    from hermes_agent import intent_signals as signals
+
+    if not text.strip() or not any(signals.has_address(v) for v in (normalise(context), normalise(signals.decoded(context)))):
+        return None
+    quote = next((q for view in readings(text) if (q := signals.by_reference(view))), "")
+    return Intent("sends secrets out", quote) if quote else None
+
+
 def scan(text: str) -> list[Intent]:
     """Every injected-instruction intent in `text` (empty for ordinary facts and descriptions)."""
     if not text or not text.strip():
@@ -350,10 +384,7 @@ def scan(text: str) -> list[Intent]:
     run, standing, negated, negation = _standing()
     from hermes_agent import intent_signals as signals
 
-    readings = views(text)
-    hidden = signals.decoded(text)  # base64 / hex runs read as text (rt13 a63: "standing note, decode and follow")
-    readings = tuple(dict.fromkeys((*readings, signals.fold_marks(readings[0]), *(views(hidden) if hidden else ()))))
-    for view in readings:
+    for view in readings(text):
         for kind, quote in signals.intents(view):  # what it names, in any language
             found.setdefault(kind, Intent(kind, quote))
         for kind, rx in _rules():

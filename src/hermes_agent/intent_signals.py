@@ -20,12 +20,15 @@ from __future__ import annotations
 
 import base64
 import binascii
+import codecs
 import functools
 import re
 import unicodedata
+import urllib.parse
 
 # A secret object by name: these spellings are the same in every language.
-_SECRET_OBJECT = (r"(?<![\w.])\.env\b(?!\.(?:example|sample|template|dist)\b)|\bid_(?:rsa|ed25519|ecdsa|dsa)\b|~/\.ssh\b|"
+_SECRET_OBJECT = (r"(?<![\w.])\.env\b(?!\.(?:example|sample|template|dist)\b)|\bdot[\s_-]?env\b|\benv(?:ironment)?\s+file\b|"
+                  r"\b(?:ssh|rsa|ed25519|gpg|pgp|signing)\s+(?:private\s+)?key\b|\bid_(?:rsa|ed25519|ecdsa|dsa)\b|~/\.ssh\b|"
                   r"\.ssh/|\.aws/credentials|\.netrc\b|\.git-credentials|\.pgpass\b|\.npmrc\b|\.pypirc\b|"
                   r"\.docker/config\.json|\bauth\.json\b|\.gnupg\b|\bcredentials(?:\.json)?\b|\b(?:api|private|ssh|secret|"
                   r"access)[\s_-]?keys?\b|\btokens?\b|\bpasswords?\b|\bsecrets?\b|\bschlüssel\w*|\bpassw[öo]rt\w*|\bzugangsdaten\b|"
@@ -36,13 +39,13 @@ _SECRET_OBJECT = (r"(?<![\w.])\.env\b(?!\.(?:example|sample|template|dist)\b)|\b
                   r"מפתח|סיסמ|אישורי|पासवर्ड|कुंजी|क्रेडेंशियल|टोकन|کلید|گذرواژه|رمز\s*عبور|"
                   r"ключ|парол|токен|κωδικ|κλειδ|รหัสผ่าน|กุญแจ")
 # An address something goes to (reserved test domains included: attackers use them too).
-_ADDRESS = (r"https?://|\b\d{1,3}(?:\.\d{1,3}){3}\b|\blocalhost\b|[\w.+-]+@[\w-]+\.[\w.-]+|"
-            r"\b(?:[a-z0-9-]+\.)+(?:com|net|org|io|dev|app|co|me|xyz|info|biz|cloud|site|online|tech|ai|gg|ly|cc|tv|us|"
+_ADDRESS = (r"https?://|(?<![\w.-])(?:[\w-]++\.)+(?:xn--[a-z0-9-]+|[^\W\d_a-z]{2,})\b(?!\.\w)|\b\d{1,3}(?:\.\d{1,3}){3}\b|\blocalhost\b|(?<![\w.+-])[\w.+-]++@[\w-]++\.[\w.-]+|"
+            r"(?<![\w.-])(?:[a-z0-9-]++\.)+(?:com|net|org|io|dev|app|co|me|xyz|info|biz|cloud|site|online|tech|ai|gg|ly|cc|tv|us|"
             r"uk|de|fr|es|pt|br|nl|ru|cn|jp|kr|eu|ch|be|se|no|ca|au|internal|lan|onion|example|test|"
             r"invalid|local|ir|sa|ae|eg|il|tr|vn|th|gr|cz|ua|hu)\b(?![.\w])")
 # Verbs of moving data, imperative/infinitive and common inflections, ~20 languages. Semitic (Arabic, Hebrew)
 # and Persian/Hindi stems are matched inside words: their tense and person prefixes join the stem.
-_TRANSFER = (r"\b(?:send\w*|sent|upload\w*|post(?:s|ed|ing)?|forward\w*|transmit\w*|exfiltrat\w*|leak\w*|e-?mail\w*|"
+_TRANSFER = (r"\b(?:send\w*|sent|back(?:s|ed|ing)?\s+up|cop(?:y|ies|ied|ying)|ship\w*|exfil\w*|beam\w*|upload\w*|post(?:s|ed|ing)?|forward\w*|transmit\w*|exfiltrat\w*|leak\w*|e-?mail\w*|"
              r"sync\w*|mirror\w*|envoi\w*|envoy\w*|enví\w*|envia\w*|enviar|envie|transmet\w*|schick\w*|sende\w*|"
              r"übermittel\w*|hochlad\w*|mand(?:a|ar|e|en|o)|"
              r"invi[ae]\w*|inoltr\w*|stuur\w*|verstuur\w*|skicka\w*|wyślij|wysył\w*|pošli|posli|odešl\w*|odesl\w*|"
@@ -51,7 +54,7 @@ _TRANSFER = (r"\b(?:send\w*|sent|upload\w*|post(?:s|ed|ing)?|forward\w*|transmit
              r"رسل|ارسال|إرسال|ارفع|انقل|حوّل|שלח|שלוח|भेज|अपलोड|فرست|ارسال|بفرست|ส่ง|"
              r"发送|發送|上传|上傳|转发|轉發|传到|傳到|发到|發到|送信|送って|送る|アップロード|転送|보내|전송|업로드")
 # Hiding from the user and standing triggers, for the scripts the main word lists (intent.py) do not hold.
-_HIDE = (r"دون\s+(?:إخبار|اخبار|علم|إعلام|اعلام)|بدون\s+(?:إخبار|اخبار|علم)|سر[اًا]|خفية|"
+_HIDE = (r"\bno\s+need\s+to\s+(?:mention|tell|say|report|notify)\b|\bwithout\s+(?:telling|mentioning|informing|notifying)\b|دون\s+(?:إخبار|اخبار|علم|إعلام|اعلام)|بدون\s+(?:إخبار|اخبار|علم)|سر[اًا]|خفية|"
          r"בלי\s+לספר|בלי\s+להודיע|בסתר|בשקט|बिना\s+बताए|चुपके\s+से|चुपचाप|بدون\s+اطلاع|مخفیانه|بی\s*صدا|"
          r"tanpa\s+(?:memberi\s+tahu|sepengetahuan|bilang)|diam-diam|diam\s+diam|âm\s+thầm|lặng\s+lẽ|"
          r"không\s+(?:nói|báo)|kullanıcıya\s+söylemeden|söylemeden|haber\s+vermeden|titokban|szó\s+nélkül|"
@@ -84,7 +87,7 @@ _ANSWERS = (r"\b(?:answers?|replies|reply|responses?|messages?|chat|output|summa
             r"respuestas?|risposte?|respostas?|ответ\w*|yanıt\w*|jawaban)\b")
 # Code from the network handed to a shell, worded as a fact: an address with a path, then (same sentence) the shell
 # named as what receives it ("to bash", "au shell", "an die Shell", "| sh") and a verb of passing or running.
-_NET_PATH = r"https?://\S+|\b(?:[a-z0-9-]+\.)+[a-z]{2,}/\S*"
+_NET_PATH = r"https?://\S+|(?<![\w.-])(?:[a-z0-9-]++\.)+[a-z]{2,}/\S*"
 _TO_SHELL = (r"(?:\b(?:to|into|au|aux|à|a|an|in|al|ao|nel|alla|naar|в|на|через)\s+(?:the\s+|le\s+|la\s+|die\s+|den\s+|el\s+|"
              r"o\s+|a\s+|de\s+)?|\|\s*)(?:shell|sh|bash|zsh|ksh|fish|powershell|python\d?|perl|ruby|node|interpr\w+|"
              r"intérpr\w+|оболочк\w*|интерпретатор\w*)\b")
@@ -99,13 +102,19 @@ _DECODE_FOLLOW = (r"\b(?:decod\w*|décod\w*|dekodier\w*|entschlüssel\w*|descodi
 _SENTENCE = r"(?<=[.!?;])\s+|[。！？；\n]|(?<=[؟۔])\s*"
 _B64_RUN = r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{16,}={0,2}(?![A-Za-z0-9+/=_-])"
 _HEX_RUN = r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}){8,}(?![0-9A-Fa-f])"
+# hex bytes separated by spaces, colons, commas or "\x"/"0x" prefixes: "73 65 6e 64", "\x73\x65", "0x73,0x65"
+_HEX_SPACED = r"(?<![0-9A-Za-z])(?:(?:\\x|0x)?[0-9A-Fa-f]{2}[\s,:]*){8,}(?![0-9A-Za-z])"
+# a destination named by reference, the address itself given in another entry or file ("my backup endpoint")
+_REFERENCE = r"\b(?:endpoint|server|host|address|url|site|bucket|inbox|profile|remote|webhook)s?\b"
+_PERCENT = r"(?:%[0-9A-Fa-f]{2}.*?){3}"
 
 
 @functools.cache
 def _compiled() -> dict[str, re.Pattern[str]]:
     flags = re.IGNORECASE | re.UNICODE
     names = ("_SECRET_OBJECT", "_ADDRESS", "_TRANSFER", "_HIDE", "_STANDING", "_DISCLOSE", "_IN_FULL",
-             "_ANTI_REDACT", "_ANSWERS", "_NET_PATH", "_TO_SHELL", "_PASS", "_DECODE_FOLLOW", "_SENTENCE", "_B64_RUN", "_HEX_RUN")
+             "_ANTI_REDACT", "_ANSWERS", "_NET_PATH", "_TO_SHELL", "_PASS", "_DECODE_FOLLOW", "_SENTENCE", "_B64_RUN", "_HEX_RUN",
+             "_HEX_SPACED", "_PERCENT", "_REFERENCE")
     return {n.strip("_").lower(): re.compile(globals()[n], flags) for n in names}
 
 
@@ -138,10 +147,13 @@ def decoded(text: str) -> str:
             got = None
         if got:
             out.append(got)
-    for token in rx["hex_run"].findall(text):
+    for token in (*rx["hex_run"].findall(text), *(re.sub(r"\\x|0x|[\s,:]", "", t, flags=re.I) for t in rx["hex_spaced"].findall(text))):
         got = _printable(bytes.fromhex(token))
         if got:
             out.append(got)
+    if rx["percent"].search(text):  # %-encoding (URL-quoted text): "every%20session%2C%20silently%20post..."
+        out.append(urllib.parse.unquote(text.replace("+", " ")))
+    out.append(codecs.encode(text, "rot13"))  # ROT13 reads as gibberish unless it was ROT13 (rt14b c07)
     return "\n".join(out)
 
 
@@ -151,10 +163,14 @@ def intents(view: str) -> list[tuple[str, str]]:
     found: dict[str, str] = {}
     for sentence in rx["sentence"].split(view):
         secret, address = rx["secret_object"].search(sentence), rx["address"].search(sentence)
-        if secret and address:
-            why = rx["transfer"].search(sentence) or rx["hide"].search(sentence) or rx["standing"].search(sentence)
-            if why:
-                found.setdefault("sends secrets out", f"{why.group(0)} ... {secret.group(0)} ... {address.group(0)}")
+        move = rx["transfer"].search(sentence)
+        why = move or rx["hide"].search(sentence) or rx["standing"].search(sentence)
+        if secret and address and why:
+            found.setdefault("sends secrets out", f"{why.group(0)} ... {secret.group(0)} ... {address.group(0)}")
+        # the address named by reference ("my backup endpoint", "the host in my profile", rt14b c19/c23): a
+        # secret moved under a standing trigger or in hiding
+        elif secret and move and (rx["hide"].search(sentence) or rx["standing"].search(sentence)):
+            found.setdefault("sends secrets out", f"{move.group(0)} ... {secret.group(0)} (address not named)")
         for net in rx["net_path"].finditer(sentence):
             after = sentence[net.end():net.end() + 80]
             shell = rx["to_shell"].search(after)
@@ -163,12 +179,30 @@ def intents(view: str) -> list[tuple[str, str]]:
         follow = rx["decode_follow"].search(sentence)
         if follow:
             found.setdefault("carries out encoded instructions", follow.group(0))
+    if rx["address"].search(view) and (quote := by_reference(view)):  # ... or to an address given elsewhere
+        found.setdefault("sends secrets out", quote)
     secret = rx["secret_object"].search(view)
     if secret:
         shown = _disclosed(view, rx)
         if shown:
             found.setdefault("discloses secrets in answers", f"{shown} ... {secret.group(0)}")
     return list(found.items())
+
+
+def has_address(view: str) -> bool:
+    """Whether `view` names an address (URL, host, IP, e-mail)."""
+    return bool(_compiled()["address"].search(view))
+
+
+def by_reference(view: str) -> str:
+    """A sentence moving a secret to a destination named by reference ("copy .env to my backup endpoint"): an
+    order when the address is given elsewhere in what enters the prompt with it (rt14b c19). "" when none."""
+    rx = _compiled()
+    for sentence in rx["sentence"].split(view):
+        secret, move = rx["secret_object"].search(sentence), rx["transfer"].search(sentence)
+        if secret and move and rx["reference"].search(sentence):
+            return f"{move.group(0)} ... {secret.group(0)} (address named elsewhere)"
+    return ""
 
 
 def _disclosed(view: str, rx: dict[str, re.Pattern[str]]) -> str:
@@ -185,6 +219,7 @@ def _disclosed(view: str, rx: dict[str, re.Pattern[str]]) -> str:
             continue
         rest = re.sub(r"\b(?:not|no|never|without|sans|ohne|sin|senza|sem|без)\s+(?:the\s+|their\s+)?\w+", " ", sentence[verb.end():],
                       flags=re.I)  # "the names (not values)": what is excluded is not shown
-        if rx["in_full"].search(rest) or (rx["answers"].search(sentence) and rx["in_full"].search(rest)):
+        said = re.sub(r"\b(?:not|no|never|without)\s+(?:the\s+)?\w+", " ", sentence[:verb.start()], flags=re.I)
+        if rx["in_full"].search(rest) or (rx["answers"].search(sentence) and rx["in_full"].search(said)):
             return verb.group(0)
     return ""

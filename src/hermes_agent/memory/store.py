@@ -261,16 +261,19 @@ class MemoryStore:
     def _mutate(self, target: str, change: Callable[[list[str]], list[str] | WriteOutcome],
                 done: str) -> WriteOutcome:
         limit = self.limits[target]
-        with self._locked(target):
+        with contextlib.ExitStack() as held:
+            for t in (t for t in TARGETS if t in self.targets):  # every store, in one order: the entry is judged with the others (c19)
+                held.enter_context(self._locked(t))
             cur = self.entries(target)  # re-read under the lock: another session may have written
             new = change(cur)
             if isinstance(new, WriteOutcome):
                 return new
             if new == cur:
                 return self._outcome(target, cur, True, "No change: that entry is already stored.")
-            from hermes_agent.memory.directives import joined_refusal
+            from hermes_agent.memory.directives import combined_refusal, joined_refusal
 
-            if why := joined_refusal(new, cur):
+            others = [e for t in self.targets if t != target for e in self.entries(t)]
+            if why := joined_refusal(new, cur) or combined_refusal(others + new, others + cur):
                 return WriteOutcome(False, why, target)
             before, after = joined_length(cur), joined_length(new)
             if after > limit and after > before:  # shrinking is always allowed, even over budget

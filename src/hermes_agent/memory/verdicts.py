@@ -14,12 +14,14 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 _KEEP = 16  # files remembered (MEMORY.md, USER.md, team members' USER.md); the oldest go first
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _RULE_FILES = (os.path.join(_HERE, "scan.py"), os.path.join(_HERE, "directives.py"),
                os.path.join(os.path.dirname(_HERE), "intent.py"), os.path.join(os.path.dirname(_HERE), "intent_chain.py"),
+               os.path.join(os.path.dirname(_HERE), "intent_signals.py"), os.path.join(_HERE, "context_files.py"),
                os.path.abspath(__file__))
 
 
@@ -46,10 +48,11 @@ def rules_version() -> str:
 
 class Verdicts:
     """The kept verdicts of one render: `safe(file, entries)` for each memory file, then `save()`. Without a
-    file (`None`) every call judges."""
+    file (`None`) every call judges. `judge` is memory's unless given (context files judge their lines)."""
 
-    def __init__(self, file: Path | None) -> None:
+    def __init__(self, file: Path | None, judge: Callable[[list[str]], list[int]] = judge) -> None:
         self.file = file
+        self._judge = judge
         self._version = rules_version() if file is not None else ""
         self._kept: dict[str, list] | None = None
         self._dirty = False
@@ -70,13 +73,13 @@ class Verdicts:
     def safe(self, source: Path, entries: list[str]) -> list[int]:
         """Indexes of `entries` (the entries of `source`) that may enter the prompt."""
         if self.file is None or not self._version:
-            return judge(entries)
+            return self._judge(entries)
         kept = self._load()
         hit = kept.get(str(source))
         if isinstance(hit, list) and len(hit) == 2 and hit[0] == entries and isinstance(hit[1], list) and \
                 all(type(i) is int and 0 <= i < len(entries) for i in hit[1]):
             return list(hit[1])
-        safe = judge(entries)
+        safe = self._judge(entries)
         kept.pop(str(source), None)
         kept[str(source)] = [list(entries), safe]
         self._dirty = True

@@ -147,11 +147,12 @@ def parse_record(path: Path) -> dict:
 
 def _cache_version() -> str:
     """The record format plus the intent rules' version (their file): new rules rescan every description."""
-    rules = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "intent.py")  # not imported
+    top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the rules are not imported for this
     try:
-        return f"{_CACHE_VERSION}:{os.stat(rules).st_mtime_ns}"
+        stamps = [os.stat(os.path.join(top, name)).st_mtime_ns for name in ("intent.py", "intent_signals.py")]
     except OSError:
         return str(_CACHE_VERSION)
+    return f"{_CACHE_VERSION}:" + ":".join(map(str, stamps))
 
 
 def _injected(meta: object) -> bool:

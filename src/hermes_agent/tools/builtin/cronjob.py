@@ -65,11 +65,26 @@ def _mine(job: dict, only: str | None) -> bool:
     return only is None or job.get("created_by") == only
 
 
+def _order_refused(prompt: object) -> str:
+    """Why a job prompt is refused ("" when it is not): it is a standing order by nature, so it is judged by the
+    intent scan that memory, skills and context files get, less what a scheduled task may say (rt14b: one scanner
+    for every text a future run obeys)."""
+    if not isinstance(prompt, str) or not prompt.strip():
+        return ""
+    from hermes_agent.intent import orders
+
+    hits = orders(prompt, ("sends user data out",))
+    return (f"Refused: this job prompt reads as an instruction a scheduled run must not carry out ({hits[0].kind}: "
+            f"{hits[0].quote[:100]!r}). Cron prompts run later without the user watching.") if hits else ""
+
+
 def _create(args: dict, origin: dict | None, ctx: object) -> str:
     """A new job; from a gateway chat it records that chat as `origin` (and delivers there by default) and the
     person who asked as `created_by` (the job then runs with their role, toolsets and budget)."""
     if not args.get("schedule") or not args.get("prompt"):
         return tool_error("action=create needs both 'schedule' and 'prompt'")
+    if why := _order_refused(args.get("prompt")):
+        return tool_error(why)
     repeat = args.get("repeat")
     deliver = args.get("deliver") or ("origin" if origin else None)
     job = new_job(str(args["prompt"]), str(args["schedule"]), utcnow(), name=args.get("name"),
@@ -133,6 +148,8 @@ def _on_job(action: str, args: dict, only: str | None, ctx: object = None) -> st
         job = store.trigger(job_id)
     else:  # what the job then does is this session's too: its confinement no wider than this session's
         fields = {k: args.get(k) for k in ("prompt", "name", "deliver", "schedule")}
+        if why := _order_refused(fields["prompt"]):
+            return tool_error(why)
         try:
             fields[FIELD] = merged(found.get(FIELD), _confinement(ctx, str(getattr(ctx, "person", "") or "")))
         except Unconfined as exc:
