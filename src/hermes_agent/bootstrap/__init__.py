@@ -323,8 +323,10 @@ def _wire_session(services: AgentServices, settings: Settings, platform: str,
         return store
 
     # the CLI's store opens once the first request is on its way (SessionBinding.open_soon); a spending cap books
-    # against the session from the first call, and other frontends name their session early: opened now
-    late = platform == "cli" and services.meter is None and not store_is_open()
+    # against the session from the first call, other frontends name their session early, and a plugin's
+    # on_session_start comes before its first pre_llm_call (with the session's id): opened now
+    late = (platform == "cli" and services.meter is None and not store_is_open()
+            and not services.hooks.has("on_session_start"))
     binding = bind_session(None if late else open_store(), services, platform, opener=open_store)
     if interactive:  # the REPL: opened while the user types the first message (the turn never waits for it)
         binding.open_soon()
