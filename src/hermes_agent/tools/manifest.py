@@ -70,7 +70,10 @@ def _keep(text: str) -> None:
         tmp.write_text(text, encoding="utf-8")
         os.replace(tmp, _STAT_CACHE)
     except OSError:
-        tmp.unlink(missing_ok=True)
+        try:
+            tmp.unlink(missing_ok=True)
+        except OSError:  # a read-only tree says EROFS even for a name that is not there
+            pass
 
 
 def current() -> dict | None:
