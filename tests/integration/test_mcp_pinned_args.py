@@ -149,7 +149,9 @@ def test_a_hermes_home_under_tmp_keeps_pinned_servers_working(scripted, home, me
     try:
         marker, args = home / "pwned", f"    args: [{home / 'srv' / 'server.py'}, --plugins, ./p]\n"
         out, _ = _chat(scripted, home, mechanism, args, LOAD, hermes_home=hh)
-        pinned = f"{args}    pin: {json.dumps(_pin_of(_refusal(out)))}\n"
+        # trusted: this is about the sandbox's reach, not about the server's words tainting the turn (which
+        # would stop the command before the sandbox is tried)
+        pinned = f"{args}    trusted: true\n    pin: {json.dumps(_pin_of(_refusal(out)))}\n"
         plant = f"{_evil(marker)} && (mkdir -p {hh}/mcp-pinned/x 2>&1 || true) && echo tried"
         out, results = _chat(scripted, home, mechanism, pinned, plant, LOAD, hermes_home=hh)
         assert "tried" in results[0] and not (hh / "mcp-pinned" / "x").exists(), results  # the store: not writable
