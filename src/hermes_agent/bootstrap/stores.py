@@ -282,6 +282,8 @@ def _wire_keep_uncommitted(services: AgentServices, store: Callable[[], object])
         from hermes_agent.termsafe import one_line
 
         for root, kept in taken.items():
+            if len(kept) < 2:  # kept once and not changed after: nothing was destroyed, nothing to say
+                continue
             ids = "; ".join(f"{cid[:10]} (before {one_line(why)[:60]})" for cid, why in kept[-5:])
             (ctx.notice or log.warning)(
                 f"uncommitted work in {one_line(root)} was kept this session before it could be destroyed: "
