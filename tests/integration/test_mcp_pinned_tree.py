@@ -133,7 +133,7 @@ def test_the_pin_covers_what_python_loads_next_to_the_script(scripted, home, mec
 
     # the user removes the planted files; a .pyc planted for the pinned helper is not what runs
     (tools / "lazy.py").unlink()
-    (tools / "json.py").unlink()
+    (tools / "json.py").unlink(missing_ok=True)  # a stdlib shadow next to a script: the run-later guard put it back
     _planted_pyc(tools, marker)
     out, results = _chat(scripted, home, mechanism, script, pin, ("mcp__local__where", {}))
     assert out.returncode == 0 and "word=helper-ok" in results[0], (out.stderr, results)
