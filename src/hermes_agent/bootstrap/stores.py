@@ -262,8 +262,12 @@ def _wire_keep_uncommitted(services: AgentServices, store: Callable[[], object])
     def keep(workdir: str, command: str = "") -> object:
         if not guards:
             from hermes_agent.storage.dirtyguard import DirtyGuard
+            from hermes_agent.tools.readwatch import not_to_list, not_to_read
 
-            guards.append(DirtyGuard(store(), notice=lambda line: (ctx.notice or log.warning)(line)))
+            kept_in = store()
+            kept_in.skip_reading = lambda path: not_to_read(ctx, path)  # what a tainted session wrote
+            kept_in.skip_listing = lambda: not_to_list(ctx)
+            guards.append(DirtyGuard(kept_in, notice=lambda line: (ctx.notice or log.warning)(line)))
         cid = guards[0].before(workdir, command)
         if cid:
             taken.setdefault(guards[0].root_of(workdir) or workdir, []).append((str(cid), command))

@@ -26,7 +26,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -92,6 +92,8 @@ class CheckpointStore:
         self.max_snapshots = max(1, int(max_snapshots))
         self.max_file_bytes = max_file_bytes
         self.max_files = max_files
+        self.skip_reading: Callable[[str], bool] | None = None  # files a snapshot leaves unread (readwatch.py)
+        self.skip_listing: Callable[[], list[str]] | None = None  # and folders git must not list (listwatch.py)
         self._env = env
         self._turns: dict[str, object] = {}
         self._locks: dict[str, threading.Lock] = {}
@@ -189,6 +191,10 @@ class CheckpointStore:
             lines.extend(read_regular_text(Path(wd, ".git", "info", "exclude"), limit=1 << 20).splitlines())
         except OSError:
             pass
+        for folder in self.skip_listing() if self.skip_listing is not None else ():
+            rel = os.path.relpath(folder, wd)
+            if rel != "." and not rel.startswith(".."):  # left out whole: git does not open it
+                lines.append("/" + "".join("\\" + c if c in "*?[\\!# " else c for c in rel) + "/")
         path = os.path.join(tmp, "exclude")
         Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
         return path
@@ -202,6 +208,8 @@ class CheckpointStore:
         out = self._git(wd, "ls-files", "-z", "--others", "--exclude-standard", excludes=self._excludes(wd, tmp),
                         index=os.path.join(tmp, "empty-index"))  # every file not excluded
         names = [n for n in out.split("\0") if n and not n.endswith("/")]
+        if self.skip_reading is not None:
+            names = [n for n in names if not self.skip_reading(os.path.join(wd, n))]
         if len(names) > self.max_files:
             log.warning("checkpoint skipped: %s has more than %d files", wd, self.max_files)
             return None

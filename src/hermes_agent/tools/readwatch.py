@@ -67,6 +67,7 @@ class ReadWatch:
         self.fd = self._libc.inotify_init1(_IN_NONBLOCK | _IN_CLOEXEC)
         self.dirs: dict[int, str] = {}
         self.files: dict[int, tuple[str, str]] = {}  # wd -> (path, source)
+        self.paths: set[str] = set()  # the paths of `files` (`not_to_read`)
         self.inodes: dict[tuple[int, int], tuple[str, str]] = {}
         self.texts = readnames.Texts()  # names, link targets, xattrs tainted sessions left (readnames.py)
         self.incomplete = "" if self.fd >= 0 else "the kernel gave no inotify descriptor"
@@ -168,6 +169,7 @@ class ReadWatch:
             wd = self._add(path, _IN_OPEN | _IN_ACCESS)
             if wd >= 0:
                 self.files[wd] = (path, source)
+                self.paths.add(path)
         return source
 
     def reads(self, ran: bool) -> str:
@@ -296,6 +298,21 @@ def _look(ctx: object, when: str) -> None:
     if why:
         ctx.taint(why)  # type: ignore[attr-defined]
         watch.close()
+
+
+def not_to_read(ctx: object, path: str) -> bool:
+    """True for a file this clean conversation's watch knows a tainted session wrote: hermes's own copy of the
+    user's work (the uncommitted-work snapshot, storage/dirtyguard.py) leaves it out, since any open of it,
+    hermes's included, counts as the conversation reading it (a snapshot made every later session tainted)."""
+    watch = getattr(ctx, "read_watch", None)
+    return watch is not None and watch.fd >= 0 and path in watch.paths
+
+
+def not_to_list(ctx: object) -> list[str]:
+    """The folders holding names a tainted session made (the listing watch's): hermes's own snapshot has git
+    leave them out, since a listing by any process but hermes itself counts as the conversation's."""
+    watch = getattr(ctx, "read_watch", None)
+    return list(watch.listed) if watch is not None and watch.fd >= 0 else []
 
 
 def shown(ctx: object, result: object) -> None:
