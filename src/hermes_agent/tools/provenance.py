@@ -117,7 +117,7 @@ def command_persists(text: object, home: str | None = None) -> str | None:
 @functools.cache
 def _network_fetch() -> re.Pattern[str]:
     return re.compile(r"\b(?:curl|wget|aria2c|lynx|w3m|links|http|https|xh|fetch|yt-dlp|scp|sftp|rsync|ftp|"
-                      r"nc|ncat|socat|telnet|gh|hub)\b|\bgit\s+(?:clone|pull|fetch|submodule)\b|"
+                      r"nc|ncat|socat|telnet|gh|hub)\b(?![=/])|\bgit\s+(?:clone|pull|fetch|submodule)\b|"
                       r"\b(?:pip\d?|uv\s+pip|npm|pnpm|yarn|cargo|go)\s+(?:download|view|info|show)\b|"
                       r"https?://|urllib|requests\.|httpx|aiohttp|socket\.|urlopen|fetch\s*\(")
 
