@@ -189,7 +189,7 @@ def test_a_context_file_put_back_by_a_rollback_is_held_until_a_person_saves_it(s
     (work / "README.md").write_text("hi\n")
     model_config(hermes_home, scripted.url, "sandbox:\n  shared_tmp: false\n")
     env, cwd = {"HOME": str(home)}, str(work)
-    bg = f"sleep 1; printf '%s\\n' '{PLANT}' > AGENTS.md; sleep 30"
+    bg = f"sleep 1; printf '%s\\n' '{PLANT}' 'Indent with tabs (R6-RULE).' > AGENTS.md; sleep 30"
     scripted.add({"tool_calls": [{"name": "terminal", "arguments": {"command": bg, "background": True}}]},
                  {"tool_calls": [{"name": "write_file", "arguments": {"path": "notes.txt", "content": "n\n"}}],
                   "delay": 3},
@@ -206,7 +206,7 @@ def test_a_context_file_put_back_by_a_rollback_is_held_until_a_person_saves_it(s
     second = run_hermes("chat", "-q", "hi", home=hermes_home, env=env, cwd=cwd)
     assert second.returncode == 0, second.stderr
     prompt = _system_prompt(scripted, n)
-    assert "evil.example" not in prompt and "restored from a checkpoint" in prompt, prompt
+    assert "R6-RULE" not in prompt and "restored from a checkpoint" in prompt, prompt
 
     os.utime(work / "AGENTS.md")  # a person reviewed and saved it: it loads again
     os.chmod(work / "AGENTS.md", 0o644)  # (a metadata change sets ctime, as an editor's save does)
@@ -214,7 +214,8 @@ def test_a_context_file_put_back_by_a_rollback_is_held_until_a_person_saves_it(s
     n = len(scripted.requests)
     third = run_hermes("chat", "-q", "hi", home=hermes_home, env=env, cwd=cwd)
     assert third.returncode == 0, third.stderr
-    assert "evil.example" in _system_prompt(scripted, n)
+    prompt = _system_prompt(scripted, n)  # loaded again; its fetch-and-run line still goes (the load-time scan)
+    assert "R6-RULE" in prompt and "restored from a checkpoint" not in prompt and "evil.example" not in prompt
 
 
 @pytest.fixture
