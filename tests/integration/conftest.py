@@ -60,3 +60,15 @@ def http_sink():
     threading.Thread(target=srv.serve_forever, daemon=True).start()
     yield srv.server_address[1], got
     srv.shutdown()
+
+
+@pytest.fixture(params=["bwrap", "landlock"])
+def mechanism(request):
+    """Each OS sandbox this machine can build: bubblewrap and Landlock (skipped where it cannot)."""
+    from hermes_agent.terminal.sandbox.bwrap import bwrap_problem
+    from hermes_agent.terminal.sandbox.launcher import landlock_problem
+
+    problem = bwrap_problem() if request.param == "bwrap" else landlock_problem()
+    if problem:
+        pytest.skip(problem)
+    return request.param

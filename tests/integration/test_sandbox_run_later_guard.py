@@ -18,20 +18,12 @@ from pathlib import Path
 
 import pytest
 
-from hermes_agent.terminal.sandbox.bwrap import bwrap_problem
 from hermes_agent.terminal.sandbox.launcher import landlock_binds_work, landlock_problem
 from tests.helpers import model_config, run_hermes
 
 HOSTILE = str(Path(__file__).resolve().parents[1] / "fixtures" / "mcp_hostile_server.py")
 HOOK = "#!/bin/sh\\ntouch \"$PWNED\"\\n"
 
-
-@pytest.fixture(params=["bwrap", "landlock"])
-def mechanism(request):
-    problem = bwrap_problem() if request.param == "bwrap" else landlock_problem()
-    if problem:
-        pytest.skip(problem)
-    return request.param
 
 
 @pytest.fixture

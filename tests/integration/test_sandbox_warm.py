@@ -21,13 +21,6 @@ KEY = "secret-key-material-4711"
 THINK_S = 6.0  # the first reply's delay: the launcher must be up before it ends (it starts in ~0.3-2 s)
 
 
-@pytest.fixture(params=["bwrap", "landlock"])
-def mechanism(request):
-    problem = bwrap_problem() if request.param == "bwrap" else landlock_problem()
-    if problem:
-        pytest.skip(problem)
-    return request.param
-
 
 def _children(pid: int) -> dict[int, int]:
     """pid -> parent pid of every process."""

@@ -131,6 +131,23 @@ def _launchers_below(root: int) -> list[int]:
     return sorted(found, key=depth)
 
 
+def _running_below(root: int, argv: bytes) -> bool:
+    """Whether a process below `root` runs `argv` (NUL-separated): the command has started, so no child the
+    launcher forked for it is still waiting to exec (stopping that one would stop the command, not the launcher)."""
+    for name in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if Path(f"/proc/{name}/cmdline").read_bytes() != argv:
+                continue
+            pid = int(name)
+            while pid > 1:
+                pid = int(Path(f"/proc/{pid}/stat").read_bytes().rsplit(b")", 1)[1].split()[1])
+                if pid == root:
+                    return True
+        except (OSError, IndexError, ValueError):
+            continue
+    return False
+
+
 STOP = ("L=$(for p in /proc/[0-9]*; do case \"$(tr '\\0' ' ' < $p/cmdline 2>/dev/null)\" in "
         "*sys.path.insert*) echo ${p#/proc/};; esac; done | grep -vx 1 | head -1); kill -STOP $L && echo STOPPED")
 
@@ -154,7 +171,8 @@ def test_a_command_cannot_stop_its_launcher_and_a_stopped_one_costs_one_call(scr
     proc = subprocess.Popen([HERMES, "chat", "-q", "go", "--yolo"], cwd=str(work), env=env, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
-        assert wait_for(lambda: len(scripted.requests) >= 2, timeout=60)  # the sleep 4 call is running
+        assert wait_for(lambda: len(scripted.requests) >= 2, timeout=60)
+        assert wait_for(lambda: _running_below(proc.pid, b"sleep\x004\x00"), timeout=30)  # the sleep 4 call runs
         launchers = _launchers_below(proc.pid)
         assert launchers, "no launcher found"
         os.kill(launchers[-1], signal.SIGSTOP)

@@ -54,13 +54,19 @@ def bwrap_argv(spec: SandboxSpec, binary: str = "", own_net: bool = False,
                if os.path.lexists(p) and not os.path.islink(p) and not spec.unseen(p)]
     if spec.home_closed and os.path.isdir(spec.home_closed):  # after HOME's own binds, before what lies in it
         mounts.append((_depth(spec.home_closed), 2, "--tmpfs", spec.home_closed))
+    closed = _closed_dirs(spec)
+    mounts += [(_depth(p), 2, "--close", p) for p in closed]
     for *_, flag, path in sorted(dict.fromkeys(mounts)):  # deeper mounts cover shallower ones
         if flag == "--tmpfs":
             argv += ["--tmpfs", path, *_home_links(spec)]
+        elif flag == "--close":
+            argv += ["--tmpfs", path, *(a for back in closed[path].values() for a in back)]
         else:
             argv += _bind(flag, path, path, fds)
-    argv += _hidden_sockets(spec)  # after the writable binds, which would uncover them
+    argv += _hidden_sockets(spec, closed)  # after the writable binds, which would uncover them
     for path in sorted(spec.secrets, key=_depth):
+        if os.path.dirname(path) in closed:
+            continue  # not in its closed parent: nothing to hide, nothing that can vanish before bwrap mounts
         if os.path.isdir(path) and not os.path.islink(path):
             # a writable root inside a hidden directory (an MCP server's state dir in ~/.cache/hermes) is
             # bound again on the empty tmpfs before that is made read-only
@@ -72,6 +78,8 @@ def bwrap_argv(spec: SandboxSpec, binary: str = "", own_net: bool = False,
     for original, copy in spec.git_globals:  # the credential-free global git config over its original
         if original and os.path.isfile(original) and os.path.isfile(copy) and not _in_hidden_dir(spec, original):
             argv += ["--ro-bind", copy, original]
+    for path in closed:
+        argv += ["--remount-ro", path]
     if spec.home_closed and os.path.isdir(spec.home_closed):
         argv += ["--remount-ro", spec.home_closed]  # the tmpfs only: what is bound in keeps its own flags
     if not spec.network or own_net:
@@ -81,6 +89,48 @@ def bwrap_argv(spec: SandboxSpec, binary: str = "", own_net: bool = False,
     # as bwrap needs them (mount: always; user: only where bwrap is not setuid/root).
     argv += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--cap-drop", "ALL", "--new-session", "--die-with-parent", "--chdir", "/", "--"]
     return argv
+
+
+def _closed_dirs(spec: SandboxSpec) -> dict[str, dict[str, list[str]]]:
+    """Directories whose entries are mostly hidden (the allowlist's "above" directories outside HOME: /var, /run,
+    /home, HOME's parent), each made an empty tmpfs with the rest put back: links recreated, entries bound with
+    `--ro-bind-try`. Hiding entry by entry named each one as a mount point, and one removed between the plan and
+    bwrap's mounts ("Can't mkdir": another user's temp dir, a session file in /run) failed the start; here a
+    hidden entry is simply absent and a vanished one skipped. Only directories no bind of the plan holds."""
+    held = [p for p in (*spec.writable, *spec.pinned, *spec.readonly, *spec.home_readable, spec.home_closed,
+                        spec.private_tmp, "/tmp" if spec.private_tmp else "") if p]
+    hidden = set(spec.secrets)
+    parents = {os.path.dirname(p) for p in hidden}
+    out: dict[str, dict[str, list[str]]] = {}
+    for parent in sorted(parents, key=_depth):
+        if parent in ("/", "") or any(_under(parent, h) for h in held) or _in_hidden_dir(spec, parent):
+            continue
+        if not _put_back(parent, out):
+            continue  # inside a closed directory but not put back: absent already
+        try:
+            if os.path.islink(parent) or not os.path.isdir(parent):
+                continue
+            entries = list(os.scandir(parent))
+        except OSError:
+            continue
+        solid = [e for e in entries if not e.is_symlink()]
+        if 2 * sum(e.path in hidden for e in solid) < len(solid):
+            continue  # mostly readable (/etc with its shadow): hidden entry by entry
+        back: dict[str, list[str]] = {}  # name: the mounts that put it back
+        for entry in entries:
+            if entry.path in hidden:
+                continue
+            if entry.path == "/var/tmp" and spec.private_tmp:
+                back[entry.name] = ["--tmpfs", "/var/tmp"]  # still the session's own, as above
+            elif entry.is_symlink():
+                try:
+                    back[entry.name] = ["--symlink", os.readlink(entry.path), entry.path]
+                except OSError:
+                    continue
+            else:
+                back[entry.name] = ["--ro-bind-try", entry.path, entry.path]
+        out[parent] = back
+    return out
 
 
 def _home_links(spec: SandboxSpec) -> list[str]:
@@ -134,17 +184,20 @@ def _listening_sockets() -> list[str]:
                    if len(parts) == 8 and parts[7].startswith("/")})
 
 
-def _hidden_sockets(spec: SandboxSpec) -> list[str]:
+def _hidden_sockets(spec: SandboxSpec, closed: dict[str, dict[str, list[str]]]) -> list[str]:
     """Mounts that make the user's sockets unreachable: /run/user/UID (agents, D-Bus, Wayland, pulse)
     becomes an empty tmpfs, and every other socket bound when the sandbox starts (outside the private /tmp)
-    is covered by /dev/null: connect() needs a socket, and a read-only mount does not stop it."""
+    is covered by /dev/null: connect() needs a socket, and a read-only mount does not stop it. What a closed
+    directory (`_closed_dirs`) or a hidden one leaves out is not there to cover."""
     argv: list[str] = []
     runtime = f"/run/user/{os.getuid()}"
     granted = set(spec.sockets)
-    if os.path.isdir(runtime) and not any(_under(g, runtime) for g in granted):
+    if os.path.isdir(runtime) and not any(_under(g, runtime) for g in granted) and _present(runtime, closed, spec):
         argv += ["--tmpfs", runtime, "--remount-ro", runtime]
     for path in _listening_sockets():
         if path in granted or _under(path, runtime) or (spec.private_tmp and _under(path, "/tmp")):
+            continue
+        if not _present(path, closed, spec):
             continue
         try:
             if not stat.S_ISSOCK(os.lstat(path).st_mode):
@@ -153,6 +206,18 @@ def _hidden_sockets(spec: SandboxSpec) -> list[str]:
             continue
         argv += ["--ro-bind", "/dev/null", path]
     return argv
+
+
+def _present(path: str, closed: dict[str, dict[str, list[str]]], spec: SandboxSpec) -> bool:
+    """Whether `path` is in the sandbox's view at all: not below a hidden directory, and for each closed
+    directory above it, the entry on the way put back."""
+    return path not in spec.secrets and not _in_hidden_dir(spec, path) and _put_back(path, closed)
+
+
+def _put_back(path: str, closed: dict[str, dict[str, list[str]]]) -> bool:
+    """For each closed directory above `path`, the entry on the way to it is put back."""
+    return all(os.path.relpath(path, parent).split("/", 1)[0] in back
+               for parent, back in closed.items() if _under(path, parent) and path != parent)
 
 
 @functools.cache

@@ -434,7 +434,8 @@ class Launcher:
         # slirp4netns shares the log (its seccomp note, its addresses): never the launcher's or bwrap's last word
         log = [line for line in self.log().strip().splitlines()
                if not line.startswith(("seccomp: ", "* ", "WARNING: ", "sent tapfd", "received tapfd",
-                                       "Starting slirp", "starting slirp"))]
+                                       "Starting slirp", "starting slirp", "do_slirp"))]
+        log = [line for line in log if line.startswith("bwrap: ")] or log  # bwrap's own word first
         ended = f"the launcher ended ({_exit_words(code)}) without answering" if code is not None else "no launcher"
         why = error or (f"{log[-1]} ({ended})" if log else ended)
         self._proc = None
