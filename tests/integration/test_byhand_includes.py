@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 
 from tests.integration.test_run_by_hand import _run
-from tests.integration.test_sandbox_run_later_guard import _terminal, home, mechanism
+from tests.integration.test_sandbox_run_later_guard import _terminal, home
 
-__all__ = ["home", "mechanism"]  # fixtures
+__all__ = ["home"]  # fixture
 
 FILES = {
     "Makefile": "include mk/common.mk\n-include local.mk\nall: build\n",

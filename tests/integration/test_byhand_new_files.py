@@ -17,9 +17,9 @@ import sys
 import pytest
 
 from tests.integration.test_run_by_hand import _run
-from tests.integration.test_sandbox_run_later_guard import _terminal, home, mechanism
+from tests.integration.test_sandbox_run_later_guard import _terminal, home
 
-__all__ = ["home", "mechanism"]  # fixtures
+__all__ = ["home"]  # fixture
 
 PKG = {"name": "root", "private": True, "workspaces": ["packages/*"],
        "scripts": {"test": "npm -ws --if-present test"}}

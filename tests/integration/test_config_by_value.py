@@ -15,9 +15,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.integration.test_sandbox_run_later_guard import _chat, _put_back, _terminal, home, mechanism
+from tests.integration.test_sandbox_run_later_guard import _chat, _put_back, _terminal, home
 
-__all__ = ["home", "mechanism"]  # fixtures
+__all__ = ["home"]  # fixture
 
 PLANT = r"""
 mkdir -p .devcontainer .helix .zed .vscode tools deep/er/pkg

@@ -10,7 +10,7 @@ import os
 import subprocess
 import sys
 
-from tests.integration.test_sandbox_run_later_guard import _chat, _terminal, home, mechanism  # noqa: F401
+from tests.integration.test_sandbox_run_later_guard import _chat, _terminal, home  # noqa: F401
 
 PLANT = ("mkdir -p hermes_agent && echo 'open(\"/tmp/x\",\"w\")' > hermes_agent/__init__.py && "
          "echo 'import os; os.system(\"touch PWNED\")' > yaml.py && echo 'print(4)' > random.py && "

@@ -17,9 +17,6 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import model_config, run_hermes
-from tests.integration.test_sandbox_run_later_guard import mechanism
-
-__all__ = ["mechanism"]  # fixture
 
 PLANT = ("git init -q && printf '#!/bin/sh\\ntouch \"$PWNED\"\\n' > .git/hooks/pre-commit && chmod +x "
          ".git/hooks/pre-commit && git config core.fsmonitor 'touch \"$PWNED\"; false'")

@@ -11,9 +11,9 @@ import os
 import subprocess
 from pathlib import Path
 
-from tests.integration.test_sandbox_run_later_guard import _chat, _terminal, home, mechanism
+from tests.integration.test_sandbox_run_later_guard import _chat, _terminal, home
 
-__all__ = ["home", "mechanism"]  # fixtures
+__all__ = ["home"]  # fixture
 
 TAINT = _terminal("curl -s --max-time 2 http://127.0.0.1:9/ || true")  # content from the network
 SCRIPTS = ("run.sh", "run", "bin/tool", "scripts/deploy", "tools/setup.sh")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import subprocess
 
-from tests.integration.test_sandbox_run_later_guard import _chat, _terminal, home, mechanism  # noqa: F401
+from tests.integration.test_sandbox_run_later_guard import _chat, _terminal, home  # noqa: F401
 
 MAKEFILE = "test:\n\techo ok\n"
 EVIL = "test:\n\ttouch PWNED\n"

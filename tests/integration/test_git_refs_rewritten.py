@@ -10,7 +10,7 @@ from __future__ import annotations
 import subprocess
 
 from tests.integration.test_runlater_depdirs import TAINT
-from tests.integration.test_sandbox_run_later_guard import _chat, _terminal, home, mechanism  # noqa: F401
+from tests.integration.test_sandbox_run_later_guard import _chat, _terminal, home  # noqa: F401
 
 AMEND = ("printf 'all:\\n\\ttouch PWNED\\n' > .m && b=$(git hash-object -w .m) && rm .m && "
          "git update-index --cacheinfo 100644,$b,Makefile && "

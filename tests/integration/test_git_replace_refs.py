@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import subprocess
 
-from tests.integration.test_sandbox_run_later_guard import _chat, _terminal, home, mechanism  # noqa: F401
+from tests.integration.test_sandbox_run_later_guard import _chat, _terminal, home  # noqa: F401
 
 EVIL = "test:\n\ttouch PWNED\n"
 PLANT = ("e=$(printf 'test:\\n\\ttouch PWNED\\n' | git hash-object -w --stdin) && "

@@ -11,7 +11,7 @@ import subprocess
 from pathlib import Path
 
 from tests.helpers import model_config, run_hermes
-from tests.integration.test_sandbox_run_later_guard import _git, _terminal, home, mechanism  # noqa: F401
+from tests.integration.test_sandbox_run_later_guard import _git, _terminal, home  # noqa: F401
 
 HOOK = "#!/bin/sh\\ntouch \"$PWNED\"\\n"
 CONTROL = ("git status --short --branch && echo new > n.txt && git add n.txt && git commit -qm inside && "

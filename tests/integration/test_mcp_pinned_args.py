@@ -19,9 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import home_outside_tmp, model_config, run_hermes
-from tests.integration.test_sandbox_run_later_guard import mechanism
 
-__all__ = ["mechanism"]  # fixture
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("mcp") is None, reason="the mcp SDK is not installed")
 
 SERVER = '''import argparse, importlib.util, json, os, pathlib

@@ -12,7 +12,7 @@ import py_compile
 import subprocess
 import sys
 
-from tests.integration.test_sandbox_run_later_guard import _chat, _terminal, home, mechanism  # noqa: F401
+from tests.integration.test_sandbox_run_later_guard import _chat, _terminal, home  # noqa: F401
 
 PLANT = r'''
 import importlib.util, marshal, os, struct, sys

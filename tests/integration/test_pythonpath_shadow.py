@@ -9,9 +9,9 @@ import os
 import subprocess
 
 from tests.helpers import model_config, run_hermes
-from tests.integration.test_sandbox_run_later_guard import _terminal, home, mechanism
+from tests.integration.test_sandbox_run_later_guard import _terminal, home
 
-__all__ = ["home", "mechanism"]  # fixtures
+__all__ = ["home"]  # fixture
 
 
 def test_a_module_shadowing_one_hermes_imports_on_the_users_pythonpath_is_removed(scripted, home, mechanism):

@@ -9,7 +9,7 @@ import os
 import shlex
 import subprocess
 
-from tests.integration.test_sandbox_run_later_guard import _chat, _terminal, home, mechanism  # noqa: F401
+from tests.integration.test_sandbox_run_later_guard import _chat, _terminal, home  # noqa: F401
 
 SPARSE = ("mkdir -p .vscode && for f in .envrc .vscode/tasks.json .vscode/settings.json; do "
           "truncate -s 200M $f; done && echo PLANTED")

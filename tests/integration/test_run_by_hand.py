@@ -9,9 +9,9 @@ from __future__ import annotations
 import json
 
 from tests.helpers import model_config, run_hermes
-from tests.integration.test_sandbox_run_later_guard import _terminal, home, mechanism
+from tests.integration.test_sandbox_run_later_guard import _terminal, home
 
-__all__ = ["home", "mechanism"]  # fixtures
+__all__ = ["home"]  # fixture
 
 PKG = {"name": "app", "scripts": {"test": "jest", "build": "tsc"}}
 MAKE = "build:\n\tcc -o app main.c\n"

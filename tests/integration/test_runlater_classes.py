@@ -31,10 +31,9 @@ from tests.integration.test_sandbox_run_later_guard import (
     _terminal,
     _user_commits,
     home,
-    mechanism,
 )
 
-__all__ = ["home", "mechanism"]  # fixtures
+__all__ = ["home"]  # fixture
 
 PY = shutil.which("python3") or "/usr/bin/python3"
 PWN_PTH = "import os; open(os.environ['PWNED'], 'w')"

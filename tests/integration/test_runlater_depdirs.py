@@ -19,9 +19,9 @@ import subprocess
 import zipfile
 from pathlib import Path
 
-from tests.integration.test_sandbox_run_later_guard import _chat, _terminal, home, mechanism
+from tests.integration.test_sandbox_run_later_guard import _chat, _terminal, home
 
-__all__ = ["home", "mechanism"]  # fixtures
+__all__ = ["home"]  # fixture
 
 PY = shutil.which("python3") or "/usr/bin/python3"
 TAINT = _terminal("curl -s --max-time 2 http://127.0.0.1:9/ || true")  # content from the network

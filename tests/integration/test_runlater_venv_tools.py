@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.test_sandbox_run_later_guard import _chat, _terminal, home, mechanism
+from tests.integration.test_sandbox_run_later_guard import _chat, _terminal, home
 
-__all__ = ["home", "mechanism"]  # fixtures
+__all__ = ["home"]  # fixture
 
 UV = os.environ.get("HERMES_TEST_UV") or shutil.which("uv")
 VIRTUALENV = os.environ.get("HERMES_TEST_VIRTUALENV") or shutil.which("virtualenv")

@@ -12,9 +12,9 @@ import os
 import subprocess
 
 from tests.helpers import model_config, run_hermes
-from tests.integration.test_sandbox_run_later_guard import _chat, _put_back, _terminal, home, mechanism
+from tests.integration.test_sandbox_run_later_guard import _chat, _put_back, _terminal, home
 
-__all__ = ["home", "mechanism"]  # fixtures
+__all__ = ["home"]  # fixture
 
 PLANT = r"""
 mkdir -p tc/bin .mvn/wrapper gradle/wrapper && printf '#!/bin/sh\necho PLANTED-CARGO "$@"\n' > tc/bin/cargo
