@@ -119,13 +119,16 @@ class Response:
             got += len(chunk)
         return b"".join(parts)
 
-    def iter_lines(self) -> Iterator[str]:
+    def iter_lines(self, touch: bool = True) -> Iterator[str]:
+        """The body's lines; with `touch` False the caller says what counts as progress (`progress.touch()`): an
+        endpoint sending SSE comments or empty events forever is not making any."""
         while True:
             line = self.raw.readline()
             if not line:
                 self._ended()
                 return
-            self.progress.touch()
+            if touch:
+                self.progress.touch()
             yield line.decode("utf-8", "replace").rstrip("\r\n")
 
 
