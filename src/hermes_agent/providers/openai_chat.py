@@ -140,7 +140,7 @@ class OpenAIChatProvider:
                 raise TransientError(f"stream error: {err.get('message') if isinstance(err, dict) else err}")
             text, reasoning = acc.feed(chunk)
             if text or reasoning or _carries(chunk):
-                resp.progress.touch()  # keep-alive comments and empty events are not progress (rt15b e03)
+                resp.progress.advance()  # keep-alive comments and empty events are not progress (rt15b e03)
             if on_delta is not None:
                 if reasoning:
                     on_delta("reasoning", reasoning)
