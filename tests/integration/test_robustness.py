@@ -58,6 +58,19 @@ def test_a_stream_that_stalls_once_is_retried_and_answers(scripted, hermes_home)
     assert "still waiting" in out.stderr and "retrying" in out.stderr
 
 
+def test_keep_alive_comments_are_not_progress_and_a_stream_sending_only_them_is_retried(scripted, hermes_home):
+    """rt15b e03: an endpoint that sends `: keep-alive` every half second and nothing else held `chat -q` (and a
+    gateway turn or cron job) forever; the idle watchdog now counts only events that carry something."""
+    model_config(hermes_home, scripted.url, _STALL)
+    scripted.add({"content": "late", "stall": 60, "stall_after": 2, "keepalive": True},
+                 {"content": "second try worked"})
+    started = time.monotonic()
+    out = run_hermes("chat", "-q", "hi", home=hermes_home, timeout=40)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == "second try worked\n"
+    assert "retrying" in out.stderr and time.monotonic() - started < 20
+
+
 def test_a_huge_reply_is_cut_at_the_cap_with_bounded_memory(scripted, hermes_home, tmp_path):
     model_config(hermes_home, scripted.url)
     piece = "0123456789" * 100 + "\n"  # 1001 chars

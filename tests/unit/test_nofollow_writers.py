@@ -158,7 +158,6 @@ DELETERS: dict[str, str] = {
     'memory/ctxledger.py': "the Hermes root's cache/context_ledger.json",
     'memory/store.py': 'HERMES_HOME/memories',
     'providers/auth_store.py': 'HERMES_HOME auth.json',
-    'providers/http.py': 'HERMES_HOME cache stamp',
     'skills/bundled.py': 'HERMES_HOME/skills',
     'skills/changes.py': 'HERMES_HOME/skills (review copies)',
     'skills/fsutil.py': 'HERMES_HOME/skills',

@@ -42,7 +42,7 @@ class Progress:
         self.last = time.monotonic()
         self.stalled_for = 0.0
 
-    def touch(self) -> None:
+    def advance(self) -> None:
         self.last = time.monotonic()
 
 
@@ -114,18 +114,21 @@ class Response:
             if not chunk:
                 self._ended()
                 break
-            self.progress.touch()
+            self.progress.advance()
             parts.append(chunk)
             got += len(chunk)
         return b"".join(parts)
 
-    def iter_lines(self) -> Iterator[str]:
+    def iter_lines(self, touch: bool = True) -> Iterator[str]:
+        """The body's lines; with `touch` False the caller says what counts as progress (`progress.advance()`): an
+        endpoint sending SSE comments or empty events forever is not making any."""
         while True:
             line = self.raw.readline()
             if not line:
                 self._ended()
                 return
-            self.progress.touch()
+            if touch:
+                self.progress.advance()
             yield line.decode("utf-8", "replace").rstrip("\r\n")
 
 

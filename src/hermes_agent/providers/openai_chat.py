@@ -21,6 +21,21 @@ log = logging.getLogger(__name__)
 _ERROR_BODY_MAX = 1_000_000
 
 
+def _carries(chunk: object) -> bool:
+    """Whether a stream event carries something besides text: a tool call's part, the end of a choice, usage."""
+    if not isinstance(chunk, dict):
+        return False
+    if chunk.get("usage"):
+        return True
+    for choice in chunk.get("choices") or ():
+        if isinstance(choice, dict):
+            delta = choice.get("delta")
+            if choice.get("finish_reason") or (isinstance(delta, dict) and (delta.get("tool_calls")
+                                                                            or delta.get("function_call"))):
+                return True
+    return False
+
+
 class OpenAIChatProvider:
     """One endpoint + model over one keep-alive connection (created on first use)."""
 
@@ -90,7 +105,7 @@ class OpenAIChatProvider:
             cancelled = cancel is not None and cancel.is_set()
             # an unfinished stream is not drained: its socket is closed, never reused
             resp.finish(drain=not (cancelled or resp.progress.stalled_for or resp.oversized))
-        return extract_text_tool_calls(message)
+        return extract_text_tool_calls(message, request)
 
     def _json_body(self, resp: Response) -> bytes:
         """A non-streamed body, refused (not read on) beyond what a capped reply can need."""
@@ -104,7 +119,7 @@ class OpenAIChatProvider:
 
     def _read_stream(self, resp: Response, on_delta: OnDelta | None, cancel: threading.Event | None) -> Message:
         acc = StreamAccumulator(max_chars=self.max_reply_chars)
-        for line in resp.iter_lines():
+        for line in resp.iter_lines(touch=False):
             if cancel is not None and cancel.is_set():
                 break
             if acc.truncated:
@@ -124,6 +139,8 @@ class OpenAIChatProvider:
                 err = chunk["error"]
                 raise TransientError(f"stream error: {err.get('message') if isinstance(err, dict) else err}")
             text, reasoning = acc.feed(chunk)
+            if text or reasoning or _carries(chunk):
+                resp.progress.advance()  # keep-alive comments and empty events are not progress (rt15b e03)
             if on_delta is not None:
                 if reasoning:
                     on_delta("reasoning", reasoning)

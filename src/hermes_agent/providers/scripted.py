@@ -4,7 +4,7 @@ Each request consumes the next step of the script: {"content": str, "reasoning":
 "tool_calls": [{"name": str, "arguments": obj}], "text_tool_calls": bool, "delay": s,
 "error": {"status": int, "message": str, "retry_after": s}, "usage": {...}, "finish_reason": str,
 "repeat": n (the content streamed n times over: huge replies without holding them), "stall": s (send
-the headers, then nothing for s seconds; "stall_after": chunks sent first)}. When the script is
+the headers, then nothing for s seconds; "stall_after": chunks sent first; "keepalive": SSE comments meanwhile)}. When the script is
 exhausted the `default` step answers. Every request is logged with its arrival time and body size in bytes. With
 `strict_tools` a request whose assistant tool calls lack tool results is refused with OpenAI's 400.
 Run standalone: python -m hermes_agent.providers.scripted --script steps.json [--port N]."""
@@ -229,7 +229,7 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             for n, chunk in enumerate(chunks):
                 if n == stall_at and step.get("stall"):
-                    time.sleep(float(step["stall"]))
+                    self._stall(float(step["stall"]), bool(step.get("keepalive")))
                 self._write_chunk(f"data: {json.dumps(chunk)}\n\n".encode())
                 if chunk_delay:
                     time.sleep(chunk_delay)
@@ -237,6 +237,14 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(b"0\r\n\r\n")
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
+
+    def _stall(self, seconds: float, keepalive: bool) -> None:
+        """Nothing for `seconds`; with `keepalive`, an SSE comment every half second meanwhile (no content)."""
+        end = time.monotonic() + seconds
+        while keepalive and time.monotonic() < end:
+            self._write_chunk(b": keep-alive\n\n")
+            time.sleep(0.5)
+        time.sleep(max(0.0, end - time.monotonic()))
 
     def _write_chunk(self, data: bytes) -> None:
         self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
