@@ -77,7 +77,7 @@ class RestoreResult:
 
 def project_key(workdir: str | Path) -> str:
     """Hermes's per-directory key: sha256 of the real path, first 16 hex digits."""
-    return hashlib.sha256(_abs(workdir).encode()).hexdigest()[:16]
+    return hashlib.sha256(os.fsencode(_abs(workdir))).hexdigest()[:16]
 
 
 class CheckpointStore:

@@ -183,7 +183,7 @@ class ObjectWatch:
                 if self.unwatched >= 0:
                     self.unwatched += 1
                 continue
-            wd = add(self.fd, f"{d}/{name}".encode(), _FILE_MASK)
+            wd = add(self.fd, os.fsencode(f"{d}/{name}"), _FILE_MASK)
             if wd >= 0 and wd not in self.wds:
                 self.files[wd] = (gd, d, name)
 

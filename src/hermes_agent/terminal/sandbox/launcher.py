@@ -158,7 +158,7 @@ def pack_config(cfg: dict | list) -> str:
 def _args_fd(args: list[str]) -> int:
     """An anonymous file holding `args` NUL-terminated, read from the start (bwrap's `--args FD`)."""
     fd = os.memfd_create("hermes-bwrap-args", os.MFD_CLOEXEC)
-    os.write(fd, b"".join(a.encode() + b"\0" for a in args))
+    os.write(fd, b"".join(os.fsencode(a) + b"\0" for a in args))  # a name that is not UTF-8 (rt15 d07)
     os.lseek(fd, 0, os.SEEK_SET)
     return fd
 

@@ -163,7 +163,7 @@ def _complement_in(root: str, exact: set[str], above: set[str]) -> list[str]:
 def _disk_path(cache_dir: str, base: str) -> str:
     name = base.strip("/").replace("/", "-")
     if len(name) > 80:
-        name = name[:60] + "-" + hashlib.sha256(base.encode()).hexdigest()[:16]
+        name = name[:60] + "-" + hashlib.sha256(os.fsencode(base)).hexdigest()[:16]
     return os.path.join(cache_dir, f"public-{name}.json")
 
 

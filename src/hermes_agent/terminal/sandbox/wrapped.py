@@ -34,7 +34,7 @@ _ARGS_STUB = (
     "p=os.environ.pop('" + PLAN_ENV + "','')\n"
     "if p.startswith('z:'):\n import base64,zlib; p=zlib.decompress(base64.b64decode(p[2:])).decode()\n"
     "f=os.memfd_create('hermes-bwrap-args',0)\n"
-    "os.write(f,b''.join(a.encode()+b'\\0' for a in json.loads(p)));os.lseek(f,0,0)\n"
+    "os.write(f,b''.join(os.fsencode(a)+b'\\0' for a in json.loads(p)));os.lseek(f,0,0)\n"
     "os.execvp(sys.argv[1],[sys.argv[1],'--args',str(f),*sys.argv[2:]])\n")
 
 
