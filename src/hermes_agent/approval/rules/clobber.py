@@ -118,22 +118,24 @@ _ARGV = lazy(r"\bsys\.argv\[(\d)\]|\bprocess\.argv\[(\d)\]|\$ARGV\[(\d)\]|(?<![\
 def program(u: Unwrapped, redirects: list) -> tuple[str, str] | None:
     """The interpreter code `u` runs, as the file names it acts on read: `-c CODE ARGS` with `sys.argv[1]`
     (process.argv, $ARGV, ARGV) replaced by the argument it names, or the program fed on stdin
-    (`python3 - <<'P' ... P`)."""
+    (`python3 - ARGS <<'P' ... P`)."""
     if u.code:
         lang, code = u.code
         rest = u.args[u.args.index(code) + 1:] if code in u.args else []
-
-        def arg(m: re.Match) -> str:
-            k = next(int(g) - (1 if i < 2 else 0) for i, g in enumerate(m.groups()) if g is not None)
-            return repr(rest[k]) if 0 <= k < len(rest) and "'" not in rest[k] else m.group(0)
-        return lang, _ARGV.sub(arg, code) if rest else code
-    if u.stdin_code:
+    elif u.stdin_code:
         from hermes_agent.approval.rules.interp import language
 
-        lang = language(u.name)
-        text = "\n".join(t for op, t in redirects if op in ("<<", "<<-", "<<<"))
-        return (lang, text) if lang and text else None
-    return None
+        lang, code = language(u.name) or "", "\n".join(t for op, t in redirects if op in ("<<", "<<-", "<<<"))
+        rest = u.args[u.args.index("-") + 1:] if "-" in u.args else [a for a in u.args if not a.startswith("-")]
+        if not lang or not code:
+            return None
+    else:
+        return None
+
+    def arg(m: re.Match) -> str:
+        k = next(int(g) - (1 if i < 2 else 0) for i, g in enumerate(m.groups()) if g is not None)
+        return repr(rest[k]) if 0 <= k < len(rest) and "'" not in rest[k] else m.group(0)
+    return lang, _ARGV.sub(arg, code) if rest else code
 
 
 def _sed_all(args: list) -> bool:
