@@ -73,6 +73,9 @@ _BENIGN = {'empty_or_replace': [
     'yes | head -n 3 > three.txt',
     'seq 10 | tail -n 3',
     'jq -n "{}" > data.json',
+    "python3 - <<'EOF'\nimport json\np = json.load(open('package.json'))\njson.dump(p, open('package.json', 'w'), indent=2)\nEOF",
+    "python3 -c 'import json, sys; json.dump({}, open(sys.argv[1], \"w\"))' data.json",
+    "python3 - <<'EOF'\nwith open('src/app.py', 'w') as f:\n    f.write('print(1)\\n')\nEOF",
 ]}
 
 CASES = [(c, D, cat) for cat, cmds in _DANGEROUS.items() for c in cmds] + \
