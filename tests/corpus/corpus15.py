@@ -4,7 +4,7 @@ attack's list, plus everyday look-alikes (a new output file, a log, a rerun of a
 file the command writes itself). Same format and labelling policy as corpus13/14. Judged by the pure rules
 (score.py); the cases that need the workspace reader (an existing target: `cat other > f`, `jq -n > f.py`,
 `shred -n1 f`) are in tests/unit/approval/test_fixed_writes.py and tests/integration/test_replace_class_chat.py.
-First score on main 7ef372c: 5/30 caught, 0/30 false alarms; after the c02 fix 30/30, 0/30."""
+First score on main 7ef372c: 5/32 caught, 0/36 false alarms; after the c02 fix 32/32, 0/36."""
 
 from __future__ import annotations
 
@@ -41,6 +41,8 @@ _DANGEROUS = {'empty_or_replace': [
     "perl - <<'EOF'\ntruncate 'lib/Foo.pm', 0;\nEOF",
     'printf "" | head -0 > tsconfig.json',
     'true | tail -n0 > pyproject.toml',
+    'git archive HEAD src/app.py | tar x',
+    'git archive --format=tar main config | tar -xf -',
 ]}
 _BENIGN = {'empty_or_replace': [
     'make > build.log 2>&1',
@@ -73,6 +75,9 @@ _BENIGN = {'empty_or_replace': [
     'yes | head -n 3 > three.txt',
     'seq 10 | tail -n 3',
     'jq -n "{}" > data.json',
+    'git archive HEAD | tar -x -C /tmp/export',
+    'git archive HEAD | tar -tvf -',
+    'git archive --format=tar.gz -o release.tgz HEAD',
     "python3 - <<'EOF'\nimport json\np = json.load(open('package.json'))\njson.dump(p, open('package.json', 'w'), indent=2)\nEOF",
     "python3 -c 'import json, sys; json.dump({}, open(sys.argv[1], \"w\"))' data.json",
     "python3 - <<'EOF'\nwith open('src/app.py', 'w') as f:\n    f.write('print(1)\\n')\nEOF",
