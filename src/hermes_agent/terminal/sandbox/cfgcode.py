@@ -71,7 +71,8 @@ def _named(name: str, data: bytes) -> tuple[tuple[str, str], ...]:
     from hermes_agent.terminal.sandbox import byvalue
 
     out: list[tuple[str, str]] = []
-    for key, value in byvalue._leaves(name, data).items():
+    leaves = _yaml(data.decode("utf-8", "replace")) if name.endswith((".yaml", ".yml")) else byvalue._leaves(name, data)
+    for key, value in leaves.items():
         parts = [p for p in key.split(".") if p and not p.isdigit()]
         loads = any(_match(p, _LOAD_KEYS) for p in parts)
         modules = any(_match(p, _MODULE_KEYS) for p in parts)
@@ -110,6 +111,31 @@ def ini(text: str) -> dict[str, str]:
         key, value = (line[:cut], line[cut + 1:]) if cut > 0 else line.partition(" ")[::2]
         last = section + key.strip().lower()
         out[last] = value.strip().strip('"')
+    return out
+
+
+def _yaml(text: str) -> dict[str, str]:
+    """A YAML file's `key: value` and `- item` lines under the keys they nest in, by indentation (no YAML
+    library at every scan: the baseline looks at every config; what names code is a plain scalar)."""
+    out: dict[str, str] = {}
+    stack: list[tuple[int, str]] = []
+    for raw in text.splitlines():
+        body = raw.split(" #", 1)[0].rstrip()
+        if not body.strip() or body.lstrip().startswith("#"):
+            continue
+        indent = len(body) - len(body.lstrip(" -"))
+        m = re.match(r"\s*(?:-\s+)?(['\"]?)([\w.@/-]+)\1\s*:(?:\s+(.*))?$", body)
+        while stack and stack[-1][0] >= indent:
+            stack.pop()
+        path = ".".join(k for _, k in stack)
+        if m:
+            key = f"{path}.{m.group(2).lower()}" if path else m.group(2).lower()
+            if m.group(3):
+                out[key] = m.group(3).strip().strip("'\"")
+            else:
+                stack.append((indent, m.group(2).lower()))
+        elif body.lstrip().startswith("-"):
+            out[f"{path}.{len(out)}"] = body.lstrip(" -").strip().strip("'\"")
     return out
 
 
