@@ -37,6 +37,7 @@ _LOAD_KEYS = ("plugins", "plugin", "load-plugins", "load_plugins", "*local-plugi
               "presets", "parser", "rulepaths", "rulesdir", "rules-dir", "loader", "preload", "resolver",
               "reporters", "reporter", "snapshotresolver", "testrunner", "runner", "watchplugins", "init-hook",
               "import", "imports")
+_CONFIGS = (".toml", ".cfg", ".ini", ".yaml", ".yml", ".json", ".jsonc", ".json5", *_JS)  # files followed
 _MODULE_KEYS = ("plugins", "plugin", "load-plugins", "load_plugins", "*local-plugins*")  # bare names = modules
 _TRIGGER = re.compile(rb"plugin|require|setup|teardown|transform|extends|preset|parser|rule|loader|preload|"
                       rb"resolver|reporter|runner|import|entry|command|-p|-m ", re.I)
@@ -158,25 +159,48 @@ def named(d: str, name: str, data: bytes) -> list[str]:
     return list(dict.fromkeys(out))[:LIMIT]
 
 
+@functools.cache
+def _import_re() -> re.Pattern[bytes]:
+    return re.compile(rb"^\s*(?:from\s+([A-Za-z_][\w.]*)\s+import\b|import\s+([A-Za-z_][\w.]*(?:\s*,\s*[A-Za-z_][\w.]*)*))",
+                      re.M)
+
+
+def _py_imports(data: bytes, folder: str) -> list[str]:
+    """The project folder's own modules a plugin module imports (`import helpers`, `from pkg.x import y`),
+    those present only (python finds them there first)."""
+    out = []
+    for m in _import_re().finditer(data):
+        for mod in (m.group(1) or m.group(2) or b"").decode().replace(" ", "").split(","):
+            parts = mod.split(".")
+            base = os.path.join(folder, *parts)
+            parents = [os.path.join(folder, *parts[:k], "__init__.py") for k in range(1, len(parts))]  # run first
+            out += [p for p in (*parents, base + ".py", os.path.join(base, "__init__.py")) if os.path.isfile(p)]
+    return list(dict.fromkeys(out))[:LIMIT]
+
+
 def closure(d: str, name: str, data: bytes, read: Callable[[str], bytes | None]) -> Iterator[str]:
-    """Every code file the config names, and what the JS files among them import, DEPTH levels (`read(path)`:
-    its bytes, None when absent or not a plain file)."""
+    """Every code file the config names, and what those import in turn (a JS file's relative requires, a
+    Python plugin's modules of the project folder), DEPTH levels (`read(path)`: its bytes, None when absent or
+    not a plain file)."""
+    folder = _folder(d)
     queue, seen = [(d, name, data, 0)], set()
     while queue:
         here, nm, text, depth = queue.pop(0)
-        for path in named(here, nm, text):
+        for path in _py_imports(text, folder) if depth and nm.endswith(".py") else named(here, nm, text):
             if path in seen or len(seen) >= LIMIT:
                 continue
             seen.add(path)
             yield path
             got = read(path)
-            if got is not None and _is_js(path) and depth + 1 < DEPTH:
+            if got is not None and path.endswith((*_JS, ".py")) and depth + 1 < DEPTH:
                 queue.append((os.path.dirname(path), os.path.basename(path), got, depth + 1))
 
 
 def follow(walk: object, d: str, name: str) -> None:
     """Watch the code files the config (d, name) names as class "cfgcode" in guardscan's `walk` (a slot it
     already watches keeps its own, stricter or equal, class)."""
+    if not (name.startswith(".") or name.endswith(_CONFIGS)):
+        return  # a run-by-hand file that is code itself (setup.py, a Makefile): byhand.py's and byhandinc.py's
     item = walk.scan.items.get((d, name))  # type: ignore[attr-defined]
     if item is None or item.data is None or item.kind != st.S_IFREG:
         return
