@@ -21,7 +21,8 @@ _DIR_FLAGS = getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY | os.O_NOFOLLOW
 # Cheap pre-check: only commands that could run a file of the workspace are scanned again.
 _RUNS_A_FILE = lazyre.compile(r"(?:^|[\s;&|(`$]|\bsudo\s)(?:\S*/)?(?:(?:ba|z|da|k|mk|fi|c|tc|rba|ya|po)?sh|source|"
                               r"g?make|python[\d.]*|node|perl|ruby|php|npm|pnpm|yarn|bun|py\.?test|nose2|tox|nox|uv|poetry|pipenv|"
-                              r"pdm|hatch|rye|pixi|just|task|docker|podman|buildah|nerdctl|gcloud|az|fly|flyctl|railway|vercel|rsync|scp|sftp|cp|mv|install|ln)\b|(?:^|[\s;&|(`])\.\s|"
+                              r"pdm|hatch|rye|pixi|just|task|docker|podman|buildah|nerdctl|gcloud|az|fly|flyctl|railway|vercel|rsync|scp|sftp|cp|mv|install|ln|shred)\b|(?:^|[\s;&|(`])\.\s|"
+                              r"(?<![>&\d])[\d&]?>\|?\s*(?!&|/dev/)[\w./~-]|"
                               r"(?:^|[\s;&|(`])\.{0,2}/?[\w.-]+/[\w./-]*", re.M)
 MAX_TEST_FILES = 200  # newest first (by ctime, which no command can set back): what the session just wrote
 MAX_TEST_DIRS = 2000

@@ -266,7 +266,7 @@ class Scanner(LeakChecks, FlowChecks, WorkFiles):
         self.stdin_feeds(u, cmd, raw_redirects, redirects, sub_traits, depth, env)
         self.scripts(u, cmd, redirects, env, depth)
         if self.reader is not None:
-            self._with_reader(u, env, depth)
+            self._with_reader(u, env, depth, redirects)
         if u.name in _FILE_RUNNERS:  # just --justfile <(curl ...), task -t <(./gen): the substitution is the program
             for k, w in enumerate(u.words[1:], 1):
                 if w is not None and u.words[k - 1] is not None and u.words[k - 1].text in _PROGRAM_FILE_FLAGS:
@@ -289,12 +289,12 @@ class Scanner(LeakChecks, FlowChecks, WorkFiles):
         traits.update(t for t, on in (("@download", cmd.downloads), ("@decode", cmd.decodes), ("@secret", cmd.secret)) if on)
         return cmd
 
-    def _with_reader(self, u: Unwrapped, env: ShellEnv, depth: int) -> None:
+    def _with_reader(self, u: Unwrapped, env: ShellEnv, depth: int, redirects: list) -> None:
         """What only the workspace's files tell (scan_files): the files it runs, secrets in folders it sends, an
         existing file it copies over."""
         self.workspace_files(u, env, depth)
         contexts.check(self, u, env)
-        replaces.check(self, u, env)
+        replaces.check(self, u, env, redirects)
 
     def _printed_program(self, w, env: ShellEnv, depth: int) -> None:  # noqa: ANN001 - lexer.Word
         """What a process substitution prints, when the text fixes it (echo/printf), run as shell text."""

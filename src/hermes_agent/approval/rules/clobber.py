@@ -24,16 +24,21 @@ _SCRATCH = lazy(r"(?:\A|/)(?:tmp|temp|logs?|out|outputs?|build|dist|target|cover
                 r"\.pytest_cache|\.tox|\.venv|venv|results?)(?:/|\Z)|\.(?:log|out|tmp|temp|bak|swp|pid|lock|o|pyc|img|iso|raw|bin|qcow2|vhdx?|vmdk|dat)\Z|"
                 r"(?:\A|/)(?:output|out|results?|logs?|scratch|empty|nohup|debug|trace)[^/]*\Z", re.I)
 _PRINTF_CONV = lazy(r"%[sb]")
+_ZERO_COUNT = lazy(r"\A-(?:[cn]|-bytes=|-lines=)?0+\Z")  # head -0, -n0, -c 0, --lines=0: nothing printed
+# programs whose output comes from their standard input only, when given no file (base64 -d <<< '' > f)
+_STDIN_FILTERS = frozenset({"cat", "tac", "base64", "base32", "basenc", "xxd", "sort", "uniq", "rev", "cut", "fold",
+                            "fmt", "nl", "expand", "unexpand", "gunzip", "zcat", "iconv", "dos2unix", "unix2dos"})
 _EX_WIPE = lazy(r"\A\s*(?:sil(?:ent)?!?\s+)?(?:(?:buf|arg|win|tab)do!?\s+)?(?:sil(?:ent)?!?\s+)?(?:(?:%|,|1\s*,\s*\$)\s*d|g/\^?/d)\b")
-_SED_ALL = lazy(r"\A\s*(?:(?:1|0)\s*,\s*\$|/\^?\.?\*?/|/\^/)?\s*d\s*\Z|\A\s*(?:1\s*,\s*\$|%)?\s*s(.)\^?\.\*\$?\1\1g?\s*\Z")
+_SED_ALL = lazy(r"\A\s*(?:(?:1|0)\s*,\s*\$|/\^?\.?\*?/|/\^/|%)?\s*c(?:\\|\s|\Z)|\A\s*(?:(?:1|0)\s*,\s*\$|/\^?\.?\*?/|/\^/)?\s*d\s*\Z|\A\s*(?:1\s*,\s*\$|%)?\s*s(.)\^?\.\*\$?\1\1g?\s*\Z")
 _CODE_WIPES = lazy(
-    r"""\bopen\(\s*(['"])([^'"]+)\1\s*,\s*(['"])w[b+]?\3\s*\)\s*(?:[.:]close\(\)|\)|;|\Z|:\s*pass)"""
+    r"""(?<!,)(?<!, )\bopen\(\s*(['"])([^'"]+)\1\s*,\s*(['"])w[b+]?\3\s*\)\s*(?:[.:]close\(\)|\)|;|\Z|:\s*pass)"""
     r"""|\bPath\(\s*(['"])([^'"]+)\4\s*\)\s*\.write_(?:text|bytes)\(\s*b?(['"])\6\s*\)"""
     r"""|\bwriteFileSync\(\s*(['"])([^'"]+)\7\s*,\s*(['"])\9"""
     r"""|\bFile\.write\(\s*(['"])([^'"]+)\10\s*,\s*(['"])\12\s*\)"""
     r"""|\bos\.truncate\(\s*(['"])([^'"]+)\13\s*,\s*0\s*\)|\btruncateSync\(\s*(['"])([^'"]+)\15\s*(?:,\s*0\s*)?\)"""
     r"""|\bprintf\s*\(?\s*""\s*\)?\s*>\s*"([^"]+)\""""
-    r"""|\bfile_put_contents\(\s*(['"])([^'"]+)\18\s*,\s*(['"])\20\s*\)""")
+    r"""|\bfile_put_contents\(\s*(['"])([^'"]+)\18\s*,\s*(['"])\20\s*\)"""
+    r"""|(?<![\w.])(?:File\.)?truncate\s*\(?\s*(['"])([^'"]+)\21\s*,\s*0\s*\)?""")  # perl, ruby, php
 # perl: open(F, ">", "f") / open(my $fh, '>f') / open F, ">", "f" - truncates at once; wipes when nothing is printed
 _PERL_OPEN_W = lazy(r"""\bopen\s*\(?\s*(?:my\s+)?[$\w]+\s*,\s*(?:(['"])\+?>\1\s*,\s*(['"])([^'"]+)\2|(['"])\+?>\s*([^'">&][^'"]*)\4)""")
 _PERL_WRITES = lazy(r"\b(?:print|printf|say|syswrite|write)\b")
@@ -68,8 +73,10 @@ def _empty_writer(u: Unwrapped, redirects: list) -> bool:
             return any(op == "<" and t in _NULL for op, t in redirects)
         return all(a in _NULL for a in args)
     if name in ("head", "tail"):
-        return any(a in ("-c0", "-n0", "--bytes=0", "--lines=0") for a in args) or \
-            any(a in ("-c", "-n") and b == "0" for a, b in zip(args, args[1:], strict=False))
+        return any(_ZERO_COUNT.match(a) for a in args) or \
+            any(a in ("-c", "-n", "--bytes", "--lines") and _ZERO_COUNT.match("-" + b) for a, b in zip(args, args[1:], strict=False))
+    if name in _STDIN_FILTERS and not [a for a in args if not a.startswith("-")] or name == "tr":
+        return any(op in ("<<<", "<") and (t.strip() == "" or t in _NULL) for op, t in redirects)  # fed nothing
     return False
 
 
@@ -105,6 +112,32 @@ def ex_targets(u: Unwrapped) -> list[str]:
     return files if any(_EX_WIPE.match(sc) for sc in scripts) else []
 
 
+_ARGV = lazy(r"\bsys\.argv\[(\d)\]|\bprocess\.argv\[(\d)\]|\$ARGV\[(\d)\]|(?<![\w$])ARGV\[(\d)\]")
+
+
+def program(u: Unwrapped, redirects: list) -> tuple[str, str] | None:
+    """The interpreter code `u` runs, as the file names it acts on read: `-c CODE ARGS` with `sys.argv[1]`
+    (process.argv, $ARGV, ARGV) replaced by the argument it names, or the program fed on stdin
+    (`python3 - ARGS <<'P' ... P`)."""
+    if u.code:
+        lang, code = u.code
+        rest = u.args[u.args.index(code) + 1:] if code in u.args else []
+    elif u.stdin_code:
+        from hermes_agent.approval.rules.interp import language
+
+        lang, code = language(u.name) or "", "\n".join(t for op, t in redirects if op in ("<<", "<<-", "<<<"))
+        rest = u.args[u.args.index("-") + 1:] if "-" in u.args else [a for a in u.args if not a.startswith("-")]
+        if not lang or not code:
+            return None
+    else:
+        return None
+
+    def arg(m: re.Match) -> str:
+        k = next(int(g) - (1 if i < 2 else 0) for i, g in enumerate(m.groups()) if g is not None)
+        return repr(rest[k]) if 0 <= k < len(rest) and "'" not in rest[k] else m.group(0)
+    return lang, _ARGV.sub(arg, code) if rest else code
+
+
 def _sed_all(args: list) -> bool:
     scripts = [args[k + 1] for k, a in enumerate(args[:-1]) if a in ("-e", "--expression")]
     ops = [a for a in args if not a.startswith("-")]
@@ -123,12 +156,13 @@ def clobbered(u: Unwrapped, redirects: list) -> list[str]:
     if emptied is not None and (u.name != "tee" or any(op == "<" and t in _NULL for op, t in redirects)):
         targets += emptied
     targets += _editor_targets(u) + ex_targets(u)
-    if u.code:
-        for m in _CODE_WIPES.finditer(u.code[1]):
+    code = program(u, redirects)
+    if code:
+        for m in _CODE_WIPES.finditer(code[1]):
             targets.append(next(g for g in (m.group(2), m.group(5), m.group(8), m.group(11), m.group(14), m.group(16),
-                                            m.group(17), m.group(19)) if g))
-    if u.code and u.code[0] == "perl" and not _PERL_WRITES.search(u.code[1]):
-        targets += [m.group(3) or m.group(5) for m in _PERL_OPEN_W.finditer(u.code[1])]
+                                            m.group(17), m.group(19), m.group(22)) if g))
+    if code and code[0] == "perl" and not _PERL_WRITES.search(code[1]):
+        targets += [m.group(3) or m.group(5) for m in _PERL_OPEN_W.finditer(code[1])]
     return [t for t in dict.fromkeys(targets) if not many(t) and precious(t)]
 
 

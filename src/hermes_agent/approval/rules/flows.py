@@ -387,7 +387,7 @@ class FlowChecks:
             if clobber.empty_tee(sink.name, sink.args, upstream) or \
                     any(clobber.precious(t) for t in replaces.reads_written(upstream, sink.written)):
                 self.add(*clobber.CLOBBER)  # `cat f | sort > f`: f is truncated before it is read (rt13 a45)
-            if gitdiscard.reverts_diff(sink, upstream):
+            if gitdiscard.reverts_diff(sink, upstream) or gitdiscard.extracts_committed(sink, upstream):
                 self.add(*gitdiscard.DISCARD)
             if sink.name == "tee" and any(c.downloads for c in upstream):  # curl ... | tee x.sh: x.sh is downloaded
                 env.downloaded.update(basename(a).lower() for a in sink.args if not a.startswith("-"))

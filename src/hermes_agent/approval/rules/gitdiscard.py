@@ -80,3 +80,20 @@ def reverts_diff(sink: object, upstream: list) -> bool:
     checks = {"--check", "--stat", "--numstat", "--summary", "--cached", "--dry-run"}  # prints or index only
     applies = ((name == "git" and args[:1] == ["apply"]) or name == "patch") and not checks & set(args)
     return applies and reverse and any(c.name == "git" and c.args[:1] in (["diff"], ["stash"]) for c in upstream)
+
+
+def extracts_committed(sink: object, upstream: list) -> bool:
+    """`git archive HEAD f | tar x`: a committed version extracted over the working copy (tar in extract mode,
+    not to stdout, not into another directory) discards the uncommitted changes like `git checkout -- f`."""
+    name, args = getattr(sink, "name", ""), getattr(sink, "args", [])
+    if name not in ("tar", "gtar", "bsdtar") or not any(c.name == "git" and c.args[:1] == ["archive"] for c in upstream):
+        return False
+    first = args[0] if args else ""  # old-style bundle (`tar xf -`) or short options (`-xOf`)
+    letters = (first.lstrip("-") if re.fullmatch(r"-?[A-Za-z]+", first) else "") + \
+        "".join(a[1:] for a in args[1:] if re.fullmatch(r"-[A-Za-z]+", a))
+    extract = "--extract" in args or "--get" in args or "x" in letters
+    elsewhere = "O" in letters or "t" in letters or any(a in ("--to-stdout", "--list") or a.startswith("--to-command")
+                                                        for a in args)
+    dirs = [args[k + 1] for k, a in enumerate(args[:-1]) if a in ("-C", "--directory")]
+    dirs += [a.split("=", 1)[1] for a in args if a.startswith("--directory=")]
+    return extract and not elsewhere and all(d.rstrip("/") in (".", "") for d in dirs)

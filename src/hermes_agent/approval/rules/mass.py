@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 MASS_REWRITE = ("mass_rewrite", "empty or overwrite many files at once (truncate, `: >`, sed -i d... over a glob, "
                 "git ls-files, find or xargs)", False)
 _CONSTANT_WRITERS = frozenset({"", ":", "true", "false", "echo", "printf", "yes"})
-_SED_WIPE = lazy(r"\A\s*(?:(?:\d+|\$|%|/\.\*?/|/\^/)\s*(?:,\s*(?:\d+|\$)\s*)?)?d\s*\Z|\A\s*(?:%|1,\$)?\s*s(.)\^?\.\*\$?\1[^\s]*\1g?\s*\Z",
+_SED_WIPE = lazy(r"\A\s*(?:(?:1|0)\s*,\s*\$|%|/\^?\.?\*?/)?\s*c(?:\\|\s|\Z)|\A\s*(?:(?:\d+|\$|%|/\.\*?/|/\^/)\s*(?:,\s*(?:\d+|\$)\s*)?)?d\s*\Z|\A\s*(?:%|1,\$)?\s*s(.)\^?\.\*\$?\1[^\s]*\1g?\s*\Z",
                        re.S)
 _PERL_WIPE = lazy(r"\$_\s*=\s*(?:q\s*[({/]\s*[)}/]|''|\"\"|\S{0,12};?\s*\Z)|\A\s*\Z|\As(.)\.\*\1[^\s]*\1\w*\s*\Z|undef\s*\$_", re.S)
 _OUTPUT = lazy(r"(?:\A|/)(?:[^/]*\.(?:log|out|err|trace|tmp)(?:\.\d+)?|(?:logs?|tmp|out)/[^/]*)\Z")
@@ -60,14 +60,18 @@ def empties(u: Unwrapped) -> list | None:
     name, args = u.name, u.args
     if name == "truncate":
         joined = [a + b for a, b in zip(args, [*args[1:], ""], strict=False) if a in ("-s", "--size")]
-        if any(_ZERO.match(a) for a in [*args, *joined]):
-            return [a for k, a in enumerate(args) if not a.startswith("-") and (k == 0 or args[k - 1] not in ("-s", "--size"))]
+        refs = [b for a, b in zip(args, [*args[1:], ""], strict=False) if a in ("-r", "--reference")]
+        refs += [a.split("=", 1)[1] for a in args if a.startswith("--reference=")] + [a[2:] for a in args if a[:2] == "-r" and a[2:]]
+        if any(_ZERO.match(a) for a in [*args, *joined]) or any(r in ("/dev/null", "/dev/zero") for r in refs):
+            valued = ("-s", "--size", "-r", "--reference")  # truncate --reference=/dev/null F: size 0
+            return [a for k, a in enumerate(args) if not a.startswith("-") and (k == 0 or args[k - 1] not in valued)]
         return None
     if name == "cp" and _operands(args)[:1] == ["/dev/null"]:
         return _operands(args)[1:]
     if name in ("install", "ginstall", "mv", "rsync", "ln") and "/dev/null" in args:  # install -m644 /dev/null F
         return [a for a in _operands(args) if a not in ("/dev/null", "/dev/zero") and not a.isdigit()]
-    if name == "dd" and any(a in ("if=/dev/zero", "if=/dev/null", "if=/dev/urandom", "if=/dev/random") for a in args):
+    if name == "dd" and (any(a in ("if=/dev/zero", "if=/dev/null", "if=/dev/urandom", "if=/dev/random") for a in args)
+                         or ("count=0" in args and not any("notrunc" in a for a in args))):  # dd of=F count=0
         return [a[3:] for a in args if a.startswith("of=") and not a.startswith("of=/dev/")]
     if name in ("sed", "gsed") and u.inplace:
         scripts = [args[k + 1] for k, a in enumerate(args[:-1]) if a in ("-e", "--expression")]

@@ -179,11 +179,105 @@ def overwrites(u: Unwrapped) -> tuple[str, str] | None:
     return (ops[0], ops[1]) if len(ops) == 2 and not ops[1].endswith("/") else None
 
 
-def check(scanner: object, u: Unwrapped, env: object) -> None:
-    """Scanner hook (with a workspace reader): a copy or rename onto an existing project file with other content."""
+# programs whose output is lines of their input files (so a target holding a line none of them has loses it)
+_LINE_COPIERS = frozenset({"cat", "tac", "head", "tail", "cut", "sort", "uniq", "rev", "fold", "nl", "expand",
+                           "unexpand", "grep", "egrep", "fgrep", "rg", "awk", "gawk", "sed", "paste", "comm", "join"})
+_DECODERS = frozenset({"base64", "base32", "basenc"})
+_DATA_EXT = {"jq": (".json", ".jsonl", ".ndjson", ".geojson", ".har", ".ipynb"),
+             "yq": (".yaml", ".yml", ".json", ".toml", ".xml", ".properties", ".csv", ".tsv")}
+_COPIER_VALUED = frozenset({"-n", "-c", "-f", "-d", "-k", "-t", "-o", "-s", "-w", "-e", "-m", "-A", "-B", "-C",
+                            "-F", "--lines", "--bytes", "--fields", "--delimiter", "--key", "--field-separator"})
+_SHRED_VALUED = frozenset({"-n", "--iterations", "-s", "--size", "--random-source"})
+
+
+def fixed_writes(u: Unwrapped, redirects: list) -> list[tuple[str, str, list[str]]]:
+    """(target, how its new content is made, sources) for each file `u` overwrites with content it does not
+    author: "lines" (a filter's output: lines of the source files), "decoded" (a decoder's output of the
+    sources), "blob" (a committed version, `git show REV:P`), "data" (jq/yq output, JSON or YAML), "random"
+    (shred). Content fed on stdin from the command text (`cat > f <<EOF`, `echo x > f`) is the command's own
+    writing, not listed; so is a filter fed by a pipe (its input is another command's)."""
+    outs = [t for op, t in redirects if op in _WRITES]
+    name, args = u.name, u.args
+    if name == "shred":
+        if any(a in ("-u", "--remove") or a.startswith("--remove=") or (a[:1] == "-" and a[1:2] != "-" and "u" in a)
+               for a in args):
+            return []  # overwritten then deleted: a removal, the rm rules' (the file kept full of noise is this class)
+        ops = [a for k, a in enumerate(args) if not a.startswith("-") and (k == 0 or args[k - 1] not in _SHRED_VALUED)]
+        return [(t, "random", []) for t in ops]
+    if not outs:
+        return []
+    if name in _DATA_EXT:  # `jq -n '{}' > f.py`: JSON cannot be the content of a source file
+        return [(t, "data", []) for t in outs if not t.lower().endswith(_DATA_EXT[name])]
+    if name == "git" and args[:1] in (["show"], ["cat-file"]):
+        return [(t, "blob", [a]) for t in outs for a in args[1:] if ":" in a and not a.startswith("-")][:len(outs)]
+    if name in _LINE_COPIERS or name in _DECODERS:
+        valued = _COPIER_VALUED - {"-d"} if name in _DECODERS else _COPIER_VALUED | ({"-v"} if "awk" in name else set())
+        srcs = [a for k, a in enumerate(args) if not a.startswith("-") and (k == 0 or args[k - 1] not in valued)]
+        if name in ("grep", "egrep", "fgrep", "rg", "awk", "gawk", "sed") and srcs:
+            srcs = srcs[1:]  # the pattern or program comes first
+        srcs += [t for op, t in redirects if op == "<"]
+        if not srcs or any(s in _NULL or s == "-" for s in srcs):
+            return []  # stdin (a pipe, a heredoc: the command's own text); /dev/null is clobber.py's
+        if name in _DECODERS and not any(a in ("-d", "--decode", "-D") for a in args):
+            return []  # encoding: the output is new text of another kind (a .b64 file)
+        return [(t, "decoded" if name in _DECODERS else "lines", srcs) for t in outs]
+    return []
+
+
+def _keeps(how: str, now: str, sources: list, reader: object, base: str | None) -> bool:
+    """Could the new content be the target's content `now`? Lines: every line of `now` is a line of a source
+    (a rerun of the same filter: `sort a > sorted.txt`); decoded: a source decodes to `now`."""
+    from hermes_agent.approval.rules.workfiles import UNREADABLE
+
+    texts = [reader(s, base) for s in sources]  # type: ignore[operator]
+    texts = [t for t in texts if isinstance(t, str) and t is not UNREADABLE]
+    if len(texts) < len(sources):
+        return True  # a source that is not there or not readable: nothing to judge by
+    if how == "lines":
+        have = {ln.strip() for t in texts for ln in t.splitlines()}
+        return all(ln.strip() in have for ln in now.splitlines())
+    if how == "decoded":
+        import base64
+        import binascii
+
+        for t in texts:
+            try:
+                if base64.b64decode("".join(t.split()), validate=False).decode("utf-8", "replace") == now:
+                    return True
+            except (binascii.Error, ValueError):
+                continue
+        return False
+    return False
+
+
+def _fixed(scanner: object, u: Unwrapped, env: object, redirects: list) -> None:
+    """A redirect (or shred) over an existing project file holding text, with content the command does not
+    write itself and that cannot be what the file holds (rt14b c02: `cat README.md > f.py`, `jq -n > f.py`)."""
     from hermes_agent.approval.rules import clobber
     from hermes_agent.approval.rules.workfiles import UNREADABLE
 
+    base = getattr(env, "cwd", None)
+    for target, how, sources in fixed_writes(u, redirects):
+        if not clobber.precious(target) or any(_same(target, s.split(":", 1)[-1]) for s in sources):
+            continue  # onto its own input: _onto_inputs' (found without reading)
+        now = scanner.reader(target, base)  # type: ignore[attr-defined]
+        if not isinstance(now, str) or now is UNREADABLE or not now.strip():
+            continue  # not there (a new file), empty, or not inspectable
+        if how in ("lines", "decoded") and _keeps(how, now, sources, scanner.reader, base):  # type: ignore[attr-defined]
+            continue
+        what = {"random": "random bytes", "data": f"{u.name} output", "blob": "a committed version of another file"}
+        scanner.add(clobber.CLOBBER[0], f"{clobber.CLOBBER[1]}: {u.name} writes "  # type: ignore[attr-defined]
+                    f"{what.get(how, ', '.join(sources[:2]))} over the existing {target}", clobber.CLOBBER[2])
+        return
+
+
+def check(scanner: object, u: Unwrapped, env: object, redirects: list = ()) -> None:  # type: ignore[assignment]
+    """Scanner hook (with a workspace reader): a copy or rename onto an existing project file with other content,
+    and a redirect of content the command does not write itself over one (`_fixed`)."""
+    from hermes_agent.approval.rules import clobber
+    from hermes_agent.approval.rules.workfiles import UNREADABLE
+
+    _fixed(scanner, u, env, list(redirects))
     pair = overwrites(u)
     if pair is None or not clobber.precious(pair[1]) or pair[0] in _NULL:
         return

@@ -225,7 +225,11 @@ def _parse(name: str, text: str) -> object:
     if ext in ("json", "jsonc", "json5") or (not ext and body[:1] in "{["):
         from hermes_agent.terminal.sandbox.guardtools import _strip_jsonc
 
-        return json.loads(_strip_jsonc(text) or "{}")
+        try:
+            return json.loads(_strip_jsonc(text) or "{}")
+        except ValueError:
+            if ext or body[:1] == "{":
+                raise  # `.coveragerc` starting with `[run]` is ini
     if ext in ("yaml", "yml"):
         from ruamel.yaml import YAML
 
@@ -236,9 +240,9 @@ def _parse(name: str, text: str) -> object:
         return tomllib.loads(text)
     if ext == "xml":
         return _xml(text)
-    from hermes_agent.terminal.sandbox.guardtools import _ini
+    from hermes_agent.terminal.sandbox.cfgcode import ini
 
-    return _ini(text)
+    return ini(text)  # continuation lines too: `plugins =` then a module per line (rt13 a59)
 
 
 def _xml(text: str) -> dict[str, object]:

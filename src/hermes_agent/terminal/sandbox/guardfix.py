@@ -39,6 +39,7 @@ _WHY = {
     "byhand": "the user runs its commands by hand later",
     "byhandinc": "a file the user runs by hand later pulls it in",
     "exec": "the user runs it by hand later",
+    "cfgcode": "a tool's configuration names it as code to load",
     "pathbin": "it lies in a directory on the user's PATH",
     "replace": "git uses it in place of the object it names: the user's next checkout writes the replacement, and "
                "git diff shows nothing",
@@ -47,7 +48,8 @@ _WHY = {
     "shadow": "it lies in a PYTHONPATH directory and stands in for a module python or hermes imports: the next "
               "hermes (or python) would run it outside the sandbox",
 }
-_JUDGED = ("tool", "value", "start", "pyc", "pkg", "byhand", "byhandinc", "pathbin", "cwdshadow", "exec")  # a new or changed file stays when guardverdict finds nothing in it
+_JUDGED = ("tool", "value", "start", "pyc", "pkg", "byhand", "byhandinc", "pathbin", "cwdshadow", "exec",
+           "cfgcode")  # a new or changed file stays when guardverdict finds nothing in it
 
 
 _STRUCTURAL = {"dotgit": 0, "dir": 1}  # repaired first; what lies below them is looked at again after

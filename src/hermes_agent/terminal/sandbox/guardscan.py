@@ -8,7 +8,8 @@ hooksPath directory and the directories leading to it or to an included config),
 project tool config of guardtools.TABLE; "value": any by shape, byvalue.py), "start" (python start-up code of a workspace venv: `.pth`,
 sitecustomize, the modules they import; guardpy.py; and every entry of its bin/: runlater.py), "pyc" (a
 compiled copy of such a module), "pkg" (a package.json whose scripts a hook runs: runlater.py), "byhand" (a
-run-by-hand file: byhand.py), "byhandinc" (what it includes, and the directories on the way: byhandinc.py) and
+run-by-hand file: byhand.py), "byhandinc" (what it includes, and the directories on the way: byhandinc.py), "cfgcode" (a code file a
+tool's config names: cfgcode.py) and
 "exec" (a script the user runs by hand, `./run.sh`, `bin/tool`: an existing one changed in a tainted turn goes
 back; guarditem.executables).
 A `.husky/<hook>` is a "hook" whenever package.json names husky, installed or not (`npm install` installs it).
@@ -26,6 +27,7 @@ from dataclasses import dataclass, field
 from hermes_agent.terminal.sandbox import byvalue, depcode, pathbins
 from hermes_agent.terminal.sandbox.byhand import GUARDED as BYHAND_NAMES
 from hermes_agent.terminal.sandbox.byhandinc import follow as follow_includes
+from hermes_agent.terminal.sandbox.cfgcode import follow as follow_code
 from hermes_agent.terminal.sandbox.guarditem import Fds, Item, Slot, _exists, _sig, executables, item_at
 from hermes_agent.terminal.sandbox.guardtools import PATHS as TOOL_PATHS
 from hermes_agent.terminal.sandbox.runlater import RC_FILES
@@ -521,6 +523,8 @@ def discover(spots: Iterable[str], fds: Fds, old: Scan | None, known: dict[str, 
             walk.dotgit(d, walk.scan.items[(d, name)])
         elif cls == "byhand":  # what a run-by-hand file includes runs with it (byhandinc.py)
             follow_includes(walk, d, name)
+        if cls in ("value", "tool", "byhand"):  # the code files a tool's config names (cfgcode.py)
+            follow_code(walk, d, name)
     for gd, worktree in (old.gitdirs.items() if old is not None else ()):
         walk.repo(gd, worktree)
     for v in sorted(old.venvs) if old is not None else ():

@@ -22,6 +22,10 @@ def judged(slot: Slot, cls: str, old: Item | None, cur: Item | None, base: Scan,
         return _byhand(slot, old, cur, base, now, roots, tainted) or _value(slot, old, cur, roots, tainted)
     if cls == "byhandinc":
         return _included(slot, old, cur, tainted)
+    if cls == "cfgcode":
+        from hermes_agent.terminal.sandbox import cfgcode
+
+        return cfgcode.risky(old, cur, tainted)
     if cls == "cwdshadow":  # a standard module's name (random.py, json.py) is a beginner's own file, unless the
         # turn took in untrusted content; a third-party one's (yaml.py, rich/, hermes_agent/) never is (rt13 a44)
         import sys

@@ -351,6 +351,10 @@ def path_verdict(path: str, new: bytes | None, roots: Iterable[str] = ()) -> str
         return why  # a new file the project's tool loads (a `makefile` beside the `Makefile`, a conftest.py)
     if rel is None and (top := includer_of(path)) and (why := byhand.risky(name, old, new or b"\0?", included=True)):
         return f"{top} pulls it in: {why}"
+    from hermes_agent.terminal.sandbox.cfgcode import namer_of
+
+    if (top := namer_of(path)) and (new is None or new != old):  # a plugin module a config names (rt13 a59)
+        return f"{top} names it as code the tool loads when the user runs it"
     if "/.git/" in path + "/" or name == ".git":
         return "git reads hooks and settings from it on the user's next git command"
     from stat import S_IFREG
