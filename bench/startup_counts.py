@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
 _counts = {"regexes": 0, "dataclasses": 0, "argparse_usage_regexes": 0, "dataclasses_before_cache": 0}
-HEAVY = ("http.client", "email", "ssl", "asyncio", "prompt_toolkit")  # big stdlib/library imports kept off the chat path
+HEAVY = ("http.client", "email", "ssl", "asyncio", "prompt_toolkit", "logging")  # big stdlib/library imports kept off the chat path
 
 
 def _count_regexes() -> None:
