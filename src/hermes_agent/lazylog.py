@@ -48,6 +48,17 @@ def when_loaded(then: Callable[[], None]) -> None:
     _pending.append(then)
     if _Finder not in sys.meta_path:
         sys.meta_path.insert(0, _Finder)  # type: ignore[arg-type]
+    if "logging" in sys.modules:  # another thread's import got past the finders meanwhile: run it here
+        _run_pending()
+
+
+def _run_pending() -> None:
+    while True:  # each call popped once (list.pop is atomic): run by whichever thread gets it, never twice
+        try:
+            then = _pending.pop(0)
+        except IndexError:
+            return
+        then()
 
 
 class _Finder:
@@ -69,8 +80,7 @@ class _Finder:
 
         def exec_module(module: object) -> None:
             real_exec(module)
-            while _pending:
-                _pending.pop(0)()
+            _run_pending()
 
         loader.exec_module = exec_module
         return spec
