@@ -68,11 +68,24 @@ EDITOR_ON = "\x1b[?2004h"  # bracketed paste switched on: a line editor reads ke
 FULL_ON = "\x1b[?7l"  # prompt_toolkit's first render (autowrap off): completion and the live region work
 
 
+def cpu_ms(pid: int) -> float:
+    """CPU time the process has had so far, all its threads (the scheduler's ns in /proc/PID/task/*/schedstat, read
+    as the marker arrives: a few ms late at most), load-independent where wall time is not on a shared machine."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            total += int((task / "schedstat").read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            pass
+    return total / 1e6
+
+
 def startup(binary: str, runs: int, ready_marker: str | None) -> dict:
     """Median seconds from spawn to the `❯` prompt, to a line editor reading keys in raw mode (ours: the first
     line's editor; keys typed before any editor are echoed and kept by the terminal), to prompt_toolkit's first
     render (completion, live region), and to the agent-ready line when given."""
     prompts, editors, fulls, readies = [], [], [], []
+    prompt_cpu, full_cpu = [], []
     with ScriptedServer([]) as srv:
         home, cwd = make_home(srv.url), tempfile.mkdtemp(prefix="hermes-bench-cwd-")
         for _ in range(runs):
@@ -80,6 +93,7 @@ def startup(binary: str, runs: int, ready_marker: str | None) -> dict:
             child = spawn(binary, home, cwd)
             child.expect("❯", timeout=60)
             prompts.append(time.perf_counter() - t0)
+            prompt_cpu.append(cpu_ms(child.pid))
             if child.before is not None and EDITOR_ON in child.before + (child.after or ""):
                 editors.append(prompts[-1])  # (a program without an early prompt)
             else:
@@ -89,12 +103,14 @@ def startup(binary: str, runs: int, ready_marker: str | None) -> dict:
             if FULL_ON not in seen:
                 child.expect_exact(FULL_ON, timeout=60)
             fulls.append(time.perf_counter() - t0)
+            full_cpu.append(cpu_ms(child.pid))
             if ready_marker:
                 child.expect(ready_marker, timeout=60)
                 readies.append(time.perf_counter() - t0)
             stop(child)
     out = {"prompt_s": statistics.median(prompts), "prompt_all_s": [round(p, 3) for p in prompts],
-           "line_editor_s": statistics.median(editors), "prompt_toolkit_s": statistics.median(fulls)}
+           "line_editor_s": statistics.median(editors), "prompt_toolkit_s": statistics.median(fulls),
+           "prompt_cpu_ms": statistics.median(prompt_cpu), "prompt_toolkit_cpu_ms": statistics.median(full_cpu)}
     if readies:
         out["agent_ready_s"] = statistics.median(readies)
     return out
@@ -142,7 +158,12 @@ def main() -> int:
     parser.add_argument("--hermes-bin", default=OURS)
     parser.add_argument("--ref-bin", default=REF)
     parser.add_argument("--only-keys", action="store_true", help="skip the start-up runs")
+    parser.add_argument("--only-startup", action="store_true", help="launch to prompt only (no keystroke runs)")
     args = parser.parse_args()
+    if args.only_startup:
+        print(json.dumps({"startup": startup(args.hermes_bin, args.runs, r"tools from \d+ toolset")}, indent=2,
+                         default=lambda v: round(v, 3) if isinstance(v, float) else str(v)))
+        return 0
     if args.only_keys:
         print(json.dumps({"keys_streaming": keystrokes(args.hermes_bin, args.keys, streaming=True)}, indent=2))
         return 0

@@ -2,8 +2,9 @@
 (and, for information only, CPU time) by `hermes --version`, `hermes --help` and by `hermes chat -q` up to its first model request (no clock involved).
 
 Usage: python bench/startup_counts.py version|help|chat|gateway|prompt|keptprompt   (prints one JSON object;
-`gateway`: `hermes gateway run` up to its first Bot API call (getMe; the home's config points
-platforms.telegram.extra.base_url at a loopback URL); `prompt`: the
+`gateway`: `hermes gateway run` up to its first Bot API call (getMe: the count is taken at its name lookup,
+so it also ends for Telegram's own api.telegram.org offline; the budget's home points
+platforms.telegram.extra.base_url at a loopback URL, gateway_default's has no platforms section); `prompt`: the
 interactive `hermes` up to its early prompt symbol; `keptprompt`: the same on a pseudo-terminal when the last run
 kept its banner (cli/fast_prompt.py; a first run keeps it and exits 3); `chat` needs HERMES_HOME set to a
 home whose config points the model at a loopback URL: the count is taken when the first connection to it
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
 _counts = {"regexes": 0, "dataclasses": 0, "argparse_usage_regexes": 0, "dataclasses_before_cache": 0}
-HEAVY = ("http.client", "email", "ssl", "asyncio", "prompt_toolkit")  # big stdlib/library imports kept off the chat path
+HEAVY = ("http.client", "email", "ssl", "asyncio", "prompt_toolkit", "logging")  # big stdlib/library imports kept off the chat path
 
 
 def _count_regexes() -> None:
@@ -125,7 +126,9 @@ def main() -> int:
 
     if what in ("chat", "gateway"):
         def on_event(event: str, args: tuple) -> None:
-            if event == "socket.connect" and isinstance(args[1], tuple):  # an IP endpoint, not a unix socket
+            # the first connection to an IP endpoint (not a unix socket) starts with its name lookup: the count
+            # is taken there, so a host nobody answers for (Telegram's default api.telegram.org offline) ends it too
+            if event == "socket.getaddrinfo" or (event == "socket.connect" and isinstance(args[1], tuple)):
                 report()
                 os._exit(0)  # the first model request is about to leave: that is the whole measure
 

@@ -91,6 +91,19 @@ def test_gateway_polls_before_loading_http_client_or_the_session_store(hermes_ho
     assert [m for m in got["hermes_module_names"] if m.startswith("hermes_agent.storage")] == []
 
 
+def test_gateway_on_telegrams_own_api_is_counted_up_to_its_first_lookup(hermes_home: Path) -> None:
+    # the home as a user has it (no platforms section: Telegram at api.telegram.org over https): the count is taken
+    # at the first Bot API call's name lookup, so it ends offline too (it waited for DNS forever before speed15)
+    (hermes_home / "config.yaml").write_text("model:\n  provider: custom\n  default: budget-model\n"
+                                             "  base_url: http://127.0.0.1:9/v1\n  api_key: k\n", encoding="utf-8")
+    _counts("gateway", hermes_home)  # the first run caches config.yaml as JSON
+    got = _counts("gateway", hermes_home)
+    budget = BUDGETS["gateway_default"]
+    print("gateway_default: " + ", ".join(f"{k} {got[k]} (budget {budget[k]})" for k in KEYS))
+    assert [k for k in KEYS if got[k] > budget[k]] == [], got
+    assert "http.client" not in got["heavy_imported"] and "email" not in got["heavy_imported"]
+
+
 def test_version_imports_nothing_of_the_agent(hermes_home: Path) -> None:
     got = _counts("version", hermes_home)
     assert got["hermes_module_names"] == ["hermes_agent", "hermes_agent.cli", "hermes_agent.cli.main"]

@@ -3,12 +3,12 @@ round-trip editor (comments and indentation kept, atomic replace)."""
 
 from __future__ import annotations
 
-import logging
 from pathlib import Path
 
 from hermes_agent.errors import ConfigError
+from hermes_agent.lazylog import get_logger
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 
 def add_to_allowlist(config_path: Path, entries: list[str]) -> bool:

@@ -8,7 +8,6 @@ write set) skips yolo..judge: only a person's yes for that one call. Exposed to 
 from __future__ import annotations
 
 import json
-import logging
 import re
 import threading
 import time
@@ -32,6 +31,7 @@ from hermes_agent.approval.approvers import (
 from hermes_agent.approval.policy import PathPolicy, PendingPolicy, Verdict, policy_for_settings
 from hermes_agent.approval.subject import ApprovalSubject
 from hermes_agent.config.settings import Settings
+from hermes_agent.lazylog import get_logger
 
 if TYPE_CHECKING:  # the rule tables load on the first judgement, not at start-up
     from hermes_agent.approval.rules import Finding
@@ -41,7 +41,7 @@ __all__ = [
     "ScriptedApprover", "TerminalApprover", "backend_isolation", "judge_prompt", "parse_verdict", "write_key",
 ]
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 AuxJudge = Callable[[str, str], str]
 UNSANDBOXED = "unsandboxed"  # approval key of a command that would run outside the OS sandbox
 PERSIST_KEY = "persist_after_untrusted"  # approval key of a lasting change after untrusted content

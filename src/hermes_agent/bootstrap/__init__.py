@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -10,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from hermes_agent.errors import StorageError, ToolError
 from hermes_agent.events import Event, Notice
+from hermes_agent.lazylog import get_logger
 
 from .options import RunOptions, person_options
 
@@ -44,7 +44,7 @@ def __getattr__(name: str) -> object:
 
 __all__ = ["AIAgent", "RunOptions", "build_agent", "person_options", "build_provider", "build_services", "platform_toolsets"]
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 
 def platform_toolsets(settings: Settings, platform: str, override: list[str] | None,

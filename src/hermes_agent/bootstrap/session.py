@@ -3,7 +3,6 @@ resume, lineage on compression, and the agent's session_search."""
 
 from __future__ import annotations
 
-import logging
 import os
 import sys
 import threading
@@ -15,6 +14,7 @@ from hermes_agent.config.settings import Settings
 from hermes_agent.core.agent import AgentServices
 from hermes_agent.core.compression import CompressionResult
 from hermes_agent.errors import StorageError
+from hermes_agent.lazylog import get_logger
 from hermes_agent.messages import Message, system, tool_result
 from hermes_agent.storage.pricing import estimate_cost
 from hermes_agent.tools.results import tool_error
@@ -35,7 +35,7 @@ _REBUILDING: set[str] = set()
 _REBUILD_LOCK = threading.Lock()
 _REBUILD_DELAY_S = 5.0
 _PRUNERS: dict[str, threading.Thread] = {}  # store path -> its waiting or running auto-prune thread
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 
 def shared_store(auto_title: bool = True) -> SessionStore:

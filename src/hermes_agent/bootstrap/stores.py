@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import os
 import sys
 import threading
@@ -16,6 +15,7 @@ from hermes_agent.core.agent import AgentServices
 from hermes_agent.core.compression import AutoCompactor, CompressionResult, describe
 from hermes_agent.core.context import PromptParts
 from hermes_agent.events import Event, Notice
+from hermes_agent.lazylog import get_logger
 from hermes_agent.memory.context_files import persona_and_blocks
 from hermes_agent.memory.store import MemoryStore
 from hermes_agent.memory.todo import TodoStore
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from hermes_agent.terminal.base import TerminalBackend
     from hermes_agent.tools.context import ToolContext
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 SUMMARY_TIMEOUT = 120.0  # seconds a compression summary may take when auxiliary.compression.timeout is unset
 
 
@@ -82,6 +82,10 @@ def prompt_parts(settings: Settings, memory: MemoryStore, *, with_skills: bool =
                        context_files=blocks, platform_hint=platform_hint, cwd=cwd, extra=extra)
 
 
+def _warn(text: str) -> None:
+    log.warning(text)
+
+
 def wire_terminal(services: AgentServices, settings: Settings, warm: bool = False) -> None:
     """Terminal backends per task (local, docker, ssh, singularity), released with the agent; `warm`: the local
     sandbox starts while the first model call runs (the CLI; not the gateway, whose chats may never run one)."""
@@ -94,7 +98,7 @@ def wire_terminal(services: AgentServices, settings: Settings, warm: bool = Fals
         log.info("cleanup after a killed run: %s", what)
     pending = services.ctx.pending_policy  # its build is not forced here: the pool asks with its first backend
     policy = pending.get if pending is not None else build_path_policy(settings, media_scope=services.ctx.media_scope)
-    pool = BackendPool(settings, policy=policy, notice=log.warning)
+    pool = BackendPool(settings, policy=policy, notice=_warn)  # (not log.warning: that loads logging)
     services.ctx.backend_factory = pool.get
     ctx = services.ctx
     ctx.sandbox_state = lambda: str(getattr(ctx.backend(), "sandbox_state", "n/a"))

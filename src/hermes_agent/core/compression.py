@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import functools
 import json
-import logging
 import os
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -15,9 +14,10 @@ from pathlib import Path
 from typing import Literal
 
 from hermes_agent.config.settings import Settings
+from hermes_agent.lazylog import get_logger
 from hermes_agent.messages import SUMMARY_PREFIX, Message, cap_result, safe_loads
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 _SUMMARY_INTRO = (f"{SUMMARY_PREFIX} Earlier turns of this conversation were compacted to save space. "
                   "This is background for continuing the work, not a new request; the messages after it "

@@ -122,7 +122,9 @@ class GatewayRunner:
         for adapter in self.adapters.values():
             if hasattr(adapter, "on_fatal"):  # an adapter whose receiving can end by itself (Telegram's polling)
                 adapter.on_fatal = self._fatal
-            await adapter.start(self.handle)
+            if not await self._start_adapter(adapter):  # SIGINT/SIGTERM before its API answered
+                await self.shutdown()
+                return
             print(f"gateway: {adapter.name} {adapter.status().get('mode', 'polling')}", flush=True)
         self.hooks.emit("gateway:startup", {"platforms": list(self.adapters)})
         background = [asyncio.create_task(self._write_state_forever()), asyncio.create_task(self._evict_forever())]
@@ -137,6 +139,20 @@ class GatewayRunner:
             await asyncio.wait([api], timeout=10)
         if self._failure is not None:  # one line from the CLI, a non-zero exit (a service manager restarts it)
             raise self._failure
+
+    async def _start_adapter(self, adapter: PlatformAdapter) -> bool:
+        """adapter.start, or False when SIGINT/SIGTERM comes first: a start retries until its API answers (getMe
+        with the network or DNS down at boot), and `hermes gateway stop` or Ctrl+C waited for it forever."""
+        start = asyncio.ensure_future(adapter.start(self.handle))
+        stop = asyncio.ensure_future(self._stop.wait())
+        await asyncio.wait({start, stop}, return_when=asyncio.FIRST_COMPLETED)
+        stop.cancel()
+        if start.done():
+            start.result()  # its error (a refused token) ends the run as before
+            return True
+        start.cancel()
+        await asyncio.wait({start})
+        return False
 
     def _fatal(self, exc: BaseException) -> None:
         log.info("gateway stopping: %s", exc)  # the CLI prints the one line

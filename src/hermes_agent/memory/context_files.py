@@ -11,17 +11,17 @@ at a directory that others may write."""
 
 from __future__ import annotations
 
-import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from hermes_agent.config.settings import Settings
+from hermes_agent.lazylog import get_logger
 from hermes_agent.memory.scan import invisible_chars, line_is_suspicious, strip_invisible
 from hermes_agent.memory.verdicts import Verdicts
 from hermes_agent.nofollow import check_plain, is_regular, open_nofollow
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 DEFAULT_MAX_CHARS = 20_000
 # (kind, candidate names in priority order, heading). The first name found wins for each kind.

@@ -5,11 +5,11 @@ against the same server) without its 300 ms import."""
 from __future__ import annotations
 
 import json
-import logging
 import threading
 from typing import NamedTuple
 
 from hermes_agent.errors import ProviderError, TransientError
+from hermes_agent.lazylog import get_logger
 from hermes_agent.messages import Message, safe_loads
 from hermes_agent.providers.base import ChatRequest, OnDelta
 from hermes_agent.providers.http import HttpClient, IdlePolicy, Proxy, Response
@@ -17,7 +17,7 @@ from hermes_agent.providers.http11 import HTTPError
 from hermes_agent.providers.text_tool_calls import extract_text_tool_calls
 from hermes_agent.providers.wire import StreamAccumulator, classify_http_error
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 _ERROR_BODY_MAX = 1_000_000
 
 

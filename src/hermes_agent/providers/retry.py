@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
 
 from hermes_agent.errors import AuthError, ProviderError, StreamStalledError
+from hermes_agent.lazylog import get_logger
 from hermes_agent.messages import Message
 from hermes_agent.providers.base import ChatRequest, OnDelta, Provider
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 Notify = Callable[[str], None]
 
 

@@ -6,7 +6,6 @@ Only frontmatter is parsed, cached in memory and on disk by (mtime, size), so a 
 from __future__ import annotations
 
 import json
-import logging
 import os
 import sys
 from collections.abc import Iterable, Mapping, Sequence
@@ -14,10 +13,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hermes_agent.config.settings import Settings
+from hermes_agent.lazylog import get_logger
 from hermes_agent.skills.frontmatter import FrontmatterError, name_problem, parse_yaml, split_frontmatter
 from hermes_agent.skills.fsutil import STATE_DIRS, atomic_write
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 SKILL_FILE = "SKILL.md"
 CACHE_REL = ".cache/index.json"

@@ -4,12 +4,13 @@ the commands run on (host, container or remote)."""
 
 from __future__ import annotations
 
-import logging
 import sys
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
+
+from hermes_agent.lazylog import get_logger
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +89,7 @@ def run_later_lines() -> list[str]:
 # since its last snapshot (size, mtime, inode), so a steady workspace costs a stat walk. Here, in a module every
 # session loads anyway: registering costs no import at start-up.
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 Keeper = Callable[[str, str], object]
 KEEPERS: list[Keeper] = []
 

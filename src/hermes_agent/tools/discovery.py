@@ -4,14 +4,14 @@ those only the ones a run's toolsets need. Each module is scanned (text, not AST
 from __future__ import annotations
 
 import importlib
-import logging
 import re
 from collections.abc import Iterable
 from pathlib import Path
 
 from hermes_agent import lazyre
+from hermes_agent.lazylog import get_logger
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 _BUILTIN_PACKAGE = "hermes_agent.tools.builtin"
 _SCANNED: dict[str, dict[str, tuple[frozenset[str], frozenset[str], bool]]] = {}  # base -> stem -> scan

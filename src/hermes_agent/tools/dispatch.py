@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-import logging
 import re
 import time
 from collections.abc import Collection
 
 from hermes_agent import lazyre
+from hermes_agent.lazylog import get_logger
 from hermes_agent.messages import cap_result, safe_loads
 from hermes_agent.tools import upstream_calls
 from hermes_agent.tools.context import ToolContext
@@ -17,7 +17,7 @@ from hermes_agent.tools.registry import registry
 from hermes_agent.tools.results import shown_name, tool_error
 from hermes_agent.tools.toolsets import TOOLSETS, require_known, resolve_or_skip
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 DEFAULT_RESULT_CAP = 100_000
 hooks = HookBus()

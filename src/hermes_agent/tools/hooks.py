@@ -6,11 +6,12 @@ pre_llm_call / post_llm_call / on_session_start / on_session_end are notificatio
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
-log = logging.getLogger(__name__)
+from hermes_agent.lazylog import get_logger
+
+log = get_logger(__name__)
 
 VALID_HOOKS = frozenset({
     "pre_tool_call", "post_tool_call", "pre_llm_call", "post_llm_call", "on_session_start", "on_session_end",

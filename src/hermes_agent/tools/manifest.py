@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import importlib
 import json
-import logging
 import sys
 from pathlib import Path
 
+from hermes_agent.lazylog import get_logger
 from hermes_agent.tools.registry import LazyTrait, ManifestEntry, ToolEntry, registry
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 MANIFEST = Path(__file__).with_name("builtin_manifest.json")
 PACKAGE = "hermes_agent.tools.builtin"

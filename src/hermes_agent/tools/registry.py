@@ -5,7 +5,6 @@ are filtered by check_fn; dispatch never raises."""
 from __future__ import annotations
 
 import json
-import logging
 import sys
 import threading
 from collections.abc import Callable, Iterable
@@ -13,9 +12,10 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from hermes_agent.approval.subject import ApprovalSubject
+from hermes_agent.lazylog import get_logger
 from hermes_agent.tools.results import shown_name, tool_error
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 Handler = Callable[..., object]
 Approval = Literal["none", "command", "writes", "external"]

@@ -3,13 +3,13 @@ composite and legacy names, and the tools a toolset names that this hermes does 
 
 from __future__ import annotations
 
-import logging
 import threading
 from collections.abc import Iterable
 
 from hermes_agent.errors import ToolError
+from hermes_agent.lazylog import get_logger
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 _reported: set[str] = set()
 _reported_lock = threading.Lock()
 
