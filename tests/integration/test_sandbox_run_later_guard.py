@@ -20,9 +20,7 @@ import pytest
 
 from hermes_agent.terminal.sandbox.launcher import landlock_binds_work, landlock_problem
 from tests.helpers import model_config, run_hermes
-from tests.integration import conftest as _conftest
 
-mechanism = _conftest.mechanism  # the shared fixture, for the test modules that import it from here
 HOSTILE = str(Path(__file__).resolve().parents[1] / "fixtures" / "mcp_hostile_server.py")
 HOOK = "#!/bin/sh\\ntouch \"$PWNED\"\\n"
 
