@@ -6,7 +6,7 @@ checked for work that no commit holds: tracked files that may hold uncommitted c
 index read as data and one lstat per tracked file, no process) and untracked files that are not ignored
 (one directory walk that lstats only the untracked names, pruning .git, ignored directories and the
 store's own excludes). Only when some changed since the last snapshot (size, mtime, inode) is the work tree
-checkpointed into the shadow store (checkpoints.py), so `hermes checkpoints rollback` / `restore ID [PATH]`
+checkpointed into the shadow store (checkpoints.py), so `hermes checkpoints rollback` / `restore ID [--path FILE]`
 and /rollback bring it back. What is ignored is asked of git (one process) only when untracked names appear that
 it has not judged yet. A file larger than the store's per-file cap is not kept, and the user is told once which. A
 clean tree costs the stat walk; nothing is ever written into the user's repository."""
@@ -44,6 +44,9 @@ class DirtyGuard:
         self._asked: dict[str, set[str]] = {}  # the untracked names left after git was last asked what is ignored
         self._tracked: dict[str, tuple[list[Entry], frozenset[str]]] = {}
         self._told: set[str] = set()
+        from hermes_agent.storage.handkept import HandKept
+
+        self._hand = HandKept(notice)
         self._dirs: dict[str, tuple[int, tuple[list[str], list[str], int] | None]] = {}
         self._lock = threading.Lock()
 
@@ -62,13 +65,13 @@ class DirtyGuard:
 
     def _before(self, cwd: str, command: str) -> str | None:
         found = repo_root(cwd, self.stop)
-        if found is None:
+        root, git_dir = found if found is not None else (os.path.realpath(cwd), "")  # no repository: all of it (c20)
+        home = os.path.realpath(self.stop)
+        if root == "/" or home == root or home.startswith(root.rstrip("/") + "/") or not os.path.isdir(root):
             return None
-        root, git_dir = found
-        if root in ("/", os.path.realpath(self.stop)):
-            return None
-        parsed = self._index.entries(git_dir)
-        if parsed is None or len(parsed[0]) > self.max_files:
+        parsed = self._index.entries(git_dir) if git_dir else None
+        parsed = parsed if parsed is not None else ([], 0)  # no index yet (`git init`, nothing added): all untracked
+        if len(parsed[0]) > self.max_files:
             return None
         dirty = modified(root, *parsed)
         tracked = self._names(root, parsed[0])
@@ -78,15 +81,19 @@ class DirtyGuard:
             self._dirs.clear()
             untracked = self._untracked(root, tracked)
             self._asked[root] = {u[0] for u in untracked or ()}
-        if untracked is None or not dirty and not untracked:
+        if untracked is None:
+            self._tell_once(root, f"not kept: {root} holds more than {self.max_files} files")
             return None
-        mark = (tuple(dirty), tuple(untracked))
+        hand = self._hand.files(root, self._ignored.get(root, set()))  # ignored but hand-written (handkept.py)
+        if not dirty and not untracked and not hand:
+            return None
+        mark = (tuple(dirty), tuple(untracked), tuple(hand))
         with self._lock:
             if self._kept.get(root) == mark:
                 return None
             line = " ".join(command.split())
             cid = self.store.snapshot(root, REASON + (line if len(line) <= 80 else line[:77] + "..."),
-                                      pin=root not in self._kept)  # the session's first: the user's work
+                                      pin=root not in self._kept, extra=[h[0] for h in hand])  # first: the user's
             self._kept[root] = mark
         self._tell_skipped(untracked)
         return cid
@@ -157,6 +164,13 @@ class DirtyGuard:
         result = None if nested else (files, subdirs, len(entries))
         self._dirs[where] = (key, result)
         return result
+
+    def _tell_once(self, key: str, line: str) -> None:
+        if key not in self._told and self.notice is not None:
+            from hermes_agent.termsafe import one_line
+
+            self._told.add(key)
+            self.notice(one_line(line))
 
     def _tell_skipped(self, untracked: list[tuple[str, int, int, int]]) -> None:
         """Name, once a session, each untracked file the snapshot could not keep (over the per-file cap)."""
