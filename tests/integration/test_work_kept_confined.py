@@ -15,9 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import home_outside_tmp, model_config, run_hermes
-from tests.integration.test_sandbox_run_later_guard import mechanism
 
-__all__ = ["mechanism"]  # fixture
 WRECKER = Path(__file__).resolve().parents[1] / "fixtures" / "mcp_wrecker_server.py"
 EDIT = "print('hello')\n# THREE HOURS OF UNCOMMITTED WORK\n"
 

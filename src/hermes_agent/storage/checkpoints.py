@@ -243,13 +243,16 @@ class CheckpointStore:
     # -- public API ---------------------------------------------------------------------------
 
     def snapshot(self, workdir: str | Path, reason: str = "", *, turn: object = None,
-                 safety: bool = False, pin: bool = False, extra: list[str] | None = None) -> str | None:
+                 safety: bool = False, pin: bool = False, extra: list[str] | None = None,
+                 exact: bool = False) -> str | None:
         """Checkpoint `workdir`; None when skipped (same turn, nothing changed, refused dir, git error). `pin`:
         its tree is the user's work (the dirty guard's first snapshot of a session, before any confined work of
         it): pruning past the hard cap drops it last (cpprune.py; rt14b c03). `extra`: names the excludes leave
-        out that are kept too (files git ignores that the user wrote by hand: storage/handkept.py)."""
+        out that are kept too (files git ignores that the user wrote by hand: storage/handkept.py). `exact`:
+        `workdir` is a real path the caller found; a link on it now (a directory the sandbox swapped) refuses it,
+        and the files are then read by a walk that follows no link (cpstage.py)."""
         wd = _abs(workdir)
-        if not _snapshottable(wd):
+        if not _snapshottable(wd) or exact and wd != os.path.abspath(workdir):  # `exact`: no link on the way
             return None
         if turn is not None and self._turns.get(wd) == turn:
             return None

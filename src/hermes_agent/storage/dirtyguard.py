@@ -65,7 +65,7 @@ class DirtyGuard:
 
     def _before(self, cwd: str, command: str) -> str | None:
         found = repo_root(cwd, self.stop)
-        root, git_dir = found if found is not None else (os.path.realpath(cwd), "")  # no repository: all of it (c20)
+        root, git_dir = found if found is not None else (self._plain_root(cwd), "")  # no repository: all of it (c20)
         home = os.path.realpath(self.stop)
         if root == "/" or home == root or home.startswith(root.rstrip("/") + "/") or not os.path.isdir(root):
             return None
@@ -92,11 +92,21 @@ class DirtyGuard:
             if self._kept.get(root) == mark:
                 return None
             line = " ".join(command.split())
-            cid = self.store.snapshot(root, REASON + (line if len(line) <= 80 else line[:77] + "..."),
+            cid = self.store.snapshot(root, REASON + (line if len(line) <= 80 else line[:77] + "..."), exact=True,
                                       pin=root not in self._kept, extra=[h[0] for h in hand])  # first: the user's
             self._kept[root] = mark
         self._tell_skipped(untracked)
         return cid
+
+    def _plain_root(self, cwd: str) -> str:
+        """The directory to keep when no repository holds `cwd`: the one kept before that holds it (a file
+        tool's folder inside the workspace), else `cwd` itself. Its path as given: `snapshot(exact=True)` refuses
+        it when a link lies on it (a folder the sandbox swapped for a link to ~/.ssh is never copied)."""
+        path = os.path.abspath(cwd)
+        for kept in self._kept:
+            if path == kept or path.startswith(kept.rstrip("/") + "/"):
+                return kept
+        return path
 
     def _names(self, root: str, entries: list[Entry]) -> frozenset[str]:
         """The tracked names (kept while the parsed index is the same object: IndexCache's)."""
