@@ -283,6 +283,8 @@ def _wire_keep_uncommitted(services: AgentServices, store: Callable[[], object])
         if guard is not None:
             guard.keep_all("the session ends")
         withdraw()
+        for dirty in guards:
+            dirty.close()
         from hermes_agent.termsafe import one_line
 
         for root, kept in taken.items():

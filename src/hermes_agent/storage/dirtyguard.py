@@ -18,9 +18,13 @@ import os
 import stat
 import threading
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from hermes_agent.storage.checkpoints import BASE_EXCLUDES, CheckpointStore
 from hermes_agent.storage.gitindex import Entry, IndexCache, modified, repo_root
+
+if TYPE_CHECKING:
+    from hermes_agent.storage.treewatch import TreeWatch
 
 log = logging.getLogger(__name__)
 REASON = "uncommitted changes kept before: "
@@ -47,16 +51,25 @@ class DirtyGuard:
         from hermes_agent.storage.handkept import HandKept
 
         self._hand = HandKept(notice)
+        self._watches: dict[str, TreeWatch] = {}  # root -> its directories' inotify watches (treewatch.py)
         self._dirs: dict[str, tuple[int, tuple[list[str], list[str], int] | None]] = {}
         self._lock = threading.Lock()
 
     def before(self, cwd: str, command: str = "") -> str | None:
         """The checkpoint id taken, or None (nothing new to keep, not a repository, or a failure)."""
         try:
-            return self._before(cwd, command)
+            with self._lock:  # one look at a time: a look and its watches (treewatch.py) go together
+                return self._before(cwd, command)
         except Exception as exc:  # noqa: BLE001 - a safety net must never stop the command it guards
             log.warning("uncommitted-work snapshot of %s failed: %s", cwd, exc)
             return None
+
+    def close(self) -> None:
+        """The session ends: its watches go (treewatch.py)."""
+        with self._lock:
+            for watch in self._watches.values():
+                watch.close()
+            self._watches.clear()
 
     def root_of(self, cwd: str) -> str | None:
         """The work tree of the repository holding `cwd` (what `before` snapshots), or None."""
@@ -69,10 +82,20 @@ class DirtyGuard:
         home = os.path.realpath(self.stop)
         if root == "/" or home == root or home.startswith(root.rstrip("/") + "/") or not os.path.isdir(root):
             return None
+        watch = self._watches.get(root)
+        if watch is not None and watch.quiet():  # nothing in the tree changed since the last look (treewatch.py)
+            return None
         parsed = self._index.entries(git_dir) if git_dir else None
         parsed = parsed if parsed is not None else ([], 0)  # no index yet (`git init`, nothing added): all untracked
         if len(parsed[0]) > self.max_files:
             return None
+        if watch is None:
+            from hermes_agent.storage.treewatch import TreeWatch
+
+            watch = self._watches[root] = TreeWatch()
+        watch.begin()
+        for folder in sorted({root, *(os.path.dirname(f"{root}/{e.path}") for e in parsed[0])}):
+            watch.add(folder)  # before their files are stat'ed: what changes after is in the queue
         dirty = modified(root, *parsed)
         tracked = self._names(root, parsed[0])
         untracked = self._untracked(root, tracked)
@@ -84,17 +107,17 @@ class DirtyGuard:
         if untracked is None:
             self._tell_once(root, f"not kept: {root} holds more than {self.max_files} files")
             return None
-        hand = self._hand.files(root, self._ignored.get(root, set()))  # ignored but hand-written (handkept.py)
+        hand = self._hand.files(root, self._ignored.get(root, set()), watch.add)  # ignored, by hand (handkept.py)
+        watch.end(not self._hand.cut)
         if not dirty and not untracked and not hand:
             return None
         mark = (tuple(dirty), tuple(untracked), tuple(hand))
-        with self._lock:
-            if self._kept.get(root) == mark:
-                return None
-            line = " ".join(command.split())
-            cid = self.store.snapshot(root, REASON + (line if len(line) <= 80 else line[:77] + "..."), exact=True,
-                                      pin=root not in self._kept, extra=[h[0] for h in hand])  # first: the user's
-            self._kept[root] = mark
+        if self._kept.get(root) == mark:
+            return None
+        line = " ".join(command.split())
+        cid = self.store.snapshot(root, REASON + (line if len(line) <= 80 else line[:77] + "..."), exact=True,
+                                  pin=root not in self._kept, extra=[h[0] for h in hand])  # first: the user's
+        self._kept[root] = mark
         self._tell_skipped(untracked)
         return cid
 
@@ -123,6 +146,7 @@ class DirtyGuard:
         renamed) or the tracked or ignored names did, so a steady tree costs one lstat per directory and one
         per untracked file."""
         ignored = self._ignored.get(root, set())
+        watch = self._watches[root]
         out: list[tuple[str, int, int, int]] = []
         stack, seen = [""], 0
         cache, lstat = self._dirs, os.lstat
@@ -133,6 +157,7 @@ class DirtyGuard:
                 key = lstat(where).st_ctime_ns  # any entry added, removed or renamed changes it
             except OSError:
                 continue
+            watch.add(where)
             hit = cache.get(where)
             found = hit[1] if hit is not None and hit[0] == key else self._listing(where, rel, key, tracked, ignored)
             if found is None:

@@ -40,25 +40,29 @@ class HandKept:
         self.spent_bytes = 0
         self._seen: dict[str, tuple[int, int]] = {}  # absolute path -> (size, mtime) counted against the budget
         self._told: set[str] = set()
+        self.cut = False  # the last look was cut short by its time budget
         self._generated: dict[str, int] = {}  # ignored directory -> its ctime when it was found to hold output
 
-    def files(self, root: str, ignored: set[str]) -> list[Found]:
+    def files(self, root: str, ignored: set[str], seen: Callable[[str], None] = lambda _d: None) -> list[Found]:
+        """`seen(dir)`: each directory listed, before its files are stat'ed (treewatch.py); `cut` says after
+        whether a budget of time stopped the look."""
         deadline = time.monotonic() + WALK_S
+        self.cut = False
         out: list[Found] = []
         for name in sorted(ignored):
             if _DIRS.intersection(name.rstrip("/").split("/")):
                 continue
             if time.monotonic() > deadline:
-                self._tell("time", root, f"looking took more than {WALK_S:g} s")
                 break
-            found = self._walk(root, name.rstrip("/"), deadline) if name.endswith("/") else _one(root, name)
+            found = self._walk(root, name.rstrip("/"), deadline, seen) if name.endswith("/") else _one(root, name)
             out.extend(f for f in found if self._within_budget(root, f))
         if time.monotonic() > deadline:
+            self.cut = True
             self._tell("time", root, f"looking took more than {WALK_S:g} s")
         out.sort()
         return out
 
-    def _walk(self, root: str, top: str, deadline: float) -> list[Found]:
+    def _walk(self, root: str, top: str, deadline: float, seen: Callable[[str], None]) -> list[Found]:
         """The files below ignored directory `top`; [] when it holds more than DIR_MAX (generated output) or
         a repository of its own (kept by its own snapshots)."""
         where = os.path.join(root, top)
@@ -72,6 +76,7 @@ class HandKept:
         stack = [top]
         while stack:
             rel = stack.pop()
+            seen(os.path.join(root, rel))
             try:
                 with os.scandir(os.path.join(root, rel)) as it:
                     entries = [(e.name, e.is_dir(follow_symlinks=False)) for e in it]
