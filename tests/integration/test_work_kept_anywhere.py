@@ -83,13 +83,30 @@ def test_ignored_notes_and_env_written_by_hand_come_back(scripted, home):
     (ws / "notes" / "plan.md").write_text(NOTES)
     (ws / ".env").write_text("STRIPE_KEY=local-only\n")
     (ws / "ideas.scratch").write_text("idea\n")
+    (ws / ".git" / "info" / "exclude").write_text("todo.md\n")  # ignored by the repository's own exclude file
+    (ws / "todo.md").write_text("todo\n")
     out = _chat(scripted, home, ["dd of=notes/plan.md count=0 status=none", "truncate --reference=/dev/null .env",
-                                 "rm -f ideas.scratch"])
+                                 "rm -f ideas.scratch", "cp /dev/null todo.md"])
     assert (ws / "notes/plan.md").read_text() == "" and (ws / ".env").read_text() == "", out.stderr
-    _restore(home, out, ws, "notes/plan.md", ".env", "ideas.scratch")
+    _restore(home, out, ws, "notes/plan.md", ".env", "ideas.scratch", "todo.md")
     assert (ws / "notes/plan.md").read_text() == NOTES and (ws / ".env").read_text() == "STRIPE_KEY=local-only\n"
-    assert (ws / "ideas.scratch").read_text() == "idea\n"
+    assert (ws / "ideas.scratch").read_text() == "idea\n" and (ws / "todo.md").read_text() == "todo\n"
     assert "refs/hermes" not in _git(ws, "for-each-ref")  # nothing written into the user's repository
+
+
+def test_hermes_s_own_file_tools_keep_the_ignored_notes_they_replace(scripted, home):
+    ws = home / "proj"
+    _repo(ws, "notes/\n")
+    (ws / "notes").mkdir()
+    (ws / "notes" / "plan.md").write_text(NOTES)
+    model_config(home / ".hermes", scripted.url, "sandbox:\n  mechanism: auto\n")
+    scripted.add({"tool_calls": [{"name": "write_file", "arguments": {"path": "notes/plan.md", "content": "new\n"}}]},
+                 {"content": "done"})
+    out = run_hermes("chat", "-q", "rewrite the plan", "--yolo", home=home / ".hermes", env={"HOME": str(home)},
+                     cwd=str(ws), timeout=180)
+    assert out.returncode == 0 and (ws / "notes" / "plan.md").read_text() == "new\n", out.stderr
+    _restore(home, out, ws, "notes/plan.md")
+    assert (ws / "notes" / "plan.md").read_text() == NOTES
 
 
 def test_a_folder_with_no_repository_comes_back(scripted, home):

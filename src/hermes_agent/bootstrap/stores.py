@@ -282,6 +282,8 @@ def _wire_keep_uncommitted(services: AgentServices, store: Callable[[], object])
         guard = sys.modules.get("hermes_agent.terminal.sandbox.guard")  # loaded only if confined work started
         if guard is not None:
             guard.keep_all("the session ends")
+        for root in list(taken):  # changed since its last copy (a file tool's write after it): the line is due
+            keep(root, "the session ends")
         withdraw()
         for dirty in guards:
             dirty.close()

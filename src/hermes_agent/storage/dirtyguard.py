@@ -82,6 +82,8 @@ class DirtyGuard:
         home = os.path.realpath(self.stop)
         if root == "/" or home == root or home.startswith(root.rstrip("/") + "/") or not os.path.isdir(root):
             return None
+        if not git_dir and _holds(root, str(self.store.root)):  # a folder holding hermes's own home: not the user's
+            return None
         watch = self._watches.get(root)
         if watch is not None and watch.quiet():  # nothing in the tree changed since the last look (treewatch.py)
             return None
@@ -218,3 +220,8 @@ class DirtyGuard:
         self._told.update(big)
         shown = ", ".join(one_line(n) for n in big[:5]) + (f" (+{len(big) - 5} more)" if len(big) > 5 else "")
         self.notice(f"not kept in the uncommitted-work checkpoint (larger than {cap // (1 << 20)} MB): {shown}")
+
+
+def _holds(root: str, path: str) -> bool:
+    path = os.path.realpath(path)
+    return path == root or path.startswith(root.rstrip("/") + "/")

@@ -3,8 +3,8 @@ under `*.md` in info/exclude): the dirty guard (dirtyguard.py) keeps them in its
 c20), since a confined command empties them as easily as a tracked file. What is generated is told apart
 without reading it: directories of dependencies, environments, caches and build output (paths.GENERATED_DIRS,
 the sandbox guard's list) are not entered; a file over `FILE_MAX` or an ignored directory holding more than
-`DIR_MAX` files is output, not notes; compiled and OS files (checkpoints.BASE_EXCLUDES' file patterns) are
-left out. Budgets per session: `FILES` new copies, `BYTES` bytes, `WALK_S` seconds per look; when one stops
+`DIR_MAX` files is output, not notes; logs, object files, editors' swap files (`_OUTPUT`) and compiled and OS
+files (checkpoints.BASE_EXCLUDES' file patterns) are left out. Budgets per session: `FILES` new copies, `BYTES` bytes, `WALK_S` seconds per look; when one stops
 the copying the user is told once, in one line. A steady tree costs one lstat per kept file and per directory.
 Links are never followed."""
 
@@ -25,7 +25,9 @@ FILES = 5_000  # new or changed copies per session
 BYTES = 64 << 20  # their bytes per session
 WALK_S = 0.25  # seconds one look may take
 _NOT_NOTES = tuple(p for p in BASE_EXCLUDES if not p.endswith("/") and not p.startswith(".env"))  # *.pyc, .DS_Store...
-_DIRS = GENERATED_DIRS | {p.rstrip("/") for p in BASE_EXCLUDES if p.endswith("/")}
+_DIRS = GENERATED_DIRS | {p.rstrip("/") for p in BASE_EXCLUDES if p.endswith("/")} | {"out"}  # + depwatch's BUILD
+# what compilers, linkers, loggers and editors write (a program's log, an object file, a swap file)
+_OUTPUT = (".log", ".o", ".obj", ".a", ".so", ".dylib", ".dll", ".exe", ".class", ".pyo", ".tmp", ".swp", ".pid")
 
 Found = tuple[str, int, int, int]  # (path relative to the root, size, mtime ns, inode)
 
@@ -122,7 +124,7 @@ class HandKept:
 
 def _one(root: str, rel: str) -> list[Found]:
     base = rel.rsplit("/", 1)[-1]
-    if any(fnmatch.fnmatchcase(base, p) for p in _NOT_NOTES):
+    if base.endswith(_OUTPUT) or any(fnmatch.fnmatchcase(base, p) for p in _NOT_NOTES):
         return []
     try:
         st = os.lstat(os.path.join(root, rel))
