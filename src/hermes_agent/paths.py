@@ -9,6 +9,12 @@ from pathlib import Path
 # The directory holding the hermes_agent package (put first on sys.path of hermes's own helper processes)
 SRC_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PROFILE_NAME = r"[a-z0-9][a-z0-9_-]{0,63}"
+# Directories that hold dependencies, environments, caches and build output, not what a user writes by hand: the
+# sandbox guard's per-command watch does not descend them (terminal/sandbox/views.py) and the dirty guard never
+# keeps copies from them (storage/handkept.py). Version-control internals too.
+GENERATED_DIRS = frozenset({"node_modules", ".venv", "venv", "__pycache__", ".tox", ".nox", ".mypy_cache",
+                            ".pytest_cache", ".ruff_cache", "target", "dist", "build", ".cache", "site-packages",
+                            ".git", ".hg", ".svn"})
 
 
 def hermes_home() -> Path:

@@ -55,7 +55,7 @@ def _chat(scripted, home: Path, mechanism: str, steps: list, *args: str, extra: 
 def _restore(home: Path, out: subprocess.CompletedProcess, before: str, only: Path | None = None) -> None:
     """What the end lines say to run, run as said in each repository named (or `only` that one), with the
     snapshot kept `before` what destroyed the work: the work comes back."""
-    said = re.findall(r"uncommitted work in (\S+) was kept .*`hermes checkpoints restore ID \[PATH\]`.*", out.stderr)
+    said = re.findall(r"uncommitted work in (\S+) was kept .*`hermes checkpoints restore ID \[--path FILE\]`.*", out.stderr)
     assert said, out.stderr
     for line in (ln for ln in out.stderr.splitlines() if "was kept this session before" in ln):
         where = line.split("uncommitted work in ", 1)[1].split(" ", 1)[0]

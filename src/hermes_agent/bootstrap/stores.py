@@ -286,7 +286,11 @@ def _wire_keep_uncommitted(services: AgentServices, store: Callable[[], object])
         guard = sys.modules.get("hermes_agent.terminal.sandbox.guard")  # loaded only if confined work started
         if guard is not None:
             guard.keep_all("the session ends")
+        for root in list(taken):  # changed since its last copy (a file tool's write after it): the line is due
+            keep(root, "the session ends")
         withdraw()
+        for dirty in guards:
+            dirty.close()
         from hermes_agent.termsafe import one_line
 
         for root, kept in taken.items():
@@ -295,7 +299,7 @@ def _wire_keep_uncommitted(services: AgentServices, store: Callable[[], object])
             ids = "; ".join(f"{cid[:10]} (before {one_line(why)[:60]})" for cid, why in kept[-5:])
             (ctx.notice or log.warning)(
                 f"uncommitted work in {one_line(root)} was kept this session before it could be destroyed: "
-                f"`hermes checkpoints restore ID [PATH]` there brings it back, ID one of: {ids}"
+                f"`hermes checkpoints restore ID [--path FILE]` there brings it back, ID one of: {ids}"
                 + (f" (+{len(kept) - 5} earlier)" if len(kept) > 5 else "")
                 + "; `hermes checkpoints list` there shows them all")
 

@@ -26,7 +26,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -191,6 +191,10 @@ class CheckpointStore:
             lines.extend(read_regular_text(Path(wd, ".git", "info", "exclude"), limit=1 << 20).splitlines())
         except OSError:
             pass
+        if not os.path.lexists(os.path.join(wd, ".git")):  # no repository: its builds and dependencies left out
+            from hermes_agent.paths import GENERATED_DIRS
+
+            lines.extend(f"{d}/" for d in sorted(GENERATED_DIRS))
         for folder in self.skip_listing() if self.skip_listing is not None else ():
             rel = os.path.relpath(folder, wd)
             if rel != "." and not rel.startswith(".."):  # left out whole: git does not open it
@@ -199,7 +203,7 @@ class CheckpointStore:
         Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
         return path
 
-    def _stage(self, wd: str, tmp: str) -> str | None:
+    def _stage(self, wd: str, tmp: str, extra: Iterable[str] = ()) -> str | None:
         """The tree of the work tree minus excluded and large files (None: too many files), staged into our
         private index. git lists the names; the files are read by storage/cpstage.py, never by a path
         string the sandbox could have swapped a link into."""
@@ -207,7 +211,7 @@ class CheckpointStore:
 
         out = self._git(wd, "ls-files", "-z", "--others", "--exclude-standard", excludes=self._excludes(wd, tmp),
                         index=os.path.join(tmp, "empty-index"))  # every file not excluded
-        names = [n for n in out.split("\0") if n and not n.endswith("/")]
+        names = list(dict.fromkeys([*(n for n in out.split("\0") if n and not n.endswith("/")), *extra]))
         if self.skip_reading is not None:
             names = [n for n in names if not self.skip_reading(os.path.join(wd, n))]
         if len(names) > self.max_files:
@@ -239,12 +243,16 @@ class CheckpointStore:
     # -- public API ---------------------------------------------------------------------------
 
     def snapshot(self, workdir: str | Path, reason: str = "", *, turn: object = None,
-                 safety: bool = False, pin: bool = False) -> str | None:
+                 safety: bool = False, pin: bool = False, extra: list[str] | None = None,
+                 exact: bool = False) -> str | None:
         """Checkpoint `workdir`; None when skipped (same turn, nothing changed, refused dir, git error). `pin`:
         its tree is the user's work (the dirty guard's first snapshot of a session, before any confined work of
-        it): pruning past the hard cap drops it last (cpprune.py; rt14b c03)."""
+        it): pruning past the hard cap drops it last (cpprune.py; rt14b c03). `extra`: names the excludes leave
+        out that are kept too (files git ignores that the user wrote by hand: storage/handkept.py). `exact`:
+        `workdir` is a real path the caller found; a link on it now (a directory the sandbox swapped) refuses it,
+        and the files are then read by a walk that follows no link (cpstage.py)."""
         wd = _abs(workdir)
-        if not _snapshottable(wd):
+        if not _snapshottable(wd) or exact and wd != os.path.abspath(workdir):  # `exact`: no link on the way
             return None
         if turn is not None and self._turns.get(wd) == turn:
             return None
@@ -252,7 +260,7 @@ class CheckpointStore:
             with self._locked(wd), tempfile.TemporaryDirectory(prefix="hermes-cp-") as tmp:
                 self._ensure_store()
                 self.touch_project(wd)
-                tree = self._stage(wd, tmp)
+                tree = self._stage(wd, tmp, extra or ())
                 if pin and tree is not None:
                     with open(self.store / f"pinned-{project_key(wd)}", "a", encoding="ascii") as fh:
                         fh.write(tree + "\n")

@@ -25,6 +25,7 @@ import stat as stat_mod
 from collections.abc import Iterable
 
 from hermes_agent import paths
+from hermes_agent.paths import GENERATED_DIRS
 from hermes_agent.paths import is_under as under
 from hermes_agent.terminal.sandbox.publicwalk import complement
 
@@ -187,9 +188,7 @@ GIT_DIRS = ("hooks", "info")
 GIT_REDIRECTS = ("commondir", "config.worktree")
 # Directories the per-command watch (guardscan.Tree) does not descend (dependencies, environments, build
 # output); the nested-repository scan below skips only version-control internals.
-SKIP_DIRS = frozenset({"node_modules", ".venv", "venv", "__pycache__", ".tox", ".nox", ".mypy_cache",
-                        ".pytest_cache", ".ruff_cache", "target", "dist", "build", ".cache", "site-packages",
-                        ".git", ".hg", ".svn"})
+SKIP_DIRS = GENERATED_DIRS  # (hermes_agent/paths.py: the dirty guard skips the same ones)
 _VCS = frozenset({".git", ".hg", ".svn"})
 _VENV_INSIDE = frozenset({"lib", "lib64", "include", "share"})  # a venv's installed files (its bin/ is watched)
 NESTED_DEPTH, NESTED_BUDGET, NESTED_BOUND = 16, 5000, 256
