@@ -257,7 +257,7 @@ def check_sandbox(settings: Settings) -> list[Finding]:
         return [Finding("warn", "sandbox.mode is off: local commands run unconfined (only the approval rules "
                                 "stand between the model and your files)")]
     mechanism, why = choose_mechanism(SandboxSpec(mode=mode, mechanism=settings.cfg.sandbox.mechanism))
-    extra = [_sandbox_env(settings), _sandbox_home(settings), _sandbox_reads(settings), _sandbox_net(settings, mechanism),
+    extra = [_sandbox_env(settings), _sandbox_home(settings), *_sandbox_git(settings), _sandbox_reads(settings), _sandbox_net(settings, mechanism),
              _peer_check()]
     if mechanism is None:
         return [Finding("warn", f"no OS sandbox for local commands: {why}; every command needs a person's yes "
@@ -332,6 +332,19 @@ def _sandbox_home(settings: Settings) -> Finding:
     from hermes_agent.terminal.sandbox.views import describe_home
 
     return Finding("ok", describe_home(policy_for_settings(settings)))
+
+
+def _sandbox_git(settings: Settings) -> list[Finding]:
+    """What the sandbox's copy of the global git config leaves out (terminal/sandbox/gitglobal.py), once."""
+    from hermes_agent.terminal.sandbox.gitglobal import left_out
+
+    names = left_out(os.path.realpath(os.path.expanduser("~")))
+    if not names:
+        return []
+    shown = ", ".join(names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
+    return [Finding("ok", f"git config: commands see a copy of your global git config without {shown} (credentials, "
+                          "shell aliases, values shaped like a token or password, settings that run programs); to let "
+                          "them read the original, add ~/.gitconfig to sandbox.readable_paths")]
 
 
 def _sandbox_env(settings: Settings) -> Finding:
