@@ -12,7 +12,6 @@ from fnmatch import fnmatchcase
 from typing import Literal
 
 from hermes_agent import paths
-from hermes_agent.approval.toolsecrets import secret_below
 from hermes_agent.paths import is_under as _under
 
 Access = Literal["allow", "ask", "deny"]
@@ -275,8 +274,8 @@ class PathPolicy:
                                          "and credential helpers; commands see a copy without them: `git config "
                                          "--global --list`); the user can allow it with sandbox.readable_paths in "
                                          "config.yaml", "secret_read")
-        tree = None if granted else secret_below(real, self.tool_trees)
-        if tree:
+        tree = None if granted else next((t for t in self.tool_trees if real != t and _under(real, t)), None)
+        if tree and _tool_secret(real, tree):
             return Verdict("deny", real, f"{real} is private (a tool's settings or credentials inside "
                                          f"{_show(tree, self.home)}); the user can allow it with "
                                          "sandbox.readable_paths in config.yaml", "secret_read")
@@ -479,6 +478,13 @@ def code_dirs() -> tuple[str, ...]:
 
     here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     return tuple(dict.fromkeys(os.path.realpath(p) for p in (here, sys.prefix, sys.base_prefix) if p))
+
+
+def _tool_secret(real: str, tree: str) -> bool:
+    """Is `real`, inside tool tree `tree`, a tool's settings or credentials (approval/toolsecrets.py)?"""
+    from hermes_agent.approval.toolsecrets import secret_below  # only for a path in a tool folder
+
+    return secret_below(real, (tree,)) is not None
 
 
 def _as_list(value: object) -> list:
