@@ -115,13 +115,17 @@ def test_settings_files_inside_tool_folders_stay_hidden(world):  # noqa: F811
     if shutil.which("node"):
         assert "NODE-OK" in seen, world.tool_results()
     assert "a tool's settings or credentials" in seen and "sandbox.readable_paths" in seen
+    doctor = world.hermes("doctor")
+    assert f"tool folders: {len(TOOL_FILES)} settings or credential files" in doctor.stdout, doctor.stdout[-3000:]
 
 
 def test_readable_paths_grants_one_tool_settings_file(world):  # noqa: F811
-    """The way back: sandbox.readable_paths names the file; the others stay hidden."""
-    _put(world, TOOL_FILES, 0o600)
-    world.config(world.home / ".hermes", "  readable_paths: ['~/.pyenv/versions/3.11.9/pip.conf']\n")
+    """The way back: sandbox.readable_paths names the file (or ~/.gitconfig: git reads the original); the
+    others stay hidden."""
+    _put(world, {**TOOL_FILES, ".gitconfig": GITCONFIG}, 0o600)
+    world.config(world.home / ".hermes", "  readable_paths: ['~/.pyenv/versions/3.11.9/pip.conf', '~/.gitconfig']\n")
     world.scripted.add(*_calls(("terminal", {"command": "cat ~/.pyenv/versions/3.11.9/pip.conf "
-                                                        "~/.nvm/versions/node/v20.11.0/etc/npmrc 2>&1"})))
+                                                        "~/.nvm/versions/node/v20.11.0/etc/npmrc 2>&1; "
+                                                        "git config --global alias.mirror"})))
     out = world.hermes("chat", "-q", "show my pip config")
-    assert _leaks(world, out) == ["PYENV"], world.tool_results()
+    assert _leaks(world, out) == ["TOOLSEC3", "PYENV"], world.tool_results()

@@ -12,7 +12,9 @@ put it there — a directory of that name with everything below it:
 - the OS sandbox hides the ones `hidden_in_trees` finds (bwrap: a mount over each; Landlock: no read rule),
   by a walk of each tree that skips the library folders (site-packages, lib/pythonX.Y, include, share,
   rustlib, node_modules...: code, where tools do not write their settings) and stops at `DEPTH` levels; of a
-  node_modules only npm's own folder is looked at (its `npmrc` is npm's built-in global config).
+  node_modules only npm's own folder is looked at (its `npmrc` is npm's built-in global config). Content
+  stores (`STORE_TREES`: .m2/repository, .npm/_cacache...) are not walked, and a walk stops after `BUDGET`
+  entries (`truncated()`; `hermes doctor` names those trees and what is hidden).
 
 The user grants one back with `sandbox.readable_paths` (the file, or the whole tree). Stdlib only."""
 
@@ -44,6 +46,14 @@ TOOL_SECRET_PATHS: tuple[str, ...] = (".bundle/config", ".docker/config.json", "
 SKIP_DIRS: frozenset[str] = frozenset({"site-packages", "dist-packages", "node_modules", "include", "share",
                                        "__pycache__", "man", "doc", "docs", "test", "tests", "rustlib", "src",
                                        ".git"})
+# Content stores (files named by hash or by artifact coordinates, written by the tool itself): not walked, a
+# .m2/repository or .npm/_cacache holds 100,000s of files (0.5 s a walk); the file tools still refuse by name.
+STORE_TREES: tuple[str, ...] = (".npm/_cacache", ".m2/repository", ".gradle/caches", ".cargo/registry", ".cargo/git",
+                                ".cache/go-build", ".cache/pip", ".cache/uv", ".cache/yarn", ".cache/pnpm",
+                                ".cache/bazel", ".cache/ccache", ".cache/sccache", ".cache/ms-playwright",
+                                ".cache/huggingface/hub", ".cache/huggingface/datasets", ".cache/torch", ".cache/mesa_shader_cache")
+BUDGET = 20_000  # entries looked at per tree; past it the rest of that tree is not looked at (`truncated`)
+_TRUNCATED: set[str] = set()
 DEPTH = 9  # levels below a tool tree's root (volta's tools/image/node/<v>/lib/node_modules/npm/npmrc is at 8)
 
 
@@ -89,10 +99,14 @@ def hidden_in_trees(trees: Iterable[str], grants: Iterable[str] = ()) -> list[st
     granted = [g for g in grants if g]
     out: list[str] = []
     for tree in dict.fromkeys(trees):
-        if any(is_under(tree, g) for g in granted) or not os.path.isdir(tree):
+        if any(is_under(tree, g) for g in granted) or tree.endswith(tuple("/" + t for t in STORE_TREES)) \
+                or not os.path.isdir(tree):
             continue
-        stack = [(tree, 0)]
+        stack, left = [(tree, 0)], BUDGET
         while stack:
+            if left <= 0:
+                _TRUNCATED.add(tree)
+                break
             current, depth = stack.pop()
             if depth < 0:  # node_modules/npm: its own entries only
                 out += [os.path.join(current, n) for n in _names(current) if secret_name(n, "npm")
@@ -103,6 +117,7 @@ def hidden_in_trees(trees: Iterable[str], grants: Iterable[str] = ()) -> list[st
                 entries = list(os.scandir(current))
             except OSError:
                 continue
+            left -= len(entries)
             parent = os.path.basename(current)
             for entry in entries:
                 try:
@@ -127,3 +142,8 @@ def _names(path: str) -> list[str]:
         return os.listdir(path)
     except OSError:
         return []
+
+
+def truncated() -> list[str]:
+    """Tool trees this process did not walk to the end (for `hermes doctor`: their deeper files are not hidden)."""
+    return sorted(_TRUNCATED)
