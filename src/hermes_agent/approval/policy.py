@@ -269,7 +269,8 @@ class PathPolicy:
             return Verdict("deny", real, f"{real} is private ({what}); the user can allow it with "
                                          "sandbox.readable_paths in config.yaml", "secret_read")
         granted = _match(real, self.readable_grants)
-        if real in self.git_settings and not granted:  # rt15 d04: its original holds what the copy leaves out
+        own = any(_under(real, w) and not _under(self.home, w) for w in self.workspace)  # a dotfiles repository
+        if real in self.git_settings and not (granted or own):  # rt15 d04: the original holds what the copy drops
             return Verdict("deny", real, f"{real} is private to the file tools (a global git config can hold tokens "
                                          "and credential helpers; commands see a copy without them: `git config "
                                          "--global --list`); the user can allow it with sandbox.readable_paths in "
