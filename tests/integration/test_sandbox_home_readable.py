@@ -48,8 +48,11 @@ def test_policy_hides_rc_shares_configs_and_other_homes(homes):
         verdict = policy.check_read(str(path))
         assert not verdict.allowed, path
     assert "another user's home" in policy.check_read(str(other / ".ssh/id_rsa")).reason
-    for path in (home / ".local/bin/t", home / ".gitconfig", home / "proj/a", other / ".pyenv/bin/tool"):
+    for path in (home / ".local/bin/t", home / "proj/a", other / ".pyenv/bin/tool"):
         assert policy.check_read(str(path)).allowed, path
+    # the global git config: commands see a credential-free copy (gitglobal.py), the file tools not the original
+    assert "git config --global --list" in policy.check_read(str(home / ".gitconfig")).reason
+    assert not policy.check_read(str(other / ".pyenv/versions/3.11.9/pip.conf")).allowed  # a tool folder's settings
     assert str(other) not in policy_mod.foreign_homes(str(other))  # one's own home is not foreign
     assert {str(root), "/root"} <= set(policy_mod.foreign_homes(str(other)))  # /root always, HOME is not /root
 

@@ -160,6 +160,8 @@ class PathPolicy:
     # HOME itself is one of `foreign_homes` unless a workspace (or a grant) holds it: then `home_closed`, and
     # `home_links` are the allowlist's names in HOME that are symlinks, (name, resolved): bwrap recreates them
     home_links: tuple[tuple[str, str], ...] = ()
+    tool_trees: tuple[str, ...] = ()  # HOME_TOOLS of HOME and other homes: their settings files hidden (toolsecrets)
+    git_settings: tuple[str, ...] = ()  # global git configs: commands see a credential-free copy, file tools nothing
 
     @property
     def home_closed(self) -> bool:
@@ -215,18 +217,19 @@ class PathPolicy:
         xdg_cache = os.path.realpath(os.path.expanduser(os.environ.get("XDG_CACHE_HOME", "") or "~/.cache"))
         settings_files = () if scoped else (*norm(HOME_READABLE[len(HOME_TOOLS):]),
                                             *(os.path.join(x, "git", "config") for x in xdg))
-        allow = (*norm(HOME_TOOLS), *settings_files,
-                 *(os.path.join(xdg_cache, c.removeprefix(".cache/")) for c in CACHE_TOOLS if xdg_cache in xdg),
+        tools = (*norm(HOME_TOOLS), *(os.path.join(xdg_cache, c.removeprefix(".cache/")) for c in CACHE_TOOLS
+                                      if xdg_cache in xdg), *(_realpath(os.path.join(f, t), memo) for f in foreign
+                                                              for t in HOME_TOOLS))
+        allow = (*tools, *settings_files,
                  *(os.path.join(hh, n) for n in HERMES_READABLE), *media, *readable, *ws, *enclosing_repos(ws, home),
                  *(p for r, _ in linked for p in r),
-                 *(w for w in writable if w not in norm(SHARED_TMP)), *code_dirs(), *_home_path_dirs(home),
-                 *(_realpath(os.path.join(f, t), memo) for f in foreign for t in HOME_TOOLS))
+                 *(w for w in writable if w not in norm(SHARED_TMP)), *code_dirs(), *_home_path_dirs(home))
         allow = tuple(dict.fromkeys(allow))
         names = () if scoped else HOME_READABLE
         links = tuple((n, r) for n, r in ((os.path.join(home, rel), resolve("~/" + rel, home, home, memo))
                                           for rel in names) if n != r and os.path.lexists(n))
         return cls(home, hh, ws, tuple(dict.fromkeys(writable)), secrets + _linked_dots(home, allow, ws), protected,
-                   readable, mode, roots, allow, foreign, links)
+                   readable, mode, roots, allow, foreign, links, tuple(dict.fromkeys(tools)), tuple(settings_files))
 
     def default_denied(self, real: str) -> str | None:
         """The hidden root that covers resolved `real` by default (a Hermes home root, or a dot-entry of
@@ -264,6 +267,18 @@ class PathPolicy:
                 f"{_show(hidden, self.home)}: another project's repository" if os.path.lexists(os.path.join(hidden, ".git")) else \
                 f"{_show(hidden, self.home)}: dot-files in your home are private unless listed as readable"
             return Verdict("deny", real, f"{real} is private ({what}); the user can allow it with "
+                                         "sandbox.readable_paths in config.yaml", "secret_read")
+        granted = _match(real, self.readable_grants)
+        own = any(_under(real, w) and not _under(self.home, w) for w in self.workspace)  # a dotfiles repository
+        if real in self.git_settings and not (granted or own):  # rt15 d04: the original holds what the copy drops
+            return Verdict("deny", real, f"{real} is private to the file tools (a global git config can hold tokens "
+                                         "and credential helpers; commands see a copy without them: `git config "
+                                         "--global --list`); the user can allow it with sandbox.readable_paths in "
+                                         "config.yaml", "secret_read")
+        tree = None if granted else next((t for t in self.tool_trees if real != t and _under(real, t)), None)
+        if tree and _tool_secret(real, tree):
+            return Verdict("deny", real, f"{real} is private (a tool's settings or credentials inside "
+                                         f"{_show(tree, self.home)}); the user can allow it with "
                                          "sandbox.readable_paths in config.yaml", "secret_read")
         return Verdict("allow", real)
 
@@ -464,6 +479,13 @@ def code_dirs() -> tuple[str, ...]:
 
     here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     return tuple(dict.fromkeys(os.path.realpath(p) for p in (here, sys.prefix, sys.base_prefix) if p))
+
+
+def _tool_secret(real: str, tree: str) -> bool:
+    """Is `real`, inside tool tree `tree`, a tool's settings or credentials (approval/toolsecrets.py)?"""
+    from hermes_agent.approval.toolsecrets import secret_below  # only for a path in a tool folder
+
+    return secret_below(real, (tree,)) is not None
 
 
 def _as_list(value: object) -> list:

@@ -257,7 +257,7 @@ def check_sandbox(settings: Settings) -> list[Finding]:
         return [Finding("warn", "sandbox.mode is off: local commands run unconfined (only the approval rules "
                                 "stand between the model and your files)")]
     mechanism, why = choose_mechanism(SandboxSpec(mode=mode, mechanism=settings.cfg.sandbox.mechanism))
-    extra = [_sandbox_env(settings), _sandbox_home(settings), _sandbox_reads(settings), _sandbox_net(settings, mechanism),
+    extra = [_sandbox_env(settings), _sandbox_home(settings), *_sandbox_git(settings), _sandbox_reads(settings), _sandbox_net(settings, mechanism),
              _peer_check()]
     if mechanism is None:
         return [Finding("warn", f"no OS sandbox for local commands: {why}; every command needs a person's yes "
@@ -332,6 +332,32 @@ def _sandbox_home(settings: Settings) -> Finding:
     from hermes_agent.terminal.sandbox.views import describe_home
 
     return Finding("ok", describe_home(policy_for_settings(settings)))
+
+
+def _sandbox_git(settings: Settings) -> list[Finding]:
+    """What the sandbox's copy of the global git config leaves out (terminal/sandbox/gitglobal.py), and which
+    settings files inside the readable tool folders are hidden (approval/toolsecrets.py), once each."""
+    from hermes_agent.approval.policy import policy_for_settings
+    from hermes_agent.approval.toolsecrets import hidden_in_trees, truncated
+    from hermes_agent.terminal.sandbox.gitglobal import left_out
+
+    home = os.path.realpath(os.path.expanduser("~"))
+    names, out = left_out(home), []
+    if names:
+        shown = ", ".join(names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
+        out.append(Finding("ok", f"git config: commands see a copy of your global git config without {shown} "
+                                 "(credentials, shell aliases, values shaped like a token or password, settings that "
+                                 "run programs); to let them read the original, add ~/.gitconfig to "
+                                 "sandbox.readable_paths"))
+    policy = policy_for_settings(settings)
+    hidden = hidden_in_trees(policy.tool_trees, policy.readable_grants)
+    if hidden:
+        shown = ", ".join(p.replace(home, "~", 1) for p in hidden[:6]) + (" ..." if len(hidden) > 6 else "")
+        cut = f"; not walked to the end (deeper files not hidden): {', '.join(truncated())}" if truncated() else ""
+        out.append(Finding("ok", f"tool folders: {len(hidden)} settings or credential files inside them are hidden "
+                                 f"from commands and file tools ({shown}){cut}; a tool that needs one: add it to "
+                                 "sandbox.readable_paths"))
+    return out
 
 
 def _sandbox_env(settings: Settings) -> Finding:

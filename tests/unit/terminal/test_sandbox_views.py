@@ -38,9 +38,11 @@ def test_default_deny_reads_in_home_and_every_profile(tmp_path):
     denied = [".config/git/credentials", ".cargo/credentials.toml", ".foo-secret", ".hermes/.env",
               ".hermes/profiles/w/.env", ".config/gh", ".local/share/keyrings/x", ".newthing", ".bashrc",
               ".local/share/fish/fish_history", ".cargo/config.toml", "notes/a", "Downloads/creds.csv", "new/x"]
-    allowed = [".config/git/config", ".gitconfig", ".cargo/bin/x", ".local/bin/t", "proj/x"]
+    allowed = [".cargo/bin/x", ".local/bin/t", "proj/x"]
     for rel in denied:
         assert not policy.check_read(str(home / rel)).allowed, rel
+    for rel in (".config/git/config", ".gitconfig"):  # commands see a credential-free copy; file tools nothing
+        assert "git config --global --list" in policy.check_read(str(home / rel)).reason, rel
     for rel in allowed:
         assert policy.check_read(str(home / rel)).allowed, rel
     granted = _policy(home, home / "proj", readable_paths=["~/.foo-secret"])
@@ -185,7 +187,7 @@ def test_a_symlinked_dot_entry_hides_its_target(tmp_path):
     policy = _policy(home, home / "proj")
     assert not policy.check_read(str(home / ".aws2/credentials")).allowed
     assert not policy.check_read(str(home / "dotfiles/aws/credentials")).allowed
-    assert policy.check_read(str(home / ".gitconfig")).allowed
+    assert "git config --global" in policy.check_read(str(home / ".gitconfig")).reason  # the copy is for commands
     spec = spec_from_policy(policy)
     assert spec.hides(str(home / "dotfiles/aws/credentials")) and str(home / "dotfiles/gitconfig") in spec.home_readable
     assert (str(home / ".gitconfig"), str(home / "dotfiles/gitconfig")) in spec.home_links

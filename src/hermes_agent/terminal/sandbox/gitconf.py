@@ -5,7 +5,8 @@
   core.hooksPath, aliases, filters, include...). Default-deny: an unknown key is dropped.
 - `credential_free`: the global config (~/.gitconfig, ~/.config/git/config) as the sandbox sees it: settings
   only, by an allowlist of sections and keys (`_GLOBAL`: user.name, core/pull/push/diff settings, aliases,
-  colours...); no credential.*, http extraHeader or proxy, tokens of github/hub/gitlab/lfs/sendemail, URL
+  colours...), and of those only values without a secret shape (`secret_shaped`: URL userinfo, words such as
+  auth/token/password, token prefixes, long letter-and-digit runs) and no `!` shell alias; no credential.*, http extraHeader or proxy, tokens of github/hub/gitlab/lfs/sendemail, URL
   rewrites other than between bare hosts, include/includeIf. An unknown key is dropped.
 Stdlib only."""
 
@@ -139,7 +140,29 @@ def credential_free(section: str, subsection: str, key: str, value: str) -> bool
         return bool(_BARE_BASE.match(subsection)) and bool(_BARE_BASE.match(_unquote(value)))
     if section == "filter" and subsection != "lfs":
         return False
-    return not (_USERINFO.match(_unquote(value)) or "://" in value and "@" in value.split("://", 1)[1].split("/")[0])
+    if section == "alias" and _unquote(value).lstrip().startswith("!"):
+        return False  # a shell alias is a script: free text (curl -H "Authorization: token ..."), rt15 d04
+    return not secret_shaped(value)
+
+
+# A value that may carry a credential, whatever key holds it (rt15 d04: an allowlisted key with a free-text value
+# is a deny list on the value, so the test is on the shape): URL userinfo, a word that names a credential, a
+# known token prefix, or a long run of letters and digits mixed (a hex or base64 token).
+_SECRET_WORDS = re.compile(r"auth(?!or)|passw|passwd|pwd|secret|token|bearer|api[-_]?key|private[-_]?key|credential|"
+                           r"session[-_]?id|cookie|signature|x-[a-z-]*key", re.I)
+_TOKEN_PREFIX = re.compile(r"(?:ghp_|gho_|ghu_|ghs_|ghr_|github_pat_|glpat-|npm_|xox[abprs]-|sk-|AKIA|ASIA|AIza|hf_|"
+                           r"pypi-|dckr_pat_|ya29\.)[A-Za-z0-9_-]{6,}")
+_LONG_RUN = re.compile(r"[A-Za-z0-9+_=-]{24,}")
+
+
+def secret_shaped(value: str) -> bool:
+    """True when a git config value looks like it holds or sends a credential (see the patterns above)."""
+    text = _unquote(value) if value.startswith('"') else value
+    if _USERINFO.search(text) or re.search(r"://[^/\s@]*@", text):
+        return True
+    if _SECRET_WORDS.search(text) or _TOKEN_PREFIX.search(text):
+        return True
+    return any(re.search(r"[0-9]", run) and re.search(r"[A-Za-z]", run) for run in _LONG_RUN.findall(text))
 
 
 def _unquote(value: str) -> str:

@@ -68,6 +68,16 @@ def filtered_globals(home: str, hermes_home: str, writable: Callable[[str], bool
     return tuple(out)
 
 
+def left_out(home: str) -> list[str]:
+    """The "section.key" names the sandbox's copies leave out of the user's global git configs (for `hermes
+    doctor`: credentials, shell aliases, settings that run programs or carry a secret-shaped value)."""
+    out: list[str] = []
+    for rel in GLOBALS:
+        text = _read(os.path.join(home, rel), lambda _p: False) if home else None
+        out += filter_config(text, credential_free)[1] if text else []
+    return list(dict.fromkeys(out))
+
+
 def mount_point(original: str) -> str:
     """Where the copy goes over `original`: the file a symlinked ~/.gitconfig resolves to (bwrap cannot
     bind onto a symlink: "Can't create file"), else the original itself."""

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from hermes_agent import paths
+from hermes_agent.approval.toolsecrets import hidden_in_trees
 from hermes_agent.paths import is_under as _under
 from hermes_agent.terminal.sandbox import dotlinks, gitglobal, homecode, shellrc, views
 
@@ -157,7 +158,8 @@ def spec_from_policy(policy: PolicyLike, *, network: object = True, mechanism: s
     paths.distrust_writable(*writable)  # never a place hermes takes a program it runs unconfined from
     secrets = (*_existing(policy.secrets), *(os.path.realpath(p) for p in views.hidden_paths(
         home, getattr(policy, "hermes_roots", ()), getattr(policy, "readable", ()),
-        getattr(policy, "foreign_homes", ()))))
+        getattr(policy, "foreign_homes", ()))), *hidden_in_trees(getattr(policy, "tool_trees", ()),
+                                                                  getattr(policy, "readable_grants", ())))
     readonly = [p for p in policy.protected if _match(p, writable) and os.path.exists(p)]
     pinned: list[str] = []
     sealed = [p for p in (home, getattr(policy, "hermes_home", ""), *getattr(policy, "hermes_roots", ()))
@@ -188,6 +190,8 @@ def spec_from_policy(policy: PolicyLike, *, network: object = True, mechanism: s
     readonly = [p for p in (*readonly, *sealed) if _match(os.path.realpath(p), (*writable, *pinned))]
     git_globals = gitglobal.filtered_globals(home, getattr(policy, "hermes_home", ""),
                                              functools.partial(_can_write, (*writable, *pinned), readonly))
+    if any(o and _match(os.path.realpath(o), getattr(policy, "readable_grants", ())) for o, _ in git_globals):
+        git_globals = ()  # the user granted an original (sandbox.readable_paths): git reads the originals
     # the originals are hidden (Landlock: no read rule); bwrap binds the filtered copies over them
     secrets = (*secrets, *(orig for orig, _ in git_globals if orig and os.path.lexists(orig)))
     mech = str(mechanism or "auto").strip().lower()
