@@ -372,6 +372,51 @@ def test_a_telegram_chat_continued_in_the_other_program_carries_its_earlier_turn
         fake.stop()
 
 
+COMPRESSED = """
+import sys
+from hermes_state import SessionDB
+db = SessionDB()
+if sys.argv[1] == "write":  # what its compression leaves: the root ended 'compression', the talk going on in a child
+    db.create_session("20261001_100000_aaaaaa", "cli", model="scripted-model")
+    db.append_message("20261001_100000_aaaaaa", "user", "tell me about the zanzibar archive")
+    db.append_message("20261001_100000_aaaaaa", "assistant", "The zanzibar archive holds maps.")
+    db.end_session("20261001_100000_aaaaaa", "compression")
+    db.create_session("20261001_100500_bbbbbb", "cli", model="scripted-model", parent_session_id="20261001_100000_aaaaaa")
+    db.append_message("20261001_100500_bbbbbb", "user", "[summary] we discussed the zanzibar archive")
+    db.append_message("20261001_100500_bbbbbb", "assistant", "Continuing after compression.")
+print(db.get_compression_tip("20261001_100000_aaaaaa"))
+"""
+
+
+@pytest.mark.parametrize("program", PROGRAMS)
+def test_continue_and_resume_of_its_sessions_land_where_the_other_program_does(program, home, server):
+    """`-c` continues the last `chat -q` run (today's Hermes labels those "oneshot"); resuming a compressed
+    session's id goes on in its continuation and leaves the root ended for compression, so Hermes still does."""
+    def hermes_py(*args: str) -> str:
+        env = {"HERMES_HOME": str(home), "HOME": str(home.parent / "user-home"), "PATH": os.environ["PATH"]}
+        proc = subprocess.run([python_of(program), "-c", COMPRESSED, *args], capture_output=True, text=True, env=env)
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout.strip()
+
+    assert hermes_py("write") == "20261001_100500_bbbbbb"
+    server.add({"content": "Pineapples are tropical."})
+    ok(other(program, "chat", "-q", "hello pineapple", home=home))
+    server.add({"content": "We talked about pineapples."})
+    cont = run_hermes("chat", "-c", "-q", "what fruit did I ask about?", home=home, cwd=str(home.parent / "work"))
+    assert cont.returncode == 0 and "We talked about pineapples." in cont.stdout, cont.stderr
+    assert "hello pineapple" in repr(server.requests[-1]["body"]["messages"])
+
+    server.add({"content": "Still maps."})
+    ours = run_hermes("chat", "--resume", "20261001_100000_aaaaaa", "-q", "zanzibar again?", home=home,
+                      cwd=str(home.parent / "work"))
+    assert ours.returncode == 0 and "Still maps." in ours.stdout, ours.stderr
+    assert "Continuing after compression." in repr(server.requests[-1]["body"]["messages"])
+    assert hermes_py("read") == "20261001_100500_bbbbbb"  # the chain is intact for Hermes
+    server.add({"content": "Maps, as I said."})
+    ok(other(program, "chat", "--resume", "20261001_100000_aaaaaa", "-q", "and now?", home=home))
+    back = next(repr(r["body"]["messages"]) for r in reversed(server.requests) if "and now?" in repr(r["body"]))
+    assert "zanzibar again?" in back and "Still maps." in back
+
 @needs_ref
 def test_approvals_in_the_legacy_pairing_folder_are_honoured(fake, scripted, hermes_home):
     pytest.importorskip("telegram")

@@ -399,6 +399,9 @@ class SessionBinding:
             raise StorageError(f"no session found matching '{which}' (see: hermes sessions list)")
         else:
             info = self.store.require_session(which)
+        tip = self.store.continuation_tip(info.id)  # a compressed session goes on in its continuation, as in Hermes
+        if tip != info.id:
+            info = self.store.require_session(tip)
         self.store.reopen_session(info.id)
         self._set_id(info.id, since=time.time())  # a taint this process holds covers what is said from now on
         self.lineage = self.store.conversation_root(info.id)

@@ -53,6 +53,7 @@ if TYPE_CHECKING:  # search, insights, export and stats load when first used (is
 
 T = TypeVar("T")
 TITLE_MAX = 60
+CLI_FAMILY = ("cli", "oneshot")  # today's Hermes labels `chat -q`/`-z` runs "oneshot"; `-c` continues either
 _MESSAGE_COLUMNS = ("id, session_id, role, content, api_content, tool_calls, tool_call_id, tool_name, reasoning, "
                     "reasoning_content, timestamp, finish_reason, usage")
 _ACTIVE = "active = 1"  # Hermes keeps rewound messages with active = 0; they are not part of the conversation
@@ -214,16 +215,18 @@ class SessionStore:
         row = self._read(find)
         return self._with_prompt(SessionInfo.from_row(row)) if row else None
 
-    def list_sessions(self, limit: int = 20, source: str | None = None, exclude: Iterable[str] = (),
+    def list_sessions(self, limit: int = 20, source: str | Sequence[str] | None = None, exclude: Iterable[str] = (),
                       offset: int = 0, include_archived: bool = False) -> list[SessionInfo]:
-        """Most recently active sessions first (skipping the first `offset`); archived ones (Hermes's
-        `sessions archive`, its idle sweep) only with `include_archived`, as Hermes lists them."""
+        """Most recently active sessions first (skipping the first `offset`), from `source` (one label or
+        several) when given; archived ones (Hermes's `sessions archive`, its idle sweep) only with
+        `include_archived`, as Hermes lists them."""
         where, params = ["COALESCE(hidden, 0) = 0" if self._shape.hidden else "1"], []
         if not include_archived:
             where.append("COALESCE(archived, 0) = 0")
         if source:
-            where.append("source = ?")
-            params.append(source)
+            names = [source] if isinstance(source, str) else list(source)
+            where.append(f"source IN ({','.join('?' * len(names))})")
+            params.extend(names)
         excluded = [e for e in exclude if e]
         if excluded:
             where.append(f"id NOT IN ({','.join('?' * len(excluded))})")
@@ -249,8 +252,9 @@ class SessionStore:
                                               (source, source)).fetchone()[0])
 
     def latest_session(self, source: str | None = None) -> SessionInfo | None:
-        """The most recently active session (for --continue)."""
-        found = self.list_sessions(1, source)
+        """The most recently active session (for --continue); for "cli", also the one-shot runs today's Hermes
+        labels "oneshot" (`chat -q`, `-z`), which its own `hermes -c` continues as CLI history."""
+        found = self.list_sessions(1, CLI_FAMILY if source == "cli" else source)
         return found[0] if found else None
 
     def _update(self, session_id: str, sql: str, params: list[object]) -> None:
@@ -321,6 +325,12 @@ class SessionStore:
             return session, _spend.spent_since(c, who, day_start), _spend.spent_since(c, who, month_start)
 
         return self._read(q)
+
+    def continuation_tip(self, session_id: str) -> str:
+        """Where the conversation `session_id` went on (compression, /undo): what resuming it continues."""
+        from hermes_agent.storage.lineage import continuation_tip
+
+        return self._read(lambda c: continuation_tip(c, session_id))
 
     def conversation_root(self, session_id: str) -> str:
         """The session a conversation began in: up through parents it continued from (compression, /undo)."""
