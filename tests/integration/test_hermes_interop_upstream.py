@@ -417,6 +417,30 @@ def test_continue_and_resume_of_its_sessions_land_where_the_other_program_does(p
     back = next(repr(r["body"]["messages"]) for r in reversed(server.requests) if "and now?" in repr(r["body"]))
     assert "zanzibar again?" in back and "Still maps." in back
 
+@pytest.mark.parametrize("program", PROGRAMS)
+def test_a_profile_uses_the_keys_added_at_the_root_until_it_has_its_own(program, home, server):
+    ok(other(program, "profile", "create", "work", home=home))
+    ok(other(program, "auth", "add", "openrouter", "--type", "api-key", "--api-key", "sk-or-root", "--label",
+             "rootkey", home=home))
+    (home / "profiles" / "work" / "config.yaml").write_text(
+        f"model:\n  provider: openrouter\n  default: some/model\n  base_url: {server.url}\n", encoding="utf-8")
+    theirs = ok(other(program, "-p", "work", "auth", "list", "openrouter", home=home))
+    assert "rootkey" in theirs  # Hermes: the root's pool serves a profile with none of its own
+    listed = run_hermes("-p", "work", "auth", "list", "openrouter", home=home)
+    assert listed.returncode == 0 and listed.stdout.splitlines()[1].split()[:2] == ["#1", "rootkey"], listed
+    server.add({"content": "hi from the pool"})
+    chat = run_hermes("-p", "work", "chat", "-q", "hi", home=home, cwd=str(home.parent / "work"))
+    assert chat.returncode == 0 and "hi from the pool" in chat.stdout, chat.stderr
+    assert server.requests[-1]["authorization"] == "Bearer sk-or-root"
+
+    root_store = (home / "auth.json").read_bytes()
+    assert run_hermes("-p", "work", "auth", "add", "openrouter", "--label", "mine", home=home,
+                      input="sk-or-mine\n").returncode == 0
+    assert (home / "auth.json").read_bytes() == root_store  # the root's store is only read
+    theirs = ok(other(program, "-p", "work", "auth", "list", "openrouter", home=home))
+    assert "mine" in theirs and "rootkey" not in theirs  # the profile's own key shadows the root's, in both
+    assert "rootkey" not in run_hermes("-p", "work", "auth", "list", "openrouter", home=home).stdout
+
 @needs_ref
 def test_approvals_in_the_legacy_pairing_folder_are_honoured(fake, scripted, hermes_home):
     pytest.importorskip("telegram")
