@@ -441,6 +441,43 @@ def test_a_profile_uses_the_keys_added_at_the_root_until_it_has_its_own(program,
     assert "mine" in theirs and "rootkey" not in theirs  # the profile's own key shadows the root's, in both
     assert "rootkey" not in run_hermes("-p", "work", "auth", "list", "openrouter", home=home).stdout
 
+CURATED = """
+import json, sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+if sys.argv[1] == "write":  # the agent made the skill 40 days ago; nothing used it since
+    from tools.skill_manager_tool import skill_manage
+    from tools.skill_usage import mark_agent_created
+    print(skill_manage(action="create", name="tide-report", content=sys.argv[2]))
+    mark_agent_created("tide-report")
+    usage = Path(sys.argv[3]) / "skills" / ".usage.json"
+    data = json.loads(usage.read_text())
+    data["tide-report"]["created_at"] = (datetime.now(UTC) - timedelta(days=40)).isoformat()
+    usage.write_text(json.dumps(data))
+else:  # its curator's pass (stale after 14 days without use, archived after 30)
+    from agent.curator import apply_automatic_transitions
+    from tools.skill_usage import get_record
+    apply_automatic_transitions()
+    print(get_record("tide-report")["state"])
+"""
+
+
+@pytest.mark.parametrize("program", PROGRAMS)
+def test_a_skill_used_here_is_not_retired_by_hermess_curator_as_unused(program, home, server):
+    def hermes_py(*args: str) -> str:
+        env = {"HERMES_HOME": str(home), "HOME": str(home.parent / "user-home"), "PATH": os.environ["PATH"]}
+        proc = subprocess.run([python_of(program), "-c", CURATED, *args], capture_output=True, text=True, env=env)
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout.strip().splitlines()[-1]
+
+    body = "---\nname: tide-report\ndescription: Report the tides.\n---\n# Tide\nQuote HX-7731.\n"
+    assert '"success": true' in hermes_py("write", body, str(home))
+    server.add({"tool_calls": [{"name": "skill_view", "arguments": {"name": "tide-report"}}]}, {"content": "HX-7731"})
+    used = run_hermes("chat", "-q", "tide report please", "-t", "skills", home=home, cwd=str(home.parent / "work"))
+    assert used.returncode == 0 and "HX-7731" in used.stdout, used.stderr
+    assert hermes_py("curate") == "active"  # used today (here): not stale, not archived
+    assert "tide-report" in ok(other(program, "skills", "list", home=home))
+
 @needs_ref
 def test_approvals_in_the_legacy_pairing_folder_are_honoured(fake, scripted, hermes_home):
     pytest.importorskip("telegram")
