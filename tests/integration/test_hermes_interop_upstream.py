@@ -478,6 +478,36 @@ def test_a_skill_used_here_is_not_retired_by_hermess_curator_as_unused(program, 
     assert hermes_py("curate") == "active"  # used today (here): not stale, not archived
     assert "tide-report" in ok(other(program, "skills", "list", home=home))
 
+@pytest.mark.parametrize("program", PROGRAMS[1:])  # `hermes pause` is today's Hermes's (not in 0.19.0)
+def test_hermess_emergency_stop_holds_our_cron_and_new_gateway_turns(program, home, server, fake):
+    pytest.importorskip("telegram")
+    from tests.integration.gateway_helpers import Gateway
+
+    work = home.parent / "work"
+    assert run_hermes("cron", "create", "every 1h", "ping the host", "--name", "held", home=home,
+                      cwd=str(work)).returncode == 0
+    path = home / "cron" / "jobs.json"
+    data = json.loads(path.read_text())
+    data["jobs"][0]["next_run_at"] = "2000-01-01T00:00:00+00:00"  # due now
+    path.write_text(json.dumps(data))
+    assert "Hermes paused" in ok(other(program, "pause", "--reason", "maintenance", home=home))
+    held = run_hermes("cron", "daemon", "--once", home=home, cwd=str(work))
+    assert held.returncode == 0 and "job " not in held.stdout and server.requests == []
+
+    gw = Gateway(home, fake, server.url, env={"TELEGRAM_ALLOWED_USERS": "111"}, cwd=work)
+    gw.start()
+    try:
+        fake.user_says("hello?")
+        assert fake.wait_for(lambda: fake.texts(111), 20), gw.output()
+        assert fake.texts(111)[-1].startswith("⏸️ Hermes is paused (maintenance).") and server.requests == []
+    finally:
+        gw.stop()
+
+    assert "Hermes resumed" in ok(other(program, "resume", home=home))
+    server.add({"content": "host is fine"})
+    ran = run_hermes("cron", "daemon", "--once", home=home, cwd=str(work))
+    assert ran.returncode == 0 and f"job {data['jobs'][0]['id']}: ok" in ran.stdout, ran.stdout + ran.stderr
+
 @needs_ref
 def test_approvals_in_the_legacy_pairing_folder_are_honoured(fake, scripted, hermes_home):
     pytest.importorskip("telegram")
