@@ -508,6 +508,32 @@ def test_hermess_emergency_stop_holds_our_cron_and_new_gateway_turns(program, ho
     ran = run_hermes("cron", "daemon", "--once", home=home, cwd=str(work))
     assert ran.returncode == 0 and f"job {data['jobs'][0]['id']}: ok" in ran.stdout, ran.stdout + ran.stderr
 
+@pytest.mark.parametrize("program", PROGRAMS)
+def test_an_undo_here_is_one_hermes_lists_and_resumes_as_it_now_is(program, start, scripted, hermes_home):
+    """/undo keeps the undone turn in the session, taken back (active = 0), as Hermes's /undo does: Hermes lists
+    the same session and resumes it without the undone turn and with what came after."""
+    from tests.integration.repl_driver import wait_requests
+
+    scripted.add({"content": "A1"}, {"content": "A2"}, {"content": "A3"})
+    repl = start("auxiliary:\n  title_generation:\n    enabled: false\n")
+    for line, answer in (("one", "A1"), ("two", "A2")):
+        repl.send(line)
+        repl.expect(answer)
+    repl.send("/undo")
+    repl.expect(r"Undone: two")
+    repl.send("three")
+    repl.expect("A3")
+    wait_requests(scripted, 3)
+    assert repl.exit() == 0
+    (sid,) = [line.split()[0] for line in run_hermes("sessions", "list", home=hermes_home).stdout.splitlines()[1:]]
+    scripted.add({"content": "A4"})
+    ok(other(program, "chat", "--resume", sid, "-q", "and four?", home=hermes_home))  # (upstream: migrates the file)
+    sent = next(r["body"]["messages"] for r in reversed(scripted.requests) if "and four?" in repr(r["body"]))
+    said = [m["content"] for m in sent if m["role"] in ("user", "assistant")]
+    assert said == ["one", "A1", "three", "A3", "and four?"]
+    listed = ok(other(program, "sessions", "list", home=hermes_home))
+    assert sid in listed and len([line for line in listed.splitlines() if "just now" in line]) == 1
+
 @needs_ref
 def test_approvals_in_the_legacy_pairing_folder_are_honoured(fake, scripted, hermes_home):
     pytest.importorskip("telegram")

@@ -441,7 +441,11 @@ class SessionBinding:
             self._branch(res.messages, "compression")
 
     def on_rewind(self, kept: list[Message]) -> None:
-        """/undo and /retry: the undone turn stays in the parent session; `--continue` resumes the branch."""
+        """/undo and /retry: as in Hermes, the undone turn stays in the session, taken back (active = 0), so
+        Hermes lists and resumes the conversation as it now is; a history the session's rows do not start with
+        (not all of it saved here) goes on in a child session instead."""
+        if self.id is not None and self.store.take_back(self.id, [m for m in kept if m.role != "system"]):
+            return
         self._branch(kept, "rewound")
 
     def new_session(self) -> None:

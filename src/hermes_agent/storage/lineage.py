@@ -1,5 +1,6 @@
-"""Where a conversation goes on: forward from a session through the continuations compression (and ours,
-/undo) made, as Hermes follows them when a session is resumed by an id the user kept (its exit summary, a note)."""
+"""Where a conversation goes on: forward from a session through the continuations compression made, as Hermes
+follows them when a session is resumed by an id the user kept (its exit summary, a note); and what /undo takes
+back, kept in the session as Hermes keeps it. ('rewound' parents: continuations older versions of ours made.)"""
 
 from __future__ import annotations
 
@@ -23,3 +24,13 @@ def continuation_tip(c: sqlite3.Connection, session_id: str) -> str:
         current = row[0]
         seen.add(current)
     return current
+
+
+def take_back(c: sqlite3.Connection, session_id: str, first_id: int) -> None:
+    """/undo, /retry as Hermes writes them: the session's live messages from `first_id` on stay on disk with
+    active = 0 (taken back), its counters follow what is left, and its rewind_count goes up."""
+    c.execute("UPDATE messages SET active = 0 WHERE session_id = ? AND active = 1 AND id >= ?", (session_id, first_id))
+    c.execute("UPDATE sessions SET rewind_count = COALESCE(rewind_count, 0) + 1, message_count = (SELECT COUNT(*) "
+              "FROM messages WHERE session_id = sessions.id AND active = 1), tool_call_count = (SELECT COALESCE(SUM("
+              "CASE WHEN json_valid(tool_calls) THEN json_array_length(tool_calls) ELSE 0 END), 0) FROM messages "
+              "WHERE session_id = sessions.id AND active = 1) WHERE id = ?", (session_id,))

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Literal, TypeVar
 from hermes_agent import paths
 from hermes_agent.errors import StorageError
 from hermes_agent.messages import Message, Usage
+from hermes_agent.storage import lineage as _lineage
 from hermes_agent.storage import newer as _newer
 from hermes_agent.storage import retention as _retention
 from hermes_agent.storage.db import (  # DiskFull: re-exported for the session (bootstrap/session.py)
@@ -252,8 +253,7 @@ class SessionStore:
                                               (source, source)).fetchone()[0])
 
     def latest_session(self, source: str | None = None) -> SessionInfo | None:
-        """The most recently active session (for --continue); for "cli", also the one-shot runs today's Hermes
-        labels "oneshot" (`chat -q`, `-z`), which its own `hermes -c` continues as CLI history."""
+        """The most recently active session (for --continue; "cli" takes in Hermes's "oneshot" runs, as it does)."""
         found = self.list_sessions(1, CLI_FAMILY if source == "cli" else source)
         return found[0] if found else None
 
@@ -327,10 +327,17 @@ class SessionStore:
         return self._read(q)
 
     def continuation_tip(self, session_id: str) -> str:
-        """Where the conversation `session_id` went on (compression, /undo): what resuming it continues."""
-        from hermes_agent.storage.lineage import continuation_tip
+        """Where the conversation `session_id` went on (compression): what resuming it continues."""
+        return self._read(lambda c: _lineage.continuation_tip(c, session_id))
 
-        return self._read(lambda c: continuation_tip(c, session_id))
+    def take_back(self, session_id: str, kept: list[Message]) -> bool:
+        """Take back the session's messages after `kept` (its live messages start with them), as Hermes does."""
+        live = self.get_records(session_id)
+        if [r.message for r in live[:len(kept)]] != kept:
+            return False
+        if len(live) > len(kept):
+            self._write(lambda c: _lineage.take_back(c, session_id, live[len(kept)].id))
+        return True
 
     def conversation_root(self, session_id: str) -> str:
         """The session a conversation began in: up through parents it continued from (compression, /undo)."""
