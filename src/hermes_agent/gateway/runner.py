@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from hermes_agent import estop, paths
+from hermes_agent import paths
 from hermes_agent.config.settings import Settings
 from hermes_agent.config.team import Person, Team
 from hermes_agent.errors import StorageError
@@ -222,8 +222,10 @@ class GatewayRunner:
                 adapter.ack([event.event_id])
                 return
             event = await self._skill(event, text)
-        if (stop := estop.engaged(self.settings.home)) is not None:  # Hermes's `hermes pause`: no new turn
-            await adapter.send(event.chat_id, estop.paused_reply(stop))
+        from hermes_agent.estop import engaged, paused_reply  # (after start-up: the first message loads it)
+
+        if (stop := engaged(self.settings.home)) is not None:  # Hermes's `hermes pause`: no new turn
+            await adapter.send(event.chat_id, paused_reply(stop))
             adapter.ack([event.event_id])
             return
         session.submit(event)
