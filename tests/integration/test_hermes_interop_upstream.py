@@ -534,6 +534,29 @@ def test_an_undo_here_is_one_hermes_lists_and_resumes_as_it_now_is(program, star
     listed = ok(other(program, "sessions", "list", home=hermes_home))
     assert sid in listed and len([line for line in listed.splitlines() if "just now" in line]) == 1
 
+@pytest.mark.parametrize("program", PROGRAMS[1:])  # (0.19.0's -c takes the latest session anywhere)
+def test_continue_in_a_project_takes_that_projects_last_session_as_todays_hermes(program, home, server):
+    alpha, beta = home.parent / "alpha", home.parent / "beta"
+    (alpha / ".git").mkdir(parents=True)  # a repository: -c in any folder of it continues its sessions
+    (alpha / "src").mkdir()
+    beta.mkdir()
+    for folder, said in ((alpha, "alpha project notes"), (beta, "beta project notes")):
+        server.add({"content": f"noted {said}"})
+        ok(other(program, "chat", "-q", said, home=home, cwd=folder))
+    server.add({"content": "back to alpha"})
+    cont = run_hermes("chat", "-c", "-q", "where were we?", home=home, cwd=str(alpha / "src"))
+    assert cont.returncode == 0 and "back to alpha" in cont.stdout, cont.stderr
+    sent = repr(server.requests[-1]["body"]["messages"])
+    assert "alpha project notes" in sent and "beta project notes" not in sent
+    server.add({"content": "theirs too"})
+    ok(other(program, "chat", "-c", "-q", "and you?", home=home, cwd=alpha))  # where Hermes's own -c goes
+    assert "where were we?" in repr(server.requests[-1]["body"]["messages"])
+    elsewhere = home.parent / "elsewhere"
+    elsewhere.mkdir()
+    server.add({"content": "latest anywhere"})
+    far = run_hermes("chat", "-c", "-q", "anything?", home=home, cwd=str(elsewhere))  # no session here: the latest
+    assert far.returncode == 0 and "and you?" in repr(server.requests[-1]["body"]["messages"]), far.stderr
+
 @needs_ref
 def test_approvals_in_the_legacy_pairing_folder_are_honoured(fake, scripted, hermes_home):
     pytest.importorskip("telegram")

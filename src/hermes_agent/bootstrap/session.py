@@ -9,6 +9,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hermes_agent.config.settings import Settings
@@ -392,7 +393,7 @@ class SessionBinding:
         if info is not None:
             pass
         elif which == "latest" and not by_title:
-            info = self.store.latest_session(source=self.source)
+            info = self.store.latest_session(source=self.source, workspace=_workspace())
             if info is None:
                 raise StorageError(f"no earlier {self.source} session to continue")
         elif by_title and self.store.get_session(which) is None:
@@ -521,3 +522,12 @@ def _first_run(kept: list[tuple[str, Message, Booking | None]]) -> list[tuple[st
     while end < len(kept) and kept[end][0] == kept[0][0]:
         end += 1
     return kept[:end]
+
+
+def _workspace() -> str | None:
+    """Where `hermes -c` looks first (today's Hermes): the git repository the working directory is in, else it."""
+    try:
+        cwd = Path.cwd()
+    except OSError:
+        return None
+    return str(next((d for d in (cwd, *cwd.parents) if (d / ".git").exists()), cwd))

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import sqlite3
 
+from hermes_agent.storage.records import SESSION_COLUMNS, SessionInfo
+
 _NOT_SET = "(CASE WHEN json_valid(child.model_config) THEN json_extract(child.model_config, '$.{}') END) IS NULL"
 # Hermes's own chain step: a child of a parent that ended for compression, not a branch, subagent run, reset or
 # tool session; a child that itself went on (compressed again) or is still open first, then the newest.
@@ -34,3 +36,16 @@ def take_back(c: sqlite3.Connection, session_id: str, first_id: int) -> None:
               "FROM messages WHERE session_id = sessions.id AND active = 1), tool_call_count = (SELECT COALESCE(SUM("
               "CASE WHEN json_valid(tool_calls) THEN json_array_length(tool_calls) ELSE 0 END), 0) FROM messages "
               "WHERE session_id = sessions.id AND active = 1) WHERE id = ?", (session_id,))
+
+
+def latest_in(c: sqlite3.Connection, sources: str | tuple[str, ...] | None, workspace: str) -> SessionInfo | None:
+    """The most recently active session of `sources` in `workspace` (its git repository root, else a directory):
+    recorded with that repository root, or (no root recorded) a working directory at or under it."""
+    names = (sources,) if isinstance(sources, str) else tuple(sources or ())
+    prefix = workspace.rstrip("/") or workspace
+    like = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "/%"
+    where = f"source IN ({','.join('?' * len(names))}) AND " if names else ""
+    row = c.execute(f"SELECT {SESSION_COLUMNS} FROM sessions WHERE {where}COALESCE(archived, 0) = 0 AND "
+                    "(git_repo_root = ? OR (COALESCE(git_repo_root, '') = '' AND (cwd = ? OR cwd LIKE ? ESCAPE '\\')))"
+                    " ORDER BY last_active_at DESC, id DESC LIMIT 1", (*names, prefix, prefix, like)).fetchone()
+    return SessionInfo.from_row(row) if row is not None else None

@@ -224,8 +224,7 @@ class SessionStore:
         where, params = ["COALESCE(hidden, 0) = 0" if self._shape.hidden else "1"], []
         if not include_archived:
             where.append("COALESCE(archived, 0) = 0")
-        if source:
-            names = [source] if isinstance(source, str) else list(source)
+        if source and (names := [source] if isinstance(source, str) else list(source)):
             where.append(f"source IN ({','.join('?' * len(names))})")
             params.extend(names)
         excluded = [e for e in exclude if e]
@@ -252,10 +251,11 @@ class SessionStore:
         return self._read(lambda c: c.execute("SELECT COUNT(*) FROM sessions WHERE ? IS NULL OR source = ?",
                                               (source, source)).fetchone()[0])
 
-    def latest_session(self, source: str | None = None) -> SessionInfo | None:
-        """The most recently active session (for --continue; "cli" takes in Hermes's "oneshot" runs, as it does)."""
-        found = self.list_sessions(1, CLI_FAMILY if source == "cli" else source)
-        return found[0] if found else None
+    def latest_session(self, source: str | None = None, workspace: str | None = None) -> SessionInfo | None:
+        """The latest session (-c; "cli" with Hermes's "oneshot" runs), in `workspace` first, as today's Hermes."""
+        names = CLI_FAMILY if source == "cli" else source
+        return ((self._read(lambda c: _lineage.latest_in(c, names, workspace)) if workspace else None)
+                or next(iter(self.list_sessions(1, names)), None))
 
     def _update(self, session_id: str, sql: str, params: list[object]) -> None:
         cur = self._write(lambda c: c.execute(f"UPDATE sessions SET {sql} WHERE id = ?", [*params, session_id]))
