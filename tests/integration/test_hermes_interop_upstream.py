@@ -399,6 +399,8 @@ def test_continue_and_resume_of_its_sessions_land_where_the_other_program_does(p
         return proc.stdout.strip()
 
     assert hermes_py("write") == "20261001_100500_bbbbbb"
+    listed = run_hermes("sessions", "list", home=home).stdout  # the conversation once, by its live end
+    assert "20261001_100500_bbbbbb" in listed and "20261001_100000_aaaaaa" not in listed
     server.add({"content": "Pineapples are tropical."})
     ok(other(program, "chat", "-q", "hello pineapple", home=home))
     server.add({"content": "We talked about pineapples."})
