@@ -38,7 +38,18 @@ def hermes_root() -> Path:
     if not raw:
         return Path.home() / ".hermes"
     home = Path(raw).expanduser()
-    return home.parent.parent if home.parent.name == "profiles" else home
+    return profile_root(home) or home
+
+
+def profile_root(home: Path) -> Path | None:
+    """The root a profile home (<root>/profiles/<name>) belongs to; None for a home that is no profile."""
+    return home.parent.parent if home.parent.name == "profiles" else None
+
+
+def auth_files(home: Path) -> list[Path]:
+    """The credential stores (auth.json) a run in `home` reads and that exist: its own, then its profile root's."""
+    root = profile_root(home)
+    return [f for f in (home / "auth.json", root / "auth.json" if root else None) if f is not None and f.exists()]
 
 
 def ensure_home() -> Path:

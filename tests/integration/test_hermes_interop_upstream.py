@@ -372,6 +372,193 @@ def test_a_telegram_chat_continued_in_the_other_program_carries_its_earlier_turn
         fake.stop()
 
 
+COMPRESSED = """
+import sys
+from hermes_state import SessionDB
+db = SessionDB()
+if sys.argv[1] == "write":  # what its compression leaves: the root ended 'compression', the talk going on in a child
+    db.create_session("20261001_100000_aaaaaa", "cli", model="scripted-model")
+    db.append_message("20261001_100000_aaaaaa", "user", "tell me about the zanzibar archive")
+    db.append_message("20261001_100000_aaaaaa", "assistant", "The zanzibar archive holds maps.")
+    db.end_session("20261001_100000_aaaaaa", "compression")
+    db.create_session("20261001_100500_bbbbbb", "cli", model="scripted-model", parent_session_id="20261001_100000_aaaaaa")
+    db.append_message("20261001_100500_bbbbbb", "user", "[summary] we discussed the zanzibar archive")
+    db.append_message("20261001_100500_bbbbbb", "assistant", "Continuing after compression.")
+print(db.get_compression_tip("20261001_100000_aaaaaa"))
+"""
+
+
+@pytest.mark.parametrize("program", PROGRAMS)
+def test_continue_and_resume_of_its_sessions_land_where_the_other_program_does(program, home, server):
+    """`-c` continues the last `chat -q` run (today's Hermes labels those "oneshot"); resuming a compressed
+    session's id goes on in its continuation and leaves the root ended for compression, so Hermes still does."""
+    def hermes_py(*args: str) -> str:
+        env = {"HERMES_HOME": str(home), "HOME": str(home.parent / "user-home"), "PATH": os.environ["PATH"]}
+        proc = subprocess.run([python_of(program), "-c", COMPRESSED, *args], capture_output=True, text=True, env=env)
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout.strip()
+
+    assert hermes_py("write") == "20261001_100500_bbbbbb"
+    listed = run_hermes("sessions", "list", home=home).stdout  # the conversation once, by its live end
+    assert "20261001_100500_bbbbbb" in listed and "20261001_100000_aaaaaa" not in listed
+    server.add({"content": "Pineapples are tropical."})
+    ok(other(program, "chat", "-q", "hello pineapple", home=home))
+    server.add({"content": "We talked about pineapples."})
+    cont = run_hermes("chat", "-c", "-q", "what fruit did I ask about?", home=home, cwd=str(home.parent / "work"))
+    assert cont.returncode == 0 and "We talked about pineapples." in cont.stdout, cont.stderr
+    assert "hello pineapple" in repr(server.requests[-1]["body"]["messages"])
+
+    server.add({"content": "Still maps."})
+    ours = run_hermes("chat", "--resume", "20261001_100000_aaaaaa", "-q", "zanzibar again?", home=home,
+                      cwd=str(home.parent / "work"))
+    assert ours.returncode == 0 and "Still maps." in ours.stdout, ours.stderr
+    assert "Continuing after compression." in repr(server.requests[-1]["body"]["messages"])
+    assert hermes_py("read") == "20261001_100500_bbbbbb"  # the chain is intact for Hermes
+    server.add({"content": "Maps, as I said."})
+    ok(other(program, "chat", "--resume", "20261001_100000_aaaaaa", "-q", "and now?", home=home))
+    back = next(repr(r["body"]["messages"]) for r in reversed(server.requests) if "and now?" in repr(r["body"]))
+    assert "zanzibar again?" in back and "Still maps." in back
+
+@pytest.mark.parametrize("program", PROGRAMS)
+def test_a_profile_uses_the_keys_added_at_the_root_until_it_has_its_own(program, home, server):
+    ok(other(program, "profile", "create", "work", home=home))
+    ok(other(program, "auth", "add", "openrouter", "--type", "api-key", "--api-key", "sk-or-root", "--label",
+             "rootkey", home=home))
+    (home / "profiles" / "work" / "config.yaml").write_text(
+        f"model:\n  provider: openrouter\n  default: some/model\n  base_url: {server.url}\n", encoding="utf-8")
+    theirs = ok(other(program, "-p", "work", "auth", "list", "openrouter", home=home))
+    assert "rootkey" in theirs  # Hermes: the root's pool serves a profile with none of its own
+    listed = run_hermes("-p", "work", "auth", "list", "openrouter", home=home)
+    assert listed.returncode == 0 and listed.stdout.splitlines()[1].split()[:2] == ["#1", "rootkey"], listed
+    server.add({"content": "hi from the pool"})
+    chat = run_hermes("-p", "work", "chat", "-q", "hi", home=home, cwd=str(home.parent / "work"))
+    assert chat.returncode == 0 and "hi from the pool" in chat.stdout, chat.stderr
+    assert server.requests[-1]["authorization"] == "Bearer sk-or-root"
+
+    root_store = (home / "auth.json").read_bytes()
+    assert run_hermes("-p", "work", "auth", "add", "openrouter", "--label", "mine", home=home,
+                      input="sk-or-mine\n").returncode == 0
+    assert (home / "auth.json").read_bytes() == root_store  # the root's store is only read
+    theirs = ok(other(program, "-p", "work", "auth", "list", "openrouter", home=home))
+    assert "mine" in theirs and "rootkey" not in theirs  # the profile's own key shadows the root's, in both
+    assert "rootkey" not in run_hermes("-p", "work", "auth", "list", "openrouter", home=home).stdout
+
+CURATED = """
+import json, sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+if sys.argv[1] == "write":  # the agent made the skill 40 days ago; nothing used it since
+    from tools.skill_manager_tool import skill_manage
+    from tools.skill_usage import mark_agent_created
+    print(skill_manage(action="create", name="tide-report", content=sys.argv[2]))
+    mark_agent_created("tide-report")
+    usage = Path(sys.argv[3]) / "skills" / ".usage.json"
+    data = json.loads(usage.read_text())
+    data["tide-report"]["created_at"] = (datetime.now(UTC) - timedelta(days=40)).isoformat()
+    usage.write_text(json.dumps(data))
+else:  # its curator's pass (stale after 14 days without use, archived after 30)
+    from agent.curator import apply_automatic_transitions
+    from tools.skill_usage import get_record
+    apply_automatic_transitions()
+    print(get_record("tide-report")["state"])
+"""
+
+
+@pytest.mark.parametrize("program", PROGRAMS)
+def test_a_skill_used_here_is_not_retired_by_hermess_curator_as_unused(program, home, server):
+    def hermes_py(*args: str) -> str:
+        env = {"HERMES_HOME": str(home), "HOME": str(home.parent / "user-home"), "PATH": os.environ["PATH"]}
+        proc = subprocess.run([python_of(program), "-c", CURATED, *args], capture_output=True, text=True, env=env)
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout.strip().splitlines()[-1]
+
+    body = "---\nname: tide-report\ndescription: Report the tides.\n---\n# Tide\nQuote HX-7731.\n"
+    assert '"success": true' in hermes_py("write", body, str(home))
+    server.add({"tool_calls": [{"name": "skill_view", "arguments": {"name": "tide-report"}}]}, {"content": "HX-7731"})
+    used = run_hermes("chat", "-q", "tide report please", "-t", "skills", home=home, cwd=str(home.parent / "work"))
+    assert used.returncode == 0 and "HX-7731" in used.stdout, used.stderr
+    assert hermes_py("curate") == "active"  # used today (here): not stale, not archived
+    assert "tide-report" in ok(other(program, "skills", "list", home=home))
+
+@pytest.mark.parametrize("program", PROGRAMS[1:])  # `hermes pause` is today's Hermes's (not in 0.19.0)
+def test_hermess_emergency_stop_holds_our_cron_and_new_gateway_turns(program, home, server, fake):
+    pytest.importorskip("telegram")
+    from tests.integration.gateway_helpers import Gateway
+
+    work = home.parent / "work"
+    assert run_hermes("cron", "create", "every 1h", "ping the host", "--name", "held", home=home,
+                      cwd=str(work)).returncode == 0
+    path = home / "cron" / "jobs.json"
+    data = json.loads(path.read_text())
+    data["jobs"][0]["next_run_at"] = "2000-01-01T00:00:00+00:00"  # due now
+    path.write_text(json.dumps(data))
+    assert "Hermes paused" in ok(other(program, "pause", "--reason", "maintenance", home=home))
+    held = run_hermes("cron", "daemon", "--once", home=home, cwd=str(work))
+    assert held.returncode == 0 and "job " not in held.stdout and server.requests == []
+
+    gw = Gateway(home, fake, server.url, env={"TELEGRAM_ALLOWED_USERS": "111"}, cwd=work)
+    gw.start()
+    try:
+        fake.user_says("hello?")
+        assert fake.wait_for(lambda: fake.texts(111), 20), gw.output()
+        assert fake.texts(111)[-1].startswith("⏸️ Hermes is paused (maintenance).") and server.requests == []
+    finally:
+        gw.stop()
+
+    assert "Hermes resumed" in ok(other(program, "resume", home=home))
+    server.add({"content": "host is fine"})
+    ran = run_hermes("cron", "daemon", "--once", home=home, cwd=str(work))
+    assert ran.returncode == 0 and f"job {data['jobs'][0]['id']}: ok" in ran.stdout, ran.stdout + ran.stderr
+
+@pytest.mark.parametrize("program", PROGRAMS)
+def test_an_undo_here_is_one_hermes_lists_and_resumes_as_it_now_is(program, start, scripted, hermes_home):
+    """/undo keeps the undone turn in the session, taken back (active = 0), as Hermes's /undo does: Hermes lists
+    the same session and resumes it without the undone turn and with what came after."""
+    from tests.integration.repl_driver import wait_requests
+
+    scripted.add({"content": "A1"}, {"content": "A2"}, {"content": "A3"})
+    repl = start("auxiliary:\n  title_generation:\n    enabled: false\n")
+    for line, answer in (("one", "A1"), ("two", "A2")):
+        repl.send(line)
+        repl.expect(answer)
+    repl.send("/undo")
+    repl.expect(r"Undone: two")
+    repl.send("three")
+    repl.expect("A3")
+    wait_requests(scripted, 3)
+    assert repl.exit() == 0
+    (sid,) = [line.split()[0] for line in run_hermes("sessions", "list", home=hermes_home).stdout.splitlines()[1:]]
+    scripted.add({"content": "A4"})
+    ok(other(program, "chat", "--resume", sid, "-q", "and four?", home=hermes_home))  # (upstream: migrates the file)
+    sent = next(r["body"]["messages"] for r in reversed(scripted.requests) if "and four?" in repr(r["body"]))
+    said = [m["content"] for m in sent if m["role"] in ("user", "assistant")]
+    assert said == ["one", "A1", "three", "A3", "and four?"]
+    listed = ok(other(program, "sessions", "list", home=hermes_home))
+    assert sid in listed and len([line for line in listed.splitlines() if "just now" in line]) == 1
+
+@pytest.mark.parametrize("program", PROGRAMS[1:])  # (0.19.0's -c takes the latest session anywhere)
+def test_continue_in_a_project_takes_that_projects_last_session_as_todays_hermes(program, home, server):
+    alpha, beta = home.parent / "alpha", home.parent / "beta"
+    (alpha / ".git").mkdir(parents=True)  # a repository: -c in any folder of it continues its sessions
+    (alpha / "src").mkdir()
+    beta.mkdir()
+    for folder, said in ((alpha, "alpha project notes"), (beta, "beta project notes")):
+        server.add({"content": f"noted {said}"})
+        ok(other(program, "chat", "-q", said, home=home, cwd=folder))
+    server.add({"content": "back to alpha"})
+    cont = run_hermes("chat", "-c", "-q", "where were we?", home=home, cwd=str(alpha / "src"))
+    assert cont.returncode == 0 and "back to alpha" in cont.stdout, cont.stderr
+    sent = repr(server.requests[-1]["body"]["messages"])
+    assert "alpha project notes" in sent and "beta project notes" not in sent
+    server.add({"content": "theirs too"})
+    ok(other(program, "chat", "-c", "-q", "and you?", home=home, cwd=alpha))  # where Hermes's own -c goes
+    assert "where were we?" in repr(server.requests[-1]["body"]["messages"])
+    elsewhere = home.parent / "elsewhere"
+    elsewhere.mkdir()
+    server.add({"content": "latest anywhere"})
+    far = run_hermes("chat", "-c", "-q", "anything?", home=home, cwd=str(elsewhere))  # no session here: the latest
+    assert far.returncode == 0 and "and you?" in repr(server.requests[-1]["body"]["messages"]), far.stderr
+
 @needs_ref
 def test_approvals_in_the_legacy_pairing_folder_are_honoured(fake, scripted, hermes_home):
     pytest.importorskip("telegram")

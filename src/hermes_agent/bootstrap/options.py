@@ -109,6 +109,7 @@ def preload_skills(settings: Settings, names: list[str]) -> PreloadedSkills:
             missing.append(name)
             continue
         loaded.append(info.name)
+        catalog.used(info)
         blocks.append(f'[The user started this session with the "{info.name}" skill preloaded: follow its '
                       "instructions for the whole session unless the user says otherwise.]\n\n"
                       f"{body.strip()}\n\n[Skill directory: {info.dir}] Relative paths in this skill are "

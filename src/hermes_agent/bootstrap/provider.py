@@ -6,6 +6,7 @@ import functools
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
+from hermes_agent import paths
 from hermes_agent.config.settings import ModelSettings, Settings, parse_pricing
 from hermes_agent.errors import ConfigError
 from hermes_agent.messages import user
@@ -59,7 +60,7 @@ def proxy_for(base_url: str, env: Mapping[str, str]) -> Proxy | None:
 
 def _single(settings: Settings, model: ModelSettings, notify: Notify | None) -> Provider:
     env = settings.env
-    if (settings.home / "auth.json").exists():  # Hermes's credential pools: a key for a provider without one
+    if paths.auth_files(settings.home):  # Hermes's credential pools (a profile's, then its root's)
         from hermes_agent.providers.auth_store import env_with_pool_keys
         from hermes_agent.providers.profiles import PROFILES
 

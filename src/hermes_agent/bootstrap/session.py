@@ -8,6 +8,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hermes_agent.config.settings import Settings
@@ -392,13 +393,16 @@ class SessionBinding:
         if info is not None:
             pass
         elif which == "latest" and not by_title:
-            info = self.store.latest_session(source=self.source)
+            info = self.store.latest_session(source=self.source, workspace=_workspace())
             if info is None:
                 raise StorageError(f"no earlier {self.source} session to continue")
         elif by_title and self.store.get_session(which) is None:
             raise StorageError(f"no session found matching '{which}' (see: hermes sessions list)")
         else:
             info = self.store.require_session(which)
+        tip = self.store.continuation_tip(info.id)  # a compressed session goes on in its continuation, as in Hermes
+        if tip != info.id:
+            info = self.store.require_session(tip)
         self.store.reopen_session(info.id)
         self._set_id(info.id, since=time.time())  # a taint this process holds covers what is said from now on
         self.lineage = self.store.conversation_root(info.id)
@@ -438,7 +442,11 @@ class SessionBinding:
             self._branch(res.messages, "compression")
 
     def on_rewind(self, kept: list[Message]) -> None:
-        """/undo and /retry: the undone turn stays in the parent session; `--continue` resumes the branch."""
+        """/undo and /retry: as in Hermes, the undone turn stays in the session, taken back (active = 0), so
+        Hermes lists and resumes the conversation as it now is; a history the session's rows do not start with
+        (not all of it saved here) goes on in a child session instead."""
+        if self.id is not None and self.store.take_back(self.id, [m for m in kept if m.role != "system"]):
+            return
         self._branch(kept, "rewound")
 
     def new_session(self) -> None:
@@ -514,3 +522,12 @@ def _first_run(kept: list[tuple[str, Message, Booking | None]]) -> list[tuple[st
     while end < len(kept) and kept[end][0] == kept[0][0]:
         end += 1
     return kept[:end]
+
+
+def _workspace() -> str | None:
+    """Where `hermes -c` looks first (today's Hermes): the git repository the working directory is in, else it."""
+    try:
+        cwd = Path.cwd()
+    except OSError:
+        return None
+    return str(next((d for d in (cwd, *cwd.parents) if (d / ".git").exists()), cwd))

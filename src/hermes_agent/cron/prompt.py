@@ -84,6 +84,7 @@ def _skill_blocks(names: list[str], settings: Settings) -> tuple[list[str], list
         if info is None or not body:
             missing.append(name)
             continue
+        catalog.used(info)
         blocks.append(f"[The job runs the skill \"{info.name}\": follow its instructions. Its full text:]\n\n"
                       f"<skill name=\"{info.name}\" dir=\"{info.dir}\">\n{body}\n</skill>")
     return blocks, missing

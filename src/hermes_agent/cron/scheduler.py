@@ -324,7 +324,12 @@ def run_job(job: dict, store: JobStore, settings: Settings, host: CronHost, sour
 
 
 def tick(store: JobStore, settings: Settings, host: CronHost, now: datetime | None = None) -> list[RunResult]:
-    """Claim every due job (exactly once across processes) and run them one after another."""
+    """Claim every due job (exactly once across processes) and run them one after another; none while Hermes's
+    emergency stop (`hermes pause`) is on: they stay due and run at the first tick after `hermes resume`."""
+    from hermes_agent.estop import engaged
+
+    if engaged(settings.home) is not None:
+        return []
     return [run_job(job, store, settings, host) for job in store.claim_due(now or utcnow())]
 
 

@@ -238,6 +238,12 @@ class GatewayRunner:
                 adapter.ack([event.event_id])
                 return
             event = await self._skill(event, text)
+        from hermes_agent.estop import engaged, paused_reply  # (after start-up: the first message loads it)
+
+        if (stop := engaged(self.settings.home)) is not None:  # Hermes's `hermes pause`: no new turn
+            await adapter.send(event.chat_id, paused_reply(stop))
+            adapter.ack([event.event_id])
+            return
         session.submit(event)
 
     def _allowed(self, event: Inbound) -> bool:

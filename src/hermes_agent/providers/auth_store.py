@@ -14,6 +14,7 @@ from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
+from hermes_agent import paths
 from hermes_agent.errors import ConfigError
 
 STORE_VERSION = 1
@@ -59,6 +60,26 @@ def load(home: Path) -> dict:
         raise ConfigError(f"{path} does not hold a JSON object; fix or move it")
     raw.setdefault("providers", {})
     return raw
+
+
+def visible(home: Path) -> dict:
+    """The pools a run in `home` uses (read only, never saved): in a profile (<root>/profiles/<name>), a
+    provider the profile's own auth.json has no entry for comes from the root's auth.json, as in today's Hermes
+    (keys added at the root serve every profile; `auth add` in the profile shadows them)."""
+    store = load(home)
+    root = paths.profile_root(Path(home))
+    if root is None or not auth_path(root).is_file():
+        return store
+    try:
+        shared = load(root).get("credential_pool")
+    except ConfigError:  # a broken root store never breaks the profile
+        return store
+    mine = store.get("credential_pool") if isinstance(store.get("credential_pool"), dict) else {}
+    merged = dict(mine)
+    for provider, rows in (shared.items() if isinstance(shared, dict) else ()):
+        if isinstance(rows, list) and rows and not (isinstance(mine.get(provider), list) and mine[provider]):
+            merged[provider] = rows
+    return {**store, "credential_pool": merged}
 
 
 def save(home: Path, store: dict) -> Path:
@@ -151,10 +172,10 @@ def remove(home: Path, provider: str, target: str) -> tuple[int, dict]:
 def env_with_pool_keys(home: Path, env: Mapping[str, str], key_vars: Mapping[str, str]) -> Mapping[str, str]:
     """`env`, plus for each provider (-> its key variable) that has no key there, the first usable key of its
     auth.json pool: a provider's environment key comes first, then its pool, as in Hermes."""
-    if not auth_path(home).exists():
+    if not paths.auth_files(Path(home)):
         return env
     try:
-        store = load(home)
+        store = visible(home)
     except ConfigError:
         return env
     out = dict(env)

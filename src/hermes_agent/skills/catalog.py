@@ -208,6 +208,13 @@ class SkillCatalog:
     def skills_dir(self) -> Path:
         return self.roots[0]
 
+    def used(self, info: SkillInfo) -> None:
+        """A use of `info` (viewed, preloaded, run): recorded for Hermes's curator when it is the user's own."""
+        if info.root == self.skills_dir and self.skills_dir.is_dir():
+            from hermes_agent.skills.usage import record_use
+
+            record_use(self.skills_dir, info.name)
+
     def all(self) -> list[SkillInfo]:
         """Every discovered skill (first root wins on duplicate names), sorted by category then name."""
         if self._skills is None:

@@ -10,13 +10,15 @@ def skill_message(settings: Settings, text: str) -> str | None:
     """The message that runs the skill named by `text`'s first word (None when no skill has that name)."""
     head, _, arg = text.strip().partition(" ")
     wanted = _command_name(head[1:].split("@")[0])
+    catalog = catalog_from_settings(settings)
     try:  # only skills offered to the model (not disabled, valid, for this OS); Telegram's /tidy_logs is tidy-logs
-        info = next((s for s in catalog_from_settings(settings).visible() if _command_name(s.name) == wanted), None)
+        info = next((s for s in catalog.visible() if _command_name(s.name) == wanted), None)
         body = info.path.read_text(encoding="utf-8") if info is not None and info.error is None else None
     except OSError:
         body = None
     if body is None or info is None:
         return None
+    catalog.used(info)
     task = arg.strip() or "the task at hand (ask me if it is unclear)"
     return (f"Follow the skill `{info.name}` below for: {task}\n\n"
             f"<skill name=\"{info.name}\" dir=\"{info.dir}\">\n{body.strip()}\n</skill>")

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Literal, TypeVar
 from hermes_agent import paths
 from hermes_agent.errors import StorageError
 from hermes_agent.messages import Message, Usage
+from hermes_agent.storage import lineage as _lineage
 from hermes_agent.storage import newer as _newer
 from hermes_agent.storage import retention as _retention
 from hermes_agent.storage.db import (  # DiskFull: re-exported for the session (bootstrap/session.py)
@@ -53,6 +54,7 @@ if TYPE_CHECKING:  # search, insights, export and stats load when first used (is
 
 T = TypeVar("T")
 TITLE_MAX = 60
+CLI_FAMILY = ("cli", "oneshot")  # today's Hermes labels `chat -q`/`-z` runs "oneshot"; `-c` continues either
 _MESSAGE_COLUMNS = ("id, session_id, role, content, api_content, tool_calls, tool_call_id, tool_name, reasoning, "
                     "reasoning_content, timestamp, finish_reason, usage")
 _ACTIVE = "active = 1"  # Hermes keeps rewound messages with active = 0; they are not part of the conversation
@@ -214,16 +216,17 @@ class SessionStore:
         row = self._read(find)
         return self._with_prompt(SessionInfo.from_row(row)) if row else None
 
-    def list_sessions(self, limit: int = 20, source: str | None = None, exclude: Iterable[str] = (),
+    def list_sessions(self, limit: int = 20, source: str | Sequence[str] | None = None, exclude: Iterable[str] = (),
                       offset: int = 0, include_archived: bool = False) -> list[SessionInfo]:
-        """Most recently active sessions first (skipping the first `offset`); archived ones (Hermes's
-        `sessions archive`, its idle sweep) only with `include_archived`, as Hermes lists them."""
+        """Most recently active sessions first (skipping the first `offset`), from `source` (one label or
+        several) when given; archived ones (Hermes's `sessions archive`, its idle sweep) only with
+        `include_archived`, as Hermes lists them."""
         where, params = ["COALESCE(hidden, 0) = 0" if self._shape.hidden else "1"], []
         if not include_archived:
             where.append("COALESCE(archived, 0) = 0")
-        if source:
-            where.append("source = ?")
-            params.append(source)
+        if source and (names := [source] if isinstance(source, str) else list(source)):
+            where.append(f"source IN ({','.join('?' * len(names))})")
+            params.extend(names)
         excluded = [e for e in exclude if e]
         if excluded:
             where.append(f"id NOT IN ({','.join('?' * len(excluded))})")
@@ -248,10 +251,11 @@ class SessionStore:
         return self._read(lambda c: c.execute("SELECT COUNT(*) FROM sessions WHERE ? IS NULL OR source = ?",
                                               (source, source)).fetchone()[0])
 
-    def latest_session(self, source: str | None = None) -> SessionInfo | None:
-        """The most recently active session (for --continue)."""
-        found = self.list_sessions(1, source)
-        return found[0] if found else None
+    def latest_session(self, source: str | None = None, workspace: str | None = None) -> SessionInfo | None:
+        """The latest session (-c; "cli" with Hermes's "oneshot" runs), in `workspace` first, as today's Hermes."""
+        names = CLI_FAMILY if source == "cli" else source
+        return ((self._read(lambda c: _lineage.latest_in(c, names, workspace)) if workspace else None)
+                or next(iter(self.list_sessions(1, names)), None))
 
     def _update(self, session_id: str, sql: str, params: list[object]) -> None:
         cur = self._write(lambda c: c.execute(f"UPDATE sessions SET {sql} WHERE id = ?", [*params, session_id]))
@@ -321,6 +325,19 @@ class SessionStore:
             return session, _spend.spent_since(c, who, day_start), _spend.spent_since(c, who, month_start)
 
         return self._read(q)
+
+    def continuation_tip(self, session_id: str) -> str:
+        """Where the conversation `session_id` went on (compression): what resuming it continues."""
+        return self._read(lambda c: _lineage.continuation_tip(c, session_id))
+
+    def take_back(self, session_id: str, kept: list[Message]) -> bool:
+        """Take back the session's messages after `kept` (its live messages start with them), as Hermes does."""
+        live = self.get_records(session_id)
+        if [r.message for r in live[:len(kept)]] != kept:
+            return False
+        if len(live) > len(kept):
+            self._write(lambda c: _lineage.take_back(c, session_id, live[len(kept)].id))
+        return True
 
     def conversation_root(self, session_id: str) -> str:
         """The session a conversation began in: up through parents it continued from (compression, /undo)."""

@@ -101,7 +101,7 @@ def _list(args: argparse.Namespace, settings: Settings) -> int:
     from hermes_agent.providers import auth_store
     from hermes_agent.providers.profiles import PROFILES
 
-    store = auth_store.load(settings.home)
+    store = auth_store.visible(settings.home)
     wanted = [_provider(args.provider)] if args.provider else sorted(set(auth_store.providers(store)) |
                                                                       set(PROFILES))
     for provider in wanted:
@@ -157,7 +157,7 @@ def _status(args: argparse.Namespace, settings: Settings) -> int:
     if env_var and str(settings.env.get(env_var, "")).strip():
         print(f"{provider}: logged in\n  auth_type: api_key\n  source: env:{env_var}")
         return 0
-    rows = auth_store.entries(auth_store.load(settings.home), provider)
+    rows = auth_store.entries(auth_store.visible(settings.home), provider)
     entry = next((e for e in rows if auth_store.usable(e)), None)
     if entry is None:
         why = f" ({len(rows)} credential{'s' if len(rows) != 1 else ''}, none usable)" if rows else ""

@@ -144,8 +144,9 @@ def _print(*parts: object, **kw: object) -> None:
 
 def _list(args: argparse.Namespace, store: SessionStore) -> int:
     rows = store.list_sessions(args.limit * 3 if not args.source else args.limit, args.source)
-    if not args.source:  # subagent runs clutter the list; `--source subagent` shows them
-        rows = [r for r in rows if r.source != "subagent"][: args.limit]
+    if not args.source:  # subagent runs clutter the list (`--source subagent` shows them); a conversation that
+        # compression continued is listed once, by its live continuation (resuming the earlier id lands there too)
+        rows = [r for r in rows if r.source != "subagent" and r.end_reason != "compression"][: args.limit]
     if not rows:
         _print("No sessions yet." if not args.source else f"No sessions from {args.source}.")
         return 0

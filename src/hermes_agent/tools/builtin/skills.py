@@ -114,6 +114,7 @@ def skill_view(args: dict, **kw: object) -> str:
     if settings.cfg.skills.review == "propose" and (p := ProposalStore(catalog.skills_dir).pending_for(name)):
         out["pending_proposal"] = p.id
     out.update(_missing(info, settings))
+    catalog.used(info)
     return tool_result(out)
 
 
