@@ -61,6 +61,7 @@ def test_saved_functions_named_like_builtins_do_not_run_in_later_calls(scripted,
     results = chat_tool_results(scripted, hermes_home, work, calls, toolsets="terminal,file", extra=_extra(mode))
     gone = [n for n in _WRAPPER_NAMES if not (work / "notes" / n).exists()]
     assert not gone, f"unjudged code saved as {gone} ran in a later call: {results[-3:]}"
+    assert all("output" in r for r in results[:2] + results[-3:]), results
     assert "defined" in results[0]["output"]
     last = results[-1]["output"]
     assert "hello-from-greet" in last and last.rstrip().endswith("/sub"), last  # state still carries over
@@ -93,33 +94,42 @@ def _stdin_step(action: str, data: str | None):  # noqa: ANN202
     return step
 
 
-@pytest.mark.timeout(300)  # six background processes, each written to, waited for and stopped
+def _stdin_chat(scripted, hermes_home, work, mode, cases) -> list[str]:  # noqa: ANN001
+    """One chat: each case's program started in the background, its writes, then kill (a shell) or wait (a
+    program whose stdin was closed); returns the tool results."""
+    model_config(hermes_home, scripted.url, _extra(mode))
+    steps: list = []
+    for program, writes in cases:
+        steps.append({"tool_calls": [{"name": "terminal", "arguments": {"command": program, "background": True}}]})
+        steps += [_stdin_step("close", None) if w is None else _stdin_step("write", w) for w in writes]
+        steps.append(_stdin_step("wait" if writes[-1] is None else "kill", None))
+    scripted.add(*steps, {"content": "done"})
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "OPENROUTER_", "HERMES_"))}
+    out = subprocess.run([HERMES, "chat", "-q", "go", "-t", "terminal"], input="", capture_output=True, text=True,
+                         timeout=240, cwd=str(work), env={**env, "HERMES_HOME": str(hermes_home)})
+    assert out.returncode == 0, out.stderr
+    time.sleep(0.5)
+    return [m["content"] for m in scripted.requests[-1]["body"]["messages"] if m["role"] == "tool"]
+
+
+@pytest.mark.timeout(300)  # five background processes, each written to and stopped
 @pytest.mark.parametrize("mode", MODES)
 def test_stdin_of_a_background_process_is_judged_as_its_reader_runs_it(scripted, hermes_home, tmp_path, mode):
     work = tmp_path / "work"
     _notes(work, _STDIN)
     notes = str(work / "notes")
-    model_config(hermes_home, scripted.url, _extra(mode))
-    steps: list = []
-    for program, writes in _STDIN.values():
-        steps.append({"tool_calls": [{"name": "terminal", "arguments": {"command": program, "background": True}}]})
-        steps += [_stdin_step("close", None) if w is None else _stdin_step("write", w.format(notes=notes))
-                  for w in writes]
-        steps += [_stdin_step("wait", None), _stdin_step("kill", None)]
-    # control: ordinary input to a python still runs
-    steps += [{"tool_calls": [{"name": "terminal", "arguments": {"command": "python3 -u", "background": True}}]},
-              _stdin_step("write", "print(6 * 7)\n"), _stdin_step("close", None), _stdin_step("wait", None)]
-    scripted.add(*steps, {"content": "done"})
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "OPENROUTER_", "HERMES_"))}
-    out = subprocess.run([HERMES, "chat", "-q", "go", "-t", "terminal"], input="", capture_output=True, text=True,
-                         timeout=300, cwd=str(work), env={**env, "HERMES_HOME": str(hermes_home)})
-    assert out.returncode == 0, out.stderr
-    time.sleep(0.5)
+    cases = [(p, [w if w is None else w.format(notes=notes) for w in ws]) for p, ws in _STDIN.values()]
+    tools = _stdin_chat(scripted, hermes_home, work, mode, cases)
     gone = [k for k in _STDIN if not (work / "notes" / k).exists()]
-    tools = [m["content"] for m in scripted.requests[-1]["body"]["messages"] if m["role"] == "tool"]
     assert not gone, f"stdin writes ran unjudged in {gone}: {tools}"
-    assert "42" in tools[-1], tools[-1]
     assert sum("BLOCKED" in t for t in tools) >= len(_STDIN), tools
+
+
+def test_ordinary_input_to_a_background_python_still_runs(scripted, hermes_home, tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    tools = _stdin_chat(scripted, hermes_home, work, "off", [("python3 -u", ["x = 6\n", "print(x * 7)\n", None])])
+    assert "42" in tools[-1] and not any("BLOCKED" in t for t in tools), "\n".join(tools)
 
 
 def _limited(home, work, url, command: str) -> tuple[dict, float]:  # noqa: ANN001

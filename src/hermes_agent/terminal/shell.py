@@ -7,6 +7,8 @@ import os
 import shlex
 from dataclasses import dataclass
 
+from hermes_agent.shellnames import RESERVED
+
 CWD_MARKER = "__HERMES_CWD__="
 TIMEOUT_EXIT = 124
 INTERRUPT_EXIT = 130
@@ -34,25 +36,17 @@ class ScriptSpec:
 
 
 STATE_IN_FD, STATE_OUT_FD = 3, 4
-# Every name the wrapper (or bash on its own: command_not_found_handle) may run after the saved state is
-# sourced. The state is the confined side's text: a function or alias it defines under one of these names would
-# run code no approval judged in every later call (`cd() {...}` saved, then an innocent `ls`).
-_BUILTINS = (". : [ alias bg bind break builtin caller cd command compgen complete compopt continue declare dirs "
-             "disown echo enable eval exec exit export false fc fg getopts hash help history jobs kill let local "
-             "logout mapfile popd printf pushd pwd read readarray readonly return set shift shopt source suspend "
-             "test times trap true type typeset ulimit umask unalias unset wait").split()
-_HOOKS = ("command_not_found_handle",)
 _REFUSED = "hermes: the saved shell state redefines a shell builtin read-only; start a new session"
 
 
 def _state_guard(bash: bool) -> str:
-    """Shell run right after the saved state is sourced, in the same brace group as the whole body (parsed
-    before the state runs, so the state's aliases cannot touch it): removes functions and aliases named like
-    builtins or bash hooks, and clears the traps bash would run on its own. `unset` is a POSIX special
+    """Shell run right after the saved state (the confined side's text) is sourced, in the same brace group as
+    the whole body (parsed before the state runs: its aliases cannot touch it): removes functions and aliases
+    named like builtins or bash hooks (shellnames.py), and clears the traps bash would run on its own. `unset` is a POSIX special
     builtin, found before functions only in posix mode: that mode is entered by an assignment (no command
     lookup) and left at once; a state that prevents any step (a read-only function or POSIXLY_CORRECT)
     stops the call before the command runs (a failed assignment aborts the group; ${x:?} exits)."""
-    names = " ".join(shlex.quote(n) for n in (*_BUILTINS, *_HOOKS))
+    names = " ".join(shlex.quote(n) for n in sorted(RESERVED))
     refuse = "${__hermes_refused:?" + _REFUSED + "}"
     if not bash:  # POSIX sh: special builtins (unset) always come before functions
         return f"unset -f {names} 2>/dev/null"
