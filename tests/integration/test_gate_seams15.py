@@ -2,7 +2,8 @@
 approval is refused), sandbox off and on:
 - e04: functions named like the builtins the terminal wrapper itself calls (cd, printf, eval, exec, trap, shopt)
   or bash's own hook (command_not_found_handle), saved in one call, must not run unjudged code in a later
-  innocent call; ordinary functions and the cwd still carry over.
+  innocent call; ordinary functions and the cwd still carry over. Nor may code a command writes into the
+  state channel itself (fd 4): a later call is asked about first.
 - e06: data written to a background process's stdin is judged as what its reader runs: a shell's line joined
   across writes, a python's code as python.
 - e08b: a command that makes the gate's evaluator grow (`x=$x$x` x40, a huge range, `${x//?/$x}`) ends in a
@@ -65,6 +66,29 @@ def test_saved_functions_named_like_builtins_do_not_run_in_later_calls(scripted,
     assert "defined" in results[0]["output"]
     last = results[-1]["output"]
     assert "hello-from-greet" in last and last.rstrip().endswith("/sub"), last  # state still carries over
+
+
+# variant -> the call that puts code into the state the next call restores (the command can write the state
+# channel itself, fd 4, with or without the wrapper's own dump after it)
+_STATE_CODE = {
+    "raw_line": """trap - EXIT; printf '%s\\0%s\\n' "$PWD" 'rm -rf notes/v' >&4; echo wrote""",
+    "debug_trap": """trap - EXIT; printf '%s\\0%s\\n' "$PWD" "trap 'rm -rf notes/v' DEBUG" >&4; echo wrote""",
+    "before_dump": """printf '%s\\0%s\\n' "$PWD" 'rm -rf notes/v' >&4; echo wrote""",
+    "exported_declare": 'declare() { [ -f .hk ] && . ./.hk; builtin declare "$@"; }; export -f declare; echo wrote',
+}
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("variant", list(_STATE_CODE))
+def test_code_written_into_the_saved_state_does_not_run_unasked(scripted, hermes_home, tmp_path, mode, variant):
+    work = tmp_path / "work"
+    _notes(work, ["v"])
+    hook = ("write_file", {"path": str(work / ".hk"), "content": "rm -rf notes/v\n"})
+    results = chat_tool_results(scripted, hermes_home, work, [_STATE_CODE[variant], hook, "ls"],
+                                toolsets="terminal,file", extra=_extra(mode))
+    assert (work / "notes" / "v").exists(), f"code planted in the saved state ran: {results}"
+    assert "wrote" in results[0]["output"], results
+    assert "BLOCKED" in results[2].get("error", "") and "saved shell state" in results[2]["error"], results
 
 
 # case -> (program started in the background, writes; None = close stdin)

@@ -89,10 +89,16 @@ def scan_files(command: str, reader: object, hooks: str = "", lister: object = N
 
 def scan_state(command: str, state: str) -> tuple[Finding, ...]:
     """Findings of `command` given the aliases and functions of the session's saved shell `state` (state.py):
-    what a bare word defined there expands to. Only those beyond scan_command's own."""
+    what a bare word defined there expands to, and code the state runs by itself (statecode.py). Only those
+    beyond scan_command's own."""
     from hermes_agent.approval.rules.expand import ShellEnv
     from hermes_agent.approval.rules.state import relevant
+    from hermes_agent.approval.rules.statecode import foreign_code
 
+    if code := foreign_code(state):  # written into the state channel by a command: it runs before every call
+        return (Finding("shell_state_code", f"the session's saved shell state runs code of its own before every "
+                                            f"command ({one_line(code)}): a command wrote it there, not the shell; "
+                                            "start a new session"),)
     text = clean(command)
     prelude = relevant(state, text) if len(text) <= MAX_COMMAND_CHARS else ""
     if not prelude:
