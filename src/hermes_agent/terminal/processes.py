@@ -76,6 +76,8 @@ class BackgroundProcess:
     ended: float | None = None
     killed: bool = False
     reader: threading.Thread | None = None
+    stdin_pending: str = ""  # written to stdin after the last unescaped newline: the reader has not run it yet
+    stdin_written: str = ""  # all of it (bounded): a script reader (python3 < stdin) runs the whole at EOF
 
     def settle(self) -> None:
         """After exit, give the reader a moment to copy the last output (a grandchild that keeps
@@ -97,6 +99,20 @@ class BackgroundProcess:
         if note:  # an earlier sandbox launcher's process (sandbox/proxy.py)
             info["note"] = note
         return info
+
+
+PENDING_LIMIT = 65_536
+
+
+def pending_after(text: str) -> str:
+    """What a line-reading program (a shell, a REPL) still holds of `text`: everything after its last newline
+    that is not escaped by a backslash (`rm -rf \\` + newline continues the line)."""
+    end = len(text)
+    while (cut := text.rfind("\n", 0, end)) >= 0:
+        if not text[:cut].endswith("\\"):
+            return text[cut + 1:][-PENDING_LIMIT:]
+        end = cut
+    return text[-PENDING_LIMIT:]
 
 
 class ProcessManager:
@@ -212,6 +228,8 @@ class ProcessManager:
                 bp.proc.stdin.close()
         except (BrokenPipeError, OSError) as exc:
             raise RuntimeError(f"cannot write to {proc_id}: {exc}") from exc
+        bp.stdin_pending = pending_after(bp.stdin_pending + data)
+        bp.stdin_written = (bp.stdin_written + data)[-PENDING_LIMIT:]
         return {"id": bp.id, "written": len(data.encode("utf-8")), "stdin_closed": close}
 
     def cleanup(self, task_id: str) -> int:

@@ -7,6 +7,8 @@ import os
 import shlex
 from dataclasses import dataclass
 
+from hermes_agent.shellnames import RESERVED
+
 CWD_MARKER = "__HERMES_CWD__="
 TIMEOUT_EXIT = 124
 INTERRUPT_EXIT = 130
@@ -34,6 +36,28 @@ class ScriptSpec:
 
 
 STATE_IN_FD, STATE_OUT_FD = 3, 4
+_REFUSED = "hermes: the saved shell state redefines a shell builtin read-only; start a new session"
+
+
+def _state_guard(bash: bool) -> str:
+    """Shell run right after the saved state (the confined side's text) is sourced, in the same brace group as
+    the whole body (parsed before the state runs: its aliases cannot touch it): removes functions and aliases
+    named like builtins or bash hooks (shellnames.py), and clears the traps bash would run on its own. `unset` is a POSIX special
+    builtin, found before functions only in posix mode: that mode is entered by an assignment (no command
+    lookup) and left at once; a state that prevents any step (a read-only function or POSIXLY_CORRECT)
+    stops the call before the command runs (a failed assignment aborts the group; ${x:?} exits)."""
+    names = " ".join(shlex.quote(n) for n in sorted(RESERVED))
+    refuse = "${__hermes_refused:?" + _REFUSED + "}"
+    if not bash:  # POSIX sh: special builtins (unset) always come before functions
+        return f"unset -f {names} 2>/dev/null"
+    return (f"POSIXLY_CORRECT=y; unset -f {names} || {refuse}; unset POSIXLY_CORRECT; "
+            f"case :$SHELLOPTS: in *:posix:*) {refuse};; esac; "
+            f"builtin unalias {names} 2>/dev/null; builtin trap - DEBUG RETURN ERR; builtin set +T")
+
+
+def _group(lines: list[str]) -> str:
+    """The body as one brace group: bash parses all of it before the saved state runs."""
+    return "{\n" + "\n".join(lines) + "\n}\n"
 
 
 def build_fd_body(spec: ScriptSpec) -> str:
@@ -47,7 +71,7 @@ def build_fd_body(spec: ScriptSpec) -> str:
     if spec.cwd_fd is not None:  # a directory pinned by the caller: no path for anyone to swap
         fallback = f"cd -P -- /dev/fd/{spec.cwd_fd}; exec {spec.cwd_fd}<&-"
     lines = [
-        f'if [ -s /dev/fd/{STATE_IN_FD} ]; then . /dev/fd/{STATE_IN_FD} >/dev/null 2>&1; '
+        f'if [ -s /dev/fd/{STATE_IN_FD} ]; then . /dev/fd/{STATE_IN_FD} >/dev/null 2>&1; {_state_guard(bash)}; '
         f"else {_first_call_rc(spec)}; fi; exec {STATE_IN_FD}<&-",
         f"__hermes_save() {{ __rc=$?; {{ printf '%s\\0' \"${{__hermes_keep:-$PWD}}\"; {dump}; }} "
         f">&{STATE_OUT_FD} 2>/dev/null; exit $__rc; }}",
@@ -59,7 +83,7 @@ def build_fd_body(spec: ScriptSpec) -> str:
         wd = q(spec.workdir)
         lines.append(f'__hermes_keep=$PWD; cd -- {wd} || {{ echo "workdir not found: "{wd}; exit 1; }}')
     lines.append(f"eval {q(spec.command)}")
-    return "\n".join(lines) + "\n"
+    return _group(lines)
 
 
 def build_body(spec: ScriptSpec) -> str:
@@ -76,7 +100,8 @@ def build_body(spec: ScriptSpec) -> str:
     dump = "{ export -p; declare -f; alias -p; }" if bash else "export -p"
     lines = [
         f"__hs={q(spec.state_dir)}",
-        f'if [ -r "$__hs/env" ]; then . "$__hs/env" >/dev/null 2>&1; else {_first_call_rc(spec)}; fi',
+        f'if [ -r "$__hs/env" ]; then . "$__hs/env" >/dev/null 2>&1; {_state_guard(bash)}; '
+        f"else {_first_call_rc(spec)}; fi",
         # Defined after the restore: the saved functions include an older copy of this one.
         f"__hermes_save() {{ __rc=$?; {dump} > {tmp} 2>/dev/null{rename}; "
         'printf "%s" "${__hermes_keep:-$PWD}" > "$__hs/cwd"; exit $__rc; }',
@@ -88,7 +113,7 @@ def build_body(spec: ScriptSpec) -> str:
         wd = q(spec.workdir)
         lines.append(f'__hermes_keep=$PWD; cd -- {wd} || {{ echo "workdir not found: "{wd}; exit 1; }}')
     lines.append(f"eval {q(spec.command)}")
-    return "\n".join(lines) + "\n"
+    return _group(lines)
 
 
 def _first_call_rc(spec: ScriptSpec) -> str:

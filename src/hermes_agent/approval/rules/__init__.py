@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from hermes_agent.approval.rules.analyse import Scanner
+from hermes_agent.approval.rules.budget import UNFINISHED, UNFINISHED_KEY, Unfinished, budget
 from hermes_agent.approval.rules.lexer import clean
 from hermes_agent.approval.rules.table import DANGEROUS_RULES, HARDLINE_RULES, TEXT_RULES, Rule
 from hermes_agent.approval.rules.targets import classify_path as classify_sensitive_path
@@ -58,7 +59,7 @@ def analyse_command(command: str) -> Scan:
     if len(text) > MAX_COMMAND_CHARS:
         scanner.add("oversized_command", f"command longer than {MAX_COMMAND_CHARS} characters; too large to inspect")
     else:
-        scanner.text(text)
+        _judge(scanner, text)
     findings = tuple(Finding(k, one_line(d), h) for k, d, h in scanner.findings)
     views = tuple(dict.fromkeys([" ".join(text.split()), *scanner.views]))
     normalised = views[1] if scanner.top_commands == 1 and len(views) > 1 else views[0]
@@ -76,10 +77,10 @@ def scan_files(command: str, reader: object, hooks: str = "", lister: object = N
     scanner = Scanner()
     scanner.reader = reader
     scanner.lister = lister
-    scanner.text(text)
+    _judge(scanner, text)
     if hooks:
         before = len(scanner.findings)
-        scanner.text(clean(hooks))
+        _judge(scanner, clean(hooks))
         scanner.findings[before:] = [(k, f"a variable the session exported runs: {d}", h)
                                      for k, d, h in scanner.findings[before:]]
     own = set(scan_command(command).keys)
@@ -88,20 +89,40 @@ def scan_files(command: str, reader: object, hooks: str = "", lister: object = N
 
 def scan_state(command: str, state: str) -> tuple[Finding, ...]:
     """Findings of `command` given the aliases and functions of the session's saved shell `state` (state.py):
-    what a bare word defined there expands to. Only those beyond scan_command's own."""
+    what a bare word defined there expands to, and code the state runs by itself (statecode.py). Only those
+    beyond scan_command's own."""
     from hermes_agent.approval.rules.expand import ShellEnv
     from hermes_agent.approval.rules.state import relevant
+    from hermes_agent.approval.rules.statecode import foreign_code
 
+    if code := foreign_code(state):  # written into the state channel by a command: it runs before every call
+        return (Finding("shell_state_code", f"the session's saved shell state runs code of its own before every "
+                                            f"command ({one_line(code)}): a command wrote it there, not the shell; "
+                                            "start a new session"),)
     text = clean(command)
     prelude = relevant(state, text) if len(text) <= MAX_COMMAND_CHARS else ""
     if not prelude:
         return ()
     env = ShellEnv()
-    Scanner().text(clean(prelude), env=env)  # definitions only: what they would do when defined is not asked
     scanner = Scanner()
-    scanner.text(text, env=env)
+    with budget():
+        try:
+            Scanner().text(clean(prelude), env=env)  # definitions only: what they would do when defined is not asked
+        except Unfinished as exc:
+            scanner.add(UNFINISHED_KEY, exc.args[0] if exc.args else UNFINISHED)
+        else:
+            _judge(scanner, text, env)
     own = set(scan_command(command).keys)
     return tuple(Finding(k, one_line(d), h) for k, d, h in scanner.findings if k not in own)
+
+
+def _judge(scanner: Scanner, text: str, env: object = None) -> None:
+    """Scan `text` within the judgement's time budget; past it, a finding that asks (fail closed)."""
+    with budget():
+        try:
+            scanner.text(text, env=env)  # type: ignore[arg-type]
+        except Unfinished as exc:
+            scanner.add(UNFINISHED_KEY, exc.args[0] if exc.args else UNFINISHED)
 
 
 def one_line(text: str, limit: int = 200) -> str:

@@ -20,6 +20,7 @@ from hermes_agent.approval.rules import (
     unseen,
     wipes,
 )
+from hermes_agent.approval.rules.budget import check
 from hermes_agent.approval.rules.canonical import SHELLS, Unwrapped
 from hermes_agent.approval.rules.dynamic import BUILT, built_at_run_time
 from hermes_agent.approval.rules.expand import ASSIGN_WORD, ShellEnv, expand_text, expand_word, render_sub
@@ -143,6 +144,7 @@ class Scanner(LeakChecks, FlowChecks, WorkFiles):
         if depth == 0 and not conservative:
             self._note_structure(statements, error)
         for statement in statements:
+            check()
             if statement[0].func:
                 env.functions.setdefault(statement[0].func, []).append(statement)
             self._statement(statement, env, depth, traits)

@@ -11,6 +11,7 @@ import fnmatch
 import re
 from dataclasses import dataclass, field
 
+from hermes_agent.approval.rules.budget import check, too_large
 from hermes_agent.approval.rules.lazyre import lazy
 from hermes_agent.approval.rules.lexer import (
     END,
@@ -112,11 +113,11 @@ def _sequence(m: re.Match, limit: int) -> list[str]:
     if a.lstrip("-").isdigit() and b.lstrip("-").isdigit():
         lo, hi = int(a), int(b)
         rng = range(lo, hi + 1, step) if lo <= hi else range(lo, hi - 1, -step)
-        return [str(x) for x in list(rng)[:limit]]
+        return [str(x) for x in rng[:limit]]  # a range slices lazily: {1..99999999999} stays 64 items
     if len(a) == 1 and len(b) == 1 and not a.isdigit() and not b.isdigit():
         lo, hi = ord(a), ord(b)
         rng = range(lo, hi + 1, step) if lo <= hi else range(lo, hi - 1, -step)
-        return [chr(x) for x in list(rng)[:limit]]
+        return [chr(x) for x in rng[:limit]]
     return [m.group(0)]
 
 
@@ -141,11 +142,16 @@ def _strip(value: str, op: str, pat: str) -> str:
     cuts = range(len(value) + 1)
     if op in ("#", "##"):
         order = reversed(cuts) if op == "##" else cuts
-        k = next((k for k in order if rx.fullmatch(value[:k])), 0)
+        k = next((k for k in order if _cut(rx, value[:k])), 0)
         return value[k:]
     order = cuts if op == "%%" else reversed(cuts)
-    k = next((k for k in order if rx.fullmatch(value[k:])), len(value))
+    k = next((k for k in order if _cut(rx, value[k:])), len(value))
     return value[:k]
+
+
+def _cut(rx: re.Pattern, piece: str) -> bool:
+    check()  # one match per cut: quadratic in the value's length, so within the judgement's budget
+    return rx.fullmatch(piece) is not None
 
 
 def _modify(value: str, rest: str, env: ShellEnv) -> str:
@@ -170,7 +176,10 @@ def _modify(value: str, rest: str, env: ShellEnv) -> str:
             rx = "^(?:" + rx + ")"
         elif rest[1:2] == "%":
             rx = "(?:" + rx + ")$"
-        return re.sub(rx, _operand(rep, env).replace("\\", "\\\\"), value, count=0 if every else 1) if rx else value
+        rep = _operand(rep, env)
+        if every:
+            too_large(len(value) + (len(value) + 1) * len(rep))  # ${x//?/$y} multiplies sizes: not built
+        return re.sub(rx, rep.replace("\\", "\\\\"), value, count=0 if every else 1) if rx else value
     case = {"^^": str.upper, ",,": str.lower, "^": lambda v: v[:1].upper() + v[1:], ",": lambda v: v[:1].lower() + v[1:]}
     for op, fn in case.items():
         if rest.startswith(op):
@@ -208,6 +217,7 @@ def param(body: str, env: ShellEnv) -> str:
         return value if value is not None else "$" + name
     if value is None:
         return "$" + name
+    check()
     return _modify(value, rest, env) if rest else value
 
 
@@ -284,6 +294,7 @@ def _fields(text: str, w: Word, env: ShellEnv, split: bool) -> list[str]:
         else:
             idx = int(body) if body.isdigit() else -1
             value = render_sub(w.subs[idx][1], env) if 0 <= idx < len(w.subs) else ""
+        too_large(len(fields[-1]) + len(value))  # `x=$x$x` repeated: a word this long is not modelled
         if split and kind == QVAR and body == "@" and "@" in env.vars:
             pieces = value.split(" ")  # "$@": one field per positional parameter
         else:

@@ -13,6 +13,7 @@ import shlex
 from functools import lru_cache
 
 from hermes_agent.approval.rules.lazyre import lazy
+from hermes_agent.shellnames import RESERVED
 
 MAX_STATE_CHARS = 2_000_000
 MAX_DEFINITIONS = 64
@@ -93,7 +94,7 @@ def relevant(state: str, command: str) -> str:
     words = dict.fromkeys(_WORD.findall(command))
     if not any(w in _names(state) for w in words):
         return ""  # the usual case: nothing the command names is defined there
-    defined = definitions(state)
+    defined = {k: v for k, v in definitions(state).items() if k not in RESERVED}  # the wrapper removes those
     wanted = [w for w in words if w in defined]
     chosen: dict[str, str] = {}
     while wanted and len(chosen) < MAX_DEFINITIONS:

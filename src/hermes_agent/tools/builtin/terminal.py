@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import os
+import re
+import shlex
 import threading
 from typing import TYPE_CHECKING
 
@@ -329,15 +331,44 @@ def command_subject(args: dict) -> ApprovalSubject | None:
 
 
 def stdin_subject(args: dict) -> ApprovalSubject | None:
-    """Data written to a background process's stdin is judged like a command: the process is usually
-    a shell, and a shell runs whatever arrives there."""
+    """Data written to a background process's stdin is judged as what its reader runs: for a shell (or an
+    unknown program), the line it is still holding (the writes since its last newline: `r`, then `m -rf ~`)
+    joined with this data; for an interpreter of another language (python3, node, psql...), all it was given
+    as that language's code (`python3 -c TEXT`), so the rules for code given on a command line judge it."""
     action = str(args.get("action") or "").strip().lower()
     data = args.get("data")
-    if action in ("write", "close") and isinstance(data, str) and data.strip():
+    if action not in ("write", "close") or not isinstance(data, str) or not data.strip():
+        return None
+    try:
+        bp = get_manager().get(str(args.get("id") or ""))
+    except KeyError:
         return ApprovalSubject(command=data)
-    return None
+    flag = _interpreter_flag(bp.command)
+    if flag:  # a REPL runs line by line, a script reader all at EOF: judged as the whole text it was given
+        return ApprovalSubject(command=f"{flag} {shlex.quote(bp.stdin_written + data)}")
+    return ApprovalSubject(command=bp.stdin_pending + data)
 
 
+# a program reading code on stdin -> how its command line takes the same code (judged there by the rules)
+_CODE_FLAGS = {"python": "-c", "python3": "-c", "python2": "-c", "pypy3": "-c", "ipython": "-c", "node": "-e",
+               "nodejs": "-e", "deno": "eval", "bun": "-e", "perl": "-e", "ruby": "-e", "php": "-r", "psql": "-c",
+               "mysql": "-e", "mariadb": "-e", "sqlite3": ":memory:", "lua": "-e", "Rscript": "-e"}
+_WRAPPERS = frozenset({"env", "exec", "nohup", "setsid", "stdbuf", "nice", "time", "command", "sudo", "unbuffer"})
+
+
+def _interpreter_flag(command: str) -> str:
+    """`PROGRAM FLAG` when a stage of `command` is an interpreter of another language than shell, else ''."""
+    for stage in re.split(r"[|;&()\n]+", command):
+        try:
+            words = shlex.split(stage)
+        except ValueError:
+            words = stage.split()
+        words = [w for w in words if not re.match(r"[A-Za-z_]\w*=", w) and w not in _WRAPPERS]
+        name = os.path.basename(words[0]) if words else ""
+        base = re.sub(r"[\d.]+$", "", name) if name.startswith(("python", "pypy", "lua")) else name
+        if base in _CODE_FLAGS or name in _CODE_FLAGS:
+            return f"{name} {_CODE_FLAGS.get(name) or _CODE_FLAGS[base]}"
+    return ""
 
 
 registry.register("terminal", "terminal", TERMINAL_SCHEMA, terminal, emoji="💻", check_fn=backend_ready,
