@@ -44,6 +44,28 @@ def ident(path: str) -> Ident | None:
     return (s.st_dev, s.st_ino, s.st_size, s.st_mtime_ns, s.st_ctime_ns) if st.S_ISREG(s.st_mode) else None
 
 
+def idents(d: str) -> dict[str, Ident]:
+    """`ident` of each file named like a loose object in fan-out directory `d` (read through one open
+    directory: about half the cost of an lstat by path each)."""
+    out: dict[str, Ident] = {}
+    try:
+        fd = os.open(d, _DIR)
+    except OSError:
+        return out
+    try:
+        with os.scandir(fd) as entries:
+            for e in entries:
+                try:
+                    s = e.stat(follow_symlinks=False) if len(e.name) in _LOOSE else None
+                except OSError:
+                    continue
+                if s is not None and st.S_ISREG(s.st_mode):
+                    out[os.path.join(d, e.name)] = (s.st_dev, s.st_ino, s.st_size, s.st_mtime_ns, s.st_ctime_ns)
+    finally:
+        os.close(fd)
+    return out
+
+
 @dataclass
 class _Pass:
     """One check's state: what is left of the read budget and of the quarantine's share, what was set aside."""

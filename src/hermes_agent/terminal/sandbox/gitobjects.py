@@ -46,6 +46,7 @@ from hermes_agent.terminal.sandbox.gitloose import (
     _at,
     _read,
     ident,
+    idents,
     index_entries,
     judge_all,
 )
@@ -108,7 +109,7 @@ class ObjectWatch:
                 repo.packs, repo.caches = {}, dict.fromkeys(repo.caches)
                 repo.replace, repo.packed, repo.stamp = set(), None, ()
                 lines += self._others(repo, stash)
-            self._remember(self._all_loose(gd))
+            self._remember_all(gd)
         return lines
 
     def accept(self) -> None:
@@ -116,7 +117,7 @@ class ObjectWatch:
         events, overflow, lost = self._drain()
         for gd in set(lost) | (set(self.repos) if overflow else set()):
             self._watch(gd)
-            self._remember(self._all_loose(gd))
+            self._remember_all(gd)
         for gd, d, name, mask in events:  # objects the user's git wrote: watched and known from now on
             if _FANOUT.match(os.path.basename(d)) and d != os.path.join(gd, "objects"):
                 self._remember([(d, name)])
@@ -125,7 +126,7 @@ class ObjectWatch:
             elif mask & _IN_ISDIR and mask & 0x180 and d == os.path.join(gd, "objects") and _FANOUT.match(name):
                 self._add(gd, os.path.join(d, name))
                 self._watch_files(gd, os.path.join(d, name), _listdir(os.path.join(d, name)))
-                self._remember([(os.path.join(d, name), n) for n in _listdir(os.path.join(d, name))])
+                self.known.update(idents(os.path.join(d, name)))
         for gd, repo in self.repos.items():
             if _stamp(repo) != repo.stamp:
                 self.repos[gd] = self._baseline(gd, repo.worktree)
@@ -193,6 +194,12 @@ class ObjectWatch:
                 self.known.pop(path, None)
             else:
                 self.known[path] = now
+
+    def _remember_all(self, gd: str) -> None:
+        objects = os.path.join(gd, "objects")
+        for sub in _listdir(objects):
+            if _FANOUT.match(sub):
+                self.known.update(idents(os.path.join(objects, sub)))
 
     def _watch_files(self, gd: str, d: str, names: Iterable[str]) -> None:
         """Each loose object's own inode: a write through a hard link made elsewhere is reported too."""
