@@ -18,8 +18,9 @@ first, charged by the bytes read: rt14b c05) did not reach is renamed aside, nev
 nothing wrote is not read at all (gitloose.py, rt15 d10); it is left read-only (a write in place then needs a
 chmod, which the queue reports). Packs are also compared by lstat (mmap writes escape inotify): a new or
 changed `.idx`/`.pack` pair is checked with `git index-pack --verify` run outside any repository, whatever
-its size (rt14b c25), and removed when it fails; a new or changed multi-pack-index or commit-graph (caches that map ids to data) is
-removed, git rebuilds it; `objects/info/alternates` and `http-alternates` get their baseline content back;
+its size (rt14b c25), and its index set aside (renamed: the pack is never deleted) when it fails or runs past
+its time; a new or changed multi-pack-index or commit-graph (caches that map ids to data) is removed, git
+rebuilds it; `objects/info/alternates` and `http-alternates` get their baseline content back;
 `refs/replace/*` lines new in `packed-refs` are stripped, the rest kept; a `shallow` file new in a full
 repository is removed. A queue overflow, or a watched directory moved or removed, means every loose object
 of that repository is looked at (the user's unchanged ones by lstat only). Ordinary git (commit, fetch from a
@@ -40,11 +41,13 @@ from hermes_agent.nofollow import open_dir, remove_nofollow, write_nofollow
 from hermes_agent.paths import host_program
 from hermes_agent.terminal.sandbox.deepwatch import _EVENT, _IN_Q_OVERFLOW, _libc
 from hermes_agent.terminal.sandbox.gitloose import (
+    _ASIDE,
     _DIR,
     _LOOSE,
     Ident,
     _at,
     _read,
+    _set_aside,
     ident,
     idents,
     index_entries,
@@ -313,7 +316,7 @@ class ObjectWatch:
         gd = repo.gd
         if _stamp(repo) == repo.stamp:  # the common case: a dozen lstat calls
             return []
-        lines = _packs(repo, stash)
+        lines = _packs(repo)
         info = os.path.join(gd, "objects", "info")
         for name, was in repo.info.items():
             path = os.path.join(info, name)
@@ -362,7 +365,7 @@ def _stamp(repo: _Repo) -> tuple:
     return tuple(map(_sig, repo.watched))
 
 
-def _packs(repo: _Repo, stash: Stash) -> list[str]:
+def _packs(repo: _Repo) -> list[str]:
     pack = os.path.join(repo.gd, "objects", "pack")
     names = [n for n in _listdir(pack) if n.endswith(".idx")]
     lines: list[str] = []
@@ -377,12 +380,28 @@ def _packs(repo: _Repo, stash: Stash) -> list[str]:
                          "--verify`); run `git fsck` before trusting this repository")
         if not changed or ok is not False:
             continue
-        saved = stash(os.path.join(pack, idx), _read(os.path.join(pack, idx)))
-        for n in (idx, base + ".pack", base + ".rev", base + ".bitmap"):
+        for n in (base + ".rev", base + ".bitmap"):  # caches of the index: git writes them again
             _remove(os.path.join(pack, n))
-        lines.append(f"{os.path.join(pack, base)}.pack/.idx: removed: the index does not match the pack's "
-                     f"objects (git would hand out other content for existing object ids){_at(saved)}")
+        lines.append(f"{os.path.join(pack, base)}.pack/.idx: {_pack_aside(pack, idx)}: the index does not match "
+                     "the pack's objects, or checking it took past 300 s (git would hand out other content for "
+                     "existing object ids); if the pack is yours: `git index-pack --verify` it, rename the index back")
     return lines
+
+
+def _pack_aside(pack: str, idx: str) -> str:
+    """The index renamed `<idx>.unverified` (git then ignores its pack; nothing deleted, nothing copied): what
+    was done. Removed only where that rename fails (fail closed)."""
+    try:
+        dfd = os.open(pack, _DIR)
+    except OSError:
+        return "not found"
+    try:
+        if _set_aside(dfd, idx):
+            return f"set aside (the index renamed {idx}{_ASIDE}, the pack kept; git no longer uses it)"
+    finally:
+        os.close(dfd)
+    _remove(os.path.join(pack, idx))
+    return "index removed (it could not be renamed), the pack kept"
 
 
 def _pack_ok(pack: str, base: str) -> bool | None:
