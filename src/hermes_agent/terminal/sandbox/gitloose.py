@@ -156,15 +156,18 @@ def _judge_loose(d: str, name: str, p: _Pass, budget: list[int], worktree: str) 
             p.unkept += 1
         elif os.path.islink(path):  # where it pointed (a directory named like an object: not copied)
             saved = p.stash(path, None)
+        moved = False
         try:
-            if st.S_ISDIR(os.stat(name, dir_fd=dfd, follow_symlinks=False).st_mode):
-                shutil.rmtree(name, dir_fd=dfd)
+            if st.S_ISDIR(os.stat(name, dir_fd=dfd, follow_symlinks=False).st_mode):  # renamed, not copied
+                moved = _set_aside(dfd, name)
+                if not moved:
+                    shutil.rmtree(name, dir_fd=dfd)
             else:
                 os.unlink(name, dir_fd=dfd)
         except FileNotFoundError:
             pass
         source = _restore(dfd, name, os.path.basename(d) + name, algo, worktree)
-        done = (f"put back from {source}" if source else
+        done = (f"put back from {source}" if source else f"a directory: renamed {name}{_ASIDE}" if moved else
                 "removed (`git fsck` names what is now missing; a fetch or re-add restores it)")
         why = ("its content is not the git object it names (git would hand it out in place of the committed one)"
                if ok is False else "not verified (past the check's budget) and it could not be set aside")
