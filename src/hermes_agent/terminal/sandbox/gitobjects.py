@@ -13,33 +13,49 @@ How, at about no cost per command whatever the number of objects: inotify(7) wat
 kernel reports each name written, renamed, chmod-ed or removed there, through bind mounts and Landlock alike;
 the queue is hermes's, close-on-exec). After confined work, each loose object named in the queue is
 inflated and hashed (sha1 or sha256, by the length of its name) and removed to the quarantine when its
-content is not what its name says (or it is a link), or when the check's read budget (smallest objects
-first, charged by the bytes read: rt14b c05) ran out before it; it is left read-only (a write in place then needs a
+content is not what its name says (or it is a link); one the check's read budget (new objects only, smallest
+first, charged by the bytes read: rt14b c05) did not reach is renamed aside, never deleted; one the user had and
+nothing wrote is not read at all (gitloose.py, rt15 d10); it is left read-only (a write in place then needs a
 chmod, which the queue reports). Packs are also compared by lstat (mmap writes escape inotify): a new or
 changed `.idx`/`.pack` pair is checked with `git index-pack --verify` run outside any repository, whatever
-its size (rt14b c25), and removed when it fails; a new or changed multi-pack-index or commit-graph (caches that map ids to data) is
-removed, git rebuilds it; `objects/info/alternates` and `http-alternates` get their baseline content back;
+its size (rt14b c25), and its index set aside (renamed: the pack is never deleted) when it fails or runs past
+its time; a new or changed multi-pack-index or commit-graph (caches that map ids to data) is removed, git
+rebuilds it; `objects/info/alternates` and `http-alternates` get their baseline content back;
 `refs/replace/*` lines new in `packed-refs` are stripped, the rest kept; a `shallow` file new in a full
 repository is removed. A queue overflow, or a watched directory moved or removed, means every loose object
-of that repository is verified. Ordinary git (commit, fetch from a local remote, gc, repack, rebase) only
-adds objects that hash right and packs that verify. Stdlib only; nothing happens at import."""
+of that repository is looked at (the user's unchanged ones by lstat only). Ordinary git (commit, fetch from a
+local remote, gc, repack, rebase) only adds objects that hash right and packs that verify. Stdlib only; nothing
+happens at import."""
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import shutil
 import stat as st
 import subprocess
-import zlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
-from hermes_agent.nofollow import open_dir, read_regular, remove_nofollow, write_at, write_nofollow
+from hermes_agent.nofollow import open_dir, remove_nofollow, write_nofollow
 from hermes_agent.paths import host_program
 from hermes_agent.terminal.sandbox.deepwatch import _EVENT, _IN_Q_OVERFLOW, _libc
+from hermes_agent.terminal.sandbox.gitloose import (
+    _ASIDE,
+    _DIR,
+    _LOOSE,
+    Ident,
+    _at,
+    _read,
+    _set_aside,
+    ident,
+    idents,
+    index_entries,
+    judge_all,
+)
 from hermes_agent.terminal.sandbox.guarditem import _sig
+
+__all__ = ["ObjectWatch", "_put", "_read", "index_entries"]
 
 Stash = Callable[[str, bytes | None], str]
 
@@ -49,13 +65,9 @@ FILE_WATCHES = 30_000  # loose objects watched one by one (a write through anoth
 _SELF = 0x400 | 0x800 | 0x8000  # delete_self, move_self, ignored
 _IN_ISDIR, _IN_NONBLOCK, _IN_CLOEXEC = 0x40000000, 0o4000, 0o2000000
 _FANOUT = re.compile(r"^[0-9a-f]{2}$")
-_LOOSE = {38: "sha1", 62: "sha256"}  # hex digits after the fan-out directory's two
 _TYPES = (b"blob", b"tree", b"commit", b"tag")
 _INFO = ("alternates", "http-alternates")  # sources of objects: put back as they were
 _CACHES = ("commit-graph", "commit-graphs", "multi-pack-index")  # map ids to data: removed when new or changed
-VERIFY_BUDGET = 512 << 20  # bytes of loose objects read per check, smallest first; past it: not trusted
-_OPEN = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
-_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 @dataclass
@@ -83,6 +95,7 @@ class ObjectWatch:
         self.files: dict[int, tuple[str, str, str]] = {}  # wd -> (git dir, fan-out directory, object file name)
         self.unwatched = 0  # loose objects past the watch budget (said once)
         self.repos: dict[str, _Repo] = {}
+        self.known: dict[str, Ident] = {}  # loose object path -> `ident` while trusted: never judged unchanged
 
     def track(self, gitdirs: Mapping[str, str], stash: Stash | None = None) -> list[str]:
         """Watch these repositories (git directory -> its work tree, "" if none) from now on. With `stash`
@@ -95,11 +108,11 @@ class ObjectWatch:
             self._watch(gd)
             repo = self.repos[gd] = self._baseline(gd, worktree)
             if stash is not None:
-                budget = [VERIFY_BUDGET]
-                lines += _judge_all(self._all_loose(gd), stash, budget)
+                lines += judge_all(self._all_loose(gd), stash, self.known)
                 repo.packs, repo.caches = {}, dict.fromkeys(repo.caches)
                 repo.replace, repo.packed, repo.stamp = set(), None, ()
                 lines += self._others(repo, stash)
+            self._remember_all(gd)
         return lines
 
     def accept(self) -> None:
@@ -107,12 +120,16 @@ class ObjectWatch:
         events, overflow, lost = self._drain()
         for gd in set(lost) | (set(self.repos) if overflow else set()):
             self._watch(gd)
-        for gd, d, name, mask in events:  # objects the user's git wrote: watched from now on
-            if mask & 0x180 and _FANOUT.match(os.path.basename(d)) and d != os.path.join(gd, "objects"):
-                self._watch_files(gd, d, (name,))
+            self._remember_all(gd)
+        for gd, d, name, mask in events:  # objects the user's git wrote: watched and known from now on
+            if _FANOUT.match(os.path.basename(d)) and d != os.path.join(gd, "objects"):
+                self._remember([(d, name)])
+                if mask & 0x180:
+                    self._watch_files(gd, d, (name,))
             elif mask & _IN_ISDIR and mask & 0x180 and d == os.path.join(gd, "objects") and _FANOUT.match(name):
                 self._add(gd, os.path.join(d, name))
                 self._watch_files(gd, os.path.join(d, name), _listdir(os.path.join(d, name)))
+                self.known.update(idents(os.path.join(d, name)))
         for gd, repo in self.repos.items():
             if _stamp(repo) != repo.stamp:
                 self.repos[gd] = self._baseline(gd, repo.worktree)
@@ -140,8 +157,8 @@ class ObjectWatch:
             if not any(d.startswith(gd + "/") for gd in lost):
                 wt = self.repos[gd].worktree if (gd := os.path.dirname(os.path.dirname(d))) in self.repos else ""
                 todo += [(d, n, wt) for n in names]
-        budget = [VERIFY_BUDGET]
-        lines = _judge_all(todo, stash, budget)
+        lines = judge_all(todo, stash, self.known)
+        self._remember(todo)  # what is left under an object's name hashed right, or was the user's untouched
         for d, names in touched.items():
             if not any(d.startswith(gd + "/") for gd in lost):
                 self._watch_files(os.path.dirname(os.path.dirname(d)), d, names)
@@ -170,6 +187,22 @@ class ObjectWatch:
             self._add(gd, d)
             if _FANOUT.match(os.path.basename(d)):
                 self._watch_files(gd, d, _listdir(d))
+
+    def _remember(self, items: Iterable[tuple[str, ...]]) -> None:
+        """Each (fan-out directory, name, ...) trusted as it is now (`ident`; gone: forgotten)."""
+        for d, name, *_ in items:
+            path = os.path.join(d, name)
+            now = ident(path) if len(name) in _LOOSE else None
+            if now is None:
+                self.known.pop(path, None)
+            else:
+                self.known[path] = now
+
+    def _remember_all(self, gd: str) -> None:
+        objects = os.path.join(gd, "objects")
+        for sub in _listdir(objects):
+            if _FANOUT.match(sub):
+                self.known.update(idents(os.path.join(objects, sub)))
 
     def _watch_files(self, gd: str, d: str, names: Iterable[str]) -> None:
         """Each loose object's own inode: a write through a hard link made elsewhere is reported too."""
@@ -283,7 +316,7 @@ class ObjectWatch:
         gd = repo.gd
         if _stamp(repo) == repo.stamp:  # the common case: a dozen lstat calls
             return []
-        lines = _packs(repo, stash)
+        lines = _packs(repo)
         info = os.path.join(gd, "objects", "info")
         for name, was in repo.info.items():
             path = os.path.join(info, name)
@@ -332,141 +365,7 @@ def _stamp(repo: _Repo) -> tuple:
     return tuple(map(_sig, repo.watched))
 
 
-def _judge_all(todo: list[tuple[str, str, str]], stash: Stash, budget: list[int]) -> list[str]:
-    """Each (fan-out directory, name, work tree) judged, the smallest first (by apparent size: a sparse pad
-    sorts last), so what one check can read goes to the many small objects a forgery is made of; what is left
-    when the budget is spent is not kept as verified (`_judge_loose`)."""
-    def size(item: tuple[str, str, str]) -> tuple[int, str]:
-        try:
-            return os.lstat(os.path.join(item[0], item[1])).st_size, item[0] + item[1]
-        except OSError:
-            return 0, item[0] + item[1]
-    return [ln for d, n, wt in sorted(set(todo), key=size) if (ln := _judge_loose(d, n, stash, budget, wt))]
-
-
-def _judge_loose(d: str, name: str, stash: Stash, budget: list[int], worktree: str = "") -> str:
-    """'' when `d/name` is absent, not an object's name (git's temporary files) or hashes to its name; else
-    it is removed (saved to the quarantine first) and, when a file of the work tree the index lists under
-    that id still has the content, the object is written again from it: the line says which. An object the
-    check's budget left unread is not trusted: it goes the same way (fail closed; a big `git add` is written
-    again from the work tree, a big fetch's loose objects by fetching again)."""
-    algo = _LOOSE.get(len(name))
-    if algo is None or not all(c in "0123456789abcdef" for c in name):
-        return ""
-    try:
-        dfd = os.open(d, _DIR)
-    except OSError:
-        return ""
-    try:
-        ok, data = _verify(dfd, name, os.path.basename(d) + name, algo, budget)
-        if ok:
-            return ""
-        path = os.path.join(d, name)
-        saved = stash(path, data if ok is False else None)  # not read to the end: copied whole, within the caps
-        try:
-            if st.S_ISDIR(os.stat(name, dir_fd=dfd, follow_symlinks=False).st_mode):
-                shutil.rmtree(name, dir_fd=dfd)
-            else:
-                os.unlink(name, dir_fd=dfd)
-        except FileNotFoundError:
-            pass
-        source = _restore(dfd, name, os.path.basename(d) + name, algo, worktree)
-        done = (f"put back from {source}" if source else
-                "removed (`git fsck` names what is now missing; a fetch or re-add restores it)")
-        why = ("its content is not the git object it names (git would hand it out in place of the committed one)"
-               if ok is False else f"not verified: past what one check reads ({VERIFY_BUDGET >> 20} MB), so not "
-               "trusted")
-        return f"{path}: {why}: {done}{_at(saved)}"
-    finally:
-        os.close(dfd)
-
-
-def _restore(dfd: int, name: str, oid: str, algo: str, worktree: str) -> str:
-    """Write object `oid` again from a work-tree file the index lists under that id, if it still hashes to it;
-    the file's path, or "" (no index, a version 4 index, no such file)."""
-    if not worktree:
-        return ""
-    for rel in _index_paths(os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(
-            f"/proc/self/fd/{dfd}"))), "index"), oid, algo):
-        path = os.path.join(worktree, rel)
-        data = _read(path)
-        if data is None:
-            continue
-        body = b"blob %d\0" % len(data) + data
-        if hashlib.new(algo, body).hexdigest() != oid:
-            continue
-        try:
-            write_at(dfd, name, zlib.compress(body), mode=0o444)
-        except OSError:
-            return ""
-        return path
-    return ""
-
-
-def _index_paths(index: str, oid: str, algo: str) -> list[str]:
-    """Paths the index (version 2 or 3) lists with object id `oid`."""
-    data = _read(index) or b""
-    size, want = hashlib.new(algo).digest_size, bytes.fromhex(oid)
-    return [path for pos, path, _flags in index_entries(data, size) if data[pos + 40:pos + 40 + size] == want]
-
-
-def index_entries(data: bytes, size: int) -> Iterable[tuple[int, str, int]]:
-    """(offset, path, offset of its 16-bit flags) of each entry of an index of version 2 or 3 (`size`: the
-    object id's length): the flags hold assume-unchanged (0x8000); extended (0x4000) means two more bytes
-    follow, with skip-worktree (0x4000). Nothing for another version (4 compresses paths)."""
-    if data[:4] != b"DIRC" or int.from_bytes(data[4:8], "big") not in (2, 3):
-        return
-    pos = 12
-    for _ in range(int.from_bytes(data[8:12], "big")):
-        flags = int.from_bytes(data[pos + 40 + size:pos + 42 + size], "big")
-        start = pos + 42 + size + (2 if flags & 0x4000 else 0)
-        end = data.find(b"\0", start)
-        if end < 0:
-            return
-        yield pos, os.fsdecode(data[start:end]), pos + 40 + size
-        pos += (end - pos + 8) & ~7
-
-
-def _verify(dfd: int, name: str, oid: str, algo: str, budget: list[int]) -> tuple[bool | None, bytes | None]:
-    """(content hashes to `oid`, the raw bytes when small enough to keep); gone counts as fine. The budget is
-    charged by the bytes read, as they are read: a file that is no zlib stream (a pad of zeros, sparse or
-    not) fails on its first read at the cost of that read; past the budget the answer is None (not known)."""
-    try:
-        fd = os.open(name, _OPEN, dir_fd=dfd)
-    except FileNotFoundError:
-        return True, None
-    except OSError:
-        return False, None  # a link or worse: git would follow it
-    try:
-        s = os.fstat(fd)
-        if not st.S_ISREG(s.st_mode):
-            return False, None
-        kept: list[bytes] = []
-        inflate, digest = zlib.decompressobj(), hashlib.new(algo)
-        while chunk := os.read(fd, 1 << 20):
-            budget[0] -= len(chunk)
-            if budget[0] < 0:
-                return None, b"".join(kept)  # not verified: the caller does not keep it
-            if len(kept) < 8:
-                kept.append(chunk)
-            try:
-                digest.update(inflate.decompress(chunk))
-            except zlib.error:
-                return False, b"".join(kept)
-        try:
-            tail = inflate.flush()
-        except zlib.error:
-            return False, b"".join(kept)
-        digest.update(tail)
-        ok = inflate.eof and not inflate.unused_data and digest.hexdigest() == oid
-        if ok and s.st_mode & 0o222:
-            os.fchmod(fd, st.S_IMODE(s.st_mode) & ~0o222)  # a write in place needs a chmod: reported
-        return ok, b"".join(kept)
-    finally:
-        os.close(fd)
-
-
-def _packs(repo: _Repo, stash: Stash) -> list[str]:
+def _packs(repo: _Repo) -> list[str]:
     pack = os.path.join(repo.gd, "objects", "pack")
     names = [n for n in _listdir(pack) if n.endswith(".idx")]
     lines: list[str] = []
@@ -481,12 +380,28 @@ def _packs(repo: _Repo, stash: Stash) -> list[str]:
                          "--verify`); run `git fsck` before trusting this repository")
         if not changed or ok is not False:
             continue
-        saved = stash(os.path.join(pack, idx), _read(os.path.join(pack, idx)))
-        for n in (idx, base + ".pack", base + ".rev", base + ".bitmap"):
+        for n in (base + ".rev", base + ".bitmap"):  # caches of the index: git writes them again
             _remove(os.path.join(pack, n))
-        lines.append(f"{os.path.join(pack, base)}.pack/.idx: removed: the index does not match the pack's "
-                     f"objects (git would hand out other content for existing object ids){_at(saved)}")
+        lines.append(f"{os.path.join(pack, base)}.pack/.idx: {_pack_aside(pack, idx)}: the index does not match "
+                     "the pack's objects, or checking it took past 300 s (git would hand out other content for "
+                     "existing object ids); if the pack is yours: `git index-pack --verify` it, rename the index back")
     return lines
+
+
+def _pack_aside(pack: str, idx: str) -> str:
+    """The index renamed `<idx>.unverified` (git then ignores its pack; nothing deleted, nothing copied): what
+    was done. Removed only where that rename fails (fail closed)."""
+    try:
+        dfd = os.open(pack, _DIR)
+    except OSError:
+        return "not found"
+    try:
+        if _set_aside(dfd, idx):
+            return f"set aside (the index renamed {idx}{_ASIDE}, the pack kept; git no longer uses it)"
+    finally:
+        os.close(dfd)
+    _remove(os.path.join(pack, idx))
+    return "index removed (it could not be renamed), the pack kept"
 
 
 def _pack_ok(pack: str, base: str) -> bool | None:
@@ -550,14 +465,6 @@ def _listdir(d: str) -> list[str]:
         return []
 
 
-def _read(path: str) -> bytes | None:
-    """The file's bytes; None when absent or not a plain file (a link, a FIFO: `_sig` still sees it)."""
-    try:
-        return read_regular(path)
-    except OSError:
-        return None
-
-
 def _put(d: str, name: str, data: bytes | None) -> None:
     """`d/name` := data (None: removed), never through a link (nofollow.py)."""
     path = os.path.join(d, name)
@@ -578,7 +485,3 @@ def _put(d: str, name: str, data: bytes | None) -> None:
 
 def _remove(path: str) -> None:
     _put(os.path.dirname(path), os.path.basename(path), None)
-
-
-def _at(saved: str) -> str:
-    return f"; saved to {saved}" if saved else ""
