@@ -365,7 +365,11 @@ class ApprovalGate:
                               uncontained=_sandbox_missing(ctx), cwd=_workspace(ctx), shell_state=_shell_state(ctx),
                               host_path=_host_path(ctx))
         if trait == "writes":
-            return self.check_write(subject.paths, session_id=session_id, isolated=isolated, tool=name)
+            decision = self.check_write(subject.paths, session_id=session_id, isolated=isolated, tool=name)
+            if decision.allowed and subject.command:  # a file a running background process may run: as if run now
+                return self.check(subject.command, kind, isolated, session_id=session_id, cwd=_workspace(ctx),
+                                  shell_state=_shell_state(ctx), host_path=_host_path(ctx))
+            return decision
         return self.check_external(name, subject.origin or "an external tool server", args, session_id=session_id)
 
     # -- internals ----------------------------------------------------------------------------------

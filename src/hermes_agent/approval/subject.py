@@ -9,7 +9,8 @@ from dataclasses import dataclass
 @dataclass(frozen=True, slots=True)
 class ApprovalSubject:
     """`command`: shell text as the backend would run it (approval "command"); `paths`: every path the
-    call would modify (approval "writes"); `origin`: who runs an external tool, e.g. "MCP server 'gh'"."""
+    call would modify (approval "writes"; with `command` too when a running background process may run the
+    new content: judged as if run now, tools/builtin/_bgwrites.py); `origin`: who runs an external tool, e.g. "MCP server 'gh'"."""
 
     command: str = ""
     paths: tuple[str, ...] = ()
