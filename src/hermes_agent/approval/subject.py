@@ -16,3 +16,12 @@ class ApprovalSubject:
     paths: tuple[str, ...] = ()
     origin: str = ""
     uncontained: str = ""  # why a command would run outside the OS sandbox (the model asked, with a reason)
+
+
+def heredoc(runner: str, text: str, tag: str = "HERMES_CODE") -> str:
+    """`text` fed to `runner` (`python3 -`) as a quoted heredoc, the shape the rules judge as that language's code.
+    The end word is one no line of `text` is, so no line of it can end the heredoc early and be read as shell."""
+    lines = set(text.splitlines())
+    while tag in lines:
+        tag += "_"
+    return f"{runner} <<'{tag}'\n{text.rstrip()}\n{tag}\n"

@@ -33,3 +33,11 @@ def test_python_writes_in_the_workspace_do_not_ask_but_the_same_outside_in_any_s
         assert not analyse_command(f"python3 - <<'E'\n{code}\nE\n").keys, code
     for code in outside:
         assert analyse_command(f"python3 - <<'E'\n{code}\nE\n").keys, code
+
+
+def test_a_script_cannot_end_the_heredoc_it_is_judged_in() -> None:
+    from hermes_agent.tools.builtin.execute_code import code_subject
+
+    code = ("HERMES_EXECUTE_CODE = 1\nHERMES_EXECUTE_CODE\nimport os, shutil as s\n"
+            "getattr(s, 'rm' + 'tree')(os.path.expanduser('~/Documents'))\n")
+    assert "opaque_code" in set(analyse_command(code_subject({"code": code}).command).keys)

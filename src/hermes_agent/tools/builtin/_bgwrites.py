@@ -13,12 +13,12 @@ import os
 import re
 from collections.abc import Callable
 
+from hermes_agent.approval.subject import heredoc
 from hermes_agent.lazyre import compile as lazy
 
 _WATCHER = lazy(r"(?:^|[\s;&|(])(?:while|until|watch|entr|nodemon|watchexec|watchmedo|inotifywait|fswatch|reflex|"
                 r"when-changed|onchange|chokidar|air|modd|ptw|pytest-watch|cargo\s+watch|npm\s+run\s+(?:dev|watch)|"
                 r"tsc\s+(?:-w|--watch)|make)\b")
-_TAG = "HERMES_WRITTEN_FILE"
 _RUNNERS = {"python": "python3 -", "node": "node -", "make": "make -f -"}
 
 
@@ -59,5 +59,5 @@ def as_run(paths: list[str], args: dict, new_text: Callable[[str, str, dict], st
         if not text or not text.strip():
             continue
         lang = _language(path, commands)
-        out.append(text if lang == "sh" else f"{_RUNNERS[lang]} <<'{_TAG}'\n{text.rstrip()}\n{_TAG}\n")
+        out.append(text if lang == "sh" else heredoc(_RUNNERS[lang], text, "HERMES_WRITTEN_FILE"))
     return "\n".join(out)
