@@ -70,3 +70,14 @@ def test_ordinary_scripts_in_the_workspace_still_run(scripted, hermes_home, dirs
         assert "BLOCKED" not in result.get("error", ""), result
     assert (ws / "out.csv").exists() and (ws / "results/summary.txt").read_text() == "ok"
     assert not (ws / "old.log").exists() and "tmp ok a+b" in results[2].get("output", "")
+
+
+def test_a_script_writing_the_workspace_by_its_absolute_path_runs_in_the_sandbox(scripted, hermes_home, dirs):
+    """Models spell the workspace absolute; with the OS sandbox on, its write set decides, so such a script is
+    not refused for a path the rules cannot place (a guess would ask about every absolute path)."""
+    ws, _ = dirs
+    code = f"import os\nwith open(os.path.join({str(ws)!r}, 'report.txt'), 'w') as f:\n    f.write('done')\nprint('WROTE')\n"
+    [result] = chat_tool_results(scripted, hermes_home, ws, [("execute_code", {"code": code})],
+                                 toolsets="code_execution")
+    assert "WROTE" in str(result), result
+    assert (ws / "report.txt").read_text() == "done"

@@ -46,8 +46,8 @@ def _dotted(node: ast.AST) -> str:
 def _literal_kind(text: str) -> int:
     if text.startswith("~") or text.startswith("$"):
         return OUTSIDE
-    if text.startswith("/"):
-        return INSIDE if text.startswith(("/tmp/", "/var/tmp/", "/dev/shm/", "/dev/null")) and ".." not in text else OUTSIDE
+    if text.startswith("/"):  # the workspace is often spelled absolute: the sandbox's write set judges it (UNKNOWN)
+        return INSIDE if text.startswith(("/tmp/", "/var/tmp/", "/dev/shm/", "/dev/null")) and ".." not in text else UNKNOWN
     return OUTSIDE if text.split("/", 1)[0] == ".." else INSIDE
 
 
