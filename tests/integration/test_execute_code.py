@@ -83,7 +83,8 @@ def test_a_script_cannot_escape_the_sandbox_or_the_gate(scripted, hermes_home, w
         "    print('rc refused', type(e).__name__)\n"
         "from hermes_tools import terminal, read_file\n"
         "print('tool:', terminal('cat ~/.ssh/id_ed25519').get('output', '')[:200])\n"
-        "print('file tool:', read_file('~/.ssh/id_ed25519'))\n"), env={"HOME": str(home)})
+        "print('file tool:', read_file('~/.ssh/id_ed25519'))\n"), env={"HOME": str(home)},
+        extra="approvals:\n  mode: 'off'\n")  # the gate asks for the ~/.bashrc append: the sandbox is tested here
     assert "SECRET-KEY-MATERIAL" not in json.dumps(out)
     assert (home / ".bashrc").read_text() == "# rc\n"
     assert "rc written" not in out["output"]

@@ -44,6 +44,9 @@ __all__ = [
 log = get_logger(__name__)
 AuxJudge = Callable[[str, str], str]
 UNSANDBOXED = "unsandboxed"  # approval key of a command that would run outside the OS sandbox
+# findings that only matter without the OS sandbox: code whose effect cannot be read, or a write to a path it
+# computes (approval/rules/pyeffects.py); inside the sandbox the write set holds them (sandbox.mode off: they ask)
+CONTAINED_KEYS = frozenset({"opaque_code", "code_mutates_unknown"})
 PERSIST_KEY = "persist_after_untrusted"  # approval key of a lasting change after untrusted content
 CONTEXT_KEY = "context_file_by_command"  # approval key of a context file changed by confined code
 _ISOLATED_KINDS = frozenset({"singularity", "apptainer", "modal", "daytona"})
@@ -140,7 +143,8 @@ class ApprovalGate:
 
     def check(self, command: str, backend_kind: str = "local", isolated: bool = False, *,
               session_id: str | None = None, uncontained: str = "", cwd: str | None = None,
-              boundary: str = "", shell_state: str = "", host_path: Callable[[str], str] | None = None) -> Decision:
+              boundary: str = "", shell_state: str = "", host_path: Callable[[str], str] | None = None,
+              contained: bool = False) -> Decision:
         """Decide about one terminal command (the full text, as the backend would run it). `boundary` says why
         this one call asks to leave a working sandbox (`sandbox: false`), `uncontained` why it would run
         outside one anyway (no OS sandbox works here and the user did not turn it off): either way only a
@@ -163,7 +167,7 @@ class ApprovalGate:
                                    f"'{rule}'. Do not retry it; ask the user how to proceed.", key, "deny_rule")
         if isolated:
             return Decision(True, f"isolated {backend_kind} backend", None, "isolated")
-        findings = list(scan.findings)
+        findings = [f for f in scan.findings if not (contained and f.key in CONTAINED_KEYS)]
         if shell_state:
             findings.extend(scan_state(command, shell_state))
         if cwd and not isolated:
@@ -363,9 +367,13 @@ class ApprovalGate:
         if trait == "command":
             return self.check(subject.command, kind, isolated, session_id=session_id, boundary=subject.uncontained,
                               uncontained=_sandbox_missing(ctx), cwd=_workspace(ctx), shell_state=_shell_state(ctx),
-                              host_path=_host_path(ctx))
+                              host_path=_host_path(ctx), contained=_contained(ctx) and not subject.uncontained)
         if trait == "writes":
-            return self.check_write(subject.paths, session_id=session_id, isolated=isolated, tool=name)
+            decision = self.check_write(subject.paths, session_id=session_id, isolated=isolated, tool=name)
+            if decision.allowed and subject.command:  # a file a running background process may run: as if run now
+                return self.check(subject.command, kind, isolated, session_id=session_id, cwd=_workspace(ctx),
+                                  shell_state=_shell_state(ctx), host_path=_host_path(ctx))
+            return decision
         return self.check_external(name, subject.origin or "an external tool server", args, session_id=session_id)
 
     # -- internals ----------------------------------------------------------------------------------
@@ -533,6 +541,16 @@ def _shell_state(ctx: object) -> str:
         log.debug("no shell state to read", exc_info=True)
         return ""
     return state if isinstance(state, str) else ""
+
+
+def _contained(ctx: object) -> bool:
+    """Commands of this context run inside a working OS sandbox (bwrap or Landlock)."""
+    state = getattr(ctx, "sandbox_state", None)
+    try:
+        return callable(state) and state() in ("bwrap", "landlock")
+    except Exception:  # unknown: judged as uncontained
+        log.debug("sandbox state unknown", exc_info=True)
+        return False
 
 
 def _sandbox_missing(ctx: object) -> str:

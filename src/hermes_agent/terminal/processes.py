@@ -144,6 +144,13 @@ class ProcessManager:
             self._procs[bp.id] = bp
         return bp
 
+    def running_commands(self) -> list[str]:
+        """The command lines of the background processes still running (any task): what a later file write may
+        feed (tools/builtin/_bgwrites.py)."""
+        with self._lock:
+            procs = list(self._procs.values())
+        return [bp.command for bp in procs if bp.proc.poll() is None]
+
     def _prune(self) -> None:
         """Forget the oldest finished processes when the table is full."""
         with self._lock:

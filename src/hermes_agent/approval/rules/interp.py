@@ -83,7 +83,7 @@ _SENDS = lazy(r"urlopen|urllib|requests\s*\.\s*(?:post|put|get)|httpx|http\.clie
                     r"|TCPSocket|fsockopen|HTTP::Tiny|requests\s*\.\s*(?:request|patch|Session)|HTTPS?Connection|aiohttp|urllib3"
                     r"|(?:file_get_contents|fopen|curl_init)\s*\(\s*['\"]https?:|sendto|create_connection|dgram|WebSocket")
 _REDIS_WIPE = lazy(r"(?im)^\s*(?:flushall|flushdb)\b|^\s*config\s+set\s+(?:dir|dbfilename)\b")
-_GLOB_DELETE = lazy(r"(?s)(?:\bunlink|os\s*\.\s*(?:remove|unlink)|\.unlink\s*\(|File\s*\.\s*delete|unlinkSync|FileUtils\s*\.\s*rm)\b.{0,60}"
+_GLOB_DELETE = lazy(r"(?s)(?:\bunlink|os\s*\.\s*(?:remove|unlink)|\.unlink\s*\(|File\s*\.\s*delete|unlinkSync|FileUtils\s*\.\s*rm)\b[^\n]{0,60}"
                     r"(?:\bglob\b|Dir\s*(?:\[|\.glob)|\.rglob|readdirSync|listdir|scandir|iterdir|opendir|readdir)"
                     r"|(?:\bglob\s*\(|\.rglob|Dir\s*\[|listdir|scandir|iterdir|readdirSync).{0,80}(?:unlink|remove|delete)"
                     r"|\bunlink\s*\(?\s*<[^<>\s]*[*?][^<>]*>")
@@ -322,7 +322,7 @@ def scan_code(scanner: Scanner, lang: str, code: str, depth: int) -> None:
     """Record findings for interpreter `code` written in `lang`."""
     if depth > 8 or not code or _non_code(scanner, lang, code, depth):
         return
-    code = fold_chars(code)
+    original, code = code, fold_chars(code)
     scanner.text_rules(code)
     if _SQL_CTX.search(code):
         scanner.sql_rules(code)
@@ -340,6 +340,11 @@ def scan_code(scanner: Scanner, lang: str, code: str, depth: int) -> None:
     if (runs or _EVAL.search(code)) and _REMOTE.search(code):
         scanner.add("remote_exec", f"{lang} code runs content fetched from the network")
     _files(scanner, lang, code, literals)
+    if lang == "python":  # by effect: what the spellings above do not name (pyeffects.py)
+        from hermes_agent.approval.rules import pyeffects  # ast: only when python code is judged
+
+        for key, description in pyeffects.scan(original) or ():
+            scanner.add(key, description)
     for lit in literals:
         decoded = try_decode(lit) if len(lit) >= 8 else None
         if decoded:

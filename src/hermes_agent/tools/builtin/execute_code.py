@@ -18,7 +18,7 @@ import sys
 import time
 
 from hermes_agent import paths
-from hermes_agent.approval.subject import ApprovalSubject
+from hermes_agent.approval.subject import ApprovalSubject, heredoc
 from hermes_agent.config.schema import CodeExecutionCfg
 from hermes_agent.tools.builtin._coderpc import (
     RPC_FD,
@@ -159,7 +159,9 @@ def code_subject(args: dict) -> ApprovalSubject | None:
     """The gate judges the script like a command: its rules see the source, and with no OS sandbox here the
     script asks like any uncontained command."""
     code = args.get("code")
-    return ApprovalSubject(command=code) if isinstance(code, str) and code.strip() else None
+    if not isinstance(code, str) or not code.strip():
+        return None
+    return ApprovalSubject(command=heredoc("python3 -", code, "HERMES_EXECUTE_CODE"))  # judged as python, by effect
 
 
 registry.register("execute_code", "code_execution", build_schema(frozenset(SIGNATURES)), _handle, emoji="🐍",

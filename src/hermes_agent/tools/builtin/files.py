@@ -237,7 +237,11 @@ def _parsed_paths(text: str) -> list[str]:
 def writes_subject(args: dict) -> ApprovalSubject | None:
     """What the approval gate judges for a file-writing call: the paths it would modify."""
     paths = written_paths(args)
-    return ApprovalSubject(paths=tuple(paths)) if paths else None
+    if not paths:
+        return None
+    from hermes_agent.tools.builtin._bgwrites import as_run
+
+    return ApprovalSubject(paths=tuple(paths), command=as_run(paths, args, new_text))
 
 
 FILE_DEADLINE = 30.0  # seconds: a file tool call that takes longer (a blocking file, a hung mount) answers anyway
@@ -311,17 +315,12 @@ def writes_persist(args: dict) -> str | None:
     return found or next((w for p in paths if (w := _runs_later(p, args))), None)
 
 
-def _runs_later(path: str, args: dict) -> str:
-    import os
-
-    from hermes_agent.terminal.sandbox.runlater import path_verdict
-
-    raw = os.path.expanduser(path.strip())
-    real = os.path.realpath(raw if os.path.isabs(raw) else os.path.join(os.getcwd(), raw))
-    new: bytes | None = None
+def new_text(path: str, real: str, args: dict) -> str | None:
+    """What `path` (resolved: `real`) holds after this write_file/patch call, when the arguments say (a whole
+    content, or one old_string -> new_string replacement); None when they do not."""
     if isinstance(args.get("content"), str) and path == args.get("path"):
-        new = args["content"].encode()
-    elif path == args.get("path") and isinstance(args.get("old_string"), str) \
+        return args["content"]
+    if path == args.get("path") and isinstance(args.get("old_string"), str) \
             and isinstance(args.get("new_string"), str):
         from hermes_agent.nofollow import read_regular_text
 
@@ -330,8 +329,19 @@ def _runs_later(path: str, args: dict) -> str:
         except OSError:
             text = ""
         if text.count(args["old_string"]) == 1 and args["old_string"]:
-            new = text.replace(args["old_string"], args["new_string"]).encode()
-    why = path_verdict(real, new)
+            return text.replace(args["old_string"], args["new_string"])
+    return None
+
+
+def _runs_later(path: str, args: dict) -> str:
+    import os
+
+    from hermes_agent.terminal.sandbox.runlater import path_verdict
+
+    raw = os.path.expanduser(path.strip())
+    real = os.path.realpath(raw if os.path.isabs(raw) else os.path.join(os.getcwd(), raw))
+    text = new_text(path, real, args)
+    why = path_verdict(real, None if text is None else text.encode())
     return f"{real}, a file a tool runs later without being asked ({why})" if why else ""
 
 
