@@ -177,7 +177,8 @@ def spec_from_policy(policy: PolicyLike, *, network: object = True, mechanism: s
         unscanned = views.nested_scan(root, scan_within)[1]
         whole = views.collapsed_repos(root, scan_within)
         if whole:
-            shown = ", ".join(os.path.relpath(p, root) for p in whole[:3]) + (" ..." if len(whole) > 3 else "")
+            shown = ", ".join(os.path.relpath(p, root) if p != root else "the whole workspace" for p in whole[:3]) + (
+                " ..." if len(whole) > 3 else "")
             notes.append(f"hermes: more than {views.NESTED_REPOS} git repositories are nested in the workspace {root}: "
                          f"{shown} stay read-only in the sandbox")
         if unscanned:
