@@ -201,7 +201,8 @@ class Watch:
 
             try:  # the repositories that appeared meanwhile (at any depth) start from nothing (rt12 a26)
                 new = {gd: wt for gd, wt in new_repositories().items()  # where this session's commands write
-                       if any(is_under(wt or gd, os.path.realpath(r)) for r in self.window_roots)}
+                       if any(is_under(wt or gd, os.path.realpath(r)) for r in self.window_roots)
+                       and os.path.lexists(os.path.join(gd, "HEAD"))}  # git takes no directory without one (d06)
                 roots = {**self.refs, **new_baselines(new, self.refs, self.window_roots)}
                 # a nested repository past the bound whose refs moved: judged as new, every tree by content
                 roots.update({r: {} for r, stamp in self.over.items() if ref_stamp(r) != stamp and r not in roots})

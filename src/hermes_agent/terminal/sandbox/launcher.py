@@ -17,7 +17,7 @@ import threading
 import time
 
 from hermes_agent.errors import HermesError
-from hermes_agent.terminal.sandbox import landlock, netns, proctree
+from hermes_agent.terminal.sandbox import landlock, netns, proctree, views
 from hermes_agent.terminal.sandbox.bwrap import bwrap_argv, bwrap_problem
 from hermes_agent.terminal.sandbox.llconfig import landlock_config
 from hermes_agent.terminal.sandbox.proxy import _HEARTBEAT_S, SandboxedProcess
@@ -438,6 +438,7 @@ class Launcher:
         log = [line for line in log if line.startswith("bwrap: ")] or log  # bwrap's own word first
         ended = f"the launcher ended ({_exit_words(code)}) without answering" if code is not None else "no launcher"
         why = error or (f"{log[-1]} ({ended})" if log else ended)
+        why = f"{why}{views.plan_size_note((*self.spec.readonly, *self.spec.pinned, *self.spec.secrets))}"
         self._proc = None
         raise SandboxError(f"cannot start the {self.mechanism} sandbox: {why}")
 

@@ -176,12 +176,7 @@ def spec_from_policy(policy: PolicyLike, *, network: object = True, mechanism: s
         ro, pin = views.git_paths(root, home, os.environ.get("GIT_DIR"), scan_within)
         readonly += ro
         pinned += pin
-        unscanned = views.nested_scan(root, scan_within)[1]
-        if unscanned:
-            shown = ", ".join(os.path.relpath(p, root) for p in unscanned[:3]) + (" ..." if len(unscanned) > 3 else "")
-            notes.append(f"hermes: the workspace {root} is too large to check for nested git repositories (more than "
-                         f"{views.NESTED_BUDGET} directories or {views.NESTED_DEPTH} levels): {shown} stay "
-                         "read-only in the sandbox")
+        notes += _nested_notes(root, scan_within)
     dot = _dot_link_plan(home, writable, pinned, sealed)
     sealed += dot.sealed
     readonly += dot.readonly
@@ -223,6 +218,25 @@ def spec_from_policy(policy: PolicyLike, *, network: object = True, mechanism: s
                                                 mode=mode, sockets=sockets, loopback_ports=loopback_ports),
                        watch=functools.partial(views.watch_stamp, workspaces, home, watched))
     return spec
+
+
+
+def _nested_notes(root: str, scan_within: list[str]) -> list[str]:
+    """What the nested-repository plan of workspace `root` keeps read-only whole, said once (views.py)."""
+    notes: list[str] = []
+    unscanned = views.nested_scan(root, scan_within)[1]
+    whole = views.collapsed_repos(root, scan_within)
+    if whole:
+        shown = ", ".join(os.path.relpath(p, root) if p != root else "the whole workspace" for p in whole[:3]) + (
+            " ..." if len(whole) > 3 else "")
+        notes.append(f"hermes: more than {views.NESTED_REPOS} git repositories are nested in the workspace {root}: "
+                     f"{shown} stay read-only in the sandbox")
+    if unscanned:
+        shown = ", ".join(os.path.relpath(p, root) for p in unscanned[:3]) + (" ..." if len(unscanned) > 3 else "")
+        notes.append(f"hermes: the workspace {root} is too large to check for nested git repositories (more than "
+                     f"{views.NESTED_BUDGET} directories or {views.NESTED_DEPTH} levels): {shown} stay "
+                     "read-only in the sandbox")
+    return notes
 
 
 def _ports(values: Iterable[object]) -> tuple[int, ...]:

@@ -192,6 +192,7 @@ SKIP_DIRS = GENERATED_DIRS  # (hermes_agent/paths.py: the dirty guard skips the 
 _VCS = frozenset({".git", ".hg", ".svn"})
 _VENV_INSIDE = frozenset({"lib", "lib64", "include", "share"})  # a venv's installed files (its bin/ is watched)
 NESTED_DEPTH, NESTED_BUDGET, NESTED_BOUND = 16, 5000, 256
+NESTED_REPOS = 256  # nested repositories bound one by one (~4 mounts each); past it: `collapsed_repos`
 _NESTED: dict[tuple, tuple[float, list[str], list[str]]] = {}
 
 
@@ -255,15 +256,38 @@ def _collapse(workspace: str, dirs: list[str]) -> list[str]:
     return [d for d in out if not any(d.startswith(o + "/") for o in out if o != d)]
 
 
+PLAN_LARGE = 600
+
+
+def plan_size_note(bound: Iterable[str]) -> str:
+    """For a start that failed: the directory holding most of a large plan's paths (rt15 d06), or ""."""
+    bound = list(bound)
+    if len(bound) < PLAN_LARGE:
+        return ""
+    counts: dict[str, int] = {}
+    for p in bound:
+        d = os.path.dirname(p)
+        while d not in ("/", ""):
+            counts[d] = counts.get(d, 0) + 1
+            d = os.path.dirname(d)
+    top = max((d for d, n in counts.items() if n * 2 >= len(bound)), key=len, default="/")
+    return (f"; the plan binds {len(bound)} paths, {counts.get(top, len(bound))} of them in {top} (remove what "
+            "made them there, e.g. nested git repositories, or work in a smaller workspace)")
+
+
 def nested_dot_gits(workspace: str) -> list[str]:
     """`.git` entries of repositories below `workspace` (not its own), as `nested_scan` finds them."""
     return nested_scan(workspace)[0]
 
 
-def _ensure_dirs(gitdir: str) -> None:
-    """Create the missing GIT_DIRS of `gitdir` (0755), through a no-symlink fd of the git directory."""
+def _ensure_dirs(gitdir: str, roots: Iterable[str]) -> None:
+    """Create the missing GIT_DIRS of `gitdir` (0755), through a no-symlink fd of the git directory; only in
+    a place confined work can write (one of `roots`): elsewhere it could not plant one either, and a `.git`
+    file it wrote must not make hermes create directories outside (rt15 d03)."""
     from hermes_agent.nofollow import open_dir
 
+    if not any(under(gitdir, r) for r in roots):
+        return
     try:
         fd = open_dir(gitdir, create=False)
     except OSError:
@@ -308,16 +332,69 @@ def _repo_gitdirs(dot: str, readonly: list[str], pinned: list[str]) -> list[str]
     return out
 
 
+def collapsed_repos(workspace: str, within: Iterable[str] = ()) -> list[str]:
+    """Directories kept read-only whole because more than NESTED_REPOS repositories are nested below
+    `workspace` (their worktrees and git directories, collapsed to at most NESTED_BOUND directories, never
+    above the writable root holding them); empty below the bound. What confined work creates sets the size of
+    the plan no further: one bind each (rt15 d06: 3,000 nested `.git` were 9,000 mounts, bwrap never started)."""
+    nested = nested_scan(workspace, within)[0]
+    if len(nested) <= NESTED_REPOS:
+        return []
+    roots = [r for r in dict.fromkeys((os.path.realpath(workspace), *within)) if r]
+    dirs = [os.path.dirname(d) for d in nested]
+    for dot in nested:  # a `gitdir:` file's target (and its commondir), a core.hooksPath, where confined work
+        gds = _repo_gitdirs(dot, [], [])  # can write them
+        hooks = [os.path.expanduser(h) for gd in gds for h in _hooks_paths(os.path.join(gd, "config"))]
+        dirs += [p for p in (*gds, *(os.path.realpath(os.path.join(os.path.dirname(dot), h)) for h in hooks))
+                 if any(under(p, r) for r in roots)]
+    return collapse_within(roots, dirs, NESTED_BOUND)
+
+
+def collapse_within(roots: list[str], dirs: list[str], bound: int) -> list[str]:
+    """`dirs` replaced by their parents, level by level, until at most `bound` remain; a directory never goes
+    above the innermost of `roots` holding it (those outside every root are dropped), so at worst the roots
+    themselves remain."""
+    def floor(d: str) -> str | None:
+        held = [r for r in roots if under(d, r)]
+        return max(held, key=len) if held else None
+
+    def outermost(ds: set[str]) -> set[str]:
+        return {d for d in ds if not any(a in ds for a in _ancestors(d))}
+
+    out = outermost({d for d in dirs if floor(d)})
+    while len(out) > bound:  # the deepest go up first: a shallow one is not raised for a deep one's sake
+        deep = [d for d in out if d != floor(d)]
+        if not deep:
+            break
+        depth = max(d.count("/") for d in deep)
+        out = outermost({os.path.dirname(d) if d in deep and d.count("/") == depth else d for d in out})
+    return sorted(out)
+
+
+def _ancestors(path: str) -> list[str]:
+    out, d = [], os.path.dirname(path)
+    while d not in ("/", "") and d != os.path.dirname(d):
+        out.append(d)
+        d = os.path.dirname(d)
+    return out
+
+
 def git_paths(workspace: str, home: str, git_dir_env: str | None = None,
               within: Iterable[str] = ()) -> tuple[list[str], list[str]]:
     """(read-only paths, directories to pin) for the repository of `workspace` and the repositories
-    nested below it (bounded scan), resolved now; missing hooks/ and info/ directories are created."""
+    nested below it (bounded scan), resolved now; missing hooks/ and info/ directories are created (where
+    confined work can write). Past NESTED_REPOS nested repositories, see `collapsed_repos`."""
     readonly: list[str] = []
     pinned: list[str] = []
     gitdirs: list[str] = []
+    within = tuple(within)
     nested, unscanned = nested_scan(workspace, within)
     readonly += unscanned  # past the scan's bounds: fails closed (a repository there keeps its hooks)
-    for dot in (os.path.join(workspace, ".git"), *nested):
+    whole = collapsed_repos(workspace, within)
+    for d in whole:  # a hooksPath not made yet: made empty so it is bound (at most NESTED_BOUND)
+        _ensure_hooks_dir(d, workspace)
+    readonly += whole
+    for dot in (os.path.join(workspace, ".git"), *([] if whole else nested)):
         gitdirs += _repo_gitdirs(dot, readonly, pinned)
     if git_dir_env:
         gd = _gitdir_of(git_dir_env if os.path.isabs(git_dir_env) else os.path.join(workspace, git_dir_env))
@@ -327,7 +404,7 @@ def git_paths(workspace: str, home: str, git_dir_env: str | None = None,
     # kept read-only itself (dotlinks.py), and what it names only adds read-only paths
     configs = [os.path.realpath(os.path.join(home, rel)) for rel in (".gitconfig", ".config/git/config")]
     for gd in dict.fromkeys(gitdirs):
-        _ensure_dirs(gd)
+        _ensure_dirs(gd, (os.path.realpath(workspace), *within))
         readonly += [os.path.join(gd, n) for n in (*GIT_DIRS, "config", *GIT_REDIRECTS, "gitdir")]
         configs.append(os.path.join(gd, "config"))
     for cfg in configs:
