@@ -173,8 +173,10 @@ _BLOWUPS = {
     "doubling": ("x=ab; " + "x=$x$x; " * 40 + "echo ${#x}", "grows past"),
     "appending": ("x=ab; " + "x+=$x; " * 40 + "echo done", "grows past"),
     "replace_all": ("x=abcdefgh; " + "x=$x$x$x$x; " * 6 + "y=${x//?/$x}; echo ${#y}", "grows past"),
+    # harmless but slow to evaluate: refused at the deadline on a slow machine, judged and run on a fast one
     "quadratic_strip": ("x=" + "a" * 48 + "; " + "x=$x$x; " * 10 + "echo ${x%%*b}", "could not finish"),
 }
+_MAY_RUN = {"quadratic_strip"}
 
 
 @pytest.mark.parametrize("case", list(_BLOWUPS))
@@ -186,7 +188,8 @@ def test_a_command_that_grows_the_checker_is_refused_quickly(scripted, hermes_ho
     out, took = _limited(hermes_home, work, scripted.url, command)
     assert out.returncode == 0, out.stderr[-2000:]
     tools = [json.loads(m["content"]) for m in scripted.requests[-1]["body"]["messages"] if m["role"] == "tool"]
-    assert "BLOCKED" in tools[0].get("error", "") and words in tools[0]["error"], tools
+    ran = case in _MAY_RUN and tools[0].get("exit_code") == 0
+    assert ran or ("BLOCKED" in tools[0].get("error", "") and words in tools[0]["error"]), tools
     assert took < 60, took
 
 
