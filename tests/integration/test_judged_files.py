@@ -31,6 +31,8 @@ def _scripts(work: Path, name: str, benign: str, evil: str) -> Path:
 
 
 def _swap_during_question(repl, work: Path, script: Path) -> None:
+    repl.expect(r"Choice \[o/")  # the waiter itself: it replaces a project file with other content (c02), asked
+    repl.send("o")
     repl.expect(r"Choice \[o/")
     (work / "go").write_text("")  # the background process (confined) now rewrites the script
     assert wait_for(lambda: "evil" in script.read_text() or "PWNED" in script.read_text(), 10)

@@ -84,7 +84,9 @@ def test_confined_command_is_refused_by_a_keyless_api(scripted, keyless_api, tmp
     # the port granted: with a network namespace of its own (netns.py) the sandbox reaches no host loopback
     # service otherwise; what comes through the relay is still refused
     port = keyless_api.rsplit(":", 1)[1]
-    model_config(chat_home, scripted.url, extra=f"sandbox:\n  mechanism: {mechanism}\n  loopback_ports: [{port}]\n")
+    # the probe's ctypes is code the approval rules cannot follow (opaque_code): allowed here, the API is the subject
+    model_config(chat_home, scripted.url, extra=f"sandbox:\n  mechanism: {mechanism}\n  loopback_ports: [{port}]\n"
+                                                "command_allowlist:\n  - opaque_code\n")
     command = (f"curl -sS --noproxy '*' -w ' CODE=%{{http_code}}' {keyless_api}/v1/models; echo; "
                f"python3 probe.py {keyless_api}")
     scripted.add({"tool_calls": [{"name": "terminal", "arguments": {"command": command}}]}, {"content": "done"})
