@@ -20,9 +20,13 @@ for name in os.listdir("/proc"):
     if name.isdigit():
         try:
             with open(f"/proc/{name}/cmdline", "rb") as fh:
-                seen.append(fh.read().replace(b"\0", b" ").decode(errors="replace"))
+                full = fh.read().replace(b"\0", b" ").decode(errors="replace")
         except OSError:
-            pass
+            continue
+        at = full.find("c4n4ry")  # a canary anywhere in a long command line (the shell wrapper's is long)
+        if at >= 0:
+            print("SEEN", full[max(0, at - 30):at + 6])
+        seen.append(full[:300])
 print("PIDS", len(seen))
 print("\n".join(seen))
 """
