@@ -223,7 +223,7 @@ def test_the_approval_gate_holds_for_calls_made_through_the_script(hermes_home: 
     (target / "keep.txt").write_text("x")
     outside = outside_dir  # not a writable root of the sandbox
     code = (f"import json, hermes_tools\nfrom hermes_tools import terminal\n{_RAW}"
-            f"print('A', terminal('rm -rf {target}'))\n"
+            f"print('A', terminal('rm' + ' -rf {target}'))\n"  # spelled apart: the script itself is judged too
             f"print('B', raw('terminal', {{'command': 'echo escaped > {outside}/escaped.txt', 'sandbox': False, "
             "'reason': 'trust me'}))\n")
     work = tmp_path / "work"
@@ -235,8 +235,11 @@ def test_the_approval_gate_holds_for_calls_made_through_the_script(hermes_home: 
                               cwd=str(work), capture_output=True, text=True, timeout=120)
         results = _tool_results(server)
     assert results, proc.stdout + proc.stderr
-    output = json.loads(results[0]).get("output", "")
-    assert "A " in output and "B " in output, f"the script did not run (test setup): {results[0]}"
+    result = json.loads(results[0])
+    output = result.get("output", "")
+    # the script itself is judged as Python first; where its text already asks, nothing of it runs (also safe)
+    refused_whole = "BLOCKED" in result.get("error", "") and "cannot ask" in result["error"]
+    assert refused_whole or ("A " in output and "B " in output), f"the script did not run (test setup): {results[0]}"
     assert (target / "keep.txt").exists(), f"a script deleted without approval: {results[0]}"
     escaped = (outside / "escaped.txt").exists()
     assert not escaped, f"a script ran unsandboxed without approval: {results[0]}"
