@@ -223,13 +223,10 @@ def follow(walk: object, d: str, name: str) -> None:
 def includer_of(path: str, levels: int = 8) -> str:
     """The run-by-hand file, in the directory of `path` (absolute, resolved) or up to `levels` above it, that
     pulls `path` in ("" when none): hermes's own write of it in a tainted turn (runlater.path_verdict)."""
-    from hermes_agent.nofollow import read_regular
+    from hermes_agent.nofollow import read_regular_or_none
 
     def read(p: str) -> bytes | None:
-        try:
-            return read_regular(p, 1 << 20)
-        except (OSError, ValueError):
-            return None
+        return read_regular_or_none(p, 1 << 20)
     d = os.path.dirname(path)
     for _ in range(levels):
         try:

@@ -230,14 +230,11 @@ def risky(old: object, cur: object, tainted: bool) -> str:
 def namer_of(path: str, levels: int = 8) -> str:
     """The config, in the directory of `path` or up to `levels` above, that names `path` as code it loads ("":
     none): hermes's own write of it in a tainted turn (runlater.path_verdict)."""
-    from hermes_agent.nofollow import read_regular
+    from hermes_agent.nofollow import read_regular_or_none
     from hermes_agent.terminal.sandbox import byhand, byvalue
 
     def read(p: str) -> bytes | None:
-        try:
-            return read_regular(p, 1 << 20)
-        except (OSError, ValueError):
-            return None
+        return read_regular_or_none(p, 1 << 20)
     d = os.path.dirname(path)
     for _ in range(levels):
         try:
